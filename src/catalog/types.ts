@@ -1,0 +1,56 @@
+/**
+ * The catalog's interface toward the HTTP layer. The catalog knows nothing of Stellar or Koa:
+ * it receives the settled payload and requirements as plain JSON.
+ */
+import type { BazaarCode, ServiceCode } from '../codes.ts';
+
+/** The `bazaar` entry of the EXTENSION-RESPONSES header (SPEC.md §4.2). Never `processing`. */
+export type BazaarOutcome =
+  | { status: 'success' }
+  | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
+
+export interface SettledPayment {
+  paymentPayload: Record<string, unknown>;
+  paymentRequirements: Record<string, unknown>;
+}
+
+export interface DiscoveryFilters {
+  type?: string;
+  payTo?: string;
+  scheme?: string;
+  network?: string;
+  extensions?: string;
+}
+
+/** A discovery query the catalog refuses (maps to a 400 ErrorEnvelope). */
+export class CatalogQueryError extends Error {
+  constructor(
+    readonly code: Extract<ServiceCode, 'svc_invalid_search_cursor' | 'svc_missing_search_query' | 'svc_invalid_query_parameter'>,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CatalogQueryError';
+  }
+}
+
+export interface CatalogPort {
+  /**
+   * Run the catalog hook for a settlement that succeeded. Synchronous, bounded, never throws.
+   * Returns null when no `bazaar` extension was echoed or on an internal fault (then logged),
+   * which means: omit the header.
+   */
+  recordSettlement(settled: SettledPayment): BazaarOutcome | null;
+  /** GET /discovery/resources (limit already clamped, offset validated). */
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): {
+    x402Version: number;
+    items: unknown[];
+    pagination: { limit: number; offset: number; total: number };
+  };
+  /** GET /discovery/search; throws CatalogQueryError for a bad cursor or blank query. */
+  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }): {
+    x402Version: number;
+    resources: unknown[];
+    partialResults: boolean;
+    pagination: { limit: number; cursor: string | null };
+  };
+}

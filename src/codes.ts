@@ -1,0 +1,116 @@
+/**
+ * The one registry of machine-readable codes (SPEC.md §7.2–7.6). Every code svc can emit is
+ * defined here exactly once, with the condition text that becomes its default human message
+ * and its description in openapi.yaml. A test checks these lists against the enums in openapi.yaml.
+ */
+
+/** §7.2 — the 30 upstream verify codes, verbatim. */
+export const VERIFY_CODES = {
+  invalid_x402_version: 'The payload declares an unsupported protocol version.',
+  unsupported_scheme: 'The scheme in the payload or the requirements is not `exact`.',
+  network_mismatch: 'paymentPayload.accepted.network differs from paymentRequirements.network.',
+  invalid_network: 'The network is not a known Stellar network.',
+  invalid_exact_stellar_payload_malformed: 'payload.transaction is missing or is not decodable transaction XDR.',
+  invalid_exact_stellar_payload_wrong_operation:
+    'The transaction does not have exactly one invoke-host-function operation invoking a contract.',
+  invalid_exact_stellar_payload_unsafe_tx_or_op_source:
+    'The transaction or operation source is a facilitator signing address.',
+  invalid_exact_stellar_payload_wrong_asset: 'The invoked contract differs from the required asset.',
+  invalid_exact_stellar_payload_wrong_function_name: 'The invocation is not `transfer` with exactly three arguments.',
+  invalid_exact_stellar_payload_facilitator_is_payer: 'The transfer `from` is a facilitator signing address.',
+  invalid_exact_stellar_payload_wrong_recipient: 'The transfer `to` differs from payTo.',
+  invalid_exact_stellar_payload_wrong_amount: 'The transfer amount differs from the required amount.',
+  invalid_exact_stellar_payload_simulation_failed: 'Re-simulation against the current ledger state did not succeed.',
+  invalid_exact_stellar_payload_fee_exceeds_maximum: 'The derived settlement fee exceeds the configured ceiling.',
+  invalid_exact_stellar_payload_event_not_transfer: 'A simulated event is not a SEP-41 transfer event.',
+  invalid_exact_stellar_payload_event_missing_contract_id: 'A transfer event has no contract id.',
+  invalid_exact_stellar_payload_event_wrong_asset: 'A transfer event came from a contract other than the asset.',
+  invalid_exact_stellar_payload_no_transfer_events: 'The simulation emitted no transfer event.',
+  invalid_exact_stellar_payload_multiple_transfers: 'The simulation emitted more than one transfer event.',
+  invalid_exact_stellar_payload_event_wrong_from: 'The simulated debit is from an address other than the payer.',
+  invalid_exact_stellar_payload_event_wrong_to: 'The simulated credit is to an address other than payTo.',
+  invalid_exact_stellar_payload_event_wrong_amount: 'The simulated amount differs from the required amount.',
+  invalid_exact_stellar_payload_no_auth_entries: 'The operation carries no authorization entries.',
+  invalid_exact_stellar_payload_unsupported_credential_type:
+    'An authorization entry uses credentials other than address credentials.',
+  invalid_exact_stellar_payload_facilitator_in_auth: 'A facilitator address appears in an authorization entry.',
+  invalid_exact_stellar_signature_expiration_too_far: 'An authorization entry expires beyond the allowed ledger bound.',
+  invalid_exact_stellar_payload_has_subinvocations:
+    'An authorization entry authorizes sub-invocations beyond the transfer.',
+  invalid_exact_stellar_payload_missing_payer_signature: "The payer's authorization entry is unsigned.",
+  invalid_exact_stellar_payload_unexpected_pending_signatures: 'An authorization entry still awaits a signature.',
+  unexpected_verify_error: 'An unexpected error occurred inside the scheme while verifying.',
+} as const;
+
+/** §7.3 — the 7 upstream settle codes, verbatim. */
+export const SETTLE_CODES = {
+  verification_failed: 'The independent re-verification inside settle did not pass.',
+  settle_exact_stellar_signer_selection_failed: 'No signing account could be selected.',
+  settle_exact_stellar_transaction_signing_failed: 'Signing the rebuilt transaction failed.',
+  settle_exact_stellar_fee_bump_signing_failed: 'Signing the fee-bump wrapper failed.',
+  settle_exact_stellar_transaction_submission_failed: 'The network rejected the submission.',
+  settle_exact_stellar_transaction_failed: 'The transaction was submitted but did not reach SUCCESS on-chain.',
+  unexpected_settle_error: 'An unexpected error occurred inside the scheme while settling.',
+} as const;
+
+/** §7.4 — service envelope codes. */
+export const SERVICE_CODES = {
+  svc_malformed_request_body: 'The request body is absent, not valid JSON, or not a JSON object.',
+  svc_missing_payment_payload: 'The request has no paymentPayload object.',
+  svc_missing_payment_requirements: 'The request has no paymentRequirements object.',
+  svc_unsupported_x402_version: 'paymentPayload.x402Version is not served by this facilitator.',
+  svc_unsupported_kind: 'The (scheme, network) pair is not advertised; check GET /supported.',
+  svc_unknown_route: 'No route is mounted at this method and path.',
+  svc_invalid_query_parameter: 'limit or offset is not a non-negative integer, or a parameter is repeated.',
+  svc_missing_search_query: 'The search query is missing or blank.',
+  svc_invalid_search_cursor:
+    'The cursor was not issued for this query and filter combination; restart without a cursor.',
+  svc_internal_error: 'The service failed; this says nothing about payment validity.',
+} as const;
+
+/** §7.5 — catalog soft-drop codes, only inside the `bazaar` object of EXTENSION-RESPONSES. */
+export const BAZAAR_CODES = {
+  bazaar_extension_not_object: 'The bazaar extension is not an object with `info` and `schema`.',
+  bazaar_extensions_too_large: 'The extensions block is larger than 64 KiB.',
+  bazaar_spec_validation_failed: 'The bazaar extension violates the protocol invariants.',
+  bazaar_schema_validation_failed: '`info` does not validate against the client-supplied schema.',
+  bazaar_schema_too_complex: 'The client schema has more than 2000 nodes.',
+  bazaar_resource_url_invalid: 'resource.url is not an absolute http(s) URL without credentials.',
+  bazaar_listing_owned_by_other_payee: 'The listing is owned by a different payTo; nothing was written.',
+} as const;
+
+/** §7.6 — agent tool codes, in structuredContent.errorCode. */
+export const MCP_CODES = {
+  svc_mcp_wallet_not_configured: 'paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.',
+  svc_mcp_invalid_arguments: 'Neither resourceId nor url was given, or toolName is missing for an MCP target.',
+  svc_mcp_unknown_resource_id: 'The id does not decode to a listing in the catalog.',
+  svc_mcp_facilitator_unreachable: 'The facilitator did not answer at transport level.',
+  svc_mcp_search_failed: 'The facilitator rejected discovery without a recognized code.',
+  svc_mcp_resource_unreachable: 'The target did not answer at transport level.',
+  svc_mcp_resource_error: 'The target answered with a non-payment error; nothing was paid.',
+  svc_mcp_payment_declined_by_policy: 'The demanded payment exceeds the spend cap; nothing was paid.',
+  svc_mcp_payment_not_settled: 'A payment was attempted but no successful receipt was returned.',
+  svc_mcp_tool_call_failed: 'The MCP tool call to the target failed.',
+  svc_mcp_internal_error: 'The tool server failed.',
+} as const;
+
+export type VerifyCode = keyof typeof VERIFY_CODES;
+export type SettleCode = keyof typeof SETTLE_CODES;
+export type ServiceCode = keyof typeof SERVICE_CODES;
+export type BazaarCode = keyof typeof BAZAAR_CODES;
+export type McpCode = keyof typeof MCP_CODES;
+/** Codes a scheme may return: 30 verify + 7 settle = the 37 scheme codes. */
+export type SchemeCode = VerifyCode | SettleCode;
+
+const ALL_MESSAGES: Record<string, string> = {
+  ...VERIFY_CODES,
+  ...SETTLE_CODES,
+  ...SERVICE_CODES,
+  ...BAZAAR_CODES,
+  ...MCP_CODES,
+};
+
+/** The default human sentence for a code (used when a component leaves the message empty). */
+export function defaultMessage(code: string): string {
+  return ALL_MESSAGES[code] ?? `Rejected with code ${code}.`;
+}
