@@ -1,0 +1,934 @@
+/* Generated from openapi.yaml by `npm run codegen` (codegen/generate.ts). Do not edit. */
+
+export interface paths {
+    "/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify a payment without broadcasting anything
+         * @description Envelope checks, in order: body is a JSON object (`svc_malformed_request_body`),
+         *     `paymentPayload` is an object (`svc_missing_payment_payload`), `paymentRequirements` is an
+         *     object (`svc_missing_payment_requirements`), `paymentPayload.x402Version` is 2
+         *     (`svc_unsupported_x402_version`), then the request validates against FacilitatorRequest
+         *     (`svc_malformed_request_body`). Then kind routing: (`paymentRequirements.scheme`,
+         *     `paymentRequirements.network`) must be advertised in GET /supported, else a 200 rejection
+         *     `svc_unsupported_kind`. Everything else is decided by the scheme.
+         */
+        post: operations["verifyPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify again, submit, and wait for a terminal on-chain outcome
+         * @description Same envelope checks and kind routing as /verify, answered in the SettleResponse shape.
+         *     After `success:true` only, the catalog hook runs; its outcome is reported in the
+         *     `EXTENSION-RESPONSES` header and never changes the body.
+         */
+        post: operations["settlePayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/supported": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payment kinds, extensions and signer addresses served */
+        get: operations["getSupported"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/discovery/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Browse the catalog
+         * @description No parameter may repeat (`svc_invalid_query_parameter`). `limit` defaults to 20; integer
+         *     values outside [1, 100] are clamped, not rejected; anything that is not an integer is 400
+         *     `svc_invalid_query_parameter`. `offset` defaults to 0 and must be a non-negative integer.
+         */
+        get: operations["listDiscoveryResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/discovery/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the catalog with a natural-language query
+         * @description `query` is required and must not be blank (`svc_missing_search_query`). No parameter may
+         *     repeat (`svc_invalid_query_parameter`). `limit` as for the list. A `cursor` not issued for
+         *     this query and filter combination is `svc_invalid_search_cursor`.
+         */
+        get: operations["searchDiscoveryResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness and a log-safe configuration projection */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This document */
+        get: operations["getOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        /** @description One entry of a 402 `accepts` array, echoed back verbatim (SPEC §2.1). Additional properties are allowed. */
+        PaymentRequirements: {
+            /**
+             * @description Payment scheme; this deployment serves `exact`.
+             * @example exact
+             */
+            scheme: string;
+            /**
+             * @description CAIP-2 identifier such as `stellar:testnet`.
+             * @example stellar:testnet
+             */
+            network: string;
+            /** @description Token contract address (SEP-41 contract id). */
+            asset: string;
+            /**
+             * @description Integer in base units of the asset (USDC has 7 decimals, so `100000` is 0.01 USDC).
+             * @example 100000
+             */
+            amount: string;
+            /** @description Recipient address the transfer must credit. */
+            payTo: string;
+            /** @description Upper bound on payment validity; the authorization ledger bound derives from it. */
+            maxTimeoutSeconds: number;
+            /** @description Scheme extras, e.g. `areFeesSponsored`. */
+            extra?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The client payload. For the `exact` scheme on Stellar `payload` is `{transaction}` (base64
+         *     transaction envelope XDR). A `bazaar` extension echoed in `extensions` triggers cataloging on
+         *     a successful settle. Its content is judged by the scheme, not by the envelope validation.
+         */
+        PaymentPayload: {
+            /**
+             * @description Protocol version; routing keys on it and only 2 is served.
+             * @example 2
+             */
+            x402Version: number;
+            resource?: {
+                [key: string]: unknown;
+            };
+            accepted?: {
+                [key: string]: unknown;
+            };
+            payload?: {
+                [key: string]: unknown;
+            };
+            extensions?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed. */
+        FacilitatorRequest: {
+            /** @description Informational; routing keys on `paymentPayload.x402Version`. */
+            x402Version?: number;
+            paymentPayload: components["schemas"]["PaymentPayload"];
+            paymentRequirements: components["schemas"]["PaymentRequirements"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SPEC §2.3. `invalidReason` and `invalidMessage` are present exactly when `isValid` is false. */
+        VerifyResponse: {
+            isValid: boolean;
+            /** @description Machine-readable code (a scheme verify code or a service code). */
+            invalidReason?: components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
+            /** @description Human-readable explanation, never a contract. */
+            invalidMessage?: string;
+            /** @description Paying address when recoverable. */
+            payer?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            extra?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description SPEC §2.4. `errorReason` and `errorMessage` are present exactly when `success` is false. */
+        SettleResponse: {
+            success: boolean;
+            /** @description 64-character hex transaction hash on success; empty string on failure. */
+            transaction: string;
+            /** @description CAIP-2 network the settlement ran on (echoed from the request when known, else empty). */
+            network: string;
+            /** @description The client's address, never the facilitator's. */
+            payer?: string;
+            /** @description Machine-readable code (a scheme settle or verify code, or a service code). */
+            errorReason?: components["schemas"]["SettleCode"] | components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
+            /** @description Human-readable explanation. */
+            errorMessage?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            extra?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Decoded content of the `EXTENSION-RESPONSES` header of /settle. */
+        ExtensionResponses: {
+            bazaar?: components["schemas"]["BazaarOutcome"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The catalog outcome of a settlement. `rejectedReason` and `code` accompany `rejected`. */
+        BazaarOutcome: {
+            /** @enum {string} */
+            status: "success" | "rejected";
+            rejectedReason?: string;
+            code?: components["schemas"]["BazaarCode"];
+        };
+        SupportedKind: {
+            x402Version: number;
+            scheme: string;
+            network: string;
+            /** @description The Stellar kind carries `areFeesSponsored:true`. */
+            extra?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description SPEC §2.5; all three fields required. */
+        SupportedResponse: {
+            kinds: components["schemas"]["SupportedKind"][];
+            /** @description Extension identifiers with a reachable implementation; contains `bazaar`. */
+            extensions: string[];
+            /** @description Maps a CAIP-2 pattern (e.g. `stellar:*`) to the public addresses that source settlement transactions. */
+            signers: {
+                [key: string]: string[];
+            };
+        };
+        /** @description A catalog listing (SPEC §2.6). Additional properties are allowed. */
+        DiscoveryResource: {
+            /** @description Canonical URL (origin + routeTemplate or pathname; query and fragment stripped). */
+            resource: string;
+            /** @description Resource type, e.g. `http` or `mcp`. */
+            type: string;
+            x402Version: number;
+            /** @description Requirements observed at settle time; advisory only. */
+            accepts: components["schemas"]["PaymentRequirements"][];
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp of the last settlement that touched the listing.
+             */
+            lastUpdated: string;
+            description?: string;
+            mimeType?: string;
+            serviceName?: string;
+            tags?: string[];
+            iconUrl?: string;
+            /** @description The echoed `bazaar` extension including `info.input`. */
+            extensions?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SPEC §2.7. */
+        DiscoveryListResponse: {
+            x402Version: number;
+            items: components["schemas"]["DiscoveryResource"][];
+            pagination: {
+                /** @description The limit this page was served with. */
+                limit: number;
+                /** @description Start of this page. */
+                offset: number;
+                /** @description Total listings matching the filters. */
+                total: number;
+            };
+        };
+        /** @description SPEC §2.8. */
+        DiscoverySearchResponse: {
+            x402Version: number;
+            /** @description Best first by relevance. */
+            resources: components["schemas"]["DiscoveryResource"][];
+            /** @description True exactly when matches were truncated from this response. */
+            partialResults: boolean;
+            pagination: {
+                /** @description The number of results in THIS page. */
+                limit: number;
+                /** @description Opaque cursor for the next page; null on the final page. */
+                cursor: string | null;
+            };
+        };
+        /** @description Non-payment errors (SPEC §2.9). Additional properties are allowed. */
+        ErrorEnvelope: {
+            error: {
+                code: components["schemas"]["ServiceCode"];
+                reason: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description SPEC §2.10. Public addresses only; seeds and secrets never appear. */
+        HealthResponse: {
+            /** @enum {string} */
+            status: "ok";
+            x402Version: number;
+            network: string;
+            rpcUrl?: string;
+            submitters?: string[];
+            feeBumpAddress?: string | null;
+            port?: number;
+            feeMode?: string;
+            dbPath?: string;
+            maxTransactionFeeStroops?: number;
+        };
+        /**
+         * @description The 30 scheme codes of the verify path (SPEC §7.2), passed through verbatim in `invalidReason`; they also appear in `errorReason` on settle via re-verification.
+         *
+         *     - `invalid_x402_version`: The payload declares an unsupported protocol version.
+         *     - `unsupported_scheme`: The scheme in the payload or the requirements is not `exact`.
+         *     - `network_mismatch`: paymentPayload.accepted.network differs from paymentRequirements.network.
+         *     - `invalid_network`: The network is not a known Stellar network.
+         *     - `invalid_exact_stellar_payload_malformed`: payload.transaction is missing or is not decodable transaction XDR.
+         *     - `invalid_exact_stellar_payload_wrong_operation`: The transaction does not have exactly one invoke-host-function operation invoking a contract.
+         *     - `invalid_exact_stellar_payload_unsafe_tx_or_op_source`: The transaction or operation source is a facilitator signing address.
+         *     - `invalid_exact_stellar_payload_wrong_asset`: The invoked contract differs from the required asset.
+         *     - `invalid_exact_stellar_payload_wrong_function_name`: The invocation is not `transfer` with exactly three arguments.
+         *     - `invalid_exact_stellar_payload_facilitator_is_payer`: The transfer `from` is a facilitator signing address.
+         *     - `invalid_exact_stellar_payload_wrong_recipient`: The transfer `to` differs from payTo.
+         *     - `invalid_exact_stellar_payload_wrong_amount`: The transfer amount differs from the required amount.
+         *     - `invalid_exact_stellar_payload_simulation_failed`: Re-simulation against the current ledger state did not succeed.
+         *     - `invalid_exact_stellar_payload_fee_exceeds_maximum`: The derived settlement fee exceeds the configured ceiling.
+         *     - `invalid_exact_stellar_payload_event_not_transfer`: A simulated event is not a SEP-41 transfer event.
+         *     - `invalid_exact_stellar_payload_event_missing_contract_id`: A transfer event has no contract id.
+         *     - `invalid_exact_stellar_payload_event_wrong_asset`: A transfer event came from a contract other than the asset.
+         *     - `invalid_exact_stellar_payload_no_transfer_events`: The simulation emitted no transfer event.
+         *     - `invalid_exact_stellar_payload_multiple_transfers`: The simulation emitted more than one transfer event.
+         *     - `invalid_exact_stellar_payload_event_wrong_from`: The simulated debit is from an address other than the payer.
+         *     - `invalid_exact_stellar_payload_event_wrong_to`: The simulated credit is to an address other than payTo.
+         *     - `invalid_exact_stellar_payload_event_wrong_amount`: The simulated amount differs from the required amount.
+         *     - `invalid_exact_stellar_payload_no_auth_entries`: The operation carries no authorization entries.
+         *     - `invalid_exact_stellar_payload_unsupported_credential_type`: An authorization entry uses credentials other than address credentials.
+         *     - `invalid_exact_stellar_payload_facilitator_in_auth`: A facilitator address appears in an authorization entry.
+         *     - `invalid_exact_stellar_signature_expiration_too_far`: An authorization entry expires beyond the allowed ledger bound.
+         *     - `invalid_exact_stellar_payload_has_subinvocations`: An authorization entry authorizes sub-invocations beyond the transfer.
+         *     - `invalid_exact_stellar_payload_missing_payer_signature`: The payer's authorization entry is unsigned.
+         *     - `invalid_exact_stellar_payload_unexpected_pending_signatures`: An authorization entry still awaits a signature.
+         *     - `unexpected_verify_error`: An unexpected error occurred inside the scheme while verifying.
+         * @enum {string}
+         */
+        VerifyCode: "invalid_x402_version" | "unsupported_scheme" | "network_mismatch" | "invalid_network" | "invalid_exact_stellar_payload_malformed" | "invalid_exact_stellar_payload_wrong_operation" | "invalid_exact_stellar_payload_unsafe_tx_or_op_source" | "invalid_exact_stellar_payload_wrong_asset" | "invalid_exact_stellar_payload_wrong_function_name" | "invalid_exact_stellar_payload_facilitator_is_payer" | "invalid_exact_stellar_payload_wrong_recipient" | "invalid_exact_stellar_payload_wrong_amount" | "invalid_exact_stellar_payload_simulation_failed" | "invalid_exact_stellar_payload_fee_exceeds_maximum" | "invalid_exact_stellar_payload_event_not_transfer" | "invalid_exact_stellar_payload_event_missing_contract_id" | "invalid_exact_stellar_payload_event_wrong_asset" | "invalid_exact_stellar_payload_no_transfer_events" | "invalid_exact_stellar_payload_multiple_transfers" | "invalid_exact_stellar_payload_event_wrong_from" | "invalid_exact_stellar_payload_event_wrong_to" | "invalid_exact_stellar_payload_event_wrong_amount" | "invalid_exact_stellar_payload_no_auth_entries" | "invalid_exact_stellar_payload_unsupported_credential_type" | "invalid_exact_stellar_payload_facilitator_in_auth" | "invalid_exact_stellar_signature_expiration_too_far" | "invalid_exact_stellar_payload_has_subinvocations" | "invalid_exact_stellar_payload_missing_payer_signature" | "invalid_exact_stellar_payload_unexpected_pending_signatures" | "unexpected_verify_error";
+        /**
+         * @description The 7 scheme codes of the settle path (SPEC §7.3), in `errorReason`.
+         *
+         *     - `verification_failed`: The independent re-verification inside settle did not pass.
+         *     - `settle_exact_stellar_signer_selection_failed`: No signing account could be selected.
+         *     - `settle_exact_stellar_transaction_signing_failed`: Signing the rebuilt transaction failed.
+         *     - `settle_exact_stellar_fee_bump_signing_failed`: Signing the fee-bump wrapper failed.
+         *     - `settle_exact_stellar_transaction_submission_failed`: The network rejected the submission.
+         *     - `settle_exact_stellar_transaction_failed`: The transaction was submitted but did not reach SUCCESS on-chain.
+         *     - `unexpected_settle_error`: An unexpected error occurred inside the scheme while settling.
+         * @enum {string}
+         */
+        SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
+        /**
+         * @description The 10 service envelope codes (SPEC §7.4).
+         *
+         *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
+         *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
+         *     - `svc_missing_payment_requirements`: The request has no paymentRequirements object.
+         *     - `svc_unsupported_x402_version`: paymentPayload.x402Version is not served by this facilitator.
+         *     - `svc_unsupported_kind`: The (scheme, network) pair is not advertised; check GET /supported.
+         *     - `svc_unknown_route`: No route is mounted at this method and path.
+         *     - `svc_invalid_query_parameter`: limit or offset is not a non-negative integer, or a parameter is repeated.
+         *     - `svc_missing_search_query`: The search query is missing or blank.
+         *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
+         *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
+         * @enum {string}
+         */
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error";
+        /**
+         * @description The 7 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         *
+         *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
+         *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
+         *     - `bazaar_spec_validation_failed`: The bazaar extension violates the protocol invariants.
+         *     - `bazaar_schema_validation_failed`: `info` does not validate against the client-supplied schema.
+         *     - `bazaar_schema_too_complex`: The client schema has more than 2000 nodes.
+         *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials.
+         *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
+         * @enum {string}
+         */
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee";
+        /**
+         * @description The 11 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
+         *
+         *     - `svc_mcp_wallet_not_configured`: paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.
+         *     - `svc_mcp_invalid_arguments`: Neither resourceId nor url was given, or toolName is missing for an MCP target.
+         *     - `svc_mcp_unknown_resource_id`: The id does not decode to a listing in the catalog.
+         *     - `svc_mcp_facilitator_unreachable`: The facilitator did not answer at transport level.
+         *     - `svc_mcp_search_failed`: The facilitator rejected discovery without a recognized code.
+         *     - `svc_mcp_resource_unreachable`: The target did not answer at transport level.
+         *     - `svc_mcp_resource_error`: The target answered with a non-payment error; nothing was paid.
+         *     - `svc_mcp_payment_declined_by_policy`: The demanded payment exceeds the spend cap; nothing was paid.
+         *     - `svc_mcp_payment_not_settled`: A payment was attempted but no successful receipt was returned.
+         *     - `svc_mcp_tool_call_failed`: The MCP tool call to the target failed.
+         *     - `svc_mcp_internal_error`: The tool server failed.
+         * @enum {string}
+         */
+        McpCode: "svc_mcp_wallet_not_configured" | "svc_mcp_invalid_arguments" | "svc_mcp_unknown_resource_id" | "svc_mcp_facilitator_unreachable" | "svc_mcp_search_failed" | "svc_mcp_resource_unreachable" | "svc_mcp_resource_error" | "svc_mcp_payment_declined_by_policy" | "svc_mcp_payment_not_settled" | "svc_mcp_tool_call_failed" | "svc_mcp_internal_error";
+    };
+    responses: {
+        /** @description The request could not be interpreted; the svc code is in `invalidReason`. */
+        VerifyBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "isValid": false,
+                 *       "invalidReason": "svc_missing_payment_payload",
+                 *       "invalidMessage": "The request has no paymentPayload object."
+                 *     }
+                 */
+                "application/json": components["schemas"]["VerifyResponse"];
+            };
+        };
+        /** @description The body exceeds 256 KiB. */
+        VerifyTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "isValid": false,
+                 *       "invalidReason": "svc_malformed_request_body",
+                 *       "invalidMessage": "The request body exceeds 256 KiB."
+                 *     }
+                 */
+                "application/json": components["schemas"]["VerifyResponse"];
+            };
+        };
+        /** @description Service fault; says nothing about payment validity. */
+        VerifyInternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "isValid": false,
+                 *       "invalidReason": "svc_internal_error",
+                 *       "invalidMessage": "The service failed; this says nothing about payment validity."
+                 *     }
+                 */
+                "application/json": components["schemas"]["VerifyResponse"];
+            };
+        };
+        /** @description The request could not be interpreted; the svc code is in `errorReason`. */
+        SettleBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "transaction": "",
+                 *       "network": "stellar:testnet",
+                 *       "errorReason": "svc_unsupported_x402_version",
+                 *       "errorMessage": "paymentPayload.x402Version is 1; this facilitator serves x402Version 2."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettleResponse"];
+            };
+        };
+        /** @description The body exceeds 256 KiB. */
+        SettleTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "transaction": "",
+                 *       "network": "",
+                 *       "errorReason": "svc_malformed_request_body",
+                 *       "errorMessage": "The request body exceeds 256 KiB."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettleResponse"];
+            };
+        };
+        /** @description Service fault; says nothing about payment validity or whether anything was submitted. */
+        SettleInternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "transaction": "",
+                 *       "network": "stellar:testnet",
+                 *       "errorReason": "svc_internal_error",
+                 *       "errorMessage": "The service failed; this says nothing about payment validity."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettleResponse"];
+            };
+        };
+        /** @description A bad query (`svc_invalid_query_parameter`, `svc_missing_search_query`, `svc_invalid_search_cursor`). */
+        DiscoveryBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_invalid_query_parameter",
+                 *         "reason": "limit must be an integer, got \"ten\"."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Service fault. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_internal_error",
+                 *         "reason": "The service failed; this says nothing about payment validity."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description No operation at this method and path (also a known path with a method it does not accept).
+         *     Not attached to an operation: it answers every request that matches none.
+         */
+        UnknownRoute: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_unknown_route",
+                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /openapi.yaml."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+    };
+    parameters: {
+        /** @description Filter by resource type, e.g. `http` or `mcp`. */
+        TypeFilter: string;
+        /** @description Filter by the listing's verified payTo address. */
+        PayToFilter: string;
+        /** @description Filter by payment scheme, e.g. `exact`. */
+        SchemeFilter: string;
+        /** @description Filter by CAIP-2 network, e.g. `stellar:testnet`. */
+        NetworkFilter: string;
+        /** @description Filter by extension identifier, e.g. `bazaar`. */
+        ExtensionsFilter: string;
+        /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
+        Limit: number;
+    };
+    requestBodies: {
+        /** @description The x402 envelope. JSON, at most 256 KiB. */
+        FacilitatorRequest: {
+            content: {
+                /**
+                 * @example {
+                 *       "x402Version": 2,
+                 *       "paymentPayload": {
+                 *         "x402Version": 2,
+                 *         "resource": {
+                 *           "url": "https://api.example.com/weather",
+                 *           "description": "Current weather",
+                 *           "mimeType": "application/json"
+                 *         },
+                 *         "accepted": {
+                 *           "scheme": "exact",
+                 *           "network": "stellar:testnet",
+                 *           "asset": "CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA",
+                 *           "amount": "100000",
+                 *           "payTo": "GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI",
+                 *           "maxTimeoutSeconds": 60,
+                 *           "extra": {
+                 *             "areFeesSponsored": true
+                 *           }
+                 *         },
+                 *         "payload": {
+                 *           "transaction": "AAAAAgAAAAA...base64 transaction envelope XDR...AAAAAA=="
+                 *         }
+                 *       },
+                 *       "paymentRequirements": {
+                 *         "scheme": "exact",
+                 *         "network": "stellar:testnet",
+                 *         "asset": "CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA",
+                 *         "amount": "100000",
+                 *         "payTo": "GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI",
+                 *         "maxTimeoutSeconds": 60,
+                 *         "extra": {
+                 *           "areFeesSponsored": true
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["FacilitatorRequest"];
+            };
+        };
+    };
+    headers: {
+        /** @description The request id (the caller's sane `X-Request-Id`, else a generated UUID). */
+        XRequestId: string;
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    verifyPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["FacilitatorRequest"];
+        responses: {
+            /** @description The verdict. A rejected payment is a 200 with `isValid:false`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerifyResponse"];
+                };
+            };
+            400: components["responses"]["VerifyBadRequest"];
+            413: components["responses"]["VerifyTooLarge"];
+            500: components["responses"]["VerifyInternalError"];
+        };
+    };
+    settlePayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["FacilitatorRequest"];
+        responses: {
+            /** @description The settlement result. A rejected payment is a 200 with `success:false`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /**
+                     * @description Base64 of a JSON object keyed by extension name. For `bazaar`: `status` is `success`
+                     *     or `rejected`; on `rejected` it carries `rejectedReason` (human text) and `code`
+                     *     (one of BazaarCode). Never `processing`. Omitted when nothing was submitted for
+                     *     cataloging, on an internal indexer fault, and on every `success:false` response.
+                     * @example eyJiYXphYXIiOnsic3RhdHVzIjoic3VjY2VzcyJ9fQ==
+                     */
+                    "EXTENSION-RESPONSES"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettleResponse"];
+                };
+            };
+            400: components["responses"]["SettleBadRequest"];
+            413: components["responses"]["SettleTooLarge"];
+            500: components["responses"]["SettleInternalError"];
+        };
+    };
+    getSupported: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What this deployment serves. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "kinds": [
+                     *         {
+                     *           "x402Version": 2,
+                     *           "scheme": "exact",
+                     *           "network": "stellar:testnet",
+                     *           "extra": {
+                     *             "areFeesSponsored": true
+                     *           }
+                     *         }
+                     *       ],
+                     *       "extensions": [
+                     *         "bazaar"
+                     *       ],
+                     *       "signers": {
+                     *         "stellar:*": [
+                     *           "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SupportedResponse"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDiscoveryResources: {
+        parameters: {
+            query?: {
+                /** @description Filter by resource type, e.g. `http` or `mcp`. */
+                type?: components["parameters"]["TypeFilter"];
+                /** @description Filter by the listing's verified payTo address. */
+                payTo?: components["parameters"]["PayToFilter"];
+                /** @description Filter by payment scheme, e.g. `exact`. */
+                scheme?: components["parameters"]["SchemeFilter"];
+                /** @description Filter by CAIP-2 network, e.g. `stellar:testnet`. */
+                network?: components["parameters"]["NetworkFilter"];
+                /** @description Filter by extension identifier, e.g. `bazaar`. */
+                extensions?: components["parameters"]["ExtensionsFilter"];
+                /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Start of the page; default 0; a non-negative integer. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of listings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoveryListResponse"];
+                };
+            };
+            400: components["responses"]["DiscoveryBadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    searchDiscoveryResources: {
+        parameters: {
+            query: {
+                /**
+                 * @description Natural-language query (the name is `query`, not `q`).
+                 * @example weather forecast
+                 */
+                query: string;
+                /** @description Filter by resource type, e.g. `http` or `mcp`. */
+                type?: components["parameters"]["TypeFilter"];
+                /** @description Filter by the listing's verified payTo address. */
+                payTo?: components["parameters"]["PayToFilter"];
+                /** @description Filter by payment scheme, e.g. `exact`. */
+                scheme?: components["parameters"]["SchemeFilter"];
+                /** @description Filter by CAIP-2 network, e.g. `stellar:testnet`. */
+                network?: components["parameters"]["NetworkFilter"];
+                /** @description Filter by extension identifier, e.g. `bazaar`. */
+                extensions?: components["parameters"]["ExtensionsFilter"];
+                /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor from a previous `pagination.cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of results, best first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoverySearchResponse"];
+                };
+            };
+            400: components["responses"]["DiscoveryBadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. Public addresses only; seeds and secrets never appear. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok",
+                     *       "x402Version": 2,
+                     *       "network": "stellar:testnet",
+                     *       "rpcUrl": "https://soroban-testnet.stellar.org",
+                     *       "submitters": [
+                     *         "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3"
+                     *       ],
+                     *       "feeBumpAddress": null,
+                     *       "port": 4021,
+                     *       "feeMode": "free",
+                     *       "dbPath": "./data/svc.sqlite",
+                     *       "maxTransactionFeeStroops": 50000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1.0 document, as YAML. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+            500: components["responses"]["InternalError"];
+        };
+    };
+}
