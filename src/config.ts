@@ -1,0 +1,219 @@
+/**
+ * Configuration from the environment (SPEC §5.3, §7.1, §8). `loadConfig(env)` returns a typed,
+ * validated config or throws a ConfigError naming the variable. Error messages never contain any
+ * part of a secret value. The parsed Keypairs live in a non-enumerable property so that
+ * serializing or logging the config cannot leak them.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Keypair, StrKey } from '@stellar/stellar-sdk';
+
+export const NETWORKS = ['stellar:testnet', 'stellar:pubnet'] as const;
+export type StellarNetwork = (typeof NETWORKS)[number];
+
+export const DEFAULTS = {
+  NETWORK: 'stellar:testnet' as StellarNetwork,
+  TESTNET_RPC_URL: 'https://soroban-testnet.stellar.org',
+  PORT: 4021,
+  DB_PATH: './data/svc.sqlite',
+  FEE_MODE: 'free',
+  MAX_TRANSACTION_FEE_STROOPS: 50_000,
+  LOG_LEVEL: 'info',
+} as const;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The signing keys. Never serialized: see `signingKeys()`. */
+export interface SigningKeys {
+  submitters: Keypair[];
+  feeBump: Keypair | null;
+}
+
+export interface Config {
+  network: StellarNetwork;
+  rpcUrl: string;
+  /** Public addresses (G…) of the submitter accounts, in configured order. */
+  submitters: string[];
+  /** Public address of the fee-bump account, or null. */
+  feeBumpAddress: string | null;
+  port: number;
+  dbPath: string;
+  feeMode: 'free';
+  maxTransactionFeeStroops: number;
+  logLevel: LogLevel;
+}
+
+/** An invalid configuration value; `variable` names the environment variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const KEYS = Symbol('signingKeys');
+
+/** The Keypairs of a loaded config (the only way to reach them). */
+export function signingKeys(config: Config): SigningKeys {
+  const keys = (config as Config & { [KEYS]?: SigningKeys })[KEYS];
+  if (!keys) throw new Error('config has no signing keys (not produced by loadConfig)');
+  return keys;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** A variable counts as unset when absent or empty. */
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function parseNetwork(env: Env): StellarNetwork {
+  const value = read(env, 'NETWORK') ?? DEFAULTS.NETWORK;
+  if (!(NETWORKS as readonly string[]).includes(value)) {
+    throw new ConfigError('NETWORK', `must be one of ${NETWORKS.join(', ')}; got ${JSON.stringify(value)}`);
+  }
+  return value as StellarNetwork;
+}
+
+function parseRpcUrl(env: Env, network: StellarNetwork): string {
+  const value = read(env, 'RPC_URL');
+  if (value === undefined) {
+    if (network === 'stellar:pubnet') throw new ConfigError('RPC_URL', 'is required when NETWORK is stellar:pubnet');
+    return DEFAULTS.TESTNET_RPC_URL;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('RPC_URL', 'must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError('RPC_URL', `must be an http(s) URL; got scheme ${JSON.stringify(url.protocol)}`);
+  }
+  // Credentials in the URL would end up in /health and logs.
+  if (url.username || url.password) throw new ConfigError('RPC_URL', 'must not contain credentials');
+  return value;
+}
+
+/** Parses one seed; the message never quotes the value, not even partly. */
+function parseSeed(variable: string, value: string, position?: number): Keypair {
+  const where = position === undefined ? '' : ` (entry ${position})`;
+  if (!StrKey.isValidEd25519SecretSeed(value)) {
+    throw new ConfigError(variable, `is not a valid Stellar secret seed${where} (expected 56 characters starting with S)`);
+  }
+  return Keypair.fromSecret(value);
+}
+
+function parseSubmitters(env: Env): Keypair[] {
+  const value = read(env, 'SUBMITTER_SECRET');
+  if (value === undefined) {
+    throw new ConfigError('SUBMITTER_SECRET', 'is required (one Stellar secret seed or a comma-separated list)');
+  }
+  const entries = value.split(',').map((s) => s.trim());
+  const keypairs = entries.map((seed, i) => {
+    if (seed === '') throw new ConfigError('SUBMITTER_SECRET', `entry ${i + 1} is empty`);
+    return parseSeed('SUBMITTER_SECRET', seed, entries.length > 1 ? i + 1 : undefined);
+  });
+  const seen = new Set<string>();
+  keypairs.forEach((kp, i) => {
+    if (seen.has(kp.publicKey())) throw new ConfigError('SUBMITTER_SECRET', `entry ${i + 1} duplicates an earlier entry`);
+    seen.add(kp.publicKey());
+  });
+  return keypairs;
+}
+
+function parseFeeBump(env: Env, submitters: Keypair[]): Keypair | null {
+  const value = read(env, 'FEE_BUMP_SECRET');
+  if (value === undefined) return null;
+  if (value.includes(',')) throw new ConfigError('FEE_BUMP_SECRET', 'must be a single Stellar secret seed, not a list');
+  const keypair = parseSeed('FEE_BUMP_SECRET', value);
+  if (submitters.some((s) => s.publicKey() === keypair.publicKey())) {
+    throw new ConfigError('FEE_BUMP_SECRET', 'must differ from every SUBMITTER_SECRET entry');
+  }
+  return keypair;
+}
+
+/** A decimal integer string (no sign, no exponent, no fraction) within [min, max]. */
+function parseInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}; got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+function parseFeeMode(env: Env): 'free' {
+  const value = read(env, 'FEE_MODE') ?? DEFAULTS.FEE_MODE;
+  if (value !== 'free') throw new ConfigError('FEE_MODE', `only "free" is supported; got ${JSON.stringify(value)}`);
+  return 'free';
+}
+
+function parseLogLevel(env: Env): LogLevel {
+  const value = read(env, 'LOG_LEVEL') ?? DEFAULTS.LOG_LEVEL;
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(value)}`);
+  }
+  return value as LogLevel;
+}
+
+/** Validates every variable; throws the first ConfigError. Has no side effects. */
+export function loadConfig(env: Env): Config {
+  const network = parseNetwork(env);
+  const rpcUrl = parseRpcUrl(env, network);
+  const submitterKeys = parseSubmitters(env);
+  const feeBumpKey = parseFeeBump(env, submitterKeys);
+  const config: Config = {
+    network,
+    rpcUrl,
+    submitters: submitterKeys.map((k) => k.publicKey()),
+    feeBumpAddress: feeBumpKey?.publicKey() ?? null,
+    port: parseInteger(env, 'PORT', DEFAULTS.PORT, 1, 65_535),
+    dbPath: read(env, 'DB_PATH') ?? DEFAULTS.DB_PATH,
+    feeMode: parseFeeMode(env),
+    maxTransactionFeeStroops: parseInteger(env, 'MAX_TRANSACTION_FEE_STROOPS', DEFAULTS.MAX_TRANSACTION_FEE_STROOPS, 1, Number.MAX_SAFE_INTEGER),
+    logLevel: parseLogLevel(env),
+  };
+  Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey }, enumerable: false });
+  return config;
+}
+
+/** Creates the parent directory of DB_PATH (at start, before binding). */
+export function ensureDbDirectory(config: Config): void {
+  try {
+    mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
+  } catch (err) {
+    throw new ConfigError('DB_PATH', `parent directory cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/**
+ * The signer addresses advertised in /supported (`signers["stellar:*"]`): every submitter, then
+ * the fee-bump account when configured. One place, reused by the scheme.
+ */
+export function signerAddresses(config: Pick<Config, 'submitters' | 'feeBumpAddress'>): string[] {
+  return config.feeBumpAddress ? [...config.submitters, config.feeBumpAddress] : [...config.submitters];
+}
+
+/** The CAIP-2 family key under which the Stellar signers are advertised. */
+export const STELLAR_SIGNER_FAMILY = 'stellar:*';
+
+/**
+ * What /supported advertises when no scheme is mounted, and the shape a scheme can reuse: the
+ * Stellar `exact` kind on the configured network with sponsored fees, and the signer addresses.
+ */
+export function defaultSupported(config: Pick<Config, 'network' | 'submitters' | 'feeBumpAddress'>): {
+  kinds: { x402Version: number; scheme: string; network: string; extra: { areFeesSponsored: true } }[];
+  signers: Record<string, string[]>;
+} {
+  return {
+    kinds: [{ x402Version: 2, scheme: 'exact', network: config.network, extra: { areFeesSponsored: true } }],
+    signers: { [STELLAR_SIGNER_FAMILY]: signerAddresses(config) },
+  };
+}

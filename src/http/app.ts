@@ -1,0 +1,114 @@
+/**
+ * The Koa application: parse → validate (openapi-backend, from openapi.yaml) → route (by
+ * operationId) → handler → shape. `createApp(deps)` builds it; `listen(app, port)` binds it.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import Koa, { type Context, type Middleware, type Next } from 'koa';
+import type { CatalogPort } from '../catalog/types.ts';
+import type { ServiceCode } from '../codes.ts';
+import type { Config } from '../config.ts';
+import { discoveryQuery, listHandler, searchHandler } from '../handlers/discovery.ts';
+import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
+import { healthHandler, openApiHandler, supportedHandler } from '../handlers/service.ts';
+import type { Logger } from '../log.ts';
+import type { PaymentScheme } from '../scheme/types.ts';
+import { loadContract, requestViolation, type ApiContract } from './contract.ts';
+import { HttpError } from './errors.ts';
+import { errorBoundary, jsonObjectBody, requestContext, routeMatcher, type SvcState } from './middleware.ts';
+
+export interface AppDeps {
+  config: Config;
+  scheme?: PaymentScheme;
+  catalog?: CatalogPort;
+  logger: Logger;
+}
+
+/** Validates the request against the operation in openapi.yaml; a violation is 400 with `code`. */
+function openApiValidation(contract: ApiContract, code: ServiceCode): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const { operation } = ctx.state as SvcState;
+    if (!operation) throw new Error('openApiValidation mounted before routeMatcher');
+    const violation = requestViolation(contract, operation, {
+      method: ctx.method,
+      path: ctx.path,
+      query: ctx.querystring,
+      headers: ctx.headers,
+      body: ctx.request.body,
+    });
+    if (violation) throw new HttpError(400, code, `The request does not match the API: ${violation}.`);
+    await next();
+  };
+}
+
+/** Runs middleware in order (a tiny koa-compose for per-operation chains). */
+function chain(...steps: Middleware[]): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const run = async (i: number): Promise<void> => {
+      const step = steps[i];
+      if (step) await step(ctx, () => run(i + 1));
+      else await next();
+    };
+    await run(0);
+  };
+}
+
+export function createApp(deps: AppDeps, contract: ApiContract = loadContract()): Koa {
+  const { config, scheme, catalog, logger } = deps;
+  const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body')];
+  const operations: Record<string, Middleware> = {
+    verifyPayment: chain(...paymentsSteps, verifyHandler({ scheme, catalog })),
+    settlePayment: chain(...paymentsSteps, settleHandler({ scheme, catalog })),
+    getSupported: supportedHandler(config, scheme),
+    listDiscoveryResources: chain(discoveryQuery('list'), openApiValidation(contract, 'svc_invalid_query_parameter'), listHandler(catalog)),
+    searchDiscoveryResources: chain(discoveryQuery('search'), openApiValidation(contract, 'svc_invalid_query_parameter'), searchHandler(catalog)),
+    getHealth: healthHandler(config),
+    getOpenApiDocument: openApiHandler(contract.yaml),
+  };
+  const missing = contract.routes.length !== Object.keys(operations).length;
+  if (missing) throw new Error('openapi.yaml and the handler table disagree on the operations');
+
+  const app = new Koa();
+  // Errors are answered by errorBoundary; Koa's default handler would print stacks to stderr.
+  app.silent = true;
+  app.use(requestContext(logger));
+  app.use(errorBoundary());
+  app.use(routeMatcher(contract));
+  app.use(async (ctx: Context, next: Next) => {
+    const operationId = (ctx.state as SvcState).operation?.operationId ?? '';
+    const handle = operations[operationId];
+    if (!handle) throw new Error(`no handler for operation ${operationId}`);
+    await handle(ctx, next);
+  });
+  return app;
+}
+
+export interface RunningServer {
+  server: Server;
+  /** e.g. http://127.0.0.1:4021 */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Binds the app (port 0 = ephemeral) and resolves once it listens. */
+export function listen(app: Koa, port: number, host = '127.0.0.1'): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once('error', reject);
+    server.once('listening', () => {
+      const address = server.address() as AddressInfo;
+      const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve({
+        server,
+        url: `http://${urlHost}:${address.port}`,
+        port: address.port,
+        close: () =>
+          new Promise<void>((done, fail) => {
+            server.close((err) => (err ? fail(err) : done()));
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

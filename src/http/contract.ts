@@ -1,0 +1,100 @@
+/**
+ * The OpenAPI document as the running service sees it: the YAML text served at /openapi.yaml,
+ * the openapi-backend instance that routes by operationId and validates requests, and the list
+ * of mounted routes used in `svc_unknown_route` reasons.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { OpenAPIBackend, type Operation, type Request as OpenApiRequest } from 'openapi-backend';
+import { parse } from 'yaml';
+
+export const OPENAPI_PATH = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
+
+export interface ApiContract {
+  /** The YAML text, served verbatim. */
+  yaml: string;
+  /** openapi-backend, initialized lazily: await `ready` before use. */
+  backend: OpenAPIBackend;
+  ready: Promise<unknown>;
+  /** Every mounted route, e.g. `POST /verify`, in document order. */
+  routes: { method: string; path: string }[];
+}
+
+/**
+ * openapi-backend checks the document against the OpenAPI 3.0 meta-schema, which rejects valid
+ * 3.1 documents (info.summary, type arrays, …). The 3.1 document is linted by redocly in
+ * `npm run lint` instead; routing, dereferencing and request validation work on 3.1 as is.
+ */
+class OpenApi31Backend extends OpenAPIBackend {
+  override validateDefinition() {
+    return this.document;
+  }
+}
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The string formats openapi.yaml uses, for any Ajv instance that checks against it. */
+export function addFormats<A extends { addFormat(name: string, format: (value: string) => boolean): unknown }>(ajv: A): A {
+  ajv.addFormat('date-time', (value: string) => ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
+  return ajv;
+}
+
+export function loadContract(path: string = OPENAPI_PATH): ApiContract {
+  const yaml = readFileSync(path, 'utf8');
+  const definition = parse(yaml);
+  const backend = new OpenApi31Backend({
+    definition,
+    strict: true,
+    quick: false,
+    validate: true,
+    ignoreTrailingSlashes: false,
+    ajvOpts: { strict: false, allErrors: false },
+    customizeAjv: (ajv) => addFormats(ajv),
+  });
+  const ready = backend.init();
+  // A failed init surfaces as a 500 on the first request (and is logged there), not as an
+  // unhandled rejection that kills the process.
+  ready.catch(() => undefined);
+  const routes: { method: string; path: string }[] = [];
+  for (const [path, item] of Object.entries(definition.paths as Record<string, Record<string, unknown>>)) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']) {
+      if (item[method]) routes.push({ method: method.toUpperCase(), path });
+    }
+  }
+  return { yaml, backend, ready, routes };
+}
+
+/** The operation for this method + path, or undefined. */
+export function matchOperation(contract: ApiContract, method: string, path: string): Operation | undefined {
+  return contract.backend.router.matchOperation({ method, path, headers: {} } as OpenApiRequest);
+}
+
+/** The methods a known path accepts (empty for an unknown path). */
+export function methodsForPath(contract: ApiContract, path: string): string[] {
+  return contract.routes.filter((r) => r.path === path).map((r) => r.method);
+}
+
+/** Runs openapi-backend's request validation; returns a one-line reason, or null when valid. */
+export function requestViolation(
+  contract: ApiContract,
+  operation: Operation,
+  request: { method: string; path: string; query: string; headers: Record<string, string | string[] | undefined>; body?: unknown },
+): string | null {
+  const result = contract.backend.validateRequest(
+    { method: request.method, path: request.path, query: request.query, headers: request.headers as OpenApiRequest['headers'], body: request.body },
+    operation,
+  );
+  if (result.valid) return null;
+  const first = result.errors?.[0];
+  if (!first) return 'the request does not match the OpenAPI document';
+  const where = describeLocation(first.instancePath);
+  return `${where} ${first.message ?? 'is invalid'}`.trim();
+}
+
+/** `/requestBody/paymentRequirements/amount` → `paymentRequirements.amount`. */
+function describeLocation(instancePath: string): string {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (parts[0] === 'requestBody') parts.shift();
+  else if (parts[0] === 'query') parts.shift();
+  return parts.length ? parts.join('.') : 'the request';
+}

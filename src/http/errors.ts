@@ -1,0 +1,42 @@
+/**
+ * Errors the pipeline throws and the error boundary shapes. Every error is rendered in the shape
+ * of the route it happened on (SPEC §7.1): VerifyResponse for /verify, SettleResponse for
+ * /settle, the ErrorEnvelope everywhere else.
+ */
+import { defaultMessage, type ServiceCode } from '../codes.ts';
+
+/** A request svc answers with a `svc_*` code and a non-2xx status. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ServiceCode,
+    message: string = defaultMessage(code),
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const BODY_LIMIT_BYTES = 256 * 1024;
+export const BODY_LIMIT_MESSAGE = 'The request body exceeds 256 KiB.';
+
+export type RouteShape = 'verify' | 'settle' | 'envelope';
+
+/** The operationIds whose errors use the payment response shapes. */
+export function shapeOf(operationId: string | undefined): RouteShape {
+  if (operationId === 'verifyPayment') return 'verify';
+  if (operationId === 'settlePayment') return 'settle';
+  return 'envelope';
+}
+
+/** The body of an error response in the route's shape. `network` is echoed on settle when known. */
+export function errorBody(shape: RouteShape, code: ServiceCode, message: string, network?: string): Record<string, unknown> {
+  switch (shape) {
+    case 'verify':
+      return { isValid: false, invalidReason: code, invalidMessage: message };
+    case 'settle':
+      return { success: false, transaction: '', network: network ?? '', errorReason: code, errorMessage: message };
+    case 'envelope':
+      return { error: { code, reason: message } };
+  }
+}

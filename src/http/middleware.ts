@@ -1,0 +1,127 @@
+/**
+ * The request pipeline, one small middleware per concern:
+ * requestContext → errorBoundary → routeMatcher → jsonBody (payment routes) → handler.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context, Middleware, Next } from 'koa';
+import bodyParser from 'koa-bodyparser';
+import type { Operation } from 'openapi-backend';
+import { defaultMessage } from '../codes.ts';
+import type { Logger } from '../log.ts';
+import { matchOperation, methodsForPath, type ApiContract } from './contract.ts';
+import { BODY_LIMIT_BYTES, BODY_LIMIT_MESSAGE, errorBody, HttpError, shapeOf } from './errors.ts';
+
+/** What the pipeline stores on `ctx.state`. */
+export interface SvcState {
+  requestId: string;
+  log: Logger;
+  operation?: Operation;
+  /** The CAIP-2 network of the request, once known (echoed in settle errors). */
+  network?: string;
+}
+
+export type SvcContext = Context & { state: SvcState };
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Request id (incoming if sane, else a UUID), a child logger, and one access line per request. */
+export function requestContext(logger: Logger): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const state = ctx.state as SvcState;
+    state.requestId = requestId;
+    state.log = logger.child({ reqId: requestId });
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      state.log.info(
+        {
+          method: ctx.method,
+          route: state.operation ? `${ctx.method} ${state.operation.path}` : 'unknown',
+          operationId: state.operation?.operationId,
+          status: ctx.status,
+          durationMs: Math.round(durationMs * 100) / 100,
+        },
+        'request',
+      );
+    }
+  };
+}
+
+/** Turns anything thrown below into a response in the route's shape; never leaks a stack. */
+export function errorBoundary(): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const state = ctx.state as SvcState;
+    try {
+      await next();
+    } catch (err) {
+      const shape = shapeOf(state.operation?.operationId);
+      if (err instanceof HttpError) {
+        ctx.status = err.status;
+        ctx.body = errorBody(shape, err.code, err.message, state.network);
+        return;
+      }
+      state.log.error({ err }, 'unhandled fault');
+      ctx.status = 500;
+      ctx.body = errorBody(shape, 'svc_internal_error', defaultMessage('svc_internal_error'), state.network);
+    }
+  };
+}
+
+/** Finds the operation by method + path; anything else is 404 `svc_unknown_route`. */
+export function routeMatcher(contract: ApiContract): Middleware {
+  const mounted = contract.routes.map((r) => `${r.method} ${r.path}`).join(', ');
+  return async (ctx: Context, next: Next) => {
+    await contract.ready;
+    const operation = matchOperation(contract, ctx.method, ctx.path);
+    if (!operation) {
+      const accepted = methodsForPath(contract, ctx.path);
+      const reason = accepted.length
+        ? `${ctx.path} does not accept ${ctx.method}; it accepts ${accepted.join(', ')}. Mounted routes: ${mounted}.`
+        : `No route ${ctx.method} ${ctx.path}. Mounted routes: ${mounted}.`;
+      throw new HttpError(404, 'svc_unknown_route', reason);
+    }
+    (ctx.state as SvcState).operation = operation;
+    await next();
+  };
+}
+
+const parseJson = bodyParser({
+  enableTypes: ['json'],
+  jsonLimit: `${BODY_LIMIT_BYTES}b`,
+  strict: false,
+  onerror: (err: Error & { status?: number; type?: string }) => {
+    if (err.status === 413) throw new HttpError(413, 'svc_malformed_request_body', BODY_LIMIT_MESSAGE);
+    throw new HttpError(400, 'svc_malformed_request_body', 'The request body is not valid JSON.');
+  },
+});
+
+/**
+ * Reads a required JSON object body (≤ 256 KiB) into `ctx.request.body`. Absent, wrong
+ * Content-Type, invalid JSON, or not an object: 400 `svc_malformed_request_body`; too large: 413.
+ */
+export function jsonObjectBody(): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const declared = Number(ctx.get('Content-Length') || NaN);
+    if (declared > BODY_LIMIT_BYTES) throw new HttpError(413, 'svc_malformed_request_body', BODY_LIMIT_MESSAGE);
+    const hasBody = declared > 0 || (Number.isNaN(declared) && ctx.get('Transfer-Encoding') !== '');
+    if (!hasBody) throw new HttpError(400, 'svc_malformed_request_body', 'The request body is absent; send a JSON object.');
+    if (!ctx.is('application/json')) {
+      throw new HttpError(400, 'svc_malformed_request_body', 'The request body must be JSON with Content-Type application/json.');
+    }
+    await parseJson(ctx, async () => undefined);
+    const body: unknown = ctx.request.body;
+    if (ctx.request.rawBody === '' || ctx.request.rawBody === undefined) {
+      throw new HttpError(400, 'svc_malformed_request_body', 'The request body is absent; send a JSON object.');
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      const kind = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`;
+      throw new HttpError(400, 'svc_malformed_request_body', `The request body must be a JSON object, got ${kind}.`);
+    }
+    await next();
+  };
+}

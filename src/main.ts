@@ -1,0 +1,43 @@
+/**
+ * The service entry point (`npm start`). An invalid configuration prints one line naming the
+ * variable to stderr and exits 78 before any port is bound (SPEC §7.1). Secrets never appear.
+ */
+import { ConfigError, ensureDbDirectory, loadConfig, type Config } from './config.ts';
+import { createApp, listen } from './http/app.ts';
+import { createLogger } from './log.ts';
+
+export const EXIT_CONFIG = 78;
+
+function configOrExit(): Config {
+  try {
+    const config = loadConfig(process.env);
+    ensureDbDirectory(config);
+    return config;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
+      process.exit(EXIT_CONFIG);
+    }
+    throw err;
+  }
+}
+
+const config = configOrExit();
+const logger = createLogger(config.logLevel);
+const app = createApp({ config, logger });
+try {
+  const running = await listen(app, config.port, process.env.HOST || '0.0.0.0');
+  logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'svc stopping');
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+} catch (err) {
+  logger.fatal({ err }, 'svc could not listen');
+  process.exit(1);
+}
