@@ -1,0 +1,158 @@
+/**
+ * Contract checks against openapi.yaml, for every engineer's HTTP tests.
+ *
+ * Every response a test looks at must go through this helper. It fails the test when:
+ * - the status is not declared for the operation (method + path); a request matching no
+ *   operation must be a 404 in the shape of `#/components/responses/UnknownRoute`;
+ * - a declared required header is missing, or a present declared header does not validate
+ *   (`EXTENSION-RESPONSES` is base64-decoded and checked against its `contentSchema`);
+ * - the Content-Type differs from the declared media type (JSON everywhere, YAML for /openapi.yaml);
+ * - the body does not validate (Ajv, JSON Schema 2020-12) against the declared response schema.
+ *
+ * Usage:
+ *   import { api } from '../helpers/contract.ts';
+ *   const client = api(server.url);
+ *   const res = await client.post('/verify', { paymentPayload, paymentRequirements });
+ *   expect(res.status).toBe(200); expect(res.body.isValid).toBe(false);
+ *
+ * or, for a fetch you made yourself (raw bodies, odd headers):
+ *   const res = await expectResponseMatchesContract(await fetch(url, init), { method: 'POST', path: '/verify' });
+ *
+ * Both return `{ status, headers, text, body }` (`body` parsed for JSON responses).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { parse } from 'yaml';
+import { addFormats } from '../../src/http/contract.ts';
+
+export const OPENAPI_FILE = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
+export const openapiDocument: any = parse(readFileSync(OPENAPI_FILE, 'utf8'));
+
+const DOC_ID = 'svc-openapi';
+const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+ajv.addSchema(openapiDocument, DOC_ID);
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+}
+
+const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function resolvePointer(pointer: string): any {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((node: any, key) => node?.[key], openapiDocument);
+}
+
+/** Follows a local `$ref`, returning the object and its JSON pointer. */
+function deref(node: any, pointer: string): { node: any; pointer: string } {
+  while (node && typeof node.$ref === 'string') {
+    pointer = node.$ref.slice(1);
+    node = resolvePointer(pointer);
+  }
+  return { node, pointer };
+}
+
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+function validatorAt(pointer: string) {
+  let v = validators.get(pointer);
+  if (!v) {
+    v = ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
+    validators.set(pointer, v);
+  }
+  return v;
+}
+
+function check(validator: ReturnType<typeof ajv.compile>, value: unknown, what: string): void {
+  if (!validator(value)) {
+    throw new Error(`${what} violates openapi.yaml: ${ajv.errorsText(validator.errors, { separator: '; ' })}\nvalue: ${JSON.stringify(value)?.slice(0, 2000)}`);
+  }
+}
+
+/** The declared response (and its pointer) for method + path + status. */
+export function declaredResponse(method: string, path: string, status: number): { node: any; pointer: string } {
+  const pathname = path.split('?')[0]!;
+  const operation = openapiDocument.paths?.[pathname]?.[method.toLowerCase()];
+  if (!operation) {
+    if (status !== 404) throw new Error(`${method} ${pathname} is not an operation, so it must answer 404, got ${status}`);
+    return deref({ $ref: '#/components/responses/UnknownRoute' }, '');
+  }
+  const base = `/paths/${escapePointer(pathname)}/${method.toLowerCase()}/responses/${status}`;
+  const raw = operation.responses?.[String(status)];
+  if (!raw) {
+    throw new Error(`${method} ${pathname} answered ${status}, which openapi.yaml does not declare (declared: ${Object.keys(operation.responses).join(', ')})`);
+  }
+  return deref(raw, base);
+}
+
+/** Checks one received response against the contract; throws with a precise message. */
+export function checkContract(
+  request: { method: string; path: string },
+  response: { status: number; headers: Headers; text: string },
+): unknown {
+  const what = `${request.method} ${request.path} → ${response.status}`;
+  const { node: declared, pointer } = declaredResponse(request.method, request.path, response.status);
+  for (const [name, rawHeader] of Object.entries<any>(declared.headers ?? {})) {
+    const { node: header, pointer: headerPointer } = deref(rawHeader, `${pointer}/headers/${escapePointer(name)}`);
+    const value = response.headers.get(name);
+    if (value === null) {
+      if (header.required) throw new Error(`${what}: required header ${name} is missing`);
+      continue;
+    }
+    check(validatorAt(`${headerPointer}/schema`), value, `${what}: header ${name}`);
+    if (header.schema?.contentEncoding === 'base64' && header.schema?.contentSchema) {
+      const decoded = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+      check(validatorAt(`${headerPointer}/schema/contentSchema`), decoded, `${what}: decoded header ${name}`);
+    }
+  }
+  const mediaTypes = Object.keys(declared.content ?? {});
+  const contentType = response.headers.get('content-type') ?? '';
+  const mediaType = mediaTypes.find((m) => contentType.split(';')[0]!.trim() === m);
+  if (!mediaType) throw new Error(`${what}: Content-Type ${JSON.stringify(contentType)} is not one of ${mediaTypes.join(', ')}`);
+  const body = mediaType.endsWith('json') ? parseJson(response.text, what) : response.text;
+  check(validatorAt(`${pointer}/content/${escapePointer(mediaType)}/schema`), body, `${what}: body`);
+  return body;
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`${what}: body is not JSON: ${text.slice(0, 200)}`);
+  }
+}
+
+/** Reads a fetch Response, checks it against the contract, returns it parsed. */
+export async function expectResponseMatchesContract<T = any>(
+  res: Response,
+  request: { method: string; path: string },
+): Promise<ApiResponse<T>> {
+  const text = await res.text();
+  const body = checkContract(request, { status: res.status, headers: res.headers, text });
+  return { status: res.status, headers: res.headers, text, body: body as T };
+}
+
+/** A fetch wrapper whose every response is checked against openapi.yaml. */
+export function api(baseUrl: string) {
+  const request = async <T = any>(method: string, path: string, init: RequestInit = {}): Promise<ApiResponse<T>> => {
+    const res = await fetch(baseUrl + path, { ...init, method });
+    return expectResponseMatchesContract<T>(res, { method, path });
+  };
+  return {
+    request,
+    get: <T = any>(path: string, init?: RequestInit) => request<T>('GET', path, init),
+    /** POST a JSON value (or a raw string body with your own headers via `request`). */
+    post: <T = any>(path: string, json: unknown, init: RequestInit = {}) =>
+      request<T>('POST', path, {
+        ...init,
+        body: JSON.stringify(json),
+        headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string> | undefined) },
+      }),
+  };
+}

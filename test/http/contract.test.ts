@@ -1,0 +1,71 @@
+/** openapi.yaml against the code registry, the generated types, and the contract helper itself. */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { generateTypes, GENERATED_PATH } from '../../codegen/generate.ts';
+import { BAZAAR_CODES, MCP_CODES, SERVICE_CODES, SETTLE_CODES, VERIFY_CODES } from '../../src/codes.ts';
+import { checkContract, openapiDocument } from '../helpers/contract.ts';
+
+describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
+  it.each([
+    ['VerifyCode', VERIFY_CODES, 30],
+    ['SettleCode', SETTLE_CODES, 7],
+    ['ServiceCode', SERVICE_CODES, 10],
+    ['BazaarCode', BAZAAR_CODES, 7],
+    ['McpCode', MCP_CODES, 11],
+  ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
+    const schema = openapiDocument.components.schemas[name];
+    expect(Object.keys(registry)).toHaveLength(count);
+    expect([...schema.enum].sort()).toEqual(Object.keys(registry).sort());
+    expect(schema['x-enumDescriptions']).toEqual(registry);
+    for (const [code, condition] of Object.entries(registry)) expect(schema.description).toContain(`\`${code}\`: ${condition}`);
+  });
+});
+
+describe('codegen', () => {
+  it('the committed src/generated/openapi.ts matches openapi.yaml (run `npm run codegen`)', async () => {
+    const fresh = readFileSync(GENERATED_PATH, 'utf8') === (await generateTypes());
+    expect(fresh, 'src/generated/openapi.ts is stale: run `npm run codegen`').toBe(true);
+  });
+});
+
+describe('the contract helper rejects what the document does not declare', () => {
+  const headers = (h: Record<string, string>) => new Headers(h);
+  const json = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r1' };
+  const health = JSON.stringify({ status: 'ok', x402Version: 2, network: 'stellar:testnet' });
+
+  it('accepts a conforming response', () => {
+    expect(checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers(json), text: health })).toMatchObject({ status: 'ok' });
+  });
+  it('an undeclared status', () => {
+    expect(() => checkContract({ method: 'GET', path: '/health' }, { status: 418, headers: headers(json), text: health })).toThrow(/does not declare/);
+  });
+  it('a missing required header', () => {
+    expect(() =>
+      checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers({ 'content-type': 'application/json' }), text: health }),
+    ).toThrow(/X-Request-Id is missing/);
+  });
+  it('a wrong content type', () => {
+    expect(() =>
+      checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers({ ...json, 'content-type': 'text/plain' }), text: health }),
+    ).toThrow(/Content-Type/);
+  });
+  it('a body that violates the schema (extra field on HealthResponse, a secret say)', () => {
+    const leaky = JSON.stringify({ status: 'ok', x402Version: 2, network: 'n', secret: 'S...' });
+    expect(() => checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers(json), text: leaky })).toThrow(/violates/);
+  });
+  it('a rejection without a code, and a success carrying one', () => {
+    for (const body of [{ isValid: false }, { isValid: true, invalidReason: 'invalid_network', invalidMessage: 'x' }]) {
+      expect(() => checkContract({ method: 'POST', path: '/verify' }, { status: 200, headers: headers(json), text: JSON.stringify(body) })).toThrow(/violates/);
+    }
+  });
+  it('an EXTENSION-RESPONSES header with an unknown bazaar status', () => {
+    const settled = JSON.stringify({ success: true, transaction: 'a'.repeat(64), network: 'stellar:testnet' });
+    const bad = Buffer.from(JSON.stringify({ bazaar: { status: 'processing' } })).toString('base64');
+    expect(() =>
+      checkContract({ method: 'POST', path: '/settle' }, { status: 200, headers: headers({ ...json, 'extension-responses': bad }), text: settled }),
+    ).toThrow(/EXTENSION-RESPONSES/);
+  });
+  it('a non-404 answer to an unknown route', () => {
+    expect(() => checkContract({ method: 'GET', path: '/nope' }, { status: 200, headers: headers(json), text: '{}' })).toThrow(/must answer 404/);
+  });
+});

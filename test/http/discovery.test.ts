@@ -1,0 +1,182 @@
+/**
+ * The discovery query-parameter layer over real HTTP. The catalog is a small in-memory CatalogPort
+ * (the named boundary: src/catalog/types.ts) that records what it was asked; HTTP tests on the
+ * real catalog live with the catalog engineer.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CatalogQueryError, type CatalogPort, type DiscoveryFilters } from '../../src/catalog/types.ts';
+import { api } from '../helpers/contract.ts';
+import { startTestServer } from '../helpers/server.ts';
+
+const listing = (n: number) => ({
+  resource: `https://api.example.com/r${n}`,
+  type: 'http',
+  x402Version: 2,
+  accepts: [
+    { scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 60 },
+  ],
+  lastUpdated: new Date(1_700_000_000_000 + n).toISOString(),
+  description: `resource ${n}`,
+});
+
+class InMemoryCatalog implements CatalogPort {
+  readonly items = Array.from({ length: 7 }, (_, i) => listing(i));
+  lastList?: { filters: DiscoveryFilters; page: { limit: number; offset: number } };
+  lastSearch?: { query: string; filters: DiscoveryFilters; page: { limit: number; cursor?: string } };
+  recordSettlement() {
+    return null;
+  }
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }) {
+    this.lastList = { filters, page };
+    const items = this.items.slice(page.offset, page.offset + page.limit);
+    return { x402Version: 2, items, pagination: { limit: page.limit, offset: page.offset, total: this.items.length } };
+  }
+  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
+    this.lastSearch = { query, filters, page };
+    if (page.cursor !== undefined && page.cursor !== 'c2') throw new CatalogQueryError('svc_invalid_search_cursor', 'cursor was not issued for this query');
+    const start = page.cursor === 'c2' ? 2 : 0;
+    const resources = this.items.slice(start, start + Math.min(page.limit, 2));
+    const more = start + resources.length < this.items.length;
+    return { x402Version: 2, resources, partialResults: more, pagination: { limit: resources.length, cursor: more ? 'c2' : null } };
+  }
+}
+
+const catalog = new InMemoryCatalog();
+let server: Awaited<ReturnType<typeof startTestServer>>;
+let bare: Awaited<ReturnType<typeof startTestServer>>;
+let client: ReturnType<typeof api>;
+beforeAll(async () => {
+  server = await startTestServer({ catalog });
+  bare = await startTestServer();
+  client = api(server.url);
+});
+afterAll(async () => {
+  await server.close();
+  await bare.close();
+});
+
+describe('GET /discovery/resources', () => {
+  it('defaults: limit 20, offset 0, no filters', async () => {
+    const res = await client.get('/discovery/resources');
+    expect(res.status).toBe(200);
+    expect(catalog.lastList).toEqual({ filters: {}, page: { limit: 20, offset: 0 } });
+    expect(res.body.items).toHaveLength(7);
+    expect(res.body.pagination).toEqual({ limit: 20, offset: 0, total: 7 });
+  });
+
+  it.each([
+    ['0', 1],
+    ['-5', 1],
+    ['1', 1],
+    ['100', 100],
+    ['101', 100],
+    ['99999999999999999999999', 100],
+    ['+7', 7],
+  ])('limit=%s is clamped to %i', async (raw, expected) => {
+    const res = await client.get(`/discovery/resources?limit=${encodeURIComponent(raw)}`);
+    expect(res.status).toBe(200);
+    expect(catalog.lastList!.page.limit).toBe(expected);
+  });
+
+  it('passes the five filters and offset through', async () => {
+    const res = await client.get('/discovery/resources?type=http&payTo=GABC&scheme=exact&network=stellar%3Atestnet&extensions=bazaar&offset=3&limit=2');
+    expect(res.status).toBe(200);
+    expect(catalog.lastList).toEqual({
+      filters: { type: 'http', payTo: 'GABC', scheme: 'exact', network: 'stellar:testnet', extensions: 'bazaar' },
+      page: { limit: 2, offset: 3 },
+    });
+    expect(res.body.items.map((i: { resource: string }) => i.resource)).toEqual(['https://api.example.com/r3', 'https://api.example.com/r4']);
+  });
+
+  it.each([
+    'limit=ten',
+    'limit=1.5',
+    'limit=',
+    'limit=1e2',
+    'offset=-1',
+    'offset=abc',
+    'offset=2.5',
+    'offset=',
+    'offset=99999999999999999999',
+    'limit=5&limit=6',
+    'type=http&type=mcp',
+    'offset=1&offset=1',
+    'type=',
+    'payTo=%20',
+  ])('%s → 400 svc_invalid_query_parameter', async (qs) => {
+    const res = await client.get(`/discovery/resources?${qs}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('svc_invalid_query_parameter');
+    expect(res.body.error.reason).toMatch(/\S/);
+  });
+
+  it('without a catalog → 500 svc_internal_error', async () => {
+    const res = await api(bare.url).get('/discovery/resources');
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('svc_internal_error');
+  });
+
+  it('a catalog fault → 500 svc_internal_error without its message', async () => {
+    const broken: CatalogPort = {
+      recordSettlement: () => null,
+      list: () => {
+        throw new Error('SQLITE_CORRUPT secret detail');
+      },
+      search: () => {
+        throw new Error('SQLITE_CORRUPT secret detail');
+      },
+    };
+    const s = await startTestServer({ catalog: broken });
+    try {
+      for (const path of ['/discovery/resources', '/discovery/search?query=x']) {
+        const res = await api(s.url).get(path);
+        expect(res.status).toBe(500);
+        expect(res.body.error.code).toBe('svc_internal_error');
+        expect(res.text).not.toContain('SQLITE');
+      }
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('GET /discovery/search', () => {
+  it('passes query, filters and limit; pages with the cursor', async () => {
+    const first = await client.get('/discovery/search?query=weather%20now&network=stellar%3Atestnet&limit=500');
+    expect(first.status).toBe(200);
+    expect(catalog.lastSearch).toEqual({ query: 'weather now', filters: { network: 'stellar:testnet' }, page: { limit: 100 } });
+    expect(first.body.partialResults).toBe(true);
+    expect(first.body.pagination).toEqual({ limit: 2, cursor: 'c2' });
+    const second = await client.get('/discovery/search?query=weather%20now&cursor=c2');
+    expect(catalog.lastSearch!.page).toEqual({ limit: 20, cursor: 'c2' });
+    expect(second.body.resources[0].resource).toBe('https://api.example.com/r2');
+  });
+
+  it.each(['', 'query=', 'query=%20%20', 'q=weather', 'limit=5'])('%s → 400 svc_missing_search_query', async (qs) => {
+    const res = await client.get(`/discovery/search?${qs}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('svc_missing_search_query');
+  });
+
+  it.each(['query=a&query=b', 'query=a&limit=x', 'query=a&cursor=c2&cursor=c2', 'query=a&limit=2.0'])(
+    '%s → 400 svc_invalid_query_parameter',
+    async (qs) => {
+      const res = await client.get(`/discovery/search?${qs}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('svc_invalid_query_parameter');
+    },
+  );
+
+  it('a CatalogQueryError becomes 400 with its code and message', async () => {
+    const res = await client.get('/discovery/search?query=a&cursor=forged');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({ code: 'svc_invalid_search_cursor', reason: 'cursor was not issued for this query' });
+  });
+
+  it('wrong method → 404 svc_unknown_route', async () => {
+    const res = await client.request('POST', '/discovery/search?query=a');
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('svc_unknown_route');
+    expect(res.body.error.reason).toContain('accepts GET');
+  });
+});

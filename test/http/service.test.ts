@@ -1,0 +1,125 @@
+/** GET /health, GET /supported, GET /openapi.yaml and unknown routes, over real HTTP. */
+import { readFileSync } from 'node:fs';
+import { Keypair } from '@stellar/stellar-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signerAddresses } from '../../src/config.ts';
+import type { PaymentScheme } from '../../src/scheme/types.ts';
+import { api, OPENAPI_FILE } from '../helpers/contract.ts';
+import { startTestServer, testConfig } from '../helpers/server.ts';
+
+const submitters = [Keypair.random(), Keypair.random()];
+const feeBump = Keypair.random();
+const secrets = [...submitters, feeBump].map((k) => k.secret());
+let server: Awaited<ReturnType<typeof startTestServer>>;
+let client: ReturnType<typeof api>;
+
+beforeAll(async () => {
+  const config = testConfig({
+    SUBMITTER_SECRET: submitters.map((k) => k.secret()).join(','),
+    FEE_BUMP_SECRET: feeBump.secret(),
+    PORT: '4555',
+    DB_PATH: './data/test.sqlite',
+    MAX_TRANSACTION_FEE_STROOPS: '70000',
+  });
+  server = await startTestServer({ config });
+  client = api(server.url);
+});
+afterAll(() => server.close());
+
+describe('GET /health', () => {
+  it('reports the log-safe projection, public addresses only', async () => {
+    const res = await client.get('/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      status: 'ok',
+      x402Version: 2,
+      network: 'stellar:testnet',
+      rpcUrl: 'https://soroban-testnet.stellar.org',
+      submitters: submitters.map((k) => k.publicKey()),
+      feeBumpAddress: feeBump.publicKey(),
+      port: 4555,
+      feeMode: 'free',
+      dbPath: './data/test.sqlite',
+      maxTransactionFeeStroops: 70000,
+    });
+    for (const secret of secrets) expect(res.text).not.toContain(secret);
+  });
+
+  it('feeBumpAddress is null when not configured', async () => {
+    const s = await startTestServer();
+    try {
+      const res = await api(s.url).get('/health');
+      expect(res.body.feeBumpAddress).toBeNull();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('GET /supported', () => {
+  it('without a scheme advertises the configured exact kind, bazaar and all signers', async () => {
+    const res = await client.get('/supported');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
+      extensions: ['bazaar'],
+      signers: { 'stellar:*': [...submitters.map((k) => k.publicKey()), feeBump.publicKey()] },
+    });
+    expect(res.body.signers['stellar:*']).toEqual(signerAddresses(server.config));
+  });
+
+  it('with a scheme takes kinds and signers from it', async () => {
+    const scheme: PaymentScheme = {
+      supported: () => ({
+        kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:pubnet', extra: { areFeesSponsored: true } }],
+        signers: { 'stellar:*': ['GONE'] },
+      }),
+      verify: async () => ({ isValid: true }),
+      settle: async () => ({ success: false, transaction: '', network: '' }),
+    };
+    const s = await startTestServer({ scheme, config: testConfig({ NETWORK: 'stellar:pubnet', RPC_URL: 'https://rpc.example.org' }) });
+    try {
+      const res = await api(s.url).get('/supported');
+      expect(res.body.kinds[0].network).toBe('stellar:pubnet');
+      expect(res.body.signers).toEqual({ 'stellar:*': ['GONE'] });
+      expect(res.body.extensions).toEqual(['bazaar']);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('GET /openapi.yaml', () => {
+  it('serves the document verbatim as YAML', async () => {
+    const res = await client.get('/openapi.yaml');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/yaml/);
+    expect(res.text).toBe(readFileSync(OPENAPI_FILE, 'utf8'));
+  });
+});
+
+describe('unknown routes', () => {
+  it.each([
+    ['GET', '/'],
+    ['GET', '/nope'],
+    ['POST', '/nope'],
+    ['GET', '/health/extra'],
+    ['GET', '/verify/'],
+    ['DELETE', '/discovery/resources'],
+    ['POST', '/health'],
+    ['PUT', '/supported'],
+    ['PATCH', '/openapi.yaml'],
+  ])('%s %s → 404 svc_unknown_route listing the mounted routes', async (method, path) => {
+    const res = await client.request(method, path);
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('svc_unknown_route');
+    for (const route of ['POST /verify', 'POST /settle', 'GET /supported', 'GET /discovery/resources', 'GET /discovery/search', 'GET /health', 'GET /openapi.yaml']) {
+      expect(res.body.error.reason).toContain(route);
+    }
+  });
+
+  it('a body sent to an unknown route is not read', async () => {
+    const res = await client.request('POST', '/nope', { body: 'x'.repeat(400 * 1024), headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(404);
+  });
+});
