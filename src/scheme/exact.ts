@@ -1,0 +1,257 @@
+/**
+ * The exact-payment scheme for Stellar (SPEC §4.1, §4.2, §7.2, §7.3): verify in the spec's order,
+ * settle through the submitter pool. No koa, no HTTP: the handlers call `verify` / `settle`.
+ */
+import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
+import { defaultMessage, type SchemeCode, type VerifyCode } from '../codes.ts';
+import { checkAuthEntries, checkTransferEvents } from './checks.ts';
+import { confirmTransaction } from './confirm.ts';
+import { LedgerTimeEstimator, expiryLedgerBound } from './ledger-time.ts';
+import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
+import { RpcError, type ChainRpc, type Simulation } from './rpc.ts';
+import { SignerSelectionError, SubmitterPool, type SubmitterLease } from './submitters.ts';
+import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, SupportedKind, VerifyResult } from './types.ts';
+
+/** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
+export const INCLUSION_FEE_STROOPS = 100n;
+
+/** The injected logger: one line per payment decision (pino-compatible). */
+export interface PaymentLogger {
+  info(obj: Record<string, unknown>, msg?: string): void;
+}
+
+export interface ExactStellarSchemeOptions {
+  network: 'stellar:testnet' | 'stellar:pubnet';
+  rpc: ChainRpc;
+  submitters: Keypair[];
+  feeBump?: Keypair | null;
+  maxTransactionFeeStroops?: number;
+  logger?: PaymentLogger;
+  /** Wall clock in ms (time bounds and the local wait deadline). */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  ledgerTime?: LedgerTimeEstimator;
+  pool?: { mode?: 'leased' | 'naive'; maxQueue?: number; waitTimeoutMs?: number };
+}
+
+interface Verified {
+  transfer: DecodedTransfer;
+  simulation: Extract<Simulation, { ok: true }>;
+  passphrase: string;
+  fee: bigint;
+}
+
+type Decision = { ok: true; verified: Verified } | { ok: false; code: VerifyCode; message: string; payer?: string };
+
+export class ExactStellarScheme implements PaymentScheme {
+  readonly network: 'stellar:testnet' | 'stellar:pubnet';
+  readonly pool: SubmitterPool;
+  private readonly rpc: ChainRpc;
+  private readonly feeBump: Keypair | null;
+  private readonly maxFee: bigint;
+  private readonly facilitator: ReadonlySet<string>;
+  private readonly logger: PaymentLogger | undefined;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly ledgerTime: LedgerTimeEstimator;
+
+  constructor(options: ExactStellarSchemeOptions) {
+    this.network = options.network;
+    this.rpc = options.rpc;
+    this.feeBump = options.feeBump ?? null;
+    this.maxFee = BigInt(options.maxTransactionFeeStroops ?? 50_000);
+    this.logger = options.logger;
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.ledgerTime = options.ledgerTime ?? new LedgerTimeEstimator(this.rpc, { now: this.now });
+    this.pool = new SubmitterPool(options.submitters, { loadSequence: (a) => this.rpc.getAccountSequence(a), ...options.pool });
+    this.facilitator = new Set([...this.pool.addresses, ...(this.feeBump ? [this.feeBump.publicKey()] : [])]);
+  }
+
+  supported(): { kinds: SupportedKind[]; signers: Record<string, string[]> } {
+    return {
+      kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra: { areFeesSponsored: true } }],
+      signers: { 'stellar:*': [...this.facilitator] },
+    };
+  }
+
+  /** The settlement fee this facilitator would declare for a simulation's resource fee. */
+  derivedFee(minResourceFee: bigint): bigint {
+    return INCLUSION_FEE_STROOPS * (this.feeBump ? 2n : 1n) + minResourceFee;
+  }
+
+  async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
+    const decision = await this.decide(payload, requirements);
+    if (decision.ok) {
+      const { from, amount } = decision.verified.transfer;
+      this.log('verify', 'valid', from, amount, '');
+      return { isValid: true, payer: from };
+    }
+    this.log('verify', decision.code, decision.payer, requirements?.amount, '');
+    return { isValid: false, invalidReason: decision.code, invalidMessage: decision.message, ...(decision.payer ? { payer: decision.payer } : {}) };
+  }
+
+  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResult> {
+    const network = typeof requirements?.network === 'string' ? requirements.network : this.network;
+    const decision = await this.decide(payload, requirements);
+    if (!decision.ok) {
+      // A verify code passes through; an internal verify fault is reported as verification_failed.
+      const code: SchemeCode = decision.code === 'unexpected_verify_error' ? 'verification_failed' : decision.code;
+      return this.settleFailure(code, decision.message, network, decision.payer, requirements.amount);
+    }
+    const { transfer } = decision.verified;
+    let lease: SubmitterLease;
+    try {
+      lease = await this.pool.lease();
+    } catch (err) {
+      const message = err instanceof SignerSelectionError ? err.message : `Submitter selection failed: ${describe(err)}`;
+      return this.settleFailure('settle_exact_stellar_signer_selection_failed', message, network, transfer.from, transfer.amount);
+    }
+    try {
+      return await this.submit(decision.verified, lease, requirements, network);
+    } catch (err) {
+      lease.invalidate();
+      return this.settleFailure('unexpected_settle_error', `Settlement failed unexpectedly: ${describe(err)}`, network, transfer.from, transfer.amount);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** The full verification; settle reuses its simulation. */
+  private async decide(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Decision> {
+    let payer: string | undefined;
+    try {
+      if (!payload || typeof payload !== 'object' || !requirements || typeof requirements !== 'object') {
+        throw new Rejection('invalid_exact_stellar_payload_malformed', 'paymentPayload and paymentRequirements must be objects.');
+      }
+      const passphrase = checkProtocol(payload, requirements);
+      const transfer = decodeTransfer(payload, requirements, passphrase);
+      payer = transfer.from;
+      checkFacilitatorSafety(transfer, this.facilitator);
+
+      const simulation = await this.rpc.simulate(transfer.tx, transfer.auth.length > 0 ? 'enforce' : undefined);
+      if (!simulation.ok) {
+        throw new Rejection('invalid_exact_stellar_payload_simulation_failed', `Simulation against the current ledger failed: ${firstLine(simulation.error)}`, payer);
+      }
+      const fee = this.derivedFee(simulation.minResourceFee);
+      if (fee > this.maxFee) {
+        throw new Rejection(
+          'invalid_exact_stellar_payload_fee_exceeds_maximum',
+          `The derived settlement fee ${fee} stroops exceeds the ceiling of ${this.maxFee} stroops.`,
+          payer,
+        );
+      }
+      const ledgerSeconds = await this.ledgerTime.seconds();
+      const maxTimeout = Number(requirements.maxTimeoutSeconds);
+      if (!Number.isFinite(maxTimeout) || maxTimeout <= 0) {
+        throw new Rejection('invalid_exact_stellar_signature_expiration_too_far', 'paymentRequirements.maxTimeoutSeconds is not a positive number, so no expiry is acceptable.', payer);
+      }
+      checkAuthEntries({ auth: transfer.auth, payer, expiryBound: expiryLedgerBound(simulation.latestLedger, maxTimeout, ledgerSeconds) });
+      checkTransferEvents({ events: simulation.events, asset: transfer.asset, payer, payTo: transfer.to, amount: transfer.amount });
+      return { ok: true, verified: { transfer, simulation, passphrase, fee } };
+    } catch (err) {
+      if (err instanceof Rejection) return { ok: false, code: err.code, message: err.message, payer: err.payer ?? payer };
+      const message = err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describe(err)}`;
+      return { ok: false, code: 'unexpected_verify_error', message, payer };
+    }
+  }
+
+  private async submit(verified: Verified, lease: SubmitterLease, requirements: PaymentRequirements, network: string): Promise<SettleResult> {
+    const { transfer, simulation, passphrase } = verified;
+    const fail = (code: SchemeCode, message: string) => this.settleFailure(code, message, network, transfer.from, transfer.amount);
+    const maxTime = Math.floor(this.now() / 1000) + Math.ceil(Number(requirements.maxTimeoutSeconds));
+
+    let sequence: bigint;
+    try {
+      sequence = await lease.sequence();
+    } catch (err) {
+      lease.invalidate();
+      return fail('unexpected_settle_error', `Could not read the submitter's sequence number: ${describe(err)}`);
+    }
+    const inner = new TransactionBuilder(new Account(lease.address, sequence.toString()), {
+      fee: INCLUSION_FEE_STROOPS.toString(),
+      networkPassphrase: passphrase,
+      sorobanData: simulation.transactionData,
+    })
+      .addOperation(Operation.invokeHostFunction({ func: transfer.func, auth: transfer.auth }))
+      .setTimebounds(0, maxTime)
+      .build();
+    try {
+      inner.sign(lease.keypair);
+    } catch (err) {
+      return fail('settle_exact_stellar_transaction_signing_failed', `Signing the settlement transaction failed: ${describe(err)}`);
+    }
+    let envelope: Transaction | FeeBumpTransaction = inner;
+    if (this.feeBump) {
+      try {
+        const bump = TransactionBuilder.buildFeeBumpTransaction(this.feeBump.publicKey(), INCLUSION_FEE_STROOPS.toString(), inner, passphrase);
+        bump.sign(this.feeBump);
+        envelope = bump;
+      } catch (err) {
+        return fail('settle_exact_stellar_fee_bump_signing_failed', `Signing the fee-bump wrapper failed: ${describe(err)}`);
+      }
+    }
+    const hash = Buffer.from(envelope.hash()).toString('hex');
+    const ledgerSeconds = await this.ledgerTime.seconds();
+
+    // Submit; TRY_AGAIN_LATER is retried while the transaction can still land.
+    let sendError: string | undefined;
+    for (;;) {
+      try {
+        const sent = await this.rpc.send(envelope);
+        if (sent.status === 'PENDING' || sent.status === 'DUPLICATE') {
+          lease.consumed();
+          break;
+        }
+        if (sent.status === 'TRY_AGAIN_LATER' && this.now() + ledgerSeconds * 1000 < maxTime * 1000) {
+          await this.sleep(Math.max(25, ledgerSeconds * 500));
+          continue;
+        }
+        lease.invalidate();
+        return fail(
+          'settle_exact_stellar_transaction_submission_failed',
+          `The network rejected the submission: status ${sent.status}${sent.resultCode ? `, result ${sent.resultCode}` : ''}.`,
+        );
+      } catch (err) {
+        if (!(err instanceof RpcError)) throw err;
+        // The transaction may have reached the network anyway: find out by polling its hash.
+        sendError = err.message;
+        lease.invalidate();
+        break;
+      }
+    }
+
+    const outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep });
+    if (outcome.kind === 'success') {
+      this.log('settle', 'success', transfer.from, transfer.amount, hash);
+      return { success: true, transaction: hash, network, payer: transfer.from };
+    }
+    lease.invalidate();
+    if (outcome.kind === 'failed') {
+      return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} failed on-chain in ledger ${outcome.status.ledger}${outcome.status.resultCode ? ` with ${outcome.status.resultCode}` : ''}.`);
+    }
+    if (sendError) {
+      return fail('settle_exact_stellar_transaction_submission_failed', `${sendError}; transaction ${hash} was ${outcome.kind === 'expired' ? 'never included' : 'not found'} (${outcome.detail}).`);
+    }
+    return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} did not reach SUCCESS: ${outcome.detail}.`);
+  }
+
+  private settleFailure(code: SchemeCode, message: string, network: string, payer: string | undefined, amount: unknown): SettleResult {
+    this.log('settle', code, payer, amount, '');
+    return { success: false, transaction: '', network, errorReason: code, errorMessage: message || defaultMessage(code), ...(payer ? { payer } : {}) };
+  }
+
+  private log(phase: 'verify' | 'settle', code: string, payer: string | undefined, amount: unknown, hash: string): void {
+    this.logger?.info({ phase, code, payer: payer ?? null, amount: amount === undefined ? null : String(amount), hash: hash || null }, `payment ${phase}: ${code}`);
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Host errors carry a long event log; the first line names the error. */
+function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? text;
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}

@@ -1,0 +1,198 @@
+/**
+ * The network-free part of verification: protocol shape, decoding, transaction structure and
+ * facilitator safety (SPEC §4.1 steps 1–4). Everything here is pure, so `wrong_amount`,
+ * `wrong_recipient` and `wrong_asset` are decided before any RPC call.
+ */
+import {
+  Address,
+  MuxedAccount,
+  StrKey,
+  TransactionBuilder,
+  Transaction,
+  inspectAuthEntry,
+  xdr,
+} from '@stellar/stellar-sdk';
+import type { VerifyCode } from '../codes.ts';
+import type { PaymentPayload, PaymentRequirements } from './types.ts';
+
+export const NETWORK_PASSPHRASES: Record<string, string> = {
+  'stellar:testnet': 'Test SDF Network ; September 2015',
+  'stellar:pubnet': 'Public Global Stellar Network ; September 2015',
+};
+
+export const X402_VERSION = 2;
+export const SCHEME = 'exact';
+
+/** A rejection carrying its code and a human sentence specific to this payload. */
+export class Rejection extends Error {
+  constructor(
+    readonly code: VerifyCode,
+    message: string,
+    readonly payer?: string,
+  ) {
+    super(message);
+    this.name = 'Rejection';
+  }
+}
+
+const reject = (code: VerifyCode, message: string, payer?: string): never => {
+  throw new Rejection(code, message, payer);
+};
+
+/** The decoded transfer the payload claims to make. */
+export interface DecodedTransfer {
+  tx: Transaction;
+  opSource: string | undefined;
+  func: xdr.HostFunction;
+  auth: xdr.SorobanAuthorizationEntry[];
+  asset: string;
+  from: string;
+  to: string;
+  amount: bigint;
+}
+
+/** G… of an account or muxed account (M… → its base G…); other addresses unchanged. */
+export function baseAccount(address: string): string {
+  if (StrKey.isValidMed25519PublicKey(address)) return MuxedAccount.fromAddress(address, '0').baseAccount().accountId();
+  return address;
+}
+
+function addressOf(value: xdr.ScVal): string | undefined {
+  if (value.type !== 'scvAddress') return undefined;
+  try {
+    return Address.fromScVal(value).toString();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Requirements amount as a 128-bit-safe integer; rejects anything but base-unit digits. */
+export function parseAmount(amount: unknown): bigint | undefined {
+  if (typeof amount !== 'string' || !/^[0-9]{1,39}$/.test(amount)) return undefined;
+  const value = BigInt(amount);
+  return value < 2n ** 127n ? value : undefined;
+}
+
+function i128Of(value: xdr.ScVal): bigint | undefined {
+  if (value.type !== 'scvI128') return undefined;
+  const { hi, lo } = (value as unknown as { i128: { hi: bigint; lo: bigint } }).i128;
+  return (BigInt.asIntN(64, BigInt(hi)) << 64n) | BigInt.asUintN(64, BigInt(lo));
+}
+
+/** Step 1: protocol shape. Returns the network passphrase. */
+export function checkProtocol(payload: PaymentPayload, requirements: PaymentRequirements): string {
+  if (payload.x402Version !== X402_VERSION) {
+    reject('invalid_x402_version', `x402Version ${String(payload.x402Version)} is not served; use ${X402_VERSION}.`);
+  }
+  const acceptedScheme = payload.accepted?.scheme;
+  if (requirements.scheme !== SCHEME || (acceptedScheme !== undefined && acceptedScheme !== SCHEME)) {
+    reject('unsupported_scheme', `Scheme ${JSON.stringify(acceptedScheme ?? requirements.scheme)} is not "exact".`);
+  }
+  const acceptedNetwork = payload.accepted?.network;
+  if (acceptedNetwork !== undefined && acceptedNetwork !== requirements.network) {
+    reject('network_mismatch', `paymentPayload.accepted.network ${JSON.stringify(acceptedNetwork)} differs from ${JSON.stringify(requirements.network)}.`);
+  }
+  const passphrase = NETWORK_PASSPHRASES[requirements.network];
+  if (!passphrase) reject('invalid_network', `${JSON.stringify(requirements.network)} is not a known Stellar network.`);
+  return passphrase!;
+}
+
+/** Steps 2–3: decode and check the transaction structure against the requirements. */
+export function decodeTransfer(payload: PaymentPayload, requirements: PaymentRequirements, passphrase: string): DecodedTransfer {
+  const encoded = payload.payload?.transaction;
+  if (typeof encoded !== 'string' || encoded.length === 0) {
+    reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is missing or not a string.');
+  }
+  let tx: Transaction;
+  try {
+    const parsed = TransactionBuilder.fromXDR(encoded as string, passphrase);
+    if (!(parsed instanceof Transaction)) throw new Error('fee-bump envelope');
+    tx = parsed;
+  } catch {
+    return reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is not a base64 transaction envelope XDR.');
+  }
+  const ops = tx.operations as unknown as { type: string; func?: xdr.HostFunction; auth?: xdr.SorobanAuthorizationEntry[]; source?: string }[];
+  const op = ops.length === 1 ? ops[0]! : undefined;
+  if (!op || op.type !== 'invokeHostFunction' || !op.func) {
+    reject('invalid_exact_stellar_payload_wrong_operation', `Expected exactly one invokeHostFunction operation; found ${ops.length} operation(s).`);
+  }
+  const func = op!.func!;
+  if (func.type !== 'hostFunctionTypeInvokeContract') {
+    reject('invalid_exact_stellar_payload_wrong_operation', 'The host function does not invoke a contract.');
+  }
+  const invoke = (func as unknown as { invokeContract: xdr.InvokeContractArgs }).invokeContract;
+  const contract = Address.fromScAddress(invoke.contractAddress).toString();
+  if (contract !== requirements.asset) {
+    reject('invalid_exact_stellar_payload_wrong_asset', `The transaction invokes ${contract}, not the required asset ${String(requirements.asset)}.`);
+  }
+  const fn = String(invoke.functionName);
+  const args = invoke.args as unknown as xdr.ScVal[];
+  if (fn !== 'transfer' || args.length !== 3) {
+    reject('invalid_exact_stellar_payload_wrong_function_name', `Expected transfer(from, to, amount); found ${fn} with ${args.length} argument(s).`);
+  }
+  const from = addressOf(args[0]!);
+  const to = addressOf(args[1]!);
+  const amount = i128Of(args[2]!);
+  if (from === undefined) reject('invalid_exact_stellar_payload_malformed', 'The transfer `from` argument is not an address.');
+  if (to !== requirements.payTo) {
+    reject('invalid_exact_stellar_payload_wrong_recipient', `The transfer pays ${to ?? 'a non-address'}, not payTo ${String(requirements.payTo)}.`, from);
+  }
+  const required = parseAmount(requirements.amount);
+  if (required === undefined) {
+    reject('invalid_exact_stellar_payload_wrong_amount', `paymentRequirements.amount ${JSON.stringify(requirements.amount)} is not an integer in base units.`, from);
+  }
+  if (amount !== required) {
+    reject('invalid_exact_stellar_payload_wrong_amount', `The transfer amount ${amount ?? 'is not an i128 and'} differs from the required ${String(required)}.`, from);
+  }
+  return { tx, func, auth: op!.auth ?? [], opSource: op!.source, asset: contract, from: from!, to: to!, amount: amount! };
+}
+
+/** Step 4: no facilitator address as tx/op source, payer, or anywhere in an authorization entry. */
+export function checkFacilitatorSafety(transfer: DecodedTransfer, facilitator: ReadonlySet<string>): void {
+  for (const source of [transfer.tx.source, transfer.opSource]) {
+    if (source && facilitator.has(baseAccount(source))) {
+      reject('invalid_exact_stellar_payload_unsafe_tx_or_op_source', 'The transaction or operation source is a facilitator address.', transfer.from);
+    }
+  }
+  if (facilitator.has(baseAccount(transfer.from))) {
+    reject('invalid_exact_stellar_payload_facilitator_is_payer', 'The transfer `from` is a facilitator address.', transfer.from);
+  }
+  for (const entry of transfer.auth) {
+    if (authEntryMentions(entry, facilitator)) {
+      reject('invalid_exact_stellar_payload_facilitator_in_auth', 'A facilitator address appears in an authorization entry.', transfer.from);
+    }
+  }
+}
+
+/** Whether any address in the entry (credentials, signers, invocation contracts and arguments) is a facilitator's. */
+function authEntryMentions(entry: xdr.SorobanAuthorizationEntry, facilitator: ReadonlySet<string>): boolean {
+  const found: string[] = [];
+  try {
+    const info = inspectAuthEntry(entry);
+    if (info.address) found.push(info.address);
+    for (const s of info.signers) {
+      found.push(s.address);
+      for (const sig of s.signatures ?? []) found.push(sig.publicKey);
+    }
+  } catch {
+    /* an undecodable entry is judged at the credential check */
+  }
+  collectAddresses(entry.rootInvocation, found);
+  return found.some((a) => facilitator.has(baseAccount(a)));
+}
+
+function collectAddresses(invocation: xdr.SorobanAuthorizedInvocation, out: string[]): void {
+  const fn = invocation.function as unknown as { type: string; contractFn?: xdr.InvokeContractArgs };
+  if (fn.contractFn) {
+    try {
+      out.push(Address.fromScAddress(fn.contractFn.contractAddress).toString());
+    } catch {
+      /* ignore */
+    }
+    for (const arg of fn.contractFn.args as unknown as xdr.ScVal[]) {
+      const a = addressOf(arg);
+      if (a) out.push(a);
+    }
+  }
+  for (const sub of invocation.subInvocations as unknown as xdr.SorobanAuthorizedInvocation[]) collectAddresses(sub, out);
+}

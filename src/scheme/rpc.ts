@@ -1,0 +1,178 @@
+/**
+ * The one port through which the scheme and the buyer-side client talk to the chain. It is as
+ * small as the payment path needs; the devnet and a real Soroban RPC are interchangeable behind it.
+ * `createSdkRpc` implements it over @stellar/stellar-sdk's `rpc.Server`.
+ */
+import { rpc, xdr, type FeeBumpTransaction, type Transaction } from '@stellar/stellar-sdk';
+
+export interface LedgerStamp {
+  sequence: number;
+  /** Unix seconds. */
+  closeTime: number;
+}
+
+export type Simulation =
+  | {
+      ok: true;
+      latestLedger: number;
+      minResourceFee: bigint;
+      transactionData: xdr.SorobanTransactionData;
+      events: xdr.DiagnosticEvent[];
+      /** Recorded (record mode) or echoed (enforce mode) authorization entries of results[0]. */
+      auth: xdr.SorobanAuthorizationEntry[];
+    }
+  | { ok: false; latestLedger: number; error: string };
+
+export interface Submission {
+  status: 'PENDING' | 'DUPLICATE' | 'TRY_AGAIN_LATER' | 'ERROR';
+  hash: string;
+  /** Result code of errorResultXdr on ERROR (e.g. txBAD_SEQ). */
+  resultCode?: string;
+}
+
+export interface TransactionStatus {
+  status: 'SUCCESS' | 'FAILED' | 'NOT_FOUND';
+  latestLedger: number;
+  /** Unix seconds of the latest ledger the RPC knows. */
+  latestLedgerCloseTime: number;
+  ledger?: number;
+  /** Result code of resultXdr when known (txSUCCESS, txFAILED, txFEE_BUMP_INNER_FAILED…). */
+  resultCode?: string;
+  feeCharged?: bigint;
+}
+
+export type SimulationAuthMode = 'enforce' | 'record';
+
+export interface ChainRpc {
+  getLatestLedger(): Promise<LedgerStamp>;
+  /** Close times of up to `count` most recent ledgers, oldest first. */
+  getRecentLedgers(count: number): Promise<LedgerStamp[]>;
+  /** The account's current sequence number (the next transaction uses this + 1). */
+  getAccountSequence(address: string): Promise<bigint>;
+  simulate(tx: Transaction, authMode?: SimulationAuthMode): Promise<Simulation>;
+  send(tx: Transaction | FeeBumpTransaction): Promise<Submission>;
+  getTransaction(hash: string): Promise<TransactionStatus>;
+}
+
+/** An RPC call that failed at transport or JSON-RPC level (not a simulation/transaction outcome). */
+export class RpcError extends Error {
+  constructor(
+    readonly method: string,
+    detail: string,
+  ) {
+    super(`RPC ${method} failed: ${detail}`);
+    this.name = 'RpcError';
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === 'object') {
+    const { code, message } = err as { code?: unknown; message?: unknown };
+    if (message !== undefined) return `${String(message)}${code !== undefined ? ` (code ${String(code)})` : ''}`;
+    try {
+      return JSON.stringify(err).slice(0, 300);
+    } catch {
+      /* fall through */
+    }
+  }
+  return String(err);
+}
+
+async function call<T>(method: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw new RpcError(method, describe(err));
+  }
+}
+
+/** Name of a TransactionResult's result arm (txSUCCESS, txBAD_SEQ…); undefined when undecodable. */
+export function resultCodeOf(resultXdr: string | undefined): string | undefined {
+  if (!resultXdr) return undefined;
+  try {
+    const result = xdr.TransactionResult.fromXDR(resultXdr, 'base64') as unknown as {
+      result: { type?: unknown; switch?: () => { name: string } };
+    };
+    const arm = result.result;
+    if (typeof arm.type === 'string') return arm.type;
+    if (typeof arm.switch === 'function') return arm.switch().name;
+  } catch {
+    /* undecodable: leave it out */
+  }
+  return undefined;
+}
+
+function feeChargedOf(resultXdr: string | undefined): bigint | undefined {
+  if (!resultXdr) return undefined;
+  try {
+    const result = xdr.TransactionResult.fromXDR(resultXdr, 'base64') as unknown as { feeCharged: unknown };
+    return BigInt(String(result.feeCharged));
+  } catch {
+    return undefined;
+  }
+}
+
+const toNumber = (v: unknown): number => (typeof v === 'number' ? v : Number(v ?? 0));
+
+export interface SdkRpcOptions {
+  url: string;
+  /** Per-request timeout; the scheme must never hang on a silent RPC. Default 10 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * `ChainRpc` over `rpc.Server`. The raw (`_`-prefixed) calls are used where the parsed variant
+ * would decode ledger header/meta XDR we never read.
+ */
+export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainRpc {
+  const server = new rpc.Server(url, { allowHttp: url.startsWith('http://'), timeout: timeoutMs });
+  return {
+    async getLatestLedger() {
+      const r = await call('getLatestLedger', () => server._getLatestLedger());
+      return { sequence: r.sequence, closeTime: toNumber(r.closeTime) };
+    },
+    async getRecentLedgers(count) {
+      const latest = await call('getLatestLedger', () => server._getLatestLedger());
+      const start = Math.max(1, latest.sequence - count + 1);
+      const r = await call('getLedgers', () => server._getLedgers({ startLedger: start, pagination: { limit: count } }));
+      return r.ledgers.map((l) => ({ sequence: l.sequence, closeTime: toNumber(l.ledgerCloseTime) }));
+    },
+    async getAccountSequence(address) {
+      const account = await call('getAccount', () => server.getAccount(address));
+      return BigInt(account.sequenceNumber());
+    },
+    async simulate(tx, authMode) {
+      const sim = await call('simulateTransaction', () => server.simulateTransaction(tx, undefined, authMode));
+      if (rpc.Api.isSimulationError(sim)) return { ok: false, latestLedger: sim.latestLedger, error: sim.error };
+      if (!rpc.Api.isSimulationSuccess(sim)) {
+        return { ok: false, latestLedger: (sim as { latestLedger: number }).latestLedger, error: 'unrecognised simulation response' };
+      }
+      if (rpc.Api.isSimulationRestore(sim)) {
+        return { ok: false, latestLedger: sim.latestLedger, error: 'archived ledger entries must be restored first' };
+      }
+      return {
+        ok: true,
+        latestLedger: sim.latestLedger,
+        minResourceFee: BigInt(sim.minResourceFee),
+        transactionData: sim.transactionData.build(),
+        events: sim.events,
+        auth: sim.result?.auth ?? [],
+      };
+    },
+    async send(tx) {
+      const r = await call('sendTransaction', () => server._sendTransaction(tx));
+      return { status: r.status, hash: r.hash, resultCode: resultCodeOf(r.errorResultXdr) };
+    },
+    async getTransaction(hash) {
+      const r = await call('getTransaction', () => server._getTransaction(hash));
+      const base = {
+        status: r.status as TransactionStatus['status'],
+        latestLedger: r.latestLedger,
+        latestLedgerCloseTime: toNumber(r.latestLedgerCloseTime),
+      };
+      if (r.status === 'NOT_FOUND') return base;
+      return { ...base, ledger: r.ledger, resultCode: resultCodeOf(r.resultXdr), feeCharged: feeChargedOf(r.resultXdr) };
+    },
+  };
+}
