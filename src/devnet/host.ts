@@ -1,0 +1,543 @@
+/**
+ * The devnet's Soroban "host": natively modelled token contracts (the USDC Stellar Asset
+ * Contract and a plain SEP-41 token) plus the authorization manager. No WASM runs, but
+ * every observable a client sees (footprint keys, events, error codes, nonces, return
+ * values) follows rs-soroban-env's behaviour as described in shared/notes/soroban-rpc.md.
+ */
+import { hash, xdr } from '@stellar/stellar-sdk';
+import type { StateView } from './state.ts';
+import {
+  accountKey,
+  addressString,
+  alphaNum4Asset,
+  bytesOf,
+  contractDataKey,
+  contractIdBytes,
+  i128,
+  i128Value,
+  mapEntry,
+  scAddress,
+  stripMux,
+  str,
+  sym,
+  trustlineKey,
+  verifyEd25519,
+} from './xdr.ts';
+
+export type ErrorType = 'Contract' | 'WasmVm' | 'Context' | 'Storage' | 'Object' | 'Crypto' | 'Events' | 'Budget' | 'Value' | 'Auth';
+export type ErrorCodeName =
+  | 'ArithDomain'
+  | 'IndexBounds'
+  | 'InvalidInput'
+  | 'MissingValue'
+  | 'ExistingValue'
+  | 'ExceededLimit'
+  | 'InvalidAction'
+  | 'InternalError'
+  | 'UnexpectedType'
+  | 'UnexpectedSize';
+
+/** A Soroban host error: `Error(Contract, #10)` or `Error(Auth, InvalidAction)`. */
+export class HostError extends Error {
+  constructor(
+    readonly type: ErrorType,
+    readonly code: number | ErrorCodeName,
+    readonly detail: string,
+    readonly detailArgs: xdr.ScVal[] = [],
+  ) {
+    super(`Error(${type}, ${typeof code === 'number' ? `#${code}` : code})`);
+  }
+
+  toScError(): xdr.ScError {
+    if (this.type === 'Contract') return xdr.ScError.sceContract(this.code as number);
+    const code = xdr.ScErrorCode.fromName(`scec${this.code as string}` as never);
+    const factory = `sce${this.type}` as 'sceAuth';
+    return (xdr.ScError[factory] as (c: xdr.ScErrorCode) => xdr.ScError)(code);
+  }
+}
+
+/** SAC / SEP-41 token contract error codes (soroban-env-host ContractError). */
+export const TokenError = {
+  AccountMissing: 6,
+  NegativeAmount: 8,
+  Balance: 10,
+  BalanceDeauthorized: 11,
+  Overflow: 12,
+  TrustlineMissing: 13,
+} as const;
+
+const I64_MAX = (1n << 63n) - 1n;
+const AUTHORIZED_FLAG = 1;
+
+export interface TokenModel {
+  kind: 'sac' | 'custom';
+  contractId: string;
+  /** SAC only: "USDC:G…" (the fourth transfer-event topic). */
+  assetName?: string;
+  issuer?: string;
+  assetCode?: string;
+}
+
+export interface HostConfig {
+  networkId: Uint8Array;
+  tokens: Map<string, TokenModel>;
+  maxEntryTtl: number;
+  minTempTtl: number;
+}
+
+export type AuthMode = 'enforce' | 'record' | 'record_allow_nonroot';
+
+export interface InvokeContext {
+  view: StateView;
+  ledgerSeq: number;
+  /** G address of the transaction (or operation) source. */
+  source: string;
+  authMode: AuthMode;
+  authEntries: xdr.SorobanAuthorizationEntry[];
+  useUpgradedAuth: boolean;
+  randomNonce: () => bigint;
+}
+
+export interface InvokeResult {
+  ok: boolean;
+  retval: xdr.ScVal;
+  error?: HostError;
+  contractEvents: xdr.ContractEvent[];
+  /** fn_call / fn_return / error diagnostic events, in emission order (contract events included). */
+  diagnostics: xdr.DiagnosticEvent[];
+  recordedAuth: xdr.SorobanAuthorizationEntry[];
+  /** Temporary entries created (nonces) with their live-until ledger, for rent. */
+  newTemp: Array<{ key: xdr.LedgerKey; liveUntil: number }>;
+}
+
+export const instanceKey = (contractId: string): xdr.LedgerKey =>
+  contractDataKey(scAddress(contractId), xdr.ScVal.scvLedgerKeyContractInstance(), 'persistent');
+
+export const balanceKey = (token: string, holder: xdr.ScAddress): xdr.LedgerKey =>
+  contractDataKey(scAddress(token), xdr.ScVal.scvVec([sym('Balance'), xdr.ScVal.scvAddress(holder)]), 'persistent');
+
+export const nonceKey = (signer: xdr.ScAddress, nonce: bigint): xdr.LedgerKey =>
+  contractDataKey(signer, xdr.ScVal.scvLedgerKeyNonce(new xdr.ScNonceKey({ nonce })), 'temporary');
+
+const contractEvent = (
+  type: 'contract' | 'diagnostic',
+  contractId: string | null,
+  topics: xdr.ScVal[],
+  data: xdr.ScVal,
+): xdr.ContractEvent =>
+  new xdr.ContractEvent({
+    ext: xdr.ExtensionPoint.v0(),
+    contractId: contractId ? new xdr.ContractId(contractIdBytes(contractId)) : null,
+    type: type === 'contract' ? xdr.ContractEventType.contract : xdr.ContractEventType.diagnostic,
+    body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics, data })),
+  });
+
+const diag = (event: xdr.ContractEvent, ok = true): xdr.DiagnosticEvent =>
+  new xdr.DiagnosticEvent({ inSuccessfulContractCall: ok, event });
+
+/** Credentials of an auth entry, normalised across the ADDRESS and CAP-71 ADDRESS_V2 arms. */
+export function addressCredentials(
+  c: xdr.SorobanCredentials,
+): { creds: xdr.SorobanAddressCredentials; v2: boolean } | null {
+  if (c.type === 'sorobanCredentialsAddress') return { creds: c.address, v2: false };
+  if (c.type === 'sorobanCredentialsAddressV2') return { creds: c.addressV2, v2: true };
+  return null;
+}
+
+/** sha256 payload an address credential signs (legacy or CAP-71 WithAddress preimage). */
+export function authPayloadPreimage(
+  networkId: Uint8Array,
+  creds: xdr.SorobanAddressCredentials,
+  v2: boolean,
+  invocation: xdr.SorobanAuthorizedInvocation,
+): xdr.HashIdPreimage {
+  if (v2) {
+    return xdr.HashIdPreimage.envelopeTypeSorobanAuthorizationWithAddress(
+      new xdr.HashIdPreimageSorobanAuthorizationWithAddress({
+        networkId,
+        nonce: creds.nonce,
+        signatureExpirationLedger: creds.signatureExpirationLedger,
+        address: creds.address,
+        invocation,
+      }),
+    );
+  }
+  return xdr.HashIdPreimage.envelopeTypeSorobanAuthorization(
+    new xdr.HashIdPreimageSorobanAuthorization({
+      networkId,
+      nonce: creds.nonce,
+      signatureExpirationLedger: creds.signatureExpirationLedger,
+      invocation,
+    }),
+  );
+}
+
+export class Host {
+  constructor(private readonly cfg: HostConfig) {}
+
+  /** Invoke `fn(args)` on `contractId`; never throws for contract-level failures. */
+  invoke(ctx: InvokeContext, contractId: string, fn: string, args: xdr.ScVal[]): InvokeResult {
+    const res: InvokeResult = {
+      ok: false,
+      retval: xdr.ScVal.scvVoid(),
+      contractEvents: [],
+      diagnostics: [],
+      recordedAuth: [],
+      newTemp: [],
+    };
+    res.diagnostics.push(
+      diag(contractEvent('diagnostic', null, [sym('fn_call'), xdr.ScVal.scvBytes(contractIdBytes(contractId)), sym(fn)], xdr.ScVal.scvVec(args))),
+    );
+    const used = new Set<number>();
+    try {
+      const token = this.cfg.tokens.get(contractId);
+      if (!token) throw new HostError('Storage', 'MissingValue', 'trying to get non-existing value for contract instance');
+      // Every real call loads the contract instance (read-only footprint entry).
+      if (!ctx.view.get(instanceKey(contractId))) {
+        throw new HostError('Storage', 'MissingValue', 'trying to get non-existing value for contract instance');
+      }
+      res.retval = this.dispatch(ctx, token, fn, args, res, used);
+      res.ok = true;
+      res.diagnostics.push(diag(contractEvent('diagnostic', contractId, [sym('fn_return'), sym(fn)], res.retval)));
+    } catch (e) {
+      const err =
+        e instanceof HostError ? e : new HostError('Context', 'InternalError', e instanceof Error ? e.message : String(e));
+      res.ok = false;
+      res.error = err;
+      res.contractEvents = [];
+      res.diagnostics = res.diagnostics.map((d) => diag(d.event, false));
+      const data =
+        err.detailArgs.length > 0
+          ? xdr.ScVal.scvVec([str(err.detail), ...err.detailArgs])
+          : str(err.detail);
+      res.diagnostics.push(
+        diag(contractEvent('diagnostic', contractId, [sym('error'), xdr.ScVal.scvError(err.toScError())], data), false),
+      );
+    }
+    return res;
+  }
+
+  private dispatch(
+    ctx: InvokeContext,
+    token: TokenModel,
+    fn: string,
+    args: xdr.ScVal[],
+    res: InvokeResult,
+    used: Set<number>,
+  ): xdr.ScVal {
+    switch (fn) {
+      case 'transfer':
+        return this.transfer(ctx, token, args, res, used);
+      case 'balance': {
+        const [id] = expectArgs(args, ['scvAddress']);
+        return i128(this.readBalance(ctx, token, asAddress(id!)).amount);
+      }
+      case 'decimals':
+        expectArgs(args, []);
+        return xdr.ScVal.scvU32(7);
+      case 'name':
+        expectArgs(args, []);
+        return str(token.assetName ?? 'Devnet Token');
+      case 'symbol':
+        expectArgs(args, []);
+        return str(token.assetCode ?? 'DVT');
+      default:
+        throw new HostError('WasmVm', 'MissingValue', 'trying to invoke non-existent contract function', [sym(fn)]);
+    }
+  }
+
+  private transfer(
+    ctx: InvokeContext,
+    token: TokenModel,
+    args: xdr.ScVal[],
+    res: InvokeResult,
+    used: Set<number>,
+  ): xdr.ScVal {
+    const [fromV, toV, amountV] = expectArgs(args, ['scvAddress', 'scvAddress', 'scvI128']);
+    const from = asAddress(fromV!);
+    if (from.type !== 'scAddressTypeAccount' && from.type !== 'scAddressTypeContract') {
+      throw new HostError('Value', 'UnexpectedType', 'from must be an account or contract address');
+    }
+    const { base: to, muxId } = stripMux(asAddress(toV!));
+    if (to.type !== 'scAddressTypeAccount' && to.type !== 'scAddressTypeContract') {
+      throw new HostError('Value', 'UnexpectedType', 'to must be an account, muxed account or contract address');
+    }
+    const amount = i128Value(amountV!)!;
+    if (amount < 0n) throw new HostError('Contract', TokenError.NegativeAmount, 'negative amount is not allowed', [amountV!]);
+
+    this.requireAuth(ctx, from, token.contractId, 'transfer', args, res, used);
+
+    this.spend(ctx, token, from, amount);
+    this.receive(ctx, token, to, amount);
+
+    const fromStr = addressString(from);
+    const toStr = addressString(to);
+    const data = muxId === null ? i128(amount) : xdr.ScVal.scvMap([mapEntry(sym('amount'), i128(amount)), mapEntry(sym('to_muxed_id'), xdr.ScVal.scvU64(muxId))]);
+    let topics: xdr.ScVal[];
+    if (token.kind === 'custom') topics = [sym('transfer'), xdr.ScVal.scvAddress(from), xdr.ScVal.scvAddress(to)];
+    else if (fromStr === token.issuer) topics = [sym('mint'), xdr.ScVal.scvAddress(to), str(token.assetName!)];
+    else if (toStr === token.issuer) topics = [sym('burn'), xdr.ScVal.scvAddress(from), str(token.assetName!)];
+    else topics = [sym('transfer'), xdr.ScVal.scvAddress(from), xdr.ScVal.scvAddress(to), str(token.assetName!)];
+    const ev = contractEvent('contract', token.contractId, topics, data);
+    res.contractEvents.push(ev);
+    res.diagnostics.push(diag(ev));
+    return xdr.ScVal.scvVoid();
+  }
+
+  // ---- balances -------------------------------------------------------------------------
+
+  private readBalance(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress): { amount: bigint; authorized: boolean } {
+    const holderStr = addressString(holder);
+    if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
+      if (holderStr === token.issuer) return { amount: I64_MAX, authorized: true };
+      const tl = ctx.view.get(trustlineKey(holderStr, alphaNum4Asset(token.assetCode!, token.issuer!)));
+      if (!tl || tl.data.type !== 'trustline') throw new HostError('Contract', TokenError.TrustlineMissing, 'trustline entry is missing for account', [xdr.ScVal.scvAddress(holder)]);
+      return { amount: tl.data.trustLine.balance, authorized: (tl.data.trustLine.flags & AUTHORIZED_FLAG) !== 0 };
+    }
+    const e = ctx.view.get(balanceKey(token.contractId, holder));
+    if (!e || e.data.type !== 'contractData') return { amount: 0n, authorized: true };
+    return decodeContractBalance(token, e.data.contractData.val);
+  }
+
+  private writeBalance(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint, authorized: boolean): void {
+    const holderStr = addressString(holder);
+    if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
+      if (holderStr === token.issuer) return; // the issuer mints and burns; it holds no trustline
+      const key = trustlineKey(holderStr, alphaNum4Asset(token.assetCode!, token.issuer!));
+      const tl = ctx.view.get(key)!;
+      if (tl.data.type !== 'trustline') return;
+      const t = tl.data.trustLine;
+      ctx.view.put(
+        key,
+        xdr.LedgerEntryData.trustline(new xdr.TrustLineEntry({ accountId: t.accountId, asset: t.asset, balance: amount, limit: t.limit, flags: t.flags, ext: t.ext })),
+      );
+      return;
+    }
+    const key = balanceKey(token.contractId, holder);
+    const val =
+      token.kind === 'sac'
+        ? xdr.ScVal.scvMap([
+            mapEntry(sym('amount'), i128(amount)),
+            mapEntry(sym('authorized'), xdr.ScVal.scvBool(authorized)),
+            mapEntry(sym('clawback'), xdr.ScVal.scvBool(false)),
+          ])
+        : i128(amount);
+    const ttl30Days = 518_400;
+    ctx.view.put(key, contractDataEntry(key, val), ctx.ledgerSeq + ttl30Days);
+  }
+
+  private spend(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
+    const b = this.readBalance(ctx, token, holder);
+    if (!b.authorized) throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
+    if (addressString(holder) === token.issuer) return;
+    if (b.amount < amount) {
+      const msg =
+        token.kind === 'sac' && holder.type === 'scAddressTypeAccount'
+          ? 'resulting balance is not within the allowed range'
+          : 'balance is not sufficient to spend';
+      throw new HostError('Contract', TokenError.Balance, msg, [i128(b.amount), i128(amount)]);
+    }
+    this.writeBalance(ctx, token, holder, b.amount - amount, b.authorized);
+  }
+
+  private receive(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
+    const b = this.readBalance(ctx, token, holder);
+    if (!b.authorized) throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
+    if (addressString(holder) === token.issuer) return;
+    const next = b.amount + amount;
+    if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
+      const tl = ctx.view.get(trustlineKey(addressString(holder), alphaNum4Asset(token.assetCode!, token.issuer!)))!;
+      const limit = tl.data.type === 'trustline' ? tl.data.trustLine.limit : I64_MAX;
+      if (next > I64_MAX) throw new HostError('Contract', TokenError.Overflow, 'balance overflow');
+      if (next > limit) throw new HostError('Contract', TokenError.Balance, 'resulting balance is not within the allowed range', [i128(b.amount), i128(amount)]);
+    } else if (next >= 1n << 127n) {
+      throw new HostError('Contract', TokenError.Overflow, 'balance overflow');
+    }
+    this.writeBalance(ctx, token, holder, next, b.authorized);
+  }
+
+  // ---- authorization --------------------------------------------------------------------
+
+  private requireAuth(
+    ctx: InvokeContext,
+    address: xdr.ScAddress,
+    contractId: string,
+    fn: string,
+    args: xdr.ScVal[],
+    res: InvokeResult,
+    used: Set<number>,
+  ): void {
+    const addr = addressString(address);
+    const invocation = new xdr.SorobanAuthorizedInvocation({
+      function: xdr.SorobanAuthorizedFunction.sorobanAuthorizedFunctionTypeContractFn(
+        new xdr.InvokeContractArgs({ contractAddress: scAddress(contractId), functionName: fn, args }),
+      ),
+      subInvocations: [],
+    });
+
+    if (ctx.authMode !== 'enforce') {
+      if (addr === ctx.source) {
+        res.recordedAuth.push(new xdr.SorobanAuthorizationEntry({ credentials: xdr.SorobanCredentials.sorobanCredentialsSourceAccount(), rootInvocation: invocation }));
+        return;
+      }
+      const nonce = ctx.randomNonce();
+      const creds = new xdr.SorobanAddressCredentials({ address, nonce, signatureExpirationLedger: 0, signature: xdr.ScVal.scvVoid() });
+      res.recordedAuth.push(
+        new xdr.SorobanAuthorizationEntry({
+          credentials: ctx.useUpgradedAuth ? xdr.SorobanCredentials.sorobanCredentialsAddressV2(creds) : xdr.SorobanCredentials.sorobanCredentialsAddress(creds),
+          rootInvocation: invocation,
+        }),
+      );
+      // Recording emulates one signature check (reads the account) and writes the nonce.
+      if (address.type === 'scAddressTypeAccount') ctx.view.get(accountKey(addr));
+      const liveUntil = ctx.ledgerSeq + this.cfg.maxEntryTtl - 1;
+      const key = nonceKey(address, nonce);
+      ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil);
+      res.newTemp.push({ key, liveUntil });
+      return;
+    }
+
+    const wanted = invocation.toXdr('base64');
+    const idx = ctx.authEntries.findIndex((e, i) => {
+      if (used.has(i)) return false;
+      if (e.rootInvocation.toXdr('base64') !== wanted) return false;
+      if (e.credentials.type === 'sorobanCredentialsSourceAccount') return addr === ctx.source;
+      const ac = addressCredentials(e.credentials);
+      return ac !== null && addressString(ac.creds.address) === addr;
+    });
+    if (idx < 0) {
+      throw new HostError('Auth', 'InvalidAction', 'Unauthorized function call for address', [xdr.ScVal.scvAddress(address)]);
+    }
+    used.add(idx);
+    const entry = ctx.authEntries[idx]!;
+    const ac = addressCredentials(entry.credentials);
+    if (!ac) return; // source-account credentials: covered by the envelope signature
+    const { creds, v2 } = ac;
+
+    try {
+      this.authenticate(ctx, address, creds, v2, entry.rootInvocation);
+    } catch (e) {
+      const inner = e instanceof HostError ? e : new HostError('Auth', 'InternalError', String(e));
+      throw new HostError('Auth', 'InvalidAction', 'failed account authentication with error', [
+        xdr.ScVal.scvAddress(address),
+        xdr.ScVal.scvError(inner.toScError()),
+      ]);
+    }
+    const exp = creds.signatureExpirationLedger;
+    if (ctx.ledgerSeq > exp) {
+      throw new HostError('Auth', 'InvalidInput', 'signature has expired', [xdr.ScVal.scvAddress(address), xdr.ScVal.scvU32(ctx.ledgerSeq), xdr.ScVal.scvU32(exp)]);
+    }
+    if (exp > ctx.ledgerSeq + this.cfg.maxEntryTtl - 1) {
+      throw new HostError('Auth', 'InvalidInput', 'signature expiration is too late', [xdr.ScVal.scvAddress(address), xdr.ScVal.scvU32(ctx.ledgerSeq + this.cfg.maxEntryTtl - 1), xdr.ScVal.scvU32(exp)]);
+    }
+    const key = nonceKey(address, creds.nonce);
+    const existing = ctx.view.get(key);
+    if (existing && (existing.liveUntil ?? 0) >= ctx.ledgerSeq) {
+      throw new HostError('Auth', 'ExistingValue', 'nonce already exists for address', [xdr.ScVal.scvAddress(address)]);
+    }
+    const liveUntil = Math.max(exp, ctx.ledgerSeq + this.cfg.minTempTtl - 1);
+    ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil);
+    res.newTemp.push({ key, liveUntil });
+  }
+
+  /** Account authentication: ed25519 signatures, signer weights, medium threshold. */
+  private authenticate(
+    ctx: InvokeContext,
+    address: xdr.ScAddress,
+    creds: xdr.SorobanAddressCredentials,
+    v2: boolean,
+    invocation: xdr.SorobanAuthorizedInvocation,
+  ): void {
+    if (address.type !== 'scAddressTypeAccount') {
+      // Custom account contracts (__check_auth) are not modelled.
+      throw new HostError('Auth', 'InvalidAction', 'contract account authentication (__check_auth) is not modelled by the devnet');
+    }
+    const g = addressString(address);
+    const acct = ctx.view.get(accountKey(g));
+    if (!acct || acct.data.type !== 'account') throw new HostError('Auth', 'MissingValue', 'account is missing');
+    const sig = creds.signature;
+    if (sig.type !== 'scvVec' || !sig.vec || sig.vec.length === 0) {
+      throw new HostError('Auth', 'InvalidInput', 'signature is missing or malformed');
+    }
+    if (sig.vec.length > 20) throw new HostError('Auth', 'ExceededLimit', 'too many signatures');
+    const payload = hashPreimage(authPayloadPreimage(this.cfg.networkId, creds, v2, invocation));
+    const a = acct.data.account;
+    const thresholds = bytesOf(a.thresholds);
+    let weight = 0;
+    let prev: string | null = null;
+    for (const s of sig.vec) {
+      const { publicKey, signature } = parseAccountSignature(s);
+      const pkHex = Buffer.from(publicKey).toString('hex');
+      if (prev !== null && pkHex <= prev) throw new HostError('Auth', 'InvalidInput', 'signatures must be sorted by public key and unique');
+      prev = pkHex;
+      if (!verifyEd25519(publicKey, payload, signature)) throw new HostError('Crypto', 'InvalidInput', 'failed ED25519 verification');
+      const w = signerWeight(a, publicKey, thresholds);
+      if (w === 0) throw new HostError('Auth', 'InvalidAction', 'signer does not belong to account');
+      weight += w;
+    }
+    if (weight < (thresholds[2] ?? 0)) throw new HostError('Auth', 'InvalidAction', 'signature weight is lower than threshold');
+  }
+}
+
+export const hashPreimage = (p: xdr.HashIdPreimage): Uint8Array => hash(p.toXdr());
+
+function parseAccountSignature(s: xdr.ScVal): { publicKey: Uint8Array; signature: Uint8Array } {
+  if (s.type !== 'scvMap' || !s.map) throw new HostError('Auth', 'InvalidInput', 'account signature must be a map');
+  let publicKey: Uint8Array | undefined;
+  let signature: Uint8Array | undefined;
+  for (const e of s.map) {
+    if (e.key.type !== 'scvSymbol' || e.val.type !== 'scvBytes') continue;
+    const k = String(e.key.sym);
+    if (k === 'public_key') publicKey = bytesOf(e.val.bytes);
+    if (k === 'signature') signature = bytesOf(e.val.bytes);
+  }
+  if (!publicKey || publicKey.length !== 32 || !signature || signature.length !== 64) {
+    throw new HostError('Auth', 'InvalidInput', 'account signature must hold public_key (32 bytes) and signature (64 bytes)');
+  }
+  return { publicKey, signature };
+}
+
+function signerWeight(a: xdr.AccountEntry, publicKey: Uint8Array, thresholds: Uint8Array): number {
+  const pkHex = Buffer.from(publicKey).toString('hex');
+  if (Buffer.from(bytesOf(a.accountId.ed25519)).toString('hex') === pkHex) return thresholds[0] ?? 0;
+  for (const s of a.signers) {
+    if (s.key.type === 'signerKeyTypeEd25519' && Buffer.from(bytesOf(s.key.ed25519)).toString('hex') === pkHex) return s.weight;
+  }
+  return 0;
+}
+
+function decodeContractBalance(token: TokenModel, val: xdr.ScVal): { amount: bigint; authorized: boolean } {
+  if (token.kind === 'custom') return { amount: i128Value(val) ?? 0n, authorized: true };
+  let amount = 0n;
+  let authorized = true;
+  if (val.type === 'scvMap' && val.map) {
+    for (const e of val.map) {
+      if (e.key.type !== 'scvSymbol') continue;
+      if (String(e.key.sym) === 'amount') amount = i128Value(e.val) ?? 0n;
+      if (String(e.key.sym) === 'authorized' && e.val.type === 'scvBool') authorized = e.val.b;
+    }
+  }
+  return { amount, authorized };
+}
+
+export function contractDataEntry(key: xdr.LedgerKey, val: xdr.ScVal): xdr.LedgerEntryData {
+  if (key.type !== 'contractData') throw new Error('not a contract data key');
+  const k = key.contractData;
+  return xdr.LedgerEntryData.contractData(new xdr.ContractDataEntry({ ext: xdr.ExtensionPoint.v0(), contract: k.contract, key: k.key, durability: k.durability, val }));
+}
+
+function asAddress(v: xdr.ScVal): xdr.ScAddress {
+  if (v.type !== 'scvAddress') throw new HostError('Value', 'UnexpectedType', 'expected an address');
+  return v.address;
+}
+
+function expectArgs(args: xdr.ScVal[], types: string[]): xdr.ScVal[] {
+  if (args.length !== types.length) {
+    throw new HostError('WasmVm', 'UnexpectedSize', `function expects ${types.length} arguments, got ${args.length}`);
+  }
+  args.forEach((a, i) => {
+    if (a.type !== types[i]) throw new HostError('Value', 'UnexpectedType', `argument ${i} must be ${types[i]}`);
+  });
+  return args;
+}
+

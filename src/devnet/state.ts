@@ -1,0 +1,79 @@
+/**
+ * Ledger entry storage. `LedgerState` is the committed state; `StateView` is a copy-on-write
+ * overlay used by simulation (discarded: side-effect free) and by transaction apply
+ * (committed only if the operation succeeds). The view also records which keys were read
+ * and written, which is what footprints are made of.
+ */
+import { xdr } from '@stellar/stellar-sdk';
+import { keyId } from './xdr.ts';
+
+export interface StoredEntry {
+  key: xdr.LedgerKey;
+  data: xdr.LedgerEntryData;
+  lastModified: number;
+  /** Contract data only. */
+  liveUntil?: number;
+}
+
+export class LedgerState {
+  readonly entries = new Map<string, StoredEntry>();
+
+  get(key: xdr.LedgerKey): StoredEntry | undefined {
+    return this.entries.get(keyId(key));
+  }
+
+  put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, ledger: number, liveUntil?: number): void {
+    this.entries.set(keyId(key), { key, data, lastModified: ledger, liveUntil });
+  }
+}
+
+/** A recorded access: the key and whether it was written. */
+export interface Access {
+  key: xdr.LedgerKey;
+  write: boolean;
+}
+
+export class StateView {
+  private readonly writes = new Map<string, StoredEntry | null>();
+  /** Access order is kept so footprints are deterministic. */
+  readonly accesses = new Map<string, Access>();
+
+  constructor(
+    private readonly base: LedgerState,
+    readonly ledgerSeq: number,
+  ) {}
+
+  private touch(key: xdr.LedgerKey, write: boolean): string {
+    const id = keyId(key);
+    const prev = this.accesses.get(id);
+    this.accesses.set(id, { key, write: write || (prev?.write ?? false) });
+    return id;
+  }
+
+  get(key: xdr.LedgerKey): StoredEntry | undefined {
+    const id = this.touch(key, false);
+    if (this.writes.has(id)) return this.writes.get(id) ?? undefined;
+    return this.base.entries.get(id);
+  }
+
+  put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, liveUntil?: number): void {
+    const id = this.touch(key, true);
+    this.writes.set(id, { key, data, lastModified: this.ledgerSeq, liveUntil });
+  }
+
+  /** Entries as they were before this view changed them (for meta `state` changes). */
+  original(id: string): StoredEntry | undefined {
+    return this.base.entries.get(id);
+  }
+
+  changed(): Array<[string, StoredEntry | null]> {
+    return [...this.writes.entries()];
+  }
+
+  commit(): void {
+    for (const [id, e] of this.writes) {
+      if (e) this.base.entries.set(id, e);
+      else this.base.entries.delete(id);
+    }
+  }
+}
