@@ -5,3 +5,4 @@ export { LedgerTimeEstimator, FALLBACK_LEDGER_SECONDS, expiryLedgerBound } from 
 export { SubmitterPool, SignerSelectionError, type SubmitterLease } from './submitters.ts';
 export { NETWORK_PASSPHRASES } from './payload.ts';
 export type * from './types.ts';
+export { createSchemeFromConfig } from './from-config.ts';

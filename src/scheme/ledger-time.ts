@@ -10,6 +10,7 @@ export const FALLBACK_LEDGER_SECONDS = 5;
 const SAMPLE = 20;
 const MIN_SECONDS = 0.05;
 const MAX_SECONDS = 60;
+const FALLBACK_TTL_MS = 2_000;
 
 export interface LedgerTimeOptions {
   ttlMs?: number;
@@ -45,13 +46,16 @@ export class LedgerTimeEstimator {
   }
 
   private async refresh(): Promise<number> {
-    let seconds = FALLBACK_LEDGER_SECONDS;
+    let estimate: number | undefined;
     try {
-      seconds = estimateFromCloseTimes(await this.rpc.getRecentLedgers(SAMPLE)) ?? FALLBACK_LEDGER_SECONDS;
+      estimate = estimateFromCloseTimes(await this.rpc.getRecentLedgers(SAMPLE));
     } catch {
       // A failing RPC must not block payments: the fallback keeps the bound conservative.
     }
-    this.cached = { seconds, at: this.now() };
+    const seconds = estimate ?? FALLBACK_LEDGER_SECONDS;
+    // A fallback is cached only briefly, so a young chain or a passing RPC fault is re-measured soon.
+    const at = estimate === undefined ? this.now() - this.ttlMs + Math.min(this.ttlMs, FALLBACK_TTL_MS) : this.now();
+    this.cached = { seconds, at };
     return seconds;
   }
 }
