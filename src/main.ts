@@ -5,6 +5,7 @@
 import { ConfigError, ensureDbDirectory, loadConfig, type Config } from './config.ts';
 import { createApp, listen } from './http/app.ts';
 import { createLogger } from './log.ts';
+import { createSchemeFromConfig } from './scheme/from-config.ts';
 
 export const EXIT_CONFIG = 78;
 
@@ -24,7 +25,7 @@ function configOrExit(): Config {
 
 const config = configOrExit();
 const logger = createLogger(config.logLevel);
-const app = createApp({ config, logger });
+const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger) });
 try {
   const running = await listen(app, config.port, process.env.HOST || '0.0.0.0');
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
