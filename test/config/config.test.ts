@@ -1,0 +1,232 @@
+/**
+ * Configuration rules (SPEC §5.3, §7.1, §8): loadConfig in process for every rule, then the real
+ * entry point spawned with bad environments (exit 78, one stderr line, no port bound, no secret)
+ * and `npm start` with a valid one serving /health, /supported and /openapi.yaml.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, defaultSupported, loadConfig, signerAddresses, signingKeys } from '../../src/config.ts';
+import { api } from '../helpers/contract.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const seed = () => Keypair.random().secret();
+/** A syntactically plausible seed with a broken checksum. */
+const badSeed = () => {
+  const s = seed();
+  return s.slice(0, 50) + (s[50] === 'A' ? 'B' : 'A') + s.slice(51);
+};
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${Object.keys(env).join(',')}`);
+}
+
+describe('loadConfig', () => {
+  it('defaults with only SUBMITTER_SECRET', () => {
+    const kp = Keypair.random();
+    const config = loadConfig({ SUBMITTER_SECRET: kp.secret() });
+    expect(config).toEqual({
+      network: 'stellar:testnet',
+      rpcUrl: 'https://soroban-testnet.stellar.org',
+      submitters: [kp.publicKey()],
+      feeBumpAddress: null,
+      port: 4021,
+      dbPath: './data/svc.sqlite',
+      feeMode: 'free',
+      maxTransactionFeeStroops: 50000,
+      logLevel: 'info',
+    });
+    expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
+    expect(JSON.stringify(config)).not.toContain(kp.secret());
+  });
+
+  it('reads every variable', () => {
+    const [a, b, f] = [Keypair.random(), Keypair.random(), Keypair.random()];
+    const config = loadConfig({
+      NETWORK: 'stellar:pubnet',
+      RPC_URL: 'http://127.0.0.1:8000/rpc',
+      SUBMITTER_SECRET: ` ${a.secret()} , ${b.secret()} `,
+      FEE_BUMP_SECRET: f.secret(),
+      PORT: '65535',
+      DB_PATH: '/tmp/x/svc.db',
+      FEE_MODE: 'free',
+      MAX_TRANSACTION_FEE_STROOPS: '1',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      network: 'stellar:pubnet',
+      rpcUrl: 'http://127.0.0.1:8000/rpc',
+      submitters: [a.publicKey(), b.publicKey()],
+      feeBumpAddress: f.publicKey(),
+      port: 65535,
+      dbPath: '/tmp/x/svc.db',
+      maxTransactionFeeStroops: 1,
+      logLevel: 'debug',
+    });
+    expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
+    expect(defaultSupported(config).signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
+    expect(JSON.stringify(config)).not.toMatch(/S[A-Z2-7]{55}/);
+  });
+
+  it.each<[string, Record<string, string>, RegExp]>([
+    ['SUBMITTER_SECRET', {}, /required/],
+    ['SUBMITTER_SECRET', { SUBMITTER_SECRET: '   ' }, /required/],
+    ['SUBMITTER_SECRET', { SUBMITTER_SECRET: 'hunter2' }, /not a valid Stellar secret seed/],
+    ['SUBMITTER_SECRET', { SUBMITTER_SECRET: Keypair.random().publicKey() }, /not a valid/],
+    ['SUBMITTER_SECRET', { SUBMITTER_SECRET: `${seed()},` }, /entry 2 is empty/],
+    ['NETWORK', { NETWORK: 'stellar:futurenet' }, /must be one of/],
+    ['NETWORK', { NETWORK: 'testnet' }, /must be one of/],
+    ['RPC_URL', { NETWORK: 'stellar:pubnet' }, /required when NETWORK is stellar:pubnet/],
+    ['RPC_URL', { RPC_URL: 'not a url' }, /http\(s\) URL/],
+    ['RPC_URL', { RPC_URL: 'ftp://rpc.example.org' }, /http\(s\) URL/],
+    ['RPC_URL', { RPC_URL: 'https://user:pw@rpc.example.org' }, /credentials/],
+    ['FEE_BUMP_SECRET', { FEE_BUMP_SECRET: 'nope' }, /not a valid Stellar secret seed/],
+    ['FEE_BUMP_SECRET', { FEE_BUMP_SECRET: `${seed()},${seed()}` }, /single/],
+    ['PORT', { PORT: '0' }, /integer from 1 to 65535/],
+    ['PORT', { PORT: '65536' }, /integer from 1 to 65535/],
+    ['PORT', { PORT: '80.5' }, /integer/],
+    ['PORT', { PORT: 'http' }, /integer/],
+    ['PORT', { PORT: '-1' }, /integer/],
+    ['FEE_MODE', { FEE_MODE: 'paid' }, /only "free"/],
+    ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '0' }, /integer from 1/],
+    ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '-5' }, /integer/],
+    ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '1e5' }, /integer/],
+    ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '99999999999999999999' }, /integer/],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, /must be one of/],
+  ])('%s rule: %j', (variable, env, reason) => {
+    const withSubmitter = 'SUBMITTER_SECRET' in env || variable === 'SUBMITTER_SECRET' ? env : { SUBMITTER_SECRET: seed(), ...env };
+    const err = configError(withSubmitter);
+    expect(err.variable).toBe(variable);
+    expect(err.message.startsWith(`${variable}: `)).toBe(true);
+    expect(err.message).toMatch(reason);
+  });
+
+  it('rejects duplicate submitters and a fee-bump equal to a submitter', () => {
+    const s = seed();
+    expect(configError({ SUBMITTER_SECRET: `${s},${seed()},${s}` }).message).toMatch(/^SUBMITTER_SECRET: entry 3 duplicates/);
+    expect(configError({ SUBMITTER_SECRET: `${seed()},${s}`, FEE_BUMP_SECRET: s }).message).toMatch(/^FEE_BUMP_SECRET: must differ/);
+  });
+
+  it('never quotes any part of a bad secret', () => {
+    for (const [variable, value] of [
+      ['SUBMITTER_SECRET', badSeed()],
+      ['SUBMITTER_SECRET', `${seed()},${badSeed()}`],
+      ['FEE_BUMP_SECRET', badSeed()],
+    ] as const) {
+      const env = variable === 'FEE_BUMP_SECRET' ? { SUBMITTER_SECRET: seed(), FEE_BUMP_SECRET: value } : { SUBMITTER_SECRET: value };
+      const message = configError(env).message;
+      for (let i = 0; i + 6 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 6));
+    }
+  });
+});
+
+/** A port that is free right now. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** Runs src/main.ts under this Node (24) with tsx and a clean environment. */
+function runMain(env: Record<string, string>) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
+
+describe('src/main.ts with an invalid configuration', () => {
+  it.each<[string, (port: number) => Record<string, string>]>([
+    ['SUBMITTER_SECRET', (port) => ({ PORT: String(port) })],
+    ['SUBMITTER_SECRET', (port) => ({ PORT: String(port), SUBMITTER_SECRET: badSeed() })],
+    ['FEE_MODE', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), FEE_MODE: 'dynamic' })],
+    ['RPC_URL', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), NETWORK: 'stellar:pubnet' })],
+    ['DB_PATH', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), DB_PATH: join(fileInTheWay(), 'sub', 'svc.sqlite') })],
+  ])('%s → exit 78, one line naming it, no port bound', async (variable, makeEnv) => {
+    const port = await freePort();
+    const env = makeEnv(port);
+    const result = runMain(env);
+    expect(result.status).toBe(78);
+    const lines = result.stderr.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^svc: invalid configuration: ${variable}: \\S`));
+    expect(result.stdout).toBe('');
+    for (const value of [env.SUBMITTER_SECRET, env.FEE_BUMP_SECRET].filter((v): v is string => !!v)) {
+      for (let i = 0; i + 6 <= value.length; i++) expect(result.stderr).not.toContain(value.slice(i, i + 6));
+    }
+    expect(await portIsFree(port)).toBe(true);
+  });
+});
+
+/** A regular file, so that a directory cannot be created beneath it. */
+function fileInTheWay(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-cfg-')), 'file');
+  writeFileSync(file, 'x');
+  return file;
+}
+
+describe('npm start with a valid configuration', () => {
+  it('creates the DB directory and serves /health, /supported and /openapi.yaml on PORT', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-start-'));
+    const dbPath = join(dir, 'nested', 'deeper', 'svc.sqlite');
+    const kp = Keypair.random();
+    const child = spawn('npm', ['start', '--silent'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), SUBMITTER_SECRET: kp.secret(), DB_PATH: dbPath, LOG_LEVEL: 'info' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const deadline = Date.now() + 30_000;
+      while (!output.includes('svc listening')) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`svc did not start: ${output}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const client = api(base);
+      const health = await client.get('/health');
+      expect(health.status).toBe(200);
+      expect(health.body).toMatchObject({ status: 'ok', port, submitters: [kp.publicKey()], dbPath });
+      const supported = await client.get('/supported');
+      expect(supported.body.signers['stellar:*']).toEqual([kp.publicKey()]);
+      const doc = await client.get('/openapi.yaml');
+      expect(doc.text).toContain('openapi: 3.1.0');
+      expect(existsSync(join(dir, 'nested', 'deeper'))).toBe(true);
+      expect(output).not.toContain(kp.secret());
+      // The access log line is JSON with the request's route and status.
+      expect(output).toMatch(/"route":"GET \/health".*"status":200/);
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+});
