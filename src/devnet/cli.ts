@@ -1,0 +1,72 @@
+/**
+ * `npm run devnet`: run the embedded devnet in the foreground and print how to reach it.
+ * Options: --ledger-ms N (default 5000), --port N, --https-port N, --accounts N (default 3),
+ * --no-https. Ctrl-C stops it cleanly.
+ */
+import { parseArgs } from 'node:util';
+import { startDevnet } from './index.ts';
+
+function intOption(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) {
+    console.error(`devnet: --${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'ledger-ms': { type: 'string' },
+      port: { type: 'string' },
+      'https-port': { type: 'string' },
+      accounts: { type: 'string' },
+      'no-https': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log('usage: npm run devnet -- [--ledger-ms 5000] [--port 8000] [--https-port 8443] [--accounts 3] [--no-https]');
+    return;
+  }
+  const devnet = await startDevnet({
+    ledgerMs: intOption('ledger-ms', values['ledger-ms'], 5000),
+    port: intOption('port', values.port, 8000),
+    httpsPort: intOption('https-port', values['https-port'], 8443),
+    demoAccounts: intOption('accounts', values.accounts, 3),
+    https: !values['no-https'],
+  });
+  const lines = [
+    'svc embedded Stellar devnet (local only, nothing here is a real network)',
+    `  RPC (http):    ${devnet.rpcUrl}`,
+    ...(devnet.httpsRpcUrl ? [`  RPC (https):   ${devnet.httpsRpcUrl}   (self-signed; trust it with NODE_EXTRA_CA_CERTS)`] : []),
+    `  friendbot:     ${devnet.friendbotUrl}?addr=G...&usdc=BASE_UNITS`,
+    `  network:       ${devnet.network}   passphrase "${devnet.networkPassphrase}"`,
+    `  USDC (SAC):    ${devnet.usdc.contractId}   issuer ${devnet.usdc.issuer}, 7 decimals`,
+    `  SEP-41 token:  ${devnet.customToken.contractId}`,
+    `  ledger close:  every ${intOption('ledger-ms', values['ledger-ms'], 5000)} ms`,
+    '',
+    'Funded demo accounts (10,000 XLM + 1,000 USDC each). DEV-ONLY SECRETS: never use them on a real network.',
+    ...devnet.demoAccounts.map((a, i) => `  #${i + 1} public ${a.publicKey}\n     secret ${a.secret}   (dev-only)`),
+  ];
+  console.log(lines.join('\n'));
+  if (devnet.caCertPem) console.log(`\nSelf-signed certificate (PEM):\n${devnet.caCertPem}`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\ndevnet: ${signal}, stopping`);
+    await devnet.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((e: unknown) => {
+  console.error('devnet: failed to start:', e instanceof Error ? e.message : e);
+  process.exit(1);
+});
