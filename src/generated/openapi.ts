@@ -189,18 +189,14 @@ export interface components {
              * @example 2
              */
             x402Version: number;
-            resource?: {
-                [key: string]: unknown;
-            };
-            accepted?: {
-                [key: string]: unknown;
-            };
-            payload?: {
-                [key: string]: unknown;
-            };
-            extensions?: {
-                [key: string]: unknown;
-            };
+            /** @description Resource information: `url`, optional `description`, `mimeType`. Judged by the scheme and the catalog, so not type-checked here. */
+            resource?: unknown;
+            /** @description The PaymentRequirements the client accepted. Judged by the scheme (e.g. `network_mismatch`), so not type-checked here. */
+            accepted?: unknown;
+            /** @description Scheme payload; for `exact` on Stellar `{transaction: <base64 XDR>}`. A missing or undecodable transaction is the scheme code `invalid_exact_stellar_payload_malformed`, not an envelope error. */
+            payload?: unknown;
+            /** @description Echoed extensions, e.g. `bazaar`; judged by the catalog after a successful settle. */
+            extensions?: unknown;
         } & {
             [key: string]: unknown;
         };

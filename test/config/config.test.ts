@@ -123,7 +123,8 @@ describe('loadConfig', () => {
       ['SUBMITTER_SECRET', `${seed()},${badSeed()}`],
       ['FEE_BUMP_SECRET', badSeed()],
     ] as const) {
-      const env = variable === 'FEE_BUMP_SECRET' ? { SUBMITTER_SECRET: seed(), FEE_BUMP_SECRET: value } : { SUBMITTER_SECRET: value };
+      const env: Record<string, string> =
+        variable === 'FEE_BUMP_SECRET' ? { SUBMITTER_SECRET: seed(), FEE_BUMP_SECRET: value } : { SUBMITTER_SECRET: value };
       const message = configError(env).message;
       for (let i = 0; i + 6 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 6));
     }

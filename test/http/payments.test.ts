@@ -340,3 +340,15 @@ describe('logs and request ids', () => {
     for (const message of Object.values(SERVICE_CODES)) expect(message).toMatch(/\S/);
   });
 });
+
+describe('payload content is the scheme’s to judge', () => {
+  it('a non-object payload or accepted is delegated, not an envelope error', async () => {
+    scheme.calls = [];
+    scheme.verifyResult = { isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed' };
+    const res = await client.post('/verify', { paymentPayload: { x402Version: 2, payload: 'not an object', accepted: 7 }, paymentRequirements: requirements });
+    expect(res.status).toBe(200);
+    expect(res.body.invalidReason).toBe('invalid_exact_stellar_payload_malformed');
+    expect(scheme.calls).toEqual(['verify']);
+    scheme.verifyResult = { isValid: true, payer: PAYER };
+  });
+});
