@@ -24,7 +24,7 @@ export const FEE_RATES = {
   /** per KiB written */
   write1KB: 3500,
   /** per KiB of transaction size, history archive (stellar-core adds 300 bytes of result overhead) */
-  historical1KB: 16235,
+  historical1KB: 5000,
   /** per KiB of transaction size, network bandwidth */
   txSize1KB: 1624,
   /** per KiB of contract events + return value (refundable) */
@@ -34,7 +34,7 @@ export const FEE_RATES = {
 } as const;
 
 /** Instructions the modelled token contracts "use" per transfer (declared by simulation). */
-export const TRANSFER_INSTRUCTIONS = 2_600_000;
+export const TRANSFER_INSTRUCTIONS = 1_719_600;
 
 export interface DeclaredResources {
   instructions: number;

@@ -1,0 +1,126 @@
+/**
+ * Third-party fidelity: the stock @x402/stellar 2.9.0 client (with its own nested
+ * stellar-sdk 14.6.1) builds and signs a payment against the devnet over https, and the
+ * stock facilitator verifies and settles it.
+ *
+ * Certificate trust: the devnet's self-signed certificate is added to this process's
+ * default CA list with Node 24's `tls.setDefaultCACertificates` (axios in sdk 14 uses the
+ * default https agent, so it picks it up). Child processes can use NODE_EXTRA_CA_CERTS.
+ * Network boundary: x402 asks Horizon testnet for the ledger close time; this test makes
+ * every non-loopback DNS lookup fail at once (named boundary: the https global agent's
+ * `lookup`), so the stock code falls back to its 5 s default without touching the internet.
+ */
+import dns from 'node:dns';
+import https from 'node:https';
+import tls from 'node:tls';
+import { Keypair, rpc } from '@stellar/stellar-sdk';
+import { createEd25519Signer } from '@x402/stellar';
+import { ExactStellarScheme as ExactClient } from '@x402/stellar/exact/client';
+import { ExactStellarScheme as ExactFacilitator } from '@x402/stellar/exact/facilitator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
+
+let devnet: Devnet;
+const savedCAs = tls.getCACertificates('default');
+
+beforeAll(async () => {
+  devnet = await startDevnet({ ledgerMs: 200, https: true });
+  tls.setDefaultCACertificates([...savedCAs, devnet.caCertPem!]);
+  (https.globalAgent.options as { lookup?: unknown }).lookup = (
+    hostname: string,
+    options: dns.LookupOptions,
+    cb: (err: NodeJS.ErrnoException | null, address?: unknown, family?: number) => void,
+  ) => {
+    if (hostname === 'localhost' || hostname === '127.0.0.1') return dns.lookup(hostname, options, cb as never);
+    const err = Object.assign(new Error(`offline test: no DNS for ${hostname}`), { code: 'ENOTFOUND' });
+    process.nextTick(() => cb(err));
+  };
+});
+afterAll(async () => {
+  tls.setDefaultCACertificates(savedCAs);
+  delete (https.globalAgent.options as { lookup?: unknown }).lookup;
+  await devnet?.stop();
+});
+
+function requirements(payTo: string, amount: string) {
+  return {
+    scheme: 'exact',
+    network: 'stellar:testnet' as const,
+    asset: devnet.usdc.contractId,
+    amount,
+    payTo,
+    maxTimeoutSeconds: 30,
+    extra: { areFeesSponsored: true },
+  };
+}
+
+describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
+  it('stock client signs, stock facilitator verifies and settles; a replay fails', async () => {
+    const payer = await devnet.createAccount({ usdc: 100_000_000n });
+    const payee = await devnet.createAccount();
+    const facilitatorAcct = await devnet.createAccount();
+    const rpcConfig = { url: devnet.httpsRpcUrl! };
+
+    const client = new ExactClient(createEd25519Signer(payer.secret, 'stellar:testnet'), rpcConfig);
+    const req = requirements(payee.publicKey, '2500000');
+    const started = Date.now();
+    const partial = await client.createPaymentPayload(2, req as never);
+    expect(Date.now() - started).toBeLessThan(10_000); // the Horizon fallback does not hang
+    const payload = { ...partial, accepted: req, resource: { url: 'https://example.test/paid', description: 'test', mimeType: 'text/plain' } };
+
+    const facilitator = new ExactFacilitator([createEd25519Signer(facilitatorAcct.secret, 'stellar:testnet')], { rpcConfig, areFeesSponsored: true });
+    const verified = await facilitator.verify(payload as never, req as never);
+    expect(verified).toMatchObject({ isValid: true, payer: payer.publicKey });
+
+    const before = { payer: devnet.balances(payer.publicKey), payee: devnet.balances(payee.publicKey), fac: devnet.balances(facilitatorAcct.publicKey) };
+    const settled = await facilitator.settle(payload as never, req as never);
+    expect(settled).toMatchObject({ success: true, network: 'stellar:testnet', payer: payer.publicKey });
+    expect(settled.transaction).toMatch(/^[0-9a-f]{64}$/);
+
+    expect(devnet.balances(payer.publicKey).usdc).toBe(before.payer.usdc! - 2_500_000n);
+    expect(devnet.balances(payee.publicKey).usdc).toBe(before.payee.usdc! + 2_500_000n);
+    const s = new rpc.Server(devnet.rpcUrl, { allowHttp: true });
+    const tx = await s.getTransaction(settled.transaction);
+    expect(tx.status).toBe('SUCCESS');
+    if (tx.status !== 'SUCCESS') throw new Error('unreachable');
+    expect(devnet.balances(facilitatorAcct.publicKey).xlm).toBe(before.fac.xlm - tx.resultXdr.feeCharged);
+    expect(tx.resultXdr.feeCharged).toBe(22_973n); // SPEC §8's measured settlement cost
+
+    const replay = await facilitator.settle(payload as never, req as never);
+    expect(replay.success).toBe(false);
+    const reverify = await facilitator.verify(payload as never, req as never);
+    expect(reverify.isValid).toBe(false);
+    expect(reverify.invalidReason).toBe('invalid_exact_stellar_payload_simulation_failed');
+  });
+
+  it('settles through a fee-bump account: both hashes resolve; 23073 stroops charged', async () => {
+    const payer = await devnet.createAccount({ usdc: 100_000_000n });
+    const payee = await devnet.createAccount();
+    const fac = await devnet.createAccount();
+    const bumper = await devnet.createAccount();
+    const rpcConfig = { url: devnet.httpsRpcUrl! };
+    const client = new ExactClient(createEd25519Signer(payer.secret, 'stellar:testnet'), rpcConfig);
+    const req = requirements(payee.publicKey, '1000');
+    const payload = { ...(await client.createPaymentPayload(2, req as never)), accepted: req };
+    const facilitator = new ExactFacilitator([createEd25519Signer(fac.secret, 'stellar:testnet')], {
+      rpcConfig,
+      areFeesSponsored: true,
+      feeBumpSigner: createEd25519Signer(bumper.secret, 'stellar:testnet'),
+    });
+    const before = devnet.balances(bumper.publicKey).xlm;
+    const settled = await facilitator.settle(payload as never, req as never);
+    expect(settled.success).toBe(true);
+    const s = new rpc.Server(devnet.rpcUrl, { allowHttp: true });
+    const outer = await s.getTransaction(settled.transaction);
+    expect(outer.status).toBe('SUCCESS');
+    if (outer.status !== 'SUCCESS') throw new Error('unreachable');
+    expect(outer.feeBump).toBe(true);
+    expect(outer.resultXdr.feeCharged).toBe(23_073n);
+    expect(devnet.balances(bumper.publicKey).xlm).toBe(before - 23_073n);
+    expect(devnet.balances(fac.publicKey).xlm).toBe(10_000n * 10_000_000n); // the inner source pays nothing
+    const innerHash = outer.resultXdr.result.type === 'txFeeBumpInnerSuccess' ? Buffer.from(outer.resultXdr.result.innerResultPair.transactionHash.toBytes()).toString('hex') : '';
+    const inner = await s.getTransaction(innerHash);
+    expect(inner.status).toBe('SUCCESS');
+    void Keypair;
+  });
+});
