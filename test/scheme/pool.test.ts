@@ -1,0 +1,139 @@
+/** Submitter pool, confirmation polling and the ledger-time estimate, on their own. */
+import { describe, expect, it } from 'vitest';
+import { Keypair } from '@stellar/stellar-sdk';
+import { SignerSelectionError, SubmitterPool } from '../../src/scheme/submitters.ts';
+import { confirmTransaction, pollDelays } from '../../src/scheme/confirm.ts';
+import { LedgerTimeEstimator, estimateFromCloseTimes, FALLBACK_LEDGER_SECONDS } from '../../src/scheme/ledger-time.ts';
+import { RpcError, type TransactionStatus } from '../../src/scheme/rpc.ts';
+
+const keys = [Keypair.random(), Keypair.random(), Keypair.random()];
+
+describe('SubmitterPool', () => {
+  it('leases round-robin among free submitters, one in flight each, FIFO queue when all are busy', async () => {
+    const pool = new SubmitterPool(keys, { loadSequence: async () => 10n });
+    const a = await pool.lease();
+    const b = await pool.lease();
+    const c = await pool.lease();
+    expect(new Set([a.address, b.address, c.address]).size).toBe(3);
+    const order: string[] = [];
+    const d = pool.lease().then((l) => (order.push('d'), l));
+    const e = pool.lease().then((l) => (order.push('e'), l));
+    expect(pool.waiting).toBe(2);
+    b.release();
+    const dl = await d;
+    expect(dl.address).toBe(b.address);
+    a.release();
+    expect((await e).address).toBe(a.address);
+    expect(order).toEqual(['d', 'e']);
+    b.release(); // a second release of the same lease is a no-op
+    expect(pool.waiting).toBe(0);
+  });
+
+  it('tracks sequences locally and re-reads them after a failure', async () => {
+    let reads = 0;
+    const pool = new SubmitterPool([keys[0]!], { loadSequence: async () => (reads++, 100n) });
+    const l1 = await pool.lease();
+    expect(await l1.sequence()).toBe(100n);
+    l1.consumed();
+    l1.release();
+    const l2 = await pool.lease();
+    expect(await l2.sequence()).toBe(101n);
+    expect(reads).toBe(1);
+    l2.invalidate();
+    l2.release();
+    const l3 = await pool.lease();
+    expect(await l3.sequence()).toBe(100n);
+    expect(reads).toBe(2);
+  });
+
+  it('a full queue or a wait timeout is a SignerSelectionError', async () => {
+    const pool = new SubmitterPool([keys[0]!], { loadSequence: async () => 1n, maxQueue: 1, waitTimeoutMs: 50 });
+    await pool.lease();
+    const waiting = pool.lease();
+    await expect(pool.lease()).rejects.toBeInstanceOf(SignerSelectionError);
+    await expect(waiting).rejects.toThrow(/within 50 ms/);
+    await expect(new SubmitterPool([], { loadSequence: async () => 1n }).lease()).rejects.toBeInstanceOf(SignerSelectionError);
+  });
+});
+
+describe('confirmTransaction', () => {
+  function scripted(answers: (Partial<TransactionStatus> | Error)[]) {
+    let clock = 1_000_000_000_000;
+    const sleeps: number[] = [];
+    const rpc = {
+      async getTransaction() {
+        const next = answers.length > 1 ? answers.shift()! : answers[0]!;
+        if (next instanceof Error) throw next;
+        return { status: 'NOT_FOUND', latestLedger: 1, latestLedgerCloseTime: clock / 1000, ...next } as TransactionStatus;
+      },
+    };
+    return {
+      rpc,
+      sleeps,
+      now: () => clock,
+      sleep: async (ms: number) => {
+        sleeps.push(ms);
+        clock += ms;
+      },
+      maxTime: clock / 1000 + 10,
+    };
+  }
+
+  it('polls until SUCCESS, faster while waiting for a close than right after one', async () => {
+    const s = scripted([{ latestLedger: 1 }, { latestLedger: 1 }, { status: 'SUCCESS', latestLedger: 2, ledger: 2 }]);
+    const outcome = await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep });
+    expect(outcome.kind).toBe('success');
+    const { afterClose, waiting } = pollDelays(1);
+    expect(s.sleeps).toEqual([afterClose, afterClose, waiting]);
+    expect(waiting).toBeLessThan(afterClose);
+  });
+
+  it('FAILED is final', async () => {
+    const s = scripted([{ status: 'FAILED', ledger: 3, resultCode: 'txFAILED' }]);
+    expect((await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep })).kind).toBe('failed');
+  });
+
+  it('NOT_FOUND is final only once a ledger closed after maxTime', async () => {
+    const s = scripted([{}]);
+    const outcome = await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep });
+    expect(outcome.kind).toBe('expired');
+    expect(s.now()).toBeGreaterThan(s.maxTime * 1000);
+  });
+
+  it('a silent RPC ends at the local deadline, shortly after maxTime', async () => {
+    const s = scripted([new RpcError('getTransaction', 'timeout')]);
+    const outcome = await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep });
+    expect(outcome.kind).toBe('unknown');
+    expect(s.now()).toBeLessThan((s.maxTime + 5) * 1000);
+  });
+});
+
+describe('ledger seconds', () => {
+  it('averages close times over the sample; undefined when it cannot tell', () => {
+    const ledgers = Array.from({ length: 21 }, (_, i) => ({ sequence: 100 + i, closeTime: 1000 + Math.floor(i / 4) }));
+    expect(estimateFromCloseTimes(ledgers)).toBeCloseTo(0.25, 2);
+    expect(estimateFromCloseTimes([{ sequence: 1, closeTime: 5 }])).toBeUndefined();
+    expect(estimateFromCloseTimes([{ sequence: 1, closeTime: 5 }, { sequence: 2, closeTime: 5 }])).toBeUndefined();
+  });
+
+  it('caches within the TTL and falls back to 5 s when the RPC fails', async () => {
+    let t = 0;
+    let calls = 0;
+    let fail = false;
+    const rpc = {
+      async getRecentLedgers() {
+        calls++;
+        if (fail) throw new Error('down');
+        return [{ sequence: 1, closeTime: 100 }, { sequence: 11, closeTime: 120 }];
+      },
+    };
+    const est = new LedgerTimeEstimator(rpc, { ttlMs: 1000, now: () => t });
+    expect(await est.seconds()).toBe(2);
+    expect(await est.seconds()).toBe(2);
+    expect(calls).toBe(1);
+    t = 1500;
+    fail = true;
+    expect(await est.seconds()).toBe(FALLBACK_LEDGER_SECONDS);
+    expect(calls).toBe(2);
+  });
+});
