@@ -95,6 +95,10 @@ export interface RunningServer {
 export function listen(app: Koa, port: number, host = '127.0.0.1'): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
+    // A client that stalls while sending its request must not hold a socket for Node's default
+    // 300 s; this bounds receiving the request only, not a settle waiting on the chain.
+    server.requestTimeout = 30_000;
+    server.headersTimeout = 20_000;
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;

@@ -61,6 +61,7 @@ export function errorBoundary(): Middleware {
     } catch (err) {
       const shape = shapeOf(state.operation?.operationId);
       if (err instanceof HttpError) {
+        if (err.status >= 500) state.log.error({ code: err.code, reason: err.message }, 'service fault');
         ctx.status = err.status;
         ctx.body = errorBody(shape, err.code, err.message, state.network);
         return;
@@ -96,6 +97,7 @@ const parseJson = bodyParser({
   strict: false,
   onerror: (err: Error & { status?: number; type?: string }) => {
     if (err.status === 413) throw new HttpError(413, 'svc_malformed_request_body', BODY_LIMIT_MESSAGE);
+    if (err.status === 415) throw new HttpError(400, 'svc_malformed_request_body', 'The request body has an unsupported Content-Encoding; send identity, gzip or deflate.');
     throw new HttpError(400, 'svc_malformed_request_body', 'The request body is not valid JSON.');
   },
 });

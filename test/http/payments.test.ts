@@ -352,3 +352,43 @@ describe('payload content is the scheme’s to judge', () => {
     scheme.verifyResult = { isValid: true, payer: PAYER };
   });
 });
+
+describe('odd encodings', () => {
+  it('an unsupported Content-Encoding → 400 svc_malformed_request_body', async () => {
+    const res = await client.request('POST', '/verify', {
+      body: JSON.stringify(envelope),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'x-unknown' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.invalidReason).toBe('svc_malformed_request_body');
+    expect(res.body.invalidMessage).toMatch(/Content-Encoding/);
+  });
+
+  it('a gzip body that is not gzip → 400 svc_malformed_request_body', async () => {
+    const res = await client.request('POST', '/settle', {
+      body: JSON.stringify(envelope),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.errorReason).toBe('svc_malformed_request_body');
+    expect(res.body.network).toBe('');
+  });
+
+  it('a gzip body that inflates past 256 KiB → 413', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const bomb = gzipSync(JSON.stringify({ ...envelope, padding: 'x'.repeat(1024 * 1024) }));
+    expect(bomb.length).toBeLessThan(16 * 1024);
+    const res = await client.request('POST', '/verify', { body: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    expect(res.status).toBe(413);
+    expect(res.body.invalidReason).toBe('svc_malformed_request_body');
+  });
+
+  it('a gzip body is inflated and read', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const res = await client.request('POST', '/verify', {
+      body: gzipSync(JSON.stringify(envelope)),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(res.status).toBe(200);
+  });
+});
