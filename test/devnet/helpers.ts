@@ -87,3 +87,49 @@ export function rebuildWithAuth(tx: Transaction, auth: xdr.SorobanAuthorizationE
   const newEnv = xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx: newTx, signatures: [] }));
   return TransactionBuilder.fromXDR(newEnv.toXdr('base64'), networkPassphrase) as Transaction;
 }
+
+/** A new Transaction with some fields of the inner xdr.Transaction replaced, unsigned. */
+export function mutateTx(
+  tx: Transaction,
+  networkPassphrase: string,
+  patch: (t: xdr.Transaction) => Partial<{ fee: number; seqNum: bigint; cond: xdr.Preconditions; operations: xdr.Operation[]; ext: xdr.TransactionExt }>,
+): Transaction {
+  const env = tx.toEnvelope();
+  if (env.type !== 'envelopeTypeTx') throw new Error('expected a v1 envelope');
+  const t = env.v1.tx;
+  const p = patch(t);
+  const newTx = new xdr.Transaction({
+    sourceAccount: t.sourceAccount,
+    fee: p.fee ?? t.fee,
+    seqNum: p.seqNum ?? t.seqNum,
+    cond: p.cond ?? t.cond,
+    memo: t.memo,
+    operations: p.operations ?? t.operations,
+    ext: p.ext ?? t.ext,
+  });
+  const newEnv = xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx: newTx, signatures: [] }));
+  return TransactionBuilder.fromXDR(newEnv.toXdr('base64'), networkPassphrase) as Transaction;
+}
+
+/** Decode the TransactionResult code of an ERROR sendTransaction response (innermost for fee bumps). */
+export function txErrorCode(r: rpc.Api.SendTransactionResponse): string | undefined {
+  const res = r.errorResult?.result;
+  if (!res) return undefined;
+  if (res.type === 'txFeeBumpInnerFailed') return res.innerResultPair.result.result.type;
+  return res.type;
+}
+
+/** Simulate over raw JSON-RPC with explicit params (authMode, useUpgradedAuth). */
+export async function simulateRaw(devnet: Devnet, tx: Transaction, params: Record<string, unknown> = {}) {
+  const r = await rawRpc(devnet.rpcUrl, 'simulateTransaction', { transaction: tx.toXDR(), ...params });
+  if (r.error) throw new Error(`rpc error ${r.error.code}: ${r.error.message}`);
+  return r.result as { error?: string; transactionData?: string; minResourceFee?: string; events: string[]; results?: Array<{ auth: string[]; xdr: string }>; latestLedger: number };
+}
+
+/** Submit and close a ledger; return the getTransaction answer. */
+export async function submitAndClose(devnet: Devnet, s: rpc.Server, tx: Transaction | import('@stellar/stellar-sdk').FeeBumpTransaction) {
+  const sent = await s.sendTransaction(tx);
+  if (sent.status !== 'PENDING') return { sent, got: null };
+  await devnet.closeLedger();
+  return { sent, got: await s.getTransaction(sent.hash) };
+}
