@@ -27,7 +27,7 @@ const config = configOrExit();
 const logger = createLogger(config.logLevel);
 const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger) });
 try {
-  const running = await listen(app, config.port, process.env.HOST || '0.0.0.0');
+  const running = await listen(app, config.port, '0.0.0.0');
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'svc stopping');

@@ -65,8 +65,11 @@ export function createApp(deps: AppDeps, contract: ApiContract = loadContract())
     getHealth: healthHandler(config),
     getOpenApiDocument: openApiHandler(contract.yaml),
   };
-  const missing = contract.routes.length !== Object.keys(operations).length;
-  if (missing) throw new Error('openapi.yaml and the handler table disagree on the operations');
+  const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
+  const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));
+  if (unhandled.length || undocumented.length) {
+    throw new Error(`openapi.yaml and the handler table disagree: unhandled [${unhandled}], undocumented [${undocumented}]`);
+  }
 
   const app = new Koa();
   // Errors are answered by errorBoundary; Koa's default handler would print stacks to stderr.

@@ -16,8 +16,8 @@ export interface ApiContract {
   /** openapi-backend, initialized lazily: await `ready` before use. */
   backend: OpenAPIBackend;
   ready: Promise<unknown>;
-  /** Every mounted route, e.g. `POST /verify`, in document order. */
-  routes: { method: string; path: string }[];
+  /** Every mounted route (method, path, operationId), in document order. */
+  routes: { method: string; path: string; operationId: string }[];
 }
 
 /**
@@ -55,10 +55,11 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   // A failed init surfaces as a 500 on the first request (and is logged there), not as an
   // unhandled rejection that kills the process.
   ready.catch(() => undefined);
-  const routes: { method: string; path: string }[] = [];
-  for (const [path, item] of Object.entries(definition.paths as Record<string, Record<string, unknown>>)) {
+  const routes: ApiContract['routes'] = [];
+  for (const [path, item] of Object.entries(definition.paths as Record<string, Record<string, { operationId: string }>>)) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']) {
-      if (item[method]) routes.push({ method: method.toUpperCase(), path });
+      const operation = item[method];
+      if (operation) routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId });
     }
   }
   return { yaml, backend, ready, routes };
