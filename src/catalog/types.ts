@@ -54,3 +54,22 @@ export interface CatalogPort {
     pagination: { limit: number; cursor: string | null };
   };
 }
+
+/** The log calls the catalog makes (a pino Logger satisfies it). */
+export interface CatalogLogger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface CatalogOptions {
+  /** SQLite file; created with its schema when absent. */
+  dbPath: string;
+  logger: CatalogLogger;
+  /** Time source for `lastUpdated` and cursor expiry (tests inject one). */
+  clock?: () => Date;
+}
+
+/** A CatalogPort that owns a database handle. */
+export interface Catalog extends CatalogPort {
+  close(): void;
+}

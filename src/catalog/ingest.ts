@@ -1,0 +1,220 @@
+/**
+ * The catalog hook's pure half (SPEC §3 catalog listing, §4.6): from a settled payment's JSON
+ * envelope to either nothing (no `bazaar` echoed), a soft-drop with its code, or a listing draft
+ * ready for the store. No I/O here; the store does the atomic ownership check and the write.
+ *
+ * Order of checks (the first failure wins): extensions size → bazaar shape → protocol
+ * invariants → schema neutralization and node cap → client-schema validation → resource URL.
+ * Field-level drops (routeTemplate, serviceName, tags, iconUrl) never reject the listing.
+ */
+import type { BazaarCode } from '../codes.ts';
+import { MAX_SCHEMA_DEPTH, exampleNames, measureJson, neutralizeSchema, parameterText, validateAgainstSchema } from './schema.ts';
+import {
+  canonicalResourceUrl,
+  checkRouteTemplate,
+  isPlainObject,
+  optionalString,
+  parseResourceUrl,
+  sanitizeIconUrl,
+  sanitizeServiceName,
+  sanitizeTags,
+} from './sanitize.ts';
+
+export const MAX_EXTENSIONS_BYTES = 64 * 1024;
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const BODY_TYPES = new Set(['json', 'form-data', 'text']);
+const MCP_TRANSPORTS = new Set(['streamable-http', 'sse']);
+/** Cap on nodes of `info` looked at for the depth check (64 KiB cannot hold more anyway). */
+const MAX_INFO_NODES = 70_000;
+
+/** Display metadata; an absent key means "keep the previous value" on refresh. */
+export interface ListingMetadata {
+  description?: string;
+  mimeType?: string;
+  serviceName?: string;
+  tags?: string[];
+  iconUrl?: string;
+}
+
+/** One accepted payment's terms, projected from the settled requirements only. */
+export interface AcceptedTerms {
+  scheme: string;
+  network: string;
+  asset: unknown;
+  amount: unknown;
+  payTo: string;
+  maxTimeoutSeconds: unknown;
+  extra?: Record<string, unknown>;
+}
+
+export interface ListingDraft {
+  resource: string;
+  type: 'http' | 'mcp';
+  /** '' for http listings. */
+  toolName: string;
+  owner: string;
+  x402Version: number;
+  terms: AcceptedTerms;
+  metadata: ListingMetadata;
+  /** The echoed extension, stored under `extensions.bazaar` (an invalid routeTemplate removed). */
+  bazaar: Record<string, unknown>;
+  /** Parameter names and schema descriptions (never example values), for search. */
+  parameterText: string;
+  /** Field-level drops, for the log. */
+  dropped: string[];
+}
+
+export type IngestResult =
+  | { kind: 'none' }
+  | { kind: 'rejected'; code: BazaarCode; reason: string }
+  | { kind: 'listing'; draft: ListingDraft }
+  | { kind: 'unusable'; reason: string };
+
+const reject = (code: BazaarCode, reason: string): IngestResult => ({ kind: 'rejected', code, reason });
+
+/**
+ * Size in bytes of the compact JSON encoding (what the client sent), computed iteratively and
+ * stopping as soon as it exceeds `limit`; a value that cannot be JSON counts as over the limit.
+ */
+export function jsonSizeExceeds(value: unknown, limit: number): boolean {
+  const stack: unknown[] = [value];
+  let bytes = 0;
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (Array.isArray(node)) {
+      bytes += 2 + Math.max(0, node.length - 1);
+      for (const item of node) stack.push(item);
+    } else if (isPlainObject(node)) {
+      const keys = Object.keys(node);
+      bytes += 2 + Math.max(0, keys.length - 1);
+      for (const key of keys) {
+        bytes += Buffer.byteLength(JSON.stringify(key)) + 1;
+        stack.push(node[key]);
+      }
+    } else if (typeof node === 'string') {
+      bytes += Buffer.byteLength(JSON.stringify(node));
+    } else if (typeof node === 'number' || typeof node === 'boolean' || node === null) {
+      bytes += String(node).length;
+    } else {
+      return true;
+    }
+    if (bytes > limit) return true;
+  }
+  return false;
+}
+
+/** Protocol invariants of the bazaar extension (upstream `validateDiscoveryExtensionSpec`, plus type checks). */
+function specDefect(info: Record<string, unknown>): string | null {
+  if (measureJson(info, MAX_INFO_NODES, MAX_SCHEMA_DEPTH).overflow) return `info is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`;
+  const input = info.input;
+  if (!isPlainObject(input)) return 'info.input must be an object.';
+  if (input.type === 'http') {
+    const { method, bodyType } = input;
+    if (method !== undefined && (typeof method !== 'string' || !HTTP_METHODS.has(method))) {
+      return `info.input.method must be one of ${[...HTTP_METHODS].join(', ')}.`;
+    }
+    if (bodyType !== undefined) {
+      if (typeof bodyType !== 'string' || !BODY_TYPES.has(bodyType)) return `info.input.bodyType must be one of ${[...BODY_TYPES].join(', ')}.`;
+      if (typeof method !== 'string' || !BODY_METHODS.has(method)) return 'info.input.bodyType is only allowed with POST, PUT or PATCH.';
+    }
+    return null;
+  }
+  if (input.type === 'mcp') {
+    if (typeof input.toolName !== 'string' || input.toolName.trim() === '') return 'info.input.toolName must be a non-empty string for mcp.';
+    if (input.toolName.length > 256) return 'info.input.toolName is longer than 256 characters.';
+    if (!isPlainObject(input.inputSchema)) return 'info.input.inputSchema must be an object for mcp.';
+    if (input.transport !== undefined && (typeof input.transport !== 'string' || !MCP_TRANSPORTS.has(input.transport))) {
+      return 'info.input.transport must be streamable-http or sse.';
+    }
+    return null;
+  }
+  return 'info.input.type must be "http" or "mcp".';
+}
+
+/** The terms of the settled requirements; anything else the requirements carry is not copied. */
+function projectTerms(requirements: Record<string, unknown>): AcceptedTerms | null {
+  const { scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra } = requirements;
+  if (typeof scheme !== 'string' || typeof network !== 'string' || typeof payTo !== 'string' || payTo === '') return null;
+  const terms: AcceptedTerms = { scheme, network, asset, amount, payTo, maxTimeoutSeconds };
+  if (isPlainObject(extra) && !measureJson(extra, 200, 8).overflow) terms.extra = extra;
+  return terms;
+}
+
+export function ingestSettlement(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): IngestResult {
+  const extensions = paymentPayload.extensions;
+  if (!isPlainObject(extensions) || !Object.hasOwn(extensions, 'bazaar')) return { kind: 'none' };
+  if (jsonSizeExceeds(extensions, MAX_EXTENSIONS_BYTES)) {
+    return reject('bazaar_extensions_too_large', `The extensions block is larger than ${MAX_EXTENSIONS_BYTES} bytes.`);
+  }
+  const bazaar = extensions.bazaar;
+  if (!isPlainObject(bazaar) || !isPlainObject(bazaar.info) || !(isPlainObject(bazaar.schema) || typeof bazaar.schema === 'boolean')) {
+    return reject('bazaar_extension_not_object', 'The bazaar extension must be an object with an `info` object and a `schema`.');
+  }
+  const info = bazaar.info;
+  const defect = specDefect(info);
+  if (defect) return reject('bazaar_spec_validation_failed', defect);
+
+  const neutralized = neutralizeSchema(bazaar.schema);
+  if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
+  const validation = validateAgainstSchema(neutralized.schema, info);
+  if (!validation.ok) return reject('bazaar_schema_validation_failed', validation.reason);
+
+  const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
+  const url = parseResourceUrl(resource.url);
+  if (!url) return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');
+
+  const terms = projectTerms(paymentRequirements);
+  if (!terms) return { kind: 'unusable', reason: 'the settled paymentRequirements lack scheme, network or payTo' };
+
+  const dropped: string[] = [];
+  const stored: Record<string, unknown> = { ...bazaar };
+  let routeTemplate: string | undefined;
+  if (bazaar.routeTemplate !== undefined) {
+    const checked = checkRouteTemplate(bazaar.routeTemplate);
+    if (checked.ok) routeTemplate = checked.template;
+    else {
+      delete stored.routeTemplate;
+      dropped.push(`routeTemplate: ${checked.reason}`);
+    }
+  }
+  const metadata: ListingMetadata = {};
+  const description = optionalString(resource.description);
+  if (description !== undefined) metadata.description = description;
+  const mimeType = optionalString(resource.mimeType);
+  if (mimeType !== undefined) metadata.mimeType = mimeType;
+  const fields: Array<[keyof ListingMetadata, unknown, (v: unknown) => unknown]> = [
+    ['serviceName', resource.serviceName, sanitizeServiceName],
+    ['tags', resource.tags, sanitizeTags],
+    ['iconUrl', resource.iconUrl, sanitizeIconUrl],
+  ];
+  for (const [name, raw, sanitize] of fields) {
+    if (raw === undefined) continue;
+    const clean = sanitize(raw);
+    if (clean === undefined) dropped.push(name);
+    else (metadata as Record<string, unknown>)[name] = clean;
+  }
+
+  const input = info.input as Record<string, unknown>;
+  const type = input.type as 'http' | 'mcp';
+  const names = [...exampleNames(input.queryParams), ...exampleNames(input.pathParams), ...exampleNames(input.body)];
+  const text = [names.join(' '), parameterText([neutralized.schema, type === 'mcp' ? input.inputSchema : undefined])]
+    .filter((part) => part !== '')
+    .join(' ');
+  const x402Version = Number.isSafeInteger(paymentPayload.x402Version) ? (paymentPayload.x402Version as number) : 2;
+  return {
+    kind: 'listing',
+    draft: {
+      resource: canonicalResourceUrl(url, routeTemplate),
+      type,
+      toolName: type === 'mcp' ? (input.toolName as string) : '',
+      owner: terms.payTo,
+      x402Version,
+      terms,
+      metadata,
+      bazaar: stored,
+      parameterText: text,
+      dropped,
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * Field rules of the catalog write (SPEC §2.6, §4.6 items 5–7, §8): the resource URL, the
+ * routeTemplate hardening, and the field-level sanitizers whose failure drops only that field.
+ * Pure functions over untrusted JSON; every loop is bounded by a constant.
+ */
+
+export const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
+export const MAX_SERVICE_NAME_LENGTH = 32;
+export const MAX_TAGS = 5;
+export const MAX_TAG_LENGTH = 32;
+export const MAX_ICON_URL_LENGTH = 2048;
+export const MAX_ROUTE_TEMPLATE_LENGTH = 2048;
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+/** C0 controls (including NUL), DEL and C1 controls. */
+const CONTROL_CHAR = /[\x00-\x1f\x7f-\x9f]/;
+/** The characters a route template may use before decoding: a path plus `:name` params and %-escapes. */
+const ROUTE_TEMPLATE_CHARS = /^\/[A-Za-z0-9_/:.\-~%]*$/;
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** §4.6 item 5: an absolute http(s) URL without credentials, or null. */
+export function parseResourceUrl(value: unknown): URL | null {
+  if (typeof value !== 'string' || value === '' || CONTROL_CHAR.test(value)) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (url.username !== '' || url.password !== '') return null;
+  if (url.hostname === '') return null;
+  return url;
+}
+
+/** Why a routeTemplate layer is refused, or null when the layer is clean. */
+function routeLayerDefect(layer: string): string | null {
+  if (layer.includes('..')) return 'contains ..';
+  if (layer.includes('://')) return 'contains ://';
+  if (layer.includes('\\')) return 'contains a backslash';
+  if (CONTROL_CHAR.test(layer)) return 'contains a control character';
+  if (layer.startsWith('//')) return 'begins with //';
+  return null;
+}
+
+/**
+ * §4.6 item 6: the template itself when valid, else the reason it is dropped. Percent-decoding
+ * is repeated at most 5 times and must reach a fixed point; every layer (the raw one included)
+ * is checked for traversal, scheme smuggling, backslashes, control characters and `//`.
+ */
+export function checkRouteTemplate(value: unknown): { ok: true; template: string } | { ok: false; reason: string } {
+  if (typeof value !== 'string') return { ok: false, reason: 'routeTemplate is not a string' };
+  if (value.length > MAX_ROUTE_TEMPLATE_LENGTH) return { ok: false, reason: 'routeTemplate is too long' };
+  if (!ROUTE_TEMPLATE_CHARS.test(value)) {
+    return { ok: false, reason: 'routeTemplate must start with / and use only [A-Za-z0-9_/:.-~%]' };
+  }
+  let layer = value;
+  for (let pass = 0; ; pass++) {
+    const defect = routeLayerDefect(layer);
+    if (defect) return { ok: false, reason: `routeTemplate ${defect} after ${pass} decode pass(es)` };
+    let next: string;
+    try {
+      next = decodeURIComponent(layer);
+    } catch {
+      return { ok: false, reason: 'routeTemplate has a malformed percent-escape' };
+    }
+    if (next === layer) return { ok: true, template: value };
+    if (pass + 1 >= MAX_ROUTE_TEMPLATE_DECODE_PASSES) {
+      // The layer after the last allowed pass must itself be clean and stable.
+      const lastDefect = routeLayerDefect(next);
+      if (lastDefect) return { ok: false, reason: `routeTemplate ${lastDefect} after ${pass + 1} decode passes` };
+      return { ok: false, reason: `routeTemplate does not stabilize within ${MAX_ROUTE_TEMPLATE_DECODE_PASSES} decode passes` };
+    }
+    layer = next;
+  }
+}
+
+/** §2.6: origin + valid routeTemplate, else origin + pathname; query and fragment never kept. */
+export function canonicalResourceUrl(url: URL, routeTemplate: string | undefined): string {
+  return `${url.origin}${routeTemplate ?? url.pathname}`;
+}
+
+function isPrintableAscii(value: string, maxLength: number): boolean {
+  return value.length >= 1 && value.length <= maxLength && PRINTABLE_ASCII.test(value);
+}
+
+/** serviceName: 1–32 printable ASCII characters, else dropped (surrounding blanks are not trimmed). */
+export function sanitizeServiceName(value: unknown): string | undefined {
+  return typeof value === 'string' && isPrintableAscii(value, MAX_SERVICE_NAME_LENGTH) && value.trim() !== ''
+    ? value
+    : undefined;
+}
+
+/**
+ * tags: entries that are not 1–32 printable-ASCII strings are skipped, duplicates (case-insensitive)
+ * keep their first spelling, and only the first 5 survivors are kept. No survivor drops the field.
+ * Only the first 64 entries are looked at (bounded work).
+ */
+export function sanitizeTags(value: unknown): string[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const entry of value.slice(0, 64)) {
+    if (typeof entry !== 'string' || !isPrintableAscii(entry, MAX_TAG_LENGTH) || entry.trim() === '') continue;
+    const key = entry.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(entry);
+    if (out.length === MAX_TAGS) break;
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback']);
+/** A host that is an integer in any base, or dotted parts of integers: an IP literal in disguise. */
+const NUMERIC_HOST = /^(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+))*\.?$/i;
+
+function decodeFully(value: string): string | null {
+  let layer = value;
+  for (let pass = 0; pass < MAX_ROUTE_TEMPLATE_DECODE_PASSES; pass++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(layer);
+    } catch {
+      return null;
+    }
+    if (next === layer) return layer;
+    layer = next;
+  }
+  return null;
+}
+
+/** Reason a host is hostile (IP literal, loopback, integer forms), or null. */
+function hostileHost(host: string): string | null {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  if (h === '') return 'empty host';
+  if (h.startsWith('[') || h.includes(':')) return 'IPv6 literal';
+  if (NUMERIC_HOST.test(h)) return 'IPv4 or integer literal';
+  if (LOOPBACK_NAMES.has(h) || h.endsWith('.localhost')) return 'loopback name';
+  return null;
+}
+
+/**
+ * iconUrl: absolute http(s), at most 2048 characters, no userinfo, and a host that is neither an
+ * IP literal (v4, v6, decimal/hex/octal integer forms) nor a loopback name. The host is checked
+ * twice: as the WHATWG parser normalizes it, and as written in the raw authority after
+ * percent-decoding, so an encoded form cannot slip past either view.
+ */
+export function sanitizeIconUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ICON_URL_LENGTH) return undefined;
+  if (CONTROL_CHAR.test(value)) return undefined;
+  const url = parseResourceUrl(value);
+  if (!url) return undefined;
+  if (hostileHost(url.hostname)) return undefined;
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(value)?.[1];
+  if (authority === undefined) return undefined;
+  const decoded = decodeFully(authority);
+  if (decoded === null || decoded.includes('@')) return undefined;
+  const rawHost = decoded.startsWith('[') ? decoded : decoded.replace(/:[0-9]*$/, '');
+  if (hostileHost(rawHost)) return undefined;
+  return value;
+}
+
+/** A plain string field (description, mimeType): kept when a string, else absent. */
+export function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,171 @@
+/**
+ * Builders for catalog tests: settled envelopes shaped like an upstream bazaar declaration after
+ * enrichment (info.input.method set, schema validating info), and catalogs on temp files.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
+import type { CatalogLogger, SettledPayment } from '../../src/catalog/types.ts';
+
+export const PAY_TO_A = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
+export const PAY_TO_B = 'GBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
+export const ASSET = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
+
+export interface RecordedLog {
+  level: 'warn' | 'error';
+  obj: object;
+  msg: string;
+}
+
+export function recordingLogger(): CatalogLogger & { lines: RecordedLog[] } {
+  const lines: RecordedLog[] = [];
+  return {
+    lines,
+    warn: (obj, msg) => lines.push({ level: 'warn', obj, msg }),
+    error: (obj, msg) => lines.push({ level: 'error', obj, msg }),
+  };
+}
+
+export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A catalog on a fresh temp file with a controllable clock. */
+export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z')) {
+  const { dir, cleanup } = tempDir();
+  const logger = recordingLogger();
+  let now = start;
+  const dbPath = join(dir, 'catalog.sqlite');
+  const catalog: Catalog = openCatalog({ dbPath, logger, clock: () => new Date(now) });
+  return {
+    catalog,
+    dbPath,
+    dir,
+    logger,
+    tick(ms = 1000) {
+      now += ms;
+    },
+    setNow(ms: number) {
+      now = ms;
+    },
+    close() {
+      catalog.close();
+      cleanup();
+    },
+  };
+}
+
+export interface SettlementOptions {
+  url?: string;
+  payTo?: string;
+  amount?: string;
+  network?: string;
+  scheme?: string;
+  method?: string;
+  description?: string;
+  mimeType?: string;
+  serviceName?: unknown;
+  tags?: unknown;
+  iconUrl?: unknown;
+  routeTemplate?: unknown;
+  queryParams?: Record<string, unknown>;
+  /** Extra properties for the query-param schema (name → schema). */
+  paramSchema?: Record<string, unknown>;
+  mcpTool?: string;
+  /** Replace the whole bazaar extension. */
+  bazaar?: unknown;
+  /** Replace the whole extensions block. */
+  extensions?: unknown;
+}
+
+export function httpBazaar(o: SettlementOptions = {}): Record<string, unknown> {
+  const method = o.method ?? 'GET';
+  const queryParams = o.queryParams ?? { city: 'Lisbon' };
+  const ext: Record<string, unknown> = {
+    info: {
+      input: { type: 'http', method, queryParams },
+      output: { type: 'json', example: { temperature: 21 } },
+    },
+    schema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        input: {
+          type: 'object',
+          properties: {
+            type: { type: 'string', const: 'http' },
+            method: { type: 'string', enum: [method] },
+            queryParams: {
+              type: 'object',
+              properties: o.paramSchema ?? { city: { type: 'string', description: 'City name to forecast' } },
+            },
+          },
+          required: ['type', 'method'],
+          additionalProperties: false,
+        },
+        output: { type: 'object' },
+      },
+      required: ['input'],
+    },
+  };
+  if (o.routeTemplate !== undefined) ext.routeTemplate = o.routeTemplate;
+  return ext;
+}
+
+export function mcpBazaar(toolName: string, description = 'Tool input'): Record<string, unknown> {
+  return {
+    info: {
+      input: {
+        type: 'mcp',
+        toolName,
+        transport: 'streamable-http',
+        inputSchema: { type: 'object', properties: { prompt: { type: 'string', description } } },
+        example: { prompt: 'secret-example-value' },
+      },
+    },
+    schema: {
+      type: 'object',
+      properties: {
+        input: {
+          type: 'object',
+          properties: { type: { const: 'mcp' }, toolName: { type: 'string' }, inputSchema: { type: 'object' } },
+          required: ['type', 'toolName', 'inputSchema'],
+        },
+      },
+      required: ['input'],
+    },
+  };
+}
+
+export function settlement(o: SettlementOptions = {}): SettledPayment {
+  const payTo = o.payTo ?? PAY_TO_A;
+  const requirements = {
+    scheme: o.scheme ?? 'exact',
+    network: o.network ?? 'stellar:testnet',
+    asset: ASSET,
+    amount: o.amount ?? '100000',
+    payTo,
+    maxTimeoutSeconds: 60,
+    extra: { areFeesSponsored: true },
+  };
+  const resource: Record<string, unknown> = { url: o.url ?? 'https://api.example.com/weather?city=Lisbon#x' };
+  if (o.description !== undefined) resource.description = o.description;
+  if (o.mimeType !== undefined) resource.mimeType = o.mimeType;
+  if (o.serviceName !== undefined) resource.serviceName = o.serviceName;
+  if (o.tags !== undefined) resource.tags = o.tags;
+  if (o.iconUrl !== undefined) resource.iconUrl = o.iconUrl;
+  const bazaar = o.bazaar !== undefined ? o.bazaar : o.mcpTool ? mcpBazaar(o.mcpTool) : httpBazaar(o);
+  const extensions = o.extensions !== undefined ? o.extensions : { bazaar };
+  return {
+    paymentPayload: {
+      x402Version: 2,
+      resource,
+      accepted: requirements,
+      payload: { transaction: 'AAAA' },
+      extensions,
+    },
+    paymentRequirements: requirements,
+  };
+}
