@@ -106,6 +106,15 @@ export function buildTransfer(
   return builder.addOperation(operation).setTimeout(Math.ceil(Number(requirements.maxTimeoutSeconds))).build();
 }
 
+/**
+ * The facilitator accepts expiries up to current + ceil(maxTimeoutSeconds / its own ledger-time
+ * estimate) + 2. Both sides estimate from whole-second close times, so the buyer signs for 80 %
+ * of the window: a facilitator estimate up to 25 % slower than ours still accepts the entry.
+ */
+export function clientExpiration(latestLedger: number, maxTimeoutSeconds: number, ledgerSeconds: number): number {
+  return Math.max(latestLedger + 2, expiryLedgerBound(latestLedger, maxTimeoutSeconds * 0.8, ledgerSeconds));
+}
+
 async function onChain<T>(what: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
@@ -129,7 +138,7 @@ export async function createStellarPayment(options: CreateStellarPaymentOptions)
     throw new StellarPaymentError('unexpected_signers', `The transfer needs authorization from ${others.join(', ') || 'nobody'}, not only from ${payer}.`);
   }
   const ledgerSeconds = await ledgerTime.seconds();
-  const expiration = options.expirationLedger ?? expiryLedgerBound(recorded.latestLedger, Number(requirements.maxTimeoutSeconds), ledgerSeconds);
+  const expiration = options.expirationLedger ?? clientExpiration(recorded.latestLedger, Number(requirements.maxTimeoutSeconds), ledgerSeconds);
   const signed = await Promise.all(recorded.auth.map((entry) => authorizeEntry(entry, signer, expiration, passphrase)));
 
   const enforced = await onChain('enforce-mode simulation', () => rpc.simulate(buildTransfer(requirements, payer, passphrase, signed), 'enforce'));

@@ -134,8 +134,15 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
     },
     async getRecentLedgers(count) {
       const latest = await call('getLatestLedger', () => server._getLatestLedger());
-      const start = Math.max(1, latest.sequence - count + 1);
-      const r = await call('getLedgers', () => server._getLedgers({ startLedger: start, pagination: { limit: count } }));
+      const fetchFrom = (start: number) => call('getLedgers', () => server._getLedgers({ startLedger: start, pagination: { limit: count } }));
+      let r;
+      try {
+        r = await fetchFrom(Math.max(1, latest.sequence - count + 1));
+      } catch (err) {
+        // A young chain (or a short retention window) starts later: ask where history begins.
+        const health = await call('getHealth', () => server.getHealth()).catch(() => { throw err; });
+        r = await fetchFrom(Math.max(health.oldestLedger, latest.sequence - count + 1));
+      }
       return r.ledgers.map((l) => ({ sequence: l.sequence, closeTime: toNumber(l.ledgerCloseTime) }));
     },
     async getAccountSequence(address) {
