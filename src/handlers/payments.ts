@@ -117,8 +117,11 @@ export interface PaymentDeps {
   catalog?: CatalogPort;
 }
 
-/** One log line per payment decision; public data only. */
-function logDecision(state: PaymentState, route: string, body: Record<string, unknown>, code: unknown): void {
+/**
+ * One log line per payment decision; public data only. `transaction` is the hash the scheme
+ * reported, even on a failure where the response carries "" (an operator can look it up).
+ */
+function logDecision(state: PaymentState, route: string, body: Record<string, unknown>, code: unknown, transaction?: string): void {
   state.log.info(
     {
       route,
@@ -126,7 +129,7 @@ function logDecision(state: PaymentState, route: string, body: Record<string, un
       payer: body.payer ?? null,
       amount: state.envelope.paymentRequirements.amount ?? null,
       network: state.envelope.paymentRequirements.network ?? null,
-      transaction: typeof body.transaction === 'string' && body.transaction !== '' ? body.transaction : null,
+      transaction: transaction || null,
     },
     'payment decision',
   );
@@ -152,10 +155,11 @@ export function settleHandler(deps: PaymentDeps): Middleware {
     const scheme = requireScheme(deps.scheme);
     const { paymentPayload, paymentRequirements } = state.envelope;
     const network = typeof paymentRequirements.network === 'string' ? paymentRequirements.network : '';
-    const body = isAdvertisedKind(scheme, state.envelope)
-      ? shapeSettleResponse(await scheme.settle(paymentPayload, paymentRequirements), network)
+    const result = isAdvertisedKind(scheme, state.envelope) ? await scheme.settle(paymentPayload, paymentRequirements) : null;
+    const body = result
+      ? shapeSettleResponse(result, network)
       : { success: false, transaction: '', network, errorReason: UNSUPPORTED_KIND, errorMessage: unsupportedKindMessage(state.envelope) };
-    logDecision(state, 'POST /settle', body, body.errorReason);
+    logDecision(state, 'POST /settle', body, body.errorReason, typeof result?.transaction === 'string' ? result.transaction : undefined);
     if (body.success === true) {
       const header = catalogOutcomeHeader(deps.catalog, state);
       if (header) ctx.set('EXTENSION-RESPONSES', header);

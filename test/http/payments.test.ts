@@ -305,6 +305,17 @@ describe('POST /settle delegation and the catalog hook', () => {
     scheme.settleResult = { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER };
   });
 
+  it('a failure that reports a hash answers transaction "" and logs the hash', async () => {
+    logLines.length = 0;
+    scheme.settleResult = { success: false, transaction: HASH, network: 'stellar:testnet', errorReason: 'settle_exact_stellar_transaction_failed' };
+    const res = await client.post('/settle', envelope, { headers: { 'X-Request-Id': 'req-failed-hash' } });
+    expect(res.body.transaction).toBe('');
+    expect(res.body.errorReason).toBe('settle_exact_stellar_transaction_failed');
+    const decision = logLines.find((l) => l.reqId === 'req-failed-hash' && l.msg === 'payment decision');
+    expect(decision).toMatchObject({ code: 'settle_exact_stellar_transaction_failed', transaction: HASH });
+    scheme.settleResult = { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER };
+  });
+
   it('a scheme "success" without a 64-hex hash is a 500, never a fake success', async () => {
     scheme.settleResult = { success: true, transaction: 'nothex', network: 'stellar:testnet' };
     const res = await client.post('/settle', envelope);
