@@ -178,8 +178,11 @@ export function ingestSettlement(paymentPayload: Record<string, unknown>, paymen
       dropped.push(`routeTemplate: ${checked.reason}`);
     }
   }
+  const input = info.input as Record<string, unknown>;
+  const type = input.type as 'http' | 'mcp';
   const metadata: ListingMetadata = {};
-  const description = optionalString(resource.description);
+  // An MCP tool's own description stands in when the resource declares none.
+  const description = optionalString(resource.description) ?? (type === 'mcp' ? optionalString(input.description) : undefined);
   if (description !== undefined) metadata.description = description;
   const mimeType = optionalString(resource.mimeType);
   if (mimeType !== undefined) metadata.mimeType = mimeType;
@@ -195,9 +198,8 @@ export function ingestSettlement(paymentPayload: Record<string, unknown>, paymen
     else (metadata as Record<string, unknown>)[name] = clean;
   }
 
-  const input = info.input as Record<string, unknown>;
-  const type = input.type as 'http' | 'mcp';
-  const names = [...exampleNames(input.queryParams), ...exampleNames(input.pathParams), ...exampleNames(input.body)];
+  // The tool name is what an agent calls, so it counts as parameter text.
+  const names = [...(type === 'mcp' ? [input.toolName as string] : []), ...exampleNames(input.queryParams), ...exampleNames(input.pathParams), ...exampleNames(input.body)];
   const text = [names.join(' '), parameterText([neutralized.schema, type === 'mcp' ? input.inputSchema : undefined])]
     .filter((part) => part !== '')
     .join(' ');

@@ -1,0 +1,197 @@
+/**
+ * The catalog listing lifecycle of SPEC §3 and the list endpoint of §2.7/§4.4, on real SQLite
+ * files: create, refresh, protect; identity; accepts; metadata merge; filters, order, paging.
+ */
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openCatalog } from '../../src/catalog/index.ts';
+import { SCHEMA_VERSION } from '../../src/catalog/store.ts';
+import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+
+type Listing = Record<string, any>;
+let current: ReturnType<typeof tempCatalog> | undefined;
+const fresh = () => (current = tempCatalog());
+afterEach(() => {
+  current?.close();
+  current = undefined;
+});
+const all = (t: ReturnType<typeof tempCatalog>) => t.catalog.list({}, { limit: 100, offset: 0 }).items as Listing[];
+
+describe('listing lifecycle (SPEC §3)', () => {
+  it('creates a listing owned by the settled payTo, with the canonical URL and an ISO lastUpdated', () => {
+    const t = fresh();
+    expect(t.catalog.recordSettlement(settlement({ description: 'Forecast', mimeType: 'application/json' }))).toEqual({ status: 'success' });
+    const [listing, ...rest] = all(t);
+    expect(rest).toHaveLength(0);
+    expect(listing).toMatchObject({
+      resource: 'https://api.example.com/weather',
+      type: 'http',
+      x402Version: 2,
+      lastUpdated: '2026-01-01T00:00:00.000Z',
+      description: 'Forecast',
+      mimeType: 'application/json',
+    });
+    expect(typeof listing!.lastUpdated).toBe('string');
+    expect(listing!.accepts).toEqual([
+      expect.objectContaining({ scheme: 'exact', network: 'stellar:testnet', amount: '100000', payTo: PAY_TO_A }),
+    ]);
+    expect(listing!.extensions.bazaar.info.input).toEqual({ type: 'http', method: 'GET', queryParams: { city: 'Lisbon' } });
+  });
+
+  it('returns null and writes nothing when no bazaar extension was echoed', () => {
+    const t = fresh();
+    const s = settlement();
+    delete s.paymentPayload.extensions;
+    expect(t.catalog.recordSettlement(s)).toBeNull();
+    expect(t.catalog.recordSettlement(settlement({ extensions: { other: { x: 1 } } }))).toBeNull();
+    expect(all(t)).toHaveLength(0);
+  });
+
+  it('refreshes on the same key and payTo: latest metadata wins, absent fields keep their value, accepts accumulate de-duplicated', () => {
+    const t = fresh();
+    t.catalog.recordSettlement(settlement({ description: 'v1', serviceName: 'Weather', tags: ['a'], mimeType: 'text/plain' }));
+    t.tick(5000);
+    t.catalog.recordSettlement(settlement({ description: 'v2', amount: '200000' }));
+    t.tick(5000);
+    t.catalog.recordSettlement(settlement({ amount: '100000' })); // same terms as the first: not duplicated
+    const [listing, ...rest] = all(t);
+    expect(rest).toHaveLength(0);
+    expect(listing).toMatchObject({ description: 'v2', serviceName: 'Weather', tags: ['a'], mimeType: 'text/plain' });
+    expect(listing!.lastUpdated).toBe('2026-01-01T00:00:10.000Z');
+    expect(listing!.accepts.map((a: Listing) => a.amount)).toEqual(['100000', '200000']);
+  });
+
+  it('protects a listing: a different payTo is rejected with bazaar_listing_owned_by_other_payee and nothing is written', () => {
+    const t = fresh();
+    t.catalog.recordSettlement(settlement({ description: 'owner', serviceName: 'Mine' }));
+    const before = all(t);
+    t.tick(60_000);
+    const outcome = t.catalog.recordSettlement(settlement({ payTo: PAY_TO_B, description: 'thief', serviceName: 'Stolen', amount: '1' }));
+    expect(outcome).toMatchObject({ status: 'rejected', code: 'bazaar_listing_owned_by_other_payee' });
+    expect((outcome as { rejectedReason: string }).rejectedReason.length).toBeGreaterThan(0);
+    expect(all(t)).toEqual(before);
+    expect(t.catalog.search('thief stolen', {}, { limit: 10 }).resources).toHaveLength(0);
+    expect(t.catalog.list({ payTo: PAY_TO_B }, { limit: 10, offset: 0 }).pagination.total).toBe(0);
+  });
+
+  it('identity is (resource URL, type, toolName): query/fragment do not split a listing, two MCP tools on one URL are two listings', () => {
+    const t = fresh();
+    t.catalog.recordSettlement(settlement({ url: 'https://api.example.com/weather?a=1' }));
+    t.catalog.recordSettlement(settlement({ url: 'https://api.example.com/weather#frag' }));
+    t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'summarize' }));
+    t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'translate' }));
+    // A different owner for another tool on the same URL is a different key, so it is allowed.
+    expect(t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'other', payTo: PAY_TO_B }))).toEqual({ status: 'success' });
+    const listings = all(t);
+    expect(listings.map((l) => `${l.type} ${l.resource} ${l.extensions.bazaar.info.input.toolName ?? ''}`).sort()).toEqual([
+      'http https://api.example.com/weather ',
+      'mcp https://mcp.example.com/mcp other',
+      'mcp https://mcp.example.com/mcp summarize',
+      'mcp https://mcp.example.com/mcp translate',
+    ]);
+  });
+
+  it('uses origin + routeTemplate as the resource when the template is valid', () => {
+    const t = fresh();
+    t.catalog.recordSettlement(settlement({ url: 'https://api.example.com/users/42?x=1', routeTemplate: '/users/:id' }));
+    t.catalog.recordSettlement(settlement({ url: 'https://api.example.com/users/43', routeTemplate: '/users/:id' }));
+    const listings = all(t);
+    expect(listings.map((l) => l.resource)).toEqual(['https://api.example.com/users/:id']);
+    expect(listings[0]!.extensions.bazaar.routeTemplate).toBe('/users/:id');
+  });
+
+  it('terms in accepts come only from the settled requirements, never from the payload', () => {
+    const t = fresh();
+    const s = settlement();
+    s.paymentPayload.accepted = { ...(s.paymentPayload.accepted as Listing), amount: '999999999' };
+    (s.paymentRequirements as Listing).injected = 'free text';
+    t.catalog.recordSettlement(s);
+    const accepts = all(t)[0]!.accepts as Listing[];
+    expect(accepts).toHaveLength(1);
+    expect(accepts[0]!.amount).toBe('100000');
+    expect(accepts[0]).not.toHaveProperty('injected');
+  });
+});
+
+describe('list (SPEC §2.7, §4.4)', () => {
+  function seed(t: ReturnType<typeof tempCatalog>) {
+    t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/1' }));
+    t.tick();
+    t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/2', payTo: PAY_TO_B, network: 'stellar:pubnet' }));
+    t.tick();
+    t.catalog.recordSettlement(settlement({ url: 'https://m.example.com/mcp', mcpTool: 'tool' }));
+    t.tick();
+    t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/3', scheme: 'upto' }));
+    t.tick();
+    // A refresh of /1 adds pubnet terms and makes it the newest.
+    t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/1', network: 'stellar:pubnet' }));
+  }
+
+  it('orders newest first with a stable tie-break, and pages with limit/offset/total', () => {
+    const t = fresh();
+    seed(t);
+    const page1 = t.catalog.list({}, { limit: 2, offset: 0 });
+    expect(page1.pagination).toEqual({ limit: 2, offset: 0, total: 4 });
+    expect((page1.items as Listing[]).map((l) => l.resource)).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
+    const page2 = t.catalog.list({}, { limit: 2, offset: 2 });
+    expect((page2.items as Listing[]).map((l) => l.resource)).toEqual(['https://m.example.com/mcp', 'https://a.example.com/2']);
+    expect(t.catalog.list({}, { limit: 2, offset: 10 })).toEqual({ x402Version: 2, items: [], pagination: { limit: 2, offset: 10, total: 4 } });
+    // Same lastUpdated: order falls back to id (newest id first), identically on every call.
+    const u = tempCatalog();
+    try {
+      for (const n of [1, 2, 3]) u.catalog.recordSettlement(settlement({ url: `https://t.example.com/${n}` }));
+      const order = () => (u.catalog.list({}, { limit: 10, offset: 0 }).items as Listing[]).map((l) => l.resource);
+      expect(order()).toEqual(['https://t.example.com/3', 'https://t.example.com/2', 'https://t.example.com/1']);
+      expect(order()).toEqual(order());
+    } finally {
+      u.close();
+    }
+  });
+
+  it('applies the five filters; scheme and network match any accepted entry', () => {
+    const t = fresh();
+    seed(t);
+    const resources = (filters: Record<string, string>) =>
+      (t.catalog.list(filters, { limit: 100, offset: 0 }).items as Listing[]).map((l) => l.resource).sort();
+    expect(resources({ type: 'mcp' })).toEqual(['https://m.example.com/mcp']);
+    expect(resources({ type: 'http' })).toHaveLength(3);
+    expect(resources({ payTo: PAY_TO_B })).toEqual(['https://a.example.com/2']);
+    expect(resources({ scheme: 'upto' })).toEqual(['https://a.example.com/3']);
+    expect(resources({ network: 'stellar:pubnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/2']);
+    expect(resources({ network: 'stellar:pubnet', scheme: 'upto' })).toEqual([]);
+    expect(resources({ extensions: 'bazaar' })).toHaveLength(4);
+    expect(resources({ extensions: 'other' })).toEqual([]);
+    expect(resources({ type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
+    expect(t.catalog.list({ type: 'nope' }, { limit: 5, offset: 0 }).pagination.total).toBe(0);
+  });
+});
+
+describe('store', () => {
+  it('uses WAL, a 100 ms busy timeout and a versioned schema; reopening keeps data and does not re-migrate', () => {
+    const t = fresh();
+    t.catalog.recordSettlement(settlement());
+    const raw = new DatabaseSync(t.dbPath);
+    try {
+      expect(raw.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+      expect(raw.prepare('PRAGMA user_version').get()).toEqual({ user_version: SCHEMA_VERSION });
+    } finally {
+      raw.close();
+    }
+    t.catalog.close();
+    const again = openCatalog({ dbPath: t.dbPath, logger: recordingLogger() });
+    try {
+      expect(again.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
+    } finally {
+      again.close();
+    }
+  });
+
+  it('refuses a database from a newer schema version', () => {
+    const t = fresh();
+    t.catalog.close();
+    const raw = new DatabaseSync(t.dbPath);
+    raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    expect(() => openCatalog({ dbPath: t.dbPath, logger: recordingLogger() })).toThrow(/newer/);
+  });
+});
