@@ -26,7 +26,8 @@ import {
 } from './xdr.ts';
 
 export const USDC_ISSUER = 'GBBD47IF6LWK7P7MDEVSCWR7DPUWV3NY3DTQEVFL4NAT4AQH3ZLLFLA5';
-export const PROTOCOL_VERSION = 23;
+/** Protocol 27: the first with CAP-71 ADDRESS_V2 credentials, which the devnet accepts. */
+export const PROTOCOL_VERSION = 27;
 /** Testnet-like TTL settings (ledgers). */
 export const MAX_ENTRY_TTL = 3_110_400;
 export const MIN_TEMP_TTL = 17_280;

@@ -56,14 +56,20 @@ export async function buildTransfer(s: rpc.Server, networkPassphrase: string, a:
 export async function preparePayment(
   s: rpc.Server,
   networkPassphrase: string,
-  a: TransferArgs & { payer: Keypair; expirationLedger?: number },
+  a: TransferArgs & { payer: Keypair; expirationLedger?: number; legacyAuth?: boolean },
 ): Promise<{ tx: Transaction; record: rpc.Api.SimulateTransactionSuccessResponse; enforce: rpc.Api.SimulateTransactionSuccessResponse; auth: xdr.SorobanAuthorizationEntry[] }> {
   const tx = await buildTransfer(s, networkPassphrase, a);
   const record = await s.simulateTransaction(tx);
   if (!rpc.Api.isSimulationSuccess(record)) throw new Error(`record simulation failed: ${(record as { error?: string }).error}`);
+  let recorded = record.result!.auth;
+  if (a.legacyAuth) {
+    // SDK 17 always asks for CAP-71 V2 credentials; ask the wire directly for legacy ADDRESS ones.
+    const raw = await rawRpc(s.serverURL.toString(), 'simulateTransaction', { transaction: tx.toXDR() });
+    recorded = (raw.result.results[0].auth as string[]).map((b) => xdr.SorobanAuthorizationEntry.fromXdr(b, 'base64'));
+  }
   const latest = await s.getLatestLedger();
   const exp = a.expirationLedger ?? latest.sequence + 20;
-  const auth = await Promise.all(record.result!.auth.map((e) => authorizeEntry(e, a.payer, exp, networkPassphrase)));
+  const auth = await Promise.all(recorded.map((e) => authorizeEntry(e, a.payer, exp, networkPassphrase)));
   const withAuth = rebuildWithAuth(tx, auth, networkPassphrase);
   const enforce = await s.simulateTransaction(withAuth);
   if (!rpc.Api.isSimulationSuccess(enforce)) throw new Error(`enforce simulation failed: ${(enforce as { error?: string }).error}`);
