@@ -470,7 +470,8 @@ export class DevnetLedger {
   submit(envelopeB64: string, opts: { drop?: boolean } = {}): SendOutcome {
     const p = this.parse(envelopeB64);
     if (this.pending.some((q) => q.parsed.hash === p.hash)) return { status: 'DUPLICATE', hash: p.hash };
-    if (this.pending.some((q) => q.parsed.source === p.source || q.parsed.feeSource === p.feeSource)) {
+    // stellar-core keeps at most one queued transaction per (inner) source account.
+    if (this.pending.some((q) => q.parsed.source === p.source)) {
       return { status: 'TRY_AGAIN_LATER', hash: p.hash };
     }
     const latest = this.latest();
