@@ -18,7 +18,7 @@ export interface paths {
          *     (`svc_unsupported_x402_version`), then the request validates against FacilitatorRequest
          *     (`svc_malformed_request_body`). Then kind routing: (`paymentRequirements.scheme`,
          *     `paymentRequirements.network`) must be advertised in GET /supported, else a 200 rejection
-         *     `svc_unsupported_kind`. Everything else is decided by the scheme.
+         *     `svc_unsupported_kind`. Everything else is decided by the scheme. A query string is ignored.
          */
         post: operations["verifyPayment"];
         delete?: never;
@@ -78,6 +78,8 @@ export interface paths {
          * @description No parameter may repeat (`svc_invalid_query_parameter`). `limit` defaults to 20; integer
          *     values outside [1, 100] are clamped, not rejected; anything that is not an integer is 400
          *     `svc_invalid_query_parameter`. `offset` defaults to 0 and must be a non-negative integer.
+         *     A parameter this operation does not declare, or an empty filter value, is 400
+         *     `svc_invalid_query_parameter` (filters are never silently ignored).
          */
         get: operations["listDiscoveryResources"];
         put?: never;
@@ -99,7 +101,8 @@ export interface paths {
          * Search the catalog with a natural-language query
          * @description `query` is required and must not be blank (`svc_missing_search_query`). No parameter may
          *     repeat (`svc_invalid_query_parameter`). `limit` as for the list. A `cursor` not issued for
-         *     this query and filter combination is `svc_invalid_search_cursor`.
+         *     this query and filter combination is `svc_invalid_search_cursor`. A parameter this operation
+         *     does not declare, or an empty filter value, is 400 `svc_invalid_query_parameter`.
          */
         get: operations["searchDiscoveryResources"];
         put?: never;

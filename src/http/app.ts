@@ -24,17 +24,21 @@ export interface AppDeps {
   logger: Logger;
 }
 
-/** Validates the request against the operation in openapi.yaml; a violation is 400 with `code`. */
-function openApiValidation(contract: ApiContract, code: ServiceCode): Middleware {
+/**
+ * Validates one part of the request against the operation in openapi.yaml; a violation is 400
+ * with `code`. Payment routes validate the body only (a query string there means nothing and is
+ * ignored); discovery routes validate the query (unknown parameters are refused, not ignored).
+ */
+function openApiValidation(contract: ApiContract, code: ServiceCode, part: 'body' | 'query'): Middleware {
   return async (ctx: Context, next: Next) => {
     const { operation } = ctx.state as SvcState;
     if (!operation) throw new Error('openApiValidation mounted before routeMatcher');
     const violation = requestViolation(contract, operation, {
       method: ctx.method,
       path: ctx.path,
-      query: ctx.querystring,
+      query: part === 'query' ? ctx.querystring : '',
       headers: ctx.headers,
-      body: ctx.request.body,
+      body: part === 'body' ? ctx.request.body : undefined,
     });
     if (violation) throw new HttpError(400, code, `The request does not match the API: ${violation}.`);
     await next();
@@ -55,13 +59,13 @@ function chain(...steps: Middleware[]): Middleware {
 
 export function createApp(deps: AppDeps, contract: ApiContract = loadContract()): Koa {
   const { config, scheme, catalog, logger } = deps;
-  const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body')];
+  const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body', 'body')];
   const operations: Record<string, Middleware> = {
     verifyPayment: chain(...paymentsSteps, verifyHandler({ scheme, catalog })),
     settlePayment: chain(...paymentsSteps, settleHandler({ scheme, catalog })),
     getSupported: supportedHandler(config, scheme),
-    listDiscoveryResources: chain(discoveryQuery('list'), openApiValidation(contract, 'svc_invalid_query_parameter'), listHandler(catalog)),
-    searchDiscoveryResources: chain(discoveryQuery('search'), openApiValidation(contract, 'svc_invalid_query_parameter'), searchHandler(catalog)),
+    listDiscoveryResources: chain(discoveryQuery('list'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), listHandler(catalog)),
+    searchDiscoveryResources: chain(discoveryQuery('search'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), searchHandler(catalog)),
     getHealth: healthHandler(config),
     getOpenApiDocument: openApiHandler(contract.yaml),
   };

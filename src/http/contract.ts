@@ -89,6 +89,12 @@ export function requestViolation(
   const first = result.errors?.[0];
   if (!first) return 'the request does not match the OpenAPI document';
   const where = describeLocation(first.instancePath);
+  const extra = (first.params as { additionalProperty?: string }).additionalProperty;
+  if (first.keyword === 'additionalProperties' && extra !== undefined) {
+    return first.instancePath.startsWith('/query') || where === 'the request'
+      ? `the query parameter ${JSON.stringify(extra)} is not accepted by this operation`
+      : `${where} has an unexpected property ${JSON.stringify(extra)}`;
+  }
   return `${where} ${first.message ?? 'is invalid'}`.trim();
 }
 

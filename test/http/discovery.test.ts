@@ -110,6 +110,13 @@ describe('GET /discovery/resources', () => {
     expect(res.body.error.reason).toMatch(/\S/);
   });
 
+  it.each(['LIMIT=5', 'q=x', 'page=2'])('an undeclared parameter %s → 400 naming it', async (qs) => {
+    const res = await client.get(`/discovery/resources?${qs}`);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('svc_invalid_query_parameter');
+    expect(res.body.error.reason).toContain(JSON.stringify(qs.split('=')[0]));
+  });
+
   it('without a catalog → 500 svc_internal_error', async () => {
     const res = await api(bare.url).get('/discovery/resources');
     expect(res.status).toBe(500);

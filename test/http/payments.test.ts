@@ -230,6 +230,13 @@ describe.each(routes)('POST $path envelope errors', ({ path, code, message, flag
 });
 
 describe('POST /verify delegation', () => {
+  it('ignores a query string', async () => {
+    scheme.verifyResult = { isValid: true, payer: PAYER };
+    const res = await client.post('/verify?foo=1&foo=2', envelope);
+    expect(res.status).toBe(200);
+    expect(res.body.isValid).toBe(true);
+  });
+
   it('passes a valid verdict through', async () => {
     scheme.verifyResult = { isValid: true, payer: PAYER };
     const res = await client.post('/verify', envelope);
