@@ -13,7 +13,7 @@
 import dns from 'node:dns';
 import https from 'node:https';
 import tls from 'node:tls';
-import { Keypair, rpc } from '@stellar/stellar-sdk';
+import { Keypair, rpc, xdr } from '@stellar/stellar-sdk';
 import { createEd25519Signer } from '@x402/stellar';
 import { ExactStellarScheme as ExactClient } from '@x402/stellar/exact/client';
 import { ExactStellarScheme as ExactFacilitator } from '@x402/stellar/exact/facilitator';
@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
 
 let devnet: Devnet;
+const blockedLookups: string[] = [];
 const savedCAs = tls.getCACertificates('default');
 
 beforeAll(async () => {
@@ -32,6 +33,7 @@ beforeAll(async () => {
     cb: (err: NodeJS.ErrnoException | null, address?: unknown, family?: number) => void,
   ) => {
     if (hostname === 'localhost' || hostname === '127.0.0.1') return dns.lookup(hostname, options, cb as never);
+    blockedLookups.push(hostname);
     const err = Object.assign(new Error(`offline test: no DNS for ${hostname}`), { code: 'ENOTFOUND' });
     process.nextTick(() => cb(err));
   };
@@ -41,6 +43,33 @@ afterAll(async () => {
   delete (https.globalAgent.options as { lookup?: unknown }).lookup;
   await devnet?.stop();
 });
+
+/** The payload's transaction with one byte of the payer's auth-entry signature flipped. */
+function flipAuthSignatureByte(envelopeB64: string): string {
+  const env = xdr.TransactionEnvelope.fromXdr(envelopeB64, 'base64');
+  if (env.type !== 'envelopeTypeTx') throw new Error('expected a v1 envelope');
+  const op = env.v1.tx.operations[0]!;
+  if (op.body.type !== 'invokeHostFunction') throw new Error('expected invokeHostFunction');
+  const entry = op.body.invokeHostFunctionOp.auth[0]!;
+  if (entry.credentials.type !== 'sorobanCredentialsAddress') throw new Error('expected legacy address credentials from sdk 14');
+  const c = entry.credentials.address;
+  const sigMap = c.signature.type === 'scvVec' ? c.signature.vec![0]! : null;
+  if (!sigMap || sigMap.type !== 'scvMap') throw new Error('expected a signature map');
+  const flipped = sigMap.map!.map((e) => {
+    if (e.key.type === 'scvSymbol' && String(e.key.sym) === 'signature' && e.val.type === 'scvBytes') {
+      const b = Uint8Array.from(e.val.bytes.toBytes());
+      b[10]! ^= 0x01;
+      return new xdr.ScMapEntry({ key: e.key, val: xdr.ScVal.scvBytes(b) });
+    }
+    return e;
+  });
+  const creds = new xdr.SorobanAddressCredentials({ address: c.address, nonce: c.nonce, signatureExpirationLedger: c.signatureExpirationLedger, signature: xdr.ScVal.scvVec([xdr.ScVal.scvMap(flipped)]) });
+  const newEntry = new xdr.SorobanAuthorizationEntry({ credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(creds), rootInvocation: entry.rootInvocation });
+  const newOp = new xdr.Operation({ sourceAccount: op.sourceAccount, body: xdr.OperationBody.invokeHostFunction(new xdr.InvokeHostFunctionOp({ hostFunction: op.body.invokeHostFunctionOp.hostFunction, auth: [newEntry] })) });
+  const t = env.v1.tx;
+  const tx = new xdr.Transaction({ sourceAccount: t.sourceAccount, fee: t.fee, seqNum: t.seqNum, cond: t.cond, memo: t.memo, operations: [newOp], ext: t.ext });
+  return xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx, signatures: env.v1.signatures })).toXdr('base64');
+}
 
 function requirements(payTo: string, amount: string) {
   return {
@@ -66,6 +95,7 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     const started = Date.now();
     const partial = await client.createPaymentPayload(2, req as never);
     expect(Date.now() - started).toBeLessThan(10_000); // the Horizon fallback does not hang
+    expect(blockedLookups).toContain('horizon-testnet.stellar.org'); // it tried, and was refused offline
     const payload = { ...partial, accepted: req, resource: { url: 'https://example.test/paid', description: 'test', mimeType: 'text/plain' } };
 
     const facilitator = new ExactFacilitator([createEd25519Signer(facilitatorAcct.secret, 'stellar:testnet')], { rpcConfig, areFeesSponsored: true });
@@ -85,6 +115,15 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     if (tx.status !== 'SUCCESS') throw new Error('unreachable');
     expect(devnet.balances(facilitatorAcct.publicKey).xlm).toBe(before.fac.xlm - tx.resultXdr.feeCharged);
     expect(tx.resultXdr.feeCharged).toBe(22_973n); // SPEC §8's measured settlement cost
+
+    // A tampered payload (amount changed after signing) is rejected by the stock facilitator.
+    const tamperedReq = { ...req, amount: '2500001' };
+    const tamperedVerify = await facilitator.verify({ ...payload, accepted: tamperedReq } as never, tamperedReq as never);
+    expect(tamperedVerify.isValid).toBe(false);
+    // A flipped signature byte: the devnet's enforce simulation fails, so the facilitator refuses.
+    const badSig = { ...payload, payload: { transaction: flipAuthSignatureByte(payload.payload.transaction as string) } };
+    const badSigVerify = await facilitator.verify(badSig as never, req as never);
+    expect(badSigVerify).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_simulation_failed' });
 
     const replay = await facilitator.settle(payload as never, req as never);
     expect(replay.success).toBe(false);
