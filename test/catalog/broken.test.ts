@@ -1,0 +1,150 @@
+/**
+ * Two processes on one file, and a broken catalog (SPEC §1 "cataloging never affects
+ * settlement", §4.6 item 9): the ownership race across processes leaves exactly one owner, and a
+ * read-only, deleted or locked database makes the hook return null (header omitted) within the
+ * busy timeout plus a margin, without throwing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openCatalog } from '../../src/catalog/index.ts';
+import { BUSY_TIMEOUT_MS } from '../../src/catalog/store.ts';
+import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+
+const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
+/** Node 24 (this process) with the tsx loader, the same as `npx tsx`, without npx's start-up. */
+function child(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+}
+function output(proc: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    proc.stdout!.on('data', (d) => (out += d));
+    proc.stderr!.on('data', (d) => (err += d));
+    proc.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}: ${err}`))));
+  });
+}
+function waitForLine(proc: ChildProcess, line: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes(line)) resolve();
+    });
+    let err = '';
+    proc.stderr!.on('data', (d) => (err += d));
+    proc.on('exit', (code) => reject(new Error(`child exited ${code} before "${line}": ${err}`)));
+  });
+}
+function release(proc: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    proc.on('exit', () => resolve());
+    proc.stdin!.end();
+  });
+}
+function timed<T>(fn: () => T): { value: T; ms: number } {
+  const started = performance.now();
+  const value = fn();
+  return { value, ms: performance.now() - started };
+}
+
+let current: ReturnType<typeof tempCatalog> | undefined;
+afterEach(() => {
+  current?.close();
+  current = undefined;
+});
+
+describe('two processes, one file', () => {
+  it('concurrent settlements for the same keys with different payTo leave exactly one owner per key', async () => {
+    const t = (current = tempCatalog());
+    const keys = 40;
+    const barrier = join(t.dir, 'go');
+    const a = child(['race', t.dbPath, PAY_TO_A, String(keys), barrier]);
+    const b = child(['race', t.dbPath, PAY_TO_B, String(keys), barrier]);
+    const outA = output(a);
+    const outB = output(b);
+    await new Promise((r) => setTimeout(r, 50)); // let both reach the barrier loop (they poll for it)
+    writeFileSync(barrier, '');
+    const [resultsA, resultsB] = (await Promise.all([outA, outB])).map((o) => JSON.parse(o) as Array<Record<string, string> | null>);
+    const raw = new DatabaseSync(t.dbPath);
+    try {
+      for (let k = 0; k < keys; k++) {
+        const rows = raw.prepare('SELECT owner, body FROM listings WHERE resource = ?').all(`https://race${k}.example.com/r`) as Array<{ owner: string; body: string }>;
+        expect(rows).toHaveLength(1);
+        const { owner, body } = rows[0]!;
+        const parsed = JSON.parse(body);
+        // Nothing of the loser was written: description and every accepted term are the owner's.
+        expect(parsed.description).toBe(`by ${owner}`);
+        expect(parsed.accepts.map((x: { payTo: string }) => x.payTo)).toEqual([owner]);
+        const [mine, theirs] = owner === PAY_TO_A ? [resultsA![k], resultsB![k]] : [resultsB![k], resultsA![k]];
+        expect(mine).toEqual({ status: 'success' });
+        // The loser is told, unless its write could not get the lock in time (then: no header).
+        if (theirs !== null) expect(theirs).toMatchObject({ status: 'rejected', code: 'bazaar_listing_owned_by_other_payee' });
+      }
+    } finally {
+      raw.close();
+    }
+    const rejectedCount = [...resultsA!, ...resultsB!].filter((o) => o?.status === 'rejected').length;
+    expect(rejectedCount).toBeGreaterThan(keys / 2);
+  });
+});
+
+describe('broken catalog', () => {
+  const budget = BUSY_TIMEOUT_MS + 150;
+
+  it('a read-only database file: the hook returns null quickly and logs; reads keep serving', () => {
+    const t = (current = tempCatalog());
+    t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/' }));
+    chmodSync(t.dbPath, 0o444);
+    const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
+    expect(value).toBeNull();
+    expect(ms).toBeLessThan(budget);
+    expect(t.logger.lines.some((l) => l.level === 'error' && /fault/.test(l.msg))).toBe(true);
+    expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
+    // Opening a read-only file works too, and its writes are refused the same way.
+    t.catalog.close();
+    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger() });
+    try {
+      expect(reopened.recordSettlement(settlement({ url: 'https://later.example.com/' }))).toBeNull();
+      expect(reopened.search('weather', {}, { limit: 5 }).resources).toHaveLength(0);
+    } finally {
+      reopened.close();
+      chmodSync(t.dbPath, 0o644);
+    }
+  });
+
+  it('a deleted database file: the hook returns null; list and search throw', () => {
+    const t = (current = tempCatalog());
+    t.catalog.recordSettlement(settlement({ description: 'weather' }));
+    unlinkSync(t.dbPath);
+    const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
+    expect(value).toBeNull();
+    expect(ms).toBeLessThan(budget);
+    expect(() => t.catalog.list({}, { limit: 10, offset: 0 })).toThrow(/deleted/);
+    expect(() => t.catalog.search('weather', {}, { limit: 10 })).toThrow(/deleted/);
+  });
+
+  it('a write lock held by another process: the hook returns null within the busy timeout, reads continue (WAL), and it recovers', async () => {
+    const t = (current = tempCatalog());
+    t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/', description: 'weather' }));
+    const locker = child(['lock', t.dbPath]);
+    try {
+      await waitForLine(locker, 'locked');
+      const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://during.example.com/' })));
+      expect(value).toBeNull();
+      expect(ms).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS * 0.8);
+      expect(ms).toBeLessThan(budget);
+      expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
+      expect(t.catalog.search('weather', {}, { limit: 10 }).resources).toHaveLength(1);
+    } finally {
+      await release(locker);
+    }
+    expect(t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' }))).toEqual({ status: 'success' });
+    expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(2);
+  });
+});

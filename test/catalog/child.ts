@@ -1,0 +1,42 @@
+/**
+ * A second process on the same catalog file, for the cross-process tests (not a test file).
+ *   race <dbPath> <payTo> <keys> <barrierFile>: waits for the barrier file, then records one
+ *     settlement per key and prints the outcomes as JSON.
+ *   lock <dbPath>: takes the write lock (BEGIN IMMEDIATE plus a pending write), prints "locked",
+ *     and holds it until stdin closes. (In WAL mode no lock of another process can block
+ *     readers while our connection is open, so a write lock is the lock that matters.)
+ */
+import { existsSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
+import { openCatalog } from '../../src/catalog/index.ts';
+import { settlement } from './fixtures.ts';
+
+const [mode, dbPath, arg1, arg2, arg3] = process.argv.slice(2);
+
+if (mode === 'race') {
+  const payTo = arg1!;
+  const keys = Number(arg2);
+  const barrier = arg3!;
+  const catalog = openCatalog({ dbPath: dbPath!, logger: { warn() {}, error: (obj, msg) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`) } });
+  while (!existsSync(barrier)) await new Promise((r) => setTimeout(r, 2));
+  const outcomes = [];
+  for (let k = 0; k < keys; k++) {
+    outcomes.push(catalog.recordSettlement(settlement({ url: `https://race${k}.example.com/r`, payTo, description: `by ${payTo}`, amount: String(1000 + k) })));
+  }
+  catalog.close();
+  process.stdout.write(`${JSON.stringify(outcomes)}\n`);
+} else if (mode === 'lock') {
+  const db = new DatabaseSync(dbPath!, { timeout: 5000 });
+  db.exec('BEGIN IMMEDIATE');
+  db.exec("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('lock_probe', 'held')");
+  process.stdout.write('locked\n');
+  process.stdin.resume();
+  process.stdin.on('end', () => {
+    db.exec('ROLLBACK');
+    db.close();
+    process.exit(0);
+  });
+} else {
+  process.stderr.write(`unknown mode ${mode}\n`);
+  process.exit(2);
+}
