@@ -501,6 +501,8 @@ export class DevnetLedger {
     if (sorobanOps.length > 0 && (tx.operations.length !== 1 || tx.ext.type !== 'sorobanData')) return fail('txMalformed', true);
     if (sorobanOps.length === 0 && tx.ext.type === 'sorobanData') return fail('txMalformed', true);
     const op = tx.operations[0]!;
+    // Not modelled: classic operations and TTL extension/restore (documented in docs/DEVNET.md).
+    if (op.body.type !== 'invokeHostFunction') return fail('txNotSupported', true);
     if (op.body.type === 'invokeHostFunction' && (tx.memo.type !== 'memoNone' || tx.sourceAccount.type !== 'keyTypeEd25519' || (op.sourceAccount && op.sourceAccount.type !== 'keyTypeEd25519'))) {
       return fail('txSorobanInvalid', true);
     }

@@ -4,7 +4,8 @@
  * source), txTOO_LATE, txMALFORMED, footprint enforcement, TRY_AGAIN_LATER, DUPLICATE,
  * fee charged and sequence consumed when the operation fails, insufficient balance on-chain.
  */
-import { Keypair, TransactionBuilder, rpc, xdr, type Transaction } from '@stellar/stellar-sdk';
+import { Asset, Keypair, Operation, TransactionBuilder, rpc, xdr, type Transaction } from '@stellar/stellar-sdk';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
 import { mutateTx, preparePayment, rawRpc, server, submitAndClose, txErrorCode } from './helpers.ts';
@@ -150,6 +151,55 @@ describe('sendTransaction validation', () => {
     expect(got?.status).toBe('FAILED');
     expect(devnet.balances(payer.publicKey).usdc).toBe(500n);
     expect(devnet.balances(sub.publicKey()).xlm).toBeLessThan(xlm);
+  });
+
+  it('a classic-only transaction → txNOT_SUPPORTED (classic operations are not modelled)', async () => {
+    const src = Keypair.fromSecret((await devnet.createAccount()).secret);
+    const dest = await devnet.createAccount();
+    const account = await s.getAccount(src.publicKey());
+    const payment = new TransactionBuilder(account, { fee: '100', networkPassphrase: devnet.networkPassphrase })
+      .addOperation(Operation.payment({ destination: dest.publicKey, asset: Asset.native(), amount: '1' }))
+      .setTimeout(60)
+      .build();
+    payment.sign(src);
+    const r = await s.sendTransaction(payment);
+    expect(r.status).toBe('ERROR');
+    expect(txErrorCode(r)).toBe('txNotSupported');
+  });
+
+  it('getLedgers pages with a cursor; batches and HTTP framing errors are answered', async () => {
+    for (let i = 0; i < 4; i++) await devnet.closeLedger();
+    const latest = devnet.latestLedger().sequence;
+    const first = await s.getLedgers({ startLedger: latest - 3, pagination: { limit: 2 } });
+    expect(first.ledgers.map((l) => l.sequence)).toEqual([latest - 3, latest - 2]);
+    const next = await s.getLedgers({ pagination: { cursor: first.cursor, limit: 2 } });
+    expect(next.ledgers.map((l) => l.sequence)).toEqual([latest - 1, latest]);
+    const batch = await fetch(devnet.rpcUrl, {
+      method: 'POST',
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'getHealth' }, { jsonrpc: '2.0', id: 2, method: 'nope' }, { id: 3 }]),
+    });
+    const answers = (await batch.json()) as Array<{ id: number | null; result?: unknown; error?: { code: number } }>;
+    expect(answers.map((a) => a.error?.code ?? 'ok')).toEqual(['ok', -32601, -32600]);
+    expect((await fetch(`${devnet.rpcUrl}/elsewhere`, { method: 'POST', body: '{}' })).status).toBe(404);
+    expect((await fetch(devnet.rpcUrl)).status).toBe(405);
+  });
+
+  it('junk params to every method get a JSON-RPC answer, never a crash', async () => {
+    const methods = ['getHealth', 'getNetwork', 'getLatestLedger', 'getLedgers', 'getLedgerEntries', 'getFeeStats', 'simulateTransaction', 'sendTransaction', 'getTransaction'];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...methods), fc.anything({ maxDepth: 2 }), async (method, params) => {
+        const r = await rawRpc(devnet.rpcUrl, method, params);
+        expect(r.result !== undefined || (r.error !== undefined && [-32602, -32600].includes(r.error.code))).toBe(true);
+      }),
+      { numRuns: 150 },
+    );
+    const junkXdr = ['AAAA', 'AAAAAgAAAAA=', Buffer.alloc(200, 0xff).toString('base64'), '////', ''];
+    for (const j of junkXdr) {
+      for (const m of ['simulateTransaction', 'sendTransaction']) {
+        expect((await rawRpc(devnet.rpcUrl, m, { transaction: j })).error?.code).toBe(-32602);
+      }
+    }
+    expect((await s.getHealth()).status).toBe('healthy');
   });
 
   it('bad params answer JSON-RPC errors like the real server', async () => {
