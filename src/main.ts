@@ -6,6 +6,7 @@ import { ConfigError, ensureDbDirectory, loadConfig, type Config } from './confi
 import { createApp, listen } from './http/app.ts';
 import { createLogger } from './log.ts';
 import { createSchemeFromConfig } from './scheme/from-config.ts';
+import { openCatalog, type Catalog } from './catalog/index.ts';
 
 export const EXIT_CONFIG = 78;
 
@@ -25,14 +26,25 @@ function configOrExit(): Config {
 
 const config = configOrExit();
 const logger = createLogger(config.logLevel);
-const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger) });
+// A catalog that cannot open must not stop payments: settle runs without it (no header) and
+// discovery answers 500 until the database is fixed.
+let catalog: Catalog | undefined;
+try {
+  catalog = openCatalog({ dbPath: config.dbPath, logger });
+} catch (err) {
+  logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');
+}
+const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger), catalog });
 try {
   const running = await listen(app, config.port, '0.0.0.0');
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'svc stopping');
     running.close().then(
-      () => process.exit(0),
+      () => {
+        catalog?.close();
+        process.exit(0);
+      },
       () => process.exit(1),
     );
   };
