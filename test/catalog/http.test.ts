@@ -55,7 +55,8 @@ async function settle(o: SettlementOptions) {
   const header = res.headers.get('extension-responses');
   return { res, bazaar: header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString('utf8')).bazaar };
 }
-const q = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+const q = (params: Record<string, string | number | undefined>) =>
+  new URLSearchParams(Object.entries(params).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [[k, String(v)]]))).toString();
 
 describe('POST /settle → catalog hook', () => {
   it('creates a listing and reports success in EXTENSION-RESPONSES; the body is the scheme result', async () => {
@@ -139,7 +140,7 @@ describe('GET /discovery/search', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: Awaited<ReturnType<typeof client.get>> = await client.get(`/discovery/search?${q({ query: 'geocoder address', limit: 4, ...(cursor ? { cursor } : {}) })}`);
+      const res: { status: number; body: any } = await client.get(`/discovery/search?${q({ query: 'geocoder address', limit: 4, ...(cursor ? { cursor } : {}) })}`);
       expect(res.status).toBe(200);
       expect(res.body.pagination.limit).toBe(res.body.resources.length);
       expect(res.body.partialResults).toBe(res.body.pagination.cursor !== null);
