@@ -217,6 +217,12 @@ export class Host {
     return res;
   }
 
+  /** Issuer-side credit for devnet minting: the token's receive path, no auth, no events. */
+  credit(view: StateView, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
+    const ctx: InvokeContext = { view, ledgerSeq: view.ledgerSeq, source: '', authMode: 'record', authEntries: [], useUpgradedAuth: false, randomNonce: () => 0n };
+    this.receive(ctx, token, stripMux(holder).base, amount);
+  }
+
   private dispatch(
     ctx: InvokeContext,
     token: TokenModel,

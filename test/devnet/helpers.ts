@@ -78,20 +78,14 @@ export async function preparePayment(
   return { tx: assembled, record, enforce, auth };
 }
 
-/** Same transaction with `auth` placed on its single invokeHostFunction operation. */
+/** Same transaction with `auth` placed on its single invokeHostFunction operation (unsigned). */
 export function rebuildWithAuth(tx: Transaction, auth: xdr.SorobanAuthorizationEntry[], networkPassphrase: string): Transaction {
-  const env = tx.toEnvelope();
-  if (env.type !== 'envelopeTypeTx') throw new Error('expected a v1 envelope');
-  const t = env.v1.tx;
-  const op = t.operations[0]!;
-  if (op.body.type !== 'invokeHostFunction') throw new Error('expected invokeHostFunction');
-  const newOp = new xdr.Operation({
-    sourceAccount: op.sourceAccount,
-    body: xdr.OperationBody.invokeHostFunction(new xdr.InvokeHostFunctionOp({ hostFunction: op.body.invokeHostFunctionOp.hostFunction, auth })),
+  return mutateTx(tx, networkPassphrase, (t) => {
+    const op = t.operations[0]!;
+    if (op.body.type !== 'invokeHostFunction') throw new Error('expected invokeHostFunction');
+    const body = xdr.OperationBody.invokeHostFunction(new xdr.InvokeHostFunctionOp({ hostFunction: op.body.invokeHostFunctionOp.hostFunction, auth }));
+    return { operations: [new xdr.Operation({ sourceAccount: op.sourceAccount, body })] };
   });
-  const newTx = new xdr.Transaction({ sourceAccount: t.sourceAccount, fee: t.fee, seqNum: t.seqNum, cond: t.cond, memo: t.memo, operations: [newOp], ext: t.ext });
-  const newEnv = xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx: newTx, signatures: [] }));
-  return TransactionBuilder.fromXDR(newEnv.toXdr('base64'), networkPassphrase) as Transaction;
 }
 
 /** A new Transaction with some fields of the inner xdr.Transaction replaced, unsigned. */
