@@ -132,6 +132,10 @@ const contractEvent = (
     body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics, data })),
   });
 
+/** The host's diagnostic data rule: several args → Vec, one → itself, none → Void. */
+const diagnosticData = (args: xdr.ScVal[]): xdr.ScVal =>
+  args.length > 1 ? xdr.ScVal.scvVec(args) : (args[0] ?? xdr.ScVal.scvVoid());
+
 const diag = (event: xdr.ContractEvent, ok = true): xdr.DiagnosticEvent =>
   new xdr.DiagnosticEvent({ inSuccessfulContractCall: ok, event });
 
@@ -186,7 +190,7 @@ export class Host {
       newTemp: [],
     };
     res.diagnostics.push(
-      diag(contractEvent('diagnostic', null, [sym('fn_call'), xdr.ScVal.scvBytes(contractIdBytes(contractId)), sym(fn)], xdr.ScVal.scvVec(args))),
+      diag(contractEvent('diagnostic', null, [sym('fn_call'), xdr.ScVal.scvBytes(contractIdBytes(contractId)), sym(fn)], diagnosticData(args))),
     );
     const used = new Set<number>();
     try {
@@ -206,10 +210,7 @@ export class Host {
       res.error = err;
       res.contractEvents = [];
       res.diagnostics = res.diagnostics.map((d) => diag(d.event, false));
-      const data =
-        err.detailArgs.length > 0
-          ? xdr.ScVal.scvVec([str(err.detail), ...err.detailArgs])
-          : str(err.detail);
+      const data = diagnosticData([str(err.detail), ...err.detailArgs]);
       res.diagnostics.push(
         diag(contractEvent('diagnostic', contractId, [sym('error'), xdr.ScVal.scvError(err.toScError())], data), false),
       );

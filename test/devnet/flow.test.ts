@@ -44,6 +44,15 @@ describe('devnet: USDC payment over JSON-RPC (SDK 17)', () => {
     expect(enforce.transactionData.build().resourceFee.toString()).toBe(enforce.minResourceFee);
     const evTypes = enforce.events.map((e) => `${e.event.type.name}:${scValToNative(e.event.body.v0.topics[0]!)}`);
     expect(evTypes).toEqual(['diagnostic:fn_call', 'contract:transfer', 'diagnostic:fn_return']);
+    const [call, transfer, ret] = enforce.events.map((e) => e.event);
+    expect(call!.contractId).toBeNull(); // called from the top level: no calling contract
+    expect(scValToNative(call!.body.v0.topics[2]!)).toBe('transfer');
+    expect(scValToNative(call!.body.v0.data)).toEqual([payer.publicKey, payee.publicKey, amount]);
+    expect(transfer!.body.v0.topics).toHaveLength(4);
+    expect(scValToNative(transfer!.body.v0.data)).toBe(amount);
+    expect(ret!.body.v0.topics.map((t) => scValToNative(t))).toEqual(['fn_return', 'transfer']);
+    expect(ret!.body.v0.data.type).toBe('scvVoid');
+    expect(enforce.events.every((e) => e.inSuccessfulContractCall)).toBe(true);
 
     const before = { payer: devnet.balances(payer.publicKey), payee: devnet.balances(payee.publicKey), sub: devnet.balances(submitter.publicKey) };
     const sent = await s.sendTransaction(tx);
