@@ -29,8 +29,10 @@ export interface DevnetExtras {
 }
 
 export interface StartDevnetExtraOptions extends StartDevnetOptions {
-  /** Injectable randomness (nonces); default crypto.getRandomValues. */
+  /** Injectable randomness: 32 bytes per call, used for nonces and account keys. Default crypto.getRandomValues. */
   random?: () => Uint8Array;
+  /** Injectable clock (ms since epoch) for ledger close times and time bounds. Default Date.now. */
+  now?: () => number;
 }
 
 const info = (l: { sequence: number; closeTime: number }): LedgerInfo => ({ sequence: l.sequence, closeTime: l.closeTime });
@@ -75,7 +77,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   const ledgerMs = opts.ledgerMs ?? 5000;
   if (!Number.isFinite(ledgerMs) || ledgerMs < 0) throw new Error(`ledgerMs must be >= 0, got ${ledgerMs}`);
 
-  const ledger = new DevnetLedger({ random: opts.random });
+  const ledger = new DevnetLedger({ random: opts.random, now: opts.now });
   const faults = new Faults();
   const held = new Set<ServerResponse>();
   let friendbotUrl = '';
@@ -119,7 +121,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   }
 
   const createAccount = async (fo: FundOptions = {}): Promise<DevAccount> => {
-    const kp = Keypair.random();
+    const kp = opts.random ? Keypair.fromRawEd25519Seed(Buffer.from(opts.random().subarray(0, 32))) : Keypair.random();
     ledger.fund(kp.publicKey(), fo);
     return { publicKey: kp.publicKey(), secret: kp.secret() };
   };

@@ -123,3 +123,40 @@ describe('devnet: USDC payment over JSON-RPC (SDK 17)', () => {
     }
   });
 });
+
+describe('determinism', () => {
+  it('with an injected random source and clock, two devnets produce identical keys, nonces, fees and ledger hashes', async () => {
+    const base = Date.now(); // near the real clock: transactions carry real-time time bounds
+    const run = async () => {
+      let counter = 0;
+      const random = () => {
+        const b = new Uint8Array(32);
+        new DataView(b.buffer).setUint32(0, ++counter);
+        return b;
+      };
+      let t = base;
+      const d = await startDevnet({ ledgerMs: 0, random, now: () => (t += 1000) } as Parameters<typeof startDevnet>[0]);
+      try {
+        const srv = server(d);
+        const payer = await d.createAccount({ usdc: 1_000n });
+        const payee = await d.createAccount();
+        const sub = await d.createAccount();
+        await d.closeLedger();
+        const ledger = (await srv.getLatestLedger()).id;
+        const { tx, record } = await preparePayment(srv, d.networkPassphrase, {
+          contractId: d.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 5n,
+          source: Keypair.fromSecret(sub.secret), payer: Keypair.fromSecret(payer.secret),
+        });
+        const sent = await srv.sendTransaction(tx);
+        await d.closeLedger();
+        const got = await srv.getTransaction(sent.hash);
+        return { keys: [payer.publicKey, payee.publicKey, sub.publicKey], auth: record.result!.auth[0]!.toXdr('base64'), fee: record.minResourceFee, status: got.status, ledger };
+      } finally {
+        await d.stop();
+      }
+    };
+    const [a, b] = [await run(), await run()];
+    expect(a.status).toBe('SUCCESS');
+    expect(b).toEqual(a);
+  });
+});
