@@ -184,6 +184,17 @@ describe('authorization', () => {
     const { payer, payerKp, payee } = await parties();
     const first = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 11n, source: submitter, payer: payerKp });
     expect((await submitAndClose(devnet, s, first.tx)).got?.status).toBe('SUCCESS');
+    // The consumed nonce is a temporary contract-data entry, readable through getLedgerEntries.
+    const nonceKey = first.enforce.transactionData.build().resources.footprint.readWrite.find((k) => k.type === 'contractData' && k.contractData.durability === xdr.ContractDataDurability.temporary)!;
+    if (nonceKey.type !== 'contractData') throw new Error('unreachable');
+    expect(nonceKey.contractData.key.type).toBe('scvLedgerKeyNonce');
+    expect(Address.fromScAddress(nonceKey.contractData.contract).toString()).toBe(payer.publicKey);
+    const nonceEntries = await s.getLedgerEntries(nonceKey);
+    expect(nonceEntries.entries).toHaveLength(1);
+    expect(nonceEntries.entries[0]!.liveUntilLedgerSeq).toBeGreaterThanOrEqual(devnet.latestLedger().sequence + 17_000);
+    const trustKey = first.enforce.transactionData.build().resources.footprint.readWrite.find((k) => k.type === 'trustline')!;
+    const trust = await s.getLedgerEntries(trustKey);
+    expect(trust.entries[0]!.val.type).toBe('trustline');
     // Replay the same signed auth in a new transaction, with the old (valid) footprint and fee.
     const replay = rebuildWithAuth(await buildTransfer(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 11n, source: submitter }), first.auth, devnet.networkPassphrase);
     const assembled = rpc.assembleTransaction(replay, first.enforce).build();
