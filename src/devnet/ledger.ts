@@ -385,7 +385,7 @@ export class DevnetLedger {
     if (!res.ok) return fail(debugHostError(res.error!, res), events);
 
     const footprint = footprintOf(view);
-    const resources = declaredResources(view, footprint, res);
+    const resources = declaredResources(view, footprint);
     const sorobanData = (resourceFee: bigint) =>
       new xdr.SorobanTransactionData({
         ext: xdr.SorobanTransactionDataExt.v0(),
@@ -529,7 +529,7 @@ export class DevnetLedger {
       if (resourceFee < BigInt(nonRefundableFee(declared, p.innerEnvelopeSize))) return fail('txInsufficientFee', true);
     }
     const feePayer = this.account(p.feeSource);
-    if (!feePayer || feePayer.balance < (p.feeBump ? p.fee : innerFee)) return fail(p.feeBump ? 'txInsufficientBalance' : 'txInsufficientBalance', !p.feeBump);
+    if (!feePayer || feePayer.balance < (p.feeBump ? p.fee : innerFee)) return fail('txInsufficientBalance', !p.feeBump);
     // Envelope signatures of the (inner) source.
     if (!this.signaturesOk(p.innerSignatures, p.source, p.innerHash ?? p.hash)) return fail('txBadAuth', true);
     return null;
@@ -623,7 +623,7 @@ export class DevnetLedger {
           }
         }
         if (!failure) {
-          const used = declaredResources(view, footprintOf(view), res);
+          const used = declaredResources(view, footprintOf(view));
           if (used.diskReadBytes > declared.diskReadBytes || used.writeBytes > declared.writeBytes || used.instructions > declared.instructions) failure = 'resourceLimitExceeded';
         }
         if (!failure) {
@@ -779,7 +779,7 @@ function footprintOf(view: StateView): xdr.LedgerFootprint {
   return new xdr.LedgerFootprint({ readOnly: ro.sort(byXdr), readWrite: rw.sort(byXdr) });
 }
 
-function declaredResources(view: StateView, fp: xdr.LedgerFootprint, res: InvokeResult): DeclaredResources {
+function declaredResources(view: StateView, fp: xdr.LedgerFootprint): DeclaredResources {
   const all = [...fp.readOnly, ...fp.readWrite];
   let diskReadBytes = 0;
   let writeBytes = 0;
@@ -797,7 +797,6 @@ function declaredResources(view: StateView, fp: xdr.LedgerFootprint, res: Invoke
     diskReadBytes,
     writeBytes,
   };
-  void res;
 }
 
 function declaredFromData(sd: xdr.SorobanTransactionData): DeclaredResources {
@@ -853,7 +852,7 @@ function errorResult(p: ParsedTx, code: TxCode, inner: boolean, feeCharged: bigi
   if (p.feeBump && inner) {
     const innerRes = new xdr.InnerTransactionResult({
       feeCharged: 0n,
-      result: (xdr.InnerTransactionResultResult[c2i(code)] as () => xdr.InnerTransactionResultResult)(),
+      result: (xdr.InnerTransactionResultResult[code as keyof typeof xdr.InnerTransactionResultResult] as () => xdr.InnerTransactionResultResult)(),
       ext: xdr.InnerTransactionResultExt.v0(),
     });
     return new xdr.TransactionResult({
@@ -865,9 +864,6 @@ function errorResult(p: ParsedTx, code: TxCode, inner: boolean, feeCharged: bigi
   return new xdr.TransactionResult({ feeCharged, result: mk(code), ext: xdr.TransactionResultExt.v0() });
 }
 
-function c2i(code: TxCode): Exclude<TxCode, 'txBadSponsorship' | 'txFrozenKeyAccessed'> & keyof typeof xdr.InnerTransactionResultResult {
-  return code as never;
-}
 
 /** The RPC's `error` string for a failed simulation: Rust Debug of the HostError plus the event log. */
 export function debugHostError(err: HostError, res: InvokeResult): string {
