@@ -175,7 +175,7 @@ export interface SearchText {
 export type WriteOutcome = { status: 'written'; created: boolean; listingId: number } | { status: 'owned_by_other' };
 
 /**
- * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the five filters,
+ * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the filters,
  * against listings aliased `l`, optionally as of a sequence number.
  */
 export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { conditions: string; params: Array<string | number> } {
@@ -189,6 +189,14 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
   if (filters.payTo !== undefined) {
     clauses.push('l.owner = ?');
     params.push(filters.payTo);
+  }
+  if (filters.resource !== undefined) {
+    clauses.push('l.resource = ?');
+    params.push(filters.resource);
+  }
+  if (filters.toolName !== undefined) {
+    clauses.push('l.tool_name = ?');
+    params.push(filters.toolName);
   }
   if (filters.scheme !== undefined || filters.network !== undefined) {
     // One accepted entry must match both when both are given.

@@ -20,6 +20,10 @@ export interface DiscoveryFilters {
   scheme?: string;
   network?: string;
   extensions?: string;
+  /** Exact canonical resource URL (list only): with type and toolName it selects one listing. */
+  resource?: string;
+  /** Exact MCP tool name (list only). */
+  toolName?: string;
 }
 
 /** A discovery query the catalog refuses (maps to a 400 ErrorEnvelope). */

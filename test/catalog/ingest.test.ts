@@ -84,6 +84,11 @@ describe('soft-drop codes (whole listing)', () => {
       rejected({ bazaar: { ...b, schema: { properties: { input: { $id: ref } } } } }, 'bazaar_schema_validation_failed');
     }
     expect(record({ bazaar: { ...b, schema: { $defs: { any: { type: 'object' } }, $ref: '#/$defs/any' } } }).outcome).toEqual({ status: 'success' });
+    // Local ids in one seller's schema cannot collide with another's (validators are cached).
+    for (const type of ['object', 'object', 'string']) {
+      const outcome = record({ bazaar: { ...b, schema: { $id: '#', properties: { input: { $id: '#', type } } } } }).outcome;
+      expect(outcome).toEqual(type === 'object' ? { status: 'success' } : expect.objectContaining({ code: 'bazaar_schema_validation_failed' }));
+    }
     rejected({ bazaar: { ...b, schema: { type: 'no-such-type' } } }, 'bazaar_schema_validation_failed');
     rejected({ bazaar: { ...b, schema: { $ref: '#/$defs/missing' } } }, 'bazaar_schema_validation_failed');
     rejected({ bazaar: { ...b, schema: { minLength: -1 } } }, 'bazaar_schema_validation_failed');
