@@ -51,7 +51,7 @@ function resolvePointer(pointer: string): any {
 }
 
 /** Follows a local `$ref`, returning the object and its JSON pointer. */
-function deref(node: any, pointer: string): { node: any; pointer: string } {
+export function deref(node: any, pointer: string): { node: any; pointer: string } {
   while (node && typeof node.$ref === 'string') {
     pointer = node.$ref.slice(1);
     node = resolvePointer(pointer);
