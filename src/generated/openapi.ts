@@ -802,6 +802,17 @@ export interface operations {
                 network?: components["parameters"]["NetworkFilter"];
                 /** @description Filter by extension identifier, e.g. `bazaar`. */
                 extensions?: components["parameters"]["ExtensionsFilter"];
+                /**
+                 * @description Exact match on the listing's canonical resource URL (list only). With `type` and, for
+                 *     `mcp` listings, `toolName` it selects one listing by its identity, without paging.
+                 * @example https://api.example.com/weather
+                 */
+                resource?: string;
+                /**
+                 * @description Exact match on the MCP tool name of a listing (list only; `http` listings have none).
+                 * @example get_forecast
+                 */
+                toolName?: string;
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Start of the page; default 0; a non-negative integer. */

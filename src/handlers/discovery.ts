@@ -11,6 +11,8 @@ export const LIMIT_DEFAULT = 20;
 export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 100;
 export const FILTER_NAMES = ['type', 'payTo', 'scheme', 'network', 'extensions'] as const;
+/** Exact-match identity filters only the list endpoint declares (the tool server resolves ids with them). */
+export const LIST_ONLY_FILTER_NAMES = ['resource', 'toolName'] as const;
 
 export interface DiscoveryQuery {
   filters: DiscoveryFilters;
@@ -48,7 +50,7 @@ export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search'
     if (params.getAll(name).length > 1) throw invalid(`The query parameter ${JSON.stringify(name)} is repeated; give it at most once.`);
   }
   const filters: DiscoveryFilters = {};
-  for (const name of FILTER_NAMES) {
+  for (const name of kind === 'list' ? [...FILTER_NAMES, ...LIST_ONLY_FILTER_NAMES] : FILTER_NAMES) {
     const value = params.get(name);
     if (value === null) continue;
     // An empty filter is refused rather than silently ignored.
