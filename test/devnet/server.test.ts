@@ -4,6 +4,9 @@
  * `npm run devnet` CLI (prints URLs and dev-only accounts; Ctrl-C exits cleanly).
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import https from 'node:https';
 import { X509Certificate } from 'node:crypto';
 import { Keypair, rpc } from '@stellar/stellar-sdk';
@@ -106,6 +109,27 @@ describe('https and friendbot', () => {
     expect(JSON.parse(await call('127.0.0.1')).result.status).toBe('healthy');
     // Untrusted by default: a plain client refuses the self-signed certificate.
     await expect(fetch(devnet.httpsRpcUrl!, { method: 'POST', body: '{}' })).rejects.toThrow();
+  });
+
+  it('a child process trusts the certificate through NODE_EXTRA_CA_CERTS', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'devnet-ca-'));
+    const pem = join(dir, 'devnet.pem');
+    writeFileSync(pem, devnet.caCertPem!);
+    try {
+      const script = `fetch(${JSON.stringify(devnet.httpsRpcUrl)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth' }) }).then((r) => r.json()).then((j) => console.log(j.result.status), (e) => { console.log('failed', e.cause?.code ?? e.message); process.exit(1); })`;
+      const run = (env: NodeJS.ProcessEnv) =>
+        new Promise<{ code: number | null; out: string }>((resolve) => {
+          const child = spawn(process.execPath, ['-e', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+          let out = '';
+          child.stdout.on('data', (c) => (out += c));
+          child.on('exit', (code) => resolve({ code, out: out.trim() }));
+        });
+      expect(await run({ ...process.env, NODE_EXTRA_CA_CERTS: pem })).toEqual({ code: 0, out: 'healthy' });
+      const untrusted = await run({ ...process.env, NODE_EXTRA_CA_CERTS: '' });
+      expect(untrusted.code).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('friendbot creates and funds an account (XLM, USDC trustline, optional USDC)', async () => {
