@@ -107,12 +107,12 @@ export function buildTransfer(
 }
 
 /**
- * The facilitator accepts expiries up to current + ceil(maxTimeoutSeconds / its own ledger-time
- * estimate) + 2. Both sides estimate from whole-second close times, so the buyer signs for 80 %
- * of the window: a facilitator estimate up to 25 % slower than ours still accepts the entry.
+ * The facilitator accepts expiries up to current + ceil(maxTimeoutSeconds / the LOW end of its
+ * ledger-time estimate) + 2; the buyer signs with the HIGH end of its own, so whole-second rounding
+ * of close times can never push a fresh entry past the facilitator's bound.
  */
 export function clientExpiration(latestLedger: number, maxTimeoutSeconds: number, ledgerSeconds: number): number {
-  return Math.max(latestLedger + 2, expiryLedgerBound(latestLedger, maxTimeoutSeconds * 0.8, ledgerSeconds));
+  return Math.max(latestLedger + 1, expiryLedgerBound(latestLedger, maxTimeoutSeconds, ledgerSeconds));
 }
 
 async function onChain<T>(what: string, run: () => Promise<T>): Promise<T> {
@@ -137,7 +137,7 @@ export async function createStellarPayment(options: CreateStellarPaymentOptions)
   if (others.length > 0 || recorded.auth.length === 0) {
     throw new StellarPaymentError('unexpected_signers', `The transfer needs authorization from ${others.join(', ') || 'nobody'}, not only from ${payer}.`);
   }
-  const ledgerSeconds = await ledgerTime.seconds();
+  const ledgerSeconds = (await ledgerTime.estimate()).high;
   const expiration = options.expirationLedger ?? clientExpiration(recorded.latestLedger, Number(requirements.maxTimeoutSeconds), ledgerSeconds);
   const signed = await Promise.all(recorded.auth.map((entry) => authorizeEntry(entry, signer, expiration, passphrase)));
 

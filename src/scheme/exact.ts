@@ -141,7 +141,8 @@ export class ExactStellarScheme implements PaymentScheme {
           payer,
         );
       }
-      const ledgerSeconds = await this.ledgerTime.seconds();
+      // The low end of the estimate: a buyer who signed with our high end is always inside.
+      const ledgerSeconds = (await this.ledgerTime.estimate()).low;
       const maxTimeout = Number(requirements.maxTimeoutSeconds);
       if (!Number.isFinite(maxTimeout) || maxTimeout <= 0) {
         throw new Rejection('invalid_exact_stellar_signature_expiration_too_far', 'paymentRequirements.maxTimeoutSeconds is not a positive number, so no expiry is acceptable.', payer);

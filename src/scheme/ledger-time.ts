@@ -1,16 +1,31 @@
 /**
- * Seconds per ledger, estimated from the RPC's own recent ledger close times (never from a
- * third-party URL), cached for a TTL. Buyer and facilitator use the same estimator so the
- * authorization expiry one signs is the one the other accepts.
+ * Seconds per ledger, estimated from the RPC's own ledger close times (never from a third-party
+ * URL), cached for a TTL. Close times are whole seconds, so an estimate over a span of S seconds
+ * and n ledgers is only known to lie in ((S−1)/n, (S+1)/n). The facilitator takes the low end for
+ * the expiry bound (generous) and the buyer the high end for its signed expiry (conservative), so
+ * a buyer's expiry is always inside the facilitator's bound whatever the rounding.
  */
 import type { ChainRpc } from './rpc.ts';
 
 export const FALLBACK_LEDGER_SECONDS = 5;
-/** Ledgers sampled; close times are whole seconds, so a longer window gives a finer estimate. */
-const SAMPLE = 20;
+/** Ledgers spanned by the two-point sample (about 10 min at 5 s, 30 s at 250 ms). */
+const SPAN_LEDGERS = 120;
 const MIN_SECONDS = 0.05;
 const MAX_SECONDS = 60;
 const FALLBACK_TTL_MS = 2_000;
+
+export interface LedgerTime {
+  /** Best estimate (polling cadence). */
+  seconds: number;
+  /** Lowest plausible value (the facilitator's expiry bound). */
+  low: number;
+  /** Highest plausible value (the buyer's signed expiry). */
+  high: number;
+  /** True when nothing could be measured and the 5 s fallback is in use. */
+  fallback: boolean;
+}
+
+const FALLBACK: LedgerTime = { seconds: FALLBACK_LEDGER_SECONDS, low: FALLBACK_LEDGER_SECONDS, high: FALLBACK_LEDGER_SECONDS, fallback: true };
 
 export interface LedgerTimeOptions {
   ttlMs?: number;
@@ -18,58 +33,59 @@ export interface LedgerTimeOptions {
 }
 
 export class LedgerTimeEstimator {
-  private cached: { seconds: number; at: number } | undefined;
-  private inflight: Promise<number> | undefined;
+  private cached: { value: LedgerTime; at: number } | undefined;
+  private inflight: Promise<LedgerTime> | undefined;
   private readonly ttlMs: number;
   private readonly now: () => number;
 
   constructor(
-    private readonly rpc: Pick<ChainRpc, 'getRecentLedgers'>,
+    private readonly rpc: Pick<ChainRpc, 'getLedgerSpan'>,
     { ttlMs = 30_000, now = Date.now }: LedgerTimeOptions = {},
   ) {
     this.ttlMs = ttlMs;
     this.now = now;
   }
 
-  /** The cached estimate, refreshed when older than the TTL; falls back to 5 s on any RPC failure. */
+  /** The best estimate in seconds. */
   async seconds(): Promise<number> {
-    if (this.cached && this.now() - this.cached.at < this.ttlMs) return this.cached.seconds;
+    return (await this.estimate()).seconds;
+  }
+
+  /** The cached estimate, refreshed when older than the TTL; the 5 s fallback on any RPC failure. */
+  async estimate(): Promise<LedgerTime> {
+    if (this.cached && this.now() - this.cached.at < this.ttlMs) return this.cached.value;
     this.inflight ??= this.refresh().finally(() => {
       this.inflight = undefined;
     });
     return this.inflight;
   }
 
-  /** The last estimate without any RPC call (fallback before the first refresh). */
-  peek(): number {
-    return this.cached?.seconds ?? FALLBACK_LEDGER_SECONDS;
-  }
-
-  private async refresh(): Promise<number> {
-    let estimate: number | undefined;
+  private async refresh(): Promise<LedgerTime> {
+    let value: LedgerTime | undefined;
     try {
-      estimate = estimateFromCloseTimes(await this.rpc.getRecentLedgers(SAMPLE));
+      const { older, latest } = await this.rpc.getLedgerSpan(SPAN_LEDGERS);
+      value = estimateFromSpan(latest.closeTime - older.closeTime, latest.sequence - older.sequence);
     } catch {
-      // A failing RPC must not block payments: the fallback keeps the bound conservative.
+      // A failing RPC must not block payments.
     }
-    const seconds = estimate ?? FALLBACK_LEDGER_SECONDS;
     // A fallback is cached only briefly, so a young chain or a passing RPC fault is re-measured soon.
-    const at = estimate === undefined ? this.now() - this.ttlMs + Math.min(this.ttlMs, FALLBACK_TTL_MS) : this.now();
-    this.cached = { seconds, at };
-    return seconds;
+    const at = value ? this.now() : this.now() - this.ttlMs + Math.min(this.ttlMs, FALLBACK_TTL_MS);
+    this.cached = { value: value ?? FALLBACK, at };
+    return this.cached.value;
   }
 }
 
-/** Average close interval over the sample; undefined when the sample cannot say. */
-export function estimateFromCloseTimes(ledgers: { sequence: number; closeTime: number }[]): number | undefined {
-  if (ledgers.length < 2) return undefined;
-  const sorted = [...ledgers].sort((a, b) => a.sequence - b.sequence);
-  const first = sorted[0]!;
-  const last = sorted[sorted.length - 1]!;
-  const span = last.closeTime - first.closeTime;
-  const count = last.sequence - first.sequence;
-  if (count <= 0 || span <= 0 || !Number.isFinite(span)) return undefined;
-  return Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, span / count));
+const clamp = (s: number) => Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, s));
+
+/** The estimate over `spanSeconds` (whole-second close times) and `ledgers` closes; undefined when too short to say. */
+export function estimateFromSpan(spanSeconds: number, ledgers: number): LedgerTime | undefined {
+  if (!Number.isFinite(spanSeconds) || ledgers < 2 || spanSeconds < 2) return undefined;
+  return {
+    seconds: clamp(spanSeconds / ledgers),
+    low: clamp((spanSeconds - 1) / ledgers),
+    high: clamp((spanSeconds + 1) / ledgers),
+    fallback: false,
+  };
 }
 
 /** The authorization expiry bound of SPEC §4.1, without the tolerance. */

@@ -45,8 +45,8 @@ export type SimulationAuthMode = 'enforce' | 'record';
 
 export interface ChainRpc {
   getLatestLedger(): Promise<LedgerStamp>;
-  /** Close times of up to `count` most recent ledgers, oldest first. */
-  getRecentLedgers(count: number): Promise<LedgerStamp[]>;
+  /** The latest ledger and the one `ledgers` before it (or the oldest the RPC still has). */
+  getLedgerSpan(ledgers: number): Promise<{ older: LedgerStamp; latest: LedgerStamp }>;
   /** The account's current sequence number (the next transaction uses this + 1). */
   getAccountSequence(address: string): Promise<bigint>;
   simulate(tx: Transaction, authMode?: SimulationAuthMode): Promise<Simulation>;
@@ -79,11 +79,18 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-async function call<T>(method: string, run: () => Promise<T>): Promise<T> {
+/** Runs one RPC call; a call that outlives `timeoutMs` is abandoned as an RpcError. */
+async function callWithin<T>(timeoutMs: number, method: string, run: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
   try {
-    return await run();
+    return await Promise.race([run(), timeout]);
   } catch (err) {
     throw new RpcError(method, describe(err));
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -126,24 +133,34 @@ export interface SdkRpcOptions {
  * would decode ledger header/meta XDR we never read.
  */
 export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainRpc {
-  const server = new rpc.Server(url, { allowHttp: url.startsWith('http://'), timeout: timeoutMs });
+  const server = new rpc.Server(url, { allowHttp: url.startsWith('http://') });
+  // rpc.Server ignores its `timeout` option; the HTTP client honours one in its defaults.
+  (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
+  const call = <T>(method: string, run: () => Promise<T>) => callWithin(timeoutMs + 250, method, run);
   return {
     async getLatestLedger() {
       const r = await call('getLatestLedger', () => server._getLatestLedger());
       return { sequence: r.sequence, closeTime: toNumber(r.closeTime) };
     },
-    async getRecentLedgers(count) {
+    async getLedgerSpan(ledgers) {
       const latest = await call('getLatestLedger', () => server._getLatestLedger());
-      const fetchFrom = (start: number) => call('getLedgers', () => server._getLedgers({ startLedger: start, pagination: { limit: count } }));
-      let r;
+      const first = (start: number) => call('getLedgers', () => server._getLedgers({ startLedger: start, pagination: { limit: 1 } }));
+      let page;
       try {
-        r = await fetchFrom(Math.max(1, latest.sequence - count + 1));
+        page = await first(Math.max(1, latest.sequence - ledgers));
       } catch (err) {
         // A young chain (or a short retention window) starts later: ask where history begins.
-        const health = await call('getHealth', () => server.getHealth()).catch(() => { throw err; });
-        r = await fetchFrom(Math.max(health.oldestLedger, latest.sequence - count + 1));
+        const health = await call('getHealth', () => server.getHealth()).catch(() => {
+          throw err;
+        });
+        page = await first(Math.max(health.oldestLedger, latest.sequence - ledgers));
       }
-      return r.ledgers.map((l) => ({ sequence: l.sequence, closeTime: toNumber(l.ledgerCloseTime) }));
+      const older = page.ledgers[0];
+      if (!older) throw new RpcError('getLedgers', 'returned no ledger');
+      return {
+        older: { sequence: older.sequence, closeTime: toNumber(older.ledgerCloseTime) },
+        latest: { sequence: latest.sequence, closeTime: toNumber(latest.closeTime) },
+      };
     },
     async getAccountSequence(address) {
       const account = await call('getAccount', () => server.getAccount(address));

@@ -31,7 +31,7 @@ export function recordingRpc(): ChainRpc & { calls: string[] } {
   return {
     calls,
     getLatestLedger: refuse('getLatestLedger'),
-    getRecentLedgers: refuse('getRecentLedgers'),
+    getLedgerSpan: refuse('getLedgerSpan'),
     getAccountSequence: refuse('getAccountSequence'),
     simulate: refuse('simulate'),
     send: refuse('send'),

@@ -48,6 +48,11 @@ export class SchemeHarness {
   static async start(ledgerMs = 250): Promise<SchemeHarness> {
     const devnet = await startDevnet({ ledgerMs });
     const rpc = createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 2_000 });
+    // A ledger-time estimate needs a few seconds of close times; before that both sides fall back to 5 s.
+    if (ledgerMs > 0) {
+      const first = devnet.latestLedger().closeTime;
+      while (devnet.latestLedger().closeTime - first < 3) await new Promise((r) => setTimeout(r, ledgerMs));
+    }
     return new SchemeHarness(devnet, rpc, new LedgerTimeEstimator(rpc));
   }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Keypair } from '@stellar/stellar-sdk';
 import { SignerSelectionError, SubmitterPool } from '../../src/scheme/submitters.ts';
 import { confirmTransaction, pollDelays } from '../../src/scheme/confirm.ts';
-import { LedgerTimeEstimator, estimateFromCloseTimes, FALLBACK_LEDGER_SECONDS } from '../../src/scheme/ledger-time.ts';
+import { LedgerTimeEstimator, estimateFromSpan, FALLBACK_LEDGER_SECONDS } from '../../src/scheme/ledger-time.ts';
 import { RpcError, type TransactionStatus } from '../../src/scheme/rpc.ts';
 
 const keys = [Keypair.random(), Keypair.random(), Keypair.random()];
@@ -109,11 +109,10 @@ describe('confirmTransaction', () => {
 });
 
 describe('ledger seconds', () => {
-  it('averages close times over the sample; undefined when it cannot tell', () => {
-    const ledgers = Array.from({ length: 21 }, (_, i) => ({ sequence: 100 + i, closeTime: 1000 + Math.floor(i / 4) }));
-    expect(estimateFromCloseTimes(ledgers)).toBeCloseTo(0.25, 2);
-    expect(estimateFromCloseTimes([{ sequence: 1, closeTime: 5 }])).toBeUndefined();
-    expect(estimateFromCloseTimes([{ sequence: 1, closeTime: 5 }, { sequence: 2, closeTime: 5 }])).toBeUndefined();
+  it('brackets the whole-second rounding of close times; undefined when the span is too short', () => {
+    expect(estimateFromSpan(30, 120)).toEqual({ seconds: 0.25, low: 29 / 120, high: 31 / 120, fallback: false });
+    expect(estimateFromSpan(1, 4)).toBeUndefined();
+    expect(estimateFromSpan(10, 1)).toBeUndefined();
   });
 
   it('caches within the TTL and falls back to 5 s when the RPC fails', async () => {
@@ -121,10 +120,10 @@ describe('ledger seconds', () => {
     let calls = 0;
     let fail = false;
     const rpc = {
-      async getRecentLedgers() {
+      async getLedgerSpan() {
         calls++;
         if (fail) throw new Error('down');
-        return [{ sequence: 1, closeTime: 100 }, { sequence: 11, closeTime: 120 }];
+        return { older: { sequence: 1, closeTime: 100 }, latest: { sequence: 11, closeTime: 120 } };
       },
     };
     const est = new LedgerTimeEstimator(rpc, { ttlMs: 1000, now: () => t });
@@ -133,7 +132,7 @@ describe('ledger seconds', () => {
     expect(calls).toBe(1);
     t = 1500;
     fail = true;
-    expect(await est.seconds()).toBe(FALLBACK_LEDGER_SECONDS);
+    expect(await est.estimate()).toMatchObject({ seconds: FALLBACK_LEDGER_SECONDS, fallback: true });
     expect(calls).toBe(2);
   });
 });
