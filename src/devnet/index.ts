@@ -33,6 +33,8 @@ export interface StartDevnetExtraOptions extends StartDevnetOptions {
   random?: () => Uint8Array;
   /** Injectable clock (ms since epoch) for ledger close times and time bounds. Default Date.now. */
   now?: () => number;
+  /** Ledgers of history kept for getLedgers / getTransaction. Default 17,280. */
+  retentionLedgers?: number;
 }
 
 const info = (l: { sequence: number; closeTime: number }): LedgerInfo => ({ sequence: l.sequence, closeTime: l.closeTime });
@@ -77,7 +79,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   const ledgerMs = opts.ledgerMs ?? 5000;
   if (!Number.isFinite(ledgerMs) || ledgerMs < 0) throw new Error(`ledgerMs must be >= 0, got ${ledgerMs}`);
 
-  const ledger = new DevnetLedger({ random: opts.random, now: opts.now });
+  const ledger = new DevnetLedger({ random: opts.random, now: opts.now, retentionLedgers: opts.retentionLedgers });
   const faults = new Faults();
   const held = new Set<ServerResponse>();
   let friendbotUrl = '';

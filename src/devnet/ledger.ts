@@ -34,8 +34,8 @@ export const MAX_ENTRY_TTL = 3_110_400;
 export const MIN_TEMP_TTL = 17_280;
 const I64_MAX = (1n << 63n) - 1n;
 const GENESIS_LEDGER = 1000;
-/** Ledgers kept for getLedgers / getTransaction (the real RPC keeps ~7 days). */
-const RETENTION = 17_280;
+/** Default ledgers kept for getLedgers / getTransaction (testnet's RPC keeps about a day at 5 s). */
+export const DEFAULT_RETENTION = 17_280;
 
 /** JSON-RPC level failure (bad params): the RPC layer maps it to an error object. */
 export class RpcParamError extends Error {
@@ -108,6 +108,8 @@ export interface SimulateOptions {
 
 export interface LedgerOptions {
   networkPassphrase?: string;
+  /** Ledgers of history kept (getLedgers, getTransaction); default 17,280. */
+  retentionLedgers?: number;
   random?: () => Uint8Array;
   now?: () => number;
 }
@@ -127,8 +129,10 @@ export class DevnetLedger {
   private pending: PendingTx[] = [];
   private readonly random: () => Uint8Array;
   private readonly now: () => number;
+  readonly retention: number;
 
   constructor(opts: LedgerOptions = {}) {
+    this.retention = Math.max(1, Math.floor(opts.retentionLedgers ?? DEFAULT_RETENTION));
     this.networkPassphrase = opts.networkPassphrase ?? Networks.TESTNET;
     this.networkId = networkIdOf(this.networkPassphrase);
     this.random = opts.random ?? (() => crypto.getRandomValues(new Uint8Array(32)));
@@ -190,7 +194,14 @@ export class DevnetLedger {
       applied.push(p.parsed.envelope);
     }
     this.recordLedger(seq, closeTime, applied, Buffer.from(prev.hash, 'hex'));
-    while (this.ledgers.length > RETENTION) this.ledgers.shift();
+    if (this.ledgers.length > this.retention) {
+      this.ledgers.splice(0, this.ledgers.length - this.retention);
+      // Like stellar-rpc, forget transactions older than the retention window (swept periodically).
+      if (seq % Math.min(1000, this.retention) === 0) {
+        const oldest = this.ledgers[0]!.sequence;
+        for (const [h, rec] of this.txs) if (rec.ledger < oldest) this.txs.delete(h);
+      }
+    }
     return this.latest();
   }
 

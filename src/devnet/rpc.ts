@@ -75,7 +75,7 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
         status: 'healthy',
         latestLedger: l.sequence,
         oldestLedger: oldest().sequence,
-        ledgerRetentionWindow: 17_280,
+        ledgerRetentionWindow: ledger.retention,
         latestLedgerCloseTime: l.closeTime,
       };
     },

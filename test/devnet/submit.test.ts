@@ -202,6 +202,28 @@ describe('sendTransaction validation', () => {
     expect((await s.getHealth()).status).toBe('healthy');
   });
 
+  it('history is bounded by the retention window: old ledgers and transactions are forgotten', async () => {
+    const small = await startDevnet({ ledgerMs: 0, retentionLedgers: 10 } as Parameters<typeof startDevnet>[0]);
+    try {
+      const ss = server(small);
+      const payer = await small.createAccount({ usdc: 100n });
+      const payee = await small.createAccount();
+      const sub = Keypair.fromSecret((await small.createAccount()).secret);
+      const { tx } = await preparePayment(ss, small.networkPassphrase, { contractId: small.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 1n, source: sub, payer: Keypair.fromSecret(payer.secret) });
+      const sent = await ss.sendTransaction(tx);
+      await small.closeLedger();
+      expect((await ss.getTransaction(sent.hash)).status).toBe('SUCCESS');
+      for (let i = 0; i < 25; i++) await small.closeLedger();
+      const health = await ss.getHealth();
+      expect(health.latestLedger - health.oldestLedger).toBe(9);
+      expect(health.ledgerRetentionWindow).toBe(10);
+      expect((await ss.getTransaction(sent.hash)).status).toBe('NOT_FOUND');
+      expect((await rawRpc(small.rpcUrl, 'getLedgers', { startLedger: health.oldestLedger - 1 })).error?.code).toBe(-32602);
+    } finally {
+      await small.stop();
+    }
+  });
+
   it('bad params answer JSON-RPC errors like the real server', async () => {
     expect((await rawRpc(devnet.rpcUrl, 'sendTransaction', { transaction: 'not-xdr' })).error?.code).toBe(-32602);
     expect((await rawRpc(devnet.rpcUrl, 'simulateTransaction', {})).error?.code).toBe(-32602);
