@@ -163,6 +163,12 @@ describe('list (SPEC §2.7, §4.4)', () => {
     expect(resources({ extensions: 'other' })).toEqual([]);
     expect(resources({ type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
     expect(t.catalog.list({ type: 'nope' }, { limit: 5, offset: 0 }).pagination.total).toBe(0);
+    // The identity filters (list only): exact resource URL and exact MCP tool name.
+    expect(resources({ resource: 'https://a.example.com/2' })).toEqual(['https://a.example.com/2']);
+    expect(resources({ resource: 'https://a.example.com/2/' })).toEqual([]);
+    expect(resources({ resource: 'https://m.example.com/mcp', type: 'mcp', toolName: 'tool' })).toEqual(['https://m.example.com/mcp']);
+    expect(resources({ toolName: 'Tool' })).toEqual([]);
+    expect(resources({ resource: 'https://a.example.com/1', toolName: 'tool' })).toEqual([]);
   });
 });
 
