@@ -28,11 +28,16 @@ export const MAX_TERM_LENGTH = 64;
 const MAX_CURSOR_LENGTH = 1024;
 const RANK_FUNCTION = 'svc_search_rank';
 
-/** Lowercase, diacritics removed, split on anything that is not a letter or a digit. */
+/**
+ * Lowercase, diacritics removed, split on anything that is not a letter or a digit. Decompose,
+ * drop combining marks, recompose: so "é" becomes "e" while Hangul syllables (which decompose into
+ * letters, not marks) come back whole, as FTS5's unicode61 tokenizer sees them.
+ */
 export function tokenize(text: string): string[] {
   return text
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')
+    .normalize('NFC')
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter((t) => t !== '');

@@ -90,6 +90,8 @@ describe('ranking', () => {
     const t = fresh();
     t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/c', ...noParams, description: 'Café Crème ordering' }));
     expect(urls(t.catalog.search('CAFE creme', {}, { limit: 5 }))).toEqual(['https://x.example.com/c']);
+    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/k', ...noParams, description: '날씨 예보 서비스' }));
+    expect(urls(t.catalog.search('날씨', {}, { limit: 5 }))).toEqual(['https://x.example.com/k']);
   });
 });
 
