@@ -22,6 +22,7 @@ export const DISCOVERY_X402_VERSION = 2;
 export function openCatalog(options: CatalogOptions): Catalog {
   const { logger } = options;
   const clock = options.clock ?? (() => new Date());
+  const softBudgetMs = options.softBudgetMs ?? SOFT_BUDGET_MS;
   const store = new CatalogStore(options.dbPath);
   const ranker = installRankFunction(store.db);
 
@@ -59,7 +60,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       logger.error({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'catalog hook fault; EXTENSION-RESPONSES omitted');
     }
     const elapsedMs = performance.now() - started;
-    if (elapsedMs > SOFT_BUDGET_MS) logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
+    if (elapsedMs > softBudgetMs) logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
     return outcome;
   }
 

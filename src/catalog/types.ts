@@ -71,6 +71,8 @@ export interface CatalogOptions {
   logger: CatalogLogger;
   /** Time source for `lastUpdated` and cursor expiry (tests inject one). */
   clock?: () => Date;
+  /** Hook time over which a warning is logged (default 250 ms, SPEC §4.6 item 9). */
+  softBudgetMs?: number;
 }
 
 /** A CatalogPort that owns a database handle. */

@@ -129,6 +129,24 @@ describe('broken catalog', () => {
     expect(() => t.catalog.search('weather', {}, { limit: 10 })).toThrow(/deleted/);
   });
 
+  it('a hook slower than the soft budget logs a warning and still succeeds', async () => {
+    const t = (current = tempCatalog());
+    t.catalog.close();
+    const logger = recordingLogger();
+    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50 });
+    const locker = child(['lock', t.dbPath]);
+    try {
+      await waitForLine(locker, 'locked');
+      // Blocked for the busy timeout (100 ms > 50 ms budget): a fault, and a budget warning.
+      expect(slow.recordSettlement(settlement())).toBeNull();
+    } finally {
+      await release(locker);
+      slow.close();
+    }
+    expect(logger.lines.filter((l) => l.level === 'warn' && /soft budget/.test(l.msg))).toHaveLength(1);
+    expect(logger.lines.find((l) => /soft budget/.test(l.msg))!.obj).toMatchObject({ result: 'fault' });
+  });
+
   it('a write lock held by another process: the hook returns null within the busy timeout, reads continue (WAL), and it recovers', async () => {
     const t = (current = tempCatalog());
     t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/', description: 'weather' }));
