@@ -1,0 +1,64 @@
+/** The buyer-side builder against the devnet: payload shape, signed expiry, and its errors. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keypair, Networks, TransactionBuilder, inspectAuthEntry } from '@stellar/stellar-sdk';
+import { NULL_ACCOUNT, StellarPaymentError, createStellarPayment } from '../../src/client/index.ts';
+import { SchemeHarness } from './harness.ts';
+import { recordingRpc } from './fixtures.ts';
+
+let h: SchemeHarness;
+beforeAll(async () => {
+  h = await SchemeHarness.start(250);
+});
+afterAll(() => h?.stop());
+
+describe('createStellarPayment', () => {
+  it('builds an unsigned envelope with the buyer-signed entry, an expiry inside the bound, and echoes resource/extensions', async () => {
+    const { buyer, seller } = await h.parties();
+    const req = h.requirements(seller.publicKey(), { maxTimeoutSeconds: 10 });
+    const resource = { url: 'https://seller.example/weather', description: 'weather' };
+    const extensions = { bazaar: { info: {}, schema: {} } };
+    const before = (await h.rpc.getLatestLedger()).sequence;
+    const payload = await createStellarPayment({ requirements: req, signer: buyer, rpc: h.rpc, resource, extensions });
+    expect(payload).toMatchObject({ x402Version: 2, accepted: req, resource, extensions });
+    const tx = TransactionBuilder.fromXDR(payload.payload!.transaction as string, Networks.TESTNET) as any;
+    expect(tx.source).toBe(NULL_ACCOUNT);
+    expect(tx.signatures).toHaveLength(0);
+    const [entry] = tx.operations[0].auth;
+    const info = inspectAuthEntry(entry);
+    expect(info).toMatchObject({ address: buyer.publicKey(), signed: true });
+    // 10 s at ~0.25 s per ledger: about 40 ledgers ahead, never beyond the facilitator's bound.
+    expect(info.signatureExpirationLedger!).toBeGreaterThan(before + 20);
+    expect(info.signatureExpirationLedger!).toBeLessThan(before + 70);
+  });
+
+  it('rejects bad requirements before any RPC call', async () => {
+    const rpc = recordingRpc();
+    const seller = Keypair.random().publicKey();
+    const bad = [
+      h.requirements(seller, { network: 'stellar:futurenet' }),
+      h.requirements(seller, { scheme: 'upto' }),
+      h.requirements(seller, { amount: '-5' }),
+      h.requirements(seller, { amount: '0' }),
+      h.requirements(seller, { asset: 'USDC' }),
+      h.requirements('not-an-address'),
+      h.requirements(seller, { maxTimeoutSeconds: 0 }),
+    ];
+    for (const requirements of bad) {
+      const err = await createStellarPayment({ requirements, signer: Keypair.random(), rpc }).catch((e) => e);
+      expect(err).toBeInstanceOf(StellarPaymentError);
+      expect(err.reason).toBe('invalid_requirements');
+    }
+    expect(rpc.calls).toEqual([]);
+  });
+
+  it('an unfunded buyer gets simulation_failed, a dead RPC rpc_error', async () => {
+    const { seller } = await h.parties();
+    const poor = await h.devnet.createAccount({});
+    const req = h.requirements(seller.publicKey());
+    const err = await createStellarPayment({ requirements: req, signer: Keypair.fromSecret(poor.secret), rpc: h.rpc }).catch((e) => e);
+    expect(err).toMatchObject({ reason: 'simulation_failed' });
+    expect(String(err.message)).not.toContain(poor.secret);
+    const dead = await createStellarPayment({ requirements: req, signer: Keypair.fromSecret(poor.secret), rpc: recordingRpc() }).catch((e) => e);
+    expect(dead).toMatchObject({ reason: 'rpc_error' });
+  });
+});
