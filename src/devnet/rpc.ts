@@ -226,14 +226,10 @@ function readBody(req: IncomingMessage): Promise<string | null> {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        resolve(null);
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
+      // Past the limit keep draining (so the 413 can be delivered) but stop buffering.
+      if (size <= MAX_BODY_BYTES) chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8')));
     req.on('error', () => resolve(null));
   });
 }

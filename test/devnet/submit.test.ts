@@ -182,6 +182,9 @@ describe('sendTransaction validation', () => {
     expect(answers.map((a) => a.error?.code ?? 'ok')).toEqual(['ok', -32601, -32600]);
     expect((await fetch(`${devnet.rpcUrl}/elsewhere`, { method: 'POST', body: '{}' })).status).toBe(404);
     expect((await fetch(devnet.rpcUrl)).status).toBe(405);
+    const huge = await fetch(devnet.rpcUrl, { method: 'POST', body: 'x'.repeat(11 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as { error: { code: number } }).error.code).toBe(-32600);
   });
 
   it('junk params to every method get a JSON-RPC answer, never a crash', async () => {
