@@ -69,6 +69,8 @@ export interface TxRecord {
   resultMetaXdr: string;
   transactionEventsXdr: string[];
   contractEventsXdr: string[][];
+  /** fn_call / contract / fn_return / error diagnostics (the network runs with diagnostics on). */
+  diagnosticEventsXdr: string[];
 }
 
 interface ParsedTx {
@@ -586,6 +588,7 @@ export class DevnetLedger {
       resultMetaXdr: b64(meta),
       transactionEventsXdr: [],
       contractEventsXdr: [[]],
+      diagnosticEventsXdr: [],
     };
     this.txs.set(p.hash, record);
     if (p.innerHash) this.txs.set(p.innerHash, record);
@@ -707,6 +710,7 @@ export class DevnetLedger {
     const declaredFee = (p.feeBump ? p.fee : BigInt(tx.fee));
     const txEvents = [feeEvent(declaredFee, xdr.TransactionEventStage.transactionEventStageBeforeAllTxs), feeEvent(charged - declaredFee, xdr.TransactionEventStage.transactionEventStageAfterAllTxs)];
 
+    const diagnosticEvents = res ? (ok ? res.diagnostics : res.diagnostics.map((d) => new xdr.DiagnosticEvent({ inSuccessfulContractCall: false, event: d.event }))) : [];
     const meta = xdr.TransactionMeta.v4(
       new xdr.TransactionMetaV4({
         ext: xdr.ExtensionPoint.v0(),
@@ -725,7 +729,7 @@ export class DevnetLedger {
           returnValue: ok ? retval : null,
         }),
         events: txEvents,
-        diagnosticEvents: [],
+        diagnosticEvents,
       }),
     );
     const record: TxRecord = {
@@ -738,6 +742,7 @@ export class DevnetLedger {
       resultXdr: b64(txResult),
       resultMetaXdr: b64(meta),
       transactionEventsXdr: txEvents.map(b64),
+      diagnosticEventsXdr: diagnosticEvents.map(b64),
       contractEventsXdr: [contractEvents.map(b64)],
     };
     this.txs.set(p.hash, record);

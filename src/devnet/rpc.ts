@@ -205,6 +205,7 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
         resultMetaXdr: rec.resultMetaXdr,
         ledger: rec.ledger,
         createdAt: String(rec.createdAt),
+        diagnosticEventsXdr: rec.diagnosticEventsXdr,
         events: { transactionEventsXdr: rec.transactionEventsXdr, contractEventsXdr: rec.contractEventsXdr },
       };
     },

@@ -67,6 +67,13 @@ describe('devnet: USDC payment over JSON-RPC (SDK 17)', () => {
     if (got.status !== 'SUCCESS') throw new Error('unreachable');
     expect(got.resultXdr.result.type).toBe('txSuccess');
     const charged = got.resultXdr.feeCharged;
+    // Meta carries the same events: contract event in the op meta, diagnostics alongside.
+    if (got.resultMetaXdr.type !== 'v4') throw new Error('expected meta v4');
+    const opEvents = got.resultMetaXdr.v4.operations[0]!.events;
+    expect(opEvents.map((e) => scValToNative(e.body.v0.topics[0]!))).toEqual(['transfer']);
+    expect(got.diagnosticEventsXdr?.map((d) => scValToNative(d.event.body.v0.topics[0]!))).toEqual(['fn_call', 'transfer', 'fn_return']);
+    expect(got.events?.contractEventsXdr?.[0]).toHaveLength(1);
+    expect(got.events?.transactionEventsXdr?.map((e) => scValToNative(e.event.body.v0.topics[0]!))).toEqual(['fee', 'fee']);
 
     expect(devnet.balances(payer.publicKey).usdc).toBe(before.payer.usdc! - amount);
     expect(devnet.balances(payee.publicKey).usdc).toBe(before.payee.usdc! + amount);
