@@ -1,0 +1,230 @@
+/**
+ * Stock x402 clients against svc on the devnet, over HTTP only (issue #7):
+ * - a seller made of the stock @x402/core resource-server pieces (HTTPFacilitatorClient pointed at
+ *   svc, x402ResourceServer, x402HTTPResourceServer) with the @x402/stellar 2.9.0 `exact` server
+ *   scheme and the bazaar extension, and a buyer using @x402/fetch 2.27 with the @x402/stellar
+ *   2.9.0 client, complete a paid request through svc; the seller gets the decoded
+ *   EXTENSION-RESPONSES; the listing appears in GET /discovery/resources;
+ * - the stock HTTPFacilitatorClient reads /supported and receives svc's rejection codes intact.
+ *
+ * Certificate trust: the @x402/stellar 2.9.0 client only accepts https RPC URLs on its own
+ * terms, so it talks to the devnet's HTTPS port; the devnet's self-signed certificate is added to
+ * this process's default CA list (Node 24 `tls.setDefaultCACertificates`; NODE_EXTRA_CA_CERTS
+ * would do the same for a child process). Network boundary: the 2.9.0 client asks Horizon
+ * testnet for the ledger close time; every non-loopback DNS lookup of the https global agent
+ * fails at once (named boundary), so it falls back to its 5 s default without leaving loopback.
+ */
+import dns from 'node:dns';
+import https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import tls from 'node:tls';
+import { x402Client } from '@x402/core/client';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
+import { createEd25519Signer } from '@x402/stellar';
+import { ExactStellarScheme as StellarClientScheme } from '@x402/stellar/exact/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../../src/dev/stack.ts';
+import { startStockSeller, type StockSeller } from '../../src/dev/stock-seller.ts';
+import { createStellarPayment } from '../../src/client/index.ts';
+import { createSdkRpc } from '../../src/scheme/index.ts';
+import { Keypair } from '@stellar/stellar-sdk';
+
+const PRICE_BASE_UNITS = '10000'; // "$0.001" on a 7-decimal USDC
+let stack: Stack;
+let seller: StockSeller;
+let dataDir: string;
+const savedCAs = tls.getCACertificates('default');
+const blockedLookups: string[] = [];
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'svc-interop-'));
+  stack = await startStack({ dataDir, ledgerMs: 200 });
+  tls.setDefaultCACertificates([...savedCAs, stack.devnet.caCertPem!]);
+  (https.globalAgent.options as { lookup?: unknown }).lookup = (
+    hostname: string,
+    options: dns.LookupOptions,
+    cb: (err: NodeJS.ErrnoException | null, address?: unknown, family?: number) => void,
+  ) => {
+    if (hostname === 'localhost' || hostname === '127.0.0.1') return dns.lookup(hostname, options, cb as never);
+    blockedLookups.push(hostname);
+    process.nextTick(() => cb(Object.assign(new Error(`offline test: no DNS for ${hostname}`), { code: 'ENOTFOUND' })));
+  };
+  seller = await startStockSeller({
+    facilitatorUrl: stack.svc.url,
+    routes: {
+      'GET /weather': {
+        accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$0.001', maxTimeoutSeconds: 60 },
+        description: 'Current weather for a city (interop seller)',
+        mimeType: 'application/json',
+        extensions: declareDiscoveryExtension({
+          input: { city: 'Lisbon' },
+          inputSchema: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
+          output: { example: { city: 'Lisbon', tempC: 21 } },
+        }),
+      },
+    },
+    handlers: { 'GET /weather': ({ query }) => ({ city: query.city ?? 'unknown', tempC: 21 }) },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  tls.setDefaultCACertificates(savedCAs);
+  delete (https.globalAgent.options as { lookup?: unknown }).lookup;
+  await seller?.close();
+  await stack?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+function stockBuyer(secret: string) {
+  const client = x402Client.fromConfig({
+    schemes: [{ network: 'stellar:testnet', client: new StellarClientScheme(createEd25519Signer(secret, 'stellar:testnet'), { url: stack.devnet.httpsRpcUrl! }) as never }],
+    // @x402/stellar 2.9.0 predates core's default-asset table: without this, core 2.27's spend
+    // controls reject every Stellar requirement (docs/INTEROP.md, incompatibility 1).
+    spendControls: { allowedAssets: [{ network: 'stellar:testnet', asset: stack.devnet.usdc.contractId, maxAmountPerPayment: '10000000' }] },
+  });
+  return { client, fetchWithPayment: wrapFetchWithPayment(fetch, client) };
+}
+
+describe('stock seller + stock buyer through svc on the devnet', () => {
+  it('completes a paid GET; seller gets the decoded EXTENSION-RESPONSES; the listing is discoverable', async () => {
+    const buyer = stack.accounts.buyer;
+    const before = { buyer: stack.devnet.balances(buyer.publicKey).usdc!, seller: stack.devnet.balances(stack.accounts.seller.publicKey).usdc! };
+
+    const unpaid = await fetch(`${seller.url}/weather?city=Lisbon`);
+    expect(unpaid.status).toBe(402);
+    const terms = JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString('utf8'));
+    expect(terms.accepts[0]).toMatchObject({
+      scheme: 'exact',
+      network: 'stellar:testnet',
+      asset: stack.devnet.usdc.contractId,
+      amount: PRICE_BASE_UNITS,
+      payTo: stack.accounts.seller.publicKey,
+      extra: { areFeesSponsored: true },
+    });
+
+    const res = await stockBuyer(buyer.secret).fetchWithPayment(`${seller.url}/weather?city=Lisbon`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ city: 'Lisbon', tempC: 21 });
+    const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
+    expect(receipt).toMatchObject({ success: true, network: 'stellar:testnet', payer: buyer.publicKey });
+    expect(receipt.transaction).toMatch(/^[0-9a-f]{64}$/);
+    expect(blockedLookups).toContain('horizon-testnet.stellar.org'); // the stock client tried Horizon, offline
+
+    // On chain: exactly the price moved, and the receipt's hash is a successful transaction.
+    expect(stack.devnet.balances(buyer.publicKey).usdc).toBe(before.buyer - BigInt(PRICE_BASE_UNITS));
+    expect(stack.devnet.balances(stack.accounts.seller.publicKey).usdc).toBe(before.seller + BigInt(PRICE_BASE_UNITS));
+    const tx = await fetch(stack.devnet.rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: { hash: receipt.transaction } }),
+    }).then((r) => r.json() as Promise<{ result: { status: string } }>);
+    expect(tx.result.status).toBe('SUCCESS');
+
+    // The seller's resource server received svc's EXTENSION-RESPONSES, decoded by the stock client.
+    expect(seller.settlements).toHaveLength(1);
+    expect(seller.settlements[0]).toMatchObject({ success: true, transaction: receipt.transaction, extensionResponses: { bazaar: { status: 'success' } } });
+
+    // The listing: canonical URL (query dropped), terms from the settled requirements.
+    const listing = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then((r) => r.json() as Promise<{ items: Array<Record<string, unknown>> }>);
+    expect(listing.items).toHaveLength(1);
+    expect(listing.items[0]).toMatchObject({
+      resource: `${seller.url}/weather`,
+      type: 'http',
+      x402Version: 2,
+      description: 'Current weather for a city (interop seller)',
+      accepts: [expect.objectContaining({ amount: PRICE_BASE_UNITS, payTo: stack.accounts.seller.publicKey, asset: stack.devnet.usdc.contractId })],
+    });
+    const found = await fetch(`${stack.svc.url}/discovery/search?query=weather%20city`).then((r) => r.json() as Promise<{ resources: Array<{ resource: string }> }>);
+    expect(found.resources.map((r) => r.resource)).toContain(`${seller.url}/weather`);
+  }, 60_000);
+
+  it('a payment svc rejects reaches the stock seller as the scheme code; the buyer gets a 402 and pays nothing', async () => {
+    const payer = await stack.devnet.createAccount({ usdc: 10n * 10_000_000n });
+    const verdicts: Array<{ isValid: boolean; invalidReason?: string; payer?: string }> = [];
+    const rejecting = await startStockSeller({
+      facilitatorUrl: stack.svc.url,
+      routes: { 'GET /quote': { accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$0.002' } } },
+      handlers: { 'GET /quote': () => ({ quote: 'never served' }) },
+      onVerify: (_route, result) => verdicts.push(result),
+    });
+    try {
+      const { client, fetchWithPayment } = stockBuyer(payer.secret);
+      // Between signing and presenting, the issuer freezes the payer's USDC: the signed transfer
+      // no longer simulates, so svc's verify refuses it with the scheme's code.
+      client.onAfterPaymentCreation(async () => stack.devnet.setUsdcAuthorized(payer.publicKey, false));
+      const res = await fetchWithPayment(`${rejecting.url}/quote`);
+      expect(res.status).toBe(402);
+      expect(verdicts).toHaveLength(1);
+      expect(verdicts[0]).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_simulation_failed', payer: payer.publicKey });
+      expect(rejecting.settlements).toHaveLength(0);
+      expect(stack.devnet.balances(payer.publicKey).usdc).toBe(10n * 10_000_000n);
+    } finally {
+      await rejecting.close();
+    }
+  }, 30_000);
+
+  it("the buyer's spend controls refuse a price over its cap before anything is signed", async () => {
+    const pricey = await startStockSeller({
+      facilitatorUrl: stack.svc.url,
+      routes: { 'GET /gold': { accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$2' } } },
+      handlers: { 'GET /gold': () => ({ gold: true }) },
+    });
+    try {
+      const before = stack.devnet.balances(stack.accounts.buyer.publicKey).usdc;
+      await expect(stockBuyer(stack.accounts.buyer.secret).fetchWithPayment(`${pricey.url}/gold`)).rejects.toThrow(/spendControls|spend/i);
+      expect(stack.devnet.balances(stack.accounts.buyer.publicKey).usdc).toBe(before);
+      expect(pricey.settlements).toHaveLength(0);
+    } finally {
+      await pricey.close();
+    }
+  }, 30_000);
+});
+
+describe('stock HTTPFacilitatorClient against svc', () => {
+  const requirements = () => ({
+    scheme: 'exact',
+    network: 'stellar:testnet' as const,
+    asset: stack.devnet.usdc.contractId,
+    amount: '5000',
+    payTo: stack.accounts.seller.publicKey,
+    maxTimeoutSeconds: 60,
+    extra: { areFeesSponsored: true },
+  });
+
+  it('reads /supported: the exact kind with areFeesSponsored, bazaar, and every signer', async () => {
+    const supported = await new HTTPFacilitatorClient({ url: stack.svc.url }).getSupported();
+    expect(supported.kinds).toEqual([{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }]);
+    expect(supported.extensions).toEqual(['bazaar']);
+    expect(supported.signers['stellar:*']).toEqual([...stack.accounts.submitters.map((a) => a.publicKey), stack.accounts.feeBump.publicKey]);
+  });
+
+  it('gets the scheme codes intact from /verify and /settle for an invalid payment', async () => {
+    const facilitator = new HTTPFacilitatorClient({ url: stack.svc.url });
+    const req = requirements();
+    // A real signed payment (our buyer builder), then presented against different terms.
+    const payload = await createStellarPayment({ requirements: req, signer: Keypair.fromSecret(stack.accounts.buyer.secret), rpc: createSdkRpc({ url: stack.devnet.rpcUrl }) });
+    const wrongAmount = { ...req, amount: '5001' };
+    const tampered = { ...payload, accepted: wrongAmount };
+
+    const verified = await facilitator.verify(tampered as never, wrongAmount as never);
+    expect(verified).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_wrong_amount' });
+    expect(typeof verified.invalidMessage).toBe('string');
+
+    const settled = await facilitator.settle(tampered as never, wrongAmount as never);
+    expect(settled).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_wrong_amount', transaction: '' });
+    expect(settled.extensionResponses).toBeUndefined();
+
+    // A payload that is not a transaction at all: the malformed code, on both paths.
+    const garbage = { ...payload, payload: { transaction: 'bm90IGEgdHJhbnNhY3Rpb24=' } };
+    expect(await facilitator.verify(garbage as never, req as never)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed' });
+    expect(await facilitator.settle(garbage as never, req as never)).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_malformed' });
+
+    // An unsupported kind: svc's own code, still a 200 the stock client parses.
+    const otherNet = { ...req, network: 'stellar:pubnet' as const };
+    expect(await facilitator.verify({ ...payload, accepted: otherNet } as never, otherNet as never)).toMatchObject({ isValid: false, invalidReason: 'svc_unsupported_kind' });
+  }, 30_000);
+});
