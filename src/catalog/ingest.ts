@@ -80,22 +80,27 @@ const reject = (code: BazaarCode, reason: string): IngestResult => ({ kind: 'rej
 export function jsonSizeExceeds(value: unknown, limit: number): boolean {
   const stack: unknown[] = [value];
   let bytes = 0;
+  // A string's JSON is at least its length + 2 in bytes, so an over-long one is decided without encoding it.
+  const stringBytes = (s: string) => (s.length + 2 > limit ? limit + 1 : Buffer.byteLength(JSON.stringify(s)));
   while (stack.length > 0) {
     const node = stack.pop();
     if (Array.isArray(node)) {
       bytes += 2 + Math.max(0, node.length - 1);
+      if (bytes > limit) return true;
       for (const item of node) stack.push(item);
     } else if (isPlainObject(node)) {
-      const keys = Object.keys(node);
-      bytes += 2 + Math.max(0, keys.length - 1);
-      for (const key of keys) {
-        bytes += Buffer.byteLength(JSON.stringify(key)) + 1;
+      bytes += 1;
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue;
+        bytes += stringBytes(key) + 2; // "key": and the comma or closing brace
+        if (bytes > limit) return true;
         stack.push(node[key]);
       }
+      if (Object.keys(node).length === 0) bytes += 1;
     } else if (typeof node === 'string') {
-      bytes += Buffer.byteLength(JSON.stringify(node));
+      bytes += stringBytes(node);
     } else if (typeof node === 'number' || typeof node === 'boolean' || node === null) {
-      bytes += String(node).length;
+      bytes += JSON.stringify(node).length;
     } else {
       return true;
     }

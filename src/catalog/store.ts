@@ -174,6 +174,14 @@ export interface SearchText {
 
 export type WriteOutcome = { status: 'written'; created: boolean; listingId: number } | { status: 'owned_by_other' };
 
+/** Filters that compare one listings column for equality. payTo is the verified owner. */
+const COLUMN_FILTERS = [
+  ['type', 'l.type'],
+  ['payTo', 'l.owner'],
+  ['resource', 'l.resource'],
+  ['toolName', 'l.tool_name'],
+] as const;
+
 /**
  * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the filters,
  * against listings aliased `l`, optionally as of a sequence number.
@@ -182,21 +190,11 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
   const clauses: string[] = [];
   const params: Array<string | number> = [];
   const asOf = asOfSeq === undefined ? '' : ' AND added_seq <= ?';
-  if (filters.type !== undefined) {
-    clauses.push('l.type = ?');
-    params.push(filters.type);
-  }
-  if (filters.payTo !== undefined) {
-    clauses.push('l.owner = ?');
-    params.push(filters.payTo);
-  }
-  if (filters.resource !== undefined) {
-    clauses.push('l.resource = ?');
-    params.push(filters.resource);
-  }
-  if (filters.toolName !== undefined) {
-    clauses.push('l.tool_name = ?');
-    params.push(filters.toolName);
+  for (const [name, column] of COLUMN_FILTERS) {
+    const value = filters[name];
+    if (value === undefined) continue;
+    clauses.push(`${column} = ?`);
+    params.push(value);
   }
   if (filters.scheme !== undefined || filters.network !== undefined) {
     // One accepted entry must match both when both are given.

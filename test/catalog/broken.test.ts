@@ -9,10 +9,10 @@ import { chmodSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { BUSY_TIMEOUT_MS } from '../../src/catalog/store.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { freshCatalogPerTest, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
 /** Node 24 (this process) with the tsx loader, the same as `npx tsx`, without npx's start-up. */
@@ -53,15 +53,11 @@ function timed<T>(fn: () => T): { value: T; ms: number } {
   return { value, ms: performance.now() - started };
 }
 
-let current: ReturnType<typeof tempCatalog> | undefined;
-afterEach(() => {
-  current?.close();
-  current = undefined;
-});
+const fresh = freshCatalogPerTest();
 
 describe('two processes, one file', () => {
   it('concurrent settlements for the same keys with different payTo leave exactly one owner per key', async () => {
-    const t = (current = tempCatalog());
+    const t = fresh();
     const keys = 40;
     const barrier = join(t.dir, 'go');
     const a = child(['race', t.dbPath, PAY_TO_A, String(keys), barrier]);
@@ -98,7 +94,7 @@ describe('broken catalog', () => {
   const budget = BUSY_TIMEOUT_MS + 150;
 
   it('a read-only database file: the hook returns null quickly and logs; reads keep serving', () => {
-    const t = (current = tempCatalog());
+    const t = fresh();
     t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/' }));
     chmodSync(t.dbPath, 0o444);
     const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
@@ -119,7 +115,7 @@ describe('broken catalog', () => {
   });
 
   it('a deleted database file: the hook returns null; list and search throw', () => {
-    const t = (current = tempCatalog());
+    const t = fresh();
     t.catalog.recordSettlement(settlement({ description: 'weather' }));
     unlinkSync(t.dbPath);
     const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
@@ -130,7 +126,7 @@ describe('broken catalog', () => {
   });
 
   it('a hook slower than the soft budget logs a warning and still succeeds', async () => {
-    const t = (current = tempCatalog());
+    const t = fresh();
     t.catalog.close();
     const logger = recordingLogger();
     const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50 });
@@ -148,7 +144,7 @@ describe('broken catalog', () => {
   });
 
   it('a write lock held by another process: the hook returns null within the busy timeout, reads continue (WAL), and it recovers', async () => {
-    const t = (current = tempCatalog());
+    const t = fresh();
     t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/', description: 'weather' }));
     const locker = child(['lock', t.dbPath]);
     try {

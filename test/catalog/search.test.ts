@@ -2,18 +2,13 @@
  * GET /discovery/search semantics (SPEC §2.8, §4.5) on real SQLite files: weighted lexical
  * ranking, OR-compiled quoted terms, filters, partialResults, and the signed keyset cursor.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogQueryError } from '../../src/catalog/types.ts';
-import { PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { freshCatalogPerTest, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 
 type Listing = Record<string, any>;
-let current: ReturnType<typeof tempCatalog> | undefined;
-const fresh = () => (current = tempCatalog());
-afterEach(() => {
-  current?.close();
-  current = undefined;
-});
+const fresh = freshCatalogPerTest();
 const urls = (page: { resources: unknown[] }) => (page.resources as Listing[]).map((r) => r.resource);
 const noParams = { queryParams: {}, paramSchema: {} };
 

@@ -3,18 +3,13 @@
  * files: create, refresh, protect; identity; accepts; metadata merge; filters, order, paging.
  */
 import { DatabaseSync } from 'node:sqlite';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { SCHEMA_VERSION } from '../../src/catalog/store.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { freshCatalogPerTest, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 
 type Listing = Record<string, any>;
-let current: ReturnType<typeof tempCatalog> | undefined;
-const fresh = () => (current = tempCatalog());
-afterEach(() => {
-  current?.close();
-  current = undefined;
-});
+const fresh = freshCatalogPerTest();
 const all = (t: ReturnType<typeof tempCatalog>) => t.catalog.list({}, { limit: 100, offset: 0 }).items as Listing[];
 
 describe('listing lifecycle (SPEC §3)', () => {
