@@ -529,9 +529,14 @@ export class DevnetLedger {
     const resourceFee = tx.ext.type === 'sorobanData' ? tx.ext.sorobanData.resourceFee : 0n;
     if (resourceFee < 0n) return fail('txMalformed', true);
     const innerFee = BigInt(tx.fee);
-    if (resourceFee > innerFee) return fail('txSorobanInvalid', true);
-    if (innerFee - resourceFee < BigInt(BASE_FEE * tx.operations.length)) return fail('txInsufficientFee', true);
-    if (p.feeBump && p.fee - resourceFee < minFee) return fail('txInsufficientFee');
+    if (p.feeBump) {
+      // The outer fee pays: core validates the inner transaction without charging its fee.
+      if (resourceFee > p.fee) return fail('txSorobanInvalid', true);
+      if (p.fee - resourceFee < minFee) return fail('txInsufficientFee');
+    } else {
+      if (resourceFee > innerFee) return fail('txSorobanInvalid', true);
+      if (innerFee - resourceFee < minFee) return fail('txInsufficientFee', true);
+    }
     if (tx.ext.type === 'sorobanData') {
       const sd = tx.ext.sorobanData;
       const fp = sd.resources.footprint;

@@ -88,6 +88,32 @@ describe('sendTransaction validation', () => {
     void sub;
   });
 
+  it('a fee bump pays for both operations: outer fee below resource fee + 200 → txINSUFFICIENT_FEE; exactly that is accepted', async () => {
+    const { tx, enforce } = await payment();
+    const bumper = Keypair.fromSecret((await devnet.createAccount()).secret);
+    const resourceFee = BigInt(enforce.minResourceFee);
+    const bumpWithFee = (fee: bigint) => {
+      const built = TransactionBuilder.buildFeeBumpTransaction(bumper, '100', tx, devnet.networkPassphrase);
+      const env = built.toEnvelope();
+      if (env.type !== 'envelopeTypeTxFeeBump') throw new Error('expected a fee bump');
+      const fb = env.feeBump.tx;
+      const patched = xdr.TransactionEnvelope.envelopeTypeTxFeeBump(
+        new xdr.FeeBumpTransactionEnvelope({ tx: new xdr.FeeBumpTransaction({ feeSource: fb.feeSource, fee, innerTx: fb.innerTx, ext: fb.ext }), signatures: [] }),
+      );
+      const out = TransactionBuilder.fromXDR(patched.toXdr('base64'), devnet.networkPassphrase);
+      out.sign(bumper);
+      return out;
+    };
+    const low = await s.sendTransaction(bumpWithFee(resourceFee + 199n));
+    expect(low.status).toBe('ERROR');
+    expect(low.errorResult?.result.type).toBe('txInsufficientFee');
+    const exact = await s.sendTransaction(bumpWithFee(resourceFee + 200n));
+    expect(exact.status).toBe('PENDING');
+    await devnet.closeLedger();
+    const got = await s.getTransaction(exact.hash);
+    expect(got.status).toBe('SUCCESS');
+  });
+
   it('expired time bounds → txTOO_LATE', async () => {
     const { tx, sub } = await payment();
     const now = BigInt(Math.floor(Date.now() / 1000));
