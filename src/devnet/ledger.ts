@@ -498,7 +498,7 @@ export class DevnetLedger {
     if (p.feeBump) {
       const feeSource = this.account(p.feeSource);
       if (!feeSource) return fail('txNoAccount');
-      if (!this.signaturesOk(p.outerSignatures, p.feeSource, p.hash)) return fail('txBadAuth');
+      if (!this.signaturesOk(p.outerSignatures, p.feeSource, p.hash, 'low')) return fail('txBadAuth');
     }
     if (tx.operations.length === 0) return fail('txMissingOperation', true);
     const sorobanOps = tx.operations.filter((o) => ['invokeHostFunction', 'extendFootprintTtl', 'restoreFootprint'].includes(o.body.type));
@@ -549,12 +549,15 @@ export class DevnetLedger {
     const feePayer = this.account(p.feeSource);
     if (!feePayer || feePayer.balance < (p.feeBump ? p.fee : innerFee)) return fail('txInsufficientBalance', !p.feeBump);
     // Envelope signatures of the (inner) source.
-    if (!this.signaturesOk(p.innerSignatures, p.source, p.innerHash ?? p.hash)) return fail('txBadAuth', true);
+    if (!this.signaturesOk(p.innerSignatures, p.source, p.innerHash ?? p.hash, 'medium')) return fail('txBadAuth', true);
     return null;
   }
 
-  /** Signatures reach the account's medium threshold (at least weight 1); no extra ones. */
-  private signaturesOk(sigs: xdr.DecoratedSignature[], g: string, txHashHex: string): boolean {
+  /**
+   * Signatures reach the account's threshold (at least weight 1) and none is unknown or bad.
+   * Level: medium for invokeHostFunction sources, low for a fee-bump's fee source (as in core).
+   */
+  private signaturesOk(sigs: xdr.DecoratedSignature[], g: string, txHashHex: string, level: 'low' | 'medium'): boolean {
     const a = this.account(g);
     if (!a) return false;
     const payload = Buffer.from(txHashHex, 'hex');
@@ -572,7 +575,7 @@ export class DevnetLedger {
       usedSigners.add(idx);
       weight += candidates[idx]!.weight;
     }
-    return weight >= Math.max(1, thresholds[2] ?? 0);
+    return weight >= Math.max(1, thresholds[level === 'low' ? 1 : 2] ?? 0);
   }
 
   // ---- apply ----------------------------------------------------------------------------

@@ -114,6 +114,19 @@ describe('sendTransaction validation', () => {
     expect(got.status).toBe('SUCCESS');
   });
 
+  it('envelope signatures must reach the medium threshold of the source (multisig source)', async () => {
+    const { tx, sub } = await payment();
+    const cosigner = Keypair.random();
+    (devnet as unknown as { setSigners(g: string, t: [number, number, number, number], s: Array<{ publicKey: string; weight: number }>): void }).setSigners(
+      sub.publicKey(), [1, 1, 2, 2], [{ publicKey: cosigner.publicKey(), weight: 1 }],
+    );
+    expect(txErrorCode(await s.sendTransaction(tx))).toBe('txBadAuth'); // master alone: weight 1 < 2
+    const both = mutateTx(tx, devnet.networkPassphrase, () => ({}));
+    both.sign(sub, cosigner);
+    expect((await s.sendTransaction(both)).status).toBe('PENDING');
+    await devnet.closeLedger();
+  });
+
   it('expired time bounds → txTOO_LATE', async () => {
     const { tx, sub } = await payment();
     const now = BigInt(Math.floor(Date.now() / 1000));
