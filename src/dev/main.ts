@@ -1,0 +1,163 @@
+/**
+ * `npm run dev`: the whole system on this machine, offline, in one command. Starts the devnet
+ * (HTTP and HTTPS), funds the demo accounts, starts svc against it (two submitters, a fee-bump
+ * account, a fresh catalog under ./data/dev/), starts the demo sellers, runs a buyer through the
+ * whole story with a readable trace, then leaves everything running with the URLs printed until
+ * Ctrl-C, which stops every piece and frees every port.
+ *
+ *   npm run dev                 # fixed ports: svc 4021, sellers 4100, devnet 8000 / 8443
+ *   npm run dev -- --once       # tell the story, then stop (exit 0 when it succeeded)
+ *   npm run dev -- --ephemeral  # free ports everywhere (two runs side by side, tests)
+ *   npm run dev -- --data-dir DIR
+ */
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { createLogger } from '../log.ts';
+import { startDemoSellers } from './sellers.ts';
+import { startStack, type Stack } from './stack.ts';
+import type { StockSeller } from './stock-seller.ts';
+import { runStory, type SellerEvents, type StoryResult } from './story.ts';
+import { createTrace } from './trace.ts';
+
+export const DEV_PORTS = { svc: 4021, sellers: 4100, devnet: 8000, devnetHttps: 8443 } as const;
+
+const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--data-dir ./data/dev]
+  --once        run the story, print the result, stop everything and exit (0 = the story succeeded)
+  --ephemeral   pick free ports instead of ${Object.values(DEV_PORTS).join(', ')}
+  --data-dir    where the catalog, svc's log and story.json go (wiped at start; default ./data/dev)`;
+
+function parseCli() {
+  try {
+    const { values } = parseArgs({
+      options: {
+        once: { type: 'boolean', default: false },
+        ephemeral: { type: 'boolean', default: false },
+        'data-dir': { type: 'string', default: './data/dev' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+    return values;
+  } catch (err) {
+    process.stderr.write(`dev: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const args = parseCli();
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const dataDir = resolve(args['data-dir']!);
+  const ports = args.ephemeral ? { svc: 0, sellers: 0, devnet: 0, devnetHttps: 0 } : DEV_PORTS;
+  const trace = createTrace();
+  const started = performance.now();
+  const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s`;
+
+  trace.line('svc dev: the facilitator, its catalog, a Stellar devnet and demo sellers, all on loopback (offline)');
+  trace.line();
+
+  const pieces: Array<{ name: string; stop: () => Promise<void> }> = [];
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      while (pieces.length) {
+        const piece = pieces.pop()!;
+        await piece.stop().catch((err: unknown) => process.stderr.write(`dev: stopping ${piece.name} failed: ${String(err)}\n`));
+      }
+    })());
+
+  let stack: Stack;
+  let seller: StockSeller;
+  const events: SellerEvents = { verified: [], settled: [] };
+  try {
+    const logPath = join(dataDir, 'svc.log');
+    stack = await startStack({
+      dataDir,
+      svcPort: ports.svc,
+      devnetPort: ports.devnet,
+      devnetHttpsPort: ports.devnetHttps,
+      ledgerMs: 250,
+      // svc's pino JSON lines go to a file, so this terminal shows the story.
+      logger: createLogger('info', pino.destination({ dest: logPath, mkdir: true, sync: true })),
+      progress: (step) => trace.line(`[${elapsed()}] ${step}`),
+    });
+    pieces.push({ name: 'svc and the devnet', stop: () => stack.stop() });
+    trace.line(`[${elapsed()}] starting the demo sellers (GET /weather, POST /summarize)`);
+    seller = await startDemoSellers({
+      facilitatorUrl: stack.svc.url,
+      payTo: stack.accounts.seller.publicKey,
+      asset: stack.devnet.usdc.contractId,
+      port: ports.sellers,
+      onVerify: (route, result) => events.verified.push({ route, ...result }),
+      onSettle: (settlement) => events.settled.push(settlement),
+    });
+    pieces.push({ name: 'the demo sellers', stop: () => seller.close() });
+    trace.line(`[${elapsed()}] ready: svc ${stack.svc.url}, sellers ${seller.url}, devnet ${stack.devnet.rpcUrl}`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const port = (err as { port?: number }).port;
+    process.stderr.write(
+      code === 'EADDRINUSE'
+        ? `dev: port ${port ?? ''} is already in use (another npm run dev?). Stop it, or run: npm run dev -- --ephemeral\n`
+        : `dev: could not start: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
+    await stopAll();
+    process.exit(1);
+  }
+
+  const result: StoryResult = await runStory({ trace, stack, events, sellerUrl: seller.url });
+  writeFileSync(join(dataDir, 'story.json'), `${JSON.stringify(result, null, 2)}\n`);
+  trace.line();
+  trace.line(result.ok ? `Story complete in ${elapsed().trim()}: ${result.payments.length} payments settled on the devnet, ${result.listed.length} listings in the catalog.` : `Story FAILED: ${result.error}`);
+
+  if (args.once) {
+    await stopAll();
+    process.exit(result.ok ? 0 : 1);
+  }
+
+  printRunning(trace, stack, seller.url, dataDir);
+  let signals = 0;
+  const onSignal = (signal: string) => {
+    signals += 1;
+    if (signals > 1) process.exit(130); // a second Ctrl-C does not wait
+    trace.line(`\n${signal}: stopping the sellers, svc and the devnet…`);
+    void stopAll().then(() => {
+      trace.line('stopped; every port is free.');
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+}
+
+function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, sellerUrl: string, dataDir: string): void {
+  const { devnet, accounts } = stack;
+  trace.line();
+  trace.line('Everything keeps running. Try it (README "Try it"):');
+  trace.line(`  svc (facilitator)     ${stack.svc.url}   (/supported /verify /settle /discovery/resources /discovery/search /health /openapi.yaml)`);
+  trace.line(`  demo seller           ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
+  trace.line(`  devnet RPC            ${devnet.rpcUrl}   https: ${devnet.httpsRpcUrl}   friendbot: ${devnet.friendbotUrl}?addr=G…`);
+  trace.line(`  network               ${devnet.network}   USDC ${devnet.usdc.contractId}`);
+  trace.line(`  catalog / svc log     ${stack.catalogPath}   ${join(dataDir, 'svc.log')}`);
+  trace.line();
+  trace.line(`  curl ${stack.svc.url}/supported`);
+  trace.line(`  curl '${stack.svc.url}/discovery/search?query=weather'`);
+  trace.line(`  curl -i '${sellerUrl}/weather?city=Oslo'          # 402 with the terms in PAYMENT-REQUIRED`);
+  trace.line();
+  trace.line('Demo accounts on the devnet. DEV-ONLY keys: they exist only in this process, never use them anywhere else.');
+  trace.line(`  buyer       ${accounts.buyer.publicKey}   secret (dev-only) ${accounts.buyer.secret}`);
+  trace.line(`  agent       ${accounts.agent.publicKey}   secret (dev-only) ${accounts.agent.secret}`);
+  trace.line(`  seller      ${accounts.seller.publicKey}   (receives the payments)`);
+  trace.line(`  submitters  ${accounts.submitters.map((a) => a.publicKey).join(', ')}   fee-bump ${accounts.feeBump.publicKey}   (svc's; secrets not shown)`);
+  trace.line();
+  trace.line('Ctrl-C stops everything.');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`dev: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
