@@ -18,7 +18,7 @@ import {
   nativeToScVal,
   type Keypair,
   type Transaction,
-  type xdr,
+  xdr,
 } from '@stellar/stellar-sdk';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../scheme/ledger-time.ts';
 import { NETWORK_PASSPHRASES, X402_VERSION, parseAmount } from '../scheme/payload.ts';
@@ -54,6 +54,21 @@ export interface CreateStellarPaymentOptions {
   ledgerTime?: LedgerTimeEstimator;
   /** Override the signed expiry ledger (tests craft out-of-bound payloads with it). */
   expirationLedger?: number;
+  /**
+   * Credential arm to sign: `asRecorded` (default; an RPC with CAP-71 records AddressV2) or
+   * `address`, the classic arm, for facilitators that predate CAP-71 (e.g. @x402/stellar 2.9.0).
+   */
+  credentials?: 'asRecorded' | 'address';
+}
+
+/** The same address credentials under the classic (pre-CAP-71) arm. */
+function asClassicAddressCredentials(entry: xdr.SorobanAuthorizationEntry): xdr.SorobanAuthorizationEntry {
+  const credentials = entry.credentials as unknown as { type: string; addressV2?: xdr.SorobanAddressCredentials };
+  if (credentials.type !== 'sorobanCredentialsAddressV2' || !credentials.addressV2) return entry;
+  return new xdr.SorobanAuthorizationEntry({
+    credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(credentials.addressV2),
+    rootInvocation: entry.rootInvocation,
+  });
 }
 
 function invalid(message: string): never {
@@ -139,7 +154,8 @@ export async function createStellarPayment(options: CreateStellarPaymentOptions)
   }
   const ledgerSeconds = (await ledgerTime.estimate()).high;
   const expiration = options.expirationLedger ?? clientExpiration(recorded.latestLedger, Number(requirements.maxTimeoutSeconds), ledgerSeconds);
-  const signed = await Promise.all(recorded.auth.map((entry) => authorizeEntry(entry, signer, expiration, passphrase)));
+  const entries = options.credentials === 'address' ? recorded.auth.map(asClassicAddressCredentials) : recorded.auth;
+  const signed = await Promise.all(entries.map((entry) => authorizeEntry(entry, signer, expiration, passphrase)));
 
   const enforced = await onChain('enforce-mode simulation', () => rpc.simulate(buildTransfer(requirements, payer, passphrase, signed), 'enforce'));
   if (!enforced.ok) throw new StellarPaymentError('simulation_failed', `The signed transfer does not simulate: ${enforced.error.split('\n')[0]}`);

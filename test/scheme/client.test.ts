@@ -31,6 +31,19 @@ describe('createStellarPayment', () => {
     expect(info.signatureExpirationLedger!).toBeLessThan(before + 70);
   });
 
+  it('signs the classic address arm on request (for pre-CAP-71 facilitators), and the scheme accepts both', async () => {
+    const { buyer, seller } = await h.parties();
+    const req = h.requirements(seller.publicKey());
+    const f = await h.facilitator();
+    const v2 = await createStellarPayment({ requirements: req, signer: buyer, rpc: h.rpc });
+    const v1 = await createStellarPayment({ requirements: req, signer: buyer, rpc: h.rpc, credentials: 'address' });
+    const arm = (p: typeof v1) => ((TransactionBuilder.fromXDR(p.payload!.transaction as string, Networks.TESTNET) as any).operations[0].auth[0].credentials.type);
+    expect(arm(v2)).toBe('sorobanCredentialsAddressV2');
+    expect(arm(v1)).toBe('sorobanCredentialsAddress');
+    expect((await f.settle(v1, req)).body).toMatchObject({ success: true });
+    expect((await f.settle(v2, req)).body).toMatchObject({ success: true });
+  });
+
   it('rejects bad requirements before any RPC call', async () => {
     const rpc = recordingRpc();
     const seller = Keypair.random().publicKey();
