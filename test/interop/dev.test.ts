@@ -1,0 +1,102 @@
+/**
+ * `npm run dev` as a user runs it (a child process through tsx under this Node): `--once` tells
+ * the whole story and exits 0 with a result file that says what happened; without `--once` it
+ * keeps serving until SIGINT, then exits 0 with every port closed. `--ephemeral` and a temporary
+ * `--data-dir` keep it from touching a developer's own running `npm run dev`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StoryResult } from '../../src/dev/story.ts';
+
+const SECRET_SEED = /\bS[A-Z2-7]{55}\b/;
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function startDev(args: string[]) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-'));
+  dirs.push(dataDir);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', '--ephemeral', '--data-dir', dataDir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitFor = (pattern: RegExp, timeoutMs: number) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const m = stdout.match(pattern);
+        if (m) {
+          clearInterval(poll);
+          clearTimeout(timer);
+          resolve(m);
+        }
+      };
+      const poll = setInterval(check, 50);
+      const timer = setTimeout(() => {
+        clearInterval(poll);
+        reject(new Error(`no ${pattern} within ${timeoutMs} ms; stdout:\n${stdout}\nstderr:\n${stderr}`));
+      }, timeoutMs);
+      check();
+    });
+  return { child, dataDir, exited, waitFor, output: () => ({ stdout, stderr }) };
+}
+
+async function refused(url: string): Promise<boolean> {
+  try {
+    await fetch(url, { signal: AbortSignal.timeout(2000) });
+    return false;
+  } catch (err) {
+    return /ECONNREFUSED/.test(String((err as { cause?: unknown }).cause ?? err));
+  }
+}
+
+describe('npm run dev', () => {
+  it('--once tells the whole story, checks it, and exits 0', async () => {
+    const dev = startDev(['--once']);
+    const code = await dev.exited;
+    const { stdout, stderr } = dev.output();
+    expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
+    for (const step of ['402 Payment Required', 'seller → svc POST /verify: isValid: true', 'seller → svc POST /settle: success: true', 'PAYMENT-RESPONSE receipt', '/discovery/resources', '/discovery/search', 'Story complete']) {
+      expect(stdout).toContain(step);
+    }
+    const result = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
+    expect(result.ok).toBe(true);
+    expect(result.payments.map((p) => new URL(p.url).pathname)).toEqual(['/weather', '/summarize']);
+    for (const p of result.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
+    expect(result.listed.map((u) => new URL(u).pathname).sort()).toEqual(['/summarize', '/weather']);
+    expect(new URL(result.searchHits[0]!).pathname).toBe('/weather');
+    // No secret seed in the story output or in svc's log file.
+    expect(stdout).not.toMatch(SECRET_SEED);
+    expect(readFileSync(join(dev.dataDir, 'svc.log'), 'utf8')).not.toMatch(SECRET_SEED);
+  }, 90_000);
+
+  it('keeps serving until SIGINT, then stops every piece and frees every port', async () => {
+    const dev = startDev([]);
+    await dev.waitFor(/Ctrl-C stops everything/, 60_000);
+    const { stdout } = dev.output();
+    const svcUrl = stdout.match(/svc \(facilitator\)\s+(http:\/\/\S+)/)![1]!;
+    const sellerUrl = stdout.match(/demo seller\s+(http:\/\/\S+)/)![1]!;
+    const rpcUrl = stdout.match(/devnet RPC\s+(http:\/\/\S+)/)![1]!;
+    const httpsUrl = stdout.match(/https: (https:\/\/\S+)/)![1]!;
+    expect((await fetch(`${svcUrl}/health`)).status).toBe(200);
+    expect((await fetch(`${sellerUrl}/weather?city=Oslo`)).status).toBe(402);
+    expect(stdout).toMatch(/secret \(dev-only\) S[A-Z2-7]{55}/); // the demo keys are shown, and labelled
+
+    dev.child.kill('SIGINT');
+    expect(await dev.exited).toBe(0);
+    expect(dev.output().stdout).toContain('stopped; every port is free.');
+    for (const url of [svcUrl, sellerUrl, rpcUrl, httpsUrl.replace('https:', 'http:')]) expect(await refused(url), url).toBe(true);
+  }, 90_000);
+});
