@@ -32,7 +32,8 @@ export type StellarPaymentErrorReason =
   | 'invalid_requirements'
   | 'simulation_failed'
   | 'unexpected_signers'
-  | 'rpc_error';
+  | 'rpc_error'
+  | 'over_spend_cap';
 
 export class StellarPaymentError extends Error {
   constructor(
@@ -59,6 +60,8 @@ export interface CreateStellarPaymentOptions {
    * `address`, the classic arm, for facilitators that predate CAP-71 (e.g. @x402/stellar 2.9.0).
    */
   credentials?: 'asRecorded' | 'address';
+  /** Spend policy: refuse (before anything is signed or simulated) an amount above this many base units. */
+  maxAmount?: bigint;
 }
 
 /** The same address credentials under the classic (pre-CAP-71) arm. */
@@ -142,6 +145,12 @@ async function onChain<T>(what: string, run: () => Promise<T>): Promise<T> {
 export async function createStellarPayment(options: CreateStellarPaymentOptions): Promise<PaymentPayload> {
   const { requirements, signer, rpc } = options;
   const passphrase = checkRequirements(requirements);
+  if (options.maxAmount !== undefined && BigInt(requirements.amount) > options.maxAmount) {
+    throw new StellarPaymentError(
+      'over_spend_cap',
+      `The payment of ${requirements.amount} base units exceeds the spend cap of ${options.maxAmount} base units; nothing was signed.`,
+    );
+  }
   const payer = signer.publicKey();
   const ledgerTime = options.ledgerTime ?? new LedgerTimeEstimator(rpc);
 
