@@ -1,0 +1,32 @@
+/**
+ * `npm run mcp`: the agent tool server on stdio (stdout carries MCP frames only; diagnostics go to
+ * stderr). An invalid configuration exits 78 with one line naming the variable, never its value.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ConfigError } from '../config.ts';
+import { loadMcpConfig, type McpConfig } from './config.ts';
+import { createToolServer } from './server.ts';
+
+export const EXIT_CONFIG = 78;
+
+let config: McpConfig;
+try {
+  config = loadMcpConfig(process.env);
+} catch (err) {
+  const line = err instanceof ConfigError ? err.message : 'the configuration could not be read';
+  process.stderr.write(`svc-mcp: invalid configuration: ${line}\n`);
+  process.exit(EXIT_CONFIG);
+}
+
+const server = createToolServer({ config });
+await server.connect(new StdioServerTransport());
+process.stderr.write(
+  `svc-mcp: ready on stdio; facilitator ${config.facilitatorUrl}, network ${config.network}, ` +
+    `${config.walletAddress ? `wallet ${config.walletAddress}, spend cap ${config.maxAmount} base units` : 'search-only (no CLIENT_STELLAR_PRIVATE_KEY)'}\n`,
+);
+const shutdown = () => {
+  void server.close().finally(() => process.exit(0));
+};
+process.stdin.on('end', shutdown);
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

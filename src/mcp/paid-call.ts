@@ -1,0 +1,140 @@
+/**
+ * paid_call (SPEC §4.8 rules 2–6): resolve the target (an id is re-resolved against the live
+ * catalog with the list endpoint's exact identity filters, never by walking pages), probe its live
+ * 402, apply the spend policy, then pay with the shared buyer builder and return the target's
+ * result plus the receipt {transaction, network, payer}. Nothing is signed before the policy passed.
+ */
+import type { Keypair } from '@stellar/stellar-sdk';
+import { StellarPaymentError, createStellarPayment } from '../client/index.ts';
+import type { DiscoveryResource, FacilitatorClient } from '../client/facilitator.ts';
+import type { PaymentRequired } from '../client/seller.ts';
+import type { LedgerTimeEstimator } from '../scheme/ledger-time.ts';
+import type { ChainRpc } from '../scheme/rpc.ts';
+import type { PaymentRequirements } from '../scheme/types.ts';
+import { checkListingRef, parseResourceId, type ListingRef } from './resource-id.ts';
+import { ToolFailure, argumentsObject, optionalObject, optionalString } from './results.ts';
+import { discovery, listingInput, listingToolName } from './search.ts';
+import { openTarget, type TargetSpec } from './targets.ts';
+
+export const HTTP_METHODS = ['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH'] as const;
+
+export interface PaidCallDeps {
+  facilitator: FacilitatorClient;
+  network: string;
+  maxAmount: bigint;
+  timeoutMs: number;
+  /** Absent: search-only; a paid target fails with svc_mcp_wallet_not_configured. */
+  wallet?: { signer: Keypair; rpc: ChainRpc; ledgerTime: LedgerTimeEstimator };
+}
+
+const invalid = (reason: string) => new ToolFailure('svc_mcp_invalid_arguments', reason);
+
+/** The listing an id names, straight from the catalog (one exact-match list query). */
+async function resolveListing(ref: ListingRef, facilitator: FacilitatorClient): Promise<DiscoveryResource> {
+  const page = await discovery(() =>
+    facilitator.list({ resource: ref.resource, type: ref.type, ...(ref.type === 'mcp' ? { toolName: ref.toolName } : {}), limit: 2 }),
+  );
+  const listing = page.items.find((l) => l.resource === ref.resource && l.type === ref.type && listingToolName(l) === ref.toolName);
+  if (!listing) throw new ToolFailure('svc_mcp_unknown_resource_id', `No listing for ${ref.type} ${ref.resource}${ref.toolName ? ` tool ${ref.toolName}` : ''} is in the catalog (any more); nothing was paid.`);
+  return listing;
+}
+
+async function resolveTarget(args: Record<string, unknown>, facilitator: FacilitatorClient): Promise<TargetSpec> {
+  const resourceId = optionalString(args, 'resourceId');
+  const url = optionalString(args, 'url');
+  const toolName = optionalString(args, 'toolName');
+  const method = optionalString(args, 'method');
+  const input = optionalObject(args, 'input');
+  if ((resourceId === undefined) === (url === undefined)) throw invalid('Give exactly one of resourceId (from search_resources) or url.');
+
+  if (resourceId !== undefined) {
+    if (method !== undefined) throw invalid('method is only for url targets; a listing declares its own method.');
+    const parsed = parseResourceId(resourceId);
+    if (!parsed.ok) throw new ToolFailure('svc_mcp_unknown_resource_id', `${parsed.reason} Nothing was paid.`);
+    const ref = parsed.ref;
+    if (toolName !== undefined && toolName !== ref.toolName) {
+      throw invalid(ref.type === 'http' ? 'This id names an http resource: omit toolName.' : `This id names the tool ${JSON.stringify(ref.toolName)}, not ${JSON.stringify(toolName)}.`);
+    }
+    const listing = await resolveListing(ref, facilitator);
+    if (ref.type === 'mcp') return { type: 'mcp', url: ref.resource, toolName: ref.toolName, ...(input ? { input } : {}) };
+    const declared = listingInput(listing).method;
+    return { type: 'http', url: ref.resource, method: typeof declared === 'string' ? declared.toUpperCase() : 'GET', ...(input ? { input } : {}) };
+  }
+
+  const type = toolName !== undefined ? 'mcp' : 'http';
+  const checked = checkListingRef(type, url, toolName ?? '');
+  if (!checked.ok) throw invalid(`url: ${checked.reason}.`);
+  if (type === 'mcp') {
+    if (method !== undefined) throw invalid('method is only for http targets; an MCP tool is called with tools/call.');
+    return { type: 'mcp', url: url!, toolName: toolName!, ...(input ? { input } : {}) };
+  }
+  const upper = (method ?? 'GET').toUpperCase();
+  if (!(HTTP_METHODS as readonly string[]).includes(upper)) throw invalid(`method must be one of ${HTTP_METHODS.join(', ')}.`);
+  return { type: 'http', url: url!, method: upper, ...(input ? { input } : {}) };
+}
+
+const isAmount = (v: unknown): v is string => typeof v === 'string' && /^[0-9]{1,39}$/.test(v) && BigInt(v) > 0n;
+
+/** The spend policy: only `exact` on our network, only amounts within the cap; the cheapest such terms. */
+export function choosePayment(required: PaymentRequired, network: string, maxAmount: bigint): PaymentRequirements {
+  const offered = required.accepts.filter((a) => a && typeof a === 'object');
+  const eligible = offered.filter((a) => a.scheme === 'exact' && a.network === network && isAmount(a.amount));
+  if (eligible.length === 0) {
+    const kinds = offered.map((a) => `${String(a.scheme)} on ${String(a.network)}`).join(', ') || 'nothing';
+    throw new ToolFailure('svc_mcp_payment_declined_by_policy', `This tool pays only the exact scheme on ${network}; the target offers ${kinds}. Nothing was paid.`);
+  }
+  const cheapest = eligible.reduce((a, b) => (BigInt(b.amount) < BigInt(a.amount) ? b : a));
+  if (BigInt(cheapest.amount) > maxAmount) {
+    throw new ToolFailure(
+      'svc_mcp_payment_declined_by_policy',
+      `The target demands ${cheapest.amount} base units of ${cheapest.asset}, above the spend cap SVC_MCP_MAX_AMOUNT of ${maxAmount} base units. Nothing was signed or paid.`,
+    );
+  }
+  return cheapest;
+}
+
+export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Record<string, unknown>> {
+  const args = argumentsObject(rawArgs, ['resourceId', 'url', 'toolName', 'input', 'method']);
+  const spec = await resolveTarget(args, deps.facilitator);
+  const target = openTarget(spec, deps.timeoutMs);
+  try {
+    const probe = await target.probe();
+    if (probe.kind === 'free') return { target: describeTarget(spec), paid: false, result: probe.result, receipt: null };
+
+    const requirements = choosePayment(probe.required, deps.network, deps.maxAmount);
+    if (!deps.wallet) throw new ToolFailure('svc_mcp_wallet_not_configured', `The target demands ${requirements.amount} base units; set CLIENT_STELLAR_PRIVATE_KEY to pay. Nothing was paid.`);
+    let payload;
+    try {
+      payload = await createStellarPayment({
+        requirements,
+        signer: deps.wallet.signer,
+        rpc: deps.wallet.rpc,
+        ledgerTime: deps.wallet.ledgerTime,
+        resource: probe.required.resource,
+        // Echoing the seller's extensions (bazaar) lets the settlement catalog the resource.
+        ...(probe.required.extensions ? { extensions: probe.required.extensions } : {}),
+        maxAmount: deps.maxAmount,
+      });
+    } catch (err) {
+      if (err instanceof StellarPaymentError && err.reason === 'over_spend_cap') throw new ToolFailure('svc_mcp_payment_declined_by_policy', err.message);
+      if (err instanceof StellarPaymentError) throw new ToolFailure('svc_mcp_payment_not_settled', `The payment could not be built (${err.reason}): ${err.message} Nothing was sent.`);
+      throw err;
+    }
+    const { result, receipt } = await target.pay(payload);
+    return {
+      target: describeTarget(spec),
+      paid: true,
+      result,
+      receipt: { transaction: receipt.transaction, network: receipt.network, payer: receipt.payer ?? deps.wallet.signer.publicKey() },
+      amount: requirements.amount,
+      asset: requirements.asset,
+      payTo: requirements.payTo,
+    };
+  } finally {
+    await target.close();
+  }
+}
+
+function describeTarget(spec: TargetSpec): Record<string, unknown> {
+  return spec.type === 'http' ? { type: 'http', url: spec.url, method: spec.method } : { type: 'mcp', url: spec.url, toolName: spec.toolName };
+}

@@ -1,0 +1,108 @@
+/**
+ * search_resources: the facilitator's GET /discovery/search through the typed client, each listing
+ * projected into a hit an agent can act on: the deterministic id, name, description, price in base
+ * units (asset, payTo), network, and the calling convention (http: method, example query or body,
+ * JSON Schema; mcp: toolName, inputSchema). Works without a wallet.
+ */
+import { FacilitatorUnreachableError, type DiscoveryResource, type FacilitatorClient, type FacilitatorResult, type SearchQuery } from '../client/facilitator.ts';
+import { encodeResourceId } from './resource-id.ts';
+import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
+
+export const SEARCH_FILTERS = ['type', 'payTo', 'scheme', 'network', 'extensions'] as const;
+
+/** One discovery call; transport failures and refusals become the agent tool codes (facilitator codes verbatim). */
+export async function discovery<T>(run: () => Promise<FacilitatorResult<T>>): Promise<T> {
+  let result: FacilitatorResult<T>;
+  try {
+    result = await run();
+  } catch (err) {
+    if (err instanceof FacilitatorUnreachableError) throw new ToolFailure('svc_mcp_facilitator_unreachable', err.message);
+    throw err;
+  }
+  if (result.ok) return result.data;
+  if (isFacilitatorCode(result.code)) throw new ToolFailure(result.code, result.reason);
+  throw new ToolFailure('svc_mcp_search_failed', `The facilitator refused discovery with HTTP ${result.status}: ${result.reason}`);
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** The bazaar `info.input` of a listing (empty object when absent). */
+export function listingInput(listing: DiscoveryResource): Record<string, unknown> {
+  const bazaar = (listing.extensions as Record<string, unknown> | undefined)?.bazaar;
+  const input = isPlainObject(bazaar) && isPlainObject(bazaar.info) ? bazaar.info.input : undefined;
+  return isPlainObject(input) ? input : {};
+}
+
+/** The tool name of a listing: "" for http. */
+export function listingToolName(listing: DiscoveryResource): string {
+  return listing.type === 'mcp' ? (str(listingInput(listing).toolName) ?? '') : '';
+}
+
+function callingConvention(listing: DiscoveryResource): Record<string, unknown> {
+  const input = listingInput(listing);
+  if (listing.type === 'mcp') {
+    return { type: 'mcp', toolName: str(input.toolName) ?? '', inputSchema: input.inputSchema ?? null, transport: str(input.transport) ?? 'streamable-http', ...(input.example !== undefined ? { example: input.example } : {}) };
+  }
+  const bazaar = (listing.extensions as Record<string, unknown> | undefined)?.bazaar;
+  const schema = isPlainObject(bazaar) ? bazaar.schema : undefined;
+  // The declared input schema sits at schema.properties.input.properties.{queryParams|body}.
+  const inputProps = isPlainObject(schema) && isPlainObject(schema.properties) && isPlainObject(schema.properties.input) ? schema.properties.input.properties : undefined;
+  const part = input.bodyType !== undefined ? 'body' : 'queryParams';
+  const partSchema = isPlainObject(inputProps) ? inputProps[part] : undefined;
+  return {
+    type: 'http',
+    method: str(input.method) ?? 'GET',
+    ...(input.bodyType !== undefined ? { bodyType: input.bodyType, body: input.body ?? null } : { queryParams: input.queryParams ?? {} }),
+    schema: partSchema ?? schema ?? null,
+  };
+}
+
+/** The terms an agent would pay: exact on the tool's network first, else the first offered. */
+function price(listing: DiscoveryResource, network: string): Record<string, unknown> | null {
+  const accepts = (listing.accepts ?? []) as Array<Record<string, unknown>>;
+  const terms = accepts.find((a) => a.scheme === 'exact' && a.network === network) ?? accepts[0];
+  if (!terms) return null;
+  return { amount: terms.amount, asset: terms.asset, payTo: terms.payTo, scheme: terms.scheme, network: terms.network };
+}
+
+export function toHit(listing: DiscoveryResource, network: string): Record<string, unknown> {
+  const toolName = listingToolName(listing);
+  const type = listing.type === 'mcp' ? 'mcp' : 'http';
+  const terms = price(listing, network);
+  return {
+    id: encodeResourceId({ type, resource: listing.resource, toolName }),
+    type: listing.type,
+    resource: listing.resource,
+    ...(toolName ? { toolName } : {}),
+    name: listing.serviceName ?? (toolName || listing.resource),
+    description: listing.description ?? str(listingInput(listing).description) ?? '',
+    price: terms,
+    network: terms?.network ?? null,
+    accepts: listing.accepts,
+    call: callingConvention(listing),
+    ...(listing.serviceName ? { serviceName: listing.serviceName } : {}),
+    ...(listing.tags ? { tags: listing.tags } : {}),
+    ...(listing.mimeType ? { mimeType: listing.mimeType } : {}),
+    lastUpdated: listing.lastUpdated,
+  };
+}
+
+export async function searchResources(rawArgs: unknown, facilitator: FacilitatorClient, network: string): Promise<Record<string, unknown>> {
+  const args = argumentsObject(rawArgs, ['query', 'filters', 'limit', 'cursor']);
+  const query = optionalString(args, 'query');
+  if (query === undefined) throw new ToolFailure('svc_mcp_invalid_arguments', 'query is required: a non-empty natural-language string.');
+  const filters = argumentsObject(optionalObject(args, 'filters'), SEARCH_FILTERS);
+  for (const name of SEARCH_FILTERS) optionalString(filters, name);
+  const limit = args.limit;
+  if (limit !== undefined && (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 100)) {
+    throw new ToolFailure('svc_mcp_invalid_arguments', 'limit must be an integer from 1 to 100.');
+  }
+  const cursor = optionalString(args, 'cursor');
+  const request = { query, ...filters, ...(limit !== undefined ? { limit } : {}), ...(cursor ? { cursor } : {}) } as SearchQuery;
+  const page = await discovery(() => facilitator.search(request));
+  return {
+    hits: page.resources.map((listing) => toHit(listing, network)),
+    nextCursor: page.pagination.cursor,
+    partialResults: page.partialResults,
+  };
+}

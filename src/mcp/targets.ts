@@ -1,0 +1,223 @@
+/**
+ * The buyer side of the two x402 transports, as paid_call uses them: probe a target unpaid (its
+ * live 402 or its free answer), then retry it with a PaymentPayload and read the receipt.
+ * - http: PAYMENT-REQUIRED on the 402, retry with PAYMENT-SIGNATURE, receipt in PAYMENT-RESPONSE;
+ * - mcp (streamable HTTP): isError result whose structuredContent is the PaymentRequired, retry with
+ *   params._meta["x402/payment"], receipt in result._meta["x402/payment-response"].
+ * Every failure is a ToolFailure with its agent tool code (see docs/MCP.md for the mapping).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { SettleResponse } from '../client/facilitator.ts';
+import {
+  MCP_PAYMENT_META,
+  MCP_PAYMENT_RESPONSE_META,
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+  PAYMENT_SIGNATURE_HEADER,
+  decodeX402Header,
+  encodeX402Header,
+  isBodyMethod,
+  isPaymentRequired,
+  type PaymentRequired,
+} from '../client/seller.ts';
+import type { PaymentPayload } from '../scheme/types.ts';
+import { ToolFailure, isFacilitatorCode, isPlainObject } from './results.ts';
+
+export type TargetSpec =
+  | { type: 'http'; url: string; method: string; input?: Record<string, unknown> }
+  | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
+
+export type Probe = { kind: 'free'; result: unknown } | { kind: 'payment'; required: PaymentRequired };
+
+export interface Target {
+  probe(): Promise<Probe>;
+  /** The target's result and the successful receipt; a ToolFailure otherwise. */
+  pay(payload: PaymentPayload): Promise<{ result: unknown; receipt: SettleResponse }>;
+  close(): Promise<void>;
+}
+
+/** Longest target body kept in a result (the rest is cut with a note). */
+export const MAX_RESULT_CHARS = 256 * 1024;
+
+const message = (err: unknown) => {
+  const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
+  return `${err instanceof Error ? err.message : String(err)}${cause}`;
+};
+
+/** A refused payment: the facilitator's code verbatim, else svc_mcp_payment_not_settled. */
+function refusedPayment(required: PaymentRequired | undefined, fallback: string): never {
+  const code = required?.error;
+  if (isFacilitatorCode(code)) throw new ToolFailure(code, `The target refused the payment with ${code}; nothing was settled.`);
+  throw new ToolFailure('svc_mcp_payment_not_settled', code ? `${fallback} The target reported ${JSON.stringify(code)}.` : fallback);
+}
+
+function checkReceipt(receipt: unknown, where: string): SettleResponse {
+  const r = receipt as Partial<SettleResponse> | undefined;
+  if (!isPlainObject(r) || r.success !== true || typeof r.transaction !== 'string' || !/^[0-9a-f]{64}$/.test(r.transaction)) {
+    const code = isPlainObject(r) ? r.errorReason : undefined;
+    if (isFacilitatorCode(code)) throw new ToolFailure(code, `The settlement failed with ${code}: ${String(r?.errorMessage ?? '')}`.trim());
+    throw new ToolFailure('svc_mcp_payment_not_settled', `The target answered without a successful receipt in ${where}.`);
+  }
+  return r as SettleResponse;
+}
+
+// ---------------------------------------------------------------- http
+
+function httpRequest(spec: Extract<TargetSpec, { type: 'http' }>, headers: Record<string, string> = {}): { url: string; init: RequestInit } {
+  const method = spec.method.toUpperCase();
+  const url = new URL(spec.url);
+  if (isBodyMethod(method)) {
+    return { url: url.href, init: { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(spec.input ?? {}) } };
+  }
+  for (const [name, value] of Object.entries(spec.input ?? {})) {
+    for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, typeof item === 'string' ? item : JSON.stringify(item));
+  }
+  return { url: url.href, init: { method, headers } };
+}
+
+async function readResult(res: Response): Promise<{ status: number; contentType: string | null; body: unknown }> {
+  const text = await res.text();
+  const contentType = res.headers.get('content-type');
+  let body: unknown = text;
+  if (text.length > MAX_RESULT_CHARS) body = `${text.slice(0, MAX_RESULT_CHARS)}… [cut at ${MAX_RESULT_CHARS} characters]`;
+  else if (contentType?.includes('json')) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* keep the text */
+    }
+  }
+  return { status: res.status, contentType, body };
+}
+
+function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: number): Target {
+  const send = async (headers?: Record<string, string>) => {
+    const { url, init } = httpRequest(spec, headers);
+    return fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+  };
+  const paymentRequiredOf = async (res: Response): Promise<PaymentRequired | undefined> => {
+    const fromHeader = decodeX402Header(res.headers.get(PAYMENT_REQUIRED_HEADER));
+    if (isPaymentRequired(fromHeader)) return fromHeader;
+    try {
+      const body = JSON.parse(await res.text());
+      return isPaymentRequired(body) ? body : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    async probe() {
+      let res: Response;
+      try {
+        res = await send();
+      } catch (err) {
+        throw new ToolFailure('svc_mcp_resource_unreachable', `${spec.method} ${spec.url} did not answer: ${message(err)}`);
+      }
+      if (res.status === 402) {
+        const required = await paymentRequiredOf(res);
+        if (!required) throw new ToolFailure('svc_mcp_resource_error', `${spec.url} answered 402 without a PaymentRequired (PAYMENT-REQUIRED header or JSON body); nothing was paid.`);
+        return { kind: 'payment', required };
+      }
+      const result = await readResult(res);
+      if (res.status >= 400) {
+        throw new ToolFailure('svc_mcp_resource_error', `${spec.method} ${spec.url} answered HTTP ${res.status}; nothing was paid. Body: ${JSON.stringify(result.body).slice(0, 500)}`);
+      }
+      return { kind: 'free', result };
+    },
+    async pay(payload) {
+      let res: Response;
+      try {
+        res = await send({ [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) });
+      } catch (err) {
+        throw new ToolFailure('svc_mcp_payment_not_settled', `${spec.url} did not answer the paid request (${message(err)}); no receipt was returned.`);
+      }
+      if (res.status === 402) refusedPayment(await paymentRequiredOf(res), `${spec.url} answered the paid request with 402.`);
+      const result = await readResult(res);
+      if (res.status >= 400) {
+        throw new ToolFailure('svc_mcp_resource_error', `${spec.url} answered the paid request with HTTP ${res.status}; no receipt was returned. Body: ${JSON.stringify(result.body).slice(0, 500)}`);
+      }
+      const receipt = checkReceipt(decodeX402Header(res.headers.get(PAYMENT_RESPONSE_HEADER)), `the ${PAYMENT_RESPONSE_HEADER} header`);
+      return { result, receipt };
+    },
+    close: async () => undefined,
+  };
+}
+
+// ---------------------------------------------------------------- mcp
+
+function paymentRequiredOfTool(result: CallToolResult): PaymentRequired | undefined {
+  if (isPaymentRequired(result.structuredContent)) return result.structuredContent;
+  const first = result.content?.[0];
+  if (first?.type === 'text') {
+    try {
+      const parsed = JSON.parse(first.text);
+      if (isPaymentRequired(parsed)) return parsed;
+    } catch {
+      /* not a PaymentRequired */
+    }
+  }
+  return undefined;
+}
+
+const toolResult = (r: CallToolResult) => ({ content: r.content, ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}) });
+
+function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number): Target {
+  const client = new Client({ name: 'svc-mcp', version: '0.1.0' });
+  let connected = false;
+  const connect = async () => {
+    if (connected) return;
+    const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
+      fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [])]) }),
+    });
+    try {
+      await client.connect(transport, { timeout: timeoutMs });
+      connected = true;
+    } catch (err) {
+      const transportLevel = err instanceof TypeError || (err instanceof Error && err.name === 'TimeoutError');
+      throw new ToolFailure(
+        transportLevel ? 'svc_mcp_resource_unreachable' : 'svc_mcp_resource_error',
+        `${spec.url} ${transportLevel ? 'did not answer' : 'is not a working MCP streamable-HTTP endpoint'}: ${message(err)}; nothing was paid.`,
+      );
+    }
+  };
+  const call = async (meta?: Record<string, unknown>, paid = false): Promise<CallToolResult> => {
+    try {
+      return (await client.callTool({ name: spec.toolName, arguments: spec.input ?? {}, ...(meta ? { _meta: meta } : {}) }, undefined, { timeout: timeoutMs })) as CallToolResult;
+    } catch (err) {
+      if (err instanceof McpError || !paid) {
+        throw new ToolFailure('svc_mcp_tool_call_failed', `tools/call ${spec.toolName} at ${spec.url} failed: ${message(err)}${paid ? '; no receipt was returned' : '; nothing was paid'}.`);
+      }
+      throw new ToolFailure('svc_mcp_payment_not_settled', `tools/call ${spec.toolName} at ${spec.url} did not answer the paid call (${message(err)}); no receipt was returned.`);
+    }
+  };
+  return {
+    async probe() {
+      await connect();
+      const result = await call();
+      if (!result.isError) return { kind: 'free', result: toolResult(result) };
+      const required = paymentRequiredOfTool(result);
+      if (required) return { kind: 'payment', required };
+      throw new ToolFailure('svc_mcp_resource_error', `The tool ${spec.toolName} answered with an error; nothing was paid: ${JSON.stringify(result.content ?? []).slice(0, 500)}`);
+    },
+    async pay(payload) {
+      await connect();
+      const result = await call({ [MCP_PAYMENT_META]: payload }, true);
+      if (result.isError) {
+        const required = paymentRequiredOfTool(result);
+        if (required) refusedPayment(required, `The tool ${spec.toolName} refused the paid call.`);
+        throw new ToolFailure('svc_mcp_tool_call_failed', `The tool ${spec.toolName} failed on the paid call; no receipt was returned: ${JSON.stringify(result.content ?? []).slice(0, 500)}`);
+      }
+      const receipt = checkReceipt(result._meta?.[MCP_PAYMENT_RESPONSE_META], `result._meta["${MCP_PAYMENT_RESPONSE_META}"]`);
+      return { result: toolResult(result), receipt };
+    },
+    close: async () => {
+      if (connected) await client.close().catch(() => undefined);
+    },
+  };
+}
+
+export function openTarget(spec: TargetSpec, timeoutMs: number): Target {
+  return spec.type === 'http' ? httpTarget(spec, timeoutMs) : mcpTarget(spec, timeoutMs);
+}
