@@ -15,6 +15,7 @@
  * fails at once (named boundary), so it falls back to its 5 s default without leaving loopback.
  */
 import dns from 'node:dns';
+import { createRequire } from 'node:module';
 import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -226,5 +227,46 @@ describe('stock HTTPFacilitatorClient against svc', () => {
     // An unsupported kind: svc's own code, still a 200 the stock client parses.
     const otherNet = { ...req, network: 'stellar:pubnet' as const };
     expect(await facilitator.verify({ ...payload, accepted: otherNet } as never, otherNet as never)).toMatchObject({ isValid: false, invalidReason: 'svc_unsupported_kind' });
+  }, 30_000);
+});
+
+describe('the HTTPFacilitatorClient of @x402/core 2.9.0 (the core @x402/stellar 2.9.0 pins)', () => {
+  // Loaded from where @x402/stellar resolves it, so it is the nested 2.9.0 build, not 2.27.
+  const nestedRequire = createRequire(createRequire(import.meta.url).resolve('@x402/stellar'));
+  const { HTTPFacilitatorClient: Client290 } = nestedRequire('@x402/core/server') as typeof import('@x402/core/server');
+
+  it('parses /supported and /verify; settles, but drops the EXTENSION-RESPONSES header (docs/INTEROP.md)', async () => {
+    expect(nestedRequire.resolve('@x402/core/server')).toContain('@x402/stellar/node_modules/@x402/core');
+    const facilitator = new Client290({ url: stack.svc.url });
+    const live = await fetch(`${seller.url}/weather?city=Oslo`);
+    const bazaarFromLive402 = JSON.parse(Buffer.from(live.headers.get('payment-required')!, 'base64').toString('utf8')) as { extensions: Record<string, unknown> };
+    const supported = await facilitator.getSupported();
+    expect(supported.kinds[0]).toMatchObject({ scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } });
+
+    const req = {
+      scheme: 'exact',
+      network: 'stellar:testnet' as const,
+      asset: stack.devnet.usdc.contractId,
+      amount: '7000',
+      payTo: stack.accounts.seller.publicKey,
+      maxTimeoutSeconds: 60,
+      extra: { areFeesSponsored: true },
+    };
+    const payload = await createStellarPayment({
+      requirements: req,
+      signer: Keypair.fromSecret(stack.accounts.agent.secret),
+      rpc: createSdkRpc({ url: stack.devnet.rpcUrl }),
+      resource: { url: `${seller.url}/weather-290`, description: 'core 2.9.0 probe' },
+      // The bazaar extension exactly as the stock seller's 402 declares it (method filled in).
+      extensions: bazaarFromLive402.extensions,
+    });
+    expect(await facilitator.verify(payload as never, req as never)).toMatchObject({ isValid: true, payer: stack.accounts.agent.publicKey });
+    const settled = (await facilitator.settle(payload as never, req as never)) as { success: boolean; transaction: string; extensionResponses?: unknown };
+    expect(settled.success).toBe(true);
+    expect(settled.transaction).toMatch(/^[0-9a-f]{64}$/);
+    // svc sent the header (the listing exists), but this client version never reads it.
+    expect(settled.extensionResponses).toBeUndefined();
+    const listed = await fetch(`${stack.svc.url}/discovery/resources?payTo=${stack.accounts.seller.publicKey}`).then((r) => r.json() as Promise<{ items: Array<{ resource: string }> }>);
+    expect(listed.items.map((i) => i.resource)).toContain(`${seller.url}/weather-290`);
   }, 30_000);
 });
