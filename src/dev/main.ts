@@ -109,6 +109,10 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  // The devnet's self-signed certificate, for stock clients that need https RPC (NODE_EXTRA_CA_CERTS).
+  const caPath = join(dataDir, 'devnet-ca.pem');
+  writeFileSync(caPath, stack.devnet.caCertPem ?? '');
+
   const result: StoryResult = await runStory({ trace, stack, events, sellerUrl: seller.url });
   writeFileSync(join(dataDir, 'story.json'), `${JSON.stringify(result, null, 2)}\n`);
   trace.line();
@@ -142,6 +146,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line(`  demo seller           ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
   trace.line(`  devnet RPC            ${devnet.rpcUrl}   https: ${devnet.httpsRpcUrl}   friendbot: ${devnet.friendbotUrl}?addr=G…`);
   trace.line(`  network               ${devnet.network}   USDC ${devnet.usdc.contractId}`);
+  trace.line(`  devnet certificate    ${join(dataDir, 'devnet-ca.pem')}   (NODE_EXTRA_CA_CERTS=… for clients that need https RPC)`);
   trace.line(`  catalog / svc log     ${stack.catalogPath}   ${join(dataDir, 'svc.log')}`);
   trace.line();
   trace.line(`  curl ${stack.svc.url}/supported`);

@@ -43,7 +43,9 @@ const blockedLookups: string[] = [];
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-interop-'));
-  stack = await startStack({ dataDir, ledgerMs: 200 });
+  // 1 s ledgers: the 2.9.0 client assumes 5 s ledgers (Horizon is unreachable), so it signs for
+  // ceil(60 / 5) = 12 ledgers; at 1 s that is 12 s of validity, ample on a loaded machine.
+  stack = await startStack({ dataDir, ledgerMs: 1000 });
   tls.setDefaultCACertificates([...savedCAs, stack.devnet.caCertPem!]);
   (https.globalAgent.options as { lookup?: unknown }).lookup = (
     hostname: string,
@@ -227,6 +229,12 @@ describe('stock HTTPFacilitatorClient against svc', () => {
     // An unsupported kind: svc's own code, still a 200 the stock client parses.
     const otherNet = { ...req, network: 'stellar:pubnet' as const };
     expect(await facilitator.verify({ ...payload, accepted: otherNet } as never, otherNet as never)).toMatchObject({ isValid: false, invalidReason: 'svc_unsupported_kind' });
+
+    // An envelope svc cannot interpret is a 400 in the route's shape: the stock client turns it
+    // into VerifyError / SettleError carrying svc's code and reason.
+    const v1 = { ...payload, x402Version: 1 };
+    await expect(facilitator.verify(v1 as never, req as never)).rejects.toMatchObject({ name: 'VerifyError', statusCode: 400, invalidReason: 'svc_unsupported_x402_version' });
+    await expect(facilitator.settle(v1 as never, req as never)).rejects.toMatchObject({ name: 'SettleError', statusCode: 400, errorReason: 'svc_unsupported_x402_version' });
   }, 30_000);
 });
 
