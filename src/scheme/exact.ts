@@ -97,7 +97,7 @@ export class ExactStellarScheme implements PaymentScheme {
     if (!decision.ok) {
       // A verify code passes through; an internal verify fault is reported as verification_failed.
       const code: SchemeCode = decision.code === 'unexpected_verify_error' ? 'verification_failed' : decision.code;
-      return this.settleFailure(code, decision.message, network, decision.payer, requirements.amount);
+      return this.settleFailure(code, decision.message, network, decision.payer, requirements?.amount);
     }
     const { transfer } = decision.verified;
     let lease: SubmitterLease;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keypair } from '@stellar/stellar-sdk';
 import { SchemeHarness } from './harness.ts';
+import { createSdkRpc } from '../../src/scheme/rpc.ts';
 
 let h: SchemeHarness;
 beforeAll(async () => {
@@ -60,13 +61,17 @@ describe('settle codes', () => {
   it('settle_exact_stellar_transaction_failed: submitted, then failed on-chain (two payments racing for one balance)', async () => {
     const manual = await SchemeHarness.start(0);
     try {
-      const f = await manual.facilitator({ submitters: 2 });
+      // Count accepted submissions through the port (the boundary), so ledgers close only once both are in.
+      const rpc = createSdkRpc({ url: manual.devnet.rpcUrl });
+      let sent = 0;
+      const counting = { ...rpc, send: async (tx: Parameters<typeof rpc.send>[0]) => { const r = await rpc.send(tx); sent++; return r; } };
+      const f = await manual.facilitator({ submitters: 2, scheme: { rpc: counting } });
       const { buyer, seller } = await manual.parties(100_000n);
       const req = manual.requirements(seller.publicKey());
       const [p1, p2] = await Promise.all([manual.pay(req, buyer), manual.pay(req, buyer)]);
       const settling = Promise.all([f.settle(p1, req), f.settle(p2, req)]);
-      // Both re-verify against the same ledger, both are submitted; then ledgers close.
-      await new Promise((r) => setTimeout(r, 300));
+      // Both re-verify against the same ledger and are submitted; only then do ledgers close.
+      while (sent < 2) await new Promise((r) => setTimeout(r, 10));
       const closer = setInterval(() => void manual.devnet.closeLedger(), 100);
       const results = (await settling).map((r) => r.body);
       clearInterval(closer);
