@@ -10,7 +10,7 @@
  *   npm run dev -- --ephemeral  # free ports everywhere (two runs side by side, tests)
  *   npm run dev -- --data-dir DIR
  */
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
@@ -26,7 +26,7 @@ export const DEV_PORTS = { svc: 4021, sellers: 4100, devnet: 8000, devnetHttps: 
 const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--data-dir ./data/dev]
   --once        run the story, print the result, stop everything and exit (0 = the story succeeded)
   --ephemeral   pick free ports instead of ${Object.values(DEV_PORTS).join(', ')}
-  --data-dir    where the catalog, svc's log and story.json go (wiped at start; default ./data/dev)`;
+  --data-dir    where the catalog, svc's log and story.json go (its files are replaced each run; default ./data/dev)`;
 
 function parseCli() {
   try {
@@ -75,6 +75,8 @@ async function main(): Promise<void> {
   const events: SellerEvents = { verified: [], settled: [] };
   try {
     const logPath = join(dataDir, 'svc.log');
+    // Only our own files are replaced (never the folder: --data-dir may point anywhere).
+    for (const file of [logPath, join(dataDir, 'story.json'), join(dataDir, 'devnet-ca.pem')]) rmSync(file, { force: true });
     stack = await startStack({
       dataDir,
       svcPort: ports.svc,
