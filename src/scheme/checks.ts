@@ -3,7 +3,7 @@
  * and simulated transfer events. Pure functions over decoded XDR.
  */
 import { Address, MuxedAccount, Account, inspectAuthEntry, scValToNative, xdr } from '@stellar/stellar-sdk';
-import { Rejection } from './payload.ts';
+import { Rejection, addressOf } from './payload.ts';
 import { EXPIRY_TOLERANCE_LEDGERS } from './ledger-time.ts';
 
 /** Credential arms we accept: classic address credentials and CAP-71 AddressV2. */
@@ -79,15 +79,6 @@ export interface TransferEvent {
 }
 
 const isSymbol = (v: xdr.ScVal, name: string) => v.type === 'scvSymbol' && String((v as unknown as { sym: unknown }).sym) === name;
-
-function addressOf(v: xdr.ScVal | undefined): string | undefined {
-  if (!v || v.type !== 'scvAddress') return undefined;
-  try {
-    return Address.fromScVal(v).toString();
-  } catch {
-    return undefined;
-  }
-}
 
 function amountAndMux(data: xdr.ScVal): { amount: bigint | undefined; muxId: bigint | undefined } {
   try {

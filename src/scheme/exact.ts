@@ -8,7 +8,7 @@ import { checkAuthEntries, checkTransferEvents } from './checks.ts';
 import { confirmTransaction } from './confirm.ts';
 import { LedgerTimeEstimator, expiryLedgerBound } from './ledger-time.ts';
 import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
-import { RpcError, type ChainRpc, type Simulation } from './rpc.ts';
+import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from './rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from './submitters.ts';
 import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, SupportedKind, VerifyResult } from './types.ts';
 
@@ -104,14 +104,14 @@ export class ExactStellarScheme implements PaymentScheme {
     try {
       lease = await this.pool.lease();
     } catch (err) {
-      const message = err instanceof SignerSelectionError ? err.message : `Submitter selection failed: ${describe(err)}`;
+      const message = err instanceof SignerSelectionError ? err.message : `Submitter selection failed: ${describeError(err)}`;
       return this.settleFailure('settle_exact_stellar_signer_selection_failed', message, network, transfer.from, transfer.amount);
     }
     try {
       return await this.submit(decision.verified, lease, requirements, network);
     } catch (err) {
       lease.invalidate();
-      return this.settleFailure('unexpected_settle_error', `Settlement failed unexpectedly: ${describe(err)}`, network, transfer.from, transfer.amount);
+      return this.settleFailure('unexpected_settle_error', `Settlement failed unexpectedly: ${describeError(err)}`, network, transfer.from, transfer.amount);
     } finally {
       lease.release();
     }
@@ -152,7 +152,7 @@ export class ExactStellarScheme implements PaymentScheme {
       return { ok: true, verified: { transfer, simulation, passphrase, fee } };
     } catch (err) {
       if (err instanceof Rejection) return { ok: false, code: err.code, message: err.message, payer: err.payer ?? payer };
-      const message = err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describe(err)}`;
+      const message = err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describeError(err)}`;
       return { ok: false, code: 'unexpected_verify_error', message, payer };
     }
   }
@@ -167,7 +167,7 @@ export class ExactStellarScheme implements PaymentScheme {
       sequence = await lease.sequence();
     } catch (err) {
       lease.invalidate();
-      return fail('unexpected_settle_error', `Could not read the submitter's sequence number: ${describe(err)}`);
+      return fail('unexpected_settle_error', `Could not read the submitter's sequence number: ${describeError(err)}`);
     }
     const inner = new TransactionBuilder(new Account(lease.address, sequence.toString()), {
       fee: INCLUSION_FEE_STROOPS.toString(),
@@ -180,7 +180,7 @@ export class ExactStellarScheme implements PaymentScheme {
     try {
       inner.sign(lease.keypair);
     } catch (err) {
-      return fail('settle_exact_stellar_transaction_signing_failed', `Signing the settlement transaction failed: ${describe(err)}`);
+      return fail('settle_exact_stellar_transaction_signing_failed', `Signing the settlement transaction failed: ${describeError(err)}`);
     }
     let envelope: Transaction | FeeBumpTransaction = inner;
     if (this.feeBump) {
@@ -189,7 +189,7 @@ export class ExactStellarScheme implements PaymentScheme {
         bump.sign(this.feeBump);
         envelope = bump;
       } catch (err) {
-        return fail('settle_exact_stellar_fee_bump_signing_failed', `Signing the fee-bump wrapper failed: ${describe(err)}`);
+        return fail('settle_exact_stellar_fee_bump_signing_failed', `Signing the fee-bump wrapper failed: ${describeError(err)}`);
       }
     }
     const hash = Buffer.from(envelope.hash()).toString('hex');
@@ -245,14 +245,4 @@ export class ExactStellarScheme implements PaymentScheme {
   private log(phase: 'verify' | 'settle', code: string, payer: string | undefined, amount: unknown, hash: string): void {
     this.logger?.info({ phase, code, payer: payer ?? null, amount: amount === undefined ? null : String(amount), hash: hash || null }, `payment ${phase}: ${code}`);
   }
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/** Host errors carry a long event log; the first line names the error. */
-function firstLine(text: string): string {
-  const line = text.split('\n')[0] ?? text;
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }

@@ -57,8 +57,9 @@ export function baseAccount(address: string): string {
   return address;
 }
 
-function addressOf(value: xdr.ScVal): string | undefined {
-  if (value.type !== 'scvAddress') return undefined;
+/** The strkey of an address ScVal (G…, M…, C…), undefined for anything else. */
+export function addressOf(value: xdr.ScVal | undefined): string | undefined {
+  if (!value || value.type !== 'scvAddress') return undefined;
   try {
     return Address.fromScVal(value).toString();
   } catch {

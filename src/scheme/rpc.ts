@@ -65,7 +65,8 @@ export class RpcError extends Error {
   }
 }
 
-function describe(err: unknown): string {
+/** A one-line description of anything thrown (Error, JSON-RPC error object, other). */
+export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message;
   if (err && typeof err === 'object') {
     const { code, message } = err as { code?: unknown; message?: unknown };
@@ -88,7 +89,7 @@ async function callWithin<T>(timeoutMs: number, method: string, run: () => Promi
   try {
     return await Promise.race([run(), timeout]);
   } catch (err) {
-    throw new RpcError(method, describe(err));
+    throw new RpcError(method, describeError(err));
   } finally {
     clearTimeout(timer);
   }
@@ -118,6 +119,12 @@ function feeChargedOf(resultXdr: string | undefined): bigint | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Host errors carry a long event log; the first line names the error. */
+export function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? text;
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
 const toNumber = (v: unknown): number => (typeof v === 'number' ? v : Number(v ?? 0));

@@ -3,6 +3,7 @@
  * network: every case runs against a recording RPC port that fails if it is called.
  */
 import { describe, expect, it } from 'vitest';
+import { fc } from '@fast-check/vitest';
 import { Account, Keypair, Operation, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { ExactStellarScheme } from '../../src/scheme/exact.ts';
 import { NULL_ACCOUNT } from '../../src/client/index.ts';
@@ -154,5 +155,30 @@ describe('verify before any network call', () => {
       kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
       signers: { 'stellar:*': [submitter.publicKey(), feeBump.publicKey()] },
     });
+  });
+});
+
+describe('properties (fast-check)', () => {
+  it('any i128 amount different from the requirement is wrong_amount, decided without the network', async () => {
+    const i128 = fc.bigInt({ min: -(2n ** 127n), max: 2n ** 127n - 1n });
+    const required = fc.bigInt({ min: 1n, max: 2n ** 127n - 1n });
+    await fc.assert(
+      fc.asyncProperty(i128, required, async (sent, want) => {
+        fc.pre(sent !== want);
+        const { result, calls } = await verifyOffline(craftTransaction({ from: payer, to: payTo, amount: sent }), { amount: want.toString() });
+        return result.invalidReason === 'invalid_exact_stellar_payload_wrong_amount' && calls.length === 0;
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('arbitrary strings as payload.transaction are malformed, never a throw', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string(), fc.base64String()), async (transaction) => {
+        const { result, calls } = await verifyOffline(transaction);
+        return result.isValid === false && calls.length === 0 && typeof result.invalidMessage === 'string';
+      }),
+      { numRuns: 100 },
+    );
   });
 });
