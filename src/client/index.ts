@@ -22,7 +22,7 @@ import {
 } from '@stellar/stellar-sdk';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../scheme/ledger-time.ts';
 import { NETWORK_PASSPHRASES, X402_VERSION, parseAmount } from '../scheme/payload.ts';
-import type { ChainRpc } from '../scheme/rpc.ts';
+import { describeError, firstLine, type ChainRpc } from '../scheme/rpc.ts';
 import type { PaymentPayload, PaymentRequirements } from '../scheme/types.ts';
 
 /** The all-zero account as envelope source: the buyer never sources (or signs) the envelope. */
@@ -137,7 +137,7 @@ async function onChain<T>(what: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    throw new StellarPaymentError('rpc_error', `${what}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new StellarPaymentError('rpc_error', `${what}: ${describeError(err)}`);
   }
 }
 
@@ -155,7 +155,7 @@ export async function createStellarPayment(options: CreateStellarPaymentOptions)
   const ledgerTime = options.ledgerTime ?? new LedgerTimeEstimator(rpc);
 
   const recorded = await onChain('record-mode simulation', () => rpc.simulate(buildTransfer(requirements, payer, passphrase), 'record'));
-  if (!recorded.ok) throw new StellarPaymentError('simulation_failed', `The transfer cannot be simulated: ${recorded.error.split('\n')[0]}`);
+  if (!recorded.ok) throw new StellarPaymentError('simulation_failed', `The transfer cannot be simulated: ${firstLine(recorded.error)}`);
 
   const others = recorded.auth.map((e) => inspectAuthEntry(e).address).filter((a) => a !== payer);
   if (others.length > 0 || recorded.auth.length === 0) {
@@ -167,7 +167,7 @@ export async function createStellarPayment(options: CreateStellarPaymentOptions)
   const signed = await Promise.all(entries.map((entry) => authorizeEntry(entry, signer, expiration, passphrase)));
 
   const enforced = await onChain('enforce-mode simulation', () => rpc.simulate(buildTransfer(requirements, payer, passphrase, signed), 'enforce'));
-  if (!enforced.ok) throw new StellarPaymentError('simulation_failed', `The signed transfer does not simulate: ${enforced.error.split('\n')[0]}`);
+  if (!enforced.ok) throw new StellarPaymentError('simulation_failed', `The signed transfer does not simulate: ${firstLine(enforced.error)}`);
   const transaction = buildTransfer(requirements, payer, passphrase, signed, enforced.transactionData);
 
   return {
