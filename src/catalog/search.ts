@@ -33,7 +33,11 @@ const RANK_FUNCTION = 'svc_search_rank';
  * drop combining marks, recompose: so "é" becomes "e" while Hangul syllables (which decompose into
  * letters, not marks) come back whole, as FTS5's unicode61 tokenizer sees them.
  */
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
 export function tokenize(text: string): string[] {
+  // Fast path, same result: ASCII has no marks to strip and its letters and digits are [a-z0-9].
+  if (ASCII_ONLY.test(text)) return text.toLowerCase().split(/[^a-z0-9]+/).filter((t) => t !== '');
   return text
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')
@@ -53,14 +57,42 @@ export function compileFtsQuery(terms: string[]): string {
   return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
 }
 
+function isAsciiAlnum(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 97 && code <= 122);
+}
+
+/** Whole-token occurrences of `term` in lowercased ASCII text, without splitting it (the hot path). */
+function countAsciiToken(lower: string, term: string): number {
+  let n = 0;
+  for (let i = lower.indexOf(term); i !== -1; i = lower.indexOf(term, i + term.length)) {
+    const end = i + term.length;
+    if ((i === 0 || !isAsciiAlnum(lower.charCodeAt(i - 1))) && (end === lower.length || !isAsciiAlnum(lower.charCodeAt(end)))) n++;
+  }
+  return n;
+}
+
+/** Term frequencies of `terms` in `text`, tokenized exactly as `tokenize` does. */
+function termFrequencies(terms: ReadonlySet<string>, text: string): Map<string, number> {
+  const tf = new Map<string, number>();
+  if (ASCII_ONLY.test(text)) {
+    const lower = text.toLowerCase();
+    for (const term of terms) {
+      const n = countAsciiToken(lower, term);
+      if (n > 0) tf.set(term, n);
+    }
+    return tf;
+  }
+  for (const token of tokenize(text)) if (terms.has(token)) tf.set(token, (tf.get(token) ?? 0) + 1);
+  return tf;
+}
+
 /** The rank of one candidate for the terms (see the file comment). */
 export function rankText(terms: ReadonlySet<string>, fields: Array<[string, number]>): number {
   const matched = new Set<string>();
   let weighted = 0;
   for (const [text, weight] of fields) {
-    const tf = new Map<string, number>();
-    for (const token of tokenize(text)) if (terms.has(token)) tf.set(token, (tf.get(token) ?? 0) + 1);
-    for (const [term, n] of tf) {
+    if (text === '') continue;
+    for (const [term, n] of termFrequencies(terms, text)) {
       matched.add(term);
       weighted += (weight * n) / (n + 1);
     }

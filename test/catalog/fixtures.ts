@@ -4,7 +4,6 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { afterEach } from 'vitest';
 import { join } from 'node:path';
 import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import type { CatalogLogger, SettledPayment } from '../../src/catalog/types.ts';
@@ -56,16 +55,6 @@ export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z')) {
       cleanup();
     },
   };
-}
-
-/** For a test file: `fresh()` gives a new temp catalog, closed and deleted after each test. */
-export function freshCatalogPerTest(): () => ReturnType<typeof tempCatalog> {
-  let current: ReturnType<typeof tempCatalog> | undefined;
-  afterEach(() => {
-    current?.close();
-    current = undefined;
-  });
-  return () => (current = tempCatalog());
 }
 
 export interface SettlementOptions {

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogQueryError } from '../../src/catalog/types.ts';
-import { freshCatalogPerTest, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
 const fresh = freshCatalogPerTest();

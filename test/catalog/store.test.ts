@@ -6,7 +6,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { SCHEMA_VERSION } from '../../src/catalog/store.ts';
-import { freshCatalogPerTest, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
 const fresh = freshCatalogPerTest();
