@@ -1,9 +1,15 @@
 /** Builds the scheme the service mounts from its loaded configuration. */
 import { signingKeys, type Config } from '../config.ts';
-import { ExactStellarScheme, type PaymentLogger } from './exact.ts';
+import type { Logger } from '../log.ts';
+import { ExactStellarScheme } from './exact.ts';
 import { createSdkRpc } from './rpc.ts';
 
-export function createSchemeFromConfig(config: Config, logger?: PaymentLogger): ExactStellarScheme {
+/**
+ * Inside the service the HTTP handlers already write the one `info` line per payment decision,
+ * so the scheme's own decision lines go to `debug` (they add the scheme-internal view, e.g. the
+ * re-verification inside settle) instead of doubling the info log.
+ */
+export function createSchemeFromConfig(config: Config, logger?: Logger): ExactStellarScheme {
   const keys = signingKeys(config);
   return new ExactStellarScheme({
     network: config.network,
@@ -11,6 +17,6 @@ export function createSchemeFromConfig(config: Config, logger?: PaymentLogger): 
     submitters: keys.submitters,
     feeBump: keys.feeBump,
     maxTransactionFeeStroops: config.maxTransactionFeeStroops,
-    logger,
+    ...(logger ? { logger: { info: (obj: Record<string, unknown>, msg?: string) => logger.debug(obj, msg) } } : {}),
   });
 }
