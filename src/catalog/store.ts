@@ -233,6 +233,8 @@ export class CatalogStore {
       this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       this.db.exec('PRAGMA journal_mode = WAL');
       this.db.exec('PRAGMA synchronous = NORMAL');
+      // 32 MiB of page cache (default 2 MiB): search reads FTS postings and row text of many candidates.
+      this.db.exec('PRAGMA cache_size = -32768');
       migrate(this.db);
     } catch (err) {
       this.db.close();
