@@ -192,7 +192,7 @@ describe('targets', () => {
 describe('spend policy and wallet', () => {
   it('svc_mcp_payment_declined_by_policy: over the default cap (both amounts named) and only another network offered; nothing signed', async () => {
     await paysNothing(async () => {
-      expectCode(await agent.call('paid_call', { url: `${seller.url}/pricey` }), 'svc_mcp_payment_declined_by_policy', /50000000 base units.*10000000 base units/);
+      expectCode(await agent.call('paid_call', { url: `${seller.url}/pricey` }), 'svc_mcp_payment_declined_by_policy', /demands 50000000 base units.*SVC_MCP_MAX_AMOUNT of 10000000 base units\. Nothing was signed/);
       expectCode(await agent.call('paid_call', { url: `${seller.url}/pubnet-only` }), 'svc_mcp_payment_declined_by_policy', /exact on stellar:pubnet/);
     });
   });
@@ -200,7 +200,7 @@ describe('spend policy and wallet', () => {
   it('SVC_MCP_MAX_AMOUNT binds: a cap of 99999 refuses a 100000 payment', async () => {
     const capped = await h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: buyer.secret(), SVC_MCP_MAX_AMOUNT: '99999' });
     await paysNothing(async () => {
-      expectCode(await capped.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_payment_declined_by_policy', /100000 base units.*99999 base units/);
+      expectCode(await capped.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_payment_declined_by_policy', /demands 100000 base units.*SVC_MCP_MAX_AMOUNT of 99999 base units/);
       expectCode(await capped.call('paid_call', { url: tools.url, toolName: 'paid_tool' }), 'svc_mcp_payment_declined_by_policy', /99999/);
     });
   });
