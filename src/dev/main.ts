@@ -5,7 +5,7 @@
  * whole story with a readable trace, then leaves everything running with the URLs printed until
  * Ctrl-C, which stops every piece and frees every port.
  *
- *   npm run dev                 # fixed ports: svc 4021, sellers 4100, devnet 8000 / 8443
+ *   npm run dev                 # fixed ports: svc 4021, sellers 4100 (HTTP) / 4101 (MCP), devnet 8000 / 8443
  *   npm run dev -- --once       # tell the story, then stop (exit 0 when it succeeded)
  *   npm run dev -- --ephemeral  # free ports everywhere (two runs side by side, tests)
  *   npm run dev -- --data-dir DIR
@@ -15,13 +15,16 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createLogger } from '../log.ts';
-import { startDemoSellers } from './sellers.ts';
+import { createFacilitatorClient } from '../client/facilitator.ts';
+import { REPO_ROOT, runAgent } from './agent.ts';
+import { MCP_TOOL, observedFacilitator, startDemoSellers, type DemoSellers, type SellerEvent } from './sellers.ts';
 import { startStack, type Stack } from './stack.ts';
-import type { StockSeller } from './stock-seller.ts';
-import { runStory, type SellerEvents, type StoryResult } from './story.ts';
+import { runStory, type StoryResult } from './story.ts';
 import { createTrace } from './trace.ts';
 
-export const DEV_PORTS = { svc: 4021, sellers: 4100, devnet: 8000, devnetHttps: 8443 } as const;
+const REPO_DIR = resolve(REPO_ROOT);
+
+export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 8000, devnetHttps: 8443 } as const;
 
 const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--data-dir ./data/dev]
   --once        run the story, print the result, stop everything and exit (0 = the story succeeded)
@@ -52,7 +55,7 @@ async function main(): Promise<void> {
     return;
   }
   const dataDir = resolve(args['data-dir']!);
-  const ports = args.ephemeral ? { svc: 0, sellers: 0, devnet: 0, devnetHttps: 0 } : DEV_PORTS;
+  const ports = args.ephemeral ? { svc: 0, sellers: 0, mcpSeller: 0, devnet: 0, devnetHttps: 0 } : DEV_PORTS;
   const trace = createTrace();
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s`;
@@ -71,8 +74,8 @@ async function main(): Promise<void> {
     })());
 
   let stack: Stack;
-  let seller: StockSeller;
-  const events: SellerEvents = { verified: [], settled: [] };
+  let sellers: DemoSellers;
+  const events: SellerEvent[] = [];
   try {
     const logPath = join(dataDir, 'svc.log');
     // Only our own files are replaced (never the folder: --data-dir may point anywhere).
@@ -82,23 +85,25 @@ async function main(): Promise<void> {
       svcPort: ports.svc,
       devnetPort: ports.devnet,
       devnetHttpsPort: ports.devnetHttps,
-      ledgerMs: 250,
+      // 1 s ledgers: close times are whole seconds, so faster ledgers make the buyer's and svc's
+      // ledger-time estimates (and so the signed expiry vs svc's bound) disagree on a young chain.
+      ledgerMs: 1000,
       // svc's pino JSON lines go to a file, so this terminal shows the story.
       logger: createLogger('info', pino.destination({ dest: logPath, mkdir: true, sync: true })),
       progress: (step) => trace.line(`[${elapsed()}] ${step}`),
     });
     pieces.push({ name: 'svc and the devnet', stop: () => stack.stop() });
-    trace.line(`[${elapsed()}] starting the demo sellers (GET /weather, POST /summarize)`);
-    seller = await startDemoSellers({
-      facilitatorUrl: stack.svc.url,
+    trace.line(`[${elapsed()}] starting the demo sellers (HTTP: GET /weather, POST /summarize; MCP: ${MCP_TOOL})`);
+    sellers = await startDemoSellers({
+      facilitator: observedFacilitator(createFacilitatorClient(stack.svc.url), (event) => events.push(event)),
       payTo: stack.accounts.seller.publicKey,
       asset: stack.devnet.usdc.contractId,
-      port: ports.sellers,
-      onVerify: (route, result) => events.verified.push({ route, ...result }),
-      onSettle: (settlement) => events.settled.push(settlement),
+      network: stack.config.network,
+      httpPort: ports.sellers,
+      mcpPort: ports.mcpSeller,
     });
-    pieces.push({ name: 'the demo sellers', stop: () => seller.close() });
-    trace.line(`[${elapsed()}] ready: svc ${stack.svc.url}, sellers ${seller.url}, devnet ${stack.devnet.rpcUrl}`);
+    pieces.push({ name: 'the demo sellers', stop: () => sellers.close() });
+    trace.line(`[${elapsed()}] ready: svc ${stack.svc.url}, sellers ${sellers.http.url} and ${sellers.mcp.url}, devnet ${stack.devnet.rpcUrl}`);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const port = (err as { port?: number }).port;
@@ -115,17 +120,32 @@ async function main(): Promise<void> {
   const caPath = join(dataDir, 'devnet-ca.pem');
   writeFileSync(caPath, stack.devnet.caCertPem ?? '');
 
-  const result: StoryResult = await runStory({ trace, stack, events, sellerUrl: seller.url });
+  const result: StoryResult = await runStory({
+    trace,
+    stack,
+    events,
+    sellerUrl: sellers.http.url,
+    agent: (agentTrace, rpc) =>
+      runAgent(agentTrace, {
+        facilitatorUrl: stack.svc.url,
+        rpcUrl: stack.devnet.rpcUrl,
+        walletSecret: stack.accounts.agent.secret,
+        weatherUrl: sellers.http.urlOf('/weather'),
+        mcp: { url: sellers.mcp.url, toolName: MCP_TOOL },
+        rpc,
+      }),
+  });
   writeFileSync(join(dataDir, 'story.json'), `${JSON.stringify(result, null, 2)}\n`);
   trace.line();
-  trace.line(result.ok ? `Story complete in ${elapsed().trim()}: ${result.payments.length} payments settled on the devnet, ${result.listed.length} listings in the catalog.` : `Story FAILED: ${result.error}`);
+  const settledCount = result.payments.length + (result.agent?.payments.length ?? 0);
+  trace.line(result.ok ? `Story complete in ${elapsed().trim()}: ${settledCount} payments settled on the devnet (2 by the buyer, ${result.agent?.payments.length ?? 0} by the agent); the catalog lists every paid resource.` : `Story FAILED: ${result.error}`);
 
   if (args.once) {
     await stopAll();
     process.exit(result.ok ? 0 : 1);
   }
 
-  printRunning(trace, stack, seller.url, dataDir);
+  printRunning(trace, stack, sellers, dataDir);
   let signals = 0;
   const onSignal = (signal: string) => {
     signals += 1;
@@ -140,12 +160,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
 }
 
-function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, sellerUrl: string, dataDir: string): void {
+function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, sellers: DemoSellers, dataDir: string): void {
+  const sellerUrl = sellers.http.url;
   const { devnet, accounts } = stack;
   trace.line();
   trace.line('Everything keeps running. Try it (README "Try it"):');
   trace.line(`  svc (facilitator)     ${stack.svc.url}   (/supported /verify /settle /discovery/resources /discovery/search /health /openapi.yaml)`);
-  trace.line(`  demo seller           ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
+  trace.line(`  demo seller (HTTP)    ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
+  trace.line(`  demo seller (MCP)     ${sellers.mcp.url}   (paid tool ${MCP_TOOL}, streamable HTTP)`);
   trace.line(`  devnet RPC            ${devnet.rpcUrl}   https: ${devnet.httpsRpcUrl}   friendbot: ${devnet.friendbotUrl}?addr=G…`);
   trace.line(`  network               ${devnet.network}   USDC ${devnet.usdc.contractId}`);
   trace.line(`  devnet certificate    ${join(dataDir, 'devnet-ca.pem')}   (NODE_EXTRA_CA_CERTS=… for clients that need https RPC)`);
@@ -160,6 +182,27 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line(`  agent       ${accounts.agent.publicKey}   secret (dev-only) ${accounts.agent.secret}`);
   trace.line(`  seller      ${accounts.seller.publicKey}   (receives the payments)`);
   trace.line(`  submitters  ${accounts.submitters.map((a) => a.publicKey).join(', ')}   fee-bump ${accounts.feeBump.publicKey}   (svc's; secrets not shown)`);
+  trace.line();
+  trace.line('Connect your own MCP client (e.g. Claude Desktop, Cursor) to svc\'s agent tools with this config:');
+  trace.line(
+    JSON.stringify(
+      {
+        mcpServers: {
+          svc: {
+            command: 'npm',
+            args: ['run', '--silent', '--prefix', REPO_DIR, 'mcp'],
+            env: { FACILITATOR_URL: stack.svc.url, RPC_URL: devnet.rpcUrl, CLIENT_STELLAR_PRIVATE_KEY: `${accounts.agent.secret}` },
+          },
+        },
+      },
+      null,
+      2,
+    )
+      .split('\n')
+      .map((l) => `  ${l}`)
+      .join('\n'),
+  );
+  trace.line('  (the key above is the dev-only agent account of this devnet)');
   trace.line();
   trace.line('Ctrl-C stops everything.');
 }

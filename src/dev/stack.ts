@@ -27,7 +27,7 @@ export interface StackOptions {
   /** Devnet HTTP / HTTPS ports; 0 (default) picks free ones. */
   devnetPort?: number;
   devnetHttpsPort?: number;
-  /** Ledger close interval; short, so a settlement confirms within a fraction of a second. */
+  /** Ledger close interval (default 1000 ms; see main.ts for why not faster). */
   ledgerMs?: number;
   /** svc's logger (pino); silent by default. */
   logger?: Logger;
@@ -68,7 +68,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   try {
     progress('starting the devnet (HTTP and HTTPS)');
     const devnet = await startDevnet({
-      ledgerMs: options.ledgerMs ?? 250,
+      ledgerMs: options.ledgerMs ?? 1000,
       https: true,
       port: options.devnetPort ?? 0,
       httpsPort: options.devnetHttpsPort ?? 0,

@@ -7,10 +7,12 @@
  */
 import { Keypair } from '@stellar/stellar-sdk';
 import { createStellarPayment } from '../client/index.ts';
+import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header } from '../client/seller.ts';
 import { createSdkRpc, type ChainRpc } from '../scheme/rpc.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
+import type { AgentResult } from './agent.ts';
+import type { SellerEvent } from './sellers.ts';
 import type { Stack } from './stack.ts';
-import type { SellerSettlement } from './stock-seller.ts';
 import type { Trace } from './trace.ts';
 
 export interface PaidCall {
@@ -28,18 +30,11 @@ export interface StoryResult {
   payments: PaidCall[];
   listed: string[];
   searchHits: string[];
-  agent?: { tool: string; transaction: string; ok: boolean };
+  agent?: AgentResult;
   error?: string;
 }
 
-/** Seller-side events (verify / settle through svc), fed by the seller's hooks. */
-export interface SellerEvents {
-  verified: Array<{ route: string; isValid: boolean; invalidReason?: string; payer?: string }>;
-  settled: SellerSettlement[];
-}
-
-const encodeHeader = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
-const decodeHeader = <T>(value: string | null): T | undefined => (value ? (JSON.parse(Buffer.from(value, 'base64').toString('utf8')) as T) : undefined);
+const decodeHeader = <T>(value: string | null): T | undefined => decodeX402Header(value) as T | undefined;
 const usdc = (baseUnits: string | bigint) => `${(Number(baseUnits) / 1e7).toFixed(7).replace(/0+$/, '').replace(/\.$/, '')} USDC`;
 
 interface PaymentRequired {
@@ -66,7 +61,7 @@ async function getJson<T>(url: string): Promise<T> {
 async function payHttp(
   trace: Trace,
   stack: Stack,
-  events: SellerEvents,
+  events: SellerEvent[],
   rpc: ChainRpc,
   buyer: Keypair,
   request: { url: string; method: 'GET' | 'POST'; body?: unknown },
@@ -80,7 +75,7 @@ async function payHttp(
   trace.step(`Buyer calls ${request.method} ${request.url} without paying`);
   const first = await fetch(request.url, init());
   expectThat(first.status === 402, `expected 402 Payment Required, got ${first.status}`);
-  const required = decodeHeader<PaymentRequired>(first.headers.get('payment-required'));
+  const required = decodeHeader<PaymentRequired>(first.headers.get(PAYMENT_REQUIRED_HEADER));
   expectThat(required, 'the 402 has no PAYMENT-REQUIRED header');
   const terms = required.accepts.find((a) => a.scheme === 'exact' && a.network === stack.config.network);
   expectThat(terms, `no exact/${stack.config.network} terms among ${required.accepts.length} offered`);
@@ -99,18 +94,19 @@ async function payHttp(
   trace.detail('payload', `x402Version ${payload.x402Version}, unsigned envelope with one signed auth entry (${String((payload.payload as { transaction: string }).transaction).length} chars of XDR); fees are sponsored by svc`);
 
   trace.step('Buyer retries with PAYMENT-SIGNATURE; the seller verifies and settles through svc');
-  const before = { verified: events.verified.length, settled: events.settled.length };
+  const seen = events.length;
   const balancesBefore = { buyer: stack.devnet.balances(buyer.publicKey()).usdc ?? 0n, seller: stack.devnet.balances(terms.payTo).usdc ?? 0n };
-  const paid = await fetch(request.url, init({ 'PAYMENT-SIGNATURE': encodeHeader(payload) }));
+  const paid = await fetch(request.url, init({ [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) }));
   const body = await paid.json().catch(() => undefined);
-  const verify = events.verified[before.verified];
+  const mine = events.slice(seen);
+  const verify = mine.find((e) => e.kind === 'verify');
   expectThat(verify, 'the seller never called svc /verify');
-  trace.detail(`seller → svc POST /verify`, verify.isValid ? `isValid: true, payer ${verify.payer}` : `isValid: false, ${verify.invalidReason}`);
-  expectThat(verify.isValid, `svc refused the payment: ${verify.invalidReason}`);
-  const settle = events.settled[before.settled];
-  expectThat(settle, 'the seller never called svc /settle');
-  trace.detail(`seller → svc POST /settle`, settle.success ? `success: true` : `success: false, ${settle.errorReason}`);
-  expectThat(settle.success, `settlement failed: ${settle.errorReason}`);
+  trace.detail(`seller → svc POST /verify`, verify.ok ? `isValid: true, payer ${verify.payer}` : `isValid: false, ${verify.code}`);
+  expectThat(verify.ok, `svc refused the payment: ${verify.code}`);
+  const settle = mine.find((e) => e.kind === 'settle');
+  expectThat(settle?.transaction, 'the seller never called svc /settle');
+  trace.detail(`seller → svc POST /settle`, settle.ok ? `success: true` : `success: false, ${settle.code}`);
+  expectThat(settle.ok, `settlement failed: ${settle.code}`);
   trace.detail('  on-chain transaction', settle.transaction);
   trace.detail('  EXTENSION-RESPONSES (to the seller only)', settle.extensionResponses ?? 'none');
 
@@ -126,7 +122,7 @@ async function payHttp(
 
   trace.step('Buyer receives the resource and the receipt');
   expectThat(paid.status === 200, `expected 200 after paying, got ${paid.status}`);
-  const receipt = decodeHeader<{ success: boolean; transaction: string; network: string; payer: string }>(paid.headers.get('payment-response'));
+  const receipt = decodeHeader<{ success: boolean; transaction: string; network: string; payer: string }>(paid.headers.get(PAYMENT_RESPONSE_HEADER));
   expectThat(receipt?.success && receipt.transaction === settle.transaction, 'the PAYMENT-RESPONSE receipt does not match the settlement');
   trace.detail('HTTP 200 body', body);
   trace.detail('PAYMENT-RESPONSE receipt', { transaction: receipt.transaction, network: receipt.network, payer: receipt.payer });
@@ -137,10 +133,10 @@ async function payHttp(
 export interface StoryOptions {
   trace: Trace;
   stack: Stack;
-  events: SellerEvents;
+  events: SellerEvent[];
   sellerUrl: string;
   /** The agent part (MCP), run after the HTTP story when given. */
-  agent?: (trace: Trace) => Promise<StoryResult['agent']>;
+  agent?: (trace: Trace, rpc: ChainRpc) => Promise<AgentResult>;
 }
 
 export async function runStory({ trace, stack, events, sellerUrl, agent }: StoryOptions): Promise<StoryResult> {
@@ -177,7 +173,7 @@ export async function runStory({ trace, stack, events, sellerUrl, agent }: Story
     expectThat(result.searchHits[0] === `${sellerUrl}/weather`, `the weather resource is not the top hit for "${query}"`);
     trace.ok('the weather resource ranks first');
 
-    if (agent) result.agent = await agent(trace);
+    if (agent) result.agent = await agent(trace, rpc);
     result.ok = result.agent ? result.agent.ok : true;
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);

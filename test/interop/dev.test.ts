@@ -4,7 +4,7 @@
  * keeps serving until SIGINT, then exits 0 with every port closed. `--ephemeral` and a temporary
  * `--data-dir` keep it from touching a developer's own running `npm run dev`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,11 @@ function startDev(args: string[]) {
   return { child, dataDir, exited, waitFor, output: () => ({ stdout, stderr }) };
 }
 
+function childPids(pid: number): number[] {
+  const out = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
+  return out.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+}
+
 async function refused(url: string): Promise<boolean> {
   try {
     await fetch(url, { signal: AbortSignal.timeout(2000) });
@@ -68,7 +73,18 @@ describe('npm run dev', () => {
     const code = await dev.exited;
     const { stdout, stderr } = dev.output();
     expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
-    for (const step of ['402 Payment Required', 'seller → svc POST /verify: isValid: true', 'seller → svc POST /settle: success: true', 'PAYMENT-RESPONSE receipt', '/discovery/resources', '/discovery/search', 'Story complete']) {
+    for (const step of [
+      '402 Payment Required',
+      'seller → svc POST /verify: isValid: true',
+      'seller → svc POST /settle: success: true',
+      'EXTENSION-RESPONSES (to the seller only): {"bazaar":{"status":"success"}}',
+      'PAYMENT-RESPONSE receipt',
+      '/discovery/resources',
+      '/discovery/search',
+      'tools: search_resources, paid_call',
+      'the agent paid the MCP tool over the x402 MCP transport',
+      'Story complete',
+    ]) {
       expect(stdout).toContain(step);
     }
     const result = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
@@ -77,6 +93,11 @@ describe('npm run dev', () => {
     for (const p of result.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
     expect(result.listed.map((u) => new URL(u).pathname).sort()).toEqual(['/summarize', '/weather']);
     expect(new URL(result.searchHits[0]!).pathname).toBe('/weather');
+    // The agent (MCP client → stdio tool server) paid the HTTP resource and the MCP tool.
+    expect(result.agent).toMatchObject({ ok: true, mcpListed: true });
+    expect(result.agent!.payments).toHaveLength(2);
+    for (const p of result.agent!.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set([...result.payments, ...result.agent!.payments].map((p) => p.transaction)).size).toBe(4);
     // No secret seed in the story output or in svc's log file.
     expect(stdout).not.toMatch(SECRET_SEED);
     expect(readFileSync(join(dev.dataDir, 'svc.log'), 'utf8')).not.toMatch(SECRET_SEED);
@@ -87,16 +108,20 @@ describe('npm run dev', () => {
     await dev.waitFor(/Ctrl-C stops everything/, 60_000);
     const { stdout } = dev.output();
     const svcUrl = stdout.match(/svc \(facilitator\)\s+(http:\/\/\S+)/)![1]!;
-    const sellerUrl = stdout.match(/demo seller\s+(http:\/\/\S+)/)![1]!;
+    const sellerUrl = stdout.match(/demo seller \(HTTP\)\s+(http:\/\/\S+)/)![1]!;
+    const mcpSellerUrl = stdout.match(/demo seller \(MCP\)\s+(http:\/\/\S+)/)![1]!;
     const rpcUrl = stdout.match(/devnet RPC\s+(http:\/\/\S+)/)![1]!;
     const httpsUrl = stdout.match(/https: (https:\/\/\S+)/)![1]!;
     expect((await fetch(`${svcUrl}/health`)).status).toBe(200);
     expect((await fetch(`${sellerUrl}/weather?city=Oslo`)).status).toBe(402);
     expect(stdout).toMatch(/secret \(dev-only\) S[A-Z2-7]{55}/); // the demo keys are shown, and labelled
 
+    // The agent's tool server was closed after the story: no child process is left running.
+    expect(childPids(dev.child.pid!)).toEqual([]);
+
     dev.child.kill('SIGINT');
     expect(await dev.exited).toBe(0);
     expect(dev.output().stdout).toContain('stopped; every port is free.');
-    for (const url of [svcUrl, sellerUrl, rpcUrl, httpsUrl.replace('https:', 'http:')]) expect(await refused(url), url).toBe(true);
+    for (const url of [svcUrl, sellerUrl, mcpSellerUrl, rpcUrl, httpsUrl.replace('https:', 'http:')]) expect(await refused(url), url).toBe(true);
   }, 90_000);
 });

@@ -29,7 +29,7 @@ import { createEd25519Signer } from '@x402/stellar';
 import { ExactStellarScheme as StellarClientScheme } from '@x402/stellar/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
-import { startStockSeller, type StockSeller } from '../../src/dev/stock-seller.ts';
+import { startStockSeller, type StockSeller } from './stock-seller.ts';
 import { createStellarPayment } from '../../src/client/index.ts';
 import { createSdkRpc } from '../../src/scheme/index.ts';
 import { Keypair } from '@stellar/stellar-sdk';

@@ -3,7 +3,7 @@
  * x402HTTPResourceServer, talking to a facilitator through the stock HTTPFacilitatorClient, with
  * the Stellar `exact` server scheme from `@x402/stellar` and the `bazaar` resource-server
  * extension. The only code of ours is the node:http adapter (upstream ships express/hono/next
- * adapters, which are not dependencies here). Dev and test use only: these are devDependencies.
+ * adapters, which are not dependencies here). Test-only: these are devDependencies.
  *
  *   const seller = await startStockSeller({ facilitatorUrl, routes, handlers });
  *   seller.settlements // every settle result the seller received, with decoded extensionResponses
