@@ -80,8 +80,11 @@ export function choosePayment(required: PaymentRequired, network: string, maxAmo
   const offered = required.accepts.filter((a) => a && typeof a === 'object');
   const eligible = offered.filter((a) => a.scheme === 'exact' && a.network === network && isAmount(a.amount));
   if (eligible.length === 0) {
-    const kinds = offered.map((a) => `${String(a.scheme)} on ${String(a.network)}`).join(', ') || 'nothing';
-    throw new ToolFailure('svc_mcp_payment_declined_by_policy', `This tool pays only the exact scheme on ${network}; the target offers ${kinds}. Nothing was paid.`);
+    const kinds = offered.map((a) => `${String(a.scheme)} on ${String(a.network)} for ${JSON.stringify(a.amount)}`).join(', ') || 'nothing';
+    throw new ToolFailure(
+      'svc_mcp_payment_declined_by_policy',
+      `This tool pays only the exact scheme on ${network} with a positive integer amount; the target offers ${kinds}. Nothing was paid.`,
+    );
   }
   const cheapest = eligible.reduce((a, b) => (BigInt(b.amount) < BigInt(a.amount) ? b : a));
   if (BigInt(cheapest.amount) > maxAmount) {

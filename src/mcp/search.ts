@@ -5,7 +5,7 @@
  * JSON Schema; mcp: toolName, inputSchema). Works without a wallet.
  */
 import { FacilitatorUnreachableError, type DiscoveryResource, type FacilitatorClient, type FacilitatorResult, type SearchQuery } from '../client/facilitator.ts';
-import { encodeResourceId } from './resource-id.ts';
+import { checkListingRef, encodeResourceId } from './resource-id.ts';
 import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
 
 export const SEARCH_FILTERS = ['type', 'payTo', 'scheme', 'network', 'extensions'] as const;
@@ -67,10 +67,11 @@ function price(listing: DiscoveryResource, network: string): Record<string, unkn
 
 export function toHit(listing: DiscoveryResource, network: string): Record<string, unknown> {
   const toolName = listingToolName(listing);
-  const type = listing.type === 'mcp' ? 'mcp' : 'http';
+  const ref = checkListingRef(listing.type, listing.resource, toolName);
   const terms = price(listing, network);
   return {
-    id: encodeResourceId({ type, resource: listing.resource, toolName }),
+    // Only http and mcp listings are callable by paid_call; any other type gets no id.
+    id: ref.ok ? encodeResourceId(ref.ref) : null,
     type: listing.type,
     resource: listing.resource,
     ...(toolName ? { toolName } : {}),

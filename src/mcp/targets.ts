@@ -38,8 +38,8 @@ export interface Target {
   close(): Promise<void>;
 }
 
-/** Longest target body kept in a result (the rest is cut with a note). */
-export const MAX_RESULT_CHARS = 256 * 1024;
+/** Longest target body read into a result (the rest is not read; the result says it was cut). */
+export const MAX_RESULT_BYTES = 256 * 1024;
 
 const message = (err: unknown) => {
   const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : '';
@@ -77,19 +77,36 @@ function httpRequest(spec: Extract<TargetSpec, { type: 'http' }>, headers: Recor
   return { url: url.href, init: { method, headers } };
 }
 
+/** Reads at most MAX_RESULT_BYTES of the body (then stops reading), as JSON when declared so. */
 async function readResult(res: Response): Promise<{ status: number; contentType: string | null; body: unknown }> {
-  const text = await res.text();
   const contentType = res.headers.get('content-type');
-  let body: unknown = text;
-  if (text.length > MAX_RESULT_CHARS) body = `${text.slice(0, MAX_RESULT_CHARS)}… [cut at ${MAX_RESULT_CHARS} characters]`;
-  else if (contentType?.includes('json')) {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let cut = false;
+  if (res.body) {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+      if (size > MAX_RESULT_BYTES) {
+        cut = true;
+        await reader.cancel().catch(() => undefined);
+        break;
+      }
+    }
+  }
+  const text = Buffer.concat(chunks).subarray(0, MAX_RESULT_BYTES).toString('utf8');
+  if (cut) return { status: res.status, contentType, body: `${text}… [cut at ${MAX_RESULT_BYTES} bytes]` };
+  if (contentType?.includes('json')) {
     try {
-      body = JSON.parse(text);
+      return { status: res.status, contentType, body: JSON.parse(text) };
     } catch {
       /* keep the text */
     }
   }
-  return { status: res.status, contentType, body };
+  return { status: res.status, contentType, body: text };
 }
 
 function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: number): Target {
@@ -100,12 +117,15 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
   const paymentRequiredOf = async (res: Response): Promise<PaymentRequired | undefined> => {
     const fromHeader = decodeX402Header(res.headers.get(PAYMENT_REQUIRED_HEADER));
     if (isPaymentRequired(fromHeader)) return fromHeader;
-    try {
-      const body = JSON.parse(await res.text());
-      return isPaymentRequired(body) ? body : undefined;
-    } catch {
-      return undefined;
+    let { body } = await readResult(res);
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        return undefined;
+      }
     }
+    return isPaymentRequired(body) ? body : undefined;
   };
   return {
     async probe() {

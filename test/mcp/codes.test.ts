@@ -67,6 +67,7 @@ beforeAll(async () => {
       { method: 'GET', path: '/pubnet-only', accepts: [h.requirements(sellerKey.publicKey(), '100000', { network: 'stellar:pubnet' })], handle: () => ({ status: 200, body: {} }) },
       { method: 'GET', path: '/free', accepts: [], handle: ({ query }) => ({ status: 200, body: { echo: query.get('q') } }) },
       { method: 'POST', path: '/free-post', accepts: [], handle: ({ body }) => ({ status: 201, body: { received: body } }) },
+      { method: 'GET', path: '/big', accepts: [], handle: () => ({ status: 200, body: 'x'.repeat(600_000) }) },
       { method: 'GET', path: '/broken', accepts: [], handle: () => ({ status: 500, body: { error: 'database on fire' } }) },
       { method: 'GET', path: '/fails-after-verify', accepts: terms(), handle: () => ({ status: 503, body: { error: 'busy' } }) },
     ],
@@ -157,6 +158,8 @@ describe('targets', () => {
       expect(success(await agent.call('paid_call', { url: `${seller.url}/free`, input: { q: 'hi' } }))).toMatchObject({ paid: false, receipt: null, result: { status: 200, body: { echo: 'hi' } } });
       expect(success(await agent.call('paid_call', { url: `${seller.url}/free-post`, method: 'POST', input: { a: [1, 2] } }))).toMatchObject({ paid: false, result: { status: 201, body: { received: { a: [1, 2] } } } });
       expect(success(await agent.call('paid_call', { url: tools.url, toolName: 'free_echo', input: { x: 1 } }))).toMatchObject({ paid: false, result: { content: [{ type: 'text', text: '{"x":1}' }] } });
+      const big = success(await agent.call('paid_call', { url: `${seller.url}/big` }));
+      expect(big.result.body).toMatch(/^x{262144}… \[cut at 262144 bytes\]$/);
     });
   });
 
