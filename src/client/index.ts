@@ -126,11 +126,15 @@ export function buildTransfer(
 
 /**
  * The facilitator accepts expiries up to current + ceil(maxTimeoutSeconds / the LOW end of its
- * ledger-time estimate) + 2; the buyer signs with the HIGH end of its own, so whole-second rounding
- * of close times can never push a fresh entry past the facilitator's bound.
+ * ledger-time estimate) + 2. The buyer signs with the HIGH end of its own estimate, so whole-second
+ * rounding of close times cannot push a fresh entry past that bound, and for 80 % of the window,
+ * so a close rate that drifts between the two measurements (a loaded node, a slow patch of the
+ * network) does not either. The entry still outlives any settlement the facilitator can make.
  */
+export const CLIENT_EXPIRY_FRACTION = 0.8;
+
 export function clientExpiration(latestLedger: number, maxTimeoutSeconds: number, ledgerSeconds: number): number {
-  return Math.max(latestLedger + 1, expiryLedgerBound(latestLedger, maxTimeoutSeconds, ledgerSeconds));
+  return Math.max(latestLedger + 1, expiryLedgerBound(latestLedger, maxTimeoutSeconds * CLIENT_EXPIRY_FRACTION, ledgerSeconds));
 }
 
 async function onChain<T>(what: string, run: () => Promise<T>): Promise<T> {

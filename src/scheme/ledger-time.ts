@@ -33,7 +33,7 @@ export interface LedgerTimeOptions {
 }
 
 export class LedgerTimeEstimator {
-  private cached: { value: LedgerTime; at: number } | undefined;
+  private cached: { value: LedgerTime; at: number; ttl: number } | undefined;
   private inflight: Promise<LedgerTime> | undefined;
   private readonly ttlMs: number;
   private readonly now: () => number;
@@ -53,7 +53,7 @@ export class LedgerTimeEstimator {
 
   /** The cached estimate, refreshed when older than the TTL; the 5 s fallback on any RPC failure. */
   async estimate(): Promise<LedgerTime> {
-    if (this.cached && this.now() - this.cached.at < this.ttlMs) return this.cached.value;
+    if (this.cached && this.now() - this.cached.at < this.cached.ttl) return this.cached.value;
     this.inflight ??= this.refresh().finally(() => {
       this.inflight = undefined;
     });
@@ -62,27 +62,35 @@ export class LedgerTimeEstimator {
 
   private async refresh(): Promise<LedgerTime> {
     let value: LedgerTime | undefined;
+    let spanSeconds = 0;
     try {
       const { older, latest } = await this.rpc.getLedgerSpan(SPAN_LEDGERS);
-      value = estimateFromSpan(latest.closeTime - older.closeTime, latest.sequence - older.sequence);
+      spanSeconds = latest.closeTime - older.closeTime;
+      value = estimateFromSpan(spanSeconds, latest.sequence - older.sequence);
     } catch {
       // A failing RPC must not block payments.
     }
-    // A fallback is cached only briefly, so a young chain or a passing RPC fault is re-measured soon.
-    const at = value ? this.now() : this.now() - this.ttlMs + Math.min(this.ttlMs, FALLBACK_TTL_MS);
-    this.cached = { value: value ?? FALLBACK, at };
+    // A short span (a young chain, whose first ledgers close irregularly) or a fallback is
+    // re-measured soon; a full span is trusted for the whole TTL.
+    const ttl = value ? Math.min(this.ttlMs, Math.max(FALLBACK_TTL_MS, (spanSeconds * 1000) / 4)) : Math.min(this.ttlMs, FALLBACK_TTL_MS);
+    this.cached = { value: value ?? FALLBACK, at: this.now(), ttl };
     return this.cached.value;
   }
 }
 
 const clamp = (s: number) => Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, s));
 
-/** The estimate over `spanSeconds` (whole-second close times) and `ledgers` closes; undefined when too short to say. */
+/**
+ * The estimate over `spanSeconds` (difference of whole-second close times) and `ledgers` closes;
+ * undefined when there is nothing to measure. A young chain (span under 2 s) still bounds the
+ * truth from above ((S+1)/n) while its low end collapses towards the floor: the facilitator is
+ * generous rather than wrongly strict until real history exists.
+ */
 export function estimateFromSpan(spanSeconds: number, ledgers: number): LedgerTime | undefined {
-  if (!Number.isFinite(spanSeconds) || ledgers < 2 || spanSeconds < 2) return undefined;
+  if (!Number.isFinite(spanSeconds) || spanSeconds < 0 || !Number.isInteger(ledgers) || ledgers < 1) return undefined;
   return {
-    seconds: clamp(spanSeconds / ledgers),
-    low: clamp((spanSeconds - 1) / ledgers),
+    seconds: clamp(Math.max(spanSeconds, 0.5) / ledgers),
+    low: clamp(Math.max(spanSeconds - 1, 0) / ledgers),
     high: clamp((spanSeconds + 1) / ledgers),
     fallback: false,
   };

@@ -109,10 +109,12 @@ describe('confirmTransaction', () => {
 });
 
 describe('ledger seconds', () => {
-  it('brackets the whole-second rounding of close times; undefined when the span is too short', () => {
+  it('brackets the whole-second rounding of close times; a young chain is bounded above only', () => {
     expect(estimateFromSpan(30, 120)).toEqual({ seconds: 0.25, low: 29 / 120, high: 31 / 120, fallback: false });
-    expect(estimateFromSpan(1, 4)).toBeUndefined();
-    expect(estimateFromSpan(10, 1)).toBeUndefined();
+    // 4 closes within the same second: at most 0.5 s each, possibly much less.
+    expect(estimateFromSpan(0, 4)).toEqual({ seconds: 0.125, low: 0.05, high: 0.25, fallback: false });
+    expect(estimateFromSpan(10, 0)).toBeUndefined();
+    expect(estimateFromSpan(-1, 5)).toBeUndefined();
   });
 
   it('caches within the TTL and falls back to 5 s when the RPC fails', async () => {
