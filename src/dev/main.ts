@@ -146,10 +146,14 @@ async function main(): Promise<void> {
   }
 
   printRunning(trace, stack, sellers, dataDir);
-  let signals = 0;
+  let firstSignalAt = 0;
   const onSignal = (signal: string) => {
-    signals += 1;
-    if (signals > 1) process.exit(130); // a second Ctrl-C does not wait
+    if (firstSignalAt) {
+      // One Ctrl-C can arrive twice (from the terminal and relayed by tsx); a later one forces exit.
+      if (Date.now() - firstSignalAt > 1000) process.exit(130);
+      return;
+    }
+    firstSignalAt = Date.now();
     trace.line(`\n${signal}: stopping the sellers, svc and the devnet…`);
     void stopAll().then(() => {
       trace.line('stopped; every port is free.');
