@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keypair, Networks, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { buildTransfer } from '../../src/client/index.ts';
 import { SchemeHarness, type Facilitator } from './harness.ts';
+import { api } from '../helpers/contract.ts';
 import { craftTransaction, signedEntry, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from './fixtures.ts';
 
 let h: SchemeHarness;
@@ -197,5 +198,11 @@ describe('fees', () => {
     expect(charged).toBeGreaterThan(200n);
     expect(charged).toBeLessThanOrEqual(50_000n);
     expect(h.devnet.balances(seller.publicKey()).usdc).toBe(100_000n);
+
+    // /supported advertises the kind (fees sponsored) and every address that sources settlements.
+    const supported = await api(bumped.url).get('/supported');
+    expect(supported.status).toBe(200);
+    expect(supported.body.kinds).toEqual([{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }]);
+    expect(supported.body.signers['stellar:*']).toEqual([bumped.submitters[0], bumped.feeBump]);
   });
 });
