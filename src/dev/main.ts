@@ -18,13 +18,12 @@ import { createLogger } from '../log.ts';
 import { createFacilitatorClient } from '../client/facilitator.ts';
 import { REPO_ROOT, runAgent } from './agent.ts';
 import { MCP_TOOL, observedFacilitator, startDemoSellers, type DemoSellers, type SellerEvent } from './sellers.ts';
-import { startStack, type Stack } from './stack.ts';
+import { DEV_PORTS, startStack, type Stack } from './stack.ts';
 import { runStory, type StoryResult } from './story.ts';
 import { createTrace } from './trace.ts';
 
 const REPO_DIR = resolve(REPO_ROOT);
 
-export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 8000, devnetHttps: 8443 } as const;
 
 const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--data-dir ./data/dev]
   --once        run the story, print the result, stop everything and exit (0 = the story succeeded)

@@ -16,6 +16,9 @@ import { createApp, listen, type RunningServer } from '../http/app.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { createSchemeFromConfig } from '../scheme/from-config.ts';
 
+/** The fixed ports of `npm run dev` (README "Try it"); `--ephemeral` uses free ones instead. */
+export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 8000, devnetHttps: 8443 } as const;
+
 /** 1 USDC in base units (7 decimals). */
 export const USDC = 10_000_000n;
 

@@ -8,7 +8,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEV_PORTS } from '../../src/dev/stack.ts';
 import type { StoryResult } from '../../src/dev/story.ts';
 
 const SECRET_SEED = /\bS[A-Z2-7]{55}\b/;
@@ -20,10 +22,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function startDev(args: string[]) {
+function startDev(args: string[], { ephemeral = true } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-'));
   dirs.push(dataDir);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', '--ephemeral', '--data-dir', dataDir, ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', ...(ephemeral ? ['--ephemeral'] : []), '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0' },
   });
@@ -102,6 +104,29 @@ describe('npm run dev', () => {
     expect(stdout).not.toMatch(SECRET_SEED);
     expect(readFileSync(join(dev.dataDir, 'svc.log'), 'utf8')).not.toMatch(SECRET_SEED);
   }, 90_000);
+
+  it('an unknown option exits 2 with the usage, starting nothing', async () => {
+    const dev = startDev(['--bogus']);
+    expect(await dev.exited).toBe(2);
+    expect(dev.output().stderr).toMatch(/dev: Unknown option '--bogus'[\s\S]*usage: npm run dev/);
+    expect(dev.output().stdout).toBe('');
+  });
+
+  it('a port already in use is named, with the way out, and nothing is left running', async () => {
+    // Hold svc's fixed port (or find it already held, e.g. by a developer's own npm run dev).
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.once('error', () => resolve()).listen(DEV_PORTS.svc, '127.0.0.1', () => resolve()));
+    const devnetWasFree = await refused(`http://127.0.0.1:${DEV_PORTS.devnet}`);
+    try {
+      const dev = startDev(['--once'], { ephemeral: false });
+      expect(await dev.exited).toBe(1);
+      expect(dev.output().stderr).toMatch(/dev: port \d+ is already in use \(another npm run dev\?\)\. Stop it, or run: npm run dev -- --ephemeral/);
+      // The devnet it had started before reaching svc's port was stopped again.
+      if (devnetWasFree) expect(await refused(`http://127.0.0.1:${DEV_PORTS.devnet}`)).toBe(true);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  }, 60_000);
 
   it('keeps serving until SIGINT, then stops every piece and frees every port', async () => {
     const dev = startDev([]);
