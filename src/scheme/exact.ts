@@ -94,12 +94,9 @@ export class ExactStellarScheme implements PaymentScheme {
   async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResult> {
     const network = typeof requirements?.network === 'string' ? requirements.network : this.network;
     const decision = await this.decide(payload, requirements);
-    if (!decision.ok) {
-      // A verify code passes through; an internal verify fault is reported as verification_failed.
-      const code: SchemeCode = decision.code === 'unexpected_verify_error' ? 'verification_failed' : decision.code;
-      return this.settleFailure(code, decision.message, network, decision.payer, requirements?.amount);
-    }
+    if (!decision.ok) return this.verificationFailure(decision, network, requirements?.amount);
     const { transfer } = decision.verified;
+    const verifiedAt = this.now();
     let lease: SubmitterLease;
     try {
       lease = await this.pool.lease();
@@ -108,7 +105,15 @@ export class ExactStellarScheme implements PaymentScheme {
       return this.settleFailure('settle_exact_stellar_signer_selection_failed', message, network, transfer.from, transfer.amount);
     }
     try {
-      return await this.submit(decision.verified, lease, requirements, network);
+      let verified = decision.verified;
+      // After a wait in the queue the ledger has moved on: an authorization may have expired or a
+      // nonce been consumed, which would fail on-chain at the submitter's expense. Verify again.
+      if (this.now() - verifiedAt > 2_000 * (await this.ledgerTime.seconds())) {
+        const again = await this.decide(payload, requirements);
+        if (!again.ok) return this.verificationFailure(again, network, requirements.amount);
+        verified = again.verified;
+      }
+      return await this.submit(verified, lease, requirements, network);
     } catch (err) {
       lease.invalidate();
       return this.settleFailure('unexpected_settle_error', `Settlement failed unexpectedly: ${describeError(err)}`, network, transfer.from, transfer.amount);
@@ -235,6 +240,12 @@ export class ExactStellarScheme implements PaymentScheme {
       return fail('settle_exact_stellar_transaction_submission_failed', `${sendError}; transaction ${hash} was ${outcome.kind === 'expired' ? 'never included' : 'not found'} (${outcome.detail}).`);
     }
     return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} did not reach SUCCESS: ${outcome.detail}.`);
+  }
+
+  /** A verify code passes through; an internal verify fault is reported as verification_failed. */
+  private verificationFailure(decision: Extract<Decision, { ok: false }>, network: string, amount: unknown): SettleResult {
+    const code: SchemeCode = decision.code === 'unexpected_verify_error' ? 'verification_failed' : decision.code;
+    return this.settleFailure(code, decision.message, network, decision.payer, amount);
   }
 
   private settleFailure(code: SchemeCode, message: string, network: string, payer: string | undefined, amount: unknown): SettleResult {

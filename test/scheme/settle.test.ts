@@ -85,6 +85,22 @@ describe('settle codes', () => {
     }
   });
 
+  it('a settlement that waited in the queue is verified again: an authorization that expired meanwhile is refused, not sent', async () => {
+    const f = await h.facilitator();
+    const a = await paidRequest({ maxTimeoutSeconds: 3 });
+    const { buyer, seller } = await h.parties();
+    const req = h.requirements(seller.publicKey());
+    const shortLived = await h.pay(req, buyer, { expirationLedger: (await h.rpc.getLatestLedger()).sequence + 4 });
+    h.devnet.faults.dropSubmissions({ times: 1 }); // the first settlement holds the only submitter until its time bound
+    const first = f.settle(a.payload, a.req);
+    await new Promise((r) => setTimeout(r, 100));
+    const feeBefore = h.devnet.balances(f.submitters[0]!).xlm;
+    const second = await f.settle(shortLived, req);
+    failureOf(second.body, 'invalid_exact_stellar_payload_simulation_failed');
+    failureOf((await first).body, 'settle_exact_stellar_transaction_failed');
+    expect(h.devnet.balances(f.submitters[0]!).xlm).toBe(feeBefore); // nothing was submitted for it
+  });
+
   it('unexpected_settle_error: the submitter account cannot be read', async () => {
     const f = await h.facilitator();
     const a = await paidRequest();
