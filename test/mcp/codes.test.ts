@@ -23,6 +23,9 @@ let seller: PaidHttpServer;
 let tools: PaidMcpServer;
 let rogue: { url: string; close: () => Promise<void> };
 let agent: ToolServer;
+/** Tool servers with other environments, spawned in parallel up front (a spawn costs ~1 s). */
+let capped: ToolServer, searchOnly: ToolServer, poorAgent: ToolServer, offline: ToolServer, wrong: ToolServer;
+let poor: Keypair;
 const reached = new Set<string>();
 
 function expectCode(result: any, code: string, reason?: RegExp): { errorCode: string; reason: string } {
@@ -114,7 +117,19 @@ beforeAll(async () => {
   rogue = { url: await listen(rogueServer), close: () => new Promise((resolve) => rogueServer.close(() => resolve())) };
   h.onStop(() => rogue.close());
 
-  agent = await h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: buyer.secret() });
+  poor = await h.account(10n);
+  const impostor = createServer((_req, res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance'));
+  const impostorUrl = await listen(impostor);
+  h.onStop(() => new Promise<void>((resolve) => impostor.close(() => resolve())));
+  const deadFacilitator = await closedPort();
+  [agent, capped, searchOnly, poorAgent, offline, wrong] = await Promise.all([
+    h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: buyer.secret() }),
+    h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: buyer.secret(), SVC_MCP_MAX_AMOUNT: '99999' }),
+    h.toolServer({}),
+    h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: poor.secret() }),
+    h.toolServer({ FACILITATOR_URL: deadFacilitator }),
+    h.toolServer({ FACILITATOR_URL: impostorUrl }),
+  ]);
 }, 60_000);
 afterAll(() => h?.stop());
 
@@ -201,7 +216,6 @@ describe('spend policy and wallet', () => {
   });
 
   it('SVC_MCP_MAX_AMOUNT binds: a cap of 99999 refuses a 100000 payment', async () => {
-    const capped = await h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: buyer.secret(), SVC_MCP_MAX_AMOUNT: '99999' });
     await paysNothing(async () => {
       expectCode(await capped.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_payment_declined_by_policy', /demands 100000 base units.*SVC_MCP_MAX_AMOUNT of 99999 base units/);
       expectCode(await capped.call('paid_call', { url: tools.url, toolName: 'paid_tool' }), 'svc_mcp_payment_declined_by_policy', /99999/);
@@ -209,7 +223,6 @@ describe('spend policy and wallet', () => {
   });
 
   it('svc_mcp_wallet_not_configured: a search-only server refuses a paid target but calls a free one', async () => {
-    const searchOnly = await h.toolServer({});
     await paysNothing(async () => {
       expectCode(await searchOnly.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_wallet_not_configured', /CLIENT_STELLAR_PRIVATE_KEY/);
       expectCode(await searchOnly.call('paid_call', { url: tools.url, toolName: 'paid_tool' }), 'svc_mcp_wallet_not_configured');
@@ -228,8 +241,6 @@ describe('payments that do not settle', () => {
   });
 
   it('a buyer without enough funds: the payment cannot be built (simulation fails), svc_mcp_payment_not_settled, nothing sent', async () => {
-    const poor = await h.account(10n);
-    const poorAgent = await h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: poor.secret() });
     await paysNothing(async () => expectCode(await poorAgent.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_payment_not_settled', /could not be built/));
     expect(h.usdc(poor.publicKey())).toBe(10n);
   });
@@ -241,17 +252,12 @@ describe('facilitator', () => {
   });
 
   it('svc_mcp_facilitator_unreachable: nothing listens at FACILITATOR_URL (search, and paid_call by id)', async () => {
-    const offline = await h.toolServer({ FACILITATOR_URL: await closedPort() });
     expectCode(await offline.call('search_resources', { query: 'weather' }), 'svc_mcp_facilitator_unreachable', /did not answer/);
     const id = encodeResourceId({ type: 'http', resource: `${seller.url}/paid`, toolName: '' });
     await paysNothing(async () => expectCode(await offline.call('paid_call', { resourceId: id }), 'svc_mcp_facilitator_unreachable'));
   });
 
   it('svc_mcp_search_failed: FACILITATOR_URL answers discovery with an error but no recognized code', async () => {
-    const impostor = createServer((_req, res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('maintenance'));
-    const url = await listen(impostor);
-    h.onStop(() => new Promise<void>((resolve) => impostor.close(() => resolve())));
-    const wrong = await h.toolServer({ FACILITATOR_URL: url });
     expectCode(await wrong.call('search_resources', { query: 'weather' }), 'svc_mcp_search_failed', /HTTP 503/);
     expectCode(await wrong.call('paid_call', { resourceId: encodeResourceId({ type: 'http', resource: `${seller.url}/paid`, toolName: '' }) }), 'svc_mcp_search_failed');
   });
