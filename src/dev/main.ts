@@ -72,6 +72,24 @@ async function main(): Promise<void> {
       }
     })());
 
+  // Ctrl-C at any moment (starting, mid-story, serving) stops every piece that is up.
+  let firstSignalAt = 0;
+  const onSignal = (signal: string) => {
+    if (firstSignalAt) {
+      // One Ctrl-C can arrive twice (from the terminal and relayed by tsx); a later one forces exit.
+      if (Date.now() - firstSignalAt > 1000) process.exit(130);
+      return;
+    }
+    firstSignalAt = Date.now();
+    trace.line(`\n${signal}: stopping the sellers, svc and the devnet…`);
+    void stopAll().then(() => {
+      trace.line('stopped; every port is free.');
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
   let stack: Stack;
   let sellers: DemoSellers;
   const events: SellerEvent[] = [];
@@ -84,8 +102,9 @@ async function main(): Promise<void> {
       svcPort: ports.svc,
       devnetPort: ports.devnet,
       devnetHttpsPort: ports.devnetHttps,
-      // 1 s ledgers: close times are whole seconds, so faster ledgers make the buyer's and svc's
-      // ledger-time estimates (and so the signed expiry vs svc's bound) disagree on a young chain.
+      // 1 s ledgers: each settlement waits at most about a second, and ledger-time estimates from
+      // whole-second close times stay precise while the chain is only seconds old (at 250 ms a
+      // buyer's signed expiry was once refused as too far on a loaded machine).
       ledgerMs: 1000,
       // svc's pino JSON lines go to a file, so this terminal shows the story.
       logger: createLogger('info', pino.destination({ dest: logPath, mkdir: true, sync: true })),
@@ -145,22 +164,6 @@ async function main(): Promise<void> {
   }
 
   printRunning(trace, stack, sellers, dataDir);
-  let firstSignalAt = 0;
-  const onSignal = (signal: string) => {
-    if (firstSignalAt) {
-      // One Ctrl-C can arrive twice (from the terminal and relayed by tsx); a later one forces exit.
-      if (Date.now() - firstSignalAt > 1000) process.exit(130);
-      return;
-    }
-    firstSignalAt = Date.now();
-    trace.line(`\n${signal}: stopping the sellers, svc and the devnet…`);
-    void stopAll().then(() => {
-      trace.line('stopped; every port is free.');
-      process.exit(0);
-    });
-  };
-  process.on('SIGINT', () => onSignal('SIGINT'));
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
 }
 
 function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, sellers: DemoSellers, dataDir: string): void {
@@ -179,6 +182,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line(`  curl ${stack.svc.url}/supported`);
   trace.line(`  curl '${stack.svc.url}/discovery/search?query=weather'`);
   trace.line(`  curl -i '${sellerUrl}/weather?city=Oslo'          # 402 with the terms in PAYMENT-REQUIRED`);
+  trace.line(`  curl -i ${sellerUrl}/summarize -H 'content-type: application/json' -d '{"text":"pay per call"}'`);
   trace.line();
   trace.line('Demo accounts on the devnet. DEV-ONLY keys: they exist only in this process, never use them anywhere else.');
   trace.line(`  buyer       ${accounts.buyer.publicKey}   secret (dev-only) ${accounts.buyer.secret}`);

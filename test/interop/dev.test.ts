@@ -149,4 +149,13 @@ describe('npm run dev', () => {
     expect(dev.output().stdout).toContain('stopped; every port is free.');
     for (const url of [svcUrl, sellerUrl, mcpSellerUrl, rpcUrl, httpsUrl.replace('https:', 'http:')]) expect(await refused(url), url).toBe(true);
   }, 90_000);
+
+  it('Ctrl-C in the middle of the story also stops every piece', async () => {
+    const dev = startDev([]);
+    const ready = await dev.waitFor(/ready: svc (\S+), sellers (\S+) and (\S+), devnet (\S+)/, 60_000);
+    dev.child.kill('SIGINT');
+    expect(await dev.exited).toBe(0);
+    const urls = [ready[1]!, ready[2]!, ready[3]!.replace(/\/mcp$/, ''), ready[4]!];
+    for (const url of urls) expect(await refused(url), url).toBe(true);
+  }, 90_000);
 });
