@@ -124,17 +124,46 @@ export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Re
       throw err;
     }
     const { result, receipt } = await target.pay(payload);
+    const confirmedOnChain = await confirmReceipt(deps.wallet, receipt.transaction);
     return {
       target: describeTarget(spec),
       paid: true,
       result,
       receipt: { transaction: receipt.transaction, network: receipt.network, payer: receipt.payer ?? deps.wallet.signer.publicKey() },
+      confirmedOnChain,
       amount: requirements.amount,
       asset: requirements.asset,
       payTo: requirements.payTo,
     };
   } finally {
     await target.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A seller's receipt is only its word: the transaction is looked up on the buyer's RPC, waiting up
+ * to 3 ledgers (at least 2 s) for it to appear. FAILED or still unknown → svc_mcp_payment_not_settled.
+ * An RPC that cannot be asked leaves the receipt unconfirmed (false) rather than refusing it.
+ */
+export async function confirmReceipt(wallet: NonNullable<PaidCallDeps['wallet']>, hash: string): Promise<boolean> {
+  const ledgerMs = (await wallet.ledgerTime.seconds()) * 1000;
+  const waitMs = Math.max(2_000, 3 * ledgerMs);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    let status: string;
+    try {
+      status = (await wallet.rpc.getTransaction(hash)).status;
+    } catch {
+      return false;
+    }
+    if (status === 'SUCCESS') return true;
+    if (status === 'FAILED') throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt's transaction ${hash} failed on chain.`);
+    if (Date.now() >= deadline) {
+      throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt names transaction ${hash}, which the RPC does not know after ${Math.round(waitMs / 1000)} s; the target may not have settled.`);
+    }
+    await sleep(Math.min(1_000, Math.max(100, ledgerMs / 2)));
   }
 }
 

@@ -106,6 +106,11 @@ beforeAll(async () => {
       res.writeHead(402, { [PAYMENT_REQUIRED_HEADER]: encodeX402Header(required), 'content-type': 'application/json' }).end(JSON.stringify(required));
       return;
     }
+    if (req.url === '/fake-receipt') {
+      const receipt = { success: true, transaction: 'ab'.repeat(32), network: 'stellar:testnet', payer: buyer.publicKey() };
+      res.writeHead(200, { 'content-type': 'application/json', 'PAYMENT-RESPONSE': encodeX402Header(receipt) }).end('{"served":true}');
+      return;
+    }
     if (req.url === '/no-receipt') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"served":true}');
       return;
@@ -234,6 +239,10 @@ describe('spend policy and wallet', () => {
 describe('payments that do not settle', () => {
   it('svc_mcp_payment_not_settled: the target takes the payment header but returns no receipt; nothing reached the chain', async () => {
     await paysNothing(async () => expectCode(await agent.call('paid_call', { url: `${rogue.url}/no-receipt` }), 'svc_mcp_payment_not_settled', /receipt/));
+  });
+
+  it('svc_mcp_payment_not_settled: a receipt whose transaction is not on chain (looked up on the buyer RPC); nothing paid', async () => {
+    await paysNothing(async () => expectCode(await agent.call('paid_call', { url: `${rogue.url}/fake-receipt` }), 'svc_mcp_payment_not_settled', new RegExp(`${'ab'.repeat(32)}.*does not know`)));
   });
 
   it('a scheme code from the facilitator passes through verbatim (wrong_amount); nothing paid', async () => {

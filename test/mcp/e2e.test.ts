@@ -112,6 +112,7 @@ describe('HTTP seller', () => {
     const paid = success(await agent.call('paid_call', { resourceId: hit.id, input: { city: 'Lisbon' } }));
     expect(paid).toMatchObject({ paid: true, result: { status: 200, body: { city: 'Lisbon', forecast: 'sunny', celsius: 21 } } });
     expect(paid.receipt).toEqual({ transaction: expect.stringMatching(HEX64), network: 'stellar:testnet', payer: buyer.publicKey() });
+    expect(paid.confirmedOnChain).toBe(true);
     const onChain = await h.rpc.getTransaction(paid.receipt.transaction);
     expect(onChain.status).toBe('SUCCESS');
     expect(buyerBefore - h.usdc(buyer.publicKey())).toBe(BigInt(WEATHER_PRICE));
