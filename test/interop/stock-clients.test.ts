@@ -31,6 +31,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
 import { startStockSeller, type StockSeller } from './stock-seller.ts';
 import { createStellarPayment } from '../../src/client/index.ts';
+import { createFacilitatorClient } from '../../src/client/facilitator.ts';
+import { startPaidHttpServer } from '../../src/client/seller-http.ts';
+import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header } from '../../src/client/seller.ts';
+import type { PaymentRequirements } from '../../src/scheme/types.ts';
 import { createSdkRpc } from '../../src/scheme/index.ts';
 import { Keypair } from '@stellar/stellar-sdk';
 
@@ -184,6 +188,56 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
     } finally {
       await pricey.close();
     }
+  }, 30_000);
+});
+
+describe("stock buyer against svc's own seller toolkit", () => {
+  it('@x402/fetch with the 2.9.0 client pays a route of startPaidHttpServer (POST with a JSON body)', async () => {
+    const toolkitSeller = await startPaidHttpServer({
+      facilitator: createFacilitatorClient(stack.svc.url),
+      routes: [
+        {
+          method: 'POST',
+          path: '/echo',
+          accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: stack.devnet.usdc.contractId, amount: '15000', payTo: stack.accounts.seller.publicKey, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } }],
+          description: 'Echo a JSON body (toolkit seller, stock buyer)',
+          inputSchema: { type: 'object', properties: { say: { type: 'string' } }, required: ['say'] },
+          example: { say: 'hello' },
+          handle: ({ body }) => ({ status: 200, body: { echoed: body } }),
+        },
+      ],
+    });
+    try {
+      const payer = await stack.devnet.createAccount({ usdc: 10_000_000n });
+      const res = await stockBuyer(payer.secret).fetchWithPayment(toolkitSeller.urlOf('/echo'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ say: 'hi from a stock client' }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ echoed: { say: 'hi from a stock client' } });
+      const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
+      expect(receipt).toMatchObject({ success: true, payer: payer.publicKey });
+      expect(stack.devnet.balances(payer.publicKey).usdc).toBe(10_000_000n - 15_000n);
+      const listed = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then((r) => r.json() as Promise<{ items: Array<{ resource: string }> }>);
+      expect(listed.items.map((i) => i.resource)).toContain(toolkitSeller.urlOf('/echo'));
+    } finally {
+      await toolkitSeller.close();
+    }
+  }, 30_000);
+});
+
+describe("svc's own buyer against the stock seller", () => {
+  it('createStellarPayment answers the stock 402 (PAYMENT-REQUIRED in, PAYMENT-SIGNATURE out) and gets the resource', async () => {
+    const payer = await stack.devnet.createAccount({ usdc: 10_000_000n });
+    const unpaid = await fetch(`${seller.url}/weather?city=Oslo`);
+    const required = decodeX402Header(unpaid.headers.get(PAYMENT_REQUIRED_HEADER)) as { accepts: PaymentRequirements[]; resource: never; extensions: Record<string, unknown> };
+    const payload = await createStellarPayment({ requirements: required.accepts[0]!, signer: Keypair.fromSecret(payer.secret), rpc: createSdkRpc({ url: stack.devnet.rpcUrl }), resource: required.resource, extensions: required.extensions });
+    const paid = await fetch(`${seller.url}/weather?city=Oslo`, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } });
+    expect(paid.status).toBe(200);
+    expect(await paid.json()).toEqual({ city: 'Oslo', tempC: 21 });
+    expect(decodeX402Header(paid.headers.get(PAYMENT_RESPONSE_HEADER))).toMatchObject({ success: true, payer: payer.publicKey });
+    expect(stack.devnet.balances(payer.publicKey).usdc).toBe(10_000_000n - BigInt(PRICE_BASE_UNITS));
   }, 30_000);
 });
 
