@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { ChainRpc } from '../scheme/rpc.ts';
-import type { Trace } from './trace.ts';
+import { expectThat as check, type Trace } from './trace.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MCP_MAIN = fileURLToPath(new URL('../mcp/main.ts', import.meta.url));
@@ -38,12 +38,6 @@ interface Hit {
   name?: string;
   description?: string;
   price?: { amount: string };
-}
-
-class AgentStoryError extends Error {}
-
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new AgentStoryError(message);
 }
 
 export async function runAgent(trace: Trace, options: AgentOptions): Promise<AgentResult> {

@@ -7,13 +7,13 @@
  */
 import { Keypair } from '@stellar/stellar-sdk';
 import { createStellarPayment } from '../client/index.ts';
-import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header } from '../client/seller.ts';
+import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header, type PaymentRequired } from '../client/seller.ts';
 import { createSdkRpc, type ChainRpc } from '../scheme/rpc.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
 import type { AgentResult } from './agent.ts';
 import type { SellerEvent } from './sellers.ts';
 import type { Stack } from './stack.ts';
-import type { Trace } from './trace.ts';
+import { expectThat, type Trace } from './trace.ts';
 
 export interface PaidCall {
   url: string;
@@ -36,20 +36,6 @@ export interface StoryResult {
 
 const decodeHeader = <T>(value: string | null): T | undefined => decodeX402Header(value) as T | undefined;
 const usdc = (baseUnits: string | bigint) => `${(Number(baseUnits) / 1e7).toFixed(7).replace(/0+$/, '').replace(/\.$/, '')} USDC`;
-
-interface PaymentRequired {
-  x402Version: number;
-  error?: string;
-  resource: { url: string; description?: string; mimeType?: string };
-  accepts: PaymentRequirements[];
-  extensions?: Record<string, unknown>;
-}
-
-class StoryError extends Error {}
-
-function expectThat(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new StoryError(message);
-}
 
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);

@@ -4,6 +4,14 @@
  * terminal (tests, pipes), a little colour when it is. Never given a secret except the
  * explicitly labelled dev-only demo keys.
  */
+/** A story step whose outcome is not what the trace is about to claim. */
+export class StoryError extends Error {}
+
+/** Checks a claim before the trace prints it: a story that completes really happened. */
+export function expectThat(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new StoryError(message);
+}
+
 export interface Trace {
   /** A start-up step: prints "… what" now and " done (N ms)" when `run` settles. */
   progress<T>(what: string, run: () => Promise<T>): Promise<T>;
