@@ -1,0 +1,83 @@
+/**
+ * The fuzz oracle and generator checked on their own: the oracle must fail the responses the
+ * contract forbids (or the fuzz suites could not fail), the generator's valid values must
+ * validate against their schemas and its mutations must be reachable.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { openapiDocument } from '../helpers/contract.ts';
+import { addFormats } from '../../src/http/contract.ts';
+import { checkExchange, describeRequest, fuzzRequest, type FuzzRequest, type RawResponse } from '../helpers/fuzz-http.ts';
+import { mutatedValue, validValue } from '../helpers/fuzz-schema.ts';
+import { OPERATION_IDS, operationRequest, unknownRouteRequest } from '../helpers/fuzz-requests.ts';
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): RawResponse => ({
+  status,
+  headers: new Headers({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': '0b9a8c2e-1d3f-4a5b-8c7d-6e5f4a3b2c1d', ...headers }),
+  text: JSON.stringify(body),
+});
+const req = (method: string, target: string, headers: Record<string, string> = {}): FuzzRequest => fuzzRequest({ method, target, headers, kind: 'test' });
+const health = { status: 'ok', x402Version: 2, network: 'stellar:testnet' };
+
+describe('checkExchange fails what the contract forbids', () => {
+  it('accepts a conforming answer', () => {
+    expect(checkExchange(req('GET', '/health'), json(200, health))).toMatchObject({ status: 'ok' });
+  });
+  it('a 5xx, even a well-formed svc_internal_error', () => {
+    expect(() => checkExchange(req('GET', '/supported'), json(500, { error: { code: 'svc_internal_error', reason: 'x' } }))).toThrow(/5xx/);
+  });
+  it('an undeclared status, and anything but 404 on an unknown route', () => {
+    expect(() => checkExchange(req('GET', '/health'), json(400, { error: { code: 'svc_invalid_query_parameter', reason: 'x' } }))).toThrow(/does not declare/);
+    expect(() => checkExchange(req('GET', '/verify'), json(400, { error: { code: 'svc_unknown_route', reason: 'x' } }))).toThrow(/must answer 404/);
+  });
+  it('a schema violation and a non-JSON Content-Type', () => {
+    expect(() => checkExchange(req('GET', '/health'), json(200, { ...health, secret: 'S' }))).toThrow(/violates/);
+    expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'content-type': 'text/html' }))).toThrow(/Content-Type/);
+  });
+  it('a rejection with a blank reason', () => {
+    expect(() => checkExchange(req('GET', '/nope'), json(404, { error: { code: 'svc_unknown_route', reason: '  ' } }))).toThrow(/reason/);
+  });
+  it('an X-Request-Id that is neither the sane one sent nor a UUID', () => {
+    expect(() => checkExchange(req('GET', '/health', { 'x-request-id': 'mine' }), json(200, health))).toThrow(/X-Request-Id/);
+    expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'x-request-id': 'not-a-uuid' }))).toThrow(/X-Request-Id/);
+  });
+  it('a failure prints the request readably (method, target, headers, body)', () => {
+    const r = fuzzRequest({ method: 'POST', target: '/verify?x=1', headers: { 'content-type': 'text/plain' }, body: Buffer.from('{"a":"\\u0000"}'), kind: 'k' });
+    expect(describeRequest(r)).toBe('POST /verify?x=1   [k]\ncontent-type: text/plain\n\n"{\\"a\\":\\"\\\\u0000\\"}"');
+    expect(fc.stringify(r)).toContain('POST /verify?x=1');
+  });
+});
+
+describe('the generator', () => {
+  const ajv = addFormats(new Ajv2020({ strict: false }));
+  ajv.addSchema(openapiDocument, 'doc');
+  // Request-side schemas and plain response schemas (the generator does not model if/then/else).
+  const schemas = ['FacilitatorRequest', 'PaymentRequirements', 'PaymentPayload', 'DiscoveryResource', 'DiscoveryListResponse', 'ErrorEnvelope', 'HealthResponse'];
+
+  it.each(schemas)('valid values of %s validate against it', (name) => {
+    const validate = ajv.compile({ $ref: `doc#/components/schemas/${name}` });
+    fc.assert(fc.property(validValue({ $ref: `#/components/schemas/${name}` }), (v) => {
+      expect(validate(v), ajv.errorsText(validate.errors)).toBe(true);
+    }), { numRuns: 200 });
+  });
+
+  it('mutations of FacilitatorRequest produce invalid values too', () => {
+    const validate = ajv.compile({ $ref: 'doc#/components/schemas/FacilitatorRequest' });
+    const samples = fc.sample(mutatedValue({ $ref: '#/components/schemas/FacilitatorRequest' }), { numRuns: 300, seed: 1 });
+    expect(samples.filter((v) => !validate(v)).length).toBeGreaterThan(30);
+  });
+
+  it('covers every operation and keeps unknown routes unknown', () => {
+    const world = { payments: [], addresses: [], assets: [], cursors: [], words: [] };
+    for (const id of OPERATION_IDS) {
+      for (const r of fc.sample(operationRequest(id, world), { numRuns: 30, seed: 2 })) {
+        const pathname = r.target.split('?')[0]!;
+        expect(openapiDocument.paths[pathname][r.method.toLowerCase()].operationId).toBe(id);
+      }
+    }
+    for (const r of fc.sample(unknownRouteRequest(), { numRuns: 200, seed: 3 })) {
+      expect(openapiDocument.paths[r.target.split('?')[0]!]?.[r.method.toLowerCase()]).toBeUndefined();
+    }
+  });
+});

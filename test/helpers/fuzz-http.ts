@@ -1,0 +1,192 @@
+/**
+ * The HTTP side of the contract fuzzer: a request value that prints readably (fast-check shows
+ * it as the shrunk counterexample), a raw sender (node:http, so any method, a GET with a body,
+ * an unencoded query, a body without Content-Type), and the per-response oracle built on the
+ * contract helper (test/helpers/contract.ts) plus the rules the schemas cannot express.
+ */
+import { request as httpRequest } from 'node:http';
+import fc from 'fast-check';
+import { checkContract, declaredResponse, openapiDocument } from './contract.ts';
+
+export interface FuzzRequest {
+  method: string;
+  /** Path with the raw query string, exactly as put on the request line. */
+  target: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  /** Send the body with Transfer-Encoding: chunked instead of a Content-Length. */
+  chunked?: boolean;
+  /** What the generator meant to send (e.g. "mutated body: wrongType"); for the stats and the report. */
+  kind: string;
+}
+
+const PRINT_BODY_CHARS = 1_500;
+
+/** A curl-like rendering of a request: what a failing case prints. */
+export function describeRequest(r: FuzzRequest): string {
+  const lines = [`${r.method} ${r.target}   [${r.kind}${r.chunked ? ', chunked' : ''}]`];
+  for (const [k, v] of Object.entries(r.headers)) lines.push(`${k}: ${v}`);
+  if (r.body) {
+    const text = r.body.toString('utf8');
+    const shown = text.length > PRINT_BODY_CHARS ? `${text.slice(0, PRINT_BODY_CHARS)}… (${r.body.length} bytes)` : text;
+    lines.push('', JSON.stringify(shown));
+  }
+  return lines.join('\n');
+}
+
+/** Attaches the readable rendering fast-check uses when it prints a counterexample. */
+export function fuzzRequest(r: FuzzRequest): FuzzRequest {
+  Object.defineProperty(r, fc.toStringMethod, { value: () => `\n${describeRequest(r)}\n`, enumerable: false });
+  return r;
+}
+
+export const jsonBody = (value: unknown): Buffer | undefined => {
+  const text = JSON.stringify(value);
+  return text === undefined ? undefined : Buffer.from(text, 'utf8');
+};
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+const REQUEST_TIMEOUT_MS = 20_000;
+
+/** Sends the request as is over loopback; rejects on a transport failure or a hang. */
+export function send(baseUrl: string, r: FuzzRequest): Promise<RawResponse> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, method: r.method, path: r.target, headers: { ...r.headers, ...(r.body && !r.chunked ? { 'content-length': String(r.body.length) } : {}) }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) {
+            if (Array.isArray(v)) v.forEach((x) => headers.append(k, x));
+            else if (v !== undefined) headers.set(k, v);
+          }
+          resolve({ status: res.statusCode ?? 0, headers, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no response within ${REQUEST_TIMEOUT_MS} ms (a hang)`)));
+    req.on('error', reject);
+    if (r.chunked && r.body) {
+      // Two chunks, so the body really arrives chunked.
+      const half = Math.floor(r.body.length / 2);
+      req.write(r.body.subarray(0, half));
+      req.end(r.body.subarray(half));
+    } else {
+      req.end(r.body);
+    }
+  });
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The operationId for method + path in openapi.yaml, or undefined for an unknown route. */
+export function operationIdOf(method: string, target: string): string | undefined {
+  const pathname = target.split('?')[0]!;
+  return openapiDocument.paths?.[pathname]?.[method.toLowerCase()]?.operationId;
+}
+
+/** The code and reason of a rejection in any of the three shapes, or null when not a rejection. */
+export function rejectionOf(body: any): { code: unknown; reason: unknown } | null {
+  if (!body || typeof body !== 'object') return null;
+  if (body.error !== undefined) return { code: body.error?.code, reason: body.error?.reason };
+  if (body.isValid === false) return { code: body.invalidReason, reason: body.invalidMessage };
+  if (body.success === false) return { code: body.errorReason, reason: body.errorMessage };
+  return null;
+}
+
+/**
+ * The oracle for one exchange. Throws with the request and the response when:
+ * - the status is 5xx (a healthy svc on a healthy devnet and catalog has no fault to report);
+ * - the status is not declared for the operation (unknown method + path: anything but 404);
+ * - a header, the Content-Type or the body does not match openapi.yaml (contract helper);
+ * - a rejection lacks a code or a non-empty reason;
+ * - X-Request-Id is not the caller's sane id or a fresh UUID.
+ * Returns the parsed body (undefined for HEAD, which has none).
+ */
+export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
+  const fail = (why: string): never => {
+    throw new Error(`${why}\n--- request\n${describeRequest(r)}\n--- response ${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${res.text.slice(0, 2_000)}`);
+  };
+  if (res.status >= 500) fail(`5xx answer`);
+  let body: unknown;
+  try {
+    if (r.method === 'HEAD') {
+      // No body on HEAD by definition; the status and headers still follow the contract.
+      declaredResponse(r.method, r.target, res.status);
+      if (!/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('HEAD answer is not declared as JSON');
+    } else {
+      body = checkContract({ method: r.method, path: r.target }, res);
+    }
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const isDocument = operationIdOf(r.method, r.target) === 'getOpenApiDocument' && res.status === 200;
+  if (!isDocument && r.method !== 'HEAD' && !/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('Content-Type is not JSON');
+  const rejection = rejectionOf(body);
+  if ((res.status >= 400 && r.method !== 'HEAD') || rejection) {
+    if (!rejection) fail('a 4xx without a rejection body');
+    if (typeof rejection!.code !== 'string' || rejection!.code === '') fail('rejection without a code');
+    if (typeof rejection!.reason !== 'string' || rejection!.reason.trim() === '') fail('rejection without a reason');
+  }
+  const sent = Object.entries(r.headers).find(([k]) => k.toLowerCase() === 'x-request-id')?.[1];
+  const echoed = res.headers.get('x-request-id') ?? '';
+  if (sent !== undefined && SANE_REQUEST_ID.test(sent) ? echoed !== sent : !UUID.test(echoed)) {
+    fail(`X-Request-Id ${JSON.stringify(echoed)} for a sent ${JSON.stringify(sent)}`);
+  }
+  return body;
+}
+
+/** Counts by operation: requests, statuses, codes, request kinds. */
+export class FuzzStats {
+  readonly byOperation = new Map<string, { requests: number; statuses: Map<number, number>; codes: Map<string, number> }>();
+  started = performance.now();
+
+  record(r: FuzzRequest, res: RawResponse, body: unknown): void {
+    const op = operationIdOf(r.method, r.target) ?? '(unknown route)';
+    let entry = this.byOperation.get(op);
+    if (!entry) this.byOperation.set(op, (entry = { requests: 0, statuses: new Map(), codes: new Map() }));
+    entry.requests++;
+    entry.statuses.set(res.status, (entry.statuses.get(res.status) ?? 0) + 1);
+    const code = rejectionOf(body)?.code;
+    if (typeof code === 'string') entry.codes.set(code, (entry.codes.get(code) ?? 0) + 1);
+  }
+
+  get total(): number {
+    return [...this.byOperation.values()].reduce((n, e) => n + e.requests, 0);
+  }
+
+  /** A markdown table for docs/TESTING.md. */
+  table(): string {
+    const rows = [...this.byOperation.entries()].map(([op, e]) => {
+      const statuses = [...e.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(', ');
+      const codes = [...e.codes.entries()].sort(([, a], [, b]) => b - a).map(([c, n]) => `${c}×${n}`).join(', ');
+      return `| ${op} | ${e.requests} | ${statuses} | ${e.codes.size} | ${codes} |`;
+    });
+    const seconds = ((performance.now() - this.started) / 1000).toFixed(1);
+    return [
+      `${this.total} requests in ${seconds} s`,
+      '',
+      '| operation | requests | statuses seen | distinct codes | codes seen |',
+      '|---|---|---|---|---|',
+      ...rows,
+    ].join('\n');
+  }
+}
+
+/** Sends, checks and records one request; the property body of every fuzz run. */
+export async function exchange(baseUrl: string, r: FuzzRequest, stats?: FuzzStats): Promise<unknown> {
+  const res = await send(baseUrl, r);
+  const body = checkExchange(r, res);
+  stats?.record(r, res, body);
+  return body;
+}
