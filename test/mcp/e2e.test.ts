@@ -120,6 +120,19 @@ describe('HTTP seller', () => {
   });
 });
 
+describe('concurrency', () => {
+  it('three concurrent paid_calls from one tool server each settle once (distinct transactions, exact balances)', async () => {
+    const hit = success(await agent.call('search_resources', { query: 'weather' })).hits.find((x: any) => x.resource === httpSeller.urlOf('/weather'));
+    const [buyerBefore, sellerBefore] = [h.usdc(buyer.publicKey()), h.usdc(httpSellerKey.publicKey())];
+    const results = await Promise.all(['Faro', 'Braga', 'Evora'].map((city) => agent.call('paid_call', { resourceId: hit.id, input: { city } })));
+    const paid = results.map(success);
+    expect(paid.map((p: any) => p.result.body.city)).toEqual(['Faro', 'Braga', 'Evora']);
+    expect(new Set(paid.map((p: any) => p.receipt.transaction)).size).toBe(3);
+    expect(buyerBefore - h.usdc(buyer.publicKey())).toBe(3n * BigInt(WEATHER_PRICE));
+    expect(h.usdc(httpSellerKey.publicKey()) - sellerBefore).toBe(3n * BigInt(WEATHER_PRICE));
+  });
+});
+
 describe('MCP tool seller', () => {
   it('paid_call pays an MCP tool by url (x402 MCP transport); its own settlement lists it; search finds it; paid_call by id pays again', async () => {
     const url = mcpSeller.url;
