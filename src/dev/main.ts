@@ -156,7 +156,11 @@ async function main(): Promise<void> {
   writeFileSync(join(dataDir, 'story.json'), `${JSON.stringify(result, null, 2)}\n`);
   trace.line();
   const settledCount = result.payments.length + (result.agent?.payments.length ?? 0);
-  trace.line(result.ok ? `Story complete in ${elapsed().trim()}: ${settledCount} payments settled on the devnet (2 by the buyer, ${result.agent?.payments.length ?? 0} by the agent); the catalog lists every paid resource.` : `Story FAILED: ${result.error}`);
+  trace.line(
+    result.ok
+      ? `Story complete in ${elapsed().trim()}: ${settledCount} payments settled on the devnet (2 by the buyer, ${result.agent?.payments.length ?? 0} by the agent); the catalog lists every paid resource.`
+      : `Story FAILED: ${result.error}\nsvc's log (one JSON line per request and per payment decision): ${join(dataDir, 'svc.log')}`,
+  );
 
   if (args.once) {
     await stopAll();
