@@ -157,7 +157,9 @@ export class FuzzStats {
     if (!entry) this.byOperation.set(op, (entry = { requests: 0, statuses: new Map(), codes: new Map() }));
     entry.requests++;
     entry.statuses.set(res.status, (entry.statuses.get(res.status) ?? 0) + 1);
-    const code = rejectionOf(body)?.code;
+    const b = body as { isValid?: unknown; success?: unknown } | undefined;
+    // Acceptances are counted next to the codes: they show how deep the generated requests reach.
+    const code = b?.isValid === true ? '(isValid:true)' : b?.success === true ? '(success:true)' : rejectionOf(body)?.code;
     if (typeof code === 'string') entry.codes.set(code, (entry.codes.get(code) ?? 0) + 1);
   }
 

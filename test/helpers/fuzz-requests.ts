@@ -214,7 +214,7 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
         kind: `undeclared or other-operation parameter ${n}`,
       })),
       // a declared parameter with a nasty value (empty, non-integer, huge, unicode, control)
-      fc.tuple(fc.constantFrom(...names), fc.oneof(nastyString.filter((s) => s.length < 70_000), nastyNumber.map(String), fc.constantFrom('1e3', '+5', '-0', '0x10', '1.0', ' 3', '3 ', '99999999999999999999999', '-99999999999999999999999', '')))
+      fc.tuple(fc.constantFrom(...names), fc.oneof(nastyString.filter((s) => s.length < 1_000), nastyNumber.map(String), fc.constantFrom('1e3', '+5', '-0', '0x10', '1.0', ' 3', '3 ', '99999999999999999999999', '-99999999999999999999999', '')))
         .map(([n, v]) => ({ pairs: [...pairs.filter(([k]) => k !== n), [n, v]] as [string, string][], kind: `nasty ${n}` })),
       // a required parameter missing
       fc.constant({ pairs: pairs.filter(([k]) => !params.find((p) => p.name === k)?.required), kind: 'required parameter missing' }),
@@ -227,6 +227,12 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
   );
 }
 
+/**
+ * Node's HTTP parser refuses a request head over 16 KiB with its own bare 431 before svc sees
+ * it (outside openapi.yaml; see docs/TESTING.md), so generated request lines stay under that.
+ */
+export const MAX_TARGET_LENGTH = 12_000;
+
 /** Requests for one operation of openapi.yaml. */
 export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
   const op = operations().find((o) => o.operationId === operationId);
@@ -237,7 +243,10 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
     );
   }
   if (op.operation.parameters?.length) {
-    return fc.tuple(discoveryQuery(op.operation, world), requestIdHeader).map(([q, rid]) => fuzzRequest({ method: 'GET', target: withQuery(op.path, q.query), headers: rid, kind: q.kind }));
+    return fc
+      .tuple(discoveryQuery(op.operation, world), requestIdHeader)
+      .map(([q, rid]) => fuzzRequest({ method: 'GET', target: withQuery(op.path, q.query), headers: rid, kind: q.kind }))
+      .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
   }
   // Parameterless GETs: any query string is ignored; a stray body too.
   return fc.tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 })).map(([query, rid, body]) =>
