@@ -12,7 +12,8 @@
  * AddressV2). x402 estimates ledger time through Horizon testnet: every non-loopback DNS lookup
  * is refused here (named boundary: the global agents' `lookup`), so it uses its 5 s fallback
  * and nothing leaves the machine. x402 payloads are signed with an expiry inside that fallback's
- * bound (latest + 5 ledgers); ours with the client's default.
+ * bound (latest + timeout / 5 ledgers, with maxTimeoutSeconds 300 so that bound spans a burst);
+ * ours with the client's default. Burst rows break failures down by errorReason.
  */
 import dns from 'node:dns';
 import http from 'node:http';
@@ -49,8 +50,8 @@ interface Party {
   seller: Keypair;
 }
 
-const quiet = () => {}; // x402 logs its Horizon fallback on every call
-const x402Log = console.warn;
+const quiet = () => {}; // x402 logs its Horizon fallback and every failed simulation
+const x402Log = { warn: console.warn, error: console.error };
 
 async function parties(devnet: Devnet, n: number, usdc = 100_000_000n): Promise<Party[]> {
   return Promise.all(
@@ -61,12 +62,16 @@ async function parties(devnet: Devnet, n: number, usdc = 100_000_000n): Promise<
   );
 }
 
-function requirements(devnet: Devnet, payTo: string, maxTimeoutSeconds = 60): PaymentRequirements {
+/** A long timeout, so x402's 5 s-fallback expiry bound (timeout / 5 ledgers) still spans a whole burst. */
+const MAX_TIMEOUT_SECONDS = 300;
+
+function requirements(devnet: Devnet, payTo: string, maxTimeoutSeconds = MAX_TIMEOUT_SECONDS): PaymentRequirements {
   return { scheme: 'exact', network: 'stellar:testnet', asset: devnet.usdc.contractId, amount: '1000', payTo, maxTimeoutSeconds, extra: { areFeesSponsored: true } };
 }
 
 async function pay(rpc: ChainRpc, est: LedgerTimeEstimator, req: PaymentRequirements, buyer: Keypair, forX402: boolean): Promise<PaymentPayload> {
-  const expirationLedger = forX402 ? (await rpc.getLatestLedger()).sequence + 5 : undefined;
+  // x402 2.9.0 accepts expiries up to latest + ceil(timeout / 5 s) + 2 (its offline fallback).
+  const expirationLedger = forX402 ? (await rpc.getLatestLedger()).sequence + Math.floor(req.maxTimeoutSeconds / 5) : undefined;
   return createStellarPayment({ requirements: req, signer: buyer, rpc, ledgerTime: est, credentials: 'address', ...(expirationLedger ? { expirationLedger } : {}) });
 }
 
@@ -199,8 +204,11 @@ async function burstBench(): Promise<string[]> {
         const results = await Promise.all(jobs.map((j) => scheme.settle(j.payload, j.req)));
         const ms = performance.now() - t;
         const ok = results.filter((r) => r.success).length;
+        const reasons = new Map<string, number>();
+        for (const r of results) if (!r.success) reasons.set(String(r.errorReason), (reasons.get(String(r.errorReason)) ?? 0) + 1);
+        const why = [...reasons].map(([code, n]) => `${n}× ${code.replace('settle_exact_stellar_', '').replace('invalid_exact_stellar_payload_', '')}`).join(', ');
         rates.push((ok / ms) * 1000);
-        cells.push(`${ok}/${N_BURST} ok, ${f1(ms / 1000)} s, ${f1((ok / ms) * 1000)} settled/s`);
+        cells.push(`${ok}/${N_BURST} ok, ${f1(ms / 1000)} s, ${f1((ok / ms) * 1000)} settled/s${why ? ` (failed: ${why})` : ''}`);
         void name;
       }
       rows.push(`| burst of ${N_BURST}, ${k} submitter${k > 1 ? 's' : ''} | ${cells[0]} | ${cells[1]} | ${rates[1]! > 0 ? `${(rates[0]! / rates[1]!).toFixed(1)}×` : '∞ (x402: none settled)'} |`);
@@ -212,6 +220,7 @@ async function burstBench(): Promise<string[]> {
 }
 
 console.warn = quiet;
+console.error = quiet;
 const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
 const header = [
   `Machine: ${os.cpus().length} cores (nproc), ${cpu}, Node ${process.versions.node}. Run: \`npx tsx bench/scheme.ts --verify ${N_VERIFY} --settle ${N_SETTLE} --burst ${N_BURST}\` (${new Date().toISOString()}).`,
@@ -220,5 +229,6 @@ const header = [
   '|---|---|---|---|',
 ];
 const rows = [...(await verifyBench()), ...(await settleBench(250)), ...(await settleBench(1000)), ...(await burstBench())];
-console.warn = x402Log;
+console.warn = x402Log.warn;
+console.error = x402Log.error;
 console.log([...header, ...rows].join('\n'));
