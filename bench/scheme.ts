@@ -50,7 +50,7 @@ interface Party {
   seller: Keypair;
 }
 
-const quiet = () => {}; // x402 logs its Horizon fallback and every failed simulation
+const quiet = () => {}; // x402 logs every failed simulation and poll attempt to the console
 const x402Log = { warn: console.warn, error: console.error };
 
 async function parties(devnet: Devnet, n: number, usdc = 100_000_000n): Promise<Party[]> {
