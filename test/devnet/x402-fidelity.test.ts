@@ -10,37 +10,23 @@
  * every non-loopback DNS lookup fail at once (named boundary: the https global agent's
  * `lookup`), so the stock code falls back to its 5 s default without touching the internet.
  */
-import dns from 'node:dns';
-import https from 'node:https';
-import tls from 'node:tls';
 import { Keypair, rpc, xdr } from '@stellar/stellar-sdk';
 import { createEd25519Signer } from '@x402/stellar';
 import { ExactStellarScheme as ExactClient } from '@x402/stellar/exact/client';
 import { ExactStellarScheme as ExactFacilitator } from '@x402/stellar/exact/facilitator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
+import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-https.ts';
 
 let devnet: Devnet;
-const blockedLookups: string[] = [];
-const savedCAs = tls.getCACertificates('default');
+let offline: OfflineHttps;
 
 beforeAll(async () => {
   devnet = await startDevnet({ ledgerMs: 200, https: true });
-  tls.setDefaultCACertificates([...savedCAs, devnet.caCertPem!]);
-  (https.globalAgent.options as { lookup?: unknown }).lookup = (
-    hostname: string,
-    options: dns.LookupOptions,
-    cb: (err: NodeJS.ErrnoException | null, address?: unknown, family?: number) => void,
-  ) => {
-    if (hostname === 'localhost' || hostname === '127.0.0.1') return dns.lookup(hostname, options, cb as never);
-    blockedLookups.push(hostname);
-    const err = Object.assign(new Error(`offline test: no DNS for ${hostname}`), { code: 'ENOTFOUND' });
-    process.nextTick(() => cb(err));
-  };
+  offline = trustCertAndBlockDns(devnet.caCertPem!);
 });
 afterAll(async () => {
-  tls.setDefaultCACertificates(savedCAs);
-  delete (https.globalAgent.options as { lookup?: unknown }).lookup;
+  offline?.restore();
   await devnet?.stop();
 });
 
@@ -95,7 +81,7 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     const started = Date.now();
     const partial = await client.createPaymentPayload(2, req as never);
     expect(Date.now() - started).toBeLessThan(10_000); // the Horizon fallback does not hang
-    expect(blockedLookups).toContain('horizon-testnet.stellar.org'); // it tried, and was refused offline
+    expect(offline.blockedLookups).toContain('horizon-testnet.stellar.org'); // it tried, and was refused offline
     const payload = { ...partial, accepted: req, resource: { url: 'https://example.test/paid', description: 'test', mimeType: 'text/plain' } };
 
     const facilitator = new ExactFacilitator([createEd25519Signer(facilitatorAcct.secret, 'stellar:testnet')], { rpcConfig, areFeesSponsored: true });

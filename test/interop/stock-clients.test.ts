@@ -14,13 +14,10 @@
  * testnet for the ledger close time; every non-loopback DNS lookup of the https global agent
  * fails at once (named boundary), so it falls back to its 5 s default without leaving loopback.
  */
-import dns from 'node:dns';
 import { createRequire } from 'node:module';
-import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import tls from 'node:tls';
 import { x402Client } from '@x402/core/client';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
@@ -30,6 +27,7 @@ import { ExactStellarScheme as StellarClientScheme } from '@x402/stellar/exact/c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
 import { startStockSeller, type StockSeller } from './stock-seller.ts';
+import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-https.ts';
 import { createStellarPayment } from '../../src/client/index.ts';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { startPaidHttpServer } from '../../src/client/seller-http.ts';
@@ -42,24 +40,14 @@ const PRICE_BASE_UNITS = '10000'; // "$0.001" on a 7-decimal USDC
 let stack: Stack;
 let seller: StockSeller;
 let dataDir: string;
-const savedCAs = tls.getCACertificates('default');
-const blockedLookups: string[] = [];
+let offline: OfflineHttps;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-interop-'));
   // 1 s ledgers: the 2.9.0 client assumes 5 s ledgers (Horizon is unreachable), so it signs for
   // ceil(60 / 5) = 12 ledgers; at 1 s that is 12 s of validity, ample on a loaded machine.
   stack = await startStack({ dataDir, ledgerMs: 1000 });
-  tls.setDefaultCACertificates([...savedCAs, stack.devnet.caCertPem!]);
-  (https.globalAgent.options as { lookup?: unknown }).lookup = (
-    hostname: string,
-    options: dns.LookupOptions,
-    cb: (err: NodeJS.ErrnoException | null, address?: unknown, family?: number) => void,
-  ) => {
-    if (hostname === 'localhost' || hostname === '127.0.0.1') return dns.lookup(hostname, options, cb as never);
-    blockedLookups.push(hostname);
-    process.nextTick(() => cb(Object.assign(new Error(`offline test: no DNS for ${hostname}`), { code: 'ENOTFOUND' })));
-  };
+  offline = trustCertAndBlockDns(stack.devnet.caCertPem!);
   seller = await startStockSeller({
     facilitatorUrl: stack.svc.url,
     routes: {
@@ -79,8 +67,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  tls.setDefaultCACertificates(savedCAs);
-  delete (https.globalAgent.options as { lookup?: unknown }).lookup;
+  offline?.restore();
   await seller?.close();
   await stack?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -119,7 +106,7 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
     const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
     expect(receipt).toMatchObject({ success: true, network: 'stellar:testnet', payer: buyer.publicKey });
     expect(receipt.transaction).toMatch(/^[0-9a-f]{64}$/);
-    expect(blockedLookups).toContain('horizon-testnet.stellar.org'); // the stock client tried Horizon, offline
+    expect(offline.blockedLookups).toContain('horizon-testnet.stellar.org'); // the stock client tried Horizon, offline
 
     // On chain: exactly the price moved, and the receipt's hash is a successful transaction.
     expect(stack.devnet.balances(buyer.publicKey).usdc).toBe(before.buyer - BigInt(PRICE_BASE_UNITS));
