@@ -41,7 +41,8 @@ beforeAll(async () => {
     const body = (await exchange(svc.url, fuzzRequest({ method: 'POST', target: '/settle', headers: { 'content-type': 'application/json' }, body: jsonBody({ x402Version: 2, paymentPayload: payload, paymentRequirements: req }), kind: 'seed settlement' }))) as any;
     expect(body).toMatchObject({ success: true });
   }
-  for (let i = 0; i < 4; i++) {
+  // Real payments for the generators; each settles once (then it is a replay).
+  for (let i = 0; i < 12; i++) {
     const req = svc.requirements((i % 2 ? a : b).seller.publicKey());
     const payload = await svc.pay(req, a.buyer, { resource: { url: `https://paid${i}.example.com/r` }, extensions: { bazaar: httpBazaar() } });
     world.payments.push({ paymentPayload: payload as unknown as Record<string, unknown>, paymentRequirements: req as unknown as Record<string, unknown> });

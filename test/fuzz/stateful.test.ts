@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Keypair } from '@stellar/stellar-sdk';
-import { checkExchange, exchange, fuzzRequest, jsonBody, send } from '../helpers/fuzz-http.ts';
+import { checkExchange, exchange, FuzzStats, fuzzRequest, jsonBody, send } from '../helpers/fuzz-http.ts';
 import { startFuzzSvc, type FuzzSvc } from '../helpers/fuzz-svc.ts';
 import { FORBIDDEN_PROTOTYPE_KEY_MESSAGE } from '../../src/http/middleware.ts';
 import { httpBazaar, mcpBazaar } from '../catalog/fixtures.ts';
@@ -24,10 +24,17 @@ const MAX_SETTLEMENTS = Number(process.env.FUZZ_STATEFUL_SETTLEMENTS ?? 6);
 const SEED = process.env.FUZZ_SEED === undefined ? Date.now() ^ (Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED);
 
 let svc: FuzzSvc;
+const stats = new FuzzStats();
+/** Catalog outcomes of successful settlements: status or code → count. */
+const outcomes = new Map<string, number>();
 beforeAll(async () => {
   svc = await startFuzzSvc({ ledgerMs: 150, submitters: 3 });
 }, 60_000);
-afterAll(() => svc?.stop());
+afterAll(async () => {
+  const hook = [...outcomes.entries()].map(([k, n]) => `${k}×${n}`).join(', ');
+  console.log(`stateful fuzz (seed ${SEED}, FUZZ_STATEFUL_RUNS=${RUNS}, FUZZ_HOOK_RUNS=${HOOK_RUNS}):\n${stats.table()}\n\nEXTENSION-RESPONSES on successful settlements: ${hook}`);
+  await svc?.stop();
+});
 
 const WORDS = ['weather', 'forecast', 'stock', 'price', 'translate', 'image', 'summary', 'news', 'route', 'map'];
 
@@ -78,8 +85,14 @@ async function settleWithHeader(body: unknown): Promise<{ body: any; bazaar: any
   const request = post(body);
   const res = await send(svc.url, request);
   const parsed = checkExchange(request, res) as any;
+  stats.record(request, res, parsed);
   const header = res.headers.get('extension-responses');
-  return { body: parsed, bazaar: header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString('utf8')).bazaar };
+  const bazaar = header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString('utf8')).bazaar;
+  if (parsed?.success === true) {
+    const key = bazaar === null ? '(no header)' : bazaar.code ?? bazaar.status;
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+  }
+  return { body: parsed, bazaar };
 }
 
 /** Every item of the list for these filters, walked by offset with page size `limit`. */
@@ -87,7 +100,7 @@ async function walkList(filters: Record<string, string>, limit: number): Promise
   const items: any[] = [];
   let total = -1;
   for (let offset = 0; ; offset += limit) {
-    const page = (await exchange(svc.url, get('/discovery/resources', { ...filters, limit, offset }))) as any;
+    const page = (await exchange(svc.url, get('/discovery/resources', { ...filters, limit, offset }), stats)) as any;
     if (total === -1) total = page.pagination.total;
     expect(page.pagination).toEqual({ limit, offset, total });
     items.push(...page.items);
@@ -101,7 +114,7 @@ async function walkSearch(query: string, filters: Record<string, string>, limit:
   const out: any[] = [];
   let cursor: string | undefined;
   for (let pages = 0; pages < 200; pages++) {
-    const page = (await exchange(svc.url, get('/discovery/search', { query, ...filters, limit, cursor }))) as any;
+    const page = (await exchange(svc.url, get('/discovery/search', { query, ...filters, limit, cursor }), stats)) as any;
     expect(page.pagination.limit).toBe(page.resources.length);
     expect(page.resources.length).toBeLessThanOrEqual(limit);
     if (page.pagination.cursor !== null) expect(page.partialResults).toBe(true);
