@@ -42,6 +42,19 @@ describe('checkExchange fails what the contract forbids', () => {
     expect(() => checkExchange(req('GET', '/health', { 'x-request-id': 'mine' }), json(200, health))).toThrow(/X-Request-Id/);
     expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'x-request-id': 'not-a-uuid' }))).toThrow(/X-Request-Id/);
   });
+  it('a discovery page that breaks paging or a filter', () => {
+    const item = { resource: 'https://a.example/', type: 'http', x402Version: 2, accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'GA', maxTimeoutSeconds: 60 }], lastUpdated: '2026-01-01T00:00:00.000Z' };
+    const list = (target: string, items: unknown[], pagination: object) => checkExchange(req('GET', target), json(200, { x402Version: 2, items, pagination }));
+    expect(list('/discovery/resources?type=http&limit=500', [item], { limit: 100, offset: 0, total: 1 })).toBeDefined();
+    expect(() => list('/discovery/resources?type=mcp', [item], { limit: 20, offset: 0, total: 1 })).toThrow(/filter type/);
+    expect(() => list('/discovery/resources?payTo=GB', [item], { limit: 20, offset: 0, total: 1 })).toThrow(/filter payTo/);
+    expect(() => list('/discovery/resources?limit=500', [item], { limit: 500, offset: 0, total: 1 })).toThrow(/expected 100/);
+    expect(() => list('/discovery/resources?offset=1', [item], { limit: 20, offset: 1, total: 1 })).toThrow(/1 items for total 1/);
+    const search = (items: unknown[], pagination: object, partialResults: boolean) =>
+      checkExchange(req('GET', '/discovery/search?query=a&limit=1'), json(200, { x402Version: 2, resources: items, partialResults, pagination }));
+    expect(() => search([item, item], { limit: 2, cursor: null }, false)).toThrow(/2 results for limit 1/);
+    expect(() => search([item], { limit: 1, cursor: 'c' }, false)).toThrow(/cursor without partialResults/);
+  });
   it('a failure prints the request readably (method, target, headers, body)', () => {
     const r = fuzzRequest({ method: 'POST', target: '/verify?x=1', headers: { 'content-type': 'text/plain' }, body: Buffer.from('{"a":"\\u0000"}'), kind: 'k' });
     expect(describeRequest(r)).toBe('POST /verify?x=1   [k]\ncontent-type: text/plain\n\n"{\\"a\\":\\"\\\\u0000\\"}"');

@@ -138,12 +138,57 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
     if (typeof rejection!.code !== 'string' || rejection!.code === '') fail('rejection without a code');
     if (typeof rejection!.reason !== 'string' || rejection!.reason.trim() === '') fail('rejection without a reason');
   }
+  if (res.status === 200 && body) {
+    const violation = discoveryViolation(r, body);
+    if (violation) fail(violation);
+  }
   const sent = Object.entries(r.headers).find(([k]) => k.toLowerCase() === 'x-request-id')?.[1];
   const echoed = res.headers.get('x-request-id') ?? '';
   if (sent !== undefined && SANE_REQUEST_ID.test(sent) ? echoed !== sent : !UUID.test(echoed)) {
     fail(`X-Request-Id ${JSON.stringify(echoed)} for a sent ${JSON.stringify(sent)}`);
   }
   return body;
+}
+
+/**
+ * What a 200 discovery page must satisfy beyond its schema (SPEC §2.7, §2.8, §4.4, §4.5): the
+ * limit is clamped to [1, 100], the page fits it, offset and total agree with the page length,
+ * a cursor comes with partialResults, and every item matches every filter of the request.
+ */
+export function discoveryViolation(r: FuzzRequest, body: any): string | null {
+  const op = operationIdOf(r.method, r.target);
+  if (op !== 'listDiscoveryResources' && op !== 'searchDiscoveryResources') return null;
+  const params = new URLSearchParams(r.target.split('?').slice(1).join('?'));
+  const raw = params.get('limit');
+  const requested = raw === null ? 20 : Math.min(100, Math.max(1, Number(raw)));
+  const items: any[] = op === 'listDiscoveryResources' ? body.items : body.resources;
+  const { pagination } = body;
+  if (op === 'listDiscoveryResources') {
+    if (pagination.limit !== requested) return `pagination.limit ${pagination.limit}, expected ${requested}`;
+    const offset = Number(params.get('offset') ?? 0);
+    if (pagination.offset !== offset) return `pagination.offset ${pagination.offset}, expected ${offset}`;
+    const expected = Math.max(0, Math.min(requested, pagination.total - offset));
+    if (items.length !== expected) return `${items.length} items for total ${pagination.total}, offset ${offset}, limit ${requested}`;
+  } else {
+    if (items.length > requested) return `${items.length} results for limit ${requested}`;
+    if (pagination.limit !== items.length) return `pagination.limit ${pagination.limit} is not the page length ${items.length}`;
+    if (pagination.cursor !== null && body.partialResults !== true) return 'a cursor without partialResults';
+  }
+  for (const item of items) {
+    const accepts: any[] = item.accepts ?? [];
+    const filters: [string, (v: string) => boolean][] = [
+      ['type', (v) => item.type === v],
+      ['payTo', (v) => accepts.some((a) => a.payTo === v)],
+      ['scheme', (v) => accepts.some((a) => a.scheme === v)],
+      ['network', (v) => accepts.some((a) => a.network === v)],
+      ['extensions', (v) => item.extensions !== null && typeof item.extensions === 'object' && v in item.extensions],
+    ];
+    for (const [name, matches] of filters) {
+      const value = params.get(name);
+      if (value !== null && !matches(value)) return `item ${item.resource} does not match the filter ${name}=${JSON.stringify(value)}`;
+    }
+  }
+  return null;
 }
 
 /** Counts by operation: requests, statuses, codes, request kinds. */
