@@ -192,7 +192,12 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
     extensions: fc.constantFrom('bazaar', 'other'),
     query: fc.array(words, { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
     // Read when generated, so cursors issued earlier in the run are replayed (also across queries).
-    cursor: fc.nat().map((i) => (world.cursors.length ? world.cursors[i % world.cursors.length]! : 'no-cursor-issued-yet')),
+    cursor: fc.tuple(fc.nat(), fc.nat(), fc.nat({ max: 63 }), fc.constantFrom('as is', 'one character changed', 'truncated')).map(([i, at, c, how]) => {
+      const real = world.cursors.length ? world.cursors[i % world.cursors.length]! : 'no-cursor-issued-yet';
+      if (how === 'as is') return real;
+      const j = at % real.length;
+      return how === 'truncated' ? real.slice(0, j) : real.slice(0, j) + BASE64_ALPHABET[c] + real.slice(j + 1);
+    }),
     limit: fc.integer({ min: -5, max: 120 }).map(String),
     offset: fc.nat({ max: 30 }).map(String),
   };
