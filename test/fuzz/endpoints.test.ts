@@ -102,4 +102,11 @@ describe('every operation of openapi.yaml answers generated requests within its 
       { numRuns: batches, seed: SEED + OPERATION_IDS.length + 1 },
     );
   }, 600_000);
+
+  it('a burst of 200 concurrent mixed requests stays within the contract and /health still answers', async () => {
+    const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), unknownRouteRequest());
+    const burst = fc.sample(anyRequest, { numRuns: 200, seed: SEED + OPERATION_IDS.length + 2 });
+    await Promise.all(burst.map((r) => exchange(svc.url, r, stats)));
+    await svc.expectHealthy();
+  }, 120_000);
 });
