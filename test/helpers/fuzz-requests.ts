@@ -225,7 +225,19 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
       fc.constant({ pairs: pairs.filter(([k]) => !params.find((p) => p.name === k)?.required), kind: 'required parameter missing' }),
     ),
   );
+  // Raw spellings of a declared name that query parsers may read differently (qs brackets and
+  // dots, a percent-encoded letter): the refusal or the filter must be the same either way.
+  const respelled = fc
+    .tuple(validPairs, fc.constantFrom(...names), fc.constantFrom('[]', '[0]', '[a]', '.a', '%5B%5D', 'encoded'))
+    .chain(([pairs, n, how]) =>
+      value(params.find((p) => p.name === n)).map((v) => {
+        const name = how === 'encoded' ? `%${n.charCodeAt(0).toString(16)}${n.slice(1)}` : `${n}${how}`;
+        const base = new URLSearchParams(pairs.filter(([k]) => how !== 'encoded' || k !== n)).toString();
+        return { query: `${base}${base ? '&' : ''}${name}=${encodeURIComponent(v)}`, kind: `${n} spelled ${name}` };
+      }),
+    );
   return fc.oneof(
+    { weight: 1, arbitrary: respelled },
     { weight: 3, arbitrary: validPairs.map((pairs) => ({ query: new URLSearchParams(pairs).toString(), kind: 'valid query' })) },
     { weight: 4, arbitrary: broken.map(({ pairs, kind }) => ({ query: new URLSearchParams(pairs).toString(), kind })) },
     { weight: 1, arbitrary: junkQuery.map((query) => ({ query, kind: 'junk query' })) },
