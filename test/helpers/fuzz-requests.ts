@@ -5,7 +5,9 @@
  * `FuzzWorld` so generated requests reach the scheme and the catalog, not only the envelope.
  */
 import { gzipSync } from 'node:zlib';
+import { StrKey, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 import fc from 'fast-check';
+import { craftTransaction, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from '../scheme/fixtures.ts';
 import { deref, openapiDocument } from './contract.ts';
 import { fuzzRequest, jsonBody, type FuzzRequest } from './fuzz-http.ts';
 import { anyJson, deeplyNested, mutatedValue, nastyNumber, nastyString, NASTY_STRINGS, validValue, type Hints } from './fuzz-schema.ts';
@@ -70,6 +72,69 @@ function transactionArb(world: FuzzWorld): fc.Arbitrary<unknown> {
     arbs.push(fc.tuple(fc.constantFrom(...real), fc.nat()).map(([tx, at]) => tx.slice(0, at % tx.length)));
   }
   return fc.oneof(...arbs);
+}
+
+const I128_MAX = 2n ** 127n - 1n;
+
+/**
+ * A transaction crafted field by field (test/scheme/fixtures.ts): the asset or another contract,
+ * `transfer` or another function, the usual or odd arguments, any amount an i128 holds, payer
+ * and payee among the real parties (including the facilitator's own signers), no auth, an
+ * unsigned entry, a source-account entry, sub-invocations, a facilitator as tx or op source,
+ * extra operations. With the matching requirements, so the scheme checks reach past routing.
+ */
+function craftedPaymentBody(world: FuzzWorld): fc.Arbitrary<unknown> {
+  const accounts = world.addresses.filter((a) => StrKey.isValidEd25519PublicKey(a));
+  const contracts = [...world.assets, ...world.addresses].filter((a) => StrKey.isValidContract(a));
+  if (!accounts.length || !contracts.length) return fc.constant({});
+  const account = fc.constantFrom(...accounts);
+  const oddArg = fc.oneof(
+    fc.string({ maxLength: 8 }).map((v) => nativeToScVal(v)),
+    fc.integer().map((v) => nativeToScVal(v, { type: 'i32' })),
+    fc.boolean().map((v) => nativeToScVal(v)),
+    fc.constant(xdr.ScVal.scvVoid()),
+    fc.bigInt({ min: -I128_MAX, max: I128_MAX }).map((v) => nativeToScVal(v, { type: 'i128' })),
+  );
+  return fc
+    .record({
+      contract: fc.constantFrom(...contracts),
+      fn: fc.constantFrom('transfer', 'transfer', 'transfer', 'mint', 'approve', 'transfer_from'),
+      from: account,
+      to: account,
+      amount: fc.oneof(fc.constantFrom(100_000n, 1n, 0n, -1n, I128_MAX, -I128_MAX), fc.bigInt({ min: -I128_MAX, max: I128_MAX })),
+      args: fc.option(fc.array(oddArg, { maxLength: 4 }), { freq: 4 }),
+      auth: fc.constantFrom('none', 'unsigned', 'source-account', 'unsigned with sub-invocation', 'two entries'),
+      expiration: fc.constantFrom(0, 1, 100, 2 ** 32 - 1),
+      source: fc.option(account, { freq: 4 }),
+      opSource: fc.option(account, { freq: 4 }),
+      extraOps: fc.constantFrom(0, 0, 0, 1),
+      requirementsMatch: fc.boolean(),
+      requirementsAmount: fc.constantFrom('100000', '1', '0'),
+    })
+    .map((c) => {
+      const args = c.args ?? transferArgs(c.from, c.to, c.amount);
+      const invocation = transferInvocation(c.contract, args);
+      const entries: Record<string, xdr.SorobanAuthorizationEntry[]> = {
+        none: [],
+        unsigned: [unsignedEntry(c.from, invocation, c.expiration)],
+        'source-account': [sourceAccountEntry(invocation)],
+        'unsigned with sub-invocation': [unsignedEntry(c.from, transferInvocation(c.contract, args, [invocation]), c.expiration)],
+        'two entries': [unsignedEntry(c.from, invocation, c.expiration), unsignedEntry(c.to, invocation, c.expiration)],
+      };
+      const transaction = craftTransaction({
+        contract: c.contract,
+        fn: c.fn,
+        args,
+        to: c.to,
+        auth: entries[c.auth]!,
+        ...(c.source ? { source: c.source } : {}),
+        ...(c.opSource ? { opSource: c.opSource } : {}),
+        extraOps: c.extraOps,
+      });
+      const amount = c.requirementsMatch ? c.amount.toString() : c.requirementsAmount;
+      const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: c.contract, amount, payTo: c.to, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } };
+      return { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction } }, paymentRequirements: requirements };
+    });
 }
 
 /** A plausible bazaar extension (valid or subtly not), for the catalog hook on settle. */
@@ -169,6 +234,7 @@ function paymentBody(world: FuzzWorld): fc.Arbitrary<BodyPart> {
   return fc.oneof(
     { weight: 3, arbitrary: validValue(FACILITATOR_SCHEMA, hints).map(asJson('schema-valid body')) },
     { weight: 4, arbitrary: realPaymentBody(world, hints).map(asJson('real payment')) },
+    { weight: 2, arbitrary: craftedPaymentBody(world).map(asJson('crafted transaction')) },
     { weight: 4, arbitrary: mutatedValue(FACILITATOR_SCHEMA, hints).map(asJson('mutated body')) },
     { weight: 2, arbitrary: rawJunkBody },
     {
