@@ -600,6 +600,28 @@ export interface components {
             };
         };
         /**
+         * @description The request line and headers together exceed 16 KiB. Node's HTTP parser refuses such a
+         *     request before any route is determined, so the answer is always the ErrorEnvelope (never
+         *     the payment shapes), with code `svc_malformed_request_body`.
+         */
+        RequestHeadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_malformed_request_body",
+                 *         "reason": "The request head (request line and headers) exceeds 16 KiB."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
          * @description No operation at this method and path (also a known path with a method it does not accept).
          *     Not attached to an operation: it answers every request that matches none.
          */
@@ -710,6 +732,7 @@ export interface operations {
             };
             400: components["responses"]["VerifyBadRequest"];
             413: components["responses"]["VerifyTooLarge"];
+            431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["VerifyInternalError"];
         };
     };
@@ -742,6 +765,7 @@ export interface operations {
             };
             400: components["responses"]["SettleBadRequest"];
             413: components["responses"]["SettleTooLarge"];
+            431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["SettleInternalError"];
         };
     };
@@ -786,6 +810,7 @@ export interface operations {
                     "application/json": components["schemas"]["SupportedResponse"];
                 };
             };
+            431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -835,6 +860,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -878,6 +904,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -916,6 +943,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -938,6 +966,7 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };

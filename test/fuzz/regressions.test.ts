@@ -45,10 +45,17 @@ describe('a JSON body with a "__proto__" key (fuzz seed 887567966)', () => {
   });
 });
 
-describe('requests Node refuses before svc sees them (outside openapi.yaml)', () => {
-  it('a request head over 16 KiB is a bare 431; svc stays healthy', async () => {
-    const res = await send(server.url, fuzzRequest({ method: 'GET', target: `/discovery/resources?type=${'a'.repeat(20_000)}`, headers: {}, kind: 'oversized head' }));
-    expect(res.status).toBe(431);
+describe('requests the HTTP parser refuses before any route is known', () => {
+  it('a request head over 16 KiB is a 431 ErrorEnvelope within the contract; svc stays healthy', async () => {
+    const body = (await exchange(server.url, fuzzRequest({ method: 'GET', target: `/discovery/resources?type=${'a'.repeat(20_000)}`, headers: {}, kind: 'oversized head' }))) as any;
+    expect(body.error).toEqual({ code: 'svc_malformed_request_body', reason: expect.stringContaining('16 KiB') });
+    await exchange(server.url, fuzzRequest({ method: 'GET', target: '/health', headers: {}, kind: 'health' }));
+  });
+  it('a method name the parser does not know is a 404 svc_unknown_route ErrorEnvelope', async () => {
+    const res = await send(server.url, fuzzRequest({ method: 'FOO', target: '/verify', headers: {}, kind: 'unknown method' }));
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(JSON.parse(res.text)).toEqual({ error: { code: 'svc_unknown_route', reason: expect.any(String) } });
     await exchange(server.url, fuzzRequest({ method: 'GET', target: '/health', headers: {}, kind: 'health' }));
   });
   it('a request line just under the limit is answered by svc within the contract', async () => {

@@ -311,8 +311,9 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
 }
 
 /**
- * Node's HTTP parser refuses a request head over 16 KiB with its own bare 431 before svc sees
- * it (outside openapi.yaml; see docs/TESTING.md), so generated request lines stay under that.
+ * Node's HTTP parser refuses a request head over 16 KiB before any route is known (svc answers
+ * it with a 431 ErrorEnvelope; see docs/TESTING.md and the regression test), so generated
+ * request lines stay under that and exercise the routes themselves.
  */
 export const MAX_TARGET_LENGTH = 12_000;
 
