@@ -14,6 +14,14 @@ import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, 
 
 /** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
 export const INCLUSION_FEE_STROOPS = 100n;
+/**
+ * The longest validity window svc gives a settlement transaction. The window comes from
+ * `maxTimeoutSeconds`, but settle waits until the window has passed before it may call a missing
+ * transaction failed, so an unbounded value (2^53 s reached the scheme in fuzzing and broke the
+ * time-bound arithmetic) must not become an unbounded wait. Five minutes is far beyond a ledger
+ * close and beyond common HTTP client timeouts (the stock HTTPFacilitatorClient gives up at 90 s).
+ */
+export const MAX_SETTLEMENT_WINDOW_SECONDS = 300;
 
 /** The injected logger: one line per payment decision (pino-compatible). */
 export interface PaymentLogger {
@@ -165,7 +173,8 @@ export class ExactStellarScheme implements PaymentScheme {
   private async submit(verified: Verified, lease: SubmitterLease, requirements: PaymentRequirements, network: string): Promise<SettleResult> {
     const { transfer, simulation, passphrase } = verified;
     const fail = (code: SchemeCode, message: string) => this.settleFailure(code, message, network, transfer.from, transfer.amount);
-    const maxTime = Math.floor(this.now() / 1000) + Math.ceil(Number(requirements.maxTimeoutSeconds));
+    const windowSeconds = Math.min(Math.ceil(Number(requirements.maxTimeoutSeconds)), MAX_SETTLEMENT_WINDOW_SECONDS);
+    const maxTime = Math.floor(this.now() / 1000) + windowSeconds;
 
     let sequence: bigint;
     try {

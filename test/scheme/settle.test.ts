@@ -4,9 +4,10 @@
  * time bound, never a 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Keypair } from '@stellar/stellar-sdk';
+import { FeeBumpTransaction, Keypair, Networks, TransactionBuilder, rpc } from '@stellar/stellar-sdk';
 import { SchemeHarness } from './harness.ts';
 import { createSdkRpc } from '../../src/scheme/rpc.ts';
+import { MAX_SETTLEMENT_WINDOW_SECONDS } from '../../src/scheme/exact.ts';
 
 let h: SchemeHarness;
 beforeAll(async () => {
@@ -201,6 +202,24 @@ describe('devnet fault switches', () => {
     failureOf(res.body, 'settle_exact_stellar_transaction_failed');
     expect(elapsed).toBeGreaterThanOrEqual(2_000);
     expect(elapsed).toBeLessThan(3_000 + 4_000);
+  });
+
+  it('a huge maxTimeoutSeconds (2^53) settles with the transaction window capped at MAX_SETTLEMENT_WINDOW_SECONDS', async () => {
+    const f = await h.facilitator();
+    // Signed for the usual window, then offered with an absurd maxTimeoutSeconds (as the fuzzer did):
+    // the verify bound only grows, so the payment is valid, and settle must still bound its window.
+    const a = await paidRequest();
+    a.req.maxTimeoutSeconds = 2 ** 53;
+    const before = Math.floor(Date.now() / 1000);
+    const res = await f.settle(a.payload, a.req);
+    expect(res.body).toMatchObject({ success: true, network: 'stellar:testnet' });
+    const tx = await new rpc.Server(h.devnet.rpcUrl, { allowHttp: true }).getTransaction(res.body.transaction);
+    if (tx.status !== 'SUCCESS') throw new Error(`expected SUCCESS, got ${tx.status}`);
+    const parsed = TransactionBuilder.fromXDR(tx.envelopeXdr.toXDR('base64'), Networks.TESTNET);
+    const inner = parsed instanceof FeeBumpTransaction ? parsed.innerTransaction : parsed;
+    const maxTime = Number(inner.timeBounds?.maxTime);
+    expect(maxTime).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + MAX_SETTLEMENT_WINDOW_SECONDS);
+    expect(maxTime).toBeGreaterThanOrEqual(before + MAX_SETTLEMENT_WINDOW_SECONDS);
   });
 
   it('sendTransaction that never answers → polled by hash, submission_failed within the bound', async () => {
