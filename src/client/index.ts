@@ -134,8 +134,16 @@ export function buildTransfer(
 export const CLIENT_EXPIRY_FRACTION = 0.8;
 
 export function clientExpiration(latestLedger: number, maxTimeoutSeconds: number, ledgerSeconds: number): number {
-  return Math.max(latestLedger + 1, expiryLedgerBound(latestLedger, maxTimeoutSeconds * CLIENT_EXPIRY_FRACTION, ledgerSeconds));
+  const wanted = expiryLedgerBound(latestLedger, maxTimeoutSeconds * CLIENT_EXPIRY_FRACTION, ledgerSeconds);
+  return Math.max(latestLedger + 1, Math.min(wanted, latestLedger + MAX_CLIENT_EXPIRY_LEDGERS));
 }
+
+/**
+ * The furthest ahead the buyer ever signs (about a day of 5 s ledgers, the minimum temporary-entry
+ * TTL). A seller's absurd maxTimeoutSeconds must not produce an expiration that overflows the
+ * 32-bit ledger field or that the host refuses as "too late"; a shorter expiry always verifies.
+ */
+export const MAX_CLIENT_EXPIRY_LEDGERS = 17_280;
 
 async function onChain<T>(what: string, run: () => Promise<T>): Promise<T> {
   try {
