@@ -38,6 +38,12 @@ describe('checkExchange fails what the contract forbids', () => {
   it('a rejection with a blank reason', () => {
     expect(() => checkExchange(req('GET', '/nope'), json(404, { error: { code: 'svc_unknown_route', reason: '  ' } }))).toThrow(/reason/);
   });
+  it('an unexpected_* scheme failure, however well-formed (the fuzzer injects no fault)', () => {
+    const settled = { success: false, transaction: '', network: 'stellar:testnet', errorReason: 'unexpected_settle_error', errorMessage: 'boom' };
+    expect(() => checkExchange(req('POST', '/settle'), json(200, settled))).toThrow(/unexpectedly/);
+    const verified = { isValid: false, invalidReason: 'unexpected_verify_error', invalidMessage: 'boom' };
+    expect(() => checkExchange(req('POST', '/verify'), json(200, verified))).toThrow(/unexpectedly/);
+  });
   it('an X-Request-Id that is neither the sane one sent nor a UUID', () => {
     expect(() => checkExchange(req('GET', '/health', { 'x-request-id': 'mine' }), json(200, health))).toThrow(/X-Request-Id/);
     expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'x-request-id': 'not-a-uuid' }))).toThrow(/X-Request-Id/);

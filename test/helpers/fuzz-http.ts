@@ -109,7 +109,7 @@ export function rejectionOf(body: any): { code: unknown; reason: unknown } | nul
  * - the status is 5xx (a healthy svc on a healthy devnet and catalog has no fault to report);
  * - the status is not declared for the operation (unknown method + path: anything but 404);
  * - a header, the Content-Type or the body does not match openapi.yaml (contract helper);
- * - a rejection lacks a code or a non-empty reason;
+ * - a rejection lacks a code or a non-empty reason, or is an `unexpected_*` scheme failure;
  * - X-Request-Id is not the caller's sane id or a fresh UUID.
  * Returns the parsed body (undefined for HEAD, which has none).
  */
@@ -137,6 +137,9 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
     if (!rejection) fail('a 4xx without a rejection body');
     if (typeof rejection!.code !== 'string' || rejection!.code === '') fail('rejection without a code');
     if (typeof rejection!.reason !== 'string' || rejection!.reason.trim() === '') fail('rejection without a reason');
+    // unexpected_verify_error / unexpected_settle_error mean the scheme threw: on a healthy devnet
+    // (the fuzzer injects no RPC fault) that is a defect, however well-formed the answer.
+    if (typeof rejection!.code === 'string' && rejection!.code.startsWith('unexpected_')) fail(`the scheme failed unexpectedly (${rejection!.code})`);
   }
   if (res.status === 200 && body) {
     const violation = discoveryViolation(r, body);
