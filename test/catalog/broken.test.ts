@@ -12,7 +12,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { BUSY_TIMEOUT_MS } from '../../src/catalog/store.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
 import { freshCatalogPerTest } from './fresh.ts';
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
