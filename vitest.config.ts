@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The second reporter prints a plain `N passed, N failed` closing line for CI logs.
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

@@ -23,10 +23,10 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { createEd25519Signer } from '@x402/stellar';
 import { ExactStellarScheme as X402Facilitator } from '@x402/stellar/exact/facilitator';
 import { startDevnet, type Devnet } from '../src/devnet/index.ts';
-import { ExactStellarScheme } from '../src/scheme/exact.ts';
-import { createSdkRpc, type ChainRpc } from '../src/scheme/rpc.ts';
-import { LedgerTimeEstimator } from '../src/scheme/ledger-time.ts';
-import { createStellarPayment } from '../src/client/index.ts';
+import { ExactStellarScheme } from '../src/chains/stellar/exact/facilitator.ts';
+import { createSdkRpc, type ChainRpc } from '../src/chains/stellar/rpc.ts';
+import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
+import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
 import type { PaymentPayload, PaymentRequirements, PaymentScheme } from '../src/scheme/types.ts';
 
 const arg = (name: string, fallback: number) => {

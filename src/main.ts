@@ -5,7 +5,7 @@
 import { ConfigError, ensureDbDirectory, loadConfig, type Config } from './config.ts';
 import { createApp, listen } from './http/app.ts';
 import { createLogger } from './log.ts';
-import { createSchemeFromConfig } from './scheme/from-config.ts';
+import { createSchemeFromConfig } from './chains/stellar/from-config.ts';
 import { openCatalog, type Catalog } from './catalog/index.ts';
 
 export const EXIT_CONFIG = 78;

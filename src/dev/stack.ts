@@ -14,7 +14,7 @@ import { loadConfig, type Config } from '../config.ts';
 import { startDevnet, type DevAccount, type Devnet, type DevnetExtras } from '../devnet/index.ts';
 import { createApp, listen, type RunningServer } from '../http/app.ts';
 import { silentLogger, type Logger } from '../log.ts';
-import { createSchemeFromConfig } from '../scheme/from-config.ts';
+import { createSchemeFromConfig } from '../chains/stellar/from-config.ts';
 
 /** The fixed ports of `npm run dev` (README "Try it"); `--ephemeral` uses free ones instead. */
 export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 8000, devnetHttps: 8443 } as const;

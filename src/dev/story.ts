@@ -6,9 +6,9 @@
  * story that "completes" really happened; the result is returned for `--once` and the test.
  */
 import { Keypair } from '@stellar/stellar-sdk';
-import { createStellarPayment } from '../client/index.ts';
+import { createStellarPayment } from '../chains/stellar/exact/buyer.ts';
 import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header, type PaymentRequired } from '../client/seller.ts';
-import { createSdkRpc, type ChainRpc } from '../scheme/rpc.ts';
+import { createSdkRpc, type ChainRpc } from '../chains/stellar/rpc.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
 import type { AgentResult } from './agent.ts';
 import type { SellerEvent } from './sellers.ts';

@@ -5,11 +5,11 @@
  * result plus the receipt {transaction, network, payer}. Nothing is signed before the policy passed.
  */
 import type { Keypair } from '@stellar/stellar-sdk';
-import { StellarPaymentError, createStellarPayment } from '../client/index.ts';
+import { StellarPaymentError, createStellarPayment } from '../chains/stellar/exact/buyer.ts';
 import type { DiscoveryResource, FacilitatorClient } from '../client/facilitator.ts';
 import type { PaymentRequired } from '../client/seller.ts';
-import type { LedgerTimeEstimator } from '../scheme/ledger-time.ts';
-import type { ChainRpc } from '../scheme/rpc.ts';
+import type { LedgerTimeEstimator } from '../chains/stellar/ledger-time.ts';
+import type { ChainRpc } from '../chains/stellar/rpc.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
 import { checkListingRef, parseResourceId, type ListingRef } from './resource-id.ts';
 import { ToolFailure, argumentsObject, optionalObject, optionalString } from './results.ts';

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Keypair } from '@stellar/stellar-sdk';
 import { signingKeys } from '../../src/config.ts';
-import { ExactStellarScheme } from '../../src/scheme/exact.ts';
-import { createSdkRpc } from '../../src/scheme/rpc.ts';
+import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
+import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
 import type { PaymentPayload } from '../../src/scheme/types.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORBIDDEN_PROTOTYPE_KEY_MESSAGE } from '../../src/http/middleware.ts';
-import { createSchemeFromConfig } from '../../src/scheme/from-config.ts';
+import { createSchemeFromConfig } from '../../src/chains/stellar/from-config.ts';
 import { tempCatalog } from '../catalog/fixtures.ts';
 import { exchange, fuzzRequest, send } from '../helpers/fuzz-http.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';

@@ -28,12 +28,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
 import { startStockSeller, type StockSeller } from './stock-seller.ts';
 import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-https.ts';
-import { createStellarPayment } from '../../src/client/index.ts';
+import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { startPaidHttpServer } from '../../src/client/seller-http.ts';
 import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header } from '../../src/client/seller.ts';
 import type { PaymentRequirements } from '../../src/scheme/types.ts';
-import { createSdkRpc } from '../../src/scheme/index.ts';
+import { createSdkRpc } from '../../src/chains/stellar/index.ts';
 import { Keypair } from '@stellar/stellar-sdk';
 
 const PRICE_BASE_UNITS = '10000'; // "$0.001" on a 7-decimal USDC

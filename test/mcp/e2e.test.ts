@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Keypair } from '@stellar/stellar-sdk';
-import { createStellarPayment } from '../../src/client/index.ts';
+import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { startPaidHttpServer, type PaidHttpServer } from '../../src/client/seller-http.ts';
 import { startPaidMcpServer, type PaidMcpServer } from '../../src/client/seller-mcp.ts';
 import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header } from '../../src/client/seller.ts';

@@ -15,8 +15,8 @@ import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { createFacilitatorClient, type FacilitatorClient } from '../../src/client/facilitator.ts';
 import { signingKeys } from '../../src/config.ts';
 import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
-import { ExactStellarScheme } from '../../src/scheme/exact.ts';
-import { createSdkRpc, type ChainRpc } from '../../src/scheme/rpc.ts';
+import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
+import { createSdkRpc, type ChainRpc } from '../../src/chains/stellar/rpc.ts';
 import type { PaymentRequirements } from '../../src/scheme/types.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 

@@ -10,7 +10,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/
 import { PaymentRequiredV2Schema } from '@x402/core/schemas';
 import { extractDiscoveryInfo, validateDiscoveryExtension, validateDiscoveryExtensionSpec } from '@x402/extensions/bazaar';
 import { wrapFetchWithPaymentFromConfig } from '@x402/fetch';
-import { createStellarPayment } from '../../src/client/index.ts';
+import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { startPaidHttpServer, type PaidHttpServer } from '../../src/client/seller-http.ts';
 import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, httpBazaar, mcpBazaar } from '../../src/client/seller.ts';
 import type { PaymentRequirements } from '../../src/scheme/types.ts';

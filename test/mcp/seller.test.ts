@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Keypair } from '@stellar/stellar-sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createStellarPayment } from '../../src/client/index.ts';
+import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { startPaidHttpServer, type PaidHttpServer } from '../../src/client/seller-http.ts';
 import { startPaidMcpServer, type PaidMcpServer } from '../../src/client/seller-mcp.ts';

@@ -1,8 +1,8 @@
 /** Authorization-entry and transfer-event checks on crafted XDR (the post-simulation steps). */
 import { describe, expect, it } from 'vitest';
 import { Account, Address, Keypair, MuxedAccount, authorizeInvocation, nativeToScVal, xdr } from '@stellar/stellar-sdk';
-import { checkAuthEntries, checkTransferEvents } from '../../src/scheme/checks.ts';
-import { Rejection } from '../../src/scheme/payload.ts';
+import { checkAuthEntries, checkTransferEvents } from '../../src/chains/stellar/exact/checks.ts';
+import { Rejection } from '../../src/chains/stellar/exact/payload.ts';
 import { ASSET, PASSPHRASE, contractEvent, signedEntry, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from './fixtures.ts';
 
 const payerKp = Keypair.random();

@@ -1,9 +1,9 @@
 /** The buyer-side builder against the devnet: payload shape, signed expiry, and its errors. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keypair, Networks, TransactionBuilder, inspectAuthEntry } from '@stellar/stellar-sdk';
-import { MAX_CLIENT_EXPIRY_LEDGERS, NULL_ACCOUNT, StellarPaymentError, clientExpiration, createStellarPayment } from '../../src/client/index.ts';
+import { MAX_CLIENT_EXPIRY_LEDGERS, NULL_ACCOUNT, StellarPaymentError, clientExpiration, createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { SchemeHarness } from './harness.ts';
-import { LedgerTimeEstimator } from '../../src/scheme/ledger-time.ts';
+import { LedgerTimeEstimator } from '../../src/chains/stellar/ledger-time.ts';
 import { recordingRpc } from './fixtures.ts';
 
 let h: SchemeHarness;

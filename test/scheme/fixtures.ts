@@ -14,9 +14,9 @@ import {
   xdr,
   Asset,
 } from '@stellar/stellar-sdk';
-import type { ChainRpc } from '../../src/scheme/rpc.ts';
+import type { ChainRpc } from '../../src/chains/stellar/rpc.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
-import { NULL_ACCOUNT } from '../../src/client/index.ts';
+import { NULL_ACCOUNT } from '../../src/chains/stellar/exact/buyer.ts';
 
 export const PASSPHRASE = Networks.TESTNET;
 export const ASSET = new Asset('USDC', Keypair.random().publicKey()).contractId(PASSPHRASE);

@@ -5,10 +5,10 @@
 import { Keypair } from '@stellar/stellar-sdk';
 import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
 import { signingKeys } from '../../src/config.ts';
-import { ExactStellarScheme, type ExactStellarSchemeOptions } from '../../src/scheme/exact.ts';
-import { createSdkRpc, type ChainRpc } from '../../src/scheme/rpc.ts';
-import { LedgerTimeEstimator } from '../../src/scheme/ledger-time.ts';
-import { createStellarPayment } from '../../src/client/index.ts';
+import { ExactStellarScheme, type ExactStellarSchemeOptions } from '../../src/chains/stellar/exact/facilitator.ts';
+import { createSdkRpc, type ChainRpc } from '../../src/chains/stellar/rpc.ts';
+import { LedgerTimeEstimator } from '../../src/chains/stellar/ledger-time.ts';
+import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 import { api } from '../helpers/contract.ts';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keypair, Networks, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
-import { buildTransfer } from '../../src/client/index.ts';
+import { buildTransfer } from '../../src/chains/stellar/exact/buyer.ts';
 import { SchemeHarness, type Facilitator } from './harness.ts';
 import { api } from '../helpers/contract.ts';
 import { craftTransaction, signedEntry, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from './fixtures.ts';

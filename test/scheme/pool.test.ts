@@ -1,10 +1,10 @@
 /** Submitter pool, confirmation polling and the ledger-time estimate, on their own. */
 import { describe, expect, it } from 'vitest';
 import { Keypair } from '@stellar/stellar-sdk';
-import { SignerSelectionError, SubmitterPool } from '../../src/scheme/submitters.ts';
-import { confirmTransaction, pollDelays } from '../../src/scheme/confirm.ts';
-import { LedgerTimeEstimator, estimateFromSpan, FALLBACK_LEDGER_SECONDS } from '../../src/scheme/ledger-time.ts';
-import { RpcError, type TransactionStatus } from '../../src/scheme/rpc.ts';
+import { SignerSelectionError, SubmitterPool } from '../../src/chains/stellar/submitters.ts';
+import { confirmTransaction, pollDelays } from '../../src/chains/stellar/exact/confirm.ts';
+import { LedgerTimeEstimator, estimateFromSpan, FALLBACK_LEDGER_SECONDS } from '../../src/chains/stellar/ledger-time.ts';
+import { RpcError, type TransactionStatus } from '../../src/chains/stellar/rpc.ts';
 
 const keys = [Keypair.random(), Keypair.random(), Keypair.random()];
 

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { fc } from '@fast-check/vitest';
 import { Account, Keypair, Operation, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
-import { ExactStellarScheme } from '../../src/scheme/exact.ts';
-import { NULL_ACCOUNT } from '../../src/client/index.ts';
+import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
+import { NULL_ACCOUNT } from '../../src/chains/stellar/exact/buyer.ts';
 import {
   ASSET,
   PASSPHRASE,

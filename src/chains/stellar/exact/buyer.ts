@@ -20,10 +20,10 @@ import {
   type Transaction,
   xdr,
 } from '@stellar/stellar-sdk';
-import { LedgerTimeEstimator, expiryLedgerBound } from '../scheme/ledger-time.ts';
-import { NETWORK_PASSPHRASES, X402_VERSION, parseAmount } from '../scheme/payload.ts';
-import { describeError, firstLine, type ChainRpc } from '../scheme/rpc.ts';
-import type { PaymentPayload, PaymentRequirements } from '../scheme/types.ts';
+import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
+import { NETWORK_PASSPHRASES, X402_VERSION, parseAmount } from './payload.ts';
+import { describeError, firstLine, type ChainRpc } from '../rpc.ts';
+import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
 
 /** The all-zero account as envelope source: the buyer never sources (or signs) the envelope. */
 export const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';

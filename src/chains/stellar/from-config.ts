@@ -1,7 +1,7 @@
 /** Builds the scheme the service mounts from its loaded configuration. */
-import { signingKeys, type Config } from '../config.ts';
-import type { Logger } from '../log.ts';
-import { ExactStellarScheme } from './exact.ts';
+import { signingKeys, type Config } from '../../config.ts';
+import type { Logger } from '../../log.ts';
+import { ExactStellarScheme } from './exact/facilitator.ts';
 import { createSdkRpc } from './rpc.ts';
 
 /**

@@ -5,7 +5,7 @@
  * network would reject it as txTOO_LATE, so it can never land). A local deadline a little past
  * maxTime bounds the wait when the RPC itself stops answering.
  */
-import { RpcError, type ChainRpc, type TransactionStatus } from './rpc.ts';
+import { RpcError, type ChainRpc, type TransactionStatus } from '../rpc.ts';
 
 export type Outcome =
   | { kind: 'success'; status: TransactionStatus }

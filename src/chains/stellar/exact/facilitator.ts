@@ -3,14 +3,14 @@
  * settle through the submitter pool. No koa, no HTTP: the handlers call `verify` / `settle`.
  */
 import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
-import { defaultMessage, type SchemeCode, type VerifyCode } from '../codes.ts';
+import { defaultMessage, type SchemeCode, type VerifyCode } from '../../../codes.ts';
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
 import { confirmTransaction } from './confirm.ts';
-import { LedgerTimeEstimator, expiryLedgerBound } from './ledger-time.ts';
+import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
 import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
-import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from './rpc.ts';
-import { SignerSelectionError, SubmitterPool, type SubmitterLease } from './submitters.ts';
-import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, SupportedKind, VerifyResult } from './types.ts';
+import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
+import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
+import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, SupportedKind, VerifyResult } from '../../../scheme/types.ts';
 
 /** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
 export const INCLUSION_FEE_STROOPS = 100n;

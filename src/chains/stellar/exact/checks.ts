@@ -4,7 +4,7 @@
  */
 import { Address, MuxedAccount, Account, inspectAuthEntry, scValToNative, xdr } from '@stellar/stellar-sdk';
 import { Rejection, addressOf } from './payload.ts';
-import { EXPIRY_TOLERANCE_LEDGERS } from './ledger-time.ts';
+import { EXPIRY_TOLERANCE_LEDGERS } from '../ledger-time.ts';
 
 /** Credential arms we accept: classic address credentials and CAP-71 AddressV2. */
 const ACCEPTED_CREDENTIALS = new Set(['address', 'addressV2']);

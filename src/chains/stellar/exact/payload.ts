@@ -12,8 +12,8 @@ import {
   inspectAuthEntry,
   xdr,
 } from '@stellar/stellar-sdk';
-import type { VerifyCode } from '../codes.ts';
-import type { PaymentPayload, PaymentRequirements } from './types.ts';
+import type { VerifyCode } from '../../../codes.ts';
+import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
 
 export const NETWORK_PASSPHRASES: Record<string, string> = {
   'stellar:testnet': 'Test SDF Network ; September 2015',

@@ -1,8 +1,8 @@
 /** The exact Stellar scheme: what the service, the client and the tools consume. */
-export { ExactStellarScheme, INCLUSION_FEE_STROOPS, type ExactStellarSchemeOptions, type PaymentLogger } from './exact.ts';
+export { ExactStellarScheme, INCLUSION_FEE_STROOPS, type ExactStellarSchemeOptions, type PaymentLogger } from './exact/facilitator.ts';
 export { createSdkRpc, RpcError, type ChainRpc, type Simulation, type Submission, type TransactionStatus, type LedgerStamp } from './rpc.ts';
 export { LedgerTimeEstimator, FALLBACK_LEDGER_SECONDS, expiryLedgerBound } from './ledger-time.ts';
 export { SubmitterPool, SignerSelectionError, type SubmitterLease } from './submitters.ts';
-export { NETWORK_PASSPHRASES } from './payload.ts';
-export type * from './types.ts';
+export { NETWORK_PASSPHRASES } from './exact/payload.ts';
+export type * from '../../scheme/types.ts';
 export { createSchemeFromConfig } from './from-config.ts';
