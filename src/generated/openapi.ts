@@ -408,7 +408,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 10 service envelope codes (SPEC §7.4).
+         * @description The 11 service envelope codes (SPEC §7.4).
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -420,11 +420,12 @@ export interface components {
          *     - `svc_missing_search_query`: The search query is missing or blank.
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
+         *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_catalog_busy";
         /**
-         * @description The 7 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 9 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
@@ -433,9 +434,11 @@ export interface components {
          *     - `bazaar_schema_too_complex`: The client schema has more than 2000 nodes.
          *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials.
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
+         *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
+         *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
          * @enum {string}
          */
-        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee";
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large";
         /**
          * @description The 11 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
          *
@@ -575,6 +578,29 @@ export interface components {
                  *       "error": {
                  *         "code": "svc_invalid_query_parameter",
                  *         "reason": "limit must be an integer, got \"ten\"."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The catalog is overloaded: its bounded queue of discovery requests is full, or the request
+         *     was not answered within its deadline (2 s). Catalog reads run on their own worker threads,
+         *     so this degrades discovery only, never /verify or /settle. Retry after a moment
+         *     (`svc_catalog_busy`).
+         */
+        DiscoveryBusy: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_catalog_busy",
+                 *         "reason": "The catalog is busy (no catalog answer within 2000 ms); retry shortly."
                  *       }
                  *     }
                  */
@@ -862,6 +888,7 @@ export interface operations {
             400: components["responses"]["DiscoveryBadRequest"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     searchDiscoveryResources: {
@@ -906,6 +933,7 @@ export interface operations {
             400: components["responses"]["DiscoveryBadRequest"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     getHealth: {
