@@ -5,6 +5,8 @@
  * rejects. list/search reject with CatalogQueryError: 400 codes for the caller's mistakes,
  * `svc_catalog_busy` (503) when discovery is overloaded; any other fault is a 500.
  */
+import { BAZAAR_CODES } from '../codes.ts';
+import { precheckSettlement } from './ingest.ts';
 import { CatalogOverloadError, WorkerLanes } from './pool.ts';
 import { CatalogStore, CatalogUnavailableError } from './store.ts';
 import { CatalogQueryError, type BazaarOutcome, type Catalog, type CatalogOptions, type ListPage, type SearchPage } from './types.ts';
@@ -41,7 +43,11 @@ export function openCatalog(options: CatalogOptions): Catalog {
   return {
     async recordSettlement(settled) {
       try {
-        return (await writer.run({ op: 'record', now: clock().getTime(), settled })) as BazaarOutcome | null;
+        const checked = precheckSettlement(settled.paymentPayload, settled.paymentRequirements);
+        if (checked.kind === 'none') return null;
+        if (checked.kind === 'rejected') return { status: 'rejected', rejectedReason: checked.reason || BAZAAR_CODES[checked.code], code: checked.code };
+        if (checked.kind !== 'settled') return null;
+        return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled })) as BazaarOutcome | null;
       } catch (err) {
         logger.error({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'catalog hook did not answer; EXTENSION-RESPONSES omitted');
         return null;

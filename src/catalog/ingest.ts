@@ -155,14 +155,41 @@ function projectTerms(requirements: Record<string, unknown>): AcceptedTerms | nu
   return terms;
 }
 
-/** Reads the current owner of a listing key (the store's ownerOf). */
-export type OwnerLookup = (resource: string, type: string, toolName: string) => string | undefined | Promise<string | undefined>;
-
-export async function ingestSettlement(
+/**
+ * The checks of the hook that need no database and no seller schema compilation, run where the
+ * settlement arrives (they are iterative and bounded by the 64 KiB cap), and the envelope reduced
+ * to what the catalog reads, so what crosses to the catalog worker is small and shallow (a
+ * structured clone of a 5000-level object would overflow the stack). Returns the rejection, or
+ * null when no bazaar extension was echoed, or the reduced envelope.
+ */
+export function precheckSettlement(
   paymentPayload: Record<string, unknown>,
   paymentRequirements: Record<string, unknown>,
-  ownerOf: OwnerLookup,
-): Promise<IngestResult> {
+): { kind: 'settled'; settled: { paymentPayload: Record<string, unknown>; paymentRequirements: Record<string, unknown> } } | IngestResult {
+  const early = envelopeDefect(paymentPayload, paymentRequirements);
+  if (early) return early;
+  const bazaar = (paymentPayload.extensions as Record<string, unknown>).bazaar as Record<string, unknown>;
+  const neutralized = neutralizeSchema(bazaar.schema);
+  if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
+  if (measureJson(bazaar, MAX_INFO_NODES, MAX_SCHEMA_DEPTH + 4).overflow) return reject('bazaar_spec_validation_failed', `The bazaar extension is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`);
+  const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
+  const shallow = (v: unknown): unknown => (Array.isArray(v) ? v.slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? null : e)) : typeof v === 'object' && v !== null ? null : v);
+  const reducedResource = Object.fromEntries(RESOURCE_FIELDS.filter((k) => Object.hasOwn(resource, k)).map((k) => [k, shallow(resource[k])]));
+  const { scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra } = paymentRequirements;
+  return {
+    kind: 'settled',
+    settled: {
+      paymentPayload: { x402Version: paymentPayload.x402Version, resource: reducedResource, extensions: { bazaar } },
+      paymentRequirements: { scheme, network, asset, amount, payTo, maxTimeoutSeconds, ...(isPlainObject(extra) && !measureJson(extra, 200, 8).overflow ? { extra } : {}) },
+    },
+  };
+}
+
+/** The resource fields the catalog reads. */
+const RESOURCE_FIELDS = ['url', 'description', 'mimeType', 'serviceName', 'tags', 'iconUrl'];
+
+/** The first defect among: extensions size, bazaar shape, protocol invariants, description and terms caps. */
+function envelopeDefect(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): IngestResult | null {
   const extensions = paymentPayload.extensions;
   if (!isPlainObject(extensions) || !Object.hasOwn(extensions, 'bazaar')) return { kind: 'none' };
   if (jsonSizeExceeds(extensions, MAX_EXTENSIONS_BYTES)) {
@@ -175,12 +202,9 @@ export async function ingestSettlement(
   const info = bazaar.info;
   const defect = specDefect(info);
   if (defect) return reject('bazaar_spec_validation_failed', defect);
-
   const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
   const input = info.input as Record<string, unknown>;
-  const type = input.type as 'http' | 'mcp';
-  // An MCP tool's own description stands in when the resource declares none.
-  const description = optionalString(resource.description) ?? (type === 'mcp' ? optionalString(input.description) : undefined);
+  const description = optionalString(resource.description) ?? (input.type === 'mcp' ? optionalString(input.description) : undefined);
   if (description !== undefined && description.length > MAX_DESCRIPTION_LENGTH) {
     return reject('bazaar_description_too_long', `The description is longer than ${MAX_DESCRIPTION_LENGTH} characters.`);
   }
@@ -188,6 +212,26 @@ export async function ingestSettlement(
   if (terms && jsonSizeExceeds(terms, MAX_TERMS_BYTES)) {
     return reject('bazaar_accepts_too_large', `The accepted terms are larger than ${MAX_TERMS_BYTES} bytes of JSON.`);
   }
+  return null;
+}
+
+/** Reads the current owner of a listing key (the store's ownerOf). */
+export type OwnerLookup = (resource: string, type: string, toolName: string) => string | undefined | Promise<string | undefined>;
+
+export async function ingestSettlement(
+  paymentPayload: Record<string, unknown>,
+  paymentRequirements: Record<string, unknown>,
+  ownerOf: OwnerLookup,
+): Promise<IngestResult> {
+  const early = envelopeDefect(paymentPayload, paymentRequirements);
+  if (early) return early;
+  const bazaar = (paymentPayload.extensions as Record<string, unknown>).bazaar as Record<string, unknown>;
+  const info = bazaar.info as Record<string, unknown>;
+  const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
+  const input = info.input as Record<string, unknown>;
+  const type = input.type as 'http' | 'mcp';
+  const description = optionalString(resource.description) ?? (type === 'mcp' ? optionalString(input.description) : undefined);
+  const terms = projectTerms(paymentRequirements);
 
   const url = parseResourceUrl(resource.url);
   let routeTemplate: string | undefined;

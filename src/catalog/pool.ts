@@ -127,7 +127,15 @@ export class WorkerLanes {
       const worker = this.idle.pop()!;
       this.running.set(worker, job);
       this.jobs.set(job.id, job);
-      worker.postMessage(job.request);
+      try {
+        worker.postMessage(job.request);
+      } catch (err) {
+        // Not cloneable (the envelope is reduced first, so this is a bug): fail this job, keep the thread.
+        this.jobs.delete(job.id);
+        this.running.delete(worker);
+        this.idle.push(worker);
+        this.fail(job, err);
+      }
     }
   }
 
