@@ -47,6 +47,12 @@ interface Job {
 }
 
 const WORKER_URL = new URL('./worker.ts', import.meta.url);
+/**
+ * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
+ * (a query allocates little that survives); the old-generation cap bounds a runaway worker,
+ * which is then replaced (its request fails like any fault).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
 
 /** One kind of lane (the writer, or the readers): its threads, its queue, its limits. */
 export class WorkerLanes {
@@ -68,7 +74,7 @@ export class WorkerLanes {
   }
 
   private spawn(): void {
-    const worker = new Worker(WORKER_URL, { workerData: { dbPath: this.setup.dbPath, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup });
+    const worker = new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS, workerData: { dbPath: this.setup.dbPath, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup });
     worker.unref();
     this.workers.add(worker);
     worker.on('message', (reply: WorkerReply) => {
