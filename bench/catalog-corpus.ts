@@ -89,7 +89,9 @@ export function seedCorpus(dbPath: string, count: number, onProgress?: (done: nu
         parameterText: words(4),
         dropped: [],
       };
+      if (i % 2000 === 0) store.db.exec('BEGIN IMMEDIATE');
       store.writeListing(draft, new Date(start + i * 1000));
+      if (i % 2000 === 1999 || i === count - 1) store.db.exec('COMMIT');
       if (onProgress && i % 10_000 === 9_999) onProgress(i + 1);
     }
   } finally {

@@ -32,8 +32,12 @@ export class CatalogUnavailableError extends Error {
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Runs `work` inside BEGIN IMMEDIATE (the write lock is taken up front, waiting ≤ busy timeout). */
+/**
+ * Runs `work` inside BEGIN IMMEDIATE (the write lock is taken up front, waiting ≤ busy timeout).
+ * Inside a transaction the caller already opened (bulk loading), `work` joins it.
+ */
 export function inWriteTransaction<T>(db: DatabaseSync, work: () => T): T {
+  if (db.isTransaction) return work();
   db.exec('BEGIN IMMEDIATE');
   try {
     const result = work();
