@@ -12,10 +12,10 @@ const [dbPath, port] = process.argv.slice(2);
 const db = new DatabaseSync(dbPath!, { readOnly: true });
 db.exec('PRAGMA cache_size = -32768');
 const byId = db.prepare('SELECT resource, type, last_updated, body FROM listings WHERE id = ?');
-const oneTerm = db.prepare(`SELECT t.listing_id AS id FROM search_terms t JOIN search_revisions r ON r.rev = t.rev
-  WHERE t.term = ? AND r.to_seq IS NULL ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`);
+const oneTerm = db.prepare(`SELECT t.listing_id AS id FROM search_terms t
+  WHERE t.term = ? AND t.to_seq IS NULL ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`);
 const twoTerms = db.prepare(`SELECT t.listing_id AS id, count(*) * 1000000 + CAST(round(sum(t.score) * 1000) AS INTEGER) AS rank
-  FROM search_terms t JOIN search_revisions r ON r.rev = t.rev WHERE t.term IN (?, ?) AND r.to_seq IS NULL
+  FROM search_terms t WHERE t.term IN (?, ?) AND t.to_seq IS NULL
   GROUP BY t.rev ORDER BY rank DESC, id ASC LIMIT ?`);
 const page = db.prepare('SELECT listing_id AS id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC LIMIT ? OFFSET ?');
 const total = db.prepare('SELECT n FROM listing_counts WHERE kind = ? AND value = ?');

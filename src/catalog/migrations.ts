@@ -53,9 +53,11 @@ function migrateToTermIndex(db: DatabaseSync): void {
       listing_id INTEGER NOT NULL,
       score REAL NOT NULL,
       milli INTEGER NOT NULL,
+      from_seq INTEGER NOT NULL,
+      to_seq INTEGER,
       PRIMARY KEY (term, rev)
     ) STRICT, WITHOUT ROWID;
-    CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC);
+    CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
     CREATE INDEX search_terms_by_rev ON search_terms (rev);
     CREATE TABLE listing_keys (
       kind TEXT NOT NULL,
@@ -70,10 +72,11 @@ function migrateToTermIndex(db: DatabaseSync): void {
     CREATE INDEX listings_by_tool_name ON listings (tool_name);
   `);
   const revisions = db.prepare(
-    `SELECT r.rev, r.listing_id, f.service_name, f.tags, f.description, f.params FROM search_revisions r JOIN search_fts f ON f.rowid = r.rev`,
-  ).all() as Array<{ rev: number; listing_id: number; service_name: string; tags: string; description: string; params: string }>;
+    `SELECT r.rev, r.listing_id, r.from_seq, r.to_seq, f.service_name, f.tags, f.description, f.params FROM search_revisions r JOIN search_fts f ON f.rowid = r.rev`,
+  ).all() as Array<{ rev: number; listing_id: number; from_seq: number; to_seq: number | null; service_name: string; tags: string; description: string; params: string }>;
   for (const r of revisions) {
-    insertTermRows(db, Number(r.rev), Number(r.listing_id), termScores({ serviceName: r.service_name, tags: r.tags, description: r.description, params: r.params }));
+    const revision = { rev: Number(r.rev), listingId: Number(r.listing_id), fromSeq: Number(r.from_seq), toSeq: r.to_seq === null ? null : Number(r.to_seq) };
+    insertTermRows(db, revision, termScores({ serviceName: r.service_name, tags: r.tags, description: r.description, params: r.params }));
   }
   db.exec('DROP TABLE search_fts');
   const listings = db.prepare('SELECT id, type, owner, last_updated FROM listings').all() as Array<{ id: number; type: string; owner: string; last_updated: string }>;
@@ -100,10 +103,17 @@ export function listingKeysOf(type: string, owner: string, accepts: Array<{ sche
   return keys;
 }
 
-/** The term rows of one search revision. */
-export function insertTermRows(db: DatabaseSync, rev: number, listingId: number, scores: Map<string, number>): void {
-  const insert = cachedStatement(db, 'INSERT INTO search_terms (term, rev, listing_id, score, milli) VALUES (?, ?, ?, ?, ?)');
-  for (const [term, score] of scores) insert.run(term, rev, listingId, score, Math.round(score * 1000));
+/**
+ * The term rows of one search revision. They repeat the revision's validity [from_seq, to_seq)
+ * so a search reads only these rows (no join per posting); superseding a revision updates them.
+ */
+export function insertTermRows(
+  db: DatabaseSync,
+  revision: { rev: number; listingId: number; fromSeq: number; toSeq: number | null },
+  scores: Map<string, number>,
+): void {
+  const insert = cachedStatement(db, 'INSERT INTO search_terms (term, rev, listing_id, score, milli, from_seq, to_seq) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  for (const [term, score] of scores) insert.run(term, revision.rev, revision.listingId, score, Math.round(score * 1000), revision.fromSeq, revision.toSeq);
 }
 
 type Migration = (db: DatabaseSync) => void;

@@ -73,6 +73,53 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   return state;
 }
 
+const snapshotParams = (asOf: number) => [asOf, asOf];
+/** Postings counted per term to find the rarest one (the count stops here). */
+const DF_PROBE_CAP = 20_000;
+
+/**
+ * The first tier of a several-term query: listings that contain every term rank above all
+ * others (1e6 per matched term), so when that tier alone fills the page it is the page. It is read
+ * from the rarest term's rows, each checked for the other terms by key; the rank sums the
+ * listing's rows of the query's terms. Returns null when the tier does not fill the page.
+ */
+function allTermsTier(
+  store: CatalogStore,
+  terms: string[],
+  snapshot: number[],
+  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  after: CursorState | undefined,
+  want: number,
+): Array<{ listing_id: number; rank: number }> | null {
+  const tier = terms.length * 1_000_000;
+  if (after && after.r < tier) return null;
+  const counted = terms.map((term) => ({
+    term,
+    n: Number((store.statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms WHERE term = ? LIMIT ?)').get(term, DF_PROBE_CAP) as { n: number }).n),
+  }));
+  counted.sort((a, b) => a.n - b.n);
+  const [driver, ...others] = counted;
+  if (!driver || driver.n === 0) return null;
+  const inTerms = terms.map(() => '?').join(', ');
+  const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
+  const rows = store
+    .statement(
+      `SELECT listing_id, rank FROM (
+         SELECT t.listing_id AS listing_id,
+           ${tier} + CAST(round((SELECT sum(o.score) FROM search_terms o WHERE o.rev = t.rev AND o.term IN (${inTerms})) * 1000) AS INTEGER) AS rank
+         FROM search_terms t ${filter.joinListings}
+         WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
+           ${others.map(() => 'AND EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ? AND o.rev = t.rev)').join(' ')}
+       ) ${keyset}
+       ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+    )
+    .all(...terms, driver.term, ...snapshot, ...filter.params, ...others.map((o) => o.term), ...(after ? [after.r, after.r, after.i] : []), want) as Array<{
+    listing_id: number;
+    rank: number;
+  }>;
+  return rows.length >= want ? rows : null;
+}
+
 export function searchCatalog(
   store: CatalogStore,
   query: string,
@@ -93,8 +140,9 @@ export function searchCatalog(
     const asOf = after?.a ?? store.currentSeq();
     const { conditions, params } = filterSql(filters, asOf);
     const joinListings = conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id';
-    const snapshot = 'r.from_seq <= ? AND (r.to_seq IS NULL OR r.to_seq > ?)';
-    let rows: Array<{ listing_id: number; rank: number }>;
+    // The term rows carry their revision's validity, so no posting is joined to its revision.
+    const snapshot = 't.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?)';
+    let rows: Array<{ listing_id: number; rank: number }> = [];
     if (terms.length === 1) {
       // rank = 1e6 + milli for every match, so (milli desc, id asc) is the index order: the walk stops after the page.
       const keyset = after ? 'AND (t.milli < ? OR (t.milli = ? AND t.listing_id > ?))' : '';
@@ -102,18 +150,22 @@ export function searchCatalog(
       rows = store
         .statement(
           `SELECT t.listing_id AS listing_id, 1000000 + t.milli AS rank
-           FROM search_terms t JOIN search_revisions r ON r.rev = t.rev ${joinListings}
+           FROM search_terms t ${joinListings}
            WHERE t.term = ? AND ${snapshot} AND ${conditions} ${keyset}
            ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`,
         )
         .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), page.limit + 1) as typeof rows;
     } else {
+      rows = allTermsTier(store, terms, snapshotParams(asOf), { joinListings, conditions, params }, after, page.limit + 1) ?? [];
+    }
+    if (terms.length > 1 && rows.length <= page.limit) {
+      // The page reaches below the listings that contain every term: aggregate all the terms' rows.
       const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
       rows = store
         .statement(
           `WITH matches AS MATERIALIZED (
              SELECT t.listing_id AS listing_id, count(*) * 1000000 + CAST(round(sum(t.score) * 1000) AS INTEGER) AS rank
-             FROM search_terms t JOIN search_revisions r ON r.rev = t.rev ${joinListings}
+             FROM search_terms t ${joinListings}
              WHERE t.term IN (${terms.map(() => '?').join(', ')}) AND ${snapshot} AND ${conditions}
              GROUP BY t.rev
            )

@@ -314,13 +314,16 @@ export class CatalogStore implements CatalogStorePort {
       | { rev: number; text_hash: string }
       | undefined;
     if (current?.text_hash === hash) return;
-    if (current) this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
+    if (current) {
+      this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
+      this.statement('UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
+    }
     const row = this.statement('INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES (?, ?, ?) RETURNING rev').get(
       listingId,
       seq,
       hash,
     ) as { rev: number };
-    insertTermRows(this.db, Number(row.rev), listingId, termScores(text));
+    insertTermRows(this.db, { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null }, termScores(text));
   }
 
   private pruneRevisions(now: Date): void {

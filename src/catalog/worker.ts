@@ -3,6 +3,8 @@
  * for the pool (pool.ts), so no catalog read or write ever runs on the thread that answers
  * /verify and /settle. Role `writer` takes settlement hooks, role `reader` discovery requests.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
 import { CatalogStore } from './store.ts';
@@ -10,6 +12,22 @@ import type { CatalogLogger } from './types.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
 
 const setup = workerData as WorkerSetup;
+
+/**
+ * On Linux the nice value is per thread (setpriority(2) with a thread id): a catalog thread runs at
+ * a lower priority than the thread answering /verify and /settle, so on a busy machine discovery
+ * yields the CPU to payments. Elsewhere this is skipped.
+ */
+function lowerThreadPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isSafeInteger(tid) && tid > 0) setPriority(tid, CATALOG_THREAD_NICE);
+  } catch {
+    // not Linux, or not permitted: run at the default priority
+  }
+}
+const CATALOG_THREAD_NICE = 10;
+lowerThreadPriority();
 const port = parentPort!;
 const logger: CatalogLogger = {
   warn: (obj, msg) => port.postMessage({ log: 'warn', obj, msg } satisfies WorkerReply),

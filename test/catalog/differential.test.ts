@@ -68,7 +68,7 @@ function idOf(resource: unknown): number {
 }
 
 describe('search against the reference ranking', () => {
-  it('1,200 generated queries return the same order (one page of 500), with and without filters', async () => {
+  it('1,200 generated queries return the same order (one page of 500, and a first page of 5), with and without filters', async () => {
     let nonEmpty = 0;
     for (let q = 0; q < 1200; q++) {
       const query = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => (rand() < 0.1 ? 'absentword' : word())).join(' ');
@@ -77,6 +77,9 @@ describe('search against the reference ranking', () => {
       const expected = referenceSearch(pool, query);
       const page = await t.catalog.search(query, filter, { limit: 500 });
       expect(page.resources.map(idOf), query).toEqual(expected);
+      // A small first page takes the all-terms tier when it fills the page (search.ts).
+      const top = await t.catalog.search(query, filter, { limit: 5 });
+      expect(top.resources.map(idOf), query).toEqual(expected.slice(0, 5));
       if (expected.length > 0) nonEmpty++;
     }
     expect(nonEmpty).toBeGreaterThan(900);
