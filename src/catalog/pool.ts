@@ -167,7 +167,10 @@ export class WorkerLanes {
     this.closing = true;
     for (const job of this.queue.splice(0)) this.fail(job, new Error('the catalog is closed'));
     const exits = [...this.workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
-    for (const worker of this.workers) worker.postMessage('close');
+    for (const worker of this.workers) {
+      worker.ref(); // keep the process up until the threads have closed their databases
+      worker.postMessage('close');
+    }
     await Promise.all(exits);
   }
 }

@@ -105,7 +105,7 @@ describe('broken catalog', () => {
     expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
     // Opening a read-only file works too, and its writes are refused the same way.
     await t.catalog.close();
-    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger() });
+    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
     try {
       expect(await reopened.recordSettlement(settlement({ url: 'https://later.example.com/' }))).toBeNull();
       expect((await reopened.search('weather', {}, { limit: 5 })).resources).toHaveLength(0);
@@ -130,7 +130,7 @@ describe('broken catalog', () => {
     const t = fresh();
     await t.catalog.close();
     const logger = recordingLogger();
-    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50 });
+    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50, writeDeadlineMs: 30_000 });
     const locker = child(['lock', t.dbPath]);
     try {
       await waitForLine(locker, 'locked');
