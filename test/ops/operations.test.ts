@@ -130,6 +130,7 @@ describe('GET /ready against the devnet', () => {
     expect(res.body.status).toBe('not_ready');
     expect(res.body.checks.rpc.ok).toBe(false);
     expect(res.body.checks.database.ok).toBe(true);
+    expect(res.body.checks.balances.detail).not.toContain('does not exist'); // a transport fault is not a missing account
     // Liveness is unaffected.
     expect((await api(server.url).get('/health')).status).toBe(200);
     await cut.up();

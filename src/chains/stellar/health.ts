@@ -3,7 +3,7 @@
  * account that pays for settlements (submitters, channels, fee-bump) holds at least the configured
  * native balance. Addresses are public; no seed is read here.
  */
-import { rpc as sdkRpc } from '@stellar/stellar-sdk';
+import { Keypair, rpc as sdkRpc, xdr } from '@stellar/stellar-sdk';
 import type { CheckResult } from '../../ops/readiness.ts';
 import { signerAddresses, type Config } from '../../config.ts';
 import { createSdkRpc, type ChainRpc } from './rpc.ts';
@@ -20,6 +20,15 @@ export function rpcRecentCheck(chain: Pick<ChainRpc, 'getLatestLedger'>, maxAgeS
   };
 }
 
+type Field<T> = T | (() => T);
+const read = <T>(field: Field<T>): T => (typeof field === 'function' ? (field as () => T)() : field);
+
+/** The native balance of an account ledger entry (an accessor or a plain field, depending on the XDR build). */
+function balanceOf(data: unknown): bigint {
+  const account = read((data as { account: Field<{ balance: Field<unknown> }> }).account);
+  return BigInt(String(read(account.balance)));
+}
+
 const xlm = (stroops: bigint) => `${stroops / STROOPS_PER_XLM}.${(stroops % STROOPS_PER_XLM).toString().padStart(7, '0')} XLM`;
 
 /** Every address holds at least `minStroops`; the detail names the first short or missing one. */
@@ -31,14 +40,11 @@ export function balancesCheck(rpcUrl: string, addresses: () => string[], minStro
     const list = addresses();
     const balances = await Promise.all(
       list.map(async (address) => {
-        try {
-          const entry = (await server!.getAccountEntry(address)) as unknown as { balance: bigint | (() => unknown) };
-          // The balance is a bigint field in some SDK builds and an Int64 accessor in others.
-          return BigInt(String(typeof entry.balance === 'function' ? entry.balance() : entry.balance));
-        } catch (err) {
-          if (/not found/i.test((err as Error).message ?? '')) return -1n;
-          throw err;
-        }
+        // getLedgerEntries, not getAccountEntry: the latter reports a transport fault as "not found".
+        const key = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(address).xdrAccountId() }));
+        const { entries } = await server!.getLedgerEntries(key);
+        const entry = entries[0];
+        return entry ? balanceOf(entry.val) : -1n;
       }),
     );
     const short = balances.findIndex((b) => b < minStroops);
