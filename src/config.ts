@@ -19,7 +19,6 @@ export const DEFAULTS = {
   FEE_MODE: 'free',
   MAX_TRANSACTION_FEE_STROOPS: 50_000,
   LOG_LEVEL: 'info',
-  CHANNEL_ACCOUNTS: 0,
   READY_MIN_BALANCE_STROOPS: 50_000_000,
   READY_MAX_LEDGER_AGE_SECONDS: 30,
 } as const;
@@ -45,8 +44,6 @@ export interface Config {
   feeMode: 'free';
   maxTransactionFeeStroops: number;
   logLevel: LogLevel;
-  /** Channel accounts derived from the first submitter seed and used as extra submitters (docs/OPERATIONS.md). */
-  channelAccounts: number;
   /** GET /ready: the least native balance, in stroops, of every account that pays for settlements. */
   readyMinBalanceStroops: number;
   /** GET /ready: the oldest the RPC's latest ledger may be, in seconds. */
@@ -188,7 +185,6 @@ export function loadConfig(env: Env): Config {
     feeMode: parseFeeMode(env),
     maxTransactionFeeStroops: parseInteger(env, 'MAX_TRANSACTION_FEE_STROOPS', DEFAULTS.MAX_TRANSACTION_FEE_STROOPS, 1, Number.MAX_SAFE_INTEGER),
     logLevel: parseLogLevel(env),
-    channelAccounts: parseInteger(env, 'CHANNEL_ACCOUNTS', DEFAULTS.CHANNEL_ACCOUNTS, 0, 256),
     readyMinBalanceStroops: parseInteger(env, 'READY_MIN_BALANCE_STROOPS', DEFAULTS.READY_MIN_BALANCE_STROOPS, 0, Number.MAX_SAFE_INTEGER),
     readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
   };

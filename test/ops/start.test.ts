@@ -3,12 +3,13 @@
  * SIGTERM to the process it started leaves no process behind. The build runs first, as a
  * deployment would (`npm run build`).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -47,7 +48,7 @@ async function until(what: () => boolean | Promise<boolean>, ms: number): Promis
 describe('npm start', () => {
   let dir: string;
   beforeAll(() => {
-    execFileSync(npm, ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+    ensureBuilt(); // also done by the global setup; kept so this file runs alone too
     dir = mkdtempSync(join(tmpdir(), 'svc-start-'));
   }, 180_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
