@@ -46,7 +46,7 @@ async function run(ledgerMs: number, baselineDir: string) {
       const dir = mkdtempSync(join(tmpdir(), 'svc-lat-'));
       const submitter = await devnet.createAccount({ usdcTrustline: false });
       const svc = startSvc(kind, kind === 'compiled' ? ROOT : baselineDir, { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') }, 30_000 + Math.floor(Math.random() * 20_000) + i);
-      await svc.readyAfter('/health', 60_000);
+      await svc.readyAfter('/health', 180_000);
       return { name: kind === 'compiled' ? 'this tree' : `baseline ${BASELINE}`, svc, dir, latencies: [] as number[], floors: [] as number[], failures: 0 };
     }),
   );
