@@ -186,7 +186,9 @@ describe('GET /metrics', () => {
   };
   const envelope = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } }, paymentRequirements: requirements };
   let settles = 0;
-  const scheme: PaymentScheme = {
+  // The pool gauges read the scheme's submitter pool (busy / waiting).
+  const scheme: PaymentScheme & { pool: { busy: number; waiting: number } } = {
+    pool: { busy: 2, waiting: 1 },
     supported: () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }], signers: { 'stellar:*': [] } }),
     verify: async () => ({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed', invalidMessage: 'x' }),
     settle: async () =>
@@ -223,6 +225,8 @@ describe('GET /metrics', () => {
       // The parser keeps buckets only; the _count series are read from the text.
       const counts = [...res.text.matchAll(/^svc_settle_duration_seconds_count\{[^}]*\} (\d+)$/gm)].map((m) => Number(m[1]));
       expect(counts.reduce((n, c) => n + c, 0)).toBe(5);
+      expect(sample(parsed, 'svc_submitter_pool_in_use')).toBe(2);
+      expect(sample(parsed, 'svc_submitter_pool_queued')).toBe(1);
       for (const name of ['svc_submitter_pool_in_use', 'svc_submitter_pool_queued', 'svc_sponsored_fees_stroops_total', 'nodejs_eventloop_lag_seconds', 'svc_catalog_hook_outcomes_total', 'svc_rpc_duration_seconds']) {
         expect(parsed.some((m) => m.name === name), name).toBe(true);
       }

@@ -19,6 +19,7 @@ describe('SubmitterPool', () => {
     const d = pool.lease().then((l) => (order.push('d'), l));
     const e = pool.lease().then((l) => (order.push('e'), l));
     expect(pool.waiting).toBe(2);
+    expect(pool.busy).toBe(3);
     b.release();
     const dl = await d;
     expect(dl.address).toBe(b.address);
