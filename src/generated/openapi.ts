@@ -120,8 +120,51 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness and a log-safe configuration projection */
+        /**
+         * Liveness and a public configuration projection
+         * @description Cheap liveness (no network or database call). Public addresses only; no internal URL or path, no seed or secret. `port` is the port actually bound. Readiness is GET /ready.
+         */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness for payment traffic
+         * @description Runs (or reuses, for up to 1 s) the readiness checks of docs/OPERATIONS.md — the RPC answers with a recent latest ledger, every paying account holds the minimum balance, the database is writable, the instance is not draining. 200 when all pass, 503 otherwise; the body names each check.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus text exposition format 0.0.4; each metric is described in docs/OPERATIONS.md.
+         */
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -344,18 +387,26 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ReadinessResponse: {
+            /** @enum {string} */
+            status: "ready" | "not_ready";
+            checks: {
+                [key: string]: {
+                    ok: boolean;
+                    detail: string;
+                };
+            };
+        };
         /** @description SPEC §2.10. Public addresses only; seeds and secrets never appear. */
         HealthResponse: {
             /** @enum {string} */
             status: "ok";
             x402Version: number;
             network: string;
-            rpcUrl?: string;
             submitters?: string[];
             feeBumpAddress?: string | null;
             port?: number;
             feeMode?: string;
-            dbPath?: string;
             maxTransactionFeeStroops?: number;
         };
         /**
@@ -661,7 +712,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "svc_unknown_route",
-                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /openapi.yaml."
+                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /ready, GET /metrics, GET /openapi.yaml."
                  *       }
                  *     }
                  */
@@ -945,7 +996,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. Public addresses only; seeds and secrets never appear. */
+            /** @description The process is alive. Public addresses only; seeds, secrets and internal paths never appear. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -957,18 +1008,118 @@ export interface operations {
                      *       "status": "ok",
                      *       "x402Version": 2,
                      *       "network": "stellar:testnet",
-                     *       "rpcUrl": "https://soroban-testnet.stellar.org",
                      *       "submitters": [
                      *         "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3"
                      *       ],
                      *       "feeBumpAddress": null,
                      *       "port": 4021,
                      *       "feeMode": "free",
-                     *       "dbPath": "./data/svc.sqlite",
                      *       "maxTransactionFeeStroops": 50000
                      *     }
                      */
                     "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every check passed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "rpc": {
+                     *           "ok": true,
+                     *           "detail": "latest ledger 812 closed 1 s ago"
+                     *         },
+                     *         "balances": {
+                     *           "ok": true,
+                     *           "detail": "10 account(s) at or above 10.0000000 XLM"
+                     *         },
+                     *         "database": {
+                     *           "ok": true,
+                     *           "detail": "writable"
+                     *         },
+                     *         "draining": {
+                     *           "ok": true,
+                     *           "detail": "accepting"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReadinessResponse"];
+                };
+            };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description At least one check failed; the body says which. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "not_ready",
+                     *       "checks": {
+                     *         "rpc": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *         },
+                     *         "balances": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *         },
+                     *         "database": {
+                     *           "ok": true,
+                     *           "detail": "writable"
+                     *         },
+                     *         "draining": {
+                     *           "ok": true,
+                     *           "detail": "accepting"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReadinessResponse"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             431: components["responses"]["RequestHeadTooLarge"];
