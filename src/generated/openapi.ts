@@ -188,10 +188,11 @@ export interface components {
          */
         PaymentPayload: {
             /**
-             * @description Protocol version; routing keys on it and only 2 is served.
+             * @description Protocol version; routing keys on it and only 2 is served (any other value is `svc_unsupported_x402_version`).
              * @example 2
+             * @constant
              */
-            x402Version: number;
+            x402Version: 2;
             /** @description Resource information: `url`, optional `description`, `mimeType`. Judged by the scheme and the catalog, so not type-checked here. */
             resource?: unknown;
             /** @description The PaymentRequirements the client accepted. Judged by the scheme (e.g. `network_mismatch`), so not type-checked here. */
@@ -219,7 +220,7 @@ export interface components {
             invalidReason?: components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
             /** @description Human-readable explanation, never a contract. */
             invalidMessage?: string;
-            /** @description Paying address when recoverable. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             extensions?: {
                 [key: string]: unknown;
@@ -235,7 +236,7 @@ export interface components {
             transaction: string;
             /** @description CAIP-2 network the settlement ran on (echoed from the request when known, else empty). */
             network: string;
-            /** @description The client's address, never the facilitator's. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             /** @description Machine-readable code (a scheme settle or verify code, or a service code). */
             errorReason?: components["schemas"]["SettleCode"] | components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
@@ -622,7 +623,29 @@ export interface components {
             };
         };
         /**
-         * @description No operation at this method and path (also a known path with a method it does not accept).
+         * @description A path of this document with a method it does not declare. Not attached to an operation:
+         *     it answers every such request, with `Allow` listing the declared methods of the path.
+         */
+        MethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_unknown_route",
+                 *         "reason": "/verify does not accept GET; it accepts POST."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description No operation at this path, whatever the method.
          *     Not attached to an operation: it answers every request that matches none.
          */
         UnknownRoute: {
@@ -704,6 +727,8 @@ export interface components {
         };
     };
     headers: {
+        /** @description The methods the path accepts (RFC 9110 §10.2.1), comma-separated. */
+        Allow: string;
         /** @description The request id (the caller's sane `X-Request-Id`, else a generated UUID). */
         XRequestId: string;
     };
@@ -868,7 +893,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Natural-language query (the name is `query`, not `q`).
+                 * @description Natural-language query (the name is `query`, not `q`); not blank.
                  * @example weather forecast
                  */
                 query: string;
@@ -884,7 +909,7 @@ export interface operations {
                 extensions?: components["parameters"]["ExtensionsFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous `pagination.cursor`. */
+                /** @description Opaque cursor from a previous `pagination.cursor`; one that svc did not issue, or older than an hour, is `svc_invalid_search_cursor`. */
                 cursor?: string;
             };
             header?: never;

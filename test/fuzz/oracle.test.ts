@@ -27,9 +27,16 @@ describe('checkExchange fails what the contract forbids', () => {
   it('a 5xx, even a well-formed svc_internal_error', () => {
     expect(() => checkExchange(req('GET', '/supported'), json(500, { error: { code: 'svc_internal_error', reason: 'x' } }))).toThrow(/5xx/);
   });
-  it('an undeclared status, and anything but 404 on an unknown route', () => {
+  it('status_code_conformance: an undeclared status, and anything but 404 on an unknown path', () => {
     expect(() => checkExchange(req('GET', '/health'), json(400, { error: { code: 'svc_invalid_query_parameter', reason: 'x' } }))).toThrow(/does not declare/);
-    expect(() => checkExchange(req('GET', '/verify'), json(400, { error: { code: 'svc_unknown_route', reason: 'x' } }))).toThrow(/must answer 404/);
+    expect(() => checkExchange(req('GET', '/nope'), json(405, { error: { code: 'svc_unknown_route', reason: 'x' } }, { allow: 'GET' }))).toThrow(/must answer 404/);
+  });
+  it('unsupported_method: a known path with an undeclared method must be 405 with Allow naming the declared methods', () => {
+    const refusal = { error: { code: 'svc_unknown_route', reason: '/verify does not accept GET; it accepts POST.' } };
+    expect(checkExchange(req('GET', '/verify'), json(405, refusal, { allow: 'POST' }))).toEqual(refusal);
+    expect(() => checkExchange(req('GET', '/verify'), json(404, refusal))).toThrow(/must answer 405/);
+    expect(() => checkExchange(req('TRACE', '/health'), json(405, refusal))).toThrow(/header Allow is missing/);
+    expect(() => checkExchange(req('GET', '/verify'), json(405, refusal, { allow: 'GET, POST' }))).toThrow(/not the declared methods/);
   });
   it('a schema violation and a non-JSON Content-Type', () => {
     expect(() => checkExchange(req('GET', '/health'), json(200, { ...health, secret: 'S' }))).toThrow(/violates/);

@@ -107,7 +107,8 @@ export function rejectionOf(body: any): { code: unknown; reason: unknown } | nul
 /**
  * The oracle for one exchange. Throws with the request and the response when:
  * - the status is 5xx (a healthy svc on a healthy devnet and catalog has no fault to report);
- * - the status is not declared for the operation (unknown method + path: anything but 404);
+ * - the status is not declared for the operation (unknown path: anything but 404; known path with
+ *   an undeclared method: anything but 405 with Allow);
  * - a header, the Content-Type or the body does not match openapi.yaml (contract helper);
  * - a rejection lacks a code or a non-empty reason, or is an `unexpected_*` scheme failure;
  * - X-Request-Id is not the caller's sane id or a fresh UUID.
