@@ -204,7 +204,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed. */
+        /**
+         * @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed, except that an
+         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (it could
+         *     pollute prototypes in JavaScript consumers; not expressed as a recursive schema, which would
+         *     cost a deep walk of every body).
+         */
         FacilitatorRequest: {
             /** @description Informational; routing keys on `paymentPayload.x402Version`. */
             x402Version?: number;
