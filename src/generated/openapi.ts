@@ -442,23 +442,6 @@ export interface components {
          * @enum {string}
          */
         BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee";
-        /**
-         * @description The 11 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
-         *
-         *     - `svc_mcp_wallet_not_configured`: paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.
-         *     - `svc_mcp_invalid_arguments`: Neither resourceId nor url was given, or toolName is missing for an MCP target.
-         *     - `svc_mcp_unknown_resource_id`: The id does not decode to a listing in the catalog.
-         *     - `svc_mcp_facilitator_unreachable`: The facilitator did not answer at transport level.
-         *     - `svc_mcp_search_failed`: The facilitator rejected discovery without a recognized code.
-         *     - `svc_mcp_resource_unreachable`: The target did not answer at transport level.
-         *     - `svc_mcp_resource_error`: The target answered with a non-payment error; nothing was paid.
-         *     - `svc_mcp_payment_declined_by_policy`: The demanded payment exceeds the spend cap; nothing was paid.
-         *     - `svc_mcp_payment_not_settled`: A payment was attempted but no successful receipt was returned.
-         *     - `svc_mcp_tool_call_failed`: The MCP tool call to the target failed.
-         *     - `svc_mcp_internal_error`: The tool server failed.
-         * @enum {string}
-         */
-        McpCode: "svc_mcp_wallet_not_configured" | "svc_mcp_invalid_arguments" | "svc_mcp_unknown_resource_id" | "svc_mcp_facilitator_unreachable" | "svc_mcp_search_failed" | "svc_mcp_resource_unreachable" | "svc_mcp_resource_error" | "svc_mcp_payment_declined_by_policy" | "svc_mcp_payment_not_settled" | "svc_mcp_tool_call_failed" | "svc_mcp_internal_error";
     };
     responses: {
         /** @description The request could not be interpreted; the svc code is in `invalidReason`. */
@@ -627,49 +610,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /**
-         * @description A path of this document with a method it does not declare. Not attached to an operation:
-         *     it answers every such request, with `Allow` listing the declared methods of the path.
-         */
-        MethodNotAllowed: {
-            headers: {
-                Allow: components["headers"]["Allow"];
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "svc_unknown_route",
-                 *         "reason": "/verify does not accept GET; it accepts POST."
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
-        /**
-         * @description No operation at this path, whatever the method.
-         *     Not attached to an operation: it answers every request that matches none.
-         */
-        UnknownRoute: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "svc_unknown_route",
-                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /openapi.yaml."
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
     };
     parameters: {
         /** @description Filter by resource type, e.g. `http` or `mcp`. */
@@ -732,8 +672,6 @@ export interface components {
         };
     };
     headers: {
-        /** @description The methods the path accepts (RFC 9110 §10.2.1), comma-separated. */
-        Allow: string;
         /** @description The request id (the caller's sane `X-Request-Id`, else a generated UUID). */
         XRequestId: string;
     };

@@ -3,8 +3,8 @@
  *
  * Every response a test looks at must go through this helper. It fails the test when:
  * - the status is not declared for the operation (method + path); a known path with an undeclared
- *   method must be a 405 `#/components/responses/MethodNotAllowed` whose `Allow` lists exactly the
- *   declared methods, any other request matching no operation a 404 `UnknownRoute`;
+ *   method must be a 405 `#/x-svc-unmatched-responses/405` whose `Allow` lists exactly the
+ *   declared methods, any other request matching no operation a 404 (`x-svc-unmatched-responses/404`);
  * - a declared required header is missing, or a present declared header does not validate
  *   (`EXTENSION-RESPONSES` is base64-decoded and checked against its `contentSchema`);
  * - the Content-Type differs from the declared media type (JSON everywhere, YAML for /openapi.yaml);
@@ -91,10 +91,10 @@ export function declaredResponse(method: string, path: string, status: number): 
   if (!operation) {
     if (declaredMethods(pathname).length) {
       if (status !== 405) throw new Error(`${method} ${pathname} is a known path without that method, so it must answer 405, got ${status}`);
-      return deref({ $ref: '#/components/responses/MethodNotAllowed' }, '');
+      return deref({ $ref: '#/x-svc-unmatched-responses/405' }, '');
     }
     if (status !== 404) throw new Error(`${method} ${pathname} is not an operation, so it must answer 404, got ${status}`);
-    return deref({ $ref: '#/components/responses/UnknownRoute' }, '');
+    return deref({ $ref: '#/x-svc-unmatched-responses/404' }, '');
   }
   const base = `/paths/${escapePointer(pathname)}/${method.toLowerCase()}/responses/${status}`;
   const raw = operation.responses?.[String(status)];
