@@ -56,7 +56,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payment kinds, extensions and signer addresses served */
+        /**
+         * Payment kinds, extensions and signer addresses served
+         * @description The (x402Version, scheme, network) kinds this facilitator verifies and settles, the
+         *     extensions it acts on (`bazaar`), and its signer addresses per network. A client picks its
+         *     payment requirements from these; a kind not listed here is `svc_unsupported_kind`.
+         */
         get: operations["getSupported"];
         put?: never;
         post?: never;
@@ -120,7 +125,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness and a log-safe configuration projection */
+        /**
+         * Readiness and a log-safe configuration projection
+         * @description Whether svc can serve, with the network it serves and the x402 version. It never contains
+         *     a secret.
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -137,7 +146,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /**
+         * This document
+         * @description This OpenAPI document, verbatim as YAML; the source for generated clients (docs/SDK.md).
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
