@@ -56,7 +56,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payment kinds, extensions and signer addresses served */
+        /**
+         * Payment kinds, extensions and signer addresses served
+         * @description The (x402Version, scheme, network) kinds this facilitator verifies and settles, the
+         *     extensions it acts on (`bazaar`), and its signer addresses per network. A client picks its
+         *     payment requirements from these; a kind not listed here is `svc_unsupported_kind`.
+         */
         get: operations["getSupported"];
         put?: never;
         post?: never;
@@ -180,7 +185,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /**
+         * This document
+         * @description This OpenAPI document, verbatim as YAML; the source for generated clients (docs/SDK.md).
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
@@ -231,10 +239,11 @@ export interface components {
          */
         PaymentPayload: {
             /**
-             * @description Protocol version; routing keys on it and only 2 is served.
+             * @description Protocol version; routing keys on it and only 2 is served (any other value is `svc_unsupported_x402_version`).
              * @example 2
+             * @constant
              */
-            x402Version: number;
+            x402Version: 2;
             /** @description Resource information: `url`, optional `description`, `mimeType`. Judged by the scheme and the catalog, so not type-checked here. */
             resource?: unknown;
             /** @description The PaymentRequirements the client accepted. Judged by the scheme (e.g. `network_mismatch`), so not type-checked here. */
@@ -246,7 +255,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed. */
+        /**
+         * @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed, except that an
+         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (it could
+         *     pollute prototypes in JavaScript consumers; not expressed as a recursive schema, which would
+         *     cost a deep walk of every body).
+         */
         FacilitatorRequest: {
             /** @description Informational; routing keys on `paymentPayload.x402Version`. */
             x402Version?: number;
@@ -262,7 +276,7 @@ export interface components {
             invalidReason?: components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
             /** @description Human-readable explanation, never a contract. */
             invalidMessage?: string;
-            /** @description Paying address when recoverable. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             extensions?: {
                 [key: string]: unknown;
@@ -278,7 +292,7 @@ export interface components {
             transaction: string;
             /** @description CAIP-2 network the settlement ran on (echoed from the request when known, else empty). */
             network: string;
-            /** @description The client's address, never the facilitator's. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             /** @description Machine-readable code (a scheme settle or verify code, or a service code). */
             errorReason?: components["schemas"]["SettleCode"] | components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
@@ -490,23 +504,6 @@ export interface components {
          * @enum {string}
          */
         BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large";
-        /**
-         * @description The 11 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
-         *
-         *     - `svc_mcp_wallet_not_configured`: paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.
-         *     - `svc_mcp_invalid_arguments`: Neither resourceId nor url was given, or toolName is missing for an MCP target.
-         *     - `svc_mcp_unknown_resource_id`: The id does not decode to a listing in the catalog.
-         *     - `svc_mcp_facilitator_unreachable`: The facilitator did not answer at transport level.
-         *     - `svc_mcp_search_failed`: The facilitator rejected discovery without a recognized code.
-         *     - `svc_mcp_resource_unreachable`: The target did not answer at transport level.
-         *     - `svc_mcp_resource_error`: The target answered with a non-payment error; nothing was paid.
-         *     - `svc_mcp_payment_declined_by_policy`: The demanded payment exceeds the spend cap; nothing was paid.
-         *     - `svc_mcp_payment_not_settled`: A payment was attempted but no successful receipt was returned.
-         *     - `svc_mcp_tool_call_failed`: The MCP tool call to the target failed.
-         *     - `svc_mcp_internal_error`: The tool server failed.
-         * @enum {string}
-         */
-        McpCode: "svc_mcp_wallet_not_configured" | "svc_mcp_invalid_arguments" | "svc_mcp_unknown_resource_id" | "svc_mcp_facilitator_unreachable" | "svc_mcp_search_failed" | "svc_mcp_resource_unreachable" | "svc_mcp_resource_error" | "svc_mcp_payment_declined_by_policy" | "svc_mcp_payment_not_settled" | "svc_mcp_tool_call_failed" | "svc_mcp_internal_error";
     };
     responses: {
         /** @description The request could not be interpreted; the svc code is in `invalidReason`. */
@@ -692,27 +689,6 @@ export interface components {
                  *       "error": {
                  *         "code": "svc_malformed_request_body",
                  *         "reason": "The request head (request line and headers) exceeds 16 KiB."
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
-        /**
-         * @description No operation at this method and path (also a known path with a method it does not accept).
-         *     Not attached to an operation: it answers every request that matches none.
-         */
-        UnknownRoute: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "svc_unknown_route",
-                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /ready, GET /metrics, GET /openapi.yaml."
                  *       }
                  *     }
                  */
@@ -946,7 +922,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Natural-language query (the name is `query`, not `q`).
+                 * @description Natural-language query (the name is `query`, not `q`); not blank.
                  * @example weather forecast
                  */
                 query: string;
@@ -962,7 +938,7 @@ export interface operations {
                 extensions?: components["parameters"]["ExtensionsFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous `pagination.cursor`. */
+                /** @description Opaque cursor from a previous `pagination.cursor`; one that svc did not issue, or older than an hour, is `svc_invalid_search_cursor`. */
                 cursor?: string;
             };
             header?: never;
