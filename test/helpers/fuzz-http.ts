@@ -139,7 +139,7 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
   }
   // The two non-JSON successes openapi.yaml declares: the document itself and Prometheus text.
   const isDocument = ['getOpenApiDocument', 'getMetrics'].includes(operationIdOf(r.method, r.target) ?? '') && res.status === 200;
-  if (!isDocument && r.method !== 'HEAD' && !/^application\/json/.test(res.headers.get('content-type') ?? '')) fail('content_type_conformance: Content-Type is not JSON');
+  if (!isDocument && r.method !== 'HEAD' && !/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('content_type_conformance: Content-Type is not JSON');
   const rejection = rejectionOf(body);
   if ((res.status >= 400 && r.method !== 'HEAD') || rejection) {
     if (!rejection) fail('a 4xx without a rejection body');
