@@ -208,20 +208,3 @@ export function ensureDbDirectory(config: Config): void {
 export function signerAddresses(config: Pick<Config, 'submitters' | 'feeBumpAddress'>): string[] {
   return config.feeBumpAddress ? [...config.submitters, config.feeBumpAddress] : [...config.submitters];
 }
-
-/** The CAIP-2 family key under which the Stellar signers are advertised. */
-export const STELLAR_SIGNER_FAMILY = 'stellar:*';
-
-/**
- * What /supported advertises when no scheme is mounted, and the shape a scheme can reuse: the
- * Stellar `exact` kind on the configured network with sponsored fees, and the signer addresses.
- */
-export function defaultSupported(config: Pick<Config, 'network' | 'submitters' | 'feeBumpAddress'>): {
-  kinds: { x402Version: number; scheme: string; network: string; extra: { areFeesSponsored: true } }[];
-  signers: Record<string, string[]>;
-} {
-  return {
-    kinds: [{ x402Version: 2, scheme: 'exact', network: config.network, extra: { areFeesSponsored: true } }],
-    signers: { [STELLAR_SIGNER_FAMILY]: signerAddresses(config) },
-  };
-}

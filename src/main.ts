@@ -1,15 +1,9 @@
 /**
  * The service entry point (`npm start`). An invalid configuration prints one line naming the
- * variable to stderr and exits 78 before any port is bound (SPEC §7.1). Secrets never appear.
+ * variable to stderr and exits 78 before any port is bound (docs/OPERATIONS.md). Secrets never appear.
  */
 import { ConfigError, ensureDbDirectory, loadConfig, type Config } from './config.ts';
-import { createApp, listen } from './http/app.ts';
-import { createLogger } from './log.ts';
-import { createSchemeFromConfig } from './chains/stellar/from-config.ts';
-import { openCatalog, type Catalog } from './catalog/index.ts';
-import { ServiceMetrics, instrumentRpc } from './ops/metrics.ts';
-import { ReadinessProbe, databaseWritableCheck, drainingCheck } from './ops/readiness.ts';
-import { stellarReadinessChecks } from './chains/stellar/health.ts';
+import { createService } from './service.ts';
 
 export const EXIT_CONFIG = 78;
 
@@ -28,38 +22,16 @@ function configOrExit(): Config {
 }
 
 const config = configOrExit();
-const logger = createLogger(config.logLevel);
-// A catalog that cannot open must not stop payments: settle runs without it (no header) and
-// discovery answers 500 until the database is fixed.
-let catalog: Catalog | undefined;
+const service = createService(config);
+const { logger } = service;
 try {
-  catalog = openCatalog({ dbPath: config.dbPath, logger });
-} catch (err) {
-  logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');
-}
-const metrics = new ServiceMetrics();
-const wrapRpc = <R extends object>(rpc: R) => instrumentRpc(rpc, metrics);
-const scheme = createSchemeFromConfig(config, logger, wrapRpc);
-let draining = false;
-const readiness = new ReadinessProbe({
-  checks: {
-    ...stellarReadinessChecks(config, { wrapRpc, payingAccounts: () => [...scheme.pool.addresses, ...(config.feeBumpAddress ? [config.feeBumpAddress] : [])] }),
-    database: databaseWritableCheck(config.dbPath),
-    draining: drainingCheck(() => draining),
-  },
-});
-const app = createApp({ config, logger, scheme, catalog, metrics, readiness });
-try {
-  const running = await listen(app, config.port, '0.0.0.0');
+  const running = await service.listen(config.port, '0.0.0.0');
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'svc stopping');
-    draining = true;
-    running.close().then(
-      () => {
-        catalog?.close();
-        process.exit(0);
-      },
+    service.drain();
+    service.close().then(
+      () => process.exit(0),
       () => process.exit(1),
     );
   };

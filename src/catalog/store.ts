@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { CatalogStorePort, DiscoveryFilters, SearchPage, WriteOutcome } from './types.ts';
+import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from './types.ts';
 import { searchCatalog } from './search.ts';
 import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest.ts';
 import { MIGRATIONS, cachedStatement, insertListingKeys, insertTermRows, listingKeysOf, pairValue, type ListingKey } from './migrations.ts';
@@ -88,14 +88,15 @@ interface ListingBody extends ListingMetadata {
 }
 
 /** A DiscoveryResource (SPEC §2.6) from a row. */
-export function toDiscoveryResource(row: ListingRow): Record<string, unknown> {
+export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
   const body = JSON.parse(row.body) as ListingBody;
   const { accepts, extensions, ...metadata } = body;
   return {
     resource: row.resource,
     type: row.type,
     x402Version: row.x402_version,
-    accepts,
+    // Stored from requirements that passed openapi.yaml's PaymentRequirements at /settle.
+    accepts: accepts as DiscoveryResource['accepts'],
     lastUpdated: row.last_updated,
     ...metadata,
     extensions,
@@ -344,7 +345,7 @@ export class CatalogStore implements CatalogStorePort {
    * key lookup per row), and a single-filter total is read from `listing_counts`. resource and
    * toolName select at most a few listings through their own indexes.
    */
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): { items: Array<Record<string, unknown>>; total: number } {
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): { items: DiscoveryResource[]; total: number } {
     const { rows, total } = this.listRows(filters, page);
     return { items: rows.map(toDiscoveryResource), total };
   }

@@ -3,6 +3,8 @@
  * it receives the settled payload and requirements as plain JSON.
  */
 import type { BazaarCode, ServiceCode } from '../codes.ts';
+import type { DiscoveryFilters } from '../filters.ts';
+import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest.ts';
 
 /** The `bazaar` entry of the EXTENSION-RESPONSES header (SPEC.md §4.2). Never `processing`. */
@@ -15,17 +17,8 @@ export interface SettledPayment {
   paymentRequirements: Record<string, unknown>;
 }
 
-export interface DiscoveryFilters {
-  type?: string;
-  payTo?: string;
-  scheme?: string;
-  network?: string;
-  extensions?: string;
-  /** Exact canonical resource URL (list only): with type and toolName it selects one listing. */
-  resource?: string;
-  /** Exact MCP tool name (list only). */
-  toolName?: string;
-}
+/** The filters are defined once, in src/filters.ts (from openapi.yaml). */
+export type { DiscoveryFilters } from '../filters.ts';
 
 /** A discovery query the catalog refuses (maps to a 400 ErrorEnvelope). */
 export class CatalogQueryError extends Error {
@@ -62,18 +55,12 @@ export interface CatalogPort {
   search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }): Promise<SearchPage>;
 }
 
-export interface ListPage {
-  x402Version: number;
-  items: unknown[];
-  pagination: { limit: number; offset: number; total: number };
-}
-
-export interface SearchPage {
-  x402Version: number;
-  resources: unknown[];
-  partialResults: boolean;
-  pagination: { limit: number; cursor: string | null };
-}
+/** One listing as discovery answers it (openapi.yaml, DiscoveryResource). */
+export type DiscoveryResource = components['schemas']['DiscoveryResource'];
+/** GET /discovery/resources' body (openapi.yaml, DiscoveryListResponse). */
+export type ListPage = components['schemas']['DiscoveryListResponse'];
+/** GET /discovery/search's body (openapi.yaml, DiscoverySearchResponse). */
+export type SearchPage = components['schemas']['DiscoverySearchResponse'];
 
 /** The log calls the catalog makes (a pino Logger satisfies it). */
 export interface CatalogLogger {
@@ -111,7 +98,7 @@ export interface CatalogStorePort {
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
   /** The ownership check and the write, atomically. */
   writeListing(draft: ListingDraft, now: Date): Awaitable<WriteOutcome>;
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Awaitable<{ items: Array<Record<string, unknown>>; total: number }>;
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Awaitable<{ items: DiscoveryResource[]; total: number }>;
   search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, x402Version: number): Awaitable<SearchPage>;
   close(): void;
 }

@@ -9,12 +9,12 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openCatalog, type Catalog } from '../catalog/index.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { startDevnet, type DevAccount, type Devnet, type DevnetExtras } from '../devnet/index.ts';
-import { createApp, listen, type RunningServer } from '../http/app.ts';
+import type { RunningServer } from '../http/app.ts';
 import { silentLogger, type Logger } from '../log.ts';
-import { createSchemeFromConfig } from '../chains/stellar/from-config.ts';
+import { ReadinessProbe } from '../ops/readiness.ts';
+import { createService } from '../service.ts';
 
 /** The fixed ports of `npm run dev` (README "Try it"); `--ephemeral` uses free ones instead. */
 export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 8000, devnetHttps: 8443 } as const;
@@ -104,11 +104,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       DB_PATH: catalogPath,
       LOG_LEVEL: logger.level,
     });
-    const catalog: Catalog = openCatalog({ dbPath: catalogPath, logger });
-    cleanups.push(() => catalog.close());
-    const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger), catalog });
-    const svc = await listen(app, options.svcPort ?? 0, '127.0.0.1');
-    cleanups.push(() => svc.close());
+    // Readiness as the stack has always answered it: no checks (the devnet is local and funded).
+    const service = createService(config, { logger, readiness: new ReadinessProbe({ checks: {} }) });
+    cleanups.push(() => service.close());
+    const svc = await service.listen(options.svcPort ?? 0, '127.0.0.1');
 
     return { devnet, svc, config, catalogPath, accounts, stop };
   } catch (err) {

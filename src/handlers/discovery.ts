@@ -1,18 +1,16 @@
 /**
- * GET /discovery/resources and GET /discovery/search: the query-parameter layer (SPEC §4.4,
- * §4.5, §8), then a call to the catalog. The catalog owns filtering, ranking and cursors.
+ * GET /discovery/resources and GET /discovery/search: the query-parameter layer (openapi.yaml,
+ * docs/CATALOG.md), then a call to the catalog. The catalog owns filtering, ranking and cursors.
  */
-import type { Context, Middleware, Next } from 'koa';
-import { CatalogQueryError, type CatalogPort, type DiscoveryFilters } from '../catalog/types.ts';
+import { CatalogQueryError, type CatalogPort } from '../catalog/types.ts';
+import { FILTER_NAMES, LIST_ONLY_FILTER_NAMES, type DiscoveryFilters } from '../filters.ts';
+import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
-import type { SvcState } from '../http/middleware.ts';
+import type { SvcContext, SvcMiddleware, SvcNext, SvcState } from '../http/middleware.ts';
 
 export const LIMIT_DEFAULT = 20;
 export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 100;
-export const FILTER_NAMES = ['type', 'payTo', 'scheme', 'network', 'extensions'] as const;
-/** Exact-match identity filters only the list endpoint declares (the tool server resolves ids with them). */
-export const LIST_ONLY_FILTER_NAMES = ['resource', 'toolName'] as const;
 
 export interface DiscoveryQuery {
   filters: DiscoveryFilters;
@@ -21,8 +19,6 @@ export interface DiscoveryQuery {
   query?: string;
   cursor?: string;
 }
-
-type DiscoveryState = SvcState & { discovery: DiscoveryQuery };
 
 const invalid = (reason: string) => new HttpError(400, 'svc_invalid_query_parameter', reason);
 
@@ -67,17 +63,20 @@ export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search'
   return { filters, limit, offset: 0, query, ...(cursor === null ? {} : { cursor }) };
 }
 
-export function discoveryQuery(kind: 'list' | 'search'): Middleware {
-  return async (ctx: Context, next: Next) => {
-    (ctx.state as DiscoveryState).discovery = parseDiscoveryQuery(ctx.querystring, kind);
+export function discoveryQuery(kind: 'list' | 'search'): SvcMiddleware {
+  return async (ctx: SvcContext, next: SvcNext) => {
+    ctx.state.discovery = parseDiscoveryQuery(ctx.querystring, kind);
     await next();
   };
 }
 
-function requireCatalog(catalog: CatalogPort | undefined): CatalogPort {
-  if (!catalog) throw new HttpError(500, 'svc_internal_error', 'No catalog is mounted.');
-  return catalog;
+function queryOf(state: SvcState): DiscoveryQuery {
+  if (!state.discovery) throw new Error('discovery handler mounted before discoveryQuery');
+  return state.discovery;
 }
+
+type ListResponse = components['schemas']['DiscoveryListResponse'];
+type SearchResponse = components['schemas']['DiscoverySearchResponse'];
 
 /** A CatalogQueryError is the caller's mistake: 400 with its code; anything else propagates (500). */
 function asQueryError(err: unknown): never {
@@ -85,12 +84,12 @@ function asQueryError(err: unknown): never {
   throw err;
 }
 
-export function listHandler(catalog: CatalogPort | undefined): Middleware {
-  return async (ctx: Context) => {
-    const { filters, limit, offset } = (ctx.state as DiscoveryState).discovery;
-    const port = requireCatalog(catalog);
+export function listHandler(catalog: CatalogPort): SvcMiddleware {
+  return async (ctx: SvcContext) => {
+    const { filters, limit, offset } = queryOf(ctx.state);
     try {
-      ctx.body = await port.list(filters, { limit, offset });
+      const body: ListResponse = await catalog.list(filters, { limit, offset });
+      ctx.body = body;
     } catch (err) {
       asQueryError(err);
     }
@@ -98,12 +97,12 @@ export function listHandler(catalog: CatalogPort | undefined): Middleware {
   };
 }
 
-export function searchHandler(catalog: CatalogPort | undefined): Middleware {
-  return async (ctx: Context) => {
-    const { filters, limit, query, cursor } = (ctx.state as DiscoveryState).discovery;
-    const port = requireCatalog(catalog);
+export function searchHandler(catalog: CatalogPort): SvcMiddleware {
+  return async (ctx: SvcContext) => {
+    const { filters, limit, query, cursor } = queryOf(ctx.state);
     try {
-      ctx.body = await port.search(query ?? '', filters, { limit, ...(cursor === undefined ? {} : { cursor }) });
+      const body: SearchResponse = await catalog.search(query ?? '', filters, { limit, ...(cursor === undefined ? {} : { cursor }) });
+      ctx.body = body;
     } catch (err) {
       asQueryError(err);
     }

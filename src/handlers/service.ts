@@ -1,21 +1,22 @@
 /** GET /health, GET /ready, GET /supported and GET /openapi.yaml. */
-import type { Context, Middleware } from 'koa';
-import { defaultSupported, type Config } from '../config.ts';
-import type { PaymentScheme } from '../scheme/types.ts';
+import type { Config } from '../config.ts';
+import type { components } from '../generated/openapi.ts';
+import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
 import type { ReadinessProbe } from '../ops/readiness.ts';
-import { SERVED_X402_VERSION } from './payments.ts';
+import type { SchemeRegistry } from '../scheme/registry.ts';
+import { X402_VERSION, type SupportedResponse } from '../scheme/types.ts';
 
-/** Extensions with a reachable implementation: both discovery routes are mounted. */
-export const SUPPORTED_EXTENSIONS = ['bazaar'];
+type HealthResponse = components['schemas']['HealthResponse'];
+type ReadinessResponse = components['schemas']['ReadinessResponse'];
 
 /**
  * The public configuration projection (openapi.yaml, HealthResponse): public addresses only, no
  * internal URL or path (the RPC URL may name private infrastructure), and the port actually bound.
  */
-export function healthBody(config: Config, boundPort: number): Record<string, unknown> {
+export function healthBody(config: Config, boundPort: number): HealthResponse {
   return {
     status: 'ok',
-    x402Version: SERVED_X402_VERSION,
+    x402Version: X402_VERSION,
     network: config.network,
     submitters: [...config.submitters],
     feeBumpAddress: config.feeBumpAddress,
@@ -26,32 +27,33 @@ export function healthBody(config: Config, boundPort: number): Record<string, un
 }
 
 /** Liveness: no network or database call, so it answers whatever the dependencies do. */
-export function healthHandler(config: Config): Middleware {
-  return async (ctx: Context) => {
+export function healthHandler(config: Config): SvcMiddleware {
+  return (ctx: SvcContext) => {
     ctx.status = 200;
     ctx.body = healthBody(config, ctx.req.socket.localPort ?? config.port);
   };
 }
 
 /** Readiness: 200 when every check passes, else 503 with each check's detail. */
-export function readinessHandler(probe: ReadinessProbe | undefined): Middleware {
-  return async (ctx: Context) => {
-    const { ready, checks } = probe ? await probe.evaluate() : { ready: true, checks: {} };
+export function readinessHandler(probe: ReadinessProbe): SvcMiddleware {
+  return async (ctx: SvcContext) => {
+    const { ready, checks } = await probe.evaluate();
+    const body: ReadinessResponse = { status: ready ? 'ready' : 'not_ready', checks };
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not_ready', checks };
+    ctx.body = body;
   };
 }
 
-export function supportedHandler(config: Config, scheme: PaymentScheme | undefined): Middleware {
-  return async (ctx: Context) => {
-    const { kinds, signers } = scheme ? scheme.supported() : defaultSupported(config);
+export function supportedHandler(registry: SchemeRegistry): SvcMiddleware {
+  return (ctx: SvcContext) => {
+    const body: SupportedResponse = registry.supported();
     ctx.status = 200;
-    ctx.body = { kinds, extensions: SUPPORTED_EXTENSIONS, signers };
+    ctx.body = body;
   };
 }
 
-export function openApiHandler(yaml: string): Middleware {
-  return async (ctx: Context) => {
+export function openApiHandler(yaml: string): SvcMiddleware {
+  return (ctx: SvcContext) => {
     ctx.status = 200;
     ctx.type = 'application/yaml; charset=utf-8';
     ctx.body = yaml;

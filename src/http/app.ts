@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Server } from 'node:http';
-import Koa, { type Context, type Middleware, type Next } from 'koa';
+import Koa from 'koa';
 import type { CatalogPort } from '../catalog/types.ts';
 import type { ServiceCode } from '../codes.ts';
 import type { Config } from '../config.ts';
@@ -14,22 +14,22 @@ import { discoveryQuery, listHandler, searchHandler } from '../handlers/discover
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
 import { healthHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
 import type { Logger } from '../log.ts';
-import type { PaymentScheme } from '../scheme/types.ts';
-import { instrumentCatalog, instrumentScheme, ServiceMetrics, type PoolGauge } from '../ops/metrics.ts';
+import type { ServiceMetrics } from '../ops/metrics.ts';
 import type { ReadinessProbe } from '../ops/readiness.ts';
+import type { SchemeRegistry } from '../scheme/registry.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
 import { errorBody, HttpError } from './errors.ts';
-import { errorBoundary, jsonObjectBody, requestContext, routeMatcher, type SvcState } from './middleware.ts';
+import { errorBoundary, jsonObjectBody, requestContext, routeMatcher, type SvcContext, type SvcMiddleware, type SvcNext, type SvcState } from './middleware.ts';
 
+/** What the HTTP layer serves; built by createService (src/service.ts), every part required. */
 export interface AppDeps {
   config: Config;
-  scheme?: PaymentScheme;
-  catalog?: CatalogPort;
+  registry: SchemeRegistry;
+  catalog: CatalogPort;
   logger: Logger;
-  /** Counted at the scheme, catalog and request level; a fresh registry when absent. */
-  metrics?: ServiceMetrics;
-  /** GET /ready; without one the instance reports ready with no checks. */
-  readiness?: ReadinessProbe;
+  metrics: ServiceMetrics;
+  readiness: ReadinessProbe;
+  contract?: ApiContract;
 }
 
 /**
@@ -37,9 +37,9 @@ export interface AppDeps {
  * with `code`. Payment routes validate the body only (a query string there means nothing and is
  * ignored); discovery routes validate the query (unknown parameters are refused, not ignored).
  */
-function openApiValidation(contract: ApiContract, code: ServiceCode, part: 'body' | 'query'): Middleware {
-  return async (ctx: Context, next: Next) => {
-    const { operation } = ctx.state as SvcState;
+function openApiValidation(contract: ApiContract, code: ServiceCode, part: 'body' | 'query'): SvcMiddleware {
+  return async (ctx: SvcContext, next: SvcNext) => {
+    const { operation } = ctx.state;
     if (!operation) throw new Error('openApiValidation mounted before routeMatcher');
     const violation = requestViolation(contract, operation, {
       method: ctx.method,
@@ -54,8 +54,8 @@ function openApiValidation(contract: ApiContract, code: ServiceCode, part: 'body
 }
 
 /** Runs middleware in order (a tiny koa-compose for per-operation chains). */
-function chain(...steps: Middleware[]): Middleware {
-  return async (ctx: Context, next: Next) => {
+function chain(...steps: SvcMiddleware[]): SvcMiddleware {
+  return async (ctx: SvcContext, next: SvcNext) => {
     const run = async (i: number): Promise<void> => {
       const step = steps[i];
       if (step) await step(ctx, () => run(i + 1));
@@ -65,20 +65,17 @@ function chain(...steps: Middleware[]): Middleware {
   };
 }
 
-export function createApp(deps: AppDeps, contract: ApiContract = loadContract()): Koa {
-  const { config, logger } = deps;
-  const metrics = deps.metrics ?? new ServiceMetrics();
-  const scheme = deps.scheme && instrumentScheme(deps.scheme, metrics);
-  const catalog = deps.catalog && instrumentCatalog(deps.catalog, metrics);
-  const pool = (deps.scheme as { pool?: PoolGauge } | undefined)?.pool;
-  if (pool) metrics.watchPool(pool);
+export function createApp(deps: AppDeps): Koa<SvcState> {
+  const { config, logger, registry, catalog, metrics } = deps;
+  const contract = deps.contract ?? loadContract();
   const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body', 'body')];
-  const operations: Record<string, Middleware> = {
-    verifyPayment: chain(...paymentsSteps, verifyHandler({ scheme, catalog })),
-    settlePayment: chain(...paymentsSteps, settleHandler({ scheme, catalog })),
-    getSupported: supportedHandler(config, scheme),
-    listDiscoveryResources: chain(discoveryQuery('list'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), listHandler(catalog)),
-    searchDiscoveryResources: chain(discoveryQuery('search'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), searchHandler(catalog)),
+  const discoverySteps = (kind: 'list' | 'search') => [discoveryQuery(kind), openApiValidation(contract, 'svc_invalid_query_parameter', 'query')];
+  const operations: Record<string, SvcMiddleware> = {
+    verifyPayment: chain(...paymentsSteps, verifyHandler(registry)),
+    settlePayment: chain(...paymentsSteps, settleHandler(registry)),
+    getSupported: supportedHandler(registry),
+    listDiscoveryResources: chain(...discoverySteps('list'), listHandler(catalog)),
+    searchDiscoveryResources: chain(...discoverySteps('search'), searchHandler(catalog)),
     getHealth: healthHandler(config),
     getReadiness: readinessHandler(deps.readiness),
     getMetrics: metrics.handler(),
@@ -87,18 +84,18 @@ export function createApp(deps: AppDeps, contract: ApiContract = loadContract())
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
   const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));
   if (unhandled.length || undocumented.length) {
-    throw new Error(`openapi.yaml and the handler table disagree: unhandled [${unhandled}], undocumented [${undocumented}]`);
+    throw new Error(`openapi.yaml and the handler table disagree: unhandled [${unhandled.join(', ')}], undocumented [${undocumented.join(', ')}]`);
   }
 
-  const app = new Koa();
+  const app = new Koa<SvcState>();
   // Errors are answered by errorBoundary; Koa's default handler would print stacks to stderr.
   app.silent = true;
   app.use(metrics.middleware());
   app.use(requestContext(logger));
   app.use(errorBoundary());
   app.use(routeMatcher(contract));
-  app.use(async (ctx: Context, next: Next) => {
-    const operationId = (ctx.state as SvcState).operation?.operationId ?? '';
+  app.use(async (ctx: SvcContext, next: SvcNext) => {
+    const operationId = ctx.state.operation?.operationId ?? '';
     const handle = operations[operationId];
     if (!handle) throw new Error(`no handler for operation ${operationId}`);
     await handle(ctx, next);
@@ -138,7 +135,7 @@ function answerUnparseableRequest(err: Error & { code?: string }, socket: Duplex
 }
 
 /** Binds the app (port 0 = ephemeral) and resolves once it listens. */
-export function listen(app: Koa, port: number, host = '127.0.0.1'): Promise<RunningServer> {
+export function listen(app: Koa<SvcState>, port: number, host = '127.0.0.1'): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
     // A client that stalls while sending its request must not hold a socket for Node's default

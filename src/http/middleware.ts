@@ -3,11 +3,13 @@
  * requestContext → errorBoundary → routeMatcher → jsonBody (payment routes) → handler.
  */
 import { randomUUID } from 'node:crypto';
-import type { Context, Middleware, Next } from 'koa';
+import type { Middleware, Next, ParameterizedContext } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { Operation } from 'openapi-backend';
 import { defaultMessage } from '../codes.ts';
+import type { DiscoveryQuery } from '../handlers/discovery.ts';
 import type { Logger } from '../log.ts';
+import type { PaymentEnvelope } from '../scheme/registry.ts';
 import { matchOperation, methodsForPath, type ApiContract } from './contract.ts';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_MESSAGE, errorBody, HttpError, shapeOf } from './errors.ts';
 
@@ -18,19 +20,26 @@ export interface SvcState {
   operation?: Operation;
   /** The CAIP-2 network of the request, once known (echoed in settle errors). */
   network?: string;
+  /** /verify and /settle: the checked envelope (facilitatorEnvelope). */
+  envelope?: PaymentEnvelope;
+  /** Discovery routes: the parsed query (discoveryQuery). */
+  discovery?: DiscoveryQuery;
 }
 
-export type SvcContext = Context & { state: SvcState };
+/** The Koa context and middleware of this service: `ctx.state` is typed, never cast. */
+export type SvcContext = ParameterizedContext<SvcState>;
+export type SvcMiddleware = Middleware<SvcState>;
+export type SvcNext = Next;
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Request id (incoming if sane, else a UUID), a child logger, and one access line per request. */
-export function requestContext(logger: Logger): Middleware {
-  return async (ctx: Context, next: Next) => {
+export function requestContext(logger: Logger): SvcMiddleware {
+  return async (ctx: SvcContext, next: Next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('X-Request-Id');
     const requestId = SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const state = ctx.state as SvcState;
+    const state = ctx.state;
     state.requestId = requestId;
     state.log = logger.child({ reqId: requestId });
     ctx.set('X-Request-Id', requestId);
@@ -53,9 +62,9 @@ export function requestContext(logger: Logger): Middleware {
 }
 
 /** Turns anything thrown below into a response in the route's shape; never leaks a stack. */
-export function errorBoundary(): Middleware {
-  return async (ctx: Context, next: Next) => {
-    const state = ctx.state as SvcState;
+export function errorBoundary(): SvcMiddleware {
+  return async (ctx: SvcContext, next: Next) => {
+    const state = ctx.state;
     try {
       await next();
     } catch (err) {
@@ -78,9 +87,9 @@ export function errorBoundary(): Middleware {
  * Finds the operation by method + path. A known path with a method it does not accept is 405
  * with `Allow` (RFC 9110 §15.5.6); an unknown path is 404. Both carry `svc_unknown_route`.
  */
-export function routeMatcher(contract: ApiContract): Middleware {
+export function routeMatcher(contract: ApiContract): SvcMiddleware {
   const mounted = contract.routes.map((r) => `${r.method} ${r.path}`).join(', ');
-  return async (ctx: Context, next: Next) => {
+  return async (ctx: SvcContext, next: Next) => {
     await contract.ready;
     const operation = matchOperation(contract, ctx.method, ctx.path);
     if (!operation) {
@@ -91,7 +100,7 @@ export function routeMatcher(contract: ApiContract): Middleware {
       }
       throw new HttpError(404, 'svc_unknown_route', `No route ${ctx.method} ${ctx.path}. Mounted routes: ${mounted}.`);
     }
-    (ctx.state as SvcState).operation = operation;
+    ctx.state.operation = operation;
     await next();
   };
 }
@@ -119,8 +128,8 @@ const parseJson = bodyParser({
  * Reads a required JSON object body (≤ 256 KiB) into `ctx.request.body`. Absent, wrong
  * Content-Type, invalid JSON, or not an object: 400 `svc_malformed_request_body`; too large: 413.
  */
-export function jsonObjectBody(): Middleware {
-  return async (ctx: Context, next: Next) => {
+export function jsonObjectBody(): SvcMiddleware {
+  return async (ctx: SvcContext, next: Next) => {
     const declared = Number(ctx.get('Content-Length') || NaN);
     if (declared > BODY_LIMIT_BYTES) throw new HttpError(413, 'svc_malformed_request_body', BODY_LIMIT_MESSAGE);
     const hasBody = declared > 0 || (Number.isNaN(declared) && ctx.get('Transfer-Encoding') !== '');

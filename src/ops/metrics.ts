@@ -5,10 +5,10 @@
  * one middleware counts requests by route and status. Each metric is described in
  * docs/OPERATIONS.md.
  */
-import type { Context, Middleware, Next } from 'koa';
+import type { Next } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CatalogPort } from '../catalog/types.ts';
-import type { SvcState } from '../http/middleware.ts';
+import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
 import type { PaymentScheme } from '../scheme/types.ts';
 
 /** Settle waits for a ledger close: buckets from a fast devnet to a slow network. */
@@ -58,20 +58,20 @@ export class ServiceMetrics {
   }
 
   /** Counts every answered request; mounted first so it sees the final status. */
-  middleware(): Middleware {
-    return async (ctx: Context, next: Next) => {
+  middleware(): SvcMiddleware {
+    return async (ctx: SvcContext, next: Next) => {
       try {
         await next();
       } finally {
-        const operation = (ctx.state as SvcState).operation;
+        const operation = ctx.state.operation;
         this.requests.inc({ route: operation ? `${ctx.method} ${operation.path}` : 'unmatched', status: String(ctx.status) });
       }
     };
   }
 
   /** GET /metrics. */
-  handler(): Middleware {
-    return async (ctx: Context) => {
+  handler(): SvcMiddleware {
+    return async (ctx: SvcContext) => {
       ctx.status = 200;
       ctx.type = this.registry.contentType;
       ctx.body = await this.registry.metrics();

@@ -1,20 +1,25 @@
 /**
- * The narrow interface of a payment scheme component (x402 style): `supported`, `verify`, `settle`.
- * It knows nothing of HTTP. Shapes follow SPEC.md §2.1–2.5.
+ * The chain-agnostic core of the facilitator: the narrow interface a payment scheme implements
+ * (`supported`, `verify`, `settle`) and the extension hook that runs after a settlement. Every
+ * shape is the generated OpenAPI type (openapi.yaml, `npm run codegen`), so a scheme that answers
+ * a field the contract does not declare is a compile error. Nothing here knows HTTP or a chain.
  */
-import type { SchemeCode, SettleCode, VerifyCode } from '../codes.ts';
+import type { components } from '../generated/openapi.ts';
 
-export interface PaymentRequirements {
-  scheme: string;
-  network: string;
-  asset: string;
-  amount: string;
-  payTo: string;
-  maxTimeoutSeconds: number;
-  extra?: Record<string, unknown>;
-  [key: string]: unknown;
-}
+type Schemas = components['schemas'];
 
+/**
+ * The x402 protocol version this facilitator serves: `PaymentPayload.x402Version` is the
+ * constant 2 in openapi.yaml, and routing keys on it (docs/ARCHITECTURE.md).
+ */
+export const X402_VERSION: Schemas['PaymentPayload']['x402Version'] = 2;
+
+export type PaymentRequirements = Schemas['PaymentRequirements'];
+/**
+ * The client payload. openapi.yaml (PaymentPayload) leaves `resource`, `accepted`, `payload` and
+ * `extensions` to the scheme and the catalog, so the envelope checks do not type them; this is
+ * the shape a buyer builds and a scheme reads, each scheme checking what it relies on.
+ */
 export interface PaymentPayload {
   x402Version: number;
   resource?: { url?: string; description?: string; mimeType?: string; [key: string]: unknown };
@@ -23,36 +28,51 @@ export interface PaymentPayload {
   extensions?: Record<string, unknown>;
   [key: string]: unknown;
 }
+export type FacilitatorRequest = Schemas['FacilitatorRequest'];
+export type VerifyResponse = Schemas['VerifyResponse'];
+export type SettleResponse = Schemas['SettleResponse'];
+export type SupportedKind = Schemas['SupportedKind'];
+export type SupportedResponse = Schemas['SupportedResponse'];
+/** A scheme's verdict is the VerifyResponse itself (the registry fills a missing message). */
+export type VerifyResult = VerifyResponse;
+/** A scheme's settlement result is the SettleResponse itself (the registry fills a missing message). */
+export type SettleResult = SettleResponse;
 
-export interface VerifyResult {
-  isValid: boolean;
-  /** Present exactly when isValid is false. */
-  invalidReason?: VerifyCode;
-  invalidMessage?: string;
-  payer?: string;
-}
-
-export interface SettleResult {
-  success: boolean;
-  /** 64-hex hash on success, "" on failure. */
-  transaction: string;
-  network: string;
-  payer?: string;
-  /** Present exactly when success is false: a settle code or a verify code from re-verification. */
-  errorReason?: SchemeCode | SettleCode;
-  errorMessage?: string;
-}
-
-export interface SupportedKind {
-  x402Version: number;
-  scheme: string;
-  network: string;
-  extra?: Record<string, unknown>;
+/** What one scheme instance serves: its kinds and the public addresses that source its settlements. */
+export interface SchemeSupport {
+  kinds: SupportedKind[];
+  /** CAIP-2 pattern (e.g. `stellar:*`) → public addresses. */
+  signers: Record<string, string[]>;
 }
 
 export interface PaymentScheme {
-  /** The kinds this scheme serves and the public addresses that source settlements. */
-  supported(): { kinds: SupportedKind[]; signers: Record<string, string[]> };
+  /** The (x402Version, scheme, network) kinds this instance serves; read once, when registered. */
+  supported(): SchemeSupport;
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult>;
   settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResult>;
+  /** The accounts that sign settlements, when the scheme pools them (read by the pool gauges of GET /metrics). */
+  readonly pool?: { readonly busy: number; readonly waiting: number };
+}
+
+/** A payment that settled: the request as received and the response about to be sent. */
+export interface SettledPayment {
+  paymentPayload: PaymentPayload;
+  paymentRequirements: PaymentRequirements;
+  response: SettleResponse;
+}
+
+/** The log calls the core makes (a pino Logger satisfies it). */
+export interface CoreLogger {
+  error(obj: object, msg: string): void;
+}
+
+/**
+ * An x402 extension (e.g. `bazaar`, the discovery catalog). Its `name` is advertised in
+ * /supported `extensions`; `afterSettle` runs after every successful settlement and its non-null
+ * answer becomes the `name` entry of the EXTENSION-RESPONSES header (openapi.yaml,
+ * ExtensionResponses). It can only decorate: a throw or null means no entry, never a changed body.
+ */
+export interface FacilitatorExtension {
+  readonly name: string;
+  afterSettle?(settled: SettledPayment, log: CoreLogger): Promise<unknown>;
 }

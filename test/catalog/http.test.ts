@@ -1,40 +1,24 @@
 /**
  * The catalog over real HTTP on loopback: POST /settle's EXTENSION-RESPONSES header from the real
  * hook, and GET /discovery/resources and /discovery/search over a real catalog file. The payment
- * scheme is a scripted PaymentScheme (the named boundary, src/scheme/types.ts): it settles what
+ * scheme is the shared FakeScheme (the named boundary, PaymentScheme in src/scheme/types.ts): it settles what
  * the test says. Every response is checked against openapi.yaml by the contract helper.
  */
 import { unlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaymentScheme, SettleResult } from '../../src/scheme/types.ts';
 import { api } from '../helpers/contract.ts';
+import { exactKind, FakeScheme } from '../helpers/fake-scheme.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { PAY_TO_A, PAY_TO_B, settlement, tempCatalog, type SettlementOptions } from './fixtures.ts';
 
 const HASH = 'cd'.repeat(32);
 const PAYER = 'GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG';
 
-class ScriptedScheme implements PaymentScheme {
-  settleResult: SettleResult = { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER };
-  supported() {
-    return {
-      kinds: [
-        { x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } },
-        { x402Version: 2, scheme: 'exact', network: 'stellar:pubnet', extra: { areFeesSponsored: true } },
-      ],
-      signers: { 'stellar:*': ['GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3'] },
-    };
-  }
-  async verify() {
-    return { isValid: true, payer: PAYER };
-  }
-  async settle() {
-    return this.settleResult;
-  }
-}
-
 type Listing = Record<string, any>;
-const scheme = new ScriptedScheme();
+const scheme = new FakeScheme({
+  kinds: [exactKind('stellar:testnet'), exactKind('stellar:pubnet')],
+  settle: { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER },
+});
 let t: ReturnType<typeof tempCatalog>;
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let client: ReturnType<typeof api>;

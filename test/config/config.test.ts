@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaultSupported, loadConfig, signerAddresses, signingKeys } from '../../src/config.ts';
+import { createSchemeFromConfig } from '../../src/chains/stellar/index.ts';
+import { ConfigError, loadConfig, signerAddresses, signingKeys } from '../../src/config.ts';
 import { api } from '../helpers/contract.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -80,7 +81,7 @@ describe('loadConfig', () => {
       readyMaxLedgerAgeSeconds: 120,
     });
     expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
-    expect(defaultSupported(config).signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
+    expect(createSchemeFromConfig(config).supported().signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
     expect(JSON.stringify(config)).not.toMatch(/S[A-Z2-7]{55}/);
   });
 

@@ -1,5 +1,7 @@
 /**
- * Starts the real Koa app on an ephemeral loopback port for a test, and stops it.
+ * Starts the real service (createService, src/service.ts) on an ephemeral loopback port for a
+ * test, and stops it. Unless the test says otherwise: a silent logger, readiness with no checks,
+ * the Stellar scheme built from the config and the catalog opened at its DB_PATH.
  *
  *   const server = await startTestServer({ scheme, catalog });   // config defaults: one random submitter
  *   afterAll(() => server.close());
@@ -7,16 +9,33 @@
  */
 import { Keypair } from '@stellar/stellar-sdk';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createApp, listen, type AppDeps, type RunningServer } from '../../src/http/app.ts';
+import type { RunningServer } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/log.ts';
+import { ReadinessProbe } from '../../src/ops/readiness.ts';
+import type { PaymentScheme } from '../../src/scheme/types.ts';
+import { createService, type Service, type ServiceOverrides } from '../../src/service.ts';
 
 /** A valid config for tests; `env` overrides variables (a fresh random submitter by default). */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ SUBMITTER_SECRET: Keypair.random().secret(), DB_PATH: ':memory:', ...env });
 }
 
-export async function startTestServer(deps: Partial<AppDeps> = {}): Promise<RunningServer & { config: Config }> {
-  const config = deps.config ?? testConfig();
-  const running = await listen(createApp({ logger: silentLogger(), ...deps, config }), 0, '127.0.0.1');
-  return { ...running, config };
+export interface TestServerOptions extends ServiceOverrides {
+  config?: Config;
+  /** Shorthand for `schemes: [scheme]`. */
+  scheme?: PaymentScheme;
+}
+
+export type TestServer = RunningServer & { config: Config; service: Service };
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const { config = testConfig(), scheme, ...overrides } = options;
+  const service = createService(config, {
+    logger: silentLogger(),
+    readiness: new ReadinessProbe({ checks: {} }),
+    ...(scheme ? { schemes: [scheme] } : {}),
+    ...overrides,
+  });
+  const running = await service.listen(0, '127.0.0.1');
+  return { ...running, config, service, close: () => service.close() };
 }

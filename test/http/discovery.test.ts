@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogQueryError, type CatalogPort, type DiscoveryFilters } from '../../src/catalog/types.ts';
 import { api } from '../helpers/contract.ts';
-import { startTestServer } from '../helpers/server.ts';
+import { startTestServer, testConfig } from '../helpers/server.ts';
 
 const listing = (n: number) => ({
   resource: `https://api.example.com/r${n}`,
@@ -47,7 +47,8 @@ let bare: Awaited<ReturnType<typeof startTestServer>>;
 let client: ReturnType<typeof api>;
 beforeAll(async () => {
   server = await startTestServer({ catalog });
-  bare = await startTestServer();
+  // A catalog database that cannot open: the service still starts and discovery answers 500.
+  bare = await startTestServer({ config: testConfig({ DB_PATH: '/dev/null/catalog.sqlite' }) });
   client = api(server.url);
 });
 afterAll(async () => {
@@ -117,7 +118,7 @@ describe('GET /discovery/resources', () => {
     expect(res.body.error.reason).toContain(JSON.stringify(qs.split('=')[0]));
   });
 
-  it('without a catalog → 500 svc_internal_error', async () => {
+  it('without a catalog (its database cannot open) → 500 svc_internal_error', async () => {
     const res = await api(bare.url).get('/discovery/resources');
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('svc_internal_error');

@@ -8,7 +8,7 @@ import { HTTPFacilitatorClient } from '@x402/core/http';
 import { withBazaar } from '@x402/extensions/bazaar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogPort } from '../../src/catalog/types.ts';
-import type { PaymentScheme } from '../../src/scheme/types.ts';
+import { FakeScheme } from '../helpers/fake-scheme.ts';
 import { checkContract } from '../helpers/contract.ts';
 import { startTestServer } from '../helpers/server.ts';
 
@@ -26,15 +26,11 @@ const requirements = {
 const payload = { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } };
 
 let verdict: 'valid' | 'invalid' = 'valid';
-const scheme: PaymentScheme = {
-  supported: () => ({
-    kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
-    signers: { 'stellar:*': ['GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3'] },
-  }),
-  verify: async () =>
+const scheme = new FakeScheme({
+  verify: () =>
     verdict === 'valid' ? { isValid: true, payer: PAYER } : { isValid: false, invalidReason: 'invalid_exact_stellar_payload_wrong_recipient', payer: PAYER },
-  settle: async () => ({ success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER }),
-};
+  settle: { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER },
+});
 const listing = {
   resource: 'https://api.example.com/weather',
   type: 'http',

@@ -1,6 +1,6 @@
 /**
- * POST /verify and POST /settle over real HTTP on loopback. The payment scheme is replaced by a
- * scripted PaymentScheme (the named boundary: src/scheme/types.ts); everything else is real.
+ * POST /verify and POST /settle over real HTTP on loopback. The payment scheme is replaced by the
+ * shared FakeScheme (the named boundary: PaymentScheme in src/scheme/types.ts); everything else is real.
  * Every response is checked against openapi.yaml by the contract helper.
  */
 import { Writable } from 'node:stream';
@@ -9,12 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BazaarOutcome, CatalogPort } from '../../src/catalog/types.ts';
 import { SERVICE_CODES } from '../../src/codes.ts';
 import { createLogger } from '../../src/log.ts';
-import type { PaymentScheme, SettleResult, VerifyResult } from '../../src/scheme/types.ts';
 import { api, expectResponseMatchesContract } from '../helpers/contract.ts';
+import { FAKE_HASH as HASH, FAKE_PAYER as PAYER, FakeScheme } from '../helpers/fake-scheme.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
-const HASH = 'ab'.repeat(32);
-const PAYER = 'GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG';
 const requirements = {
   scheme: 'exact',
   network: 'stellar:testnet',
@@ -26,29 +24,6 @@ const requirements = {
 };
 const payload = { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } };
 const envelope = { x402Version: 2, paymentPayload: payload, paymentRequirements: requirements };
-
-/** A scripted scheme: answers what the test sets, records what it was asked. */
-class ScriptedScheme implements PaymentScheme {
-  verifyResult: VerifyResult | Error = { isValid: true, payer: PAYER };
-  settleResult: SettleResult | Error = { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER };
-  calls: string[] = [];
-  supported() {
-    return {
-      kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
-      signers: { 'stellar:*': ['GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3'] },
-    };
-  }
-  async verify() {
-    this.calls.push('verify');
-    if (this.verifyResult instanceof Error) throw this.verifyResult;
-    return this.verifyResult;
-  }
-  async settle() {
-    this.calls.push('settle');
-    if (this.settleResult instanceof Error) throw this.settleResult;
-    return this.settleResult;
-  }
-}
 
 /** A catalog whose hook answers what the test sets (the named boundary: src/catalog/types.ts). */
 class ScriptedCatalog implements CatalogPort {
@@ -76,7 +51,7 @@ const logSink = new Writable({
 });
 
 const SUBMITTER_SEED = Keypair.random().secret();
-const scheme = new ScriptedScheme();
+const scheme = new FakeScheme();
 const catalog = new ScriptedCatalog();
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let noScheme: Awaited<ReturnType<typeof startTestServer>>;
@@ -89,7 +64,9 @@ beforeAll(async () => {
     config: testConfig({ SUBMITTER_SECRET: SUBMITTER_SEED }),
     logger: createLogger('info', logSink),
   });
-  noScheme = await startTestServer();
+  // Every server has a scheme (createService registers one); this one cannot decide anything.
+  const undecided = new Error('no scheme can decide this payment');
+  noScheme = await startTestServer({ scheme: new FakeScheme({ verify: undecided, settle: undecided }) });
   client = api(server.url);
 });
 afterAll(async () => {
@@ -212,7 +189,7 @@ describe.each(routes)('POST $path envelope errors', ({ path, code, message, flag
     }
   });
 
-  it('without a scheme a well-formed request → 500 svc_internal_error, never a success', async () => {
+  it('a scheme that cannot decide → 500 svc_internal_error, never a success', async () => {
     const res = await api(noScheme.url).post(path, envelope);
     expect(res.status).toBe(500);
     expect(res.body[flag]).toBe(false);

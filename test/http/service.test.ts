@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signerAddresses } from '../../src/config.ts';
-import type { PaymentScheme } from '../../src/scheme/types.ts';
+import { exactKind, FakeScheme } from '../helpers/fake-scheme.ts';
 import { api, OPENAPI_FILE } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
@@ -55,7 +55,7 @@ describe('GET /health', () => {
 });
 
 describe('GET /supported', () => {
-  it('without a scheme advertises the configured exact kind, bazaar and all signers', async () => {
+  it('the scheme built from the configuration advertises its exact kind, bazaar and all signers', async () => {
     const res = await client.get('/supported');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -67,14 +67,7 @@ describe('GET /supported', () => {
   });
 
   it('with a scheme takes kinds and signers from it', async () => {
-    const scheme: PaymentScheme = {
-      supported: () => ({
-        kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:pubnet', extra: { areFeesSponsored: true } }],
-        signers: { 'stellar:*': ['GONE'] },
-      }),
-      verify: async () => ({ isValid: true }),
-      settle: async () => ({ success: false, transaction: '', network: '' }),
-    };
+    const scheme = new FakeScheme({ kinds: [exactKind('stellar:pubnet')], signers: { 'stellar:*': ['GONE'] } });
     const s = await startTestServer({ scheme, config: testConfig({ NETWORK: 'stellar:pubnet', RPC_URL: 'https://rpc.example.org' }) });
     try {
       const res = await api(s.url).get('/supported');

@@ -3,7 +3,7 @@
  * Readiness runs its real checks against the embedded devnet, reached through a TCP relay the test
  * can cut and restore (the RPC "going away" as a network outage would). Metrics are parsed with a
  * Prometheus text-format parser and compared with the requests made; the payment scheme is the
- * scripted boundary of src/scheme/types.ts.
+ * shared FakeScheme (the boundary: PaymentScheme in src/scheme/types.ts).
  */
 import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { stellarReadinessChecks } from '../../src/chains/stellar/health.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { ServiceMetrics, instrumentRpc } from '../../src/ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck } from '../../src/ops/readiness.ts';
-import type { PaymentScheme } from '../../src/scheme/types.ts';
+import { FakeScheme } from '../helpers/fake-scheme.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
@@ -187,15 +187,15 @@ describe('GET /metrics', () => {
   const envelope = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } }, paymentRequirements: requirements };
   let settles = 0;
   // The pool gauges read the scheme's submitter pool (busy / waiting).
-  const scheme: PaymentScheme & { pool: { busy: number; waiting: number } } = {
+  const scheme = new FakeScheme({
     pool: { busy: 2, waiting: 1 },
-    supported: () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }], signers: { 'stellar:*': [] } }),
-    verify: async () => ({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed', invalidMessage: 'x' }),
-    settle: async () =>
+    signers: { 'stellar:*': [] },
+    verify: { isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed', invalidMessage: 'x' },
+    settle: () =>
       ++settles % 2
         ? { success: true, transaction: 'ab'.repeat(32), network: 'stellar:testnet' }
         : { success: false, transaction: '', network: 'stellar:testnet', errorReason: 'settle_exact_stellar_transaction_failed', errorMessage: 'x' },
-  };
+  });
 
   it('parses as Prometheus text and its counters match the requests made', async () => {
     const server = await startTestServer({ scheme });

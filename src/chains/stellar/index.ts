@@ -4,5 +4,5 @@ export { createSdkRpc, RpcError, type ChainRpc, type Simulation, type Submission
 export { LedgerTimeEstimator, FALLBACK_LEDGER_SECONDS, expiryLedgerBound } from './ledger-time.ts';
 export { SubmitterPool, SignerSelectionError, type SubmitterLease } from './submitters.ts';
 export { NETWORK_PASSPHRASES } from './exact/payload.ts';
-export type * from '../../scheme/types.ts';
 export { createSchemeFromConfig } from './from-config.ts';
+export { stellarReadinessChecks } from './health.ts';

@@ -1,0 +1,30 @@
+/**
+ * The discovery filters, defined once: the query parameters of GET /discovery/resources and
+ * GET /discovery/search in openapi.yaml that narrow the listings. The HTTP handler parses these
+ * names, the MCP search tool accepts them, the catalog store filters on them and the search
+ * cursor binds to them, all from this list. The type checks below fail to compile when
+ * openapi.yaml gains or loses a filter and this list does not follow.
+ */
+import type { operations } from './generated/openapi.ts';
+
+/** Filters both discovery routes accept. */
+export const FILTER_NAMES = ['type', 'payTo', 'scheme', 'network', 'extensions'] as const;
+/** Exact-match identity filters only the list route declares (the tool server resolves ids with them). */
+export const LIST_ONLY_FILTER_NAMES = ['resource', 'toolName'] as const;
+
+export type FilterName = (typeof FILTER_NAMES)[number];
+export type ListOnlyFilterName = (typeof LIST_ONLY_FILTER_NAMES)[number];
+
+/** Every filter value is an exact, non-blank string. */
+export type DiscoveryFilters = { [name in FilterName | ListOnlyFilterName]?: string };
+
+type ListQuery = NonNullable<operations['listDiscoveryResources']['parameters']['query']>;
+type SearchQuery = operations['searchDiscoveryResources']['parameters']['query'];
+/** The parameters that page or carry the query rather than filter. */
+type Paging = 'limit' | 'offset' | 'cursor' | 'query';
+
+type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const searchFiltersMatch: Exactly<Exclude<keyof SearchQuery, Paging>, FilterName> = true;
+const listFiltersMatch: Exactly<Exclude<keyof ListQuery, Paging>, FilterName | ListOnlyFilterName> = true;
+void searchFiltersMatch;
+void listFiltersMatch;

@@ -1,0 +1,164 @@
+/**
+ * The scheme registry: verify, settle and supported by dispatch on (x402Version, scheme,
+ * network), then the after-settle extension hooks. The HTTP handlers call only this; a new chain
+ * or scheme is one `register` call in the composition root (docs/ARCHITECTURE.md).
+ */
+import { defaultMessage, type SchemeCode } from '../codes.ts';
+import type {
+  CoreLogger,
+  FacilitatorExtension,
+  PaymentPayload,
+  PaymentRequirements,
+  PaymentScheme,
+  SettleResponse,
+  SettleResult,
+  SupportedKind,
+  SupportedResponse,
+  VerifyResponse,
+  VerifyResult,
+} from './types.ts';
+
+/** The body of /verify and /settle once the envelope checks passed. */
+export interface PaymentEnvelope {
+  paymentPayload: PaymentPayload;
+  paymentRequirements: PaymentRequirements;
+}
+
+/** A settle response and the EXTENSION-RESPONSES entries the hooks added (null: no header). */
+export interface SettleOutcome {
+  response: SettleResponse;
+  extensionResponses: Record<string, unknown> | null;
+  /** The hash the scheme reported, even on a failure where the response carries "" (for the log). */
+  reportedTransaction: string | null;
+}
+
+type KindKey = Pick<SupportedKind, 'x402Version' | 'scheme' | 'network'>;
+
+const keyOf = (kind: KindKey): string => JSON.stringify([kind.x402Version, kind.scheme, kind.network]);
+
+const UNSUPPORTED_KIND = 'svc_unsupported_kind' as const;
+const TX_HASH = /^[0-9a-f]{64}$/;
+
+export class SchemeRegistry {
+  private readonly byKind = new Map<string, PaymentScheme>();
+  private readonly schemes: PaymentScheme[] = [];
+  private readonly extensions: FacilitatorExtension[] = [];
+
+  /** Adds a scheme for every kind it reports; two schemes claiming one kind is a wiring mistake. */
+  register(scheme: PaymentScheme): this {
+    for (const kind of scheme.supported().kinds) {
+      const key = keyOf(kind);
+      if (this.byKind.has(key)) throw new Error(`two schemes claim the kind ${key}`);
+      this.byKind.set(key, scheme);
+    }
+    this.schemes.push(scheme);
+    return this;
+  }
+
+  /** Adds an extension: advertised in /supported, its hook run after each successful settle. */
+  extend(extension: FacilitatorExtension): this {
+    if (this.extensions.some((e) => e.name === extension.name)) throw new Error(`extension ${extension.name} is registered twice`);
+    this.extensions.push(extension);
+    return this;
+  }
+
+  /** The scheme registered for the envelope's (x402Version, scheme, network), if any. */
+  schemeFor(envelope: PaymentEnvelope): PaymentScheme | undefined {
+    const { scheme, network } = envelope.paymentRequirements;
+    return this.byKind.get(keyOf({ x402Version: envelope.paymentPayload.x402Version, scheme, network }));
+  }
+
+  /** GET /supported: every scheme's kinds and signers, every extension's name. */
+  supported(): SupportedResponse {
+    const kinds: SupportedKind[] = [];
+    const signers: Record<string, string[]> = {};
+    for (const scheme of this.schemes) {
+      const support = scheme.supported();
+      kinds.push(...support.kinds);
+      for (const [family, addresses] of Object.entries(support.signers)) {
+        signers[family] = [...new Set([...(signers[family] ?? []), ...addresses])];
+      }
+    }
+    return { kinds, extensions: this.extensions.map((e) => e.name), signers };
+  }
+
+  async verify(envelope: PaymentEnvelope): Promise<VerifyResponse> {
+    const scheme = this.schemeFor(envelope);
+    if (!scheme) return { isValid: false, invalidReason: UNSUPPORTED_KIND, invalidMessage: unsupportedKindMessage(envelope) };
+    return shapeVerifyResponse(await scheme.verify(envelope.paymentPayload, envelope.paymentRequirements));
+  }
+
+  async settle(envelope: PaymentEnvelope, log: CoreLogger): Promise<SettleOutcome> {
+    const network = envelope.paymentRequirements.network;
+    const scheme = this.schemeFor(envelope);
+    if (!scheme) {
+      const response: SettleResponse = {
+        success: false,
+        transaction: '',
+        network,
+        errorReason: UNSUPPORTED_KIND,
+        errorMessage: unsupportedKindMessage(envelope),
+      };
+      return { response, extensionResponses: null, reportedTransaction: null };
+    }
+    const result = await scheme.settle(envelope.paymentPayload, envelope.paymentRequirements);
+    const response = shapeSettleResponse(result, network);
+    const extensionResponses = response.success ? await this.afterSettle({ ...envelope, response }, log) : null;
+    return { response, extensionResponses, reportedTransaction: typeof result.transaction === 'string' && result.transaction !== '' ? result.transaction : null };
+  }
+
+  /** Runs every hook in registration order; a throw is logged and leaves that entry out. */
+  private async afterSettle(settled: PaymentEnvelope & { response: SettleResponse }, log: CoreLogger): Promise<Record<string, unknown> | null> {
+    const entries: Record<string, unknown> = {};
+    for (const extension of this.extensions) {
+      if (!extension.afterSettle) continue;
+      try {
+        const entry = await extension.afterSettle(settled, log);
+        if (entry !== null && entry !== undefined) entries[extension.name] = entry;
+      } catch (err) {
+        log.error({ err, extension: extension.name }, `${extension.name} hook threw; its EXTENSION-RESPONSES entry is omitted`);
+      }
+    }
+    return Object.keys(entries).length ? entries : null;
+  }
+}
+
+function unsupportedKindMessage(envelope: PaymentEnvelope): string {
+  const { scheme, network } = envelope.paymentRequirements;
+  return `The (scheme, network) pair (${JSON.stringify(scheme)}, ${JSON.stringify(network)}) is not advertised; check GET /supported.`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `extensions` and `extra` when the scheme set them to objects (anything else is dropped). */
+function optionalObjects(result: VerifyResult | SettleResult): Pick<VerifyResponse, 'extensions' | 'extra'> {
+  return {
+    ...(isObject(result.extensions) ? { extensions: result.extensions } : {}),
+    ...(isObject(result.extra) ? { extra: result.extra } : {}),
+  };
+}
+
+const payerOf = (result: VerifyResult | SettleResult) => (typeof result.payer === 'string' && result.payer !== '' ? { payer: result.payer } : {});
+
+/** Shapes a scheme verdict as a VerifyResponse (openapi.yaml), filling the message when empty. */
+export function shapeVerifyResponse(result: VerifyResult): VerifyResponse {
+  if (result.isValid === true) return { isValid: true, ...payerOf(result), ...optionalObjects(result) };
+  // A scheme that rejects without a code is a scheme defect; the rejection still needs a code.
+  const code = result.invalidReason ?? 'unexpected_verify_error';
+  const message = result.invalidMessage || defaultMessage(code);
+  return { isValid: false, invalidReason: code, invalidMessage: message, ...payerOf(result), ...optionalObjects(result) };
+}
+
+/** Shapes a scheme result as a SettleResponse (openapi.yaml). A success without a hash is a fault. */
+export function shapeSettleResponse(result: SettleResult, requestedNetwork: string): SettleResponse {
+  const network = typeof result.network === 'string' && result.network !== '' ? result.network : requestedNetwork;
+  if (result.success === true) {
+    if (!TX_HASH.test(result.transaction)) throw new Error('scheme reported success without a 64-hex transaction hash');
+    return { success: true, transaction: result.transaction, network, ...payerOf(result), ...optionalObjects(result) };
+  }
+  const code: NonNullable<SettleResponse['errorReason']> = result.errorReason ?? ('unexpected_settle_error' satisfies SchemeCode);
+  const message = result.errorMessage || defaultMessage(code);
+  return { success: false, transaction: '', network, errorReason: code, errorMessage: message, ...payerOf(result), ...optionalObjects(result) };
+}

@@ -1,0 +1,120 @@
+/**
+ * The composition root: `createService(config, overrides?)` builds the logger, the metrics, the
+ * chain schemes, the catalog, the scheme registry (with the catalog as its `bazaar` extension),
+ * the readiness probe and the HTTP app. `npm start`, `npm run dev`, the benches and every test
+ * harness build the service here and nowhere else; tests inject fakes through `overrides`
+ * (docs/ARCHITECTURE.md).
+ */
+import type Koa from 'koa';
+import { openCatalog } from './catalog/index.ts';
+import { bazaarExtension, unavailableCatalog } from './catalog/extension.ts';
+import type { CatalogPort } from './catalog/types.ts';
+import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
+import type { Config } from './config.ts';
+import { createApp } from './http/app.ts';
+import type { ApiContract } from './http/contract.ts';
+import type { SvcState } from './http/middleware.ts';
+import { listen, type RunningServer } from './http/app.ts';
+import { createLogger, type Logger } from './log.ts';
+import { ServiceMetrics, instrumentCatalog, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
+import { ReadinessProbe, databaseWritableCheck, drainingCheck } from './ops/readiness.ts';
+import { SchemeRegistry } from './scheme/registry.ts';
+import type { FacilitatorExtension, PaymentScheme } from './scheme/types.ts';
+
+export interface ServiceOverrides {
+  /** Default: pino at config.logLevel on stdout. */
+  logger?: Logger;
+  /** Replace the schemes built from the configuration (tests: a scripted or test-only scheme). */
+  schemes?: PaymentScheme[];
+  /** Replace the catalog opened at config.dbPath; the caller keeps ownership (it is not closed). */
+  catalog?: CatalogPort;
+  /** Further extensions after `bazaar`. */
+  extensions?: FacilitatorExtension[];
+  metrics?: ServiceMetrics;
+  /** Replace the readiness checks (RPC recent, balances, database writable, draining). */
+  readiness?: ReadinessProbe;
+  contract?: ApiContract;
+}
+
+export interface Service {
+  config: Config;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  registry: SchemeRegistry;
+  catalog: CatalogPort;
+  app: Koa<SvcState>;
+  /** Binds the app (port 0 = ephemeral; default config.port) on `host` (default loopback). */
+  listen(port?: number, host?: string): Promise<RunningServer>;
+  /** From now on GET /ready reports `draining` (before a stop). */
+  drain(): void;
+  /** Closes every server it bound, then the catalog it opened. */
+  close(): Promise<void>;
+}
+
+/** Opens the catalog at config.dbPath; one that cannot open must not stop payments (logged, discovery 500). */
+function openConfiguredCatalog(config: Config, logger: Logger): { catalog: CatalogPort; close: () => Promise<void> } {
+  try {
+    const catalog = openCatalog({ dbPath: config.dbPath, logger });
+    return { catalog, close: () => catalog.close() };
+  } catch (err) {
+    logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');
+    return { catalog: unavailableCatalog(config.dbPath), close: async () => undefined };
+  }
+}
+
+export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const metrics = overrides.metrics ?? new ServiceMetrics();
+  let draining = false;
+
+  const wrapRpc = <R extends object>(rpc: R) => instrumentRpc(rpc, metrics);
+  const stellar = overrides.schemes ? undefined : createSchemeFromConfig(config, logger, wrapRpc);
+  const schemes = overrides.schemes ?? [stellar!];
+
+  const opened = overrides.catalog ? { catalog: overrides.catalog, close: async () => undefined } : openConfiguredCatalog(config, logger);
+  const catalog = instrumentCatalog(opened.catalog, metrics);
+
+  const registry = new SchemeRegistry();
+  for (const scheme of schemes) {
+    registry.register(instrumentScheme(scheme, metrics));
+    if (scheme.pool) metrics.watchPool(scheme.pool);
+  }
+  registry.extend(bazaarExtension(catalog));
+  for (const extension of overrides.extensions ?? []) registry.extend(extension);
+
+  const readiness =
+    overrides.readiness ??
+    new ReadinessProbe({
+      checks: {
+        ...stellarReadinessChecks(config, {
+          wrapRpc,
+          ...(stellar ? { payingAccounts: () => [...stellar.pool.addresses, ...(config.feeBumpAddress ? [config.feeBumpAddress] : [])] } : {}),
+        }),
+        database: databaseWritableCheck(config.dbPath),
+        draining: drainingCheck(() => draining),
+      },
+    });
+
+  const app = createApp({ config, logger, registry, catalog, metrics, readiness, ...(overrides.contract ? { contract: overrides.contract } : {}) });
+  const servers: RunningServer[] = [];
+  return {
+    config,
+    logger,
+    metrics,
+    registry,
+    catalog,
+    app,
+    async listen(port = config.port, host = '127.0.0.1') {
+      const running = await listen(app, port, host);
+      servers.push(running);
+      return running;
+    },
+    drain() {
+      draining = true;
+    },
+    async close() {
+      await Promise.all(servers.splice(0).map((s) => s.close()));
+      await opened.close();
+    },
+  };
+}
