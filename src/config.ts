@@ -50,9 +50,19 @@ export class ConfigError extends Error {
     readonly variable: string,
     reason: string,
   ) {
-    super(`${variable}: ${reason}`);
+    super(`${variable}: ${withoutSecrets(reason)}`);
     this.name = 'ConfigError';
   }
+}
+
+/**
+ * A secret seed pasted into the wrong variable (PORT, LOG_LEVEL…) must not be echoed by the
+ * error that names it: any run of 20+ characters of the seed alphabet (base32: a Stellar seed is
+ * 56, a truncated or mistyped one shorter) is replaced, whichever variable it came from.
+ */
+const SECRET_LOOKING = /[A-Z2-7]{20,}/gi;
+function withoutSecrets(reason: string): string {
+  return reason.replace(SECRET_LOOKING, '[value that looks like a secret, not shown]');
 }
 
 const KEYS = Symbol('signingKeys');

@@ -129,6 +129,18 @@ describe('loadConfig', () => {
       for (let i = 0; i + 6 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 6));
     }
   });
+
+  it('never echoes a secret seed put in the wrong variable, whichever it is', () => {
+    for (const variable of ['PORT', 'LOG_LEVEL', 'NETWORK', 'FEE_MODE', 'MAX_TRANSACTION_FEE_STROOPS', 'RPC_URL']) {
+      for (const value of [seed(), badSeed(), seed().slice(0, 30), seed().toLowerCase()]) {
+        const message = configError({ SUBMITTER_SECRET: seed(), [variable]: value }).message;
+        expect(message.startsWith(`${variable}: `)).toBe(true);
+        for (let i = 0; i + 8 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 8));
+      }
+    }
+    // Ordinary mistakes are still quoted, so the operator sees what was wrong.
+    expect(configError({ SUBMITTER_SECRET: seed(), LOG_LEVEL: 'verbose' }).message).toContain('"verbose"');
+  });
 });
 
 /** A port that is free right now. */
