@@ -166,7 +166,10 @@ export interface components {
             /** @description Token contract address (SEP-41 contract id). */
             asset: string;
             /**
-             * @description Integer in base units of the asset (USDC has 7 decimals, so `100000` is 0.01 USDC).
+             * @description Integer in base units of the asset (USDC has 7 decimals, so `100000` is 0.01 USDC), in canonical
+             *     decimal form: digits only, no sign, no leading zero (`0` itself is the one value that starts with
+             *     0). A non-canonical amount such as `01000` is not read as 1000: /verify answers
+             *     `invalid_exact_stellar_payload_wrong_amount` and /settle refuses it with the same reason.
              * @example 100000
              */
             amount: string;
