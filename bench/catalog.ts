@@ -75,7 +75,7 @@ for (const size of sizes) {
     for (let i = 0; i < size; i++) {
       const s = makeSettlement(i);
       let started = performance.now();
-      const outcome = catalog.recordSettlement(s);
+      const outcome = await catalog.recordSettlement(s);
       hookTimes.push(performance.now() - started);
       if (outcome?.status !== 'success') throw new Error(`write ${i} failed: ${JSON.stringify(outcome)}`);
       started = performance.now();
@@ -86,7 +86,7 @@ for (const size of sizes) {
     const write = { p50: percentile(hookTimes, 50), p95: percentile(hookTimes, 95) };
     const writeBase = { p50: percentile(baseTimes, 50), p95: percentile(baseTimes, 95) };
     // Refreshes (same key, same owner) are the steady state once a catalog is populated.
-    const refresh = measure(samples, (i) => catalog.recordSettlement(makeSettlement((i * 7919) % size)));
+    const refresh = measure(samples, (i) => void catalog.recordSettlement(makeSettlement((i * 7919) % size)));
 
     const total = catalog.list({}, { limit: 1, offset: 0 }).pagination.total;
     const list = measure(samples, () => catalog.list({}, { limit: 20, offset: Math.floor(rand() * Math.max(1, total - 20)) }));

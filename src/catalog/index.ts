@@ -26,12 +26,12 @@ export function openCatalog(options: CatalogOptions): Catalog {
   const store = new CatalogStore(options.dbPath);
   const ranker = installRankFunction(store.db);
 
-  function recordSettlement(settled: SettledPayment): BazaarOutcome | null {
+  async function recordSettlement(settled: SettledPayment): Promise<BazaarOutcome | null> {
     const started = performance.now();
     let outcome: BazaarOutcome | null = null;
     let result = 'none';
     try {
-      const ingested = ingestSettlement(settled.paymentPayload, settled.paymentRequirements);
+      const ingested = await ingestSettlement(settled.paymentPayload, settled.paymentRequirements);
       if (ingested.kind === 'rejected') {
         result = ingested.code;
         outcome = { status: 'rejected', rejectedReason: ingested.reason || BAZAAR_CODES[ingested.code], code: ingested.code };

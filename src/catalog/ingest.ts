@@ -146,7 +146,7 @@ function projectTerms(requirements: Record<string, unknown>): AcceptedTerms | nu
   return terms;
 }
 
-export function ingestSettlement(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): IngestResult {
+export async function ingestSettlement(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): Promise<IngestResult> {
   const extensions = paymentPayload.extensions;
   if (!isPlainObject(extensions) || !Object.hasOwn(extensions, 'bazaar')) return { kind: 'none' };
   if (jsonSizeExceeds(extensions, MAX_EXTENSIONS_BYTES)) {
@@ -162,8 +162,8 @@ export function ingestSettlement(paymentPayload: Record<string, unknown>, paymen
 
   const neutralized = neutralizeSchema(bazaar.schema);
   if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
-  const validation = validateAgainstSchema(neutralized.schema, info);
-  if (!validation.ok) return reject('bazaar_schema_validation_failed', validation.reason);
+  const validation = await validateAgainstSchema(neutralized.schema, info);
+  if (!validation.ok) return reject(validation.code, validation.reason);
 
   const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
   const url = parseResourceUrl(resource.url);

@@ -39,11 +39,12 @@ export class CatalogQueryError extends Error {
 
 export interface CatalogPort {
   /**
-   * Run the catalog hook for a settlement that succeeded. Synchronous, bounded, never throws.
+   * Run the catalog hook for a settlement that succeeded. Bounded, never rejects (schema
+   * validation runs off the payment thread within its time budget).
    * Returns null when no `bazaar` extension was echoed or on an internal fault (then logged),
    * which means: omit the header.
    */
-  recordSettlement(settled: SettledPayment): BazaarOutcome | null;
+  recordSettlement(settled: SettledPayment): Promise<BazaarOutcome | null>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }): {
     x402Version: number;

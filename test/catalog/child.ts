@@ -21,7 +21,7 @@ if (mode === 'race') {
   while (!existsSync(barrier)) await new Promise((r) => setTimeout(r, 2));
   const outcomes = [];
   for (let k = 0; k < keys; k++) {
-    outcomes.push(catalog.recordSettlement(settlement({ url: `https://race${k}.example.com/r`, payTo, description: `by ${payTo}`, amount: String(1000 + k) })));
+    outcomes.push(await catalog.recordSettlement(settlement({ url: `https://race${k}.example.com/r`, payTo, description: `by ${payTo}`, amount: String(1000 + k) })));
   }
   catalog.close();
   process.stdout.write(`${JSON.stringify(outcomes)}\n`);

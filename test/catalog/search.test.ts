@@ -13,7 +13,7 @@ const fresh = freshCatalogPerTest();
 const urls = (page: { resources: unknown[] }) => (page.resources as Listing[]).map((r) => r.resource);
 const noParams = { queryParams: {}, paramSchema: {} };
 
-function walk(catalog: { search: Function }, query: string, filters: object, limit: number, between?: (page: number) => void): string[] {
+async function walk(catalog: { search: Function }, query: string, filters: object, limit: number, between?: (page: number) => Promise<void>): Promise<string[]> {
   const seen: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
@@ -23,18 +23,18 @@ function walk(catalog: { search: Function }, query: string, filters: object, lim
     expect(result.partialResults).toBe(result.pagination.cursor !== null);
     if (!result.pagination.cursor) return seen;
     cursor = result.pagination.cursor;
-    between?.(page);
+    await between?.(page);
   }
   throw new Error('cursor walk did not terminate');
 }
 
 describe('ranking', () => {
-  it('weights serviceName 4 > tags 3 > description 2 > parameter text 1', () => {
+  it('weights serviceName 4 > tags 3 > description 2 > parameter text 1', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/params', ...noParams, paramSchema: { zebra: { type: 'string' } } }));
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/desc', ...noParams, description: 'zebra crossing' }));
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/tags', ...noParams, tags: ['zebra'] }));
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/name', ...noParams, serviceName: 'Zebra' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/params', ...noParams, paramSchema: { zebra: { type: 'string' } } }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/desc', ...noParams, description: 'zebra crossing' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/tags', ...noParams, tags: ['zebra'] }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/name', ...noParams, serviceName: 'Zebra' }));
     expect(urls(t.catalog.search('zebra', {}, { limit: 10 }))).toEqual([
       'https://x.example.com/name',
       'https://x.example.com/tags',
@@ -43,11 +43,11 @@ describe('ranking', () => {
     ]);
   });
 
-  it('ranks multi-term matches first; filler words cannot veto; hostile syntax is just text', () => {
+  it('ranks multi-term matches first; filler words cannot veto; hostile syntax is just text', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/one', ...noParams, serviceName: 'Weather', description: 'weather weather weather' }));
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/both', ...noParams, description: 'weather forecast' }));
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/none', ...noParams, description: 'stock quotes' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/one', ...noParams, serviceName: 'Weather', description: 'weather weather weather' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/both', ...noParams, description: 'weather forecast' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/none', ...noParams, description: 'stock quotes' }));
     // `both` matches two terms in a low-weight field and still beats a strong single-term match.
     expect(urls(t.catalog.search('weather forecast', {}, { limit: 10 }))).toEqual(['https://x.example.com/both', 'https://x.example.com/one']);
     // Filler words that match nothing do not remove results (OR, not AND).
@@ -64,16 +64,16 @@ describe('ranking', () => {
     expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(3);
   });
 
-  it('indexes parameter names and schema descriptions but never example values', () => {
+  it('indexes parameter names and schema descriptions but never example values', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(
+    await t.catalog.recordSettlement(
       settlement({
         url: 'https://x.example.com/p',
         queryParams: { ticker: 'XYZZYEXAMPLE' },
         paramSchema: { ticker: { type: 'string', description: 'Exchange symbol', examples: ['PLUGHEXAMPLE'], default: 'FROBDEFAULT' } },
       }),
     );
-    t.catalog.recordSettlement(settlement({ url: 'https://m.example.com/mcp', mcpTool: 'summarize' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://m.example.com/mcp', mcpTool: 'summarize' }));
     expect(urls(t.catalog.search('ticker', {}, { limit: 5 }))).toEqual(['https://x.example.com/p']);
     expect(urls(t.catalog.search('symbol', {}, { limit: 5 }))).toEqual(['https://x.example.com/p']);
     expect(urls(t.catalog.search('prompt', {}, { limit: 5 }))).toEqual(['https://m.example.com/mcp']);
@@ -82,21 +82,21 @@ describe('ranking', () => {
     }
   });
 
-  it('is case- and diacritic-insensitive', () => {
+  it('is case- and diacritic-insensitive', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/c', ...noParams, description: 'Café Crème ordering' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/c', ...noParams, description: 'Café Crème ordering' }));
     expect(urls(t.catalog.search('CAFE creme', {}, { limit: 5 }))).toEqual(['https://x.example.com/c']);
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/k', ...noParams, description: '날씨 예보 서비스' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/k', ...noParams, description: '날씨 예보 서비스' }));
     expect(urls(t.catalog.search('날씨', {}, { limit: 5 }))).toEqual(['https://x.example.com/k']);
   });
 });
 
 describe('filters and response shape', () => {
-  it('applies the five filters and reports partialResults/limit/cursor exactly', () => {
+  it('applies the five filters and reports partialResults/limit/cursor exactly', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/a', description: 'alpha' }));
-    t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/b', description: 'alpha', payTo: PAY_TO_B, network: 'stellar:pubnet' }));
-    t.catalog.recordSettlement(settlement({ url: 'https://m.example.com/mcp', mcpTool: 'alpha-tool' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/a', description: 'alpha' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/b', description: 'alpha', payTo: PAY_TO_B, network: 'stellar:pubnet' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://m.example.com/mcp', mcpTool: 'alpha-tool' }));
     expect(urls(t.catalog.search('alpha', { type: 'mcp' }, { limit: 10 }))).toEqual(['https://m.example.com/mcp']);
     expect(urls(t.catalog.search('alpha', { payTo: PAY_TO_B }, { limit: 10 }))).toEqual(['https://x.example.com/b']);
     expect(urls(t.catalog.search('alpha', { network: 'stellar:pubnet', scheme: 'exact' }, { limit: 10 }))).toEqual(['https://x.example.com/b']);
@@ -111,7 +111,7 @@ describe('filters and response shape', () => {
     expect(rest).toMatchObject({ partialResults: false, pagination: { limit: 1, cursor: null } });
   });
 
-  it('throws svc_missing_search_query for a blank query', () => {
+  it('throws svc_missing_search_query for a blank query', async () => {
     const t = fresh();
     for (const q of ['', '   ', '\t\n']) {
       expect(() => t.catalog.search(q, {}, { limit: 5 })).toThrow(expect.objectContaining({ code: 'svc_missing_search_query' }));
@@ -120,31 +120,31 @@ describe('filters and response shape', () => {
 });
 
 describe('keyset cursor', () => {
-  function seedMany(t: ReturnType<typeof tempCatalog>, n: number) {
+  async function seedMany(t: ReturnType<typeof tempCatalog>, n: number) {
     for (let i = 0; i < n; i++) {
       const words = ['solar', 'wind', 'hydro'].filter((_, k) => (i + k) % 2 === 0).join(' ');
-      t.catalog.recordSettlement(settlement({ url: `https://e${i}.example.com/energy`, ...noParams, description: `energy ${words} ${i}`, serviceName: i % 5 === 0 ? 'Energy' : undefined }));
+      await t.catalog.recordSettlement(settlement({ url: `https://e${i}.example.com/energy`, ...noParams, description: `energy ${words} ${i}`, serviceName: i % 5 === 0 ? 'Energy' : undefined }));
     }
   }
 
-  it('visits each match exactly once, in the same order as one big page', () => {
+  it('visits each match exactly once, in the same order as one big page', async () => {
     const t = fresh();
-    seedMany(t, 37);
+    await seedMany(t, 37);
     const once = urls(t.catalog.search('energy solar wind', {}, { limit: 100 }));
     expect(once).toHaveLength(37);
-    for (const limit of [1, 5, 36]) expect(walk(t.catalog, 'energy solar wind', {}, limit)).toEqual(once);
+    for (const limit of [1, 5, 36]) expect(await walk(t.catalog, 'energy solar wind', {}, limit)).toEqual(once);
   });
 
-  it('visits each match exactly once while listings are created and refreshed between pages', () => {
+  it('visits each match exactly once while listings are created and refreshed between pages', async () => {
     const t = fresh();
-    seedMany(t, 30);
+    await seedMany(t, 30);
     const before = new Set(urls(t.catalog.search('energy solar', {}, { limit: 100 })));
-    const seen = walk(t.catalog, 'energy solar', {}, 4, (page) => {
+    const seen = await walk(t.catalog, 'energy solar', {}, 4, async (page) => {
       t.tick();
       // New matches, a refresh that changes text (and therefore the rank), and a refresh that adds terms.
-      t.catalog.recordSettlement(settlement({ url: `https://new${page}.example.com/energy`, ...noParams, serviceName: 'Energy Solar', description: 'energy solar' }));
-      t.catalog.recordSettlement(settlement({ url: `https://e${29 - page}.example.com/energy`, ...noParams, serviceName: 'Solar Energy Solar', description: 'energy solar solar solar' }));
-      t.catalog.recordSettlement(settlement({ url: `https://e${page}.example.com/energy`, ...noParams, description: 'unrelated now' }));
+      await t.catalog.recordSettlement(settlement({ url: `https://new${page}.example.com/energy`, ...noParams, serviceName: 'Energy Solar', description: 'energy solar' }));
+      await t.catalog.recordSettlement(settlement({ url: `https://e${29 - page}.example.com/energy`, ...noParams, serviceName: 'Solar Energy Solar', description: 'energy solar solar solar' }));
+      await t.catalog.recordSettlement(settlement({ url: `https://e${page}.example.com/energy`, ...noParams, description: 'unrelated now' }));
     });
     expect(seen).toHaveLength(new Set(seen).size);
     expect(new Set(seen)).toEqual(before);
@@ -152,9 +152,9 @@ describe('keyset cursor', () => {
     expect(urls(t.catalog.search('energy solar', {}, { limit: 100 }))).toContain('https://new0.example.com/energy');
   });
 
-  it('rejects tampered, foreign and mismatched cursors with svc_invalid_search_cursor', () => {
+  it('rejects tampered, foreign and mismatched cursors with svc_invalid_search_cursor', async () => {
     const t = fresh();
-    seedMany(t, 6);
+    await seedMany(t, 6);
     const cursor = t.catalog.search('energy', {}, { limit: 2 }).pagination.cursor!;
     const [payload, mac] = cursor.split('.') as [string, string];
     const state = JSON.parse(Buffer.from(payload, 'base64url').toString());
@@ -170,7 +170,7 @@ describe('keyset cursor', () => {
     // A cursor from another catalog (another secret) is not ours.
     const other = tempCatalog();
     try {
-      seedMany(other, 6);
+      await seedMany(other, 6);
       const foreign = other.catalog.search('energy', {}, { limit: 2 }).pagination.cursor!;
       expect(() => t.catalog.search('energy', {}, { limit: 2, cursor: foreign })).toThrow(expect.objectContaining({ code: 'svc_invalid_search_cursor' }));
     } finally {
@@ -180,9 +180,9 @@ describe('keyset cursor', () => {
     expect(t.catalog.search('energy', {}, { limit: 3, cursor }).resources).toHaveLength(3);
   });
 
-  it('survives a restart (the secret lives in the database) and expires after an hour', () => {
+  it('survives a restart (the secret lives in the database) and expires after an hour', async () => {
     const t = fresh();
-    seedMany(t, 6);
+    await seedMany(t, 6);
     const cursor = t.catalog.search('energy', {}, { limit: 2 }).pagination.cursor!;
     const expected = urls(t.catalog.search('energy', {}, { limit: 2, cursor }));
     t.catalog.close();

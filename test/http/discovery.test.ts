@@ -23,7 +23,7 @@ class InMemoryCatalog implements CatalogPort {
   readonly items = Array.from({ length: 7 }, (_, i) => listing(i));
   lastList?: { filters: DiscoveryFilters; page: { limit: number; offset: number } };
   lastSearch?: { query: string; filters: DiscoveryFilters; page: { limit: number; cursor?: string } };
-  recordSettlement() {
+  async recordSettlement() {
     return null;
   }
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }) {
@@ -125,7 +125,7 @@ describe('GET /discovery/resources', () => {
 
   it('a catalog fault → 500 svc_internal_error without its message', async () => {
     const broken: CatalogPort = {
-      recordSettlement: () => null,
+      recordSettlement: async () => null,
       list: () => {
         throw new Error('SQLITE_CORRUPT secret detail');
       },
