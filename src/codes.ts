@@ -66,6 +66,7 @@ export const SERVICE_CODES = {
   svc_invalid_search_cursor:
     'The cursor was not issued for this query and filter combination; restart without a cursor.',
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
+  svc_request_timeout: 'The request head or body did not arrive within the configured timeouts; the connection is closed.',
 } as const;
 
 /** §7.5 — catalog soft-drop codes, only inside the `bazaar` object of EXTENSION-RESPONSES. */

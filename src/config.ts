@@ -19,6 +19,9 @@ export const DEFAULTS = {
   FEE_MODE: 'free',
   MAX_TRANSACTION_FEE_STROOPS: 50_000,
   LOG_LEVEL: 'info',
+  HEADERS_TIMEOUT_MS: 10_000,
+  REQUEST_TIMEOUT_MS: 15_000,
+  MAX_CONNECTIONS_PER_ADDRESS: 256,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -42,6 +45,11 @@ export interface Config {
   feeMode: 'free';
   maxTransactionFeeStroops: number;
   logLevel: LogLevel;
+  /** Time a client has to send its request head, then its whole request (docs/SECURITY.md). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Open connections one client address may hold. */
+  maxConnectionsPerAddress: number;
 }
 
 /** An invalid configuration value; `variable` names the environment variable. */
@@ -189,7 +197,12 @@ export function loadConfig(env: Env): Config {
     feeMode: parseFeeMode(env),
     maxTransactionFeeStroops: parseInteger(env, 'MAX_TRANSACTION_FEE_STROOPS', DEFAULTS.MAX_TRANSACTION_FEE_STROOPS, 1, Number.MAX_SAFE_INTEGER),
     logLevel: parseLogLevel(env),
+    headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
+    requestTimeoutMs: parseInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULTS.REQUEST_TIMEOUT_MS, 1_000, 300_000),
+    maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),
   };
+  // Node refuses a request timeout shorter than the head timeout.
+  if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');
   Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey }, enumerable: false });
   return config;
 }

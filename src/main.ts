@@ -36,7 +36,7 @@ try {
 }
 const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger), catalog });
 try {
-  const running = await listen(app, config.port, '0.0.0.0');
+  const running = await listen(app, config.port, '0.0.0.0', config);
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'svc stopping');

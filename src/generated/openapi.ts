@@ -411,7 +411,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 10 service envelope codes (SPEC §7.4).
+         * @description The 11 service envelope codes (SPEC §7.4).
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -423,9 +423,10 @@ export interface components {
          *     - `svc_missing_search_query`: The search query is missing or blank.
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
+         *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout";
         /**
          * @description The 7 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
@@ -625,6 +626,27 @@ export interface components {
             };
         };
         /**
+         * @description The request head or body did not arrive within the configured timeouts. Always the
+         *     ErrorEnvelope with code `svc_request_timeout`; the connection is closed after it.
+         */
+        RequestTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_request_timeout",
+                 *         "reason": "The request was not received within 10 s (head) / 15 s (whole request)."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
          * @description No operation at this method and path (also a known path with a method it does not accept).
          *     Not attached to an operation: it answers every request that matches none.
          */
@@ -734,6 +756,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["VerifyBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["VerifyTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["VerifyInternalError"];
@@ -767,6 +790,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["SettleBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["SettleTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["SettleInternalError"];
@@ -813,6 +837,7 @@ export interface operations {
                     "application/json": components["schemas"]["SupportedResponse"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -863,6 +888,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -907,6 +933,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -946,6 +973,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -969,6 +997,7 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };

@@ -45,6 +45,9 @@ describe('loadConfig', () => {
       feeMode: 'free',
       maxTransactionFeeStroops: 50000,
       logLevel: 'info',
+      headersTimeoutMs: 10000,
+      requestTimeoutMs: 15000,
+      maxConnectionsPerAddress: 256,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
     expect(JSON.stringify(config)).not.toContain(kp.secret());
@@ -62,6 +65,9 @@ describe('loadConfig', () => {
       FEE_MODE: 'free',
       MAX_TRANSACTION_FEE_STROOPS: '1',
       LOG_LEVEL: 'debug',
+      HEADERS_TIMEOUT_MS: '2000',
+      REQUEST_TIMEOUT_MS: '3000',
+      MAX_CONNECTIONS_PER_ADDRESS: '8',
     });
     expect(config).toMatchObject({
       network: 'stellar:pubnet',
@@ -72,6 +78,9 @@ describe('loadConfig', () => {
       dbPath: '/tmp/x/svc.db',
       maxTransactionFeeStroops: 1,
       logLevel: 'debug',
+      headersTimeoutMs: 2000,
+      requestTimeoutMs: 3000,
+      maxConnectionsPerAddress: 8,
     });
     expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
     expect(defaultSupported(config).signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
@@ -103,6 +112,9 @@ describe('loadConfig', () => {
     ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '1e5' }, /integer/],
     ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '99999999999999999999' }, /integer/],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, /must be one of/],
+    ['HEADERS_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '10' }, /integer from 1000/],
+    ['REQUEST_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4000' }, /at least HEADERS_TIMEOUT_MS/],
+    ['MAX_CONNECTIONS_PER_ADDRESS', { MAX_CONNECTIONS_PER_ADDRESS: '0' }, /integer from 1/],
   ])('%s rule: %j', (variable, env, reason) => {
     const withSubmitter = 'SUBMITTER_SECRET' in env || variable === 'SUBMITTER_SECRET' ? env : { SUBMITTER_SECRET: seed(), ...env };
     const err = configError(withSubmitter);
