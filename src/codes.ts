@@ -88,6 +88,8 @@ export const MCP_CODES = {
   svc_mcp_facilitator_unreachable: 'The facilitator did not answer at transport level.',
   svc_mcp_search_failed: 'The facilitator rejected discovery without a recognized code.',
   svc_mcp_resource_unreachable: 'The target did not answer at transport level.',
+  svc_mcp_target_forbidden:
+    'The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; nothing was requested or paid.',
   svc_mcp_resource_error: 'The target answered with a non-payment error; nothing was paid.',
   svc_mcp_payment_declined_by_policy: 'The demanded payment exceeds the spend cap; nothing was paid.',
   svc_mcp_payment_not_settled: 'A payment was attempted but no successful receipt was returned.',

@@ -441,7 +441,7 @@ export interface components {
          */
         BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee";
         /**
-         * @description The 11 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
+         * @description The 12 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
          *
          *     - `svc_mcp_wallet_not_configured`: paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.
          *     - `svc_mcp_invalid_arguments`: Neither resourceId nor url was given, or toolName is missing for an MCP target.
@@ -449,6 +449,7 @@ export interface components {
          *     - `svc_mcp_facilitator_unreachable`: The facilitator did not answer at transport level.
          *     - `svc_mcp_search_failed`: The facilitator rejected discovery without a recognized code.
          *     - `svc_mcp_resource_unreachable`: The target did not answer at transport level.
+         *     - `svc_mcp_target_forbidden`: The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; nothing was requested or paid.
          *     - `svc_mcp_resource_error`: The target answered with a non-payment error; nothing was paid.
          *     - `svc_mcp_payment_declined_by_policy`: The demanded payment exceeds the spend cap; nothing was paid.
          *     - `svc_mcp_payment_not_settled`: A payment was attempted but no successful receipt was returned.
@@ -456,7 +457,7 @@ export interface components {
          *     - `svc_mcp_internal_error`: The tool server failed.
          * @enum {string}
          */
-        McpCode: "svc_mcp_wallet_not_configured" | "svc_mcp_invalid_arguments" | "svc_mcp_unknown_resource_id" | "svc_mcp_facilitator_unreachable" | "svc_mcp_search_failed" | "svc_mcp_resource_unreachable" | "svc_mcp_resource_error" | "svc_mcp_payment_declined_by_policy" | "svc_mcp_payment_not_settled" | "svc_mcp_tool_call_failed" | "svc_mcp_internal_error";
+        McpCode: "svc_mcp_wallet_not_configured" | "svc_mcp_invalid_arguments" | "svc_mcp_unknown_resource_id" | "svc_mcp_facilitator_unreachable" | "svc_mcp_search_failed" | "svc_mcp_resource_unreachable" | "svc_mcp_target_forbidden" | "svc_mcp_resource_error" | "svc_mcp_payment_declined_by_policy" | "svc_mcp_payment_not_settled" | "svc_mcp_tool_call_failed" | "svc_mcp_internal_error";
     };
     responses: {
         /** @description The request could not be interpreted; the svc code is in `invalidReason`. */

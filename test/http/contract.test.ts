@@ -11,7 +11,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 11],
     ['BazaarCode', BAZAAR_CODES, 7],
-    ['McpCode', MCP_CODES, 11],
+    ['McpCode', MCP_CODES, 12],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
     const schema = openapiDocument.components.schemas[name];
     expect(Object.keys(registry)).toHaveLength(count);
