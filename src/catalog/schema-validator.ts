@@ -14,18 +14,18 @@ export type SchemaVerdict =
   | { ok: false; code: 'bazaar_schema_validation_failed' | 'bazaar_schema_too_complex'; reason: string };
 
 export interface SchemaValidatorOptions {
-  /** Compile + validate time allowed to one schema once it runs. Default 150 ms. */
+  /** Compile + validate time allowed to one schema once it runs. Default 100 ms. */
   budgetMs?: number;
-  /** Longest a job may wait for the worker before it is dropped. Default 1 s. */
+  /** Longest a job may wait for the worker (a cold start, a queue) before it is dropped. Default 5 s. */
   maxWaitMs?: number;
   /** Jobs waiting beyond this are refused at once. Default 64. */
   maxQueued?: number;
-  /** Heap limit of the worker; going past it kills the worker, not svc. Default 64 MiB. */
+  /** Heap limit of the worker; going past it kills the worker, not svc. Default 24 MiB. */
   maxHeapMb?: number;
 }
 
 /** The documented budget: a hostile schema costs at most this, then it is soft-dropped. */
-export const SCHEMA_BUDGET_MS = 150;
+export const SCHEMA_BUDGET_MS = 100;
 
 interface Pending {
   job: ValidationJob;
@@ -38,7 +38,15 @@ const tooComplex = (reason: string): SchemaVerdict => ({ ok: false, code: 'bazaa
 interface Slot {
   worker: Worker;
   ready: boolean;
+  /** Jobs sent to this worker so far. */
+  jobs: number;
 }
+
+/**
+ * A worker is retired after this many jobs, so whatever a long-lived thread accumulates outside
+ * its V8 heap limit (allocator fragmentation) is returned with the thread.
+ */
+const RETIRE_AFTER_JOBS = 1_000;
 
 export class SchemaValidator {
   private readonly budgetMs: number;
@@ -46,7 +54,7 @@ export class SchemaValidator {
   private readonly maxQueued: number;
   private readonly maxHeapMb: number;
   private current: Slot | null = null;
-  /** Started after the first termination, so a run of hostile schemas never waits for a cold start. */
+  /** A warm spare, started with the first worker: after a termination the next job starts at once. */
   private standby: Slot | null = null;
   private running: { pending: Pending; timer: NodeJS.Timeout } | null = null;
   private readonly queue: Pending[] = [];
@@ -58,9 +66,9 @@ export class SchemaValidator {
 
   constructor(options: SchemaValidatorOptions = {}) {
     this.budgetMs = options.budgetMs ?? SCHEMA_BUDGET_MS;
-    this.maxWaitMs = options.maxWaitMs ?? 1_000;
+    this.maxWaitMs = options.maxWaitMs ?? 5_000;
     this.maxQueued = options.maxQueued ?? 64;
-    this.maxHeapMb = options.maxHeapMb ?? 64;
+    this.maxHeapMb = options.maxHeapMb ?? 48;
   }
 
   validate(schema: Record<string, unknown> | boolean, info: unknown): Promise<SchemaVerdict> {
@@ -85,11 +93,10 @@ export class SchemaValidator {
 
   private spawn(): Slot {
     const worker = new Worker(new URL('./schema-worker.ts', import.meta.url), {
-      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: 8, stackSizeMb: 4 },
+      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 },
     });
-    const slot: Slot = { worker, ready: false };
+    const slot: Slot = { worker, ready: false, jobs: 0 };
     this.workersStarted++;
-    worker.unref(); // referenced only while a caller waits on it (pump)
     worker.on('message', (message: 'ready' | ValidationAnswer) => {
       if (message === 'ready') slot.ready = true;
       else if (slot === this.current && this.running?.pending.job.id === message.id) {
@@ -99,6 +106,7 @@ export class SchemaValidator {
     });
     worker.on('error', (err) => this.lost(slot, /memory/i.test(err.message) ? 'Validating the schema ran out of memory.' : 'The schema validator failed on this schema.'));
     worker.on('exit', () => this.lost(slot, 'The schema validator stopped on this schema.'));
+    worker.unref(); // after the listeners (adding one refs it again); referenced only while a caller waits (pump)
     return slot;
   }
 
@@ -128,12 +136,20 @@ export class SchemaValidator {
       this.queue.shift()!.resolve(tooComplex('The schema waited too long for validation.'));
     }
     if (this.queue.length === 0) {
-      this.current?.worker.unref(); // an idle validator never keeps the process alive
+      // An idle validator never keeps the process alive.
+      this.current?.worker.unref();
+      this.standby?.worker.unref();
       return;
     }
     if (!this.current) {
       this.current = this.standby ?? this.spawn();
       this.standby = null;
+    }
+    this.standby ??= this.spawn();
+    if (this.current.jobs >= RETIRE_AFTER_JOBS && this.standby?.ready) {
+      void this.current.worker.terminate();
+      this.current = this.standby;
+      this.standby = this.spawn();
     }
     const slot = this.current;
     slot.worker.ref(); // a caller is waiting for an answer
@@ -147,11 +163,11 @@ export class SchemaValidator {
       // Ajv runs synchronously: terminating the thread is the only way to stop it.
       this.current = null;
       void slot.worker.terminate();
-      this.standby ??= this.spawn();
       this.finishRunning(tooComplex(`Validating info against the schema took longer than ${this.budgetMs} ms.`));
       this.pump();
     }, this.budgetMs);
     this.running = { pending, timer };
+    slot.jobs++;
     slot.worker.postMessage(pending.job);
   }
 

@@ -4,16 +4,20 @@
  * /settle, so a schema that is slow to compile or to run can only cost this thread, which the
  * parent terminates when a job outlives its time budget.
  *
- * Memory stays bounded: Ajv keeps every compiled schema and its generated code in the instance's
- * shared scope even after `removeSchema`, so the whole instance (and the cache of validators it
- * produced) is dropped after a fixed number of compiles or when the heap has grown past a mark.
+ * Memory stays bounded: nothing per schema outlives its job (no compiled code, no cache), the
+ * thread has a heap limit, and the parent retires the thread after a number of jobs.
  *
  * Loaded by file path in a Worker, so it uses only erasable TypeScript syntax and imports nothing
  * from svc.
  */
-import { getHeapStatistics } from 'node:v8';
+import module from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+
+// A replacement worker must be ready quickly (a hostile schema costs one): Node's on-disk compile
+// cache takes about a third off loading Ajv, so Ajv is imported only after it is on.
+module.enableCompileCache?.();
+const { Ajv2020 } = await import('ajv/dist/2020.js');
+const { Validator } = await import('@cfworker/json-schema');
 
 export interface ValidationJob {
   id: number;
@@ -25,65 +29,35 @@ export type ValidationAnswer =
   | { id: number; ok: true }
   | { id: number; ok: false; kind: 'invalid' | 'too_complex'; reason: string };
 
-/** A fresh Ajv is made after this many compiles… */
-const RECYCLE_AFTER_COMPILES = 200;
-/** …or once the heap holds more than this. */
-const RECYCLE_ABOVE_HEAP_BYTES = 48 * 1024 * 1024;
-/** A seller settles with the same schema again and again; compiling costs ms, validating µs. */
-const CACHE_SIZE = 64;
-
-function newAjv() {
-  // optimize: false halves compile time; the generated code validates a ≤ 64 KiB `info` either way.
-  return new Ajv2020({ strict: false, allErrors: false, validateFormats: false, inlineRefs: false, addUsedSchema: false, code: { optimize: false } });
-}
-type Validator = ReturnType<ReturnType<typeof newAjv>['compile']>;
-
-let ajv = newAjv();
-let compiles = 0;
-const validators = new Map<string, Validator>();
-
-function recycleIfDue(): void {
-  if (compiles < RECYCLE_AFTER_COMPILES && getHeapStatistics().used_heap_size < RECYCLE_ABOVE_HEAP_BYTES) return;
-  validators.clear();
-  ajv = newAjv();
-  compiles = 0;
-}
-
-function compiled(schema: Record<string, unknown> | boolean): Validator {
-  const key = JSON.stringify(schema);
-  const hit = validators.get(key);
-  if (hit) {
-    validators.delete(key); // re-insert: most recently used last
-    validators.set(key, hit);
-    return hit;
-  }
-  recycleIfDue();
-  compiles++;
-  const validate = ajv.compile(schema);
-  validators.set(key, validate);
-  if (validators.size > CACHE_SIZE) validators.delete(validators.keys().next().value!);
-  return validate;
-}
+/**
+ * The seller's schema is never compiled to code: generated validators (one `new Function` per
+ * distinct schema) grew svc's RSS by ~95 KB per schema even when dropped. Ajv only checks the
+ * schema against the 2020-12 meta-schema (its meta validator is compiled once), and
+ * @cfworker/json-schema interprets the schema against `info`.
+ */
+const metaValidator = new Ajv2020({ strict: false, validateFormats: false, addUsedSchema: false });
 
 export function runValidation({ id, schema, info }: ValidationJob): ValidationAnswer {
-  let validate: Validator;
   try {
-    validate = compiled(schema);
+    if (!metaValidator.validateSchema(schema)) {
+      const first = metaValidator.errors?.[0];
+      return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid JSON Schema'}`.slice(0, 300) };
+    }
+    const result = new Validator(schema as never, '2020-12', true).validate(info);
+    if (result.valid) return { id, ok: true };
+    // The last error is the innermost one: the location that actually failed.
+    const last = result.errors.at(-1);
+    const where = last?.instanceLocation.replace(/^#/, '') || '(root)';
+    return { id, ok: false, kind: 'invalid', reason: `info does not match the schema at ${where}: ${last?.error ?? 'invalid'}`.slice(0, 300) };
   } catch (err) {
-    if (err instanceof RangeError) return { id, ok: false, kind: 'too_complex', reason: 'The schema is too complex to compile.' };
-    return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${(err as Error).message}`.slice(0, 300) };
-  }
-  try {
-    if (validate(info)) return { id, ok: true };
-  } catch (err) {
-    // A stack overflow while validating: recursion the static checks did not catch.
+    // A stack overflow: recursion the static checks did not catch.
     if (err instanceof RangeError) return { id, ok: false, kind: 'too_complex', reason: 'Validating info against the schema recursed too deeply.' };
-    throw err;
+    return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${(err as Error).message.split('\n')[0]}`.slice(0, 300) };
   }
-  const first = validate.errors?.[0];
-  const where = first?.instancePath || '(root)';
-  return { id, ok: false, kind: 'invalid', reason: `info does not match the schema at ${where}: ${first?.message ?? 'invalid'}`.slice(0, 300) };
 }
 
+// Warm up before announcing readiness: the meta-schema validator compiles on first use (~70 ms),
+// which must not count against the first seller's time budget.
+runValidation({ id: 0, schema: { type: 'object', properties: { a: { type: 'string' } } }, info: { a: 'x' } });
 parentPort?.on('message', (job: ValidationJob) => parentPort!.postMessage(runValidation(job)));
 parentPort?.postMessage('ready');

@@ -1,0 +1,85 @@
+/**
+ * Hostile seller schemas do not slow payments (docs/SECURITY.md "Seller schemas"): while settles
+ * carrying slow schemas are processed, /verify and schema-less /settle answer within 2× of their
+ * latency without them, and each hostile settle gets its soft-drop code within the 250 ms hook
+ * budget. The scheme settles at once (the named PaymentScheme boundary), so what is measured is
+ * svc's own thread; the catalog and its schema worker are real.
+ */
+import { Keypair } from '@stellar/stellar-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
+import type { PaymentScheme } from '../../src/scheme/types.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { tempDir } from '../catalog/fixtures.ts';
+import { slowSchemas } from './hostile-schemas.ts';
+
+const PAYER = Keypair.random().publicKey();
+const instant: PaymentScheme = {
+  supported: () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }], signers: { 'stellar:*': [PAYER] } }),
+  verify: async () => ({ isValid: true, payer: PAYER }),
+  settle: async () => ({ success: true, transaction: 'ab'.repeat(32), network: 'stellar:testnet', payer: PAYER }),
+};
+const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', amount: '100000', payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI', maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } };
+
+let url: string;
+let close: () => Promise<void>;
+let catalog: Catalog;
+const dir = tempDir();
+beforeAll(async () => {
+  catalog = openCatalog({ dbPath: `${dir.dir}/catalog.sqlite`, logger: { warn() {}, error() {} } });
+  const server = await startTestServer({ scheme: instant, catalog });
+  url = server.url;
+  close = server.close;
+});
+afterAll(async () => {
+  await close?.();
+  catalog?.close();
+  dir.cleanup();
+});
+
+let n = 0;
+async function post(path: '/verify' | '/settle', bazaar?: unknown): Promise<{ ms: number; code?: string }> {
+  const extensions = bazaar ? { bazaar } : undefined;
+  const body = JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' }, resource: { url: `https://load${++n}.example.com/r` }, ...(extensions ? { extensions } : {}) }, paymentRequirements: requirements });
+  const started = performance.now();
+  const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  await res.arrayBuffer();
+  const ms = performance.now() - started;
+  expect(res.status).toBe(200);
+  const header = res.headers.get('extension-responses');
+  return { ms, code: header ? JSON.parse(Buffer.from(header, 'base64').toString()).bazaar.code : undefined };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+describe('hostile schemas under payment load', () => {
+  it('/verify and /settle stay within 2× of normal; each hostile schema is soft-dropped with a code within 250 ms', async () => {
+    const hostile = [...slowSchemas().map((c) => ({ info: c.info, schema: c.schema })), { info: { input: { type: 'http', method: 'GET' } }, schema: { $ref: '#' } }];
+    await post('/settle', { info: { input: { type: 'http', method: 'GET' } }, schema: { type: 'object' } }); // warm: the worker is up
+    const normal = { verify: [] as number[], settle: [] as number[] };
+    for (let i = 0; i < 40; i++) {
+      normal.verify.push((await post('/verify')).ms);
+      normal.settle.push((await post('/settle')).ms);
+    }
+
+    let done = false;
+    const drops: Array<{ ms: number; code?: string }> = [];
+    const attack = (async () => {
+      for (let round = 0; round < 4; round++) for (const b of hostile) drops.push(await post('/settle', b));
+      done = true;
+    })();
+    const loaded = { verify: [] as number[], settle: [] as number[] };
+    while (!done) {
+      loaded.verify.push((await post('/verify')).ms);
+      loaded.settle.push((await post('/settle')).ms);
+    }
+    await attack;
+
+    expect(drops.map((d) => d.code)).toEqual(drops.map(() => 'bazaar_schema_too_complex'));
+    expect(drops.map((d) => Math.round(d.ms)).filter((ms) => ms >= 250)).toEqual([]);
+    expect(loaded.verify.length).toBeGreaterThan(10);
+    // 2× of normal, with 3 ms of slack for timer granularity on a busy 2-core machine.
+    expect(median(loaded.verify)).toBeLessThan(2 * median(normal.verify) + 3);
+    expect(median(loaded.settle)).toBeLessThan(2 * median(normal.settle) + 3);
+  });
+});
