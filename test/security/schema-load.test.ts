@@ -5,21 +5,12 @@
  * budget. The scheme settles at once (the named PaymentScheme boundary), so what is measured is
  * svc's own thread; the catalog and its schema worker are real.
  */
-import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
-import type { PaymentScheme } from '../../src/scheme/types.ts';
 import { startTestServer } from '../helpers/server.ts';
 import { tempDir } from '../catalog/fixtures.ts';
 import { slowSchemas } from './hostile-schemas.ts';
-
-const PAYER = Keypair.random().publicKey();
-const instant: PaymentScheme = {
-  supported: () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }], signers: { 'stellar:*': [PAYER] } }),
-  verify: async () => ({ isValid: true, payer: PAYER }),
-  settle: async () => ({ success: true, transaction: 'ab'.repeat(32), network: 'stellar:testnet', payer: PAYER }),
-};
-const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', amount: '100000', payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI', maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } };
+import { envelopeBody, instantScheme } from './payment-fixtures.ts';
 
 let url: string;
 let close: () => Promise<void>;
@@ -27,7 +18,7 @@ let catalog: Catalog;
 const dir = tempDir();
 beforeAll(async () => {
   catalog = openCatalog({ dbPath: `${dir.dir}/catalog.sqlite`, logger: { warn() {}, error() {} } });
-  const server = await startTestServer({ scheme: instant, catalog });
+  const server = await startTestServer({ scheme: instantScheme(), catalog });
   url = server.url;
   close = server.close;
 });
@@ -40,7 +31,7 @@ afterAll(async () => {
 let n = 0;
 async function post(path: '/verify' | '/settle', bazaar?: unknown): Promise<{ ms: number; code?: string }> {
   const extensions = bazaar ? { bazaar } : undefined;
-  const body = JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' }, resource: { url: `https://load${++n}.example.com/r` }, ...(extensions ? { extensions } : {}) }, paymentRequirements: requirements });
+  const body = envelopeBody({ resource: { url: `https://load${++n}.example.com/r` }, ...(extensions ? { extensions } : {}) });
   const started = performance.now();
   const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   await res.arrayBuffer();

@@ -15,38 +15,17 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApp, listen, type RunningServer } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/log.ts';
-import type { PaymentScheme } from '../../src/scheme/types.ts';
 import { testConfig } from '../helpers/server.ts';
+import { HASH, envelopeBody, instantScheme } from './payment-fixtures.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const HASH = 'ab'.repeat(32);
-const PAYER = 'GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG';
-const requirements = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-  amount: '100000',
-  payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI',
-  maxTimeoutSeconds: 60,
-  extra: { areFeesSponsored: true },
-};
-const envelope = JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } }, paymentRequirements: requirements });
-
-/** A scheme whose settle takes a while (a settlement waiting on the chain), then succeeds. */
-const slowScheme: PaymentScheme = {
-  supported: () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }], signers: { 'stellar:*': [PAYER] } }),
-  verify: async () => ({ isValid: true, payer: PAYER }),
-  settle: async () => {
-    await new Promise((r) => setTimeout(r, 400));
-    return { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER };
-  },
-};
+const envelope = envelopeBody();
 
 const servers: RunningServer[] = [];
 afterAll(() => Promise.all(servers.map((s) => s.close())));
 
 async function server(limits: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnectionsPerAddress: number }) {
-  const running = await listen(createApp({ config: testConfig(), logger: silentLogger(), scheme: slowScheme }), 0, '127.0.0.1', limits);
+  const running = await listen(createApp({ config: testConfig(), logger: silentLogger(), scheme: instantScheme(400) }), 0, '127.0.0.1', limits);
   servers.push(running);
   return running;
 }
