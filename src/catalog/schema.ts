@@ -1,6 +1,7 @@
 /**
  * The client-supplied JSON Schema (SPEC §4.6 items 3–4): neutralization, the node cap, the
- * reference rule, validation with ajv, and the parameter text the search indexes.
+ * reference rules, validation (on a worker thread, src/catalog/schema-validator.ts), and the
+ * parameter text the search indexes.
  * Every walk is iterative with an explicit stack and a depth bound, so no input can blow the
  * call stack or run unbounded.
  */
@@ -10,7 +11,7 @@ import { SchemaValidator, type SchemaVerdict } from './schema-validator.ts';
 export type { SchemaVerdict } from './schema-validator.ts';
 
 export const MAX_SCHEMA_NODES = 2000;
-/** Deeper than this is treated as too complex too: ajv compiles recursively. */
+/** Deeper than this is treated as too complex too: validators walk schemas recursively. */
 export const MAX_SCHEMA_DEPTH = 64;
 /** Keywords that carry regular expressions (ReDoS) or format checkers: removed before use. */
 const STRIPPED_KEYWORDS = new Set(['pattern', 'patternProperties', 'format']);
@@ -106,7 +107,7 @@ export function neutralizeSchema(schema: unknown): NeutralizeResult {
         if (REFERENCE_KEYWORDS.has(k) && (typeof v !== 'string' || !v.startsWith('#'))) {
           return { ok: false, code: 'bazaar_schema_validation_failed', reason: `${k} must be a local reference starting with #.` };
         }
-        // A local $id adds nothing to resolution but would register a global id in the shared ajv.
+        // A local $id adds nothing to resolution and would change the base URI references resolve against.
         if (k === '$id') continue;
         if (k === '$ref') {
           const target = pointerSegments(v as string);
