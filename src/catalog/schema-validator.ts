@@ -16,7 +16,12 @@ export type SchemaVerdict =
 export interface SchemaValidatorOptions {
   /** Compile + validate time allowed to one schema once it runs. Default 100 ms. */
   budgetMs?: number;
-  /** Longest a job may wait for the worker (a cold start, a queue) before it is dropped. Default 5 s. */
+  /**
+   * Longest a job may wait for a ready worker (behind other jobs, or while a terminated worker is
+   * replaced) before it is dropped unrun. Default 150 ms: with the 100 ms budget a hostile schema
+   * is answered within 250 ms however many arrive; an honest one that arrives while workers are
+   * being replaced is soft-dropped (the seller's next settlement lists it), never its payment.
+   */
   maxWaitMs?: number;
   /** Jobs waiting beyond this are refused at once. Default 64. */
   maxQueued?: number;
@@ -61,14 +66,20 @@ export class SchemaValidator {
   private nextId = 1;
   private closed = false;
   private readyTimer: NodeJS.Timeout | null = null;
+  /** Until the first worker is ready (process start), jobs may wait this long instead of maxWaitMs. */
+  private started = false;
+  private static readonly STARTUP_WAIT_MS = 5_000;
   /** Workers started so far; for tests and the bench. */
   workersStarted = 0;
 
   constructor(options: SchemaValidatorOptions = {}) {
     this.budgetMs = options.budgetMs ?? SCHEMA_BUDGET_MS;
-    this.maxWaitMs = options.maxWaitMs ?? 5_000;
+    this.maxWaitMs = options.maxWaitMs ?? 150;
     this.maxQueued = options.maxQueued ?? 64;
     this.maxHeapMb = options.maxHeapMb ?? 48;
+    // Warm from the start: the first seller must not wait for a thread to boot.
+    this.current = this.spawn();
+    this.standby = this.spawn();
   }
 
   validate(schema: Record<string, unknown> | boolean, info: unknown): Promise<SchemaVerdict> {
@@ -98,7 +109,7 @@ export class SchemaValidator {
     const slot: Slot = { worker, ready: false, jobs: 0 };
     this.workersStarted++;
     worker.on('message', (message: 'ready' | ValidationAnswer) => {
-      if (message === 'ready') slot.ready = true;
+      if (message === 'ready') slot.ready = this.started = true;
       else if (slot === this.current && this.running?.pending.job.id === message.id) {
         this.finishRunning(message.ok ? { ok: true } : { ok: false, code: message.kind === 'invalid' ? 'bazaar_schema_validation_failed' : 'bazaar_schema_too_complex', reason: message.reason });
       }
@@ -132,7 +143,8 @@ export class SchemaValidator {
   private pump(): void {
     if (this.closed || this.running) return;
     // Jobs that waited past their deadline are answered without running.
-    while (this.queue.length > 0 && performance.now() - this.queue[0]!.enqueuedAt > this.maxWaitMs) {
+    const maxWait = this.started ? this.maxWaitMs : SchemaValidator.STARTUP_WAIT_MS;
+    while (this.queue.length > 0 && performance.now() - this.queue[0]!.enqueuedAt > maxWait) {
       this.queue.shift()!.resolve(tooComplex('The schema waited too long for validation.'));
     }
     if (this.queue.length === 0) {
@@ -176,7 +188,7 @@ export class SchemaValidator {
     this.readyTimer = setTimeout(() => {
       this.readyTimer = null;
       this.pump();
-    }, this.maxWaitMs + 1);
+    }, (this.started ? this.maxWaitMs : SchemaValidator.STARTUP_WAIT_MS) + 1);
     this.readyTimer.unref();
   }
 }
