@@ -14,27 +14,28 @@ export type SchemaVerdict =
   | { ok: false; code: 'bazaar_schema_validation_failed' | 'bazaar_schema_too_complex'; reason: string };
 
 export interface SchemaValidatorOptions {
-  /** Compile + validate time allowed to one schema once it runs. Default 100 ms. */
+  /** Compile + validate time allowed to one schema once it runs. Default 150 ms. */
   budgetMs?: number;
   /**
    * Longest a job may wait for a ready worker (behind other jobs, or while a terminated worker is
-   * replaced) before it is dropped unrun. Default 150 ms: with the 100 ms budget a hostile schema
+   * replaced) before it is dropped unrun. Default 100 ms: with the 150 ms budget a hostile schema
    * is answered within 250 ms however many arrive; an honest one that arrives while workers are
    * being replaced is soft-dropped (the seller's next settlement lists it), never its payment.
    */
   maxWaitMs?: number;
   /** Jobs waiting beyond this are refused at once. Default 64. */
   maxQueued?: number;
-  /** Heap limit of the worker; going past it kills the worker, not svc. Default 24 MiB. */
+  /** Heap limit of the worker; going past it kills the worker, not svc. Default 48 MiB. */
   maxHeapMb?: number;
 }
 
 /** The documented budget: a hostile schema costs at most this, then it is soft-dropped. */
-export const SCHEMA_BUDGET_MS = 100;
+export const SCHEMA_BUDGET_MS = 150;
 
 interface Pending {
   job: ValidationJob;
-  enqueuedAt: number;
+  /** performance.now() after which the job is dropped unrun. */
+  deadline: number;
   resolve: (verdict: SchemaVerdict) => void;
 }
 
@@ -74,19 +75,19 @@ export class SchemaValidator {
 
   constructor(options: SchemaValidatorOptions = {}) {
     this.budgetMs = options.budgetMs ?? SCHEMA_BUDGET_MS;
-    this.maxWaitMs = options.maxWaitMs ?? 150;
+    this.maxWaitMs = options.maxWaitMs ?? 100;
     this.maxQueued = options.maxQueued ?? 64;
     this.maxHeapMb = options.maxHeapMb ?? 48;
     // Warm from the start: the first seller must not wait for a thread to boot.
     this.current = this.spawn();
-    this.standby = this.spawn();
   }
 
   validate(schema: Record<string, unknown> | boolean, info: unknown): Promise<SchemaVerdict> {
     if (this.closed) return Promise.resolve(tooComplex('Schema validation is shut down.'));
     if (this.queue.length >= this.maxQueued) return Promise.resolve(tooComplex('Too many schemas are waiting for validation.'));
     return new Promise((resolve) => {
-      this.queue.push({ job: { id: this.nextId++, schema, info }, enqueuedAt: performance.now(), resolve });
+      const wait = this.started ? this.maxWaitMs : SchemaValidator.STARTUP_WAIT_MS;
+      this.queue.push({ job: { id: this.nextId++, schema, info }, deadline: performance.now() + wait, resolve });
       this.pump();
     });
   }
@@ -143,8 +144,7 @@ export class SchemaValidator {
   private pump(): void {
     if (this.closed || this.running) return;
     // Jobs that waited past their deadline are answered without running.
-    const maxWait = this.started ? this.maxWaitMs : SchemaValidator.STARTUP_WAIT_MS;
-    while (this.queue.length > 0 && performance.now() - this.queue[0]!.enqueuedAt > maxWait) {
+    while (this.queue.length > 0 && performance.now() > this.queue[0]!.deadline) {
       this.queue.shift()!.resolve(tooComplex('The schema waited too long for validation.'));
     }
     if (this.queue.length === 0) {
@@ -157,7 +157,9 @@ export class SchemaValidator {
       this.current = this.standby ?? this.spawn();
       this.standby = null;
     }
-    this.standby ??= this.spawn();
+    // The standby boots once the current thread is ready, so two boots never compete for the CPU.
+    if (this.current.ready) this.standby ??= this.spawn();
+    else if (this.standby?.ready) [this.current, this.standby] = [this.standby, this.current];
     if (this.current.jobs >= RETIRE_AFTER_JOBS && this.standby?.ready) {
       void this.current.worker.terminate();
       this.current = this.standby;
@@ -188,7 +190,7 @@ export class SchemaValidator {
     this.readyTimer = setTimeout(() => {
       this.readyTimer = null;
       this.pump();
-    }, (this.started ? this.maxWaitMs : SchemaValidator.STARTUP_WAIT_MS) + 1);
+    }, Math.max(0, this.queue[0]!.deadline - performance.now()) + 1);
     this.readyTimer.unref();
   }
 }
