@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // `npm start` runs compiled output: tests that spawn it need dist/ current.
+    globalSetup: ['./test/helpers/build.ts'],
     // Every test seller listens on loopback, which paid_call and the catalog refuse by default
     // (docs/SECURITY.md "SSRF"); the tests of that guard clear this in their own process.
     env: { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,::1/128' },

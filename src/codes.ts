@@ -67,6 +67,7 @@ export const SERVICE_CODES = {
     'The cursor was not issued for this query and filter combination; restart without a cursor.',
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
   svc_request_timeout: 'The request head or body did not arrive within the configured timeouts; the connection is closed.',
+  svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
 } as const;
 
 /** §7.5 — catalog soft-drop codes, only inside the `bazaar` object of EXTENSION-RESPONSES. */
@@ -78,6 +79,8 @@ export const BAZAAR_CODES = {
   bazaar_schema_too_complex: 'The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or was not validated within its time budget.',
   bazaar_resource_url_invalid: 'resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.',
   bazaar_listing_owned_by_other_payee: 'The listing is owned by a different payTo; nothing was written.',
+  bazaar_description_too_long: 'The description is longer than 2048 characters.',
+  bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',
 } as const;
 
 /** §7.6 — agent tool codes, in structuredContent.errorCode. */

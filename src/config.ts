@@ -19,6 +19,8 @@ export const DEFAULTS = {
   FEE_MODE: 'free',
   MAX_TRANSACTION_FEE_STROOPS: 50_000,
   LOG_LEVEL: 'info',
+  READY_MIN_BALANCE_STROOPS: 50_000_000,
+  READY_MAX_LEDGER_AGE_SECONDS: 30,
   HEADERS_TIMEOUT_MS: 10_000,
   REQUEST_TIMEOUT_MS: 15_000,
   MAX_CONNECTIONS_PER_ADDRESS: 256,
@@ -45,6 +47,10 @@ export interface Config {
   feeMode: 'free';
   maxTransactionFeeStroops: number;
   logLevel: LogLevel;
+  /** GET /ready: the least native balance, in stroops, of every account that pays for settlements. */
+  readyMinBalanceStroops: number;
+  /** GET /ready: the oldest the RPC's latest ledger may be, in seconds. */
+  readyMaxLedgerAgeSeconds: number;
   /** Time a client has to send its request head, then its whole request (docs/SECURITY.md). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -197,6 +203,8 @@ export function loadConfig(env: Env): Config {
     feeMode: parseFeeMode(env),
     maxTransactionFeeStroops: parseInteger(env, 'MAX_TRANSACTION_FEE_STROOPS', DEFAULTS.MAX_TRANSACTION_FEE_STROOPS, 1, Number.MAX_SAFE_INTEGER),
     logLevel: parseLogLevel(env),
+    readyMinBalanceStroops: parseInteger(env, 'READY_MIN_BALANCE_STROOPS', DEFAULTS.READY_MIN_BALANCE_STROOPS, 0, Number.MAX_SAFE_INTEGER),
+    readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
     headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
     requestTimeoutMs: parseInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULTS.REQUEST_TIMEOUT_MS, 1_000, 300_000),
     maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),

@@ -7,6 +7,9 @@ import { createApp, listen } from './http/app.ts';
 import { createLogger } from './log.ts';
 import { createSchemeFromConfig } from './chains/stellar/from-config.ts';
 import { openCatalog, type Catalog } from './catalog/index.ts';
+import { ServiceMetrics, instrumentRpc } from './ops/metrics.ts';
+import { ReadinessProbe, databaseWritableCheck, drainingCheck } from './ops/readiness.ts';
+import { stellarReadinessChecks } from './chains/stellar/health.ts';
 
 export const EXIT_CONFIG = 78;
 
@@ -34,12 +37,24 @@ try {
 } catch (err) {
   logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');
 }
-const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger), catalog });
+const metrics = new ServiceMetrics();
+const wrapRpc = <R extends object>(rpc: R) => instrumentRpc(rpc, metrics);
+const scheme = createSchemeFromConfig(config, logger, wrapRpc);
+let draining = false;
+const readiness = new ReadinessProbe({
+  checks: {
+    ...stellarReadinessChecks(config, { wrapRpc, payingAccounts: () => [...scheme.pool.addresses, ...(config.feeBumpAddress ? [config.feeBumpAddress] : [])] }),
+    database: databaseWritableCheck(config.dbPath),
+    draining: drainingCheck(() => draining),
+  },
+});
+const app = createApp({ config, logger, scheme, catalog, metrics, readiness });
 try {
   const running = await listen(app, config.port, '0.0.0.0', config);
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'svc stopping');
+    draining = true;
     running.close().then(
       () => {
         catalog?.close();

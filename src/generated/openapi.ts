@@ -56,7 +56,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payment kinds, extensions and signer addresses served */
+        /**
+         * Payment kinds, extensions and signer addresses served
+         * @description The (x402Version, scheme, network) kinds this facilitator verifies and settles, the
+         *     extensions it acts on (`bazaar`), and its signer addresses per network. A client picks its
+         *     payment requirements from these; a kind not listed here is `svc_unsupported_kind`.
+         */
         get: operations["getSupported"];
         put?: never;
         post?: never;
@@ -120,8 +125,51 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness and a log-safe configuration projection */
+        /**
+         * Liveness and a public configuration projection
+         * @description Cheap liveness (no network or database call). Public addresses only; no internal URL or path, no seed or secret. `port` is the port actually bound. Readiness is GET /ready.
+         */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness for payment traffic
+         * @description Runs (or reuses, for up to 1 s) the readiness checks of docs/OPERATIONS.md — the RPC answers with a recent latest ledger, every paying account holds the minimum balance, the database is writable, the instance is not draining. 200 when all pass, 503 otherwise; the body names each check.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus text exposition format 0.0.4; each metric is described in docs/OPERATIONS.md.
+         */
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -137,7 +185,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /**
+         * This document
+         * @description This OpenAPI document, verbatim as YAML; the source for generated clients (docs/SDK.md).
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
@@ -191,10 +242,11 @@ export interface components {
          */
         PaymentPayload: {
             /**
-             * @description Protocol version; routing keys on it and only 2 is served.
+             * @description Protocol version; routing keys on it and only 2 is served (any other value is `svc_unsupported_x402_version`).
              * @example 2
+             * @constant
              */
-            x402Version: number;
+            x402Version: 2;
             /** @description Resource information: `url`, optional `description`, `mimeType`. Judged by the scheme and the catalog, so not type-checked here. */
             resource?: unknown;
             /** @description The PaymentRequirements the client accepted. Judged by the scheme (e.g. `network_mismatch`), so not type-checked here. */
@@ -206,7 +258,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed. */
+        /**
+         * @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed, except that an
+         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (it could
+         *     pollute prototypes in JavaScript consumers; not expressed as a recursive schema, which would
+         *     cost a deep walk of every body).
+         */
         FacilitatorRequest: {
             /** @description Informational; routing keys on `paymentPayload.x402Version`. */
             x402Version?: number;
@@ -222,7 +279,7 @@ export interface components {
             invalidReason?: components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
             /** @description Human-readable explanation, never a contract. */
             invalidMessage?: string;
-            /** @description Paying address when recoverable. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             extensions?: {
                 [key: string]: unknown;
@@ -238,7 +295,7 @@ export interface components {
             transaction: string;
             /** @description CAIP-2 network the settlement ran on (echoed from the request when known, else empty). */
             network: string;
-            /** @description The client's address, never the facilitator's. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             /** @description Machine-readable code (a scheme settle or verify code, or a service code). */
             errorReason?: components["schemas"]["SettleCode"] | components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
@@ -347,18 +404,26 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ReadinessResponse: {
+            /** @enum {string} */
+            status: "ready" | "not_ready";
+            checks: {
+                [key: string]: {
+                    ok: boolean;
+                    detail: string;
+                };
+            };
+        };
         /** @description SPEC §2.10. Public addresses only; seeds and secrets never appear. */
         HealthResponse: {
             /** @enum {string} */
             status: "ok";
             x402Version: number;
             network: string;
-            rpcUrl?: string;
             submitters?: string[];
             feeBumpAddress?: string | null;
             port?: number;
             feeMode?: string;
-            dbPath?: string;
             maxTransactionFeeStroops?: number;
         };
         /**
@@ -411,7 +476,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 11 service envelope codes (SPEC §7.4).
+         * @description The 12 service envelope codes (SPEC §7.4).
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -424,11 +489,12 @@ export interface components {
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
          *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
+         *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy";
         /**
-         * @description The 7 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 9 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
@@ -437,27 +503,11 @@ export interface components {
          *     - `bazaar_schema_too_complex`: The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or was not validated within its time budget.
          *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
+         *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
+         *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
          * @enum {string}
          */
-        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee";
-        /**
-         * @description The 12 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
-         *
-         *     - `svc_mcp_wallet_not_configured`: paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.
-         *     - `svc_mcp_invalid_arguments`: Neither resourceId nor url was given, or toolName is missing for an MCP target.
-         *     - `svc_mcp_unknown_resource_id`: The id does not decode to a listing in the catalog.
-         *     - `svc_mcp_facilitator_unreachable`: The facilitator did not answer at transport level.
-         *     - `svc_mcp_search_failed`: The facilitator rejected discovery without a recognized code.
-         *     - `svc_mcp_resource_unreachable`: The target did not answer at transport level.
-         *     - `svc_mcp_target_forbidden`: The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; nothing was requested or paid.
-         *     - `svc_mcp_resource_error`: The target answered with a non-payment error; nothing was paid.
-         *     - `svc_mcp_payment_declined_by_policy`: The demanded payment exceeds the spend cap; nothing was paid.
-         *     - `svc_mcp_payment_not_settled`: A payment was attempted but no successful receipt was returned.
-         *     - `svc_mcp_tool_call_failed`: The MCP tool call to the target failed.
-         *     - `svc_mcp_internal_error`: The tool server failed.
-         * @enum {string}
-         */
-        McpCode: "svc_mcp_wallet_not_configured" | "svc_mcp_invalid_arguments" | "svc_mcp_unknown_resource_id" | "svc_mcp_facilitator_unreachable" | "svc_mcp_search_failed" | "svc_mcp_resource_unreachable" | "svc_mcp_target_forbidden" | "svc_mcp_resource_error" | "svc_mcp_payment_declined_by_policy" | "svc_mcp_payment_not_settled" | "svc_mcp_tool_call_failed" | "svc_mcp_internal_error";
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large";
     };
     responses: {
         /** @description The request could not be interpreted; the svc code is in `invalidReason`. */
@@ -586,6 +636,29 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /**
+         * @description The catalog is overloaded: its bounded queue of discovery requests is full, or the request
+         *     was not answered within its deadline (2 s). Catalog reads run on their own worker threads,
+         *     so this degrades discovery only, never /verify or /settle. Retry after a moment
+         *     (`svc_catalog_busy`).
+         */
+        DiscoveryBusy: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_catalog_busy",
+                 *         "reason": "The catalog is busy (no catalog answer within 2000 ms); retry shortly."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description Service fault. */
         InternalError: {
             headers: {
@@ -641,27 +714,6 @@ export interface components {
                  *       "error": {
                  *         "code": "svc_request_timeout",
                  *         "reason": "The request was not received within 10 s (head) / 15 s (whole request)."
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
-        /**
-         * @description No operation at this method and path (also a known path with a method it does not accept).
-         *     Not attached to an operation: it answers every request that matches none.
-         */
-        UnknownRoute: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "svc_unknown_route",
-                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /openapi.yaml."
                  *       }
                  *     }
                  */
@@ -892,13 +944,14 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     searchDiscoveryResources: {
         parameters: {
             query: {
                 /**
-                 * @description Natural-language query (the name is `query`, not `q`).
+                 * @description Natural-language query (the name is `query`, not `q`); not blank.
                  * @example weather forecast
                  */
                 query: string;
@@ -914,7 +967,7 @@ export interface operations {
                 extensions?: components["parameters"]["ExtensionsFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous `pagination.cursor`. */
+                /** @description Opaque cursor from a previous `pagination.cursor`; one that svc did not issue, or older than an hour, is `svc_invalid_search_cursor`. */
                 cursor?: string;
             };
             header?: never;
@@ -937,6 +990,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     getHealth: {
@@ -948,7 +1002,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. Public addresses only; seeds and secrets never appear. */
+            /** @description The process is alive. Public addresses only; seeds, secrets and internal paths never appear. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -960,14 +1014,12 @@ export interface operations {
                      *       "status": "ok",
                      *       "x402Version": 2,
                      *       "network": "stellar:testnet",
-                     *       "rpcUrl": "https://soroban-testnet.stellar.org",
                      *       "submitters": [
                      *         "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3"
                      *       ],
                      *       "feeBumpAddress": null,
                      *       "port": 4021,
                      *       "feeMode": "free",
-                     *       "dbPath": "./data/svc.sqlite",
                      *       "maxTransactionFeeStroops": 50000
                      *     }
                      */
@@ -975,6 +1027,108 @@ export interface operations {
                 };
             };
             408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every check passed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "rpc": {
+                     *           "ok": true,
+                     *           "detail": "latest ledger 812 closed 1 s ago"
+                     *         },
+                     *         "balances": {
+                     *           "ok": true,
+                     *           "detail": "10 account(s) at or above 10.0000000 XLM"
+                     *         },
+                     *         "database": {
+                     *           "ok": true,
+                     *           "detail": "writable"
+                     *         },
+                     *         "draining": {
+                     *           "ok": true,
+                     *           "detail": "accepting"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReadinessResponse"];
+                };
+            };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description At least one check failed; the body says which. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "not_ready",
+                     *       "checks": {
+                     *         "rpc": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *         },
+                     *         "balances": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *         },
+                     *         "database": {
+                     *           "ok": true,
+                     *           "detail": "writable"
+                     *         },
+                     *         "draining": {
+                     *           "ok": true,
+                     *           "detail": "accepting"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReadinessResponse"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };

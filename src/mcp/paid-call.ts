@@ -134,7 +134,7 @@ export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Re
         maxAmount: deps.maxAmount,
       });
     } catch (err) {
-      if (err instanceof StellarPaymentError && err.reason === 'over_spend_cap') throw new ToolFailure('svc_mcp_payment_declined_by_policy', err.message);
+      if (err instanceof StellarPaymentError && err.reason === 'over_spend_cap') throw new ToolFailure('svc_mcp_payment_declined_by_policy', `${err.message} Nothing was signed or paid.`);
       if (err instanceof StellarPaymentError) throw new ToolFailure('svc_mcp_payment_not_settled', `The payment could not be built (${err.reason}): ${err.message} Nothing was sent.`);
       throw err;
     }
@@ -174,9 +174,9 @@ export async function confirmReceipt(wallet: NonNullable<PaidCallDeps['wallet']>
       return false;
     }
     if (status === 'SUCCESS') return true;
-    if (status === 'FAILED') throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt's transaction ${hash} failed on chain.`);
+    if (status === 'FAILED') throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt's transaction ${hash} failed on chain, so the transfer did not execute: nothing was paid.`);
     if (Date.now() >= deadline) {
-      throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt names transaction ${hash}, which the RPC does not know after ${Math.round(waitMs / 1000)} s; the target may not have settled.`);
+      throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt names transaction ${hash}, which the RPC does not know after ${Math.round(waitMs / 1000)} s; the target may not have settled. Whether anything was paid is unknown: look up ${hash} before paying again.`);
     }
     await sleep(Math.min(1_000, Math.max(100, ledgerMs / 2)));
   }

@@ -102,15 +102,15 @@ describe('broken catalog', () => {
     expect(value).toBeNull();
     expect(ms).toBeLessThan(budget);
     expect(t.logger.lines.some((l) => l.level === 'error' && /fault/.test(l.msg))).toBe(true);
-    expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
+    expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
     // Opening a read-only file works too, and its writes are refused the same way.
-    t.catalog.close();
-    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger() });
+    await t.catalog.close();
+    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
     try {
       expect(await reopened.recordSettlement(settlement({ url: 'https://later.example.com/' }))).toBeNull();
-      expect(reopened.search('weather', {}, { limit: 5 }).resources).toHaveLength(0);
+      expect((await reopened.search('weather', {}, { limit: 5 })).resources).toHaveLength(0);
     } finally {
-      reopened.close();
+      await reopened.close();
       chmodSync(t.dbPath, 0o644);
     }
   });
@@ -122,15 +122,15 @@ describe('broken catalog', () => {
     const { value, ms } = await timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
     expect(value).toBeNull();
     expect(ms).toBeLessThan(budget);
-    expect(() => t.catalog.list({}, { limit: 10, offset: 0 })).toThrow(/deleted/);
-    expect(() => t.catalog.search('weather', {}, { limit: 10 })).toThrow(/deleted/);
+    await expect(t.catalog.list({}, { limit: 10, offset: 0 })).rejects.toThrow(/deleted/);
+    await expect(t.catalog.search('weather', {}, { limit: 10 })).rejects.toThrow(/deleted/);
   });
 
   it('a hook slower than the soft budget logs a warning and still succeeds', async () => {
     const t = fresh();
-    t.catalog.close();
+    await t.catalog.close();
     const logger = recordingLogger();
-    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50 });
+    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50, writeDeadlineMs: 30_000 });
     const locker = child(['lock', t.dbPath]);
     try {
       await waitForLine(locker, 'locked');
@@ -138,7 +138,7 @@ describe('broken catalog', () => {
       expect(await slow.recordSettlement(settlement())).toBeNull();
     } finally {
       await release(locker);
-      slow.close();
+      await slow.close();
     }
     expect(logger.lines.filter((l) => l.level === 'warn' && /soft budget/.test(l.msg))).toHaveLength(1);
     expect(logger.lines.find((l) => /soft budget/.test(l.msg))!.obj).toMatchObject({ result: 'fault' });
@@ -154,12 +154,12 @@ describe('broken catalog', () => {
       expect(value).toBeNull();
       expect(ms).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS * 0.8);
       expect(ms).toBeLessThan(budget);
-      expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
-      expect(t.catalog.search('weather', {}, { limit: 10 }).resources).toHaveLength(1);
+      expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
+      expect((await t.catalog.search('weather', {}, { limit: 10 })).resources).toHaveLength(1);
     } finally {
       await release(locker);
     }
     expect(await t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' }))).toEqual({ status: 'success' });
-    expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(2);
+    expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(2);
   });
 });

@@ -97,7 +97,7 @@ describe('hostile corpus', () => {
       const elapsed = performance.now() - started;
       expect(elapsed).toBeLessThan(SOFT_BUDGET_MS);
       const host = new URL(url).host;
-      const listing = (t.catalog.list({}, { limit: 100, offset: 0 }).items as Listing[]).find((l) => new URL(l.resource).host === host);
+      const listing = ((await t.catalog.list({}, { limit: 100, offset: 0 })).items as Listing[]).find((l) => new URL(l.resource).host === host);
       if ('code' in expected) {
         expect(outcome).toMatchObject({ status: 'rejected', code: expected.code });
         expect(listing).toBeUndefined();

@@ -10,7 +10,7 @@ import { httpBazaar, settlement, tempCatalog, type SettlementOptions } from './f
 
 type Listing = Record<string, any>;
 let t: ReturnType<typeof tempCatalog>;
-beforeAll(() => {
+beforeAll(async () => {
   t = tempCatalog();
 });
 afterAll(() => t.close());
@@ -19,11 +19,11 @@ let n = 0;
 /** Records on a fresh URL (unless given) and returns the outcome plus what got listed there. */
 async function record(o: SettlementOptions) {
   const url = o.url ?? `https://svc${++n}.example.com/r`;
-  const before = t.catalog.list({}, { limit: 1, offset: 0 }).pagination.total;
+  const before = (await t.catalog.list({}, { limit: 1, offset: 0 })).pagination.total;
   const outcome = await t.catalog.recordSettlement(settlement({ ...o, url }));
-  const items = t.catalog.list({}, { limit: 100, offset: 0 }).items as Listing[];
+  const items = (await t.catalog.list({}, { limit: 100, offset: 0 })).items as Listing[];
   const listing = items.find((l) => new URL(l.resource).host === new URL(url).host);
-  return { outcome, listing, added: t.catalog.list({}, { limit: 1, offset: 0 }).pagination.total - before };
+  return { outcome, listing, added: (await t.catalog.list({}, { limit: 1, offset: 0 })).pagination.total - before };
 }
 async function rejected(o: SettlementOptions, code: string) {
   const r = await record(o);

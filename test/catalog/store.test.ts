@@ -11,13 +11,13 @@ import { freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
 const fresh = freshCatalogPerTest();
-const all = (t: ReturnType<typeof tempCatalog>) => t.catalog.list({}, { limit: 100, offset: 0 }).items as Listing[];
+const all = async (t: ReturnType<typeof tempCatalog>) => (await t.catalog.list({}, { limit: 100, offset: 0 })).items as Listing[];
 
 describe('listing lifecycle (SPEC §3)', () => {
   it('creates a listing owned by the settled payTo, with the canonical URL and an ISO lastUpdated', async () => {
     const t = fresh();
     expect(await t.catalog.recordSettlement(settlement({ description: 'Forecast', mimeType: 'application/json' }))).toEqual({ status: 'success' });
-    const [listing, ...rest] = all(t);
+    const [listing, ...rest] = await all(t);
     expect(rest).toHaveLength(0);
     expect(listing).toMatchObject({
       resource: 'https://api.example.com/weather',
@@ -40,7 +40,7 @@ describe('listing lifecycle (SPEC §3)', () => {
     delete s.paymentPayload.extensions;
     expect(await t.catalog.recordSettlement(s)).toBeNull();
     expect(await t.catalog.recordSettlement(settlement({ extensions: { other: { x: 1 } } }))).toBeNull();
-    expect(all(t)).toHaveLength(0);
+    expect(await all(t)).toHaveLength(0);
   });
 
   it('refreshes on the same key and payTo: latest metadata wins, absent fields keep their value, accepts accumulate de-duplicated', async () => {
@@ -50,7 +50,7 @@ describe('listing lifecycle (SPEC §3)', () => {
     await t.catalog.recordSettlement(settlement({ description: 'v2', amount: '200000' }));
     t.tick(5000);
     await t.catalog.recordSettlement(settlement({ amount: '100000' })); // same terms as the first: not duplicated
-    const [listing, ...rest] = all(t);
+    const [listing, ...rest] = await all(t);
     expect(rest).toHaveLength(0);
     expect(listing).toMatchObject({ description: 'v2', serviceName: 'Weather', tags: ['a'], mimeType: 'text/plain' });
     expect(listing!.lastUpdated).toBe('2026-01-01T00:00:10.000Z');
@@ -60,14 +60,14 @@ describe('listing lifecycle (SPEC §3)', () => {
   it('protects a listing: a different payTo is rejected with bazaar_listing_owned_by_other_payee and nothing is written', async () => {
     const t = fresh();
     await t.catalog.recordSettlement(settlement({ description: 'owner', serviceName: 'Mine' }));
-    const before = all(t);
+    const before = await all(t);
     t.tick(60_000);
     const outcome = await t.catalog.recordSettlement(settlement({ payTo: PAY_TO_B, description: 'thief', serviceName: 'Stolen', amount: '1' }));
     expect(outcome).toMatchObject({ status: 'rejected', code: 'bazaar_listing_owned_by_other_payee' });
     expect((outcome as { rejectedReason: string }).rejectedReason.length).toBeGreaterThan(0);
-    expect(all(t)).toEqual(before);
-    expect(t.catalog.search('thief stolen', {}, { limit: 10 }).resources).toHaveLength(0);
-    expect(t.catalog.list({ payTo: PAY_TO_B }, { limit: 10, offset: 0 }).pagination.total).toBe(0);
+    expect(await all(t)).toEqual(before);
+    expect((await t.catalog.search('thief stolen', {}, { limit: 10 })).resources).toHaveLength(0);
+    expect((await t.catalog.list({ payTo: PAY_TO_B }, { limit: 10, offset: 0 })).pagination.total).toBe(0);
   });
 
   it('identity is (resource URL, type, toolName): query/fragment do not split a listing, two MCP tools on one URL are two listings', async () => {
@@ -78,7 +78,7 @@ describe('listing lifecycle (SPEC §3)', () => {
     await t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'translate' }));
     // A different owner for another tool on the same URL is a different key, so it is allowed.
     expect(await t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'other', payTo: PAY_TO_B }))).toEqual({ status: 'success' });
-    const listings = all(t);
+    const listings = await all(t);
     expect(listings.map((l) => `${l.type} ${l.resource} ${l.extensions.bazaar.info.input.toolName ?? ''}`).sort()).toEqual([
       'http https://api.example.com/weather ',
       'mcp https://mcp.example.com/mcp other',
@@ -91,7 +91,7 @@ describe('listing lifecycle (SPEC §3)', () => {
     const t = fresh();
     await t.catalog.recordSettlement(settlement({ url: 'https://api.example.com/users/42?x=1', routeTemplate: '/users/:id' }));
     await t.catalog.recordSettlement(settlement({ url: 'https://api.example.com/users/43', routeTemplate: '/users/:id' }));
-    const listings = all(t);
+    const listings = await all(t);
     expect(listings.map((l) => l.resource)).toEqual(['https://api.example.com/users/:id']);
     expect(listings[0]!.extensions.bazaar.routeTemplate).toBe('/users/:id');
   });
@@ -102,7 +102,7 @@ describe('listing lifecycle (SPEC §3)', () => {
     s.paymentPayload.accepted = { ...(s.paymentPayload.accepted as Listing), amount: '999999999' };
     (s.paymentRequirements as Listing).injected = 'free text';
     await t.catalog.recordSettlement(s);
-    const accepts = all(t)[0]!.accepts as Listing[];
+    const accepts = (await all(t))[0]!.accepts as Listing[];
     expect(accepts).toHaveLength(1);
     expect(accepts[0]!.amount).toBe('100000');
     expect(accepts[0]).not.toHaveProperty('injected');
@@ -126,19 +126,19 @@ describe('list (SPEC §2.7, §4.4)', () => {
   it('orders newest first with a stable tie-break, and pages with limit/offset/total', async () => {
     const t = fresh();
     await seed(t);
-    const page1 = t.catalog.list({}, { limit: 2, offset: 0 });
+    const page1 = await t.catalog.list({}, { limit: 2, offset: 0 });
     expect(page1.pagination).toEqual({ limit: 2, offset: 0, total: 4 });
     expect((page1.items as Listing[]).map((l) => l.resource)).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
-    const page2 = t.catalog.list({}, { limit: 2, offset: 2 });
+    const page2 = await t.catalog.list({}, { limit: 2, offset: 2 });
     expect((page2.items as Listing[]).map((l) => l.resource)).toEqual(['https://m.example.com/mcp', 'https://a.example.com/2']);
-    expect(t.catalog.list({}, { limit: 2, offset: 10 })).toEqual({ x402Version: 2, items: [], pagination: { limit: 2, offset: 10, total: 4 } });
+    expect(await t.catalog.list({}, { limit: 2, offset: 10 })).toEqual({ x402Version: 2, items: [], pagination: { limit: 2, offset: 10, total: 4 } });
     // Same lastUpdated: order falls back to id (newest id first), identically on every call.
     const u = tempCatalog();
     try {
       for (const n of [1, 2, 3]) await u.catalog.recordSettlement(settlement({ url: `https://t.example.com/${n}` }));
-      const order = () => (u.catalog.list({}, { limit: 10, offset: 0 }).items as Listing[]).map((l) => l.resource);
-      expect(order()).toEqual(['https://t.example.com/3', 'https://t.example.com/2', 'https://t.example.com/1']);
-      expect(order()).toEqual(order());
+      const order = async () => ((await u.catalog.list({}, { limit: 10, offset: 0 })).items as Listing[]).map((l) => l.resource);
+      expect(await order()).toEqual(['https://t.example.com/3', 'https://t.example.com/2', 'https://t.example.com/1']);
+      expect(await order()).toEqual(await order());
     } finally {
       u.close();
     }
@@ -147,24 +147,24 @@ describe('list (SPEC §2.7, §4.4)', () => {
   it('applies the five filters; scheme and network match any accepted entry', async () => {
     const t = fresh();
     await seed(t);
-    const resources = (filters: Record<string, string>) =>
-      (t.catalog.list(filters, { limit: 100, offset: 0 }).items as Listing[]).map((l) => l.resource).sort();
-    expect(resources({ type: 'mcp' })).toEqual(['https://m.example.com/mcp']);
-    expect(resources({ type: 'http' })).toHaveLength(3);
-    expect(resources({ payTo: PAY_TO_B })).toEqual(['https://a.example.com/2']);
-    expect(resources({ scheme: 'upto' })).toEqual(['https://a.example.com/3']);
-    expect(resources({ network: 'stellar:pubnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/2']);
-    expect(resources({ network: 'stellar:pubnet', scheme: 'upto' })).toEqual([]);
-    expect(resources({ extensions: 'bazaar' })).toHaveLength(4);
-    expect(resources({ extensions: 'other' })).toEqual([]);
-    expect(resources({ type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
-    expect(t.catalog.list({ type: 'nope' }, { limit: 5, offset: 0 }).pagination.total).toBe(0);
+    const resources = async (filters: Record<string, string>) =>
+      ((await t.catalog.list(filters, { limit: 100, offset: 0 })).items as Listing[]).map((l) => l.resource).sort();
+    expect(await resources({ type: 'mcp' })).toEqual(['https://m.example.com/mcp']);
+    expect(await resources({ type: 'http' })).toHaveLength(3);
+    expect(await resources({ payTo: PAY_TO_B })).toEqual(['https://a.example.com/2']);
+    expect(await resources({ scheme: 'upto' })).toEqual(['https://a.example.com/3']);
+    expect(await resources({ network: 'stellar:pubnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/2']);
+    expect(await resources({ network: 'stellar:pubnet', scheme: 'upto' })).toEqual([]);
+    expect(await resources({ extensions: 'bazaar' })).toHaveLength(4);
+    expect(await resources({ extensions: 'other' })).toEqual([]);
+    expect(await resources({ type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
+    expect((await t.catalog.list({ type: 'nope' }, { limit: 5, offset: 0 })).pagination.total).toBe(0);
     // The identity filters (list only): exact resource URL and exact MCP tool name.
-    expect(resources({ resource: 'https://a.example.com/2' })).toEqual(['https://a.example.com/2']);
-    expect(resources({ resource: 'https://a.example.com/2/' })).toEqual([]);
-    expect(resources({ resource: 'https://m.example.com/mcp', type: 'mcp', toolName: 'tool' })).toEqual(['https://m.example.com/mcp']);
-    expect(resources({ toolName: 'Tool' })).toEqual([]);
-    expect(resources({ resource: 'https://a.example.com/1', toolName: 'tool' })).toEqual([]);
+    expect(await resources({ resource: 'https://a.example.com/2' })).toEqual(['https://a.example.com/2']);
+    expect(await resources({ resource: 'https://a.example.com/2/' })).toEqual([]);
+    expect(await resources({ resource: 'https://m.example.com/mcp', type: 'mcp', toolName: 'tool' })).toEqual(['https://m.example.com/mcp']);
+    expect(await resources({ toolName: 'Tool' })).toEqual([]);
+    expect(await resources({ resource: 'https://a.example.com/1', toolName: 'tool' })).toEqual([]);
   });
 });
 
@@ -179,18 +179,18 @@ describe('store', () => {
     } finally {
       raw.close();
     }
-    t.catalog.close();
+    await t.catalog.close();
     const again = openCatalog({ dbPath: t.dbPath, logger: recordingLogger() });
     try {
-      expect(again.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
+      expect((await again.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
     } finally {
-      again.close();
+      await again.close();
     }
   });
 
   it('refuses a database from a newer schema version', async () => {
     const t = fresh();
-    t.catalog.close();
+    await t.catalog.close();
     const raw = new DatabaseSync(t.dbPath);
     raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
     raw.close();

@@ -45,6 +45,8 @@ describe('loadConfig', () => {
       feeMode: 'free',
       maxTransactionFeeStroops: 50000,
       logLevel: 'info',
+      readyMinBalanceStroops: 50_000_000,
+      readyMaxLedgerAgeSeconds: 30,
       headersTimeoutMs: 10000,
       requestTimeoutMs: 15000,
       maxConnectionsPerAddress: 256,
@@ -65,6 +67,8 @@ describe('loadConfig', () => {
       FEE_MODE: 'free',
       MAX_TRANSACTION_FEE_STROOPS: '1',
       LOG_LEVEL: 'debug',
+      READY_MIN_BALANCE_STROOPS: '0',
+      READY_MAX_LEDGER_AGE_SECONDS: '120',
       HEADERS_TIMEOUT_MS: '2000',
       REQUEST_TIMEOUT_MS: '3000',
       MAX_CONNECTIONS_PER_ADDRESS: '8',
@@ -78,6 +82,8 @@ describe('loadConfig', () => {
       dbPath: '/tmp/x/svc.db',
       maxTransactionFeeStroops: 1,
       logLevel: 'debug',
+      readyMinBalanceStroops: 0,
+      readyMaxLedgerAgeSeconds: 120,
       headersTimeoutMs: 2000,
       requestTimeoutMs: 3000,
       maxConnectionsPerAddress: 8,
@@ -89,6 +95,8 @@ describe('loadConfig', () => {
 
   it.each<[string, Record<string, string>, RegExp]>([
     ['SUBMITTER_SECRET', {}, /required/],
+    ['READY_MAX_LEDGER_AGE_SECONDS', { READY_MAX_LEDGER_AGE_SECONDS: '0' }, /integer from 1/],
+    ['READY_MIN_BALANCE_STROOPS', { READY_MIN_BALANCE_STROOPS: '5 XLM' }, /integer from 0/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: '   ' }, /required/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: 'hunter2' }, /not a valid Stellar secret seed/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: Keypair.random().publicKey() }, /not a valid/],
@@ -240,7 +248,8 @@ describe('npm start with a valid configuration', () => {
       const client = api(base);
       const health = await client.get('/health');
       expect(health.status).toBe(200);
-      expect(health.body).toMatchObject({ status: 'ok', port, submitters: [kp.publicKey()], dbPath });
+      expect(health.body).toMatchObject({ status: 'ok', port, submitters: [kp.publicKey()] });
+      expect(health.text).not.toContain(dbPath);
       const supported = await client.get('/supported');
       expect(supported.body.signers['stellar:*']).toEqual([kp.publicKey()]);
       const doc = await client.get('/openapi.yaml');

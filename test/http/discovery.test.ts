@@ -26,12 +26,12 @@ class InMemoryCatalog implements CatalogPort {
   async recordSettlement() {
     return null;
   }
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }) {
+  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }) {
     this.lastList = { filters, page };
     const items = this.items.slice(page.offset, page.offset + page.limit);
     return { x402Version: 2, items, pagination: { limit: page.limit, offset: page.offset, total: this.items.length } };
   }
-  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
+  async search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
     this.lastSearch = { query, filters, page };
     if (page.cursor !== undefined && page.cursor !== 'c2') throw new CatalogQueryError('svc_invalid_search_cursor', 'cursor was not issued for this query');
     const start = page.cursor === 'c2' ? 2 : 0;
@@ -126,7 +126,7 @@ describe('GET /discovery/resources', () => {
   it('a catalog fault → 500 svc_internal_error without its message', async () => {
     const broken: CatalogPort = {
       recordSettlement: async () => null,
-      list: () => {
+      list: async () => {
         throw new Error('SQLITE_CORRUPT secret detail');
       },
       search: () => {
@@ -180,9 +180,10 @@ describe('GET /discovery/search', () => {
     expect(res.body.error).toEqual({ code: 'svc_invalid_search_cursor', reason: 'cursor was not issued for this query' });
   });
 
-  it('wrong method → 404 svc_unknown_route', async () => {
+  it('wrong method → 405 svc_unknown_route with Allow', async () => {
     const res = await client.request('POST', '/discovery/search?query=a');
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
     expect(res.body.error.code).toBe('svc_unknown_route');
     expect(res.body.error.reason).toContain('accepts GET');
   });

@@ -102,7 +102,7 @@ describe('catalog', () => {
     'http://localhost:3000/x', 'http://[fd00:ec2::254]/x', 'http://100.100.100.200/x',
   ])('a listing at %s is refused with bazaar_resource_url_invalid', async (url) => {
     expect(await t.catalog.recordSettlement(settlement({ url }))).toMatchObject({ status: 'rejected', code: 'bazaar_resource_url_invalid' });
-    expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(0);
+    expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(0);
   });
 
   it('with the allow-list set, the same URL is recorded (npm run dev)', async () => {

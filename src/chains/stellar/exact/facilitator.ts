@@ -5,9 +5,9 @@
 import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
 import { defaultMessage, type SchemeCode, type VerifyCode } from '../../../codes.ts';
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
-import { confirmTransaction } from './confirm.ts';
+import { LedgerCloseClock, confirmTransaction } from './confirm.ts';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
-import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
+import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, clientPayer, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
 import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, SupportedKind, VerifyResult } from '../../../scheme/types.ts';
@@ -62,6 +62,7 @@ export class ExactStellarScheme implements PaymentScheme {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly ledgerTime: LedgerTimeEstimator;
+  private readonly closeClock = new LedgerCloseClock();
 
   constructor(options: ExactStellarSchemeOptions) {
     this.network = options.network;
@@ -164,9 +165,11 @@ export class ExactStellarScheme implements PaymentScheme {
       checkTransferEvents({ events: simulation.events, asset: transfer.asset, payer, payTo: transfer.to, amount: transfer.amount });
       return { ok: true, verified: { transfer, simulation, passphrase, fee } };
     } catch (err) {
-      if (err instanceof Rejection) return { ok: false, code: err.code, message: err.message, payer: err.payer ?? payer };
+      // Every rejection's payer passes through clientPayer: the one place that keeps svc's own
+      // signer out of `payer` (a verified transfer's `from` is never one, by checkFacilitatorSafety).
+      if (err instanceof Rejection) return { ok: false, code: err.code, message: err.message, payer: clientPayer(err.payer ?? payer, this.facilitator) };
       const message = err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describeError(err)}`;
-      return { ok: false, code: 'unexpected_verify_error', message, payer };
+      return { ok: false, code: 'unexpected_verify_error', message, payer: clientPayer(payer, this.facilitator) };
     }
   }
 
@@ -236,7 +239,7 @@ export class ExactStellarScheme implements PaymentScheme {
       }
     }
 
-    const outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep });
+    const outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep, clock: this.closeClock });
     if (outcome.kind === 'success') {
       this.log('settle', 'success', transfer.from, transfer.amount, hash);
       return { success: true, transaction: hash, network, payer: transfer.from };

@@ -153,6 +153,19 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
   return { tx, func, auth: op!.auth ?? [], opSource: op!.source, asset: contract, from: from!, to: to!, amount: amount! };
 }
 
+/**
+ * The payer a response may name: the transfer's `from`, unless it is (a muxed form of) a
+ * facilitator address — a response never calls svc's own signer the payer (openapi.yaml, `payer`).
+ */
+export function clientPayer(address: string | undefined, facilitator: ReadonlySet<string>): string | undefined {
+  if (address === undefined || address === '') return undefined;
+  try {
+    return facilitator.has(baseAccount(address)) ? undefined : address;
+  } catch {
+    return facilitator.has(address) ? undefined : address;
+  }
+}
+
 /** Step 4: no facilitator address as tx/op source, payer, or anywhere in an authorization entry. */
 export function checkFacilitatorSafety(transfer: DecodedTransfer, facilitator: ReadonlySet<string>): void {
   for (const source of [transfer.tx.source, transfer.opSource]) {
