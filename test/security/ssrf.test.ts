@@ -106,12 +106,15 @@ describe('catalog', () => {
   });
 
   it('with the allow-list set, the same URL is recorded (npm run dev)', async () => {
+    // The catalog's threads read the environment they start with, as svc's do.
     process.env.ALLOW_PRIVATE_TARGETS = '127.0.0.0/8';
+    const dev = tempCatalog();
     try {
-      expect(await t.catalog.recordSettlement(settlement({ url: 'http://127.0.0.1:8080/weather' }))).toEqual({ status: 'success' });
-      expect(await t.catalog.recordSettlement(settlement({ url: 'http://169.254.169.254/latest/meta-data/' }))).toMatchObject({ code: 'bazaar_resource_url_invalid' });
+      expect(await dev.catalog.recordSettlement(settlement({ url: 'http://127.0.0.1:8080/weather' }))).toEqual({ status: 'success' });
+      expect(await dev.catalog.recordSettlement(settlement({ url: 'http://169.254.169.254/latest/meta-data/' }))).toMatchObject({ code: 'bazaar_resource_url_invalid' });
     } finally {
       delete process.env.ALLOW_PRIVATE_TARGETS;
+      dev.close();
     }
   });
 });
