@@ -50,7 +50,7 @@ const readiness = new ReadinessProbe({
 });
 const app = createApp({ config, logger, scheme, catalog, metrics, readiness });
 try {
-  const running = await listen(app, config.port, '0.0.0.0');
+  const running = await listen(app, config.port, '0.0.0.0', config);
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'svc stopping');
