@@ -105,7 +105,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     catalog,
     app,
     async listen(port = config.port, host = '127.0.0.1') {
-      const running = await listen(app, port, host);
+      const running = await listen(app, port, host, config);
       servers.push(running);
       return running;
     },

@@ -217,7 +217,10 @@ export interface components {
             /** @description Token contract address (SEP-41 contract id). */
             asset: string;
             /**
-             * @description Integer in base units of the asset (USDC has 7 decimals, so `100000` is 0.01 USDC).
+             * @description Integer in base units of the asset (USDC has 7 decimals, so `100000` is 0.01 USDC), in canonical
+             *     decimal form: digits only, no sign, no leading zero (`0` itself is the one value that starts with
+             *     0). A non-canonical amount such as `01000` is not read as 1000: /verify answers
+             *     `invalid_exact_stellar_payload_wrong_amount` and /settle refuses it with the same reason.
              * @example 100000
              */
             amount: string;
@@ -473,7 +476,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 11 service envelope codes (SPEC §7.4).
+         * @description The 12 service envelope codes (SPEC §7.4).
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -485,10 +488,11 @@ export interface components {
          *     - `svc_missing_search_query`: The search query is missing or blank.
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
+         *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_catalog_busy";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy";
         /**
          * @description The 9 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
@@ -496,8 +500,8 @@ export interface components {
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
          *     - `bazaar_spec_validation_failed`: The bazaar extension violates the protocol invariants.
          *     - `bazaar_schema_validation_failed`: `info` does not validate against the client-supplied schema.
-         *     - `bazaar_schema_too_complex`: The client schema has more than 2000 nodes.
-         *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials.
+         *     - `bazaar_schema_too_complex`: The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or was not validated within its time budget.
+         *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
          *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
          *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
@@ -695,6 +699,27 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /**
+         * @description The request head or body did not arrive within the configured timeouts. Always the
+         *     ErrorEnvelope with code `svc_request_timeout`; the connection is closed after it.
+         */
+        RequestTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_request_timeout",
+                 *         "reason": "The request was not received within 10 s (head) / 15 s (whole request)."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
     };
     parameters: {
         /** @description Filter by resource type, e.g. `http` or `mcp`. */
@@ -784,6 +809,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["VerifyBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["VerifyTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["VerifyInternalError"];
@@ -817,6 +843,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["SettleBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["SettleTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["SettleInternalError"];
@@ -863,6 +890,7 @@ export interface operations {
                     "application/json": components["schemas"]["SupportedResponse"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -913,6 +941,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
@@ -958,6 +987,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
@@ -996,6 +1026,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1121,6 +1152,7 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };

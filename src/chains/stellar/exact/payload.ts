@@ -67,9 +67,14 @@ export function addressOf(value: xdr.ScVal | undefined): string | undefined {
   }
 }
 
-/** Requirements amount as a 128-bit-safe integer; rejects anything but base-unit digits. */
+/**
+ * Requirements amount as a 128-bit-safe integer. Only the canonical decimal form is accepted
+ * (openapi.yaml PaymentRequirements.amount): digits, no sign, no leading zero except "0" itself.
+ * "01000" is refused rather than read as 1000, so a seller, verify and settle can never disagree
+ * about which string named the price.
+ */
 export function parseAmount(amount: unknown): bigint | undefined {
-  if (typeof amount !== 'string' || !/^[0-9]{1,39}$/.test(amount)) return undefined;
+  if (typeof amount !== 'string' || !/^(0|[1-9][0-9]{0,38})$/.test(amount)) return undefined;
   const value = BigInt(amount);
   return value < 2n ** 127n ? value : undefined;
 }
