@@ -6,14 +6,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Keypair, StrKey } from '@stellar/stellar-sdk';
-
-export const NETWORKS = ['stellar:testnet', 'stellar:pubnet'] as const;
-export type StellarNetwork = (typeof NETWORKS)[number];
+import { DEFAULT_NETWORK, NETWORKS, defaultRpcUrl, isStellarNetwork, keypairFromSeed, type Keypair, type StellarNetwork } from './chains/stellar/index.ts';
 
 export const DEFAULTS = {
-  NETWORK: 'stellar:testnet' as StellarNetwork,
-  TESTNET_RPC_URL: 'https://soroban-testnet.stellar.org',
   PORT: 4021,
   DB_PATH: './data/svc.sqlite',
   FEE_MODE: 'free',
@@ -97,18 +92,19 @@ function read(env: Env, name: string): string | undefined {
 }
 
 function parseNetwork(env: Env): StellarNetwork {
-  const value = read(env, 'NETWORK') ?? DEFAULTS.NETWORK;
-  if (!(NETWORKS as readonly string[]).includes(value)) {
+  const value = read(env, 'NETWORK') ?? DEFAULT_NETWORK;
+  if (!isStellarNetwork(value)) {
     throw new ConfigError('NETWORK', `must be one of ${NETWORKS.join(', ')}; got ${JSON.stringify(value)}`);
   }
-  return value as StellarNetwork;
+  return value;
 }
 
 function parseRpcUrl(env: Env, network: StellarNetwork): string {
   const value = read(env, 'RPC_URL');
   if (value === undefined) {
-    if (network === 'stellar:pubnet') throw new ConfigError('RPC_URL', 'is required when NETWORK is stellar:pubnet');
-    return DEFAULTS.TESTNET_RPC_URL;
+    const fallback = defaultRpcUrl(network);
+    if (fallback === null) throw new ConfigError('RPC_URL', `is required when NETWORK is ${network}`);
+    return fallback;
   }
   let url: URL;
   try {
@@ -127,10 +123,9 @@ function parseRpcUrl(env: Env, network: StellarNetwork): string {
 /** Parses one seed; the message never quotes the value, not even partly. */
 function parseSeed(variable: string, value: string, position?: number): Keypair {
   const where = position === undefined ? '' : ` (entry ${position})`;
-  if (!StrKey.isValidEd25519SecretSeed(value)) {
-    throw new ConfigError(variable, `is not a valid Stellar secret seed${where} (expected 56 characters starting with S)`);
-  }
-  return Keypair.fromSecret(value);
+  const keypair = keypairFromSeed(value);
+  if (!keypair) throw new ConfigError(variable, `is not a valid Stellar secret seed${where} (expected 56 characters starting with S)`);
+  return keypair;
 }
 
 function parseSubmitters(env: Env): Keypair[] {

@@ -11,6 +11,7 @@
  */
 import createClient from 'openapi-fetch';
 import type { components, operations, paths } from '../generated/openapi.ts';
+import { X402_VERSION } from '../scheme/types.ts';
 
 type Schemas = components['schemas'];
 export type DiscoveryResource = Schemas['DiscoveryResource'];
@@ -120,7 +121,7 @@ export function createFacilitatorClient(baseUrl: string, options: FacilitatorCli
   }
 
   const envelope = (paymentPayload: unknown, paymentRequirements: unknown) =>
-    ({ x402Version: 2, paymentPayload, paymentRequirements }) as Schemas['FacilitatorRequest'];
+    ({ x402Version: X402_VERSION, paymentPayload, paymentRequirements }) as Schemas['FacilitatorRequest'];
 
   return {
     url,

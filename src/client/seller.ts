@@ -4,10 +4,11 @@
  * base64-JSON codec of the PAYMENT-* headers, and verify → serve → settle through a facilitator.
  * seller-http.ts (PAYMENT-* headers) and seller-mcp.ts (x402 MCP transport) are the two transports.
  */
-import type { PaymentPayload, PaymentRequirements } from '../scheme/types.ts';
+import { X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../scheme/types.ts';
+
+export { X402_VERSION };
 import { FacilitatorUnreachableError, type FacilitatorClient, type SettleResponse } from './facilitator.ts';
 
-export const X402_VERSION = 2;
 export const PAYMENT_REQUIRED_HEADER = 'PAYMENT-REQUIRED';
 export const PAYMENT_SIGNATURE_HEADER = 'PAYMENT-SIGNATURE';
 export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';

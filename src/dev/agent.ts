@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { ChainRpc } from '../chains/stellar/rpc.ts';
+import type { ChainRpc } from '../chains/stellar/index.ts';
 import { expectThat as check, type Trace } from './trace.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));

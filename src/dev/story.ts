@@ -5,10 +5,8 @@
  * appearing in svc's catalog and a search that finds it. Each step checks what it prints, so a
  * story that "completes" really happened; the result is returned for `--once` and the test.
  */
-import { Keypair } from '@stellar/stellar-sdk';
-import { createStellarPayment } from '../chains/stellar/exact/buyer.ts';
 import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header, type PaymentRequired } from '../client/seller.ts';
-import { createSdkRpc, type ChainRpc } from '../chains/stellar/rpc.ts';
+import { createSdkRpc, createStellarPayment, keypairFromSeed, type ChainRpc, type Keypair } from '../chains/stellar/index.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
 import type { AgentResult } from './agent.ts';
 import type { SellerEvent } from './sellers.ts';
@@ -128,7 +126,7 @@ export interface StoryOptions {
 export async function runStory({ trace, stack, events, sellerUrl, agent }: StoryOptions): Promise<StoryResult> {
   const result: StoryResult = { ok: false, payments: [], listed: [], searchHits: [] };
   const rpc = createSdkRpc({ url: stack.devnet.rpcUrl });
-  const buyer = Keypair.fromSecret(stack.accounts.buyer.secret);
+  const buyer = keypairFromSeed(stack.accounts.buyer.secret)!;
   try {
     result.payments.push(await payHttp(trace, stack, events, rpc, buyer, { url: `${sellerUrl}/weather?city=Lisbon&units=metric`, method: 'GET' }));
     result.payments.push(

@@ -13,8 +13,8 @@
  * | SVC_MCP_TIMEOUT_MS | 30000 | per request to the facilitator, a target or the RPC, 1000..300000 |
  * | ALLOW_PRIVATE_TARGETS | (none) | dev only: CIDRs paid_call may reach although not public (docs/SECURITY.md) |
  */
-import { Keypair, StrKey } from '@stellar/stellar-sdk';
-import { ConfigError, DEFAULTS, NETWORKS, type StellarNetwork } from '../config.ts';
+import { DEFAULT_NETWORK, NETWORKS, defaultRpcUrl, isStellarNetwork, keypairFromSeed, type Keypair, type StellarNetwork } from '../chains/stellar/index.ts';
+import { ConfigError } from '../config.ts';
 import { ALLOW_PRIVATE_TARGETS, parseAllowList } from '../net/private-addresses.ts';
 
 export const MCP_DEFAULTS = {
@@ -58,8 +58,8 @@ function httpUrl(variable: string, raw: string): string {
 export function loadMcpConfig(env: Record<string, string | undefined>): McpConfig {
   const facilitatorUrl = httpUrl('FACILITATOR_URL', env.FACILITATOR_URL?.trim() || MCP_DEFAULTS.FACILITATOR_URL);
 
-  const network = (env.NETWORK?.trim() || DEFAULTS.NETWORK) as StellarNetwork;
-  if (!NETWORKS.includes(network)) throw new ConfigError('NETWORK', `must be one of ${NETWORKS.join(', ')}.`);
+  const network = env.NETWORK?.trim() || DEFAULT_NETWORK;
+  if (!isStellarNetwork(network)) throw new ConfigError('NETWORK', `must be one of ${NETWORKS.join(', ')}.`);
 
   const rawMax = env.SVC_MCP_MAX_AMOUNT?.trim();
   let maxAmount: bigint = MCP_DEFAULTS.SVC_MCP_MAX_AMOUNT;
@@ -79,14 +79,14 @@ export function loadMcpConfig(env: Record<string, string | undefined>): McpConfi
   let wallet: Keypair | null = null;
   if (seed) {
     // The message never repeats the value, not even its length or first character.
-    if (!StrKey.isValidEd25519SecretSeed(seed)) throw new ConfigError('CLIENT_STELLAR_PRIVATE_KEY', 'is not a valid Stellar ed25519 secret seed (S…, 56 characters).');
-    wallet = Keypair.fromSecret(seed);
+    wallet = keypairFromSeed(seed) ?? null;
+    if (!wallet) throw new ConfigError('CLIENT_STELLAR_PRIVATE_KEY', 'is not a valid Stellar ed25519 secret seed (S…, 56 characters).');
   }
 
   let rpcUrl: string | null = null;
   const rawRpc = env.RPC_URL?.trim();
   if (rawRpc) rpcUrl = httpUrl('RPC_URL', rawRpc);
-  else if (wallet && network === 'stellar:testnet') rpcUrl = DEFAULTS.TESTNET_RPC_URL;
+  else if (wallet && defaultRpcUrl(network) !== null) rpcUrl = defaultRpcUrl(network);
   else if (wallet) throw new ConfigError('RPC_URL', `is required on ${network} when CLIENT_STELLAR_PRIVATE_KEY is set.`);
 
   try {

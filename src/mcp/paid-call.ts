@@ -4,12 +4,9 @@
  * 402, apply the spend policy, then pay with the shared buyer builder and return the target's
  * result plus the receipt {transaction, network, payer}. Nothing is signed before the policy passed.
  */
-import type { Keypair } from '@stellar/stellar-sdk';
-import { StellarPaymentError, createStellarPayment } from '../chains/stellar/exact/buyer.ts';
+import { StellarPaymentError, createStellarPayment, type ChainRpc, type Keypair, type LedgerTimeEstimator } from '../chains/stellar/index.ts';
 import type { DiscoveryResource, FacilitatorClient } from '../client/facilitator.ts';
 import type { PaymentRequired } from '../client/seller.ts';
-import type { LedgerTimeEstimator } from '../chains/stellar/ledger-time.ts';
-import type { ChainRpc } from '../chains/stellar/rpc.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
 import { checkListingRef, parseResourceId, type ListingRef } from './resource-id.ts';
 import { ToolFailure, argumentsObject, optionalObject, optionalString } from './results.ts';

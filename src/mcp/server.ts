@@ -7,8 +7,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { createFacilitatorClient, type FacilitatorClient } from '../client/facilitator.ts';
-import { LedgerTimeEstimator } from '../chains/stellar/ledger-time.ts';
-import { createSdkRpc, type ChainRpc } from '../chains/stellar/rpc.ts';
+import { LedgerTimeEstimator, createSdkRpc, type ChainRpc } from '../chains/stellar/index.ts';
 import { walletOf, type McpConfig } from './config.ts';
 import { paidCall, type PaidCallDeps } from './paid-call.ts';
 import { asToolResult } from './results.ts';

@@ -3,6 +3,8 @@ export { ExactStellarScheme, INCLUSION_FEE_STROOPS, type ExactStellarSchemeOptio
 export { createSdkRpc, RpcError, type ChainRpc, type Simulation, type Submission, type TransactionStatus, type LedgerStamp } from './rpc.ts';
 export { LedgerTimeEstimator, FALLBACK_LEDGER_SECONDS, expiryLedgerBound } from './ledger-time.ts';
 export { SubmitterPool, SignerSelectionError, type SubmitterLease } from './submitters.ts';
-export { NETWORK_PASSPHRASES } from './exact/payload.ts';
 export { createSchemeFromConfig } from './from-config.ts';
 export { stellarReadinessChecks } from './health.ts';
+export { STELLAR_NETWORKS, NETWORKS, DEFAULT_NETWORK, STELLAR_SIGNER_FAMILY, isStellarNetwork, networkPassphrase, defaultRpcUrl, type StellarNetwork } from './networks.ts';
+export { keypairFromSeed, type Keypair } from './keys.ts';
+export { createStellarPayment, StellarPaymentError, type CreateStellarPaymentOptions } from './exact/buyer.ts';

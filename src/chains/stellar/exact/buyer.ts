@@ -21,7 +21,9 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
-import { NETWORK_PASSPHRASES, X402_VERSION, parseAmount } from './payload.ts';
+import { X402_VERSION } from '../../../scheme/types.ts';
+import { networkPassphrase } from '../networks.ts';
+import { parseAmount } from './payload.ts';
 import { describeError, firstLine, type ChainRpc } from '../rpc.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
 
@@ -82,7 +84,7 @@ function invalid(message: string): never {
 export function checkRequirements(requirements: PaymentRequirements): string {
   if (!requirements || typeof requirements !== 'object') invalid('paymentRequirements must be an object.');
   if (requirements.scheme !== 'exact') invalid(`Scheme ${JSON.stringify(requirements.scheme)} is not "exact".`);
-  const passphrase = NETWORK_PASSPHRASES[requirements.network];
+  const passphrase = networkPassphrase(requirements.network);
   if (!passphrase) invalid(`Network ${JSON.stringify(requirements.network)} is not a known Stellar network.`);
   if (typeof requirements.asset !== 'string' || !StrKey.isValidContract(requirements.asset)) invalid('asset must be a C… contract address.');
   const payTo = requirements.payTo;

@@ -7,10 +7,11 @@ import { defaultMessage, type SchemeCode, type VerifyCode } from '../../../codes
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
 import { LedgerCloseClock, confirmTransaction } from './confirm.ts';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
-import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, clientPayer, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
+import { Rejection, SCHEME, checkFacilitatorSafety, clientPayer, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
-import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, SupportedKind, VerifyResult } from '../../../scheme/types.ts';
+import { X402_VERSION, type PaymentPayload, type PaymentRequirements, type PaymentScheme, type SchemeSupport, type SettleResult, type VerifyResult } from '../../../scheme/types.ts';
+import { STELLAR_SIGNER_FAMILY, type StellarNetwork } from '../networks.ts';
 
 /** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
 export const INCLUSION_FEE_STROOPS = 100n;
@@ -29,7 +30,7 @@ export interface PaymentLogger {
 }
 
 export interface ExactStellarSchemeOptions {
-  network: 'stellar:testnet' | 'stellar:pubnet';
+  network: StellarNetwork;
   rpc: ChainRpc;
   submitters: Keypair[];
   feeBump?: Keypair | null;
@@ -52,7 +53,7 @@ interface Verified {
 type Decision = { ok: true; verified: Verified } | { ok: false; code: VerifyCode; message: string; payer?: string };
 
 export class ExactStellarScheme implements PaymentScheme {
-  readonly network: 'stellar:testnet' | 'stellar:pubnet';
+  readonly network: StellarNetwork;
   readonly pool: SubmitterPool;
   private readonly rpc: ChainRpc;
   private readonly feeBump: Keypair | null;
@@ -77,10 +78,10 @@ export class ExactStellarScheme implements PaymentScheme {
     this.facilitator = new Set([...this.pool.addresses, ...(this.feeBump ? [this.feeBump.publicKey()] : [])]);
   }
 
-  supported(): { kinds: SupportedKind[]; signers: Record<string, string[]> } {
+  supported(): SchemeSupport {
     return {
       kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra: { areFeesSponsored: true } }],
-      signers: { 'stellar:*': [...this.facilitator] },
+      signers: { [STELLAR_SIGNER_FAMILY]: [...this.facilitator] },
     };
   }
 

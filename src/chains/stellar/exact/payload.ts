@@ -13,14 +13,9 @@ import {
   xdr,
 } from '@stellar/stellar-sdk';
 import type { VerifyCode } from '../../../codes.ts';
-import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
+import { X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../../scheme/types.ts';
+import { networkPassphrase } from '../networks.ts';
 
-export const NETWORK_PASSPHRASES: Record<string, string> = {
-  'stellar:testnet': 'Test SDF Network ; September 2015',
-  'stellar:pubnet': 'Public Global Stellar Network ; September 2015',
-};
-
-export const X402_VERSION = 2;
 export const SCHEME = 'exact';
 
 /** A rejection carrying its code and a human sentence specific to this payload. */
@@ -98,7 +93,7 @@ export function checkProtocol(payload: PaymentPayload, requirements: PaymentRequ
   if (acceptedNetwork !== undefined && acceptedNetwork !== requirements.network) {
     reject('network_mismatch', `paymentPayload.accepted.network ${JSON.stringify(acceptedNetwork)} differs from ${JSON.stringify(requirements.network)}.`);
   }
-  const passphrase = NETWORK_PASSPHRASES[requirements.network];
+  const passphrase = networkPassphrase(requirements.network);
   if (!passphrase) reject('invalid_network', `${JSON.stringify(requirements.network)} is not a known Stellar network.`);
   return passphrase!;
 }
