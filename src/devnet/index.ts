@@ -35,6 +35,8 @@ export interface StartDevnetExtraOptions extends StartDevnetOptions {
   now?: () => number;
   /** Ledgers of history kept for getLedgers / getTransaction. Default 17,280. */
   retentionLedgers?: number;
+  /** Minimum live time of a temporary entry (an authorization nonce), in ledgers. Default 17,280. */
+  minTempTtl?: number;
 }
 
 const info = (l: { sequence: number; closeTime: number }): LedgerInfo => ({ sequence: l.sequence, closeTime: l.closeTime });
@@ -79,7 +81,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   const ledgerMs = opts.ledgerMs ?? 5000;
   if (!Number.isFinite(ledgerMs) || ledgerMs < 0) throw new Error(`ledgerMs must be >= 0, got ${ledgerMs}`);
 
-  const ledger = new DevnetLedger({ random: opts.random, now: opts.now, retentionLedgers: opts.retentionLedgers });
+  const ledger = new DevnetLedger({ random: opts.random, now: opts.now, retentionLedgers: opts.retentionLedgers, minTempTtl: opts.minTempTtl });
   const faults = new Faults();
   const held = new Set<ServerResponse>();
   let friendbotUrl = '';

@@ -25,6 +25,22 @@ export class LedgerState {
   put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, ledger: number, liveUntil?: number): void {
     this.entries.set(keyId(key), { key, data, lastModified: ledger, liveUntil });
   }
+
+  /**
+   * Deletes temporary contract data (authorization nonces) whose live-until ledger is before
+   * `ledgerSeq`: the network deletes such entries, and the RPC already reports them as absent.
+   * Returns how many were deleted.
+   */
+  pruneExpiredTemporary(ledgerSeq: number): number {
+    let deleted = 0;
+    for (const [id, entry] of this.entries) {
+      if (entry.liveUntil === undefined || entry.liveUntil >= ledgerSeq) continue;
+      if (entry.key.type !== 'contractData' || entry.key.contractData.durability !== xdr.ContractDataDurability.temporary) continue;
+      this.entries.delete(id);
+      deleted += 1;
+    }
+    return deleted;
+  }
 }
 
 /** A recorded access: the key and whether it was written. */

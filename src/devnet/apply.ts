@@ -1,0 +1,189 @@
+/**
+ * Applying a valid transaction at ledger close: sequence consumed, fee charged, the contract
+ * invoked with its footprint and declared resources enforced, then the result, the meta (with
+ * CAP-67 fee events) and the transaction record getTransaction serves (docs/DEVNET.md).
+ */
+import { Asset, hash, xdr } from '@stellar/stellar-sdk';
+import { BASE_FEE, nonRefundableFee, refundableFee } from './fees.ts';
+import { HostError, type InvokeResult } from './host.ts';
+import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf } from './envelope.ts';
+import type { DevnetLedger, ParsedTx, TxRecord } from './ledger.ts';
+import { StateView } from './state.ts';
+import { accountKey, addressString, b64, contractIdBytes, i128, keyId, scAddress } from './xdr.ts';
+
+export function recordInternalError(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
+  const result = new xdr.TransactionResult({ feeCharged: 0n, result: xdr.TransactionResultResult.txInternalError(), ext: xdr.TransactionResultExt.v0() });
+  const meta = xdr.TransactionMeta.v4(
+    new xdr.TransactionMetaV4({ ext: xdr.ExtensionPoint.v0(), txChangesBefore: [], operations: [], txChangesAfter: [], sorobanMeta: null, events: [], diagnosticEvents: [] }),
+  );
+  const record: TxRecord = {
+    status: 'FAILED',
+    ledger: seq,
+    createdAt: closeTime,
+    applicationOrder: order,
+    feeBump: p.feeBump !== null,
+    envelopeXdr: b64(p.envelope),
+    resultXdr: b64(result),
+    resultMetaXdr: b64(meta),
+    transactionEventsXdr: [],
+    contractEventsXdr: [[]],
+    diagnosticEventsXdr: [],
+  };
+  ledger.txs.set(p.hash, record);
+  if (p.innerHash) ledger.txs.set(p.innerHash, record);
+}
+
+export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
+  const tx = p.tx;
+  const sd = tx.ext.type === 'sorobanData' ? tx.ext.sorobanData : null;
+  const before: xdr.LedgerEntryChange[] = [];
+  const snapshot = (g: string) => {
+    const e = ledger.state.get(accountKey(g))!;
+    before.push(xdr.LedgerEntryChange.ledgerEntryState(ledgerEntry(e)));
+  };
+  // Sequence consumed regardless of the outcome.
+  snapshot(p.source);
+  ledger.replaceAccount(p.source, { seqNum: tx.seqNum }, seq);
+  before.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(p.source))!)));
+
+  const op = tx.operations[0]!;
+  let res: InvokeResult | null = null;
+  let failure: 'trapped' | 'resourceLimitExceeded' | 'insufficientRefundableFee' | null = null;
+  let view: StateView | null = null;
+  const declared = sd ? declaredFromData(sd) : null;
+  let refundable = 0;
+  const ihf = op.body.type === 'invokeHostFunction' ? op.body.invokeHostFunctionOp : null;
+  const hf = ihf?.hostFunction;
+  if (ihf && hf && hf.type === 'hostFunctionTypeInvokeContract' && sd && declared) {
+    const call = hf.invokeContract;
+    view = new StateView(ledger.state, seq);
+    res = ledger.host.invoke(
+      { view, ledgerSeq: seq, source: muxedToG(op.sourceAccount ?? tx.sourceAccount), authMode: 'enforce', authEntries: ihf.auth, useUpgradedAuth: false, randomNonce: ledger.randomNonce },
+      addressString(call.contractAddress),
+      String(call.functionName),
+      call.args,
+    );
+    if (!res.ok) failure = 'trapped';
+    else {
+      const fp = sd.resources.footprint;
+      const ro = new Set(fp.readOnly.map(keyId));
+      const rw = new Set(fp.readWrite.map(keyId));
+      for (const [id, acc] of view.accesses) {
+        if (acc.write ? !rw.has(id) : !ro.has(id) && !rw.has(id)) {
+          failure = 'trapped';
+          res.error = new HostError('Storage', 'ExceededLimit', 'trying to access contract storage key outside of the footprint');
+          break;
+        }
+      }
+      if (!failure) {
+        const used = declaredResources(view, footprintOf(view));
+        if (used.diskReadBytes > declared.diskReadBytes || used.writeBytes > declared.writeBytes || used.instructions > declared.instructions) failure = 'resourceLimitExceeded';
+      }
+      if (!failure) {
+        refundable = refundableFee(refundablesOf(res, seq));
+        const budget = Number(sd.resourceFee) - nonRefundableFee(declared, p.innerEnvelopeSize);
+        if (refundable > budget) failure = 'insufficientRefundableFee';
+      }
+    }
+  } else {
+    failure = 'trapped';
+  }
+  if (failure) refundable = 0;
+  const nonRefundable = declared ? nonRefundableFee(declared, p.innerEnvelopeSize) : 0;
+  const inclusion = BASE_FEE * p.numOps;
+  const charged = BigInt(inclusion + nonRefundable + refundable);
+
+  // Fee charged to the fee source, success or not.
+  snapshot(p.feeSource);
+  const payer = ledger.account(p.feeSource)!;
+  ledger.replaceAccount(p.feeSource, { balance: payer.balance - charged }, seq);
+  before.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(p.feeSource))!)));
+
+  const opChanges: xdr.LedgerEntryChange[] = [];
+  if (!failure && view) {
+    for (const [id, after] of view.changed()) {
+      const prev = view.original(id);
+      if (prev) opChanges.push(xdr.LedgerEntryChange.ledgerEntryState(ledgerEntry(prev)));
+      if (after) opChanges.push(prev ? xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(after)) : xdr.LedgerEntryChange.ledgerEntryCreated(ledgerEntry(after)));
+      else opChanges.push(xdr.LedgerEntryChange.ledgerEntryRemoved(prev!.key));
+    }
+    view.commit();
+  }
+  const ok = !failure && res !== null;
+  const contractEvents = ok ? res!.contractEvents : [];
+  const retval = ok ? res!.retval : xdr.ScVal.scvVoid();
+  const ihfResult = ok
+    ? xdr.InvokeHostFunctionResult.invokeHostFunctionSuccess(hash(new xdr.InvokeHostFunctionSuccessPreImage({ returnValue: retval, events: contractEvents }).toXdr()))
+    : failure === 'resourceLimitExceeded'
+      ? xdr.InvokeHostFunctionResult.invokeHostFunctionResourceLimitExceeded()
+      : failure === 'insufficientRefundableFee'
+        ? xdr.InvokeHostFunctionResult.invokeHostFunctionInsufficientRefundableFee()
+        : xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped();
+  const opResults = [xdr.OperationResult.opInner(xdr.OperationResultTr.invokeHostFunction(ihfResult))];
+  let result: xdr.TransactionResultResult;
+  if (p.feeBump) {
+    const innerRes = new xdr.InnerTransactionResult({
+      feeCharged: 0n,
+      result: ok ? xdr.InnerTransactionResultResult.txSuccess(opResults) : xdr.InnerTransactionResultResult.txFailed(opResults),
+      ext: xdr.InnerTransactionResultExt.v0(),
+    });
+    const pair = new xdr.InnerTransactionResultPair({ transactionHash: Buffer.from(p.innerHash!, 'hex'), result: innerRes });
+    result = ok ? xdr.TransactionResultResult.txFeeBumpInnerSuccess(pair) : xdr.TransactionResultResult.txFeeBumpInnerFailed(pair);
+  } else {
+    result = ok ? xdr.TransactionResultResult.txSuccess(opResults) : xdr.TransactionResultResult.txFailed(opResults);
+  }
+  const txResult = new xdr.TransactionResult({ feeCharged: charged, result, ext: xdr.TransactionResultExt.v0() });
+
+  // CAP-67 fee events: the full fee charged up front, then the refund (negative).
+  const nativeSac = Asset.native().contractId(ledger.networkPassphrase);
+  const feeEvent = (amount: bigint, stage: xdr.TransactionEventStage) =>
+    new xdr.TransactionEvent({
+      stage,
+      event: new xdr.ContractEvent({
+        ext: xdr.ExtensionPoint.v0(),
+        contractId: new xdr.ContractId(contractIdBytes(nativeSac)),
+        type: xdr.ContractEventType.contract,
+        body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics: [xdr.ScVal.scvSymbol('fee'), xdr.ScVal.scvAddress(scAddress(p.feeSource))], data: i128(amount) })),
+      }),
+    });
+  const declaredFee = (p.feeBump ? p.fee : BigInt(tx.fee));
+  const txEvents = [feeEvent(declaredFee, xdr.TransactionEventStage.transactionEventStageBeforeAllTxs), feeEvent(charged - declaredFee, xdr.TransactionEventStage.transactionEventStageAfterAllTxs)];
+
+  const diagnosticEvents = res ? (ok ? res.diagnostics : res.diagnostics.map((d) => new xdr.DiagnosticEvent({ inSuccessfulContractCall: false, event: d.event }))) : [];
+  const meta = xdr.TransactionMeta.v4(
+    new xdr.TransactionMetaV4({
+      ext: xdr.ExtensionPoint.v0(),
+      txChangesBefore: before,
+      operations: [new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes: opChanges, events: contractEvents })],
+      txChangesAfter: [],
+      sorobanMeta: new xdr.SorobanTransactionMetaV2({
+        ext: xdr.SorobanTransactionMetaExt.v1(
+          new xdr.SorobanTransactionMetaExtV1({
+            ext: xdr.ExtensionPoint.v0(),
+            totalNonRefundableResourceFeeCharged: BigInt(nonRefundable),
+            totalRefundableResourceFeeCharged: BigInt(refundable),
+            rentFeeCharged: 0n,
+          }),
+        ),
+        returnValue: ok ? retval : null,
+      }),
+      events: txEvents,
+      diagnosticEvents,
+    }),
+  );
+  const record: TxRecord = {
+    status: ok ? 'SUCCESS' : 'FAILED',
+    ledger: seq,
+    createdAt: closeTime,
+    applicationOrder: order,
+    feeBump: p.feeBump !== null,
+    envelopeXdr: b64(p.envelope),
+    resultXdr: b64(txResult),
+    resultMetaXdr: b64(meta),
+    transactionEventsXdr: txEvents.map(b64),
+    diagnosticEventsXdr: diagnosticEvents.map(b64),
+    contractEventsXdr: [contractEvents.map(b64)],
+  };
+  ledger.txs.set(p.hash, record);
+  if (p.innerHash) ledger.txs.set(p.innerHash, record);
+}

@@ -1,0 +1,69 @@
+/**
+ * simulateTransaction on the devnet: the invocation run against a discarded view of the
+ * latest ledger, returning the footprint, resources, fee, auth and state changes a client
+ * builds its transaction from (docs/DEVNET.md). Side-effect free.
+ */
+import { xdr } from '@stellar/stellar-sdk';
+import { nonRefundableFee, refundableFee } from './fees.ts';
+import type { AuthMode } from './host.ts';
+import { debugHostError, declaredResources, decodeEnvelope, estimateSignedSize, footprintOf, innerTx, ledgerEntry, muxedToG, refundablesOf } from './envelope.ts';
+import type { DevnetLedger, SimulateOptions } from './ledger.ts';
+import { StateView } from './state.ts';
+import { addressString, b64, keyId } from './xdr.ts';
+
+export function simulateTransaction(ledger: DevnetLedger, envelopeB64: string, opts: SimulateOptions = {}): Record<string, unknown> {
+  const latest = ledger.latest();
+  const envelope = decodeEnvelope(envelopeB64);
+  const tx = innerTx(envelope);
+  const fail = (error: string, events: string[] = []) => ({ error, events, latestLedger: latest.sequence });
+  if (tx.operations.length !== 1) return fail(tx.operations.length === 0 ? 'Transaction contains no operations' : 'Transaction contains more than one operation');
+  if (tx.memo.type !== 'memoNone') return fail('Transaction contains a memo, which is not supported for Soroban transactions');
+  const op = tx.operations[0]!;
+  if (op.body.type !== 'invokeHostFunction') return fail(`simulation of ${op.body.type} operations is not supported by the devnet`);
+  const ihf = op.body.invokeHostFunctionOp;
+  if (ihf.hostFunction.type !== 'hostFunctionTypeInvokeContract') return fail('only contract invocations are modelled by the devnet');
+  const authMode: AuthMode = opts.authMode ?? (ihf.auth.length > 0 ? 'enforce' : 'record');
+  if (authMode !== 'enforce' && ihf.auth.length > 0) return fail(`cannot set authMode to '${authMode}' with an auth footprint`);
+  const source = muxedToG(op.sourceAccount ?? tx.sourceAccount);
+  const seq = latest.sequence;
+  const view = new StateView(ledger.state, seq);
+  const call = ihf.hostFunction.invokeContract;
+  const res = ledger.host.invoke(
+    { view, ledgerSeq: seq, source, authMode, authEntries: ihf.auth, useUpgradedAuth: opts.useUpgradedAuth ?? false, randomNonce: ledger.randomNonce },
+    addressString(call.contractAddress),
+    String(call.functionName),
+    call.args,
+  );
+  const events = res.diagnostics.map(b64);
+  if (!res.ok) return fail(debugHostError(res.error!, res), events);
+
+  const footprint = footprintOf(view);
+  const resources = declaredResources(view, footprint);
+  const sorobanData = (resourceFee: bigint) =>
+    new xdr.SorobanTransactionData({
+      ext: xdr.SorobanTransactionDataExt.v0(),
+      resources: new xdr.SorobanResources({ footprint, instructions: resources.instructions, diskReadBytes: resources.diskReadBytes, writeBytes: resources.writeBytes }),
+      resourceFee,
+    });
+  const auth = authMode === 'enforce' ? ihf.auth : res.recordedAuth;
+  const txSize = estimateSignedSize(envelope, tx, sorobanData(0n), auth);
+  const refundable = refundableFee(refundablesOf(res, seq));
+  const resourceFee = BigInt(nonRefundableFee(resources, txSize) + refundable);
+  const stateChanges = view.changed().map(([id, after]) => {
+    const before = view.original(id);
+    return {
+      type: before ? (after ? 'updated' : 'deleted') : 'created',
+      key: keyId(after?.key ?? before!.key),
+      before: before ? b64(ledgerEntry(before)) : null,
+      after: after ? b64(ledgerEntry(after)) : null,
+    };
+  });
+  return {
+    latestLedger: seq,
+    minResourceFee: resourceFee.toString(),
+    transactionData: b64(sorobanData(resourceFee)),
+    events,
+    results: [{ auth: authMode === 'enforce' ? [] : res.recordedAuth.map(b64), xdr: b64(res.retval) }],
+    stateChanges,
+  };
+}
