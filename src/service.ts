@@ -58,7 +58,7 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
     return { catalog, close: () => catalog.close() };
   } catch (err) {
     logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');
-    return { catalog: unavailableCatalog(config.dbPath), close: async () => undefined };
+    return { catalog: unavailableCatalog(config.dbPath), close: () => Promise.resolve() };
   }
 }
 
@@ -71,7 +71,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const stellar = overrides.schemes ? undefined : createSchemeFromConfig(config, logger, wrapRpc);
   const schemes = overrides.schemes ?? [stellar!];
 
-  const opened = overrides.catalog ? { catalog: overrides.catalog, close: async () => undefined } : openConfiguredCatalog(config, logger);
+  const opened = overrides.catalog ? { catalog: overrides.catalog, close: () => Promise.resolve() } : openConfiguredCatalog(config, logger);
   const catalog = instrumentCatalog(opened.catalog, metrics);
 
   const registry = new SchemeRegistry();

@@ -78,8 +78,8 @@ function envelopeCode(error: unknown): { code?: string; reason?: string } {
 function decodeHeaderJson(value: string | null): Record<string, unknown> | undefined {
   if (!value) return undefined;
   try {
-    const parsed = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : undefined;
+    const parsed: unknown = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

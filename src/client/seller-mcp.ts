@@ -89,14 +89,14 @@ export async function callPaidTool(tool: PaidTool, offer: PaidOffer, args: Recor
 
 function mcpServerFor(tools: PaidTool[], offerOf: (tool: PaidTool) => PaidOffer): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}.`);
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    return callPaidTool(tool, offerOf(tool), args, request.params._meta as Record<string, unknown> | undefined);
+    const args = (request.params.arguments ?? {});
+    return callPaidTool(tool, offerOf(tool), args, request.params._meta);
   });
   return server;
 }

@@ -42,9 +42,9 @@ export interface BazaarExtension {
 }
 
 const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
-const QUERY_METHODS = ['GET', 'HEAD', 'DELETE'] as const;
+type QueryMethod = 'GET' | 'HEAD' | 'DELETE';
 const BODY_METHODS = ['POST', 'PUT', 'PATCH'] as const;
-export type HttpMethod = (typeof QUERY_METHODS)[number] | (typeof BODY_METHODS)[number];
+export type HttpMethod = QueryMethod | (typeof BODY_METHODS)[number];
 
 export const isBodyMethod = (method: string): boolean => (BODY_METHODS as readonly string[]).includes(method.toUpperCase());
 
@@ -124,8 +124,8 @@ export function encodeX402Header(value: unknown): string {
 export function decodeX402Header(value: string | null | undefined): Record<string, unknown> | undefined {
   if (typeof value !== 'string' || value.length === 0 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(value.trim())) return undefined;
   try {
-    const parsed = JSON.parse(Buffer.from(value.trim(), 'base64').toString('utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : undefined;
+    const parsed: unknown = JSON.parse(Buffer.from(value.trim(), 'base64').toString('utf8'));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const dataDir = resolve(args['data-dir']!);
+  const dataDir = resolve(args['data-dir']);
   const ports = args.ephemeral ? { svc: 0, sellers: 0, mcpSeller: 0, devnet: 0, devnetHttps: 0 } : DEV_PORTS;
   const trace = createTrace();
   const started = performance.now();

@@ -32,7 +32,10 @@ export interface SellerEvent {
 
 /** The facilitator client with every verify / settle reported to `record` (decorator). */
 export function observedFacilitator(inner: FacilitatorClient, record: (event: SellerEvent) => void): FacilitatorClient {
-  const resourceOf = (payload: unknown) => String((payload as { resource?: { url?: unknown } })?.resource?.url ?? '');
+  const resourceOf = (payload: unknown) => {
+    const url = (payload as { resource?: { url?: unknown } } | undefined)?.resource?.url;
+    return typeof url === 'string' ? url : '';
+  };
   return {
     url: inner.url,
     supported: () => inner.supported(),

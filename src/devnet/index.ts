@@ -86,7 +86,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   const held = new Set<ServerResponse>();
   let friendbotUrl = '';
   const ctx: RpcContext = { ledger, faults, friendbotUrl: () => friendbotUrl, held };
-  const fundVia = async (addr: string, usdc: bigint | undefined) => ledger.fund(addr, { usdc });
+  const fundVia = (addr: string, usdc: bigint | undefined) => Promise.resolve(ledger.fund(addr, { usdc }));
   const listener = makeRequestListener(ctx, fundVia);
 
   const httpServer = http.createServer((req, res) => void listener(req, res));
@@ -124,10 +124,10 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     }, ledgerMs);
   }
 
-  const createAccount = async (fo: FundOptions = {}): Promise<DevAccount> => {
+  const createAccount = (fo: FundOptions = {}): Promise<DevAccount> => {
     const kp = opts.random ? Keypair.fromRawEd25519Seed(Buffer.from(opts.random().subarray(0, 32))) : Keypair.random();
     ledger.fund(kp.publicKey(), fo);
-    return { publicKey: kp.publicKey(), secret: kp.secret() };
+    return Promise.resolve({ publicKey: kp.publicKey(), secret: kp.secret() });
   };
 
   const demoAccounts: DevAccount[] = [];
@@ -145,11 +145,11 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     customToken: { contractId: ledger.custom.contractId, decimals: 7 },
     demoAccounts,
     ledger,
-    closeLedger: async () => closeLedger(),
+    closeLedger: () => Promise.resolve(closeLedger()),
     latestLedger: () => info(ledger.latest()),
     createAccount,
-    fund: async (publicKey, fo) => ledger.fund(publicKey, fo),
-    mintCustomToken: async (address, amount) => ledger.mint(ledger.custom, address, amount),
+    fund: (publicKey, fo) => Promise.resolve(ledger.fund(publicKey, fo)),
+    mintCustomToken: (address, amount) => Promise.resolve(ledger.mint(ledger.custom, address, amount)),
     balances: (address) => {
       const acct = address.startsWith('G') ? ledger.account(address) : null;
       return {

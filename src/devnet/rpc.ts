@@ -159,7 +159,7 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
       }
       if (p.useUpgradedAuth !== undefined && typeof p.useUpgradedAuth !== 'boolean') throw new RpcParamError('useUpgradedAuth must be a boolean');
       return ledger.simulate(p.transaction as string, {
-        authMode: authMode === '' || authMode === undefined ? undefined : (authMode as 'enforce'),
+        authMode: authMode === '' || authMode === undefined ? undefined : (authMode),
         useUpgradedAuth: p.useUpgradedAuth === true,
       });
     },
@@ -238,7 +238,7 @@ function readBody(req: IncomingMessage): Promise<string | null> {
 const rpcError = (id: unknown, error: RpcError) => ({ jsonrpc: '2.0', id: id ?? null, error });
 
 /** Answer one JSON-RPC request object; `undefined` means "hold the connection" (timeout fault). */
-async function answerOne(ctx: RpcContext, handlers: Record<RpcMethod, Handler>, req: unknown): Promise<unknown | { httpStatus: number } | undefined> {
+async function answerOne(ctx: RpcContext, handlers: Record<RpcMethod, Handler>, req: unknown): Promise<unknown> {
   if (!isObject(req) || req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
     return rpcError(isObject(req) ? req.id : null, { code: -32600, message: 'invalid request' });
   }

@@ -108,7 +108,7 @@ export function mapEntry(key: xdr.ScVal, val: xdr.ScVal): xdr.ScMapEntry {
   return new xdr.ScMapEntry({ key, val });
 }
 
-export const networkIdOf = (passphrase: string): Uint8Array => hash(new TextEncoder().encode(passphrase) as never);
+export const networkIdOf = (passphrase: string): Uint8Array => hash(new TextEncoder().encode(passphrase));
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 

@@ -48,7 +48,8 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
-  return `${typeof value} ${String(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return `${typeof value} ${String(value)}`;
+  return `a ${typeof value}`;
 }
 
 function envelopeOf(state: SvcState): PaymentEnvelope {

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { OpenAPIBackend, type Operation, type Request as OpenApiRequest } from 'openapi-backend';
+import { OpenAPIBackend, type Document, type Operation, type Request as OpenApiRequest } from 'openapi-backend';
 import { parse } from 'yaml';
 
 export const OPENAPI_PATH = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
@@ -41,7 +41,7 @@ export function addFormats<A extends { addFormat(name: string, format: (value: s
 
 export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   const yaml = readFileSync(path, 'utf8');
-  const definition = parse(yaml);
+  const definition = parse(yaml) as Document & { paths: Record<string, Record<string, { operationId: string }>> };
   const backend = new OpenApi31Backend({
     definition,
     strict: true,
@@ -56,7 +56,7 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   // unhandled rejection that kills the process.
   ready.catch(() => undefined);
   const routes: ApiContract['routes'] = [];
-  for (const [path, item] of Object.entries(definition.paths as Record<string, Record<string, { operationId: string }>>)) {
+  for (const [path, item] of Object.entries(definition.paths)) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']) {
       const operation = item[method];
       if (operation) routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId });
@@ -67,7 +67,7 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
 
 /** The operation for this method + path, or undefined. */
 export function matchOperation(contract: ApiContract, method: string, path: string): Operation | undefined {
-  return contract.backend.router.matchOperation({ method, path, headers: {} } as OpenApiRequest);
+  return contract.backend.router.matchOperation({ method, path, headers: {} });
 }
 
 /** The methods a known path accepts (empty for an unknown path). */

@@ -137,7 +137,7 @@ export function jsonObjectBody(): SvcMiddleware {
     if (!ctx.is('application/json')) {
       throw new HttpError(400, 'svc_malformed_request_body', 'The request body must be JSON with Content-Type application/json.');
     }
-    await parseJson(ctx, async () => undefined);
+    await parseJson(ctx, () => Promise.resolve());
     const body: unknown = ctx.request.body;
     if (ctx.request.rawBody === '' || ctx.request.rawBody === undefined) {
       throw new HttpError(400, 'svc_malformed_request_body', 'The request body is absent; send a JSON object.');

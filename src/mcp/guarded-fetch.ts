@@ -38,7 +38,7 @@ export function guardedFetch(allow: AllowList): typeof fetch {
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });
   };
-  const connectChecked = buildConnector({ lookup: checkedLookup as never });
+  const connectChecked = buildConnector({ lookup: checkedLookup });
   const agent = new Agent({
     connect: (options, callback) => {
       // IP literals are not looked up by the socket layer, so they are checked here.
@@ -47,5 +47,5 @@ export function guardedFetch(allow: AllowList): typeof fetch {
       return connectChecked(options, callback);
     },
   });
-  return ((input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher: agent } as never)) as unknown as typeof fetch;
+  return (input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher: agent });
 }

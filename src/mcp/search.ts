@@ -28,7 +28,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 
 /** The bazaar `info.input` of a listing (empty object when absent). */
 export function listingInput(listing: DiscoveryResource): Record<string, unknown> {
-  const bazaar = (listing.extensions as Record<string, unknown> | undefined)?.bazaar;
+  const bazaar = (listing.extensions)?.bazaar;
   const input = isPlainObject(bazaar) && isPlainObject(bazaar.info) ? bazaar.info.input : undefined;
   return isPlainObject(input) ? input : {};
 }
@@ -43,7 +43,7 @@ function callingConvention(listing: DiscoveryResource): Record<string, unknown> 
   if (listing.type === 'mcp') {
     return { type: 'mcp', toolName: str(input.toolName) ?? '', inputSchema: input.inputSchema ?? null, transport: str(input.transport) ?? 'streamable-http', ...(input.example !== undefined ? { example: input.example } : {}) };
   }
-  const bazaar = (listing.extensions as Record<string, unknown> | undefined)?.bazaar;
+  const bazaar = (listing.extensions)?.bazaar;
   const schema = isPlainObject(bazaar) ? bazaar.schema : undefined;
   // The declared input schema sits at schema.properties.input.properties.{queryParams|body}.
   const inputProps = isPlainObject(schema) && isPlainObject(schema.properties) && isPlainObject(schema.properties.input) ? schema.properties.input.properties : undefined;

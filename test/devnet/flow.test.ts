@@ -142,7 +142,7 @@ describe('determinism', () => {
         return b;
       };
       let t = base;
-      const d = await startDevnet({ ledgerMs: 0, random, now: () => (t += 1000) } as Parameters<typeof startDevnet>[0]);
+      const d = await startDevnet({ ledgerMs: 0, random, now: () => (t += 1000) });
       try {
         const srv = server(d);
         const payer = await d.createAccount({ usdc: 1_000n });

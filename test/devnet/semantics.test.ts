@@ -28,7 +28,7 @@ let s: rpc.Server;
 let submitter: Keypair;
 
 beforeAll(async () => {
-  devnet = (await startDevnet({ ledgerMs: 0 })) as typeof devnet;
+  devnet = (await startDevnet({ ledgerMs: 0 }));
   s = server(devnet);
   submitter = Keypair.fromSecret((await devnet.createAccount()).secret);
 });
@@ -118,7 +118,7 @@ describe('authorization', () => {
     const ok = await s.simulateTransaction(atEdge.withAuth);
     expect(rpc.Api.isSimulationSuccess(ok)).toBe(true);
     // Applied in ledger latest+1, the same entry has expired.
-    const assembled = rpc.assembleTransaction(atEdge.withAuth, ok as rpc.Api.SimulateTransactionSuccessResponse).build();
+    const assembled = rpc.assembleTransaction(atEdge.withAuth, ok).build();
     assembled.sign(submitter);
     const { got } = await submitAndClose(devnet, s, assembled);
     expect(got?.status).toBe('FAILED');

@@ -245,7 +245,7 @@ describe('sendTransaction validation', () => {
   });
 
   it('history is bounded by the retention window: old ledgers and transactions are forgotten', async () => {
-    const small = await startDevnet({ ledgerMs: 0, retentionLedgers: 10 } as Parameters<typeof startDevnet>[0]);
+    const small = await startDevnet({ ledgerMs: 0, retentionLedgers: 10 });
     try {
       const ss = server(small);
       const payer = await small.createAccount({ usdc: 100n });

@@ -79,17 +79,17 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     const client = new ExactClient(createEd25519Signer(payer.secret, 'stellar:testnet'), rpcConfig);
     const req = requirements(payee.publicKey, '2500000');
     const started = Date.now();
-    const partial = await client.createPaymentPayload(2, req as never);
+    const partial = await client.createPaymentPayload(2, req);
     expect(Date.now() - started).toBeLessThan(10_000); // the Horizon fallback does not hang
     expect(offline.blockedLookups).toContain('horizon-testnet.stellar.org'); // it tried, and was refused offline
     const payload = { ...partial, accepted: req, resource: { url: 'https://example.test/paid', description: 'test', mimeType: 'text/plain' } };
 
     const facilitator = new ExactFacilitator([createEd25519Signer(facilitatorAcct.secret, 'stellar:testnet')], { rpcConfig, areFeesSponsored: true });
-    const verified = await facilitator.verify(payload as never, req as never);
+    const verified = await facilitator.verify(payload, req);
     expect(verified).toMatchObject({ isValid: true, payer: payer.publicKey });
 
     const before = { payer: devnet.balances(payer.publicKey), payee: devnet.balances(payee.publicKey), fac: devnet.balances(facilitatorAcct.publicKey) };
-    const settled = await facilitator.settle(payload as never, req as never);
+    const settled = await facilitator.settle(payload, req);
     expect(settled).toMatchObject({ success: true, network: 'stellar:testnet', payer: payer.publicKey });
     expect(settled.transaction).toMatch(/^[0-9a-f]{64}$/);
 
@@ -104,16 +104,16 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
 
     // A tampered payload (amount changed after signing) is rejected by the stock facilitator.
     const tamperedReq = { ...req, amount: '2500001' };
-    const tamperedVerify = await facilitator.verify({ ...payload, accepted: tamperedReq } as never, tamperedReq as never);
+    const tamperedVerify = await facilitator.verify({ ...payload, accepted: tamperedReq }, tamperedReq);
     expect(tamperedVerify.isValid).toBe(false);
     // A flipped signature byte: the devnet's enforce simulation fails, so the facilitator refuses.
     const badSig = { ...payload, payload: { transaction: flipAuthSignatureByte(payload.payload.transaction as string) } };
-    const badSigVerify = await facilitator.verify(badSig as never, req as never);
+    const badSigVerify = await facilitator.verify(badSig, req);
     expect(badSigVerify).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_simulation_failed' });
 
-    const replay = await facilitator.settle(payload as never, req as never);
+    const replay = await facilitator.settle(payload, req);
     expect(replay.success).toBe(false);
-    const reverify = await facilitator.verify(payload as never, req as never);
+    const reverify = await facilitator.verify(payload, req);
     expect(reverify.isValid).toBe(false);
     expect(reverify.invalidReason).toBe('invalid_exact_stellar_payload_simulation_failed');
   });
@@ -126,14 +126,14 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     const rpcConfig = { url: devnet.httpsRpcUrl! };
     const client = new ExactClient(createEd25519Signer(payer.secret, 'stellar:testnet'), rpcConfig);
     const req = requirements(payee.publicKey, '1000');
-    const payload = { ...(await client.createPaymentPayload(2, req as never)), accepted: req };
+    const payload = { ...(await client.createPaymentPayload(2, req)), accepted: req };
     const facilitator = new ExactFacilitator([createEd25519Signer(fac.secret, 'stellar:testnet')], {
       rpcConfig,
       areFeesSponsored: true,
       feeBumpSigner: createEd25519Signer(bumper.secret, 'stellar:testnet'),
     });
     const before = devnet.balances(bumper.publicKey).xlm;
-    const settled = await facilitator.settle(payload as never, req as never);
+    const settled = await facilitator.settle(payload, req);
     expect(settled.success).toBe(true);
     const s = new rpc.Server(devnet.rpcUrl, { allowHttp: true });
     const outer = await s.getTransaction(settled.transaction);

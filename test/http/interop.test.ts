@@ -87,7 +87,7 @@ describe('@x402/core HTTPFacilitatorClient', () => {
   });
 
   it('settle parses and reads EXTENSION-RESPONSES', async () => {
-    const result = await client().settle(payload as never, requirements);
+    const result = await client().settle(payload, requirements);
     expect(result).toMatchObject({ success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER });
     expect((result as { extensionResponses?: unknown }).extensionResponses).toEqual({ bazaar: { status: 'success' } });
   });

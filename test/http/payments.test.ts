@@ -147,7 +147,7 @@ describe.each(routes)('POST $path envelope errors', ({ path, code, message, flag
       body: stream,
       headers: { 'content-type': 'application/json' },
       duplex: 'half',
-    } as RequestInit);
+    });
     const res2 = await expectResponseMatchesContract(chunked, { method: 'POST', path });
     expect(res2.status).toBe(413);
     expect(res2.body[code]).toBe('svc_malformed_request_body');

@@ -46,7 +46,7 @@ export function requirementsFor(payTo: string, overrides: Partial<PaymentRequire
 export function transferInvocation(contract: string, args: xdr.ScVal[], sub: xdr.SorobanAuthorizedInvocation[] = []): xdr.SorobanAuthorizedInvocation {
   return new xdr.SorobanAuthorizedInvocation({
     function: xdr.SorobanAuthorizedFunction.sorobanAuthorizedFunctionTypeContractFn(
-      new xdr.InvokeContractArgs({ contractAddress: Address.fromString(contract).toScAddress(), functionName: 'transfer' as never, args }),
+      new xdr.InvokeContractArgs({ contractAddress: Address.fromString(contract).toScAddress(), functionName: 'transfer', args }),
     ),
     subInvocations: sub,
   });
@@ -98,7 +98,7 @@ export async function signedEntry(signer: Keypair, invocation: xdr.SorobanAuthor
 export function unsignedEntry(address: string, invocation: xdr.SorobanAuthorizedInvocation, expiration = 0): xdr.SorobanAuthorizationEntry {
   return new xdr.SorobanAuthorizationEntry({
     credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(
-      new xdr.SorobanAddressCredentials({ address: Address.fromString(address).toScAddress(), nonce: 1n as never, signatureExpirationLedger: expiration, signature: xdr.ScVal.scvVoid() }),
+      new xdr.SorobanAddressCredentials({ address: Address.fromString(address).toScAddress(), nonce: 1n, signatureExpirationLedger: expiration, signature: xdr.ScVal.scvVoid() }),
     ),
     rootInvocation: invocation,
   });

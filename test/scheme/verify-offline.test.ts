@@ -80,7 +80,7 @@ describe('verify before any network call', () => {
       .build()
       .toXDR();
     const upload = new TransactionBuilder(new Account(NULL_ACCOUNT, '0'), { fee: '100', networkPassphrase: PASSPHRASE })
-      .addOperation(Operation.uploadContractWasm({ wasm: new Uint8Array([0, 97, 115, 109]) as never }))
+      .addOperation(Operation.uploadContractWasm({ wasm: new Uint8Array([0, 97, 115, 109]) }))
       .setTimeout(30)
       .build()
       .toXDR();
@@ -120,7 +120,7 @@ describe('verify before any network call', () => {
   it('a non-integer requirements amount or a non-i128 argument is wrong_amount', async () => {
     expect((await verifyOffline(good(), { amount: '1.5' })).result.invalidReason).toBe('invalid_exact_stellar_payload_wrong_amount');
     const args = transferArgs(payer, payTo, 1n);
-    args[2] = xdr.ScVal.scvU64(100000n as never);
+    args[2] = xdr.ScVal.scvU64(100000n);
     expect((await verifyOffline(craftTransaction({ to: payTo, args }))).result.invalidReason).toBe('invalid_exact_stellar_payload_wrong_amount');
   });
 

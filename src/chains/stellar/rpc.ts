@@ -78,7 +78,7 @@ export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message;
   if (err && typeof err === 'object') {
     const { code, message } = err as { code?: unknown; message?: unknown };
-    if (message !== undefined) return `${String(message)}${code !== undefined ? ` (code ${String(code)})` : ''}`;
+    if (message !== undefined) return `${scalarText(message)}${code !== undefined ? ` (code ${scalarText(code)})` : ''}`;
     try {
       return JSON.stringify(err).slice(0, 300);
     } catch {
@@ -216,8 +216,20 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
         latestLedger: r.latestLedger,
         latestLedgerCloseTime: toNumber(r.latestLedgerCloseTime),
       };
-      if (r.status === 'NOT_FOUND') return base;
+      if (base.status === 'NOT_FOUND') return base;
       return { ...base, ledger: r.ledger, resultCode: resultCodeOf(r.resultXdr), feeCharged: feeChargedOf(r.resultXdr) };
     },
   };
+}
+
+/** A primitive as text; an object as JSON (never "[object Object]"). */
+function scalarText(value: unknown): string {
+  if (typeof value === 'object' && value !== null) {
+    try {
+      return JSON.stringify(value);
+    } catch {
+      return 'an object';
+    }
+  }
+  return String(value);
 }

@@ -96,7 +96,7 @@ export function checkRequirements(requirements: PaymentRequirements): string {
   if (amount === undefined || amount <= 0n) invalid('amount must be a positive integer in base units.');
   const timeout = Number(requirements.maxTimeoutSeconds);
   if (!Number.isFinite(timeout) || timeout <= 0) invalid('maxTimeoutSeconds must be a positive number.');
-  return passphrase!;
+  return passphrase;
 }
 
 /** The unsigned transfer(from, to, amount) envelope with the given authorization entries. */

@@ -121,8 +121,8 @@ export function checkTransferEvents({ events, asset, payer, payTo, amount }: Eve
       throw new Rejection('invalid_exact_stellar_payload_event_wrong_asset', `A transfer event came from ${contractId}, not the asset ${asset}.`, payer);
     }
     const { amount: value, muxId } = amountAndMux(data);
-    const recipient = muxId === undefined ? to! : new MuxedAccount(new Account(to!, '0'), muxId.toString()).accountId();
-    transfers.push({ contractId, from: from!, to: recipient, amount: value });
+    const recipient = muxId === undefined ? to : new MuxedAccount(new Account(to, '0'), muxId.toString()).accountId();
+    transfers.push({ contractId, from: from, to: recipient, amount: value });
   }
   if (transfers.length === 0) {
     throw new Rejection('invalid_exact_stellar_payload_no_transfer_events', 'The simulation emitted no transfer event.', payer);

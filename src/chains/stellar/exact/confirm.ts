@@ -121,7 +121,7 @@ export async function confirmTransaction(options: ConfirmOptions): Promise<Outco
         lastError = 'getTransaction did not answer before the time bound';
         break;
       }
-      const status = answer as TransactionStatus;
+      const status = answer;
       clock.observe(status.latestLedger, status.latestLedgerCloseTime, sentAt, now());
       if (status.status === 'SUCCESS') return { kind: 'success', status };
       if (status.status === 'FAILED') return { kind: 'failed', status };

@@ -267,6 +267,6 @@ export class ExactStellarScheme implements PaymentScheme {
   }
 
   private log(phase: 'verify' | 'settle', code: string, payer: string | undefined, amount: unknown, hash: string): void {
-    this.logger?.info({ phase, code, payer: payer ?? null, amount: amount === undefined ? null : String(amount), hash: hash || null }, `payment ${phase}: ${code}`);
+    this.logger?.info({ phase, code, payer: payer ?? null, amount: typeof amount === 'string' || typeof amount === 'number' || typeof amount === 'bigint' ? String(amount) : null, hash: hash || null }, `payment ${phase}: ${code}`);
   }
 }

@@ -127,12 +127,12 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
     reject('invalid_exact_stellar_payload_wrong_asset', `The transaction invokes ${contract}, not the required asset ${String(requirements.asset)}.`);
   }
   const fn = String(invoke.functionName);
-  const args = invoke.args as unknown as xdr.ScVal[];
+  const args = invoke.args;
   if (fn !== 'transfer' || args.length !== 3) {
     reject('invalid_exact_stellar_payload_wrong_function_name', `Expected transfer(from, to, amount); found ${fn} with ${args.length} argument(s).`);
   }
-  const from = addressOf(args[0]!);
-  const to = addressOf(args[1]!);
+  const from = addressOf(args[0]);
+  const to = addressOf(args[1]);
   const amount = i128Of(args[2]!);
   if (from === undefined) reject('invalid_exact_stellar_payload_malformed', 'The transfer `from` argument is not an address.');
   if (to !== requirements.payTo) {
@@ -203,10 +203,10 @@ function collectAddresses(invocation: xdr.SorobanAuthorizedInvocation, out: stri
     } catch {
       /* ignore */
     }
-    for (const arg of fn.contractFn.args as unknown as xdr.ScVal[]) {
+    for (const arg of fn.contractFn.args) {
       const a = addressOf(arg);
       if (a) out.push(a);
     }
   }
-  for (const sub of invocation.subInvocations as unknown as xdr.SorobanAuthorizedInvocation[]) collectAddresses(sub, out);
+  for (const sub of invocation.subInvocations) collectAddresses(sub, out);
 }
