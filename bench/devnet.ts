@@ -1,5 +1,5 @@
 /**
- * Devnet throughput (issue #3): how much of a later benchmark's time is the devnet itself.
+ * Devnet throughput (docs/BENCHMARKS.md): how much of a later benchmark's time is the devnet itself.
  * Baseline: a bare JSON-RPC getHealth round trip over loopback HTTP, run in the same process.
  * Measured: simulateTransaction (record and enforce) of a USDC transfer, sendTransaction of
  * signed payments, and applying them at ledger close.

@@ -1,5 +1,5 @@
 /**
- * Scheme benchmark (issue #4): our ExactStellarScheme side by side with @x402/stellar 2.9.0's
+ * Scheme benchmark (docs/BENCHMARKS.md): our ExactStellarScheme side by side with @x402/stellar 2.9.0's
  * facilitator ExactStellarScheme, both driven in-process against the same devnet.
  *
  *   npx tsx bench/scheme.ts [--verify 200] [--settle 10] [--burst 32]

@@ -1,10 +1,10 @@
 /**
- * The one registry of machine-readable codes (SPEC.md §7.2–7.6). Every code svc can emit is
+ * The one registry of machine-readable codes (openapi.yaml: VerifyCode, SettleCode, ServiceCode, BazaarCode; mcp-codes.yaml: McpCode). Every code svc can emit is
  * defined here exactly once, with the condition text that becomes its default human message
  * and its description in openapi.yaml. A test checks these lists against the enums in openapi.yaml.
  */
 
-/** §7.2 — the 30 upstream verify codes, verbatim. */
+/** The 30 upstream verify codes, verbatim (docs/SCHEME.md). */
 export const VERIFY_CODES = {
   invalid_x402_version: 'The payload declares an unsupported protocol version.',
   unsupported_scheme: 'The scheme in the payload or the requirements is not `exact`.',
@@ -42,7 +42,7 @@ export const VERIFY_CODES = {
   unexpected_verify_error: 'An unexpected error occurred inside the scheme while verifying.',
 } as const;
 
-/** §7.3 — the 7 upstream settle codes, verbatim. */
+/** The 7 upstream settle codes, verbatim (docs/SCHEME.md). */
 export const SETTLE_CODES = {
   verification_failed: 'The independent re-verification inside settle did not pass.',
   settle_exact_stellar_signer_selection_failed: 'No signing account could be selected.',
@@ -53,7 +53,7 @@ export const SETTLE_CODES = {
   unexpected_settle_error: 'An unexpected error occurred inside the scheme while settling.',
 } as const;
 
-/** §7.4 — service envelope codes. */
+/** Service envelope codes (openapi.yaml, ServiceCode). */
 export const SERVICE_CODES = {
   svc_malformed_request_body: 'The request body is absent, not valid JSON, or not a JSON object.',
   svc_missing_payment_payload: 'The request has no paymentPayload object.',
@@ -70,7 +70,7 @@ export const SERVICE_CODES = {
   svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
 } as const;
 
-/** §7.5 — catalog soft-drop codes, only inside the `bazaar` object of EXTENSION-RESPONSES. */
+/** Catalog soft-drop codes (docs/CATALOG.md), only inside the `bazaar` object of EXTENSION-RESPONSES. */
 export const BAZAAR_CODES = {
   bazaar_extension_not_object: 'The bazaar extension is not an object with `info` and `schema`.',
   bazaar_extensions_too_large: 'The extensions block is larger than 64 KiB.',
@@ -83,7 +83,7 @@ export const BAZAAR_CODES = {
   bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',
 } as const;
 
-/** §7.6 — agent tool codes, in structuredContent.errorCode. */
+/** Agent tool codes (docs/MCP.md), in structuredContent.errorCode. */
 export const MCP_CODES = {
   svc_mcp_wallet_not_configured: 'paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.',
   svc_mcp_invalid_arguments: 'Neither resourceId nor url was given, or toolName is missing for an MCP target.',

@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (SPEC §5.3, §7.1, §8). `loadConfig(env)` returns a typed,
+ * Configuration from the environment (README.md, Configuration). `loadConfig(env)` returns a typed,
  * validated config or throws a ConfigError naming the variable. Error messages never contain any
  * part of a secret value. The parsed Keypairs live in a non-enumerable property so that
  * serializing or logging the config cannot leak them.

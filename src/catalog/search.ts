@@ -22,6 +22,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { queryTerms } from './terms.ts';
+import { FILTER_NAMES } from '../filters.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { SNAPSHOT_RETENTION_MS, filterSql, inReadTransaction, toDiscoveryResource, type CatalogStore } from './store.ts';
 
@@ -41,7 +42,8 @@ interface CursorState {
 }
 
 function bindingHash(query: string, filters: DiscoveryFilters): string {
-  const key = JSON.stringify([query, filters.type ?? null, filters.payTo ?? null, filters.scheme ?? null, filters.network ?? null, filters.extensions ?? null]);
+  // Every search filter binds the cursor (src/filters.ts): a filter added there cannot be missed here.
+  const key = JSON.stringify([query, ...FILTER_NAMES.map((name) => filters[name] ?? null)]);
   return createHash('sha256').update(key).digest('base64url').slice(0, 22);
 }
 

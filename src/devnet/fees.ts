@@ -5,7 +5,7 @@
  * (instructions, disk-read entries/bytes, written entries/bytes) and the transaction size,
  * plus a refundable part for what the invocation actually produced (contract events and
  * rent for new entries). The rates are our own constants, calibrated so that a G→G USDC
- * settlement with one address-credential signature costs what SPEC.md §8 measured on
+ * settlement with one address-credential signature costs what docs/DEVNET.md records as measured on
  * testnet: 22873 resource + 100 inclusion = 22973 stroops (23073 through a fee bump,
  * whose inclusion fee covers two operations).
  */

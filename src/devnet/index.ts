@@ -1,5 +1,5 @@
 /**
- * startDevnet(): the embedded Stellar devnet (issue #3). One in-process ledger, served as
+ * startDevnet(): the embedded Stellar devnet (docs/DEVNET.md). One in-process ledger, served as
  * Soroban JSON-RPC over HTTP (and HTTPS with a generated self-signed certificate), with a
  * friendbot endpoint, a ledger-close timer and a programmatic control handle.
  */

@@ -1,6 +1,6 @@
 /**
  * JSON-RPC 2.0 over HTTP(S) for the devnet, answering like stellar-rpc: result shapes per
- * shared/notes/soroban-rpc.md §1, -32700/-32600/-32601/-32602/-32603 errors, plus the
+ * docs/DEVNET.md, -32700/-32600/-32601/-32602/-32603 errors, plus the
  * friendbot endpoint. Fault switches are consulted first so tests can make any method fail.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,18 +12,6 @@ import type { RpcMethod } from './types.ts';
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const MAX_LEDGER_KEYS = 200;
 const MAX_LEDGERS_PAGE = 200;
-
-export const RPC_METHODS: readonly RpcMethod[] = [
-  'getHealth',
-  'getNetwork',
-  'getLatestLedger',
-  'getLedgers',
-  'getLedgerEntries',
-  'getFeeStats',
-  'simulateTransaction',
-  'sendTransaction',
-  'getTransaction',
-];
 
 interface RpcError {
   code: number;

@@ -1,5 +1,5 @@
 /**
- * Public surface of the embedded devnet (issue #3). This file is the contract between
+ * Public surface of the embedded devnet (docs/DEVNET.md). This file is the contract between
  * the devnet and everything that runs on it (scheme tests, client, demo, benchmarks):
  * change it only together with its consumers.
  */

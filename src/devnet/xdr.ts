@@ -17,7 +17,6 @@ export const keyId = (key: xdr.LedgerKey): string => key.toXdr('base64');
 export const accountIdOf = (g: string): xdr.PublicKey =>
   xdr.PublicKey.publicKeyTypeEd25519(StrKey.decodeEd25519PublicKey(g));
 
-export const gOf = (pk: xdr.PublicKey): string => StrKey.encodeEd25519PublicKey(bytesOf(pk.ed25519));
 
 export const accountKey = (g: string): xdr.LedgerKey =>
   xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: accountIdOf(g) }));
@@ -102,7 +101,6 @@ export function i128Value(v: xdr.ScVal): bigint | null {
   return (BigInt(p.hi) << 64n) | BigInt.asUintN(64, BigInt(p.lo));
 }
 
-export const scvAddr = (a: xdr.ScAddress): xdr.ScVal => xdr.ScVal.scvAddress(a);
 
 export function mapEntry(key: xdr.ScVal, val: xdr.ScVal): xdr.ScMapEntry {
   return new xdr.ScMapEntry({ key, val });
@@ -120,6 +118,5 @@ export function verifyEd25519(publicKey: Uint8Array, payload: Uint8Array, signat
   }
 }
 
-export const ext0 = (): xdr.ExtensionPoint => xdr.ExtensionPoint.v0();
 
 export const ZERO32 = new Uint8Array(32);

@@ -1,6 +1,6 @@
 /**
  * Errors the pipeline throws and the error boundary shapes. Every error is rendered in the shape
- * of the route it happened on (SPEC §7.1): VerifyResponse for /verify, SettleResponse for
+ * of the route it happened on (openapi.yaml): VerifyResponse for /verify, SettleResponse for
  * /settle, the ErrorEnvelope everywhere else.
  */
 import { defaultMessage, type ServiceCode } from '../codes.ts';

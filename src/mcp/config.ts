@@ -1,5 +1,5 @@
 /**
- * The tool server's configuration from the environment (SPEC §4.8). `loadMcpConfig(env)` returns
+ * The tool server's configuration from the environment (docs/MCP.md). `loadMcpConfig(env)` returns
  * a validated config or throws a ConfigError naming the variable; messages never contain any part
  * of the wallet seed. The wallet Keypair is non-enumerable, so serializing the config cannot leak it.
  *

@@ -1,5 +1,5 @@
 /**
- * paid_call (SPEC §4.8 rules 2–6): resolve the target (an id is re-resolved against the live
+ * paid_call (docs/MCP.md): resolve the target (an id is re-resolved against the live
  * catalog with the list endpoint's exact identity filters, never by walking pages), probe its live
  * 402, apply the spend policy, then pay with the shared buyer builder and return the target's
  * result plus the receipt {transaction, network, payer}. Nothing is signed before the policy passed.

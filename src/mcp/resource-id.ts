@@ -1,5 +1,5 @@
 /**
- * Agent resource ids (SPEC §4.8 rule 1): `svc1:` + base64url(JSON.stringify([type, resource, toolName])),
+ * Agent resource ids (docs/MCP.md): `svc1:` + base64url(JSON.stringify([type, resource, toolName])),
  * toolName "" for http. Encoding is a pure function of the listing identity, so every tool server
  * gives one listing the same id. Parsing is strict and accepts only the canonical encoding, so an
  * id and a listing correspond one to one.

@@ -1,5 +1,5 @@
 /**
- * Tool results (SPEC §4.8 rule 6): a failure is never thrown as free text; it is a result with
+ * Tool results (docs/MCP.md): a failure is never thrown as free text; it is a result with
  * isError and structuredContent {errorCode, reason}. Inside the tools a ToolFailure carries the
  * code to the top, where the server turns it (or anything unexpected) into such a result.
  */

@@ -5,10 +5,12 @@
  * JSON Schema; mcp: toolName, inputSchema). Works without a wallet.
  */
 import { FacilitatorUnreachableError, type DiscoveryResource, type FacilitatorClient, type FacilitatorResult, type SearchQuery } from '../client/facilitator.ts';
+import { FILTER_NAMES } from '../filters.ts';
 import { checkListingRef, encodeResourceId } from './resource-id.ts';
 import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
 
-export const SEARCH_FILTERS = ['type', 'payTo', 'scheme', 'network', 'extensions'] as const;
+/** The filters search_resources accepts: those of GET /discovery/search (src/filters.ts). */
+export const SEARCH_FILTERS = FILTER_NAMES;
 
 /** One discovery call; transport failures and refusals become the agent tool codes (facilitator codes verbatim). */
 export async function discovery<T>(run: () => Promise<FacilitatorResult<T>>): Promise<T> {

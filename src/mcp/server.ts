@@ -1,5 +1,5 @@
 /**
- * The agent tool server (SPEC §4.8): two tools, search_resources and paid_call, over any MCP
+ * The agent tool server (docs/MCP.md): two tools, search_resources and paid_call, over any MCP
  * transport (main.ts uses stdio). It holds no facilitator internals: discovery goes through the
  * facilitator's public HTTP endpoints with the typed client. Every tool failure is a result with
  * isError and structuredContent {errorCode, reason}; an unknown tool name is a protocol error.

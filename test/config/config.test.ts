@@ -1,5 +1,5 @@
 /**
- * Configuration rules (SPEC §5.3, §7.1, §8): loadConfig in process for every rule, then the real
+ * Configuration rules (README.md, Configuration): loadConfig in process for every rule, then the real
  * entry point spawned with bad environments (exit 78, one stderr line, no port bound, no secret)
  * and `npm start` with a valid one serving /health, /supported and /openapi.yaml.
  */

@@ -100,7 +100,7 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     expect(tx.status).toBe('SUCCESS');
     if (tx.status !== 'SUCCESS') throw new Error('unreachable');
     expect(devnet.balances(facilitatorAcct.publicKey).xlm).toBe(before.fac.xlm - tx.resultXdr.feeCharged);
-    expect(tx.resultXdr.feeCharged).toBe(22_973n); // SPEC §8's measured settlement cost
+    expect(tx.resultXdr.feeCharged).toBe(22_973n); // the measured settlement cost (docs/DEVNET.md)
 
     // A tampered payload (amount changed after signing) is rejected by the stock facilitator.
     const tamperedReq = { ...req, amount: '2500001' };

@@ -71,7 +71,7 @@ const listingSpec: fc.Arbitrary<Omit<ListingSpec, 'broken'>> = fc.record(
   { requiredKeys: ['host', 'path', 'type', 'toolName', 'seller', 'amount', 'words', 'copies'] },
 );
 
-/** A listing's identity: (resource, type, toolName) (SPEC §2.6). */
+/** A listing's identity: (resource, type, toolName) (openapi.yaml, DiscoveryResource). */
 const identityOf = (item: any) => `${item.resource}|${item.type}|${item.type === 'mcp' ? item.extensions?.bazaar?.info?.input?.toolName ?? '' : ''}`;
 
 const post = (body: unknown) =>

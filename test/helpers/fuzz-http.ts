@@ -175,7 +175,7 @@ export function schemathesisCheckOf(message: string): string {
 }
 
 /**
- * What a 200 discovery page must satisfy beyond its schema (SPEC §2.7, §2.8, §4.4, §4.5): the
+ * What a 200 discovery page must satisfy beyond its schema (openapi.yaml, docs/CATALOG.md): the
  * limit is clamped to [1, 100], the page fits it, offset and total agree with the page length,
  * a cursor comes with partialResults, and every item matches every filter of the request.
  */

@@ -1,5 +1,5 @@
 /**
- * Stock x402 clients against svc on the devnet, over HTTP only (issue #7):
+ * Stock x402 clients against svc on the devnet, over HTTP only (docs/INTEROP.md):
  * - a seller made of the stock @x402/core resource-server pieces (HTTPFacilitatorClient pointed at
  *   svc, x402ResourceServer, x402HTTPResourceServer) with the @x402/stellar 2.9.0 `exact` server
  *   scheme and the bazaar extension, and a buyer using @x402/fetch 2.27 with the @x402/stellar

@@ -1,5 +1,5 @@
 /**
- * Every agent tool code of SPEC §7.6 reached through a tool server spawned over stdio (the 11th,
+ * Every agent tool code of mcp-codes.yaml reached through a tool server spawned over stdio (the 11th,
  * svc_mcp_internal_error, is in server.test.ts, in process), plus facilitator and scheme codes
  * passed through verbatim. Every path that must not pay is checked against devnet balances.
  * Named boundaries: a "rogue" HTTP seller written here (it takes payments without settling, or

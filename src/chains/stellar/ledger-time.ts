@@ -96,7 +96,7 @@ export function estimateFromSpan(spanSeconds: number, ledgers: number): LedgerTi
   };
 }
 
-/** The authorization expiry bound of SPEC §4.1, without the tolerance. */
+/** The authorization expiry bound of docs/SCHEME.md, without the tolerance. */
 export function expiryLedgerBound(currentLedger: number, maxTimeoutSeconds: number, ledgerSeconds: number): number {
   return currentLedger + Math.ceil(maxTimeoutSeconds / ledgerSeconds);
 }

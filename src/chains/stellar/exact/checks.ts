@@ -1,5 +1,5 @@
 /**
- * The checks that run only after the simulation succeeded (SPEC §4.1): authorization entries
+ * The checks that run only after the simulation succeeded (docs/SCHEME.md): authorization entries
  * and simulated transfer events. Pure functions over decoded XDR.
  */
 import { Address, MuxedAccount, Account, inspectAuthEntry, scValToNative, xdr } from '@stellar/stellar-sdk';

@@ -1,5 +1,5 @@
 /**
- * The exact-payment scheme for Stellar (SPEC §4.1, §4.2, §7.2, §7.3): verify in the spec's order,
+ * The exact-payment scheme for Stellar (docs/SCHEME.md): verify in the documented order,
  * settle through the submitter pool. No koa, no HTTP: the handlers call `verify` / `settle`.
  */
 import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';

@@ -1,6 +1,6 @@
 /**
  * The network-free part of verification: protocol shape, decoding, transaction structure and
- * facilitator safety (SPEC §4.1 steps 1–4). Everything here is pure, so `wrong_amount`,
+ * facilitator safety (docs/SCHEME.md, verification steps 1–4). Everything here is pure, so `wrong_amount`,
  * `wrong_recipient` and `wrong_asset` are decided before any RPC call.
  */
 import {
