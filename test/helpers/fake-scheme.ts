@@ -9,6 +9,20 @@ export const FAKE_HASH = 'ab'.repeat(32);
 export const FAKE_PAYER = 'GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG';
 export const FAKE_SIGNER = 'GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3';
 
+/** Well-formed `exact` requirements on stellar:testnet (the envelope checks pass; nothing is on chain). */
+export const FAKE_REQUIREMENTS = {
+  scheme: 'exact',
+  network: 'stellar:testnet',
+  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+  amount: '100000',
+  payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI',
+  maxTimeoutSeconds: 60,
+  extra: { areFeesSponsored: true },
+};
+export const FAKE_PAYLOAD = { x402Version: 2, accepted: FAKE_REQUIREMENTS, payload: { transaction: 'AAAA' } };
+/** The body of POST /verify or /settle for the fake requirements. */
+export const FAKE_ENVELOPE = { x402Version: 2, paymentPayload: FAKE_PAYLOAD, paymentRequirements: FAKE_REQUIREMENTS };
+
 export const exactKind = (network = 'stellar:testnet'): SupportedKind => ({ x402Version: 2, scheme: 'exact', network, extra: { areFeesSponsored: true } });
 
 type Scripted<T> = T | Error | ((call: { payload: unknown; requirements: unknown }) => T | Promise<T>);

@@ -10,20 +10,12 @@ import type { BazaarOutcome, CatalogPort } from '../../src/catalog/types.ts';
 import { SERVICE_CODES } from '../../src/codes.ts';
 import { createLogger } from '../../src/log.ts';
 import { api, expectResponseMatchesContract } from '../helpers/contract.ts';
-import { FAKE_HASH as HASH, FAKE_PAYER as PAYER, FakeScheme } from '../helpers/fake-scheme.ts';
+import { FAKE_ENVELOPE, FAKE_HASH as HASH, FAKE_PAYER as PAYER, FAKE_PAYLOAD, FAKE_REQUIREMENTS, FakeScheme } from '../helpers/fake-scheme.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
-const requirements = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-  amount: '100000',
-  payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI',
-  maxTimeoutSeconds: 60,
-  extra: { areFeesSponsored: true },
-};
-const payload = { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } };
-const envelope = { x402Version: 2, paymentPayload: payload, paymentRequirements: requirements };
+const requirements = FAKE_REQUIREMENTS;
+const payload = FAKE_PAYLOAD;
+const envelope = FAKE_ENVELOPE;
 
 /** A catalog whose hook answers what the test sets (the named boundary: src/catalog/types.ts). */
 class ScriptedCatalog implements CatalogPort {

@@ -16,7 +16,7 @@ import { stellarReadinessChecks } from '../../src/chains/stellar/health.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { ServiceMetrics, instrumentRpc } from '../../src/ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck } from '../../src/ops/readiness.ts';
-import { FakeScheme } from '../helpers/fake-scheme.ts';
+import { FAKE_ENVELOPE, FakeScheme } from '../helpers/fake-scheme.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
@@ -175,16 +175,7 @@ function sample(parsed: Metric[], name: string, labels: Record<string, string> =
 }
 
 describe('GET /metrics', () => {
-  const requirements = {
-    scheme: 'exact',
-    network: 'stellar:testnet',
-    asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-    amount: '100000',
-    payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI',
-    maxTimeoutSeconds: 60,
-    extra: { areFeesSponsored: true },
-  };
-  const envelope = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } }, paymentRequirements: requirements };
+  const envelope = FAKE_ENVELOPE;
   let settles = 0;
   // The pool gauges read the scheme's submitter pool (busy / waiting).
   const scheme = new FakeScheme({

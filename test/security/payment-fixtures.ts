@@ -3,18 +3,11 @@
  * boundary), for the security tests that measure svc's own thread and sockets, not the chain.
  */
 import type { PaymentScheme } from '../../src/scheme/types.ts';
+import { FAKE_HASH, FAKE_PAYER, FAKE_REQUIREMENTS } from '../helpers/fake-scheme.ts';
 
-export const HASH = 'ab'.repeat(32);
-export const PAYER = 'GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG';
-export const requirements = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-  amount: '100000',
-  payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI',
-  maxTimeoutSeconds: 60,
-  extra: { areFeesSponsored: true },
-};
+export const HASH = FAKE_HASH;
+export const PAYER = FAKE_PAYER;
+export const requirements = FAKE_REQUIREMENTS;
 
 /** The JSON body of POST /verify or /settle; `payloadExtra` adds to paymentPayload (resource, extensions). */
 export function envelopeBody(payloadExtra: Record<string, unknown> = {}): string {
