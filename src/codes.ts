@@ -68,6 +68,19 @@ export const SERVICE_CODES = {
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
 } as const;
 
+/**
+ * Settlement journal and payment policy codes, in `errorReason` of a SettleResponse
+ * (docs/OPERATIONS.md). Every policy refusal happens before submission, so it costs no fee.
+ */
+export const SETTLEMENT_CODES = {
+  svc_settlement_outcome_unknown:
+    'The transaction was submitted but the RPC could not confirm its outcome in time; retry with the same Idempotency-Key.',
+  svc_policy_self_payment: 'The payer is the payTo address; self-payments are refused.',
+  svc_policy_amount_below_minimum: 'The amount is below the configured minimum for this asset.',
+  svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",
+  svc_fee_budget_payer_exhausted: "This payer's share of today's sponsored-fee budget is spent; nothing was submitted.",
+} as const;
+
 /** §7.5 — catalog soft-drop codes, only inside the `bazaar` object of EXTENSION-RESPONSES. */
 export const BAZAAR_CODES = {
   bazaar_extension_not_object: 'The bazaar extension is not an object with `info` and `schema`.',
@@ -97,6 +110,7 @@ export const MCP_CODES = {
 export type VerifyCode = keyof typeof VERIFY_CODES;
 export type SettleCode = keyof typeof SETTLE_CODES;
 export type ServiceCode = keyof typeof SERVICE_CODES;
+export type SettlementCode = keyof typeof SETTLEMENT_CODES;
 export type BazaarCode = keyof typeof BAZAAR_CODES;
 export type McpCode = keyof typeof MCP_CODES;
 /** Codes a scheme may return: 30 verify + 7 settle = the 37 scheme codes. */
@@ -106,6 +120,7 @@ const ALL_MESSAGES: Record<string, string> = {
   ...VERIFY_CODES,
   ...SETTLE_CODES,
   ...SERVICE_CODES,
+  ...SETTLEMENT_CODES,
   ...BAZAAR_CODES,
   ...MCP_CODES,
 };

@@ -4,7 +4,8 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import type { CatalogPort } from '../catalog/types.ts';
-import { defaultMessage, type SchemeCode } from '../codes.ts';
+import { defaultMessage } from '../codes.ts';
+import type { SettlementJournal } from '../journal/journal.ts';
 import { HttpError } from '../http/errors.ts';
 import type { SvcState } from '../http/middleware.ts';
 import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, VerifyResult } from '../scheme/types.ts';
@@ -107,7 +108,7 @@ export function shapeSettleResponse(result: SettleResult, requestedNetwork: stri
     if (!TX_HASH.test(result.transaction)) throw new Error('scheme reported success without a 64-hex transaction hash');
     return { success: true, transaction: result.transaction, network, ...payer, ...optionalObjects(result) };
   }
-  const code: SchemeCode = result.errorReason ?? 'unexpected_settle_error';
+  const code = result.errorReason ?? 'unexpected_settle_error';
   const message = result.errorMessage || defaultMessage(code);
   return { success: false, transaction: '', network, errorReason: code, errorMessage: message, ...payer, ...optionalObjects(result) };
 }
@@ -115,6 +116,8 @@ export function shapeSettleResponse(result: SettleResult, requestedNetwork: stri
 export interface PaymentDeps {
   scheme?: PaymentScheme;
   catalog?: CatalogPort;
+  /** When present, every settle goes through the journal (idempotency, policy, fee budget). */
+  journal?: SettlementJournal;
 }
 
 /**
@@ -155,18 +158,26 @@ export function settleHandler(deps: PaymentDeps): Middleware {
     const scheme = requireScheme(deps.scheme);
     const { paymentPayload, paymentRequirements } = state.envelope;
     const network = typeof paymentRequirements.network === 'string' ? paymentRequirements.network : '';
-    const result = isAdvertisedKind(scheme, state.envelope) ? await scheme.settle(paymentPayload, paymentRequirements) : null;
+    const outcome = isAdvertisedKind(scheme, state.envelope) ? await settleOnce(deps, scheme, state.envelope, ctx.get('idempotency-key') || null) : null;
+    const result = outcome?.result ?? null;
     const body = result
       ? shapeSettleResponse(result, network)
       : { success: false, transaction: '', network, errorReason: UNSUPPORTED_KIND, errorMessage: unsupportedKindMessage(state.envelope) };
     logDecision(state, 'POST /settle', body, body.errorReason, typeof result?.transaction === 'string' ? result.transaction : undefined);
-    if (body.success === true) {
+    if (body.success === true && outcome?.fresh) {
       const header = catalogOutcomeHeader(deps.catalog, state);
       if (header) ctx.set('EXTENSION-RESPONSES', header);
     }
     ctx.status = 200;
     ctx.body = body;
   };
+}
+
+/** Through the journal when one is mounted; `fresh` = this request submitted the transaction. */
+async function settleOnce(deps: PaymentDeps, scheme: PaymentScheme, envelope: FacilitatorEnvelope, idempotencyKey: string | null) {
+  const { paymentPayload: payload, paymentRequirements: requirements } = envelope;
+  if (deps.journal) return deps.journal.settle({ scheme, payload, requirements, idempotencyKey });
+  return { result: await scheme.settle(payload, requirements), fresh: true };
 }
 
 function unsupportedKindMessage(envelope: FacilitatorEnvelope): string {
