@@ -69,8 +69,8 @@ export const SERVICE_CODES = {
 } as const;
 
 /**
- * Settlement journal and payment policy codes, in `errorReason` of a SettleResponse
- * (docs/OPERATIONS.md). Every policy refusal happens before submission, so it costs no fee.
+ * Settlement journal and payment policy codes, in `errorReason` of a SettleResponse (and
+ * `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}); docs/OPERATIONS.md. Every policy refusal happens before submission, so it costs no fee.
  */
 export const SETTLEMENT_CODES = {
   svc_settlement_outcome_unknown:
@@ -79,6 +79,7 @@ export const SETTLEMENT_CODES = {
   svc_policy_amount_below_minimum: 'The amount is below the configured minimum for this asset.',
   svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",
   svc_fee_budget_payer_exhausted: "This payer's share of today's sponsored-fee budget is spent; nothing was submitted.",
+  svc_settlement_not_found: 'The journal has no settlement with this transaction hash.',
 } as const;
 
 /** §7.5 — catalog soft-drop codes, only inside the `bazaar` object of EXTENSION-RESPONSES. */

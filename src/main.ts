@@ -7,6 +7,9 @@ import { createApp, listen } from './http/app.ts';
 import { createLogger } from './log.ts';
 import { createSchemeFromConfig } from './chains/stellar/from-config.ts';
 import { openCatalog, type Catalog } from './catalog/index.ts';
+import { SettlementJournal } from './journal/journal.ts';
+import { SqliteJournalStore } from './journal/store-sqlite.ts';
+import { installDrain } from './lifecycle.ts';
 
 export const EXIT_CONFIG = 78;
 
@@ -34,22 +37,31 @@ try {
 } catch (err) {
   logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');
 }
-const app = createApp({ config, logger, scheme: createSchemeFromConfig(config, logger), catalog });
+// The settlement journal shares DB_PATH with the catalog (its own tables). Without it svc must
+// not settle: an unjournaled settle could be submitted twice or lost on a crash.
+const journal = new SettlementJournal({
+  store: new SqliteJournalStore(config.dbPath),
+  policy: config.settlement.policy,
+  logger,
+  onLanded: catalog ? (paymentPayload, paymentRequirements) => void catalog.recordSettlement({ paymentPayload, paymentRequirements }) : undefined,
+});
+const scheme = createSchemeFromConfig(config, logger);
+const stopReconciler = journal.startReconciler(scheme.tracking, config.settlement.reconcileIntervalMs);
+const app = createApp({ config, logger, scheme, catalog, journal });
 try {
   const running = await listen(app, config.port, '0.0.0.0');
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'svc stopping');
-    running.close().then(
-      () => {
-        catalog?.close();
-        process.exit(0);
-      },
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  installDrain({
+    server: running.server,
+    idle: () => journal.idle(),
+    timeoutMs: config.settlement.drainTimeoutMs,
+    log: (obj, msg) => logger.info(obj, msg),
+    cleanup: async () => {
+      stopReconciler();
+      await journal.store.close();
+      catalog?.close();
+    },
+  });
 } catch (err) {
   logger.fatal({ err }, 'svc could not listen');
   process.exit(1);

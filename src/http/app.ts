@@ -12,6 +12,8 @@ import type { ServiceCode } from '../codes.ts';
 import type { Config } from '../config.ts';
 import { discoveryQuery, listHandler, searchHandler } from '../handlers/discovery.ts';
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
+import { settlementHandler } from '../handlers/settlements.ts';
+import type { SettlementJournal } from '../journal/journal.ts';
 import { healthHandler, openApiHandler, supportedHandler } from '../handlers/service.ts';
 import type { Logger } from '../log.ts';
 import type { PaymentScheme } from '../scheme/types.ts';
@@ -24,6 +26,7 @@ export interface AppDeps {
   scheme?: PaymentScheme;
   catalog?: CatalogPort;
   logger: Logger;
+  journal?: SettlementJournal;
 }
 
 /**
@@ -60,11 +63,12 @@ function chain(...steps: Middleware[]): Middleware {
 }
 
 export function createApp(deps: AppDeps, contract: ApiContract = loadContract()): Koa {
-  const { config, scheme, catalog, logger } = deps;
+  const { config, scheme, catalog, logger, journal } = deps;
   const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body', 'body')];
   const operations: Record<string, Middleware> = {
     verifyPayment: chain(...paymentsSteps, verifyHandler({ scheme, catalog })),
-    settlePayment: chain(...paymentsSteps, settleHandler({ scheme, catalog })),
+    settlePayment: chain(...paymentsSteps, settleHandler({ scheme, catalog, journal })),
+    getSettlement: settlementHandler(journal),
     getSupported: supportedHandler(config, scheme),
     listDiscoveryResources: chain(discoveryQuery('list'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), listHandler(catalog)),
     searchDiscoveryResources: chain(discoveryQuery('search'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), searchHandler(catalog)),

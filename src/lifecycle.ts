@@ -1,0 +1,66 @@
+/**
+ * Graceful shutdown (docs/OPERATIONS.md). On SIGTERM/SIGINT: `draining` becomes true (readiness
+ * reads it), the listener stops accepting connections, idle keep-alive connections are closed
+ * and every response in flight is sent with `Connection: close`; once the in-flight settles have
+ * been answered (bounded by their transactions' time bounds, and by `timeoutMs`) the process
+ * exits 0. A second signal exits at once (128 + signal number, the shell convention).
+ */
+import type { Server } from 'node:http';
+
+/** Read by readiness: true from the first shutdown signal on. */
+export const lifecycle = { draining: false };
+
+export interface DrainOptions {
+  server: Server;
+  /** Resolves when no settle is in flight. */
+  idle: () => Promise<void>;
+  timeoutMs: number;
+  /** Runs after the last response (close stores, stop loops). */
+  cleanup: () => Promise<void> | void;
+  log: (obj: Record<string, unknown>, msg: string) => void;
+  exit?: (code: number) => never;
+}
+
+const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+
+export function installDrain(options: DrainOptions): void {
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const { server } = options;
+  server.on('request', (_req, res) => {
+    if (lifecycle.draining) res.setHeader('Connection', 'close');
+  });
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (lifecycle.draining) {
+      options.log({ signal }, 'second signal: exiting at once');
+      exit(SIGNAL_CODES[signal] ?? 1);
+    }
+    lifecycle.draining = true;
+    options.log({ signal }, 'draining: no new connections; waiting for settles in flight');
+    void drain(options, exit);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+async function drain({ server, idle, timeoutMs, cleanup, log }: DrainOptions, exit: (code: number) => never): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Keep-alive connections that are idle now, or become idle after their response, are closed.
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
+  server.closeIdleConnections();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  const result = await Promise.race([idle().then(() => closed).then(() => 'drained' as const), deadline]);
+  clearInterval(sweep);
+  clearTimeout(timer);
+  if (result === 'timeout') {
+    log({ timeoutMs }, 'drain timed out; closing the remaining connections');
+    server.closeAllConnections();
+  }
+  try {
+    await cleanup();
+  } catch (err) {
+    log({ err: String(err) }, 'cleanup after drain failed');
+  }
+  log({ result }, 'svc stopped');
+  exit(0);
+}
