@@ -95,7 +95,9 @@ export class SettlementJournal {
 
   private async settleOnce(identity: string, { scheme, payload, requirements, idempotencyKey }: SettleRequest): Promise<JournaledOutcome> {
     const existing = await this.store.get(identity);
-    if (existing) return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false };
+    // A failed attempt moved no money: the payment is attempted again (re-verified first, so a
+    // consumed or expired authorization is refused without a submission).
+    if (existing && existing.state !== 'failed') return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false };
     let reserved = false;
     const result = await scheme.settle(payload, requirements, {
       beforeSubmit: async (attempt) => {

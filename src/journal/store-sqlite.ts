@@ -19,6 +19,8 @@ const MIGRATIONS: Migration[] = [
         tx_hash TEXT NOT NULL UNIQUE,
         submitter TEXT NOT NULL,
         fee_stroops INTEGER NOT NULL,
+        -- every fee ceiling this payment's attempts declared (the budget counts these)
+        budget_stroops INTEGER NOT NULL,
         payer TEXT NOT NULL,
         pay_to TEXT NOT NULL,
         asset TEXT NOT NULL,
@@ -33,8 +35,8 @@ const MIGRATIONS: Migration[] = [
         payment_requirements TEXT NOT NULL
       );
       CREATE INDEX journal_unresolved ON journal_settlements (state, created_at) WHERE state IN ('submitted','unknown');
-      CREATE INDEX journal_payer_day ON journal_settlements (payer, created_at);
-      CREATE INDEX journal_day ON journal_settlements (created_at);
+      CREATE INDEX journal_payer_day ON journal_settlements (payer, updated_at);
+      CREATE INDEX journal_day ON journal_settlements (updated_at);
       CREATE TABLE journal_history (
         identity TEXT NOT NULL REFERENCES journal_settlements(identity),
         seq INTEGER NOT NULL,
@@ -146,25 +148,39 @@ export class SqliteJournalStore implements JournalStore {
 
   async reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
     return transaction(this.db, (): ReserveResult => {
-      if (this.db.prepare('SELECT 1 FROM journal_settlements WHERE identity = ?').get(a.identity)) return { ok: false, reason: 'duplicate', spent: 0n };
+      const previous = this.db.prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?').get(a.identity) as
+        | { state: SettlementState; budget_stroops: number | bigint; tx_hash: string }
+        | undefined;
+      // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
+      if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
       const sum = (sql: string, ...args: (string | number)[]) =>
         BigInt((this.db.prepare(sql).get(...args) as { spent: number | bigint | null }).spent ?? 0);
       if (caps.dailyStroops !== null) {
-        const spent = sum('SELECT SUM(fee_stroops) AS spent FROM journal_settlements WHERE created_at >= ?', caps.dayStart);
+        const spent = sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= ?', caps.dayStart);
         if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
       }
       if (caps.perPayerDailyStroops !== null) {
-        const spent = sum('SELECT SUM(fee_stroops) AS spent FROM journal_settlements WHERE payer = ? AND created_at >= ?', a.payer, caps.dayStart);
+        const spent = sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = ? AND updated_at >= ?', a.payer, caps.dayStart);
         if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
+      }
+      if (previous) {
+        this.db
+          .prepare(
+            `UPDATE journal_settlements SET idempotency_key = ?, tx_hash = ?, submitter = ?, fee_stroops = ?, budget_stroops = budget_stroops + ?,
+               valid_until = ?, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = ? WHERE identity = ?`,
+          )
+          .run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, a.identity);
+        this.appendHistory(a.identity, 'submitted', now, `attempted again after failed transaction ${previous.tx_hash}; submitted by ${a.submitter}`);
+        return { ok: true };
       }
       this.db
         .prepare(
-          `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, payer, pay_to, asset, amount,
+          `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, budget_stroops, payer, pay_to, asset, amount,
              valid_until, state, error_code, error_message, created_at, updated_at, payment_payload, payment_requirements)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, NULL, ?, ?, ?, ?)`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, NULL, ?, ?, ?, ?)`,
         )
-        .run(a.identity, a.idempotencyKey, a.network, a.transaction, a.submitter, a.feeStroops, a.payer, a.payTo, a.asset, a.amount, a.validUntil, now, now, a.paymentPayload, a.paymentRequirements);
-      this.db.prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, 0, ?, ?, ?)').run(a.identity, 'submitted', now, `submitted by ${a.submitter}`);
+        .run(a.identity, a.idempotencyKey, a.network, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.payer, a.payTo, a.asset, a.amount, a.validUntil, now, now, a.paymentPayload, a.paymentRequirements);
+      this.appendHistory(a.identity, 'submitted', now, `submitted by ${a.submitter}`);
       return { ok: true };
     });
   }
@@ -177,10 +193,14 @@ export class SqliteJournalStore implements JournalStore {
       this.db
         .prepare('UPDATE journal_settlements SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE identity = ?')
         .run(state, detail.errorCode ?? null, detail.errorMessage ?? null, now, identity);
-      const seq = (this.db.prepare('SELECT COUNT(*) AS n FROM journal_history WHERE identity = ?').get(identity) as { n: number }).n;
-      this.db.prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)').run(identity, seq, state, now, detail.note);
+      this.appendHistory(identity, state, now, detail.note);
       return true;
     });
+  }
+
+  private appendHistory(identity: string, state: SettlementState, at: number, detail: string): void {
+    const seq = (this.db.prepare('SELECT COUNT(*) AS n FROM journal_history WHERE identity = ?').get(identity) as { n: number }).n;
+    this.db.prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)').run(identity, seq, state, at, detail);
   }
 
   async unresolved(limit: number): Promise<SettlementRecord[]> {

@@ -77,7 +77,7 @@ function check(validator: ReturnType<typeof ajv.compile>, value: unknown, what: 
 
 /** The declared response (and its pointer) for method + path + status. */
 export function declaredResponse(method: string, path: string, status: number): { node: any; pointer: string } {
-  const pathname = path.split('?')[0]!;
+  const pathname = templateOf(path.split('?')[0]!);
   const operation = openapiDocument.paths?.[pathname]?.[method.toLowerCase()];
   if (!operation) {
     if (status !== 404) throw new Error(`${method} ${pathname} is not an operation, so it must answer 404, got ${status}`);
@@ -89,6 +89,17 @@ export function declaredResponse(method: string, path: string, status: number): 
     throw new Error(`${method} ${pathname} answered ${status}, which openapi.yaml does not declare (declared: ${Object.keys(operation.responses).join(', ')})`);
   }
   return deref(raw, base);
+}
+
+/** The declared path (e.g. `/settlements/{transaction}`) a concrete path matches, else the path itself. */
+function templateOf(pathname: string): string {
+  if (openapiDocument.paths?.[pathname]) return pathname;
+  const segments = pathname.split('/');
+  const match = Object.keys(openapiDocument.paths ?? {}).find((template) => {
+    const parts = template.split('/');
+    return parts.length === segments.length && parts.every((p, i) => (p.startsWith('{') && p.endsWith('}') ? segments[i] !== '' : p === segments[i]));
+  });
+  return match ?? pathname;
 }
 
 /** Checks one received response against the contract; throws with a precise message. */
