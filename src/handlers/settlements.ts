@@ -4,7 +4,6 @@
  */
 import type { Context, Middleware } from 'koa';
 import { defaultMessage } from '../codes.ts';
-import { HttpError } from '../http/errors.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
 import type { SettlementRecord } from '../journal/types.ts';
 
@@ -28,9 +27,9 @@ export function publicRecord(record: SettlementRecord): Record<string, unknown> 
 
 export function settlementHandler(journal: SettlementJournal | undefined): Middleware {
   return async (ctx: Context) => {
-    if (!journal) throw new HttpError(500, 'svc_internal_error', 'No settlement journal is mounted.');
+    // Without a journal (an embedding that mounts none) nothing is journaled: every hash is unknown.
     const transaction = ctx.path.slice(ctx.path.lastIndexOf('/') + 1).toLowerCase();
-    const record = TX_HASH.test(transaction) ? await journal.store.getByTransaction(transaction) : null;
+    const record = journal && TX_HASH.test(transaction) ? await journal.store.getByTransaction(transaction) : null;
     if (!record) {
       ctx.status = 404;
       ctx.body = { error: { code: 'svc_settlement_not_found', reason: defaultMessage('svc_settlement_not_found') } };

@@ -4,6 +4,7 @@
  * migrate independently. WAL and a busy timeout let the catalog and the journal share the file.
  */
 import { DatabaseSync } from 'node:sqlite';
+import { inWriteTransaction } from '../catalog/store.ts';
 import type { FeeCaps, JournalStore, NewSettlement, ReserveResult, SettlementRecord, SettlementState, StateChange } from './types.ts';
 
 const BUSY_TIMEOUT_MS = 2_000;
@@ -49,21 +50,9 @@ const MIGRATIONS: Migration[] = [
   },
 ];
 
-function transaction<T>(db: DatabaseSync, work: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const result = work();
-    db.exec('COMMIT');
-    return result;
-  } catch (err) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw err;
-  }
-}
-
 function migrate(db: DatabaseSync): void {
   db.exec('CREATE TABLE IF NOT EXISTS journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
-  transaction(db, () => {
+  inWriteTransaction(db, () => {
     const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
     const version = row ? Number(row.value) : 0;
     if (version > MIGRATIONS.length) throw new Error(`journal schema ${version} is newer than this code (${MIGRATIONS.length})`);
@@ -147,7 +136,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
-    return transaction(this.db, (): ReserveResult => {
+    return inWriteTransaction(this.db, (): ReserveResult => {
       const previous = this.db.prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?').get(a.identity) as
         | { state: SettlementState; budget_stroops: number | bigint; tx_hash: string }
         | undefined;
@@ -186,7 +175,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async resolve(identity: string, state: SettlementState, detail: { errorCode?: string; errorMessage?: string; note: string }, now: number): Promise<boolean> {
-    return transaction(this.db, () => {
+    return inWriteTransaction(this.db, () => {
       const row = this.db.prepare('SELECT state FROM journal_settlements WHERE identity = ?').get(identity) as { state: SettlementState } | undefined;
       if (!row || (row.state !== 'submitted' && row.state !== 'unknown')) return false;
       if (row.state === state) return false;

@@ -4,6 +4,8 @@
  * Everything recorded here is public: addresses, amounts, hashes and the signed payment itself
  * (which the chain publishes once it lands). No key or seed ever reaches the journal.
  */
+import type { SubmissionAttempt } from '../scheme/types.ts';
+
 export type SettlementState = 'submitted' | 'settled' | 'failed' | 'unknown';
 
 export interface StateChange {
@@ -14,20 +16,11 @@ export interface StateChange {
 }
 
 /** What is known about an attempt before it is submitted. */
-export interface NewSettlement {
+export interface NewSettlement extends SubmissionAttempt {
   /** The payment's identity (see `SettlementTracking.identity`): one record per payment. */
   identity: string;
   idempotencyKey: string | null;
   network: string;
-  transaction: string;
-  submitter: string;
-  feeStroops: bigint;
-  payer: string;
-  payTo: string;
-  asset: string;
-  amount: string;
-  /** Unix seconds after which the transaction can no longer land. */
-  validUntil: number;
   /** The request as received (public data), replayed into the catalog after reconciliation. */
   paymentPayload: string;
   paymentRequirements: string;
