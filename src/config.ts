@@ -182,8 +182,10 @@ export function loadConfig(env: Env): Config {
     feeMode: parseFeeMode(env),
     maxTransactionFeeStroops: parseInteger(env, 'MAX_TRANSACTION_FEE_STROOPS', DEFAULTS.MAX_TRANSACTION_FEE_STROOPS, 1, Number.MAX_SAFE_INTEGER),
     logLevel: parseLogLevel(env),
-    settlement: parseSettlementConfig(env),
-  };
+  } as Config;
+  // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
+  // /health projection; read it as config.settlement.
+  Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
   Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey }, enumerable: false });
   return config;
 }
