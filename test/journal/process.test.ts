@@ -4,7 +4,7 @@
  * listings after reconciliation), and SIGTERM with settles in flight (all answered, exit 0).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
@@ -150,6 +150,10 @@ describe('drain', () => {
     const answers = burst.map((p) => settle(svc.url, p));
     await new Promise((r) => setTimeout(r, 300));
     svc.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    // The listener is closed: a new TCP connection is refused.
+    const port = Number(new URL(svc.url).port);
+    await expect(new Promise((resolve, reject) => connect(port, '127.0.0.1', resolve).once('error', reject))).rejects.toThrow(/ECONNREFUSED/);
     const bodies = await Promise.all(answers);
     expect(bodies.map((b) => b.body.success)).toEqual(Array(10).fill(true));
     expect(await svc.exited).toBe(0);
