@@ -25,6 +25,9 @@ export interface JournaledFacilitator {
   scheme: ExactStellarScheme;
   journal: SettlementJournal;
   submitter: string;
+  /** The submitter's seed, to prove it never reaches the journal file. */
+  submitterSecret: string;
+  dbPath: string;
   landed: unknown[];
   settle(paymentPayload: unknown, paymentRequirements: unknown, idempotencyKey?: string): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
@@ -46,8 +49,9 @@ export async function journaledFacilitator(
     ...options.scheme,
   });
   const landed: unknown[] = [];
+  const dbPath = options.dbPath ?? tempDbPath();
   const journal = new SettlementJournal({
-    store: new SqliteJournalStore(options.dbPath ?? tempDbPath()),
+    store: new SqliteJournalStore(dbPath),
     policy: { ...DEFAULT_POLICY, ...options.policy },
     onLanded: (paymentPayload) => landed.push(paymentPayload),
   });
@@ -58,6 +62,8 @@ export async function journaledFacilitator(
     scheme,
     journal,
     submitter: config.submitters[0]!,
+    submitterSecret: secret,
+    dbPath,
     landed,
     settle: (paymentPayload, paymentRequirements, idempotencyKey) =>
       client.post('/settle', { x402Version: 2, paymentPayload, paymentRequirements }, idempotencyKey ? { headers: { 'Idempotency-Key': idempotencyKey } } : undefined),

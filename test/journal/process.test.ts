@@ -153,7 +153,7 @@ describe('drain', () => {
     await new Promise((r) => setTimeout(r, 100));
     // The listener is closed: a new TCP connection is refused.
     const port = Number(new URL(svc.url).port);
-    await expect(new Promise((resolve, reject) => connect(port, '127.0.0.1', resolve).once('error', reject))).rejects.toThrow(/ECONNREFUSED/);
+    await expect(new Promise<void>((resolve, reject) => connect(port, '127.0.0.1', () => resolve()).once('error', reject))).rejects.toThrow(/ECONNREFUSED/);
     const bodies = await Promise.all(answers);
     expect(bodies.map((b) => b.body.success)).toEqual(Array(10).fill(true));
     expect(await svc.exited).toBe(0);

@@ -4,6 +4,8 @@
  * across a restart on the same file), and an RPC that is blind or answers garbage → `unknown`,
  * later reconciled.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
 import { api } from '../helpers/contract.ts';
@@ -83,6 +85,10 @@ describe('idempotent retry and the public record', () => {
     expect((await api(f.url).get(`/settlements/${'0'.repeat(64)}`)).body.error.code).toBe('svc_settlement_not_found');
     expect((await api(f.url).get('/settlements/nothex')).status).toBe(404);
     await f.close();
+    // The journal file (and its WAL) never holds a seed.
+    const files = readdirSync(dirname(f.dbPath)).map((name) => readFileSync(join(dirname(f.dbPath), name)).toString('latin1'));
+    expect(files.join('').includes(f.submitterSecret)).toBe(false);
+    expect(files.join('')).toContain(first.body.transaction);
   });
 });
 
