@@ -6,6 +6,7 @@
  * exits 0. A second signal exits at once (128 + signal number, the shell convention).
  */
 import type { Server } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 
 /** Read by readiness: true from the first shutdown signal on. */
 export const lifecycle = { draining: false };
@@ -19,6 +20,8 @@ export interface DrainOptions {
   cleanup: () => Promise<void> | void;
   log: (obj: Record<string, unknown>, msg: string) => void;
   exit?: (code: number) => never;
+  /** Set by installDrain: closes keep-alive connections idle after a response. */
+  closeIdle?: () => void;
 }
 
 const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
@@ -26,9 +29,26 @@ const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 export function installDrain(options: DrainOptions): void {
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const { server } = options;
-  server.on('request', (_req, res) => {
+  // Per connection: requests in progress and whether it has served one. Node's own
+  // closeIdleConnections would also reset a connection whose first request is still in flight
+  // on the wire, so the drain closes only connections that are idle after a response.
+  const connections = new Map<Socket, { active: number; served: boolean }>();
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, { active: 0, served: false });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (req, res) => {
+    const state = connections.get(req.socket);
+    if (state) {
+      state.active++;
+      state.served = true;
+      res.once('close', () => state.active--);
+    }
     if (lifecycle.draining) res.setHeader('Connection', 'close');
   });
+  options.closeIdle = () => {
+    for (const [socket, state] of connections) if (state.served && state.active === 0) socket.destroy();
+  };
   const onSignal = (signal: NodeJS.Signals) => {
     if (lifecycle.draining) {
       options.log({ signal }, 'second signal: exiting at once');
@@ -42,11 +62,12 @@ export function installDrain(options: DrainOptions): void {
   process.on('SIGTERM', onSignal);
 }
 
-async function drain({ server, idle, timeoutMs, cleanup, log }: DrainOptions, exit: (code: number) => never): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  // Keep-alive connections that are idle now, or become idle after their response, are closed.
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  server.closeIdleConnections();
+async function drain({ server, idle, timeoutMs, cleanup, log, closeIdle }: DrainOptions, exit: (code: number) => never): Promise<void> {
+  // The net-level close stops listening and waits for the connections (the HTTP-level close
+  // would first reset every connection without a parsed request).
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+  const sweep = setInterval(() => closeIdle?.(), 50);
+  closeIdle?.();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   const result = await Promise.race([idle().then(() => closed).then(() => 'drained' as const), deadline]);

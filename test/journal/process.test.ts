@@ -148,7 +148,11 @@ describe('drain', () => {
     const svc = await startSvc({ SUBMITTER_SECRET: submitter.secret, DB_PATH: tempDbPath() });
     const burst = await payments(10, 30);
     const answers = burst.map((p) => settle(svc.url, p));
-    await new Promise((r) => setTimeout(r, 300));
+    // Long enough for svc to accept all 10 connections on a loaded machine (closing the listener
+    // resets connections still in the kernel's accept queue); one submitter serializes the 10
+    // settles over several seconds, so most are still in flight when the signal arrives.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(h.devnet.balances(burst[9]!.seller.publicKey()).usdc).toBe(0n);
     svc.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 100));
     // The listener is closed: a new TCP connection is refused.
