@@ -1,135 +1,190 @@
 /**
- * Catalog benchmark: write time per settlement (the settle hook), list and search latency
- * p50/p95 at 1k, 10k and 100k generated listings, each beside a naive baseline run in the same
- * process on the same file:
- *   write  vs  one autocommit INSERT OR REPLACE of the same JSON into a keyed table
- *   list   vs  a plain primary-key SELECT of the same number of rows
- *   search vs  LIKE-substring search over the description (no ranking, no index)
+ * Catalog benchmark over HTTP. For each size, a generated corpus (bench/catalog-corpus.ts) is
+ * seeded into a file through the store; then svc (`src/main.ts`, a separate process) and a bare
+ * node:http + node:sqlite server (bench/catalog-baseline.ts, same file, same index queries) are
+ * started side by side and measured with the same client: search (2 terms, 1 common term, a
+ * cursor page) and list (no filter, network filter, payTo filter, a deep offset), p50/p95 at 1 and
+ * 16 connections. Then the mixed run: POST /verify throughput alone and while 16 connections
+ * search, and svc's peak RSS during the load.
  *
- *   npx tsx bench/catalog.ts [sizes=1000,10000,100000] [samples=200]
+ *   npx tsx bench/catalog.ts [--sizes 10000,100000] [--requests 200] [--keep-dir DIR]
  */
-import { cpus, tmpdir } from 'node:os';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
-import { openCatalog } from '../src/catalog/index.ts';
-import { settlement } from '../test/catalog/fixtures.ts';
+import { parseArgs } from 'node:util';
+import { Keypair } from '@stellar/stellar-sdk';
+import { seedCorpus, vocabularyWord } from './catalog-corpus.ts';
 
-const sizes = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number);
-const samples = Number(process.argv[3] ?? 200);
+const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, requests: { type: 'string', default: '200' }, 'keep-dir': { type: 'string' } } });
+const sizes = values.sizes.split(',').map(Number);
+const REQUESTS = Number(values.requests);
+const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-catalog-'));
+mkdirSync(dir, { recursive: true });
+/** svc's young generation, sized deliberately (the default semi-space grows to 16–32 MiB each). */
+const SEMI_SPACE_MB = 4;
 
-/** A deterministic generator (xorshift) so every run builds the same corpus. */
-let seed = 0x2545f491;
-const rand = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 2 ** 32;
-};
-const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
-const VOCAB = Array.from({ length: 600 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}${'bcdfg'[(i >> 2) % 5]}`);
-const words = (n: number) => Array.from({ length: n }, () => pick(VOCAB)).join(' ');
-
-function percentile(xs: number[], p: number): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+function start(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
 }
-function measure(n: number, fn: (i: number) => void): { p50: number; p95: number } {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    fn(i);
-    times.push(performance.now() - started);
-  }
-  return { p50: percentile(times, 50), p95: percentile(times, 95) };
-}
-const fmt = (x: number) => (x < 1 ? x.toFixed(3) : x.toFixed(2));
 
-function makeSettlement(i: number) {
-  return settlement({
-    url: `https://svc${i}.example.com/api/${pick(VOCAB)}`,
-    description: words(10),
-    serviceName: `${pick(VOCAB)} ${i % 100}`,
-    tags: [pick(VOCAB), pick(VOCAB)],
-    network: i % 3 === 0 ? 'stellar:pubnet' : 'stellar:testnet',
-    paramSchema: { [pick(VOCAB)]: { type: 'string', description: words(4) } },
-    queryParams: {},
+const agentFor = new Map<number, http.Agent>();
+function request(port: number, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+  let agent = agentFor.get(port);
+  if (!agent) agentFor.set(port, (agent = new http.Agent({ keepAlive: true, maxSockets: 64 })));
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, agent, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
   });
 }
 
-const rows: string[] = [];
-console.log(`node ${process.version}, nproc ${cpus().length}, ${cpus()[0]?.model ?? 'unknown CPU'}`);
-for (const size of sizes) {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-catalog-'));
-  try {
-    const dbPath = join(dir, 'catalog.sqlite');
-    const catalog = openCatalog({ dbPath, logger: { warn() {}, error: (o, m) => console.error(m, o) } });
-    const baseline = new DatabaseSync(join(dir, 'baseline.sqlite'));
-    baseline.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; CREATE TABLE kv (id INTEGER PRIMARY KEY, url TEXT UNIQUE, description TEXT, body TEXT)');
-    const insert = baseline.prepare('INSERT OR REPLACE INTO kv (id, url, description, body) VALUES (?, ?, ?, ?)');
-
-    // Build the corpus through the real hook, timing every write; the baseline stores the same JSON.
-    const hookTimes: number[] = [];
-    const baseTimes: number[] = [];
-    const built = performance.now();
-    for (let i = 0; i < size; i++) {
-      const s = makeSettlement(i);
-      let started = performance.now();
-      const outcome = catalog.recordSettlement(s);
-      hookTimes.push(performance.now() - started);
-      if (outcome?.status !== 'success') throw new Error(`write ${i} failed: ${JSON.stringify(outcome)}`);
-      started = performance.now();
-      insert.run(i + 1, (s.paymentPayload.resource as { url: string }).url, (s.paymentPayload.resource as { description: string }).description, JSON.stringify(s.paymentPayload));
-      baseTimes.push(performance.now() - started);
+async function waitReady(port: number, path: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await request(port, 'GET', path)).status < 500) return;
+    } catch {
+      /* not listening yet */
     }
-    const buildSeconds = (performance.now() - built) / 1000;
-    const write = { p50: percentile(hookTimes, 50), p95: percentile(hookTimes, 95) };
-    const writeBase = { p50: percentile(baseTimes, 50), p95: percentile(baseTimes, 95) };
-    // Refreshes (same key, same owner) are the steady state once a catalog is populated.
-    const refresh = measure(samples, (i) => catalog.recordSettlement(makeSettlement((i * 7919) % size)));
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`port ${port} never answered`);
+}
 
-    const total = catalog.list({}, { limit: 1, offset: 0 }).pagination.total;
-    const list = measure(samples, () => catalog.list({}, { limit: 20, offset: Math.floor(rand() * Math.max(1, total - 20)) }));
-    const listFiltered = measure(samples, () => catalog.list({ network: 'stellar:pubnet' }, { limit: 20, offset: Math.floor(rand() * 100) }));
-    const byKey = baseline.prepare('SELECT body FROM kv WHERE id = ?');
-    const listBase = measure(samples, () => {
-      const start = 1 + Math.floor(rand() * Math.max(1, size - 20));
-      for (let k = 0; k < 20; k++) JSON.parse((byKey.get(start + k) as { body: string }).body);
-    });
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-    const queries = Array.from({ length: samples }, () => words(2));
-    const search = measure(samples, (i) => catalog.search(queries[i]!, {}, { limit: 20 }));
-    let cursorPage = 0;
-    const searchPage2 = measure(samples, (i) => {
-      const first = catalog.search(queries[i]!, {}, { limit: 20 });
-      if (first.pagination.cursor) {
-        catalog.search(queries[i]!, {}, { limit: 20, cursor: first.pagination.cursor });
-        cursorPage++;
+/** `total` requests over `conns` connections; latencies in ms. */
+async function load(port: number, conns: number, total: number, path: (i: number) => string): Promise<{ p50: number; p95: number; errors: number }> {
+  const times: number[] = [];
+  let next = 0;
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: conns }, async () => {
+      while (next < total) {
+        const i = next++;
+        const started = performance.now();
+        const { status } = await request(port, 'GET', path(i));
+        times.push(performance.now() - started);
+        if (status !== 200) errors++;
       }
-    });
-    const like = baseline.prepare("SELECT body FROM kv WHERE description LIKE '%' || ? || '%' OR description LIKE '%' || ? || '%' LIMIT 21");
-    const searchBase = measure(samples, (i) => {
-      const [a, b] = queries[i]!.split(' ');
-      for (const r of like.all(a!, b!) as Array<{ body: string }>) JSON.parse(r.body);
-    });
-    const matchCount = catalog.search(queries[0]!, {}, { limit: 100 }).resources.length;
+    }),
+  );
+  return { p50: pct(times, 50), p95: pct(times, 95), errors };
+}
 
-    catalog.close();
-    baseline.close();
-    const line = (what: string, ours: { p50: number; p95: number }, base: { p50: number; p95: number }, baseName: string) =>
-      `| ${size} | ${what} | ${fmt(ours.p50)} | ${fmt(ours.p95)} | ${baseName} ${fmt(base.p50)} / ${fmt(base.p95)} | ${(ours.p50 / base.p50).toFixed(1)}× |`;
-    rows.push(
-      line('write (new listing, hook total)', write, writeBase, 'INSERT'),
-      line('write (refresh, hook total)', refresh, writeBase, 'INSERT'),
-      line('list limit 20, random offset', list, listBase, '20× PK SELECT'),
-      line('list limit 20, network filter', listFiltered, listBase, '20× PK SELECT'),
-      line('search 2 terms, first page', search, searchBase, 'LIKE'),
-      line('search first + cursor page', searchPage2, searchBase, 'LIKE'),
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const fmt = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+const lines: string[] = [];
+const out = (s: string) => {
+  lines.push(s);
+  console.log(s);
+};
+out(`Machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}; load average at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
+
+let port = 47100;
+for (const size of sizes) {
+  const dbPath = join(dir, `catalog-${size}.sqlite`);
+  if (!existsSync(dbPath)) {
+    const t0 = performance.now();
+    seedCorpus(dbPath, size, (n) => process.stderr.write(`seeded ${n}\r`));
+    out(`\n### ${size.toLocaleString('en')} listings (seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  } else out(`\n### ${size.toLocaleString('en')} listings (seeded file reused)`);
+  const svcPort = port++;
+  const basePort = port++;
+  const svc = start([`--max-semi-space-size=${SEMI_SPACE_MB}`, '--import', 'tsx', 'src/main.ts'], {
+    PORT: String(svcPort),
+    DB_PATH: dbPath,
+    NETWORK: 'stellar:testnet',
+    RPC_URL: 'http://127.0.0.1:9',
+    SUBMITTER_SECRET: Keypair.random().secret(),
+    LOG_LEVEL: 'error',
+  });
+  const base = start(['--import', 'tsx', 'bench/catalog-baseline.ts', dbPath, String(basePort)], {});
+  try {
+    await Promise.all([waitReady(svcPort, '/supported'), waitReady(basePort, '/discovery/resources')]);
+    let peakRss = 0;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(svc.pid!))), 200);
+    const common = vocabularyWord(0);
+    const two = `${vocabularyWord(3)} ${vocabularyWord(40)}`;
+    const firstPage = JSON.parse((await request(svcPort, 'GET', `/discovery/search?query=${common}&limit=20`)).text) as { pagination: { cursor: string } };
+    const cursor = encodeURIComponent(firstPage.pagination.cursor);
+    const total = (JSON.parse((await request(svcPort, 'GET', '/discovery/resources?limit=1')).text) as { pagination: { total: number } }).pagination.total;
+    const payTo = (JSON.parse((await request(svcPort, 'GET', '/discovery/resources?limit=1')).text) as { items: Array<{ accepts: Array<{ payTo: string }> }> }).items[0]!.accepts[0]!.payTo;
+    const deep = Math.floor(total * 0.9);
+    const cases: Array<[string, (i: number) => string, ((i: number) => string) | null]> = [
+      [`search, 2 terms ("${two}")`, () => `/discovery/search?query=${encodeURIComponent(two)}&limit=20`, null],
+      [`search, 1 common term ("${common}")`, () => `/discovery/search?query=${common}&limit=20`, null],
+      ['search, cursor page 2', () => `/discovery/search?query=${common}&limit=20&cursor=${cursor}`, () => `/discovery/search?query=${common}&limit=20`],
+      ['list, no filter', (i) => `/discovery/resources?limit=20&offset=${(i * 7) % 200}`, null],
+      ['list, network filter', (i) => `/discovery/resources?network=stellar:pubnet&limit=20&offset=${(i * 7) % 200}`, null],
+      ['list, payTo filter', () => `/discovery/resources?payTo=${payTo}&limit=20`, null],
+      [`list, offset ${deep.toLocaleString('en')}`, () => `/discovery/resources?limit=20&offset=${deep}`, null],
+    ];
+    out('\n| request | svc p50 / p95 ms, 1 conn | baseline p50 / p95, 1 conn | ratio p95 | svc p50 / p95, 16 conns | baseline p50 / p95, 16 conns |');
+    out('|---|---|---|---|---|---|');
+    for (const [name, path, basePath] of cases) {
+      const b1 = await load(basePort, 1, REQUESTS, basePath ?? path);
+      const s1 = await load(svcPort, 1, REQUESTS, path);
+      const b16 = await load(basePort, 16, REQUESTS * 2, basePath ?? path);
+      const s16 = await load(svcPort, 16, REQUESTS * 2, path);
+      const errs = s1.errors + s16.errors ? ` (${s1.errors + s16.errors} non-200)` : '';
+      out(`| ${name}${errs} | ${fmt(s1.p50)} / ${fmt(s1.p95)} | ${fmt(b1.p50)} / ${fmt(b1.p95)} | ${(s1.p95 / b1.p95).toFixed(1)}× | ${fmt(s16.p50)} / ${fmt(s16.p95)} | ${fmt(b16.p50)} / ${fmt(b16.p95)} |`);
+    }
+
+    // Mixed run: /verify alone, then beside 16 search connections (the payload is refused at decode: no RPC, all event loop).
+    const verifyBody = JSON.stringify({
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: { scheme: 'exact', network: 'stellar:testnet' }, payload: { transaction: 'AAAA' } },
+      paymentRequirements: { scheme: 'exact', network: 'stellar:testnet', asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', amount: '1000', payTo, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } },
+    });
+    const verifyFor = async (ms: number) => {
+      const until = performance.now() + ms;
+      let n = 0;
+      const times: number[] = [];
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (performance.now() < until) {
+            const t0 = performance.now();
+            const { status } = await request(svcPort, 'POST', '/verify', verifyBody);
+            if (status === 200) n++;
+            times.push(performance.now() - t0);
+          }
+        }),
+      );
+      return { rps: n / (ms / 1000), p50: pct(times, 50) };
+    };
+    const alone = await verifyFor(5000);
+    let searching = true;
+    let searches = 0;
+    let busy = 0;
+    const flood = Promise.all(
+      Array.from({ length: 16 }, async (_, k) => {
+        while (searching) {
+          const { status } = await request(svcPort, 'GET', `/discovery/search?query=${encodeURIComponent(k % 2 ? two : common)}&limit=20`);
+          if (status === 200) searches++;
+          else if (status === 503) busy++;
+        }
+      }),
     );
-    console.log(`size ${size}: built in ${buildSeconds.toFixed(1)} s, ${cursorPage}/${samples} searches had a second page, first query ≥${matchCount} matches`);
+    const mixed = await verifyFor(5000);
+    searching = false;
+    await flood;
+    clearInterval(sampler);
+    out(`\nMixed: /verify (4 connections) alone ${alone.rps.toFixed(0)} req/s (p50 ${fmt(alone.p50)} ms); with 16 search connections ${mixed.rps.toFixed(0)} req/s (p50 ${fmt(mixed.p50)} ms) = **${(mixed.rps / alone.rps).toFixed(2)}×** (target ≥ 0.8×); searches served meanwhile ${(searches / 5).toFixed(0)}/s, ${busy} answered 503 svc_catalog_busy.`);
+    out(`svc peak RSS under this load: **${peakRss.toFixed(0)} MB** (--max-semi-space-size=${SEMI_SPACE_MB}; catalog workers capped by resourceLimits). Load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    svc.kill('SIGTERM');
+    base.kill('SIGTERM');
   }
 }
-console.log('\n| listings | operation | p50 ms | p95 ms | baseline p50 / p95 ms | p50 ratio |\n|---|---|---|---|---|---|');
-for (const r of rows) console.log(r);
+if (!values['keep-dir']) rmSync(dir, { recursive: true, force: true });

@@ -66,6 +66,7 @@ export const SERVICE_CODES = {
   svc_invalid_search_cursor:
     'The cursor was not issued for this query and filter combination; restart without a cursor.',
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
+  svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
 } as const;
 
 /**
@@ -91,6 +92,8 @@ export const BAZAAR_CODES = {
   bazaar_schema_too_complex: 'The client schema has more than 2000 nodes.',
   bazaar_resource_url_invalid: 'resource.url is not an absolute http(s) URL without credentials.',
   bazaar_listing_owned_by_other_payee: 'The listing is owned by a different payTo; nothing was written.',
+  bazaar_description_too_long: 'The description is longer than 2048 characters.',
+  bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',
 } as const;
 
 /** §7.6 — agent tool codes, in structuredContent.errorCode. */

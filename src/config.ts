@@ -20,6 +20,8 @@ export const DEFAULTS = {
   FEE_MODE: 'free',
   MAX_TRANSACTION_FEE_STROOPS: 50_000,
   LOG_LEVEL: 'info',
+  READY_MIN_BALANCE_STROOPS: 50_000_000,
+  READY_MAX_LEDGER_AGE_SECONDS: 30,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -45,6 +47,10 @@ export interface Config {
   logLevel: LogLevel;
   /** Settlement journal, payment policy and fee budget (parsed in the journal block below). */
   settlement: SettlementConfig;
+  /** GET /ready: the least native balance, in stroops, of every account that pays for settlements. */
+  readyMinBalanceStroops: number;
+  /** GET /ready: the oldest the RPC's latest ledger may be, in seconds. */
+  readyMaxLedgerAgeSeconds: number;
 }
 
 /** An invalid configuration value; `variable` names the environment variable. */
@@ -182,6 +188,8 @@ export function loadConfig(env: Env): Config {
     feeMode: parseFeeMode(env),
     maxTransactionFeeStroops: parseInteger(env, 'MAX_TRANSACTION_FEE_STROOPS', DEFAULTS.MAX_TRANSACTION_FEE_STROOPS, 1, Number.MAX_SAFE_INTEGER),
     logLevel: parseLogLevel(env),
+    readyMinBalanceStroops: parseInteger(env, 'READY_MIN_BALANCE_STROOPS', DEFAULTS.READY_MIN_BALANCE_STROOPS, 0, Number.MAX_SAFE_INTEGER),
+    readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
   } as Config;
   // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
   // /health projection; read it as config.settlement.

@@ -9,7 +9,10 @@ import { createSchemeFromConfig } from './chains/stellar/from-config.ts';
 import { openCatalog, type Catalog } from './catalog/index.ts';
 import { SettlementJournal } from './journal/journal.ts';
 import { SqliteJournalStore } from './journal/store-sqlite.ts';
-import { installDrain } from './lifecycle.ts';
+import { installDrain, lifecycle } from './lifecycle.ts';
+import { ServiceMetrics, instrumentRpc } from './ops/metrics.ts';
+import { ReadinessProbe, databaseWritableCheck, drainingCheck } from './ops/readiness.ts';
+import { stellarReadinessChecks } from './chains/stellar/health.ts';
 
 export const EXIT_CONFIG = 78;
 
@@ -43,11 +46,25 @@ const journal = new SettlementJournal({
   store: new SqliteJournalStore(config.dbPath),
   policy: config.settlement.policy,
   logger,
-  onLanded: catalog ? (paymentPayload, paymentRequirements) => void catalog.recordSettlement({ paymentPayload, paymentRequirements }) : undefined,
+  onLanded: catalog
+    ? (paymentPayload, paymentRequirements) =>
+        void Promise.resolve()
+          .then(() => catalog.recordSettlement({ paymentPayload, paymentRequirements }))
+          .catch((err: unknown) => logger.warn({ err }, 'catalog hook after reconciliation failed'))
+    : undefined,
 });
-const scheme = createSchemeFromConfig(config, logger);
+const metrics = new ServiceMetrics();
+const wrapRpc = <R extends object>(rpc: R) => instrumentRpc(rpc, metrics);
+const scheme = createSchemeFromConfig(config, logger, wrapRpc);
 const stopReconciler = journal.startReconciler(scheme.tracking, config.settlement.reconcileIntervalMs);
-const app = createApp({ config, logger, scheme, catalog, journal });
+const readiness = new ReadinessProbe({
+  checks: {
+    ...stellarReadinessChecks(config, { wrapRpc, payingAccounts: () => [...scheme.pool.addresses, ...(config.feeBumpAddress ? [config.feeBumpAddress] : [])] }),
+    database: databaseWritableCheck(config.dbPath),
+    draining: drainingCheck(() => lifecycle.draining),
+  },
+});
+const app = createApp({ config, logger, scheme, catalog, metrics, readiness, journal });
 try {
   const running = await listen(app, config.port, '0.0.0.0');
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');

@@ -1,80 +1,74 @@
 /**
- * openCatalog: the CatalogPort over one SQLite file. The settle hook (`recordSettlement`) is
- * synchronous, never throws and never returns `processing`: a client defect is a `rejected`
- * outcome with its code, an internal fault (busy, read-only, deleted file, a bug) is logged and
- * returns null so the header is omitted. list/search throw on a fault; the HTTP layer makes
- * that a 500.
+ * openCatalog: the CatalogPort over one SQLite file, served by worker threads (pool.ts) so the
+ * thread that answers /verify and /settle never runs a catalog query. The settle hook resolves
+ * null (header omitted, logged) on an internal fault, a full queue or a missed deadline, and never
+ * rejects. list/search reject with CatalogQueryError: 400 codes for the caller's mistakes,
+ * `svc_catalog_busy` (503) when discovery is overloaded; any other fault is a 500.
  */
 import { BAZAAR_CODES } from '../codes.ts';
-import { ingestSettlement } from './ingest.ts';
-import { installRankFunction, searchCatalog } from './search.ts';
-import { CatalogStore, toDiscoveryResource } from './store.ts';
-import type { BazaarOutcome, Catalog, CatalogOptions, DiscoveryFilters, SettledPayment } from './types.ts';
+import { precheckSettlement } from './ingest.ts';
+import { CatalogOverloadError, WorkerLanes } from './pool.ts';
+import { CatalogStore, CatalogUnavailableError } from './store.ts';
+import { CatalogQueryError, type BazaarOutcome, type Catalog, type CatalogOptions, type ListPage, type SearchPage } from './types.ts';
 
 export { CatalogQueryError } from './types.ts';
+export { DISCOVERY_X402_VERSION, SOFT_BUDGET_MS } from './engine.ts';
 export type { Catalog, CatalogOptions, CatalogPort, BazaarOutcome } from './types.ts';
 
-/** SPEC §4.6 item 9: over this the hook logs a warning (nothing fails). */
-export const SOFT_BUDGET_MS = 250;
-/** The x402Version the discovery responses declare. */
-export const DISCOVERY_X402_VERSION = 2;
+export const DEFAULT_READ_DEADLINE_MS = 2000;
+export const DEFAULT_WRITE_DEADLINE_MS = 2000;
+
+/** An error from a worker, as the class the HTTP layer and the tests know. */
+function asCatalogError(err: unknown): unknown {
+  if (err instanceof CatalogOverloadError) return new CatalogQueryError('svc_catalog_busy', `The catalog is busy (${err.message}); retry shortly.`);
+  const e = err as { name?: string; message?: string; code?: string };
+  if (e?.name === 'CatalogQueryError' && typeof e.code === 'string') return new CatalogQueryError(e.code as CatalogQueryError['code'], e.message ?? '');
+  if (e?.name === 'CatalogUnavailableError') return new CatalogUnavailableError(e.message ?? '');
+  return err;
+}
 
 export function openCatalog(options: CatalogOptions): Catalog {
   const { logger } = options;
   const clock = options.clock ?? (() => new Date());
-  const softBudgetMs = options.softBudgetMs ?? SOFT_BUDGET_MS;
-  const store = new CatalogStore(options.dbPath);
-  const ranker = installRankFunction(store.db);
-
-  function recordSettlement(settled: SettledPayment): BazaarOutcome | null {
-    const started = performance.now();
-    let outcome: BazaarOutcome | null = null;
-    let result = 'none';
-    try {
-      const ingested = ingestSettlement(settled.paymentPayload, settled.paymentRequirements);
-      if (ingested.kind === 'rejected') {
-        result = ingested.code;
-        outcome = { status: 'rejected', rejectedReason: ingested.reason || BAZAAR_CODES[ingested.code], code: ingested.code };
-      } else if (ingested.kind === 'unusable') {
-        result = 'fault';
-        logger.error({ reason: ingested.reason }, 'catalog hook could not use the settlement; EXTENSION-RESPONSES omitted');
-      } else if (ingested.kind === 'listing') {
-        const { draft } = ingested;
-        const written = store.writeListing(draft, clock());
-        if (written.status === 'owned_by_other') {
-          result = 'bazaar_listing_owned_by_other_payee';
-          outcome = {
-            status: 'rejected',
-            rejectedReason: 'The listing for this resource is owned by a different payTo; nothing was written.',
-            code: 'bazaar_listing_owned_by_other_payee',
-          };
-        } else {
-          result = written.created ? 'created' : 'refreshed';
-          outcome = { status: 'success' };
-          if (draft.dropped.length > 0) logger.warn({ resource: draft.resource, dropped: draft.dropped }, 'catalog dropped invalid fields');
-        }
-      }
-    } catch (err) {
-      result = 'fault';
-      outcome = null;
-      logger.error({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'catalog hook fault; EXTENSION-RESPONSES omitted');
-    }
-    const elapsedMs = performance.now() - started;
-    if (elapsedMs > softBudgetMs) logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
-    return outcome;
-  }
+  // Opened once here, synchronously: migrations run and a bad file fails the caller now, not in a worker.
+  new CatalogStore(options.dbPath).close();
+  const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
+  const base = { dbPath: options.dbPath, softBudgetMs: options.softBudgetMs };
+  const writer = new WorkerLanes({ ...base, threads: 1, maxQueued: options.maxQueuedWrites ?? 256, deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS }, onLog);
+  const readers = new WorkerLanes(
+    { ...base, threads: options.readers ?? 1, maxQueued: options.maxQueuedReads ?? 64, deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS },
+    onLog,
+  );
 
   return {
-    recordSettlement,
-    list(filters: DiscoveryFilters, page: { limit: number; offset: number }) {
-      const { rows, total } = store.list(filters, page);
-      return { x402Version: DISCOVERY_X402_VERSION, items: rows.map(toDiscoveryResource), pagination: { limit: page.limit, offset: page.offset, total } };
+    async recordSettlement(settled) {
+      try {
+        const checked = precheckSettlement(settled.paymentPayload, settled.paymentRequirements);
+        if (checked.kind === 'none') return null;
+        if (checked.kind === 'rejected') return { status: 'rejected', rejectedReason: checked.reason || BAZAAR_CODES[checked.code], code: checked.code };
+        if (checked.kind !== 'settled') return null;
+        return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled })) as BazaarOutcome | null;
+      } catch (err) {
+        logger.error({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'catalog hook did not answer; EXTENSION-RESPONSES omitted');
+        return null;
+      }
     },
-    search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
-      return searchCatalog(store, ranker, query, filters, page, clock(), DISCOVERY_X402_VERSION);
+    async list(filters, page) {
+      try {
+        return (await readers.run({ op: 'list', now: clock().getTime(), filters, page })) as ListPage;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
     },
-    close() {
-      store.close();
+    async search(query, filters, page) {
+      try {
+        return (await readers.run({ op: 'search', now: clock().getTime(), query, filters, page })) as SearchPage;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
+    async close() {
+      await Promise.all([writer.close(), readers.close()]);
     },
   };
 }

@@ -4,7 +4,10 @@
  * ready for the store. No I/O here; the store does the atomic ownership check and the write.
  *
  * Order of checks (the first failure wins): extensions size → bazaar shape → protocol
- * invariants → schema neutralization and node cap → client-schema validation → resource URL.
+ * invariants → description and accepted-terms size caps → ownership (the current owner of the
+ * canonical resource, read before any seller schema is compiled, so a squatter cannot make svc
+ * run schemas for someone else's listing) → schema neutralization and node cap → client-schema
+ * validation (off the event loop with a time budget, schema.ts) → resource URL.
  * Field-level drops (routeTemplate, serviceName, tags, iconUrl) never reject the listing.
  */
 import type { BazaarCode } from '../codes.ts';
@@ -21,6 +24,11 @@ import {
 } from './sanitize.ts';
 
 export const MAX_EXTENSIONS_BYTES = 64 * 1024;
+/** Longest resource.description (characters) a listing takes; longer is bazaar_description_too_long. */
+export const MAX_DESCRIPTION_LENGTH = 2048;
+/** Largest JSON of one accepted-terms entry, and most distinct entries per listing (bazaar_accepts_too_large). */
+export const MAX_TERMS_BYTES = 2048;
+export const MAX_ACCEPTS_PER_LISTING = 32;
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH']);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const BODY_TYPES = new Set(['json', 'form-data', 'text']);
@@ -72,6 +80,7 @@ export type IngestResult =
   | { kind: 'unusable'; reason: string };
 
 const reject = (code: BazaarCode, reason: string): IngestResult => ({ kind: 'rejected', code, reason });
+export const OWNED_BY_OTHER_REASON = 'The listing for this resource is owned by a different payTo; nothing was written.';
 
 /**
  * Size in bytes of the compact JSON encoding (what the client sent), computed iteratively and
@@ -146,7 +155,41 @@ function projectTerms(requirements: Record<string, unknown>): AcceptedTerms | nu
   return terms;
 }
 
-export function ingestSettlement(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): IngestResult {
+/**
+ * The checks of the hook that need no database and no seller schema compilation, run where the
+ * settlement arrives (they are iterative and bounded by the 64 KiB cap), and the envelope reduced
+ * to what the catalog reads, so what crosses to the catalog worker is small and shallow (a
+ * structured clone of a 5000-level object would overflow the stack). Returns the rejection, or
+ * null when no bazaar extension was echoed, or the reduced envelope.
+ */
+export function precheckSettlement(
+  paymentPayload: Record<string, unknown>,
+  paymentRequirements: Record<string, unknown>,
+): { kind: 'settled'; settled: { paymentPayload: Record<string, unknown>; paymentRequirements: Record<string, unknown> } } | IngestResult {
+  const early = envelopeDefect(paymentPayload, paymentRequirements);
+  if (early) return early;
+  const bazaar = (paymentPayload.extensions as Record<string, unknown>).bazaar as Record<string, unknown>;
+  const neutralized = neutralizeSchema(bazaar.schema);
+  if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
+  if (measureJson(bazaar, MAX_INFO_NODES, MAX_SCHEMA_DEPTH + 4).overflow) return reject('bazaar_spec_validation_failed', `The bazaar extension is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`);
+  const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
+  const shallow = (v: unknown): unknown => (Array.isArray(v) ? v.slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? null : e)) : typeof v === 'object' && v !== null ? null : v);
+  const reducedResource = Object.fromEntries(RESOURCE_FIELDS.filter((k) => Object.hasOwn(resource, k)).map((k) => [k, shallow(resource[k])]));
+  const { scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra } = paymentRequirements;
+  return {
+    kind: 'settled',
+    settled: {
+      paymentPayload: { x402Version: paymentPayload.x402Version, resource: reducedResource, extensions: { bazaar } },
+      paymentRequirements: { scheme, network, asset, amount, payTo, maxTimeoutSeconds, ...(isPlainObject(extra) && !measureJson(extra, 200, 8).overflow ? { extra } : {}) },
+    },
+  };
+}
+
+/** The resource fields the catalog reads. */
+const RESOURCE_FIELDS = ['url', 'description', 'mimeType', 'serviceName', 'tags', 'iconUrl'];
+
+/** The first defect among: extensions size, bazaar shape, protocol invariants, description and terms caps. */
+function envelopeDefect(paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>): IngestResult | null {
   const extensions = paymentPayload.extensions;
   if (!isPlainObject(extensions) || !Object.hasOwn(extensions, 'bazaar')) return { kind: 'none' };
   if (jsonSizeExceeds(extensions, MAX_EXTENSIONS_BYTES)) {
@@ -159,35 +202,67 @@ export function ingestSettlement(paymentPayload: Record<string, unknown>, paymen
   const info = bazaar.info;
   const defect = specDefect(info);
   if (defect) return reject('bazaar_spec_validation_failed', defect);
+  const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
+  const input = info.input as Record<string, unknown>;
+  const description = optionalString(resource.description) ?? (input.type === 'mcp' ? optionalString(input.description) : undefined);
+  if (description !== undefined && description.length > MAX_DESCRIPTION_LENGTH) {
+    return reject('bazaar_description_too_long', `The description is longer than ${MAX_DESCRIPTION_LENGTH} characters.`);
+  }
+  const terms = projectTerms(paymentRequirements);
+  if (terms && jsonSizeExceeds(terms, MAX_TERMS_BYTES)) {
+    return reject('bazaar_accepts_too_large', `The accepted terms are larger than ${MAX_TERMS_BYTES} bytes of JSON.`);
+  }
+  return null;
+}
+
+/** Reads the current owner of a listing key (the store's ownerOf). */
+export type OwnerLookup = (resource: string, type: string, toolName: string) => string | undefined | Promise<string | undefined>;
+
+export async function ingestSettlement(
+  paymentPayload: Record<string, unknown>,
+  paymentRequirements: Record<string, unknown>,
+  ownerOf: OwnerLookup,
+): Promise<IngestResult> {
+  const early = envelopeDefect(paymentPayload, paymentRequirements);
+  if (early) return early;
+  const bazaar = (paymentPayload.extensions as Record<string, unknown>).bazaar as Record<string, unknown>;
+  const info = bazaar.info as Record<string, unknown>;
+  const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
+  const input = info.input as Record<string, unknown>;
+  const type = input.type as 'http' | 'mcp';
+  const description = optionalString(resource.description) ?? (type === 'mcp' ? optionalString(input.description) : undefined);
+  const terms = projectTerms(paymentRequirements);
+
+  const url = parseResourceUrl(resource.url);
+  let routeTemplate: string | undefined;
+  let routeTemplateDefect: string | undefined;
+  if (bazaar.routeTemplate !== undefined) {
+    const checked = checkRouteTemplate(bazaar.routeTemplate);
+    if (checked.ok) routeTemplate = checked.template;
+    else routeTemplateDefect = checked.reason;
+  }
+  const toolName = type === 'mcp' ? (input.toolName as string) : '';
+  const canonical = url ? canonicalResourceUrl(url, routeTemplate) : undefined;
+  if (canonical !== undefined && terms) {
+    const owner = await ownerOf(canonical, type, toolName);
+    if (owner !== undefined && owner !== terms.payTo) return reject('bazaar_listing_owned_by_other_payee', OWNED_BY_OTHER_REASON);
+  }
 
   const neutralized = neutralizeSchema(bazaar.schema);
   if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
-  const validation = validateAgainstSchema(neutralized.schema, info);
+  const validation = await validateAgainstSchema(neutralized.schema, info);
   if (!validation.ok) return reject('bazaar_schema_validation_failed', validation.reason);
 
-  const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
-  const url = parseResourceUrl(resource.url);
-  if (!url) return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');
-
-  const terms = projectTerms(paymentRequirements);
+  if (!url || canonical === undefined) return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');
   if (!terms) return { kind: 'unusable', reason: 'the settled paymentRequirements lack scheme, network or payTo' };
 
   const dropped: string[] = [];
   const stored: Record<string, unknown> = { ...bazaar };
-  let routeTemplate: string | undefined;
-  if (bazaar.routeTemplate !== undefined) {
-    const checked = checkRouteTemplate(bazaar.routeTemplate);
-    if (checked.ok) routeTemplate = checked.template;
-    else {
-      delete stored.routeTemplate;
-      dropped.push(`routeTemplate: ${checked.reason}`);
-    }
+  if (routeTemplateDefect !== undefined) {
+    delete stored.routeTemplate;
+    dropped.push(`routeTemplate: ${routeTemplateDefect}`);
   }
-  const input = info.input as Record<string, unknown>;
-  const type = input.type as 'http' | 'mcp';
   const metadata: ListingMetadata = {};
-  // An MCP tool's own description stands in when the resource declares none.
-  const description = optionalString(resource.description) ?? (type === 'mcp' ? optionalString(input.description) : undefined);
   if (description !== undefined) metadata.description = description;
   const mimeType = optionalString(resource.mimeType);
   if (mimeType !== undefined) metadata.mimeType = mimeType;
@@ -212,9 +287,9 @@ export function ingestSettlement(paymentPayload: Record<string, unknown>, paymen
   return {
     kind: 'listing',
     draft: {
-      resource: canonicalResourceUrl(url, routeTemplate),
+      resource: canonical,
       type,
-      toolName: type === 'mcp' ? (input.toolName as string) : '',
+      toolName,
       owner: terms.payTo,
       x402Version,
       terms,

@@ -78,9 +78,30 @@ export function checkRouteTemplate(value: unknown): { ok: true; template: string
   }
 }
 
-/** §2.6: origin + valid routeTemplate, else origin + pathname; query and fragment never kept. */
+/**
+ * The listing identity: origin + valid routeTemplate, else origin + pathname; query and fragment
+ * never kept. Spellings RFC 3986 §6.2.2–6.2.3 calls equivalent become one (docs/CATALOG.md):
+ * scheme and host lowercase, the default port dropped, an empty path is "/" (the WHATWG parser
+ * does these), a trailing dot of the host dropped, percent-encoded unreserved characters
+ * (A–Z a–z 0–9 - . _ ~) decoded and other escapes in upper-case hex. Beyond the RFC, a trailing
+ * slash after a non-empty path is dropped ("/weather/" is "/weather"), because no seller serves a
+ * different paid resource there and a second seller used it to squat. http and https, and the
+ * case of the path, stay distinct: they can name different resources.
+ */
 export function canonicalResourceUrl(url: URL, routeTemplate: string | undefined): string {
-  return `${url.origin}${routeTemplate ?? url.pathname}`;
+  const host = url.host.replace(/\.+(?=:|$)/, '');
+  return `${url.protocol}//${host}${canonicalPath(routeTemplate ?? url.pathname)}`;
+}
+
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+function canonicalPath(path: string): string {
+  const decoded = path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+  });
+  const trimmed = decoded.length > 1 ? decoded.replace(/\/+$/, '') : decoded;
+  return trimmed === '' ? '/' : trimmed;
 }
 
 function isPrintableAscii(value: string, maxLength: number): boolean {

@@ -1,12 +1,15 @@
 /**
- * GET /discovery/search (SPEC §2.8, §4.5): FTS5 retrieval, a lexical rank over four weighted
- * fields, and a signed keyset cursor.
+ * GET /discovery/search (SPEC §2.8, §4.5): a lexical rank over four weighted fields, read from
+ * the write-time term index, and a signed keyset cursor.
  *
- * Ranking. FTS5 finds the candidates (quoted tokens joined with OR, so any input is safe and no
- * word can veto a match). The rank of a candidate is computed from its own text only:
+ * Ranking. A listing matches when its text contains any query term (whole tokens, see terms.ts;
+ * no word can veto a match). The rank of a match is computed from its own text only:
  *   rank = 1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
  * with weights serviceName 4, tags 3, description 2, parameter text 1. Matching more terms always
- * ranks first; within that, the weighted, saturating term frequency orders. bm25 is not used
+ * ranks first; within that, the weighted, saturating term frequency orders. Each term's share of
+ * the sum is stored with the revision when it is written (terms.ts), so a query aggregates only
+ * its own terms' rows: a one-term query walks the term's (score desc, id asc) index and stops
+ * after the page; a several-term query sums the terms' rows per listing. bm25 is not used
  * because its IDF and length statistics move whenever any listing is written, which would let a
  * keyset cursor skip or repeat matches; this rank cannot move for a listing whose text is fixed.
  *
@@ -18,111 +21,11 @@
  * pinned sequence, (r, i) the last position, t the issue time (valid for one hour).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { DatabaseSync } from 'node:sqlite';
-import { CatalogQueryError, type DiscoveryFilters } from './types.ts';
+import { queryTerms } from './terms.ts';
+import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { SNAPSHOT_RETENTION_MS, filterSql, inReadTransaction, toDiscoveryResource, type CatalogStore } from './store.ts';
 
-export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
-export const MAX_QUERY_TERMS = 16;
-export const MAX_TERM_LENGTH = 64;
 const MAX_CURSOR_LENGTH = 1024;
-const RANK_FUNCTION = 'svc_search_rank';
-
-/**
- * Lowercase, diacritics removed, split on anything that is not a letter or a digit. Decompose,
- * drop combining marks, recompose: so "é" becomes "e" while Hangul syllables (which decompose into
- * letters, not marks) come back whole, as FTS5's unicode61 tokenizer sees them.
- */
-const ASCII_ONLY = /^[\x00-\x7f]*$/;
-
-export function tokenize(text: string): string[] {
-  // Fast path, same result: ASCII has no marks to strip and its letters and digits are [a-z0-9].
-  if (ASCII_ONLY.test(text)) return text.toLowerCase().split(/[^a-z0-9]+/).filter((t) => t !== '');
-  return text
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '')
-    .normalize('NFC')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((t) => t !== '');
-}
-
-/** Distinct query terms, in order, at most 16, each at most 64 characters. */
-export function queryTerms(query: string): string[] {
-  return [...new Set(tokenize(query).map((t) => t.slice(0, MAX_TERM_LENGTH)))].slice(0, MAX_QUERY_TERMS);
-}
-
-/** The FTS5 MATCH expression: every term double-quoted (inner quotes doubled), joined with OR. */
-export function compileFtsQuery(terms: string[]): string {
-  return terms.map((t) => `"${t.replaceAll('"', '""')}"`).join(' OR ');
-}
-
-function isAsciiAlnum(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 97 && code <= 122);
-}
-
-/** Whole-token occurrences of `term` in lowercased ASCII text, without splitting it (the hot path). */
-function countAsciiToken(lower: string, term: string): number {
-  let n = 0;
-  for (let i = lower.indexOf(term); i !== -1; i = lower.indexOf(term, i + term.length)) {
-    const end = i + term.length;
-    if ((i === 0 || !isAsciiAlnum(lower.charCodeAt(i - 1))) && (end === lower.length || !isAsciiAlnum(lower.charCodeAt(end)))) n++;
-  }
-  return n;
-}
-
-/** Term frequencies of `terms` in `text`, tokenized exactly as `tokenize` does. */
-function termFrequencies(terms: ReadonlySet<string>, text: string): Map<string, number> {
-  const tf = new Map<string, number>();
-  if (ASCII_ONLY.test(text)) {
-    const lower = text.toLowerCase();
-    for (const term of terms) {
-      const n = countAsciiToken(lower, term);
-      if (n > 0) tf.set(term, n);
-    }
-    return tf;
-  }
-  for (const token of tokenize(text)) if (terms.has(token)) tf.set(token, (tf.get(token) ?? 0) + 1);
-  return tf;
-}
-
-/** The rank of one candidate for the terms (see the file comment). */
-export function rankText(terms: ReadonlySet<string>, fields: Array<[string, number]>): number {
-  const matched = new Set<string>();
-  let weighted = 0;
-  for (const [text, weight] of fields) {
-    if (text === '') continue;
-    for (const [term, n] of termFrequencies(terms, text)) {
-      matched.add(term);
-      weighted += (weight * n) / (n + 1);
-    }
-  }
-  return matched.size * 1_000_000 + Math.round(weighted * 1000);
-}
-
-/** The SQL rank function reads the terms of the statement being run (single-threaded, synchronous). */
-export function installRankFunction(db: DatabaseSync): { withTerms<T>(terms: string[], run: () => T): T } {
-  let active: ReadonlySet<string> = new Set();
-  db.function(RANK_FUNCTION, { deterministic: false, varargs: false }, (serviceName, tags, description, params) =>
-    rankText(active, [
-      [String(serviceName ?? ''), FIELD_WEIGHTS.serviceName],
-      [String(tags ?? ''), FIELD_WEIGHTS.tags],
-      [String(description ?? ''), FIELD_WEIGHTS.description],
-      [String(params ?? ''), FIELD_WEIGHTS.params],
-    ]),
-  );
-  return {
-    withTerms(terms, run) {
-      const previous = active;
-      active = new Set(terms);
-      try {
-        return run();
-      } finally {
-        active = previous;
-      }
-    },
-  };
-}
 
 interface CursorState {
   v: 1;
@@ -170,16 +73,55 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   return state;
 }
 
-export interface SearchPage {
-  x402Version: number;
-  resources: unknown[];
-  partialResults: boolean;
-  pagination: { limit: number; cursor: string | null };
+const snapshotParams = (asOf: number) => [asOf, asOf];
+/** Postings counted per term to find the rarest one (the count stops here). */
+const DF_PROBE_CAP = 20_000;
+
+/**
+ * The first tier of a several-term query: listings that contain every term rank above all
+ * others (1e6 per matched term), so when that tier alone fills the page it is the page. It is read
+ * from the rarest term's rows, each checked for the other terms by key; the rank sums the
+ * listing's rows of the query's terms. Returns null when the tier does not fill the page.
+ */
+function allTermsTier(
+  store: CatalogStore,
+  terms: string[],
+  snapshot: number[],
+  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  after: CursorState | undefined,
+  want: number,
+): Array<{ listing_id: number; rank: number }> | null {
+  const tier = terms.length * 1_000_000;
+  if (after && after.r < tier) return null;
+  const counted = terms.map((term) => ({
+    term,
+    n: Number((store.statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms WHERE term = ? LIMIT ?)').get(term, DF_PROBE_CAP) as { n: number }).n),
+  }));
+  counted.sort((a, b) => a.n - b.n);
+  const [driver, ...others] = counted;
+  if (!driver || driver.n === 0) return null;
+  const inTerms = terms.map(() => '?').join(', ');
+  const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
+  const rows = store
+    .statement(
+      `SELECT listing_id, rank FROM (
+         SELECT t.listing_id AS listing_id,
+           ${tier} + CAST(round((SELECT sum(o.score) FROM search_terms o WHERE o.rev = t.rev AND o.term IN (${inTerms})) * 1000) AS INTEGER) AS rank
+         FROM search_terms t ${filter.joinListings}
+         WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
+           ${others.map(() => 'AND EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ? AND o.rev = t.rev)').join(' ')}
+       ) ${keyset}
+       ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+    )
+    .all(...terms, driver.term, ...snapshot, ...filter.params, ...others.map((o) => o.term), ...(after ? [after.r, after.r, after.i] : []), want) as Array<{
+    listing_id: number;
+    rank: number;
+  }>;
+  return rows.length >= want ? rows : null;
 }
 
 export function searchCatalog(
   store: CatalogStore,
-  ranker: ReturnType<typeof installRankFunction>,
   query: string,
   filters: DiscoveryFilters,
   page: { limit: number; cursor?: string },
@@ -197,23 +139,41 @@ export function searchCatalog(
   return inReadTransaction(store.db, () => {
     const asOf = after?.a ?? store.currentSeq();
     const { conditions, params } = filterSql(filters, asOf);
-    const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
-    const keysetParams = after ? [after.r, after.r, after.i] : [];
-    // MATERIALIZED: the rank is computed once per candidate, not once per reference.
-    const sql = `
-      WITH matches AS MATERIALIZED (
-        SELECT r.listing_id AS listing_id, ${RANK_FUNCTION}(f.service_name, f.tags, f.description, f.params) AS rank
-        FROM search_fts f
-        JOIN search_revisions r ON r.rev = f.rowid
-        JOIN listings l ON l.id = r.listing_id
-        WHERE search_fts MATCH ? AND r.from_seq <= ? AND (r.to_seq IS NULL OR r.to_seq > ?) AND ${conditions}
-      )
-      SELECT listing_id, rank FROM matches ${keyset}
-      ORDER BY rank DESC, listing_id ASC
-      LIMIT ?`;
-    const rows = ranker.withTerms(terms, () =>
-      store.statement(sql).all(compileFtsQuery(terms), asOf, asOf, ...params, ...keysetParams, page.limit + 1),
-    ) as Array<{ listing_id: number; rank: number }>;
+    const joinListings = conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id';
+    // The term rows carry their revision's validity, so no posting is joined to its revision.
+    const snapshot = 't.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?)';
+    let rows: Array<{ listing_id: number; rank: number }> = [];
+    if (terms.length === 1) {
+      // rank = 1e6 + milli for every match, so (milli desc, id asc) is the index order: the walk stops after the page.
+      const keyset = after ? 'AND (t.milli < ? OR (t.milli = ? AND t.listing_id > ?))' : '';
+      const milli = after ? after.r - 1_000_000 : 0;
+      rows = store
+        .statement(
+          `SELECT t.listing_id AS listing_id, 1000000 + t.milli AS rank
+           FROM search_terms t ${joinListings}
+           WHERE t.term = ? AND ${snapshot} AND ${conditions} ${keyset}
+           ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`,
+        )
+        .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), page.limit + 1) as typeof rows;
+    } else {
+      rows = allTermsTier(store, terms, snapshotParams(asOf), { joinListings, conditions, params }, after, page.limit + 1) ?? [];
+    }
+    if (terms.length > 1 && rows.length <= page.limit) {
+      // The page reaches below the listings that contain every term: aggregate all the terms' rows.
+      const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
+      rows = store
+        .statement(
+          `WITH matches AS MATERIALIZED (
+             SELECT t.listing_id AS listing_id, count(*) * 1000000 + CAST(round(sum(t.score) * 1000) AS INTEGER) AS rank
+             FROM search_terms t ${joinListings}
+             WHERE t.term IN (${terms.map(() => '?').join(', ')}) AND ${snapshot} AND ${conditions}
+             GROUP BY t.rev
+           )
+           SELECT listing_id, rank FROM matches ${keyset}
+           ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+        )
+        .all(...terms, asOf, asOf, ...params, ...(after ? [after.r, after.r, after.i] : []), page.limit + 1) as typeof rows;
+    }
     const pageRows = rows.slice(0, page.limit);
     const byId = store.rowsById(pageRows.map((r) => Number(r.listing_id)));
     const resources = pageRows.flatMap((r) => {

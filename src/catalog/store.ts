@@ -10,8 +10,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { DiscoveryFilters } from './types.ts';
-import type { AcceptedTerms, ListingDraft, ListingMetadata } from './ingest.ts';
+import type { CatalogStorePort, DiscoveryFilters, SearchPage, WriteOutcome } from './types.ts';
+import { searchCatalog } from './search.ts';
+import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest.ts';
+import { MIGRATIONS, cachedStatement, insertListingKeys, insertTermRows, listingKeysOf, pairValue, type ListingKey } from './migrations.ts';
+import { termScores, type SearchText } from './terms.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 /** Superseded search revisions are kept this long; cursors older than this are refused. */
@@ -27,70 +30,14 @@ export class CatalogUnavailableError extends Error {
   }
 }
 
-type Migration = (db: DatabaseSync) => void;
-
-/** Append-only. Migration N brings the database from user_version N-1 to N. */
-const MIGRATIONS: Migration[] = [
-  (db) => {
-    db.exec(`
-      CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
-      CREATE TABLE catalog_seq (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL) STRICT;
-      INSERT INTO catalog_seq (id, seq) VALUES (1, 0);
-      CREATE TABLE listings (
-        id INTEGER PRIMARY KEY,
-        resource TEXT NOT NULL,
-        type TEXT NOT NULL,
-        tool_name TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        x402_version INTEGER NOT NULL,
-        created_seq INTEGER NOT NULL,
-        last_updated TEXT NOT NULL,
-        body TEXT NOT NULL,
-        UNIQUE (resource, type, tool_name)
-      ) STRICT;
-      CREATE INDEX listings_by_recency ON listings (last_updated DESC, id DESC);
-      CREATE INDEX listings_by_owner ON listings (owner, last_updated DESC, id DESC);
-      CREATE INDEX listings_by_type ON listings (type, last_updated DESC, id DESC);
-      CREATE TABLE listing_accepts (
-        listing_id INTEGER NOT NULL,
-        terms_key TEXT NOT NULL,
-        scheme TEXT NOT NULL,
-        network TEXT NOT NULL,
-        added_seq INTEGER NOT NULL,
-        PRIMARY KEY (listing_id, terms_key)
-      ) STRICT, WITHOUT ROWID;
-      CREATE INDEX listing_accepts_by_scheme ON listing_accepts (scheme, listing_id);
-      CREATE INDEX listing_accepts_by_network ON listing_accepts (network, listing_id);
-      CREATE TABLE listing_extensions (
-        listing_id INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        added_seq INTEGER NOT NULL,
-        PRIMARY KEY (listing_id, key)
-      ) STRICT, WITHOUT ROWID;
-      CREATE INDEX listing_extensions_by_key ON listing_extensions (key, listing_id);
-      CREATE TABLE search_revisions (
-        rev INTEGER PRIMARY KEY,
-        listing_id INTEGER NOT NULL,
-        from_seq INTEGER NOT NULL,
-        to_seq INTEGER,
-        superseded_at TEXT,
-        text_hash TEXT NOT NULL
-      ) STRICT;
-      CREATE UNIQUE INDEX search_revisions_current ON search_revisions (listing_id) WHERE to_seq IS NULL;
-      CREATE INDEX search_revisions_superseded ON search_revisions (superseded_at) WHERE to_seq IS NOT NULL;
-      CREATE VIRTUAL TABLE search_fts USING fts5(
-        service_name, tags, description, params,
-        tokenize = 'unicode61 remove_diacritics 2'
-      );
-    `);
-    db.prepare('INSERT INTO catalog_meta (key, value) VALUES (?, ?)').run('cursor_secret', randomBytes(32).toString('hex'));
-  },
-];
-
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Runs `work` inside BEGIN IMMEDIATE (the write lock is taken up front, waiting ≤ busy timeout). */
+/**
+ * Runs `work` inside BEGIN IMMEDIATE (the write lock is taken up front, waiting ≤ busy timeout).
+ * Inside a transaction the caller already opened (bulk loading), `work` joins it.
+ */
 export function inWriteTransaction<T>(db: DatabaseSync, work: () => T): T {
+  if (db.isTransaction) return work();
   db.exec('BEGIN IMMEDIATE');
   try {
     const result = work();
@@ -165,14 +112,6 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export interface SearchText {
-  serviceName: string;
-  tags: string;
-  description: string;
-  params: string;
-}
-
-export type WriteOutcome = { status: 'written'; created: boolean; listingId: number } | { status: 'owned_by_other' };
 
 /** Filters that compare one listings column for equality. payTo is the verified owner. */
 const COLUMN_FILTERS = [
@@ -184,7 +123,8 @@ const COLUMN_FILTERS = [
 
 /**
  * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the filters,
- * against listings aliased `l`, optionally as of a sequence number.
+ * against listings aliased `l`, optionally as of a sequence number (a listing's existence then is
+ * implied by a search revision valid then, so it is not tested here).
  */
 export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { conditions: string; params: Array<string | number> } {
   const clauses: string[] = [];
@@ -215,19 +155,31 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     if (asOfSeq !== undefined) params.push(asOfSeq);
     clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ?${asOf})`);
   }
-  if (asOfSeq !== undefined) {
-    clauses.push('l.created_seq <= ?');
-    params.push(asOfSeq);
-  }
   return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
 }
 
-export class CatalogStore {
+/** The listing_keys a list filter selects ('all' when none); scheme with network is one pair key. */
+function filterKeys(filters: DiscoveryFilters): ListingKey[] {
+  const keys: ListingKey[] = [];
+  if (filters.type !== undefined) keys.push({ kind: 'type', value: filters.type });
+  if (filters.payTo !== undefined) keys.push({ kind: 'payTo', value: filters.payTo });
+  if (filters.scheme !== undefined && filters.network !== undefined) {
+    keys.push({ kind: 'scheme+network', value: pairValue(filters.scheme, filters.network) });
+  } else if (filters.scheme !== undefined) keys.push({ kind: 'scheme', value: filters.scheme });
+  else if (filters.network !== undefined) keys.push({ kind: 'network', value: filters.network });
+  if (filters.extensions !== undefined) keys.push({ kind: 'extensions', value: filters.extensions });
+  return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
+}
+
+/** The SQLite CatalogStorePort (one connection; a worker thread owns it). */
+export class CatalogStore implements CatalogStorePort {
   readonly db: DatabaseSync;
   private readonly identity: { dev: number; ino: number } | null;
-  private readonly statements = new Map<string, StatementSync>();
 
-  constructor(readonly dbPath: string) {
+  readonly dbPath: string;
+
+  constructor(dbPath: string) {
+    this.dbPath = dbPath;
     this.db = new DatabaseSync(dbPath, { timeout: BUSY_TIMEOUT_MS });
     try {
       this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -250,12 +202,7 @@ export class CatalogStore {
 
   /** A cached prepared statement. */
   statement(sql: string): StatementSync {
-    let st = this.statements.get(sql);
-    if (!st) {
-      st = this.db.prepare(sql);
-      this.statements.set(sql, st);
-    }
-    return st;
+    return cachedStatement(this.db, sql);
   }
 
   /**
@@ -270,6 +217,18 @@ export class CatalogStore {
       throw new CatalogUnavailableError('the catalog database file was deleted or replaced');
     }
     if (forWrite && (st.mode & 0o222) === 0) throw new CatalogUnavailableError('the catalog database file is read-only');
+  }
+
+  ownerOf(resource: string, type: string, toolName: string): string | undefined {
+    this.assertUsable(false);
+    const row = this.statement('SELECT owner FROM listings WHERE resource = ? AND type = ? AND tool_name = ?').get(resource, type, toolName) as
+      | { owner: string }
+      | undefined;
+    return row?.owner;
+  }
+
+  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, x402Version: number): SearchPage {
+    return searchCatalog(this, query, filters, page, now, x402Version);
   }
 
   cursorSecret(): Buffer {
@@ -300,7 +259,9 @@ export class CatalogStore {
       const nowIso = now.toISOString();
       const previous: ListingBody = existing ? (JSON.parse(existing.body) as ListingBody) : { accepts: [], extensions: {} };
       const termsKey = canonicalJson(draft.terms);
-      const accepts = previous.accepts.some((t) => canonicalJson(t) === termsKey) ? previous.accepts : [...previous.accepts, draft.terms];
+      const known = previous.accepts.some((t) => canonicalJson(t) === termsKey);
+      if (!known && previous.accepts.length >= MAX_ACCEPTS_PER_LISTING) return { status: 'accepts_full' } as const;
+      const accepts = known ? previous.accepts : [...previous.accepts, draft.terms];
       // Latest settlement wins on metadata; a field absent this time keeps its previous value.
       const { accepts: _a, extensions: previousExtensions, ...previousMetadata } = previous;
       const metadata: ListingMetadata = { ...previousMetadata, ...draft.metadata };
@@ -328,6 +289,8 @@ export class CatalogStore {
       for (const key of Object.keys(body.extensions)) {
         this.statement('INSERT OR IGNORE INTO listing_extensions (listing_id, key, added_seq) VALUES (?, ?, ?)').run(listingId, key, seq);
       }
+      const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
+      insertListingKeys(this.db, listingId, nowIso, keys);
       this.reviseSearchText(
         listingId,
         {
@@ -351,19 +314,16 @@ export class CatalogStore {
       | { rev: number; text_hash: string }
       | undefined;
     if (current?.text_hash === hash) return;
-    if (current) this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
+    if (current) {
+      this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
+      this.statement('UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
+    }
     const row = this.statement('INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES (?, ?, ?) RETURNING rev').get(
       listingId,
       seq,
       hash,
     ) as { rev: number };
-    this.statement('INSERT INTO search_fts (rowid, service_name, tags, description, params) VALUES (?, ?, ?, ?, ?)').run(
-      row.rev,
-      text.serviceName,
-      text.tags,
-      text.description,
-      text.params,
-    );
+    insertTermRows(this.db, { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null }, termScores(text));
   }
 
   private pruneRevisions(now: Date): void {
@@ -372,24 +332,57 @@ export class CatalogStore {
       'SELECT rev FROM search_revisions WHERE to_seq IS NOT NULL AND superseded_at < ? ORDER BY superseded_at LIMIT ?',
     ).all(horizon, PRUNE_BATCH) as Array<{ rev: number }>;
     for (const { rev } of expired) {
-      this.statement('DELETE FROM search_fts WHERE rowid = ?').run(rev);
+      this.statement('DELETE FROM search_terms WHERE rev = ?').run(rev);
       this.statement('DELETE FROM search_revisions WHERE rev = ?').run(rev);
     }
   }
 
-  /** The list endpoint: newest first (lastUpdated desc, then id desc), offset paging, total. */
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): { rows: ListingRow[]; total: number } {
+  /**
+   * The list endpoint: newest first (lastUpdated desc, then id desc), offset paging, total.
+   * Without a resource/toolName filter the page is a walk of one covering index of
+   * `listing_keys` (the filter value with the fewest listings drives it; any other filter is a
+   * key lookup per row), and a single-filter total is read from `listing_counts`. resource and
+   * toolName select at most a few listings through their own indexes.
+   */
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): { items: Array<Record<string, unknown>>; total: number } {
+    const { rows, total } = this.listRows(filters, page);
+    return { items: rows.map(toDiscoveryResource), total };
+  }
+
+  private listRows(filters: DiscoveryFilters, page: { limit: number; offset: number }): { rows: ListingRow[]; total: number } {
     this.assertUsable(false);
+    return inReadTransaction(this.db, () => {
+      if (filters.resource !== undefined || filters.toolName !== undefined) return this.listByColumns(filters, page);
+      const keys = filterKeys(filters);
+      const counted = keys.map((key) => ({
+        key,
+        n: Number((this.statement('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as { n: number } | undefined)?.n ?? 0),
+      }));
+      counted.sort((x, y) => x.n - y.n);
+      const [driver, ...others] = counted;
+      const extra = others.map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)').join('');
+      const params = [driver!.key.kind, driver!.key.value, ...others.flatMap((o) => [o.key.kind, o.key.value])];
+      const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${extra}`;
+      const total = others.length === 0 ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
+      const ids = this.statement(`SELECT k.listing_id AS id ${from} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?`).all(
+        ...params,
+        page.limit,
+        page.offset,
+      ) as Array<{ id: number }>;
+      const byId = this.rowsById(ids.map((r) => Number(r.id)));
+      return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
+    });
+  }
+
+  private listByColumns(filters: DiscoveryFilters, page: { limit: number; offset: number }): { rows: ListingRow[]; total: number } {
     const { conditions, params } = filterSql(filters);
     const where = `WHERE ${conditions}`;
-    return inReadTransaction(this.db, () => {
-      const total = Number((this.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
-      const rows = this.statement(
-        `SELECT l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body FROM listings l ${where}
-         ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`,
-      ).all(...params, page.limit, page.offset) as unknown as ListingRow[];
-      return { rows, total };
-    });
+    const total = Number((this.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
+    const rows = this.statement(
+      `SELECT l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body FROM listings l ${where}
+       ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`,
+    ).all(...params, page.limit, page.offset) as unknown as ListingRow[];
+    return { rows, total };
   }
 
   rowsById(ids: number[]): Map<number, ListingRow> {

@@ -3,6 +3,7 @@
  * it receives the settled payload and requirements as plain JSON.
  */
 import type { BazaarCode, ServiceCode } from '../codes.ts';
+import type { ListingDraft } from './ingest.ts';
 
 /** The `bazaar` entry of the EXTENSION-RESPONSES header (SPEC.md §4.2). Never `processing`. */
 export type BazaarOutcome =
@@ -28,35 +29,50 @@ export interface DiscoveryFilters {
 
 /** A discovery query the catalog refuses (maps to a 400 ErrorEnvelope). */
 export class CatalogQueryError extends Error {
-  constructor(
-    readonly code: Extract<ServiceCode, 'svc_invalid_search_cursor' | 'svc_missing_search_query' | 'svc_invalid_query_parameter'>,
-    message: string,
-  ) {
+  readonly code: CatalogQueryCode;
+  /** The HTTP status the discovery handler answers with (400 for the caller's mistake, 503 for overload). */
+  readonly status: 400 | 503;
+
+  constructor(code: CatalogQueryCode, message: string) {
     super(message);
     this.name = 'CatalogQueryError';
+    this.code = code;
+    this.status = code === 'svc_catalog_busy' ? 503 : 400;
   }
 }
 
+export type CatalogQueryCode = Extract<
+  ServiceCode,
+  'svc_invalid_search_cursor' | 'svc_missing_search_query' | 'svc_invalid_query_parameter' | 'svc_catalog_busy'
+>;
+
 export interface CatalogPort {
   /**
-   * Run the catalog hook for a settlement that succeeded. Synchronous, bounded, never throws.
-   * Returns null when no `bazaar` extension was echoed or on an internal fault (then logged),
-   * which means: omit the header.
+   * Run the catalog hook for a settlement that succeeded. Bounded (a deadline), never rejects.
+   * Resolves null when no `bazaar` extension was echoed or on an internal fault or overload (then
+   * logged), which means: omit the header.
    */
-  recordSettlement(settled: SettledPayment): BazaarOutcome | null;
+  recordSettlement(settled: SettledPayment): Promise<BazaarOutcome | null>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): {
-    x402Version: number;
-    items: unknown[];
-    pagination: { limit: number; offset: number; total: number };
-  };
-  /** GET /discovery/search; throws CatalogQueryError for a bad cursor or blank query. */
-  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }): {
-    x402Version: number;
-    resources: unknown[];
-    partialResults: boolean;
-    pagination: { limit: number; cursor: string | null };
-  };
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<ListPage>;
+  /**
+   * GET /discovery/search; rejects with CatalogQueryError for a bad cursor or blank query, and
+   * with CatalogQueryError `svc_catalog_busy` (503) when discovery is overloaded.
+   */
+  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }): Promise<SearchPage>;
+}
+
+export interface ListPage {
+  x402Version: number;
+  items: unknown[];
+  pagination: { limit: number; offset: number; total: number };
+}
+
+export interface SearchPage {
+  x402Version: number;
+  resources: unknown[];
+  partialResults: boolean;
+  pagination: { limit: number; cursor: string | null };
 }
 
 /** The log calls the catalog makes (a pino Logger satisfies it). */
@@ -73,9 +89,42 @@ export interface CatalogOptions {
   clock?: () => Date;
   /** Hook time over which a warning is logged (default 250 ms, SPEC §4.6 item 9). */
   softBudgetMs?: number;
+  /** Reader worker threads (default 1; the writer is always one more). */
+  readers?: number;
+  /** Discovery requests waiting for a reader beyond this are refused with svc_catalog_busy (default 64). */
+  maxQueuedReads?: number;
+  /** Settlement writes waiting beyond this are skipped: header omitted (default 256). */
+  maxQueuedWrites?: number;
+  /** A discovery request not answered within this is refused with svc_catalog_busy (default 2000 ms). */
+  readDeadlineMs?: number;
+  /** A hook not answered within this resolves null: header omitted (default 2000 ms). */
+  writeDeadlineMs?: number;
 }
 
-/** A CatalogPort that owns a database handle. */
-export interface Catalog extends CatalogPort {
+/**
+ * The storage a catalog worker runs against. SQLite (store.ts) is the implementation; another
+ * database implements these calls (each may return a Promise) and neither the worker protocol
+ * nor the handlers change.
+ */
+export interface CatalogStorePort {
+  /** The owner (payTo) of a listing, or undefined when there is none yet. */
+  ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
+  /** The ownership check and the write, atomically. */
+  writeListing(draft: ListingDraft, now: Date): Awaitable<WriteOutcome>;
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Awaitable<{ items: Array<Record<string, unknown>>; total: number }>;
+  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, x402Version: number): Awaitable<SearchPage>;
   close(): void;
+}
+
+export type Awaitable<T> = T | Promise<T>;
+
+export type WriteOutcome =
+  | { status: 'written'; created: boolean; listingId: number }
+  | { status: 'owned_by_other' }
+  /** The listing already holds MAX_ACCEPTS_PER_LISTING distinct terms and these are new. */
+  | { status: 'accepts_full' };
+
+/** A CatalogPort that owns its worker threads and database handles. */
+export interface Catalog extends CatalogPort {
+  close(): Promise<void>;
 }

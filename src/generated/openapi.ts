@@ -159,8 +159,51 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness and a log-safe configuration projection */
+        /**
+         * Liveness and a public configuration projection
+         * @description Cheap liveness (no network or database call). Public addresses only; no internal URL or path, no seed or secret. `port` is the port actually bound. Readiness is GET /ready.
+         */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness for payment traffic
+         * @description Runs (or reuses, for up to 1 s) the readiness checks of docs/OPERATIONS.md — the RPC answers with a recent latest ledger, every paying account holds the minimum balance, the database is writable, the instance is not draining. 200 when all pass, 503 otherwise; the body names each check.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus text exposition format 0.0.4; each metric is described in docs/OPERATIONS.md.
+         */
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -405,18 +448,26 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ReadinessResponse: {
+            /** @enum {string} */
+            status: "ready" | "not_ready";
+            checks: {
+                [key: string]: {
+                    ok: boolean;
+                    detail: string;
+                };
+            };
+        };
         /** @description SPEC §2.10. Public addresses only; seeds and secrets never appear. */
         HealthResponse: {
             /** @enum {string} */
             status: "ok";
             x402Version: number;
             network: string;
-            rpcUrl?: string;
             submitters?: string[];
             feeBumpAddress?: string | null;
             port?: number;
             feeMode?: string;
-            dbPath?: string;
             maxTransactionFeeStroops?: number;
         };
         /**
@@ -469,7 +520,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 10 service envelope codes (SPEC §7.4).
+         * @description The 11 service envelope codes (SPEC §7.4).
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -481,9 +532,10 @@ export interface components {
          *     - `svc_missing_search_query`: The search query is missing or blank.
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
+         *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_catalog_busy";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
@@ -497,7 +549,7 @@ export interface components {
          */
         SettlementCode: "svc_settlement_outcome_unknown" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_settlement_not_found";
         /**
-         * @description The 7 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 9 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
@@ -506,9 +558,11 @@ export interface components {
          *     - `bazaar_schema_too_complex`: The client schema has more than 2000 nodes.
          *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials.
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
+         *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
+         *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
          * @enum {string}
          */
-        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee";
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large";
         /**
          * @description The 11 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
          *
@@ -654,6 +708,29 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /**
+         * @description The catalog is overloaded: its bounded queue of discovery requests is full, or the request
+         *     was not answered within its deadline (2 s). Catalog reads run on their own worker threads,
+         *     so this degrades discovery only, never /verify or /settle. Retry after a moment
+         *     (`svc_catalog_busy`).
+         */
+        DiscoveryBusy: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_catalog_busy",
+                 *         "reason": "The catalog is busy (no catalog answer within 2000 ms); retry shortly."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description Service fault. */
         InternalError: {
             headers: {
@@ -708,7 +785,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "svc_unknown_route",
-                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /openapi.yaml."
+                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /ready, GET /metrics, GET /openapi.yaml."
                  *       }
                  *     }
                  */
@@ -1009,6 +1086,7 @@ export interface operations {
             400: components["responses"]["DiscoveryBadRequest"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     searchDiscoveryResources: {
@@ -1053,6 +1131,7 @@ export interface operations {
             400: components["responses"]["DiscoveryBadRequest"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     getHealth: {
@@ -1064,7 +1143,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. Public addresses only; seeds and secrets never appear. */
+            /** @description The process is alive. Public addresses only; seeds, secrets and internal paths never appear. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -1076,18 +1155,118 @@ export interface operations {
                      *       "status": "ok",
                      *       "x402Version": 2,
                      *       "network": "stellar:testnet",
-                     *       "rpcUrl": "https://soroban-testnet.stellar.org",
                      *       "submitters": [
                      *         "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3"
                      *       ],
                      *       "feeBumpAddress": null,
                      *       "port": 4021,
                      *       "feeMode": "free",
-                     *       "dbPath": "./data/svc.sqlite",
                      *       "maxTransactionFeeStroops": 50000
                      *     }
                      */
                     "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every check passed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "rpc": {
+                     *           "ok": true,
+                     *           "detail": "latest ledger 812 closed 1 s ago"
+                     *         },
+                     *         "balances": {
+                     *           "ok": true,
+                     *           "detail": "10 account(s) at or above 10.0000000 XLM"
+                     *         },
+                     *         "database": {
+                     *           "ok": true,
+                     *           "detail": "writable"
+                     *         },
+                     *         "draining": {
+                     *           "ok": true,
+                     *           "detail": "accepting"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReadinessResponse"];
+                };
+            };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            /** @description At least one check failed; the body says which. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "not_ready",
+                     *       "checks": {
+                     *         "rpc": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *         },
+                     *         "balances": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *         },
+                     *         "database": {
+                     *           "ok": true,
+                     *           "detail": "writable"
+                     *         },
+                     *         "draining": {
+                     *           "ok": true,
+                     *           "detail": "accepting"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReadinessResponse"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             431: components["responses"]["RequestHeadTooLarge"];

@@ -81,7 +81,7 @@ function requireCatalog(catalog: CatalogPort | undefined): CatalogPort {
 
 /** A CatalogQueryError is the caller's mistake: 400 with its code; anything else propagates (500). */
 function asQueryError(err: unknown): never {
-  if (err instanceof CatalogQueryError) throw new HttpError(400, err.code, err.message || undefined);
+  if (err instanceof CatalogQueryError) throw new HttpError(err.status, err.code, err.message || undefined);
   throw err;
 }
 

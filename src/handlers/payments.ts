@@ -165,7 +165,7 @@ export function settleHandler(deps: PaymentDeps): Middleware {
       : { success: false, transaction: '', network, errorReason: UNSUPPORTED_KIND, errorMessage: unsupportedKindMessage(state.envelope) };
     logDecision(state, 'POST /settle', body, body.errorReason, typeof result?.transaction === 'string' ? result.transaction : undefined);
     if (body.success === true && outcome?.fresh) {
-      const header = catalogOutcomeHeader(deps.catalog, state);
+      const header = await catalogOutcomeHeader(deps.catalog, state);
       if (header) ctx.set('EXTENSION-RESPONSES', header);
     }
     ctx.status = 200;
@@ -189,10 +189,10 @@ function unsupportedKindMessage(envelope: FacilitatorEnvelope): string {
  * The catalog hook after a successful settlement. It can only decorate the response: a null
  * outcome or a throw means no header (the throw is logged), and the body is never touched.
  */
-function catalogOutcomeHeader(catalog: CatalogPort | undefined, state: PaymentState): string | null {
+async function catalogOutcomeHeader(catalog: CatalogPort | undefined, state: PaymentState): Promise<string | null> {
   if (!catalog) return null;
   try {
-    const outcome = catalog.recordSettlement({
+    const outcome = await catalog.recordSettlement({
       paymentPayload: state.envelope.paymentPayload as Record<string, unknown>,
       paymentRequirements: state.envelope.paymentRequirements as Record<string, unknown>,
     });

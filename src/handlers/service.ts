@@ -1,32 +1,44 @@
-/** GET /health, GET /supported and GET /openapi.yaml. */
+/** GET /health, GET /ready, GET /supported and GET /openapi.yaml. */
 import type { Context, Middleware } from 'koa';
 import { defaultSupported, type Config } from '../config.ts';
 import type { PaymentScheme } from '../scheme/types.ts';
+import type { ReadinessProbe } from '../ops/readiness.ts';
 import { SERVED_X402_VERSION } from './payments.ts';
 
 /** Extensions with a reachable implementation: both discovery routes are mounted. */
 export const SUPPORTED_EXTENSIONS = ['bazaar'];
 
-/** The log-safe configuration projection of SPEC §2.10: public addresses only. */
-export function healthBody(config: Config): Record<string, unknown> {
+/**
+ * The public configuration projection (openapi.yaml, HealthResponse): public addresses only, no
+ * internal URL or path (the RPC URL may name private infrastructure), and the port actually bound.
+ */
+export function healthBody(config: Config, boundPort: number): Record<string, unknown> {
   return {
     status: 'ok',
     x402Version: SERVED_X402_VERSION,
     network: config.network,
-    rpcUrl: config.rpcUrl,
     submitters: [...config.submitters],
     feeBumpAddress: config.feeBumpAddress,
-    port: config.port,
+    port: boundPort,
     feeMode: config.feeMode,
-    dbPath: config.dbPath,
     maxTransactionFeeStroops: config.maxTransactionFeeStroops,
   };
 }
 
+/** Liveness: no network or database call, so it answers whatever the dependencies do. */
 export function healthHandler(config: Config): Middleware {
   return async (ctx: Context) => {
     ctx.status = 200;
-    ctx.body = healthBody(config);
+    ctx.body = healthBody(config, ctx.req.socket.localPort ?? config.port);
+  };
+}
+
+/** Readiness: 200 when every check passes, else 503 with each check's detail. */
+export function readinessHandler(probe: ReadinessProbe | undefined): Middleware {
+  return async (ctx: Context) => {
+    const { ready, checks } = probe ? await probe.evaluate() : { ready: true, checks: {} };
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'not_ready', checks };
   };
 }
 

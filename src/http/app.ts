@@ -14,9 +14,11 @@ import { discoveryQuery, listHandler, searchHandler } from '../handlers/discover
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
 import { settlementHandler } from '../handlers/settlements.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
-import { healthHandler, openApiHandler, supportedHandler } from '../handlers/service.ts';
+import { healthHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
 import type { Logger } from '../log.ts';
 import type { PaymentScheme } from '../scheme/types.ts';
+import { instrumentCatalog, instrumentScheme, ServiceMetrics, type PoolGauge } from '../ops/metrics.ts';
+import type { ReadinessProbe } from '../ops/readiness.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { errorBoundary, jsonObjectBody, requestContext, routeMatcher, type SvcState } from './middleware.ts';
@@ -27,6 +29,10 @@ export interface AppDeps {
   catalog?: CatalogPort;
   logger: Logger;
   journal?: SettlementJournal;
+  /** Counted at the scheme, catalog and request level; a fresh registry when absent. */
+  metrics?: ServiceMetrics;
+  /** GET /ready; without one the instance reports ready with no checks. */
+  readiness?: ReadinessProbe;
 }
 
 /**
@@ -63,7 +69,13 @@ function chain(...steps: Middleware[]): Middleware {
 }
 
 export function createApp(deps: AppDeps, contract: ApiContract = loadContract()): Koa {
-  const { config, scheme, catalog, logger, journal } = deps;
+  const { config, logger } = deps;
+  const metrics = deps.metrics ?? new ServiceMetrics();
+  const scheme = deps.scheme && instrumentScheme(deps.scheme, metrics);
+  const catalog = deps.catalog && instrumentCatalog(deps.catalog, metrics);
+  const pool = (deps.scheme as { pool?: PoolGauge } | undefined)?.pool;
+  if (pool) metrics.watchPool(pool);
+  const { journal } = deps;
   const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body', 'body')];
   const operations: Record<string, Middleware> = {
     verifyPayment: chain(...paymentsSteps, verifyHandler({ scheme, catalog })),
@@ -73,6 +85,8 @@ export function createApp(deps: AppDeps, contract: ApiContract = loadContract())
     listDiscoveryResources: chain(discoveryQuery('list'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), listHandler(catalog)),
     searchDiscoveryResources: chain(discoveryQuery('search'), openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), searchHandler(catalog)),
     getHealth: healthHandler(config),
+    getReadiness: readinessHandler(deps.readiness),
+    getMetrics: metrics.handler(),
     getOpenApiDocument: openApiHandler(contract.yaml),
   };
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
@@ -84,6 +98,7 @@ export function createApp(deps: AppDeps, contract: ApiContract = loadContract())
   const app = new Koa();
   // Errors are answered by errorBoundary; Koa's default handler would print stacks to stderr.
   app.silent = true;
+  app.use(metrics.middleware());
   app.use(requestContext(logger));
   app.use(errorBoundary());
   app.use(routeMatcher(contract));

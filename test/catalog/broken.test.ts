@@ -48,9 +48,9 @@ function release(proc: ChildProcess): Promise<void> {
     proc.stdin!.end();
   });
 }
-function timed<T>(fn: () => T): { value: T; ms: number } {
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now();
-  const value = fn();
+  const value = await fn();
   return { value, ms: performance.now() - started };
 }
 
@@ -94,51 +94,51 @@ describe('two processes, one file', () => {
 describe('broken catalog', () => {
   const budget = BUSY_TIMEOUT_MS + 150;
 
-  it('a read-only database file: the hook returns null quickly and logs; reads keep serving', () => {
+  it('a read-only database file: the hook returns null quickly and logs; reads keep serving', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/' }));
     chmodSync(t.dbPath, 0o444);
-    const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
+    const { value, ms } = await timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
     expect(value).toBeNull();
     expect(ms).toBeLessThan(budget);
     expect(t.logger.lines.some((l) => l.level === 'error' && /fault/.test(l.msg))).toBe(true);
-    expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
+    expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
     // Opening a read-only file works too, and its writes are refused the same way.
-    t.catalog.close();
-    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger() });
+    await t.catalog.close();
+    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
     try {
-      expect(reopened.recordSettlement(settlement({ url: 'https://later.example.com/' }))).toBeNull();
-      expect(reopened.search('weather', {}, { limit: 5 }).resources).toHaveLength(0);
+      expect(await reopened.recordSettlement(settlement({ url: 'https://later.example.com/' }))).toBeNull();
+      expect((await reopened.search('weather', {}, { limit: 5 })).resources).toHaveLength(0);
     } finally {
-      reopened.close();
+      await reopened.close();
       chmodSync(t.dbPath, 0o644);
     }
   });
 
-  it('a deleted database file: the hook returns null; list and search throw', () => {
+  it('a deleted database file: the hook returns null; list and search throw', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(settlement({ description: 'weather' }));
+    await t.catalog.recordSettlement(settlement({ description: 'weather' }));
     unlinkSync(t.dbPath);
-    const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
+    const { value, ms } = await timed(() => t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' })));
     expect(value).toBeNull();
     expect(ms).toBeLessThan(budget);
-    expect(() => t.catalog.list({}, { limit: 10, offset: 0 })).toThrow(/deleted/);
-    expect(() => t.catalog.search('weather', {}, { limit: 10 })).toThrow(/deleted/);
+    await expect(t.catalog.list({}, { limit: 10, offset: 0 })).rejects.toThrow(/deleted/);
+    await expect(t.catalog.search('weather', {}, { limit: 10 })).rejects.toThrow(/deleted/);
   });
 
   it('a hook slower than the soft budget logs a warning and still succeeds', async () => {
     const t = fresh();
-    t.catalog.close();
+    await t.catalog.close();
     const logger = recordingLogger();
-    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50 });
+    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50, writeDeadlineMs: 30_000 });
     const locker = child(['lock', t.dbPath]);
     try {
       await waitForLine(locker, 'locked');
       // Blocked for the busy timeout (100 ms > 50 ms budget): a fault, and a budget warning.
-      expect(slow.recordSettlement(settlement())).toBeNull();
+      expect(await slow.recordSettlement(settlement())).toBeNull();
     } finally {
       await release(locker);
-      slow.close();
+      await slow.close();
     }
     expect(logger.lines.filter((l) => l.level === 'warn' && /soft budget/.test(l.msg))).toHaveLength(1);
     expect(logger.lines.find((l) => /soft budget/.test(l.msg))!.obj).toMatchObject({ result: 'fault' });
@@ -146,20 +146,20 @@ describe('broken catalog', () => {
 
   it('a write lock held by another process: the hook returns null within the busy timeout, reads continue (WAL), and it recovers', async () => {
     const t = fresh();
-    t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/', description: 'weather' }));
+    await t.catalog.recordSettlement(settlement({ url: 'https://before.example.com/', description: 'weather' }));
     const locker = child(['lock', t.dbPath]);
     try {
       await waitForLine(locker, 'locked');
-      const { value, ms } = timed(() => t.catalog.recordSettlement(settlement({ url: 'https://during.example.com/' })));
+      const { value, ms } = await timed(() => t.catalog.recordSettlement(settlement({ url: 'https://during.example.com/' })));
       expect(value).toBeNull();
       expect(ms).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS * 0.8);
       expect(ms).toBeLessThan(budget);
-      expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(1);
-      expect(t.catalog.search('weather', {}, { limit: 10 }).resources).toHaveLength(1);
+      expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
+      expect((await t.catalog.search('weather', {}, { limit: 10 })).resources).toHaveLength(1);
     } finally {
       await release(locker);
     }
-    expect(t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' }))).toEqual({ status: 'success' });
-    expect(t.catalog.list({}, { limit: 10, offset: 0 }).pagination.total).toBe(2);
+    expect(await t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' }))).toEqual({ status: 'success' });
+    expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(2);
   });
 });

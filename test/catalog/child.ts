@@ -17,13 +17,13 @@ if (mode === 'race') {
   const payTo = arg1!;
   const keys = Number(arg2);
   const barrier = arg3!;
-  const catalog = openCatalog({ dbPath: dbPath!, logger: { warn() {}, error: (obj, msg) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`) } });
+  const catalog = openCatalog({ dbPath: dbPath!, writeDeadlineMs: 30_000, logger: { warn() {}, error: (obj, msg) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`) } });
   while (!existsSync(barrier)) await new Promise((r) => setTimeout(r, 2));
   const outcomes = [];
   for (let k = 0; k < keys; k++) {
-    outcomes.push(catalog.recordSettlement(settlement({ url: `https://race${k}.example.com/r`, payTo, description: `by ${payTo}`, amount: String(1000 + k) })));
+    outcomes.push(await catalog.recordSettlement(settlement({ url: `https://race${k}.example.com/r`, payTo, description: `by ${payTo}`, amount: String(1000 + k) })));
   }
-  catalog.close();
+  await catalog.close();
   process.stdout.write(`${JSON.stringify(outcomes)}\n`);
 } else if (mode === 'lock') {
   const db = new DatabaseSync(dbPath!, { timeout: 5000 });

@@ -38,7 +38,9 @@ export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z')) {
   const logger = recordingLogger();
   let now = start;
   const dbPath = join(dir, 'catalog.sqlite');
-  const catalog: Catalog = openCatalog({ dbPath, logger, clock: () => new Date(now) });
+  // Deadlines far above any honest operation: a loaded CI machine must not turn a slow answer into a
+  // missing one (the deadlines themselves are tested in isolation.test.ts).
+  const catalog: Catalog = openCatalog({ dbPath, logger, clock: () => new Date(now), readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
   return {
     catalog,
     dbPath,

@@ -8,10 +8,10 @@ import { httpBazaar, settlement, tempCatalog, type SettlementOptions } from './f
 
 type Listing = Record<string, any>;
 let t: ReturnType<typeof tempCatalog>;
-beforeAll(() => {
+beforeAll(async () => {
   t = tempCatalog();
   // Warm up ajv and the statements so the first case does not pay one-off start-up costs.
-  t.catalog.recordSettlement(settlement({ url: 'https://warmup.example.com/' }));
+  await t.catalog.recordSettlement(settlement({ url: 'https://warmup.example.com/' }));
 });
 afterAll(() => t.close());
 
@@ -89,15 +89,15 @@ const cases: Array<[string, SettlementOptions, Expect]> = [
 describe('hostile corpus', () => {
   let counter = 0;
   for (const [name, options, expected] of cases) {
-    it(name, () => {
+    it(name, async () => {
       const url = options.url ?? `https://hostile${++counter}.example.com/r?x=1`;
       const s = settlement({ ...options, url });
       const started = performance.now();
-      const outcome = t.catalog.recordSettlement(s);
+      const outcome = await t.catalog.recordSettlement(s);
       const elapsed = performance.now() - started;
       expect(elapsed).toBeLessThan(SOFT_BUDGET_MS);
       const host = new URL(url).host;
-      const listing = (t.catalog.list({}, { limit: 100, offset: 0 }).items as Listing[]).find((l) => new URL(l.resource).host === host);
+      const listing = ((await t.catalog.list({}, { limit: 100, offset: 0 })).items as Listing[]).find((l) => new URL(l.resource).host === host);
       if ('code' in expected) {
         expect(outcome).toMatchObject({ status: 'rejected', code: expected.code });
         expect(listing).toBeUndefined();

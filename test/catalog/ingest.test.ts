@@ -10,23 +10,23 @@ import { httpBazaar, settlement, tempCatalog, type SettlementOptions } from './f
 
 type Listing = Record<string, any>;
 let t: ReturnType<typeof tempCatalog>;
-beforeAll(() => {
+beforeAll(async () => {
   t = tempCatalog();
 });
 afterAll(() => t.close());
 
 let n = 0;
 /** Records on a fresh URL (unless given) and returns the outcome plus what got listed there. */
-function record(o: SettlementOptions) {
+async function record(o: SettlementOptions) {
   const url = o.url ?? `https://svc${++n}.example.com/r`;
-  const before = t.catalog.list({}, { limit: 1, offset: 0 }).pagination.total;
-  const outcome = t.catalog.recordSettlement(settlement({ ...o, url }));
-  const items = t.catalog.list({}, { limit: 100, offset: 0 }).items as Listing[];
+  const before = (await t.catalog.list({}, { limit: 1, offset: 0 })).pagination.total;
+  const outcome = await t.catalog.recordSettlement(settlement({ ...o, url }));
+  const items = (await t.catalog.list({}, { limit: 100, offset: 0 })).items as Listing[];
   const listing = items.find((l) => new URL(l.resource).host === new URL(url).host);
-  return { outcome, listing, added: t.catalog.list({}, { limit: 1, offset: 0 }).pagination.total - before };
+  return { outcome, listing, added: (await t.catalog.list({}, { limit: 1, offset: 0 })).pagination.total - before };
 }
-function rejected(o: SettlementOptions, code: string) {
-  const r = record(o);
+async function rejected(o: SettlementOptions, code: string) {
+  const r = await record(o);
   expect(r.outcome).toMatchObject({ status: 'rejected', code });
   expect((r.outcome as { rejectedReason: string }).rejectedReason).toMatch(/\S/);
   expect(r.added).toBe(0);
@@ -34,25 +34,25 @@ function rejected(o: SettlementOptions, code: string) {
 }
 
 describe('soft-drop codes (whole listing)', () => {
-  it('bazaar_extensions_too_large: 64 KiB + 1', () => {
+  it('bazaar_extensions_too_large: 64 KiB + 1', async () => {
     // Build an extensions block of exactly 65536 bytes, then one more byte.
     const base = { bazaar: httpBazaar(), pad: '' };
     const size = (x: unknown) => Buffer.byteLength(JSON.stringify(x));
     const exact = { ...base, pad: 'x'.repeat(65536 - size(base)) };
     expect(size(exact)).toBe(65536);
-    expect(record({ extensions: exact }).outcome).toEqual({ status: 'success' });
-    rejected({ extensions: { ...exact, pad: `${exact.pad}x` } }, 'bazaar_extensions_too_large');
+    expect((await record({ extensions: exact })).outcome).toEqual({ status: 'success' });
+    await rejected({ extensions: { ...exact, pad: `${exact.pad}x` } }, 'bazaar_extensions_too_large');
     // Multi-byte characters count as bytes, not characters.
-    rejected({ extensions: { ...base, pad: 'é'.repeat(33000) } }, 'bazaar_extensions_too_large');
+    await rejected({ extensions: { ...base, pad: 'é'.repeat(33000) } }, 'bazaar_extensions_too_large');
   });
 
-  it('bazaar_extension_not_object', () => {
+  it('bazaar_extension_not_object', async () => {
     for (const bazaar of [null, 'x', 42, [], [{ info: {}, schema: {} }], {}, { info: {} }, { schema: {} }, { info: 'x', schema: {} }, { info: {}, schema: 'x' }]) {
-      rejected({ bazaar }, 'bazaar_extension_not_object');
+      await rejected({ bazaar }, 'bazaar_extension_not_object');
     }
   });
 
-  it('bazaar_spec_validation_failed: protocol invariants', () => {
+  it('bazaar_spec_validation_failed: protocol invariants', async () => {
     const base = httpBazaar() as Listing;
     const withInput = (input: unknown) => ({ info: { input }, schema: {} });
     const cases: unknown[] = [
@@ -69,54 +69,54 @@ describe('soft-drop codes (whole listing)', () => {
       withInput({ type: 'mcp', toolName: 't', inputSchema: [] }),
       withInput({ type: 'mcp', toolName: 't', inputSchema: {}, transport: 'websocket' }),
     ];
-    for (const bazaar of cases) rejected({ bazaar }, 'bazaar_spec_validation_failed');
+    for (const bazaar of cases) await rejected({ bazaar }, 'bazaar_spec_validation_failed');
     // And the valid variants pass.
-    expect(record({ bazaar: withInput({ type: 'http', method: 'POST', bodyType: 'json', body: { a: 1 } }) }).outcome).toEqual({ status: 'success' });
-    expect(record({ bazaar: withInput({ type: 'mcp', toolName: 't', inputSchema: {}, transport: 'sse' }) }).outcome).toEqual({ status: 'success' });
+    expect((await record({ bazaar: withInput({ type: 'http', method: 'POST', bodyType: 'json', body: { a: 1 } }) })).outcome).toEqual({ status: 'success' });
+    expect((await record({ bazaar: withInput({ type: 'mcp', toolName: 't', inputSchema: {}, transport: 'sse' }) })).outcome).toEqual({ status: 'success' });
     expect(base.info.input.method).toBe('GET');
   });
 
-  it('bazaar_schema_validation_failed: info does not match, external references, uncompilable schemas', () => {
+  it('bazaar_schema_validation_failed: info does not match, external references, uncompilable schemas', async () => {
     const b = httpBazaar() as Listing;
-    rejected({ bazaar: { ...b, info: { ...b.info, input: { ...b.info.input, extra: 1 } } } }, 'bazaar_schema_validation_failed');
+    await rejected({ bazaar: { ...b, info: { ...b.info, input: { ...b.info.input, extra: 1 } } } }, 'bazaar_schema_validation_failed');
     for (const ref of ['https://evil.example.com/s.json', 'file:///etc/passwd', 'other.json#/x']) {
-      rejected({ bazaar: { ...b, schema: { $ref: ref } } }, 'bazaar_schema_validation_failed');
-      rejected({ bazaar: { ...b, schema: { properties: { input: { $id: ref } } } } }, 'bazaar_schema_validation_failed');
+      await rejected({ bazaar: { ...b, schema: { $ref: ref } } }, 'bazaar_schema_validation_failed');
+      await rejected({ bazaar: { ...b, schema: { properties: { input: { $id: ref } } } } }, 'bazaar_schema_validation_failed');
     }
-    expect(record({ bazaar: { ...b, schema: { $defs: { any: { type: 'object' } }, $ref: '#/$defs/any' } } }).outcome).toEqual({ status: 'success' });
+    expect((await record({ bazaar: { ...b, schema: { $defs: { any: { type: 'object' } }, $ref: '#/$defs/any' } } })).outcome).toEqual({ status: 'success' });
     // Local ids in one seller's schema cannot collide with another's (validators are cached).
     for (const type of ['object', 'object', 'string']) {
-      const outcome = record({ bazaar: { ...b, schema: { $id: '#', properties: { input: { $id: '#', type } } } } }).outcome;
+      const outcome = (await record({ bazaar: { ...b, schema: { $id: '#', properties: { input: { $id: '#', type } } } } })).outcome;
       expect(outcome).toEqual(type === 'object' ? { status: 'success' } : expect.objectContaining({ code: 'bazaar_schema_validation_failed' }));
     }
-    rejected({ bazaar: { ...b, schema: { type: 'no-such-type' } } }, 'bazaar_schema_validation_failed');
-    rejected({ bazaar: { ...b, schema: { $ref: '#/$defs/missing' } } }, 'bazaar_schema_validation_failed');
-    rejected({ bazaar: { ...b, schema: { minLength: -1 } } }, 'bazaar_schema_validation_failed');
+    await rejected({ bazaar: { ...b, schema: { type: 'no-such-type' } } }, 'bazaar_schema_validation_failed');
+    await rejected({ bazaar: { ...b, schema: { $ref: '#/$defs/missing' } } }, 'bazaar_schema_validation_failed');
+    await rejected({ bazaar: { ...b, schema: { minLength: -1 } } }, 'bazaar_schema_validation_failed');
   });
 
-  it('bazaar_schema_too_complex: more than 2000 nodes or too deep', () => {
+  it('bazaar_schema_too_complex: more than 2000 nodes or too deep', async () => {
     const b = httpBazaar() as Listing;
-    rejected({ bazaar: { ...b, schema: { enum: Array.from({ length: 2000 }, (_, i) => i) } } }, 'bazaar_schema_too_complex');
-    expect(record({ bazaar: { ...b, schema: { enum: [b.info, ...Array.from({ length: 1996 }, (_, i) => i)] } } }).outcome).toMatchObject({ status: 'rejected' });
+    await rejected({ bazaar: { ...b, schema: { enum: Array.from({ length: 2000 }, (_, i) => i) } } }, 'bazaar_schema_too_complex');
+    expect((await record({ bazaar: { ...b, schema: { enum: [b.info, ...Array.from({ length: 1996 }, (_, i) => i)] } } })).outcome).toMatchObject({ status: 'rejected' });
     let deep: Listing = { type: 'object' };
     for (let i = 0; i < 100; i++) deep = { not: { not: deep } };
-    rejected({ bazaar: { ...b, schema: deep } }, 'bazaar_schema_too_complex');
+    await rejected({ bazaar: { ...b, schema: deep } }, 'bazaar_schema_too_complex');
   });
 
-  it('bazaar_resource_url_invalid', () => {
+  it('bazaar_resource_url_invalid', async () => {
     for (const url of ['/relative', 'ftp://x.example.com/f', 'https://user:pw@x.example.com/', 'https://user@x.example.com/', 'javascript:alert(1)', 'not a url', 'mcp://tool/x']) {
       const s = settlement({ url });
-      const outcome = t.catalog.recordSettlement(s);
+      const outcome = await t.catalog.recordSettlement(s);
       expect(outcome).toMatchObject({ status: 'rejected', code: 'bazaar_resource_url_invalid' });
     }
     const s = settlement();
     delete s.paymentPayload.resource;
-    expect(t.catalog.recordSettlement(s)).toMatchObject({ status: 'rejected', code: 'bazaar_resource_url_invalid' });
+    expect(await t.catalog.recordSettlement(s)).toMatchObject({ status: 'rejected', code: 'bazaar_resource_url_invalid' });
   });
 });
 
 describe('schema neutralization', () => {
-  it('strips pattern, patternProperties and format (keyword position only) before validating', () => {
+  it('strips pattern, patternProperties and format (keyword position only) before validating', async () => {
     const b = httpBazaar() as Listing;
     const schema = {
       type: 'object',
@@ -131,40 +131,40 @@ describe('schema neutralization', () => {
       },
     };
     // A property *named* pattern is kept: info without it fails `required`.
-    rejected({ bazaar: { ...b, schema } }, 'bazaar_schema_validation_failed');
+    await rejected({ bazaar: { ...b, schema } }, 'bazaar_schema_validation_failed');
     const info = { ...b.info, input: { ...b.info.input, pattern: 'x' } };
-    expect(record({ bazaar: { ...b, info, schema } }).outcome).toEqual({ status: 'success' });
+    expect((await record({ bazaar: { ...b, info, schema } })).outcome).toEqual({ status: 'success' });
   });
 });
 
 describe('field-level drops keep the listing', () => {
-  it('routeTemplate: invalid templates are dropped; the resource falls back to the pathname', () => {
-    const r = record({ url: 'https://rt.example.com/users/42', routeTemplate: '/users/%2e%2e/admin' });
+  it('routeTemplate: invalid templates are dropped; the resource falls back to the pathname', async () => {
+    const r = await record({ url: 'https://rt.example.com/users/42', routeTemplate: '/users/%2e%2e/admin' });
     expect(r.outcome).toEqual({ status: 'success' });
     expect(r.listing!.resource).toBe('https://rt.example.com/users/42');
     expect(r.listing!.extensions.bazaar).not.toHaveProperty('routeTemplate');
   });
 
-  it('serviceName, tags, iconUrl: invalid values are dropped, valid ones kept', () => {
-    const r = record({ serviceName: 'Ünïcode', tags: ['ok', 'OK', 'x'.repeat(33), 'b\u0000', 7, 'c', 'd', 'e', 'f', 'g'], iconUrl: 'https://127.0.0.1/i.png' });
+  it('serviceName, tags, iconUrl: invalid values are dropped, valid ones kept', async () => {
+    const r = await record({ serviceName: 'Ünïcode', tags: ['ok', 'OK', 'x'.repeat(33), 'b\u0000', 7, 'c', 'd', 'e', 'f', 'g'], iconUrl: 'https://127.0.0.1/i.png' });
     expect(r.outcome).toEqual({ status: 'success' });
     expect(r.listing).not.toHaveProperty('serviceName');
     expect(r.listing).not.toHaveProperty('iconUrl');
     expect(r.listing!.tags).toEqual(['ok', 'c', 'd', 'e', 'f']);
-    const good = record({ serviceName: 'Weather API', tags: ['weather'], iconUrl: 'https://cdn.example.com/icon.png' });
+    const good = await record({ serviceName: 'Weather API', tags: ['weather'], iconUrl: 'https://cdn.example.com/icon.png' });
     expect(good.listing).toMatchObject({ serviceName: 'Weather API', tags: ['weather'], iconUrl: 'https://cdn.example.com/icon.png' });
   });
 
-  it('a dropped field on refresh keeps the previous valid value', () => {
+  it('a dropped field on refresh keeps the previous valid value', async () => {
     const url = 'https://keep.example.com/r';
-    record({ url, serviceName: 'Good', iconUrl: 'https://cdn.example.com/i.png' });
-    const r = record({ url, serviceName: 'x'.repeat(40), iconUrl: 'http://localhost/i.png' });
+    await record({ url, serviceName: 'Good', iconUrl: 'https://cdn.example.com/i.png' });
+    const r = await record({ url, serviceName: 'x'.repeat(40), iconUrl: 'http://localhost/i.png' });
     expect(r.listing).toMatchObject({ serviceName: 'Good', iconUrl: 'https://cdn.example.com/i.png' });
   });
 });
 
 describe('sanitizers', () => {
-  it('routeTemplate hardening', () => {
+  it('routeTemplate hardening', async () => {
     const ok = ['/users/:id', '/a/b-c_d.e~f', '/files/%20name', '/x/%2541'];
     for (const v of ok) expect(checkRouteTemplate(v), v).toEqual({ ok: true, template: v });
     const bad = [
@@ -176,7 +176,7 @@ describe('sanitizers', () => {
     for (const v of bad) expect(checkRouteTemplate(v).ok, String(v)).toBe(false);
   });
 
-  it('serviceName and tags', () => {
+  it('serviceName and tags', async () => {
     expect(sanitizeServiceName('A'.repeat(32))).toBe('A'.repeat(32));
     for (const v of ['A'.repeat(33), '', '   ', 'tab\there', 'naïve', '\u0000', 12, null]) expect(sanitizeServiceName(v)).toBeUndefined();
     expect(sanitizeTags(['a', 'b', 'c', 'd', 'e', 'f'])).toEqual(['a', 'b', 'c', 'd', 'e']);
@@ -185,7 +185,7 @@ describe('sanitizers', () => {
     expect(sanitizeTags('a,b')).toBeUndefined();
   });
 
-  it('iconUrl hostile hosts, including encoded and integer forms', () => {
+  it('iconUrl hostile hosts, including encoded and integer forms', async () => {
     const bad = [
       'http://127.0.0.1/i.png', 'http://2130706433/i.png', 'http://0x7f000001/i.png', 'http://0177.0.0.1/i.png', 'http://127.1/i.png',
       'http://%31%32%37.0.0.1/i.png', 'http://%32%31%33%30%37%30%36%34%33%33/i.png', 'http://[::1]/i.png', 'http://[::ffff:127.0.0.1]/i.png',
@@ -202,17 +202,17 @@ describe('sanitizers', () => {
 });
 
 describe('never throws', () => {
-  fcTest.prop([fc.jsonValue(), fc.jsonValue(), fc.jsonValue()], { numRuns: 300 })('arbitrary JSON in payload, resource and extensions', (payloadExtra, resource, bazaar) => {
+  fcTest.prop([fc.jsonValue(), fc.jsonValue(), fc.jsonValue()], { numRuns: 300 })('arbitrary JSON in payload, resource and extensions', async (payloadExtra, resource, bazaar) => {
     const s = settlement();
     const payload = { ...s.paymentPayload, resource, extensions: { bazaar }, junk: payloadExtra };
-    const outcome = t.catalog.recordSettlement({ paymentPayload: payload as Record<string, unknown>, paymentRequirements: s.paymentRequirements });
+    const outcome = await t.catalog.recordSettlement({ paymentPayload: payload as Record<string, unknown>, paymentRequirements: s.paymentRequirements });
     expect(outcome === null || outcome.status === 'success' || outcome.status === 'rejected').toBe(true);
     expect(outcome?.status).not.toBe('processing');
   });
 
-  fcTest.prop([fc.anything()], { numRuns: 200 })('non-JSON values (functions aside) anywhere in the envelope', (value) => {
+  fcTest.prop([fc.anything()], { numRuns: 200 })('non-JSON values (functions aside) anywhere in the envelope', async (value) => {
     const s = settlement();
-    expect(() => t.catalog.recordSettlement({ paymentPayload: { ...s.paymentPayload, extensions: { bazaar: value } }, paymentRequirements: s.paymentRequirements })).not.toThrow();
-    expect(() => t.catalog.recordSettlement({ paymentPayload: value as Record<string, unknown>, paymentRequirements: value as Record<string, unknown> })).not.toThrow();
+    await expect(t.catalog.recordSettlement({ paymentPayload: { ...s.paymentPayload, extensions: { bazaar: value } }, paymentRequirements: s.paymentRequirements })).resolves.not.toThrow();
+    await expect(t.catalog.recordSettlement({ paymentPayload: value as Record<string, unknown>, paymentRequirements: value as Record<string, unknown> })).resolves.not.toThrow();
   });
 });

@@ -45,6 +45,8 @@ describe('loadConfig', () => {
       feeMode: 'free',
       maxTransactionFeeStroops: 50000,
       logLevel: 'info',
+      readyMinBalanceStroops: 50_000_000,
+      readyMaxLedgerAgeSeconds: 30,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
     expect(JSON.stringify(config)).not.toContain(kp.secret());
@@ -62,6 +64,8 @@ describe('loadConfig', () => {
       FEE_MODE: 'free',
       MAX_TRANSACTION_FEE_STROOPS: '1',
       LOG_LEVEL: 'debug',
+      READY_MIN_BALANCE_STROOPS: '0',
+      READY_MAX_LEDGER_AGE_SECONDS: '120',
     });
     expect(config).toMatchObject({
       network: 'stellar:pubnet',
@@ -72,6 +76,8 @@ describe('loadConfig', () => {
       dbPath: '/tmp/x/svc.db',
       maxTransactionFeeStroops: 1,
       logLevel: 'debug',
+      readyMinBalanceStroops: 0,
+      readyMaxLedgerAgeSeconds: 120,
     });
     expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
     expect(defaultSupported(config).signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
@@ -80,6 +86,8 @@ describe('loadConfig', () => {
 
   it.each<[string, Record<string, string>, RegExp]>([
     ['SUBMITTER_SECRET', {}, /required/],
+    ['READY_MAX_LEDGER_AGE_SECONDS', { READY_MAX_LEDGER_AGE_SECONDS: '0' }, /integer from 1/],
+    ['READY_MIN_BALANCE_STROOPS', { READY_MIN_BALANCE_STROOPS: '5 XLM' }, /integer from 0/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: '   ' }, /required/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: 'hunter2' }, /not a valid Stellar secret seed/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: Keypair.random().publicKey() }, /not a valid/],
@@ -216,7 +224,8 @@ describe('npm start with a valid configuration', () => {
       const client = api(base);
       const health = await client.get('/health');
       expect(health.status).toBe(200);
-      expect(health.body).toMatchObject({ status: 'ok', port, submitters: [kp.publicKey()], dbPath });
+      expect(health.body).toMatchObject({ status: 'ok', port, submitters: [kp.publicKey()] });
+      expect(health.text).not.toContain(dbPath);
       const supported = await client.get('/supported');
       expect(supported.body.signers['stellar:*']).toEqual([kp.publicKey()]);
       const doc = await client.get('/openapi.yaml');

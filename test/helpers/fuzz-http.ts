@@ -130,7 +130,8 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
   } catch (err) {
     fail((err as Error).message);
   }
-  const isDocument = operationIdOf(r.method, r.target) === 'getOpenApiDocument' && res.status === 200;
+  // The two non-JSON successes openapi.yaml declares: the document itself and Prometheus text.
+  const isDocument = ['getOpenApiDocument', 'getMetrics'].includes(operationIdOf(r.method, r.target) ?? '') && res.status === 200;
   if (!isDocument && r.method !== 'HEAD' && !/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('Content-Type is not JSON');
   const rejection = rejectionOf(body);
   if ((res.status >= 400 && r.method !== 'HEAD') || rejection) {

@@ -23,15 +23,15 @@ class InMemoryCatalog implements CatalogPort {
   readonly items = Array.from({ length: 7 }, (_, i) => listing(i));
   lastList?: { filters: DiscoveryFilters; page: { limit: number; offset: number } };
   lastSearch?: { query: string; filters: DiscoveryFilters; page: { limit: number; cursor?: string } };
-  recordSettlement() {
+  async recordSettlement() {
     return null;
   }
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }) {
+  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }) {
     this.lastList = { filters, page };
     const items = this.items.slice(page.offset, page.offset + page.limit);
     return { x402Version: 2, items, pagination: { limit: page.limit, offset: page.offset, total: this.items.length } };
   }
-  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
+  async search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
     this.lastSearch = { query, filters, page };
     if (page.cursor !== undefined && page.cursor !== 'c2') throw new CatalogQueryError('svc_invalid_search_cursor', 'cursor was not issued for this query');
     const start = page.cursor === 'c2' ? 2 : 0;
@@ -125,8 +125,8 @@ describe('GET /discovery/resources', () => {
 
   it('a catalog fault → 500 svc_internal_error without its message', async () => {
     const broken: CatalogPort = {
-      recordSettlement: () => null,
-      list: () => {
+      recordSettlement: async () => null,
+      list: async () => {
         throw new Error('SQLITE_CORRUPT secret detail');
       },
       search: () => {

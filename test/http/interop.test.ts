@@ -44,9 +44,9 @@ const listing = {
   description: 'weather',
 };
 const catalog: CatalogPort = {
-  recordSettlement: () => ({ status: 'success' }),
-  list: (_f, page) => ({ x402Version: 2, items: [listing], pagination: { limit: page.limit, offset: page.offset, total: 1 } }),
-  search: () => ({ x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } }),
+  recordSettlement: async () => ({ status: 'success' }),
+  list: async (_f, page) => ({ x402Version: 2, items: [listing], pagination: { limit: page.limit, offset: page.offset, total: 1 } }),
+  search: async () => ({ x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } }),
 };
 
 let server: Awaited<ReturnType<typeof startTestServer>>;

@@ -54,7 +54,7 @@ class ScriptedScheme implements PaymentScheme {
 class ScriptedCatalog implements CatalogPort {
   outcome: BazaarOutcome | null | Error = { status: 'success' };
   recorded: unknown[] = [];
-  recordSettlement(settled: unknown) {
+  async recordSettlement(settled: unknown) {
     this.recorded.push(settled);
     if (this.outcome instanceof Error) throw this.outcome;
     return this.outcome;

@@ -27,19 +27,17 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('GET /health', () => {
-  it('reports the log-safe projection, public addresses only', async () => {
+  it('reports the public projection: public addresses only, no RPC URL or database path, the bound port', async () => {
     const res = await client.get('/health');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       status: 'ok',
       x402Version: 2,
       network: 'stellar:testnet',
-      rpcUrl: 'https://soroban-testnet.stellar.org',
       submitters: submitters.map((k) => k.publicKey()),
       feeBumpAddress: feeBump.publicKey(),
-      port: 4555,
+      port: server.port,
       feeMode: 'free',
-      dbPath: './data/test.sqlite',
       maxTransactionFeeStroops: 70000,
     });
     for (const secret of secrets) expect(res.text).not.toContain(secret);

@@ -23,7 +23,7 @@ beforeAll(async () => {
     { url: 'https://n.example.com/mcp', mcpTool: 'forecast' },
   ]) {
     t.tick();
-    expect(t.catalog.recordSettlement(settlement(o))).toEqual({ status: 'success' });
+    expect(await t.catalog.recordSettlement(settlement(o))).toEqual({ status: 'success' });
   }
   server = await startTestServer({ catalog: t.catalog });
   client = api(server.url);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Keypair } from '@stellar/stellar-sdk';
 import { SignerSelectionError, SubmitterPool } from '../../src/chains/stellar/submitters.ts';
-import { confirmTransaction, pollDelays } from '../../src/chains/stellar/exact/confirm.ts';
+import { LedgerCloseClock, confirmTransaction, finePollMs } from '../../src/chains/stellar/exact/confirm.ts';
 import { LedgerTimeEstimator, estimateFromSpan, FALLBACK_LEDGER_SECONDS } from '../../src/chains/stellar/ledger-time.ts';
 import { RpcError, type TransactionStatus } from '../../src/chains/stellar/rpc.ts';
 
@@ -19,6 +19,7 @@ describe('SubmitterPool', () => {
     const d = pool.lease().then((l) => (order.push('d'), l));
     const e = pool.lease().then((l) => (order.push('e'), l));
     expect(pool.waiting).toBe(2);
+    expect(pool.busy).toBe(3);
     b.release();
     const dl = await d;
     expect(dl.address).toBe(b.address);
@@ -79,13 +80,39 @@ describe('confirmTransaction', () => {
     };
   }
 
-  it('polls until SUCCESS, faster while waiting for a close than right after one', async () => {
-    const s = scripted([{ latestLedger: 1 }, { latestLedger: 1 }, { status: 'SUCCESS', latestLedger: 2, ledger: 2 }]);
-    const outcome = await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep });
+  it('polls once right away, then just after the predicted close, finer only while the close is overdue', async () => {
+    // Ledger 1 closed at the start clock; ledger 2 (which includes the transaction) 100 ms late.
+    const start = 1_000_000_000_000;
+    let clock = start + 300;
+    const sleeps: number[] = [];
+    const rpc = {
+      async getTransaction() {
+        const included = clock >= start + 1_100;
+        return (included
+          ? { status: 'SUCCESS', latestLedger: 2, latestLedgerCloseTime: (start + 1_000) / 1000, ledger: 2 }
+          : { status: 'NOT_FOUND', latestLedger: 1, latestLedgerCloseTime: start / 1000 }) as TransactionStatus;
+      },
+    };
+    const sleep = async (ms: number) => {
+      sleeps.push(ms);
+      clock += ms;
+    };
+    const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime: start / 1000 + 10, ledgerSeconds: 1, now: () => clock, sleep });
     expect(outcome.kind).toBe('success');
-    const { afterClose, waiting } = pollDelays(1);
-    expect(s.sleeps).toEqual([afterClose, afterClose, waiting]);
-    expect(waiting).toBeLessThan(afterClose);
+    // 700 ms to the predicted close (+10 ms slack), then fine polls until the late close shows.
+    const fine = finePollMs(1);
+    expect(sleeps[0]).toBe(710);
+    expect(sleeps.slice(1).every((ms) => ms === fine)).toBe(true);
+    expect(clock - (start + 1_100)).toBeLessThanOrEqual(fine);
+  });
+
+  it('a shared clock learns the close instant: the next settlement polls first just after its close', async () => {
+    const shared = new LedgerCloseClock();
+    shared.observe(5, 1000, 1_000_010, 1_000_020); // ledger 5 seen right after it closed at t=1 000 000 ms
+    shared.observe(5, 1000, 1_000_400, 1_000_410);
+    shared.observe(6, 1001, 1_001_030, 1_001_040); // first seen at 1 001 030, last seen old at 1 000 400
+    expect(shared.nextClose(1_001_500, 1000)).toEqual({ sequence: 7, at: 1_002_000 });
+    expect(shared.expectedClose(8, 1000)).toBe(1_003_000);
   });
 
   it('FAILED is final', async () => {
@@ -98,6 +125,16 @@ describe('confirmTransaction', () => {
     const outcome = await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep });
     expect(outcome.kind).toBe('expired');
     expect(s.now()).toBeGreaterThan(s.maxTime * 1000);
+  });
+
+  it('a getTransaction that hangs every time ends at the local deadline, not one RPC timeout later', async () => {
+    const maxTime = Math.floor(Date.now() / 1000);
+    const deadline = (maxTime + 1) * 1000 + 3_000; // + max(2 s, 3 ledgers)
+    const rpc = { getTransaction: () => new Promise<TransactionStatus>(() => {}) };
+    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+    const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime, ledgerSeconds: 1, now: Date.now, sleep });
+    expect(outcome.kind).toBe('unknown');
+    expect(Date.now()).toBeLessThan(deadline + 200);
   });
 
   it('a silent RPC ends at the local deadline, shortly after maxTime', async () => {

@@ -2,18 +2,18 @@
 import { signingKeys, type Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { ExactStellarScheme } from './exact/facilitator.ts';
-import { createSdkRpc } from './rpc.ts';
+import { createSdkRpc, type ChainRpc } from './rpc.ts';
 
 /**
  * Inside the service the HTTP handlers already write the one `info` line per payment decision,
  * so the scheme's own decision lines go to `debug` (they add the scheme-internal view, e.g. the
  * re-verification inside settle) instead of doubling the info log.
  */
-export function createSchemeFromConfig(config: Config, logger?: Logger): ExactStellarScheme {
+export function createSchemeFromConfig(config: Config, logger?: Logger, wrapRpc: (rpc: ChainRpc) => ChainRpc = (rpc) => rpc): ExactStellarScheme {
   const keys = signingKeys(config);
   return new ExactStellarScheme({
     network: config.network,
-    rpc: createSdkRpc({ url: config.rpcUrl }),
+    rpc: wrapRpc(createSdkRpc({ url: config.rpcUrl })),
     submitters: keys.submitters,
     feeBump: keys.feeBump,
     maxTransactionFeeStroops: config.maxTransactionFeeStroops,

@@ -72,6 +72,11 @@ export class SubmitterPool {
     return this.slots.map((s) => s.address);
   }
 
+  /** Submitters currently carrying a settlement. */
+  get busy(): number {
+    return this.slots.filter((s) => s.busy).length;
+  }
+
   /** Settlements currently waiting for a submitter. */
   get waiting(): number {
     return this.queue.length;

@@ -1,9 +1,16 @@
 /**
- * Waiting for a submitted transaction's final outcome. Polls getTransaction around the expected
- * ledger close (not on a fixed second) and stops only when the outcome is final: SUCCESS, FAILED,
- * or NOT_FOUND while the RPC's latest ledger closed after the transaction's own maxTime (the
- * network would reject it as txTOO_LATE, so it can never land). A local deadline a little past
- * maxTime bounds the wait when the RPC itself stops answering.
+ * Waiting for a submitted transaction's final outcome. The wait is timed on the ledger that
+ * should include the transaction: a `LedgerCloseClock` shared by all settlements learns the local
+ * instant of the latest close (from the RPC's latest ledger and close time in every getTransaction
+ * answer, and from the poll that first saw it), so the first poll lands just after the predicted
+ * close and, when it comes early, finer polls catch the close itself. A fixed fraction of a ledger
+ * would add up to a ledger of delay to every settle.
+ *
+ * The wait stops only when the outcome is final: SUCCESS, FAILED, or NOT_FOUND while the RPC's
+ * latest ledger closed after the transaction's own maxTime (the network would reject it as
+ * txTOO_LATE, so it can never land). A local deadline a little past maxTime bounds the wait when
+ * the RPC stops answering — including a getTransaction that hangs: no call is awaited past the
+ * deadline (docs/SCHEME.md, "Polling rule").
  */
 import { RpcError, type ChainRpc, type TransactionStatus } from '../rpc.ts';
 
@@ -23,43 +30,116 @@ export interface ConfirmOptions {
   ledgerSeconds: number;
   now: () => number;
   sleep: (ms: number) => Promise<void>;
+  /** Shared across settlements so each learns from the others' polls; a fresh one when absent. */
+  clock?: LedgerCloseClock;
 }
 
-const MIN_POLL_MS = 25;
-const MAX_POLL_MS = 2_000;
-
-export function pollDelays(ledgerSeconds: number): { afterClose: number; waiting: number } {
-  const ledgerMs = ledgerSeconds * 1000;
-  const clamp = (ms: number) => Math.round(Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, ms)));
-  // After a close we expect nothing for about one ledger; around the expected close, poll finer.
-  return { afterClose: clamp(ledgerMs * 0.9), waiting: clamp(ledgerMs / 5) };
+/** Poll spacing while a close is due: fine enough to answer within ~50 ms of the close on 1 s ledgers. */
+export function finePollMs(ledgerSeconds: number): number {
+  return Math.round(Math.min(100, Math.max(20, ledgerSeconds * 50)));
 }
 
-export async function confirmTransaction({ rpc, hash, maxTime, ledgerSeconds, now, sleep }: ConfirmOptions): Promise<Outcome> {
-  const delays = pollDelays(ledgerSeconds);
+/**
+ * The local-clock instant of the latest ledger close known. A close is bracketed by the last poll
+ * that still saw the previous ledger and the first that saw the new one, and by the ledger's own
+ * close time (whole seconds: the close lies in [closeTime, closeTime + 1 s)). The estimate takes
+ * the early end, so predictions err early (a fine poll or two) rather than late (a whole miss).
+ */
+export class LedgerCloseClock {
+  private sequence = -1;
+  private closedAt = 0;
+  /** Latest local instant at which a poll still reported `sequence`. */
+  private lastSeenAt = 0;
+
+  /** Records what one RPC answer (sent at `sentAt`, received at `at`) said about the latest ledger. */
+  observe(latestLedger: number, closeTimeSeconds: number, sentAt: number, at: number): void {
+    if (latestLedger > this.sequence) {
+      const previousSeen = latestLedger === this.sequence + 1 ? this.lastSeenAt : 0;
+      const early = Math.max(closeTimeSeconds * 1000, previousSeen);
+      this.closedAt = Math.min(early, at);
+      this.sequence = latestLedger;
+      this.lastSeenAt = sentAt;
+    } else if (latestLedger === this.sequence) {
+      this.lastSeenAt = Math.max(this.lastSeenAt, sentAt);
+    }
+  }
+
+  /** The first ledger expected to close after `after` and when, or undefined before any observation. */
+  nextClose(after: number, ledgerMs: number): { sequence: number; at: number } | undefined {
+    if (this.sequence < 0) return undefined;
+    const ahead = Math.floor(Math.max(0, after - this.closedAt) / ledgerMs) + 1;
+    return { sequence: this.sequence + ahead, at: this.closedAt + ahead * ledgerMs };
+  }
+
+  /** When ledger `sequence` is expected to close (in the past when it is overdue). */
+  expectedClose(sequence: number, ledgerMs: number): number {
+    return this.closedAt + (sequence - this.sequence) * ledgerMs;
+  }
+}
+
+/** Slack after a predicted close before the first poll (the RPC ingests the ledger after it closes). */
+const AFTER_CLOSE_MS = 10;
+const TIMED_OUT = Symbol('timed out');
+
+/** The call's answer, or TIMED_OUT once `ms` pass (a real timer: the injected sleep may be a fake clock). */
+async function withinDeadline<T>(call: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([call, new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), TIMED_OUT)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function confirmTransaction(options: ConfirmOptions): Promise<Outcome> {
+  const { rpc, hash, maxTime, ledgerSeconds, now, sleep } = options;
+  const clock = options.clock ?? new LedgerCloseClock();
+  const ledgerMs = Math.max(50, ledgerSeconds * 1000);
+  const fine = finePollMs(ledgerSeconds);
   // Grace for ledger close-time granularity (whole seconds) and one more close after maxTime.
   const deadlineMs = (maxTime + 1) * 1000 + Math.max(2_000, 3 * ledgerSeconds * 1000);
-  let lastLedger = -1;
+  // The ledger that should include the transaction is the first one to close after submission;
+  // before the clock knows anything, one poll right away tells it.
+  let target = clock.nextClose(now(), ledgerMs);
+  let firstLook = true;
+  let immediate = !target;
   let lastError = '';
-  let delay = delays.afterClose;
+  let failed = false;
   for (;;) {
-    await sleep(delay);
+    const pollAt = immediate ? now() : target && firstLook ? target.at + AFTER_CLOSE_MS : now() + (failed ? Math.max(fine, ledgerMs / 5) : fine);
+    const sleepUntil = Math.min(deadlineMs, pollAt);
+    if (sleepUntil > now()) await sleep(sleepUntil - now());
+    if (now() >= deadlineMs) break;
+    firstLook = false;
+    immediate = false;
+    failed = false;
+    const sentAt = now();
     try {
-      const status = await rpc.getTransaction(hash);
+      // A hanging call must not carry the wait past the deadline.
+      const answer = await withinDeadline(rpc.getTransaction(hash), deadlineMs - sentAt);
+      if (answer === TIMED_OUT) {
+        lastError = 'getTransaction did not answer before the time bound';
+        break;
+      }
+      const status = answer as TransactionStatus;
+      clock.observe(status.latestLedger, status.latestLedgerCloseTime, sentAt, now());
       if (status.status === 'SUCCESS') return { kind: 'success', status };
       if (status.status === 'FAILED') return { kind: 'failed', status };
       if (status.latestLedgerCloseTime > maxTime) {
         return { kind: 'expired', detail: `not included by ledger ${status.latestLedger}, which closed after the transaction's maxTime ${maxTime}` };
       }
-      delay = status.latestLedger !== lastLedger ? delays.afterClose : delays.waiting;
-      lastLedger = status.latestLedger;
+      if (!target || status.latestLedger >= target.sequence) {
+        // First answer, or a ledger closed without it (submitted just too late for that one):
+        // wait for the next close. Otherwise the close is due and finer polls catch it.
+        const sequence = status.latestLedger + 1;
+        target = { sequence, at: clock.expectedClose(sequence, ledgerMs) };
+        firstLook = true;
+      }
     } catch (err) {
       if (!(err instanceof RpcError)) throw err;
       lastError = err.message;
-      delay = delays.waiting;
-    }
-    if (now() >= deadlineMs) {
-      return { kind: 'unknown', detail: `outcome not confirmed by the RPC before the time bound${lastError ? ` (${lastError})` : ''}` };
+      failed = true;
     }
   }
+  return { kind: 'unknown', detail: `outcome not confirmed by the RPC before the time bound${lastError ? ` (${lastError})` : ''}` };
 }

@@ -5,7 +5,7 @@
 import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
 import { defaultMessage, type SchemeCode, type SettlementCode, type VerifyCode } from '../../../codes.ts';
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
-import { confirmTransaction } from './confirm.ts';
+import { LedgerCloseClock, confirmTransaction } from './confirm.ts';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
 import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
@@ -64,6 +64,7 @@ export class ExactStellarScheme implements PaymentScheme {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly ledgerTime: LedgerTimeEstimator;
+  private readonly closeClock = new LedgerCloseClock();
 
   constructor(options: ExactStellarSchemeOptions) {
     this.network = options.network;
@@ -264,7 +265,7 @@ export class ExactStellarScheme implements PaymentScheme {
 
     let outcome: Awaited<ReturnType<typeof confirmTransaction>>;
     try {
-      outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep });
+      outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep, clock: this.closeClock });
     } catch (err) {
       lease.invalidate();
       return this.unconfirmed(hash, `getTransaction answered unreadably (${describeError(err)})`, network, transfer.from, transfer.amount);

@@ -1,0 +1,101 @@
+/**
+ * The benchmark corpus: many sellers (payTo), several networks, a Zipf-distributed vocabulary,
+ * http and mcp listings. Seeded straight through the catalog store (CatalogStore.writeListing,
+ * the same write path a settlement takes after its checks), so 100k listings take a minute, not
+ * an hour of settlements. Deterministic (xorshift) so every run builds the same file.
+ */
+import { Keypair } from '@stellar/stellar-sdk';
+import { CatalogStore } from '../src/catalog/store.ts';
+import type { ListingDraft } from '../src/catalog/ingest.ts';
+
+export const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'stellar:futurenet', 'eip155:8453', 'solana:mainnet'];
+const NETWORK_WEIGHTS = [0.45, 0.3, 0.1, 0.1, 0.05];
+const SELLERS = 2000;
+const VOCABULARY = 20_000;
+
+export function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'xi', 'ze', 'pa', 'do', 'fu', 'gi', 'ho', 'ju', 'be'];
+/** Word k of the vocabulary (rank 0 is the most frequent). */
+export function vocabularyWord(k: number): string {
+  let w = '';
+  let n = k + 1;
+  while (n > 0) {
+    w += syllables[n % syllables.length];
+    n = Math.floor(n / syllables.length);
+  }
+  return w;
+}
+
+/** Zipf(s = 1) over the vocabulary by inverse CDF on a precomputed table. */
+export function zipf(rand: () => number): () => string {
+  const cdf = new Float64Array(VOCABULARY);
+  let acc = 0;
+  for (let k = 0; k < VOCABULARY; k++) cdf[k] = acc += 1 / (k + 1);
+  return () => {
+    const x = rand() * acc;
+    let lo = 0;
+    let hi = VOCABULARY - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cdf[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return vocabularyWord(lo);
+  };
+}
+
+export function sellers(): string[] {
+  const rand = rng(7);
+  return Array.from({ length: SELLERS }, () => Keypair.fromRawEd25519Seed(Buffer.from(Array.from({ length: 32 }, () => Math.floor(rand() * 256)))).publicKey());
+}
+
+/** Seeds `count` listings into the file; returns the payTo and network of listing 0 (for filters). */
+export function seedCorpus(dbPath: string, count: number, onProgress?: (done: number) => void): { payTo: string } {
+  const rand = rng(0x2545f491);
+  const word = zipf(rand);
+  const words = (n: number) => Array.from({ length: n }, word).join(' ');
+  const payTos = sellers();
+  const store = new CatalogStore(dbPath);
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  try {
+    for (let i = 0; i < count; i++) {
+      const owner = payTos[Math.floor(rand() * rand() * SELLERS)]!; // skewed: a few big sellers
+      let r = rand();
+      const network = NETWORKS[NETWORK_WEIGHTS.findIndex((w) => (r -= w) < 0)] ?? NETWORKS[0]!;
+      const mcp = rand() < 0.15;
+      const draft: ListingDraft = {
+        resource: `https://api${i}.seller${payTos.indexOf(owner)}.example.com/${word()}`,
+        type: mcp ? 'mcp' : 'http',
+        toolName: mcp ? `${word()}_${word()}` : '',
+        owner,
+        x402Version: 2,
+        terms: { scheme: 'exact', network, asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', amount: String(1000 + Math.floor(rand() * 1e6)), payTo: owner, maxTimeoutSeconds: 60 },
+        metadata: {
+          description: words(8 + Math.floor(rand() * 24)),
+          serviceName: `${word()} ${word()}`.slice(0, 32),
+          tags: [word(), word(), word()],
+          mimeType: 'application/json',
+        },
+        bazaar: { info: { input: { type: mcp ? 'mcp' : 'http', method: 'GET' } }, schema: { type: 'object' } },
+        parameterText: words(4),
+        dropped: [],
+      };
+      if (i % 2000 === 0) store.db.exec('BEGIN IMMEDIATE');
+      store.writeListing(draft, new Date(start + i * 1000));
+      if (i % 2000 === 1999 || i === count - 1) store.db.exec('COMMIT');
+      if (onProgress && i % 10_000 === 9_999) onProgress(i + 1);
+    }
+  } finally {
+    store.close();
+  }
+  return { payTo: payTos[0]! };
+}

@@ -1,0 +1,98 @@
+/**
+ * Settle latency against the floor (docs/BENCHMARKS.md):
+ *
+ *   npm run build && npx tsx bench/settle-latency.ts [--n 16] [--baseline <git revision>]
+ *
+ * On 1 s and 5 s devnet ledgers, sequential settles arrive at random points of a ledger; each is
+ * POSTed over HTTP to svc running as a separate process. The floor of one settle is the time
+ * from its request to the next ledger close (recorded at the devnet itself), since no settle can
+ * be confirmed earlier. Side by side, in the same run and interleaved: this tree (compiled,
+ * plain Node) and a baseline revision (default: the commit before the close-clock change), each
+ * with its own submitter.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import { startDevnet } from '../src/devnet/index.ts';
+import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
+import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
+import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
+import { exportRevision, machine, ROOT, startSvc } from './ops-procs.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const N = Number(arg('n', '16'));
+const BASELINE = arg('baseline', '5686675');
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
+
+async function run(ledgerMs: number, baselineDir: string) {
+  const devnet = await startDevnet({ ledgerMs });
+  const closes: number[] = [];
+  const ledger = devnet.ledger as unknown as { closeLedger: () => unknown };
+  const close = ledger.closeLedger.bind(ledger);
+  ledger.closeLedger = () => {
+    const r = close();
+    closes.push(performance.now());
+    return r;
+  };
+  const seller = await devnet.createAccount({});
+  const services = await Promise.all(
+    (['compiled', 'tsx'] as const).map(async (kind, i) => {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-lat-'));
+      const submitter = await devnet.createAccount({ usdcTrustline: false });
+      const svc = startSvc(kind, kind === 'compiled' ? ROOT : baselineDir, { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') }, 30_000 + Math.floor(Math.random() * 20_000) + i);
+      await svc.readyAfter('/health', 180_000);
+      return { name: kind === 'compiled' ? 'this tree' : `baseline ${BASELINE}`, svc, dir, latencies: [] as number[], floors: [] as number[], failures: 0 };
+    }),
+  );
+  const rpc = createSdkRpc({ url: devnet.rpcUrl });
+  const est = new LedgerTimeEstimator(rpc);
+  const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: devnet.usdc.contractId, amount: '1000', payTo: seller.publicKey, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } };
+  // Warm-up: one settle each (first-use compile paths, the close clock's first observation).
+  for (let i = -1; i < N; i++) {
+    for (const s of services) {
+      const buyer = Keypair.fromSecret((await devnet.createAccount({ usdc: 10_000_000n })).secret);
+      const payload = await createStellarPayment({ requirements, signer: buyer, rpc, ledgerTime: est });
+      await new Promise((r) => setTimeout(r, Math.random() * ledgerMs));
+      const t0 = performance.now();
+      const res = await fetch(`${s.svc.url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }) });
+      const body = (await res.json()) as { success?: boolean };
+      const t1 = performance.now();
+      if (i < 0) continue;
+      const nextClose = closes.find((c) => c > t0);
+      if (!body.success || nextClose === undefined) {
+        s.failures++;
+        continue;
+      }
+      s.latencies.push(t1 - t0);
+      s.floors.push(nextClose - t0);
+    }
+  }
+  for (const s of services) {
+    await s.svc.stop();
+    rmSync(s.dir, { recursive: true, force: true });
+  }
+  await devnet.stop();
+  return services.map((s) => ({ ledgerMs, name: s.name, n: s.latencies.length, failures: s.failures, meanFloor: mean(s.floors), mean: mean(s.latencies), excess: mean(s.latencies) - mean(s.floors), p95: p95(s.latencies) }));
+}
+
+const baseline = exportRevision(BASELINE);
+try {
+  console.log(`machine: ${await machine()}`);
+  const rows = [];
+  for (const ledgerMs of [1000, 5000]) rows.push(...(await run(ledgerMs, baseline.dir)));
+  console.log('| ledger | service | settles | failures | mean floor (time to next close) | mean settle latency | latency − floor | p95 latency | ratio to baseline |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const base = rows.find((b) => b.ledgerMs === r.ledgerMs && b.name !== 'this tree')!;
+    console.log(`| ${r.ledgerMs / 1000} s | ${r.name} | ${r.n} | ${r.failures} | ${r.meanFloor.toFixed(0)} ms | ${r.mean.toFixed(0)} ms | ${r.excess.toFixed(0)} ms | ${r.p95.toFixed(0)} ms | ${(r.mean / base.mean).toFixed(2)} |`);
+  }
+  console.log(`after: ${await machine()}`);
+} finally {
+  baseline.remove();
+}

@@ -1,0 +1,83 @@
+/**
+ * The catalog's operations over a CatalogStorePort, as a catalog worker runs them (worker.ts).
+ * The settle hook never throws: a client defect is a `rejected` outcome with its code, an
+ * internal fault (busy, read-only, deleted file, a bug) is logged and gives null so the header is
+ * omitted. list/search throw on a fault (the HTTP layer makes that a 500).
+ */
+import { BAZAAR_CODES } from '../codes.ts';
+import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement } from './ingest.ts';
+import type { BazaarOutcome, CatalogLogger, CatalogStorePort, DiscoveryFilters, ListPage, SearchPage, SettledPayment } from './types.ts';
+
+/** SPEC §4.6 item 9: over this the hook logs a warning (nothing fails). */
+export const SOFT_BUDGET_MS = 250;
+/** The x402Version the discovery responses declare. */
+export const DISCOVERY_X402_VERSION = 2;
+
+export class CatalogEngine {
+  private readonly store: CatalogStorePort;
+  private readonly logger: CatalogLogger;
+  private readonly softBudgetMs: number;
+
+  constructor(store: CatalogStorePort, logger: CatalogLogger, softBudgetMs = SOFT_BUDGET_MS) {
+    this.store = store;
+    this.logger = logger;
+    this.softBudgetMs = softBudgetMs;
+  }
+
+  async recordSettlement(settled: SettledPayment, now: Date): Promise<BazaarOutcome | null> {
+    const started = performance.now();
+    let outcome: BazaarOutcome | null = null;
+    let result = 'none';
+    try {
+      const ingested = await ingestSettlement(settled.paymentPayload, settled.paymentRequirements, (resource, type, toolName) =>
+        this.store.ownerOf(resource, type, toolName),
+      );
+      if (ingested.kind === 'rejected') {
+        result = ingested.code;
+        outcome = { status: 'rejected', rejectedReason: ingested.reason || BAZAAR_CODES[ingested.code], code: ingested.code };
+      } else if (ingested.kind === 'unusable') {
+        result = 'fault';
+        this.logger.error({ reason: ingested.reason }, 'catalog hook could not use the settlement; EXTENSION-RESPONSES omitted');
+      } else if (ingested.kind === 'listing') {
+        const { draft } = ingested;
+        // The owner is checked again here, atomically with the write: it may have changed since the early check.
+        const written = await this.store.writeListing(draft, now);
+        if (written.status === 'owned_by_other') {
+          result = 'bazaar_listing_owned_by_other_payee';
+          outcome = { status: 'rejected', rejectedReason: OWNED_BY_OTHER_REASON, code: 'bazaar_listing_owned_by_other_payee' };
+        } else if (written.status === 'accepts_full') {
+          result = 'bazaar_accepts_too_large';
+          outcome = {
+            status: 'rejected',
+            rejectedReason: `The listing already carries ${MAX_ACCEPTS_PER_LISTING} distinct accepted terms; these new terms were not added.`,
+            code: 'bazaar_accepts_too_large',
+          };
+        } else {
+          result = written.created ? 'created' : 'refreshed';
+          outcome = { status: 'success' };
+          if (draft.dropped.length > 0) this.logger.warn({ resource: draft.resource, dropped: draft.dropped }, 'catalog dropped invalid fields');
+        }
+      }
+    } catch (err) {
+      result = 'fault';
+      outcome = null;
+      this.logger.error({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'catalog hook fault; EXTENSION-RESPONSES omitted');
+    }
+    const elapsedMs = performance.now() - started;
+    if (elapsedMs > this.softBudgetMs) this.logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
+    return outcome;
+  }
+
+  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<ListPage> {
+    const { items, total } = await this.store.list(filters, page);
+    return { x402Version: DISCOVERY_X402_VERSION, items, pagination: { limit: page.limit, offset: page.offset, total } };
+  }
+
+  async search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date): Promise<SearchPage> {
+    return this.store.search(query, filters, page, now, DISCOVERY_X402_VERSION);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}

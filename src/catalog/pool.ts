@@ -1,0 +1,176 @@
+/**
+ * The catalog's worker pool: one writer thread (settlement hooks, in arrival order) and a few
+ * reader threads (discovery), each with its own SQLite connection (WAL lets readers run beside
+ * the writer). Each lane runs one request at a time; waiting requests sit in a bounded queue
+ * with a deadline, so a flood of discovery requests degrades discovery only: a request that
+ * cannot be queued or is not answered in time fails fast (svc_catalog_busy for discovery,
+ * a null hook outcome — header omitted — for a settlement).
+ */
+import { Worker } from 'node:worker_threads';
+import type { DiscoveryFilters, SettledPayment } from './types.ts';
+
+export interface WorkerSetup {
+  dbPath: string;
+  softBudgetMs: number | undefined;
+}
+
+export type WorkerRequest = { id: number; now: number; deadline: number } & (
+  | { op: 'record'; settled: SettledPayment }
+  | { op: 'list'; filters: DiscoveryFilters; page: { limit: number; offset: number } }
+  | { op: 'search'; query: string; filters: DiscoveryFilters; page: { limit: number; cursor?: string } }
+);
+
+export type WorkerReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: { name: string; message: string; code?: string | undefined } }
+  | { log: 'warn' | 'error'; obj: object; msg: string };
+
+type RequestBody = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id' | 'deadline'> : never) : never;
+
+/** Why the pool did not get an answer: the queue was full, or the deadline passed. */
+export class CatalogOverloadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CatalogOverloadError';
+  }
+}
+
+type LaneSetup = WorkerSetup & { threads: number; maxQueued: number; deadlineMs: number };
+
+interface Job {
+  id: number;
+  request: WorkerRequest;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+  timer: NodeJS.Timeout;
+  settled: boolean;
+}
+
+const WORKER_URL = new URL('./worker.ts', import.meta.url);
+/**
+ * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
+ * (a query allocates little that survives); the old-generation cap bounds a runaway worker,
+ * which is then replaced (its request fails like any fault).
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
+
+/** One kind of lane (the writer, or the readers): its threads, its queue, its limits. */
+export class WorkerLanes {
+  private readonly idle: Worker[] = [];
+  private readonly running = new Map<Worker, Job>();
+  private readonly queue: Job[] = [];
+  private readonly jobs = new Map<number, Job>();
+  private readonly workers = new Set<Worker>();
+  private nextId = 1;
+  private closing = false;
+
+  private readonly setup: LaneSetup;
+  private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void;
+
+  constructor(setup: LaneSetup, onLog: (level: 'warn' | 'error', obj: object, msg: string) => void) {
+    this.setup = setup;
+    this.onLog = onLog;
+    for (let i = 0; i < setup.threads; i++) this.spawn();
+  }
+
+  private spawn(): void {
+    const worker = new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS, workerData: { dbPath: this.setup.dbPath, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup });
+    worker.unref();
+    this.workers.add(worker);
+    worker.on('message', (reply: WorkerReply) => {
+      if ('log' in reply) return this.onLog(reply.log, reply.obj, reply.msg);
+      const job = this.jobs.get(reply.id);
+      this.jobs.delete(reply.id);
+      this.running.delete(worker);
+      this.idle.push(worker);
+      if (job) this.finish(job, reply);
+      this.dispatch();
+    });
+    const lost = (why: string) => {
+      this.workers.delete(worker);
+      const job = this.running.get(worker);
+      this.running.delete(worker);
+      const at = this.idle.indexOf(worker);
+      if (at !== -1) this.idle.splice(at, 1);
+      if (job) this.fail(job, new Error(`catalog worker ${why}`));
+      if (!this.closing) {
+        this.onLog('error', { why }, 'catalog worker lost; starting another');
+        this.spawn();
+        this.dispatch();
+      }
+    };
+    worker.on('error', (err) => lost(`failed: ${err.message}`));
+    worker.on('exit', (code) => {
+      if (this.workers.has(worker)) lost(`exited with code ${code}`);
+    });
+    this.idle.push(worker);
+  }
+
+  /** Runs one request on a free thread of this lane; rejects with CatalogOverloadError when full or late. */
+  run(body: RequestBody): Promise<unknown> {
+    if (this.closing) return Promise.reject(new Error('the catalog is closed'));
+    if (this.queue.length >= this.setup.maxQueued) {
+      return Promise.reject(new CatalogOverloadError(`${this.queue.length} catalog requests are already waiting`));
+    }
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      const deadline = Date.now() + this.setup.deadlineMs;
+      const job: Job = { id, request: { ...body, id, deadline } as WorkerRequest, resolve, reject, settled: false, timer: undefined as unknown as NodeJS.Timeout };
+      job.timer = setTimeout(() => {
+        const at = this.queue.indexOf(job);
+        if (at !== -1) this.queue.splice(at, 1);
+        this.fail(job, new CatalogOverloadError(`no catalog answer within ${this.setup.deadlineMs} ms`));
+      }, this.setup.deadlineMs);
+      job.timer.unref();
+      this.queue.push(job);
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const job = this.queue.shift()!;
+      const worker = this.idle.pop()!;
+      this.running.set(worker, job);
+      this.jobs.set(job.id, job);
+      try {
+        worker.postMessage(job.request);
+      } catch (err) {
+        // Not cloneable (the envelope is reduced first, so this is a bug): fail this job, keep the thread.
+        this.jobs.delete(job.id);
+        this.running.delete(worker);
+        this.idle.push(worker);
+        this.fail(job, err);
+      }
+    }
+  }
+
+  private finish(job: Job, reply: Extract<WorkerReply, { id: number }>): void {
+    if (reply.ok) {
+      if (!job.settled) job.resolve(reply.value);
+      job.settled = true;
+      clearTimeout(job.timer);
+      return;
+    }
+    const err = reply.error.name === 'Expired' ? new CatalogOverloadError(reply.error.message) : Object.assign(new Error(reply.error.message), reply.error);
+    this.fail(job, err);
+  }
+
+  private fail(job: Job, err: unknown): void {
+    clearTimeout(job.timer);
+    if (job.settled) return;
+    job.settled = true;
+    job.reject(err);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const job of this.queue.splice(0)) this.fail(job, new Error('the catalog is closed'));
+    const exits = [...this.workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
+    for (const worker of this.workers) {
+      worker.ref(); // keep the process up until the threads have closed their databases
+      worker.postMessage('close');
+    }
+    await Promise.all(exits);
+  }
+}

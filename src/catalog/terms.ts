@@ -1,0 +1,63 @@
+/**
+ * Search terms and their write-time scores. A listing revision's text is tokenized once, when it
+ * is written, into one row per distinct term holding that term's field-weighted score
+ *   score(term) = Σ_field weight × tf/(tf+1)      (weights: serviceName 4, tags 3, description 2, params 1)
+ * so a query only reads the rows of its own terms (see search.ts for the rank built from them).
+ */
+
+export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
+export const MAX_QUERY_TERMS = 16;
+export const MAX_TERM_LENGTH = 64;
+
+export interface SearchText {
+  serviceName: string;
+  tags: string;
+  description: string;
+  params: string;
+}
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/**
+ * Lowercase, diacritics removed, split on anything that is not a letter or a digit. Decompose,
+ * drop combining marks, recompose: so "é" becomes "e" while Hangul syllables (which decompose into
+ * letters, not marks) come back whole.
+ */
+export function tokenize(text: string): string[] {
+  // Fast path, same result: ASCII has no marks to strip and its letters and digits are [a-z0-9].
+  if (ASCII_ONLY.test(text)) return text.toLowerCase().split(/[^a-z0-9]+/).filter((t) => t !== '');
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .normalize('NFC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t !== '');
+}
+
+/** Distinct query terms, in order, at most 16, each at most 64 characters. */
+export function queryTerms(query: string): string[] {
+  return [...new Set(tokenize(query).map((t) => t.slice(0, MAX_TERM_LENGTH)))].slice(0, MAX_QUERY_TERMS);
+}
+
+/**
+ * Every distinct term of the text with its score, in the order fields are weighed. A token longer
+ * than 64 characters is indexed as its 64-character prefix only when it equals it, i.e. never:
+ * a query term is cut to 64 characters and matches whole tokens only.
+ */
+export function termScores(text: SearchText): Map<string, number> {
+  const fields: Array<[string, number]> = [
+    [text.serviceName, FIELD_WEIGHTS.serviceName],
+    [text.tags, FIELD_WEIGHTS.tags],
+    [text.description, FIELD_WEIGHTS.description],
+    [text.params, FIELD_WEIGHTS.params],
+  ];
+  const scores = new Map<string, number>();
+  for (const [value, weight] of fields) {
+    if (value === '') continue;
+    const tf = new Map<string, number>();
+    for (const token of tokenize(value)) if (token.length <= MAX_TERM_LENGTH) tf.set(token, (tf.get(token) ?? 0) + 1);
+    for (const [term, n] of tf) scores.set(term, (scores.get(term) ?? 0) + (weight * n) / (n + 1));
+  }
+  return scores;
+}

@@ -1,0 +1,70 @@
+/**
+ * Readiness checks for the Stellar chain: the RPC answers with a recent latest ledger, and every
+ * account that pays for settlements (submitters, channels, fee-bump) holds at least the configured
+ * native balance. Addresses are public; no seed is read here.
+ */
+import { Keypair, rpc as sdkRpc, xdr } from '@stellar/stellar-sdk';
+import type { CheckResult } from '../../ops/readiness.ts';
+import { signerAddresses, type Config } from '../../config.ts';
+import { createSdkRpc, type ChainRpc } from './rpc.ts';
+
+const STROOPS_PER_XLM = 10_000_000n;
+
+export function rpcRecentCheck(chain: Pick<ChainRpc, 'getLatestLedger'>, maxAgeSeconds: number, now: () => number = Date.now) {
+  return async (): Promise<CheckResult> => {
+    const latest = await chain.getLatestLedger();
+    const age = Math.max(0, Math.round(now() / 1000 - latest.closeTime));
+    return age <= maxAgeSeconds
+      ? { ok: true, detail: `latest ledger ${latest.sequence} closed ${age} s ago` }
+      : { ok: false, detail: `latest ledger ${latest.sequence} closed ${age} s ago (more than ${maxAgeSeconds} s)` };
+  };
+}
+
+type Field<T> = T | (() => T);
+const read = <T>(field: Field<T>): T => (typeof field === 'function' ? (field as () => T)() : field);
+
+/** The native balance of an account ledger entry (an accessor or a plain field, depending on the XDR build). */
+function balanceOf(data: unknown): bigint {
+  const account = read((data as { account: Field<{ balance: Field<unknown> }> }).account);
+  return BigInt(String(read(account.balance)));
+}
+
+const xlm = (stroops: bigint) => `${stroops / STROOPS_PER_XLM}.${(stroops % STROOPS_PER_XLM).toString().padStart(7, '0')} XLM`;
+
+/** Every address holds at least `minStroops`; the detail names the first short or missing one. */
+export function balancesCheck(rpcUrl: string, addresses: () => string[], minStroops: bigint, timeoutMs = 2_000) {
+  let server: sdkRpc.Server | undefined;
+  return async (): Promise<CheckResult> => {
+    server ??= new sdkRpc.Server(rpcUrl, { allowHttp: rpcUrl.startsWith('http://') });
+    (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
+    const list = addresses();
+    const balances = await Promise.all(
+      list.map(async (address) => {
+        // getLedgerEntries, not getAccountEntry: the latter reports a transport fault as "not found".
+        const key = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(address).xdrAccountId() }));
+        const { entries } = await server!.getLedgerEntries(key);
+        const entry = entries[0];
+        return entry ? balanceOf(entry.val) : -1n;
+      }),
+    );
+    const short = balances.findIndex((b) => b < minStroops);
+    if (short >= 0) {
+      const b = balances[short]!;
+      return { ok: false, detail: `${list[short]} ${b < 0n ? 'does not exist' : `holds ${xlm(b)}`} (minimum ${xlm(minStroops)})` };
+    }
+    return { ok: true, detail: `${list.length} account(s) at or above ${xlm(minStroops)}` };
+  };
+}
+
+/** The Stellar checks of GET /ready for a loaded configuration (short RPC timeouts: a probe must answer). */
+export function stellarReadinessChecks(
+  config: Pick<Config, 'rpcUrl' | 'submitters' | 'feeBumpAddress' | 'readyMinBalanceStroops' | 'readyMaxLedgerAgeSeconds'>,
+  options: { wrapRpc?: (rpc: ChainRpc) => ChainRpc; payingAccounts?: () => string[] } = {},
+) {
+  const chain = (options.wrapRpc ?? ((r) => r))(createSdkRpc({ url: config.rpcUrl, timeoutMs: 1_500 }));
+  const paying = options.payingAccounts ?? (() => signerAddresses(config));
+  return {
+    rpc: rpcRecentCheck(chain, config.readyMaxLedgerAgeSeconds),
+    balances: balancesCheck(config.rpcUrl, paying, BigInt(config.readyMinBalanceStroops), 1_500),
+  };
+}

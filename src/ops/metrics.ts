@@ -1,0 +1,163 @@
+/**
+ * Prometheus metrics (GET /metrics, text format 0.0.4) with prom-client, on a registry of their
+ * own so that every service instance (and every test) counts only itself. The payment path is
+ * not edited to count: the scheme, the chain RPC and the catalog are wrapped at their ports, and
+ * one middleware counts requests by route and status. Each metric is described in
+ * docs/OPERATIONS.md.
+ */
+import type { Context, Middleware, Next } from 'koa';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CatalogPort } from '../catalog/types.ts';
+import type { SvcState } from '../http/middleware.ts';
+import type { PaymentScheme } from '../scheme/types.ts';
+
+/** Settle waits for a ledger close: buckets from a fast devnet to a slow network. */
+const SETTLE_BUCKETS = [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 30, 60];
+const RPC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Hashes already counted in the sponsored-fee total (a reconciliation may read a SUCCESS again). */
+const COUNTED_HASHES = 10_000;
+
+export interface PoolGauge {
+  /** Submitters carrying a settlement. */
+  readonly busy: number;
+  /** Settlements waiting for a free submitter. */
+  readonly waiting: number;
+}
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered, by route (method and OpenAPI path) and status.', labelNames: ['route', 'status'] as const, registers: [this.registry] });
+  readonly verifyOutcomes = new Counter({ name: 'svc_verify_outcomes_total', help: 'Verify decisions by code ("valid" or the invalidReason).', labelNames: ['code'] as const, registers: [this.registry] });
+  readonly settleOutcomes = new Counter({ name: 'svc_settle_outcomes_total', help: 'Settle results by code ("success" or the errorReason).', labelNames: ['code'] as const, registers: [this.registry] });
+  readonly settleSeconds = new Histogram({ name: 'svc_settle_duration_seconds', help: 'Time from the start of settle to its result, by outcome.', labelNames: ['outcome'] as const, buckets: SETTLE_BUCKETS, registers: [this.registry] });
+  readonly rpcCalls = new Counter({ name: 'svc_rpc_requests_total', help: 'Chain RPC calls by method and outcome (ok or error).', labelNames: ['method', 'outcome'] as const, registers: [this.registry] });
+  readonly rpcSeconds = new Histogram({ name: 'svc_rpc_duration_seconds', help: 'Chain RPC call latency by method.', labelNames: ['method'] as const, buckets: RPC_BUCKETS, registers: [this.registry] });
+  readonly catalogOutcomes = new Counter({ name: 'svc_catalog_hook_outcomes_total', help: 'Catalog hook results after a settlement: success, the rejection code, none (no bazaar extension) or fault.', labelNames: ['outcome'] as const, registers: [this.registry] });
+  readonly sponsoredFees = new Counter({ name: 'svc_sponsored_fees_stroops_total', help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops.', registers: [this.registry] });
+  private readonly pools: PoolGauge[] = [];
+  private readonly counted = new Set<string>();
+
+  constructor() {
+    const pools = this.pools;
+    new Gauge({ name: 'svc_submitter_pool_in_use', help: 'Submitter accounts carrying an in-flight settlement.', registers: [this.registry], collect() { this.set(pools.reduce((n, p) => n + p.busy, 0)); } });
+    new Gauge({ name: 'svc_submitter_pool_queued', help: 'Settlements waiting for a free submitter.', registers: [this.registry], collect() { this.set(pools.reduce((n, p) => n + p.waiting, 0)); } });
+    // Process metrics, including nodejs_eventloop_lag_seconds and its percentiles.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
+  }
+
+  watchPool(pool: PoolGauge): void {
+    this.pools.push(pool);
+  }
+
+  /** Counts the fee of a SUCCESS once per transaction hash. */
+  sponsoredFee(hash: string, stroops: bigint | undefined): void {
+    if (stroops === undefined || this.counted.has(hash)) return;
+    this.counted.add(hash);
+    if (this.counted.size > COUNTED_HASHES) this.counted.delete(this.counted.values().next().value as string);
+    this.sponsoredFees.inc(Number(stroops));
+  }
+
+  /** Counts every answered request; mounted first so it sees the final status. */
+  middleware(): Middleware {
+    return async (ctx: Context, next: Next) => {
+      try {
+        await next();
+      } finally {
+        const operation = (ctx.state as SvcState).operation;
+        this.requests.inc({ route: operation ? `${ctx.method} ${operation.path}` : 'unmatched', status: String(ctx.status) });
+      }
+    };
+  }
+
+  /** GET /metrics. */
+  handler(): Middleware {
+    return async (ctx: Context) => {
+      ctx.status = 200;
+      ctx.type = this.registry.contentType;
+      ctx.body = await this.registry.metrics();
+    };
+  }
+}
+
+/** `target` with some methods replaced; every other member is read from (and bound to) the target itself. */
+function override<T extends object>(target: T, overrides: Record<string, unknown>): T {
+  return new Proxy(target, {
+    get(t, property, receiver) {
+      if (typeof property === 'string' && Object.hasOwn(overrides, property)) return overrides[property];
+      const value = Reflect.get(t, property, receiver);
+      return typeof value === 'function' ? value.bind(t) : value;
+    },
+  });
+}
+
+/** The scheme with verify/settle outcomes and settle latency counted. */
+export function instrumentScheme<S extends PaymentScheme>(scheme: S, metrics: ServiceMetrics): S {
+  return override(scheme, {
+    verify: async (...args: Parameters<PaymentScheme['verify']>) => {
+      const result = await scheme.verify(...args);
+      metrics.verifyOutcomes.inc({ code: result.isValid ? 'valid' : String(result.invalidReason ?? 'invalid') });
+      return result;
+    },
+    settle: async (...args: Parameters<PaymentScheme['settle']>) => {
+      const stop = metrics.settleSeconds.startTimer();
+      const result = await scheme.settle(...args);
+      const code = result.success ? 'success' : String(result.errorReason ?? 'failed');
+      stop({ outcome: result.success ? 'success' : 'failure' });
+      metrics.settleOutcomes.inc({ code });
+      return result;
+    },
+  });
+}
+
+/** Any object of async methods (the chain RPC port) with each call's latency and outcome counted. */
+export function instrumentRpc<R extends object>(rpc: R, metrics: ServiceMetrics): R {
+  return new Proxy(rpc, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      return async (...args: unknown[]) => {
+        const stop = metrics.rpcSeconds.startTimer({ method: property });
+        try {
+          const answer = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          metrics.rpcCalls.inc({ method: property, outcome: 'ok' });
+          const status = answer as { status?: string; feeCharged?: bigint } | undefined;
+          if (property === 'getTransaction' && status?.status === 'SUCCESS') metrics.sponsoredFee(String(args[0]), status.feeCharged);
+          return answer;
+        } catch (err) {
+          metrics.rpcCalls.inc({ method: property, outcome: 'error' });
+          throw err;
+        } finally {
+          stop();
+        }
+      };
+    },
+  });
+}
+
+/** The catalog with its hook outcomes counted (sync or async ports alike). */
+export function instrumentCatalog<C extends CatalogPort>(catalog: C, metrics: ServiceMetrics): C {
+  type Outcome = { status: string; code?: string } | null;
+  const count = (outcome: Outcome) => metrics.catalogOutcomes.inc({ outcome: outcome === null ? 'none' : outcome.status === 'success' ? 'success' : String(outcome.code ?? outcome.status) });
+  return override(catalog, {
+    recordSettlement: (...args: Parameters<CatalogPort['recordSettlement']>) => {
+      let result: unknown;
+      try {
+        result = catalog.recordSettlement(...args);
+      } catch (err) {
+        metrics.catalogOutcomes.inc({ outcome: 'fault' });
+        throw err;
+      }
+      if (result instanceof Promise) {
+        return result.then(
+          (o: Outcome) => (count(o), o),
+          (err: unknown) => {
+            metrics.catalogOutcomes.inc({ outcome: 'fault' });
+            throw err;
+          },
+        );
+      }
+      count(result as Outcome);
+      return result;
+    },
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * Readiness (GET /ready): whether this instance should receive payment traffic now. Each check
+ * is a named async function answering `{ ok, detail }`; a check that throws or outlives its time
+ * budget is not ok. Results are cached briefly so a load balancer probing every second costs at
+ * most one round of checks per second, and concurrent probes share one round. Liveness (/health)
+ * never runs these. The checks and their thresholds are described in docs/OPERATIONS.md.
+ */
+import { DatabaseSync } from 'node:sqlite';
+
+export interface CheckResult {
+  ok: boolean;
+  detail: string;
+}
+
+export type ReadinessCheck = () => Promise<CheckResult>;
+
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, CheckResult>;
+}
+
+export interface ReadinessOptions {
+  checks: Record<string, ReadinessCheck>;
+  /** Longest a check may take before it counts as failed. Default 2 s. */
+  checkTimeoutMs?: number;
+  /** How long one round of results is reused. Default 1 s. */
+  cacheMs?: number;
+  now?: () => number;
+}
+
+export class ReadinessProbe {
+  private readonly checks: Record<string, ReadinessCheck>;
+  private readonly checkTimeoutMs: number;
+  private readonly cacheMs: number;
+  private readonly now: () => number;
+  private cached: { at: number; value: Readiness } | undefined;
+  private inflight: Promise<Readiness> | undefined;
+
+  constructor({ checks, checkTimeoutMs = 2_000, cacheMs = 1_000, now = Date.now }: ReadinessOptions) {
+    this.checks = checks;
+    this.checkTimeoutMs = checkTimeoutMs;
+    this.cacheMs = cacheMs;
+    this.now = now;
+  }
+
+  async evaluate(): Promise<Readiness> {
+    if (this.cached && this.now() - this.cached.at < this.cacheMs) return this.cached.value;
+    this.inflight ??= this.round().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  private async round(): Promise<Readiness> {
+    const names = Object.keys(this.checks);
+    const results = await Promise.all(names.map((name) => this.run(this.checks[name]!)));
+    const checks = Object.fromEntries(names.map((name, i) => [name, results[i]!]));
+    const value = { ready: results.every((r) => r.ok), checks };
+    this.cached = { at: this.now(), value };
+    return value;
+  }
+
+  private async run(check: ReadinessCheck): Promise<CheckResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<CheckResult>((resolve) => {
+      timer = setTimeout(() => resolve({ ok: false, detail: `no answer within ${this.checkTimeoutMs} ms` }), this.checkTimeoutMs);
+    });
+    try {
+      return await Promise.race([check(), timeout]);
+    } catch (err) {
+      return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/**
+ * The database accepts writes: a write lock is taken and released on a connection of the probe's
+ * own (BEGIN IMMEDIATE fails on a read-only file, a full or vanished directory, or a lock held
+ * past the busy timeout). The message names no path.
+ */
+export function databaseWritableCheck(dbPath: string): ReadinessCheck {
+  let db: DatabaseSync | undefined;
+  return async () => {
+    if (dbPath === ':memory:') return { ok: true, detail: 'in-memory database' };
+    try {
+      db ??= new DatabaseSync(dbPath, { timeout: 500 });
+      db.exec('BEGIN IMMEDIATE');
+      db.exec('ROLLBACK');
+      return { ok: true, detail: 'writable' };
+    } catch (err) {
+      try {
+        db?.close();
+      } catch {
+        /* already unusable */
+      }
+      db = undefined;
+      return { ok: false, detail: `not writable (${(err as { code?: string }).code ?? (err as Error).message})` };
+    }
+  };
+}
+
+/** Not ready while the instance drains (it finishes in-flight settlements, takes no new ones). */
+export function drainingCheck(isDraining: () => boolean): ReadinessCheck {
+  return async () => (isDraining() ? { ok: false, detail: 'draining' } : { ok: true, detail: 'accepting' });
+}

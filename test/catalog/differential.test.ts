@@ -1,0 +1,103 @@
+/**
+ * Differential test of search: the write-time term index against the reference oracle (the
+ * query-time ranking it replaced, reference-ranking.ts) on a generated corpus with a Zipf
+ * vocabulary, refreshed listings and filters, over 1,200 generated queries. Every query's full
+ * result order must be identical, and a cursor walk in small pages must visit the same list once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAY_TO_A, PAY_TO_B, settlement, tempCatalog } from './fixtures.ts';
+import { referenceSearch, type ReferenceListing } from './reference-ranking.ts';
+
+let seed = 0x9e3779b9;
+const rand = () => {
+  seed ^= seed << 13;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  return (seed >>> 0) / 2 ** 32;
+};
+const VOCAB = [
+  ...Array.from({ length: 120 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`),
+  'café', 'crème', 'naïve', '날씨', 'über', 'forecast', 'weather', 'Weather', 'WEATHER', 'x402',
+];
+/** Zipf: word k is drawn with probability ∝ 1/(k+1). */
+const CDF = (() => {
+  const w = VOCAB.map((_, k) => 1 / (k + 1));
+  const total = w.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  return w.map((x) => (acc += x / total));
+})();
+const word = () => VOCAB[CDF.findIndex((c) => c >= rand())] ?? VOCAB[0]!;
+const words = (n: number) => Array.from({ length: n }, word).join(rand() < 0.2 ? ', ' : ' ');
+const asciiWord = () => word().normalize('NFD').replace(/[^\x20-\x7e]/g, '') || 'plain';
+
+const t = tempCatalog();
+const corpus: ReferenceListing[] = [];
+const filtersOf = new Map<number, { network: string; payTo: string }>();
+const noParams = { queryParams: {}, paramSchema: {} };
+
+beforeAll(async () => {
+  const size = 400;
+  for (let i = 0; i < size + 80; i++) {
+    // The last 80 settlements refresh earlier listings with new text (latest text wins).
+    const id = i < size ? i + 1 : 1 + Math.floor(rand() * size);
+    const text = {
+      serviceName: rand() < 0.6 ? `${asciiWord()} ${asciiWord()}`.slice(0, 32) : undefined,
+      tags: rand() < 0.6 ? Array.from({ length: 1 + Math.floor(rand() * 3) }, asciiWord) : undefined,
+      description: words(1 + Math.floor(rand() * 12)),
+    };
+    const net = i < size ? { network: rand() < 0.3 ? 'stellar:pubnet' : 'stellar:testnet', payTo: rand() < 0.5 ? PAY_TO_A : PAY_TO_B } : filtersOf.get(id)!;
+    filtersOf.set(id, net);
+    t.tick();
+    const outcome = await t.catalog.recordSettlement(settlement({ url: `https://d${id}.example.com/r`, ...noParams, ...text, network: net.network, payTo: net.payTo }));
+    expect(outcome).toEqual({ status: 'success' });
+  }
+  // The oracle reads the text as the catalog kept it (sanitized tags, latest text wins on refresh).
+  for (let offset = 0; ; offset += 100) {
+    const page = await t.catalog.list({}, { limit: 100, offset });
+    for (const item of page.items as Array<{ resource: string; serviceName?: string; tags?: string[]; description?: string }>) {
+      corpus.push({ id: idOf(item), serviceName: item.serviceName ?? '', tags: (item.tags ?? []).join(' '), description: item.description ?? '', params: '' });
+    }
+    if (page.items.length < 100) break;
+  }
+  expect(corpus).toHaveLength(size);
+}, 120_000);
+afterAll(() => t.close());
+
+function idOf(resource: unknown): number {
+  return Number(/^https:\/\/d(\d+)\.example\.com/.exec(String((resource as { resource: string }).resource))![1]);
+}
+
+describe('search against the reference ranking', () => {
+  it('1,200 generated queries return the same order (one page of 500, and a first page of 5), with and without filters', async () => {
+    let nonEmpty = 0;
+    for (let q = 0; q < 1200; q++) {
+      const query = Array.from({ length: 1 + Math.floor(rand() * 4) }, () => (rand() < 0.1 ? 'absentword' : word())).join(' ');
+      const filter = q % 3 === 0 ? { network: 'stellar:pubnet' } : q % 3 === 1 ? { payTo: PAY_TO_B } : {};
+      const pool = corpus.filter((l) => Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v));
+      const expected = referenceSearch(pool, query);
+      const page = await t.catalog.search(query, filter, { limit: 500 });
+      expect(page.resources.map(idOf), query).toEqual(expected);
+      // A small first page takes the all-terms tier when it fills the page (search.ts).
+      const top = await t.catalog.search(query, filter, { limit: 5 });
+      expect(top.resources.map(idOf), query).toEqual(expected.slice(0, 5));
+      if (expected.length > 0) nonEmpty++;
+    }
+    expect(nonEmpty).toBeGreaterThan(900);
+  }, 120_000);
+
+  it('cursor walks in pages of 7 visit the reference order exactly once', async () => {
+    for (let q = 0; q < 60; q++) {
+      const query = Array.from({ length: 1 + (q % 3) }, word).join(' ');
+      const expected = referenceSearch(corpus, query);
+      const seen: number[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 200; page++) {
+        const result = await t.catalog.search(query, {}, { limit: 7, ...(cursor ? { cursor } : {}) });
+        seen.push(...result.resources.map(idOf));
+        if (!result.pagination.cursor) break;
+        cursor = result.pagination.cursor;
+      }
+      expect(seen, query).toEqual(expected);
+    }
+  }, 120_000);
+});

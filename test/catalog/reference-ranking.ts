@@ -1,0 +1,69 @@
+/**
+ * The search ranking as it was before the write-time term index: a pure reference oracle for the
+ * differential test. A listing matches when its text contains any query term; its rank is
+ *   1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
+ * accumulated field by field, term by term, exactly as the query-time rank function did; results
+ * are ordered by rank desc, then listing id asc.
+ */
+const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+function tokenize(text: string): string[] {
+  if (ASCII_ONLY.test(text)) return text.toLowerCase().split(/[^a-z0-9]+/).filter((t) => t !== '');
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .normalize('NFC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t !== '');
+}
+
+export function referenceQueryTerms(query: string): string[] {
+  return [...new Set(tokenize(query).map((t) => t.slice(0, 64)))].slice(0, 16);
+}
+
+function termFrequencies(terms: ReadonlySet<string>, text: string): Map<string, number> {
+  const tf = new Map<string, number>();
+  for (const token of tokenize(text)) if (terms.has(token)) tf.set(token, (tf.get(token) ?? 0) + 1);
+  return tf;
+}
+
+export function referenceRank(terms: ReadonlySet<string>, fields: Array<[string, number]>): number {
+  const matched = new Set<string>();
+  let weighted = 0;
+  for (const [text, weight] of fields) {
+    if (text === '') continue;
+    for (const [term, n] of termFrequencies(terms, text)) {
+      matched.add(term);
+      weighted += (weight * n) / (n + 1);
+    }
+  }
+  return matched.size * 1_000_000 + Math.round(weighted * 1000);
+}
+
+export interface ReferenceListing {
+  id: number;
+  serviceName: string;
+  tags: string;
+  description: string;
+  params: string;
+}
+
+/** The ids of the matches, best first. */
+export function referenceSearch(listings: ReferenceListing[], query: string): number[] {
+  const terms = new Set(referenceQueryTerms(query));
+  const ranked: Array<{ id: number; rank: number }> = [];
+  for (const l of listings) {
+    const fields: Array<[string, number]> = [
+      [l.serviceName, WEIGHTS.serviceName],
+      [l.tags, WEIGHTS.tags],
+      [l.description, WEIGHTS.description],
+      [l.params, WEIGHTS.params],
+    ];
+    const matches = fields.some(([text]) => tokenize(text).some((t) => terms.has(t)));
+    if (matches) ranked.push({ id: l.id, rank: referenceRank(terms, fields) });
+  }
+  ranked.sort((a, b) => b.rank - a.rank || a.id - b.id);
+  return ranked.map((r) => r.id);
+}
