@@ -48,9 +48,7 @@ const journal = new SettlementJournal({
   logger,
   onLanded: catalog
     ? (paymentPayload, paymentRequirements) =>
-        void Promise.resolve()
-          .then(() => catalog.recordSettlement({ paymentPayload, paymentRequirements }))
-          .catch((err: unknown) => logger.warn({ err }, 'catalog hook after reconciliation failed'))
+        catalog.recordSettlement({ paymentPayload, paymentRequirements })
     : undefined,
 });
 const metrics = new ServiceMetrics();

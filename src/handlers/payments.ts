@@ -166,6 +166,7 @@ export function settleHandler(deps: PaymentDeps): Middleware {
     logDecision(state, 'POST /settle', body, body.errorReason, typeof result?.transaction === 'string' ? result.transaction : undefined);
     if (body.success === true && outcome?.fresh) {
       const header = await catalogOutcomeHeader(deps.catalog, state);
+      if (outcome?.identity) await deps.journal?.markListed(outcome.identity);
       if (header) ctx.set('EXTENSION-RESPONSES', header);
     }
     ctx.status = 200;
@@ -177,7 +178,7 @@ export function settleHandler(deps: PaymentDeps): Middleware {
 async function settleOnce(deps: PaymentDeps, scheme: PaymentScheme, envelope: FacilitatorEnvelope, idempotencyKey: string | null) {
   const { paymentPayload: payload, paymentRequirements: requirements } = envelope;
   if (deps.journal) return deps.journal.settle({ scheme, payload, requirements, idempotencyKey });
-  return { result: await scheme.settle(payload, requirements), fresh: true };
+  return { result: await scheme.settle(payload, requirements), fresh: true, identity: null };
 }
 
 function unsupportedKindMessage(envelope: FacilitatorEnvelope): string {

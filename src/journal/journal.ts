@@ -25,7 +25,7 @@ export interface JournalOptions {
   now?: () => number;
   logger?: JournalLogger;
   /** Called once for a payment the reconciler found landed (the catalog hook). */
-  onLanded?: (paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>) => void;
+  onLanded?: (paymentPayload: Record<string, unknown>, paymentRequirements: Record<string, unknown>) => unknown;
 }
 
 export interface SettleRequest {
@@ -39,6 +39,7 @@ export interface SettleRequest {
 export interface JournaledOutcome {
   result: SettleResult;
   fresh: boolean;
+  identity: string;
 }
 
 export class SettlementJournal {
@@ -97,7 +98,7 @@ export class SettlementJournal {
     const existing = await this.store.get(identity);
     // A failed attempt moved no money: the payment is attempted again (re-verified first, so a
     // consumed or expired authorization is refused without a submission).
-    if (existing && existing.state !== 'failed') return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false };
+    if (existing && existing.state !== 'failed') return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false, identity };
     let reserved = false;
     const result = await scheme.settle(payload, requirements, {
       beforeSubmit: async (attempt) => {
@@ -123,7 +124,7 @@ export class SettlementJournal {
       const state: SettlementState = result.success ? 'settled' : result.unconfirmed ? 'unknown' : 'failed';
       await this.store.resolve(identity, state, { errorCode: result.errorReason, errorMessage: result.errorMessage, note: result.success ? 'confirmed by settle' : (result.errorMessage ?? '') }, this.now());
     }
-    return { result, fresh: reserved };
+    return { result, fresh: reserved, identity };
   }
 
   /** A copy of a journaled payment: its outcome for the same key, the replay code otherwise. */
@@ -138,8 +139,27 @@ export class SettlementJournal {
     return resultOf(record);
   }
 
+  /** The catalog hook for a settled payment, then the record is marked listed. */
+  private async list(record: SettlementRecord): Promise<void> {
+    try {
+      await this.onLanded?.(JSON.parse(record.paymentPayload), JSON.parse(record.paymentRequirements));
+      await this.store.markListed(record.identity);
+    } catch (err) {
+      this.logger?.warn({ transaction: record.transaction, err: String(err) }, 'catalog hook after settlement failed; retried next pass');
+    }
+  }
+
+  /** After the request that settled a payment ran the catalog hook. */
+  markListed(identity: string): Promise<void> {
+    return this.store.markListed(identity);
+  }
+
   /** One reconciliation pass over unresolved records not held by a request in this process. */
   async reconcile(tracking: SettlementTracking, limit = 100): Promise<number> {
+    // Settled payments whose catalog hook never ran (the process died in between).
+    for (const record of await this.store.unlisted(limit, this.now() - 10_000)) {
+      if (!this.locks.has(record.identity)) await this.list(record);
+    }
     let resolved = 0;
     for (const record of await this.store.unresolved(limit)) {
       if (this.locks.has(record.identity)) continue;
@@ -168,13 +188,7 @@ export class SettlementJournal {
           : { errorCode: 'settle_exact_stellar_transaction_failed', errorMessage: `Transaction ${record.transaction} was never included and its time bound has passed.`, note: 'never included before its time bound (reconciliation)' };
     const changed = await this.store.resolve(record.identity, state, detail, now);
     const after = await this.store.get(record.identity);
-    if (changed && state === 'settled' && this.onLanded) {
-      try {
-        this.onLanded(JSON.parse(record.paymentPayload), JSON.parse(record.paymentRequirements));
-      } catch (err) {
-        this.logger?.warn({ transaction: record.transaction, err: String(err) }, 'reconciliation: catalog hook threw');
-      }
-    }
+    if (changed && state === 'settled') await this.list(record);
     this.logger?.info({ transaction: record.transaction, state: after?.state ?? state }, 'settlement reconciled');
     return after;
   }

@@ -33,7 +33,9 @@ const MIGRATIONS: Migration[] = [
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL,
         payment_payload TEXT NOT NULL,
-        payment_requirements TEXT NOT NULL
+        payment_requirements TEXT NOT NULL,
+        -- 1 once the catalog hook ran for a settled payment (a crash between may leave it 0)
+        listed INTEGER NOT NULL DEFAULT 0
       );
       CREATE INDEX journal_unresolved ON journal_settlements (state, created_at) WHERE state IN ('submitted','unknown');
       CREATE INDEX journal_payer_day ON journal_settlements (payer, updated_at);
@@ -190,6 +192,17 @@ export class SqliteJournalStore implements JournalStore {
   private appendHistory(identity: string, state: SettlementState, at: number, detail: string): void {
     const seq = (this.db.prepare('SELECT COUNT(*) AS n FROM journal_history WHERE identity = ?').get(identity) as { n: number }).n;
     this.db.prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)').run(identity, seq, state, at, detail);
+  }
+
+  async markListed(identity: string): Promise<void> {
+    this.db.prepare('UPDATE journal_settlements SET listed = 1 WHERE identity = ?').run(identity);
+  }
+
+  async unlisted(limit: number, before: number): Promise<SettlementRecord[]> {
+    const rows = this.db
+      .prepare("SELECT * FROM journal_settlements WHERE state = 'settled' AND listed = 0 AND updated_at < ? ORDER BY updated_at LIMIT ?")
+      .all(before, limit) as unknown as Row[];
+    return rows.map((r) => this.record(r)!);
   }
 
   async unresolved(limit: number): Promise<SettlementRecord[]> {

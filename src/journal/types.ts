@@ -52,6 +52,10 @@ export interface JournalStore {
   reserve(attempt: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult>;
   /** Moves an unresolved record (submitted/unknown) to `state`; false when it was already final. */
   resolve(identity: string, state: SettlementState, detail: { errorCode?: string; errorMessage?: string; note: string }, now: number): Promise<boolean>;
+  /** The catalog hook ran for this settled payment (or there was none to run). */
+  markListed(identity: string): Promise<void>;
+  /** Settled records whose catalog hook has not run, last changed before `before` (ms). */
+  unlisted(limit: number, before: number): Promise<SettlementRecord[]>;
   /** Records still in `submitted` or `unknown`, oldest first. */
   unresolved(limit: number): Promise<SettlementRecord[]>;
   close(): Promise<void>;
