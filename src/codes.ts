@@ -66,6 +66,7 @@ export const SERVICE_CODES = {
   svc_invalid_search_cursor:
     'The cursor was not issued for this query and filter combination; restart without a cursor.',
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
+  svc_request_timeout: 'The request head or body did not arrive within the configured timeouts; the connection is closed.',
   svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
 } as const;
 
@@ -89,8 +90,8 @@ export const BAZAAR_CODES = {
   bazaar_extensions_too_large: 'The extensions block is larger than 64 KiB.',
   bazaar_spec_validation_failed: 'The bazaar extension violates the protocol invariants.',
   bazaar_schema_validation_failed: '`info` does not validate against the client-supplied schema.',
-  bazaar_schema_too_complex: 'The client schema has more than 2000 nodes.',
-  bazaar_resource_url_invalid: 'resource.url is not an absolute http(s) URL without credentials.',
+  bazaar_schema_too_complex: 'The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or was not validated within its time budget.',
+  bazaar_resource_url_invalid: 'resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.',
   bazaar_listing_owned_by_other_payee: 'The listing is owned by a different payTo; nothing was written.',
   bazaar_description_too_long: 'The description is longer than 2048 characters.',
   bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',
@@ -104,6 +105,8 @@ export const MCP_CODES = {
   svc_mcp_facilitator_unreachable: 'The facilitator did not answer at transport level.',
   svc_mcp_search_failed: 'The facilitator rejected discovery without a recognized code.',
   svc_mcp_resource_unreachable: 'The target did not answer at transport level.',
+  svc_mcp_target_forbidden:
+    'The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; nothing was requested or paid.',
   svc_mcp_resource_error: 'The target answered with a non-payment error; nothing was paid.',
   svc_mcp_payment_declined_by_policy: 'The demanded payment exceeds the spend cap; nothing was paid.',
   svc_mcp_payment_not_settled: 'A payment was attempted but no successful receipt was returned.',

@@ -22,6 +22,9 @@ export const DEFAULTS = {
   LOG_LEVEL: 'info',
   READY_MIN_BALANCE_STROOPS: 50_000_000,
   READY_MAX_LEDGER_AGE_SECONDS: 30,
+  HEADERS_TIMEOUT_MS: 10_000,
+  REQUEST_TIMEOUT_MS: 15_000,
+  MAX_CONNECTIONS_PER_ADDRESS: 256,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -51,6 +54,11 @@ export interface Config {
   readyMinBalanceStroops: number;
   /** GET /ready: the oldest the RPC's latest ledger may be, in seconds. */
   readyMaxLedgerAgeSeconds: number;
+  /** Time a client has to send its request head, then its whole request (docs/SECURITY.md). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Open connections one client address may hold. */
+  maxConnectionsPerAddress: number;
 }
 
 /** An invalid configuration value; `variable` names the environment variable. */
@@ -59,9 +67,19 @@ export class ConfigError extends Error {
     readonly variable: string,
     reason: string,
   ) {
-    super(`${variable}: ${reason}`);
+    super(`${variable}: ${withoutSecrets(reason)}`);
     this.name = 'ConfigError';
   }
+}
+
+/**
+ * A secret seed pasted into the wrong variable (PORT, LOG_LEVEL…) must not be echoed by the
+ * error that names it: any run of 20+ characters of the seed alphabet (base32: a Stellar seed is
+ * 56, a truncated or mistyped one shorter) is replaced, whichever variable it came from.
+ */
+const SECRET_LOOKING = /[A-Z2-7]{20,}/gi;
+function withoutSecrets(reason: string): string {
+  return reason.replace(SECRET_LOOKING, '[value that looks like a secret, not shown]');
 }
 
 const KEYS = Symbol('signingKeys');
@@ -190,7 +208,12 @@ export function loadConfig(env: Env): Config {
     logLevel: parseLogLevel(env),
     readyMinBalanceStroops: parseInteger(env, 'READY_MIN_BALANCE_STROOPS', DEFAULTS.READY_MIN_BALANCE_STROOPS, 0, Number.MAX_SAFE_INTEGER),
     readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
+    headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
+    requestTimeoutMs: parseInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULTS.REQUEST_TIMEOUT_MS, 1_000, 300_000),
+    maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),
   } as Config;
+  // Node refuses a request timeout shorter than the head timeout.
+  if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');
   // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
   // /health projection; read it as config.settlement.
   Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });

@@ -64,7 +64,7 @@ const readiness = new ReadinessProbe({
 });
 const app = createApp({ config, logger, scheme, catalog, metrics, readiness, journal });
 try {
-  const running = await listen(app, config.port, '0.0.0.0');
+  const running = await listen(app, config.port, '0.0.0.0', config);
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
   installDrain({
     server: running.server,

@@ -251,7 +251,7 @@ export async function ingestSettlement(
   const neutralized = neutralizeSchema(bazaar.schema);
   if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
   const validation = await validateAgainstSchema(neutralized.schema, info);
-  if (!validation.ok) return reject('bazaar_schema_validation_failed', validation.reason);
+  if (!validation.ok) return reject(validation.code, validation.reason);
 
   if (!url || canonical === undefined) return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');
   if (!terms) return { kind: 'unusable', reason: 'the settled paymentRequirements lack scheme, network or payTo' };

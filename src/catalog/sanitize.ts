@@ -3,6 +3,7 @@
  * routeTemplate hardening, and the field-level sanitizers whose failure drops only that field.
  * Pure functions over untrusted JSON; every loop is bounded by a constant.
  */
+import { allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../net/private-addresses.ts';
 
 export const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
 export const MAX_SERVICE_NAME_LENGTH = 32;
@@ -21,8 +22,13 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** §4.6 item 5: an absolute http(s) URL without credentials, or null. */
-export function parseResourceUrl(value: unknown): URL | null {
+/**
+ * §4.6 item 5: an absolute http(s) URL without credentials, or null. A host that is a loopback,
+ * private, link-local, multicast or metadata IP literal (or `localhost`) is refused too, unless
+ * ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md): a listing must never point an agent at the
+ * network it runs in.
+ */
+export function parseResourceUrl(value: unknown, allow: AllowList = allowListFromEnv()): URL | null {
   if (typeof value !== 'string' || value === '' || CONTROL_CHAR.test(value)) return null;
   let url: URL;
   try {
@@ -33,6 +39,7 @@ export function parseResourceUrl(value: unknown): URL | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
   if (url.username !== '' || url.password !== '') return null;
   if (url.hostname === '') return null;
+  if (forbiddenLiteralHost(url.hostname, allow)) return null;
   return url;
 }
 

@@ -1,19 +1,22 @@
 /**
  * The client-supplied JSON Schema (SPEC §4.6 items 3–4): neutralization, the node cap, the
- * reference rule, validation with ajv, and the parameter text the search indexes.
+ * reference rules, validation (on a worker thread, src/catalog/schema-validator.ts), and the
+ * parameter text the search indexes.
  * Every walk is iterative with an explicit stack and a depth bound, so no input can blow the
  * call stack or run unbounded.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { isPlainObject } from './sanitize.ts';
+import { SchemaValidator, type SchemaVerdict } from './schema-validator.ts';
+
+export type { SchemaVerdict } from './schema-validator.ts';
 
 export const MAX_SCHEMA_NODES = 2000;
-/** Deeper than this is treated as too complex too: ajv compiles recursively. */
+/** Deeper than this is treated as too complex too: validators walk schemas recursively. */
 export const MAX_SCHEMA_DEPTH = 64;
 /** Keywords that carry regular expressions (ReDoS) or format checkers: removed before use. */
 const STRIPPED_KEYWORDS = new Set(['pattern', 'patternProperties', 'format']);
-/** Keywords whose value is a map from names to subschemas. */
-const SCHEMA_MAP_KEYWORDS = new Set(['properties', '$defs', 'definitions', 'dependentSchemas']);
+/** Keywords whose value is a map from names to subschemas (`dependencies` is draft-07's). */
+const SCHEMA_MAP_KEYWORDS = new Set(['properties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
 /** Keywords whose value is a subschema or an array of subschemas. */
 const SUBSCHEMA_KEYWORDS = new Set([
   'items', 'prefixItems', 'additionalItems', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else',
@@ -21,6 +24,19 @@ const SUBSCHEMA_KEYWORDS = new Set([
 ]);
 /** Reference keywords that must stay inside the document (start with `#`). */
 const REFERENCE_KEYWORDS = new Set(['$ref', '$id', '$dynamicRef', '$recursiveRef']);
+/** Dynamic references and anchors resolve at run time: refused, so recursion can be checked statically. */
+const DYNAMIC_KEYWORDS = new Set(['$dynamicRef', '$recursiveRef', '$anchor', '$dynamicAnchor', '$recursiveAnchor']);
+/**
+ * Keywords whose cost grows with the square of the data or with every evaluated path
+ * (uniqueItems over objects, contains, unevaluated*, dependencies): at most this many per schema.
+ */
+export const MAX_COSTLY_KEYWORDS = 8;
+const COSTLY_KEYWORDS = new Set(['uniqueItems', 'contains', 'unevaluatedProperties', 'unevaluatedItems', 'dependentSchemas', 'dependencies']);
+/** At most this many `$ref`s per schema (the recursion check is quadratic in them). */
+export const MAX_SCHEMA_REFERENCES = 64;
+/** Applicators that evaluate the same data again, in place: a reference cycle through only these never ends. */
+const IN_PLACE_SINGLE = new Set(['not', 'if', 'then', 'else']);
+const IN_PLACE_LIST = new Set(['allOf', 'anyOf', 'oneOf']);
 
 export type NeutralizeResult =
   | { ok: true; schema: Record<string, unknown> | boolean }
@@ -43,38 +59,38 @@ export function measureJson(value: unknown, maxNodes: number, maxDepth: number):
 }
 
 type Position = 'schema' | 'map' | 'data';
+type Refusal = Extract<NeutralizeResult, { ok: false }>;
+const tooComplex = (reason: string): Refusal => ({ ok: false, code: 'bazaar_schema_too_complex', reason });
 
 /**
  * Returns a neutralized copy: `pattern`, `patternProperties` and `format` removed wherever they
  * sit in keyword position (a property *named* "pattern" is kept), `$schema` removed so every
  * schema is read as draft 2020-12, any `$ref`/`$id` not starting with `#` refused, and the
- * remaining (local) `$id`s removed.
+ * remaining (local) `$id`s removed. Too complex: over the node or depth cap, more than
+ * MAX_COSTLY_KEYWORDS costly keywords, dynamic references, and a `$ref` cycle that re-enters
+ * the same data without descending into it (`{"$ref": "#"}`), which would never end.
  */
 export function neutralizeSchema(schema: unknown): NeutralizeResult {
   const size = measureJson(schema, MAX_SCHEMA_NODES, MAX_SCHEMA_DEPTH);
   if (size.overflow) {
-    return {
-      ok: false,
-      code: 'bazaar_schema_too_complex',
-      reason: size.nodes > MAX_SCHEMA_NODES
-        ? `The schema has more than ${MAX_SCHEMA_NODES} nodes.`
-        : `The schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`,
-    };
+    return tooComplex(size.nodes > MAX_SCHEMA_NODES ? `The schema has more than ${MAX_SCHEMA_NODES} nodes.` : `The schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`);
   }
   if (typeof schema === 'boolean') return { ok: true, schema };
   if (!isPlainObject(schema)) return { ok: false, code: 'bazaar_schema_validation_failed', reason: 'The schema is not an object.' };
 
-  type Task = { source: unknown; position: Position; assign: (copy: unknown) => void };
+  type Task = { source: unknown; position: Position; path: string[]; assign: (copy: unknown) => void };
   let result: unknown;
-  const stack: Task[] = [{ source: schema, position: 'schema', assign: (copy) => (result = copy) }];
+  let costly = 0;
+  const references: Array<{ at: string[]; target: string[] }> = [];
+  const stack: Task[] = [{ source: schema, position: 'schema', path: [], assign: (copy) => (result = copy) }];
   while (stack.length > 0) {
-    const { source, position, assign } = stack.pop()!;
+    const { source, position, path, assign } = stack.pop()!;
     if (Array.isArray(source)) {
       const copy: unknown[] = new Array(source.length);
       assign(copy);
       // Elements of a subschema array (allOf, prefixItems, …) are schemas; anything else is data.
       const childPosition: Position = position === 'schema' ? 'schema' : 'data';
-      source.forEach((item, i) => stack.push({ source: item, position: childPosition, assign: (c) => (copy[i] = c) }));
+      source.forEach((item, i) => stack.push({ source: item, position: childPosition, path: [...path, String(i)], assign: (c) => (copy[i] = c) }));
       continue;
     }
     if (!isPlainObject(source)) {
@@ -87,21 +103,90 @@ export function neutralizeSchema(schema: unknown): NeutralizeResult {
       let childPosition: Position = 'data';
       if (position === 'schema') {
         if (STRIPPED_KEYWORDS.has(k) || k === '$schema') continue;
+        if (DYNAMIC_KEYWORDS.has(k)) return tooComplex(`${k} is not supported; use $ref with a JSON pointer.`);
         if (REFERENCE_KEYWORDS.has(k) && (typeof v !== 'string' || !v.startsWith('#'))) {
           return { ok: false, code: 'bazaar_schema_validation_failed', reason: `${k} must be a local reference starting with #.` };
         }
-        // A local $id adds nothing to resolution but would register a global id in the shared ajv.
+        // A local $id adds nothing to resolution and would change the base URI references resolve against.
         if (k === '$id') continue;
+        if (k === '$ref') {
+          const target = pointerSegments(v as string);
+          if (!target) return tooComplex('$ref must be a JSON pointer such as #/$defs/name.');
+          references.push({ at: path, target });
+          if (references.length > MAX_SCHEMA_REFERENCES) return tooComplex(`The schema has more than ${MAX_SCHEMA_REFERENCES} references.`);
+        }
+        if (COSTLY_KEYWORDS.has(k) && v !== false && ++costly > MAX_COSTLY_KEYWORDS) {
+          return tooComplex(`The schema uses more than ${MAX_COSTLY_KEYWORDS} of ${[...COSTLY_KEYWORDS].join(', ')}.`);
+        }
         if (SCHEMA_MAP_KEYWORDS.has(k)) childPosition = isPlainObject(v) ? 'map' : 'data';
         else if (SUBSCHEMA_KEYWORDS.has(k)) childPosition = 'schema';
       } else if (position === 'map') {
         childPosition = 'schema';
       }
       setOwn(copy, k, undefined); // keeps the key order of the source
-      stack.push({ source: v, position: childPosition, assign: (c) => setOwn(copy, k, c) });
+      stack.push({ source: v, position: childPosition, path: [...path, k], assign: (c) => setOwn(copy, k, c) });
     }
   }
+  if (hasInPlaceCycle(references)) return tooComplex('The schema refers to itself without descending into the data ($ref recursion that never ends).');
   return { ok: true, schema: result as Record<string, unknown> };
+}
+
+/** Segments of a `#/a/b` JSON pointer (RFC 6901 escapes, percent-decoded); null for a plain-name anchor. */
+function pointerSegments(ref: string): string[] | null {
+  if (ref === '#') return [];
+  if (!ref.startsWith('#/')) return null;
+  try {
+    return ref.slice(2).split('/').map((s) => decodeURIComponent(s).replace(/~1/g, '/').replace(/~0/g, '~'));
+  } catch {
+    return null;
+  }
+}
+
+/** True when `rest` is a path of in-place applicators only (allOf/0, not, then…). */
+function inPlacePath(rest: string[]): boolean {
+  for (let i = 0; i < rest.length; i++) {
+    if (IN_PLACE_SINGLE.has(rest[i]!)) continue;
+    if ((IN_PLACE_LIST.has(rest[i]!) || rest[i] === 'dependentSchemas') && i + 1 < rest.length) {
+      i++;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+/**
+ * A reference R leads, on the same data, to every reference that sits at its target followed by
+ * in-place applicators only. A cycle in that graph re-validates the same value forever; cycles
+ * that pass through `properties`, `items`… descend into the data and end with it.
+ */
+function hasInPlaceCycle(references: Array<{ at: string[]; target: string[] }>): boolean {
+  const next = references.map(({ target }) =>
+    references.flatMap((other, j) => (target.every((seg, i) => other.at[i] === seg) && other.at.length >= target.length && inPlacePath(other.at.slice(target.length)) ? [j] : [])),
+  );
+  const state = new Array<0 | 1 | 2>(references.length).fill(0); // unvisited, on the path, done
+  for (let start = 0; start < references.length; start++) {
+    if (state[start] !== 0) continue;
+    const stack: Array<[number, number]> = [[start, 0]];
+    state[start] = 1;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const [node, edge] = top;
+      if (edge >= next[node]!.length) {
+        state[node] = 2;
+        stack.pop();
+        continue;
+      }
+      top[1]++;
+      const to = next[node]![edge]!;
+      if (state[to] === 1) return true;
+      if (state[to] === 0) {
+        state[to] = 1;
+        stack.push([to, 0]);
+      }
+    }
+  }
+  return false;
 }
 
 /** Own-property write that is safe for keys such as `__proto__`. */
@@ -109,54 +194,16 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** One ajv instance; compiled schemas live only as long as they sit in the LRU below. */
-// optimize: false halves compile time; the generated code validates a ≤ 64 KiB `info` either way.
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, inlineRefs: false, code: { optimize: false } });
-type Validator = ReturnType<typeof ajv.compile>;
+/** The process-wide validator: one worker thread, started on first use. */
+const sharedValidator = new SchemaValidator();
+
 /**
- * Compiling costs ~1.5 ms while validating costs microseconds, and a seller settles with the same
- * schema again and again; so compiled validators are kept by schema text, at most 128 of them
- * (≤ 8 MiB of 64 KiB schemas). An evicted schema is removed from ajv too, so nothing grows.
+ * Validates `info` against the neutralized schema off the calling thread, within the schema time
+ * budget (src/catalog/schema-validator.ts). Never rejects: a compile error or a mismatch is
+ * `bazaar_schema_validation_failed`, a timeout or a crash of the validator `bazaar_schema_too_complex`.
  */
-const VALIDATOR_CACHE_SIZE = 128;
-const validators = new Map<string, { schema: object | boolean; validate: Validator }>();
-
-function compiled(schema: Record<string, unknown> | boolean): Validator {
-  const key = JSON.stringify(schema);
-  const hit = validators.get(key);
-  if (hit) {
-    validators.delete(key); // re-insert: most recently used last
-    validators.set(key, hit);
-    return hit.validate;
-  }
-  let validate: Validator;
-  try {
-    validate = ajv.compile(schema);
-  } catch (err) {
-    if (typeof schema === 'object') ajv.removeSchema(schema);
-    throw err;
-  }
-  validators.set(key, { schema, validate });
-  if (validators.size > VALIDATOR_CACHE_SIZE) {
-    const [oldestKey, oldest] = validators.entries().next().value!;
-    validators.delete(oldestKey);
-    if (typeof oldest.schema === 'object') ajv.removeSchema(oldest.schema);
-  }
-  return validate;
-}
-
-/** Validates `info` against the neutralized schema; compile errors are the client's defect. */
-export function validateAgainstSchema(schema: Record<string, unknown> | boolean, info: unknown): { ok: true } | { ok: false; reason: string } {
-  let validate: Validator;
-  try {
-    validate = compiled(schema);
-  } catch (err) {
-    return { ok: false, reason: `The schema does not compile: ${(err as Error).message}`.slice(0, 300) };
-  }
-  if (validate(info)) return { ok: true };
-  const first = validate.errors?.[0];
-  const where = first?.instancePath || '(root)';
-  return { ok: false, reason: `info does not match the schema at ${where}: ${first?.message ?? 'invalid'}`.slice(0, 300) };
+export function validateAgainstSchema(schema: Record<string, unknown> | boolean, info: unknown): Promise<SchemaVerdict> {
+  return sharedValidator.validate(schema, info);
 }
 
 export const MAX_PARAMETER_TEXT = 4096;

@@ -52,6 +52,8 @@ export async function runAgent(trace: Trace, options: AgentOptions): Promise<Age
       FACILITATOR_URL: options.facilitatorUrl,
       RPC_URL: options.rpcUrl,
       CLIENT_STELLAR_PRIVATE_KEY: options.walletSecret,
+      // The demo's sellers are on loopback (set by src/dev/main.ts; docs/SECURITY.md "SSRF").
+      ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '',
     },
     stderr: 'pipe',
   });

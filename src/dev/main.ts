@@ -21,8 +21,15 @@ import { MCP_TOOL, observedFacilitator, startDemoSellers, type DemoSellers, type
 import { DEV_PORTS, startStack, type Stack } from './stack.ts';
 import { runStory, type StoryResult } from './story.ts';
 import { createTrace } from './trace.ts';
+import { ALLOW_PRIVATE_TARGETS } from '../net/private-addresses.ts';
 
 const REPO_DIR = resolve(REPO_ROOT);
+/**
+ * The demo's sellers listen on loopback, which svc's catalog and paid_call refuse by default
+ * (docs/SECURITY.md "SSRF"): the dev stack, and only it, allows loopback.
+ */
+const DEV_ALLOW_PRIVATE_TARGETS = '127.0.0.0/8,::1/128';
+process.env[ALLOW_PRIVATE_TARGETS] ??= DEV_ALLOW_PRIVATE_TARGETS;
 
 
 const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--data-dir ./data/dev]
@@ -202,7 +209,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
           svc: {
             command: 'npm',
             args: ['run', '--silent', '--prefix', REPO_DIR, 'mcp'],
-            env: { FACILITATOR_URL: stack.svc.url, RPC_URL: devnet.rpcUrl, CLIENT_STELLAR_PRIVATE_KEY: `${accounts.agent.secret}` },
+            env: { FACILITATOR_URL: stack.svc.url, RPC_URL: devnet.rpcUrl, CLIENT_STELLAR_PRIVATE_KEY: `${accounts.agent.secret}`, ALLOW_PRIVATE_TARGETS: DEV_ALLOW_PRIVATE_TARGETS },
           },
         },
       },

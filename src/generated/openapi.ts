@@ -95,7 +95,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payment kinds, extensions and signer addresses served */
+        /**
+         * Payment kinds, extensions and signer addresses served
+         * @description The (x402Version, scheme, network) kinds this facilitator verifies and settles, the
+         *     extensions it acts on (`bazaar`), and its signer addresses per network. A client picks its
+         *     payment requirements from these; a kind not listed here is `svc_unsupported_kind`.
+         */
         get: operations["getSupported"];
         put?: never;
         post?: never;
@@ -219,7 +224,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /**
+         * This document
+         * @description This OpenAPI document, verbatim as YAML; the source for generated clients (docs/SDK.md).
+         */
         get: operations["getOpenApiDocument"];
         put?: never;
         post?: never;
@@ -248,7 +256,10 @@ export interface components {
             /** @description Token contract address (SEP-41 contract id). */
             asset: string;
             /**
-             * @description Integer in base units of the asset (USDC has 7 decimals, so `100000` is 0.01 USDC).
+             * @description Integer in base units of the asset (USDC has 7 decimals, so `100000` is 0.01 USDC), in canonical
+             *     decimal form: digits only, no sign, no leading zero (`0` itself is the one value that starts with
+             *     0). A non-canonical amount such as `01000` is not read as 1000: /verify answers
+             *     `invalid_exact_stellar_payload_wrong_amount` and /settle refuses it with the same reason.
              * @example 100000
              */
             amount: string;
@@ -270,10 +281,11 @@ export interface components {
          */
         PaymentPayload: {
             /**
-             * @description Protocol version; routing keys on it and only 2 is served.
+             * @description Protocol version; routing keys on it and only 2 is served (any other value is `svc_unsupported_x402_version`).
              * @example 2
+             * @constant
              */
-            x402Version: number;
+            x402Version: 2;
             /** @description Resource information: `url`, optional `description`, `mimeType`. Judged by the scheme and the catalog, so not type-checked here. */
             resource?: unknown;
             /** @description The PaymentRequirements the client accepted. Judged by the scheme (e.g. `network_mismatch`), so not type-checked here. */
@@ -285,7 +297,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed. */
+        /**
+         * @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed, except that an
+         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (it could
+         *     pollute prototypes in JavaScript consumers; not expressed as a recursive schema, which would
+         *     cost a deep walk of every body).
+         */
         FacilitatorRequest: {
             /** @description Informational; routing keys on `paymentPayload.x402Version`. */
             x402Version?: number;
@@ -301,7 +318,7 @@ export interface components {
             invalidReason?: components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
             /** @description Human-readable explanation, never a contract. */
             invalidMessage?: string;
-            /** @description Paying address when recoverable. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             extensions?: {
                 [key: string]: unknown;
@@ -317,7 +334,7 @@ export interface components {
             transaction: string;
             /** @description CAIP-2 network the settlement ran on (echoed from the request when known, else empty). */
             network: string;
-            /** @description The client's address, never the facilitator's. */
+            /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             /** @description Machine-readable code (a scheme settle or verify code, or a service code). */
             errorReason?: components["schemas"]["SettleCode"] | components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"];
@@ -520,7 +537,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 11 service envelope codes (SPEC §7.4).
+         * @description The 12 service envelope codes (SPEC §7.4).
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -532,10 +549,11 @@ export interface components {
          *     - `svc_missing_search_query`: The search query is missing or blank.
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
+         *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_catalog_busy";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
@@ -555,31 +573,14 @@ export interface components {
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
          *     - `bazaar_spec_validation_failed`: The bazaar extension violates the protocol invariants.
          *     - `bazaar_schema_validation_failed`: `info` does not validate against the client-supplied schema.
-         *     - `bazaar_schema_too_complex`: The client schema has more than 2000 nodes.
-         *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials.
+         *     - `bazaar_schema_too_complex`: The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or was not validated within its time budget.
+         *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
          *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
          *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
          * @enum {string}
          */
         BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large";
-        /**
-         * @description The 11 agent tool codes (SPEC §7.6), in `structuredContent.errorCode` of the stdio tool server; listed here so the document names every code svc can emit.
-         *
-         *     - `svc_mcp_wallet_not_configured`: paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.
-         *     - `svc_mcp_invalid_arguments`: Neither resourceId nor url was given, or toolName is missing for an MCP target.
-         *     - `svc_mcp_unknown_resource_id`: The id does not decode to a listing in the catalog.
-         *     - `svc_mcp_facilitator_unreachable`: The facilitator did not answer at transport level.
-         *     - `svc_mcp_search_failed`: The facilitator rejected discovery without a recognized code.
-         *     - `svc_mcp_resource_unreachable`: The target did not answer at transport level.
-         *     - `svc_mcp_resource_error`: The target answered with a non-payment error; nothing was paid.
-         *     - `svc_mcp_payment_declined_by_policy`: The demanded payment exceeds the spend cap; nothing was paid.
-         *     - `svc_mcp_payment_not_settled`: A payment was attempted but no successful receipt was returned.
-         *     - `svc_mcp_tool_call_failed`: The MCP tool call to the target failed.
-         *     - `svc_mcp_internal_error`: The tool server failed.
-         * @enum {string}
-         */
-        McpCode: "svc_mcp_wallet_not_configured" | "svc_mcp_invalid_arguments" | "svc_mcp_unknown_resource_id" | "svc_mcp_facilitator_unreachable" | "svc_mcp_search_failed" | "svc_mcp_resource_unreachable" | "svc_mcp_resource_error" | "svc_mcp_payment_declined_by_policy" | "svc_mcp_payment_not_settled" | "svc_mcp_tool_call_failed" | "svc_mcp_internal_error";
     };
     responses: {
         /** @description The request could not be interpreted; the svc code is in `invalidReason`. */
@@ -772,10 +773,10 @@ export interface components {
             };
         };
         /**
-         * @description No operation at this method and path (also a known path with a method it does not accept).
-         *     Not attached to an operation: it answers every request that matches none.
+         * @description The request head or body did not arrive within the configured timeouts. Always the
+         *     ErrorEnvelope with code `svc_request_timeout`; the connection is closed after it.
          */
-        UnknownRoute: {
+        RequestTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
@@ -784,8 +785,8 @@ export interface components {
                 /**
                  * @example {
                  *       "error": {
-                 *         "code": "svc_unknown_route",
-                 *         "reason": "No route GET /nope. Mounted routes: POST /verify, POST /settle, GET /supported, GET /discovery/resources, GET /discovery/search, GET /health, GET /ready, GET /metrics, GET /openapi.yaml."
+                 *         "code": "svc_request_timeout",
+                 *         "reason": "The request was not received within 10 s (head) / 15 s (whole request)."
                  *       }
                  *     }
                  */
@@ -881,6 +882,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["VerifyBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["VerifyTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["VerifyInternalError"];
@@ -920,6 +922,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["SettleBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["SettleTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["SettleInternalError"];
@@ -1034,6 +1037,7 @@ export interface operations {
                     "application/json": components["schemas"]["SupportedResponse"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1084,6 +1088,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
@@ -1093,7 +1098,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Natural-language query (the name is `query`, not `q`).
+                 * @description Natural-language query (the name is `query`, not `q`); not blank.
                  * @example weather forecast
                  */
                 query: string;
@@ -1109,7 +1114,7 @@ export interface operations {
                 extensions?: components["parameters"]["ExtensionsFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous `pagination.cursor`. */
+                /** @description Opaque cursor from a previous `pagination.cursor`; one that svc did not issue, or older than an hour, is `svc_invalid_search_cursor`. */
                 cursor?: string;
             };
             header?: never;
@@ -1129,6 +1134,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["DiscoveryBadRequest"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
@@ -1167,6 +1173,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1292,6 +1299,7 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };

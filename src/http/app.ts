@@ -2,9 +2,7 @@
  * The Koa application: parse → validate (openapi-backend, from openapi.yaml) → route (by
  * operationId) → handler → shape. `createApp(deps)` builds it; `listen(app, port)` binds it.
  */
-import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type { Server } from 'node:http';
 import Koa, { type Context, type Middleware, type Next } from 'koa';
 import type { CatalogPort } from '../catalog/types.ts';
@@ -20,7 +18,8 @@ import type { PaymentScheme } from '../scheme/types.ts';
 import { instrumentCatalog, instrumentScheme, ServiceMetrics, type PoolGauge } from '../ops/metrics.ts';
 import type { ReadinessProbe } from '../ops/readiness.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
-import { errorBody, HttpError } from './errors.ts';
+import { guardConnections, type ConnectionLimits } from './connections.ts';
+import { HttpError } from './errors.ts';
 import { errorBoundary, jsonObjectBody, requestContext, routeMatcher, type SvcState } from './middleware.ts';
 
 export interface AppDeps {
@@ -119,38 +118,11 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/**
- * Requests Node's HTTP parser refuses before Koa sees them (a request head over 16 KiB, a method
- * name Node does not know, broken framing) still get a JSON ErrorEnvelope rather than Node's
- * bare status line, so every refusal carries a code and a reason (documented in openapi.yaml).
- */
-function answerUnparseableRequest(err: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable || err.code === 'ECONNRESET') {
-    socket.destroy();
-    return;
-  }
-  const refusal =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? { status: 431, text: 'Request Header Fields Too Large', code: 'svc_malformed_request_body' as const, reason: 'The request head (request line and headers) exceeds 16 KiB.' }
-      : err.code === 'HPE_INVALID_METHOD'
-        ? { status: 404, text: 'Not Found', code: 'svc_unknown_route' as const, reason: 'The request method is not one svc serves; no route is mounted for it.' }
-        : { status: 400, text: 'Bad Request', code: 'svc_malformed_request_body' as const, reason: 'The HTTP request could not be parsed.' };
-  const body = JSON.stringify(errorBody('envelope', refusal.code, refusal.reason));
-  socket.end(
-    `HTTP/1.1 ${refusal.status} ${refusal.text}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
 /** Binds the app (port 0 = ephemeral) and resolves once it listens. */
-export function listen(app: Koa, port: number, host = '127.0.0.1'): Promise<RunningServer> {
+export function listen(app: Koa, port: number, host = '127.0.0.1', limits?: ConnectionLimits): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
-    // A client that stalls while sending its request must not hold a socket for Node's default
-    // 300 s; this bounds receiving the request only, not a settle waiting on the chain.
-    server.requestTimeout = 30_000;
-    server.headersTimeout = 20_000;
-    server.on('clientError', answerUnparseableRequest);
+    guardConnections(server, limits);
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;

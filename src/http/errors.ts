@@ -11,6 +11,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: ServiceCode,
     message: string = defaultMessage(code),
+    /** Response headers the refusal carries (e.g. `Allow` on a 405). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'HttpError';

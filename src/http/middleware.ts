@@ -63,6 +63,7 @@ export function errorBoundary(): Middleware {
       if (err instanceof HttpError) {
         if (err.status >= 500) state.log.error({ code: err.code, reason: err.message }, 'service fault');
         ctx.status = err.status;
+        ctx.set(err.headers);
         ctx.body = errorBody(shape, err.code, err.message, state.network);
         return;
       }
@@ -73,7 +74,10 @@ export function errorBoundary(): Middleware {
   };
 }
 
-/** Finds the operation by method + path; anything else is 404 `svc_unknown_route`. */
+/**
+ * Finds the operation by method + path. A known path with a method it does not accept is 405
+ * with `Allow` (RFC 9110 §15.5.6); an unknown path is 404. Both carry `svc_unknown_route`.
+ */
 export function routeMatcher(contract: ApiContract): Middleware {
   const mounted = contract.routes.map((r) => `${r.method} ${r.path}`).join(', ');
   return async (ctx: Context, next: Next) => {
@@ -81,10 +85,11 @@ export function routeMatcher(contract: ApiContract): Middleware {
     const operation = matchOperation(contract, ctx.method, ctx.path);
     if (!operation) {
       const accepted = methodsForPath(contract, ctx.path);
-      const reason = accepted.length
-        ? `${ctx.path} does not accept ${ctx.method}; it accepts ${accepted.join(', ')}. Mounted routes: ${mounted}.`
-        : `No route ${ctx.method} ${ctx.path}. Mounted routes: ${mounted}.`;
-      throw new HttpError(404, 'svc_unknown_route', reason);
+      if (accepted.length) {
+        const allow = accepted.join(', ');
+        throw new HttpError(405, 'svc_unknown_route', `${ctx.path} does not accept ${ctx.method}; it accepts ${allow}.`, { Allow: allow });
+      }
+      throw new HttpError(404, 'svc_unknown_route', `No route ${ctx.method} ${ctx.path}. Mounted routes: ${mounted}.`);
     }
     (ctx.state as SvcState).operation = operation;
     await next();

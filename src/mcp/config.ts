@@ -11,9 +11,11 @@
  * | NETWORK | stellar:testnet | stellar:testnet or stellar:pubnet: the only network paid on |
  * | RPC_URL | testnet: https://soroban-testnet.stellar.org; pubnet: none | http(s) URL; required on pubnet when a wallet is set |
  * | SVC_MCP_TIMEOUT_MS | 30000 | per request to the facilitator, a target or the RPC, 1000..300000 |
+ * | ALLOW_PRIVATE_TARGETS | (none) | dev only: CIDRs paid_call may reach although not public (docs/SECURITY.md) |
  */
 import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { ConfigError, DEFAULTS, NETWORKS, type StellarNetwork } from '../config.ts';
+import { ALLOW_PRIVATE_TARGETS, parseAllowList } from '../net/private-addresses.ts';
 
 export const MCP_DEFAULTS = {
   FACILITATOR_URL: 'http://127.0.0.1:4021',
@@ -86,6 +88,12 @@ export function loadMcpConfig(env: Record<string, string | undefined>): McpConfi
   if (rawRpc) rpcUrl = httpUrl('RPC_URL', rawRpc);
   else if (wallet && network === 'stellar:testnet') rpcUrl = DEFAULTS.TESTNET_RPC_URL;
   else if (wallet) throw new ConfigError('RPC_URL', `is required on ${network} when CLIENT_STELLAR_PRIVATE_KEY is set.`);
+
+  try {
+    parseAllowList(env[ALLOW_PRIVATE_TARGETS]);
+  } catch (err) {
+    throw new ConfigError(ALLOW_PRIVATE_TARGETS, (err as Error).message.replace(`${ALLOW_PRIVATE_TARGETS}: `, ''));
+  }
 
   const config: McpConfig = { facilitatorUrl, network, maxAmount, rpcUrl, timeoutMs, walletAddress: wallet?.publicKey() ?? null };
   if (wallet) Object.defineProperty(config, WALLET, { value: wallet, enumerable: false });

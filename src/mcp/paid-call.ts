@@ -15,6 +15,8 @@ import { checkListingRef, parseResourceId, type ListingRef } from './resource-id
 import { ToolFailure, argumentsObject, optionalObject, optionalString } from './results.ts';
 import { discovery, listingInput, listingToolName } from './search.ts';
 import { openTarget, type TargetSpec } from './targets.ts';
+import { guardedFetch } from './guarded-fetch.ts';
+import { allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../net/private-addresses.ts';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH'] as const;
 
@@ -23,8 +25,18 @@ export interface PaidCallDeps {
   network: string;
   maxAmount: bigint;
   timeoutMs: number;
+  /** Private, loopback… addresses paid_call may reach anyway (dev only); default: ALLOW_PRIVATE_TARGETS. */
+  allowPrivateTargets?: AllowList;
   /** Absent: search-only; a paid target fails with svc_mcp_wallet_not_configured. */
   wallet?: { signer: Keypair; rpc: ChainRpc; ledgerTime: LedgerTimeEstimator };
+}
+
+/** One guarded fetch (one connection pool) per allow-list. */
+const fetchers = new WeakMap<AllowList, typeof fetch>();
+function fetcherFor(allow: AllowList): typeof fetch {
+  let f = fetchers.get(allow);
+  if (!f) fetchers.set(allow, (f = guardedFetch(allow)));
+  return f;
 }
 
 const invalid = (reason: string) => new ToolFailure('svc_mcp_invalid_arguments', reason);
@@ -99,7 +111,10 @@ export function choosePayment(required: PaymentRequired, network: string, maxAmo
 export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Record<string, unknown>> {
   const args = argumentsObject(rawArgs, ['resourceId', 'url', 'toolName', 'input', 'method']);
   const spec = await resolveTarget(args, deps.facilitator);
-  const target = openTarget(spec, deps.timeoutMs);
+  const allow = deps.allowPrivateTargets ?? allowListFromEnv();
+  const refused = forbiddenLiteralHost(new URL(spec.url).hostname, allow);
+  if (refused) throw new ToolFailure('svc_mcp_target_forbidden', `refused to connect: ${refused} (set ALLOW_PRIVATE_TARGETS only for local development); nothing was paid.`);
+  const target = openTarget(spec, deps.timeoutMs, fetcherFor(allow));
   try {
     const probe = await target.probe();
     if (probe.kind === 'free') return { target: describeTarget(spec), paid: false, result: probe.result, receipt: null };
@@ -119,7 +134,7 @@ export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Re
         maxAmount: deps.maxAmount,
       });
     } catch (err) {
-      if (err instanceof StellarPaymentError && err.reason === 'over_spend_cap') throw new ToolFailure('svc_mcp_payment_declined_by_policy', err.message);
+      if (err instanceof StellarPaymentError && err.reason === 'over_spend_cap') throw new ToolFailure('svc_mcp_payment_declined_by_policy', `${err.message} Nothing was signed or paid.`);
       if (err instanceof StellarPaymentError) throw new ToolFailure('svc_mcp_payment_not_settled', `The payment could not be built (${err.reason}): ${err.message} Nothing was sent.`);
       throw err;
     }
@@ -159,9 +174,9 @@ export async function confirmReceipt(wallet: NonNullable<PaidCallDeps['wallet']>
       return false;
     }
     if (status === 'SUCCESS') return true;
-    if (status === 'FAILED') throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt's transaction ${hash} failed on chain.`);
+    if (status === 'FAILED') throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt's transaction ${hash} failed on chain, so the transfer did not execute: nothing was paid.`);
     if (Date.now() >= deadline) {
-      throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt names transaction ${hash}, which the RPC does not know after ${Math.round(waitMs / 1000)} s; the target may not have settled.`);
+      throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt names transaction ${hash}, which the RPC does not know after ${Math.round(waitMs / 1000)} s; the target may not have settled. Whether anything was paid is unknown: look up ${hash} before paying again.`);
     }
     await sleep(Math.min(1_000, Math.max(100, ledgerMs / 2)));
   }

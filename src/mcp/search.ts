@@ -94,6 +94,13 @@ export async function searchResources(rawArgs: unknown, facilitator: Facilitator
   if (query === undefined) throw new ToolFailure('svc_mcp_invalid_arguments', 'query is required: a non-empty natural-language string.');
   const filters = argumentsObject(optionalObject(args, 'filters'), SEARCH_FILTERS);
   for (const name of SEARCH_FILTERS) optionalString(filters, name);
+  // A type no listing can have would silently find nothing: refuse it (the input schema's enum).
+  if (filters.type !== undefined && filters.type !== 'http' && filters.type !== 'mcp') {
+    throw new ToolFailure('svc_mcp_invalid_arguments', `filters.type must be "http" or "mcp", got ${JSON.stringify(filters.type)}.`);
+  }
+  if (filters.scheme !== undefined && filters.scheme !== 'exact') {
+    throw new ToolFailure('svc_mcp_invalid_arguments', `filters.scheme must be "exact" (the only scheme served), got ${JSON.stringify(filters.scheme)}.`);
+  }
   const limit = args.limit;
   if (limit !== undefined && (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 100)) {
     throw new ToolFailure('svc_mcp_invalid_arguments', 'limit must be an integer from 1 to 100.');

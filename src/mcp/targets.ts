@@ -23,6 +23,7 @@ import {
   type PaymentRequired,
 } from '../client/seller.ts';
 import type { PaymentPayload } from '../scheme/types.ts';
+import { forbiddenCause } from './guarded-fetch.ts';
 import { ToolFailure, isFacilitatorCode, isPlainObject } from './results.ts';
 
 export type TargetSpec =
@@ -109,10 +110,17 @@ async function readResult(res: Response): Promise<{ status: number; contentType:
   return { status: res.status, contentType, body: text };
 }
 
-function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: number): Target {
+/** A connection refused by the address guard is its own code; anything else is `fallback`. */
+function transportFailure(err: unknown, fallback: ToolFailure): ToolFailure {
+  const forbidden = forbiddenCause(err);
+  return forbidden ? new ToolFailure('svc_mcp_target_forbidden', `${forbidden.message}; nothing was paid.`) : fallback;
+}
+
+function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: number, fetchImpl: typeof fetch): Target {
   const send = async (headers?: Record<string, string>) => {
     const { url, init } = httpRequest(spec, headers);
-    return fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    // Redirects are not followed: a 3xx is the target's answer.
+    return fetchImpl(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
   };
   const paymentRequiredOf = async (res: Response): Promise<PaymentRequired | undefined> => {
     const fromHeader = decodeX402Header(res.headers.get(PAYMENT_REQUIRED_HEADER));
@@ -133,7 +141,7 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
       try {
         res = await send();
       } catch (err) {
-        throw new ToolFailure('svc_mcp_resource_unreachable', `${spec.method} ${spec.url} did not answer: ${message(err)}`);
+        throw transportFailure(err, new ToolFailure('svc_mcp_resource_unreachable', `${spec.method} ${spec.url} did not answer: ${message(err)}`));
       }
       if (res.status === 402) {
         const required = await paymentRequiredOf(res);
@@ -151,7 +159,7 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
       try {
         res = await send({ [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) });
       } catch (err) {
-        throw new ToolFailure('svc_mcp_payment_not_settled', `${spec.url} did not answer the paid request (${message(err)}); no receipt was returned.`);
+        throw transportFailure(err, new ToolFailure('svc_mcp_payment_not_settled', `${spec.url} did not answer the paid request (${message(err)}); no receipt was returned.`));
       }
       if (res.status === 402) refusedPayment(await paymentRequiredOf(res), `${spec.url} answered the paid request with 402.`);
       const result = await readResult(res);
@@ -183,19 +191,20 @@ function paymentRequiredOfTool(result: CallToolResult): PaymentRequired | undefi
 
 const toolResult = (r: CallToolResult) => ({ content: r.content, ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}) });
 
-function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number): Target {
+function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number, fetchImpl: typeof fetch): Target {
   const client = new Client({ name: 'svc-mcp', version: '0.1.0' });
   let connected = false;
   const connect = async () => {
     if (connected) return;
     const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-      fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [])]) }),
+      fetch: (input, init) => fetchImpl(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [])]) }),
     });
     try {
       await client.connect(transport, { timeout: timeoutMs });
       connected = true;
     } catch (err) {
       const transportLevel = err instanceof TypeError || (err instanceof Error && err.name === 'TimeoutError');
+      if (forbiddenCause(err)) throw transportFailure(err, new ToolFailure('svc_mcp_target_forbidden', message(err)));
       throw new ToolFailure(
         transportLevel ? 'svc_mcp_resource_unreachable' : 'svc_mcp_resource_error',
         `${spec.url} ${transportLevel ? 'did not answer' : 'is not a working MCP streamable-HTTP endpoint'}: ${message(err)}; nothing was paid.`,
@@ -238,6 +247,7 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
   };
 }
 
-export function openTarget(spec: TargetSpec, timeoutMs: number): Target {
-  return spec.type === 'http' ? httpTarget(spec, timeoutMs) : mcpTarget(spec, timeoutMs);
+/** `fetchImpl` is the address-guarded fetch in paid_call (src/mcp/guarded-fetch.ts). */
+export function openTarget(spec: TargetSpec, timeoutMs: number, fetchImpl: typeof fetch = fetch): Target {
+  return spec.type === 'http' ? httpTarget(spec, timeoutMs, fetchImpl) : mcpTarget(spec, timeoutMs, fetchImpl);
 }

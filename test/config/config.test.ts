@@ -47,6 +47,9 @@ describe('loadConfig', () => {
       logLevel: 'info',
       readyMinBalanceStroops: 50_000_000,
       readyMaxLedgerAgeSeconds: 30,
+      headersTimeoutMs: 10000,
+      requestTimeoutMs: 15000,
+      maxConnectionsPerAddress: 256,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
     expect(JSON.stringify(config)).not.toContain(kp.secret());
@@ -66,6 +69,9 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'debug',
       READY_MIN_BALANCE_STROOPS: '0',
       READY_MAX_LEDGER_AGE_SECONDS: '120',
+      HEADERS_TIMEOUT_MS: '2000',
+      REQUEST_TIMEOUT_MS: '3000',
+      MAX_CONNECTIONS_PER_ADDRESS: '8',
     });
     expect(config).toMatchObject({
       network: 'stellar:pubnet',
@@ -78,6 +84,9 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       readyMinBalanceStroops: 0,
       readyMaxLedgerAgeSeconds: 120,
+      headersTimeoutMs: 2000,
+      requestTimeoutMs: 3000,
+      maxConnectionsPerAddress: 8,
     });
     expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
     expect(defaultSupported(config).signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
@@ -111,6 +120,9 @@ describe('loadConfig', () => {
     ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '1e5' }, /integer/],
     ['MAX_TRANSACTION_FEE_STROOPS', { MAX_TRANSACTION_FEE_STROOPS: '99999999999999999999' }, /integer/],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, /must be one of/],
+    ['HEADERS_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '10' }, /integer from 1000/],
+    ['REQUEST_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4000' }, /at least HEADERS_TIMEOUT_MS/],
+    ['MAX_CONNECTIONS_PER_ADDRESS', { MAX_CONNECTIONS_PER_ADDRESS: '0' }, /integer from 1/],
   ])('%s rule: %j', (variable, env, reason) => {
     const withSubmitter = 'SUBMITTER_SECRET' in env || variable === 'SUBMITTER_SECRET' ? env : { SUBMITTER_SECRET: seed(), ...env };
     const err = configError(withSubmitter);
@@ -136,6 +148,18 @@ describe('loadConfig', () => {
       const message = configError(env).message;
       for (let i = 0; i + 6 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 6));
     }
+  });
+
+  it('never echoes a secret seed put in the wrong variable, whichever it is', () => {
+    for (const variable of ['PORT', 'LOG_LEVEL', 'NETWORK', 'FEE_MODE', 'MAX_TRANSACTION_FEE_STROOPS', 'RPC_URL']) {
+      for (const value of [seed(), badSeed(), seed().slice(0, 30), seed().toLowerCase()]) {
+        const message = configError({ SUBMITTER_SECRET: seed(), [variable]: value }).message;
+        expect(message.startsWith(`${variable}: `)).toBe(true);
+        for (let i = 0; i + 8 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 8));
+      }
+    }
+    // Ordinary mistakes are still quoted, so the operator sees what was wrong.
+    expect(configError({ SUBMITTER_SECRET: seed(), LOG_LEVEL: 'verbose' }).message).toContain('"verbose"');
   });
 });
 

@@ -11,6 +11,7 @@ import { addFormats } from '../../src/http/contract.ts';
 import { checkExchange, describeRequest, fuzzRequest, type FuzzRequest, type RawResponse } from '../helpers/fuzz-http.ts';
 import { mutatedValue, validValue } from '../helpers/fuzz-schema.ts';
 import { OPERATION_IDS, operationRequest, unknownRouteRequest } from '../helpers/fuzz-requests.ts';
+import { ignoredAuth, missingRequiredHeader, negativeDataRejection, positiveDataAcceptance, requestConformance, ResourceHistory } from '../helpers/fuzz-checks.ts';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): RawResponse => ({
   status,
@@ -24,16 +25,29 @@ describe('checkExchange fails what the contract forbids', () => {
   it('accepts a conforming answer', () => {
     expect(checkExchange(req('GET', '/health'), json(200, health))).toMatchObject({ status: 'ok' });
   });
-  it('a 5xx, even a well-formed svc_internal_error', () => {
+  it('not_a_server_error: a 5xx, even a well-formed svc_internal_error', () => {
     expect(() => checkExchange(req('GET', '/supported'), json(500, { error: { code: 'svc_internal_error', reason: 'x' } }))).toThrow(/5xx/);
   });
-  it('an undeclared status, and anything but 404 on an unknown route', () => {
+  it('status_code_conformance: an undeclared status, and anything but 404 on an unknown path', () => {
     expect(() => checkExchange(req('GET', '/health'), json(400, { error: { code: 'svc_invalid_query_parameter', reason: 'x' } }))).toThrow(/does not declare/);
-    expect(() => checkExchange(req('GET', '/verify'), json(400, { error: { code: 'svc_unknown_route', reason: 'x' } }))).toThrow(/must answer 404/);
+    expect(() => checkExchange(req('GET', '/nope'), json(405, { error: { code: 'svc_unknown_route', reason: 'x' } }, { allow: 'GET' }))).toThrow(/must answer 404/);
   });
-  it('a schema violation and a non-JSON Content-Type', () => {
-    expect(() => checkExchange(req('GET', '/health'), json(200, { ...health, secret: 'S' }))).toThrow(/violates/);
-    expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'content-type': 'text/html' }))).toThrow(/Content-Type/);
+  it('unsupported_method: a known path with an undeclared method must be 405 with Allow naming the declared methods', () => {
+    const refusal = { error: { code: 'svc_unknown_route', reason: '/verify does not accept GET; it accepts POST.' } };
+    expect(checkExchange(req('GET', '/verify'), json(405, refusal, { allow: 'POST' }))).toEqual(refusal);
+    expect(() => checkExchange(req('GET', '/verify'), json(404, refusal))).toThrow(/must answer 405/);
+    expect(() => checkExchange(req('TRACE', '/health'), json(405, refusal))).toThrow(/header Allow is missing/);
+    expect(() => checkExchange(req('GET', '/verify'), json(405, refusal, { allow: 'GET, POST' }))).toThrow(/not the declared methods/);
+  });
+  it('response_schema_conformance and content_type_conformance: a schema violation and a non-JSON Content-Type', () => {
+    expect(() => checkExchange(req('GET', '/health'), json(200, { ...health, secret: 'S' }))).toThrow(/^response_schema_conformance: .*violates/);
+    expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'content-type': 'text/html' }))).toThrow(/^content_type_conformance: .*Content-Type/);
+  });
+  it('response_headers_conformance: a declared required header missing or invalid', () => {
+    const res = json(200, health);
+    res.headers.delete('x-request-id');
+    expect(() => checkExchange(req('GET', '/health'), res)).toThrow(/^response_headers_conformance: .*required header X-Request-Id is missing/);
+    expect(() => checkExchange(req('GET', '/health', { 'x-request-id': 'a b' }), json(200, health, { 'x-request-id': 'a b' }))).toThrow(/^response_headers_conformance: .*header X-Request-Id violates/);
   });
   it('a rejection with a blank reason', () => {
     expect(() => checkExchange(req('GET', '/nope'), json(404, { error: { code: 'svc_unknown_route', reason: '  ' } }))).toThrow(/reason/);
@@ -65,6 +79,76 @@ describe('checkExchange fails what the contract forbids', () => {
     const r = fuzzRequest({ method: 'POST', target: '/verify?x=1', headers: { 'content-type': 'text/plain' }, body: Buffer.from('{"a":"\\u0000"}'), kind: 'k' });
     expect(describeRequest(r)).toBe('POST /verify?x=1   [k]\ncontent-type: text/plain\n\n"{\\"a\\":\\"\\\\u0000\\"}"');
     expect(fc.stringify(r)).toContain('POST /verify?x=1');
+  });
+});
+
+describe('the request-side and stateful Schemathesis checks fire', () => {
+  const post = (target: string, value: unknown, contentType = 'application/json') =>
+    fuzzRequest({ method: 'POST', target, headers: { 'content-type': contentType }, body: Buffer.from(JSON.stringify(value)), kind: 'test' });
+  const envelope = (x402Version: unknown) => ({ paymentPayload: { x402Version }, paymentRequirements: { scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 60 } });
+  const refused = (code: string, status = 400) => json(status, { error: { code, reason: 'x' } });
+  const verifyRefused = (code: string) => json(400, { isValid: false, invalidReason: code, invalidMessage: 'x' });
+  const accepted = json(200, { isValid: false, invalidReason: 'svc_unsupported_kind', invalidMessage: 'x' });
+
+  it('requestConformance reads the document: x402Version, blank filters, repeated and undeclared parameters', () => {
+    expect(requestConformance(post('/verify', envelope(2)))).toBe('conforming');
+    expect(requestConformance(post('/verify', envelope(0)))).toBe('nonconforming');
+    expect(requestConformance(post('/verify', { paymentPayload: { x402Version: 2, a: { __proto__: 1 } } }))).toBe('nonconforming');
+    expect(requestConformance(post('/verify', envelope(2), 'text/plain'))).toBe('nonconforming');
+    expect(requestConformance(post('/verify', envelope(2), 'application/json;;'))).toBe('undetermined');
+    expect(requestConformance(req('GET', '/discovery/resources?type=http&limit=5'))).toBe('conforming');
+    expect(requestConformance(req('GET', '/discovery/resources?type='))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?type=%20'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?type=a&type=a'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?limit=x'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?limit=%2B5'))).toBe('undetermined');
+    expect(requestConformance(req('GET', '/discovery/resources?offset=9007199254740992'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?bogus=1'))).toBe('undetermined');
+    expect(requestConformance(req('GET', '/discovery/search'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/nope'))).toBe('undetermined');
+  });
+  it('negative_data_rejection: a request the document forbids, answered 2xx', () => {
+    expect(negativeDataRejection(post('/verify', envelope(0)), accepted)).toMatch(/^negative_data_rejection/);
+    expect(negativeDataRejection(post('/verify', envelope(0)), verifyRefused('svc_unsupported_x402_version'))).toBeNull();
+    expect(negativeDataRejection(post('/verify', envelope(2)), accepted)).toBeNull();
+    expect(() => checkExchange(req('GET', '/discovery/search?query=%20'), json(200, { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } }))).toThrow(/^negative_data_rejection/);
+  });
+  it('positive_data_acceptance: a request the document allows, refused as malformed (a state-dependent refusal is not)', () => {
+    expect(positiveDataAcceptance(post('/verify', envelope(2)), verifyRefused('svc_unsupported_x402_version'))).toMatch(/^positive_data_acceptance/);
+    expect(positiveDataAcceptance(req('GET', '/discovery/resources?type=http'), refused('svc_invalid_query_parameter'))).toMatch(/^positive_data_acceptance/);
+    expect(positiveDataAcceptance(req('GET', '/discovery/resources?type='), refused('svc_invalid_query_parameter'))).toBeNull();
+    expect(positiveDataAcceptance(req('GET', '/discovery/search?query=a&cursor=x'), refused('svc_invalid_search_cursor'))).toBeNull();
+    expect(() => checkExchange(req('GET', '/discovery/resources?type=http'), refused('svc_invalid_query_parameter'))).toThrow(/^positive_data_acceptance/);
+  });
+  // svc declares no required request header, no security and no DELETE: these three rules are
+  // proven on a document that has them.
+  const securedDoc = {
+    components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } } },
+    paths: {
+      '/things': { get: { security: [{ key: [] }], parameters: [{ name: 'X-Tenant', in: 'header', required: true, schema: { type: 'string' } }], responses: {} } },
+      '/open': { get: { security: [{}, { key: [] }], responses: {} } },
+    },
+  };
+  it('missing_required_header: a declared required header absent, answered other than 4xx', () => {
+    expect(missingRequiredHeader(req('GET', '/things'), json(200, {}), securedDoc)).toMatch(/^missing_required_header: X-Tenant/);
+    expect(missingRequiredHeader(req('GET', '/things'), json(400, {}), securedDoc)).toBeNull();
+    expect(missingRequiredHeader(req('GET', '/things', { 'x-tenant': 't' }), json(200, {}), securedDoc)).toBeNull();
+    expect(missingRequiredHeader(req('GET', '/health'), json(200, health))).toBeNull();
+  });
+  it('ignored_auth: an operation that declares security answered 2xx without credentials', () => {
+    expect(ignoredAuth(req('GET', '/things'), json(200, {}), securedDoc)).toMatch(/^ignored_auth/);
+    expect(ignoredAuth(req('GET', '/things'), json(401, {}), securedDoc)).toBeNull();
+    expect(ignoredAuth(req('GET', '/things', { 'x-api-key': 'k' }), json(200, {}), securedDoc)).toBeNull();
+    expect(ignoredAuth(req('GET', '/open'), json(200, {}), securedDoc)).toBeNull();
+    expect(ignoredAuth(req('GET', '/supported'), json(200, {}))).toBeNull();
+  });
+  it('use_after_free and ensure_resource_availability over a sequence of exchanges', () => {
+    const history = new ResourceHistory();
+    expect(history.observe(req('POST', '/things'), json(201, {}, { location: '/things/1' }))).toBeNull();
+    expect(history.observe(req('GET', '/things/1'), json(404, {}))).toMatch(/^ensure_resource_availability/);
+    expect(history.observe(req('DELETE', '/things/1'), json(204, {}))).toBeNull();
+    expect(history.observe(req('GET', '/things/1'), json(404, {}))).toBeNull();
+    expect(history.observe(req('GET', '/things/1'), json(200, {}))).toMatch(/^use_after_free/);
   });
 });
 

@@ -2,8 +2,9 @@
  * Contract checks against openapi.yaml, for every engineer's HTTP tests.
  *
  * Every response a test looks at must go through this helper. It fails the test when:
- * - the status is not declared for the operation (method + path); a request matching no
- *   operation must be a 404 in the shape of `#/components/responses/UnknownRoute`;
+ * - the status is not declared for the operation (method + path); a known path with an undeclared
+ *   method must be a 405 `#/x-svc-unmatched-responses/405` whose `Allow` lists exactly the
+ *   declared methods, any other request matching no operation a 404 (`x-svc-unmatched-responses/404`);
  * - a declared required header is missing, or a present declared header does not validate
  *   (`EXTENSION-RESPONSES` is base64-decoded and checked against its `contentSchema`);
  * - the Content-Type differs from the declared media type (JSON everywhere, YAML for /openapi.yaml);
@@ -75,13 +76,25 @@ function check(validator: ReturnType<typeof ajv.compile>, value: unknown, what: 
   }
 }
 
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** The methods openapi.yaml declares for a path, upper-case in document order (empty: unknown path). */
+export function declaredMethods(pathname: string): string[] {
+  const item = openapiDocument.paths?.[pathname] ?? {};
+  return Object.keys(item).filter((k) => HTTP_METHODS.includes(k)).map((k) => k.toUpperCase());
+}
+
 /** The declared response (and its pointer) for method + path + status. */
 export function declaredResponse(method: string, path: string, status: number): { node: any; pointer: string } {
   const pathname = templateOf(path.split('?')[0]!);
   const operation = openapiDocument.paths?.[pathname]?.[method.toLowerCase()];
   if (!operation) {
+    if (declaredMethods(pathname).length) {
+      if (status !== 405) throw new Error(`${method} ${pathname} is a known path without that method, so it must answer 405, got ${status}`);
+      return deref({ $ref: '#/x-svc-unmatched-responses/405' }, '');
+    }
     if (status !== 404) throw new Error(`${method} ${pathname} is not an operation, so it must answer 404, got ${status}`);
-    return deref({ $ref: '#/components/responses/UnknownRoute' }, '');
+    return deref({ $ref: '#/x-svc-unmatched-responses/404' }, '');
   }
   const base = `/paths/${escapePointer(pathname)}/${method.toLowerCase()}/responses/${status}`;
   const raw = operation.responses?.[String(status)];
@@ -121,6 +134,11 @@ export function checkContract(
       const decoded = JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
       check(validatorAt(`${headerPointer}/schema/contentSchema`), decoded, `${what}: decoded header ${name}`);
     }
+  }
+  if (response.status === 405) {
+    const allow = (response.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean).sort();
+    const expected = declaredMethods(request.path.split('?')[0]!).sort();
+    if (allow.join(',') !== expected.join(',')) throw new Error(`${what}: Allow ${JSON.stringify(allow)} is not the declared methods ${JSON.stringify(expected)}`);
   }
   const mediaTypes = Object.keys(declared.content ?? {});
   const contentType = response.headers.get('content-type') ?? '';

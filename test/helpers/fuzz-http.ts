@@ -7,6 +7,7 @@
 import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { checkContract, declaredResponse, openapiDocument } from './contract.ts';
+import { REQUEST_RULES, ResourceHistory } from './fuzz-checks.ts';
 
 export interface FuzzRequest {
   method: string;
@@ -107,32 +108,38 @@ export function rejectionOf(body: any): { code: unknown; reason: unknown } | nul
 /**
  * The oracle for one exchange. Throws with the request and the response when:
  * - the status is 5xx (a healthy svc on a healthy devnet and catalog has no fault to report);
- * - the status is not declared for the operation (unknown method + path: anything but 404);
+ * - the status is not declared for the operation (unknown path: anything but 404; known path with
+ *   an undeclared method: anything but 405 with Allow);
  * - a header, the Content-Type or the body does not match openapi.yaml (contract helper);
  * - a rejection lacks a code or a non-empty reason, or is an `unexpected_*` scheme failure;
- * - X-Request-Id is not the caller's sane id or a fresh UUID.
+ * - X-Request-Id is not the caller's sane id or a fresh UUID;
+ * - a request-side rule of fuzz-checks.ts fires (negative_data_rejection, positive_data_acceptance,
+ *   missing_required_header, ignored_auth).
+ * Each failure names the Schemathesis check it implements (docs/TESTING.md has the table).
  * Returns the parsed body (undefined for HEAD, which has none).
  */
 export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
   const fail = (why: string): never => {
     throw new Error(`${why}\n--- request\n${describeRequest(r)}\n--- response ${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${res.text.slice(0, 2_000)}`);
   };
-  if (res.status >= 500) fail(`5xx answer`);
+  if (res.status >= 500) fail(`not_a_server_error: 5xx answer`);
   let body: unknown;
   try {
     if (r.method === 'HEAD') {
       // No body on HEAD by definition; the status and headers still follow the contract.
       declaredResponse(r.method, r.target, res.status);
-      if (!/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('HEAD answer is not declared as JSON');
+      if (!/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('content_type_conformance: HEAD answer is not declared as JSON');
+      if (res.status === 405 && !res.headers.get('allow')) fail('unsupported_method: a 405 without Allow');
     } else {
       body = checkContract({ method: r.method, path: r.target }, res);
     }
   } catch (err) {
-    fail((err as Error).message);
+    const message = (err as Error).message;
+    fail(message.includes(': ') && /^[a-z_]+: /.test(message) ? message : `${schemathesisCheckOf(message)}: ${message}`);
   }
   // The two non-JSON successes openapi.yaml declares: the document itself and Prometheus text.
   const isDocument = ['getOpenApiDocument', 'getMetrics'].includes(operationIdOf(r.method, r.target) ?? '') && res.status === 200;
-  if (!isDocument && r.method !== 'HEAD' && !/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('Content-Type is not JSON');
+  if (!isDocument && r.method !== 'HEAD' && !/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('content_type_conformance: Content-Type is not JSON');
   const rejection = rejectionOf(body);
   if ((res.status >= 400 && r.method !== 'HEAD') || rejection) {
     if (!rejection) fail('a 4xx without a rejection body');
@@ -151,7 +158,20 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
   if (sent !== undefined && SANE_REQUEST_ID.test(sent) ? echoed !== sent : !UUID.test(echoed)) {
     fail(`X-Request-Id ${JSON.stringify(echoed)} for a sent ${JSON.stringify(sent)}`);
   }
+  for (const rule of REQUEST_RULES) {
+    const violation = rule(r, res);
+    if (violation) fail(violation);
+  }
   return body;
+}
+
+/** The Schemathesis check a contract-helper failure belongs to (the helper's messages are stable). */
+export function schemathesisCheckOf(message: string): string {
+  if (/must answer 405|Allow /.test(message)) return 'unsupported_method';
+  if (/does not declare|must answer 404/.test(message)) return 'status_code_conformance';
+  if (/Content-Type/.test(message)) return 'content_type_conformance';
+  if (/header /.test(message)) return 'response_headers_conformance';
+  return 'response_schema_conformance';
 }
 
 /**
@@ -235,9 +255,15 @@ export class FuzzStats {
 }
 
 /** Sends, checks and records one request; the property body of every fuzz run. */
+const histories = new Map<string, ResourceHistory>();
+
 export async function exchange(baseUrl: string, r: FuzzRequest, stats?: FuzzStats): Promise<unknown> {
   const res = await send(baseUrl, r);
   const body = checkExchange(r, res);
+  let history = histories.get(baseUrl);
+  if (!history) histories.set(baseUrl, (history = new ResourceHistory()));
+  const violation = history.observe(r, res);
+  if (violation) throw new Error(`${violation}\n--- request\n${describeRequest(r)}`);
   stats?.record(r, res, body);
   return body;
 }

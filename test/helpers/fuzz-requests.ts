@@ -357,7 +357,7 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
   fc.array(fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(...NASTY_STRINGS.filter(Boolean))), { minLength: 1, maxLength: 4 }).map((segs) => `/${segs.map(encodeSegment).join('/')}`),
 );
 
-/** Random methods on random or real paths; the method + path pair names no operation → 404. */
+/** Random methods on random or real paths; the method + path pair names no operation → 404 (405 + Allow on a known path). */
 export function unknownRouteRequest(): fc.Arbitrary<FuzzRequest> {
   return fc
     .tuple(fc.constantFrom(...METHODS), pathArb, junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'x'), { freq: 3 }))

@@ -180,9 +180,10 @@ describe('GET /discovery/search', () => {
     expect(res.body.error).toEqual({ code: 'svc_invalid_search_cursor', reason: 'cursor was not issued for this query' });
   });
 
-  it('wrong method → 404 svc_unknown_route', async () => {
+  it('wrong method → 405 svc_unknown_route with Allow', async () => {
     const res = await client.request('POST', '/discovery/search?query=a');
-    expect(res.status).toBe(404);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET');
     expect(res.body.error.code).toBe('svc_unknown_route');
     expect(res.body.error.reason).toContain('accepts GET');
   });

@@ -219,10 +219,11 @@ describe.each(routes)('POST $path envelope errors', ({ path, code, message, flag
     expect(res.body[code]).toBe('svc_internal_error');
   });
 
-  it('wrong method on the path → 404 svc_unknown_route naming the accepted method', async () => {
-    for (const method of ['GET', 'PUT', 'DELETE']) {
+  it('wrong method on the path → 405 svc_unknown_route with Allow, naming the accepted method', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS']) {
       const res = await client.request(method, path);
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
       expect(res.body.error.code).toBe('svc_unknown_route');
       expect(res.body.error.reason).toContain('accepts POST');
     }

@@ -103,10 +103,6 @@ describe('unknown routes', () => {
     ['POST', '/nope'],
     ['GET', '/health/extra'],
     ['GET', '/verify/'],
-    ['DELETE', '/discovery/resources'],
-    ['POST', '/health'],
-    ['PUT', '/supported'],
-    ['PATCH', '/openapi.yaml'],
   ])('%s %s → 404 svc_unknown_route listing the mounted routes', async (method, path) => {
     const res = await client.request(method, path);
     expect(res.status).toBe(404);
@@ -114,6 +110,21 @@ describe('unknown routes', () => {
     for (const route of ['POST /verify', 'POST /settle', 'GET /supported', 'GET /discovery/resources', 'GET /discovery/search', 'GET /health', 'GET /openapi.yaml']) {
       expect(res.body.error.reason).toContain(route);
     }
+  });
+
+  it.each([
+    ['DELETE', '/discovery/resources', 'GET'],
+    ['POST', '/health', 'GET'],
+    ['PUT', '/supported', 'GET'],
+    ['PATCH', '/openapi.yaml', 'GET'],
+    ['OPTIONS', '/verify', 'POST'],
+    ['DELETE', '/settle', 'POST'],
+  ])('%s %s (a known path) → 405 svc_unknown_route, Allow: %s', async (method, path, allow) => {
+    const res = await client.request(method, path);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect(res.body.error.code).toBe('svc_unknown_route');
+    expect(res.body.error.reason).toBe(`${path} does not accept ${method}; it accepts ${allow}.`);
   });
 
   it('a body sent to an unknown route is not read', async () => {

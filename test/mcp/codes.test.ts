@@ -191,6 +191,29 @@ describe('targets', () => {
     });
   });
 
+  it('svc_mcp_target_forbidden: without ALLOW_PRIVATE_TARGETS, loopback, private, link-local and metadata targets are refused before any request; nothing paid', async () => {
+    const strict = await h.toolServer({ CLIENT_STELLAR_PRIVATE_KEY: buyer.secret(), ALLOW_PRIVATE_TARGETS: '' });
+    const port = new URL(seller.url).port;
+    let hits = 0;
+    const probe = createServer((_req, res) => {
+      hits++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"AccessKeyId":"fake"}');
+    });
+    const probeUrl = await listen(probe);
+    try {
+      await paysNothing(async () => {
+        for (const url of [`${probeUrl}/latest/meta-data/iam`, `http://localhost:${new URL(probeUrl).port}/x`, `http://[::ffff:127.0.0.1]:${new URL(probeUrl).port}/x`, `http://0x7f000001:${port}/paid`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/x', 'http://[fd00:ec2::254]/x', 'http://100.100.100.200/x']) {
+          expectCode(await strict.call('paid_call', { url }), 'svc_mcp_target_forbidden', /refused to connect/);
+        }
+        expectCode(await strict.call('paid_call', { url: `${tools.url}`, toolName: 'paid_tool' }), 'svc_mcp_target_forbidden');
+      });
+      expect(hits).toBe(0);
+    } finally {
+      await strict.close();
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+    }
+  });
+
   it('svc_mcp_resource_error: the target answers a non-payment error (HTTP 500, 404, an MCP tool error, a non-MCP endpoint); nothing paid', async () => {
     await paysNothing(async () => {
       expectCode(await agent.call('paid_call', { url: `${seller.url}/broken` }), 'svc_mcp_resource_error', /HTTP 500/);
@@ -279,7 +302,7 @@ describe('facilitator', () => {
 });
 
 describe('coverage', () => {
-  it('reached 10 of the 11 agent tool codes here (svc_mcp_internal_error is in server.test.ts)', () => {
+  it('reached 11 of the 12 agent tool codes here (svc_mcp_internal_error is in server.test.ts)', () => {
     const expected = Object.keys(MCP_CODES).filter((c) => c !== 'svc_mcp_internal_error');
     expect(expected.filter((c) => !reached.has(c))).toEqual([]);
   });

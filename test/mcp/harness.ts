@@ -92,7 +92,7 @@ export class McpHarness {
     const transport = new StdioClientTransport({
       command: TSX,
       args: [MCP_MAIN],
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FACILITATOR_URL: this.facilitatorUrl, RPC_URL: this.devnet.rpcUrl, SVC_MCP_TIMEOUT_MS: '20000', ...env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FACILITATOR_URL: this.facilitatorUrl, RPC_URL: this.devnet.rpcUrl, SVC_MCP_TIMEOUT_MS: '20000', ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '', ...env },
       stderr: 'pipe',
       cwd: ROOT,
     });

@@ -4,6 +4,7 @@
  * In-process tests connect an MCP client over the SDK's InMemoryTransport; the boundaries stubbed
  * are named per test (the facilitator client port, the ChainRpc port).
  */
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { spawn } from 'node:child_process';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -100,6 +101,46 @@ describe('protocol', () => {
     expect(tools[0]!.inputSchema).toMatchObject({ type: 'object', required: ['query'] });
     expect(Object.keys(tools[1]!.inputSchema.properties!)).toEqual(['resourceId', 'url', 'toolName', 'input', 'method']);
     await expect(client.callTool({ name: 'buy_everything', arguments: {} })).rejects.toThrow(/Unknown tool/);
+  });
+
+  it('tools/list describes the tools (titles, annotations, output schemas), the server gives instructions, and results validate against the output schemas', async () => {
+    const listing = {
+      resource: 'https://api.example.com/weather', type: 'http', x402Version: 2, lastUpdated: '2026-11-22T05:00:00.000Z', description: 'Weather',
+      accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '100', payTo: 'G', maxTimeoutSeconds: 60 }],
+    };
+    const client = await connected({ search: async () => ({ ok: true, data: { x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } } as any }) });
+    expect(client.getInstructions()).toMatch(/search_resources first.*paid_call/s);
+    expect(client.getServerVersion()?.title).toBeTruthy();
+    const { tools } = await client.listTools();
+    const [search, paid] = tools;
+    expect(search!.title).toBe('Search paid resources');
+    expect(search!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
+    expect(paid!.title).toBe('Call and pay for a resource');
+    expect(paid!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: true });
+    for (const tool of tools) expect(tool.outputSchema).toMatchObject({ type: 'object' });
+    expect((search!.inputSchema.properties!.filters as any).properties.type.enum).toEqual(['http', 'mcp']);
+
+    // The input schema says "exactly one of resourceId / url" (and no method with an id).
+    const ajv = new Ajv2020({ strict: false });
+    const validInput = ajv.compile(paid!.inputSchema);
+    expect(validInput({ resourceId: 'svc1:x' })).toBe(true);
+    expect(validInput({ url: 'https://a.example/', method: 'POST' })).toBe(true);
+    expect(validInput({ resourceId: 'svc1:x', url: 'https://a.example/' })).toBe(false);
+    expect(validInput({ resourceId: 'svc1:x', method: 'GET' })).toBe(false);
+    expect(validInput({})).toBe(false);
+
+    // The SDK client validates structuredContent against the listed outputSchema (it throws on a mismatch).
+    const output = ajv.compile(search!.outputSchema!);
+    const hits = (await client.callTool({ name: 'search_resources', arguments: { query: 'weather' } })) as any;
+    expect(hits.isError).toBeUndefined();
+    expect(output(hits.structuredContent), ajv.errorsText(output.errors)).toBe(true);
+    const bogus = (await client.callTool({ name: 'search_resources', arguments: { query: 'weather', filters: { type: 'bogus' } } })) as any;
+    expect(bogus.structuredContent).toMatchObject({ errorCode: 'svc_mcp_invalid_arguments', reason: expect.stringContaining('filters.type') });
+    expect(output(bogus.structuredContent)).toBe(true);
+    const failed = (await client.callTool({ name: 'paid_call', arguments: { resourceId: 'svc1:nonsense' } })) as any;
+    expect(failed.isError).toBe(true);
+    expect(failed.structuredContent.reason).toMatch(/nothing was paid/i);
+    expect(ajv.compile(paid!.outputSchema!)(failed.structuredContent)).toBe(true);
   });
 
   it('svc_mcp_internal_error: an unexpected fault inside the server (facilitator client port throwing a non-transport error)', async () => {

@@ -113,14 +113,25 @@ describe('verify codes reached by crafted payloads over HTTP', () => {
     await expectVerify(asPayload(craftTransaction({ contract: req.asset, from, to, amount: 1n }), req), 'invalid_exact_stellar_payload_wrong_amount');
   });
 
-  it('facilitator safety codes', async () => {
+  it('facilitator safety codes; payer is never a facilitator address, on /verify and on /settle', async () => {
     const submitter = f.submitters[0]!;
     const to = seller.publicKey();
-    await expectVerify(asPayload(craftTransaction({ contract: req.asset, from: buyer.publicKey(), to, source: submitter }), req), 'invalid_exact_stellar_payload_unsafe_tx_or_op_source');
-    await expectVerify(asPayload(craftTransaction({ contract: req.asset, from: submitter, to }), req), 'invalid_exact_stellar_payload_facilitator_is_payer');
     const auth = authOf(await h.pay(req, buyer));
     const facilitatorEntry = unsignedEntry(submitter, transferInvocation(req.asset, transferArgs(submitter, to, 1n)));
-    await expectVerify(asPayload(buildTransfer(req, buyer.publicKey(), Networks.TESTNET, [...auth, facilitatorEntry]).toXDR(), req), 'invalid_exact_stellar_payload_facilitator_in_auth');
+    const cases: [string, unknown, string | undefined][] = [
+      ['invalid_exact_stellar_payload_unsafe_tx_or_op_source', asPayload(craftTransaction({ contract: req.asset, from: buyer.publicKey(), to, source: submitter }), req), buyer.publicKey()],
+      ['invalid_exact_stellar_payload_unsafe_tx_or_op_source', asPayload(craftTransaction({ contract: req.asset, from: submitter, to, source: submitter }), req), undefined],
+      ['invalid_exact_stellar_payload_facilitator_is_payer', asPayload(craftTransaction({ contract: req.asset, from: submitter, to }), req), undefined],
+      ['invalid_exact_stellar_payload_facilitator_in_auth', asPayload(buildTransfer(req, buyer.publicKey(), Networks.TESTNET, [...auth, facilitatorEntry]).toXDR(), req), buyer.publicKey()],
+    ];
+    for (const [code, payload, payer] of cases) {
+      const verified = await expectVerify(payload, code);
+      expect(verified.body.payer, code).toBe(payer);
+      const settled = await f.settle(payload, req);
+      expect(settled.body, code).toMatchObject({ success: false, errorReason: code });
+      expect(settled.body.payer, code).toBe(payer);
+      for (const body of [verified.body, settled.body]) expect(f.submitters).not.toContain(body.payer);
+    }
   });
 
   it('simulation_failed: expired authorization and empty balance', async () => {

@@ -3,7 +3,7 @@
  * small as the payment path needs; the devnet and a real Soroban RPC are interchangeable behind it.
  * `createSdkRpc` implements it over @stellar/stellar-sdk's `rpc.Server`.
  */
-import { rpc, xdr, type FeeBumpTransaction, type Transaction } from '@stellar/stellar-sdk';
+import { Keypair, rpc, xdr, type FeeBumpTransaction, type Transaction } from '@stellar/stellar-sdk';
 
 export interface LedgerStamp {
   sequence: number;
@@ -62,6 +62,14 @@ export class RpcError extends Error {
   ) {
     super(`RPC ${method} failed: ${detail}`);
     this.name = 'RpcError';
+  }
+}
+
+/** The RPC answered, and the account does not exist on the ledger (not a fault of the RPC). */
+export class AccountMissingError extends Error {
+  constructor(readonly address: string) {
+    super(`Account not found on the ledger: ${address}`);
+    this.name = 'AccountMissingError';
   }
 }
 
@@ -170,8 +178,14 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
       };
     },
     async getAccountSequence(address) {
-      const account = await call('getAccount', () => server.getAccount(address));
-      return BigInt(account.sequenceNumber());
+      // server.getAccount turns every failure, an RPC fault included, into "Account not found";
+      // reading the entry ourselves keeps a fault named as the RPC fault it is.
+      const key = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(address).xdrPublicKey() }));
+      const r = await call('getLedgerEntries', () => server.getLedgerEntries(key));
+      const entry = r.entries[0];
+      if (!entry) throw new AccountMissingError(address);
+      if (entry.val.type !== 'account') throw new RpcError('getLedgerEntries', `returned a ${entry.val.type} entry for an account key`);
+      return BigInt(entry.val.value.seqNum.toString());
     },
     async simulate(tx, authMode) {
       const sim = await call('simulateTransaction', () => server.simulateTransaction(tx, undefined, authMode));

@@ -7,7 +7,7 @@ import { defaultMessage, type SchemeCode, type SettlementCode, type VerifyCode }
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
 import { LedgerCloseClock, confirmTransaction } from './confirm.ts';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
-import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
+import { Rejection, SCHEME, X402_VERSION, checkFacilitatorSafety, clientPayer, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
 import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleHooks, SettleResult, SettlementTracking, SupportedKind, VerifyResult } from '../../../scheme/types.ts';
@@ -171,9 +171,11 @@ export class ExactStellarScheme implements PaymentScheme {
       checkTransferEvents({ events: simulation.events, asset: transfer.asset, payer, payTo: transfer.to, amount: transfer.amount });
       return { ok: true, verified: { transfer, simulation, passphrase, fee } };
     } catch (err) {
-      if (err instanceof Rejection) return { ok: false, code: err.code, message: err.message, payer: err.payer ?? payer };
+      // Every rejection's payer passes through clientPayer: the one place that keeps svc's own
+      // signer out of `payer` (a verified transfer's `from` is never one, by checkFacilitatorSafety).
+      if (err instanceof Rejection) return { ok: false, code: err.code, message: err.message, payer: clientPayer(err.payer ?? payer, this.facilitator) };
       const message = err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describeError(err)}`;
-      return { ok: false, code: 'unexpected_verify_error', message, payer };
+      return { ok: false, code: 'unexpected_verify_error', message, payer: clientPayer(payer, this.facilitator) };
     }
   }
 

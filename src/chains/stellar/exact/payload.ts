@@ -67,9 +67,14 @@ export function addressOf(value: xdr.ScVal | undefined): string | undefined {
   }
 }
 
-/** Requirements amount as a 128-bit-safe integer; rejects anything but base-unit digits. */
+/**
+ * Requirements amount as a 128-bit-safe integer. Only the canonical decimal form is accepted
+ * (openapi.yaml PaymentRequirements.amount): digits, no sign, no leading zero except "0" itself.
+ * "01000" is refused rather than read as 1000, so a seller, verify and settle can never disagree
+ * about which string named the price.
+ */
 export function parseAmount(amount: unknown): bigint | undefined {
-  if (typeof amount !== 'string' || !/^[0-9]{1,39}$/.test(amount)) return undefined;
+  if (typeof amount !== 'string' || !/^(0|[1-9][0-9]{0,38})$/.test(amount)) return undefined;
   const value = BigInt(amount);
   return value < 2n ** 127n ? value : undefined;
 }
@@ -146,6 +151,19 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
     reject('invalid_exact_stellar_payload_wrong_amount', `The transfer amount ${amount ?? 'is not an i128 and'} differs from the required ${String(required)}.`, from);
   }
   return { tx, func, auth: op!.auth ?? [], opSource: op!.source, asset: contract, from: from!, to: to!, amount: amount! };
+}
+
+/**
+ * The payer a response may name: the transfer's `from`, unless it is (a muxed form of) a
+ * facilitator address — a response never calls svc's own signer the payer (openapi.yaml, `payer`).
+ */
+export function clientPayer(address: string | undefined, facilitator: ReadonlySet<string>): string | undefined {
+  if (address === undefined || address === '') return undefined;
+  try {
+    return facilitator.has(baseAccount(address)) ? undefined : address;
+  } catch {
+    return facilitator.has(address) ? undefined : address;
+  }
 }
 
 /** Step 4: no facilitator address as tx/op source, payer, or anywhere in an authorization entry. */

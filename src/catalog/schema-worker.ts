@@ -1,0 +1,63 @@
+/**
+ * The worker thread that compiles seller schemas and validates `info` against them
+ * (docs/CATALOG.md, docs/SECURITY.md). It runs apart from the thread that answers /verify and
+ * /settle, so a schema that is slow to compile or to run can only cost this thread, which the
+ * parent terminates when a job outlives its time budget.
+ *
+ * Memory stays bounded: nothing per schema outlives its job (no compiled code, no cache), the
+ * thread has a heap limit, and the parent retires the thread after a number of jobs.
+ *
+ * Loaded by file path in a Worker, so it uses only erasable TypeScript syntax and imports nothing
+ * from svc.
+ */
+import module from 'node:module';
+import { parentPort } from 'node:worker_threads';
+
+// A replacement worker must be ready quickly (a hostile schema costs one): Node's on-disk compile
+// cache takes about a third off loading Ajv, so Ajv is imported only after it is on.
+module.enableCompileCache?.();
+const { Ajv2020 } = await import('ajv/dist/2020.js');
+const { Validator } = await import('@cfworker/json-schema');
+
+export interface ValidationJob {
+  id: number;
+  schema: Record<string, unknown> | boolean;
+  info: unknown;
+}
+
+export type ValidationAnswer =
+  | { id: number; ok: true }
+  | { id: number; ok: false; kind: 'invalid' | 'too_complex'; reason: string };
+
+/**
+ * The seller's schema is never compiled to code: generated validators (one `new Function` per
+ * distinct schema) grew svc's RSS by ~95 KB per schema even when dropped. Ajv only checks the
+ * schema against the 2020-12 meta-schema (its meta validator is compiled once), and
+ * @cfworker/json-schema interprets the schema against `info`.
+ */
+const metaValidator = new Ajv2020({ strict: false, validateFormats: false, addUsedSchema: false });
+
+export function runValidation({ id, schema, info }: ValidationJob): ValidationAnswer {
+  try {
+    if (!metaValidator.validateSchema(schema)) {
+      const first = metaValidator.errors?.[0];
+      return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid JSON Schema'}`.slice(0, 300) };
+    }
+    const result = new Validator(schema as never, '2020-12', true).validate(info);
+    if (result.valid) return { id, ok: true };
+    // The last error is the innermost one: the location that actually failed.
+    const last = result.errors.at(-1);
+    const where = last?.instanceLocation.replace(/^#/, '') || '(root)';
+    return { id, ok: false, kind: 'invalid', reason: `info does not match the schema at ${where}: ${last?.error ?? 'invalid'}`.slice(0, 300) };
+  } catch (err) {
+    // A stack overflow: recursion the static checks did not catch.
+    if (err instanceof RangeError) return { id, ok: false, kind: 'too_complex', reason: 'Validating info against the schema recursed too deeply.' };
+    return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${(err as Error).message.split('\n')[0]}`.slice(0, 300) };
+  }
+}
+
+// Warm up before announcing readiness: the meta-schema validator compiles on first use (~70 ms),
+// which must not count against the first seller's time budget.
+runValidation({ id: 0, schema: { type: 'object', properties: { a: { type: 'string' } } }, info: { a: 'x' } });
+parentPort?.on('message', (job: ValidationJob) => parentPort!.postMessage(runValidation(job)));
+parentPort?.postMessage('ready');

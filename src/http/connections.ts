@@ -1,0 +1,137 @@
+/**
+ * Connection hygiene for the HTTP server (docs/SECURITY.md "Sockets", docs/OPERATIONS.md reverse
+ * proxy): how long a client may take to send its request, how many connections one client
+ * address may hold, and what happens to a request the parser refuses or that times out.
+ *
+ * - A request head or body that does not arrive within its timeout is answered 408 and the socket
+ *   is destroyed, so a client that never reads cannot keep the descriptor.
+ * - A request the parser refuses is answered 400/404/431 (JSON ErrorEnvelope) and destroyed — but
+ *   never written into a connection that still owes an earlier pipelined request its response:
+ *   that response is finished first (with `Connection: close`), then the connection is closed, so
+ *   a valid POST /settle followed by junk still gets its settlement receipt.
+ * - Connections beyond the per-address cap are closed on accept, before any byte is read.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { errorBody } from './errors.ts';
+
+export interface ConnectionLimits {
+  /** Time to receive the request line and headers. */
+  headersTimeoutMs: number;
+  /** Time to receive the whole request (head and body); not the time to answer it. */
+  requestTimeoutMs: number;
+  /** Open connections one client address may hold; more are closed on accept. */
+  maxConnectionsPerAddress: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 15_000,
+  maxConnectionsPerAddress: 256,
+};
+
+/** After the refusal is handed to the kernel the socket is destroyed; this bounds a peer that never reads. */
+const LINGER_MS = 1_000;
+
+type Refusal = { status: number; text: string; code: 'svc_malformed_request_body' | 'svc_unknown_route' | 'svc_request_timeout'; reason: string };
+
+function refusalFor(err: Error & { code?: string }, limits: ConnectionLimits): Refusal {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, text: 'Request Timeout', code: 'svc_request_timeout', reason: `The request was not received within ${limits.headersTimeoutMs / 1000} s (head) / ${limits.requestTimeoutMs / 1000} s (whole request).` };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, text: 'Request Header Fields Too Large', code: 'svc_malformed_request_body', reason: 'The request head (request line and headers) exceeds 16 KiB.' };
+    case 'HPE_INVALID_METHOD':
+      return { status: 404, text: 'Not Found', code: 'svc_unknown_route', reason: 'The request method is not one svc serves; no route is mounted for it.' };
+    default:
+      return { status: 400, text: 'Bad Request', code: 'svc_malformed_request_body', reason: 'The HTTP request could not be parsed.' };
+  }
+}
+
+function refusalBytes(refusal: Refusal): string {
+  const body = JSON.stringify(errorBody('envelope', refusal.code, refusal.reason));
+  return (
+    `HTTP/1.1 ${refusal.status} ${refusal.text}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
+/** Destroys the socket once `data` is handed to the kernel, and after LINGER_MS in any case. */
+function answerAndDestroy(socket: Duplex, data: string): void {
+  const hardStop = setTimeout(() => socket.destroy(), LINGER_MS);
+  hardStop.unref();
+  socket.end(data, () => {
+    clearTimeout(hardStop);
+    socket.destroy();
+  });
+}
+
+/** The response Node is still writing on this connection for an earlier request, if any. */
+function pendingResponse(socket: Duplex): ServerResponse | undefined {
+  const response = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  return response && !response.writableFinished ? response : undefined;
+}
+
+function onClientError(limits: ConnectionLimits) {
+  return (err: Error & { code?: string }, socket: Duplex): void => {
+    if (!socket.writable || err.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const pending = pendingResponse(socket);
+    // The request still being received is the one that timed out (its body never came): it is
+    // answered 408, unless its handler already started a response.
+    if (pending && err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !pending.req.complete) {
+      if (pending.headersSent) socket.destroy();
+      else answerAndDestroy(socket, refusalBytes(refusalFor(err, limits)));
+      return;
+    }
+    if (pending) {
+      // An earlier request on this connection is still being answered (e.g. a settle waiting on
+      // the chain): let it finish, tell the client the connection closes, then close it. Nothing
+      // is written for the unparseable bytes, so the client never reads a refusal as the answer
+      // to its earlier request.
+      pending.shouldKeepAlive = false;
+      if (!pending.headersSent) pending.setHeader('Connection', 'close');
+      pending.once('finish', () => answerAndDestroy(socket, ''));
+      pending.once('close', () => socket.destroy());
+      return;
+    }
+    answerAndDestroy(socket, refusalBytes(refusalFor(err, limits)));
+  };
+}
+
+/** Closes connections beyond the per-address cap on accept. */
+function capPerAddress(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const count = (open.get(address) ?? 0) + 1;
+    if (count > max) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, count);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
+}
+
+/**
+ * Applies the limits to a server that is not listening yet (Node arms the timeout sweep on
+ * 'listening', with the interval set here).
+ */
+export function guardConnections(server: Server, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): void {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  // Node checks both timeouts on this sweep (default every 30 s, which is what let slow clients
+  // hold sockets for that long): check often enough that a timeout is enforced within ~10 %.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(100, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 10)));
+  server.on('clientError', onClientError(limits));
+  capPerAddress(server, limits.maxConnectionsPerAddress);
+}

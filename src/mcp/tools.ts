@@ -1,0 +1,139 @@
+/**
+ * What `tools/list` tells an agent about the two tools: titles, behaviour annotations (paid_call
+ * spends money on an open world; search_resources only reads), input schemas that say what the
+ * tools refuse (exactly one of resourceId / url, the filter enums), and output schemas that every
+ * result's structuredContent validates against — a success, or the failure shape
+ * {errorCode, reason} (results.ts).
+ */
+import { HTTP_METHODS } from './paid-call.ts';
+import { SEARCH_FILTERS } from './search.ts';
+
+export const SERVER_INSTRUCTIONS = [
+  'Tools for paid x402 resources settled on Stellar.',
+  'Call search_resources first (free, read-only; no wallet needed) to find a resource and its price in base units;',
+  'then paid_call with its id (or a url) to call it and pay in one step, within the configured spend cap.',
+  'paid_call spends money: every failure says whether anything was paid, and a success carries the on-chain receipt.',
+  'Failures are results with isError and structuredContent {errorCode, reason}.',
+].join(' ');
+
+/** The listing types paid_call can call; `type` filters on other values find nothing. */
+export const LISTING_TYPES = ['http', 'mcp'] as const;
+
+const stringProp = (description: string) => ({ type: 'string', minLength: 1, description });
+
+/** The failure structuredContent every tool may return (isError: true). */
+const failureSchema = {
+  type: 'object',
+  required: ['errorCode', 'reason'],
+  additionalProperties: false,
+  properties: {
+    errorCode: { type: 'string', description: 'An agent tool code (svc_mcp_*) or a facilitator/scheme code passed through.' },
+    reason: { type: 'string', description: 'What failed; for paid_call, also whether anything was paid.' },
+  },
+};
+
+const price = {
+  type: ['object', 'null'],
+  properties: { amount: { type: 'string' }, asset: { type: 'string' }, payTo: { type: 'string' }, scheme: { type: 'string' }, network: { type: 'string' } },
+};
+
+const searchSuccess = {
+  type: 'object',
+  required: ['hits', 'nextCursor', 'partialResults'],
+  properties: {
+    hits: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'type', 'resource', 'name', 'description', 'price', 'network', 'call', 'lastUpdated'],
+        properties: {
+          id: { type: ['string', 'null'], description: 'The id for paid_call (null for a listing type paid_call cannot call).' },
+          type: { type: 'string' },
+          resource: { type: 'string' },
+          toolName: { type: 'string' },
+          name: { type: 'string' },
+          description: { type: 'string' },
+          price,
+          network: { type: ['string', 'null'] },
+          accepts: { type: 'array' },
+          call: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+          lastUpdated: { type: 'string' },
+        },
+      },
+    },
+    nextCursor: { type: ['string', 'null'] },
+    partialResults: { type: 'boolean' },
+  },
+};
+
+const paidSuccess = {
+  type: 'object',
+  required: ['target', 'paid', 'result', 'receipt'],
+  properties: {
+    target: { type: 'object' },
+    paid: { type: 'boolean', description: 'false when the target turned out to be free (no receipt).' },
+    result: { description: 'What the resource or tool answered.' },
+    receipt: {
+      type: ['object', 'null'],
+      required: ['transaction', 'network', 'payer'],
+      properties: { transaction: { type: 'string' }, network: { type: 'string' }, payer: { type: 'string' } },
+    },
+    confirmedOnChain: { type: 'boolean' },
+  },
+};
+
+/** An object schema whose value is a success or a failure (MCP requires `type: object` at the root). */
+const resultSchema = (success: object) => ({ type: 'object', anyOf: [success, failureSchema] });
+
+export const TOOLS = [
+  {
+    name: 'search_resources',
+    title: 'Search paid resources',
+    description:
+      'Search the x402 catalog of paid resources (HTTP endpoints and MCP tools) settled on Stellar. Returns ranked hits, each with an id for paid_call, name, description, price in base units (asset, payTo), network and how to call it. Works without a wallet.',
+    annotations: { title: 'Search paid resources', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: stringProp('Natural-language query, e.g. "weather forecast".'),
+        filters: {
+          type: 'object',
+          description: 'Optional exact filters.',
+          properties: Object.fromEntries(
+            SEARCH_FILTERS.map((f) => [f, f === 'type' ? { type: 'string', enum: [...LISTING_TYPES] } : f === 'scheme' ? { type: 'string', enum: ['exact'] } : { type: 'string', minLength: 1 }]),
+          ),
+          additionalProperties: false,
+        },
+        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Page size (default 20).' },
+        cursor: stringProp('nextCursor of a previous call with the same query and filters.'),
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    outputSchema: resultSchema(searchSuccess),
+  },
+  {
+    name: 'paid_call',
+    title: 'Call and pay for a resource',
+    description:
+      'Call a paid resource and pay for it in one step: give resourceId (from search_resources) or url (plus toolName for an MCP tool). The live price is checked against the spend cap before anything is signed. Returns the result and the on-chain receipt {transaction, network, payer}; every failure says whether anything was paid.',
+    annotations: { title: 'Call and pay for a resource', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    inputSchema: {
+      type: 'object',
+      properties: {
+        resourceId: stringProp('An id from search_resources (svc1:…).'),
+        url: stringProp('Absolute http(s) URL of the resource (instead of resourceId).'),
+        toolName: stringProp('The MCP tool to call; required when url is an MCP endpoint.'),
+        input: { type: 'object', description: 'Query parameters (GET) or JSON body (POST) for http; tool arguments for mcp.' },
+        method: { type: 'string', enum: [...HTTP_METHODS], description: 'HTTP method for a url target (default GET).' },
+      },
+      oneOf: [
+        // A listing declares its own method; toolName may repeat the one the id names.
+        { required: ['resourceId'], not: { anyOf: [{ required: ['url'] }, { required: ['method'] }] } },
+        { required: ['url'], not: { required: ['resourceId'] } },
+      ],
+      additionalProperties: false,
+    },
+    outputSchema: resultSchema(paidSuccess),
+  },
+] as const;

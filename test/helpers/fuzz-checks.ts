@@ -1,0 +1,220 @@
+/**
+ * The request-side and stateful rules of the fuzz oracle, named after the checks Schemathesis
+ * documents, with openapi.yaml as the only oracle (the response-side rules live in fuzz-http.ts
+ * and the contract helper). Each rule returns a one-line violation or null, and takes the
+ * document as a parameter so a test can prove it fires on a document that needs it (svc declares
+ * no authentication, no required request header and no DELETE, so three rules cannot fire on it).
+ *
+ * - negative_data_rejection: a request the document forbids must not be answered 2xx.
+ * - positive_data_acceptance: a request the document allows must not be refused as malformed.
+ * - missing_required_header: a request without a declared required header must be a 4xx.
+ * - ignored_auth: an operation that declares security must not answer 2xx without credentials.
+ * - use_after_free: after a 2xx DELETE of a resource, the resource must not answer 2xx again.
+ * - ensure_resource_availability: a resource just created (201 + Location) must be retrievable.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { addFormats } from '../../src/http/contract.ts';
+import { openapiDocument } from './contract.ts';
+import type { FuzzRequest, RawResponse } from './fuzz-http.ts';
+
+export type Conformance = 'conforming' | 'nonconforming' | 'undetermined';
+
+/**
+ * Refusals that depend on state the document cannot express, so a conforming request may get
+ * them: a cursor svc did not issue or that has expired (openapi.yaml, `cursor`), a body over
+ * 256 KiB (413, declared on the payment routes).
+ */
+const STATE_DEPENDENT_CODES = new Set(['svc_invalid_search_cursor']);
+
+const ajvByDocument = new WeakMap<object, Ajv2020>();
+function ajvFor(doc: any): Ajv2020 {
+  let ajv = ajvByDocument.get(doc);
+  if (!ajv) {
+    ajv = addFormats(new Ajv2020({ strict: false }));
+    ajv.addSchema(doc, 'doc');
+    ajvByDocument.set(doc, ajv);
+  }
+  return ajv;
+}
+
+const rebased = new WeakMap<object, object>();
+/** Ajv resolves a `#/…` ref against the schema it compiles; inline schemas point into the document. */
+function rebase(schema: any): any {
+  if (Array.isArray(schema)) return schema.map(rebase);
+  if (!schema || typeof schema !== 'object') return schema;
+  let copy = rebased.get(schema);
+  if (!copy) {
+    copy = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `doc${v}` : rebase(v)]));
+    rebased.set(schema, copy);
+  }
+  return copy;
+}
+
+const valid = (doc: any, schema: any, value: unknown): boolean => ajvFor(doc).validate(rebase(schema ?? {}), value) as boolean;
+
+const resolve = (doc: any, node: any): any => {
+  while (node && typeof node.$ref === 'string') {
+    node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  }
+  return node;
+};
+
+function operationOf(doc: any, r: FuzzRequest): any {
+  return doc.paths?.[r.target.split('?')[0]!]?.[r.method.toLowerCase()];
+}
+
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}([ \\t]*;[ \\t]*${TOKEN}=(${TOKEN}|"[^"]*"))*[ \\t]*$`);
+
+const headerOf = (r: FuzzRequest, name: string) => Object.entries(r.headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+
+/** A query value as the schema's type, or `undefined` when its spelling is ambiguous (e.g. `+5`, `007`). */
+function typedValue(raw: string, schema: any): unknown {
+  const type = schema?.type;
+  if (type === 'integer' || type === 'number') {
+    if (/^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(raw)) return Number(raw);
+    return /^[+-]?[0-9.eE+-]+$/.test(raw) ? undefined : raw;
+  }
+  return raw;
+}
+
+/**
+ * Whether the request conforms to its operation in `doc`: declared query parameters (each at most
+ * once, required ones present, values valid), declared required headers, and the JSON body.
+ * Undetermined: an unknown route, an undeclared query parameter (OpenAPI neither allows nor forbids
+ * it), an undecodable query, an ambiguous number spelling, or a Content-Encoding on the body.
+ */
+export function requestConformance(r: FuzzRequest, doc: any = openapiDocument): Conformance {
+  const operation = operationOf(doc, r);
+  if (!operation) return 'undetermined';
+  const parameters = [...(doc.paths[r.target.split('?')[0]!].parameters ?? []), ...(operation.parameters ?? [])].map((p: any) => resolve(doc, p));
+  let params: URLSearchParams;
+  try {
+    const query = r.target.includes('?') ? r.target.slice(r.target.indexOf('?') + 1) : '';
+    decodeURIComponent(query.replace(/\+/g, ' '));
+    params = new URLSearchParams(query);
+  } catch {
+    return 'undetermined';
+  }
+  const queryParams = parameters.filter((p: any) => p.in === 'query');
+  if ([...new Set(params.keys())].some((k) => !queryParams.some((p: any) => p.name === k))) return 'undetermined';
+  let verdict: Conformance = 'conforming';
+  for (const p of queryParams) {
+    const values = params.getAll(p.name);
+    if (values.length === 0) {
+      if (p.required) return 'nonconforming';
+      continue;
+    }
+    if (values.length > 1) return 'nonconforming';
+    const value = typedValue(values[0]!, p.schema);
+    if (value === undefined) verdict = 'undetermined';
+    else if (!valid(doc, p.schema, value)) return 'nonconforming';
+  }
+  for (const p of parameters.filter((p: any) => p.in === 'header')) {
+    const value = headerOf(r, p.name);
+    if (value === undefined ? p.required : !valid(doc, p.schema, value)) return 'nonconforming';
+  }
+  const requestBody = resolve(doc, operation.requestBody);
+  if (requestBody) {
+    if (!r.body || r.body.length === 0) return requestBody.required ? 'nonconforming' : verdict;
+    if (headerOf(r, 'content-encoding') !== undefined) return 'undetermined';
+    const declared = headerOf(r, 'content-type') ?? '';
+    // A Content-Type outside RFC 9110's grammar (e.g. `application/json;;`) names no media type.
+    if (declared !== '' && !MEDIA_TYPE.test(declared)) return 'undetermined';
+    const mediaType = declared.split(';')[0]!.trim().toLowerCase();
+    const content = requestBody.content?.[mediaType];
+    if (!content) return 'nonconforming';
+    let body: unknown;
+    try {
+      body = JSON.parse(r.body.toString('utf8'));
+    } catch {
+      return 'nonconforming';
+    }
+    if (!valid(doc, content.schema, body)) return 'nonconforming';
+    // openapi.yaml refuses a "__proto__" key at any depth in words (FacilitatorRequest), not in the schema.
+    if (/"__proto__"\s*:/.test(r.body.toString('utf8'))) return 'nonconforming';
+  }
+  return verdict;
+}
+
+const codeOf = (res: RawResponse): unknown => {
+  try {
+    const body = JSON.parse(res.text);
+    return body?.error?.code ?? body?.invalidReason ?? body?.errorReason;
+  } catch {
+    return undefined;
+  }
+};
+
+const is2xx = (res: RawResponse) => res.status >= 200 && res.status < 300;
+
+/** negative_data_rejection: the document forbids the request, yet svc accepted it. */
+export function negativeDataRejection(r: FuzzRequest, res: RawResponse, doc: any = openapiDocument): string | null {
+  if (!is2xx(res) || requestConformance(r, doc) !== 'nonconforming') return null;
+  return `negative_data_rejection: the request violates openapi.yaml, yet it was answered ${res.status}`;
+}
+
+/** positive_data_acceptance: the document allows the request, yet svc refused it as malformed. */
+export function positiveDataAcceptance(r: FuzzRequest, res: RawResponse, doc: any = openapiDocument): string | null {
+  if (res.status !== 400 && res.status !== 422) return null;
+  const code = codeOf(res);
+  if (typeof code === 'string' && STATE_DEPENDENT_CODES.has(code)) return null;
+  if (requestConformance(r, doc) !== 'conforming') return null;
+  return `positive_data_acceptance: the request conforms to openapi.yaml, yet it was refused ${res.status} ${String(code)}`;
+}
+
+/** missing_required_header: a declared required header is absent, yet the answer is not a 4xx. */
+export function missingRequiredHeader(r: FuzzRequest, res: RawResponse, doc: any = openapiDocument): string | null {
+  const operation = operationOf(doc, r);
+  if (!operation || (res.status >= 400 && res.status < 500)) return null;
+  const missing = (operation.parameters ?? []).map((p: any) => resolve(doc, p)).find((p: any) => p.in === 'header' && p.required && headerOf(r, p.name) === undefined);
+  return missing ? `missing_required_header: ${missing.name} is required, yet the answer without it is ${res.status}` : null;
+}
+
+/** ignored_auth: the operation requires credentials, none were sent, yet the answer is 2xx. */
+export function ignoredAuth(r: FuzzRequest, res: RawResponse, doc: any = openapiDocument): string | null {
+  const operation = operationOf(doc, r);
+  if (!operation || !is2xx(res)) return null;
+  const requirements: Record<string, unknown>[] = operation.security ?? doc.security ?? [];
+  // An empty requirement object ({}) means anonymous access is one of the options.
+  if (requirements.length === 0 || requirements.some((req) => Object.keys(req).length === 0)) return null;
+  const schemes = requirements.flatMap((req) => Object.keys(req)).map((name) => resolve(doc, doc.components?.securitySchemes?.[name]));
+  const sent = schemes.some((s: any) =>
+    s?.type === 'apiKey' ? (s.in === 'header' ? headerOf(r, s.name) !== undefined : s.in === 'query' ? new URLSearchParams(r.target.split('?')[1] ?? '').has(s.name) : headerOf(r, 'cookie')?.includes(`${s.name}=`)) : headerOf(r, 'authorization') !== undefined,
+  );
+  return sent ? null : `ignored_auth: ${r.method} ${r.target.split('?')[0]} declares security, yet it answered ${res.status} without credentials`;
+}
+
+/** The per-exchange request-side rules, in the order a failure is reported. */
+export const REQUEST_RULES = [negativeDataRejection, positiveDataAcceptance, missingRequiredHeader, ignoredAuth];
+
+/**
+ * use_after_free and ensure_resource_availability, over the exchanges of one run against one svc:
+ * a 2xx DELETE frees its path; a 201 with `Location` creates one.
+ */
+export class ResourceHistory {
+  private readonly freed = new Set<string>();
+  private readonly created = new Set<string>();
+
+  observe(r: FuzzRequest, res: RawResponse): string | null {
+    const path = r.target.split('?')[0]!;
+    if (r.method === 'DELETE' && is2xx(res)) {
+      this.freed.add(path);
+      this.created.delete(path);
+      return null;
+    }
+    if (r.method !== 'POST' && r.method !== 'PUT' && this.freed.has(path) && is2xx(res)) {
+      return `use_after_free: ${r.method} ${path} answered ${res.status} after it was deleted`;
+    }
+    if (r.method === 'GET' && this.created.has(path) && res.status === 404) {
+      return `ensure_resource_availability: ${path} was just created, yet GET answers 404`;
+    }
+    const location = res.headers.get('location');
+    if (res.status === 201 && location) {
+      const created = new URL(location, 'http://svc').pathname;
+      this.created.add(created);
+      this.freed.delete(created);
+    }
+    return null;
+  }
+}
