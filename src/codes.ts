@@ -70,6 +70,20 @@ export const SERVICE_CODES = {
   svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
 } as const;
 
+/**
+ * Settlement journal and payment policy codes, in `errorReason` of a SettleResponse (and
+ * `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}); docs/OPERATIONS.md. Every policy refusal happens before submission, so it costs no fee.
+ */
+export const SETTLEMENT_CODES = {
+  svc_settlement_outcome_unknown:
+    'The transaction was submitted but the RPC could not confirm its outcome in time; retry with the same Idempotency-Key.',
+  svc_policy_self_payment: 'The payer is the payTo address; self-payments are refused.',
+  svc_policy_amount_below_minimum: 'The amount is below the configured minimum for this asset.',
+  svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",
+  svc_fee_budget_payer_exhausted: "This payer's share of today's sponsored-fee budget is spent; nothing was submitted.",
+  svc_settlement_not_found: 'The journal has no settlement with this transaction hash.',
+} as const;
+
 /** Catalog soft-drop codes (docs/CATALOG.md), only inside the `bazaar` object of EXTENSION-RESPONSES. */
 export const BAZAAR_CODES = {
   bazaar_extension_not_object: 'The bazaar extension is not an object with `info` and `schema`.',
@@ -103,6 +117,7 @@ export const MCP_CODES = {
 export type VerifyCode = keyof typeof VERIFY_CODES;
 export type SettleCode = keyof typeof SETTLE_CODES;
 export type ServiceCode = keyof typeof SERVICE_CODES;
+export type SettlementCode = keyof typeof SETTLEMENT_CODES;
 export type BazaarCode = keyof typeof BAZAAR_CODES;
 export type McpCode = keyof typeof MCP_CODES;
 /** Codes a scheme may return: 30 verify + 7 settle = the 37 scheme codes. */
@@ -112,6 +127,7 @@ const ALL_MESSAGES: Record<string, string> = {
   ...VERIFY_CODES,
   ...SETTLE_CODES,
   ...SERVICE_CODES,
+  ...SETTLEMENT_CODES,
   ...BAZAAR_CODES,
   ...MCP_CODES,
 };

@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DEFAULT_NETWORK, NETWORKS, defaultRpcUrl, isStellarNetwork, keypairFromSeed, type Keypair, type StellarNetwork } from './chains/stellar/index.ts';
+import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
 
 export const DEFAULTS = {
   PORT: 4021,
@@ -42,6 +43,8 @@ export interface Config {
   feeMode: 'free';
   maxTransactionFeeStroops: number;
   logLevel: LogLevel;
+  /** Settlement journal, payment policy and fee budget (parsed in the journal block below). */
+  settlement: SettlementConfig;
   /** GET /ready: the least native balance, in stroops, of every account that pays for settlements. */
   readyMinBalanceStroops: number;
   /** GET /ready: the oldest the RPC's latest ledger may be, in seconds. */
@@ -203,9 +206,12 @@ export function loadConfig(env: Env): Config {
     headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
     requestTimeoutMs: parseInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULTS.REQUEST_TIMEOUT_MS, 1_000, 300_000),
     maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),
-  };
+  } as Config;
   // Node refuses a request timeout shorter than the head timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');
+  // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
+  // /health projection; read it as config.settlement.
+  Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
   Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey }, enumerable: false });
   return config;
 }
@@ -225,4 +231,64 @@ export function ensureDbDirectory(config: Config): void {
  */
 export function signerAddresses(config: Pick<Config, 'submitters' | 'feeBumpAddress'>): string[] {
   return config.feeBumpAddress ? [...config.submitters, config.feeBumpAddress] : [...config.submitters];
+}
+
+// ---- Settlement journal, payment policy and fee budget (docs/OPERATIONS.md) ----
+
+export interface SettlementConfig {
+  policy: PaymentPolicy;
+  /** Pause between reconciliation passes over unresolved journal records. */
+  reconcileIntervalMs: number;
+  /** Longest wait for in-flight settles on SIGTERM/SIGINT before exiting anyway. */
+  drainTimeoutMs: number;
+}
+
+/** A stroop amount, or `off` for no cap. */
+function parseCap(env: Env, name: string, fallback: bigint | null): bigint | null {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (value === 'off') return null;
+  if (!/^[0-9]{1,18}$/.test(value)) throw new ConfigError(name, `must be a non-negative integer number of stroops or "off"; got ${JSON.stringify(value.slice(0, 40))}`);
+  return BigInt(value);
+}
+
+function parseBaseUnits(name: string, value: string): bigint {
+  if (!/^[0-9]{1,39}$/.test(value)) throw new ConfigError(name, `amounts must be non-negative integers in base units; got ${JSON.stringify(value.slice(0, 40))}`);
+  return BigInt(value);
+}
+
+/** `ASSET=AMOUNT,ASSET=AMOUNT` (asset = the contract address the requirements name). */
+function parseMinAmounts(env: Env): Map<string, bigint> {
+  const value = read(env, 'PAYMENT_MIN_AMOUNTS');
+  const out = new Map<string, bigint>();
+  if (value === undefined) return out;
+  for (const [i, entry] of value.split(',').entries()) {
+    const [asset, amount, extra] = entry.split('=').map((s) => s.trim());
+    if (!asset || amount === undefined || extra !== undefined) throw new ConfigError('PAYMENT_MIN_AMOUNTS', `entry ${i + 1} is not ASSET=AMOUNT`);
+    out.set(asset, parseBaseUnits('PAYMENT_MIN_AMOUNTS', amount));
+  }
+  return out;
+}
+
+function parseBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = read(env, name);
+  if (value === undefined) return fallback;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ConfigError(name, `must be true or false; got ${JSON.stringify(value.slice(0, 40))}`);
+}
+
+function parseSettlementConfig(env: Env): SettlementConfig {
+  const minAmount = read(env, 'PAYMENT_MIN_AMOUNT');
+  return {
+    policy: {
+      dailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_DAILY_STROOPS', DEFAULT_POLICY.dailyFeeCapStroops),
+      payerDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_PAYER_DAILY_STROOPS', DEFAULT_POLICY.payerDailyFeeCapStroops),
+      minAmount: minAmount === undefined ? DEFAULT_POLICY.minAmount : parseBaseUnits('PAYMENT_MIN_AMOUNT', minAmount),
+      minAmountByAsset: parseMinAmounts(env),
+      allowSelfPayment: parseBoolean(env, 'ALLOW_SELF_PAYMENT', DEFAULT_POLICY.allowSelfPayment),
+    },
+    reconcileIntervalMs: parseInteger(env, 'RECONCILE_INTERVAL_MS', 5_000, 50, 3_600_000),
+    drainTimeoutMs: parseInteger(env, 'DRAIN_TIMEOUT_MS', 330_000, 0, 3_600_000),
+  };
 }

@@ -3,6 +3,7 @@
  * variable to stderr and exits 78 before any port is bound (docs/OPERATIONS.md). Secrets never appear.
  */
 import { ConfigError, ensureDbDirectory, loadConfig, type Config } from './config.ts';
+import { installDrain } from './lifecycle.ts';
 import { createService } from './service.ts';
 
 export const EXIT_CONFIG = 78;
@@ -27,16 +28,14 @@ const { logger } = service;
 try {
   const running = await service.listen(config.port, '0.0.0.0');
   logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'svc stopping');
-    service.drain();
-    service.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  installDrain({
+    server: running.server,
+    idle: () => service.idle(),
+    timeoutMs: config.settlement.drainTimeoutMs,
+    log: (obj, msg) => logger.info(obj, msg),
+    onDraining: () => service.drain(),
+    cleanup: () => service.close(),
+  });
 } catch (err) {
   logger.fatal({ err }, 'svc could not listen');
   process.exit(1);

@@ -15,6 +15,8 @@ import { createApp } from './http/app.ts';
 import type { ApiContract } from './http/contract.ts';
 import type { SvcState } from './http/middleware.ts';
 import { listen, type RunningServer } from './http/app.ts';
+import { SettlementJournal } from './journal/journal.ts';
+import { SqliteJournalStore } from './journal/store-sqlite.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceMetrics, instrumentCatalog, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck } from './ops/readiness.ts';
@@ -30,6 +32,12 @@ export interface ServiceOverrides {
   catalog?: CatalogPort;
   /** Further extensions after `bazaar`. */
   extensions?: FacilitatorExtension[];
+  /**
+   * The settlement journal every settle goes through (docs/OPERATIONS.md). Default: a SQLite
+   * journal at config.dbPath when the schemes are the configured ones; none when a test injects
+   * its own schemes (pass one to journal those). `null`: no journal.
+   */
+  journal?: SettlementJournal | null;
   metrics?: ServiceMetrics;
   /** Replace the readiness checks (RPC recent, balances, database writable, draining). */
   readiness?: ReadinessProbe;
@@ -42,12 +50,15 @@ export interface Service {
   metrics: ServiceMetrics;
   registry: SchemeRegistry;
   catalog: CatalogPort;
+  journal: SettlementJournal | null;
   app: Koa<SvcState>;
   /** Binds the app (port 0 = ephemeral; default config.port) on `host` (default loopback). */
   listen(port?: number, host?: string): Promise<RunningServer>;
   /** From now on GET /ready reports `draining` (before a stop). */
   drain(): void;
-  /** Closes every server it bound, then the catalog it opened. */
+  /** Resolves when no settle is in flight (the drain waits for it). */
+  idle(): Promise<void>;
+  /** Closes every server it bound, stops the reconciler, then the journal and catalog it opened. */
   close(): Promise<void>;
 }
 
@@ -82,6 +93,20 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   registry.extend(bazaarExtension(catalog));
   for (const extension of overrides.extensions ?? []) registry.extend(extension);
 
+  // Without a journal svc must not settle in production: an unjournaled settle could be submitted
+  // twice or lost on a crash. The journal shares DB_PATH with the catalog (its own tables).
+  const ownJournal = overrides.journal === undefined && stellar !== undefined;
+  const journal = ownJournal
+    ? new SettlementJournal({
+        store: new SqliteJournalStore(config.dbPath),
+        policy: config.settlement.policy,
+        logger,
+        onLanded: (settled) => registry.afterSettle(settled, logger, true),
+      })
+    : (overrides.journal ?? null);
+  if (journal) registry.journalWith(journal);
+  const stopReconciler = ownJournal && stellar ? journal!.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
+
   const readiness =
     overrides.readiness ??
     new ReadinessProbe({
@@ -95,7 +120,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       },
     });
 
-  const app = createApp({ config, logger, registry, catalog, metrics, readiness, ...(overrides.contract ? { contract: overrides.contract } : {}) });
+  const app = createApp({ config, logger, registry, catalog, metrics, readiness, journal, ...(overrides.contract ? { contract: overrides.contract } : {}) });
   const servers: RunningServer[] = [];
   return {
     config,
@@ -103,6 +128,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     metrics,
     registry,
     catalog,
+    journal,
     app,
     async listen(port = config.port, host = '127.0.0.1') {
       const running = await listen(app, port, host, config);
@@ -112,8 +138,11 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     drain() {
       draining = true;
     },
+    idle: () => journal?.idle() ?? Promise.resolve(),
     async close() {
       await Promise.all(servers.splice(0).map((s) => s.close()));
+      stopReconciler();
+      if (ownJournal) await journal!.store.close();
       await opened.close();
     },
   };

@@ -236,6 +236,7 @@ async function answerOne(ctx: RpcContext, handlers: Record<RpcMethod, Handler>, 
   if (fault?.kind === 'timeout') return undefined;
   if (fault?.kind === 'httpError') return { httpStatus: fault.status };
   if (fault?.kind === 'rpcError') return rpcError(id, { code: fault.code ?? -32603, message: fault.message ?? 'injected fault' });
+  if (fault?.kind === 'garbage') return { jsonrpc: '2.0', id: id ?? null, result: fault.result ?? null };
   if (fault?.kind === 'delay') await new Promise((r) => setTimeout(r, fault.ms));
   try {
     const result = handlers[method as RpcMethod](req.params);

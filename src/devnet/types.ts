@@ -51,7 +51,8 @@ export type Fault =
   | { kind: 'rpcError'; code?: number; message?: string } // JSON-RPC error object
   | { kind: 'timeout' } // never answers (the connection is held open until the client gives up)
   | { kind: 'delay'; ms: number } // answers correctly after a delay
-  | { kind: 'httpError'; status: number }; // non-JSON-RPC HTTP failure
+  | { kind: 'httpError'; status: number } // non-JSON-RPC HTTP failure
+  | { kind: 'garbage'; result?: unknown }; // a well-formed JSON-RPC answer whose result is nonsense (default null)
 
 export interface FaultSwitches {
   /** Make every call to `method` fail in the given way. */

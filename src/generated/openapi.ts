@@ -41,8 +41,47 @@ export interface paths {
          * @description Same envelope checks and kind routing as /verify, answered in the SettleResponse shape.
          *     After `success:true` only, the catalog hook runs; its outcome is reported in the
          *     `EXTENSION-RESPONSES` header and never changes the body.
+         *
+         *     **Journal and idempotency** (docs/OPERATIONS.md). Every payment (identified by its signed
+         *     authorization) is recorded before its transaction is submitted, and is submitted at most
+         *     once. A copy of a payment that was already submitted is never submitted again: with the
+         *     `Idempotency-Key` of the request that submitted it, it gets that request's recorded
+         *     outcome (`success:true` with the same transaction, a recorded failure, or
+         *     `svc_settlement_outcome_unknown` while the outcome is still being reconciled); without it
+         *     (or with another key) it is a replay and gets `invalid_exact_stellar_payload_simulation_failed`,
+         *     as the chain would answer. Concurrent copies wait for the first. Before submission the
+         *     payment policy and fee budget may refuse with `svc_policy_self_payment`,
+         *     `svc_policy_amount_below_minimum`, `svc_fee_budget_daily_exhausted` or
+         *     `svc_fee_budget_payer_exhausted`. When the transaction was submitted but the RPC could not
+         *     confirm its outcome within the time bound, the answer is `svc_settlement_outcome_unknown`
+         *     (never a failure): the reconciler resolves it, and a retry with the same key tells the outcome.
          */
         post: operations["settlePayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settlements/{transaction}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The journal record of one settlement, by transaction hash
+         * @description Public, like the chain: it shows only what the transaction itself publishes (payer, payTo,
+         *     asset, amount, submitter, fee ceiling, validity bound) plus the journal's state and the
+         *     times of its state changes. The signed payment, the resource and the Idempotency-Key are
+         *     never shown. `state` is `submitted` (sent, awaiting its outcome), `settled`, `failed`
+         *     (failed on-chain, rejected, or never included before `validUntil`) or `unknown` (the RPC
+         *     could not tell; the reconciler resolves it). An unknown hash is a 404 `svc_settlement_not_found`.
+         */
+        get: operations["getSettlement"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -298,7 +337,7 @@ export interface components {
             /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
             payer?: string;
             /** @description Machine-readable code (a scheme settle or verify code, or a service code). */
-            errorReason?: components["schemas"]["SettleCode"] | components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
+            errorReason?: components["schemas"]["SettleCode"] | components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"];
             /** @description Human-readable explanation. */
             errorMessage?: string;
             extensions?: {
@@ -393,10 +432,32 @@ export interface components {
                 cursor: string | null;
             };
         };
+        /** @description A journaled settlement, limited to what the chain publishes (docs/OPERATIONS.md). */
+        SettlementRecord: {
+            transaction: string;
+            network: string;
+            /** @enum {string} */
+            state: "submitted" | "settled" | "failed" | "unknown";
+            payer: string;
+            payTo: string;
+            asset: string;
+            amount: string;
+            submitter: string;
+            /** @description The fee ceiling the transaction declared (the chain charges at most this). */
+            feeStroops: string;
+            /** @description Unix seconds; the transaction cannot land after this. */
+            validUntil: number;
+            history: {
+                /** @enum {string} */
+                state: "submitted" | "settled" | "failed" | "unknown";
+                /** Format: date-time */
+                at: string;
+            }[];
+        };
         /** @description Non-payment errors (SPEC §2.9). Additional properties are allowed. */
         ErrorEnvelope: {
             error: {
-                code: components["schemas"]["ServiceCode"];
+                code: components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"];
                 reason: string;
             } & {
                 [key: string]: unknown;
@@ -493,6 +554,18 @@ export interface components {
          * @enum {string}
          */
         ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy";
+        /**
+         * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
+         *
+         *     - `svc_settlement_outcome_unknown`: The transaction was submitted but the RPC could not confirm its outcome in time; retry with the same Idempotency-Key.
+         *     - `svc_policy_self_payment`: The payer is the payTo address; self-payments are refused.
+         *     - `svc_policy_amount_below_minimum`: The amount is below the configured minimum for this asset.
+         *     - `svc_fee_budget_daily_exhausted`: Today's sponsored-fee budget is spent; nothing was submitted.
+         *     - `svc_fee_budget_payer_exhausted`: This payer's share of today's sponsored-fee budget is spent; nothing was submitted.
+         *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
+         * @enum {string}
+         */
+        SettlementCode: "svc_settlement_outcome_unknown" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_settlement_not_found";
         /**
          * @description The 9 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
@@ -818,7 +891,13 @@ export interface operations {
     settlePayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Chosen by the caller (e.g. a UUID) and sent again, unchanged, on a retry of the same
+                 *     payment; the retry gets the recorded outcome instead of a replay refusal.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -847,6 +926,74 @@ export interface operations {
             413: components["responses"]["SettleTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["SettleInternalError"];
+        };
+    };
+    getSettlement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The 64-hex transaction hash a settle reported (or logged). */
+                transaction: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The record. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "transaction": "3f1c0a9b7e2d4c5a6b8f9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b5a6978867564",
+                     *       "network": "stellar:testnet",
+                     *       "state": "settled",
+                     *       "payer": "GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG",
+                     *       "payTo": "GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI",
+                     *       "asset": "CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA",
+                     *       "amount": "100000",
+                     *       "submitter": "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3",
+                     *       "feeStroops": "60123",
+                     *       "validUntil": 1795000000,
+                     *       "history": [
+                     *         {
+                     *           "state": "submitted",
+                     *           "at": "2026-11-22T11:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "state": "settled",
+                     *           "at": "2026-11-22T11:00:01.200Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SettlementRecord"];
+                };
+            };
+            /** @description No settlement with this transaction hash is journaled. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_settlement_not_found",
+                     *         "reason": "The journal has no settlement with this transaction hash."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     getSupported: {

@@ -87,7 +87,7 @@ export function verifyHandler(registry: SchemeRegistry): SvcMiddleware {
 
 export function settleHandler(registry: SchemeRegistry): SvcMiddleware {
   return async (ctx: SvcContext) => {
-    const { response, extensionResponses, reportedTransaction } = await registry.settle(envelopeOf(ctx.state), ctx.state.log);
+    const { response, extensionResponses, reportedTransaction } = await registry.settle(envelopeOf(ctx.state), ctx.state.log, ctx.get('Idempotency-Key') || null);
     logDecision(ctx.state, 'POST /settle', response, response.errorReason, reportedTransaction);
     if (extensionResponses) ctx.set('EXTENSION-RESPONSES', Buffer.from(JSON.stringify(extensionResponses), 'utf8').toString('base64'));
     ctx.status = 200;

@@ -10,6 +10,8 @@ import type { ServiceCode } from '../codes.ts';
 import type { Config } from '../config.ts';
 import { discoveryQuery, listHandler, searchHandler } from '../handlers/discovery.ts';
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
+import { settlementHandler } from '../handlers/settlements.ts';
+import type { SettlementJournal } from '../journal/journal.ts';
 import { healthHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
 import type { Logger } from '../log.ts';
 import type { ServiceMetrics } from '../ops/metrics.ts';
@@ -28,6 +30,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: ServiceMetrics;
   readiness: ReadinessProbe;
+  /** Read by GET /settlements/{transaction}; null when the service journals nothing. */
+  journal: SettlementJournal | null;
   contract?: ApiContract;
 }
 
@@ -72,6 +76,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   const operations: Record<string, SvcMiddleware> = {
     verifyPayment: chain(...paymentsSteps, verifyHandler(registry)),
     settlePayment: chain(...paymentsSteps, settleHandler(registry)),
+    getSettlement: settlementHandler(deps.journal),
     getSupported: supportedHandler(registry),
     listDiscoveryResources: chain(...discoverySteps('list'), listHandler(catalog)),
     searchDiscoveryResources: chain(...discoverySteps('search'), searchHandler(catalog)),
@@ -125,6 +130,8 @@ export function listen(app: Koa<SvcState>, port: number, host = '127.0.0.1', lim
         port: address.port,
         close: () =>
           new Promise<void>((done, fail) => {
+            // Already closed by the drain (src/lifecycle.ts): nothing left to wait for.
+            if (!server.listening) return done();
             server.close((err) => (err ? fail(err) : done()));
             server.closeAllConnections();
           }),

@@ -3,13 +3,16 @@
  * of the route it happened on (openapi.yaml): VerifyResponse for /verify, SettleResponse for
  * /settle, the ErrorEnvelope everywhere else.
  */
-import { defaultMessage, type ServiceCode } from '../codes.ts';
+import { defaultMessage, type ServiceCode, type SettlementCode } from '../codes.ts';
+
+/** The codes an error response can carry (`svc_settlement_not_found` only on GET /settlements/{transaction}). */
+export type ErrorCode = ServiceCode | SettlementCode;
 
 /** A request svc answers with a `svc_*` code and a non-2xx status. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
-    readonly code: ServiceCode,
+    readonly code: ErrorCode,
     message: string = defaultMessage(code),
     /** Response headers the refusal carries (e.g. `Allow` on a 405). */
     readonly headers: Record<string, string> = {},
@@ -32,7 +35,7 @@ export function shapeOf(operationId: string | undefined): RouteShape {
 }
 
 /** The body of an error response in the route's shape. `network` is echoed on settle when known. */
-export function errorBody(shape: RouteShape, code: ServiceCode, message: string, network?: string): Record<string, unknown> {
+export function errorBody(shape: RouteShape, code: ErrorCode, message: string, network?: string): Record<string, unknown> {
   switch (shape) {
     case 'verify':
       return { isValid: false, invalidReason: code, invalidMessage: message };

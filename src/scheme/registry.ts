@@ -11,7 +11,9 @@ import type {
   PaymentRequirements,
   PaymentScheme,
   SettleResponse,
+  SettledPayment,
   SettleResult,
+  SettlementGate,
   SupportedKind,
   SupportedResponse,
   VerifyResponse,
@@ -43,6 +45,7 @@ export class SchemeRegistry {
   private readonly byKind = new Map<string, PaymentScheme>();
   private readonly schemes: PaymentScheme[] = [];
   private readonly extensions: FacilitatorExtension[] = [];
+  private gate: SettlementGate | null = null;
 
   /** Adds a scheme for every kind it reports; two schemes claiming one kind is a wiring mistake. */
   register(scheme: PaymentScheme): this {
@@ -59,6 +62,15 @@ export class SchemeRegistry {
   extend(extension: FacilitatorExtension): this {
     if (this.extensions.some((e) => e.name === extension.name)) throw new Error(`extension ${extension.name} is registered twice`);
     this.extensions.push(extension);
+    return this;
+  }
+
+  /**
+   * Routes every settle through `gate` (the settlement journal: idempotency, policy, fee budget;
+   * docs/OPERATIONS.md). Without one a settle goes straight to the scheme.
+   */
+  journalWith(gate: SettlementGate): this {
+    this.gate = gate;
     return this;
   }
 
@@ -88,7 +100,8 @@ export class SchemeRegistry {
     return shapeVerifyResponse(await scheme.verify(envelope.paymentPayload, envelope.paymentRequirements));
   }
 
-  async settle(envelope: PaymentEnvelope, log: CoreLogger): Promise<SettleOutcome> {
+  /** `idempotencyKey`: the request's Idempotency-Key header (read by the journal), null when absent. */
+  async settle(envelope: PaymentEnvelope, log: CoreLogger, idempotencyKey: string | null = null): Promise<SettleOutcome> {
     const network = envelope.paymentRequirements.network;
     const scheme = this.schemeFor(envelope);
     if (!scheme) {
@@ -101,14 +114,26 @@ export class SchemeRegistry {
       };
       return { response, extensionResponses: null, reportedTransaction: null };
     }
-    const result = await scheme.settle(envelope.paymentPayload, envelope.paymentRequirements);
+    const { paymentPayload: payload, paymentRequirements: requirements } = envelope;
+    const { result, fresh, identity } = this.gate
+      ? await this.gate.settle({ scheme, payload, requirements, idempotencyKey })
+      : { result: await scheme.settle(payload, requirements), fresh: true, identity: null };
     const response = shapeSettleResponse(result, network);
-    const extensionResponses = response.success ? await this.afterSettle({ ...envelope, response }, log) : null;
+    // The hooks run once per payment: a copy answered from the journal lists nothing again.
+    let extensionResponses: Record<string, unknown> | null = null;
+    if (response.success && fresh) {
+      extensionResponses = await this.afterSettle({ ...envelope, response }, log);
+      if (identity !== null) await this.gate?.markListed(identity);
+    }
     return { response, extensionResponses, reportedTransaction: typeof result.transaction === 'string' && result.transaction !== '' ? result.transaction : null };
   }
 
-  /** Runs every hook in registration order; a throw is logged and leaves that entry out. */
-  private async afterSettle(settled: PaymentEnvelope & { response: SettleResponse }, log: CoreLogger): Promise<Record<string, unknown> | null> {
+  /**
+   * Runs every hook in registration order; a throw is logged and leaves that entry out. The
+   * journal's reconciler calls it with `strict` for a payment it found landed after its request
+   * was lost: there a throw propagates, so the record stays unlisted and is retried next pass.
+   */
+  async afterSettle(settled: SettledPayment, log: CoreLogger, strict = false): Promise<Record<string, unknown> | null> {
     const entries: Record<string, unknown> = {};
     for (const extension of this.extensions) {
       if (!extension.afterSettle) continue;
@@ -117,6 +142,7 @@ export class SchemeRegistry {
         if (entry !== null && entry !== undefined) entries[extension.name] = entry;
       } catch (err) {
         log.error({ err, extension: extension.name }, `${extension.name} hook threw; its EXTENSION-RESPONSES entry is omitted`);
+        if (strict) throw err;
       }
     }
     return Object.keys(entries).length ? entries : null;

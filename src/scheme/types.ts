@@ -4,6 +4,7 @@
  * shape is the generated OpenAPI type (openapi.yaml, `npm run codegen`), so a scheme that answers
  * a field the contract does not declare is a compile error. Nothing here knows HTTP or a chain.
  */
+import type { SchemeCode, SettlementCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 
 type Schemas = components['schemas'];
@@ -35,8 +36,12 @@ export type SupportedKind = Schemas['SupportedKind'];
 export type SupportedResponse = Schemas['SupportedResponse'];
 /** A scheme's verdict is the VerifyResponse itself (the registry fills a missing message). */
 export type VerifyResult = VerifyResponse;
-/** A scheme's settlement result is the SettleResponse itself (the registry fills a missing message). */
-export type SettleResult = SettleResponse;
+/**
+ * A scheme's settlement result: the SettleResponse (the registry fills a missing message and drops
+ * everything else), plus `unconfirmed` when the transaction was submitted but its outcome could
+ * not be confirmed (the journal records it as `unknown` and reconciles it).
+ */
+export type SettleResult = SettleResponse & { unconfirmed?: boolean };
 
 /** What one scheme instance serves: its kinds and the public addresses that source its settlements. */
 export interface SchemeSupport {
@@ -45,11 +50,59 @@ export interface SchemeSupport {
   signers: Record<string, string[]>;
 }
 
+/** A transaction about to be submitted: what the journal records and the policy judges. */
+export interface SubmissionAttempt {
+  transaction: string;
+  submitter: string;
+  feeStroops: bigint;
+  payer: string;
+  payTo: string;
+  asset: string;
+  amount: string;
+  /** Unix seconds after which the transaction can no longer land. */
+  validUntil: number;
+}
+
+/** Called by a scheme's settle between building and submitting; a refusal stops the submission. */
+export interface SettleHooks {
+  beforeSubmit(attempt: SubmissionAttempt): Promise<{ code: SettlementCode; message: string } | null>;
+}
+
+/** The on-chain state of a journaled transaction, as far as the chain can tell now. */
+export type ChainStatus = 'settled' | 'failed' | 'expired' | 'pending';
+
+/** What a scheme offers the settlement journal (chain-specific knowledge, chain-agnostic shape). */
+export interface SettlementTracking {
+  /** A stable identity of the payment (one per authorization), or null when undecodable. */
+  identity(payload: PaymentPayload, requirements: PaymentRequirements): string | null;
+  /** The code a copy of an already-submitted payment gets (the chain would refuse it the same way). */
+  replayCode: SchemeCode;
+  /** Looks a transaction up; `expired` = never included and now never can be. */
+  status(transaction: string, validUntil: number): Promise<ChainStatus>;
+}
+
+/**
+ * Runs a settle through the settlement journal (idempotency, policy, fee budget); implemented by
+ * src/journal. `fresh` is true when this request submitted the transaction, so the after-settle
+ * hooks run now; `identity` names the journal record (null: not journaled).
+ */
+export interface SettlementGate {
+  settle(request: { scheme: PaymentScheme; payload: PaymentPayload; requirements: PaymentRequirements; idempotencyKey: string | null }): Promise<{
+    result: SettleResult;
+    fresh: boolean;
+    identity: string | null;
+  }>;
+  /** The after-settle hooks of the payment `identity` have run. */
+  markListed(identity: string): Promise<void>;
+}
+
 export interface PaymentScheme {
   /** The (x402Version, scheme, network) kinds this instance serves; read once, when registered. */
   supported(): SchemeSupport;
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult>;
-  settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResult>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements, hooks?: SettleHooks): Promise<SettleResult>;
+  /** Present on schemes whose settlements can be journaled and reconciled. */
+  readonly tracking?: SettlementTracking;
   /** The accounts that sign settlements, when the scheme pools them (read by the pool gauges of GET /metrics). */
   readonly pool?: { readonly busy: number; readonly waiting: number };
 }

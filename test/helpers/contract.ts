@@ -86,7 +86,7 @@ export function declaredMethods(pathname: string): string[] {
 
 /** The declared response (and its pointer) for method + path + status. */
 export function declaredResponse(method: string, path: string, status: number): { node: any; pointer: string } {
-  const pathname = path.split('?')[0]!;
+  const pathname = templateOf(path.split('?')[0]!);
   const operation = openapiDocument.paths?.[pathname]?.[method.toLowerCase()];
   if (!operation) {
     if (declaredMethods(pathname).length) {
@@ -102,6 +102,17 @@ export function declaredResponse(method: string, path: string, status: number): 
     throw new Error(`${method} ${pathname} answered ${status}, which openapi.yaml does not declare (declared: ${Object.keys(operation.responses).join(', ')})`);
   }
   return deref(raw, base);
+}
+
+/** The declared path (e.g. `/settlements/{transaction}`) a concrete path matches, else the path itself. */
+function templateOf(pathname: string): string {
+  if (openapiDocument.paths?.[pathname]) return pathname;
+  const segments = pathname.split('/');
+  const match = Object.keys(openapiDocument.paths ?? {}).find((template) => {
+    const parts = template.split('/');
+    return parts.length === segments.length && parts.every((p, i) => (p.startsWith('{') && p.endsWith('}') ? segments[i] !== '' : p === segments[i]));
+  });
+  return match ?? pathname;
 }
 
 /** Checks one received response against the contract; throws with a precise message. */

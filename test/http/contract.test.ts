@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generateTypes, GENERATED_PATH } from '../../codegen/generate.ts';
-import { BAZAAR_CODES, MCP_CODES, SERVICE_CODES, SETTLE_CODES, VERIFY_CODES } from '../../src/codes.ts';
+import { BAZAAR_CODES, MCP_CODES, SERVICE_CODES, SETTLE_CODES, SETTLEMENT_CODES, VERIFY_CODES } from '../../src/codes.ts';
 import { parse } from 'yaml';
 import { checkContract, openapiDocument } from '../helpers/contract.ts';
 
@@ -13,6 +13,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['VerifyCode', VERIFY_CODES, 30],
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 12],
+    ['SettlementCode', SETTLEMENT_CODES, 6],
     ['BazaarCode', BAZAAR_CODES, 9],
     ['McpCode', MCP_CODES, 12],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {

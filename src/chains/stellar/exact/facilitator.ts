@@ -3,15 +3,26 @@
  * settle through the submitter pool. No koa, no HTTP: the handlers call `verify` / `settle`.
  */
 import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
-import { defaultMessage, type SchemeCode, type VerifyCode } from '../../../codes.ts';
+import { defaultMessage, type SchemeCode, type SettlementCode, type VerifyCode } from '../../../codes.ts';
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
 import { LedgerCloseClock, confirmTransaction } from './confirm.ts';
 import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
 import { Rejection, SCHEME, checkFacilitatorSafety, clientPayer, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
-import { X402_VERSION, type PaymentPayload, type PaymentRequirements, type PaymentScheme, type SchemeSupport, type SettleResult, type VerifyResult } from '../../../scheme/types.ts';
+import {
+  X402_VERSION,
+  type PaymentPayload,
+  type PaymentRequirements,
+  type PaymentScheme,
+  type SchemeSupport,
+  type SettleHooks,
+  type SettleResult,
+  type SettlementTracking,
+  type VerifyResult,
+} from '../../../scheme/types.ts';
 import { STELLAR_SIGNER_FAMILY, type StellarNetwork } from '../networks.ts';
+import { stellarTracking } from './tracking.ts';
 
 /** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
 export const INCLUSION_FEE_STROOPS = 100n;
@@ -55,6 +66,7 @@ type Decision = { ok: true; verified: Verified } | { ok: false; code: VerifyCode
 export class ExactStellarScheme implements PaymentScheme {
   readonly network: StellarNetwork;
   readonly pool: SubmitterPool;
+  readonly tracking: SettlementTracking;
   private readonly rpc: ChainRpc;
   private readonly feeBump: Keypair | null;
   private readonly maxFee: bigint;
@@ -75,6 +87,7 @@ export class ExactStellarScheme implements PaymentScheme {
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.ledgerTime = options.ledgerTime ?? new LedgerTimeEstimator(this.rpc, { now: this.now });
     this.pool = new SubmitterPool(options.submitters, { loadSequence: (a) => this.rpc.getAccountSequence(a), ...options.pool });
+    this.tracking = stellarTracking(this.rpc);
     this.facilitator = new Set([...this.pool.addresses, ...(this.feeBump ? [this.feeBump.publicKey()] : [])]);
   }
 
@@ -101,7 +114,7 @@ export class ExactStellarScheme implements PaymentScheme {
     return { isValid: false, invalidReason: decision.code, invalidMessage: decision.message, ...(decision.payer ? { payer: decision.payer } : {}) };
   }
 
-  async settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResult> {
+  async settle(payload: PaymentPayload, requirements: PaymentRequirements, hooks?: SettleHooks): Promise<SettleResult> {
     const network = typeof requirements?.network === 'string' ? requirements.network : this.network;
     const decision = await this.decide(payload, requirements);
     if (!decision.ok) return this.verificationFailure(decision, network, requirements?.amount);
@@ -114,6 +127,8 @@ export class ExactStellarScheme implements PaymentScheme {
       const message = err instanceof SignerSelectionError ? err.message : `Submitter selection failed: ${describeError(err)}`;
       return this.settleFailure('settle_exact_stellar_signer_selection_failed', message, network, transfer.from, transfer.amount);
     }
+    // Once the transaction may have reached the network, no error may be reported as a failure.
+    const progress = { submittedHash: '' };
     try {
       let verified = decision.verified;
       // After a wait in the queue the ledger has moved on: an authorization may have expired or a
@@ -123,9 +138,10 @@ export class ExactStellarScheme implements PaymentScheme {
         if (!again.ok) return this.verificationFailure(again, network, requirements.amount);
         verified = again.verified;
       }
-      return await this.submit(verified, lease, requirements, network);
+      return await this.submit(verified, lease, requirements, network, hooks, progress);
     } catch (err) {
       lease.invalidate();
+      if (progress.submittedHash) return this.unconfirmed(progress.submittedHash, describeError(err), network, transfer.from, transfer.amount);
       return this.settleFailure('unexpected_settle_error', `Settlement failed unexpectedly: ${describeError(err)}`, network, transfer.from, transfer.amount);
     } finally {
       lease.release();
@@ -174,9 +190,16 @@ export class ExactStellarScheme implements PaymentScheme {
     }
   }
 
-  private async submit(verified: Verified, lease: SubmitterLease, requirements: PaymentRequirements, network: string): Promise<SettleResult> {
+  private async submit(
+    verified: Verified,
+    lease: SubmitterLease,
+    requirements: PaymentRequirements,
+    network: string,
+    hooks: SettleHooks | undefined,
+    progress: { submittedHash: string },
+  ): Promise<SettleResult> {
     const { transfer, simulation, passphrase } = verified;
-    const fail = (code: SchemeCode, message: string) => this.settleFailure(code, message, network, transfer.from, transfer.amount);
+    const fail = (code: SchemeCode | SettlementCode, message: string) => this.settleFailure(code, message, network, transfer.from, transfer.amount);
     const windowSeconds = Math.min(Math.ceil(Number(requirements.maxTimeoutSeconds)), MAX_SETTLEMENT_WINDOW_SECONDS);
     const maxTime = Math.floor(this.now() / 1000) + windowSeconds;
 
@@ -212,6 +235,19 @@ export class ExactStellarScheme implements PaymentScheme {
     }
     const hash = Buffer.from(envelope.hash()).toString('hex');
     const ledgerSeconds = await this.ledgerTime.seconds();
+    // The journal records the attempt (and the policy may refuse it) before anything is sent.
+    const refusal = await hooks?.beforeSubmit({
+      transaction: hash,
+      submitter: lease.address,
+      feeStroops: verified.fee,
+      payer: transfer.from,
+      payTo: transfer.to,
+      asset: transfer.asset,
+      amount: transfer.amount.toString(),
+      validUntil: maxTime,
+    });
+    if (refusal) return fail(refusal.code, refusal.message);
+    progress.submittedHash = hash;
 
     // Submit; TRY_AGAIN_LATER is retried while the transaction can still land.
     let sendError: string | undefined;
@@ -232,15 +268,21 @@ export class ExactStellarScheme implements PaymentScheme {
           `The network rejected the submission: status ${sent.status}${sent.resultCode ? `, result ${sent.resultCode}` : ''}.`,
         );
       } catch (err) {
-        if (!(err instanceof RpcError)) throw err;
-        // The transaction may have reached the network anyway: find out by polling its hash.
-        sendError = err.message;
+        // The transaction may have reached the network anyway (also when the RPC answered
+        // something unreadable): find out by polling its hash.
+        sendError = err instanceof RpcError ? err.message : `sendTransaction answered unreadably (${describeError(err)})`;
         lease.invalidate();
         break;
       }
     }
 
-    const outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep, clock: this.closeClock });
+    let outcome: Awaited<ReturnType<typeof confirmTransaction>>;
+    try {
+      outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep, clock: this.closeClock });
+    } catch (err) {
+      lease.invalidate();
+      return this.unconfirmed(hash, `getTransaction answered unreadably (${describeError(err)})`, network, transfer.from, transfer.amount);
+    }
     if (outcome.kind === 'success') {
       this.log('settle', 'success', transfer.from, transfer.amount, hash);
       return { success: true, transaction: hash, network, payer: transfer.from };
@@ -249,10 +291,17 @@ export class ExactStellarScheme implements PaymentScheme {
     if (outcome.kind === 'failed') {
       return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} failed on-chain in ledger ${outcome.status.ledger}${outcome.status.resultCode ? ` with ${outcome.status.resultCode}` : ''}.`);
     }
+    if (outcome.kind === 'unknown') return this.unconfirmed(hash, outcome.detail, network, transfer.from, transfer.amount);
     if (sendError) {
       return fail('settle_exact_stellar_transaction_submission_failed', `${sendError}; transaction ${hash} was ${outcome.kind === 'expired' ? 'never included' : 'not found'} (${outcome.detail}).`);
     }
     return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} did not reach SUCCESS: ${outcome.detail}.`);
+  }
+
+  /** Submitted, outcome not known: never a failure (it may have landed); the journal reconciles it. */
+  private unconfirmed(hash: string, detail: string, network: string, payer: string, amount: unknown): SettleResult {
+    const result = this.settleFailure('svc_settlement_outcome_unknown', `Transaction ${hash} was submitted; its outcome is not confirmed yet: ${detail}.`, network, payer, amount);
+    return { ...result, unconfirmed: true };
   }
 
   /** A verify code passes through; an internal verify fault is reported as verification_failed. */
@@ -261,7 +310,7 @@ export class ExactStellarScheme implements PaymentScheme {
     return this.settleFailure(code, decision.message, network, decision.payer, amount);
   }
 
-  private settleFailure(code: SchemeCode, message: string, network: string, payer: string | undefined, amount: unknown): SettleResult {
+  private settleFailure(code: SchemeCode | SettlementCode, message: string, network: string, payer: string | undefined, amount: unknown): SettleResult {
     this.log('settle', code, payer, amount, '');
     return { success: false, transaction: '', network, errorReason: code, errorMessage: message || defaultMessage(code), ...(payer ? { payer } : {}) };
   }

@@ -1,0 +1,251 @@
+/**
+ * The settlement journal around a scheme's settle (docs/OPERATIONS.md):
+ * - one record per payment identity, written before submission (the scheme calls beforeSubmit);
+ * - copies of one payment wait for the first (an in-process lock per identity; the primary key
+ *   is the guard across processes), then get the recorded outcome when they carry the first
+ *   request's Idempotency-Key, else the replay code — never a second submission;
+ * - the policy and fee budget refuse before submission;
+ * - a background loop resolves `submitted`/`unknown` records through the chain and lists landed
+ *   payments in the catalog.
+ */
+import { createHash } from 'node:crypto';
+import { defaultMessage } from '../codes.ts';
+import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettledPayment, SettleResult, SettlementGate, SettlementTracking } from '../scheme/types.ts';
+import { feeCaps, judgeAttempt, type PaymentPolicy } from './policy.ts';
+import type { JournalStore, SettlementRecord, SettlementState } from './types.ts';
+
+export interface JournalLogger {
+  info(obj: Record<string, unknown>, msg?: string): void;
+  warn(obj: Record<string, unknown>, msg?: string): void;
+}
+
+export interface JournalOptions {
+  store: JournalStore;
+  policy: PaymentPolicy;
+  now?: () => number;
+  logger?: JournalLogger;
+  /**
+   * Called for a payment the reconciler found landed whose after-settle hooks never ran (the
+   * catalog listing); a throw leaves the record unlisted, to be retried on the next pass.
+   */
+  onLanded?: (settled: SettledPayment) => unknown;
+}
+
+export interface SettleRequest {
+  scheme: PaymentScheme;
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  idempotencyKey: string | null;
+}
+
+/** `fresh` is true when this request submitted the transaction (so the catalog hook runs now). */
+export interface JournaledOutcome {
+  result: SettleResult;
+  fresh: boolean;
+  identity: string;
+}
+
+export class SettlementJournal implements SettlementGate {
+  readonly store: JournalStore;
+  private readonly policy: PaymentPolicy;
+  private readonly now: () => number;
+  private readonly logger: JournalLogger | undefined;
+  private readonly onLanded: JournalOptions['onLanded'];
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(options: JournalOptions) {
+    this.store = options.store;
+    this.policy = options.policy;
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger;
+    this.onLanded = options.onLanded;
+  }
+
+  /** Settles in flight right now (the drain waits for zero). */
+  get pending(): number {
+    return this.inFlight;
+  }
+
+  /** Resolves when no settle is in flight. */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  async settle(request: SettleRequest): Promise<JournaledOutcome> {
+    this.inFlight++;
+    try {
+      const identity = identityOf(request);
+      return await this.locked(identity, () => this.settleOnce(identity, request));
+    } finally {
+      if (--this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  /** Runs `work` after every earlier holder of `identity` has finished. */
+  private async locked<T>(identity: string, work: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(identity) ?? Promise.resolve();
+    const run = before.then(work, work);
+    const tail = run.catch(() => undefined);
+    this.locks.set(identity, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(identity) === tail) this.locks.delete(identity);
+    }
+  }
+
+  private async settleOnce(identity: string, { scheme, payload, requirements, idempotencyKey }: SettleRequest): Promise<JournaledOutcome> {
+    const existing = await this.store.get(identity);
+    // A failed attempt moved no money: the payment is attempted again (re-verified first, so a
+    // consumed or expired authorization is refused without a submission).
+    if (existing && existing.state !== 'failed') return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false, identity };
+    let reserved = false;
+    const result = await scheme.settle(payload, requirements, {
+      beforeSubmit: async (attempt) => {
+        const refusal = judgeAttempt(this.policy, attempt);
+        if (refusal) return refusal;
+        const now = this.now();
+        const outcome = await this.store.reserve(
+          { identity, idempotencyKey, network: String(requirements.network), ...attempt, paymentPayload: JSON.stringify(payload), paymentRequirements: JSON.stringify(requirements) },
+          feeCaps(this.policy, now),
+          now,
+        );
+        if (outcome.ok) {
+          reserved = true;
+          return null;
+        }
+        if (outcome.reason === 'daily_cap') return { code: 'svc_fee_budget_daily_exhausted', message: `Sponsored fees today: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the daily cap.` };
+        if (outcome.reason === 'payer_cap') return { code: 'svc_fee_budget_payer_exhausted', message: `Sponsored fees today for ${attempt.payer}: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the per-payer cap.` };
+        // Another process submitted this payment first (the primary key held).
+        return { code: 'svc_settlement_outcome_unknown', message: 'This payment is being settled by another request; retry with its Idempotency-Key.' };
+      },
+    });
+    if (reserved) {
+      const state: SettlementState = result.success ? 'settled' : result.unconfirmed ? 'unknown' : 'failed';
+      await this.store.resolve(identity, state, { errorCode: result.errorReason, errorMessage: result.errorMessage, note: result.success ? 'confirmed by settle' : (result.errorMessage ?? '') }, this.now());
+    }
+    return { result, fresh: reserved, identity };
+  }
+
+  /** A copy of a journaled payment: its outcome for the same key, the replay code otherwise. */
+  private async answerCopy(record: SettlementRecord, idempotencyKey: string | null, tracking: SettlementTracking | undefined): Promise<SettleResult> {
+    if (idempotencyKey === null || idempotencyKey !== record.idempotencyKey) {
+      const code = tracking?.replayCode ?? 'verification_failed';
+      return { success: false, transaction: '', network: record.network, payer: record.payer, errorReason: code, errorMessage: `This payment was already submitted (transaction ${record.transaction}); a copy is not settled again.` };
+    }
+    if ((record.state === 'submitted' || record.state === 'unknown') && tracking) {
+      record = (await this.reconcileRecord(record, tracking)) ?? record;
+    }
+    return resultOf(record);
+  }
+
+  /** The catalog hook for a settled payment, then the record is marked listed. */
+  private async list(record: SettlementRecord): Promise<void> {
+    try {
+      await this.onLanded?.({
+        paymentPayload: JSON.parse(record.paymentPayload) as PaymentPayload,
+        paymentRequirements: JSON.parse(record.paymentRequirements) as PaymentRequirements,
+        response: resultOf(record),
+      });
+      await this.store.markListed(record.identity);
+    } catch (err) {
+      this.logger?.warn({ transaction: record.transaction, err: String(err) }, 'catalog hook after settlement failed; retried next pass');
+    }
+  }
+
+  /** After the request that settled a payment ran the catalog hook. */
+  markListed(identity: string): Promise<void> {
+    return this.store.markListed(identity);
+  }
+
+  /** One reconciliation pass over unresolved records not held by a request in this process. */
+  async reconcile(tracking: SettlementTracking, limit = 100): Promise<number> {
+    // Settled payments whose catalog hook never ran (the process died in between).
+    for (const record of await this.store.unlisted(limit, this.now() - 10_000)) {
+      if (!this.locks.has(record.identity)) await this.list(record);
+    }
+    let resolved = 0;
+    for (const record of await this.store.unresolved(limit)) {
+      if (this.locks.has(record.identity)) continue;
+      const after = await this.locked(record.identity, () => this.reconcileRecord(record, tracking));
+      if (after && after.state !== record.state) resolved++;
+    }
+    return resolved;
+  }
+
+  private async reconcileRecord(record: SettlementRecord, tracking: SettlementTracking): Promise<SettlementRecord | null> {
+    let status;
+    try {
+      status = await tracking.status(record.transaction, record.validUntil);
+    } catch (err) {
+      this.logger?.warn({ transaction: record.transaction, err: String(err) }, 'reconciliation: chain lookup failed; record stays unresolved');
+      return null;
+    }
+    if (status === 'pending') return null;
+    const now = this.now();
+    const state: SettlementState = status === 'settled' ? 'settled' : 'failed';
+    const detail =
+      status === 'settled'
+        ? { note: 'found on chain by reconciliation' }
+        : status === 'failed'
+          ? { errorCode: 'settle_exact_stellar_transaction_failed', errorMessage: `Transaction ${record.transaction} failed on-chain.`, note: 'failed on chain (reconciliation)' }
+          : { errorCode: 'settle_exact_stellar_transaction_failed', errorMessage: `Transaction ${record.transaction} was never included and its time bound has passed.`, note: 'never included before its time bound (reconciliation)' };
+    const changed = await this.store.resolve(record.identity, state, detail, now);
+    const after = await this.store.get(record.identity);
+    if (changed && state === 'settled') await this.list(record);
+    this.logger?.info({ transaction: record.transaction, state: after?.state ?? state }, 'settlement reconciled');
+    return after;
+  }
+
+  /**
+   * The background loop: every `intervalMs` one pass. `timers` is injectable (tests drive it).
+   * Returns a stop function.
+   */
+  startReconciler(tracking: SettlementTracking, intervalMs: number, timers = { setTimeout, clearTimeout }): () => void {
+    let stopped = false;
+    let handle: ReturnType<typeof setTimeout> | undefined;
+    const tick = () => {
+      this.reconcile(tracking)
+        .catch((err: unknown) => this.logger?.warn({ err: String(err) }, 'reconciliation pass failed'))
+        .finally(() => {
+          if (stopped) return;
+          handle = timers.setTimeout(tick, intervalMs);
+          handle.unref?.();
+        });
+    };
+    handle = timers.setTimeout(tick, 0);
+    handle.unref?.();
+    return () => {
+      stopped = true;
+      if (handle) timers.clearTimeout(handle);
+    };
+  }
+}
+
+/** The scheme's identity, or a hash of the whole payment when the scheme cannot decode it. */
+function identityOf({ scheme, payload, requirements }: SettleRequest): string {
+  const own = scheme.tracking?.identity(payload, requirements);
+  if (own) return own;
+  return createHash('sha256').update(JSON.stringify([payload?.payload ?? null, requirements?.network ?? null])).digest('hex');
+}
+
+/** The SettleResult a journal record stands for. */
+export function resultOf(record: SettlementRecord): SettleResult {
+  if (record.state === 'settled') return { success: true, transaction: record.transaction, network: record.network, payer: record.payer };
+  if (record.state === 'failed') {
+    const code = (record.errorCode ?? 'settle_exact_stellar_transaction_failed') as SettleResult['errorReason'] & string;
+    return { success: false, transaction: '', network: record.network, payer: record.payer, errorReason: code, errorMessage: record.errorMessage || defaultMessage(code) };
+  }
+  return {
+    success: false,
+    transaction: '',
+    network: record.network,
+    payer: record.payer,
+    errorReason: 'svc_settlement_outcome_unknown',
+    errorMessage: `Transaction ${record.transaction} was submitted; its outcome is not confirmed yet. Retry later with the same Idempotency-Key.`,
+    unconfirmed: true,
+  };
+}

@@ -1,0 +1,243 @@
+/**
+ * The journal in SQLite (node:sqlite). It lives in the same database file as the catalog
+ * (DB_PATH) in its own `journal_*` tables with its own schema version (journal_meta), so the two
+ * migrate independently. WAL and a busy timeout let the catalog and the journal share the file.
+ */
+import { DatabaseSync } from 'node:sqlite';
+import { inWriteTransaction } from '../catalog/store.ts';
+import type { FeeCaps, JournalStore, NewSettlement, ReserveResult, SettlementRecord, SettlementState, StateChange } from './types.ts';
+
+const BUSY_TIMEOUT_MS = 2_000;
+
+type Migration = (db: DatabaseSync) => void;
+const MIGRATIONS: Migration[] = [
+  (db) => {
+    db.exec(`
+      CREATE TABLE journal_settlements (
+        identity TEXT PRIMARY KEY,
+        idempotency_key TEXT,
+        network TEXT NOT NULL,
+        tx_hash TEXT NOT NULL UNIQUE,
+        submitter TEXT NOT NULL,
+        fee_stroops INTEGER NOT NULL,
+        -- every fee ceiling this payment's attempts declared (the budget counts these)
+        budget_stroops INTEGER NOT NULL,
+        payer TEXT NOT NULL,
+        pay_to TEXT NOT NULL,
+        asset TEXT NOT NULL,
+        amount TEXT NOT NULL,
+        valid_until INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('submitted','settled','failed','unknown')),
+        error_code TEXT,
+        error_message TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        payment_payload TEXT NOT NULL,
+        payment_requirements TEXT NOT NULL,
+        -- 1 once the catalog hook ran for a settled payment (a crash between may leave it 0)
+        listed INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX journal_unresolved ON journal_settlements (state, created_at) WHERE state IN ('submitted','unknown');
+      CREATE INDEX journal_payer_day ON journal_settlements (payer, updated_at);
+      CREATE INDEX journal_day ON journal_settlements (updated_at);
+      CREATE TABLE journal_history (
+        identity TEXT NOT NULL REFERENCES journal_settlements(identity),
+        seq INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (identity, seq)
+      );
+    `);
+  },
+];
+
+function migrate(db: DatabaseSync): void {
+  db.exec('CREATE TABLE IF NOT EXISTS journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+  inWriteTransaction(db, () => {
+    const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
+    const version = row ? Number(row.value) : 0;
+    if (version > MIGRATIONS.length) throw new Error(`journal schema ${version} is newer than this code (${MIGRATIONS.length})`);
+    for (let v = version; v < MIGRATIONS.length; v++) MIGRATIONS[v]!(db);
+    db.prepare("INSERT INTO journal_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(MIGRATIONS.length));
+  });
+}
+
+interface Row {
+  identity: string;
+  idempotency_key: string | null;
+  network: string;
+  tx_hash: string;
+  submitter: string;
+  fee_stroops: number | bigint;
+  payer: string;
+  pay_to: string;
+  asset: string;
+  amount: string;
+  valid_until: number;
+  state: SettlementState;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: number;
+  updated_at: number;
+  payment_payload: string;
+  payment_requirements: string;
+}
+
+export class SqliteJournalStore implements JournalStore {
+  private readonly db: DatabaseSync;
+
+  constructor(dbPath: string) {
+    this.db = new DatabaseSync(dbPath, { timeout: BUSY_TIMEOUT_MS });
+    try {
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      if (dbPath !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL');
+      // FULL: a record written before submission must survive a power cut, not only a crash.
+      this.db.exec('PRAGMA synchronous = FULL');
+      migrate(this.db);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+  }
+
+  private record(row: Row | undefined): SettlementRecord | null {
+    if (!row) return null;
+    const history = this.db
+      .prepare('SELECT state, at, detail FROM journal_history WHERE identity = ? ORDER BY seq')
+      .all(row.identity) as unknown as StateChange[];
+    return {
+      identity: row.identity,
+      idempotencyKey: row.idempotency_key,
+      network: row.network,
+      transaction: row.tx_hash,
+      submitter: row.submitter,
+      feeStroops: BigInt(row.fee_stroops),
+      payer: row.payer,
+      payTo: row.pay_to,
+      asset: row.asset,
+      amount: row.amount,
+      validUntil: row.valid_until,
+      state: row.state,
+      errorCode: row.error_code,
+      errorMessage: row.error_message,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      paymentPayload: row.payment_payload,
+      paymentRequirements: row.payment_requirements,
+      history: history.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
+    };
+  }
+
+  get(identity: string): Promise<SettlementRecord | null> {
+    return promised(() => {
+      return this.record(this.db.prepare('SELECT * FROM journal_settlements WHERE identity = ?').get(identity) as Row | undefined);
+    });
+  }
+
+  getByTransaction(transaction: string): Promise<SettlementRecord | null> {
+    return promised(() => {
+      return this.record(this.db.prepare('SELECT * FROM journal_settlements WHERE tx_hash = ?').get(transaction) as Row | undefined);
+    });
+  }
+
+  reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
+    return promised(() => {
+      return inWriteTransaction(this.db, (): ReserveResult => {
+        const previous = this.db.prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?').get(a.identity) as
+          | { state: SettlementState; budget_stroops: number | bigint; tx_hash: string }
+          | undefined;
+        // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
+        if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
+        const sum = (sql: string, ...args: (string | number)[]) =>
+          BigInt((this.db.prepare(sql).get(...args) as { spent: number | bigint | null }).spent ?? 0);
+        if (caps.dailyStroops !== null) {
+          const spent = sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= ?', caps.dayStart);
+          if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
+        }
+        if (caps.perPayerDailyStroops !== null) {
+          const spent = sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = ? AND updated_at >= ?', a.payer, caps.dayStart);
+          if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
+        }
+        if (previous) {
+          this.db
+            .prepare(
+              `UPDATE journal_settlements SET idempotency_key = ?, tx_hash = ?, submitter = ?, fee_stroops = ?, budget_stroops = budget_stroops + ?,
+                 valid_until = ?, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = ? WHERE identity = ?`,
+            )
+            .run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, a.identity);
+          this.appendHistory(a.identity, 'submitted', now, `attempted again after failed transaction ${previous.tx_hash}; submitted by ${a.submitter}`);
+          return { ok: true };
+        }
+        this.db
+          .prepare(
+            `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, budget_stroops, payer, pay_to, asset, amount,
+               valid_until, state, error_code, error_message, created_at, updated_at, payment_payload, payment_requirements)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, NULL, ?, ?, ?, ?)`,
+          )
+          .run(a.identity, a.idempotencyKey, a.network, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.payer, a.payTo, a.asset, a.amount, a.validUntil, now, now, a.paymentPayload, a.paymentRequirements);
+        this.appendHistory(a.identity, 'submitted', now, `submitted by ${a.submitter}`);
+        return { ok: true };
+      });
+    });
+  }
+
+  resolve(identity: string, state: SettlementState, detail: { errorCode?: string; errorMessage?: string; note: string }, now: number): Promise<boolean> {
+    return promised(() => {
+      return inWriteTransaction(this.db, () => {
+        const row = this.db.prepare('SELECT state FROM journal_settlements WHERE identity = ?').get(identity) as { state: SettlementState } | undefined;
+        if (!row || (row.state !== 'submitted' && row.state !== 'unknown')) return false;
+        if (row.state === state) return false;
+        this.db
+          .prepare('UPDATE journal_settlements SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE identity = ?')
+          .run(state, detail.errorCode ?? null, detail.errorMessage ?? null, now, identity);
+        this.appendHistory(identity, state, now, detail.note);
+        return true;
+      });
+    });
+  }
+
+  private appendHistory(identity: string, state: SettlementState, at: number, detail: string): void {
+    const seq = (this.db.prepare('SELECT COUNT(*) AS n FROM journal_history WHERE identity = ?').get(identity) as { n: number }).n;
+    this.db.prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)').run(identity, seq, state, at, detail);
+  }
+
+  markListed(identity: string): Promise<void> {
+    return promised(() => {
+      this.db.prepare('UPDATE journal_settlements SET listed = 1 WHERE identity = ?').run(identity);
+    });
+  }
+
+  unlisted(limit: number, before: number): Promise<SettlementRecord[]> {
+    return promised(() => {
+      const rows = this.db
+        .prepare("SELECT * FROM journal_settlements WHERE state = 'settled' AND listed = 0 AND updated_at < ? ORDER BY updated_at LIMIT ?")
+        .all(before, limit) as unknown as Row[];
+      return rows.map((r) => this.record(r)!);
+    });
+  }
+
+  unresolved(limit: number): Promise<SettlementRecord[]> {
+    return promised(() => {
+      const rows = this.db
+        .prepare("SELECT * FROM journal_settlements WHERE state IN ('submitted','unknown') ORDER BY created_at LIMIT ?")
+        .all(limit) as unknown as Row[];
+      return rows.map((r) => this.record(r)!);
+    });
+  }
+
+  close(): Promise<void> {
+    return promised(() => {
+      if (this.db.isOpen) this.db.close();
+    });
+  }
+}
+
+/** The store interface is async (a networked database implements it too); SQLite answers at once. */
+function promised<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+}

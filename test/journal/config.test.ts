@@ -1,0 +1,34 @@
+/** The journal/policy variables of src/config.ts: defaults, parsing, and refusals naming the variable. */
+import { Keypair } from '@stellar/stellar-sdk';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+const load = (env: Record<string, string>) => loadConfig({ SUBMITTER_SECRET: Keypair.random().secret(), ...env }).settlement;
+
+describe('settlement configuration', () => {
+  it('defaults refuse self-payments and zero amounts and cap fees', () => {
+    const { policy, reconcileIntervalMs } = load({});
+    expect(policy).toMatchObject({ allowSelfPayment: false, minAmount: 1n, dailyFeeCapStroops: 100_000_000n, payerDailyFeeCapStroops: 10_000_000n });
+    expect(reconcileIntervalMs).toBe(5_000);
+  });
+
+  it('parses caps, off, per-asset minimums and the self-payment switch', () => {
+    const { policy } = load({ FEE_BUDGET_DAILY_STROOPS: 'off', FEE_BUDGET_PAYER_DAILY_STROOPS: '500', PAYMENT_MIN_AMOUNTS: 'CABC=10, CDEF=20', ALLOW_SELF_PAYMENT: 'true' });
+    expect(policy.dailyFeeCapStroops).toBeNull();
+    expect(policy.payerDailyFeeCapStroops).toBe(500n);
+    expect([...policy.minAmountByAsset]).toEqual([['CABC', 10n], ['CDEF', 20n]]);
+    expect(policy.allowSelfPayment).toBe(true);
+  });
+
+  it.each([
+    ['FEE_BUDGET_DAILY_STROOPS', '-1'],
+    ['FEE_BUDGET_PAYER_DAILY_STROOPS', '1e9'],
+    ['PAYMENT_MIN_AMOUNT', '1.5'],
+    ['PAYMENT_MIN_AMOUNTS', 'CABC'],
+    ['ALLOW_SELF_PAYMENT', 'yes'],
+    ['RECONCILE_INTERVAL_MS', '0'],
+  ])('%s=%s is a ConfigError naming the variable', (variable, value) => {
+    expect(() => load({ [variable]: value })).toThrow(ConfigError);
+    expect(() => load({ [variable]: value })).toThrow(new RegExp(`^${variable}:`));
+  });
+});
