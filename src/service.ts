@@ -15,7 +15,7 @@ import { createApp } from './http/app.ts';
 import type { ApiContract } from './http/contract.ts';
 import type { SvcState } from './http/middleware.ts';
 import { listen, type RunningServer } from './http/app.ts';
-import { SettlementJournal } from './journal/journal.ts';
+import { SettlementJournal, unavailableJournal } from './journal/journal.ts';
 import { SqliteJournalStore } from './journal/store-sqlite.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceMetrics, instrumentCatalog, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
@@ -73,6 +73,21 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
   }
 }
 
+/** Opens the settlement journal at config.dbPath (its own tables); null when it cannot open (logged). */
+function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeRegistry): SettlementJournal | null {
+  try {
+    return new SettlementJournal({
+      store: new SqliteJournalStore(config.dbPath),
+      policy: config.settlement.policy,
+      logger,
+      onLanded: (settled) => registry.afterSettle(settled, logger, true),
+    });
+  } catch (err) {
+    logger.error({ err, dbPath: config.dbPath }, 'settlement journal could not open; settles are refused until it is fixed');
+    return null;
+  }
+}
+
 export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const metrics = overrides.metrics ?? new ServiceMetrics();
@@ -95,17 +110,11 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
 
   // Without a journal svc must not settle in production: an unjournaled settle could be submitted
   // twice or lost on a crash. The journal shares DB_PATH with the catalog (its own tables).
-  const ownJournal = overrides.journal === undefined && stellar !== undefined;
-  const journal = ownJournal
-    ? new SettlementJournal({
-        store: new SqliteJournalStore(config.dbPath),
-        policy: config.settlement.policy,
-        logger,
-        onLanded: (settled) => registry.afterSettle(settled, logger, true),
-      })
-    : (overrides.journal ?? null);
+  const ownJournal = overrides.journal === undefined && stellar !== undefined ? openConfiguredJournal(config, logger, registry) : null;
+  const journal = ownJournal ?? overrides.journal ?? null;
   if (journal) registry.journalWith(journal);
-  const stopReconciler = ownJournal && stellar ? journal!.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
+  else if (overrides.journal === undefined && stellar) registry.journalWith(unavailableJournal(config.dbPath));
+  const stopReconciler = ownJournal && stellar ? ownJournal.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
 
   const readiness =
     overrides.readiness ??
@@ -142,7 +151,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     async close() {
       await Promise.all(servers.splice(0).map((s) => s.close()));
       stopReconciler();
-      if (ownJournal) await journal!.store.close();
+      await ownJournal?.store.close();
       await opened.close();
     },
   };

@@ -72,7 +72,23 @@ export function matchOperation(contract: ApiContract, method: string, path: stri
 
 /** The methods a known path accepts (empty for an unknown path). */
 export function methodsForPath(contract: ApiContract, path: string): string[] {
-  return contract.routes.filter((r) => r.path === path).map((r) => r.method);
+  return contract.routes.filter((r) => pathPattern(r.path).test(path)).map((r) => r.method);
+}
+
+const patterns = new Map<string, RegExp>();
+
+/** A path template of openapi.yaml (e.g. `/settlements/{transaction}`) as a whole-path pattern. */
+function pathPattern(template: string): RegExp {
+  let pattern = patterns.get(template);
+  if (!pattern) {
+    const source = template
+      .split(/\{[^}]+\}/)
+      .map((literal) => literal.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]+');
+    pattern = new RegExp(`^${source}$`);
+    patterns.set(template, pattern);
+  }
+  return pattern;
 }
 
 /** Runs openapi-backend's request validation; returns a one-line reason, or null when valid. */

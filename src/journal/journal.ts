@@ -249,3 +249,23 @@ export function resultOf(record: SettlementRecord): SettleResult {
     unconfirmed: true,
   };
 }
+
+/** The journal database could not be opened: svc refuses to settle rather than settle unjournaled. */
+export class JournalUnavailable extends Error {
+  constructor(readonly dbPath: string) {
+    super('The settlement journal database could not be opened; nothing was submitted.');
+    this.name = 'JournalUnavailable';
+  }
+}
+
+/**
+ * The gate mounted when the journal cannot open: every settle is refused before anything is
+ * verified or submitted (a 500 on /settle; GET /ready reports the database), since an unjournaled
+ * settle could be submitted twice or its outcome lost.
+ */
+export function unavailableJournal(dbPath: string): SettlementGate {
+  return {
+    settle: () => Promise.reject(new JournalUnavailable(dbPath)),
+    markListed: () => Promise.resolve(),
+  };
+}

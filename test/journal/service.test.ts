@@ -1,0 +1,60 @@
+/**
+ * The journal as the composition root mounts it (createService with the configured Stellar
+ * scheme, no overrides): every settle is journaled at DB_PATH, a copy is not submitted again,
+ * and a journal that cannot open refuses to settle before anything is sent.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api } from '../helpers/contract.ts';
+import { startTestServer, testConfig } from '../helpers/server.ts';
+import { SchemeHarness } from '../scheme/harness.ts';
+import { tempDbPath } from './harness.ts';
+
+let h: SchemeHarness;
+beforeAll(async () => {
+  h = await SchemeHarness.start(250);
+});
+afterAll(() => h?.stop());
+
+async function serviceAt(dbPath: string) {
+  const submitter = await h.devnet.createAccount({ usdcTrustline: false });
+  const server = await startTestServer({ config: testConfig({ SUBMITTER_SECRET: submitter.secret, RPC_URL: h.devnet.rpcUrl, DB_PATH: dbPath }) });
+  return { server, client: api(server.url), submitter: server.config.submitters[0]! };
+}
+
+async function payment() {
+  const { buyer, seller } = await h.parties();
+  const req = h.requirements(seller.publicKey());
+  return { buyer, seller, req, body: { x402Version: 2, paymentPayload: await h.pay(req, buyer), paymentRequirements: req } };
+}
+
+describe('createService mounts the settlement journal', () => {
+  it('journals a settle at DB_PATH: a copy gets the replay code, GET /settlements shows the record', async () => {
+    const { server, client, submitter } = await serviceAt(tempDbPath());
+    const p = await payment();
+    const sequence = await h.rpc.getAccountSequence(submitter);
+    const [first, copy] = await Promise.all([client.post('/settle', p.body), client.post('/settle', p.body)]);
+    const bodies = [first.body, copy.body];
+    const success = bodies.find((b) => b.success);
+    expect(success).toBeDefined();
+    expect(bodies.filter((b) => b.errorReason === 'invalid_exact_stellar_payload_simulation_failed')).toHaveLength(1);
+    expect((await h.rpc.getAccountSequence(submitter)) - sequence).toBe(1n);
+    const record = await client.get(`/settlements/${success.transaction}`);
+    expect(record.status).toBe(200);
+    expect(record.body).toMatchObject({ transaction: success.transaction, state: 'settled', payer: p.buyer.publicKey(), payTo: p.seller.publicKey() });
+    await server.close();
+  });
+
+  it('a journal that cannot open: settle is a 500 and nothing is submitted; verify still answers', async () => {
+    const { server, client, submitter } = await serviceAt('/dev/null/svc.sqlite');
+    const p = await payment();
+    const sequence = await h.rpc.getAccountSequence(submitter);
+    const verified = await client.post('/verify', p.body);
+    expect(verified.body).toMatchObject({ isValid: true });
+    const settled = await client.post('/settle', p.body);
+    expect(settled.status).toBe(500);
+    expect(settled.body).toMatchObject({ success: false, errorReason: 'svc_internal_error' });
+    expect(await h.rpc.getAccountSequence(submitter)).toBe(sequence);
+    expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(0n);
+    await server.close();
+  });
+});
