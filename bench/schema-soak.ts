@@ -35,7 +35,7 @@ function rssMb(pid: number): number {
 async function run(label: string, distinct: boolean, names: 'distinct' | 'fixed' = 'distinct') {
   const dir = mkdtempSync(join(tmpdir(), 'svc-soak-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/schema-soak-server.ts', join(dir, 'catalog.sqlite')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+  const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
   const outcomes = new Map<string, number>();
   const samples: number[] = [];
   const latencies: number[] = [];

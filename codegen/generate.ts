@@ -15,7 +15,7 @@ const BANNER = '/* Generated from openapi.yaml by `npm run codegen` (codegen/gen
 
 /** The text src/generated/openapi.ts must hold for the current openapi.yaml. */
 export async function generateTypes(): Promise<string> {
-  const document = parse(await readFile(DOCUMENT_PATH, 'utf8'));
+  const document = parse(await readFile(DOCUMENT_PATH, 'utf8')) as Parameters<typeof openapiTS>[0];
   const ast = await openapiTS(document, { alphabetize: false, exportType: false });
   return BANNER + astToString(ast);
 }

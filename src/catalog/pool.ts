@@ -115,7 +115,7 @@ export class WorkerLanes {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       const deadline = Date.now() + this.setup.deadlineMs;
-      const job: Job = { id, request: { ...body, id, deadline } as WorkerRequest, resolve, reject, settled: false, timer: undefined as unknown as NodeJS.Timeout };
+      const job: Job = { id, request: { ...body, id, deadline }, resolve, reject, settled: false, timer: undefined as unknown as NodeJS.Timeout };
       job.timer = setTimeout(() => {
         const at = this.queue.indexOf(job);
         if (at !== -1) this.queue.splice(at, 1);

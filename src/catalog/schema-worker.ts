@@ -43,7 +43,7 @@ export function runValidation({ id, schema, info }: ValidationJob): ValidationAn
       const first = metaValidator.errors?.[0];
       return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid JSON Schema'}`.slice(0, 300) };
     }
-    const result = new Validator(schema as never, '2020-12', true).validate(info);
+    const result = new Validator(schema, '2020-12', true).validate(info);
     if (result.valid) return { id, ok: true };
     // The last error is the innermost one: the location that actually failed.
     const last = result.errors.at(-1);

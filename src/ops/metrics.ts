@@ -84,8 +84,8 @@ function override<T extends object>(target: T, overrides: Record<string, unknown
   return new Proxy(target, {
     get(t, property, receiver) {
       if (typeof property === 'string' && Object.hasOwn(overrides, property)) return overrides[property];
-      const value = Reflect.get(t, property, receiver);
-      return typeof value === 'function' ? value.bind(t) : value;
+      const value: unknown = Reflect.get(t, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(t) : value;
     },
   });
 }

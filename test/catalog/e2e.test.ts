@@ -58,7 +58,7 @@ async function paidSettle(seller: Keypair, resource: Record<string, unknown>, ex
   return { res, paymentPayload, requirements, bazaar: header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString()).bazaar };
 }
 const listing = async (resource: string) => {
-  const res = await client.get(`/discovery/resources?${new URLSearchParams({ resource, type: 'http' })}`);
+  const res = await client.get(`/discovery/resources?${new URLSearchParams({ resource, type: 'http' }).toString()}`);
   return res.body.items[0] as Record<string, any> | undefined;
 };
 

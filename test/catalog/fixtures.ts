@@ -53,7 +53,7 @@ export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z')) {
       now = ms;
     },
     close() {
-      catalog.close();
+      void catalog.close();
       cleanup();
     },
   };

@@ -205,7 +205,7 @@ describe('never throws', () => {
   fcTest.prop([fc.jsonValue(), fc.jsonValue(), fc.jsonValue()], { numRuns: 300 })('arbitrary JSON in payload, resource and extensions', async (payloadExtra, resource, bazaar) => {
     const s = settlement();
     const payload = { ...s.paymentPayload, resource, extensions: { bazaar }, junk: payloadExtra };
-    const outcome = await t.catalog.recordSettlement({ paymentPayload: payload as Record<string, unknown>, paymentRequirements: s.paymentRequirements });
+    const outcome = await t.catalog.recordSettlement({ paymentPayload: payload, paymentRequirements: s.paymentRequirements });
     expect(outcome === null || outcome.status === 'success' || outcome.status === 'rejected').toBe(true);
     expect(outcome?.status).not.toBe('processing');
   });

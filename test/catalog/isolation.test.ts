@@ -24,7 +24,7 @@ describe('worker isolation', () => {
       }, 5);
       const results = await Promise.allSettled(Array.from({ length: 60 }, () => catalog.search('energy solar wind', {}, { limit: 50 })));
       clearInterval(ticker);
-      const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as CatalogQueryError);
+      const refused = results.filter((r) => r.status === 'rejected').map((r) => (r).reason as CatalogQueryError);
       expect(refused.length).toBeGreaterThan(0);
       for (const err of refused) {
         expect(err).toBeInstanceOf(CatalogQueryError);

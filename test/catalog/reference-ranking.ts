@@ -6,6 +6,7 @@
  * are ordered by rank desc, then listing id asc.
  */
 const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 function tokenize(text: string): string[] {

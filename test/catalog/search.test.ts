@@ -13,7 +13,7 @@ const fresh = freshCatalogPerTest();
 const urls = (page: { resources: unknown[] }) => (page.resources as Listing[]).map((r) => r.resource);
 const noParams = { queryParams: {}, paramSchema: {} };
 
-async function walk(catalog: { search: Function }, query: string, filters: object, limit: number, between?: (page: number) => Promise<void>): Promise<string[]> {
+async function walk(catalog: { search: (...args: any[]) => Promise<any> }, query: string, filters: object, limit: number, between?: (page: number) => Promise<void>): Promise<string[]> {
   const seen: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {

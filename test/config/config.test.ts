@@ -237,8 +237,8 @@ describe('npm start with a valid configuration', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
     try {
       const base = `http://127.0.0.1:${port}`;
       const deadline = Date.now() + 30_000;

@@ -122,8 +122,8 @@ describe('devnet: USDC payment over JSON-RPC (SDK 17)', () => {
     const timed = await startDevnet({ ledgerMs: 100 });
     try {
       const start = timed.latestLedger().sequence;
-      const { waitForLedger } = timed as unknown as { waitForLedger(n: number, t?: number): Promise<{ sequence: number }> };
-      const reached = await waitForLedger(start + 3, 5000);
+      const waitable = timed as unknown as { waitForLedger(n: number, t?: number): Promise<{ sequence: number }> };
+      const reached = await waitable.waitForLedger(start + 3, 5000);
       expect(reached.sequence).toBeGreaterThanOrEqual(start + 3);
     } finally {
       await timed.stop();

@@ -45,7 +45,7 @@ beforeAll(async () => {
   for (let i = 0; i < 12; i++) {
     const req = svc.requirements((i % 2 ? a : b).seller.publicKey());
     const payload = await svc.pay(req, a.buyer, { resource: { url: `https://paid${i}.example.com/r` }, extensions: { bazaar: httpBazaar() } });
-    world.payments.push({ paymentPayload: payload as unknown as Record<string, unknown>, paymentRequirements: req as unknown as Record<string, unknown> });
+    world.payments.push({ paymentPayload: payload, paymentRequirements: req });
   }
 }, 120_000);
 

@@ -50,7 +50,7 @@ function rebase(schema: any): any {
   return copy;
 }
 
-const valid = (doc: any, schema: any, value: unknown): boolean => ajvFor(doc).validate(rebase(schema ?? {}), value) as boolean;
+const valid = (doc: any, schema: any, value: unknown): boolean => ajvFor(doc).validate<unknown>(rebase(schema ?? {}), value);
 
 const resolve = (doc: any, node: any): any => {
   while (node && typeof node.$ref === 'string') {

@@ -70,7 +70,7 @@ export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: nu
     },
     async stop() {
       await server.close();
-      catalog.close();
+      await catalog.close();
       await devnet.stop();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -32,8 +32,8 @@ function startDev(args: string[], { ephemeral = true } = {}) {
   children.push(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const waitFor = (pattern: RegExp, timeoutMs: number) =>
     new Promise<RegExpMatchArray>((resolve, reject) => {

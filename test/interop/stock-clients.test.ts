@@ -75,7 +75,7 @@ afterAll(async () => {
 
 function stockBuyer(secret: string) {
   const client = x402Client.fromConfig({
-    schemes: [{ network: 'stellar:testnet', client: new StellarClientScheme(createEd25519Signer(secret, 'stellar:testnet'), { url: stack.devnet.httpsRpcUrl! }) as never }],
+    schemes: [{ network: 'stellar:testnet', client: new StellarClientScheme(createEd25519Signer(secret, 'stellar:testnet'), { url: stack.devnet.httpsRpcUrl! }) }],
     // @x402/stellar 2.9.0 predates core's default-asset table: without this, core 2.27's spend
     // controls reject every Stellar requirement (docs/INTEROP.md, incompatibility 1).
     spendControls: { allowedAssets: [{ network: 'stellar:testnet', asset: stack.devnet.usdc.contractId, maxAmountPerPayment: '10000000' }] },
@@ -254,11 +254,11 @@ describe('stock HTTPFacilitatorClient against svc', () => {
     const wrongAmount = { ...req, amount: '5001' };
     const tampered = { ...payload, accepted: wrongAmount };
 
-    const verified = await facilitator.verify(tampered as never, wrongAmount as never);
+    const verified = await facilitator.verify(tampered as never, wrongAmount);
     expect(verified).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_wrong_amount' });
     expect(typeof verified.invalidMessage).toBe('string');
 
-    const settled = await facilitator.settle(tampered as never, wrongAmount as never);
+    const settled = await facilitator.settle(tampered as never, wrongAmount);
     expect(settled).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_wrong_amount', transaction: '' });
     expect(settled.extensionResponses).toBeUndefined();
 
@@ -310,7 +310,7 @@ describe('the HTTPFacilitatorClient of @x402/core 2.9.0 (the core @x402/stellar 
       extensions: bazaarFromLive402.extensions,
     });
     expect(await facilitator.verify(payload as never, req as never)).toMatchObject({ isValid: true, payer: stack.accounts.agent.publicKey });
-    const settled = (await facilitator.settle(payload as never, req as never)) as { success: boolean; transaction: string; extensionResponses?: unknown };
+    const settled = (await facilitator.settle(payload as never, req)) as { success: boolean; transaction: string; extensionResponses?: unknown };
     expect(settled.success).toBe(true);
     expect(settled.transaction).toMatch(/^[0-9a-f]{64}$/);
     // svc sent the header (the listing exists), but this client version never reads it.

@@ -16,7 +16,7 @@ import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ExactStellarScheme } from '@x402/stellar/exact/server';
 
 /** What a paid route's handler sees and returns (JSON). */
-export type SellerHandler = (request: { query: Record<string, string>; body: unknown }) => unknown | Promise<unknown>;
+export type SellerHandler = (request: { query: Record<string, string>; body: unknown }) => unknown;
 
 /** One settlement as the seller's resource server received it from the facilitator. */
 export interface SellerSettlement {
@@ -101,7 +101,7 @@ function send(res: ServerResponse, instructions: HTTPResponseInstructions): void
  */
 export function stellarServerSchemeForCore227(): SchemeNetworkServer {
   const flows: SchemeNetworkServer['paymentFlows'] = { default: { default: 'authorization', supported: ['authorization'] } };
-  return Object.assign(new ExactStellarScheme(), { defaultAssetTransferMethod: 'default', paymentFlows: flows }) as unknown as SchemeNetworkServer;
+  return Object.assign(new ExactStellarScheme(), { defaultAssetTransferMethod: 'default', paymentFlows: flows });
 }
 
 export async function startStockSeller(options: StockSellerOptions): Promise<StockSeller> {
@@ -148,7 +148,7 @@ export async function startStockSeller(options: StockSellerOptions): Promise<Sto
       transaction: settled.transaction,
       payer: settled.payer,
       errorReason: settled.success ? undefined : settled.errorReason,
-      extensionResponses: settled.extensionResponses as Record<string, unknown> | undefined,
+      extensionResponses: settled.extensionResponses,
     };
     settlements.push(settlement);
     options.onSettle?.(settlement);

@@ -45,11 +45,11 @@ async function startSvc(env: Record<string, string>): Promise<Svc> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       out += chunk;
       if (out.includes('svc listening')) resolve();
     });
-    child.stderr!.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (out += chunk));
     void exited.then((code) => reject(new Error(`svc exited ${code} before listening: ${out.slice(-500)}`)));
   });
   return { child, url: `http://127.0.0.1:${port}`, exited };

@@ -98,6 +98,8 @@ beforeAll(async () => {
   // The rogue seller: /no-receipt takes the payment header and answers 200 without settling;
   // /switch offers 100000 but verifies against 200000 (the facilitator says wrong_amount).
   const offered = h.requirements(sellerKey.publicKey(), '100000');
+  // The handler's promise is not awaited by node:http; every branch answers the response itself.
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises
   const rogueServer = createServer(async (req, res) => {
     const url = `http://${req.headers.host}${req.url}`;
     const required = paymentRequired({ facilitator: h.facilitator, accepts: [offered], resource: { url } });

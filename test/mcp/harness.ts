@@ -52,7 +52,7 @@ export class McpHarness {
     const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
     const catalog: Catalog = openCatalog({ dbPath: join(dir, 'catalog.sqlite'), logger: { warn: () => undefined, error: () => undefined } });
     cleanups.push(() => {
-      catalog.close();
+      void catalog.close();
       rmSync(dir, { recursive: true, force: true });
     });
     const server = await startTestServer({ config, scheme, catalog });

@@ -108,7 +108,7 @@ describe('protocol', () => {
       resource: 'https://api.example.com/weather', type: 'http', x402Version: 2, lastUpdated: '2026-11-22T05:00:00.000Z', description: 'Weather',
       accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '100', payTo: 'G', maxTimeoutSeconds: 60 }],
     };
-    const client = await connected({ search: async () => ({ ok: true, data: { x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } } as any }) });
+    const client = await connected({ search: async () => ({ ok: true, data: { x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } } }) });
     expect(client.getInstructions()).toMatch(/search_resources first.*paid_call/s);
     expect(client.getServerVersion()?.title).toBeTruthy();
     const { tools } = await client.listTools();

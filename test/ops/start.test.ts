@@ -17,7 +17,7 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** Every descendant pid of `pid` (from /proc), depth first. */
 function descendants(pid: number): number[] {
   const out: number[] = [];
-  let children: string[] = [];
+  let children: string[];
   try {
     children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
   } catch {
@@ -79,6 +79,6 @@ describe('npm start', () => {
 
     child.kill('SIGTERM');
     await exited;
-    expect(await until(() => tree.every((pid) => !alive(pid)), 5_000), `still running: ${tree.filter(alive)}`).toBe(true);
+    expect(await until(() => tree.every((pid) => !alive(pid)), 5_000), `still running: ${tree.filter(alive).join(', ')}`).toBe(true);
   }, 60_000);
 });

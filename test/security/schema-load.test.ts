@@ -21,11 +21,11 @@ beforeAll(async () => {
   catalog = openCatalog({ dbPath: `${dir.dir}/catalog.sqlite`, logger: { warn() {}, error() {} } });
   const server = await startTestServer({ scheme: instantScheme(), catalog });
   url = server.url;
-  close = server.close;
+  close = () => server.close();
 });
 afterAll(async () => {
   await close?.();
-  catalog?.close();
+  await catalog?.close();
   dir.cleanup();
 });
 

@@ -71,7 +71,7 @@ async function until(check: () => Promise<boolean>, ms: number): Promise<number>
 function readAll(socket: Socket): Promise<string> {
   return new Promise((resolve) => {
     let data = '';
-    socket.on('data', (d) => (data += d));
+    socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
     socket.once('close', () => resolve(data));
     socket.once('error', () => resolve(data));
   });
