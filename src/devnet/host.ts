@@ -2,15 +2,18 @@
  * The devnet's Soroban "host": natively modelled token contracts (the USDC Stellar Asset
  * Contract and a plain SEP-41 token) plus the authorization manager. No WASM runs, but
  * every observable a client sees (footprint keys, events, error codes, nonces, return
- * values) follows rs-soroban-env's behaviour as described in shared/notes/soroban-rpc.md.
+ * values) follows rs-soroban-env's behaviour. Authorization checks are in auth.ts.
  */
-import { hash, xdr } from '@stellar/stellar-sdk';
+import { xdr } from '@stellar/stellar-sdk';
+import { addressCredentials, authenticateAccount } from './auth.ts';
+import { HostError, TokenError } from './host-errors.ts';
 import type { StateView } from './state.ts';
+
+export { HostError, TokenError, type ErrorCodeName, type ErrorType } from './host-errors.ts';
 import {
   accountKey,
   addressString,
   alphaNum4Asset,
-  bytesOf,
   contractDataKey,
   contractIdBytes,
   i128,
@@ -21,50 +24,8 @@ import {
   str,
   sym,
   trustlineKey,
-  verifyEd25519,
 } from './xdr.ts';
 
-export type ErrorType = 'Contract' | 'WasmVm' | 'Context' | 'Storage' | 'Object' | 'Crypto' | 'Events' | 'Budget' | 'Value' | 'Auth';
-export type ErrorCodeName =
-  | 'ArithDomain'
-  | 'IndexBounds'
-  | 'InvalidInput'
-  | 'MissingValue'
-  | 'ExistingValue'
-  | 'ExceededLimit'
-  | 'InvalidAction'
-  | 'InternalError'
-  | 'UnexpectedType'
-  | 'UnexpectedSize';
-
-/** A Soroban host error: `Error(Contract, #10)` or `Error(Auth, InvalidAction)`. */
-export class HostError extends Error {
-  constructor(
-    readonly type: ErrorType,
-    readonly code: number | ErrorCodeName,
-    readonly detail: string,
-    readonly detailArgs: xdr.ScVal[] = [],
-  ) {
-    super(`Error(${type}, ${typeof code === 'number' ? `#${code}` : code})`);
-  }
-
-  toScError(): xdr.ScError {
-    if (this.type === 'Contract') return xdr.ScError.sceContract(this.code as number);
-    const code = xdr.ScErrorCode.fromName(`scec${this.code as string}` as never);
-    const factory = `sce${this.type}` as 'sceAuth';
-    return (xdr.ScError[factory] as (c: xdr.ScErrorCode) => xdr.ScError)(code);
-  }
-}
-
-/** SAC / SEP-41 token contract error codes (soroban-env-host ContractError). */
-export const TokenError = {
-  AccountMissing: 6,
-  NegativeAmount: 8,
-  Balance: 10,
-  BalanceDeauthorized: 11,
-  Overflow: 12,
-  TrustlineMissing: 13,
-} as const;
 
 const I64_MAX = (1n << 63n) - 1n;
 const AUTHORIZED_FLAG = 1;
@@ -139,42 +100,6 @@ const diagnosticData = (args: xdr.ScVal[]): xdr.ScVal =>
 const diag = (event: xdr.ContractEvent, ok = true): xdr.DiagnosticEvent =>
   new xdr.DiagnosticEvent({ inSuccessfulContractCall: ok, event });
 
-/** Credentials of an auth entry, normalised across the ADDRESS and CAP-71 ADDRESS_V2 arms. */
-export function addressCredentials(
-  c: xdr.SorobanCredentials,
-): { creds: xdr.SorobanAddressCredentials; v2: boolean } | null {
-  if (c.type === 'sorobanCredentialsAddress') return { creds: c.address, v2: false };
-  if (c.type === 'sorobanCredentialsAddressV2') return { creds: c.addressV2, v2: true };
-  return null;
-}
-
-/** sha256 payload an address credential signs (legacy or CAP-71 WithAddress preimage). */
-export function authPayloadPreimage(
-  networkId: Uint8Array,
-  creds: xdr.SorobanAddressCredentials,
-  v2: boolean,
-  invocation: xdr.SorobanAuthorizedInvocation,
-): xdr.HashIdPreimage {
-  if (v2) {
-    return xdr.HashIdPreimage.envelopeTypeSorobanAuthorizationWithAddress(
-      new xdr.HashIdPreimageSorobanAuthorizationWithAddress({
-        networkId,
-        nonce: creds.nonce,
-        signatureExpirationLedger: creds.signatureExpirationLedger,
-        address: creds.address,
-        invocation,
-      }),
-    );
-  }
-  return xdr.HashIdPreimage.envelopeTypeSorobanAuthorization(
-    new xdr.HashIdPreimageSorobanAuthorization({
-      networkId,
-      nonce: creds.nonce,
-      signatureExpirationLedger: creds.signatureExpirationLedger,
-      invocation,
-    }),
-  );
-}
 
 export class Host {
   constructor(private readonly cfg: HostConfig) {}
@@ -422,7 +347,7 @@ export class Host {
     const { creds, v2 } = ac;
 
     try {
-      this.authenticate(ctx, address, creds, v2, entry.rootInvocation);
+      authenticateAccount(ctx.view, this.cfg.networkId, address, creds, v2, entry.rootInvocation);
     } catch (e) {
       const inner = e instanceof HostError ? e : new HostError('Auth', 'InternalError', String(e));
       throw new HostError('Auth', 'InvalidAction', 'failed account authentication with error', [
@@ -447,71 +372,8 @@ export class Host {
     res.newTemp.push({ key, liveUntil });
   }
 
-  /** Account authentication: ed25519 signatures, signer weights, medium threshold. */
-  private authenticate(
-    ctx: InvokeContext,
-    address: xdr.ScAddress,
-    creds: xdr.SorobanAddressCredentials,
-    v2: boolean,
-    invocation: xdr.SorobanAuthorizedInvocation,
-  ): void {
-    if (address.type !== 'scAddressTypeAccount') {
-      // Custom account contracts (__check_auth) are not modelled.
-      throw new HostError('Auth', 'InvalidAction', 'contract account authentication (__check_auth) is not modelled by the devnet');
-    }
-    const g = addressString(address);
-    const acct = ctx.view.get(accountKey(g));
-    if (!acct || acct.data.type !== 'account') throw new HostError('Auth', 'MissingValue', 'account is missing');
-    const sig = creds.signature;
-    if (sig.type !== 'scvVec' || !sig.vec || sig.vec.length === 0) {
-      throw new HostError('Auth', 'InvalidInput', 'signature is missing or malformed');
-    }
-    if (sig.vec.length > 20) throw new HostError('Auth', 'ExceededLimit', 'too many signatures');
-    const payload = hashPreimage(authPayloadPreimage(this.cfg.networkId, creds, v2, invocation));
-    const a = acct.data.account;
-    const thresholds = bytesOf(a.thresholds);
-    let weight = 0;
-    let prev: string | null = null;
-    for (const s of sig.vec) {
-      const { publicKey, signature } = parseAccountSignature(s);
-      const pkHex = Buffer.from(publicKey).toString('hex');
-      if (prev !== null && pkHex <= prev) throw new HostError('Auth', 'InvalidInput', 'signatures must be sorted by public key and unique');
-      prev = pkHex;
-      if (!verifyEd25519(publicKey, payload, signature)) throw new HostError('Crypto', 'InvalidInput', 'failed ED25519 verification');
-      const w = signerWeight(a, publicKey, thresholds);
-      if (w === 0) throw new HostError('Auth', 'InvalidAction', 'signer does not belong to account');
-      weight += w;
-    }
-    if (weight < (thresholds[2] ?? 0)) throw new HostError('Auth', 'InvalidAction', 'signature weight is lower than threshold');
-  }
 }
 
-export const hashPreimage = (p: xdr.HashIdPreimage): Uint8Array => hash(p.toXdr());
-
-function parseAccountSignature(s: xdr.ScVal): { publicKey: Uint8Array; signature: Uint8Array } {
-  if (s.type !== 'scvMap' || !s.map) throw new HostError('Auth', 'InvalidInput', 'account signature must be a map');
-  let publicKey: Uint8Array | undefined;
-  let signature: Uint8Array | undefined;
-  for (const e of s.map) {
-    if (e.key.type !== 'scvSymbol' || e.val.type !== 'scvBytes') continue;
-    const k = String(e.key.sym);
-    if (k === 'public_key') publicKey = bytesOf(e.val.bytes);
-    if (k === 'signature') signature = bytesOf(e.val.bytes);
-  }
-  if (!publicKey || publicKey.length !== 32 || !signature || signature.length !== 64) {
-    throw new HostError('Auth', 'InvalidInput', 'account signature must hold public_key (32 bytes) and signature (64 bytes)');
-  }
-  return { publicKey, signature };
-}
-
-function signerWeight(a: xdr.AccountEntry, publicKey: Uint8Array, thresholds: Uint8Array): number {
-  const pkHex = Buffer.from(publicKey).toString('hex');
-  if (Buffer.from(bytesOf(a.accountId.ed25519)).toString('hex') === pkHex) return thresholds[0] ?? 0;
-  for (const s of a.signers) {
-    if (s.key.type === 'signerKeyTypeEd25519' && Buffer.from(bytesOf(s.key.ed25519)).toString('hex') === pkHex) return s.weight;
-  }
-  return 0;
-}
 
 function decodeContractBalance(token: TokenModel, val: xdr.ScVal): { amount: bigint; authorized: boolean } {
   if (token.kind === 'custom') return { amount: i128Value(val) ?? 0n, authorized: true };
