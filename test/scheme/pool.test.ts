@@ -152,6 +152,11 @@ describe('ledger seconds', () => {
     expect(estimateFromSpan(30, 120)).toEqual({ seconds: 0.25, low: 29 / 120, high: 31 / 120, fallback: false });
     // 4 closes within the same second: at most 0.5 s each, possibly much less.
     expect(estimateFromSpan(0, 4)).toEqual({ seconds: 0.125, low: 0.05, high: 0.25, fallback: false });
+    // One slow first close (2 s) over a single ledger: the high end says up to 3 s, the low end
+    // is not trusted until MIN_TRUSTED_LEDGERS closes exist, so a later buyer is never refused.
+    expect(estimateFromSpan(2, 1)).toEqual({ seconds: 2, low: 0.05, high: 3, fallback: false });
+    expect(estimateFromSpan(4, 29)?.low).toBe(0.05);
+    expect(estimateFromSpan(4, 30)?.low).toBe(0.1);
     expect(estimateFromSpan(10, 0)).toBeUndefined();
     expect(estimateFromSpan(-1, 5)).toBeUndefined();
   });

@@ -63,16 +63,19 @@ export class LedgerTimeEstimator {
   private async refresh(): Promise<LedgerTime> {
     let value: LedgerTime | undefined;
     let spanSeconds = 0;
+    let ledgers = 0;
     try {
       const { older, latest } = await this.rpc.getLedgerSpan(SPAN_LEDGERS);
       spanSeconds = latest.closeTime - older.closeTime;
-      value = estimateFromSpan(spanSeconds, latest.sequence - older.sequence);
+      ledgers = latest.sequence - older.sequence;
+      value = estimateFromSpan(spanSeconds, ledgers);
     } catch {
       // A failing RPC must not block payments.
     }
     // A short span (a young chain, whose first ledgers close irregularly) or a fallback is
     // re-measured soon; a full span is trusted for the whole TTL.
-    const ttl = value ? Math.min(this.ttlMs, Math.max(FALLBACK_TTL_MS, (spanSeconds * 1000) / 4)) : Math.min(this.ttlMs, FALLBACK_TTL_MS);
+    const full = value !== undefined && ledgers >= MIN_TRUSTED_LEDGERS;
+    const ttl = full ? Math.min(this.ttlMs, Math.max(FALLBACK_TTL_MS, (spanSeconds * 1000) / 4)) : Math.min(this.ttlMs, FALLBACK_TTL_MS);
     this.cached = { value: value ?? FALLBACK, at: this.now(), ttl };
     return this.cached.value;
   }
@@ -81,16 +84,24 @@ export class LedgerTimeEstimator {
 const clamp = (s: number) => Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, s));
 
 /**
+ * Below this many closes in the sample, one irregular close (a young chain's first ledgers, a
+ * stalled node) dominates the estimate, so its low end is not trusted.
+ */
+export const MIN_TRUSTED_LEDGERS = 30;
+
+/**
  * The estimate over `spanSeconds` (difference of whole-second close times) and `ledgers` closes;
- * undefined when there is nothing to measure. A young chain (span under 2 s) still bounds the
- * truth from above ((S+1)/n) while its low end collapses towards the floor: the facilitator is
- * generous rather than wrongly strict until real history exists.
+ * undefined when there is nothing to measure. A young chain (span under 2 s, or fewer than
+ * MIN_TRUSTED_LEDGERS closes) still bounds the truth from above ((S+1)/n) while its low end drops
+ * to the floor: the facilitator is generous rather than wrongly strict until real history exists
+ * (a cached estimate over a slow first close would otherwise refuse a buyer who measured later).
  */
 export function estimateFromSpan(spanSeconds: number, ledgers: number): LedgerTime | undefined {
   if (!Number.isFinite(spanSeconds) || spanSeconds < 0 || !Number.isInteger(ledgers) || ledgers < 1) return undefined;
+  const young = ledgers < MIN_TRUSTED_LEDGERS;
   return {
     seconds: clamp(Math.max(spanSeconds, 0.5) / ledgers),
-    low: clamp(Math.max(spanSeconds - 1, 0) / ledgers),
+    low: young ? MIN_SECONDS : clamp(Math.max(spanSeconds - 1, 0) / ledgers),
     high: clamp((spanSeconds + 1) / ledgers),
     fallback: false,
   };
