@@ -9,7 +9,7 @@ import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement } from
 import type { BazaarOutcome, CatalogLogger, CatalogStorePort, DiscoveryFilters, ListPage, SearchPage, SettledPayment } from './types.ts';
 import { X402_VERSION } from '../scheme/types.ts';
 
-/** SPEC §4.6 item 9: over this the hook logs a warning (nothing fails). */
+/** Over this the hook logs a warning, nothing fails (docs/CATALOG.md). */
 export const SOFT_BUDGET_MS = 250;
 /** The x402Version the discovery responses declare. */
 export const DISCOVERY_X402_VERSION = X402_VERSION;

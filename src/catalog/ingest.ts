@@ -1,5 +1,5 @@
 /**
- * The catalog hook's pure half (SPEC §3 catalog listing, §4.6): from a settled payment's JSON
+ * The catalog hook's pure half (docs/CATALOG.md, listing rules): from a settled payment's JSON
  * envelope to either nothing (no `bazaar` echoed), a soft-drop with its code, or a listing draft
  * ready for the store. No I/O here; the store does the atomic ownership check and the write.
  *
@@ -173,7 +173,7 @@ export function precheckSettlement(
   if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
   if (measureJson(bazaar, MAX_INFO_NODES, MAX_SCHEMA_DEPTH + 4).overflow) return reject('bazaar_spec_validation_failed', `The bazaar extension is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`);
   const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
-  const shallow = (v: unknown): unknown => (Array.isArray(v) ? v.slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? null : e)) : typeof v === 'object' && v !== null ? null : v);
+  const shallow = (v: unknown): unknown => (Array.isArray(v) ? (v as unknown[]).slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? null : e)) : typeof v === 'object' && v !== null ? null : v);
   const reducedResource = Object.fromEntries(RESOURCE_FIELDS.filter((k) => Object.hasOwn(resource, k)).map((k) => [k, shallow(resource[k])]));
   const { scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra } = paymentRequirements;
   return {

@@ -17,7 +17,7 @@ const statementCache = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
 /** A prepared statement cached per connection (the write path runs these per settlement). */
 export function cachedStatement(db: DatabaseSync, sql: string): StatementSync {
   let byDb = statementCache.get(db);
-  if (!byDb) statementCache.set(db, (byDb = new Map()));
+  if (!byDb) statementCache.set(db, (byDb = new Map<string, StatementSync>()));
   let st = byDb.get(sql);
   if (!st) byDb.set(sql, (st = db.prepare(sql)));
   return st;

@@ -99,7 +99,7 @@ export class WorkerLanes {
         this.dispatch();
       }
     };
-    worker.on('error', (err) => lost(`failed: ${err.message}`));
+    worker.on('error', (err: Error) => lost(`failed: ${err.message}`));
     worker.on('exit', (code) => {
       if (this.workers.has(worker)) lost(`exited with code ${code}`);
     });

@@ -1,5 +1,5 @@
 /**
- * Field rules of the catalog write (SPEC §2.6, §4.6 items 5–7, §8): the resource URL, the
+ * Field rules of the catalog write (openapi.yaml DiscoveryResource, docs/CATALOG.md): the resource URL, the
  * routeTemplate hardening, and the field-level sanitizers whose failure drops only that field.
  * Pure functions over untrusted JSON; every loop is bounded by a constant.
  */
@@ -14,6 +14,7 @@ export const MAX_ROUTE_TEMPLATE_LENGTH = 2048;
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 /** C0 controls (including NUL), DEL and C1 controls. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_CHAR = /[\x00-\x1f\x7f-\x9f]/;
 /** The characters a route template may use before decoding: a path plus `:name` params and %-escapes. */
 const ROUTE_TEMPLATE_CHARS = /^\/[A-Za-z0-9_/:.\-~%]*$/;
@@ -23,7 +24,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /**
- * §4.6 item 5: an absolute http(s) URL without credentials, or null. A host that is a loopback,
+ * The resource URL: an absolute http(s) URL without credentials, or null. A host that is a loopback,
  * private, link-local, multicast or metadata IP literal (or `localhost`) is refused too, unless
  * ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md): a listing must never point an agent at the
  * network it runs in.
@@ -54,7 +55,7 @@ function routeLayerDefect(layer: string): string | null {
 }
 
 /**
- * §4.6 item 6: the template itself when valid, else the reason it is dropped. Percent-decoding
+ * The route template: the template itself when valid, else the reason it is dropped. Percent-decoding
  * is repeated at most 5 times and must reach a fixed point; every layer (the raw one included)
  * is checked for traversal, scheme smuggling, backslashes, control characters and `//`.
  */

@@ -100,7 +100,7 @@ export class SchemaValidator {
     const slots = [this.current, this.standby];
     this.current = this.standby = null;
     if (this.readyTimer) clearTimeout(this.readyTimer);
-    await Promise.all(slots.map((slot) => slot?.worker.terminate()));
+    await Promise.all(slots.map((slot) => (slot ? slot.worker.terminate() : Promise.resolve(0))));
   }
 
   private spawn(): Slot {
@@ -116,7 +116,7 @@ export class SchemaValidator {
       }
       this.pump();
     });
-    worker.on('error', (err) => this.lost(slot, /memory/i.test(err.message) ? 'Validating the schema ran out of memory.' : 'The schema validator failed on this schema.'));
+    worker.on('error', (err: Error) => this.lost(slot, /memory/i.test(err.message) ? 'Validating the schema ran out of memory.' : 'The schema validator failed on this schema.'));
     worker.on('exit', () => this.lost(slot, 'The schema validator stopped on this schema.'));
     worker.unref(); // after the listeners (adding one refs it again); referenced only while a caller waits (pump)
     return slot;

@@ -1,5 +1,5 @@
 /**
- * The client-supplied JSON Schema (SPEC §4.6 items 3–4): neutralization, the node cap, the
+ * The client-supplied JSON Schema (docs/CATALOG.md): neutralization, the node cap, the
  * reference rules, validation (on a worker thread, src/catalog/schema-validator.ts), and the
  * parameter text the search indexes.
  * Every walk is iterative with an explicit stack and a depth bound, so no input can blow the

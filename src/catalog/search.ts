@@ -1,5 +1,5 @@
 /**
- * GET /discovery/search (SPEC §2.8, §4.5): a lexical rank over four weighted fields, read from
+ * GET /discovery/search (openapi.yaml, docs/CATALOG.md): a lexical rank over four weighted fields, read from
  * the write-time term index, and a signed keyset cursor.
  *
  * Ranking. A listing matches when its text contains any query term (whole tokens, see terms.ts;

@@ -7,7 +7,7 @@
  * sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
  * it with a keyset that visits each match exactly once (see search.ts).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from './types.ts';
@@ -87,7 +87,7 @@ interface ListingBody extends ListingMetadata {
   extensions: Record<string, unknown>;
 }
 
-/** A DiscoveryResource (SPEC §2.6) from a row. */
+/** A DiscoveryResource (openapi.yaml) from a row. */
 export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
   const body = JSON.parse(row.body) as ListingBody;
   const { accepts, extensions, ...metadata } = body;

@@ -16,6 +16,7 @@ export interface SearchText {
   params: string;
 }
 
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /**

@@ -7,7 +7,7 @@ import type { DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest.ts';
 
-/** The `bazaar` entry of the EXTENSION-RESPONSES header (SPEC.md §4.2). Never `processing`. */
+/** The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses). Never `processing`. */
 export type BazaarOutcome =
   | { status: 'success' }
   | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
@@ -74,7 +74,7 @@ export interface CatalogOptions {
   logger: CatalogLogger;
   /** Time source for `lastUpdated` and cursor expiry (tests inject one). */
   clock?: () => Date;
-  /** Hook time over which a warning is logged (default 250 ms, SPEC §4.6 item 9). */
+  /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
   softBudgetMs?: number;
   /** Reader worker threads (default 1; the writer is always one more). */
   readers?: number;

@@ -4,7 +4,7 @@
  * code to the top, where the server turns it (or anything unexpected) into such a result.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_CODES, SERVICE_CODES, SETTLE_CODES, VERIFY_CODES, type McpCode } from '../codes.ts';
+import { MCP_CODES, SERVICE_CODES, SETTLE_CODES, VERIFY_CODES } from '../codes.ts';
 
 /** A code the facilitator or the scheme defines: passed through verbatim rather than re-labelled. */
 export function isFacilitatorCode(code: unknown): code is string {
@@ -13,8 +13,8 @@ export function isFacilitatorCode(code: unknown): code is string {
 
 export class ToolFailure extends Error {
   constructor(
-    /** An agent tool code, or a facilitator/scheme code passed through verbatim. */
-    readonly code: McpCode | string,
+    /** An agent tool code (McpCode), or a facilitator/scheme code passed through verbatim. */
+    readonly code: string,
     reason?: string,
   ) {
     super(reason ?? (MCP_CODES as Record<string, string>)[code] ?? `Failed with code ${code}.`);

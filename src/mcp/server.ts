@@ -38,7 +38,7 @@ export function createToolServer(deps: ToolServerDeps): Server {
   const paidDeps: PaidCallDeps = { facilitator, network: config.network, maxAmount: config.maxAmount, timeoutMs: config.timeoutMs, ...(wallet ? { wallet } : {}) };
 
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS.map((t) => ({ ...t })) as never }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => ({ ...t })) as never }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const args = request.params.arguments;
     switch (request.params.name) {

@@ -85,7 +85,7 @@ async function readResult(res: Response): Promise<{ status: number; contentType:
   let size = 0;
   let cut = false;
   if (res.body) {
-    const reader = res.body.getReader();
+    const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
@@ -169,7 +169,7 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
       const receipt = checkReceipt(decodeX402Header(res.headers.get(PAYMENT_RESPONSE_HEADER)), `the ${PAYMENT_RESPONSE_HEADER} header`);
       return { result, receipt };
     },
-    close: async () => undefined,
+    close: () => Promise.resolve(),
   };
 }
 
@@ -180,7 +180,7 @@ function paymentRequiredOfTool(result: CallToolResult): PaymentRequired | undefi
   const first = result.content?.[0];
   if (first?.type === 'text') {
     try {
-      const parsed = JSON.parse(first.text);
+      const parsed: unknown = JSON.parse(first.text);
       if (isPaymentRequired(parsed)) return parsed;
     } catch {
       /* not a PaymentRequired */

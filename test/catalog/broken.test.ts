@@ -1,6 +1,6 @@
 /**
- * Two processes on one file, and a broken catalog (SPEC §1 "cataloging never affects
- * settlement", §4.6 item 9): the ownership race across processes leaves exactly one owner, and a
+ * Two processes on one file, and a broken catalog ("cataloging never affects
+ * settlement", docs/CATALOG.md): the ownership race across processes leaves exactly one owner, and a
  * read-only, deleted or locked database makes the hook return null (header omitted) within the
  * busy timeout plus a margin, without throwing.
  */

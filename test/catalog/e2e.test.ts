@@ -1,5 +1,5 @@
 /**
- * Settlements through the devnet create, refresh and protect listings (SPEC §3): the real exact
+ * Settlements through the devnet create, refresh and protect listings (docs/CATALOG.md): the real exact
  * scheme settles real signed payments on the loopback devnet, the real catalog hook runs on a real
  * file, and everything is observed over HTTP through the openapi.yaml contract helper.
  */

@@ -1,5 +1,5 @@
 /**
- * The hostile corpus (issue #5): each hostile extension gets its documented outcome and the hook
+ * The hostile corpus (docs/CATALOG.md): each hostile extension gets its documented outcome and the hook
  * completes within the 250 ms work budget. Each case runs on the same real catalog file.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

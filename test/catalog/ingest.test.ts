@@ -1,5 +1,5 @@
 /**
- * The settle hook's write rules (SPEC §4.6): each soft-drop code, each field-level drop, schema
+ * The settle hook's write rules (docs/CATALOG.md): each soft-drop code, each field-level drop, schema
  * neutralization, and "never throws" for arbitrary input. Runs through recordSettlement on a
  * real catalog file, so a rejection is also checked to have written nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * GET /discovery/search semantics (SPEC §2.8, §4.5) on real SQLite files: weighted lexical
+ * GET /discovery/search semantics (openapi.yaml, docs/CATALOG.md) on real SQLite files: weighted lexical
  * ranking, OR-compiled quoted terms, filters, partialResults, and the signed keyset cursor.
  */
 import { describe, expect, it } from 'vitest';

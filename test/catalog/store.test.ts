@@ -1,5 +1,5 @@
 /**
- * The catalog listing lifecycle of SPEC §3 and the list endpoint of §2.7/§4.4, on real SQLite
+ * The catalog listing lifecycle and the list endpoint (openapi.yaml, docs/CATALOG.md), on real SQLite
  * files: create, refresh, protect; identity; accepts; metadata merge; filters, order, paging.
  */
 import { DatabaseSync } from 'node:sqlite';
@@ -13,7 +13,7 @@ type Listing = Record<string, any>;
 const fresh = freshCatalogPerTest();
 const all = async (t: ReturnType<typeof tempCatalog>) => (await t.catalog.list({}, { limit: 100, offset: 0 })).items as Listing[];
 
-describe('listing lifecycle (SPEC §3)', () => {
+describe('listing lifecycle', () => {
   it('creates a listing owned by the settled payTo, with the canonical URL and an ISO lastUpdated', async () => {
     const t = fresh();
     expect(await t.catalog.recordSettlement(settlement({ description: 'Forecast', mimeType: 'application/json' }))).toEqual({ status: 'success' });
@@ -109,7 +109,7 @@ describe('listing lifecycle (SPEC §3)', () => {
   });
 });
 
-describe('list (SPEC §2.7, §4.4)', () => {
+describe('list (GET /discovery/resources)', () => {
   async function seed(t: ReturnType<typeof tempCatalog>) {
     await t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/1' }));
     t.tick();
