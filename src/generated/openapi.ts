@@ -241,7 +241,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description One entry of a 402 `accepts` array, echoed back verbatim (SPEC §2.1). Additional properties are allowed. */
+        /** @description One entry of a 402 `accepts` array, echoed back verbatim (x402 v2 PaymentRequirements). Additional properties are allowed. */
         PaymentRequirements: {
             /**
              * @description Payment scheme; this deployment serves `exact`.
@@ -298,7 +298,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description Body of /verify and /settle (SPEC §2.2). Additional properties are allowed, except that an
+         * @description Body of /verify and /settle (x402 v2 facilitator request). Additional properties are allowed, except that an
          *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (it could
          *     pollute prototypes in JavaScript consumers; not expressed as a recursive schema, which would
          *     cost a deep walk of every body).
@@ -311,7 +311,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description SPEC §2.3. `invalidReason` and `invalidMessage` are present exactly when `isValid` is false. */
+        /** @description The x402 v2 verify response. `invalidReason` and `invalidMessage` are present exactly when `isValid` is false. */
         VerifyResponse: {
             isValid: boolean;
             /** @description Machine-readable code (a scheme verify code or a service code). */
@@ -327,7 +327,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description SPEC §2.4. `errorReason` and `errorMessage` are present exactly when `success` is false. */
+        /** @description The x402 v2 settle response. `errorReason` and `errorMessage` are present exactly when `success` is false. */
         SettleResponse: {
             success: boolean;
             /** @description 64-character hex transaction hash on success; empty string on failure. */
@@ -369,7 +369,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description SPEC §2.5; all three fields required. */
+        /** @description One kind the facilitator supports (x402 v2); all three fields required. */
         SupportedResponse: {
             kinds: components["schemas"]["SupportedKind"][];
             /** @description Extension identifiers with a reachable implementation; contains `bazaar`. */
@@ -379,7 +379,7 @@ export interface components {
                 [key: string]: string[];
             };
         };
-        /** @description A catalog listing (SPEC §2.6). Additional properties are allowed. */
+        /** @description A catalog listing (docs/CATALOG.md). Additional properties are allowed. */
         DiscoveryResource: {
             /** @description Canonical URL (origin + routeTemplate or pathname; query and fragment stripped). */
             resource: string;
@@ -405,7 +405,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description SPEC §2.7. */
+        /** @description One page of the catalog, offset-paged, newest first (docs/CATALOG.md). */
         DiscoveryListResponse: {
             x402Version: number;
             items: components["schemas"]["DiscoveryResource"][];
@@ -418,7 +418,7 @@ export interface components {
                 total: number;
             };
         };
-        /** @description SPEC §2.8. */
+        /** @description One page of search results, ranked, cursor-paged (docs/CATALOG.md). */
         DiscoverySearchResponse: {
             x402Version: number;
             /** @description Best first by relevance. */
@@ -454,7 +454,7 @@ export interface components {
                 at: string;
             }[];
         };
-        /** @description Non-payment errors (SPEC §2.9). Additional properties are allowed. */
+        /** @description Non-payment errors (the service envelope). Additional properties are allowed. */
         ErrorEnvelope: {
             error: {
                 code: components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"];
@@ -475,7 +475,7 @@ export interface components {
                 };
             };
         };
-        /** @description SPEC §2.10. Public addresses only; seeds and secrets never appear. */
+        /** @description Liveness. Public addresses only; seeds and secrets never appear. */
         HealthResponse: {
             /** @enum {string} */
             status: "ok";
@@ -488,7 +488,7 @@ export interface components {
             maxTransactionFeeStroops?: number;
         };
         /**
-         * @description The 30 scheme codes of the verify path (SPEC §7.2), passed through verbatim in `invalidReason`; they also appear in `errorReason` on settle via re-verification.
+         * @description The 30 scheme codes of the verify path, passed through verbatim in `invalidReason`; they also appear in `errorReason` on settle via re-verification.
          *
          *     - `invalid_x402_version`: The payload declares an unsupported protocol version.
          *     - `unsupported_scheme`: The scheme in the payload or the requirements is not `exact`.
@@ -524,7 +524,7 @@ export interface components {
          */
         VerifyCode: "invalid_x402_version" | "unsupported_scheme" | "network_mismatch" | "invalid_network" | "invalid_exact_stellar_payload_malformed" | "invalid_exact_stellar_payload_wrong_operation" | "invalid_exact_stellar_payload_unsafe_tx_or_op_source" | "invalid_exact_stellar_payload_wrong_asset" | "invalid_exact_stellar_payload_wrong_function_name" | "invalid_exact_stellar_payload_facilitator_is_payer" | "invalid_exact_stellar_payload_wrong_recipient" | "invalid_exact_stellar_payload_wrong_amount" | "invalid_exact_stellar_payload_simulation_failed" | "invalid_exact_stellar_payload_fee_exceeds_maximum" | "invalid_exact_stellar_payload_event_not_transfer" | "invalid_exact_stellar_payload_event_missing_contract_id" | "invalid_exact_stellar_payload_event_wrong_asset" | "invalid_exact_stellar_payload_no_transfer_events" | "invalid_exact_stellar_payload_multiple_transfers" | "invalid_exact_stellar_payload_event_wrong_from" | "invalid_exact_stellar_payload_event_wrong_to" | "invalid_exact_stellar_payload_event_wrong_amount" | "invalid_exact_stellar_payload_no_auth_entries" | "invalid_exact_stellar_payload_unsupported_credential_type" | "invalid_exact_stellar_payload_facilitator_in_auth" | "invalid_exact_stellar_signature_expiration_too_far" | "invalid_exact_stellar_payload_has_subinvocations" | "invalid_exact_stellar_payload_missing_payer_signature" | "invalid_exact_stellar_payload_unexpected_pending_signatures" | "unexpected_verify_error";
         /**
-         * @description The 7 scheme codes of the settle path (SPEC §7.3), in `errorReason`.
+         * @description The 7 scheme codes of the settle path, in `errorReason`.
          *
          *     - `verification_failed`: The independent re-verification inside settle did not pass.
          *     - `settle_exact_stellar_signer_selection_failed`: No signing account could be selected.
@@ -537,7 +537,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 12 service envelope codes (SPEC §7.4).
+         * @description The 12 service envelope codes.
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -567,7 +567,7 @@ export interface components {
          */
         SettlementCode: "svc_settlement_outcome_unknown" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_settlement_not_found";
         /**
-         * @description The 9 catalog soft-drop codes (SPEC §7.5); they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
