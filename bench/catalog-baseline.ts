@@ -17,7 +17,9 @@ const oneTerm = db.prepare(`SELECT t.listing_id AS id FROM search_terms t
 const twoTerms = db.prepare(`SELECT t.listing_id AS id, count(*) * 1000000 + CAST(round(sum(t.score) * 1000) AS INTEGER) AS rank
   FROM search_terms t WHERE t.term IN (?, ?) AND t.to_seq IS NULL
   GROUP BY t.rev ORDER BY rank DESC, id ASC LIMIT ?`);
-const page = db.prepare('SELECT listing_id AS id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC LIMIT ? OFFSET ?');
+const page = db.prepare(
+  'SELECT listing_id AS id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC LIMIT ? OFFSET ?',
+);
 const total = db.prepare('SELECT n FROM listing_counts WHERE kind = ? AND value = ?');
 
 const rows = (ids: Array<{ id: number }>) => ids.map(({ id }) => byId.get(id));
@@ -27,12 +29,26 @@ http
     const limit = Number(url.searchParams.get('limit') ?? 20);
     let body: unknown;
     if (url.pathname === '/discovery/search') {
-      const terms = (url.searchParams.get('query') ?? '').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
-      body = { resources: rows((terms.length === 1 ? oneTerm.all(terms[0]!, limit) : twoTerms.all(terms[0]!, terms[1]!, limit)) as Array<{ id: number }>) };
+      const terms = (url.searchParams.get('query') ?? '')
+        .toLowerCase()
+        .split(/[^a-z0-9]+/)
+        .filter(Boolean);
+      body = {
+        resources: rows(
+          (terms.length === 1 ? oneTerm.all(terms[0]!, limit) : twoTerms.all(terms[0]!, terms[1]!, limit)) as Array<{ id: number }>,
+        ),
+      };
     } else {
-      const [kind, value] = url.searchParams.has('network') ? ['network', url.searchParams.get('network')!] : url.searchParams.has('payTo') ? ['payTo', url.searchParams.get('payTo')!] : ['all', ''];
+      const [kind, value] = url.searchParams.has('network')
+        ? ['network', url.searchParams.get('network')!]
+        : url.searchParams.has('payTo')
+          ? ['payTo', url.searchParams.get('payTo')!]
+          : ['all', ''];
       const offset = Number(url.searchParams.get('offset') ?? 0);
-      body = { items: rows(page.all(kind, value, limit, offset) as Array<{ id: number }>), total: (total.get(kind, value) as { n: number } | undefined)?.n ?? 0 };
+      body = {
+        items: rows(page.all(kind, value, limit, offset) as Array<{ id: number }>),
+        total: (total.get(kind, value) as { n: number } | undefined)?.n ?? 0,
+      };
     }
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(body));

@@ -55,7 +55,9 @@ export function zipf(rand: () => number): () => string {
 
 export function sellers(): string[] {
   const rand = rng(7);
-  return Array.from({ length: SELLERS }, () => Keypair.fromRawEd25519Seed(Buffer.from(Array.from({ length: 32 }, () => Math.floor(rand() * 256)))).publicKey());
+  return Array.from({ length: SELLERS }, () =>
+    Keypair.fromRawEd25519Seed(Buffer.from(Array.from({ length: 32 }, () => Math.floor(rand() * 256)))).publicKey(),
+  );
 }
 
 /** Seeds `count` listings into the file; returns the payTo and network of listing 0 (for filters). */
@@ -78,7 +80,14 @@ export function seedCorpus(dbPath: string, count: number, onProgress?: (done: nu
         toolName: mcp ? `${word()}_${word()}` : '',
         owner,
         x402Version: 2,
-        terms: { scheme: 'exact', network, asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', amount: String(1000 + Math.floor(rand() * 1e6)), payTo: owner, maxTimeoutSeconds: 60 },
+        terms: {
+          scheme: 'exact',
+          network,
+          asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+          amount: String(1000 + Math.floor(rand() * 1e6)),
+          payTo: owner,
+          maxTimeoutSeconds: 60,
+        },
         metadata: {
           description: words(8 + Math.floor(rand() * 24)),
           serviceName: `${word()} ${word()}`.slice(0, 32),

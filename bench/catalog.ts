@@ -18,7 +18,13 @@ import { parseArgs } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
 import { seedCorpus, vocabularyWord } from './catalog-corpus.ts';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '10000,100000' }, requests: { type: 'string', default: '200' }, 'keep-dir': { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,100000' },
+    requests: { type: 'string', default: '200' },
+    'keep-dir': { type: 'string' },
+  },
+});
 const sizes = values.sizes.split(',').map(Number);
 const REQUESTS = Number(values.requests);
 const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-catalog-'));
@@ -35,11 +41,14 @@ function request(port: number, method: string, path: string, body?: string): Pro
   let agent = agentFor.get(port);
   if (!agent) agentFor.set(port, (agent = new http.Agent({ keepAlive: true, maxSockets: 64 })));
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent, headers: body ? { 'content-type': 'application/json' } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path, agent, headers: body ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -60,7 +69,12 @@ async function waitReady(port: number, path: string): Promise<void> {
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 /** `total` requests over `conns` connections; latencies in ms. */
-async function load(port: number, conns: number, total: number, path: (i: number) => string): Promise<{ p50: number; p95: number; errors: number }> {
+async function load(
+  port: number,
+  conns: number,
+  total: number,
+  path: (i: number) => string,
+): Promise<{ p50: number; p95: number; errors: number }> {
   const times: number[] = [];
   let next = 0;
   let errors = 0;
@@ -89,7 +103,11 @@ const out = (s: string) => {
   lines.push(s);
   console.log(s);
 };
-out(`Machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}; load average at start ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
+out(
+  `Machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}; load average at start ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}.`,
+);
 
 let port = 47100;
 for (const size of sizes) {
@@ -116,21 +134,34 @@ for (const size of sizes) {
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(svc.pid!))), 200);
     const common = vocabularyWord(0);
     const two = `${vocabularyWord(3)} ${vocabularyWord(40)}`;
-    const firstPage = JSON.parse((await request(svcPort, 'GET', `/discovery/search?query=${common}&limit=20`)).text) as { pagination: { cursor: string } };
+    const firstPage = JSON.parse((await request(svcPort, 'GET', `/discovery/search?query=${common}&limit=20`)).text) as {
+      pagination: { cursor: string };
+    };
     const cursor = encodeURIComponent(firstPage.pagination.cursor);
-    const total = (JSON.parse((await request(svcPort, 'GET', '/discovery/resources?limit=1')).text) as { pagination: { total: number } }).pagination.total;
-    const payTo = (JSON.parse((await request(svcPort, 'GET', '/discovery/resources?limit=1')).text) as { items: Array<{ accepts: Array<{ payTo: string }> }> }).items[0]!.accepts[0]!.payTo;
+    const total = (JSON.parse((await request(svcPort, 'GET', '/discovery/resources?limit=1')).text) as { pagination: { total: number } })
+      .pagination.total;
+    const payTo = (
+      JSON.parse((await request(svcPort, 'GET', '/discovery/resources?limit=1')).text) as {
+        items: Array<{ accepts: Array<{ payTo: string }> }>;
+      }
+    ).items[0]!.accepts[0]!.payTo;
     const deep = Math.floor(total * 0.9);
     const cases: Array<[string, (i: number) => string, ((i: number) => string) | null]> = [
       [`search, 2 terms ("${two}")`, () => `/discovery/search?query=${encodeURIComponent(two)}&limit=20`, null],
       [`search, 1 common term ("${common}")`, () => `/discovery/search?query=${common}&limit=20`, null],
-      ['search, cursor page 2', () => `/discovery/search?query=${common}&limit=20&cursor=${cursor}`, () => `/discovery/search?query=${common}&limit=20`],
+      [
+        'search, cursor page 2',
+        () => `/discovery/search?query=${common}&limit=20&cursor=${cursor}`,
+        () => `/discovery/search?query=${common}&limit=20`,
+      ],
       ['list, no filter', (i) => `/discovery/resources?limit=20&offset=${(i * 7) % 200}`, null],
       ['list, network filter', (i) => `/discovery/resources?network=stellar:pubnet&limit=20&offset=${(i * 7) % 200}`, null],
       ['list, payTo filter', () => `/discovery/resources?payTo=${payTo}&limit=20`, null],
       [`list, offset ${deep.toLocaleString('en')}`, () => `/discovery/resources?limit=20&offset=${deep}`, null],
     ];
-    out('\n| request | svc p50 / p95 ms, 1 conn | baseline p50 / p95, 1 conn | ratio p95 | svc p50 / p95, 16 conns | baseline p50 / p95, 16 conns |');
+    out(
+      '\n| request | svc p50 / p95 ms, 1 conn | baseline p50 / p95, 1 conn | ratio p95 | svc p50 / p95, 16 conns | baseline p50 / p95, 16 conns |',
+    );
     out('|---|---|---|---|---|---|');
     for (const [name, path, basePath] of cases) {
       const b1 = await load(basePort, 1, REQUESTS, basePath ?? path);
@@ -138,14 +169,24 @@ for (const size of sizes) {
       const b16 = await load(basePort, 16, REQUESTS * 2, basePath ?? path);
       const s16 = await load(svcPort, 16, REQUESTS * 2, path);
       const errs = s1.errors + s16.errors ? ` (${s1.errors + s16.errors} non-200)` : '';
-      out(`| ${name}${errs} | ${fmt(s1.p50)} / ${fmt(s1.p95)} | ${fmt(b1.p50)} / ${fmt(b1.p95)} | ${(s1.p95 / b1.p95).toFixed(1)}× | ${fmt(s16.p50)} / ${fmt(s16.p95)} | ${fmt(b16.p50)} / ${fmt(b16.p95)} |`);
+      out(
+        `| ${name}${errs} | ${fmt(s1.p50)} / ${fmt(s1.p95)} | ${fmt(b1.p50)} / ${fmt(b1.p95)} | ${(s1.p95 / b1.p95).toFixed(1)}× | ${fmt(s16.p50)} / ${fmt(s16.p95)} | ${fmt(b16.p50)} / ${fmt(b16.p95)} |`,
+      );
     }
 
     // Mixed run: /verify alone, then beside 16 search connections (the payload is refused at decode: no RPC, all event loop).
     const verifyBody = JSON.stringify({
       x402Version: 2,
       paymentPayload: { x402Version: 2, accepted: { scheme: 'exact', network: 'stellar:testnet' }, payload: { transaction: 'AAAA' } },
-      paymentRequirements: { scheme: 'exact', network: 'stellar:testnet', asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', amount: '1000', payTo, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } },
+      paymentRequirements: {
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+        amount: '1000',
+        payTo,
+        maxTimeoutSeconds: 60,
+        extra: { areFeesSponsored: true },
+      },
     });
     const verifyFor = async (ms: number) => {
       const until = performance.now() + ms;
@@ -180,8 +221,14 @@ for (const size of sizes) {
     searching = false;
     await flood;
     clearInterval(sampler);
-    out(`\nMixed: /verify (4 connections) alone ${alone.rps.toFixed(0)} req/s (p50 ${fmt(alone.p50)} ms); with 16 search connections ${mixed.rps.toFixed(0)} req/s (p50 ${fmt(mixed.p50)} ms) = **${(mixed.rps / alone.rps).toFixed(2)}×** (target ≥ 0.8×); searches served meanwhile ${(searches / 5).toFixed(0)}/s, ${busy} answered 503 svc_catalog_busy.`);
-    out(`svc peak RSS under this load: **${peakRss.toFixed(0)} MB** (--max-semi-space-size=${SEMI_SPACE_MB}; catalog workers capped by resourceLimits). Load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}.`);
+    out(
+      `\nMixed: /verify (4 connections) alone ${alone.rps.toFixed(0)} req/s (p50 ${fmt(alone.p50)} ms); with 16 search connections ${mixed.rps.toFixed(0)} req/s (p50 ${fmt(mixed.p50)} ms) = **${(mixed.rps / alone.rps).toFixed(2)}×** (target ≥ 0.8×); searches served meanwhile ${(searches / 5).toFixed(0)}/s, ${busy} answered 503 svc_catalog_busy.`,
+    );
+    out(
+      `svc peak RSS under this load: **${peakRss.toFixed(0)} MB** (--max-semi-space-size=${SEMI_SPACE_MB}; catalog workers capped by resourceLimits). Load average now ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}.`,
+    );
   } finally {
     svc.kill('SIGTERM');
     base.kill('SIGTERM');

@@ -42,11 +42,14 @@ async function devOnce(): Promise<Run> {
   let readyMs = NaN;
   let storyMs = NaN;
   try {
-    const { ms, code } = await timeProcess(['--import', 'tsx', 'src/dev/main.ts', '--once', '--ephemeral', '--data-dir', dataDir], (line, at) => {
-      if (/\] ready: /.test(line)) readyMs = at;
-      const m = line.match(/^Story complete in ([\d.]+)s/);
-      if (m) storyMs = at - readyMs;
-    });
+    const { ms, code } = await timeProcess(
+      ['--import', 'tsx', 'src/dev/main.ts', '--once', '--ephemeral', '--data-dir', dataDir],
+      (line, at) => {
+        if (/\] ready: /.test(line)) readyMs = at;
+        const m = line.match(/^Story complete in ([\d.]+)s/);
+        if (m) storyMs = at - readyMs;
+      },
+    );
     if (code !== 0) throw new Error(`npm run dev --once exited ${code}`);
     return { readyMs, totalMs: ms, storyMs };
   } finally {
@@ -69,10 +72,18 @@ const base = median(baseline);
 const ready = median(dev.map((r) => r.readyMs));
 const story = median(dev.map((r) => r.storyMs));
 const total = median(dev.map((r) => r.totalMs));
-console.log(`Machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.versions.node}. Run: \`npx tsx bench/dev.ts --runs ${runs}\` (${new Date().toISOString()}), medians of ${runs}.\n`);
+console.log(
+  `Machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.versions.node}. Run: \`npx tsx bench/dev.ts --runs ${runs}\` (${new Date().toISOString()}), medians of ${runs}.\n`,
+);
 console.log('| Measure | Time | vs baseline (tsx empty program) | vs the 60 s goal |');
 console.log('|---|---|---|---|');
 console.log(`| baseline: node + tsx, empty program | ${s(base)} | 1.00× | |`);
-console.log(`| npm run dev: spawn → every service ready | ${s(ready)} | ${(ready / base).toFixed(1)}× | ${((ready / 60_000) * 100).toFixed(0)} % |`);
-console.log(`| the story (2 buyer payments, catalog, search, agent: 2 payments over MCP) | ${s(story)} | ${(story / base).toFixed(1)}× | ${((story / 60_000) * 100).toFixed(0)} % |`);
-console.log(`| npm run dev -- --once, whole run | ${s(total)} | ${(total / base).toFixed(1)}× | ${((total / 60_000) * 100).toFixed(0)} % |`);
+console.log(
+  `| npm run dev: spawn → every service ready | ${s(ready)} | ${(ready / base).toFixed(1)}× | ${((ready / 60_000) * 100).toFixed(0)} % |`,
+);
+console.log(
+  `| the story (2 buyer payments, catalog, search, agent: 2 payments over MCP) | ${s(story)} | ${(story / base).toFixed(1)}× | ${((story / 60_000) * 100).toFixed(0)} % |`,
+);
+console.log(
+  `| npm run dev -- --once, whole run | ${s(total)} | ${(total / base).toFixed(1)}× | ${((total / 60_000) * 100).toFixed(0)} % |`,
+);

@@ -29,19 +29,47 @@ const payee = await devnet.createAccount();
 const sub = Keypair.fromSecret((await devnet.createAccount()).secret);
 
 const base = await timed('getHealth round trip (baseline)', N * 2, () => rawRpc(devnet.rpcUrl, 'getHealth'));
-const unsigned = await buildTransfer(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 1n, source: sub });
+const unsigned = await buildTransfer(s, devnet.networkPassphrase, {
+  contractId: devnet.usdc.contractId,
+  from: payer.publicKey,
+  to: payee.publicKey,
+  amount: 1n,
+  source: sub,
+});
 const recordXdr = unsigned.toXDR();
-const record = await timed('simulateTransaction, record mode', N, () => rawRpc(devnet.rpcUrl, 'simulateTransaction', { transaction: recordXdr, useUpgradedAuth: true }));
-const prepared = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 1n, source: sub, payer: Keypair.fromSecret(payer.secret) });
+const record = await timed('simulateTransaction, record mode', N, () =>
+  rawRpc(devnet.rpcUrl, 'simulateTransaction', { transaction: recordXdr, useUpgradedAuth: true }),
+);
+const prepared = await preparePayment(s, devnet.networkPassphrase, {
+  contractId: devnet.usdc.contractId,
+  from: payer.publicKey,
+  to: payee.publicKey,
+  amount: 1n,
+  source: sub,
+  payer: Keypair.fromSecret(payer.secret),
+});
 const enforceXdr = prepared.tx.toXDR();
-const enforce = await timed('simulateTransaction, enforce mode (signature verified)', N, () => rawRpc(devnet.rpcUrl, 'simulateTransaction', { transaction: enforceXdr }));
+const enforce = await timed('simulateTransaction, enforce mode (signature verified)', N, () =>
+  rawRpc(devnet.rpcUrl, 'simulateTransaction', { transaction: enforceXdr }),
+);
 
 // Submissions need distinct sources (one pending transaction per source account).
 const M = Math.max(50, Math.floor(N / 2));
 const txs = [];
 for (let i = 0; i < M; i++) {
   const src = Keypair.fromSecret((await devnet.createAccount()).secret);
-  txs.push((await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 1n, source: src, payer: Keypair.fromSecret(payer.secret) })).tx.toXDR());
+  txs.push(
+    (
+      await preparePayment(s, devnet.networkPassphrase, {
+        contractId: devnet.usdc.contractId,
+        from: payer.publicKey,
+        to: payee.publicKey,
+        amount: 1n,
+        source: src,
+        payer: Keypair.fromSecret(payer.secret),
+      })
+    ).tx.toXDR(),
+  );
 }
 let t0 = process.hrtime.bigint();
 for (const x of txs) {
@@ -65,4 +93,5 @@ const cpu = os.cpus()[0]?.model ?? 'unknown';
 console.log(`machine: nproc=${os.availableParallelism()} cpu="${cpu}" node=${process.version}`);
 console.log('| operation | n | ms/op | ops/s | ratio vs getHealth baseline (ms/op) |');
 console.log('|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.label} | ${r.n} | ${r.msPer.toFixed(3)} | ${r.perSec.toFixed(0)} | ${(r.msPer / base.msPer).toFixed(2)}× |`);
+for (const r of rows)
+  console.log(`| ${r.label} | ${r.n} | ${r.msPer.toFixed(3)} | ${r.perSec.toFixed(0)} | ${(r.msPer / base.msPer).toFixed(2)}× |`);

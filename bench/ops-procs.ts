@@ -32,7 +32,11 @@ const TSX = join(ROOT, 'node_modules/.bin/tsx');
 export function startSvc(kind: 'compiled' | 'tsx', cwd: string, env: Record<string, string>, port: number): SvcProcess {
   const started = performance.now();
   const [cmd, args] = kind === 'compiled' ? [NODE, ['dist/main.js']] : [TSX, ['src/main.ts']];
-  const child = spawn(cmd, args, { cwd, env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(cmd, args, {
+    cwd,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
@@ -59,5 +63,8 @@ export function startSvc(kind: 'compiled' | 'tsx', cwd: string, env: Record<stri
 
 export const machine = async () => {
   const os = await import('node:os');
-  return `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')}`;
+  return `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')}`;
 };

@@ -14,7 +14,10 @@ import { createService } from '../src/service.ts';
 
 const PAYER = Keypair.random().publicKey();
 const instantScheme: PaymentScheme = {
-  supported: () => ({ kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }], signers: { 'stellar:*': [PAYER] } }),
+  supported: () => ({
+    kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
+    signers: { 'stellar:*': [PAYER] },
+  }),
   verify: async () => ({ isValid: true, payer: PAYER }),
   settle: async () => ({ success: true, transaction: 'ab'.repeat(32), network: 'stellar:testnet', payer: PAYER }),
 };

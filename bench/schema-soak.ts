@@ -15,7 +15,15 @@ import { createInterface } from 'node:readline';
 
 const COUNT = Number(process.argv[2] ?? 2000);
 const PAY_TO = 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI';
-const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', amount: '100000', payTo: PAY_TO, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } };
+const requirements = {
+  scheme: 'exact',
+  network: 'stellar:testnet',
+  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+  amount: '100000',
+  payTo: PAY_TO,
+  maxTimeoutSeconds: 60,
+  extra: { areFeesSponsored: true },
+};
 
 /**
  * A bazaar extension whose schema has 997 properties: named after `variant` (distinct schemas and
@@ -23,8 +31,15 @@ const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: 'CBIE
  * schemas, one vocabulary: separates the validator's memory from the search index's).
  */
 function bazaar(variant: number, names: 'distinct' | 'fixed' = 'distinct'): Record<string, unknown> {
-  const properties = Object.fromEntries(Array.from({ length: 997 }, (_, k) => (names === 'distinct' ? [`p${variant}_${k}`, {}] : [`p${k}`, k === 0 ? { minimum: -variant } : {}])));
-  return { info: { input: { type: 'http', method: 'GET' } }, schema: { type: 'object', properties: { input: { type: 'object' }, extra: { type: 'object', properties } } } };
+  const properties = Object.fromEntries(
+    Array.from({ length: 997 }, (_, k) =>
+      names === 'distinct' ? [`p${variant}_${k}`, {}] : [`p${k}`, k === 0 ? { minimum: -variant } : {}],
+    ),
+  );
+  return {
+    info: { input: { type: 'http', method: 'GET' } },
+    schema: { type: 'object', properties: { input: { type: 'object' }, extra: { type: 'object', properties } } },
+  };
 }
 
 function rssMb(pid: number): number {
@@ -34,7 +49,9 @@ function rssMb(pid: number): number {
 
 async function run(label: string, distinct: boolean, names: 'distinct' | 'fixed' = 'distinct') {
   const dir = mkdtempSync(join(tmpdir(), 'svc-soak-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/schema-soak-server.ts', join(dir, 'catalog.sqlite')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/schema-soak-server.ts', join(dir, 'catalog.sqlite')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
   const outcomes = new Map<string, number>();
   const samples: number[] = [];
@@ -44,7 +61,13 @@ async function run(label: string, distinct: boolean, names: 'distinct' | 'fixed'
     const post = async (i: number) => {
       const body = JSON.stringify({
         x402Version: 2,
-        paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' }, resource: { url: `https://soak${i}.example.com/r` }, extensions: { bazaar: bazaar(distinct ? i : 0, names) } },
+        paymentPayload: {
+          x402Version: 2,
+          accepted: requirements,
+          payload: { transaction: 'AAAA' },
+          resource: { url: `https://soak${i}.example.com/r` },
+          extensions: { bazaar: bazaar(distinct ? i : 0, names) },
+        },
         paymentRequirements: requirements,
       });
       const started = performance.now();
@@ -91,10 +114,16 @@ const fixedNames = await run(`${COUNT} distinct schemas, one set of property nam
 const baseline = await run(`${COUNT} × one schema (baseline)`, false);
 const after = loadavg();
 const f = (n: number) => n.toFixed(1);
-console.log(`machine: ${cpus().length} × ${cpus()[0]?.model}; load average before ${before.map(f).join(' ')}, after ${after.map(f).join(' ')}`);
+console.log(
+  `machine: ${cpus().length} × ${cpus()[0]?.model}; load average before ${before.map(f).join(' ')}, after ${after.map(f).join(' ')}`,
+);
 console.log('| run | RSS start MB | RSS end MB | peak MB | growth MB | settle p50 / p95 ms | seconds | hook outcomes | svc alive |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of [soak, fixedNames, baseline]) {
-  console.log(`| ${r.label} | ${f(r.startMb)} | ${f(r.endMb)} | ${f(r.peakMb)} | ${f(r.growthMb)} | ${f(r.p50Ms)} / ${f(r.p95Ms)} | ${f(r.seconds)} | ${JSON.stringify(r.outcomes)} | ${r.alive} |`);
+  console.log(
+    `| ${r.label} | ${f(r.startMb)} | ${f(r.endMb)} | ${f(r.peakMb)} | ${f(r.growthMb)} | ${f(r.p50Ms)} / ${f(r.p95Ms)} | ${f(r.seconds)} | ${JSON.stringify(r.outcomes)} | ${r.alive} |`,
+  );
 }
-console.log(`end RSS ratio vs baseline: distinct names ${(soak.endMb / baseline.endMb).toFixed(2)}, fixed names ${(fixedNames.endMb / baseline.endMb).toFixed(2)}`);
+console.log(
+  `end RSS ratio vs baseline: distinct names ${(soak.endMb / baseline.endMb).toFixed(2)}, fixed names ${(fixedNames.endMb / baseline.endMb).toFixed(2)}`,
+);

@@ -39,7 +39,11 @@ const N_BURST = arg('burst', 32);
 
 // Offline: refuse every non-loopback lookup (x402's Horizon call falls back to 5 s at once).
 for (const agent of [http.globalAgent, https.globalAgent]) {
-  ((agent as unknown as { options: { lookup?: unknown } }).options).lookup = (host: string, opts: dns.LookupOptions, cb: (e: Error | null, a?: unknown, f?: number) => void) => {
+  (agent as unknown as { options: { lookup?: unknown } }).options.lookup = (
+    host: string,
+    opts: dns.LookupOptions,
+    cb: (e: Error | null, a?: unknown, f?: number) => void,
+  ) => {
     if (host === 'localhost' || host === '127.0.0.1') return dns.lookup(host, opts, cb as never);
     process.nextTick(() => cb(Object.assign(new Error(`offline bench: no DNS for ${host}`), { code: 'ENOTFOUND' })));
   };
@@ -66,17 +70,40 @@ async function parties(devnet: Devnet, n: number, usdc = 100_000_000n): Promise<
 const MAX_TIMEOUT_SECONDS = 300;
 
 function requirements(devnet: Devnet, payTo: string, maxTimeoutSeconds = MAX_TIMEOUT_SECONDS): PaymentRequirements {
-  return { scheme: 'exact', network: 'stellar:testnet', asset: devnet.usdc.contractId, amount: '1000', payTo, maxTimeoutSeconds, extra: { areFeesSponsored: true } };
+  return {
+    scheme: 'exact',
+    network: 'stellar:testnet',
+    asset: devnet.usdc.contractId,
+    amount: '1000',
+    payTo,
+    maxTimeoutSeconds,
+    extra: { areFeesSponsored: true },
+  };
 }
 
-async function pay(rpc: ChainRpc, est: LedgerTimeEstimator, req: PaymentRequirements, buyer: Keypair, forX402: boolean): Promise<PaymentPayload> {
+async function pay(
+  rpc: ChainRpc,
+  est: LedgerTimeEstimator,
+  req: PaymentRequirements,
+  buyer: Keypair,
+  forX402: boolean,
+): Promise<PaymentPayload> {
   // x402 2.9.0 accepts expiries up to latest + ceil(timeout / 5 s) + 2 (its offline fallback).
   const expirationLedger = forX402 ? (await rpc.getLatestLedger()).sequence + Math.floor(req.maxTimeoutSeconds / 5) : undefined;
-  return createStellarPayment({ requirements: req, signer: buyer, rpc, ledgerTime: est, credentials: 'address', ...(expirationLedger ? { expirationLedger } : {}) });
+  return createStellarPayment({
+    requirements: req,
+    signer: buyer,
+    rpc,
+    ledgerTime: est,
+    credentials: 'address',
+    ...(expirationLedger ? { expirationLedger } : {}),
+  });
 }
 
 async function submitters(devnet: Devnet, n: number): Promise<Keypair[]> {
-  return Promise.all(Array.from({ length: n }, async () => Keypair.fromSecret((await devnet.createAccount({ usdcTrustline: false })).secret)));
+  return Promise.all(
+    Array.from({ length: n }, async () => Keypair.fromSecret((await devnet.createAccount({ usdcTrustline: false })).secret)),
+  );
 }
 
 function ours(devnet: Devnet, keys: Keypair[]): PaymentScheme {
@@ -124,16 +151,29 @@ async function verifyBench(): Promise<string[]> {
       if (valid !== N_VERIFY) throw new Error(`${name}: only ${valid}/${N_VERIFY} verifications were valid`);
       const t1 = performance.now();
       let next = 0;
-      await Promise.all(Array.from({ length: 16 }, async () => {
-        while (next++ < N_VERIFY) if (!(await scheme.verify(payload, req)).isValid) throw new Error(`${name}: invalid under concurrency`);
-      }));
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next++ < N_VERIFY) if (!(await scheme.verify(payload, req)).isValid) throw new Error(`${name}: invalid under concurrency`);
+        }),
+      );
       const concMs = performance.now() - t1;
-      results[name] = { p50: pct(lat, 50), p95: pct(lat, 95), seqPerSec: (N_VERIFY / seqMs) * 1000, concPerSec: (N_VERIFY / concMs) * 1000 };
+      results[name] = {
+        p50: pct(lat, 50),
+        p95: pct(lat, 95),
+        seqPerSec: (N_VERIFY / seqMs) * 1000,
+        concPerSec: (N_VERIFY / concMs) * 1000,
+      };
     }
     const [a, b] = [results['svc']!, results['@x402/stellar 2.9.0']!];
-    rows.push(`| verify latency p50 / p95 (ms) | ${f1(a.p50)} / ${f1(a.p95)} | ${f1(b.p50)} / ${f1(b.p95)} | ${(b.p50 / a.p50).toFixed(2)}× faster (p50) |`);
-    rows.push(`| verify throughput, sequential (/s) | ${f1(a.seqPerSec)} | ${f1(b.seqPerSec)} | ${(a.seqPerSec / b.seqPerSec).toFixed(2)}× |`);
-    rows.push(`| verify throughput, 16 in flight (/s) | ${f1(a.concPerSec)} | ${f1(b.concPerSec)} | ${(a.concPerSec / b.concPerSec).toFixed(2)}× |`);
+    rows.push(
+      `| verify latency p50 / p95 (ms) | ${f1(a.p50)} / ${f1(a.p95)} | ${f1(b.p50)} / ${f1(b.p95)} | ${(b.p50 / a.p50).toFixed(2)}× faster (p50) |`,
+    );
+    rows.push(
+      `| verify throughput, sequential (/s) | ${f1(a.seqPerSec)} | ${f1(b.seqPerSec)} | ${(a.seqPerSec / b.seqPerSec).toFixed(2)}× |`,
+    );
+    rows.push(
+      `| verify throughput, 16 in flight (/s) | ${f1(a.concPerSec)} | ${f1(b.concPerSec)} | ${(a.concPerSec / b.concPerSec).toFixed(2)}× |`,
+    );
     return rows;
   } finally {
     await devnet.stop();
@@ -206,12 +246,16 @@ async function burstBench(): Promise<string[]> {
         const ok = results.filter((r) => r.success).length;
         const reasons = new Map<string, number>();
         for (const r of results) if (!r.success) reasons.set(String(r.errorReason), (reasons.get(String(r.errorReason)) ?? 0) + 1);
-        const why = [...reasons].map(([code, n]) => `${n}× ${code.replace('settle_exact_stellar_', '').replace('invalid_exact_stellar_payload_', '')}`).join(', ');
+        const why = [...reasons]
+          .map(([code, n]) => `${n}× ${code.replace('settle_exact_stellar_', '').replace('invalid_exact_stellar_payload_', '')}`)
+          .join(', ');
         rates.push((ok / ms) * 1000);
         cells.push(`${ok}/${N_BURST} ok, ${f1(ms / 1000)} s, ${f1((ok / ms) * 1000)} settled/s${why ? ` (failed: ${why})` : ''}`);
         void name;
       }
-      rows.push(`| burst of ${N_BURST}, ${k} submitter${k > 1 ? 's' : ''} | ${cells[0]} | ${cells[1]} | ${rates[1]! > 0 ? `${(rates[0]! / rates[1]!).toFixed(1)}×` : '∞ (x402: none settled)'} |`);
+      rows.push(
+        `| burst of ${N_BURST}, ${k} submitter${k > 1 ? 's' : ''} | ${cells[0]} | ${cells[1]} | ${rates[1]! > 0 ? `${(rates[0]! / rates[1]!).toFixed(1)}×` : '∞ (x402: none settled)'} |`,
+      );
     } finally {
       await devnet.stop();
     }

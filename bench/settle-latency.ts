@@ -45,14 +45,34 @@ async function run(ledgerMs: number, baselineDir: string) {
     (['compiled', 'tsx'] as const).map(async (kind, i) => {
       const dir = mkdtempSync(join(tmpdir(), 'svc-lat-'));
       const submitter = await devnet.createAccount({ usdcTrustline: false });
-      const svc = startSvc(kind, kind === 'compiled' ? ROOT : baselineDir, { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') }, 30_000 + Math.floor(Math.random() * 20_000) + i);
+      const svc = startSvc(
+        kind,
+        kind === 'compiled' ? ROOT : baselineDir,
+        { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') },
+        30_000 + Math.floor(Math.random() * 20_000) + i,
+      );
       await svc.readyAfter('/health', 180_000);
-      return { name: kind === 'compiled' ? 'this tree' : `baseline ${BASELINE}`, svc, dir, latencies: [] as number[], floors: [] as number[], failures: 0 };
+      return {
+        name: kind === 'compiled' ? 'this tree' : `baseline ${BASELINE}`,
+        svc,
+        dir,
+        latencies: [] as number[],
+        floors: [] as number[],
+        failures: 0,
+      };
     }),
   );
   const rpc = createSdkRpc({ url: devnet.rpcUrl });
   const est = new LedgerTimeEstimator(rpc);
-  const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: devnet.usdc.contractId, amount: '1000', payTo: seller.publicKey, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } };
+  const requirements = {
+    scheme: 'exact',
+    network: 'stellar:testnet',
+    asset: devnet.usdc.contractId,
+    amount: '1000',
+    payTo: seller.publicKey,
+    maxTimeoutSeconds: 60,
+    extra: { areFeesSponsored: true },
+  };
   // Warm-up: one settle each (first-use compile paths, the close clock's first observation).
   for (let i = -1; i < N; i++) {
     for (const s of services) {
@@ -60,7 +80,11 @@ async function run(ledgerMs: number, baselineDir: string) {
       const payload = await createStellarPayment({ requirements, signer: buyer, rpc, ledgerTime: est });
       await new Promise((r) => setTimeout(r, Math.random() * ledgerMs));
       const t0 = performance.now();
-      const res = await fetch(`${s.svc.url}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }) });
+      const res = await fetch(`${s.svc.url}/settle`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }),
+      });
       const body = (await res.json()) as { success?: boolean };
       const t1 = performance.now();
       if (i < 0) continue;
@@ -78,7 +102,16 @@ async function run(ledgerMs: number, baselineDir: string) {
     rmSync(s.dir, { recursive: true, force: true });
   }
   await devnet.stop();
-  return services.map((s) => ({ ledgerMs, name: s.name, n: s.latencies.length, failures: s.failures, meanFloor: mean(s.floors), mean: mean(s.latencies), excess: mean(s.latencies) - mean(s.floors), p95: p95(s.latencies) }));
+  return services.map((s) => ({
+    ledgerMs,
+    name: s.name,
+    n: s.latencies.length,
+    failures: s.failures,
+    meanFloor: mean(s.floors),
+    mean: mean(s.latencies),
+    excess: mean(s.latencies) - mean(s.floors),
+    p95: p95(s.latencies),
+  }));
 }
 
 const baseline = exportRevision(BASELINE);
@@ -86,11 +119,15 @@ try {
   console.log(`machine: ${await machine()}`);
   const rows = [];
   for (const ledgerMs of [1000, 5000]) rows.push(...(await run(ledgerMs, baseline.dir)));
-  console.log('| ledger | service | settles | failures | mean floor (time to next close) | mean settle latency | latency − floor | p95 latency | ratio to baseline |');
+  console.log(
+    '| ledger | service | settles | failures | mean floor (time to next close) | mean settle latency | latency − floor | p95 latency | ratio to baseline |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const base = rows.find((b) => b.ledgerMs === r.ledgerMs && b.name !== 'this tree')!;
-    console.log(`| ${r.ledgerMs / 1000} s | ${r.name} | ${r.n} | ${r.failures} | ${r.meanFloor.toFixed(0)} ms | ${r.mean.toFixed(0)} ms | ${r.excess.toFixed(0)} ms | ${r.p95.toFixed(0)} ms | ${(r.mean / base.mean).toFixed(2)} |`);
+    console.log(
+      `| ${r.ledgerMs / 1000} s | ${r.name} | ${r.n} | ${r.failures} | ${r.meanFloor.toFixed(0)} ms | ${r.mean.toFixed(0)} ms | ${r.excess.toFixed(0)} ms | ${r.p95.toFixed(0)} ms | ${(r.mean / base.mean).toFixed(2)} |`,
+    );
   }
   console.log(`after: ${await machine()}`);
 } finally {

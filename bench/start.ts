@@ -25,14 +25,22 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const baseline = exportRevision(BASELINE);
 const devnet = await startDevnet({ ledgerMs: 1000 });
 const submitter = await devnet.createAccount({ usdcTrustline: false });
-const results: Record<string, { health: number[]; ready: number[] }> = { 'this tree (node dist/main.js)': { health: [], ready: [] }, [`baseline ${BASELINE} (tsx src/main.ts)`]: { health: [], ready: [] } };
+const results: Record<string, { health: number[]; ready: number[] }> = {
+  'this tree (node dist/main.js)': { health: [], ready: [] },
+  [`baseline ${BASELINE} (tsx src/main.ts)`]: { health: [], ready: [] },
+};
 try {
   console.log(`machine: ${await machine()}`);
   for (let i = 0; i < RUNS; i++) {
     for (const [name, r] of Object.entries(results)) {
       const compiled = name.startsWith('this');
       const dir = mkdtempSync(join(tmpdir(), 'svc-start-'));
-      const svc = startSvc(compiled ? 'compiled' : 'tsx', compiled ? ROOT : baseline.dir, { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') }, 30_000 + Math.floor(Math.random() * 20_000));
+      const svc = startSvc(
+        compiled ? 'compiled' : 'tsx',
+        compiled ? ROOT : baseline.dir,
+        { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') },
+        30_000 + Math.floor(Math.random() * 20_000),
+      );
       r.health.push(await svc.readyAfter('/health'));
       r.ready.push(compiled ? await svc.readyAfter('/ready') : r.health.at(-1)!);
       await svc.stop();
@@ -42,7 +50,9 @@ try {
   console.log('| start | runs | median to /health 200 | median to ready | min–max to ready |');
   console.log('|---|---|---|---|---|');
   for (const [name, r] of Object.entries(results)) {
-    console.log(`| ${name} | ${RUNS} | ${median(r.health).toFixed(0)} ms | ${median(r.ready).toFixed(0)} ms | ${Math.min(...r.ready).toFixed(0)}–${Math.max(...r.ready).toFixed(0)} ms |`);
+    console.log(
+      `| ${name} | ${RUNS} | ${median(r.health).toFixed(0)} ms | ${median(r.ready).toFixed(0)} ms | ${Math.min(...r.ready).toFixed(0)}–${Math.max(...r.ready).toFixed(0)} ms |`,
+    );
   }
   console.log(`after: ${await machine()}`);
 } finally {

@@ -13,8 +13,7 @@ export const VERIFY_CODES = {
   invalid_exact_stellar_payload_malformed: 'payload.transaction is missing or is not decodable transaction XDR.',
   invalid_exact_stellar_payload_wrong_operation:
     'The transaction does not have exactly one invoke-host-function operation invoking a contract.',
-  invalid_exact_stellar_payload_unsafe_tx_or_op_source:
-    'The transaction or operation source is a facilitator signing address.',
+  invalid_exact_stellar_payload_unsafe_tx_or_op_source: 'The transaction or operation source is a facilitator signing address.',
   invalid_exact_stellar_payload_wrong_asset: 'The invoked contract differs from the required asset.',
   invalid_exact_stellar_payload_wrong_function_name: 'The invocation is not `transfer` with exactly three arguments.',
   invalid_exact_stellar_payload_facilitator_is_payer: 'The transfer `from` is a facilitator signing address.',
@@ -31,12 +30,10 @@ export const VERIFY_CODES = {
   invalid_exact_stellar_payload_event_wrong_to: 'The simulated credit is to an address other than payTo.',
   invalid_exact_stellar_payload_event_wrong_amount: 'The simulated amount differs from the required amount.',
   invalid_exact_stellar_payload_no_auth_entries: 'The operation carries no authorization entries.',
-  invalid_exact_stellar_payload_unsupported_credential_type:
-    'An authorization entry uses credentials other than address credentials.',
+  invalid_exact_stellar_payload_unsupported_credential_type: 'An authorization entry uses credentials other than address credentials.',
   invalid_exact_stellar_payload_facilitator_in_auth: 'A facilitator address appears in an authorization entry.',
   invalid_exact_stellar_signature_expiration_too_far: 'An authorization entry expires beyond the allowed ledger bound.',
-  invalid_exact_stellar_payload_has_subinvocations:
-    'An authorization entry authorizes sub-invocations beyond the transfer.',
+  invalid_exact_stellar_payload_has_subinvocations: 'An authorization entry authorizes sub-invocations beyond the transfer.',
   invalid_exact_stellar_payload_missing_payer_signature: "The payer's authorization entry is unsigned.",
   invalid_exact_stellar_payload_unexpected_pending_signatures: 'An authorization entry still awaits a signature.',
   unexpected_verify_error: 'An unexpected error occurred inside the scheme while verifying.',
@@ -63,8 +60,7 @@ export const SERVICE_CODES = {
   svc_unknown_route: 'No route is mounted at this method and path.',
   svc_invalid_query_parameter: 'limit or offset is not a non-negative integer, or a parameter is repeated.',
   svc_missing_search_query: 'The search query is missing or blank.',
-  svc_invalid_search_cursor:
-    'The cursor was not issued for this query and filter combination; restart without a cursor.',
+  svc_invalid_search_cursor: 'The cursor was not issued for this query and filter combination; restart without a cursor.',
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
   svc_request_timeout: 'The request head or body did not arrive within the configured timeouts; the connection is closed.',
   svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
@@ -90,8 +86,10 @@ export const BAZAAR_CODES = {
   bazaar_extensions_too_large: 'The extensions block is larger than 64 KiB.',
   bazaar_spec_validation_failed: 'The bazaar extension violates the protocol invariants.',
   bazaar_schema_validation_failed: '`info` does not validate against the client-supplied schema.',
-  bazaar_schema_too_complex: 'The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or was not validated within its time budget.',
-  bazaar_resource_url_invalid: 'resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.',
+  bazaar_schema_too_complex:
+    'The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or was not validated within its time budget.',
+  bazaar_resource_url_invalid:
+    'resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.',
   bazaar_listing_owned_by_other_payee: 'The listing is owned by a different payTo; nothing was written.',
   bazaar_description_too_long: 'The description is longer than 2048 characters.',
   bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',

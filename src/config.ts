@@ -6,7 +6,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DEFAULT_NETWORK, NETWORKS, defaultRpcUrl, isStellarNetwork, keypairFromSeed, type Keypair, type StellarNetwork } from './chains/stellar/index.ts';
+import {
+  DEFAULT_NETWORK,
+  NETWORKS,
+  defaultRpcUrl,
+  isStellarNetwork,
+  keypairFromSeed,
+  type Keypair,
+  type StellarNetwork,
+} from './chains/stellar/index.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
 
 export const DEFAULTS = {
@@ -199,7 +207,13 @@ export function loadConfig(env: Env): Config {
     port: parseInteger(env, 'PORT', DEFAULTS.PORT, 1, 65_535),
     dbPath: read(env, 'DB_PATH') ?? DEFAULTS.DB_PATH,
     feeMode: parseFeeMode(env),
-    maxTransactionFeeStroops: parseInteger(env, 'MAX_TRANSACTION_FEE_STROOPS', DEFAULTS.MAX_TRANSACTION_FEE_STROOPS, 1, Number.MAX_SAFE_INTEGER),
+    maxTransactionFeeStroops: parseInteger(
+      env,
+      'MAX_TRANSACTION_FEE_STROOPS',
+      DEFAULTS.MAX_TRANSACTION_FEE_STROOPS,
+      1,
+      Number.MAX_SAFE_INTEGER,
+    ),
     logLevel: parseLogLevel(env),
     readyMinBalanceStroops: parseInteger(env, 'READY_MIN_BALANCE_STROOPS', DEFAULTS.READY_MIN_BALANCE_STROOPS, 0, Number.MAX_SAFE_INTEGER),
     readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
@@ -248,12 +262,14 @@ function parseCap(env: Env, name: string, fallback: bigint | null): bigint | nul
   const value = read(env, name);
   if (value === undefined) return fallback;
   if (value === 'off') return null;
-  if (!/^[0-9]{1,18}$/.test(value)) throw new ConfigError(name, `must be a non-negative integer number of stroops or "off"; got ${JSON.stringify(value.slice(0, 40))}`);
+  if (!/^[0-9]{1,18}$/.test(value))
+    throw new ConfigError(name, `must be a non-negative integer number of stroops or "off"; got ${JSON.stringify(value.slice(0, 40))}`);
   return BigInt(value);
 }
 
 function parseBaseUnits(name: string, value: string): bigint {
-  if (!/^[0-9]{1,39}$/.test(value)) throw new ConfigError(name, `amounts must be non-negative integers in base units; got ${JSON.stringify(value.slice(0, 40))}`);
+  if (!/^[0-9]{1,39}$/.test(value))
+    throw new ConfigError(name, `amounts must be non-negative integers in base units; got ${JSON.stringify(value.slice(0, 40))}`);
   return BigInt(value);
 }
 
@@ -264,7 +280,8 @@ function parseMinAmounts(env: Env): Map<string, bigint> {
   if (value === undefined) return out;
   for (const [i, entry] of value.split(',').entries()) {
     const [asset, amount, extra] = entry.split('=').map((s) => s.trim());
-    if (!asset || amount === undefined || extra !== undefined) throw new ConfigError('PAYMENT_MIN_AMOUNTS', `entry ${i + 1} is not ASSET=AMOUNT`);
+    if (!asset || amount === undefined || extra !== undefined)
+      throw new ConfigError('PAYMENT_MIN_AMOUNTS', `entry ${i + 1} is not ASSET=AMOUNT`);
     out.set(asset, parseBaseUnits('PAYMENT_MIN_AMOUNTS', amount));
   }
   return out;

@@ -73,7 +73,12 @@ async function drain({ server, idle, timeoutMs, cleanup, log, closeIdle }: Drain
   closeIdle?.();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
-  const result = await Promise.race([idle().then(() => closed).then(() => 'drained' as const), deadline]);
+  const result = await Promise.race([
+    idle()
+      .then(() => closed)
+      .then(() => 'drained' as const),
+    deadline,
+  ]);
   clearInterval(sweep);
   clearTimeout(timer);
   if (result === 'timeout') {

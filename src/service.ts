@@ -114,7 +114,8 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const journal = ownJournal ?? overrides.journal ?? null;
   if (journal) registry.journalWith(journal);
   else if (overrides.journal === undefined && stellar) registry.journalWith(unavailableJournal(config.dbPath));
-  const stopReconciler = ownJournal && stellar ? ownJournal.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
+  const stopReconciler =
+    ownJournal && stellar ? ownJournal.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
 
   const readiness =
     overrides.readiness ??
@@ -122,14 +123,25 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       checks: {
         ...stellarReadinessChecks(config, {
           wrapRpc,
-          ...(stellar ? { payingAccounts: () => [...stellar.pool.addresses, ...(config.feeBumpAddress ? [config.feeBumpAddress] : [])] } : {}),
+          ...(stellar
+            ? { payingAccounts: () => [...stellar.pool.addresses, ...(config.feeBumpAddress ? [config.feeBumpAddress] : [])] }
+            : {}),
         }),
         database: databaseWritableCheck(config.dbPath),
         draining: drainingCheck(() => draining),
       },
     });
 
-  const app = createApp({ config, logger, registry, catalog, metrics, readiness, journal, ...(overrides.contract ? { contract: overrides.contract } : {}) });
+  const app = createApp({
+    config,
+    logger,
+    registry,
+    catalog,
+    metrics,
+    readiness,
+    journal,
+    ...(overrides.contract ? { contract: overrides.contract } : {}),
+  });
   const servers: RunningServer[] = [];
   return {
     config,

@@ -56,16 +56,21 @@ export class CatalogEngine {
         } else {
           result = written.created ? 'created' : 'refreshed';
           outcome = { status: 'success' };
-          if (draft.dropped.length > 0) this.logger.warn({ resource: draft.resource, dropped: draft.dropped }, 'catalog dropped invalid fields');
+          if (draft.dropped.length > 0)
+            this.logger.warn({ resource: draft.resource, dropped: draft.dropped }, 'catalog dropped invalid fields');
         }
       }
     } catch (err) {
       result = 'fault';
       outcome = null;
-      this.logger.error({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'catalog hook fault; EXTENSION-RESPONSES omitted');
+      this.logger.error(
+        { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
+        'catalog hook fault; EXTENSION-RESPONSES omitted',
+      );
     }
     const elapsedMs = performance.now() - started;
-    if (elapsedMs > this.softBudgetMs) this.logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
+    if (elapsedMs > this.softBudgetMs)
+      this.logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
     return outcome;
   }
 

@@ -20,9 +20,11 @@ export const DEFAULT_WRITE_DEADLINE_MS = 2000;
 
 /** An error from a worker, as the class the HTTP layer and the tests know. */
 function asCatalogError(err: unknown): unknown {
-  if (err instanceof CatalogOverloadError) return new CatalogQueryError('svc_catalog_busy', `The catalog is busy (${err.message}); retry shortly.`);
+  if (err instanceof CatalogOverloadError)
+    return new CatalogQueryError('svc_catalog_busy', `The catalog is busy (${err.message}); retry shortly.`);
   const e = err as { name?: string; message?: string; code?: string };
-  if (e?.name === 'CatalogQueryError' && typeof e.code === 'string') return new CatalogQueryError(e.code as CatalogQueryError['code'], e.message ?? '');
+  if (e?.name === 'CatalogQueryError' && typeof e.code === 'string')
+    return new CatalogQueryError(e.code as CatalogQueryError['code'], e.message ?? '');
   if (e?.name === 'CatalogUnavailableError') return new CatalogUnavailableError(e.message ?? '');
   return err;
 }
@@ -34,9 +36,17 @@ export function openCatalog(options: CatalogOptions): Catalog {
   new CatalogStore(options.dbPath).close();
   const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
   const base = { dbPath: options.dbPath, softBudgetMs: options.softBudgetMs };
-  const writer = new WorkerLanes({ ...base, threads: 1, maxQueued: options.maxQueuedWrites ?? 256, deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS }, onLog);
+  const writer = new WorkerLanes(
+    { ...base, threads: 1, maxQueued: options.maxQueuedWrites ?? 256, deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS },
+    onLog,
+  );
   const readers = new WorkerLanes(
-    { ...base, threads: options.readers ?? 1, maxQueued: options.maxQueuedReads ?? 64, deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS },
+    {
+      ...base,
+      threads: options.readers ?? 1,
+      maxQueued: options.maxQueuedReads ?? 64,
+      deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,
+    },
     onLog,
   );
 
@@ -45,11 +55,15 @@ export function openCatalog(options: CatalogOptions): Catalog {
       try {
         const checked = precheckSettlement(settled.paymentPayload, settled.paymentRequirements);
         if (checked.kind === 'none') return null;
-        if (checked.kind === 'rejected') return { status: 'rejected', rejectedReason: checked.reason || BAZAAR_CODES[checked.code], code: checked.code };
+        if (checked.kind === 'rejected')
+          return { status: 'rejected', rejectedReason: checked.reason || BAZAAR_CODES[checked.code], code: checked.code };
         if (checked.kind !== 'settled') return null;
         return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled })) as BazaarOutcome | null;
       } catch (err) {
-        logger.error({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'catalog hook did not answer; EXTENSION-RESPONSES omitted');
+        logger.error(
+          { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
+          'catalog hook did not answer; EXTENSION-RESPONSES omitted',
+        );
         return null;
       }
     },

@@ -129,13 +129,15 @@ function specDefect(info: Record<string, unknown>): string | null {
       return `info.input.method must be one of ${[...HTTP_METHODS].join(', ')}.`;
     }
     if (bodyType !== undefined) {
-      if (typeof bodyType !== 'string' || !BODY_TYPES.has(bodyType)) return `info.input.bodyType must be one of ${[...BODY_TYPES].join(', ')}.`;
+      if (typeof bodyType !== 'string' || !BODY_TYPES.has(bodyType))
+        return `info.input.bodyType must be one of ${[...BODY_TYPES].join(', ')}.`;
       if (typeof method !== 'string' || !BODY_METHODS.has(method)) return 'info.input.bodyType is only allowed with POST, PUT or PATCH.';
     }
     return null;
   }
   if (input.type === 'mcp') {
-    if (typeof input.toolName !== 'string' || input.toolName.trim() === '') return 'info.input.toolName must be a non-empty string for mcp.';
+    if (typeof input.toolName !== 'string' || input.toolName.trim() === '')
+      return 'info.input.toolName must be a non-empty string for mcp.';
     if (input.toolName.length > 256) return 'info.input.toolName is longer than 256 characters.';
     if (!isPlainObject(input.inputSchema)) return 'info.input.inputSchema must be an object for mcp.';
     if (input.transport !== undefined && (typeof input.transport !== 'string' || !MCP_TRANSPORTS.has(input.transport))) {
@@ -171,16 +173,32 @@ export function precheckSettlement(
   const bazaar = (paymentPayload.extensions as Record<string, unknown>).bazaar as Record<string, unknown>;
   const neutralized = neutralizeSchema(bazaar.schema);
   if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
-  if (measureJson(bazaar, MAX_INFO_NODES, MAX_SCHEMA_DEPTH + 4).overflow) return reject('bazaar_spec_validation_failed', `The bazaar extension is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`);
+  if (measureJson(bazaar, MAX_INFO_NODES, MAX_SCHEMA_DEPTH + 4).overflow)
+    return reject('bazaar_spec_validation_failed', `The bazaar extension is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`);
   const resource = isPlainObject(paymentPayload.resource) ? paymentPayload.resource : {};
-  const shallow = (v: unknown): unknown => (Array.isArray(v) ? (v as unknown[]).slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? null : e)) : typeof v === 'object' && v !== null ? null : v);
-  const reducedResource = Object.fromEntries(RESOURCE_FIELDS.filter((k) => Object.hasOwn(resource, k)).map((k) => [k, shallow(resource[k])]));
+  const shallow = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? (v as unknown[]).slice(0, 64).map((e) => (typeof e === 'object' && e !== null ? null : e))
+      : typeof v === 'object' && v !== null
+        ? null
+        : v;
+  const reducedResource = Object.fromEntries(
+    RESOURCE_FIELDS.filter((k) => Object.hasOwn(resource, k)).map((k) => [k, shallow(resource[k])]),
+  );
   const { scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra } = paymentRequirements;
   return {
     kind: 'settled',
     settled: {
       paymentPayload: { x402Version: paymentPayload.x402Version, resource: reducedResource, extensions: { bazaar } },
-      paymentRequirements: { scheme, network, asset, amount, payTo, maxTimeoutSeconds, ...(isPlainObject(extra) && !measureJson(extra, 200, 8).overflow ? { extra } : {}) },
+      paymentRequirements: {
+        scheme,
+        network,
+        asset,
+        amount,
+        payTo,
+        maxTimeoutSeconds,
+        ...(isPlainObject(extra) && !measureJson(extra, 200, 8).overflow ? { extra } : {}),
+      },
     },
   };
 }
@@ -253,7 +271,8 @@ export async function ingestSettlement(
   const validation = await validateAgainstSchema(neutralized.schema, info);
   if (!validation.ok) return reject(validation.code, validation.reason);
 
-  if (!url || canonical === undefined) return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');
+  if (!url || canonical === undefined)
+    return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');
   if (!terms) return { kind: 'unusable', reason: 'the settled paymentRequirements lack scheme, network or payTo' };
 
   const dropped: string[] = [];
@@ -279,7 +298,12 @@ export async function ingestSettlement(
   }
 
   // The tool name is what an agent calls, so it counts as parameter text.
-  const names = [...(type === 'mcp' ? [input.toolName as string] : []), ...exampleNames(input.queryParams), ...exampleNames(input.pathParams), ...exampleNames(input.body)];
+  const names = [
+    ...(type === 'mcp' ? [input.toolName as string] : []),
+    ...exampleNames(input.queryParams),
+    ...exampleNames(input.pathParams),
+    ...exampleNames(input.body),
+  ];
   const text = [names.join(' '), parameterText([neutralized.schema, type === 'mcp' ? input.inputSchema : undefined])]
     .filter((part) => part !== '')
     .join(' ');

@@ -38,11 +38,18 @@ export const pairValue = (scheme: string, network: string) => `${scheme}\n${netw
  */
 export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdated: string, keys: ListingKey[]): void {
   const insert = cachedStatement(db, 'INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated) VALUES (?, ?, ?, ?)');
-  const count = cachedStatement(db, 'INSERT INTO listing_counts (kind, value, n) VALUES (?, ?, 1) ON CONFLICT (kind, value) DO UPDATE SET n = n + 1');
+  const count = cachedStatement(
+    db,
+    'INSERT INTO listing_counts (kind, value, n) VALUES (?, ?, 1) ON CONFLICT (kind, value) DO UPDATE SET n = n + 1',
+  );
   for (const key of keys) {
     if (Number(insert.run(key.kind, key.value, listingId, lastUpdated).changes) === 1) count.run(key.kind, key.value);
   }
-  cachedStatement(db, 'UPDATE listing_keys SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(lastUpdated, listingId, lastUpdated);
+  cachedStatement(db, 'UPDATE listing_keys SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
+    lastUpdated,
+    listingId,
+    lastUpdated,
+  );
 }
 
 function migrateToTermIndex(db: DatabaseSync): void {
@@ -71,15 +78,36 @@ function migrateToTermIndex(db: DatabaseSync): void {
     CREATE TABLE listing_counts (kind TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, value)) STRICT, WITHOUT ROWID;
     CREATE INDEX listings_by_tool_name ON listings (tool_name);
   `);
-  const revisions = db.prepare(
-    `SELECT r.rev, r.listing_id, r.from_seq, r.to_seq, f.service_name, f.tags, f.description, f.params FROM search_revisions r JOIN search_fts f ON f.rowid = r.rev`,
-  ).all() as Array<{ rev: number; listing_id: number; from_seq: number; to_seq: number | null; service_name: string; tags: string; description: string; params: string }>;
+  const revisions = db
+    .prepare(
+      `SELECT r.rev, r.listing_id, r.from_seq, r.to_seq, f.service_name, f.tags, f.description, f.params FROM search_revisions r JOIN search_fts f ON f.rowid = r.rev`,
+    )
+    .all() as Array<{
+    rev: number;
+    listing_id: number;
+    from_seq: number;
+    to_seq: number | null;
+    service_name: string;
+    tags: string;
+    description: string;
+    params: string;
+  }>;
   for (const r of revisions) {
-    const revision = { rev: Number(r.rev), listingId: Number(r.listing_id), fromSeq: Number(r.from_seq), toSeq: r.to_seq === null ? null : Number(r.to_seq) };
+    const revision = {
+      rev: Number(r.rev),
+      listingId: Number(r.listing_id),
+      fromSeq: Number(r.from_seq),
+      toSeq: r.to_seq === null ? null : Number(r.to_seq),
+    };
     insertTermRows(db, revision, termScores({ serviceName: r.service_name, tags: r.tags, description: r.description, params: r.params }));
   }
   db.exec('DROP TABLE search_fts');
-  const listings = db.prepare('SELECT id, type, owner, last_updated FROM listings').all() as Array<{ id: number; type: string; owner: string; last_updated: string }>;
+  const listings = db.prepare('SELECT id, type, owner, last_updated FROM listings').all() as Array<{
+    id: number;
+    type: string;
+    owner: string;
+    last_updated: string;
+  }>;
   const accepts = db.prepare('SELECT scheme, network FROM listing_accepts WHERE listing_id = ?');
   const extensions = db.prepare('SELECT key FROM listing_extensions WHERE listing_id = ?');
   for (const l of listings) {
@@ -94,10 +122,23 @@ function migrateToTermIndex(db: DatabaseSync): void {
 }
 
 /** Every key a listing answers to. */
-export function listingKeysOf(type: string, owner: string, accepts: Array<{ scheme: string; network: string }>, extensionKeys: string[]): ListingKey[] {
-  const keys: ListingKey[] = [{ kind: 'all', value: '' }, { kind: 'type', value: type }, { kind: 'payTo', value: owner }];
+export function listingKeysOf(
+  type: string,
+  owner: string,
+  accepts: Array<{ scheme: string; network: string }>,
+  extensionKeys: string[],
+): ListingKey[] {
+  const keys: ListingKey[] = [
+    { kind: 'all', value: '' },
+    { kind: 'type', value: type },
+    { kind: 'payTo', value: owner },
+  ];
   for (const a of accepts) {
-    keys.push({ kind: 'scheme', value: a.scheme }, { kind: 'network', value: a.network }, { kind: 'scheme+network', value: pairValue(a.scheme, a.network) });
+    keys.push(
+      { kind: 'scheme', value: a.scheme },
+      { kind: 'network', value: a.network },
+      { kind: 'scheme+network', value: pairValue(a.scheme, a.network) },
+    );
   }
   for (const key of extensionKeys) keys.push({ kind: 'extensions', value: key });
   return keys;
@@ -112,8 +153,12 @@ export function insertTermRows(
   revision: { rev: number; listingId: number; fromSeq: number; toSeq: number | null },
   scores: Map<string, number>,
 ): void {
-  const insert = cachedStatement(db, 'INSERT INTO search_terms (term, rev, listing_id, score, milli, from_seq, to_seq) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  for (const [term, score] of scores) insert.run(term, revision.rev, revision.listingId, score, Math.round(score * 1000), revision.fromSeq, revision.toSeq);
+  const insert = cachedStatement(
+    db,
+    'INSERT INTO search_terms (term, rev, listing_id, score, milli, from_seq, to_seq) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  for (const [term, score] of scores)
+    insert.run(term, revision.rev, revision.listingId, score, Math.round(score * 1000), revision.fromSeq, revision.toSeq);
 }
 
 type Migration = (db: DatabaseSync) => void;
@@ -176,5 +221,3 @@ export const MIGRATIONS: Migration[] = [
   },
   migrateToTermIndex,
 ];
-
-

@@ -74,7 +74,10 @@ export class WorkerLanes {
   }
 
   private spawn(): void {
-    const worker = new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS, workerData: { dbPath: this.setup.dbPath, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup });
+    const worker = new Worker(WORKER_URL, {
+      resourceLimits: WORKER_LIMITS,
+      workerData: { dbPath: this.setup.dbPath, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup,
+    });
     worker.unref();
     this.workers.add(worker);
     worker.on('message', (reply: WorkerReply) => {
@@ -115,7 +118,14 @@ export class WorkerLanes {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       const deadline = Date.now() + this.setup.deadlineMs;
-      const job: Job = { id, request: { ...body, id, deadline }, resolve, reject, settled: false, timer: undefined as unknown as NodeJS.Timeout };
+      const job: Job = {
+        id,
+        request: { ...body, id, deadline },
+        resolve,
+        reject,
+        settled: false,
+        timer: undefined as unknown as NodeJS.Timeout,
+      };
       job.timer = setTimeout(() => {
         const at = this.queue.indexOf(job);
         if (at !== -1) this.queue.splice(at, 1);
@@ -152,7 +162,10 @@ export class WorkerLanes {
       clearTimeout(job.timer);
       return;
     }
-    const err = reply.error.name === 'Expired' ? new CatalogOverloadError(reply.error.message) : Object.assign(new Error(reply.error.message), reply.error);
+    const err =
+      reply.error.name === 'Expired'
+        ? new CatalogOverloadError(reply.error.message)
+        : Object.assign(new Error(reply.error.message), reply.error);
     this.fail(job, err);
   }
 

@@ -118,9 +118,7 @@ function isPrintableAscii(value: string, maxLength: number): boolean {
 
 /** serviceName: 1–32 printable ASCII characters, else dropped (surrounding blanks are not trimmed). */
 export function sanitizeServiceName(value: unknown): string | undefined {
-  return typeof value === 'string' && isPrintableAscii(value, MAX_SERVICE_NAME_LENGTH) && value.trim() !== ''
-    ? value
-    : undefined;
+  return typeof value === 'string' && isPrintableAscii(value, MAX_SERVICE_NAME_LENGTH) && value.trim() !== '' ? value : undefined;
 }
 
 /**

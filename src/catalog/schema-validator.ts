@@ -10,8 +10,7 @@ import { Worker } from 'node:worker_threads';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
 export type SchemaVerdict =
-  | { ok: true }
-  | { ok: false; code: 'bazaar_schema_validation_failed' | 'bazaar_schema_too_complex'; reason: string };
+  { ok: true } | { ok: false; code: 'bazaar_schema_validation_failed' | 'bazaar_schema_too_complex'; reason: string };
 
 export interface SchemaValidatorOptions {
   /** Compile + validate time allowed to one schema once it runs. Default 150 ms. */
@@ -112,11 +111,24 @@ export class SchemaValidator {
     worker.on('message', (message: 'ready' | ValidationAnswer) => {
       if (message === 'ready') slot.ready = this.started = true;
       else if (slot === this.current && this.running?.pending.job.id === message.id) {
-        this.finishRunning(message.ok ? { ok: true } : { ok: false, code: message.kind === 'invalid' ? 'bazaar_schema_validation_failed' : 'bazaar_schema_too_complex', reason: message.reason });
+        this.finishRunning(
+          message.ok
+            ? { ok: true }
+            : {
+                ok: false,
+                code: message.kind === 'invalid' ? 'bazaar_schema_validation_failed' : 'bazaar_schema_too_complex',
+                reason: message.reason,
+              },
+        );
       }
       this.pump();
     });
-    worker.on('error', (err: Error) => this.lost(slot, /memory/i.test(err.message) ? 'Validating the schema ran out of memory.' : 'The schema validator failed on this schema.'));
+    worker.on('error', (err: Error) =>
+      this.lost(
+        slot,
+        /memory/i.test(err.message) ? 'Validating the schema ran out of memory.' : 'The schema validator failed on this schema.',
+      ),
+    );
     worker.on('exit', () => this.lost(slot, 'The schema validator stopped on this schema.'));
     worker.unref(); // after the listeners (adding one refs it again); referenced only while a caller waits (pump)
     return slot;
@@ -187,10 +199,13 @@ export class SchemaValidator {
 
   private wakeAtDeadline(): void {
     if (this.readyTimer) return;
-    this.readyTimer = setTimeout(() => {
-      this.readyTimer = null;
-      this.pump();
-    }, Math.max(0, this.queue[0]!.deadline - performance.now()) + 1);
+    this.readyTimer = setTimeout(
+      () => {
+        this.readyTimer = null;
+        this.pump();
+      },
+      Math.max(0, this.queue[0]!.deadline - performance.now()) + 1,
+    );
     this.readyTimer.unref();
   }
 }

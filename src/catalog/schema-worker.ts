@@ -25,9 +25,7 @@ export interface ValidationJob {
   info: unknown;
 }
 
-export type ValidationAnswer =
-  | { id: number; ok: true }
-  | { id: number; ok: false; kind: 'invalid' | 'too_complex'; reason: string };
+export type ValidationAnswer = { id: number; ok: true } | { id: number; ok: false; kind: 'invalid' | 'too_complex'; reason: string };
 
 /**
  * The seller's schema is never compiled to code: generated validators (one `new Function` per
@@ -41,18 +39,37 @@ export function runValidation({ id, schema, info }: ValidationJob): ValidationAn
   try {
     if (!metaValidator.validateSchema(schema)) {
       const first = metaValidator.errors?.[0];
-      return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid JSON Schema'}`.slice(0, 300) };
+      return {
+        id,
+        ok: false,
+        kind: 'invalid',
+        reason: `The schema does not compile: ${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid JSON Schema'}`.slice(
+          0,
+          300,
+        ),
+      };
     }
     const result = new Validator(schema, '2020-12', true).validate(info);
     if (result.valid) return { id, ok: true };
     // The last error is the innermost one: the location that actually failed.
     const last = result.errors.at(-1);
     const where = last?.instanceLocation.replace(/^#/, '') || '(root)';
-    return { id, ok: false, kind: 'invalid', reason: `info does not match the schema at ${where}: ${last?.error ?? 'invalid'}`.slice(0, 300) };
+    return {
+      id,
+      ok: false,
+      kind: 'invalid',
+      reason: `info does not match the schema at ${where}: ${last?.error ?? 'invalid'}`.slice(0, 300),
+    };
   } catch (err) {
     // A stack overflow: recursion the static checks did not catch.
-    if (err instanceof RangeError) return { id, ok: false, kind: 'too_complex', reason: 'Validating info against the schema recursed too deeply.' };
-    return { id, ok: false, kind: 'invalid', reason: `The schema does not compile: ${(err as Error).message.split('\n')[0]}`.slice(0, 300) };
+    if (err instanceof RangeError)
+      return { id, ok: false, kind: 'too_complex', reason: 'Validating info against the schema recursed too deeply.' };
+    return {
+      id,
+      ok: false,
+      kind: 'invalid',
+      reason: `The schema does not compile: ${(err as Error).message.split('\n')[0]}`.slice(0, 300),
+    };
   }
 }
 

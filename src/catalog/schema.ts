@@ -19,8 +19,21 @@ const STRIPPED_KEYWORDS = new Set(['pattern', 'patternProperties', 'format']);
 const SCHEMA_MAP_KEYWORDS = new Set(['properties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
 /** Keywords whose value is a subschema or an array of subschemas. */
 const SUBSCHEMA_KEYWORDS = new Set([
-  'items', 'prefixItems', 'additionalItems', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else',
-  'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames',
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
 ]);
 /** Reference keywords that must stay inside the document (start with `#`). */
 const REFERENCE_KEYWORDS = new Set(['$ref', '$id', '$dynamicRef', '$recursiveRef']);
@@ -31,7 +44,14 @@ const DYNAMIC_KEYWORDS = new Set(['$dynamicRef', '$recursiveRef', '$anchor', '$d
  * (uniqueItems over objects, contains, unevaluated*, dependencies): at most this many per schema.
  */
 export const MAX_COSTLY_KEYWORDS = 8;
-const COSTLY_KEYWORDS = new Set(['uniqueItems', 'contains', 'unevaluatedProperties', 'unevaluatedItems', 'dependentSchemas', 'dependencies']);
+const COSTLY_KEYWORDS = new Set([
+  'uniqueItems',
+  'contains',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'dependentSchemas',
+  'dependencies',
+]);
 /** At most this many `$ref`s per schema (the recursion check is quadratic in them). */
 export const MAX_SCHEMA_REFERENCES = 64;
 /** Applicators that evaluate the same data again, in place: a reference cycle through only these never ends. */
@@ -73,7 +93,11 @@ const tooComplex = (reason: string): Refusal => ({ ok: false, code: 'bazaar_sche
 export function neutralizeSchema(schema: unknown): NeutralizeResult {
   const size = measureJson(schema, MAX_SCHEMA_NODES, MAX_SCHEMA_DEPTH);
   if (size.overflow) {
-    return tooComplex(size.nodes > MAX_SCHEMA_NODES ? `The schema has more than ${MAX_SCHEMA_NODES} nodes.` : `The schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`);
+    return tooComplex(
+      size.nodes > MAX_SCHEMA_NODES
+        ? `The schema has more than ${MAX_SCHEMA_NODES} nodes.`
+        : `The schema is nested deeper than ${MAX_SCHEMA_DEPTH} levels.`,
+    );
   }
   if (typeof schema === 'boolean') return { ok: true, schema };
   if (!isPlainObject(schema)) return { ok: false, code: 'bazaar_schema_validation_failed', reason: 'The schema is not an object.' };
@@ -90,7 +114,9 @@ export function neutralizeSchema(schema: unknown): NeutralizeResult {
       assign(copy);
       // Elements of a subschema array (allOf, prefixItems, …) are schemas; anything else is data.
       const childPosition: Position = position === 'schema' ? 'schema' : 'data';
-      source.forEach((item, i) => stack.push({ source: item, position: childPosition, path: [...path, String(i)], assign: (c) => (copy[i] = c) }));
+      source.forEach((item, i) =>
+        stack.push({ source: item, position: childPosition, path: [...path, String(i)], assign: (c) => (copy[i] = c) }),
+      );
       continue;
     }
     if (!isPlainObject(source)) {
@@ -127,7 +153,8 @@ export function neutralizeSchema(schema: unknown): NeutralizeResult {
       stack.push({ source: v, position: childPosition, path: [...path, k], assign: (c) => setOwn(copy, k, c) });
     }
   }
-  if (hasInPlaceCycle(references)) return tooComplex('The schema refers to itself without descending into the data ($ref recursion that never ends).');
+  if (hasInPlaceCycle(references))
+    return tooComplex('The schema refers to itself without descending into the data ($ref recursion that never ends).');
   return { ok: true, schema: result as Record<string, unknown> };
 }
 
@@ -136,7 +163,10 @@ function pointerSegments(ref: string): string[] | null {
   if (ref === '#') return [];
   if (!ref.startsWith('#/')) return null;
   try {
-    return ref.slice(2).split('/').map((s) => decodeURIComponent(s).replace(/~1/g, '/').replace(/~0/g, '~'));
+    return ref
+      .slice(2)
+      .split('/')
+      .map((s) => decodeURIComponent(s).replace(/~1/g, '/').replace(/~0/g, '~'));
   } catch {
     return null;
   }
@@ -162,7 +192,11 @@ function inPlacePath(rest: string[]): boolean {
  */
 function hasInPlaceCycle(references: Array<{ at: string[]; target: string[] }>): boolean {
   const next = references.map(({ target }) =>
-    references.flatMap((other, j) => (target.every((seg, i) => other.at[i] === seg) && other.at.length >= target.length && inPlacePath(other.at.slice(target.length)) ? [j] : [])),
+    references.flatMap((other, j) =>
+      target.every((seg, i) => other.at[i] === seg) && other.at.length >= target.length && inPlacePath(other.at.slice(target.length))
+        ? [j]
+        : [],
+    ),
   );
   const state = new Array<0 | 1 | 2>(references.length).fill(0); // unvisited, on the path, done
   for (let start = 0; start < references.length; start++) {
@@ -209,8 +243,21 @@ export function validateAgainstSchema(schema: Record<string, unknown> | boolean,
 export const MAX_PARAMETER_TEXT = 4096;
 /** The bazaar envelope's own property names: structure, not parameters, so not indexed. */
 const STRUCTURAL_NAMES = new Set([
-  'input', 'output', 'type', 'method', 'bodyType', 'body', 'queryParams', 'pathParams', 'headers',
-  'toolName', 'inputSchema', 'transport', 'example', 'description', 'format',
+  'input',
+  'output',
+  'type',
+  'method',
+  'bodyType',
+  'body',
+  'queryParams',
+  'pathParams',
+  'headers',
+  'toolName',
+  'inputSchema',
+  'transport',
+  'example',
+  'description',
+  'format',
 ]);
 
 /**
@@ -222,7 +269,11 @@ export function parameterText(schemas: unknown[]): string {
   const parts: string[] = [];
   let length = 0;
   let visited = 0;
-  const stack: Array<{ node: unknown; position: 'schema' | 'map'; depth: number }> = schemas.map((node) => ({ node, position: 'schema' as const, depth: 0 }));
+  const stack: Array<{ node: unknown; position: 'schema' | 'map'; depth: number }> = schemas.map((node) => ({
+    node,
+    position: 'schema' as const,
+    depth: 0,
+  }));
   const push = (text: string) => {
     if (length >= MAX_PARAMETER_TEXT) return;
     parts.push(text);

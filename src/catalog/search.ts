@@ -58,7 +58,8 @@ const invalidCursor = (why: string) =>
   new CatalogQueryError('svc_invalid_search_cursor', `The cursor ${why}; restart the search without a cursor.`);
 
 export function decodeCursor(secret: Buffer, cursor: string, expectedHash: string, now: number): CursorState {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor('is not a cursor issued by this service');
+  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor))
+    throw invalidCursor('is not a cursor issued by this service');
   const [payload, mac] = cursor.split('.') as [string, string];
   const expected = sign(secret, payload);
   const given = Buffer.from(mac, 'base64url');
@@ -69,7 +70,8 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   } catch {
     throw invalidCursor('is not a cursor issued by this service');
   }
-  if (state.v !== 1 || ![state.a, state.r, state.i, state.t].every(Number.isSafeInteger)) throw invalidCursor('is not a cursor issued by this service');
+  if (state.v !== 1 || ![state.a, state.r, state.i, state.t].every(Number.isSafeInteger))
+    throw invalidCursor('is not a cursor issued by this service');
   if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
   if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
   return state;
@@ -97,7 +99,13 @@ function allTermsTier(
   if (after && after.r < tier) return null;
   const counted = terms.map((term) => ({
     term,
-    n: Number((store.statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms WHERE term = ? LIMIT ?)').get(term, DF_PROBE_CAP) as { n: number }).n),
+    n: Number(
+      (
+        store.statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms WHERE term = ? LIMIT ?)').get(term, DF_PROBE_CAP) as {
+          n: number;
+        }
+      ).n,
+    ),
   }));
   counted.sort((a, b) => a.n - b.n);
   const [driver, ...others] = counted;
@@ -115,7 +123,15 @@ function allTermsTier(
        ) ${keyset}
        ORDER BY rank DESC, listing_id ASC LIMIT ?`,
     )
-    .all(...terms, driver.term, ...snapshot, ...filter.params, ...others.map((o) => o.term), ...(after ? [after.r, after.r, after.i] : []), want) as Array<{
+    .all(
+      ...terms,
+      driver.term,
+      ...snapshot,
+      ...filter.params,
+      ...others.map((o) => o.term),
+      ...(after ? [after.r, after.r, after.i] : []),
+      want,
+    ) as Array<{
     listing_id: number;
     rank: number;
   }>;
@@ -130,7 +146,8 @@ export function searchCatalog(
   now: Date,
   x402Version: number,
 ): SearchPage {
-  if (query.trim() === '') throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
+  if (query.trim() === '')
+    throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
   store.assertUsable(false);
   const secret = store.cursorSecret();
   const hash = bindingHash(query, filters);

@@ -107,12 +107,13 @@ export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
-
 
 /** Filters that compare one listings column for equality. payTo is the verified owner. */
 const COLUMN_FILTERS = [
@@ -222,9 +223,11 @@ export class CatalogStore implements CatalogStorePort {
 
   ownerOf(resource: string, type: string, toolName: string): string | undefined {
     this.assertUsable(false);
-    const row = this.statement('SELECT owner FROM listings WHERE resource = ? AND type = ? AND tool_name = ?').get(resource, type, toolName) as
-      | { owner: string }
-      | undefined;
+    const row = this.statement('SELECT owner FROM listings WHERE resource = ? AND type = ? AND tool_name = ?').get(
+      resource,
+      type,
+      toolName,
+    ) as { owner: string } | undefined;
     return row?.owner;
   }
 
@@ -281,7 +284,9 @@ export class CatalogStore implements CatalogStorePort {
         const row = this.statement(
           `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        ).get(draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body)) as { id: number };
+        ).get(draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body)) as {
+          id: number;
+        };
         listingId = Number(row.id);
       }
       this.statement(
@@ -310,10 +315,11 @@ export class CatalogStore implements CatalogStorePort {
 
   /** A new search revision only when the searchable text changed. */
   private reviseSearchText(listingId: number, text: SearchText, seq: number, nowIso: string): void {
-    const hash = createHash('sha256').update(JSON.stringify([text.serviceName, text.tags, text.description, text.params])).digest('hex');
+    const hash = createHash('sha256')
+      .update(JSON.stringify([text.serviceName, text.tags, text.description, text.params]))
+      .digest('hex');
     const current = this.statement('SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(listingId) as
-      | { rev: number; text_hash: string }
-      | undefined;
+      { rev: number; text_hash: string } | undefined;
     if (current?.text_hash === hash) return;
     if (current) {
       this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
@@ -357,14 +363,22 @@ export class CatalogStore implements CatalogStorePort {
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({
         key,
-        n: Number((this.statement('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as { n: number } | undefined)?.n ?? 0),
+        n: Number(
+          (
+            this.statement('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
+              { n: number } | undefined
+          )?.n ?? 0,
+        ),
       }));
       counted.sort((x, y) => x.n - y.n);
       const [driver, ...others] = counted;
-      const extra = others.map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)').join('');
+      const extra = others
+        .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
+        .join('');
       const params = [driver!.key.kind, driver!.key.value, ...others.flatMap((o) => [o.key.kind, o.key.value])];
       const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${extra}`;
-      const total = others.length === 0 ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
+      const total =
+        others.length === 0 ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
       const ids = this.statement(`SELECT k.listing_id AS id ${from} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?`).all(
         ...params,
         page.limit,
@@ -390,8 +404,7 @@ export class CatalogStore implements CatalogStorePort {
     const out = new Map<number, ListingRow>();
     for (const id of ids) {
       const row = this.statement('SELECT id, resource, type, x402_version, last_updated, body FROM listings WHERE id = ?').get(id) as
-        | ListingRow
-        | undefined;
+        ListingRow | undefined;
       if (row) out.set(Number(row.id), row);
     }
     return out;

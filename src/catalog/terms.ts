@@ -26,7 +26,11 @@ const ASCII_ONLY = /^[\x00-\x7f]*$/;
  */
 export function tokenize(text: string): string[] {
   // Fast path, same result: ASCII has no marks to strip and its letters and digits are [a-z0-9].
-  if (ASCII_ONLY.test(text)) return text.toLowerCase().split(/[^a-z0-9]+/).filter((t) => t !== '');
+  if (ASCII_ONLY.test(text))
+    return text
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((t) => t !== '');
   return text
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')

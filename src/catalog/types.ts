@@ -8,9 +8,7 @@ import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest.ts';
 
 /** The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses). Never `processing`. */
-export type BazaarOutcome =
-  | { status: 'success' }
-  | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
+export type BazaarOutcome = { status: 'success' } | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
 
 export interface SettledPayment {
   paymentPayload: Record<string, unknown>;
@@ -99,7 +97,13 @@ export interface CatalogStorePort {
   /** The ownership check and the write, atomically. */
   writeListing(draft: ListingDraft, now: Date): Awaitable<WriteOutcome>;
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Awaitable<{ items: DiscoveryResource[]; total: number }>;
-  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, x402Version: number): Awaitable<SearchPage>;
+  search(
+    query: string,
+    filters: DiscoveryFilters,
+    page: { limit: number; cursor?: string },
+    now: Date,
+    x402Version: number,
+  ): Awaitable<SearchPage>;
   close(): void;
 }
 

@@ -55,14 +55,22 @@ port.on('message', (request: WorkerRequest | 'close') => {
   }
   // A request whose caller has already given up is not worth running.
   if (Date.now() > request.deadline) {
-    port.postMessage({ id: request.id, ok: false, error: { name: 'Expired', message: 'deadline passed before the request ran' } } satisfies WorkerReply);
+    port.postMessage({
+      id: request.id,
+      ok: false,
+      error: { name: 'Expired', message: 'deadline passed before the request ran' },
+    } satisfies WorkerReply);
     return;
   }
   run(request).then(
     (value) => port.postMessage({ id: request.id, ok: true, value } satisfies WorkerReply),
     (err: unknown) => {
       const e = err as { name?: string; message?: string; code?: string };
-      port.postMessage({ id: request.id, ok: false, error: { name: String(e?.name ?? 'Error'), message: String(e?.message ?? err), code: e?.code } } satisfies WorkerReply);
+      port.postMessage({
+        id: request.id,
+        ok: false,
+        error: { name: String(e?.name ?? 'Error'), message: String(e?.message ?? err), code: e?.code },
+      } satisfies WorkerReply);
     },
   );
 });

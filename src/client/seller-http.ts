@@ -92,7 +92,11 @@ export function routeOffer(route: PaidHttpRoute, facilitator: FacilitatorClient,
       ...(route.serviceName ? { serviceName: route.serviceName } : {}),
       ...(route.tags ? { tags: route.tags } : {}),
     },
-    bazaar: httpBazaar({ method: route.method, inputSchema: route.inputSchema ?? { type: 'object' }, ...(route.example ? { example: route.example } : {}) }),
+    bazaar: httpBazaar({
+      method: route.method,
+      inputSchema: route.inputSchema ?? { type: 'object' },
+      ...(route.example ? { example: route.example } : {}),
+    }),
   };
 }
 

@@ -17,10 +17,25 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { PaymentPayload, PaymentRequirements } from '../scheme/types.ts';
 import type { FacilitatorClient } from './facilitator.ts';
-import { MCP_PAYMENT_META, MCP_PAYMENT_RESPONSE_META, mcpBazaar, paymentRequired, settleOffer, verifyOffer, type JsonSchema, type PaidOffer } from './seller.ts';
+import {
+  MCP_PAYMENT_META,
+  MCP_PAYMENT_RESPONSE_META,
+  mcpBazaar,
+  paymentRequired,
+  settleOffer,
+  verifyOffer,
+  type JsonSchema,
+  type PaidOffer,
+} from './seller.ts';
 
 export interface PaidTool {
   name: string;
@@ -54,25 +69,42 @@ export function toolOffer(tool: PaidTool, facilitator: FacilitatorClient, url: s
       ...(tool.serviceName ? { serviceName: tool.serviceName } : {}),
       ...(tool.tags ? { tags: tool.tags } : {}),
     },
-    bazaar: mcpBazaar({ toolName: tool.name, inputSchema: tool.inputSchema, description: tool.description, ...(tool.example ? { example: tool.example } : {}) }),
+    bazaar: mcpBazaar({
+      toolName: tool.name,
+      inputSchema: tool.inputSchema,
+      description: tool.description,
+      ...(tool.example ? { example: tool.example } : {}),
+    }),
   };
 }
 
 function paymentRequiredResult(offer: PaidOffer, error?: string): CallToolResult {
   const required = paymentRequired(offer, error);
-  return { isError: true, structuredContent: required as unknown as Record<string, unknown>, content: [{ type: 'text', text: JSON.stringify(required) }] };
+  return {
+    isError: true,
+    structuredContent: required as unknown as Record<string, unknown>,
+    content: [{ type: 'text', text: JSON.stringify(required) }],
+  };
 }
 
 async function runTool(tool: PaidTool, args: Record<string, unknown>): Promise<CallToolResult> {
   try {
     return await tool.handler(args);
   } catch (err) {
-    return { isError: true, content: [{ type: 'text', text: `The tool ${tool.name} failed: ${err instanceof Error ? err.message : String(err)}` }] };
+    return {
+      isError: true,
+      content: [{ type: 'text', text: `The tool ${tool.name} failed: ${err instanceof Error ? err.message : String(err)}` }],
+    };
   }
 }
 
 /** tools/call with the x402 MCP transport. */
-export async function callPaidTool(tool: PaidTool, offer: PaidOffer, args: Record<string, unknown>, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+export async function callPaidTool(
+  tool: PaidTool,
+  offer: PaidOffer,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
   if (offer.accepts.length === 0) return runTool(tool, args);
   const payment = meta?.[MCP_PAYMENT_META];
   if (payment === undefined) return paymentRequiredResult(offer);
@@ -95,13 +127,19 @@ function mcpServerFor(tools: PaidTool[], offerOf: (tool: PaidTool) => PaidOffer)
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = tools.find((t) => t.name === request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}.`);
-    const args = (request.params.arguments ?? {});
+    const args = request.params.arguments ?? {};
     return callPaidTool(tool, offerOf(tool), args, request.params._meta);
   });
   return server;
 }
 
-export async function startPaidMcpServer(options: { facilitator: FacilitatorClient; tools: PaidTool[]; host?: string; port?: number; path?: string }): Promise<PaidMcpServer> {
+export async function startPaidMcpServer(options: {
+  facilitator: FacilitatorClient;
+  tools: PaidTool[];
+  host?: string;
+  port?: number;
+  path?: string;
+}): Promise<PaidMcpServer> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   let url = '';

@@ -52,11 +52,18 @@ export const isBodyMethod = (method: string): boolean => (BODY_METHODS as readon
  * The bazaar extension of an HTTP resource: `info.input` {type:'http', method, queryParams | bodyType+body}
  * with example values, and a `schema` that validates `info` and carries the input's JSON Schema.
  */
-export function httpBazaar(options: { method: HttpMethod; inputSchema: JsonSchema; example?: Record<string, unknown>; output?: Record<string, unknown> }): BazaarExtension {
+export function httpBazaar(options: {
+  method: HttpMethod;
+  inputSchema: JsonSchema;
+  example?: Record<string, unknown>;
+  output?: Record<string, unknown>;
+}): BazaarExtension {
   const method = options.method;
   const example = options.example ?? {};
   const body = isBodyMethod(method);
-  const input: Record<string, unknown> = body ? { type: 'http', method, bodyType: 'json', body: example } : { type: 'http', method, queryParams: example };
+  const input: Record<string, unknown> = body
+    ? { type: 'http', method, bodyType: 'json', body: example }
+    : { type: 'http', method, queryParams: example };
   const inputProperties: Record<string, unknown> = {
     type: { type: 'string', const: 'http' },
     method: { type: 'string', enum: [method] },
@@ -82,7 +89,12 @@ export function httpBazaar(options: { method: HttpMethod; inputSchema: JsonSchem
 }
 
 /** The bazaar extension of an MCP tool: `info.input` {type:'mcp', toolName, inputSchema, transport}. */
-export function mcpBazaar(options: { toolName: string; inputSchema: JsonSchema; description?: string; example?: Record<string, unknown> }): BazaarExtension {
+export function mcpBazaar(options: {
+  toolName: string;
+  inputSchema: JsonSchema;
+  description?: string;
+  example?: Record<string, unknown>;
+}): BazaarExtension {
   const input: Record<string, unknown> = {
     type: 'mcp',
     toolName: options.toolName,
@@ -170,7 +182,10 @@ function facilitatorFault(err: unknown): Refusal {
 }
 
 /** POST /verify; a refusal carries the facilitator's code verbatim. */
-export async function verifyOffer(offer: PaidOffer, payload: PaymentPayload): Promise<{ ok: true; requirements: PaymentRequirements } | Refusal> {
+export async function verifyOffer(
+  offer: PaidOffer,
+  payload: PaymentPayload,
+): Promise<{ ok: true; requirements: PaymentRequirements } | Refusal> {
   const requirements = selectAccepted(offer, payload);
   try {
     const { body } = await offer.facilitator.verify(payload, requirements);
@@ -183,12 +198,22 @@ export async function verifyOffer(offer: PaidOffer, payload: PaymentPayload): Pr
 }
 
 /** POST /settle; success means a 64-hex transaction came back. */
-export async function settleOffer(offer: PaidOffer, payload: PaymentPayload, requirements: PaymentRequirements): Promise<{ ok: true; receipt: SettleResponse } | Refusal> {
+export async function settleOffer(
+  offer: PaidOffer,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): Promise<{ ok: true; receipt: SettleResponse } | Refusal> {
   try {
     const { body } = await offer.facilitator.settle(payload, requirements);
-    if (body && typeof body === 'object' && body.success === true && /^[0-9a-f]{64}$/.test(body.transaction)) return { ok: true, receipt: body };
+    if (body && typeof body === 'object' && body.success === true && /^[0-9a-f]{64}$/.test(body.transaction))
+      return { ok: true, receipt: body };
     const error = typeof body?.errorReason === 'string' ? body.errorReason : 'svc_internal_error';
-    return { ok: false, error, message: body?.errorMessage ?? 'The facilitator did not settle the payment.', ...(body && typeof body === 'object' ? { receipt: body } : {}) };
+    return {
+      ok: false,
+      error,
+      message: body?.errorMessage ?? 'The facilitator did not settle the payment.',
+      ...(body && typeof body === 'object' ? { receipt: body } : {}),
+    };
   } catch (err) {
     return facilitatorFault(err);
   }

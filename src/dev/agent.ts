@@ -62,12 +62,15 @@ export async function runAgent(trace: Trace, options: AgentOptions): Promise<Age
   const client = new Client({ name: 'svc-dev-agent', version: '0.1.0' });
   const result: AgentResult = { ok: false, payments: [], mcpListed: false };
   const call = async (name: string, args: Record<string, unknown>) => {
-    const answer = (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+    const answer = (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as {
+      isError?: boolean;
+      structuredContent?: Record<string, unknown>;
+    };
     check(!answer.isError, `${name} failed: ${JSON.stringify(answer.structuredContent)}`);
     return answer.structuredContent as Record<string, unknown>;
   };
   try {
-    trace.step('An agent connects to svc\'s MCP tool server (spawned over stdio, like a desktop agent would)');
+    trace.step("An agent connects to svc's MCP tool server (spawned over stdio, like a desktop agent would)");
     await client.connect(transport);
     const tools = await client.listTools();
     trace.detail('tools', tools.tools.map((t) => t.name).join(', '));
@@ -76,15 +79,22 @@ export async function runAgent(trace: Trace, options: AgentOptions): Promise<Age
     const query = 'weather in a city';
     trace.step(`Agent: search_resources("${query}")`);
     const found = (await call('search_resources', { query })) as { hits: Hit[] };
-    for (const hit of found.hits) trace.detail(`${hit.type} ${hit.name ?? hit.resource}`, `${hit.price?.amount ?? '?'} base units, id ${hit.id}`);
+    for (const hit of found.hits)
+      trace.detail(`${hit.type} ${hit.name ?? hit.resource}`, `${hit.price?.amount ?? '?'} base units, id ${hit.id}`);
     const weather = found.hits.find((h) => h.resource === options.weatherUrl);
     check(weather, `search_resources did not return ${options.weatherUrl}`);
 
     trace.step(`Agent: paid_call({ resourceId: "${weather.id.slice(0, 24)}…", input: { city: "Nairobi" } })`);
-    const paidHttp = (await call('paid_call', { resourceId: weather.id, input: { city: 'Nairobi' } })) as { result: unknown; receipt: { transaction: string; network: string; payer: string } };
+    const paidHttp = (await call('paid_call', { resourceId: weather.id, input: { city: 'Nairobi' } })) as {
+      result: unknown;
+      receipt: { transaction: string; network: string; payer: string };
+    };
     trace.detail('result', paidHttp.result);
     trace.detail('receipt', paidHttp.receipt);
-    check((await options.rpc.getTransaction(paidHttp.receipt.transaction)).status === 'SUCCESS', 'the HTTP receipt is not a successful transaction');
+    check(
+      (await options.rpc.getTransaction(paidHttp.receipt.transaction)).status === 'SUCCESS',
+      'the HTTP receipt is not a successful transaction',
+    );
     result.payments.push({ target: options.weatherUrl, transaction: paidHttp.receipt.transaction });
     trace.ok('the agent paid the HTTP resource; its receipt is on chain');
 
@@ -96,7 +106,10 @@ export async function runAgent(trace: Trace, options: AgentOptions): Promise<Age
     };
     trace.detail('tool result', paidTool.result.structuredContent ?? paidTool.result.content?.[0]?.text);
     trace.detail('receipt', paidTool.receipt);
-    check((await options.rpc.getTransaction(paidTool.receipt.transaction)).status === 'SUCCESS', 'the MCP receipt is not a successful transaction');
+    check(
+      (await options.rpc.getTransaction(paidTool.receipt.transaction)).status === 'SUCCESS',
+      'the MCP receipt is not a successful transaction',
+    );
     result.payments.push({ target: `${options.mcp.url}#${options.mcp.toolName}`, transaction: paidTool.receipt.transaction });
     trace.ok('the agent paid the MCP tool over the x402 MCP transport');
 

@@ -31,7 +31,6 @@ const REPO_DIR = resolve(REPO_ROOT);
 const DEV_ALLOW_PRIVATE_TARGETS = '127.0.0.0/8,::1/128';
 process.env[ALLOW_PRIVATE_TARGETS] ??= DEV_ALLOW_PRIVATE_TARGETS;
 
-
 const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--data-dir ./data/dev]
   --once        run the story, print the result, stop everything and exit (0 = the story succeeded)
   --ephemeral   pick free ports instead of ${Object.values(DEV_PORTS).join(', ')}
@@ -128,7 +127,9 @@ async function main(): Promise<void> {
       mcpPort: ports.mcpSeller,
     });
     pieces.push({ name: 'the demo sellers', stop: () => sellers.close() });
-    trace.line(`[${elapsed()}] ready: svc ${stack.svc.url}, sellers ${sellers.http.url} and ${sellers.mcp.url}, devnet ${stack.devnet.rpcUrl}`);
+    trace.line(
+      `[${elapsed()}] ready: svc ${stack.svc.url}, sellers ${sellers.http.url} and ${sellers.mcp.url}, devnet ${stack.devnet.rpcUrl}`,
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const port = (err as { port?: number }).port;
@@ -182,7 +183,9 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   const { devnet, accounts } = stack;
   trace.line();
   trace.line('Everything keeps running. Try it (README "Try it"):');
-  trace.line(`  svc (facilitator)     ${stack.svc.url}   (/supported /verify /settle /discovery/resources /discovery/search /health /openapi.yaml)`);
+  trace.line(
+    `  svc (facilitator)     ${stack.svc.url}   (/supported /verify /settle /discovery/resources /discovery/search /health /openapi.yaml)`,
+  );
   trace.line(`  demo seller (HTTP)    ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
   trace.line(`  demo seller (MCP)     ${sellers.mcp.url}   (paid tool ${MCP_TOOL}, streamable HTTP)`);
   trace.line(`  devnet RPC            ${devnet.rpcUrl}   https: ${devnet.httpsRpcUrl}   friendbot: ${devnet.friendbotUrl}?addr=G…`);
@@ -199,9 +202,11 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line(`  buyer       ${accounts.buyer.publicKey}   secret (dev-only) ${accounts.buyer.secret}`);
   trace.line(`  agent       ${accounts.agent.publicKey}   secret (dev-only) ${accounts.agent.secret}`);
   trace.line(`  seller      ${accounts.seller.publicKey}   (receives the payments)`);
-  trace.line(`  submitters  ${accounts.submitters.map((a) => a.publicKey).join(', ')}   fee-bump ${accounts.feeBump.publicKey}   (svc's; secrets not shown)`);
+  trace.line(
+    `  submitters  ${accounts.submitters.map((a) => a.publicKey).join(', ')}   fee-bump ${accounts.feeBump.publicKey}   (svc's; secrets not shown)`,
+  );
   trace.line();
-  trace.line('Connect your own MCP client (e.g. Claude Desktop, Cursor) to svc\'s agent tools with this config:');
+  trace.line("Connect your own MCP client (e.g. Claude Desktop, Cursor) to svc's agent tools with this config:");
   trace.line(
     JSON.stringify(
       {
@@ -209,7 +214,12 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
           svc: {
             command: 'npm',
             args: ['run', '--silent', '--prefix', REPO_DIR, 'mcp'],
-            env: { FACILITATOR_URL: stack.svc.url, RPC_URL: devnet.rpcUrl, CLIENT_STELLAR_PRIVATE_KEY: `${accounts.agent.secret}`, ALLOW_PRIVATE_TARGETS: DEV_ALLOW_PRIVATE_TARGETS },
+            env: {
+              FACILITATOR_URL: stack.svc.url,
+              RPC_URL: devnet.rpcUrl,
+              CLIENT_STELLAR_PRIVATE_KEY: `${accounts.agent.secret}`,
+              ALLOW_PRIVATE_TARGETS: DEV_ALLOW_PRIVATE_TARGETS,
+            },
           },
         },
       },

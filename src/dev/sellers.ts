@@ -43,7 +43,13 @@ export function observedFacilitator(inner: FacilitatorClient, record: (event: Se
     search: (query) => inner.search(query),
     async verify(payload, requirements) {
       const answer = await inner.verify(payload, requirements);
-      record({ kind: 'verify', resource: resourceOf(payload), ok: answer.body.isValid, code: answer.body.invalidReason ?? undefined, payer: answer.body.payer ?? undefined });
+      record({
+        kind: 'verify',
+        resource: resourceOf(payload),
+        ok: answer.body.isValid,
+        code: answer.body.invalidReason ?? undefined,
+        payer: answer.body.payer ?? undefined,
+      });
       return answer;
     },
     async settle(payload, requirements) {
@@ -87,7 +93,15 @@ export async function startDemoSellers(options: {
   mcpPort?: number;
 }): Promise<DemoSellers> {
   const accepts = (amount: string): PaymentRequirements[] => [
-    { scheme: 'exact', network: options.network, asset: options.asset, amount, payTo: options.payTo, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } },
+    {
+      scheme: 'exact',
+      network: options.network,
+      asset: options.asset,
+      amount,
+      payTo: options.payTo,
+      maxTimeoutSeconds: 60,
+      extra: { areFeesSponsored: true },
+    },
   ];
   const http = await startPaidHttpServer({
     facilitator: options.facilitator,
@@ -114,7 +128,15 @@ export async function startDemoSellers(options: {
           if (!city) return { status: 400, body: { error: 'The query parameter city is required.' } };
           const known = CITIES[city.toLowerCase()] ?? { tempC: 15, sky: 'clear' };
           const imperial = query.get('units') === 'imperial';
-          return { status: 200, body: { city: city.slice(0, 64), sky: known.sky, temperature: imperial ? Math.round(known.tempC * 1.8 + 32) : known.tempC, units: imperial ? 'imperial' : 'metric' } };
+          return {
+            status: 200,
+            body: {
+              city: city.slice(0, 64),
+              sky: known.sky,
+              temperature: imperial ? Math.round(known.tempC * 1.8 + 32) : known.tempC,
+              units: imperial ? 'imperial' : 'metric',
+            },
+          };
         },
       },
       {
@@ -136,9 +158,13 @@ export async function startDemoSellers(options: {
         handle: ({ body }) => {
           const input = (typeof body === 'object' && body !== null ? body : {}) as { text?: unknown; maxWords?: unknown };
           if (typeof input.text !== 'string') return { status: 400, body: { error: 'The body needs a text string.' } };
-          const maxWords = Number.isInteger(input.maxWords) && (input.maxWords as number) > 0 ? Math.min(input.maxWords as number, 200) : 12;
+          const maxWords =
+            Number.isInteger(input.maxWords) && (input.maxWords as number) > 0 ? Math.min(input.maxWords as number, 200) : 12;
           const words = input.text.split(/\s+/).filter(Boolean);
-          return { status: 200, body: { summary: words.slice(0, maxWords).join(' ') + (words.length > maxWords ? ' …' : ''), words: words.length } };
+          return {
+            status: 200,
+            body: { summary: words.slice(0, maxWords).join(' ') + (words.length > maxWords ? ' …' : ''), words: words.length },
+          };
         },
       },
     ],
@@ -170,10 +196,16 @@ export async function startDemoSellers(options: {
             const to = USD_RATES[String(args.to)];
             const amount = Number(args.amount);
             if (!from || !to || !Number.isFinite(amount)) {
-              return { isError: true, content: [{ type: 'text', text: `Unknown currency or amount; known: ${Object.keys(USD_RATES).join(', ')}.` }] };
+              return {
+                isError: true,
+                content: [{ type: 'text', text: `Unknown currency or amount; known: ${Object.keys(USD_RATES).join(', ')}.` }],
+              };
             }
             const converted = Math.round((amount / from) * to * 100) / 100;
-            return { content: [{ type: 'text', text: `${amount} ${String(args.from)} = ${converted} ${String(args.to)}` }], structuredContent: { from: args.from, to: args.to, amount, converted } };
+            return {
+              content: [{ type: 'text', text: `${amount} ${String(args.from)} = ${converted} ${String(args.to)}` }],
+              structuredContent: { from: args.from, to: args.to, amount, converted },
+            };
           },
         },
       ],

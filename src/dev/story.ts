@@ -5,7 +5,14 @@
  * appearing in svc's catalog and a search that finds it. Each step checks what it prints, so a
  * story that "completes" really happened; the result is returned for `--once` and the test.
  */
-import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header, type PaymentRequired } from '../client/seller.ts';
+import {
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+  PAYMENT_SIGNATURE_HEADER,
+  decodeX402Header,
+  encodeX402Header,
+  type PaymentRequired,
+} from '../client/seller.ts';
 import { createSdkRpc, createStellarPayment, keypairFromSeed, type ChainRpc, type Keypair } from '../chains/stellar/index.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
 import type { AgentResult } from './agent.ts';
@@ -73,13 +80,25 @@ async function payHttp(
   trace.detail('  bazaar extension declared', required.extensions?.bazaar ? 'yes (the settlement will list it in the catalog)' : 'no');
 
   trace.step('Buyer signs a Soroban authorization for exactly transfer(buyer → seller, amount)');
-  const payload = await createStellarPayment({ requirements: terms, signer: buyer, rpc, resource: required.resource, extensions: required.extensions });
+  const payload = await createStellarPayment({
+    requirements: terms,
+    signer: buyer,
+    rpc,
+    resource: required.resource,
+    extensions: required.extensions,
+  });
   trace.detail('payer', buyer.publicKey());
-  trace.detail('payload', `x402Version ${payload.x402Version}, unsigned envelope with one signed auth entry (${String((payload.payload as { transaction: string }).transaction).length} chars of XDR); fees are sponsored by svc`);
+  trace.detail(
+    'payload',
+    `x402Version ${payload.x402Version}, unsigned envelope with one signed auth entry (${String((payload.payload as { transaction: string }).transaction).length} chars of XDR); fees are sponsored by svc`,
+  );
 
   trace.step('Buyer retries with PAYMENT-SIGNATURE; the seller verifies and settles through svc');
   const seen = events.length;
-  const balancesBefore = { buyer: stack.devnet.balances(buyer.publicKey()).usdc ?? 0n, seller: stack.devnet.balances(terms.payTo).usdc ?? 0n };
+  const balancesBefore = {
+    buyer: stack.devnet.balances(buyer.publicKey()).usdc ?? 0n,
+    seller: stack.devnet.balances(terms.payTo).usdc ?? 0n,
+  };
   const paid = await fetch(request.url, init({ [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) }));
   const body = await paid.json().catch(() => undefined);
   const mine = events.slice(seen);
@@ -100,18 +119,34 @@ async function payHttp(
     buyer: (stack.devnet.balances(buyer.publicKey()).usdc ?? 0n) - balancesBefore.buyer,
     seller: (stack.devnet.balances(terms.payTo).usdc ?? 0n) - balancesBefore.seller,
   };
-  trace.detail('  devnet getTransaction', `SUCCESS in ledger ${onChain.ledger ?? '?'}; fee ${onChain.feeCharged ?? '?'} stroops paid by svc's fee-bump account`);
+  trace.detail(
+    '  devnet getTransaction',
+    `SUCCESS in ledger ${onChain.ledger ?? '?'}; fee ${onChain.feeCharged ?? '?'} stroops paid by svc's fee-bump account`,
+  );
   trace.detail('  balances', `buyer ${moved.buyer}, seller +${moved.seller} base units (svc's accounts hold no USDC)`);
-  expectThat(moved.seller === BigInt(terms.amount) && moved.buyer === -BigInt(terms.amount), 'the balances did not move by exactly the price');
+  expectThat(
+    moved.seller === BigInt(terms.amount) && moved.buyer === -BigInt(terms.amount),
+    'the balances did not move by exactly the price',
+  );
 
   trace.step('Buyer receives the resource and the receipt');
   expectThat(paid.status === 200, `expected 200 after paying, got ${paid.status}`);
-  const receipt = decodeHeader<{ success: boolean; transaction: string; network: string; payer: string }>(paid.headers.get(PAYMENT_RESPONSE_HEADER));
+  const receipt = decodeHeader<{ success: boolean; transaction: string; network: string; payer: string }>(
+    paid.headers.get(PAYMENT_RESPONSE_HEADER),
+  );
   expectThat(receipt?.success && receipt.transaction === settle.transaction, 'the PAYMENT-RESPONSE receipt does not match the settlement');
   trace.detail('HTTP 200 body', body);
   trace.detail('PAYMENT-RESPONSE receipt', { transaction: receipt.transaction, network: receipt.network, payer: receipt.payer });
   trace.ok(`paid ${usdc(terms.amount)} for ${request.method} ${new URL(request.url).pathname}`);
-  return { url: request.url, status: paid.status, body, transaction: settle.transaction, payer: receipt.payer, amount: terms.amount, ledger: onChain.ledger };
+  return {
+    url: request.url,
+    status: paid.status,
+    body,
+    transaction: settle.transaction,
+    payer: receipt.payer,
+    amount: terms.amount,
+    ledger: onChain.ledger,
+  };
 }
 
 export interface StoryOptions {
@@ -128,20 +163,30 @@ export async function runStory({ trace, stack, events, sellerUrl, agent }: Story
   const rpc = createSdkRpc({ url: stack.devnet.rpcUrl });
   const buyer = keypairFromSeed(stack.accounts.buyer.secret)!;
   try {
-    result.payments.push(await payHttp(trace, stack, events, rpc, buyer, { url: `${sellerUrl}/weather?city=Lisbon&units=metric`, method: 'GET' }));
+    result.payments.push(
+      await payHttp(trace, stack, events, rpc, buyer, { url: `${sellerUrl}/weather?city=Lisbon&units=metric`, method: 'GET' }),
+    );
     result.payments.push(
       await payHttp(trace, stack, events, rpc, buyer, {
         url: `${sellerUrl}/summarize`,
         method: 'POST',
-        body: { text: 'svc verifies and settles x402 payments on Stellar, sponsors the fees, and lists every paid resource it settles in a searchable catalog.', maxWords: 9 },
+        body: {
+          text: 'svc verifies and settles x402 payments on Stellar, sponsors the fees, and lists every paid resource it settles in a searchable catalog.',
+          maxWords: 9,
+        },
       }),
     );
 
     trace.step(`The listings appear in svc's catalog: GET ${stack.svc.url}/discovery/resources`);
-    const list = await getJson<{ items: Array<{ resource: string; type: string; description?: string; accepts: PaymentRequirements[]; lastUpdated: string }>; pagination: { total: number } }>(
-      `${stack.svc.url}/discovery/resources`,
-    );
-    for (const item of list.items) trace.detail(`${item.type} ${item.resource}`, `${usdc(item.accepts[0]?.amount ?? '0')}, "${item.description ?? ''}", updated ${item.lastUpdated}`);
+    const list = await getJson<{
+      items: Array<{ resource: string; type: string; description?: string; accepts: PaymentRequirements[]; lastUpdated: string }>;
+      pagination: { total: number };
+    }>(`${stack.svc.url}/discovery/resources`);
+    for (const item of list.items)
+      trace.detail(
+        `${item.type} ${item.resource}`,
+        `${usdc(item.accepts[0]?.amount ?? '0')}, "${item.description ?? ''}", updated ${item.lastUpdated}`,
+      );
     result.listed = list.items.map((i) => i.resource);
     for (const p of result.payments) {
       const canonical = p.url.split('?')[0]!;
@@ -151,7 +196,9 @@ export async function runStory({ trace, stack, events, sellerUrl, agent }: Story
 
     const query = 'weather forecast for a city';
     trace.step(`A search finds it: GET ${stack.svc.url}/discovery/search?query=${encodeURIComponent(query)}`);
-    const found = await getJson<{ resources: Array<{ resource: string; description?: string }> }>(`${stack.svc.url}/discovery/search?query=${encodeURIComponent(query)}`);
+    const found = await getJson<{ resources: Array<{ resource: string; description?: string }> }>(
+      `${stack.svc.url}/discovery/search?query=${encodeURIComponent(query)}`,
+    );
     found.resources.forEach((r, i) => trace.detail(`#${i + 1}`, `${r.resource}  "${r.description ?? ''}"`));
     result.searchHits = found.resources.map((r) => r.resource);
     expectThat(result.searchHits[0] === `${sellerUrl}/weather`, `the weather resource is not the top hit for "${query}"`);

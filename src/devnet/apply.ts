@@ -12,9 +12,21 @@ import { StateView } from './state.ts';
 import { accountKey, addressString, b64, contractIdBytes, i128, keyId, scAddress } from './xdr.ts';
 
 export function recordInternalError(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
-  const result = new xdr.TransactionResult({ feeCharged: 0n, result: xdr.TransactionResultResult.txInternalError(), ext: xdr.TransactionResultExt.v0() });
+  const result = new xdr.TransactionResult({
+    feeCharged: 0n,
+    result: xdr.TransactionResultResult.txInternalError(),
+    ext: xdr.TransactionResultExt.v0(),
+  });
   const meta = xdr.TransactionMeta.v4(
-    new xdr.TransactionMetaV4({ ext: xdr.ExtensionPoint.v0(), txChangesBefore: [], operations: [], txChangesAfter: [], sorobanMeta: null, events: [], diagnosticEvents: [] }),
+    new xdr.TransactionMetaV4({
+      ext: xdr.ExtensionPoint.v0(),
+      txChangesBefore: [],
+      operations: [],
+      txChangesAfter: [],
+      sorobanMeta: null,
+      events: [],
+      diagnosticEvents: [],
+    }),
   );
   const record: TxRecord = {
     status: 'FAILED',
@@ -58,7 +70,15 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
     const call = hf.invokeContract;
     view = new StateView(ledger.state, seq);
     res = ledger.host.invoke(
-      { view, ledgerSeq: seq, source: muxedToG(op.sourceAccount ?? tx.sourceAccount), authMode: 'enforce', authEntries: ihf.auth, useUpgradedAuth: false, randomNonce: ledger.randomNonce },
+      {
+        view,
+        ledgerSeq: seq,
+        source: muxedToG(op.sourceAccount ?? tx.sourceAccount),
+        authMode: 'enforce',
+        authEntries: ihf.auth,
+        useUpgradedAuth: false,
+        randomNonce: ledger.randomNonce,
+      },
       addressString(call.contractAddress),
       String(call.functionName),
       call.args,
@@ -77,7 +97,12 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
       }
       if (!failure) {
         const used = declaredResources(view, footprintOf(view));
-        if (used.diskReadBytes > declared.diskReadBytes || used.writeBytes > declared.writeBytes || used.instructions > declared.instructions) failure = 'resourceLimitExceeded';
+        if (
+          used.diskReadBytes > declared.diskReadBytes ||
+          used.writeBytes > declared.writeBytes ||
+          used.instructions > declared.instructions
+        )
+          failure = 'resourceLimitExceeded';
       }
       if (!failure) {
         refundable = refundableFee(refundablesOf(res, seq));
@@ -104,7 +129,12 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
     for (const [id, after] of view.changed()) {
       const prev = view.original(id);
       if (prev) opChanges.push(xdr.LedgerEntryChange.ledgerEntryState(ledgerEntry(prev)));
-      if (after) opChanges.push(prev ? xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(after)) : xdr.LedgerEntryChange.ledgerEntryCreated(ledgerEntry(after)));
+      if (after)
+        opChanges.push(
+          prev
+            ? xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(after))
+            : xdr.LedgerEntryChange.ledgerEntryCreated(ledgerEntry(after)),
+        );
       else opChanges.push(xdr.LedgerEntryChange.ledgerEntryRemoved(prev!.key));
     }
     view.commit();
@@ -113,7 +143,9 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
   const contractEvents = ok ? res!.contractEvents : [];
   const retval = ok ? res!.retval : xdr.ScVal.scvVoid();
   const ihfResult = ok
-    ? xdr.InvokeHostFunctionResult.invokeHostFunctionSuccess(hash(new xdr.InvokeHostFunctionSuccessPreImage({ returnValue: retval, events: contractEvents }).toXdr()))
+    ? xdr.InvokeHostFunctionResult.invokeHostFunctionSuccess(
+        hash(new xdr.InvokeHostFunctionSuccessPreImage({ returnValue: retval, events: contractEvents }).toXdr()),
+      )
     : failure === 'resourceLimitExceeded'
       ? xdr.InvokeHostFunctionResult.invokeHostFunctionResourceLimitExceeded()
       : failure === 'insufficientRefundableFee'
@@ -143,13 +175,25 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
         ext: xdr.ExtensionPoint.v0(),
         contractId: new xdr.ContractId(contractIdBytes(nativeSac)),
         type: xdr.ContractEventType.contract,
-        body: xdr.ContractEventBody.v0(new xdr.ContractEventV0({ topics: [xdr.ScVal.scvSymbol('fee'), xdr.ScVal.scvAddress(scAddress(p.feeSource))], data: i128(amount) })),
+        body: xdr.ContractEventBody.v0(
+          new xdr.ContractEventV0({
+            topics: [xdr.ScVal.scvSymbol('fee'), xdr.ScVal.scvAddress(scAddress(p.feeSource))],
+            data: i128(amount),
+          }),
+        ),
       }),
     });
-  const declaredFee = (p.feeBump ? p.fee : BigInt(tx.fee));
-  const txEvents = [feeEvent(declaredFee, xdr.TransactionEventStage.transactionEventStageBeforeAllTxs), feeEvent(charged - declaredFee, xdr.TransactionEventStage.transactionEventStageAfterAllTxs)];
+  const declaredFee = p.feeBump ? p.fee : BigInt(tx.fee);
+  const txEvents = [
+    feeEvent(declaredFee, xdr.TransactionEventStage.transactionEventStageBeforeAllTxs),
+    feeEvent(charged - declaredFee, xdr.TransactionEventStage.transactionEventStageAfterAllTxs),
+  ];
 
-  const diagnosticEvents = res ? (ok ? res.diagnostics : res.diagnostics.map((d) => new xdr.DiagnosticEvent({ inSuccessfulContractCall: false, event: d.event }))) : [];
+  const diagnosticEvents = res
+    ? ok
+      ? res.diagnostics
+      : res.diagnostics.map((d) => new xdr.DiagnosticEvent({ inSuccessfulContractCall: false, event: d.event }))
+    : [];
   const meta = xdr.TransactionMeta.v4(
     new xdr.TransactionMetaV4({
       ext: xdr.ExtensionPoint.v0(),

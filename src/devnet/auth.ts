@@ -9,9 +9,7 @@ import type { StateView } from './state.ts';
 import { accountKey, addressString, bytesOf, verifyEd25519 } from './xdr.ts';
 
 /** Credentials of an auth entry, normalised across the ADDRESS and CAP-71 ADDRESS_V2 arms. */
-export function addressCredentials(
-  c: xdr.SorobanCredentials,
-): { creds: xdr.SorobanAddressCredentials; v2: boolean } | null {
+export function addressCredentials(c: xdr.SorobanCredentials): { creds: xdr.SorobanAddressCredentials; v2: boolean } | null {
   if (c.type === 'sorobanCredentialsAddress') return { creds: c.address, v2: false };
   if (c.type === 'sorobanCredentialsAddressV2') return { creds: c.addressV2, v2: true };
   return null;
@@ -47,8 +45,8 @@ export function authPayloadPreimage(
 
 /** Account authentication: ed25519 signatures, signer weights, medium threshold. */
 export function authenticateAccount(
-view: StateView,
-networkId: Uint8Array,
+  view: StateView,
+  networkId: Uint8Array,
   address: xdr.ScAddress,
   creds: xdr.SorobanAddressCredentials,
   v2: boolean,

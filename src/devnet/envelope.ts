@@ -20,7 +20,8 @@ export class RpcParamError extends Error {
 }
 
 export function decodeEnvelope(envelopeB64: unknown): xdr.TransactionEnvelope {
-  if (typeof envelopeB64 !== 'string' || envelopeB64.length === 0) throw new RpcParamError('invalid_xdr: transaction must be a base64 TransactionEnvelope');
+  if (typeof envelopeB64 !== 'string' || envelopeB64.length === 0)
+    throw new RpcParamError('invalid_xdr: transaction must be a base64 TransactionEnvelope');
   try {
     return xdr.TransactionEnvelope.fromXdr(envelopeB64, 'base64');
   } catch {
@@ -96,7 +97,12 @@ export function refundablesOf(res: InvokeResult, seq: number) {
 }
 
 /** Size the final, signed envelope will have: recorded auth signed (one signature per address entry), soroban data attached, one envelope signature. */
-export function estimateSignedSize(envelope: xdr.TransactionEnvelope, tx: xdr.Transaction, data: xdr.SorobanTransactionData, auth: xdr.SorobanAuthorizationEntry[]): number {
+export function estimateSignedSize(
+  envelope: xdr.TransactionEnvelope,
+  tx: xdr.Transaction,
+  data: xdr.SorobanTransactionData,
+  auth: xdr.SorobanAuthorizationEntry[],
+): number {
   const SIG_SCVAL = xdr.ScVal.scvVec([
     xdr.ScVal.scvMap([
       new xdr.ScMapEntry({ key: xdr.ScVal.scvSymbol('public_key'), val: xdr.ScVal.scvBytes(new Uint8Array(32)) }),
@@ -106,7 +112,12 @@ export function estimateSignedSize(envelope: xdr.TransactionEnvelope, tx: xdr.Tr
   const signedAuth = auth.map((e) => {
     const c = e.credentials;
     const withSig = (a: xdr.SorobanAddressCredentials) =>
-      new xdr.SorobanAddressCredentials({ address: a.address, nonce: a.nonce, signatureExpirationLedger: a.signatureExpirationLedger, signature: a.signature.type === 'scvVoid' ? SIG_SCVAL : a.signature });
+      new xdr.SorobanAddressCredentials({
+        address: a.address,
+        nonce: a.nonce,
+        signatureExpirationLedger: a.signatureExpirationLedger,
+        signature: a.signature.type === 'scvVoid' ? SIG_SCVAL : a.signature,
+      });
     const creds =
       c.type === 'sorobanCredentialsAddress'
         ? xdr.SorobanCredentials.sorobanCredentialsAddress(withSig(c.address))
@@ -118,11 +129,28 @@ export function estimateSignedSize(envelope: xdr.TransactionEnvelope, tx: xdr.Tr
   const op = tx.operations[0]!;
   const ihf = op.body.type === 'invokeHostFunction' ? op.body.invokeHostFunctionOp : null;
   const newOp = ihf
-    ? new xdr.Operation({ sourceAccount: op.sourceAccount, body: xdr.OperationBody.invokeHostFunction(new xdr.InvokeHostFunctionOp({ hostFunction: ihf.hostFunction, auth: signedAuth })) })
+    ? new xdr.Operation({
+        sourceAccount: op.sourceAccount,
+        body: xdr.OperationBody.invokeHostFunction(new xdr.InvokeHostFunctionOp({ hostFunction: ihf.hostFunction, auth: signedAuth })),
+      })
     : op;
-  const newTx = new xdr.Transaction({ sourceAccount: tx.sourceAccount, fee: tx.fee, seqNum: tx.seqNum, cond: tx.cond, memo: tx.memo, operations: [newOp], ext: xdr.TransactionExt.sorobanData(data) });
-  const existingSigs = envelope.type === 'envelopeTypeTx' ? envelope.v1.signatures : envelope.type === 'envelopeTypeTxFeeBump' ? envelope.feeBump.tx.innerTx.v1.signatures : [];
-  const sigs = existingSigs.length > 0 ? existingSigs : [new xdr.DecoratedSignature({ hint: new Uint8Array(4), signature: new Uint8Array(64) })];
+  const newTx = new xdr.Transaction({
+    sourceAccount: tx.sourceAccount,
+    fee: tx.fee,
+    seqNum: tx.seqNum,
+    cond: tx.cond,
+    memo: tx.memo,
+    operations: [newOp],
+    ext: xdr.TransactionExt.sorobanData(data),
+  });
+  const existingSigs =
+    envelope.type === 'envelopeTypeTx'
+      ? envelope.v1.signatures
+      : envelope.type === 'envelopeTypeTxFeeBump'
+        ? envelope.feeBump.tx.innerTx.v1.signatures
+        : [];
+  const sigs =
+    existingSigs.length > 0 ? existingSigs : [new xdr.DecoratedSignature({ hint: new Uint8Array(4), signature: new Uint8Array(64) })];
   return xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx: newTx, signatures: sigs })).toXdr().length;
 }
 
@@ -151,7 +179,9 @@ export function describeScVal(v: xdr.ScVal): string {
     case 'scvAddress':
       return addressString(v.address);
     case 'scvError':
-      return v.error.type === 'sceContract' ? `Error(Contract, #${v.error.contractCode})` : `Error(${v.error.type.slice(3)}, ${v.error.code.name.slice(4)})`;
+      return v.error.type === 'sceContract'
+        ? `Error(Contract, #${v.error.contractCode})`
+        : `Error(${v.error.type.slice(3)}, ${v.error.code.name.slice(4)})`;
     case 'scvI128':
       return `${i128Value(v)}`;
     case 'scvU32':

@@ -66,7 +66,6 @@ export function nonRefundableFee(r: DeclaredResources, txSizeBytes: number): num
 
 export function refundableFee(r: Refundables): number {
   return (
-    perKB(r.eventsBytes, FEE_RATES.events1KB) +
-    Math.ceil((r.tempRentByteLedgers * FEE_RATES.tempRent1KBPer1000Ledgers) / (1024 * 1000))
+    perKB(r.eventsBytes, FEE_RATES.events1KB) + Math.ceil((r.tempRentByteLedgers * FEE_RATES.tempRent1KBPer1000Ledgers) / (1024 * 1000))
   );
 }

@@ -26,7 +26,6 @@ import {
   trustlineKey,
 } from './xdr.ts';
 
-
 const I64_MAX = (1n << 63n) - 1n;
 const AUTHORIZED_FLAG = 1;
 
@@ -94,12 +93,9 @@ const contractEvent = (
   });
 
 /** The host's diagnostic data rule: several args → Vec, one → itself, none → Void. */
-const diagnosticData = (args: xdr.ScVal[]): xdr.ScVal =>
-  args.length > 1 ? xdr.ScVal.scvVec(args) : (args[0] ?? xdr.ScVal.scvVoid());
+const diagnosticData = (args: xdr.ScVal[]): xdr.ScVal => (args.length > 1 ? xdr.ScVal.scvVec(args) : (args[0] ?? xdr.ScVal.scvVoid()));
 
-const diag = (event: xdr.ContractEvent, ok = true): xdr.DiagnosticEvent =>
-  new xdr.DiagnosticEvent({ inSuccessfulContractCall: ok, event });
-
+const diag = (event: xdr.ContractEvent, ok = true): xdr.DiagnosticEvent => new xdr.DiagnosticEvent({ inSuccessfulContractCall: ok, event });
 
 export class Host {
   constructor(private readonly cfg: HostConfig) {}
@@ -115,7 +111,9 @@ export class Host {
       newTemp: [],
     };
     res.diagnostics.push(
-      diag(contractEvent('diagnostic', null, [sym('fn_call'), xdr.ScVal.scvBytes(contractIdBytes(contractId)), sym(fn)], diagnosticData(args))),
+      diag(
+        contractEvent('diagnostic', null, [sym('fn_call'), xdr.ScVal.scvBytes(contractIdBytes(contractId)), sym(fn)], diagnosticData(args)),
+      ),
     );
     const used = new Set<number>();
     try {
@@ -129,34 +127,32 @@ export class Host {
       res.ok = true;
       res.diagnostics.push(diag(contractEvent('diagnostic', contractId, [sym('fn_return'), sym(fn)], res.retval)));
     } catch (e) {
-      const err =
-        e instanceof HostError ? e : new HostError('Context', 'InternalError', e instanceof Error ? e.message : String(e));
+      const err = e instanceof HostError ? e : new HostError('Context', 'InternalError', e instanceof Error ? e.message : String(e));
       res.ok = false;
       res.error = err;
       res.contractEvents = [];
       res.diagnostics = res.diagnostics.map((d) => diag(d.event, false));
       const data = diagnosticData([str(err.detail), ...err.detailArgs]);
-      res.diagnostics.push(
-        diag(contractEvent('diagnostic', contractId, [sym('error'), xdr.ScVal.scvError(err.toScError())], data), false),
-      );
+      res.diagnostics.push(diag(contractEvent('diagnostic', contractId, [sym('error'), xdr.ScVal.scvError(err.toScError())], data), false));
     }
     return res;
   }
 
   /** Issuer-side credit for devnet minting: the token's receive path, no auth, no events. */
   credit(view: StateView, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
-    const ctx: InvokeContext = { view, ledgerSeq: view.ledgerSeq, source: '', authMode: 'record', authEntries: [], useUpgradedAuth: false, randomNonce: () => 0n };
+    const ctx: InvokeContext = {
+      view,
+      ledgerSeq: view.ledgerSeq,
+      source: '',
+      authMode: 'record',
+      authEntries: [],
+      useUpgradedAuth: false,
+      randomNonce: () => 0n,
+    };
     this.receive(ctx, token, stripMux(holder).base, amount);
   }
 
-  private dispatch(
-    ctx: InvokeContext,
-    token: TokenModel,
-    fn: string,
-    args: xdr.ScVal[],
-    res: InvokeResult,
-    used: Set<number>,
-  ): xdr.ScVal {
+  private dispatch(ctx: InvokeContext, token: TokenModel, fn: string, args: xdr.ScVal[], res: InvokeResult, used: Set<number>): xdr.ScVal {
     switch (fn) {
       case 'transfer':
         return this.transfer(ctx, token, args, res, used);
@@ -178,13 +174,7 @@ export class Host {
     }
   }
 
-  private transfer(
-    ctx: InvokeContext,
-    token: TokenModel,
-    args: xdr.ScVal[],
-    res: InvokeResult,
-    used: Set<number>,
-  ): xdr.ScVal {
+  private transfer(ctx: InvokeContext, token: TokenModel, args: xdr.ScVal[], res: InvokeResult, used: Set<number>): xdr.ScVal {
     const [fromV, toV, amountV] = expectArgs(args, ['scvAddress', 'scvAddress', 'scvI128']);
     const from = asAddress(fromV!);
     if (from.type !== 'scAddressTypeAccount' && from.type !== 'scAddressTypeContract') {
@@ -204,7 +194,10 @@ export class Host {
 
     const fromStr = addressString(from);
     const toStr = addressString(to);
-    const data = muxId === null ? i128(amount) : xdr.ScVal.scvMap([mapEntry(sym('amount'), i128(amount)), mapEntry(sym('to_muxed_id'), xdr.ScVal.scvU64(muxId))]);
+    const data =
+      muxId === null
+        ? i128(amount)
+        : xdr.ScVal.scvMap([mapEntry(sym('amount'), i128(amount)), mapEntry(sym('to_muxed_id'), xdr.ScVal.scvU64(muxId))]);
     let topics: xdr.ScVal[];
     if (token.kind === 'custom') topics = [sym('transfer'), xdr.ScVal.scvAddress(from), xdr.ScVal.scvAddress(to)];
     else if (fromStr === token.issuer) topics = [sym('mint'), xdr.ScVal.scvAddress(to), str(token.assetName!)];
@@ -223,7 +216,10 @@ export class Host {
     if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
       if (holderStr === token.issuer) return { amount: I64_MAX, authorized: true };
       const tl = ctx.view.get(trustlineKey(holderStr, alphaNum4Asset(token.assetCode!, token.issuer!)));
-      if (!tl || tl.data.type !== 'trustline') throw new HostError('Contract', TokenError.TrustlineMissing, 'trustline entry is missing for account', [xdr.ScVal.scvAddress(holder)]);
+      if (!tl || tl.data.type !== 'trustline')
+        throw new HostError('Contract', TokenError.TrustlineMissing, 'trustline entry is missing for account', [
+          xdr.ScVal.scvAddress(holder),
+        ]);
       return { amount: tl.data.trustLine.balance, authorized: (tl.data.trustLine.flags & AUTHORIZED_FLAG) !== 0 };
     }
     const e = ctx.view.get(balanceKey(token.contractId, holder));
@@ -241,7 +237,9 @@ export class Host {
       const t = tl.data.trustLine;
       ctx.view.put(
         key,
-        xdr.LedgerEntryData.trustline(new xdr.TrustLineEntry({ accountId: t.accountId, asset: t.asset, balance: amount, limit: t.limit, flags: t.flags, ext: t.ext })),
+        xdr.LedgerEntryData.trustline(
+          new xdr.TrustLineEntry({ accountId: t.accountId, asset: t.asset, balance: amount, limit: t.limit, flags: t.flags, ext: t.ext }),
+        ),
       );
       return;
     }
@@ -260,7 +258,8 @@ export class Host {
 
   private spend(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
     const b = this.readBalance(ctx, token, holder);
-    if (!b.authorized) throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
+    if (!b.authorized)
+      throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
     if (addressString(holder) === token.issuer) return;
     if (b.amount < amount) {
       const msg =
@@ -274,14 +273,19 @@ export class Host {
 
   private receive(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
     const b = this.readBalance(ctx, token, holder);
-    if (!b.authorized) throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
+    if (!b.authorized)
+      throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
     if (addressString(holder) === token.issuer) return;
     const next = b.amount + amount;
     if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
       const tl = ctx.view.get(trustlineKey(addressString(holder), alphaNum4Asset(token.assetCode!, token.issuer!)))!;
       const limit = tl.data.type === 'trustline' ? tl.data.trustLine.limit : I64_MAX;
       if (next > I64_MAX) throw new HostError('Contract', TokenError.Overflow, 'balance overflow');
-      if (next > limit) throw new HostError('Contract', TokenError.Balance, 'resulting balance is not within the allowed range', [i128(b.amount), i128(amount)]);
+      if (next > limit)
+        throw new HostError('Contract', TokenError.Balance, 'resulting balance is not within the allowed range', [
+          i128(b.amount),
+          i128(amount),
+        ]);
     } else if (next >= 1n << 127n) {
       throw new HostError('Contract', TokenError.Overflow, 'balance overflow');
     }
@@ -309,14 +313,21 @@ export class Host {
 
     if (ctx.authMode !== 'enforce') {
       if (addr === ctx.source) {
-        res.recordedAuth.push(new xdr.SorobanAuthorizationEntry({ credentials: xdr.SorobanCredentials.sorobanCredentialsSourceAccount(), rootInvocation: invocation }));
+        res.recordedAuth.push(
+          new xdr.SorobanAuthorizationEntry({
+            credentials: xdr.SorobanCredentials.sorobanCredentialsSourceAccount(),
+            rootInvocation: invocation,
+          }),
+        );
         return;
       }
       const nonce = ctx.randomNonce();
       const creds = new xdr.SorobanAddressCredentials({ address, nonce, signatureExpirationLedger: 0, signature: xdr.ScVal.scvVoid() });
       res.recordedAuth.push(
         new xdr.SorobanAuthorizationEntry({
-          credentials: ctx.useUpgradedAuth ? xdr.SorobanCredentials.sorobanCredentialsAddressV2(creds) : xdr.SorobanCredentials.sorobanCredentialsAddress(creds),
+          credentials: ctx.useUpgradedAuth
+            ? xdr.SorobanCredentials.sorobanCredentialsAddressV2(creds)
+            : xdr.SorobanCredentials.sorobanCredentialsAddress(creds),
           rootInvocation: invocation,
         }),
       );
@@ -357,10 +368,18 @@ export class Host {
     }
     const exp = creds.signatureExpirationLedger;
     if (ctx.ledgerSeq > exp) {
-      throw new HostError('Auth', 'InvalidInput', 'signature has expired', [xdr.ScVal.scvAddress(address), xdr.ScVal.scvU32(ctx.ledgerSeq), xdr.ScVal.scvU32(exp)]);
+      throw new HostError('Auth', 'InvalidInput', 'signature has expired', [
+        xdr.ScVal.scvAddress(address),
+        xdr.ScVal.scvU32(ctx.ledgerSeq),
+        xdr.ScVal.scvU32(exp),
+      ]);
     }
     if (exp > ctx.ledgerSeq + this.cfg.maxEntryTtl - 1) {
-      throw new HostError('Auth', 'InvalidInput', 'signature expiration is too late', [xdr.ScVal.scvAddress(address), xdr.ScVal.scvU32(ctx.ledgerSeq + this.cfg.maxEntryTtl - 1), xdr.ScVal.scvU32(exp)]);
+      throw new HostError('Auth', 'InvalidInput', 'signature expiration is too late', [
+        xdr.ScVal.scvAddress(address),
+        xdr.ScVal.scvU32(ctx.ledgerSeq + this.cfg.maxEntryTtl - 1),
+        xdr.ScVal.scvU32(exp),
+      ]);
     }
     const key = nonceKey(address, creds.nonce);
     const existing = ctx.view.get(key);
@@ -371,9 +390,7 @@ export class Host {
     ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil);
     res.newTemp.push({ key, liveUntil });
   }
-
 }
-
 
 function decodeContractBalance(token: TokenModel, val: xdr.ScVal): { amount: bigint; authorized: boolean } {
   if (token.kind === 'custom') return { amount: i128Value(val) ?? 0n, authorized: true };
@@ -392,7 +409,9 @@ function decodeContractBalance(token: TokenModel, val: xdr.ScVal): { amount: big
 export function contractDataEntry(key: xdr.LedgerKey, val: xdr.ScVal): xdr.LedgerEntryData {
   if (key.type !== 'contractData') throw new Error('not a contract data key');
   const k = key.contractData;
-  return xdr.LedgerEntryData.contractData(new xdr.ContractDataEntry({ ext: xdr.ExtensionPoint.v0(), contract: k.contract, key: k.key, durability: k.durability, val }));
+  return xdr.LedgerEntryData.contractData(
+    new xdr.ContractDataEntry({ ext: xdr.ExtensionPoint.v0(), contract: k.contract, key: k.key, durability: k.durability, val }),
+  );
 }
 
 function asAddress(v: xdr.ScVal): xdr.ScAddress {
@@ -409,4 +428,3 @@ function expectArgs(args: xdr.ScVal[], types: string[]): xdr.ScVal[] {
   });
   return args;
 }
-

@@ -52,7 +52,13 @@ async function makeCertificate(): Promise<{ key: string; cert: string }> {
       { name: 'basicConstraints', cA: true },
       { name: 'keyUsage', digitalSignature: true, keyCertSign: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
     ],
   });
   return { key: pems.private, cert: pems.cert };
@@ -81,7 +87,12 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   const ledgerMs = opts.ledgerMs ?? 5000;
   if (!Number.isFinite(ledgerMs) || ledgerMs < 0) throw new Error(`ledgerMs must be >= 0, got ${ledgerMs}`);
 
-  const ledger = new DevnetLedger({ random: opts.random, now: opts.now, retentionLedgers: opts.retentionLedgers, minTempTtl: opts.minTempTtl });
+  const ledger = new DevnetLedger({
+    random: opts.random,
+    now: opts.now,
+    retentionLedgers: opts.retentionLedgers,
+    minTempTtl: opts.minTempTtl,
+  });
   const faults = new Faults();
   const held = new Set<ServerResponse>();
   let friendbotUrl = '';

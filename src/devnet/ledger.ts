@@ -12,7 +12,19 @@ import { RpcParamError, decodeEnvelope, muxedToG, txHash } from './envelope.ts';
 import { simulateTransaction } from './simulate.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
-import { accountIdOf, accountKey, alphaNum4Asset, b64, bytesOf, hex, i128Value, networkIdOf, scAddress, trustlineKey, ZERO32 } from './xdr.ts';
+import {
+  accountIdOf,
+  accountKey,
+  alphaNum4Asset,
+  b64,
+  bytesOf,
+  hex,
+  i128Value,
+  networkIdOf,
+  scAddress,
+  trustlineKey,
+  ZERO32,
+} from './xdr.ts';
 
 export { RpcParamError } from './envelope.ts';
 
@@ -26,7 +38,6 @@ const I64_MAX = (1n << 63n) - 1n;
 const GENESIS_LEDGER = 1000;
 /** Default ledgers kept for getLedgers / getTransaction (testnet's RPC keeps about a day at 5 s). */
 export const DEFAULT_RETENTION = 17_280;
-
 
 export interface LedgerRecord {
   sequence: number;
@@ -126,7 +137,12 @@ export class DevnetLedger {
     this.custom = { kind: 'custom', contractId: customId };
     this.tokens.set(usdcId, this.usdc);
     this.tokens.set(customId, this.custom);
-    this.host = new Host({ networkId: this.networkId, tokens: this.tokens, maxEntryTtl: MAX_ENTRY_TTL, minTempTtl: opts.minTempTtl ?? MIN_TEMP_TTL });
+    this.host = new Host({
+      networkId: this.networkId,
+      tokens: this.tokens,
+      maxEntryTtl: MAX_ENTRY_TTL,
+      minTempTtl: opts.minTempTtl ?? MIN_TEMP_TTL,
+    });
     this.genesis();
   }
 
@@ -147,7 +163,10 @@ export class DevnetLedger {
     );
     this.state.put(
       instanceKey(this.custom.contractId),
-      contractInstance(instanceKey(this.custom.contractId), xdr.ContractExecutable.contractExecutableWasm(hash(new TextEncoder().encode('svc devnet sep41 token wasm')))),
+      contractInstance(
+        instanceKey(this.custom.contractId),
+        xdr.ContractExecutable.contractExecutableWasm(hash(new TextEncoder().encode('svc devnet sep41 token wasm'))),
+      ),
       seq,
       seq + MAX_ENTRY_TTL - 1,
     );
@@ -229,7 +248,14 @@ export class DevnetLedger {
         scpInfo: [],
       }),
     );
-    this.ledgers.push({ sequence: seq, closeTime, hash: hex(headerHash), headerXdr: b64(header), historyEntryXdr: b64(historyEntry), metadataXdr: b64(meta) });
+    this.ledgers.push({
+      sequence: seq,
+      closeTime,
+      hash: hex(headerHash),
+      headerXdr: b64(header),
+      historyEntryXdr: b64(historyEntry),
+      metadataXdr: b64(meta),
+    });
   }
 
   // ---- accounts and balances ------------------------------------------------------------
@@ -272,7 +298,14 @@ export class DevnetLedger {
       this.state.put(
         key,
         xdr.LedgerEntryData.trustline(
-          new xdr.TrustLineEntry({ accountId: accountIdOf(g), asset: alphaNum4Asset('USDC', USDC_ISSUER), balance: 0n, limit: I64_MAX, flags: 1, ext: xdr.TrustLineEntryExt.v0() }),
+          new xdr.TrustLineEntry({
+            accountId: accountIdOf(g),
+            asset: alphaNum4Asset('USDC', USDC_ISSUER),
+            balance: 0n,
+            limit: I64_MAX,
+            flags: 1,
+            ext: xdr.TrustLineEntryExt.v0(),
+          }),
         ),
         seq,
       );
@@ -283,7 +316,12 @@ export class DevnetLedger {
   }
 
   /** Rewrites fields of an account entry (devnet-internal: funding, signers, fee and sequence at apply). */
-  replaceAccount(g: string, patch: Partial<{ balance: bigint; seqNum: bigint; numSubEntries: number; thresholds: Uint8Array; signers: xdr.Signer[] }>, seq: number, target: { put(k: xdr.LedgerKey, d: xdr.LedgerEntryData, ledger: number): void } = this.state): void {
+  replaceAccount(
+    g: string,
+    patch: Partial<{ balance: bigint; seqNum: bigint; numSubEntries: number; thresholds: Uint8Array; signers: xdr.Signer[] }>,
+    seq: number,
+    target: { put(k: xdr.LedgerKey, d: xdr.LedgerEntryData, ledger: number): void } = this.state,
+  ): void {
     const a = this.account(g)!;
     const entry = new xdr.AccountEntry({
       accountId: a.accountId,
@@ -308,7 +346,16 @@ export class DevnetLedger {
     const p = patch(t);
     this.state.put(
       key,
-      xdr.LedgerEntryData.trustline(new xdr.TrustLineEntry({ accountId: t.accountId, asset: t.asset, balance: p.balance ?? t.balance, limit: t.limit, flags: p.flags ?? t.flags, ext: t.ext })),
+      xdr.LedgerEntryData.trustline(
+        new xdr.TrustLineEntry({
+          accountId: t.accountId,
+          asset: t.asset,
+          balance: p.balance ?? t.balance,
+          limit: t.limit,
+          flags: p.flags ?? t.flags,
+          ext: t.ext,
+        }),
+      ),
       this.latest().sequence,
     );
   }
@@ -319,7 +366,9 @@ export class DevnetLedger {
 
   /** Set signers and thresholds (multisig tests). `thresholds` = [master, low, med, high]. */
   setSigners(g: string, thresholds: [number, number, number, number], signers: Array<{ publicKey: string; weight: number }>): void {
-    const list = signers.map((s) => new xdr.Signer({ key: xdr.SignerKey.signerKeyTypeEd25519(StrKey.decodeEd25519PublicKey(s.publicKey)), weight: s.weight }));
+    const list = signers.map(
+      (s) => new xdr.Signer({ key: xdr.SignerKey.signerKeyTypeEd25519(StrKey.decodeEd25519PublicKey(s.publicKey)), weight: s.weight }),
+    );
     this.replaceAccount(g, { thresholds: new Uint8Array(thresholds), signers: list }, this.latest().sequence);
   }
 
@@ -345,7 +394,15 @@ export class DevnetLedger {
   tokenBalance(token: TokenModel, address: string): bigint | null {
     const seq = this.latest().sequence;
     const res = this.host.invoke(
-      { view: new StateView(this.state, seq), ledgerSeq: seq, source: USDC_ISSUER, authMode: 'record', authEntries: [], useUpgradedAuth: false, randomNonce: () => 0n },
+      {
+        view: new StateView(this.state, seq),
+        ledgerSeq: seq,
+        source: USDC_ISSUER,
+        authMode: 'record',
+        authEntries: [],
+        useUpgradedAuth: false,
+        randomNonce: () => 0n,
+      },
       token.contractId,
       'balance',
       [xdr.ScVal.scvAddress(scAddress(address))],

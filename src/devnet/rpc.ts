@@ -52,7 +52,24 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
   const oldest = () => ledger.ledgers[0]!;
   const feeDistribution = (n: number) => {
     const s = String(n);
-    return { max: s, min: s, mode: s, p10: s, p20: s, p30: s, p40: s, p50: s, p60: s, p70: s, p80: s, p90: s, p95: s, p99: s, transactionCount: '0', ledgerCount: 50 };
+    return {
+      max: s,
+      min: s,
+      mode: s,
+      p10: s,
+      p20: s,
+      p30: s,
+      p40: s,
+      p50: s,
+      p60: s,
+      p70: s,
+      p80: s,
+      p90: s,
+      p95: s,
+      p99: s,
+      transactionCount: '0',
+      ledgerCount: 50,
+    };
   };
 
   return {
@@ -74,7 +91,14 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
     getLatestLedger: (params) => {
       noParams(params);
       const l = reported();
-      return { id: l.hash, sequence: l.sequence, protocolVersion: PROTOCOL_VERSION, closeTime: String(l.closeTime), headerXdr: l.headerXdr, metadataXdr: l.metadataXdr };
+      return {
+        id: l.hash,
+        sequence: l.sequence,
+        protocolVersion: PROTOCOL_VERSION,
+        closeTime: String(l.closeTime),
+        headerXdr: l.headerXdr,
+        metadataXdr: l.metadataXdr,
+      };
     },
     getLedgers: (params) => {
       const p = params === undefined || params === null ? {} : objectParams(params);
@@ -101,7 +125,13 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
       const page = ledger.ledgers.filter((l) => l.sequence >= start && l.sequence <= latest.sequence).slice(0, limit);
       const last = page[page.length - 1];
       return {
-        ledgers: page.map((l) => ({ hash: l.hash, sequence: l.sequence, ledgerCloseTime: String(l.closeTime), headerXdr: l.historyEntryXdr, metadataXdr: l.metadataXdr })),
+        ledgers: page.map((l) => ({
+          hash: l.hash,
+          sequence: l.sequence,
+          ledgerCloseTime: String(l.closeTime),
+          headerXdr: l.historyEntryXdr,
+          metadataXdr: l.metadataXdr,
+        })),
         latestLedger: latest.sequence,
         latestLedgerCloseTime: latest.closeTime,
         oldestLedger: first.sequence,
@@ -112,7 +142,8 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
     getLedgerEntries: (params) => {
       const p = objectParams(params);
       if (!Array.isArray(p.keys) || p.keys.length === 0) throw new RpcParamError('keys must be a non-empty array of base64 LedgerKey');
-      if (p.keys.length > MAX_LEDGER_KEYS) throw new RpcParamError(`key count (${p.keys.length}) exceeds maximum supported (${MAX_LEDGER_KEYS})`);
+      if (p.keys.length > MAX_LEDGER_KEYS)
+        throw new RpcParamError(`key count (${p.keys.length}) exceeds maximum supported (${MAX_LEDGER_KEYS})`);
       const entries: unknown[] = [];
       p.keys.forEach((k: unknown, i: number) => {
         let key: xdr.LedgerKey;
@@ -125,7 +156,13 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
         if (key.type === 'ttl') throw new RpcParamError(`ledger ttl entries cannot be queried directly. Key: ${k}`);
         const e = ledger.state.get(key);
         if (!e) return;
-        if (e.liveUntil !== undefined && e.liveUntil < ledger.latest().sequence && key.type === 'contractData' && key.contractData.durability === xdr.ContractDataDurability.temporary) return;
+        if (
+          e.liveUntil !== undefined &&
+          e.liveUntil < ledger.latest().sequence &&
+          key.type === 'contractData' &&
+          key.contractData.durability === xdr.ContractDataDurability.temporary
+        )
+          return;
         entries.push({
           key: k,
           xdr: e.data.toXdr('base64'),
@@ -142,12 +179,19 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
     simulateTransaction: (params) => {
       const p = objectParams(params);
       const authMode = p.authMode;
-      if (authMode !== undefined && authMode !== '' && authMode !== 'enforce' && authMode !== 'record' && authMode !== 'record_allow_nonroot') {
+      if (
+        authMode !== undefined &&
+        authMode !== '' &&
+        authMode !== 'enforce' &&
+        authMode !== 'record' &&
+        authMode !== 'record_allow_nonroot'
+      ) {
         throw new RpcParamError(`invalid authMode: ${JSON.stringify(authMode)}`);
       }
-      if (p.useUpgradedAuth !== undefined && typeof p.useUpgradedAuth !== 'boolean') throw new RpcParamError('useUpgradedAuth must be a boolean');
+      if (p.useUpgradedAuth !== undefined && typeof p.useUpgradedAuth !== 'boolean')
+        throw new RpcParamError('useUpgradedAuth must be a boolean');
       return ledger.simulate(p.transaction as string, {
-        authMode: authMode === '' || authMode === undefined ? undefined : (authMode),
+        authMode: authMode === '' || authMode === undefined ? undefined : authMode,
         useUpgradedAuth: p.useUpgradedAuth === true,
       });
     },
@@ -159,11 +203,16 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
       const forced = faults.takeSendStatus();
       if (forced === 'TRY_AGAIN_LATER') return { status: 'TRY_AGAIN_LATER', ...base };
       if (forced === 'ERROR') {
-        const err = new xdr.TransactionResult({ feeCharged: 0n, result: xdr.TransactionResultResult.txInternalError(), ext: xdr.TransactionResultExt.v0() });
+        const err = new xdr.TransactionResult({
+          feeCharged: 0n,
+          result: xdr.TransactionResultResult.txInternalError(),
+          ext: xdr.TransactionResultExt.v0(),
+        });
         return { status: 'ERROR', ...base, errorResultXdr: err.toXdr('base64'), diagnosticEventsXdr: [] };
       }
       const out = ledger.submit(p.transaction as string, { drop: faults.takeDrop() });
-      if (out.status === 'ERROR') return { status: 'ERROR', ...base, errorResultXdr: out.errorResult!.toXdr('base64'), diagnosticEventsXdr: [] };
+      if (out.status === 'ERROR')
+        return { status: 'ERROR', ...base, errorResultXdr: out.errorResult!.toXdr('base64'), diagnosticEventsXdr: [] };
       return { status: out.status, ...base };
     },
     getTransaction: (params) => {
@@ -205,7 +254,10 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
 function send(res: ServerResponse, status: number, body: unknown): void {
   if (res.writableEnded || res.destroyed) return;
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': typeof body === 'string' ? 'text/plain' : 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -257,7 +309,8 @@ export function makeRequestListener(ctx: RpcContext, fund: (addr: string, usdc: 
         if (req.method !== 'GET' && req.method !== 'POST') return send(res, 405, { error: 'use GET /friendbot?addr=G…' });
         const addr = url.searchParams.get('addr') ?? '';
         const usdcRaw = url.searchParams.get('usdc');
-        if (usdcRaw !== null && !/^\d{1,19}$/.test(usdcRaw)) return send(res, 400, { error: 'usdc must be a non-negative integer in base units' });
+        if (usdcRaw !== null && !/^\d{1,19}$/.test(usdcRaw))
+          return send(res, 400, { error: 'usdc must be a non-negative integer in base units' });
         try {
           await fund(addr, usdcRaw === null ? undefined : BigInt(usdcRaw));
         } catch (e) {
@@ -265,7 +318,8 @@ export function makeRequestListener(ctx: RpcContext, fund: (addr: string, usdc: 
         }
         return send(res, 200, { successful: true, account: addr, ledger: ctx.ledger.latest().sequence });
       }
-      if (url.pathname !== '/' && url.pathname !== '/rpc') return send(res, 404, { error: 'not found: JSON-RPC is served at POST / and POST /rpc' });
+      if (url.pathname !== '/' && url.pathname !== '/rpc')
+        return send(res, 404, { error: 'not found: JSON-RPC is served at POST / and POST /rpc' });
       if (req.method !== 'POST') return send(res, 405, { error: 'JSON-RPC requires POST' });
       const body = await readBody(req);
       if (body === null) return send(res, 413, rpcError(null, { code: -32600, message: 'request body too large' }));
@@ -280,7 +334,9 @@ export function makeRequestListener(ctx: RpcContext, fund: (addr: string, usdc: 
         const answers = [];
         for (const one of parsed) {
           const a = await answerOne(ctx, handlers, one);
-          answers.push(a === undefined || (isObject(a) && 'httpStatus' in a) ? rpcError(null, { code: -32603, message: 'injected fault' }) : a);
+          answers.push(
+            a === undefined || (isObject(a) && 'httpStatus' in a) ? rpcError(null, { code: -32603, message: 'injected fault' }) : a,
+          );
         }
         return send(res, 200, answers);
       }

@@ -6,7 +6,17 @@
 import { xdr } from '@stellar/stellar-sdk';
 import { nonRefundableFee, refundableFee } from './fees.ts';
 import type { AuthMode } from './host.ts';
-import { debugHostError, declaredResources, decodeEnvelope, estimateSignedSize, footprintOf, innerTx, ledgerEntry, muxedToG, refundablesOf } from './envelope.ts';
+import {
+  debugHostError,
+  declaredResources,
+  decodeEnvelope,
+  estimateSignedSize,
+  footprintOf,
+  innerTx,
+  ledgerEntry,
+  muxedToG,
+  refundablesOf,
+} from './envelope.ts';
 import type { DevnetLedger, SimulateOptions } from './ledger.ts';
 import { StateView } from './state.ts';
 import { addressString, b64, keyId } from './xdr.ts';
@@ -16,7 +26,8 @@ export function simulateTransaction(ledger: DevnetLedger, envelopeB64: string, o
   const envelope = decodeEnvelope(envelopeB64);
   const tx = innerTx(envelope);
   const fail = (error: string, events: string[] = []) => ({ error, events, latestLedger: latest.sequence });
-  if (tx.operations.length !== 1) return fail(tx.operations.length === 0 ? 'Transaction contains no operations' : 'Transaction contains more than one operation');
+  if (tx.operations.length !== 1)
+    return fail(tx.operations.length === 0 ? 'Transaction contains no operations' : 'Transaction contains more than one operation');
   if (tx.memo.type !== 'memoNone') return fail('Transaction contains a memo, which is not supported for Soroban transactions');
   const op = tx.operations[0]!;
   if (op.body.type !== 'invokeHostFunction') return fail(`simulation of ${op.body.type} operations is not supported by the devnet`);
@@ -29,7 +40,15 @@ export function simulateTransaction(ledger: DevnetLedger, envelopeB64: string, o
   const view = new StateView(ledger.state, seq);
   const call = ihf.hostFunction.invokeContract;
   const res = ledger.host.invoke(
-    { view, ledgerSeq: seq, source, authMode, authEntries: ihf.auth, useUpgradedAuth: opts.useUpgradedAuth ?? false, randomNonce: ledger.randomNonce },
+    {
+      view,
+      ledgerSeq: seq,
+      source,
+      authMode,
+      authEntries: ihf.auth,
+      useUpgradedAuth: opts.useUpgradedAuth ?? false,
+      randomNonce: ledger.randomNonce,
+    },
     addressString(call.contractAddress),
     String(call.functionName),
     call.args,
@@ -42,7 +61,12 @@ export function simulateTransaction(ledger: DevnetLedger, envelopeB64: string, o
   const sorobanData = (resourceFee: bigint) =>
     new xdr.SorobanTransactionData({
       ext: xdr.SorobanTransactionDataExt.v0(),
-      resources: new xdr.SorobanResources({ footprint, instructions: resources.instructions, diskReadBytes: resources.diskReadBytes, writeBytes: resources.writeBytes }),
+      resources: new xdr.SorobanResources({
+        footprint,
+        instructions: resources.instructions,
+        diskReadBytes: resources.diskReadBytes,
+        writeBytes: resources.writeBytes,
+      }),
       resourceFee,
     });
   const auth = authMode === 'enforce' ? ihf.auth : res.recordedAuth;

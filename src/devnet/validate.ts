@@ -9,7 +9,10 @@ import { declaredFromData } from './envelope.ts';
 import type { DevnetLedger, ParsedTx } from './ledger.ts';
 import { bytesOf, keyId, verifyEd25519 } from './xdr.ts';
 
-export type TxCode = Exclude<xdr.TransactionResultResult['type'], 'txSuccess' | 'txFailed' | 'txFeeBumpInnerSuccess' | 'txFeeBumpInnerFailed'>;
+export type TxCode = Exclude<
+  xdr.TransactionResultResult['type'],
+  'txSuccess' | 'txFailed' | 'txFeeBumpInnerSuccess' | 'txFeeBumpInnerFailed'
+>;
 
 /** stellar-core `checkValid`: returns the error TransactionResult, or null when valid. */
 export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime: number, ledgerSeq: number): xdr.TransactionResult | null {
@@ -29,7 +32,12 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
   const op = tx.operations[0]!;
   // Not modelled: classic operations and TTL extension/restore (documented in docs/DEVNET.md).
   if (op.body.type !== 'invokeHostFunction') return fail('txNotSupported', true);
-  if (op.body.type === 'invokeHostFunction' && (tx.memo.type !== 'memoNone' || tx.sourceAccount.type !== 'keyTypeEd25519' || (op.sourceAccount && op.sourceAccount.type !== 'keyTypeEd25519'))) {
+  if (
+    op.body.type === 'invokeHostFunction' &&
+    (tx.memo.type !== 'memoNone' ||
+      tx.sourceAccount.type !== 'keyTypeEd25519' ||
+      (op.sourceAccount && op.sourceAccount.type !== 'keyTypeEd25519'))
+  ) {
     return fail('txSorobanInvalid', true);
   }
   // Time bounds.
@@ -79,20 +87,33 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
  * Signatures reach the account's threshold (at least weight 1) and none is unknown or bad.
  * Level: medium for invokeHostFunction sources, low for a fee-bump's fee source (as in core).
  */
-function signaturesOk(ledger: DevnetLedger, sigs: xdr.DecoratedSignature[], g: string, txHashHex: string, level: 'low' | 'medium'): boolean {
+function signaturesOk(
+  ledger: DevnetLedger,
+  sigs: xdr.DecoratedSignature[],
+  g: string,
+  txHashHex: string,
+  level: 'low' | 'medium',
+): boolean {
   const a = ledger.account(g);
   if (!a) return false;
   const payload = Buffer.from(txHashHex, 'hex');
   const thresholds = bytesOf(a.thresholds);
   const candidates: Array<{ pk: Uint8Array; weight: number }> = [
     { pk: StrKey.decodeEd25519PublicKey(g), weight: thresholds[0] ?? 0 },
-    ...a.signers.filter((s) => s.key.type === 'signerKeyTypeEd25519').map((s) => ({ pk: bytesOf((s.key as xdr.SignerKey & { ed25519: Uint8Array }).ed25519), weight: s.weight })),
+    ...a.signers
+      .filter((s) => s.key.type === 'signerKeyTypeEd25519')
+      .map((s) => ({ pk: bytesOf((s.key as xdr.SignerKey & { ed25519: Uint8Array }).ed25519), weight: s.weight })),
   ];
   let weight = 0;
   const usedSigners = new Set<number>();
   for (const sig of sigs) {
     const hint = bytesOf(sig.hint);
-    const idx = candidates.findIndex((c, i) => !usedSigners.has(i) && Buffer.from(c.pk.subarray(28)).equals(Buffer.from(hint)) && verifyEd25519(c.pk, payload, bytesOf(sig.signature)));
+    const idx = candidates.findIndex(
+      (c, i) =>
+        !usedSigners.has(i) &&
+        Buffer.from(c.pk.subarray(28)).equals(Buffer.from(hint)) &&
+        verifyEd25519(c.pk, payload, bytesOf(sig.signature)),
+    );
     if (idx < 0) return false; // unknown or bad signature (txBAD_AUTH / txBAD_AUTH_EXTRA)
     usedSigners.add(idx);
     weight += candidates[idx]!.weight;
@@ -105,12 +126,16 @@ export function errorResult(p: ParsedTx, code: TxCode, inner: boolean, feeCharge
   if (p.feeBump && inner) {
     const innerRes = new xdr.InnerTransactionResult({
       feeCharged: 0n,
-      result: (xdr.InnerTransactionResultResult[code as keyof typeof xdr.InnerTransactionResultResult] as () => xdr.InnerTransactionResultResult)(),
+      result: (
+        xdr.InnerTransactionResultResult[code as keyof typeof xdr.InnerTransactionResultResult] as () => xdr.InnerTransactionResultResult
+      )(),
       ext: xdr.InnerTransactionResultExt.v0(),
     });
     return new xdr.TransactionResult({
       feeCharged,
-      result: xdr.TransactionResultResult.txFeeBumpInnerFailed(new xdr.InnerTransactionResultPair({ transactionHash: Buffer.from(p.innerHash!, 'hex'), result: innerRes })),
+      result: xdr.TransactionResultResult.txFeeBumpInnerFailed(
+        new xdr.InnerTransactionResultPair({ transactionHash: Buffer.from(p.innerHash!, 'hex'), result: innerRes }),
+      ),
       ext: xdr.TransactionResultExt.v0(),
     });
   }

@@ -9,22 +9,16 @@ export const b64 = (v: { toXdr(format: 'base64'): string }): string => v.toXdr('
 
 /** Stable identity of a ledger key (its XDR in base64), used as the state map key. */
 /** Raw bytes of an SDK 17 opaque-bytes value (or a plain Uint8Array). */
-export const bytesOf = (v: Uint8Array | { toBytes(): Uint8Array }): Uint8Array =>
-  v instanceof Uint8Array ? v : v.toBytes();
+export const bytesOf = (v: Uint8Array | { toBytes(): Uint8Array }): Uint8Array => (v instanceof Uint8Array ? v : v.toBytes());
 
 export const keyId = (key: xdr.LedgerKey): string => key.toXdr('base64');
 
-export const accountIdOf = (g: string): xdr.PublicKey =>
-  xdr.PublicKey.publicKeyTypeEd25519(StrKey.decodeEd25519PublicKey(g));
+export const accountIdOf = (g: string): xdr.PublicKey => xdr.PublicKey.publicKeyTypeEd25519(StrKey.decodeEd25519PublicKey(g));
 
-
-export const accountKey = (g: string): xdr.LedgerKey =>
-  xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: accountIdOf(g) }));
+export const accountKey = (g: string): xdr.LedgerKey => xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: accountIdOf(g) }));
 
 export const alphaNum4Asset = (code: string, issuer: string): xdr.TrustLineAsset =>
-  xdr.TrustLineAsset.assetTypeCreditAlphanum4(
-    new xdr.AlphaNum4({ assetCode: padCode(code), issuer: accountIdOf(issuer) }),
-  );
+  xdr.TrustLineAsset.assetTypeCreditAlphanum4(new xdr.AlphaNum4({ assetCode: padCode(code), issuer: accountIdOf(issuer) }));
 
 function padCode(code: string): Uint8Array {
   const out = new Uint8Array(4);
@@ -35,11 +29,7 @@ function padCode(code: string): Uint8Array {
 export const trustlineKey = (g: string, asset: xdr.TrustLineAsset): xdr.LedgerKey =>
   xdr.LedgerKey.trustline(new xdr.LedgerKeyTrustLine({ accountId: accountIdOf(g), asset }));
 
-export const contractDataKey = (
-  contract: xdr.ScAddress,
-  key: xdr.ScVal,
-  durability: 'persistent' | 'temporary',
-): xdr.LedgerKey =>
+export const contractDataKey = (contract: xdr.ScAddress, key: xdr.ScVal, durability: 'persistent' | 'temporary'): xdr.LedgerKey =>
   xdr.LedgerKey.contractData(
     new xdr.LedgerKeyContractData({
       contract,
@@ -101,7 +91,6 @@ export function i128Value(v: xdr.ScVal): bigint | null {
   return (BigInt(p.hi) << 64n) | BigInt.asUintN(64, BigInt(p.lo));
 }
 
-
 export function mapEntry(key: xdr.ScVal, val: xdr.ScVal): xdr.ScMapEntry {
   return new xdr.ScMapEntry({ key, val });
 }
@@ -117,6 +106,5 @@ export function verifyEd25519(publicKey: Uint8Array, payload: Uint8Array, signat
     return false;
   }
 }
-
 
 export const ZERO32 = new Uint8Array(32);

@@ -24,10 +24,18 @@ export function facilitatorEnvelope(): SvcMiddleware {
       ctx.state.network = paymentRequirements.network;
     }
     if (!isObject(paymentPayload)) {
-      throw new HttpError(400, 'svc_missing_payment_payload', `The request has no paymentPayload object (got ${describe(paymentPayload)}).`);
+      throw new HttpError(
+        400,
+        'svc_missing_payment_payload',
+        `The request has no paymentPayload object (got ${describe(paymentPayload)}).`,
+      );
     }
     if (!isObject(paymentRequirements)) {
-      throw new HttpError(400, 'svc_missing_payment_requirements', `The request has no paymentRequirements object (got ${describe(paymentRequirements)}).`);
+      throw new HttpError(
+        400,
+        'svc_missing_payment_requirements',
+        `The request has no paymentRequirements object (got ${describe(paymentRequirements)}).`,
+      );
     }
     if (paymentPayload.x402Version !== X402_VERSION) {
       throw new HttpError(
@@ -37,7 +45,10 @@ export function facilitatorEnvelope(): SvcMiddleware {
       );
     }
     // The shapes themselves are checked next, against openapi.yaml (openApiValidation).
-    ctx.state.envelope = { paymentPayload: paymentPayload as PaymentPayload, paymentRequirements: paymentRequirements as PaymentRequirements };
+    ctx.state.envelope = {
+      paymentPayload: paymentPayload as PaymentPayload,
+      paymentRequirements: paymentRequirements as PaymentRequirements,
+    };
     await next();
   };
 }
@@ -61,7 +72,13 @@ function envelopeOf(state: SvcState): PaymentEnvelope {
  * One log line per payment decision; public data only. `transaction` is the hash the scheme
  * reported, even on a failure where the response carries "" (an operator can look it up).
  */
-function logDecision(state: SvcState, route: string, body: VerifyResponse | SettleResponse, code: string | undefined, transaction: string | null): void {
+function logDecision(
+  state: SvcState,
+  route: string,
+  body: VerifyResponse | SettleResponse,
+  code: string | undefined,
+  transaction: string | null,
+): void {
   const { paymentRequirements } = envelopeOf(state);
   state.log.info(
     {
@@ -87,7 +104,11 @@ export function verifyHandler(registry: SchemeRegistry): SvcMiddleware {
 
 export function settleHandler(registry: SchemeRegistry): SvcMiddleware {
   return async (ctx: SvcContext) => {
-    const { response, extensionResponses, reportedTransaction } = await registry.settle(envelopeOf(ctx.state), ctx.state.log, ctx.get('Idempotency-Key') || null);
+    const { response, extensionResponses, reportedTransaction } = await registry.settle(
+      envelopeOf(ctx.state),
+      ctx.state.log,
+      ctx.get('Idempotency-Key') || null,
+    );
     logDecision(ctx.state, 'POST /settle', response, response.errorReason, reportedTransaction);
     if (extensionResponses) ctx.set('EXTENSION-RESPONSES', Buffer.from(JSON.stringify(extensionResponses), 'utf8').toString('base64'));
     ctx.status = 200;

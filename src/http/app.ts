@@ -20,7 +20,16 @@ import type { SchemeRegistry } from '../scheme/registry.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
 import { guardConnections, type ConnectionLimits } from './connections.ts';
 import { HttpError } from './errors.ts';
-import { errorBoundary, jsonObjectBody, requestContext, routeMatcher, type SvcContext, type SvcMiddleware, type SvcNext, type SvcState } from './middleware.ts';
+import {
+  errorBoundary,
+  jsonObjectBody,
+  requestContext,
+  routeMatcher,
+  type SvcContext,
+  type SvcMiddleware,
+  type SvcNext,
+  type SvcState,
+} from './middleware.ts';
 
 /** What the HTTP layer serves; built by createService (src/service.ts), every part required. */
 export interface AppDeps {
@@ -72,7 +81,10 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   const { config, logger, registry, catalog, metrics } = deps;
   const contract = deps.contract ?? loadContract();
   const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body', 'body')];
-  const discoverySteps = (kind: 'list' | 'search') => [discoveryQuery(kind), openApiValidation(contract, 'svc_invalid_query_parameter', 'query')];
+  const discoverySteps = (kind: 'list' | 'search') => [
+    discoveryQuery(kind),
+    openApiValidation(contract, 'svc_invalid_query_parameter', 'query'),
+  ];
   const operations: Record<string, SvcMiddleware> = {
     verifyPayment: chain(...paymentsSteps, verifyHandler(registry)),
     settlePayment: chain(...paymentsSteps, settleHandler(registry)),
@@ -88,7 +100,9 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
   const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));
   if (unhandled.length || undocumented.length) {
-    throw new Error(`openapi.yaml and the handler table disagree: unhandled [${unhandled.join(', ')}], undocumented [${undocumented.join(', ')}]`);
+    throw new Error(
+      `openapi.yaml and the handler table disagree: unhandled [${unhandled.join(', ')}], undocumented [${undocumented.join(', ')}]`,
+    );
   }
 
   const app = new Koa<SvcState>();

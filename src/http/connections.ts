@@ -35,16 +35,36 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 /** After the refusal is handed to the kernel the socket is destroyed; this bounds a peer that never reads. */
 const LINGER_MS = 1_000;
 
-type Refusal = { status: number; text: string; code: 'svc_malformed_request_body' | 'svc_unknown_route' | 'svc_request_timeout'; reason: string };
+type Refusal = {
+  status: number;
+  text: string;
+  code: 'svc_malformed_request_body' | 'svc_unknown_route' | 'svc_request_timeout';
+  reason: string;
+};
 
 function refusalFor(err: Error & { code?: string }, limits: ConnectionLimits): Refusal {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, text: 'Request Timeout', code: 'svc_request_timeout', reason: `The request was not received within ${limits.headersTimeoutMs / 1000} s (head) / ${limits.requestTimeoutMs / 1000} s (whole request).` };
+      return {
+        status: 408,
+        text: 'Request Timeout',
+        code: 'svc_request_timeout',
+        reason: `The request was not received within ${limits.headersTimeoutMs / 1000} s (head) / ${limits.requestTimeoutMs / 1000} s (whole request).`,
+      };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, text: 'Request Header Fields Too Large', code: 'svc_malformed_request_body', reason: 'The request head (request line and headers) exceeds 16 KiB.' };
+      return {
+        status: 431,
+        text: 'Request Header Fields Too Large',
+        code: 'svc_malformed_request_body',
+        reason: 'The request head (request line and headers) exceeds 16 KiB.',
+      };
     case 'HPE_INVALID_METHOD':
-      return { status: 404, text: 'Not Found', code: 'svc_unknown_route', reason: 'The request method is not one svc serves; no route is mounted for it.' };
+      return {
+        status: 404,
+        text: 'Not Found',
+        code: 'svc_unknown_route',
+        reason: 'The request method is not one svc serves; no route is mounted for it.',
+      };
     default:
       return { status: 400, text: 'Bad Request', code: 'svc_malformed_request_body', reason: 'The HTTP request could not be parsed.' };
   }
@@ -131,7 +151,10 @@ export function guardConnections(server: Server, limits: ConnectionLimits = DEFA
   server.requestTimeout = limits.requestTimeoutMs;
   // Node checks both timeouts on this sweep (default every 30 s, which is what let slow clients
   // hold sockets for that long): check often enough that a timeout is enforced within ~10 %.
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(100, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 10)));
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.max(
+    100,
+    Math.min(1_000, Math.floor(limits.headersTimeoutMs / 10)),
+  );
   server.on('clientError', onClientError(limits));
   capPerAddress(server, limits.maxConnectionsPerAddress);
 }

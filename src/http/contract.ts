@@ -98,7 +98,13 @@ export function requestViolation(
   request: { method: string; path: string; query: string; headers: Record<string, string | string[] | undefined>; body?: unknown },
 ): string | null {
   const result = contract.backend.validateRequest(
-    { method: request.method, path: request.path, query: request.query, headers: request.headers as OpenApiRequest['headers'], body: request.body },
+    {
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      headers: request.headers as OpenApiRequest['headers'],
+      body: request.body,
+    },
     operation,
   );
   if (result.valid) return null;

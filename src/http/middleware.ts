@@ -107,8 +107,7 @@ export function routeMatcher(contract: ApiContract): SvcMiddleware {
 
 /** The error @hapi/bourne (inside co-body) throws for a "__proto__" key. */
 const FORBIDDEN_PROTOTYPE_KEY = 'Object contains forbidden prototype property';
-export const FORBIDDEN_PROTOTYPE_KEY_MESSAGE =
-  'The request body contains a "__proto__" key at some depth; such keys are refused.';
+export const FORBIDDEN_PROTOTYPE_KEY_MESSAGE = 'The request body contains a "__proto__" key at some depth; such keys are refused.';
 
 const parseJson = bodyParser({
   enableTypes: ['json'],
@@ -116,7 +115,12 @@ const parseJson = bodyParser({
   strict: false,
   onerror: (err: Error & { status?: number; type?: string }) => {
     if (err.status === 413) throw new HttpError(413, 'svc_malformed_request_body', BODY_LIMIT_MESSAGE);
-    if (err.status === 415) throw new HttpError(400, 'svc_malformed_request_body', 'The request body has an unsupported Content-Encoding; send identity, gzip or deflate.');
+    if (err.status === 415)
+      throw new HttpError(
+        400,
+        'svc_malformed_request_body',
+        'The request body has an unsupported Content-Encoding; send identity, gzip or deflate.',
+      );
     // co-body (@hapi/bourne) refuses a "__proto__" key anywhere in the body; that body is
     // valid JSON, so say what was refused rather than "not valid JSON" (found by the fuzzer).
     if (err.message === FORBIDDEN_PROTOTYPE_KEY) throw new HttpError(400, 'svc_malformed_request_body', FORBIDDEN_PROTOTYPE_KEY_MESSAGE);

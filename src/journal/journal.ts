@@ -10,7 +10,15 @@
  */
 import { createHash } from 'node:crypto';
 import { defaultMessage } from '../codes.ts';
-import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettledPayment, SettleResult, SettlementGate, SettlementTracking } from '../scheme/types.ts';
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  PaymentScheme,
+  SettledPayment,
+  SettleResult,
+  SettlementGate,
+  SettlementTracking,
+} from '../scheme/types.ts';
 import { feeCaps, judgeAttempt, type PaymentPolicy } from './policy.ts';
 import type { JournalStore, SettlementRecord, SettlementState } from './types.ts';
 
@@ -101,7 +109,8 @@ export class SettlementJournal implements SettlementGate {
     const existing = await this.store.get(identity);
     // A failed attempt moved no money: the payment is attempted again (re-verified first, so a
     // consumed or expired authorization is refused without a submission).
-    if (existing && existing.state !== 'failed') return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false, identity };
+    if (existing && existing.state !== 'failed')
+      return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false, identity };
     let reserved = false;
     const result = await scheme.settle(payload, requirements, {
       beforeSubmit: async (attempt) => {
@@ -109,7 +118,14 @@ export class SettlementJournal implements SettlementGate {
         if (refusal) return refusal;
         const now = this.now();
         const outcome = await this.store.reserve(
-          { identity, idempotencyKey, network: String(requirements.network), ...attempt, paymentPayload: JSON.stringify(payload), paymentRequirements: JSON.stringify(requirements) },
+          {
+            identity,
+            idempotencyKey,
+            network: String(requirements.network),
+            ...attempt,
+            paymentPayload: JSON.stringify(payload),
+            paymentRequirements: JSON.stringify(requirements),
+          },
           feeCaps(this.policy, now),
           now,
         );
@@ -117,24 +133,55 @@ export class SettlementJournal implements SettlementGate {
           reserved = true;
           return null;
         }
-        if (outcome.reason === 'daily_cap') return { code: 'svc_fee_budget_daily_exhausted', message: `Sponsored fees today: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the daily cap.` };
-        if (outcome.reason === 'payer_cap') return { code: 'svc_fee_budget_payer_exhausted', message: `Sponsored fees today for ${attempt.payer}: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the per-payer cap.` };
+        if (outcome.reason === 'daily_cap')
+          return {
+            code: 'svc_fee_budget_daily_exhausted',
+            message: `Sponsored fees today: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the daily cap.`,
+          };
+        if (outcome.reason === 'payer_cap')
+          return {
+            code: 'svc_fee_budget_payer_exhausted',
+            message: `Sponsored fees today for ${attempt.payer}: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the per-payer cap.`,
+          };
         // Another process submitted this payment first (the primary key held).
-        return { code: 'svc_settlement_outcome_unknown', message: 'This payment is being settled by another request; retry with its Idempotency-Key.' };
+        return {
+          code: 'svc_settlement_outcome_unknown',
+          message: 'This payment is being settled by another request; retry with its Idempotency-Key.',
+        };
       },
     });
     if (reserved) {
       const state: SettlementState = result.success ? 'settled' : result.unconfirmed ? 'unknown' : 'failed';
-      await this.store.resolve(identity, state, { errorCode: result.errorReason, errorMessage: result.errorMessage, note: result.success ? 'confirmed by settle' : (result.errorMessage ?? '') }, this.now());
+      await this.store.resolve(
+        identity,
+        state,
+        {
+          errorCode: result.errorReason,
+          errorMessage: result.errorMessage,
+          note: result.success ? 'confirmed by settle' : (result.errorMessage ?? ''),
+        },
+        this.now(),
+      );
     }
     return { result, fresh: reserved, identity };
   }
 
   /** A copy of a journaled payment: its outcome for the same key, the replay code otherwise. */
-  private async answerCopy(record: SettlementRecord, idempotencyKey: string | null, tracking: SettlementTracking | undefined): Promise<SettleResult> {
+  private async answerCopy(
+    record: SettlementRecord,
+    idempotencyKey: string | null,
+    tracking: SettlementTracking | undefined,
+  ): Promise<SettleResult> {
     if (idempotencyKey === null || idempotencyKey !== record.idempotencyKey) {
       const code = tracking?.replayCode ?? 'verification_failed';
-      return { success: false, transaction: '', network: record.network, payer: record.payer, errorReason: code, errorMessage: `This payment was already submitted (transaction ${record.transaction}); a copy is not settled again.` };
+      return {
+        success: false,
+        transaction: '',
+        network: record.network,
+        payer: record.payer,
+        errorReason: code,
+        errorMessage: `This payment was already submitted (transaction ${record.transaction}); a copy is not settled again.`,
+      };
     }
     if ((record.state === 'submitted' || record.state === 'unknown') && tracking) {
       record = (await this.reconcileRecord(record, tracking)) ?? record;
@@ -181,7 +228,10 @@ export class SettlementJournal implements SettlementGate {
     try {
       status = await tracking.status(record.transaction, record.validUntil);
     } catch (err) {
-      this.logger?.warn({ transaction: record.transaction, err: String(err) }, 'reconciliation: chain lookup failed; record stays unresolved');
+      this.logger?.warn(
+        { transaction: record.transaction, err: String(err) },
+        'reconciliation: chain lookup failed; record stays unresolved',
+      );
       return null;
     }
     if (status === 'pending') return null;
@@ -191,8 +241,16 @@ export class SettlementJournal implements SettlementGate {
       status === 'settled'
         ? { note: 'found on chain by reconciliation' }
         : status === 'failed'
-          ? { errorCode: 'settle_exact_stellar_transaction_failed', errorMessage: `Transaction ${record.transaction} failed on-chain.`, note: 'failed on chain (reconciliation)' }
-          : { errorCode: 'settle_exact_stellar_transaction_failed', errorMessage: `Transaction ${record.transaction} was never included and its time bound has passed.`, note: 'never included before its time bound (reconciliation)' };
+          ? {
+              errorCode: 'settle_exact_stellar_transaction_failed',
+              errorMessage: `Transaction ${record.transaction} failed on-chain.`,
+              note: 'failed on chain (reconciliation)',
+            }
+          : {
+              errorCode: 'settle_exact_stellar_transaction_failed',
+              errorMessage: `Transaction ${record.transaction} was never included and its time bound has passed.`,
+              note: 'never included before its time bound (reconciliation)',
+            };
     const changed = await this.store.resolve(record.identity, state, detail, now);
     const after = await this.store.get(record.identity);
     if (changed && state === 'settled') await this.list(record);
@@ -229,7 +287,9 @@ export class SettlementJournal implements SettlementGate {
 function identityOf({ scheme, payload, requirements }: SettleRequest): string {
   const own = scheme.tracking?.identity(payload, requirements);
   if (own) return own;
-  return createHash('sha256').update(JSON.stringify([payload?.payload ?? null, requirements?.network ?? null])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([payload?.payload ?? null, requirements?.network ?? null]))
+    .digest('hex');
 }
 
 /** The SettleResult a journal record stands for. */
@@ -237,7 +297,14 @@ export function resultOf(record: SettlementRecord): SettleResult {
   if (record.state === 'settled') return { success: true, transaction: record.transaction, network: record.network, payer: record.payer };
   if (record.state === 'failed') {
     const code = (record.errorCode ?? 'settle_exact_stellar_transaction_failed') as SettleResult['errorReason'] & string;
-    return { success: false, transaction: '', network: record.network, payer: record.payer, errorReason: code, errorMessage: record.errorMessage || defaultMessage(code) };
+    return {
+      success: false,
+      transaction: '',
+      network: record.network,
+      payer: record.payer,
+      errorReason: code,
+      errorMessage: record.errorMessage || defaultMessage(code),
+    };
   }
   return {
     success: false,

@@ -34,7 +34,10 @@ export function judgeAttempt(policy: PaymentPolicy, attempt: SubmissionAttempt):
   }
   const minimum = policy.minAmountByAsset.get(attempt.asset) ?? policy.minAmount;
   if (BigInt(attempt.amount) < minimum) {
-    return { code: 'svc_policy_amount_below_minimum', message: `The amount ${attempt.amount} is below the minimum ${minimum} for asset ${attempt.asset}.` };
+    return {
+      code: 'svc_policy_amount_below_minimum',
+      message: `The amount ${attempt.amount} is below the minimum ${minimum} for asset ${attempt.asset}.`,
+    };
   }
   return null;
 }
@@ -42,5 +45,9 @@ export function judgeAttempt(policy: PaymentPolicy, attempt: SubmissionAttempt):
 const DAY_MS = 86_400_000;
 
 export function feeCaps(policy: PaymentPolicy, now: number): FeeCaps {
-  return { dailyStroops: policy.dailyFeeCapStroops, perPayerDailyStroops: policy.payerDailyFeeCapStroops, dayStart: Math.floor(now / DAY_MS) * DAY_MS };
+  return {
+    dailyStroops: policy.dailyFeeCapStroops,
+    perPayerDailyStroops: policy.payerDailyFeeCapStroops,
+    dayStart: Math.floor(now / DAY_MS) * DAY_MS,
+  };
 }

@@ -59,7 +59,9 @@ function migrate(db: DatabaseSync): void {
     const version = row ? Number(row.value) : 0;
     if (version > MIGRATIONS.length) throw new Error(`journal schema ${version} is newer than this code (${MIGRATIONS.length})`);
     for (let v = version; v < MIGRATIONS.length; v++) MIGRATIONS[v]!(db);
-    db.prepare("INSERT INTO journal_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(MIGRATIONS.length));
+    db.prepare(
+      "INSERT INTO journal_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    ).run(String(MIGRATIONS.length));
   });
 }
 
@@ -144,9 +146,9 @@ export class SqliteJournalStore implements JournalStore {
   reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
     return promised(() => {
       return inWriteTransaction(this.db, (): ReserveResult => {
-        const previous = this.db.prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?').get(a.identity) as
-          | { state: SettlementState; budget_stroops: number | bigint; tx_hash: string }
-          | undefined;
+        const previous = this.db
+          .prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?')
+          .get(a.identity) as { state: SettlementState; budget_stroops: number | bigint; tx_hash: string } | undefined;
         // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
         if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
         const sum = (sql: string, ...args: (string | number)[]) =>
@@ -156,7 +158,11 @@ export class SqliteJournalStore implements JournalStore {
           if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
         }
         if (caps.perPayerDailyStroops !== null) {
-          const spent = sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = ? AND updated_at >= ?', a.payer, caps.dayStart);
+          const spent = sum(
+            'SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = ? AND updated_at >= ?',
+            a.payer,
+            caps.dayStart,
+          );
           if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
         }
         if (previous) {
@@ -166,7 +172,12 @@ export class SqliteJournalStore implements JournalStore {
                  valid_until = ?, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = ? WHERE identity = ?`,
             )
             .run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, a.identity);
-          this.appendHistory(a.identity, 'submitted', now, `attempted again after failed transaction ${previous.tx_hash}; submitted by ${a.submitter}`);
+          this.appendHistory(
+            a.identity,
+            'submitted',
+            now,
+            `attempted again after failed transaction ${previous.tx_hash}; submitted by ${a.submitter}`,
+          );
           return { ok: true };
         }
         this.db
@@ -175,17 +186,40 @@ export class SqliteJournalStore implements JournalStore {
                valid_until, state, error_code, error_message, created_at, updated_at, payment_payload, payment_requirements)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, NULL, ?, ?, ?, ?)`,
           )
-          .run(a.identity, a.idempotencyKey, a.network, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.payer, a.payTo, a.asset, a.amount, a.validUntil, now, now, a.paymentPayload, a.paymentRequirements);
+          .run(
+            a.identity,
+            a.idempotencyKey,
+            a.network,
+            a.transaction,
+            a.submitter,
+            a.feeStroops,
+            a.feeStroops,
+            a.payer,
+            a.payTo,
+            a.asset,
+            a.amount,
+            a.validUntil,
+            now,
+            now,
+            a.paymentPayload,
+            a.paymentRequirements,
+          );
         this.appendHistory(a.identity, 'submitted', now, `submitted by ${a.submitter}`);
         return { ok: true };
       });
     });
   }
 
-  resolve(identity: string, state: SettlementState, detail: { errorCode?: string; errorMessage?: string; note: string }, now: number): Promise<boolean> {
+  resolve(
+    identity: string,
+    state: SettlementState,
+    detail: { errorCode?: string; errorMessage?: string; note: string },
+    now: number,
+  ): Promise<boolean> {
     return promised(() => {
       return inWriteTransaction(this.db, () => {
-        const row = this.db.prepare('SELECT state FROM journal_settlements WHERE identity = ?').get(identity) as { state: SettlementState } | undefined;
+        const row = this.db.prepare('SELECT state FROM journal_settlements WHERE identity = ?').get(identity) as
+          { state: SettlementState } | undefined;
         if (!row || (row.state !== 'submitted' && row.state !== 'unknown')) return false;
         if (row.state === state) return false;
         this.db
@@ -199,7 +233,9 @@ export class SqliteJournalStore implements JournalStore {
 
   private appendHistory(identity: string, state: SettlementState, at: number, detail: string): void {
     const seq = (this.db.prepare('SELECT COUNT(*) AS n FROM journal_history WHERE identity = ?').get(identity) as { n: number }).n;
-    this.db.prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)').run(identity, seq, state, at, detail);
+    this.db
+      .prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)')
+      .run(identity, seq, state, at, detail);
   }
 
   markListed(identity: string): Promise<void> {

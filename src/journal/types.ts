@@ -51,7 +51,12 @@ export interface JournalStore {
   /** Inserts a `submitted` record unless the identity exists or a fee cap would be exceeded. */
   reserve(attempt: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult>;
   /** Moves an unresolved record (submitted/unknown) to `state`; false when it was already final. */
-  resolve(identity: string, state: SettlementState, detail: { errorCode?: string; errorMessage?: string; note: string }, now: number): Promise<boolean>;
+  resolve(
+    identity: string,
+    state: SettlementState,
+    detail: { errorCode?: string; errorMessage?: string; note: string },
+    now: number,
+  ): Promise<boolean>;
   /** The catalog hook ran for this settled payment (or there was none to run). */
   markListed(identity: string): Promise<void>;
   /** Settled records whose catalog hook has not run, last changed before `before` (ms). */

@@ -13,7 +13,15 @@
  * | SVC_MCP_TIMEOUT_MS | 30000 | per request to the facilitator, a target or the RPC, 1000..300000 |
  * | ALLOW_PRIVATE_TARGETS | (none) | dev only: CIDRs paid_call may reach although not public (docs/SECURITY.md) |
  */
-import { DEFAULT_NETWORK, NETWORKS, defaultRpcUrl, isStellarNetwork, keypairFromSeed, type Keypair, type StellarNetwork } from '../chains/stellar/index.ts';
+import {
+  DEFAULT_NETWORK,
+  NETWORKS,
+  defaultRpcUrl,
+  isStellarNetwork,
+  keypairFromSeed,
+  type Keypair,
+  type StellarNetwork,
+} from '../chains/stellar/index.ts';
 import { ConfigError } from '../config.ts';
 import { ALLOW_PRIVATE_TARGETS, parseAllowList } from '../net/private-addresses.ts';
 
@@ -64,7 +72,8 @@ export function loadMcpConfig(env: Record<string, string | undefined>): McpConfi
   const rawMax = env.SVC_MCP_MAX_AMOUNT?.trim();
   let maxAmount: bigint = MCP_DEFAULTS.SVC_MCP_MAX_AMOUNT;
   if (rawMax !== undefined && rawMax !== '') {
-    if (!/^[0-9]{1,39}$/.test(rawMax) || BigInt(rawMax) <= 0n) throw new ConfigError('SVC_MCP_MAX_AMOUNT', 'must be a positive integer in base units (e.g. 10000000 = 1 USDC).');
+    if (!/^[0-9]{1,39}$/.test(rawMax) || BigInt(rawMax) <= 0n)
+      throw new ConfigError('SVC_MCP_MAX_AMOUNT', 'must be a positive integer in base units (e.g. 10000000 = 1 USDC).');
     maxAmount = BigInt(rawMax);
   }
 
@@ -72,7 +81,8 @@ export function loadMcpConfig(env: Record<string, string | undefined>): McpConfi
   let timeoutMs: number = MCP_DEFAULTS.SVC_MCP_TIMEOUT_MS;
   if (rawTimeout !== undefined && rawTimeout !== '') {
     timeoutMs = Number(rawTimeout);
-    if (!/^[0-9]+$/.test(rawTimeout) || timeoutMs < 1000 || timeoutMs > 300_000) throw new ConfigError('SVC_MCP_TIMEOUT_MS', 'must be an integer from 1000 to 300000.');
+    if (!/^[0-9]+$/.test(rawTimeout) || timeoutMs < 1000 || timeoutMs > 300_000)
+      throw new ConfigError('SVC_MCP_TIMEOUT_MS', 'must be an integer from 1000 to 300000.');
   }
 
   const seed = env.CLIENT_STELLAR_PRIVATE_KEY?.trim();

@@ -33,7 +33,8 @@ export function guardedFetch(allow: AllowList): typeof fetch {
     lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '');
       const refused = addresses.map((a) => forbiddenAddressReason(a.address, allow)).find((r) => r !== null);
-      if (refused || addresses.length === 0) return callback(new ForbiddenTargetError(`${hostname} resolves to ${refused ?? 'no address'}`), '');
+      if (refused || addresses.length === 0)
+        return callback(new ForbiddenTargetError(`${hostname} resolves to ${refused ?? 'no address'}`), '');
       if (options.all) callback(null, addresses);
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });
@@ -47,5 +48,6 @@ export function guardedFetch(allow: AllowList): typeof fetch {
       return connectChecked(options, callback);
     },
   });
-  return (input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher: agent });
+  return (input: Parameters<typeof fetch>[0], init?: RequestInit) =>
+    undiciFetch(input as never, { ...(init as object), dispatcher: agent });
 }

@@ -4,7 +4,13 @@
  * 402, apply the spend policy, then pay with the shared buyer builder and return the target's
  * result plus the receipt {transaction, network, payer}. Nothing is signed before the policy passed.
  */
-import { StellarPaymentError, createStellarPayment, type ChainRpc, type Keypair, type LedgerTimeEstimator } from '../chains/stellar/index.ts';
+import {
+  StellarPaymentError,
+  createStellarPayment,
+  type ChainRpc,
+  type Keypair,
+  type LedgerTimeEstimator,
+} from '../chains/stellar/index.ts';
 import type { DiscoveryResource, FacilitatorClient } from '../client/facilitator.ts';
 import type { PaymentRequired } from '../client/seller.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
@@ -44,7 +50,11 @@ async function resolveListing(ref: ListingRef, facilitator: FacilitatorClient): 
     facilitator.list({ resource: ref.resource, type: ref.type, ...(ref.type === 'mcp' ? { toolName: ref.toolName } : {}), limit: 2 }),
   );
   const listing = page.items.find((l) => l.resource === ref.resource && l.type === ref.type && listingToolName(l) === ref.toolName);
-  if (!listing) throw new ToolFailure('svc_mcp_unknown_resource_id', `No listing for ${ref.type} ${ref.resource}${ref.toolName ? ` tool ${ref.toolName}` : ''} is in the catalog (any more); nothing was paid.`);
+  if (!listing)
+    throw new ToolFailure(
+      'svc_mcp_unknown_resource_id',
+      `No listing for ${ref.type} ${ref.resource}${ref.toolName ? ` tool ${ref.toolName}` : ''} is in the catalog (any more); nothing was paid.`,
+    );
   return listing;
 }
 
@@ -62,12 +72,21 @@ async function resolveTarget(args: Record<string, unknown>, facilitator: Facilit
     if (!parsed.ok) throw new ToolFailure('svc_mcp_unknown_resource_id', `${parsed.reason} Nothing was paid.`);
     const ref = parsed.ref;
     if (toolName !== undefined && toolName !== ref.toolName) {
-      throw invalid(ref.type === 'http' ? 'This id names an http resource: omit toolName.' : `This id names the tool ${JSON.stringify(ref.toolName)}, not ${JSON.stringify(toolName)}.`);
+      throw invalid(
+        ref.type === 'http'
+          ? 'This id names an http resource: omit toolName.'
+          : `This id names the tool ${JSON.stringify(ref.toolName)}, not ${JSON.stringify(toolName)}.`,
+      );
     }
     const listing = await resolveListing(ref, facilitator);
     if (ref.type === 'mcp') return { type: 'mcp', url: ref.resource, toolName: ref.toolName, ...(input ? { input } : {}) };
     const declared = listingInput(listing).method;
-    return { type: 'http', url: ref.resource, method: typeof declared === 'string' ? declared.toUpperCase() : 'GET', ...(input ? { input } : {}) };
+    return {
+      type: 'http',
+      url: ref.resource,
+      method: typeof declared === 'string' ? declared.toUpperCase() : 'GET',
+      ...(input ? { input } : {}),
+    };
   }
 
   const type = toolName !== undefined ? 'mcp' : 'http';
@@ -110,14 +129,22 @@ export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Re
   const spec = await resolveTarget(args, deps.facilitator);
   const allow = deps.allowPrivateTargets ?? allowListFromEnv();
   const refused = forbiddenLiteralHost(new URL(spec.url).hostname, allow);
-  if (refused) throw new ToolFailure('svc_mcp_target_forbidden', `refused to connect: ${refused} (set ALLOW_PRIVATE_TARGETS only for local development); nothing was paid.`);
+  if (refused)
+    throw new ToolFailure(
+      'svc_mcp_target_forbidden',
+      `refused to connect: ${refused} (set ALLOW_PRIVATE_TARGETS only for local development); nothing was paid.`,
+    );
   const target = openTarget(spec, deps.timeoutMs, fetcherFor(allow));
   try {
     const probe = await target.probe();
     if (probe.kind === 'free') return { target: describeTarget(spec), paid: false, result: probe.result, receipt: null };
 
     const requirements = choosePayment(probe.required, deps.network, deps.maxAmount);
-    if (!deps.wallet) throw new ToolFailure('svc_mcp_wallet_not_configured', `The target demands ${requirements.amount} base units; set CLIENT_STELLAR_PRIVATE_KEY to pay. Nothing was paid.`);
+    if (!deps.wallet)
+      throw new ToolFailure(
+        'svc_mcp_wallet_not_configured',
+        `The target demands ${requirements.amount} base units; set CLIENT_STELLAR_PRIVATE_KEY to pay. Nothing was paid.`,
+      );
     let payload;
     try {
       payload = await createStellarPayment({
@@ -131,8 +158,13 @@ export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Re
         maxAmount: deps.maxAmount,
       });
     } catch (err) {
-      if (err instanceof StellarPaymentError && err.reason === 'over_spend_cap') throw new ToolFailure('svc_mcp_payment_declined_by_policy', `${err.message} Nothing was signed or paid.`);
-      if (err instanceof StellarPaymentError) throw new ToolFailure('svc_mcp_payment_not_settled', `The payment could not be built (${err.reason}): ${err.message} Nothing was sent.`);
+      if (err instanceof StellarPaymentError && err.reason === 'over_spend_cap')
+        throw new ToolFailure('svc_mcp_payment_declined_by_policy', `${err.message} Nothing was signed or paid.`);
+      if (err instanceof StellarPaymentError)
+        throw new ToolFailure(
+          'svc_mcp_payment_not_settled',
+          `The payment could not be built (${err.reason}): ${err.message} Nothing was sent.`,
+        );
       throw err;
     }
     const { result, receipt } = await target.pay(payload);
@@ -171,14 +203,23 @@ export async function confirmReceipt(wallet: NonNullable<PaidCallDeps['wallet']>
       return false;
     }
     if (status === 'SUCCESS') return true;
-    if (status === 'FAILED') throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt's transaction ${hash} failed on chain, so the transfer did not execute: nothing was paid.`);
+    if (status === 'FAILED')
+      throw new ToolFailure(
+        'svc_mcp_payment_not_settled',
+        `The receipt's transaction ${hash} failed on chain, so the transfer did not execute: nothing was paid.`,
+      );
     if (Date.now() >= deadline) {
-      throw new ToolFailure('svc_mcp_payment_not_settled', `The receipt names transaction ${hash}, which the RPC does not know after ${Math.round(waitMs / 1000)} s; the target may not have settled. Whether anything was paid is unknown: look up ${hash} before paying again.`);
+      throw new ToolFailure(
+        'svc_mcp_payment_not_settled',
+        `The receipt names transaction ${hash}, which the RPC does not know after ${Math.round(waitMs / 1000)} s; the target may not have settled. Whether anything was paid is unknown: look up ${hash} before paying again.`,
+      );
     }
     await sleep(Math.min(1_000, Math.max(100, ledgerMs / 2)));
   }
 }
 
 function describeTarget(spec: TargetSpec): Record<string, unknown> {
-  return spec.type === 'http' ? { type: 'http', url: spec.url, method: spec.method } : { type: 'mcp', url: spec.url, toolName: spec.toolName };
+  return spec.type === 'http'
+    ? { type: 'http', url: spec.url, method: spec.method }
+    : { type: 'mcp', url: spec.url, toolName: spec.toolName };
 }

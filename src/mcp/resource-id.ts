@@ -39,7 +39,8 @@ export function isAbsoluteHttpUrl(value: string): boolean {
 /** The identity a listing check accepts, or why not. Shared by id parsing and url targets. */
 export function checkListingRef(type: unknown, resource: unknown, toolName: unknown): ParsedResourceId {
   if (type !== 'http' && type !== 'mcp') return { ok: false, reason: `type must be "http" or "mcp", got ${JSON.stringify(type)}` };
-  if (typeof resource !== 'string' || !isAbsoluteHttpUrl(resource)) return { ok: false, reason: 'the resource is not an absolute http(s) URL without credentials' };
+  if (typeof resource !== 'string' || !isAbsoluteHttpUrl(resource))
+    return { ok: false, reason: 'the resource is not an absolute http(s) URL without credentials' };
   if (typeof toolName !== 'string') return { ok: false, reason: 'toolName must be a string' };
   if (type === 'http' && toolName !== '') return { ok: false, reason: 'an http listing has an empty toolName' };
   if (type === 'mcp' && toolName === '') return { ok: false, reason: 'an mcp listing needs a non-empty toolName' };

@@ -8,7 +8,10 @@ import { MCP_CODES, SERVICE_CODES, SETTLE_CODES, VERIFY_CODES } from '../codes.t
 
 /** A code the facilitator or the scheme defines: passed through verbatim rather than re-labelled. */
 export function isFacilitatorCode(code: unknown): code is string {
-  return typeof code === 'string' && (Object.hasOwn(VERIFY_CODES, code) || Object.hasOwn(SETTLE_CODES, code) || Object.hasOwn(SERVICE_CODES, code));
+  return (
+    typeof code === 'string' &&
+    (Object.hasOwn(VERIFY_CODES, code) || Object.hasOwn(SETTLE_CODES, code) || Object.hasOwn(SERVICE_CODES, code))
+  );
 }
 
 export class ToolFailure extends Error {
@@ -49,7 +52,10 @@ export function argumentsObject(args: unknown, allowed: readonly string[]): Reco
   if (!isPlainObject(args)) throw new ToolFailure('svc_mcp_invalid_arguments', 'The arguments must be a JSON object.');
   const unknown = Object.keys(args).filter((k) => !allowed.includes(k));
   if (unknown.length > 0) {
-    throw new ToolFailure('svc_mcp_invalid_arguments', `Unknown argument ${unknown.map((k) => JSON.stringify(k)).join(', ')}; accepted: ${allowed.join(', ')}.`);
+    throw new ToolFailure(
+      'svc_mcp_invalid_arguments',
+      `Unknown argument ${unknown.map((k) => JSON.stringify(k)).join(', ')}; accepted: ${allowed.join(', ')}.`,
+    );
   }
   return args;
 }
@@ -57,7 +63,8 @@ export function argumentsObject(args: unknown, allowed: readonly string[]): Reco
 export function optionalString(args: Record<string, unknown>, name: string, { nonEmpty = true } = {}): string | undefined {
   const value = args[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || (nonEmpty && value.trim() === '')) throw new ToolFailure('svc_mcp_invalid_arguments', `${name} must be a non-empty string.`);
+  if (typeof value !== 'string' || (nonEmpty && value.trim() === ''))
+    throw new ToolFailure('svc_mcp_invalid_arguments', `${name} must be a non-empty string.`);
   return value;
 }
 

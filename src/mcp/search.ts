@@ -4,7 +4,13 @@
  * units (asset, payTo), network, and the calling convention (http: method, example query or body,
  * JSON Schema; mcp: toolName, inputSchema). Works without a wallet.
  */
-import { FacilitatorUnreachableError, type DiscoveryResource, type FacilitatorClient, type FacilitatorResult, type SearchQuery } from '../client/facilitator.ts';
+import {
+  FacilitatorUnreachableError,
+  type DiscoveryResource,
+  type FacilitatorClient,
+  type FacilitatorResult,
+  type SearchQuery,
+} from '../client/facilitator.ts';
 import { FILTER_NAMES } from '../filters.ts';
 import { checkListingRef, encodeResourceId } from './resource-id.ts';
 import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
@@ -30,7 +36,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 
 /** The bazaar `info.input` of a listing (empty object when absent). */
 export function listingInput(listing: DiscoveryResource): Record<string, unknown> {
-  const bazaar = (listing.extensions)?.bazaar;
+  const bazaar = listing.extensions?.bazaar;
   const input = isPlainObject(bazaar) && isPlainObject(bazaar.info) ? bazaar.info.input : undefined;
   return isPlainObject(input) ? input : {};
 }
@@ -43,12 +49,21 @@ export function listingToolName(listing: DiscoveryResource): string {
 function callingConvention(listing: DiscoveryResource): Record<string, unknown> {
   const input = listingInput(listing);
   if (listing.type === 'mcp') {
-    return { type: 'mcp', toolName: str(input.toolName) ?? '', inputSchema: input.inputSchema ?? null, transport: str(input.transport) ?? 'streamable-http', ...(input.example !== undefined ? { example: input.example } : {}) };
+    return {
+      type: 'mcp',
+      toolName: str(input.toolName) ?? '',
+      inputSchema: input.inputSchema ?? null,
+      transport: str(input.transport) ?? 'streamable-http',
+      ...(input.example !== undefined ? { example: input.example } : {}),
+    };
   }
-  const bazaar = (listing.extensions)?.bazaar;
+  const bazaar = listing.extensions?.bazaar;
   const schema = isPlainObject(bazaar) ? bazaar.schema : undefined;
   // The declared input schema sits at schema.properties.input.properties.{queryParams|body}.
-  const inputProps = isPlainObject(schema) && isPlainObject(schema.properties) && isPlainObject(schema.properties.input) ? schema.properties.input.properties : undefined;
+  const inputProps =
+    isPlainObject(schema) && isPlainObject(schema.properties) && isPlainObject(schema.properties.input)
+      ? schema.properties.input.properties
+      : undefined;
   const part = input.bodyType !== undefined ? 'body' : 'queryParams';
   const partSchema = isPlainObject(inputProps) ? inputProps[part] : undefined;
   return {
@@ -101,7 +116,10 @@ export async function searchResources(rawArgs: unknown, facilitator: Facilitator
     throw new ToolFailure('svc_mcp_invalid_arguments', `filters.type must be "http" or "mcp", got ${JSON.stringify(filters.type)}.`);
   }
   if (filters.scheme !== undefined && filters.scheme !== 'exact') {
-    throw new ToolFailure('svc_mcp_invalid_arguments', `filters.scheme must be "exact" (the only scheme served), got ${JSON.stringify(filters.scheme)}.`);
+    throw new ToolFailure(
+      'svc_mcp_invalid_arguments',
+      `filters.scheme must be "exact" (the only scheme served), got ${JSON.stringify(filters.scheme)}.`,
+    );
   }
   const limit = args.limit;
   if (limit !== undefined && (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 100)) {

@@ -35,7 +35,13 @@ export function createToolServer(deps: ToolServerDeps): Server {
     const rpc = deps.rpc ?? createSdkRpc({ url: config.rpcUrl!, timeoutMs: config.timeoutMs });
     wallet = { signer, rpc, ledgerTime: new LedgerTimeEstimator(rpc) };
   }
-  const paidDeps: PaidCallDeps = { facilitator, network: config.network, maxAmount: config.maxAmount, timeoutMs: config.timeoutMs, ...(wallet ? { wallet } : {}) };
+  const paidDeps: PaidCallDeps = {
+    facilitator,
+    network: config.network,
+    maxAmount: config.maxAmount,
+    timeoutMs: config.timeoutMs,
+    ...(wallet ? { wallet } : {}),
+  };
 
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => ({ ...t })) as never }));
@@ -47,7 +53,10 @@ export function createToolServer(deps: ToolServerDeps): Server {
       case 'paid_call':
         return asToolResult(() => paidCall(args, paidDeps));
       default:
-        throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(request.params.name)}; the tools are search_resources and paid_call.`);
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Unknown tool ${JSON.stringify(request.params.name)}; the tools are search_resources and paid_call.`,
+        );
     }
   });
   return server;

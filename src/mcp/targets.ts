@@ -66,14 +66,21 @@ function checkReceipt(receipt: unknown, where: string): SettleResponse {
 
 // ---------------------------------------------------------------- http
 
-function httpRequest(spec: Extract<TargetSpec, { type: 'http' }>, headers: Record<string, string> = {}): { url: string; init: RequestInit } {
+function httpRequest(
+  spec: Extract<TargetSpec, { type: 'http' }>,
+  headers: Record<string, string> = {},
+): { url: string; init: RequestInit } {
   const method = spec.method.toUpperCase();
   const url = new URL(spec.url);
   if (isBodyMethod(method)) {
-    return { url: url.href, init: { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(spec.input ?? {}) } };
+    return {
+      url: url.href,
+      init: { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(spec.input ?? {}) },
+    };
   }
   for (const [name, value] of Object.entries(spec.input ?? {})) {
-    for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, typeof item === 'string' ? item : JSON.stringify(item));
+    for (const item of Array.isArray(value) ? value : [value])
+      url.searchParams.append(name, typeof item === 'string' ? item : JSON.stringify(item));
   }
   return { url: url.href, init: { method, headers } };
 }
@@ -141,16 +148,26 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
       try {
         res = await send();
       } catch (err) {
-        throw transportFailure(err, new ToolFailure('svc_mcp_resource_unreachable', `${spec.method} ${spec.url} did not answer: ${message(err)}`));
+        throw transportFailure(
+          err,
+          new ToolFailure('svc_mcp_resource_unreachable', `${spec.method} ${spec.url} did not answer: ${message(err)}`),
+        );
       }
       if (res.status === 402) {
         const required = await paymentRequiredOf(res);
-        if (!required) throw new ToolFailure('svc_mcp_resource_error', `${spec.url} answered 402 without a PaymentRequired (PAYMENT-REQUIRED header or JSON body); nothing was paid.`);
+        if (!required)
+          throw new ToolFailure(
+            'svc_mcp_resource_error',
+            `${spec.url} answered 402 without a PaymentRequired (PAYMENT-REQUIRED header or JSON body); nothing was paid.`,
+          );
         return { kind: 'payment', required };
       }
       const result = await readResult(res);
       if (res.status >= 400) {
-        throw new ToolFailure('svc_mcp_resource_error', `${spec.method} ${spec.url} answered HTTP ${res.status}; nothing was paid. Body: ${JSON.stringify(result.body).slice(0, 500)}`);
+        throw new ToolFailure(
+          'svc_mcp_resource_error',
+          `${spec.method} ${spec.url} answered HTTP ${res.status}; nothing was paid. Body: ${JSON.stringify(result.body).slice(0, 500)}`,
+        );
       }
       return { kind: 'free', result };
     },
@@ -159,12 +176,21 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
       try {
         res = await send({ [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) });
       } catch (err) {
-        throw transportFailure(err, new ToolFailure('svc_mcp_payment_not_settled', `${spec.url} did not answer the paid request (${message(err)}); no receipt was returned.`));
+        throw transportFailure(
+          err,
+          new ToolFailure(
+            'svc_mcp_payment_not_settled',
+            `${spec.url} did not answer the paid request (${message(err)}); no receipt was returned.`,
+          ),
+        );
       }
       if (res.status === 402) refusedPayment(await paymentRequiredOf(res), `${spec.url} answered the paid request with 402.`);
       const result = await readResult(res);
       if (res.status >= 400) {
-        throw new ToolFailure('svc_mcp_resource_error', `${spec.url} answered the paid request with HTTP ${res.status}; no receipt was returned. Body: ${JSON.stringify(result.body).slice(0, 500)}`);
+        throw new ToolFailure(
+          'svc_mcp_resource_error',
+          `${spec.url} answered the paid request with HTTP ${res.status}; no receipt was returned. Body: ${JSON.stringify(result.body).slice(0, 500)}`,
+        );
       }
       const receipt = checkReceipt(decodeX402Header(res.headers.get(PAYMENT_RESPONSE_HEADER)), `the ${PAYMENT_RESPONSE_HEADER} header`);
       return { result, receipt };
@@ -189,7 +215,10 @@ function paymentRequiredOfTool(result: CallToolResult): PaymentRequired | undefi
   return undefined;
 }
 
-const toolResult = (r: CallToolResult) => ({ content: r.content, ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}) });
+const toolResult = (r: CallToolResult) => ({
+  content: r.content,
+  ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}),
+});
 
 function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number, fetchImpl: typeof fetch): Target {
   const client = new Client({ name: 'svc-mcp', version: '0.1.0' });
@@ -197,7 +226,8 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
   const connect = async () => {
     if (connected) return;
     const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-      fetch: (input, init) => fetchImpl(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [])]) }),
+      fetch: (input, init) =>
+        fetchImpl(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [])]) }),
     });
     try {
       await client.connect(transport, { timeout: timeoutMs });
@@ -213,12 +243,20 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
   };
   const call = async (meta?: Record<string, unknown>, paid = false): Promise<CallToolResult> => {
     try {
-      return (await client.callTool({ name: spec.toolName, arguments: spec.input ?? {}, ...(meta ? { _meta: meta } : {}) }, undefined, { timeout: timeoutMs })) as CallToolResult;
+      return (await client.callTool({ name: spec.toolName, arguments: spec.input ?? {}, ...(meta ? { _meta: meta } : {}) }, undefined, {
+        timeout: timeoutMs,
+      })) as CallToolResult;
     } catch (err) {
       if (err instanceof McpError || !paid) {
-        throw new ToolFailure('svc_mcp_tool_call_failed', `tools/call ${spec.toolName} at ${spec.url} failed: ${message(err)}${paid ? '; no receipt was returned' : '; nothing was paid'}.`);
+        throw new ToolFailure(
+          'svc_mcp_tool_call_failed',
+          `tools/call ${spec.toolName} at ${spec.url} failed: ${message(err)}${paid ? '; no receipt was returned' : '; nothing was paid'}.`,
+        );
       }
-      throw new ToolFailure('svc_mcp_payment_not_settled', `tools/call ${spec.toolName} at ${spec.url} did not answer the paid call (${message(err)}); no receipt was returned.`);
+      throw new ToolFailure(
+        'svc_mcp_payment_not_settled',
+        `tools/call ${spec.toolName} at ${spec.url} did not answer the paid call (${message(err)}); no receipt was returned.`,
+      );
     }
   };
   return {
@@ -228,7 +266,10 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
       if (!result.isError) return { kind: 'free', result: toolResult(result) };
       const required = paymentRequiredOfTool(result);
       if (required) return { kind: 'payment', required };
-      throw new ToolFailure('svc_mcp_resource_error', `The tool ${spec.toolName} answered with an error; nothing was paid: ${JSON.stringify(result.content ?? []).slice(0, 500)}`);
+      throw new ToolFailure(
+        'svc_mcp_resource_error',
+        `The tool ${spec.toolName} answered with an error; nothing was paid: ${JSON.stringify(result.content ?? []).slice(0, 500)}`,
+      );
     },
     async pay(payload) {
       await connect();
@@ -236,7 +277,10 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
       if (result.isError) {
         const required = paymentRequiredOfTool(result);
         if (required) refusedPayment(required, `The tool ${spec.toolName} refused the paid call.`);
-        throw new ToolFailure('svc_mcp_tool_call_failed', `The tool ${spec.toolName} failed on the paid call; no receipt was returned: ${JSON.stringify(result.content ?? []).slice(0, 500)}`);
+        throw new ToolFailure(
+          'svc_mcp_tool_call_failed',
+          `The tool ${spec.toolName} failed on the paid call; no receipt was returned: ${JSON.stringify(result.content ?? []).slice(0, 500)}`,
+        );
       }
       const receipt = checkReceipt(result._meta?.[MCP_PAYMENT_RESPONSE_META], `result._meta["${MCP_PAYMENT_RESPONSE_META}"]`);
       return { result: toolResult(result), receipt };

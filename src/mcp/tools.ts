@@ -34,7 +34,13 @@ const failureSchema = {
 
 const price = {
   type: ['object', 'null'],
-  properties: { amount: { type: 'string' }, asset: { type: 'string' }, payTo: { type: 'string' }, scheme: { type: 'string' }, network: { type: 'string' } },
+  properties: {
+    amount: { type: 'string' },
+    asset: { type: 'string' },
+    payTo: { type: 'string' },
+    scheme: { type: 'string' },
+    network: { type: 'string' },
+  },
 };
 
 const searchSuccess = {
@@ -100,7 +106,14 @@ export const TOOLS = [
           type: 'object',
           description: 'Optional exact filters.',
           properties: Object.fromEntries(
-            SEARCH_FILTERS.map((f) => [f, f === 'type' ? { type: 'string', enum: [...LISTING_TYPES] } : f === 'scheme' ? { type: 'string', enum: ['exact'] } : { type: 'string', minLength: 1 }]),
+            SEARCH_FILTERS.map((f) => [
+              f,
+              f === 'type'
+                ? { type: 'string', enum: [...LISTING_TYPES] }
+                : f === 'scheme'
+                  ? { type: 'string', enum: ['exact'] }
+                  : { type: 'string', minLength: 1 },
+            ]),
           ),
           additionalProperties: false,
         },
@@ -117,7 +130,13 @@ export const TOOLS = [
     title: 'Call and pay for a resource',
     description:
       'Call a paid resource and pay for it in one step: give resourceId (from search_resources) or url (plus toolName for an MCP tool). The live price is checked against the spend cap before anything is signed. Returns the result and the on-chain receipt {transaction, network, payer}; every failure says whether anything was paid.',
-    annotations: { title: 'Call and pay for a resource', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    annotations: {
+      title: 'Call and pay for a resource',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    },
     inputSchema: {
       type: 'object',
       properties: {

@@ -67,7 +67,9 @@ export function forbiddenLiteralHost(hostname: string, allow: AllowList = allowL
   if (isIP(bare) === 0) {
     // WHATWG URL parsing already turned decimal/octal/hex IPv4 forms into dotted quads, and
     // `localhost` names loopback by definition.
-    return /^localhost\.?$/i.test(bare) || /\.localhost\.?$/i.test(bare) ? forbiddenAddressReason('127.0.0.1', allow) && `${hostname} names loopback` : null;
+    return /^localhost\.?$/i.test(bare) || /\.localhost\.?$/i.test(bare)
+      ? forbiddenAddressReason('127.0.0.1', allow) && `${hostname} names loopback`
+      : null;
   }
   return forbiddenAddressReason(bare, allow);
 }

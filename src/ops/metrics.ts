@@ -26,21 +26,76 @@ export interface PoolGauge {
 
 export class ServiceMetrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered, by route (method and OpenAPI path) and status.', labelNames: ['route', 'status'] as const, registers: [this.registry] });
-  readonly verifyOutcomes = new Counter({ name: 'svc_verify_outcomes_total', help: 'Verify decisions by code ("valid" or the invalidReason).', labelNames: ['code'] as const, registers: [this.registry] });
-  readonly settleOutcomes = new Counter({ name: 'svc_settle_outcomes_total', help: 'Settle results by code ("success" or the errorReason).', labelNames: ['code'] as const, registers: [this.registry] });
-  readonly settleSeconds = new Histogram({ name: 'svc_settle_duration_seconds', help: 'Time from the start of settle to its result, by outcome.', labelNames: ['outcome'] as const, buckets: SETTLE_BUCKETS, registers: [this.registry] });
-  readonly rpcCalls = new Counter({ name: 'svc_rpc_requests_total', help: 'Chain RPC calls by method and outcome (ok or error).', labelNames: ['method', 'outcome'] as const, registers: [this.registry] });
-  readonly rpcSeconds = new Histogram({ name: 'svc_rpc_duration_seconds', help: 'Chain RPC call latency by method.', labelNames: ['method'] as const, buckets: RPC_BUCKETS, registers: [this.registry] });
-  readonly catalogOutcomes = new Counter({ name: 'svc_catalog_hook_outcomes_total', help: 'Catalog hook results after a settlement: success, the rejection code, none (no bazaar extension) or fault.', labelNames: ['outcome'] as const, registers: [this.registry] });
-  readonly sponsoredFees = new Counter({ name: 'svc_sponsored_fees_stroops_total', help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops.', registers: [this.registry] });
+  readonly requests = new Counter({
+    name: 'svc_http_requests_total',
+    help: 'HTTP requests answered, by route (method and OpenAPI path) and status.',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly verifyOutcomes = new Counter({
+    name: 'svc_verify_outcomes_total',
+    help: 'Verify decisions by code ("valid" or the invalidReason).',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly settleOutcomes = new Counter({
+    name: 'svc_settle_outcomes_total',
+    help: 'Settle results by code ("success" or the errorReason).',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+  readonly settleSeconds = new Histogram({
+    name: 'svc_settle_duration_seconds',
+    help: 'Time from the start of settle to its result, by outcome.',
+    labelNames: ['outcome'] as const,
+    buckets: SETTLE_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly rpcCalls = new Counter({
+    name: 'svc_rpc_requests_total',
+    help: 'Chain RPC calls by method and outcome (ok or error).',
+    labelNames: ['method', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly rpcSeconds = new Histogram({
+    name: 'svc_rpc_duration_seconds',
+    help: 'Chain RPC call latency by method.',
+    labelNames: ['method'] as const,
+    buckets: RPC_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly catalogOutcomes = new Counter({
+    name: 'svc_catalog_hook_outcomes_total',
+    help: 'Catalog hook results after a settlement: success, the rejection code, none (no bazaar extension) or fault.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly sponsoredFees = new Counter({
+    name: 'svc_sponsored_fees_stroops_total',
+    help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops.',
+    registers: [this.registry],
+  });
   private readonly pools: PoolGauge[] = [];
   private readonly counted = new Set<string>();
 
   constructor() {
     const pools = this.pools;
-    new Gauge({ name: 'svc_submitter_pool_in_use', help: 'Submitter accounts carrying an in-flight settlement.', registers: [this.registry], collect() { this.set(pools.reduce((n, p) => n + p.busy, 0)); } });
-    new Gauge({ name: 'svc_submitter_pool_queued', help: 'Settlements waiting for a free submitter.', registers: [this.registry], collect() { this.set(pools.reduce((n, p) => n + p.waiting, 0)); } });
+    new Gauge({
+      name: 'svc_submitter_pool_in_use',
+      help: 'Submitter accounts carrying an in-flight settlement.',
+      registers: [this.registry],
+      collect() {
+        this.set(pools.reduce((n, p) => n + p.busy, 0));
+      },
+    });
+    new Gauge({
+      name: 'svc_submitter_pool_queued',
+      help: 'Settlements waiting for a free submitter.',
+      registers: [this.registry],
+      collect() {
+        this.set(pools.reduce((n, p) => n + p.waiting, 0));
+      },
+    });
     // Process metrics, including nodejs_eventloop_lag_seconds and its percentiles.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
   }
@@ -137,7 +192,10 @@ export function instrumentRpc<R extends object>(rpc: R, metrics: ServiceMetrics)
 /** The catalog with its hook outcomes counted (sync or async ports alike). */
 export function instrumentCatalog<C extends CatalogPort>(catalog: C, metrics: ServiceMetrics): C {
   type Outcome = { status: string; code?: string } | null;
-  const count = (outcome: Outcome) => metrics.catalogOutcomes.inc({ outcome: outcome === null ? 'none' : outcome.status === 'success' ? 'success' : String(outcome.code ?? outcome.status) });
+  const count = (outcome: Outcome) =>
+    metrics.catalogOutcomes.inc({
+      outcome: outcome === null ? 'none' : outcome.status === 'success' ? 'success' : String(outcome.code ?? outcome.status),
+    });
   return override(catalog, {
     recordSettlement: (...args: Parameters<CatalogPort['recordSettlement']>) => {
       let result: unknown;

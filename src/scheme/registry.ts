@@ -125,7 +125,11 @@ export class SchemeRegistry {
       extensionResponses = await this.afterSettle({ ...envelope, response }, log);
       if (identity !== null) await this.gate?.markListed(identity);
     }
-    return { response, extensionResponses, reportedTransaction: typeof result.transaction === 'string' && result.transaction !== '' ? result.transaction : null };
+    return {
+      response,
+      extensionResponses,
+      reportedTransaction: typeof result.transaction === 'string' && result.transaction !== '' ? result.transaction : null,
+    };
   }
 
   /**
@@ -166,7 +170,8 @@ function optionalObjects(result: VerifyResult | SettleResult): Pick<VerifyRespon
   };
 }
 
-const payerOf = (result: VerifyResult | SettleResult) => (typeof result.payer === 'string' && result.payer !== '' ? { payer: result.payer } : {});
+const payerOf = (result: VerifyResult | SettleResult) =>
+  typeof result.payer === 'string' && result.payer !== '' ? { payer: result.payer } : {};
 
 /** Shapes a scheme verdict as a VerifyResponse (openapi.yaml), filling the message when empty. */
 export function shapeVerifyResponse(result: VerifyResult): VerifyResponse {
@@ -186,5 +191,13 @@ export function shapeSettleResponse(result: SettleResult, requestedNetwork: stri
   }
   const code: NonNullable<SettleResponse['errorReason']> = result.errorReason ?? ('unexpected_settle_error' satisfies SchemeCode);
   const message = result.errorMessage || defaultMessage(code);
-  return { success: false, transaction: '', network, errorReason: code, errorMessage: message, ...payerOf(result), ...optionalObjects(result) };
+  return {
+    success: false,
+    transaction: '',
+    network,
+    errorReason: code,
+    errorMessage: message,
+    ...payerOf(result),
+    ...optionalObjects(result),
+  };
 }

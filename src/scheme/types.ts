@@ -87,7 +87,12 @@ export interface SettlementTracking {
  * hooks run now; `identity` names the journal record (null: not journaled).
  */
 export interface SettlementGate {
-  settle(request: { scheme: PaymentScheme; payload: PaymentPayload; requirements: PaymentRequirements; idempotencyKey: string | null }): Promise<{
+  settle(request: {
+    scheme: PaymentScheme;
+    payload: PaymentPayload;
+    requirements: PaymentRequirements;
+    idempotencyKey: string | null;
+  }): Promise<{
     result: SettleResult;
     fresh: boolean;
     identity: string | null;

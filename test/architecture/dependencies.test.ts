@@ -27,7 +27,8 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+const SPECIFIER =
+  /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
 
 /** Every import of every file under src/ (static, re-export, side-effect and literal dynamic imports). */
 function importEdges(): Edge[] {
@@ -64,7 +65,11 @@ describe('the dependency rule (docs/ARCHITECTURE.md)', () => {
   });
 
   it('outside its folder, Stellar is reached only through src/chains/stellar/index.ts', () => {
-    expect(violations((e) => within(e.to, 'src/chains/stellar') && !within(e.from, 'src/chains/stellar') && e.to !== 'src/chains/stellar/index.ts')).toEqual([]);
+    expect(
+      violations(
+        (e) => within(e.to, 'src/chains/stellar') && !within(e.from, 'src/chains/stellar') && e.to !== 'src/chains/stellar/index.ts',
+      ),
+    ).toEqual([]);
   });
 
   it('the core (src/scheme) imports only itself, the codes and the generated contract types', () => {
@@ -82,7 +87,8 @@ describe('the dependency rule (docs/ARCHITECTURE.md)', () => {
   });
 
   it('a chain imports no HTTP layer, no catalog and no composition root', () => {
-    const forbidden = (to: string) => within(to, 'src/http') || within(to, 'src/handlers') || within(to, 'src/catalog') || to === 'src/service.ts' || to === 'koa';
+    const forbidden = (to: string) =>
+      within(to, 'src/http') || within(to, 'src/handlers') || within(to, 'src/catalog') || to === 'src/service.ts' || to === 'koa';
     expect(violations((e) => within(e.from, 'src/chains') && forbidden(e.to))).toEqual([]);
   });
 

@@ -71,7 +71,10 @@ describe('two processes, one file', () => {
     const raw = new DatabaseSync(t.dbPath);
     try {
       for (let k = 0; k < keys; k++) {
-        const rows = raw.prepare('SELECT owner, body FROM listings WHERE resource = ?').all(`https://race${k}.example.com/r`) as Array<{ owner: string; body: string }>;
+        const rows = raw.prepare('SELECT owner, body FROM listings WHERE resource = ?').all(`https://race${k}.example.com/r`) as Array<{
+          owner: string;
+          body: string;
+        }>;
         expect(rows).toHaveLength(1);
         const { owner, body } = rows[0]!;
         const parsed = JSON.parse(body);

@@ -17,11 +17,19 @@ if (mode === 'race') {
   const payTo = arg1!;
   const keys = Number(arg2);
   const barrier = arg3!;
-  const catalog = openCatalog({ dbPath: dbPath!, writeDeadlineMs: 30_000, logger: { warn() {}, error: (obj, msg) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`) } });
+  const catalog = openCatalog({
+    dbPath: dbPath!,
+    writeDeadlineMs: 30_000,
+    logger: { warn() {}, error: (obj, msg) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`) },
+  });
   while (!existsSync(barrier)) await new Promise((r) => setTimeout(r, 2));
   const outcomes = [];
   for (let k = 0; k < keys; k++) {
-    outcomes.push(await catalog.recordSettlement(settlement({ url: `https://race${k}.example.com/r`, payTo, description: `by ${payTo}`, amount: String(1000 + k) })));
+    outcomes.push(
+      await catalog.recordSettlement(
+        settlement({ url: `https://race${k}.example.com/r`, payTo, description: `by ${payTo}`, amount: String(1000 + k) }),
+      ),
+    );
   }
   await catalog.close();
   process.stdout.write(`${JSON.stringify(outcomes)}\n`);

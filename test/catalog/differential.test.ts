@@ -17,7 +17,16 @@ const rand = () => {
 };
 const VOCAB = [
   ...Array.from({ length: 120 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`),
-  'café', 'crème', 'naïve', '날씨', 'über', 'forecast', 'weather', 'Weather', 'WEATHER', 'x402',
+  'café',
+  'crème',
+  'naïve',
+  '날씨',
+  'über',
+  'forecast',
+  'weather',
+  'Weather',
+  'WEATHER',
+  'x402',
 ];
 /** Zipf: word k is drawn with probability ∝ 1/(k+1). */
 const CDF = (() => {
@@ -28,7 +37,10 @@ const CDF = (() => {
 })();
 const word = () => VOCAB[CDF.findIndex((c) => c >= rand())] ?? VOCAB[0]!;
 const words = (n: number) => Array.from({ length: n }, word).join(rand() < 0.2 ? ', ' : ' ');
-const asciiWord = () => word().normalize('NFD').replace(/[^\x20-\x7e]/g, '') || 'plain';
+const asciiWord = () =>
+  word()
+    .normalize('NFD')
+    .replace(/[^\x20-\x7e]/g, '') || 'plain';
 
 const t = tempCatalog();
 const corpus: ReferenceListing[] = [];
@@ -45,17 +57,28 @@ beforeAll(async () => {
       tags: rand() < 0.6 ? Array.from({ length: 1 + Math.floor(rand() * 3) }, asciiWord) : undefined,
       description: words(1 + Math.floor(rand() * 12)),
     };
-    const net = i < size ? { network: rand() < 0.3 ? 'stellar:pubnet' : 'stellar:testnet', payTo: rand() < 0.5 ? PAY_TO_A : PAY_TO_B } : filtersOf.get(id)!;
+    const net =
+      i < size
+        ? { network: rand() < 0.3 ? 'stellar:pubnet' : 'stellar:testnet', payTo: rand() < 0.5 ? PAY_TO_A : PAY_TO_B }
+        : filtersOf.get(id)!;
     filtersOf.set(id, net);
     t.tick();
-    const outcome = await t.catalog.recordSettlement(settlement({ url: `https://d${id}.example.com/r`, ...noParams, ...text, network: net.network, payTo: net.payTo }));
+    const outcome = await t.catalog.recordSettlement(
+      settlement({ url: `https://d${id}.example.com/r`, ...noParams, ...text, network: net.network, payTo: net.payTo }),
+    );
     expect(outcome).toEqual({ status: 'success' });
   }
   // The oracle reads the text as the catalog kept it (sanitized tags, latest text wins on refresh).
   for (let offset = 0; ; offset += 100) {
     const page = await t.catalog.list({}, { limit: 100, offset });
     for (const item of page.items as Array<{ resource: string; serviceName?: string; tags?: string[]; description?: string }>) {
-      corpus.push({ id: idOf(item), serviceName: item.serviceName ?? '', tags: (item.tags ?? []).join(' '), description: item.description ?? '', params: '' });
+      corpus.push({
+        id: idOf(item),
+        serviceName: item.serviceName ?? '',
+        tags: (item.tags ?? []).join(' '),
+        description: item.description ?? '',
+        params: '',
+      });
     }
     if (page.items.length < 100) break;
   }

@@ -55,7 +55,12 @@ async function paidSettle(seller: Keypair, resource: Record<string, unknown>, ex
   const paymentPayload: PaymentPayload = { ...paid, resource, ...(extensions ? { extensions } : {}) };
   const res = await client.post('/settle', { x402Version: 2, paymentPayload, paymentRequirements: requirements });
   const header = res.headers.get('extension-responses');
-  return { res, paymentPayload, requirements, bazaar: header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString()).bazaar };
+  return {
+    res,
+    paymentPayload,
+    requirements,
+    bazaar: header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString()).bazaar,
+  };
 }
 const listing = async (resource: string) => {
   const res = await client.get(`/discovery/resources?${new URLSearchParams({ resource, type: 'http' }).toString()}`);
@@ -67,14 +72,20 @@ describe('settlements through the devnet', () => {
   const canonical = 'https://weather.example.com/forecast';
 
   it('a settled payment with a bazaar extension creates a listing owned by payTo', async () => {
-    const { res, bazaar } = await paidSettle(sellerA, { url, description: 'Daily forecast', serviceName: 'Forecast' }, { bazaar: httpBazaar() });
+    const { res, bazaar } = await paidSettle(
+      sellerA,
+      { url, description: 'Daily forecast', serviceName: 'Forecast' },
+      { bazaar: httpBazaar() },
+    );
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.transaction).toMatch(/^[0-9a-f]{64}$/);
     expect(bazaar).toEqual({ status: 'success' });
     const l = await listing(canonical);
     expect(l).toMatchObject({ resource: canonical, type: 'http', description: 'Daily forecast', serviceName: 'Forecast' });
-    expect(l!.accepts).toEqual([expect.objectContaining({ payTo: sellerA.publicKey(), amount: '100000', asset: h.devnet.usdc.contractId })]);
+    expect(l!.accepts).toEqual([
+      expect.objectContaining({ payTo: sellerA.publicKey(), amount: '100000', asset: h.devnet.usdc.contractId }),
+    ]);
     const found = await client.get('/discovery/search?query=forecast');
     expect(found.body.resources.map((r: any) => r.resource)).toContain(canonical);
   });
@@ -106,7 +117,11 @@ describe('settlements through the devnet', () => {
     // Replaying the settled payload fails at re-simulation: no header, nothing listed.
     const first = await paidSettle(sellerA, { url: 'https://replay.example.com/x' }, { bazaar: httpBazaar() });
     expect(first.bazaar).toEqual({ status: 'success' });
-    const replay = await client.post('/settle', { x402Version: 2, paymentPayload: { ...first.paymentPayload, resource: { url: 'https://replay2.example.com/x' } }, paymentRequirements: first.requirements });
+    const replay = await client.post('/settle', {
+      x402Version: 2,
+      paymentPayload: { ...first.paymentPayload, resource: { url: 'https://replay2.example.com/x' } },
+      paymentRequirements: first.requirements,
+    });
     expect(replay.body.success).toBe(false);
     expect(replay.headers.get('extension-responses')).toBeNull();
     expect(await listing('https://replay2.example.com/x')).toBeUndefined();

@@ -11,4 +11,3 @@ export function freshCatalogPerTest(): () => ReturnType<typeof tempCatalog> {
   });
   return () => (current = tempCatalog());
 }
-

@@ -40,11 +40,17 @@ async function settle(o: SettlementOptions) {
   return { res, bazaar: header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString('utf8')).bazaar };
 }
 const q = (params: Record<string, string | number | undefined>) =>
-  new URLSearchParams(Object.entries(params).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [[k, String(v)]]))).toString();
+  new URLSearchParams(
+    Object.entries(params).flatMap(([k, v]): Array<[string, string]> => (v === undefined ? [] : [[k, String(v)]])),
+  ).toString();
 
 describe('POST /settle → catalog hook', () => {
   it('creates a listing and reports success in EXTENSION-RESPONSES; the body is the scheme result', async () => {
-    const { res, bazaar } = await settle({ url: 'https://h1.example.com/weather?x=1', serviceName: 'Weather', description: 'forecast by city' });
+    const { res, bazaar } = await settle({
+      url: 'https://h1.example.com/weather?x=1',
+      serviceName: 'Weather',
+      description: 'forecast by city',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER });
     expect(bazaar).toEqual({ status: 'success' });
@@ -64,7 +70,12 @@ describe('POST /settle → catalog hook', () => {
 
   it('omits the header when no extension was echoed and when the settlement failed (nothing listed)', async () => {
     expect((await settle({ url: 'https://h3.example.com/', extensions: {} })).bazaar).toBeNull();
-    scheme.settleResult = { success: false, transaction: '', network: 'stellar:testnet', errorReason: 'settle_exact_stellar_transaction_failed' };
+    scheme.settleResult = {
+      success: false,
+      transaction: '',
+      network: 'stellar:testnet',
+      errorReason: 'settle_exact_stellar_transaction_failed',
+    };
     try {
       const failed = await settle({ url: 'https://h4.example.com/' });
       expect(failed.res.body.success).toBe(false);
@@ -81,7 +92,12 @@ describe('POST /settle → catalog hook', () => {
 
 describe('GET /discovery/resources', () => {
   beforeAll(async () => {
-    for (let i = 0; i < 7; i++) await settle({ url: `https://list${i}.example.com/r`, network: i % 2 ? 'stellar:pubnet' : 'stellar:testnet', description: `listing ${i}` });
+    for (let i = 0; i < 7; i++)
+      await settle({
+        url: `https://list${i}.example.com/r`,
+        network: i % 2 ? 'stellar:pubnet' : 'stellar:testnet',
+        description: `listing ${i}`,
+      });
     await settle({ url: 'https://mcp.example.com/mcp', mcpTool: 'summarize' });
   });
 
@@ -116,7 +132,12 @@ describe('GET /discovery/resources', () => {
 
 describe('GET /discovery/search', () => {
   beforeAll(async () => {
-    for (let i = 0; i < 9; i++) await settle({ url: `https://s${i}.example.com/r`, serviceName: i % 3 === 0 ? 'Geocoder' : `Svc ${i}`, description: `geocode address ${i}` });
+    for (let i = 0; i < 9; i++)
+      await settle({
+        url: `https://s${i}.example.com/r`,
+        serviceName: i % 3 === 0 ? 'Geocoder' : `Svc ${i}`,
+        description: `geocode address ${i}`,
+      });
   });
 
   it('ranks, pages with a cursor visiting each match once, and reports partialResults and the page size', async () => {
@@ -124,7 +145,9 @@ describe('GET /discovery/search', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { status: number; body: any } = await client.get(`/discovery/search?${q({ query: 'geocoder address', limit: 4, ...(cursor ? { cursor } : {}) })}`);
+      const res: { status: number; body: any } = await client.get(
+        `/discovery/search?${q({ query: 'geocoder address', limit: 4, ...(cursor ? { cursor } : {}) })}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.pagination.limit).toBe(res.body.resources.length);
       expect(res.body.partialResults).toBe(res.body.pagination.cursor !== null);

@@ -20,8 +20,13 @@ describe('canonical identity', () => {
     ['all at once', 'https://Squat.Example.Com.:443/w%65%61ther/'],
   ])('%s reaches the owner’s listing, so another payTo is refused', async (_, variant) => {
     const t = fresh();
-    expect(await t.catalog.recordSettlement(settlement({ url: 'https://squat.example.com/weather', payTo: PAY_TO_A }))).toEqual({ status: 'success' });
-    expect(await t.catalog.recordSettlement(settlement({ url: variant, payTo: PAY_TO_B }))).toMatchObject({ status: 'rejected', code: 'bazaar_listing_owned_by_other_payee' });
+    expect(await t.catalog.recordSettlement(settlement({ url: 'https://squat.example.com/weather', payTo: PAY_TO_A }))).toEqual({
+      status: 'success',
+    });
+    expect(await t.catalog.recordSettlement(settlement({ url: variant, payTo: PAY_TO_B }))).toMatchObject({
+      status: 'rejected',
+      code: 'bazaar_listing_owned_by_other_payee',
+    });
     expect(await t.catalog.recordSettlement(settlement({ url: variant, payTo: PAY_TO_A }))).toEqual({ status: 'success' });
     const page = await t.catalog.list({}, { limit: 10, offset: 0 });
     expect(page.items.map((l) => (l as { resource: string }).resource)).toEqual(['https://squat.example.com/weather']);
@@ -38,7 +43,9 @@ describe('canonical identity', () => {
   it('scheme and path case stay distinct listings', async () => {
     const t = fresh();
     for (const url of ['https://a.example.com/Weather', 'https://a.example.com/weather', 'http://a.example.com/weather']) {
-      expect(await t.catalog.recordSettlement(settlement({ url, payTo: url.startsWith('http:') ? PAY_TO_B : PAY_TO_A }))).toEqual({ status: 'success' });
+      expect(await t.catalog.recordSettlement(settlement({ url, payTo: url.startsWith('http:') ? PAY_TO_B : PAY_TO_A }))).toEqual({
+        status: 'success',
+      });
     }
     expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(3);
   });
@@ -50,7 +57,9 @@ describe('size caps', () => {
     const outcome = await t.catalog.recordSettlement(settlement({ description: 'x'.repeat(MAX_DESCRIPTION_LENGTH + 1) }));
     expect(outcome).toMatchObject({ status: 'rejected', code: 'bazaar_description_too_long' });
     expect((await t.catalog.list({}, { limit: 1, offset: 0 })).pagination.total).toBe(0);
-    expect(await t.catalog.recordSettlement(settlement({ description: 'x'.repeat(MAX_DESCRIPTION_LENGTH) }))).toEqual({ status: 'success' });
+    expect(await t.catalog.recordSettlement(settlement({ description: 'x'.repeat(MAX_DESCRIPTION_LENGTH) }))).toEqual({
+      status: 'success',
+    });
   });
 
   it('oversized terms, and more distinct terms than the cap, are refused with bazaar_accepts_too_large', async () => {
@@ -61,7 +70,10 @@ describe('size caps', () => {
     for (let i = 0; i < MAX_ACCEPTS_PER_LISTING; i++) {
       expect(await t.catalog.recordSettlement(settlement({ amount: String(1000 + i) }))).toEqual({ status: 'success' });
     }
-    expect(await t.catalog.recordSettlement(settlement({ amount: '999999' }))).toMatchObject({ status: 'rejected', code: 'bazaar_accepts_too_large' });
+    expect(await t.catalog.recordSettlement(settlement({ amount: '999999' }))).toMatchObject({
+      status: 'rejected',
+      code: 'bazaar_accepts_too_large',
+    });
     // Known terms still refresh the listing.
     expect(await t.catalog.recordSettlement(settlement({ amount: '1000' }))).toEqual({ status: 'success' });
     const [listing] = (await t.catalog.list({}, { limit: 1, offset: 0 })).items as Array<{ accepts: unknown[] }>;

@@ -47,7 +47,18 @@ describe('soft-drop codes (whole listing)', () => {
   });
 
   it('bazaar_extension_not_object', async () => {
-    for (const bazaar of [null, 'x', 42, [], [{ info: {}, schema: {} }], {}, { info: {} }, { schema: {} }, { info: 'x', schema: {} }, { info: {}, schema: 'x' }]) {
+    for (const bazaar of [
+      null,
+      'x',
+      42,
+      [],
+      [{ info: {}, schema: {} }],
+      {},
+      { info: {} },
+      { schema: {} },
+      { info: 'x', schema: {} },
+      { info: {}, schema: 'x' },
+    ]) {
       await rejected({ bazaar }, 'bazaar_extension_not_object');
     }
   });
@@ -71,8 +82,12 @@ describe('soft-drop codes (whole listing)', () => {
     ];
     for (const bazaar of cases) await rejected({ bazaar }, 'bazaar_spec_validation_failed');
     // And the valid variants pass.
-    expect((await record({ bazaar: withInput({ type: 'http', method: 'POST', bodyType: 'json', body: { a: 1 } }) })).outcome).toEqual({ status: 'success' });
-    expect((await record({ bazaar: withInput({ type: 'mcp', toolName: 't', inputSchema: {}, transport: 'sse' }) })).outcome).toEqual({ status: 'success' });
+    expect((await record({ bazaar: withInput({ type: 'http', method: 'POST', bodyType: 'json', body: { a: 1 } }) })).outcome).toEqual({
+      status: 'success',
+    });
+    expect((await record({ bazaar: withInput({ type: 'mcp', toolName: 't', inputSchema: {}, transport: 'sse' }) })).outcome).toEqual({
+      status: 'success',
+    });
     expect(base.info.input.method).toBe('GET');
   });
 
@@ -83,11 +98,15 @@ describe('soft-drop codes (whole listing)', () => {
       await rejected({ bazaar: { ...b, schema: { $ref: ref } } }, 'bazaar_schema_validation_failed');
       await rejected({ bazaar: { ...b, schema: { properties: { input: { $id: ref } } } } }, 'bazaar_schema_validation_failed');
     }
-    expect((await record({ bazaar: { ...b, schema: { $defs: { any: { type: 'object' } }, $ref: '#/$defs/any' } } })).outcome).toEqual({ status: 'success' });
+    expect((await record({ bazaar: { ...b, schema: { $defs: { any: { type: 'object' } }, $ref: '#/$defs/any' } } })).outcome).toEqual({
+      status: 'success',
+    });
     // Local ids in one seller's schema cannot collide with another's (validators are cached).
     for (const type of ['object', 'object', 'string']) {
       const outcome = (await record({ bazaar: { ...b, schema: { $id: '#', properties: { input: { $id: '#', type } } } } })).outcome;
-      expect(outcome).toEqual(type === 'object' ? { status: 'success' } : expect.objectContaining({ code: 'bazaar_schema_validation_failed' }));
+      expect(outcome).toEqual(
+        type === 'object' ? { status: 'success' } : expect.objectContaining({ code: 'bazaar_schema_validation_failed' }),
+      );
     }
     await rejected({ bazaar: { ...b, schema: { type: 'no-such-type' } } }, 'bazaar_schema_validation_failed');
     await rejected({ bazaar: { ...b, schema: { $ref: '#/$defs/missing' } } }, 'bazaar_schema_validation_failed');
@@ -97,14 +116,24 @@ describe('soft-drop codes (whole listing)', () => {
   it('bazaar_schema_too_complex: more than 2000 nodes or too deep', async () => {
     const b = httpBazaar() as Listing;
     await rejected({ bazaar: { ...b, schema: { enum: Array.from({ length: 2000 }, (_, i) => i) } } }, 'bazaar_schema_too_complex');
-    expect((await record({ bazaar: { ...b, schema: { enum: [b.info, ...Array.from({ length: 1996 }, (_, i) => i)] } } })).outcome).toMatchObject({ status: 'rejected' });
+    expect(
+      (await record({ bazaar: { ...b, schema: { enum: [b.info, ...Array.from({ length: 1996 }, (_, i) => i)] } } })).outcome,
+    ).toMatchObject({ status: 'rejected' });
     let deep: Listing = { type: 'object' };
     for (let i = 0; i < 100; i++) deep = { not: { not: deep } };
     await rejected({ bazaar: { ...b, schema: deep } }, 'bazaar_schema_too_complex');
   });
 
   it('bazaar_resource_url_invalid', async () => {
-    for (const url of ['/relative', 'ftp://x.example.com/f', 'https://user:pw@x.example.com/', 'https://user@x.example.com/', 'javascript:alert(1)', 'not a url', 'mcp://tool/x']) {
+    for (const url of [
+      '/relative',
+      'ftp://x.example.com/f',
+      'https://user:pw@x.example.com/',
+      'https://user@x.example.com/',
+      'javascript:alert(1)',
+      'not a url',
+      'mcp://tool/x',
+    ]) {
       const s = settlement({ url });
       const outcome = await t.catalog.recordSettlement(s);
       expect(outcome).toMatchObject({ status: 'rejected', code: 'bazaar_resource_url_invalid' });
@@ -146,7 +175,11 @@ describe('field-level drops keep the listing', () => {
   });
 
   it('serviceName, tags, iconUrl: invalid values are dropped, valid ones kept', async () => {
-    const r = await record({ serviceName: 'Ünïcode', tags: ['ok', 'OK', 'x'.repeat(33), 'b\u0000', 7, 'c', 'd', 'e', 'f', 'g'], iconUrl: 'https://127.0.0.1/i.png' });
+    const r = await record({
+      serviceName: 'Ünïcode',
+      tags: ['ok', 'OK', 'x'.repeat(33), 'b\u0000', 7, 'c', 'd', 'e', 'f', 'g'],
+      iconUrl: 'https://127.0.0.1/i.png',
+    });
     expect(r.outcome).toEqual({ status: 'success' });
     expect(r.listing).not.toHaveProperty('serviceName');
     expect(r.listing).not.toHaveProperty('iconUrl');
@@ -168,10 +201,35 @@ describe('sanitizers', () => {
     const ok = ['/users/:id', '/a/b-c_d.e~f', '/files/%20name', '/x/%2541'];
     for (const v of ok) expect(checkRouteTemplate(v), v).toEqual({ ok: true, template: v });
     const bad = [
-      '/a/../b', '/a/%2e%2e/b', '/a/%252e%252e/b', '/a/%25252e%25252e/b', '/a/%2E%2E', '/x/http://evil', '/x/http%3A%2F%2Fevil',
-      '/x/http%253A%252F%252Fevil', '/x%5cwin', '/x%255cwin', '/x%00', '/x%2500', '/x%250', '//evil.example.com/x', '/%2fevil.example.com',
-      '/%252f%252fevil', 'relative', '', '/a b', '/a?x=1', '/a#f', '/%', '/%zz', '/x%0a', '/x%7f', 42, null,
-      `/${'%25'.repeat(6)}41`, '/' + 'a'.repeat(3000),
+      '/a/../b',
+      '/a/%2e%2e/b',
+      '/a/%252e%252e/b',
+      '/a/%25252e%25252e/b',
+      '/a/%2E%2E',
+      '/x/http://evil',
+      '/x/http%3A%2F%2Fevil',
+      '/x/http%253A%252F%252Fevil',
+      '/x%5cwin',
+      '/x%255cwin',
+      '/x%00',
+      '/x%2500',
+      '/x%250',
+      '//evil.example.com/x',
+      '/%2fevil.example.com',
+      '/%252f%252fevil',
+      'relative',
+      '',
+      '/a b',
+      '/a?x=1',
+      '/a#f',
+      '/%',
+      '/%zz',
+      '/x%0a',
+      '/x%7f',
+      42,
+      null,
+      `/${'%25'.repeat(6)}41`,
+      '/' + 'a'.repeat(3000),
     ];
     for (const v of bad) expect(checkRouteTemplate(v).ok, String(v)).toBe(false);
   });
@@ -187,12 +245,32 @@ describe('sanitizers', () => {
 
   it('iconUrl hostile hosts, including encoded and integer forms', async () => {
     const bad = [
-      'http://127.0.0.1/i.png', 'http://2130706433/i.png', 'http://0x7f000001/i.png', 'http://0177.0.0.1/i.png', 'http://127.1/i.png',
-      'http://%31%32%37.0.0.1/i.png', 'http://%32%31%33%30%37%30%36%34%33%33/i.png', 'http://[::1]/i.png', 'http://[::ffff:127.0.0.1]/i.png',
-      'http://localhost/i.png', 'http://LOCALHOST./i.png', 'http://%6c%6f%63%61%6c%68%6f%73%74/i.png', 'http://api.localhost/i.png',
-      'http://10.0.0.1/i.png', 'http://169.254.169.254/latest', 'http://user@cdn.example.com/i.png', 'http://user:pw@cdn.example.com/i.png',
-      'http://cdn.example.com%40evil.example.com/i.png', 'ftp://cdn.example.com/i.png', 'data:image/png;base64,AAAA', 'javascript:alert(1)',
-      `https://cdn.example.com/${'a'.repeat(2048)}`, 'https://cdn.example.com/\u0000.png', '/relative.png', '', 5,
+      'http://127.0.0.1/i.png',
+      'http://2130706433/i.png',
+      'http://0x7f000001/i.png',
+      'http://0177.0.0.1/i.png',
+      'http://127.1/i.png',
+      'http://%31%32%37.0.0.1/i.png',
+      'http://%32%31%33%30%37%30%36%34%33%33/i.png',
+      'http://[::1]/i.png',
+      'http://[::ffff:127.0.0.1]/i.png',
+      'http://localhost/i.png',
+      'http://LOCALHOST./i.png',
+      'http://%6c%6f%63%61%6c%68%6f%73%74/i.png',
+      'http://api.localhost/i.png',
+      'http://10.0.0.1/i.png',
+      'http://169.254.169.254/latest',
+      'http://user@cdn.example.com/i.png',
+      'http://user:pw@cdn.example.com/i.png',
+      'http://cdn.example.com%40evil.example.com/i.png',
+      'ftp://cdn.example.com/i.png',
+      'data:image/png;base64,AAAA',
+      'javascript:alert(1)',
+      `https://cdn.example.com/${'a'.repeat(2048)}`,
+      'https://cdn.example.com/\u0000.png',
+      '/relative.png',
+      '',
+      5,
     ];
     for (const v of bad) expect(sanitizeIconUrl(v), String(v)).toBeUndefined();
     for (const v of ['https://cdn.example.com/i.png', 'http://icons.example.org:8080/a/b.svg?v=1', 'https://xn--bcher-kva.example/i.png']) {
@@ -202,17 +280,30 @@ describe('sanitizers', () => {
 });
 
 describe('never throws', () => {
-  fcTest.prop([fc.jsonValue(), fc.jsonValue(), fc.jsonValue()], { numRuns: 300 })('arbitrary JSON in payload, resource and extensions', async (payloadExtra, resource, bazaar) => {
-    const s = settlement();
-    const payload = { ...s.paymentPayload, resource, extensions: { bazaar }, junk: payloadExtra };
-    const outcome = await t.catalog.recordSettlement({ paymentPayload: payload, paymentRequirements: s.paymentRequirements });
-    expect(outcome === null || outcome.status === 'success' || outcome.status === 'rejected').toBe(true);
-    expect(outcome?.status).not.toBe('processing');
-  });
+  fcTest.prop([fc.jsonValue(), fc.jsonValue(), fc.jsonValue()], { numRuns: 300 })(
+    'arbitrary JSON in payload, resource and extensions',
+    async (payloadExtra, resource, bazaar) => {
+      const s = settlement();
+      const payload = { ...s.paymentPayload, resource, extensions: { bazaar }, junk: payloadExtra };
+      const outcome = await t.catalog.recordSettlement({ paymentPayload: payload, paymentRequirements: s.paymentRequirements });
+      expect(outcome === null || outcome.status === 'success' || outcome.status === 'rejected').toBe(true);
+      expect(outcome?.status).not.toBe('processing');
+    },
+  );
 
   fcTest.prop([fc.anything()], { numRuns: 200 })('non-JSON values (functions aside) anywhere in the envelope', async (value) => {
     const s = settlement();
-    await expect(t.catalog.recordSettlement({ paymentPayload: { ...s.paymentPayload, extensions: { bazaar: value } }, paymentRequirements: s.paymentRequirements })).resolves.not.toThrow();
-    await expect(t.catalog.recordSettlement({ paymentPayload: value as Record<string, unknown>, paymentRequirements: value as Record<string, unknown> })).resolves.not.toThrow();
+    await expect(
+      t.catalog.recordSettlement({
+        paymentPayload: { ...s.paymentPayload, extensions: { bazaar: value } },
+        paymentRequirements: s.paymentRequirements,
+      }),
+    ).resolves.not.toThrow();
+    await expect(
+      t.catalog.recordSettlement({
+        paymentPayload: value as Record<string, unknown>,
+        paymentRequirements: value as Record<string, unknown>,
+      }),
+    ).resolves.not.toThrow();
   });
 });

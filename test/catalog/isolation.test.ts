@@ -12,9 +12,16 @@ import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempDir } from './fixt
 describe('worker isolation', () => {
   it('a search flood: the queue bound refuses the excess with svc_catalog_busy (503), the event loop stays responsive', async () => {
     const { dir, cleanup } = tempDir();
-    const catalog = openCatalog({ dbPath: join(dir, 'c.sqlite'), logger: recordingLogger(), maxQueuedReads: 4, readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
+    const catalog = openCatalog({
+      dbPath: join(dir, 'c.sqlite'),
+      logger: recordingLogger(),
+      maxQueuedReads: 4,
+      readDeadlineMs: 30_000,
+      writeDeadlineMs: 30_000,
+    });
     try {
-      for (let i = 0; i < 200; i++) await catalog.recordSettlement(settlement({ url: `https://f${i}.example.com/r`, description: `energy solar wind ${i}` }));
+      for (let i = 0; i < 200; i++)
+        await catalog.recordSettlement(settlement({ url: `https://f${i}.example.com/r`, description: `energy solar wind ${i}` }));
       let maxLag = 0;
       let last = performance.now();
       const ticker = setInterval(() => {
@@ -24,7 +31,7 @@ describe('worker isolation', () => {
       }, 5);
       const results = await Promise.allSettled(Array.from({ length: 60 }, () => catalog.search('energy solar wind', {}, { limit: 50 })));
       clearInterval(ticker);
-      const refused = results.filter((r) => r.status === 'rejected').map((r) => (r).reason as CatalogQueryError);
+      const refused = results.filter((r) => r.status === 'rejected').map((r) => r.reason as CatalogQueryError);
       expect(refused.length).toBeGreaterThan(0);
       for (const err of refused) {
         expect(err).toBeInstanceOf(CatalogQueryError);
@@ -44,7 +51,9 @@ describe('worker isolation', () => {
     const { dir, cleanup } = tempDir();
     const catalog = openCatalog({ dbPath: join(dir, 'c.sqlite'), logger: recordingLogger(), writeDeadlineMs: 30_000 });
     try {
-      expect(await catalog.recordSettlement(settlement({ url: 'https://own.example.com/r', payTo: PAY_TO_A }))).toEqual({ status: 'success' });
+      expect(await catalog.recordSettlement(settlement({ url: 'https://own.example.com/r', payTo: PAY_TO_A }))).toEqual({
+        status: 'success',
+      });
       const squat = settlement({ url: 'https://own.example.com/r', payTo: PAY_TO_B });
       const bazaar = (squat.paymentPayload.extensions as { bazaar: Record<string, unknown> }).bazaar;
       bazaar.schema = { type: 'not-a-type' };

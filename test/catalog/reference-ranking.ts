@@ -10,7 +10,11 @@ const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } a
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 function tokenize(text: string): string[] {
-  if (ASCII_ONLY.test(text)) return text.toLowerCase().split(/[^a-z0-9]+/).filter((t) => t !== '');
+  if (ASCII_ONLY.test(text))
+    return text
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((t) => t !== '');
   return text
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')

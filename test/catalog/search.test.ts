@@ -13,7 +13,13 @@ const fresh = freshCatalogPerTest();
 const urls = (page: { resources: unknown[] }) => (page.resources as Listing[]).map((r) => r.resource);
 const noParams = { queryParams: {}, paramSchema: {} };
 
-async function walk(catalog: { search: (...args: any[]) => Promise<any> }, query: string, filters: object, limit: number, between?: (page: number) => Promise<void>): Promise<string[]> {
+async function walk(
+  catalog: { search: (...args: any[]) => Promise<any> },
+  query: string,
+  filters: object,
+  limit: number,
+  between?: (page: number) => Promise<void>,
+): Promise<string[]> {
   const seen: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
@@ -31,7 +37,9 @@ async function walk(catalog: { search: (...args: any[]) => Promise<any> }, query
 describe('ranking', () => {
   it('weights serviceName 4 > tags 3 > description 2 > parameter text 1', async () => {
     const t = fresh();
-    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/params', ...noParams, paramSchema: { zebra: { type: 'string' } } }));
+    await t.catalog.recordSettlement(
+      settlement({ url: 'https://x.example.com/params', ...noParams, paramSchema: { zebra: { type: 'string' } } }),
+    );
     await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/desc', ...noParams, description: 'zebra crossing' }));
     await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/tags', ...noParams, tags: ['zebra'] }));
     await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/name', ...noParams, serviceName: 'Zebra' }));
@@ -45,22 +53,43 @@ describe('ranking', () => {
 
   it('ranks multi-term matches first; filler words cannot veto; hostile syntax is just text', async () => {
     const t = fresh();
-    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/one', ...noParams, serviceName: 'Weather', description: 'weather weather weather' }));
+    await t.catalog.recordSettlement(
+      settlement({ url: 'https://x.example.com/one', ...noParams, serviceName: 'Weather', description: 'weather weather weather' }),
+    );
     await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/both', ...noParams, description: 'weather forecast' }));
     await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/none', ...noParams, description: 'stock quotes' }));
     // `both` matches two terms in a low-weight field and still beats a strong single-term match.
-    expect(urls(await t.catalog.search('weather forecast', {}, { limit: 10 }))).toEqual(['https://x.example.com/both', 'https://x.example.com/one']);
+    expect(urls(await t.catalog.search('weather forecast', {}, { limit: 10 }))).toEqual([
+      'https://x.example.com/both',
+      'https://x.example.com/one',
+    ]);
     // Filler words that match nothing do not remove results (OR, not AND).
     expect(urls(await t.catalog.search('please give me the weather thanks', {}, { limit: 10 }))).toEqual([
       'https://x.example.com/one',
       'https://x.example.com/both',
     ]);
-    for (const hostile of ['"', 'weather"', 'NEAR(a b)', 'weather AND NOT', '*', 'col:weather', '^weather', '(((', "'; DROP TABLE listings; --", '\u0000weather']) {
+    for (const hostile of [
+      '"',
+      'weather"',
+      'NEAR(a b)',
+      'weather AND NOT',
+      '*',
+      'col:weather',
+      '^weather',
+      '(((',
+      "'; DROP TABLE listings; --",
+      '\u0000weather',
+    ]) {
       const result = await t.catalog.search(hostile, {}, { limit: 10 });
       expect(Array.isArray(result.resources)).toBe(true);
     }
     expect(urls(await t.catalog.search('col:weather', {}, { limit: 10 }))).toHaveLength(2);
-    expect(await t.catalog.search('!!! ???', {}, { limit: 10 })).toEqual({ x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } });
+    expect(await t.catalog.search('!!! ???', {}, { limit: 10 })).toEqual({
+      x402Version: 2,
+      resources: [],
+      partialResults: false,
+      pagination: { limit: 0, cursor: null },
+    });
     expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(3);
   });
 
@@ -95,11 +124,15 @@ describe('filters and response shape', () => {
   it('applies the five filters and reports partialResults/limit/cursor exactly', async () => {
     const t = fresh();
     await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/a', description: 'alpha' }));
-    await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/b', description: 'alpha', payTo: PAY_TO_B, network: 'stellar:pubnet' }));
+    await t.catalog.recordSettlement(
+      settlement({ url: 'https://x.example.com/b', description: 'alpha', payTo: PAY_TO_B, network: 'stellar:pubnet' }),
+    );
     await t.catalog.recordSettlement(settlement({ url: 'https://m.example.com/mcp', mcpTool: 'alpha-tool' }));
     expect(urls(await t.catalog.search('alpha', { type: 'mcp' }, { limit: 10 }))).toEqual(['https://m.example.com/mcp']);
     expect(urls(await t.catalog.search('alpha', { payTo: PAY_TO_B }, { limit: 10 }))).toEqual(['https://x.example.com/b']);
-    expect(urls(await t.catalog.search('alpha', { network: 'stellar:pubnet', scheme: 'exact' }, { limit: 10 }))).toEqual(['https://x.example.com/b']);
+    expect(urls(await t.catalog.search('alpha', { network: 'stellar:pubnet', scheme: 'exact' }, { limit: 10 }))).toEqual([
+      'https://x.example.com/b',
+    ]);
     expect(urls(await t.catalog.search('alpha', { extensions: 'nope' }, { limit: 10 }))).toEqual([]);
     const full = await t.catalog.search('alpha', { type: 'http' }, { limit: 2 });
     expect(full).toMatchObject({ x402Version: 2, partialResults: false, pagination: { limit: 2, cursor: null } });
@@ -123,7 +156,14 @@ describe('keyset cursor', () => {
   async function seedMany(t: ReturnType<typeof tempCatalog>, n: number) {
     for (let i = 0; i < n; i++) {
       const words = ['solar', 'wind', 'hydro'].filter((_, k) => (i + k) % 2 === 0).join(' ');
-      await t.catalog.recordSettlement(settlement({ url: `https://e${i}.example.com/energy`, ...noParams, description: `energy ${words} ${i}`, serviceName: i % 5 === 0 ? 'Energy' : undefined }));
+      await t.catalog.recordSettlement(
+        settlement({
+          url: `https://e${i}.example.com/energy`,
+          ...noParams,
+          description: `energy ${words} ${i}`,
+          serviceName: i % 5 === 0 ? 'Energy' : undefined,
+        }),
+      );
     }
   }
 
@@ -142,9 +182,20 @@ describe('keyset cursor', () => {
     const seen = await walk(t.catalog, 'energy solar', {}, 4, async (page) => {
       t.tick();
       // New matches, a refresh that changes text (and therefore the rank), and a refresh that adds terms.
-      await t.catalog.recordSettlement(settlement({ url: `https://new${page}.example.com/energy`, ...noParams, serviceName: 'Energy Solar', description: 'energy solar' }));
-      await t.catalog.recordSettlement(settlement({ url: `https://e${29 - page}.example.com/energy`, ...noParams, serviceName: 'Solar Energy Solar', description: 'energy solar solar solar' }));
-      await t.catalog.recordSettlement(settlement({ url: `https://e${page}.example.com/energy`, ...noParams, description: 'unrelated now' }));
+      await t.catalog.recordSettlement(
+        settlement({ url: `https://new${page}.example.com/energy`, ...noParams, serviceName: 'Energy Solar', description: 'energy solar' }),
+      );
+      await t.catalog.recordSettlement(
+        settlement({
+          url: `https://e${29 - page}.example.com/energy`,
+          ...noParams,
+          serviceName: 'Solar Energy Solar',
+          description: 'energy solar solar solar',
+        }),
+      );
+      await t.catalog.recordSettlement(
+        settlement({ url: `https://e${page}.example.com/energy`, ...noParams, description: 'unrelated now' }),
+      );
     });
     expect(seen).toHaveLength(new Set(seen).size);
     expect(new Set(seen)).toEqual(before);
@@ -163,16 +214,24 @@ describe('keyset cursor', () => {
     const bad = ['', 'garbage', `${payload}.`, forged, flipped, 'x'.repeat(5000), `${cursor}x`];
     for (const c of bad) {
       await expect(t.catalog.search('energy', {}, { limit: 2, cursor: c })).rejects.toThrow(CatalogQueryError);
-      await expect(t.catalog.search('energy', {}, { limit: 2, cursor: c })).rejects.toThrow(expect.objectContaining({ code: 'svc_invalid_search_cursor' }));
+      await expect(t.catalog.search('energy', {}, { limit: 2, cursor: c })).rejects.toThrow(
+        expect.objectContaining({ code: 'svc_invalid_search_cursor' }),
+      );
     }
-    await expect(t.catalog.search('energy solar', {}, { limit: 2, cursor })).rejects.toThrow(expect.objectContaining({ code: 'svc_invalid_search_cursor' }));
-    await expect(t.catalog.search('energy', { type: 'http' }, { limit: 2, cursor })).rejects.toThrow(expect.objectContaining({ code: 'svc_invalid_search_cursor' }));
+    await expect(t.catalog.search('energy solar', {}, { limit: 2, cursor })).rejects.toThrow(
+      expect.objectContaining({ code: 'svc_invalid_search_cursor' }),
+    );
+    await expect(t.catalog.search('energy', { type: 'http' }, { limit: 2, cursor })).rejects.toThrow(
+      expect.objectContaining({ code: 'svc_invalid_search_cursor' }),
+    );
     // A cursor from another catalog (another secret) is not ours.
     const other = tempCatalog();
     try {
       await seedMany(other, 6);
       const foreign = (await other.catalog.search('energy', {}, { limit: 2 })).pagination.cursor!;
-      await expect(t.catalog.search('energy', {}, { limit: 2, cursor: foreign })).rejects.toThrow(expect.objectContaining({ code: 'svc_invalid_search_cursor' }));
+      await expect(t.catalog.search('energy', {}, { limit: 2, cursor: foreign })).rejects.toThrow(
+        expect.objectContaining({ code: 'svc_invalid_search_cursor' }),
+      );
     } finally {
       other.close();
     }
@@ -191,7 +250,9 @@ describe('keyset cursor', () => {
     try {
       expect(urls(await reopened.search('energy', {}, { limit: 2, cursor }))).toEqual(expected);
       now = Date.parse('2026-01-01T01:00:01.000Z');
-      await expect(reopened.search('energy', {}, { limit: 2, cursor })).rejects.toThrow(expect.objectContaining({ code: 'svc_invalid_search_cursor' }));
+      await expect(reopened.search('energy', {}, { limit: 2, cursor })).rejects.toThrow(
+        expect.objectContaining({ code: 'svc_invalid_search_cursor' }),
+      );
     } finally {
       await reopened.close();
     }

@@ -16,7 +16,9 @@ const all = async (t: ReturnType<typeof tempCatalog>) => (await t.catalog.list({
 describe('listing lifecycle', () => {
   it('creates a listing owned by the settled payTo, with the canonical URL and an ISO lastUpdated', async () => {
     const t = fresh();
-    expect(await t.catalog.recordSettlement(settlement({ description: 'Forecast', mimeType: 'application/json' }))).toEqual({ status: 'success' });
+    expect(await t.catalog.recordSettlement(settlement({ description: 'Forecast', mimeType: 'application/json' }))).toEqual({
+      status: 'success',
+    });
     const [listing, ...rest] = await all(t);
     expect(rest).toHaveLength(0);
     expect(listing).toMatchObject({
@@ -62,7 +64,9 @@ describe('listing lifecycle', () => {
     await t.catalog.recordSettlement(settlement({ description: 'owner', serviceName: 'Mine' }));
     const before = await all(t);
     t.tick(60_000);
-    const outcome = await t.catalog.recordSettlement(settlement({ payTo: PAY_TO_B, description: 'thief', serviceName: 'Stolen', amount: '1' }));
+    const outcome = await t.catalog.recordSettlement(
+      settlement({ payTo: PAY_TO_B, description: 'thief', serviceName: 'Stolen', amount: '1' }),
+    );
     expect(outcome).toMatchObject({ status: 'rejected', code: 'bazaar_listing_owned_by_other_payee' });
     expect((outcome as { rejectedReason: string }).rejectedReason.length).toBeGreaterThan(0);
     expect(await all(t)).toEqual(before);
@@ -77,7 +81,9 @@ describe('listing lifecycle', () => {
     await t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'summarize' }));
     await t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'translate' }));
     // A different owner for another tool on the same URL is a different key, so it is allowed.
-    expect(await t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'other', payTo: PAY_TO_B }))).toEqual({ status: 'success' });
+    expect(await t.catalog.recordSettlement(settlement({ url: 'https://mcp.example.com/mcp', mcpTool: 'other', payTo: PAY_TO_B }))).toEqual(
+      { status: 'success' },
+    );
     const listings = await all(t);
     expect(listings.map((l) => `${l.type} ${l.resource} ${l.extensions.bazaar.info.input.toolName ?? ''}`).sort()).toEqual([
       'http https://api.example.com/weather ',
@@ -131,7 +137,11 @@ describe('list (GET /discovery/resources)', () => {
     expect((page1.items as Listing[]).map((l) => l.resource)).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
     const page2 = await t.catalog.list({}, { limit: 2, offset: 2 });
     expect((page2.items as Listing[]).map((l) => l.resource)).toEqual(['https://m.example.com/mcp', 'https://a.example.com/2']);
-    expect(await t.catalog.list({}, { limit: 2, offset: 10 })).toEqual({ x402Version: 2, items: [], pagination: { limit: 2, offset: 10, total: 4 } });
+    expect(await t.catalog.list({}, { limit: 2, offset: 10 })).toEqual({
+      x402Version: 2,
+      items: [],
+      pagination: { limit: 2, offset: 10, total: 4 },
+    });
     // Same lastUpdated: order falls back to id (newest id first), identically on every call.
     const u = tempCatalog();
     try {
@@ -157,12 +167,17 @@ describe('list (GET /discovery/resources)', () => {
     expect(await resources({ network: 'stellar:pubnet', scheme: 'upto' })).toEqual([]);
     expect(await resources({ extensions: 'bazaar' })).toHaveLength(4);
     expect(await resources({ extensions: 'other' })).toEqual([]);
-    expect(await resources({ type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' })).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
+    expect(await resources({ type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' })).toEqual([
+      'https://a.example.com/1',
+      'https://a.example.com/3',
+    ]);
     expect((await t.catalog.list({ type: 'nope' }, { limit: 5, offset: 0 })).pagination.total).toBe(0);
     // The identity filters (list only): exact resource URL and exact MCP tool name.
     expect(await resources({ resource: 'https://a.example.com/2' })).toEqual(['https://a.example.com/2']);
     expect(await resources({ resource: 'https://a.example.com/2/' })).toEqual([]);
-    expect(await resources({ resource: 'https://m.example.com/mcp', type: 'mcp', toolName: 'tool' })).toEqual(['https://m.example.com/mcp']);
+    expect(await resources({ resource: 'https://m.example.com/mcp', type: 'mcp', toolName: 'tool' })).toEqual([
+      'https://m.example.com/mcp',
+    ]);
     expect(await resources({ toolName: 'Tool' })).toEqual([]);
     expect(await resources({ resource: 'https://a.example.com/1', toolName: 'tool' })).toEqual([]);
   });

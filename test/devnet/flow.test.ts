@@ -54,7 +54,11 @@ describe('devnet: USDC payment over JSON-RPC (SDK 17)', () => {
     expect(ret!.body.v0.data.type).toBe('scvVoid');
     expect(enforce.events.every((e) => e.inSuccessfulContractCall)).toBe(true);
 
-    const before = { payer: devnet.balances(payer.publicKey), payee: devnet.balances(payee.publicKey), sub: devnet.balances(submitter.publicKey) };
+    const before = {
+      payer: devnet.balances(payer.publicKey),
+      payee: devnet.balances(payee.publicKey),
+      sub: devnet.balances(submitter.publicKey),
+    };
     const sent = await s.sendTransaction(tx);
     expect(sent.status).toBe('PENDING');
     const pendingLookup = await s.getTransaction(sent.hash);
@@ -84,11 +88,26 @@ describe('devnet: USDC payment over JSON-RPC (SDK 17)', () => {
 
     // The nonce is consumed: the same signed auth fails re-simulation.
     const again = await preparePayment(s, devnet.networkPassphrase, {
-      contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount, source: submitterKp, payer: payerKp,
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount,
+      source: submitterKp,
+      payer: payerKp,
     }).catch((e: Error) => e);
     expect(again).not.toBeInstanceOf(Error); // a fresh nonce works
     const { rebuildWithAuth, buildTransfer } = await import('./helpers.ts');
-    const replay = rebuildWithAuth(await buildTransfer(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount, source: submitterKp }), auth, devnet.networkPassphrase);
+    const replay = rebuildWithAuth(
+      await buildTransfer(s, devnet.networkPassphrase, {
+        contractId: devnet.usdc.contractId,
+        from: payer.publicKey,
+        to: payee.publicKey,
+        amount,
+        source: submitterKp,
+      }),
+      auth,
+      devnet.networkPassphrase,
+    );
     const replaySim = await s.simulateTransaction(replay);
     expect(rpc.Api.isSimulationError(replaySim)).toBe(true);
     expect((replaySim as rpc.Api.SimulateTransactionErrorResponse).error).toContain('Error(Auth, ExistingValue)');
@@ -151,13 +170,23 @@ describe('determinism', () => {
         await d.closeLedger();
         const ledger = (await srv.getLatestLedger()).id;
         const { tx, record } = await preparePayment(srv, d.networkPassphrase, {
-          contractId: d.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 5n,
-          source: Keypair.fromSecret(sub.secret), payer: Keypair.fromSecret(payer.secret),
+          contractId: d.usdc.contractId,
+          from: payer.publicKey,
+          to: payee.publicKey,
+          amount: 5n,
+          source: Keypair.fromSecret(sub.secret),
+          payer: Keypair.fromSecret(payer.secret),
         });
         const sent = await srv.sendTransaction(tx);
         await d.closeLedger();
         const got = await srv.getTransaction(sent.hash);
-        return { keys: [payer.publicKey, payee.publicKey, sub.publicKey], auth: record.result!.auth[0]!.toXdr('base64'), fee: record.minResourceFee, status: got.status, ledger };
+        return {
+          keys: [payer.publicKey, payee.publicKey, sub.publicKey],
+          auth: record.result!.auth[0]!.toXdr('base64'),
+          fee: record.minResourceFee,
+          status: got.status,
+          ledger,
+        };
       } finally {
         await d.stop();
       }

@@ -18,7 +18,11 @@ import type { Devnet } from '../../src/devnet/index.ts';
 export const server = (devnet: Devnet) => new rpc.Server(devnet.rpcUrl, { allowHttp: true });
 
 /** Raw JSON-RPC call (to see exactly what the wire carries). */
-export async function rawRpc(url: string, method: string, params?: unknown): Promise<{ result?: any; error?: { code: number; message: string } }> {
+export async function rawRpc(
+  url: string,
+  method: string,
+  params?: unknown,
+): Promise<{ result?: any; error?: { code: number; message: string } }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -57,7 +61,12 @@ export async function preparePayment(
   s: rpc.Server,
   networkPassphrase: string,
   a: TransferArgs & { payer: Keypair; expirationLedger?: number; legacyAuth?: boolean },
-): Promise<{ tx: Transaction; record: rpc.Api.SimulateTransactionSuccessResponse; enforce: rpc.Api.SimulateTransactionSuccessResponse; auth: xdr.SorobanAuthorizationEntry[] }> {
+): Promise<{
+  tx: Transaction;
+  record: rpc.Api.SimulateTransactionSuccessResponse;
+  enforce: rpc.Api.SimulateTransactionSuccessResponse;
+  auth: xdr.SorobanAuthorizationEntry[];
+}> {
   const tx = await buildTransfer(s, networkPassphrase, a);
   const record = await s.simulateTransaction(tx);
   if (!rpc.Api.isSimulationSuccess(record)) throw new Error(`record simulation failed: ${(record as { error?: string }).error}`);
@@ -83,7 +92,9 @@ export function rebuildWithAuth(tx: Transaction, auth: xdr.SorobanAuthorizationE
   return mutateTx(tx, networkPassphrase, (t) => {
     const op = t.operations[0]!;
     if (op.body.type !== 'invokeHostFunction') throw new Error('expected invokeHostFunction');
-    const body = xdr.OperationBody.invokeHostFunction(new xdr.InvokeHostFunctionOp({ hostFunction: op.body.invokeHostFunctionOp.hostFunction, auth }));
+    const body = xdr.OperationBody.invokeHostFunction(
+      new xdr.InvokeHostFunctionOp({ hostFunction: op.body.invokeHostFunctionOp.hostFunction, auth }),
+    );
     return { operations: [new xdr.Operation({ sourceAccount: op.sourceAccount, body })] };
   });
 }
@@ -92,7 +103,9 @@ export function rebuildWithAuth(tx: Transaction, auth: xdr.SorobanAuthorizationE
 export function mutateTx(
   tx: Transaction,
   networkPassphrase: string,
-  patch: (t: xdr.Transaction) => Partial<{ fee: number; seqNum: bigint; cond: xdr.Preconditions; operations: xdr.Operation[]; ext: xdr.TransactionExt }>,
+  patch: (
+    t: xdr.Transaction,
+  ) => Partial<{ fee: number; seqNum: bigint; cond: xdr.Preconditions; operations: xdr.Operation[]; ext: xdr.TransactionExt }>,
 ): Transaction {
   const env = tx.toEnvelope();
   if (env.type !== 'envelopeTypeTx') throw new Error('expected a v1 envelope');
@@ -123,7 +136,14 @@ export function txErrorCode(r: rpc.Api.SendTransactionResponse): string | undefi
 export async function simulateRaw(devnet: Devnet, tx: Transaction, params: Record<string, unknown> = {}) {
   const r = await rawRpc(devnet.rpcUrl, 'simulateTransaction', { transaction: tx.toXDR(), ...params });
   if (r.error) throw new Error(`rpc error ${r.error.code}: ${r.error.message}`);
-  return r.result as { error?: string; transactionData?: string; minResourceFee?: string; events: string[]; results?: Array<{ auth: string[]; xdr: string }>; latestLedger: number };
+  return r.result as {
+    error?: string;
+    transactionData?: string;
+    minResourceFee?: string;
+    events: string[];
+    results?: Array<{ auth: string[]; xdr: string }>;
+    latestLedger: number;
+  };
 }
 
 /** Submit and close a ledger; return the getTransaction answer. */

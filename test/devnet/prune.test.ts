@@ -20,7 +20,9 @@ afterAll(async () => devnet?.stop());
 
 /** Temporary contract-data entries (nonces) in the ledger state. */
 const temporaryEntries = () =>
-  [...devnet.ledger.state.entries.values()].filter((e) => e.key.type === 'contractData' && e.key.contractData.durability.name === 'temporary').length;
+  [...devnet.ledger.state.entries.values()].filter(
+    (e) => e.key.type === 'contractData' && e.key.contractData.durability.name === 'temporary',
+  ).length;
 
 describe('devnet pruning', () => {
   it('forgets transaction records and expired nonces; the state stays bounded over many payments', async () => {

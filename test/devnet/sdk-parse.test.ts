@@ -13,7 +13,10 @@ import { buildTransfer, mutateTx, preparePayment, server } from './helpers.ts';
 
 // The nested 14.6.1 copy, loaded by path (typed loosely: only rpc.Server and TransactionBuilder are used).
 const sdk14 = createRequire(import.meta.url)('../../node_modules/@x402/stellar/node_modules/@stellar/stellar-sdk') as {
-  rpc: { Server: new (url: string, opts: { allowHttp: boolean }) => any; Api: { isSimulationSuccess(x: unknown): boolean; isSimulationError(x: unknown): boolean } };
+  rpc: {
+    Server: new (url: string, opts: { allowHttp: boolean }) => any;
+    Api: { isSimulationSuccess(x: unknown): boolean; isSimulationError(x: unknown): boolean };
+  };
   TransactionBuilder: { fromXDR(x: string, p: string): any };
   xdr: { LedgerKey: { fromXDR(x: string, f: string): any } };
 };
@@ -26,7 +29,9 @@ beforeAll(async () => {
   devnet = await startDevnet({ ledgerMs: 0 });
   s17 = server(devnet);
   s14 = new sdk14.rpc.Server(devnet.rpcUrl, { allowHttp: true });
-  expect(createRequire(import.meta.url)('../../node_modules/@x402/stellar/node_modules/@stellar/stellar-sdk/package.json').version).toBe('14.6.1');
+  expect(createRequire(import.meta.url)('../../node_modules/@x402/stellar/node_modules/@stellar/stellar-sdk/package.json').version).toBe(
+    '14.6.1',
+  );
 });
 afterAll(async () => devnet?.stop());
 
@@ -66,7 +71,9 @@ describe('every response parses in sdk 17.2 and 14.6.1', () => {
       }),
     );
     const keyB64 = instanceKey.toXdr('base64');
-    const [e17, e14] = await both((srv, v) => srv.getLedgerEntries(v === 'v17' ? instanceKey : sdk14.xdr.LedgerKey.fromXDR(keyB64, 'base64')));
+    const [e17, e14] = await both((srv, v) =>
+      srv.getLedgerEntries(v === 'v17' ? instanceKey : sdk14.xdr.LedgerKey.fromXDR(keyB64, 'base64')),
+    );
     expect(e17.entries).toHaveLength(1);
     expect(e14.entries).toHaveLength(1);
     expect(e14.entries[0].liveUntilLedgerSeq).toBeGreaterThan(0);
@@ -78,13 +85,25 @@ describe('every response parses in sdk 17.2 and 14.6.1', () => {
     const payer = await devnet.createAccount({ usdc: 100n });
     const payee = await devnet.createAccount();
     const sub = sdk17.Keypair.fromSecret((await devnet.createAccount()).secret);
-    const tx = await buildTransfer(s17, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 10n, source: sub });
+    const tx = await buildTransfer(s17, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 10n,
+      source: sub,
+    });
     const [r17, r14] = await both((srv, v) => srv.simulateTransaction(v === 'v17' ? tx : as14(tx)));
     expect(sdk17.rpc.Api.isSimulationSuccess(r17)).toBe(true);
     expect(sdk14.rpc.Api.isSimulationSuccess(r14)).toBe(true);
     expect(r14.result.auth).toHaveLength(1);
     expect(r14.result.auth[0].credentials().switch().name).toBe('sorobanCredentialsAddress'); // 14.x: no useUpgradedAuth
-    const big = await buildTransfer(s17, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 10_000n, source: sub });
+    const big = await buildTransfer(s17, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 10_000n,
+      source: sub,
+    });
     const [x17, x14] = await both((srv, v) => srv.simulateTransaction(v === 'v17' ? big : as14(big)));
     expect(sdk17.rpc.Api.isSimulationError(x17)).toBe(true);
     expect(sdk14.rpc.Api.isSimulationError(x14)).toBe(true);
@@ -96,7 +115,15 @@ describe('every response parses in sdk 17.2 and 14.6.1', () => {
     const payer = await devnet.createAccount({ usdc: 100n });
     const payee = await devnet.createAccount();
     const sub = sdk17.Keypair.fromSecret((await devnet.createAccount()).secret);
-    const p = await preparePayment(s17, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 10n, source: sub, payer: sdk17.Keypair.fromSecret(payer.secret), legacyAuth: true });
+    const p = await preparePayment(s17, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 10n,
+      source: sub,
+      payer: sdk17.Keypair.fromSecret(payer.secret),
+      legacyAuth: true,
+    });
     const sent = await s17.sendTransaction(p.tx);
     expect(sent.status).toBe('PENDING');
     const dup = await s14.sendTransaction(as14(p.tx));
@@ -126,7 +153,15 @@ describe('every response parses in sdk 17.2 and 14.6.1', () => {
     const [fl17, fl14] = await both((srv) => srv.getTransaction(failed.hash));
     expect([fl17.status, fl14.status]).toEqual(['FAILED', 'FAILED']);
 
-    const p2 = await preparePayment(s17, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 1n, source: sub, payer: sdk17.Keypair.fromSecret(payer.secret), legacyAuth: true });
+    const p2 = await preparePayment(s17, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 1n,
+      source: sub,
+      payer: sdk17.Keypair.fromSecret(payer.secret),
+      legacyAuth: true,
+    });
     const bumper = sdk17.Keypair.fromSecret((await devnet.createAccount()).secret);
     const fb = sdk17.TransactionBuilder.buildFeeBumpTransaction(bumper, '100', p2.tx, devnet.networkPassphrase);
     fb.sign(bumper);

@@ -28,7 +28,7 @@ let s: rpc.Server;
 let submitter: Keypair;
 
 beforeAll(async () => {
-  devnet = (await startDevnet({ ledgerMs: 0 }));
+  devnet = await startDevnet({ ledgerMs: 0 });
   s = server(devnet);
   submitter = Keypair.fromSecret((await devnet.createAccount()).secret);
 });
@@ -41,9 +41,23 @@ async function parties(usdc = 100_000_000n) {
 }
 
 /** Record-mode auth for a transfer, signed with `signers` (several → multisig vector sorted by key). */
-async function signedTransfer(opts: { from: string; to: string; amount: bigint; signers: Keypair[]; exp?: number; contractId?: string; mutateEntry?: (e: xdr.SorobanAuthorizationEntry) => xdr.SorobanAuthorizationEntry }) {
+async function signedTransfer(opts: {
+  from: string;
+  to: string;
+  amount: bigint;
+  signers: Keypair[];
+  exp?: number;
+  contractId?: string;
+  mutateEntry?: (e: xdr.SorobanAuthorizationEntry) => xdr.SorobanAuthorizationEntry;
+}) {
   const contractId = opts.contractId ?? devnet.usdc.contractId;
-  const tx = await buildTransfer(s, devnet.networkPassphrase, { contractId, from: opts.from, to: opts.to, amount: opts.amount, source: submitter });
+  const tx = await buildTransfer(s, devnet.networkPassphrase, {
+    contractId,
+    from: opts.from,
+    to: opts.to,
+    amount: opts.amount,
+    source: submitter,
+  });
   const rec = await s.simulateTransaction(tx);
   if (!rpc.Api.isSimulationSuccess(rec)) throw new Error(`record failed: ${(rec as { error: string }).error}`);
   const exp = opts.exp ?? devnet.latestLedger().sequence + 10;
@@ -56,11 +70,21 @@ async function signedTransfer(opts: { from: string; to: string; amount: bigint; 
     const sigs = opts.signers
       .map((k) => ({ pk: k.rawPublicKey(), sig: k.sign(payload) }))
       .sort((a, b) => Buffer.compare(Buffer.from(a.pk), Buffer.from(b.pk)))
-      .map((x) => nativeToScVal({ public_key: x.pk, signature: x.sig }, { type: { public_key: ['symbol', null], signature: ['symbol', null] } }));
+      .map((x) =>
+        nativeToScVal({ public_key: x.pk, signature: x.sig }, { type: { public_key: ['symbol', null], signature: ['symbol', null] } }),
+      );
     const c = entry.credentials;
     if (c.type !== 'sorobanCredentialsAddressV2') throw new Error('expected V2 credentials');
-    const creds = new xdr.SorobanAddressCredentials({ address: c.addressV2.address, nonce: c.addressV2.nonce, signatureExpirationLedger: exp, signature: xdr.ScVal.scvVec(sigs) });
-    signed = new xdr.SorobanAuthorizationEntry({ credentials: xdr.SorobanCredentials.sorobanCredentialsAddressV2(creds), rootInvocation: entry.rootInvocation });
+    const creds = new xdr.SorobanAddressCredentials({
+      address: c.addressV2.address,
+      nonce: c.addressV2.nonce,
+      signatureExpirationLedger: exp,
+      signature: xdr.ScVal.scvVec(sigs),
+    });
+    signed = new xdr.SorobanAuthorizationEntry({
+      credentials: xdr.SorobanCredentials.sorobanCredentialsAddressV2(creds),
+      rootInvocation: entry.rootInvocation,
+    });
   }
   return { tx, signed, withAuth: rebuildWithAuth(tx, [signed], devnet.networkPassphrase) };
 }
@@ -85,7 +109,15 @@ describe('authorization', () => {
     const tampered = new xdr.SorobanAuthorizationEntry({
       rootInvocation: signed.rootInvocation,
       credentials: xdr.SorobanCredentials.sorobanCredentialsAddressV2(
-        new xdr.SorobanAddressCredentials({ ...c.addressV2, signature: xdr.ScVal.scvVec([nativeToScVal({ public_key: native.public_key, signature: bad }, { type: { public_key: ['symbol', null], signature: ['symbol', null] } })]) }),
+        new xdr.SorobanAddressCredentials({
+          ...c.addressV2,
+          signature: xdr.ScVal.scvVec([
+            nativeToScVal(
+              { public_key: native.public_key, signature: bad },
+              { type: { public_key: ['symbol', null], signature: ['symbol', null] } },
+            ),
+          ]),
+        }),
       ),
     });
     const err = await simError(rebuildWithAuth(tx, [tampered], devnet.networkPassphrase));
@@ -98,13 +130,22 @@ describe('authorization', () => {
     const { signed, tx } = await signedTransfer({ from: payer.publicKey, to: payee.publicKey, amount: 5n, signers: [payerKp] });
     const c = signed.credentials;
     if (c.type !== 'sorobanCredentialsAddressV2') throw new Error('expected V2');
-    const legacy = new xdr.SorobanAuthorizationEntry({ rootInvocation: signed.rootInvocation, credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(c.addressV2) });
+    const legacy = new xdr.SorobanAuthorizationEntry({
+      rootInvocation: signed.rootInvocation,
+      credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(c.addressV2),
+    });
     expect(await simError(rebuildWithAuth(tx, [legacy], devnet.networkPassphrase))).toContain('Error(Auth, InvalidAction)');
   });
 
   it('without useUpgradedAuth recording returns legacy ADDRESS credentials', async () => {
     const { payer, payee } = await parties();
-    const tx = await buildTransfer(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 1n, source: submitter });
+    const tx = await buildTransfer(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 1n,
+      source: submitter,
+    });
     const r = await simulateRaw(devnet, tx);
     const entry = xdr.SorobanAuthorizationEntry.fromXdr(r.results![0]!.auth[0]!, 'base64');
     expect(entry.credentials.type).toBe('sorobanCredentialsAddress');
@@ -122,11 +163,23 @@ describe('authorization', () => {
     assembled.sign(submitter);
     const { got } = await submitAndClose(devnet, s, assembled);
     expect(got?.status).toBe('FAILED');
-    const expired = await signedTransfer({ from: payer.publicKey, to: payee.publicKey, amount: 1n, signers: [payerKp], exp: devnet.latestLedger().sequence - 1 });
+    const expired = await signedTransfer({
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 1n,
+      signers: [payerKp],
+      exp: devnet.latestLedger().sequence - 1,
+    });
     const err = await simError(expired.withAuth);
     expect(err).toContain('Error(Auth, InvalidInput)');
     expect(err).toContain('signature has expired');
-    const tooLate = await signedTransfer({ from: payer.publicKey, to: payee.publicKey, amount: 1n, signers: [payerKp], exp: devnet.latestLedger().sequence + MAX_ENTRY_TTL });
+    const tooLate = await signedTransfer({
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 1n,
+      signers: [payerKp],
+      exp: devnet.latestLedger().sequence + MAX_ENTRY_TTL,
+    });
     expect(await simError(tooLate.withAuth)).toContain('signature expiration is too late');
   });
 
@@ -145,7 +198,13 @@ describe('authorization', () => {
   it('the invocation must match exactly: auth for one amount does not cover another', async () => {
     const { payer, payerKp, payee } = await parties();
     const { signed } = await signedTransfer({ from: payer.publicKey, to: payee.publicKey, amount: 100n, signers: [payerKp] });
-    const other = await buildTransfer(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 101n, source: submitter });
+    const other = await buildTransfer(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 101n,
+      source: submitter,
+    });
     const err = await simError(rebuildWithAuth(other, [signed], devnet.networkPassphrase));
     expect(err).toContain('Error(Auth, InvalidAction)');
     expect(err).toContain('Unauthorized function call for address');
@@ -169,7 +228,13 @@ describe('authorization', () => {
 
   it('source-account credentials: the payer as transaction source needs no auth signature', async () => {
     const { payer, payerKp, payee } = await parties();
-    const tx = await buildTransfer(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 9n, source: payerKp });
+    const tx = await buildTransfer(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 9n,
+      source: payerKp,
+    });
     const rec = await s.simulateTransaction(tx);
     if (!rpc.Api.isSimulationSuccess(rec)) throw new Error('record failed');
     expect(rec.result!.auth[0]!.credentials.type).toBe('sorobanCredentialsSourceAccount');
@@ -182,10 +247,21 @@ describe('authorization', () => {
 
   it('a consumed nonce fails re-submission on-chain (fee charged, sequence consumed)', async () => {
     const { payer, payerKp, payee } = await parties();
-    const first = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 11n, source: submitter, payer: payerKp });
+    const first = await preparePayment(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 11n,
+      source: submitter,
+      payer: payerKp,
+    });
     expect((await submitAndClose(devnet, s, first.tx)).got?.status).toBe('SUCCESS');
     // The consumed nonce is a temporary contract-data entry, readable through getLedgerEntries.
-    const nonceKey = first.enforce.transactionData.build().resources.footprint.readWrite.find((k) => k.type === 'contractData' && k.contractData.durability === xdr.ContractDataDurability.temporary)!;
+    const nonceKey = first.enforce.transactionData
+      .build()
+      .resources.footprint.readWrite.find(
+        (k) => k.type === 'contractData' && k.contractData.durability === xdr.ContractDataDurability.temporary,
+      )!;
     if (nonceKey.type !== 'contractData') throw new Error('unreachable');
     expect(nonceKey.contractData.key.type).toBe('scvLedgerKeyNonce');
     expect(Address.fromScAddress(nonceKey.contractData.contract).toString()).toBe(payer.publicKey);
@@ -196,7 +272,17 @@ describe('authorization', () => {
     const trust = await s.getLedgerEntries(trustKey);
     expect(trust.entries[0]!.val.type).toBe('trustline');
     // Replay the same signed auth in a new transaction, with the old (valid) footprint and fee.
-    const replay = rebuildWithAuth(await buildTransfer(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 11n, source: submitter }), first.auth, devnet.networkPassphrase);
+    const replay = rebuildWithAuth(
+      await buildTransfer(s, devnet.networkPassphrase, {
+        contractId: devnet.usdc.contractId,
+        from: payer.publicKey,
+        to: payee.publicKey,
+        amount: 11n,
+        source: submitter,
+      }),
+      first.auth,
+      devnet.networkPassphrase,
+    );
     const assembled = rpc.assembleTransaction(replay, first.enforce).build();
     assembled.sign(submitter);
     const seqBefore = (await s.getAccount(submitter.publicKey())).sequenceNumber();
@@ -238,7 +324,11 @@ describe('token semantics', () => {
     const sim = await simulateTransfer(payer.publicKey, payee.publicKey, 10n);
     expect(rpc.Api.isSimulationSuccess(sim)).toBe(true);
     expect([devnet.balances(payer.publicKey), devnet.balances(payee.publicKey)]).toEqual(before);
-    const nonceKey = (sim as rpc.Api.SimulateTransactionSuccessResponse).transactionData.build().resources.footprint.readWrite.find((k) => k.type === 'contractData' && k.contractData.durability === xdr.ContractDataDurability.temporary)!;
+    const nonceKey = (sim as rpc.Api.SimulateTransactionSuccessResponse).transactionData
+      .build()
+      .resources.footprint.readWrite.find(
+        (k) => k.type === 'contractData' && k.contractData.durability === xdr.ContractDataDurability.temporary,
+      )!;
     const entries = await rawRpc(devnet.rpcUrl, 'getLedgerEntries', { keys: [nonceKey.toXdr('base64')] });
     expect(entries.result.entries).toEqual([]);
   });
@@ -254,7 +344,14 @@ describe('token semantics', () => {
   it('C-address (contract-held) USDC balances live in SAC contract data', async () => {
     const { payer, payerKp } = await parties(1_000n);
     const holder = StrKey.encodeContract(Buffer.alloc(32, 7));
-    const { tx } = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: holder, amount: 400n, source: submitter, payer: payerKp });
+    const { tx } = await preparePayment(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: holder,
+      amount: 400n,
+      source: submitter,
+      payer: payerKp,
+    });
     expect((await submitAndClose(devnet, s, tx)).got?.status).toBe('SUCCESS');
     expect(devnet.balances(holder).usdc).toBe(400n);
     const key = xdr.LedgerKey.contractData(
@@ -275,7 +372,14 @@ describe('token semantics', () => {
   it('the custom SEP-41 token emits a 3-topic transfer event', async () => {
     const { payer, payerKp, payee } = await parties(0n);
     await devnet.mintCustomToken(payer.publicKey, 1_000n);
-    const { enforce, tx } = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.customToken.contractId, from: payer.publicKey, to: payee.publicKey, amount: 250n, source: submitter, payer: payerKp });
+    const { enforce, tx } = await preparePayment(s, devnet.networkPassphrase, {
+      contractId: devnet.customToken.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 250n,
+      source: submitter,
+      payer: payerKp,
+    });
     const ev = enforce.events.map((e) => e.event).find((e) => e.type.name === 'contract')!;
     expect(ev.body.v0.topics.map((t) => scValToNative(t))).toEqual(['transfer', payer.publicKey, payee.publicKey]);
     expect(scValToNative(ev.body.v0.data)).toBe(250n);
@@ -289,11 +393,30 @@ describe('token semantics', () => {
 
   it('SAC transfer event: 4 topics with the asset name; CAP-67 map data when `to` is muxed', async () => {
     const { payer, payerKp, payee } = await parties(1_000n);
-    const plain = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 5n, source: submitter, payer: payerKp });
+    const plain = await preparePayment(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 5n,
+      source: submitter,
+      payer: payerKp,
+    });
     const ev = plain.enforce.events.map((e) => e.event).find((e) => e.type.name === 'contract')!;
-    expect(ev.body.v0.topics.map((t) => scValToNative(t))).toEqual(['transfer', payer.publicKey, payee.publicKey, `USDC:${devnet.usdc.issuer}`]);
+    expect(ev.body.v0.topics.map((t) => scValToNative(t))).toEqual([
+      'transfer',
+      payer.publicKey,
+      payee.publicKey,
+      `USDC:${devnet.usdc.issuer}`,
+    ]);
     const muxed = new MuxedAccount(new Account(payee.publicKey, '0'), '42').accountId();
-    const m = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: muxed, amount: 6n, source: submitter, payer: payerKp });
+    const m = await preparePayment(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: muxed,
+      amount: 6n,
+      source: submitter,
+      payer: payerKp,
+    });
     const mev = m.enforce.events.map((e) => e.event).find((e) => e.type.name === 'contract')!;
     expect(scValToNative(mev.body.v0.topics[2]!)).toBe(payee.publicKey); // mux id stripped from the topic
     expect(scValToNative(mev.body.v0.data)).toEqual({ amount: 6n, to_muxed_id: 42n });

@@ -59,7 +59,14 @@ describe('fault switches', () => {
     const payer = await devnet.createAccount({ usdc: 100n });
     const payee = await devnet.createAccount();
     const sub = Keypair.fromSecret((await devnet.createAccount()).secret);
-    const { tx } = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 5n, source: sub, payer: Keypair.fromSecret(payer.secret) });
+    const { tx } = await preparePayment(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: payee.publicKey,
+      amount: 5n,
+      source: sub,
+      payer: Keypair.fromSecret(payer.secret),
+    });
     devnet.faults.sendStatus('TRY_AGAIN_LATER', { times: 1 });
     expect((await s.sendTransaction(tx)).status).toBe('TRY_AGAIN_LATER');
     devnet.faults.sendStatus('ERROR', { times: 1 });
@@ -97,11 +104,14 @@ describe('https and friendbot', () => {
     const port = Number(new URL(devnet.httpsRpcUrl!).port);
     const call = (host: string) =>
       new Promise<string>((resolve, reject) => {
-        const req = https.request({ host, port, method: 'POST', path: '/', ca: devnet.caCertPem, headers: { 'content-type': 'application/json' } }, (res) => {
-          let body = '';
-          res.on('data', (c) => (body += c));
-          res.on('end', () => resolve(body));
-        });
+        const req = https.request(
+          { host, port, method: 'POST', path: '/', ca: devnet.caCertPem, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve(body));
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth' }));
       });
@@ -149,15 +159,20 @@ describe('https and friendbot', () => {
 
 describe('npm run devnet (CLI)', () => {
   it('prints the RPC URLs, network, USDC id and dev-only accounts; SIGINT exits 0', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/devnet/cli.ts', '--port', '0', '--https-port', '0', '--accounts', '2', '--ledger-ms', '100'], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/devnet/cli.ts', '--port', '0', '--https-port', '0', '--accounts', '2', '--ledger-ms', '100'],
+      {
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
     const deadline = Date.now() + 30_000;
-    while (!out.includes('BEGIN CERTIFICATE') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    while (!out.includes('BEGIN CERTIFICATE') && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 50));
     const url = /RPC \(http\):\s+(\S+)/.exec(out)?.[1];
     expect(url).toBeDefined();
     expect(out).toContain('CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA');

@@ -42,7 +42,10 @@ const resign = (t: Transaction, kp: Keypair) => {
 describe('sendTransaction validation', () => {
   it('wrong sequence → ERROR txBAD_SEQ (and re-submitting an applied tx too)', async () => {
     const { tx, sub } = await payment();
-    const bad = resign(mutateTx(tx, devnet.networkPassphrase, (t) => ({ seqNum: t.seqNum + 5n })), sub);
+    const bad = resign(
+      mutateTx(tx, devnet.networkPassphrase, (t) => ({ seqNum: t.seqNum + 5n })),
+      sub,
+    );
     const r = await s.sendTransaction(bad);
     expect(r.status).toBe('ERROR');
     expect(txErrorCode(r)).toBe('txBadSeq');
@@ -55,7 +58,10 @@ describe('sendTransaction validation', () => {
   it('fee below inclusion + resource fee → ERROR txINSUFFICIENT_FEE; declared resource fee too low → txINSUFFICIENT_FEE', async () => {
     const { tx, sub, enforce } = await payment();
     const resourceFee = Number(enforce.minResourceFee);
-    const noInclusion = resign(mutateTx(tx, devnet.networkPassphrase, () => ({ fee: resourceFee })), sub);
+    const noInclusion = resign(
+      mutateTx(tx, devnet.networkPassphrase, () => ({ fee: resourceFee })),
+      sub,
+    );
     const r = await s.sendTransaction(noInclusion);
     expect(r.status).toBe('ERROR');
     expect(txErrorCode(r)).toBe('txInsufficientFee');
@@ -63,13 +69,18 @@ describe('sendTransaction validation', () => {
       mutateTx(tx, devnet.networkPassphrase, (t) => {
         if (t.ext.type !== 'sorobanData') throw new Error('expected soroban data');
         const sd = t.ext.sorobanData;
-        return { ext: xdr.TransactionExt.sorobanData(new xdr.SorobanTransactionData({ ext: sd.ext, resources: sd.resources, resourceFee: 1000n })) };
+        return {
+          ext: xdr.TransactionExt.sorobanData(new xdr.SorobanTransactionData({ ext: sd.ext, resources: sd.resources, resourceFee: 1000n })),
+        };
       }),
       sub,
     );
     const r2 = await s.sendTransaction(lowResource);
     expect(txErrorCode(r2)).toBe('txInsufficientFee');
-    const belowResource = resign(mutateTx(tx, devnet.networkPassphrase, () => ({ fee: resourceFee - 1 })), sub);
+    const belowResource = resign(
+      mutateTx(tx, devnet.networkPassphrase, () => ({ fee: resourceFee - 1 })),
+      sub,
+    );
     expect(txErrorCode(await s.sendTransaction(belowResource))).toBe('txSorobanInvalid');
   });
 
@@ -77,7 +88,10 @@ describe('sendTransaction validation', () => {
     const { tx, sub } = await payment();
     const unsigned = mutateTx(tx, devnet.networkPassphrase, () => ({}));
     expect(txErrorCode(await s.sendTransaction(unsigned))).toBe('txBadAuth');
-    const wrong = resign(mutateTx(tx, devnet.networkPassphrase, () => ({})), Keypair.random());
+    const wrong = resign(
+      mutateTx(tx, devnet.networkPassphrase, () => ({})),
+      Keypair.random(),
+    );
     expect(txErrorCode(await s.sendTransaction(wrong))).toBe('txBadAuth');
     const bumper = Keypair.fromSecret((await devnet.createAccount()).secret);
     const fb = TransactionBuilder.buildFeeBumpTransaction(bumper, '100', tx, devnet.networkPassphrase);
@@ -98,7 +112,10 @@ describe('sendTransaction validation', () => {
       if (env.type !== 'envelopeTypeTxFeeBump') throw new Error('expected a fee bump');
       const fb = env.feeBump.tx;
       const patched = xdr.TransactionEnvelope.envelopeTypeTxFeeBump(
-        new xdr.FeeBumpTransactionEnvelope({ tx: new xdr.FeeBumpTransaction({ feeSource: fb.feeSource, fee, innerTx: fb.innerTx, ext: fb.ext }), signatures: [] }),
+        new xdr.FeeBumpTransactionEnvelope({
+          tx: new xdr.FeeBumpTransaction({ feeSource: fb.feeSource, fee, innerTx: fb.innerTx, ext: fb.ext }),
+          signatures: [],
+        }),
       );
       const out = TransactionBuilder.fromXDR(patched.toXdr('base64'), devnet.networkPassphrase);
       out.sign(bumper);
@@ -117,9 +134,11 @@ describe('sendTransaction validation', () => {
   it('envelope signatures must reach the medium threshold of the source (multisig source)', async () => {
     const { tx, sub } = await payment();
     const cosigner = Keypair.random();
-    (devnet as unknown as { setSigners(g: string, t: [number, number, number, number], s: Array<{ publicKey: string; weight: number }>): void }).setSigners(
-      sub.publicKey(), [1, 1, 2, 2], [{ publicKey: cosigner.publicKey(), weight: 1 }],
-    );
+    (
+      devnet as unknown as {
+        setSigners(g: string, t: [number, number, number, number], s: Array<{ publicKey: string; weight: number }>): void;
+      }
+    ).setSigners(sub.publicKey(), [1, 1, 2, 2], [{ publicKey: cosigner.publicKey(), weight: 1 }]);
     expect(txErrorCode(await s.sendTransaction(tx))).toBe('txBadAuth'); // master alone: weight 1 < 2
     const both = mutateTx(tx, devnet.networkPassphrase, () => ({}));
     both.sign(sub, cosigner);
@@ -130,15 +149,26 @@ describe('sendTransaction validation', () => {
   it('expired time bounds → txTOO_LATE', async () => {
     const { tx, sub } = await payment();
     const now = BigInt(Math.floor(Date.now() / 1000));
-    const late = resign(mutateTx(tx, devnet.networkPassphrase, () => ({ cond: xdr.Preconditions.precondTime(new xdr.TimeBounds({ minTime: 0n, maxTime: now - 100n })) })), sub);
+    const late = resign(
+      mutateTx(tx, devnet.networkPassphrase, () => ({
+        cond: xdr.Preconditions.precondTime(new xdr.TimeBounds({ minTime: 0n, maxTime: now - 100n })),
+      })),
+      sub,
+    );
     expect(txErrorCode(await s.sendTransaction(late))).toBe('txTooLate');
   });
 
   it('two Soroban operations, or a Soroban op without soroban data → txMALFORMED', async () => {
     const { tx, sub } = await payment();
-    const two = resign(mutateTx(tx, devnet.networkPassphrase, (t) => ({ operations: [t.operations[0]!, t.operations[0]!] })), sub);
+    const two = resign(
+      mutateTx(tx, devnet.networkPassphrase, (t) => ({ operations: [t.operations[0]!, t.operations[0]!] })),
+      sub,
+    );
     expect(txErrorCode(await s.sendTransaction(two))).toBe('txMalformed');
-    const noData = resign(mutateTx(tx, devnet.networkPassphrase, () => ({ ext: xdr.TransactionExt.v0() })), sub);
+    const noData = resign(
+      mutateTx(tx, devnet.networkPassphrase, () => ({ ext: xdr.TransactionExt.v0() })),
+      sub,
+    );
     expect(txErrorCode(await s.sendTransaction(noData))).toBe('txMalformed');
   });
 
@@ -146,7 +176,10 @@ describe('sendTransaction validation', () => {
     const { tx, sub } = await payment();
     expect((await s.sendTransaction(tx)).status).toBe('PENDING');
     expect((await s.sendTransaction(tx)).status).toBe('DUPLICATE');
-    const other = resign(mutateTx(tx, devnet.networkPassphrase, (t) => ({ fee: t.fee + 1 })), sub);
+    const other = resign(
+      mutateTx(tx, devnet.networkPassphrase, (t) => ({ fee: t.fee + 1 })),
+      sub,
+    );
     expect((await s.sendTransaction(other)).status).toBe('TRY_AGAIN_LATER');
     await devnet.closeLedger();
     expect((await s.getTransaction(Buffer.from(tx.hash()).toString('hex'))).status).toBe('SUCCESS');
@@ -159,10 +192,22 @@ describe('sendTransaction validation', () => {
         if (t.ext.type !== 'sorobanData') throw new Error('expected soroban data');
         const sd = t.ext.sorobanData;
         const fp = sd.resources.footprint;
-        const rw = fp.readWrite.filter((k) => k.type !== 'trustline' || k.trustLine.accountId.toXdr('base64') !== xdr.PublicKey.publicKeyTypeEd25519(Keypair.fromPublicKey(payee.publicKey).rawPublicKey()).toXdr('base64'));
+        const rw = fp.readWrite.filter(
+          (k) =>
+            k.type !== 'trustline' ||
+            k.trustLine.accountId.toXdr('base64') !==
+              xdr.PublicKey.publicKeyTypeEd25519(Keypair.fromPublicKey(payee.publicKey).rawPublicKey()).toXdr('base64'),
+        );
         expect(rw.length).toBe(fp.readWrite.length - 1);
-        const resources = new xdr.SorobanResources({ footprint: new xdr.LedgerFootprint({ readOnly: fp.readOnly, readWrite: rw }), instructions: sd.resources.instructions, diskReadBytes: sd.resources.diskReadBytes, writeBytes: sd.resources.writeBytes });
-        return { ext: xdr.TransactionExt.sorobanData(new xdr.SorobanTransactionData({ ext: sd.ext, resources, resourceFee: sd.resourceFee })) };
+        const resources = new xdr.SorobanResources({
+          footprint: new xdr.LedgerFootprint({ readOnly: fp.readOnly, readWrite: rw }),
+          instructions: sd.resources.instructions,
+          diskReadBytes: sd.resources.diskReadBytes,
+          writeBytes: sd.resources.writeBytes,
+        });
+        return {
+          ext: xdr.TransactionExt.sorobanData(new xdr.SorobanTransactionData({ ext: sd.ext, resources, resourceFee: sd.resourceFee })),
+        };
       }),
       sub,
     );
@@ -183,7 +228,14 @@ describe('sendTransaction validation', () => {
     const { tx, payer, sub } = await payment(900n, 1_000n);
     // Drain the payer between simulation and apply (the payer pays someone else first).
     const other = await devnet.createAccount();
-    const drain = await preparePayment(s, devnet.networkPassphrase, { contractId: devnet.usdc.contractId, from: payer.publicKey, to: other.publicKey, amount: 500n, source: Keypair.fromSecret((await devnet.createAccount()).secret), payer: Keypair.fromSecret(payer.secret) });
+    const drain = await preparePayment(s, devnet.networkPassphrase, {
+      contractId: devnet.usdc.contractId,
+      from: payer.publicKey,
+      to: other.publicKey,
+      amount: 500n,
+      source: Keypair.fromSecret((await devnet.createAccount()).secret),
+      payer: Keypair.fromSecret(payer.secret),
+    });
     expect((await submitAndClose(devnet, s, drain.tx)).got?.status).toBe('SUCCESS');
     const xlm = devnet.balances(sub.publicKey()).xlm;
     const { got } = await submitAndClose(devnet, s, tx);
@@ -227,7 +279,17 @@ describe('sendTransaction validation', () => {
   });
 
   it('junk params to every method get a JSON-RPC answer, never a crash', async () => {
-    const methods = ['getHealth', 'getNetwork', 'getLatestLedger', 'getLedgers', 'getLedgerEntries', 'getFeeStats', 'simulateTransaction', 'sendTransaction', 'getTransaction'];
+    const methods = [
+      'getHealth',
+      'getNetwork',
+      'getLatestLedger',
+      'getLedgers',
+      'getLedgerEntries',
+      'getFeeStats',
+      'simulateTransaction',
+      'sendTransaction',
+      'getTransaction',
+    ];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...methods), fc.anything({ maxDepth: 2 }), async (method, params) => {
         const r = await rawRpc(devnet.rpcUrl, method, params);
@@ -251,7 +313,14 @@ describe('sendTransaction validation', () => {
       const payer = await small.createAccount({ usdc: 100n });
       const payee = await small.createAccount();
       const sub = Keypair.fromSecret((await small.createAccount()).secret);
-      const { tx } = await preparePayment(ss, small.networkPassphrase, { contractId: small.usdc.contractId, from: payer.publicKey, to: payee.publicKey, amount: 1n, source: sub, payer: Keypair.fromSecret(payer.secret) });
+      const { tx } = await preparePayment(ss, small.networkPassphrase, {
+        contractId: small.usdc.contractId,
+        from: payer.publicKey,
+        to: payee.publicKey,
+        amount: 1n,
+        source: sub,
+        payer: Keypair.fromSecret(payer.secret),
+      });
       const sent = await ss.sendTransaction(tx);
       await small.closeLedger();
       expect((await ss.getTransaction(sent.hash)).status).toBe('SUCCESS');

@@ -49,11 +49,32 @@ function flipAuthSignatureByte(envelopeB64: string): string {
     }
     return e;
   });
-  const creds = new xdr.SorobanAddressCredentials({ address: c.address, nonce: c.nonce, signatureExpirationLedger: c.signatureExpirationLedger, signature: xdr.ScVal.scvVec([xdr.ScVal.scvMap(flipped)]) });
-  const newEntry = new xdr.SorobanAuthorizationEntry({ credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(creds), rootInvocation: entry.rootInvocation });
-  const newOp = new xdr.Operation({ sourceAccount: op.sourceAccount, body: xdr.OperationBody.invokeHostFunction(new xdr.InvokeHostFunctionOp({ hostFunction: op.body.invokeHostFunctionOp.hostFunction, auth: [newEntry] })) });
+  const creds = new xdr.SorobanAddressCredentials({
+    address: c.address,
+    nonce: c.nonce,
+    signatureExpirationLedger: c.signatureExpirationLedger,
+    signature: xdr.ScVal.scvVec([xdr.ScVal.scvMap(flipped)]),
+  });
+  const newEntry = new xdr.SorobanAuthorizationEntry({
+    credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(creds),
+    rootInvocation: entry.rootInvocation,
+  });
+  const newOp = new xdr.Operation({
+    sourceAccount: op.sourceAccount,
+    body: xdr.OperationBody.invokeHostFunction(
+      new xdr.InvokeHostFunctionOp({ hostFunction: op.body.invokeHostFunctionOp.hostFunction, auth: [newEntry] }),
+    ),
+  });
   const t = env.v1.tx;
-  const tx = new xdr.Transaction({ sourceAccount: t.sourceAccount, fee: t.fee, seqNum: t.seqNum, cond: t.cond, memo: t.memo, operations: [newOp], ext: t.ext });
+  const tx = new xdr.Transaction({
+    sourceAccount: t.sourceAccount,
+    fee: t.fee,
+    seqNum: t.seqNum,
+    cond: t.cond,
+    memo: t.memo,
+    operations: [newOp],
+    ext: t.ext,
+  });
   return xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx, signatures: env.v1.signatures })).toXdr('base64');
 }
 
@@ -82,13 +103,24 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     const partial = await client.createPaymentPayload(2, req);
     expect(Date.now() - started).toBeLessThan(10_000); // the Horizon fallback does not hang
     expect(offline.blockedLookups).toContain('horizon-testnet.stellar.org'); // it tried, and was refused offline
-    const payload = { ...partial, accepted: req, resource: { url: 'https://example.test/paid', description: 'test', mimeType: 'text/plain' } };
+    const payload = {
+      ...partial,
+      accepted: req,
+      resource: { url: 'https://example.test/paid', description: 'test', mimeType: 'text/plain' },
+    };
 
-    const facilitator = new ExactFacilitator([createEd25519Signer(facilitatorAcct.secret, 'stellar:testnet')], { rpcConfig, areFeesSponsored: true });
+    const facilitator = new ExactFacilitator([createEd25519Signer(facilitatorAcct.secret, 'stellar:testnet')], {
+      rpcConfig,
+      areFeesSponsored: true,
+    });
     const verified = await facilitator.verify(payload, req);
     expect(verified).toMatchObject({ isValid: true, payer: payer.publicKey });
 
-    const before = { payer: devnet.balances(payer.publicKey), payee: devnet.balances(payee.publicKey), fac: devnet.balances(facilitatorAcct.publicKey) };
+    const before = {
+      payer: devnet.balances(payer.publicKey),
+      payee: devnet.balances(payee.publicKey),
+      fac: devnet.balances(facilitatorAcct.publicKey),
+    };
     const settled = await facilitator.settle(payload, req);
     expect(settled).toMatchObject({ success: true, network: 'stellar:testnet', payer: payer.publicKey });
     expect(settled.transaction).toMatch(/^[0-9a-f]{64}$/);
@@ -143,7 +175,10 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     expect(outer.resultXdr.feeCharged).toBe(23_073n);
     expect(devnet.balances(bumper.publicKey).xlm).toBe(before - 23_073n);
     expect(devnet.balances(fac.publicKey).xlm).toBe(10_000n * 10_000_000n); // the inner source pays nothing
-    const innerHash = outer.resultXdr.result.type === 'txFeeBumpInnerSuccess' ? Buffer.from(outer.resultXdr.result.innerResultPair.transactionHash.toBytes()).toString('hex') : '';
+    const innerHash =
+      outer.resultXdr.result.type === 'txFeeBumpInnerSuccess'
+        ? Buffer.from(outer.resultXdr.result.innerResultPair.transactionHash.toBytes()).toString('hex')
+        : '';
     const inner = await s.getTransaction(innerHash);
     expect(inner.status).toBe('SUCCESS');
     void Keypair;

@@ -22,7 +22,13 @@ const HEALTH_EVERY = 100;
 
 let svc: FuzzSvc;
 const stats = new FuzzStats();
-const world: FuzzWorld = { payments: [], addresses: [], assets: [], cursors: [], words: ['weather', 'forecast', 'lisbon', 'summarize', 'tool'] };
+const world: FuzzWorld = {
+  payments: [],
+  addresses: [],
+  assets: [],
+  cursors: [],
+  words: ['weather', 'forecast', 'lisbon', 'summarize', 'tool'],
+};
 
 beforeAll(async () => {
   svc = await startFuzzSvc({ ledgerMs: 200 });
@@ -38,13 +44,25 @@ beforeAll(async () => {
     const req = svc.requirements(a.seller.publicKey());
     const extensions = { bazaar: i === 0 ? httpBazaar() : mcpBazaar('summarize') };
     const payload = await svc.pay(req, a.buyer, { resource: { url: s.url, description: s.words }, extensions });
-    const body = (await exchange(svc.url, fuzzRequest({ method: 'POST', target: '/settle', headers: { 'content-type': 'application/json' }, body: jsonBody({ x402Version: 2, paymentPayload: payload, paymentRequirements: req }), kind: 'seed settlement' }))) as any;
+    const body = (await exchange(
+      svc.url,
+      fuzzRequest({
+        method: 'POST',
+        target: '/settle',
+        headers: { 'content-type': 'application/json' },
+        body: jsonBody({ x402Version: 2, paymentPayload: payload, paymentRequirements: req }),
+        kind: 'seed settlement',
+      }),
+    )) as any;
     expect(body).toMatchObject({ success: true });
   }
   // Real payments for the generators; each settles once (then it is a replay).
   for (let i = 0; i < 12; i++) {
     const req = svc.requirements((i % 2 ? a : b).seller.publicKey());
-    const payload = await svc.pay(req, a.buyer, { resource: { url: `https://paid${i}.example.com/r` }, extensions: { bazaar: httpBazaar() } });
+    const payload = await svc.pay(req, a.buyer, {
+      resource: { url: `https://paid${i}.example.com/r` },
+      extensions: { bazaar: httpBazaar() },
+    });
     world.payments.push({ paymentPayload: payload, paymentRequirements: req });
   }
 }, 120_000);
@@ -57,7 +75,15 @@ afterAll(async () => {
 function httpBazaar() {
   return {
     info: { input: { type: 'http', method: 'GET', queryParams: { city: 'Lisbon' } } },
-    schema: { type: 'object', properties: { input: { type: 'object', properties: { queryParams: { type: 'object', properties: { city: { type: 'string', description: 'City name' } } } } } } },
+    schema: {
+      type: 'object',
+      properties: {
+        input: {
+          type: 'object',
+          properties: { queryParams: { type: 'object', properties: { city: { type: 'string', description: 'City name' } } } },
+        },
+      },
+    },
   };
 }
 function mcpBazaar(toolName: string) {
@@ -83,9 +109,13 @@ async function fuzz(name: string, arb: fc.Arbitrary<ReturnType<typeof fuzzReques
 }
 
 describe('every operation of openapi.yaml answers generated requests within its contract', () => {
-  it.each(OPERATION_IDS.map((id, i) => [id, i] as const))('%s', async (operationId, i) => {
-    await fuzz(operationId, operationRequest(operationId, world), i);
-  }, 600_000);
+  it.each(OPERATION_IDS.map((id, i) => [id, i] as const))(
+    '%s',
+    async (operationId, i) => {
+      await fuzz(operationId, operationRequest(operationId, world), i);
+    },
+    600_000,
+  );
 
   it('random methods and paths are 404 (405 + Allow on a known path) svc_unknown_route', async () => {
     await fuzz('unknown routes', unknownRouteRequest(), OPERATION_IDS.length);

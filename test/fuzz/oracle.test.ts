@@ -11,14 +11,26 @@ import { addFormats } from '../../src/http/contract.ts';
 import { checkExchange, describeRequest, fuzzRequest, type FuzzRequest, type RawResponse } from '../helpers/fuzz-http.ts';
 import { mutatedValue, validValue } from '../helpers/fuzz-schema.ts';
 import { OPERATION_IDS, operationRequest, unknownRouteRequest } from '../helpers/fuzz-requests.ts';
-import { ignoredAuth, missingRequiredHeader, negativeDataRejection, positiveDataAcceptance, requestConformance, ResourceHistory } from '../helpers/fuzz-checks.ts';
+import {
+  ignoredAuth,
+  missingRequiredHeader,
+  negativeDataRejection,
+  positiveDataAcceptance,
+  requestConformance,
+  ResourceHistory,
+} from '../helpers/fuzz-checks.ts';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): RawResponse => ({
   status,
-  headers: new Headers({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': '0b9a8c2e-1d3f-4a5b-8c7d-6e5f4a3b2c1d', ...headers }),
+  headers: new Headers({
+    'content-type': 'application/json; charset=utf-8',
+    'x-request-id': '0b9a8c2e-1d3f-4a5b-8c7d-6e5f4a3b2c1d',
+    ...headers,
+  }),
   text: JSON.stringify(body),
 });
-const req = (method: string, target: string, headers: Record<string, string> = {}): FuzzRequest => fuzzRequest({ method, target, headers, kind: 'test' });
+const req = (method: string, target: string, headers: Record<string, string> = {}): FuzzRequest =>
+  fuzzRequest({ method, target, headers, kind: 'test' });
 const health = { status: 'ok', x402Version: 2, network: 'stellar:testnet' };
 
 describe('checkExchange fails what the contract forbids', () => {
@@ -29,8 +41,12 @@ describe('checkExchange fails what the contract forbids', () => {
     expect(() => checkExchange(req('GET', '/supported'), json(500, { error: { code: 'svc_internal_error', reason: 'x' } }))).toThrow(/5xx/);
   });
   it('status_code_conformance: an undeclared status, and anything but 404 on an unknown path', () => {
-    expect(() => checkExchange(req('GET', '/health'), json(400, { error: { code: 'svc_invalid_query_parameter', reason: 'x' } }))).toThrow(/does not declare/);
-    expect(() => checkExchange(req('GET', '/nope'), json(405, { error: { code: 'svc_unknown_route', reason: 'x' } }, { allow: 'GET' }))).toThrow(/must answer 404/);
+    expect(() => checkExchange(req('GET', '/health'), json(400, { error: { code: 'svc_invalid_query_parameter', reason: 'x' } }))).toThrow(
+      /does not declare/,
+    );
+    expect(() =>
+      checkExchange(req('GET', '/nope'), json(405, { error: { code: 'svc_unknown_route', reason: 'x' } }, { allow: 'GET' })),
+    ).toThrow(/must answer 404/);
   });
   it('unsupported_method: a known path with an undeclared method must be 405 with Allow naming the declared methods', () => {
     const refusal = { error: { code: 'svc_unknown_route', reason: '/verify does not accept GET; it accepts POST.' } };
@@ -40,20 +56,34 @@ describe('checkExchange fails what the contract forbids', () => {
     expect(() => checkExchange(req('GET', '/verify'), json(405, refusal, { allow: 'GET, POST' }))).toThrow(/not the declared methods/);
   });
   it('response_schema_conformance and content_type_conformance: a schema violation and a non-JSON Content-Type', () => {
-    expect(() => checkExchange(req('GET', '/health'), json(200, { ...health, secret: 'S' }))).toThrow(/^response_schema_conformance: .*violates/);
-    expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'content-type': 'text/html' }))).toThrow(/^content_type_conformance: .*Content-Type/);
+    expect(() => checkExchange(req('GET', '/health'), json(200, { ...health, secret: 'S' }))).toThrow(
+      /^response_schema_conformance: .*violates/,
+    );
+    expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'content-type': 'text/html' }))).toThrow(
+      /^content_type_conformance: .*Content-Type/,
+    );
   });
   it('response_headers_conformance: a declared required header missing or invalid', () => {
     const res = json(200, health);
     res.headers.delete('x-request-id');
-    expect(() => checkExchange(req('GET', '/health'), res)).toThrow(/^response_headers_conformance: .*required header X-Request-Id is missing/);
-    expect(() => checkExchange(req('GET', '/health', { 'x-request-id': 'a b' }), json(200, health, { 'x-request-id': 'a b' }))).toThrow(/^response_headers_conformance: .*header X-Request-Id violates/);
+    expect(() => checkExchange(req('GET', '/health'), res)).toThrow(
+      /^response_headers_conformance: .*required header X-Request-Id is missing/,
+    );
+    expect(() => checkExchange(req('GET', '/health', { 'x-request-id': 'a b' }), json(200, health, { 'x-request-id': 'a b' }))).toThrow(
+      /^response_headers_conformance: .*header X-Request-Id violates/,
+    );
   });
   it('a rejection with a blank reason', () => {
     expect(() => checkExchange(req('GET', '/nope'), json(404, { error: { code: 'svc_unknown_route', reason: '  ' } }))).toThrow(/reason/);
   });
   it('an unexpected_* scheme failure, however well-formed (the fuzzer injects no fault)', () => {
-    const settled = { success: false, transaction: '', network: 'stellar:testnet', errorReason: 'unexpected_settle_error', errorMessage: 'boom' };
+    const settled = {
+      success: false,
+      transaction: '',
+      network: 'stellar:testnet',
+      errorReason: 'unexpected_settle_error',
+      errorMessage: 'boom',
+    };
     expect(() => checkExchange(req('POST', '/settle'), json(200, settled))).toThrow(/unexpectedly/);
     const verified = { isValid: false, invalidReason: 'unexpected_verify_error', invalidMessage: 'boom' };
     expect(() => checkExchange(req('POST', '/verify'), json(200, verified))).toThrow(/unexpectedly/);
@@ -63,20 +93,36 @@ describe('checkExchange fails what the contract forbids', () => {
     expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'x-request-id': 'not-a-uuid' }))).toThrow(/X-Request-Id/);
   });
   it('a discovery page that breaks paging or a filter', () => {
-    const item = { resource: 'https://a.example/', type: 'http', x402Version: 2, accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'GA', maxTimeoutSeconds: 60 }], lastUpdated: '2026-01-01T00:00:00.000Z' };
-    const list = (target: string, items: unknown[], pagination: object) => checkExchange(req('GET', target), json(200, { x402Version: 2, items, pagination }));
+    const item = {
+      resource: 'https://a.example/',
+      type: 'http',
+      x402Version: 2,
+      accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'GA', maxTimeoutSeconds: 60 }],
+      lastUpdated: '2026-01-01T00:00:00.000Z',
+    };
+    const list = (target: string, items: unknown[], pagination: object) =>
+      checkExchange(req('GET', target), json(200, { x402Version: 2, items, pagination }));
     expect(list('/discovery/resources?type=http&limit=500', [item], { limit: 100, offset: 0, total: 1 })).toBeDefined();
     expect(() => list('/discovery/resources?type=mcp', [item], { limit: 20, offset: 0, total: 1 })).toThrow(/filter type/);
     expect(() => list('/discovery/resources?payTo=GB', [item], { limit: 20, offset: 0, total: 1 })).toThrow(/filter payTo/);
     expect(() => list('/discovery/resources?limit=500', [item], { limit: 500, offset: 0, total: 1 })).toThrow(/expected 100/);
     expect(() => list('/discovery/resources?offset=1', [item], { limit: 20, offset: 1, total: 1 })).toThrow(/1 items for total 1/);
     const search = (items: unknown[], pagination: object, partialResults: boolean) =>
-      checkExchange(req('GET', '/discovery/search?query=a&limit=1'), json(200, { x402Version: 2, resources: items, partialResults, pagination }));
+      checkExchange(
+        req('GET', '/discovery/search?query=a&limit=1'),
+        json(200, { x402Version: 2, resources: items, partialResults, pagination }),
+      );
     expect(() => search([item, item], { limit: 2, cursor: null }, false)).toThrow(/2 results for limit 1/);
     expect(() => search([item], { limit: 1, cursor: 'c' }, false)).toThrow(/cursor without partialResults/);
   });
   it('a failure prints the request readably (method, target, headers, body)', () => {
-    const r = fuzzRequest({ method: 'POST', target: '/verify?x=1', headers: { 'content-type': 'text/plain' }, body: Buffer.from('{"a":"\\u0000"}'), kind: 'k' });
+    const r = fuzzRequest({
+      method: 'POST',
+      target: '/verify?x=1',
+      headers: { 'content-type': 'text/plain' },
+      body: Buffer.from('{"a":"\\u0000"}'),
+      kind: 'k',
+    });
     expect(describeRequest(r)).toBe('POST /verify?x=1   [k]\ncontent-type: text/plain\n\n"{\\"a\\":\\"\\\\u0000\\"}"');
     expect(fc.stringify(r)).toContain('POST /verify?x=1');
   });
@@ -84,8 +130,17 @@ describe('checkExchange fails what the contract forbids', () => {
 
 describe('the request-side and stateful Schemathesis checks fire', () => {
   const post = (target: string, value: unknown, contentType = 'application/json') =>
-    fuzzRequest({ method: 'POST', target, headers: { 'content-type': contentType }, body: Buffer.from(JSON.stringify(value)), kind: 'test' });
-  const envelope = (x402Version: unknown) => ({ paymentPayload: { x402Version }, paymentRequirements: { scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 60 } });
+    fuzzRequest({
+      method: 'POST',
+      target,
+      headers: { 'content-type': contentType },
+      body: Buffer.from(JSON.stringify(value)),
+      kind: 'test',
+    });
+  const envelope = (x402Version: unknown) => ({
+    paymentPayload: { x402Version },
+    paymentRequirements: { scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 60 },
+  });
   const refused = (code: string, status = 400) => json(status, { error: { code, reason: 'x' } });
   const verifyRefused = (code: string) => json(400, { isValid: false, invalidReason: code, invalidMessage: 'x' });
   const accepted = json(200, { isValid: false, invalidReason: 'svc_unsupported_kind', invalidMessage: 'x' });
@@ -111,21 +166,38 @@ describe('the request-side and stateful Schemathesis checks fire', () => {
     expect(negativeDataRejection(post('/verify', envelope(0)), accepted)).toMatch(/^negative_data_rejection/);
     expect(negativeDataRejection(post('/verify', envelope(0)), verifyRefused('svc_unsupported_x402_version'))).toBeNull();
     expect(negativeDataRejection(post('/verify', envelope(2)), accepted)).toBeNull();
-    expect(() => checkExchange(req('GET', '/discovery/search?query=%20'), json(200, { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } }))).toThrow(/^negative_data_rejection/);
+    expect(() =>
+      checkExchange(
+        req('GET', '/discovery/search?query=%20'),
+        json(200, { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } }),
+      ),
+    ).toThrow(/^negative_data_rejection/);
   });
   it('positive_data_acceptance: a request the document allows, refused as malformed (a state-dependent refusal is not)', () => {
-    expect(positiveDataAcceptance(post('/verify', envelope(2)), verifyRefused('svc_unsupported_x402_version'))).toMatch(/^positive_data_acceptance/);
-    expect(positiveDataAcceptance(req('GET', '/discovery/resources?type=http'), refused('svc_invalid_query_parameter'))).toMatch(/^positive_data_acceptance/);
+    expect(positiveDataAcceptance(post('/verify', envelope(2)), verifyRefused('svc_unsupported_x402_version'))).toMatch(
+      /^positive_data_acceptance/,
+    );
+    expect(positiveDataAcceptance(req('GET', '/discovery/resources?type=http'), refused('svc_invalid_query_parameter'))).toMatch(
+      /^positive_data_acceptance/,
+    );
     expect(positiveDataAcceptance(req('GET', '/discovery/resources?type='), refused('svc_invalid_query_parameter'))).toBeNull();
     expect(positiveDataAcceptance(req('GET', '/discovery/search?query=a&cursor=x'), refused('svc_invalid_search_cursor'))).toBeNull();
-    expect(() => checkExchange(req('GET', '/discovery/resources?type=http'), refused('svc_invalid_query_parameter'))).toThrow(/^positive_data_acceptance/);
+    expect(() => checkExchange(req('GET', '/discovery/resources?type=http'), refused('svc_invalid_query_parameter'))).toThrow(
+      /^positive_data_acceptance/,
+    );
   });
   // svc declares no required request header, no security and no DELETE: these three rules are
   // proven on a document that has them.
   const securedDoc = {
     components: { securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } } },
     paths: {
-      '/things': { get: { security: [{ key: [] }], parameters: [{ name: 'X-Tenant', in: 'header', required: true, schema: { type: 'string' } }], responses: {} } },
+      '/things': {
+        get: {
+          security: [{ key: [] }],
+          parameters: [{ name: 'X-Tenant', in: 'header', required: true, schema: { type: 'string' } }],
+          responses: {},
+        },
+      },
       '/open': { get: { security: [{}, { key: [] }], responses: {} } },
     },
   };
@@ -156,13 +228,24 @@ describe('the generator', () => {
   const ajv = addFormats(new Ajv2020({ strict: false }));
   ajv.addSchema(openapiDocument, 'doc');
   // Request-side schemas and plain response schemas (the generator does not model if/then/else).
-  const schemas = ['FacilitatorRequest', 'PaymentRequirements', 'PaymentPayload', 'DiscoveryResource', 'DiscoveryListResponse', 'ErrorEnvelope', 'HealthResponse'];
+  const schemas = [
+    'FacilitatorRequest',
+    'PaymentRequirements',
+    'PaymentPayload',
+    'DiscoveryResource',
+    'DiscoveryListResponse',
+    'ErrorEnvelope',
+    'HealthResponse',
+  ];
 
   it.each(schemas)('valid values of %s validate against it', (name) => {
     const validate = ajv.compile({ $ref: `doc#/components/schemas/${name}` });
-    fc.assert(fc.property(validValue({ $ref: `#/components/schemas/${name}` }), (v) => {
-      expect(validate(v), ajv.errorsText(validate.errors)).toBe(true);
-    }), { numRuns: 200 });
+    fc.assert(
+      fc.property(validValue({ $ref: `#/components/schemas/${name}` }), (v) => {
+        expect(validate(v), ajv.errorsText(validate.errors)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('mutations of FacilitatorRequest produce invalid values too', () => {

@@ -32,7 +32,16 @@ describe('a JSON body with a "__proto__" key (fuzz seed 887567966)', () => {
     const escaped = `{"paymentPayload":{"x402Version":2,"extensions":{"\\u005f_proto__":{"polluted":true}}},"paymentRequirements":{}}`;
     for (const text of [nested, escaped]) {
       for (const target of ['/verify', '/settle']) {
-        const body = (await exchange(server.url, fuzzRequest({ method: 'POST', target, headers: { 'content-type': 'application/json' }, body: Buffer.from(text), kind: 'regression' }))) as any;
+        const body = (await exchange(
+          server.url,
+          fuzzRequest({
+            method: 'POST',
+            target,
+            headers: { 'content-type': 'application/json' },
+            body: Buffer.from(text),
+            kind: 'regression',
+          }),
+        )) as any;
         expect(body.invalidReason ?? body.errorReason).toBe('svc_malformed_request_body');
         expect(body.invalidMessage ?? body.errorMessage).toBe(FORBIDDEN_PROTOTYPE_KEY_MESSAGE);
       }
@@ -40,14 +49,26 @@ describe('a JSON body with a "__proto__" key (fuzz seed 887567966)', () => {
     expect(({} as any).polluted).toBeUndefined();
     // The same body without the key goes through to kind routing.
     const clean = nested.replace('"__proto__"', '"proto"');
-    const body = (await exchange(server.url, fuzzRequest({ method: 'POST', target: '/verify', headers: { 'content-type': 'application/json' }, body: Buffer.from(clean), kind: 'regression' }))) as any;
+    const body = (await exchange(
+      server.url,
+      fuzzRequest({
+        method: 'POST',
+        target: '/verify',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from(clean),
+        kind: 'regression',
+      }),
+    )) as any;
     expect(body.invalidReason).toBe('svc_unsupported_kind');
   });
 });
 
 describe('requests the HTTP parser refuses before any route is known', () => {
   it('a request head over 16 KiB is a 431 ErrorEnvelope within the contract; svc stays healthy', async () => {
-    const body = (await exchange(server.url, fuzzRequest({ method: 'GET', target: `/discovery/resources?type=${'a'.repeat(20_000)}`, headers: {}, kind: 'oversized head' }))) as any;
+    const body = (await exchange(
+      server.url,
+      fuzzRequest({ method: 'GET', target: `/discovery/resources?type=${'a'.repeat(20_000)}`, headers: {}, kind: 'oversized head' }),
+    )) as any;
     expect(body.error).toEqual({ code: 'svc_malformed_request_body', reason: expect.stringContaining('16 KiB') });
     await exchange(server.url, fuzzRequest({ method: 'GET', target: '/health', headers: {}, kind: 'health' }));
   });
@@ -59,7 +80,10 @@ describe('requests the HTTP parser refuses before any route is known', () => {
     await exchange(server.url, fuzzRequest({ method: 'GET', target: '/health', headers: {}, kind: 'health' }));
   });
   it('a request line just under the limit is answered by svc within the contract', async () => {
-    const body = (await exchange(server.url, fuzzRequest({ method: 'GET', target: `/discovery/resources?type=${'a'.repeat(12_000)}`, headers: {}, kind: 'long query' }))) as any;
+    const body = (await exchange(
+      server.url,
+      fuzzRequest({ method: 'GET', target: `/discovery/resources?type=${'a'.repeat(12_000)}`, headers: {}, kind: 'long query' }),
+    )) as any;
     expect(body.pagination).toMatchObject({ total: 0 });
   });
 });

@@ -32,7 +32,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   const hook = [...outcomes.entries()].map(([k, n]) => `${k}×${n}`).join(', ');
-  console.log(`stateful fuzz (seed ${SEED}, FUZZ_STATEFUL_RUNS=${RUNS}, FUZZ_HOOK_RUNS=${HOOK_RUNS}):\n${stats.table()}\n\nEXTENSION-RESPONSES on successful settlements: ${hook}`);
+  console.log(
+    `stateful fuzz (seed ${SEED}, FUZZ_STATEFUL_RUNS=${RUNS}, FUZZ_HOOK_RUNS=${HOOK_RUNS}):\n${stats.table()}\n\nEXTENSION-RESPONSES on successful settlements: ${hook}`,
+  );
   await svc?.stop();
 });
 
@@ -72,12 +74,21 @@ const listingSpec: fc.Arbitrary<Omit<ListingSpec, 'broken'>> = fc.record(
 );
 
 /** A listing's identity: (resource, type, toolName) (openapi.yaml, DiscoveryResource). */
-const identityOf = (item: any) => `${item.resource}|${item.type}|${item.type === 'mcp' ? item.extensions?.bazaar?.info?.input?.toolName ?? '' : ''}`;
+const identityOf = (item: any) =>
+  `${item.resource}|${item.type}|${item.type === 'mcp' ? (item.extensions?.bazaar?.info?.input?.toolName ?? '') : ''}`;
 
 const post = (body: unknown) =>
-  fuzzRequest({ method: 'POST', target: '/settle', headers: { 'content-type': 'application/json' }, body: jsonBody(body), kind: 'stateful settlement' });
+  fuzzRequest({
+    method: 'POST',
+    target: '/settle',
+    headers: { 'content-type': 'application/json' },
+    body: jsonBody(body),
+    kind: 'stateful settlement',
+  });
 const get = (path: string, params: Record<string, string | number | undefined>) => {
-  const query = new URLSearchParams(Object.entries(params).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]]))).toString();
+  const query = new URLSearchParams(
+    Object.entries(params).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]])),
+  ).toString();
   return fuzzRequest({ method: 'GET', target: `${path}?${query}`, headers: {}, kind: 'stateful read' });
 };
 
@@ -89,7 +100,7 @@ async function settleWithHeader(body: unknown): Promise<{ body: any; bazaar: any
   const header = res.headers.get('extension-responses');
   const bazaar = header === null ? null : JSON.parse(Buffer.from(header, 'base64').toString('utf8')).bazaar;
   if (parsed?.success === true) {
-    const key = bazaar === null ? '(no header)' : bazaar.code ?? bazaar.status;
+    const key = bazaar === null ? '(no header)' : (bazaar.code ?? bazaar.status);
     outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
   }
   return { body: parsed, bazaar };
@@ -147,14 +158,26 @@ describe('settled payments with bazaar extensions are discoverable exactly as se
           for (const [i, spec] of specs.entries()) {
             const url = `https://h${spec.host}-${tag}.example.com/${spec.path}`;
             const identity = `${url}|${spec.type}|${spec.type === 'mcp' ? spec.toolName : ''}`;
-            const bazaar = spec.broken ? 'not an object' : spec.type === 'mcp' ? mcpBazaar(spec.toolName, `${tag} ${spec.words.join(' ')}`) : httpBazaar({ paramSchema: { q: { type: 'string', description: spec.words.join(' ') } } });
-            const resource = { url, description: `${tag} ${spec.words.join(' ')}`, ...(spec.serviceName ? { serviceName: spec.serviceName } : {}), ...(spec.tags ? { tags: spec.tags } : {}) };
+            const bazaar = spec.broken
+              ? 'not an object'
+              : spec.type === 'mcp'
+                ? mcpBazaar(spec.toolName, `${tag} ${spec.words.join(' ')}`)
+                : httpBazaar({ paramSchema: { q: { type: 'string', description: spec.words.join(' ') } } });
+            const resource = {
+              url,
+              description: `${tag} ${spec.words.join(' ')}`,
+              ...(spec.serviceName ? { serviceName: spec.serviceName } : {}),
+              ...(spec.tags ? { tags: spec.tags } : {}),
+            };
             const requirements = svc.requirements(sellers[spec.seller]!.publicKey(), { amount: spec.amount });
             const payload = await svc.pay(requirements, buyers[i % 2]!, { resource, extensions: { bazaar } });
             const envelope = { x402Version: 2, paymentPayload: payload, paymentRequirements: requirements };
             const results = await Promise.all(Array.from({ length: spec.copies }, () => settleWithHeader(envelope)));
             const succeeded = results.filter((r) => r.body.success === true);
-            expect(succeeded, `exactly one of ${spec.copies} concurrent settlements succeeds: ${JSON.stringify(results.map((r) => r.body))}`).toHaveLength(1);
+            expect(
+              succeeded,
+              `exactly one of ${spec.copies} concurrent settlements succeeds: ${JSON.stringify(results.map((r) => r.body))}`,
+            ).toHaveLength(1);
             for (const r of results) if (r.body.success !== true) expect(r.bazaar).toBeNull();
             const outcome = succeeded[0]!.bazaar;
             const owner = model.get(identity)?.owner;
@@ -170,7 +193,10 @@ describe('settled payments with bazaar extensions are discoverable exactly as se
 
           for (const s of [0, 1] as const) {
             const payTo = sellers[s]!.publicKey();
-            const expected = [...model.entries()].filter(([, v]) => v.owner === s).map(([k]) => k).sort();
+            const expected = [...model.entries()]
+              .filter(([, v]) => v.owner === s)
+              .map(([k]) => k)
+              .sort();
             // Offset walk: each listing once, total right, every item owned by the filter's payTo.
             const { items, total } = await walkList({ payTo }, pageSize);
             expect(total).toBe(expected.length);
@@ -191,7 +217,10 @@ describe('settled payments with bazaar extensions are discoverable exactly as se
             expect(sameNetwork.total).toBe(total);
             // Cursor walk over the run's tag: each match once, the same set as the list.
             const found = await walkSearch(tag, { payTo }, pageSize);
-            expect([...counts(found.map(identityOf)).values()].every((n) => n === 1), 'a cursor walk repeats a listing').toBe(true);
+            expect(
+              [...counts(found.map(identityOf)).values()].every((n) => n === 1),
+              'a cursor walk repeats a listing',
+            ).toBe(true);
             expect(found.map(identityOf).sort()).toEqual(expected);
           }
           const everything = await walkSearch(`${tag} nothingmatchesthis`, {}, pageSize + 1);
@@ -210,18 +239,31 @@ describe('settled payments with bazaar extensions are discoverable exactly as se
 const hasPrototypeKey = (value: unknown) => (JSON.stringify(value) ?? '').includes('"__proto__":');
 
 describe('the catalog hook on real settlements with generated extensions and resources', () => {
-  const extensionsArb = fc.oneof(
-    fc.record({ bazaar: bazaarArb() }),
-    fc.record({ bazaar: fc.constantFrom(httpBazaar(), mcpBazaar('t')).chain((b) => mutatedValue({}).map((junk) => ({ ...b, info: junk }))) }),
-    fc.record({ bazaar: fc.constant(httpBazaar()), other: anyJson }),
-    fc.constant({ bazaar: { info: deeplyNested(2_000, 'object'), schema: deeplyNested(2_000, 'array') } }),
-    fc.constant({ bazaar: { ...httpBazaar(), pad: 'x'.repeat(70 * 1024) } }),
-    anyJson,
-  ).filter((e) => (JSON.stringify(e) ?? '').length < 150_000);
+  const extensionsArb = fc
+    .oneof(
+      fc.record({ bazaar: bazaarArb() }),
+      fc.record({
+        bazaar: fc.constantFrom(httpBazaar(), mcpBazaar('t')).chain((b) => mutatedValue({}).map((junk) => ({ ...b, info: junk }))),
+      }),
+      fc.record({ bazaar: fc.constant(httpBazaar()), other: anyJson }),
+      fc.constant({ bazaar: { info: deeplyNested(2_000, 'object'), schema: deeplyNested(2_000, 'array') } }),
+      fc.constant({ bazaar: { ...httpBazaar(), pad: 'x'.repeat(70 * 1024) } }),
+      anyJson,
+    )
+    .filter((e) => (JSON.stringify(e) ?? '').length < 150_000);
   // Kept well under the 256 KiB body limit: these settlements must go through.
   const text = nastyString.filter((s) => s.length <= 20_000);
   const resourceArb = fc.oneof(
-    fc.record({ url: fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), text), description: text, serviceName: anyJson, tags: anyJson, iconUrl: anyJson }, { requiredKeys: ['url'] }),
+    fc.record(
+      {
+        url: fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), text),
+        description: text,
+        serviceName: anyJson,
+        tags: anyJson,
+        iconUrl: anyJson,
+      },
+      { requiredKeys: ['url'] },
+    ),
     anyJson,
   );
 
@@ -237,7 +279,11 @@ describe('the catalog hook on real settlements with generated extensions and res
         const { body, bazaar } = await settleWithHeader(envelope);
         if (hasPrototypeKey(envelope)) {
           // Refused by the body parser before anything runs (see test/fuzz/regressions.test.ts).
-          expect(body).toMatchObject({ success: false, errorReason: 'svc_malformed_request_body', errorMessage: FORBIDDEN_PROTOTYPE_KEY_MESSAGE });
+          expect(body).toMatchObject({
+            success: false,
+            errorReason: 'svc_malformed_request_body',
+            errorMessage: FORBIDDEN_PROTOTYPE_KEY_MESSAGE,
+          });
           return;
         }
         expect(body, JSON.stringify(body)).toMatchObject({ success: true });

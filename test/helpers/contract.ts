@@ -72,7 +72,9 @@ function validatorAt(pointer: string) {
 
 function check(validator: ReturnType<typeof ajv.compile>, value: unknown, what: string): void {
   if (!validator(value)) {
-    throw new Error(`${what} violates openapi.yaml: ${ajv.errorsText(validator.errors, { separator: '; ' })}\nvalue: ${JSON.stringify(value)?.slice(0, 2000)}`);
+    throw new Error(
+      `${what} violates openapi.yaml: ${ajv.errorsText(validator.errors, { separator: '; ' })}\nvalue: ${JSON.stringify(value)?.slice(0, 2000)}`,
+    );
   }
 }
 
@@ -81,7 +83,9 @@ const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'
 /** The methods openapi.yaml declares for a path, upper-case in document order (empty: unknown path). */
 export function declaredMethods(pathname: string): string[] {
   const item = openapiDocument.paths?.[pathname] ?? {};
-  return Object.keys(item).filter((k) => HTTP_METHODS.includes(k)).map((k) => k.toUpperCase());
+  return Object.keys(item)
+    .filter((k) => HTTP_METHODS.includes(k))
+    .map((k) => k.toUpperCase());
 }
 
 /** The declared response (and its pointer) for method + path + status. */
@@ -90,7 +94,8 @@ export function declaredResponse(method: string, path: string, status: number): 
   const operation = openapiDocument.paths?.[pathname]?.[method.toLowerCase()];
   if (!operation) {
     if (declaredMethods(pathname).length) {
-      if (status !== 405) throw new Error(`${method} ${pathname} is a known path without that method, so it must answer 405, got ${status}`);
+      if (status !== 405)
+        throw new Error(`${method} ${pathname} is a known path without that method, so it must answer 405, got ${status}`);
       return deref({ $ref: '#/x-svc-unmatched-responses/405' }, '');
     }
     if (status !== 404) throw new Error(`${method} ${pathname} is not an operation, so it must answer 404, got ${status}`);
@@ -99,7 +104,9 @@ export function declaredResponse(method: string, path: string, status: number): 
   const base = `/paths/${escapePointer(pathname)}/${method.toLowerCase()}/responses/${status}`;
   const raw = operation.responses?.[String(status)];
   if (!raw) {
-    throw new Error(`${method} ${pathname} answered ${status}, which openapi.yaml does not declare (declared: ${Object.keys(operation.responses).join(', ')})`);
+    throw new Error(
+      `${method} ${pathname} answered ${status}, which openapi.yaml does not declare (declared: ${Object.keys(operation.responses).join(', ')})`,
+    );
   }
   return deref(raw, base);
 }
@@ -110,7 +117,10 @@ function templateOf(pathname: string): string {
   const segments = pathname.split('/');
   const match = Object.keys(openapiDocument.paths ?? {}).find((template) => {
     const parts = template.split('/');
-    return parts.length === segments.length && parts.every((p, i) => (p.startsWith('{') && p.endsWith('}') ? segments[i] !== '' : p === segments[i]));
+    return (
+      parts.length === segments.length &&
+      parts.every((p, i) => (p.startsWith('{') && p.endsWith('}') ? segments[i] !== '' : p === segments[i]))
+    );
   });
   return match ?? pathname;
 }
@@ -136,9 +146,14 @@ export function checkContract(
     }
   }
   if (response.status === 405) {
-    const allow = (response.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean).sort();
+    const allow = (response.headers.get('allow') ?? '')
+      .split(',')
+      .map((m) => m.trim())
+      .filter(Boolean)
+      .sort();
     const expected = declaredMethods(request.path.split('?')[0]!).sort();
-    if (allow.join(',') !== expected.join(',')) throw new Error(`${what}: Allow ${JSON.stringify(allow)} is not the declared methods ${JSON.stringify(expected)}`);
+    if (allow.join(',') !== expected.join(','))
+      throw new Error(`${what}: Allow ${JSON.stringify(allow)} is not the declared methods ${JSON.stringify(expected)}`);
   }
   const mediaTypes = Object.keys(declared.content ?? {});
   const contentType = response.headers.get('content-type') ?? '';

@@ -23,7 +23,12 @@ export const FAKE_PAYLOAD = { x402Version: 2, accepted: FAKE_REQUIREMENTS, paylo
 /** The body of POST /verify or /settle for the fake requirements. */
 export const FAKE_ENVELOPE = { x402Version: 2, paymentPayload: FAKE_PAYLOAD, paymentRequirements: FAKE_REQUIREMENTS };
 
-export const exactKind = (network = 'stellar:testnet'): SupportedKind => ({ x402Version: 2, scheme: 'exact', network, extra: { areFeesSponsored: true } });
+export const exactKind = (network = 'stellar:testnet'): SupportedKind => ({
+  x402Version: 2,
+  scheme: 'exact',
+  network,
+  extra: { areFeesSponsored: true },
+});
 
 type Scripted<T> = T | Error | ((call: { payload: unknown; requirements: unknown }) => T | Promise<T>);
 
@@ -70,7 +75,8 @@ export class FakeScheme implements PaymentScheme {
   private async answer<T>(scripted: Scripted<T>, payload: unknown, requirements: unknown): Promise<T> {
     this.received.push({ payload, requirements });
     if (scripted instanceof Error) throw scripted;
-    if (typeof scripted === 'function') return (scripted as (call: { payload: unknown; requirements: unknown }) => T | Promise<T>)({ payload, requirements });
+    if (typeof scripted === 'function')
+      return (scripted as (call: { payload: unknown; requirements: unknown }) => T | Promise<T>)({ payload, requirements });
     return scripted;
   }
 }

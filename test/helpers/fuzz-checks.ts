@@ -44,7 +44,9 @@ function rebase(schema: any): any {
   if (!schema || typeof schema !== 'object') return schema;
   let copy = rebased.get(schema);
   if (!copy) {
-    copy = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `doc${v}` : rebase(v)]));
+    copy = Object.fromEntries(
+      Object.entries(schema).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `doc${v}` : rebase(v)]),
+    );
     rebased.set(schema, copy);
   }
   return copy;
@@ -54,7 +56,10 @@ const valid = (doc: any, schema: any, value: unknown): boolean => ajvFor(doc).va
 
 const resolve = (doc: any, node: any): any => {
   while (node && typeof node.$ref === 'string') {
-    node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    node = node.$ref
+      .slice(2)
+      .split('/')
+      .reduce((n: any, k: string) => n?.[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
   }
   return node;
 };
@@ -87,7 +92,9 @@ function typedValue(raw: string, schema: any): unknown {
 export function requestConformance(r: FuzzRequest, doc: any = openapiDocument): Conformance {
   const operation = operationOf(doc, r);
   if (!operation) return 'undetermined';
-  const parameters = [...(doc.paths[r.target.split('?')[0]!].parameters ?? []), ...(operation.parameters ?? [])].map((p: any) => resolve(doc, p));
+  const parameters = [...(doc.paths[r.target.split('?')[0]!].parameters ?? []), ...(operation.parameters ?? [])].map((p: any) =>
+    resolve(doc, p),
+  );
   let params: URLSearchParams;
   try {
     const query = r.target.includes('?') ? r.target.slice(r.target.indexOf('?') + 1) : '';
@@ -167,7 +174,9 @@ export function positiveDataAcceptance(r: FuzzRequest, res: RawResponse, doc: an
 export function missingRequiredHeader(r: FuzzRequest, res: RawResponse, doc: any = openapiDocument): string | null {
   const operation = operationOf(doc, r);
   if (!operation || (res.status >= 400 && res.status < 500)) return null;
-  const missing = (operation.parameters ?? []).map((p: any) => resolve(doc, p)).find((p: any) => p.in === 'header' && p.required && headerOf(r, p.name) === undefined);
+  const missing = (operation.parameters ?? [])
+    .map((p: any) => resolve(doc, p))
+    .find((p: any) => p.in === 'header' && p.required && headerOf(r, p.name) === undefined);
   return missing ? `missing_required_header: ${missing.name} is required, yet the answer without it is ${res.status}` : null;
 }
 
@@ -180,9 +189,17 @@ export function ignoredAuth(r: FuzzRequest, res: RawResponse, doc: any = openapi
   if (requirements.length === 0 || requirements.some((req) => Object.keys(req).length === 0)) return null;
   const schemes = requirements.flatMap((req) => Object.keys(req)).map((name) => resolve(doc, doc.components?.securitySchemes?.[name]));
   const sent = schemes.some((s: any) =>
-    s?.type === 'apiKey' ? (s.in === 'header' ? headerOf(r, s.name) !== undefined : s.in === 'query' ? new URLSearchParams(r.target.split('?')[1] ?? '').has(s.name) : headerOf(r, 'cookie')?.includes(`${s.name}=`)) : headerOf(r, 'authorization') !== undefined,
+    s?.type === 'apiKey'
+      ? s.in === 'header'
+        ? headerOf(r, s.name) !== undefined
+        : s.in === 'query'
+          ? new URLSearchParams(r.target.split('?')[1] ?? '').has(s.name)
+          : headerOf(r, 'cookie')?.includes(`${s.name}=`)
+      : headerOf(r, 'authorization') !== undefined,
   );
-  return sent ? null : `ignored_auth: ${r.method} ${r.target.split('?')[0]} declares security, yet it answered ${res.status} without credentials`;
+  return sent
+    ? null
+    : `ignored_auth: ${r.method} ${r.target.split('?')[0]} declares security, yet it answered ${res.status} without credentials`;
 }
 
 /** The per-exchange request-side rules, in the order a failure is reported. */

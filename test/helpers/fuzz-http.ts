@@ -59,7 +59,14 @@ export function send(baseUrl: string, r: FuzzRequest): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, method: r.method, path: r.target, headers: { ...r.headers, ...(r.body && !r.chunked ? { 'content-length': String(r.body.length) } : {}) }, agent: false },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: r.method,
+        path: r.target,
+        headers: { ...r.headers, ...(r.body && !r.chunked ? { 'content-length': String(r.body.length) } : {}) },
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -120,7 +127,9 @@ export function rejectionOf(body: any): { code: unknown; reason: unknown } | nul
  */
 export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
   const fail = (why: string): never => {
-    throw new Error(`${why}\n--- request\n${describeRequest(r)}\n--- response ${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${res.text.slice(0, 2_000)}`);
+    throw new Error(
+      `${why}\n--- request\n${describeRequest(r)}\n--- response ${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${res.text.slice(0, 2_000)}`,
+    );
   };
   if (res.status >= 500) fail(`not_a_server_error: 5xx answer`);
   let body: unknown;
@@ -128,7 +137,8 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
     if (r.method === 'HEAD') {
       // No body on HEAD by definition; the status and headers still follow the contract.
       declaredResponse(r.method, r.target, res.status);
-      if (!/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('content_type_conformance: HEAD answer is not declared as JSON');
+      if (!/^application\/json\b/.test(res.headers.get('content-type') ?? ''))
+        fail('content_type_conformance: HEAD answer is not declared as JSON');
       if (res.status === 405 && !res.headers.get('allow')) fail('unsupported_method: a 405 without Allow');
     } else {
       body = checkContract({ method: r.method, path: r.target }, res);
@@ -139,7 +149,8 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
   }
   // The two non-JSON successes openapi.yaml declares: the document itself and Prometheus text.
   const isDocument = ['getOpenApiDocument', 'getMetrics'].includes(operationIdOf(r.method, r.target) ?? '') && res.status === 200;
-  if (!isDocument && r.method !== 'HEAD' && !/^application\/json\b/.test(res.headers.get('content-type') ?? '')) fail('content_type_conformance: Content-Type is not JSON');
+  if (!isDocument && r.method !== 'HEAD' && !/^application\/json\b/.test(res.headers.get('content-type') ?? ''))
+    fail('content_type_conformance: Content-Type is not JSON');
   const rejection = rejectionOf(body);
   if ((res.status >= 400 && r.method !== 'HEAD') || rejection) {
     if (!rejection) fail('a 4xx without a rejection body');
@@ -147,7 +158,8 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
     if (typeof rejection!.reason !== 'string' || rejection!.reason.trim() === '') fail('rejection without a reason');
     // unexpected_verify_error / unexpected_settle_error mean the scheme threw: on a healthy devnet
     // (the fuzzer injects no RPC fault) that is a defect, however well-formed the answer.
-    if (typeof rejection!.code === 'string' && rejection!.code.startsWith('unexpected_')) fail(`the scheme failed unexpectedly (${rejection!.code})`);
+    if (typeof rejection!.code === 'string' && rejection!.code.startsWith('unexpected_'))
+      fail(`the scheme failed unexpectedly (${rejection!.code})`);
   }
   if (res.status === 200 && body) {
     const violation = discoveryViolation(r, body);
@@ -239,8 +251,14 @@ export class FuzzStats {
   /** A markdown table for docs/TESTING.md. */
   table(): string {
     const rows = [...this.byOperation.entries()].map(([op, e]) => {
-      const statuses = [...e.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(', ');
-      const codes = [...e.codes.entries()].sort(([, a], [, b]) => b - a).map(([c, n]) => `${c}×${n}`).join(', ');
+      const statuses = [...e.statuses.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(', ');
+      const codes = [...e.codes.entries()]
+        .sort(([, a], [, b]) => b - a)
+        .map(([c, n]) => `${c}×${n}`)
+        .join(', ');
       return `| ${op} | ${e.requests} | ${statuses} | ${e.codes.size} | ${codes} |`;
     });
     const seconds = ((performance.now() - this.started) / 1000).toFixed(1);

@@ -41,16 +41,41 @@ export const OPERATION_IDS = operations().map((o) => o.operationId);
 const requestIdHeader: fc.Arbitrary<Record<string, string>> = fc.oneof(
   fc.constant({}),
   fc.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/).map((id) => ({ 'x-request-id': id })),
-  fc.constantFrom('', 'a'.repeat(129), 'has space', 'semi;colon', 'é'.normalize('NFD').replace(/[^\x20-\x7e]/g, '?'), '../x').map((id) => ({ 'x-request-id': id })),
+  fc
+    .constantFrom('', 'a'.repeat(129), 'has space', 'semi;colon', 'é'.normalize('NFD').replace(/[^\x20-\x7e]/g, '?'), '../x')
+    .map((id) => ({ 'x-request-id': id })),
 );
 
 /** A query string of random (often undeclared) parameters, some repeated, some malformed. */
 const junkQuery: fc.Arbitrary<string> = fc.oneof(
   fc.constant(''),
-  fc.array(fc.tuple(fc.oneof(fc.constantFrom('limit', 'offset', 'query', 'cursor', 'type', 'q', 'x'), fc.string({ maxLength: 6 })), fc.oneof(nastyString.filter((s) => s.length < 200), fc.string({ maxLength: 8 }))), { maxLength: 4 }).map(
-    (pairs) => new URLSearchParams(pairs).toString(),
+  fc
+    .array(
+      fc.tuple(
+        fc.oneof(fc.constantFrom('limit', 'offset', 'query', 'cursor', 'type', 'q', 'x'), fc.string({ maxLength: 6 })),
+        fc.oneof(
+          nastyString.filter((s) => s.length < 200),
+          fc.string({ maxLength: 8 }),
+        ),
+      ),
+      { maxLength: 4 },
+    )
+    .map((pairs) => new URLSearchParams(pairs).toString()),
+  fc.constantFrom(
+    '&&',
+    '=',
+    '==&=',
+    '%',
+    '%zz=1',
+    'a=%',
+    'a[]=1&a[]=2',
+    'a[b]=c',
+    '__proto__=1',
+    'constructor[prototype]=x',
+    '?',
+    ';',
+    '+=+',
   ),
-  fc.constantFrom('&&', '=', '==&=', '%', '%zz=1', 'a=%', 'a[]=1&a[]=2', 'a[b]=c', '__proto__=1', 'constructor[prototype]=x', '?', ';', '+=+'),
 );
 
 const withQuery = (path: string, query: string) => (query === '' ? path : `${path}?${query}`);
@@ -132,19 +157,43 @@ function craftedPaymentBody(world: FuzzWorld): fc.Arbitrary<unknown> {
         extraOps: c.extraOps,
       });
       const amount = c.requirementsMatch ? c.amount.toString() : c.requirementsAmount;
-      const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: c.contract, amount, payTo: c.to, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } };
-      return { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction } }, paymentRequirements: requirements };
+      const requirements = {
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        asset: c.contract,
+        amount,
+        payTo: c.to,
+        maxTimeoutSeconds: 60,
+        extra: { areFeesSponsored: true },
+      };
+      return {
+        x402Version: 2,
+        paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction } },
+        paymentRequirements: requirements,
+      };
     });
 }
 
 /** A plausible bazaar extension (valid or subtly not), for the catalog hook on settle. */
 export function bazaarArb(): fc.Arbitrary<unknown> {
   const http = fc.record({
-    info: fc.record({ input: fc.record({ type: fc.constant('http'), method: fc.constantFrom('GET', 'POST', 'DELETE', 'get'), queryParams: fc.dictionary(fc.string({ maxLength: 6 }), anyJson, { maxKeys: 2 }) }) }),
-    schema: fc.oneof(fc.constant({ type: 'object' }), fc.constant({ type: 'object', properties: { input: { type: 'object', required: ['method'] } } }), anyJson),
+    info: fc.record({
+      input: fc.record({
+        type: fc.constant('http'),
+        method: fc.constantFrom('GET', 'POST', 'DELETE', 'get'),
+        queryParams: fc.dictionary(fc.string({ maxLength: 6 }), anyJson, { maxKeys: 2 }),
+      }),
+    }),
+    schema: fc.oneof(
+      fc.constant({ type: 'object' }),
+      fc.constant({ type: 'object', properties: { input: { type: 'object', required: ['method'] } } }),
+      anyJson,
+    ),
   });
   const mcp = fc.record({
-    info: fc.record({ input: fc.record({ type: fc.constant('mcp'), toolName: fc.string({ maxLength: 10 }), inputSchema: fc.constant({ type: 'object' }) }) }),
+    info: fc.record({
+      input: fc.record({ type: fc.constant('mcp'), toolName: fc.string({ maxLength: 10 }), inputSchema: fc.constant({ type: 'object' }) }),
+    }),
     schema: fc.constant({ type: 'object' }),
   });
   return fc.oneof(http, mcp, anyJson, fc.constant({ info: {}, schema: deeplyNested(500, 'object') }));
@@ -171,7 +220,10 @@ function paymentHints(world: FuzzWorld): Hints {
     maxTimeoutSeconds: requirements.map((r) => r.maxTimeoutSeconds),
     accepted: requirements,
     payload: fc.record({ transaction: transactionArb(world) }, { requiredKeys: [] }),
-    resource: fc.record({ url: fc.oneof(fc.webUrl(), nastyString), description: fc.string({ maxLength: 30 }), mimeType: fc.constant('application/json') }, { requiredKeys: ['url'] }),
+    resource: fc.record(
+      { url: fc.oneof(fc.webUrl(), nastyString), description: fc.string({ maxLength: 30 }), mimeType: fc.constant('application/json') },
+      { requiredKeys: ['url'] },
+    ),
     extensions: fc.oneof(fc.record({ bazaar: bazaarArb() }), anyJson),
   };
 }
@@ -182,15 +234,21 @@ const REQUIREMENT_KEYS = ['scheme', 'network', 'asset', 'amount', 'payTo', 'maxT
 /** A real payment, as is or with one requirement changed (the scheme must reject it cleanly). */
 function realPaymentBody(world: FuzzWorld, hints: Hints): fc.Arbitrary<unknown> {
   if (!world.payments.length) return validValue(FACILITATOR_SCHEMA, hints);
-  return fc.tuple(fc.constantFrom(...world.payments), fc.option(fc.constantFrom(...REQUIREMENT_KEYS)), fc.constantFrom('requirements', 'accepted', 'both')).chain(([p, key, where]) => {
-    if (key === null) return fc.constant({ x402Version: 2, ...p });
-    return hints[key]!.map((v) => {
-      const copy = structuredClone(p) as any;
-      if (where !== 'accepted') copy.paymentRequirements[key] = v;
-      if (where !== 'requirements' && copy.paymentPayload.accepted) copy.paymentPayload.accepted[key] = v;
-      return { x402Version: 2, ...copy };
+  return fc
+    .tuple(
+      fc.constantFrom(...world.payments),
+      fc.option(fc.constantFrom(...REQUIREMENT_KEYS)),
+      fc.constantFrom('requirements', 'accepted', 'both'),
+    )
+    .chain(([p, key, where]) => {
+      if (key === null) return fc.constant({ x402Version: 2, ...p });
+      return hints[key]!.map((v) => {
+        const copy = structuredClone(p) as any;
+        if (where !== 'accepted') copy.paymentRequirements[key] = v;
+        if (where !== 'requirements' && copy.paymentPayload.accepted) copy.paymentPayload.accepted[key] = v;
+        return { x402Version: 2, ...copy };
+      });
     });
-  });
 }
 
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -201,15 +259,51 @@ type BodyPart = { headers: Record<string, string>; body?: Buffer | undefined; ki
 /** Bodies no JSON parser should accept, or that are JSON but not an object. */
 const rawJunkBody: fc.Arbitrary<BodyPart> = fc.oneof(
   fc.constant({ headers: JSON_TYPE, kind: 'empty body with JSON type' }),
-  fc.constantFrom('null', '[]', '[{}]', '"x"', '2', 'true', '{', '{"a":', '{"paymentPayload":{}', '}{', '{} {}', "{'a':1}", 'NaN', '{"a":1,}', '\ufeff{}', ' ', '\u0000').map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'non-object or broken JSON' })),
+  fc
+    .constantFrom(
+      'null',
+      '[]',
+      '[{}]',
+      '"x"',
+      '2',
+      'true',
+      '{',
+      '{"a":',
+      '{"paymentPayload":{}',
+      '}{',
+      '{} {}',
+      "{'a':1}",
+      'NaN',
+      '{"a":1,}',
+      '\ufeff{}',
+      ' ',
+      '\u0000',
+    )
+    .map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'non-object or broken JSON' })),
   fc.string({ unit: 'binary', maxLength: 200 }).map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'random text as JSON' })),
   fc.uint8Array({ maxLength: 200 }).map((b) => ({ headers: JSON_TYPE, body: Buffer.from(b), kind: 'random bytes as JSON' })),
-  fc.constantFrom(2_000, 50_000, 200_000).map((d) => ({ headers: JSON_TYPE, body: Buffer.from(`{"paymentPayload":${'['.repeat(d)}${']'.repeat(d)}}`), kind: `JSON nested ${d} deep` })),
-  fc.constantFrom(2_000, 30_000).map((d) => ({ headers: JSON_TYPE, body: Buffer.from(`${'{"a":'.repeat(d)}1${'}'.repeat(d)}`), kind: `object nested ${d} deep` })),
-  fc.constantFrom(256 * 1024 + 1, 1024 * 1024).map((n) => ({ headers: JSON_TYPE, body: Buffer.from(`{"x":"${'a'.repeat(n)}"}`), kind: `body of ${n} bytes` })),
-  fc.constant({ headers: { ...JSON_TYPE, 'content-encoding': 'gzip' }, body: gzipSync(Buffer.from(`{"x":"${'a'.repeat(4 * 1024 * 1024)}"}`)), kind: 'gzip bomb' }),
+  fc
+    .constantFrom(2_000, 50_000, 200_000)
+    .map((d) => ({
+      headers: JSON_TYPE,
+      body: Buffer.from(`{"paymentPayload":${'['.repeat(d)}${']'.repeat(d)}}`),
+      kind: `JSON nested ${d} deep`,
+    })),
+  fc
+    .constantFrom(2_000, 30_000)
+    .map((d) => ({ headers: JSON_TYPE, body: Buffer.from(`${'{"a":'.repeat(d)}1${'}'.repeat(d)}`), kind: `object nested ${d} deep` })),
+  fc
+    .constantFrom(256 * 1024 + 1, 1024 * 1024)
+    .map((n) => ({ headers: JSON_TYPE, body: Buffer.from(`{"x":"${'a'.repeat(n)}"}`), kind: `body of ${n} bytes` })),
+  fc.constant({
+    headers: { ...JSON_TYPE, 'content-encoding': 'gzip' },
+    body: gzipSync(Buffer.from(`{"x":"${'a'.repeat(4 * 1024 * 1024)}"}`)),
+    kind: 'gzip bomb',
+  }),
   fc.constant({ headers: { ...JSON_TYPE, 'content-encoding': 'gzip' }, body: Buffer.from('not gzip at all'), kind: 'bad gzip' }),
-  fc.constantFrom('br', 'compress', 'x-unknown', 'gzip, gzip').map((e) => ({ headers: { ...JSON_TYPE, 'content-encoding': e }, body: Buffer.from('{}'), kind: `content-encoding ${e}` })),
+  fc
+    .constantFrom('br', 'compress', 'x-unknown', 'gzip, gzip')
+    .map((e) => ({ headers: { ...JSON_TYPE, 'content-encoding': e }, body: Buffer.from('{}'), kind: `content-encoding ${e}` })),
 );
 
 const WRONG_CONTENT_TYPES = [
@@ -230,7 +324,9 @@ const WRONG_CONTENT_TYPES = [
 /** Bodies for /verify and /settle. */
 function paymentBody(world: FuzzWorld): fc.Arbitrary<BodyPart> {
   const hints = paymentHints(world);
-  const asJson = (kind: string) => (value: unknown): BodyPart => ({ headers: JSON_TYPE, body: jsonBody(value), kind });
+  const asJson =
+    (kind: string) =>
+    (value: unknown): BodyPart => ({ headers: JSON_TYPE, body: jsonBody(value), kind });
   return fc.oneof(
     { weight: 3, arbitrary: validValue(FACILITATOR_SCHEMA, hints).map(asJson('schema-valid body')) },
     { weight: 4, arbitrary: realPaymentBody(world, hints).map(asJson('real payment')) },
@@ -241,7 +337,11 @@ function paymentBody(world: FuzzWorld): fc.Arbitrary<BodyPart> {
       weight: 1,
       arbitrary: fc
         .tuple(fc.option(fc.constantFrom(...WRONG_CONTENT_TYPES), { nil: undefined }), validValue(FACILITATOR_SCHEMA, hints))
-          .map(([type, value]): BodyPart => ({ headers: type === undefined ? {} : { 'content-type': type }, body: jsonBody(value), kind: `content-type ${type ?? '(none)'}` })),
+        .map(([type, value]): BodyPart => ({
+          headers: type === undefined ? {} : { 'content-type': type },
+          body: jsonBody(value),
+          kind: `content-type ${type ?? '(none)'}`,
+        })),
     },
   );
 }
@@ -258,12 +358,14 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
     extensions: fc.constantFrom('bazaar', 'other'),
     query: fc.array(words, { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
     // Read when generated, so cursors issued earlier in the run are replayed (also across queries).
-    cursor: fc.tuple(fc.nat(), fc.nat(), fc.nat({ max: 63 }), fc.constantFrom('as is', 'one character changed', 'truncated')).map(([i, at, c, how]) => {
-      const real = world.cursors.length ? world.cursors[i % world.cursors.length]! : 'no-cursor-issued-yet';
-      if (how === 'as is') return real;
-      const j = at % real.length;
-      return how === 'truncated' ? real.slice(0, j) : real.slice(0, j) + BASE64_ALPHABET[c] + real.slice(j + 1);
-    }),
+    cursor: fc
+      .tuple(fc.nat(), fc.nat(), fc.nat({ max: 63 }), fc.constantFrom('as is', 'one character changed', 'truncated'))
+      .map(([i, at, c, how]) => {
+        const real = world.cursors.length ? world.cursors[i % world.cursors.length]! : 'no-cursor-issued-yet';
+        if (how === 'as is') return real;
+        const j = at % real.length;
+        return how === 'truncated' ? real.slice(0, j) : real.slice(0, j) + BASE64_ALPHABET[c] + real.slice(j + 1);
+      }),
     limit: fc.integer({ min: -5, max: 120 }).map(String),
     offset: fc.nat({ max: 30 }).map(String),
   };
@@ -271,21 +373,53 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
     const fromSchema = validValue(p.schema).map((v) => String(v));
     return realistic[p.name] ? fc.oneof({ weight: 3, arbitrary: realistic[p.name]! }, { weight: 1, arbitrary: fromSchema }) : fromSchema;
   };
-  const validPairs = fc.tuple(
-    ...params.map((p) => (p.required ? value(p).map((v) => [[p.name, v]] as [string, string][]) : fc.option(value(p).map((v) => [[p.name, v]] as [string, string][]), { nil: [] as [string, string][], freq: 2 }))),
-  ).map((groups) => groups.flat());
+  const validPairs = fc
+    .tuple(
+      ...params.map((p) =>
+        p.required
+          ? value(p).map((v) => [[p.name, v]] as [string, string][])
+          : fc.option(
+              value(p).map((v) => [[p.name, v]] as [string, string][]),
+              { nil: [] as [string, string][], freq: 2 },
+            ),
+      ),
+    )
+    .map((groups) => groups.flat());
   const names = params.map((p) => p.name as string);
   const broken = validPairs.chain((pairs) =>
     fc.oneof(
       // a declared parameter repeated
-      fc.constantFrom(...names).chain((n) => value(params.find((p) => p.name === n)).map((v) => ({ pairs: [...pairs, [n, v], [n, v]] as [string, string][], kind: `repeated ${n}` }))),
+      fc
+        .constantFrom(...names)
+        .chain((n) =>
+          value(params.find((p) => p.name === n)).map((v) => ({
+            pairs: [...pairs, [n, v], [n, v]] as [string, string][],
+            kind: `repeated ${n}`,
+          })),
+        ),
       // an undeclared parameter
-      fc.tuple(fc.oneof(fc.constantFrom('q', 'page', 'sort', 'LIMIT', 'Type', 'offset', 'cursor', 'query'), fc.string({ minLength: 1, maxLength: 8 })), fc.string({ maxLength: 8 })).map(([n, v]) => ({
-        pairs: [...pairs.filter(([k]) => k !== n), [n, v]] as [string, string][],
-        kind: `undeclared or other-operation parameter ${n}`,
-      })),
+      fc
+        .tuple(
+          fc.oneof(
+            fc.constantFrom('q', 'page', 'sort', 'LIMIT', 'Type', 'offset', 'cursor', 'query'),
+            fc.string({ minLength: 1, maxLength: 8 }),
+          ),
+          fc.string({ maxLength: 8 }),
+        )
+        .map(([n, v]) => ({
+          pairs: [...pairs.filter(([k]) => k !== n), [n, v]] as [string, string][],
+          kind: `undeclared or other-operation parameter ${n}`,
+        })),
       // a declared parameter with a nasty value (empty, non-integer, huge, unicode, control)
-      fc.tuple(fc.constantFrom(...names), fc.oneof(nastyString.filter((s) => s.length < 1_000), nastyNumber.map(String), fc.constantFrom('1e3', '+5', '-0', '0x10', '1.0', ' 3', '3 ', '99999999999999999999999', '-99999999999999999999999', '')))
+      fc
+        .tuple(
+          fc.constantFrom(...names),
+          fc.oneof(
+            nastyString.filter((s) => s.length < 1_000),
+            nastyNumber.map(String),
+            fc.constantFrom('1e3', '+5', '-0', '0x10', '1.0', ' 3', '3 ', '99999999999999999999999', '-99999999999999999999999', ''),
+          ),
+        )
         .map(([n, v]) => ({ pairs: [...pairs.filter(([k]) => k !== n), [n, v]] as [string, string][], kind: `nasty ${n}` })),
       // a required parameter missing
       fc.constant({ pairs: pairs.filter(([k]) => !params.find((p) => p.name === k)?.required), kind: 'required parameter missing' }),
@@ -322,9 +456,18 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
   const op = operations().find((o) => o.operationId === operationId);
   if (!op) throw new Error(`no operation ${operationId} in openapi.yaml`);
   if (op.method === 'POST') {
-    return fc.tuple(paymentBody(world), junkQuery, requestIdHeader, fc.boolean()).map(([b, query, rid, chunked]) =>
-      fuzzRequest({ method: 'POST', target: withQuery(op.path, query), headers: { ...b.headers, ...rid }, ...(b.body ? { body: b.body } : {}), chunked: chunked && b.body !== undefined, kind: b.kind }),
-    );
+    return fc
+      .tuple(paymentBody(world), junkQuery, requestIdHeader, fc.boolean())
+      .map(([b, query, rid, chunked]) =>
+        fuzzRequest({
+          method: 'POST',
+          target: withQuery(op.path, query),
+          headers: { ...b.headers, ...rid },
+          ...(b.body ? { body: b.body } : {}),
+          chunked: chunked && b.body !== undefined,
+          kind: b.kind,
+        }),
+      );
   }
   if (op.operation.parameters?.length) {
     return fc
@@ -333,9 +476,17 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
       .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
   }
   // Parameterless GETs: any query string is ignored; a stray body too.
-  return fc.tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 })).map(([query, rid, body]) =>
-    fuzzRequest({ method: 'GET', target: withQuery(op.path, query), headers: { ...rid, ...(body ? JSON_TYPE : {}) }, ...(body ? { body: Buffer.from(body) } : {}), kind: body ? 'GET with a body' : 'GET' }),
-  );
+  return fc
+    .tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 }))
+    .map(([query, rid, body]) =>
+      fuzzRequest({
+        method: 'GET',
+        target: withQuery(op.path, query),
+        headers: { ...rid, ...(body ? JSON_TYPE : {}) },
+        ...(body ? { body: Buffer.from(body) } : {}),
+        kind: body ? 'GET with a body' : 'GET',
+      }),
+    );
 }
 
 /**
@@ -345,16 +496,48 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND', 'M-SEARCH', 'PURGE', 'LINK'];
 
 /** encodeURIComponent throws on a lone surrogate; those become U+FFFD first. */
-const encodeSegment = (s: string) => encodeURIComponent(s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
+const encodeSegment = (s: string) =>
+  encodeURIComponent(s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
 
 /** Paths near the real ones (case, slashes, encoding, suffixes) and random ones. */
 const pathArb: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...Object.keys(openapiDocument.paths)),
   fc.constantFrom(...Object.keys(openapiDocument.paths)).chain((p) =>
-    fc.constantFrom(`${p}/`, p.toUpperCase(), `/${p}`, `${p}/x`, `${p}.json`, `${p}%2F`, p.replace('/', '/%2e/'), `${p};x`, p.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`), `/api${p}`, `${p}/..`),
+    fc.constantFrom(
+      `${p}/`,
+      p.toUpperCase(),
+      `/${p}`,
+      `${p}/x`,
+      `${p}.json`,
+      `${p}%2F`,
+      p.replace('/', '/%2e/'),
+      `${p};x`,
+      p.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`),
+      `/api${p}`,
+      `${p}/..`,
+    ),
   ),
-  fc.constantFrom('/', '*', '//', '/..', '/%00', '/%ff', '/%', '/discovery', '/discovery/', '/.well-known/x402', '/favicon.ico', '/verify%00', '/settle/../verify'),
-  fc.array(fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(...NASTY_STRINGS.filter(Boolean))), { minLength: 1, maxLength: 4 }).map((segs) => `/${segs.map(encodeSegment).join('/')}`),
+  fc.constantFrom(
+    '/',
+    '*',
+    '//',
+    '/..',
+    '/%00',
+    '/%ff',
+    '/%',
+    '/discovery',
+    '/discovery/',
+    '/.well-known/x402',
+    '/favicon.ico',
+    '/verify%00',
+    '/settle/../verify',
+  ),
+  fc
+    .array(fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), fc.constantFrom(...NASTY_STRINGS.filter(Boolean))), {
+      minLength: 1,
+      maxLength: 4,
+    })
+    .map((segs) => `/${segs.map(encodeSegment).join('/')}`),
 );
 
 /** Random methods on random or real paths; the method + path pair names no operation → 404 (405 + Allow on a known path). */
@@ -363,6 +546,12 @@ export function unknownRouteRequest(): fc.Arbitrary<FuzzRequest> {
     .tuple(fc.constantFrom(...METHODS), pathArb, junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'x'), { freq: 3 }))
     .filter(([m, p]) => !openapiDocument.paths?.[p]?.[m.toLowerCase()])
     .map(([method, path, query, rid, body]) =>
-      fuzzRequest({ method, target: withQuery(path, query), headers: { ...rid, ...(body ? JSON_TYPE : {}) }, ...(body ? { body: Buffer.from(body) } : {}), kind: 'random route' }),
+      fuzzRequest({
+        method,
+        target: withQuery(path, query),
+        headers: { ...rid, ...(body ? JSON_TYPE : {}) },
+        ...(body ? { body: Buffer.from(body) } : {}),
+        kind: 'random route',
+      }),
     );
 }

@@ -89,7 +89,12 @@ const anyText = fc.oneof(
 export const nastyString: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: anyText },
   // huge strings: large but below the 256 KiB body limit, and above it
-  { weight: 1, arbitrary: fc.constantFrom(20_000, 70_000, 300_000).chain((n) => fc.constantFrom('a', 'é', '\u0000', '😀').map((c) => c.repeat(n / c.length))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(20_000, 70_000, 300_000)
+      .chain((n) => fc.constantFrom('a', 'é', '\u0000', '😀').map((c) => c.repeat(n / c.length))),
+  },
 );
 
 export const nastyNumber: fc.Arbitrary<number> = fc.oneof(
@@ -109,7 +114,11 @@ export const anyJson: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.array(tie('value'), { maxLength: 4 }),
     // No "__proto__" key: openapi.yaml (NoPrototypeKey) refuses it, so a valid value has none;
     // test/fuzz/stateful.test.ts and regressions.test.ts send it on purpose.
-    fc.dictionary(anyText.filter((k) => k !== '__proto__'), tie('value'), { maxKeys: 4 }),
+    fc.dictionary(
+      anyText.filter((k) => k !== '__proto__'),
+      tie('value'),
+      { maxKeys: 4 },
+    ),
   ),
 })).value;
 
@@ -164,7 +173,9 @@ function objectValue(schema: Schema, hints: Hints, depth: number): fc.Arbitrary<
   if (schema.additionalProperties === false || depth > 3) return known;
   const extra = fc.dictionary(
     fc.string({ maxLength: 10 }).filter((k) => !(k in properties) && k !== '__proto__'),
-    schema.additionalProperties && typeof schema.additionalProperties === 'object' ? validValue(schema.additionalProperties, hints, depth + 1) : anyJson,
+    schema.additionalProperties && typeof schema.additionalProperties === 'object'
+      ? validValue(schema.additionalProperties, hints, depth + 1)
+      : anyJson,
     { maxKeys: 2 },
   );
   return fc.tuple(known, fc.option(extra, { freq: 4 })).map(([k, e]) => ({ ...(e ?? {}), ...k }));
@@ -230,13 +241,22 @@ export function mutatedValue(schema: Schema, hints: Hints = {}): fc.Arbitrary<un
           case 'wrongType':
             return wrongTypeFor(target).map((w) => (path.length ? setAt(valid, path, (p, k) => (p[k] = w)) : w));
           case 'remove':
-            return fc.constant(path.length ? setAt(valid, path, (p, k) => (Array.isArray(p) ? p.splice(Number(k), 1) : delete p[k])) : undefined);
+            return fc.constant(
+              path.length ? setAt(valid, path, (p, k) => (Array.isArray(p) ? p.splice(Number(k), 1) : delete p[k])) : undefined,
+            );
           case 'extraField':
             return fc.constant(
               target && typeof target === 'object' && !Array.isArray(target)
                 ? path.length
-                  ? setAt(valid, path, (p, k) => Object.defineProperty(p[k], key, { value: replacement, enumerable: true, writable: true, configurable: true }))
-                  : Object.defineProperty(structuredClone(target), key, { value: replacement, enumerable: true, writable: true, configurable: true })
+                  ? setAt(valid, path, (p, k) =>
+                      Object.defineProperty(p[k], key, { value: replacement, enumerable: true, writable: true, configurable: true }),
+                    )
+                  : Object.defineProperty(structuredClone(target), key, {
+                      value: replacement,
+                      enumerable: true,
+                      writable: true,
+                      configurable: true,
+                    })
                 : valid,
             );
           case 'nastyString':

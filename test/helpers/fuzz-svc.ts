@@ -40,8 +40,14 @@ export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: nu
   const devnet = await startDevnet({ ledgerMs: options.ledgerMs ?? 200 });
   const dir = mkdtempSync(join(tmpdir(), 'svc-fuzz-'));
   const dbPath = join(dir, 'catalog.sqlite');
-  const submitterAccounts = await Promise.all(Array.from({ length: options.submitters ?? 2 }, () => devnet.createAccount({ usdcTrustline: false })));
-  const config = testConfig({ SUBMITTER_SECRET: submitterAccounts.map((a) => a.secret).join(','), RPC_URL: devnet.rpcUrl, DB_PATH: dbPath });
+  const submitterAccounts = await Promise.all(
+    Array.from({ length: options.submitters ?? 2 }, () => devnet.createAccount({ usdcTrustline: false })),
+  );
+  const config = testConfig({
+    SUBMITTER_SECRET: submitterAccounts.map((a) => a.secret).join(','),
+    RPC_URL: devnet.rpcUrl,
+    DB_PATH: dbPath,
+  });
   const logger = silentLogger();
   const catalog = openCatalog({ dbPath, logger });
   const server = await startTestServer({ config, logger, scheme: createSchemeFromConfig(config, logger), catalog });
@@ -63,7 +69,16 @@ export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: nu
       return { buyer: Keypair.fromSecret(buyer.secret), seller: Keypair.fromSecret(seller.secret) };
     },
     requirements(payTo, overrides = {}) {
-      return { scheme: 'exact', network: 'stellar:testnet', asset: devnet.usdc.contractId, amount: '100000', payTo, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true }, ...overrides };
+      return {
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        asset: devnet.usdc.contractId,
+        amount: '100000',
+        payTo,
+        maxTimeoutSeconds: 60,
+        extra: { areFeesSponsored: true },
+        ...overrides,
+      };
     },
     pay(requirements, buyer, extra = {}) {
       return createStellarPayment({ requirements, signer: buyer, rpc, ledgerTime, ...extra });

@@ -40,38 +40,57 @@ describe('the contract helper rejects what the document does not declare', () =>
   const health = JSON.stringify({ status: 'ok', x402Version: 2, network: 'stellar:testnet' });
 
   it('accepts a conforming response', () => {
-    expect(checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers(json), text: health })).toMatchObject({ status: 'ok' });
+    expect(checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers(json), text: health })).toMatchObject({
+      status: 'ok',
+    });
   });
   it('an undeclared status', () => {
-    expect(() => checkContract({ method: 'GET', path: '/health' }, { status: 418, headers: headers(json), text: health })).toThrow(/does not declare/);
+    expect(() => checkContract({ method: 'GET', path: '/health' }, { status: 418, headers: headers(json), text: health })).toThrow(
+      /does not declare/,
+    );
   });
   it('a missing required header', () => {
     expect(() =>
-      checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers({ 'content-type': 'application/json' }), text: health }),
+      checkContract(
+        { method: 'GET', path: '/health' },
+        { status: 200, headers: headers({ 'content-type': 'application/json' }), text: health },
+      ),
     ).toThrow(/X-Request-Id is missing/);
   });
   it('a wrong content type', () => {
     expect(() =>
-      checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers({ ...json, 'content-type': 'text/plain' }), text: health }),
+      checkContract(
+        { method: 'GET', path: '/health' },
+        { status: 200, headers: headers({ ...json, 'content-type': 'text/plain' }), text: health },
+      ),
     ).toThrow(/Content-Type/);
   });
   it('a body that violates the schema (extra field on HealthResponse, a secret say)', () => {
     const leaky = JSON.stringify({ status: 'ok', x402Version: 2, network: 'n', secret: 'S...' });
-    expect(() => checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers(json), text: leaky })).toThrow(/violates/);
+    expect(() => checkContract({ method: 'GET', path: '/health' }, { status: 200, headers: headers(json), text: leaky })).toThrow(
+      /violates/,
+    );
   });
   it('a rejection without a code, and a success carrying one', () => {
     for (const body of [{ isValid: false }, { isValid: true, invalidReason: 'invalid_network', invalidMessage: 'x' }]) {
-      expect(() => checkContract({ method: 'POST', path: '/verify' }, { status: 200, headers: headers(json), text: JSON.stringify(body) })).toThrow(/violates/);
+      expect(() =>
+        checkContract({ method: 'POST', path: '/verify' }, { status: 200, headers: headers(json), text: JSON.stringify(body) }),
+      ).toThrow(/violates/);
     }
   });
   it('an EXTENSION-RESPONSES header with an unknown bazaar status', () => {
     const settled = JSON.stringify({ success: true, transaction: 'a'.repeat(64), network: 'stellar:testnet' });
     const bad = Buffer.from(JSON.stringify({ bazaar: { status: 'processing' } })).toString('base64');
     expect(() =>
-      checkContract({ method: 'POST', path: '/settle' }, { status: 200, headers: headers({ ...json, 'extension-responses': bad }), text: settled }),
+      checkContract(
+        { method: 'POST', path: '/settle' },
+        { status: 200, headers: headers({ ...json, 'extension-responses': bad }), text: settled },
+      ),
     ).toThrow(/EXTENSION-RESPONSES/);
   });
   it('a non-404 answer to an unknown route', () => {
-    expect(() => checkContract({ method: 'GET', path: '/nope' }, { status: 200, headers: headers(json), text: '{}' })).toThrow(/must answer 404/);
+    expect(() => checkContract({ method: 'GET', path: '/nope' }, { status: 200, headers: headers(json), text: '{}' })).toThrow(
+      /must answer 404/,
+    );
   });
 });

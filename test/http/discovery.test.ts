@@ -12,9 +12,7 @@ const listing = (n: number) => ({
   resource: `https://api.example.com/r${n}`,
   type: 'http',
   x402Version: 2,
-  accepts: [
-    { scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 60 },
-  ],
+  accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 60 }],
   lastUpdated: new Date(1_700_000_000_000 + n).toISOString(),
   description: `resource ${n}`,
 });
@@ -33,7 +31,8 @@ class InMemoryCatalog implements CatalogPort {
   }
   async search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
     this.lastSearch = { query, filters, page };
-    if (page.cursor !== undefined && page.cursor !== 'c2') throw new CatalogQueryError('svc_invalid_search_cursor', 'cursor was not issued for this query');
+    if (page.cursor !== undefined && page.cursor !== 'c2')
+      throw new CatalogQueryError('svc_invalid_search_cursor', 'cursor was not issued for this query');
     const start = page.cursor === 'c2' ? 2 : 0;
     const resources = this.items.slice(start, start + Math.min(page.limit, 2));
     const more = start + resources.length < this.items.length;
@@ -80,13 +79,18 @@ describe('GET /discovery/resources', () => {
   });
 
   it('passes the five filters and offset through', async () => {
-    const res = await client.get('/discovery/resources?type=http&payTo=GABC&scheme=exact&network=stellar%3Atestnet&extensions=bazaar&offset=3&limit=2');
+    const res = await client.get(
+      '/discovery/resources?type=http&payTo=GABC&scheme=exact&network=stellar%3Atestnet&extensions=bazaar&offset=3&limit=2',
+    );
     expect(res.status).toBe(200);
     expect(catalog.lastList).toEqual({
       filters: { type: 'http', payTo: 'GABC', scheme: 'exact', network: 'stellar:testnet', extensions: 'bazaar' },
       page: { limit: 2, offset: 3 },
     });
-    expect(res.body.items.map((i: { resource: string }) => i.resource)).toEqual(['https://api.example.com/r3', 'https://api.example.com/r4']);
+    expect(res.body.items.map((i: { resource: string }) => i.resource)).toEqual([
+      'https://api.example.com/r3',
+      'https://api.example.com/r4',
+    ]);
   });
 
   it.each([

@@ -28,7 +28,9 @@ const payload = { x402Version: 2, accepted: requirements, payload: { transaction
 let verdict: 'valid' | 'invalid' = 'valid';
 const scheme = new FakeScheme({
   verify: () =>
-    verdict === 'valid' ? { isValid: true, payer: PAYER } : { isValid: false, invalidReason: 'invalid_exact_stellar_payload_wrong_recipient', payer: PAYER },
+    verdict === 'valid'
+      ? { isValid: true, payer: PAYER }
+      : { isValid: false, invalidReason: 'invalid_exact_stellar_payload_wrong_recipient', payer: PAYER },
   settle: { success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER },
 });
 const listing = {
@@ -71,7 +73,12 @@ describe('@x402/core HTTPFacilitatorClient', () => {
 
   it('getSupported parses our /supported', async () => {
     const supported = await client().getSupported();
-    expect(supported.kinds[0]).toMatchObject({ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } });
+    expect(supported.kinds[0]).toMatchObject({
+      x402Version: 2,
+      scheme: 'exact',
+      network: 'stellar:testnet',
+      extra: { areFeesSponsored: true },
+    });
     expect(supported.extensions).toContain('bazaar');
   });
 

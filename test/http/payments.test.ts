@@ -10,7 +10,14 @@ import type { BazaarOutcome, CatalogPort } from '../../src/catalog/types.ts';
 import { SERVICE_CODES } from '../../src/codes.ts';
 import { createLogger } from '../../src/log.ts';
 import { api, expectResponseMatchesContract } from '../helpers/contract.ts';
-import { FAKE_ENVELOPE, FAKE_HASH as HASH, FAKE_PAYER as PAYER, FAKE_PAYLOAD, FAKE_REQUIREMENTS, FakeScheme } from '../helpers/fake-scheme.ts';
+import {
+  FAKE_ENVELOPE,
+  FAKE_HASH as HASH,
+  FAKE_PAYER as PAYER,
+  FAKE_PAYLOAD,
+  FAKE_REQUIREMENTS,
+  FakeScheme,
+} from '../helpers/fake-scheme.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
 const requirements = FAKE_REQUIREMENTS;
@@ -100,10 +107,22 @@ describe.each(routes)('POST $path envelope errors', ({ path, code, message, flag
     ['paymentPayload an array', { paymentPayload: [], paymentRequirements: requirements }, 'svc_missing_payment_payload'],
     ['missing paymentRequirements', { paymentPayload: payload }, 'svc_missing_payment_requirements'],
     ['paymentRequirements null', { paymentPayload: payload, paymentRequirements: null }, 'svc_missing_payment_requirements'],
-    ['x402Version 1', { paymentPayload: { ...payload, x402Version: 1 }, paymentRequirements: requirements }, 'svc_unsupported_x402_version'],
+    [
+      'x402Version 1',
+      { paymentPayload: { ...payload, x402Version: 1 }, paymentRequirements: requirements },
+      'svc_unsupported_x402_version',
+    ],
     ['x402Version missing', { paymentPayload: { payload: {} }, paymentRequirements: requirements }, 'svc_unsupported_x402_version'],
-    ['x402Version "2" as a string', { paymentPayload: { ...payload, x402Version: '2' }, paymentRequirements: requirements }, 'svc_unsupported_x402_version'],
-    ['requirements without asset', { paymentPayload: payload, paymentRequirements: { ...requirements, asset: undefined } }, 'svc_malformed_request_body'],
+    [
+      'x402Version "2" as a string',
+      { paymentPayload: { ...payload, x402Version: '2' }, paymentRequirements: requirements },
+      'svc_unsupported_x402_version',
+    ],
+    [
+      'requirements without asset',
+      { paymentPayload: payload, paymentRequirements: { ...requirements, asset: undefined } },
+      'svc_malformed_request_body',
+    ],
     ['amount not a string', { paymentPayload: payload, paymentRequirements: { ...requirements, amount: 5 } }, 'svc_malformed_request_body'],
   ])('%s → 400 %s', async (_name, body, expected) => {
     scheme.calls = [];
@@ -153,7 +172,10 @@ describe.each(routes)('POST $path envelope errors', ({ path, code, message, flag
 
   it('an unadvertised (scheme, network) → 200 svc_unsupported_kind, scheme not called', async () => {
     scheme.calls = [];
-    for (const reqs of [{ ...requirements, network: 'stellar:pubnet' }, { ...requirements, scheme: 'upto' }]) {
+    for (const reqs of [
+      { ...requirements, network: 'stellar:pubnet' },
+      { ...requirements, scheme: 'upto' },
+    ]) {
       const res = await client.post(path, { paymentPayload: payload, paymentRequirements: reqs });
       expect(res.status).toBe(200);
       expect(res.body[flag]).toBe(false);
@@ -267,7 +289,12 @@ describe('POST /settle delegation and the catalog hook', () => {
 
   it('a failed settlement never runs the hook and fills errorMessage', async () => {
     catalog.recorded = [];
-    scheme.settleResult = { success: false, transaction: '', network: 'stellar:testnet', errorReason: 'settle_exact_stellar_transaction_failed' };
+    scheme.settleResult = {
+      success: false,
+      transaction: '',
+      network: 'stellar:testnet',
+      errorReason: 'settle_exact_stellar_transaction_failed',
+    };
     const res = await client.post('/settle', envelope);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -284,7 +311,12 @@ describe('POST /settle delegation and the catalog hook', () => {
 
   it('a failure that reports a hash answers transaction "" and logs the hash', async () => {
     logLines.length = 0;
-    scheme.settleResult = { success: false, transaction: HASH, network: 'stellar:testnet', errorReason: 'settle_exact_stellar_transaction_failed' };
+    scheme.settleResult = {
+      success: false,
+      transaction: HASH,
+      network: 'stellar:testnet',
+      errorReason: 'settle_exact_stellar_transaction_failed',
+    };
     const res = await client.post('/settle', envelope, { headers: { 'X-Request-Id': 'req-failed-hash' } });
     expect(res.body.transaction).toBe('');
     expect(res.body.errorReason).toBe('settle_exact_stellar_transaction_failed');
@@ -320,7 +352,9 @@ describe('logs and request ids', () => {
     expect(access[0]).toMatchObject({ method: 'POST', route: 'POST /settle', status: 200 });
     expect(typeof access[0]!.durationMs).toBe('number');
     const decision = mine.filter((l) => l.msg === 'payment decision');
-    expect(decision).toEqual([expect.objectContaining({ route: 'POST /settle', code: null, payer: PAYER, amount: '100000', transaction: HASH })]);
+    expect(decision).toEqual([
+      expect.objectContaining({ route: 'POST /settle', code: null, payer: PAYER, amount: '100000', transaction: HASH }),
+    ]);
     expect(JSON.stringify(logLines)).not.toContain(SUBMITTER_SEED);
   });
 
@@ -333,7 +367,10 @@ describe('payload content is the scheme’s to judge', () => {
   it('a non-object payload or accepted is delegated, not an envelope error', async () => {
     scheme.calls = [];
     scheme.verifyResult = { isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed' };
-    const res = await client.post('/verify', { paymentPayload: { x402Version: 2, payload: 'not an object', accepted: 7 }, paymentRequirements: requirements });
+    const res = await client.post('/verify', {
+      paymentPayload: { x402Version: 2, payload: 'not an object', accepted: 7 },
+      paymentRequirements: requirements,
+    });
     expect(res.status).toBe(200);
     expect(res.body.invalidReason).toBe('invalid_exact_stellar_payload_malformed');
     expect(scheme.calls).toEqual(['verify']);
@@ -366,7 +403,10 @@ describe('odd encodings', () => {
     const { gzipSync } = await import('node:zlib');
     const bomb = gzipSync(JSON.stringify({ ...envelope, padding: 'x'.repeat(1024 * 1024) }));
     expect(bomb.length).toBeLessThan(16 * 1024);
-    const res = await client.request('POST', '/verify', { body: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const res = await client.request('POST', '/verify', {
+      body: bomb,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
     expect(res.status).toBe(413);
     expect(res.body.invalidReason).toBe('svc_malformed_request_body');
   });

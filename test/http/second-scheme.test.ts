@@ -25,7 +25,14 @@ const prepaid = new FakeScheme({
   settle: ({ requirements }) => ({ success: true, transaction: HASH, network: (requirements as PaymentRequirements).network, payer }),
 });
 
-const requirements: PaymentRequirements = { scheme: 'prepaid', network: FAKE_NETWORK, asset: 'credits', amount: '5', payTo: 'fake-seller', maxTimeoutSeconds: 30 };
+const requirements: PaymentRequirements = {
+  scheme: 'prepaid',
+  network: FAKE_NETWORK,
+  asset: 'credits',
+  amount: '5',
+  payTo: 'fake-seller',
+  maxTimeoutSeconds: 30,
+};
 const envelope = (voucher: string) => ({
   x402Version: 2,
   paymentPayload: { x402Version: 2, accepted: requirements, payload: { voucher } },

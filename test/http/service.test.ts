@@ -100,7 +100,15 @@ describe('unknown routes', () => {
     const res = await client.request(method, path);
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('svc_unknown_route');
-    for (const route of ['POST /verify', 'POST /settle', 'GET /supported', 'GET /discovery/resources', 'GET /discovery/search', 'GET /health', 'GET /openapi.yaml']) {
+    for (const route of [
+      'POST /verify',
+      'POST /settle',
+      'GET /supported',
+      'GET /discovery/resources',
+      'GET /discovery/search',
+      'GET /health',
+      'GET /openapi.yaml',
+    ]) {
       expect(res.body.error.reason).toContain(route);
     }
   });

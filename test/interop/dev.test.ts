@@ -25,10 +25,14 @@ afterEach(() => {
 function startDev(args: string[], { ephemeral = true } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-'));
   dirs.push(dataDir);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', ...(ephemeral ? ['--ephemeral'] : []), '--data-dir', dataDir, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, FORCE_COLOR: '0' },
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/dev/main.ts', ...(ephemeral ? ['--ephemeral'] : []), '--data-dir', dataDir, ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: '0' },
+    },
+  );
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -57,7 +61,10 @@ function startDev(args: string[], { ephemeral = true } = {}) {
 
 function childPids(pid: number): number[] {
   const out = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
-  return out.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+  return out
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((n) => n > 0);
 }
 
 async function refused(url: string): Promise<boolean> {
@@ -120,7 +127,9 @@ describe('npm run dev', () => {
     try {
       const dev = startDev(['--once'], { ephemeral: false });
       expect(await dev.exited).toBe(1);
-      expect(dev.output().stderr).toMatch(/dev: port \d+ is already in use \(another npm run dev\?\)\. Stop it, or run: npm run dev -- --ephemeral/);
+      expect(dev.output().stderr).toMatch(
+        /dev: port \d+ is already in use \(another npm run dev\?\)\. Stop it, or run: npm run dev -- --ephemeral/,
+      );
       // The devnet it had started before reaching svc's port was stopped again.
       if (devnetWasFree) expect(await refused(`http://127.0.0.1:${DEV_PORTS.devnet}`)).toBe(true);
     } finally {
@@ -147,7 +156,8 @@ describe('npm run dev', () => {
     dev.child.kill('SIGINT');
     expect(await dev.exited).toBe(0);
     expect(dev.output().stdout).toContain('stopped; every port is free.');
-    for (const url of [svcUrl, sellerUrl, mcpSellerUrl, rpcUrl, httpsUrl.replace('https:', 'http:')]) expect(await refused(url), url).toBe(true);
+    for (const url of [svcUrl, sellerUrl, mcpSellerUrl, rpcUrl, httpsUrl.replace('https:', 'http:')])
+      expect(await refused(url), url).toBe(true);
   }, 90_000);
 
   it('Ctrl-C in the middle of the story also stops every piece', async () => {

@@ -31,7 +31,13 @@ import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-http
 import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { startPaidHttpServer } from '../../src/client/seller-http.ts';
-import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header } from '../../src/client/seller.ts';
+import {
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+  PAYMENT_SIGNATURE_HEADER,
+  decodeX402Header,
+  encodeX402Header,
+} from '../../src/client/seller.ts';
 import type { PaymentRequirements } from '../../src/scheme/types.ts';
 import { createSdkRpc } from '../../src/chains/stellar/index.ts';
 import { Keypair } from '@stellar/stellar-sdk';
@@ -52,7 +58,13 @@ beforeAll(async () => {
     facilitatorUrl: stack.svc.url,
     routes: {
       'GET /weather': {
-        accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$0.001', maxTimeoutSeconds: 60 },
+        accepts: {
+          scheme: 'exact',
+          network: 'stellar:testnet',
+          payTo: stack.accounts.seller.publicKey,
+          price: '$0.001',
+          maxTimeoutSeconds: 60,
+        },
         description: 'Current weather for a city (interop seller)',
         mimeType: 'application/json',
         extensions: declareDiscoveryExtension({
@@ -75,10 +87,17 @@ afterAll(async () => {
 
 function stockBuyer(secret: string) {
   const client = x402Client.fromConfig({
-    schemes: [{ network: 'stellar:testnet', client: new StellarClientScheme(createEd25519Signer(secret, 'stellar:testnet'), { url: stack.devnet.httpsRpcUrl! }) }],
+    schemes: [
+      {
+        network: 'stellar:testnet',
+        client: new StellarClientScheme(createEd25519Signer(secret, 'stellar:testnet'), { url: stack.devnet.httpsRpcUrl! }),
+      },
+    ],
     // @x402/stellar 2.9.0 predates core's default-asset table: without this, core 2.27's spend
     // controls reject every Stellar requirement (docs/INTEROP.md, incompatibility 1).
-    spendControls: { allowedAssets: [{ network: 'stellar:testnet', asset: stack.devnet.usdc.contractId, maxAmountPerPayment: '10000000' }] },
+    spendControls: {
+      allowedAssets: [{ network: 'stellar:testnet', asset: stack.devnet.usdc.contractId, maxAmountPerPayment: '10000000' }],
+    },
   });
   return { client, fetchWithPayment: wrapFetchWithPayment(fetch, client) };
 }
@@ -86,7 +105,10 @@ function stockBuyer(secret: string) {
 describe('stock seller + stock buyer through svc on the devnet', () => {
   it('completes a paid GET; seller gets the decoded EXTENSION-RESPONSES; the listing is discoverable', async () => {
     const buyer = stack.accounts.buyer;
-    const before = { buyer: stack.devnet.balances(buyer.publicKey).usdc!, seller: stack.devnet.balances(stack.accounts.seller.publicKey).usdc! };
+    const before = {
+      buyer: stack.devnet.balances(buyer.publicKey).usdc!,
+      seller: stack.devnet.balances(stack.accounts.seller.publicKey).usdc!,
+    };
 
     const unpaid = await fetch(`${seller.url}/weather?city=Lisbon`);
     expect(unpaid.status).toBe(402);
@@ -120,19 +142,29 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
 
     // The seller's resource server received svc's EXTENSION-RESPONSES, decoded by the stock client.
     expect(seller.settlements).toHaveLength(1);
-    expect(seller.settlements[0]).toMatchObject({ success: true, transaction: receipt.transaction, extensionResponses: { bazaar: { status: 'success' } } });
+    expect(seller.settlements[0]).toMatchObject({
+      success: true,
+      transaction: receipt.transaction,
+      extensionResponses: { bazaar: { status: 'success' } },
+    });
 
     // The listing: canonical URL (query dropped), terms from the settled requirements.
-    const listing = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then((r) => r.json() as Promise<{ items: Array<Record<string, unknown>> }>);
+    const listing = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then(
+      (r) => r.json() as Promise<{ items: Array<Record<string, unknown>> }>,
+    );
     expect(listing.items).toHaveLength(1);
     expect(listing.items[0]).toMatchObject({
       resource: `${seller.url}/weather`,
       type: 'http',
       x402Version: 2,
       description: 'Current weather for a city (interop seller)',
-      accepts: [expect.objectContaining({ amount: PRICE_BASE_UNITS, payTo: stack.accounts.seller.publicKey, asset: stack.devnet.usdc.contractId })],
+      accepts: [
+        expect.objectContaining({ amount: PRICE_BASE_UNITS, payTo: stack.accounts.seller.publicKey, asset: stack.devnet.usdc.contractId }),
+      ],
     });
-    const found = await fetch(`${stack.svc.url}/discovery/search?query=weather%20city`).then((r) => r.json() as Promise<{ resources: Array<{ resource: string }> }>);
+    const found = await fetch(`${stack.svc.url}/discovery/search?query=weather%20city`).then(
+      (r) => r.json() as Promise<{ resources: Array<{ resource: string }> }>,
+    );
     expect(found.resources.map((r) => r.resource)).toContain(`${seller.url}/weather`);
   }, 60_000);
 
@@ -141,7 +173,9 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
     const verdicts: Array<{ isValid: boolean; invalidReason?: string; payer?: string }> = [];
     const rejecting = await startStockSeller({
       facilitatorUrl: stack.svc.url,
-      routes: { 'GET /quote': { accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$0.002' } } },
+      routes: {
+        'GET /quote': { accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$0.002' } },
+      },
       handlers: { 'GET /quote': () => ({ quote: 'never served' }) },
       onVerify: (_route, result) => verdicts.push(result),
     });
@@ -153,7 +187,11 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
       const res = await fetchWithPayment(`${rejecting.url}/quote`);
       expect(res.status).toBe(402);
       expect(verdicts).toHaveLength(1);
-      expect(verdicts[0]).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_simulation_failed', payer: payer.publicKey });
+      expect(verdicts[0]).toMatchObject({
+        isValid: false,
+        invalidReason: 'invalid_exact_stellar_payload_simulation_failed',
+        payer: payer.publicKey,
+      });
       expect(rejecting.settlements).toHaveLength(0);
       expect(stack.devnet.balances(payer.publicKey).usdc).toBe(10n * 10_000_000n);
     } finally {
@@ -164,7 +202,9 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
   it("the buyer's spend controls refuse a price over its cap before anything is signed", async () => {
     const pricey = await startStockSeller({
       facilitatorUrl: stack.svc.url,
-      routes: { 'GET /gold': { accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$2' } } },
+      routes: {
+        'GET /gold': { accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$2' } },
+      },
       handlers: { 'GET /gold': () => ({ gold: true }) },
     });
     try {
@@ -186,7 +226,17 @@ describe("stock buyer against svc's own seller toolkit", () => {
         {
           method: 'POST',
           path: '/echo',
-          accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: stack.devnet.usdc.contractId, amount: '15000', payTo: stack.accounts.seller.publicKey, maxTimeoutSeconds: 60, extra: { areFeesSponsored: true } }],
+          accepts: [
+            {
+              scheme: 'exact',
+              network: 'stellar:testnet',
+              asset: stack.devnet.usdc.contractId,
+              amount: '15000',
+              payTo: stack.accounts.seller.publicKey,
+              maxTimeoutSeconds: 60,
+              extra: { areFeesSponsored: true },
+            },
+          ],
           description: 'Echo a JSON body (toolkit seller, stock buyer)',
           inputSchema: { type: 'object', properties: { say: { type: 'string' } }, required: ['say'] },
           example: { say: 'hello' },
@@ -206,7 +256,9 @@ describe("stock buyer against svc's own seller toolkit", () => {
       const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
       expect(receipt).toMatchObject({ success: true, payer: payer.publicKey });
       expect(stack.devnet.balances(payer.publicKey).usdc).toBe(10_000_000n - 15_000n);
-      const listed = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then((r) => r.json() as Promise<{ items: Array<{ resource: string }> }>);
+      const listed = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then(
+        (r) => r.json() as Promise<{ items: Array<{ resource: string }> }>,
+      );
       expect(listed.items.map((i) => i.resource)).toContain(toolkitSeller.urlOf('/echo'));
     } finally {
       await toolkitSeller.close();
@@ -218,8 +270,18 @@ describe("svc's own buyer against the stock seller", () => {
   it('createStellarPayment answers the stock 402 (PAYMENT-REQUIRED in, PAYMENT-SIGNATURE out) and gets the resource', async () => {
     const payer = await stack.devnet.createAccount({ usdc: 10_000_000n });
     const unpaid = await fetch(`${seller.url}/weather?city=Oslo`);
-    const required = decodeX402Header(unpaid.headers.get(PAYMENT_REQUIRED_HEADER)) as { accepts: PaymentRequirements[]; resource: never; extensions: Record<string, unknown> };
-    const payload = await createStellarPayment({ requirements: required.accepts[0]!, signer: Keypair.fromSecret(payer.secret), rpc: createSdkRpc({ url: stack.devnet.rpcUrl }), resource: required.resource, extensions: required.extensions });
+    const required = decodeX402Header(unpaid.headers.get(PAYMENT_REQUIRED_HEADER)) as {
+      accepts: PaymentRequirements[];
+      resource: never;
+      extensions: Record<string, unknown>;
+    };
+    const payload = await createStellarPayment({
+      requirements: required.accepts[0]!,
+      signer: Keypair.fromSecret(payer.secret),
+      rpc: createSdkRpc({ url: stack.devnet.rpcUrl }),
+      resource: required.resource,
+      extensions: required.extensions,
+    });
     const paid = await fetch(`${seller.url}/weather?city=Oslo`, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } });
     expect(paid.status).toBe(200);
     expect(await paid.json()).toEqual({ city: 'Oslo', tempC: 21 });
@@ -243,14 +305,21 @@ describe('stock HTTPFacilitatorClient against svc', () => {
     const supported = await new HTTPFacilitatorClient({ url: stack.svc.url }).getSupported();
     expect(supported.kinds).toEqual([{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }]);
     expect(supported.extensions).toEqual(['bazaar']);
-    expect(supported.signers['stellar:*']).toEqual([...stack.accounts.submitters.map((a) => a.publicKey), stack.accounts.feeBump.publicKey]);
+    expect(supported.signers['stellar:*']).toEqual([
+      ...stack.accounts.submitters.map((a) => a.publicKey),
+      stack.accounts.feeBump.publicKey,
+    ]);
   });
 
   it('gets the scheme codes intact from /verify and /settle for an invalid payment', async () => {
     const facilitator = new HTTPFacilitatorClient({ url: stack.svc.url });
     const req = requirements();
     // A real signed payment (our buyer builder), then presented against different terms.
-    const payload = await createStellarPayment({ requirements: req, signer: Keypair.fromSecret(stack.accounts.buyer.secret), rpc: createSdkRpc({ url: stack.devnet.rpcUrl }) });
+    const payload = await createStellarPayment({
+      requirements: req,
+      signer: Keypair.fromSecret(stack.accounts.buyer.secret),
+      rpc: createSdkRpc({ url: stack.devnet.rpcUrl }),
+    });
     const wrongAmount = { ...req, amount: '5001' };
     const tampered = { ...payload, accepted: wrongAmount };
 
@@ -264,18 +333,35 @@ describe('stock HTTPFacilitatorClient against svc', () => {
 
     // A payload that is not a transaction at all: the malformed code, on both paths.
     const garbage = { ...payload, payload: { transaction: 'bm90IGEgdHJhbnNhY3Rpb24=' } };
-    expect(await facilitator.verify(garbage as never, req as never)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed' });
-    expect(await facilitator.settle(garbage as never, req as never)).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_malformed' });
+    expect(await facilitator.verify(garbage as never, req as never)).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_exact_stellar_payload_malformed',
+    });
+    expect(await facilitator.settle(garbage as never, req as never)).toMatchObject({
+      success: false,
+      errorReason: 'invalid_exact_stellar_payload_malformed',
+    });
 
     // An unsupported kind: svc's own code, still a 200 the stock client parses.
     const otherNet = { ...req, network: 'stellar:pubnet' as const };
-    expect(await facilitator.verify({ ...payload, accepted: otherNet } as never, otherNet as never)).toMatchObject({ isValid: false, invalidReason: 'svc_unsupported_kind' });
+    expect(await facilitator.verify({ ...payload, accepted: otherNet } as never, otherNet as never)).toMatchObject({
+      isValid: false,
+      invalidReason: 'svc_unsupported_kind',
+    });
 
     // An envelope svc cannot interpret is a 400 in the route's shape: the stock client turns it
     // into VerifyError / SettleError carrying svc's code and reason.
     const v1 = { ...payload, x402Version: 1 };
-    await expect(facilitator.verify(v1 as never, req as never)).rejects.toMatchObject({ name: 'VerifyError', statusCode: 400, invalidReason: 'svc_unsupported_x402_version' });
-    await expect(facilitator.settle(v1 as never, req as never)).rejects.toMatchObject({ name: 'SettleError', statusCode: 400, errorReason: 'svc_unsupported_x402_version' });
+    await expect(facilitator.verify(v1 as never, req as never)).rejects.toMatchObject({
+      name: 'VerifyError',
+      statusCode: 400,
+      invalidReason: 'svc_unsupported_x402_version',
+    });
+    await expect(facilitator.settle(v1 as never, req as never)).rejects.toMatchObject({
+      name: 'SettleError',
+      statusCode: 400,
+      errorReason: 'svc_unsupported_x402_version',
+    });
   }, 30_000);
 });
 
@@ -288,7 +374,9 @@ describe('the HTTPFacilitatorClient of @x402/core 2.9.0 (the core @x402/stellar 
     expect(nestedRequire.resolve('@x402/core/server')).toContain('@x402/stellar/node_modules/@x402/core');
     const facilitator = new Client290({ url: stack.svc.url });
     const live = await fetch(`${seller.url}/weather?city=Oslo`);
-    const bazaarFromLive402 = JSON.parse(Buffer.from(live.headers.get('payment-required')!, 'base64').toString('utf8')) as { extensions: Record<string, unknown> };
+    const bazaarFromLive402 = JSON.parse(Buffer.from(live.headers.get('payment-required')!, 'base64').toString('utf8')) as {
+      extensions: Record<string, unknown>;
+    };
     const supported = await facilitator.getSupported();
     expect(supported.kinds[0]).toMatchObject({ scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } });
 
@@ -309,13 +397,22 @@ describe('the HTTPFacilitatorClient of @x402/core 2.9.0 (the core @x402/stellar 
       // The bazaar extension exactly as the stock seller's 402 declares it (method filled in).
       extensions: bazaarFromLive402.extensions,
     });
-    expect(await facilitator.verify(payload as never, req as never)).toMatchObject({ isValid: true, payer: stack.accounts.agent.publicKey });
-    const settled = (await facilitator.settle(payload as never, req)) as { success: boolean; transaction: string; extensionResponses?: unknown };
+    expect(await facilitator.verify(payload as never, req as never)).toMatchObject({
+      isValid: true,
+      payer: stack.accounts.agent.publicKey,
+    });
+    const settled = (await facilitator.settle(payload as never, req)) as {
+      success: boolean;
+      transaction: string;
+      extensionResponses?: unknown;
+    };
     expect(settled.success).toBe(true);
     expect(settled.transaction).toMatch(/^[0-9a-f]{64}$/);
     // svc sent the header (the listing exists), but this client version never reads it.
     expect(settled.extensionResponses).toBeUndefined();
-    const listed = await fetch(`${stack.svc.url}/discovery/resources?payTo=${stack.accounts.seller.publicKey}`).then((r) => r.json() as Promise<{ items: Array<{ resource: string }> }>);
+    const listed = await fetch(`${stack.svc.url}/discovery/resources?payTo=${stack.accounts.seller.publicKey}`).then(
+      (r) => r.json() as Promise<{ items: Array<{ resource: string }> }>,
+    );
     expect(listed.items.map((i) => i.resource)).toContain(`${seller.url}/weather-290`);
   }, 30_000);
 });

@@ -10,7 +10,15 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HTTPFacilitatorClient, x402HTTPResourceServer, x402ResourceServer, type HTTPAdapter, type HTTPRequestContext, type HTTPResponseInstructions, type RouteConfig } from '@x402/core/server';
+import {
+  HTTPFacilitatorClient,
+  x402HTTPResourceServer,
+  x402ResourceServer,
+  type HTTPAdapter,
+  type HTTPRequestContext,
+  type HTTPResponseInstructions,
+  type RouteConfig,
+} from '@x402/core/server';
 import type { SchemeNetworkServer } from '@x402/core/types';
 import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { ExactStellarScheme } from '@x402/stellar/exact/server';
@@ -88,7 +96,8 @@ function nodeAdapter(req: IncomingMessage, url: URL, body: unknown): HTTPAdapter
 }
 
 function send(res: ServerResponse, instructions: HTTPResponseInstructions): void {
-  const body = instructions.body === undefined ? '' : typeof instructions.body === 'string' ? instructions.body : JSON.stringify(instructions.body);
+  const body =
+    instructions.body === undefined ? '' : typeof instructions.body === 'string' ? instructions.body : JSON.stringify(instructions.body);
   res.writeHead(instructions.status, { 'content-type': 'application/json', ...instructions.headers });
   res.end(body);
 }
@@ -138,10 +147,15 @@ export async function startStockSeller(options: StockSellerOptions): Promise<Sto
     if (processed.type === 'no-payment-required') return send(res, { status: 200, headers: {}, body: result });
 
     const responseBody = Buffer.from(JSON.stringify(result));
-    const settled = await httpServer.processSettlement(processed.paymentPayload, processed.paymentRequirements, processed.declaredExtensions, {
-      request: context,
-      responseBody,
-    });
+    const settled = await httpServer.processSettlement(
+      processed.paymentPayload,
+      processed.paymentRequirements,
+      processed.declaredExtensions,
+      {
+        request: context,
+        responseBody,
+      },
+    );
     const settlement: SellerSettlement = {
       route,
       success: settled.success,

@@ -8,15 +8,28 @@ const load = (env: Record<string, string>) => loadConfig({ SUBMITTER_SECRET: Key
 describe('settlement configuration', () => {
   it('defaults refuse self-payments and zero amounts and cap fees', () => {
     const { policy, reconcileIntervalMs } = load({});
-    expect(policy).toMatchObject({ allowSelfPayment: false, minAmount: 1n, dailyFeeCapStroops: 100_000_000n, payerDailyFeeCapStroops: 10_000_000n });
+    expect(policy).toMatchObject({
+      allowSelfPayment: false,
+      minAmount: 1n,
+      dailyFeeCapStroops: 100_000_000n,
+      payerDailyFeeCapStroops: 10_000_000n,
+    });
     expect(reconcileIntervalMs).toBe(5_000);
   });
 
   it('parses caps, off, per-asset minimums and the self-payment switch', () => {
-    const { policy } = load({ FEE_BUDGET_DAILY_STROOPS: 'off', FEE_BUDGET_PAYER_DAILY_STROOPS: '500', PAYMENT_MIN_AMOUNTS: 'CABC=10, CDEF=20', ALLOW_SELF_PAYMENT: 'true' });
+    const { policy } = load({
+      FEE_BUDGET_DAILY_STROOPS: 'off',
+      FEE_BUDGET_PAYER_DAILY_STROOPS: '500',
+      PAYMENT_MIN_AMOUNTS: 'CABC=10, CDEF=20',
+      ALLOW_SELF_PAYMENT: 'true',
+    });
     expect(policy.dailyFeeCapStroops).toBeNull();
     expect(policy.payerDailyFeeCapStroops).toBe(500n);
-    expect([...policy.minAmountByAsset]).toEqual([['CABC', 10n], ['CDEF', 20n]]);
+    expect([...policy.minAmountByAsset]).toEqual([
+      ['CABC', 10n],
+      ['CDEF', 20n],
+    ]);
     expect(policy.allowSelfPayment).toBe(true);
   });
 

@@ -66,7 +66,11 @@ export async function journaledFacilitator(
     dbPath,
     landed,
     settle: (paymentPayload, paymentRequirements, idempotencyKey) =>
-      client.post('/settle', { x402Version: 2, paymentPayload, paymentRequirements }, idempotencyKey ? { headers: { 'Idempotency-Key': idempotencyKey } } : undefined),
+      client.post(
+        '/settle',
+        { x402Version: 2, paymentPayload, paymentRequirements },
+        idempotencyKey ? { headers: { 'Idempotency-Key': idempotencyKey } } : undefined,
+      ),
     close: async () => {
       await server.close();
       await journal.store.close();

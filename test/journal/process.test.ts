@@ -39,7 +39,14 @@ interface Svc {
 async function startSvc(env: Record<string, string>): Promise<Svc> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', PORT: String(port), RPC_URL: h.devnet.rpcUrl, RECONCILE_INTERVAL_MS: '200', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'info',
+      PORT: String(port),
+      RPC_URL: h.devnet.rpcUrl,
+      RECONCILE_INTERVAL_MS: '200',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -70,7 +77,13 @@ async function payments(n: number, maxTimeoutSeconds: number): Promise<Payment[]
       const req = h.requirements(seller.publicKey(), { maxTimeoutSeconds });
       const url = `https://api.example.com/journal/${seller.publicKey().slice(0, 12)}`;
       const paid = await h.pay(req, buyer);
-      return { seller, url, req, key: `key-${i}-${seller.publicKey().slice(0, 8)}`, payload: { ...paid, resource: { url, description: 'Journal test' }, extensions: { bazaar: httpBazaar() } } };
+      return {
+        seller,
+        url,
+        req,
+        key: `key-${i}-${seller.publicKey().slice(0, 8)}`,
+        payload: { ...paid, resource: { url, description: 'Journal test' }, extensions: { bazaar: httpBazaar() } },
+      };
     }),
   );
 }
@@ -112,23 +125,25 @@ describe('crash and restart', () => {
     try {
       // Every journaled record resolves (reconciler), and the retry with its key tells the chain's truth.
       const landed: Payment[] = [];
-      await Promise.all(burst.map(async (p) => {
-        const retry = await until(`the outcome of ${p.key}`, async () => {
-          const r = await settle(second.url, p);
-          return r.body.errorReason === 'svc_settlement_outcome_unknown' ? undefined : r;
-        });
-        if (retry.body.success) {
-          landed.push(p);
-          expect((await h.rpc.getTransaction(retry.body.transaction)).status).toBe('SUCCESS');
-          expect((await api(second.url).get(`/settlements/${retry.body.transaction}`)).body.state).toBe('settled');
-          // Exactly one transfer per payment, whatever happened.
-          expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
-        } else {
-          // Never landed, and its authorization has since expired: the buyer was not charged.
-          expect(retry.body.errorReason, JSON.stringify(retry.body)).not.toBe('unexpected_settle_error');
-          expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(0n);
-        }
-      }));
+      await Promise.all(
+        burst.map(async (p) => {
+          const retry = await until(`the outcome of ${p.key}`, async () => {
+            const r = await settle(second.url, p);
+            return r.body.errorReason === 'svc_settlement_outcome_unknown' ? undefined : r;
+          });
+          if (retry.body.success) {
+            landed.push(p);
+            expect((await h.rpc.getTransaction(retry.body.transaction)).status).toBe('SUCCESS');
+            expect((await api(second.url).get(`/settlements/${retry.body.transaction}`)).body.state).toBe('settled');
+            // Exactly one transfer per payment, whatever happened.
+            expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
+          } else {
+            // Never landed, and its authorization has since expired: the buyer was not charged.
+            expect(retry.body.errorReason, JSON.stringify(retry.body)).not.toBe('unexpected_settle_error');
+            expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(0n);
+          }
+        }),
+      );
       expect(landed.length, 'payments that landed').toBeGreaterThan(0);
       // Every payment that landed is listed, including those whose request was cut off or whose
       // process died between settling and the catalog hook (the reconciler lists them).
@@ -160,7 +175,9 @@ describe('drain', () => {
     await new Promise((r) => setTimeout(r, 100));
     // The listener is closed: a new TCP connection is refused.
     const port = Number(new URL(svc.url).port);
-    await expect(new Promise<void>((resolve, reject) => connect(port, '127.0.0.1', () => resolve()).once('error', reject))).rejects.toThrow(/ECONNREFUSED/);
+    await expect(new Promise<void>((resolve, reject) => connect(port, '127.0.0.1', () => resolve()).once('error', reject))).rejects.toThrow(
+      /ECONNREFUSED/,
+    );
     const bodies = await Promise.all(answers);
     expect(bodies.map((b) => b.body.success)).toEqual(Array(10).fill(true));
     expect(await svc.exited).toBe(0);

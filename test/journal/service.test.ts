@@ -17,7 +17,9 @@ afterAll(() => h?.stop());
 
 async function serviceAt(dbPath: string) {
   const submitter = await h.devnet.createAccount({ usdcTrustline: false });
-  const server = await startTestServer({ config: testConfig({ SUBMITTER_SECRET: submitter.secret, RPC_URL: h.devnet.rpcUrl, DB_PATH: dbPath }) });
+  const server = await startTestServer({
+    config: testConfig({ SUBMITTER_SECRET: submitter.secret, RPC_URL: h.devnet.rpcUrl, DB_PATH: dbPath }),
+  });
   return { server, client: api(server.url), submitter: server.config.submitters[0]! };
 }
 
@@ -40,7 +42,12 @@ describe('createService mounts the settlement journal', () => {
     expect((await h.rpc.getAccountSequence(submitter)) - sequence).toBe(1n);
     const record = await client.get(`/settlements/${success.transaction}`);
     expect(record.status).toBe(200);
-    expect(record.body).toMatchObject({ transaction: success.transaction, state: 'settled', payer: p.buyer.publicKey(), payTo: p.seller.publicKey() });
+    expect(record.body).toMatchObject({
+      transaction: success.transaction,
+      state: 'settled',
+      payer: p.buyer.publicKey(),
+      payTo: p.seller.publicKey(),
+    });
     await server.close();
   });
 

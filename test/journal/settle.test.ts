@@ -35,22 +35,25 @@ async function spent(submitter: string, work: () => Promise<unknown>) {
 }
 
 describe('concurrent copies of one payment', () => {
-  it.each([10, 100])('%i copies without a key: one transaction, one success, the rest the replay code, no fee burnt on failures', async (copies) => {
-    const f = await journaledFacilitator(h);
-    const p = await paidRequest();
-    let bodies: any[] = [];
-    const cost = await spent(f.submitter, async () => {
-      bodies = (await Promise.all(Array.from({ length: copies }, () => f.settle(p.payload, p.req)))).map((r) => r.body);
-    });
-    const successes = bodies.filter((b) => b.success);
-    expect(successes).toHaveLength(1);
-    expect(bodies.filter((b) => b.errorReason === 'invalid_exact_stellar_payload_simulation_failed')).toHaveLength(copies - 1);
-    expect(cost.transactions).toBe(1);
-    const landed = await h.rpc.getTransaction(successes[0].transaction);
-    expect(cost.stroops).toBe(landed.feeCharged);
-    expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
-    await f.close();
-  });
+  it.each([10, 100])(
+    '%i copies without a key: one transaction, one success, the rest the replay code, no fee burnt on failures',
+    async (copies) => {
+      const f = await journaledFacilitator(h);
+      const p = await paidRequest();
+      let bodies: any[] = [];
+      const cost = await spent(f.submitter, async () => {
+        bodies = (await Promise.all(Array.from({ length: copies }, () => f.settle(p.payload, p.req)))).map((r) => r.body);
+      });
+      const successes = bodies.filter((b) => b.success);
+      expect(successes).toHaveLength(1);
+      expect(bodies.filter((b) => b.errorReason === 'invalid_exact_stellar_payload_simulation_failed')).toHaveLength(copies - 1);
+      expect(cost.transactions).toBe(1);
+      const landed = await h.rpc.getTransaction(successes[0].transaction);
+      expect(cost.stroops).toBe(landed.feeCharged);
+      expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
+      await f.close();
+    },
+  );
 
   it('100 copies carrying one Idempotency-Key: all get the same success, one transaction', async () => {
     const f = await journaledFacilitator(h);
@@ -79,7 +82,13 @@ describe('idempotent retry and the public record', () => {
     expect(cost).toEqual({ transactions: 0, stroops: 0n });
     const record = await api(f.url).get(`/settlements/${first.body.transaction}`);
     expect(record.status).toBe(200);
-    expect(record.body).toMatchObject({ transaction: first.body.transaction, state: 'settled', payer: p.buyer.publicKey(), payTo: p.seller.publicKey(), amount: '100000' });
+    expect(record.body).toMatchObject({
+      transaction: first.body.transaction,
+      state: 'settled',
+      payer: p.buyer.publicKey(),
+      payTo: p.seller.publicKey(),
+      amount: '100000',
+    });
     expect(record.body.history.map((x: any) => x.state)).toEqual(['submitted', 'settled']);
     expect(record.text).not.toContain('k1');
     expect((await api(f.url).get(`/settlements/${'0'.repeat(64)}`)).body.error.code).toBe('svc_settlement_not_found');
@@ -116,14 +125,22 @@ describe('payment policy and fee budget', () => {
     await first.close();
 
     // Restarted with a per-payer cap below two settlements: the same payer is refused, another is not.
-    const again = await journaledFacilitator(h, { dbPath, submitterSecret: account.secret, policy: { payerDailyFeeCapStroops: fee + fee / 2n, dailyFeeCapStroops: null } });
+    const again = await journaledFacilitator(h, {
+      dbPath,
+      submitterSecret: account.secret,
+      policy: { payerDailyFeeCapStroops: fee + fee / 2n, dailyFeeCapStroops: null },
+    });
     const { buyer } = a;
     const req2 = h.requirements(a.seller.publicKey());
     const second = await h.pay(req2, buyer);
     expect((await again.settle(second, req2)).body.errorReason).toBe('svc_fee_budget_payer_exhausted');
     await again.close();
 
-    const capped = await journaledFacilitator(h, { dbPath, submitterSecret: account.secret, policy: { dailyFeeCapStroops: fee + fee / 2n, payerDailyFeeCapStroops: null } });
+    const capped = await journaledFacilitator(h, {
+      dbPath,
+      submitterSecret: account.secret,
+      policy: { dailyFeeCapStroops: fee + fee / 2n, payerDailyFeeCapStroops: null },
+    });
     const b = await paidRequest();
     expect((await capped.settle(b.payload, b.req)).body.errorReason).toBe('svc_fee_budget_daily_exhausted');
     expect(h.devnet.balances(b.seller.publicKey()).usdc).toBe(0n);

@@ -12,7 +12,13 @@ import type { Keypair } from '@stellar/stellar-sdk';
 import { MCP_CODES } from '../../src/codes.ts';
 import { startPaidHttpServer, type PaidHttpServer } from '../../src/client/seller-http.ts';
 import { startPaidMcpServer, type PaidMcpServer } from '../../src/client/seller-mcp.ts';
-import { PAYMENT_REQUIRED_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header, paymentRequired } from '../../src/client/seller.ts';
+import {
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_SIGNATURE_HEADER,
+  decodeX402Header,
+  encodeX402Header,
+  paymentRequired,
+} from '../../src/client/seller.ts';
 import { encodeResourceId } from '../../src/mcp/resource-id.ts';
 import { McpHarness, failure, success, type ToolServer } from './harness.ts';
 
@@ -66,8 +72,19 @@ beforeAll(async () => {
     facilitator: h.facilitator,
     routes: [
       { method: 'GET', path: '/paid', accepts: terms(), description: 'A paid thing', handle: () => ({ status: 200, body: { ok: true } }) },
-      { method: 'GET', path: '/pricey', accepts: terms('50000000'), description: 'Five USDC', handle: () => ({ status: 200, body: { ok: true } }) },
-      { method: 'GET', path: '/pubnet-only', accepts: [h.requirements(sellerKey.publicKey(), '100000', { network: 'stellar:pubnet' })], handle: () => ({ status: 200, body: {} }) },
+      {
+        method: 'GET',
+        path: '/pricey',
+        accepts: terms('50000000'),
+        description: 'Five USDC',
+        handle: () => ({ status: 200, body: { ok: true } }),
+      },
+      {
+        method: 'GET',
+        path: '/pubnet-only',
+        accepts: [h.requirements(sellerKey.publicKey(), '100000', { network: 'stellar:pubnet' })],
+        handle: () => ({ status: 200, body: {} }),
+      },
       { method: 'GET', path: '/free', accepts: [], handle: ({ query }) => ({ status: 200, body: { echo: query.get('q') } }) },
       { method: 'POST', path: '/free-post', accepts: [], handle: ({ body }) => ({ status: 201, body: { received: body } }) },
       { method: 'GET', path: '/big', accepts: [], handle: () => ({ status: 200, body: 'x'.repeat(600_000) }) },
@@ -79,7 +96,13 @@ beforeAll(async () => {
   tools = await startPaidMcpServer({
     facilitator: h.facilitator,
     tools: [
-      { name: 'paid_tool', description: 'A paid tool', inputSchema: { type: 'object' }, accepts: terms(), handler: () => ({ content: [{ type: 'text', text: 'ok' }] }) },
+      {
+        name: 'paid_tool',
+        description: 'A paid tool',
+        inputSchema: { type: 'object' },
+        accepts: terms(),
+        handler: () => ({ content: [{ type: 'text', text: 'ok' }] }),
+      },
       {
         name: 'flaky',
         description: 'Fails when run',
@@ -89,8 +112,18 @@ beforeAll(async () => {
           throw new Error('flaky tool broke');
         },
       },
-      { name: 'free_echo', description: 'Free', inputSchema: { type: 'object' }, handler: (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }) },
-      { name: 'free_error', description: 'Free, always an error', inputSchema: { type: 'object' }, handler: () => ({ isError: true, content: [{ type: 'text', text: 'no such harbour' }] }) },
+      {
+        name: 'free_echo',
+        description: 'Free',
+        inputSchema: { type: 'object' },
+        handler: (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }),
+      },
+      {
+        name: 'free_error',
+        description: 'Free, always an error',
+        inputSchema: { type: 'object' },
+        handler: () => ({ isError: true, content: [{ type: 'text', text: 'no such harbour' }] }),
+      },
     ],
   });
   h.onStop(() => tools.close());
@@ -105,7 +138,9 @@ beforeAll(async () => {
     const required = paymentRequired({ facilitator: h.facilitator, accepts: [offered], resource: { url } });
     const signature = req.headers[PAYMENT_SIGNATURE_HEADER.toLowerCase()] as string | undefined;
     if (!signature) {
-      res.writeHead(402, { [PAYMENT_REQUIRED_HEADER]: encodeX402Header(required), 'content-type': 'application/json' }).end(JSON.stringify(required));
+      res
+        .writeHead(402, { [PAYMENT_REQUIRED_HEADER]: encodeX402Header(required), 'content-type': 'application/json' })
+        .end(JSON.stringify(required));
       return;
     }
     if (req.url === '/fake-receipt') {
@@ -177,9 +212,18 @@ describe('paid_call arguments and ids', () => {
 describe('targets', () => {
   it('free resources work without paying (http GET with query, http POST with body, free MCP tool)', async () => {
     await paysNothing(async () => {
-      expect(success(await agent.call('paid_call', { url: `${seller.url}/free`, input: { q: 'hi' } }))).toMatchObject({ paid: false, receipt: null, result: { status: 200, body: { echo: 'hi' } } });
-      expect(success(await agent.call('paid_call', { url: `${seller.url}/free-post`, method: 'POST', input: { a: [1, 2] } }))).toMatchObject({ paid: false, result: { status: 201, body: { received: { a: [1, 2] } } } });
-      expect(success(await agent.call('paid_call', { url: tools.url, toolName: 'free_echo', input: { x: 1 } }))).toMatchObject({ paid: false, result: { content: [{ type: 'text', text: '{"x":1}' }] } });
+      expect(success(await agent.call('paid_call', { url: `${seller.url}/free`, input: { q: 'hi' } }))).toMatchObject({
+        paid: false,
+        receipt: null,
+        result: { status: 200, body: { echo: 'hi' } },
+      });
+      expect(
+        success(await agent.call('paid_call', { url: `${seller.url}/free-post`, method: 'POST', input: { a: [1, 2] } })),
+      ).toMatchObject({ paid: false, result: { status: 201, body: { received: { a: [1, 2] } } } });
+      expect(success(await agent.call('paid_call', { url: tools.url, toolName: 'free_echo', input: { x: 1 } }))).toMatchObject({
+        paid: false,
+        result: { content: [{ type: 'text', text: '{"x":1}' }] },
+      });
       const big = success(await agent.call('paid_call', { url: `${seller.url}/big` }));
       expect(big.result.body).toMatch(/^x{262144}… \[cut at 262144 bytes\]$/);
     });
@@ -204,7 +248,16 @@ describe('targets', () => {
     const probeUrl = await listen(probe);
     try {
       await paysNothing(async () => {
-        for (const url of [`${probeUrl}/latest/meta-data/iam`, `http://localhost:${new URL(probeUrl).port}/x`, `http://[::ffff:127.0.0.1]:${new URL(probeUrl).port}/x`, `http://0x7f000001:${port}/paid`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/x', 'http://[fd00:ec2::254]/x', 'http://100.100.100.200/x']) {
+        for (const url of [
+          `${probeUrl}/latest/meta-data/iam`,
+          `http://localhost:${new URL(probeUrl).port}/x`,
+          `http://[::ffff:127.0.0.1]:${new URL(probeUrl).port}/x`,
+          `http://0x7f000001:${port}/paid`,
+          'http://169.254.169.254/latest/meta-data/',
+          'http://10.0.0.1/x',
+          'http://[fd00:ec2::254]/x',
+          'http://100.100.100.200/x',
+        ]) {
           expectCode(await strict.call('paid_call', { url }), 'svc_mcp_target_forbidden', /refused to connect/);
         }
         expectCode(await strict.call('paid_call', { url: `${tools.url}`, toolName: 'paid_tool' }), 'svc_mcp_target_forbidden');
@@ -221,7 +274,11 @@ describe('targets', () => {
       expectCode(await agent.call('paid_call', { url: `${seller.url}/broken` }), 'svc_mcp_resource_error', /HTTP 500/);
       expectCode(await agent.call('paid_call', { url: `${seller.url}/nope` }), 'svc_mcp_resource_error', /HTTP 404/);
       expectCode(await agent.call('paid_call', { url: tools.url, toolName: 'free_error' }), 'svc_mcp_resource_error', /no such harbour/);
-      expectCode(await agent.call('paid_call', { url: `${seller.url}/free`, toolName: 'x' }), 'svc_mcp_resource_error', /not a working MCP/);
+      expectCode(
+        await agent.call('paid_call', { url: `${seller.url}/free`, toolName: 'x' }),
+        'svc_mcp_resource_error',
+        /not a working MCP/,
+      );
     });
   });
 
@@ -233,28 +290,46 @@ describe('targets', () => {
   });
 
   it('an HTTP handler error after verify is svc_mcp_resource_error and nothing is settled', async () => {
-    await paysNothing(async () => expectCode(await agent.call('paid_call', { url: `${seller.url}/fails-after-verify` }), 'svc_mcp_resource_error', /HTTP 503/));
+    await paysNothing(async () =>
+      expectCode(await agent.call('paid_call', { url: `${seller.url}/fails-after-verify` }), 'svc_mcp_resource_error', /HTTP 503/),
+    );
   });
 });
 
 describe('spend policy and wallet', () => {
   it('svc_mcp_payment_declined_by_policy: over the default cap (both amounts named) and only another network offered; nothing signed', async () => {
     await paysNothing(async () => {
-      expectCode(await agent.call('paid_call', { url: `${seller.url}/pricey` }), 'svc_mcp_payment_declined_by_policy', /demands 50000000 base units.*SVC_MCP_MAX_AMOUNT of 10000000 base units\. Nothing was signed/);
-      expectCode(await agent.call('paid_call', { url: `${seller.url}/pubnet-only` }), 'svc_mcp_payment_declined_by_policy', /exact on stellar:pubnet/);
+      expectCode(
+        await agent.call('paid_call', { url: `${seller.url}/pricey` }),
+        'svc_mcp_payment_declined_by_policy',
+        /demands 50000000 base units.*SVC_MCP_MAX_AMOUNT of 10000000 base units\. Nothing was signed/,
+      );
+      expectCode(
+        await agent.call('paid_call', { url: `${seller.url}/pubnet-only` }),
+        'svc_mcp_payment_declined_by_policy',
+        /exact on stellar:pubnet/,
+      );
     });
   });
 
   it('SVC_MCP_MAX_AMOUNT binds: a cap of 99999 refuses a 100000 payment', async () => {
     await paysNothing(async () => {
-      expectCode(await capped.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_payment_declined_by_policy', /demands 100000 base units.*SVC_MCP_MAX_AMOUNT of 99999 base units/);
+      expectCode(
+        await capped.call('paid_call', { url: `${seller.url}/paid` }),
+        'svc_mcp_payment_declined_by_policy',
+        /demands 100000 base units.*SVC_MCP_MAX_AMOUNT of 99999 base units/,
+      );
       expectCode(await capped.call('paid_call', { url: tools.url, toolName: 'paid_tool' }), 'svc_mcp_payment_declined_by_policy', /99999/);
     });
   });
 
   it('svc_mcp_wallet_not_configured: a search-only server refuses a paid target but calls a free one', async () => {
     await paysNothing(async () => {
-      expectCode(await searchOnly.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_wallet_not_configured', /CLIENT_STELLAR_PRIVATE_KEY/);
+      expectCode(
+        await searchOnly.call('paid_call', { url: `${seller.url}/paid` }),
+        'svc_mcp_wallet_not_configured',
+        /CLIENT_STELLAR_PRIVATE_KEY/,
+      );
       expectCode(await searchOnly.call('paid_call', { url: tools.url, toolName: 'paid_tool' }), 'svc_mcp_wallet_not_configured');
       expect(success(await searchOnly.call('paid_call', { url: `${seller.url}/free` })).paid).toBe(false);
     });
@@ -263,19 +338,31 @@ describe('spend policy and wallet', () => {
 
 describe('payments that do not settle', () => {
   it('svc_mcp_payment_not_settled: the target takes the payment header but returns no receipt; nothing reached the chain', async () => {
-    await paysNothing(async () => expectCode(await agent.call('paid_call', { url: `${rogue.url}/no-receipt` }), 'svc_mcp_payment_not_settled', /receipt/));
+    await paysNothing(async () =>
+      expectCode(await agent.call('paid_call', { url: `${rogue.url}/no-receipt` }), 'svc_mcp_payment_not_settled', /receipt/),
+    );
   });
 
   it('svc_mcp_payment_not_settled: a receipt whose transaction is not on chain (looked up on the buyer RPC); nothing paid', async () => {
-    await paysNothing(async () => expectCode(await agent.call('paid_call', { url: `${rogue.url}/fake-receipt` }), 'svc_mcp_payment_not_settled', new RegExp(`${'ab'.repeat(32)}.*does not know`)));
+    await paysNothing(async () =>
+      expectCode(
+        await agent.call('paid_call', { url: `${rogue.url}/fake-receipt` }),
+        'svc_mcp_payment_not_settled',
+        new RegExp(`${'ab'.repeat(32)}.*does not know`),
+      ),
+    );
   });
 
   it('a scheme code from the facilitator passes through verbatim (wrong_amount); nothing paid', async () => {
-    await paysNothing(async () => expectCode(await agent.call('paid_call', { url: `${rogue.url}/switch` }), 'invalid_exact_stellar_payload_wrong_amount'));
+    await paysNothing(async () =>
+      expectCode(await agent.call('paid_call', { url: `${rogue.url}/switch` }), 'invalid_exact_stellar_payload_wrong_amount'),
+    );
   });
 
   it('a buyer without enough funds: the payment cannot be built (simulation fails), svc_mcp_payment_not_settled, nothing sent', async () => {
-    await paysNothing(async () => expectCode(await poorAgent.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_payment_not_settled', /could not be built/));
+    await paysNothing(async () =>
+      expectCode(await poorAgent.call('paid_call', { url: `${seller.url}/paid` }), 'svc_mcp_payment_not_settled', /could not be built/),
+    );
     expect(h.usdc(poor.publicKey())).toBe(10n);
   });
 });
@@ -293,11 +380,22 @@ describe('facilitator', () => {
 
   it('svc_mcp_search_failed: FACILITATOR_URL answers discovery with an error but no recognized code', async () => {
     expectCode(await wrong.call('search_resources', { query: 'weather' }), 'svc_mcp_search_failed', /HTTP 503/);
-    expectCode(await wrong.call('paid_call', { resourceId: encodeResourceId({ type: 'http', resource: `${seller.url}/paid`, toolName: '' }) }), 'svc_mcp_search_failed');
+    expectCode(
+      await wrong.call('paid_call', { resourceId: encodeResourceId({ type: 'http', resource: `${seller.url}/paid`, toolName: '' }) }),
+      'svc_mcp_search_failed',
+    );
   });
 
   it('search_resources argument errors are svc_mcp_invalid_arguments', async () => {
-    for (const args of [{}, { query: '  ' }, { query: 'x', limit: 0 }, { query: 'x', limit: 1.5 }, { query: 'x', filters: { colour: 'red' } }, { query: 'x', filters: { type: 3 } }, { query: 'x', extra: 1 }]) {
+    for (const args of [
+      {},
+      { query: '  ' },
+      { query: 'x', limit: 0 },
+      { query: 'x', limit: 1.5 },
+      { query: 'x', filters: { colour: 'red' } },
+      { query: 'x', filters: { type: 3 } },
+      { query: 'x', extra: 1 },
+    ]) {
       expectCode(await agent.call('search_resources', args), 'svc_mcp_invalid_arguments');
     }
   });

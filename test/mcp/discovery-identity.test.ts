@@ -38,14 +38,21 @@ const toolOf = (item: any) => item.extensions?.bazaar?.info?.input?.toolName ?? 
 
 describe('GET /discovery/resources: resource and toolName filters', () => {
   it('resource + type=http selects exactly the one http listing (query-stripped canonical URL)', async () => {
-    const res = await list([['resource', 'https://a.example.com/weather'], ['type', 'http']]);
+    const res = await list([
+      ['resource', 'https://a.example.com/weather'],
+      ['type', 'http'],
+    ]);
     expect(res.status).toBe(200);
     expect(res.body.pagination.total).toBe(1);
     expect(res.body.items.map((i: any) => i.resource)).toEqual(['https://a.example.com/weather']);
   });
 
   it('resource + type=mcp + toolName selects one of two tools on one URL', async () => {
-    const res = await list([['resource', 'https://m.example.com/mcp'], ['type', 'mcp'], ['toolName', 'alerts']]);
+    const res = await list([
+      ['resource', 'https://m.example.com/mcp'],
+      ['type', 'mcp'],
+      ['toolName', 'alerts'],
+    ]);
     expect(res.status).toBe(200);
     expect(res.body.items).toHaveLength(1);
     expect(res.body.items[0].resource).toBe('https://m.example.com/mcp');
@@ -66,8 +73,14 @@ describe('GET /discovery/resources: resource and toolName filters', () => {
 
   it('a repeated or empty identity filter is 400 svc_invalid_query_parameter', async () => {
     for (const params of [
-      [['resource', 'https://a.example.com/weather'], ['resource', 'https://m.example.com/mcp']],
-      [['toolName', 'a'], ['toolName', 'b']],
+      [
+        ['resource', 'https://a.example.com/weather'],
+        ['resource', 'https://m.example.com/mcp'],
+      ],
+      [
+        ['toolName', 'a'],
+        ['toolName', 'b'],
+      ],
       [['resource', '']],
       [['toolName', ' ']],
     ] as Array<Array<[string, string]>>) {

@@ -10,7 +10,13 @@ import type { Keypair } from '@stellar/stellar-sdk';
 import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { startPaidHttpServer, type PaidHttpServer } from '../../src/client/seller-http.ts';
 import { startPaidMcpServer, type PaidMcpServer } from '../../src/client/seller-mcp.ts';
-import { PAYMENT_REQUIRED_HEADER, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER, decodeX402Header, encodeX402Header } from '../../src/client/seller.ts';
+import {
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+  PAYMENT_SIGNATURE_HEADER,
+  decodeX402Header,
+  encodeX402Header,
+} from '../../src/client/seller.ts';
 import { encodeResourceId } from '../../src/mcp/resource-id.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
 import { HEX64, McpHarness, success, type ToolServer } from './harness.ts';
@@ -41,7 +47,10 @@ beforeAll(async () => {
         tags: ['weather', 'forecast'],
         inputSchema: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
         example: { city: 'Lisbon' },
-        handle: ({ query }) => (query.get('city') ? { status: 200, body: { city: query.get('city'), forecast: 'sunny', celsius: 21 } } : { status: 400, body: { error: 'city is required' } }),
+        handle: ({ query }) =>
+          query.get('city')
+            ? { status: 200, body: { city: query.get('city'), forecast: 'sunny', celsius: 21 } }
+            : { status: 400, body: { error: 'city is required' } },
       },
     ],
   });
@@ -56,7 +65,10 @@ beforeAll(async () => {
         tags: ['tides', 'marine'],
         inputSchema: { type: 'object', properties: { harbour: { type: 'string', description: 'Harbour name' } }, required: ['harbour'] },
         accepts: [h.requirements(mcpSellerKey.publicKey(), FORECAST_PRICE)],
-        handler: (args) => ({ content: [{ type: 'text', text: `High tide at ${String(args.harbour)}: 14:05` }], structuredContent: { harbour: args.harbour, highTide: '14:05' } }),
+        handler: (args) => ({
+          content: [{ type: 'text', text: `High tide at ${String(args.harbour)}: 14:05` }],
+          structuredContent: { harbour: args.harbour, highTide: '14:05' },
+        }),
       },
     ],
   });
@@ -66,14 +78,23 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 /** A buyer outside the tool server pays the HTTP seller directly (seller middleware + shared builder). */
-async function directPurchase(payer: Keypair, url: string): Promise<{ status: number; receipt: Record<string, unknown> | undefined; body: unknown }> {
+async function directPurchase(
+  payer: Keypair,
+  url: string,
+): Promise<{ status: number; receipt: Record<string, unknown> | undefined; body: unknown }> {
   const unpaid = await fetch(url);
   expect(unpaid.status).toBe(402);
   const required = decodeX402Header(unpaid.headers.get(PAYMENT_REQUIRED_HEADER))!;
   expect(required).toMatchObject({ x402Version: 2, resource: { url: httpSeller.urlOf('/weather') } });
   expect(await unpaid.json()).toEqual(required);
   const requirements = (required.accepts as PaymentRequirements[])[0]!;
-  const payload: PaymentPayload = await createStellarPayment({ requirements, signer: payer, rpc: h.rpc, resource: required.resource as any, extensions: required.extensions as any });
+  const payload: PaymentPayload = await createStellarPayment({
+    requirements,
+    signer: payer,
+    rpc: h.rpc,
+    resource: required.resource as any,
+    extensions: required.extensions as any,
+  });
   const paid = await fetch(url, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } });
   return { status: paid.status, receipt: decodeX402Header(paid.headers.get(PAYMENT_RESPONSE_HEADER)), body: await paid.json() };
 }
@@ -102,9 +123,20 @@ describe('HTTP seller', () => {
       type: 'http',
       name: 'WeatherNow',
       description: 'Weather forecast for a city',
-      price: { amount: WEATHER_PRICE, asset: h.devnet.usdc.contractId, payTo: httpSellerKey.publicKey(), scheme: 'exact', network: 'stellar:testnet' },
+      price: {
+        amount: WEATHER_PRICE,
+        asset: h.devnet.usdc.contractId,
+        payTo: httpSellerKey.publicKey(),
+        scheme: 'exact',
+        network: 'stellar:testnet',
+      },
       network: 'stellar:testnet',
-      call: { type: 'http', method: 'GET', queryParams: { city: 'Lisbon' }, schema: { type: 'object', properties: { city: { type: 'string', description: 'City name' } } } },
+      call: {
+        type: 'http',
+        method: 'GET',
+        queryParams: { city: 'Lisbon' },
+        schema: { type: 'object', properties: { city: { type: 'string', description: 'City name' } } },
+      },
     });
     expect(found).toHaveProperty('nextCursor');
 
@@ -122,9 +154,13 @@ describe('HTTP seller', () => {
 
 describe('concurrency', () => {
   it('three concurrent paid_calls from one tool server each settle once (distinct transactions, exact balances)', async () => {
-    const hit = success(await agent.call('search_resources', { query: 'weather' })).hits.find((x: any) => x.resource === httpSeller.urlOf('/weather'));
+    const hit = success(await agent.call('search_resources', { query: 'weather' })).hits.find(
+      (x: any) => x.resource === httpSeller.urlOf('/weather'),
+    );
     const [buyerBefore, sellerBefore] = [h.usdc(buyer.publicKey()), h.usdc(httpSellerKey.publicKey())];
-    const results = await Promise.all(['Faro', 'Braga', 'Evora'].map((city) => agent.call('paid_call', { resourceId: hit.id, input: { city } })));
+    const results = await Promise.all(
+      ['Faro', 'Braga', 'Evora'].map((city) => agent.call('paid_call', { resourceId: hit.id, input: { city } })),
+    );
     const paid = results.map(success);
     expect(paid.map((p: any) => p.result.body.city)).toEqual(['Faro', 'Braga', 'Evora']);
     expect(new Set(paid.map((p: any) => p.receipt.transaction)).size).toBe(3);
@@ -136,11 +172,19 @@ describe('concurrency', () => {
 describe('MCP tool seller', () => {
   it('paid_call pays an MCP tool by url (x402 MCP transport); its own settlement lists it; search finds it; paid_call by id pays again', async () => {
     const url = mcpSeller.url;
-    expect(success(await agent.call('search_resources', { query: 'tide harbour' })).hits.filter((x: any) => x.resource === url)).toEqual([]);
+    expect(success(await agent.call('search_resources', { query: 'tide harbour' })).hits.filter((x: any) => x.resource === url)).toEqual(
+      [],
+    );
 
     const [buyerBefore, sellerBefore] = [h.usdc(buyer.publicKey()), h.usdc(mcpSellerKey.publicKey())];
     const first = success(await agent.call('paid_call', { url, toolName: 'tide_table', input: { harbour: 'Setubal' } }));
-    expect(first).toMatchObject({ paid: true, result: { structuredContent: { harbour: 'Setubal', highTide: '14:05' }, content: [{ type: 'text', text: 'High tide at Setubal: 14:05' }] } });
+    expect(first).toMatchObject({
+      paid: true,
+      result: {
+        structuredContent: { harbour: 'Setubal', highTide: '14:05' },
+        content: [{ type: 'text', text: 'High tide at Setubal: 14:05' }],
+      },
+    });
     expect((await h.rpc.getTransaction(first.receipt.transaction)).status).toBe('SUCCESS');
     expect(first.receipt).toMatchObject({ network: 'stellar:testnet', payer: buyer.publicKey() });
     expect(buyerBefore - h.usdc(buyer.publicKey())).toBe(BigInt(FORECAST_PRICE));
@@ -154,7 +198,12 @@ describe('MCP tool seller', () => {
       toolName: 'tide_table',
       name: 'TideTools',
       price: { amount: FORECAST_PRICE, payTo: mcpSellerKey.publicKey() },
-      call: { type: 'mcp', toolName: 'tide_table', transport: 'streamable-http', inputSchema: { type: 'object', properties: { harbour: { type: 'string', description: 'Harbour name' } }, required: ['harbour'] } },
+      call: {
+        type: 'mcp',
+        toolName: 'tide_table',
+        transport: 'streamable-http',
+        inputSchema: { type: 'object', properties: { harbour: { type: 'string', description: 'Harbour name' } }, required: ['harbour'] },
+      },
     });
 
     const second = success(await agent.call('paid_call', { resourceId: hit.id, input: { harbour: 'Sines' } }));

@@ -48,9 +48,16 @@ export class McpHarness {
     const rpc = createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 5_000 });
     const submitter = await devnet.createAccount({ usdcTrustline: false });
     const config = testConfig({ SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl });
-    const scheme = new ExactStellarScheme({ network: config.network, rpc: createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 5_000 }), submitters: signingKeys(config).submitters });
+    const scheme = new ExactStellarScheme({
+      network: config.network,
+      rpc: createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 5_000 }),
+      submitters: signingKeys(config).submitters,
+    });
     const dir = mkdtempSync(join(tmpdir(), 'svc-mcp-'));
-    const catalog: Catalog = openCatalog({ dbPath: join(dir, 'catalog.sqlite'), logger: { warn: () => undefined, error: () => undefined } });
+    const catalog: Catalog = openCatalog({
+      dbPath: join(dir, 'catalog.sqlite'),
+      logger: { warn: () => undefined, error: () => undefined },
+    });
     cleanups.push(() => {
       void catalog.close();
       rmSync(dir, { recursive: true, force: true });
@@ -92,7 +99,15 @@ export class McpHarness {
     const transport = new StdioClientTransport({
       command: TSX,
       args: [MCP_MAIN],
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FACILITATOR_URL: this.facilitatorUrl, RPC_URL: this.devnet.rpcUrl, SVC_MCP_TIMEOUT_MS: '20000', ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        FACILITATOR_URL: this.facilitatorUrl,
+        RPC_URL: this.devnet.rpcUrl,
+        SVC_MCP_TIMEOUT_MS: '20000',
+        ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '',
+        ...env,
+      },
       stderr: 'pipe',
       cwd: ROOT,
     });

@@ -33,7 +33,11 @@ beforeAll(async () => {
         accepts: [h.requirements(sellerKey.publicKey(), '150000')],
         description: 'Translate a sentence',
         serviceName: 'Translator',
-        inputSchema: { type: 'object', properties: { text: { type: 'string', description: 'Sentence to translate' }, to: { type: 'string' } }, required: ['text'] },
+        inputSchema: {
+          type: 'object',
+          properties: { text: { type: 'string', description: 'Sentence to translate' }, to: { type: 'string' } },
+          required: ['text'],
+        },
         example: { text: 'bom dia', to: 'en' },
         handle: ({ body }) => ({ status: 200, body: { translated: `(${String((body as any)?.to)}) ${String((body as any)?.text)}` } }),
       },
@@ -62,7 +66,11 @@ describe('stock x402 buyer against our HTTP seller', () => {
       schemes: [{ network: 'stellar:testnet', client: exactClient }],
       spendControls: { allowedAssets: [{ network: 'stellar:testnet', asset: h.devnet.usdc.contractId, maxAmountPerPayment: '1000000' }] },
     });
-    const paid = await payingFetch(url, { method: 'POST', body: JSON.stringify({ text: 'bom dia', to: 'en' }), headers: { 'content-type': 'application/json' } });
+    const paid = await payingFetch(url, {
+      method: 'POST',
+      body: JSON.stringify({ text: 'bom dia', to: 'en' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(paid.status).toBe(200);
     expect(await paid.json()).toEqual({ translated: '(en) bom dia' });
     const receipt = decodePaymentResponseHeader(paid.headers.get(PAYMENT_RESPONSE_HEADER)!);
@@ -85,13 +93,36 @@ describe('stock x402 buyer against our HTTP seller', () => {
 describe('stock bazaar validators accept our declarations', () => {
   const requirements = { scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 30 };
   it.each([
-    ['http GET', httpBazaar({ method: 'GET', inputSchema: { type: 'object', properties: { city: { type: 'string' } } }, example: { city: 'Lisbon' } })],
-    ['http POST', httpBazaar({ method: 'POST', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, example: { text: 'hi' } })],
-    ['mcp', mcpBazaar({ toolName: 'tide_table', inputSchema: { type: 'object', properties: { harbour: { type: 'string' } } }, description: 'Tides', example: { harbour: 'Sines' } })],
+    [
+      'http GET',
+      httpBazaar({ method: 'GET', inputSchema: { type: 'object', properties: { city: { type: 'string' } } }, example: { city: 'Lisbon' } }),
+    ],
+    [
+      'http POST',
+      httpBazaar({ method: 'POST', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, example: { text: 'hi' } }),
+    ],
+    [
+      'mcp',
+      mcpBazaar({
+        toolName: 'tide_table',
+        inputSchema: { type: 'object', properties: { harbour: { type: 'string' } } },
+        description: 'Tides',
+        example: { harbour: 'Sines' },
+      }),
+    ],
   ])('%s', (_name, bazaar) => {
     expect(validateDiscoveryExtension(bazaar as any)).toMatchObject({ valid: true });
     expect(validateDiscoveryExtensionSpec(bazaar as any)).toMatchObject({ valid: true });
-    const info = extractDiscoveryInfo({ x402Version: 2, resource: { url: 'https://api.example.com/x?y=1' }, accepted: requirements, payload: {}, extensions: { bazaar } } as any, requirements as any);
+    const info = extractDiscoveryInfo(
+      {
+        x402Version: 2,
+        resource: { url: 'https://api.example.com/x?y=1' },
+        accepted: requirements,
+        payload: {},
+        extensions: { bazaar },
+      } as any,
+      requirements as any,
+    );
     expect(info).not.toBeNull();
     expect(info!.resourceUrl).toBe('https://api.example.com/x');
   });

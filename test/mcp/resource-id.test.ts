@@ -36,7 +36,11 @@ describe('parseResourceId rejects malformed ids', () => {
     ['standard base64 alphabet (+ /)', `svc1:${Buffer.from('["http","https://a.example/??>",""]').toString('base64')}`, /base64url/],
     ['padding', `svc1:${Buffer.from('["http","https://a.example/x",""]!').toString('base64')}`, /base64url/],
     ['whitespace inside', `${valid.slice(0, 10)} ${valid.slice(10)}`, /base64url/],
-    ['non-canonical trailing bits', `${valid.slice(0, -1)}${String.fromCharCode(valid.charCodeAt(valid.length - 1) + 1)}`, /canonical|JSON/],
+    [
+      'non-canonical trailing bits',
+      `${valid.slice(0, -1)}${String.fromCharCode(valid.charCodeAt(valid.length - 1) + 1)}`,
+      /canonical|JSON/,
+    ],
     ['impossible length', `${valid}A`, /canonical|JSON/],
     ['invalid UTF-8', `svc1:${Buffer.from([0x5b, 0x22, 0xff, 0xfe, 0x22, 0x5d]).toString('base64url')}`, /UTF-8/],
     ['not JSON', id('http https://a.example/x'), /JSON/],

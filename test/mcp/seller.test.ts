@@ -45,11 +45,19 @@ beforeAll(async () => {
       return { status: 200, body: { quote: 42 } };
     },
   };
-  const echo = { method: 'POST' as const, path: '/echo', accepts: [], handle: ({ body }: { body: unknown }) => ({ status: 200, body: { body } }) };
+  const echo = {
+    method: 'POST' as const,
+    path: '/echo',
+    accepts: [],
+    handle: ({ body }: { body: unknown }) => ({ status: 200, body: { body } }),
+  };
   http = await startPaidHttpServer({ facilitator: h.facilitator, routes: [route, echo] });
   h.onStop(() => http.close());
   // The same route behind a facilitator that does not answer.
-  offline = await startPaidHttpServer({ facilitator: createFacilitatorClient('http://127.0.0.1:9', { timeoutMs: 2_000 }), routes: [route] });
+  offline = await startPaidHttpServer({
+    facilitator: createFacilitatorClient('http://127.0.0.1:9', { timeoutMs: 2_000 }),
+    routes: [route],
+  });
   h.onStop(() => offline.close());
   tools = await startPaidMcpServer({
     facilitator: h.facilitator,
@@ -68,7 +76,13 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 async function payFor(required: PaymentRequired): Promise<PaymentPayload> {
-  return createStellarPayment({ requirements: required.accepts[0]!, signer: buyer, rpc: h.rpc, resource: required.resource, ...(required.extensions ? { extensions: required.extensions } : {}) });
+  return createStellarPayment({
+    requirements: required.accepts[0]!,
+    signer: buyer,
+    rpc: h.rpc,
+    resource: required.resource,
+    ...(required.extensions ? { extensions: required.extensions } : {}),
+  });
 }
 
 describe('HTTP seller', () => {
@@ -97,25 +111,34 @@ describe('HTTP seller', () => {
   });
 
   it('pays once; a replay of the same payload is refused with the scheme code and not served or charged again', async () => {
-    const required = decodeX402Header((await fetch(http.urlOf('/quote'))).headers.get(PAYMENT_REQUIRED_HEADER)) as unknown as PaymentRequired;
+    const required = decodeX402Header(
+      (await fetch(http.urlOf('/quote'))).headers.get(PAYMENT_REQUIRED_HEADER),
+    ) as unknown as PaymentRequired;
     const payload = await payFor(required);
     const headers = { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) };
     const first = await fetch(http.urlOf('/quote'), { headers });
     expect(first.status).toBe(200);
-    expect(decodeX402Header(first.headers.get(PAYMENT_RESPONSE_HEADER))).toMatchObject({ success: true, transaction: expect.stringMatching(HEX64) });
+    expect(decodeX402Header(first.headers.get(PAYMENT_RESPONSE_HEADER))).toMatchObject({
+      success: true,
+      transaction: expect.stringMatching(HEX64),
+    });
     const [buyerAfter, servedAfter] = [h.usdc(buyer.publicKey()), served];
 
     const replay = await fetch(http.urlOf('/quote'), { headers });
     expect(replay.status).toBe(402);
     expect(replay.headers.get(PAYMENT_RESPONSE_HEADER)).toBeNull();
-    expect(decodeX402Header(replay.headers.get(PAYMENT_REQUIRED_HEADER))).toMatchObject({ error: 'invalid_exact_stellar_payload_simulation_failed' });
+    expect(decodeX402Header(replay.headers.get(PAYMENT_REQUIRED_HEADER))).toMatchObject({
+      error: 'invalid_exact_stellar_payload_simulation_failed',
+    });
     expect(await replay.json()).not.toHaveProperty('quote');
     expect(served).toBe(servedAfter);
     expect(h.usdc(buyer.publicKey())).toBe(buyerAfter);
   });
 
   it('a facilitator that does not answer: 402 with error svc_internal_error, nothing served, nothing charged', async () => {
-    const required = decodeX402Header((await fetch(offline.urlOf('/quote'))).headers.get(PAYMENT_REQUIRED_HEADER)) as unknown as PaymentRequired;
+    const required = decodeX402Header(
+      (await fetch(offline.urlOf('/quote'))).headers.get(PAYMENT_REQUIRED_HEADER),
+    ) as unknown as PaymentRequired;
     const [before, servedBefore] = [h.usdc(buyer.publicKey()), served];
     const res = await fetch(offline.urlOf('/quote'), { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(await payFor(required)) } });
     expect(res.status).toBe(402);
@@ -144,7 +167,8 @@ describe('MCP seller (x402 MCP transport)', () => {
   });
   afterAll(() => client?.close());
 
-  const call = (meta?: Record<string, unknown>) => client.callTool({ name: 'quote', arguments: { symbol: 'XLM' }, ...(meta ? { _meta: meta } : {}) }) as Promise<any>;
+  const call = (meta?: Record<string, unknown>) =>
+    client.callTool({ name: 'quote', arguments: { symbol: 'XLM' }, ...(meta ? { _meta: meta } : {}) }) as Promise<any>;
 
   it('unpaid: isError, structuredContent is the PaymentRequired (bazaar mcp), content[0].text is its JSON', async () => {
     const result = await call();
@@ -153,7 +177,9 @@ describe('MCP seller (x402 MCP transport)', () => {
       x402Version: 2,
       resource: { url: tools.url },
       accepts: [{ amount: '100000' }],
-      extensions: { bazaar: { info: { input: { type: 'mcp', toolName: 'quote', transport: 'streamable-http', inputSchema: { type: 'object' } } } } },
+      extensions: {
+        bazaar: { info: { input: { type: 'mcp', toolName: 'quote', transport: 'streamable-http', inputSchema: { type: 'object' } } } },
+      },
     });
     expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
   });
@@ -164,7 +190,12 @@ describe('MCP seller (x402 MCP transport)', () => {
     const paid = await call({ [MCP_PAYMENT_META]: payload });
     expect(paid.isError).toBeFalsy();
     expect(paid.content).toEqual([{ type: 'text', text: 'XLM: 42' }]);
-    expect(paid._meta[MCP_PAYMENT_RESPONSE_META]).toMatchObject({ success: true, network: 'stellar:testnet', payer: buyer.publicKey(), transaction: expect.stringMatching(HEX64) });
+    expect(paid._meta[MCP_PAYMENT_RESPONSE_META]).toMatchObject({
+      success: true,
+      network: 'stellar:testnet',
+      payer: buyer.publicKey(),
+      transaction: expect.stringMatching(HEX64),
+    });
     expect(h.usdc(sellerKey.publicKey()) - before).toBe(100_000n);
 
     const replay = await call({ [MCP_PAYMENT_META]: payload });

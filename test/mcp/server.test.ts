@@ -44,7 +44,14 @@ function runMain(env: Record<string, string>): Promise<{ code: number | null; st
 describe('configuration', () => {
   it('defaults: facilitator 127.0.0.1:4021, testnet, cap 10000000, search-only without a key', () => {
     const c = loadMcpConfig({});
-    expect(c).toEqual({ facilitatorUrl: 'http://127.0.0.1:4021', network: 'stellar:testnet', maxAmount: 10_000_000n, rpcUrl: null, timeoutMs: 30_000, walletAddress: null });
+    expect(c).toEqual({
+      facilitatorUrl: 'http://127.0.0.1:4021',
+      network: 'stellar:testnet',
+      maxAmount: 10_000_000n,
+      rpcUrl: null,
+      timeoutMs: 30_000,
+      walletAddress: null,
+    });
     expect(walletOf(c)).toBeNull();
     expect(loadMcpConfig({ CLIENT_STELLAR_PRIVATE_KEY: '  ' }).walletAddress).toBeNull();
   });
@@ -57,7 +64,9 @@ describe('configuration', () => {
     expect(inspect(c, { showHidden: false })).not.toContain(SEED);
     expect(walletOf(c)!.secret()).toBe(SEED);
     expect(() => loadMcpConfig({ CLIENT_STELLAR_PRIVATE_KEY: SEED, NETWORK: 'stellar:pubnet' })).toThrow(/RPC_URL/);
-    expect(loadMcpConfig({ CLIENT_STELLAR_PRIVATE_KEY: SEED, NETWORK: 'stellar:pubnet', RPC_URL: 'https://rpc.example.com/' }).rpcUrl).toBe('https://rpc.example.com');
+    expect(loadMcpConfig({ CLIENT_STELLAR_PRIVATE_KEY: SEED, NETWORK: 'stellar:pubnet', RPC_URL: 'https://rpc.example.com/' }).rpcUrl).toBe(
+      'https://rpc.example.com',
+    );
   });
 
   it.each([
@@ -82,8 +91,13 @@ describe('configuration', () => {
     const run = await runMain({ CLIENT_STELLAR_PRIVATE_KEY: secretish });
     expect(run.code).toBe(78);
     expect(run.stdout).toBe('');
-    const lines = run.stderr.trim().split('\n').filter((l) => l.startsWith('svc-mcp'));
-    expect(lines).toEqual(['svc-mcp: invalid configuration: CLIENT_STELLAR_PRIVATE_KEY: is not a valid Stellar ed25519 secret seed (S…, 56 characters).']);
+    const lines = run.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('svc-mcp'));
+    expect(lines).toEqual([
+      'svc-mcp: invalid configuration: CLIENT_STELLAR_PRIVATE_KEY: is not a valid Stellar ed25519 secret seed (S…, 56 characters).',
+    ]);
     expect(run.stderr).not.toContain(secretish);
     expect(run.stderr).not.toContain('QQQQ');
     const cap = await runMain({ SVC_MCP_MAX_AMOUNT: 'lots' });
@@ -105,10 +119,19 @@ describe('protocol', () => {
 
   it('tools/list describes the tools (titles, annotations, output schemas), the server gives instructions, and results validate against the output schemas', async () => {
     const listing = {
-      resource: 'https://api.example.com/weather', type: 'http', x402Version: 2, lastUpdated: '2026-11-22T05:00:00.000Z', description: 'Weather',
+      resource: 'https://api.example.com/weather',
+      type: 'http',
+      x402Version: 2,
+      lastUpdated: '2026-11-22T05:00:00.000Z',
+      description: 'Weather',
       accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '100', payTo: 'G', maxTimeoutSeconds: 60 }],
     };
-    const client = await connected({ search: async () => ({ ok: true, data: { x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } } }) });
+    const client = await connected({
+      search: async () => ({
+        ok: true,
+        data: { x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } },
+      }),
+    });
     expect(client.getInstructions()).toMatch(/search_resources first.*paid_call/s);
     expect(client.getServerVersion()?.title).toBeTruthy();
     const { tools } = await client.listTools();
@@ -135,7 +158,10 @@ describe('protocol', () => {
     expect(hits.isError).toBeUndefined();
     expect(output(hits.structuredContent), ajv.errorsText(output.errors)).toBe(true);
     const bogus = (await client.callTool({ name: 'search_resources', arguments: { query: 'weather', filters: { type: 'bogus' } } })) as any;
-    expect(bogus.structuredContent).toMatchObject({ errorCode: 'svc_mcp_invalid_arguments', reason: expect.stringContaining('filters.type') });
+    expect(bogus.structuredContent).toMatchObject({
+      errorCode: 'svc_mcp_invalid_arguments',
+      reason: expect.stringContaining('filters.type'),
+    });
     expect(output(bogus.structuredContent)).toBe(true);
     const failed = (await client.callTool({ name: 'paid_call', arguments: { resourceId: 'svc1:nonsense' } })) as any;
     expect(failed.isError).toBe(true);
@@ -151,7 +177,10 @@ describe('protocol', () => {
     });
     const result = (await client.callTool({ name: 'search_resources', arguments: { query: 'x' } })) as any;
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toEqual({ errorCode: 'svc_mcp_internal_error', reason: expect.stringMatching(/The tool server failed\. Cannot read properties/) });
+    expect(result.structuredContent).toEqual({
+      errorCode: 'svc_mcp_internal_error',
+      reason: expect.stringMatching(/The tool server failed\. Cannot read properties/),
+    });
     expect(JSON.parse(result.content[0].text)).toEqual(result.structuredContent);
   });
 
@@ -165,7 +194,9 @@ describe('protocol', () => {
 describe('spend policy inside the shared payment client', () => {
   it('createStellarPayment with maxAmount refuses an over-cap amount before any RPC call or signature', async () => {
     const calls: string[] = [];
-    const rpc = new Proxy({} as ChainRpc, { get: (_t, name) => () => (calls.push(String(name)), Promise.reject(new Error('no RPC expected'))) });
+    const rpc = new Proxy({} as ChainRpc, {
+      get: (_t, name) => () => (calls.push(String(name)), Promise.reject(new Error('no RPC expected'))),
+    });
     const requirements = {
       scheme: 'exact',
       network: 'stellar:testnet',
@@ -180,7 +211,12 @@ describe('spend policy inside the shared payment client', () => {
     expect(err.message).toMatch(/10000001 base units .* 10000000 base units/);
     expect(calls).toEqual([]);
     // At the cap it proceeds to the chain (and here hits the refusing RPC port).
-    const atCap = await createStellarPayment({ requirements: { ...requirements, amount: '10000000' }, signer: Keypair.random(), rpc, maxAmount: 10_000_000n }).catch((e) => e);
+    const atCap = await createStellarPayment({
+      requirements: { ...requirements, amount: '10000000' },
+      signer: Keypair.random(),
+      rpc,
+      maxAmount: 10_000_000n,
+    }).catch((e) => e);
     expect(atCap.reason).toBe('rpc_error');
     expect(calls.length).toBeGreaterThan(0);
   });
@@ -190,7 +226,16 @@ describe('PAYMENT-* header codec', () => {
   it('round-trips objects and refuses non-base64, non-JSON and non-object values', () => {
     const value = { x402Version: 2, accepts: [{ amount: '1' }], note: 'ü' };
     expect(decodeX402Header(encodeX402Header(value))).toEqual(value);
-    for (const bad of [undefined, null, '', 'not base64!', Buffer.from('nope').toString('base64'), encodeX402Header([1, 2]), encodeX402Header('s'), encodeX402Header(null)]) {
+    for (const bad of [
+      undefined,
+      null,
+      '',
+      'not base64!',
+      Buffer.from('nope').toString('base64'),
+      encodeX402Header([1, 2]),
+      encodeX402Header('s'),
+      encodeX402Header(null),
+    ]) {
       expect(decodeX402Header(bad as any)).toBeUndefined();
     }
   });

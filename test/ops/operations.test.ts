@@ -154,7 +154,10 @@ describe('GET /ready against the devnet', () => {
 
   it('is not ready when a paying account is below the minimum balance', async () => {
     const poor = await devnet.createAccount({ usdc: 0n, xlmStroops: 10_000_000n });
-    const checks = stellarReadinessChecks({ ...testConfig({ SUBMITTER_SECRET: poor.secret, RPC_URL: devnet.rpcUrl }), readyMinBalanceStroops: 50_000_000 });
+    const checks = stellarReadinessChecks({
+      ...testConfig({ SUBMITTER_SECRET: poor.secret, RPC_URL: devnet.rpcUrl }),
+      readyMinBalanceStroops: 50_000_000,
+    });
     const result = await checks.balances();
     expect(result.ok).toBe(false);
     expect(result.detail).toContain(poor.publicKey);
@@ -165,7 +168,11 @@ describe('GET /ready against the devnet', () => {
   });
 });
 
-type Metric = { name: string; type: string; metrics: { value?: string; labels?: Record<string, string>; count?: string; buckets?: Record<string, string> }[] };
+type Metric = {
+  name: string;
+  type: string;
+  metrics: { value?: string; labels?: Record<string, string>; count?: string; buckets?: Record<string, string> }[];
+};
 function sample(parsed: Metric[], name: string, labels: Record<string, string> = {}): number {
   const family = parsed.find((m) => m.name === name);
   if (!family) return 0;
@@ -185,7 +192,13 @@ describe('GET /metrics', () => {
     settle: () =>
       ++settles % 2
         ? { success: true, transaction: 'ab'.repeat(32), network: 'stellar:testnet' }
-        : { success: false, transaction: '', network: 'stellar:testnet', errorReason: 'settle_exact_stellar_transaction_failed', errorMessage: 'x' },
+        : {
+            success: false,
+            transaction: '',
+            network: 'stellar:testnet',
+            errorReason: 'settle_exact_stellar_transaction_failed',
+            errorMessage: 'x',
+          },
   });
 
   it('parses as Prometheus text and its counters match the requests made', async () => {
@@ -218,8 +231,18 @@ describe('GET /metrics', () => {
       expect(counts.reduce((n, c) => n + c, 0)).toBe(5);
       expect(sample(parsed, 'svc_submitter_pool_in_use')).toBe(2);
       expect(sample(parsed, 'svc_submitter_pool_queued')).toBe(1);
-      for (const name of ['svc_submitter_pool_in_use', 'svc_submitter_pool_queued', 'svc_sponsored_fees_stroops_total', 'nodejs_eventloop_lag_seconds', 'svc_catalog_hook_outcomes_total', 'svc_rpc_duration_seconds']) {
-        expect(parsed.some((m) => m.name === name), name).toBe(true);
+      for (const name of [
+        'svc_submitter_pool_in_use',
+        'svc_submitter_pool_queued',
+        'svc_sponsored_fees_stroops_total',
+        'nodejs_eventloop_lag_seconds',
+        'svc_catalog_hook_outcomes_total',
+        'svc_rpc_duration_seconds',
+      ]) {
+        expect(
+          parsed.some((m) => m.name === name),
+          name,
+        ).toBe(true);
       }
       // Counting itself: the metrics request shows up on the next scrape.
       const again = parsePrometheusTextFormat((await http.get('/metrics')).text) as Metric[];

@@ -57,7 +57,14 @@ describe('npm start', () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(npm, ['start', '--silent'], {
       cwd: root,
-      env: { ...process.env, SUBMITTER_SECRET: Keypair.random().secret(), RPC_URL: 'http://127.0.0.1:9', DB_PATH: join(dir, 'svc.sqlite'), PORT: String(port), LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        SUBMITTER_SECRET: Keypair.random().secret(),
+        RPC_URL: 'http://127.0.0.1:9',
+        DB_PATH: join(dir, 'svc.sqlite'),
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -1,7 +1,13 @@
 /** The buyer-side builder against the devnet: payload shape, signed expiry, and its errors. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Keypair, Networks, TransactionBuilder, inspectAuthEntry } from '@stellar/stellar-sdk';
-import { MAX_CLIENT_EXPIRY_LEDGERS, NULL_ACCOUNT, StellarPaymentError, clientExpiration, createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
+import {
+  MAX_CLIENT_EXPIRY_LEDGERS,
+  NULL_ACCOUNT,
+  StellarPaymentError,
+  clientExpiration,
+  createStellarPayment,
+} from '../../src/chains/stellar/exact/buyer.ts';
 import { SchemeHarness } from './harness.ts';
 import { LedgerTimeEstimator } from '../../src/chains/stellar/ledger-time.ts';
 import { recordingRpc } from './fixtures.ts';
@@ -57,7 +63,8 @@ describe('createStellarPayment', () => {
     const f = await h.facilitator();
     const v2 = await createStellarPayment({ requirements: req, signer: buyer, rpc: h.rpc });
     const v1 = await createStellarPayment({ requirements: req, signer: buyer, rpc: h.rpc, credentials: 'address' });
-    const arm = (p: typeof v1) => ((TransactionBuilder.fromXDR(p.payload!.transaction as string, Networks.TESTNET) as any).operations[0].auth[0].credentials.type);
+    const arm = (p: typeof v1) =>
+      (TransactionBuilder.fromXDR(p.payload!.transaction as string, Networks.TESTNET) as any).operations[0].auth[0].credentials.type;
     expect(arm(v2)).toBe('sorobanCredentialsAddressV2');
     expect(arm(v1)).toBe('sorobanCredentialsAddress');
     expect((await f.settle(v1, req)).body).toMatchObject({ success: true });
@@ -91,7 +98,9 @@ describe('createStellarPayment', () => {
     const err = await createStellarPayment({ requirements: req, signer: Keypair.fromSecret(poor.secret), rpc: h.rpc }).catch((e) => e);
     expect(err).toMatchObject({ reason: 'simulation_failed' });
     expect(String(err.message)).not.toContain(poor.secret);
-    const dead = await createStellarPayment({ requirements: req, signer: Keypair.fromSecret(poor.secret), rpc: recordingRpc() }).catch((e) => e);
+    const dead = await createStellarPayment({ requirements: req, signer: Keypair.fromSecret(poor.secret), rpc: recordingRpc() }).catch(
+      (e) => e,
+    );
     expect(dead).toMatchObject({ reason: 'rpc_error' });
   });
 });

@@ -25,7 +25,12 @@ describe('scheme code registry', () => {
     expect(new Set(codes).size).toBe(codes.length);
     expect(new Set(codes)).toEqual(new Set([...Object.keys(VERIFY_CODES), ...Object.keys(SETTLE_CODES)]));
     // Everything not reachable over HTTP on the devnet is stated as such (11 codes, each explained there).
-    expect(table.filter((r) => r.by === 'unit').map((r) => r.code).sort()).toEqual([
+    expect(
+      table
+        .filter((r) => r.by === 'unit')
+        .map((r) => r.code)
+        .sort(),
+    ).toEqual([
       'invalid_exact_stellar_payload_event_missing_contract_id',
       'invalid_exact_stellar_payload_event_not_transfer',
       'invalid_exact_stellar_payload_event_wrong_amount',

@@ -40,10 +40,23 @@ export function recordingRpc(): ChainRpc & { calls: string[] } {
 }
 
 export function requirementsFor(payTo: string, overrides: Partial<PaymentRequirements> = {}): PaymentRequirements {
-  return { scheme: 'exact', network: 'stellar:testnet', asset: ASSET, amount: '100000', payTo, maxTimeoutSeconds: 30, extra: { areFeesSponsored: true }, ...overrides };
+  return {
+    scheme: 'exact',
+    network: 'stellar:testnet',
+    asset: ASSET,
+    amount: '100000',
+    payTo,
+    maxTimeoutSeconds: 30,
+    extra: { areFeesSponsored: true },
+    ...overrides,
+  };
 }
 
-export function transferInvocation(contract: string, args: xdr.ScVal[], sub: xdr.SorobanAuthorizedInvocation[] = []): xdr.SorobanAuthorizedInvocation {
+export function transferInvocation(
+  contract: string,
+  args: xdr.ScVal[],
+  sub: xdr.SorobanAuthorizedInvocation[] = [],
+): xdr.SorobanAuthorizedInvocation {
   return new xdr.SorobanAuthorizedInvocation({
     function: xdr.SorobanAuthorizedFunction.sorobanAuthorizedFunctionTypeContractFn(
       new xdr.InvokeContractArgs({ contractAddress: Address.fromString(contract).toScAddress(), functionName: 'transfer', args }),
@@ -81,7 +94,10 @@ export function craftTransaction(o: CraftOptions): string {
     auth: o.auth ?? [],
     ...(o.opSource ? { source: o.opSource } : {}),
   });
-  const builder = new TransactionBuilder(new Account(o.source ?? NULL_ACCOUNT, '0'), { fee: '100', networkPassphrase: PASSPHRASE }).addOperation(op);
+  const builder = new TransactionBuilder(new Account(o.source ?? NULL_ACCOUNT, '0'), {
+    fee: '100',
+    networkPassphrase: PASSPHRASE,
+  }).addOperation(op);
   for (let i = 0; i < (o.extraOps ?? 0); i++) builder.addOperation(op);
   return builder.setTimeout(30).build().toXDR();
 }
@@ -90,7 +106,11 @@ export function payloadOf(transaction: unknown, accepted: Partial<PaymentRequire
   return { x402Version: 2, accepted: { scheme: 'exact', network: 'stellar:testnet', ...accepted }, payload: { transaction } };
 }
 
-export async function signedEntry(signer: Keypair, invocation: xdr.SorobanAuthorizedInvocation, expiration: number): Promise<xdr.SorobanAuthorizationEntry> {
+export async function signedEntry(
+  signer: Keypair,
+  invocation: xdr.SorobanAuthorizedInvocation,
+  expiration: number,
+): Promise<xdr.SorobanAuthorizationEntry> {
   return authorizeInvocation({ signer, validUntilLedgerSeq: expiration, invocation, networkPassphrase: PASSPHRASE });
 }
 
@@ -98,14 +118,22 @@ export async function signedEntry(signer: Keypair, invocation: xdr.SorobanAuthor
 export function unsignedEntry(address: string, invocation: xdr.SorobanAuthorizedInvocation, expiration = 0): xdr.SorobanAuthorizationEntry {
   return new xdr.SorobanAuthorizationEntry({
     credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(
-      new xdr.SorobanAddressCredentials({ address: Address.fromString(address).toScAddress(), nonce: 1n, signatureExpirationLedger: expiration, signature: xdr.ScVal.scvVoid() }),
+      new xdr.SorobanAddressCredentials({
+        address: Address.fromString(address).toScAddress(),
+        nonce: 1n,
+        signatureExpirationLedger: expiration,
+        signature: xdr.ScVal.scvVoid(),
+      }),
     ),
     rootInvocation: invocation,
   });
 }
 
 export function sourceAccountEntry(invocation: xdr.SorobanAuthorizedInvocation): xdr.SorobanAuthorizationEntry {
-  return new xdr.SorobanAuthorizationEntry({ credentials: xdr.SorobanCredentials.sorobanCredentialsSourceAccount(), rootInvocation: invocation });
+  return new xdr.SorobanAuthorizationEntry({
+    credentials: xdr.SorobanCredentials.sorobanCredentialsSourceAccount(),
+    rootInvocation: invocation,
+  });
 }
 
 /** A simulated contract event (as the RPC returns it inside a DiagnosticEvent). */

@@ -57,7 +57,9 @@ export class SchemeHarness {
   }
 
   async facilitator(options: FacilitatorOptions = {}): Promise<Facilitator> {
-    const submitters = await Promise.all(Array.from({ length: options.submitters ?? 1 }, () => this.devnet.createAccount({ usdcTrustline: false })));
+    const submitters = await Promise.all(
+      Array.from({ length: options.submitters ?? 1 }, () => this.devnet.createAccount({ usdcTrustline: false })),
+    );
     const feeBump = options.feeBump ? await this.devnet.createAccount({ usdcTrustline: false }) : undefined;
     const config = testConfig({
       SUBMITTER_SECRET: submitters.map((s) => s.secret).join(','),

@@ -20,7 +20,8 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 const authOf = (payload: { payload?: Record<string, unknown> }): xdr.SorobanAuthorizationEntry[] =>
-  ((TransactionBuilder.fromXDR(payload.payload!.transaction as string, Networks.TESTNET) as any).operations[0].auth ?? []) as xdr.SorobanAuthorizationEntry[];
+  ((TransactionBuilder.fromXDR(payload.payload!.transaction as string, Networks.TESTNET) as any).operations[0].auth ??
+    []) as xdr.SorobanAuthorizationEntry[];
 const asPayload = (transaction: string, req: object) => ({ x402Version: 2, accepted: req, payload: { transaction } });
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -107,10 +108,22 @@ describe('verify codes reached by crafted payloads over HTTP', () => {
     await expectVerify(asPayload('AAAA', req), 'invalid_exact_stellar_payload_malformed');
     await expectVerify({ x402Version: 2, accepted: req, payload: {} }, 'invalid_exact_stellar_payload_malformed');
     await expectVerify(asPayload(craftTransaction({ from, to, extraOps: 1 }), req), 'invalid_exact_stellar_payload_wrong_operation');
-    await expectVerify(asPayload(craftTransaction({ contract: h.devnet.customToken.contractId, from, to }), req), 'invalid_exact_stellar_payload_wrong_asset');
-    await expectVerify(asPayload(craftTransaction({ contract: req.asset, fn: 'approve', from, to }), req), 'invalid_exact_stellar_payload_wrong_function_name');
-    await expectVerify(asPayload(craftTransaction({ contract: req.asset, from, to: Keypair.random().publicKey() }), req), 'invalid_exact_stellar_payload_wrong_recipient');
-    await expectVerify(asPayload(craftTransaction({ contract: req.asset, from, to, amount: 1n }), req), 'invalid_exact_stellar_payload_wrong_amount');
+    await expectVerify(
+      asPayload(craftTransaction({ contract: h.devnet.customToken.contractId, from, to }), req),
+      'invalid_exact_stellar_payload_wrong_asset',
+    );
+    await expectVerify(
+      asPayload(craftTransaction({ contract: req.asset, fn: 'approve', from, to }), req),
+      'invalid_exact_stellar_payload_wrong_function_name',
+    );
+    await expectVerify(
+      asPayload(craftTransaction({ contract: req.asset, from, to: Keypair.random().publicKey() }), req),
+      'invalid_exact_stellar_payload_wrong_recipient',
+    );
+    await expectVerify(
+      asPayload(craftTransaction({ contract: req.asset, from, to, amount: 1n }), req),
+      'invalid_exact_stellar_payload_wrong_amount',
+    );
   });
 
   it('facilitator safety codes; payer is never a facilitator address, on /verify and on /settle', async () => {
@@ -119,10 +132,26 @@ describe('verify codes reached by crafted payloads over HTTP', () => {
     const auth = authOf(await h.pay(req, buyer));
     const facilitatorEntry = unsignedEntry(submitter, transferInvocation(req.asset, transferArgs(submitter, to, 1n)));
     const cases: [string, unknown, string | undefined][] = [
-      ['invalid_exact_stellar_payload_unsafe_tx_or_op_source', asPayload(craftTransaction({ contract: req.asset, from: buyer.publicKey(), to, source: submitter }), req), buyer.publicKey()],
-      ['invalid_exact_stellar_payload_unsafe_tx_or_op_source', asPayload(craftTransaction({ contract: req.asset, from: submitter, to, source: submitter }), req), undefined],
-      ['invalid_exact_stellar_payload_facilitator_is_payer', asPayload(craftTransaction({ contract: req.asset, from: submitter, to }), req), undefined],
-      ['invalid_exact_stellar_payload_facilitator_in_auth', asPayload(buildTransfer(req, buyer.publicKey(), Networks.TESTNET, [...auth, facilitatorEntry]).toXDR(), req), buyer.publicKey()],
+      [
+        'invalid_exact_stellar_payload_unsafe_tx_or_op_source',
+        asPayload(craftTransaction({ contract: req.asset, from: buyer.publicKey(), to, source: submitter }), req),
+        buyer.publicKey(),
+      ],
+      [
+        'invalid_exact_stellar_payload_unsafe_tx_or_op_source',
+        asPayload(craftTransaction({ contract: req.asset, from: submitter, to, source: submitter }), req),
+        undefined,
+      ],
+      [
+        'invalid_exact_stellar_payload_facilitator_is_payer',
+        asPayload(craftTransaction({ contract: req.asset, from: submitter, to }), req),
+        undefined,
+      ],
+      [
+        'invalid_exact_stellar_payload_facilitator_in_auth',
+        asPayload(buildTransfer(req, buyer.publicKey(), Networks.TESTNET, [...auth, facilitatorEntry]).toXDR(), req),
+        buyer.publicKey(),
+      ],
     ];
     for (const [code, payload, payer] of cases) {
       const verified = await expectVerify(payload, code);
@@ -156,14 +185,34 @@ describe('verify codes reached by crafted payloads over HTTP', () => {
     const auth = authOf(await h.pay(req, buyer));
     const other = Keypair.random();
     const otherInvocation = transferInvocation(req.asset, transferArgs(other.publicKey(), to, 5n));
-    await expectVerify(asPayload(buildTransfer(req, from, Networks.TESTNET, [...auth, sourceAccountEntry(otherInvocation)]).toXDR(), req), 'invalid_exact_stellar_payload_unsupported_credential_type');
+    await expectVerify(
+      asPayload(buildTransfer(req, from, Networks.TESTNET, [...auth, sourceAccountEntry(otherInvocation)]).toXDR(), req),
+      'invalid_exact_stellar_payload_unsupported_credential_type',
+    );
     const latest = (await h.rpc.getLatestLedger()).sequence;
     const nested = transferInvocation(req.asset, transferArgs(other.publicKey(), to, 5n), [otherInvocation]);
-    await expectVerify(asPayload(buildTransfer(req, from, Networks.TESTNET, [...auth, await signedEntry(other, nested, latest + 5)]).toXDR(), req), 'invalid_exact_stellar_payload_has_subinvocations');
-    await expectVerify(asPayload(buildTransfer(req, from, Networks.TESTNET, [...auth, unsignedEntry(other.publicKey(), otherInvocation)]).toXDR(), req), 'invalid_exact_stellar_payload_unexpected_pending_signatures');
-    await expectVerify(await h.pay(req, buyer, { expirationLedger: latest + 10_000 }), 'invalid_exact_stellar_signature_expiration_too_far');
+    await expectVerify(
+      asPayload(buildTransfer(req, from, Networks.TESTNET, [...auth, await signedEntry(other, nested, latest + 5)]).toXDR(), req),
+      'invalid_exact_stellar_payload_has_subinvocations',
+    );
+    await expectVerify(
+      asPayload(buildTransfer(req, from, Networks.TESTNET, [...auth, unsignedEntry(other.publicKey(), otherInvocation)]).toXDR(), req),
+      'invalid_exact_stellar_payload_unexpected_pending_signatures',
+    );
+    await expectVerify(
+      await h.pay(req, buyer, { expirationLedger: latest + 10_000 }),
+      'invalid_exact_stellar_signature_expiration_too_far',
+    );
     // The payer's own unsigned entry is caught by the enforcing simulation first (see docs/SCHEME.md).
-    await expectVerify(asPayload(buildTransfer(req, from, Networks.TESTNET, [unsignedEntry(from, authOf(await h.pay(req, buyer))[0]!.rootInvocation, latest + 5)]).toXDR(), req), 'invalid_exact_stellar_payload_simulation_failed');
+    await expectVerify(
+      asPayload(
+        buildTransfer(req, from, Networks.TESTNET, [
+          unsignedEntry(from, authOf(await h.pay(req, buyer))[0]!.rootInvocation, latest + 5),
+        ]).toXDR(),
+        req,
+      ),
+      'invalid_exact_stellar_payload_simulation_failed',
+    );
   });
 
   it('unexpected_verify_error (RPC fault) on /verify; the same fault on /settle is verification_failed', async () => {
@@ -187,9 +236,17 @@ describe('fees', () => {
     const req = h.requirements(seller.publicKey());
     const payload = await h.pay(req, buyer);
     const verified = await low.verify(payload, req);
-    expect(verified.body).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_fee_exceeds_maximum', payer: buyer.publicKey() });
+    expect(verified.body).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_exact_stellar_payload_fee_exceeds_maximum',
+      payer: buyer.publicKey(),
+    });
     const settled = await low.settle(payload, req);
-    expect(settled.body).toMatchObject({ success: false, transaction: '', errorReason: 'invalid_exact_stellar_payload_fee_exceeds_maximum' });
+    expect(settled.body).toMatchObject({
+      success: false,
+      transaction: '',
+      errorReason: 'invalid_exact_stellar_payload_fee_exceeds_maximum',
+    });
     expect(h.devnet.balances(seller.publicKey()).usdc).toBe(0n);
   });
 
@@ -213,7 +270,9 @@ describe('fees', () => {
     // /supported advertises the kind (fees sponsored) and every address that sources settlements.
     const supported = await api(bumped.url).get('/supported');
     expect(supported.status).toBe(200);
-    expect(supported.body.kinds).toEqual([{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }]);
+    expect(supported.body.kinds).toEqual([
+      { x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } },
+    ]);
     expect(supported.body.signers['stellar:*']).toEqual([bumped.submitters[0], bumped.feeBump]);
   });
 });

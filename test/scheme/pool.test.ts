@@ -90,9 +90,11 @@ describe('confirmTransaction', () => {
     const rpc = {
       async getTransaction() {
         const included = clock >= start + 1_100;
-        return (included
-          ? { status: 'SUCCESS', latestLedger: 2, latestLedgerCloseTime: (start + 1_000) / 1000, ledger: 2 }
-          : { status: 'NOT_FOUND', latestLedger: 1, latestLedgerCloseTime: start / 1000 }) as TransactionStatus;
+        return (
+          included
+            ? { status: 'SUCCESS', latestLedger: 2, latestLedgerCloseTime: (start + 1_000) / 1000, ledger: 2 }
+            : { status: 'NOT_FOUND', latestLedger: 1, latestLedgerCloseTime: start / 1000 }
+        ) as TransactionStatus;
       },
     };
     const sleep = async (ms: number) => {
@@ -119,7 +121,9 @@ describe('confirmTransaction', () => {
 
   it('FAILED is final', async () => {
     const s = scripted([{ status: 'FAILED', ledger: 3, resultCode: 'txFAILED' }]);
-    expect((await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep })).kind).toBe('failed');
+    expect(
+      (await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep })).kind,
+    ).toBe('failed');
   });
 
   it('NOT_FOUND is final only once a ledger closed after maxTime', async () => {

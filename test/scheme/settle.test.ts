@@ -34,7 +34,10 @@ describe('settle codes', () => {
     const [ra, rb] = await Promise.all([f.settle(a.payload, a.req), f.settle(b.payload, b.req)]);
     const bodies = [ra.body, rb.body];
     expect(bodies.filter((x) => x.success)).toHaveLength(1);
-    failureOf(bodies.find((x) => !x.success), 'settle_exact_stellar_signer_selection_failed');
+    failureOf(
+      bodies.find((x) => !x.success),
+      'settle_exact_stellar_signer_selection_failed',
+    );
   });
 
   it('settle_exact_stellar_transaction_signing_failed / fee_bump_signing_failed: a key that cannot sign', async () => {
@@ -65,7 +68,14 @@ describe('settle codes', () => {
       // Count accepted submissions through the port (the boundary), so ledgers close only once both are in.
       const rpc = createSdkRpc({ url: manual.devnet.rpcUrl });
       let sent = 0;
-      const counting = { ...rpc, send: async (tx: Parameters<typeof rpc.send>[0]) => { const r = await rpc.send(tx); sent++; return r; } };
+      const counting = {
+        ...rpc,
+        send: async (tx: Parameters<typeof rpc.send>[0]) => {
+          const r = await rpc.send(tx);
+          sent++;
+          return r;
+        },
+      };
       const f = await manual.facilitator({ submitters: 2, scheme: { rpc: counting } });
       const { buyer, seller } = await manual.parties(100_000n);
       const req = manual.requirements(seller.publicKey());

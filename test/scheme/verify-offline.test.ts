@@ -121,7 +121,9 @@ describe('verify before any network call', () => {
     expect((await verifyOffline(good(), { amount: '1.5' })).result.invalidReason).toBe('invalid_exact_stellar_payload_wrong_amount');
     const args = transferArgs(payer, payTo, 1n);
     args[2] = xdr.ScVal.scvU64(100000n);
-    expect((await verifyOffline(craftTransaction({ to: payTo, args }))).result.invalidReason).toBe('invalid_exact_stellar_payload_wrong_amount');
+    expect((await verifyOffline(craftTransaction({ to: payTo, args }))).result.invalidReason).toBe(
+      'invalid_exact_stellar_payload_wrong_amount',
+    );
   });
 
   it('not transfer(from,to,amount) → wrong_function_name', async () => {
@@ -165,7 +167,9 @@ describe('properties (fast-check)', () => {
     await fc.assert(
       fc.asyncProperty(i128, required, async (sent, want) => {
         fc.pre(sent !== want);
-        const { result, calls } = await verifyOffline(craftTransaction({ from: payer, to: payTo, amount: sent }), { amount: want.toString() });
+        const { result, calls } = await verifyOffline(craftTransaction({ from: payer, to: payTo, amount: sent }), {
+          amount: want.toString(),
+        });
         return result.invalidReason === 'invalid_exact_stellar_payload_wrong_amount' && calls.length === 0;
       }),
       { numRuns: 60 },

@@ -21,7 +21,8 @@ describe('non-canonical amounts', () => {
   it('parseAmount reads only the canonical decimal form', () => {
     expect(parseAmount('0')).toBe(0n);
     expect(parseAmount('1000')).toBe(1000n);
-    for (const bad of ['01000', '00', '0001', '+1000', '1e3', ' 1000', '1000 ', '1_000', '１０００']) expect(parseAmount(bad)).toBeUndefined();
+    for (const bad of ['01000', '00', '0001', '+1000', '1e3', ' 1000', '1000 ', '1_000', '１０００'])
+      expect(parseAmount(bad)).toBeUndefined();
   });
 
   it.each(['0100000', '00100000'])('verify and settle both refuse %s with wrong_amount, without an RPC call', async (amount) => {
@@ -39,7 +40,10 @@ describe('non-canonical amounts', () => {
 
   it('the canonical spelling of the same amount passes the structure checks', async () => {
     const s = scheme();
-    await s.scheme.verify(payloadOf(craftTransaction({ from: payer, to: payTo, amount: 100000n })), requirementsFor(payTo, { amount: '100000' }));
+    await s.scheme.verify(
+      payloadOf(craftTransaction({ from: payer, to: payTo, amount: 100000n })),
+      requirementsFor(payTo, { amount: '100000' }),
+    );
     expect(s.rpc.calls).toEqual(['simulate']);
   });
 });

@@ -12,12 +12,20 @@ export function slowSchemas(): Array<{ name: string; schema: Record<string, unkn
   let nested: Record<string, unknown> = { z: 1 };
   for (let i = 0; i < 60; i++) nested = { a: nested };
   return [
-    { name: 'uniqueItems over 7 000 arrays', schema: { properties: { list: { type: 'array', uniqueItems: true } } }, info: { ...info, list: pairs } },
+    {
+      name: 'uniqueItems over 7 000 arrays',
+      schema: { properties: { list: { type: 'array', uniqueItems: true } } },
+      info: { ...info, list: pairs },
+    },
     {
       name: 'exponential anyOf through a recursive $ref',
-      schema: { $defs: { n: { anyOf: [{ allOf: [{ properties: { a: { $ref: '#/$defs/n' } } }, false] }, { properties: { a: { $ref: '#/$defs/n' } } }] } }, properties: { deep: { $ref: '#/$defs/n' } } },
+      schema: {
+        $defs: {
+          n: { anyOf: [{ allOf: [{ properties: { a: { $ref: '#/$defs/n' } } }, false] }, { properties: { a: { $ref: '#/$defs/n' } } }] },
+        },
+        properties: { deep: { $ref: '#/$defs/n' } },
+      },
       info: { ...info, deep: nested },
     },
   ];
 }
-

@@ -46,7 +46,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 describe('hostile schemas under payment load', () => {
   it('/verify and /settle stay within 2× of normal; each hostile schema is soft-dropped with a code within 250 ms', async () => {
-    const hostile = [...slowSchemas().map((c) => ({ info: c.info, schema: c.schema })), { info: { input: { type: 'http', method: 'GET' } }, schema: { $ref: '#' } }];
+    const hostile = [
+      ...slowSchemas().map((c) => ({ info: c.info, schema: c.schema })),
+      { info: { input: { type: 'http', method: 'GET' } }, schema: { $ref: '#' } },
+    ];
     await post('/settle', { info: { input: { type: 'http', method: 'GET' } }, schema: { type: 'object' } }); // warm: the worker is up
     const normal = { verify: [] as number[], settle: [] as number[] };
     for (let i = 0; i < 40; i++) {

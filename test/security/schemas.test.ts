@@ -17,7 +17,10 @@ describe('static refusals', () => {
   it.each([
     ['{"$ref": "#"}', { $ref: '#' }],
     ['a $ref to an ancestor through allOf', { properties: { input: { allOf: [{ $ref: '#/properties/input' }] } } }],
-    ['two definitions referring to each other in place', { $defs: { a: { $ref: '#/$defs/b' }, b: { anyOf: [{ $ref: '#/$defs/a' }] } }, $ref: '#/$defs/a' }],
+    [
+      'two definitions referring to each other in place',
+      { $defs: { a: { $ref: '#/$defs/b' }, b: { anyOf: [{ $ref: '#/$defs/a' }] } }, $ref: '#/$defs/a' },
+    ],
     ['$dynamicRef', { $dynamicRef: '#meta' }],
     ['a plain-name anchor reference', { $defs: { x: { $anchor: 'x' } }, $ref: '#x' }],
     ['65 references', { allOf: Array.from({ length: 65 }, () => ({ $ref: '#/$defs/a' })), $defs: { a: {} } }],
@@ -29,10 +32,18 @@ describe('static refusals', () => {
   });
 
   it('recursion that descends into the data stays allowed (a linked list)', async () => {
-    const schema = { $defs: { n: { anyOf: [{ type: 'object', properties: { next: { $ref: '#/$defs/n' } } }, { type: 'null' }] } }, properties: { list: { $ref: '#/$defs/n' } } };
+    const schema = {
+      $defs: { n: { anyOf: [{ type: 'object', properties: { next: { $ref: '#/$defs/n' } } }, { type: 'null' }] } },
+      properties: { list: { $ref: '#/$defs/n' } },
+    };
     const neutralized = neutralizeSchema(schema);
     expect(neutralized.ok).toBe(true);
-    expect(await validateAgainstSchema((neutralized as { schema: object }).schema as Record<string, unknown>, { ...info, list: { next: { next: null } } })).toEqual({ ok: true });
+    expect(
+      await validateAgainstSchema((neutralized as { schema: object }).schema as Record<string, unknown>, {
+        ...info,
+        list: { next: { next: null } },
+      }),
+    ).toEqual({ ok: true });
   });
 
   it('patterns inside draft-07 dependencies are stripped like anywhere else', () => {
@@ -51,30 +62,33 @@ describe('the time budget', () => {
     expect(await validator.validate({ type: 'no-such-type' }, info)).toMatchObject({ ok: false, code: 'bazaar_schema_validation_failed' });
   });
 
-  it.each(slowSchemas().map((c) => [c.name, c] as const))('%s: soft-dropped with a code within 250 ms, the event loop never blocked', async (_name, c) => {
-    expect(neutralizeSchema(c.schema).ok).toBe(true);
-    await validator.validate({ type: 'object' }, info); // the worker is up
-    const lag = monitorEventLoopDelay({ resolution: 5 });
-    lag.enable();
-    const started = performance.now();
-    const verdict = await validator.validate(c.schema, c.info);
-    const elapsed = performance.now() - started;
-    lag.disable();
-    expect(verdict).toMatchObject({ ok: false, code: 'bazaar_schema_too_complex' });
-    // Bounds for a machine with a core to spare; relaxed 4× when it is overloaded by others
-    // (timers and thread start-up are then late whatever svc does; see schema-load.test.ts).
-    const factor = loadavg()[0]! > cpus().length ? 4 : 1;
-    expect(elapsed).toBeLessThan(250 * factor);
-    expect(lag.max / 1e6).toBeLessThan(100 * factor);
-    // The standby serves the next seller (while it is still booting on a busy machine the job is
-    // dropped after 150 ms by design and a later one is served: the load average lags the
-    // parallel test files, so the retry is allowed whatever it says).
-    const next = performance.now();
-    let after = await validator.validate({ type: 'object' }, info);
-    while (!after.ok && performance.now() - next < 5_000) after = await validator.validate({ type: 'object' }, info);
-    expect(after).toEqual({ ok: true });
-    expect(performance.now() - next).toBeLessThan(5_000);
-  });
+  it.each(slowSchemas().map((c) => [c.name, c] as const))(
+    '%s: soft-dropped with a code within 250 ms, the event loop never blocked',
+    async (_name, c) => {
+      expect(neutralizeSchema(c.schema).ok).toBe(true);
+      await validator.validate({ type: 'object' }, info); // the worker is up
+      const lag = monitorEventLoopDelay({ resolution: 5 });
+      lag.enable();
+      const started = performance.now();
+      const verdict = await validator.validate(c.schema, c.info);
+      const elapsed = performance.now() - started;
+      lag.disable();
+      expect(verdict).toMatchObject({ ok: false, code: 'bazaar_schema_too_complex' });
+      // Bounds for a machine with a core to spare; relaxed 4× when it is overloaded by others
+      // (timers and thread start-up are then late whatever svc does; see schema-load.test.ts).
+      const factor = loadavg()[0]! > cpus().length ? 4 : 1;
+      expect(elapsed).toBeLessThan(250 * factor);
+      expect(lag.max / 1e6).toBeLessThan(100 * factor);
+      // The standby serves the next seller (while it is still booting on a busy machine the job is
+      // dropped after 150 ms by design and a later one is served: the load average lags the
+      // parallel test files, so the retry is allowed whatever it says).
+      const next = performance.now();
+      let after = await validator.validate({ type: 'object' }, info);
+      while (!after.ok && performance.now() - next < 5_000) after = await validator.validate({ type: 'object' }, info);
+      expect(after).toEqual({ ok: true });
+      expect(performance.now() - next).toBeLessThan(5_000);
+    },
+  );
 
   it('a flood of hostile schemas is bounded: each answered, the queue refuses beyond its cap', async () => {
     const small = new SchemaValidator({ maxQueued: 3, budgetMs: 50 });

@@ -120,7 +120,9 @@ describe('pipelining', () => {
     const s = await server({ headersTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxConnectionsPerAddress: 100 });
     const socket = await open(s.port);
     const answer = readAll(socket);
-    socket.write(`POST /settle HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(envelope)}\r\n\r\n${envelope}${junk}`);
+    socket.write(
+      `POST /settle HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(envelope)}\r\n\r\n${envelope}${junk}`,
+    );
     const text = await answer;
     const responses = text.split(/(?=HTTP\/1\.1 \d{3} )/);
     expect(responses).toHaveLength(1);
@@ -142,44 +144,66 @@ describe('per-address connection cap', () => {
   it('connections beyond the cap are closed on accept; another address is still served', async () => {
     const s = await server({ headersTimeoutMs: 5_000, requestTimeoutMs: 5_000, maxConnectionsPerAddress: 5 });
     const sockets = await Promise.all(Array.from({ length: 12 }, () => open(s.port)));
-    const closed = sockets.map((socket) => new Promise<boolean>((resolve) => {
-      socket.on('error', () => {});
-      socket.once('close', () => resolve(true));
-      setTimeout(() => resolve(false), 500);
-    }));
+    const closed = sockets.map(
+      (socket) =>
+        new Promise<boolean>((resolve) => {
+          socket.on('error', () => {});
+          socket.once('close', () => resolve(true));
+          setTimeout(() => resolve(false), 500);
+        }),
+    );
     expect((await Promise.all(closed)).filter(Boolean)).toHaveLength(7);
     expect(await healthFrom(s.port, '127.0.0.2')).toBe(200);
     for (const socket of sockets) socket.destroy();
   });
 
-  it('with a 1,024 file limit, 1,100 slow connections from one address leave /health answering from another', { timeout: 60_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-sockets-'));
-    const env = { ...process.env, SUBMITTER_SECRET: Keypair.random().secret(), PORT: String(20_000 + Math.floor(Math.random() * 20_000)), DB_PATH: join(dir, 'svc.sqlite'), RPC_URL: 'http://127.0.0.1:9/', LOG_LEVEL: 'silent', HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '5000' };
-    const child: ChildProcess = spawn('prlimit', ['--nofile=1024:1024', process.execPath, '--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: 'ignore' });
-    const port = Number(env.PORT);
-    const sockets: Socket[] = [];
-    try {
-      await until(async () => (await healthFrom(port, '127.0.0.2')) === 200, 20_000);
-      // 1,100 connections from 127.0.0.1, each sending half a request head and never reading.
-      const opened = await Promise.allSettled(Array.from({ length: 1_100 }, async () => {
-        const socket = await open(port);
-        socket.on('error', () => {});
-        socket.write('GET /health HTTP/1.1\r\nHost: x\r\n');
-        socket.pause();
-        sockets.push(socket);
-      }));
-      expect(opened.length).toBe(1_100);
-      // /health from 127.0.0.2 keeps answering while they are held.
-      const probes: boolean[] = [];
-      for (let i = 0; i < 20; i++) {
-        probes.push((await healthFrom(port, '127.0.0.2')) === 200);
-        await new Promise((r) => setTimeout(r, 100));
+  it(
+    'with a 1,024 file limit, 1,100 slow connections from one address leave /health answering from another',
+    { timeout: 60_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-sockets-'));
+      const env = {
+        ...process.env,
+        SUBMITTER_SECRET: Keypair.random().secret(),
+        PORT: String(20_000 + Math.floor(Math.random() * 20_000)),
+        DB_PATH: join(dir, 'svc.sqlite'),
+        RPC_URL: 'http://127.0.0.1:9/',
+        LOG_LEVEL: 'silent',
+        HEADERS_TIMEOUT_MS: '5000',
+        REQUEST_TIMEOUT_MS: '5000',
+      };
+      const child: ChildProcess = spawn('prlimit', ['--nofile=1024:1024', process.execPath, '--import', 'tsx', 'src/main.ts'], {
+        cwd: ROOT,
+        env,
+        stdio: 'ignore',
+      });
+      const port = Number(env.PORT);
+      const sockets: Socket[] = [];
+      try {
+        await until(async () => (await healthFrom(port, '127.0.0.2')) === 200, 20_000);
+        // 1,100 connections from 127.0.0.1, each sending half a request head and never reading.
+        const opened = await Promise.allSettled(
+          Array.from({ length: 1_100 }, async () => {
+            const socket = await open(port);
+            socket.on('error', () => {});
+            socket.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+            socket.pause();
+            sockets.push(socket);
+          }),
+        );
+        expect(opened.length).toBe(1_100);
+        // /health from 127.0.0.2 keeps answering while they are held.
+        const probes: boolean[] = [];
+        for (let i = 0; i < 20; i++) {
+          probes.push((await healthFrom(port, '127.0.0.2')) === 200);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(probes.filter(Boolean).length).toBe(20);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        child.kill('SIGKILL');
+        rmSync(dir, { recursive: true, force: true });
       }
-      expect(probes.filter(Boolean).length).toBe(20);
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      child.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

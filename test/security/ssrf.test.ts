@@ -32,8 +32,25 @@ afterAll(() => Promise.all(servers.map((s) => new Promise((r) => s.close(r)))));
 
 describe('address classification', () => {
   it.each([
-    '127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '0.0.0.0', '::', '10.1.2.3', '172.16.0.1', '192.168.1.1',
-    '169.254.169.254', 'fe80::1', '100.100.100.200', 'fd00:ec2::254', '224.0.0.1', 'ff02::1', '255.255.255.255', '64:ff9b::7f00:1', '2002:7f00:1::1',
+    '127.0.0.1',
+    '127.1.2.3',
+    '::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '0.0.0.0',
+    '::',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    'fe80::1',
+    '100.100.100.200',
+    'fd00:ec2::254',
+    '224.0.0.1',
+    'ff02::1',
+    '255.255.255.255',
+    '64:ff9b::7f00:1',
+    '2002:7f00:1::1',
   ])('%s is refused', (address) => {
     expect(forbiddenAddressReason(address, [])).toMatch(/address/);
   });
@@ -52,7 +69,18 @@ describe('address classification', () => {
   });
 
   it('URL hosts: literals in every spelling WHATWG parsing accepts, and localhost', () => {
-    for (const url of ['http://127.0.0.1/', 'http://0x7f000001/', 'http://2130706433/', 'http://0177.0.0.1/', 'http://127.1/', 'http://[::1]/', 'http://[::ffff:169.254.169.254]/', 'http://localhost/', 'http://LOCALHOST./', 'http://a.localhost/']) {
+    for (const url of [
+      'http://127.0.0.1/',
+      'http://0x7f000001/',
+      'http://2130706433/',
+      'http://0177.0.0.1/',
+      'http://127.1/',
+      'http://[::1]/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://localhost/',
+      'http://LOCALHOST./',
+      'http://a.localhost/',
+    ]) {
       expect(forbiddenLiteralHost(new URL(url).hostname, [])).not.toBeNull();
     }
     expect(forbiddenLiteralHost(new URL('https://api.example.com/').hostname, [])).toBeNull();
@@ -65,8 +93,7 @@ describe('guarded fetch (paid_call)', () => {
   beforeAll(async () => {
     otherLoopbackUrl = await serve('127.0.0.2', () => ({ status: 200 }));
     loopbackUrl = await serve('127.0.0.1', (path) =>
-      path === '/to-other' ? { status: 302, headers: { location: `${otherLoopbackUrl}/meta-data` } }
-        : { status: 200 },
+      path === '/to-other' ? { status: 302, headers: { location: `${otherLoopbackUrl}/meta-data` } } : { status: 200 },
     );
   });
 
@@ -98,10 +125,19 @@ describe('catalog', () => {
   afterAll(() => t.close());
 
   it.each([
-    'http://127.0.0.1:8080/latest/meta-data/', 'http://169.254.169.254/latest/meta-data/iam', 'http://[::1]/x', 'http://0x7f000001/x', 'http://10.0.0.8/x',
-    'http://localhost:3000/x', 'http://[fd00:ec2::254]/x', 'http://100.100.100.200/x',
+    'http://127.0.0.1:8080/latest/meta-data/',
+    'http://169.254.169.254/latest/meta-data/iam',
+    'http://[::1]/x',
+    'http://0x7f000001/x',
+    'http://10.0.0.8/x',
+    'http://localhost:3000/x',
+    'http://[fd00:ec2::254]/x',
+    'http://100.100.100.200/x',
   ])('a listing at %s is refused with bazaar_resource_url_invalid', async (url) => {
-    expect(await t.catalog.recordSettlement(settlement({ url }))).toMatchObject({ status: 'rejected', code: 'bazaar_resource_url_invalid' });
+    expect(await t.catalog.recordSettlement(settlement({ url }))).toMatchObject({
+      status: 'rejected',
+      code: 'bazaar_resource_url_invalid',
+    });
     expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(0);
   });
 
@@ -111,7 +147,9 @@ describe('catalog', () => {
     const dev = tempCatalog();
     try {
       expect(await dev.catalog.recordSettlement(settlement({ url: 'http://127.0.0.1:8080/weather' }))).toEqual({ status: 'success' });
-      expect(await dev.catalog.recordSettlement(settlement({ url: 'http://169.254.169.254/latest/meta-data/' }))).toMatchObject({ code: 'bazaar_resource_url_invalid' });
+      expect(await dev.catalog.recordSettlement(settlement({ url: 'http://169.254.169.254/latest/meta-data/' }))).toMatchObject({
+        code: 'bazaar_resource_url_invalid',
+      });
     } finally {
       delete process.env.ALLOW_PRIVATE_TARGETS;
       dev.close();

@@ -9,7 +9,11 @@ import { createSdkRpc, type ChainRpc } from './rpc.ts';
  * so the scheme's own decision lines go to `debug` (they add the scheme-internal view, e.g. the
  * re-verification inside settle) instead of doubling the info log.
  */
-export function createSchemeFromConfig(config: Config, logger?: Logger, wrapRpc: (rpc: ChainRpc) => ChainRpc = (rpc) => rpc): ExactStellarScheme {
+export function createSchemeFromConfig(
+  config: Config,
+  logger?: Logger,
+  wrapRpc: (rpc: ChainRpc) => ChainRpc = (rpc) => rpc,
+): ExactStellarScheme {
   const keys = signingKeys(config);
   return new ExactStellarScheme({
     network: config.network,

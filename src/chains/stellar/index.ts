@@ -1,10 +1,27 @@
 /** The exact Stellar scheme: what the service, the client and the tools consume. */
 export { ExactStellarScheme, INCLUSION_FEE_STROOPS, type ExactStellarSchemeOptions, type PaymentLogger } from './exact/facilitator.ts';
-export { createSdkRpc, RpcError, type ChainRpc, type Simulation, type Submission, type TransactionStatus, type LedgerStamp } from './rpc.ts';
+export {
+  createSdkRpc,
+  RpcError,
+  type ChainRpc,
+  type Simulation,
+  type Submission,
+  type TransactionStatus,
+  type LedgerStamp,
+} from './rpc.ts';
 export { LedgerTimeEstimator, FALLBACK_LEDGER_SECONDS, expiryLedgerBound } from './ledger-time.ts';
 export { SubmitterPool, SignerSelectionError, type SubmitterLease } from './submitters.ts';
 export { createSchemeFromConfig } from './from-config.ts';
 export { stellarReadinessChecks } from './health.ts';
-export { STELLAR_NETWORKS, NETWORKS, DEFAULT_NETWORK, STELLAR_SIGNER_FAMILY, isStellarNetwork, networkPassphrase, defaultRpcUrl, type StellarNetwork } from './networks.ts';
+export {
+  STELLAR_NETWORKS,
+  NETWORKS,
+  DEFAULT_NETWORK,
+  STELLAR_SIGNER_FAMILY,
+  isStellarNetwork,
+  networkPassphrase,
+  defaultRpcUrl,
+  type StellarNetwork,
+} from './networks.ts';
 export { keypairFromSeed, type Keypair } from './keys.ts';
 export { createStellarPayment, StellarPaymentError, type CreateStellarPaymentOptions } from './exact/buyer.ts';

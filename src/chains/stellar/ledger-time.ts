@@ -25,7 +25,12 @@ export interface LedgerTime {
   fallback: boolean;
 }
 
-const FALLBACK: LedgerTime = { seconds: FALLBACK_LEDGER_SECONDS, low: FALLBACK_LEDGER_SECONDS, high: FALLBACK_LEDGER_SECONDS, fallback: true };
+const FALLBACK: LedgerTime = {
+  seconds: FALLBACK_LEDGER_SECONDS,
+  low: FALLBACK_LEDGER_SECONDS,
+  high: FALLBACK_LEDGER_SECONDS,
+  fallback: true,
+};
 
 export interface LedgerTimeOptions {
   ttlMs?: number;

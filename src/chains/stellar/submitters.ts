@@ -104,7 +104,9 @@ export class SubmitterPool {
 
   private enqueue(): Promise<Slot> {
     if (this.queue.length >= this.maxQueue) {
-      return Promise.reject(new SignerSelectionError(`All ${this.slots.length} submitters are busy and the wait queue is full (${this.maxQueue}).`));
+      return Promise.reject(
+        new SignerSelectionError(`All ${this.slots.length} submitters are busy and the wait queue is full (${this.maxQueue}).`),
+      );
     }
     return new Promise<Slot>((resolve, reject) => {
       const waiter: Waiter = {

@@ -31,11 +31,7 @@ import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.
 export const NULL_ACCOUNT = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
 
 export type StellarPaymentErrorReason =
-  | 'invalid_requirements'
-  | 'simulation_failed'
-  | 'unexpected_signers'
-  | 'rpc_error'
-  | 'over_spend_cap';
+  'invalid_requirements' | 'simulation_failed' | 'unexpected_signers' | 'rpc_error' | 'over_spend_cap';
 
 export class StellarPaymentError extends Error {
   constructor(
@@ -86,7 +82,8 @@ export function checkRequirements(requirements: PaymentRequirements): string {
   if (requirements.scheme !== 'exact') invalid(`Scheme ${JSON.stringify(requirements.scheme)} is not "exact".`);
   const passphrase = networkPassphrase(requirements.network);
   if (!passphrase) invalid(`Network ${JSON.stringify(requirements.network)} is not a known Stellar network.`);
-  if (typeof requirements.asset !== 'string' || !StrKey.isValidContract(requirements.asset)) invalid('asset must be a C… contract address.');
+  if (typeof requirements.asset !== 'string' || !StrKey.isValidContract(requirements.asset))
+    invalid('asset must be a C… contract address.');
   const payTo = requirements.payTo;
   const validPayTo =
     typeof payTo === 'string' &&
@@ -123,7 +120,10 @@ export function buildTransfer(
     networkPassphrase: passphrase,
     ...(sorobanData ? { sorobanData } : {}),
   });
-  return builder.addOperation(operation).setTimeout(Math.ceil(Number(requirements.maxTimeoutSeconds))).build();
+  return builder
+    .addOperation(operation)
+    .setTimeout(Math.ceil(Number(requirements.maxTimeoutSeconds)))
+    .build();
 }
 
 /**
@@ -173,15 +173,22 @@ export async function createStellarPayment(options: CreateStellarPaymentOptions)
 
   const others = recorded.auth.map((e) => inspectAuthEntry(e).address).filter((a) => a !== payer);
   if (others.length > 0 || recorded.auth.length === 0) {
-    throw new StellarPaymentError('unexpected_signers', `The transfer needs authorization from ${others.join(', ') || 'nobody'}, not only from ${payer}.`);
+    throw new StellarPaymentError(
+      'unexpected_signers',
+      `The transfer needs authorization from ${others.join(', ') || 'nobody'}, not only from ${payer}.`,
+    );
   }
   const ledgerSeconds = (await ledgerTime.estimate()).high;
-  const expiration = options.expirationLedger ?? clientExpiration(recorded.latestLedger, Number(requirements.maxTimeoutSeconds), ledgerSeconds);
+  const expiration =
+    options.expirationLedger ?? clientExpiration(recorded.latestLedger, Number(requirements.maxTimeoutSeconds), ledgerSeconds);
   const entries = options.credentials === 'address' ? recorded.auth.map(asClassicAddressCredentials) : recorded.auth;
   const signed = await Promise.all(entries.map((entry) => authorizeEntry(entry, signer, expiration, passphrase)));
 
-  const enforced = await onChain('enforce-mode simulation', () => rpc.simulate(buildTransfer(requirements, payer, passphrase, signed), 'enforce'));
-  if (!enforced.ok) throw new StellarPaymentError('simulation_failed', `The signed transfer does not simulate: ${firstLine(enforced.error)}`);
+  const enforced = await onChain('enforce-mode simulation', () =>
+    rpc.simulate(buildTransfer(requirements, payer, passphrase, signed), 'enforce'),
+  );
+  if (!enforced.ok)
+    throw new StellarPaymentError('simulation_failed', `The signed transfer does not simulate: ${firstLine(enforced.error)}`);
   const transaction = buildTransfer(requirements, payer, passphrase, signed, enforced.transactionData);
 
   return {

@@ -38,16 +38,28 @@ export function checkAuthEntries({ auth, payer, expiryBound }: AuthCheckInput): 
   });
   for (const info of infos) {
     if (info.invocation.subInvocations.length > 0) {
-      throw new Rejection('invalid_exact_stellar_payload_has_subinvocations', 'An authorization entry authorizes sub-invocations beyond the transfer.', payer);
+      throw new Rejection(
+        'invalid_exact_stellar_payload_has_subinvocations',
+        'An authorization entry authorizes sub-invocations beyond the transfer.',
+        payer,
+      );
     }
   }
   const payerEntries = infos.filter((i) => i.address === payer);
   if (payerEntries.length === 0 || payerEntries.some((i) => !i.signed)) {
-    throw new Rejection('invalid_exact_stellar_payload_missing_payer_signature', `The payer ${payer} has not signed its authorization entry.`, payer);
+    throw new Rejection(
+      'invalid_exact_stellar_payload_missing_payer_signature',
+      `The payer ${payer} has not signed its authorization entry.`,
+      payer,
+    );
   }
   const pending = infos.find((i) => !i.signed);
   if (pending) {
-    throw new Rejection('invalid_exact_stellar_payload_unexpected_pending_signatures', `The authorization entry of ${pending.address ?? 'an address'} still awaits a signature.`, payer);
+    throw new Rejection(
+      'invalid_exact_stellar_payload_unexpected_pending_signatures',
+      `The authorization entry of ${pending.address ?? 'an address'} still awaits a signature.`,
+      payer,
+    );
   }
   const limit = expiryBound + EXPIRY_TOLERANCE_LEDGERS;
   for (const info of infos) {
@@ -114,11 +126,19 @@ export function checkTransferEvents({ events, asset, payer, payTo, amount }: Eve
       throw new Rejection('invalid_exact_stellar_payload_event_not_transfer', 'A simulated event is not a SEP-41 transfer event.', payer);
     }
     if (!event.contractId) {
-      throw new Rejection('invalid_exact_stellar_payload_event_missing_contract_id', 'A simulated transfer event has no contract id.', payer);
+      throw new Rejection(
+        'invalid_exact_stellar_payload_event_missing_contract_id',
+        'A simulated transfer event has no contract id.',
+        payer,
+      );
     }
     const contractId = Address.contract(event.contractId.toBytes()).toString();
     if (contractId !== asset) {
-      throw new Rejection('invalid_exact_stellar_payload_event_wrong_asset', `A transfer event came from ${contractId}, not the asset ${asset}.`, payer);
+      throw new Rejection(
+        'invalid_exact_stellar_payload_event_wrong_asset',
+        `A transfer event came from ${contractId}, not the asset ${asset}.`,
+        payer,
+      );
     }
     const { amount: value, muxId } = amountAndMux(data);
     const recipient = muxId === undefined ? to : new MuxedAccount(new Account(to, '0'), muxId.toString()).accountId();
@@ -128,17 +148,29 @@ export function checkTransferEvents({ events, asset, payer, payTo, amount }: Eve
     throw new Rejection('invalid_exact_stellar_payload_no_transfer_events', 'The simulation emitted no transfer event.', payer);
   }
   if (transfers.length > 1) {
-    throw new Rejection('invalid_exact_stellar_payload_multiple_transfers', `The simulation emitted ${transfers.length} transfer events.`, payer);
+    throw new Rejection(
+      'invalid_exact_stellar_payload_multiple_transfers',
+      `The simulation emitted ${transfers.length} transfer events.`,
+      payer,
+    );
   }
   const transfer = transfers[0]!;
   if (transfer.from !== payer) {
-    throw new Rejection('invalid_exact_stellar_payload_event_wrong_from', `The simulated debit is from ${transfer.from}, not the payer.`, payer);
+    throw new Rejection(
+      'invalid_exact_stellar_payload_event_wrong_from',
+      `The simulated debit is from ${transfer.from}, not the payer.`,
+      payer,
+    );
   }
   if (transfer.to !== payTo) {
     throw new Rejection('invalid_exact_stellar_payload_event_wrong_to', `The simulated credit is to ${transfer.to}, not payTo.`, payer);
   }
   if (transfer.amount !== amount) {
-    throw new Rejection('invalid_exact_stellar_payload_event_wrong_amount', `The simulated amount ${String(transfer.amount)} differs from ${amount}.`, payer);
+    throw new Rejection(
+      'invalid_exact_stellar_payload_event_wrong_amount',
+      `The simulated amount ${String(transfer.amount)} differs from ${amount}.`,
+      payer,
+    );
   }
   return transfer;
 }

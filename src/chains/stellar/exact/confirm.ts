@@ -85,7 +85,10 @@ const TIMED_OUT = Symbol('timed out');
 async function withinDeadline<T>(call: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([call, new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), TIMED_OUT)))]);
+    return await Promise.race([
+      call,
+      new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), TIMED_OUT))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -106,7 +109,11 @@ export async function confirmTransaction(options: ConfirmOptions): Promise<Outco
   let lastError = '';
   let failed = false;
   for (;;) {
-    const pollAt = immediate ? now() : target && firstLook ? target.at + AFTER_CLOSE_MS : now() + (failed ? Math.max(fine, ledgerMs / 5) : fine);
+    const pollAt = immediate
+      ? now()
+      : target && firstLook
+        ? target.at + AFTER_CLOSE_MS
+        : now() + (failed ? Math.max(fine, ledgerMs / 5) : fine);
     const sleepUntil = Math.min(deadlineMs, pollAt);
     if (sleepUntil > now()) await sleep(sleepUntil - now());
     if (now() >= deadlineMs) break;
@@ -126,7 +133,10 @@ export async function confirmTransaction(options: ConfirmOptions): Promise<Outco
       if (status.status === 'SUCCESS') return { kind: 'success', status };
       if (status.status === 'FAILED') return { kind: 'failed', status };
       if (status.latestLedgerCloseTime > maxTime) {
-        return { kind: 'expired', detail: `not included by ledger ${status.latestLedger}, which closed after the transaction's maxTime ${maxTime}` };
+        return {
+          kind: 'expired',
+          detail: `not included by ledger ${status.latestLedger}, which closed after the transaction's maxTime ${maxTime}`,
+        };
       }
       if (!target || status.latestLedger >= target.sequence) {
         // First answer, or a ledger closed without it (submitted just too late for that one):

@@ -111,7 +111,12 @@ export class ExactStellarScheme implements PaymentScheme {
       return { isValid: true, payer: from };
     }
     this.log('verify', decision.code, decision.payer, requirements?.amount, '');
-    return { isValid: false, invalidReason: decision.code, invalidMessage: decision.message, ...(decision.payer ? { payer: decision.payer } : {}) };
+    return {
+      isValid: false,
+      invalidReason: decision.code,
+      invalidMessage: decision.message,
+      ...(decision.payer ? { payer: decision.payer } : {}),
+    };
   }
 
   async settle(payload: PaymentPayload, requirements: PaymentRequirements, hooks?: SettleHooks): Promise<SettleResult> {
@@ -141,8 +146,15 @@ export class ExactStellarScheme implements PaymentScheme {
       return await this.submit(verified, lease, requirements, network, hooks, progress);
     } catch (err) {
       lease.invalidate();
-      if (progress.submittedHash) return this.unconfirmed(progress.submittedHash, describeError(err), network, transfer.from, transfer.amount);
-      return this.settleFailure('unexpected_settle_error', `Settlement failed unexpectedly: ${describeError(err)}`, network, transfer.from, transfer.amount);
+      if (progress.submittedHash)
+        return this.unconfirmed(progress.submittedHash, describeError(err), network, transfer.from, transfer.amount);
+      return this.settleFailure(
+        'unexpected_settle_error',
+        `Settlement failed unexpectedly: ${describeError(err)}`,
+        network,
+        transfer.from,
+        transfer.amount,
+      );
     } finally {
       lease.release();
     }
@@ -162,7 +174,11 @@ export class ExactStellarScheme implements PaymentScheme {
 
       const simulation = await this.rpc.simulate(transfer.tx, transfer.auth.length > 0 ? 'enforce' : undefined);
       if (!simulation.ok) {
-        throw new Rejection('invalid_exact_stellar_payload_simulation_failed', `Simulation against the current ledger failed: ${firstLine(simulation.error)}`, payer);
+        throw new Rejection(
+          'invalid_exact_stellar_payload_simulation_failed',
+          `Simulation against the current ledger failed: ${firstLine(simulation.error)}`,
+          payer,
+        );
       }
       const fee = this.derivedFee(simulation.minResourceFee);
       if (fee > this.maxFee) {
@@ -176,7 +192,11 @@ export class ExactStellarScheme implements PaymentScheme {
       const ledgerSeconds = (await this.ledgerTime.estimate()).low;
       const maxTimeout = Number(requirements.maxTimeoutSeconds);
       if (!Number.isFinite(maxTimeout) || maxTimeout <= 0) {
-        throw new Rejection('invalid_exact_stellar_signature_expiration_too_far', 'paymentRequirements.maxTimeoutSeconds is not a positive number, so no expiry is acceptable.', payer);
+        throw new Rejection(
+          'invalid_exact_stellar_signature_expiration_too_far',
+          'paymentRequirements.maxTimeoutSeconds is not a positive number, so no expiry is acceptable.',
+          payer,
+        );
       }
       checkAuthEntries({ auth: transfer.auth, payer, expiryBound: expiryLedgerBound(simulation.latestLedger, maxTimeout, ledgerSeconds) });
       checkTransferEvents({ events: simulation.events, asset: transfer.asset, payer, payTo: transfer.to, amount: transfer.amount });
@@ -184,8 +204,10 @@ export class ExactStellarScheme implements PaymentScheme {
     } catch (err) {
       // Every rejection's payer passes through clientPayer: the one place that keeps svc's own
       // signer out of `payer` (a verified transfer's `from` is never one, by checkFacilitatorSafety).
-      if (err instanceof Rejection) return { ok: false, code: err.code, message: err.message, payer: clientPayer(err.payer ?? payer, this.facilitator) };
-      const message = err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describeError(err)}`;
+      if (err instanceof Rejection)
+        return { ok: false, code: err.code, message: err.message, payer: clientPayer(err.payer ?? payer, this.facilitator) };
+      const message =
+        err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describeError(err)}`;
       return { ok: false, code: 'unexpected_verify_error', message, payer: clientPayer(payer, this.facilitator) };
     }
   }
@@ -199,7 +221,8 @@ export class ExactStellarScheme implements PaymentScheme {
     progress: { submittedHash: string },
   ): Promise<SettleResult> {
     const { transfer, simulation, passphrase } = verified;
-    const fail = (code: SchemeCode | SettlementCode, message: string) => this.settleFailure(code, message, network, transfer.from, transfer.amount);
+    const fail = (code: SchemeCode | SettlementCode, message: string) =>
+      this.settleFailure(code, message, network, transfer.from, transfer.amount);
     const windowSeconds = Math.min(Math.ceil(Number(requirements.maxTimeoutSeconds)), MAX_SETTLEMENT_WINDOW_SECONDS);
     const maxTime = Math.floor(this.now() / 1000) + windowSeconds;
 
@@ -226,7 +249,12 @@ export class ExactStellarScheme implements PaymentScheme {
     let envelope: Transaction | FeeBumpTransaction = inner;
     if (this.feeBump) {
       try {
-        const bump = TransactionBuilder.buildFeeBumpTransaction(this.feeBump.publicKey(), INCLUSION_FEE_STROOPS.toString(), inner, passphrase);
+        const bump = TransactionBuilder.buildFeeBumpTransaction(
+          this.feeBump.publicKey(),
+          INCLUSION_FEE_STROOPS.toString(),
+          inner,
+          passphrase,
+        );
         bump.sign(this.feeBump);
         envelope = bump;
       } catch (err) {
@@ -278,7 +306,15 @@ export class ExactStellarScheme implements PaymentScheme {
 
     let outcome: Awaited<ReturnType<typeof confirmTransaction>>;
     try {
-      outcome = await confirmTransaction({ rpc: this.rpc, hash, maxTime, ledgerSeconds, now: this.now, sleep: this.sleep, clock: this.closeClock });
+      outcome = await confirmTransaction({
+        rpc: this.rpc,
+        hash,
+        maxTime,
+        ledgerSeconds,
+        now: this.now,
+        sleep: this.sleep,
+        clock: this.closeClock,
+      });
     } catch (err) {
       lease.invalidate();
       return this.unconfirmed(hash, `getTransaction answered unreadably (${describeError(err)})`, network, transfer.from, transfer.amount);
@@ -289,18 +325,30 @@ export class ExactStellarScheme implements PaymentScheme {
     }
     lease.invalidate();
     if (outcome.kind === 'failed') {
-      return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} failed on-chain in ledger ${outcome.status.ledger}${outcome.status.resultCode ? ` with ${outcome.status.resultCode}` : ''}.`);
+      return fail(
+        'settle_exact_stellar_transaction_failed',
+        `Transaction ${hash} failed on-chain in ledger ${outcome.status.ledger}${outcome.status.resultCode ? ` with ${outcome.status.resultCode}` : ''}.`,
+      );
     }
     if (outcome.kind === 'unknown') return this.unconfirmed(hash, outcome.detail, network, transfer.from, transfer.amount);
     if (sendError) {
-      return fail('settle_exact_stellar_transaction_submission_failed', `${sendError}; transaction ${hash} was ${outcome.kind === 'expired' ? 'never included' : 'not found'} (${outcome.detail}).`);
+      return fail(
+        'settle_exact_stellar_transaction_submission_failed',
+        `${sendError}; transaction ${hash} was ${outcome.kind === 'expired' ? 'never included' : 'not found'} (${outcome.detail}).`,
+      );
     }
     return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} did not reach SUCCESS: ${outcome.detail}.`);
   }
 
   /** Submitted, outcome not known: never a failure (it may have landed); the journal reconciles it. */
   private unconfirmed(hash: string, detail: string, network: string, payer: string, amount: unknown): SettleResult {
-    const result = this.settleFailure('svc_settlement_outcome_unknown', `Transaction ${hash} was submitted; its outcome is not confirmed yet: ${detail}.`, network, payer, amount);
+    const result = this.settleFailure(
+      'svc_settlement_outcome_unknown',
+      `Transaction ${hash} was submitted; its outcome is not confirmed yet: ${detail}.`,
+      network,
+      payer,
+      amount,
+    );
     return { ...result, unconfirmed: true };
   }
 
@@ -310,12 +358,34 @@ export class ExactStellarScheme implements PaymentScheme {
     return this.settleFailure(code, decision.message, network, decision.payer, amount);
   }
 
-  private settleFailure(code: SchemeCode | SettlementCode, message: string, network: string, payer: string | undefined, amount: unknown): SettleResult {
+  private settleFailure(
+    code: SchemeCode | SettlementCode,
+    message: string,
+    network: string,
+    payer: string | undefined,
+    amount: unknown,
+  ): SettleResult {
     this.log('settle', code, payer, amount, '');
-    return { success: false, transaction: '', network, errorReason: code, errorMessage: message || defaultMessage(code), ...(payer ? { payer } : {}) };
+    return {
+      success: false,
+      transaction: '',
+      network,
+      errorReason: code,
+      errorMessage: message || defaultMessage(code),
+      ...(payer ? { payer } : {}),
+    };
   }
 
   private log(phase: 'verify' | 'settle', code: string, payer: string | undefined, amount: unknown, hash: string): void {
-    this.logger?.info({ phase, code, payer: payer ?? null, amount: typeof amount === 'string' || typeof amount === 'number' || typeof amount === 'bigint' ? String(amount) : null, hash: hash || null }, `payment ${phase}: ${code}`);
+    this.logger?.info(
+      {
+        phase,
+        code,
+        payer: payer ?? null,
+        amount: typeof amount === 'string' || typeof amount === 'number' || typeof amount === 'bigint' ? String(amount) : null,
+        hash: hash || null,
+      },
+      `payment ${phase}: ${code}`,
+    );
   }
 }

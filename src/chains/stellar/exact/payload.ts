@@ -3,15 +3,7 @@
  * facilitator safety (docs/SCHEME.md, verification steps 1–4). Everything here is pure, so `wrong_amount`,
  * `wrong_recipient` and `wrong_asset` are decided before any RPC call.
  */
-import {
-  Address,
-  MuxedAccount,
-  StrKey,
-  TransactionBuilder,
-  Transaction,
-  inspectAuthEntry,
-  xdr,
-} from '@stellar/stellar-sdk';
+import { Address, MuxedAccount, StrKey, TransactionBuilder, Transaction, inspectAuthEntry, xdr } from '@stellar/stellar-sdk';
 import type { VerifyCode } from '../../../codes.ts';
 import { X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../../scheme/types.ts';
 import { networkPassphrase } from '../networks.ts';
@@ -91,7 +83,10 @@ export function checkProtocol(payload: PaymentPayload, requirements: PaymentRequ
   }
   const acceptedNetwork = payload.accepted?.network;
   if (acceptedNetwork !== undefined && acceptedNetwork !== requirements.network) {
-    reject('network_mismatch', `paymentPayload.accepted.network ${JSON.stringify(acceptedNetwork)} differs from ${JSON.stringify(requirements.network)}.`);
+    reject(
+      'network_mismatch',
+      `paymentPayload.accepted.network ${JSON.stringify(acceptedNetwork)} differs from ${JSON.stringify(requirements.network)}.`,
+    );
   }
   const passphrase = networkPassphrase(requirements.network);
   if (!passphrase) reject('invalid_network', `${JSON.stringify(requirements.network)} is not a known Stellar network.`);
@@ -112,10 +107,18 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
   } catch {
     return reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is not a base64 transaction envelope XDR.');
   }
-  const ops = tx.operations as unknown as { type: string; func?: xdr.HostFunction; auth?: xdr.SorobanAuthorizationEntry[]; source?: string }[];
+  const ops = tx.operations as unknown as {
+    type: string;
+    func?: xdr.HostFunction;
+    auth?: xdr.SorobanAuthorizationEntry[];
+    source?: string;
+  }[];
   const op = ops.length === 1 ? ops[0]! : undefined;
   if (!op || op.type !== 'invokeHostFunction' || !op.func) {
-    reject('invalid_exact_stellar_payload_wrong_operation', `Expected exactly one invokeHostFunction operation; found ${ops.length} operation(s).`);
+    reject(
+      'invalid_exact_stellar_payload_wrong_operation',
+      `Expected exactly one invokeHostFunction operation; found ${ops.length} operation(s).`,
+    );
   }
   const func = op!.func!;
   if (func.type !== 'hostFunctionTypeInvokeContract') {
@@ -124,26 +127,44 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
   const invoke = (func as unknown as { invokeContract: xdr.InvokeContractArgs }).invokeContract;
   const contract = Address.fromScAddress(invoke.contractAddress).toString();
   if (contract !== requirements.asset) {
-    reject('invalid_exact_stellar_payload_wrong_asset', `The transaction invokes ${contract}, not the required asset ${String(requirements.asset)}.`);
+    reject(
+      'invalid_exact_stellar_payload_wrong_asset',
+      `The transaction invokes ${contract}, not the required asset ${String(requirements.asset)}.`,
+    );
   }
   const fn = String(invoke.functionName);
   const args = invoke.args;
   if (fn !== 'transfer' || args.length !== 3) {
-    reject('invalid_exact_stellar_payload_wrong_function_name', `Expected transfer(from, to, amount); found ${fn} with ${args.length} argument(s).`);
+    reject(
+      'invalid_exact_stellar_payload_wrong_function_name',
+      `Expected transfer(from, to, amount); found ${fn} with ${args.length} argument(s).`,
+    );
   }
   const from = addressOf(args[0]);
   const to = addressOf(args[1]);
   const amount = i128Of(args[2]!);
   if (from === undefined) reject('invalid_exact_stellar_payload_malformed', 'The transfer `from` argument is not an address.');
   if (to !== requirements.payTo) {
-    reject('invalid_exact_stellar_payload_wrong_recipient', `The transfer pays ${to ?? 'a non-address'}, not payTo ${String(requirements.payTo)}.`, from);
+    reject(
+      'invalid_exact_stellar_payload_wrong_recipient',
+      `The transfer pays ${to ?? 'a non-address'}, not payTo ${String(requirements.payTo)}.`,
+      from,
+    );
   }
   const required = parseAmount(requirements.amount);
   if (required === undefined) {
-    reject('invalid_exact_stellar_payload_wrong_amount', `paymentRequirements.amount ${JSON.stringify(requirements.amount)} is not an integer in base units.`, from);
+    reject(
+      'invalid_exact_stellar_payload_wrong_amount',
+      `paymentRequirements.amount ${JSON.stringify(requirements.amount)} is not an integer in base units.`,
+      from,
+    );
   }
   if (amount !== required) {
-    reject('invalid_exact_stellar_payload_wrong_amount', `The transfer amount ${amount ?? 'is not an i128 and'} differs from the required ${String(required)}.`, from);
+    reject(
+      'invalid_exact_stellar_payload_wrong_amount',
+      `The transfer amount ${amount ?? 'is not an i128 and'} differs from the required ${String(required)}.`,
+      from,
+    );
   }
   return { tx, func, auth: op!.auth ?? [], opSource: op!.source, asset: contract, from: from!, to: to!, amount: amount! };
 }
@@ -165,7 +186,11 @@ export function clientPayer(address: string | undefined, facilitator: ReadonlySe
 export function checkFacilitatorSafety(transfer: DecodedTransfer, facilitator: ReadonlySet<string>): void {
   for (const source of [transfer.tx.source, transfer.opSource]) {
     if (source && facilitator.has(baseAccount(source))) {
-      reject('invalid_exact_stellar_payload_unsafe_tx_or_op_source', 'The transaction or operation source is a facilitator address.', transfer.from);
+      reject(
+        'invalid_exact_stellar_payload_unsafe_tx_or_op_source',
+        'The transaction or operation source is a facilitator address.',
+        transfer.from,
+      );
     }
   }
   if (facilitator.has(baseAccount(transfer.from))) {
@@ -173,7 +198,11 @@ export function checkFacilitatorSafety(transfer: DecodedTransfer, facilitator: R
   }
   for (const entry of transfer.auth) {
     if (authEntryMentions(entry, facilitator)) {
-      reject('invalid_exact_stellar_payload_facilitator_in_auth', 'A facilitator address appears in an authorization entry.', transfer.from);
+      reject(
+        'invalid_exact_stellar_payload_facilitator_in_auth',
+        'A facilitator address appears in an authorization entry.',
+        transfer.from,
+      );
     }
   }
 }
