@@ -282,13 +282,11 @@ const rawJunkBody: fc.Arbitrary<BodyPart> = fc.oneof(
     .map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'non-object or broken JSON' })),
   fc.string({ unit: 'binary', maxLength: 200 }).map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'random text as JSON' })),
   fc.uint8Array({ maxLength: 200 }).map((b) => ({ headers: JSON_TYPE, body: Buffer.from(b), kind: 'random bytes as JSON' })),
-  fc
-    .constantFrom(2_000, 50_000, 200_000)
-    .map((d) => ({
-      headers: JSON_TYPE,
-      body: Buffer.from(`{"paymentPayload":${'['.repeat(d)}${']'.repeat(d)}}`),
-      kind: `JSON nested ${d} deep`,
-    })),
+  fc.constantFrom(2_000, 50_000, 200_000).map((d) => ({
+    headers: JSON_TYPE,
+    body: Buffer.from(`{"paymentPayload":${'['.repeat(d)}${']'.repeat(d)}}`),
+    kind: `JSON nested ${d} deep`,
+  })),
   fc
     .constantFrom(2_000, 30_000)
     .map((d) => ({ headers: JSON_TYPE, body: Buffer.from(`${'{"a":'.repeat(d)}1${'}'.repeat(d)}`), kind: `object nested ${d} deep` })),
@@ -389,14 +387,12 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
   const broken = validPairs.chain((pairs) =>
     fc.oneof(
       // a declared parameter repeated
-      fc
-        .constantFrom(...names)
-        .chain((n) =>
-          value(params.find((p) => p.name === n)).map((v) => ({
-            pairs: [...pairs, [n, v], [n, v]] as [string, string][],
-            kind: `repeated ${n}`,
-          })),
-        ),
+      fc.constantFrom(...names).chain((n) =>
+        value(params.find((p) => p.name === n)).map((v) => ({
+          pairs: [...pairs, [n, v], [n, v]] as [string, string][],
+          kind: `repeated ${n}`,
+        })),
+      ),
       // an undeclared parameter
       fc
         .tuple(
@@ -456,18 +452,16 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
   const op = operations().find((o) => o.operationId === operationId);
   if (!op) throw new Error(`no operation ${operationId} in openapi.yaml`);
   if (op.method === 'POST') {
-    return fc
-      .tuple(paymentBody(world), junkQuery, requestIdHeader, fc.boolean())
-      .map(([b, query, rid, chunked]) =>
-        fuzzRequest({
-          method: 'POST',
-          target: withQuery(op.path, query),
-          headers: { ...b.headers, ...rid },
-          ...(b.body ? { body: b.body } : {}),
-          chunked: chunked && b.body !== undefined,
-          kind: b.kind,
-        }),
-      );
+    return fc.tuple(paymentBody(world), junkQuery, requestIdHeader, fc.boolean()).map(([b, query, rid, chunked]) =>
+      fuzzRequest({
+        method: 'POST',
+        target: withQuery(op.path, query),
+        headers: { ...b.headers, ...rid },
+        ...(b.body ? { body: b.body } : {}),
+        chunked: chunked && b.body !== undefined,
+        kind: b.kind,
+      }),
+    );
   }
   if (op.operation.parameters?.length) {
     return fc
@@ -476,17 +470,15 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
       .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
   }
   // Parameterless GETs: any query string is ignored; a stray body too.
-  return fc
-    .tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 }))
-    .map(([query, rid, body]) =>
-      fuzzRequest({
-        method: 'GET',
-        target: withQuery(op.path, query),
-        headers: { ...rid, ...(body ? JSON_TYPE : {}) },
-        ...(body ? { body: Buffer.from(body) } : {}),
-        kind: body ? 'GET with a body' : 'GET',
-      }),
-    );
+  return fc.tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 })).map(([query, rid, body]) =>
+    fuzzRequest({
+      method: 'GET',
+      target: withQuery(op.path, query),
+      headers: { ...rid, ...(body ? JSON_TYPE : {}) },
+      ...(body ? { body: Buffer.from(body) } : {}),
+      kind: body ? 'GET with a body' : 'GET',
+    }),
+  );
 }
 
 /**
