@@ -69,22 +69,23 @@ export function httpBazaar(options: {
     method: { type: 'string', enum: [method] },
     ...(body ? { bodyType: { type: 'string', enum: ['json'] }, body: options.inputSchema } : { queryParams: options.inputSchema }),
   };
-  return {
-    info: { input, ...(options.output ? { output: options.output } : {}) },
-    schema: {
-      $schema: SCHEMA_DIALECT,
+  return bazaarExtension(
+    { input, ...(options.output ? { output: options.output } : {}) },
+    {
       type: 'object',
-      properties: {
-        input: {
-          type: 'object',
-          properties: inputProperties,
-          required: body ? ['type', 'method', 'bodyType', 'body'] : ['type', 'method'],
-          additionalProperties: false,
-        },
-        output: { type: 'object' },
-      },
-      required: ['input'],
+      properties: inputProperties,
+      required: body ? ['type', 'method', 'bodyType', 'body'] : ['type', 'method'],
+      additionalProperties: false,
     },
+    { output: { type: 'object' } },
+  );
+}
+
+/** `info` and the 2020-12 schema that validates it: `{input: inputSchema, ...others}`, input required. */
+function bazaarExtension(info: Record<string, unknown>, inputSchema: JsonSchema, others: Record<string, JsonSchema> = {}): BazaarExtension {
+  return {
+    info,
+    schema: { $schema: SCHEMA_DIALECT, type: 'object', properties: { input: inputSchema, ...others }, required: ['input'] },
   };
 }
 
@@ -103,28 +104,21 @@ export function mcpBazaar(options: {
     ...(options.description ? { description: options.description } : {}),
     ...(options.example ? { example: options.example } : {}),
   };
-  return {
-    info: { input },
-    schema: {
-      $schema: SCHEMA_DIALECT,
+  return bazaarExtension(
+    { input },
+    {
       type: 'object',
       properties: {
-        input: {
-          type: 'object',
-          properties: {
-            type: { type: 'string', const: 'mcp' },
-            toolName: { type: 'string', const: options.toolName },
-            transport: { type: 'string', enum: ['streamable-http', 'sse'] },
-            inputSchema: { type: 'object' },
-            description: { type: 'string' },
-            example: { type: 'object' },
-          },
-          required: ['type', 'toolName', 'inputSchema'],
-        },
+        type: { type: 'string', const: 'mcp' },
+        toolName: { type: 'string', const: options.toolName },
+        transport: { type: 'string', enum: ['streamable-http', 'sse'] },
+        inputSchema: { type: 'object' },
+        description: { type: 'string' },
+        example: { type: 'object' },
       },
-      required: ['input'],
+      required: ['type', 'toolName', 'inputSchema'],
     },
-  };
+  );
 }
 
 /** base64(JSON) as the PAYMENT-* headers carry it. */

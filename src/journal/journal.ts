@@ -174,14 +174,11 @@ export class SettlementJournal implements SettlementGate {
   ): Promise<SettleResult> {
     if (idempotencyKey === null || idempotencyKey !== record.idempotencyKey) {
       const code = tracking?.replayCode ?? 'verification_failed';
-      return {
-        success: false,
-        transaction: '',
-        network: record.network,
-        payer: record.payer,
-        errorReason: code,
-        errorMessage: `This payment was already submitted (transaction ${record.transaction}); a copy is not settled again.`,
-      };
+      return failedResult(
+        record,
+        code,
+        `This payment was already submitted (transaction ${record.transaction}); a copy is not settled again.`,
+      );
     }
     if ((record.state === 'submitted' || record.state === 'unknown') && tracking) {
       record = (await this.reconcileRecord(record, tracking)) ?? record;
@@ -292,19 +289,17 @@ function identityOf({ scheme, payload, requirements }: SettleRequest): string {
     .digest('hex');
 }
 
+/** A failed settle answer about the payment a journal record stands for (no transaction of its own). */
+function failedResult(record: SettlementRecord, code: NonNullable<SettleResult['errorReason']>, message: string): SettleResult {
+  return { success: false, transaction: '', network: record.network, payer: record.payer, errorReason: code, errorMessage: message };
+}
+
 /** The SettleResult a journal record stands for. */
 export function resultOf(record: SettlementRecord): SettleResult {
   if (record.state === 'settled') return { success: true, transaction: record.transaction, network: record.network, payer: record.payer };
   if (record.state === 'failed') {
     const code = (record.errorCode ?? 'settle_exact_stellar_transaction_failed') as SettleResult['errorReason'] & string;
-    return {
-      success: false,
-      transaction: '',
-      network: record.network,
-      payer: record.payer,
-      errorReason: code,
-      errorMessage: record.errorMessage || defaultMessage(code),
-    };
+    return failedResult(record, code, record.errorMessage || defaultMessage(code));
   }
   return {
     success: false,
