@@ -275,11 +275,14 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description The client payload. For the `exact` scheme on Stellar `payload` is `{transaction}` (base64
-         *     transaction envelope XDR). A `bazaar` extension echoed in `extensions` triggers cataloging on
-         *     a successful settle. Its content is judged by the scheme, not by the envelope validation.
+         * @description The client payload. A buyer builds the typed form, `ExactStellarPaymentPayload` (the `exact`
+         *     scheme on Stellar). The service accepts any `PaymentPayloadEnvelope` as well, because the
+         *     content of `resource`, `accepted`, `payload` and `extensions` is judged by the scheme and the
+         *     catalog (with their own codes), not by the envelope validation.
          */
-        PaymentPayload: {
+        PaymentPayload: components["schemas"]["ExactStellarPaymentPayload"] | components["schemas"]["PaymentPayloadEnvelope"];
+        /** @description What the envelope validation requires of any payment payload; the rest is the scheme's to judge. */
+        PaymentPayloadEnvelope: {
             /**
              * @description Protocol version; routing keys on it and only 2 is served (any other value is `svc_unsupported_x402_version`).
              * @example 2
@@ -294,6 +297,118 @@ export interface components {
             payload?: unknown;
             /** @description Echoed extensions, e.g. `bazaar`; judged by the catalog after a successful settle. */
             extensions?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A complete x402 v2 payment for the `exact` scheme on Stellar, as a buyer builds it
+         *     (docs/SCHEME.md): the requirements it accepted, the resource it pays for, the signed
+         *     transaction, and optionally the seller's `bazaar` extension echoed for the catalog.
+         */
+        ExactStellarPaymentPayload: {
+            /**
+             * @description Protocol version.
+             * @example 2
+             * @constant
+             */
+            x402Version: 2;
+            resource: components["schemas"]["ResourceInfo"];
+            accepted: components["schemas"]["PaymentRequirements"];
+            payload: components["schemas"]["ExactStellarPayload"];
+            /** @description Extensions the seller declared in its 402, echoed by the buyer. */
+            extensions?: {
+                bazaar?: components["schemas"]["BazaarExtension"];
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The resource a payment is for, as the seller's 402 describes it. */
+        ResourceInfo: {
+            /**
+             * @description Absolute http(s) URL of the resource (for MCP, the tool server's URL).
+             * @example https://api.example.com/weather
+             */
+            url: string;
+            /** @description What the resource is, in the seller's words. */
+            description?: string;
+            /**
+             * @description Media type of the resource's response.
+             * @example application/json
+             */
+            mimeType?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The scheme payload of `exact` on Stellar. */
+        ExactStellarPayload: {
+            /**
+             * @description Base64 TransactionEnvelope XDR with exactly one invokeHostFunction operation calling the
+             *     asset contract's `transfer(payer, payTo, amount)`, its authorization entries signed by
+             *     the payer (docs/SCHEME.md). The facilitator rebuilds the transaction with one of its
+             *     submitters as source.
+             */
+            transaction: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The `bazaar` discovery extension (docs/CATALOG.md): `info` describes how to call the
+         *     resource, `schema` is a JSON Schema that validates `info`. A successful settle whose payload
+         *     echoes it lists the resource in the catalog.
+         */
+        BazaarExtension: {
+            /** @description How to call the resource. */
+            info: {
+                input: components["schemas"]["BazaarHttpInput"] | components["schemas"]["BazaarMcpInput"];
+                /** @description An example or description of the resource's output. */
+                output?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description JSON Schema (draft 2020-12) that `info` must satisfy; it carries the input's schema. */
+            schema?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description An HTTP resource; `queryParams` for GET, HEAD and DELETE, `bodyType` and `body` for POST, PUT and PATCH. */
+        BazaarHttpInput: {
+            /** @constant */
+            type: "http";
+            /** @enum {string} */
+            method?: "GET" | "HEAD" | "DELETE" | "POST" | "PUT" | "PATCH";
+            /** @description Example query parameters. */
+            queryParams?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            bodyType?: "json" | "form-data" | "text";
+            /** @description Example body. */
+            body?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description An MCP tool, paid through the x402 MCP transport. */
+        BazaarMcpInput: {
+            /** @constant */
+            type: "mcp";
+            toolName: string;
+            /** @description The tool's JSON Schema input. */
+            inputSchema: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            transport?: "streamable-http" | "sse";
+            description?: string;
+            /** @description Example arguments. */
+            example?: {
+                [key: string]: unknown;
+            };
         } & {
             [key: string]: unknown;
         };
@@ -808,52 +923,7 @@ export interface components {
         /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
         Limit: number;
     };
-    requestBodies: {
-        /** @description The x402 envelope. JSON, at most 256 KiB. */
-        FacilitatorRequest: {
-            content: {
-                /**
-                 * @example {
-                 *       "x402Version": 2,
-                 *       "paymentPayload": {
-                 *         "x402Version": 2,
-                 *         "resource": {
-                 *           "url": "https://api.example.com/weather",
-                 *           "description": "Current weather",
-                 *           "mimeType": "application/json"
-                 *         },
-                 *         "accepted": {
-                 *           "scheme": "exact",
-                 *           "network": "stellar:testnet",
-                 *           "asset": "CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA",
-                 *           "amount": "100000",
-                 *           "payTo": "GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI",
-                 *           "maxTimeoutSeconds": 60,
-                 *           "extra": {
-                 *             "areFeesSponsored": true
-                 *           }
-                 *         },
-                 *         "payload": {
-                 *           "transaction": "AAAAAgAAAAA...base64 transaction envelope XDR...AAAAAA=="
-                 *         }
-                 *       },
-                 *       "paymentRequirements": {
-                 *         "scheme": "exact",
-                 *         "network": "stellar:testnet",
-                 *         "asset": "CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA",
-                 *         "amount": "100000",
-                 *         "payTo": "GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI",
-                 *         "maxTimeoutSeconds": 60,
-                 *         "extra": {
-                 *           "areFeesSponsored": true
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["FacilitatorRequest"];
-            };
-        };
-    };
+    requestBodies: never;
     headers: {
         /** @description The request id (the caller's sane `X-Request-Id`, else a generated UUID). */
         XRequestId: string;
@@ -869,7 +939,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["FacilitatorRequest"];
+        /** @description The x402 envelope. JSON, at most 256 KiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FacilitatorRequest"];
+            };
+        };
         responses: {
             /** @description The verdict. A rejected payment is a 200 with `isValid:false`. */
             200: {
@@ -901,7 +976,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["FacilitatorRequest"];
+        /** @description The x402 envelope. JSON, at most 256 KiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FacilitatorRequest"];
+            };
+        };
         responses: {
             /** @description The settlement result. A rejected payment is a 200 with `success:false`. */
             200: {
