@@ -217,6 +217,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference page
+         * @description This document rendered for people (Scalar, served from svc's own npm dependency: no CDN,
+         *     works offline). The page loads `/docs/api-reference.js` and `/openapi.yaml` and nothing else;
+         *     its Content-Security-Policy allows svc's own origin only.
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/api-reference.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference renderer
+         * @description The browser bundle of `@scalar/api-reference` that /docs loads, as installed with svc.
+         */
+        get: operations["getApiReferenceScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.yaml": {
         parameters: {
             query?: never;
@@ -1356,6 +1398,58 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description Allows scripts, styles, fonts, images and requests from svc's own origin only. */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiReferenceScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JavaScript bundle. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description `public, max-age=86400`: the file changes only with the package version. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };

@@ -8,6 +8,7 @@ import Koa from 'koa';
 import type { CatalogPort } from '../catalog/types.ts';
 import type { ServiceCode } from '../codes.ts';
 import type { Config } from '../config.ts';
+import { apiReferencePageHandler, apiReferenceScriptHandler } from '../handlers/docs.ts';
 import { discoveryQuery, listHandler, searchHandler } from '../handlers/discovery.ts';
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
 import { settlementHandler } from '../handlers/settlements.ts';
@@ -96,6 +97,8 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getReadiness: readinessHandler(deps.readiness),
     getMetrics: metrics.handler(),
     getOpenApiDocument: openApiHandler(contract.yaml),
+    getApiReference: apiReferencePageHandler(),
+    getApiReferenceScript: apiReferenceScriptHandler(),
   };
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
   const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));

@@ -1,0 +1,70 @@
+/**
+ * GET /docs, the API reference page (openapi.yaml, src/handlers/docs.ts): served by svc from its
+ * own npm dependency, checked against the contract, and rendered by a real Chromium that may reach
+ * nothing but svc (every request the page makes is recorded; none may leave svc's origin).
+ */
+import { readFileSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiReferenceScriptFile, DOCS_CSP } from '../../src/handlers/docs.ts';
+import { artifact, launchBrowser } from '../helpers/browser.ts';
+import { api, openapiDocument } from '../helpers/contract.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe('GET /docs', () => {
+  it('is an HTML page with a same-origin Content-Security-Policy that loads the renderer and /openapi.yaml', async () => {
+    const res = await api(server.url).get('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toBe(DOCS_CSP);
+    expect(res.text).toContain('<script src="/docs/api-reference.js"></script>');
+    expect(res.text).toContain('data-url="/openapi.yaml"');
+    expect(res.text).not.toMatch(/https?:\/\//);
+  });
+
+  it('/docs/api-reference.js is the installed package file, cacheable', async () => {
+    const res = await api(server.url).get('/docs/api-reference.js');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=86400');
+    expect(res.text).toBe(readFileSync(apiReferenceScriptFile(), 'utf8'));
+  });
+
+  it('renders every operation in Chromium, offline: no request leaves svc, no CSP violation, no page error', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    await page.goto(`${server.url}/docs`);
+    const summaries = Object.values<any>(openapiDocument.paths).flatMap((item) =>
+      Object.values<any>(item).map((op) => op.summary as string),
+    );
+    expect(summaries.length).toBeGreaterThan(10);
+    await page.getByText(summaries[0]!).first().waitFor({ timeout: 30_000 });
+    const text = await page.locator('body').innerText();
+    expect(summaries.filter((summary) => !text.includes(summary))).toEqual([]);
+    // Scalar's hosted features are configured away: the page is the reference only.
+    expect(text).not.toMatch(/Ask AI|Generate MCP|Developer Tools/);
+    await page.screenshot({ path: artifact('docs-desktop.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: artifact('docs-phone.png') });
+    await page.close();
+    const foreign = requests.filter((u) => !u.startsWith(server.url) && !u.startsWith('data:') && !u.startsWith('blob:'));
+    expect(foreign).toEqual([]);
+    expect(requests).toContain(`${server.url}/openapi.yaml`);
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
