@@ -7,11 +7,8 @@
  *
  *   npx tsx bench/schema-soak.ts [count=2000]
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { cpus, loadavg } from 'node:os';
+import { startSoakProcess } from './soak-process.ts';
 
 const COUNT = Number(process.argv[2] ?? 2000);
 const PAY_TO = 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI';
@@ -42,17 +39,9 @@ function bazaar(variant: number, names: 'distinct' | 'fixed' = 'distinct'): Reco
   };
 }
 
-function rssMb(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return kb / 1024;
-}
-
 async function run(label: string, distinct: boolean, names: 'distinct' | 'fixed' = 'distinct') {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-soak-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/schema-soak-server.ts', join(dir, 'catalog.sqlite')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  const svc = await startSoakProcess();
+  const { url, child } = svc;
   const outcomes = new Map<string, number>();
   const samples: number[] = [];
   const latencies: number[] = [];
@@ -80,12 +69,12 @@ async function run(label: string, distinct: boolean, names: 'distinct' | 'fixed'
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
     };
     await post(-1);
-    const start = rssMb(child.pid!);
+    const start = svc.rssMb();
     samples.push(start);
     const started = performance.now();
     for (let i = 0; i < COUNT; i++) {
       await post(i);
-      if ((i + 1) % 100 === 0) samples.push(rssMb(child.pid!));
+      if ((i + 1) % 100 === 0) samples.push(svc.rssMb());
     }
     const seconds = (performance.now() - started) / 1000;
     latencies.sort((a, b) => a - b);
@@ -103,8 +92,7 @@ async function run(label: string, distinct: boolean, names: 'distinct' | 'fixed'
     };
     return result;
   } finally {
-    child.kill();
-    rmSync(dir, { recursive: true, force: true });
+    svc.stop();
   }
 }
 

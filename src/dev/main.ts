@@ -186,6 +186,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line(
     `  svc (facilitator)     ${stack.svc.url}   (/supported /verify /settle /discovery/resources /discovery/search /health /openapi.yaml)`,
   );
+  trace.line(`  catalog explorer      ${stack.svc.url}/   (API reference: ${stack.svc.url}/docs)`);
   trace.line(`  demo seller (HTTP)    ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
   trace.line(`  demo seller (MCP)     ${sellers.mcp.url}   (paid tool ${MCP_TOOL}, streamable HTTP)`);
   trace.line(`  devnet RPC            ${devnet.rpcUrl}   https: ${devnet.httpsRpcUrl}   friendbot: ${devnet.friendbotUrl}?addr=G…`);

@@ -205,6 +205,15 @@ export async function runStory({ trace, stack, events, sellerUrl, agent }: Story
     trace.ok('the weather resource ranks first');
 
     if (agent) result.agent = await agent(trace, rpc);
+
+    trace.step(`The same listings, for people: the catalog explorer at ${stack.svc.url}/`);
+    const explorer = await fetch(`${stack.svc.url}/`);
+    await explorer.arrayBuffer();
+    expectThat(
+      explorer.ok && (explorer.headers.get('content-type') ?? '').startsWith('text/html'),
+      'the catalog explorer page is not served',
+    );
+    trace.ok(`open ${stack.svc.url}/ in a browser: search, filters, and each listing's price, calling convention and snippets`);
     result.ok = result.agent ? result.agent.ok : true;
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);

@@ -8,7 +8,13 @@ import Koa from 'koa';
 import type { CatalogPort } from '../catalog/types.ts';
 import type { ServiceCode } from '../codes.ts';
 import type { Config } from '../config.ts';
-import { apiReferencePageHandler, apiReferenceScriptHandler } from '../handlers/docs.ts';
+import {
+  apiReferencePageHandler,
+  apiReferenceScriptHandler,
+  explorerPageHandler,
+  explorerScriptHandler,
+  explorerStyleHandler,
+} from '../handlers/pages.ts';
 import { discoveryQuery, listHandler, searchHandler } from '../handlers/discovery.ts';
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
 import { settlementHandler } from '../handlers/settlements.ts';
@@ -99,6 +105,9 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getOpenApiDocument: openApiHandler(contract.yaml),
     getApiReference: apiReferencePageHandler(),
     getApiReferenceScript: apiReferenceScriptHandler(),
+    getExplorer: explorerPageHandler(registry.knownAssets()),
+    getExplorerScript: explorerScriptHandler(),
+    getExplorerStyle: explorerStyleHandler(),
   };
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
   const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));

@@ -5,6 +5,7 @@
  */
 import { defaultMessage, type SchemeCode } from '../codes.ts';
 import type {
+  AssetInfo,
   CoreLogger,
   FacilitatorExtension,
   PaymentPayload,
@@ -92,6 +93,11 @@ export class SchemeRegistry {
       }
     }
     return { kinds, extensions: this.extensions.map((e) => e.name), signers };
+  }
+
+  /** Every registered scheme's known tokens (the explorer's price units). */
+  knownAssets(): AssetInfo[] {
+    return this.schemes.flatMap((scheme) => scheme.knownAssets?.() ?? []);
   }
 
   async verify(envelope: PaymentEnvelope): Promise<VerifyResponse> {

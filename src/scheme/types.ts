@@ -110,6 +110,17 @@ export interface PaymentScheme {
   readonly tracking?: SettlementTracking;
   /** The accounts that sign settlements, when the scheme pools them (read by the pool gauges of GET /metrics). */
   readonly pool?: { readonly busy: number; readonly waiting: number };
+  /** Tokens whose code and decimals the scheme knows on its networks (the explorer shows prices in units). */
+  knownAssets?(): AssetInfo[];
+}
+
+/** A token as people name it: `amount` base units are amount / 10^decimals `code`. */
+export interface AssetInfo {
+  network: string;
+  /** The asset as PaymentRequirements.asset names it (a contract id on Stellar). */
+  asset: string;
+  code: string;
+  decimals: number;
 }
 
 /** A payment that settled: the request as received and the response about to be sent. */

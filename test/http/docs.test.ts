@@ -1,12 +1,12 @@
 /**
- * GET /docs, the API reference page (openapi.yaml, src/handlers/docs.ts): served by svc from its
+ * GET /docs, the API reference page (openapi.yaml, src/handlers/pages.ts): served by svc from its
  * own npm dependency, checked against the contract, and rendered by a real Chromium that may reach
  * nothing but svc (every request the page makes is recorded; none may leave svc's origin).
  */
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiReferenceScriptFile, DOCS_CSP } from '../../src/handlers/docs.ts';
+import { apiReferenceScriptFile, DOCS_CSP } from '../../src/handlers/pages.ts';
 import { artifact, launchBrowser } from '../helpers/browser.ts';
 import { api, openapiDocument } from '../helpers/contract.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';

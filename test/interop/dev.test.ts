@@ -92,6 +92,7 @@ describe('npm run dev', () => {
       '/discovery/search',
       'tools: search_resources, paid_call',
       'the agent paid the MCP tool over the x402 MCP transport',
+      'The same listings, for people: the catalog explorer at http://',
       'Story complete',
     ]) {
       expect(stdout).toContain(step);

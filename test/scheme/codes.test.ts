@@ -7,7 +7,7 @@ import { openapiDocument } from '../helpers/contract.ts';
 const table = readFileSync(new URL('../../docs/SCHEME.md', import.meta.url), 'utf8')
   .split('## Reachability of the 37 codes')[1]!
   .split('\n')
-  .map((line) => /^\| `([a-z0-9_]+)` \| (HTTP|unit) \|/.exec(line))
+  .map((line) => /^\| `([a-z0-9_]+)`\s*\| (HTTP|unit)\s*\|/.exec(line))
   .filter((m): m is RegExpExecArray => m !== null)
   .map((m) => ({ code: m[1]!, by: m[2]! }));
 

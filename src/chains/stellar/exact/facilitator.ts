@@ -12,6 +12,7 @@ import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } fr
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
 import {
   X402_VERSION,
+  type AssetInfo,
   type PaymentPayload,
   type PaymentRequirements,
   type PaymentScheme,
@@ -21,7 +22,7 @@ import {
   type SettlementTracking,
   type VerifyResult,
 } from '../../../scheme/types.ts';
-import { STELLAR_SIGNER_FAMILY, type StellarNetwork } from '../networks.ts';
+import { STELLAR_SIGNER_FAMILY, knownStellarAssets, type StellarNetwork } from '../networks.ts';
 import { stellarTracking } from './tracking.ts';
 
 /** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
@@ -96,6 +97,10 @@ export class ExactStellarScheme implements PaymentScheme {
       kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra: { areFeesSponsored: true } }],
       signers: { [STELLAR_SIGNER_FAMILY]: [...this.facilitator] },
     };
+  }
+
+  knownAssets(): AssetInfo[] {
+    return knownStellarAssets(this.network);
   }
 
   /** The settlement fee this facilitator would declare for a simulation's resource fee. */

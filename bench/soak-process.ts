@@ -1,0 +1,38 @@
+/**
+ * The svc process the memory benches measure (bench/schema-soak-server.ts: the real HTTP app and
+ * catalog, a scheme that settles at once) and its RSS, read from /proc/<pid>/status.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export interface SoakProcess {
+  url: string;
+  child: ChildProcess;
+  rssMb(): number;
+  stop(): void;
+}
+
+export function rssMb(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  return kb / 1024;
+}
+
+export async function startSoakProcess(): Promise<SoakProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-soak-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/schema-soak-server.ts', join(dir, 'catalog.sqlite')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  return {
+    url,
+    child,
+    rssMb: () => rssMb(child.pid!),
+    stop: () => {
+      child.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,372 @@
+// svc catalog explorer (docs/EXPLORER.md): a page over svc's public API only — GET /supported for
+// the filter choices, GET /discovery/resources to browse (offset pages), GET /discovery/search to
+// search (cursor pages). Listing content is the sellers' and is untrusted: it only ever becomes
+// text nodes or attribute values set one by one (never HTML), links and icons only when http(s).
+
+const PAGE_SIZE = 20;
+const TYPING_PAUSE_MS = 150;
+const knownAssets = JSON.parse(document.getElementById('svc-assets').textContent || '[]');
+
+const $ = (id) => document.getElementById(id);
+const form = $('search-form');
+const queryInput = $('query');
+const statusLine = $('status');
+const results = $('results');
+const previousButton = $('previous');
+const nextButton = $('next');
+const pageLabel = $('page-label');
+const detail = $('detail');
+
+/** An element with text children; `attrs` are set one by one (no HTML parsing anywhere). */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) if (value !== undefined && value !== null) node.setAttribute(name, String(value));
+  for (const child of children.flat())
+    if (child !== undefined && child !== null && child !== false) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+const isWebUrl = (value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+};
+
+// ---- money --------------------------------------------------------------------------------
+
+/** `amount` base units in the asset's units ("0.01 USDC"), or base units when the asset is unknown. */
+function formatPrice(requirement) {
+  const amount = String(requirement.amount ?? '');
+  const asset = knownAssets.find((a) => a.network === requirement.network && a.asset === requirement.asset);
+  if (!/^\d+$/.test(amount) || !asset) return `${amount} base units of ${requirement.asset}`;
+  const digits = amount.padStart(asset.decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - asset.decimals);
+  const fraction = digits.slice(digits.length - asset.decimals).replace(/0+$/, '');
+  return `${whole}${fraction ? `.${fraction}` : ''} ${asset.code}`;
+}
+
+const cheapest = (accepts) =>
+  [...(accepts ?? [])].sort((a, b) =>
+    BigInt(/^\d+$/.test(a.amount) ? a.amount : 0) < BigInt(/^\d+$/.test(b.amount) ? b.amount : 0) ? -1 : 1,
+  )[0];
+
+// ---- the listing's calling convention ----------------------------------------------------
+
+const inputOf = (listing) => listing.extensions?.bazaar?.info?.input ?? {};
+const inputSchemaOf = (listing) => {
+  const input = inputOf(listing);
+  if (input.type === 'mcp') return input.inputSchema;
+  const declared = listing.extensions?.bazaar?.schema?.properties?.input?.properties ?? {};
+  return declared.body ?? declared.queryParams;
+};
+const nameOf = (listing) => listing.serviceName || inputOf(listing).toolName || hostOf(listing.resource);
+function hostOf(url) {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** The MCP tool server's id for a listing (docs/MCP.md): svc1: + base64url(JSON [type, resource, toolName]). */
+function resourceIdOf(listing) {
+  const toolName = listing.type === 'mcp' ? String(inputOf(listing).toolName ?? '') : '';
+  const bytes = new TextEncoder().encode(JSON.stringify([listing.type, listing.resource, toolName]));
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return `svc1:${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+}
+
+function curlOf(listing) {
+  const input = inputOf(listing);
+  const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
+  if (listing.type === 'mcp') {
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: input.toolName, arguments: input.example ?? {} } };
+    return `curl -i -X POST ${quote(listing.resource)} -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d ${quote(JSON.stringify(call))}`;
+  }
+  const method = String(input.method ?? 'GET').toUpperCase();
+  if (['POST', 'PUT', 'PATCH'].includes(method)) {
+    return `curl -i -X ${method} ${quote(listing.resource)} -H 'content-type: application/json' -d ${quote(JSON.stringify(input.body ?? {}))}`;
+  }
+  const query = new URLSearchParams(
+    Object.entries(input.queryParams ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  ).toString();
+  return `curl -i${method === 'GET' ? '' : ` -X ${method}`} ${quote(listing.resource + (query ? `?${query}` : ''))}`;
+}
+
+/** A JSON Schema's properties as a table a person can read: name, type, required, description. */
+function schemaTable(schema) {
+  const properties = schema && typeof schema === 'object' ? (schema.properties ?? {}) : {};
+  const required = new Set(Array.isArray(schema?.required) ? schema.required : []);
+  const rows = Object.entries(properties).map(([name, field]) =>
+    el(
+      'tr',
+      {},
+      el('td', {}, el('code', {}, name)),
+      el(
+        'td',
+        {},
+        typeof field?.type === 'string'
+          ? field.type
+          : Array.isArray(field?.type)
+            ? field.type.join(' | ')
+            : Array.isArray(field?.enum)
+              ? 'one of'
+              : 'any',
+      ),
+      el('td', {}, required.has(name) ? 'yes' : 'no'),
+      el(
+        'td',
+        {},
+        [field?.description, Array.isArray(field?.enum) ? `one of ${field.enum.map((v) => JSON.stringify(v)).join(', ')}` : null]
+          .filter((v) => typeof v === 'string')
+          .join(' — '),
+      ),
+    ),
+  );
+  if (rows.length === 0) return el('p', {}, 'No input parameters are described.');
+  return el(
+    'table',
+    {},
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'col' }, 'Parameter'),
+        el('th', { scope: 'col' }, 'Type'),
+        el('th', { scope: 'col' }, 'Required'),
+        el('th', { scope: 'col' }, 'Description'),
+      ),
+    ),
+    el('tbody', {}, rows),
+  );
+}
+
+function snippet(label, text) {
+  const pre = el('pre', {}, el('code', {}, text));
+  const copy = el('button', { type: 'button', class: 'copy' }, `Copy ${label}`);
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      copy.textContent = 'Copied';
+    } catch {
+      getSelection()?.selectAllChildren(pre);
+      copy.textContent = 'Selected: press Ctrl+C';
+    }
+  });
+  return el('div', { class: 'snippet' }, el('h4', {}, label), pre, copy);
+}
+
+// ---- views --------------------------------------------------------------------------------
+
+function showDetail(listing, opener) {
+  const input = inputOf(listing);
+  const icon =
+    typeof listing.iconUrl === 'string' && isWebUrl(listing.iconUrl)
+      ? el('img', { src: listing.iconUrl, alt: '', referrerpolicy: 'no-referrer' })
+      : null;
+  const convention =
+    listing.type === 'mcp'
+      ? el('p', {}, 'MCP tool ', el('code', {}, String(input.toolName ?? '')), input.transport ? ` over ${input.transport}` : '')
+      : el(
+          'p',
+          {},
+          'HTTP ',
+          el('code', {}, String(input.method ?? 'GET')),
+          input.bodyType ? ` with a ${input.bodyType} body` : ' with query parameters',
+        );
+  const paidCall = { name: 'paid_call', arguments: { resourceId: resourceIdOf(listing) } };
+  const link = isWebUrl(listing.resource)
+    ? el('a', { href: listing.resource, rel: 'noopener noreferrer nofollow' }, listing.resource)
+    : listing.resource;
+  detail.replaceChildren(
+    el('h2', { id: 'detail-title' }, icon, nameOf(listing)),
+    listing.description ? el('p', { class: 'description' }, listing.description) : null,
+    Array.isArray(listing.tags) && listing.tags.length
+      ? el(
+          'ul',
+          { class: 'tags', 'aria-label': 'Tags' },
+          listing.tags.map((t) => el('li', { class: 'badge' }, t)),
+        )
+      : null,
+    el(
+      'dl',
+      {},
+      el('dt', {}, 'Resource'),
+      el('dd', {}, link),
+      el('dt', {}, 'Type'),
+      el('dd', {}, listing.type),
+      ...(listing.accepts ?? []).flatMap((a) => [
+        el('dt', {}, 'Price'),
+        el('dd', { class: 'price' }, `${formatPrice(a)} (${a.scheme} on ${a.network})`),
+        el('dt', {}, 'Pays to'),
+        el('dd', {}, el('code', {}, a.payTo)),
+      ]),
+      el('dt', {}, 'Last updated'),
+      el('dd', {}, el('time', { datetime: listing.lastUpdated }, new Date(listing.lastUpdated).toLocaleString())),
+    ),
+    el('h3', {}, 'How to call it'),
+    convention,
+    schemaTable(inputSchemaOf(listing)),
+    el('h3', {}, 'Try it'),
+    snippet('curl (answers 402 with the payment requirements)', curlOf(listing)),
+    snippet('MCP paid_call arguments', JSON.stringify(paidCall, null, 2)),
+    el('button', { type: 'button', class: 'close' }, 'Close details'),
+  );
+  detail.querySelector('.close').addEventListener('click', () => closeDetail(opener));
+  detail.hidden = false;
+  detail.focus();
+}
+
+function closeDetail(opener) {
+  detail.hidden = true;
+  detail.replaceChildren();
+  opener?.focus();
+}
+
+function renderResults(listings) {
+  results.replaceChildren(
+    ...listings.map((listing) => {
+      const price = cheapest(listing.accepts);
+      const button = el(
+        'button',
+        { type: 'button', class: 'listing' },
+        el('span', { class: 'name' }, nameOf(listing)),
+        el(
+          'span',
+          { class: 'meta' },
+          el('span', { class: 'badge' }, listing.type),
+          price ? formatPrice(price) : '',
+          ' · ',
+          hostOf(listing.resource),
+        ),
+        listing.description ? el('span', { class: 'description' }, listing.description) : null,
+      );
+      button.addEventListener('click', () => {
+        for (const other of results.querySelectorAll('.listing')) other.removeAttribute('aria-current');
+        button.setAttribute('aria-current', 'true');
+        showDetail(listing, button);
+      });
+      return el('li', {}, button);
+    }),
+  );
+}
+
+// ---- state and fetching -------------------------------------------------------------------
+
+/** Browse: offset pages. Search: cursor pages (a stack of the cursors that opened each page). */
+const state = { offset: 0, cursors: [null], total: 0, nextCursor: null, generation: 0 };
+
+function filters() {
+  const data = new FormData(form);
+  const chosen = {};
+  for (const name of ['type', 'network', 'scheme', 'payTo']) {
+    const value = String(data.get(name) ?? '').trim();
+    if (value) chosen[name] = value;
+  }
+  return chosen;
+}
+
+async function getJson(path, params) {
+  const res = await fetch(`${path}?${new URLSearchParams(params)}`, { headers: { accept: 'application/json' } });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.reason || `HTTP ${res.status}`);
+  return body;
+}
+
+async function load() {
+  const generation = ++state.generation;
+  const query = queryInput.value.trim();
+  statusLine.textContent = 'Loading…';
+  try {
+    let listings;
+    let label;
+    if (query) {
+      const cursor = state.cursors.at(-1);
+      const page = await getJson('/discovery/search', { query, limit: PAGE_SIZE, ...filters(), ...(cursor ? { cursor } : {}) });
+      if (generation !== state.generation) return;
+      listings = page.resources;
+      state.nextCursor = page.pagination.cursor;
+      label = `Page ${state.cursors.length}`;
+      statusLine.textContent = listings.length
+        ? `Results for “${query}”${page.partialResults ? ' (partial)' : ''}`
+        : `No listing matches “${query}”.`;
+      previousButton.disabled = state.cursors.length <= 1;
+      nextButton.disabled = !state.nextCursor;
+    } else {
+      const page = await getJson('/discovery/resources', { limit: PAGE_SIZE, offset: state.offset, ...filters() });
+      if (generation !== state.generation) return;
+      listings = page.items;
+      state.total = page.pagination.total;
+      const last = Math.min(state.offset + listings.length, state.total);
+      label = state.total ? `${state.offset + 1}–${last} of ${state.total}` : '';
+      statusLine.textContent = state.total ? `${state.total} listing${state.total === 1 ? '' : 's'}` : 'No listing yet.';
+      previousButton.disabled = state.offset === 0;
+      nextButton.disabled = last >= state.total;
+    }
+    pageLabel.textContent = label;
+    renderResults(listings);
+  } catch (err) {
+    if (generation !== state.generation) return;
+    statusLine.textContent = `The catalog did not answer: ${err.message}`;
+    results.replaceChildren();
+    previousButton.disabled = nextButton.disabled = true;
+  }
+}
+
+function restart() {
+  state.offset = 0;
+  state.cursors = [null];
+  closeDetail();
+  void load();
+}
+
+let typingTimer;
+queryInput.addEventListener('input', () => {
+  clearTimeout(typingTimer);
+  typingTimer = setTimeout(restart, TYPING_PAUSE_MS);
+});
+form.addEventListener('change', (event) => {
+  if (event.target !== queryInput) restart();
+});
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  clearTimeout(typingTimer);
+  restart();
+});
+nextButton.addEventListener('click', () => {
+  if (queryInput.value.trim()) state.cursors.push(state.nextCursor);
+  else state.offset += PAGE_SIZE;
+  void load();
+});
+previousButton.addEventListener('click', () => {
+  if (queryInput.value.trim()) state.cursors.pop();
+  else state.offset = Math.max(0, state.offset - PAGE_SIZE);
+  void load();
+});
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && !detail.hidden) closeDetail(results.querySelector('[aria-current="true"]'));
+});
+
+async function fillFilterChoices() {
+  const supported = await fetch('/supported')
+    .then((r) => r.json())
+    .catch(() => ({ kinds: [] }));
+  const add = (select, values) => select.append(...[...new Set(values)].sort().map((v) => el('option', { value: v }, v)));
+  add(
+    $('filter-network'),
+    supported.kinds.map((k) => k.network),
+  );
+  add(
+    $('filter-scheme'),
+    supported.kinds.map((k) => k.scheme),
+  );
+}
+
+void fillFilterChoices();
+void load();

@@ -1,0 +1,123 @@
+/**
+ * The two pages svc serves to people, each with a Content-Security-Policy that lets it reach svc's
+ * own origin only (so they work offline and leak nothing):
+ * - GET /docs: the API reference, Scalar's standalone renderer (the `@scalar/api-reference` npm
+ *   package, served at /docs/api-reference.js: no CDN) reading GET /openapi.yaml;
+ * - GET /: the catalog explorer (public/explorer/, docs/EXPLORER.md), plain HTML, CSS and one ES
+ *   module over svc's public discovery API.
+ */
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
+import type { AssetInfo } from '../scheme/types.ts';
+
+const EXPLORER_DIR = fileURLToPath(new URL('../../public/explorer/', import.meta.url));
+export const API_REFERENCE_SCRIPT_PATH = '/docs/api-reference.js';
+
+/** Same-origin only; `extra` widens single directives (e.g. the explorer shows sellers' https icons). */
+function contentSecurityPolicy(extra: Record<string, string> = {}): string {
+  const directives: Record<string, string> = {
+    'default-src': "'none'",
+    'script-src': "'self'",
+    'style-src': "'self' 'unsafe-inline'",
+    'img-src': "'self' data:",
+    'font-src': "'self' data:",
+    'connect-src': "'self'",
+    'base-uri': "'none'",
+    'form-action': "'none'",
+    'frame-ancestors': "'none'",
+    ...extra,
+  };
+  return Object.entries(directives)
+    .map(([name, value]) => `${name} ${value}`)
+    .join('; ');
+}
+
+export const DOCS_CSP = contentSecurityPolicy();
+// Icons are sellers' https URLs (never http, so a page served over https mixes nothing in);
+// the explorer's styles are its own file, so no inline styles either.
+export const EXPLORER_CSP = contentSecurityPolicy({ 'img-src': "'self' data: https:", 'style-src': "'self'" });
+
+function page(html: string, csp: string): SvcMiddleware {
+  return (ctx: SvcContext) => {
+    ctx.status = 200;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.set('Content-Security-Policy', csp);
+    ctx.body = html;
+  };
+}
+
+/** A file served as is; `maxAge` seconds of caching. */
+function staticFile(file: string, type: string, maxAge: number): SvcMiddleware {
+  statSync(file); // missing at startup, not at the first request
+  return (ctx: SvcContext) => {
+    ctx.status = 200;
+    ctx.type = type;
+    ctx.set('Cache-Control', `public, max-age=${maxAge}`);
+    ctx.body = createReadStream(file);
+  };
+}
+
+// ---- GET /docs --------------------------------------------------------------------------------
+
+/**
+ * The reference only: system fonts (no fonts.scalar.com), no telemetry, none of Scalar's hosted
+ * features (API client, AI agent, MCP generator, developer tools), every tag group open.
+ */
+const SCALAR_CONFIGURATION = {
+  url: '/openapi.yaml',
+  withDefaultFonts: false,
+  telemetry: false,
+  hideClientButton: true,
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  defaultOpenAllTags: true,
+};
+
+const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <link rel="icon" href="data:," />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>svc API reference</title>
+  </head>
+  <body>
+    <script id="api-reference" data-url="/openapi.yaml" data-configuration="${JSON.stringify(SCALAR_CONFIGURATION).replaceAll('"', '&quot;')}"></script>
+    <script src="${API_REFERENCE_SCRIPT_PATH}"></script>
+  </body>
+</html>
+`;
+
+export const apiReferencePageHandler = (): SvcMiddleware => page(DOCS_PAGE, DOCS_CSP);
+
+/** The renderer's file inside the installed package: its `browser` entry, beside its main dist/index.js. */
+export function apiReferenceScriptFile(): string {
+  return join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser/standalone.js');
+}
+
+// The file changes only with the package version, so a day of caching is safe.
+export const apiReferenceScriptHandler = (): SvcMiddleware =>
+  staticFile(apiReferenceScriptFile(), 'text/javascript; charset=utf-8', 86_400);
+
+// ---- GET / (the catalog explorer) -------------------------------------------------------------
+
+/**
+ * The explorer page with the tokens svc knows (code and decimals, for prices in units) embedded
+ * as JSON data; `<` is escaped so no value can close the script element.
+ */
+export function explorerPageHandler(knownAssets: AssetInfo[]): SvcMiddleware {
+  const html = readFileSync(join(EXPLORER_DIR, 'index.html'), 'utf8').replace(
+    '__KNOWN_ASSETS__',
+    JSON.stringify(knownAssets).replaceAll('<', '\\u003c'),
+  );
+  return page(html, EXPLORER_CSP);
+}
+
+// Short caching: the files change with svc's own releases.
+export const explorerScriptHandler = (): SvcMiddleware =>
+  staticFile(join(EXPLORER_DIR, 'explorer.js'), 'text/javascript; charset=utf-8', 300);
+export const explorerStyleHandler = (): SvcMiddleware => staticFile(join(EXPLORER_DIR, 'explorer.css'), 'text/css; charset=utf-8', 300);

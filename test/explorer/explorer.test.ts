@@ -1,0 +1,298 @@
+/**
+ * The catalog explorer (GET /, docs/EXPLORER.md) in a real headless Chromium, against svc on the
+ * devnet with listings created by real settled payments: search, filters, paging, the detail view
+ * (price in units, calling convention, snippets), keyboard use, and sellers' hostile content
+ * rendered as inert text. Screenshots at desktop and phone widths go to test-artifacts/.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpBazaar, mcpBazaar } from '../../src/client/seller.ts';
+import { signingKeys } from '../../src/config.ts';
+import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
+import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
+import { EXPLORER_CSP } from '../../src/handlers/pages.ts';
+import { encodeResourceId } from '../../src/mcp/resource-id.ts';
+import type { PaymentPayload } from '../../src/scheme/types.ts';
+import { artifact, launchBrowser } from '../helpers/browser.ts';
+import { api } from '../helpers/contract.ts';
+import { startTestServer, testConfig, type TestServer } from '../helpers/server.ts';
+import { SchemeHarness } from '../scheme/harness.ts';
+
+/** Seller content that would run as script or break the page if it were ever parsed as HTML. */
+const HOSTILE = [
+  { serviceName: '<script>__pwned=1</script>', description: '<img src=x onerror="window.__pwned=1">', tags: ['"><svg onload=__pwned=1>'] },
+  {
+    serviceName: '<img src=x onerror=__pwned=1>',
+    description: '</script><script>alert(document.cookie)</script> \u202eevil\u202c',
+    iconUrl: 'javascript:window.__pwned=1',
+    tags: ['<b>bold</b>', '{{constructor.constructor(1)}}'],
+  },
+  { serviceName: 'javascript:alert(1)', description: `${'W'.repeat(2_000)} no spaces to break on` },
+];
+
+interface Seeded {
+  name: string;
+  resource: string;
+  amount: string;
+  type: 'http' | 'mcp';
+  description: string;
+}
+
+let h: SchemeHarness;
+let server: TestServer;
+let browser: Browser;
+let dir: string;
+const seeded: Seeded[] = [];
+const HONEST = 22;
+
+async function settleListing(
+  buyer: Keypair,
+  seller: Keypair,
+  i: number,
+  extra: Record<string, unknown> = {},
+  kind: 'http' | 'mcp' = 'http',
+) {
+  const amount = String(10_000 * (i + 1)); // 0.001 USDC × (i + 1)
+  const requirements = h.requirements(seller.publicKey(), { amount });
+  const paid = await h.pay(requirements, buyer);
+  const resource = kind === 'mcp' ? `https://tools${i}.example.com/mcp` : `https://api${i}.example.com/v1/quote`;
+  const name = (extra.serviceName as string | undefined) ?? `Service ${i}`;
+  const bazaar =
+    kind === 'mcp'
+      ? mcpBazaar({
+          toolName: 'forecast_tool',
+          inputSchema: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
+        })
+      : httpBazaar({
+          method: i % 2 ? 'POST' : 'GET',
+          inputSchema: { type: 'object', properties: { symbol: { type: 'string', description: 'Ticker symbol' } }, required: ['symbol'] },
+          example: { symbol: 'XLM' },
+        });
+  const paymentPayload: PaymentPayload = {
+    ...paid,
+    resource: {
+      url: resource,
+      description: `Quotes and forecasts, listing number ${i}`,
+      serviceName: name,
+      tags: ['finance', `n${i}`],
+      ...extra,
+    },
+    extensions: { bazaar },
+  };
+  const res = await api(server.url).post('/settle', { x402Version: 2, paymentPayload, paymentRequirements: requirements });
+  expect(res.body.success).toBe(true);
+  const outcome = JSON.parse(Buffer.from(res.headers.get('extension-responses') ?? '', 'base64').toString() || '{}');
+  expect({ name, outcome: outcome.bazaar }).toEqual({ name, outcome: { status: 'success' } });
+  seeded.push({ name, resource, amount, type: kind, description: String(paymentPayload.resource!.description) });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-explorer-'));
+  h = await SchemeHarness.start(200);
+  const submitters = await Promise.all(Array.from({ length: 4 }, () => h.devnet.createAccount({ usdcTrustline: false })));
+  const config = testConfig({
+    SUBMITTER_SECRET: submitters.map((s) => s.secret).join(','),
+    RPC_URL: h.devnet.rpcUrl,
+    DB_PATH: join(dir, 'svc.sqlite'),
+  });
+  const scheme = new ExactStellarScheme({
+    network: config.network,
+    rpc: createSdkRpc({ url: h.devnet.rpcUrl, timeoutMs: 5_000 }),
+    submitters: signingKeys(config).submitters,
+  });
+  [server, browser] = await Promise.all([startTestServer({ config, scheme }), launchBrowser()]);
+  const { buyer, seller } = await h.parties(100_000_000n);
+  // Sequential per buyer keeps the run deterministic; four submitters settle each within a ledger.
+  for (let i = 0; i < HONEST; i++) await settleListing(buyer, seller, i);
+  await settleListing(buyer, seller, HONEST, { serviceName: 'Weather tool' }, 'mcp');
+  for (const [k, content] of HOSTILE.entries()) await settleListing(buyer, seller, HONEST + 1 + k, content);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await h?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A page on the explorer that fails the test on any dialog, page error or console error. */
+async function openExplorer(width = 1280, height = 900): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width, height } });
+  const problems: string[] = [];
+  page.on('dialog', (d) => {
+    problems.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(`${server.url}/`);
+  await page.locator('#results .listing').first().waitFor();
+  return { page, problems };
+}
+
+const names = (page: Page) => page.locator('#results .listing .name').allTextContents();
+
+describe('the explorer page', () => {
+  it('is served under its Content-Security-Policy with the known assets embedded', async () => {
+    const res = await api(server.url).get('/');
+    expect(res.headers.get('content-security-policy')).toBe(EXPLORER_CSP);
+    expect(res.text).toContain(h.devnet.usdc.contractId);
+    expect(res.text).toContain('"decimals":7');
+  });
+
+  it('browses every listing exactly once through the offset pages', async () => {
+    const { page, problems } = await openExplorer();
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
+    const seen: string[] = [];
+    for (;;) {
+      seen.push(...(await names(page)));
+      if (await page.locator('#next').isDisabled()) break;
+      const before = await page.locator('#page-label').textContent();
+      await page.locator('#next').click();
+      await expect.poll(() => page.locator('#page-label').textContent()).not.toBe(before);
+    }
+    expect(seen).toHaveLength(seeded.length);
+    expect(new Set(seen).size).toBe(seeded.length);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('searches as you type and walks the search cursor pages exactly once', async () => {
+    const { page, problems } = await openExplorer();
+    await page.locator('#query').pressSequentially('quotes forecasts', { delay: 20 });
+    await expect.poll(() => page.locator('#status').textContent()).toContain('Results for');
+    const seen: string[] = [];
+    for (;;) {
+      seen.push(...(await names(page)));
+      if (await page.locator('#next').isDisabled()) break;
+      const before = await page.locator('#page-label').textContent();
+      await page.locator('#next').click();
+      await expect.poll(() => page.locator('#page-label').textContent()).not.toBe(before);
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    // Every listing whose description has both words, once (the hostile ones replaced theirs).
+    expect(seen.sort()).toEqual(
+      seeded
+        .filter((l) => l.description.startsWith('Quotes and forecasts'))
+        .map((l) => l.name)
+        .sort(),
+    );
+    // A word only one listing has finds it first.
+    await page.locator('#query').fill('number 7');
+    await expect.poll(async () => (await names(page))[0]).toBe('Service 7');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('filters narrow: type mcp leaves the one MCP tool; an unknown payTo leaves nothing', async () => {
+    const { page, problems } = await openExplorer();
+    await page.locator('#filter-type').selectOption('mcp');
+    await expect.poll(() => names(page)).toEqual(['Weather tool']);
+    await page.locator('#filter-type').selectOption('');
+    await page.locator('#filter-payTo').fill(Keypair.random().publicKey());
+    await page.locator('#filter-payTo').press('Enter');
+    await expect.poll(() => page.locator('#status').textContent()).toBe('No listing yet.');
+    expect(await page.locator('#filter-network option').allTextContents()).toEqual(['Any', 'stellar:testnet']);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('the detail view: price in USDC, payTo, calling convention as a table, curl and paid_call snippets', async () => {
+    const { page, problems } = await openExplorer();
+    await page.locator('#query').fill('number 4');
+    await page.locator('#results .listing', { hasText: 'Service 4' }).click();
+    const detail = page.locator('#detail');
+    await expect.poll(() => detail.locator('h2').textContent()).toBe('Service 4');
+    // 10,000 × 5 base units at 7 decimals.
+    expect(await detail.locator('.price').textContent()).toBe('0.005 USDC (exact on stellar:testnet)');
+    const table = await detail.locator('table').innerText();
+    expect(table).toMatch(/symbol\s+string\s+yes\s+Ticker symbol/);
+    const snippets = await detail.locator('pre').allTextContents();
+    expect(snippets[0]).toBe(`curl -i 'https://api4.example.com/v1/quote?symbol=XLM'`);
+    const listing = seeded.find((s) => s.name === 'Service 4')!;
+    expect(JSON.parse(snippets[1]!)).toEqual({
+      name: 'paid_call',
+      arguments: { resourceId: encodeResourceId({ type: 'http', resource: listing.resource, toolName: '' }) },
+    });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('works from the keyboard: type, Tab to a result, Enter opens the detail, Escape returns', async () => {
+    const { page, problems } = await openExplorer();
+    await page.locator('#query').focus();
+    await page.keyboard.type('weather');
+    await expect.poll(async () => (await names(page))[0]).toBe('Weather tool');
+    for (let i = 0; i < 8 && !(await page.evaluate<boolean>("document.activeElement?.classList.contains('listing') === true")); i++)
+      await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate<string>('document.activeElement?.id')).toBe('detail');
+    expect(await page.locator('#detail').innerText()).toContain('MCP tool forecast_tool');
+    await page.keyboard.press('Escape');
+    expect(await page.locator('#detail').isHidden()).toBe(true);
+    expect(await page.evaluate<boolean>("document.activeElement?.classList.contains('listing') === true")).toBe(true);
+    // Every form control has a label.
+    const unlabeled = await page.evaluate<string[]>(
+      '[...document.querySelectorAll(\'input, select\')].filter((c) => !document.querySelector(`label[for="${c.id}"]`)).map((c) => c.id)',
+    );
+    expect(unlabeled).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('renders hostile seller content as inert text at desktop and phone widths', async () => {
+    for (const [width, height, label] of [
+      [1280, 900, 'desktop'],
+      [390, 844, 'phone'],
+    ] as const) {
+      const { page, problems } = await openExplorer(width, height);
+      // Walk the browse pages and open each hostile listing where it appears.
+      const opened: string[] = [];
+      for (;;) {
+        for (const hostile of HOSTILE) {
+          const entry = page.locator('#results .listing').filter({ has: page.locator('.name', { hasText: hostile.serviceName }) });
+          if ((await entry.count()) === 0) continue;
+          await entry.first().click();
+          await expect.poll(() => page.locator('#detail h2').textContent()).toBe(hostile.serviceName);
+          expect(await page.locator('#detail .description').textContent()).toBe(hostile.description);
+          expect(await page.locator('#detail .tags li').allTextContents()).toEqual(
+            hostile.tags ?? ['finance', expect.stringMatching(/^n\d+$/)],
+          );
+          opened.push(hostile.serviceName);
+        }
+        if (await page.locator('#next').isDisabled()) break;
+        const before = await page.locator('#page-label').textContent();
+        await page.locator('#next').click();
+        await expect.poll(() => page.locator('#page-label').textContent()).not.toBe(before);
+      }
+      expect(opened.sort()).toEqual(HOSTILE.map((x) => x.serviceName).sort());
+      expect(await page.evaluate<unknown>('window.__pwned')).toBeUndefined();
+      expect(await page.locator('script').count()).toBe(2); // the page's own data block and module
+      expect(await page.locator('img').count()).toBe(0); // no hostile image element, no javascript: icon
+      // No horizontal scrolling: long unbroken seller text wraps.
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+      await page.screenshot({ path: artifact(`explorer-hostile-${label}.png`), fullPage: true });
+      expect(problems).toEqual([]);
+      await page.close();
+    }
+  });
+
+  it('screenshots of the listing page at desktop and phone widths', async () => {
+    for (const [width, height, label] of [
+      [1280, 900, 'desktop'],
+      [390, 844, 'phone'],
+    ] as const) {
+      const { page } = await openExplorer(width, height);
+      await page.locator('#results .listing', { hasText: 'Service 21' }).click();
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.screenshot({ path: artifact(`explorer-${label}.png`), fullPage: width < 600 });
+      await page.close();
+    }
+  });
+});
