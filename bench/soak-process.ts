@@ -20,9 +20,10 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
-export async function startSoakProcess(): Promise<SoakProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-soak-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/schema-soak-server.ts', join(dir, 'catalog.sqlite')], {
+/** svc on `dbPath` (a catalog seeded beforehand), or on a fresh file in a temp dir removed at stop. */
+export async function startSoakProcess(dbPath?: string): Promise<SoakProcess> {
+  const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), 'svc-soak-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/schema-soak-server.ts', dbPath ?? join(dir!, 'catalog.sqlite')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
@@ -32,7 +33,7 @@ export async function startSoakProcess(): Promise<SoakProcess> {
     rssMb: () => rssMb(child.pid!),
     stop: () => {
       child.kill();
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -444,6 +444,12 @@ export interface components {
              * @example application/json
              */
             mimeType?: string;
+            /** @description Short name for the catalog (kept when 1–32 printable ASCII characters; docs/CATALOG.md). */
+            serviceName?: string;
+            /** @description Catalog tags (up to 5 of 1–32 printable ASCII characters are kept). */
+            tags?: string[];
+            /** @description Absolute https URL of an icon for the catalog. */
+            iconUrl?: string;
         } & {
             [key: string]: unknown;
         };
