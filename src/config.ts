@@ -7,6 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
+  MAX_CHANNEL_ACCOUNTS,
+  deriveChannelKeys,
   DEFAULT_NETWORK,
   NETWORKS,
   defaultRpcUrl,
@@ -28,6 +30,7 @@ export const DEFAULTS = {
   HEADERS_TIMEOUT_MS: 10_000,
   REQUEST_TIMEOUT_MS: 15_000,
   MAX_CONNECTIONS_PER_ADDRESS: 256,
+  CHANNEL_ACCOUNTS: 0,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -35,8 +38,11 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** The signing keys. Never serialized: see `signingKeys()`. */
 export interface SigningKeys {
+  /** The settlement sources: the configured submitters, or the derived channel accounts. */
   submitters: Keypair[];
   feeBump: Keypair | null;
+  /** With CHANNEL_ACCOUNTS: the configured submitter, which creates the channels. */
+  channelFunder: Keypair | null;
 }
 
 export interface Config {
@@ -46,6 +52,10 @@ export interface Config {
   submitters: string[];
   /** Public address of the fee-bump account, or null. */
   feeBumpAddress: string | null;
+  /** CHANNEL_ACCOUNTS: how many channel accounts settle (0: the submitters themselves). */
+  channelAccounts: number;
+  /** With channels: the account that creates them (the one SUBMITTER_SECRET), else null. */
+  channelFunder: string | null;
   port: number;
   dbPath: string;
   feeMode: 'free';
@@ -197,13 +207,23 @@ function parseLogLevel(env: Env): LogLevel {
 export function loadConfig(env: Env): Config {
   const network = parseNetwork(env);
   const rpcUrl = parseRpcUrl(env, network);
-  const submitterKeys = parseSubmitters(env);
-  const feeBumpKey = parseFeeBump(env, submitterKeys);
+  const configuredKeys = parseSubmitters(env);
+  const configuredFeeBump = parseFeeBump(env, configuredKeys);
+  const channelAccounts = parseInteger(env, 'CHANNEL_ACCOUNTS', DEFAULTS.CHANNEL_ACCOUNTS, 0, MAX_CHANNEL_ACCOUNTS);
+  if (channelAccounts > 0 && configuredKeys.length !== 1) {
+    throw new ConfigError('CHANNEL_ACCOUNTS', 'derives the channel accounts from one SUBMITTER_SECRET; configure exactly one seed');
+  }
+  // With channels, the one submitter funds them and (without FEE_BUMP_SECRET) pays every fee.
+  const channelFunder = channelAccounts > 0 ? configuredKeys[0]! : null;
+  const submitterKeys = channelFunder ? deriveChannelKeys(channelFunder, channelAccounts) : configuredKeys;
+  const feeBumpKey = configuredFeeBump ?? channelFunder;
   const config: Config = {
     network,
     rpcUrl,
     submitters: submitterKeys.map((k) => k.publicKey()),
     feeBumpAddress: feeBumpKey?.publicKey() ?? null,
+    channelAccounts,
+    channelFunder: channelFunder?.publicKey() ?? null,
     port: parseInteger(env, 'PORT', DEFAULTS.PORT, 1, 65_535),
     dbPath: read(env, 'DB_PATH') ?? DEFAULTS.DB_PATH,
     feeMode: parseFeeMode(env),
@@ -226,7 +246,7 @@ export function loadConfig(env: Env): Config {
   // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
   // /health projection; read it as config.settlement.
   Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
-  Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey }, enumerable: false });
+  Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey, channelFunder }, enumerable: false });
   return config;
 }
 

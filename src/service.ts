@@ -124,7 +124,16 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
         ...stellarReadinessChecks(config, {
           wrapRpc,
           ...(stellar
-            ? { payingAccounts: () => [...stellar.pool.addresses, ...(config.feeBumpAddress ? [config.feeBumpAddress] : [])] }
+            ? {
+                // Channel accounts hold only their reserve: the fee-bump account (or their funder) pays.
+                payingAccounts: () => [
+                  ...new Set([
+                    ...(config.channelAccounts > 0 ? [] : stellar.pool.addresses),
+                    ...(config.feeBumpAddress ? [config.feeBumpAddress] : []),
+                    ...(config.channelFunder ? [config.channelFunder] : []),
+                  ]),
+                ],
+              }
             : {}),
         }),
         database: databaseWritableCheck(config.dbPath),

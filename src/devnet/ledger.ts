@@ -6,6 +6,7 @@
  */
 import { Asset, Networks, StrKey, hash, xdr } from '@stellar/stellar-sdk';
 import { applyTransaction, recordInternalError } from './apply.ts';
+import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
 import { BASE_FEE } from './fees.ts';
 import { Host, HostError, contractDataEntry, instanceKey, type AuthMode, type TokenModel } from './host.ts';
 import { RpcParamError, decodeEnvelope, muxedToG, txHash } from './envelope.ts';
@@ -187,7 +188,8 @@ export class DevnetLedger {
       if (validateTransaction(this, p.parsed, closeTime, seq)) continue;
       order += 1;
       try {
-        applyTransaction(this, p.parsed, seq, closeTime, order);
+        if (isCreateAccountTransaction(p.parsed.tx)) applyCreateAccounts(this, p.parsed, seq, closeTime, order);
+        else applyTransaction(this, p.parsed, seq, closeTime, order);
       } catch (e) {
         // A devnet bug must not lose the transaction: record it as txINTERNAL_ERROR, no fee.
         console.error('devnet: apply failed:', e instanceof Error ? e.message : e);
@@ -276,6 +278,11 @@ export class DevnetLedger {
       ext: xdr.AccountEntryExt.v0(),
     });
     this.state.put(accountKey(g), xdr.LedgerEntryData.account(entry), seq);
+  }
+
+  /** A new account entry (the createAccount operation), its sequence number starting at the ledger's. */
+  createAccount(g: string, balance: bigint, seq: number): void {
+    this.putAccount(g, balance, seq);
   }
 
   account(g: string): xdr.AccountEntry | null {

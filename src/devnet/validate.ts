@@ -5,6 +5,7 @@
  */
 import { StrKey, xdr } from '@stellar/stellar-sdk';
 import { nonRefundableFee, BASE_FEE } from './fees.ts';
+import { isCreateAccountTransaction } from './classic.ts';
 import { declaredFromData } from './envelope.ts';
 import type { DevnetLedger, ParsedTx } from './ledger.ts';
 import { bytesOf, keyId, verifyEd25519 } from './xdr.ts';
@@ -30,8 +31,9 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
   if (sorobanOps.length > 0 && (tx.operations.length !== 1 || tx.ext.type !== 'sorobanData')) return fail('txMalformed', true);
   if (sorobanOps.length === 0 && tx.ext.type === 'sorobanData') return fail('txMalformed', true);
   const op = tx.operations[0]!;
-  // Not modelled: classic operations and TTL extension/restore (documented in docs/DEVNET.md).
-  if (op.body.type !== 'invokeHostFunction') return fail('txNotSupported', true);
+  // Not modelled: classic operations other than createAccount, and TTL extension/restore
+  // (documented in docs/DEVNET.md).
+  if (op.body.type !== 'invokeHostFunction' && !isCreateAccountTransaction(tx)) return fail('txNotSupported', true);
   if (
     op.body.type === 'invokeHostFunction' &&
     (tx.memo.type !== 'memoNone' ||

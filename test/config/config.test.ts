@@ -41,6 +41,8 @@ describe('loadConfig', () => {
       rpcUrl: 'https://soroban-testnet.stellar.org',
       submitters: [kp.publicKey()],
       feeBumpAddress: null,
+      channelAccounts: 0,
+      channelFunder: null,
       port: 4021,
       dbPath: './data/svc.sqlite',
       feeMode: 'free',

@@ -20,6 +20,7 @@ export function createSchemeFromConfig(
     rpc: wrapRpc(createSdkRpc({ url: config.rpcUrl })),
     submitters: keys.submitters,
     feeBump: keys.feeBump,
+    channelFunder: keys.channelFunder,
     maxTransactionFeeStroops: config.maxTransactionFeeStroops,
     ...(logger ? { logger: { info: (obj: Record<string, unknown>, msg?: string) => logger.debug(obj, msg) } } : {}),
   });

@@ -22,7 +22,8 @@ import {
   type SettlementTracking,
   type VerifyResult,
 } from '../../../scheme/types.ts';
-import { STELLAR_SIGNER_FAMILY, knownStellarAssets, type StellarNetwork } from '../networks.ts';
+import { STELLAR_NETWORKS, STELLAR_SIGNER_FAMILY, knownStellarAssets, type StellarNetwork } from '../networks.ts';
+import { ChannelOpener } from '../channels.ts';
 import { stellarTracking } from './tracking.ts';
 
 /** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
@@ -46,6 +47,8 @@ export interface ExactStellarSchemeOptions {
   rpc: ChainRpc;
   submitters: Keypair[];
   feeBump?: Keypair | null;
+  /** When the submitters are channel accounts: the account that creates the missing ones (src/chains/stellar/channels.ts). */
+  channelFunder?: Keypair | null;
   maxTransactionFeeStroops?: number;
   logger?: PaymentLogger;
   /** Wall clock in ms (time bounds and the local wait deadline). */
@@ -87,9 +90,26 @@ export class ExactStellarScheme implements PaymentScheme {
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.ledgerTime = options.ledgerTime ?? new LedgerTimeEstimator(this.rpc, { now: this.now });
-    this.pool = new SubmitterPool(options.submitters, { loadSequence: (a) => this.rpc.getAccountSequence(a), ...options.pool });
+    const funder = options.channelFunder ?? null;
+    const channels = funder
+      ? new ChannelOpener({
+          rpc: this.rpc,
+          funder,
+          passphrase: STELLAR_NETWORKS[this.network].passphrase,
+          channels: options.submitters.map((k) => k.publicKey()),
+          now: this.now,
+          sleep: this.sleep,
+          ...(this.logger ? { logger: this.logger } : {}),
+        })
+      : null;
+    const loadSequence = (a: string) => (channels ? channels.sequenceOf(a) : this.rpc.getAccountSequence(a));
+    this.pool = new SubmitterPool(options.submitters, { loadSequence, ...options.pool });
     this.tracking = stellarTracking(this.rpc);
-    this.facilitator = new Set([...this.pool.addresses, ...(this.feeBump ? [this.feeBump.publicKey()] : [])]);
+    this.facilitator = new Set([
+      ...this.pool.addresses,
+      ...(this.feeBump ? [this.feeBump.publicKey()] : []),
+      ...(funder ? [funder.publicKey()] : []),
+    ]);
   }
 
   supported(): SchemeSupport {

@@ -1,0 +1,113 @@
+/**
+ * Channel accounts under a burst (docs/BENCHMARKS.md): 64 settles POSTed at once over HTTP to svc
+ * running as a separate process (compiled, plain Node: `npm run build` first) on a devnet with 1 s
+ * ledgers, side by side in one run: one SUBMITTER_SECRET alone (the baseline: one transaction per
+ * ledger) and the same single seed with CHANNEL_ACCOUNTS=8. Each service settles one payment first
+ * (the channels are created then), so the burst measures steady state.
+ *
+ *   npm run build && npx tsx bench/channels.ts [--burst 64] [--channels 8]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
+import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
+import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
+import { startDevnet } from '../src/devnet/index.ts';
+import { machine, ROOT, startSvc } from './ops-procs.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const BURST = Number(arg('burst', '64'));
+const CHANNELS = Number(arg('channels', '8'));
+
+const devnet = await startDevnet({ ledgerMs: 1000 });
+const rpc = createSdkRpc({ url: devnet.rpcUrl });
+const ledgerTime = new LedgerTimeEstimator(rpc);
+const seller = await devnet.createAccount({});
+const requirements = {
+  scheme: 'exact',
+  network: 'stellar:testnet',
+  asset: devnet.usdc.contractId,
+  amount: '1000',
+  payTo: seller.publicKey,
+  maxTimeoutSeconds: 120,
+  extra: { areFeesSponsored: true },
+};
+
+async function payments(n: number) {
+  const buyer = Keypair.fromSecret((await devnet.createAccount({ usdc: 100_000_000n })).secret);
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(await createStellarPayment({ requirements, signer: buyer, rpc, ledgerTime }));
+  return out;
+}
+
+async function run(label: string, env: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-channels-'));
+  const seed = await devnet.createAccount({ usdcTrustline: false });
+  const svc = startSvc(
+    'compiled',
+    ROOT,
+    { SUBMITTER_SECRET: seed.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite'), ...env },
+    30_000 + Math.floor(Math.random() * 20_000),
+  );
+  try {
+    await svc.readyAfter('/health', 60_000);
+    const settle = async (payload: unknown) => {
+      const t0 = performance.now();
+      const res = await fetch(`${svc.url}/settle`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }),
+      });
+      const body = (await res.json()) as { success?: boolean; errorReason?: string };
+      return {
+        ok: body.success === true,
+        code: body.errorReason ?? (body.success ? 'success' : `HTTP ${res.status}`),
+        at: performance.now(),
+        ms: performance.now() - t0,
+      };
+    };
+    const [warm, ...burst] = await payments(BURST + 1);
+    const warmUp = await settle(warm);
+    const started = performance.now();
+    const results = await Promise.all(burst.map(settle));
+    const ok = results.filter((r) => r.ok);
+    const lastOk = Math.max(...ok.map((r) => r.at));
+    const codes: Record<string, number> = {};
+    for (const r of results) codes[r.code] = (codes[r.code] ?? 0) + 1;
+    return {
+      label,
+      warmUp: `${warmUp.code} in ${warmUp.ms.toFixed(0)} ms`,
+      settled: ok.length,
+      failed: results.length - ok.length,
+      seconds: (lastOk - started) / 1000,
+      perSecond: ok.length / ((lastOk - started) / 1000),
+      codes,
+    };
+  } finally {
+    await svc.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+try {
+  console.log(`machine: ${await machine()}`);
+  const baseline = await run('one seed (baseline)', {});
+  const channels = await run(`one seed + CHANNEL_ACCOUNTS=${CHANNELS}`, { CHANNEL_ACCOUNTS: String(CHANNELS) });
+  console.log(`burst of ${BURST} settles at once, 1 s ledgers`);
+  console.log('| service | warm-up settle | settled | failed | seconds to the last success | settled/s | outcomes |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of [baseline, channels]) {
+    console.log(
+      `| ${r.label} | ${r.warmUp} | ${r.settled} | ${r.failed} | ${r.seconds.toFixed(1)} | ${r.perSecond.toFixed(2)} | ${JSON.stringify(r.codes)} |`,
+    );
+  }
+  console.log(`throughput ratio channels / baseline: ${(channels.perSecond / baseline.perSecond).toFixed(2)}`);
+  console.log(`after: ${await machine()}`);
+} finally {
+  await devnet.stop();
+}

@@ -1,0 +1,116 @@
+/**
+ * The one classic operation the devnet applies: `createAccount` (what a facilitator needs to open
+ * its channel accounts from one funded account; docs/DEVNET.md). A transaction of createAccount
+ * operations only, all from the transaction's source, is applied all-or-nothing as stellar-core
+ * does: the sequence is consumed and the fee charged whatever happens; an existing destination
+ * (`createAccountAlreadyExist`), a starting balance that is not positive (`createAccountMalformed`)
+ * or one the source cannot pay while keeping its reserve (`createAccountUnderfunded`) fails the
+ * whole transaction and creates nothing.
+ */
+import { StrKey, xdr } from '@stellar/stellar-sdk';
+import { BASE_FEE } from './fees.ts';
+import { ledgerEntry, muxedToG } from './envelope.ts';
+import type { DevnetLedger, ParsedTx, TxRecord } from './ledger.ts';
+import { accountKey, b64, bytesOf } from './xdr.ts';
+
+/** The reserve an account keeps (two base reserves of 0.5 XLM), in stroops. */
+export const MIN_ACCOUNT_BALANCE = 10_000_000n;
+
+/** True when every operation is a createAccount from the transaction's own source. */
+export function isCreateAccountTransaction(tx: xdr.Transaction): boolean {
+  return (
+    tx.operations.length > 0 &&
+    tx.ext.type !== 'sorobanData' &&
+    tx.operations.every(
+      (op) => op.body.type === 'createAccount' && (!op.sourceAccount || muxedToG(op.sourceAccount) === muxedToG(tx.sourceAccount)),
+    )
+  );
+}
+
+type CreateCode = 'createAccountSuccess' | 'createAccountMalformed' | 'createAccountUnderfunded' | 'createAccountAlreadyExist';
+
+export function applyCreateAccounts(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
+  const tx = p.tx;
+  const before: xdr.LedgerEntryChange[] = [];
+  const snapshot = (g: string, patch: Parameters<DevnetLedger['replaceAccount']>[1]) => {
+    before.push(xdr.LedgerEntryChange.ledgerEntryState(ledgerEntry(ledger.state.get(accountKey(g))!)));
+    ledger.replaceAccount(g, patch, seq);
+    before.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(g))!)));
+  };
+  snapshot(p.source, { seqNum: tx.seqNum });
+  const charged = BigInt(BASE_FEE * p.numOps);
+  snapshot(p.feeSource, { balance: ledger.account(p.feeSource)!.balance - charged });
+
+  // Check every operation first: all or nothing.
+  const ops = tx.operations.map((op) => (op.body.type === 'createAccount' ? op.body.createAccountOp : null)!);
+  let available = ledger.account(p.source)!.balance - MIN_ACCOUNT_BALANCE;
+  const seen = new Set<string>();
+  const codes: CreateCode[] = ops.map((op) => {
+    const destination = StrKey.encodeEd25519PublicKey(Buffer.from(bytesOf(op.destination.ed25519)));
+    const amount = BigInt(op.startingBalance);
+    if (amount <= 0n) return 'createAccountMalformed';
+    if (ledger.account(destination) || seen.has(destination)) return 'createAccountAlreadyExist';
+    seen.add(destination);
+    if (amount > available) return 'createAccountUnderfunded';
+    available -= amount;
+    return 'createAccountSuccess';
+  });
+  const ok = codes.every((c) => c === 'createAccountSuccess');
+  const operationMetas: xdr.OperationMetaV2[] = [];
+  if (ok) {
+    for (const op of ops) {
+      const destination = StrKey.encodeEd25519PublicKey(Buffer.from(bytesOf(op.destination.ed25519)));
+      const amount = BigInt(op.startingBalance);
+      const changes: xdr.LedgerEntryChange[] = [
+        xdr.LedgerEntryChange.ledgerEntryState(ledgerEntry(ledger.state.get(accountKey(p.source))!)),
+      ];
+      ledger.replaceAccount(p.source, { balance: ledger.account(p.source)!.balance - amount }, seq);
+      changes.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(p.source))!)));
+      ledger.createAccount(destination, amount, seq);
+      changes.push(xdr.LedgerEntryChange.ledgerEntryCreated(ledgerEntry(ledger.state.get(accountKey(destination))!)));
+      operationMetas.push(new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes, events: [] }));
+    }
+  }
+  const opResults = codes.map((code) =>
+    xdr.OperationResult.opInner(xdr.OperationResultTr.createAccount(xdr.CreateAccountResult[code]() as xdr.CreateAccountResult)),
+  );
+  let result: xdr.TransactionResultResult;
+  if (p.feeBump) {
+    const inner = new xdr.InnerTransactionResult({
+      feeCharged: 0n,
+      result: ok ? xdr.InnerTransactionResultResult.txSuccess(opResults) : xdr.InnerTransactionResultResult.txFailed(opResults),
+      ext: xdr.InnerTransactionResultExt.v0(),
+    });
+    const pair = new xdr.InnerTransactionResultPair({ transactionHash: Buffer.from(p.innerHash!, 'hex'), result: inner });
+    result = ok ? xdr.TransactionResultResult.txFeeBumpInnerSuccess(pair) : xdr.TransactionResultResult.txFeeBumpInnerFailed(pair);
+  } else {
+    result = ok ? xdr.TransactionResultResult.txSuccess(opResults) : xdr.TransactionResultResult.txFailed(opResults);
+  }
+  const txResult = new xdr.TransactionResult({ feeCharged: charged, result, ext: xdr.TransactionResultExt.v0() });
+  const meta = xdr.TransactionMeta.v4(
+    new xdr.TransactionMetaV4({
+      ext: xdr.ExtensionPoint.v0(),
+      txChangesBefore: before,
+      operations: operationMetas,
+      txChangesAfter: [],
+      sorobanMeta: null,
+      events: [],
+      diagnosticEvents: [],
+    }),
+  );
+  const record: TxRecord = {
+    status: ok ? 'SUCCESS' : 'FAILED',
+    ledger: seq,
+    createdAt: closeTime,
+    applicationOrder: order,
+    feeBump: p.feeBump !== null,
+    envelopeXdr: b64(p.envelope),
+    resultXdr: b64(txResult),
+    resultMetaXdr: b64(meta),
+    transactionEventsXdr: [],
+    diagnosticEventsXdr: [],
+    contractEventsXdr: ops.map(() => []),
+  };
+  ledger.txs.set(p.hash, record);
+  if (p.innerHash) ledger.txs.set(p.innerHash, record);
+}
