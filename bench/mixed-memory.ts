@@ -10,23 +10,14 @@
  *   npx tsx bench/mixed-memory.ts [requests=72000]
  */
 import { cpus, loadavg } from 'node:os';
-import { startSoakProcess } from './soak-process.ts';
+import { SOAK_REQUIREMENTS, startSoakProcess } from './soak-process.ts';
 
 const TOTAL = Number(process.argv[2] ?? 72_000);
 const WARMUP = 1_000;
 const SAMPLE_EVERY = 2_000;
 const CLIENTS = 8;
 const BOUND_MB = 50;
-const PAY_TO = 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI';
-const requirements = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-  amount: '100000',
-  payTo: PAY_TO,
-  maxTimeoutSeconds: 60,
-  extra: { areFeesSponsored: true },
-};
+const requirements = SOAK_REQUIREMENTS;
 const WORDS = ['weather', 'forecast', 'stock', 'quote', 'price', 'translate', 'image', 'search', 'news', 'token', 'map', 'route'];
 
 function envelope(i: number, withBazaar: boolean): string {
@@ -81,7 +72,7 @@ function mixed(i: number): Request {
     case 10:
       return { method: 'POST', path: '/verify', body: '{"paymentPayload": {', headers: JSON_HEADERS };
     default:
-      return i % 2 ? { method: 'GET', path: `/no-such-route/${i}` } : { method: 'PUT', path: '/verify' };
+      return Math.floor(i / 12) % 2 ? { method: 'GET', path: `/no-such-route/${i}` } : { method: 'PUT', path: '/verify' };
   }
 }
 

@@ -8,19 +8,10 @@
  *   npx tsx bench/schema-soak.ts [count=2000]
  */
 import { cpus, loadavg } from 'node:os';
-import { startSoakProcess } from './soak-process.ts';
+import { SOAK_REQUIREMENTS, startSoakProcess } from './soak-process.ts';
 
 const COUNT = Number(process.argv[2] ?? 2000);
-const PAY_TO = 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI';
-const requirements = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-  amount: '100000',
-  payTo: PAY_TO,
-  maxTimeoutSeconds: 60,
-  extra: { areFeesSponsored: true },
-};
+const requirements = SOAK_REQUIREMENTS;
 
 /**
  * A bazaar extension whose schema has 997 properties: named after `variant` (distinct schemas and

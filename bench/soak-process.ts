@@ -8,6 +8,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
+/** The requirements every memory-bench payment carries (the soak server's scheme settles any). */
+export const SOAK_REQUIREMENTS = {
+  scheme: 'exact',
+  network: 'stellar:testnet',
+  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+  amount: '100000',
+  payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI',
+  maxTimeoutSeconds: 60,
+  extra: { areFeesSponsored: true },
+};
+
 export interface SoakProcess {
   url: string;
   child: ChildProcess;

@@ -41,8 +41,7 @@ export function recordInternalError(ledger: DevnetLedger, p: ParsedTx, seq: numb
     contractEventsXdr: [[]],
     diagnosticEventsXdr: [],
   };
-  ledger.txs.set(p.hash, record);
-  if (p.innerHash) ledger.txs.set(p.innerHash, record);
+  storeRecord(ledger, p, record);
 }
 
 export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
@@ -152,19 +151,7 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
         ? xdr.InvokeHostFunctionResult.invokeHostFunctionInsufficientRefundableFee()
         : xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped();
   const opResults = [xdr.OperationResult.opInner(xdr.OperationResultTr.invokeHostFunction(ihfResult))];
-  let result: xdr.TransactionResultResult;
-  if (p.feeBump) {
-    const innerRes = new xdr.InnerTransactionResult({
-      feeCharged: 0n,
-      result: ok ? xdr.InnerTransactionResultResult.txSuccess(opResults) : xdr.InnerTransactionResultResult.txFailed(opResults),
-      ext: xdr.InnerTransactionResultExt.v0(),
-    });
-    const pair = new xdr.InnerTransactionResultPair({ transactionHash: Buffer.from(p.innerHash!, 'hex'), result: innerRes });
-    result = ok ? xdr.TransactionResultResult.txFeeBumpInnerSuccess(pair) : xdr.TransactionResultResult.txFeeBumpInnerFailed(pair);
-  } else {
-    result = ok ? xdr.TransactionResultResult.txSuccess(opResults) : xdr.TransactionResultResult.txFailed(opResults);
-  }
-  const txResult = new xdr.TransactionResult({ feeCharged: charged, result, ext: xdr.TransactionResultExt.v0() });
+  const txResult = transactionResult(p, ok, opResults, charged);
 
   // CAP-67 fee events: the full fee charged up front, then the refund (negative).
   const nativeSac = Asset.native().contractId(ledger.networkPassphrase);
@@ -215,7 +202,7 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
       diagnosticEvents,
     }),
   );
-  const record: TxRecord = {
+  storeRecord(ledger, p, {
     status: ok ? 'SUCCESS' : 'FAILED',
     ledger: seq,
     createdAt: closeTime,
@@ -227,7 +214,28 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
     transactionEventsXdr: txEvents.map(b64),
     diagnosticEventsXdr: diagnosticEvents.map(b64),
     contractEventsXdr: [contractEvents.map(b64)],
-  };
+  });
+}
+
+/** The TransactionResult of an applied transaction: txSuccess/txFailed, inside a fee-bump pair when wrapped. */
+export function transactionResult(p: ParsedTx, ok: boolean, opResults: xdr.OperationResult[], charged: bigint): xdr.TransactionResult {
+  let result: xdr.TransactionResultResult;
+  if (p.feeBump) {
+    const inner = new xdr.InnerTransactionResult({
+      feeCharged: 0n,
+      result: ok ? xdr.InnerTransactionResultResult.txSuccess(opResults) : xdr.InnerTransactionResultResult.txFailed(opResults),
+      ext: xdr.InnerTransactionResultExt.v0(),
+    });
+    const pair = new xdr.InnerTransactionResultPair({ transactionHash: Buffer.from(p.innerHash!, 'hex'), result: inner });
+    result = ok ? xdr.TransactionResultResult.txFeeBumpInnerSuccess(pair) : xdr.TransactionResultResult.txFeeBumpInnerFailed(pair);
+  } else {
+    result = ok ? xdr.TransactionResultResult.txSuccess(opResults) : xdr.TransactionResultResult.txFailed(opResults);
+  }
+  return new xdr.TransactionResult({ feeCharged: charged, result, ext: xdr.TransactionResultExt.v0() });
+}
+
+/** What getTransaction serves, under the transaction's hash (and the inner hash of a fee bump). */
+export function storeRecord(ledger: DevnetLedger, p: ParsedTx, record: TxRecord): void {
   ledger.txs.set(p.hash, record);
   if (p.innerHash) ledger.txs.set(p.innerHash, record);
 }

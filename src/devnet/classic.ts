@@ -10,7 +10,8 @@
 import { StrKey, xdr } from '@stellar/stellar-sdk';
 import { BASE_FEE } from './fees.ts';
 import { ledgerEntry, muxedToG } from './envelope.ts';
-import type { DevnetLedger, ParsedTx, TxRecord } from './ledger.ts';
+import { storeRecord, transactionResult } from './apply.ts';
+import type { DevnetLedger, ParsedTx } from './ledger.ts';
 import { accountKey, b64, bytesOf } from './xdr.ts';
 
 /** The reserve an account keeps (two base reserves of 0.5 XLM), in stroops. */
@@ -74,19 +75,7 @@ export function applyCreateAccounts(ledger: DevnetLedger, p: ParsedTx, seq: numb
   const opResults = codes.map((code) =>
     xdr.OperationResult.opInner(xdr.OperationResultTr.createAccount(xdr.CreateAccountResult[code]() as xdr.CreateAccountResult)),
   );
-  let result: xdr.TransactionResultResult;
-  if (p.feeBump) {
-    const inner = new xdr.InnerTransactionResult({
-      feeCharged: 0n,
-      result: ok ? xdr.InnerTransactionResultResult.txSuccess(opResults) : xdr.InnerTransactionResultResult.txFailed(opResults),
-      ext: xdr.InnerTransactionResultExt.v0(),
-    });
-    const pair = new xdr.InnerTransactionResultPair({ transactionHash: Buffer.from(p.innerHash!, 'hex'), result: inner });
-    result = ok ? xdr.TransactionResultResult.txFeeBumpInnerSuccess(pair) : xdr.TransactionResultResult.txFeeBumpInnerFailed(pair);
-  } else {
-    result = ok ? xdr.TransactionResultResult.txSuccess(opResults) : xdr.TransactionResultResult.txFailed(opResults);
-  }
-  const txResult = new xdr.TransactionResult({ feeCharged: charged, result, ext: xdr.TransactionResultExt.v0() });
+  const txResult = transactionResult(p, ok, opResults, charged);
   const meta = xdr.TransactionMeta.v4(
     new xdr.TransactionMetaV4({
       ext: xdr.ExtensionPoint.v0(),
@@ -98,7 +87,7 @@ export function applyCreateAccounts(ledger: DevnetLedger, p: ParsedTx, seq: numb
       diagnosticEvents: [],
     }),
   );
-  const record: TxRecord = {
+  storeRecord(ledger, p, {
     status: ok ? 'SUCCESS' : 'FAILED',
     ledger: seq,
     createdAt: closeTime,
@@ -110,7 +99,5 @@ export function applyCreateAccounts(ledger: DevnetLedger, p: ParsedTx, seq: numb
     transactionEventsXdr: [],
     diagnosticEventsXdr: [],
     contractEventsXdr: ops.map(() => []),
-  };
-  ledger.txs.set(p.hash, record);
-  if (p.innerHash) ledger.txs.set(p.innerHash, record);
+  });
 }

@@ -136,6 +136,17 @@ async function openExplorer(width = 1280, height = 900): Promise<{ page: Page; p
   return { page, problems };
 }
 
+/** Runs `each` on every page of results, following "Next page" until it is disabled. */
+async function eachPage(page: Page, each: () => Promise<void>): Promise<void> {
+  for (;;) {
+    await each();
+    if (await page.locator('#next').isDisabled()) return;
+    const before = await page.locator('#page-label').textContent();
+    await page.locator('#next').click();
+    await expect.poll(() => page.locator('#page-label').textContent()).not.toBe(before);
+  }
+}
+
 const names = (page: Page) => page.locator('#results .listing .name').allTextContents();
 
 describe('the explorer page', () => {
@@ -150,13 +161,9 @@ describe('the explorer page', () => {
     const { page, problems } = await openExplorer();
     await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
     const seen: string[] = [];
-    for (;;) {
+    await eachPage(page, async () => {
       seen.push(...(await names(page)));
-      if (await page.locator('#next').isDisabled()) break;
-      const before = await page.locator('#page-label').textContent();
-      await page.locator('#next').click();
-      await expect.poll(() => page.locator('#page-label').textContent()).not.toBe(before);
-    }
+    });
     expect(seen).toHaveLength(seeded.length);
     expect(new Set(seen).size).toBe(seeded.length);
     expect(problems).toEqual([]);
@@ -168,13 +175,9 @@ describe('the explorer page', () => {
     await page.locator('#query').pressSequentially('quotes forecasts', { delay: 20 });
     await expect.poll(() => page.locator('#status').textContent()).toContain('Results for');
     const seen: string[] = [];
-    for (;;) {
+    await eachPage(page, async () => {
       seen.push(...(await names(page)));
-      if (await page.locator('#next').isDisabled()) break;
-      const before = await page.locator('#page-label').textContent();
-      await page.locator('#next').click();
-      await expect.poll(() => page.locator('#page-label').textContent()).not.toBe(before);
-    }
+    });
     expect(new Set(seen).size).toBe(seen.length);
     // Every listing whose description has both words, once (the hostile ones replaced theirs).
     expect(seen.sort()).toEqual(
@@ -254,7 +257,7 @@ describe('the explorer page', () => {
       const { page, problems } = await openExplorer(width, height);
       // Walk the browse pages and open each hostile listing where it appears.
       const opened: string[] = [];
-      for (;;) {
+      await eachPage(page, async () => {
         for (const hostile of HOSTILE) {
           const entry = page.locator('#results .listing').filter({ has: page.locator('.name', { hasText: hostile.serviceName }) });
           if ((await entry.count()) === 0) continue;
@@ -266,11 +269,7 @@ describe('the explorer page', () => {
           );
           opened.push(hostile.serviceName);
         }
-        if (await page.locator('#next').isDisabled()) break;
-        const before = await page.locator('#page-label').textContent();
-        await page.locator('#next').click();
-        await expect.poll(() => page.locator('#page-label').textContent()).not.toBe(before);
-      }
+      });
       expect(opened.sort()).toEqual(HOSTILE.map((x) => x.serviceName).sort());
       expect(await page.evaluate<unknown>('window.__pwned')).toBeUndefined();
       expect(await page.locator('script').count()).toBe(2); // the page's own data block and module
