@@ -2,6 +2,7 @@
 // sources; formatting is Prettier's (eslint-config-prettier turns the overlapping rules off).
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -35,5 +36,7 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  // The explorer's module runs in the browser (served as-is from public/, no build step).
+  { files: ['public/**/*.js'], languageOptions: { globals: globals.browser } },
   prettier,
 );
