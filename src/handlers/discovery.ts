@@ -22,10 +22,13 @@ export interface DiscoveryQuery {
 
 const invalid = (reason: string) => new HttpError(400, 'svc_invalid_query_parameter', reason);
 
+// JSON Schema counts `3.0` as the integer 3, so a zero fraction is accepted (openapi.yaml types both as integer).
+const INTEGER_SPELLING = /^[+-]?[0-9]+(\.0*)?$/;
+
 /** `limit`: default 20; an integer is clamped to [1, 100]; anything else is 400. */
 export function parseLimit(raw: string | null): number {
   if (raw === null) return LIMIT_DEFAULT;
-  if (!/^[+-]?[0-9]+$/.test(raw)) throw invalid(`limit must be an integer, got ${JSON.stringify(raw)}.`);
+  if (!INTEGER_SPELLING.test(raw)) throw invalid(`limit must be an integer, got ${JSON.stringify(raw)}.`);
   const n = Number(raw); // huge values become large finite numbers or ±Infinity; both clamp.
   return Math.min(LIMIT_MAX, Math.max(LIMIT_MIN, n));
 }
@@ -33,10 +36,10 @@ export function parseLimit(raw: string | null): number {
 /** `offset`: default 0; a non-negative (safe) integer, else 400. */
 export function parseOffset(raw: string | null): number {
   if (raw === null) return 0;
-  if (!/^[+]?[0-9]+$/.test(raw)) throw invalid(`offset must be a non-negative integer, got ${JSON.stringify(raw)}.`);
   const n = Number(raw);
+  if (!INTEGER_SPELLING.test(raw) || n < 0) throw invalid(`offset must be a non-negative integer, got ${JSON.stringify(raw)}.`);
   if (!Number.isSafeInteger(n)) throw invalid(`offset must be at most ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(raw)}.`);
-  return n;
+  return n === 0 ? 0 : n; // `-0` is offset 0
 }
 
 /** Parses the query string; `search` adds `query` and `cursor`. */

@@ -151,7 +151,7 @@ export function checkContract(
       .map((m) => m.trim())
       .filter(Boolean)
       .sort();
-    const expected = declaredMethods(request.path.split('?')[0]!).sort();
+    const expected = declaredMethods(templateOf(request.path.split('?')[0]!)).sort();
     if (allow.join(',') !== expected.join(','))
       throw new Error(`${what}: Allow ${JSON.stringify(allow)} is not the declared methods ${JSON.stringify(expected)}`);
   }

@@ -72,6 +72,7 @@ describe('GET /discovery/resources', () => {
     ['101', 100],
     ['99999999999999999999999', 100],
     ['+7', 7],
+    ['7.0', 7],
   ])('limit=%s is clamped to %i', async (raw, expected) => {
     const res = await client.get(`/discovery/resources?limit=${encodeURIComponent(raw)}`);
     expect(res.status).toBe(200);
@@ -91,6 +92,16 @@ describe('GET /discovery/resources', () => {
       'https://api.example.com/r3',
       'https://api.example.com/r4',
     ]);
+  });
+
+  it.each([
+    ['3.0', 3],
+    ['3.', 3],
+    ['-0', 0],
+  ])('offset=%s (an integer as JSON Schema counts one) is offset %i', async (raw, expected) => {
+    const res = await client.get(`/discovery/resources?offset=${encodeURIComponent(raw)}`);
+    expect(res.status).toBe(200);
+    expect(catalog.lastList!.page.offset).toBe(expected);
   });
 
   it.each([
@@ -170,7 +181,7 @@ describe('GET /discovery/search', () => {
     expect(res.body.error.code).toBe('svc_missing_search_query');
   });
 
-  it.each(['query=a&query=b', 'query=a&limit=x', 'query=a&cursor=c2&cursor=c2', 'query=a&limit=2.0'])(
+  it.each(['query=a&query=b', 'query=a&limit=x', 'query=a&cursor=c2&cursor=c2', 'query=a&limit=2.5'])(
     '%s → 400 svc_invalid_query_parameter',
     async (qs) => {
       const res = await client.get(`/discovery/search?${qs}`);

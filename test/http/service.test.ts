@@ -91,8 +91,8 @@ describe('GET /openapi.yaml', () => {
 
 describe('unknown routes', () => {
   it.each([
-    ['GET', '/'],
     ['GET', '/nope'],
+    ['GET', '/index.html'],
     ['POST', '/nope'],
     ['GET', '/health/extra'],
     ['GET', '/verify/'],
@@ -120,6 +120,7 @@ describe('unknown routes', () => {
     ['PATCH', '/openapi.yaml', 'GET'],
     ['OPTIONS', '/verify', 'POST'],
     ['DELETE', '/settle', 'POST'],
+    ['DELETE', '/settlements/0a1b.json', 'GET'],
   ])('%s %s (a known path) → 405 svc_unknown_route, Allow: %s', async (method, path, allow) => {
     const res = await client.request(method, path);
     expect(res.status).toBe(405);
