@@ -33,16 +33,25 @@ function queries(): string[] {
 async function timeQuery(page: Page, query: string): Promise<[number, number]> {
   await page.locator('#query').fill('');
   await page.locator('#status').filter({ hasNotText: 'Results for' }).waitFor();
+  // Resolves on the status line naming the query (results or none), or on an error line, so a
+  // refused search stops the bench with the page's own message instead of waiting forever.
   await page.evaluate(`window.__firstResult = new Promise((resolve) => {
     const status = document.getElementById('status');
     const observer = new MutationObserver(() => {
-      if (status.textContent.includes(${JSON.stringify(query)})) { observer.disconnect(); resolve(performance.now()); }
+      const text = status.textContent;
+      if (text.includes(${JSON.stringify(query)}) || text.startsWith('The catalog did not answer')) {
+        observer.disconnect();
+        resolve([performance.now(), text]);
+      }
     });
     observer.observe(status, { childList: true, characterData: true, subtree: true });
-  })`);
+  }); undefined`); // the trailing undefined: evaluate would otherwise await the promise before any typing
   await page.locator('#query').pressSequentially(query, { delay: 40 });
   const typedAt = await page.evaluate<number>('performance.now()');
-  const shownAt = await page.evaluate<number>('window.__firstResult');
+  const [shownAt, text] = await page.evaluate<[number, string]>(
+    `Promise.race([window.__firstResult, new Promise((r) => setTimeout(() => r([NaN, 'no answer within 20 s: ' + document.getElementById('status').textContent]), 20000))])`,
+  );
+  if (!text.includes(query)) throw new Error(`search for ${JSON.stringify(query)}: ${text}`);
   const bare = await page.evaluate<number>(`(async () => {
     const t = performance.now();
     await (await fetch('/discovery/search?' + new URLSearchParams({ query: ${JSON.stringify(query)}, limit: '20' }))).json();
@@ -75,6 +84,7 @@ async function run(label: string, count: number) {
     const bare: number[] = [];
     for (const q of queries()) {
       const [s, b] = await timeQuery(page, q);
+      process.stderr.write(`${label}: ${JSON.stringify(q)} first result ${s.toFixed(0)} ms, bare ${b.toFixed(0)} ms\n`);
       shown.push(s);
       bare.push(b);
     }
