@@ -46,7 +46,16 @@ interface Job {
   settled: boolean;
 }
 
-const WORKER_URL = new URL('./worker.ts', import.meta.url);
+/**
+ * A worker module of this folder, by its name without extension. Run from source (tsx, vitest) the
+ * file is `.ts`; run from the compiled build (`npm start` runs dist/) it is `.js`: tsc rewrites
+ * import specifiers, not URLs built from strings, so the extension is taken from this module's own.
+ */
+export function catalogWorkerUrl(name: string): URL {
+  return new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+}
+
+const WORKER_URL = catalogWorkerUrl('worker');
 /**
  * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
  * (a query allocates little that survives); the old-generation cap bounds a runaway worker,

@@ -7,6 +7,7 @@
  * is bounded, and a job waiting in it past its deadline is dropped without running.
  */
 import { Worker } from 'node:worker_threads';
+import { catalogWorkerUrl } from './pool.ts';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
 export type SchemaVerdict =
@@ -103,7 +104,7 @@ export class SchemaValidator {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./schema-worker.ts', import.meta.url), {
+    const worker = new Worker(catalogWorkerUrl('schema-worker'), {
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 },
     });
     const slot: Slot = { worker, ready: false, jobs: 0 };

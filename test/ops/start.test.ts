@@ -79,6 +79,11 @@ describe('npm start', () => {
       }
     }, 30_000);
     expect(up, output).toBe(true);
+    // The catalog's worker threads load compiled modules too (dist/catalog/*.js).
+    for (const path of ['/discovery/resources', '/discovery/search?query=weather']) {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      expect(res.status, `${path}: ${await res.clone().text()}\n${output}`).toBe(200);
+    }
     const tree = [child.pid!, ...descendants(child.pid!)];
     const commands = tree.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '));
     expect(commands.some((c) => c.includes('dist/main.js'))).toBe(true);
@@ -87,5 +92,19 @@ describe('npm start', () => {
     child.kill('SIGTERM');
     await exited;
     expect(await until(() => tree.every((pid) => !alive(pid)), 5_000), `still running: ${tree.filter(alive).join(', ')}`).toBe(true);
+    expect(output).not.toMatch(/"level":(50|60)/);
   }, 60_000);
+
+  it('the compiled seller-schema validator starts its worker (dist/catalog/schema-worker.js)', async () => {
+    const compiled = join(root, 'dist/catalog/schema-validator.js');
+    const { SchemaValidator } = (await import(compiled)) as typeof import('../../src/catalog/schema-validator.ts');
+    const validator = new SchemaValidator({ maxWaitMs: 10_000 });
+    try {
+      const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+      expect(await validator.validate(schema, { city: 'Lisbon' })).toEqual({ ok: true });
+      expect(await validator.validate(schema, {})).toMatchObject({ ok: false, code: 'bazaar_schema_validation_failed' });
+    } finally {
+      await validator.close();
+    }
+  }, 30_000);
 });
