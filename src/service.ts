@@ -12,7 +12,7 @@ import type { CatalogPort } from './catalog/types.ts';
 import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
 import type { Config } from './config.ts';
 import { createApp } from './http/app.ts';
-import type { ApiContract } from './http/contract.ts';
+import { loadContract, type ApiContract } from './http/contract.ts';
 import type { SvcState } from './http/middleware.ts';
 import { listen, type RunningServer } from './http/app.ts';
 import { SettlementJournal, unavailableJournal } from './journal/journal.ts';
@@ -141,6 +141,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       },
     });
 
+  const contract = overrides.contract ?? loadContract();
   const app = createApp({
     config,
     logger,
@@ -149,7 +150,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     metrics,
     readiness,
     journal,
-    ...(overrides.contract ? { contract: overrides.contract } : {}),
+    contract,
   });
   const servers: RunningServer[] = [];
   return {
@@ -163,6 +164,8 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     async listen(port = config.port, host = '127.0.0.1') {
       const running = await listen(app, port, host, config);
       servers.push(running);
+      // A failed compile is answered on the request that needs it (500, logged there).
+      contract.warmUp().catch(() => undefined);
       return running;
     },
     drain() {

@@ -7,6 +7,7 @@
  * a null hook outcome — header omitted — for a settlement).
  */
 import { Worker } from 'node:worker_threads';
+import { workerModuleUrl } from '../files.ts';
 import type { DiscoveryFilters, SettledPayment } from './types.ts';
 
 export interface WorkerSetup {
@@ -46,22 +47,15 @@ interface Job {
   settled: boolean;
 }
 
-/**
- * A worker module of this folder, by its name without extension. Run from source (tsx, vitest) the
- * file is `.ts`; run from the compiled build (`npm start` runs dist/) it is `.js`: tsc rewrites
- * import specifiers, not URLs built from strings, so the extension is taken from this module's own.
- */
-export function catalogWorkerUrl(name: string): URL {
-  return new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
-}
-
-const WORKER_URL = catalogWorkerUrl('worker');
+const WORKER_URL = workerModuleUrl('catalog/worker');
 /**
  * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
  * (a query allocates little that survives); the old-generation cap bounds a runaway worker,
  * which is then replaced (its request fails like any fault).
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
+/** Longest wait before replacing lost threads (the wait doubles from 100 ms while none answers). */
+const RESPAWN_MAX_DELAY_MS = 5_000;
 
 /** One kind of lane (the writer, or the readers): its threads, its queue, its limits. */
 export class WorkerLanes {
@@ -72,6 +66,9 @@ export class WorkerLanes {
   private readonly workers = new Set<Worker>();
   private nextId = 1;
   private closing = false;
+  /** Threads lost since one last answered; each respawn waits longer (a thread that cannot start would spin). */
+  private lossesInARow = 0;
+  private respawnTimer: NodeJS.Timeout | undefined;
 
   private readonly setup: LaneSetup;
   private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void;
@@ -91,6 +88,7 @@ export class WorkerLanes {
     this.workers.add(worker);
     worker.on('message', (reply: WorkerReply) => {
       if ('log' in reply) return this.onLog(reply.log, reply.obj, reply.msg);
+      this.lossesInARow = 0;
       const job = this.jobs.get(reply.id);
       this.jobs.delete(reply.id);
       this.running.delete(worker);
@@ -106,9 +104,13 @@ export class WorkerLanes {
       if (at !== -1) this.idle.splice(at, 1);
       if (job) this.fail(job, new Error(`catalog worker ${why}`));
       if (!this.closing) {
-        this.onLog('error', { why }, 'catalog worker lost; starting another');
-        this.spawn();
-        this.dispatch();
+        const delayMs = this.lossesInARow === 0 ? 0 : Math.min(RESPAWN_MAX_DELAY_MS, 100 * 2 ** (this.lossesInARow - 1));
+        this.lossesInARow++;
+        this.onLog('error', { why, respawnInMs: delayMs }, 'catalog worker lost; starting another');
+        if (delayMs === 0) {
+          this.spawn();
+          this.dispatch();
+        } else this.respawnTimer ??= setTimeout(() => this.refill(), delayMs).unref();
       }
     };
     worker.on('error', (err: Error) => lost(`failed: ${err.message}`));
@@ -116,6 +118,13 @@ export class WorkerLanes {
       if (this.workers.has(worker)) lost(`exited with code ${code}`);
     });
     this.idle.push(worker);
+  }
+
+  /** Starts threads until the lane has its count again (after a delayed respawn). */
+  private refill(): void {
+    this.respawnTimer = undefined;
+    while (!this.closing && this.workers.size < this.setup.threads) this.spawn();
+    this.dispatch();
   }
 
   /** Runs one request on a free thread of this lane; rejects with CatalogOverloadError when full or late. */
@@ -187,6 +196,7 @@ export class WorkerLanes {
 
   async close(): Promise<void> {
     this.closing = true;
+    clearTimeout(this.respawnTimer);
     for (const job of this.queue.splice(0)) this.fail(job, new Error('the catalog is closed'));
     const exits = [...this.workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
     for (const worker of this.workers) {

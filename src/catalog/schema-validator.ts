@@ -7,7 +7,7 @@
  * is bounded, and a job waiting in it past its deadline is dropped without running.
  */
 import { Worker } from 'node:worker_threads';
-import { catalogWorkerUrl } from './pool.ts';
+import { workerModuleUrl } from '../files.ts';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
 export type SchemaVerdict =
@@ -104,7 +104,7 @@ export class SchemaValidator {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(catalogWorkerUrl('schema-worker'), {
+    const worker = new Worker(workerModuleUrl('catalog/schema-worker'), {
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 },
     });
     const slot: Slot = { worker, ready: false, jobs: 0 };

@@ -9,11 +9,11 @@
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectFile } from '../files.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
 import type { AssetInfo } from '../scheme/types.ts';
 
-const EXPLORER_DIR = fileURLToPath(new URL('../../public/explorer/', import.meta.url));
+const EXPLORER_DIR = projectFile('public/explorer');
 export const API_REFERENCE_SCRIPT_PATH = '/docs/api-reference.js';
 
 /** Same-origin only; `extra` widens single directives (e.g. the explorer shows sellers' https icons). */
@@ -96,7 +96,7 @@ export const apiReferencePageHandler = (): SvcMiddleware => page(DOCS_PAGE, DOCS
 
 /** The renderer's file inside the installed package: its `browser` entry, beside its main dist/index.js. */
 export function apiReferenceScriptFile(): string {
-  return join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser/standalone.js');
+  return join(dirname(createRequire(projectFile('package.json')).resolve('@scalar/api-reference')), 'browser/standalone.js');
 }
 
 // The file changes only with the package version, so a day of caching is safe.

@@ -4,11 +4,11 @@
  * of mounted routes used in `svc_unknown_route` reasons.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { OpenAPIBackend, type Document, type Operation, type Request as OpenApiRequest } from 'openapi-backend';
 import { parse } from 'yaml';
+import { projectFile } from '../files.ts';
 
-export const OPENAPI_PATH = fileURLToPath(new URL('../../openapi.yaml', import.meta.url));
+export const OPENAPI_PATH = projectFile('openapi.yaml');
 
 export interface ApiContract {
   /** The YAML text, served verbatim. */
@@ -16,6 +16,12 @@ export interface ApiContract {
   /** openapi-backend, initialized lazily: await `ready` before use. */
   backend: OpenAPIBackend;
   ready: Promise<unknown>;
+  /**
+   * Compiles the request validators of the operations that validate requests, one per event-loop
+   * turn, so the first payment does not pay for it. Called once the port is bound: compiling them
+   * all before listening was most of svc's startup (docs/OPERATIONS.md "Startup").
+   */
+  warmUp(): Promise<void>;
   /** Every mounted route (method, path, operationId), in document order. */
   routes: { method: string; path: string; operationId: string }[];
 }
@@ -45,7 +51,9 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   const backend = new OpenApi31Backend({
     definition,
     strict: true,
-    quick: false,
+    // quick: validators compile on first use (or at warmUp) instead of all at init, response
+    // validators (which svc never runs) included; the document is dereferenced synchronously.
+    quick: true,
     validate: true,
     ignoreTrailingSlashes: false,
     ajvOpts: { strict: false, allErrors: false },
@@ -62,7 +70,14 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
       if (operation) routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId });
     }
   }
-  return { yaml, backend, ready, routes };
+  const warmUp = async () => {
+    await ready;
+    for (const { operationId } of routes) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      backend.validator.getRequestValidatorsForOperation(operationId);
+    }
+  };
+  return { yaml, backend, ready, routes, warmUp };
 }
 
 /** The operation for this method + path, or undefined. */

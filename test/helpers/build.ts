@@ -1,6 +1,7 @@
 /**
  * Vitest global setup: tests that spawn `npm start` need dist/ compiled from the current sources.
- * Builds only when dist/main.js is missing or older than a file in src/ (a few ms otherwise).
+ * Builds only when dist/main.js is missing or older than a file in src/, the build script or the
+ * lockfile (a few ms otherwise).
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -24,7 +25,15 @@ export function ensureBuilt(): void {
   } catch {
     /* not built yet */
   }
-  if (built >= Math.max(newest(join(ROOT, 'src')), statSync(join(ROOT, 'tsconfig.build.json')).mtimeMs)) return;
+  if (
+    built >=
+    Math.max(
+      newest(join(ROOT, 'src')),
+      statSync(join(ROOT, 'scripts/build.mjs')).mtimeMs,
+      statSync(join(ROOT, 'package-lock.json')).mtimeMs,
+    )
+  )
+    return;
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
 }
 

@@ -1,15 +1,17 @@
 /**
- * `npm start` runs plain Node on the compiled output (no tsx, no esbuild child), answers, and a
- * SIGTERM to the process it started leaves no process behind. The build runs first, as a
- * deployment would (`npm run build`).
+ * `npm start` runs plain Node on the built bundles (no tsx, no esbuild child): it settles a real
+ * payment on the devnet whose seller schema is checked and listed (the catalog and schema worker
+ * threads load their own bundles), and a SIGTERM to the process it started leaves no process
+ * behind. The build runs first, as a deployment would (`npm run build`).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpBazaar } from '../catalog/fixtures.ts';
 import { ensureBuilt } from '../helpers/build.ts';
+import { SchemeHarness } from '../scheme/harness.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -47,20 +49,29 @@ async function until(what: () => boolean | Promise<boolean>, ms: number): Promis
 
 describe('npm start', () => {
   let dir: string;
-  beforeAll(() => {
+  let h: SchemeHarness;
+  /** The process tree under test, killed here if an assertion failed before its SIGTERM. */
+  let started: number[] = [];
+  beforeAll(async () => {
     ensureBuilt(); // also done by the global setup; kept so this file runs alone too
     dir = mkdtempSync(join(tmpdir(), 'svc-start-'));
+    h = await SchemeHarness.start(250);
   }, 180_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(async () => {
+    for (const pid of started.filter(alive)) process.kill(pid, 'SIGKILL');
+    await h?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
-  it('serves from compiled JavaScript under plain Node, and SIGTERM leaves no process behind', async () => {
+  it('settles and lists from the built bundles under plain Node, and SIGTERM leaves no process behind', async () => {
+    const submitter = await h.devnet.createAccount({ usdcTrustline: false });
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(npm, ['start', '--silent'], {
       cwd: root,
       env: {
         ...process.env,
-        SUBMITTER_SECRET: Keypair.random().secret(),
-        RPC_URL: 'http://127.0.0.1:9',
+        SUBMITTER_SECRET: submitter.secret,
+        RPC_URL: h.devnet.rpcUrl,
         DB_PATH: join(dir, 'svc.sqlite'),
         PORT: String(port),
         LOG_LEVEL: 'warn',
@@ -71,6 +82,8 @@ describe('npm start', () => {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const track = setInterval(() => (started = [child.pid!, ...descendants(child.pid!)]), 100);
+    void exited.then(() => clearInterval(track));
     const up = await until(async () => {
       try {
         return (await fetch(`http://127.0.0.1:${port}/health`)).status === 200;
@@ -79,11 +92,28 @@ describe('npm start', () => {
       }
     }, 30_000);
     expect(up, output).toBe(true);
-    // The catalog's worker threads load compiled modules too (dist/catalog/*.js).
-    for (const path of ['/discovery/resources', '/discovery/search?query=weather']) {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`);
-      expect(res.status, `${path}: ${await res.clone().text()}\n${output}`).toBe(200);
-    }
+    const { buyer, seller } = await h.parties();
+    const requirements = h.requirements(seller.publicKey());
+    const paid = await h.pay(requirements, buyer);
+    const url = `https://api.example.com/start/${seller.publicKey().slice(0, 12)}`;
+    const settled = await fetch(`http://127.0.0.1:${port}/settle`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        x402Version: 2,
+        paymentPayload: { ...paid, resource: { url, description: 'Started from the bundle' }, extensions: { bazaar: httpBazaar() } },
+        paymentRequirements: requirements,
+      }),
+    });
+    const receipt = (await settled.json()) as { success: boolean };
+    expect(receipt.success, JSON.stringify(receipt)).toBe(true);
+    // The seller schema was checked by the schema worker and the listing written by the catalog's.
+    const header = settled.headers.get('extension-responses') ?? '';
+    expect(JSON.parse(Buffer.from(header, 'base64').toString()).bazaar, output).toEqual({ status: 'success' });
+    const found = (await (await fetch(`http://127.0.0.1:${port}/discovery/search?query=bundle`)).json()) as {
+      resources: { resource: string }[];
+    };
+    expect(found.resources.map((r) => r.resource)).toContain(url);
     const tree = [child.pid!, ...descendants(child.pid!)];
     const commands = tree.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '));
     expect(commands.some((c) => c.includes('dist/main.js'))).toBe(true);
@@ -94,17 +124,4 @@ describe('npm start', () => {
     expect(await until(() => tree.every((pid) => !alive(pid)), 5_000), `still running: ${tree.filter(alive).join(', ')}`).toBe(true);
     expect(output).not.toMatch(/"level":(50|60)/);
   }, 60_000);
-
-  it('the compiled seller-schema validator starts its worker (dist/catalog/schema-worker.js)', async () => {
-    const compiled = join(root, 'dist/catalog/schema-validator.js');
-    const { SchemaValidator } = (await import(compiled)) as typeof import('../../src/catalog/schema-validator.ts');
-    const validator = new SchemaValidator({ maxWaitMs: 10_000 });
-    try {
-      const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
-      expect(await validator.validate(schema, { city: 'Lisbon' })).toEqual({ ok: true });
-      expect(await validator.validate(schema, {})).toMatchObject({ ok: false, code: 'bazaar_schema_validation_failed' });
-    } finally {
-      await validator.close();
-    }
-  }, 30_000);
 });
