@@ -138,6 +138,77 @@ function allTermsTier(
   return rows.length >= want ? rows : null;
 }
 
+/** Postings one threshold walk may read before it leaves the tier to allTermsTier's single query. */
+const THRESHOLD_WALK_CAP = 4_000;
+
+/**
+ * The all-terms tier as a bounded top-k (a threshold walk, after Fagin's threshold algorithm):
+ * each term's rows are read in its index order (milli desc), one row per term in turn; each new
+ * revision is ranked in full by key lookups (the same sum as allTermsTier), and kept when it holds
+ * every term. A listing not yet seen holds at most the current row's score for each term, so once
+ * `want` kept ranks are above the sum of the current rows' scores (plus rounding), no other listing
+ * can enter the page. Used when a common term would otherwise make the tier rank thousands of
+ * matches; same rows and order as allTermsTier. Returns undefined when the walk passes its cap (the
+ * caller then asks allTermsTier), null when the tier cannot fill the page.
+ */
+function allTermsThresholdWalk(
+  store: CatalogStore,
+  terms: string[],
+  asOf: number,
+  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  after: CursorState | undefined,
+  want: number,
+): Array<{ listing_id: number; rank: number }> | null | undefined {
+  const tier = terms.length * 1_000_000;
+  if (after && after.r < tier) return null;
+  const walks = terms.map(
+    (term) =>
+      store.db
+        .prepare(
+          `SELECT t.rev AS rev, t.listing_id AS listing_id, t.milli AS milli FROM search_terms t ${filter.joinListings}
+         WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
+         ORDER BY t.milli DESC, t.listing_id ASC`,
+        )
+        .iterate(term, asOf, asOf, ...filter.params) as Iterator<{ rev: number; listing_id: number; milli: number }>,
+  );
+  const inTerms = terms.map(() => '?').join(', ');
+  const rankOf = store.statement(`SELECT count(*) AS n, sum(score) AS s FROM search_terms WHERE rev = ? AND term IN (${inTerms})`);
+  const current = terms.map(() => Number.MAX_SAFE_INTEGER);
+  const seen = new Set<number>();
+  const kept: Array<{ listing_id: number; rank: number }> = [];
+  const before = (a: { listing_id: number; rank: number }, b: { listing_id: number; rank: number }) =>
+    b.rank - a.rank || a.listing_id - b.listing_id;
+  const pastCursor = (r: { listing_id: number; rank: number }) =>
+    !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
+  try {
+    for (let read = 0; ;) {
+      for (let k = 0; k < walks.length; k++) {
+        const next = walks[k]!.next();
+        // A term's rows are exhausted: every listing holding all terms has been seen.
+        if (next.done) return kept.length >= want ? kept.slice(0, want) : null;
+        const row = next.value;
+        current[k] = Number(row.milli);
+        if (++read > THRESHOLD_WALK_CAP) return undefined;
+        const rev = Number(row.rev);
+        if (seen.has(rev)) continue;
+        seen.add(rev);
+        const { n, s } = rankOf.get(rev, ...terms) as { n: number; s: number };
+        if (Number(n) !== terms.length) continue;
+        const candidate = { listing_id: Number(row.listing_id), rank: tier + Math.round(s * 1000) };
+        if (!pastCursor(candidate)) continue;
+        kept.push(candidate);
+        kept.sort(before);
+        if (kept.length > want) kept.pop();
+      }
+      // Each stored milli is round(score × 1000): an unseen listing's rank is at most this bound.
+      const bound = tier + current.reduce((a, b) => a + b, 0) + terms.length;
+      if (kept.length >= want && kept[want - 1]!.rank > bound) return kept;
+    }
+  } finally {
+    for (const walk of walks) walk.return?.();
+  }
+}
+
 export function searchCatalog(
   store: CatalogStore,
   query: string,
@@ -175,7 +246,9 @@ export function searchCatalog(
         )
         .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), page.limit + 1) as typeof rows;
     } else {
-      rows = allTermsTier(store, terms, snapshotParams(asOf), { joinListings, conditions, params }, after, page.limit + 1) ?? [];
+      const filter = { joinListings, conditions, params };
+      const walked = allTermsThresholdWalk(store, terms, asOf, filter, after, page.limit + 1);
+      rows = (walked === undefined ? allTermsTier(store, terms, snapshotParams(asOf), filter, after, page.limit + 1) : walked) ?? [];
     }
     if (terms.length > 1 && rows.length <= page.limit) {
       // The page reaches below the listings that contain every term: aggregate all the terms' rows.
