@@ -11,10 +11,9 @@ import { bazaarExtension, unavailableCatalog } from './catalog/extension.ts';
 import type { CatalogPort } from './catalog/types.ts';
 import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
 import type { Config } from './config.ts';
-import { createApp } from './http/app.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
 import type { SvcState } from './http/middleware.ts';
-import { listen, type RunningServer } from './http/app.ts';
+import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
 import { SettlementJournal, unavailableJournal } from './journal/journal.ts';
 import { SqliteJournalStore } from './journal/store-sqlite.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -165,7 +164,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       const running = await listen(app, port, host, config);
       servers.push(running);
       // A failed compile is answered on the request that needs it (500, logged there).
-      contract.warmUp().catch(() => undefined);
+      contract.warmUp(VALIDATED_OPERATIONS).catch(() => undefined);
       return running;
     },
     drain() {

@@ -84,6 +84,9 @@ function chain(...steps: SvcMiddleware[]): SvcMiddleware {
   };
 }
 
+/** The operations whose requests openapi-backend validates (openApiValidation below); the others take no input to check. */
+export const VALIDATED_OPERATIONS = ['verifyPayment', 'settlePayment', 'listDiscoveryResources', 'searchDiscoveryResources'];
+
 export function createApp(deps: AppDeps): Koa<SvcState> {
   const { config, logger, registry, catalog, metrics } = deps;
   const contract = deps.contract ?? loadContract();

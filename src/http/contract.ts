@@ -17,11 +17,11 @@ export interface ApiContract {
   backend: OpenAPIBackend;
   ready: Promise<unknown>;
   /**
-   * Compiles the request validators of the operations that validate requests, one per event-loop
-   * turn, so the first payment does not pay for it. Called once the port is bound: compiling them
-   * all before listening was most of svc's startup (docs/OPERATIONS.md "Startup").
+   * Compiles the request validators of these operations, one per event-loop turn, so the first
+   * payment does not pay for it. Called once the port is bound: compiling every validator before
+   * listening was most of svc's startup (docs/OPERATIONS.md "Startup").
    */
-  warmUp(): Promise<void>;
+  warmUp(operationIds: readonly string[]): Promise<void>;
   /** Every mounted route (method, path, operationId), in document order. */
   routes: { method: string; path: string; operationId: string }[];
 }
@@ -70,9 +70,9 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
       if (operation) routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId });
     }
   }
-  const warmUp = async () => {
+  const warmUp = async (operationIds: readonly string[]) => {
     await ready;
-    for (const { operationId } of routes) {
+    for (const operationId of operationIds) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       backend.validator.getRequestValidatorsForOperation(operationId);
     }

@@ -199,6 +199,10 @@ describe('broken catalog over HTTP', () => {
     const brokenServer = await startTestServer({ scheme, catalog: broken.catalog });
     try {
       const c = api(brokenServer.url);
+      // Both lanes have opened the file before it goes (a thread that started later would create a fresh one).
+      expect((await c.get('/discovery/resources')).status).toBe(200);
+      const first = await c.post('/settle', { x402Version: 2, ...settlement({ url: 'https://a.example.com/' }) });
+      expect(first.headers.get('extension-responses')).not.toBeNull();
       unlinkSync(broken.dbPath);
       const started = performance.now();
       const res = await c.post('/settle', { x402Version: 2, ...settlement({ url: 'https://b.example.com/' }) });

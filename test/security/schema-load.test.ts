@@ -78,7 +78,10 @@ describe('hostile schemas under payment load', () => {
     const overloaded = loadavg()[0]! > cpus().length;
     if (overloaded) console.warn(`load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores: latency bounds relaxed 4×`);
     const factor = overloaded ? 4 : 1;
-    expect(drops.map((d) => Math.round(d.ms)).filter((ms) => ms >= 250 * factor)).toEqual([]);
+    // A drop measured from outside is the 250 ms hook budget plus the request's own round trip
+    // (what a schema-less settle costs), with 20 ms for timer granularity.
+    const dropBound = factor * (250 + median(normal.settle) + 20);
+    expect(drops.map((d) => Math.round(d.ms)).filter((ms) => ms >= dropBound)).toEqual([]);
     // 2× of normal, with 3 ms of slack for timer granularity.
     expect(median(loaded.verify)).toBeLessThan(factor * 2 * median(normal.verify) + 3);
     expect(median(loaded.settle)).toBeLessThan(factor * 2 * median(normal.settle) + 3);
