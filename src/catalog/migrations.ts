@@ -7,50 +7,14 @@
  *    (FTS5 is dropped). `listing_keys` holds one row per (filter, value, listing) with the
  *    listing's lastUpdated, so a filtered page is a walk of one covering index; `listing_counts`
  *    holds the totals (overall and per filter value), maintained in the write transaction.
+ * 3: `listing_key_blocks`, so a deep `offset` page does not skip every entry before it
+ *    (list-index.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
+import { buildBlocks, insertListingKeys, listingKeysOf } from './list-index.ts';
+import { cachedStatement } from './sqlite.ts';
 import { termScores } from './terms.ts';
-
-const statementCache = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
-
-/** A prepared statement cached per connection (the write path runs these per settlement). */
-export function cachedStatement(db: DatabaseSync, sql: string): StatementSync {
-  let byDb = statementCache.get(db);
-  if (!byDb) statementCache.set(db, (byDb = new Map<string, StatementSync>()));
-  let st = byDb.get(sql);
-  if (!st) byDb.set(sql, (st = db.prepare(sql)));
-  return st;
-}
-
-/** A list filter a listing answers to: kind is the filter name ('all' for no filter). */
-export interface ListingKey {
-  kind: 'all' | 'type' | 'payTo' | 'scheme' | 'network' | 'scheme+network' | 'extensions';
-  value: string;
-}
-
-/** The key of a scheme+network pair (one accepted entry must match both). */
-export const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
-
-/**
- * Adds the keys a listing answers to (INSERT OR IGNORE) and counts each new one; moves all its
- * keys to `lastUpdated`. Runs inside the write transaction.
- */
-export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdated: string, keys: ListingKey[]): void {
-  const insert = cachedStatement(db, 'INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated) VALUES (?, ?, ?, ?)');
-  const count = cachedStatement(
-    db,
-    'INSERT INTO listing_counts (kind, value, n) VALUES (?, ?, 1) ON CONFLICT (kind, value) DO UPDATE SET n = n + 1',
-  );
-  for (const key of keys) {
-    if (Number(insert.run(key.kind, key.value, listingId, lastUpdated).changes) === 1) count.run(key.kind, key.value);
-  }
-  cachedStatement(db, 'UPDATE listing_keys SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
-    lastUpdated,
-    listingId,
-    lastUpdated,
-  );
-}
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -119,29 +83,6 @@ function migrateToTermIndex(db: DatabaseSync): void {
     );
     insertListingKeys(db, Number(l.id), l.last_updated, keys);
   }
-}
-
-/** Every key a listing answers to. */
-export function listingKeysOf(
-  type: string,
-  owner: string,
-  accepts: Array<{ scheme: string; network: string }>,
-  extensionKeys: string[],
-): ListingKey[] {
-  const keys: ListingKey[] = [
-    { kind: 'all', value: '' },
-    { kind: 'type', value: type },
-    { kind: 'payTo', value: owner },
-  ];
-  for (const a of accepts) {
-    keys.push(
-      { kind: 'scheme', value: a.scheme },
-      { kind: 'network', value: a.network },
-      { kind: 'scheme+network', value: pairValue(a.scheme, a.network) },
-    );
-  }
-  for (const key of extensionKeys) keys.push({ kind: 'extensions', value: key });
-  return keys;
 }
 
 /**
@@ -220,4 +161,17 @@ export const MIGRATIONS: Migration[] = [
     db.prepare('INSERT INTO catalog_meta (key, value) VALUES (?, ?)').run('cursor_secret', randomBytes(32).toString('hex'));
   },
   migrateToTermIndex,
+  (db) => {
+    db.exec(`
+      CREATE TABLE listing_key_blocks (
+        kind TEXT NOT NULL,
+        value TEXT NOT NULL,
+        start_updated TEXT NOT NULL,
+        start_id INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (kind, value, start_updated, start_id)
+      ) STRICT, WITHOUT ROWID;
+    `);
+    buildBlocks(db);
+  },
 ];

@@ -24,7 +24,8 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { queryTerms } from './terms.ts';
 import { FILTER_NAMES } from '../filters.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
-import { SNAPSHOT_RETENTION_MS, filterSql, inReadTransaction, toDiscoveryResource, type CatalogStore } from './store.ts';
+import { SNAPSHOT_RETENTION_MS, filterSql, toDiscoveryResource, type CatalogStore } from './store.ts';
+import { inReadTransaction } from './sqlite.ts';
 
 const MAX_CURSOR_LENGTH = 1024;
 

@@ -13,7 +13,9 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from './types.ts';
 import { searchCatalog } from './search.ts';
 import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest.ts';
-import { MIGRATIONS, cachedStatement, insertListingKeys, insertTermRows, listingKeysOf, pairValue, type ListingKey } from './migrations.ts';
+import { MIGRATIONS, insertTermRows } from './migrations.ts';
+import { BLOCK_SIZE, countKeyChanges, insertListingKeys, listingKeysOf, pairValue, seekOffset, type ListingKey } from './list-index.ts';
+import { cachedStatement, inReadTransaction, inWriteTransaction } from './sqlite.ts';
 import { termScores, type SearchText } from './terms.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
@@ -31,33 +33,6 @@ export class CatalogUnavailableError extends Error {
 }
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
-
-/**
- * Runs `work` inside BEGIN IMMEDIATE (the write lock is taken up front, waiting ≤ busy timeout).
- * Inside a transaction the caller already opened (bulk loading), `work` joins it.
- */
-export function inWriteTransaction<T>(db: DatabaseSync, work: () => T): T {
-  if (db.isTransaction) return work();
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const result = work();
-    db.exec('COMMIT');
-    return result;
-  } catch (err) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw err;
-  }
-}
-
-/** Runs `work` inside one read transaction, so every statement sees the same snapshot. */
-export function inReadTransaction<T>(db: DatabaseSync, work: () => T): T {
-  db.exec('BEGIN');
-  try {
-    return work();
-  } finally {
-    if (db.isTransaction) db.exec('COMMIT');
-  }
-}
 
 function migrate(db: DatabaseSync): void {
   const current = () => Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
@@ -296,7 +271,7 @@ export class CatalogStore implements CatalogStorePort {
         this.statement('INSERT OR IGNORE INTO listing_extensions (listing_id, key, added_seq) VALUES (?, ?, ?)').run(listingId, key, seq);
       }
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
-      insertListingKeys(this.db, listingId, nowIso, keys);
+      countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys));
       this.reviseSearchText(
         listingId,
         {
@@ -379,11 +354,26 @@ export class CatalogStore implements CatalogStorePort {
       const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${extra}`;
       const total =
         others.length === 0 ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
-      const ids = this.statement(`SELECT k.listing_id AS id ${from} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?`).all(
-        ...params,
-        page.limit,
-        page.offset,
-      ) as Array<{ id: number }>;
+      const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?';
+      let ids: Array<{ id: number }>;
+      if (others.length === 0 && page.offset >= 2 * BLOCK_SIZE) {
+        // A deep page of one filter value: start from the block holding the offset.
+        const seek = seekOffset(this.db, driver!.key, page.offset);
+        const bound = seek?.from ? ' AND (k.last_updated, k.listing_id) <= (?, ?)' : '';
+        const boundParams = seek?.from ? [seek.from.lastUpdated, seek.from.listingId] : [];
+        ids = seek
+          ? (this.statement(`SELECT k.listing_id AS id ${from}${bound} ${order}`).all(
+              ...params,
+              ...boundParams,
+              page.limit,
+              seek.skip,
+            ) as Array<{
+              id: number;
+            }>)
+          : [];
+      } else {
+        ids = this.statement(`SELECT k.listing_id AS id ${from} ${order}`).all(...params, page.limit, page.offset) as Array<{ id: number }>;
+      }
       const byId = this.rowsById(ids.map((r) => Number(r.id)));
       return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
     });

@@ -4,7 +4,7 @@
  * migrate independently. WAL and a busy timeout let the catalog and the journal share the file.
  */
 import { DatabaseSync } from 'node:sqlite';
-import { inWriteTransaction } from '../catalog/store.ts';
+import { inWriteTransaction } from '../catalog/sqlite.ts';
 import type { FeeCaps, JournalStore, NewSettlement, ReserveResult, SettlementRecord, SettlementState, StateChange } from './types.ts';
 
 const BUSY_TIMEOUT_MS = 2_000;

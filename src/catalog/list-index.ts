@@ -1,0 +1,205 @@
+/**
+ * The list endpoint's index (openapi.yaml `GET /discovery/resources`), kept in the write
+ * transaction:
+ *
+ * - `listing_keys`: one row per (filter, value, listing) with the listing's lastUpdated, so a
+ *   filtered page is a walk of one covering index (`listing_keys_page`);
+ * - `listing_counts`: the totals, overall (kind 'all') and per filter value;
+ * - `listing_key_blocks`: cheap deep `offset` pages. Each filter value's entries, in page order
+ *   (lastUpdated desc, listing desc), are cut into contiguous blocks of about BLOCK_SIZE entries,
+ *   each stored as its start key and its count. A page at offset N sums block counts (a few
+ *   thousand rows at 1M listings) and then skips fewer than 2 × BLOCK_SIZE index entries, instead
+ *   of N: an order-statistics index kept in SQL.
+ *
+ * A block is named by its start key S, the newest key it may hold: it holds the keys ≤ S that are
+ * newer than the next block's start. The newest block starts at a sentinel above every timestamp,
+ * so every key has a block. A block that grows past 2 × BLOCK_SIZE is split at its BLOCK_SIZE-th
+ * entry; an emptied block is deleted (its range joins the newer block beside it, which holds no key
+ * of that range).
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { cachedStatement } from './sqlite.ts';
+
+export const BLOCK_SIZE = 512;
+/** Sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
+const NEWEST = '~';
+
+/** A list filter a listing answers to: kind is the filter name ('all' for no filter). */
+export interface ListingKey {
+  kind: 'all' | 'type' | 'payTo' | 'scheme' | 'network' | 'scheme+network' | 'extensions';
+  value: string;
+}
+
+/** The key of a scheme+network pair (one accepted entry must match both). */
+export const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
+
+/**
+ * Adds the keys a listing answers to (INSERT OR IGNORE) and counts each new one in its total;
+ * moves all its keys to `lastUpdated`. Runs inside the write transaction; returns what changed so
+ * the caller can count it in the blocks (countKeyChanges).
+ */
+export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdated: string, keys: ListingKey[]): KeyChanges {
+  const moved = (
+    cachedStatement(db, 'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = ? AND last_updated <> ?').all(
+      listingId,
+      lastUpdated,
+    ) as Array<{ kind: ListingKey['kind']; value: string; last_updated: string }>
+  ).map((row) => ({ kind: row.kind, value: row.value, from: row.last_updated }));
+  cachedStatement(db, 'UPDATE listing_keys SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
+    lastUpdated,
+    listingId,
+    lastUpdated,
+  );
+  const insert = cachedStatement(db, 'INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated) VALUES (?, ?, ?, ?)');
+  const count = cachedStatement(
+    db,
+    'INSERT INTO listing_counts (kind, value, n) VALUES (?, ?, 1) ON CONFLICT (kind, value) DO UPDATE SET n = n + 1',
+  );
+  const added = keys.filter((key) => Number(insert.run(key.kind, key.value, listingId, lastUpdated).changes) === 1);
+  for (const key of added) count.run(key.kind, key.value);
+  return { added, moved };
+}
+
+/** Every key a listing answers to. */
+export function listingKeysOf(
+  type: string,
+  owner: string,
+  accepts: Array<{ scheme: string; network: string }>,
+  extensionKeys: string[],
+): ListingKey[] {
+  const keys: ListingKey[] = [
+    { kind: 'all', value: '' },
+    { kind: 'type', value: type },
+    { kind: 'payTo', value: owner },
+  ];
+  for (const a of accepts) {
+    keys.push(
+      { kind: 'scheme', value: a.scheme },
+      { kind: 'network', value: a.network },
+      { kind: 'scheme+network', value: pairValue(a.scheme, a.network) },
+    );
+  }
+  for (const key of extensionKeys) keys.push({ kind: 'extensions', value: key });
+  return keys;
+}
+
+/** A position in a filter value's page order. */
+export interface SortKey {
+  lastUpdated: string;
+  listingId: number;
+}
+
+/** What one write changed in `listing_keys`: keys added, and keys moved from an older lastUpdated. */
+export interface KeyChanges {
+  added: ListingKey[];
+  moved: Array<ListingKey & { from: string }>;
+}
+
+/** The block holding `key`: the one with the smallest start at or above it. */
+function blockOf(db: DatabaseSync, key: ListingKey, at: SortKey): { start: SortKey; n: number } | undefined {
+  const row = cachedStatement(
+    db,
+    `SELECT start_updated, start_id, n FROM listing_key_blocks
+     WHERE kind = ? AND value = ? AND (start_updated, start_id) >= (?, ?)
+     ORDER BY start_updated ASC, start_id ASC LIMIT 1`,
+  ).get(key.kind, key.value, at.lastUpdated, at.listingId) as { start_updated: string; start_id: number; n: number } | undefined;
+  return row && { start: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, n: Number(row.n) };
+}
+
+function insertBlock(db: DatabaseSync, key: ListingKey, start: SortKey, n: number): void {
+  cachedStatement(db, 'INSERT INTO listing_key_blocks (kind, value, start_updated, start_id, n) VALUES (?, ?, ?, ?, ?)').run(
+    key.kind,
+    key.value,
+    start.lastUpdated,
+    start.listingId,
+    n,
+  );
+}
+
+function setBlockCount(db: DatabaseSync, key: ListingKey, start: SortKey, n: number): void {
+  const where = 'WHERE kind = ? AND value = ? AND start_updated = ? AND start_id = ?';
+  if (n === 0 && start.lastUpdated !== NEWEST) {
+    cachedStatement(db, `DELETE FROM listing_key_blocks ${where}`).run(key.kind, key.value, start.lastUpdated, start.listingId);
+  } else {
+    cachedStatement(db, `UPDATE listing_key_blocks SET n = ? ${where}`).run(n, key.kind, key.value, start.lastUpdated, start.listingId);
+  }
+}
+
+/** Counts an entry already written to `listing_keys` (a split reads the block's entries). */
+function addToBlock(db: DatabaseSync, key: ListingKey, at: SortKey): void {
+  const block = blockOf(db, key, at);
+  if (!block) return insertBlock(db, key, { lastUpdated: NEWEST, listingId: 0 }, 1);
+  if (block.n < 2 * BLOCK_SIZE) return setBlockCount(db, key, block.start, block.n + 1);
+  // Split: the block's (BLOCK_SIZE + 1)-th entry starts a new block holding the rest.
+  const middle = cachedStatement(
+    db,
+    `SELECT last_updated, listing_id FROM listing_keys
+     WHERE kind = ? AND value = ? AND (last_updated, listing_id) <= (?, ?)
+     ORDER BY last_updated DESC, listing_id DESC LIMIT 1 OFFSET ?`,
+  ).get(key.kind, key.value, block.start.lastUpdated, block.start.listingId, BLOCK_SIZE) as { last_updated: string; listing_id: number };
+  setBlockCount(db, key, block.start, BLOCK_SIZE);
+  insertBlock(db, key, { lastUpdated: middle.last_updated, listingId: Number(middle.listing_id) }, block.n + 1 - BLOCK_SIZE);
+}
+
+function removeFromBlock(db: DatabaseSync, key: ListingKey, at: SortKey): void {
+  const block = blockOf(db, key, at);
+  if (block) setBlockCount(db, key, block.start, block.n - 1);
+}
+
+/** Brings the blocks up to date with one write's key changes (same transaction, after the write). */
+export function countKeyChanges(db: DatabaseSync, listingId: number, lastUpdated: string, changes: KeyChanges): void {
+  const at = { lastUpdated, listingId };
+  for (const key of changes.moved) {
+    removeFromBlock(db, key, { lastUpdated: key.from, listingId });
+    addToBlock(db, key, at);
+  }
+  for (const key of changes.added) addToBlock(db, key, at);
+}
+
+/**
+ * Where the entry at `offset` of a filter value's page order is: the start of its block (none for
+ * the newest block) and how many entries to skip from there; null past the last entry.
+ */
+export function seekOffset(db: DatabaseSync, key: ListingKey, offset: number): { from?: SortKey; skip: number } | null {
+  const blocks = cachedStatement(
+    db,
+    'SELECT start_updated, start_id, n FROM listing_key_blocks WHERE kind = ? AND value = ? ORDER BY start_updated DESC, start_id DESC',
+  ).iterate(key.kind, key.value) as IterableIterator<{ start_updated: string; start_id: number; n: number }>;
+  let before = 0;
+  try {
+    for (const block of blocks) {
+      const n = Number(block.n);
+      if (before + n > offset) {
+        const skip = offset - before;
+        return block.start_updated === NEWEST
+          ? { skip }
+          : { from: { lastUpdated: block.start_updated, listingId: Number(block.start_id) }, skip };
+      }
+      before += n;
+    }
+    return null;
+  } finally {
+    blocks.return?.();
+  }
+}
+
+/** Builds every filter value's blocks from `listing_keys` (the migration that adds them). */
+export function buildBlocks(db: DatabaseSync): void {
+  const values = db.prepare('SELECT kind, value FROM listing_counts').all() as unknown as ListingKey[];
+  const entries = db.prepare(
+    'SELECT last_updated, listing_id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC',
+  );
+  for (const key of values) {
+    let start: SortKey = { lastUpdated: NEWEST, listingId: 0 };
+    let n = 0;
+    for (const row of entries.iterate(key.kind, key.value) as IterableIterator<{ last_updated: string; listing_id: number }>) {
+      if (n === BLOCK_SIZE) {
+        insertBlock(db, key, start, n);
+        start = { lastUpdated: row.last_updated, listingId: Number(row.listing_id) };
+        n = 0;
+      }
+      n++;
+    }
+    insertBlock(db, key, start, n);
+  }
+}
