@@ -9,7 +9,9 @@
  * ranks first; within that, the weighted, saturating term frequency orders. Each term's share of
  * the sum is stored with the revision when it is written (terms.ts), so a query aggregates only
  * its own terms' rows: a one-term query walks the term's (score desc, id asc) index and stops
- * after the page; a several-term query sums the terms' rows per listing. bm25 is not used
+ * after the page; a several-term query walks its terms' indexes side by side and stops once no
+ * unseen listing can enter the page (thresholdWalk), and sums the terms' rows per listing only
+ * when that walk would read too far. bm25 is not used
  * because its IDF and length statistics move whenever any listing is written, which would let a
  * keyset cursor skip or repeat matches; this rank cannot move for a listing whose text is fixed.
  *
@@ -139,74 +141,130 @@ function allTermsTier(
   return rows.length >= want ? rows : null;
 }
 
-/** Postings one threshold walk may read before it leaves the tier to allTermsTier's single query. */
-const THRESHOLD_WALK_CAP = 4_000;
+/** Postings one threshold walk may read before the query is left to the aggregates. */
+const THRESHOLD_WALK_CAP = 20_000;
+/** Postings read per term per step: small first (most pages end early), then larger. */
+const WALK_CHUNKS = [32, 64, 128];
+
+type RankedRow = { listing_id: number; rank: number };
 
 /**
- * The all-terms tier as a bounded top-k (a threshold walk, after Fagin's threshold algorithm):
- * each term's rows are read in its index order (milli desc), one row per term in turn; each new
- * revision is ranked in full by key lookups (the same sum as allTermsTier), and kept when it holds
- * every term. A listing not yet seen holds at most the current row's score for each term, so once
- * `want` kept ranks are above the sum of the current rows' scores (plus rounding), no other listing
- * can enter the page. Used when a common term would otherwise make the tier rank thousands of
- * matches; same rows and order as allTermsTier. Returns undefined when the walk passes its cap (the
- * caller then asks allTermsTier), null when the tier cannot fill the page.
+ * Σ xs as SQLite's sum() computes it (Kahan–Babuska–Neumaier compensation, SQLite ≥ 3.43), so a
+ * rank summed here equals the one the aggregate queries compute for the same listing: for two
+ * terms it is exactly the rounded a + b whatever the order; for more it is the sum rounded once.
  */
-function allTermsThresholdWalk(
+function compensatedSum(xs: number[]): number {
+  let sum = 0;
+  let err = 0;
+  for (const x of xs) {
+    const t = sum + x;
+    err += Math.abs(sum) > Math.abs(x) ? sum - t + x : x - t + sum;
+    sum = t;
+  }
+  return sum + err;
+}
+
+/**
+ * A several-term query as a bounded top-k (a threshold walk, after Fagin's threshold algorithm).
+ * The rank is a sum over the query's terms of (1e6 + the term's milli score) for each term the
+ * listing contains, so it grows with every term's score. Each term's rows are read in its index
+ * order (milli desc), a chunk per term in turn; every revision seen for the first time is ranked
+ * in full by key (one statement per chunk). A listing not yet seen holds each unfinished term at
+ * most at that term's current row, and no finished term, so once `want` ranks are above the sum of
+ * those bounds (plus rounding), no other listing can enter the page. Same rows and order as the
+ * aggregates (allTermsTier, then every term's rows summed per listing); the differential test is
+ * the oracle. Returns undefined when the walk passes its cap: the caller then aggregates.
+ */
+function thresholdWalk(
   store: CatalogStore,
   terms: string[],
   asOf: number,
   filter: { joinListings: string; conditions: string; params: Array<string | number> },
   after: CursorState | undefined,
   want: number,
-): Array<{ listing_id: number; rank: number }> | null | undefined {
-  const tier = terms.length * 1_000_000;
-  if (after && after.r < tier) return null;
-  const walks = terms.map(
-    (term) =>
-      store.db
-        .prepare(
-          `SELECT t.rev AS rev, t.listing_id AS listing_id, t.milli AS milli FROM search_terms t ${filter.joinListings}
-         WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
-         ORDER BY t.milli DESC, t.listing_id ASC`,
-        )
-        .iterate(term, asOf, asOf, ...filter.params) as Iterator<{ rev: number; listing_id: number; milli: number }>,
-  );
-  const inTerms = terms.map(() => '?').join(', ');
-  const rankOf = store.statement(`SELECT count(*) AS n, sum(score) AS s FROM search_terms WHERE rev = ? AND term IN (${inTerms})`);
-  const current = terms.map(() => Number.MAX_SAFE_INTEGER);
+): RankedRow[] | undefined {
+  const rowsOf = (keyset: boolean) =>
+    store.statement(
+      `SELECT t.rev AS rev, t.listing_id AS listing_id, t.milli AS milli, t.score AS score FROM search_terms t ${filter.joinListings}
+       WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
+         ${keyset ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : ''}
+       ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`,
+    );
+  const scoresOf = store.statement('SELECT rev, score FROM search_terms WHERE term = ? AND rev IN (SELECT value FROM json_each(?))');
+  const walks = terms.map((term) => ({
+    term,
+    last: undefined as { milli: number; listing_id: number } | undefined,
+    done: false,
+    step: 0,
+    read: 0,
+    /** How much the term's score fell per row over its last chunk. */
+    slope: 0,
+  }));
+  /**
+   * The walk to advance next: the one whose score falls fastest per row, since the bound is the sum
+   * of the terms' current scores. A common term often sits on a long plateau of equal scores;
+   * reading it would rank thousands of listings without lowering the bound. Ties: the walk that
+   * has read least.
+   */
+  const nextWalk = () => walks.filter((w) => !w.done).sort((a, b) => b.slope - a.slope || a.read - b.read)[0];
   const seen = new Set<number>();
-  const kept: Array<{ listing_id: number; rank: number }> = [];
-  const before = (a: { listing_id: number; rank: number }, b: { listing_id: number; rank: number }) =>
-    b.rank - a.rank || a.listing_id - b.listing_id;
-  const pastCursor = (r: { listing_id: number; rank: number }) =>
-    !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
-  try {
-    for (let read = 0; ;) {
-      for (let k = 0; k < walks.length; k++) {
-        const next = walks[k]!.next();
-        // A term's rows are exhausted: every listing holding all terms has been seen.
-        if (next.done) return kept.length >= want ? kept.slice(0, want) : null;
-        const row = next.value;
-        current[k] = Number(row.milli);
-        if (++read > THRESHOLD_WALK_CAP) return undefined;
-        const rev = Number(row.rev);
-        if (seen.has(rev)) continue;
-        seen.add(rev);
-        const { n, s } = rankOf.get(rev, ...terms) as { n: number; s: number };
-        if (Number(n) !== terms.length) continue;
-        const candidate = { listing_id: Number(row.listing_id), rank: tier + Math.round(s * 1000) };
-        if (!pastCursor(candidate)) continue;
-        kept.push(candidate);
-        kept.sort(before);
-        if (kept.length > want) kept.pop();
+  let kept: RankedRow[] = [];
+  const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
+  for (let read = 0, first = true; ; first = false) {
+    // Revisions seen for the first time in this step, with each term's score: known from a walk's
+    // row, null when the revision does not contain the term, undefined until looked up.
+    const fresh = new Map<number, { listingId: number; scores: Array<number | null | undefined> }>();
+    // The first step reads every term (each needs a current score); later steps advance one.
+    for (const walk of first ? walks : [nextWalk()!]) {
+      const chunk = WALK_CHUNKS[Math.min(walk.step++, WALK_CHUNKS.length - 1)]!;
+      const base = [walk.term, asOf, asOf, ...filter.params];
+      const rows = (
+        walk.last
+          ? rowsOf(true).all(...base, walk.last.milli, walk.last.milli, walk.last.listing_id, chunk)
+          : rowsOf(false).all(...base, chunk)
+      ) as Array<{ rev: number; listing_id: number; milli: number; score: number }>;
+      read += rows.length;
+      walk.read += rows.length;
+      if (rows.length < chunk) walk.done = true;
+      const last = rows.at(-1);
+      if (last) {
+        const from = walk.last?.milli ?? Number(rows[0]!.milli);
+        walk.slope = (from - Number(last.milli)) / rows.length;
+        walk.last = { milli: Number(last.milli), listing_id: Number(last.listing_id) };
       }
-      // Each stored milli is round(score × 1000): an unseen listing's rank is at most this bound.
-      const bound = tier + current.reduce((a, b) => a + b, 0) + terms.length;
-      if (kept.length >= want && kept[want - 1]!.rank > bound) return kept;
+      const k = walks.indexOf(walk);
+      for (const row of rows) {
+        const rev = Number(row.rev);
+        if (seen.has(rev) && !fresh.has(rev)) continue;
+        seen.add(rev);
+        let entry = fresh.get(rev);
+        if (!entry) fresh.set(rev, (entry = { listingId: Number(row.listing_id), scores: terms.map(() => undefined) }));
+        entry.scores[k] = Number(row.score);
+      }
     }
-  } finally {
-    for (const walk of walks) walk.return?.();
+    if (read > THRESHOLD_WALK_CAP) return undefined;
+    if (fresh.size > 0) {
+      // The other terms' scores of the new revisions: one key lookup each, per term.
+      terms.forEach((term, j) => {
+        const unknown = [...fresh].filter(([, e]) => e.scores[j] === undefined).map(([rev]) => rev);
+        if (unknown.length === 0) return;
+        for (const row of scoresOf.all(term, JSON.stringify(unknown)) as Array<{ rev: number; score: number }>)
+          fresh.get(Number(row.rev))!.scores[j] = Number(row.score);
+        for (const rev of unknown) fresh.get(rev)!.scores[j] ??= null;
+      });
+      for (const { listingId, scores } of fresh.values()) {
+        const present = scores.filter((x): x is number => typeof x === 'number');
+        const candidate = { listing_id: listingId, rank: present.length * 1_000_000 + Math.round(compensatedSum(present) * 1000) };
+        if (pastCursor(candidate)) kept.push(candidate);
+      }
+      kept.sort((a, b) => b.rank - a.rank || a.listing_id - b.listing_id);
+      kept = kept.slice(0, want);
+    }
+    // Each stored milli is round(score × 1000): an unseen listing's rank is at most this bound.
+    const open = walks.filter((w) => !w.done);
+    if (open.length === 0) return kept;
+    const bound = open.reduce((sum, w) => sum + 1_000_000 + w.last!.milli, 0) + terms.length;
+    if (kept.length >= want && kept[want - 1]!.rank > bound) return kept;
   }
 }
 
@@ -233,10 +291,12 @@ export function searchCatalog(
     const joinListings = conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id';
     // The term rows carry their revision's validity, so no posting is joined to its revision.
     const snapshot = 't.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?)';
-    let rows: Array<{ listing_id: number; rank: number }> = [];
+    let rows: RankedRow[] = [];
+    // The page reaches below the listings that contain every term: aggregate all the terms' rows.
+    let aggregate = false;
     if (terms.length === 1) {
       // rank = 1e6 + milli for every match, so (milli desc, id asc) is the index order: the walk stops after the page.
-      const keyset = after ? 'AND (t.milli < ? OR (t.milli = ? AND t.listing_id > ?))' : '';
+      const keyset = after ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : '';
       const milli = after ? after.r - 1_000_000 : 0;
       rows = store
         .statement(
@@ -248,11 +308,11 @@ export function searchCatalog(
         .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), page.limit + 1) as typeof rows;
     } else {
       const filter = { joinListings, conditions, params };
-      const walked = allTermsThresholdWalk(store, terms, asOf, filter, after, page.limit + 1);
-      rows = (walked === undefined ? allTermsTier(store, terms, snapshotParams(asOf), filter, after, page.limit + 1) : walked) ?? [];
+      const walked = thresholdWalk(store, terms, asOf, filter, after, page.limit + 1);
+      rows = walked ?? allTermsTier(store, terms, snapshotParams(asOf), filter, after, page.limit + 1) ?? [];
+      aggregate = walked === undefined && rows.length <= page.limit;
     }
-    if (terms.length > 1 && rows.length <= page.limit) {
-      // The page reaches below the listings that contain every term: aggregate all the terms' rows.
+    if (aggregate) {
       const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
       rows = store
         .statement(
