@@ -9,8 +9,6 @@
  *    holds the totals (overall and per filter value), maintained in the write transaction.
  * 3: `listing_key_blocks`, so a deep `offset` page does not skip every entry before it
  *    (list-index.ts).
- * 4: `search_terms_top` carries each row's score, so a several-term search reads a listing's score
- *    for a term from the walk itself and looks up only the other terms (search.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -175,11 +173,5 @@ export const MIGRATIONS: Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `);
     buildBlocks(db);
-  },
-  (db) => {
-    db.exec(`
-      DROP INDEX search_terms_top;
-      CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq, score);
-    `);
   },
 ];

@@ -149,22 +149,6 @@ const WALK_CHUNKS = [32, 64, 128];
 type RankedRow = { listing_id: number; rank: number };
 
 /**
- * Σ xs as SQLite's sum() computes it (Kahan–Babuska–Neumaier compensation, SQLite ≥ 3.43), so a
- * rank summed here equals the one the aggregate queries compute for the same listing: for two
- * terms it is exactly the rounded a + b whatever the order; for more it is the sum rounded once.
- */
-function compensatedSum(xs: number[]): number {
-  let sum = 0;
-  let err = 0;
-  for (const x of xs) {
-    const t = sum + x;
-    err += Math.abs(sum) > Math.abs(x) ? sum - t + x : x - t + sum;
-    sum = t;
-  }
-  return sum + err;
-}
-
-/**
  * A several-term query as a bounded top-k (a threshold walk, after Fagin's threshold algorithm).
  * The rank is a sum over the query's terms of (1e6 + the term's milli score) for each term the
  * listing contains, so it grows with every term's score. Each term's rows are read in its index
@@ -183,14 +167,18 @@ function thresholdWalk(
   after: CursorState | undefined,
   want: number,
 ): RankedRow[] | undefined {
+  // Each row comes with its listing's full rank, summed by SQLite over the query's terms (one key
+  // lookup per term), exactly as the aggregates sum it.
   const rowsOf = (keyset: boolean) =>
     store.statement(
-      `SELECT t.rev AS rev, t.listing_id AS listing_id, t.milli AS milli, t.score AS score FROM search_terms t ${filter.joinListings}
+      `SELECT t.rev AS rev, t.listing_id AS listing_id, t.milli AS milli,
+         (SELECT count(*) * 1000000 + CAST(round(sum(o.score) * 1000) AS INTEGER) FROM search_terms o
+          WHERE o.term IN (${terms.map(() => '?').join(', ')}) AND o.rev = t.rev) AS rank
+       FROM search_terms t ${filter.joinListings}
        WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
          ${keyset ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : ''}
        ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`,
     );
-  const scoresOf = store.statement('SELECT rev, score FROM search_terms WHERE term = ? AND rev IN (SELECT value FROM json_each(?))');
   const walks = terms.map((term) => ({
     term,
     last: undefined as { milli: number; listing_id: number } | undefined,
@@ -211,18 +199,17 @@ function thresholdWalk(
   let kept: RankedRow[] = [];
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   for (let read = 0, first = true; ; first = false) {
-    // Revisions seen for the first time in this step, with each term's score: known from a walk's
-    // row, null when the revision does not contain the term, undefined until looked up.
-    const fresh = new Map<number, { listingId: number; scores: Array<number | null | undefined> }>();
+    // kept is sorted here: a listing ranked below its last entry cannot enter the page.
+    const floor = kept.length >= want ? kept[want - 1]!.rank : -1;
     // The first step reads every term (each needs a current score); later steps advance one.
     for (const walk of first ? walks : [nextWalk()!]) {
       const chunk = WALK_CHUNKS[Math.min(walk.step++, WALK_CHUNKS.length - 1)]!;
-      const base = [walk.term, asOf, asOf, ...filter.params];
+      const base = [...terms, walk.term, asOf, asOf, ...filter.params];
       const rows = (
         walk.last
           ? rowsOf(true).all(...base, walk.last.milli, walk.last.milli, walk.last.listing_id, chunk)
           : rowsOf(false).all(...base, chunk)
-      ) as Array<{ rev: number; listing_id: number; milli: number; score: number }>;
+      ) as Array<{ rev: number; listing_id: number; milli: number; rank: number }>;
       read += rows.length;
       walk.read += rows.length;
       if (rows.length < chunk) walk.done = true;
@@ -232,34 +219,17 @@ function thresholdWalk(
         walk.slope = (from - Number(last.milli)) / rows.length;
         walk.last = { milli: Number(last.milli), listing_id: Number(last.listing_id) };
       }
-      const k = walks.indexOf(walk);
       for (const row of rows) {
         const rev = Number(row.rev);
-        if (seen.has(rev) && !fresh.has(rev)) continue;
+        if (seen.has(rev)) continue;
         seen.add(rev);
-        let entry = fresh.get(rev);
-        if (!entry) fresh.set(rev, (entry = { listingId: Number(row.listing_id), scores: terms.map(() => undefined) }));
-        entry.scores[k] = Number(row.score);
+        const candidate = { listing_id: Number(row.listing_id), rank: Number(row.rank) };
+        if (candidate.rank >= floor && pastCursor(candidate)) kept.push(candidate);
       }
     }
     if (read > THRESHOLD_WALK_CAP) return undefined;
-    if (fresh.size > 0) {
-      // The other terms' scores of the new revisions: one key lookup each, per term.
-      terms.forEach((term, j) => {
-        const unknown = [...fresh].filter(([, e]) => e.scores[j] === undefined).map(([rev]) => rev);
-        if (unknown.length === 0) return;
-        for (const row of scoresOf.all(term, JSON.stringify(unknown)) as Array<{ rev: number; score: number }>)
-          fresh.get(Number(row.rev))!.scores[j] = Number(row.score);
-        for (const rev of unknown) fresh.get(rev)!.scores[j] ??= null;
-      });
-      for (const { listingId, scores } of fresh.values()) {
-        const present = scores.filter((x): x is number => typeof x === 'number');
-        const candidate = { listing_id: listingId, rank: present.length * 1_000_000 + Math.round(compensatedSum(present) * 1000) };
-        if (pastCursor(candidate)) kept.push(candidate);
-      }
-      kept.sort((a, b) => b.rank - a.rank || a.listing_id - b.listing_id);
-      kept = kept.slice(0, want);
-    }
+    kept.sort((a, b) => b.rank - a.rank || a.listing_id - b.listing_id);
+    kept = kept.slice(0, want);
     // Each stored milli is round(score × 1000): an unseen listing's rank is at most this bound.
     const open = walks.filter((w) => !w.done);
     if (open.length === 0) return kept;
