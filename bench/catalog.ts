@@ -1,13 +1,14 @@
 /**
  * Catalog benchmark over HTTP. For each size, a generated corpus (bench/catalog-corpus.ts) is
- * seeded into a file through the store; then svc (`src/main.ts`, a separate process) and a bare
+ * seeded into a file through the store; then svc (`dist/main.js`, what `npm start` runs, in a
+ * separate process; run `npm run build` first) and a bare
  * node:http + node:sqlite server (bench/catalog-baseline.ts, same file, same index queries) are
  * started side by side and measured with the same client: search (2 terms, 1 common term, a
  * cursor page) and list (no filter, network filter, payTo filter, a deep offset), p50/p95 at 1 and
  * 16 connections. Then the mixed run: POST /verify throughput alone and while 16 connections
  * search, and svc's peak RSS during the load.
  *
- *   npx tsx bench/catalog.ts [--sizes 10000,100000] [--requests 200] [--keep-dir DIR]
+ *   npm run build && npx tsx bench/catalog.ts [--sizes 10000,100000] [--requests 200] [--keep-dir DIR]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -26,6 +27,10 @@ const { values } = parseArgs({
   },
 });
 const sizes = values.sizes.split(',').map(Number);
+if (!existsSync('dist/main.js')) {
+  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
+  process.exit(2);
+}
 const REQUESTS = Number(values.requests);
 const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-catalog-'));
 mkdirSync(dir, { recursive: true });
@@ -119,7 +124,7 @@ for (const size of sizes) {
   } else out(`\n### ${size.toLocaleString('en')} listings (seeded file reused)`);
   const svcPort = port++;
   const basePort = port++;
-  const svc = start([`--max-semi-space-size=${SEMI_SPACE_MB}`, '--import', 'tsx', 'src/main.ts'], {
+  const svc = start([`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'], {
     PORT: String(svcPort),
     DB_PATH: dbPath,
     NETWORK: 'stellar:testnet',
