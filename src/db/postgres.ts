@@ -1,0 +1,55 @@
+/**
+ * PostgreSQL for svc (docs/SCALING.md): one connection pool per process, and versioned
+ * migrations per component (journal, submitter leases, …) applied at start under an advisory
+ * lock, so several instances starting together migrate once. `npm run migrate` applies them
+ * without starting svc.
+ */
+import pg from 'pg';
+
+/** A pool svc uses. `pg` returns BIGINT as a string; stores convert where they read one. */
+export function openPool(url: string, options: { max?: number } = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 5_000 });
+  // An idle client that loses its server emits 'error' on the pool: without a listener that is an
+  // uncaught exception. The next query gets a fresh client (or fails, and its caller answers).
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs `work` in one transaction on one client; rolls back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Append-only: migration N brings the component from version N-1 to N. */
+export type PostgresMigrations = readonly string[];
+
+/**
+ * Brings `component` to the newest version. The advisory lock is held for the transaction, so
+ * instances that start at the same moment apply each migration once; a database newer than this
+ * code is refused.
+ */
+export async function migrate(pool: pg.Pool, component: string, migrations: PostgresMigrations): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('svc:migrate'))");
+    await client.query('CREATE TABLE IF NOT EXISTS svc_schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+    const row = await client.query<{ version: number }>('SELECT version FROM svc_schema_versions WHERE component = $1', [component]);
+    const version = row.rows[0]?.version ?? 0;
+    if (version > migrations.length) throw new Error(`${component} schema ${version} is newer than this code (${migrations.length})`);
+    for (let v = version; v < migrations.length; v++) await client.query(migrations[v]!);
+    await client.query(
+      'INSERT INTO svc_schema_versions (component, version) VALUES ($1, $2) ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version',
+      [component, migrations.length],
+    );
+  });
+}

@@ -1,0 +1,258 @@
+/**
+ * The journal in PostgreSQL (DATABASE_URL, docs/SCALING.md): the same records and rules as the
+ * SQLite store, shared by every svc instance. One payment is reserved once across instances: the
+ * primary key is the guard and a reserve runs under a transaction-scoped advisory lock, which also
+ * makes the fee-budget check and the insert one atomic step for every instance.
+ */
+import type pg from 'pg';
+import { inTransaction, migrate, openPool, type PostgresMigrations } from '../db/postgres.ts';
+import type { FeeCaps, JournalStore, NewSettlement, ReserveResult, SettlementRecord, SettlementState } from './types.ts';
+
+const MIGRATIONS: PostgresMigrations = [
+  `CREATE TABLE journal_settlements (
+     identity TEXT PRIMARY KEY,
+     idempotency_key TEXT,
+     network TEXT NOT NULL,
+     tx_hash TEXT NOT NULL UNIQUE,
+     submitter TEXT NOT NULL,
+     fee_stroops BIGINT NOT NULL,
+     budget_stroops BIGINT NOT NULL,
+     payer TEXT NOT NULL,
+     pay_to TEXT NOT NULL,
+     asset TEXT NOT NULL,
+     amount TEXT NOT NULL,
+     valid_until BIGINT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('submitted','settled','failed','unknown')),
+     error_code TEXT,
+     error_message TEXT,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL,
+     payment_payload TEXT NOT NULL,
+     payment_requirements TEXT NOT NULL,
+     listed BOOLEAN NOT NULL DEFAULT FALSE
+   );
+   CREATE INDEX journal_unresolved ON journal_settlements (created_at) WHERE state IN ('submitted','unknown');
+   CREATE INDEX journal_unlisted ON journal_settlements (updated_at) WHERE state = 'settled' AND NOT listed;
+   CREATE INDEX journal_payer_day ON journal_settlements (payer, updated_at);
+   CREATE INDEX journal_day ON journal_settlements (updated_at);
+   CREATE TABLE journal_history (
+     identity TEXT NOT NULL REFERENCES journal_settlements(identity),
+     seq INTEGER NOT NULL,
+     state TEXT NOT NULL,
+     at BIGINT NOT NULL,
+     detail TEXT NOT NULL,
+     PRIMARY KEY (identity, seq)
+   );`,
+];
+
+interface Row {
+  identity: string;
+  idempotency_key: string | null;
+  network: string;
+  tx_hash: string;
+  submitter: string;
+  fee_stroops: string;
+  payer: string;
+  pay_to: string;
+  asset: string;
+  amount: string;
+  valid_until: string;
+  state: SettlementState;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  payment_payload: string;
+  payment_requirements: string;
+}
+
+type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+export class PostgresJournalStore implements JournalStore {
+  private readonly pool: pg.Pool;
+  /** Migrations at start; every call waits for them (a failure rejects every call: settle answers 500). */
+  private readonly ready: Promise<void>;
+
+  /** Connects lazily: construction never throws, so svc starts and answers while the database is down. */
+  constructor(url: string) {
+    this.pool = openPool(url);
+    this.ready = migrate(this.pool, 'journal', MIGRATIONS);
+    this.ready.catch(() => undefined); // reported by the first call that needs it
+  }
+
+  /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */
+  static async open(url: string): Promise<PostgresJournalStore> {
+    const store = new PostgresJournalStore(url);
+    try {
+      await store.ready;
+      return store;
+    } catch (err) {
+      await store.pool.end();
+      throw err;
+    }
+  }
+
+  private async record(db: Queryable, row: Row | undefined): Promise<SettlementRecord | null> {
+    if (!row) return null;
+    const history = await db.query<{ state: SettlementState; at: string; detail: string }>(
+      'SELECT state, at, detail FROM journal_history WHERE identity = $1 ORDER BY seq',
+      [row.identity],
+    );
+    return {
+      identity: row.identity,
+      idempotencyKey: row.idempotency_key,
+      network: row.network,
+      transaction: row.tx_hash,
+      submitter: row.submitter,
+      feeStroops: BigInt(row.fee_stroops),
+      payer: row.payer,
+      payTo: row.pay_to,
+      asset: row.asset,
+      amount: row.amount,
+      validUntil: Number(row.valid_until),
+      state: row.state,
+      errorCode: row.error_code,
+      errorMessage: row.error_message,
+      createdAt: Number(row.created_at),
+      updatedAt: Number(row.updated_at),
+      paymentPayload: row.payment_payload,
+      paymentRequirements: row.payment_requirements,
+      history: history.rows.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
+    };
+  }
+
+  async get(identity: string): Promise<SettlementRecord | null> {
+    await this.ready;
+    const rows = await this.pool.query<Row>('SELECT * FROM journal_settlements WHERE identity = $1', [identity]);
+    return this.record(this.pool, rows.rows[0]);
+  }
+
+  async getByTransaction(transaction: string): Promise<SettlementRecord | null> {
+    await this.ready;
+    const rows = await this.pool.query<Row>('SELECT * FROM journal_settlements WHERE tx_hash = $1', [transaction]);
+    return this.record(this.pool, rows.rows[0]);
+  }
+
+  async reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
+    await this.ready;
+    return inTransaction(this.pool, async (db): Promise<ReserveResult> => {
+      // One reserve at a time across instances: the budget sums and the insert see one state.
+      await db.query("SELECT pg_advisory_xact_lock(hashtext('svc:journal:reserve'))");
+      const previous = (
+        await db.query<{ state: SettlementState; tx_hash: string }>('SELECT state, tx_hash FROM journal_settlements WHERE identity = $1', [
+          a.identity,
+        ])
+      ).rows[0];
+      // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
+      if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
+      const sum = async (sql: string, args: unknown[]) => BigInt((await db.query<{ spent: string | null }>(sql, args)).rows[0]?.spent ?? 0);
+      if (caps.dailyStroops !== null) {
+        const spent = await sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= $1', [caps.dayStart]);
+        if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
+      }
+      if (caps.perPayerDailyStroops !== null) {
+        const spent = await sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = $1 AND updated_at >= $2', [
+          a.payer,
+          caps.dayStart,
+        ]);
+        if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
+      }
+      const fee = a.feeStroops.toString();
+      if (previous) {
+        await db.query(
+          `UPDATE journal_settlements SET idempotency_key = $1, tx_hash = $2, submitter = $3, fee_stroops = $4, budget_stroops = budget_stroops + $4,
+             valid_until = $5, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = $6 WHERE identity = $7`,
+          [a.idempotencyKey, a.transaction, a.submitter, fee, a.validUntil, now, a.identity],
+        );
+        await appendHistory(
+          db,
+          a.identity,
+          'submitted',
+          now,
+          `attempted again after failed transaction ${previous.tx_hash}; submitted by ${a.submitter}`,
+        );
+        return { ok: true };
+      }
+      await db.query(
+        `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, budget_stroops, payer, pay_to, asset, amount,
+           valid_until, state, created_at, updated_at, payment_payload, payment_requirements)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, 'submitted', $12, $12, $13, $14)`,
+        [
+          a.identity,
+          a.idempotencyKey,
+          a.network,
+          a.transaction,
+          a.submitter,
+          fee,
+          a.payer,
+          a.payTo,
+          a.asset,
+          a.amount,
+          a.validUntil,
+          now,
+          a.paymentPayload,
+          a.paymentRequirements,
+        ],
+      );
+      await appendHistory(db, a.identity, 'submitted', now, `submitted by ${a.submitter}`);
+      return { ok: true };
+    });
+  }
+
+  async resolve(
+    identity: string,
+    state: SettlementState,
+    detail: { errorCode?: string; errorMessage?: string; note: string },
+    now: number,
+  ): Promise<boolean> {
+    await this.ready;
+    return inTransaction(this.pool, async (db) => {
+      const row = (
+        await db.query<{ state: SettlementState }>('SELECT state FROM journal_settlements WHERE identity = $1 FOR UPDATE', [identity])
+      ).rows[0];
+      if (!row || (row.state !== 'submitted' && row.state !== 'unknown')) return false;
+      if (row.state === state) return false;
+      await db.query(
+        'UPDATE journal_settlements SET state = $1, error_code = $2, error_message = $3, updated_at = $4 WHERE identity = $5',
+        [state, detail.errorCode ?? null, detail.errorMessage ?? null, now, identity],
+      );
+      await appendHistory(db, identity, state, now, detail.note);
+      return true;
+    });
+  }
+
+  async markListed(identity: string): Promise<void> {
+    await this.ready;
+    await this.pool.query('UPDATE journal_settlements SET listed = TRUE WHERE identity = $1', [identity]);
+  }
+
+  async unlisted(limit: number, before: number): Promise<SettlementRecord[]> {
+    await this.ready;
+    const rows = await this.pool.query<Row>(
+      "SELECT * FROM journal_settlements WHERE state = 'settled' AND NOT listed AND updated_at < $1 ORDER BY updated_at LIMIT $2",
+      [before, limit],
+    );
+    return Promise.all(rows.rows.map(async (r) => (await this.record(this.pool, r))!));
+  }
+
+  async unresolved(limit: number): Promise<SettlementRecord[]> {
+    await this.ready;
+    const rows = await this.pool.query<Row>(
+      "SELECT * FROM journal_settlements WHERE state IN ('submitted','unknown') ORDER BY created_at LIMIT $1",
+      [limit],
+    );
+    return Promise.all(rows.rows.map(async (r) => (await this.record(this.pool, r))!));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** Appends a state change; runs inside the transaction that holds the record's lock. */
+async function appendHistory(db: pg.PoolClient, identity: string, state: SettlementState, at: number, detail: string): Promise<void> {
+  await db.query(
+    'INSERT INTO journal_history (identity, seq, state, at, detail) SELECT $1, count(*), $2, $3, $4 FROM journal_history WHERE identity = $1',
+    [identity, state, at, detail],
+  );
+}

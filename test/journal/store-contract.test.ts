@@ -1,0 +1,172 @@
+/**
+ * The journal store contract, run against both stores (SQLite file and PostgreSQL, docs/SCALING.md):
+ * reserve once per payment, a failed attempt may be retried, the fee caps, state changes and their
+ * history, the catalog backlog and the reconciler's queue. On Postgres, two stores stand for two svc
+ * instances sharing one database: concurrent reserves of one payment leave exactly one, and
+ * concurrent reserves under a daily cap spend exactly what the cap allows.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
+import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
+import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+
+const NO_CAPS: FeeCaps = { dailyStroops: null, perPayerDailyStroops: null, dayStart: 0 };
+let n = 0;
+function attempt(over: Partial<NewSettlement> = {}): NewSettlement {
+  n++;
+  return {
+    identity: `payment-${n}`,
+    idempotencyKey: null,
+    network: 'stellar:testnet',
+    paymentPayload: '{"p":1}',
+    paymentRequirements: '{"r":1}',
+    transaction: `tx-${n}`,
+    submitter: 'GSUBMITTER',
+    feeStroops: 100n,
+    payer: 'GPAYER',
+    payTo: 'GPAYTO',
+    asset: 'CASSET',
+    amount: '1000',
+    validUntil: 2_000_000_000,
+    ...over,
+  };
+}
+
+const backends: Array<[string, () => Promise<{ open: () => Promise<JournalStore> }>]> = [
+  [
+    'SQLite',
+    async () => {
+      const path = join(mkdtempSync(join(tmpdir(), 'svc-journal-contract-')), 'svc.sqlite');
+      return { open: () => Promise.resolve(new SqliteJournalStore(path)) };
+    },
+  ],
+  [
+    'Postgres',
+    async () => {
+      const url = await freshDatabase();
+      return { open: () => PostgresJournalStore.open(url) };
+    },
+  ],
+];
+
+describe.each(backends)('journal store on %s', (_name, backend) => {
+  it('reserves a payment once; a failed attempt may be attempted again, with its history', async () => {
+    const store = await (await backend()).open();
+    try {
+      const a = attempt();
+      expect(await store.reserve(a, NO_CAPS, 1_000)).toEqual({ ok: true });
+      expect(await store.reserve({ ...a, transaction: 'tx-copy' }, NO_CAPS, 1_001)).toEqual({ ok: false, reason: 'duplicate', spent: 0n });
+      expect(
+        await store.resolve(a.identity, 'failed', { errorCode: 'tx_failed', errorMessage: 'boom', note: 'the chain refused it' }, 1_002),
+      ).toBe(true);
+      expect(await store.resolve(a.identity, 'settled', { note: 'too late' }, 1_003)).toBe(false); // final
+      expect(await store.reserve({ ...a, transaction: 'tx-again' }, NO_CAPS, 1_004)).toEqual({ ok: true });
+      const record = (await store.get(a.identity))!;
+      expect(record).toMatchObject({
+        state: 'submitted',
+        transaction: 'tx-again',
+        feeStroops: 100n,
+        errorCode: null,
+        createdAt: 1_000,
+        updatedAt: 1_004,
+      });
+      expect(record.history.map((h) => [h.state, h.at])).toEqual([
+        ['submitted', 1_000],
+        ['failed', 1_002],
+        ['submitted', 1_004],
+      ]);
+      expect((await store.getByTransaction('tx-again'))?.identity).toBe(a.identity);
+      expect(await store.getByTransaction(a.transaction)).toBeNull();
+      expect(await store.get('nothing')).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('daily and per-payer fee caps count every attempt, and hold across a reopen', async () => {
+    const b = await backend();
+    let store = await b.open();
+    try {
+      const caps: FeeCaps = { dailyStroops: 1_000n, perPayerDailyStroops: 300n, dayStart: 500 };
+      expect(await store.reserve(attempt({ payer: 'GA', feeStroops: 300n }), caps, 600)).toEqual({ ok: true });
+      expect(await store.reserve(attempt({ payer: 'GA', feeStroops: 1n }), caps, 601)).toEqual({
+        ok: false,
+        reason: 'payer_cap',
+        spent: 300n,
+      });
+      await store.close();
+      store = await b.open();
+      expect(await store.reserve(attempt({ payer: 'GB', feeStroops: 300n }), caps, 602)).toEqual({ ok: true });
+      expect(await store.reserve(attempt({ payer: 'GC', feeStroops: 300n }), caps, 603)).toEqual({ ok: true });
+      expect(await store.reserve(attempt({ payer: 'GD', feeStroops: 101n }), caps, 604)).toEqual({
+        ok: false,
+        reason: 'daily_cap',
+        spent: 900n,
+      });
+      // Yesterday's spending does not count today.
+      expect(await store.reserve(attempt({ payer: 'GA', feeStroops: 300n }), { ...caps, dayStart: 700 }, 701)).toEqual({ ok: true });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('feeds the reconciler (unresolved, oldest first) and the catalog backlog (settled, not listed)', async () => {
+    const store = await (await backend()).open();
+    try {
+      const [a, b, c] = [attempt(), attempt(), attempt()];
+      await store.reserve(b, NO_CAPS, 20);
+      await store.reserve(a, NO_CAPS, 10);
+      await store.reserve(c, NO_CAPS, 30);
+      expect(await store.resolve(c.identity, 'unknown', { note: 'rpc blind' }, 31)).toBe(true);
+      expect((await store.unresolved(10)).map((r) => r.identity)).toEqual([a.identity, b.identity, c.identity]);
+      expect(await store.resolve(a.identity, 'settled', { note: 'landed' }, 40)).toBe(true);
+      expect(await store.resolve(c.identity, 'settled', { note: 'landed' }, 41)).toBe(true);
+      expect((await store.unresolved(10)).map((r) => r.identity)).toEqual([b.identity]);
+      expect((await store.unlisted(10, 41)).map((r) => r.identity)).toEqual([a.identity]);
+      expect((await store.unlisted(10, 100)).map((r) => r.identity)).toEqual([a.identity, c.identity]);
+      await store.markListed(a.identity);
+      expect((await store.unlisted(10, 100)).map((r) => r.identity)).toEqual([c.identity]);
+      expect((await store.get(c.identity))!.history.map((h) => h.state)).toEqual(['submitted', 'unknown', 'settled']);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('journal on Postgres shared by two instances', () => {
+  it('concurrent reserves of one payment from two stores: exactly one succeeds, 20 trials', async () => {
+    const url = await freshDatabase();
+    const [one, two] = await Promise.all([PostgresJournalStore.open(url), PostgresJournalStore.open(url)]);
+    try {
+      for (let trial = 0; trial < 20; trial++) {
+        const a = attempt();
+        const results = await Promise.all([
+          ...Array.from({ length: 5 }, (_, i) => one.reserve({ ...a, transaction: `${a.transaction}-1-${i}` }, NO_CAPS, 1)),
+          ...Array.from({ length: 5 }, (_, i) => two.reserve({ ...a, transaction: `${a.transaction}-2-${i}` }, NO_CAPS, 1)),
+        ]);
+        expect(results.filter((r) => r.ok)).toHaveLength(1);
+      }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('concurrent reserves under a daily cap from two stores spend exactly the cap', async () => {
+    const url = await freshDatabase();
+    const [one, two] = await Promise.all([PostgresJournalStore.open(url), PostgresJournalStore.open(url)]);
+    try {
+      const caps: FeeCaps = { dailyStroops: 1_000n, perPayerDailyStroops: null, dayStart: 0 };
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => (i % 2 ? one : two).reserve(attempt({ feeStroops: 100n }), caps, 5)),
+      );
+      expect(results.filter((r) => r.ok)).toHaveLength(10);
+      expect(results.filter((r) => !r.ok && r.reason === 'daily_cap')).toHaveLength(20);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+});
