@@ -57,7 +57,13 @@ export interface Config {
   /** With channels: the account that creates them (the one SUBMITTER_SECRET), else null. */
   channelFunder: string | null;
   port: number;
+  /** SQLite file of the catalog and the journal when DATABASE_URL is unset. */
   dbPath: string;
+  /**
+   * DATABASE_URL without its credentials (postgres://host:port/database), or null for SQLite at
+   * DB_PATH. The full URL may hold a password: read it with `databaseUrl(config)`.
+   */
+  postgres: string | null;
   feeMode: 'free';
   maxTransactionFeeStroops: number;
   logLevel: LogLevel;
@@ -217,6 +223,7 @@ export function loadConfig(env: Env): Config {
   const channelFunder = channelAccounts > 0 ? configuredKeys[0]! : null;
   const submitterKeys = channelFunder ? deriveChannelKeys(channelFunder, channelAccounts) : configuredKeys;
   const feeBumpKey = configuredFeeBump ?? channelFunder;
+  const database = parseDatabaseUrl(env);
   const config: Config = {
     network,
     rpcUrl,
@@ -226,6 +233,7 @@ export function loadConfig(env: Env): Config {
     channelFunder: channelFunder?.publicKey() ?? null,
     port: parseInteger(env, 'PORT', DEFAULTS.PORT, 1, 65_535),
     dbPath: read(env, 'DB_PATH') ?? DEFAULTS.DB_PATH,
+    postgres: database === null ? null : withoutCredentials(database),
     feeMode: parseFeeMode(env),
     maxTransactionFeeStroops: parseInteger(
       env,
@@ -247,7 +255,38 @@ export function loadConfig(env: Env): Config {
   // /health projection; read it as config.settlement.
   Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
   Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey, channelFunder }, enumerable: false });
+  Object.defineProperty(config, DATABASE_URL, { value: database, enumerable: false });
   return config;
+}
+
+const DATABASE_URL = Symbol('databaseUrl');
+
+/** The full DATABASE_URL (credentials included) of a loaded config, or null for SQLite. Never log it. */
+export function databaseUrl(config: Config): string | null {
+  return (config as Config & { [DATABASE_URL]?: string | null })[DATABASE_URL] ?? null;
+}
+
+/** DATABASE_URL: a postgres:// (or postgresql://) URL with a host and a database; unset → SQLite. */
+function parseDatabaseUrl(env: Env): string | null {
+  const value = read(env, 'DATABASE_URL');
+  if (value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    // The value may hold a password: never echo it.
+    throw new ConfigError('DATABASE_URL', 'must be a postgres://user:password@host:port/database URL');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError('DATABASE_URL', `must use the postgres:// scheme; got ${JSON.stringify(url.protocol)}`);
+  if (!url.hostname || url.pathname.length <= 1)
+    throw new ConfigError('DATABASE_URL', 'must name a host and a database (postgres://host/database)');
+  return value;
+}
+
+function withoutCredentials(value: string): string {
+  const url = new URL(value);
+  return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
 /** Creates the parent directory of DB_PATH (at start, before binding). */

@@ -10,15 +10,17 @@ import { openCatalog } from './catalog/index.ts';
 import { bazaarExtension, unavailableCatalog } from './catalog/extension.ts';
 import type { CatalogPort } from './catalog/types.ts';
 import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
-import type { Config } from './config.ts';
+import { databaseUrl, type Config } from './config.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
 import type { SvcState } from './http/middleware.ts';
 import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
 import { SettlementJournal, unavailableJournal } from './journal/journal.ts';
+import { PostgresJournalStore } from './journal/store-postgres.ts';
 import { SqliteJournalStore } from './journal/store-sqlite.ts';
+import type { JournalStore } from './journal/types.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceMetrics, instrumentCatalog, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
-import { ReadinessProbe, databaseWritableCheck, drainingCheck } from './ops/readiness.ts';
+import { ReadinessProbe, databaseWritableCheck, drainingCheck, postgresWritableCheck } from './ops/readiness.ts';
 import { SchemeRegistry } from './scheme/registry.ts';
 import type { FacilitatorExtension, PaymentScheme } from './scheme/types.ts';
 
@@ -72,17 +74,30 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
   }
 }
 
-/** Opens the settlement journal at config.dbPath (its own tables); null when it cannot open (logged). */
+/**
+ * The journal's store: Postgres when DATABASE_URL is set (shared by every instance; it connects
+ * and migrates in the background, and a call before that fails answers 500), else SQLite at
+ * config.dbPath (its own tables beside the catalog's).
+ */
+function journalStoreFor(config: Config): JournalStore {
+  const url = databaseUrl(config);
+  return url ? new PostgresJournalStore(url) : new SqliteJournalStore(config.dbPath);
+}
+
+/** Opens the settlement journal; null when it cannot open (logged). */
 function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeRegistry): SettlementJournal | null {
   try {
     return new SettlementJournal({
-      store: new SqliteJournalStore(config.dbPath),
+      store: journalStoreFor(config),
       policy: config.settlement.policy,
       logger,
       onLanded: (settled) => registry.afterSettle(settled, logger, true),
     });
   } catch (err) {
-    logger.error({ err, dbPath: config.dbPath }, 'settlement journal could not open; settles are refused until it is fixed');
+    logger.error(
+      { err, database: config.postgres ?? config.dbPath },
+      'settlement journal could not open; settles are refused until it is fixed',
+    );
     return null;
   }
 }
@@ -135,7 +150,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
               }
             : {}),
         }),
-        database: databaseWritableCheck(config.dbPath),
+        database: databaseUrl(config) ? postgresWritableCheck(databaseUrl(config)!) : databaseWritableCheck(config.dbPath),
         draining: drainingCheck(() => draining),
       },
     });

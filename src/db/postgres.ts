@@ -8,7 +8,8 @@ import pg from 'pg';
 
 /** A pool svc uses. `pg` returns BIGINT as a string; stores convert where they read one. */
 export function openPool(url: string, options: { max?: number } = {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 5_000 });
+  // allowExitOnIdle: an idle pool never keeps a process alive after its work is done.
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 5_000, allowExitOnIdle: true });
   // An idle client that loses its server emits 'error' on the pool: without a listener that is an
   // uncaught exception. The next query gets a fresh client (or fails, and its caller answers).
   pool.on('error', () => undefined);

@@ -6,6 +6,8 @@
  * never runs these. The checks and their thresholds are described in docs/OPERATIONS.md.
  */
 import { DatabaseSync } from 'node:sqlite';
+import type pg from 'pg';
+import { openPool } from '../db/postgres.ts';
 
 export interface CheckResult {
   ok: boolean;
@@ -99,6 +101,23 @@ export function databaseWritableCheck(dbPath: string): ReadinessCheck {
       }
       db = undefined;
       return { ok: false, detail: `not writable (${(err as { code?: string }).code ?? (err as Error).message})` };
+    }
+  };
+}
+
+/**
+ * With DATABASE_URL: the server answers and is not a read-only standby. One small pool (one
+ * connection) is kept for the probe; the error detail never carries the URL.
+ */
+export function postgresWritableCheck(url: string): ReadinessCheck {
+  let pool: pg.Pool | undefined;
+  return async () => {
+    try {
+      pool ??= openPool(url, { max: 1 });
+      const row = await pool.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+      return row.rows[0]?.standby ? { ok: false, detail: 'read-only standby' } : { ok: true, detail: 'writable' };
+    } catch (err) {
+      return { ok: false, detail: `not reachable (${(err as { code?: string }).code ?? 'error'})` };
     }
   };
 }

@@ -63,6 +63,18 @@ export interface SubmissionAttempt {
   validUntil: number;
 }
 
+/**
+ * Leases on source accounts shared by every instance of svc (docs/SCALING.md): a chain submits
+ * from one account at most one transaction at a time, and with several instances the local pool
+ * alone cannot guarantee that. A lease expires on its own (an instance that crashed holding one
+ * frees it after the expiry). Implemented by a database every instance reaches.
+ */
+export interface SharedLeases {
+  /** True when this instance now holds `account` (it was free, expired, or already this instance's). */
+  acquire(account: string): Promise<boolean>;
+  release(account: string): Promise<void>;
+}
+
 /** Called by a scheme's settle between building and submitting; a refusal stops the submission. */
 export interface SettleHooks {
   beforeSubmit(attempt: SubmissionAttempt): Promise<{ code: SettlementCode; message: string } | null>;

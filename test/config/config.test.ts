@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { createSchemeFromConfig } from '../../src/chains/stellar/index.ts';
-import { ConfigError, loadConfig, signerAddresses, signingKeys } from '../../src/config.ts';
+import { ConfigError, databaseUrl, loadConfig, signerAddresses, signingKeys } from '../../src/config.ts';
 import { api } from '../helpers/contract.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       channelFunder: null,
       port: 4021,
       dbPath: './data/svc.sqlite',
+      postgres: null,
       feeMode: 'free',
       maxTransactionFeeStroops: 50000,
       logLevel: 'info',
@@ -132,6 +133,21 @@ describe('loadConfig', () => {
     expect(err.variable).toBe(variable);
     expect(err.message.startsWith(`${variable}: `)).toBe(true);
     expect(err.message).toMatch(reason);
+  });
+
+  it('DATABASE_URL selects Postgres; the config shows it without credentials and a bad one is refused without echo', () => {
+    const url = 'postgres://svc:s3cret-pw@db.internal:5433/svc';
+    const config = loadConfig({ SUBMITTER_SECRET: seed(), DATABASE_URL: url });
+    expect(config.postgres).toBe('postgres://db.internal:5433/svc');
+    expect(databaseUrl(config)).toBe(url);
+    expect(JSON.stringify(config)).not.toContain('s3cret-pw');
+    expect(databaseUrl(loadConfig({ SUBMITTER_SECRET: seed() }))).toBeNull();
+    expect(loadConfig({ SUBMITTER_SECRET: seed(), DATABASE_URL: 'postgresql://h/d' }).postgres).toBe('postgresql://h/d');
+    for (const bad of ['mysql://u:s3cret-pw@h/d', 'postgres://u:s3cret-pw@h', 'not a url s3cret-pw', 'postgres://u:s3cret-pw@/d']) {
+      const error = configError({ SUBMITTER_SECRET: seed(), DATABASE_URL: bad });
+      expect(error.message).toMatch(/^DATABASE_URL: /);
+      expect(error.message).not.toContain('s3cret-pw');
+    }
   });
 
   it('rejects duplicate submitters and a fee-bump equal to a submitter', () => {

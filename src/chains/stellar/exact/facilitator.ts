@@ -18,6 +18,7 @@ import {
   type PaymentScheme,
   type SchemeSupport,
   type SettleHooks,
+  type SharedLeases,
   type SettleResult,
   type SettlementTracking,
   type VerifyResult,
@@ -55,7 +56,7 @@ export interface ExactStellarSchemeOptions {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   ledgerTime?: LedgerTimeEstimator;
-  pool?: { mode?: 'leased' | 'naive'; maxQueue?: number; waitTimeoutMs?: number };
+  pool?: { mode?: 'leased' | 'naive'; maxQueue?: number; waitTimeoutMs?: number; shared?: SharedLeases };
 }
 
 interface Verified {
