@@ -15,6 +15,7 @@ import { loadContract, type ApiContract } from './http/contract.ts';
 import type { SvcState } from './http/middleware.ts';
 import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
 import { SettlementJournal, unavailableJournal } from './journal/journal.ts';
+import { PostgresSubmitterLeases } from './db/submitter-leases.ts';
 import { PostgresJournalStore } from './journal/store-postgres.ts';
 import { SqliteJournalStore } from './journal/store-sqlite.ts';
 import type { JournalStore } from './journal/types.ts';
@@ -108,7 +109,10 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   let draining = false;
 
   const wrapRpc = <R extends object>(rpc: R) => instrumentRpc(rpc, metrics);
-  const stellar = overrides.schemes ? undefined : createSchemeFromConfig(config, logger, wrapRpc);
+  // With DATABASE_URL every instance may use the same submitters: the database leases each one.
+  const url = databaseUrl(config);
+  const leases = overrides.schemes || !url ? undefined : new PostgresSubmitterLeases(url);
+  const stellar = overrides.schemes ? undefined : createSchemeFromConfig(config, logger, wrapRpc, leases);
   const schemes = overrides.schemes ?? [stellar!];
 
   const opened = overrides.catalog ? { catalog: overrides.catalog, close: () => Promise.resolve() } : openConfiguredCatalog(config, logger);
@@ -150,7 +154,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
               }
             : {}),
         }),
-        database: databaseUrl(config) ? postgresWritableCheck(databaseUrl(config)!) : databaseWritableCheck(config.dbPath),
+        database: url ? postgresWritableCheck(url) : databaseWritableCheck(config.dbPath),
         draining: drainingCheck(() => draining),
       },
     });
@@ -190,6 +194,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       await Promise.all(servers.splice(0).map((s) => s.close()));
       stopReconciler();
       await ownJournal?.store.close();
+      await leases?.close();
       await opened.close();
     },
   };

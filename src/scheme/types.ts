@@ -64,15 +64,21 @@ export interface SubmissionAttempt {
 }
 
 /**
- * Leases on source accounts shared by every instance of svc (docs/SCALING.md): a chain submits
- * from one account at most one transaction at a time, and with several instances the local pool
- * alone cannot guarantee that. A lease expires on its own (an instance that crashed holding one
- * frees it after the expiry). Implemented by a database every instance reaches.
+ * Leases on source accounts shared by every instance of svc (docs/SCALING.md): a chain takes one
+ * pending transaction per source account, and with several instances the local pool alone cannot
+ * guarantee that. Implemented by a database every instance reaches; a lease expires on its own
+ * when the instance holding it dies.
  */
 export interface SharedLeases {
-  /** True when this instance now holds `account` (it was free, expired, or already this instance's). */
-  acquire(account: string): Promise<boolean>;
-  release(account: string): Promise<void>;
+  /** Takes `account` for this instance; null while another instance holds it. */
+  acquire(account: string): Promise<SharedLease | null>;
+  close(): Promise<void>;
+}
+
+export interface SharedLease {
+  /** No other instance held the account since this instance last did: a locally tracked sequence is still right. */
+  readonly continuous: boolean;
+  release(): Promise<void>;
 }
 
 /** Called by a scheme's settle between building and submitting; a refusal stops the submission. */

@@ -3,6 +3,7 @@ import { signingKeys, type Config } from '../../config.ts';
 import type { Logger } from '../../log.ts';
 import { ExactStellarScheme } from './exact/facilitator.ts';
 import { createSdkRpc, type ChainRpc } from './rpc.ts';
+import type { SharedLeases } from '../../scheme/types.ts';
 
 /**
  * Inside the service the HTTP handlers already write the one `info` line per payment decision,
@@ -13,6 +14,8 @@ export function createSchemeFromConfig(
   config: Config,
   logger?: Logger,
   wrapRpc: (rpc: ChainRpc) => ChainRpc = (rpc) => rpc,
+  /** Submitter leases shared with other instances (DATABASE_URL, docs/SCALING.md). */
+  sharedLeases?: SharedLeases,
 ): ExactStellarScheme {
   const keys = signingKeys(config);
   return new ExactStellarScheme({
@@ -22,6 +25,7 @@ export function createSchemeFromConfig(
     feeBump: keys.feeBump,
     channelFunder: keys.channelFunder,
     maxTransactionFeeStroops: config.maxTransactionFeeStroops,
+    ...(sharedLeases ? { pool: { shared: sharedLeases } } : {}),
     ...(logger ? { logger: { info: (obj: Record<string, unknown>, msg?: string) => logger.debug(obj, msg) } } : {}),
   });
 }
