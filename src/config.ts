@@ -232,7 +232,7 @@ export function loadConfig(env: Env): Config {
     channelAccounts,
     channelFunder: channelFunder?.publicKey() ?? null,
     port: parseInteger(env, 'PORT', DEFAULTS.PORT, 1, 65_535),
-    dbPath: read(env, 'DB_PATH') ?? DEFAULTS.DB_PATH,
+    dbPath: loadStorageConfig(env).dbPath,
     postgres: database === null ? null : withoutCredentials(database),
     feeMode: parseFeeMode(env),
     maxTransactionFeeStroops: parseInteger(
@@ -264,6 +264,17 @@ const DATABASE_URL = Symbol('databaseUrl');
 /** The full DATABASE_URL (credentials included) of a loaded config, or null for SQLite. Never log it. */
 export function databaseUrl(config: Config): string | null {
   return (config as Config & { [DATABASE_URL]?: string | null })[DATABASE_URL] ?? null;
+}
+
+/** The exit status of an entry point refusing its configuration (sysexits' EX_CONFIG). */
+export const EXIT_CONFIG = 78;
+
+/**
+ * Where svc stores its data, from the environment alone (no secret needed): what `npm run migrate`
+ * reads. Same rules as loadConfig.
+ */
+export function loadStorageConfig(env: Env): { dbPath: string; databaseUrl: string | null } {
+  return { dbPath: read(env, 'DB_PATH') ?? DEFAULTS.DB_PATH, databaseUrl: parseDatabaseUrl(env) };
 }
 
 /** DATABASE_URL: a postgres:// (or postgresql://) URL with a host and a database; unset → SQLite. */

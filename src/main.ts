@@ -2,11 +2,9 @@
  * The service entry point (`npm start`). An invalid configuration prints one line naming the
  * variable to stderr and exits 78 before any port is bound (docs/OPERATIONS.md). Secrets never appear.
  */
-import { ConfigError, ensureDbDirectory, loadConfig, type Config } from './config.ts';
+import { ConfigError, EXIT_CONFIG, ensureDbDirectory, loadConfig, type Config } from './config.ts';
 import { installDrain } from './lifecycle.ts';
 import { createService } from './service.ts';
-
-export const EXIT_CONFIG = 78;
 
 function configOrExit(): Config {
   try {

@@ -20,7 +20,7 @@ import type pg from 'pg';
 import type { SharedLease, SharedLeases } from '../scheme/types.ts';
 import { migrate, openPool, type PostgresMigrations } from './postgres.ts';
 
-const MIGRATIONS: PostgresMigrations = [
+export const SUBMITTER_LEASE_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE submitter_leases (
      address TEXT PRIMARY KEY,
      holder TEXT NOT NULL,
@@ -56,7 +56,7 @@ export class PostgresSubmitterLeases implements SharedLeases {
     this.pool = typeof url === 'string' ? openPool(url, { max: 4 }) : url;
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     this.holder = options.holder ?? randomUUID();
-    this.ready = migrate(this.pool, 'submitter_leases', MIGRATIONS);
+    this.ready = migrate(this.pool, 'submitter_leases', SUBMITTER_LEASE_MIGRATIONS);
     this.ready.catch(() => undefined); // reported by the first acquire
     this.renewal = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.ttlMs / 3)));
     this.renewal.unref();

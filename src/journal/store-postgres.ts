@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { inTransaction, migrate, openPool, type PostgresMigrations } from '../db/postgres.ts';
 import type { FeeCaps, JournalStore, NewSettlement, ReserveResult, SettlementRecord, SettlementState } from './types.ts';
 
-const MIGRATIONS: PostgresMigrations = [
+export const JOURNAL_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE journal_settlements (
      identity TEXT PRIMARY KEY,
      idempotency_key TEXT,
@@ -76,7 +76,7 @@ export class PostgresJournalStore implements JournalStore {
   /** Connects lazily: construction never throws, so svc starts and answers while the database is down. */
   constructor(url: string) {
     this.pool = openPool(url);
-    this.ready = migrate(this.pool, 'journal', MIGRATIONS);
+    this.ready = migrate(this.pool, 'journal', JOURNAL_MIGRATIONS);
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 

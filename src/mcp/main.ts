@@ -3,11 +3,9 @@
  * stderr). An invalid configuration exits 78 with one line naming the variable, never its value.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ConfigError } from '../config.ts';
+import { ConfigError, EXIT_CONFIG } from '../config.ts';
 import { loadMcpConfig, type McpConfig } from './config.ts';
 import { createToolServer } from './server.ts';
-
-export const EXIT_CONFIG = 78;
 
 let config: McpConfig;
 try {

@@ -1,0 +1,33 @@
+/**
+ * Every schema svc keeps, migrated in one call: what `npm run migrate` (src/migrate.ts) runs.
+ * svc also applies these itself at start, under the same lock, so running it first is optional
+ * (docs/SCALING.md).
+ */
+import { CatalogStore } from '../catalog/store.ts';
+import { migrate, openPool, type PostgresMigrations } from './postgres.ts';
+import { SUBMITTER_LEASE_MIGRATIONS } from './submitter-leases.ts';
+import { JOURNAL_MIGRATIONS } from '../journal/store-postgres.ts';
+import { SqliteJournalStore } from '../journal/store-sqlite.ts';
+
+/** Every component svc keeps in Postgres, with its migrations. */
+export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresMigrations]> = [
+  ['journal', JOURNAL_MIGRATIONS],
+  ['submitter_leases', SUBMITTER_LEASE_MIGRATIONS],
+];
+
+/** Brings every component to its newest version; returns what it migrated, for the operator. */
+export async function migrateAll(storage: { dbPath: string; databaseUrl: string | null }): Promise<string> {
+  if (storage.databaseUrl) {
+    const pool = openPool(storage.databaseUrl, { max: 1 });
+    try {
+      for (const [component, migrations] of POSTGRES_COMPONENTS) await migrate(pool, component, migrations);
+      return `Postgres: ${POSTGRES_COMPONENTS.map(([component, migrations]) => `${component} at version ${migrations.length}`).join(', ')}`;
+    } finally {
+      await pool.end();
+    }
+  }
+  // The SQLite stores migrate when they open.
+  new CatalogStore(storage.dbPath).close();
+  await new SqliteJournalStore(storage.dbPath).close();
+  return `SQLite ${storage.dbPath}: catalog and journal at their newest versions`;
+}
