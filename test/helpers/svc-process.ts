@@ -1,0 +1,99 @@
+/**
+ * svc as real processes (src/main.ts) for the process-level tests: start one on a free port and
+ * wait for it to listen, sign payments that carry a bazaar extension, settle with an
+ * Idempotency-Key, and poll until a condition holds.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { Keypair } from '@stellar/stellar-sdk';
+import { httpBazaar } from '../catalog/fixtures.ts';
+import type { SchemeHarness } from '../scheme/harness.ts';
+import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Svc {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+}
+
+/** Starts svc on the devnet at `rpcUrl` with `env` on top of a minimal environment. */
+export async function startSvc(rpcUrl: string, env: Record<string, string>): Promise<Svc> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'info',
+      PORT: String(port),
+      RPC_URL: rpcUrl,
+      RECONCILE_INTERVAL_MS: '200',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('svc listening')) resolve();
+    });
+    child.stderr.on('data', (chunk) => (out += chunk));
+    void exited.then((code) => reject(new Error(`svc exited ${code} before listening: ${out.slice(-500)}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}`, exited };
+}
+
+export interface Payment {
+  seller: Keypair;
+  url: string;
+  payload: PaymentPayload;
+  req: PaymentRequirements;
+  key: string;
+}
+
+/** `n` payments of 100,000 units, each by a new buyer to a new seller, each listing its own resource. */
+export async function payments(h: SchemeHarness, n: number, maxTimeoutSeconds: number): Promise<Payment[]> {
+  return Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const { buyer, seller } = await h.parties();
+      const req = h.requirements(seller.publicKey(), { maxTimeoutSeconds });
+      const url = `https://api.example.com/journal/${seller.publicKey().slice(0, 12)}`;
+      const paid = await h.pay(req, buyer);
+      return {
+        seller,
+        url,
+        req,
+        key: `key-${i}-${seller.publicKey().slice(0, 8)}`,
+        payload: { ...paid, resource: { url, description: 'Journal test' }, extensions: { bazaar: httpBazaar() } },
+      };
+    }),
+  );
+}
+
+export const settle = (url: string, p: Payment) =>
+  fetch(`${url}/settle`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'Idempotency-Key': p.key },
+    body: JSON.stringify({ x402Version: 2, paymentPayload: p.payload, paymentRequirements: p.req }),
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
