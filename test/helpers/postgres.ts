@@ -16,9 +16,9 @@ declare module 'vitest' {
 
 /** Vitest global setup: one server for the whole run. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const { url, stop } = await startEmbeddedPostgres();
-  project.provide('postgresUrl', url);
-  return stop;
+  const server = await startEmbeddedPostgres();
+  project.provide('postgresUrl', server.url);
+  return () => server.stop();
 }
 
 /** A new, empty database on the suite's server; returns its URL. */
