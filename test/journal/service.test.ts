@@ -3,8 +3,11 @@
  * scheme, no overrides): every settle is journaled at DB_PATH, a copy is not submitted again,
  * and a journal that cannot open refuses to settle before anything is sent.
  */
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../helpers/contract.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 import { SchemeHarness } from '../scheme/harness.ts';
 import { tempDbPath } from './harness.ts';
@@ -15,10 +18,11 @@ beforeAll(async () => {
 });
 afterAll(() => h?.stop());
 
-async function serviceAt(dbPath: string) {
+async function serviceAt(dbPath: string, env: Record<string, string> = {}, options: { realReadiness?: boolean } = {}) {
   const submitter = await h.devnet.createAccount({ usdcTrustline: false });
   const server = await startTestServer({
-    config: testConfig({ SUBMITTER_SECRET: submitter.secret, RPC_URL: h.devnet.rpcUrl, DB_PATH: dbPath }),
+    config: testConfig({ SUBMITTER_SECRET: submitter.secret, RPC_URL: h.devnet.rpcUrl, DB_PATH: dbPath, ...env }),
+    ...(options.realReadiness ? { readiness: undefined } : {}),
   });
   return { server, client: api(server.url), submitter: server.config.submitters[0]! };
 }
@@ -62,6 +66,43 @@ describe('createService mounts the settlement journal', () => {
     expect(settled.body).toMatchObject({ success: false, errorReason: 'svc_internal_error' });
     expect(await h.rpc.getAccountSequence(submitter)).toBe(sequence);
     expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(0n);
+    await server.close();
+  });
+
+  it('with DATABASE_URL the journal is in Postgres: the record is there, not in DB_PATH', async () => {
+    const url = await freshDatabase();
+    const dbPath = tempDbPath();
+    const { server, client } = await serviceAt(dbPath, { DATABASE_URL: url });
+    const p = await payment();
+    const settled = await client.post('/settle', p.body);
+    expect(settled.body.success).toBe(true);
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    const rows = await db.query('SELECT state, tx_hash FROM journal_settlements');
+    await db.end();
+    expect(rows.rows).toEqual([{ state: 'settled', tx_hash: settled.body.transaction }]);
+    const file = new DatabaseSync(dbPath);
+    const local = file.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'journal_settlements'").get() as { n: number };
+    file.close();
+    expect(local.n).toBe(0);
+    await server.close();
+  });
+
+  it('a Postgres that is down: verify answers, settle is a 500 before anything is sent, /ready names the database, the URL is never shown', async () => {
+    const down = 'postgres://svc:pw-never-shown@127.0.0.1:1/svc';
+    const { server, client, submitter } = await serviceAt(tempDbPath(), { DATABASE_URL: down }, { realReadiness: true });
+    const p = await payment();
+    const sequence = await h.rpc.getAccountSequence(submitter);
+    expect((await client.post('/verify', p.body)).body).toMatchObject({ isValid: true });
+    const settled = await client.post('/settle', p.body);
+    expect(settled.status).toBe(500);
+    expect(settled.body).toMatchObject({ success: false, errorReason: 'svc_internal_error' });
+    expect(await h.rpc.getAccountSequence(submitter)).toBe(sequence);
+    expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(0n);
+    const ready = await client.get('/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks.database).toMatchObject({ ok: false, detail: 'not reachable (ECONNREFUSED)' });
+    for (const r of [settled, ready, await client.get('/health')]) expect(JSON.stringify(r.body)).not.toContain('pw-never-shown');
     await server.close();
   });
 });
