@@ -9,6 +9,7 @@
  *   npm run dev -- --once       # tell the story, then stop (exit 0 when it succeeded)
  *   npm run dev -- --ephemeral  # free ports everywhere (two runs side by side, tests)
  *   npm run dev -- --data-dir DIR
+ *   npm run dev -- --postgres   # two svc instances on an embedded PostgreSQL behind a round-robin front (docs/SCALING.md)
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -31,8 +32,10 @@ const REPO_DIR = resolve(REPO_ROOT);
 const DEV_ALLOW_PRIVATE_TARGETS = '127.0.0.0/8,::1/128';
 process.env[ALLOW_PRIVATE_TARGETS] ??= DEV_ALLOW_PRIVATE_TARGETS;
 
-const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--data-dir ./data/dev]
+const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--postgres] [--data-dir ./data/dev]
   --once        run the story, print the result, stop everything and exit (0 = the story succeeded)
+  --postgres    two svc instances sharing an embedded PostgreSQL (journal, submitter leases, catalog)
+                behind a round-robin front on svc's port (docs/SCALING.md)
   --ephemeral   pick free ports instead of ${Object.values(DEV_PORTS).join(', ')}
   --data-dir    where the catalog, svc's log and story.json go (its files are replaced each run; default ./data/dev)`;
 
@@ -42,6 +45,7 @@ function parseCli() {
       options: {
         once: { type: 'boolean', default: false },
         ephemeral: { type: 'boolean', default: false },
+        postgres: { type: 'boolean', default: false },
         'data-dir': { type: 'string', default: './data/dev' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -115,6 +119,7 @@ async function main(): Promise<void> {
       // svc's pino JSON lines go to a file, so this terminal shows the story.
       logger: createLogger('info', pino.destination({ dest: logPath, mkdir: true, sync: true })),
       progress: (step) => trace.line(`[${elapsed()}] ${step}`),
+      postgres: args.postgres,
     });
     pieces.push({ name: 'svc and the devnet', stop: () => stack.stop() });
     trace.line(`[${elapsed()}] starting the demo sellers (HTTP: GET /weather, POST /summarize; MCP: ${MCP_TOOL})`);
@@ -169,6 +174,11 @@ async function main(): Promise<void> {
       ? `Story complete in ${elapsed().trim()}: ${settledCount} payments settled on the devnet (2 by the buyer, ${result.agent?.payments.length ?? 0} by the agent); the catalog lists every paid resource.`
       : `Story FAILED: ${result.error}\nsvc's log (one JSON line per request and per payment decision): ${join(dataDir, 'svc.log')}`,
   );
+  if (stack.fleet) {
+    trace.line(
+      `The round-robin front spread svc's requests over the two instances: ${stack.fleet.served.join(' and ')}; both read and write one PostgreSQL database (${stack.fleet.database}).`,
+    );
+  }
 
   if (args.once) {
     await stopAll();
@@ -186,6 +196,10 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line(
     `  svc (facilitator)     ${stack.svc.url}   (/supported /verify /settle /discovery/resources /discovery/search /health /openapi.yaml)`,
   );
+  if (stack.fleet) {
+    trace.line(`  svc instances         ${stack.fleet.instances.map((i) => i.url).join('  ')}   (behind the front above)`);
+    trace.line(`  PostgreSQL            ${stack.fleet.database}   (embedded; gone when this stops)`);
+  }
   trace.line(`  catalog explorer      ${stack.svc.url}/   (API reference: ${stack.svc.url}/docs)`);
   trace.line(`  demo seller (HTTP)    ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
   trace.line(`  demo seller (MCP)     ${sellers.mcp.url}   (paid tool ${MCP_TOOL}, streamable HTTP)`);

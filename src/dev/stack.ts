@@ -15,6 +15,8 @@ import type { RunningServer } from '../http/app.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { ReadinessProbe } from '../ops/readiness.ts';
 import { createService } from '../service.ts';
+import { createDatabase, startEmbeddedPostgres } from './postgres.ts';
+import { startRoundRobin } from './round-robin.ts';
 
 /** The fixed ports of `npm run dev` (README "Try it"); `--ephemeral` uses free ones instead. */
 export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 8000, devnetHttps: 8443 } as const;
@@ -36,6 +38,11 @@ export interface StackOptions {
   logger?: Logger;
   /** Called as each piece comes up, for a visible start. */
   progress?: (step: string) => void;
+  /**
+   * Two svc instances on an embedded PostgreSQL behind a round-robin front on svc's port, sharing
+   * the submitters (docs/SCALING.md); default: one instance on SQLite.
+   */
+  postgres?: boolean;
 }
 
 export interface StackAccounts {
@@ -53,7 +60,10 @@ export interface StackAccounts {
 
 export interface Stack {
   devnet: Devnet & DevnetExtras;
+  /** Where clients reach svc: the one instance, or the round-robin front with --postgres. */
   svc: RunningServer;
+  /** With --postgres: the instances behind the front, the requests each answered, the database (no credentials). */
+  fleet?: { instances: RunningServer[]; served: number[]; database: string };
   config: Config;
   catalogPath: string;
   accounts: StackAccounts;
@@ -92,7 +102,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const catalogPath = join(options.dataDir, 'catalog.sqlite');
     for (const suffix of ['', '-wal', '-shm']) rmSync(catalogPath + suffix, { force: true });
 
-    progress('starting svc against the devnet');
+    let databaseUrl: string | undefined;
+    if (options.postgres) {
+      progress('starting an embedded PostgreSQL');
+      const server = await startEmbeddedPostgres();
+      cleanups.push(() => server.stop());
+      databaseUrl = await createDatabase(server.url, 'svc_dev');
+    }
+
+    progress(options.postgres ? 'starting two svc instances on PostgreSQL and a round-robin front' : 'starting svc against the devnet');
     // The same variables an operator would set for `npm start`, checked by the same loader.
     const config = loadConfig({
       SUBMITTER_SECRET: accounts.submitters.map((a) => a.secret).join(','),
@@ -103,13 +121,26 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(options.svcPort ? { PORT: String(options.svcPort) } : {}),
       DB_PATH: catalogPath,
       LOG_LEVEL: logger.level,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     });
     // Readiness as the stack has always answered it: no checks (the devnet is local and funded).
-    const service = createService(config, { logger, readiness: new ReadinessProbe({ checks: {} }) });
-    cleanups.push(() => service.close());
-    const svc = await service.listen(options.svcPort ?? 0, '127.0.0.1');
-
-    return { devnet, svc, config, catalogPath, accounts, stop };
+    const startInstance = async (port: number) => {
+      const service = createService(config, { logger, readiness: new ReadinessProbe({ checks: {} }) });
+      cleanups.push(() => service.close());
+      return service.listen(port, '127.0.0.1');
+    };
+    if (!options.postgres) {
+      const svc = await startInstance(options.svcPort ?? 0);
+      return { devnet, svc, config, catalogPath, accounts, stop };
+    }
+    const instances = [await startInstance(0), await startInstance(0)];
+    const front = await startRoundRobin(
+      instances.map((i) => i.url),
+      options.svcPort ?? 0,
+    );
+    cleanups.push(() => front.close());
+    const fleet = { instances, served: front.served, database: config.postgres! };
+    return { devnet, svc: front, fleet, config, catalogPath, accounts, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -113,6 +113,27 @@ describe('npm run dev', () => {
     expect(readFileSync(join(dev.dataDir, 'svc.log'), 'utf8')).not.toMatch(SECRET_SEED);
   }, 90_000);
 
+  it('--postgres: the same story through a round-robin front over two instances sharing an embedded PostgreSQL', async () => {
+    const dev = startDev(['--once', '--postgres']);
+    const code = await dev.exited;
+    const { stdout, stderr } = dev.output();
+    expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
+    expect(stdout).toContain('starting two svc instances on PostgreSQL and a round-robin front');
+    const spread =
+      /spread svc's requests over the two instances: (\d+) and (\d+); both read and write one PostgreSQL database \(postgres:\/\/127\.0\.0\.1:\d+\/svc_dev\)/.exec(
+        stdout,
+      );
+    expect(spread, stdout).not.toBeNull();
+    // Round-robin: both instances answered, alternately.
+    expect(Number(spread![1])).toBeGreaterThan(3);
+    expect(Math.abs(Number(spread![1]) - Number(spread![2]))).toBeLessThanOrEqual(1);
+    const result = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
+    expect(result.ok).toBe(true);
+    expect(result.agent).toMatchObject({ ok: true, mcpListed: true });
+    expect(stdout).not.toMatch(SECRET_SEED);
+    expect(stdout).not.toContain('svc-dev@'); // the database password
+  }, 120_000);
+
   it('an unknown option exits 2 with the usage, starting nothing', async () => {
     const dev = startDev(['--bogus']);
     expect(await dev.exited).toBe(2);
