@@ -6,7 +6,16 @@
  */
 import type pg from 'pg';
 import { inTransaction, migrate, openPool, type PostgresMigrations } from '../db/postgres.ts';
-import type { FeeCaps, JournalStore, NewSettlement, ReserveResult, SettlementRecord, SettlementState } from './types.ts';
+import {
+  settlementRecord,
+  type FeeCaps,
+  type JournalStore,
+  type NewSettlement,
+  type ReserveResult,
+  type SettlementRecord,
+  type SettlementRow,
+  type SettlementState,
+} from './types.ts';
 
 export const JOURNAL_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE journal_settlements (
@@ -45,26 +54,7 @@ export const JOURNAL_MIGRATIONS: PostgresMigrations = [
    );`,
 ];
 
-interface Row {
-  identity: string;
-  idempotency_key: string | null;
-  network: string;
-  tx_hash: string;
-  submitter: string;
-  fee_stroops: string;
-  payer: string;
-  pay_to: string;
-  asset: string;
-  amount: string;
-  valid_until: string;
-  state: SettlementState;
-  error_code: string | null;
-  error_message: string | null;
-  created_at: string;
-  updated_at: string;
-  payment_payload: string;
-  payment_requirements: string;
-}
+type Row = SettlementRow;
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
@@ -98,27 +88,7 @@ export class PostgresJournalStore implements JournalStore {
       'SELECT state, at, detail FROM journal_history WHERE identity = $1 ORDER BY seq',
       [row.identity],
     );
-    return {
-      identity: row.identity,
-      idempotencyKey: row.idempotency_key,
-      network: row.network,
-      transaction: row.tx_hash,
-      submitter: row.submitter,
-      feeStroops: BigInt(row.fee_stroops),
-      payer: row.payer,
-      payTo: row.pay_to,
-      asset: row.asset,
-      amount: row.amount,
-      validUntil: Number(row.valid_until),
-      state: row.state,
-      errorCode: row.error_code,
-      errorMessage: row.error_message,
-      createdAt: Number(row.created_at),
-      updatedAt: Number(row.updated_at),
-      paymentPayload: row.payment_payload,
-      paymentRequirements: row.payment_requirements,
-      history: history.rows.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
-    };
+    return settlementRecord(row, history.rows);
   }
 
   async get(identity: string): Promise<SettlementRecord | null> {

@@ -5,7 +5,17 @@
  */
 import { DatabaseSync } from 'node:sqlite';
 import { inWriteTransaction } from '../catalog/sqlite.ts';
-import type { FeeCaps, JournalStore, NewSettlement, ReserveResult, SettlementRecord, SettlementState, StateChange } from './types.ts';
+import {
+  settlementRecord,
+  type FeeCaps,
+  type JournalStore,
+  type NewSettlement,
+  type ReserveResult,
+  type SettlementRecord,
+  type SettlementRow,
+  type SettlementState,
+  type StateChange,
+} from './types.ts';
 
 const BUSY_TIMEOUT_MS = 2_000;
 
@@ -65,26 +75,7 @@ function migrate(db: DatabaseSync): void {
   });
 }
 
-interface Row {
-  identity: string;
-  idempotency_key: string | null;
-  network: string;
-  tx_hash: string;
-  submitter: string;
-  fee_stroops: number | bigint;
-  payer: string;
-  pay_to: string;
-  asset: string;
-  amount: string;
-  valid_until: number;
-  state: SettlementState;
-  error_code: string | null;
-  error_message: string | null;
-  created_at: number;
-  updated_at: number;
-  payment_payload: string;
-  payment_requirements: string;
-}
+type Row = SettlementRow;
 
 export class SqliteJournalStore implements JournalStore {
   private readonly db: DatabaseSync;
@@ -108,27 +99,7 @@ export class SqliteJournalStore implements JournalStore {
     const history = this.db
       .prepare('SELECT state, at, detail FROM journal_history WHERE identity = ? ORDER BY seq')
       .all(row.identity) as unknown as StateChange[];
-    return {
-      identity: row.identity,
-      idempotencyKey: row.idempotency_key,
-      network: row.network,
-      transaction: row.tx_hash,
-      submitter: row.submitter,
-      feeStroops: BigInt(row.fee_stroops),
-      payer: row.payer,
-      payTo: row.pay_to,
-      asset: row.asset,
-      amount: row.amount,
-      validUntil: row.valid_until,
-      state: row.state,
-      errorCode: row.error_code,
-      errorMessage: row.error_message,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      paymentPayload: row.payment_payload,
-      paymentRequirements: row.payment_requirements,
-      history: history.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
-    };
+    return settlementRecord(row, history);
   }
 
   get(identity: string): Promise<SettlementRecord | null> {

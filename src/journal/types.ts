@@ -65,3 +65,56 @@ export interface JournalStore {
   unresolved(limit: number): Promise<SettlementRecord[]>;
   close(): Promise<void>;
 }
+
+/**
+ * One journal_settlements row as a store reads it (both stores use the same columns); numbers
+ * arrive as numbers (SQLite) or as decimal strings (Postgres BIGINT).
+ */
+export interface SettlementRow {
+  identity: string;
+  idempotency_key: string | null;
+  network: string;
+  tx_hash: string;
+  submitter: string;
+  fee_stroops: number | bigint | string;
+  payer: string;
+  pay_to: string;
+  asset: string;
+  amount: string;
+  valid_until: number | string;
+  state: SettlementState;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: number | string;
+  updated_at: number | string;
+  payment_payload: string;
+  payment_requirements: string;
+}
+
+/** A row and its history (in order) as the record the journal works with. */
+export function settlementRecord(
+  row: SettlementRow,
+  history: ReadonlyArray<{ state: SettlementState; at: number | string; detail: string }>,
+): SettlementRecord {
+  return {
+    identity: row.identity,
+    idempotencyKey: row.idempotency_key,
+    network: row.network,
+    transaction: row.tx_hash,
+    submitter: row.submitter,
+    feeStroops: BigInt(row.fee_stroops),
+    payer: row.payer,
+    payTo: row.pay_to,
+    asset: row.asset,
+    amount: row.amount,
+    validUntil: Number(row.valid_until),
+    state: row.state,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    paymentPayload: row.payment_payload,
+    paymentRequirements: row.payment_requirements,
+    history: history.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
+  };
+}
