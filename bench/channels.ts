@@ -10,12 +10,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
-import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
-import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
-import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
 import { startDevnet } from '../src/devnet/index.ts';
 import { machine, ROOT, startSvc } from './ops-procs.ts';
+import { exactTerms, postSettle } from './payments.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,23 +22,13 @@ const BURST = Number(arg('burst', '64'));
 const CHANNELS = Number(arg('channels', '8'));
 
 const devnet = await startDevnet({ ledgerMs: 1000 });
-const rpc = createSdkRpc({ url: devnet.rpcUrl });
-const ledgerTime = new LedgerTimeEstimator(rpc);
 const seller = await devnet.createAccount({});
-const requirements = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: devnet.usdc.contractId,
-  amount: '1000',
-  payTo: seller.publicKey,
-  maxTimeoutSeconds: 120,
-  extra: { areFeesSponsored: true },
-};
+const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 120);
 
 async function payments(n: number) {
-  const buyer = Keypair.fromSecret((await devnet.createAccount({ usdc: 100_000_000n })).secret);
+  const signer = await buyer(100_000_000n);
   const out = [];
-  for (let i = 0; i < n; i++) out.push(await createStellarPayment({ requirements, signer: buyer, rpc, ledgerTime }));
+  for (let i = 0; i < n; i++) out.push(await sign(signer));
   return out;
 }
 
@@ -58,18 +45,8 @@ async function run(label: string, env: Record<string, string>) {
     await svc.readyAfter('/health', 60_000);
     const settle = async (payload: unknown) => {
       const t0 = performance.now();
-      const res = await fetch(`${svc.url}/settle`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }),
-      });
-      const body = (await res.json()) as { success?: boolean; errorReason?: string };
-      return {
-        ok: body.success === true,
-        code: body.errorReason ?? (body.success ? 'success' : `HTTP ${res.status}`),
-        at: performance.now(),
-        ms: performance.now() - t0,
-      };
+      const result = await postSettle(svc.url, payload, requirements);
+      return { ...result, ms: result.at - t0 };
     };
     const [warm, ...burst] = await payments(BURST + 1);
     const warmUp = await settle(warm);

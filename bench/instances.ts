@@ -12,13 +12,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
-import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
-import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
-import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
 import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
 import { startDevnet } from '../src/devnet/index.ts';
-import { machine, ROOT, startSvc, type SvcProcess } from './ops-procs.ts';
+import { machine, ROOT, startSvc } from './ops-procs.ts';
+import { exactTerms, postSettle } from './payments.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,34 +27,12 @@ const LEDGER_SECONDS = 1;
 
 const devnet = await startDevnet({ ledgerMs: LEDGER_SECONDS * 1000 });
 const postgres = await startEmbeddedPostgres();
-const rpc = createSdkRpc({ url: devnet.rpcUrl });
-const ledgerTime = new LedgerTimeEstimator(rpc);
 const seller = await devnet.createAccount({});
-const requirements = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: devnet.usdc.contractId,
-  amount: '1000',
-  payTo: seller.publicKey,
-  maxTimeoutSeconds: 120,
-  extra: { areFeesSponsored: true },
-};
+const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 120);
 
 async function payments(n: number) {
-  const buyers = await Promise.all(
-    Array.from({ length: 4 }, async () => Keypair.fromSecret((await devnet.createAccount({ usdc: 100_000_000n })).secret)),
-  );
-  return Promise.all(Array.from({ length: n }, (_, i) => createStellarPayment({ requirements, signer: buyers[i % 4]!, rpc, ledgerTime })));
-}
-
-async function settle(svc: SvcProcess, payload: unknown) {
-  const res = await fetch(`${svc.url}/settle`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }),
-  });
-  const body = (await res.json()) as { success?: boolean; errorReason?: string };
-  return { ok: body.success === true, code: body.errorReason ?? (body.success ? 'success' : `HTTP ${res.status}`), at: performance.now() };
+  const buyers = await Promise.all(Array.from({ length: 4 }, () => buyer(100_000_000n)));
+  return Promise.all(Array.from({ length: n }, (_, i) => sign(buyers[i % 4]!)));
 }
 
 // Below the kernel's ephemeral range (32768+), where outgoing connections could hold a port.
@@ -74,9 +49,9 @@ async function run(label: string, instances: number, submitters: number, databas
     await Promise.all(svcs.map((s) => s.readyAfter('/health', 60_000)));
     const [...all] = await payments(instances + submitters * PER_SUBMITTER);
     const warm = all.splice(0, instances);
-    await Promise.all(warm.map((p, i) => settle(svcs[i]!, p)));
+    await Promise.all(warm.map((p, i) => postSettle(svcs[i]!.url, p, requirements)));
     const started = performance.now();
-    const results = await Promise.all(all.map((p, i) => settle(svcs[i % instances]!, p)));
+    const results = await Promise.all(all.map((p, i) => postSettle(svcs[i % instances]!.url, p, requirements)));
     const ok = results.filter((r) => r.ok);
     const seconds = (Math.max(...ok.map((r) => r.at)) - started) / 1000;
     const codes: Record<string, number> = {};

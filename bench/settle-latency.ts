@@ -13,12 +13,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
 import { startDevnet } from '../src/devnet/index.ts';
-import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
-import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
-import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
 import { exportRevision, machine, ROOT, startSvc } from './ops-procs.ts';
+import { exactTerms, postSettle } from './payments.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -62,34 +59,17 @@ async function run(ledgerMs: number, baselineDir: string) {
       };
     }),
   );
-  const rpc = createSdkRpc({ url: devnet.rpcUrl });
-  const est = new LedgerTimeEstimator(rpc);
-  const requirements = {
-    scheme: 'exact',
-    network: 'stellar:testnet',
-    asset: devnet.usdc.contractId,
-    amount: '1000',
-    payTo: seller.publicKey,
-    maxTimeoutSeconds: 60,
-    extra: { areFeesSponsored: true },
-  };
+  const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 60);
   // Warm-up: one settle each (first-use compile paths, the close clock's first observation).
   for (let i = -1; i < N; i++) {
     for (const s of services) {
-      const buyer = Keypair.fromSecret((await devnet.createAccount({ usdc: 10_000_000n })).secret);
-      const payload = await createStellarPayment({ requirements, signer: buyer, rpc, ledgerTime: est });
+      const payload = await sign(await buyer(10_000_000n));
       await new Promise((r) => setTimeout(r, Math.random() * ledgerMs));
       const t0 = performance.now();
-      const res = await fetch(`${s.svc.url}/settle`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }),
-      });
-      const body = (await res.json()) as { success?: boolean };
-      const t1 = performance.now();
+      const { ok, at: t1 } = await postSettle(s.svc.url, payload, requirements);
       if (i < 0) continue;
       const nextClose = closes.find((c) => c > t0);
-      if (!body.success || nextClose === undefined) {
+      if (!ok || nextClose === undefined) {
         s.failures++;
         continue;
       }

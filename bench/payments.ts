@@ -1,0 +1,43 @@
+/**
+ * Payments for the settle benchmarks: the `exact` terms of a devnet seller and buyers' signed
+ * payloads for them, and one settle POSTed over HTTP the way a seller's server sends it.
+ */
+import { Keypair } from '@stellar/stellar-sdk';
+import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
+import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
+import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
+import type { Devnet } from '../src/devnet/index.ts';
+
+export type Requirements = ReturnType<typeof exactTerms>['requirements'];
+
+/** 1000 base units of the devnet's USDC to `payTo`, fees sponsored; `sign` makes a buyer's payload. */
+export function exactTerms(devnet: Devnet, payTo: string, maxTimeoutSeconds: number) {
+  const rpc = createSdkRpc({ url: devnet.rpcUrl });
+  const ledgerTime = new LedgerTimeEstimator(rpc);
+  const requirements = {
+    scheme: 'exact',
+    network: 'stellar:testnet',
+    asset: devnet.usdc.contractId,
+    amount: '1000',
+    payTo,
+    maxTimeoutSeconds,
+    extra: { areFeesSponsored: true },
+  };
+  return {
+    requirements,
+    sign: (signer: Keypair) => createStellarPayment({ requirements, signer, rpc, ledgerTime }),
+    /** A new buyer holding `usdc` base units. */
+    buyer: async (usdc: bigint) => Keypair.fromSecret((await devnet.createAccount({ usdc })).secret),
+  };
+}
+
+/** POST /settle; `at` is when the answer arrived (performance.now()). */
+export async function postSettle(svcUrl: string, payload: unknown, requirements: Requirements) {
+  const res = await fetch(`${svcUrl}/settle`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }),
+  });
+  const body = (await res.json()) as { success?: boolean; errorReason?: string };
+  return { ok: body.success === true, code: body.errorReason ?? (body.success ? 'success' : `HTTP ${res.status}`), at: performance.now() };
+}
