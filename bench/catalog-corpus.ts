@@ -60,51 +60,59 @@ export function sellers(): string[] {
   );
 }
 
-/** Seeds `count` listings into the file; returns the payTo and network of listing 0 (for filters). */
-export function seedCorpus(dbPath: string, count: number, onProgress?: (done: number) => void): { payTo: string } {
+/** The corpus: `count` listing drafts, each with the instant it is written (one per second from 2026-01-01). */
+export function* corpusListings(count: number): Generator<{ draft: ListingDraft; at: Date }> {
   const rand = rng(0x2545f491);
   const word = zipf(rand);
   const words = (n: number) => Array.from({ length: n }, word).join(' ');
   const payTos = sellers();
-  const store = new CatalogStore(dbPath);
   const start = Date.parse('2026-01-01T00:00:00Z');
+  for (let i = 0; i < count; i++) {
+    const owner = payTos[Math.floor(rand() * rand() * SELLERS)]!; // skewed: a few big sellers
+    let r = rand();
+    const network = NETWORKS[NETWORK_WEIGHTS.findIndex((w) => (r -= w) < 0)] ?? NETWORKS[0]!;
+    const mcp = rand() < 0.15;
+    const draft: ListingDraft = {
+      resource: `https://api${i}.seller${payTos.indexOf(owner)}.example.com/${word()}`,
+      type: mcp ? 'mcp' : 'http',
+      toolName: mcp ? `${word()}_${word()}` : '',
+      owner,
+      x402Version: 2,
+      terms: {
+        scheme: 'exact',
+        network,
+        asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+        amount: String(1000 + Math.floor(rand() * 1e6)),
+        payTo: owner,
+        maxTimeoutSeconds: 60,
+      },
+      metadata: {
+        description: words(8 + Math.floor(rand() * 24)),
+        serviceName: `${word()} ${word()}`.slice(0, 32),
+        tags: [word(), word(), word()],
+        mimeType: 'application/json',
+      },
+      bazaar: { info: { input: { type: mcp ? 'mcp' : 'http', method: 'GET' } }, schema: { type: 'object' } },
+      parameterText: words(4),
+      dropped: [],
+    };
+    yield { draft, at: new Date(start + i * 1000) };
+  }
+}
+
+/** Seeds `count` listings into the SQLite file, 2,000 per transaction. */
+export function seedCorpus(dbPath: string, count: number, onProgress?: (done: number) => void): void {
+  const store = new CatalogStore(dbPath);
   try {
-    for (let i = 0; i < count; i++) {
-      const owner = payTos[Math.floor(rand() * rand() * SELLERS)]!; // skewed: a few big sellers
-      let r = rand();
-      const network = NETWORKS[NETWORK_WEIGHTS.findIndex((w) => (r -= w) < 0)] ?? NETWORKS[0]!;
-      const mcp = rand() < 0.15;
-      const draft: ListingDraft = {
-        resource: `https://api${i}.seller${payTos.indexOf(owner)}.example.com/${word()}`,
-        type: mcp ? 'mcp' : 'http',
-        toolName: mcp ? `${word()}_${word()}` : '',
-        owner,
-        x402Version: 2,
-        terms: {
-          scheme: 'exact',
-          network,
-          asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-          amount: String(1000 + Math.floor(rand() * 1e6)),
-          payTo: owner,
-          maxTimeoutSeconds: 60,
-        },
-        metadata: {
-          description: words(8 + Math.floor(rand() * 24)),
-          serviceName: `${word()} ${word()}`.slice(0, 32),
-          tags: [word(), word(), word()],
-          mimeType: 'application/json',
-        },
-        bazaar: { info: { input: { type: mcp ? 'mcp' : 'http', method: 'GET' } }, schema: { type: 'object' } },
-        parameterText: words(4),
-        dropped: [],
-      };
+    let i = 0;
+    for (const { draft, at } of corpusListings(count)) {
       if (i % 2000 === 0) store.db.exec('BEGIN IMMEDIATE');
-      store.writeListing(draft, new Date(start + i * 1000));
+      store.writeListing(draft, at);
       if (i % 2000 === 1999 || i === count - 1) store.db.exec('COMMIT');
       if (onProgress && i % 10_000 === 9_999) onProgress(i + 1);
+      i++;
     }
   } finally {
     store.close();
   }
-  return { payTo: payTos[0]! };
 }
