@@ -143,7 +143,8 @@ export class SubmitterPool {
             if (!lease.continuous) slot.sequence = undefined;
             return slot;
           }
-          this.freeLocally(slot);
+          // Held by another instance: free again here, without waking anyone (nothing was released).
+          slot.busy = false;
         }
         const left = deadline - Date.now();
         if (left <= 0) throw new SignerSelectionError(`No submitter became free within ${this.waitTimeoutMs} ms.`);
