@@ -12,6 +12,7 @@ import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
 import { SettlementJournal } from '../../src/journal/journal.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from '../../src/journal/policy.ts';
 import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
+import type { JournalStore } from '../../src/journal/types.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 import type { SchemeHarness } from '../scheme/harness.ts';
@@ -35,7 +36,14 @@ export interface JournaledFacilitator {
 
 export async function journaledFacilitator(
   h: SchemeHarness,
-  options: { dbPath?: string; submitterSecret?: string; policy?: Partial<PaymentPolicy>; scheme?: Partial<ExactStellarSchemeOptions> } = {},
+  options: {
+    dbPath?: string;
+    /** Another store (e.g. Postgres); default: SQLite at dbPath. */
+    store?: JournalStore;
+    submitterSecret?: string;
+    policy?: Partial<PaymentPolicy>;
+    scheme?: Partial<ExactStellarSchemeOptions>;
+  } = {},
 ): Promise<JournaledFacilitator> {
   const secret = options.submitterSecret ?? (await h.devnet.createAccount({ usdcTrustline: false })).secret;
   const config = testConfig({ SUBMITTER_SECRET: secret, RPC_URL: h.devnet.rpcUrl });
@@ -51,7 +59,7 @@ export async function journaledFacilitator(
   const landed: unknown[] = [];
   const dbPath = options.dbPath ?? tempDbPath();
   const journal = new SettlementJournal({
-    store: new SqliteJournalStore(dbPath),
+    store: options.store ?? new SqliteJournalStore(dbPath),
     policy: { ...DEFAULT_POLICY, ...options.policy },
     onLanded: ({ paymentPayload }) => landed.push(paymentPayload),
   });

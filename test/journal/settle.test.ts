@@ -1,15 +1,20 @@
 /**
- * /settle through the settlement journal, over real HTTP on the devnet with a real SQLite file:
- * concurrent copies submit one transaction, idempotent retries, the policy and fee budget (also
- * across a restart on the same file), and an RPC that is blind or answers garbage → `unknown`,
- * later reconciled.
+ * /settle through the settlement journal, over real HTTP on the devnet, once with a real SQLite
+ * file and once with a real PostgreSQL database (DATABASE_URL, docs/SCALING.md): concurrent copies
+ * submit one transaction, idempotent retries, the policy and fee budget (also across a restart on
+ * the same database), and an RPC that is blind or answers garbage → `unknown`, later reconciled.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
+import type { JournalStore } from '../../src/journal/types.ts';
 import { api } from '../helpers/contract.ts';
 import { journaledFacilitator, tempDbPath } from './harness.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
+import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
+import pg from 'pg';
 
 let h: SchemeHarness;
 beforeAll(async () => {
@@ -34,147 +39,198 @@ async function spent(submitter: string, work: () => Promise<unknown>) {
   return { transactions: Number((await h.rpc.getAccountSequence(submitter)) - seq), stroops: xlm - h.devnet.balances(submitter).xlm };
 }
 
-describe('concurrent copies of one payment', () => {
-  it.each([10, 100])(
-    '%i copies without a key: one transaction, one success, the rest the replay code, no fee burnt on failures',
-    async (copies) => {
-      const f = await journaledFacilitator(h);
+interface Database {
+  /** A store on this database (a new connection each call, like a restarted svc). */
+  store(): Promise<JournalStore>;
+  /** Everything stored, as text (to prove no seed reaches it). */
+  dump(): Promise<string>;
+}
+
+const backends: Array<[string, () => Promise<Database>]> = [
+  [
+    'SQLite',
+    async () => {
+      const dbPath = tempDbPath();
+      return {
+        store: async () => new SqliteJournalStore(dbPath),
+        dump: async () =>
+          readdirSync(dirname(dbPath))
+            .map((name) => readFileSync(join(dirname(dbPath), name)).toString('latin1'))
+            .join(''),
+      };
+    },
+  ],
+  [
+    'Postgres',
+    async () => {
+      const url = await freshDatabase();
+      return {
+        store: () => PostgresJournalStore.open(url),
+        dump: async () => {
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          try {
+            const rows = await client.query(
+              'SELECT s::text AS row FROM journal_settlements s UNION ALL SELECT j::text FROM journal_history j',
+            );
+            return rows.rows.map((r: { row: string }) => r.row).join('\n');
+          } finally {
+            await client.end();
+          }
+        },
+      };
+    },
+  ],
+];
+
+describe.each(backends)('the journal on %s', (_name, backend) => {
+  let database: Database;
+
+  describe('concurrent copies of one payment', () => {
+    it.each([10, 100])(
+      '%i copies without a key: one transaction, one success, the rest the replay code, no fee burnt on failures',
+      async (copies) => {
+        const f = await journaledFacilitator(h, { store: await (database = await backend()).store() });
+        const p = await paidRequest();
+        let bodies: any[] = [];
+        const cost = await spent(f.submitter, async () => {
+          bodies = (await Promise.all(Array.from({ length: copies }, () => f.settle(p.payload, p.req)))).map((r) => r.body);
+        });
+        const successes = bodies.filter((b) => b.success);
+        expect(successes).toHaveLength(1);
+        expect(bodies.filter((b) => b.errorReason === 'invalid_exact_stellar_payload_simulation_failed')).toHaveLength(copies - 1);
+        expect(cost.transactions).toBe(1);
+        const landed = await h.rpc.getTransaction(successes[0].transaction);
+        expect(cost.stroops).toBe(landed.feeCharged);
+        expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
+        await f.close();
+      },
+    );
+
+    it('100 copies carrying one Idempotency-Key: all get the same success, one transaction', async () => {
+      const f = await journaledFacilitator(h, { store: await (database = await backend()).store() });
       const p = await paidRequest();
       let bodies: any[] = [];
       const cost = await spent(f.submitter, async () => {
-        bodies = (await Promise.all(Array.from({ length: copies }, () => f.settle(p.payload, p.req)))).map((r) => r.body);
+        bodies = (await Promise.all(Array.from({ length: 100 }, () => f.settle(p.payload, p.req, 'seller-retry-1')))).map((r) => r.body);
       });
-      const successes = bodies.filter((b) => b.success);
-      expect(successes).toHaveLength(1);
-      expect(bodies.filter((b) => b.errorReason === 'invalid_exact_stellar_payload_simulation_failed')).toHaveLength(copies - 1);
+      expect(bodies.every((b) => b.success === true && b.transaction === bodies[0].transaction)).toBe(true);
       expect(cost.transactions).toBe(1);
-      const landed = await h.rpc.getTransaction(successes[0].transaction);
-      expect(cost.stroops).toBe(landed.feeCharged);
-      expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
       await f.close();
-    },
-  );
-
-  it('100 copies carrying one Idempotency-Key: all get the same success, one transaction', async () => {
-    const f = await journaledFacilitator(h);
-    const p = await paidRequest();
-    let bodies: any[] = [];
-    const cost = await spent(f.submitter, async () => {
-      bodies = (await Promise.all(Array.from({ length: 100 }, () => f.settle(p.payload, p.req, 'seller-retry-1')))).map((r) => r.body);
     });
-    expect(bodies.every((b) => b.success === true && b.transaction === bodies[0].transaction)).toBe(true);
-    expect(cost.transactions).toBe(1);
-    await f.close();
-  });
-});
-
-describe('idempotent retry and the public record', () => {
-  it('a retry with the key gets the outcome, without it the replay code; GET /settlements shows the record', async () => {
-    const f = await journaledFacilitator(h);
-    const p = await paidRequest();
-    const first = await f.settle(p.payload, p.req, 'k1');
-    expect(first.body.success).toBe(true);
-    const cost = await spent(f.submitter, async () => {
-      expect((await f.settle(p.payload, p.req, 'k1')).body).toEqual(first.body);
-      expect((await f.settle(p.payload, p.req)).body.errorReason).toBe('invalid_exact_stellar_payload_simulation_failed');
-      expect((await f.settle(p.payload, p.req, 'other')).body.errorReason).toBe('invalid_exact_stellar_payload_simulation_failed');
-    });
-    expect(cost).toEqual({ transactions: 0, stroops: 0n });
-    const record = await api(f.url).get(`/settlements/${first.body.transaction}`);
-    expect(record.status).toBe(200);
-    expect(record.body).toMatchObject({
-      transaction: first.body.transaction,
-      state: 'settled',
-      payer: p.buyer.publicKey(),
-      payTo: p.seller.publicKey(),
-      amount: '100000',
-    });
-    expect(record.body.history.map((x: any) => x.state)).toEqual(['submitted', 'settled']);
-    expect(record.text).not.toContain('k1');
-    expect((await api(f.url).get(`/settlements/${'0'.repeat(64)}`)).body.error.code).toBe('svc_settlement_not_found');
-    expect((await api(f.url).get('/settlements/nothex')).status).toBe(404);
-    await f.close();
-    // The journal file (and its WAL) never holds a seed.
-    const files = readdirSync(dirname(f.dbPath)).map((name) => readFileSync(join(dirname(f.dbPath), name)).toString('latin1'));
-    expect(files.join('').includes(f.submitterSecret)).toBe(false);
-    expect(files.join('')).toContain(first.body.transaction);
-  });
-});
-
-describe('payment policy and fee budget', () => {
-  it('refuses the free self-payment drain and amounts under the minimum, before submission', async () => {
-    const f = await journaledFacilitator(h, { policy: { minAmountByAsset: new Map([[h.devnet.usdc.contractId, 1_000n]]) } });
-    const self = await paidRequest({ selfPay: true, amount: '1' });
-    const small = await paidRequest({ amount: '999' });
-    const cost = await spent(f.submitter, async () => {
-      expect((await f.settle(self.payload, self.req)).body.errorReason).toBe('svc_policy_self_payment');
-      expect((await f.settle(small.payload, small.req)).body.errorReason).toBe('svc_policy_amount_below_minimum');
-    });
-    expect(cost).toEqual({ transactions: 0, stroops: 0n });
-    await f.close();
   });
 
-  it('per-payer and daily caps hold across a restart on the same database file', async () => {
-    const dbPath = tempDbPath();
-    const account = await h.devnet.createAccount({ usdcTrustline: false });
-    const first = await journaledFacilitator(h, { dbPath, submitterSecret: account.secret });
-    const a = await paidRequest();
-    const settled = await first.settle(a.payload, a.req);
-    expect(settled.body.success).toBe(true);
-    const fee = (await first.journal.store.getByTransaction(settled.body.transaction))!.feeStroops;
-    await first.close();
-
-    // Restarted with a per-payer cap below two settlements: the same payer is refused, another is not.
-    const again = await journaledFacilitator(h, {
-      dbPath,
-      submitterSecret: account.secret,
-      policy: { payerDailyFeeCapStroops: fee + fee / 2n, dailyFeeCapStroops: null },
+  describe('idempotent retry and the public record', () => {
+    it('a retry with the key gets the outcome, without it the replay code; GET /settlements shows the record', async () => {
+      const f = await journaledFacilitator(h, { store: await (database = await backend()).store() });
+      const p = await paidRequest();
+      const first = await f.settle(p.payload, p.req, 'k1');
+      expect(first.body.success).toBe(true);
+      const cost = await spent(f.submitter, async () => {
+        expect((await f.settle(p.payload, p.req, 'k1')).body).toEqual(first.body);
+        expect((await f.settle(p.payload, p.req)).body.errorReason).toBe('invalid_exact_stellar_payload_simulation_failed');
+        expect((await f.settle(p.payload, p.req, 'other')).body.errorReason).toBe('invalid_exact_stellar_payload_simulation_failed');
+      });
+      expect(cost).toEqual({ transactions: 0, stroops: 0n });
+      const record = await api(f.url).get(`/settlements/${first.body.transaction}`);
+      expect(record.status).toBe(200);
+      expect(record.body).toMatchObject({
+        transaction: first.body.transaction,
+        state: 'settled',
+        payer: p.buyer.publicKey(),
+        payTo: p.seller.publicKey(),
+        amount: '100000',
+      });
+      expect(record.body.history.map((x: any) => x.state)).toEqual(['submitted', 'settled']);
+      expect(record.text).not.toContain('k1');
+      expect((await api(f.url).get(`/settlements/${'0'.repeat(64)}`)).body.error.code).toBe('svc_settlement_not_found');
+      expect((await api(f.url).get('/settlements/nothex')).status).toBe(404);
+      await f.close();
+      // The stored journal never holds a seed.
+      const stored = await database.dump();
+      expect(stored.includes(f.submitterSecret)).toBe(false);
+      expect(stored).toContain(first.body.transaction);
     });
-    const { buyer } = a;
-    const req2 = h.requirements(a.seller.publicKey());
-    const second = await h.pay(req2, buyer);
-    expect((await again.settle(second, req2)).body.errorReason).toBe('svc_fee_budget_payer_exhausted');
-    await again.close();
-
-    const capped = await journaledFacilitator(h, {
-      dbPath,
-      submitterSecret: account.secret,
-      policy: { dailyFeeCapStroops: fee + fee / 2n, payerDailyFeeCapStroops: null },
-    });
-    const b = await paidRequest();
-    expect((await capped.settle(b.payload, b.req)).body.errorReason).toBe('svc_fee_budget_daily_exhausted');
-    expect(h.devnet.balances(b.seller.publicKey()).usdc).toBe(0n);
-    await capped.close();
   });
-});
 
-describe('an RPC that cannot tell the outcome', () => {
-  it.each([
-    ['blind (getTransaction errors until the time bound)', { kind: 'rpcError' as const }],
-    ['garbage (getTransaction answers result null)', { kind: 'garbage' as const }],
-  ])('%s → svc_settlement_outcome_unknown, later reconciled to settled, listed, and the retry tells the truth', async (_name, fault) => {
-    const f = await journaledFacilitator(h);
-    const p = await paidRequest({ maxTimeoutSeconds: 4 });
-    h.devnet.faults.set('getTransaction', fault);
-    let res;
-    try {
-      res = await f.settle(p.payload, p.req, 'blind-key');
-    } finally {
-      h.devnet.faults.clear();
-    }
-    expect(res.body).toMatchObject({ success: false, errorReason: 'svc_settlement_outcome_unknown' });
-    // It lands (possibly after the answer: an unreadable getTransaction is given up at once).
-    for (let i = 0; i < 40 && h.devnet.balances(p.seller.publicKey()).usdc === 0n; i++) await new Promise((r) => setTimeout(r, 250));
-    expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
-    const [record] = await f.journal.store.unresolved(10);
-    expect(record!.state).toBe('unknown');
-    expect(f.landed).toHaveLength(0);
+  describe('payment policy and fee budget', () => {
+    it('refuses the free self-payment drain and amounts under the minimum, before submission', async () => {
+      const f = await journaledFacilitator(h, {
+        store: await (database = await backend()).store(),
+        policy: { minAmountByAsset: new Map([[h.devnet.usdc.contractId, 1_000n]]) },
+      });
+      const self = await paidRequest({ selfPay: true, amount: '1' });
+      const small = await paidRequest({ amount: '999' });
+      const cost = await spent(f.submitter, async () => {
+        expect((await f.settle(self.payload, self.req)).body.errorReason).toBe('svc_policy_self_payment');
+        expect((await f.settle(small.payload, small.req)).body.errorReason).toBe('svc_policy_amount_below_minimum');
+      });
+      expect(cost).toEqual({ transactions: 0, stroops: 0n });
+      await f.close();
+    });
 
-    expect(await f.journal.reconcile(f.scheme.tracking)).toBe(1);
-    expect((await f.journal.store.get(record!.identity))!.state).toBe('settled');
-    expect(f.landed).toHaveLength(1);
-    const retry = await f.settle(p.payload, p.req, 'blind-key');
-    expect(retry.body).toMatchObject({ success: true, transaction: record!.transaction });
-    await f.close();
+    it('per-payer and daily caps hold across a restart on the same database', async () => {
+      const shared = await backend();
+      const account = await h.devnet.createAccount({ usdcTrustline: false });
+      const first = await journaledFacilitator(h, { store: await shared.store(), submitterSecret: account.secret });
+      const a = await paidRequest();
+      const settled = await first.settle(a.payload, a.req);
+      expect(settled.body.success).toBe(true);
+      const fee = (await first.journal.store.getByTransaction(settled.body.transaction))!.feeStroops;
+      await first.close();
+
+      // Restarted with a per-payer cap below two settlements: the same payer is refused, another is not.
+      const again = await journaledFacilitator(h, {
+        store: await shared.store(),
+        submitterSecret: account.secret,
+        policy: { payerDailyFeeCapStroops: fee + fee / 2n, dailyFeeCapStroops: null },
+      });
+      const { buyer } = a;
+      const req2 = h.requirements(a.seller.publicKey());
+      const second = await h.pay(req2, buyer);
+      expect((await again.settle(second, req2)).body.errorReason).toBe('svc_fee_budget_payer_exhausted');
+      await again.close();
+
+      const capped = await journaledFacilitator(h, {
+        store: await shared.store(),
+        submitterSecret: account.secret,
+        policy: { dailyFeeCapStroops: fee + fee / 2n, payerDailyFeeCapStroops: null },
+      });
+      const b = await paidRequest();
+      expect((await capped.settle(b.payload, b.req)).body.errorReason).toBe('svc_fee_budget_daily_exhausted');
+      expect(h.devnet.balances(b.seller.publicKey()).usdc).toBe(0n);
+      await capped.close();
+    });
+  });
+
+  describe('an RPC that cannot tell the outcome', () => {
+    it.each([
+      ['blind (getTransaction errors until the time bound)', { kind: 'rpcError' as const }],
+      ['garbage (getTransaction answers result null)', { kind: 'garbage' as const }],
+    ])('%s → svc_settlement_outcome_unknown, later reconciled to settled, listed, and the retry tells the truth', async (_name, fault) => {
+      const f = await journaledFacilitator(h, { store: await (database = await backend()).store() });
+      const p = await paidRequest({ maxTimeoutSeconds: 4 });
+      h.devnet.faults.set('getTransaction', fault);
+      let res;
+      try {
+        res = await f.settle(p.payload, p.req, 'blind-key');
+      } finally {
+        h.devnet.faults.clear();
+      }
+      expect(res.body).toMatchObject({ success: false, errorReason: 'svc_settlement_outcome_unknown' });
+      // It lands (possibly after the answer: an unreadable getTransaction is given up at once).
+      for (let i = 0; i < 40 && h.devnet.balances(p.seller.publicKey()).usdc === 0n; i++) await new Promise((r) => setTimeout(r, 250));
+      expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
+      const [record] = await f.journal.store.unresolved(10);
+      expect(record!.state).toBe('unknown');
+      expect(f.landed).toHaveLength(0);
+
+      expect(await f.journal.reconcile(f.scheme.tracking)).toBe(1);
+      expect((await f.journal.store.get(record!.identity))!.state).toBe('settled');
+      expect(f.landed).toHaveLength(1);
+      const retry = await f.settle(p.payload, p.req, 'blind-key');
+      expect(retry.body).toMatchObject({ success: true, transaction: record!.transaction });
+      await f.close();
+    });
   });
 });
