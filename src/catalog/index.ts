@@ -37,12 +37,19 @@ export function openCatalog(options: CatalogOptions): Catalog {
   const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
   const base = { dbPath: options.dbPath, softBudgetMs: options.softBudgetMs };
   const writer = new WorkerLanes(
-    { ...base, threads: 1, maxQueued: options.maxQueuedWrites ?? 256, deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS },
+    {
+      ...base,
+      role: 'writer',
+      threads: 1,
+      maxQueued: options.maxQueuedWrites ?? 256,
+      deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS,
+    },
     onLog,
   );
   const readers = new WorkerLanes(
     {
       ...base,
+      role: 'reader',
       threads: options.readers ?? 1,
       maxQueued: options.maxQueuedReads ?? 64,
       deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,

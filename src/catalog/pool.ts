@@ -12,6 +12,8 @@ import type { DiscoveryFilters, SettledPayment } from './types.ts';
 
 export interface WorkerSetup {
   dbPath: string;
+  /** The writer takes settlement hooks (and validates sellers' schemas), readers discovery. */
+  role: 'writer' | 'reader';
   softBudgetMs: number | undefined;
 }
 
@@ -82,7 +84,7 @@ export class WorkerLanes {
   private spawn(): void {
     const worker = new Worker(WORKER_URL, {
       resourceLimits: WORKER_LIMITS,
-      workerData: { dbPath: this.setup.dbPath, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup,
+      workerData: { dbPath: this.setup.dbPath, role: this.setup.role, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup,
     });
     worker.unref();
     this.workers.add(worker);

@@ -228,8 +228,18 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** The process-wide validator: one worker thread, started on first use. */
-const sharedValidator = new SchemaValidator();
+/**
+ * The thread's validator (its worker thread), created on first use or by warmSchemaValidation:
+ * every thread that imports this module (svc's main thread, each catalog reader) would otherwise
+ * start a validation worker it never uses, each an isolate of its own in svc's resident memory.
+ */
+let sharedValidator: SchemaValidator | undefined;
+const validator = () => (sharedValidator ??= new SchemaValidator());
+
+/** Starts the validator now, so the first seller's schema does not wait for a thread to boot. */
+export function warmSchemaValidation(): void {
+  validator();
+}
 
 /**
  * Validates `info` against the neutralized schema off the calling thread, within the schema time
@@ -237,7 +247,7 @@ const sharedValidator = new SchemaValidator();
  * `bazaar_schema_validation_failed`, a timeout or a crash of the validator `bazaar_schema_too_complex`.
  */
 export function validateAgainstSchema(schema: Record<string, unknown> | boolean, info: unknown): Promise<SchemaVerdict> {
-  return sharedValidator.validate(schema, info);
+  return validator().validate(schema, info);
 }
 
 export const MAX_PARAMETER_TEXT = 4096;

@@ -7,6 +7,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
+import { warmSchemaValidation } from './schema.ts';
 import { CatalogStore } from './store.ts';
 import type { CatalogLogger } from './types.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
@@ -34,6 +35,7 @@ const logger: CatalogLogger = {
   error: (obj, msg) => port.postMessage({ log: 'error', obj, msg } satisfies WorkerReply),
 };
 const engine = new CatalogEngine(new CatalogStore(setup.dbPath), logger, setup.softBudgetMs);
+if (setup.role === 'writer') warmSchemaValidation();
 
 async function run(request: WorkerRequest): Promise<unknown> {
   const now = new Date(request.now);
