@@ -6,7 +6,7 @@
  * started side by side and measured with the same client: search (2 terms, 1 common term, a
  * cursor page) and list (no filter, network filter, payTo filter, a deep offset), p50/p95 at 1 and
  * 16 connections. Then the mixed run: POST /verify throughput alone and while 16 connections
- * search, and svc's peak RSS during the load.
+ * search from another client process (bench/catalog-flood.ts), and svc's peak RSS during the load.
  *
  *   npm run build && npx tsx bench/catalog.ts [--sizes 10000,100000] [--requests 200] [--keep-dir DIR]
  */
@@ -210,24 +210,19 @@ for (const size of sizes) {
       return { rps: n / (ms / 1000), p50: pct(times, 50) };
     };
     const alone = await verifyFor(5000);
-    let searching = true;
-    let searches = 0;
-    let busy = 0;
-    const flood = Promise.all(
-      Array.from({ length: 16 }, async (_, k) => {
-        while (searching) {
-          const { status } = await request(svcPort, 'GET', `/discovery/search?query=${encodeURIComponent(k % 2 ? two : common)}&limit=20`);
-          if (status === 200) searches++;
-          else if (status === 503) busy++;
-        }
-      }),
-    );
+    // The flood comes from another client process, started a moment before /verify is measured.
+    const flood = start(['--import', 'tsx', 'bench/catalog-flood.ts', String(svcPort), '16', '5400', two, common], {});
+    const floodOut = new Promise<string>((resolve) => {
+      let text = '';
+      flood.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      flood.once('exit', () => resolve(text));
+    });
+    await new Promise((r) => setTimeout(r, 300));
     const mixed = await verifyFor(5000);
-    searching = false;
-    await flood;
+    const { searches, busy } = JSON.parse((await floodOut).trim().split('\n').at(-1)!) as { searches: number; busy: number };
     clearInterval(sampler);
     out(
-      `\nMixed: /verify (4 connections) alone ${alone.rps.toFixed(0)} req/s (p50 ${fmt(alone.p50)} ms); with 16 search connections ${mixed.rps.toFixed(0)} req/s (p50 ${fmt(mixed.p50)} ms) = **${(mixed.rps / alone.rps).toFixed(2)}×** (target ≥ 0.8×); searches served meanwhile ${(searches / 5).toFixed(0)}/s, ${busy} answered 503 svc_catalog_busy.`,
+      `\nMixed: /verify (4 connections) alone ${alone.rps.toFixed(0)} req/s (p50 ${fmt(alone.p50)} ms); with 16 search connections ${mixed.rps.toFixed(0)} req/s (p50 ${fmt(mixed.p50)} ms) = **${(mixed.rps / alone.rps).toFixed(2)}×** (target ≥ 0.8×); searches served meanwhile ${(searches / 5.4).toFixed(0)}/s, ${busy} answered 503 svc_catalog_busy.`,
     );
     out(
       `svc peak RSS under this load: **${peakRss.toFixed(0)} MB** (--max-semi-space-size=${SEMI_SPACE_MB}; catalog workers capped by resourceLimits). Load average now ${loadavg()
