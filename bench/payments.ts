@@ -8,13 +8,11 @@ import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
 import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
 import type { Devnet } from '../src/devnet/index.ts';
 
-export type Requirements = ReturnType<typeof exactTerms>['requirements'];
+export type Requirements = ReturnType<typeof exactRequirements>;
 
-/** 1000 base units of the devnet's USDC to `payTo`, fees sponsored; `sign` makes a buyer's payload. */
-export function exactTerms(devnet: Devnet, payTo: string, maxTimeoutSeconds: number) {
-  const rpc = createSdkRpc({ url: devnet.rpcUrl });
-  const ledgerTime = new LedgerTimeEstimator(rpc);
-  const requirements = {
+/** 1000 base units of the devnet's USDC to `payTo`, fees sponsored. */
+export function exactRequirements(devnet: Devnet, payTo: string, maxTimeoutSeconds: number) {
+  return {
     scheme: 'exact',
     network: 'stellar:testnet',
     asset: devnet.usdc.contractId,
@@ -23,6 +21,13 @@ export function exactTerms(devnet: Devnet, payTo: string, maxTimeoutSeconds: num
     maxTimeoutSeconds,
     extra: { areFeesSponsored: true },
   };
+}
+
+/** The terms of exactRequirements; `sign` makes a buyer's payload for them. */
+export function exactTerms(devnet: Devnet, payTo: string, maxTimeoutSeconds: number) {
+  const rpc = createSdkRpc({ url: devnet.rpcUrl });
+  const ledgerTime = new LedgerTimeEstimator(rpc);
+  const requirements = exactRequirements(devnet, payTo, maxTimeoutSeconds);
   return {
     requirements,
     sign: (signer: Keypair) => createStellarPayment({ requirements, signer, rpc, ledgerTime }),

@@ -28,6 +28,7 @@ import { createSdkRpc, type ChainRpc } from '../src/chains/stellar/rpc.ts';
 import { LedgerTimeEstimator } from '../src/chains/stellar/ledger-time.ts';
 import { createStellarPayment } from '../src/chains/stellar/exact/buyer.ts';
 import type { PaymentPayload, PaymentRequirements, PaymentScheme } from '../src/scheme/types.ts';
+import { exactRequirements } from './payments.ts';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -70,15 +71,7 @@ async function parties(devnet: Devnet, n: number, usdc = 100_000_000n): Promise<
 const MAX_TIMEOUT_SECONDS = 300;
 
 function requirements(devnet: Devnet, payTo: string, maxTimeoutSeconds = MAX_TIMEOUT_SECONDS): PaymentRequirements {
-  return {
-    scheme: 'exact',
-    network: 'stellar:testnet',
-    asset: devnet.usdc.contractId,
-    amount: '1000',
-    payTo,
-    maxTimeoutSeconds,
-    extra: { areFeesSponsored: true },
-  };
+  return exactRequirements(devnet, payTo, maxTimeoutSeconds);
 }
 
 async function pay(
