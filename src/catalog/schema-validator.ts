@@ -36,6 +36,11 @@ interface Pending {
   job: ValidationJob;
   /** performance.now() after which the job is dropped unrun. */
   deadline: number;
+  /**
+   * When the job's time budget started: when it was queued, so time spent waiting for a thread
+   * counts against it (the budget bounds the whole step); at process start, when it is sent.
+   */
+  budgetFrom: number | undefined;
   resolve: (verdict: SchemaVerdict) => void;
 }
 
@@ -87,7 +92,13 @@ export class SchemaValidator {
     if (this.queue.length >= this.maxQueued) return Promise.resolve(tooComplex('Too many schemas are waiting for validation.'));
     return new Promise((resolve) => {
       const wait = this.started ? this.maxWaitMs : SchemaValidator.STARTUP_WAIT_MS;
-      this.queue.push({ job: { id: this.nextId++, schema, info }, deadline: performance.now() + wait, resolve });
+      const now = performance.now();
+      this.queue.push({
+        job: { id: this.nextId++, schema, info },
+        deadline: now + wait,
+        budgetFrom: this.started ? now : undefined,
+        resolve,
+      });
       this.pump();
     });
   }
@@ -185,14 +196,18 @@ export class SchemaValidator {
       return;
     }
     const pending = this.queue.shift()!;
-    const timer = setTimeout(() => {
-      if (this.running?.pending !== pending) return;
-      // Ajv runs synchronously: terminating the thread is the only way to stop it.
-      this.current = null;
-      void slot.worker.terminate();
-      this.finishRunning(tooComplex(`Validating info against the schema took longer than ${this.budgetMs} ms.`));
-      this.pump();
-    }, this.budgetMs);
+    const budgetLeft = this.budgetMs - (pending.budgetFrom === undefined ? 0 : performance.now() - pending.budgetFrom);
+    const timer = setTimeout(
+      () => {
+        if (this.running?.pending !== pending) return;
+        // Ajv runs synchronously: terminating the thread is the only way to stop it.
+        this.current = null;
+        void slot.worker.terminate();
+        this.finishRunning(tooComplex(`Validating info against the schema took longer than ${this.budgetMs} ms.`));
+        this.pump();
+      },
+      Math.max(1, budgetLeft),
+    );
     this.running = { pending, timer };
     slot.jobs++;
     slot.worker.postMessage(pending.job);

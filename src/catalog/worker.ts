@@ -34,8 +34,9 @@ const logger: CatalogLogger = {
   warn: (obj, msg) => port.postMessage({ log: 'warn', obj, msg } satisfies WorkerReply),
   error: (obj, msg) => port.postMessage({ log: 'error', obj, msg } satisfies WorkerReply),
 };
-const engine = new CatalogEngine(new CatalogStore(setup.dbPath), logger, setup.softBudgetMs);
+// The writer validates sellers' schemas: its validation thread starts booting first.
 if (setup.role === 'writer') warmSchemaValidation();
+const engine = new CatalogEngine(new CatalogStore(setup.dbPath), logger, setup.softBudgetMs);
 
 async function run(request: WorkerRequest): Promise<unknown> {
   const now = new Date(request.now);
