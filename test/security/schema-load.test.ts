@@ -89,7 +89,9 @@ describe('hostile schemas under payment load', () => {
     // granularity.
     const dropBound = (body: unknown) => factor * (250 + median(normal.settle) + bodyCost.get(body)! + 20);
     expect(
-      drops.filter((d) => d.ms >= dropBound(d.body)).map((d) => `#${drops.indexOf(d)}: ${Math.round(d.ms)} ms (bound ${Math.round(dropBound(d.body))})`),
+      drops
+        .filter((d) => d.ms >= dropBound(d.body))
+        .map((d) => `#${drops.indexOf(d)}: ${Math.round(d.ms)} ms (bound ${Math.round(dropBound(d.body))})`),
     ).toEqual([]);
     // 2× of normal, with 3 ms of slack for timer granularity.
     expect(median(loaded.verify)).toBeLessThan(factor * 2 * median(normal.verify) + 3);
