@@ -1,18 +1,40 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Tests that compare svc's latency with and without an attack: they run after every other file,
+ * alone, so the suites running beside them do not decide their outcome.
+ */
+const LATENCY_TESTS = ['test/security/schema-load.test.ts'];
+
+const shared = {
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  pool: 'forks' as const,
+  // Every test seller listens on loopback, which paid_call and the catalog refuse by default
+  // (docs/SECURITY.md "SSRF"); the tests of that guard clear this in their own process.
+  env: { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,::1/128' },
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    // `npm start` runs compiled output: tests that spawn it need dist/ current. Browser tests need
-    // Chromium, installed when absent. Postgres tests share one embedded server (freshDatabase()).
-    globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
-    // Every test seller listens on loopback, which paid_call and the catalog refuse by default
-    // (docs/SECURITY.md "SSRF"); the tests of that guard clear this in their own process.
-    env: { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,::1/128' },
     // The second reporter prints a plain `N passed, N failed` closing line for CI logs.
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          exclude: LATENCY_TESTS,
+          // `npm start` runs compiled output: tests that spawn it need dist/ current. Browser tests need
+          // Chromium, installed when absent. Postgres tests share one embedded server (freshDatabase()).
+          globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: { ...shared, name: 'latency', include: LATENCY_TESTS, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });
