@@ -108,6 +108,14 @@ export class PostgresCatalogStore implements CatalogStorePort {
     if (!this.pool.ended) await this.pool.end();
   }
 
+  /** Refreshes the planner's statistics of the catalog tables (autovacuum does this in a running database). */
+  async analyze(): Promise<void> {
+    await this.ready;
+    await this.pool.query(
+      'ANALYZE listings, listing_accepts, listing_extensions, listing_keys, listing_counts, listing_key_blocks, search_terms, search_revisions',
+    );
+  }
+
   async ownerOf(resource: string, type: string, toolName: string): Promise<string | undefined> {
     await this.ready;
     const row = await this.pool.query<{ owner: string }>(
