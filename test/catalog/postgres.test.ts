@@ -54,7 +54,7 @@ describe('two instances on one database', () => {
         outcomes.filter((o) => o.status === 'owned_by_other'),
         `trial ${trial}`,
       ).toHaveLength(1);
-      const owner = outcomes[0]!.status === 'written' ? PAY_TO_A : PAY_TO_B;
+      const owner = outcomes[0].status === 'written' ? PAY_TO_A : PAY_TO_B;
       winners[owner]++;
       expect(await one.ownerOf(resource, 'http', '')).toBe(owner);
       expect(await two.ownerOf(resource, 'http', '')).toBe(owner);
