@@ -12,9 +12,9 @@ import { SqliteJournalStore } from '../journal/store-sqlite.ts';
 
 /** Every component svc keeps in Postgres, with its migrations. */
 export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresMigrations]> = [
-  ['catalog', CATALOG_MIGRATIONS],
   ['journal', JOURNAL_MIGRATIONS],
   ['submitter_leases', SUBMITTER_LEASE_MIGRATIONS],
+  ['catalog', CATALOG_MIGRATIONS],
 ];
 
 /** Brings every component to its newest version; returns what it migrated, for the operator. */
