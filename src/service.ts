@@ -67,7 +67,7 @@ export interface Service {
 /** Opens the catalog at config.dbPath; one that cannot open must not stop payments (logged, discovery 500). */
 function openConfiguredCatalog(config: Config, logger: Logger): { catalog: CatalogPort; close: () => Promise<void> } {
   try {
-    const catalog = openCatalog({ dbPath: config.dbPath, logger });
+    const catalog = openCatalog({ dbPath: config.dbPath, databaseUrl: databaseUrl(config) ?? undefined, logger });
     return { catalog, close: () => catalog.close() };
   } catch (err) {
     logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');

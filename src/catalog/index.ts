@@ -1,5 +1,6 @@
 /**
- * openCatalog: the CatalogPort over one SQLite file, served by worker threads (pool.ts) so the
+ * openCatalog: the CatalogPort over one SQLite file or a PostgreSQL database (databaseUrl), served
+ * by worker threads (pool.ts) so the
  * thread that answers /verify and /settle never runs a catalog query. The settle hook resolves
  * null (header omitted, logged) on an internal fault, a full queue or a missed deadline, and never
  * rejects. list/search reject with CatalogQueryError: 400 codes for the caller's mistakes,
@@ -32,10 +33,12 @@ function asCatalogError(err: unknown): unknown {
 export function openCatalog(options: CatalogOptions): Catalog {
   const { logger } = options;
   const clock = options.clock ?? (() => new Date());
-  // Opened once here, synchronously: migrations run and a bad file fails the caller now, not in a worker.
-  new CatalogStore(options.dbPath).close();
+  // SQLite is opened once here, synchronously: migrations run and a bad file fails the caller now,
+  // not in a worker. On Postgres each thread's store migrates under the migration lock as it
+  // connects, and a database that cannot be reached fails each request (the hook answers null).
+  if (!options.databaseUrl) new CatalogStore(options.dbPath).close();
   const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
-  const base = { dbPath: options.dbPath, softBudgetMs: options.softBudgetMs };
+  const base = { dbPath: options.dbPath, databaseUrl: options.databaseUrl, softBudgetMs: options.softBudgetMs };
   const writer = new WorkerLanes(
     {
       ...base,

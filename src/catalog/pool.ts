@@ -12,6 +12,8 @@ import type { DiscoveryFilters, SettledPayment } from './types.ts';
 
 export interface WorkerSetup {
   dbPath: string;
+  /** With it the thread's store is PostgreSQL (store-postgres.ts) instead of dbPath. Holds credentials: never logged. */
+  databaseUrl: string | undefined;
   /** The writer takes settlement hooks (and validates sellers' schemas), readers discovery. */
   role: 'writer' | 'reader';
   softBudgetMs: number | undefined;
@@ -84,7 +86,12 @@ export class WorkerLanes {
   private spawn(): void {
     const worker = new Worker(WORKER_URL, {
       resourceLimits: WORKER_LIMITS,
-      workerData: { dbPath: this.setup.dbPath, role: this.setup.role, softBudgetMs: this.setup.softBudgetMs } satisfies WorkerSetup,
+      workerData: {
+        dbPath: this.setup.dbPath,
+        databaseUrl: this.setup.databaseUrl,
+        role: this.setup.role,
+        softBudgetMs: this.setup.softBudgetMs,
+      } satisfies WorkerSetup,
     });
     worker.unref();
     this.workers.add(worker);

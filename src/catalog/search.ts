@@ -31,7 +31,7 @@ import { inReadTransaction } from './sqlite.ts';
 
 const MAX_CURSOR_LENGTH = 1024;
 
-interface CursorState {
+export interface CursorState {
   v: 1;
   /** hash of query + filters */
   h: string;
@@ -44,7 +44,7 @@ interface CursorState {
   t: number;
 }
 
-function bindingHash(query: string, filters: DiscoveryFilters): string {
+export function bindingHash(query: string, filters: DiscoveryFilters): string {
   // Every search filter binds the cursor (src/filters.ts): a filter added there cannot be missed here.
   const key = JSON.stringify([query, ...FILTER_NAMES.map((name) => filters[name] ?? null)]);
   return createHash('sha256').update(key).digest('base64url').slice(0, 22);
@@ -82,7 +82,7 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
 
 const snapshotParams = (asOf: number) => [asOf, asOf];
 /** Postings counted per term to find the rarest one (the count stops here). */
-const DF_PROBE_CAP = 20_000;
+export const DF_PROBE_CAP = 20_000;
 
 /**
  * The first tier of a several-term query: listings that contain every term rank above all
@@ -151,7 +151,7 @@ const THRESHOLD_WALK_CAP = 20_000;
 /** Postings read per term per step: small first (most pages end early), then larger. */
 const WALK_CHUNKS = [32, 64, 128];
 
-type RankedRow = { listing_id: number; rank: number };
+export type RankedRow = { listing_id: number; rank: number };
 
 /**
  * A several-term query as a bounded top-k (a threshold walk, after Fagin's threshold algorithm).

@@ -22,7 +22,7 @@ export const BUSY_TIMEOUT_MS = 100;
 /** Superseded search revisions are kept this long; cursors older than this are refused. */
 export const SNAPSHOT_RETENTION_MS = 60 * 60 * 1000;
 /** At most this many expired revisions are pruned per write (bounded work). */
-const PRUNE_BATCH = 32;
+export const PRUNE_BATCH = 32;
 
 /** Thrown when the database file is gone, replaced or read-only: the catalog cannot serve. */
 export class CatalogUnavailableError extends Error {
@@ -57,7 +57,7 @@ export interface ListingRow {
 }
 
 /** What a listing's `body` column holds (everything but identity, version and time). */
-interface ListingBody extends ListingMetadata {
+export interface ListingBody extends ListingMetadata {
   accepts: AcceptedTerms[];
   extensions: Record<string, unknown>;
 }
@@ -88,6 +88,40 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The write rules of a listing (docs/CATALOG.md "Ownership and refresh"), shared by both stores:
+ * the stored body after this settlement, or null when the terms are new and the listing already
+ * holds MAX_ACCEPTS_PER_LISTING of them. Latest settlement wins on metadata, a field absent this
+ * time keeps its previous value, accepts gain the terms unless identical ones are there.
+ */
+export function mergeListing(previousBody: string | undefined, draft: ListingDraft): { body: ListingBody; termsKey: string } | null {
+  const previous: ListingBody = previousBody !== undefined ? (JSON.parse(previousBody) as ListingBody) : { accepts: [], extensions: {} };
+  const termsKey = canonicalJson(draft.terms);
+  const known = previous.accepts.some((t) => canonicalJson(t) === termsKey);
+  if (!known && previous.accepts.length >= MAX_ACCEPTS_PER_LISTING) return null;
+  const accepts = known ? previous.accepts : [...previous.accepts, draft.terms];
+  const { accepts: _a, extensions: previousExtensions, ...previousMetadata } = previous;
+  const metadata: ListingMetadata = { ...previousMetadata, ...draft.metadata };
+  return { body: { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } }, termsKey };
+}
+
+/** The searchable text of a listing body (search.ts): its four weighted fields. */
+export function searchTextOf(body: ListingBody, draft: ListingDraft): SearchText {
+  return {
+    serviceName: body.serviceName ?? '',
+    tags: (body.tags ?? []).join(' '),
+    description: body.description ?? '',
+    params: draft.parameterText,
+  };
+}
+
+/** A new search revision is written only when this changes. */
+export function searchTextHash(text: SearchText): string {
+  return createHash('sha256')
+    .update(JSON.stringify([text.serviceName, text.tags, text.description, text.params]))
+    .digest('hex');
 }
 
 /** Filters that compare one listings column for equality. payTo is the verified owner. */
@@ -136,7 +170,7 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
 }
 
 /** The listing_keys a list filter selects ('all' when none); scheme with network is one pair key. */
-function filterKeys(filters: DiscoveryFilters): ListingKey[] {
+export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
   const keys: ListingKey[] = [];
   if (filters.type !== undefined) keys.push({ kind: 'type', value: filters.type });
   if (filters.payTo !== undefined) keys.push({ kind: 'payTo', value: filters.payTo });
@@ -236,15 +270,9 @@ export class CatalogStore implements CatalogStorePort {
 
       const seq = Number((this.statement('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq').get() as { seq: number }).seq);
       const nowIso = now.toISOString();
-      const previous: ListingBody = existing ? (JSON.parse(existing.body) as ListingBody) : { accepts: [], extensions: {} };
-      const termsKey = canonicalJson(draft.terms);
-      const known = previous.accepts.some((t) => canonicalJson(t) === termsKey);
-      if (!known && previous.accepts.length >= MAX_ACCEPTS_PER_LISTING) return { status: 'accepts_full' } as const;
-      const accepts = known ? previous.accepts : [...previous.accepts, draft.terms];
-      // Latest settlement wins on metadata; a field absent this time keeps its previous value.
-      const { accepts: _a, extensions: previousExtensions, ...previousMetadata } = previous;
-      const metadata: ListingMetadata = { ...previousMetadata, ...draft.metadata };
-      const body: ListingBody = { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } };
+      const merged = mergeListing(existing?.body, draft);
+      if (!merged) return { status: 'accepts_full' } as const;
+      const { body, termsKey } = merged;
 
       let listingId: number;
       if (existing) {
@@ -272,17 +300,7 @@ export class CatalogStore implements CatalogStorePort {
       }
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
       countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys));
-      this.reviseSearchText(
-        listingId,
-        {
-          serviceName: metadata.serviceName ?? '',
-          tags: (metadata.tags ?? []).join(' '),
-          description: metadata.description ?? '',
-          params: draft.parameterText,
-        },
-        seq,
-        nowIso,
-      );
+      this.reviseSearchText(listingId, searchTextOf(body, draft), seq, nowIso);
       this.pruneRevisions(now);
       return { status: 'written', created: !existing, listingId } as const;
     });
@@ -290,9 +308,7 @@ export class CatalogStore implements CatalogStorePort {
 
   /** A new search revision only when the searchable text changed. */
   private reviseSearchText(listingId: number, text: SearchText, seq: number, nowIso: string): void {
-    const hash = createHash('sha256')
-      .update(JSON.stringify([text.serviceName, text.tags, text.description, text.params]))
-      .digest('hex');
+    const hash = searchTextHash(text);
     const current = this.statement('SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(listingId) as
       { rev: number; text_hash: string } | undefined;
     if (current?.text_hash === hash) return;

@@ -67,8 +67,13 @@ export interface CatalogLogger {
 }
 
 export interface CatalogOptions {
-  /** SQLite file; created with its schema when absent. */
+  /** SQLite file; created with its schema when absent. Unused when databaseUrl is set. */
   dbPath: string;
+  /**
+   * PostgreSQL URL (DATABASE_URL): the catalog lives there, shared by every svc instance
+   * (docs/CATALOG.md "Postgres"). It may hold a password: never log it.
+   */
+  databaseUrl?: string | undefined;
   logger: CatalogLogger;
   /** Time source for `lastUpdated` and cursor expiry (tests inject one). */
   clock?: () => Date;
@@ -87,9 +92,8 @@ export interface CatalogOptions {
 }
 
 /**
- * The storage a catalog worker runs against. SQLite (store.ts) is the implementation; another
- * database implements these calls (each may return a Promise) and neither the worker protocol
- * nor the handlers change.
+ * The storage a catalog worker runs against: SQLite (store.ts) or PostgreSQL (store-postgres.ts).
+ * Each call may return a Promise; neither the worker protocol nor the handlers depend on which.
  */
 export interface CatalogStorePort {
   /** The owner (payTo) of a listing, or undefined when there is none yet. */

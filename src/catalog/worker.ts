@@ -1,5 +1,5 @@
 /**
- * A catalog worker thread: owns one SQLite connection and runs catalog operations one at a time
+ * A catalog worker thread: owns one SQLite connection (or a small PostgreSQL pool) and runs catalog operations one at a time
  * for the pool (pool.ts), so no catalog read or write ever runs on the thread that answers
  * /verify and /settle. Role `writer` takes settlement hooks, role `reader` discovery requests.
  */
@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
 import { warmSchemaValidation } from './schema.ts';
 import { CatalogStore } from './store.ts';
+import { PostgresCatalogStore } from './store-postgres.ts';
 import type { CatalogLogger } from './types.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
 
@@ -36,7 +37,8 @@ const logger: CatalogLogger = {
 };
 // The writer validates sellers' schemas: its validation thread starts booting first.
 if (setup.role === 'writer') warmSchemaValidation();
-const engine = new CatalogEngine(new CatalogStore(setup.dbPath), logger, setup.softBudgetMs);
+const store = setup.databaseUrl ? new PostgresCatalogStore(setup.databaseUrl) : new CatalogStore(setup.dbPath);
+const engine = new CatalogEngine(store, logger, setup.softBudgetMs);
 
 async function run(request: WorkerRequest): Promise<unknown> {
   const now = new Date(request.now);

@@ -4,6 +4,7 @@
  * (docs/SCALING.md).
  */
 import { CatalogStore } from '../catalog/store.ts';
+import { CATALOG_MIGRATIONS } from '../catalog/migrations-postgres.ts';
 import { migrate, openPool, type PostgresMigrations } from './postgres.ts';
 import { SUBMITTER_LEASE_MIGRATIONS } from './submitter-leases.ts';
 import { JOURNAL_MIGRATIONS } from '../journal/store-postgres.ts';
@@ -13,6 +14,7 @@ import { SqliteJournalStore } from '../journal/store-sqlite.ts';
 export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresMigrations]> = [
   ['journal', JOURNAL_MIGRATIONS],
   ['submitter_leases', SUBMITTER_LEASE_MIGRATIONS],
+  ['catalog', CATALOG_MIGRATIONS],
 ];
 
 /** Brings every component to its newest version; returns what it migrated, for the operator. */

@@ -32,18 +32,30 @@ export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => 
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** A catalog on a fresh temp file with a controllable clock. */
-export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z')) {
+/**
+ * A catalog on a fresh temp file with a controllable clock; with `databaseUrl`, on that (empty)
+ * PostgreSQL database instead (test/helpers/postgres.ts freshDatabase()).
+ */
+export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z'), options: { databaseUrl?: string | undefined } = {}) {
   const { dir, cleanup } = tempDir();
   const logger = recordingLogger();
   let now = start;
   const dbPath = join(dir, 'catalog.sqlite');
+  const { databaseUrl } = options;
   // Deadlines far above any honest operation: a loaded CI machine must not turn a slow answer into a
   // missing one (the deadlines themselves are tested in isolation.test.ts).
-  const catalog: Catalog = openCatalog({ dbPath, logger, clock: () => new Date(now), readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
+  const catalog: Catalog = openCatalog({
+    dbPath,
+    databaseUrl,
+    logger,
+    clock: () => new Date(now),
+    readDeadlineMs: 30_000,
+    writeDeadlineMs: 30_000,
+  });
   return {
     catalog,
     dbPath,
+    databaseUrl,
     dir,
     logger,
     tick(ms = 1000) {

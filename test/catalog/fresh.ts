@@ -1,13 +1,31 @@
 /** Per-test temp catalogs (kept apart from fixtures.ts so non-test scripts need no vitest). */
-import { afterEach } from 'vitest';
+import { afterEach, beforeEach } from 'vitest';
+import { freshDatabase } from '../helpers/postgres.ts';
 import { tempCatalog } from './fixtures.ts';
 
-/** For a test file: `fresh()` gives a new temp catalog, closed and deleted after each test. */
-export function freshCatalogPerTest(): () => ReturnType<typeof tempCatalog> {
-  let current: ReturnType<typeof tempCatalog> | undefined;
+/** The catalog's two stores: a SQLite file, or a PostgreSQL database (docs/CATALOG.md "Postgres"). */
+export type Backend = 'SQLite' | 'Postgres';
+export const BACKENDS: Backend[] = ['SQLite', 'Postgres'];
+
+type TempCatalog = ReturnType<typeof tempCatalog>;
+
+/**
+ * For a test file (or a describe block): `fresh()` gives a new temp catalog on `backend`, closed
+ * and deleted after each test; `fresh.another()` a second, independent one (its own file or
+ * database) in the same test.
+ */
+export function freshCatalogPerTest(backend: Backend = 'SQLite'): (() => TempCatalog) & { another: () => Promise<TempCatalog> } {
+  const open: TempCatalog[] = [];
+  let databaseUrl: string | undefined;
+  if (backend === 'Postgres')
+    beforeEach(async () => {
+      databaseUrl = await freshDatabase();
+    });
   afterEach(() => {
-    current?.close();
-    current = undefined;
+    for (const t of open.splice(0)) t.close();
   });
-  return () => (current = tempCatalog());
+  const track = (t: TempCatalog) => (open.push(t), t);
+  return Object.assign(() => track(tempCatalog(undefined, { databaseUrl })), {
+    another: async () => track(tempCatalog(undefined, { databaseUrl: backend === 'Postgres' ? await freshDatabase() : undefined })),
+  });
 }

@@ -33,7 +33,9 @@ describe('npm run migrate', () => {
       const result = migrate({ DATABASE_URL: url });
       expect(result.stderr).toBe('');
       expect(result.status).toBe(0);
-      expect(result.stdout).toMatch(/^svc: migrated Postgres: journal at version \d+, submitter_leases at version \d+/);
+      expect(result.stdout).toMatch(
+        /^svc: migrated Postgres: journal at version \d+, submitter_leases at version \d+, catalog at version \d+/,
+      );
       expect(result.stdout).not.toContain(new URL(url).password);
     }
     const client = new pg.Client({ connectionString: url });
@@ -44,7 +46,9 @@ describe('npm run migrate', () => {
         Object.fromEntries(POSTGRES_COMPONENTS.map(([component, migrations]) => [component, migrations.length])),
       );
       const tables = await client.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
-      expect(tables.rows.map((r) => r.tablename)).toEqual(expect.arrayContaining(['journal_settlements', 'submitter_leases']));
+      expect(tables.rows.map((r) => r.tablename)).toEqual(
+        expect.arrayContaining(['journal_settlements', 'submitter_leases', 'listings', 'search_terms']),
+      );
     } finally {
       await client.end();
     }

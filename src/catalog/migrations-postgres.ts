@@ -1,0 +1,193 @@
+/**
+ * The catalog's PostgreSQL schema (DATABASE_URL, docs/CATALOG.md "Postgres"), as append-only
+ * migrations applied by `migrate(pool, 'catalog', …)` (src/db/postgres.ts). The tables mirror the
+ * SQLite schema at its newest version (migrations.ts) so both stores give the same answers:
+ *
+ * - `listings`, `listing_accepts`, `listing_extensions`: the listings, their accepted terms and
+ *   extension keys, each remembering the write sequence that added it (search snapshots);
+ * - `catalog_seq`: the global write sequence. Every write updates its one row, so writes commit in
+ *   sequence order on every instance, which is what lets a search cursor pin "the catalog as of N";
+ * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
+ *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score;
+ * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (list-index.ts),
+ *   maintained in the write transaction by `catalog_index_listing` below.
+ *
+ * Text that is ordered or compared is `COLLATE "C"` (byte order, as SQLite's BINARY), so order and
+ * the '~' sentinel of the blocks do not depend on the database's locale.
+ *
+ * A term's score is stored as `units` = score × 2^53, an exact integer: every score is at least
+ * 0.5 (weight ≥ 1, tf/(tf+1) ≥ 1/2), so it is a multiple of 2^-53. Summing units is exact, and
+ * `sum(units)::float8 / 2^53` is the exact sum rounded once to a double, which is what SQLite's
+ * compensated sum() gives for these few positive terms; the rank then rounds as SQLite's round()
+ * does (floor(x + 0.5)). So both stores give every listing the same rank.
+ */
+import type { PostgresMigrations } from '../db/postgres.ts';
+import { BLOCK_SIZE } from './list-index.ts';
+
+/** The scale of `search_terms.units` (see above). */
+export const SCORE_UNITS = 2 ** 53;
+
+/** The rounded milli-score of summed `units` rows, as SQLite computes `CAST(round(sum(score) * 1000) AS INTEGER)`. */
+export const roundedMilliSql = (units: string) => `floor(sum(${units})::float8 / ${SCORE_UNITS} * 1000 + 0.5)::bigint`;
+
+const C = 'COLLATE "C"';
+
+export const CATALOG_MIGRATIONS: PostgresMigrations = [
+  `CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   -- The search cursors' HMAC key: 32 bytes derived from the server's strong random source.
+   INSERT INTO catalog_meta (key, value)
+     VALUES ('cursor_secret', encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex'));
+   CREATE TABLE catalog_seq (id INTEGER PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL);
+   INSERT INTO catalog_seq (id, seq) VALUES (1, 0);
+   CREATE TABLE listings (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     resource TEXT ${C} NOT NULL,
+     type TEXT ${C} NOT NULL,
+     tool_name TEXT ${C} NOT NULL,
+     owner TEXT ${C} NOT NULL,
+     x402_version INTEGER NOT NULL,
+     created_seq BIGINT NOT NULL,
+     last_updated TEXT ${C} NOT NULL,
+     body TEXT NOT NULL,
+     UNIQUE (resource, type, tool_name)
+   );
+   CREATE INDEX listings_by_tool_name ON listings (tool_name);
+   CREATE TABLE listing_accepts (
+     listing_id BIGINT NOT NULL,
+     terms_key TEXT ${C} NOT NULL,
+     scheme TEXT ${C} NOT NULL,
+     network TEXT ${C} NOT NULL,
+     added_seq BIGINT NOT NULL,
+     PRIMARY KEY (listing_id, terms_key)
+   );
+   CREATE TABLE listing_extensions (
+     listing_id BIGINT NOT NULL,
+     key TEXT ${C} NOT NULL,
+     added_seq BIGINT NOT NULL,
+     PRIMARY KEY (listing_id, key)
+   );
+   CREATE TABLE search_revisions (
+     rev BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     listing_id BIGINT NOT NULL,
+     from_seq BIGINT NOT NULL,
+     to_seq BIGINT,
+     superseded_at TEXT ${C},
+     text_hash TEXT NOT NULL
+   );
+   CREATE UNIQUE INDEX search_revisions_current ON search_revisions (listing_id) WHERE to_seq IS NULL;
+   CREATE INDEX search_revisions_superseded ON search_revisions (superseded_at) WHERE to_seq IS NOT NULL;
+   CREATE TABLE search_terms (
+     term TEXT ${C} NOT NULL,
+     rev BIGINT NOT NULL,
+     listing_id BIGINT NOT NULL,
+     units BIGINT NOT NULL,
+     milli INTEGER NOT NULL,
+     from_seq BIGINT NOT NULL,
+     to_seq BIGINT,
+     PRIMARY KEY (term, rev)
+   );
+   CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units);
+   CREATE INDEX search_terms_by_rev ON search_terms (rev);
+   CREATE TABLE listing_keys (
+     kind TEXT ${C} NOT NULL,
+     value TEXT ${C} NOT NULL,
+     listing_id BIGINT NOT NULL,
+     last_updated TEXT ${C} NOT NULL,
+     PRIMARY KEY (kind, value, listing_id)
+   );
+   CREATE INDEX listing_keys_page ON listing_keys (kind, value, last_updated DESC, listing_id DESC);
+   CREATE INDEX listing_keys_by_listing ON listing_keys (listing_id);
+   CREATE TABLE listing_counts (kind TEXT ${C} NOT NULL, value TEXT ${C} NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (kind, value));
+   CREATE TABLE listing_key_blocks (
+     kind TEXT ${C} NOT NULL,
+     value TEXT ${C} NOT NULL,
+     start_updated TEXT ${C} NOT NULL,
+     start_id BIGINT NOT NULL,
+     n INTEGER NOT NULL,
+     PRIMARY KEY (kind, value, start_updated, start_id)
+   );
+
+   -- The block holding a listing key's position (list-index.ts blockOf): the smallest start at or above it.
+   CREATE FUNCTION catalog_block_of(p_kind TEXT, p_value TEXT, p_updated TEXT, p_id BIGINT, OUT b_updated TEXT, OUT b_id BIGINT, OUT b_n INTEGER)
+   LANGUAGE sql STABLE AS $$
+     SELECT start_updated, start_id, n FROM listing_key_blocks
+     WHERE kind = p_kind AND value = p_value AND (start_updated, start_id) >= (p_updated COLLATE "C", p_id)
+     ORDER BY start_updated ASC, start_id ASC LIMIT 1
+   $$;
+
+   -- Counts an entry already written to listing_keys in its block, splitting a full one (list-index.ts addToBlock).
+   CREATE FUNCTION catalog_block_add(p_kind TEXT, p_value TEXT, p_updated TEXT, p_id BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+   DECLARE
+     b RECORD;
+     m RECORD;
+   BEGIN
+     SELECT * INTO b FROM catalog_block_of(p_kind, p_value, p_updated, p_id);
+     IF b.b_updated IS NULL THEN
+       INSERT INTO listing_key_blocks (kind, value, start_updated, start_id, n) VALUES (p_kind, p_value, '~', 0, 1);
+       RETURN;
+     END IF;
+     IF b.b_n < ${2 * BLOCK_SIZE} THEN
+       UPDATE listing_key_blocks SET n = n + 1
+        WHERE kind = p_kind AND value = p_value AND start_updated = b.b_updated AND start_id = b.b_id;
+       RETURN;
+     END IF;
+     SELECT last_updated, listing_id INTO m FROM listing_keys
+      WHERE kind = p_kind AND value = p_value AND (last_updated, listing_id) <= (b.b_updated COLLATE "C", b.b_id)
+      ORDER BY last_updated DESC, listing_id DESC LIMIT 1 OFFSET ${BLOCK_SIZE};
+     UPDATE listing_key_blocks SET n = ${BLOCK_SIZE}
+      WHERE kind = p_kind AND value = p_value AND start_updated = b.b_updated AND start_id = b.b_id;
+     INSERT INTO listing_key_blocks (kind, value, start_updated, start_id, n)
+       VALUES (p_kind, p_value, m.last_updated, m.listing_id, b.b_n + 1 - ${BLOCK_SIZE});
+   END $$;
+
+   -- Uncounts an entry (list-index.ts removeFromBlock); an emptied block other than the newest is deleted.
+   CREATE FUNCTION catalog_block_remove(p_kind TEXT, p_value TEXT, p_updated TEXT, p_id BIGINT) RETURNS void LANGUAGE plpgsql AS $$
+   DECLARE
+     b RECORD;
+   BEGIN
+     SELECT * INTO b FROM catalog_block_of(p_kind, p_value, p_updated, p_id);
+     IF b.b_updated IS NULL THEN
+       RETURN;
+     END IF;
+     IF b.b_n - 1 = 0 AND b.b_updated <> '~' THEN
+       DELETE FROM listing_key_blocks WHERE kind = p_kind AND value = p_value AND start_updated = b.b_updated AND start_id = b.b_id;
+     ELSE
+       UPDATE listing_key_blocks SET n = b.b_n - 1
+        WHERE kind = p_kind AND value = p_value AND start_updated = b.b_updated AND start_id = b.b_id;
+     END IF;
+   END $$;
+
+   -- One write's list index (list-index.ts insertListingKeys, then countKeyChanges): the keys the
+   -- listing answers to are added and counted, all its keys move to p_updated, the blocks follow.
+   CREATE FUNCTION catalog_index_listing(p_id BIGINT, p_updated TEXT, p_kinds TEXT[], p_values TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
+   DECLARE
+     moved_kinds TEXT[];
+     moved_values TEXT[];
+     moved_from TEXT[];
+     added_kinds TEXT[] := '{}';
+     added_values TEXT[] := '{}';
+     i INTEGER;
+   BEGIN
+     SELECT coalesce(array_agg(kind), '{}'), coalesce(array_agg(value), '{}'), coalesce(array_agg(last_updated), '{}')
+       INTO moved_kinds, moved_values, moved_from
+       FROM listing_keys WHERE listing_id = p_id AND last_updated <> p_updated;
+     UPDATE listing_keys SET last_updated = p_updated WHERE listing_id = p_id AND last_updated <> p_updated;
+     FOR i IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
+       INSERT INTO listing_keys (kind, value, listing_id, last_updated) VALUES (p_kinds[i], p_values[i], p_id, p_updated)
+         ON CONFLICT DO NOTHING;
+       IF FOUND THEN
+         INSERT INTO listing_counts (kind, value, n) VALUES (p_kinds[i], p_values[i], 1)
+           ON CONFLICT (kind, value) DO UPDATE SET n = listing_counts.n + 1;
+         added_kinds := added_kinds || p_kinds[i];
+         added_values := added_values || p_values[i];
+       END IF;
+     END LOOP;
+     FOR i IN 1 .. coalesce(array_length(moved_kinds, 1), 0) LOOP
+       PERFORM catalog_block_remove(moved_kinds[i], moved_values[i], moved_from[i], p_id);
+       PERFORM catalog_block_add(moved_kinds[i], moved_values[i], p_updated, p_id);
+     END LOOP;
+     FOR i IN 1 .. coalesce(array_length(added_kinds, 1), 0) LOOP
+       PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
+     END LOOP;
+   END $$;`,
+];

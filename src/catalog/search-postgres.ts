@@ -1,0 +1,180 @@
+/**
+ * GET /discovery/search on PostgreSQL (docs/CATALOG.md "Search" and "Postgres"): the same rank,
+ * tie-break, cursor and snapshot as the SQLite store (search.ts), computed by the server from the
+ * write-time term rows (migrations-postgres.ts). Nothing is ranked in JavaScript:
+ *
+ * - one term: rank = 1e6 + milli for every match, so the page is a walk of the index
+ *   (term, milli desc, listing asc) that stops after the page;
+ * - several terms: listings holding every term rank above all others, so that tier is read from
+ *   the rarest term's rows (each checked for the others by key) and, when it fills the page, is
+ *   the page; otherwise one aggregate sums the query's terms' rows per listing and orders them.
+ *
+ * Every page of a cursor walk reads the catalog as of the sequence number its first page pinned
+ * (term rows carry their revision's [from_seq, to_seq), accepts and extensions their added_seq),
+ * in one REPEATABLE READ snapshot, so the keyset (rank desc, id asc) visits each match once.
+ */
+import { roundedMilliSql } from './migrations-postgres.ts';
+import { DF_PROBE_CAP, bindingHash, decodeCursor, encodeCursor, type CursorState, type RankedRow } from './search.ts';
+import { filterConditions, parameters, rowsById, type Db } from './store-postgres.ts';
+import { toDiscoveryResource } from './store.ts';
+import { queryTerms } from './terms.ts';
+import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
+
+export interface SearchContext {
+  secret: Buffer;
+  /** Runs `work` in one read-only snapshot. */
+  snapshot<T>(work: (db: Db) => Promise<T>): Promise<T>;
+}
+
+type Params = ReturnType<typeof parameters>;
+
+/** The filter and snapshot conditions on term rows aliased `t` (listings aliased `l` when joined). */
+function termRowConditions(filters: DiscoveryFilters, asOf: number, { p }: Params): { join: string; where: string } {
+  const conditions = filterConditions(filters, p, asOf);
+  const seq = p(asOf);
+  return {
+    join: conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id',
+    where: `t.from_seq <= ${seq} AND (t.to_seq IS NULL OR t.to_seq > ${seq}) AND ${conditions}`,
+  };
+}
+
+const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
+  after ? `WHERE rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)})` : '';
+
+const ranked = (rows: Array<{ listing_id: string; rank: string }>): RankedRow[] =>
+  rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
+
+/** One term: the index walk. */
+async function oneTerm(
+  db: Db,
+  term: string,
+  filters: DiscoveryFilters,
+  asOf: number,
+  after: CursorState | undefined,
+  want: number,
+): Promise<RankedRow[]> {
+  const params = parameters();
+  const { p } = params;
+  const rows = termRowConditions(filters, asOf, params);
+  let keyset = '';
+  if (after) {
+    const milli = p(after.r - 1_000_000);
+    keyset = `AND t.milli <= ${milli} AND NOT (t.milli = ${milli} AND t.listing_id <= ${p(after.i)})`;
+  }
+  const result = await db.query<{ listing_id: string; rank: string }>(
+    `SELECT t.listing_id, 1000000 + t.milli AS rank FROM search_terms t ${rows.join}
+     WHERE t.term = ${p(term)} AND ${rows.where} ${keyset}
+     ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
+    params.values,
+  );
+  return ranked(result.rows);
+}
+
+/**
+ * The listings that contain every term (as search.ts allTermsTier), read from the rarest term's
+ * rows; null when they do not fill the page.
+ */
+async function allTermsTier(
+  db: Db,
+  terms: string[],
+  filters: DiscoveryFilters,
+  asOf: number,
+  after: CursorState | undefined,
+  want: number,
+): Promise<RankedRow[] | null> {
+  const tier = terms.length * 1_000_000;
+  if (after && after.r < tier) return null;
+  const probes = await db.query<{ term: string; n: string }>(
+    `SELECT term, (SELECT count(*) FROM (SELECT 1 FROM search_terms s WHERE s.term = q.term LIMIT $2) c) AS n
+     FROM unnest($1::text[]) WITH ORDINALITY AS q(term, i) ORDER BY i`,
+    [terms, DF_PROBE_CAP],
+  );
+  const counted = probes.rows.map((r) => ({ term: r.term, n: Number(r.n) }));
+  counted.sort((a, b) => a.n - b.n);
+  const [driver, ...others] = counted;
+  if (!driver || driver.n === 0) return null;
+  const params = parameters();
+  const { p } = params;
+  const allTerms = p(terms);
+  const rows = termRowConditions(filters, asOf, params);
+  const result = await db.query<{ listing_id: string; rank: string }>(
+    `SELECT listing_id, rank FROM (
+       SELECT t.listing_id,
+         ${tier} + (SELECT ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.rev = t.rev AND o.term = ANY(${allTerms}::text[])) AS rank
+       FROM search_terms t ${rows.join}
+       WHERE t.term = ${p(driver.term)} AND ${rows.where}
+         ${others.map((o) => `AND EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ${p(o.term)} AND o.rev = t.rev)`).join(' ')}
+     ) m ${keysetAfter(after, params)}
+     ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+    params.values,
+  );
+  return result.rows.length >= want ? ranked(result.rows) : null;
+}
+
+/** Every term's rows summed per listing (as search.ts's aggregates), ranked and ordered by the server. */
+async function aggregate(
+  db: Db,
+  terms: string[],
+  filters: DiscoveryFilters,
+  asOf: number,
+  after: CursorState | undefined,
+  want: number,
+): Promise<RankedRow[]> {
+  const params = parameters();
+  const { p } = params;
+  const rows = termRowConditions(filters, asOf, params);
+  const result = await db.query<{ listing_id: string; rank: string }>(
+    `WITH matches AS MATERIALIZED (
+       SELECT t.listing_id, count(*) * 1000000 + ${roundedMilliSql('t.units')} AS rank
+       FROM search_terms t ${rows.join}
+       WHERE t.term = ANY(${p(terms)}::text[]) AND ${rows.where}
+       GROUP BY t.rev, t.listing_id
+     )
+     SELECT listing_id, rank FROM matches ${keysetAfter(after, params)}
+     ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+    params.values,
+  );
+  return ranked(result.rows);
+}
+
+export async function searchPostgres(
+  context: SearchContext,
+  query: string,
+  filters: DiscoveryFilters,
+  page: { limit: number; cursor?: string },
+  now: Date,
+  x402Version: number,
+): Promise<SearchPage> {
+  if (query.trim() === '')
+    throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
+  const { secret } = context;
+  const hash = bindingHash(query, filters);
+  const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
+  const terms = queryTerms(query);
+  if (terms.length === 0) return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
+
+  return context.snapshot(async (db) => {
+    const asOf = after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+    const want = page.limit + 1;
+    const rows =
+      terms.length === 1
+        ? await oneTerm(db, terms[0]!, filters, asOf, after, want)
+        : ((await allTermsTier(db, terms, filters, asOf, after, want)) ?? (await aggregate(db, terms, filters, asOf, after, want)));
+    const pageRows = rows.slice(0, page.limit);
+    const byId = await rowsById(
+      db,
+      pageRows.map((r) => r.listing_id),
+    );
+    const resources = pageRows.flatMap((r) => {
+      const row = byId.get(r.listing_id);
+      return row ? [toDiscoveryResource(row)] : [];
+    });
+    const more = rows.length > page.limit;
+    const last = pageRows.at(-1);
+    const cursor =
+      more && last
+        ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() })
+        : null;
+    return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
+  });
+}

@@ -1,0 +1,402 @@
+/**
+ * The catalog in PostgreSQL (DATABASE_URL, docs/CATALOG.md "Postgres"): the same CatalogStorePort,
+ * rules and answers as the SQLite store (store.ts), shared by every svc instance.
+ *
+ * - Ownership: a write takes a transaction-scoped advisory lock keyed on the listing's canonical
+ *   identity (resource, type, toolName), then reads the owner, so two instances settling the same
+ *   new resource for two payTo at the same moment are serialized: the second reads the first's
+ *   committed row and gets `owned_by_other`. The unique constraint on the identity backs it.
+ * - Snapshots: every write then bumps the one row of `catalog_seq`, which it holds until commit, so
+ *   writes commit in sequence order and a reader that sees sequence N sees every write up to N.
+ *   Search cursors pin N exactly as in SQLite (search-postgres.ts).
+ * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
+ *   in the write transaction by one server-side call (migrations-postgres.ts).
+ */
+import type pg from 'pg';
+import { inTransaction, migrate, openPool } from '../db/postgres.ts';
+import type { ListingDraft } from './ingest.ts';
+import { BLOCK_SIZE, listingKeysOf } from './list-index.ts';
+import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations-postgres.ts';
+import { searchPostgres } from './search-postgres.ts';
+import {
+  PRUNE_BATCH,
+  SNAPSHOT_RETENTION_MS,
+  filterKeys,
+  mergeListing,
+  searchTextHash,
+  searchTextOf,
+  toDiscoveryResource,
+  type ListingRow,
+} from './store.ts';
+import { termScores, type SearchText } from './terms.ts';
+import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from './types.ts';
+
+/** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
+export const LOCK_TIMEOUT_MS = 1_000;
+/** Connections per store: a catalog worker runs one request at a time. */
+const POOL_SIZE = 2;
+/** Deep pages of one filter start from the block holding the offset (list-index.ts, as in store.ts). */
+const DEEP_OFFSET = 2 * BLOCK_SIZE;
+
+export type Db = Pick<pg.PoolClient, 'query'>;
+
+/** Runs `work` in one REPEATABLE READ, read-only transaction: every statement sees one snapshot. */
+async function inSnapshot<T>(pool: pg.Pool, work: (db: Db) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
+class Outcome extends Error {
+  readonly value: WriteOutcome;
+  constructor(value: WriteOutcome) {
+    super(value.status);
+    this.value = value;
+  }
+}
+
+/** A `$n` parameter list built with the SQL: `p(value)` appends the value and returns its name. */
+export function parameters(): { values: unknown[]; p: (value: unknown) => string } {
+  const values: unknown[] = [];
+  return { values, p: (value) => `$${values.push(value)}` };
+}
+
+export class PostgresCatalogStore implements CatalogStorePort {
+  private readonly pool: pg.Pool;
+  /** Migrations, then the cursor secret; every call waits for it (a failure rejects every call). */
+  private readonly ready: Promise<Buffer>;
+
+  /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
+  constructor(url: string, options: { poolSize?: number } = {}) {
+    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE });
+    this.ready = migrate(this.pool, 'catalog', CATALOG_MIGRATIONS).then(async () => {
+      const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'cursor_secret'");
+      if (!row.rows[0]) throw new Error('catalog cursor secret is missing');
+      return Buffer.from(row.rows[0].value, 'hex');
+    });
+    this.ready.catch(() => undefined); // reported by the first call that needs it
+  }
+
+  /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */
+  static async open(url: string, options: { poolSize?: number } = {}): Promise<PostgresCatalogStore> {
+    const store = new PostgresCatalogStore(url, options);
+    try {
+      await store.ready;
+      return store;
+    } catch (err) {
+      await store.pool.end();
+      throw err;
+    }
+  }
+
+  close(): void {
+    void this.end();
+  }
+
+  /** Closes the pool and waits for it (close() does not wait). */
+  async end(): Promise<void> {
+    if (!this.pool.ended) await this.pool.end();
+  }
+
+  /** Refreshes the planner's statistics of the catalog tables (autovacuum does this in a running database). */
+  async analyze(): Promise<void> {
+    await this.ready;
+    await this.pool.query(
+      'ANALYZE listings, listing_accepts, listing_extensions, listing_keys, listing_counts, listing_key_blocks, search_terms, search_revisions',
+    );
+  }
+
+  async ownerOf(resource: string, type: string, toolName: string): Promise<string | undefined> {
+    await this.ready;
+    const row = await this.pool.query<{ owner: string }>(
+      'SELECT owner FROM listings WHERE resource = $1 AND type = $2 AND tool_name = $3',
+      [resource, type, toolName],
+    );
+    return row.rows[0]?.owner;
+  }
+
+  /**
+   * The ownership check and the write in one transaction, serialized per identity across every
+   * instance by an advisory lock: a different `payTo` for an existing key gets `owned_by_other`
+   * and nothing is written.
+   */
+  async writeListing(draft: ListingDraft, now: Date): Promise<WriteOutcome> {
+    await this.ready;
+    try {
+      return await inTransaction(this.pool, async (db) => {
+        await db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
+        const identity = JSON.stringify(['svc:catalog:listing', draft.resource, draft.type, draft.toolName]);
+        await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [identity]);
+        const existing = (
+          await db.query<{ id: string; owner: string; body: string }>(
+            'SELECT id, owner, body FROM listings WHERE resource = $1 AND type = $2 AND tool_name = $3',
+            [draft.resource, draft.type, draft.toolName],
+          )
+        ).rows[0];
+        if (existing && existing.owner !== draft.owner) throw new Outcome({ status: 'owned_by_other' });
+        const merged = mergeListing(existing?.body, draft);
+        if (!merged) throw new Outcome({ status: 'accepts_full' });
+        const { body, termsKey } = merged;
+
+        // Held until commit: writes commit in sequence order (search snapshots, search-postgres.ts).
+        const seq = Number(
+          (await db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq')).rows[0]!.seq,
+        );
+        const nowIso = now.toISOString();
+        let listingId: number;
+        if (existing) {
+          listingId = Number(existing.id);
+          await db.query('UPDATE listings SET x402_version = $1, last_updated = $2, body = $3 WHERE id = $4', [
+            draft.x402Version,
+            nowIso,
+            JSON.stringify(body),
+            listingId,
+          ]);
+        } else {
+          const row = await db.query<{ id: string }>(
+            `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+            [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body)],
+          );
+          listingId = Number(row.rows[0]!.id);
+        }
+        await db.query(
+          `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT DO NOTHING`,
+          [listingId, termsKey, draft.terms.scheme, draft.terms.network, seq],
+        );
+        const extensionKeys = Object.keys(body.extensions);
+        await db.query(
+          `INSERT INTO listing_extensions (listing_id, key, added_seq) SELECT $1, key, $3 FROM unnest($2::text[]) AS key
+           ON CONFLICT DO NOTHING`,
+          [listingId, extensionKeys, seq],
+        );
+        const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], extensionKeys);
+        await db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [
+          listingId,
+          nowIso,
+          keys.map((k) => k.kind),
+          keys.map((k) => k.value),
+        ]);
+        await reviseSearchText(db, listingId, searchTextOf(body, draft), seq, nowIso);
+        await pruneRevisions(db, now);
+        return { status: 'written', created: !existing, listingId } as const;
+      });
+    } catch (err) {
+      if (err instanceof Outcome) return err.value;
+      throw err;
+    }
+  }
+
+  /**
+   * The list endpoint, as the SQLite store answers it: newest first (lastUpdated desc, then id
+   * desc), offset paging, exact total. The filter value with the fewest listings drives a walk of
+   * `listing_keys_page`; a single-filter total is one row of `listing_counts`, and a deep offset of
+   * one filter starts from the block that holds it.
+   */
+  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<{ items: DiscoveryResource[]; total: number }> {
+    await this.ready;
+    return inSnapshot(this.pool, async (db) => {
+      if (filters.resource !== undefined || filters.toolName !== undefined) return listByColumns(db, filters, page);
+      const keys = filterKeys(filters);
+      const counts = await db.query<{ kind: string; value: string; n: string }>(
+        `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k(kind, value)
+         LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value`,
+        [keys.map((k) => k.kind), keys.map((k) => k.value)],
+      );
+      const counted = keys.map((key) => ({
+        key,
+        n: Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),
+      }));
+      counted.sort((x, y) => x.n - y.n);
+      const [driver, ...others] = counted;
+      const { values, p } = parameters();
+      const extra = others
+        .map(
+          (o) =>
+            ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = k.listing_id)`,
+        )
+        .join('');
+      const from = `FROM listing_keys k WHERE k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}${extra}`;
+      const total =
+        others.length === 0 ? driver!.n : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
+      const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
+      let ids: number[] = [];
+      if (others.length === 0 && page.offset >= DEEP_OFFSET) {
+        // A deep page of one filter value: start from the block holding the offset.
+        const seek = await seekOffset(db, driver!.key, page.offset);
+        if (seek) {
+          const bound = seek.from ? ` AND (k.last_updated, k.listing_id) <= (${p(seek.from.lastUpdated)}, ${p(seek.from.listingId)})` : '';
+          const sql = `SELECT k.listing_id AS id ${from}${bound} ${order} LIMIT ${p(page.limit)} OFFSET ${p(seek.skip)}`;
+          ids = (await db.query<{ id: string }>(sql, values)).rows.map((r) => Number(r.id));
+        }
+      } else {
+        const sql = `SELECT k.listing_id AS id ${from} ${order} LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
+        ids = (await db.query<{ id: string }>(sql, values)).rows.map((r) => Number(r.id));
+      }
+      const byId = await rowsById(db, ids);
+      return { items: ids.flatMap((id) => (byId.has(id) ? [toDiscoveryResource(byId.get(id)!)] : [])), total };
+    });
+  }
+
+  async search(
+    query: string,
+    filters: DiscoveryFilters,
+    page: { limit: number; cursor?: string },
+    now: Date,
+    x402Version: number,
+  ): Promise<SearchPage> {
+    const secret = await this.ready;
+    return searchPostgres({ secret, snapshot: (work) => inSnapshot(this.pool, work) }, query, filters, page, now, x402Version);
+  }
+}
+
+type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
+
+/** The listings rows of `ids` (any order), as the SQLite store reads them. */
+export async function rowsById(db: Db, ids: number[]): Promise<Map<number, ListingRow>> {
+  const out = new Map<number, ListingRow>();
+  if (ids.length === 0) return out;
+  const rows = await db.query<RawListingRow>(
+    'SELECT id, resource, type, x402_version, last_updated, body FROM listings WHERE id = ANY($1::bigint[])',
+    [ids],
+  );
+  for (const row of rows.rows) out.set(Number(row.id), { ...row, id: Number(row.id) });
+  return out;
+}
+
+/** resource and toolName select a few listings through their own indexes (store.ts listByColumns). */
+async function listByColumns(
+  db: Db,
+  filters: DiscoveryFilters,
+  page: { limit: number; offset: number },
+): Promise<{ items: DiscoveryResource[]; total: number }> {
+  const { values, p } = parameters();
+  const where = `WHERE ${filterConditions(filters, p)}`;
+  const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
+  const rows = await db.query<RawListingRow>(
+    `SELECT l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body FROM listings l ${where}
+     ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
+    values,
+  );
+  return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
+}
+
+/** Filters that compare one listings column for equality (as store.ts). payTo is the verified owner. */
+const COLUMN_FILTERS = [
+  ['type', 'l.type'],
+  ['payTo', 'l.owner'],
+  ['resource', 'l.resource'],
+  ['toolName', 'l.tool_name'],
+] as const;
+
+/**
+ * SQL conditions for the filters against listings aliased `l` (store.ts filterSql), optionally as
+ * of a sequence number; `p` names each parameter.
+ */
+export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) => string, asOfSeq?: number): string {
+  const clauses: string[] = [];
+  for (const [name, column] of COLUMN_FILTERS) {
+    const value = filters[name];
+    if (value !== undefined) clauses.push(`${column} = ${p(value)}`);
+  }
+  const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
+  if (filters.scheme !== undefined || filters.network !== undefined) {
+    // One accepted entry must match both when both are given.
+    const parts = ['a.listing_id = l.id'];
+    if (filters.scheme !== undefined) parts.push(`a.scheme = ${p(filters.scheme)}`);
+    if (filters.network !== undefined) parts.push(`a.network = ${p(filters.network)}`);
+    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf()})`);
+  }
+  if (filters.extensions !== undefined) {
+    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ${p(filters.extensions)}${asOf()})`);
+  }
+  return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
+}
+
+/** Where the entry at `offset` of a filter value's page order is (list-index.ts seekOffset); the server sums the blocks. */
+async function seekOffset(
+  db: Db,
+  key: { kind: string; value: string },
+  offset: number,
+): Promise<{ from?: { lastUpdated: string; listingId: number }; skip: number } | null> {
+  const row = (
+    await db.query<{ start_updated: string; start_id: string; n: number; upto: string }>(
+      `SELECT start_updated, start_id, n, upto FROM (
+         SELECT start_updated, start_id, n, sum(n) OVER (ORDER BY start_updated DESC, start_id DESC) AS upto
+         FROM listing_key_blocks WHERE kind = $1 AND value = $2
+       ) b WHERE upto > $3 ORDER BY start_updated DESC, start_id DESC LIMIT 1`,
+      [key.kind, key.value, offset],
+    )
+  ).rows[0];
+  if (!row) return null;
+  const skip = offset - (Number(row.upto) - Number(row.n));
+  return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
+}
+
+/** A new search revision only when the searchable text changed (as store.ts reviseSearchText). */
+async function reviseSearchText(db: Db, listingId: number, text: SearchText, seq: number, nowIso: string): Promise<void> {
+  const hash = searchTextHash(text);
+  const current = (
+    await db.query<{ rev: string; text_hash: string }>(
+      'SELECT rev, text_hash FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
+      [listingId],
+    )
+  ).rows[0];
+  if (current?.text_hash === hash) return;
+  if (current) {
+    await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, nowIso, current.rev]);
+    await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
+  }
+  const rev = (
+    await db.query<{ rev: string }>('INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES ($1, $2, $3) RETURNING rev', [
+      listingId,
+      seq,
+      hash,
+    ])
+  ).rows[0]!.rev;
+  const scores = [...termScores(text)];
+  await db.query(
+    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
+     SELECT term, $2, $3, units, milli, $4, NULL FROM unnest($1::text[], $5::bigint[], $6::int[]) AS t(term, units, milli)`,
+    [
+      scores.map(([term]) => term),
+      rev,
+      listingId,
+      seq,
+      scores.map(([, score]) => scoreUnits(score)),
+      scores.map(([, score]) => Math.round(score * 1000)),
+    ],
+  );
+}
+
+/** score × 2^53 as an exact integer (migrations-postgres.ts): every score is a multiple of 2^-53. */
+export function scoreUnits(score: number): string {
+  const units = score * SCORE_UNITS; // times a power of two: exact
+  if (!Number.isInteger(units) || units <= 0) throw new Error(`a term score below 0.5 cannot be stored exactly: ${score}`);
+  return BigInt(units).toString();
+}
+
+/** Superseded revisions older than a cursor's lifetime go, at most PRUNE_BATCH per write (as store.ts pruneRevisions). */
+async function pruneRevisions(db: Db, now: Date): Promise<void> {
+  const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
+  await db.query(
+    `WITH expired AS (
+       SELECT rev FROM search_revisions WHERE to_seq IS NOT NULL AND superseded_at < $1 ORDER BY superseded_at LIMIT $2
+     ), terms AS (
+       DELETE FROM search_terms WHERE rev IN (SELECT rev FROM expired)
+     )
+     DELETE FROM search_revisions WHERE rev IN (SELECT rev FROM expired)`,
+    [horizon, PRUNE_BATCH],
+  );
+}

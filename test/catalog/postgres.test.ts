@@ -1,0 +1,123 @@
+/**
+ * The catalog shared by several svc instances on one PostgreSQL database (docs/CATALOG.md
+ * "Postgres"): two stores with their own pools stand for two instances. Concurrent first
+ * settlements of one resource by two sellers leave exactly one owner every time, and the other gets
+ * `owned_by_other`; a catalog opened with `databaseUrl` records through the settle hook and answers
+ * list and search from its worker threads, and a second instance sees the same listings and honours
+ * the first one's cursors.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openCatalog } from '../../src/catalog/index.ts';
+import type { ListingDraft } from '../../src/catalog/ingest.ts';
+import { PostgresCatalogStore } from '../../src/catalog/store-postgres.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
+
+function draft(resource: string, owner: string): ListingDraft {
+  return {
+    resource,
+    type: 'http',
+    toolName: '',
+    owner,
+    x402Version: 2,
+    terms: { scheme: 'exact', network: 'stellar:testnet', asset: 'CASSET', amount: '100', payTo: owner, maxTimeoutSeconds: 60 },
+    metadata: { description: `race listing of ${owner}` },
+    bazaar: { info: { input: { type: 'http', method: 'GET' } } },
+    parameterText: '',
+    dropped: [],
+  };
+}
+
+describe('two instances on one database', () => {
+  let one: PostgresCatalogStore;
+  let two: PostgresCatalogStore;
+  beforeAll(async () => {
+    const url = await freshDatabase();
+    [one, two] = await Promise.all([PostgresCatalogStore.open(url), PostgresCatalogStore.open(url)]);
+  });
+  afterAll(async () => {
+    await one?.end();
+    await two?.end();
+  });
+
+  it('50 races: two sellers settle the same new resource at the same moment, exactly one owns it', async () => {
+    const winners = { [PAY_TO_A]: 0, [PAY_TO_B]: 0 };
+    const at = new Date('2026-01-01T00:00:00Z');
+    for (let trial = 0; trial < 50; trial++) {
+      const resource = `https://race${trial}.example.com/r`;
+      // Alternate which instance writes which seller, so neither side always starts first.
+      const [a, b] = trial % 2 === 0 ? [one, two] : [two, one];
+      const outcomes = await Promise.all([a.writeListing(draft(resource, PAY_TO_A), at), b.writeListing(draft(resource, PAY_TO_B), at)]);
+      const written = outcomes.filter((o) => o.status === 'written');
+      expect(written, `trial ${trial}`).toHaveLength(1);
+      expect(
+        outcomes.filter((o) => o.status === 'owned_by_other'),
+        `trial ${trial}`,
+      ).toHaveLength(1);
+      const owner = outcomes[0].status === 'written' ? PAY_TO_A : PAY_TO_B;
+      winners[owner]++;
+      expect(await one.ownerOf(resource, 'http', '')).toBe(owner);
+      expect(await two.ownerOf(resource, 'http', '')).toBe(owner);
+      // Nothing of the loser was written: one listing, the winner's terms and text only.
+      const listed = await two.list({ resource }, { limit: 10, offset: 0 });
+      expect(listed.total).toBe(1);
+      expect(listed.items[0]!.accepts.map((t) => t.payTo)).toEqual([owner]);
+      expect(listed.items[0]!.description).toBe(`race listing of ${owner}`);
+    }
+    expect((await one.list({}, { limit: 1, offset: 0 })).total).toBe(50);
+    expect((await one.list({ payTo: PAY_TO_A }, { limit: 1, offset: 0 })).total).toBe(winners[PAY_TO_A]);
+    expect((await one.list({ payTo: PAY_TO_B }, { limit: 1, offset: 0 })).total).toBe(winners[PAY_TO_B]);
+  }, 60_000);
+});
+
+describe('openCatalog({ databaseUrl })', () => {
+  it('records settlements through the hook and serves list and search from Postgres; another instance sees the same catalog', async () => {
+    const url = await freshDatabase();
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const options = {
+      dbPath: '/nonexistent/catalog.sqlite',
+      databaseUrl: url,
+      clock: () => new Date(now),
+      readDeadlineMs: 30_000,
+      writeDeadlineMs: 30_000,
+    };
+    const logger = recordingLogger();
+    const first = openCatalog({ ...options, logger });
+    const second = openCatalog({ ...options, logger });
+    try {
+      for (let i = 0; i < 5; i++) {
+        now += 1000;
+        const outcome = await first.recordSettlement(
+          settlement({
+            url: `https://w${i}.example.com/weather`,
+            serviceName: 'Weather',
+            description: `forecast ${i}`,
+            queryParams: {},
+            paramSchema: {},
+          }),
+        );
+        expect(outcome).toEqual({ status: 'success' });
+      }
+      // The other instance refuses a squatter: ownership lives in the database.
+      expect(await second.recordSettlement(settlement({ url: 'https://w0.example.com/weather', payTo: PAY_TO_B }))).toMatchObject({
+        status: 'rejected',
+        code: 'bazaar_listing_owned_by_other_payee',
+      });
+
+      const listed = await second.list({ payTo: PAY_TO_A }, { limit: 2, offset: 0 });
+      expect(listed.pagination).toEqual({ limit: 2, offset: 0, total: 5 });
+      expect(listed.items.map((l) => l.resource)).toEqual(['https://w4.example.com/weather', 'https://w3.example.com/weather']);
+
+      const page1 = await first.search('weather forecast', {}, { limit: 3 });
+      expect(page1.resources).toHaveLength(3);
+      expect(page1.partialResults).toBe(true);
+      // A cursor from one instance works on the other (the secret is in the database).
+      const page2 = await second.search('weather forecast', {}, { limit: 3, cursor: page1.pagination.cursor! });
+      expect(page2).toMatchObject({ partialResults: false, pagination: { limit: 2, cursor: null } });
+      expect(new Set([...page1.resources, ...page2.resources].map((r) => r.resource)).size).toBe(5);
+      expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+});
