@@ -27,7 +27,7 @@ async function instances(count: number, submitterCount: number): Promise<{ svcs:
   const url = await freshDatabase();
   const accounts = await Promise.all(Array.from({ length: submitterCount }, () => h.devnet.createAccount({ usdcTrustline: false })));
   const env = { SUBMITTER_SECRET: accounts.map((a) => a.secret).join(','), DATABASE_URL: url };
-  // Each instance keeps its own file for what is not shared yet (docs/SCALING.md).
+  // DB_PATH is unused with DATABASE_URL (everything is in Postgres); each gets its own anyway.
   const svcs = await Promise.all(Array.from({ length: count }, () => startSvc(h.devnet.rpcUrl, { ...env, DB_PATH: tempDbPath() })));
   return {
     svcs,
