@@ -73,18 +73,30 @@ export function parameters(): { values: unknown[]; p: (value: unknown) => string
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
-  /** Migrations, then the cursor secret; every call waits for it (a failure rejects every call). */
-  private readonly ready: Promise<Buffer>;
+  private preparing: Promise<Buffer> | undefined;
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: { poolSize?: number } = {}) {
     this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE });
-    this.ready = migrate(this.pool, 'catalog', CATALOG_MIGRATIONS).then(async () => {
-      const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'cursor_secret'");
-      if (!row.rows[0]) throw new Error('catalog cursor secret is missing');
-      return Buffer.from(row.rows[0].value, 'hex');
-    });
     this.ready.catch(() => undefined); // reported by the first call that needs it
+  }
+
+  /**
+   * Migrations, then the cursor secret; every call waits for it. A failure (database down,
+   * or newer than this code) rejects the calls waiting for it, and the next call tries again.
+   */
+  private get ready(): Promise<Buffer> {
+    this.preparing ??= migrate(this.pool, 'catalog', CATALOG_MIGRATIONS)
+      .then(async () => {
+        const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'cursor_secret'");
+        if (!row.rows[0]) throw new Error('catalog cursor secret is missing');
+        return Buffer.from(row.rows[0].value, 'hex');
+      })
+      .catch((err: unknown) => {
+        this.preparing = undefined;
+        throw err;
+      });
+    return this.preparing;
   }
 
   /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */
