@@ -54,3 +54,17 @@ export async function migrate(pool: pg.Pool, component: string, migrations: Post
     );
   });
 }
+
+/**
+ * `migrate` on demand for a store: the first call migrates, later calls share its success; a
+ * failure (database down at start, or newer than this code) rejects the calls waiting for it and
+ * the next call tries again, so svc recovers without a restart once the database is back.
+ */
+export function migrationOnDemand(pool: pg.Pool, component: string, migrations: PostgresMigrations): () => Promise<void> {
+  let migrating: Promise<void> | undefined;
+  return () =>
+    (migrating ??= migrate(pool, component, migrations).catch((err: unknown) => {
+      migrating = undefined;
+      throw err;
+    }));
+}

@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { SharedLease, SharedLeases } from '../scheme/types.ts';
-import { migrate, openPool, type PostgresMigrations } from './postgres.ts';
+import { migrationOnDemand, openPool, type PostgresMigrations } from './postgres.ts';
 
 export const SUBMITTER_LEASE_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE submitter_leases (
@@ -44,7 +44,8 @@ export class PostgresSubmitterLeases implements SharedLeases {
   private readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly ttlMs: number;
-  private readonly ready: Promise<void>;
+  /** Migrates on the first call; a failed attempt is tried again by the next call. */
+  private readonly migrated: () => Promise<void>;
   /** Accounts this instance holds now, with the `uses` value of its acquisition. */
   private readonly held = new Map<string, bigint>();
   /** The `uses` value of this instance's last acquisition of each account. */
@@ -56,14 +57,13 @@ export class PostgresSubmitterLeases implements SharedLeases {
     this.pool = typeof url === 'string' ? openPool(url, { max: 4 }) : url;
     this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
     this.holder = options.holder ?? randomUUID();
-    this.ready = migrate(this.pool, 'submitter_leases', SUBMITTER_LEASE_MIGRATIONS);
-    this.ready.catch(() => undefined); // reported by the first acquire
+    this.migrated = migrationOnDemand(this.pool, 'submitter_leases', SUBMITTER_LEASE_MIGRATIONS);
     this.renewal = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.ttlMs / 3)));
     this.renewal.unref();
   }
 
   async acquire(account: string): Promise<SharedLease | null> {
-    await this.ready;
+    await this.migrated();
     const { rows } = await this.pool.query<{ uses: string }>(
       `INSERT INTO submitter_leases AS l (address, holder, expires_at, uses)
        VALUES ($1, $2, now() + make_interval(secs => $3), 1)

@@ -5,7 +5,7 @@
  * makes the fee-budget check and the insert one atomic step for every instance.
  */
 import type pg from 'pg';
-import { inTransaction, migrate, openPool, type PostgresMigrations } from '../db/postgres.ts';
+import { inTransaction, migrationOnDemand, openPool, type PostgresMigrations } from '../db/postgres.ts';
 import {
   settlementRecord,
   type FeeCaps,
@@ -61,20 +61,20 @@ type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 export class PostgresJournalStore implements JournalStore {
   private readonly pool: pg.Pool;
   /** Migrations at start; every call waits for them (a failure rejects every call: settle answers 500). */
-  private readonly ready: Promise<void>;
+  /** Migrates on the first call; a failed attempt is tried again by the next call. */
+  private readonly migrated: () => Promise<void>;
 
   /** Connects lazily: construction never throws, so svc starts and answers while the database is down. */
   constructor(url: string) {
     this.pool = openPool(url);
-    this.ready = migrate(this.pool, 'journal', JOURNAL_MIGRATIONS);
-    this.ready.catch(() => undefined); // reported by the first call that needs it
+    this.migrated = migrationOnDemand(this.pool, 'journal', JOURNAL_MIGRATIONS);
   }
 
   /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */
   static async open(url: string): Promise<PostgresJournalStore> {
     const store = new PostgresJournalStore(url);
     try {
-      await store.ready;
+      await store.migrated();
       return store;
     } catch (err) {
       await store.pool.end();
@@ -92,19 +92,19 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async get(identity: string): Promise<SettlementRecord | null> {
-    await this.ready;
+    await this.migrated();
     const rows = await this.pool.query<Row>('SELECT * FROM journal_settlements WHERE identity = $1', [identity]);
     return this.record(this.pool, rows.rows[0]);
   }
 
   async getByTransaction(transaction: string): Promise<SettlementRecord | null> {
-    await this.ready;
+    await this.migrated();
     const rows = await this.pool.query<Row>('SELECT * FROM journal_settlements WHERE tx_hash = $1', [transaction]);
     return this.record(this.pool, rows.rows[0]);
   }
 
   async reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
-    await this.ready;
+    await this.migrated();
     return inTransaction(this.pool, async (db): Promise<ReserveResult> => {
       // One reserve at a time across instances: the budget sums and the insert see one state.
       await db.query("SELECT pg_advisory_xact_lock(hashtext('svc:journal:reserve'))");
@@ -175,7 +175,7 @@ export class PostgresJournalStore implements JournalStore {
     detail: { errorCode?: string; errorMessage?: string; note: string },
     now: number,
   ): Promise<boolean> {
-    await this.ready;
+    await this.migrated();
     return inTransaction(this.pool, async (db) => {
       const row = (
         await db.query<{ state: SettlementState }>('SELECT state FROM journal_settlements WHERE identity = $1 FOR UPDATE', [identity])
@@ -192,12 +192,12 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async markListed(identity: string): Promise<void> {
-    await this.ready;
+    await this.migrated();
     await this.pool.query('UPDATE journal_settlements SET listed = TRUE WHERE identity = $1', [identity]);
   }
 
   async unlisted(limit: number, before: number): Promise<SettlementRecord[]> {
-    await this.ready;
+    await this.migrated();
     const rows = await this.pool.query<Row>(
       "SELECT * FROM journal_settlements WHERE state = 'settled' AND NOT listed AND updated_at < $1 ORDER BY updated_at LIMIT $2",
       [before, limit],
@@ -206,7 +206,7 @@ export class PostgresJournalStore implements JournalStore {
   }
 
   async unresolved(limit: number): Promise<SettlementRecord[]> {
-    await this.ready;
+    await this.migrated();
     const rows = await this.pool.query<Row>(
       "SELECT * FROM journal_settlements WHERE state IN ('submitted','unknown') ORDER BY created_at LIMIT $1",
       [limit],

@@ -8,7 +8,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { createDatabase } from '../../src/dev/postgres.ts';
 import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
 import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
 import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
@@ -167,6 +168,24 @@ describe('journal on Postgres shared by two instances', () => {
       expect(results.filter((r) => !r.ok && r.reason === 'daily_cap')).toHaveLength(20);
     } finally {
       await Promise.all([one.close(), two.close()]);
+    }
+  });
+});
+
+describe('journal store on a Postgres database that appears after svc started', () => {
+  it('a call while the database is missing fails; once it exists the next call migrates and answers', async () => {
+    const admin = inject('postgresUrl');
+    const name = `svc_late_${Math.random().toString(36).slice(2, 10)}`;
+    const url = new URL(admin);
+    url.pathname = `/${name}`;
+    const store = new PostgresJournalStore(url.toString());
+    try {
+      await expect(store.get('payment-x')).rejects.toThrow(/does not exist/);
+      await createDatabase(admin, name);
+      expect(await store.get('payment-x')).toBeNull();
+      expect(await store.reserve(attempt(), NO_CAPS, 1_000)).toEqual({ ok: true });
+    } finally {
+      await store.close();
     }
   });
 });

@@ -5,7 +5,8 @@
  * other pool may have moved; a lease of an instance that died frees itself after its time to live.
  */
 import { Keypair } from '@stellar/stellar-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDatabase } from '../../src/dev/postgres.ts';
 import { SignerSelectionError, SubmitterPool } from '../../src/chains/stellar/submitters.ts';
 import { PostgresSubmitterLeases } from '../../src/db/submitter-leases.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
@@ -122,5 +123,20 @@ describe('two SubmitterPools sharing accounts through Postgres', () => {
     expect(err).toBeInstanceOf(SignerSelectionError);
     expect((err as Error).message).toMatch(/^Submitter leases are unavailable \(database ECONNREFUSED\)\.$/);
     expect(refused.busy).toBe(0);
+  });
+});
+
+describe('PostgresSubmitterLeases on a database that appears after svc started', () => {
+  it('an acquire while the database is missing fails; once it exists the next one migrates and takes the lease', async () => {
+    const admin = inject('postgresUrl');
+    const name = `svc_late_${Math.random().toString(36).slice(2, 10)}`;
+    const late = new URL(admin);
+    late.pathname = `/${name}`;
+    const l = new PostgresSubmitterLeases(late.toString());
+    opened.push(l);
+    const account = Keypair.random().publicKey();
+    await expect(l.acquire(account)).rejects.toThrow(/does not exist/);
+    await createDatabase(admin, name);
+    expect(await l.acquire(account)).not.toBeNull();
   });
 });
