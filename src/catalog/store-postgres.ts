@@ -19,6 +19,7 @@ import { BLOCK_SIZE, listingKeysOf } from './list-index.ts';
 import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations-postgres.ts';
 import { searchPostgres } from './search-postgres.ts';
 import {
+  COLUMN_FILTERS,
   PRUNE_BATCH,
   SNAPSHOT_RETENTION_MS,
   filterKeys,
@@ -41,20 +42,8 @@ const DEEP_OFFSET = 2 * BLOCK_SIZE;
 export type Db = Pick<pg.PoolClient, 'query'>;
 
 /** Runs `work` in one REPEATABLE READ, read-only transaction: every statement sees one snapshot. */
-async function inSnapshot<T>(pool: pg.Pool, work: (db: Db) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
-}
+const inSnapshot = <T>(pool: pg.Pool, work: (db: Db) => Promise<T>): Promise<T> =>
+  inTransaction(pool, work, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
 
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
 class Outcome extends Error {
@@ -303,14 +292,6 @@ async function listByColumns(
   );
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
 }
-
-/** Filters that compare one listings column for equality (as store.ts). payTo is the verified owner. */
-const COLUMN_FILTERS = [
-  ['type', 'l.type'],
-  ['payTo', 'l.owner'],
-  ['resource', 'l.resource'],
-  ['toolName', 'l.tool_name'],
-] as const;
 
 /**
  * SQL conditions for the filters against listings aliased `l` (store.ts filterSql), optionally as

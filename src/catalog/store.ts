@@ -125,7 +125,7 @@ export function searchTextHash(text: SearchText): string {
 }
 
 /** Filters that compare one listings column for equality. payTo is the verified owner. */
-const COLUMN_FILTERS = [
+export const COLUMN_FILTERS = [
   ['type', 'l.type'],
   ['payTo', 'l.owner'],
   ['resource', 'l.resource'],

@@ -16,11 +16,11 @@ export function openPool(url: string, options: { max?: number } = {}): pg.Pool {
   return pool;
 }
 
-/** Runs `work` in one transaction on one client; rolls back when it throws. */
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** Runs `work` in one transaction on one client (opened by `begin`); rolls back when it throws. */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const result = await work(client);
     await client.query('COMMIT');
     return result;
