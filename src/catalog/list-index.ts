@@ -21,6 +21,8 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from './sqlite.ts';
 
 export const BLOCK_SIZE = 512;
+/** From this offset a list page of one filter value starts from the block holding it (seekOffset). */
+export const DEEP_OFFSET = 2 * BLOCK_SIZE;
 /** Sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
 const NEWEST = '~';
 

@@ -13,9 +13,9 @@
  *   in the write transaction by one server-side call (migrations-postgres.ts).
  */
 import type pg from 'pg';
-import { inTransaction, migrate, openPool } from '../db/postgres.ts';
+import { inTransaction, migrate, openPool, untilSucceeded } from '../db/postgres.ts';
 import type { ListingDraft } from './ingest.ts';
-import { BLOCK_SIZE, listingKeysOf } from './list-index.ts';
+import { DEEP_OFFSET, listingKeysOf } from './list-index.ts';
 import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations-postgres.ts';
 import { searchPostgres } from './search-postgres.ts';
 import {
@@ -36,8 +36,6 @@ import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage,
 export const LOCK_TIMEOUT_MS = 1_000;
 /** Connections per store: a catalog worker runs one request at a time. */
 const POOL_SIZE = 2;
-/** Deep pages of one filter start from the block holding the offset (list-index.ts, as in store.ts). */
-const DEEP_OFFSET = 2 * BLOCK_SIZE;
 
 export type Db = Pick<pg.PoolClient, 'query'>;
 
@@ -62,7 +60,16 @@ export function parameters(): { values: unknown[]; p: (value: unknown) => string
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
-  private preparing: Promise<Buffer> | undefined;
+  /**
+   * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
+   * than this code) rejects the calls waiting for it, and the next call tries again.
+   */
+  private readonly prepared = untilSucceeded(async () => {
+    await migrate(this.pool, 'catalog', CATALOG_MIGRATIONS);
+    const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'cursor_secret'");
+    if (!row.rows[0]) throw new Error('catalog cursor secret is missing');
+    return Buffer.from(row.rows[0].value, 'hex');
+  });
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: { poolSize?: number } = {}) {
@@ -70,22 +77,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
-  /**
-   * Migrations, then the cursor secret; every call waits for it. A failure (database down,
-   * or newer than this code) rejects the calls waiting for it, and the next call tries again.
-   */
   private get ready(): Promise<Buffer> {
-    this.preparing ??= migrate(this.pool, 'catalog', CATALOG_MIGRATIONS)
-      .then(async () => {
-        const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'cursor_secret'");
-        if (!row.rows[0]) throw new Error('catalog cursor secret is missing');
-        return Buffer.from(row.rows[0].value, 'hex');
-      })
-      .catch((err: unknown) => {
-        this.preparing = undefined;
-        throw err;
-      });
-    return this.preparing;
+    return this.prepared();
   }
 
   /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */

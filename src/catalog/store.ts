@@ -14,7 +14,7 @@ import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage,
 import { searchCatalog } from './search.ts';
 import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
-import { BLOCK_SIZE, countKeyChanges, insertListingKeys, listingKeysOf, pairValue, seekOffset, type ListingKey } from './list-index.ts';
+import { DEEP_OFFSET, countKeyChanges, insertListingKeys, listingKeysOf, pairValue, seekOffset, type ListingKey } from './list-index.ts';
 import { cachedStatement, inReadTransaction, inWriteTransaction } from './sqlite.ts';
 import { termScores, type SearchText } from './terms.ts';
 
@@ -372,7 +372,7 @@ export class CatalogStore implements CatalogStorePort {
         others.length === 0 ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?';
       let ids: Array<{ id: number }>;
-      if (others.length === 0 && page.offset >= 2 * BLOCK_SIZE) {
+      if (others.length === 0 && page.offset >= DEEP_OFFSET) {
         // A deep page of one filter value: start from the block holding the offset.
         const seek = seekOffset(this.db, driver!.key, page.offset);
         const bound = seek?.from ? ' AND (k.last_updated, k.listing_id) <= (?, ?)' : '';

@@ -56,15 +56,20 @@ export async function migrate(pool: pg.Pool, component: string, migrations: Post
 }
 
 /**
- * `migrate` on demand for a store: the first call migrates, later calls share its success; a
- * failure (database down at start, or newer than this code) rejects the calls waiting for it and
- * the next call tries again, so svc recovers without a restart once the database is back.
+ * `work` on demand, shared: the first call starts it, later calls share its success; a failure
+ * (database down at start, or newer than this code) rejects the calls waiting for it and the next
+ * call tries again, so svc recovers without a restart once the database is back.
  */
-export function migrationOnDemand(pool: pg.Pool, component: string, migrations: PostgresMigrations): () => Promise<void> {
-  let migrating: Promise<void> | undefined;
+export function untilSucceeded<T>(work: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
   return () =>
-    (migrating ??= migrate(pool, component, migrations).catch((err: unknown) => {
-      migrating = undefined;
+    (running ??= work().catch((err: unknown) => {
+      running = undefined;
       throw err;
     }));
+}
+
+/** A store's migrations on demand (untilSucceeded). */
+export function migrationOnDemand(pool: pg.Pool, component: string, migrations: PostgresMigrations): () => Promise<void> {
+  return untilSucceeded(() => migrate(pool, component, migrations));
 }
