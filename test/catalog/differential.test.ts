@@ -5,16 +5,10 @@
  * result order must be identical, and a cursor walk in small pages must visit the same list once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAY_TO_A, PAY_TO_B, settlement, tempCatalog } from './fixtures.ts';
+import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog, zipfWords } from './fixtures.ts';
 import { referenceSearch, type ReferenceListing } from './reference-ranking.ts';
 
-let seed = 0x9e3779b9;
-const rand = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 2 ** 32;
-};
+const rand = seededRandom(0x9e3779b9);
 const VOCAB = [
   ...Array.from({ length: 120 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`),
   'café',
@@ -28,15 +22,7 @@ const VOCAB = [
   'WEATHER',
   'x402',
 ];
-/** Zipf: word k is drawn with probability ∝ 1/(k+1). */
-const CDF = (() => {
-  const w = VOCAB.map((_, k) => 1 / (k + 1));
-  const total = w.reduce((a, b) => a + b, 0);
-  let acc = 0;
-  return w.map((x) => (acc += x / total));
-})();
-const word = () => VOCAB[CDF.findIndex((c) => c >= rand())] ?? VOCAB[0]!;
-const words = (n: number) => Array.from({ length: n }, word).join(rand() < 0.2 ? ', ' : ' ');
+const { word, words } = zipfWords(VOCAB, rand);
 const asciiWord = () =>
   word()
     .normalize('NFD')

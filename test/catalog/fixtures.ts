@@ -183,3 +183,24 @@ export function settlement(o: SettlementOptions = {}): SettledPayment {
     paymentRequirements: requirements,
   };
 }
+
+/** A seeded xorshift32 generator for generated corpora: the same sequence for the same seed. */
+export function seededRandom(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+/** Words from `vocab`, word k drawn with probability ∝ 1/(k+1) (Zipf); `words` sometimes joins with commas. */
+export function zipfWords(vocab: readonly string[], rand: () => number): { word: () => string; words: (n: number) => string } {
+  const weights = vocab.map((_, k) => 1 / (k + 1));
+  const total = weights.reduce((a, b) => a + b, 0);
+  let acc = 0;
+  const cdf = weights.map((x) => (acc += x / total));
+  const word = () => vocab[cdf.findIndex((c) => c >= rand())] ?? vocab[0]!;
+  return { word, words: (n) => Array.from({ length: n }, word).join(rand() < 0.2 ? ', ' : ' ') };
+}

@@ -13,15 +13,9 @@ import { CatalogStore } from '../../src/catalog/store.ts';
 import { BLOCK_SIZE } from '../../src/catalog/list-index.ts';
 import type { ListingDraft } from '../../src/catalog/ingest.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
-import { PAY_TO_A, PAY_TO_B, tempDir } from './fixtures.ts';
+import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
 
-let seed = 0x1234567;
-const rand = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 2 ** 32;
-};
+const rand = seededRandom(0x1234567);
 const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'eip155:8453'];
 const LISTINGS = 2_700;
 const REFRESHES = 900;

@@ -13,15 +13,9 @@ import { PostgresCatalogStore } from '../../src/catalog/store-postgres.ts';
 import { CatalogStore } from '../../src/catalog/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
-import { PAY_TO_A, PAY_TO_B, tempDir } from './fixtures.ts';
+import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir, zipfWords } from './fixtures.ts';
 
-let seed = 0x2545f491;
-const rand = () => {
-  seed ^= seed << 13;
-  seed ^= seed >>> 17;
-  seed ^= seed << 5;
-  return (seed >>> 0) / 2 ** 32;
-};
+const rand = seededRandom(0x2545f491);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
 const VOCAB = [
   ...Array.from({ length: 90 }, (_, i) => `w${i.toString(36)}${'aeiou'[i % 5]}`),
@@ -34,14 +28,7 @@ const VOCAB = [
   'Weather',
   'x402',
 ];
-const CDF = (() => {
-  const w = VOCAB.map((_, k) => 1 / (k + 1));
-  const total = w.reduce((a, b) => a + b, 0);
-  let acc = 0;
-  return w.map((x) => (acc += x / total));
-})();
-const word = () => VOCAB[CDF.findIndex((c) => c >= rand())] ?? VOCAB[0]!;
-const words = (n: number) => Array.from({ length: n }, word).join(rand() < 0.2 ? ', ' : ' ');
+const { word, words } = zipfWords(VOCAB, rand);
 
 const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'eip155:8453'] as const;
 const SCHEMES = ['exact', 'upto'] as const;

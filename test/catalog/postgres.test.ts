@@ -6,12 +6,11 @@
  * list and search from its worker threads, and a second instance sees the same listings and honours
  * the first one's cursors. A store whose database is not there yet answers once it is.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import type { ListingDraft } from '../../src/catalog/ingest.ts';
 import { PostgresCatalogStore } from '../../src/catalog/store-postgres.ts';
-import { createDatabase } from '../../src/dev/postgres.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
 
 function draft(resource: string, owner: string): ListingDraft {
@@ -125,13 +124,11 @@ describe('openCatalog({ databaseUrl })', () => {
 
 describe('a database that is not there yet', () => {
   it('fails the calls while it is missing and serves once it exists (no restart)', async () => {
-    const name = `svc_late_${Math.random().toString(36).slice(2, 8)}`;
-    const url = new URL(inject('postgresUrl'));
-    url.pathname = `/${name}`;
-    const store = new PostgresCatalogStore(url.toString());
+    const late = lateDatabase();
+    const store = new PostgresCatalogStore(late.url);
     try {
       await expect(store.ownerOf('https://late.example.com/r', 'http', '')).rejects.toThrow(/does not exist/);
-      await createDatabase(inject('postgresUrl'), name);
+      await late.create();
       expect(await store.writeListing(draft('https://late.example.com/r', PAY_TO_A), new Date('2026-01-01T00:00:00Z'))).toMatchObject({
         status: 'written',
         created: true,

@@ -25,3 +25,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
 export function freshDatabase(adminUrl: string = inject('postgresUrl')): Promise<string> {
   return createDatabase(adminUrl);
 }
+
+/**
+ * The URL of a database that does not exist yet on the suite's server, and `create()` to make it
+ * appear: for the stores that must recover, without a restart, from a database missing at start.
+ */
+export function lateDatabase(adminUrl: string = inject('postgresUrl')): { url: string; create: () => Promise<void> } {
+  const name = `svc_late_${Math.random().toString(36).slice(2, 10)}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), create: async () => void (await createDatabase(adminUrl, name)) };
+}

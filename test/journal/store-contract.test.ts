@@ -8,12 +8,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
-import { createDatabase } from '../../src/dev/postgres.ts';
+import { describe, expect, it } from 'vitest';
 import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
 import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
 import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 
 const NO_CAPS: FeeCaps = { dailyStroops: null, perPayerDailyStroops: null, dayStart: 0 };
 let n = 0;
@@ -174,14 +173,11 @@ describe('journal on Postgres shared by two instances', () => {
 
 describe('journal store on a Postgres database that appears after svc started', () => {
   it('a call while the database is missing fails; once it exists the next call migrates and answers', async () => {
-    const admin = inject('postgresUrl');
-    const name = `svc_late_${Math.random().toString(36).slice(2, 10)}`;
-    const url = new URL(admin);
-    url.pathname = `/${name}`;
-    const store = new PostgresJournalStore(url.toString());
+    const late = lateDatabase();
+    const store = new PostgresJournalStore(late.url);
     try {
       await expect(store.get('payment-x')).rejects.toThrow(/does not exist/);
-      await createDatabase(admin, name);
+      await late.create();
       expect(await store.get('payment-x')).toBeNull();
       expect(await store.reserve(attempt(), NO_CAPS, 1_000)).toEqual({ ok: true });
     } finally {

@@ -5,11 +5,10 @@
  * other pool may have moved; a lease of an instance that died frees itself after its time to live.
  */
 import { Keypair } from '@stellar/stellar-sdk';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDatabase } from '../../src/dev/postgres.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignerSelectionError, SubmitterPool } from '../../src/chains/stellar/submitters.ts';
 import { PostgresSubmitterLeases } from '../../src/db/submitter-leases.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 
 let url: string;
 const opened: PostgresSubmitterLeases[] = [];
@@ -128,15 +127,12 @@ describe('two SubmitterPools sharing accounts through Postgres', () => {
 
 describe('PostgresSubmitterLeases on a database that appears after svc started', () => {
   it('an acquire while the database is missing fails; once it exists the next one migrates and takes the lease', async () => {
-    const admin = inject('postgresUrl');
-    const name = `svc_late_${Math.random().toString(36).slice(2, 10)}`;
-    const late = new URL(admin);
-    late.pathname = `/${name}`;
-    const l = new PostgresSubmitterLeases(late.toString());
+    const late = lateDatabase();
+    const l = new PostgresSubmitterLeases(late.url);
     opened.push(l);
     const account = Keypair.random().publicKey();
     await expect(l.acquire(account)).rejects.toThrow(/does not exist/);
-    await createDatabase(admin, name);
+    await late.create();
     expect(await l.acquire(account)).not.toBeNull();
   });
 });
