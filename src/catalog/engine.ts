@@ -30,8 +30,11 @@ export class CatalogEngine {
     let outcome: BazaarOutcome | null = null;
     let result = 'none';
     try {
-      const ingested = await ingestSettlement(settled.paymentPayload, settled.paymentRequirements, (resource, type, toolName) =>
-        this.store.ownerOf(resource, type, toolName),
+      const ingested = await ingestSettlement(
+        settled.paymentPayload,
+        settled.paymentRequirements,
+        (resource, type, toolName) => this.store.ownerOf(resource, type, toolName),
+        started,
       );
       if (ingested.kind === 'rejected') {
         result = ingested.code;

@@ -240,6 +240,8 @@ export async function ingestSettlement(
   paymentPayload: Record<string, unknown>,
   paymentRequirements: Record<string, unknown>,
   ownerOf: OwnerLookup,
+  /** performance.now() when the hook began: the schema time budget counts from here. */
+  startedAt: number = performance.now(),
 ): Promise<IngestResult> {
   const early = envelopeDefect(paymentPayload, paymentRequirements);
   if (early) return early;
@@ -268,7 +270,7 @@ export async function ingestSettlement(
 
   const neutralized = neutralizeSchema(bazaar.schema);
   if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
-  const validation = await validateAgainstSchema(neutralized.schema, info);
+  const validation = await validateAgainstSchema(neutralized.schema, info, startedAt);
   if (!validation.ok) return reject(validation.code, validation.reason);
 
   if (!url || canonical === undefined)

@@ -37,8 +37,9 @@ interface Pending {
   /** performance.now() after which the job is dropped unrun. */
   deadline: number;
   /**
-   * When the job's time budget started: when it was queued, so time spent waiting for a thread
-   * counts against it (the budget bounds the whole step); at process start, when it is sent.
+   * When the job's time budget started: when the caller's step began (or it was queued), so time
+   * spent before validation and waiting for a thread counts against it (the budget bounds the whole
+   * step); at process start, when it is sent.
    */
   budgetFrom: number | undefined;
   resolve: (verdict: SchemaVerdict) => void;
@@ -87,7 +88,11 @@ export class SchemaValidator {
     this.current = this.spawn();
   }
 
-  validate(schema: Record<string, unknown> | boolean, info: unknown): Promise<SchemaVerdict> {
+  /**
+   * `startedAt` (performance.now() on this thread) is when the caller's step began, so the budget
+   * also covers what the caller did before asking (reading a large `info`); default: now.
+   */
+  validate(schema: Record<string, unknown> | boolean, info: unknown, startedAt?: number): Promise<SchemaVerdict> {
     if (this.closed) return Promise.resolve(tooComplex('Schema validation is shut down.'));
     if (this.queue.length >= this.maxQueued) return Promise.resolve(tooComplex('Too many schemas are waiting for validation.'));
     return new Promise((resolve) => {
@@ -96,7 +101,7 @@ export class SchemaValidator {
       this.queue.push({
         job: { id: this.nextId++, schema, info },
         deadline: now + wait,
-        budgetFrom: this.started ? now : undefined,
+        budgetFrom: this.started ? Math.min(startedAt ?? now, now) : undefined,
         resolve,
       });
       this.pump();
@@ -213,8 +218,9 @@ export class SchemaValidator {
     slot.worker.postMessage(pending.job);
   }
 
+  /** Runs pump at the first queued job's deadline (the head of the queue may have changed since the last call). */
   private wakeAtDeadline(): void {
-    if (this.readyTimer) return;
+    if (this.readyTimer) clearTimeout(this.readyTimer);
     this.readyTimer = setTimeout(
       () => {
         this.readyTimer = null;

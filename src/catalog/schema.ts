@@ -243,11 +243,16 @@ export function warmSchemaValidation(): void {
 
 /**
  * Validates `info` against the neutralized schema off the calling thread, within the schema time
- * budget (src/catalog/schema-validator.ts). Never rejects: a compile error or a mismatch is
+ * budget (src/catalog/schema-validator.ts), counted from `startedAt` (performance.now(), default now):
+ * the hook passes its own start, so the whole hook is bounded. Never rejects: a compile error or a mismatch is
  * `bazaar_schema_validation_failed`, a timeout or a crash of the validator `bazaar_schema_too_complex`.
  */
-export function validateAgainstSchema(schema: Record<string, unknown> | boolean, info: unknown): Promise<SchemaVerdict> {
-  return validator().validate(schema, info);
+export function validateAgainstSchema(
+  schema: Record<string, unknown> | boolean,
+  info: unknown,
+  startedAt?: number,
+): Promise<SchemaVerdict> {
+  return validator().validate(schema, info, startedAt);
 }
 
 export const MAX_PARAMETER_TEXT = 4096;

@@ -3,8 +3,6 @@
  * for the pool (pool.ts), so no catalog read or write ever runs on the thread that answers
  * /verify and /settle. Role `writer` takes settlement hooks, role `reader` discovery requests.
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
 import { warmSchemaValidation } from './schema.ts';
@@ -12,24 +10,13 @@ import { CatalogStore } from './store.ts';
 import { PostgresCatalogStore } from './store-postgres.ts';
 import type { CatalogLogger } from './types.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
+import { DISCOVERY_THREAD_NICE, lowerThreadPriority } from '../thread-priority.ts';
 
 const setup = workerData as WorkerSetup;
 
-/**
- * On Linux the nice value is per thread (setpriority(2) with a thread id): a catalog thread runs at
- * a lower priority than the thread answering /verify and /settle, so on a busy machine discovery
- * yields the CPU to payments. Elsewhere this is skipped.
- */
-function lowerThreadPriority(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isSafeInteger(tid) && tid > 0) setPriority(tid, CATALOG_THREAD_NICE);
-  } catch {
-    // not Linux, or not permitted: run at the default priority
-  }
-}
-const CATALOG_THREAD_NICE = 10;
-lowerThreadPriority();
+// Discovery yields the CPU to payments. The writer keeps the default priority: /settle waits for
+// its answer (the settlement hook), and the schema thread it starts lowers itself further.
+if (setup.role === 'reader') lowerThreadPriority(DISCOVERY_THREAD_NICE);
 const port = parentPort!;
 const logger: CatalogLogger = {
   warn: (obj, msg) => port.postMessage({ log: 'warn', obj, msg } satisfies WorkerReply),

@@ -102,6 +102,35 @@ describe('the time budget', () => {
     }
   });
 
+  it('the budget counts from when the caller began: work done before validating is not extra time', async () => {
+    const [slow] = slowSchemas();
+    await validator.validate({ type: 'object' }, info); // the worker is up
+    const started = performance.now();
+    const verdict = await validator.validate(slow!.schema, slow!.info, started - 120);
+    expect(verdict).toMatchObject({ ok: false, code: 'bazaar_schema_too_complex' });
+    const factor = loadavg()[0]! > cpus().length ? 4 : 1;
+    expect(performance.now() - started).toBeLessThan(30 + 50 * factor); // 150 − 120 left, not 150
+  });
+
+  it('a job that waits for a booting thread is answered at its wait bound, also after a start-up wait', async () => {
+    // The first job waits for the first thread (start-up allows seconds); the hostile one then
+    // costs that thread, so the next job waits for the standby, which boots for hundreds of ms.
+    const fresh = new SchemaValidator({ maxWaitMs: 20, budgetMs: 50 });
+    try {
+      const [slow] = slowSchemas();
+      expect(await fresh.validate({ type: 'object' }, info)).toEqual({ ok: true });
+      expect(await fresh.validate(slow!.schema, slow!.info)).toMatchObject({ code: 'bazaar_schema_too_complex' });
+      const started = performance.now();
+      const verdict = await fresh.validate({ type: 'object' }, info);
+      // Either the standby was ready (validated at once) or the job gave up after 20 ms of waiting.
+      if (!verdict.ok) expect(verdict.reason).toMatch(/waited too long/);
+      const factor = loadavg()[0]! > cpus().length ? 4 : 1;
+      expect(performance.now() - started).toBeLessThan(20 + 60 * factor);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('a worker that cannot start fails each job once, without a respawn storm', async () => {
     const broken = new SchemaValidator({ maxHeapMb: 8 });
     try {
