@@ -7,10 +7,12 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-/** Discovery threads (catalog readers): below payments, above hostile work. */
-export const DISCOVERY_THREAD_NICE = 10;
-/** Seller-schema validation: the lowest priority, since a hostile schema burns its whole budget. */
-export const SCHEMA_THREAD_NICE = 19;
+/**
+ * Discovery (catalog readers) and seller-schema validation run below payments. Not lower than 10:
+ * at nice 19 a thread gets ~1.5% of a core beside busy ones, so honest schemas on a loaded machine
+ * would miss their wall-clock budget.
+ */
+export const BACKGROUND_THREAD_NICE = 10;
 
 /** Lowers the calling thread's priority to `nice`; threads it starts later inherit it. */
 export function lowerThreadPriority(nice: number): void {

@@ -12,11 +12,11 @@
  */
 import module from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import { lowerThreadPriority, SCHEMA_THREAD_NICE } from '../thread-priority.ts';
+import { lowerThreadPriority, BACKGROUND_THREAD_NICE } from '../thread-priority.ts';
 
-// A hostile schema runs its whole budget on this thread: on a busy machine it gets only the CPU
-// that payments and the thread timing it (the catalog writer) leave over.
-lowerThreadPriority(SCHEMA_THREAD_NICE);
+// A hostile schema runs its whole budget on this thread: on a busy machine payments and the thread
+// timing it (the catalog writer) come first.
+lowerThreadPriority(BACKGROUND_THREAD_NICE);
 
 // A replacement worker must be ready quickly (a hostile schema costs one): Node's on-disk compile
 // cache takes about a third off loading Ajv, so Ajv is imported only after it is on.

@@ -10,13 +10,13 @@ import { CatalogStore } from './store.ts';
 import { PostgresCatalogStore } from './store-postgres.ts';
 import type { CatalogLogger } from './types.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
-import { DISCOVERY_THREAD_NICE, lowerThreadPriority } from '../thread-priority.ts';
+import { BACKGROUND_THREAD_NICE, lowerThreadPriority } from '../thread-priority.ts';
 
 const setup = workerData as WorkerSetup;
 
 // Discovery yields the CPU to payments. The writer keeps the default priority: /settle waits for
-// its answer (the settlement hook), and the schema thread it starts lowers itself further.
-if (setup.role === 'reader') lowerThreadPriority(DISCOVERY_THREAD_NICE);
+// its answer (the settlement hook), and the schema thread it starts lowers its own.
+if (setup.role === 'reader') lowerThreadPriority(BACKGROUND_THREAD_NICE);
 const port = parentPort!;
 const logger: CatalogLogger = {
   warn: (obj, msg) => port.postMessage({ log: 'warn', obj, msg } satisfies WorkerReply),

@@ -6,7 +6,7 @@
  * world-traversable temporary directory. Durability is off (fsync): this is never production.
  */
 import type { EventEmitter } from 'node:events';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -52,30 +52,35 @@ async function importWithoutProcessHooks() {
   return EmbeddedPostgres;
 }
 
-/** Starts a server in a new temporary directory on a free port; `stop` removes the directory. */
-export async function startEmbeddedPostgres(): Promise<EmbeddedPostgresServer> {
+/**
+ * Starts a server on a free port. By default in a new temporary directory that `stop` removes;
+ * with `dataDir` (the benchmarks' seeded catalogs) in that directory, created on first use and
+ * kept, so a second run finds its databases again.
+ */
+export async function startEmbeddedPostgres(options: { dataDir?: string } = {}): Promise<EmbeddedPostgresServer> {
   const EmbeddedPostgres = await importWithoutProcessHooks();
-  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
-  chmodSync(dir, 0o755);
+  const dir = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'svc-pg-'));
+  if (dir) chmodSync(dir, 0o755);
+  const dataDir = options.dataDir ?? join(dir!, 'data');
   const port = await freePort();
   const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
+    databaseDir: dataDir,
     port,
     user: USER,
     password: PASSWORD,
-    persistent: false,
+    persistent: dir === undefined,
     createPostgresUser: userInfo().uid === 0,
     postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=300'],
     onLog: () => undefined,
     onError: () => undefined,
   });
-  await server.initialise();
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       await server.stop().catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
