@@ -7,6 +7,7 @@
 import { Keypair } from '@stellar/stellar-sdk';
 import { CatalogStore } from '../src/catalog/store.ts';
 import type { ListingDraft } from '../src/catalog/ingest.ts';
+import { getJson } from './http-load.ts';
 
 export const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'stellar:futurenet', 'eip155:8453', 'solana:mainnet'];
 const NETWORK_WEIGHTS = [0.45, 0.3, 0.1, 0.1, 0.05];
@@ -115,4 +116,44 @@ export function seedCorpus(dbPath: string, count: number, onProgress?: (done: nu
   } finally {
     store.close();
   }
+}
+
+export interface DiscoveryCase {
+  name: string;
+  /** The request for the i-th repetition. */
+  path: (i: number) => string;
+  /** What the bare baseline server answers instead (it has no search cursors). */
+  baselinePath?: (i: number) => string;
+}
+
+/**
+ * The discovery requests every catalog benchmark measures, against a svc serving this corpus on
+ * `port`: search with 2 terms, 1 common term and a cursor page (the cursor is that server's own),
+ * list without filter, by network, by payTo and at a deep offset. Also the terms and payTo used.
+ */
+export async function discoveryCases(port: number): Promise<{ cases: DiscoveryCase[]; two: string; common: string; payTo: string }> {
+  const common = vocabularyWord(0);
+  const two = `${vocabularyWord(3)} ${vocabularyWord(40)}`;
+  const firstPage = await getJson<{ pagination: { cursor: string } }>(port, `/discovery/search?query=${common}&limit=20`);
+  const cursor = encodeURIComponent(firstPage.pagination.cursor);
+  const newest = await getJson<{ pagination: { total: number }; items: Array<{ accepts: Array<{ payTo: string }> }> }>(
+    port,
+    '/discovery/resources?limit=1',
+  );
+  const payTo = newest.items[0]!.accepts[0]!.payTo;
+  const deep = Math.floor(newest.pagination.total * 0.9);
+  const cases: DiscoveryCase[] = [
+    { name: `search, 2 terms ("${two}")`, path: () => `/discovery/search?query=${encodeURIComponent(two)}&limit=20` },
+    { name: `search, 1 common term ("${common}")`, path: () => `/discovery/search?query=${common}&limit=20` },
+    {
+      name: 'search, cursor page 2',
+      path: () => `/discovery/search?query=${common}&limit=20&cursor=${cursor}`,
+      baselinePath: () => `/discovery/search?query=${common}&limit=20`,
+    },
+    { name: 'list, no filter', path: (i) => `/discovery/resources?limit=20&offset=${(i * 7) % 200}` },
+    { name: 'list, network filter', path: (i) => `/discovery/resources?network=stellar:pubnet&limit=20&offset=${(i * 7) % 200}` },
+    { name: 'list, payTo filter', path: () => `/discovery/resources?payTo=${payTo}&limit=20` },
+    { name: `list, offset ${deep.toLocaleString('en')}`, path: () => `/discovery/resources?limit=20&offset=${deep}` },
+  ];
+  return { cases, two, common, payTo };
 }

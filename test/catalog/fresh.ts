@@ -1,11 +1,9 @@
 /** Per-test temp catalogs (kept apart from fixtures.ts so non-test scripts need no vitest). */
 import { afterEach, beforeEach } from 'vitest';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase, type Backend } from '../helpers/postgres.ts';
 import { tempCatalog } from './fixtures.ts';
 
-/** The catalog's two stores: a SQLite file, or a PostgreSQL database (docs/CATALOG.md "Postgres"). */
-export type Backend = 'SQLite' | 'Postgres';
-export const BACKENDS: Backend[] = ['SQLite', 'Postgres'];
+export { BACKENDS, type Backend } from '../helpers/postgres.ts';
 
 type TempCatalog = ReturnType<typeof tempCatalog>;
 

@@ -1,29 +1,29 @@
 /**
- * A running svc wired the way src/main.ts wires it, for the fuzz suites: the real exact scheme
- * (createSchemeFromConfig) on a loopback devnet, the real catalog on a temp SQLite file, the real
- * Koa app on an ephemeral port. Also a buyer-side helper that signs real payments with the
- * client builder in src/client.
+ * A running svc wired the way src/main.ts wires it, for the fuzz suites: createService builds the
+ * real exact scheme on a loopback devnet, the settlement journal and the catalog, on a temp SQLite
+ * file or, with `databaseUrl`, on PostgreSQL (submitter leases included); the real Koa app listens
+ * on an ephemeral port. Also a buyer-side helper that signs real payments with the client builder
+ * in src/client.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
-import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
+import type { CatalogPort } from '../../src/catalog/types.ts';
 import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createSchemeFromConfig } from '../../src/chains/stellar/from-config.ts';
 import { LedgerTimeEstimator } from '../../src/chains/stellar/ledger-time.ts';
 import { createSdkRpc, type ChainRpc } from '../../src/chains/stellar/rpc.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
 import { api } from './contract.ts';
+import { freshDatabase, type Backend } from './postgres.ts';
 import { startTestServer, testConfig } from './server.ts';
 
 export interface FuzzSvc {
   url: string;
   devnet: Devnet;
   rpc: ChainRpc;
-  catalog: Catalog;
+  catalog: CatalogPort;
   /** The facilitator's signing addresses (hostile payTo / payer values). */
   submitters: string[];
   /** GET /health through the contract helper; throws unless 200 `ok`. */
@@ -36,7 +36,7 @@ export interface FuzzSvc {
   stop(): Promise<void>;
 }
 
-export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: number } = {}): Promise<FuzzSvc> {
+export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: number; backend?: Backend } = {}): Promise<FuzzSvc> {
   const devnet = await startDevnet({ ledgerMs: options.ledgerMs ?? 200 });
   const dir = mkdtempSync(join(tmpdir(), 'svc-fuzz-'));
   const dbPath = join(dir, 'catalog.sqlite');
@@ -47,10 +47,10 @@ export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: nu
     SUBMITTER_SECRET: submitterAccounts.map((a) => a.secret).join(','),
     RPC_URL: devnet.rpcUrl,
     DB_PATH: dbPath,
+    ...(options.backend === 'Postgres' ? { DATABASE_URL: await freshDatabase() } : {}),
   });
-  const logger = silentLogger();
-  const catalog = openCatalog({ dbPath, logger });
-  const server = await startTestServer({ config, logger, scheme: createSchemeFromConfig(config, logger), catalog });
+  const server = await startTestServer({ config });
+  const catalog = server.service.catalog;
   const rpc = createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 5_000 });
   const ledgerTime = new LedgerTimeEstimator(rpc);
   const client = api(server.url);
@@ -85,7 +85,6 @@ export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: nu
     },
     async stop() {
       await server.close();
-      await catalog.close();
       await devnet.stop();
       rmSync(dir, { recursive: true, force: true });
     },

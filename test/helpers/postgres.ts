@@ -14,6 +14,10 @@ declare module 'vitest' {
   }
 }
 
+/** The storage backends suites run on: a SQLite file, or a PostgreSQL database (docs/SCALING.md). */
+export type Backend = 'SQLite' | 'Postgres';
+export const BACKENDS: Backend[] = ['SQLite', 'Postgres'];
+
 /** Vitest global setup: one server for the whole run. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const server = await startEmbeddedPostgres();

@@ -1,0 +1,229 @@
+/**
+ * Discovery over HTTP with the catalog on PostgreSQL, beside the same catalog on SQLite, in one
+ * run per size (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Two svc processes
+ * (`dist/main.js`, what `npm start` runs; run `npm run build` first) serve the same corpus: one
+ * with DB_PATH on the SQLite file, one with DATABASE_URL on an embedded Postgres. Both answer the
+ * same requests (bench/catalog-corpus.ts `discoveryCases`) with the same client, at 1 and 16
+ * connections; before timing, each request's first answer is compared between the two (items and
+ * totals; cursors differ, each server signs its own).
+ *
+ * The corpus is the one bench/catalog.ts seeds (through the SQLite store). Writing 1M listings
+ * through the Postgres store one settlement at a time would take hours (writes serialize on the
+ * catalog sequence, ~3 ms each), so the Postgres database is created by svc's own migrations and
+ * then loaded from the SQLite file table by table with COPY: the two stores keep the same tables
+ * (src/catalog/migrations-postgres.ts), a term's score becoming its exact `units`. The comparison
+ * of answers above is what shows the load is faithful. `VACUUM ANALYZE` follows, as an operator
+ * would run after a bulk load (docs/CATALOG.md "Postgres").
+ *
+ *   npm run build && npx tsx bench/catalog-postgres.ts --keep-dir DIR [--sizes 100000,1000000] [--requests 200]
+ *
+ * DIR keeps the SQLite files and the Postgres data directory (`DIR/postgres`) between runs.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DatabaseSync } from 'node:sqlite';
+import { parseArgs } from 'node:util';
+import { Keypair } from '@stellar/stellar-sdk';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { CATALOG_MIGRATIONS } from '../src/catalog/migrations-postgres.ts';
+import { scoreUnits } from '../src/catalog/store-postgres.ts';
+import { migrate, openPool } from '../src/db/postgres.ts';
+import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
+import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
+import { fmt, getJson, load, loadAverage, machineLine, rssMb, startNode, waitReady } from './http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '100000,1000000' },
+    requests: { type: 'string', default: '200' },
+    'keep-dir': { type: 'string' },
+  },
+});
+if (!values['keep-dir']) {
+  console.error('--keep-dir DIR is required: the seeded corpora and the Postgres data directory are kept there.');
+  process.exit(2);
+}
+if (!existsSync('dist/main.js')) {
+  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
+  process.exit(2);
+}
+const dir = values['keep-dir'];
+mkdirSync(dir, { recursive: true });
+const sizes = values.sizes.split(',').map(Number);
+const REQUESTS = Number(values.requests);
+/** As bench/catalog.ts: svc's young generation, sized deliberately. */
+const SEMI_SPACE_MB = 4;
+
+/** The catalog's tables and the columns copied; search_terms' `score` becomes `units`. */
+const TABLES: Array<[table: string, columns: string[]]> = [
+  ['listings', ['id', 'resource', 'type', 'tool_name', 'owner', 'x402_version', 'created_seq', 'last_updated', 'body']],
+  ['listing_accepts', ['listing_id', 'terms_key', 'scheme', 'network', 'added_seq']],
+  ['listing_extensions', ['listing_id', 'key', 'added_seq']],
+  ['search_revisions', ['rev', 'listing_id', 'from_seq', 'to_seq', 'superseded_at', 'text_hash']],
+  ['search_terms', ['term', 'rev', 'listing_id', 'score', 'milli', 'from_seq', 'to_seq']],
+  ['listing_keys', ['kind', 'value', 'listing_id', 'last_updated']],
+  ['listing_counts', ['kind', 'value', 'n']],
+  ['listing_key_blocks', ['kind', 'value', 'start_updated', 'start_id', 'n']],
+];
+
+/** A value in COPY's text format. */
+function copyText(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  return String(value).replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
+}
+
+async function copyTable(client: pg.PoolClient, sqlite: DatabaseSync, table: string, columns: string[]): Promise<number> {
+  const pgColumns = columns.map((c) => (c === 'score' ? 'units' : c));
+  const rows = sqlite.prepare(`SELECT ${columns.join(', ')} FROM ${table}`).iterate() as Iterable<Record<string, unknown>>;
+  let n = 0;
+  function* lines(): Generator<string> {
+    let chunk = '';
+    for (const row of rows) {
+      chunk += columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : row[c])).join('\t') + '\n';
+      if (++n % 5_000 === 0) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    if (chunk) yield chunk;
+  }
+  await pipeline(Readable.from(lines()), client.query(copyFrom(`COPY ${table} (${pgColumns.join(', ')}) FROM STDIN`)));
+  return n;
+}
+
+/** The database holding this size's corpus, loaded from the SQLite file unless a previous run did. */
+async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string): Promise<string> {
+  const name = `catalog_${size}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+    if (exists) {
+      const db = new pg.Client({ connectionString: url.toString() });
+      await db.connect();
+      const loaded = await db
+        .query("SELECT value FROM catalog_meta WHERE key = 'bench_loaded_from'")
+        .then((r) => r.rows[0]?.value as string | undefined)
+        .catch(() => undefined);
+      await db.end();
+      if (loaded === sqlitePath) return url.toString();
+      await admin.query(`DROP DATABASE ${name}`); // a load that did not finish
+    }
+  } finally {
+    await admin.end();
+  }
+  await createDatabase(adminUrl, name);
+  const pool = openPool(url.toString(), { max: 1 });
+  const sqlite = new DatabaseSync(sqlitePath, { readOnly: true });
+  try {
+    await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
+    const client = await pool.connect();
+    try {
+      for (const [table, columns] of TABLES) {
+        const t0 = performance.now();
+        const n = await copyTable(client, sqlite, table, columns);
+        process.stderr.write(`  copied ${n.toLocaleString('en')} rows of ${table} in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+      }
+      const { seq } = sqlite.prepare('SELECT seq FROM catalog_seq').get() as { seq: number };
+      await client.query('UPDATE catalog_seq SET seq = $1', [seq]);
+      // Identity columns continue after the copied ids.
+      await client.query("SELECT setval(pg_get_serial_sequence('listings', 'id'), (SELECT max(id) FROM listings))");
+      await client.query("SELECT setval(pg_get_serial_sequence('search_revisions', 'rev'), (SELECT max(rev) FROM search_revisions))");
+      // Statistics for the planner, and the visibility map for index-only scans: what autovacuum
+      // would do over the next minutes, done before measuring so it does not run during the load.
+      await client.query('VACUUM ANALYZE');
+      await client.query("INSERT INTO catalog_meta (key, value) VALUES ('bench_loaded_from', $1)", [sqlitePath]);
+    } finally {
+      client.release();
+    }
+  } finally {
+    sqlite.close();
+    await pool.end();
+  }
+  return url.toString();
+}
+
+/** An answer without what legitimately differs between two servers: search cursors. */
+function comparable(answer: unknown): string {
+  return JSON.stringify(answer, (key, value: unknown) => (key === 'cursor' ? undefined : value));
+}
+
+console.log(machineLine());
+const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres') });
+let port = 47200;
+try {
+  for (const size of sizes) {
+    const sqlitePath = join(dir, `catalog-${size}.sqlite`);
+    if (!existsSync(sqlitePath)) {
+      const t0 = performance.now();
+      seedCorpus(sqlitePath, size, (n) => process.stderr.write(`seeded ${n}\r`));
+      console.error(`seeded ${size} listings into SQLite in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    }
+    const t0 = performance.now();
+    const databaseUrl = await postgresCorpus(postgres.url, size, sqlitePath);
+    console.log(
+      `\n### ${size.toLocaleString('en')} listings (Postgres ready in ${((performance.now() - t0) / 1000).toFixed(0)} s; 0 s means loaded by an earlier run)`,
+    );
+    const common = {
+      NETWORK: 'stellar:testnet',
+      RPC_URL: 'http://127.0.0.1:9',
+      SUBMITTER_SECRET: Keypair.random().secret(),
+      LOG_LEVEL: 'error',
+    };
+    const sqlitePort = port++;
+    const postgresPort = port++;
+    const args = [`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'];
+    const onSqlite = startNode(args, { ...common, PORT: String(sqlitePort), DB_PATH: sqlitePath });
+    const onPostgres = startNode(args, {
+      ...common,
+      PORT: String(postgresPort),
+      DATABASE_URL: databaseUrl,
+      DB_PATH: join(dir, `unused-${size}.sqlite`),
+    });
+    try {
+      await Promise.all([waitReady(sqlitePort, '/discovery/resources?limit=1'), waitReady(postgresPort, '/discovery/resources?limit=1')]);
+      let peak = { sqlite: 0, postgres: 0 };
+      const sampler = setInterval(() => {
+        peak = { sqlite: Math.max(peak.sqlite, rssMb(onSqlite.pid!)), postgres: Math.max(peak.postgres, rssMb(onPostgres.pid!)) };
+      }, 200);
+      const [fromSqlite, fromPostgres] = await Promise.all([discoveryCases(sqlitePort), discoveryCases(postgresPort)]);
+      let same = 0;
+      for (const [i, { name, path }] of fromSqlite.cases.entries()) {
+        const a = comparable(await getJson<unknown>(sqlitePort, path(0)));
+        const b = comparable(await getJson<unknown>(postgresPort, fromPostgres.cases[i]!.path(0)));
+        if (a === b) same++;
+        else console.log(`DIFFERENT ANSWERS for ${name}:\n  SQLite   ${a.slice(0, 300)}\n  Postgres ${b.slice(0, 300)}`);
+      }
+      console.log(`\nSame answers from both stores: ${same} of ${fromSqlite.cases.length} requests (items, totals; cursors excluded).`);
+      console.log(
+        '\n| request | SQLite p50 / p95 ms, 1 conn | Postgres p50 / p95, 1 conn | Postgres ÷ SQLite p95 | SQLite p50 / p95, 16 conns | Postgres p50 / p95, 16 conns |',
+      );
+      console.log('|---|---|---|---|---|---|');
+      for (const [i, { name, path }] of fromSqlite.cases.entries()) {
+        const pgPath = fromPostgres.cases[i]!.path;
+        const s1 = await load(sqlitePort, 1, REQUESTS, path);
+        const p1 = await load(postgresPort, 1, REQUESTS, pgPath);
+        const s16 = await load(sqlitePort, 16, REQUESTS * 2, path);
+        const p16 = await load(postgresPort, 16, REQUESTS * 2, pgPath);
+        const errors = s1.errors + p1.errors + s16.errors + p16.errors;
+        console.log(
+          `| ${name}${errors ? ` (${errors} non-200)` : ''} | ${fmt(s1.p50)} / ${fmt(s1.p95)} | ${fmt(p1.p50)} / ${fmt(p1.p95)} | ${(p1.p95 / s1.p95).toFixed(1)}× | ${fmt(s16.p50)} / ${fmt(s16.p95)} | ${fmt(p16.p50)} / ${fmt(p16.p95)} |`,
+        );
+      }
+      clearInterval(sampler);
+      console.log(
+        `\nsvc peak RSS: on SQLite ${peak.sqlite.toFixed(0)} MB, on Postgres ${peak.postgres.toFixed(0)} MB (the Postgres server's own memory not included). Load average now ${loadAverage()}.`,
+      );
+    } finally {
+      onSqlite.kill('SIGTERM');
+      onPostgres.kill('SIGTERM');
+    }
+  }
+} finally {
+  await postgres.stop();
+}

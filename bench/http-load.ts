@@ -1,0 +1,89 @@
+/**
+ * The HTTP side of the catalog benchmarks (bench/catalog.ts, bench/catalog-postgres.ts): a
+ * keep-alive client, a closed-loop load generator with percentiles, a process's RSS, and the
+ * machine line every result starts with. Servers run in their own processes; this is the client.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { cpus, loadavg, totalmem } from 'node:os';
+
+/** Starts `node <args>` with the environment extended by `env`; stderr is shown. */
+export function startNode(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+}
+
+const agentFor = new Map<number, http.Agent>();
+export function request(port: number, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+  let agent = agentFor.get(port);
+  if (!agent) agentFor.set(port, (agent = new http.Agent({ keepAlive: true, maxSockets: 64 })));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path, agent, headers: body ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export const getJson = async <T>(port: number, path: string): Promise<T> => JSON.parse((await request(port, 'GET', path)).text) as T;
+
+/** Resolves once `path` answers below 500 (30 s at most). */
+export async function waitReady(port: number, path: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await request(port, 'GET', path)).status < 500) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`port ${port} never answered`);
+}
+
+export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+/** `total` GET requests over `conns` connections; latencies in ms. */
+export async function load(
+  port: number,
+  conns: number,
+  total: number,
+  path: (i: number) => string,
+): Promise<{ p50: number; p95: number; errors: number }> {
+  const times: number[] = [];
+  let next = 0;
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: conns }, async () => {
+      while (next < total) {
+        const i = next++;
+        const started = performance.now();
+        const { status } = await request(port, 'GET', path(i));
+        times.push(performance.now() - started);
+        if (status !== 200) errors++;
+      }
+    }),
+  );
+  return { p50: pct(times, 50), p95: pct(times, 95), errors };
+}
+
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+export const fmt = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+
+export const loadAverage = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+
+export function machineLine(): string {
+  return `Machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}; load average at start ${loadAverage()}.`;
+}
