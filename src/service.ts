@@ -92,7 +92,7 @@ function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeR
       store: journalStoreFor(config),
       policy: config.settlement.policy,
       logger,
-      onLanded: (settled) => registry.afterSettle(settled, logger, true),
+      onLanded: (settled) => registry.afterSettle(settled, logger),
     });
   } catch (err) {
     logger.error(

@@ -25,7 +25,8 @@ export class CatalogEngine {
     this.softBudgetMs = softBudgetMs;
   }
 
-  async recordSettlement(settled: SettledPayment, now: Date): Promise<BazaarOutcome | null> {
+  /** `strict`: a fault rejects after it is logged, instead of answering null (CatalogPort). */
+  async recordSettlement(settled: SettledPayment, now: Date, strict = false): Promise<BazaarOutcome | null> {
     const started = performance.now();
     let outcome: BazaarOutcome | null = null;
     let result = 'none';
@@ -70,6 +71,7 @@ export class CatalogEngine {
         { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
         'catalog hook fault; EXTENSION-RESPONSES omitted',
       );
+      if (strict) throw err;
     }
     const elapsedMs = performance.now() - started;
     if (elapsedMs > this.softBudgetMs)

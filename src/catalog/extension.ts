@@ -13,7 +13,9 @@ export function bazaarExtension(catalog: CatalogPort): FacilitatorExtension {
   return {
     name: BAZAAR,
     // `await` so a synchronous port and a Promise-returning one both work.
-    afterSettle: async ({ paymentPayload, paymentRequirements }) => await catalog.recordSettlement({ paymentPayload, paymentRequirements }),
+    // Strict: a fault rejects, so the journal keeps the payment unlisted and tries again.
+    afterSettle: async ({ paymentPayload, paymentRequirements }) =>
+      await catalog.recordSettlement({ paymentPayload, paymentRequirements }, { strict: true }),
   };
 }
 

@@ -3,7 +3,7 @@
  * by worker threads (pool.ts) so the
  * thread that answers /verify and /settle never runs a catalog query. The settle hook resolves
  * null (header omitted, logged) on an internal fault, a full queue or a missed deadline, and never
- * rejects. list/search reject with CatalogQueryError: 400 codes for the caller's mistakes,
+ * rejects unless asked to be `strict` (the journal's retry of a listing). list/search reject with CatalogQueryError: 400 codes for the caller's mistakes,
  * `svc_catalog_busy` (503) when discovery is overloaded; any other fault is a 500.
  */
 import { BAZAAR_CODES } from '../codes.ts';
@@ -61,19 +61,20 @@ export function openCatalog(options: CatalogOptions): Catalog {
   );
 
   return {
-    async recordSettlement(settled) {
+    async recordSettlement(settled, { strict = false } = {}) {
       try {
         const checked = precheckSettlement(settled.paymentPayload, settled.paymentRequirements);
         if (checked.kind === 'none') return null;
         if (checked.kind === 'rejected')
           return { status: 'rejected', rejectedReason: checked.reason || BAZAAR_CODES[checked.code], code: checked.code };
         if (checked.kind !== 'settled') return null;
-        return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled })) as BazaarOutcome | null;
+        return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled, strict })) as BazaarOutcome | null;
       } catch (err) {
         logger.error(
           { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
           'catalog hook did not answer; EXTENSION-RESPONSES omitted',
         );
+        if (strict) throw asCatalogError(err);
         return null;
       }
     },

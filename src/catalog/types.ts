@@ -37,13 +37,19 @@ export type CatalogQueryCode = Extract<
   'svc_invalid_search_cursor' | 'svc_missing_search_query' | 'svc_invalid_query_parameter' | 'svc_catalog_busy'
 >;
 
+/** How a settlement hook reports a fault: null (the header is omitted) or, `strict`, a rejection. */
+export interface HookOptions {
+  strict?: boolean;
+}
+
 export interface CatalogPort {
   /**
    * Run the catalog hook for a settlement that succeeded. Bounded (a deadline), never rejects.
    * Resolves null when no `bazaar` extension was echoed or on an internal fault or overload (then
-   * logged), which means: omit the header.
+   * logged), which means: omit the header. With `strict` (the journal listing a payment its
+   * request never listed) a fault or overload rejects instead, so the caller can try again later.
    */
-  recordSettlement(settled: SettledPayment): Promise<BazaarOutcome | null>;
+  recordSettlement(settled: SettledPayment, options?: HookOptions): Promise<BazaarOutcome | null>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<ListPage>;
   /**

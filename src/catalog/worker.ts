@@ -31,7 +31,7 @@ async function run(request: WorkerRequest): Promise<unknown> {
   const now = new Date(request.now);
   switch (request.op) {
     case 'record':
-      return engine.recordSettlement(request.settled, now);
+      return engine.recordSettlement(request.settled, now, request.strict);
     case 'list':
       return engine.list(request.filters, request.page);
     case 'search':

@@ -125,11 +125,13 @@ export class SchemeRegistry {
       ? await this.gate.settle({ scheme, payload, requirements, idempotencyKey })
       : { result: await scheme.settle(payload, requirements), fresh: true, identity: null };
     const response = shapeSettleResponse(result, network);
-    // The hooks run once per payment: a copy answered from the journal lists nothing again.
+    // The hooks run once per payment: a copy answered from the journal lists nothing again. A
+    // hook that faulted leaves the payment unlisted in the journal, whose reconciler tries again.
     let extensionResponses: Record<string, unknown> | null = null;
     if (response.success && fresh) {
-      extensionResponses = await this.afterSettle({ ...envelope, response }, log);
-      if (identity !== null) await this.gate?.markListed(identity);
+      const hooks = await this.runHooks({ ...envelope, response }, log);
+      extensionResponses = hooks.entries;
+      if (identity !== null && !hooks.faulted) await this.gate?.markListed(identity);
     }
     return {
       response,
@@ -139,12 +141,23 @@ export class SchemeRegistry {
   }
 
   /**
-   * Runs every hook in registration order; a throw is logged and leaves that entry out. The
-   * journal's reconciler calls it with `strict` for a payment it found landed after its request
-   * was lost: there a throw propagates, so the record stays unlisted and is retried next pass.
+   * Runs every hook in registration order. The journal's reconciler calls it for a payment it found
+   * landed after its request was lost (or whose hook faulted): a fault then rejects, so the record
+   * stays unlisted and is retried next pass.
    */
-  async afterSettle(settled: SettledPayment, log: CoreLogger, strict = false): Promise<Record<string, unknown> | null> {
+  async afterSettle(settled: SettledPayment, log: CoreLogger): Promise<Record<string, unknown> | null> {
+    const { entries, faulted } = await this.runHooks(settled, log);
+    if (faulted) throw new Error(`settlement hook faulted (${faulted})`);
+    return entries;
+  }
+
+  /** Every hook's entry; one that throws is logged and left out, and named in `faulted`. */
+  private async runHooks(
+    settled: SettledPayment,
+    log: CoreLogger,
+  ): Promise<{ entries: Record<string, unknown> | null; faulted: string | null }> {
     const entries: Record<string, unknown> = {};
+    let faulted: string | null = null;
     for (const extension of this.extensions) {
       if (!extension.afterSettle) continue;
       try {
@@ -152,10 +165,10 @@ export class SchemeRegistry {
         if (entry !== null && entry !== undefined) entries[extension.name] = entry;
       } catch (err) {
         log.error({ err, extension: extension.name }, `${extension.name} hook threw; its EXTENSION-RESPONSES entry is omitted`);
-        if (strict) throw err;
+        faulted ??= extension.name;
       }
     }
-    return Object.keys(entries).length ? entries : null;
+    return { entries: Object.keys(entries).length ? entries : null, faulted };
   }
 }
 

@@ -158,6 +158,8 @@ export interface CoreLogger {
  * /supported `extensions`; `afterSettle` runs after every successful settlement and its non-null
  * answer becomes the `name` entry of the EXTENSION-RESPONSES header (openapi.yaml,
  * ExtensionResponses). It can only decorate: a throw or null means no entry, never a changed body.
+ * A fault must reject (not resolve null): the settlement journal then keeps the payment unlisted
+ * and its reconciler runs the hook again (docs/OPERATIONS.md).
  */
 export interface FacilitatorExtension {
   readonly name: string;

@@ -11,6 +11,8 @@ import { freshDatabase } from '../helpers/postgres.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 import { SchemeHarness } from '../scheme/harness.ts';
 import { tempDbPath } from './harness.ts';
+import { httpBazaar } from '../catalog/fixtures.ts';
+import { until } from '../helpers/svc-process.ts';
 
 let h: SchemeHarness;
 beforeAll(async () => {
@@ -104,5 +106,38 @@ describe('createService mounts the settlement journal', () => {
     expect(ready.body.checks.database).toMatchObject({ ok: false, detail: 'not reachable (ECONNREFUSED)' });
     for (const r of [settled, ready, await client.get('/health')]) expect(JSON.stringify(r.body)).not.toContain('pw-never-shown');
     await server.close();
+  });
+  it('a listing that faults is not lost: the record stays unlisted and the reconciler lists it once the catalog is back', async () => {
+    const url = await freshDatabase();
+    const { server, client } = await serviceAt(tempDbPath(), { DATABASE_URL: url, RECONCILE_INTERVAL_MS: '100' });
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      // The catalog is up (its tables exist), then its write sequence row is held by someone else:
+      // every catalog write waits for it and gives up at its lock timeout.
+      const warm = await payment();
+      expect((await client.post('/settle', warm.body)).body.success).toBe(true);
+      await db.query('BEGIN');
+      await db.query('SELECT seq FROM catalog_seq FOR UPDATE');
+      const p = await payment();
+      const resource = `https://faulted.example.com/${p.seller.publicKey().slice(0, 10)}`;
+      p.body.paymentPayload = { ...p.body.paymentPayload, resource: { url: resource, description: 'faulted listing' }, extensions: { bazaar: httpBazaar() } };
+      const settled = await client.post('/settle', p.body);
+      expect(settled.body.success).toBe(true);
+      expect(settled.headers.get('extension-responses')).toBeNull(); // the hook faulted: no entry
+      const listed = async () =>
+        (await db.query('SELECT listed FROM journal_settlements WHERE tx_hash = $1', [settled.body.transaction])).rows[0]?.listed;
+      expect(await listed()).toBe(false);
+      await db.query('COMMIT');
+      // The reconciler lists settled records after a 10 s grace; age the record past it.
+      await db.query('UPDATE journal_settlements SET updated_at = updated_at - 20000 WHERE tx_hash = $1', [settled.body.transaction]);
+      await until('the reconciler lists the payment', async () => ((await listed()) === true ? true : undefined));
+      const found = await client.get(`/discovery/resources?resource=${encodeURIComponent(resource)}`);
+      expect(found.body.items.map((i: { resource: string }) => i.resource)).toEqual([resource]);
+    } finally {
+      await db.query('ROLLBACK').catch(() => undefined);
+      await db.end();
+      await server.close();
+    }
   });
 });
