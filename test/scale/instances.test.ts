@@ -3,8 +3,8 @@
  * devnet, sharing one list of submitter accounts:
  * - a burst of settles spread over three instances, one of them killed with SIGKILL mid-burst:
  *   no payment is settled twice, no settle fails for contention (submitter or sequence), every
- *   payment the chain took has its journal record (visible from any instance) and a retry of a
- *   cut-off request on a surviving instance answers the chain's truth;
+ *   payment the chain took has its journal record (visible from any instance) and its listing, and
+ *   a retry of a cut-off request on a surviving instance answers the chain's truth;
  * - the same payment sent to two instances at the same moment is submitted once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,7 +40,7 @@ async function instances(count: number, submitterCount: number): Promise<{ svcs:
 }
 
 describe('three instances, one database, shared submitters', () => {
-  it('a burst spread over three instances, one killed mid-burst: no double settlement, no contention failure, every landed payment journaled', async () => {
+  it('a burst spread over three instances, one killed mid-burst: no double settlement, no contention failure, every landed payment journaled and listed', async () => {
     const { svcs, submitters, stop } = await instances(3, 4);
     try {
       const sequencesBefore = await Promise.all(submitters.map((s) => h.rpc.getAccountSequence(s)));
@@ -88,6 +88,16 @@ describe('three instances, one database, shared submitters', () => {
         }),
       );
       expect(landed).toBeGreaterThanOrEqual(16);
+      // Every landed payment carried a bazaar extension: it is listed, seen from every survivor,
+      // including those whose request died with the killed instance (the reconcilers list them).
+      const landedUrls = burst.filter((p) => h.devnet.balances(p.seller.publicKey()).usdc === 100_000n).map((p) => p.url);
+      for (const svc of survivors) {
+        await until('every landed payment listed', async () => {
+          const page = await api(svc.url).get('/discovery/resources?limit=100');
+          const listed = new Set(page.body.items.map((item: { resource: string }) => item.resource));
+          return landedUrls.every((url) => listed.has(url)) ? true : undefined;
+        });
+      }
       // No transaction was wasted on a sequence clash: each landed payment moved one sequence.
       const sequencesAfter = await Promise.all(submitters.map((s) => h.rpc.getAccountSequence(s)));
       const used = sequencesAfter.reduce((sum, after, i) => sum + (after - sequencesBefore[i]!), 0n);
