@@ -72,7 +72,7 @@ const TABLES: Array<[table: string, columns: string[]]> = [
 ];
 
 /** A value in COPY's text format. */
-function copyText(value: unknown): string {
+function copyText(value: string | number | bigint | null | undefined): string {
   if (value === null || value === undefined) return '\\N';
   return String(value).replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
 }
@@ -84,7 +84,8 @@ async function copyTable(client: pg.PoolClient, sqlite: DatabaseSync, table: str
   function* lines(): Generator<string> {
     let chunk = '';
     for (const row of rows) {
-      chunk += columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : row[c])).join('\t') + '\n';
+      chunk +=
+        columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | number | null))).join('\t') + '\n';
       if (++n % 5_000 === 0) {
         yield chunk;
         chunk = '';

@@ -190,4 +190,121 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
        PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
      END LOOP;
    END $$;`,
+  // 2: the several-term threshold walk of search.ts (thresholdWalk), run by the server so a chunk
+  // costs no round trip. Same reads, bound and stopping rule; the differential test against the
+  // SQLite store is the oracle. Unfiltered queries only (search-postgres.ts). Returns the page
+  // candidates in order, or gave_up when the walk passed its cap (the caller then aggregates).
+  `CREATE FUNCTION catalog_walk(
+     p_terms TEXT[], p_as_of BIGINT, p_want INTEGER, p_after_rank BIGINT, p_after_id BIGINT, p_cap INTEGER, p_chunks INTEGER[],
+     OUT listing_ids BIGINT[], OUT ranks BIGINT[], OUT gave_up BOOLEAN)
+   LANGUAGE plpgsql STABLE AS $$
+   DECLARE
+     n INTEGER := cardinality(p_terms);
+     last_milli INTEGER[] := array_fill(NULL::INTEGER, ARRAY[n]);
+     last_id BIGINT[] := array_fill(NULL::BIGINT, ARRAY[n]);
+     done BOOLEAN[] := array_fill(false, ARRAY[n]);
+     steps INTEGER[] := array_fill(0, ARRAY[n]);
+     nread INTEGER[] := array_fill(0, ARRAY[n]);
+     slope FLOAT8[] := array_fill(0::FLOAT8, ARRAY[n]);
+     cand_ids BIGINT[];
+     cand_ranks BIGINT[];
+     total_read BIGINT := 0;
+     cap BIGINT := p_cap;
+     first BOOLEAN := true;
+     floor_rank BIGINT;
+     w INTEGER;
+     w_from INTEGER;
+     w_to INTEGER;
+     chunk INTEGER;
+     got INTEGER;
+     from_milli INTEGER;
+     lm INTEGER;
+     li BIGINT;
+     r RECORD;
+     bound BIGINT;
+     any_open BOOLEAN;
+   BEGIN
+     listing_ids := '{}';
+     ranks := '{}';
+     gave_up := false;
+     LOOP
+       floor_rank := CASE WHEN cardinality(ranks) >= p_want THEN ranks[p_want] ELSE -1 END;
+       -- The first step reads every term; later ones the open term whose score falls fastest per
+       -- row, then the one that has read least, then the first.
+       IF first THEN
+         w_from := 1;
+         w_to := n;
+       ELSE
+         w := NULL;
+         FOR i IN 1 .. n LOOP
+           IF NOT done[i] AND (w IS NULL OR slope[i] > slope[w] OR (slope[i] = slope[w] AND nread[i] < nread[w])) THEN
+             w := i;
+           END IF;
+         END LOOP;
+         w_from := w;
+         w_to := w;
+       END IF;
+       cand_ids := '{}';
+       cand_ranks := '{}';
+       FOR i IN w_from .. w_to LOOP
+         chunk := p_chunks[least(steps[i], cardinality(p_chunks) - 1) + 1];
+         steps[i] := steps[i] + 1;
+         got := 0;
+         lm := last_milli[i];
+         li := last_id[i];
+         from_milli := lm;
+         FOR r IN
+           SELECT t.listing_id, t.milli,
+             (SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.term = ANY(p_terms) AND o.rev = t.rev) AS rank
+           FROM search_terms t
+           WHERE t.term = p_terms[i] AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
+             AND (lm IS NULL OR (t.milli <= lm AND NOT (t.milli = lm AND t.listing_id <= li)))
+           ORDER BY t.milli DESC, t.listing_id ASC
+           LIMIT chunk
+         LOOP
+           got := got + 1;
+           from_milli := coalesce(from_milli, r.milli);
+           last_milli[i] := r.milli;
+           last_id[i] := r.listing_id;
+           IF r.rank >= floor_rank AND (p_after_rank IS NULL OR r.rank < p_after_rank OR (r.rank = p_after_rank AND r.listing_id > p_after_id)) THEN
+             cand_ids := cand_ids || r.listing_id;
+             cand_ranks := cand_ranks || r.rank;
+           END IF;
+         END LOOP;
+         total_read := total_read + got;
+         nread[i] := nread[i] + got;
+         IF got < chunk THEN
+           done[i] := true;
+         END IF;
+         IF got > 0 THEN
+           slope[i] := (from_milli - last_milli[i])::FLOAT8 / got;
+         END IF;
+       END LOOP;
+       IF total_read > cap THEN
+         IF cap <> p_cap THEN
+           gave_up := true;
+           RETURN;
+         END IF;
+         cap := greatest(p_cap + 1, floor((SELECT sum((SELECT count(*) FROM search_terms s WHERE s.term = q)) FROM unnest(p_terms) AS q) / 3));
+       END IF;
+       -- The page so far: the best p_want of the kept and the new candidates (a listing seen again
+       -- has the same rank, so it collapses).
+       SELECT coalesce(array_agg(id ORDER BY rank DESC, id ASC), '{}'), coalesce(array_agg(rank ORDER BY rank DESC, id ASC), '{}')
+         INTO listing_ids, ranks
+         FROM (SELECT DISTINCT u.id, u.rank FROM unnest(listing_ids || cand_ids, ranks || cand_ranks) AS u(id, rank)
+               ORDER BY u.rank DESC, u.id ASC LIMIT p_want) s;
+       any_open := false;
+       bound := n;
+       FOR i IN 1 .. n LOOP
+         IF NOT done[i] THEN
+           any_open := true;
+           bound := bound + 1000000 + last_milli[i];
+         END IF;
+       END LOOP;
+       IF NOT any_open OR (cardinality(ranks) >= p_want AND ranks[p_want] > bound) THEN
+         RETURN;
+       END IF;
+       first := false;
+     END LOOP;
+   END $$;`,
 ];

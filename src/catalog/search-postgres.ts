@@ -5,16 +5,28 @@
  *
  * - one term: rank = 1e6 + milli for every match, so the page is a walk of the index
  *   (term, milli desc, listing asc) that stops after the page;
- * - several terms: listings holding every term rank above all others, so that tier is read from
- *   the rarest term's rows (each checked for the others by key) and, when it fills the page, is
- *   the page; otherwise one aggregate sums the query's terms' rows per listing and orders them.
+ * - several terms without filters: the threshold walk of search.ts, run by the server
+ *   (catalog_walk in migrations-postgres.ts);
+ * - otherwise (filters, or a walk past its cap): listings holding every term rank above all
+ *   others, so that tier is read from the rarest term's rows (each checked for the others by key)
+ *   and, when it fills the page, is the page; otherwise one aggregate sums the query's terms' rows
+ *   per listing and orders them.
  *
  * Every page of a cursor walk reads the catalog as of the sequence number its first page pinned
  * (term rows carry their revision's [from_seq, to_seq), accepts and extensions their added_seq),
  * in one REPEATABLE READ snapshot, so the keyset (rank desc, id asc) visits each match once.
  */
 import { roundedMilliSql } from './migrations-postgres.ts';
-import { DF_PROBE_CAP, bindingHash, decodeCursor, encodeCursor, type CursorState, type RankedRow } from './search.ts';
+import {
+  DF_PROBE_CAP,
+  THRESHOLD_WALK_CAP,
+  WALK_CHUNKS,
+  bindingHash,
+  decodeCursor,
+  encodeCursor,
+  type CursorState,
+  type RankedRow,
+} from './search.ts';
 import { filterConditions, parameters, rowsById, type Db } from './store-postgres.ts';
 import { toDiscoveryResource } from './store.ts';
 import { queryTerms } from './terms.ts';
@@ -111,6 +123,26 @@ async function allTermsTier(
   return result.rows.length >= want ? ranked(result.rows) : null;
 }
 
+/**
+ * The threshold walk (search.ts thresholdWalk) as the server-side function catalog_walk
+ * (migrations-postgres.ts): the page's rows, or undefined when it passed its cap.
+ */
+async function thresholdWalk(
+  db: Db,
+  terms: string[],
+  asOf: number,
+  after: CursorState | undefined,
+  want: number,
+): Promise<RankedRow[] | undefined> {
+  const result = await db.query<{ listing_ids: string[]; ranks: string[]; gave_up: boolean }>(
+    'SELECT listing_ids, ranks, gave_up FROM catalog_walk($1::text[], $2, $3, $4, $5, $6, $7::int[])',
+    [terms, asOf, want, after?.r ?? null, after?.i ?? null, THRESHOLD_WALK_CAP, WALK_CHUNKS],
+  );
+  const { listing_ids: ids, ranks, gave_up: gaveUp } = result.rows[0]!;
+  if (gaveUp) return undefined;
+  return ids.map((id, i) => ({ listing_id: Number(id), rank: Number(ranks[i]) }));
+}
+
 /** Every term's rows summed per listing (as search.ts's aggregates), ranked and ordered by the server. */
 async function aggregate(
   db: Db,
@@ -156,10 +188,14 @@ export async function searchPostgres(
   return context.snapshot(async (db) => {
     const asOf = after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
     const want = page.limit + 1;
+    // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
+    const unfiltered = filterConditions(filters, parameters().p, asOf) === 'TRUE';
     const rows =
       terms.length === 1
         ? await oneTerm(db, terms[0]!, filters, asOf, after, want)
-        : ((await allTermsTier(db, terms, filters, asOf, after, want)) ?? (await aggregate(db, terms, filters, asOf, after, want)));
+        : ((unfiltered ? await thresholdWalk(db, terms, asOf, after, want) : undefined) ??
+          (await allTermsTier(db, terms, filters, asOf, after, want)) ??
+          (await aggregate(db, terms, filters, asOf, after, want)));
     const pageRows = rows.slice(0, page.limit);
     const byId = await rowsById(
       db,

@@ -147,9 +147,9 @@ function allTermsTier(
  * query is left to the aggregates. At 1M listings, three common terms finish in the walk in under
  * a second where the aggregate takes about four.
  */
-const THRESHOLD_WALK_CAP = 20_000;
+export const THRESHOLD_WALK_CAP = 20_000;
 /** Postings read per term per step: small first (most pages end early), then larger. */
-const WALK_CHUNKS = [32, 64, 128];
+export const WALK_CHUNKS = [32, 64, 128];
 
 export type RankedRow = { listing_id: number; rank: number };
 

@@ -121,7 +121,11 @@ describe('createService mounts the settlement journal', () => {
       await db.query('SELECT seq FROM catalog_seq FOR UPDATE');
       const p = await payment();
       const resource = `https://faulted.example.com/${p.seller.publicKey().slice(0, 10)}`;
-      p.body.paymentPayload = { ...p.body.paymentPayload, resource: { url: resource, description: 'faulted listing' }, extensions: { bazaar: httpBazaar() } };
+      p.body.paymentPayload = {
+        ...p.body.paymentPayload,
+        resource: { url: resource, description: 'faulted listing' },
+        extensions: { bazaar: httpBazaar() },
+      };
       const settled = await client.post('/settle', p.body);
       expect(settled.body.success).toBe(true);
       expect(settled.headers.get('extension-responses')).toBeNull(); // the hook faulted: no entry
