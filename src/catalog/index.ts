@@ -1,10 +1,11 @@
 /**
  * openCatalog: the CatalogPort over one SQLite file or a PostgreSQL database (databaseUrl), served
- * by worker threads (pool.ts) so the
- * thread that answers /verify and /settle never runs a catalog query. The settle hook resolves
- * null (header omitted, logged) on an internal fault, a full queue or a missed deadline, and never
- * rejects unless asked to be `strict` (the journal's retry of a listing). list/search reject with CatalogQueryError: 400 codes for the caller's mistakes,
- * `svc_catalog_busy` (503) when discovery is overloaded; any other fault is a 500.
+ * by worker threads (pool.ts) so the thread that answers /verify and /settle never runs a catalog
+ * query. On an internal fault, a full queue or a missed deadline the settle hook resolves null
+ * (header omitted, logged), or rejects when asked to be `strict` (the bazaar extension, so the
+ * settlement journal retries the listing). list/search reject with CatalogQueryError: 400 codes
+ * for the caller's mistakes, `svc_catalog_busy` (503) when discovery is overloaded; any other
+ * fault is a 500.
  */
 import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest.ts';

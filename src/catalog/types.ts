@@ -44,10 +44,10 @@ export interface HookOptions {
 
 export interface CatalogPort {
   /**
-   * Run the catalog hook for a settlement that succeeded. Bounded (a deadline), never rejects.
-   * Resolves null when no `bazaar` extension was echoed or on an internal fault or overload (then
-   * logged), which means: omit the header. With `strict` (the journal listing a payment its
-   * request never listed) a fault or overload rejects instead, so the caller can try again later.
+   * Run the catalog hook for a settlement that succeeded. Bounded (a deadline). Resolves null when
+   * no `bazaar` extension was echoed, or on an internal fault or overload (then logged), which
+   * means: omit the header. With `strict` (what the bazaar extension asks) a fault or overload
+   * rejects instead, so the settlement journal keeps the payment unlisted and tries again.
    */
   recordSettlement(settled: SettledPayment, options?: HookOptions): Promise<BazaarOutcome | null>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
