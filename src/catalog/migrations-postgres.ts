@@ -250,16 +250,28 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
          chunk := p_chunks[least(steps[i], cardinality(p_chunks) - 1) + 1];
          steps[i] := steps[i] + 1;
          got := 0;
-         lm := last_milli[i];
-         li := last_id[i];
-         from_milli := lm;
+         -- Before the first chunk: above every score (milli is far below 2^31).
+         lm := coalesce(last_milli[i], 2147483647);
+         li := coalesce(last_id[i], -1);
+         from_milli := last_milli[i];
+         -- The chunk after the term's last row (milli desc, listing asc) as two index ranges: the
+         -- rest of the last row's score plateau, then the lower scores. One condition with an OR
+         -- would scan the term's index from its top on every chunk.
          FOR r IN
-           SELECT t.listing_id, t.milli,
-             (SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.term = ANY(p_terms) AND o.rev = t.rev) AS rank
-           FROM search_terms t
-           WHERE t.term = p_terms[i] AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
-             AND (lm IS NULL OR (t.milli <= lm AND NOT (t.milli = lm AND t.listing_id <= li)))
-           ORDER BY t.milli DESC, t.listing_id ASC
+           SELECT k.listing_id, k.milli,
+             (SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.term = ANY(p_terms) AND o.rev = k.rev) AS rank
+           FROM (
+             (SELECT t.rev, t.listing_id, t.milli FROM search_terms t
+              WHERE t.term = p_terms[i] AND t.milli = lm AND t.listing_id > li
+                AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
+              ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
+             UNION ALL
+             (SELECT t.rev, t.listing_id, t.milli FROM search_terms t
+              WHERE t.term = p_terms[i] AND t.milli < lm
+                AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
+              ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
+           ) k
+           ORDER BY k.milli DESC, k.listing_id ASC
            LIMIT chunk
          LOOP
            got := got + 1;
