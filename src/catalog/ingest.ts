@@ -13,6 +13,7 @@
 import type { BazaarCode } from '../codes.ts';
 import { MAX_SCHEMA_DEPTH, exampleNames, measureJson, neutralizeSchema, parameterText, validateAgainstSchema } from './schema.ts';
 import {
+  CONTROL_CHAR,
   canonicalResourceUrl,
   checkRouteTemplate,
   isPlainObject,
@@ -139,6 +140,8 @@ function specDefect(info: Record<string, unknown>): string | null {
     if (typeof input.toolName !== 'string' || input.toolName.trim() === '')
       return 'info.input.toolName must be a non-empty string for mcp.';
     if (input.toolName.length > 256) return 'info.input.toolName is longer than 256 characters.';
+    // Stored and filtered as a column of its own (PostgreSQL text cannot even hold U+0000).
+    if (CONTROL_CHAR.test(input.toolName)) return 'info.input.toolName must not contain control characters.';
     if (!isPlainObject(input.inputSchema)) return 'info.input.inputSchema must be an object for mcp.';
     if (input.transport !== undefined && (typeof input.transport !== 'string' || !MCP_TRANSPORTS.has(input.transport))) {
       return 'info.input.transport must be streamable-http or sse.';

@@ -15,7 +15,7 @@ export const MAX_ROUTE_TEMPLATE_LENGTH = 2048;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 /** C0 controls (including NUL), DEL and C1 controls. */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL_CHAR = /[\x00-\x1f\x7f-\x9f]/;
+export const CONTROL_CHAR = /[\x00-\x1f\x7f-\x9f]/;
 /** The characters a route template may use before decoding: a path plus `:name` params and %-escapes. */
 const ROUTE_TEMPLATE_CHARS = /^\/[A-Za-z0-9_/:.\-~%]*$/;
 

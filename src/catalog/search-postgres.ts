@@ -27,7 +27,7 @@ import {
   type CursorState,
   type RankedRow,
 } from './search.ts';
-import { filterConditions, parameters, rowsById, type Db } from './store-postgres.ts';
+import { filterConditions, holdsNul, parameters, rowsById, type Db } from './store-postgres.ts';
 import { toDiscoveryResource } from './store.ts';
 import { queryTerms } from './terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
@@ -183,7 +183,8 @@ export async function searchPostgres(
   const hash = bindingHash(query, filters);
   const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
   const terms = queryTerms(query);
-  if (terms.length === 0) return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
+  if (terms.length === 0 || holdsNul(filters))
+    return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
 
   return context.snapshot(async (db) => {
     const asOf = after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);

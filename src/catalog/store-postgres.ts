@@ -200,6 +200,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
    */
   async list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<{ items: DiscoveryResource[]; total: number }> {
     await this.ready;
+    if (holdsNul(filters)) return { items: [], total: 0 };
     return inSnapshot(this.pool, async (db) => {
       if (filters.resource !== undefined || filters.toolName !== undefined) return listByColumns(db, filters, page);
       const keys = filterKeys(filters);
@@ -254,6 +255,14 @@ export class PostgresCatalogStore implements CatalogStorePort {
     return searchPostgres({ secret, snapshot: (work) => inSnapshot(this.pool, work) }, query, filters, page, now, x402Version);
   }
 }
+
+/**
+ * PostgreSQL text cannot hold U+0000 (the query itself would fail), and no stored value has one
+ * (ingest refuses control characters where a filter could match): such a filter matches nothing,
+ * as on SQLite.
+ */
+export const holdsNul = (filters: DiscoveryFilters): boolean =>
+  Object.values(filters).some((value) => typeof value === 'string' && value.includes('\u0000'));
 
 type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
 

@@ -117,6 +117,27 @@ describe.each(BACKENDS)('on %s', (backend) => {
     });
   });
 
+  describe('control characters', () => {
+    it('a filter holding U+0000 matches nothing, in list and search; a tool name with a control character is refused', async () => {
+      const t = fresh();
+      await t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/1', description: 'weather report' }));
+      expect(await t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/mcp', mcpTool: 'tool\u0000name' }))).toMatchObject({
+        status: 'rejected',
+        rejectedReason: expect.stringContaining('control characters'),
+      });
+      for (const filters of [
+        { extensions: '\u0000' },
+        { toolName: 'tool\u0000name' },
+        { payTo: `${PAY_TO_A}\u0000` },
+        { network: '\u0000' },
+      ]) {
+        expect(await t.catalog.list(filters, { limit: 10, offset: 0 })).toMatchObject({ items: [], pagination: { total: 0 } });
+        expect((await t.catalog.search('weather', filters, { limit: 10 })).resources).toEqual([]);
+      }
+      expect((await t.catalog.search('weather', {}, { limit: 10 })).resources).toHaveLength(1);
+    });
+  });
+
   describe('list (GET /discovery/resources)', () => {
     async function seed(t: ReturnType<typeof tempCatalog>) {
       await t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/1' }));
