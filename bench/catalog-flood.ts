@@ -6,26 +6,14 @@
  *
  *   npx tsx bench/catalog-flood.ts PORT CONNECTIONS MS QUERY [QUERY…]
  */
-import http from 'node:http';
+import { request } from './http-load.ts';
 
 const [port, connections, ms, ...queries] = process.argv.slice(2);
-const agent = new http.Agent({ keepAlive: true, maxSockets: Number(connections) });
 const until = performance.now() + Number(ms);
 const counts = { searches: 0, busy: 0, other: 0 };
 
-function search(query: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(
-        { host: '127.0.0.1', port: Number(port), path: `/discovery/search?query=${encodeURIComponent(query)}&limit=20`, agent },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      )
-      .on('error', reject);
-  });
-}
+const search = async (query: string) =>
+  (await request(Number(port), 'GET', `/discovery/search?query=${encodeURIComponent(query)}&limit=20`)).status;
 
 await Promise.all(
   Array.from({ length: Number(connections) }, async (_, k) => {
@@ -37,5 +25,4 @@ await Promise.all(
     }
   }),
 );
-agent.destroy();
 console.log(JSON.stringify(counts));

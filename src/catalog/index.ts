@@ -36,7 +36,8 @@ export function openCatalog(options: CatalogOptions): Catalog {
   const clock = options.clock ?? (() => new Date());
   // SQLite is opened once here, synchronously: migrations run and a bad file fails the caller now,
   // not in a worker. On Postgres each thread's store migrates under the migration lock as it
-  // connects, and a database that cannot be reached fails each request (the hook answers null).
+  // connects, and a database that cannot be reached fails each request (as any fault: the hook
+  // answers null, or rejects when strict).
   if (!options.databaseUrl) new CatalogStore(options.dbPath).close();
   const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
   const base = { dbPath: options.dbPath, databaseUrl: options.databaseUrl, softBudgetMs: options.softBudgetMs };

@@ -60,8 +60,10 @@ type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
 export class PostgresJournalStore implements JournalStore {
   private readonly pool: pg.Pool;
-  /** Migrations at start; every call waits for them (a failure rejects every call: settle answers 500). */
-  /** Migrates on the first call; a failed attempt is tried again by the next call. */
+  /**
+   * Migrates on the first call; every call waits for it. A failure rejects the calls waiting (settle
+   * answers 500) and the next call tries again.
+   */
   private readonly migrated: () => Promise<void>;
 
   /** Connects lazily: construction never throws, so svc starts and answers while the database is down. */
