@@ -20,6 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => h?.stop());
 
+const BURST_VALIDITY_SECONDS = 40;
+
 /** Codes that would mean two instances got in each other's way. */
 const CONTENTION = /signer_selection|sequence|bad_seq|unexpected_settle_error/;
 
@@ -44,7 +46,10 @@ describe('three instances, one database, shared submitters', () => {
     const { svcs, submitters, stop } = await instances(3, 4);
     try {
       const sequencesBefore = await Promise.all(submitters.map((s) => h.rpc.getAccountSequence(s)));
-      const burst = await payments(h, 24, 20);
+      // 40 s of validity: under a full test run on 2 cores the burst can take over 20 s, and a
+      // payment that waited past its authorization's expiry is (rightly) refused. A payment the
+      // killed instance reserved but never got onto the chain resolves once its time bound passes.
+      const burst = await payments(h, 24, BURST_VALIDITY_SECONDS);
       const answers = burst.map((p, i) => settle(svcs[i % 3]!.url, p).catch(() => null));
       // Killed at the first answer: its other settles are queued, submitted or being confirmed.
       await Promise.race(answers);
@@ -67,10 +72,14 @@ describe('three instances, one database, shared submitters', () => {
       let landed = 0;
       await Promise.all(
         burst.map(async (p: Payment, i) => {
-          const retry = await until(`the outcome of ${p.key}`, async () => {
-            const r = await settle(survivors[i % 2]!.url, p);
-            return r.body.errorReason === 'svc_settlement_outcome_unknown' ? undefined : r;
-          });
+          const retry = await until(
+            `the outcome of ${p.key}`,
+            async () => {
+              const r = await settle(survivors[i % 2]!.url, p);
+              return r.body.errorReason === 'svc_settlement_outcome_unknown' ? undefined : r;
+            },
+            (BURST_VALIDITY_SECONDS + 20) * 1000,
+          );
           expect(retry.body.errorReason ?? '', JSON.stringify(retry.body)).not.toMatch(CONTENTION);
           const balance = h.devnet.balances(p.seller.publicKey()).usdc;
           if (retry.body.success) {
@@ -105,7 +114,7 @@ describe('three instances, one database, shared submitters', () => {
     } finally {
       await stop();
     }
-  });
+  }, 150_000); // the retries may wait out BURST_VALIDITY_SECONDS
 
   it('the same payment sent to two instances at the same moment is submitted once', async () => {
     const { svcs, submitters, stop } = await instances(2, 2);
