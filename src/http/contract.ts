@@ -80,9 +80,52 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   return { yaml, backend, ready, routes, warmUp };
 }
 
-/** The operation for this method + path, or undefined. */
+interface RouteTable {
+  /** path → method (lowercase) → operation */
+  exact: Map<string, Map<string, Operation>>;
+  /** Every operation with its whole-path pattern, most specific template first. */
+  templates: Array<{ pattern: RegExp; operation: Operation }>;
+}
+const routeTables = new WeakMap<ApiContract, RouteTable>();
+
+function routeTable(contract: ApiContract): RouteTable {
+  let table = routeTables.get(contract);
+  if (!table) {
+    const operations = contract.backend.router.getOperations();
+    const exact = new Map<string, Map<string, Operation>>();
+    for (const operation of operations) {
+      const byMethod = exact.get(operation.path) ?? new Map<string, Operation>();
+      if (!byMethod.has(operation.method)) byMethod.set(operation.method, operation);
+      exact.set(operation.path, byMethod);
+    }
+    // Specificity: the template's length without its parameters; a stable sort keeps document order on ties.
+    const specificity = (template: string) => template.replace(/\{.*?\}/g, '').length;
+    const templates = operations
+      .map((operation) => ({ pattern: pathPattern(operation.path), operation }))
+      .sort((a, b) => specificity(b.operation.path) - specificity(a.operation.path));
+    table = { exact, templates };
+    routeTables.set(contract, table);
+  }
+  return table;
+}
+
+/**
+ * The operation for this method + path, or undefined: the answer of openapi-backend's
+ * router.matchOperation (exact path first, then the path templates, most specific first), from a
+ * table built once. The router rebuilds its list of operations with lodash on every call, which was
+ * the largest part of routing a request on svc's main thread (docs/BENCHMARKS.md);
+ * test/http/contract.test.ts compares the two on every route and on near misses. Call it after
+ * `contract.ready`.
+ */
 export function matchOperation(contract: ApiContract, method: string, path: string): Operation | undefined {
-  return contract.backend.router.matchOperation({ method, path, headers: {} });
+  const { exact, templates } = routeTable(contract);
+  let normalized = path.trim();
+  if (!normalized.startsWith('/')) normalized = `/${normalized}`;
+  normalized = normalized.split('?')[0]!;
+  const verb = method.trim().toLowerCase();
+  const found = exact.get(normalized)?.get(verb);
+  if (found) return found;
+  return templates.find(({ pattern, operation }) => operation.method === verb && pattern.test(normalized))?.operation;
 }
 
 /** The methods a known path accepts (empty for an unknown path). */

@@ -5,6 +5,7 @@ import { generateTypes, GENERATED_PATH } from '../../codegen/generate.ts';
 import { BAZAAR_CODES, MCP_CODES, SERVICE_CODES, SETTLE_CODES, SETTLEMENT_CODES, VERIFY_CODES } from '../../src/codes.ts';
 import { parse } from 'yaml';
 import { checkContract, openapiDocument } from '../helpers/contract.ts';
+import { loadContract, matchOperation } from '../../src/http/contract.ts';
 
 const mcpCodesDocument = parse(readFileSync(new URL('../../mcp-codes.yaml', import.meta.url), 'utf8'));
 
@@ -92,5 +93,27 @@ describe('the contract helper rejects what the document does not declare', () =>
     expect(() => checkContract({ method: 'GET', path: '/nope' }, { status: 200, headers: headers(json), text: '{}' })).toThrow(
       /must answer 404/,
     );
+  });
+});
+
+describe('routing: src/http/contract.ts matchOperation', () => {
+  it('answers exactly as openapi-backend router.matchOperation on every route, wrong methods and near misses', async () => {
+    const contract = loadContract();
+    await contract.ready;
+    const paths = contract.routes.flatMap((r) => {
+      const concrete = r.path.replace(/\{[^}]+\}/g, 'abc123');
+      return [concrete, `${concrete}/`, `${concrete}?x=1`, ` ${concrete} `, concrete.slice(1), `${concrete}/extra`, concrete.toUpperCase()];
+    });
+    paths.push('/', '', '/settlements/', '/settlements/a/b', '/discovery', '/nope', '/openapi.yaml/');
+    const methods = ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'get', ' post '];
+    let matched = 0;
+    for (const path of paths)
+      for (const method of methods) {
+        const ours = matchOperation(contract, method, path);
+        const theirs = contract.backend.router.matchOperation({ method, path, headers: {} });
+        expect(ours?.operationId, `${method} ${JSON.stringify(path)}`).toBe(theirs?.operationId);
+        if (theirs) matched++;
+      }
+    expect(matched).toBeGreaterThan(contract.routes.length * 3);
   });
 });
