@@ -69,9 +69,10 @@ for (const size of sizes) {
     let peakRss = 0;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(svc.pid!))), 200);
     const { cases, two, common, payTo } = await discoveryCases(svcPort);
-    if (!values['mixed-only']) out(
-      '\n| request | svc p50 / p95 ms, 1 conn | baseline p50 / p95, 1 conn | ratio p95 | svc p50 / p95, 16 conns | baseline p50 / p95, 16 conns |',
-    );
+    if (!values['mixed-only'])
+      out(
+        '\n| request | svc p50 / p95 ms, 1 conn | baseline p50 / p95, 1 conn | ratio p95 | svc p50 / p95, 16 conns | baseline p50 / p95, 16 conns |',
+      );
     if (!values['mixed-only']) out('|---|---|---|---|---|---|');
     for (const { name, path, baselinePath } of values['mixed-only'] ? [] : cases) {
       const b1 = await load(basePort, 1, REQUESTS, baselinePath ?? path);
@@ -132,7 +133,10 @@ for (const size of sizes) {
         `\nMixed: /verify (4 connections) alone ${alone.rps.toFixed(0)} req/s (p50 ${fmt(alone.p50)} ms); with 16 search connections ${mixed.rps.toFixed(0)} req/s (p50 ${fmt(mixed.p50)} ms) = **${(mixed.rps / alone.rps).toFixed(2)}×** (target ≥ 0.8×); searches served meanwhile ${(searches / 5.4).toFixed(0)}/s, ${busy} answered 503 svc_catalog_busy.`,
       );
     }
-    if (ratios.length > 1) out(`\nMixed ratio over ${ratios.length} rounds: median **${pct(ratios, 50).toFixed(2)}×** (${ratios.map((r) => r.toFixed(2)).join(', ')}).`);
+    if (ratios.length > 1)
+      out(
+        `\nMixed ratio over ${ratios.length} rounds: median **${pct(ratios, 50).toFixed(2)}×** (${ratios.map((r) => r.toFixed(2)).join(', ')}).`,
+      );
     clearInterval(sampler);
     out(
       `svc peak RSS under this load: **${peakRss.toFixed(0)} MB** (--max-semi-space-size=${SEMI_SPACE_MB}; catalog workers capped by resourceLimits). Load average now ${loadAverage()}.`,
