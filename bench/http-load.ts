@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
 
-/** Starts `node <args>` with the environment extended by `env`; stderr is shown. */
-export function startNode(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+/** Starts `node <args>` with the environment extended by `env`; stderr is shown, stdin piped when asked. */
+export function startNode(args: string[], env: Record<string, string>, options: { stdin?: boolean } = {}): ChildProcess {
+  return spawn(process.execPath, args, { stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
 }
 
 const agentFor = new Map<number, http.Agent>();

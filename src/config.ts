@@ -31,6 +31,7 @@ export const DEFAULTS = {
   REQUEST_TIMEOUT_MS: 15_000,
   MAX_CONNECTIONS_PER_ADDRESS: 256,
   CHANNEL_ACCOUNTS: 0,
+  DISCOVERY_YIELD_PERCENT: 80,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -78,6 +79,11 @@ export interface Config {
   requestTimeoutMs: number;
   /** Open connections one client address may hold. */
   maxConnectionsPerAddress: number;
+  /**
+   * Main-thread utilization (percent) above which discovery requests wait while payments are
+   * served (src/http/payment-priority.ts); 100 never holds them.
+   */
+  discoveryYieldPercent: number;
 }
 
 /** An invalid configuration value; `variable` names the environment variable. */
@@ -248,6 +254,7 @@ export function loadConfig(env: Env): Config {
     headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
     requestTimeoutMs: parseInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULTS.REQUEST_TIMEOUT_MS, 1_000, 300_000),
     maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),
+    discoveryYieldPercent: parseInteger(env, 'DISCOVERY_YIELD_PERCENT', DEFAULTS.DISCOVERY_YIELD_PERCENT, 1, 100),
   } as Config;
   // Node refuses a request timeout shorter than the head timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');

@@ -12,6 +12,7 @@ import type { CatalogPort } from './catalog/types.ts';
 import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
 import { databaseUrl, type Config } from './config.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
+import { PaymentPriority } from './http/payment-priority.ts';
 import type { SvcState } from './http/middleware.ts';
 import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
 import { SettlementJournal, unavailableJournal } from './journal/journal.ts';
@@ -44,6 +45,8 @@ export interface ServiceOverrides {
   /** Replace the readiness checks (RPC recent, balances, database writable, draining). */
   readiness?: ReadinessProbe;
   contract?: ApiContract;
+  /** Payments before discovery on the main thread (src/http/payment-priority.ts); tests pass their own. */
+  priority?: PaymentPriority;
 }
 
 export interface Service {
@@ -160,6 +163,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     });
 
   const contract = overrides.contract ?? loadContract();
+  const priority = overrides.priority ?? new PaymentPriority({ busyAbove: config.discoveryYieldPercent / 100 });
   const app = createApp({
     config,
     logger,
@@ -168,6 +172,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     metrics,
     readiness,
     journal,
+    priority,
     contract,
   });
   const servers: RunningServer[] = [];
@@ -192,6 +197,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     idle: () => journal?.idle() ?? Promise.resolve(),
     async close() {
       await Promise.all(servers.splice(0).map((s) => s.close()));
+      priority.close();
       stopReconciler();
       await ownJournal?.store.close();
       await leases?.close();

@@ -938,9 +938,10 @@ export interface components {
         };
         /**
          * @description The catalog is overloaded: its bounded queue of discovery requests is full, or the request
-         *     was not answered within its deadline (2 s). Catalog reads run on their own worker threads,
-         *     so this degrades discovery only, never /verify or /settle. Retry after a moment
-         *     (`svc_catalog_busy`).
+         *     was not answered within its deadline (2 s), or payments kept the service busy for the 1 s
+         *     the request waited for room (DISCOVERY_YIELD_PERCENT). Catalog reads run on their own
+         *     worker threads and payments go first, so this degrades discovery only, never /verify or
+         *     /settle. Retry after a moment (`svc_catalog_busy`).
          */
         DiscoveryBusy: {
             headers: {

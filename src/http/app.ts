@@ -24,6 +24,7 @@ import type { Logger } from '../log.ts';
 import type { ServiceMetrics } from '../ops/metrics.ts';
 import type { ReadinessProbe } from '../ops/readiness.ts';
 import type { SchemeRegistry } from '../scheme/registry.ts';
+import type { PaymentPriority } from './payment-priority.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
 import { guardConnections, type ConnectionLimits } from './connections.ts';
 import { HttpError } from './errors.ts';
@@ -48,6 +49,8 @@ export interface AppDeps {
   readiness: ReadinessProbe;
   /** Read by GET /settlements/{transaction}; null when the service journals nothing. */
   journal: SettlementJournal | null;
+  /** Holds discovery while payments keep the main thread busy (payment-priority.ts). */
+  priority: PaymentPriority;
   contract?: ApiContract;
 }
 
@@ -88,12 +91,19 @@ function chain(...steps: SvcMiddleware[]): SvcMiddleware {
 export const VALIDATED_OPERATIONS = ['verifyPayment', 'settlePayment', 'listDiscoveryResources', 'searchDiscoveryResources'];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
-  const { config, logger, registry, catalog, metrics } = deps;
+  const { config, logger, registry, catalog, metrics, priority } = deps;
   const contract = deps.contract ?? loadContract();
-  const paymentsSteps = [jsonObjectBody(), facilitatorEnvelope(), openApiValidation(contract, 'svc_malformed_request_body', 'body')];
+  const paymentsSteps = [
+    priority.payments(),
+    jsonObjectBody(),
+    facilitatorEnvelope(),
+    openApiValidation(contract, 'svc_malformed_request_body', 'body'),
+  ];
+  // A malformed query is refused at once; a valid one may wait for payments (payment-priority.ts).
   const discoverySteps = (kind: 'list' | 'search') => [
     discoveryQuery(kind),
     openApiValidation(contract, 'svc_invalid_query_parameter', 'query'),
+    priority.discovery(),
   ];
   const operations: Record<string, SvcMiddleware> = {
     verifyPayment: chain(...paymentsSteps, verifyHandler(registry)),

@@ -55,6 +55,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10000,
       requestTimeoutMs: 15000,
       maxConnectionsPerAddress: 256,
+      discoveryYieldPercent: 80,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
     expect(JSON.stringify(config)).not.toContain(kp.secret());
@@ -77,6 +78,7 @@ describe('loadConfig', () => {
       HEADERS_TIMEOUT_MS: '2000',
       REQUEST_TIMEOUT_MS: '3000',
       MAX_CONNECTIONS_PER_ADDRESS: '8',
+      DISCOVERY_YIELD_PERCENT: '65',
     });
     expect(config).toMatchObject({
       network: 'stellar:pubnet',
@@ -92,6 +94,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 2000,
       requestTimeoutMs: 3000,
       maxConnectionsPerAddress: 8,
+      discoveryYieldPercent: 65,
     });
     expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
     expect(createSchemeFromConfig(config).supported().signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
@@ -128,6 +131,7 @@ describe('loadConfig', () => {
     ['HEADERS_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '10' }, /integer from 1000/],
     ['REQUEST_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4000' }, /at least HEADERS_TIMEOUT_MS/],
     ['MAX_CONNECTIONS_PER_ADDRESS', { MAX_CONNECTIONS_PER_ADDRESS: '0' }, /integer from 1/],
+    ['DISCOVERY_YIELD_PERCENT', { DISCOVERY_YIELD_PERCENT: '101' }, /integer from 1/],
   ])('%s rule: %j', (variable, env, reason) => {
     const withSubmitter = 'SUBMITTER_SECRET' in env || variable === 'SUBMITTER_SECRET' ? env : { SUBMITTER_SECRET: seed(), ...env };
     const err = configError(withSubmitter);

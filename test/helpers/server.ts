@@ -16,8 +16,13 @@ import type { PaymentScheme } from '../../src/scheme/types.ts';
 import { createService, type Service, type ServiceOverrides } from '../../src/service.ts';
 
 /** A valid config for tests; `env` overrides variables (a fresh random submitter by default). */
+/**
+ * An in-process service shares its event loop with the test (and often the devnet): the test's own
+ * work would count as payment load and hold discovery, so these services never hold it
+ * (DISCOVERY_YIELD_PERCENT 100); test/http/payment-priority.test.ts tests the gate.
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ SUBMITTER_SECRET: Keypair.random().secret(), DB_PATH: ':memory:', ...env });
+  return loadConfig({ SUBMITTER_SECRET: Keypair.random().secret(), DB_PATH: ':memory:', DISCOVERY_YIELD_PERCENT: '100', ...env });
 }
 
 export interface TestServerOptions extends ServiceOverrides {
