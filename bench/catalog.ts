@@ -79,7 +79,11 @@ for (const size of sizes) {
       const s1 = await load(svcPort, 1, REQUESTS, path);
       const b16 = await load(basePort, 16, REQUESTS * 2, baselinePath ?? path);
       const s16 = await load(svcPort, 16, REQUESTS * 2, path);
-      const errs = s1.errors + s16.errors ? ` (${s1.errors + s16.errors} non-200)` : '';
+      const failed = [
+        s1.errors + s16.errors ? `svc ${s1.errors + s16.errors}` : '',
+        b1.errors + b16.errors ? `baseline ${b1.errors + b16.errors}` : '',
+      ].filter(Boolean);
+      const errs = failed.length ? ` (non-200 or failed: ${failed.join(', ')})` : '';
       out(
         `| ${name}${errs} | ${fmt(s1.p50)} / ${fmt(s1.p95)} | ${fmt(b1.p50)} / ${fmt(b1.p95)} | ${(s1.p95 / b1.p95).toFixed(1)}× | ${fmt(s16.p50)} / ${fmt(s16.p95)} | ${fmt(b16.p50)} / ${fmt(b16.p95)} |`,
       );
