@@ -122,6 +122,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       DB_PATH: catalogPath,
       LOG_LEVEL: logger.level,
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      // svc shares this process's event loop with the devnet and the story: their work would count
+      // as payment load and hold the story's searches (docs/OPERATIONS.md "Payments before discovery").
+      DISCOVERY_YIELD_PERCENT: '100',
     });
     // Readiness as the stack has always answered it: no checks (the devnet is local and funded).
     const startInstance = async (port: number) => {
