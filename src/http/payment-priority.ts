@@ -86,7 +86,8 @@ export class PaymentPriority {
         resolve(admitted);
       };
       const deadline = setTimeout(() => {
-        this.waiting.splice(this.waiting.indexOf(give) >>> 0, 1);
+        const at = this.waiting.indexOf(give);
+        if (at >= 0) this.waiting.splice(at, 1);
         resolve(false);
       }, this.maxWaitMs);
       this.waiting.push(give);
@@ -108,7 +109,7 @@ export class PaymentPriority {
         throw new HttpError(
           503,
           'svc_catalog_busy',
-          `Payments are using this service's capacity; discovery waited ${this.maxWaitMs} ms. Retry shortly.`,
+          `Payments are using this service's capacity; discovery waits at most ${this.maxWaitMs} ms for room (${this.maxWaiting} requests at most). Retry shortly.`,
         );
       await next();
     };
