@@ -114,9 +114,12 @@ describe('createService mounts the settlement journal', () => {
     await db.connect();
     try {
       // The catalog is up (its tables exist), then its write sequence row is held by someone else:
-      // every catalog write waits for it and gives up at its lock timeout.
+      // every catalog write waits for it and gives up at its lock timeout. The catalog's stores
+      // migrate on first use, and a settle without a bazaar extension does not use it: a discovery
+      // request makes sure the tables exist.
       const warm = await payment();
       expect((await client.post('/settle', warm.body)).body.success).toBe(true);
+      expect((await client.get('/discovery/resources')).status).toBe(200);
       await db.query('BEGIN');
       await db.query('SELECT seq FROM catalog_seq FOR UPDATE');
       const p = await payment();
