@@ -85,6 +85,12 @@ const snapshotParams = (asOf: number) => [asOf, asOf];
 export const DF_PROBE_CAP = 20_000;
 
 /**
+ * The rank's score part from a sum of term scores: every path (tier, walk, aggregate) rounds with
+ * this one expression, so a listing gets the same rank whichever path ranked it.
+ */
+const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;
+
+/**
  * The first tier of a several-term query: listings that contain every term rank above all
  * others (1e6 per matched term), so when that tier alone fills the page it is the page. It is read
  * from the rarest term's rows, each checked for the other terms by key; the rank sums the
@@ -119,7 +125,7 @@ function allTermsTier(
     .statement(
       `SELECT listing_id, rank FROM (
          SELECT t.listing_id AS listing_id,
-           ${tier} + CAST(round((SELECT sum(o.score) FROM search_terms o WHERE o.rev = t.rev AND o.term IN (${inTerms})) * 1000) AS INTEGER) AS rank
+           ${tier} + ${roundedMilliSql(`(SELECT sum(o.score) FROM search_terms o WHERE o.rev = t.rev AND o.term IN (${inTerms}))`)} AS rank
          FROM search_terms t ${filter.joinListings}
          WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
            ${others.map(() => 'AND EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ? AND o.rev = t.rev)').join(' ')}
@@ -178,10 +184,10 @@ function thresholdWalk(
 ): RankedRow[] | undefined {
   const inTerms = terms.map(() => '?').join(', ');
   // A chunk of one term's rows, each with the other terms' milli scores of its revision (NULL: absent).
-  const rowsOf = (others: number, range: 'top' | 'plateau' | 'below') =>
+  const rowsOf = (columns: string[], range: 'top' | 'plateau' | 'below') =>
     store.statement(
       `SELECT t.rev AS rev, t.listing_id AS listing_id, t.milli AS milli
-         ${Array.from({ length: others }, (_, j) => `, (SELECT o.milli FROM search_terms o WHERE o.term = ? AND o.rev = t.rev) AS m${j}`).join('')}
+         ${columns.map((column) => `, (SELECT o.milli FROM search_terms o WHERE o.term = ? AND o.rev = t.rev) AS ${column}`).join('')}
        FROM search_terms t ${filter.joinListings}
        WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
          ${{ top: '', plateau: 'AND t.milli = ? AND t.listing_id > ?', below: 'AND t.milli < ?' }[range]}
@@ -190,7 +196,7 @@ function thresholdWalk(
   // The exact rank of each revision, summed by SQLite over the query's terms exactly as the aggregates sum it.
   const exactRanks = store.statement(
     `SELECT r.value AS rev,
-       (SELECT count(*) * 1000000 + CAST(round(sum(o.score) * 1000) AS INTEGER) FROM search_terms o
+       (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
         WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
      FROM json_each(?) r`,
   );
@@ -221,15 +227,16 @@ function thresholdWalk(
     for (const walk of first ? walks : [nextWalk()!]) {
       const chunk = WALK_CHUNKS[Math.min(walk.step++, WALK_CHUNKS.length - 1)]!;
       const others = terms.filter((term) => term !== walk.term);
+      const otherColumns = others.map((_, j) => `m${j}`);
       const base = [...others, walk.term, asOf, asOf, ...filter.params];
       type Row = Record<string, number | null>;
       let rows: Row[];
-      if (!walk.last) rows = rowsOf(others.length, 'top').all(...base, chunk) as Row[];
+      if (!walk.last) rows = rowsOf(otherColumns, 'top').all(...base, chunk) as Row[];
       else {
         // After the last row: the rest of its score plateau, then the lower scores. (One keyset
         // condition would scan the plateau from its first row on every chunk.)
-        rows = rowsOf(others.length, 'plateau').all(...base, walk.last.milli, walk.last.listing_id, chunk) as Row[];
-        if (rows.length < chunk) rows.push(...(rowsOf(others.length, 'below').all(...base, walk.last.milli, chunk - rows.length) as Row[]));
+        rows = rowsOf(otherColumns, 'plateau').all(...base, walk.last.milli, walk.last.listing_id, chunk) as Row[];
+        if (rows.length < chunk) rows.push(...(rowsOf(otherColumns, 'below').all(...base, walk.last.milli, chunk - rows.length) as Row[]));
       }
       read += rows.length;
       walk.read += rows.length;
@@ -246,8 +253,8 @@ function thresholdWalk(
         if (seen.has(rev)) continue;
         seen.add(rev);
         let estimate = 1_000_000 + Number(row.milli);
-        for (let j = 0; j < others.length; j++) {
-          const milli = row[`m${j}`];
+        for (const column of otherColumns) {
+          const milli = row[column];
           if (milli !== null && milli !== undefined) estimate += 1_000_000 + Number(milli);
         }
         // Below the page, or (on a cursor page) before the cursor, whatever the rounding.
@@ -328,7 +335,7 @@ export function searchCatalog(
       rows = store
         .statement(
           `WITH matches AS MATERIALIZED (
-             SELECT t.listing_id AS listing_id, count(*) * 1000000 + CAST(round(sum(t.score) * 1000) AS INTEGER) AS rank
+             SELECT t.listing_id AS listing_id, count(*) * 1000000 + ${roundedMilliSql('sum(t.score)')} AS rank
              FROM search_terms t ${joinListings}
              WHERE t.term IN (${terms.map(() => '?').join(', ')}) AND ${snapshot} AND ${conditions}
              GROUP BY t.rev
