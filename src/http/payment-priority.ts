@@ -49,7 +49,8 @@ export class PaymentPriority {
   private readonly maxWaiting: number;
   private readonly utilization: () => number;
   private readonly now: () => number;
-  private readonly timer: NodeJS.Timeout;
+  /** None when the threshold is 1 or more: utilization never exceeds 1, so nothing would wait. */
+  private readonly timer: NodeJS.Timeout | undefined;
   private lastPaymentAt = Number.NEGATIVE_INFINITY;
   private lastUtilization = 0;
   private readonly waiting: Array<(admitted: boolean) => void> = [];
@@ -61,8 +62,7 @@ export class PaymentPriority {
     this.maxWaiting = options.maxWaiting ?? 256;
     this.utilization = options.utilization ?? eventLoopSampler();
     this.now = options.now ?? Date.now;
-    this.timer = setInterval(() => this.sample(), options.sampleMs ?? 50);
-    this.timer.unref();
+    this.timer = this.busyAbove < 1 ? setInterval(() => this.sample(), options.sampleMs ?? 50).unref() : undefined;
   }
 
   /** Whether discovery should wait now (as of the last sample). */
