@@ -34,7 +34,8 @@ export interface JournalOptions {
   logger?: JournalLogger;
   /**
    * Called for a payment the reconciler found landed whose after-settle hooks never ran (the
-   * catalog listing); a throw leaves the record unlisted, to be retried on the next pass.
+   * catalog listing); a throw leaves the record unlisted, to be retried after a delay
+   * (`listingRetryDelay`).
    */
   onLanded?: (settled: SettledPayment) => unknown;
 }
@@ -186,7 +187,11 @@ export class SettlementJournal implements SettlementGate {
     return resultOf(record);
   }
 
-  /** The catalog hook for a settled payment, then the record is marked listed. */
+  /**
+   * The catalog hook for a settled payment, then the record is marked listed. A hook that faults
+   * (catalog down, queue full, or a fault that repeats for this one payment) is retried later, each
+   * time after a longer delay, so a pass always reaches the records behind it.
+   */
   private async list(record: SettlementRecord): Promise<void> {
     try {
       await this.onLanded?.({
@@ -196,7 +201,16 @@ export class SettlementJournal implements SettlementGate {
       });
       await this.store.markListed(record.identity);
     } catch (err) {
-      this.logger?.warn({ transaction: record.transaction, err: String(err) }, 'catalog hook after settlement failed; retried next pass');
+      const delay = listingRetryDelay(record.listFailures);
+      this.logger?.warn(
+        { transaction: record.transaction, err: String(err), failures: record.listFailures + 1, retryInMs: delay },
+        'catalog hook after settlement failed; retried later',
+      );
+      await this.store
+        .deferListing(record.identity, this.now() + delay)
+        .catch((deferErr: unknown) =>
+          this.logger?.warn({ transaction: record.transaction, err: String(deferErr) }, 'could not defer the catalog retry'),
+        );
     }
   }
 
@@ -208,7 +222,8 @@ export class SettlementJournal implements SettlementGate {
   /** One reconciliation pass over unresolved records not held by a request in this process. */
   async reconcile(tracking: SettlementTracking, limit = 100): Promise<number> {
     // Settled payments whose catalog hook never ran (the process died in between).
-    for (const record of await this.store.unlisted(limit, this.now() - 10_000)) {
+    const now = this.now();
+    for (const record of await this.store.unlisted(limit, now - 10_000, now)) {
       if (!this.locks.has(record.identity)) await this.list(record);
     }
     let resolved = 0;
@@ -279,6 +294,9 @@ export class SettlementJournal implements SettlementGate {
     };
   }
 }
+
+/** First retry of a faulting catalog hook after 10 s, then twice as long each time, at most an hour. */
+export const listingRetryDelay = (failures: number): number => Math.min(3_600_000, 10_000 * 2 ** Math.min(failures, 20));
 
 /** The scheme's identity, or a hash of the whole payment when the scheme cannot decode it. */
 function identityOf({ scheme, payload, requirements }: SettleRequest): string {

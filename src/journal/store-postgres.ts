@@ -52,6 +52,12 @@ export const JOURNAL_MIGRATIONS: PostgresMigrations = [
      detail TEXT NOT NULL,
      PRIMARY KEY (identity, seq)
    );`,
+  // A settled record whose catalog hook faulted is retried with a growing delay (list_after, ms),
+  // so that records that keep faulting do not hold back the others (journal.ts list).
+  `ALTER TABLE journal_settlements ADD COLUMN list_failures INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE journal_settlements ADD COLUMN list_after BIGINT NOT NULL DEFAULT 0;
+   DROP INDEX journal_unlisted;
+   CREATE INDEX journal_unlisted ON journal_settlements (list_after, updated_at) WHERE state = 'settled' AND NOT listed;`,
 ];
 
 type Row = SettlementRow;
@@ -198,13 +204,22 @@ export class PostgresJournalStore implements JournalStore {
     await this.pool.query('UPDATE journal_settlements SET listed = TRUE WHERE identity = $1', [identity]);
   }
 
-  async unlisted(limit: number, before: number): Promise<SettlementRecord[]> {
+  async unlisted(limit: number, before: number, now: number): Promise<SettlementRecord[]> {
     await this.migrated();
     const rows = await this.pool.query<Row>(
-      "SELECT * FROM journal_settlements WHERE state = 'settled' AND NOT listed AND updated_at < $1 ORDER BY updated_at LIMIT $2",
-      [before, limit],
+      `SELECT * FROM journal_settlements WHERE state = 'settled' AND NOT listed AND updated_at < $1 AND list_after <= $2
+       ORDER BY list_after, updated_at LIMIT $3`,
+      [before, now, limit],
     );
     return Promise.all(rows.rows.map(async (r) => (await this.record(this.pool, r))!));
+  }
+
+  async deferListing(identity: string, until: number): Promise<void> {
+    await this.migrated();
+    await this.pool.query('UPDATE journal_settlements SET list_failures = list_failures + 1, list_after = $2 WHERE identity = $1', [
+      identity,
+      until,
+    ]);
   }
 
   async unresolved(limit: number): Promise<SettlementRecord[]> {

@@ -60,6 +60,15 @@ const MIGRATIONS: Migration[] = [
       );
     `);
   },
+  // A settled record whose catalog hook faulted is retried with a growing delay (list_after, ms),
+  // so that records that keep faulting do not hold back the others (journal.ts list).
+  (db) => {
+    db.exec(`
+      ALTER TABLE journal_settlements ADD COLUMN list_failures INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE journal_settlements ADD COLUMN list_after INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX journal_unlisted ON journal_settlements (list_after, updated_at) WHERE state = 'settled' AND listed = 0;
+    `);
+  },
 ];
 
 function migrate(db: DatabaseSync): void {
@@ -215,12 +224,23 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
-  unlisted(limit: number, before: number): Promise<SettlementRecord[]> {
+  unlisted(limit: number, before: number, now: number): Promise<SettlementRecord[]> {
     return promised(() => {
       const rows = this.db
-        .prepare("SELECT * FROM journal_settlements WHERE state = 'settled' AND listed = 0 AND updated_at < ? ORDER BY updated_at LIMIT ?")
-        .all(before, limit) as unknown as Row[];
+        .prepare(
+          `SELECT * FROM journal_settlements WHERE state = 'settled' AND listed = 0 AND updated_at < ? AND list_after <= ?
+           ORDER BY list_after, updated_at LIMIT ?`,
+        )
+        .all(before, now, limit) as unknown as Row[];
       return rows.map((r) => this.record(r)!);
+    });
+  }
+
+  deferListing(identity: string, until: number): Promise<void> {
+    return promised(() => {
+      this.db
+        .prepare('UPDATE journal_settlements SET list_failures = list_failures + 1, list_after = ? WHERE identity = ?')
+        .run(until, identity);
     });
   }
 

@@ -32,6 +32,8 @@ export interface SettlementRecord extends NewSettlement {
   errorMessage: string | null;
   createdAt: number;
   updatedAt: number;
+  /** How often the catalog hook has faulted for this settled payment (its retries back off). */
+  listFailures: number;
   history: StateChange[];
 }
 
@@ -59,8 +61,13 @@ export interface JournalStore {
   ): Promise<boolean>;
   /** The catalog hook ran for this settled payment (or there was none to run). */
   markListed(identity: string): Promise<void>;
-  /** Settled records whose catalog hook has not run, last changed before `before` (ms). */
-  unlisted(limit: number, before: number): Promise<SettlementRecord[]>;
+  /**
+   * Settled records whose catalog hook has not run, last changed before `before` and due at `now`
+   * (ms), the longest due first: a record whose hook keeps faulting waits behind the others.
+   */
+  unlisted(limit: number, before: number, now: number): Promise<SettlementRecord[]>;
+  /** The catalog hook faulted for this record: one more failure, and not due again before `until` (ms). */
+  deferListing(identity: string, until: number): Promise<void>;
   /** Records still in `submitted` or `unknown`, oldest first. */
   unresolved(limit: number): Promise<SettlementRecord[]>;
   close(): Promise<void>;
@@ -89,6 +96,7 @@ export interface SettlementRow {
   updated_at: number | string;
   payment_payload: string;
   payment_requirements: string;
+  list_failures: number | string;
 }
 
 /** A row and its history (in order) as the record the journal works with. */
@@ -115,6 +123,7 @@ export function settlementRecord(
     updatedAt: Number(row.updated_at),
     paymentPayload: row.payment_payload,
     paymentRequirements: row.payment_requirements,
+    listFailures: Number(row.list_failures),
     history: history.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
   };
 }

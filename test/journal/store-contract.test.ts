@@ -1,7 +1,7 @@
 /**
  * The journal store contract, run against both stores (SQLite file and PostgreSQL, docs/SCALING.md):
  * reserve once per payment, a failed attempt may be retried, the fee caps, state changes and their
- * history, the catalog backlog and the reconciler's queue. On Postgres, two stores stand for two svc
+ * history, the catalog backlog (a faulting catalog hook backs off) and the reconciler's queue. On Postgres, two stores stand for two svc
  * instances sharing one database: concurrent reserves of one payment leave exactly one, and
  * concurrent reserves under a daily cap spend exactly what the cap allows.
  */
@@ -9,9 +9,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listingRetryDelay, SettlementJournal } from '../../src/journal/journal.ts';
+import { DEFAULT_POLICY } from '../../src/journal/policy.ts';
 import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
 import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
 import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
+import type { SettlementTracking } from '../../src/scheme/types.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 
 const NO_CAPS: FeeCaps = { dailyStroops: null, perPayerDailyStroops: null, dayStart: 0 };
@@ -126,11 +129,73 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
       expect(await store.resolve(a.identity, 'settled', { note: 'landed' }, 40)).toBe(true);
       expect(await store.resolve(c.identity, 'settled', { note: 'landed' }, 41)).toBe(true);
       expect((await store.unresolved(10)).map((r) => r.identity)).toEqual([b.identity]);
-      expect((await store.unlisted(10, 41)).map((r) => r.identity)).toEqual([a.identity]);
-      expect((await store.unlisted(10, 100)).map((r) => r.identity)).toEqual([a.identity, c.identity]);
+      expect((await store.unlisted(10, 41, 41)).map((r) => r.identity)).toEqual([a.identity]);
+      expect((await store.unlisted(10, 100, 100)).map((r) => r.identity)).toEqual([a.identity, c.identity]);
+      // A deferred record is not due before its time, then comes after the records always due.
+      await store.deferListing(a.identity, 150);
+      expect((await store.unlisted(10, 100, 149)).map((r) => r.identity)).toEqual([c.identity]);
+      expect((await store.unlisted(10, 100, 150)).map((r) => r.identity)).toEqual([c.identity, a.identity]);
+      expect((await store.get(a.identity))!.listFailures).toBe(1);
+      expect((await store.get(c.identity))!.listFailures).toBe(0);
       await store.markListed(a.identity);
-      expect((await store.unlisted(10, 100)).map((r) => r.identity)).toEqual([c.identity]);
+      expect((await store.unlisted(10, 100, 200)).map((r) => r.identity)).toEqual([c.identity]);
       expect((await store.get(c.identity))!.history.map((h) => h.state)).toEqual(['submitted', 'unknown', 'settled']);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.each(backends)('catalog backlog on %s', (_name, backend) => {
+  it('a payment whose catalog hook keeps faulting is retried later and later, and does not hold back the others', async () => {
+    const store = await (await backend()).open();
+    let clock = 1_000_000;
+    const landed: string[] = [];
+    let faulty = true;
+    const journal = new SettlementJournal({
+      store,
+      policy: DEFAULT_POLICY,
+      now: () => clock,
+      onLanded: ({ paymentRequirements }) => {
+        const name = (paymentRequirements as unknown as { name: string }).name;
+        if (name === 'faulty' && faulty) throw new Error('catalog write failed');
+        landed.push(name);
+      },
+    });
+    // The chain is never asked: no record is unresolved.
+    const tracking = {} as SettlementTracking;
+    try {
+      const [bad, good, later] = [
+        attempt({ paymentRequirements: '{"name":"faulty"}' }),
+        attempt({ paymentRequirements: '{"name":"good"}' }),
+        attempt({ paymentRequirements: '{"name":"later"}' }),
+      ];
+      for (const [i, a] of [bad, good, later].entries()) {
+        await store.reserve(a, NO_CAPS, i);
+        await store.resolve(a.identity, 'settled', { note: 'landed' }, 10 + i);
+      }
+      // One record per pass: the faulting one first (it is the oldest), then the others.
+      await journal.reconcile(tracking, 1);
+      expect(landed).toEqual([]);
+      expect((await store.get(bad.identity))!.listFailures).toBe(1);
+      await journal.reconcile(tracking, 1);
+      await journal.reconcile(tracking, 1);
+      expect(landed).toEqual(['good', 'later']);
+      // Not retried before its delay (10 s), then retried; the next delay doubles.
+      clock += listingRetryDelay(0) - 1;
+      await journal.reconcile(tracking, 1);
+      expect((await store.get(bad.identity))!.listFailures).toBe(1);
+      clock += 1;
+      await journal.reconcile(tracking, 1);
+      expect((await store.get(bad.identity))!.listFailures).toBe(2);
+      expect(listingRetryDelay(1)).toBe(2 * listingRetryDelay(0));
+      expect(listingRetryDelay(40)).toBe(3_600_000);
+      // Once the hook works again, the payment is listed at its next retry.
+      faulty = false;
+      clock += listingRetryDelay(1);
+      await journal.reconcile(tracking, 1);
+      expect(landed).toEqual(['good', 'later', 'faulty']);
+      expect(await store.unlisted(10, clock, clock)).toEqual([]);
     } finally {
       await store.close();
     }
