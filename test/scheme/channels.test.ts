@@ -2,11 +2,12 @@
  * Channel accounts (docs/OPERATIONS.md "Channel accounts"): from one funded SUBMITTER_SECRET, svc
  * derives CHANNEL_ACCOUNTS source accounts, creates the missing ones on the devnet the first time
  * it needs them (one createAccount transaction), settles from them with the funder paying every
- * fee through a fee bump, and finds the same channels again after a restart.
+ * fee through a fee bump, and finds the same channels again after a restart. Two instances with one
+ * funder creating channels at once both end up with theirs.
  */
 import { Account, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHANNEL_STARTING_BALANCE_XLM, deriveChannelKeys } from '../../src/chains/stellar/channels.ts';
+import { CHANNEL_STARTING_BALANCE_XLM, ChannelOpener, deriveChannelKeys } from '../../src/chains/stellar/channels.ts';
 import { AccountMissingError } from '../../src/chains/stellar/rpc.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { api } from '../helpers/contract.ts';
@@ -114,4 +115,18 @@ describe('settling from channel accounts', () => {
     for (const channel of config.submitters)
       expect(h.devnet.balances(channel).xlm).toBe(BigInt(CHANNEL_STARTING_BALANCE_XLM) * 10_000_000n);
   }, 120_000);
+});
+
+describe('instances sharing one funder', () => {
+  it('two instances creating channels at the same moment both get them: the loser of the funder sequence looks again and creates only what is missing', async () => {
+    const shared = Keypair.fromSecret((await h.devnet.createAccount({ usdcTrustline: false })).secret);
+    // One instance still configured with 4 channels, the other already with 6.
+    const channels = deriveChannelKeys(shared, 6).map((k) => k.publicKey());
+    const opener = (count: number) =>
+      new ChannelOpener({ rpc: h.rpc, funder: shared, passphrase: h.devnet.networkPassphrase, channels: channels.slice(0, count) });
+    const [one, two] = [opener(4), opener(6)];
+    const sequences = await Promise.all([one.sequenceOf(channels[0]!), two.sequenceOf(channels[5]!), two.sequenceOf(channels[1]!)]);
+    for (const sequence of sequences) expect(typeof sequence).toBe('bigint');
+    for (const channel of channels) expect(h.devnet.balances(channel).xlm).toBe(BigInt(CHANNEL_STARTING_BALANCE_XLM) * 10_000_000n);
+  }, 60_000);
 });

@@ -9,7 +9,8 @@
  *
  * A channel that does not exist yet is created by the funder the first time it is needed (one
  * createAccount transaction for every missing channel, at most 100 operations), so svc starts
- * even while the RPC is unreachable.
+ * even while the RPC is unreachable. Instances sharing one funder may all do so at once: the ones
+ * whose transaction loses the race look again and create only what is still missing.
  */
 import { createHash } from 'node:crypto';
 import { Account, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
@@ -18,6 +19,8 @@ import { AccountMissingError, RpcError, type ChainRpc } from './rpc.ts';
 export const MAX_CHANNEL_ACCOUNTS = 100;
 /** What each new channel receives: the 1 XLM reserve plus a margin (fees are paid by the fee account). */
 export const CHANNEL_STARTING_BALANCE_XLM = '2';
+/** Pause before looking at the channels again when another transaction took the funder's sequence. */
+const CONTENDED_RETRY_MS = 1_000;
 
 export function deriveChannelKeys(funder: Keypair, count: number): Keypair[] {
   return Array.from({ length: count }, (_, i) => {
@@ -43,8 +46,13 @@ export interface ChannelOpenerOptions {
 /** Creates the missing channel accounts, once at a time (concurrent callers share one attempt). */
 export class ChannelOpener {
   private inflight: Promise<void> | undefined;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
 
-  constructor(private readonly options: ChannelOpenerOptions) {}
+  constructor(private readonly options: ChannelOpenerOptions) {
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? ((ms) => new Promise<void>((r) => setTimeout(r, ms)));
+  }
 
   /** The account's sequence, creating the channels first when `address` is a missing channel. */
   async sequenceOf(address: string): Promise<bigint> {
@@ -60,20 +68,45 @@ export class ChannelOpener {
     }
   }
 
+  /**
+   * Creates every missing channel. Instances configured with one funder may do this at the same
+   * moment, and only one transaction can take the funder's next sequence number: the others are
+   * refused (TRY_AGAIN_LATER while it is queued, txBAD_SEQ once it has landed) or fail because a
+   * destination exists by then. Such an instance looks again after a short wait and creates what
+   * is still missing, until nothing is or the wait (`timeoutMs`) is over.
+   */
   private async openMissing(): Promise<void> {
-    const { rpc, funder, passphrase, channels, logger } = this.options;
-    const now = this.options.now ?? Date.now;
-    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const deadline = this.now() + (this.options.timeoutMs ?? 60_000);
+    for (;;) {
+      const missing = await this.missingChannels();
+      if (missing.length === 0) return;
+      if ((await this.create(missing, deadline)) === 'created') return;
+      if (this.now() > deadline)
+        throw new RpcError(
+          'sendTransaction',
+          `the channel accounts were not created within the wait: the funder's sequence stayed contended`,
+        );
+      this.options.logger?.info({ channels: missing }, 'another transaction took the funder sequence; looking at the channels again');
+      await this.sleep(CONTENDED_RETRY_MS);
+    }
+  }
+
+  private async missingChannels(): Promise<string[]> {
     const missing: string[] = [];
-    for (const address of channels) {
+    for (const address of this.options.channels) {
       try {
-        await rpc.getAccountSequence(address);
+        await this.options.rpc.getAccountSequence(address);
       } catch (err) {
         if (err instanceof AccountMissingError) missing.push(address);
         else throw err;
       }
     }
-    if (missing.length === 0) return;
+    return missing;
+  }
+
+  /** One createAccount transaction for `missing`: created, or contended (see openMissing); any other failure throws. */
+  private async create(missing: string[], deadline: number): Promise<'created' | 'contended'> {
+    const { rpc, funder, passphrase, logger } = this.options;
     const sequence = await rpc.getAccountSequence(funder.publicKey());
     const builder = new TransactionBuilder(new Account(funder.publicKey(), sequence.toString()), {
       fee: String(100 * missing.length),
@@ -84,28 +117,30 @@ export class ChannelOpener {
     const tx = builder.build();
     tx.sign(funder);
     const sent = await rpc.send(tx);
+    if (sent.status === 'TRY_AGAIN_LATER' || (sent.status === 'ERROR' && sent.resultCode === 'txBAD_SEQ')) return 'contended';
     if (sent.status !== 'PENDING' && sent.status !== 'DUPLICATE') {
       throw new RpcError(
         'sendTransaction',
         `creating ${missing.length} channel accounts was refused (${sent.status}${sent.resultCode ? ` ${sent.resultCode}` : ''})`,
       );
     }
-    const deadline = now() + (this.options.timeoutMs ?? 60_000);
     for (;;) {
       const status = await rpc.getTransaction(sent.hash);
       if (status.status === 'SUCCESS') {
         logger?.info({ channels: missing, transaction: sent.hash }, `created ${missing.length} channel accounts`);
-        return;
+        return 'created';
       }
       if (status.status === 'FAILED') {
+        // All or nothing: a destination that exists now (another instance created it) fails the whole transaction.
+        if ((await this.missingChannels()).length < missing.length) return 'contended';
         throw new RpcError(
           'getTransaction',
           `the channel-account transaction ${sent.hash} failed (${status.resultCode ?? 'no result code'}); is the funder ${funder.publicKey()} funded?`,
         );
       }
-      if (now() > deadline)
+      if (this.now() > deadline)
         throw new RpcError('getTransaction', `the channel-account transaction ${sent.hash} did not land within the wait`);
-      await sleep(250);
+      await this.sleep(250);
     }
   }
 }
