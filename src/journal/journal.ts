@@ -222,9 +222,12 @@ export class SettlementJournal implements SettlementGate {
   /** One reconciliation pass over unresolved records not held by a request in this process. */
   async reconcile(tracking: SettlementTracking, limit = 100): Promise<number> {
     // Settled payments whose catalog hook never ran (the process died in between).
+    // Each is claimed first: instances sharing the journal run this loop each, and a listing is
+    // written once. A claim held by an instance that died lapses after LISTING_CLAIM_MS.
     const now = this.now();
     for (const record of await this.store.unlisted(limit, now - 10_000, now)) {
-      if (!this.locks.has(record.identity)) await this.list(record);
+      if (this.locks.has(record.identity) || !(await this.store.claimListing(record.identity, now, now + LISTING_CLAIM_MS))) continue;
+      await this.list(record);
     }
     let resolved = 0;
     for (const record of await this.store.unresolved(limit)) {
@@ -294,6 +297,9 @@ export class SettlementJournal implements SettlementGate {
     };
   }
 }
+
+/** How long a reconciliation pass holds a record it is listing (the catalog hook's own deadline is far shorter). */
+const LISTING_CLAIM_MS = 60_000;
 
 /** First retry of a faulting catalog hook after 10 s, then twice as long each time, at most an hour. */
 export const listingRetryDelay = (failures: number): number => Math.min(3_600_000, 10_000 * 2 ** Math.min(failures, 20));

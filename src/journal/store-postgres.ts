@@ -214,6 +214,15 @@ export class PostgresJournalStore implements JournalStore {
     return Promise.all(rows.rows.map(async (r) => (await this.record(this.pool, r))!));
   }
 
+  async claimListing(identity: string, now: number, until: number): Promise<boolean> {
+    await this.migrated();
+    const claimed = await this.pool.query(
+      "UPDATE journal_settlements SET list_after = $2 WHERE identity = $1 AND state = 'settled' AND NOT listed AND list_after <= $3",
+      [identity, until, now],
+    );
+    return claimed.rowCount === 1;
+  }
+
   async deferListing(identity: string, until: number): Promise<void> {
     await this.migrated();
     await this.pool.query('UPDATE journal_settlements SET list_failures = list_failures + 1, list_after = $2 WHERE identity = $1', [

@@ -236,6 +236,17 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
+  claimListing(identity: string, now: number, until: number): Promise<boolean> {
+    return promised(
+      () =>
+        this.db
+          .prepare(
+            "UPDATE journal_settlements SET list_after = ? WHERE identity = ? AND state = 'settled' AND listed = 0 AND list_after <= ?",
+          )
+          .run(until, identity, now).changes === 1,
+    );
+  }
+
   deferListing(identity: string, until: number): Promise<void> {
     return promised(() => {
       this.db

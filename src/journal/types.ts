@@ -66,6 +66,11 @@ export interface JournalStore {
    * (ms), the longest due first: a record whose hook keeps faulting waits behind the others.
    */
   unlisted(limit: number, before: number, now: number): Promise<SettlementRecord[]>;
+  /**
+   * Takes a due unlisted record for one catalog attempt: not due again before `until` (ms), so no
+   * other instance sharing the store lists it meanwhile. False when it was not due (taken already).
+   */
+  claimListing(identity: string, now: number, until: number): Promise<boolean>;
   /** The catalog hook faulted for this record: one more failure, and not due again before `until` (ms). */
   deferListing(identity: string, until: number): Promise<void>;
   /** Records still in `submitted` or `unknown`, oldest first. */

@@ -137,8 +137,15 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
       expect((await store.unlisted(10, 100, 150)).map((r) => r.identity)).toEqual([c.identity, a.identity]);
       expect((await store.get(a.identity))!.listFailures).toBe(1);
       expect((await store.get(c.identity))!.listFailures).toBe(0);
+      // A claim takes a due record once, until its time.
+      expect(await store.claimListing(c.identity, 150, 170)).toBe(true);
+      expect(await store.claimListing(c.identity, 150, 170)).toBe(false);
+      expect((await store.unlisted(10, 100, 169)).map((r) => r.identity)).toEqual([a.identity]);
+      expect(await store.claimListing(c.identity, 170, 180)).toBe(true);
+      expect(await store.claimListing(b.identity, 170, 180)).toBe(false); // not settled
       await store.markListed(a.identity);
       expect((await store.unlisted(10, 100, 200)).map((r) => r.identity)).toEqual([c.identity]);
+      expect(await store.claimListing(a.identity, 200, 210)).toBe(false); // listed
       expect((await store.get(c.identity))!.history.map((h) => h.state)).toEqual(['submitted', 'unknown', 'settled']);
     } finally {
       await store.close();
@@ -215,6 +222,37 @@ describe('journal on Postgres shared by two instances', () => {
         ]);
         expect(results.filter((r) => r.ok)).toHaveLength(1);
       }
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('two instances reconciling at once list each landed payment once (the listing is claimed), 20 trials', async () => {
+    const url = await freshDatabase();
+    const [one, two] = await Promise.all([PostgresJournalStore.open(url), PostgresJournalStore.open(url)]);
+    const landed: string[] = [];
+    const clock = () => 1_000_000;
+    const journalOn = (store: JournalStore) =>
+      new SettlementJournal({
+        store,
+        policy: DEFAULT_POLICY,
+        now: clock,
+        onLanded: async ({ paymentRequirements }) => {
+          await new Promise((r) => setTimeout(r, 5)); // a catalog write takes a moment
+          landed.push((paymentRequirements as unknown as { name: string }).name);
+        },
+      });
+    const [first, second] = [journalOn(one), journalOn(two)];
+    const tracking = {} as SettlementTracking; // no record is unresolved: the chain is never asked
+    try {
+      for (let trial = 0; trial < 20; trial++) {
+        const a = attempt({ paymentRequirements: JSON.stringify({ name: `trial-${trial}` }) });
+        await one.reserve(a, NO_CAPS, 1);
+        await one.resolve(a.identity, 'settled', { note: 'landed' }, 2);
+        await Promise.all([first.reconcile(tracking), second.reconcile(tracking)]);
+        expect(landed.filter((name) => name === `trial-${trial}`)).toHaveLength(1);
+      }
+      expect(await one.unlisted(10, clock(), clock() + 3_600_000)).toEqual([]);
     } finally {
       await Promise.all([one.close(), two.close()]);
     }
