@@ -54,7 +54,7 @@ export function startSvc(kind: 'compiled' | 'tsx', cwd: string, env: Record<stri
     },
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(); // exited, or killed
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -36,13 +36,28 @@ export function exactTerms(devnet: Devnet, payTo: string, maxTimeoutSeconds: num
   };
 }
 
-/** POST /settle; `at` is when the answer arrived (performance.now()). */
-export async function postSettle(svcUrl: string, payload: unknown, requirements: Requirements) {
+/**
+ * POST /settle, with the payment's Idempotency-Key when given (a retry of the same payment then
+ * answers its outcome); `at` is when the answer arrived (performance.now()).
+ */
+export async function postSettle(svcUrl: string, payload: unknown, requirements: Requirements, idempotencyKey?: string) {
   const res = await fetch(`${svcUrl}/settle`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
     body: JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements }),
   });
-  const body = (await res.json()) as { success?: boolean; errorReason?: string };
-  return { ok: body.success === true, code: body.errorReason ?? (body.success ? 'success' : `HTTP ${res.status}`), at: performance.now() };
+  const body = (await res.json()) as { success?: boolean; errorReason?: string; transaction?: string };
+  return {
+    ok: body.success === true,
+    code: body.errorReason ?? (body.success ? 'success' : `HTTP ${res.status}`),
+    transaction: body.transaction ?? '',
+    at: performance.now(),
+  };
 }
+
+/** A payload that lists `url` in the catalog when it settles (a minimal bazaar extension). */
+export const withListing = (payload: object, url: string) => ({
+  ...payload,
+  resource: { url, description: 'bench resource' },
+  extensions: { bazaar: { info: { input: { type: 'http', method: 'GET' } }, schema: { type: 'object' } } },
+});

@@ -1,7 +1,8 @@
 /**
  * Several svc instances on one PostgreSQL database (docs/SCALING.md), as real processes on one
  * devnet, sharing one list of submitter accounts:
- * - a burst of settles spread over three instances, one of them killed with SIGKILL mid-burst:
+ * - a burst of settles and discovery requests spread over three instances, one of them killed with
+ *   SIGKILL mid-burst: the survivors answer every discovery request in the declared shape, and
  *   no payment is settled twice, no settle fails for contention (submitter or sequence), every
  *   payment the chain took has its journal record (visible from any instance) and its listing, and
  *   a retry of a cut-off request on a surviving instance answers the chain's truth;
@@ -42,7 +43,7 @@ async function instances(count: number, submitterCount: number): Promise<{ svcs:
 }
 
 describe('three instances, one database, shared submitters', () => {
-  it('a burst spread over three instances, one killed mid-burst: no double settlement, no contention failure, every landed payment journaled and listed', async () => {
+  it('a burst of settles and discovery requests spread over three instances, one killed mid-burst: no double settlement, no contention failure, every discovery request to a survivor answered, every landed payment journaled and listed', async () => {
     const { svcs, submitters, stop } = await instances(3, 4);
     try {
       const sequencesBefore = await Promise.all(submitters.map((s) => h.rpc.getAccountSequence(s)));
@@ -51,11 +52,37 @@ describe('three instances, one database, shared submitters', () => {
       // killed instance reserved but never got onto the chain resolves once its time bound passes.
       const burst = await payments(h, 24, BURST_VALIDITY_SECONDS);
       const answers = burst.map((p, i) => settle(svcs[i % 3]!.url, p).catch(() => null));
+      // Discovery requests spread over the same three instances while the burst runs (each answer
+      // checked against openapi.yaml); those sent to the killed instance may get no answer.
+      let bursting = true;
+      const discovery = { answered: [0, 0, 0], busy: 0 };
+      const browse = async (loop: number) => {
+        for (let k = loop; bursting; k += 2) {
+          const i = k % 3;
+          const path = k % 4 < 2 ? '/discovery/resources?limit=5' : '/discovery/search?query=journal&limit=5';
+          const answer = await api(svcs[i]!.url)
+            .get(path)
+            .catch((err: unknown) => {
+              if (i === 0) return null; // the killed instance
+              throw err;
+            });
+          if (!answer) continue;
+          // 503 svc_catalog_busy: payments first on a busy instance (docs/OPERATIONS.md).
+          if (answer.status === 503) expect(answer.body.error.code).toBe('svc_catalog_busy');
+          else expect(answer.status, path).toBe(200);
+          if (answer.status === 503) discovery.busy++;
+          else discovery.answered[i]!++;
+        }
+      };
+      const browsing = [browse(0), browse(1)];
       // Killed at the first answer: its other settles are queued, submitted or being confirmed.
       await Promise.race(answers);
       svcs[0]!.child.kill('SIGKILL');
       await svcs[0]!.exited;
       const answered = await Promise.all(answers);
+      bursting = false;
+      await Promise.all(browsing);
+      expect(discovery.answered[1]! + discovery.answered[2]!, JSON.stringify(discovery)).toBeGreaterThan(0);
 
       const survivors = svcs.slice(1);
       // Requests to the survivors were all answered, and none failed for contention.
