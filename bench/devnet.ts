@@ -9,7 +9,7 @@
 import os from 'node:os';
 import { Keypair, rpc } from '@stellar/stellar-sdk';
 import { startDevnet } from '../src/devnet/index.ts';
-import { buildTransfer, preparePayment, rawRpc } from '../test/devnet/helpers.ts';
+import { buildTransfer, preparePayment, rawRpc } from '../src/devnet/transfers.ts';
 
 const nArg = process.argv.indexOf('--n');
 const N = nArg > 0 ? Number(process.argv[nArg + 1]) : 400;
@@ -73,7 +73,7 @@ for (let i = 0; i < M; i++) {
 }
 let t0 = process.hrtime.bigint();
 for (const x of txs) {
-  const r = await rawRpc(devnet.rpcUrl, 'sendTransaction', { transaction: x });
+  const r = await rawRpc<{ status: string }>(devnet.rpcUrl, 'sendTransaction', { transaction: x });
   if (r.result?.status !== 'PENDING') throw new Error(`unexpected ${JSON.stringify(r)}`);
 }
 const sendMs = Number(process.hrtime.bigint() - t0) / 1e6;

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { CHROMIUM_PATH, ensureChromium } from '../test/helpers/chromium.ts';
+import { CHROMIUM_PATH, ensureChromium } from '../src/dev/chromium.ts';
 import { seedCorpus, vocabularyWord } from './catalog-corpus.ts';
 import { startSoakProcess } from './soak-process.ts';
 

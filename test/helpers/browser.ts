@@ -1,5 +1,5 @@
 /**
- * A headless Chromium (test/helpers/chromium.ts installs it) for tests that look at a page the
+ * A headless Chromium (src/dev/chromium.ts installs it) for tests that look at a page the
  * way a person does. Screenshots go to test-artifacts/ (kept by CI, ignored by git).
  */
 import { mkdirSync } from 'node:fs';
