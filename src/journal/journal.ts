@@ -229,9 +229,13 @@ export class SettlementJournal implements SettlementGate {
       if (this.locks.has(record.identity) || !(await this.store.claimListing(record.identity, now, now + LISTING_CLAIM_MS))) continue;
       await this.list(record);
     }
+    // Records held by this process's own requests are skipped, so they do not count against the
+    // limit: a burst of settles here must not hide the records an instance that died left behind.
     let resolved = 0;
-    for (const record of await this.store.unresolved(limit)) {
+    let taken = 0;
+    for (const record of await this.store.unresolved(limit + this.locks.size)) {
       if (this.locks.has(record.identity)) continue;
+      if (++taken > limit) break;
       const after = await this.locked(record.identity, () => this.reconcileRecord(record, tracking));
       if (after && after.state !== record.state) resolved++;
     }

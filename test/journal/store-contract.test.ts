@@ -14,7 +14,7 @@ import { DEFAULT_POLICY } from '../../src/journal/policy.ts';
 import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
 import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
 import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
-import type { SettlementTracking } from '../../src/scheme/types.ts';
+import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleHooks, SettlementTracking } from '../../src/scheme/types.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 
 const NO_CAPS: FeeCaps = { dailyStroops: null, perPayerDailyStroops: null, dayStart: 0 };
@@ -204,6 +204,66 @@ describe.each(backends)('catalog backlog on %s', (_name, backend) => {
       expect(landed).toEqual(['good', 'later', 'faulty']);
       expect(await store.unlisted(10, clock, clock)).toEqual([]);
     } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.each(backends)('reconciler on %s', (_name, backend) => {
+  it("records held by this process's own settles do not count against a pass's limit, so a record a dead instance left is reached", async () => {
+    const store = await (await backend()).open();
+    let clock = 1_000_000;
+    const journal = new SettlementJournal({ store, policy: DEFAULT_POLICY, now: () => clock });
+    // The chain boundary: a scheme whose settles reserve their journal record, then stay in flight.
+    const release: Array<() => void> = [];
+    const scheme = {
+      settle: async (payload: PaymentPayload, _requirements: PaymentRequirements, hooks?: SettleHooks) => {
+        const n = (payload.payload as { n: string }).n;
+        const refusal = await hooks!.beforeSubmit({
+          transaction: `held-tx-${n}-${Math.random()}`,
+          submitter: 'GSUBMITTER',
+          feeStroops: 100n,
+          payer: 'GPAYER',
+          payTo: 'GPAYTO',
+          asset: 'CASSET',
+          amount: '1000',
+          validUntil: 2_000_000_000,
+        });
+        expect(refusal).toBeNull();
+        await new Promise<void>((resolve) => release.push(resolve));
+        return { success: true, transaction: '', network: 'stellar:testnet', payer: 'GPAYER' };
+      },
+    } as unknown as PaymentScheme;
+    const requirements = { network: 'stellar:testnet' } as PaymentRequirements;
+    const inFlight = [1, 2, 3].map((n) =>
+      journal.settle({
+        scheme,
+        payload: { x402Version: 2, payload: { n: `${n}-${Math.random()}` } },
+        requirements,
+        idempotencyKey: null,
+      }),
+    );
+    try {
+      while (release.length < 3) await new Promise((r) => setTimeout(r, 5));
+      // Another instance reserved this payment after them and died before resolving it.
+      clock += 1;
+      const orphan = attempt();
+      await store.reserve(orphan, NO_CAPS, clock);
+      const asked: string[] = [];
+      const tracking: SettlementTracking = {
+        identity: () => null,
+        replayCode: 'settle_exact_stellar_transaction_failed',
+        status: (transaction) => {
+          asked.push(transaction);
+          return Promise.resolve('settled');
+        },
+      };
+      expect(await journal.reconcile(tracking, 2)).toBe(1);
+      expect(asked).toEqual([orphan.transaction]);
+      expect((await store.get(orphan.identity))!.state).toBe('settled');
+    } finally {
+      for (const resolve of release) resolve();
+      await Promise.all(inFlight);
       await store.close();
     }
   });
