@@ -14,19 +14,22 @@ import { DEFAULT_POLICY } from '../../src/journal/policy.ts';
 import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
 import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
 import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
-import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleHooks, SettlementTracking } from '../../src/scheme/types.ts';
+import type {
+  PaymentPayload,
+  PaymentRequirements,
+  PaymentScheme,
+  SettleHooks,
+  SettlementTracking,
+  SubmissionAttempt,
+} from '../../src/scheme/types.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 
 const NO_CAPS: FeeCaps = { dailyStroops: null, perPayerDailyStroops: null, dayStart: 0 };
 let n = 0;
-function attempt(over: Partial<NewSettlement> = {}): NewSettlement {
+/** What a scheme knows of an attempt before submitting it, with a transaction of its own. */
+function submission(): SubmissionAttempt {
   n++;
   return {
-    identity: `payment-${n}`,
-    idempotencyKey: null,
-    network: 'stellar:testnet',
-    paymentPayload: '{"p":1}',
-    paymentRequirements: '{"r":1}',
     transaction: `tx-${n}`,
     submitter: 'GSUBMITTER',
     feeStroops: 100n,
@@ -35,6 +38,17 @@ function attempt(over: Partial<NewSettlement> = {}): NewSettlement {
     asset: 'CASSET',
     amount: '1000',
     validUntil: 2_000_000_000,
+  };
+}
+function attempt(over: Partial<NewSettlement> = {}): NewSettlement {
+  const own = submission();
+  return {
+    identity: `payment-${n}`,
+    idempotencyKey: null,
+    network: 'stellar:testnet',
+    paymentPayload: '{"p":1}',
+    paymentRequirements: '{"r":1}',
+    ...own,
     ...over,
   };
 }
@@ -217,28 +231,17 @@ describe.each(backends)('reconciler on %s', (_name, backend) => {
     // The chain boundary: a scheme whose settles reserve their journal record, then stay in flight.
     const release: Array<() => void> = [];
     const scheme = {
-      settle: async (payload: PaymentPayload, _requirements: PaymentRequirements, hooks?: SettleHooks) => {
-        const n = (payload.payload as { n: string }).n;
-        const refusal = await hooks!.beforeSubmit({
-          transaction: `held-tx-${n}-${Math.random()}`,
-          submitter: 'GSUBMITTER',
-          feeStroops: 100n,
-          payer: 'GPAYER',
-          payTo: 'GPAYTO',
-          asset: 'CASSET',
-          amount: '1000',
-          validUntil: 2_000_000_000,
-        });
-        expect(refusal).toBeNull();
+      settle: async (_payload: PaymentPayload, _requirements: PaymentRequirements, hooks?: SettleHooks) => {
+        expect(await hooks!.beforeSubmit(submission())).toBeNull();
         await new Promise<void>((resolve) => release.push(resolve));
         return { success: true, transaction: '', network: 'stellar:testnet', payer: 'GPAYER' };
       },
     } as unknown as PaymentScheme;
     const requirements = { network: 'stellar:testnet' } as PaymentRequirements;
-    const inFlight = [1, 2, 3].map((n) =>
+    const inFlight = [1, 2, 3].map((held) =>
       journal.settle({
         scheme,
-        payload: { x402Version: 2, payload: { n: `${n}-${Math.random()}` } },
+        payload: { x402Version: 2, payload: { held } }, // a payment of its own (its identity)
         requirements,
         idempotencyKey: null,
       }),
