@@ -96,6 +96,7 @@ function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeR
       policy: config.settlement.policy,
       logger,
       onLanded: (settled) => registry.afterSettle(settled, logger),
+      listingRetryBaseMs: config.settlement.reconcileIntervalMs,
     });
   } catch (err) {
     logger.error(

@@ -38,6 +38,8 @@ export interface JournalOptions {
    * (`listingRetryDelay`).
    */
   onLanded?: (settled: SettledPayment) => unknown;
+  /** The first retry delay of a faulting catalog hook: the reconcile interval (default 5 s). */
+  listingRetryBaseMs?: number;
 }
 
 export interface SettleRequest {
@@ -60,6 +62,7 @@ export class SettlementJournal implements SettlementGate {
   private readonly now: () => number;
   private readonly logger: JournalLogger | undefined;
   private readonly onLanded: JournalOptions['onLanded'];
+  private readonly listingRetryBaseMs: number;
   private readonly locks = new Map<string, Promise<unknown>>();
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
@@ -70,6 +73,7 @@ export class SettlementJournal implements SettlementGate {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.onLanded = options.onLanded;
+    this.listingRetryBaseMs = options.listingRetryBaseMs ?? 5_000;
   }
 
   /** Settles in flight right now (the drain waits for zero). */
@@ -201,7 +205,7 @@ export class SettlementJournal implements SettlementGate {
       });
       await this.store.markListed(record.identity);
     } catch (err) {
-      const delay = listingRetryDelay(record.listFailures);
+      const delay = listingRetryDelay(record.listFailures, this.listingRetryBaseMs);
       this.logger?.warn(
         { transaction: record.transaction, err: String(err), failures: record.listFailures + 1, retryInMs: delay },
         'catalog hook after settlement failed; retried later',
@@ -302,11 +306,15 @@ export class SettlementJournal implements SettlementGate {
   }
 }
 
-/** How long a reconciliation pass holds a record it is listing (the catalog hook's own deadline is far shorter). */
-const LISTING_CLAIM_MS = 60_000;
+/**
+ * How long a reconciliation pass holds a record it is listing: beyond the catalog hook's own
+ * deadlines (a 2 s write, a 250 ms schema budget), and short, because a claim held by an instance
+ * that died keeps the listing waiting this long.
+ */
+const LISTING_CLAIM_MS = 10_000;
 
-/** First retry of a faulting catalog hook after 10 s, then twice as long each time, at most an hour. */
-export const listingRetryDelay = (failures: number): number => Math.min(3_600_000, 10_000 * 2 ** Math.min(failures, 20));
+/** A faulting catalog hook is retried after `baseMs` (the reconcile interval), then twice as long each time, at most an hour. */
+export const listingRetryDelay = (failures: number, baseMs: number): number => Math.min(3_600_000, baseMs * 2 ** Math.min(failures, 30));
 
 /** The scheme's identity, or a hash of the whole payment when the scheme cannot decode it. */
 function identityOf({ scheme, payload, requirements }: SettleRequest): string {

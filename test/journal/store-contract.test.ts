@@ -171,12 +171,14 @@ describe.each(backends)('catalog backlog on %s', (_name, backend) => {
   it('a payment whose catalog hook keeps faulting is retried later and later, and does not hold back the others', async () => {
     const store = await (await backend()).open();
     let clock = 1_000_000;
+    const BASE = 10_000;
     const landed: string[] = [];
     let faulty = true;
     const journal = new SettlementJournal({
       store,
       policy: DEFAULT_POLICY,
       now: () => clock,
+      listingRetryBaseMs: BASE,
       onLanded: ({ paymentRequirements }) => {
         const name = (paymentRequirements as unknown as { name: string }).name;
         if (name === 'faulty' && faulty) throw new Error('catalog write failed');
@@ -202,18 +204,19 @@ describe.each(backends)('catalog backlog on %s', (_name, backend) => {
       await journal.reconcile(tracking, 1);
       await journal.reconcile(tracking, 1);
       expect(landed).toEqual(['good', 'later']);
-      // Not retried before its delay (10 s), then retried; the next delay doubles.
-      clock += listingRetryDelay(0) - 1;
+      // Not retried before its delay (the base), then retried; the next delay doubles.
+      clock += listingRetryDelay(0, BASE) - 1;
       await journal.reconcile(tracking, 1);
       expect((await store.get(bad.identity))!.listFailures).toBe(1);
       clock += 1;
       await journal.reconcile(tracking, 1);
       expect((await store.get(bad.identity))!.listFailures).toBe(2);
-      expect(listingRetryDelay(1)).toBe(2 * listingRetryDelay(0));
-      expect(listingRetryDelay(40)).toBe(3_600_000);
+      expect(listingRetryDelay(0, BASE)).toBe(BASE);
+      expect(listingRetryDelay(1, BASE)).toBe(2 * BASE);
+      expect(listingRetryDelay(40, BASE)).toBe(3_600_000);
       // Once the hook works again, the payment is listed at its next retry.
       faulty = false;
-      clock += listingRetryDelay(1);
+      clock += listingRetryDelay(1, BASE);
       await journal.reconcile(tracking, 1);
       expect(landed).toEqual(['good', 'later', 'faulty']);
       expect(await store.unlisted(10, clock, clock)).toEqual([]);
