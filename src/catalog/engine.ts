@@ -14,6 +14,14 @@ export const SOFT_BUDGET_MS = 250;
 /** The x402Version the discovery responses declare. */
 export const DISCOVERY_X402_VERSION = X402_VERSION;
 
+/** The hook could not judge the seller's schema now (svc busy); the listing is tried again later. */
+export class SchemaNotJudgedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SchemaNotJudgedError';
+  }
+}
+
 export class CatalogEngine {
   private readonly store: CatalogStorePort;
   private readonly logger: CatalogLogger;
@@ -30,6 +38,7 @@ export class CatalogEngine {
     const started = performance.now();
     let outcome: BazaarOutcome | null = null;
     let result = 'none';
+    let notJudged: string | undefined;
     try {
       const ingested = await ingestSettlement(
         settled.paymentPayload,
@@ -40,6 +49,11 @@ export class CatalogEngine {
       if (ingested.kind === 'rejected') {
         result = ingested.code;
         outcome = { status: 'rejected', rejectedReason: ingested.reason || BAZAAR_CODES[ingested.code], code: ingested.code };
+      } else if (ingested.kind === 'not_judged') {
+        // A transient failure, not a verdict on the seller: the journal lists it on a later try.
+        result = 'not_judged';
+        notJudged = ingested.reason;
+        this.logger.warn({ reason: ingested.reason }, 'seller schema not validated now; EXTENSION-RESPONSES omitted');
       } else if (ingested.kind === 'unusable') {
         result = 'fault';
         this.logger.error({ reason: ingested.reason }, 'catalog hook could not use the settlement; EXTENSION-RESPONSES omitted');
@@ -76,6 +90,7 @@ export class CatalogEngine {
     const elapsedMs = performance.now() - started;
     if (elapsedMs > this.softBudgetMs)
       this.logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
+    if (strict && notJudged !== undefined) throw new SchemaNotJudgedError(notJudged);
     return outcome;
   }
 

@@ -78,7 +78,9 @@ export type IngestResult =
   | { kind: 'none' }
   | { kind: 'rejected'; code: BazaarCode; reason: string }
   | { kind: 'listing'; draft: ListingDraft }
-  | { kind: 'unusable'; reason: string };
+  | { kind: 'unusable'; reason: string }
+  /** The seller's schema could not be validated now (svc busy, docs/CATALOG.md "Seller schemas"): no verdict, try again later. */
+  | { kind: 'not_judged'; reason: string };
 
 const reject = (code: BazaarCode, reason: string): IngestResult => ({ kind: 'rejected', code, reason });
 export const OWNED_BY_OTHER_REASON = 'The listing for this resource is owned by a different payTo; nothing was written.';
@@ -243,7 +245,7 @@ export async function ingestSettlement(
   paymentPayload: Record<string, unknown>,
   paymentRequirements: Record<string, unknown>,
   ownerOf: OwnerLookup,
-  /** performance.now() when the hook began: the schema time budget counts from here. */
+  /** performance.now() when the hook began: the schema's wall-clock bound counts from here. */
   startedAt: number = performance.now(),
 ): Promise<IngestResult> {
   const early = envelopeDefect(paymentPayload, paymentRequirements);
@@ -273,8 +275,11 @@ export async function ingestSettlement(
 
   const neutralized = neutralizeSchema(bazaar.schema);
   if (!neutralized.ok) return reject(neutralized.code, neutralized.reason);
-  const validation = await validateAgainstSchema(neutralized.schema, info, startedAt);
-  if (!validation.ok) return reject(validation.code, validation.reason);
+  const validation = await validateAgainstSchema(neutralized.schema, info, { startedAt, scope: terms?.payTo });
+  if (!validation.ok)
+    return validation.code === 'not_judged'
+      ? { kind: 'not_judged', reason: validation.reason }
+      : reject(validation.code, validation.reason);
 
   if (!url || canonical === undefined)
     return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');

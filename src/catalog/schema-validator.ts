@@ -1,26 +1,49 @@
 /**
  * Runs seller-schema validation in a terminable worker thread with a hard time budget
- * (docs/CATALOG.md "Seller schemas", docs/SECURITY.md). A job that outlives its budget is a
- * `bazaar_schema_too_complex` soft drop and its worker is terminated (the only way to stop a
- * synchronous Ajv run) and replaced; a worker that dies for any reason (out of its heap limit,
- * a crash) fails the job it held the same way and is replaced. Jobs run one at a time; the queue
- * is bounded, and a job waiting in it past its deadline is dropped without running.
+ * (docs/CATALOG.md "Seller schemas", docs/SECURITY.md). A job still running when its budget is
+ * over is stopped by terminating its worker (the only way to stop a synchronous Ajv run), which is
+ * then replaced; a worker that dies on a job (its heap limit, a crash) is replaced the same way.
+ * Jobs run one at a time; the queue is bounded, and a job waiting in it past its deadline is not
+ * run.
+ *
+ * The budget is CPU time of the validation thread (150 ms), read from the thread itself, so a
+ * machine busy with other work does not make an honest schema look expensive; a wall-clock bound
+ * (200 ms from the start of the caller's step, waiting and running included) keeps the answer
+ * prompt. Only a schema that was seen to cost is judged `bazaar_schema_too_complex`: it used the
+ * CPU budget, or its thread died on it, or it was still running at the wall-clock bound after
+ * using more CPU time than an ordinary schema needs in all (5 ms). A job that never ran (the queue
+ * was full, it waited too long, the bound passed before a thread was free, no thread could start)
+ * or that was stopped while its thread barely ran (starved by other work) is `not_judged`: the
+ * caller treats it as a transient failure and tries again later, so an honest seller is not refused
+ * because svc was busy.
  */
+import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../files.ts';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
 export type SchemaVerdict =
-  { ok: true } | { ok: false; code: 'bazaar_schema_validation_failed' | 'bazaar_schema_too_complex'; reason: string };
+  | { ok: true }
+  | { ok: false; code: 'bazaar_schema_validation_failed' | 'bazaar_schema_too_complex'; reason: string }
+  /** Not validated for reasons of svc's own (load, shutdown): no verdict on the schema. */
+  | { ok: false; code: 'not_judged'; reason: string };
 
 export interface SchemaValidatorOptions {
-  /** Compile + validate time allowed to one schema once it runs. Default 150 ms. */
+  /** CPU time of the validation thread allowed to one schema (compile + validate). Default 150 ms. */
   budgetMs?: number;
   /**
+   * Wall-clock bound of a job, counted from the start of the caller's step (waiting included).
+   * Default the budget + 50 ms (200 ms).
+   */
+  wallMs?: number;
+  /**
+   * CPU time a job stopped at the wall-clock bound must have used to be judged too complex: more
+   * than an ordinary schema needs in all. Default 5 ms.
+   */
+  judgedCpuMs?: number;
+  /**
    * Longest a job may wait for a ready worker (behind other jobs, or while a terminated worker is
-   * replaced) before it is dropped unrun. Default 100 ms: with the 150 ms budget a hostile schema
-   * is answered within 250 ms however many arrive; an honest one that arrives while workers are
-   * being replaced is soft-dropped (the seller's next settlement lists it), never its payment.
+   * replaced) before it is answered `not_judged` unrun. Default 100 ms.
    */
   maxWaitMs?: number;
   /** Jobs waiting beyond this are refused at once. Default 64. */
@@ -29,7 +52,7 @@ export interface SchemaValidatorOptions {
   maxHeapMb?: number;
 }
 
-/** The documented budget: a hostile schema costs at most this, then it is soft-dropped. */
+/** The documented budget (CPU time): a hostile schema costs at most this, then it is soft-dropped. */
 export const SCHEMA_BUDGET_MS = 150;
 
 interface Pending {
@@ -37,15 +60,55 @@ interface Pending {
   /** performance.now() after which the job is dropped unrun. */
   deadline: number;
   /**
-   * When the job's time budget started: when the caller's step began (or it was queued), so time
-   * spent before validation and waiting for a thread counts against it (the budget bounds the whole
-   * step); at process start, when it is sent.
+   * performance.now() when the job's wall-clock bound ends: counted from when the caller's step
+   * began, so time spent before validation and waiting for a thread counts against it (the bound
+   * covers the whole step); at process start, counted from when it is sent.
    */
-  budgetFrom: number | undefined;
+  wallEnd: number | undefined;
+  /** The job's key among recent verdicts (verdictKey). */
+  key: string | undefined;
   resolve: (verdict: SchemaVerdict) => void;
 }
 
+/**
+ * Schemas judged too complex are remembered for a while, per seller (the caller's `scope`) and by
+ * a hash of the schema and `info`, whose pair decides the cost: a seller sends the same schema
+ * with each settlement, and a hostile one must cost a thread once, not once per settlement, nor
+ * wait for a thread while others are replaced. Scoped to the seller, so one seller's verdict never
+ * falls on another who happens to send the same schema.
+ */
+const RECENT_VERDICTS = 256;
+const RECENT_VERDICT_MS = 10 * 60_000;
+
+function verdictKey(scope: string, schema: unknown, info: unknown): string | undefined {
+  try {
+    return createHash('sha256')
+      .update(JSON.stringify([scope, schema, info]))
+      .digest('base64');
+  } catch {
+    return undefined; // not JSON (never from a request body): judged afresh each time
+  }
+}
+
+/** CPU milliseconds the thread has used so far; undefined where Node cannot tell (or it is gone). */
+const threadCpuMs = (worker: Worker): Promise<number | undefined> =>
+  typeof worker.cpuUsage !== 'function'
+    ? Promise.resolve(undefined)
+    : worker.cpuUsage().then(
+        (u) => (u.user + u.system) / 1000,
+        () => undefined,
+      );
+
+/** Context of a validation: when the caller's step began, and whose schema it is. */
+export interface ValidationContext {
+  /** performance.now() on the calling thread when its step began; default now. */
+  startedAt?: number;
+  /** Who sent the schema (the payee): recent verdicts are remembered per scope. */
+  scope?: string;
+}
+
 const tooComplex = (reason: string): SchemaVerdict => ({ ok: false, code: 'bazaar_schema_too_complex', reason });
+const notJudged = (reason: string): SchemaVerdict => ({ ok: false, code: 'not_judged', reason });
 
 interface Slot {
   worker: Worker;
@@ -62,14 +125,24 @@ const RETIRE_AFTER_JOBS = 1_000;
 
 export class SchemaValidator {
   private readonly budgetMs: number;
+  private readonly wallMs: number;
+  private readonly judgedCpuMs: number;
   private readonly maxWaitMs: number;
   private readonly maxQueued: number;
   private readonly maxHeapMb: number;
   private current: Slot | null = null;
   /** A warm spare, started with the first worker: after a termination the next job starts at once. */
   private standby: Slot | null = null;
-  private running: { pending: Pending; timer: NodeJS.Timeout } | null = null;
+  private running: {
+    pending: Pending;
+    timer: NodeJS.Timeout;
+    /** performance.now() when the job was sent, and its thread's CPU time then. */
+    sentAt: number;
+    cpuAtStart: Promise<number | undefined>;
+  } | null = null;
   private readonly queue: Pending[] = [];
+  /** Recent too-complex verdicts: key → verdict and when it lapses (insertion order = age). */
+  private readonly recent = new Map<string, { verdict: SchemaVerdict; until: number }>();
   private nextId = 1;
   private closed = false;
   private readyTimer: NodeJS.Timeout | null = null;
@@ -81,6 +154,8 @@ export class SchemaValidator {
 
   constructor(options: SchemaValidatorOptions = {}) {
     this.budgetMs = options.budgetMs ?? SCHEMA_BUDGET_MS;
+    this.wallMs = options.wallMs ?? this.budgetMs + 50;
+    this.judgedCpuMs = options.judgedCpuMs ?? 5;
     this.maxWaitMs = options.maxWaitMs ?? 100;
     this.maxQueued = options.maxQueued ?? 64;
     this.maxHeapMb = options.maxHeapMb ?? 48;
@@ -89,21 +164,23 @@ export class SchemaValidator {
   }
 
   /**
-   * `startedAt` (performance.now() on this thread) is when the caller's step began, so the budget
-   * also covers what the caller did before asking (reading a large `info`); default: now.
+   * `context.startedAt` (performance.now() on this thread) is when the caller's step began, so the
+   * wall-clock bound also covers what the caller did before asking (the owner lookup).
    */
-  validate(schema: Record<string, unknown> | boolean, info: unknown, startedAt?: number): Promise<SchemaVerdict> {
-    if (this.closed) return Promise.resolve(tooComplex('Schema validation is shut down.'));
-    if (this.queue.length >= this.maxQueued) return Promise.resolve(tooComplex('Too many schemas are waiting for validation.'));
+  validate(schema: Record<string, unknown> | boolean, info: unknown, context: ValidationContext = {}): Promise<SchemaVerdict> {
+    if (this.closed) return Promise.resolve(notJudged('Schema validation is shut down.'));
+    const key = verdictKey(context.scope ?? '', schema, info);
+    const known = this.recentVerdict(key);
+    if (known) return Promise.resolve(known);
+    if (this.queue.length >= this.maxQueued) return Promise.resolve(notJudged('Too many schemas are waiting for validation.'));
+    const now = performance.now();
+    const wallEnd = this.started ? Math.min(context.startedAt ?? now, now) + this.wallMs : undefined;
+    if (wallEnd !== undefined && wallEnd - now < 1) return Promise.resolve(this.timeSpent());
     return new Promise((resolve) => {
+      // A job waits for a thread at most maxWaitMs, and never past its wall-clock bound.
       const wait = this.started ? this.maxWaitMs : SchemaValidator.STARTUP_WAIT_MS;
-      const now = performance.now();
-      this.queue.push({
-        job: { id: this.nextId++, schema, info },
-        deadline: now + wait,
-        budgetFrom: this.started ? Math.min(startedAt ?? now, now) : undefined,
-        resolve,
-      });
+      const deadline = Math.min(now + wait, wallEnd ?? Infinity);
+      this.queue.push({ job: { id: this.nextId++, schema, info }, deadline, wallEnd, key, resolve });
       this.pump();
     });
   }
@@ -111,8 +188,8 @@ export class SchemaValidator {
   /** Terminates the workers; queued jobs are answered as not validated. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const pending of this.queue.splice(0)) pending.resolve(tooComplex('Schema validation is shut down.'));
-    this.finishRunning(tooComplex('Schema validation is shut down.'));
+    for (const pending of this.queue.splice(0)) pending.resolve(notJudged('Schema validation is shut down.'));
+    this.finishRunning(notJudged('Schema validation is shut down.'));
     const slots = [this.current, this.standby];
     this.current = this.standby = null;
     if (this.readyTimer) clearTimeout(this.readyTimer);
@@ -158,7 +235,7 @@ export class SchemaValidator {
     this.current = null;
     if (this.running) this.finishRunning(tooComplex(reason));
     // A worker that cannot even start must not be respawned in a loop for the same job.
-    else if (!slot.ready) this.queue.shift()?.resolve(tooComplex('The schema validator could not start.'));
+    else if (!slot.ready) this.queue.shift()?.resolve(notJudged('The schema validator could not start.'));
     this.pump();
   }
 
@@ -167,14 +244,38 @@ export class SchemaValidator {
     if (!running) return;
     this.running = null;
     clearTimeout(running.timer);
+    const { key } = running.pending;
+    if (key !== undefined && !verdict.ok && verdict.code === 'bazaar_schema_too_complex') {
+      this.recent.delete(key);
+      this.recent.set(key, { verdict, until: performance.now() + RECENT_VERDICT_MS });
+      if (this.recent.size > RECENT_VERDICTS) this.recent.delete(this.recent.keys().next().value!);
+    }
     running.pending.resolve(verdict);
+  }
+
+  /** The caller's step used the whole wall-clock bound before a thread was free: nothing to judge by. */
+  private timeSpent(): SchemaVerdict {
+    return notJudged(`The ${this.wallMs} ms bound passed before the schema could be validated.`);
+  }
+
+  private recentVerdict(key: string | undefined): SchemaVerdict | undefined {
+    const entry = key === undefined ? undefined : this.recent.get(key);
+    if (!entry) return undefined;
+    if (entry.until > performance.now()) return entry.verdict;
+    this.recent.delete(key!);
+    return undefined;
   }
 
   private pump(): void {
     if (this.closed || this.running) return;
-    // Jobs that waited past their deadline are answered without running.
-    while (this.queue.length > 0 && performance.now() > this.queue[0]!.deadline) {
-      this.queue.shift()!.resolve(tooComplex('The schema waited too long for validation.'));
+    // Twins of a schema just judged too complex are answered without waiting or running; jobs that
+    // waited past their deadline are answered without running.
+    const now = performance.now();
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const pending = this.queue[i]!;
+      const known = this.recentVerdict(pending.key);
+      if (known) this.queue.splice(i, 1)[0]!.resolve(known);
+      else if (now > pending.deadline) this.queue.splice(i, 1)[0]!.resolve(notJudged('The schema waited too long for validation.'));
     }
     if (this.queue.length === 0) {
       // An idle validator never keeps the process alive.
@@ -201,32 +302,65 @@ export class SchemaValidator {
       return;
     }
     const pending = this.queue.shift()!;
-    const budgetLeft = this.budgetMs - (pending.budgetFrom === undefined ? 0 : performance.now() - pending.budgetFrom);
-    const timer = setTimeout(
-      () => {
-        if (this.running?.pending !== pending) return;
-        // Ajv runs synchronously: terminating the thread is the only way to stop it.
-        this.current = null;
-        void slot.worker.terminate();
-        this.finishRunning(tooComplex(`Validating info against the schema took longer than ${this.budgetMs} ms.`));
-        this.pump();
-      },
-      Math.max(1, budgetLeft),
-    );
-    this.running = { pending, timer };
+    const sentAt = performance.now();
+    const wallEnd = pending.wallEnd ?? sentAt + this.wallMs;
+    if (wallEnd - sentAt < 1) {
+      pending.resolve(this.timeSpent());
+      this.pump();
+      return;
+    }
+    // The thread cannot use more CPU time than the time that passes: the first look is due when
+    // the budget could be used up, or at the bound.
+    const timer = setTimeout(() => void this.look(slot, pending, wallEnd), Math.min(this.budgetMs, wallEnd - sentAt));
+    this.running = { pending, timer, sentAt, cpuAtStart: threadCpuMs(slot.worker) };
     slot.jobs++;
     slot.worker.postMessage(pending.job);
   }
 
-  /** Runs pump at the first queued job's deadline (the head of the queue may have changed since the last call). */
+  /**
+   * Looks at the running job: stopped (its thread terminated, Ajv runs synchronously) once it used
+   * its CPU budget or reached its wall-clock bound, otherwise looked at again when the budget
+   * could next be used up. Where the thread's CPU time cannot be read, wall-clock time stands in.
+   */
+  private async look(slot: Slot, pending: Pending, wallEnd: number): Promise<void> {
+    const running = this.running;
+    if (running?.pending !== pending) return;
+    const [before, after] = await Promise.all([running.cpuAtStart, threadCpuMs(slot.worker)]);
+    if (this.running?.pending !== pending) return; // it answered meanwhile
+    const now = performance.now();
+    const usedMs = before === undefined || after === undefined ? now - running.sentAt : after - before;
+    let verdict: SchemaVerdict | undefined;
+    if (usedMs >= this.budgetMs) verdict = tooComplex(`Validating info against the schema took more than ${this.budgetMs} ms of CPU time.`);
+    else if (now >= wallEnd)
+      verdict =
+        usedMs >= this.judgedCpuMs
+          ? tooComplex(
+              `Validating info against the schema was not done after ${Math.round(usedMs)} ms of CPU time, at the ${this.wallMs} ms bound.`,
+            )
+          : notJudged(`The validation thread got ${Math.round(usedMs)} ms of CPU time before the ${this.wallMs} ms bound (svc is busy).`);
+    if (!verdict) {
+      running.timer = setTimeout(
+        () => void this.look(slot, pending, wallEnd),
+        Math.max(2, Math.min(this.budgetMs - usedMs, wallEnd - now)),
+      );
+      return;
+    }
+    this.current = null;
+    void slot.worker.terminate();
+    this.finishRunning(verdict);
+    this.pump();
+  }
+
+  /** Runs pump at the earliest deadline of the queued jobs (the queue may have changed since the last call). */
   private wakeAtDeadline(): void {
     if (this.readyTimer) clearTimeout(this.readyTimer);
+    const earliest = Math.min(...this.queue.map((pending) => pending.deadline));
     this.readyTimer = setTimeout(
       () => {
         this.readyTimer = null;
         this.pump();
       },
-      Math.max(0, this.queue[0]!.deadline - performance.now()) + 1,
+      Math.max(0, earliest - performance.now()) + 1,
     );
     this.readyTimer.unref();
   }

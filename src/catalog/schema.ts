@@ -6,7 +6,7 @@
  * call stack or run unbounded.
  */
 import { isPlainObject } from './sanitize.ts';
-import { SchemaValidator, type SchemaVerdict } from './schema-validator.ts';
+import { SchemaValidator, type SchemaVerdict, type ValidationContext } from './schema-validator.ts';
 
 export type { SchemaVerdict } from './schema-validator.ts';
 
@@ -243,16 +243,18 @@ export function warmSchemaValidation(): void {
 
 /**
  * Validates `info` against the neutralized schema off the calling thread, within the schema time
- * budget (src/catalog/schema-validator.ts), counted from `startedAt` (performance.now(), default now):
- * the hook passes its own start, so the whole hook is bounded. Never rejects: a compile error or a mismatch is
- * `bazaar_schema_validation_failed`, a timeout or a crash of the validator `bazaar_schema_too_complex`.
+ * budget (src/catalog/schema-validator.ts); `context.startedAt` (performance.now(), default now) is
+ * when the hook began, so the whole hook is bounded, and `context.scope` the payee, whose recent
+ * too-complex verdicts are remembered. Never rejects: a compile error or a mismatch is
+ * `bazaar_schema_validation_failed`, a schema seen to cost too much or to crash the validator
+ * `bazaar_schema_too_complex`, and one svc could not judge in time `not_judged`.
  */
 export function validateAgainstSchema(
   schema: Record<string, unknown> | boolean,
   info: unknown,
-  startedAt?: number,
+  context?: ValidationContext,
 ): Promise<SchemaVerdict> {
-  return validator().validate(schema, info, startedAt);
+  return validator().validate(schema, info, context);
 }
 
 export const MAX_PARAMETER_TEXT = 4096;

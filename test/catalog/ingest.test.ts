@@ -1,12 +1,18 @@
 /**
  * The settle hook's write rules (docs/CATALOG.md): each soft-drop code, each field-level drop, schema
  * neutralization, and "never throws" for arbitrary input. Runs through recordSettlement on a
- * real catalog file, so a rejection is also checked to have written nothing.
+ * real catalog file, so a rejection is also checked to have written nothing. Also: a schema svc
+ * could not judge in time is no verdict (the settlement journal tries the listing again).
  */
 import { fc, test as fcTest } from '@fast-check/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRouteTemplate, sanitizeIconUrl, sanitizeServiceName, sanitizeTags } from '../../src/catalog/sanitize.ts';
-import { httpBazaar, settlement, tempCatalog, type SettlementOptions } from './fixtures.ts';
+import { join } from 'node:path';
+import { CatalogEngine, SchemaNotJudgedError } from '../../src/catalog/engine.ts';
+import { validateAgainstSchema } from '../../src/catalog/schema.ts';
+import { CatalogStore } from '../../src/catalog/store.ts';
+import type { CatalogStorePort } from '../../src/catalog/types.ts';
+import { httpBazaar, recordingLogger, settlement, tempCatalog, tempDir, type SettlementOptions } from './fixtures.ts';
 
 type Listing = Record<string, any>;
 let t: ReturnType<typeof tempCatalog>;
@@ -305,5 +311,41 @@ describe('never throws', () => {
         paymentRequirements: value as Record<string, unknown>,
       }),
     ).resolves.not.toThrow();
+  });
+});
+
+describe('a schema svc could not judge', () => {
+  it('a store lookup that took the whole schema budget: no verdict, nothing written; strict rejects so the listing is tried again, and the next try lists it', async () => {
+    // The boundary: the store port, a real SQLite store whose owner lookup is slow the first time
+    // (a loaded database), so the hook's 200 ms bound for the schema passes before it runs.
+    const { dir, cleanup } = tempDir();
+    const store = new CatalogStore(join(dir, 'catalog.sqlite'));
+    let slowLookups = 2;
+    const slowStore: CatalogStorePort = {
+      ownerOf: async (...args) => {
+        if (slowLookups-- > 0) await new Promise((r) => setTimeout(r, 250));
+        return store.ownerOf(...args);
+      },
+      writeListing: (draft, now) => store.writeListing(draft, now),
+      list: (filters, page) => store.list(filters, page),
+      search: (...args) => store.search(...args),
+      close: () => store.close(),
+    };
+    const logger = recordingLogger();
+    const engine = new CatalogEngine(slowStore, logger);
+    await validateAgainstSchema({ type: 'object' }, {}); // this thread's validator is up (past its start-up allowance)
+    try {
+      const paid = settlement({ url: 'https://slow-lookup.example.com/r' });
+      await expect(engine.recordSettlement(paid, new Date(), true)).rejects.toBeInstanceOf(SchemaNotJudgedError);
+      expect(await engine.recordSettlement(paid, new Date(), false)).toBeNull(); // not strict: header omitted
+      expect(logger.lines.filter((l) => l.msg.startsWith('seller schema not validated'))).toHaveLength(2);
+      expect(store.list({}, { limit: 10, offset: 0 }).total).toBe(0);
+      // The lookup is quick again: the same settlement lists.
+      expect(await engine.recordSettlement(paid, new Date(), true)).toEqual({ status: 'success' });
+      expect(store.list({}, { limit: 10, offset: 0 }).total).toBe(1);
+    } finally {
+      engine.close();
+      cleanup();
+    }
   });
 });

@@ -66,6 +66,8 @@ describe('hostile schemas under payment load', () => {
     let done = false;
     const drops: Array<{ ms: number; code?: string; body: unknown }> = [];
     const attack = (async () => {
+      // The first round runs each schema on the validation thread; the later rounds are the same
+      // sellers' next settlements, answered from the validator's memory of its verdicts.
       for (let round = 0; round < 4; round++) for (const b of hostile) drops.push({ ...(await post('/settle', b)), body: b });
       done = true;
     })();
