@@ -18,6 +18,7 @@ import {
   type StellarNetwork,
 } from './chains/stellar/index.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
+import { DEFAULT_LEASE_TTL_MS } from './db/submitter-leases.ts';
 
 export const DEFAULTS = {
   PORT: 4021,
@@ -332,6 +333,8 @@ export interface SettlementConfig {
   reconcileIntervalMs: number;
   /** Longest wait for in-flight settles on SIGTERM/SIGINT before exiting anyway. */
   drainTimeoutMs: number;
+  /** Time to live of a submitter lease in PostgreSQL (DATABASE_URL): how long a dead instance's submitters stay taken. */
+  submitterLeaseTtlMs: number;
 }
 
 /** A stroop amount, or `off` for no cap. */
@@ -384,5 +387,6 @@ function parseSettlementConfig(env: Env): SettlementConfig {
     },
     reconcileIntervalMs: parseInteger(env, 'RECONCILE_INTERVAL_MS', 5_000, 50, 3_600_000),
     drainTimeoutMs: parseInteger(env, 'DRAIN_TIMEOUT_MS', 330_000, 0, 3_600_000),
+    submitterLeaseTtlMs: parseInteger(env, 'SUBMITTER_LEASE_TTL_MS', DEFAULT_LEASE_TTL_MS, 3_000, 600_000),
   };
 }

@@ -115,7 +115,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const wrapRpc = <R extends object>(rpc: R) => instrumentRpc(rpc, metrics);
   // With DATABASE_URL every instance may use the same submitters: the database leases each one.
   const url = databaseUrl(config);
-  const leases = overrides.schemes || !url ? undefined : new PostgresSubmitterLeases(url);
+  const leases = overrides.schemes || !url ? undefined : new PostgresSubmitterLeases(url, { ttlMs: config.settlement.submitterLeaseTtlMs });
   const stellar = overrides.schemes ? undefined : createSchemeFromConfig(config, logger, wrapRpc, leases);
   const schemes = overrides.schemes ?? [stellar!];
 

@@ -29,8 +29,13 @@ export const SUBMITTER_LEASE_MIGRATIONS: PostgresMigrations = [
    );`,
 ];
 
-/** Default time to live of a lease that is not renewed (an instance that died). */
-export const DEFAULT_LEASE_TTL_MS = 30_000;
+/**
+ * Default time to live of a lease that is not renewed (SUBMITTER_LEASE_TTL_MS): how long the
+ * submitters of an instance that died stay taken. Short enough that the other instances get them
+ * back well inside the pool's 30 s wait and a payment's validity; long enough that renewals every
+ * third of it survive a slow database or a stalled event loop of a few seconds.
+ */
+export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 export interface PostgresSubmitterLeasesOptions {
   /** Time to live of a lease; renewed every third of it while held. */

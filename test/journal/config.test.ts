@@ -1,4 +1,4 @@
-/** The journal/policy variables of src/config.ts: defaults, parsing, and refusals naming the variable. */
+/** The journal/policy/lease variables of src/config.ts: defaults, parsing, and refusals naming the variable. */
 import { Keypair } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
@@ -7,7 +7,7 @@ const load = (env: Record<string, string>) => loadConfig({ SUBMITTER_SECRET: Key
 
 describe('settlement configuration', () => {
   it('defaults refuse self-payments and zero amounts and cap fees', () => {
-    const { policy, reconcileIntervalMs } = load({});
+    const { policy, reconcileIntervalMs, submitterLeaseTtlMs } = load({});
     expect(policy).toMatchObject({
       allowSelfPayment: false,
       minAmount: 1n,
@@ -15,6 +15,8 @@ describe('settlement configuration', () => {
       payerDailyFeeCapStroops: 10_000_000n,
     });
     expect(reconcileIntervalMs).toBe(5_000);
+    expect(submitterLeaseTtlMs).toBe(10_000);
+    expect(load({ SUBMITTER_LEASE_TTL_MS: '20000' }).submitterLeaseTtlMs).toBe(20_000);
   });
 
   it('parses caps, off, per-asset minimums and the self-payment switch', () => {
@@ -40,6 +42,7 @@ describe('settlement configuration', () => {
     ['PAYMENT_MIN_AMOUNTS', 'CABC'],
     ['ALLOW_SELF_PAYMENT', 'yes'],
     ['RECONCILE_INTERVAL_MS', '0'],
+    ['SUBMITTER_LEASE_TTL_MS', '1000'],
   ])('%s=%s is a ConfigError naming the variable', (variable, value) => {
     expect(() => load({ [variable]: value })).toThrow(ConfigError);
     expect(() => load({ [variable]: value })).toThrow(new RegExp(`^${variable}:`));
