@@ -47,7 +47,10 @@ export class SchemeHarness {
 
   static async start(ledgerMs = 250): Promise<SchemeHarness> {
     const devnet = await startDevnet({ ledgerMs });
-    const rpc = createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 2_000 });
+    // The buyers' RPC (and the tests' chain reads): patient like a wallet, so a devnet slowed by a
+    // loaded machine (it serves every buyer of a burst from the test's own process) delays a test
+    // instead of failing it before svc is even asked.
+    const rpc = createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 10_000 });
     // A ledger-time estimate needs a few seconds of close times; before that both sides fall back to 5 s.
     if (ledgerMs > 0) {
       const first = devnet.latestLedger().closeTime;
