@@ -6,6 +6,19 @@ import { defineConfig } from 'vitest/config';
  */
 const LATENCY_TESTS = ['test/security/schema-load.test.ts'];
 
+/**
+ * Files that start several processes or a browser and wait on them with deadlines: they run one at
+ * a time after the rest, which runs two files at a time (vitest's default is one worker on a
+ * 2-core machine, and most files spend their time waiting on the devnet or on sockets).
+ */
+const HEAVY_TESTS = [
+  'test/scale/instances.test.ts',
+  'test/explorer/explorer.test.ts',
+  'test/interop/dev.test.ts',
+  'test/journal/process.test.ts',
+  'test/security/sockets.test.ts',
+];
+
 const shared = {
   testTimeout: 60_000,
   hookTimeout: 60_000,
@@ -25,7 +38,8 @@ export default defineConfig({
           ...shared,
           name: 'suite',
           include: ['test/**/*.test.ts'],
-          exclude: LATENCY_TESTS,
+          exclude: [...LATENCY_TESTS, ...HEAVY_TESTS],
+          maxWorkers: 2,
           // `npm start` runs compiled output: tests that spawn it need dist/ current. Browser tests need
           // Chromium, installed when absent. Postgres tests share one embedded server (freshDatabase()).
           globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
@@ -33,7 +47,17 @@ export default defineConfig({
         },
       },
       {
-        test: { ...shared, name: 'latency', include: LATENCY_TESTS, sequence: { groupOrder: 1 } },
+        test: {
+          ...shared,
+          name: 'heavy',
+          include: HEAVY_TESTS,
+          maxWorkers: 1,
+          globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: { ...shared, name: 'latency', include: LATENCY_TESTS, sequence: { groupOrder: 2 } },
       },
     ],
   },
