@@ -7,12 +7,14 @@ import { defineConfig } from 'vitest/config';
 const LATENCY_TESTS = ['test/security/schema-load.test.ts'];
 
 /**
- * Files that start several processes or a browser and wait on them with deadlines: they run one at
- * a time after the rest, which runs two files at a time (vitest's default is one worker on a
- * 2-core machine, and most files spend their time waiting on the devnet or on sockets).
+ * Files that start several processes or a browser and wait on them with deadlines, or that time
+ * the seller-schema budget (whose verdicts depend on the validation thread getting CPU): they run
+ * one at a time after the rest, which runs two files at a time (vitest's default is one worker on
+ * a 2-core machine, and most files spend their time waiting on the devnet or on sockets).
  */
 const HEAVY_TESTS = [
   'test/scale/instances.test.ts',
+  'test/security/schemas.test.ts',
   'test/explorer/explorer.test.ts',
   'test/interop/dev.test.ts',
   'test/journal/process.test.ts',
