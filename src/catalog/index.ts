@@ -72,10 +72,12 @@ export function openCatalog(options: CatalogOptions): Catalog {
         if (checked.kind !== 'settled') return null;
         return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled, strict })) as BazaarOutcome | null;
       } catch (err) {
-        logger.error(
-          { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
-          'catalog hook did not answer; EXTENSION-RESPONSES omitted',
-        );
+        // A schema not judged now was already logged as a warning by the engine: no fault to report.
+        if ((err as Error)?.name !== 'SchemaNotJudgedError')
+          logger.error(
+            { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
+            'catalog hook did not answer; EXTENSION-RESPONSES omitted',
+          );
         if (strict) throw asCatalogError(err);
         return null;
       }
