@@ -18,7 +18,6 @@ import {
   type StellarNetwork,
 } from './chains/stellar/index.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
-import { DEFAULT_LEASE_TTL_MS } from './db/submitter-leases.ts';
 
 export const DEFAULTS = {
   PORT: 4021,
@@ -33,6 +32,13 @@ export const DEFAULTS = {
   MAX_CONNECTIONS_PER_ADDRESS: 256,
   CHANNEL_ACCOUNTS: 0,
   DISCOVERY_YIELD_PERCENT: 80,
+  /**
+   * Time to live of a submitter lease in PostgreSQL: how long the submitters of an instance that
+   * died stay taken. Short enough that the other instances get them back well inside the pool's
+   * 30 s wait and a payment's validity; long enough that renewals every third of it survive a slow
+   * database or a stalled event loop of a few seconds.
+   */
+  SUBMITTER_LEASE_TTL_MS: 10_000,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -387,6 +393,6 @@ function parseSettlementConfig(env: Env): SettlementConfig {
     },
     reconcileIntervalMs: parseInteger(env, 'RECONCILE_INTERVAL_MS', 5_000, 50, 3_600_000),
     drainTimeoutMs: parseInteger(env, 'DRAIN_TIMEOUT_MS', 330_000, 0, 3_600_000),
-    submitterLeaseTtlMs: parseInteger(env, 'SUBMITTER_LEASE_TTL_MS', DEFAULT_LEASE_TTL_MS, 3_000, 600_000),
+    submitterLeaseTtlMs: parseInteger(env, 'SUBMITTER_LEASE_TTL_MS', DEFAULTS.SUBMITTER_LEASE_TTL_MS, 3_000, 600_000),
   };
 }

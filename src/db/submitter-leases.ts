@@ -29,17 +29,12 @@ export const SUBMITTER_LEASE_MIGRATIONS: PostgresMigrations = [
    );`,
 ];
 
-/**
- * Default time to live of a lease that is not renewed (SUBMITTER_LEASE_TTL_MS): how long the
- * submitters of an instance that died stay taken. Short enough that the other instances get them
- * back well inside the pool's 30 s wait and a payment's validity; long enough that renewals every
- * third of it survive a slow database or a stalled event loop of a few seconds.
- */
-export const DEFAULT_LEASE_TTL_MS = 10_000;
-
 export interface PostgresSubmitterLeasesOptions {
-  /** Time to live of a lease; renewed every third of it while held. */
-  ttlMs?: number;
+  /**
+   * Time to live of a lease; renewed every third of it while held. svc passes
+   * SUBMITTER_LEASE_TTL_MS (its default is in src/config.ts, which owns every default).
+   */
+  ttlMs: number;
   /** This instance's id in the table (default: a random UUID per process). */
   holder?: string;
 }
@@ -57,10 +52,10 @@ export class PostgresSubmitterLeases implements SharedLeases {
   private readonly lastUses = new Map<string, bigint>();
   private readonly renewal: NodeJS.Timeout;
 
-  constructor(url: string | pg.Pool, options: PostgresSubmitterLeasesOptions = {}) {
+  constructor(url: string | pg.Pool, options: PostgresSubmitterLeasesOptions) {
     this.ownsPool = typeof url === 'string';
     this.pool = typeof url === 'string' ? openPool(url, { max: 4 }) : url;
-    this.ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.ttlMs = options.ttlMs;
     this.holder = options.holder ?? randomUUID();
     this.migrated = migrationOnDemand(this.pool, 'submitter_leases', SUBMITTER_LEASE_MIGRATIONS);
     this.renewal = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.ttlMs / 3)));

@@ -8,6 +8,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignerSelectionError, SubmitterPool } from '../../src/chains/stellar/submitters.ts';
 import { PostgresSubmitterLeases } from '../../src/db/submitter-leases.ts';
+import { DEFAULTS } from '../../src/config.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 
 let url: string;
@@ -20,7 +21,7 @@ afterAll(async () => {
 });
 
 function leases(options: { ttlMs?: number } = {}): PostgresSubmitterLeases {
-  const l = new PostgresSubmitterLeases(url, options);
+  const l = new PostgresSubmitterLeases(url, { ttlMs: DEFAULTS.SUBMITTER_LEASE_TTL_MS, ...options });
   opened.push(l);
   return l;
 }
@@ -115,7 +116,7 @@ describe('two SubmitterPools sharing accounts through Postgres', () => {
     expect(later.address).toBe(keys[0]!.publicKey());
     later.release();
 
-    const down = new PostgresSubmitterLeases('postgres://svc:pw-not-shown@127.0.0.1:1/none');
+    const down = new PostgresSubmitterLeases('postgres://svc:pw-not-shown@127.0.0.1:1/none', { ttlMs: DEFAULTS.SUBMITTER_LEASE_TTL_MS });
     opened.push(down);
     const refused = new SubmitterPool(keys, { loadSequence, shared: down });
     const err = await refused.lease().catch((e: unknown) => e);
@@ -128,7 +129,7 @@ describe('two SubmitterPools sharing accounts through Postgres', () => {
 describe('PostgresSubmitterLeases on a database that appears after svc started', () => {
   it('an acquire while the database is missing fails; once it exists the next one migrates and takes the lease', async () => {
     const late = lateDatabase();
-    const l = new PostgresSubmitterLeases(late.url);
+    const l = new PostgresSubmitterLeases(late.url, { ttlMs: DEFAULTS.SUBMITTER_LEASE_TTL_MS });
     opened.push(l);
     const account = Keypair.random().publicKey();
     await expect(l.acquire(account)).rejects.toThrow(/does not exist/);
