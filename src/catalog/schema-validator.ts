@@ -90,14 +90,12 @@ function verdictKey(scope: string, schema: unknown, info: unknown): string | und
   }
 }
 
-/** CPU milliseconds the thread has used so far; undefined where Node cannot tell (or it is gone). */
+/** CPU milliseconds the thread has used so far; undefined once it is gone. */
 const threadCpuMs = (worker: Worker): Promise<number | undefined> =>
-  typeof worker.cpuUsage !== 'function'
-    ? Promise.resolve(undefined)
-    : worker.cpuUsage().then(
-        (u) => (u.user + u.system) / 1000,
-        () => undefined,
-      );
+  worker.cpuUsage().then(
+    (u) => (u.user + u.system) / 1000,
+    () => undefined,
+  );
 
 /** Context of a validation: when the caller's step began, and whose schema it is. */
 export interface ValidationContext {
@@ -320,7 +318,8 @@ export class SchemaValidator {
   /**
    * Looks at the running job: stopped (its thread terminated, Ajv runs synchronously) once it used
    * its CPU budget or reached its wall-clock bound, otherwise looked at again when the budget
-   * could next be used up. Where the thread's CPU time cannot be read, wall-clock time stands in.
+   * could next be used up. If the thread's CPU time cannot be read (it is gone), wall-clock time
+   * stands in.
    */
   private async look(slot: Slot, pending: Pending, wallEnd: number): Promise<void> {
     const running = this.running;

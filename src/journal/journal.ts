@@ -308,7 +308,7 @@ export class SettlementJournal implements SettlementGate {
 
 /**
  * How long a reconciliation pass holds a record it is listing: beyond the catalog hook's own
- * deadlines (a 2 s write, a 250 ms schema budget), and short, because a claim held by an instance
+ * deadlines (a 2 s write, a 200 ms bound on the seller's schema), and short, because a claim held by an instance
  * that died keeps the listing waiting this long.
  */
 const LISTING_CLAIM_MS = 10_000;
