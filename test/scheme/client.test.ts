@@ -29,6 +29,35 @@ describe('clientExpiration', () => {
   });
 });
 
+describe('a chain that has closed nothing yet', () => {
+  it("does not pin the facilitator's expiry bound to the 5 s fallback: a buyer who measures after the first close is accepted", async () => {
+    // Ledger closes only on request, close times from a clock the test moves.
+    let clock = Date.now();
+    const young = await SchemeHarness.start(0, { now: () => clock });
+    try {
+      // The facilitator's estimate is taken at genesis and kept (a frozen clock: its cache never
+      // expires), as a real one is kept for a while after the first verification.
+      const f = await young.facilitator({ scheme: { ledgerTime: new LedgerTimeEstimator(young.rpc, { now: () => 0 }) } });
+      const { buyer, seller } = await young.parties();
+      const req = young.requirements(seller.publicKey(), { maxTimeoutSeconds: 60 });
+      const first = await createStellarPayment({ requirements: req, signer: buyer, rpc: young.rpc });
+      expect((await f.verify(first, req)).body).toMatchObject({ isValid: true });
+
+      clock += 1_000;
+      await young.devnet.closeLedger();
+      // A fresh buyer measures one close of 1 s (high end 2 s) and signs 24 ledgers ahead, which
+      // the 5 s fallback's bound (12 + 2) refused.
+      const second = await createStellarPayment({ requirements: req, signer: buyer, rpc: young.rpc });
+      const latest = (await young.rpc.getLatestLedger()).sequence;
+      const [entry] = (TransactionBuilder.fromXDR(second.payload!.transaction as string, Networks.TESTNET) as any).operations[0].auth;
+      expect(inspectAuthEntry(entry).signatureExpirationLedger! - latest).toBeGreaterThan(14);
+      expect((await f.verify(second, req)).body).toMatchObject({ isValid: true });
+    } finally {
+      await young.stop();
+    }
+  });
+});
+
 describe('createStellarPayment', () => {
   it('builds an unsigned envelope with the buyer-signed entry, an expiry inside the bound, and echoes resource/extensions', async () => {
     const { buyer, seller } = await h.parties();

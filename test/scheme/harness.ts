@@ -3,7 +3,7 @@
  * tests. Everything runs on loopback; balances are read straight from the devnet's ledger.
  */
 import { Keypair } from '@stellar/stellar-sdk';
-import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
+import { startDevnet, type Devnet, type StartDevnetExtraOptions } from '../../src/devnet/index.ts';
 import { signingKeys } from '../../src/config.ts';
 import { ExactStellarScheme, type ExactStellarSchemeOptions } from '../../src/chains/stellar/exact/facilitator.ts';
 import { createSdkRpc, type ChainRpc } from '../../src/chains/stellar/rpc.ts';
@@ -45,8 +45,8 @@ export class SchemeHarness {
 
   private servers: Facilitator[] = [];
 
-  static async start(ledgerMs = 250): Promise<SchemeHarness> {
-    const devnet = await startDevnet({ ledgerMs });
+  static async start(ledgerMs = 250, devnetOptions: Pick<StartDevnetExtraOptions, 'now'> = {}): Promise<SchemeHarness> {
+    const devnet = await startDevnet({ ledgerMs, ...devnetOptions });
     // The buyers' RPC (and the tests' chain reads): patient like a wallet, so a devnet slowed by a
     // loaded machine (it serves every buyer of a burst from the test's own process) delays a test
     // instead of failing it before svc is even asked.

@@ -161,7 +161,9 @@ describe('ledger seconds', () => {
     expect(estimateFromSpan(2, 1)).toEqual({ seconds: 2, low: 0.05, high: 3, fallback: false });
     expect(estimateFromSpan(4, 29)?.low).toBe(0.05);
     expect(estimateFromSpan(4, 30)?.low).toBe(0.1);
-    expect(estimateFromSpan(10, 0)).toBeUndefined();
+    // Nothing closed yet: the 5 s fallback for the cadence and the buyer, the floor for the facilitator.
+    expect(estimateFromSpan(0, 0)).toEqual({ seconds: FALLBACK_LEDGER_SECONDS, low: 0.05, high: FALLBACK_LEDGER_SECONDS, fallback: true });
+    expect(estimateFromSpan(10, 1.5)).toBeUndefined();
     expect(estimateFromSpan(-1, 5)).toBeUndefined();
   });
 
