@@ -141,7 +141,8 @@ function specDefect(info: Record<string, unknown>): string | null {
   if (input.type === 'mcp') {
     if (typeof input.toolName !== 'string' || input.toolName.trim() === '')
       return 'info.input.toolName must be a non-empty string for mcp.';
-    if (input.toolName.length > 256) return 'info.input.toolName is longer than 256 characters.';
+    // Characters as JSON Schema counts them (code points), so openapi.yaml's maxLength is the rule.
+    if (input.toolName.length > 256 && [...input.toolName].length > 256) return 'info.input.toolName is longer than 256 characters.';
     // Stored and filtered as a column of its own (PostgreSQL text cannot even hold U+0000).
     if (CONTROL_CHAR.test(input.toolName)) return 'info.input.toolName must not contain control characters.';
     if (!isPlainObject(input.inputSchema)) return 'info.input.inputSchema must be an object for mcp.';

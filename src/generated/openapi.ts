@@ -509,6 +509,10 @@ export interface components {
         BazaarMcpInput: {
             /** @constant */
             type: "mcp";
+            /**
+             * @description Not blank, at most 256 characters, no control characters (U+0000–U+001F, U+007F–U+009F);
+             *     otherwise nothing is listed: `bazaar_spec_validation_failed` (docs/CATALOG.md).
+             */
             toolName: string;
             /** @description The tool's JSON Schema input. */
             inputSchema: {

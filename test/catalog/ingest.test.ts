@@ -5,6 +5,8 @@
  * could not judge in time is no verdict (the settlement journal tries the listing again).
  */
 import { fc, test as fcTest } from '@fast-check/vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { openapiDocument } from '../helpers/contract.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRouteTemplate, sanitizeIconUrl, sanitizeServiceName, sanitizeTags } from '../../src/catalog/sanitize.ts';
 import { join } from 'node:path';
@@ -95,6 +97,37 @@ describe('soft-drop codes (whole listing)', () => {
       status: 'success',
     });
     expect(base.info.input.method).toBe('GET');
+  });
+
+  it("an MCP toolName is listed exactly when openapi.yaml's BazaarMcpInput.toolName accepts it", async () => {
+    const ajv = new Ajv2020({ strict: false });
+    const accepts = ajv.compile(openapiDocument.components.schemas.BazaarMcpInput.properties.toolName);
+    const names = [
+      'get_forecast',
+      'a b',
+      ' x ',
+      'é',
+      '🌦',
+      'x'.repeat(256),
+      'x'.repeat(257),
+      '',
+      '   ',
+      '\t',
+      'a\u0000b',
+      'a\nb',
+      'a\u007fb',
+      'a\u0085b',
+      'a\u009fb',
+      'a\u00a0b',
+      '\u00a0',
+      '\ufeff',
+      '🌦'.repeat(256),
+      '🌦'.repeat(257),
+    ];
+    for (const toolName of names) {
+      const { outcome } = await record({ bazaar: { info: { input: { type: 'mcp', toolName, inputSchema: {} } }, schema: {} } });
+      expect({ toolName, listed: outcome.status === 'success' }).toEqual({ toolName, listed: accepts(toolName) });
+    }
   });
 
   it('bazaar_schema_validation_failed: info does not match, external references, uncompilable schemas', async () => {
