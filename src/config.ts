@@ -18,6 +18,7 @@ import {
   type StellarNetwork,
 } from './chains/stellar/index.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
+import { DEFAULT_RECONCILE_INTERVAL_MS } from './journal/journal.ts';
 
 export const DEFAULTS = {
   PORT: 4021,
@@ -391,7 +392,7 @@ function parseSettlementConfig(env: Env): SettlementConfig {
       minAmountByAsset: parseMinAmounts(env),
       allowSelfPayment: parseBoolean(env, 'ALLOW_SELF_PAYMENT', DEFAULT_POLICY.allowSelfPayment),
     },
-    reconcileIntervalMs: parseInteger(env, 'RECONCILE_INTERVAL_MS', 5_000, 50, 3_600_000),
+    reconcileIntervalMs: parseInteger(env, 'RECONCILE_INTERVAL_MS', DEFAULT_RECONCILE_INTERVAL_MS, 50, 3_600_000),
     drainTimeoutMs: parseInteger(env, 'DRAIN_TIMEOUT_MS', 330_000, 0, 3_600_000),
     submitterLeaseTtlMs: parseInteger(env, 'SUBMITTER_LEASE_TTL_MS', DEFAULTS.SUBMITTER_LEASE_TTL_MS, 3_000, 600_000),
   };

@@ -42,6 +42,9 @@ export interface JournalOptions {
   listingRetryBaseMs?: number;
 }
 
+/** How often pending payments are reconciled (`RECONCILE_INTERVAL_MS`), and a faulting listing's first retry delay. */
+export const DEFAULT_RECONCILE_INTERVAL_MS = 5_000;
+
 export interface SettleRequest {
   scheme: PaymentScheme;
   payload: PaymentPayload;
@@ -73,7 +76,7 @@ export class SettlementJournal implements SettlementGate {
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.onLanded = options.onLanded;
-    this.listingRetryBaseMs = options.listingRetryBaseMs ?? 5_000;
+    this.listingRetryBaseMs = options.listingRetryBaseMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
   }
 
   /** Settles in flight right now (the drain waits for zero). */
