@@ -201,8 +201,10 @@ export class SchemaValidator {
     const slot: Slot = { worker, ready: false, jobs: 0 };
     this.workersStarted++;
     worker.on('message', (message: 'ready' | ValidationAnswer) => {
-      if (message === 'ready') slot.ready = this.started = true;
-      else if (slot === this.current && this.running?.pending.job.id === message.id) {
+      if (message === 'ready') {
+        slot.ready = this.started = true;
+        this.keepThreads();
+      } else if (slot === this.current && this.running?.pending.job.id === message.id) {
         this.finishRunning(
           message.ok
             ? { ok: true }
@@ -234,7 +236,25 @@ export class SchemaValidator {
     if (this.running) this.finishRunning(tooComplex(reason));
     // A worker that cannot even start must not be respawned in a loop for the same job.
     else if (!slot.ready) this.queue.shift()?.resolve(notJudged('The schema validator could not start.'));
+    if (slot.ready) this.keepThreads();
     this.pump();
+  }
+
+  /**
+   * Keeps a current thread and, once it is ready, a warm standby. Run when a thread becomes ready
+   * and when one is terminated, not only when a schema arrives: the standby takes over at once and
+   * its own replacement starts booting then, so sellers arriving one after another behind a hostile
+   * schema find a ready thread. The standby boots once the current thread is ready, so two boots
+   * never compete for the CPU.
+   */
+  private keepThreads(): void {
+    if (this.closed) return;
+    if (!this.current) {
+      this.current = this.standby ?? this.spawn();
+      this.standby = null;
+    }
+    if (this.current.ready) this.standby ??= this.spawn();
+    else if (this.standby?.ready) [this.current, this.standby] = [this.standby, this.current];
   }
 
   private finishRunning(verdict: SchemaVerdict): void {
@@ -281,13 +301,8 @@ export class SchemaValidator {
       this.standby?.worker.unref();
       return;
     }
-    if (!this.current) {
-      this.current = this.standby ?? this.spawn();
-      this.standby = null;
-    }
-    // The standby boots once the current thread is ready, so two boots never compete for the CPU.
-    if (this.current.ready) this.standby ??= this.spawn();
-    else if (this.standby?.ready) [this.current, this.standby] = [this.standby, this.current];
+    this.keepThreads();
+    if (!this.current) return; // closed
     if (this.current.jobs >= RETIRE_AFTER_JOBS && this.standby?.ready) {
       void this.current.worker.terminate();
       this.current = this.standby;
@@ -347,6 +362,7 @@ export class SchemaValidator {
     this.current = null;
     void slot.worker.terminate();
     this.finishRunning(verdict);
+    this.keepThreads();
     this.pump();
   }
 

@@ -14,10 +14,6 @@ import module from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import { lowerThreadPriority, BACKGROUND_THREAD_NICE } from '../thread-priority.ts';
 
-// A hostile schema runs its whole budget on this thread: on a busy machine payments and the thread
-// timing it (the catalog writer) come first.
-lowerThreadPriority(BACKGROUND_THREAD_NICE);
-
 // A replacement worker must be ready quickly (a hostile schema costs one): Node's on-disk compile
 // cache takes about a third off loading Ajv, so Ajv is imported only after it is on.
 module.enableCompileCache?.();
@@ -81,5 +77,10 @@ export function runValidation({ id, schema, info }: ValidationJob): ValidationAn
 // Warm up before announcing readiness: the meta-schema validator compiles on first use (~70 ms),
 // which must not count against the first seller's time budget.
 runValidation({ id: 0, schema: { type: 'object', properties: { a: { type: 'string' } } }, info: { a: 'x' } });
+// A hostile schema runs its whole budget on this thread: on a busy machine payments and the thread
+// timing it (the catalog writer) come first. Lowered only now: booting (about 100 ms of CPU) at
+// nice 10 beside busy threads took seconds, so the thread replacing one a hostile schema cost was
+// not ready for the next seller; the boot is svc's own fixed work, not the seller's.
+lowerThreadPriority(BACKGROUND_THREAD_NICE);
 parentPort?.on('message', (job: ValidationJob) => parentPort!.postMessage(runValidation(job)));
 parentPort?.postMessage('ready');

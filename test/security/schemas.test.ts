@@ -159,6 +159,28 @@ describe('the time budget', () => {
     }
   });
 
+  it('after a termination the standby takes over and its own replacement starts booting at once, not when the next schema arrives', async () => {
+    // Patient bounds, so each hostile schema runs to its CPU budget however busy the machine is.
+    const fresh = new SchemaValidator({ maxWaitMs: 5_000, wallMs: 5_000 });
+    const startedWithin = async (count: number) => {
+      for (const until = performance.now() + 5_000; fresh.workersStarted < count && performance.now() < until;)
+        await new Promise((r) => setTimeout(r, 10));
+      return fresh.workersStarted;
+    };
+    try {
+      // The first thread, and its standby once it is ready: no schema needed for either.
+      expect(await startedWithin(2)).toBe(2);
+      for (const [i, next] of [3, 4].entries()) {
+        const [slow] = slowSchemas(`replaced ${i}`);
+        expect(await fresh.validate(slow!.schema, slow!.info)).toMatchObject({ code: 'bazaar_schema_too_complex' });
+        // Nothing else is asked: the thread that replaces the terminated one is started anyway.
+        expect(await startedWithin(next)).toBe(next);
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('the wall-clock bound counts from when the caller began: work done before validating is not extra time', async () => {
     await validator.validate({ type: 'object' }, info); // the worker is up
     const factor = loadavg()[0]! > cpus().length ? 4 : 1;
