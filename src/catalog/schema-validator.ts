@@ -302,7 +302,7 @@ export class SchemaValidator {
       return;
     }
     this.keepThreads();
-    if (!this.current) return; // closed
+    if (!this.current) return; // keepThreads leaves none only once closed
     if (this.current.jobs >= RETIRE_AFTER_JOBS && this.standby?.ready) {
       void this.current.worker.terminate();
       this.current = this.standby;

@@ -96,15 +96,13 @@ export const MIN_TRUSTED_LEDGERS = 30;
 
 /**
  * The estimate over `spanSeconds` (difference of whole-second close times) and `ledgers` closes;
- * undefined when the sample is not a span at all. A young chain (span under 2 s, or fewer than
- * MIN_TRUSTED_LEDGERS closes) still bounds the truth from above ((S+1)/n) while its low end drops
- * to the floor: the facilitator is generous rather than wrongly strict until real history exists
- * (a cached estimate over a slow first close would otherwise refuse a buyer who measured later).
- * A chain that has closed nothing yet (one ledger, zero closes) is the youngest of all: the 5 s
- * fallback stands for its cadence and high end, and its low end is the floor too. Taking the
- * fallback's 5 s as the facilitator's low end there refused, for the estimate's 2 s cache, the
- * first buyer who measured after the first close (1 s ledgers: a bound of 12 ledgers against a
- * signed expiry of 24).
+ * undefined when the sample is not a span at all. A young chain (fewer than MIN_TRUSTED_LEDGERS
+ * closes) still bounds the truth from above ((S+1)/n) while its low end drops to the floor: the
+ * facilitator is generous rather than wrongly strict until real history exists (a cached estimate
+ * over a slow first close would otherwise refuse a buyer who measured later). A chain that has
+ * closed nothing yet is the youngest of all: the 5 s fallback stands for its cadence and high end,
+ * and its low end is the floor too, because a fallback low end of 5 s, cached, refused the first
+ * buyer who measured one fast close (1 s ledgers: a bound of 12 ledgers against a signed 24).
  */
 export function estimateFromSpan(spanSeconds: number, ledgers: number): LedgerTime | undefined {
   if (!Number.isFinite(spanSeconds) || spanSeconds < 0 || !Number.isInteger(ledgers) || ledgers < 0) return undefined;
