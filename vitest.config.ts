@@ -28,6 +28,9 @@ const shared = {
   // Every test seller listens on loopback, which paid_call and the catalog refuse by default
   // (docs/SECURITY.md "SSRF"); the tests of that guard clear this in their own process.
   env: { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,::1/128' },
+  // expect.poll waits for a browser to fetch and render (the explorer tests); its default 1 s ran
+  // out on a machine with half its CPU taken by other work. A longer wait only delays a failure.
+  expect: { poll: { timeout: 10_000 } },
 };
 
 export default defineConfig({
