@@ -66,7 +66,7 @@ export class ServiceMetrics {
   });
   readonly catalogOutcomes = new Counter({
     name: 'svc_catalog_hook_outcomes_total',
-    help: 'Catalog hook results after a settlement: success, the rejection code, none (no bazaar extension) or fault.',
+    help: 'Catalog hook results after a settlement: success, the rejection code, none (no bazaar extension), not_judged (the seller schema could not be validated now; retried) or fault.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -196,20 +196,24 @@ export function instrumentCatalog<C extends CatalogPort>(catalog: C, metrics: Se
     metrics.catalogOutcomes.inc({
       outcome: outcome === null ? 'none' : outcome.status === 'success' ? 'success' : String(outcome.code ?? outcome.status),
     });
+  // A seller schema svc had no time to validate is no fault of the catalog: the journal lists it
+  // later (docs/CATALOG.md "Seller schemas"), and operators watch that rate apart from faults.
+  const failed = (err: unknown) =>
+    metrics.catalogOutcomes.inc({ outcome: (err as Error)?.name === 'SchemaNotJudgedError' ? 'not_judged' : 'fault' });
   return override(catalog, {
     recordSettlement: (...args: Parameters<CatalogPort['recordSettlement']>) => {
       let result: unknown;
       try {
         result = catalog.recordSettlement(...args);
       } catch (err) {
-        metrics.catalogOutcomes.inc({ outcome: 'fault' });
+        failed(err);
         throw err;
       }
       if (result instanceof Promise) {
         return result.then(
           (o: Outcome) => (count(o), o),
           (err: unknown) => {
-            metrics.catalogOutcomes.inc({ outcome: 'fault' });
+            failed(err);
             throw err;
           },
         );

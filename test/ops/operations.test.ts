@@ -14,7 +14,9 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stellarReadinessChecks } from '../../src/chains/stellar/health.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
-import { ServiceMetrics, instrumentRpc } from '../../src/ops/metrics.ts';
+import { ServiceMetrics, instrumentCatalog, instrumentRpc } from '../../src/ops/metrics.ts';
+import { SchemaNotJudgedError } from '../../src/catalog/engine.ts';
+import type { CatalogPort } from '../../src/catalog/types.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck } from '../../src/ops/readiness.ts';
 import { FAKE_ENVELOPE, FakeScheme } from '../helpers/fake-scheme.ts';
 import { api } from '../helpers/contract.ts';
@@ -199,6 +201,25 @@ describe('GET /metrics', () => {
             errorReason: 'settle_exact_stellar_transaction_failed',
             errorMessage: 'x',
           },
+  });
+
+  it('counts a seller schema svc could not judge now apart from catalog faults', async () => {
+    const metrics = new ServiceMetrics();
+    // The catalog port is the boundary: one hook answers, one could not judge the schema, one faults.
+    const answers = [
+      () => Promise.resolve({ status: 'success' as const }),
+      () => Promise.reject(new SchemaNotJudgedError('The schema waited too long for validation.')),
+      () => Promise.reject(new Error('database is locked')),
+    ];
+    const port = { recordSettlement: () => answers.shift()!() } as unknown as CatalogPort;
+    const catalog = instrumentCatalog(port, metrics);
+    const settled = {} as Parameters<CatalogPort['recordSettlement']>[0];
+    await catalog.recordSettlement(settled, { strict: true });
+    await expect(catalog.recordSettlement(settled, { strict: true })).rejects.toThrow(SchemaNotJudgedError);
+    await expect(catalog.recordSettlement(settled, { strict: true })).rejects.toThrow('database is locked');
+    const parsed = parsePrometheusTextFormat(await metrics.registry.metrics()) as Metric[];
+    for (const outcome of ['success', 'not_judged', 'fault'])
+      expect(sample(parsed, 'svc_catalog_hook_outcomes_total', { outcome }), outcome).toBe(1);
   });
 
   it('parses as Prometheus text and its counters match the requests made', async () => {
