@@ -50,6 +50,10 @@ export interface SchemaValidatorOptions {
   maxQueued?: number;
   /** Heap limit of the worker; going past it kills the worker, not svc. Default 48 MiB. */
   maxHeapMb?: number;
+  /** How long a too-complex verdict is remembered for the same payee, schema and info. Default 10 min. */
+  rememberMs?: number;
+  /** The same for a verdict given at the wall-clock bound (the budget was not used up). Default 1 min. */
+  rememberBoundMs?: number;
 }
 
 /** The documented budget (CPU time): a hostile schema costs at most this, then it is soft-dropped. */
@@ -78,7 +82,15 @@ interface Pending {
  * falls on another who happens to send the same schema.
  */
 const RECENT_VERDICTS = 256;
+/** How long a verdict is remembered when the schema used its whole CPU budget or killed its thread. */
 const RECENT_VERDICT_MS = 10 * 60_000;
+/**
+ * How long a verdict given at the wall-clock bound is remembered: the thread was slowed by other
+ * work, so an honest but heavy schema (tens of ms of CPU) can be caught there too. Long enough that
+ * a hostile seller's burst costs a thread once; short enough that an honest seller's next
+ * settlements are judged again soon.
+ */
+const BOUND_VERDICT_MS = 60_000;
 
 function verdictKey(scope: string, schema: unknown, info: unknown): string | undefined {
   try {
@@ -128,6 +140,8 @@ export class SchemaValidator {
   private readonly maxWaitMs: number;
   private readonly maxQueued: number;
   private readonly maxHeapMb: number;
+  private readonly rememberMs: number;
+  private readonly rememberBoundMs: number;
   private current: Slot | null = null;
   /** A warm spare, started with the first worker: after a termination the next job starts at once. */
   private standby: Slot | null = null;
@@ -157,6 +171,8 @@ export class SchemaValidator {
     this.maxWaitMs = options.maxWaitMs ?? 100;
     this.maxQueued = options.maxQueued ?? 64;
     this.maxHeapMb = options.maxHeapMb ?? 48;
+    this.rememberMs = options.rememberMs ?? RECENT_VERDICT_MS;
+    this.rememberBoundMs = options.rememberBoundMs ?? BOUND_VERDICT_MS;
     // Warm from the start: the first seller must not wait for a thread to boot.
     this.current = this.spawn();
   }
@@ -257,7 +273,8 @@ export class SchemaValidator {
     else if (this.standby?.ready) [this.current, this.standby] = [this.standby, this.current];
   }
 
-  private finishRunning(verdict: SchemaVerdict): void {
+  /** `atBound`: a too-complex verdict given at the wall-clock bound, remembered for less time. */
+  private finishRunning(verdict: SchemaVerdict, atBound = false): void {
     const running = this.running;
     if (!running) return;
     this.running = null;
@@ -265,7 +282,7 @@ export class SchemaValidator {
     const { key } = running.pending;
     if (key !== undefined && !verdict.ok && verdict.code === 'bazaar_schema_too_complex') {
       this.recent.delete(key);
-      this.recent.set(key, { verdict, until: performance.now() + RECENT_VERDICT_MS });
+      this.recent.set(key, { verdict, until: performance.now() + (atBound ? this.rememberBoundMs : this.rememberMs) });
       if (this.recent.size > RECENT_VERDICTS) this.recent.delete(this.recent.keys().next().value!);
     }
     running.pending.resolve(verdict);
@@ -344,7 +361,8 @@ export class SchemaValidator {
     const now = performance.now();
     const usedMs = before === undefined || after === undefined ? now - running.sentAt : after - before;
     let verdict: SchemaVerdict | undefined;
-    if (usedMs >= this.budgetMs) verdict = tooComplex(`Validating info against the schema took more than ${this.budgetMs} ms of CPU time.`);
+    const atBound = usedMs < this.budgetMs;
+    if (!atBound) verdict = tooComplex(`Validating info against the schema took more than ${this.budgetMs} ms of CPU time.`);
     else if (now >= wallEnd)
       verdict =
         usedMs >= this.judgedCpuMs
@@ -361,7 +379,7 @@ export class SchemaValidator {
     }
     this.current = null;
     void slot.worker.terminate();
-    this.finishRunning(verdict);
+    this.finishRunning(verdict, atBound);
     this.keepThreads();
     this.pump();
   }

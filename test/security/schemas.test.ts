@@ -117,6 +117,35 @@ describe('the time budget', () => {
     });
   });
 
+  it('a verdict given at the wall-clock bound is remembered for less time than one that used the whole CPU budget', async () => {
+    // Never at the CPU budget: the verdict comes at the 300 ms bound (after 1 ms of CPU at least).
+    const atBound = new SchemaValidator({ budgetMs: 10_000, wallMs: 300, judgedCpuMs: 1, rememberBoundMs: 2_000 });
+    // Always at the CPU budget, long before its bound.
+    const atBudget = new SchemaValidator({ budgetMs: 50, wallMs: 10_000, rememberBoundMs: 2_000 });
+    try {
+      const [slow] = slowSchemas('remembered for less');
+      const ask = (v: SchemaValidator) => v.validate(slow!.schema, slow!.info);
+      const judgedAt = new Map<SchemaValidator, { at: number; workers: number }>();
+      for (const v of [atBound, atBudget]) {
+        expect(await judged(() => ask(v))).toMatchObject({ code: 'bazaar_schema_too_complex' });
+        judgedAt.set(v, { at: performance.now(), workers: v.workersStarted });
+        // Within either memory, asked again: answered without a thread.
+        expect(await ask(v)).toMatchObject({ code: 'bazaar_schema_too_complex' });
+        expect(v.workersStarted).toBe(judgedAt.get(v)!.workers);
+      }
+      const wait = judgedAt.get(atBound)!.at + 2_500 - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      // Past the shorter memory, the schema judged at the bound runs again (its thread is
+      // terminated and replaced); the one that used its whole budget is still answered from memory.
+      expect(await judged(() => ask(atBound))).toMatchObject({ code: 'bazaar_schema_too_complex' });
+      expect(atBound.workersStarted).toBeGreaterThan(judgedAt.get(atBound)!.workers);
+      expect(await ask(atBudget)).toMatchObject({ code: 'bazaar_schema_too_complex' });
+      expect(atBudget.workersStarted).toBe(judgedAt.get(atBudget)!.workers);
+    } finally {
+      await Promise.all([atBound.close(), atBudget.close()]);
+    }
+  });
+
   it('a flood of hostile schemas is bounded: each answered, the queue refuses beyond its cap, twins of a judged one are answered from memory', async () => {
     // A wall-clock bound far beyond the CPU budget: the one that runs is judged by its CPU time
     // however busy the machine is (a starved run is not judged, which is another test).
@@ -227,8 +256,9 @@ describe('the time budget', () => {
 
   it('a job that waits for a booting thread is answered at its wait bound, also after a start-up wait', async () => {
     // The first job waits for the first thread (start-up allows seconds); the hostile one then
-    // costs that thread, so the next job waits for the standby, which boots for hundreds of ms.
-    const fresh = new SchemaValidator({ maxWaitMs: 20, budgetMs: 50 });
+    // costs that thread (judged by its CPU time: the wall-clock bound is far), so the next job
+    // waits for the standby, which boots for hundreds of ms.
+    const fresh = new SchemaValidator({ maxWaitMs: 20, budgetMs: 50, wallMs: 10_000 });
     try {
       const [slow] = slowSchemas('booting');
       expect(await fresh.validate({ type: 'object' }, info)).toEqual({ ok: true });
