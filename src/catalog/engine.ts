@@ -6,21 +6,22 @@
  */
 import { BAZAAR_CODES } from '../codes.ts';
 import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement } from './ingest.ts';
-import type { BazaarOutcome, CatalogLogger, CatalogStorePort, DiscoveryFilters, ListPage, SearchPage, SettledPayment } from './types.ts';
+import {
+  SchemaNotJudgedError,
+  type BazaarOutcome,
+  type CatalogLogger,
+  type CatalogStorePort,
+  type DiscoveryFilters,
+  type ListPage,
+  type SearchPage,
+  type SettledPayment,
+} from './types.ts';
 import { X402_VERSION } from '../scheme/types.ts';
 
 /** Over this the hook logs a warning, nothing fails (docs/CATALOG.md). */
 export const SOFT_BUDGET_MS = 250;
 /** The x402Version the discovery responses declare. */
 export const DISCOVERY_X402_VERSION = X402_VERSION;
-
-/** The hook could not judge the seller's schema now (svc busy); the listing is tried again later. */
-export class SchemaNotJudgedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SchemaNotJudgedError';
-  }
-}
 
 export class CatalogEngine {
   private readonly store: CatalogStorePort;

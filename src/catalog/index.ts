@@ -11,7 +11,15 @@ import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest.ts';
 import { CatalogOverloadError, WorkerLanes } from './pool.ts';
 import { CatalogStore, CatalogUnavailableError } from './store.ts';
-import { CatalogQueryError, type BazaarOutcome, type Catalog, type CatalogOptions, type ListPage, type SearchPage } from './types.ts';
+import {
+  CatalogQueryError,
+  SchemaNotJudgedError,
+  type BazaarOutcome,
+  type Catalog,
+  type CatalogOptions,
+  type ListPage,
+  type SearchPage,
+} from './types.ts';
 
 export { CatalogQueryError } from './types.ts';
 export { DISCOVERY_X402_VERSION, SOFT_BUDGET_MS } from './engine.ts';
@@ -73,7 +81,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
         return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled, strict })) as BazaarOutcome | null;
       } catch (err) {
         // A schema not judged now was already logged as a warning by the engine: no fault to report.
-        if ((err as Error)?.name !== 'SchemaNotJudgedError')
+        if (!SchemaNotJudgedError.is(err))
           logger.error(
             { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
             'catalog hook did not answer; EXTENSION-RESPONSES omitted',

@@ -18,6 +18,19 @@ export interface SettledPayment {
 /** The filters are defined once, in src/filters.ts (from openapi.yaml). */
 export type { DiscoveryFilters } from '../filters.ts';
 
+/** The hook could not judge the seller's schema now (svc busy); the listing is tried again later. */
+export class SchemaNotJudgedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SchemaNotJudgedError';
+  }
+
+  /** Recognized by name: it reaches the main thread from the catalog's writer thread as a copy. */
+  static is(err: unknown): boolean {
+    return (err as Error | undefined)?.name === 'SchemaNotJudgedError';
+  }
+}
+
 /** A discovery query the catalog refuses (maps to a 400 ErrorEnvelope). */
 export class CatalogQueryError extends Error {
   readonly code: CatalogQueryCode;

@@ -7,7 +7,7 @@
  */
 import type { Next } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CatalogPort } from '../catalog/types.ts';
+import { SchemaNotJudgedError, type CatalogPort } from '../catalog/types.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
 import type { PaymentScheme } from '../scheme/types.ts';
 
@@ -198,8 +198,7 @@ export function instrumentCatalog<C extends CatalogPort>(catalog: C, metrics: Se
     });
   // A seller schema svc had no time to validate is no fault of the catalog: the journal lists it
   // later (docs/CATALOG.md "Seller schemas"), and operators watch that rate apart from faults.
-  const failed = (err: unknown) =>
-    metrics.catalogOutcomes.inc({ outcome: (err as Error)?.name === 'SchemaNotJudgedError' ? 'not_judged' : 'fault' });
+  const failed = (err: unknown) => metrics.catalogOutcomes.inc({ outcome: SchemaNotJudgedError.is(err) ? 'not_judged' : 'fault' });
   return override(catalog, {
     recordSettlement: (...args: Parameters<CatalogPort['recordSettlement']>) => {
       let result: unknown;

@@ -10,10 +10,10 @@ import { openapiDocument } from '../helpers/contract.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRouteTemplate, sanitizeIconUrl, sanitizeServiceName, sanitizeTags } from '../../src/catalog/sanitize.ts';
 import { join } from 'node:path';
-import { CatalogEngine, SchemaNotJudgedError } from '../../src/catalog/engine.ts';
+import { CatalogEngine } from '../../src/catalog/engine.ts';
 import { validateAgainstSchema } from '../../src/catalog/schema.ts';
 import { CatalogStore } from '../../src/catalog/store.ts';
-import type { CatalogStorePort } from '../../src/catalog/types.ts';
+import { SchemaNotJudgedError, type CatalogStorePort } from '../../src/catalog/types.ts';
 import { httpBazaar, recordingLogger, settlement, tempCatalog, tempDir, type SettlementOptions } from './fixtures.ts';
 
 type Listing = Record<string, any>;
