@@ -318,14 +318,14 @@ export class SchemaValidator {
       this.standby?.worker.unref();
       return;
     }
-    this.keepThreads();
-    if (!this.current) return; // keepThreads leaves none only once closed
-    if (this.current.jobs >= RETIRE_AFTER_JOBS && this.standby?.ready) {
+    // A thread past its job count is retired once its standby is ready, which then takes over.
+    if (this.current && this.current.jobs >= RETIRE_AFTER_JOBS && this.standby?.ready) {
       void this.current.worker.terminate();
-      this.current = this.standby;
-      this.standby = this.spawn();
+      this.current = null;
     }
+    this.keepThreads();
     const slot = this.current;
+    if (!slot) return; // keepThreads leaves none only once closed
     slot.worker.ref(); // a caller is waiting for an answer
     if (!slot.ready) {
       this.wakeAtDeadline(); // pump runs again on 'ready'
@@ -361,8 +361,8 @@ export class SchemaValidator {
     const now = performance.now();
     const usedMs = before === undefined || after === undefined ? now - running.sentAt : after - before;
     let verdict: SchemaVerdict | undefined;
-    const atBound = usedMs < this.budgetMs;
-    if (!atBound) verdict = tooComplex(`Validating info against the schema took more than ${this.budgetMs} ms of CPU time.`);
+    const usedBudget = usedMs >= this.budgetMs;
+    if (usedBudget) verdict = tooComplex(`Validating info against the schema took more than ${this.budgetMs} ms of CPU time.`);
     else if (now >= wallEnd)
       verdict =
         usedMs >= this.judgedCpuMs
@@ -379,7 +379,7 @@ export class SchemaValidator {
     }
     this.current = null;
     void slot.worker.terminate();
-    this.finishRunning(verdict, atBound);
+    this.finishRunning(verdict, !usedBudget);
     this.keepThreads();
     this.pump();
   }

@@ -117,6 +117,26 @@ describe('the time budget', () => {
     });
   });
 
+  it('a thread is retired after 1,000 jobs: its ready standby takes over and a new standby boots', async () => {
+    const fresh = new SchemaValidator({ maxWaitMs: 5_000, wallMs: 5_000 });
+    const honest = () => fresh.validate({ type: 'object' }, info);
+    try {
+      for (let i = 0; i < 1_000; i++) expect(await honest()).toEqual({ ok: true });
+      // The first thread and its standby; nothing retired yet.
+      expect(fresh.workersStarted).toBe(2);
+      // From the 1,001st job on, the first thread is retired as soon as its standby is ready (it
+      // booted long ago unless the machine is very busy): the replacement is the third start.
+      for (const until = performance.now() + 10_000; fresh.workersStarted < 3 && performance.now() < until;) {
+        expect(await honest()).toEqual({ ok: true });
+        if (fresh.workersStarted < 3) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(fresh.workersStarted).toBe(3);
+      expect(await honest()).toEqual({ ok: true });
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('a verdict given at the wall-clock bound is remembered for less time than one that used the whole CPU budget', async () => {
     // Never at the CPU budget: the verdict comes at the 300 ms bound (after 1 ms of CPU at least).
     const atBound = new SchemaValidator({ budgetMs: 10_000, wallMs: 300, judgedCpuMs: 1, rememberBoundMs: 2_000 });
