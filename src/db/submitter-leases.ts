@@ -32,7 +32,8 @@ export const SUBMITTER_LEASE_MIGRATIONS: PostgresMigrations = [
 export interface PostgresSubmitterLeasesOptions {
   /**
    * Time to live of a lease; renewed every third of it while held. svc passes
-   * SUBMITTER_LEASE_TTL_MS (its default is in src/config.ts, which owns every default).
+   * SUBMITTER_LEASE_TTL_MS (default `DEFAULTS.SUBMITTER_LEASE_TTL_MS` in src/config.ts, kept there
+   * so that reading the configuration does not load pg with this module).
    */
   ttlMs: number;
   /** This instance's id in the table (default: a random UUID per process). */
