@@ -37,6 +37,11 @@ export default defineConfig({
   test: {
     // The second reporter prints a plain `N passed, N failed` closing line for CI logs.
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    // Once for the whole run, for every project: `npm start` runs compiled output, so tests that
+    // spawn it need dist/ current; browser tests need Chromium, installed when absent; Postgres
+    // tests share one embedded server (freshDatabase()). Set per project, each ran once per project
+    // (two PostgreSQL servers started).
+    globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
     projects: [
       {
         test: {
@@ -45,9 +50,6 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...LATENCY_TESTS, ...HEAVY_TESTS],
           maxWorkers: 2,
-          // `npm start` runs compiled output: tests that spawn it need dist/ current. Browser tests need
-          // Chromium, installed when absent. Postgres tests share one embedded server (freshDatabase()).
-          globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
           sequence: { groupOrder: 0 },
         },
       },
@@ -57,7 +59,6 @@ export default defineConfig({
           name: 'heavy',
           include: HEAVY_TESTS,
           maxWorkers: 1,
-          globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
           sequence: { groupOrder: 1 },
         },
       },
