@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog, zipfWords } from './fixtures.ts';
 import { referenceSearch, type ReferenceListing } from './reference-ranking.ts';
-import { BACKENDS, freshDatabase } from '../helpers/postgres.ts';
+import { BACKENDS } from '../helpers/postgres.ts';
+import { freshCatalogDatabase } from './fresh.ts';
 
 const rand = seededRandom(0x9e3779b9);
 const VOCAB = [
@@ -128,7 +129,7 @@ describe.each(BACKENDS)('search where the rounded shares and the rounded sum dif
   const repeat = (term: string) => Array.from({ length: Math.floor(tieRand() * 4) }, () => term);
 
   beforeAll(async () => {
-    ties = tempCatalog(undefined, { databaseUrl: backend === 'Postgres' ? await freshDatabase() : undefined });
+    ties = tempCatalog(undefined, { databaseUrl: backend === 'Postgres' ? await freshCatalogDatabase() : undefined });
     for (let id = 1; id <= 600; id++) {
       const serviceName = terms.flatMap((term) => (tieRand() < 0.3 ? repeat(term) : [])).join(' ');
       const description = [...terms.flatMap(repeat), 'filler'].join(' ');

@@ -167,7 +167,10 @@ describe.each(BACKENDS)('on %s', (backend) => {
       });
       // Same lastUpdated: order falls back to id (newest id first), identically on every call.
       const u = await fresh.another();
-      for (const n of [1, 2, 3]) await u.catalog.recordSettlement(settlement({ url: `https://t.example.com/${n}` }));
+      for (const n of [1, 2, 3]) {
+        const outcome = await u.catalog.recordSettlement(settlement({ url: `https://t.example.com/${n}` }));
+        expect(outcome, JSON.stringify(u.logger.lines)).toEqual({ status: 'success' });
+      }
       const order = async () => ((await u.catalog.list({}, { limit: 10, offset: 0 })).items as Listing[]).map((l) => l.resource);
       expect(await order()).toEqual(['https://t.example.com/3', 'https://t.example.com/2', 'https://t.example.com/1']);
       expect(await order()).toEqual(await order());
