@@ -1,7 +1,8 @@
 /**
- * svc as real processes (src/main.ts) for the process-level tests: start one on a free port and
- * wait for it to listen, sign payments that carry a bazaar extension, settle with an
- * Idempotency-Key, and poll until a condition holds.
+ * svc as real processes for the process-level tests: start what `npm start` runs (dist/main.js,
+ * built from the current sources by the global setup; from source under tsx each start took
+ * seconds longer) on a free port and wait for it to listen, sign payments that carry a bazaar
+ * extension, settle with an Idempotency-Key, and poll until a condition holds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Keypair } from '@stellar/stellar-sdk';
@@ -21,7 +22,7 @@ export interface Svc {
 /** Starts svc on the devnet at `rpcUrl` with `env` on top of a minimal environment. */
 export async function startSvc(rpcUrl: string, env: Record<string, string>): Promise<Svc> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['dist/main.js'], {
     env: {
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: 'info',

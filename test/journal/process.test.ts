@@ -1,7 +1,8 @@
 /**
- * svc as a real process (src/main.ts) on the devnet with a real database file: kill -9 during a
- * burst of settles and a restart on the same file (records match the chain, idempotent retries,
- * listings after reconciliation), and SIGTERM with settles in flight (all answered, exit 0).
+ * svc as a real process (dist/main.js, what `npm start` runs) on the devnet with a real database
+ * file: kill -9 during a burst of settles and a restart on the same file (records match the chain,
+ * idempotent retries, listings after reconciliation), and SIGTERM with settles in flight (all
+ * answered, exit 0).
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -173,7 +173,7 @@ describe('per-address connection cap', () => {
         HEADERS_TIMEOUT_MS: '5000',
         REQUEST_TIMEOUT_MS: '5000',
       };
-      const child: ChildProcess = spawn('prlimit', ['--nofile=1024:1024', process.execPath, '--import', 'tsx', 'src/main.ts'], {
+      const child: ChildProcess = spawn('prlimit', ['--nofile=1024:1024', process.execPath, 'dist/main.js'], {
         cwd: ROOT,
         env,
         stdio: 'ignore',
