@@ -28,7 +28,16 @@ export function projectFile(path: string): string {
   return join(PROJECT_ROOT, path);
 }
 
+/**
+ * Worker threads from the build even when this thread runs from source: the test suite sets
+ * SVC_WORKER_BUNDLES=1 (vitest.config.ts; its global setup builds dist/ from the current sources
+ * first). A thread loading src/ strips the types of every module it imports again, about twice
+ * the CPU of loading the bundle, and the suite opens hundreds of catalogs, each with its threads
+ * (docs/TESTING.md).
+ */
+const WORKERS_FROM_SOURCE = FROM_SOURCE && process.env.SVC_WORKER_BUNDLES !== '1';
+
 /** A module svc runs as a worker thread, by its path under src/ without extension (e.g. `catalog/worker`). */
 export function workerModuleUrl(path: string): URL {
-  return pathToFileURL(join(PROJECT_ROOT, FROM_SOURCE ? `src/${path}.ts` : `dist/${path}.js`));
+  return pathToFileURL(join(PROJECT_ROOT, WORKERS_FROM_SOURCE ? `src/${path}.ts` : `dist/${path}.js`));
 }

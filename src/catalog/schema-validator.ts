@@ -54,6 +54,8 @@ export interface SchemaValidatorOptions {
   rememberMs?: number;
   /** The same for a verdict given at the wall-clock bound (the budget was not used up). Default 1 min. */
   rememberBoundMs?: number;
+  /** The threads' module. Default the schema worker (src/files.ts); tests give one that cannot start. */
+  workerUrl?: URL;
 }
 
 /** The documented budget (CPU time): a hostile schema costs at most this, then it is soft-dropped. */
@@ -142,6 +144,7 @@ export class SchemaValidator {
   private readonly maxHeapMb: number;
   private readonly rememberMs: number;
   private readonly rememberBoundMs: number;
+  private readonly workerUrl: URL;
   private current: Slot | null = null;
   /** A warm spare, started with the first worker: after a termination the next job starts at once. */
   private standby: Slot | null = null;
@@ -173,6 +176,7 @@ export class SchemaValidator {
     this.maxHeapMb = options.maxHeapMb ?? 48;
     this.rememberMs = options.rememberMs ?? RECENT_VERDICT_MS;
     this.rememberBoundMs = options.rememberBoundMs ?? BOUND_VERDICT_MS;
+    this.workerUrl = options.workerUrl ?? workerModuleUrl('catalog/schema-worker');
     // Warm from the start: the first seller must not wait for a thread to boot.
     this.current = this.spawn();
   }
@@ -211,7 +215,7 @@ export class SchemaValidator {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(workerModuleUrl('catalog/schema-worker'), {
+    const worker = new Worker(this.workerUrl, {
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 },
     });
     const slot: Slot = { worker, ready: false, jobs: 0 };

@@ -296,7 +296,8 @@ describe('the time budget', () => {
   });
 
   it('a worker that cannot start fails each job once, without a respawn storm', async () => {
-    const broken = new SchemaValidator({ maxHeapMb: 8 });
+    // A thread whose module throws as it loads (a bad build, a missing file): it never says ready.
+    const broken = new SchemaValidator({ workerUrl: new URL('data:text/javascript,throw new Error("this thread cannot start")') });
     try {
       const verdicts = await Promise.all([broken.validate({}, info), broken.validate({}, info)]);
       // No verdict on the schema: svc's own validator is broken (the listing is tried again later).
