@@ -33,8 +33,13 @@ export function freshCatalogPerTest(backend: Backend = 'SQLite'): (() => TempCat
     beforeEach(async () => {
       databaseUrl = await freshCatalogDatabase();
     });
-  afterEach(() => {
-    for (const t of open.splice(0)) t.close();
+  afterEach((context) => {
+    const closing = open.splice(0);
+    // A failed test shows what its catalogs logged (a write that came back null says why there).
+    if (context.task.result?.state === 'fail')
+      for (const t of closing)
+        if (t.logger.lines.length > 0) console.error(`catalog log of the failed test:\n${JSON.stringify(t.logger.lines, null, 1)}`);
+    for (const t of closing) t.close();
   });
   const track = (t: TempCatalog) => (open.push(t), t);
   return Object.assign(() => track(tempCatalog(undefined, { databaseUrl })), {
