@@ -68,7 +68,8 @@ interface Pending {
   /**
    * performance.now() when the job's wall-clock bound ends: counted from when the caller's step
    * began, so time spent before validation and waiting for a thread counts against it (the bound
-   * covers the whole step); at process start, counted from when it is sent.
+   * covers the whole step). Undefined for a job that waited for the first thread (process
+   * start): that job is judged by its CPU budget, bounded by the start-up wait (pump).
    */
   wallEnd: number | undefined;
   /** The job's key among recent verdicts (verdictKey). */
@@ -337,7 +338,11 @@ export class SchemaValidator {
     }
     const pending = this.queue.shift()!;
     const sentAt = performance.now();
-    const wallEnd = pending.wallEnd ?? sentAt + this.wallMs;
+    // The jobs that waited for the first thread run on a thread that has validated nothing yet,
+    // beside its standby booting at a higher priority: a wall-clock verdict there says more about
+    // the start-up than about the schema, so they are judged by their CPU budget (a starved one is
+    // still stopped, not judged, at the start-up wait).
+    const wallEnd = pending.wallEnd ?? sentAt + SchemaValidator.STARTUP_WAIT_MS;
     if (wallEnd - sentAt < 1) {
       pending.resolve(this.timeSpent());
       this.pump();
@@ -366,14 +371,15 @@ export class SchemaValidator {
     const usedMs = before === undefined || after === undefined ? now - running.sentAt : after - before;
     let verdict: SchemaVerdict | undefined;
     const usedBudget = usedMs >= this.budgetMs;
+    const boundMs = pending.wallEnd === undefined ? SchemaValidator.STARTUP_WAIT_MS : this.wallMs;
     if (usedBudget) verdict = tooComplex(`Validating info against the schema took more than ${this.budgetMs} ms of CPU time.`);
     else if (now >= wallEnd)
       verdict =
         usedMs >= this.judgedCpuMs
           ? tooComplex(
-              `Validating info against the schema was not done after ${Math.round(usedMs)} ms of CPU time, at the ${this.wallMs} ms bound.`,
+              `Validating info against the schema was not done after ${Math.round(usedMs)} ms of CPU time, at the ${boundMs} ms bound.`,
             )
-          : notJudged(`The validation thread got ${Math.round(usedMs)} ms of CPU time before the ${this.wallMs} ms bound (svc is busy).`);
+          : notJudged(`The validation thread got ${Math.round(usedMs)} ms of CPU time before the ${boundMs} ms bound (svc is busy).`);
     if (!verdict) {
       running.timer = setTimeout(
         () => void this.look(slot, pending, wallEnd),

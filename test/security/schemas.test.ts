@@ -147,6 +147,7 @@ describe('the time budget', () => {
       const ask = (v: SchemaValidator) => v.validate(slow!.schema, slow!.info);
       const judgedAt = new Map<SchemaValidator, { at: number; workers: number }>();
       for (const v of [atBound, atBudget]) {
+        await v.validate({ type: 'object' }, info); // started: jobs sent at start-up have no wall-clock bound
         expect(await judged(() => ask(v))).toMatchObject({ code: 'bazaar_schema_too_complex' });
         judgedAt.set(v, { at: performance.now(), workers: v.workersStarted });
         // Within either memory, asked again: answered without a thread.
@@ -271,6 +272,22 @@ describe('the time budget', () => {
       expect(await judged(() => starved.validate({ type: 'object' }, info))).toEqual({ ok: true });
     } finally {
       await starved.close();
+    }
+  });
+
+  it('jobs that waited for the first thread are judged by their CPU budget, not by the wall-clock bound', async () => {
+    // A 1 ms wall-clock bound: any job held to it stops before it ran. The first thread is cold and
+    // its standby boots beside it, so the jobs sent to it at start-up are held to the CPU budget.
+    const cold = new SchemaValidator({ wallMs: 1 });
+    try {
+      const [slow] = slowSchemas('at start-up');
+      const [honest, hostile] = await Promise.all([cold.validate({ type: 'object' }, info), cold.validate(slow!.schema, slow!.info)]);
+      expect(honest).toEqual({ ok: true });
+      expect(hostile).toMatchObject({ ok: false, code: 'bazaar_schema_too_complex', reason: expect.stringMatching(/CPU time/) });
+      // Once started, the wall-clock bound applies again.
+      expect(await cold.validate({ type: 'object', title: 'later' }, info)).toMatchObject({ ok: false, code: 'not_judged' });
+    } finally {
+      await cold.close();
     }
   });
 
