@@ -9,13 +9,13 @@
  */
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from './types.ts';
 import { searchCatalog } from './search.ts';
 import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
 import { DEEP_OFFSET, countKeyChanges, insertListingKeys, listingKeysOf, pairValue, seekOffset, type ListingKey } from './list-index.ts';
-import { cachedStatement, inReadTransaction, inWriteTransaction } from './sqlite.ts';
+import { cachedStatement, inReadTransaction, inWriteTransaction, openSqlite } from './sqlite.ts';
 import { termScores, type SearchText } from './terms.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
@@ -191,18 +191,12 @@ export class CatalogStore implements CatalogStorePort {
 
   constructor(dbPath: string) {
     this.dbPath = dbPath;
-    this.db = new DatabaseSync(dbPath, { timeout: BUSY_TIMEOUT_MS });
-    try {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      this.db.exec('PRAGMA journal_mode = WAL');
-      this.db.exec('PRAGMA synchronous = NORMAL');
-      // 32 MiB of page cache (default 2 MiB): search reads FTS postings and row text of many candidates.
-      this.db.exec('PRAGMA cache_size = -32768');
-      migrate(this.db);
-    } catch (err) {
-      this.db.close();
-      throw err;
-    }
+    this.db = openSqlite(dbPath, {
+      busyTimeoutMs: BUSY_TIMEOUT_MS,
+      // 32 MiB of page cache (default 2 MiB): search reads the postings and row text of many candidates.
+      pragmas: ['synchronous = NORMAL', 'cache_size = -32768'],
+      setup: migrate,
+    });
     const st = dbPath === ':memory:' ? null : statSync(dbPath);
     this.identity = st ? { dev: st.dev, ino: st.ino } : null;
   }

@@ -3,8 +3,8 @@
  * (DB_PATH) in its own `journal_*` tables with its own schema version (journal_meta), so the two
  * migrate independently. WAL and a busy timeout let the catalog and the journal share the file.
  */
-import { DatabaseSync } from 'node:sqlite';
-import { inWriteTransaction } from '../catalog/sqlite.ts';
+import type { DatabaseSync } from 'node:sqlite';
+import { inWriteTransaction, openSqlite } from '../catalog/sqlite.ts';
 import {
   settlementRecord,
   type FeeCaps,
@@ -90,17 +90,8 @@ export class SqliteJournalStore implements JournalStore {
   private readonly db: DatabaseSync;
 
   constructor(dbPath: string) {
-    this.db = new DatabaseSync(dbPath, { timeout: BUSY_TIMEOUT_MS });
-    try {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      if (dbPath !== ':memory:') this.db.exec('PRAGMA journal_mode = WAL');
-      // FULL: a record written before submission must survive a power cut, not only a crash.
-      this.db.exec('PRAGMA synchronous = FULL');
-      migrate(this.db);
-    } catch (err) {
-      this.db.close();
-      throw err;
-    }
+    // synchronous FULL: a record written before submission must survive a power cut, not only a crash.
+    this.db = openSqlite(dbPath, { busyTimeoutMs: BUSY_TIMEOUT_MS, pragmas: ['synchronous = FULL'], setup: migrate });
   }
 
   private record(row: Row | undefined): SettlementRecord | null {

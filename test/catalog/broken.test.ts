@@ -12,7 +12,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { BUSY_TIMEOUT_MS } from '../../src/catalog/store.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
+import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempDir } from './fixtures.ts';
 import { freshCatalogPerTest } from './fresh.ts';
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
@@ -164,5 +164,31 @@ describe('broken catalog', () => {
     }
     expect(await t.catalog.recordSettlement(settlement({ url: 'https://after.example.com/' }))).toEqual({ status: 'success' });
     expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(2);
+  });
+});
+
+describe('a new file', () => {
+  it('locked by another process while the catalog opens (two processes starting on it at once): opening waits for the lock, and the first settlement is listed', async () => {
+    const { dir, cleanup } = tempDir();
+    const dbPath = join(dir, 'catalog.sqlite');
+    // The other process holds the write lock on the new file for longer than the busy timeout, as
+    // a process creating the schema does. Switching a new file to WAL does not wait on SQLite's busy
+    // handler: it failed at once, and the catalog did not open.
+    const locker = child(['lock', dbPath, String(4 * BUSY_TIMEOUT_MS)]);
+    const logger = recordingLogger();
+    try {
+      await waitForLine(locker, 'locked');
+      const catalog = openCatalog({ dbPath, logger, readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
+      try {
+        expect(await catalog.recordSettlement(settlement({ url: 'https://first.example.com/' }))).toEqual({ status: 'success' });
+        expect((await catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
+        expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+      } finally {
+        await catalog.close();
+      }
+    } finally {
+      await release(locker);
+      cleanup();
+    }
   });
 });

@@ -2,9 +2,10 @@
  * A second process on the same catalog file, for the cross-process tests (not a test file).
  *   race <dbPath> <payTo> <keys> <barrierFile>: waits for the barrier file, then records one
  *     settlement per key and prints the outcomes as JSON.
- *   lock <dbPath>: takes the write lock (BEGIN IMMEDIATE plus a pending write), prints "locked",
- *     and holds it until stdin closes. (In WAL mode no lock of another process can block
- *     readers while our connection is open, so a write lock is the lock that matters.)
+ *   lock <dbPath> [holdMs]: takes the write lock (BEGIN IMMEDIATE plus a pending write; the file
+ *     may be new), prints "locked", and holds it until stdin closes, or for holdMs. (In WAL mode
+ *     no lock of another process can block readers while our connection is open, so a write lock
+ *     is the lock that matters.)
  */
 import { existsSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
@@ -36,14 +37,16 @@ if (mode === 'race') {
 } else if (mode === 'lock') {
   const db = new DatabaseSync(dbPath!, { timeout: 5000 });
   db.exec('BEGIN IMMEDIATE');
-  db.exec("INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('lock_probe', 'held')");
+  db.exec('CREATE TABLE lock_probe (held INTEGER)');
   process.stdout.write('locked\n');
-  process.stdin.resume();
-  process.stdin.on('end', () => {
+  const release = () => {
     db.exec('ROLLBACK');
     db.close();
     process.exit(0);
-  });
+  };
+  if (arg1) setTimeout(release, Number(arg1));
+  process.stdin.resume();
+  process.stdin.on('end', release);
 } else {
   process.stderr.write(`unknown mode ${mode}\n`);
   process.exit(2);
