@@ -48,7 +48,12 @@ export function openCatalog(options: CatalogOptions): Catalog {
   // answers null, or rejects when strict).
   if (!options.databaseUrl) new CatalogStore(options.dbPath).close();
   const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
-  const base = { dbPath: options.dbPath, databaseUrl: options.databaseUrl, softBudgetMs: options.softBudgetMs };
+  const base = {
+    dbPath: options.dbPath,
+    databaseUrl: options.databaseUrl,
+    softBudgetMs: options.softBudgetMs,
+    schemaWallMs: options.schemaWallMs,
+  };
   const writer = new WorkerLanes(
     {
       ...base,

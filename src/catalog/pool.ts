@@ -17,6 +17,8 @@ export interface WorkerSetup {
   /** The writer takes settlement hooks (and validates sellers' schemas), readers discovery. */
   role: 'writer' | 'reader';
   softBudgetMs: number | undefined;
+  /** The writer's seller-schema wall-clock bound (CatalogOptions.schemaWallMs). */
+  schemaWallMs: number | undefined;
 }
 
 export type WorkerRequest = { id: number; now: number; deadline: number } & (
@@ -91,6 +93,7 @@ export class WorkerLanes {
         databaseUrl: this.setup.databaseUrl,
         role: this.setup.role,
         softBudgetMs: this.setup.softBudgetMs,
+        schemaWallMs: this.setup.schemaWallMs,
       } satisfies WorkerSetup,
     });
     worker.unref();

@@ -6,7 +6,7 @@
  * call stack or run unbounded.
  */
 import { isPlainObject } from './sanitize.ts';
-import { SchemaValidator, type SchemaVerdict, type ValidationContext } from './schema-validator.ts';
+import { SchemaValidator, type SchemaValidatorOptions, type SchemaVerdict, type ValidationContext } from './schema-validator.ts';
 
 export type { SchemaVerdict } from './schema-validator.ts';
 
@@ -234,11 +234,11 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
  * start a validation worker it never uses, each an isolate of its own in svc's resident memory.
  */
 let sharedValidator: SchemaValidator | undefined;
-const validator = () => (sharedValidator ??= new SchemaValidator());
+const validator = (options: SchemaValidatorOptions = {}) => (sharedValidator ??= new SchemaValidator(options));
 
-/** Starts the validator now, so the first seller's schema does not wait for a thread to boot. */
-export function warmSchemaValidation(): void {
-  validator();
+/** Starts the validator now (with `options`), so the first seller's schema does not wait for a thread to boot. */
+export function warmSchemaValidation(options: SchemaValidatorOptions = {}): void {
+  validator(options);
 }
 
 /**

@@ -108,6 +108,13 @@ export interface CatalogOptions {
   readDeadlineMs?: number;
   /** A hook not answered within this resolves null: header omitted (default 2000 ms). */
   writeDeadlineMs?: number;
+  /**
+   * Wall-clock bound of a seller schema's validation (default 200 ms, docs/CATALOG.md "Seller
+   * schemas"). Tests that write many listings on a busy machine raise it, as they raise the
+   * deadlines: a starved validation thread gets no verdict (`not_judged`, the write is left for
+   * later), which there would read as a lost write. The CPU budget still applies.
+   */
+  schemaWallMs?: number;
 }
 
 /**

@@ -23,7 +23,7 @@ const logger: CatalogLogger = {
   error: (obj, msg) => port.postMessage({ log: 'error', obj, msg } satisfies WorkerReply),
 };
 // The writer validates sellers' schemas: its validation thread starts booting first.
-if (setup.role === 'writer') warmSchemaValidation();
+if (setup.role === 'writer') warmSchemaValidation(setup.schemaWallMs === undefined ? {} : { wallMs: setup.schemaWallMs });
 const store = setup.databaseUrl ? new PostgresCatalogStore(setup.databaseUrl) : new CatalogStore(setup.dbPath);
 const engine = new CatalogEngine(store, logger, setup.softBudgetMs);
 

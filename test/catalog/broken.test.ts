@@ -192,3 +192,21 @@ describe('a new file', () => {
     }
   });
 });
+
+describe('the seller-schema bound of a catalog', () => {
+  it('schemaWallMs reaches the writer thread: with a 1 ms bound a seller schema after start-up is not judged (null, logged, nothing written)', async () => {
+    const { dir, cleanup } = tempDir();
+    const logger = recordingLogger();
+    const catalog = openCatalog({ dbPath: join(dir, 'catalog.sqlite'), logger, writeDeadlineMs: 30_000, schemaWallMs: 1 });
+    try {
+      // The first schema waited for the first thread: judged by its CPU budget (docs/CATALOG.md).
+      expect(await catalog.recordSettlement(settlement({ url: 'https://first.example.com/' }))).toEqual({ status: 'success' });
+      expect(await catalog.recordSettlement(settlement({ url: 'https://second.example.com/' }))).toBeNull();
+      expect(logger.lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/schema not validated/) }));
+      expect((await catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
+    } finally {
+      await catalog.close();
+      cleanup();
+    }
+  });
+});

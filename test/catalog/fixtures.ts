@@ -42,8 +42,9 @@ export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z'), opti
   let now = start;
   const dbPath = join(dir, 'catalog.sqlite');
   const { databaseUrl } = options;
-  // Deadlines far above any honest operation: a loaded CI machine must not turn a slow answer into a
-  // missing one (the deadlines themselves are tested in isolation.test.ts).
+  // Deadlines and a seller-schema bound far above any honest operation: a loaded CI machine must not
+  // turn a slow answer into a missing one, or a starved schema thread into a write left for later
+  // (the deadlines are tested in isolation.test.ts, the schema bounds in test/security/).
   const catalog: Catalog = openCatalog({
     dbPath,
     databaseUrl,
@@ -51,6 +52,7 @@ export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z'), opti
     clock: () => new Date(now),
     readDeadlineMs: 30_000,
     writeDeadlineMs: 30_000,
+    schemaWallMs: 10_000,
   });
   return {
     catalog,
