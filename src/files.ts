@@ -32,7 +32,7 @@ export function projectFile(path: string): string {
  * Worker threads from the build even when this thread runs from source: the test suite sets
  * SVC_WORKER_BUNDLES=1 (vitest.config.ts; its global setup builds dist/ from the current sources
  * first). A thread loading src/ strips the types of every module it imports again, about twice
- * the CPU of loading the bundle, and the suite opens hundreds of catalogs, each with its threads
+ * the CPU of loading the bundle, and the suite opens about 170 catalogs, each with its threads
  * (docs/TESTING.md).
  */
 const WORKERS_FROM_SOURCE = FROM_SOURCE && process.env.SVC_WORKER_BUNDLES !== '1';
