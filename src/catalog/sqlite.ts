@@ -25,9 +25,9 @@ export function openSqlite(
 ): DatabaseSync {
   const giveUpAt = performance.now() + OPEN_WAIT_MS;
   for (;;) {
+    // `timeout` is the connection's busy timeout (PRAGMA busy_timeout).
     const db = new DatabaseSync(dbPath, { timeout: options.busyTimeoutMs });
     try {
-      db.exec(`PRAGMA busy_timeout = ${options.busyTimeoutMs}`);
       if (dbPath !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
       for (const pragma of options.pragmas) db.exec(`PRAGMA ${pragma}`);
       options.setup(db);
