@@ -14,7 +14,12 @@
  *
  * Every page of a cursor walk reads the catalog as of the sequence number its first page pinned
  * (term rows carry their revision's [from_seq, to_seq), accepts and extensions their added_seq),
- * in one REPEATABLE READ snapshot, so the keyset (rank desc, id asc) visits each match once.
+ * so the keyset (rank desc, id asc) visits each match once. No transaction is needed for that:
+ * writes commit in sequence order (store-postgres.ts), so every write up to the pinned number is
+ * visible to any later statement, and every row a search reads is selected by sequence number.
+ * (Only the listings' own content is read as it is now, as on SQLite.) So a page is a few
+ * statements on the pool, and an unfiltered several-term page is one: the sequence, the walk and
+ * the page's listings (on this kind of VM each round trip also wakes the server process).
  */
 import { roundedMilliSql } from './migrations-postgres.ts';
 import {
@@ -28,14 +33,14 @@ import {
   type RankedRow,
 } from './search.ts';
 import { filterConditions, holdsNul, parameters, rowsById, type Db } from './store-postgres.ts';
-import { toDiscoveryResource } from './store.ts';
+import { toDiscoveryResource, type ListingRow } from './store.ts';
 import { queryTerms } from './terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 
 export interface SearchContext {
   secret: Buffer;
-  /** Runs `work` in one read-only snapshot. */
-  snapshot<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  /** Runs each statement on its own (a pool): see above for why a page needs no transaction. */
+  db: Db;
 }
 
 type Params = ReturnType<typeof parameters>;
@@ -123,24 +128,40 @@ async function allTermsTier(
   return result.rows.length >= want ? ranked(result.rows) : null;
 }
 
+type ListingColumns = Omit<ListingRow, 'id'>;
+
 /**
  * The threshold walk (search.ts thresholdWalk) as the server-side function catalog_walk
- * (migrations-postgres.ts): the page's rows, or undefined when it passed its cap.
+ * (migrations-postgres.ts), in one statement with the catalog's sequence (unless a cursor pinned
+ * one) and the listings of the page it returns. gaveUp when the walk passed its cap.
  */
-async function thresholdWalk(
+async function walkedPage(
   db: Db,
   terms: string[],
-  asOf: number,
+  pinned: number | undefined,
   after: CursorState | undefined,
   want: number,
-): Promise<RankedRow[] | undefined> {
-  const result = await db.query<{ listing_ids: string[]; ranks: string[]; gave_up: boolean }>(
-    'SELECT listing_ids, ranks, gave_up FROM catalog_walk($1::text[], $2, $3, $4, $5, $6, $7::int[])',
-    [terms, asOf, want, after?.r ?? null, after?.i ?? null, THRESHOLD_WALK_CAP, WALK_CHUNKS],
+): Promise<{ asOf: number; gaveUp: boolean; rows: RankedRow[]; byId: Map<number, ListingRow> }> {
+  const result = await db.query<{ as_of: string; gave_up: boolean; listing_id: string | null; rank: string | null } & ListingColumns>(
+    `WITH s AS (SELECT coalesce($2::bigint, (SELECT seq FROM catalog_seq WHERE id = 1)) AS as_of),
+       w AS (SELECT s.as_of, c.listing_ids, c.ranks, c.gave_up FROM s, catalog_walk($1::text[], s.as_of, $3, $4, $5, $6, $7::int[]) c)
+     SELECT w.as_of, w.gave_up, u.listing_id, u.rank, l.resource, l.type, l.x402_version, l.last_updated, l.body
+     FROM w
+       LEFT JOIN LATERAL unnest(w.listing_ids, w.ranks) WITH ORDINALITY AS u(listing_id, rank, ord) ON true
+       LEFT JOIN listings l ON l.id = u.listing_id
+     ORDER BY u.ord`,
+    [terms, pinned ?? null, want, after?.r ?? null, after?.i ?? null, THRESHOLD_WALK_CAP, WALK_CHUNKS],
   );
-  const { listing_ids: ids, ranks, gave_up: gaveUp } = result.rows[0]!;
-  if (gaveUp) return undefined;
-  return ids.map((id, i) => ({ listing_id: Number(id), rank: Number(ranks[i]) }));
+  const first = result.rows[0]!;
+  const rows: RankedRow[] = [];
+  const byId = new Map<number, ListingRow>();
+  for (const { as_of: _asOf, gave_up: _gaveUp, listing_id: id, rank, ...listing } of result.rows) {
+    if (id === null || rank === null) continue;
+    rows.push({ listing_id: Number(id), rank: Number(rank) });
+    // A listing is never deleted; the join finds it unless the page is empty.
+    if (listing.body !== null) byId.set(Number(id), { ...listing, id: Number(id) });
+  }
+  return { asOf: Number(first.as_of), gaveUp: first.gave_up, rows, byId };
 }
 
 /** Every term's rows summed per listing (as search.ts's aggregates), ranked and ordered by the server. */
@@ -186,32 +207,35 @@ export async function searchPostgres(
   if (terms.length === 0 || holdsNul(filters))
     return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
 
-  return context.snapshot(async (db) => {
-    const asOf = after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
-    const want = page.limit + 1;
-    // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
-    const unfiltered = filterConditions(filters, parameters().p, asOf) === 'TRUE';
-    const rows =
+  const { db } = context;
+  const want = page.limit + 1;
+  // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
+  const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
+  const walked = walk ? await walkedPage(db, terms, after?.a, after, want) : undefined;
+  const asOf = walked?.asOf ?? after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+  let rows: RankedRow[];
+  let byId: Map<number, ListingRow>;
+  if (walked && !walked.gaveUp) ({ rows, byId } = walked);
+  else {
+    rows =
       terms.length === 1
         ? await oneTerm(db, terms[0]!, filters, asOf, after, want)
-        : ((unfiltered ? await thresholdWalk(db, terms, asOf, after, want) : undefined) ??
-          (await allTermsTier(db, terms, filters, asOf, after, want)) ??
-          (await aggregate(db, terms, filters, asOf, after, want)));
-    const pageRows = rows.slice(0, page.limit);
-    const byId = await rowsById(
+        : ((await allTermsTier(db, terms, filters, asOf, after, want)) ?? (await aggregate(db, terms, filters, asOf, after, want)));
+    byId = await rowsById(
       db,
-      pageRows.map((r) => r.listing_id),
+      rows.slice(0, page.limit).map((r) => r.listing_id),
     );
-    const resources = pageRows.flatMap((r) => {
-      const row = byId.get(r.listing_id);
-      return row ? [toDiscoveryResource(row)] : [];
-    });
-    const more = rows.length > page.limit;
-    const last = pageRows.at(-1);
-    const cursor =
-      more && last
-        ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() })
-        : null;
-    return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
+  }
+  const pageRows = rows.slice(0, page.limit);
+  const resources = pageRows.flatMap((r) => {
+    const row = byId.get(r.listing_id);
+    return row ? [toDiscoveryResource(row)] : [];
   });
+  const more = rows.length > page.limit;
+  const last = pageRows.at(-1);
+  const cursor =
+    more && last
+      ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() })
+      : null;
+  return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
 }

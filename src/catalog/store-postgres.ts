@@ -252,7 +252,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     x402Version: number,
   ): Promise<SearchPage> {
     const secret = await this.ready;
-    return searchPostgres({ secret, snapshot: (work) => inSnapshot(this.pool, work) }, query, filters, page, now, x402Version);
+    return searchPostgres({ secret, db: this.pool }, query, filters, page, now, x402Version);
   }
 }
 
