@@ -212,7 +212,8 @@ export async function searchPostgres(
   // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
   const walked = walk ? await walkedPage(db, terms, after?.a, after, want) : undefined;
-  const asOf = walked?.asOf ?? after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+  const asOf =
+    walked?.asOf ?? after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
   let rows: RankedRow[];
   let byId: Map<number, ListingRow>;
   if (walked && !walked.gaveUp) ({ rows, byId } = walked);
@@ -234,8 +235,6 @@ export async function searchPostgres(
   const more = rows.length > page.limit;
   const last = pageRows.at(-1);
   const cursor =
-    more && last
-      ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() })
-      : null;
+    more && last ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() }) : null;
   return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
 }
