@@ -19,7 +19,8 @@
  * visible to any later statement, and every row a search reads is selected by sequence number.
  * (Only the listings' own content is read as it is now, as on SQLite.) So a page is a few
  * statements on the pool, and an unfiltered several-term page is one: the sequence, the walk and
- * the page's listings (on this kind of VM each round trip also wakes the server process).
+ * the page's listings (each round trip costs about 0.1 ms on loopback, more when the server
+ * process has gone idle and must be woken).
  */
 import { roundedMilliSql } from './migrations-postgres.ts';
 import {
@@ -158,7 +159,7 @@ async function walkedPage(
   for (const { as_of: _asOf, gave_up: _gaveUp, listing_id: id, rank, ...listing } of result.rows) {
     if (id === null || rank === null) continue;
     rows.push({ listing_id: Number(id), rank: Number(rank) });
-    // A listing is never deleted; the join finds it unless the page is empty.
+    // As rowsById, a listing the join does not find is left out of the page.
     if (listing.body !== null) byId.set(Number(id), { ...listing, id: Number(id) });
   }
   return { asOf: Number(first.as_of), gaveUp: first.gave_up, rows, byId };
