@@ -11,7 +11,8 @@
  * through the Postgres store one settlement at a time would take hours (writes serialize on the
  * catalog sequence, ~3 ms each), so the Postgres database is created by svc's own migrations and
  * then loaded from the SQLite file table by table with COPY: the two stores keep the same tables
- * (src/catalog/migrations-postgres.ts), a term's score becoming its exact `units`. The comparison
+ * (src/catalog/migrations-postgres.ts), a term's score becoming its exact `units` and each row
+ * getting its revision's term signature (`sig`, from the server's own `catalog_term_bit`). The comparison
  * of answers above is what shows the load is faithful. `VACUUM ANALYZE` follows, as an operator
  * would run after a bulk load (docs/CATALOG.md "Postgres").
  *
@@ -77,15 +78,42 @@ function copyText(value: string | number | bigint | null | undefined): string {
   return String(value).replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
 }
 
-async function copyTable(client: pg.PoolClient, sqlite: DatabaseSync, table: string, columns: string[]): Promise<number> {
-  const pgColumns = columns.map((c) => (c === 'score' ? 'units' : c));
+/**
+ * Each revision's term signature (migrations-postgres.ts migration 4): the OR of the server's
+ * `catalog_term_bit` over the revision's terms, asked once per distinct term.
+ */
+async function revisionSignatures(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Map<number, bigint>> {
+  const terms = (sqlite.prepare('SELECT DISTINCT term FROM search_terms').all() as Array<{ term: string }>).map((r) => r.term);
+  const bits = new Map<string, bigint>();
+  for (let i = 0; i < terms.length; i += 10_000) {
+    const { rows } = await client.query<{ term: string; bit: string }>(
+      'SELECT q AS term, catalog_term_bit(q) AS bit FROM unnest($1::text[]) AS q',
+      [terms.slice(i, i + 10_000)],
+    );
+    for (const r of rows) bits.set(r.term, BigInt(r.bit));
+  }
+  const signatures = new Map<number, bigint>();
+  for (const { rev, term } of sqlite.prepare('SELECT rev, term FROM search_terms').iterate() as Iterable<{ rev: number; term: string }>)
+    signatures.set(rev, (signatures.get(rev) ?? 0n) | bits.get(term)!);
+  return signatures;
+}
+
+async function copyTable(
+  client: pg.PoolClient,
+  sqlite: DatabaseSync,
+  table: string,
+  columns: string[],
+  signatures?: Map<number, bigint>,
+): Promise<number> {
+  const pgColumns = [...columns.map((c) => (c === 'score' ? 'units' : c)), ...(signatures ? ['sig'] : [])];
   const rows = sqlite.prepare(`SELECT ${columns.join(', ')} FROM ${table}`).iterate() as Iterable<Record<string, unknown>>;
   let n = 0;
   function* lines(): Generator<string> {
     let chunk = '';
     for (const row of rows) {
-      chunk +=
-        columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | number | null))).join('\t') + '\n';
+      const values = columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | number | null)));
+      if (signatures) values.push(BigInt.asIntN(64, signatures.get(row.rev as number)!).toString());
+      chunk += values.join('\t') + '\n';
       if (++n % 5_000 === 0) {
         yield chunk;
         chunk = '';
@@ -114,7 +142,13 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
         .then((r) => r.rows[0]?.value as string | undefined)
         .catch(() => undefined);
       await db.end();
-      if (loaded === sqlitePath) return url.toString();
+      if (loaded === sqlitePath) {
+        // Loaded by an earlier run, perhaps of an older svc: its newer migrations run here, not
+        // in svc's start during the measurement.
+        const pool = openPool(url.toString(), { max: 1 });
+        await migrate(pool, 'catalog', CATALOG_MIGRATIONS).finally(() => pool.end());
+        return url.toString();
+      }
       await admin.query(`DROP DATABASE ${name}`); // a load that did not finish
     }
   } finally {
@@ -129,7 +163,8 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
     try {
       for (const [table, columns] of TABLES) {
         const t0 = performance.now();
-        const n = await copyTable(client, sqlite, table, columns);
+        const signatures = table === 'search_terms' ? await revisionSignatures(client, sqlite) : undefined;
+        const n = await copyTable(client, sqlite, table, columns, signatures);
         process.stderr.write(`  copied ${n.toLocaleString('en')} rows of ${table} in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
       }
       const { seq } = sqlite.prepare('SELECT seq FROM catalog_seq').get() as { seq: number };

@@ -8,7 +8,8 @@
  * - `catalog_seq`: the global write sequence. Every write updates its one row, so writes commit in
  *   sequence order on every instance, which is what lets a search cursor pin "the catalog as of N";
  * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
- *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score;
+ *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score and the
+ *   revision's term signature (migration 4);
  * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (list-index.ts),
  *   maintained in the write transaction by `catalog_index_listing` below.
  *
@@ -35,14 +36,33 @@ export const roundedMilliSql = (units: string) => roundedMilliOfSql(`sum(${units
 
 const C = 'COLLATE "C"';
 
+/** The walk's loop over one chunk's rows (catalogWalkSql). */
+const chunkLoop = (rows: string) => `         FOR r IN ${rows}
+         LOOP
+           got := got + 1;
+           from_milli := coalesce(from_milli, r.milli);
+           last_milli[i] := r.milli;
+           last_id[i] := r.listing_id;
+           IF r.rank >= floor_rank AND (p_after_rank IS NULL OR r.rank < p_after_rank OR (r.rank = p_after_rank AND r.listing_id > p_after_id)) THEN
+             cand_ids := cand_ids || r.listing_id;
+             cand_ranks := cand_ranks || r.rank;
+           END IF;
+         END LOOP;
+`;
+
 /**
  * The several-term threshold walk of search.ts (thresholdWalk) as a server-side function, so a chunk
  * costs no round trip: the same reads, bound and stopping rule. `rows` is the query that reads the
  * next chunk of term i (after its last row: the rest of that row's score plateau, then the lower
- * scores) with each row's listing rank. Returns the page candidates in order, or gave_up when the
- * walk passed its cap (the caller then aggregates).
+ * scores) with each row's listing rank, or one such query for two-term queries and one for more;
+ * `declarations` adds the function's own variables. Returns the page candidates in order, or
+ * gave_up when the walk passed its cap (the caller then aggregates).
  */
-const catalogWalkSql = (create: 'CREATE' | 'CREATE OR REPLACE', rows: string) => `${create} FUNCTION catalog_walk(
+const catalogWalkSql = (
+  create: 'CREATE' | 'CREATE OR REPLACE',
+  rows: string | { two: string; more: string },
+  declarations = '',
+) => `${create} FUNCTION catalog_walk(
      p_terms TEXT[], p_as_of BIGINT, p_want INTEGER, p_after_rank BIGINT, p_after_id BIGINT, p_cap INTEGER, p_chunks INTEGER[],
      OUT listing_ids BIGINT[], OUT ranks BIGINT[], OUT gave_up BOOLEAN)
    LANGUAGE plpgsql STABLE AS $$
@@ -68,7 +88,7 @@ const catalogWalkSql = (create: 'CREATE' | 'CREATE OR REPLACE', rows: string) =>
      from_milli INTEGER;
      lm INTEGER;
      li BIGINT;
-     r RECORD;
+     r RECORD;${declarations}
      bound BIGINT;
      any_open BOOLEAN;
    BEGIN
@@ -105,18 +125,14 @@ const catalogWalkSql = (create: 'CREATE' | 'CREATE OR REPLACE', rows: string) =>
          -- The chunk after the term's last row (milli desc, listing asc) as two index ranges: the
          -- rest of the last row's score plateau, then the lower scores. One condition with an OR
          -- would scan the term's index from its top on every chunk.
-         FOR r IN ${rows}
-         LOOP
-           got := got + 1;
-           from_milli := coalesce(from_milli, r.milli);
-           last_milli[i] := r.milli;
-           last_id[i] := r.listing_id;
-           IF r.rank >= floor_rank AND (p_after_rank IS NULL OR r.rank < p_after_rank OR (r.rank = p_after_rank AND r.listing_id > p_after_id)) THEN
-             cand_ids := cand_ids || r.listing_id;
-             cand_ranks := cand_ranks || r.rank;
-           END IF;
-         END LOOP;
-         total_read := total_read + got;
+${
+  typeof rows === 'string'
+    ? chunkLoop(rows)
+    : `         IF n = 2 THEN
+${chunkLoop(rows.two)}         ELSE
+${chunkLoop(rows.more)}         END IF;
+`
+}         total_read := total_read + got;
          nread[i] := nread[i] + got;
          IF got < chunk THEN
            done[i] := true;
@@ -152,6 +168,30 @@ const catalogWalkSql = (create: 'CREATE' | 'CREATE OR REPLACE', rows: string) =>
        first := false;
      END LOOP;
    END $$;`;
+
+/**
+ * Migration 4's chunk of term i: the rows after its last one (as migration 3), each with its
+ * revision's term signature.
+ */
+const chunkWithSignatures = `SELECT c.rev, c.listing_id, c.milli, c.units, c.sig FROM (
+               (SELECT t.rev, t.listing_id, t.milli, t.units, t.sig FROM search_terms t
+                WHERE t.term = p_terms[i] AND t.milli = lm AND t.listing_id > li
+                  AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
+                ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
+               UNION ALL
+               (SELECT t.rev, t.listing_id, t.milli, t.units, t.sig FROM search_terms t
+                WHERE t.term = p_terms[i] AND t.milli < lm
+                  AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
+                ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
+             ) c
+             ORDER BY c.milli DESC, c.listing_id ASC
+             LIMIT chunk`;
+
+/**
+ * The key of a lookup of `term` for chunk row k: NULL when the row's signature lacks the term's bit,
+ * so the index scan finds nothing without descending the index.
+ */
+const lookupKey = (term: string, bit: string) => `(CASE WHEN (k.sig & ${bit}) <> 0 THEN ${term} END)`;
 
 export const CATALOG_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -359,4 +399,38 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
                     JOIN search_terms o ON o.term = q.term AND o.rev = k.rev) x
            ORDER BY k.milli DESC, k.listing_id ASC`,
   ),
+  // 4: term signatures. Every term row carries its revision's signature (`sig`): the OR of
+  // catalog_term_bit over the revision's terms, one of 64 bits per term (the first byte of the
+  // term's MD5). A listing whose signature lacks a term's bit surely lacks the term, so the walk
+  // skips that key lookup (about 30 % of absent terms still share a bit and are looked up). The
+  // existing rows are filled here (about 45 s per 100,000 listings); the covering index is rebuilt
+  // with the signature. Two-term queries, the common several-term case, rank a row with one left
+  // join instead of the per-row aggregate over the other terms (docs/BENCHMARKS.md).
+  `CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE PARALLEL SAFE
+     AS $$ SELECT 1::bigint << (get_byte(decode(md5(p_term), 'hex'), 0) & 63) $$;
+   ALTER TABLE search_terms ADD COLUMN sig BIGINT;
+   UPDATE search_terms t SET sig = s.sig
+     FROM (SELECT rev, bit_or(catalog_term_bit(term)) AS sig FROM search_terms GROUP BY rev) s
+     WHERE t.rev = s.rev;
+   ALTER TABLE search_terms ALTER COLUMN sig SET NOT NULL;
+   DROP INDEX search_terms_top;
+   CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig);
+   ${catalogWalkSql(
+     'CREATE OR REPLACE',
+     {
+       two: `SELECT k.listing_id, k.milli,
+             (CASE WHEN o.units IS NULL THEN 1 ELSE 2 END) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(o.units, 0))')} AS rank
+           FROM (${chunkWithSignatures}) k
+             LEFT JOIN search_terms o ON o.term = ${lookupKey('p_terms[3 - i]', 'bits[3 - i]')} AND o.rev = k.rev
+           ORDER BY k.milli DESC, k.listing_id ASC`,
+       more: `SELECT k.listing_id, k.milli,
+             (1 + x.n) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(x.u, 0))')} AS rank
+           FROM (${chunkWithSignatures}) k,
+           LATERAL (SELECT count(*) AS n, sum(o.units) AS u
+                    FROM unnest(p_terms[:i - 1] || p_terms[i + 1:], bits[:i - 1] || bits[i + 1:]) AS q(term, bit)
+                    JOIN search_terms o ON o.term = ${lookupKey('q.term', 'q.bit')} AND o.rev = k.rev) x
+           ORDER BY k.milli DESC, k.listing_id ASC`,
+     },
+     `\n     bits BIGINT[] := ARRAY(SELECT catalog_term_bit(q) FROM unnest(p_terms) WITH ORDINALITY AS u(q, o) ORDER BY o);`,
+   )}`,
 ];

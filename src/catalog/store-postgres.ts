@@ -362,8 +362,9 @@ async function reviseSearchText(db: Db, listingId: number, text: SearchText, seq
   ).rows[0]!.rev;
   const scores = [...termScores(text)];
   await db.query(
-    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
-     SELECT term, $2, $3, units, milli, $4, NULL FROM unnest($1::text[], $5::bigint[], $6::int[]) AS t(term, units, milli)`,
+    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig)
+     SELECT term, $2, $3, units, milli, $4, NULL, (SELECT bit_or(catalog_term_bit(q)) FROM unnest($1::text[]) AS q)
+     FROM unnest($1::text[], $5::bigint[], $6::int[]) AS t(term, units, milli)`,
     [
       scores.map(([term]) => term),
       rev,
