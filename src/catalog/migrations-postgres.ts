@@ -404,15 +404,16 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // term's MD5). A listing whose signature lacks a term's bit surely lacks the term, so the walk
   // skips that key lookup (about 30 % of absent terms still share a bit and are looked up). The
   // existing rows are filled here (about 45 s per 100,000 listings); the covering index is rebuilt
-  // with the signature. Two-term queries, the common several-term case, rank a row with one left
+  // with the signature. The default, -1, has every bit: a row written by an svc that predates this
+  // migration (an instance not yet upgraded, beside upgraded ones) is always looked up, so it is
+  // ranked right, only without the saving. Two-term queries, the common several-term case, rank a row with one left
   // join instead of the per-row aggregate over the other terms (docs/BENCHMARKS.md).
   `CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE PARALLEL SAFE
      AS $$ SELECT 1::bigint << (get_byte(decode(md5(p_term), 'hex'), 0) & 63) $$;
-   ALTER TABLE search_terms ADD COLUMN sig BIGINT;
+   ALTER TABLE search_terms ADD COLUMN sig BIGINT NOT NULL DEFAULT -1;
    UPDATE search_terms t SET sig = s.sig
      FROM (SELECT rev, bit_or(catalog_term_bit(term)) AS sig FROM search_terms GROUP BY rev) s
      WHERE t.rev = s.rev;
-   ALTER TABLE search_terms ALTER COLUMN sig SET NOT NULL;
    DROP INDEX search_terms_top;
    CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig);
    ${catalogWalkSql(

@@ -144,7 +144,7 @@ describe('a database that is not there yet', () => {
 });
 
 describe('term signatures (catalog migration 4)', () => {
-  it('fills the signatures of rows written before it, and the walk still finds every term of those rows', async () => {
+  it('fills the signatures of rows written before it; rows written without one are looked up; the walk finds every term', async () => {
     const pool = openPool(await freshDatabase(), { max: 1 });
     try {
       await migrate(pool, 'catalog', CATALOG_MIGRATIONS.slice(0, 3));
@@ -190,6 +190,25 @@ describe('term signatures (catalog migration 4)', () => {
       );
       expect(walked.rows[0]!.listing_ids.map(Number)).toEqual([1, 2, 3]);
       expect(walked.rows[0]!.ranks.map(Number)).toEqual([2_001_300, 1_000_900, 1_000_800]);
+
+      // An svc that predates migration 4 (a fleet mid-upgrade) writes term rows without a
+      // signature: they get every bit, so the walk looks their other terms up.
+      await pool.query(`INSERT INTO search_revisions (listing_id, from_seq, text_hash) OVERRIDING SYSTEM VALUE VALUES (4, 2, 'h')`);
+      for (const [term, milli] of [
+        ['alpha', 950],
+        ['beta', 950],
+      ] as const)
+        await pool.query(
+          `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq)
+           SELECT $1, rev, 4, $2::bigint * ${SCORE_UNITS / 1024}, $3, 2 FROM search_revisions WHERE listing_id = 4`,
+          [term, Math.round((milli / 1000) * 1024), milli],
+        );
+      await pool.query('UPDATE catalog_seq SET seq = 2');
+      const after = await pool.query<{ listing_ids: string[]; ranks: string[] }>(
+        `SELECT * FROM catalog_walk(ARRAY['alpha', 'beta'], 2, 4, NULL, NULL, 20000, '{32,64,128}'::int[])`,
+      );
+      expect(after.rows[0]!.listing_ids.map(Number)).toEqual([4, 1, 2, 3]);
+      expect(Number(after.rows[0]!.ranks[0])).toBe(2_001_900);
     } finally {
       await pool.end();
     }
