@@ -170,22 +170,25 @@ ${chunkLoop(rows.more)}         END IF;
    END $$;`;
 
 /**
- * Migration 4's chunk of term i: the rows after its last one (as migration 3), each with its
- * revision's term signature.
+ * The chunk of term i that migrations 3 and 4 read: the rows after its last one (the rest of its
+ * score plateau, then the lower scores; see catalogWalkSql), with `columns` of each row.
  */
-const chunkWithSignatures = `SELECT c.rev, c.listing_id, c.milli, c.units, c.sig FROM (
-               (SELECT t.rev, t.listing_id, t.milli, t.units, t.sig FROM search_terms t
+const chunkAfterLast = (columns: string[]) => {
+  const of = (alias: string) => columns.map((column) => `${alias}.${column}`).join(', ');
+  return `SELECT ${of('c')} FROM (
+               (SELECT ${of('t')} FROM search_terms t
                 WHERE t.term = p_terms[i] AND t.milli = lm AND t.listing_id > li
                   AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
                 ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
                UNION ALL
-               (SELECT t.rev, t.listing_id, t.milli, t.units, t.sig FROM search_terms t
+               (SELECT ${of('t')} FROM search_terms t
                 WHERE t.term = p_terms[i] AND t.milli < lm
                   AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
                 ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
              ) c
              ORDER BY c.milli DESC, c.listing_id ASC
              LIMIT chunk`;
+};
 
 /**
  * The key of a lookup of `term` for chunk row k: NULL when the row's signature lacks the term's bit,
@@ -380,19 +383,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
     `SELECT k.listing_id, k.milli,
              (1 + x.n) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(x.u, 0))')} AS rank
            FROM (
-             SELECT c.rev, c.listing_id, c.milli, c.units FROM (
-               (SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t
-                WHERE t.term = p_terms[i] AND t.milli = lm AND t.listing_id > li
-                  AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
-                ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
-               UNION ALL
-               (SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t
-                WHERE t.term = p_terms[i] AND t.milli < lm
-                  AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
-                ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
-             ) c
-             ORDER BY c.milli DESC, c.listing_id ASC
-             LIMIT chunk
+             ${chunkAfterLast(['rev', 'listing_id', 'milli', 'units'])}
            ) k,
            LATERAL (SELECT count(*) AS n, sum(o.units) AS u
                     FROM unnest(array_remove(p_terms, p_terms[i])) AS q(term)
@@ -406,8 +397,9 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // existing rows are filled here (about 45 s per 100,000 listings); the covering index is rebuilt
   // with the signature. The default, -1, has every bit: a row written by an svc that predates this
   // migration (an instance not yet upgraded, beside upgraded ones) is always looked up, so it is
-  // ranked right, only without the saving. Two-term queries, the common several-term case, rank a row with one left
-  // join instead of the per-row aggregate over the other terms (docs/BENCHMARKS.md).
+  // ranked right, only without the saving. Two-term queries, the common several-term case, rank a
+  // row with one left join instead of the per-row aggregate over the other terms
+  // (docs/BENCHMARKS.md).
   `CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE PARALLEL SAFE
      AS $$ SELECT 1::bigint << (get_byte(decode(md5(p_term), 'hex'), 0) & 63) $$;
    ALTER TABLE search_terms ADD COLUMN sig BIGINT NOT NULL DEFAULT -1;
@@ -421,12 +413,12 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
      {
        two: `SELECT k.listing_id, k.milli,
              (CASE WHEN o.units IS NULL THEN 1 ELSE 2 END) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(o.units, 0))')} AS rank
-           FROM (${chunkWithSignatures}) k
+           FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) k
              LEFT JOIN search_terms o ON o.term = ${lookupKey('p_terms[3 - i]', 'bits[3 - i]')} AND o.rev = k.rev
            ORDER BY k.milli DESC, k.listing_id ASC`,
        more: `SELECT k.listing_id, k.milli,
              (1 + x.n) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(x.u, 0))')} AS rank
-           FROM (${chunkWithSignatures}) k,
+           FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) k,
            LATERAL (SELECT count(*) AS n, sum(o.units) AS u
                     FROM unnest(p_terms[:i - 1] || p_terms[i + 1:], bits[:i - 1] || bits[i + 1:]) AS q(term, bit)
                     JOIN search_terms o ON o.term = ${lookupKey('q.term', 'q.bit')} AND o.rev = k.rev) x

@@ -146,6 +146,18 @@ describe('a database that is not there yet', () => {
 describe('term signatures (catalog migration 4)', () => {
   it('fills the signatures of rows written before it; rows written without one are looked up; the walk finds every term', async () => {
     const pool = openPool(await freshDatabase(), { max: 1 });
+    // A listing's text revision and its term rows, written as an svc before migration 4 writes them.
+    const addRevision = (listing: number, seq: number) =>
+      pool.query(`INSERT INTO search_revisions (listing_id, from_seq, text_hash) OVERRIDING SYSTEM VALUE VALUES ($1, $2, 'h')`, [
+        listing,
+        seq,
+      ]);
+    const addTermRow = (term: string, listing: number, milli: number, seq: number) =>
+      pool.query(
+        `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq)
+         SELECT $1, rev, $2, $3::bigint * ${SCORE_UNITS / 1024}, $4, $5 FROM search_revisions WHERE listing_id = $2`,
+        [term, listing, Math.round((milli / 1000) * 1024), milli, seq],
+      );
     try {
       await migrate(pool, 'catalog', CATALOG_MIGRATIONS.slice(0, 3));
       // Three revisions as migration 3 stored them: listing 1 holds both terms, 2 and 3 one each.
@@ -156,16 +168,8 @@ describe('term signatures (catalog migration 4)', () => {
         ['beta', 3, 800],
         ['żółw', 3, 500],
       ];
-      for (const listing of [1, 2, 3])
-        await pool.query(`INSERT INTO search_revisions (listing_id, from_seq, text_hash) OVERRIDING SYSTEM VALUE VALUES ($1, 1, 'h')`, [
-          listing,
-        ]);
-      for (const [term, listing, milli] of rows)
-        await pool.query(
-          `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq)
-           SELECT $1, rev, $2, $3::bigint * ${SCORE_UNITS / 1024}, $4, 1 FROM search_revisions WHERE listing_id = $2`,
-          [term, listing, Math.round((milli / 1000) * 1024), milli],
-        );
+      for (const listing of [1, 2, 3]) await addRevision(listing, 1);
+      for (const [term, listing, milli] of rows) await addTermRow(term, listing, milli, 1);
       await pool.query('UPDATE catalog_seq SET seq = 1');
 
       await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
@@ -193,16 +197,9 @@ describe('term signatures (catalog migration 4)', () => {
 
       // An svc that predates migration 4 (a fleet mid-upgrade) writes term rows without a
       // signature: they get every bit, so the walk looks their other terms up.
-      await pool.query(`INSERT INTO search_revisions (listing_id, from_seq, text_hash) OVERRIDING SYSTEM VALUE VALUES (4, 2, 'h')`);
-      for (const [term, milli] of [
-        ['alpha', 950],
-        ['beta', 950],
-      ] as const)
-        await pool.query(
-          `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq)
-           SELECT $1, rev, 4, $2::bigint * ${SCORE_UNITS / 1024}, $3, 2 FROM search_revisions WHERE listing_id = 4`,
-          [term, Math.round((milli / 1000) * 1024), milli],
-        );
+      await addRevision(4, 2);
+      await addTermRow('alpha', 4, 950, 2);
+      await addTermRow('beta', 4, 950, 2);
       await pool.query('UPDATE catalog_seq SET seq = 2');
       const after = await pool.query<{ listing_ids: string[]; ranks: string[] }>(
         `SELECT * FROM catalog_walk(ARRAY['alpha', 'beta'], 2, 4, NULL, NULL, 20000, '{32,64,128}'::int[])`,
