@@ -5,8 +5,8 @@
  * an hour of settlements. Deterministic (xorshift) so every run builds the same file.
  */
 import { Keypair } from '@stellar/stellar-sdk';
-import { CatalogStore } from '../src/catalog/store.ts';
-import type { ListingDraft } from '../src/catalog/ingest.ts';
+import { CatalogStore } from '../src/catalog/sqlite/store.ts';
+import type { ListingDraft } from '../src/catalog/ingest/settlement.ts';
 import { getJson } from './http-load.ts';
 
 export const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'stellar:futurenet', 'eip155:8453', 'solana:mainnet'];

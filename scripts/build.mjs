@@ -8,7 +8,7 @@
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
-const ENTRY_POINTS = ['src/main.ts', 'src/catalog/worker.ts', 'src/catalog/schema-worker.ts'];
+const ENTRY_POINTS = ['src/main.ts', 'src/catalog/threads/worker.ts', 'src/catalog/ingest/schema-worker.ts'];
 
 rmSync('dist', { recursive: true, force: true });
 await build({

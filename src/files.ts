@@ -1,7 +1,7 @@
 /**
  * Where svc's own files are at run time. The same code runs from source (tsx, vitest: src/…ts),
- * and from the build (`npm run build`: the bundles dist/main.js, dist/catalog/worker.js and
- * dist/catalog/schema-worker.js), so paths are taken from the project root, never from the
+ * and from the build (`npm run build`: the bundles dist/main.js, dist/catalog/threads/worker.js and
+ * dist/catalog/ingest/schema-worker.js), so paths are taken from the project root, never from the
  * location of the module that asks (which a bundle changes).
  */
 import { existsSync } from 'node:fs';
@@ -37,7 +37,7 @@ export function projectFile(path: string): string {
  */
 const WORKERS_FROM_SOURCE = FROM_SOURCE && process.env.SVC_WORKER_BUNDLES !== '1';
 
-/** A module svc runs as a worker thread, by its path under src/ without extension (e.g. `catalog/worker`). */
+/** A module svc runs as a worker thread, by its path under src/ without extension (e.g. `catalog/threads/worker`). */
 export function workerModuleUrl(path: string): URL {
   return pathToFileURL(join(PROJECT_ROOT, WORKERS_FROM_SOURCE ? `src/${path}.ts` : `dist/${path}.js`));
 }

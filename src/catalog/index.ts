@@ -8,9 +8,9 @@
  * fault is a 500.
  */
 import { BAZAAR_CODES } from '../codes.ts';
-import { precheckSettlement } from './ingest.ts';
-import { CatalogOverloadError, WorkerLanes } from './pool.ts';
-import { CatalogStore, CatalogUnavailableError } from './store.ts';
+import { precheckSettlement } from './ingest/settlement.ts';
+import { CatalogOverloadError, WorkerLanes } from './threads/pool.ts';
+import { CatalogStore, CatalogUnavailableError } from './sqlite/store.ts';
 import {
   CatalogQueryError,
   SchemaNotJudgedError,
@@ -22,7 +22,7 @@ import {
 } from './types.ts';
 
 export { CatalogQueryError } from './types.ts';
-export { DISCOVERY_X402_VERSION, SOFT_BUDGET_MS } from './engine.ts';
+export { DISCOVERY_X402_VERSION, SOFT_BUDGET_MS } from './threads/engine.ts';
 export type { Catalog, CatalogOptions, CatalogPort, BazaarOutcome } from './types.ts';
 
 export const DEFAULT_READ_DEADLINE_MS = 2000;

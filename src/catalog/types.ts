@@ -5,7 +5,7 @@
 import type { BazaarCode, ServiceCode } from '../codes.ts';
 import type { DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
-import type { ListingDraft } from './ingest.ts';
+import type { ListingDraft } from './ingest/settlement.ts';
 
 /** The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses). Never `processing`. */
 export type BazaarOutcome = { status: 'success' } | { status: 'rejected'; rejectedReason: string; code: BazaarCode };

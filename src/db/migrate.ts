@@ -3,12 +3,12 @@
  * svc also applies these itself at start, under the same lock, so running it first is optional
  * (docs/SCALING.md).
  */
-import { CatalogStore } from '../catalog/store.ts';
-import { CATALOG_MIGRATIONS } from '../catalog/migrations-postgres.ts';
+import { CatalogStore } from '../catalog/sqlite/store.ts';
+import { CATALOG_MIGRATIONS } from '../catalog/postgres/migrations.ts';
 import { migrate, openPool, type PostgresMigrations } from './postgres.ts';
 import { SUBMITTER_LEASE_MIGRATIONS } from './submitter-leases.ts';
-import { JOURNAL_MIGRATIONS } from '../journal/store-postgres.ts';
-import { SqliteJournalStore } from '../journal/store-sqlite.ts';
+import { JOURNAL_MIGRATIONS } from '../journal/postgres/store.ts';
+import { SqliteJournalStore } from '../journal/sqlite/store.ts';
 
 /** Every component svc keeps in Postgres, with its migrations. */
 export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresMigrations]> = [

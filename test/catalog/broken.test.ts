@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { BUSY_TIMEOUT_MS } from '../../src/catalog/store.ts';
+import { BUSY_TIMEOUT_MS } from '../../src/catalog/sqlite/store.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempDir } from './fixtures.ts';
 import { freshCatalogPerTest } from './fresh.ts';
 

@@ -1,6 +1,6 @@
 /** Per-test temp catalogs (kept apart from fixtures.ts so non-test scripts need no vitest). */
 import { afterEach, beforeEach } from 'vitest';
-import { PostgresCatalogStore } from '../../src/catalog/store-postgres.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { freshDatabase, type Backend } from '../helpers/postgres.ts';
 import { tempCatalog } from './fixtures.ts';
 

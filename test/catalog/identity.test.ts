@@ -4,7 +4,7 @@
  * stay distinct. Size caps on description and accepted terms, with their codes.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_ACCEPTS_PER_LISTING, MAX_DESCRIPTION_LENGTH } from '../../src/catalog/ingest.ts';
+import { MAX_ACCEPTS_PER_LISTING, MAX_DESCRIPTION_LENGTH } from '../../src/catalog/ingest/settlement.ts';
 import { PAY_TO_A, PAY_TO_B, settlement } from './fixtures.ts';
 import { freshCatalogPerTest } from './fresh.ts';
 

@@ -8,11 +8,11 @@ import { fc, test as fcTest } from '@fast-check/vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { openapiDocument } from '../helpers/contract.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkRouteTemplate, sanitizeIconUrl, sanitizeServiceName, sanitizeTags } from '../../src/catalog/sanitize.ts';
+import { checkRouteTemplate, sanitizeIconUrl, sanitizeServiceName, sanitizeTags } from '../../src/catalog/ingest/sanitize.ts';
 import { join } from 'node:path';
-import { CatalogEngine } from '../../src/catalog/engine.ts';
-import { validateAgainstSchema } from '../../src/catalog/schema.ts';
-import { CatalogStore } from '../../src/catalog/store.ts';
+import { CatalogEngine } from '../../src/catalog/threads/engine.ts';
+import { validateAgainstSchema } from '../../src/catalog/ingest/schema.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { SchemaNotJudgedError, type CatalogStorePort } from '../../src/catalog/types.ts';
 import { httpBazaar, recordingLogger, settlement, tempCatalog, tempDir, type SettlementOptions } from './fixtures.ts';
 

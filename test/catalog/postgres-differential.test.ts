@@ -8,9 +8,9 @@
  * random and deep offsets with exact totals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListingDraft } from '../../src/catalog/ingest.ts';
-import { PostgresCatalogStore } from '../../src/catalog/store-postgres.ts';
-import { CatalogStore } from '../../src/catalog/store.ts';
+import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir, zipfWords } from './fixtures.ts';

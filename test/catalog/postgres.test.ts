@@ -9,9 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { CATALOG_MIGRATIONS, SCORE_UNITS } from '../../src/catalog/migrations-postgres.ts';
-import type { ListingDraft } from '../../src/catalog/ingest.ts';
-import { PostgresCatalogStore } from '../../src/catalog/store-postgres.ts';
+import { CATALOG_MIGRATIONS, SCORE_UNITS } from '../../src/catalog/postgres/migrations.ts';
+import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { migrate, openPool } from '../../src/db/postgres.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';

@@ -5,7 +5,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { SCHEMA_VERSION } from '../../src/catalog/store.ts';
+import { SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
 

@@ -11,7 +11,7 @@ import { ExactStellarScheme, type ExactStellarSchemeOptions } from '../../src/ch
 import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
 import { SettlementJournal } from '../../src/journal/journal.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from '../../src/journal/policy.ts';
-import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
+import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
 import type { JournalStore } from '../../src/journal/types.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';

@@ -12,8 +12,8 @@ import type { JournalStore } from '../../src/journal/types.ts';
 import { api } from '../helpers/contract.ts';
 import { journaledFacilitator, tempDbPath } from './harness.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
-import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
-import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
+import { PostgresJournalStore } from '../../src/journal/postgres/store.ts';
+import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
 import pg from 'pg';
 
 let h: SchemeHarness;

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listingRetryDelay, SettlementJournal } from '../../src/journal/journal.ts';
 import { DEFAULT_POLICY } from '../../src/journal/policy.ts';
-import { PostgresJournalStore } from '../../src/journal/store-postgres.ts';
-import { SqliteJournalStore } from '../../src/journal/store-sqlite.ts';
+import { PostgresJournalStore } from '../../src/journal/postgres/store.ts';
+import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
 import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
 import type {
   PaymentPayload,

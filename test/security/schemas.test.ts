@@ -8,8 +8,8 @@
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { neutralizeSchema, validateAgainstSchema } from '../../src/catalog/schema.ts';
-import { SchemaValidator, type SchemaVerdict } from '../../src/catalog/schema-validator.ts';
+import { neutralizeSchema, validateAgainstSchema } from '../../src/catalog/ingest/schema.ts';
+import { SchemaValidator, type SchemaVerdict } from '../../src/catalog/ingest/schema-validator.ts';
 import { slowSchemas } from './hostile-schemas.ts';
 
 const info = { input: { type: 'http', method: 'GET' } };

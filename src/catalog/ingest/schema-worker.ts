@@ -12,7 +12,7 @@
  */
 import module from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import { lowerThreadPriority, BACKGROUND_THREAD_NICE } from '../thread-priority.ts';
+import { lowerThreadPriority, BACKGROUND_THREAD_NICE } from '../../thread-priority.ts';
 
 // A replacement worker must be ready quickly (a hostile schema costs one): Node's on-disk compile
 // cache takes about a third off loading Ajv, so Ajv is imported only after it is on.

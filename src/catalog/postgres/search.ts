@@ -22,7 +22,7 @@
  * the page's listings (each round trip costs about 0.1 ms on loopback, more when the server
  * process has gone idle and must be woken).
  */
-import { roundedMilliSql } from './migrations-postgres.ts';
+import { roundedMilliSql } from './migrations.ts';
 import {
   DF_PROBE_CAP,
   THRESHOLD_WALK_CAP,
@@ -32,11 +32,11 @@ import {
   encodeCursor,
   type CursorState,
   type RankedRow,
-} from './search.ts';
-import { filterConditions, holdsNul, parameters, rowsById, type Db } from './store-postgres.ts';
-import { toDiscoveryResource, type ListingRow } from './store.ts';
-import { queryTerms } from './terms.ts';
-import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
+} from '../sqlite/search.ts';
+import { filterConditions, holdsNul, parameters, rowsById, type Db } from './store.ts';
+import { toDiscoveryResource, type ListingRow } from '../sqlite/store.ts';
+import { queryTerms } from '../terms.ts';
+import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
 export interface SearchContext {
   secret: Buffer;

@@ -4,7 +4,7 @@
  * migrate independently. WAL and a busy timeout let the catalog and the journal share the file.
  */
 import type { DatabaseSync } from 'node:sqlite';
-import { inWriteTransaction, openSqlite } from '../catalog/sqlite.ts';
+import { inWriteTransaction, openSqlite } from '../../db/sqlite.ts';
 import {
   settlementRecord,
   type FeeCaps,
@@ -15,7 +15,7 @@ import {
   type SettlementRow,
   type SettlementState,
   type StateChange,
-} from './types.ts';
+} from '../types.ts';
 
 const BUSY_TIMEOUT_MS = 2_000;
 

@@ -5,7 +5,7 @@
  * makes the fee-budget check and the insert one atomic step for every instance.
  */
 import type pg from 'pg';
-import { inTransaction, migrationOnDemand, openPool, type PostgresMigrations } from '../db/postgres.ts';
+import { inTransaction, migrationOnDemand, openPool, type PostgresMigrations } from '../../db/postgres.ts';
 import {
   settlementRecord,
   type FeeCaps,
@@ -15,7 +15,7 @@ import {
   type SettlementRecord,
   type SettlementRow,
   type SettlementState,
-} from './types.ts';
+} from '../types.ts';
 
 export const JOURNAL_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE journal_settlements (

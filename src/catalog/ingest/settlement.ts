@@ -10,7 +10,7 @@
  * validation (off the event loop with a time budget, schema.ts) → resource URL.
  * Field-level drops (routeTemplate, serviceName, tags, iconUrl) never reject the listing.
  */
-import type { BazaarCode } from '../codes.ts';
+import type { BazaarCode } from '../../codes.ts';
 import { MAX_SCHEMA_DEPTH, exampleNames, measureJson, neutralizeSchema, parameterText, validateAgainstSchema } from './schema.ts';
 import {
   CONTROL_CHAR,

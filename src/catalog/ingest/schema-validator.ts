@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { workerModuleUrl } from '../files.ts';
+import { workerModuleUrl } from '../../files.ts';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
 export type SchemaVerdict =
@@ -177,7 +177,7 @@ export class SchemaValidator {
     this.maxHeapMb = options.maxHeapMb ?? 48;
     this.rememberMs = options.rememberMs ?? RECENT_VERDICT_MS;
     this.rememberBoundMs = options.rememberBoundMs ?? BOUND_VERDICT_MS;
-    this.workerUrl = options.workerUrl ?? workerModuleUrl('catalog/schema-worker');
+    this.workerUrl = options.workerUrl ?? workerModuleUrl('catalog/ingest/schema-worker');
     // Warm from the start: the first seller must not wait for a thread to boot.
     this.current = this.spawn();
   }

@@ -13,8 +13,8 @@
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { buildBlocks, insertListingKeys, listingKeysOf } from './list-index.ts';
-import { cachedStatement } from './sqlite.ts';
-import { termScores } from './terms.ts';
+import { cachedStatement } from '../../db/sqlite.ts';
+import { termScores } from '../terms.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`

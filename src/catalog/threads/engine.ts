@@ -4,8 +4,8 @@
  * internal fault (busy, read-only, deleted file, a bug) is logged and gives null so the header is
  * omitted. list/search throw on a fault (the HTTP layer makes that a 500).
  */
-import { BAZAAR_CODES } from '../codes.ts';
-import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement } from './ingest.ts';
+import { BAZAAR_CODES } from '../../codes.ts';
+import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement } from '../ingest/settlement.ts';
 import {
   SchemaNotJudgedError,
   type BazaarOutcome,
@@ -15,8 +15,8 @@ import {
   type ListPage,
   type SearchPage,
   type SettledPayment,
-} from './types.ts';
-import { X402_VERSION } from '../scheme/types.ts';
+} from '../types.ts';
+import { X402_VERSION } from '../../scheme/types.ts';
 
 /** Over this the hook logs a warning, nothing fails (docs/CATALOG.md). */
 export const SOFT_BUDGET_MS = 250;

@@ -10,13 +10,13 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from './types.ts';
+import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from '../types.ts';
 import { searchCatalog } from './search.ts';
-import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest.ts';
+import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from '../ingest/settlement.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
 import { DEEP_OFFSET, countKeyChanges, insertListingKeys, listingKeysOf, pairValue, seekOffset, type ListingKey } from './list-index.ts';
-import { cachedStatement, inReadTransaction, inWriteTransaction, openSqlite } from './sqlite.ts';
-import { termScores, type SearchText } from './terms.ts';
+import { cachedStatement, inReadTransaction, inWriteTransaction, openSqlite } from '../../db/sqlite.ts';
+import { termScores, type SearchText } from '../terms.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 /** Superseded search revisions are kept this long; cursors older than this are refused. */

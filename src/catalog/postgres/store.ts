@@ -13,11 +13,11 @@
  *   in the write transaction by one server-side call (migrations-postgres.ts).
  */
 import type pg from 'pg';
-import { inTransaction, migrate, openPool, untilSucceeded } from '../db/postgres.ts';
-import type { ListingDraft } from './ingest.ts';
-import { DEEP_OFFSET, listingKeysOf } from './list-index.ts';
-import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations-postgres.ts';
-import { searchPostgres } from './search-postgres.ts';
+import { inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
+import type { ListingDraft } from '../ingest/settlement.ts';
+import { DEEP_OFFSET, listingKeysOf } from '../sqlite/list-index.ts';
+import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
+import { searchPostgres } from './search.ts';
 import {
   COLUMN_FILTERS,
   PRUNE_BATCH,
@@ -28,9 +28,9 @@ import {
   searchTextOf,
   toDiscoveryResource,
   type ListingRow,
-} from './store.ts';
-import { termScores, type SearchText } from './terms.ts';
-import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from './types.ts';
+} from '../sqlite/store.ts';
+import { termScores, type SearchText } from '../terms.ts';
+import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from '../types.ts';
 
 /** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
 export const LOCK_TIMEOUT_MS = 1_000;

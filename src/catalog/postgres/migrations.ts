@@ -22,8 +22,8 @@
  * compensated sum() gives for these few positive terms; the rank then rounds as SQLite's round()
  * does (floor(x + 0.5)). So both stores give every listing the same rank.
  */
-import type { PostgresMigrations } from '../db/postgres.ts';
-import { BLOCK_SIZE } from './list-index.ts';
+import type { PostgresMigrations } from '../../db/postgres.ts';
+import { BLOCK_SIZE } from '../sqlite/list-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;

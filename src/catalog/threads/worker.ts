@@ -5,12 +5,12 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
-import { warmSchemaValidation } from './schema.ts';
-import { CatalogStore } from './store.ts';
-import { PostgresCatalogStore } from './store-postgres.ts';
-import type { CatalogLogger } from './types.ts';
+import { warmSchemaValidation } from '../ingest/schema.ts';
+import { CatalogStore } from '../sqlite/store.ts';
+import { PostgresCatalogStore } from '../postgres/store.ts';
+import type { CatalogLogger } from '../types.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
-import { BACKGROUND_THREAD_NICE, lowerThreadPriority } from '../thread-priority.ts';
+import { BACKGROUND_THREAD_NICE, lowerThreadPriority } from '../../thread-priority.ts';
 
 const setup = workerData as WorkerSetup;
 

@@ -18,7 +18,7 @@
  * of that range).
  */
 import type { DatabaseSync } from 'node:sqlite';
-import { cachedStatement } from './sqlite.ts';
+import { cachedStatement } from '../../db/sqlite.ts';
 
 export const BLOCK_SIZE = 512;
 /** From this offset a list page of one filter value starts from the block holding it (seekOffset). */

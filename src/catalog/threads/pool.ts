@@ -7,8 +7,8 @@
  * a null hook outcome — header omitted — for a settlement).
  */
 import { Worker } from 'node:worker_threads';
-import { workerModuleUrl } from '../files.ts';
-import type { DiscoveryFilters, SettledPayment } from './types.ts';
+import { workerModuleUrl } from '../../files.ts';
+import type { DiscoveryFilters, SettledPayment } from '../types.ts';
 
 export interface WorkerSetup {
   dbPath: string;
@@ -53,7 +53,7 @@ interface Job {
   settled: boolean;
 }
 
-const WORKER_URL = workerModuleUrl('catalog/worker');
+const WORKER_URL = workerModuleUrl('catalog/threads/worker');
 /**
  * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
  * (a query allocates little that survives); the old-generation cap bounds a runaway worker,

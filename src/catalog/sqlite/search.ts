@@ -23,11 +23,11 @@
  * pinned sequence, (r, i) the last position, t the issue time (valid for one hour).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { queryTerms } from './terms.ts';
-import { FILTER_NAMES } from '../filters.ts';
-import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
+import { queryTerms } from '../terms.ts';
+import { FILTER_NAMES } from '../../filters.ts';
+import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { SNAPSHOT_RETENTION_MS, filterSql, toDiscoveryResource, type CatalogStore } from './store.ts';
-import { inReadTransaction } from './sqlite.ts';
+import { inReadTransaction } from '../../db/sqlite.ts';
 
 const MAX_CURSOR_LENGTH = 1024;
 

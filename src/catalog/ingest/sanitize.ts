@@ -3,7 +3,7 @@
  * routeTemplate hardening, and the field-level sanitizers whose failure drops only that field.
  * Pure functions over untrusted JSON; every loop is bounded by a constant.
  */
-import { allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../net/private-addresses.ts';
+import { allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../../net/private-addresses.ts';
 
 export const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
 export const MAX_SERVICE_NAME_LENGTH = 32;
