@@ -1,6 +1,6 @@
 /**
  * openCatalog: the CatalogPort over one SQLite file or a PostgreSQL database (databaseUrl), served
- * by worker threads (pool.ts) so the thread that answers /verify and /settle never runs a catalog
+ * by worker threads (threads/pool.ts) so the thread that answers /verify and /settle never runs a catalog
  * query. On an internal fault, a full queue or a missed deadline the settle hook resolves null
  * (header omitted, logged), or rejects when asked to be `strict` (the bazaar extension, so the
  * settlement journal retries the listing). list/search reject with CatalogQueryError: 400 codes
@@ -10,9 +10,10 @@
 import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes } from './threads/pool.ts';
-import { CatalogStore, CatalogUnavailableError } from './sqlite/store.ts';
+import { CatalogStore } from './sqlite/store.ts';
 import {
   CatalogQueryError,
+  CatalogUnavailableError,
   SchemaNotJudgedError,
   type BazaarOutcome,
   type Catalog,

@@ -2,7 +2,7 @@
  * Search terms and their write-time scores. A listing revision's text is tokenized once, when it
  * is written, into one row per distinct term holding that term's field-weighted score
  *   score(term) = Σ_field weight × tf/(tf+1)      (weights: serviceName 4, tags 3, description 2, params 1)
- * so a query only reads the rows of its own terms (see search.ts for the rank built from them).
+ * so a query only reads the rows of its own terms (see search.ts and sqlite/search.ts for the rank built from them).
  */
 
 export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;

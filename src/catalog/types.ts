@@ -118,7 +118,7 @@ export interface CatalogOptions {
 }
 
 /**
- * The storage a catalog worker runs against: SQLite (store.ts) or PostgreSQL (store-postgres.ts).
+ * The storage a catalog worker runs against: SQLite (sqlite/store.ts) or PostgreSQL (postgres/store.ts).
  * Each call may return a Promise; neither the worker protocol nor the handlers depend on which.
  */
 export interface CatalogStorePort {
@@ -148,4 +148,12 @@ export type WriteOutcome =
 /** A CatalogPort that owns its worker threads and database handles. */
 export interface Catalog extends CatalogPort {
   close(): Promise<void>;
+}
+
+/** Thrown when the database file is gone, replaced or read-only: the catalog cannot serve. */
+export class CatalogUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CatalogUnavailableError';
+  }
 }

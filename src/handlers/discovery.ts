@@ -6,19 +6,11 @@ import { CatalogQueryError, type CatalogPort } from '../catalog/types.ts';
 import { FILTER_NAMES, LIST_ONLY_FILTER_NAMES, type DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
-import type { SvcContext, SvcMiddleware, SvcNext, SvcState } from '../http/middleware.ts';
+import type { DiscoveryQuery, SvcContext, SvcMiddleware, SvcNext, SvcState } from '../http/middleware.ts';
 
 export const LIMIT_DEFAULT = 20;
 export const LIMIT_MIN = 1;
 export const LIMIT_MAX = 100;
-
-export interface DiscoveryQuery {
-  filters: DiscoveryFilters;
-  limit: number;
-  offset: number;
-  query?: string;
-  cursor?: string;
-}
 
 const invalid = (reason: string) => new HttpError(400, 'svc_invalid_query_parameter', reason);
 

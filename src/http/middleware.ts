@@ -7,11 +7,20 @@ import type { Middleware, Next, ParameterizedContext } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { Operation } from 'openapi-backend';
 import { defaultMessage } from '../codes.ts';
-import type { DiscoveryQuery } from '../handlers/discovery.ts';
+import type { DiscoveryFilters } from '../filters.ts';
 import type { Logger } from '../log.ts';
 import type { PaymentEnvelope } from '../scheme/registry.ts';
 import { matchOperation, methodsForPath, type ApiContract } from './contract.ts';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_MESSAGE, errorBody, HttpError, shapeOf } from './errors.ts';
+
+/** A discovery request's parameters, parsed from its query string (handlers/discovery.ts). */
+export interface DiscoveryQuery {
+  filters: DiscoveryFilters;
+  limit: number;
+  offset: number;
+  query?: string;
+  cursor?: string;
+}
 
 /** What the pipeline stores on `ctx.state`. */
 export interface SvcState {

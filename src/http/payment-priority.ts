@@ -8,7 +8,7 @@
  *
  * "Busy" is the main thread's event-loop utilization over the last sample (every `sampleMs`) above
  * `busyAbove`, with a payment request seen within `recentPaymentMs`. Without payments discovery is
- * never held here (its own overload is the catalog pool's queue and deadline, src/catalog/pool.ts).
+ * never held here (its own overload is the catalog pool's queue and deadline, src/catalog/threads/pool.ts).
  * A waiting request is let through at the first sample that is not busy; at most `maxWaiting` wait.
  */
 import { performance } from 'node:perf_hooks';

@@ -1,6 +1,6 @@
 /**
  * The settlement journal's records and its store interface. The store is async so that a
- * networked implementation (e.g. Postgres) can stand in for the SQLite one (store-sqlite.ts).
+ * networked implementation (e.g. Postgres) can stand in for the SQLite one (sqlite/store.ts).
  * Everything recorded here is public: addresses, amounts, hashes and the signed payment itself
  * (which the chain publishes once it lands). No key or seed ever reaches the journal.
  */

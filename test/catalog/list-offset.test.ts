@@ -10,7 +10,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
-import { BLOCK_SIZE } from '../../src/catalog/sqlite/list-index.ts';
+import { BLOCK_SIZE } from '../../src/catalog/listing.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';

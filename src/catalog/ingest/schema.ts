@@ -1,6 +1,6 @@
 /**
  * The client-supplied JSON Schema (docs/CATALOG.md): neutralization, the node cap, the
- * reference rules, validation (on a worker thread, src/catalog/schema-validator.ts), and the
+ * reference rules, validation (on a worker thread, src/catalog/ingest/schema-validator.ts), and the
  * parameter text the search indexes.
  * Every walk is iterative with an explicit stack and a depth bound, so no input can blow the
  * call stack or run unbounded.
@@ -243,7 +243,7 @@ export function warmSchemaValidation(options: SchemaValidatorOptions = {}): void
 
 /**
  * Validates `info` against the neutralized schema off the calling thread, within the schema time
- * budget (src/catalog/schema-validator.ts); `context.startedAt` (performance.now(), default now) is
+ * budget (src/catalog/ingest/schema-validator.ts); `context.startedAt` (performance.now(), default now) is
  * when the hook began, so the whole hook is bounded, and `context.scope` the payee, whose recent
  * too-complex verdicts are remembered. Never rejects: a compile error or a mismatch is
  * `bazaar_schema_validation_failed`, a schema seen to cost too much or to crash the validator

@@ -1,7 +1,7 @@
 /**
  * The catalog's PostgreSQL schema (DATABASE_URL, docs/CATALOG.md "Postgres"), as append-only
  * migrations applied by `migrate(pool, 'catalog', …)` (src/db/postgres.ts). The tables mirror the
- * SQLite schema at its newest version (migrations.ts) so both stores give the same answers:
+ * SQLite schema at its newest version (sqlite/migrations.ts) so both stores give the same answers:
  *
  * - `listings`, `listing_accepts`, `listing_extensions`: the listings, their accepted terms and
  *   extension keys, each remembering the write sequence that added it (search snapshots);
@@ -10,7 +10,7 @@
  * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
  *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score and the
  *   revision's term signature (migration 4);
- * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (list-index.ts),
+ * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (sqlite/list-index.ts),
  *   maintained in the write transaction by `catalog_index_listing` below.
  *
  * Text that is ordered or compared is `COLLATE "C"` (byte order, as SQLite's BINARY), so order and
@@ -23,7 +23,7 @@
  * does (floor(x + 0.5)). So both stores give every listing the same rank.
  */
 import type { PostgresMigrations } from '../../db/postgres.ts';
-import { BLOCK_SIZE } from '../sqlite/list-index.ts';
+import { BLOCK_SIZE } from '../listing.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -51,7 +51,7 @@ const chunkLoop = (rows: string) => `         FOR r IN ${rows}
 `;
 
 /**
- * The several-term threshold walk of search.ts (thresholdWalk) as a server-side function, so a chunk
+ * The several-term threshold walk of sqlite/search.ts (thresholdWalk) as a server-side function, so a chunk
  * costs no round trip: the same reads, bound and stopping rule. `rows` is the query that reads the
  * next chunk of term i (after its last row: the rest of that row's score plateau, then the lower
  * scores) with each row's listing rank, or one such query for two-term queries and one for more;
@@ -271,7 +271,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
      PRIMARY KEY (kind, value, start_updated, start_id)
    );
 
-   -- The block holding a listing key's position (list-index.ts blockOf): the smallest start at or above it.
+   -- The block holding a listing key's position (sqlite/list-index.ts blockOf): the smallest start at or above it.
    CREATE FUNCTION catalog_block_of(p_kind TEXT, p_value TEXT, p_updated TEXT, p_id BIGINT, OUT b_updated TEXT, OUT b_id BIGINT, OUT b_n INTEGER)
    LANGUAGE sql STABLE AS $$
      SELECT start_updated, start_id, n FROM listing_key_blocks
@@ -279,7 +279,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
      ORDER BY start_updated ASC, start_id ASC LIMIT 1
    $$;
 
-   -- Counts an entry already written to listing_keys in its block, splitting a full one (list-index.ts addToBlock).
+   -- Counts an entry already written to listing_keys in its block, splitting a full one (sqlite/list-index.ts addToBlock).
    CREATE FUNCTION catalog_block_add(p_kind TEXT, p_value TEXT, p_updated TEXT, p_id BIGINT) RETURNS void LANGUAGE plpgsql AS $$
    DECLARE
      b RECORD;
@@ -304,7 +304,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
        VALUES (p_kind, p_value, m.last_updated, m.listing_id, b.b_n + 1 - ${BLOCK_SIZE});
    END $$;
 
-   -- Uncounts an entry (list-index.ts removeFromBlock); an emptied block other than the newest is deleted.
+   -- Uncounts an entry (sqlite/list-index.ts removeFromBlock); an emptied block other than the newest is deleted.
    CREATE FUNCTION catalog_block_remove(p_kind TEXT, p_value TEXT, p_updated TEXT, p_id BIGINT) RETURNS void LANGUAGE plpgsql AS $$
    DECLARE
      b RECORD;
@@ -321,7 +321,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
      END IF;
    END $$;
 
-   -- One write's list index (list-index.ts insertListingKeys, then countKeyChanges): the keys the
+   -- One write's list index (sqlite/list-index.ts insertListingKeys, then countKeyChanges): the keys the
    -- listing answers to are added and counted, all its keys move to p_updated, the blocks follow.
    CREATE FUNCTION catalog_index_listing(p_id BIGINT, p_updated TEXT, p_kinds TEXT[], p_values TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
    DECLARE
@@ -355,7 +355,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
      END LOOP;
    END $$;`,
   // 2: the several-term threshold walk (catalogWalkSql above), each row ranked by summing its
-  // revision's rows of the query's terms. Unfiltered queries only (search-postgres.ts); the
+  // revision's rows of the query's terms. Unfiltered queries only (search.ts); the
   // differential test against the SQLite store is the oracle.
   catalogWalkSql(
     'CREATE',

@@ -1,12 +1,12 @@
 /**
  * GET /discovery/search on PostgreSQL (docs/CATALOG.md "Search" and "Postgres"): the same rank,
- * tie-break, cursor and snapshot as the SQLite store (search.ts), computed by the server from the
- * write-time term rows (migrations-postgres.ts). Nothing is ranked in JavaScript:
+ * tie-break, cursor and snapshot as the SQLite store (sqlite/search.ts), computed by the server from the
+ * write-time term rows (migrations.ts). Nothing is ranked in JavaScript:
  *
  * - one term: rank = 1e6 + milli for every match, so the page is a walk of the index
  *   (term, milli desc, listing asc) that stops after the page;
- * - several terms without filters: the threshold walk of search.ts, run by the server
- *   (catalog_walk in migrations-postgres.ts);
+ * - several terms without filters: the threshold walk of sqlite/search.ts, run by the server
+ *   (catalog_walk in migrations.ts);
  * - otherwise (filters, or a walk past its cap): listings holding every term rank above all
  *   others, so that tier is read from the rarest term's rows (each checked for the others by key)
  *   and, when it fills the page, is the page; otherwise one aggregate sums the query's terms' rows
@@ -15,7 +15,7 @@
  * Every page of a cursor walk reads the catalog as of the sequence number its first page pinned
  * (term rows carry their revision's [from_seq, to_seq), accepts and extensions their added_seq),
  * so the keyset (rank desc, id asc) visits each match once. No transaction is needed for that:
- * writes commit in sequence order (store-postgres.ts), so every write up to the pinned number is
+ * writes commit in sequence order (store.ts), so every write up to the pinned number is
  * visible to any later statement, and every row a search reads is selected by sequence number.
  * (Only the listings' own content is read as it is now, as on SQLite.) So a page is a few
  * statements on the pool, and an unfiltered several-term page is one: the sequence, the walk and
@@ -32,9 +32,9 @@ import {
   encodeCursor,
   type CursorState,
   type RankedRow,
-} from '../sqlite/search.ts';
-import { filterConditions, holdsNul, parameters, rowsById, type Db } from './store.ts';
-import { toDiscoveryResource, type ListingRow } from '../sqlite/store.ts';
+} from '../search.ts';
+import { filterConditions, holdsNul, parameters, rowsById, type Db } from './queries.ts';
+import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { queryTerms } from '../terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
@@ -89,7 +89,7 @@ async function oneTerm(
 }
 
 /**
- * The listings that contain every term (as search.ts allTermsTier), read from the rarest term's
+ * The listings that contain every term (as sqlite/search.ts allTermsTier), read from the rarest term's
  * rows; null when they do not fill the page.
  */
 async function allTermsTier(
@@ -132,8 +132,8 @@ async function allTermsTier(
 type ListingColumns = Omit<ListingRow, 'id'>;
 
 /**
- * The threshold walk (search.ts thresholdWalk) as the server-side function catalog_walk
- * (migrations-postgres.ts), in one statement with the catalog's sequence (unless a cursor pinned
+ * The threshold walk (sqlite/search.ts thresholdWalk) as the server-side function catalog_walk
+ * (migrations.ts), in one statement with the catalog's sequence (unless a cursor pinned
  * one) and the listings of the page it returns. gaveUp when the walk passed its cap.
  */
 async function walkedPage(
@@ -165,7 +165,7 @@ async function walkedPage(
   return { asOf: Number(first.as_of), gaveUp: first.gave_up, rows, byId };
 }
 
-/** Every term's rows summed per listing (as search.ts's aggregates), ranked and ordered by the server. */
+/** Every term's rows summed per listing (as sqlite/search.ts's aggregates), ranked and ordered by the server. */
 async function aggregate(
   db: Db,
   terms: string[],

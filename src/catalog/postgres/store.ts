@@ -1,6 +1,6 @@
 /**
  * The catalog in PostgreSQL (DATABASE_URL, docs/CATALOG.md "Postgres"): the same CatalogStorePort,
- * rules and answers as the SQLite store (store.ts), shared by every svc instance.
+ * rules and answers as the SQLite store (sqlite/store.ts), shared by every svc instance.
  *
  * - Ownership: a write takes a transaction-scoped advisory lock keyed on the listing's canonical
  *   identity (resource, type, toolName), then reads the owner, so two instances settling the same
@@ -8,36 +8,34 @@
  *   committed row and gets `owned_by_other`. The unique constraint on the identity backs it.
  * - Snapshots: every write then bumps the one row of `catalog_seq`, which it holds until commit, so
  *   writes commit in sequence order and a reader that sees sequence N sees every write up to N.
- *   Search cursors pin N exactly as in SQLite (search-postgres.ts).
+ *   Search cursors pin N exactly as in SQLite (search.ts).
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
- *   in the write transaction by one server-side call (migrations-postgres.ts).
+ *   in the write transaction by one server-side call (migrations.ts).
  */
 import type pg from 'pg';
 import { inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
-import { DEEP_OFFSET, listingKeysOf } from '../sqlite/list-index.ts';
-import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
-import { searchPostgres } from './search.ts';
 import {
-  COLUMN_FILTERS,
+  DEEP_OFFSET,
   PRUNE_BATCH,
-  SNAPSHOT_RETENTION_MS,
   filterKeys,
+  listingKeysOf,
   mergeListing,
   searchTextHash,
   searchTextOf,
   toDiscoveryResource,
-  type ListingRow,
-} from '../sqlite/store.ts';
+} from '../listing.ts';
+import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, type SearchText } from '../terms.ts';
 import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from '../types.ts';
+import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
+import { filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
+import { searchPostgres } from './search.ts';
 
 /** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
 export const LOCK_TIMEOUT_MS = 1_000;
 /** Connections per store: a catalog worker runs one request at a time. */
 const POOL_SIZE = 2;
-
-export type Db = Pick<pg.PoolClient, 'query'>;
 
 /** Runs `work` in one REPEATABLE READ, read-only transaction: every statement sees one snapshot. */
 const inSnapshot = <T>(pool: pg.Pool, work: (db: Db) => Promise<T>): Promise<T> =>
@@ -50,12 +48,6 @@ class Outcome extends Error {
     super(value.status);
     this.value = value;
   }
-}
-
-/** A `$n` parameter list built with the SQL: `p(value)` appends the value and returns its name. */
-export function parameters(): { values: unknown[]; p: (value: unknown) => string } {
-  const values: unknown[] = [];
-  return { values, p: (value) => `$${values.push(value)}` };
 }
 
 export class PostgresCatalogStore implements CatalogStorePort {
@@ -142,7 +134,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
         if (!merged) throw new Outcome({ status: 'accepts_full' });
         const { body, termsKey } = merged;
 
-        // Held until commit: writes commit in sequence order (search snapshots, search-postgres.ts).
+        // Held until commit: writes commit in sequence order (search snapshots, search.ts).
         const seq = Number(
           (await db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq')).rows[0]!.seq,
         );
@@ -256,29 +248,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   }
 }
 
-/**
- * PostgreSQL text cannot hold U+0000 (the query itself would fail), and no stored value has one
- * (ingest refuses control characters where a filter could match): such a filter matches nothing,
- * as on SQLite.
- */
-export const holdsNul = (filters: DiscoveryFilters): boolean =>
-  Object.values(filters).some((value) => typeof value === 'string' && value.includes('\u0000'));
-
-type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
-
-/** The listings rows of `ids` (any order), as the SQLite store reads them. */
-export async function rowsById(db: Db, ids: number[]): Promise<Map<number, ListingRow>> {
-  const out = new Map<number, ListingRow>();
-  if (ids.length === 0) return out;
-  const rows = await db.query<RawListingRow>(
-    'SELECT id, resource, type, x402_version, last_updated, body FROM listings WHERE id = ANY($1::bigint[])',
-    [ids],
-  );
-  for (const row of rows.rows) out.set(Number(row.id), { ...row, id: Number(row.id) });
-  return out;
-}
-
-/** resource and toolName select a few listings through their own indexes (store.ts listByColumns). */
+/** resource and toolName select a few listings through their own indexes (sqlite/store.ts listByColumns). */
 async function listByColumns(
   db: Db,
   filters: DiscoveryFilters,
@@ -295,31 +265,7 @@ async function listByColumns(
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
 }
 
-/**
- * SQL conditions for the filters against listings aliased `l` (store.ts filterSql), optionally as
- * of a sequence number; `p` names each parameter.
- */
-export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) => string, asOfSeq?: number): string {
-  const clauses: string[] = [];
-  for (const [name, column] of COLUMN_FILTERS) {
-    const value = filters[name];
-    if (value !== undefined) clauses.push(`${column} = ${p(value)}`);
-  }
-  const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
-  if (filters.scheme !== undefined || filters.network !== undefined) {
-    // One accepted entry must match both when both are given.
-    const parts = ['a.listing_id = l.id'];
-    if (filters.scheme !== undefined) parts.push(`a.scheme = ${p(filters.scheme)}`);
-    if (filters.network !== undefined) parts.push(`a.network = ${p(filters.network)}`);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf()})`);
-  }
-  if (filters.extensions !== undefined) {
-    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ${p(filters.extensions)}${asOf()})`);
-  }
-  return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
-}
-
-/** Where the entry at `offset` of a filter value's page order is (list-index.ts seekOffset); the server sums the blocks. */
+/** Where the entry at `offset` of a filter value's page order is (sqlite/list-index.ts seekOffset); the server sums the blocks. */
 async function seekOffset(
   db: Db,
   key: { kind: string; value: string },
@@ -339,7 +285,7 @@ async function seekOffset(
   return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
 }
 
-/** A new search revision only when the searchable text changed (as store.ts reviseSearchText). */
+/** A new search revision only when the searchable text changed (as sqlite/store.ts reviseSearchText). */
 async function reviseSearchText(db: Db, listingId: number, text: SearchText, seq: number, nowIso: string): Promise<void> {
   const hash = searchTextHash(text);
   const current = (
@@ -376,14 +322,14 @@ async function reviseSearchText(db: Db, listingId: number, text: SearchText, seq
   );
 }
 
-/** score × 2^53 as an exact integer (migrations-postgres.ts): every score is a multiple of 2^-53. */
+/** score × 2^53 as an exact integer (migrations.ts): every score is a multiple of 2^-53. */
 export function scoreUnits(score: number): string {
   const units = score * SCORE_UNITS; // times a power of two: exact
   if (!Number.isInteger(units) || units <= 0) throw new Error(`a term score below 0.5 cannot be stored exactly: ${score}`);
   return BigInt(units).toString();
 }
 
-/** Superseded revisions older than a cursor's lifetime go, at most PRUNE_BATCH per write (as store.ts pruneRevisions). */
+/** Superseded revisions older than a cursor's lifetime go, at most PRUNE_BATCH per write (as sqlite/store.ts pruneRevisions). */
 async function pruneRevisions(db: Db, now: Date): Promise<void> {
   const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
   await db.query(

@@ -19,21 +19,10 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
+import { BLOCK_SIZE, type ListingKey } from '../listing.ts';
 
-export const BLOCK_SIZE = 512;
-/** From this offset a list page of one filter value starts from the block holding it (seekOffset). */
-export const DEEP_OFFSET = 2 * BLOCK_SIZE;
 /** Sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
 const NEWEST = '~';
-
-/** A list filter a listing answers to: kind is the filter name ('all' for no filter). */
-export interface ListingKey {
-  kind: 'all' | 'type' | 'payTo' | 'scheme' | 'network' | 'scheme+network' | 'extensions';
-  value: string;
-}
-
-/** The key of a scheme+network pair (one accepted entry must match both). */
-export const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
 
 /**
  * Adds the keys a listing answers to (INSERT OR IGNORE) and counts each new one in its total;
@@ -60,29 +49,6 @@ export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdat
   const added = keys.filter((key) => Number(insert.run(key.kind, key.value, listingId, lastUpdated).changes) === 1);
   for (const key of added) count.run(key.kind, key.value);
   return { added, moved };
-}
-
-/** Every key a listing answers to. */
-export function listingKeysOf(
-  type: string,
-  owner: string,
-  accepts: Array<{ scheme: string; network: string }>,
-  extensionKeys: string[],
-): ListingKey[] {
-  const keys: ListingKey[] = [
-    { kind: 'all', value: '' },
-    { kind: 'type', value: type },
-    { kind: 'payTo', value: owner },
-  ];
-  for (const a of accepts) {
-    keys.push(
-      { kind: 'scheme', value: a.scheme },
-      { kind: 'network', value: a.network },
-      { kind: 'scheme+network', value: pairValue(a.scheme, a.network) },
-    );
-  }
-  for (const key of extensionKeys) keys.push({ kind: 'extensions', value: key });
-  return keys;
 }
 
 /** A position in a filter value's page order. */

@@ -12,7 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
-import { buildBlocks, insertListingKeys, listingKeysOf } from './list-index.ts';
+import { listingKeysOf } from '../listing.ts';
+import { buildBlocks, insertListingKeys } from './list-index.ts';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { termScores } from '../terms.ts';
 

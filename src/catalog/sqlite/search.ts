@@ -1,89 +1,37 @@
 /**
- * GET /discovery/search (openapi.yaml, docs/CATALOG.md): a lexical rank over four weighted fields, read from
- * the write-time term index, and a signed keyset cursor.
- *
- * Ranking. A listing matches when its text contains any query term (whole tokens, see terms.ts;
- * no word can veto a match). The rank of a match is computed from its own text only:
- *   rank = 1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
- * with weights serviceName 4, tags 3, description 2, parameter text 1. Matching more terms always
- * ranks first; within that, the weighted, saturating term frequency orders. Each term's share of
- * the sum is stored with the revision when it is written (terms.ts), so a query aggregates only
- * its own terms' rows: a one-term query walks the term's (score desc, id asc) index and stops
- * after the page; a several-term query walks its terms' indexes side by side and stops once no
- * unseen listing can enter the page (thresholdWalk), and sums the terms' rows per listing only
- * when that walk would read too far. bm25 is not used
- * because its IDF and length statistics move whenever any listing is written, which would let a
- * keyset cursor skip or repeat matches; this rank cannot move for a listing whose text is fixed.
- *
- * Cursor. The first page pins the catalog's write sequence number; later pages search the
- * catalog as of that number (text revisions, accepts and extension rows valid then), so the
- * match set and every rank are frozen, and the keyset (rank desc, id asc) visits each match
- * exactly once. The cursor is `base64url(JSON{v,h,a,r,i,t}).base64url(HMAC-SHA256)` with the
- * per-catalog secret stored in the database: h binds it to the query and filters, a is the
- * pinned sequence, (r, i) the last position, t the issue time (valid for one hour).
+ * GET /discovery/search on SQLite: the rank and cursor of catalog/search.ts, computed from the
+ * write-time term rows (migrations.ts). A one-term query walks the term's (score desc, id asc)
+ * index and stops after the page; a several-term query runs the all-terms tier, then the
+ * threshold walk (thresholdWalk), then the aggregates when the walk would read too far.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { queryTerms } from '../terms.ts';
-import { FILTER_NAMES } from '../../filters.ts';
-import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
-import { SNAPSHOT_RETENTION_MS, filterSql, toDiscoveryResource, type CatalogStore } from './store.ts';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { inReadTransaction } from '../../db/sqlite.ts';
+import { toDiscoveryResource, type ListingRow } from '../listing.ts';
+import {
+  DF_PROBE_CAP,
+  THRESHOLD_WALK_CAP,
+  WALK_CHUNKS,
+  bindingHash,
+  decodeCursor,
+  encodeCursor,
+  type CursorState,
+  type RankedRow,
+} from '../search.ts';
+import { queryTerms } from '../terms.ts';
+import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
+import { filterSql } from './queries.ts';
 
-const MAX_CURSOR_LENGTH = 1024;
-
-export interface CursorState {
-  v: 1;
-  /** hash of query + filters */
-  h: string;
-  /** pinned write sequence */
-  a: number;
-  /** rank and id of the last result served */
-  r: number;
-  i: number;
-  /** issued at, ms since epoch */
-  t: number;
-}
-
-export function bindingHash(query: string, filters: DiscoveryFilters): string {
-  // Every search filter binds the cursor (src/filters.ts): a filter added there cannot be missed here.
-  const key = JSON.stringify([query, ...FILTER_NAMES.map((name) => filters[name] ?? null)]);
-  return createHash('sha256').update(key).digest('base64url').slice(0, 22);
-}
-
-const sign = (secret: Buffer, payload: string) => createHmac('sha256', secret).update(`svc-search-cursor.${payload}`).digest();
-
-export function encodeCursor(secret: Buffer, state: CursorState): string {
-  const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
-  return `${payload}.${sign(secret, payload).toString('base64url')}`;
-}
-
-const invalidCursor = (why: string) =>
-  new CatalogQueryError('svc_invalid_search_cursor', `The cursor ${why}; restart the search without a cursor.`);
-
-export function decodeCursor(secret: Buffer, cursor: string, expectedHash: string, now: number): CursorState {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor))
-    throw invalidCursor('is not a cursor issued by this service');
-  const [payload, mac] = cursor.split('.') as [string, string];
-  const expected = sign(secret, payload);
-  const given = Buffer.from(mac, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor('is not a cursor issued by this service');
-  let state: CursorState;
-  try {
-    state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as CursorState;
-  } catch {
-    throw invalidCursor('is not a cursor issued by this service');
-  }
-  if (state.v !== 1 || ![state.a, state.r, state.i, state.t].every(Number.isSafeInteger))
-    throw invalidCursor('is not a cursor issued by this service');
-  if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
-  if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
-  return state;
+/** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
+export interface SearchSource {
+  readonly db: DatabaseSync;
+  statement(sql: string): StatementSync;
+  assertUsable(forWrite: boolean): void;
+  cursorSecret(): Buffer;
+  currentSeq(): number;
+  rowsById(ids: number[]): Map<number, ListingRow>;
 }
 
 const snapshotParams = (asOf: number) => [asOf, asOf];
-/** Postings counted per term to find the rarest one (the count stops here). */
-export const DF_PROBE_CAP = 20_000;
-
 /**
  * The rank's score part from a sum of term scores: every path (tier, walk, aggregate) rounds with
  * this one expression, so a listing gets the same rank whichever path ranked it.
@@ -97,7 +45,7 @@ const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS
  * listing's rows of the query's terms. Returns null when the tier does not fill the page.
  */
 function allTermsTier(
-  store: CatalogStore,
+  store: SearchSource,
   terms: string[],
   snapshot: number[],
   filter: { joinListings: string; conditions: string; params: Array<string | number> },
@@ -148,18 +96,6 @@ function allTermsTier(
 }
 
 /**
- * Postings a threshold walk reads before it weighs going on: past this, it may read up to a third of
- * its terms' postings (the aggregates read all of them, at a higher cost per row) before the
- * query is left to the aggregates. At 1M listings, three common terms finish in the walk in under
- * a second where the aggregate takes about four.
- */
-export const THRESHOLD_WALK_CAP = 20_000;
-/** Postings read per term per step: small first (most pages end early), then larger. */
-export const WALK_CHUNKS = [32, 64, 128];
-
-export type RankedRow = { listing_id: number; rank: number };
-
-/**
  * A several-term query as a bounded top-k (a threshold walk, after Fagin's threshold algorithm).
  * The rank is a sum over the query's terms of (1e6 + the term's milli score) for each term the
  * listing contains, so it grows with every term's score. Each term's rows are read in its index
@@ -179,7 +115,7 @@ export type RankedRow = { listing_id: number; rank: number };
  * then aggregates.
  */
 function thresholdWalk(
-  store: CatalogStore,
+  store: SearchSource,
   terms: string[],
   asOf: number,
   filter: { joinListings: string; conditions: string; params: Array<string | number> },
@@ -298,7 +234,7 @@ function thresholdWalk(
 }
 
 export function searchCatalog(
-  store: CatalogStore,
+  store: SearchSource,
   query: string,
   filters: DiscoveryFilters,
   page: { limit: number; cursor?: string },

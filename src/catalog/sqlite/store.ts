@@ -5,33 +5,39 @@
  * Search snapshots: every write bumps a global sequence number. The searchable text of a listing
  * is kept as revisions valid over [from_seq, to_seq), and accepts/extension rows remember the
  * sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
- * it with a keyset that visits each match exactly once (see search.ts).
+ * it with a keyset that visits each match exactly once (see ../search.ts).
  */
-import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from '../types.ts';
-import { searchCatalog } from './search.ts';
-import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from '../ingest/settlement.ts';
-import { MIGRATIONS, insertTermRows } from './migrations.ts';
-import { DEEP_OFFSET, countKeyChanges, insertListingKeys, listingKeysOf, pairValue, seekOffset, type ListingKey } from './list-index.ts';
 import { cachedStatement, inReadTransaction, inWriteTransaction, openSqlite } from '../../db/sqlite.ts';
+import type { ListingDraft } from '../ingest/settlement.ts';
+import {
+  DEEP_OFFSET,
+  PRUNE_BATCH,
+  filterKeys,
+  listingKeysOf,
+  mergeListing,
+  searchTextHash,
+  searchTextOf,
+  toDiscoveryResource,
+  type ListingRow,
+} from '../listing.ts';
+import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, type SearchText } from '../terms.ts';
+import {
+  CatalogUnavailableError,
+  type CatalogStorePort,
+  type DiscoveryFilters,
+  type DiscoveryResource,
+  type SearchPage,
+  type WriteOutcome,
+} from '../types.ts';
+import { countKeyChanges, insertListingKeys, seekOffset } from './list-index.ts';
+import { MIGRATIONS, insertTermRows } from './migrations.ts';
+import { filterSql } from './queries.ts';
+import { searchCatalog } from './search.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
-/** Superseded search revisions are kept this long; cursors older than this are refused. */
-export const SNAPSHOT_RETENTION_MS = 60 * 60 * 1000;
-/** At most this many expired revisions are pruned per write (bounded work). */
-export const PRUNE_BATCH = 32;
-
-/** Thrown when the database file is gone, replaced or read-only: the catalog cannot serve. */
-export class CatalogUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CatalogUnavailableError';
-  }
-}
-
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 function migrate(db: DatabaseSync): void {
@@ -45,141 +51,6 @@ function migrate(db: DatabaseSync): void {
       db.exec(`PRAGMA user_version = ${v + 1}`);
     }
   });
-}
-
-export interface ListingRow {
-  id: number;
-  resource: string;
-  type: string;
-  x402_version: number;
-  last_updated: string;
-  body: string;
-}
-
-/** What a listing's `body` column holds (everything but identity, version and time). */
-export interface ListingBody extends ListingMetadata {
-  accepts: AcceptedTerms[];
-  extensions: Record<string, unknown>;
-}
-
-/** A DiscoveryResource (openapi.yaml) from a row. */
-export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
-  const body = JSON.parse(row.body) as ListingBody;
-  const { accepts, extensions, ...metadata } = body;
-  return {
-    resource: row.resource,
-    type: row.type,
-    x402Version: row.x402_version,
-    // Stored from requirements that passed openapi.yaml's PaymentRequirements at /settle.
-    accepts: accepts as DiscoveryResource['accepts'],
-    lastUpdated: row.last_updated,
-    ...metadata,
-    extensions,
-  };
-}
-
-/** Stable JSON with sorted keys: the de-duplication key of accepted terms. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/**
- * The write rules of a listing (docs/CATALOG.md "Ownership and refresh"), shared by both stores:
- * the stored body after this settlement, or null when the terms are new and the listing already
- * holds MAX_ACCEPTS_PER_LISTING of them. Latest settlement wins on metadata, a field absent this
- * time keeps its previous value, accepts gain the terms unless identical ones are there.
- */
-export function mergeListing(previousBody: string | undefined, draft: ListingDraft): { body: ListingBody; termsKey: string } | null {
-  const previous: ListingBody = previousBody !== undefined ? (JSON.parse(previousBody) as ListingBody) : { accepts: [], extensions: {} };
-  const termsKey = canonicalJson(draft.terms);
-  const known = previous.accepts.some((t) => canonicalJson(t) === termsKey);
-  if (!known && previous.accepts.length >= MAX_ACCEPTS_PER_LISTING) return null;
-  const accepts = known ? previous.accepts : [...previous.accepts, draft.terms];
-  const { accepts: _a, extensions: previousExtensions, ...previousMetadata } = previous;
-  const metadata: ListingMetadata = { ...previousMetadata, ...draft.metadata };
-  return { body: { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } }, termsKey };
-}
-
-/** The searchable text of a listing body (search.ts): its four weighted fields. */
-export function searchTextOf(body: ListingBody, draft: ListingDraft): SearchText {
-  return {
-    serviceName: body.serviceName ?? '',
-    tags: (body.tags ?? []).join(' '),
-    description: body.description ?? '',
-    params: draft.parameterText,
-  };
-}
-
-/** A new search revision is written only when this changes. */
-export function searchTextHash(text: SearchText): string {
-  return createHash('sha256')
-    .update(JSON.stringify([text.serviceName, text.tags, text.description, text.params]))
-    .digest('hex');
-}
-
-/** Filters that compare one listings column for equality. payTo is the verified owner. */
-export const COLUMN_FILTERS = [
-  ['type', 'l.type'],
-  ['payTo', 'l.owner'],
-  ['resource', 'l.resource'],
-  ['toolName', 'l.tool_name'],
-] as const;
-
-/**
- * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the filters,
- * against listings aliased `l`, optionally as of a sequence number (a listing's existence then is
- * implied by a search revision valid then, so it is not tested here).
- */
-export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { conditions: string; params: Array<string | number> } {
-  const clauses: string[] = [];
-  const params: Array<string | number> = [];
-  const asOf = asOfSeq === undefined ? '' : ' AND added_seq <= ?';
-  for (const [name, column] of COLUMN_FILTERS) {
-    const value = filters[name];
-    if (value === undefined) continue;
-    clauses.push(`${column} = ?`);
-    params.push(value);
-  }
-  if (filters.scheme !== undefined || filters.network !== undefined) {
-    // One accepted entry must match both when both are given.
-    const parts = ['a.listing_id = l.id'];
-    if (filters.scheme !== undefined) {
-      parts.push('a.scheme = ?');
-      params.push(filters.scheme);
-    }
-    if (filters.network !== undefined) {
-      parts.push('a.network = ?');
-      params.push(filters.network);
-    }
-    if (asOfSeq !== undefined) params.push(asOfSeq);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf})`);
-  }
-  if (filters.extensions !== undefined) {
-    params.push(filters.extensions);
-    if (asOfSeq !== undefined) params.push(asOfSeq);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ?${asOf})`);
-  }
-  return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
-}
-
-/** The listing_keys a list filter selects ('all' when none); scheme with network is one pair key. */
-export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
-  const keys: ListingKey[] = [];
-  if (filters.type !== undefined) keys.push({ kind: 'type', value: filters.type });
-  if (filters.payTo !== undefined) keys.push({ kind: 'payTo', value: filters.payTo });
-  if (filters.scheme !== undefined && filters.network !== undefined) {
-    keys.push({ kind: 'scheme+network', value: pairValue(filters.scheme, filters.network) });
-  } else if (filters.scheme !== undefined) keys.push({ kind: 'scheme', value: filters.scheme });
-  else if (filters.network !== undefined) keys.push({ kind: 'network', value: filters.network });
-  if (filters.extensions !== undefined) keys.push({ kind: 'extensions', value: filters.extensions });
-  return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
 }
 
 /** The SQLite CatalogStorePort (one connection; a worker thread owns it). */

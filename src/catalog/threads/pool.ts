@@ -12,7 +12,7 @@ import type { DiscoveryFilters, SettledPayment } from '../types.ts';
 
 export interface WorkerSetup {
   dbPath: string;
-  /** With it the thread's store is PostgreSQL (store-postgres.ts) instead of dbPath. Holds credentials: never logged. */
+  /** With it the thread's store is PostgreSQL (postgres/store.ts) instead of dbPath. Holds credentials: never logged. */
   databaseUrl: string | undefined;
   /** The writer takes settlement hooks (and validates sellers' schemas), readers discovery. */
   role: 'writer' | 'reader';

@@ -1,0 +1,150 @@
+/**
+ * A listing as both catalog stores keep it (docs/CATALOG.md): the row they read, the JSON body
+ * they store, the write rules of a settlement (mergeListing), the searchable text, and the keys a
+ * listing answers to in the list index. Backend-neutral: the SQLite store (sqlite/) and the
+ * Postgres store (postgres/) both build on it, so they answer the same.
+ */
+import { createHash } from 'node:crypto';
+import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest/settlement.ts';
+import type { SearchText } from './terms.ts';
+import type { DiscoveryFilters, DiscoveryResource } from './types.ts';
+
+/** At most this many expired revisions are pruned per write (bounded work). */
+export const PRUNE_BATCH = 32;
+
+export interface ListingRow {
+  id: number;
+  resource: string;
+  type: string;
+  x402_version: number;
+  last_updated: string;
+  body: string;
+}
+
+/** What a listing's `body` column holds (everything but identity, version and time). */
+export interface ListingBody extends ListingMetadata {
+  accepts: AcceptedTerms[];
+  extensions: Record<string, unknown>;
+}
+
+/** A DiscoveryResource (openapi.yaml) from a row. */
+export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
+  const body = JSON.parse(row.body) as ListingBody;
+  const { accepts, extensions, ...metadata } = body;
+  return {
+    resource: row.resource,
+    type: row.type,
+    x402Version: row.x402_version,
+    // Stored from requirements that passed openapi.yaml's PaymentRequirements at /settle.
+    accepts: accepts as DiscoveryResource['accepts'],
+    lastUpdated: row.last_updated,
+    ...metadata,
+    extensions,
+  };
+}
+
+/** Stable JSON with sorted keys: the de-duplication key of accepted terms. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The write rules of a listing (docs/CATALOG.md "Ownership and refresh"), shared by both stores:
+ * the stored body after this settlement, or null when the terms are new and the listing already
+ * holds MAX_ACCEPTS_PER_LISTING of them. Latest settlement wins on metadata, a field absent this
+ * time keeps its previous value, accepts gain the terms unless identical ones are there.
+ */
+export function mergeListing(previousBody: string | undefined, draft: ListingDraft): { body: ListingBody; termsKey: string } | null {
+  const previous: ListingBody = previousBody !== undefined ? (JSON.parse(previousBody) as ListingBody) : { accepts: [], extensions: {} };
+  const termsKey = canonicalJson(draft.terms);
+  const known = previous.accepts.some((t) => canonicalJson(t) === termsKey);
+  if (!known && previous.accepts.length >= MAX_ACCEPTS_PER_LISTING) return null;
+  const accepts = known ? previous.accepts : [...previous.accepts, draft.terms];
+  const { accepts: _a, extensions: previousExtensions, ...previousMetadata } = previous;
+  const metadata: ListingMetadata = { ...previousMetadata, ...draft.metadata };
+  return { body: { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } }, termsKey };
+}
+
+/** The searchable text of a listing body (search.ts, the rank): its four weighted fields. */
+export function searchTextOf(body: ListingBody, draft: ListingDraft): SearchText {
+  return {
+    serviceName: body.serviceName ?? '',
+    tags: (body.tags ?? []).join(' '),
+    description: body.description ?? '',
+    params: draft.parameterText,
+  };
+}
+
+/** A new search revision is written only when this changes. */
+export function searchTextHash(text: SearchText): string {
+  return createHash('sha256')
+    .update(JSON.stringify([text.serviceName, text.tags, text.description, text.params]))
+    .digest('hex');
+}
+
+/** Filters that compare one listings column for equality. payTo is the verified owner. */
+export const COLUMN_FILTERS = [
+  ['type', 'l.type'],
+  ['payTo', 'l.owner'],
+  ['resource', 'l.resource'],
+  ['toolName', 'l.tool_name'],
+] as const;
+
+/** The listing_keys a list filter selects ('all' when none); scheme with network is one pair key. */
+export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
+  const keys: ListingKey[] = [];
+  if (filters.type !== undefined) keys.push({ kind: 'type', value: filters.type });
+  if (filters.payTo !== undefined) keys.push({ kind: 'payTo', value: filters.payTo });
+  if (filters.scheme !== undefined && filters.network !== undefined) {
+    keys.push({ kind: 'scheme+network', value: pairValue(filters.scheme, filters.network) });
+  } else if (filters.scheme !== undefined) keys.push({ kind: 'scheme', value: filters.scheme });
+  else if (filters.network !== undefined) keys.push({ kind: 'network', value: filters.network });
+  if (filters.extensions !== undefined) keys.push({ kind: 'extensions', value: filters.extensions });
+  return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
+}
+
+/**
+ * The list index's block size (sqlite/list-index.ts, and the same index in Postgres,
+ * postgres/migrations.ts): a deep page skips fewer than 2 × BLOCK_SIZE index entries.
+ */
+export const BLOCK_SIZE = 512;
+/** From this offset a list page of one filter value starts from the block holding it (seekOffset). */
+export const DEEP_OFFSET = 2 * BLOCK_SIZE;
+/** A list filter a listing answers to: kind is the filter name ('all' for no filter). */
+export interface ListingKey {
+  kind: 'all' | 'type' | 'payTo' | 'scheme' | 'network' | 'scheme+network' | 'extensions';
+  value: string;
+}
+
+/** The key of a scheme+network pair (one accepted entry must match both). */
+export const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
+
+/** Every key a listing answers to. */
+export function listingKeysOf(
+  type: string,
+  owner: string,
+  accepts: Array<{ scheme: string; network: string }>,
+  extensionKeys: string[],
+): ListingKey[] {
+  const keys: ListingKey[] = [
+    { kind: 'all', value: '' },
+    { kind: 'type', value: type },
+    { kind: 'payTo', value: owner },
+  ];
+  for (const a of accepts) {
+    keys.push(
+      { kind: 'scheme', value: a.scheme },
+      { kind: 'network', value: a.network },
+      { kind: 'scheme+network', value: pairValue(a.scheme, a.network) },
+    );
+  }
+  for (const key of extensionKeys) keys.push({ kind: 'extensions', value: key });
+  return keys;
+}

@@ -1,0 +1,63 @@
+/**
+ * SQL pieces the Postgres store (store.ts) and its search (search.ts) share: parameter lists, the
+ * discovery filters' conditions (as the SQLite store's sqlite/queries.ts) and reading listings by
+ * id.
+ */
+import type pg from 'pg';
+import { COLUMN_FILTERS, type ListingRow } from '../listing.ts';
+import type { DiscoveryFilters } from '../types.ts';
+
+export type Db = Pick<pg.PoolClient, 'query'>;
+
+/** A `$n` parameter list built with the SQL: `p(value)` appends the value and returns its name. */
+export function parameters(): { values: unknown[]; p: (value: unknown) => string } {
+  const values: unknown[] = [];
+  return { values, p: (value) => `$${values.push(value)}` };
+}
+
+/**
+ * PostgreSQL text cannot hold U+0000 (the query itself would fail), and no stored value has one
+ * (ingest refuses control characters where a filter could match): such a filter matches nothing,
+ * as on SQLite.
+ */
+export const holdsNul = (filters: DiscoveryFilters): boolean =>
+  Object.values(filters).some((value) => typeof value === 'string' && value.includes('\u0000'));
+
+/** A listings row as pg returns it (bigint ids come back as strings). */
+export type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
+
+/** The listings rows of `ids` (any order), as the SQLite store reads them. */
+export async function rowsById(db: Db, ids: number[]): Promise<Map<number, ListingRow>> {
+  const out = new Map<number, ListingRow>();
+  if (ids.length === 0) return out;
+  const rows = await db.query<RawListingRow>(
+    'SELECT id, resource, type, x402_version, last_updated, body FROM listings WHERE id = ANY($1::bigint[])',
+    [ids],
+  );
+  for (const row of rows.rows) out.set(Number(row.id), { ...row, id: Number(row.id) });
+  return out;
+}
+
+/**
+ * SQL conditions for the filters against listings aliased `l` (sqlite/queries.ts filterSql), optionally as
+ * of a sequence number; `p` names each parameter.
+ */
+export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) => string, asOfSeq?: number): string {
+  const clauses: string[] = [];
+  for (const [name, column] of COLUMN_FILTERS) {
+    const value = filters[name];
+    if (value !== undefined) clauses.push(`${column} = ${p(value)}`);
+  }
+  const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
+  if (filters.scheme !== undefined || filters.network !== undefined) {
+    // One accepted entry must match both when both are given.
+    const parts = ['a.listing_id = l.id'];
+    if (filters.scheme !== undefined) parts.push(`a.scheme = ${p(filters.scheme)}`);
+    if (filters.network !== undefined) parts.push(`a.network = ${p(filters.network)}`);
+    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf()})`);
+  }
+  if (filters.extensions !== undefined) {
+    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ${p(filters.extensions)}${asOf()})`);
+  }
+  return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
+}

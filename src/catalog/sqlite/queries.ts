@@ -1,0 +1,43 @@
+/**
+ * The SQL of the discovery filters on SQLite, shared by the store's list query (store.ts) and the
+ * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts.
+ */
+import { COLUMN_FILTERS } from '../listing.ts';
+import type { DiscoveryFilters } from '../types.ts';
+
+/**
+ * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the filters,
+ * against listings aliased `l`, optionally as of a sequence number (a listing's existence then is
+ * implied by a search revision valid then, so it is not tested here).
+ */
+export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { conditions: string; params: Array<string | number> } {
+  const clauses: string[] = [];
+  const params: Array<string | number> = [];
+  const asOf = asOfSeq === undefined ? '' : ' AND added_seq <= ?';
+  for (const [name, column] of COLUMN_FILTERS) {
+    const value = filters[name];
+    if (value === undefined) continue;
+    clauses.push(`${column} = ?`);
+    params.push(value);
+  }
+  if (filters.scheme !== undefined || filters.network !== undefined) {
+    // One accepted entry must match both when both are given.
+    const parts = ['a.listing_id = l.id'];
+    if (filters.scheme !== undefined) {
+      parts.push('a.scheme = ?');
+      params.push(filters.scheme);
+    }
+    if (filters.network !== undefined) {
+      parts.push('a.network = ?');
+      params.push(filters.network);
+    }
+    if (asOfSeq !== undefined) params.push(asOfSeq);
+    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf})`);
+  }
+  if (filters.extensions !== undefined) {
+    params.push(filters.extensions);
+    if (asOfSeq !== undefined) params.push(asOfSeq);
+    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ?${asOf})`);
+  }
+  return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
+}
