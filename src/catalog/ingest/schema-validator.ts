@@ -17,9 +17,9 @@
  * caller treats it as a transient failure and tries again later, so an honest seller is not refused
  * because svc was busy.
  */
-import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
+import { BOUND_VERDICT_MS, RECENT_VERDICT_MS, RecentVerdicts, verdictKey } from './recent-verdicts.ts';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
 export type SchemaVerdict =
@@ -77,34 +77,6 @@ interface Pending {
   resolve: (verdict: SchemaVerdict) => void;
 }
 
-/**
- * Schemas judged too complex are remembered for a while, per seller (the caller's `scope`) and by
- * a hash of the schema and `info`, whose pair decides the cost: a seller sends the same schema
- * with each settlement, and a hostile one must cost a thread once, not once per settlement, nor
- * wait for a thread while others are replaced. Scoped to the seller, so one seller's verdict never
- * falls on another who happens to send the same schema.
- */
-const RECENT_VERDICTS = 256;
-/** How long a verdict is remembered when the schema used its whole CPU budget or killed its thread. */
-const RECENT_VERDICT_MS = 10 * 60_000;
-/**
- * How long a verdict given at the wall-clock bound is remembered: the thread was slowed by other
- * work, so an honest but heavy schema (tens of ms of CPU) can be caught there too. Long enough that
- * a hostile seller's burst costs a thread once; short enough that an honest seller's next
- * settlements are judged again soon.
- */
-const BOUND_VERDICT_MS = 60_000;
-
-function verdictKey(scope: string, schema: unknown, info: unknown): string | undefined {
-  try {
-    return createHash('sha256')
-      .update(JSON.stringify([scope, schema, info]))
-      .digest('base64');
-  } catch {
-    return undefined; // not JSON (never from a request body): judged afresh each time
-  }
-}
-
 /** CPU milliseconds the thread has used so far; undefined once it is gone. */
 const threadCpuMs = (worker: Worker): Promise<number | undefined> =>
   worker.cpuUsage().then(
@@ -143,8 +115,6 @@ export class SchemaValidator {
   private readonly maxWaitMs: number;
   private readonly maxQueued: number;
   private readonly maxHeapMb: number;
-  private readonly rememberMs: number;
-  private readonly rememberBoundMs: number;
   private readonly workerUrl: URL;
   private current: Slot | null = null;
   /** A warm spare, started with the first worker: after a termination the next job starts at once. */
@@ -158,7 +128,7 @@ export class SchemaValidator {
   } | null = null;
   private readonly queue: Pending[] = [];
   /** Recent too-complex verdicts: key → verdict and when it lapses (insertion order = age). */
-  private readonly recent = new Map<string, { verdict: SchemaVerdict; until: number }>();
+  private readonly recent: RecentVerdicts<SchemaVerdict>;
   private nextId = 1;
   private closed = false;
   private readyTimer: NodeJS.Timeout | null = null;
@@ -175,8 +145,7 @@ export class SchemaValidator {
     this.maxWaitMs = options.maxWaitMs ?? 100;
     this.maxQueued = options.maxQueued ?? 64;
     this.maxHeapMb = options.maxHeapMb ?? 48;
-    this.rememberMs = options.rememberMs ?? RECENT_VERDICT_MS;
-    this.rememberBoundMs = options.rememberBoundMs ?? BOUND_VERDICT_MS;
+    this.recent = new RecentVerdicts(options.rememberMs ?? RECENT_VERDICT_MS, options.rememberBoundMs ?? BOUND_VERDICT_MS);
     this.workerUrl = options.workerUrl ?? workerModuleUrl('catalog/ingest/schema-worker');
     // Warm from the start: the first seller must not wait for a thread to boot.
     this.current = this.spawn();
@@ -189,7 +158,7 @@ export class SchemaValidator {
   validate(schema: Record<string, unknown> | boolean, info: unknown, context: ValidationContext = {}): Promise<SchemaVerdict> {
     if (this.closed) return Promise.resolve(notJudged('Schema validation is shut down.'));
     const key = verdictKey(context.scope ?? '', schema, info);
-    const known = this.recentVerdict(key);
+    const known = this.recent.get(key);
     if (known) return Promise.resolve(known);
     if (this.queue.length >= this.maxQueued) return Promise.resolve(notJudged('Too many schemas are waiting for validation.'));
     const now = performance.now();
@@ -285,25 +254,13 @@ export class SchemaValidator {
     this.running = null;
     clearTimeout(running.timer);
     const { key } = running.pending;
-    if (key !== undefined && !verdict.ok && verdict.code === 'bazaar_schema_too_complex') {
-      this.recent.delete(key);
-      this.recent.set(key, { verdict, until: performance.now() + (atBound ? this.rememberBoundMs : this.rememberMs) });
-      if (this.recent.size > RECENT_VERDICTS) this.recent.delete(this.recent.keys().next().value!);
-    }
+    if (!verdict.ok && verdict.code === 'bazaar_schema_too_complex') this.recent.remember(key, verdict, atBound);
     running.pending.resolve(verdict);
   }
 
   /** The caller's step used the whole wall-clock bound before a thread was free: nothing to judge by. */
   private timeSpent(): SchemaVerdict {
     return notJudged(`The ${this.wallMs} ms bound passed before the schema could be validated.`);
-  }
-
-  private recentVerdict(key: string | undefined): SchemaVerdict | undefined {
-    const entry = key === undefined ? undefined : this.recent.get(key);
-    if (!entry) return undefined;
-    if (entry.until > performance.now()) return entry.verdict;
-    this.recent.delete(key!);
-    return undefined;
   }
 
   private pump(): void {
@@ -313,7 +270,7 @@ export class SchemaValidator {
     const now = performance.now();
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const pending = this.queue[i]!;
-      const known = this.recentVerdict(pending.key);
+      const known = this.recent.get(pending.key);
       if (known) this.queue.splice(i, 1)[0]!.resolve(known);
       else if (now > pending.deadline) this.queue.splice(i, 1)[0]!.resolve(notJudged('The schema waited too long for validation.'));
     }
