@@ -11,7 +11,7 @@
  * through the Postgres store one settlement at a time would take hours (writes serialize on the
  * catalog sequence, ~3 ms each), so the Postgres database is created by svc's own migrations and
  * then loaded from the SQLite file table by table with COPY: the two stores keep the same tables
- * (src/catalog/migrations-postgres.ts), a term's score becoming its exact `units` and each row
+ * (src/catalog/postgres/migrations.ts), a term's score becoming its exact `units` and each row
  * getting its revision's term signature (`sig`, from the server's own `catalog_term_bit`). The comparison
  * of answers above is what shows the load is faithful. `VACUUM ANALYZE` follows, as an operator
  * would run after a bulk load (docs/CATALOG.md "Postgres").
@@ -79,7 +79,7 @@ function copyText(value: string | number | bigint | null | undefined): string {
 }
 
 /**
- * Each revision's term signature (migrations-postgres.ts migration 4): the OR of the server's
+ * Each revision's term signature (src/catalog/postgres/migrations.ts, migration 4): the OR of the server's
  * `catalog_term_bit` over the revision's terms, asked once per distinct term.
  */
 async function revisionSignatures(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Map<number, bigint>> {

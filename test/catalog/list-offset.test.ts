@@ -1,5 +1,5 @@
 /**
- * Deep `offset` pages of the list endpoint (docs/CATALOG.md, list-index.ts): the block index that
+ * Deep `offset` pages of the list endpoint (docs/CATALOG.md, src/catalog/sqlite/list-index.ts): the block index that
  * finds an offset without skipping every entry before it must give exactly the page a plain
  * ORDER BY … OFFSET gives. A real SQLite file gets 2,700 listings over two sellers and three
  * networks (timestamps with ties), then 900 refreshes that move listings to the front; every
