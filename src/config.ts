@@ -12,13 +12,15 @@ import {
   DEFAULT_NETWORK,
   NETWORKS,
   defaultRpcUrl,
-  isStellarNetwork,
   keypairFromSeed,
   type Keypair,
   type StellarNetwork,
 } from './chains/stellar/index.ts';
+import { ConfigError, parseInteger, parseOneOf, read, type Env } from './config-env.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
 import { DEFAULT_RECONCILE_INTERVAL_MS } from './journal/journal.ts';
+
+export { ConfigError } from './config-env.ts';
 
 export const DEFAULTS = {
   PORT: 4021,
@@ -94,27 +96,6 @@ export interface Config {
   discoveryYieldPercent: number;
 }
 
-/** An invalid configuration value; `variable` names the environment variable. */
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    reason: string,
-  ) {
-    super(`${variable}: ${withoutSecrets(reason)}`);
-    this.name = 'ConfigError';
-  }
-}
-
-/**
- * A secret seed pasted into the wrong variable (PORT, LOG_LEVEL…) must not be echoed by the
- * error that names it: any run of 20+ characters of the seed alphabet (base32: a Stellar seed is
- * 56, a truncated or mistyped one shorter) is replaced, whichever variable it came from.
- */
-const SECRET_LOOKING = /[A-Z2-7]{20,}/gi;
-function withoutSecrets(reason: string): string {
-  return reason.replace(SECRET_LOOKING, '[value that looks like a secret, not shown]');
-}
-
 const KEYS = Symbol('signingKeys');
 
 /** The Keypairs of a loaded config (the only way to reach them). */
@@ -122,22 +103,6 @@ export function signingKeys(config: Config): SigningKeys {
   const keys = (config as Config & { [KEYS]?: SigningKeys })[KEYS];
   if (!keys) throw new Error('config has no signing keys (not produced by loadConfig)');
   return keys;
-}
-
-type Env = Record<string, string | undefined>;
-
-/** A variable counts as unset when absent or empty. */
-function read(env: Env, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-function parseNetwork(env: Env): StellarNetwork {
-  const value = read(env, 'NETWORK') ?? DEFAULT_NETWORK;
-  if (!isStellarNetwork(value)) {
-    throw new ConfigError('NETWORK', `must be one of ${NETWORKS.join(', ')}; got ${JSON.stringify(value)}`);
-  }
-  return value;
 }
 
 function parseRpcUrl(env: Env, network: StellarNetwork): string {
@@ -198,34 +163,15 @@ function parseFeeBump(env: Env, submitters: Keypair[]): Keypair | null {
   return keypair;
 }
 
-/** A decimal integer string (no sign, no exponent, no fraction) within [min, max]. */
-function parseInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const value = read(env, name);
-  if (value === undefined) return fallback;
-  const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new ConfigError(name, `must be an integer from ${min} to ${max}; got ${JSON.stringify(value)}`);
-  }
-  return n;
-}
-
 function parseFeeMode(env: Env): 'free' {
   const value = read(env, 'FEE_MODE') ?? DEFAULTS.FEE_MODE;
   if (value !== 'free') throw new ConfigError('FEE_MODE', `only "free" is supported; got ${JSON.stringify(value)}`);
   return 'free';
 }
 
-function parseLogLevel(env: Env): LogLevel {
-  const value = read(env, 'LOG_LEVEL') ?? DEFAULTS.LOG_LEVEL;
-  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(value)}`);
-  }
-  return value as LogLevel;
-}
-
 /** Validates every variable; throws the first ConfigError. Has no side effects. */
 export function loadConfig(env: Env): Config {
-  const network = parseNetwork(env);
+  const network = parseOneOf(env, 'NETWORK', NETWORKS, DEFAULT_NETWORK);
   const rpcUrl = parseRpcUrl(env, network);
   const configuredKeys = parseSubmitters(env);
   const configuredFeeBump = parseFeeBump(env, configuredKeys);
@@ -256,7 +202,7 @@ export function loadConfig(env: Env): Config {
       1,
       Number.MAX_SAFE_INTEGER,
     ),
-    logLevel: parseLogLevel(env),
+    logLevel: parseOneOf(env, 'LOG_LEVEL', LOG_LEVELS, DEFAULTS.LOG_LEVEL),
     readyMinBalanceStroops: parseInteger(env, 'READY_MIN_BALANCE_STROOPS', DEFAULTS.READY_MIN_BALANCE_STROOPS, 0, Number.MAX_SAFE_INTEGER),
     readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
     headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
