@@ -1,39 +1,30 @@
 /**
  * Configuration from the environment (README.md, Configuration). `loadConfig(env)` returns a typed,
  * validated config or throws a ConfigError naming the variable. Error messages never contain any
- * part of a secret value. The parsed Keypairs live in a non-enumerable property so that
- * serializing or logging the config cannot leak them.
+ * part of a secret value. Each chain parses its own section (src/chains/stellar/config.ts, which
+ * keeps the parsed Keypairs out of serialization and logs); this module composes it with the
+ * service's variables: port, storage, logging, HTTP limits and the settlement journal.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import {
-  MAX_CHANNEL_ACCOUNTS,
-  deriveChannelKeys,
-  DEFAULT_NETWORK,
-  NETWORKS,
-  defaultRpcUrl,
-  keypairFromSeed,
-  type Keypair,
-  type StellarNetwork,
-} from './chains/stellar/index.ts';
+import { loadStellarConfig, type StellarConfig } from './chains/stellar/index.ts';
 import { ConfigError, parseInteger, parseOneOf, read, type Env } from './config-env.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
 import { DEFAULT_RECONCILE_INTERVAL_MS } from './journal/journal.ts';
 
 export { ConfigError } from './config-env.ts';
+// The service configuration is the Stellar chain's with the service's fields added: its keys and
+// signer addresses are read with the chain's functions.
+export { signerAddresses, signingKeys, type SigningKeys } from './chains/stellar/index.ts';
 
 export const DEFAULTS = {
   PORT: 4021,
   DB_PATH: './data/svc.sqlite',
   FEE_MODE: 'free',
-  MAX_TRANSACTION_FEE_STROOPS: 50_000,
   LOG_LEVEL: 'info',
-  READY_MIN_BALANCE_STROOPS: 50_000_000,
-  READY_MAX_LEDGER_AGE_SECONDS: 30,
   HEADERS_TIMEOUT_MS: 10_000,
   REQUEST_TIMEOUT_MS: 15_000,
   MAX_CONNECTIONS_PER_ADDRESS: 256,
-  CHANNEL_ACCOUNTS: 0,
   DISCOVERY_YIELD_PERCENT: 80,
   /**
    * Time to live of a submitter lease in PostgreSQL: how long the submitters of an instance that
@@ -47,26 +38,8 @@ export const DEFAULTS = {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** The signing keys. Never serialized: see `signingKeys()`. */
-export interface SigningKeys {
-  /** The settlement sources: the configured submitters, or the derived channel accounts. */
-  submitters: Keypair[];
-  feeBump: Keypair | null;
-  /** With CHANNEL_ACCOUNTS: the configured submitter, which creates the channels. */
-  channelFunder: Keypair | null;
-}
-
-export interface Config {
-  network: StellarNetwork;
-  rpcUrl: string;
-  /** Public addresses (G…) of the submitter accounts, in configured order. */
-  submitters: string[];
-  /** Public address of the fee-bump account, or null. */
-  feeBumpAddress: string | null;
-  /** CHANNEL_ACCOUNTS: how many channel accounts settle (0: the submitters themselves). */
-  channelAccounts: number;
-  /** With channels: the account that creates them (the one SUBMITTER_SECRET), else null. */
-  channelFunder: string | null;
+/** The Stellar chain's section (NETWORK, RPC_URL, the seeds…) and the service's own variables. */
+export interface Config extends StellarConfig {
   port: number;
   /** SQLite file of the catalog and the journal when DATABASE_URL is unset. */
   dbPath: string;
@@ -76,14 +49,9 @@ export interface Config {
    */
   postgres: string | null;
   feeMode: 'free';
-  maxTransactionFeeStroops: number;
   logLevel: LogLevel;
   /** Settlement journal, payment policy and fee budget (parsed in the journal block below). */
   settlement: SettlementConfig;
-  /** GET /ready: the least native balance, in stroops, of every account that pays for settlements. */
-  readyMinBalanceStroops: number;
-  /** GET /ready: the oldest the RPC's latest ledger may be, in seconds. */
-  readyMaxLedgerAgeSeconds: number;
   /** Time a client has to send its request head, then its whole request (docs/SECURITY.md). */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -96,126 +64,33 @@ export interface Config {
   discoveryYieldPercent: number;
 }
 
-const KEYS = Symbol('signingKeys');
-
-/** The Keypairs of a loaded config (the only way to reach them). */
-export function signingKeys(config: Config): SigningKeys {
-  const keys = (config as Config & { [KEYS]?: SigningKeys })[KEYS];
-  if (!keys) throw new Error('config has no signing keys (not produced by loadConfig)');
-  return keys;
-}
-
-function parseRpcUrl(env: Env, network: StellarNetwork): string {
-  const value = read(env, 'RPC_URL');
-  if (value === undefined) {
-    const fallback = defaultRpcUrl(network);
-    if (fallback === null) throw new ConfigError('RPC_URL', `is required when NETWORK is ${network}`);
-    return fallback;
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError('RPC_URL', 'must be an absolute http(s) URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError('RPC_URL', `must be an http(s) URL; got scheme ${JSON.stringify(url.protocol)}`);
-  }
-  // Credentials in the URL would end up in /health and logs.
-  if (url.username || url.password) throw new ConfigError('RPC_URL', 'must not contain credentials');
-  return value;
-}
-
-/** Parses one seed; the message never quotes the value, not even partly. */
-function parseSeed(variable: string, value: string, position?: number): Keypair {
-  const where = position === undefined ? '' : ` (entry ${position})`;
-  const keypair = keypairFromSeed(value);
-  if (!keypair) throw new ConfigError(variable, `is not a valid Stellar secret seed${where} (expected 56 characters starting with S)`);
-  return keypair;
-}
-
-function parseSubmitters(env: Env): Keypair[] {
-  const value = read(env, 'SUBMITTER_SECRET');
-  if (value === undefined) {
-    throw new ConfigError('SUBMITTER_SECRET', 'is required (one Stellar secret seed or a comma-separated list)');
-  }
-  const entries = value.split(',').map((s) => s.trim());
-  const keypairs = entries.map((seed, i) => {
-    if (seed === '') throw new ConfigError('SUBMITTER_SECRET', `entry ${i + 1} is empty`);
-    return parseSeed('SUBMITTER_SECRET', seed, entries.length > 1 ? i + 1 : undefined);
-  });
-  const seen = new Set<string>();
-  keypairs.forEach((kp, i) => {
-    if (seen.has(kp.publicKey())) throw new ConfigError('SUBMITTER_SECRET', `entry ${i + 1} duplicates an earlier entry`);
-    seen.add(kp.publicKey());
-  });
-  return keypairs;
-}
-
-function parseFeeBump(env: Env, submitters: Keypair[]): Keypair | null {
-  const value = read(env, 'FEE_BUMP_SECRET');
-  if (value === undefined) return null;
-  if (value.includes(',')) throw new ConfigError('FEE_BUMP_SECRET', 'must be a single Stellar secret seed, not a list');
-  const keypair = parseSeed('FEE_BUMP_SECRET', value);
-  if (submitters.some((s) => s.publicKey() === keypair.publicKey())) {
-    throw new ConfigError('FEE_BUMP_SECRET', 'must differ from every SUBMITTER_SECRET entry');
-  }
-  return keypair;
-}
-
 function parseFeeMode(env: Env): 'free' {
   const value = read(env, 'FEE_MODE') ?? DEFAULTS.FEE_MODE;
   if (value !== 'free') throw new ConfigError('FEE_MODE', `only "free" is supported; got ${JSON.stringify(value)}`);
   return 'free';
 }
 
-/** Validates every variable; throws the first ConfigError. Has no side effects. */
+/** Validates every variable, the Stellar chain's first; throws the first ConfigError. Has no side effects. */
 export function loadConfig(env: Env): Config {
-  const network = parseOneOf(env, 'NETWORK', NETWORKS, DEFAULT_NETWORK);
-  const rpcUrl = parseRpcUrl(env, network);
-  const configuredKeys = parseSubmitters(env);
-  const configuredFeeBump = parseFeeBump(env, configuredKeys);
-  const channelAccounts = parseInteger(env, 'CHANNEL_ACCOUNTS', DEFAULTS.CHANNEL_ACCOUNTS, 0, MAX_CHANNEL_ACCOUNTS);
-  if (channelAccounts > 0 && configuredKeys.length !== 1) {
-    throw new ConfigError('CHANNEL_ACCOUNTS', 'derives the channel accounts from one SUBMITTER_SECRET; configure exactly one seed');
-  }
-  // With channels, the one submitter funds them and (without FEE_BUMP_SECRET) pays every fee.
-  const channelFunder = channelAccounts > 0 ? configuredKeys[0]! : null;
-  const submitterKeys = channelFunder ? deriveChannelKeys(channelFunder, channelAccounts) : configuredKeys;
-  const feeBumpKey = configuredFeeBump ?? channelFunder;
+  // The chain's object keeps its signing keys (non-enumerable): the service's fields join it.
+  const stellar = loadStellarConfig(env);
   const database = parseDatabaseUrl(env);
-  const config: Config = {
-    network,
-    rpcUrl,
-    submitters: submitterKeys.map((k) => k.publicKey()),
-    feeBumpAddress: feeBumpKey?.publicKey() ?? null,
-    channelAccounts,
-    channelFunder: channelFunder?.publicKey() ?? null,
+  const config = Object.assign(stellar, {
     port: parseInteger(env, 'PORT', DEFAULTS.PORT, 1, 65_535),
     dbPath: loadStorageConfig(env).dbPath,
     postgres: database === null ? null : withoutCredentials(database),
     feeMode: parseFeeMode(env),
-    maxTransactionFeeStroops: parseInteger(
-      env,
-      'MAX_TRANSACTION_FEE_STROOPS',
-      DEFAULTS.MAX_TRANSACTION_FEE_STROOPS,
-      1,
-      Number.MAX_SAFE_INTEGER,
-    ),
     logLevel: parseOneOf(env, 'LOG_LEVEL', LOG_LEVELS, DEFAULTS.LOG_LEVEL),
-    readyMinBalanceStroops: parseInteger(env, 'READY_MIN_BALANCE_STROOPS', DEFAULTS.READY_MIN_BALANCE_STROOPS, 0, Number.MAX_SAFE_INTEGER),
-    readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
     headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
     requestTimeoutMs: parseInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULTS.REQUEST_TIMEOUT_MS, 1_000, 300_000),
     maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),
     discoveryYieldPercent: parseInteger(env, 'DISCOVERY_YIELD_PERCENT', DEFAULTS.DISCOVERY_YIELD_PERCENT, 1, 100),
-  } as Config;
+  }) as Config;
   // Node refuses a request timeout shorter than the head timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');
   // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
   // /health projection; read it as config.settlement.
   Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
-  Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey, channelFunder }, enumerable: false });
   Object.defineProperty(config, DATABASE_URL, { value: database, enumerable: false });
   return config;
 }
@@ -268,14 +143,6 @@ export function ensureDbDirectory(config: Config): void {
   } catch (err) {
     throw new ConfigError('DB_PATH', `parent directory cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-}
-
-/**
- * The signer addresses advertised in /supported (`signers["stellar:*"]`): every submitter, then
- * the fee-bump account when configured. One place, reused by the scheme.
- */
-export function signerAddresses(config: Pick<Config, 'submitters' | 'feeBumpAddress'>): string[] {
-  return config.feeBumpAddress ? [...config.submitters, config.feeBumpAddress] : [...config.submitters];
 }
 
 // ---- Settlement journal, payment policy and fee budget (docs/OPERATIONS.md) ----

@@ -1,5 +1,5 @@
-/** Builds the scheme the service mounts from its loaded configuration. */
-import { signingKeys, type Config } from '../../config.ts';
+/** Builds the scheme the service mounts from the loaded Stellar configuration. */
+import { signingKeys, type StellarConfig } from './config.ts';
 import type { Logger } from '../../log.ts';
 import { ExactStellarScheme } from './exact/facilitator.ts';
 import { createSdkRpc, type ChainRpc } from './rpc.ts';
@@ -11,7 +11,7 @@ import type { SharedLeases } from '../../scheme/types.ts';
  * re-verification inside settle) instead of doubling the info log.
  */
 export function createSchemeFromConfig(
-  config: Config,
+  config: StellarConfig,
   logger?: Logger,
   wrapRpc: (rpc: ChainRpc) => ChainRpc = (rpc) => rpc,
   /** Submitter leases shared with other instances (DATABASE_URL, docs/SCALING.md). */

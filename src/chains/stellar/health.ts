@@ -5,7 +5,7 @@
  */
 import { Keypair, rpc as sdkRpc, xdr } from '@stellar/stellar-sdk';
 import type { CheckResult } from '../../ops/readiness.ts';
-import { signerAddresses, type Config } from '../../config.ts';
+import { signerAddresses, type StellarConfig } from './config.ts';
 import { createSdkRpc, type ChainRpc } from './rpc.ts';
 
 const STROOPS_PER_XLM = 10_000_000n;
@@ -58,7 +58,7 @@ export function balancesCheck(rpcUrl: string, addresses: () => string[], minStro
 
 /** The Stellar checks of GET /ready for a loaded configuration (short RPC timeouts: a probe must answer). */
 export function stellarReadinessChecks(
-  config: Pick<Config, 'rpcUrl' | 'submitters' | 'feeBumpAddress' | 'readyMinBalanceStroops' | 'readyMaxLedgerAgeSeconds'>,
+  config: Pick<StellarConfig, 'rpcUrl' | 'submitters' | 'feeBumpAddress' | 'readyMinBalanceStroops' | 'readyMaxLedgerAgeSeconds'>,
   options: { wrapRpc?: (rpc: ChainRpc) => ChainRpc; payingAccounts?: () => string[] } = {},
 ) {
   const chain = (options.wrapRpc ?? ((r) => r))(createSdkRpc({ url: config.rpcUrl, timeoutMs: 1_500 }));
