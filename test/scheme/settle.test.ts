@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FeeBumpTransaction, Keypair, Networks, TransactionBuilder, rpc } from '@stellar/stellar-sdk';
 import { SchemeHarness } from './harness.ts';
 import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
-import { MAX_SETTLEMENT_WINDOW_SECONDS } from '../../src/chains/stellar/exact/facilitator.ts';
+import { MAX_SETTLEMENT_WINDOW_SECONDS } from '../../src/chains/stellar/exact/settle.ts';
 
 let h: SchemeHarness;
 beforeAll(async () => {

@@ -1,5 +1,6 @@
 /** The exact Stellar scheme: what the service, the client and the tools consume. */
-export { ExactStellarScheme, INCLUSION_FEE_STROOPS, type ExactStellarSchemeOptions, type PaymentLogger } from './exact/facilitator.ts';
+export { ExactStellarScheme, type ExactStellarSchemeOptions, type PaymentLogger } from './exact/facilitator.ts';
+export { INCLUSION_FEE_STROOPS } from './exact/verify.ts';
 export {
   createSdkRpc,
   RpcError,

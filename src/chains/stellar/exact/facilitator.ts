@@ -1,14 +1,15 @@
 /**
- * The exact-payment scheme for Stellar (docs/SCHEME.md): verify in the documented order,
- * settle through the submitter pool. No koa, no HTTP: the handlers call `verify` / `settle`.
+ * The exact-payment scheme for Stellar (docs/SCHEME.md): the PaymentScheme the registry mounts. It
+ * holds the submitter pool and svc's own accounts, verifies (verify.ts) and settles through the
+ * pool (settle.ts), and turns each decision into the x402 result shape with one log line. No koa,
+ * no HTTP: the handlers call `verify` / `settle`.
  */
-import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type Keypair, type Transaction } from '@stellar/stellar-sdk';
-import { defaultMessage, type SchemeCode, type SettlementCode, type VerifyCode } from '../../../codes.ts';
-import { checkAuthEntries, checkTransferEvents } from './checks.ts';
-import { LedgerCloseClock, confirmTransaction } from './confirm.ts';
-import { LedgerTimeEstimator, expiryLedgerBound } from '../ledger-time.ts';
-import { Rejection, SCHEME, checkFacilitatorSafety, clientPayer, checkProtocol, decodeTransfer, type DecodedTransfer } from './payload.ts';
-import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
+import type { Keypair } from '@stellar/stellar-sdk';
+import { defaultMessage, type SchemeCode, type SettlementCode } from '../../../codes.ts';
+import { LedgerCloseClock } from './confirm.ts';
+import { LedgerTimeEstimator } from '../ledger-time.ts';
+import { SCHEME, type DecodedTransfer } from './payload.ts';
+import { describeError, type ChainRpc } from '../rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
 import {
   X402_VERSION,
@@ -25,18 +26,9 @@ import {
 } from '../../../scheme/types.ts';
 import { STELLAR_NETWORKS, STELLAR_SIGNER_FAMILY, knownStellarAssets, type StellarNetwork } from '../networks.ts';
 import { ChannelOpener } from '../channels.ts';
+import { submit, type SubmitContext, type Submission } from './settle.ts';
 import { stellarTracking } from './tracking.ts';
-
-/** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
-export const INCLUSION_FEE_STROOPS = 100n;
-/**
- * The longest validity window svc gives a settlement transaction. The window comes from
- * `maxTimeoutSeconds`, but settle waits until the window has passed before it may call a missing
- * transaction failed, so an unbounded value (2^53 s reached the scheme in fuzzing and broke the
- * time-bound arithmetic) must not become an unbounded wait. Five minutes is far beyond a ledger
- * close and beyond common HTTP client timeouts (the stock HTTPFacilitatorClient gives up at 90 s).
- */
-export const MAX_SETTLEMENT_WINDOW_SECONDS = 300;
+import { decide, derivedFee, type Decision, type VerifyContext } from './verify.ts';
 
 /** The injected logger: one line per payment decision (pino-compatible). */
 export interface PaymentLogger {
@@ -59,58 +51,54 @@ export interface ExactStellarSchemeOptions {
   pool?: { mode?: 'leased' | 'naive'; maxQueue?: number; waitTimeoutMs?: number; shared?: SharedLeases };
 }
 
-interface Verified {
-  transfer: DecodedTransfer;
-  simulation: Extract<Simulation, { ok: true }>;
-  passphrase: string;
-  fee: bigint;
-}
-
-type Decision = { ok: true; verified: Verified } | { ok: false; code: VerifyCode; message: string; payer?: string };
-
 export class ExactStellarScheme implements PaymentScheme {
   readonly network: StellarNetwork;
   readonly pool: SubmitterPool;
   readonly tracking: SettlementTracking;
-  private readonly rpc: ChainRpc;
   private readonly feeBump: Keypair | null;
-  private readonly maxFee: bigint;
   private readonly facilitator: ReadonlySet<string>;
   private readonly logger: PaymentLogger | undefined;
   private readonly now: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
   private readonly ledgerTime: LedgerTimeEstimator;
-  private readonly closeClock = new LedgerCloseClock();
+  private readonly verifying: VerifyContext;
+  private readonly settling: SubmitContext;
 
   constructor(options: ExactStellarSchemeOptions) {
+    const rpc = options.rpc;
+    const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     this.network = options.network;
-    this.rpc = options.rpc;
     this.feeBump = options.feeBump ?? null;
-    this.maxFee = BigInt(options.maxTransactionFeeStroops ?? 50_000);
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
-    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
-    this.ledgerTime = options.ledgerTime ?? new LedgerTimeEstimator(this.rpc, { now: this.now });
+    this.ledgerTime = options.ledgerTime ?? new LedgerTimeEstimator(rpc, { now: this.now });
     const funder = options.channelFunder ?? null;
     const channels = funder
       ? new ChannelOpener({
-          rpc: this.rpc,
+          rpc,
           funder,
           passphrase: STELLAR_NETWORKS[this.network].passphrase,
           channels: options.submitters.map((k) => k.publicKey()),
           now: this.now,
-          sleep: this.sleep,
+          sleep,
           ...(this.logger ? { logger: this.logger } : {}),
         })
       : null;
-    const loadSequence = (a: string) => (channels ? channels.sequenceOf(a) : this.rpc.getAccountSequence(a));
+    const loadSequence = (a: string) => (channels ? channels.sequenceOf(a) : rpc.getAccountSequence(a));
     this.pool = new SubmitterPool(options.submitters, { loadSequence, ...options.pool });
-    this.tracking = stellarTracking(this.rpc);
+    this.tracking = stellarTracking(rpc);
     this.facilitator = new Set([
       ...this.pool.addresses,
       ...(this.feeBump ? [this.feeBump.publicKey()] : []),
       ...(funder ? [funder.publicKey()] : []),
     ]);
+    this.verifying = {
+      rpc,
+      facilitator: this.facilitator,
+      feeBumped: this.feeBump !== null,
+      maxFee: BigInt(options.maxTransactionFeeStroops ?? 50_000),
+      ledgerTime: this.ledgerTime,
+    };
+    this.settling = { rpc, feeBump: this.feeBump, now: this.now, sleep, ledgerTime: this.ledgerTime, closeClock: new LedgerCloseClock() };
   }
 
   supported(): SchemeSupport {
@@ -126,11 +114,11 @@ export class ExactStellarScheme implements PaymentScheme {
 
   /** The settlement fee this facilitator would declare for a simulation's resource fee. */
   derivedFee(minResourceFee: bigint): bigint {
-    return INCLUSION_FEE_STROOPS * (this.feeBump ? 2n : 1n) + minResourceFee;
+    return derivedFee(minResourceFee, this.feeBump !== null);
   }
 
   async verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResult> {
-    const decision = await this.decide(payload, requirements);
+    const decision = await decide(this.verifying, payload, requirements);
     if (decision.ok) {
       const { from, amount } = decision.verified.transfer;
       this.log('verify', 'valid', from, amount, '');
@@ -147,7 +135,7 @@ export class ExactStellarScheme implements PaymentScheme {
 
   async settle(payload: PaymentPayload, requirements: PaymentRequirements, hooks?: SettleHooks): Promise<SettleResult> {
     const network = typeof requirements?.network === 'string' ? requirements.network : this.network;
-    const decision = await this.decide(payload, requirements);
+    const decision = await decide(this.verifying, payload, requirements);
     if (!decision.ok) return this.verificationFailure(decision, network, requirements?.amount);
     const { transfer } = decision.verified;
     const verifiedAt = this.now();
@@ -165,11 +153,12 @@ export class ExactStellarScheme implements PaymentScheme {
       // After a wait in the queue the ledger has moved on: an authorization may have expired or a
       // nonce been consumed, which would fail on-chain at the submitter's expense. Verify again.
       if (this.now() - verifiedAt > 2_000 * (await this.ledgerTime.seconds())) {
-        const again = await this.decide(payload, requirements);
+        const again = await decide(this.verifying, payload, requirements);
         if (!again.ok) return this.verificationFailure(again, network, requirements.amount);
         verified = again.verified;
       }
-      return await this.submit(verified, lease, requirements, network, hooks, progress);
+      const submission = await submit(this.settling, verified, lease, requirements, hooks, progress);
+      return this.settled(submission, network, verified.transfer);
     } catch (err) {
       lease.invalidate();
       if (progress.submittedHash)
@@ -186,184 +175,15 @@ export class ExactStellarScheme implements PaymentScheme {
     }
   }
 
-  /** The full verification; settle reuses its simulation. */
-  private async decide(payload: PaymentPayload, requirements: PaymentRequirements): Promise<Decision> {
-    let payer: string | undefined;
-    try {
-      if (!payload || typeof payload !== 'object' || !requirements || typeof requirements !== 'object') {
-        throw new Rejection('invalid_exact_stellar_payload_malformed', 'paymentPayload and paymentRequirements must be objects.');
-      }
-      const passphrase = checkProtocol(payload, requirements);
-      const transfer = decodeTransfer(payload, requirements, passphrase);
-      payer = transfer.from;
-      checkFacilitatorSafety(transfer, this.facilitator);
-
-      const simulation = await this.rpc.simulate(transfer.tx, transfer.auth.length > 0 ? 'enforce' : undefined);
-      if (!simulation.ok) {
-        throw new Rejection(
-          'invalid_exact_stellar_payload_simulation_failed',
-          `Simulation against the current ledger failed: ${firstLine(simulation.error)}`,
-          payer,
-        );
-      }
-      const fee = this.derivedFee(simulation.minResourceFee);
-      if (fee > this.maxFee) {
-        throw new Rejection(
-          'invalid_exact_stellar_payload_fee_exceeds_maximum',
-          `The derived settlement fee ${fee} stroops exceeds the ceiling of ${this.maxFee} stroops.`,
-          payer,
-        );
-      }
-      // The low end of the estimate: a buyer who signed with our high end is always inside.
-      const ledgerSeconds = (await this.ledgerTime.estimate()).low;
-      const maxTimeout = Number(requirements.maxTimeoutSeconds);
-      if (!Number.isFinite(maxTimeout) || maxTimeout <= 0) {
-        throw new Rejection(
-          'invalid_exact_stellar_signature_expiration_too_far',
-          'paymentRequirements.maxTimeoutSeconds is not a positive number, so no expiry is acceptable.',
-          payer,
-        );
-      }
-      checkAuthEntries({ auth: transfer.auth, payer, expiryBound: expiryLedgerBound(simulation.latestLedger, maxTimeout, ledgerSeconds) });
-      checkTransferEvents({ events: simulation.events, asset: transfer.asset, payer, payTo: transfer.to, amount: transfer.amount });
-      return { ok: true, verified: { transfer, simulation, passphrase, fee } };
-    } catch (err) {
-      // Every rejection's payer passes through clientPayer: the one place that keeps svc's own
-      // signer out of `payer` (a verified transfer's `from` is never one, by checkFacilitatorSafety).
-      if (err instanceof Rejection)
-        return { ok: false, code: err.code, message: err.message, payer: clientPayer(err.payer ?? payer, this.facilitator) };
-      const message =
-        err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describeError(err)}`;
-      return { ok: false, code: 'unexpected_verify_error', message, payer: clientPayer(payer, this.facilitator) };
+  /** The SettleResult of a submission (logged). */
+  private settled(submission: Submission, network: string, transfer: DecodedTransfer): SettleResult {
+    if (submission.kind === 'settled') {
+      this.log('settle', 'success', transfer.from, transfer.amount, submission.hash);
+      return { success: true, transaction: submission.hash, network, payer: transfer.from };
     }
-  }
-
-  private async submit(
-    verified: Verified,
-    lease: SubmitterLease,
-    requirements: PaymentRequirements,
-    network: string,
-    hooks: SettleHooks | undefined,
-    progress: { submittedHash: string },
-  ): Promise<SettleResult> {
-    const { transfer, simulation, passphrase } = verified;
-    const fail = (code: SchemeCode | SettlementCode, message: string) =>
-      this.settleFailure(code, message, network, transfer.from, transfer.amount);
-    const windowSeconds = Math.min(Math.ceil(Number(requirements.maxTimeoutSeconds)), MAX_SETTLEMENT_WINDOW_SECONDS);
-    const maxTime = Math.floor(this.now() / 1000) + windowSeconds;
-
-    let sequence: bigint;
-    try {
-      sequence = await lease.sequence();
-    } catch (err) {
-      lease.invalidate();
-      return fail('unexpected_settle_error', `Could not read the submitter's sequence number: ${describeError(err)}`);
-    }
-    const inner = new TransactionBuilder(new Account(lease.address, sequence.toString()), {
-      fee: INCLUSION_FEE_STROOPS.toString(),
-      networkPassphrase: passphrase,
-      sorobanData: simulation.transactionData,
-    })
-      .addOperation(Operation.invokeHostFunction({ func: transfer.func, auth: transfer.auth }))
-      .setTimebounds(0, maxTime)
-      .build();
-    try {
-      inner.sign(lease.keypair);
-    } catch (err) {
-      return fail('settle_exact_stellar_transaction_signing_failed', `Signing the settlement transaction failed: ${describeError(err)}`);
-    }
-    let envelope: Transaction | FeeBumpTransaction = inner;
-    if (this.feeBump) {
-      try {
-        const bump = TransactionBuilder.buildFeeBumpTransaction(
-          this.feeBump.publicKey(),
-          INCLUSION_FEE_STROOPS.toString(),
-          inner,
-          passphrase,
-        );
-        bump.sign(this.feeBump);
-        envelope = bump;
-      } catch (err) {
-        return fail('settle_exact_stellar_fee_bump_signing_failed', `Signing the fee-bump wrapper failed: ${describeError(err)}`);
-      }
-    }
-    const hash = Buffer.from(envelope.hash()).toString('hex');
-    const ledgerSeconds = await this.ledgerTime.seconds();
-    // The journal records the attempt (and the policy may refuse it) before anything is sent.
-    const refusal = await hooks?.beforeSubmit({
-      transaction: hash,
-      submitter: lease.address,
-      feeStroops: verified.fee,
-      payer: transfer.from,
-      payTo: transfer.to,
-      asset: transfer.asset,
-      amount: transfer.amount.toString(),
-      validUntil: maxTime,
-    });
-    if (refusal) return fail(refusal.code, refusal.message);
-    progress.submittedHash = hash;
-
-    // Submit; TRY_AGAIN_LATER is retried while the transaction can still land.
-    let sendError: string | undefined;
-    for (;;) {
-      try {
-        const sent = await this.rpc.send(envelope);
-        if (sent.status === 'PENDING' || sent.status === 'DUPLICATE') {
-          lease.consumed();
-          break;
-        }
-        if (sent.status === 'TRY_AGAIN_LATER' && this.now() + ledgerSeconds * 1000 < maxTime * 1000) {
-          await this.sleep(Math.max(25, ledgerSeconds * 500));
-          continue;
-        }
-        lease.invalidate();
-        return fail(
-          'settle_exact_stellar_transaction_submission_failed',
-          `The network rejected the submission: status ${sent.status}${sent.resultCode ? `, result ${sent.resultCode}` : ''}.`,
-        );
-      } catch (err) {
-        // The transaction may have reached the network anyway (also when the RPC answered
-        // something unreadable): find out by polling its hash.
-        sendError = err instanceof RpcError ? err.message : `sendTransaction answered unreadably (${describeError(err)})`;
-        lease.invalidate();
-        break;
-      }
-    }
-
-    let outcome: Awaited<ReturnType<typeof confirmTransaction>>;
-    try {
-      outcome = await confirmTransaction({
-        rpc: this.rpc,
-        hash,
-        maxTime,
-        ledgerSeconds,
-        now: this.now,
-        sleep: this.sleep,
-        clock: this.closeClock,
-      });
-    } catch (err) {
-      lease.invalidate();
-      return this.unconfirmed(hash, `getTransaction answered unreadably (${describeError(err)})`, network, transfer.from, transfer.amount);
-    }
-    if (outcome.kind === 'success') {
-      this.log('settle', 'success', transfer.from, transfer.amount, hash);
-      return { success: true, transaction: hash, network, payer: transfer.from };
-    }
-    lease.invalidate();
-    if (outcome.kind === 'failed') {
-      return fail(
-        'settle_exact_stellar_transaction_failed',
-        `Transaction ${hash} failed on-chain in ledger ${outcome.status.ledger}${outcome.status.resultCode ? ` with ${outcome.status.resultCode}` : ''}.`,
-      );
-    }
-    if (outcome.kind === 'unknown') return this.unconfirmed(hash, outcome.detail, network, transfer.from, transfer.amount);
-    if (sendError) {
-      return fail(
-        'settle_exact_stellar_transaction_submission_failed',
-        `${sendError}; transaction ${hash} was ${outcome.kind === 'expired' ? 'never included' : 'not found'} (${outcome.detail}).`,
-      );
-    }
-    return fail('settle_exact_stellar_transaction_failed', `Transaction ${hash} did not reach SUCCESS: ${outcome.detail}.`);
+    if (submission.kind === 'unconfirmed')
+      return this.unconfirmed(submission.hash, submission.detail, network, transfer.from, transfer.amount);
+    return this.settleFailure(submission.code, submission.message, network, transfer.from, transfer.amount);
   }
 
   /** Submitted, outcome not known: never a failure (it may have landed); the journal reconciles it. */

@@ -1,0 +1,92 @@
+/**
+ * Verifying an exact Stellar payment in the documented order (docs/SCHEME.md): protocol, decoding,
+ * facilitator safety, simulation against the current ledger, the fee ceiling, the authorization
+ * expiry and the transfer events. The decision carries the simulation and the fee, which settle
+ * reuses; the scheme shapes it into a VerifyResult and logs it.
+ */
+import type { VerifyCode } from '../../../codes.ts';
+import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
+import { expiryLedgerBound, type LedgerTimeEstimator } from '../ledger-time.ts';
+import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
+import { checkAuthEntries, checkTransferEvents } from './checks.ts';
+import { Rejection, checkFacilitatorSafety, checkProtocol, clientPayer, decodeTransfer, type DecodedTransfer } from './payload.ts';
+
+/** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
+export const INCLUSION_FEE_STROOPS = 100n;
+
+/** The settlement fee declared for a simulation's resource fee, with or without a fee-bump wrapper. */
+export function derivedFee(minResourceFee: bigint, feeBumped: boolean): bigint {
+  return INCLUSION_FEE_STROOPS * (feeBumped ? 2n : 1n) + minResourceFee;
+}
+
+export interface Verified {
+  transfer: DecodedTransfer;
+  simulation: Extract<Simulation, { ok: true }>;
+  passphrase: string;
+  fee: bigint;
+}
+
+export type Decision = { ok: true; verified: Verified } | { ok: false; code: VerifyCode; message: string; payer?: string };
+
+/** What verification reads from the scheme. */
+export interface VerifyContext {
+  rpc: ChainRpc;
+  /** svc's own accounts (submitters, fee-bump, channel funder). */
+  facilitator: ReadonlySet<string>;
+  feeBumped: boolean;
+  maxFee: bigint;
+  ledgerTime: LedgerTimeEstimator;
+}
+
+/** The full verification; settle reuses its simulation. */
+export async function decide(context: VerifyContext, payload: PaymentPayload, requirements: PaymentRequirements): Promise<Decision> {
+  const { rpc, facilitator, feeBumped, maxFee, ledgerTime } = context;
+  let payer: string | undefined;
+  try {
+    if (!payload || typeof payload !== 'object' || !requirements || typeof requirements !== 'object') {
+      throw new Rejection('invalid_exact_stellar_payload_malformed', 'paymentPayload and paymentRequirements must be objects.');
+    }
+    const passphrase = checkProtocol(payload, requirements);
+    const transfer = decodeTransfer(payload, requirements, passphrase);
+    payer = transfer.from;
+    checkFacilitatorSafety(transfer, facilitator);
+
+    const simulation = await rpc.simulate(transfer.tx, transfer.auth.length > 0 ? 'enforce' : undefined);
+    if (!simulation.ok) {
+      throw new Rejection(
+        'invalid_exact_stellar_payload_simulation_failed',
+        `Simulation against the current ledger failed: ${firstLine(simulation.error)}`,
+        payer,
+      );
+    }
+    const fee = derivedFee(simulation.minResourceFee, feeBumped);
+    if (fee > maxFee) {
+      throw new Rejection(
+        'invalid_exact_stellar_payload_fee_exceeds_maximum',
+        `The derived settlement fee ${fee} stroops exceeds the ceiling of ${maxFee} stroops.`,
+        payer,
+      );
+    }
+    // The low end of the estimate: a buyer who signed with our high end is always inside.
+    const ledgerSeconds = (await ledgerTime.estimate()).low;
+    const maxTimeout = Number(requirements.maxTimeoutSeconds);
+    if (!Number.isFinite(maxTimeout) || maxTimeout <= 0) {
+      throw new Rejection(
+        'invalid_exact_stellar_signature_expiration_too_far',
+        'paymentRequirements.maxTimeoutSeconds is not a positive number, so no expiry is acceptable.',
+        payer,
+      );
+    }
+    checkAuthEntries({ auth: transfer.auth, payer, expiryBound: expiryLedgerBound(simulation.latestLedger, maxTimeout, ledgerSeconds) });
+    checkTransferEvents({ events: simulation.events, asset: transfer.asset, payer, payTo: transfer.to, amount: transfer.amount });
+    return { ok: true, verified: { transfer, simulation, passphrase, fee } };
+  } catch (err) {
+    // Every rejection's payer passes through clientPayer: the one place that keeps svc's own
+    // signer out of `payer` (a verified transfer's `from` is never one, by checkFacilitatorSafety).
+    if (err instanceof Rejection)
+      return { ok: false, code: err.code, message: err.message, payer: clientPayer(err.payer ?? payer, facilitator) };
+    const message =
+      err instanceof RpcError ? `${err.message}; the payment was not judged.` : `Verification failed unexpectedly: ${describeError(err)}`;
+    return { ok: false, code: 'unexpected_verify_error', message, payer: clientPayer(payer, facilitator) };
+  }
+}
