@@ -14,6 +14,7 @@ import {
   accountKey,
   addressString,
   alphaNum4Asset,
+  contractDataEntry,
   contractDataKey,
   contractIdBytes,
   i128,
@@ -404,14 +405,6 @@ function decodeContractBalance(token: TokenModel, val: xdr.ScVal): { amount: big
     }
   }
   return { amount, authorized };
-}
-
-export function contractDataEntry(key: xdr.LedgerKey, val: xdr.ScVal): xdr.LedgerEntryData {
-  if (key.type !== 'contractData') throw new Error('not a contract data key');
-  const k = key.contractData;
-  return xdr.LedgerEntryData.contractData(
-    new xdr.ContractDataEntry({ ext: xdr.ExtensionPoint.v0(), contract: k.contract, key: k.key, durability: k.durability, val }),
-  );
 }
 
 function asAddress(v: xdr.ScVal): xdr.ScAddress {

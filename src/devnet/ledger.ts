@@ -8,7 +8,7 @@ import { Asset, Networks, StrKey, hash, xdr } from '@stellar/stellar-sdk';
 import { applyTransaction, recordInternalError } from './apply.ts';
 import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
 import { BASE_FEE } from './fees.ts';
-import { Host, HostError, contractDataEntry, instanceKey, type AuthMode, type TokenModel } from './host.ts';
+import { Host, HostError, instanceKey, type AuthMode, type TokenModel } from './host.ts';
 import { RpcParamError, decodeEnvelope, muxedToG, txHash } from './envelope.ts';
 import { simulateTransaction } from './simulate.ts';
 import { LedgerState, StateView } from './state.ts';
@@ -19,6 +19,7 @@ import {
   alphaNum4Asset,
   b64,
   bytesOf,
+  contractDataEntry,
   hex,
   i128Value,
   networkIdOf,

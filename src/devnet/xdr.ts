@@ -38,6 +38,15 @@ export const contractDataKey = (contract: xdr.ScAddress, key: xdr.ScVal, durabil
     }),
   );
 
+/** The contract-data entry stored under a contract-data `key` (same contract, key and durability). */
+export function contractDataEntry(key: xdr.LedgerKey, val: xdr.ScVal): xdr.LedgerEntryData {
+  if (key.type !== 'contractData') throw new Error('not a contract data key');
+  const k = key.contractData;
+  return xdr.LedgerEntryData.contractData(
+    new xdr.ContractDataEntry({ ext: xdr.ExtensionPoint.v0(), contract: k.contract, key: k.key, durability: k.durability, val }),
+  );
+}
+
 export const contractIdBytes = (c: string): Uint8Array => StrKey.decodeContract(c);
 
 export const scAddress = (addr: string): xdr.ScAddress => Address.fromString(addr).toScAddress();
