@@ -2,10 +2,12 @@
  * The devnet's Soroban "host": natively modelled token contracts (the USDC Stellar Asset
  * Contract and a plain SEP-41 token) plus the authorization manager. No WASM runs, but
  * every observable a client sees (footprint keys, events, error codes, nonces, return
- * values) follows rs-soroban-env's behaviour. Authorization checks are in auth.ts.
+ * values) follows rs-soroban-env's behaviour. Authorization checks are in auth.ts, and how
+ * balances are stored, spent and received in balances.ts.
  */
 import { xdr } from '@stellar/stellar-sdk';
 import { addressCredentials, authenticateAccount } from './auth.ts';
+import { readBalance, receive, spend, type TokenModel } from './balances.ts';
 import { HostError, TokenError } from './host-errors.ts';
 import type { StateView } from './state.ts';
 
@@ -13,7 +15,6 @@ export { HostError, TokenError, type ErrorCodeName, type ErrorType } from './hos
 import {
   accountKey,
   addressString,
-  alphaNum4Asset,
   contractDataEntry,
   contractDataKey,
   contractIdBytes,
@@ -24,20 +25,7 @@ import {
   stripMux,
   str,
   sym,
-  trustlineKey,
 } from './xdr.ts';
-
-const I64_MAX = (1n << 63n) - 1n;
-const AUTHORIZED_FLAG = 1;
-
-export interface TokenModel {
-  kind: 'sac' | 'custom';
-  contractId: string;
-  /** SAC only: "USDC:G…" (the fourth transfer-event topic). */
-  assetName?: string;
-  issuer?: string;
-  assetCode?: string;
-}
 
 export interface HostConfig {
   networkId: Uint8Array;
@@ -73,9 +61,6 @@ export interface InvokeResult {
 
 export const instanceKey = (contractId: string): xdr.LedgerKey =>
   contractDataKey(scAddress(contractId), xdr.ScVal.scvLedgerKeyContractInstance(), 'persistent');
-
-export const balanceKey = (token: string, holder: xdr.ScAddress): xdr.LedgerKey =>
-  contractDataKey(scAddress(token), xdr.ScVal.scvVec([sym('Balance'), xdr.ScVal.scvAddress(holder)]), 'persistent');
 
 export const nonceKey = (signer: xdr.ScAddress, nonce: bigint): xdr.LedgerKey =>
   contractDataKey(signer, xdr.ScVal.scvLedgerKeyNonce(new xdr.ScNonceKey({ nonce })), 'temporary');
@@ -150,7 +135,7 @@ export class Host {
       useUpgradedAuth: false,
       randomNonce: () => 0n,
     };
-    this.receive(ctx, token, stripMux(holder).base, amount);
+    receive(ctx, token, stripMux(holder).base, amount);
   }
 
   private dispatch(ctx: InvokeContext, token: TokenModel, fn: string, args: xdr.ScVal[], res: InvokeResult, used: Set<number>): xdr.ScVal {
@@ -159,7 +144,7 @@ export class Host {
         return this.transfer(ctx, token, args, res, used);
       case 'balance': {
         const [id] = expectArgs(args, ['scvAddress']);
-        return i128(this.readBalance(ctx, token, asAddress(id!)).amount);
+        return i128(readBalance(ctx, token, asAddress(id!)).amount);
       }
       case 'decimals':
         expectArgs(args, []);
@@ -190,8 +175,8 @@ export class Host {
 
     this.requireAuth(ctx, from, token.contractId, 'transfer', args, res, used);
 
-    this.spend(ctx, token, from, amount);
-    this.receive(ctx, token, to, amount);
+    spend(ctx, token, from, amount);
+    receive(ctx, token, to, amount);
 
     const fromStr = addressString(from);
     const toStr = addressString(to);
@@ -208,89 +193,6 @@ export class Host {
     res.contractEvents.push(ev);
     res.diagnostics.push(diag(ev));
     return xdr.ScVal.scvVoid();
-  }
-
-  // ---- balances -------------------------------------------------------------------------
-
-  private readBalance(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress): { amount: bigint; authorized: boolean } {
-    const holderStr = addressString(holder);
-    if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
-      if (holderStr === token.issuer) return { amount: I64_MAX, authorized: true };
-      const tl = ctx.view.get(trustlineKey(holderStr, alphaNum4Asset(token.assetCode!, token.issuer!)));
-      if (!tl || tl.data.type !== 'trustline')
-        throw new HostError('Contract', TokenError.TrustlineMissing, 'trustline entry is missing for account', [
-          xdr.ScVal.scvAddress(holder),
-        ]);
-      return { amount: tl.data.trustLine.balance, authorized: (tl.data.trustLine.flags & AUTHORIZED_FLAG) !== 0 };
-    }
-    const e = ctx.view.get(balanceKey(token.contractId, holder));
-    if (!e || e.data.type !== 'contractData') return { amount: 0n, authorized: true };
-    return decodeContractBalance(token, e.data.contractData.val);
-  }
-
-  private writeBalance(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint, authorized: boolean): void {
-    const holderStr = addressString(holder);
-    if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
-      if (holderStr === token.issuer) return; // the issuer mints and burns; it holds no trustline
-      const key = trustlineKey(holderStr, alphaNum4Asset(token.assetCode!, token.issuer!));
-      const tl = ctx.view.get(key)!;
-      if (tl.data.type !== 'trustline') return;
-      const t = tl.data.trustLine;
-      ctx.view.put(
-        key,
-        xdr.LedgerEntryData.trustline(
-          new xdr.TrustLineEntry({ accountId: t.accountId, asset: t.asset, balance: amount, limit: t.limit, flags: t.flags, ext: t.ext }),
-        ),
-      );
-      return;
-    }
-    const key = balanceKey(token.contractId, holder);
-    const val =
-      token.kind === 'sac'
-        ? xdr.ScVal.scvMap([
-            mapEntry(sym('amount'), i128(amount)),
-            mapEntry(sym('authorized'), xdr.ScVal.scvBool(authorized)),
-            mapEntry(sym('clawback'), xdr.ScVal.scvBool(false)),
-          ])
-        : i128(amount);
-    const ttl30Days = 518_400;
-    ctx.view.put(key, contractDataEntry(key, val), ctx.ledgerSeq + ttl30Days);
-  }
-
-  private spend(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
-    const b = this.readBalance(ctx, token, holder);
-    if (!b.authorized)
-      throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
-    if (addressString(holder) === token.issuer) return;
-    if (b.amount < amount) {
-      const msg =
-        token.kind === 'sac' && holder.type === 'scAddressTypeAccount'
-          ? 'resulting balance is not within the allowed range'
-          : 'balance is not sufficient to spend';
-      throw new HostError('Contract', TokenError.Balance, msg, [i128(b.amount), i128(amount)]);
-    }
-    this.writeBalance(ctx, token, holder, b.amount - amount, b.authorized);
-  }
-
-  private receive(ctx: InvokeContext, token: TokenModel, holder: xdr.ScAddress, amount: bigint): void {
-    const b = this.readBalance(ctx, token, holder);
-    if (!b.authorized)
-      throw new HostError('Contract', TokenError.BalanceDeauthorized, 'balance is deauthorized', [xdr.ScVal.scvAddress(holder)]);
-    if (addressString(holder) === token.issuer) return;
-    const next = b.amount + amount;
-    if (token.kind === 'sac' && holder.type === 'scAddressTypeAccount') {
-      const tl = ctx.view.get(trustlineKey(addressString(holder), alphaNum4Asset(token.assetCode!, token.issuer!)))!;
-      const limit = tl.data.type === 'trustline' ? tl.data.trustLine.limit : I64_MAX;
-      if (next > I64_MAX) throw new HostError('Contract', TokenError.Overflow, 'balance overflow');
-      if (next > limit)
-        throw new HostError('Contract', TokenError.Balance, 'resulting balance is not within the allowed range', [
-          i128(b.amount),
-          i128(amount),
-        ]);
-    } else if (next >= 1n << 127n) {
-      throw new HostError('Contract', TokenError.Overflow, 'balance overflow');
-    }
-    this.writeBalance(ctx, token, holder, next, b.authorized);
   }
 
   // ---- authorization --------------------------------------------------------------------
@@ -391,20 +293,6 @@ export class Host {
     ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil);
     res.newTemp.push({ key, liveUntil });
   }
-}
-
-function decodeContractBalance(token: TokenModel, val: xdr.ScVal): { amount: bigint; authorized: boolean } {
-  if (token.kind === 'custom') return { amount: i128Value(val) ?? 0n, authorized: true };
-  let amount = 0n;
-  let authorized = true;
-  if (val.type === 'scvMap' && val.map) {
-    for (const e of val.map) {
-      if (e.key.type !== 'scvSymbol') continue;
-      if (String(e.key.sym) === 'amount') amount = i128Value(e.val) ?? 0n;
-      if (String(e.key.sym) === 'authorized' && e.val.type === 'scvBool') authorized = e.val.b;
-    }
-  }
-  return { amount, authorized };
 }
 
 function asAddress(v: xdr.ScVal): xdr.ScAddress {
