@@ -6,8 +6,8 @@
 import { Asset, hash, xdr } from '@stellar/stellar-sdk';
 import { BASE_FEE, nonRefundableFee, refundableFee } from './fees.ts';
 import { HostError, type InvokeResult } from './host.ts';
-import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf } from './envelope.ts';
-import type { DevnetLedger, ParsedTx, TxRecord } from './ledger.ts';
+import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf, type ParsedTx } from './envelope.ts';
+import type { DevnetLedger, TxRecord } from './ledger.ts';
 import { StateView } from './state.ts';
 import { accountKey, addressString, b64, contractIdBytes, i128, keyId, scAddress } from './xdr.ts';
 

@@ -9,9 +9,9 @@
  */
 import { StrKey, xdr } from '@stellar/stellar-sdk';
 import { BASE_FEE } from './fees.ts';
-import { ledgerEntry, muxedToG } from './envelope.ts';
+import { ledgerEntry, muxedToG, type ParsedTx } from './envelope.ts';
 import { storeRecord, transactionResult } from './apply.ts';
-import type { DevnetLedger, ParsedTx } from './ledger.ts';
+import type { DevnetLedger } from './ledger.ts';
 import { accountKey, b64, bytesOf } from './xdr.ts';
 
 /** The reserve an account keeps (two base reserves of 0.5 XLM), in stroops. */

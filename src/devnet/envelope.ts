@@ -1,7 +1,8 @@
 /**
- * Transaction-envelope helpers for the devnet: decoding and hashing envelopes, footprints and
- * declared resources of a host run, the signed-size estimate used for fees, and the
- * simulation `error` string (Rust-Debug-like HostError with its event log).
+ * Transaction-envelope helpers for the devnet: decoding and hashing envelopes (and parsing one
+ * for submission into a ParsedTx), footprints and declared resources of a host run, the
+ * signed-size estimate used for fees, and the simulation `error` string (Rust-Debug-like
+ * HostError with its event log).
  */
 import { StrKey, hash, xdr } from '@stellar/stellar-sdk';
 import { TRANSFER_INSTRUCTIONS, type DeclaredResources } from './fees.ts';
@@ -27,6 +28,64 @@ export function decodeEnvelope(envelopeB64: unknown): xdr.TransactionEnvelope {
   } catch {
     throw new RpcParamError('invalid_xdr');
   }
+}
+
+/** A transaction as submission, validation and apply see it. */
+export interface ParsedTx {
+  envelope: xdr.TransactionEnvelope;
+  hash: string;
+  innerHash: string | null;
+  /** Inner (or only) transaction. */
+  tx: xdr.Transaction;
+  innerSignatures: xdr.DecoratedSignature[];
+  feeBump: xdr.FeeBumpTransaction | null;
+  outerSignatures: xdr.DecoratedSignature[];
+  source: string;
+  feeSource: string;
+  /** Full fee the fee source offers (outer fee for fee-bumps). */
+  fee: bigint;
+  numOps: number;
+  innerEnvelopeSize: number;
+}
+
+/** A transaction envelope decoded for submission: hashes, sources, fee; throws RpcParamError on undecodable input. */
+export function parseTransaction(networkId: Uint8Array, envelopeB64: string): ParsedTx {
+  const envelope = decodeEnvelope(envelopeB64);
+  if (envelope.type === 'envelopeTypeTxFeeBump') {
+    const fb = envelope.feeBump.tx;
+    const inner = fb.innerTx.v1;
+    const innerEnv = xdr.TransactionEnvelope.envelopeTypeTx(inner);
+    return {
+      envelope,
+      hash: hex(txHash(networkId, xdr.TransactionSignaturePayloadTaggedTransaction.envelopeTypeTxFeeBump(fb))),
+      innerHash: hex(txHash(networkId, xdr.TransactionSignaturePayloadTaggedTransaction.envelopeTypeTx(inner.tx))),
+      tx: inner.tx,
+      innerSignatures: inner.signatures,
+      feeBump: fb,
+      outerSignatures: envelope.feeBump.signatures,
+      source: muxedToG(inner.tx.sourceAccount),
+      feeSource: muxedToG(fb.feeSource),
+      fee: fb.fee,
+      numOps: inner.tx.operations.length + 1,
+      innerEnvelopeSize: innerEnv.toXdr().length,
+    };
+  }
+  if (envelope.type !== 'envelopeTypeTx') throw new RpcParamError('invalid_xdr: v0 transaction envelopes are not supported');
+  const tx = envelope.v1.tx;
+  return {
+    envelope,
+    hash: hex(txHash(networkId, xdr.TransactionSignaturePayloadTaggedTransaction.envelopeTypeTx(tx))),
+    innerHash: null,
+    tx,
+    innerSignatures: envelope.v1.signatures,
+    feeBump: null,
+    outerSignatures: [],
+    source: muxedToG(tx.sourceAccount),
+    feeSource: muxedToG(tx.sourceAccount),
+    fee: BigInt(tx.fee),
+    numOps: tx.operations.length,
+    innerEnvelopeSize: envelope.toXdr().length,
+  };
 }
 
 export function innerTx(envelope: xdr.TransactionEnvelope): xdr.Transaction {

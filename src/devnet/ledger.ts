@@ -10,7 +10,7 @@ import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
 import { BASE_FEE } from './fees.ts';
 import type { TokenModel } from './balances.ts';
 import { Host, HostError, instanceKey, type AuthMode } from './host.ts';
-import { RpcParamError, decodeEnvelope, muxedToG, txHash } from './envelope.ts';
+import { RpcParamError, parseTransaction, type ParsedTx } from './envelope.ts';
 import { simulateTransaction } from './simulate.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
@@ -66,23 +66,6 @@ export interface TxRecord {
   contractEventsXdr: string[][];
   /** fn_call / contract / fn_return / error diagnostics (the network runs with diagnostics on). */
   diagnosticEventsXdr: string[];
-}
-
-export interface ParsedTx {
-  envelope: xdr.TransactionEnvelope;
-  hash: string;
-  innerHash: string | null;
-  /** Inner (or only) transaction. */
-  tx: xdr.Transaction;
-  innerSignatures: xdr.DecoratedSignature[];
-  feeBump: xdr.FeeBumpTransaction | null;
-  outerSignatures: xdr.DecoratedSignature[];
-  source: string;
-  feeSource: string;
-  /** Full fee the fee source offers (outer fee for fee-bumps). */
-  fee: bigint;
-  numOps: number;
-  innerEnvelopeSize: number;
 }
 
 interface PendingTx {
@@ -433,43 +416,7 @@ export class DevnetLedger {
 
   /** Parse an envelope for submission; throws RpcParamError on undecodable input. */
   parse(envelopeB64: string): ParsedTx {
-    const envelope = decodeEnvelope(envelopeB64);
-    const networkId = this.networkId;
-    if (envelope.type === 'envelopeTypeTxFeeBump') {
-      const fb = envelope.feeBump.tx;
-      const inner = fb.innerTx.v1;
-      const innerEnv = xdr.TransactionEnvelope.envelopeTypeTx(inner);
-      return {
-        envelope,
-        hash: hex(txHash(networkId, xdr.TransactionSignaturePayloadTaggedTransaction.envelopeTypeTxFeeBump(fb))),
-        innerHash: hex(txHash(networkId, xdr.TransactionSignaturePayloadTaggedTransaction.envelopeTypeTx(inner.tx))),
-        tx: inner.tx,
-        innerSignatures: inner.signatures,
-        feeBump: fb,
-        outerSignatures: envelope.feeBump.signatures,
-        source: muxedToG(inner.tx.sourceAccount),
-        feeSource: muxedToG(fb.feeSource),
-        fee: fb.fee,
-        numOps: inner.tx.operations.length + 1,
-        innerEnvelopeSize: innerEnv.toXdr().length,
-      };
-    }
-    if (envelope.type !== 'envelopeTypeTx') throw new RpcParamError('invalid_xdr: v0 transaction envelopes are not supported');
-    const tx = envelope.v1.tx;
-    return {
-      envelope,
-      hash: hex(txHash(networkId, xdr.TransactionSignaturePayloadTaggedTransaction.envelopeTypeTx(tx))),
-      innerHash: null,
-      tx,
-      innerSignatures: envelope.v1.signatures,
-      feeBump: null,
-      outerSignatures: [],
-      source: muxedToG(tx.sourceAccount),
-      feeSource: muxedToG(tx.sourceAccount),
-      fee: BigInt(tx.fee),
-      numOps: tx.operations.length,
-      innerEnvelopeSize: envelope.toXdr().length,
-    };
+    return parseTransaction(this.networkId, envelopeB64);
   }
 
   submit(envelopeB64: string, opts: { drop?: boolean } = {}): SendOutcome {

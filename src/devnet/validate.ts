@@ -6,8 +6,8 @@
 import { StrKey, xdr } from '@stellar/stellar-sdk';
 import { nonRefundableFee, BASE_FEE } from './fees.ts';
 import { isCreateAccountTransaction } from './classic.ts';
-import { declaredFromData } from './envelope.ts';
-import type { DevnetLedger, ParsedTx } from './ledger.ts';
+import { declaredFromData, type ParsedTx } from './envelope.ts';
+import type { DevnetLedger } from './ledger.ts';
 import { bytesOf, keyId, verifyEd25519 } from './xdr.ts';
 
 export type TxCode = Exclude<
