@@ -7,7 +7,8 @@ import { Asset, hash, xdr } from '@stellar/stellar-sdk';
 import { BASE_FEE, nonRefundableFee, refundableFee } from './fees.ts';
 import { HostError, type InvokeResult } from './host.ts';
 import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf, type ParsedTx } from './envelope.ts';
-import type { DevnetLedger, TxRecord } from './ledger.ts';
+import type { DevnetLedger } from './ledger.ts';
+import type { TxRecord } from './records.ts';
 import { StateView } from './state.ts';
 import { accountKey, addressString, b64, contractIdBytes, i128, keyId, scAddress } from './xdr.ts';
 

@@ -7,33 +7,28 @@
 import { Asset, Networks, StrKey, hash, xdr } from '@stellar/stellar-sdk';
 import { applyTransaction, recordInternalError } from './apply.ts';
 import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
-import { BASE_FEE } from './fees.ts';
 import type { TokenModel } from './balances.ts';
 import { Host, HostError, instanceKey, type AuthMode } from './host.ts';
 import { RpcParamError, parseTransaction, type ParsedTx } from './envelope.ts';
 import { simulateTransaction } from './simulate.ts';
+import { ledgerRecord, type LedgerRecord, type TxRecord } from './records.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
 import {
   accountIdOf,
   accountKey,
   alphaNum4Asset,
-  b64,
   bytesOf,
   contractDataEntry,
-  hex,
   i128Value,
   networkIdOf,
   scAddress,
   trustlineKey,
-  ZERO32,
 } from './xdr.ts';
 
 export { RpcParamError } from './envelope.ts';
 
 export const USDC_ISSUER = 'GBBD47IF6LWK7P7MDEVSCWR7DPUWV3NY3DTQEVFL4NAT4AQH3ZLLFLA5';
-/** Protocol 27: the first with CAP-71 ADDRESS_V2 credentials, which the devnet accepts. */
-export const PROTOCOL_VERSION = 27;
 /** Testnet-like TTL settings (ledgers). */
 export const MAX_ENTRY_TTL = 3_110_400;
 export const MIN_TEMP_TTL = 17_280;
@@ -41,32 +36,6 @@ const I64_MAX = (1n << 63n) - 1n;
 const GENESIS_LEDGER = 1000;
 /** Default ledgers kept for getLedgers / getTransaction (testnet's RPC keeps about a day at 5 s). */
 export const DEFAULT_RETENTION = 17_280;
-
-export interface LedgerRecord {
-  sequence: number;
-  closeTime: number;
-  hash: string;
-  /** LedgerHeader (what getLatestLedger returns). */
-  headerXdr: string;
-  /** LedgerHeaderHistoryEntry (what getLedgers returns). */
-  historyEntryXdr: string;
-  metadataXdr: string;
-}
-
-export interface TxRecord {
-  status: 'SUCCESS' | 'FAILED';
-  ledger: number;
-  createdAt: number;
-  applicationOrder: number;
-  feeBump: boolean;
-  envelopeXdr: string;
-  resultXdr: string;
-  resultMetaXdr: string;
-  transactionEventsXdr: string[];
-  contractEventsXdr: string[][];
-  /** fn_call / contract / fn_return / error diagnostics (the network runs with diagnostics on). */
-  diagnosticEventsXdr: string[];
-}
 
 interface PendingTx {
   parsed: ParsedTx;
@@ -156,7 +125,7 @@ export class DevnetLedger {
       seq,
       seq + MAX_ENTRY_TTL - 1,
     );
-    this.recordLedger(seq, Math.floor(this.now() / 1000), [], new Uint8Array(32));
+    this.ledgers.push(ledgerRecord(seq, Math.floor(this.now() / 1000), [], new Uint8Array(32)));
   }
 
   /** Close the next ledger: apply pending transactions in submission order. */
@@ -182,7 +151,7 @@ export class DevnetLedger {
       }
       applied.push(p.parsed.envelope);
     }
-    this.recordLedger(seq, closeTime, applied, Buffer.from(prev.hash, 'hex'));
+    this.ledgers.push(ledgerRecord(seq, closeTime, applied, Buffer.from(prev.hash, 'hex')));
     this.prune(seq);
     return this.latest();
   }
@@ -199,50 +168,6 @@ export class DevnetLedger {
     const oldest = this.ledgers[0]!.sequence;
     for (const [h, rec] of this.txs) if (rec.ledger < oldest) this.txs.delete(h);
     this.state.pruneExpiredTemporary(seq);
-  }
-
-  private recordLedger(seq: number, closeTime: number, txs: xdr.TransactionEnvelope[], previousLedgerHash: Uint8Array): void {
-    const header = new xdr.LedgerHeader({
-      ledgerVersion: PROTOCOL_VERSION,
-      previousLedgerHash,
-      scpValue: new xdr.StellarValue({
-        txSetHash: hash(new Uint8Array(txs.flatMap((t) => [...t.toXdr()]))),
-        closeTime: BigInt(closeTime),
-        upgrades: [],
-        ext: xdr.StellarValueExt.stellarValueBasic(),
-      }),
-      txSetResultHash: ZERO32,
-      bucketListHash: ZERO32,
-      ledgerSeq: seq,
-      totalCoins: 1_000_000_000_000_000_000n,
-      feePool: 0n,
-      inflationSeq: 0,
-      idPool: 0n,
-      baseFee: BASE_FEE,
-      baseReserve: 5_000_000,
-      maxTxSetSize: 1000,
-      skipList: [ZERO32, ZERO32, ZERO32, ZERO32],
-      ext: xdr.LedgerHeaderExt.v0(),
-    });
-    const headerHash = hash(header.toXdr());
-    const historyEntry = new xdr.LedgerHeaderHistoryEntry({ hash: headerHash, header, ext: xdr.LedgerHeaderHistoryEntryExt.v0() });
-    const meta = xdr.LedgerCloseMeta.v0(
-      new xdr.LedgerCloseMetaV0({
-        ledgerHeader: historyEntry,
-        txSet: new xdr.TransactionSet({ previousLedgerHash, txs }),
-        txProcessing: [],
-        upgradesProcessing: [],
-        scpInfo: [],
-      }),
-    );
-    this.ledgers.push({
-      sequence: seq,
-      closeTime,
-      hash: hex(headerHash),
-      headerXdr: b64(header),
-      historyEntryXdr: b64(historyEntry),
-      metadataXdr: b64(meta),
-    });
   }
 
   // ---- accounts and balances ------------------------------------------------------------

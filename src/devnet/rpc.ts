@@ -6,7 +6,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { xdr } from '@stellar/stellar-sdk';
 import type { Faults } from './faults.ts';
-import { PROTOCOL_VERSION, RpcParamError, type DevnetLedger, type LedgerRecord } from './ledger.ts';
+import { RpcParamError, type DevnetLedger } from './ledger.ts';
+import { PROTOCOL_VERSION, type LedgerRecord } from './records.ts';
 import type { RpcMethod } from './types.ts';
 
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
