@@ -4,6 +4,7 @@
  * CAP-67 fee events) and the transaction record getTransaction serves (docs/DEVNET.md).
  */
 import { Asset, hash, xdr } from '@stellar/stellar-sdk';
+import { readAccount, replaceAccount } from './accounts.ts';
 import { BASE_FEE, nonRefundableFee, refundableFee } from './fees.ts';
 import { HostError, type InvokeResult } from './host.ts';
 import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf, type ParsedTx } from './envelope.ts';
@@ -55,7 +56,7 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
   };
   // Sequence consumed regardless of the outcome.
   snapshot(p.source);
-  ledger.replaceAccount(p.source, { seqNum: tx.seqNum }, seq);
+  replaceAccount(ledger.state, p.source, { seqNum: tx.seqNum }, seq);
   before.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(p.source))!)));
 
   const op = tx.operations[0]!;
@@ -120,8 +121,8 @@ export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number,
 
   // Fee charged to the fee source, success or not.
   snapshot(p.feeSource);
-  const payer = ledger.account(p.feeSource)!;
-  ledger.replaceAccount(p.feeSource, { balance: payer.balance - charged }, seq);
+  const payer = readAccount(ledger.state, p.feeSource)!;
+  replaceAccount(ledger.state, p.feeSource, { balance: payer.balance - charged }, seq);
   before.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(p.feeSource))!)));
 
   const opChanges: xdr.LedgerEntryChange[] = [];

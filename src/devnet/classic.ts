@@ -8,6 +8,7 @@
  * whole transaction and creates nothing.
  */
 import { StrKey, xdr } from '@stellar/stellar-sdk';
+import { putAccount, readAccount, replaceAccount, type AccountPatch } from './accounts.ts';
 import { BASE_FEE } from './fees.ts';
 import { ledgerEntry, muxedToG, type ParsedTx } from './envelope.ts';
 import { storeRecord, transactionResult } from './apply.ts';
@@ -33,24 +34,24 @@ type CreateCode = 'createAccountSuccess' | 'createAccountMalformed' | 'createAcc
 export function applyCreateAccounts(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
   const tx = p.tx;
   const before: xdr.LedgerEntryChange[] = [];
-  const snapshot = (g: string, patch: Parameters<DevnetLedger['replaceAccount']>[1]) => {
+  const snapshot = (g: string, patch: AccountPatch) => {
     before.push(xdr.LedgerEntryChange.ledgerEntryState(ledgerEntry(ledger.state.get(accountKey(g))!)));
-    ledger.replaceAccount(g, patch, seq);
+    replaceAccount(ledger.state, g, patch, seq);
     before.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(g))!)));
   };
   snapshot(p.source, { seqNum: tx.seqNum });
   const charged = BigInt(BASE_FEE * p.numOps);
-  snapshot(p.feeSource, { balance: ledger.account(p.feeSource)!.balance - charged });
+  snapshot(p.feeSource, { balance: readAccount(ledger.state, p.feeSource)!.balance - charged });
 
   // Check every operation first: all or nothing.
   const ops = tx.operations.map((op) => (op.body.type === 'createAccount' ? op.body.createAccountOp : null)!);
-  let available = ledger.account(p.source)!.balance - MIN_ACCOUNT_BALANCE;
+  let available = readAccount(ledger.state, p.source)!.balance - MIN_ACCOUNT_BALANCE;
   const seen = new Set<string>();
   const codes: CreateCode[] = ops.map((op) => {
     const destination = StrKey.encodeEd25519PublicKey(Buffer.from(bytesOf(op.destination.ed25519)));
     const amount = BigInt(op.startingBalance);
     if (amount <= 0n) return 'createAccountMalformed';
-    if (ledger.account(destination) || seen.has(destination)) return 'createAccountAlreadyExist';
+    if (readAccount(ledger.state, destination) || seen.has(destination)) return 'createAccountAlreadyExist';
     seen.add(destination);
     if (amount > available) return 'createAccountUnderfunded';
     available -= amount;
@@ -65,9 +66,9 @@ export function applyCreateAccounts(ledger: DevnetLedger, p: ParsedTx, seq: numb
       const changes: xdr.LedgerEntryChange[] = [
         xdr.LedgerEntryChange.ledgerEntryState(ledgerEntry(ledger.state.get(accountKey(p.source))!)),
       ];
-      ledger.replaceAccount(p.source, { balance: ledger.account(p.source)!.balance - amount }, seq);
+      replaceAccount(ledger.state, p.source, { balance: readAccount(ledger.state, p.source)!.balance - amount }, seq);
       changes.push(xdr.LedgerEntryChange.ledgerEntryUpdated(ledgerEntry(ledger.state.get(accountKey(p.source))!)));
-      ledger.createAccount(destination, amount, seq);
+      putAccount(ledger.state, destination, amount, seq);
       changes.push(xdr.LedgerEntryChange.ledgerEntryCreated(ledgerEntry(ledger.state.get(accountKey(destination))!)));
       operationMetas.push(new xdr.OperationMetaV2({ ext: xdr.ExtensionPoint.v0(), changes, events: [] }));
     }

@@ -5,6 +5,7 @@
  * footprint enforcement, results and meta). Old records are pruned at close (`prune`).
  */
 import { Asset, Networks, StrKey, hash, xdr } from '@stellar/stellar-sdk';
+import { putAccount, readAccount, replaceAccount } from './accounts.ts';
 import { applyTransaction, recordInternalError } from './apply.ts';
 import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
 import type { TokenModel } from './balances.ts';
@@ -14,17 +15,7 @@ import { simulateTransaction } from './simulate.ts';
 import { ledgerRecord, type LedgerRecord, type TxRecord } from './records.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
-import {
-  accountIdOf,
-  accountKey,
-  alphaNum4Asset,
-  bytesOf,
-  contractDataEntry,
-  i128Value,
-  networkIdOf,
-  scAddress,
-  trustlineKey,
-} from './xdr.ts';
+import { accountIdOf, alphaNum4Asset, contractDataEntry, i128Value, networkIdOf, scAddress, trustlineKey } from './xdr.ts';
 
 export { RpcParamError } from './envelope.ts';
 
@@ -109,7 +100,7 @@ export class DevnetLedger {
 
   private genesis(): void {
     const seq = GENESIS_LEDGER;
-    this.putAccount(USDC_ISSUER, 10_000_000n * 10_000_000n, seq);
+    putAccount(this.state, USDC_ISSUER, 10_000_000n * 10_000_000n, seq);
     this.state.put(
       instanceKey(this.usdc.contractId),
       contractInstance(instanceKey(this.usdc.contractId), xdr.ContractExecutable.contractExecutableStellarAsset()),
@@ -172,32 +163,8 @@ export class DevnetLedger {
 
   // ---- accounts and balances ------------------------------------------------------------
 
-  private putAccount(g: string, balance: bigint, seq: number): void {
-    const existing = this.state.get(accountKey(g));
-    const prev = existing?.data.type === 'account' ? existing.data.account : null;
-    const entry = new xdr.AccountEntry({
-      accountId: accountIdOf(g),
-      balance,
-      seqNum: prev ? prev.seqNum : BigInt(seq) << 32n,
-      numSubEntries: prev?.numSubEntries ?? 0,
-      inflationDest: null,
-      flags: 0,
-      homeDomain: '',
-      thresholds: prev ? bytesOf(prev.thresholds) : new Uint8Array([1, 0, 0, 0]),
-      signers: prev?.signers ?? [],
-      ext: xdr.AccountEntryExt.v0(),
-    });
-    this.state.put(accountKey(g), xdr.LedgerEntryData.account(entry), seq);
-  }
-
-  /** A new account entry (the createAccount operation), its sequence number starting at the ledger's. */
-  createAccount(g: string, balance: bigint, seq: number): void {
-    this.putAccount(g, balance, seq);
-  }
-
   account(g: string): xdr.AccountEntry | null {
-    const e = this.state.get(accountKey(g));
-    return e?.data.type === 'account' ? e.data.account : null;
+    return readAccount(this.state, g);
   }
 
   /** Create or top up an account: XLM, optional USDC trustline and USDC. */
@@ -205,7 +172,7 @@ export class DevnetLedger {
     if (!StrKey.isValidEd25519PublicKey(g)) throw new RpcParamError(`invalid account address: ${g}`);
     const seq = this.latest().sequence;
     const acct = this.account(g);
-    this.putAccount(g, (acct?.balance ?? 0n) + (opts.xlmStroops ?? 10_000n * 10_000_000n), seq);
+    putAccount(this.state, g, (acct?.balance ?? 0n) + (opts.xlmStroops ?? 10_000n * 10_000_000n), seq);
     const wantTrust = opts.usdcTrustline ?? true;
     const usdc = opts.usdc ?? 0n;
     if (g === USDC_ISSUER) return;
@@ -227,32 +194,9 @@ export class DevnetLedger {
         seq,
       );
       const a = this.account(g)!;
-      this.replaceAccount(g, { numSubEntries: a.numSubEntries + 1 }, seq);
+      replaceAccount(this.state, g, { numSubEntries: a.numSubEntries + 1 }, seq);
     }
     if (usdc > 0n) this.mint(this.usdc, g, usdc);
-  }
-
-  /** Rewrites fields of an account entry (devnet-internal: funding, signers, fee and sequence at apply). */
-  replaceAccount(
-    g: string,
-    patch: Partial<{ balance: bigint; seqNum: bigint; numSubEntries: number; thresholds: Uint8Array; signers: xdr.Signer[] }>,
-    seq: number,
-    target: { put(k: xdr.LedgerKey, d: xdr.LedgerEntryData, ledger: number): void } = this.state,
-  ): void {
-    const a = this.account(g)!;
-    const entry = new xdr.AccountEntry({
-      accountId: a.accountId,
-      balance: patch.balance ?? a.balance,
-      seqNum: patch.seqNum ?? a.seqNum,
-      numSubEntries: patch.numSubEntries ?? a.numSubEntries,
-      inflationDest: a.inflationDest,
-      flags: a.flags,
-      homeDomain: a.homeDomain,
-      thresholds: patch.thresholds ?? bytesOf(a.thresholds),
-      signers: patch.signers ?? a.signers,
-      ext: a.ext,
-    });
-    target.put(accountKey(g), xdr.LedgerEntryData.account(entry), seq);
   }
 
   private adjustTrustline(g: string, patch: (t: xdr.TrustLineEntry) => Partial<{ balance: bigint; flags: number }>): void {
@@ -286,7 +230,7 @@ export class DevnetLedger {
     const list = signers.map(
       (s) => new xdr.Signer({ key: xdr.SignerKey.signerKeyTypeEd25519(StrKey.decodeEd25519PublicKey(s.publicKey)), weight: s.weight }),
     );
-    this.replaceAccount(g, { thresholds: new Uint8Array(thresholds), signers: list }, this.latest().sequence);
+    replaceAccount(this.state, g, { thresholds: new Uint8Array(thresholds), signers: list }, this.latest().sequence);
   }
 
   /** Mint `amount` of a token to a G or C address: the token's own credit path, no auth, no events. */

@@ -4,6 +4,7 @@
  * signatures (docs/DEVNET.md). Returns the error TransactionResult, or null when valid.
  */
 import { StrKey, xdr } from '@stellar/stellar-sdk';
+import { readAccount } from './accounts.ts';
 import { nonRefundableFee, BASE_FEE } from './fees.ts';
 import { isCreateAccountTransaction } from './classic.ts';
 import { declaredFromData, type ParsedTx } from './envelope.ts';
@@ -22,7 +23,7 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
   const tx = p.tx;
   // Fee-bump outer checks.
   if (p.feeBump) {
-    const feeSource = ledger.account(p.feeSource);
+    const feeSource = readAccount(ledger.state, p.feeSource);
     if (!feeSource) return fail('txNoAccount');
     if (!signaturesOk(ledger, p.outerSignatures, p.feeSource, p.hash, 'low')) return fail('txBadAuth');
   }
@@ -54,7 +55,7 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
     if (lb.minLedger > ledgerSeq) return fail('txTooEarly', true);
   }
   // Source account and sequence.
-  const source = ledger.account(p.source);
+  const source = readAccount(ledger.state, p.source);
   if (!source) return fail('txNoAccount', true);
   if (tx.seqNum !== source.seqNum + 1n) return fail('txBadSeq', true);
   // Fees.
@@ -78,7 +79,7 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
     const declared = declaredFromData(sd);
     if (resourceFee < BigInt(nonRefundableFee(declared, p.innerEnvelopeSize))) return fail('txInsufficientFee', true);
   }
-  const feePayer = ledger.account(p.feeSource);
+  const feePayer = readAccount(ledger.state, p.feeSource);
   if (!feePayer || feePayer.balance < (p.feeBump ? p.fee : innerFee)) return fail('txInsufficientBalance', !p.feeBump);
   // Envelope signatures of the (inner) source.
   if (!signaturesOk(ledger, p.innerSignatures, p.source, p.innerHash ?? p.hash, 'medium')) return fail('txBadAuth', true);
@@ -96,7 +97,7 @@ function signaturesOk(
   txHashHex: string,
   level: 'low' | 'medium',
 ): boolean {
-  const a = ledger.account(g);
+  const a = readAccount(ledger.state, g);
   if (!a) return false;
   const payload = Buffer.from(txHashHex, 'hex');
   const thresholds = bytesOf(a.thresholds);
