@@ -6,14 +6,22 @@
 import { Asset, hash, xdr } from '@stellar/stellar-sdk';
 import { readAccount, replaceAccount } from './accounts.ts';
 import { BASE_FEE, nonRefundableFee, refundableFee } from './fees.ts';
-import { HostError, type InvokeResult } from './host.ts';
+import { HostError, type Host, type InvokeResult } from './host.ts';
 import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf, type ParsedTx } from './envelope.ts';
-import type { DevnetLedger } from './ledger.ts';
 import type { TxRecord } from './records.ts';
-import { StateView } from './state.ts';
+import { StateView, type LedgerState } from './state.ts';
 import { accountKey, addressString, b64, contractIdBytes, i128, keyId, scAddress } from './xdr.ts';
 
-export function recordInternalError(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
+/** What applying a transaction uses of the ledger (a DevnetLedger): its state, the host and the transaction records. */
+export interface ApplyContext {
+  readonly networkPassphrase: string;
+  readonly state: LedgerState;
+  readonly host: Host;
+  readonly txs: Map<string, TxRecord>;
+  readonly randomNonce: () => bigint;
+}
+
+export function recordInternalError(ledger: Pick<ApplyContext, 'txs'>, p: ParsedTx, seq: number, closeTime: number, order: number): void {
   const result = new xdr.TransactionResult({
     feeCharged: 0n,
     result: xdr.TransactionResultResult.txInternalError(),
@@ -46,7 +54,7 @@ export function recordInternalError(ledger: DevnetLedger, p: ParsedTx, seq: numb
   storeRecord(ledger, p, record);
 }
 
-export function applyTransaction(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
+export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number, closeTime: number, order: number): void {
   const tx = p.tx;
   const sd = tx.ext.type === 'sorobanData' ? tx.ext.sorobanData : null;
   const before: xdr.LedgerEntryChange[] = [];
@@ -237,7 +245,7 @@ export function transactionResult(p: ParsedTx, ok: boolean, opResults: xdr.Opera
 }
 
 /** What getTransaction serves, under the transaction's hash (and the inner hash of a fee bump). */
-export function storeRecord(ledger: DevnetLedger, p: ParsedTx, record: TxRecord): void {
+export function storeRecord(ledger: Pick<ApplyContext, 'txs'>, p: ParsedTx, record: TxRecord): void {
   ledger.txs.set(p.hash, record);
   if (p.innerHash) ledger.txs.set(p.innerHash, record);
 }

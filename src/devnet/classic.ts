@@ -11,8 +11,7 @@ import { StrKey, xdr } from '@stellar/stellar-sdk';
 import { putAccount, readAccount, replaceAccount, type AccountPatch } from './accounts.ts';
 import { BASE_FEE } from './fees.ts';
 import { ledgerEntry, muxedToG, type ParsedTx } from './envelope.ts';
-import { storeRecord, transactionResult } from './apply.ts';
-import type { DevnetLedger } from './ledger.ts';
+import { storeRecord, transactionResult, type ApplyContext } from './apply.ts';
 import { accountKey, b64, bytesOf } from './xdr.ts';
 
 /** The reserve an account keeps (two base reserves of 0.5 XLM), in stroops. */
@@ -31,7 +30,13 @@ export function isCreateAccountTransaction(tx: xdr.Transaction): boolean {
 
 type CreateCode = 'createAccountSuccess' | 'createAccountMalformed' | 'createAccountUnderfunded' | 'createAccountAlreadyExist';
 
-export function applyCreateAccounts(ledger: DevnetLedger, p: ParsedTx, seq: number, closeTime: number, order: number): void {
+export function applyCreateAccounts(
+  ledger: Pick<ApplyContext, 'state' | 'txs'>,
+  p: ParsedTx,
+  seq: number,
+  closeTime: number,
+  order: number,
+): void {
   const tx = p.tx;
   const before: xdr.LedgerEntryChange[] = [];
   const snapshot = (g: string, patch: AccountPatch) => {

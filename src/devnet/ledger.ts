@@ -9,9 +9,9 @@ import { putAccount, readAccount, replaceAccount } from './accounts.ts';
 import { applyTransaction, recordInternalError } from './apply.ts';
 import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
 import type { TokenModel } from './balances.ts';
-import { Host, HostError, instanceKey, type AuthMode } from './host.ts';
+import { Host, HostError, instanceKey } from './host.ts';
 import { RpcParamError, parseTransaction, type ParsedTx } from './envelope.ts';
-import { simulateTransaction } from './simulate.ts';
+import { simulateTransaction, type SimulateOptions } from './simulate.ts';
 import { ledgerRecord, type LedgerRecord, type TxRecord } from './records.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
@@ -39,11 +39,6 @@ export interface SendOutcome {
   status: SendStatus;
   hash: string;
   errorResult?: xdr.TransactionResult;
-}
-
-export interface SimulateOptions {
-  authMode?: AuthMode;
-  useUpgradedAuth?: boolean;
 }
 
 export interface LedgerOptions {
@@ -130,7 +125,7 @@ export class DevnetLedger {
     let order = 0;
     for (const p of batch) {
       // stellar-core trims transactions that became invalid (e.g. time bounds) from the set.
-      if (validateTransaction(this, p.parsed, closeTime, seq)) continue;
+      if (validateTransaction(this.state, p.parsed, closeTime, seq)) continue;
       order += 1;
       try {
         if (isCreateAccountTransaction(p.parsed.tx)) applyCreateAccounts(this, p.parsed, seq, closeTime, order);
@@ -296,7 +291,7 @@ export class DevnetLedger {
       return { status: 'TRY_AGAIN_LATER', hash: p.hash };
     }
     const latest = this.latest();
-    const err = validateTransaction(this, p, Math.max(latest.closeTime, Math.floor(this.now() / 1000)), latest.sequence + 1);
+    const err = validateTransaction(this.state, p, Math.max(latest.closeTime, Math.floor(this.now() / 1000)), latest.sequence + 1);
     if (err) return { status: 'ERROR', hash: p.hash, errorResult: err };
     if (!opts.drop) this.pending.push({ parsed: p, submittedAt: this.now() });
     return { status: 'PENDING', hash: p.hash };

@@ -5,7 +5,7 @@
  */
 import { xdr } from '@stellar/stellar-sdk';
 import { nonRefundableFee, refundableFee } from './fees.ts';
-import type { AuthMode } from './host.ts';
+import type { AuthMode, Host } from './host.ts';
 import {
   debugHostError,
   declaredResources,
@@ -17,11 +17,24 @@ import {
   muxedToG,
   refundablesOf,
 } from './envelope.ts';
-import type { DevnetLedger, SimulateOptions } from './ledger.ts';
-import { StateView } from './state.ts';
+import type { LedgerRecord } from './records.ts';
+import { StateView, type LedgerState } from './state.ts';
 import { addressString, b64, keyId } from './xdr.ts';
 
-export function simulateTransaction(ledger: DevnetLedger, envelopeB64: string, opts: SimulateOptions = {}): Record<string, unknown> {
+export interface SimulateOptions {
+  authMode?: AuthMode;
+  useUpgradedAuth?: boolean;
+}
+
+/** What simulation uses of the ledger (a DevnetLedger): the latest ledger, its state and the host. */
+export interface SimulateContext {
+  readonly state: LedgerState;
+  readonly host: Host;
+  readonly randomNonce: () => bigint;
+  latest(): LedgerRecord;
+}
+
+export function simulateTransaction(ledger: SimulateContext, envelopeB64: string, opts: SimulateOptions = {}): Record<string, unknown> {
   const latest = ledger.latest();
   const envelope = decodeEnvelope(envelopeB64);
   const tx = innerTx(envelope);

@@ -8,7 +8,7 @@ import { readAccount } from './accounts.ts';
 import { nonRefundableFee, BASE_FEE } from './fees.ts';
 import { isCreateAccountTransaction } from './classic.ts';
 import { declaredFromData, type ParsedTx } from './envelope.ts';
-import type { DevnetLedger } from './ledger.ts';
+import type { LedgerState } from './state.ts';
 import { bytesOf, keyId, verifyEd25519 } from './xdr.ts';
 
 export type TxCode = Exclude<
@@ -17,15 +17,15 @@ export type TxCode = Exclude<
 >;
 
 /** stellar-core `checkValid`: returns the error TransactionResult, or null when valid. */
-export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime: number, ledgerSeq: number): xdr.TransactionResult | null {
+export function validateTransaction(state: LedgerState, p: ParsedTx, closeTime: number, ledgerSeq: number): xdr.TransactionResult | null {
   const minFee = BigInt(BASE_FEE * p.numOps);
   const fail = (code: TxCode, inner = false) => errorResult(p, code, inner, minFee);
   const tx = p.tx;
   // Fee-bump outer checks.
   if (p.feeBump) {
-    const feeSource = readAccount(ledger.state, p.feeSource);
+    const feeSource = readAccount(state, p.feeSource);
     if (!feeSource) return fail('txNoAccount');
-    if (!signaturesOk(ledger, p.outerSignatures, p.feeSource, p.hash, 'low')) return fail('txBadAuth');
+    if (!signaturesOk(state, p.outerSignatures, p.feeSource, p.hash, 'low')) return fail('txBadAuth');
   }
   if (tx.operations.length === 0) return fail('txMissingOperation', true);
   const sorobanOps = tx.operations.filter((o) => ['invokeHostFunction', 'extendFootprintTtl', 'restoreFootprint'].includes(o.body.type));
@@ -55,7 +55,7 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
     if (lb.minLedger > ledgerSeq) return fail('txTooEarly', true);
   }
   // Source account and sequence.
-  const source = readAccount(ledger.state, p.source);
+  const source = readAccount(state, p.source);
   if (!source) return fail('txNoAccount', true);
   if (tx.seqNum !== source.seqNum + 1n) return fail('txBadSeq', true);
   // Fees.
@@ -79,10 +79,10 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
     const declared = declaredFromData(sd);
     if (resourceFee < BigInt(nonRefundableFee(declared, p.innerEnvelopeSize))) return fail('txInsufficientFee', true);
   }
-  const feePayer = readAccount(ledger.state, p.feeSource);
+  const feePayer = readAccount(state, p.feeSource);
   if (!feePayer || feePayer.balance < (p.feeBump ? p.fee : innerFee)) return fail('txInsufficientBalance', !p.feeBump);
   // Envelope signatures of the (inner) source.
-  if (!signaturesOk(ledger, p.innerSignatures, p.source, p.innerHash ?? p.hash, 'medium')) return fail('txBadAuth', true);
+  if (!signaturesOk(state, p.innerSignatures, p.source, p.innerHash ?? p.hash, 'medium')) return fail('txBadAuth', true);
   return null;
 }
 
@@ -90,14 +90,8 @@ export function validateTransaction(ledger: DevnetLedger, p: ParsedTx, closeTime
  * Signatures reach the account's threshold (at least weight 1) and none is unknown or bad.
  * Level: medium for invokeHostFunction sources, low for a fee-bump's fee source (as in core).
  */
-function signaturesOk(
-  ledger: DevnetLedger,
-  sigs: xdr.DecoratedSignature[],
-  g: string,
-  txHashHex: string,
-  level: 'low' | 'medium',
-): boolean {
-  const a = readAccount(ledger.state, g);
+function signaturesOk(state: LedgerState, sigs: xdr.DecoratedSignature[], g: string, txHashHex: string, level: 'low' | 'medium'): boolean {
+  const a = readAccount(state, g);
   if (!a) return false;
   const payload = Buffer.from(txHashHex, 'hex');
   const thresholds = bytesOf(a.thresholds);
