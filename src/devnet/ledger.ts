@@ -1,8 +1,12 @@
 /**
- * The devnet ledger: accounts and token balances, ledger closes and submission. Each concern
- * of a transaction's life has its own file: simulate.ts (side-effect free simulation),
- * validate.ts (stellar-core-like checks on submit and at close) and apply.ts (fees, sequence,
- * footprint enforcement, results and meta). Old records are pruned at close (`prune`).
+ * The devnet ledger (DevnetLedger): genesis, the submission queue, ledger closes and pruning
+ * (`prune`), and the devnet's own controls over accounts and balances (fund, mint, setSigners).
+ * Each stage of a transaction's life has its own file: validate.ts (stellar-core-like checks on
+ * submit and at close), apply.ts and classic.ts (applied at close: fees, sequence, footprint
+ * enforcement, results and meta) and simulate.ts (side-effect free simulation). They see the
+ * ledger only through what they name of it (ApplyContext, SimulateContext, the LedgerState), so
+ * none of them imports this file. Account entries are in accounts.ts, the history records and a
+ * closed ledger's XDR in records.ts.
  */
 import { Asset, Networks, StrKey, hash, xdr } from '@stellar/stellar-sdk';
 import { putAccount, readAccount, replaceAccount } from './accounts.ts';
