@@ -1,7 +1,8 @@
 /**
- * XDR helpers shared by the devnet's ledger, host and RPC layers: ledger keys, addresses,
- * ScVal shorthands and base64 framing. Everything is built with @stellar/stellar-sdk 17's
- * `xdr` so the bytes are exactly what a real node would emit.
+ * XDR helpers shared by the devnet's ledger, host and RPC layers: ledger keys (and the
+ * contract-data entry stored under one), addresses, ScVal shorthands and base64 framing.
+ * Everything is built with @stellar/stellar-sdk 17's `xdr` so the bytes are exactly what a
+ * real node would emit.
  */
 import { Address, Keypair, StrKey, xdr, hash } from '@stellar/stellar-sdk';
 
