@@ -129,4 +129,37 @@ describe('instances sharing one funder', () => {
     for (const sequence of sequences) expect(typeof sequence).toBe('bigint');
     for (const channel of channels) expect(h.devnet.balances(channel).xlm).toBe(BigInt(CHANNEL_STARTING_BALANCE_XLM) * 10_000_000n);
   }, 60_000);
+
+  it('a funder sequence taken by a transaction that landed (ERROR txBadSeq) is contention: the opener looks again and creates the channels', async () => {
+    const shared = Keypair.fromSecret((await h.devnet.createAccount({ usdcTrustline: false })).secret);
+    const channels = deriveChannelKeys(shared, 2).map((k) => k.publicKey());
+    // At the RPC port: before the opener's first transaction is sent, another transaction of the
+    // funder's lands, so the opener's (built on the sequence it read) is refused with txBadSeq.
+    let raced = false;
+    const rpc: typeof h.rpc = Object.create(h.rpc) as typeof h.rpc;
+    rpc.send = async (tx) => {
+      if (!raced) {
+        raced = true;
+        const seq = await h.rpc.getAccountSequence(shared.publicKey());
+        const other = new TransactionBuilder(new Account(shared.publicKey(), seq.toString()), {
+          fee: '100',
+          networkPassphrase: h.devnet.networkPassphrase,
+        })
+          .addOperation(Operation.createAccount({ destination: Keypair.random().publicKey(), startingBalance: '3' }))
+          .setTimeout(30)
+          .build();
+        other.sign(shared);
+        expect((await h.rpc.send(other)).status).toBe('PENDING');
+        while ((await h.rpc.getAccountSequence(shared.publicKey())) === seq) await new Promise((r) => setTimeout(r, 50));
+        const refused = await h.rpc.send(tx);
+        expect(refused).toMatchObject({ status: 'ERROR', resultCode: 'txBadSeq' });
+        return refused;
+      }
+      return h.rpc.send(tx);
+    };
+    const opener = new ChannelOpener({ rpc, funder: shared, passphrase: h.devnet.networkPassphrase, channels, sleep: async () => {} });
+    expect(typeof (await opener.sequenceOf(channels[0]!))).toBe('bigint');
+    expect(raced).toBe(true);
+    for (const channel of channels) expect(h.devnet.balances(channel).xlm).toBe(BigInt(CHANNEL_STARTING_BALANCE_XLM) * 10_000_000n);
+  }, 60_000);
 });

@@ -71,7 +71,7 @@ export class ChannelOpener {
   /**
    * Creates every missing channel. Instances configured with one funder may do this at the same
    * moment, and only one transaction can take the funder's next sequence number: the others are
-   * refused (TRY_AGAIN_LATER while it is queued, txBAD_SEQ once it has landed) or fail because a
+   * refused (TRY_AGAIN_LATER while it is queued, txBadSeq once it has landed) or fail because a
    * destination exists by then. Such an instance looks again after a short wait and creates what
    * is still missing, until nothing is or the wait (`timeoutMs`) is over.
    */
@@ -117,7 +117,7 @@ export class ChannelOpener {
     const tx = builder.build();
     tx.sign(funder);
     const sent = await rpc.send(tx);
-    if (sent.status === 'TRY_AGAIN_LATER' || (sent.status === 'ERROR' && sent.resultCode === 'txBAD_SEQ')) return 'contended';
+    if (sent.status === 'TRY_AGAIN_LATER' || (sent.status === 'ERROR' && sent.resultCode === 'txBadSeq')) return 'contended';
     if (sent.status !== 'PENDING' && sent.status !== 'DUPLICATE') {
       throw new RpcError(
         'sendTransaction',

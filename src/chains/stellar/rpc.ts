@@ -26,7 +26,7 @@ export type Simulation =
 export interface Submission {
   status: 'PENDING' | 'DUPLICATE' | 'TRY_AGAIN_LATER' | 'ERROR';
   hash: string;
-  /** Result code of errorResultXdr on ERROR (e.g. txBAD_SEQ). */
+  /** Result code of errorResultXdr on ERROR, as the SDK's XDR names it (e.g. txBadSeq). */
   resultCode?: string;
 }
 
@@ -103,7 +103,7 @@ async function callWithin<T>(timeoutMs: number, method: string, run: () => Promi
   }
 }
 
-/** Name of a TransactionResult's result arm (txSUCCESS, txBAD_SEQ…); undefined when undecodable. */
+/** Name of a TransactionResult's result arm as the SDK's XDR names it (txSuccess, txBadSeq…); undefined when undecodable. */
 export function resultCodeOf(resultXdr: string | undefined): string | undefined {
   if (!resultXdr) return undefined;
   try {
