@@ -1,8 +1,9 @@
 /**
  * SQLite plumbing shared by the catalog and the settlement journal: opening a file (WAL, the
- * schema), a per-connection cache of prepared statements and the two transaction shapes the
- * stores use.
+ * schema), which file a connection has open (device and inode), a per-connection cache of prepared
+ * statements and the two transaction shapes the stores use.
  */
+import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 
 /** Opening a file (WAL, migrations) waits this long for another connection's lock before failing. */
@@ -38,6 +39,41 @@ export function openSqlite(
     }
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, OPEN_RETRY_MS);
   }
+}
+
+/** The file a connection opened, by device and inode (null in memory): what its path named then. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+export function fileIdentity(dbPath: string): FileIdentity | null {
+  if (dbPath === ':memory:') return null;
+  const st = statSync(dbPath);
+  return { dev: st.dev, ino: st.ino };
+}
+
+/** fileProblem's answer for a file that is no longer the one open. */
+export const FILE_REPLACED = 'was deleted or replaced';
+
+/**
+ * Why the file at `dbPath` cannot serve a connection opened on `identity`, as the end of a sentence
+ * ("the … database file " + this), or null when it can. SQLite keeps reading and writing a file
+ * that was unlinked (its inode lives on while open) and, for root, ignores file modes, so the stores
+ * check themselves: a deleted or replaced file (another device or inode at the path) cannot serve,
+ * and a file an operator marked read-only takes no writes. Never names the path.
+ */
+export function fileProblem(dbPath: string, identity: FileIdentity | null, forWrite: boolean): string | null {
+  if (!identity) return null;
+  let st;
+  try {
+    st = statSync(dbPath, { throwIfNoEntry: false });
+  } catch (err) {
+    return `cannot be looked up (${(err as { code?: string }).code ?? 'error'})`;
+  }
+  if (!st || st.dev !== identity.dev || st.ino !== identity.ino) return FILE_REPLACED;
+  if (forWrite && (st.mode & 0o222) === 0) return 'is read-only';
+  return null;
 }
 
 const statementCache = new WeakMap<DatabaseSync, Map<string, StatementSync>>();

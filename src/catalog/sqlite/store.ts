@@ -7,9 +7,16 @@
  * sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
  * it with a keyset that visits each match exactly once (see ../search.ts).
  */
-import { statSync } from 'node:fs';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { cachedStatement, inReadTransaction, inWriteTransaction, openSqlite } from '../../db/sqlite.ts';
+import {
+  cachedStatement,
+  fileIdentity,
+  fileProblem,
+  inReadTransaction,
+  inWriteTransaction,
+  openSqlite,
+  type FileIdentity,
+} from '../../db/sqlite.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
 import {
   DEEP_OFFSET,
@@ -56,7 +63,7 @@ function migrate(db: DatabaseSync): void {
 /** The SQLite CatalogStorePort (one connection; a worker thread owns it). */
 export class CatalogStore implements CatalogStorePort {
   readonly db: DatabaseSync;
-  private readonly identity: { dev: number; ino: number } | null;
+  private readonly identity: FileIdentity | null;
 
   readonly dbPath: string;
 
@@ -68,8 +75,7 @@ export class CatalogStore implements CatalogStorePort {
       pragmas: ['synchronous = NORMAL', 'cache_size = -32768'],
       setup: migrate,
     });
-    const st = dbPath === ':memory:' ? null : statSync(dbPath);
-    this.identity = st ? { dev: st.dev, ino: st.ino } : null;
+    this.identity = fileIdentity(dbPath);
   }
 
   close(): void {
@@ -87,12 +93,8 @@ export class CatalogStore implements CatalogStorePort {
    * read-only takes no writes, so no settlement is reported as cataloged into a void.
    */
   assertUsable(forWrite: boolean): void {
-    if (!this.identity) return;
-    const st = statSync(this.dbPath, { throwIfNoEntry: false });
-    if (!st || st.dev !== this.identity.dev || st.ino !== this.identity.ino) {
-      throw new CatalogUnavailableError('the catalog database file was deleted or replaced');
-    }
-    if (forWrite && (st.mode & 0o222) === 0) throw new CatalogUnavailableError('the catalog database file is read-only');
+    const problem = fileProblem(this.dbPath, this.identity, forWrite);
+    if (problem) throw new CatalogUnavailableError(`the catalog database file ${problem}`);
   }
 
   ownerOf(resource: string, type: string, toolName: string): string | undefined {
