@@ -75,7 +75,34 @@ export interface JournalStore {
   deferListing(identity: string, until: number): Promise<void>;
   /** Records still in `submitted` or `unknown`, oldest first. */
   unresolved(limit: number): Promise<SettlementRecord[]>;
+  /**
+   * A small real write through the store's own connection (SQLite: and the file at DB_PATH is still
+   * the one open). Rejects, with a JournalStorageError saying why, while the journal cannot take
+   * writes (docs/OPERATIONS.md "When the journal cannot write").
+   */
+  probe(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The journal's storage cannot take a write now; the message says why and never names a path or URL. */
+export class JournalStorageError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'JournalStorageError';
+  }
+}
+
+/**
+ * Why a storage call failed, in words fit for a response or /ready: a JournalStorageError's own
+ * message, SQLite's message (it names no file), or a system or SQLSTATE code (a system error's
+ * message would name the path, a driver's the host).
+ */
+export function storageReason(err: unknown): string {
+  if (err instanceof JournalStorageError) return err.message;
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  if (code === 'ERR_SQLITE_ERROR' && typeof message === 'string') return message;
+  if (typeof code === 'string' && code !== '') return code;
+  return 'storage error';
 }
 
 /**

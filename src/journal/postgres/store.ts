@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import { inTransaction, migrationOnDemand, openPool, type PostgresMigrations } from '../../db/postgres.ts';
 import {
+  JournalStorageError,
   settlementRecord,
   type FeeCaps,
   type JournalStore,
@@ -238,6 +239,22 @@ export class PostgresJournalStore implements JournalStore {
       [limit],
     );
     return Promise.all(rows.rows.map(async (r) => (await this.record(this.pool, r))!));
+  }
+
+  /**
+   * Through the journal's own pool: the server answers, the migrations ran and it is not a read-only
+   * standby. (A server that refuses a write for another reason, a full disk, fails the reserve
+   * instead, which refuses that settle before submission.) The reason never carries the URL.
+   */
+  async probe(): Promise<void> {
+    let standby: boolean | undefined;
+    try {
+      await this.migrated();
+      standby = (await this.pool.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0]?.standby;
+    } catch (err) {
+      throw new JournalStorageError(`not reachable (${(err as { code?: string }).code ?? 'error'})`, { cause: err });
+    }
+    if (standby) throw new JournalStorageError('read-only standby');
   }
 
   async close(): Promise<void> {

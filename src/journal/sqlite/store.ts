@@ -2,11 +2,15 @@
  * The journal in SQLite (node:sqlite). It lives in the same database file as the catalog
  * (DB_PATH) in its own `journal_*` tables with its own schema version (journal_meta), so the two
  * migrate independently. WAL and a busy timeout let the catalog and the journal share the file.
+ * What a write checks first (the file is still the one open) and what happens when it is not is
+ * connection.ts.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { inWriteTransaction, openSqlite } from '../../db/sqlite.ts';
 import {
+  JournalStorageError,
   settlementRecord,
+  storageReason,
   type FeeCaps,
   type JournalStore,
   type NewSettlement,
@@ -16,6 +20,7 @@ import {
   type SettlementState,
   type StateChange,
 } from '../types.ts';
+import { JournalConnection, type JournalConnectionOptions } from './connection.ts';
 
 const BUSY_TIMEOUT_MS = 2_000;
 
@@ -87,43 +92,51 @@ function migrate(db: DatabaseSync): void {
 type Row = SettlementRow;
 
 export class SqliteJournalStore implements JournalStore {
-  private readonly db: DatabaseSync;
+  private readonly connection: JournalConnection;
 
-  constructor(dbPath: string) {
+  /** Opens (and migrates) the journal at `dbPath`; with `openLater` a file that cannot open yet is opened on a later call. */
+  constructor(dbPath: string, options: JournalConnectionOptions = {}) {
     // synchronous FULL: a record written before submission must survive a power cut, not only a crash.
-    this.db = openSqlite(dbPath, { busyTimeoutMs: BUSY_TIMEOUT_MS, pragmas: ['synchronous = FULL'], setup: migrate });
+    this.connection = new JournalConnection(
+      dbPath,
+      () => openSqlite(dbPath, { busyTimeoutMs: BUSY_TIMEOUT_MS, pragmas: ['synchronous = FULL'], setup: migrate }),
+      options,
+    );
   }
 
-  private record(row: Row | undefined): SettlementRecord | null {
+  private record(db: DatabaseSync, row: Row | undefined): SettlementRecord | null {
     if (!row) return null;
-    const history = this.db
+    const history = db
       .prepare('SELECT state, at, detail FROM journal_history WHERE identity = ? ORDER BY seq')
       .all(row.identity) as unknown as StateChange[];
     return settlementRecord(row, history);
   }
 
+  // Reads serve from the open connection even after its file was lost: it is what svc knows.
   get(identity: string): Promise<SettlementRecord | null> {
     return promised(() => {
-      return this.record(this.db.prepare('SELECT * FROM journal_settlements WHERE identity = ?').get(identity) as Row | undefined);
+      const db = this.connection.reader();
+      return this.record(db, db.prepare('SELECT * FROM journal_settlements WHERE identity = ?').get(identity) as Row | undefined);
     });
   }
 
   getByTransaction(transaction: string): Promise<SettlementRecord | null> {
     return promised(() => {
-      return this.record(this.db.prepare('SELECT * FROM journal_settlements WHERE tx_hash = ?').get(transaction) as Row | undefined);
+      const db = this.connection.reader();
+      return this.record(db, db.prepare('SELECT * FROM journal_settlements WHERE tx_hash = ?').get(transaction) as Row | undefined);
     });
   }
 
   reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
     return promised(() => {
-      return inWriteTransaction(this.db, (): ReserveResult => {
-        const previous = this.db
-          .prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?')
-          .get(a.identity) as { state: SettlementState; budget_stroops: number | bigint; tx_hash: string } | undefined;
+      const db = this.connection.writer();
+      return inWriteTransaction(db, (): ReserveResult => {
+        const previous = db.prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?').get(a.identity) as
+          { state: SettlementState; budget_stroops: number | bigint; tx_hash: string } | undefined;
         // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
         if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
         const sum = (sql: string, ...args: (string | number)[]) =>
-          BigInt((this.db.prepare(sql).get(...args) as { spent: number | bigint | null }).spent ?? 0);
+          BigInt((db.prepare(sql).get(...args) as { spent: number | bigint | null }).spent ?? 0);
         if (caps.dailyStroops !== null) {
           const spent = sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= ?', caps.dayStart);
           if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
@@ -137,13 +150,12 @@ export class SqliteJournalStore implements JournalStore {
           if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
         }
         if (previous) {
-          this.db
-            .prepare(
-              `UPDATE journal_settlements SET idempotency_key = ?, tx_hash = ?, submitter = ?, fee_stroops = ?, budget_stroops = budget_stroops + ?,
+          db.prepare(
+            `UPDATE journal_settlements SET idempotency_key = ?, tx_hash = ?, submitter = ?, fee_stroops = ?, budget_stroops = budget_stroops + ?,
                  valid_until = ?, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = ? WHERE identity = ?`,
-            )
-            .run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, a.identity);
-          this.appendHistory(
+          ).run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, a.identity);
+          appendHistory(
+            db,
             a.identity,
             'submitted',
             now,
@@ -151,31 +163,29 @@ export class SqliteJournalStore implements JournalStore {
           );
           return { ok: true };
         }
-        this.db
-          .prepare(
-            `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, budget_stroops, payer, pay_to, asset, amount,
+        db.prepare(
+          `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, budget_stroops, payer, pay_to, asset, amount,
                valid_until, state, error_code, error_message, created_at, updated_at, payment_payload, payment_requirements)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, NULL, ?, ?, ?, ?)`,
-          )
-          .run(
-            a.identity,
-            a.idempotencyKey,
-            a.network,
-            a.transaction,
-            a.submitter,
-            a.feeStroops,
-            a.feeStroops,
-            a.payer,
-            a.payTo,
-            a.asset,
-            a.amount,
-            a.validUntil,
-            now,
-            now,
-            a.paymentPayload,
-            a.paymentRequirements,
-          );
-        this.appendHistory(a.identity, 'submitted', now, `submitted by ${a.submitter}`);
+        ).run(
+          a.identity,
+          a.idempotencyKey,
+          a.network,
+          a.transaction,
+          a.submitter,
+          a.feeStroops,
+          a.feeStroops,
+          a.payer,
+          a.payTo,
+          a.asset,
+          a.amount,
+          a.validUntil,
+          now,
+          now,
+          a.paymentPayload,
+          a.paymentRequirements,
+        );
+        appendHistory(db, a.identity, 'submitted', now, `submitted by ${a.submitter}`);
         return { ok: true };
       });
     });
@@ -188,49 +198,49 @@ export class SqliteJournalStore implements JournalStore {
     now: number,
   ): Promise<boolean> {
     return promised(() => {
-      return inWriteTransaction(this.db, () => {
-        const row = this.db.prepare('SELECT state FROM journal_settlements WHERE identity = ?').get(identity) as
+      const db = this.connection.writer();
+      return inWriteTransaction(db, () => {
+        const row = db.prepare('SELECT state FROM journal_settlements WHERE identity = ?').get(identity) as
           { state: SettlementState } | undefined;
         if (!row || (row.state !== 'submitted' && row.state !== 'unknown')) return false;
         if (row.state === state) return false;
-        this.db
-          .prepare('UPDATE journal_settlements SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE identity = ?')
-          .run(state, detail.errorCode ?? null, detail.errorMessage ?? null, now, identity);
-        this.appendHistory(identity, state, now, detail.note);
+        db.prepare('UPDATE journal_settlements SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE identity = ?').run(
+          state,
+          detail.errorCode ?? null,
+          detail.errorMessage ?? null,
+          now,
+          identity,
+        );
+        appendHistory(db, identity, state, now, detail.note);
         return true;
       });
     });
   }
 
-  private appendHistory(identity: string, state: SettlementState, at: number, detail: string): void {
-    const seq = (this.db.prepare('SELECT COUNT(*) AS n FROM journal_history WHERE identity = ?').get(identity) as { n: number }).n;
-    this.db
-      .prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)')
-      .run(identity, seq, state, at, detail);
-  }
-
   markListed(identity: string): Promise<void> {
     return promised(() => {
-      this.db.prepare('UPDATE journal_settlements SET listed = 1 WHERE identity = ?').run(identity);
+      this.connection.writer().prepare('UPDATE journal_settlements SET listed = 1 WHERE identity = ?').run(identity);
     });
   }
 
   unlisted(limit: number, before: number, now: number): Promise<SettlementRecord[]> {
     return promised(() => {
-      const rows = this.db
+      const db = this.connection.reader();
+      const rows = db
         .prepare(
           `SELECT * FROM journal_settlements WHERE state = 'settled' AND listed = 0 AND updated_at < ? AND list_after <= ?
            ORDER BY list_after, updated_at LIMIT ?`,
         )
         .all(before, now, limit) as unknown as Row[];
-      return rows.map((r) => this.record(r)!);
+      return rows.map((r) => this.record(db, r)!);
     });
   }
 
   claimListing(identity: string, now: number, until: number): Promise<boolean> {
     return promised(
       () =>
-        this.db
+        this.connection
+          .writer()
           .prepare(
             "UPDATE journal_settlements SET list_after = ? WHERE identity = ? AND state = 'settled' AND listed = 0 AND list_after <= ?",
           )
@@ -240,7 +250,8 @@ export class SqliteJournalStore implements JournalStore {
 
   deferListing(identity: string, until: number): Promise<void> {
     return promised(() => {
-      this.db
+      this.connection
+        .writer()
         .prepare('UPDATE journal_settlements SET list_failures = list_failures + 1, list_after = ? WHERE identity = ?')
         .run(until, identity);
     });
@@ -248,18 +259,39 @@ export class SqliteJournalStore implements JournalStore {
 
   unresolved(limit: number): Promise<SettlementRecord[]> {
     return promised(() => {
-      const rows = this.db
+      const db = this.connection.reader();
+      const rows = db
         .prepare("SELECT * FROM journal_settlements WHERE state IN ('submitted','unknown') ORDER BY created_at LIMIT ?")
         .all(limit) as unknown as Row[];
-      return rows.map((r) => this.record(r)!);
+      return rows.map((r) => this.record(db, r)!);
+    });
+  }
+
+  probe(): Promise<void> {
+    return promised(() => {
+      const db = this.connection.writer();
+      try {
+        inWriteTransaction(db, () =>
+          db
+            .prepare(
+              "INSERT INTO journal_meta (key, value) VALUES ('write_probe', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            )
+            .run(String(Date.now())),
+        );
+      } catch (err) {
+        throw new JournalStorageError(`not writable (${storageReason(err)})`, { cause: err });
+      }
     });
   }
 
   close(): Promise<void> {
-    return promised(() => {
-      if (this.db.isOpen) this.db.close();
-    });
+    return this.connection.close();
   }
+}
+
+function appendHistory(db: DatabaseSync, identity: string, state: SettlementState, at: number, detail: string): void {
+  const seq = (db.prepare('SELECT COUNT(*) AS n FROM journal_history WHERE identity = ?').get(identity) as { n: number }).n;
+  db.prepare('INSERT INTO journal_history (identity, seq, state, at, detail) VALUES (?, ?, ?, ?, ?)').run(identity, seq, state, at, detail);
 }
 
 /** The store interface is async (a networked database implements it too); SQLite answers at once. */
