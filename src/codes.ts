@@ -77,6 +77,8 @@ export const SETTLEMENT_CODES = {
   svc_policy_amount_below_minimum: 'The amount is below the configured minimum for this asset.',
   svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",
   svc_fee_budget_payer_exhausted: "This payer's share of today's sponsored-fee budget is spent; nothing was submitted.",
+  svc_journal_unavailable:
+    'The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.',
   svc_settlement_not_found: 'The journal has no settlement with this transaction hash.',
 } as const;
 

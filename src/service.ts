@@ -15,7 +15,7 @@ import { loadContract, type ApiContract } from './http/contract.ts';
 import { PaymentPriority } from './http/payment-priority.ts';
 import type { SvcState } from './http/middleware.ts';
 import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
-import { SettlementJournal, unavailableJournal } from './journal/journal.ts';
+import { SettlementJournal } from './journal/journal.ts';
 import { PostgresSubmitterLeases } from './db/submitter-leases.ts';
 import { PostgresJournalStore } from './journal/postgres/store.ts';
 import { SqliteJournalStore } from './journal/sqlite/store.ts';
@@ -80,31 +80,26 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
 
 /**
  * The journal's store: Postgres when DATABASE_URL is set (shared by every instance; it connects
- * and migrates in the background, and a call before that fails answers 500), else SQLite at
- * config.dbPath (its own tables beside the catalog's).
+ * and migrates in the background), else SQLite at config.dbPath (its own tables beside the
+ * catalog's). Neither fails here: a database that cannot be used yet refuses settles with
+ * `svc_journal_unavailable` and fails GET /ready until it can (docs/OPERATIONS.md).
  */
-function journalStoreFor(config: Config): JournalStore {
+function journalStoreFor(config: Config, logger: Logger): JournalStore {
   const url = databaseUrl(config);
-  return url ? new PostgresJournalStore(url) : new SqliteJournalStore(config.dbPath);
+  return url ? new PostgresJournalStore(url) : new SqliteJournalStore(config.dbPath, { openLater: true, logger });
 }
 
-/** Opens the settlement journal; null when it cannot open (logged). */
-function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeRegistry): SettlementJournal | null {
-  try {
-    return new SettlementJournal({
-      store: journalStoreFor(config),
-      policy: config.settlement.policy,
-      logger,
-      onLanded: (settled) => registry.afterSettle(settled, logger),
-      listingRetryBaseMs: config.settlement.reconcileIntervalMs,
-    });
-  } catch (err) {
-    logger.error(
-      { err, database: config.postgres ?? config.dbPath },
-      'settlement journal could not open; settles are refused until it is fixed',
-    );
-    return null;
-  }
+/** The settlement journal; a first probe logs at once when it cannot write. */
+function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeRegistry): SettlementJournal {
+  const journal = new SettlementJournal({
+    store: journalStoreFor(config, logger),
+    policy: config.settlement.policy,
+    logger,
+    onLanded: (settled) => registry.afterSettle(settled, logger),
+    listingRetryBaseMs: config.settlement.reconcileIntervalMs,
+  });
+  void journal.writeCheck();
+  return journal;
 }
 
 export function createService(config: Config, overrides: ServiceOverrides = {}): Service {
@@ -135,7 +130,6 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const ownJournal = overrides.journal === undefined && stellar !== undefined ? openConfiguredJournal(config, logger, registry) : null;
   const journal = ownJournal ?? overrides.journal ?? null;
   if (journal) registry.journalWith(journal);
-  else if (overrides.journal === undefined && stellar) registry.journalWith(unavailableJournal(config.dbPath));
   const stopReconciler =
     ownJournal && stellar ? ownJournal.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
 
@@ -158,7 +152,8 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
               }
             : {}),
         }),
-        database: url ? postgresWritableCheck(url) : databaseWritableCheck(config.dbPath),
+        // The write path itself: a probe write through the journal's own connection.
+        database: journal ? () => journal.writeCheck() : url ? postgresWritableCheck(url) : databaseWritableCheck(config.dbPath),
         draining: drainingCheck(() => draining),
       },
     });

@@ -55,6 +55,14 @@ export interface paths {
          *     `svc_fee_budget_payer_exhausted`. When the transaction was submitted but the RPC could not
          *     confirm its outcome within the time bound, the answer is `svc_settlement_outcome_unknown`
          *     (never a failure): the reconciler resolves it, and a retry with the same key tells the outcome.
+         *
+         *     **Storage faults** (docs/OPERATIONS.md "When the journal cannot write"). A payment the
+         *     journal cannot record before submission (its storage is full, read-only or unreachable, or
+         *     its file was deleted or replaced) is refused with `svc_journal_unavailable` and nothing is
+         *     submitted; after such a fault no new payment is submitted until a write succeeds again
+         *     (GET /ready fails meanwhile). When the outcome of a submitted payment cannot be recorded,
+         *     the answer is the confirmed success, or else `svc_settlement_outcome_unknown`, never a
+         *     failure; the record stays recoverable and a retry with the same key tells the outcome.
          */
         post: operations["settlePayment"];
         delete?: never;
@@ -186,7 +194,7 @@ export interface paths {
         };
         /**
          * Readiness for payment traffic
-         * @description Runs (or reuses, for up to 1 s) the readiness checks of docs/OPERATIONS.md — the RPC answers with a recent latest ledger, every paying account holds the minimum balance, the database is writable, the instance is not draining. 200 when all pass, 503 otherwise; the body names each check.
+         * @description Runs (or reuses, for up to 1 s) the readiness checks of docs/OPERATIONS.md — the RPC answers with a recent latest ledger, every paying account holds the minimum balance, the settlement journal takes a real write through its own connection (and its file at DB_PATH is still the one open), the instance is not draining. 200 when all pass, 503 otherwise; the body names each check.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -793,10 +801,11 @@ export interface components {
          *     - `svc_policy_amount_below_minimum`: The amount is below the configured minimum for this asset.
          *     - `svc_fee_budget_daily_exhausted`: Today's sponsored-fee budget is spent; nothing was submitted.
          *     - `svc_fee_budget_payer_exhausted`: This payer's share of today's sponsored-fee budget is spent; nothing was submitted.
+         *     - `svc_journal_unavailable`: The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.
          *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
          * @enum {string}
          */
-        SettlementCode: "svc_settlement_outcome_unknown" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_settlement_not_found";
+        SettlementCode: "svc_settlement_outcome_unknown" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_journal_unavailable" | "svc_settlement_not_found";
         /**
          * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
@@ -1439,8 +1448,8 @@ export interface operations {
                      *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
                      *         },
                      *         "database": {
-                     *           "ok": true,
-                     *           "detail": "writable"
+                     *           "ok": false,
+                     *           "detail": "not writable (database or disk is full)"
                      *         },
                      *         "draining": {
                      *           "ok": true,

@@ -6,10 +6,14 @@
  *   request's Idempotency-Key, else the replay code — never a second submission;
  * - the policy and fee budget refuse before submission;
  * - a background loop resolves `submitted`/`unknown` records through the chain and lists landed
- *   payments in the catalog.
+ *   payments in the catalog;
+ * - a storage fault is an outcome, never an error (docs/OPERATIONS.md "When the journal cannot
+ *   write"): a reserve that fails refuses the settle with `svc_journal_unavailable` before
+ *   anything is submitted, a write that fails after submission leaves the record `submitted` for
+ *   the reconciler and answers what svc knows, and no new settlement is reserved until a probe
+ *   write succeeds again (write-health.ts).
  */
 import { createHash } from 'node:crypto';
-import { defaultMessage } from '../codes.ts';
 import type {
   PaymentPayload,
   PaymentRequirements,
@@ -20,12 +24,11 @@ import type {
   SettlementTracking,
 } from '../scheme/types.ts';
 import { feeCaps, judgeAttempt, type PaymentPolicy } from './policy.ts';
+import { failedResult, resultOf, unavailable, unavailableMessage, unrecorded } from './results.ts';
 import type { JournalStore, SettlementRecord, SettlementState } from './types.ts';
+import { JournalWriteHealth, type WriteHealthLogger } from './write-health.ts';
 
-export interface JournalLogger {
-  info(obj: Record<string, unknown>, msg?: string): void;
-  warn(obj: Record<string, unknown>, msg?: string): void;
-}
+export type JournalLogger = WriteHealthLogger;
 
 export interface JournalOptions {
   store: JournalStore;
@@ -67,6 +70,7 @@ export class SettlementJournal implements SettlementGate {
   private readonly onLanded: JournalOptions['onLanded'];
   private readonly listingRetryBaseMs: number;
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly health: JournalWriteHealth;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
 
@@ -77,6 +81,16 @@ export class SettlementJournal implements SettlementGate {
     this.logger = options.logger;
     this.onLanded = options.onLanded;
     this.listingRetryBaseMs = options.listingRetryBaseMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
+    this.health = new JournalWriteHealth(this.store, this.logger, this.now);
+  }
+
+  /**
+   * GET /ready's `database` check: a probe write through the journal's own connection now (a
+   * failure also stops new settlements until a write succeeds again).
+   */
+  async writeCheck(): Promise<{ ok: boolean; detail: string }> {
+    const reason = await this.health.probe();
+    return reason === null ? { ok: true, detail: 'writable' } : { ok: false, detail: reason };
   }
 
   /** Settles in flight right now (the drain waits for zero). */
@@ -114,31 +128,46 @@ export class SettlementJournal implements SettlementGate {
   }
 
   private async settleOnce(identity: string, { scheme, payload, requirements, idempotencyKey }: SettleRequest): Promise<JournaledOutcome> {
-    const existing = await this.store.get(identity);
+    const network = String(requirements.network);
+    let existing: SettlementRecord | null;
+    try {
+      existing = await this.store.get(identity);
+    } catch (err) {
+      return { result: unavailable(network, this.health.failed(err, 'read')), fresh: false, identity };
+    }
     // A failed attempt moved no money: the payment is attempted again (re-verified first, so a
     // consumed or expired authorization is refused without a submission).
     if (existing && existing.state !== 'failed')
       return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false, identity };
-    let reserved = false;
+    // After a write error nothing new is reserved until a probe write succeeds.
+    const blocked = await this.health.blocked();
+    if (blocked !== null) return { result: unavailable(network, blocked), fresh: false, identity };
+    let reserved: string | null = null;
     const result = await scheme.settle(payload, requirements, {
       beforeSubmit: async (attempt) => {
         const refusal = judgeAttempt(this.policy, attempt);
         if (refusal) return refusal;
         const now = this.now();
-        const outcome = await this.store.reserve(
-          {
-            identity,
-            idempotencyKey,
-            network: String(requirements.network),
-            ...attempt,
-            paymentPayload: JSON.stringify(payload),
-            paymentRequirements: JSON.stringify(requirements),
-          },
-          feeCaps(this.policy, now),
-          now,
-        );
+        let outcome;
+        try {
+          outcome = await this.store.reserve(
+            {
+              identity,
+              idempotencyKey,
+              network,
+              ...attempt,
+              paymentPayload: JSON.stringify(payload),
+              paymentRequirements: JSON.stringify(requirements),
+            },
+            feeCaps(this.policy, now),
+            now,
+          );
+        } catch (err) {
+          const reason = this.health.failed(err, 'reserve');
+          return { code: 'svc_journal_unavailable', message: unavailableMessage(reason) };
+        }
         if (outcome.ok) {
-          reserved = true;
+          reserved = attempt.transaction;
           return null;
         }
         if (outcome.reason === 'daily_cap')
@@ -158,8 +187,9 @@ export class SettlementJournal implements SettlementGate {
         };
       },
     });
-    if (reserved) {
-      const state: SettlementState = result.success ? 'settled' : result.unconfirmed ? 'unknown' : 'failed';
+    if (reserved === null) return { result, fresh: false, identity };
+    const state: SettlementState = result.success ? 'settled' : result.unconfirmed ? 'unknown' : 'failed';
+    try {
       await this.store.resolve(
         identity,
         state,
@@ -170,8 +200,15 @@ export class SettlementJournal implements SettlementGate {
         },
         this.now(),
       );
+    } catch (err) {
+      // The record stays `submitted`: the reconciler resolves it (and lists a landed payment) once
+      // the journal writes again, and a retry with the key tells the outcome. A confirmed success
+      // is answered as such; anything else as unconfirmed, which is what the record says.
+      const reason = this.health.failed(err, 'resolve');
+      if (result.success) return { result, fresh: false, identity };
+      return { result: unrecorded(network, result.payer, reserved, reason), fresh: false, identity };
     }
-    return { result, fresh: reserved, identity };
+    return { result, fresh: true, identity };
   }
 
   /** A copy of a journaled payment: its outcome for the same key, the replay code otherwise. */
@@ -206,7 +243,6 @@ export class SettlementJournal implements SettlementGate {
         paymentRequirements: JSON.parse(record.paymentRequirements) as PaymentRequirements,
         response: resultOf(record),
       });
-      await this.store.markListed(record.identity);
     } catch (err) {
       const delay = listingRetryDelay(record.listFailures, this.listingRetryBaseMs);
       this.logger?.warn(
@@ -215,26 +251,42 @@ export class SettlementJournal implements SettlementGate {
       );
       await this.store
         .deferListing(record.identity, this.now() + delay)
-        .catch((deferErr: unknown) =>
-          this.logger?.warn({ transaction: record.transaction, err: String(deferErr) }, 'could not defer the catalog retry'),
-        );
+        .catch((deferErr: unknown) => this.health.failed(deferErr, 'deferListing'));
+      return;
     }
+    await this.markListed(record.identity);
   }
 
-  /** After the request that settled a payment ran the catalog hook. */
-  markListed(identity: string): Promise<void> {
-    return this.store.markListed(identity);
+  /**
+   * After the request that settled a payment ran the catalog hook. A write that fails leaves the
+   * record unlisted: the reconciler runs the hook again later (one more write of the same listing).
+   */
+  async markListed(identity: string): Promise<void> {
+    try {
+      await this.store.markListed(identity);
+    } catch (err) {
+      this.health.failed(err, 'markListed');
+    }
   }
 
   /** One reconciliation pass over unresolved records not held by a request in this process. */
   async reconcile(tracking: SettlementTracking, limit = 100): Promise<number> {
+    // Every step below writes: while the journal cannot, the pass waits for a probe to succeed.
+    if ((await this.health.blocked()) !== null) return 0;
     // Settled payments whose catalog hook never ran (the process died in between).
     // Each is claimed first: instances sharing the journal run this loop each, and a listing is
     // written once. A claim held by an instance that died lapses after LISTING_CLAIM_MS.
     const now = this.now();
     for (const record of await this.store.unlisted(limit, now - 10_000, now)) {
-      if (this.locks.has(record.identity) || !(await this.store.claimListing(record.identity, now, now + LISTING_CLAIM_MS))) continue;
-      await this.list(record);
+      if (this.locks.has(record.identity)) continue;
+      let claimed: boolean;
+      try {
+        claimed = await this.store.claimListing(record.identity, now, now + LISTING_CLAIM_MS);
+      } catch (err) {
+        this.health.failed(err, 'claimListing');
+        return 0;
+      }
+      if (claimed) await this.list(record);
     }
     // Records held by this process's own requests are skipped, so they do not count against the
     // limit: a burst of settles here must not hide the records an instance that died left behind.
@@ -277,7 +329,14 @@ export class SettlementJournal implements SettlementGate {
               errorMessage: `Transaction ${record.transaction} was never included and its time bound has passed.`,
               note: 'never included before its time bound (reconciliation)',
             };
-    const changed = await this.store.resolve(record.identity, state, detail, now);
+    let changed: boolean;
+    try {
+      changed = await this.store.resolve(record.identity, state, detail, now);
+    } catch (err) {
+      // What the chain said is still the answer; the record is written on a later pass.
+      this.health.failed(err, 'resolve');
+      return { ...record, state, errorCode: detail.errorCode ?? null, errorMessage: detail.errorMessage ?? null };
+    }
     const after = await this.store.get(record.identity);
     if (changed && state === 'settled') await this.list(record);
     this.logger?.info({ transaction: record.transaction, state: after?.state ?? state }, 'settlement reconciled');
@@ -326,47 +385,4 @@ function identityOf({ scheme, payload, requirements }: SettleRequest): string {
   return createHash('sha256')
     .update(JSON.stringify([payload?.payload ?? null, requirements?.network ?? null]))
     .digest('hex');
-}
-
-/** A failed settle answer about the payment a journal record stands for (no transaction of its own). */
-function failedResult(record: SettlementRecord, code: NonNullable<SettleResult['errorReason']>, message: string): SettleResult {
-  return { success: false, transaction: '', network: record.network, payer: record.payer, errorReason: code, errorMessage: message };
-}
-
-/** The SettleResult a journal record stands for. */
-export function resultOf(record: SettlementRecord): SettleResult {
-  if (record.state === 'settled') return { success: true, transaction: record.transaction, network: record.network, payer: record.payer };
-  if (record.state === 'failed') {
-    const code = (record.errorCode ?? 'settle_exact_stellar_transaction_failed') as SettleResult['errorReason'] & string;
-    return failedResult(record, code, record.errorMessage || defaultMessage(code));
-  }
-  return {
-    success: false,
-    transaction: '',
-    network: record.network,
-    payer: record.payer,
-    errorReason: 'svc_settlement_outcome_unknown',
-    errorMessage: `Transaction ${record.transaction} was submitted; its outcome is not confirmed yet. Retry later with the same Idempotency-Key.`,
-    unconfirmed: true,
-  };
-}
-
-/** The journal database could not be opened: svc refuses to settle rather than settle unjournaled. */
-export class JournalUnavailable extends Error {
-  constructor(readonly dbPath: string) {
-    super('The settlement journal database could not be opened; nothing was submitted.');
-    this.name = 'JournalUnavailable';
-  }
-}
-
-/**
- * The gate mounted when the journal cannot open: every settle is refused before anything is
- * verified or submitted (a 500 on /settle; GET /ready reports the database), since an unjournaled
- * settle could be submitted twice or its outcome lost.
- */
-export function unavailableJournal(dbPath: string): SettlementGate {
-  return {
-    settle: () => Promise.reject(new JournalUnavailable(dbPath)),
-    markListed: () => Promise.resolve(),
-  };
 }

@@ -1,7 +1,8 @@
 /**
  * The journal as the composition root mounts it (createService with the configured Stellar
  * scheme, no overrides): every settle is journaled at DB_PATH, a copy is not submitted again,
- * and a journal that cannot open refuses to settle before anything is sent.
+ * and a journal that cannot open refuses to settle (`svc_journal_unavailable`) before anything is
+ * sent.
  */
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
@@ -57,15 +58,20 @@ describe('createService mounts the settlement journal', () => {
     await server.close();
   });
 
-  it('a journal that cannot open: settle is a 500 and nothing is submitted; verify still answers', async () => {
-    const { server, client, submitter } = await serviceAt('/dev/null/svc.sqlite');
+  it('a journal that cannot open: settle is refused with svc_journal_unavailable and nothing is submitted; verify still answers; /ready names the database', async () => {
+    const { server, client, submitter } = await serviceAt('/dev/null/svc.sqlite', {}, { realReadiness: true });
     const p = await payment();
     const sequence = await h.rpc.getAccountSequence(submitter);
     const verified = await client.post('/verify', p.body);
     expect(verified.body).toMatchObject({ isValid: true });
     const settled = await client.post('/settle', p.body);
-    expect(settled.status).toBe(500);
-    expect(settled.body).toMatchObject({ success: false, errorReason: 'svc_internal_error' });
+    expect(settled.status).toBe(200);
+    expect(settled.body).toMatchObject({ success: false, errorReason: 'svc_journal_unavailable' });
+    expect(settled.body.errorMessage).toContain('cannot open');
+    const ready = await client.get('/ready');
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks.database.ok).toBe(false);
+    expect(JSON.stringify([settled.body, ready.body])).not.toContain('/dev/null');
     expect(await h.rpc.getAccountSequence(submitter)).toBe(sequence);
     expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(0n);
     await server.close();
@@ -90,15 +96,15 @@ describe('createService mounts the settlement journal', () => {
     await server.close();
   });
 
-  it('a Postgres that is down: verify answers, settle is a 500 before anything is sent, /ready names the database, the URL is never shown', async () => {
+  it('a Postgres that is down: verify answers, settle is refused before anything is sent, /ready names the database, the URL is never shown', async () => {
     const down = 'postgres://svc:pw-never-shown@127.0.0.1:1/svc';
     const { server, client, submitter } = await serviceAt(tempDbPath(), { DATABASE_URL: down }, { realReadiness: true });
     const p = await payment();
     const sequence = await h.rpc.getAccountSequence(submitter);
     expect((await client.post('/verify', p.body)).body).toMatchObject({ isValid: true });
     const settled = await client.post('/settle', p.body);
-    expect(settled.status).toBe(500);
-    expect(settled.body).toMatchObject({ success: false, errorReason: 'svc_internal_error' });
+    expect(settled.status).toBe(200);
+    expect(settled.body).toMatchObject({ success: false, errorReason: 'svc_journal_unavailable' });
     expect(await h.rpc.getAccountSequence(submitter)).toBe(sequence);
     expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(0n);
     const ready = await client.get('/ready');
