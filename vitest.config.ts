@@ -18,6 +18,7 @@ const HEAVY_TESTS = [
   'test/explorer/explorer.test.ts',
   'test/interop/dev.test.ts',
   'test/journal/process.test.ts',
+  'test/journal/storage.test.ts',
   'test/security/sockets.test.ts',
 ];
 
