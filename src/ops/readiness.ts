@@ -78,9 +78,11 @@ export class ReadinessProbe {
 }
 
 /**
- * The database accepts writes: a write lock is taken and released on a connection of the probe's
- * own (BEGIN IMMEDIATE fails on a read-only file, a full or vanished directory, or a lock held
- * past the busy timeout). The message names no path.
+ * For a service that mounts no journal (tests that inject their own schemes): a write lock is
+ * taken and released on a connection of the probe's own (BEGIN IMMEDIATE fails on a read-only
+ * file or a lock held past the busy timeout; it writes nothing, so a full disk passes). svc's own
+ * journal is probed through its own connection instead (SettlementJournal.writeCheck,
+ * docs/OPERATIONS.md "When the journal cannot write"). The message names no path.
  */
 export function databaseWritableCheck(dbPath: string): ReadinessCheck {
   let db: DatabaseSync | undefined;
