@@ -67,4 +67,39 @@ describe('GET /docs', () => {
     expect(requests).toContain(`${server.url}/openapi.yaml`);
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('Test Request from http://127.0.0.1:<ephemeral port>/docs reaches that svc and shows its 200 answer', async () => {
+    // The first server of openapi.yaml is relative, so the page calls the origin it was loaded from:
+    // 127.0.0.1 (not localhost) and whatever port this svc got, within `connect-src 'self'`.
+    expect(openapiDocument.servers[0]).toMatchObject({ url: '/' });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => requests.push(`${r.method()} ${r.url()}`));
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    await page.goto(`${server.url}/docs`);
+    const operation = page.locator('[id$="/GET/supported"]');
+    await operation.waitFor({ timeout: 30_000 });
+    // Scalar renders an operation's request example once it scrolls into view.
+    await operation.scrollIntoViewIfNeeded();
+    await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
+    // The request client shows the address it will call: this svc's origin, no {host}:{port} template.
+    const send = page.getByRole('button', { name: /Send get request to/ });
+    await send.waitFor({ timeout: 30_000 });
+    expect(await send.innerText()).toContain(`Send get request to ${server.url}/`);
+    await send.click();
+    await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toMatch(/\b200 OK\b/);
+    // The rendered answer is svc's own /supported: its signer address is on screen.
+    const signer = (await api(server.url).get('/supported')).body.signers['stellar:*'][0] as string;
+    await expect.poll(() => page.locator('body').innerText()).toContain(signer);
+    await page.screenshot({ path: artifact('docs-test-request.png') });
+    await page.close();
+    expect(requests).toContain(`GET ${server.url}/supported`);
+    expect(requests.filter((r) => !r.includes(server.url) && !/ (data|blob):/.test(r))).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 60_000);
 });
