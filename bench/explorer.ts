@@ -39,7 +39,7 @@ async function timeQuery(page: Page, query: string): Promise<[number, number]> {
     const status = document.getElementById('status');
     const observer = new MutationObserver(() => {
       const text = status.textContent;
-      if (text.includes(${JSON.stringify(query)}) || text.startsWith('The catalog did not answer')) {
+      if (text.includes(${JSON.stringify(query)}) || text.startsWith('The catalog did not answer') || text.startsWith('The catalog refused')) {
         observer.disconnect();
         resolve([performance.now(), text]);
       }

@@ -128,7 +128,8 @@ function schemaTable(schema) {
     ),
   );
   if (rows.length === 0) return el('p', {}, 'No input parameters are described.');
-  return el(
+  // On a screen narrower than the table's whole words, the table scrolls in its own box, not the page.
+  const table = el(
     'table',
     {},
     el(
@@ -145,6 +146,7 @@ function schemaTable(schema) {
     ),
     el('tbody', {}, rows),
   );
+  return el('div', { class: 'table-scroll', role: 'region', 'aria-label': 'Input parameters', tabindex: '0' }, table);
 }
 
 function snippet(label, text) {
@@ -272,40 +274,53 @@ function filters() {
   return chosen;
 }
 
+/** An answer svc gave with an error status: the ErrorEnvelope's reason and code (openapi.yaml). */
+class RefusedError extends Error {}
+
 async function getJson(path, params) {
   const res = await fetch(`${path}?${new URLSearchParams(params)}`, { headers: { accept: 'application/json' } });
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.reason || `HTTP ${res.status}`);
+  if (!res.ok) {
+    const { code, reason } = body?.error ?? {};
+    const detail = typeof reason === 'string' && reason ? reason : `HTTP ${res.status}`;
+    throw new RefusedError(typeof code === 'string' && code ? `${detail} (${code}, HTTP ${res.status})` : detail);
+  }
   return body;
 }
 
 async function load() {
   const generation = ++state.generation;
   const query = queryInput.value.trim();
+  const chosen = filters();
+  const filtered = Object.keys(chosen).length > 0;
   statusLine.textContent = 'Loading…';
   try {
     let listings;
     let label;
     if (query) {
       const cursor = state.cursors.at(-1);
-      const page = await getJson('/discovery/search', { query, limit: PAGE_SIZE, ...filters(), ...(cursor ? { cursor } : {}) });
+      const page = await getJson('/discovery/search', { query, limit: PAGE_SIZE, ...chosen, ...(cursor ? { cursor } : {}) });
       if (generation !== state.generation) return;
       listings = page.resources;
       state.nextCursor = page.pagination.cursor;
       label = `Page ${state.cursors.length}`;
       statusLine.textContent = listings.length
         ? `Results for “${query}”${page.partialResults ? ' (partial)' : ''}`
-        : `No listing matches “${query}”.`;
+        : `No listing matches “${query}”${filtered ? ' with these filters' : ''}.`;
       previousButton.disabled = state.cursors.length <= 1;
       nextButton.disabled = !state.nextCursor;
     } else {
-      const page = await getJson('/discovery/resources', { limit: PAGE_SIZE, offset: state.offset, ...filters() });
+      const page = await getJson('/discovery/resources', { limit: PAGE_SIZE, offset: state.offset, ...chosen });
       if (generation !== state.generation) return;
       listings = page.items;
       state.total = page.pagination.total;
       const last = Math.min(state.offset + listings.length, state.total);
       label = state.total ? `${state.offset + 1}–${last} of ${state.total}` : '';
-      statusLine.textContent = state.total ? `${state.total} listing${state.total === 1 ? '' : 's'}` : 'No listing yet.';
+      statusLine.textContent = state.total
+        ? `${state.total} listing${state.total === 1 ? '' : 's'}`
+        : filtered
+          ? 'No listing matches these filters.'
+          : 'No listing yet.';
       previousButton.disabled = state.offset === 0;
       nextButton.disabled = last >= state.total;
     }
@@ -313,7 +328,8 @@ async function load() {
     renderResults(listings);
   } catch (err) {
     if (generation !== state.generation) return;
-    statusLine.textContent = `The catalog did not answer: ${err.message}`;
+    statusLine.textContent =
+      err instanceof RefusedError ? `The catalog refused the request: ${err.message}` : `The catalog did not answer: ${err.message}`;
     results.replaceChildren();
     previousButton.disabled = nextButton.disabled = true;
   }
@@ -326,13 +342,18 @@ function restart() {
   void load();
 }
 
+// The two text boxes apply as you type (150 ms after the last keystroke); the selects at once.
+const payToInput = $('filter-payTo');
+const typed = [queryInput, payToInput];
 let typingTimer;
-queryInput.addEventListener('input', () => {
-  clearTimeout(typingTimer);
-  typingTimer = setTimeout(restart, TYPING_PAUSE_MS);
-});
+for (const box of typed) {
+  box.addEventListener('input', () => {
+    clearTimeout(typingTimer);
+    typingTimer = setTimeout(restart, TYPING_PAUSE_MS);
+  });
+}
 form.addEventListener('change', (event) => {
-  if (event.target !== queryInput) restart();
+  if (!typed.includes(event.target)) restart();
 });
 form.addEventListener('submit', (event) => {
   event.preventDefault();

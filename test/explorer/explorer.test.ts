@@ -46,6 +46,7 @@ let h: SchemeHarness;
 let server: TestServer;
 let browser: Browser;
 let dir: string;
+let sellerAddress: string;
 const seeded: Seeded[] = [];
 const HONEST = 22;
 
@@ -106,6 +107,7 @@ beforeAll(async () => {
   });
   [server, browser] = await Promise.all([startTestServer({ config, scheme }), launchBrowser()]);
   const { buyer, seller } = await h.parties(100_000_000n);
+  sellerAddress = seller.publicKey();
   // Sequential per buyer keeps the run deterministic; four submitters settle each within a ledger.
   for (let i = 0; i < HONEST; i++) await settleListing(buyer, seller, i);
   await settleListing(buyer, seller, HONEST, { serviceName: 'Weather tool' }, 'mcp');
@@ -198,10 +200,60 @@ describe('the explorer page', () => {
     await page.locator('#filter-type').selectOption('mcp');
     await expect.poll(() => names(page)).toEqual(['Weather tool']);
     await page.locator('#filter-type').selectOption('');
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
+    // "Pays to" applies as it is typed, like the search box: no Enter, no leaving the field.
+    await page.locator('#filter-payTo').pressSequentially(Keypair.random().publicKey(), { delay: 5 });
+    await expect.poll(() => page.locator('#status').textContent()).toBe('No listing matches these filters.');
+    expect(await page.evaluate<string>('document.activeElement?.id')).toBe('filter-payTo');
+    expect(await names(page)).toEqual([]);
+    // The seller's own address lists its listings again; in a search too, an unmatched address says so.
+    await page.locator('#filter-payTo').fill(sellerAddress);
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
     await page.locator('#filter-payTo').fill(Keypair.random().publicKey());
-    await page.locator('#filter-payTo').press('Enter');
-    await expect.poll(() => page.locator('#status').textContent()).toBe('No listing yet.');
+    await page.locator('#query').fill('weather');
+    await expect.poll(() => page.locator('#status').textContent()).toBe('No listing matches “weather” with these filters.');
     expect(await page.locator('#filter-network option').allTextContents()).toEqual(['Any', 'stellar:testnet']);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("an error answer shows the ErrorEnvelope's reason and code, not just the status", async () => {
+    const { page, problems } = await openExplorer();
+    // The browser asks svc for a page it refuses (limit=abc instead of 20): svc's own 400 answer.
+    let refusedUrl = '';
+    await page.route('**/discovery/resources?*', (route) => {
+      refusedUrl = route.request().url().replace('limit=20', 'limit=abc');
+      return route.continue({ url: refusedUrl });
+    });
+    await page.locator('#filter-type').selectOption('http');
+    await expect.poll(() => page.locator('#status').textContent()).toMatch(/^The catalog refused the request: /);
+    const answer = await api(server.url).get(refusedUrl.slice(server.url.length));
+    expect(answer.status).toBe(400);
+    expect(await page.locator('#status').textContent()).toBe(
+      `The catalog refused the request: ${answer.body.error.reason} (${answer.body.error.code}, HTTP 400)`,
+    );
+    expect(answer.body.error.code).toBe('svc_invalid_query_parameter');
+    expect(await names(page)).toEqual([]);
+    // The browser logs the 400 itself as a failed resource load; nothing else went wrong.
+    expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
+    await page.close();
+  });
+
+  it('disabled paging buttons look disabled (muted, grey border), enabled ones in the accent colour', async () => {
+    const { page, problems } = await openExplorer();
+    await expect.poll(() => page.locator('#next').isEnabled()).toBe(true);
+    expect(await page.locator('#previous').isDisabled()).toBe(true);
+    const style = (id: string) =>
+      page.evaluate<{ color: string; border: string; cursor: string }>(
+        `(() => { const s = getComputedStyle(document.getElementById('${id}')); return { color: s.color, border: s.borderTopColor, cursor: s.cursor }; })()`,
+      );
+    // --muted, --line and --accent of explorer.css.
+    expect(await style('previous')).toEqual({ color: 'rgb(74, 74, 74)', border: 'rgb(200, 200, 200)', cursor: 'default' });
+    expect(await style('next')).toEqual({ color: 'rgb(11, 87, 208)', border: 'rgb(11, 87, 208)', cursor: 'pointer' });
+    await page.locator('#next').click();
+    await expect.poll(() => page.locator('#next').isDisabled()).toBe(true);
+    expect(await style('next')).toEqual({ color: 'rgb(74, 74, 74)', border: 'rgb(200, 200, 200)', cursor: 'default' });
+    expect(await style('previous')).toEqual({ color: 'rgb(11, 87, 208)', border: 'rgb(11, 87, 208)', cursor: 'pointer' });
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -225,6 +277,34 @@ describe('the explorer page', () => {
     });
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it('the parameter table breaks no heading, type or name inside a word, at desktop and phone widths', async () => {
+    for (const [width, height] of [
+      [1280, 900],
+      [1024, 768],
+      [390, 844],
+    ] as const) {
+      const { page, problems } = await openExplorer(width, height);
+      await page.locator('#query').fill('number 4');
+      await page.locator('#results .listing', { hasText: 'Service 4' }).click();
+      await page.locator('#detail table').waitFor();
+      // A word broken across lines is a text node of two or more line boxes.
+      const broken = await page.evaluate<string[]>(`[...document.querySelectorAll('#detail th, #detail td')]
+        .filter((cell) => cell.cellIndex < 3)
+        .filter((cell) => [...cell.querySelectorAll('*')].concat(cell).flatMap((e) => [...e.childNodes]).some((node) => {
+          if (node.nodeType !== Node.TEXT_NODE) return false;
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          return range.getClientRects().length > 1;
+        }))
+        .map((cell) => cell.textContent)`);
+      expect({ width, broken }).toEqual({ width, broken: [] });
+      expect(await page.locator('#detail th').allTextContents()).toEqual(['Parameter', 'Type', 'Required', 'Description']);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(width);
+      expect(problems).toEqual([]);
+      await page.close();
+    }
   });
 
   it('works from the keyboard: type, Tab to a result, Enter opens the detail, Escape returns', async () => {
