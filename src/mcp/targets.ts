@@ -39,6 +39,9 @@ export interface Target {
   close(): Promise<void>;
 }
 
+/** After a target's error answer: where the input it expects is described. */
+const INPUT_HINT = " If the input was wrong, search_resources shows the listing's input schema and example.";
+
 /** Longest target body read into a result (the rest is not read; the result says it was cut). */
 export const MAX_RESULT_BYTES = 256 * 1024;
 
@@ -166,7 +169,7 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
       if (res.status >= 400) {
         throw new ToolFailure(
           'svc_mcp_resource_error',
-          `${spec.method} ${spec.url} answered HTTP ${res.status}; nothing was paid. Body: ${JSON.stringify(result.body).slice(0, 500)}`,
+          `${spec.method} ${spec.url} answered HTTP ${res.status}; nothing was paid.${INPUT_HINT} Body: ${JSON.stringify(result.body).slice(0, 500)}`,
         );
       }
       return { kind: 'free', result };
@@ -187,9 +190,11 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
       if (res.status === 402) refusedPayment(await paymentRequiredOf(res), `${spec.url} answered the paid request with 402.`);
       const result = await readResult(res);
       if (res.status >= 400) {
+        // A seller settles a payment only with the answer it serves (docs/MCP.md): an error answer
+        // without a receipt means the signed payment was never submitted.
         throw new ToolFailure(
           'svc_mcp_resource_error',
-          `${spec.url} answered the paid request with HTTP ${res.status}; no receipt was returned. Body: ${JSON.stringify(result.body).slice(0, 500)}`,
+          `${spec.url} answered the paid request with HTTP ${res.status} and no receipt, so nothing was paid.${INPUT_HINT} Body: ${JSON.stringify(result.body).slice(0, 500)}`,
         );
       }
       const receipt = checkReceipt(decodeX402Header(res.headers.get(PAYMENT_RESPONSE_HEADER)), `the ${PAYMENT_RESPONSE_HEADER} header`);
@@ -279,7 +284,7 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
         if (required) refusedPayment(required, `The tool ${spec.toolName} refused the paid call.`);
         throw new ToolFailure(
           'svc_mcp_tool_call_failed',
-          `The tool ${spec.toolName} failed on the paid call; no receipt was returned: ${JSON.stringify(result.content ?? []).slice(0, 500)}`,
+          `The tool ${spec.toolName} failed on the paid call and returned no receipt, so nothing was paid.${INPUT_HINT} Result: ${JSON.stringify(result.content ?? []).slice(0, 500)}`,
         );
       }
       const receipt = checkReceipt(result._meta?.[MCP_PAYMENT_RESPONSE_META], `result._meta["${MCP_PAYMENT_RESPONSE_META}"]`);

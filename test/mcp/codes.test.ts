@@ -90,6 +90,15 @@ beforeAll(async () => {
       { method: 'GET', path: '/big', accepts: [], handle: () => ({ status: 200, body: 'x'.repeat(600_000) }) },
       { method: 'GET', path: '/broken', accepts: [], handle: () => ({ status: 500, body: { error: 'database on fire' } }) },
       { method: 'GET', path: '/fails-after-verify', accepts: terms(), handle: () => ({ status: 503, body: { error: 'busy' } }) },
+      // Like the weather seller of `npm run dev`: the 402 comes first, the input is checked after verify.
+      {
+        method: 'GET',
+        path: '/needs-city',
+        accepts: terms(),
+        inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        handle: ({ query }) =>
+          query.get('city') ? { status: 200, body: { city: query.get('city') } } : { status: 400, body: { error: 'city is required' } },
+      },
     ],
   });
   h.onStop(() => seller.close());
@@ -285,13 +294,31 @@ describe('targets', () => {
   it('svc_mcp_tool_call_failed: an unknown tool (JSON-RPC error) and a paid tool that fails on the paid call; nothing settled', async () => {
     await paysNothing(async () => {
       expectCode(await agent.call('paid_call', { url: tools.url, toolName: 'no_such_tool' }), 'svc_mcp_tool_call_failed', /Unknown tool/);
-      expectCode(await agent.call('paid_call', { url: tools.url, toolName: 'flaky' }), 'svc_mcp_tool_call_failed', /flaky tool broke/);
+      expectCode(
+        await agent.call('paid_call', { url: tools.url, toolName: 'flaky' }),
+        'svc_mcp_tool_call_failed',
+        /no receipt, so nothing was paid\..*flaky tool broke/,
+      );
     });
   });
 
   it('an HTTP handler error after verify is svc_mcp_resource_error and nothing is settled', async () => {
     await paysNothing(async () =>
-      expectCode(await agent.call('paid_call', { url: `${seller.url}/fails-after-verify` }), 'svc_mcp_resource_error', /HTTP 503/),
+      expectCode(
+        await agent.call('paid_call', { url: `${seller.url}/fails-after-verify` }),
+        'svc_mcp_resource_error',
+        /HTTP 503 and no receipt, so nothing was paid\./,
+      ),
+    );
+  });
+
+  it('a required input missing, refused by the seller after verify: the reason says nothing was paid and where the input is described', async () => {
+    await paysNothing(async () =>
+      expectCode(
+        await agent.call('paid_call', { url: `${seller.url}/needs-city` }),
+        'svc_mcp_resource_error',
+        /answered the paid request with HTTP 400 and no receipt, so nothing was paid\. If the input was wrong, search_resources shows the listing's input schema and example\. Body: \{"error":"city is required"\}/,
+      ),
     );
   });
 });
