@@ -56,6 +56,12 @@ const cheapest = (accepts) =>
 // ---- the listing's calling convention ----------------------------------------------------
 
 const inputOf = (listing) => listing.extensions?.bazaar?.info?.input ?? {};
+/** The seller's example call: its query parameters, JSON body or MCP tool arguments. */
+const exampleOf = (listing) => {
+  const input = inputOf(listing);
+  const example = listing.type === 'mcp' ? input.example : (input.body ?? input.queryParams);
+  return example && typeof example === 'object' && !Array.isArray(example) ? example : {};
+};
 const inputSchemaOf = (listing) => {
   const input = inputOf(listing);
   if (input.type === 'mcp') return input.inputSchema;
@@ -78,6 +84,34 @@ function resourceIdOf(listing) {
   let binary = '';
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return `svc1:${btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+}
+
+/**
+ * A value for one required parameter: the seller's example, else the schema's own example,
+ * default, const or first allowed value, else a placeholder of the declared type.
+ */
+function sampleValue(name, field, example) {
+  if (Object.hasOwn(example, name)) return example[name];
+  const f = field && typeof field === 'object' ? field : {};
+  if (Array.isArray(f.examples) && f.examples.length) return f.examples[0];
+  for (const key of ['example', 'default', 'const']) if (Object.hasOwn(f, key)) return f[key];
+  if (Array.isArray(f.enum) && f.enum.length) return f.enum[0];
+  const type = Array.isArray(f.type) ? f.type.find((t) => t !== 'null') : f.type;
+  if (type === 'integer' || type === 'number') return typeof f.minimum === 'number' ? f.minimum : 1;
+  if (type === 'boolean') return false;
+  if (type === 'array') return [];
+  if (type === 'object') return {};
+  return `<${name}>`;
+}
+
+/** paid_call's `input` (docs/MCP.md): every required parameter of the listing's input schema, valued. */
+function callInputOf(listing) {
+  const schema = inputSchemaOf(listing);
+  const required = Array.isArray(schema?.required) ? schema.required.filter((n) => typeof n === 'string') : [];
+  if (required.length === 0) return undefined;
+  const properties = schema.properties && typeof schema.properties === 'object' ? schema.properties : {};
+  const example = exampleOf(listing);
+  return Object.fromEntries(required.map((name) => [name, sampleValue(name, properties[name], example)]));
 }
 
 function curlOf(listing) {
@@ -182,7 +216,8 @@ function showDetail(listing, opener) {
           el('code', {}, String(input.method ?? 'GET')),
           input.bodyType ? ` with a ${input.bodyType} body` : ' with query parameters',
         );
-  const paidCall = { name: 'paid_call', arguments: { resourceId: resourceIdOf(listing) } };
+  const callInput = callInputOf(listing);
+  const paidCall = { name: 'paid_call', arguments: { resourceId: resourceIdOf(listing), ...(callInput ? { input: callInput } : {}) } };
   const link = isWebUrl(listing.resource)
     ? el('a', { href: listing.resource, rel: 'noopener noreferrer nofollow' }, listing.resource)
     : listing.resource;

@@ -271,9 +271,22 @@ describe('the explorer page', () => {
     const snippets = await detail.locator('pre').allTextContents();
     expect(snippets[0]).toBe(`curl -i 'https://api4.example.com/v1/quote?symbol=XLM'`);
     const listing = seeded.find((s) => s.name === 'Service 4')!;
+    // paid_call's input holds the required parameter, valued from the seller's example.
     expect(JSON.parse(snippets[1]!)).toEqual({
       name: 'paid_call',
-      arguments: { resourceId: encodeResourceId({ type: 'http', resource: listing.resource, toolName: '' }) },
+      arguments: { resourceId: encodeResourceId({ type: 'http', resource: listing.resource, toolName: '' }), input: { symbol: 'XLM' } },
+    });
+    // Without an example, a placeholder the reader replaces.
+    await page.locator('#query').fill('weather');
+    await page.locator('#results .listing', { hasText: 'Weather tool' }).click();
+    await expect.poll(() => detail.locator('h2').textContent()).toBe('Weather tool');
+    const tool = seeded.find((s) => s.name === 'Weather tool')!;
+    expect(JSON.parse((await detail.locator('pre').allTextContents())[1]!)).toEqual({
+      name: 'paid_call',
+      arguments: {
+        resourceId: encodeResourceId({ type: 'mcp', resource: tool.resource, toolName: 'forecast_tool' }),
+        input: { city: '<city>' },
+      },
     });
     expect(problems).toEqual([]);
     await page.close();
