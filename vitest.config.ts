@@ -17,6 +17,7 @@ const HEAVY_TESTS = [
   'test/security/schemas.test.ts',
   'test/explorer/explorer.test.ts',
   'test/interop/dev.test.ts',
+  'test/interop/first-contact.test.ts',
   'test/journal/process.test.ts',
   'test/journal/storage.test.ts',
   'test/security/sockets.test.ts',

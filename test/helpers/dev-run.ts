@@ -1,0 +1,90 @@
+/**
+ * `npm run dev` as a newcomer runs it, kept serving for a test or a script: `--ephemeral` ports
+ * and a fresh temporary `--data-dir`, so a developer's own run is left alone. `startDevRun`
+ * resolves once the stack serves ("Ctrl-C stops everything"), with what it printed: the URLs, the
+ * dev-only agent secret and the MCP client configuration block (README "Try it").
+ *
+ *   const dev = await startDevRun();
+ *   await fetch(`${dev.svcUrl}/supported`);
+ *   await dev.stop();   // SIGINT, as Ctrl-C: every piece stops, the data directory is removed
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface DevRun {
+  svcUrl: string;
+  sellerUrl: string;
+  rpcUrl: string;
+  agentSecret: string;
+  /** The printed MCP client configuration, parsed. */
+  mcpConfig: { mcpServers: { svc: { command: string; args: string[]; env: Record<string, string> } } };
+  dataDir: string;
+  output: () => string;
+  stop: () => Promise<number | null>;
+}
+
+const printed = (stdout: string, label: string): string => {
+  const match = new RegExp(`^  ${label}\\s+(\\S+)`, 'm').exec(stdout);
+  if (!match) throw new Error(`npm run dev printed no "${label}" line:\n${stdout}`);
+  return match[1]!;
+};
+
+/** The indented JSON block after "…with this config:", up to the line after it. */
+function printedMcpConfig(stdout: string): DevRun['mcpConfig'] {
+  const start = stdout.indexOf('\n', stdout.indexOf('with this config:')) + 1;
+  const end = stdout.indexOf('\n  (the key above', start);
+  return JSON.parse(stdout.slice(start, end)) as DevRun['mcpConfig'];
+}
+
+export async function startDevRun({ readyTimeoutMs = 120_000 } = {}): Promise<DevRun> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-run-'));
+  // The project's Node (24) with tsx, as `npm run dev` runs it.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', '--ephemeral', '--data-dir', dataDir], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const code = await exited;
+    clearTimeout(timer);
+    rmSync(dataDir, { recursive: true, force: true });
+    return code;
+  };
+  const ready = await new Promise<boolean>((resolve) => {
+    const poll = setInterval(() => {
+      if (stdout.includes('Ctrl-C stops everything') || child.exitCode !== null) finish(stdout.includes('Ctrl-C stops everything'));
+    }, 100);
+    const timer = setTimeout(() => finish(false), readyTimeoutMs);
+    const finish = (ok: boolean) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve(ok);
+    };
+  });
+  if (!ready) {
+    await stop();
+    throw new Error(`npm run dev did not serve within ${readyTimeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+  }
+  return {
+    svcUrl: printed(stdout, 'svc \\(facilitator\\)'),
+    sellerUrl: printed(stdout, 'demo seller \\(HTTP\\)'),
+    rpcUrl: printed(stdout, 'devnet RPC'),
+    agentSecret: /^ {2}agent\s+\S+\s+secret \(dev-only\) (S[A-Z2-7]{55})$/m.exec(stdout)![1]!,
+    mcpConfig: printedMcpConfig(stdout),
+    dataDir,
+    output: () => stdout,
+    stop,
+  };
+}
