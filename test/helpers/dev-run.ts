@@ -1,6 +1,7 @@
 /**
  * `npm run dev` as a newcomer runs it, kept serving for a test or a script: `--ephemeral` ports
- * and a fresh temporary `--data-dir`, so a developer's own run is left alone. `startDevRun`
+ * (unless `ephemeral: false`: README's fixed ports) and a fresh temporary `--data-dir`, so a
+ * developer's own run is left alone. `startDevRun`
  * resolves once the stack serves ("Ctrl-C stops everything"), with what it printed: the URLs, the
  * dev-only agent secret and the MCP client configuration block (README "Try it").
  *
@@ -41,10 +42,11 @@ function printedMcpConfig(stdout: string): DevRun['mcpConfig'] {
   return JSON.parse(stdout.slice(start, end)) as DevRun['mcpConfig'];
 }
 
-export async function startDevRun({ readyTimeoutMs = 120_000 } = {}): Promise<DevRun> {
+export async function startDevRun({ ephemeral = true, readyTimeoutMs = 120_000 } = {}): Promise<DevRun> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-run-'));
   // The project's Node (24) with tsx, as `npm run dev` runs it.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', '--ephemeral', '--data-dir', dataDir], {
+  const args = ['--import', 'tsx', 'src/dev/main.ts', ...(ephemeral ? ['--ephemeral'] : []), '--data-dir', dataDir];
+  const child = spawn(process.execPath, args, {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FORCE_COLOR: '0' },
@@ -74,8 +76,9 @@ export async function startDevRun({ readyTimeoutMs = 120_000 } = {}): Promise<De
     };
   });
   if (!ready) {
+    const why = child.exitCode !== null ? `exited with code ${child.exitCode}` : `did not serve within ${readyTimeoutMs} ms`;
     await stop();
-    throw new Error(`npm run dev did not serve within ${readyTimeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+    throw new Error(`npm run dev ${why}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
   }
   return {
     svcUrl: printed(stdout, 'svc \\(facilitator\\)'),
