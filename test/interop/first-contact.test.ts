@@ -1,11 +1,14 @@
 /**
  * What a newcomer copies first, run against a real `npm run dev` (--ephemeral, its own data
- * directory): README's MCP client block is the block `npm run dev` prints (so the two cannot
+ * directory): every shell line of README's "Try it" block runs as written (only the ports are
+ * the run's own, and the placeholder hash a real one) and answers what its comment says; every
+ * other ```sh block of README is named here with why it is not run; README's MCP client block is the block `npm run dev` prints (so the two cannot
  * drift), and filled in it starts a tool server that pays the demo weather as README's example
  * prompt asks; the explorer's `paid_call` snippet for Demo Weather runs as shown, and the same call
  * without its `input` is refused by the seller with a reason that says nothing was paid (svc's
  * log shows the seller's verify and no settle).
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,6 +18,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/dev/agent.ts';
 import { DEV_PORTS } from '../../src/dev/stack.ts';
+import type { StoryResult } from '../../src/dev/story.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startDevRun, type DevRun } from '../helpers/dev-run.ts';
 import { failure, success } from '../mcp/harness.ts';
@@ -73,6 +77,72 @@ const decisions = (route: string) =>
   readFileSync(join(dev.dataDir, 'svc.log'), 'utf8')
     .split('\n')
     .filter((line) => line.includes('"msg":"payment decision"') && line.includes(`"route":"${route}"`)).length;
+
+/** README's ```sh blocks, each as its lines. */
+const readmeShellBlocks = () => [...README.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!.trimEnd().split('\n'));
+
+/** The ```sh blocks this file does not run, by their first line, and why. */
+const NOT_RUN_HERE: Record<string, string> = {
+  'npm ci': 'the quick start: `npm ci` is the install every test run starts from, and `npm run dev` is what this file runs',
+  'npm run build     # once per checkout/upgrade: bundles src/ into dist/ (esbuild)':
+    'svc alone against a real network needs a funded seed and the internet; `npm start` itself is run by test/ops/start.test.ts',
+  'npm ci     # install exactly the locked dependencies': 'the two commands of CI (.ci/run), which run this file',
+};
+
+/** The commands of a shell block: continued lines joined, comment-only lines left out. */
+function commandsOf(lines: string[]): string[] {
+  const commands: string[] = [];
+  let current = '';
+  for (const line of lines) {
+    if (current === '' && line.trim().startsWith('#')) continue;
+    current += line.endsWith('\\') ? `${line.slice(0, -1)} ` : line;
+    if (!line.endsWith('\\')) {
+      commands.push(current);
+      current = '';
+    }
+  }
+  return commands;
+}
+
+/** What each command of "Try it" must answer (its comment in README says the same). */
+const TRY_IT_ANSWERS: Array<[RegExp, (out: string) => void]> = [
+  [/\/supported/, (out) => expect((JSON.parse(out) as { kinds: unknown[] }).kinds.length).toBeGreaterThan(0)],
+  [/\/discovery\/resources/, (out) => expect((JSON.parse(out) as { items: unknown[] }).items.length).toBeGreaterThanOrEqual(2)],
+  [/\/discovery\/search/, (out) => expect((JSON.parse(out) as { resources: unknown[] }).resources.length).toBeGreaterThan(0)],
+  [/\/weather\?city=/, (out) => expect(out).toMatch(/^HTTP\/1\.1 402 /)],
+  [/\/verify/, (out) => expect(JSON.parse(out)).toMatchObject({ isValid: false, invalidReason: expect.any(String) as string })],
+  [/getTransaction/, (out) => expect(JSON.parse(out)).toMatchObject({ result: { status: 'SUCCESS' } })],
+];
+
+describe("README's shell blocks", () => {
+  it('every block is run here or named with why it is not', () => {
+    const firstLines = readmeShellBlocks().map((lines) => lines[0]!);
+    const tryIt = firstLines.filter((line) => !(line in NOT_RUN_HERE));
+    expect(tryIt).toEqual([expect.stringMatching(/^curl http:\/\/127\.0\.0\.1:4021\/supported/)]);
+    expect(firstLines.filter((line) => line in NOT_RUN_HERE).sort()).toEqual(Object.keys(NOT_RUN_HERE).sort());
+  });
+
+  it('"Try it": every command runs as written and answers what its comment says', () => {
+    const block = readmeShellBlocks().find((lines) => !(lines[0]! in NOT_RUN_HERE))!;
+    const story = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
+    const ports: Array<[number, string]> = [
+      [DEV_PORTS.svc, dev.svcUrl],
+      [DEV_PORTS.sellers, dev.sellerUrl],
+      [DEV_PORTS.devnet, dev.rpcUrl],
+    ];
+    const commands = commandsOf(block);
+    expect(commands.length).toBe(TRY_IT_ANSWERS.length);
+    for (const written of commands) {
+      let command = written.replace('<a hash from the trace>', story.payments[0]!.transaction);
+      for (const [port, url] of ports) command = command.replaceAll(`http://127.0.0.1:${port}`, url);
+      const run = spawnSync('bash', ['-c', command], { encoding: 'utf8', timeout: 30_000 });
+      expect(run.status, `${written}\n${run.stderr}`).toBe(0);
+      const answers = TRY_IT_ANSWERS.filter(([pattern]) => pattern.test(written));
+      expect(answers, written).toHaveLength(1);
+      answers[0]![1](run.stdout);
+    }
+  }, 60_000);
+});
 
 describe("README's MCP client block", () => {
   it('is the block npm run dev prints, with the fixed ports and placeholders for the path and the key', () => {
