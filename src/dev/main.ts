@@ -7,12 +7,18 @@
  *
  *   npm run dev                 # fixed ports: svc 4021, sellers 4100 (HTTP) / 4101 (MCP), devnet 8000 / 8443
  *   npm run dev -- --once       # tell the story, then stop (exit 0 when it succeeded)
- *   npm run dev -- --ephemeral  # free ports everywhere (two runs side by side, tests)
+ *   npm run dev -- --ephemeral  # free ports and a temporary data directory (a second run beside the first)
  *   npm run dev -- --data-dir DIR
+ *
+ * A run owns its data directory (src/dev/lock.ts): a second run on the same directory refuses
+ * before it touches anything, naming the first; --ephemeral without --data-dir uses a fresh
+ * temporary directory, removed when the run stops. Fixed ports are checked before anything starts.
  *   npm run dev -- --postgres   # two svc instances on an embedded PostgreSQL behind a round-robin front (docs/SCALING.md)
  */
-import { rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createLogger } from '../log.ts';
@@ -22,6 +28,7 @@ import { MCP_TOOL, observedFacilitator, startDemoSellers, type DemoSellers, type
 import { DEV_PORTS, startStack, type Stack } from './stack.ts';
 import { runStory, type StoryResult } from './story.ts';
 import { createTrace } from './trace.ts';
+import { DataDirInUseError, lockDataDir, type DataDirLock } from './lock.ts';
 import { ALLOW_PRIVATE_TARGETS } from '../net/private-addresses.ts';
 
 const REPO_DIR = resolve(REPO_ROOT);
@@ -32,12 +39,17 @@ const REPO_DIR = resolve(REPO_ROOT);
 const DEV_ALLOW_PRIVATE_TARGETS = '127.0.0.0/8,::1/128';
 process.env[ALLOW_PRIVATE_TARGETS] ??= DEV_ALLOW_PRIVATE_TARGETS;
 
-const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--postgres] [--data-dir ./data/dev]
+const DEFAULT_DATA_DIR = './data/dev';
+
+const USAGE = `usage: npm run dev -- [--once] [--ephemeral] [--postgres] [--data-dir ${DEFAULT_DATA_DIR}]
   --once        run the story, print the result, stop everything and exit (0 = the story succeeded)
   --postgres    two svc instances sharing an embedded PostgreSQL (journal, submitter leases, catalog)
                 behind a round-robin front on svc's port (docs/SCALING.md)
-  --ephemeral   pick free ports instead of ${Object.values(DEV_PORTS).join(', ')}
-  --data-dir    where the catalog, svc's log and story.json go (its files are replaced each run; default ./data/dev)`;
+  --ephemeral   pick free ports instead of ${Object.values(DEV_PORTS).join(', ')}, and (without --data-dir)
+                use a fresh temporary data directory, removed when the run stops
+  --data-dir    where the catalog, svc's log, story.json and devnet-ca.pem go (default ${DEFAULT_DATA_DIR}).
+                A run locks it (dev.lock): a second run on the same directory refuses. Its files are
+                replaced each run`;
 
 function parseCli() {
   try {
@@ -46,7 +58,7 @@ function parseCli() {
         once: { type: 'boolean', default: false },
         ephemeral: { type: 'boolean', default: false },
         postgres: { type: 'boolean', default: false },
-        'data-dir': { type: 'string', default: './data/dev' },
+        'data-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -63,13 +75,27 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const dataDir = resolve(args['data-dir']);
+  // --ephemeral alone: a directory of this run's own, so it can never touch another run's files.
+  const temporary = args.ephemeral && args['data-dir'] === undefined;
+  const dataDir = temporary ? mkdtempSync(join(tmpdir(), 'svc-dev-')) : resolve(args['data-dir'] ?? DEFAULT_DATA_DIR);
+  // Before anything in it is touched: a directory another live run holds is refused.
+  const lock = takeDataDir(dataDir);
+  // A run removes only what it created: its lock, and a temporary directory unless the run failed
+  // by itself (then its log says why).
+  let keepDataDir = !temporary;
+  process.on('exit', () => {
+    lock.release();
+    if (!keepDataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
   const ports = args.ephemeral ? { svc: 0, sellers: 0, mcpSeller: 0, devnet: 0, devnetHttps: 0 } : DEV_PORTS;
   const trace = createTrace();
   const started = performance.now();
   const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1).padStart(5)}s`;
 
   trace.line('svc dev: the facilitator, its catalog, a Stellar devnet and demo sellers, all on loopback (offline)');
+  trace.line(
+    `data directory ${shown(dataDir)} (held by this run, pid ${process.pid}${temporary ? '; temporary: removed when the run stops' : ''})`,
+  );
   trace.line();
 
   const pieces: Array<{ name: string; stop: () => Promise<void> }> = [];
@@ -104,8 +130,11 @@ async function main(): Promise<void> {
   let sellers: DemoSellers;
   const events: SellerEvent[] = [];
   try {
+    // Fixed ports another program holds are found before anything is started or replaced.
+    await checkPortsFree(Object.values(ports).filter((port) => port > 0));
     const logPath = join(dataDir, 'svc.log');
-    // Only our own files are replaced (never the folder: --data-dir may point anywhere).
+    // The directory is this run's (locked): only the files a run writes are replaced, those of the
+    // last run here (never the folder: --data-dir may point anywhere).
     for (const file of [logPath, join(dataDir, 'story.json'), join(dataDir, 'devnet-ca.pem')]) rmSync(file, { force: true });
     stack = await startStack({
       dataDir,
@@ -132,16 +161,18 @@ async function main(): Promise<void> {
       mcpPort: ports.mcpSeller,
     });
     pieces.push({ name: 'the demo sellers', stop: () => sellers.close() });
+    lock.update({ svcUrl: stack.svc.url, ports: runPorts(stack, sellers) });
     trace.line(
       `[${elapsed()}] ready: svc ${stack.svc.url}, sellers ${sellers.http.url} and ${sellers.mcp.url}, devnet ${stack.devnet.rpcUrl}`,
     );
   } catch (err) {
+    keepDataDir ||= !firstSignalAt;
     const code = (err as NodeJS.ErrnoException).code;
     const port = (err as { port?: number }).port;
     process.stderr.write(
       code === 'EADDRINUSE'
         ? `dev: port ${port ?? ''} is already in use (another npm run dev?). Stop it, or run: npm run dev -- --ephemeral\n`
-        : `dev: could not start: ${err instanceof Error ? err.message : String(err)}\n`,
+        : `dev: could not start: ${err instanceof Error ? err.message : String(err)}\n${temporary ? `(its data directory is kept for svc's log: ${dataDir})\n` : ''}`,
     );
     await stopAll();
     process.exit(1);
@@ -167,6 +198,8 @@ async function main(): Promise<void> {
       }),
   });
   writeFileSync(join(dataDir, 'story.json'), `${JSON.stringify(result, null, 2)}\n`);
+  // A story cut short by Ctrl-C (its services stopping under it) is no failure to keep a log of.
+  if (!result.ok && !firstSignalAt) keepDataDir = true;
   trace.line();
   const settledCount = result.payments.length + (result.agent?.payments.length ?? 0);
   trace.line(
@@ -186,6 +219,52 @@ async function main(): Promise<void> {
   }
 
   printRunning(trace, stack, sellers, dataDir);
+}
+
+/** A path as the user would type it: relative to the working directory when it is inside it. */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/** Locks the data directory, or says which run holds it and the ways out, and exits 1 having touched nothing. */
+function takeDataDir(dataDir: string): DataDirLock {
+  try {
+    return lockDataDir(dataDir);
+  } catch (err) {
+    if (!(err instanceof DataDirInUseError)) throw err;
+    const { owner } = err;
+    process.stderr.write(
+      `dev: ${shown(dataDir)} is in use by another npm run dev (pid ${owner.pid}, ${owner.svcUrl ? `svc ${owner.svcUrl}` : 'still starting'}), which is still running; nothing here was changed.\n` +
+        'Stop that run (Ctrl-C in its terminal), or start this one beside it with a data directory of its own:\n' +
+        '  npm run dev -- --ephemeral          # a fresh temporary directory and free ports\n' +
+        '  npm run dev -- --data-dir <dir>     # a directory you choose (add --ephemeral for free ports)\n',
+    );
+    process.exit(1);
+  }
+}
+
+/** Rejects with EADDRINUSE (naming the port) unless every port can be bound on loopback now. */
+async function checkPortsFree(ports: number[]): Promise<void> {
+  for (const port of ports) {
+    await new Promise<void>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+    });
+  }
+}
+
+/** The ports this run listens on, for its lock. */
+function runPorts(stack: Stack, sellers: DemoSellers): Record<string, number> {
+  const port = (url: string) => Number(new URL(url).port);
+  return {
+    svc: port(stack.svc.url),
+    sellers: port(sellers.http.url),
+    mcpSeller: port(sellers.mcp.url),
+    devnet: port(stack.devnet.rpcUrl),
+    ...(stack.devnet.httpsRpcUrl ? { devnetHttps: port(stack.devnet.httpsRpcUrl) } : {}),
+  };
 }
 
 function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, sellers: DemoSellers, dataDir: string): void {

@@ -13,7 +13,6 @@ import { loadConfig, type Config } from '../config.ts';
 import { startDevnet, type DevAccount, type Devnet, type DevnetExtras } from '../devnet/index.ts';
 import type { RunningServer } from '../http/app.ts';
 import { silentLogger, type Logger } from '../log.ts';
-import { ReadinessProbe } from '../ops/readiness.ts';
 import { createService } from '../service.ts';
 import { createDatabase, startEmbeddedPostgres } from './postgres.ts';
 import { startRoundRobin } from './round-robin.ts';
@@ -25,7 +24,7 @@ export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 80
 export const USDC = 10_000_000n;
 
 export interface StackOptions {
-  /** Folder for the catalog file; wiped and recreated so every run starts fresh. */
+  /** Folder for the catalog file (created if missing); the catalog in it is replaced so every run starts fresh. */
   dataDir: string;
   /** svc port; 0 (default) picks a free one. */
   svcPort?: number;
@@ -126,9 +125,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       // as payment load and hold the story's searches (docs/OPERATIONS.md "Payments before discovery").
       DISCOVERY_YIELD_PERCENT: '100',
     });
-    // Readiness as the stack has always answered it: no checks (the devnet is local and funded).
+    // Readiness as `npm start` answers it (docs/OPERATIONS.md): the devnet's latest ledger, the
+    // paying accounts' balances, the database, draining.
     const startInstance = async (port: number) => {
-      const service = createService(config, { logger, readiness: new ReadinessProbe({ checks: {} }) });
+      const service = createService(config, { logger });
       cleanups.push(() => service.close());
       return service.listen(port, '127.0.0.1');
     };

@@ -1,39 +1,57 @@
 /**
  * `npm run dev` as a user runs it (a child process through tsx under this Node): `--once` tells
  * the whole story and exits 0 with a result file that says what happened; without `--once` it
- * keeps serving until SIGINT, then exits 0 with every port closed. `--ephemeral` and a temporary
- * `--data-dir` keep it from touching a developer's own running `npm run dev`.
+ * keeps serving until SIGINT, then exits 0 with every port closed. A run owns its data directory:
+ * a second run on it refuses before touching anything, and `--ephemeral` alone runs beside it in
+ * a temporary directory of its own. `--ephemeral` and a temporary `--data-dir` keep these tests
+ * from touching a developer's own running `npm run dev`.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LOCK_FILE } from '../../src/dev/lock.ts';
 import { DEV_PORTS } from '../../src/dev/stack.ts';
 import type { StoryResult } from '../../src/dev/story.ts';
 
 const SECRET_SEED = /\bS[A-Z2-7]{55}\b/;
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
+/** What a test started, stopped after it; what a describe block's beforeAll started, after the block. */
+const cleanups = { test: [] as Array<() => void>, block: [] as Array<() => void> };
+const cleanUp = (list: Array<() => void>) => {
+  for (const cleanup of list.splice(0).reverse()) cleanup();
+};
+afterEach(() => cleanUp(cleanups.test));
+afterAll(() => cleanUp(cleanups.block));
 
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+interface DevOptions {
+  /** Free ports (default); false: the fixed ports of DEV_PORTS. */
+  ephemeral?: boolean;
+  /** The --data-dir (default a new temporary directory); null: none given, the run chooses. */
+  dataDir?: string | null;
+  /** Until when the test keeps the run: its own end (default) or its describe block's. */
+  until?: keyof typeof cleanups;
+}
 
-function startDev(args: string[], { ephemeral = true } = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-'));
-  dirs.push(dataDir);
+function startDev(args: string[], { ephemeral = true, dataDir, until = 'test' }: DevOptions = {}) {
+  if (dataDir === undefined) {
+    dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-'));
+    const dir = dataDir;
+    cleanups[until].push(() => rmSync(dir, { recursive: true, force: true }));
+  }
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/dev/main.ts', ...(ephemeral ? ['--ephemeral'] : []), '--data-dir', dataDir, ...args],
+    ['--import', 'tsx', 'src/dev/main.ts', ...(ephemeral ? ['--ephemeral'] : []), ...(dataDir ? ['--data-dir', dataDir] : []), ...args],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, FORCE_COLOR: '0' },
     },
   );
-  children.push(child);
+  // Registered after the directory's removal, so it runs before it (each list runs last first).
+  cleanups[until].push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -59,12 +77,16 @@ function startDev(args: string[], { ephemeral = true } = {}) {
   return { child, dataDir, exited, waitFor, output: () => ({ stdout, stderr }) };
 }
 
-function childPids(pid: number): number[] {
-  const out = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
+/**
+ * The child processes of `pid` (pid and command), but for tsx's esbuild service: tsx starts it
+ * when a source file is not in its transform cache yet, and it lives as long as the process.
+ */
+function childProcesses(pid: number): string[] {
+  const out = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout;
   return out
     .split('\n')
-    .map((l) => Number(l.trim()))
-    .filter((n) => n > 0);
+    .map((l) => l.trim())
+    .filter((l) => l && !/\/esbuild --service=/.test(l));
 }
 
 async function refused(url: string): Promise<boolean> {
@@ -97,7 +119,7 @@ describe('npm run dev', () => {
     ]) {
       expect(stdout).toContain(step);
     }
-    const result = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
+    const result = JSON.parse(readFileSync(join(dev.dataDir!, 'story.json'), 'utf8')) as StoryResult;
     expect(result.ok).toBe(true);
     expect(result.payments.map((p) => new URL(p.url).pathname)).toEqual(['/weather', '/summarize']);
     for (const p of result.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
@@ -110,7 +132,7 @@ describe('npm run dev', () => {
     expect(new Set([...result.payments, ...result.agent!.payments].map((p) => p.transaction)).size).toBe(4);
     // No secret seed in the story output or in svc's log file.
     expect(stdout).not.toMatch(SECRET_SEED);
-    expect(readFileSync(join(dev.dataDir, 'svc.log'), 'utf8')).not.toMatch(SECRET_SEED);
+    expect(readFileSync(join(dev.dataDir!, 'svc.log'), 'utf8')).not.toMatch(SECRET_SEED);
   }, 90_000);
 
   it('--postgres: the same story through a round-robin front over two instances sharing an embedded PostgreSQL', async () => {
@@ -127,7 +149,7 @@ describe('npm run dev', () => {
     // Round-robin: both instances answered, alternately.
     expect(Number(spread![1])).toBeGreaterThan(3);
     expect(Math.abs(Number(spread![1]) - Number(spread![2]))).toBeLessThanOrEqual(1);
-    const result = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
+    const result = JSON.parse(readFileSync(join(dev.dataDir!, 'story.json'), 'utf8')) as StoryResult;
     expect(result.ok).toBe(true);
     expect(result.agent).toMatchObject({ ok: true, mcpListed: true });
     expect(stdout).not.toMatch(SECRET_SEED);
@@ -141,53 +163,112 @@ describe('npm run dev', () => {
     expect(dev.output().stdout).toBe('');
   });
 
-  it('a port already in use is named, with the way out, and nothing is left running', async () => {
+  it('a port already in use is named, with the way out, before anything is started or replaced', async () => {
     // Hold svc's fixed port (or find it already held, e.g. by a developer's own npm run dev).
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.once('error', () => resolve()).listen(DEV_PORTS.svc, '127.0.0.1', () => resolve()));
-    const devnetWasFree = await refused(`http://127.0.0.1:${DEV_PORTS.devnet}`);
+    // A previous run's log in the directory: a run that cannot start leaves it.
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-dev-'));
+    cleanups.test.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    writeFileSync(join(dataDir, 'svc.log'), 'the last run\n');
     try {
-      const dev = startDev(['--once'], { ephemeral: false });
+      const dev = startDev(['--once'], { ephemeral: false, dataDir });
       expect(await dev.exited).toBe(1);
       expect(dev.output().stderr).toMatch(
         /dev: port \d+ is already in use \(another npm run dev\?\)\. Stop it, or run: npm run dev -- --ephemeral/,
       );
-      // The devnet it had started before reaching svc's port was stopped again.
-      if (devnetWasFree) expect(await refused(`http://127.0.0.1:${DEV_PORTS.devnet}`)).toBe(true);
+      expect(dev.output().stdout).not.toContain('starting the devnet');
+      expect(readFileSync(join(dataDir, 'svc.log'), 'utf8')).toBe('the last run\n');
+      expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
   }, 60_000);
+});
 
-  it('keeps serving until SIGINT, then stops every piece and frees every port', async () => {
-    const dev = startDev([]);
-    await dev.waitFor(/Ctrl-C stops everything/, 60_000);
-    const { stdout } = dev.output();
-    const svcUrl = stdout.match(/svc \(facilitator\)\s+(http:\/\/\S+)/)![1]!;
-    const sellerUrl = stdout.match(/demo seller \(HTTP\)\s+(http:\/\/\S+)/)![1]!;
-    const mcpSellerUrl = stdout.match(/demo seller \(MCP\)\s+(http:\/\/\S+)/)![1]!;
-    const rpcUrl = stdout.match(/devnet RPC\s+(http:\/\/\S+)/)![1]!;
-    const httpsUrl = stdout.match(/https: (https:\/\/\S+)/)![1]!;
-    expect((await fetch(`${svcUrl}/health`)).status).toBe(200);
-    expect((await fetch(`${sellerUrl}/weather?city=Oslo`)).status).toBe(402);
-    expect(stdout).toMatch(/secret \(dev-only\) S[A-Z2-7]{55}/); // the demo keys are shown, and labelled
+describe('npm run dev beside a serving run', () => {
+  let first: ReturnType<typeof startDev>;
+  let urls: { svc: string; seller: string; mcpSeller: string; rpc: string; https: string };
+  /** The first run's files (inode and text) once its story was told. */
+  let files: Map<string, { ino: number; text: string }>;
+  const FILES = ['svc.log', 'story.json', 'devnet-ca.pem', 'catalog.sqlite'];
+  const snapshot = () =>
+    new Map(FILES.map((f) => [f, { ino: statSync(join(first.dataDir!, f)).ino, text: readFileSync(join(first.dataDir!, f), 'latin1') }]));
+  /** Never deleted or replaced: the same inodes, story and certificate unchanged, the log only appended to. */
+  const expectIntact = () => {
+    const now = snapshot();
+    for (const f of FILES) expect(now.get(f)!.ino, f).toBe(files.get(f)!.ino);
+    for (const f of ['story.json', 'devnet-ca.pem']) expect(now.get(f)!.text, f).toBe(files.get(f)!.text);
+    expect(now.get('svc.log')!.text.startsWith(files.get('svc.log')!.text), 'svc.log').toBe(true);
+  };
 
+  beforeAll(async () => {
+    first = startDev([], { until: 'block' });
+    await first.waitFor(/Ctrl-C stops everything/, 60_000);
+    const { stdout } = first.output();
+    urls = {
+      svc: stdout.match(/svc \(facilitator\)\s+(http:\/\/\S+)/)![1]!,
+      seller: stdout.match(/demo seller \(HTTP\)\s+(http:\/\/\S+)/)![1]!,
+      mcpSeller: stdout.match(/demo seller \(MCP\)\s+(http:\/\/\S+)/)![1]!,
+      rpc: stdout.match(/devnet RPC\s+(http:\/\/\S+)/)![1]!,
+      https: stdout.match(/https: (https:\/\/\S+)/)![1]!,
+    };
+    files = snapshot();
+  }, 90_000);
+
+  it('serves: health, the real readiness checks, the sellers, the labelled demo keys; no child process is left', async () => {
+    expect((await fetch(`${urls.svc}/health`)).status).toBe(200);
+    // /ready runs the checks `npm start` runs (docs/OPERATIONS.md), against the devnet.
+    const ready = await fetch(`${urls.svc}/ready`);
+    const body = (await ready.json()) as { status: string; checks: Record<string, { ok: boolean }> };
+    expect(ready.status, JSON.stringify(body)).toBe(200);
+    expect(Object.keys(body.checks).sort()).toEqual(['balances', 'database', 'draining', 'rpc']);
+    expect((await fetch(`${urls.seller}/weather?city=Oslo`)).status).toBe(402);
+    expect(first.output().stdout).toMatch(/secret \(dev-only\) S[A-Z2-7]{55}/); // the demo keys are shown, and labelled
     // The agent's tool server was closed after the story: no child process is left running.
-    expect(childPids(dev.child.pid!)).toEqual([]);
+    expect(childProcesses(first.child.pid!)).toEqual([]);
+  });
 
-    dev.child.kill('SIGINT');
-    expect(await dev.exited).toBe(0);
-    expect(dev.output().stdout).toContain('stopped; every port is free.');
-    for (const url of [svcUrl, sellerUrl, mcpSellerUrl, rpcUrl, httpsUrl.replace('https:', 'http:')])
+  it('a second run on its data directory, with the fixed ports, refuses before touching anything, naming it and the ways out', async () => {
+    const second = startDev([], { ephemeral: false, dataDir: first.dataDir });
+    expect(await second.exited).toBe(1);
+    const { stdout, stderr } = second.output();
+    expect(stderr).toContain(
+      `dev: ${first.dataDir} is in use by another npm run dev (pid ${first.child.pid}, svc ${urls.svc}), which is still running; nothing here was changed.`,
+    );
+    expect(stderr).toContain('npm run dev -- --ephemeral');
+    expect(stderr).toContain('npm run dev -- --data-dir <dir>');
+    expect(stdout).toBe(''); // it started nothing
+    expectIntact();
+  });
+
+  it('a third with --ephemeral runs beside it in a temporary directory of its own; Ctrl-C mid-story stops it and removes that directory', async () => {
+    const third = startDev([], { dataDir: null });
+    const ready = await third.waitFor(/ready: svc (\S+), sellers (\S+) and (\S+), devnet (\S+)/, 60_000);
+    const dir = /data directory (\S+) \(held by this run, pid \d+; temporary/.exec(third.output().stdout)![1]!;
+    cleanups.test.push(() => rmSync(dir, { recursive: true, force: true }));
+    expect(dir).not.toBe(first.dataDir);
+    expect(existsSync(join(dir, LOCK_FILE))).toBe(true);
+    expect((await fetch(`${ready[1]}/discovery/resources`)).status).toBe(200);
+    third.child.kill('SIGINT');
+    expect(await third.exited).toBe(0);
+    for (const url of [ready[1]!, ready[2]!, ready[3]!.replace(/\/mcp$/, ''), ready[4]!]) expect(await refused(url), url).toBe(true);
+    expect(existsSync(dir)).toBe(false);
+  }, 90_000);
+
+  it('the first still serves discovery from its intact files; SIGINT then stops every piece, frees every port and the directory', async () => {
+    expect((await fetch(`${urls.svc}/discovery/resources`)).status).toBe(200);
+    expectIntact();
+    expect(readFileSync(join(first.dataDir!, 'svc.log'), 'utf8')).toContain('/discovery/resources'); // it still logs there
+    expect(JSON.parse(readFileSync(join(first.dataDir!, LOCK_FILE), 'utf8'))).toMatchObject({ pid: first.child.pid, svcUrl: urls.svc });
+
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+    expect(first.output().stdout).toContain('stopped; every port is free.');
+    for (const url of [urls.svc, urls.seller, urls.mcpSeller, urls.rpc, urls.https.replace('https:', 'http:')])
       expect(await refused(url), url).toBe(true);
-  }, 90_000);
-
-  it('Ctrl-C in the middle of the story also stops every piece', async () => {
-    const dev = startDev([]);
-    const ready = await dev.waitFor(/ready: svc (\S+), sellers (\S+) and (\S+), devnet (\S+)/, 60_000);
-    dev.child.kill('SIGINT');
-    expect(await dev.exited).toBe(0);
-    const urls = [ready[1]!, ready[2]!, ready[3]!.replace(/\/mcp$/, ''), ready[4]!];
-    for (const url of urls) expect(await refused(url), url).toBe(true);
-  }, 90_000);
+    // Its lock is gone; its files stay for a look afterwards.
+    expect(existsSync(join(first.dataDir!, LOCK_FILE))).toBe(false);
+    for (const f of FILES) expect(existsSync(join(first.dataDir!, f)), f).toBe(true);
+  }, 30_000);
 });
