@@ -4,8 +4,8 @@
  * threads load their own bundles), and a SIGTERM to the process it started leaves no process
  * behind. The build runs first, as a deployment would (`npm run build`).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -124,4 +124,22 @@ describe('npm start', () => {
     expect(await until(() => tree.every((pid) => !alive(pid)), 5_000), `still running: ${tree.filter(alive).join(', ')}`).toBe(true);
     expect(output).not.toMatch(/"level":(50|60)/);
   }, 60_000);
+});
+
+describe('npm start without a build', () => {
+  it('says in one line to build first and exits 1, instead of a MODULE_NOT_FOUND stack', () => {
+    // The project's own start script in a copy of the project that has not been built.
+    const copy = mkdtempSync(join(tmpdir(), 'svc-unbuilt-'));
+    try {
+      mkdirSync(join(copy, 'scripts'));
+      for (const file of ['package.json', 'scripts/start.sh']) copyFileSync(join(root, file), join(copy, file));
+      const run = spawnSync(npm, ['start', '--silent'], { cwd: copy, encoding: 'utf8', timeout: 30_000 });
+      expect(run.status, run.stderr).toBe(1);
+      expect(run.stdout).toBe('');
+      const lines = run.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn'));
+      expect(lines).toEqual(['svc: dist/main.js is missing; run `npm run build` first']);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
 });
