@@ -1,5 +1,7 @@
 /** GET /health, GET /supported, GET /openapi.yaml and unknown routes, over real HTTP. */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signerAddresses } from '../../src/config.ts';
@@ -12,19 +14,25 @@ const feeBump = Keypair.random();
 const secrets = [...submitters, feeBump].map((k) => k.secret());
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let client: ReturnType<typeof api>;
+/** A real database file (its path must not show in /health), outside the checkout. */
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-service-'));
+const dbPath = join(dataDir, 'svc.sqlite');
 
 beforeAll(async () => {
   const config = testConfig({
     SUBMITTER_SECRET: submitters.map((k) => k.secret()).join(','),
     FEE_BUMP_SECRET: feeBump.secret(),
     PORT: '4555',
-    DB_PATH: './data/test.sqlite',
+    DB_PATH: dbPath,
     MAX_TRANSACTION_FEE_STROOPS: '70000',
   });
   server = await startTestServer({ config });
   client = api(server.url);
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
 
 describe('GET /health', () => {
   it('reports the public projection: public addresses only, no RPC URL or database path, the bound port', async () => {
@@ -41,6 +49,7 @@ describe('GET /health', () => {
       maxTransactionFeeStroops: 70000,
     });
     for (const secret of secrets) expect(res.text).not.toContain(secret);
+    expect(res.text).not.toContain(dataDir);
   });
 
   it('feeBumpAddress is null when not configured', async () => {
