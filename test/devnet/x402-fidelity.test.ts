@@ -16,7 +16,11 @@ import { ExactStellarScheme as ExactClient } from '@x402/stellar/exact/client';
 import { ExactStellarScheme as ExactFacilitator } from '@x402/stellar/exact/facilitator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevnet, type Devnet } from '../../src/devnet/index.ts';
+import { expectConsole } from '../helpers/console.ts';
 import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-https.ts';
+
+/** What the stock facilitator prints (console.error) when the RPC's simulation refuses a payment. */
+const SIMULATION_ERROR = /^Simulation error: /;
 
 let devnet: Devnet;
 let offline: OfflineHttps;
@@ -138,16 +142,22 @@ describe('@x402/stellar 2.9.0 against the devnet (https)', () => {
     const tamperedReq = { ...req, amount: '2500001' };
     const tamperedVerify = await facilitator.verify({ ...payload, accepted: tamperedReq }, tamperedReq);
     expect(tamperedVerify.isValid).toBe(false);
-    // A flipped signature byte: the devnet's enforce simulation fails, so the facilitator refuses.
+    // A flipped signature byte: the devnet's enforce simulation fails, so the facilitator refuses
+    // (and logs the devnet's host error to the console, as it does against a real RPC).
     const badSig = { ...payload, payload: { transaction: flipAuthSignatureByte(payload.payload.transaction as string) } };
-    const badSigVerify = await facilitator.verify(badSig, req);
-    expect(badSigVerify).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_simulation_failed' });
+    const badSigVerify = await expectConsole('error', SIMULATION_ERROR, () => facilitator.verify(badSig, req));
+    expect(badSigVerify.result).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_stellar_payload_simulation_failed' });
+    expect(badSigVerify.lines).toEqual([
+      expect.stringMatching(/HostError: Error\(Auth, InvalidAction\)[\s\S]*failed account authentication/),
+    ]);
 
-    const replay = await facilitator.settle(payload, req);
-    expect(replay.success).toBe(false);
-    const reverify = await facilitator.verify(payload, req);
-    expect(reverify.isValid).toBe(false);
-    expect(reverify.invalidReason).toBe('invalid_exact_stellar_payload_simulation_failed');
+    // Once settled, the authorization is spent: settling or verifying it again fails in simulation.
+    const replay = await expectConsole('error', SIMULATION_ERROR, () => facilitator.settle(payload, req));
+    expect(replay.result.success).toBe(false);
+    const reverify = await expectConsole('error', SIMULATION_ERROR, () => facilitator.verify(payload, req));
+    expect(reverify.result.isValid).toBe(false);
+    expect(reverify.result.invalidReason).toBe('invalid_exact_stellar_payload_simulation_failed');
+    for (const { lines } of [replay, reverify]) expect(lines).toEqual([expect.stringMatching(/HostError: Error\(Auth, /)]);
   });
 
   it('settles through a fee-bump account: both hashes resolve; 23073 stroops charged', async () => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogPort } from '../../src/catalog/types.ts';
 import { FakeScheme } from '../helpers/fake-scheme.ts';
 import { checkContract } from '../helpers/contract.ts';
+import { EXTENSION_RESPONSES_LOG, expectConsole } from '../helpers/console.ts';
 import { startTestServer } from '../helpers/server.ts';
 
 const HASH = 'cd'.repeat(32);
@@ -94,9 +95,11 @@ describe('@x402/core HTTPFacilitatorClient', () => {
   });
 
   it('settle parses and reads EXTENSION-RESPONSES', async () => {
-    const result = await client().settle(payload, requirements);
+    // The stock client logs what it read from the header (console.log): held here and checked.
+    const { result, lines } = await expectConsole('log', EXTENSION_RESPONSES_LOG, () => client().settle(payload, requirements));
     expect(result).toMatchObject({ success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER });
     expect((result as { extensionResponses?: unknown }).extensionResponses).toEqual({ bazaar: { status: 'success' } });
+    expect(lines).toEqual(['[x402] extension responses: {"bazaar":{"status":"success"}}']);
   });
 });
 

@@ -27,6 +27,7 @@ import { ExactStellarScheme as StellarClientScheme } from '@x402/stellar/exact/c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
 import { startStockSeller, type StockSeller } from './stock-seller.ts';
+import { EXTENSION_RESPONSES_LOG, expectConsole } from '../helpers/console.ts';
 import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-https.ts';
 import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
@@ -122,7 +123,11 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
       extra: { areFeesSponsored: true },
     });
 
-    const res = await stockBuyer(buyer.secret).fetchWithPayment(`${seller.url}/weather?city=Lisbon`);
+    // The stock seller's facilitator client logs the EXTENSION-RESPONSES it read (console.log).
+    const { result: res, lines } = await expectConsole('log', EXTENSION_RESPONSES_LOG, () =>
+      stockBuyer(buyer.secret).fetchWithPayment(`${seller.url}/weather?city=Lisbon`),
+    );
+    expect(lines).toEqual(['[x402] extension responses: {"bazaar":{"status":"success"}}']);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ city: 'Lisbon', tempC: 21 });
     const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
@@ -282,7 +287,10 @@ describe("svc's own buyer against the stock seller", () => {
       resource: required.resource,
       extensions: required.extensions,
     });
-    const paid = await fetch(`${seller.url}/weather?city=Oslo`, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } });
+    const { result: paid, lines } = await expectConsole('log', EXTENSION_RESPONSES_LOG, () =>
+      fetch(`${seller.url}/weather?city=Oslo`, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } }),
+    );
+    expect(lines).toEqual(['[x402] extension responses: {"bazaar":{"status":"success"}}']);
     expect(paid.status).toBe(200);
     expect(await paid.json()).toEqual({ city: 'Oslo', tempC: 21 });
     expect(decodeX402Header(paid.headers.get(PAYMENT_RESPONSE_HEADER))).toMatchObject({ success: true, payer: payer.publicKey });
