@@ -103,11 +103,11 @@ describe('the time budget', () => {
   it('a schema judged too complex is remembered: the same schema again is answered at once, without a thread', async () => {
     const [slow] = slowSchemas('remembered');
     expect(await validator.validate(slow!.schema, slow!.info)).toMatchObject({ code: 'bazaar_schema_too_complex' });
-    const workers = validator.workersStarted;
+    const jobs = validator.jobsRun;
     const started = performance.now();
     expect(await validator.validate(slow!.schema, slow!.info)).toMatchObject({ code: 'bazaar_schema_too_complex' });
     expect(performance.now() - started).toBeLessThan(50);
-    expect(validator.workersStarted).toBe(workers);
+    expect(validator.jobsRun).toBe(jobs);
     // The cost belongs to the pair (and the payee): the same schema over other info, or from
     // another payee, is judged afresh.
     expect(await judged(() => validator.validate(slow!.schema, info))).toEqual({ ok: true });
@@ -145,23 +145,26 @@ describe('the time budget', () => {
     try {
       const [slow] = slowSchemas('remembered for less');
       const ask = (v: SchemaValidator) => v.validate(slow!.schema, slow!.info);
-      const judgedAt = new Map<SchemaValidator, { at: number; workers: number }>();
+      // Whether a schema ran is counted in jobs sent to a thread, not in threads started: the
+      // replacement of a terminated thread starts whenever its standby is ready, which on a busy
+      // machine can be seconds after the verdict.
+      const judgedAt = new Map<SchemaValidator, { at: number; jobs: number }>();
       for (const v of [atBound, atBudget]) {
         await v.validate({ type: 'object' }, info); // started: jobs sent at start-up have no wall-clock bound
         expect(await judged(() => ask(v))).toMatchObject({ code: 'bazaar_schema_too_complex' });
-        judgedAt.set(v, { at: performance.now(), workers: v.workersStarted });
+        judgedAt.set(v, { at: performance.now(), jobs: v.jobsRun });
         // Within either memory, asked again: answered without a thread.
         expect(await ask(v)).toMatchObject({ code: 'bazaar_schema_too_complex' });
-        expect(v.workersStarted).toBe(judgedAt.get(v)!.workers);
+        expect(v.jobsRun).toBe(judgedAt.get(v)!.jobs);
       }
       const wait = judgedAt.get(atBound)!.at + 2_500 - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      // Past the shorter memory, the schema judged at the bound runs again (its thread is
-      // terminated and replaced); the one that used its whole budget is still answered from memory.
+      // Past the shorter memory, the schema judged at the bound runs again; the one that used its
+      // whole budget is still answered from memory.
       expect(await judged(() => ask(atBound))).toMatchObject({ code: 'bazaar_schema_too_complex' });
-      expect(atBound.workersStarted).toBeGreaterThan(judgedAt.get(atBound)!.workers);
+      expect(atBound.jobsRun).toBeGreaterThan(judgedAt.get(atBound)!.jobs);
       expect(await ask(atBudget)).toMatchObject({ code: 'bazaar_schema_too_complex' });
-      expect(atBudget.workersStarted).toBe(judgedAt.get(atBudget)!.workers);
+      expect(atBudget.jobsRun).toBe(judgedAt.get(atBudget)!.jobs);
     } finally {
       await Promise.all([atBound.close(), atBudget.close()]);
     }
@@ -244,12 +247,12 @@ describe('the time budget', () => {
     expect(performance.now() - started).toBeLessThan(80 + 50 * factor);
     // The whole bound spent before: not judged, at once, no thread used.
     await validator.validate({ type: 'object' }, info); // the standby is up
-    const workers = validator.workersStarted;
+    const jobs = validator.jobsRun;
     started = performance.now();
     verdict = await validator.validate({ type: 'object' }, info, { startedAt: started - 250 });
     expect(verdict).toMatchObject({ ok: false, code: 'not_judged' });
     expect(performance.now() - started).toBeLessThan(20 * factor);
-    expect(validator.workersStarted).toBe(workers);
+    expect(validator.jobsRun).toBe(jobs);
   });
 
   it('a job stopped at the wall-clock bound with less CPU time than an ordinary schema may need is not judged', async () => {

@@ -137,6 +137,11 @@ export class SchemaValidator {
   private static readonly STARTUP_WAIT_MS = 5_000;
   /** Workers started so far; for tests and the bench. */
   workersStarted = 0;
+  /**
+   * Jobs sent to a thread so far; for tests. Unlike workersStarted it moves only when a schema
+   * runs (a terminated thread's replacement is started later, when the standby is ready).
+   */
+  jobsRun = 0;
 
   constructor(options: SchemaValidatorOptions = {}) {
     this.budgetMs = options.budgetMs ?? SCHEMA_BUDGET_MS;
@@ -310,6 +315,7 @@ export class SchemaValidator {
     const timer = setTimeout(() => void this.look(slot, pending, wallEnd), Math.min(this.budgetMs, wallEnd - sentAt));
     this.running = { pending, timer, sentAt, cpuAtStart: threadCpuMs(slot.worker) };
     slot.jobs++;
+    this.jobsRun++;
     slot.worker.postMessage(pending.job);
   }
 
