@@ -21,6 +21,7 @@ const HEAVY_TESTS = [
   'test/journal/process.test.ts',
   'test/journal/storage.test.ts',
   'test/security/sockets.test.ts',
+  'test/ops/signals.test.ts',
 ];
 
 /** Files that change process-wide settings (environment variables read at import): each in its own process. */

@@ -3,7 +3,8 @@
  * reads it), the listener stops accepting connections, idle keep-alive connections are closed
  * and every response in flight is sent with `Connection: close`; once the in-flight settles have
  * been answered (bounded by their transactions' time bounds, and by `timeoutMs`) the process
- * exits 0. A second signal exits at once (128 + signal number, the shell convention).
+ * exits 0. A second signal exits at once (128 + signal number, the shell convention), unless it
+ * comes within RELAY_WINDOW_MS of the first: that one is the first signal relayed.
  */
 import type { Server } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
@@ -28,6 +29,16 @@ export interface DrainOptions {
 
 const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
+/**
+ * A signal sent to a whole process group (`kill -- -PGID`, a terminal's Ctrl-C, some supervisors)
+ * reaches svc twice when `npm start` runs it: once from the kernel and once relayed by npm, which
+ * forwards SIGTERM and SIGINT to its script. A signal this soon after the first is taken as that
+ * relay and the drain goes on; a second signal later than this is an operator's and exits at once.
+ * The two copies arrive within milliseconds (more on a loaded machine), and no one signals twice
+ * on purpose within a second.
+ */
+export const RELAY_WINDOW_MS = 1_000;
+
 export function installDrain(options: DrainOptions): void {
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const { server } = options;
@@ -51,11 +62,21 @@ export function installDrain(options: DrainOptions): void {
   options.closeIdle = () => {
     for (const [socket, state] of connections) if (state.served && state.active === 0) socket.destroy();
   };
+  let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (lifecycle.draining) {
-      options.log({ signal }, 'second signal: exiting at once');
+      const sinceFirstMs = Math.round(performance.now() - firstSignalAt);
+      if (sinceFirstMs < RELAY_WINDOW_MS) {
+        options.log(
+          { signal, sinceFirstMs },
+          `signal within ${RELAY_WINDOW_MS} ms of the first: taken as the first one relayed; still draining`,
+        );
+        return;
+      }
+      options.log({ signal, sinceFirstMs }, 'second signal: exiting at once');
       exit(SIGNAL_CODES[signal] ?? 1);
     }
+    firstSignalAt = performance.now();
     lifecycle.draining = true;
     options.onDraining?.();
     options.log({ signal }, 'draining: no new connections; waiting for settles in flight');

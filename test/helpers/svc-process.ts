@@ -1,8 +1,9 @@
 /**
  * svc as real processes for the process-level tests: start what `npm start` runs (dist/main.js,
  * built from the current sources by the global setup; from source under tsx each start took
- * seconds longer) on a free port and wait for it to listen, sign payments that carry a bazaar
- * extension, settle with an Idempotency-Key, and poll until a condition holds.
+ * seconds longer), or `npm start` itself in a process group of its own, on a free port and wait
+ * for it to listen, sign payments that carry a bazaar extension, settle with an Idempotency-Key,
+ * and poll until a condition holds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Keypair } from '@stellar/stellar-sdk';
@@ -13,18 +14,34 @@ import { freePort } from '../../src/dev/postgres.ts';
 
 export { freePort } from '../../src/dev/postgres.ts';
 
+const ROOT = new URL('../../', import.meta.url).pathname;
+
 export interface Svc {
   child: ChildProcess;
   url: string;
   exited: Promise<number | null>;
+  /** Everything the process has written to stdout and stderr so far. */
+  output: () => string;
+}
+
+export interface StartOptions {
+  /**
+   * Run `npm start` (package.json "start") as the leader of a new process group, as a terminal or
+   * a supervisor runs it: `process.kill(-svc.child.pid, signal)` then signals npm and svc together.
+   */
+  npmStart?: boolean;
 }
 
 /** Starts svc on the devnet at `rpcUrl` with `env` on top of a minimal environment. */
-export async function startSvc(rpcUrl: string, env: Record<string, string>): Promise<Svc> {
+export async function startSvc(rpcUrl: string, env: Record<string, string>, options: StartOptions = {}): Promise<Svc> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const [command, args] = options.npmStart ? ['npm', ['start', '--silent']] : [process.execPath, ['dist/main.js']];
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    detached: options.npmStart === true,
     env: {
       PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
       LOG_LEVEL: 'info',
       PORT: String(port),
       RPC_URL: rpcUrl,
@@ -33,17 +50,21 @@ export async function startSvc(rpcUrl: string, env: Record<string, string>): Pro
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  child.stderr.on('data', (chunk) => (out += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      if (out.includes('svc listening')) resolve();
-    });
-    child.stderr.on('data', (chunk) => (out += chunk));
+    const listening = () => {
+      if (out.includes('svc listening')) {
+        child.stdout.off('data', listening);
+        resolve();
+      }
+    };
+    child.stdout.on('data', listening);
     void exited.then((code) => reject(new Error(`svc exited ${code} before listening: ${out.slice(-500)}`)));
   });
-  return { child, url: `http://127.0.0.1:${port}`, exited };
+  return { child, url: `http://127.0.0.1:${port}`, exited, output: () => out };
 }
 
 export interface Payment {
