@@ -7,8 +7,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { loadStellarConfig, type StellarConfig } from './chains/stellar/index.ts';
+import { isContractAddress, loadStellarConfig, type StellarConfig } from './chains/stellar/index.ts';
 import { ConfigError, parseInteger, parseOneOf, read, type Env } from './config-env.ts';
+import { ALLOW_PRIVATE_TARGETS, parseAllowList } from './net/private-addresses.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
 import { DEFAULT_RECONCILE_INTERVAL_MS } from './journal/journal.ts';
 
@@ -88,6 +89,9 @@ export function loadConfig(env: Env): Config {
   }) as Config;
   // Node refuses a request timeout shorter than the head timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');
+  // Read where a host is judged (the catalog's threads, src/net/private-addresses.ts); checked here
+  // so that a mistyped allow-list stops svc at start instead of failing every listing.
+  parseAllowList(env[ALLOW_PRIVATE_TARGETS]);
   // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
   // /health projection; read it as config.settlement.
   Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
@@ -173,7 +177,11 @@ function parseBaseUnits(name: string, value: string): bigint {
   return BigInt(value);
 }
 
-/** `ASSET=AMOUNT,ASSET=AMOUNT` (asset = the contract address the requirements name). */
+/**
+ * `ASSET=AMOUNT,ASSET=AMOUNT`, each asset the contract address (C…) the requirements name, once: a
+ * key no requirement can carry would never apply. The key is not quoted (it may be a seed pasted
+ * in the wrong place).
+ */
 function parseMinAmounts(env: Env): Map<string, bigint> {
   const value = read(env, 'PAYMENT_MIN_AMOUNTS');
   const out = new Map<string, bigint>();
@@ -182,6 +190,9 @@ function parseMinAmounts(env: Env): Map<string, bigint> {
     const [asset, amount, extra] = entry.split('=').map((s) => s.trim());
     if (!asset || amount === undefined || extra !== undefined)
       throw new ConfigError('PAYMENT_MIN_AMOUNTS', `entry ${i + 1} is not ASSET=AMOUNT`);
+    if (!isContractAddress(asset))
+      throw new ConfigError('PAYMENT_MIN_AMOUNTS', `entry ${i + 1}: the asset must be a Stellar contract address (C…, 56 characters)`);
+    if (out.has(asset)) throw new ConfigError('PAYMENT_MIN_AMOUNTS', `entry ${i + 1} repeats the asset of an earlier entry`);
     out.set(asset, parseBaseUnits('PAYMENT_MIN_AMOUNTS', amount));
   }
   return out;

@@ -99,11 +99,7 @@ export function loadMcpConfig(env: Record<string, string | undefined>): McpConfi
   else if (wallet && defaultRpcUrl(network) !== null) rpcUrl = defaultRpcUrl(network);
   else if (wallet) throw new ConfigError('RPC_URL', `is required on ${network} when CLIENT_STELLAR_PRIVATE_KEY is set.`);
 
-  try {
-    parseAllowList(env[ALLOW_PRIVATE_TARGETS]);
-  } catch (err) {
-    throw new ConfigError(ALLOW_PRIVATE_TARGETS, (err as Error).message.replace(`${ALLOW_PRIVATE_TARGETS}: `, ''));
-  }
+  parseAllowList(env[ALLOW_PRIVATE_TARGETS]);
 
   const config: McpConfig = { facilitatorUrl, network, maxAmount, rpcUrl, timeoutMs, walletAddress: wallet?.publicKey() ?? null };
   if (wallet) Object.defineProperty(config, WALLET, { value: wallet, enumerable: false });

@@ -9,13 +9,17 @@
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { ConfigError } from '../config-env.ts';
 
 /** The environment variable holding the allow-list (comma-separated CIDRs or single addresses). */
 export const ALLOW_PRIVATE_TARGETS = 'ALLOW_PRIVATE_TARGETS';
 
 export type AllowList = ReadonlyArray<[ipaddr.IPv4 | ipaddr.IPv6, number]>;
 
-/** Parses the allow-list; throws on an entry that is not an address or CIDR. */
+/**
+ * Parses the allow-list; throws a ConfigError naming ALLOW_PRIVATE_TARGETS on an entry that is not
+ * an address or CIDR (svc's and the tool server's configuration check it at start).
+ */
 export function parseAllowList(text: string | undefined): AllowList {
   if (!text || text.trim() === '') return [];
   return text.split(',').map((raw) => {
@@ -25,7 +29,7 @@ export function parseAllowList(text: string | undefined): AllowList {
       const ip = ipaddr.parse(entry);
       return [ip, ip.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
     } catch {
-      throw new Error(`${ALLOW_PRIVATE_TARGETS}: ${JSON.stringify(entry.slice(0, 64))} is not an IP address or CIDR range`);
+      throw new ConfigError(ALLOW_PRIVATE_TARGETS, `${JSON.stringify(entry.slice(0, 64))} is not an IP address or CIDR range`);
     }
   });
 }

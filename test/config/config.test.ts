@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { createSchemeFromConfig } from '../../src/chains/stellar/index.ts';
 import { ConfigError, databaseUrl, loadConfig, signerAddresses, signingKeys } from '../../src/config.ts';
@@ -17,6 +17,8 @@ import { freePort } from '../helpers/svc-process.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const seed = () => Keypair.random().secret();
+/** A contract address (C…), as requirements name an asset. */
+const asset = StrKey.encodeContract(Buffer.alloc(32, 7));
 /** A syntactically plausible seed with a broken checksum. */
 const badSeed = () => {
   const s = seed();
@@ -132,6 +134,20 @@ describe('loadConfig', () => {
     ['REQUEST_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4000' }, /at least HEADERS_TIMEOUT_MS/],
     ['MAX_CONNECTIONS_PER_ADDRESS', { MAX_CONNECTIONS_PER_ADDRESS: '0' }, /integer from 1/],
     ['DISCOVERY_YIELD_PERCENT', { DISCOVERY_YIELD_PERCENT: '101' }, /integer from 1/],
+    ['ALLOW_PRIVATE_TARGETS', { ALLOW_PRIVATE_TARGETS: 'garbage' }, /"garbage" is not an IP address or CIDR range/],
+    ['ALLOW_PRIVATE_TARGETS', { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,10.0.0.0/33' }, /"10.0.0.0\/33" is not an IP address or CIDR/],
+    ['ALLOW_PRIVATE_TARGETS', { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,' }, /"" is not an IP address or CIDR/],
+    ['ALLOW_PRIVATE_TARGETS', { ALLOW_PRIVATE_TARGETS: 'localhost' }, /not an IP address or CIDR/],
+    ['PAYMENT_MIN_AMOUNTS', { PAYMENT_MIN_AMOUNTS: 'USDC=100' }, /entry 1: the asset must be a Stellar contract address/],
+    [
+      'PAYMENT_MIN_AMOUNTS',
+      { PAYMENT_MIN_AMOUNTS: `${asset}=1,${Keypair.random().publicKey()}=100` },
+      /entry 2: the asset must be a Stellar contract/,
+    ],
+    ['PAYMENT_MIN_AMOUNTS', { PAYMENT_MIN_AMOUNTS: `${asset.toLowerCase()}=100` }, /must be a Stellar contract address/],
+    ['PAYMENT_MIN_AMOUNTS', { PAYMENT_MIN_AMOUNTS: `${asset.slice(0, -1)}A=100` }, /must be a Stellar contract address/],
+    ['PAYMENT_MIN_AMOUNTS', { PAYMENT_MIN_AMOUNTS: `${asset}=1, ${asset}=2` }, /entry 2 repeats the asset/],
+    ['PAYMENT_MIN_AMOUNTS', { PAYMENT_MIN_AMOUNTS: `${asset}=ten` }, /non-negative integers/],
   ])('%s rule: %j', (variable, env, reason) => {
     const withSubmitter = 'SUBMITTER_SECRET' in env || variable === 'SUBMITTER_SECRET' ? env : { SUBMITTER_SECRET: seed(), ...env };
     const err = configError(withSubmitter);
@@ -182,6 +198,18 @@ describe('loadConfig', () => {
         for (let i = 0; i + 8 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 8));
       }
     }
+    // A seed pasted as a per-asset minimum's key or as an allow-list entry is not quoted either.
+    for (const value of [seed(), badSeed()]) {
+      for (const [variable, setting] of [
+        ['PAYMENT_MIN_AMOUNTS', `${value}=5`],
+        ['PAYMENT_MIN_AMOUNTS', `${asset}=1,${value}=5`],
+        ['ALLOW_PRIVATE_TARGETS', `127.0.0.1,${value}`],
+      ]) {
+        const message = configError({ SUBMITTER_SECRET: seed(), [variable!]: setting! }).message;
+        expect(message.startsWith(`${variable}: `)).toBe(true);
+        for (let i = 0; i + 8 <= value.length; i++) expect(message).not.toContain(value.slice(i, i + 8));
+      }
+    }
     // Ordinary mistakes are still quoted, so the operator sees what was wrong.
     expect(configError({ SUBMITTER_SECRET: seed(), LOG_LEVEL: 'verbose' }).message).toContain('"verbose"');
   });
@@ -216,6 +244,10 @@ describe('the entry point (dist/main.js) with an invalid configuration', () => {
     ['FEE_MODE', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), FEE_MODE: 'dynamic' })],
     ['RPC_URL', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), NETWORK: 'stellar:pubnet' })],
     ['DB_PATH', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), DB_PATH: join(fileInTheWay(), 'sub', 'svc.sqlite') })],
+    ['ALLOW_PRIVATE_TARGETS', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), ALLOW_PRIVATE_TARGETS: 'garbage' })],
+    ['ALLOW_PRIVATE_TARGETS', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), ALLOW_PRIVATE_TARGETS: `10.0.0.0/8,${seed()}` })],
+    ['PAYMENT_MIN_AMOUNTS', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), PAYMENT_MIN_AMOUNTS: 'USDC=100' })],
+    ['PAYMENT_MIN_AMOUNTS', (port) => ({ PORT: String(port), SUBMITTER_SECRET: seed(), PAYMENT_MIN_AMOUNTS: `${asset}=1,${seed()}=100` })],
   ])('%s → exit 78, one line naming it, no port bound', async (variable, makeEnv) => {
     const port = await freePort();
     const env = makeEnv(port);
@@ -225,7 +257,8 @@ describe('the entry point (dist/main.js) with an invalid configuration', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`^svc: invalid configuration: ${variable}: \\S`));
     expect(result.stdout).toBe('');
-    for (const value of [env.SUBMITTER_SECRET, env.FEE_BUMP_SECRET].filter((v): v is string => !!v)) {
+    // Every seed in the environment, whichever variable holds it (broken checksums included).
+    for (const value of Object.values(env).flatMap((v) => v.match(/S[A-Z2-7]{55}/g) ?? [])) {
       for (let i = 0; i + 6 <= value.length; i++) expect(result.stderr).not.toContain(value.slice(i, i + 6));
     }
     expect(await portIsFree(port)).toBe(true);

@@ -1,8 +1,10 @@
 /** The journal/policy/lease variables of src/config.ts: defaults, parsing, and refusals naming the variable. */
-import { Keypair } from '@stellar/stellar-sdk';
+import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 
+/** Two contract addresses (C…), as PAYMENT_MIN_AMOUNTS keys assets. */
+const [assetA, assetB] = [StrKey.encodeContract(Buffer.alloc(32, 1)), StrKey.encodeContract(Buffer.alloc(32, 2))];
 const load = (env: Record<string, string>) => loadConfig({ SUBMITTER_SECRET: Keypair.random().secret(), ...env }).settlement;
 
 describe('settlement configuration', () => {
@@ -23,14 +25,14 @@ describe('settlement configuration', () => {
     const { policy } = load({
       FEE_BUDGET_DAILY_STROOPS: 'off',
       FEE_BUDGET_PAYER_DAILY_STROOPS: '500',
-      PAYMENT_MIN_AMOUNTS: 'CABC=10, CDEF=20',
+      PAYMENT_MIN_AMOUNTS: `${assetA}=10, ${assetB}=20`,
       ALLOW_SELF_PAYMENT: 'true',
     });
     expect(policy.dailyFeeCapStroops).toBeNull();
     expect(policy.payerDailyFeeCapStroops).toBe(500n);
     expect([...policy.minAmountByAsset]).toEqual([
-      ['CABC', 10n],
-      ['CDEF', 20n],
+      [assetA, 10n],
+      [assetB, 20n],
     ]);
     expect(policy.allowSelfPayment).toBe(true);
   });

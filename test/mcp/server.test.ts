@@ -82,6 +82,7 @@ describe('configuration', () => {
     [{ NETWORK: 'stellar:futurenet' }, 'NETWORK'],
     [{ RPC_URL: 'localhost:8000' }, 'RPC_URL'],
     [{ SVC_MCP_TIMEOUT_MS: '10' }, 'SVC_MCP_TIMEOUT_MS'],
+    [{ ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,garbage' }, 'ALLOW_PRIVATE_TARGETS'],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadMcpConfig(env)).toThrow(new RegExp(`^${variable}: `));
   });

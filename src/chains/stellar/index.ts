@@ -26,5 +26,6 @@ export {
   type StellarNetwork,
 } from './networks.ts';
 export { keypairFromSeed, type Keypair } from './keys.ts';
+export { isContractAddress } from './addresses.ts';
 export { ChannelOpener, deriveChannelKeys, MAX_CHANNEL_ACCOUNTS } from './channels.ts';
 export { createStellarPayment, StellarPaymentError, type CreateStellarPaymentOptions } from './exact/buyer.ts';
