@@ -814,7 +814,7 @@ export interface components {
          *     - `bazaar_spec_validation_failed`: The bazaar extension violates the protocol invariants.
          *     - `bazaar_schema_validation_failed`: `info` does not validate against the client-supplied schema.
          *     - `bazaar_schema_too_complex`: The client schema exceeds the caps (2000 nodes, 64 levels, 8 costly keywords, 64 references), refers to itself without descending into the data, or ran out of its validation time budget.
-         *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal.
+         *     - `bazaar_resource_url_invalid`: resource.url is not an absolute http(s) URL without credentials, or its host is a loopback, private, link-local, multicast or metadata address literal, or an internationalized name that may imitate another host (mixed scripts, a Latin look-alike script).
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
          *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
          *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.

@@ -3,6 +3,7 @@
  * routeTemplate hardening, and the field-level sanitizers whose failure drops only that field.
  * Pure functions over untrusted JSON; every loop is bounded by a constant.
  */
+import { lookalikeHostReason } from '../../net/idn-hosts.ts';
 import { allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../../net/private-addresses.ts';
 
 export const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
@@ -23,25 +24,42 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The reason of bazaar_resource_url_invalid when the URL itself is unusable. */
+export const RESOURCE_URL_REASON = 'resource.url must be an absolute http(s) URL without credentials.';
+
 /**
- * The resource URL: an absolute http(s) URL without credentials, or null. A host that is a loopback,
- * private, link-local, multicast or metadata IP literal (or `localhost`) is refused too, unless
- * ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md): a listing must never point an agent at the
- * network it runs in.
+ * The resource URL, or why it is refused: an absolute http(s) URL without credentials. A host
+ * that is a loopback, private, link-local, multicast or metadata IP literal (or `localhost`) is
+ * refused too, unless ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md): a listing must never
+ * point an agent at the network it runs in. So is an internationalized host that may imitate
+ * another (mixed scripts, a Latin look-alike script: src/net/idn-hosts.ts), so that a look-alike
+ * of a listed host cannot become a rival listing.
  */
-export function parseResourceUrl(value: unknown, allow: AllowList = allowListFromEnv()): URL | null {
-  if (typeof value !== 'string' || value === '' || CONTROL_CHAR.test(value)) return null;
+export function checkResourceUrl(
+  value: unknown,
+  allow: AllowList = allowListFromEnv(),
+): { ok: true; url: URL } | { ok: false; reason: string } {
+  const refused = { ok: false, reason: RESOURCE_URL_REASON } as const;
+  if (typeof value !== 'string' || value === '' || CONTROL_CHAR.test(value)) return refused;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return null;
+    return refused;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  if (url.username !== '' || url.password !== '') return null;
-  if (url.hostname === '') return null;
-  if (forbiddenLiteralHost(url.hostname, allow)) return null;
-  return url;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return refused;
+  if (url.username !== '' || url.password !== '') return refused;
+  if (url.hostname === '') return refused;
+  if (forbiddenLiteralHost(url.hostname, allow)) return refused;
+  const lookalike = lookalikeHostReason(url.hostname);
+  if (lookalike) return { ok: false, reason: `resource.url ${lookalike}.` };
+  return { ok: true, url };
+}
+
+/** The resource URL under the rules of checkResourceUrl, or null. */
+export function parseResourceUrl(value: unknown, allow: AllowList = allowListFromEnv()): URL | null {
+  const checked = checkResourceUrl(value, allow);
+  return checked.ok ? checked.url : null;
 }
 
 /** Why a routeTemplate layer is refused, or null when the layer is clean. */

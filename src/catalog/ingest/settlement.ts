@@ -18,7 +18,8 @@ import {
   checkRouteTemplate,
   isPlainObject,
   optionalString,
-  parseResourceUrl,
+  checkResourceUrl,
+  RESOURCE_URL_REASON,
   sanitizeIconUrl,
   sanitizeServiceName,
   sanitizeTags,
@@ -259,7 +260,7 @@ export async function ingestSettlement(
   const description = optionalString(resource.description) ?? (type === 'mcp' ? optionalString(input.description) : undefined);
   const terms = projectTerms(paymentRequirements);
 
-  const url = parseResourceUrl(resource.url);
+  const url = checkResourceUrl(resource.url);
   let routeTemplate: string | undefined;
   let routeTemplateDefect: string | undefined;
   if (bazaar.routeTemplate !== undefined) {
@@ -268,7 +269,7 @@ export async function ingestSettlement(
     else routeTemplateDefect = checked.reason;
   }
   const toolName = type === 'mcp' ? (input.toolName as string) : '';
-  const canonical = url ? canonicalResourceUrl(url, routeTemplate) : undefined;
+  const canonical = url.ok ? canonicalResourceUrl(url.url, routeTemplate) : undefined;
   if (canonical !== undefined && terms) {
     const owner = await ownerOf(canonical, type, toolName);
     if (owner !== undefined && owner !== terms.payTo) return reject('bazaar_listing_owned_by_other_payee', OWNED_BY_OTHER_REASON);
@@ -282,8 +283,7 @@ export async function ingestSettlement(
       ? { kind: 'not_judged', reason: validation.reason }
       : reject(validation.code, validation.reason);
 
-  if (!url || canonical === undefined)
-    return reject('bazaar_resource_url_invalid', 'resource.url must be an absolute http(s) URL without credentials.');
+  if (!url.ok || canonical === undefined) return reject('bazaar_resource_url_invalid', url.ok ? RESOURCE_URL_REASON : url.reason);
   if (!terms) return { kind: 'unusable', reason: 'the settled paymentRequirements lack scheme, network or payTo' };
 
   const dropped: string[] = [];
