@@ -101,6 +101,28 @@ export const settle = (url: string, p: Payment) =>
     body: JSON.stringify({ x402Version: 2, paymentPayload: p.payload, paymentRequirements: p.req }),
   }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
 
+/** The sum of a metric's samples in a Prometheus text page. */
+function metricSum(page: string, name: string): number {
+  return page
+    .split('\n')
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/**
+ * Waits until `n` settles have reached svc's submitter pool (answered, holding a submitter or
+ * queued for one), read from GET /metrics: all n connections are then accepted, so a signal that
+ * closes the listener cuts none of them (a fixed sleep was too short on a loaded machine). Returns
+ * how many are still in flight.
+ */
+export async function settlesInside(svc: Svc, n: number): Promise<number> {
+  return until(`${n} settles inside svc`, async () => {
+    const page = await (await fetch(`${svc.url}/metrics`)).text();
+    const inFlight = metricSum(page, 'svc_submitter_pool_in_use') + metricSum(page, 'svc_submitter_pool_queued');
+    return inFlight + metricSum(page, 'svc_settle_outcomes_total') >= n ? inFlight : undefined;
+  });
+}
+
 export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
 import { api } from '../helpers/contract.ts';
-import { payments, settle, startSvc, until, type Payment } from '../helpers/svc-process.ts';
+import { payments, settle, settlesInside, startSvc, until, type Payment } from '../helpers/svc-process.ts';
 import { tempDbPath } from './harness.ts';
 import { RELAY_WINDOW_MS } from '../../src/lifecycle.ts';
 
@@ -79,18 +79,26 @@ describe('drain', () => {
     const svc = await startSvc(h.devnet.rpcUrl, { SUBMITTER_SECRET: submitter.secret, DB_PATH: tempDbPath() });
     const burst = await payments(h, 10, 30);
     const answers = burst.map((p) => settle(svc.url, p));
-    // Long enough for svc to accept all 10 connections on a loaded machine (closing the listener
-    // resets connections still in the kernel's accept queue); one submitter serializes the 10
-    // settles over several seconds, so most are still in flight when the signal arrives.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // All 10 connections accepted (closing the listener resets connections still in the kernel's
+    // accept queue); one submitter serializes the 10 settles over several seconds, so most are
+    // still in flight when the signal arrives.
+    await settlesInside(svc, 10);
     expect(h.devnet.balances(burst[9]!.seller.publicKey()).usdc).toBe(0n);
     svc.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
-    // The listener is closed: a new TCP connection is refused.
+    // Once svc has handled the signal the listener is closed: a new TCP connection is refused.
     const port = Number(new URL(svc.url).port);
-    await expect(new Promise<void>((resolve, reject) => connect(port, '127.0.0.1', () => resolve()).once('error', reject))).rejects.toThrow(
-      /ECONNREFUSED/,
-    );
+    const refused = await until('the listener to close', async () => {
+      const outcome = await new Promise<string>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+      });
+      // A connection that raced the closing listener is accepted or reset: try again.
+      return outcome === 'connected' || outcome === 'ECONNRESET' ? undefined : outcome;
+    });
+    expect(refused).toBe('ECONNREFUSED');
     const bodies = await Promise.all(answers);
     expect(bodies.map((b) => b.body.success)).toEqual(Array(10).fill(true));
     expect(await svc.exited).toBe(0);
@@ -103,7 +111,7 @@ describe('drain', () => {
     h.devnet.faults.set('getTransaction', { kind: 'timeout' });
     try {
       const answer = settle(svc.url, p!).catch(() => null);
-      await new Promise((r) => setTimeout(r, 500));
+      await settlesInside(svc, 1);
       svc.child.kill('SIGTERM');
       // Past the window in which a second copy is taken as the first one relayed (src/lifecycle.ts).
       await new Promise((r) => setTimeout(r, RELAY_WINDOW_MS + 500));

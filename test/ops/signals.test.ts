@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
 import { tempDbPath } from '../journal/harness.ts';
-import { payments, settle, startSvc, until, type Svc } from '../helpers/svc-process.ts';
+import { payments, settle, settlesInside, startSvc, type Svc } from '../helpers/svc-process.ts';
 import { RELAY_WINDOW_MS } from '../../src/lifecycle.ts';
 
 let h: SchemeHarness;
@@ -26,27 +26,6 @@ async function npmStart(submitters: number): Promise<Svc> {
     { SUBMITTER_SECRET: accounts.map((a) => a.secret).join(','), DB_PATH: tempDbPath() },
     { npmStart: true },
   );
-}
-
-/** The sum of a metric's samples in a Prometheus text page. */
-function metric(page: string, name: string): number {
-  return page
-    .split('\n')
-    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
-
-/**
- * Waits until every one of `n` settles has reached svc's submitter pool (answered, holding a
- * submitter or queued for one): all n connections are accepted, so closing the listener cuts none
- * of them. Returns how many are still in flight.
- */
-async function allInside(svc: Svc, n: number): Promise<number> {
-  return until(`${n} settles inside svc`, async () => {
-    const page = await (await fetch(`${svc.url}/metrics`)).text();
-    const inFlight = metric(page, 'svc_submitter_pool_in_use') + metric(page, 'svc_submitter_pool_queued');
-    return inFlight + metric(page, 'svc_settle_outcomes_total') >= n ? inFlight : undefined;
-  });
 }
 
 /** Lets the group's processes go if an assertion failed before they exited. */
@@ -67,7 +46,7 @@ describe('npm start in its own process group', () => {
       try {
         const burst = await payments(h, 20, 60);
         const answers = burst.map((p) => settle(svc.url, p));
-        const inFlight = await allInside(svc, 20);
+        const inFlight = await settlesInside(svc, 20);
         process.kill(-svc.child.pid!, signal);
         const bodies = await Promise.all(answers);
         expect(bodies.map((b) => b.body.success)).toEqual(Array(20).fill(true));
@@ -94,7 +73,7 @@ describe('npm start in its own process group', () => {
     h.devnet.faults.set('getTransaction', { kind: 'timeout' });
     try {
       const answer = settle(svc.url, p!).catch(() => null);
-      await allInside(svc, 1);
+      await settlesInside(svc, 1);
       process.kill(-svc.child.pid!, 'SIGTERM');
       await new Promise((r) => setTimeout(r, RELAY_WINDOW_MS + 1_000));
       expect(svc.child.exitCode, svc.output().slice(-2000)).toBeNull(); // still draining
