@@ -16,10 +16,14 @@
  *    Cyrillic `аррӏе`) only under a top-level domain in the same script (`пример.рф`, not
  *    `пример.com`).
  *
- * Not detected without Unicode's confusables data: Latin letters that imitate other Latin letters
- * (IPA `ɑ` for `a`, dotless `ı` for `i`).
+ * 5. a label every character of which imitates an ASCII letter, digit or hyphen is a look-alike of
+ *    that ASCII label, whatever its script: Latin letters that imitate other Latin letters (IPA
+ *    `ɑ` for `a`, dotless `ı` for `i`: `ɑpple`, `ıpad`) included. Read from Unicode's confusables
+ *    data through the `unhomoglyph` package (its skeleton of `ɑpple` is `apple`, of `münchen`
+ *    `rnünchen`, which is not ASCII, so `münchen` is kept).
  */
 import { domainToUnicode } from 'node:url';
+import unhomoglyph from 'unhomoglyph';
 
 /**
  * Unicode's scripts (Scripts.txt, up to Unicode 17), the most used first. Names the running Node
@@ -129,6 +133,8 @@ export function lookalikeHostReason(hostname: string): string | null {
     const [only] = found;
     if (found.size === 1 && LATIN_LOOKALIKE_SCRIPTS.has(only!) && !(topScripts.size === 1 && topScripts.has(only!)))
       return `host label ${label} is written in ${only}, whose letters imitate Latin ones, under a top-level domain in another script`;
+    const skeleton = unhomoglyph(unicode);
+    if (/^[\x20-\x7e]*$/.test(skeleton)) return `host label ${label} imitates the ASCII label ${skeleton.toLowerCase()}`;
   }
   return null;
 }

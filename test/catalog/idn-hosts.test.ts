@@ -26,6 +26,8 @@ describe('lookalikeHostReason', () => {
     ['Japanese with Latin', 'sony日本.jp'],
     ['Korean with Latin', 'a한국.com'],
     ['Korean top-level domain', 'example.한국'],
+    ['French with an accent', 'café.fr'],
+    ['Polish', 'łódź.pl'],
     ['Thai', 'ตัวอย่าง.ไทย'],
     ['Arabic', 'مثال.إختبار'],
   ])('%s is accepted: %s', (_, written) => {
@@ -45,6 +47,8 @@ describe('lookalikeHostReason', () => {
     ['Canadian syllabics look-alikes', 'ᗅᑭᑭᒪᗴ.com', /is written in Canadian_Aboriginal/],
     ['a fraction slash that imitates /', 'exam⁄ple.com', /holds a symbol or punctuation/],
     ['an emoji', 'i❤️.com', /holds a symbol or punctuation/],
+    ['Latin IPA ɑ for a (every letter imitates ASCII)', 'ɑpple.com', /host label xn--pple-p5b imitates the ASCII label apple/],
+    ['Latin dotless ı for i', 'ıpad.com', /imitates the ASCII label ipad/],
   ])('%s is refused: %s', (_, written, reason) => {
     expect(lookalikeHostReason(host(written))).toMatch(reason);
   });
