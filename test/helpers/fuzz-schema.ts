@@ -3,13 +3,21 @@
  *
  * - `validValue(schema)` produces values the schema accepts (the subset openapi.yaml uses:
  *   `$ref`, `type` (also as an array), `const`, `enum`, `anyOf`/`oneOf`, `properties`,
- *   `required`, `additionalProperties`, `items`, `min/maxLength`, `minimum`/`maximum`,
- *   `maxItems`, `format: date-time`). A schema without `type` accepts anything.
+ *   `required`, `additionalProperties`, `items`, `min/maxLength`, `pattern`, `minimum`/`maximum`,
+ *   `exclusiveMinimum`/`exclusiveMaximum`, `maxItems`, `format: date-time`). A schema without
+ *   `type` accepts anything. Strings mix ASCII, any code point and unusual Unicode (controls,
+ *   bidi marks, Latin-1, CJK, astral characters).
  * - `hints` add realistic values by property name (a real network, a real asset, a real signed
  *   transaction) so generated requests reach past the first check into the scheme and catalog.
  * - `mutatedValue(schema)` starts from a valid value and breaks it in one of the ways a hostile
  *   or buggy client would: a wrong type, a missing required field, an extra field, a huge or
  *   negative number, an empty or huge string, unicode and control characters, deep nesting.
+ * - `negativeValue(schema)` starts from a valid value and breaks one keyword of the schema that
+ *   governs one place in it, however deep (`paymentPayload.accepted.asset` one character short of
+ *   `minLength`, `maxTimeoutSeconds` at its `exclusiveMinimum`, a string outside its `pattern`, a
+ *   required key removed, another `const`): the schema-aware negative data Schemathesis generates.
+ *   Whether the result is really invalid (another `anyOf` branch may still accept it) is the
+ *   oracle's to decide (fuzz-checks.ts).
  */
 import fc from 'fast-check';
 import { deref } from './contract.ts';
@@ -79,11 +87,52 @@ export const NASTY_NUMBERS = [
   5e-324,
 ];
 
+/**
+ * Text a client may well send and a server may mishandle: Latin-1 and controls (the string an
+ * independent fuzzer sent as `amount`), bidi and zero-width marks, line and paragraph separators,
+ * the BOM, Unicode spaces, combining marks, CJK and astral characters.
+ */
+export const UNUSUAL_UNICODE = [
+  '«Îë뻡\u0007ß»',
+  'Ωμέγα',
+  '\u0085',
+  '\u00a0',
+  '\u1680',
+  '\u2028\u2029',
+  '\u3000',
+  '\ufeffa',
+  '\u200f\u202e',
+  'a\u0301\u0302\u0303',
+  '日本語',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+  '\u{10ffff}',
+  '\u001c\u001f',
+];
+
+/** JSON Schema counts a string's length in code points. */
+const codePoints = (t: string) => [...t].length;
+
+/** Strings of any code point, of graphemes, and the unusual ones, within length bounds (in code points). */
+function unicodeText(minLength: number, maxLength: number): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength, maxLength }) },
+    { weight: 2, arbitrary: fc.string({ unit: 'grapheme', minLength, maxLength }) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.string({ maxLength: 4 }), fc.constantFrom(...UNUSUAL_UNICODE), fc.string({ maxLength: 4 }))
+        .map((parts) => parts.join(''))
+        .filter((t) => codePoints(t) >= minLength && codePoints(t) <= maxLength),
+    },
+  );
+}
+
 const anyText = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 24 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 24 }) },
   { weight: 2, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }) },
+  { weight: 1, arbitrary: fc.constantFrom(...UNUSUAL_UNICODE) },
 );
 
 export const nastyString: fc.Arbitrary<string> = fc.oneof(
@@ -143,12 +192,21 @@ export function validValue(schemaIn: Schema, hints: Hints = {}, depth = 0): fc.A
     case 'boolean':
       return fc.boolean();
     case 'integer':
-      return fc.integer({ min: schema.minimum ?? Number.MIN_SAFE_INTEGER, max: schema.maximum ?? Number.MAX_SAFE_INTEGER });
+      return fc.integer({
+        min: schema.exclusiveMinimum !== undefined ? Math.floor(schema.exclusiveMinimum) + 1 : (schema.minimum ?? Number.MIN_SAFE_INTEGER),
+        max: schema.exclusiveMaximum !== undefined ? Math.ceil(schema.exclusiveMaximum) - 1 : (schema.maximum ?? Number.MAX_SAFE_INTEGER),
+      });
     case 'number':
-      return fc.double({ noNaN: true, noDefaultInfinity: true, min: schema.minimum, max: schema.maximum });
+      return fc.double({
+        noNaN: true,
+        noDefaultInfinity: true,
+        min: schema.exclusiveMinimum ?? schema.minimum,
+        minExcluded: schema.exclusiveMinimum !== undefined,
+        max: schema.exclusiveMaximum ?? schema.maximum,
+        maxExcluded: schema.exclusiveMaximum !== undefined,
+      });
     case 'string':
-      if (schema.format === 'date-time') return fc.integer({ min: ISO_MIN, max: ISO_MAX }).map((t) => new Date(t).toISOString());
-      return fc.string({ unit: 'binary', minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 24, 64) });
+      return stringValue(schema);
     case 'array':
       return fc.array(validValue(schema.items ?? {}, hints, depth + 1), { maxLength: Math.min(schema.maxItems ?? 3, 3) });
     case 'object':
@@ -156,6 +214,27 @@ export function validValue(schemaIn: Schema, hints: Hints = {}, depth = 0): fc.A
     default:
       return depth > 4 ? fc.constant(null) : anyJson;
   }
+}
+
+function stringValue(schema: Schema): fc.Arbitrary<string> {
+  if (schema.format === 'date-time') return fc.integer({ min: ISO_MIN, max: ISO_MAX }).map((t) => new Date(t).toISOString());
+  const minLength: number = schema.minLength ?? 0;
+  const maxLength: number = schema.maxLength ?? Infinity;
+  const text = unicodeText(minLength, Math.max(minLength, Math.min(maxLength, 64)));
+  if (typeof schema.pattern !== 'string') return text;
+  // JSON Schema patterns are ECMA-262 regular expressions, unanchored unless they say so: an
+  // unanchored one is also met inside any text.
+  const pattern = new RegExp(schema.pattern, 'u');
+  const fits = (t: string) => codePoints(t) >= minLength && codePoints(t) <= maxLength && pattern.test(t);
+  const matching = fc.stringMatching(pattern);
+  if (schema.pattern.startsWith('^')) return matching.filter(fits);
+  return fc.oneof(
+    matching.filter(fits),
+    fc
+      .tuple(unicodeText(0, 8), matching, unicodeText(0, 8))
+      .map((parts) => parts.join(''))
+      .filter(fits),
+  );
 }
 
 function objectValue(schema: Schema, hints: Hints, depth: number): fc.Arbitrary<Record<string, unknown>> {
@@ -270,5 +349,105 @@ export function mutatedValue(schema: Schema, hints: Hints = {}): fc.Arbitrary<un
             });
         }
       });
+  });
+}
+
+/** One place in a value and a schema that governs it (every `anyOf`/`oneOf` branch counts). */
+interface Site {
+  path: Path;
+  schema: Schema;
+}
+
+function sitesOf(value: unknown, schemaIn: Schema, path: Path = [], out: Site[] = []): Site[] {
+  const schema = resolve(schemaIn);
+  out.push({ path, schema });
+  if (path.length > 8) return out;
+  for (const branch of schema.anyOf ?? schema.oneOf ?? []) sitesOf(value, branch, path, out);
+  if (Array.isArray(value) && schema.items) value.forEach((v, i) => sitesOf(v, schema.items, [...path, i], out));
+  else if (value && typeof value === 'object' && schema.properties) {
+    for (const [key, sub] of Object.entries<Schema>(schema.properties)) {
+      if (Object.hasOwn(value, key)) sitesOf((value as Record<string, unknown>)[key], sub, [...path, key], out);
+    }
+  }
+  return out;
+}
+
+/** Strings that break common patterns: empty, blank, controls, Unicode spaces, non-ASCII, no colon. */
+const PATTERN_BREAKERS = [
+  '',
+  ' ',
+  '\t',
+  'a',
+  'a b',
+  ' a',
+  'a ',
+  '\u0000',
+  'a\u0007b',
+  '\u00a0',
+  '\ufeff',
+  '\u0085',
+  'é',
+  ...UNUSUAL_UNICODE,
+];
+
+const REMOVE = Symbol('remove');
+
+/** Values at one site that break one keyword of its schema (`REMOVE`: drop a required key of the object there). */
+function violationsAt(site: Site, current: unknown): fc.Arbitrary<{ keyword: string; value: unknown }>[] {
+  const s = site.schema;
+  const out: fc.Arbitrary<{ keyword: string; value: unknown }>[] = [];
+  const as = (keyword: string, arb: fc.Arbitrary<unknown>) => out.push(arb.map((value) => ({ keyword, value })));
+  if (s.type !== undefined) as('type', wrongTypeFor(current));
+  if ('const' in s) as('const', fc.constantFrom(typeof s.const === 'number' ? s.const + 1 : 'x', String(s.const), null));
+  if (Array.isArray(s.enum)) as('enum', fc.constantFrom('not-in-the-enum', ...s.enum.map((v: unknown) => String(v).toUpperCase())));
+  if (typeof s.minLength === 'number' && s.minLength > 0) as('minLength', fc.constant('a'.repeat(s.minLength - 1)));
+  if (typeof s.maxLength === 'number') as('maxLength', fc.constant('a'.repeat(s.maxLength + 1)));
+  if (typeof s.pattern === 'string') {
+    const pattern = new RegExp(s.pattern, 'u');
+    const breakers = PATTERN_BREAKERS.filter((t) => !pattern.test(t));
+    if (breakers.length) as('pattern', fc.constantFrom(...breakers));
+  }
+  // Just below a bound: 0.5 below, or the tiniest negative below 0 (-5.2e-276 was an independent fuzzer's).
+  const below = (bound: number) => (bound === 0 ? -5.2e-276 : bound - 0.5);
+  if (typeof s.minimum === 'number') as('minimum', fc.constantFrom(s.minimum - 1, below(s.minimum)));
+  if (typeof s.exclusiveMinimum === 'number') as('exclusiveMinimum', fc.constantFrom(s.exclusiveMinimum, below(s.exclusiveMinimum)));
+  if (typeof s.maximum === 'number') as('maximum', fc.constant(s.maximum + 1));
+  if (typeof s.exclusiveMaximum === 'number') as('exclusiveMaximum', fc.constant(s.exclusiveMaximum));
+  if (current && typeof current === 'object' && !Array.isArray(current)) {
+    const present = (s.required ?? []).filter((k: string) => Object.hasOwn(current, k));
+    if (present.length)
+      as(
+        'required',
+        fc.constantFrom(...present).map((k) => ({ [REMOVE]: k })),
+      );
+    if (s.additionalProperties === false) as('additionalProperties', fc.constant({ ...current, 'not-declared': 1 }));
+  }
+  if (Array.isArray(current) && typeof s.maxItems === 'number')
+    as('maxItems', fc.constant([...current, ...Array(s.maxItems + 1 - current.length).fill(current[0] ?? null)]));
+  return out;
+}
+
+/**
+ * A valid value with one keyword of one governing schema broken, anywhere in it; `keyword` and
+ * `path` say where (the request's kind in the fuzz report). Shrinks towards the valid value.
+ */
+export function negativeValue(schema: Schema, hints: Hints = {}): fc.Arbitrary<{ value: unknown; keyword: string; path: string }> {
+  return validValue(schema, hints).chain((valid) => {
+    const sites = sitesOf(valid, schema).flatMap((site) => {
+      const current = site.path.reduce<any>((node, k) => node?.[k], valid);
+      return violationsAt(site, current).map((arb) => ({ site, arb }));
+    });
+    if (!sites.length) return fc.constant({ value: valid, keyword: 'none', path: '' });
+    return fc.constantFrom(...sites).chain(({ site, arb }) =>
+      arb.map(({ keyword, value }) => {
+        const where = site.path.join('.') || '(root)';
+        const removed = value && typeof value === 'object' && REMOVE in value ? (value as Record<symbol, string>)[REMOVE] : undefined;
+        if (removed !== undefined) {
+          const broken = setAt(valid, [...site.path, removed], (p, k) => delete p[k]);
+          return { value: broken, keyword, path: `${where}.${removed}` };
+        }
+        return { value: site.path.length ? setAt(valid, site.path, (p, k) => (p[k] = value)) : value, keyword, path: where };
+      }),
+    );
   });
 }
