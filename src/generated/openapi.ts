@@ -355,7 +355,14 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description One entry of a 402 `accepts` array, echoed back verbatim (x402 v2 PaymentRequirements). Additional properties are allowed. */
+        /**
+         * @description One entry of a 402 `accepts` array, echoed back verbatim (x402 v2 PaymentRequirements, with the
+         *     constraints of x402's own schema: `scheme`, `amount`, `asset` and `payTo` are not empty,
+         *     `network` is a CAIP-2 identifier with a `:`, `maxTimeoutSeconds` is positive, `extra` is an
+         *     object or null). A request whose requirements break one of these is refused at the envelope
+         *     (400 `svc_malformed_request_body`), in `paymentRequirements` and in `paymentPayload.accepted`
+         *     alike. Additional properties are allowed.
+         */
         PaymentRequirements: {
             /**
              * @description Payment scheme; this deployment serves `exact`.
@@ -379,20 +386,21 @@ export interface components {
             amount: string;
             /** @description Recipient address the transfer must credit. */
             payTo: string;
-            /** @description Upper bound on payment validity; the authorization ledger bound derives from it. */
+            /** @description Upper bound on payment validity, in seconds; the authorization ledger bound derives from it. */
             maxTimeoutSeconds: number;
             /** @description Scheme extras, e.g. `areFeesSponsored`. */
             extra?: {
                 [key: string]: unknown;
-            };
+            } | null;
         } & {
             [key: string]: unknown;
         };
         /**
          * @description The client payload. A buyer builds the typed form, `ExactStellarPaymentPayload` (the `exact`
          *     scheme on Stellar). The service accepts any `PaymentPayloadEnvelope` as well, because the
-         *     content of `resource`, `accepted`, `payload` and `extensions` is judged by the scheme and the
-         *     catalog (with their own codes), not by the envelope validation.
+         *     content of `resource`, `payload` and `extensions` is judged by the scheme and the catalog
+         *     (with their own codes), not by the envelope validation; `accepted`, when present, is a
+         *     PaymentRequirements in both forms.
          */
         PaymentPayload: components["schemas"]["ExactStellarPaymentPayload"] | components["schemas"]["PaymentPayloadEnvelope"];
         /** @description What the envelope validation requires of any payment payload; the rest is the scheme's to judge. */
@@ -405,8 +413,12 @@ export interface components {
             x402Version: 2;
             /** @description Resource information: `url`, optional `description`, `mimeType`. Judged by the scheme and the catalog, so not type-checked here. */
             resource?: unknown;
-            /** @description The PaymentRequirements the client accepted. Judged by the scheme (e.g. `network_mismatch`), so not type-checked here. */
-            accepted?: unknown;
+            /**
+             * @description The PaymentRequirements the client accepted, with the same constraints as `paymentRequirements`.
+             *     Whether they match `paymentRequirements` is the scheme's to judge (e.g. `network_mismatch`); a
+             *     payload without `accepted` is judged by `paymentRequirements` alone.
+             */
+            accepted?: components["schemas"]["PaymentRequirements"];
             /** @description Scheme payload; for `exact` on Stellar `{transaction: <base64 XDR>}`. A missing or undecodable transaction is the scheme code `invalid_exact_stellar_payload_malformed`, not an envelope error. */
             payload?: unknown;
             /** @description Echoed extensions, e.g. `bazaar`; judged by the catalog after a successful settle. */

@@ -364,17 +364,42 @@ describe('logs and request ids', () => {
 });
 
 describe('payload content is the scheme’s to judge', () => {
-  it('a non-object payload or accepted is delegated, not an envelope error', async () => {
+  it('a non-object payload is delegated, not an envelope error', async () => {
     scheme.calls = [];
     scheme.verifyResult = { isValid: false, invalidReason: 'invalid_exact_stellar_payload_malformed' };
     const res = await client.post('/verify', {
-      paymentPayload: { x402Version: 2, payload: 'not an object', accepted: 7 },
+      paymentPayload: { x402Version: 2, payload: 'not an object', accepted: requirements },
       paymentRequirements: requirements,
     });
     expect(res.status).toBe(200);
     expect(res.body.invalidReason).toBe('invalid_exact_stellar_payload_malformed');
     expect(scheme.calls).toEqual(['verify']);
     scheme.verifyResult = { isValid: true, payer: PAYER };
+  });
+
+  // openapi.yaml (PaymentRequirements): x402 v2's constraints, in paymentRequirements and in accepted alike.
+  it.each([
+    ['accepted not an object', { accepted: 7 }, {}],
+    ['accepted.asset empty', { accepted: { ...requirements, asset: '' } }, {}],
+    ['accepted.payTo empty', { accepted: { ...requirements, payTo: '' } }, {}],
+    ['accepted.maxTimeoutSeconds 0', { accepted: { ...requirements, maxTimeoutSeconds: 0 } }, {}],
+    ['accepted.network without a colon', { accepted: { ...requirements, network: 'stellar' } }, {}],
+    ['requirements amount empty', {}, { amount: '' }],
+    ['requirements maxTimeoutSeconds negative', {}, { maxTimeoutSeconds: -5.2e-276 }],
+  ])('%s → 400 svc_malformed_request_body, the scheme is not asked', async (_name, payloadChange, requirementsChange) => {
+    for (const [path, code] of [
+      ['/verify', 'invalidReason'],
+      ['/settle', 'errorReason'],
+    ] as const) {
+      scheme.calls = [];
+      const res = await client.post(path, {
+        paymentPayload: { ...payload, ...payloadChange },
+        paymentRequirements: { ...requirements, ...requirementsChange },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body[code]).toBe('svc_malformed_request_body');
+      expect(scheme.calls).toEqual([]);
+    }
   });
 });
 
