@@ -31,7 +31,9 @@ import { CatalogQueryError, type DiscoveryFilters } from './types.ts';
 /** Superseded search revisions are kept this long; cursors older than this are refused. */
 export const SNAPSHOT_RETENTION_MS = 60 * 60 * 1000;
 
-const MAX_CURSOR_LENGTH = 1024;
+/** The form of every cursor svc issues (openapi.yaml, the `cursor` parameter, says the same). */
+export const MAX_CURSOR_LENGTH = 1024;
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 export interface CursorState {
   v: 1;
@@ -62,9 +64,13 @@ export function encodeCursor(secret: Buffer, state: CursorState): string {
 const invalidCursor = (why: string) =>
   new CatalogQueryError('svc_invalid_search_cursor', `The cursor ${why}; restart the search without a cursor.`);
 
+/** Refuses a cursor that cannot have been issued, whatever the catalog holds (`svc_invalid_search_cursor`). */
+export function checkCursorForm(cursor: string): void {
+  if (cursor.length > MAX_CURSOR_LENGTH || !CURSOR_PATTERN.test(cursor)) throw invalidCursor('is not a cursor issued by this service');
+}
+
 export function decodeCursor(secret: Buffer, cursor: string, expectedHash: string, now: number): CursorState {
-  if (cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor))
-    throw invalidCursor('is not a cursor issued by this service');
+  checkCursorForm(cursor);
   const [payload, mac] = cursor.split('.') as [string, string];
   const expected = sign(secret, payload);
   const given = Buffer.from(mac, 'base64url');

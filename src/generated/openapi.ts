@@ -1332,7 +1332,12 @@ export interface operations {
                 extensions?: components["parameters"]["ExtensionsFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Opaque cursor from a previous `pagination.cursor`; one that svc did not issue, or older than an hour, is `svc_invalid_search_cursor`. */
+                /**
+                 * @description Opaque cursor from a previous `pagination.cursor`; one that svc did not issue, or older than
+                 *     an hour, is `svc_invalid_search_cursor`. A cursor is two base64url parts joined by a dot, at
+                 *     most 1024 characters; anything else (an empty value too) can never have been issued and is
+                 *     refused with the same code.
+                 */
                 cursor?: string;
             };
             header?: never;

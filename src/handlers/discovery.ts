@@ -2,6 +2,8 @@
  * GET /discovery/resources and GET /discovery/search: the query-parameter layer (openapi.yaml,
  * docs/CATALOG.md), then a call to the catalog. The catalog owns filtering, ranking and cursors.
  */
+import type { Operation } from 'openapi-backend';
+import { checkCursorForm } from '../catalog/search.ts';
 import { CatalogQueryError, type CatalogPort } from '../catalog/types.ts';
 import { FILTER_NAMES, LIST_ONLY_FILTER_NAMES, type DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
@@ -34,8 +36,23 @@ export function parseOffset(raw: string | null): number {
   return n === 0 ? 0 : n; // `-0` is offset 0
 }
 
-/** Parses the query string; `search` adds `query` and `cursor`. */
-export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search'): DiscoveryQuery {
+/**
+ * Refuses a name the operation does not declare, whatever it is spelled like: an empty name,
+ * `__proto__`, `constructor` (names a parser that gathers the query into an object may lose),
+ * since filters are never silently ignored.
+ */
+function refuseUndeclared(params: URLSearchParams, declared: readonly string[]): void {
+  const name = [...params.keys()].find((n) => !declared.includes(n));
+  if (name !== undefined) {
+    throw invalid(`The query parameter ${JSON.stringify(name)} is not accepted by this operation; it accepts ${declared.join(', ')}.`);
+  }
+}
+
+/**
+ * Parses the query string; `search` adds `query` and `cursor`. `declared` is the operation's query
+ * parameters in openapi.yaml; any other name is refused once the declared ones are read.
+ */
+export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search', declared: readonly string[]): DiscoveryQuery {
   const params = new URLSearchParams(querystring);
   for (const name of new Set(params.keys())) {
     if (params.getAll(name).length > 1) throw invalid(`The query parameter ${JSON.stringify(name)} is repeated; give it at most once.`);
@@ -49,18 +66,37 @@ export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search'
     filters[name] = value;
   }
   const limit = parseLimit(params.get('limit'));
-  if (kind === 'list') return { filters, limit, offset: parseOffset(params.get('offset')) };
+  if (kind === 'list') {
+    const offset = parseOffset(params.get('offset'));
+    refuseUndeclared(params, declared);
+    return { filters, limit, offset };
+  }
   const query = params.get('query');
   if (query === null || query.trim() === '') {
     throw new HttpError(400, 'svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
   }
+  refuseUndeclared(params, declared);
   const cursor = params.get('cursor');
+  // A cursor of a form svc never issues is refused here, with the code the catalog gives an unknown one.
+  if (cursor !== null) {
+    try {
+      checkCursorForm(cursor);
+    } catch (err) {
+      asQueryError(err);
+    }
+  }
   return { filters, limit, offset: 0, query, ...(cursor === null ? {} : { cursor }) };
+}
+
+/** The query parameters an operation of openapi.yaml declares, by name. */
+function declaredQueryNames(operation: Operation | undefined): string[] {
+  if (!operation) throw new Error('discoveryQuery mounted before routeMatcher');
+  return (operation.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'query' ? [p.name] : []));
 }
 
 export function discoveryQuery(kind: 'list' | 'search'): SvcMiddleware {
   return async (ctx: SvcContext, next: SvcNext) => {
-    ctx.state.discovery = parseDiscoveryQuery(ctx.querystring, kind);
+    ctx.state.discovery = parseDiscoveryQuery(ctx.querystring, kind, declaredQueryNames(ctx.state.operation));
     await next();
   };
 }

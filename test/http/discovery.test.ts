@@ -31,12 +31,12 @@ class InMemoryCatalog implements CatalogPort {
   }
   async search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) {
     this.lastSearch = { query, filters, page };
-    if (page.cursor !== undefined && page.cursor !== 'c2')
+    if (page.cursor !== undefined && page.cursor !== 'page.two')
       throw new CatalogQueryError('svc_invalid_search_cursor', 'cursor was not issued for this query');
-    const start = page.cursor === 'c2' ? 2 : 0;
+    const start = page.cursor === 'page.two' ? 2 : 0;
     const resources = this.items.slice(start, start + Math.min(page.limit, 2));
     const more = start + resources.length < this.items.length;
-    return { x402Version: 2, resources, partialResults: more, pagination: { limit: resources.length, cursor: more ? 'c2' : null } };
+    return { x402Version: 2, resources, partialResults: more, pagination: { limit: resources.length, cursor: more ? 'page.two' : null } };
   }
 }
 
@@ -126,12 +126,16 @@ describe('GET /discovery/resources', () => {
     expect(res.body.error.reason).toMatch(/\S/);
   });
 
-  it.each(['LIMIT=5', 'q=x', 'page=2'])('an undeclared parameter %s → 400 naming it', async (qs) => {
-    const res = await client.get(`/discovery/resources?${qs}`);
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('svc_invalid_query_parameter');
-    expect(res.body.error.reason).toContain(JSON.stringify(qs.split('=')[0]));
-  });
+  // Names a parser that gathers the query into an object loses (a prototype's, an empty one) too.
+  it.each(['LIMIT=5', 'q=x', 'page=2', '__proto__=1', 'constructor=1', 'toString=x', 'hasOwnProperty=x', '=1'])(
+    'an undeclared parameter %s → 400 naming it',
+    async (qs) => {
+      const res = await client.get(`/discovery/resources?${qs}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('svc_invalid_query_parameter');
+      expect(res.body.error.reason).toContain(JSON.stringify(qs.split('=')[0]));
+    },
+  );
 
   it('without a catalog (its database cannot open) → 500 svc_internal_error', async () => {
     const res = await api(bare.url).get('/discovery/resources');
@@ -169,9 +173,9 @@ describe('GET /discovery/search', () => {
     expect(first.status).toBe(200);
     expect(catalog.lastSearch).toEqual({ query: 'weather now', filters: { network: 'stellar:testnet' }, page: { limit: 100 } });
     expect(first.body.partialResults).toBe(true);
-    expect(first.body.pagination).toEqual({ limit: 2, cursor: 'c2' });
-    const second = await client.get('/discovery/search?query=weather%20now&cursor=c2');
-    expect(catalog.lastSearch!.page).toEqual({ limit: 20, cursor: 'c2' });
+    expect(first.body.pagination).toEqual({ limit: 2, cursor: 'page.two' });
+    const second = await client.get('/discovery/search?query=weather%20now&cursor=page.two');
+    expect(catalog.lastSearch!.page).toEqual({ limit: 20, cursor: 'page.two' });
     expect(second.body.resources[0].resource).toBe('https://api.example.com/r2');
   });
 
@@ -181,7 +185,7 @@ describe('GET /discovery/search', () => {
     expect(res.body.error.code).toBe('svc_missing_search_query');
   });
 
-  it.each(['query=a&query=b', 'query=a&limit=x', 'query=a&cursor=c2&cursor=c2', 'query=a&limit=2.5'])(
+  it.each(['query=a&query=b', 'query=a&limit=x', 'query=a&cursor=page.two&cursor=page.two', 'query=a&limit=2.5'])(
     '%s → 400 svc_invalid_query_parameter',
     async (qs) => {
       const res = await client.get(`/discovery/search?${qs}`);
@@ -190,8 +194,19 @@ describe('GET /discovery/search', () => {
     },
   );
 
+  it.each(['', 'x', 'a.', '.b', 'a.b.c', 'a b.c', `${'a'.repeat(1024)}.b`])(
+    'cursor=%s cannot have been issued → 400 svc_invalid_search_cursor before the catalog is asked',
+    async (cursor) => {
+      catalog.lastSearch = undefined;
+      const res = await client.get(`/discovery/search?query=a&cursor=${encodeURIComponent(cursor)}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('svc_invalid_search_cursor');
+      expect(catalog.lastSearch).toBeUndefined();
+    },
+  );
+
   it('a CatalogQueryError becomes 400 with its code and message', async () => {
-    const res = await client.get('/discovery/search?query=a&cursor=forged');
+    const res = await client.get('/discovery/search?query=a&cursor=forged.cursor');
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({ code: 'svc_invalid_search_cursor', reason: 'cursor was not issued for this query' });
   });
