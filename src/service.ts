@@ -181,7 +181,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     journal,
     app,
     async listen(port = config.port, host = '127.0.0.1') {
-      const running = await listen(app, port, host, config);
+      const running = await listen(app, port, host, config, contract.routes);
       servers.push(running);
       // A failed compile is answered on the request that needs it (500, logged there).
       contract.warmUp(VALIDATED_OPERATIONS).catch(() => undefined);

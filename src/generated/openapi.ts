@@ -1004,9 +1004,34 @@ export interface components {
             };
         };
         /**
-         * @description The request line and headers together exceed 16 KiB. Node's HTTP parser refuses such a
-         *     request before any route is determined, so the answer is always the ErrorEnvelope (never
-         *     the payment shapes), with code `svc_malformed_request_body`.
+         * @description The HTTP parser refused the request before it reached the operation: a header name that is
+         *     not a token, a header value with a control character, broken framing (e.g. a Content-Length
+         *     that is not a number). The ErrorEnvelope with code `svc_malformed_request_body`; on /verify
+         *     and /settle the refusal comes in their own shape instead (`VerifyBadRequest`,
+         *     `SettleBadRequest`). The connection is closed after it.
+         */
+        RequestUnparseable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_malformed_request_body",
+                 *         "reason": "The HTTP request could not be parsed."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The request line and headers together exceed 16 KiB, or the head has more than 1000 header
+         *     fields. Node's HTTP parser refuses such a request before any route is determined, so the
+         *     answer is always the ErrorEnvelope (never the payment shapes), with code
+         *     `svc_malformed_request_body`.
          */
         RequestHeadTooLarge: {
             headers: {
@@ -1018,7 +1043,7 @@ export interface components {
                  * @example {
                  *       "error": {
                  *         "code": "svc_malformed_request_body",
-                 *         "reason": "The request head (request line and headers) exceeds 16 KiB."
+                 *         "reason": "The request head (request line and headers) exceeds 16 KiB or 1000 header fields."
                  *       }
                  *     }
                  */
@@ -1107,7 +1132,10 @@ export interface operations {
             header?: {
                 /**
                  * @description Chosen by the caller (e.g. a UUID) and sent again, unchanged, on a retry of the same
-                 *     payment; the retry gets the recorded outcome instead of a replay refusal.
+                 *     payment; the retry gets the recorded outcome instead of a replay refusal. 1–255 printable
+                 *     ASCII characters (space inside only): a control character cannot travel in an HTTP
+                 *     header (the request is refused by the parser, 400), and other characters arrive as
+                 *     whatever bytes the client chose to encode them in.
                  */
                 "Idempotency-Key"?: string;
             };
@@ -1192,6 +1220,7 @@ export interface operations {
                     "application/json": components["schemas"]["SettlementRecord"];
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             /** @description No settlement with this transaction hash is journaled. */
             404: {
                 headers: {
@@ -1210,6 +1239,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1255,6 +1285,7 @@ export interface operations {
                     "application/json": components["schemas"]["SupportedResponse"];
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1396,6 +1427,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1443,6 +1475,8 @@ export interface operations {
                     "application/json": components["schemas"]["ReadinessResponse"];
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             /** @description At least one check failed; the body says which. */
@@ -1499,6 +1533,8 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
         };
@@ -1524,6 +1560,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1550,6 +1587,7 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1576,6 +1614,7 @@ export interface operations {
                     "text/css": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1602,6 +1641,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1628,6 +1668,7 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
@@ -1652,6 +1693,7 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];

@@ -26,7 +26,7 @@ import type { ReadinessProbe } from '../ops/readiness.ts';
 import type { SchemeRegistry } from '../scheme/registry.ts';
 import type { PaymentPriority } from './payment-priority.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
-import { guardConnections, type ConnectionLimits } from './connections.ts';
+import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
 import { HttpError } from './errors.ts';
 import {
   errorBoundary,
@@ -154,11 +154,20 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Binds the app (port 0 = ephemeral) and resolves once it listens. */
-export function listen(app: Koa<SvcState>, port: number, host = '127.0.0.1', limits?: ConnectionLimits): Promise<RunningServer> {
+/**
+ * Binds the app (port 0 = ephemeral) and resolves once it listens. `routes` (the contract's) let a
+ * request the HTTP parser refuses be answered in its route's shape (connections.ts).
+ */
+export function listen(
+  app: Koa<SvcState>,
+  port: number,
+  host = '127.0.0.1',
+  limits?: ConnectionLimits,
+  routes: readonly RouteEntry[] = [],
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
-    guardConnections(server, limits);
+    guardConnections(server, limits, routes);
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;

@@ -12,10 +12,11 @@
  * - Connections beyond the per-address cap are closed on accept, before any byte is read.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorBody } from './errors.ts';
+import { errorBody, shapeOf, type RouteShape } from './errors.ts';
+import { SANE_REQUEST_ID } from './middleware.ts';
 
 export interface ConnectionLimits {
   /** Time to receive the request line and headers. */
@@ -56,7 +57,7 @@ function refusalFor(err: Error & { code?: string }, limits: ConnectionLimits): R
         status: 431,
         text: 'Request Header Fields Too Large',
         code: 'svc_malformed_request_body',
-        reason: 'The request head (request line and headers) exceeds 16 KiB.',
+        reason: 'The request head (request line and headers) exceeds 16 KiB or 1000 header fields.',
       };
     case 'HPE_INVALID_METHOD':
       return {
@@ -70,11 +71,39 @@ function refusalFor(err: Error & { code?: string }, limits: ConnectionLimits): R
   }
 }
 
-function refusalBytes(refusal: Refusal): string {
-  const body = JSON.stringify(errorBody('envelope', refusal.code, refusal.reason));
+/** An operation of openapi.yaml as the router lists it (ApiContract['routes']). */
+export type RouteEntry = { method: string; path: string; operationId: string };
+
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([^\s?#]+)\S* HTTP\/\d\.\d\r?\n/;
+const REQUEST_ID_FIELD = /\nx-request-id:[ \t]*([^\r\n]*?)[ \t]*\r?\n/gi;
+
+/**
+ * What the refused bytes tell of the request, when they begin with its request line (a head that
+ * reached svc in one piece): its route and its X-Request-Id (exactly one, and sane).
+ */
+function refusedHead(err: Error & { rawPacket?: unknown }): { method?: string; path?: string; requestId?: string } {
+  if (!Buffer.isBuffer(err.rawPacket)) return {};
+  const text = err.rawPacket.toString('latin1');
+  const line = REQUEST_LINE.exec(text);
+  if (!line) return {};
+  const end = text.indexOf('\r\n\r\n');
+  const ids = [...(end < 0 ? text : text.slice(0, end + 2)).matchAll(REQUEST_ID_FIELD)].map((m) => m[1]!);
+  return { method: line[1]!, path: line[2]!, ...(ids.length === 1 && SANE_REQUEST_ID.test(ids[0]!) ? { requestId: ids[0]! } : {}) };
+}
+
+/**
+ * The answer to a refused request: a 400 in its route's shape (VerifyResponse on /verify, …; the
+ * only refusal a payment route declares in its own shape, openapi.yaml RequestUnparseable), every
+ * other refusal (431, 404, 408) and any request whose route is unknown in the ErrorEnvelope; the
+ * caller's sane X-Request-Id when it can be read, else a fresh one.
+ */
+function refusalBytes(refusal: Refusal, head: ReturnType<typeof refusedHead> = {}, routes: readonly RouteEntry[] = []): string {
+  const route = routes.find((r) => r.method === head.method && r.path === head.path);
+  const shape: RouteShape = refusal.status === 400 ? shapeOf(route?.operationId) : 'envelope';
+  const body = JSON.stringify(errorBody(shape, refusal.code, refusal.reason));
   return (
     `HTTP/1.1 ${refusal.status} ${refusal.text}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`
+    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${head.requestId ?? randomUUID()}\r\nConnection: close\r\n\r\n${body}`
   );
 }
 
@@ -94,7 +123,7 @@ function pendingResponse(socket: Duplex): ServerResponse | undefined {
   return response && !response.writableFinished ? response : undefined;
 }
 
-function onClientError(limits: ConnectionLimits) {
+function onClientError(limits: ConnectionLimits, routes: readonly RouteEntry[]) {
   return (err: Error & { code?: string }, socket: Duplex): void => {
     if (!socket.writable || err.code === 'ECONNRESET') {
       socket.destroy();
@@ -119,7 +148,7 @@ function onClientError(limits: ConnectionLimits) {
       pending.once('close', () => socket.destroy());
       return;
     }
-    answerAndDestroy(socket, refusalBytes(refusalFor(err, limits)));
+    answerAndDestroy(socket, refusalBytes(refusalFor(err, limits), refusedHead(err), routes));
   };
 }
 
@@ -146,7 +175,11 @@ function capPerAddress(server: Server, max: number): void {
  * Applies the limits to a server that is not listening yet (Node arms the timeout sweep on
  * 'listening', with the interval set here).
  */
-export function guardConnections(server: Server, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): void {
+export function guardConnections(
+  server: Server,
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  routes: readonly RouteEntry[] = [],
+): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
   // Node checks both timeouts on this sweep (default every 30 s, which is what let slow clients
@@ -155,6 +188,9 @@ export function guardConnections(server: Server, limits: ConnectionLimits = DEFA
     100,
     Math.min(1_000, Math.floor(limits.headersTimeoutMs / 10)),
   );
-  server.on('clientError', onClientError(limits));
+  server.on('clientError', onClientError(limits, routes));
+  // An expectation other than 100-continue: Node would answer a bare 417, which no operation
+  // declares; RFC 9110 §10.1.1 lets a server ignore it, so the request is served as usual.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   capPerAddress(server, limits.maxConnectionsPerAddress);
 }

@@ -40,7 +40,8 @@ export type SvcContext = ParameterizedContext<SvcState>;
 export type SvcMiddleware = Middleware<SvcState>;
 export type SvcNext = Next;
 
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** An incoming X-Request-Id svc keeps (openapi.yaml, XRequestId); anything else gets a UUID. */
+export const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Request id (incoming if sane, else a UUID), a child logger, and one access line per request. */
 export function requestContext(logger: Logger): SvcMiddleware {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../src/http/app.ts';
+import { checkContract } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 import { HASH, envelopeBody, instantScheme } from './payment-fixtures.ts';
 
@@ -137,6 +138,60 @@ describe('pipelining', () => {
     const answer = readAll(socket);
     socket.write('GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
     expect(await answer).toMatch(/^HTTP\/1\.1 400 [\s\S]*"svc_malformed_request_body"/);
+  });
+});
+
+/** A raw HTTP/1.1 answer as the contract helper reads it. */
+function parseAnswer(text: string): { status: number; headers: Headers; text: string } {
+  const [head, ...body] = text.split('\r\n\r\n');
+  const [statusLine, ...fields] = head!.split('\r\n');
+  const headers = new Headers();
+  for (const field of fields) headers.append(field.slice(0, field.indexOf(':')), field.slice(field.indexOf(':') + 1).trim());
+  return { status: Number(statusLine!.split(' ')[1]), headers, text: body.join('\r\n\r\n') };
+}
+
+describe('requests the HTTP parser refuses, within the contract (openapi.yaml RequestUnparseable)', () => {
+  let shared: Promise<RunningServer> | undefined;
+  const one = () => (shared ??= server({ headersTimeoutMs: 2_000, requestTimeoutMs: 3_000, maxConnectionsPerAddress: 100 }));
+  const head = (path: string, field: string) =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-7\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(envelope)}\r\n${field}\r\n\r\n${envelope}`;
+  it.each([
+    ['/settle', 'X-Odd: a\u0007b', 'errorReason'],
+    ['/verify', 'X-Odd: a\u0007b', 'invalidReason'],
+    ['/settle', 'Idempotency-Key: \u00ab\u00ce\u0007\u00bb', 'errorReason'],
+    ['/verify', 'Bad Name: v', 'invalidReason'],
+  ])("POST %s with %j: 400 in the route's own shape, with the caller's X-Request-Id", async (path, field, code) => {
+    const s = await one();
+    const socket = await open(s.port);
+    const answer = readAll(socket);
+    socket.write(Buffer.from(head(path, field), 'latin1'));
+    const res = parseAnswer(await answer);
+    const body = checkContract({ method: 'POST', path }, res) as Record<string, unknown>;
+    expect(res.status).toBe(400);
+    expect(body[code]).toBe('svc_malformed_request_body');
+    expect(res.headers.get('x-request-id')).toBe('mine-7');
+  });
+
+  it('an unknown expectation is ignored (RFC 9110 §10.1.1), not a bare 417', async () => {
+    const s = await one();
+    const socket = await open(s.port);
+    const answer = readAll(socket);
+    socket.write(head('/settle', 'Expect: x-custom-expectation\r\nConnection: close'));
+    const res = parseAnswer(await answer);
+    expect(checkContract({ method: 'POST', path: '/settle' }, res)).toMatchObject({ success: true, transaction: HASH });
+  });
+
+  it('a head of more than 1000 fields is a 431 that says so', async () => {
+    const s = await one();
+    const socket = await open(s.port);
+    const answer = readAll(socket);
+    socket.write(`GET /health HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 1000 }, (_, i) => `X-F${i}: ${i}\r\n`).join('')}\r\n`);
+    const res = parseAnswer(await answer);
+    expect(res.status).toBe(431);
+    expect(checkContract({ method: 'GET', path: '/health' }, res)).toEqual({
+      error: { code: 'svc_malformed_request_body', reason: expect.stringContaining('1000 header fields') },
+    });
   });
 });
 
