@@ -6,7 +6,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signerAddresses } from '../../src/config.ts';
 import { exactKind, FakeScheme } from '../helpers/fake-scheme.ts';
-import { api, OPENAPI_FILE } from '../helpers/contract.ts';
+import { api, OPENAPI_FILE, openapiDocument } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
 const submitters = [Keypair.random(), Keypair.random()];
@@ -120,6 +120,16 @@ describe('unknown routes', () => {
     ]) {
       expect(res.body.error.reason).toContain(route);
     }
+  });
+
+  // The examples of openapi.yaml are what svc answers, so they cannot drift from the routes it serves.
+  it.each([
+    ['404', 'GET', '/nope'],
+    ['405', 'GET', '/verify'],
+  ])('the %s example of x-svc-unmatched-responses is the answer to %s %s', async (status, method, path) => {
+    const res = await client.request(method, path);
+    expect(res.status).toBe(Number(status));
+    expect(res.body).toEqual(openapiDocument['x-svc-unmatched-responses'][status].content['application/json'].example);
   });
 
   it.each([
