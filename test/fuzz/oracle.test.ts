@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { openapiDocument } from '../helpers/contract.ts';
 import { addFormats } from '../../src/http/contract.ts';
 import { checkExchange, describeRequest, fuzzRequest, type FuzzRequest, type RawResponse } from '../helpers/fuzz-http.ts';
-import { mutatedValue, validValue } from '../helpers/fuzz-schema.ts';
+import { mutatedValue, negativeValue, validValue } from '../helpers/fuzz-schema.ts';
 import { OPERATION_IDS, operationRequest, unknownRouteRequest } from '../helpers/fuzz-requests.ts';
 import {
   ignoredAuth,
@@ -41,7 +41,7 @@ describe('checkExchange fails what the contract forbids', () => {
     expect(() => checkExchange(req('GET', '/supported'), json(500, { error: { code: 'svc_internal_error', reason: 'x' } }))).toThrow(/5xx/);
   });
   it('status_code_conformance: an undeclared status, and anything but 404 on an unknown path', () => {
-    expect(() => checkExchange(req('GET', '/health'), json(400, { error: { code: 'svc_invalid_query_parameter', reason: 'x' } }))).toThrow(
+    expect(() => checkExchange(req('GET', '/health'), json(413, { error: { code: 'svc_malformed_request_body', reason: 'x' } }))).toThrow(
       /does not declare/,
     );
     expect(() =>
@@ -61,6 +61,19 @@ describe('checkExchange fails what the contract forbids', () => {
     );
     expect(() => checkExchange(req('GET', '/health'), json(200, health, { 'content-type': 'text/html' }))).toThrow(
       /^content_type_conformance: .*Content-Type/,
+    );
+  });
+  it('response_schema_conformance on the if/then branches: a refusal missing its code, a success carrying one, the wrong shape', () => {
+    const base = { success: false, transaction: '', network: '' };
+    expect(() => checkExchange(req('POST', '/settle'), json(400, base))).toThrow(/^response_schema_conformance: .*errorReason/);
+    expect(() => checkExchange(req('POST', '/settle'), json(200, { ...base, success: true, errorReason: 'svc_internal_error' }))).toThrow(
+      /^response_schema_conformance/,
+    );
+    expect(() => checkExchange(req('POST', '/settle'), json(400, { error: { code: 'svc_malformed_request_body', reason: 'x' } }))).toThrow(
+      /^response_schema_conformance/,
+    );
+    expect(() => checkExchange(req('POST', '/verify'), json(400, { isValid: false, invalidMessage: 'x' }))).toThrow(
+      /^response_schema_conformance: .*invalidReason/,
     );
   });
   it('response_headers_conformance: a declared required header missing or invalid', () => {
@@ -158,9 +171,38 @@ describe('the request-side and stateful Schemathesis checks fire', () => {
     expect(requestConformance(req('GET', '/discovery/resources?limit=x'))).toBe('nonconforming');
     expect(requestConformance(req('GET', '/discovery/resources?limit=%2B5'))).toBe('undetermined');
     expect(requestConformance(req('GET', '/discovery/resources?offset=9007199254740992'))).toBe('nonconforming');
-    expect(requestConformance(req('GET', '/discovery/resources?bogus=1'))).toBe('undetermined');
+    // An operation that declares query parameters accepts those only; one that declares none ignores a query.
+    expect(requestConformance(req('GET', '/discovery/resources?bogus=1'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?__proto__=1'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?=1'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/search?query=a&resource=x'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?resource=a&toolName=null'))).toBe('conforming');
+    expect(requestConformance(req('GET', '/discovery/search?query=null'))).toBe('conforming');
+    expect(requestConformance(req('GET', '/health?bogus=1'))).toBe('undetermined');
+    expect(requestConformance(req('GET', '/discovery/search?query=a&cursor='))).toBe('nonconforming');
     expect(requestConformance(req('GET', '/discovery/search'))).toBe('nonconforming');
     expect(requestConformance(req('GET', '/nope'))).toBe('undetermined');
+  });
+  it('requestConformance reads header fields as svc reads them, and an HTTP message with a field HTTP forbids conforms to nothing', () => {
+    const settle = (headers: Record<string, string>, moreHeaders: [string, string][] = []) =>
+      fuzzRequest({ ...post('/settle', envelope(2)), headers: { 'content-type': 'application/json', ...headers }, moreHeaders });
+    expect(requestConformance(settle({ 'idempotency-key': 'k-1' }))).toBe('conforming');
+    // Spaces and tabs around a value are not part of it (RFC 9110 §5.5).
+    expect(requestConformance(settle({ 'idempotency-key': ' k-1\t' }))).toBe('conforming');
+    expect(requestConformance(settle({ 'idempotency-key': 'x'.repeat(256) }))).toBe('nonconforming');
+    expect(requestConformance(settle({ 'idempotency-key': 'café' }))).toBe('nonconforming');
+    expect(requestConformance(settle({ 'idempotency-key': '«Îë뻡\u0007ß»' }))).toBe('nonconforming');
+    expect(requestConformance(settle({}, [['X-Odd', 'a\u0007b']]))).toBe('nonconforming');
+    expect(requestConformance(settle({}, [['X Y', 'v']]))).toBe('nonconforming');
+    expect(
+      requestConformance(
+        settle({}, [
+          ['X-Latin', '\u00e9\u00ff'],
+          ['!#$%&*', ''],
+          ['X-Latin', 'again'],
+        ]),
+      ),
+    ).toBe('conforming');
   });
   it('negative_data_rejection: a request the document forbids, answered 2xx', () => {
     expect(negativeDataRejection(post('/verify', envelope(0)), accepted)).toMatch(/^negative_data_rejection/);
@@ -181,7 +223,11 @@ describe('the request-side and stateful Schemathesis checks fire', () => {
       /^positive_data_acceptance/,
     );
     expect(positiveDataAcceptance(req('GET', '/discovery/resources?type='), refused('svc_invalid_query_parameter'))).toBeNull();
-    expect(positiveDataAcceptance(req('GET', '/discovery/search?query=a&cursor=x'), refused('svc_invalid_search_cursor'))).toBeNull();
+    expect(positiveDataAcceptance(req('GET', '/discovery/search?query=a&cursor=a.b'), refused('svc_invalid_search_cursor'))).toBeNull();
+    // The refusal is state-dependent only for a request carrying a cursor.
+    expect(positiveDataAcceptance(req('GET', '/discovery/search?query=a'), refused('svc_invalid_search_cursor'))).toMatch(
+      /^positive_data_acceptance/,
+    );
     expect(() => checkExchange(req('GET', '/discovery/resources?type=http'), refused('svc_invalid_query_parameter'))).toThrow(
       /^positive_data_acceptance/,
     );
@@ -252,6 +298,18 @@ describe('the generator', () => {
     const validate = ajv.compile({ $ref: 'doc#/components/schemas/FacilitatorRequest' });
     const samples = fc.sample(mutatedValue({ $ref: '#/components/schemas/FacilitatorRequest' }), { numRuns: 300, seed: 1 });
     expect(samples.filter((v) => !validate(v)).length).toBeGreaterThan(30);
+  });
+
+  it('schema-aware negative values are mostly invalid and reach constraints deep inside the body', () => {
+    const validate = ajv.compile({ $ref: 'doc#/components/schemas/FacilitatorRequest' });
+    const samples = fc.sample(negativeValue({ $ref: '#/components/schemas/FacilitatorRequest' }), { numRuns: 400, seed: 4 });
+    expect(samples.filter((s) => !validate(s.value)).length).toBeGreaterThan(200);
+    // e.g. paymentPayload.accepted.asset one character short of its minLength
+    const nested = samples.filter((s) => s.path.startsWith('paymentPayload.accepted.') && !validate(s.value));
+    expect(nested.length).toBeGreaterThan(40);
+    for (const keyword of ['type', 'minLength', 'pattern', 'exclusiveMinimum', 'required']) {
+      expect(nested.map((s) => s.keyword)).toContain(keyword);
+    }
   });
 
   it('covers every operation and keeps unknown routes unknown', () => {

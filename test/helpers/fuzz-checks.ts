@@ -21,10 +21,11 @@ export type Conformance = 'conforming' | 'nonconforming' | 'undetermined';
 
 /**
  * Refusals that depend on state the document cannot express, so a conforming request may get
- * them: a cursor svc did not issue or that has expired (openapi.yaml, `cursor`), a body over
- * 256 KiB (413, declared on the payment routes).
+ * them, with the parameter whose state it is: a well-formed cursor svc did not issue or that has
+ * expired (openapi.yaml, `cursor`). Only a request that carries the parameter is excused: an
+ * empty or absent cursor can never be refused for what svc issued.
  */
-const STATE_DEPENDENT_CODES = new Set(['svc_invalid_search_cursor']);
+const STATE_DEPENDENT_CODES = new Map([['svc_invalid_search_cursor', 'cursor']]);
 
 const ajvByDocument = new WeakMap<object, Ajv2020>();
 function ajvFor(doc: any): Ajv2020 {
@@ -71,7 +72,31 @@ function operationOf(doc: any, r: FuzzRequest): any {
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}([ \\t]*;[ \\t]*${TOKEN}=(${TOKEN}|"[^"]*"))*[ \\t]*$`);
 
-const headerOf = (r: FuzzRequest, name: string) => Object.entries(r.headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+/** The bytes a header field's text goes out as: Latin-1 when it fits (as node:http sends it), else UTF-8. */
+export const fieldBytes = (text: string): Buffer => Buffer.from(text, [...text].every((c) => c.charCodeAt(0) <= 0xff) ? 'latin1' : 'utf8');
+
+/** Every header field of the request, `headers` then `moreHeaders`. */
+const fieldsOf = (r: FuzzRequest): [string, string][] => [...Object.entries(r.headers), ...(r.moreHeaders ?? [])];
+
+/**
+ * A header's value as svc reads it: the bytes sent (fieldBytes) read as Latin-1, without the
+ * leading and trailing spaces and tabs that are not part of a field value (RFC 9110 §5.5).
+ */
+const headerOf = (r: FuzzRequest, name: string): string | undefined => {
+  const value = fieldsOf(r).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+  return value === undefined
+    ? undefined
+    : fieldBytes(value)
+        .toString('latin1')
+        .replace(/^[ \t]+|[ \t]+$/g, '');
+};
+
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FIELD_VALUE_BYTES = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Whether every header field is one HTTP allows: a token for a name, no control character in a value (RFC 9110 §5). */
+const validHttpFields = (r: FuzzRequest) =>
+  fieldsOf(r).every(([k, v]) => FIELD_NAME.test(k) && FIELD_VALUE_BYTES.test(fieldBytes(v).toString('latin1')));
 
 /** A query value as the schema's type, or `undefined` when its spelling is ambiguous (e.g. `+5`, `007`). */
 function typedValue(raw: string, schema: any): unknown {
@@ -84,12 +109,17 @@ function typedValue(raw: string, schema: any): unknown {
 }
 
 /**
- * Whether the request conforms to its operation in `doc`: declared query parameters (each at most
- * once, required ones present, values valid), declared required headers, and the JSON body.
- * Undetermined: an unknown route, an undeclared query parameter (OpenAPI neither allows nor forbids
- * it), an undecodable query, an ambiguous number spelling, or a Content-Encoding on the body.
+ * Whether the request conforms to its operation in `doc`: a valid HTTP message (header names are
+ * tokens, no control character in a value), declared query parameters (each at most once, required
+ * ones present, values valid, no other name when the operation declares any: its parameters are the
+ * ones it accepts, as openapi.yaml's discovery operations say and as Schemathesis reads a query),
+ * declared headers, and the JSON body.
+ * Undetermined: an unknown route, an undeclared query parameter on an operation that declares none
+ * (svc says such a query string is ignored), an undecodable query, an ambiguous number spelling, or
+ * a Content-Encoding on the body.
  */
 export function requestConformance(r: FuzzRequest, doc: any = openapiDocument): Conformance {
+  if (!validHttpFields(r)) return 'nonconforming';
   const operation = operationOf(doc, r);
   if (!operation) return 'undetermined';
   const parameters = [...(doc.paths[r.target.split('?')[0]!].parameters ?? []), ...(operation.parameters ?? [])].map((p: any) =>
@@ -104,7 +134,9 @@ export function requestConformance(r: FuzzRequest, doc: any = openapiDocument): 
     return 'undetermined';
   }
   const queryParams = parameters.filter((p: any) => p.in === 'query');
-  if ([...new Set(params.keys())].some((k) => !queryParams.some((p: any) => p.name === k))) return 'undetermined';
+  if ([...new Set(params.keys())].some((k) => !queryParams.some((p: any) => p.name === k))) {
+    return queryParams.length ? 'nonconforming' : 'undetermined';
+  }
   let verdict: Conformance = 'conforming';
   for (const p of queryParams) {
     const values = params.getAll(p.name);
@@ -165,7 +197,8 @@ export function negativeDataRejection(r: FuzzRequest, res: RawResponse, doc: any
 export function positiveDataAcceptance(r: FuzzRequest, res: RawResponse, doc: any = openapiDocument): string | null {
   if (res.status !== 400 && res.status !== 422) return null;
   const code = codeOf(res);
-  if (typeof code === 'string' && STATE_DEPENDENT_CODES.has(code)) return null;
+  const stateOf = typeof code === 'string' ? STATE_DEPENDENT_CODES.get(code) : undefined;
+  if (stateOf && new URLSearchParams(r.target.split('?').slice(1).join('?')).get(stateOf)) return null;
   if (requestConformance(r, doc) !== 'conforming') return null;
   return `positive_data_acceptance: the request conforms to openapi.yaml, yet it was refused ${res.status} ${String(code)}`;
 }

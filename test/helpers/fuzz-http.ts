@@ -4,16 +4,25 @@
  * an unencoded query, a body without Content-Type), and the per-response oracle built on the
  * contract helper (test/helpers/contract.ts) plus the rules the schemas cannot express.
  */
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { connect as netConnect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import fc from 'fast-check';
 import { checkContract, declaredResponse, openapiDocument } from './contract.ts';
-import { REQUEST_RULES, ResourceHistory } from './fuzz-checks.ts';
+import { fieldBytes, REQUEST_RULES, ResourceHistory } from './fuzz-checks.ts';
 
 export interface FuzzRequest {
   method: string;
   /** Path with the raw query string, exactly as put on the request line. */
   target: string;
   headers: Record<string, string>;
+  /**
+   * Header fields sent after `headers`, in order: names may repeat, and a name or value may hold
+   * what node:http refuses to send (a control character, a character above U+00FF: sent as
+   * UTF-8 bytes), so it goes onto the wire as is (`send`).
+   */
+  moreHeaders?: [string, string][];
   body?: Buffer;
   /** Send the body with Transfer-Encoding: chunked instead of a Content-Length. */
   chunked?: boolean;
@@ -26,7 +35,9 @@ const PRINT_BODY_CHARS = 1_500;
 /** A curl-like rendering of a request: what a failing case prints. */
 export function describeRequest(r: FuzzRequest): string {
   const lines = [`${r.method} ${r.target}   [${r.kind}${r.chunked ? ', chunked' : ''}]`];
-  for (const [k, v] of Object.entries(r.headers)) lines.push(`${k}: ${v}`);
+  // A field with anything but printable ASCII is shown JSON-escaped, so every byte is visible.
+  const shown = (t: string) => (/^[\x20-\x7e]*$/.test(t) ? t : JSON.stringify(t));
+  for (const [k, v] of [...Object.entries(r.headers), ...(r.moreHeaders ?? [])]) lines.push(`${shown(k)}: ${shown(v)}`);
   if (r.body) {
     const text = r.body.toString('utf8');
     const shown = text.length > PRINT_BODY_CHARS ? `${text.slice(0, PRINT_BODY_CHARS)}… (${r.body.length} bytes)` : text;
@@ -54,9 +65,56 @@ export interface RawResponse {
 
 const REQUEST_TIMEOUT_MS = 20_000;
 
+/** What node:http sends as is (RFC 9110 tokens and field values); anything else goes through `rawHeaderConnection`. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * A connection that writes the `moreHeaders` node:http would refuse: node:http validates every
+ * header it is given, so each such field is sent as a placeholder field and the placeholder is
+ * replaced by the field's bytes on their way into the socket. The response is still read by
+ * node:http's own parser.
+ */
+function rawHeaderConnection(url: URL, fields: Map<string, Buffer>): () => Duplex {
+  return () => {
+    const socket = netConnect(Number(url.port), url.hostname);
+    const write = socket.write.bind(socket);
+    type Done = (err?: Error | null) => void;
+    socket.write = ((chunk: string | Uint8Array, encoding?: BufferEncoding | Done, callback?: Done): boolean => {
+      const done = typeof encoding === 'function' ? encoding : callback;
+      const text = typeof encoding === 'string' ? encoding : 'utf8';
+      if (typeof chunk !== 'string' || ![...fields.keys()].some((p) => chunk.includes(p))) return write(chunk, text, done);
+      let bytes = Buffer.from(chunk, text);
+      for (const [placeholder, field] of fields) {
+        const at = bytes.indexOf(placeholder, 0, 'latin1');
+        if (at >= 0) bytes = Buffer.concat([bytes.subarray(0, at), field, bytes.subarray(at + placeholder.length)]);
+      }
+      return write(bytes, done);
+    });
+    return socket;
+  };
+}
+
 /** Sends the request as is over loopback; rejects on a transport failure or a hang. */
 export function send(baseUrl: string, r: FuzzRequest): Promise<RawResponse> {
   const url = new URL(baseUrl);
+  // A flat list of fields, so names may repeat; node:http then adds no Host of its own.
+  const headers: string[] = [];
+  const raw = new Map<string, Buffer>();
+  const given = [...Object.keys(r.headers), ...(r.moreHeaders ?? []).map(([k]) => k)];
+  for (const [k, v] of [
+    ...(given.some((k) => k.toLowerCase() === 'host') ? [] : ([['host', url.host]] as [string, string][])),
+    ...Object.entries(r.headers),
+    ...(r.body && !r.chunked ? ([['content-length', String(r.body.length)]] as [string, string][]) : []),
+    ...(r.moreHeaders ?? []),
+  ]) {
+    if (TOKEN.test(k) && FIELD_VALUE.test(v)) headers.push(k, v);
+    else {
+      const placeholder = `x-fuzz-raw-${raw.size}-${randomUUID()}`;
+      raw.set(`${placeholder}: v`, Buffer.concat([fieldBytes(k), Buffer.from(': '), fieldBytes(v)]));
+      headers.push(placeholder, 'v');
+    }
+  }
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {
@@ -64,8 +122,8 @@ export function send(baseUrl: string, r: FuzzRequest): Promise<RawResponse> {
         port: url.port,
         method: r.method,
         path: r.target,
-        headers: { ...r.headers, ...(r.body && !r.chunked ? { 'content-length': String(r.body.length) } : {}) },
-        agent: false,
+        headers,
+        ...(raw.size ? { createConnection: rawHeaderConnection(url, raw) } : { agent: false }),
       },
       (res) => {
         const chunks: Buffer[] = [];

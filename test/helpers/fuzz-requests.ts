@@ -10,7 +10,17 @@ import fc from 'fast-check';
 import { craftTransaction, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from '../scheme/fixtures.ts';
 import { deref, openapiDocument } from './contract.ts';
 import { fuzzRequest, jsonBody, type FuzzRequest } from './fuzz-http.ts';
-import { anyJson, deeplyNested, mutatedValue, nastyNumber, nastyString, NASTY_STRINGS, validValue, type Hints } from './fuzz-schema.ts';
+import {
+  anyJson,
+  deeplyNested,
+  mutatedValue,
+  nastyNumber,
+  nastyString,
+  NASTY_STRINGS,
+  negativeValue,
+  validValue,
+  type Hints,
+} from './fuzz-schema.ts';
 
 export interface FuzzWorld {
   /** Real signed payments on the devnet (some get settled and become replays). */
@@ -45,6 +55,136 @@ const requestIdHeader: fc.Arbitrary<Record<string, string>> = fc.oneof(
     .constantFrom('', 'a'.repeat(129), 'has space', 'semi;colon', 'é'.normalize('NFD').replace(/[^\x20-\x7e]/g, '?'), '../x')
     .map((id) => ({ 'x-request-id': id })),
 );
+
+/** A field name RFC 9110 allows (a token): ordinary, or made of the unusual token characters. */
+const fieldName = fc.oneof(fc.stringMatching(/^X-[A-Za-z0-9-]{1,16}$/), fc.stringMatching(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,24}$/));
+
+/** A field value RFC 9110 allows: visible ASCII and obs-text (Latin-1), spaces and tabs inside, or empty. */
+const fieldValue = fc.oneof(
+  fc.stringMatching(/^[!-~]([ \t!-~]{0,30}[!-~])?$/),
+  fc.string({ unit: fc.integer({ min: 0xa0, max: 0xff }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 8 }),
+  fc.constantFrom('', 'a\tb', '"quoted, with comma"', '=?utf-8?q?x?='),
+);
+
+/** Fields svc frames or routes the request by; the generators set those themselves. */
+const FRAMING_FIELDS = new Set(['content-length', 'transfer-encoding', 'content-type', 'content-encoding', 'host', 'x-request-id']);
+
+/** Well-known fields with legal but unusual values: expectations, content negotiation, conditionals, proxies, upgrades. */
+const UNUSUAL_KNOWN_FIELDS: [string, string][] = [
+  ['Expect', 'x-custom-expectation'],
+  ['Expect', '100-continue'],
+  ['TE', 'trailers'],
+  ['Accept', 'text/html, application/xml;q=0.9'],
+  ['Accept', 'application/yaml'],
+  ['Accept-Encoding', 'br, zstd, gzip;q=0'],
+  ['Accept-Language', 'pt-BR, *;q=0.1'],
+  ['Cache-Control', 'no-cache, no-store, max-age=0'],
+  ['Pragma', 'no-cache'],
+  ['If-None-Match', '*'],
+  ['If-Modified-Since', 'Thu, 01 Jan 1970 00:00:00 GMT'],
+  ['Range', 'bytes=0-0'],
+  ['Cookie', 'a=b; c=d'],
+  ['Authorization', 'Bearer not-a-credential'],
+  ['Origin', 'null'],
+  ['Referer', 'about:blank'],
+  ['Forwarded', 'for=unknown;proto=https'],
+  ['X-Forwarded-For', '203.0.113.1, unknown'],
+  ['Via', '1.1 proxy, 1.0 other'],
+  ['Max-Forwards', '0'],
+  ['Upgrade', 'h2c'],
+  ['Connection', 'close, x-custom-hop'],
+  ['User-Agent', 'Mozilla/5.0 (\u00e9) \u00ff'],
+  ['Priority', 'u=0, i'],
+];
+
+/**
+ * Header fields a client may legally add: known fields with unusual values, many custom fields,
+ * repeated names; `crowds` adds heads near and over the 1000-field limit (431).
+ */
+const unusualLegalHeaders = (crowds: boolean): fc.Arbitrary<[string, string][]> =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.array(fc.constantFrom(...UNUSUAL_KNOWN_FIELDS), { minLength: 1, maxLength: 6 }) },
+    {
+      weight: 4,
+      arbitrary: fc.array(
+        fc.tuple(
+          fieldName.filter((n) => !FRAMING_FIELDS.has(n.toLowerCase())),
+          fieldValue,
+        ),
+        { minLength: 1, maxLength: 40 },
+      ),
+    },
+    ...(crowds
+      ? [fc.constantFrom(200, 995, 1_001).map((n) => Array.from({ length: n }, (_, i): [string, string] => [`X-F${i}`, String(i)]))]
+      : []),
+  );
+
+/** Fields HTTP does not allow: a control character in a value, a name that is not a token, Unicode sent as UTF-8. */
+const illegalHeaders: fc.Arbitrary<[string, string][]> = fc
+  .array(
+    fc.oneof(
+      fc.tuple(fieldName, fc.constantFrom('a\u0007b', '\u0000', '\u001b[31m', 'a\u007fb', '\u0001', '«Îë뻡\u0007ß»')),
+      fc.tuple(fc.constantFrom('X Y', 'X@Y', '(x)', 'X\u0007', 'Ü'), fieldValue),
+    ),
+    { minLength: 1, maxLength: 3 },
+  )
+  .map((fields) => fields.filter(([k]) => !FRAMING_FIELDS.has(k.toLowerCase())));
+
+/** Values for a declared header parameter: from its schema, or what a careless client sends. */
+function declaredHeaderValue(schema: any): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 3, arbitrary: validValue(schema).map((v) => String(v)) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '',
+        ' ',
+        ' lead',
+        'trail ',
+        'a\tb',
+        'a b',
+        'a\u0007b',
+        '«Îë뻡\u0007ß»',
+        'café',
+        '뻡',
+        'x'.repeat(255),
+        'x'.repeat(256),
+      ),
+    },
+  );
+}
+
+/**
+ * The header fields of a request to `operation`: its declared header parameters (from their
+ * schemas or careless), legal but unusual fields, and now and then fields HTTP does not allow
+ * (answered by the parser's refusal, in the route's shape). `legalOnly` for unknown routes, whose
+ * only answer is a 404.
+ */
+/** `arb` `present` times in `present + absent`, else no fields. */
+const sometimes = (arb: fc.Arbitrary<[string, string][]>, present: number, absent: number) =>
+  fc.oneof({ weight: absent, arbitrary: fc.constant<[string, string][]>([]) }, { weight: present, arbitrary: arb });
+
+function headersFor(operation: any, legalOnly = false): fc.Arbitrary<{ headers: Record<string, string>; moreHeaders: [string, string][] }> {
+  const declared: any[] = (operation?.parameters ?? []).map((p: any) => deref(p, '').node).filter((p: any) => p.in === 'header');
+  return fc
+    .tuple(
+      fc.tuple(
+        ...declared.map((p) =>
+          fc.option(
+            declaredHeaderValue(p.schema).map((v) => [p.name, v] as const),
+            { freq: 2 },
+          ),
+        ),
+      ),
+      // Unusual legal fields on about a third of the requests, fields HTTP forbids on about one in twelve.
+      sometimes(unusualLegalHeaders(!legalOnly), 1, 2),
+      legalOnly ? fc.constant([]) : sometimes(illegalHeaders, 1, 11),
+    )
+    .map(([params, unusual, illegal]) => ({
+      headers: Object.fromEntries(params.filter((p) => p !== null)),
+      moreHeaders: [...unusual, ...illegal],
+    }));
+}
 
 /** A query string of random (often undeclared) parameters, some repeated, some malformed. */
 const junkQuery: fc.Arbitrary<string> = fc.oneof(
@@ -330,6 +470,12 @@ function paymentBody(world: FuzzWorld): fc.Arbitrary<BodyPart> {
     { weight: 4, arbitrary: realPaymentBody(world, hints).map(asJson('real payment')) },
     { weight: 2, arbitrary: craftedPaymentBody(world).map(asJson('crafted transaction')) },
     { weight: 4, arbitrary: mutatedValue(FACILITATOR_SCHEMA, hints).map(asJson('mutated body')) },
+    {
+      weight: 4,
+      arbitrary: negativeValue(FACILITATOR_SCHEMA, hints).map(({ value, keyword, path }) =>
+        asJson(`negative body: ${keyword} at ${path}`)(value),
+      ),
+    },
     { weight: 2, arbitrary: rawJunkBody },
     {
       weight: 1,
@@ -393,14 +539,16 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
           kind: `repeated ${n}`,
         })),
       ),
-      // an undeclared parameter
+      // an undeclared parameter: another operation's, a near miss, a name a JavaScript object
+      // already has (a parser that collects the query into one may lose it), no name at all
       fc
         .tuple(
           fc.oneof(
-            fc.constantFrom('q', 'page', 'sort', 'LIMIT', 'Type', 'offset', 'cursor', 'query'),
+            fc.constantFrom('q', 'page', 'sort', 'LIMIT', 'Type', 'offset', 'cursor', 'query', 'resource', 'toolName'),
+            fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', ''),
             fc.string({ minLength: 1, maxLength: 8 }),
           ),
-          fc.string({ maxLength: 8 }),
+          fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('null', 'true', '1')),
         )
         .map(([n, v]) => ({
           pairs: [...pairs.filter(([k]) => k !== n), [n, v]] as [string, string][],
@@ -417,6 +565,17 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
           ),
         )
         .map(([n, v]) => ({ pairs: [...pairs.filter(([k]) => k !== n), [n, v]] as [string, string][], kind: `nasty ${n}` })),
+      // a declared parameter breaking one keyword of its schema (minLength, pattern, …)
+      fc
+        .constantFrom(...params)
+        .chain((p) => negativeValue(p.schema).map(({ value, keyword }) => ({ p, value, keyword })))
+        .map(({ p, value, keyword }) => ({
+          pairs: [...pairs.filter(([k]) => k !== p.name), [p.name, typeof value === 'string' ? value : JSON.stringify(value)]] as [
+            string,
+            string,
+          ][],
+          kind: `${p.name} breaking ${keyword}`,
+        })),
       // a required parameter missing
       fc.constant({ pairs: pairs.filter(([k]) => !params.find((p) => p.name === k)?.required), kind: 'required parameter missing' }),
     ),
@@ -451,34 +610,50 @@ export const MAX_TARGET_LENGTH = 12_000;
 export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
   const op = operations().find((o) => o.operationId === operationId);
   if (!op) throw new Error(`no operation ${operationId} in openapi.yaml`);
+  const headers = headersFor(op.operation);
+  /** The request kind, with what its extra header fields were, for the report. */
+  const kindWith = (kind: string, h: { moreHeaders: [string, string][] }) =>
+    h.moreHeaders.length ? `${kind}; ${h.moreHeaders.length} more header field(s)` : kind;
   if (op.method === 'POST') {
-    return fc.tuple(paymentBody(world), junkQuery, requestIdHeader, fc.boolean()).map(([b, query, rid, chunked]) =>
+    return fc.tuple(paymentBody(world), junkQuery, requestIdHeader, fc.boolean(), headers).map(([b, query, rid, chunked, h]) =>
       fuzzRequest({
         method: 'POST',
         target: withQuery(op.path, query),
-        headers: { ...b.headers, ...rid },
+        headers: { ...b.headers, ...rid, ...h.headers },
+        moreHeaders: h.moreHeaders,
         ...(b.body ? { body: b.body } : {}),
         chunked: chunked && b.body !== undefined,
-        kind: b.kind,
+        kind: kindWith(b.kind, h),
       }),
     );
   }
-  if (op.operation.parameters?.length) {
+  if (op.operation.parameters?.some((p: any) => deref(p, '').node?.in === 'query')) {
     return fc
-      .tuple(discoveryQuery(op.operation, world), requestIdHeader)
-      .map(([q, rid]) => fuzzRequest({ method: 'GET', target: withQuery(op.path, q.query), headers: rid, kind: q.kind }))
+      .tuple(discoveryQuery(op.operation, world), requestIdHeader, headers)
+      .map(([q, rid, h]) =>
+        fuzzRequest({
+          method: 'GET',
+          target: withQuery(op.path, q.query),
+          headers: { ...rid, ...h.headers },
+          moreHeaders: h.moreHeaders,
+          kind: kindWith(q.kind, h),
+        }),
+      )
       .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
   }
   // Parameterless GETs: any query string is ignored; a stray body too.
-  return fc.tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 })).map(([query, rid, body]) =>
-    fuzzRequest({
-      method: 'GET',
-      target: withQuery(op.path, query),
-      headers: { ...rid, ...(body ? JSON_TYPE : {}) },
-      ...(body ? { body: Buffer.from(body) } : {}),
-      kind: body ? 'GET with a body' : 'GET',
-    }),
-  );
+  return fc
+    .tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 }), headers)
+    .map(([query, rid, body, h]) =>
+      fuzzRequest({
+        method: 'GET',
+        target: withQuery(op.path, query),
+        headers: { ...rid, ...(body ? JSON_TYPE : {}), ...h.headers },
+        moreHeaders: h.moreHeaders,
+        ...(body ? { body: Buffer.from(body) } : {}),
+        kind: kindWith(body ? 'GET with a body' : 'GET', h),
+      }),
+    );
 }
 
 /**
@@ -535,13 +710,21 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
 /** Random methods on random or real paths; the method + path pair names no operation → 404 (405 + Allow on a known path). */
 export function unknownRouteRequest(): fc.Arbitrary<FuzzRequest> {
   return fc
-    .tuple(fc.constantFrom(...METHODS), pathArb, junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'x'), { freq: 3 }))
+    .tuple(
+      fc.constantFrom(...METHODS),
+      pathArb,
+      junkQuery,
+      requestIdHeader,
+      fc.option(fc.constantFrom('{}', 'x'), { freq: 3 }),
+      headersFor(undefined, true),
+    )
     .filter(([m, p]) => !openapiDocument.paths?.[p]?.[m.toLowerCase()])
-    .map(([method, path, query, rid, body]) =>
+    .map(([method, path, query, rid, body, h]) =>
       fuzzRequest({
         method,
         target: withQuery(path, query),
         headers: { ...rid, ...(body ? JSON_TYPE : {}) },
+        moreHeaders: h.moreHeaders,
         ...(body ? { body: Buffer.from(body) } : {}),
         kind: 'random route',
       }),
