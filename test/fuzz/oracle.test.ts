@@ -204,6 +204,22 @@ describe('the request-side and stateful Schemathesis checks fire', () => {
       ),
     ).toBe('conforming');
   });
+  it('every declared header parameter refuses what an HTTP field cannot carry as its schema says', () => {
+    // Such a request never reaches svc's validation (the parser refuses it), and the oracle holds
+    // it non-conforming; a schema that admitted it would promise what no server can keep.
+    const headers = Object.values<any>(openapiDocument.paths)
+      .flatMap((item) => Object.values<any>(item))
+      .flatMap((operation) => operation?.parameters ?? [])
+      .filter((p: any) => p.in === 'header');
+    expect(headers.length).toBeGreaterThan(0);
+    const ajv = addFormats(new Ajv2020({ strict: false }));
+    for (const p of headers) {
+      const validate = ajv.compile(p.schema);
+      for (const value of ['a\u0007b', '\u0000', '\u001f', 'a\u007fb', ' a', 'a ', '\ta', '«Îë뻡\u0007ß»', 'é']) {
+        expect(validate(value), `${p.name}: ${JSON.stringify(value)}`).toBe(false);
+      }
+    }
+  });
   it('negative_data_rejection: a request the document forbids, answered 2xx', () => {
     expect(negativeDataRejection(post('/verify', envelope(0)), accepted)).toMatch(/^negative_data_rejection/);
     expect(negativeDataRejection(post('/verify', envelope(0)), verifyRefused('svc_unsupported_x402_version'))).toBeNull();

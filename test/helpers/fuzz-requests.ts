@@ -503,10 +503,11 @@ function discoveryQuery(operation: any, world: FuzzWorld): fc.Arbitrary<{ query:
     query: fc.array(words, { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
     // Read when generated, so cursors issued earlier in the run are replayed (also across queries).
     cursor: fc
-      .tuple(fc.nat(), fc.nat(), fc.nat({ max: 63 }), fc.constantFrom('as is', 'one character changed', 'truncated'))
+      .tuple(fc.nat(), fc.nat(), fc.nat({ max: 63 }), fc.constantFrom('as is', 'one character changed', 'truncated', 'empty'))
       .map(([i, at, c, how]) => {
         const real = world.cursors.length ? world.cursors[i % world.cursors.length]! : 'no-cursor-issued-yet';
         if (how === 'as is') return real;
+        if (how === 'empty') return '';
         const j = at % real.length;
         return how === 'truncated' ? real.slice(0, j) : real.slice(0, j) + BASE64_ALPHABET[c] + real.slice(j + 1);
       }),
