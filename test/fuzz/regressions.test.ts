@@ -10,6 +10,7 @@ import { createSchemeFromConfig } from '../../src/chains/stellar/from-config.ts'
 import { tempCatalog } from '../catalog/fixtures.ts';
 import { CURSOR_PATTERN, MAX_CURSOR_LENGTH } from '../../src/catalog/search.ts';
 import { openapiDocument } from '../helpers/contract.ts';
+import { FAKE_REQUIREMENTS } from '../helpers/fake-scheme.ts';
 import { requestConformance } from '../helpers/fuzz-checks.ts';
 import { exchange, fuzzRequest, send, type FuzzRequest } from '../helpers/fuzz-http.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
@@ -92,14 +93,7 @@ describe('requests the HTTP parser refuses before any route is known', () => {
 });
 
 /** The requirements of the cases below: schema-valid, for a kind this svc serves. */
-const served = {
-  scheme: 'exact',
-  network: 'stellar:testnet',
-  asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-  amount: '100000',
-  payTo: 'GBZXN7PIRZGNMHGA7MUUUF4GWPY5AYPV6LY4UV2GL6VJGIQRXFDNMADI',
-  maxTimeoutSeconds: 60,
-};
+const served = FAKE_REQUIREMENTS;
 const paymentBody = (accepted: object, paymentRequirements: object = served) =>
   Buffer.from(
     JSON.stringify({ x402Version: 2, paymentPayload: { x402Version: 2, accepted, payload: { transaction: 'AAAA' } }, paymentRequirements }),
