@@ -80,7 +80,7 @@ function rawHeaderConnection(url: URL, fields: Map<string, Buffer>): () => Duple
     const socket = netConnect(Number(url.port), url.hostname);
     const write = socket.write.bind(socket);
     type Done = (err?: Error | null) => void;
-    socket.write = ((chunk: string | Uint8Array, encoding?: BufferEncoding | Done, callback?: Done): boolean => {
+    socket.write = (chunk: string | Uint8Array, encoding?: BufferEncoding | Done, callback?: Done): boolean => {
       const done = typeof encoding === 'function' ? encoding : callback;
       const text = typeof encoding === 'string' ? encoding : 'utf8';
       if (typeof chunk !== 'string' || ![...fields.keys()].some((p) => chunk.includes(p))) return write(chunk, text, done);
@@ -90,7 +90,7 @@ function rawHeaderConnection(url: URL, fields: Map<string, Buffer>): () => Duple
         if (at >= 0) bytes = Buffer.concat([bytes.subarray(0, at), field, bytes.subarray(at + placeholder.length)]);
       }
       return write(bytes, done);
-    });
+    };
     return socket;
   };
 }
