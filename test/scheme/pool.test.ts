@@ -119,6 +119,26 @@ describe('confirmTransaction', () => {
     expect(shared.expectedClose(8, 1000)).toBe(1_003_000);
   });
 
+  it('after an idle ledger or more, the last known close phase carries over (a whole-second close time alone is early)', () => {
+    const shared = new LedgerCloseClock();
+    shared.observe(4, 1000, 1_000_590, 1_000_595);
+    shared.observe(5, 1000, 1_000_610, 1_000_620); // ledger 5 closed in (1 000 590, 1 000 610]
+    // Idle for three ledgers: ledger 8 (close time 1003 s) is first seen 690 ms into that second.
+    shared.observe(8, 1003, 1_003_690, 1_003_700, 1000);
+    // A submission at 1 004 300 lands in ledger 9 (closing about 1 004 600), not ledger 10: the
+    // first poll is due just before 9's projected close, not a whole guessed ledger later.
+    const next = shared.nextClose(1_004_300, 1000)!;
+    expect(next.sequence).toBe(9);
+    expect(next.at).toBeGreaterThan(1_004_300);
+    expect(next.at).toBeLessThanOrEqual(1_004_590);
+    // The projection never leaves the bracket the close time and the polls give.
+    const drifted = new LedgerCloseClock();
+    drifted.observe(5, 1000, 1_000_990, 1_000_995);
+    drifted.observe(9, 1003, 1_003_050, 1_003_060, 1000); // projected 1 004 900, but seen at 1 003 060
+    expect(drifted.expectedClose(9, 1000)).toBeLessThanOrEqual(1_003_060);
+    expect(drifted.expectedClose(9, 1000)).toBeGreaterThanOrEqual(1_003_000);
+  });
+
   it('FAILED is final', async () => {
     const s = scripted([{ status: 'FAILED', ledger: 3, resultCode: 'txFAILED' }]);
     expect(

@@ -42,8 +42,12 @@ export function finePollMs(ledgerSeconds: number): number {
 /**
  * The local-clock instant of the latest ledger close known. A close is bracketed by the last poll
  * that still saw the previous ledger and the first that saw the new one, and by the ledger's own
- * close time (whole seconds: the close lies in [closeTime, closeTime + 1 s)). The estimate takes
- * the early end, so predictions err early (a fine poll or two) rather than late (a whole miss).
+ * close time (whole seconds: the close lies in [closeTime, closeTime + 1 s)). When no poll saw the
+ * previous ledger (the clock was idle for a ledger or more), the whole-second close time alone is
+ * early by the close's sub-second phase, up to a second: a submission landing in that gap would be
+ * assigned the ledger after the one that includes it and answered a ledger late. So the estimate
+ * also projects the last known close forward by whole ledgers (less a slack for cadence drift) and
+ * keeps that inside the bracket. Predictions err early (a fine poll or two) rather than late.
  */
 export class LedgerCloseClock {
   private sequence = -1;
@@ -51,12 +55,22 @@ export class LedgerCloseClock {
   /** Latest local instant at which a poll still reported `sequence`. */
   private lastSeenAt = 0;
 
-  /** Records what one RPC answer (sent at `sentAt`, received at `at`) said about the latest ledger. */
-  observe(latestLedger: number, closeTimeSeconds: number, sentAt: number, at: number): void {
+  /**
+   * Records what one RPC answer (sent at `sentAt`, received at `at`) said about the latest ledger;
+   * `ledgerMs`, when known, lets an earlier close's phase carry over to this one.
+   */
+  observe(latestLedger: number, closeTimeSeconds: number, sentAt: number, at: number, ledgerMs?: number): void {
     if (latestLedger > this.sequence) {
       const previousSeen = latestLedger === this.sequence + 1 ? this.lastSeenAt : 0;
-      const early = Math.max(closeTimeSeconds * 1000, previousSeen);
-      this.closedAt = Math.min(early, at);
+      const low = Math.max(closeTimeSeconds * 1000, previousSeen);
+      const high = Math.min(closeTimeSeconds * 1000 + 999, at);
+      let estimate = low;
+      if (ledgerMs !== undefined && this.sequence >= 0) {
+        const ledgers = latestLedger - this.sequence;
+        const projected = this.closedAt + ledgers * ledgerMs - projectionSlackMs(ledgers, ledgerMs);
+        estimate = Math.max(low, Math.min(projected, high));
+      }
+      this.closedAt = Math.min(estimate, at);
       this.sequence = latestLedger;
       this.lastSeenAt = sentAt;
     } else if (latestLedger === this.sequence) {
@@ -75,6 +89,14 @@ export class LedgerCloseClock {
   expectedClose(sequence: number, ledgerMs: number): number {
     return this.closedAt + (sequence - this.sequence) * ledgerMs;
   }
+}
+
+/**
+ * How much earlier than a straight projection over `ledgers` closes the estimate is put: a fine
+ * poll's worth plus 2 % of the span, since real cadence drifts from the estimated one.
+ */
+function projectionSlackMs(ledgers: number, ledgerMs: number): number {
+  return finePollMs(ledgerMs / 1000) + 0.02 * ledgers * ledgerMs;
 }
 
 /** Slack after a predicted close before the first poll (the RPC ingests the ledger after it closes). */
@@ -129,7 +151,7 @@ export async function confirmTransaction(options: ConfirmOptions): Promise<Outco
         break;
       }
       const status = answer;
-      clock.observe(status.latestLedger, status.latestLedgerCloseTime, sentAt, now());
+      clock.observe(status.latestLedger, status.latestLedgerCloseTime, sentAt, now(), ledgerMs);
       if (status.status === 'SUCCESS') return { kind: 'success', status };
       if (status.status === 'FAILED') return { kind: 'failed', status };
       if (status.latestLedgerCloseTime > maxTime) {
