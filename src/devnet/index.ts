@@ -35,6 +35,8 @@ export interface StartDevnetExtraOptions extends StartDevnetOptions {
   now?: () => number;
   /** Ledgers of history kept for getLedgers / getTransaction. Default 17,280. */
   retentionLedgers?: number;
+  /** Transactions kept in that history, oldest ledgers dropped first. Default 10,000. */
+  retentionTransactions?: number;
   /** Minimum live time of a temporary entry (an authorization nonce), in ledgers. Default 17,280. */
   minTempTtl?: number;
 }
@@ -91,6 +93,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     random: opts.random,
     now: opts.now,
     retentionLedgers: opts.retentionLedgers,
+    retentionTransactions: opts.retentionTransactions,
     minTempTtl: opts.minTempTtl,
   });
   const faults = new Faults();

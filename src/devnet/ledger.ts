@@ -31,6 +31,13 @@ const I64_MAX = (1n << 63n) - 1n;
 const GENESIS_LEDGER = 1000;
 /** Default ledgers kept for getLedgers / getTransaction (testnet's RPC keeps about a day at 5 s). */
 export const DEFAULT_RETENTION = 17_280;
+/**
+ * Default transactions kept in that history. The ledger window alone bounds memory by time, not
+ * by rate: each applied transaction costs about 9 KB of records (envelope, result, meta, events,
+ * and its share of the ledger's close meta), so a busy devnet would grow without limit within
+ * the window. 10,000 keep the history under about 90 MB (docs/DEVNET.md).
+ */
+export const DEFAULT_RETENTION_TRANSACTIONS = 10_000;
 
 interface PendingTx {
   parsed: ParsedTx;
@@ -49,6 +56,8 @@ export interface LedgerOptions {
   networkPassphrase?: string;
   /** Ledgers of history kept (getLedgers, getTransaction); default 17,280. */
   retentionLedgers?: number;
+  /** Transactions kept in that history (the oldest ledgers go first); default 10,000. */
+  retentionTransactions?: number;
   /** Minimum live time of a temporary entry (nonce), in ledgers; default 17,280 as on testnet. */
   minTempTtl?: number;
   random?: () => Uint8Array;
@@ -69,9 +78,14 @@ export class DevnetLedger {
   private readonly random: () => Uint8Array;
   private readonly now: () => number;
   readonly retention: number;
+  readonly retentionTransactions: number;
+  /** Applied transactions per kept ledger (parallel to `ledgers`) and their sum. */
+  private readonly ledgerTxCounts: number[] = [];
+  private keptTransactions = 0;
 
   constructor(opts: LedgerOptions = {}) {
     this.retention = Math.max(1, Math.floor(opts.retentionLedgers ?? DEFAULT_RETENTION));
+    this.retentionTransactions = Math.max(1, Math.floor(opts.retentionTransactions ?? DEFAULT_RETENTION_TRANSACTIONS));
     this.networkPassphrase = opts.networkPassphrase ?? Networks.TESTNET;
     this.networkId = networkIdOf(this.networkPassphrase);
     this.random = opts.random ?? (() => crypto.getRandomValues(new Uint8Array(32)));
@@ -116,6 +130,7 @@ export class DevnetLedger {
       seq + MAX_ENTRY_TTL - 1,
     );
     this.ledgers.push(ledgerRecord(seq, Math.floor(this.now() / 1000), [], new Uint8Array(32)));
+    this.ledgerTxCounts.push(0);
   }
 
   /** Close the next ledger: apply pending transactions in submission order. */
@@ -142,21 +157,37 @@ export class DevnetLedger {
       applied.push(p.parsed.envelope);
     }
     this.ledgers.push(ledgerRecord(seq, closeTime, applied, Buffer.from(prev.hash, 'hex')));
+    this.ledgerTxCounts.push(applied.length);
+    this.keptTransactions += applied.length;
     this.prune(seq);
     return this.latest();
   }
 
   /**
-   * Forgets what a real network no longer serves, so a devnet that runs for days stays bounded:
-   * ledgers past the retention window at every close; then, swept every min(1000, retention)
-   * ledgers, transaction records older than the window (as stellar-rpc does) and temporary
-   * entries (authorization nonces) past their live-until ledger (as the network deletes them).
+   * Forgets what a real network no longer serves, so a devnet that runs for days stays bounded by
+   * time and by rate: at every close, the ledgers past the retention window, then the oldest
+   * ledgers while more than `retentionTransactions` transactions remain (never the latest), and
+   * the transaction records older than the oldest ledger kept (as stellar-rpc does; records are
+   * inserted in ledger order, so this stops at the first kept one). Swept every min(1000,
+   * retention) ledgers: temporary entries (authorization nonces) past their live-until ledger (as
+   * the network deletes them).
    */
   private prune(seq: number): void {
-    if (this.ledgers.length > this.retention) this.ledgers.splice(0, this.ledgers.length - this.retention);
+    let drop = Math.max(0, this.ledgers.length - this.retention);
+    let kept = this.keptTransactions;
+    for (let i = 0; i < drop; i++) kept -= this.ledgerTxCounts[i]!;
+    while (kept > this.retentionTransactions && drop < this.ledgers.length - 1) kept -= this.ledgerTxCounts[drop++]!;
+    if (drop > 0) {
+      this.ledgers.splice(0, drop);
+      this.ledgerTxCounts.splice(0, drop);
+      this.keptTransactions = kept;
+      const oldest = this.ledgers[0]!.sequence;
+      for (const [h, rec] of this.txs) {
+        if (rec.ledger >= oldest) break;
+        this.txs.delete(h);
+      }
+    }
     if (seq % Math.min(1000, this.retention) !== 0) return;
-    const oldest = this.ledgers[0]!.sequence;
-    for (const [h, rec] of this.txs) if (rec.ledger < oldest) this.txs.delete(h);
     this.state.pruneExpiredTemporary(seq);
   }
 

@@ -66,3 +66,41 @@ describe('devnet pruning', () => {
     expect(devnet.balances(payee.publicKey).usdc).toBe(13n);
   });
 });
+
+describe('devnet pruning by transaction count', () => {
+  it('keeps at most retentionTransactions transactions, dropping the oldest ledgers first, however many ledgers the window allows', async () => {
+    const bounded = await startDevnet({ ledgerMs: 0, retentionTransactions: 3 });
+    try {
+      const s = server(bounded);
+      const payer = await bounded.createAccount({ usdc: 1_000_000n });
+      const payee = await bounded.createAccount();
+      const submitter = Keypair.fromSecret((await bounded.createAccount()).secret);
+      const hashes: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const { tx } = await preparePayment(s, bounded.networkPassphrase, {
+          contractId: bounded.usdc.contractId,
+          from: payer.publicKey,
+          to: payee.publicKey,
+          amount: 1n,
+          source: submitter,
+          payer: Keypair.fromSecret(payer.secret),
+        });
+        const sent = await s.sendTransaction(tx);
+        expect(sent.status).toBe('PENDING');
+        await bounded.closeLedger();
+        hashes.push(sent.hash);
+      }
+      expect(bounded.ledger.txs.size).toBeLessThanOrEqual(3);
+      expect((await s.getTransaction(hashes[0]!)).status).toBe('NOT_FOUND');
+      expect((await s.getTransaction(hashes[2]!)).status).toBe('NOT_FOUND');
+      expect((await s.getTransaction(hashes[5]!)).status).toBe('SUCCESS');
+      // History starts after the dropped ledgers; the latest ledger always stays.
+      const health = await s.getHealth();
+      expect(health.oldestLedger).toBeGreaterThan(1000);
+      expect(bounded.ledger.ledgers.at(-1)!.sequence).toBe(health.latestLedger);
+      expect(bounded.balances(payee.publicKey).usdc).toBe(6n);
+    } finally {
+      await bounded.stop();
+    }
+  });
+});
