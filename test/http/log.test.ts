@@ -34,3 +34,18 @@ describe('createLogger', () => {
     expect(JSON.stringify(lines)).toContain(kp.publicKey());
   });
 });
+
+describe('createLogger, nested names and bindings', () => {
+  it('censors secret names one level deep in child bindings at any depth of the tree, without touching the caller object', () => {
+    const { lines, logger } = capture();
+    const seed = Keypair.random().secret();
+    const env = { SUBMITTER_SECRET: seed, RPC_URL: 'http://x' };
+    logger
+      .child({ env })
+      .child({ other: { seed } })
+      .info({ list: { CLIENT_STELLAR_PRIVATE_KEY: seed } }, 'x');
+    expect(JSON.stringify(lines)).not.toContain(seed);
+    expect(lines[0]).toMatchObject({ env: { SUBMITTER_SECRET: '[redacted]', RPC_URL: 'http://x' }, other: { seed: '[redacted]' } });
+    expect(env.SUBMITTER_SECRET).toBe(seed);
+  });
+});

@@ -1,0 +1,216 @@
+/**
+ * Verify and cheap requests against their floors (docs/BENCHMARKS.md "Verify and cheap requests
+ * against their floors"), closed loop over keep-alive HTTP, at 1 and 16 connections:
+ *
+ *   npm run build && npx tsx bench/verify-floor.ts [--seconds 3] [--rounds 2] [--baseline <git revision>]
+ *
+ * - a valid POST /verify against the floor: the same RPC (the devnet, in this process) answering
+ *   `simulateTransaction` for the same envelope;
+ * - a rejected POST /verify (requirements that the payload does not pay) and GET /supported against
+ *   a bare node:http server (its own process) answering the same status and bytes.
+ * svc runs as users start it (compiled, LOG_LEVEL info, logs to a pipe that is drained), this tree
+ * and a baseline revision (built the same way), each measurement interleaved round by round.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDevnet } from '../src/devnet/index.ts';
+import { exportRevision, machine, ROOT } from './ops-procs.ts';
+import { exactTerms } from './payments.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const SECONDS = Number(arg('seconds', '3'));
+const ROUNDS = Number(arg('rounds', '2'));
+const BASELINE = arg('baseline', 'main');
+
+interface Target {
+  port: number;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+/** Requests per second of a closed loop of `conns` connections for SECONDS. */
+async function rate(t: Target, conns: number): Promise<{ rps: number; bad: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: conns });
+  const end = performance.now() + SECONDS * 1000;
+  let done = 0;
+  let bad = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: t.port,
+          method: t.method,
+          path: t.path,
+          agent,
+          headers: t.body ? { 'content-type': 'application/json' } : {},
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if ((res.statusCode ?? 0) >= 500) bad++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(t.body);
+    });
+  await Promise.all(
+    Array.from({ length: conns }, async () => {
+      while (performance.now() < end) {
+        await one();
+        done++;
+      }
+    }),
+  );
+  agent.destroy();
+  return { rps: done / SECONDS, bad };
+}
+
+/** A bare node:http server in its own process answering every request with `status` and `body`. */
+function bare(status: number, body: string): Promise<{ port: number; stop(): void }> {
+  const code = `const b=Buffer.from(${JSON.stringify(body)});require('node:http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.writeHead(${status},{'content-type':'application/json','content-length':b.length});s.end(b)})}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) =>
+    child.stdout.once('data', (d: Buffer) => resolve({ port: Number(String(d).trim()), stop: () => child.kill() })),
+  );
+}
+
+function svc(cwd: string, env: Record<string, string>, port: number) {
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  child.stdout.resume();
+  return { port, child, stop: () => new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM'))) };
+}
+
+async function ready(port: number) {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`svc on ${port} never became healthy`);
+}
+
+const baseline = exportRevision(BASELINE);
+const dirs: string[] = [];
+try {
+  console.log(`machine: ${await machine()}`);
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: baseline.dir, stdio: 'ignore' });
+  const devnet = await startDevnet({ ledgerMs: 0 });
+  const seller = await devnet.createAccount({});
+  const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 300);
+  const payload = (await sign(await buyer(10_000_000n))) as unknown as { payload: { transaction: string } };
+  const valid = JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: requirements });
+  const rejected = JSON.stringify({ x402Version: 2, paymentPayload: payload, paymentRequirements: { ...requirements, amount: '999' } });
+  const simulate = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'simulateTransaction',
+    params: { transaction: payload.payload.transaction },
+  });
+  const rpcPort = Number(new URL(devnet.rpcUrl).port);
+
+  const services = [];
+  for (const [name, cwd] of [
+    ['this tree', ROOT],
+    [`baseline ${BASELINE}`, baseline.dir],
+  ] as const) {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-floor-'));
+    dirs.push(dir);
+    const submitter = await devnet.createAccount({ usdcTrustline: false });
+    const s = svc(
+      cwd,
+      { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') },
+      40_000 + Math.floor(Math.random() * 10_000),
+    );
+    await ready(s.port);
+    services.push({ name, ...s });
+  }
+  const sample = async (port: number, method: 'GET' | 'POST', path: string, body?: string) => {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      body,
+      headers: body ? { 'content-type': 'application/json' } : {},
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const supported = await sample(services[0]!.port, 'GET', '/supported');
+  const rejection = await sample(services[0]!.port, 'POST', '/verify', rejected);
+  const validAnswer = await sample(services[0]!.port, 'POST', '/verify', valid);
+  console.log(`valid verify: ${validAnswer.text.slice(0, 80)}; rejected verify: ${rejection.status} ${rejection.text.slice(0, 100)}`);
+  const bareSupported = await bare(supported.status, supported.text);
+  const bareRejected = await bare(rejection.status, rejection.text);
+
+  const cases = [
+    {
+      name: 'valid POST /verify',
+      floorName: 'simulateTransaction (floor)',
+      floor: { port: rpcPort, method: 'POST', path: '/', body: simulate },
+      target: (port: number) => ({ port, method: 'POST', path: '/verify', body: valid }),
+    },
+    {
+      name: 'rejected POST /verify',
+      floorName: 'bare node:http',
+      floor: { port: bareRejected.port, method: 'POST', path: '/verify', body: rejected },
+      target: (port: number) => ({ port, method: 'POST', path: '/verify', body: rejected }),
+    },
+    {
+      name: 'GET /supported',
+      floorName: 'bare node:http',
+      floor: { port: bareSupported.port, method: 'GET', path: '/supported' },
+      target: (port: number) => ({ port, method: 'GET', path: '/supported' }),
+    },
+  ] as const;
+  const sums = new Map<string, number[]>();
+  const add = (k: string, v: number) => sums.set(k, [...(sums.get(k) ?? []), v]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const c of cases) {
+      for (const conns of [1, 16]) {
+        add(`${c.name}|${conns}|floor`, (await rate(c.floor, conns)).rps);
+        for (const s of services) {
+          const r = await rate(c.target(s.port) as Target, conns);
+          if (r.bad) console.log(`${s.name} ${c.name}: ${r.bad} answers ≥ 500`);
+          add(`${c.name}|${conns}|${s.name}`, r.rps);
+        }
+      }
+    }
+  }
+  const avg = (k: string) => (sums.get(k) ?? [0]).reduce((a, b) => a + b, 0) / (sums.get(k)?.length ?? 1);
+  console.log(
+    '| request | connections | floor | floor req/s | this tree req/s | ÷ floor | baseline req/s | ÷ floor | this tree ÷ baseline |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const c of cases) {
+    for (const conns of [1, 16]) {
+      const f = avg(`${c.name}|${conns}|floor`);
+      const t = avg(`${c.name}|${conns}|this tree`);
+      const b = avg(`${c.name}|${conns}|baseline ${BASELINE}`);
+      console.log(
+        `| ${c.name} | ${conns} | ${c.floorName} | ${f.toFixed(0)} | ${t.toFixed(0)} | ${(t / f).toFixed(2)} | ${b.toFixed(0)} | ${(b / f).toFixed(2)} | ${(t / b).toFixed(2)} |`,
+      );
+    }
+  }
+  console.log(`after: ${await machine()}`);
+  for (const s of services) await s.stop();
+  bareSupported.stop();
+  bareRejected.stop();
+  await devnet.stop();
+} finally {
+  baseline.remove();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}
