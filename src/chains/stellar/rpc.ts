@@ -4,6 +4,7 @@
  * `createSdkRpc` implements it over @stellar/stellar-sdk's `rpc.Server`.
  */
 import { Keypair, rpc, xdr, type FeeBumpTransaction, type Transaction } from '@stellar/stellar-sdk';
+import { keepAliveClient, type PostClient } from './rpc-transport.ts';
 
 export interface LedgerStamp {
   sequence: number;
@@ -149,8 +150,10 @@ export interface SdkRpcOptions {
  */
 export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainRpc {
   const server = new rpc.Server(url, { allowHttp: url.startsWith('http://') });
-  // rpc.Server ignores its `timeout` option; the HTTP client honours one in its defaults.
+  // rpc.Server ignores its `timeout` option; the HTTP client honours one in its defaults. Its
+  // JSON-RPC calls go over keep-alive node:http (rpc-transport.ts), far cheaper than fetch.
   (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
+  Reflect.set(server, 'httpClient', keepAliveClient(server.httpClient as unknown as PostClient, timeoutMs));
   const call = <T>(method: string, run: () => Promise<T>) => callWithin(timeoutMs + 250, method, run);
   return {
     async getLatestLedger() {

@@ -1,0 +1,104 @@
+/**
+ * svc's RSS idle and under verify load, by Node flags (docs/BENCHMARKS.md "svc memory and its Node
+ * flags"): compiled svc as `npm start` runs it (scripts/start.sh, NODE_FLAGS overriding its
+ * flags) against the same svc under plain `node dist/main.js` (the baseline), each a separate
+ * process on one devnet, interleaved. Idle = VmRSS 3 s after /ready; under load = VmHWM after
+ * SECONDS of valid POST /verify over 16 keep-alive connections.
+ *
+ *   npm run build && npx tsx bench/svc-rss.ts [--seconds 10] [--rounds 2]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDevnet } from '../src/devnet/index.ts';
+import { machine, ROOT } from './ops-procs.ts';
+import { exactTerms } from './payments.ts';
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const SECONDS = Number(arg('seconds', '10'));
+const ROUNDS = Number(arg('rounds', '2'));
+const MiB = 1024 * 1024;
+
+const status = (pid: number, field: string) => {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? (Number(m[1]) * 1024) / MiB : NaN;
+};
+
+async function load(port: number, body: string, conns: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: conns });
+  const end = performance.now() + SECONDS * 1000;
+  let done = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/verify', agent, headers: { 'content-type': 'application/json' } },
+        (res) => res.resume().on('end', resolve),
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  await Promise.all(
+    Array.from({ length: conns }, async () => {
+      while (performance.now() < end) {
+        await one();
+        done++;
+      }
+    }),
+  );
+  agent.destroy();
+  return done / SECONDS;
+}
+
+const devnet = await startDevnet({ ledgerMs: 0 });
+const dirs: string[] = [];
+try {
+  console.log(`machine: ${await machine()}`);
+  const seller = await devnet.createAccount({});
+  const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 300);
+  const valid = JSON.stringify({ x402Version: 2, paymentPayload: await sign(await buyer(10_000_000n)), paymentRequirements: requirements });
+  const variants = [
+    { name: 'node dist/main.js (baseline)', cmd: process.execPath, args: ['dist/main.js'] },
+    { name: 'npm start (scripts/start.sh)', cmd: 'sh', args: ['scripts/start.sh'] },
+  ];
+  const rows: string[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const v of variants) {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-rss-'));
+      dirs.push(dir);
+      const submitter = await devnet.createAccount({ usdcTrustline: false });
+      const port = 41_000 + Math.floor(Math.random() * 9_000);
+      const child = spawn(v.cmd, v.args, {
+        cwd: ROOT,
+        env: { ...process.env, PORT: String(port), SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      for (let i = 0; ; i++) {
+        if (i > 600) throw new Error(`${v.name} never became ready`);
+        try {
+          if ((await fetch(`http://127.0.0.1:${port}/ready`)).status === 200) break;
+        } catch {
+          /* not listening yet */
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 3000));
+      const idle = status(child.pid!, 'VmRSS');
+      const rps = await load(port, valid, 16);
+      const peak = status(child.pid!, 'VmHWM');
+      await new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM')));
+      rows.push(`| ${v.name} | ${round + 1} | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${rps.toFixed(0)} |`);
+    }
+  }
+  console.log('| svc started as | round | idle RSS (MiB) | peak RSS under 16-connection verify load (MiB) | verify req/s |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) console.log(r);
+  console.log(`after: ${await machine()}`);
+} finally {
+  await devnet.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}

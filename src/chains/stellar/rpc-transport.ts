@@ -1,0 +1,80 @@
+/**
+ * The HTTP transport under `rpc.Server`'s JSON-RPC calls: node:http(s) with a keep-alive Agent,
+ * in place of the SDK's fetch client. Every verify makes one simulateTransaction round trip, and
+ * fetch's request/response objects and web streams cost svc more CPU per call than the payment
+ * logic itself (docs/BENCHMARKS.md "Verify and cheap requests against their floors"). It keeps
+ * what the SDK relies on: `post(url, body)` answering `{ data, status, headers }`, an error named
+ * "Request failed with status code N" for an HTTP error, a timeout from `defaults.timeout`, and a
+ * bounded response size. Anything unusual (a redirect) goes to the SDK's own client unchanged.
+ */
+import http from 'node:http';
+import https from 'node:https';
+
+/** The part of the SDK's HTTP client that rpc.Server's JSON-RPC calls use. */
+export interface PostClient {
+  defaults: { timeout?: number };
+  post(url: string, data?: unknown, config?: unknown): Promise<{ data: unknown; status: number; headers: Record<string, unknown> }>;
+}
+
+/** Larger answers are refused rather than buffered (a simulation answer is a few KB). */
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+export function keepAliveClient(fallback: PostClient, timeoutMs: number): PostClient {
+  const agents = {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 }),
+  };
+  const client: PostClient = {
+    defaults: { timeout: timeoutMs },
+    post(url, data, config) {
+      const target = new URL(url);
+      const protocol = target.protocol as keyof typeof agents;
+      if (!(protocol in agents)) return fallback.post(url, data, config);
+      const body = Buffer.from(typeof data === 'string' ? data : JSON.stringify(data ?? null));
+      const timeout = client.defaults.timeout ?? timeoutMs;
+      return new Promise((resolve, reject) => {
+        const request = (protocol === 'https:' ? https : http).request(
+          target,
+          {
+            method: 'POST',
+            agent: agents[protocol],
+            headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length },
+            timeout,
+          },
+          (response) => {
+            const status = response.statusCode ?? 0;
+            if (status >= 300 && status < 400) {
+              response.resume();
+              fallback.post(url, data, config).then(resolve, reject);
+              return;
+            }
+            const chunks: Buffer[] = [];
+            let size = 0;
+            response.on('data', (chunk: Buffer) => {
+              size += chunk.length;
+              if (size > MAX_RESPONSE_BYTES) {
+                request.destroy(new Error(`maxContentLength size of ${MAX_RESPONSE_BYTES} exceeded`));
+                return;
+              }
+              chunks.push(chunk);
+            });
+            response.on('error', reject);
+            response.on('end', () => {
+              if (status < 200 || status >= 300) return reject(new Error(`Request failed with status code ${status}`));
+              const text = Buffer.concat(chunks).toString('utf8');
+              try {
+                resolve({ data: text === '' ? undefined : JSON.parse(text), status, headers: response.headers });
+              } catch {
+                reject(new Error(`the RPC answered invalid JSON (${text.slice(0, 80)})`));
+              }
+            });
+          },
+        );
+        request.on('timeout', () => request.destroy(new Error(`timeout of ${timeout}ms exceeded`)));
+        request.on('error', reject);
+        request.end(body);
+      });
+    },
+  };
+  return client;
+}
