@@ -74,7 +74,13 @@ try {
       const port = 41_000 + Math.floor(Math.random() * 9_000);
       const child = spawn(v.cmd, v.args, {
         cwd: ROOT,
-        env: { ...process.env, PORT: String(port), SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') },
+        env: {
+          ...process.env,
+          PORT: String(port),
+          SUBMITTER_SECRET: submitter.secret,
+          RPC_URL: devnet.rpcUrl,
+          DB_PATH: join(dir, 'svc.sqlite'),
+        },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       for (let i = 0; ; i++) {
