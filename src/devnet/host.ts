@@ -290,7 +290,7 @@ export class Host {
       throw new HostError('Auth', 'ExistingValue', 'nonce already exists for address', [xdr.ScVal.scvAddress(address)]);
     }
     const liveUntil = Math.max(exp, ctx.ledgerSeq + this.cfg.minTempTtl - 1);
-    ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil);
+    ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil, exp);
     res.newTemp.push({ key, liveUntil });
   }
 }

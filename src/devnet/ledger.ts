@@ -168,7 +168,8 @@ export class DevnetLedger {
    * time and by rate: at every close, the ledgers past the retention window, then the oldest
    * ledgers while more than `retentionTransactions` transactions remain (never the latest), and
    * the transaction records older than the oldest ledger kept (as stellar-rpc does; records are
-   * inserted in ledger order, so this stops at the first kept one). Swept every min(1000,
+   * inserted in ledger order, so this stops at the first kept one), and authorization nonces past
+   * the same count whose signature has expired (LedgerState.pruneSpentNonces). Swept every min(1000,
    * retention) ledgers: temporary entries (authorization nonces) past their live-until ledger (as
    * the network deletes them).
    */
@@ -187,6 +188,8 @@ export class DevnetLedger {
         this.txs.delete(h);
       }
     }
+    // Nonces are bounded by the same count: beyond it, those whose signature expired go first.
+    this.state.pruneSpentNonces(seq, this.retentionTransactions);
     if (seq % Math.min(1000, this.retention) !== 0) return;
     this.state.pruneExpiredTemporary(seq);
   }

@@ -13,10 +13,45 @@ export interface StoredEntry {
   lastModified: number;
   /** Contract data only. */
   liveUntil?: number;
+  /** An authorization nonce only: the last ledger its signature is valid in (past it, no replay can reach the nonce). */
+  signatureExpiration?: number;
 }
 
 export class LedgerState {
   readonly entries = new Map<string, StoredEntry>();
+  /** Nonces in the order they were written, for the count bound (pruneSpentNonces). */
+  private nonces: Array<{ id: string; signatureExpiration: number }> = [];
+  private noncesHead = 0;
+
+  /** Nonces written and not yet let go by pruneSpentNonces (some may have expired already). */
+  get trackedNonces(): number {
+    return this.nonces.length - this.noncesHead;
+  }
+
+  /**
+   * Deletes the oldest nonces while more than `keep` are tracked and the oldest one's signature
+   * has expired before `ledgerSeq`: such a nonce can never be checked again (an expired
+   * authorization is refused before its nonce is looked at), so only its memory is at stake.
+   * Stops at the first nonce still in use (order of writing, not of expiry). Returns how many.
+   */
+  pruneSpentNonces(ledgerSeq: number, keep: number): number {
+    let deleted = 0;
+    while (this.trackedNonces > keep) {
+      const head = this.nonces[this.noncesHead]!;
+      if (head.signatureExpiration >= ledgerSeq) break;
+      const entry = this.entries.get(head.id);
+      if (entry?.signatureExpiration === head.signatureExpiration) {
+        this.entries.delete(head.id);
+        deleted += 1;
+      }
+      this.noncesHead += 1;
+    }
+    if (this.noncesHead > 1024 && this.noncesHead * 2 > this.nonces.length) {
+      this.nonces = this.nonces.slice(this.noncesHead);
+      this.noncesHead = 0;
+    }
+    return deleted;
+  }
 
   get(key: xdr.LedgerKey): StoredEntry | undefined {
     return this.entries.get(keyId(key));
@@ -24,6 +59,11 @@ export class LedgerState {
 
   put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, ledger: number, liveUntil?: number): void {
     this.entries.set(keyId(key), { key, data, lastModified: ledger, liveUntil });
+  }
+
+  /** Records a committed nonce for the count bound. */
+  trackNonce(id: string, signatureExpiration: number): void {
+    this.nonces.push({ id, signatureExpiration });
   }
 
   /**
@@ -72,9 +112,9 @@ export class StateView {
     return this.base.entries.get(id);
   }
 
-  put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, liveUntil?: number): void {
+  put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, liveUntil?: number, signatureExpiration?: number): void {
     const id = this.touch(key, true);
-    this.writes.set(id, { key, data, lastModified: this.ledgerSeq, liveUntil });
+    this.writes.set(id, { key, data, lastModified: this.ledgerSeq, liveUntil, signatureExpiration });
   }
 
   /** Entries as they were before this view changed them (for meta `state` changes). */
@@ -90,6 +130,7 @@ export class StateView {
     for (const [id, e] of this.writes) {
       if (e) this.base.entries.set(id, e);
       else this.base.entries.delete(id);
+      if (e?.signatureExpiration !== undefined) this.base.trackNonce(id, e.signatureExpiration);
     }
   }
 }

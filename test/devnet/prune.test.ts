@@ -18,11 +18,11 @@ beforeAll(async () => {
 });
 afterAll(async () => devnet?.stop());
 
-/** Temporary contract-data entries (nonces) in the ledger state. */
-const temporaryEntries = () =>
-  [...devnet.ledger.state.entries.values()].filter(
-    (e) => e.key.type === 'contractData' && e.key.contractData.durability.name === 'temporary',
-  ).length;
+/** Temporary contract-data entries (nonces) in a devnet's ledger state. */
+const temporaryEntriesOf = (d: Devnet & DevnetExtras) =>
+  [...d.ledger.state.entries.values()].filter((e) => e.key.type === 'contractData' && e.key.contractData.durability.name === 'temporary')
+    .length;
+const temporaryEntries = () => temporaryEntriesOf(devnet);
 
 describe('devnet pruning', () => {
   it('forgets transaction records and expired nonces; the state stays bounded over many payments', async () => {
@@ -68,7 +68,7 @@ describe('devnet pruning', () => {
 });
 
 describe('devnet pruning by transaction count', () => {
-  it('keeps at most retentionTransactions transactions, dropping the oldest ledgers first, however many ledgers the window allows', async () => {
+  it('keeps at most retentionTransactions transactions (the oldest ledgers first) and spent nonces, however many ledgers the window allows', async () => {
     const bounded = await startDevnet({ ledgerMs: 0, retentionTransactions: 3 });
     try {
       const s = server(bounded);
@@ -84,6 +84,7 @@ describe('devnet pruning by transaction count', () => {
           amount: 1n,
           source: submitter,
           payer: Keypair.fromSecret(payer.secret),
+          expirationLedger: (await s.getLatestLedger()).sequence + 1,
         });
         const sent = await s.sendTransaction(tx);
         expect(sent.status).toBe('PENDING');
@@ -91,6 +92,8 @@ describe('devnet pruning by transaction count', () => {
         hashes.push(sent.hash);
       }
       expect(bounded.ledger.txs.size).toBeLessThanOrEqual(3);
+      // Nonces past the count whose signatures expired are gone (each here expired a ledger after use).
+      expect(temporaryEntriesOf(bounded)).toBeLessThanOrEqual(3);
       expect((await s.getTransaction(hashes[0]!)).status).toBe('NOT_FOUND');
       expect((await s.getTransaction(hashes[2]!)).status).toBe('NOT_FOUND');
       expect((await s.getTransaction(hashes[5]!)).status).toBe('SUCCESS');
