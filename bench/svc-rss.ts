@@ -2,7 +2,7 @@
  * svc's RSS idle and under verify load, by Node flags (docs/BENCHMARKS.md "svc memory and its Node
  * flags"): compiled svc as `npm start` runs it (scripts/start.sh, NODE_FLAGS overriding its
  * flags) against the same svc under plain `node dist/main.js` (the baseline), each a separate
- * process on one devnet, interleaved. Idle = VmRSS 3 s after /ready; under load = VmHWM after
+ * process on one devnet, interleaved. Idle = VmRSS 3 s after /health answers; under load = VmHWM after
  * SECONDS of valid POST /verify over 16 keep-alive connections.
  *
  *   npm run build && npx tsx bench/svc-rss.ts [--seconds 10] [--rounds 2]
@@ -86,7 +86,7 @@ try {
       for (let i = 0; ; i++) {
         if (i > 600) throw new Error(`${v.name} never became ready`);
         try {
-          if ((await fetch(`http://127.0.0.1:${port}/ready`)).status === 200) break;
+          if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200) break;
         } catch {
           /* not listening yet */
         }
