@@ -6,8 +6,52 @@
  */
 
 export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
-export const MAX_QUERY_TERMS = 16;
 export const MAX_TERM_LENGTH = 64;
+
+/**
+ * The limits of a search query (openapi.yaml `query` of GET /discovery/search, docs/CATALOG.md
+ * "Query limits"): a query's cost grows with its terms and their length, so the most expensive
+ * legal query must stay cheap enough that a few clients sending it cannot crowd out honest ones.
+ * Terms are counted as `tokenize` splits them, each occurrence (a repeated word counts again), so
+ * the rule is a regular expression openapi.yaml states exactly (QUERY_PATTERN) and a client can
+ * check before sending.
+ */
+export const MAX_QUERY_LENGTH = 256;
+export const MAX_QUERY_TERMS = 8;
+
+/**
+ * A query that is not blank and has 1 to 8 terms, or none (only punctuation): a term begins with a
+ * letter or digit and runs over letters, digits and combining marks (tokenize drops the marks
+ * without splitting there); anything else separates terms. Kept equal to openapi.yaml's pattern
+ * (test/catalog/query-limits.test.ts).
+ */
+export const QUERY_PATTERN =
+  String.raw`^(?:[^\p{L}\p{N}]*(?:[\p{L}\p{N}][\p{L}\p{N}\p{M}]*(?:[^\p{L}\p{N}\p{M}][^\p{L}\p{N}]*|$)){1,${MAX_QUERY_TERMS}}` +
+  String.raw`|\s*[^\s\p{L}\p{N}][^\p{L}\p{N}]*)$`;
+
+const codePoints = (text: string): number => {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+};
+
+/**
+ * Why a (non-blank) query exceeds the limits, or undefined when it is within them: the one check
+ * every entry point (GET /discovery/search, the catalog itself, the MCP search_resources tool) runs,
+ * so each refuses with the same reason. Length is counted in Unicode code points, as JSON Schema's
+ * maxLength counts.
+ */
+export function queryLimitViolation(query: string): string | undefined {
+  const length = codePoints(query);
+  if (length > MAX_QUERY_LENGTH) {
+    return `The query is ${length} characters long; at most ${MAX_QUERY_LENGTH} are accepted.`;
+  }
+  const terms = tokenize(query).length;
+  if (terms > MAX_QUERY_TERMS) {
+    return `The query has ${terms} terms (words or numbers, a repeated one counted again); at most ${MAX_QUERY_TERMS} are accepted.`;
+  }
+  return undefined;
+}
 
 export interface SearchText {
   serviceName: string;
@@ -40,7 +84,7 @@ export function tokenize(text: string): string[] {
     .filter((t) => t !== '');
 }
 
-/** Distinct query terms, in order, at most 16, each at most 64 characters. */
+/** Distinct query terms, in order, at most 8 (queryLimitViolation refuses more), each at most 64 characters. */
 export function queryTerms(query: string): string[] {
   return [...new Set(tokenize(query).map((t) => t.slice(0, MAX_TERM_LENGTH)))].slice(0, MAX_QUERY_TERMS);
 }

@@ -154,7 +154,9 @@ export interface paths {
          * @description `query` is required and must not be blank (`svc_missing_search_query`). No parameter may
          *     repeat (`svc_invalid_query_parameter`). `limit` as for the list. A `cursor` not issued for
          *     this query and filter combination is `svc_invalid_search_cursor`. A parameter this operation
-         *     does not declare, or an empty filter value, is 400 `svc_invalid_query_parameter`.
+         *     does not declare, or an empty filter value, is 400 `svc_invalid_query_parameter`. A query
+         *     longer than 256 characters or with more than 8 terms is 400 `svc_invalid_query_parameter`,
+         *     the reason naming the limit (docs/CATALOG.md "Query limits").
          */
         get: operations["searchDiscoveryResources"];
         put?: never;
@@ -796,7 +798,7 @@ export interface components {
          *     - `svc_unsupported_x402_version`: paymentPayload.x402Version is not served by this facilitator.
          *     - `svc_unsupported_kind`: The (scheme, network) pair is not advertised; check GET /supported.
          *     - `svc_unknown_route`: No route is mounted at this method and path.
-         *     - `svc_invalid_query_parameter`: limit or offset is not a non-negative integer, or a parameter is repeated.
+         *     - `svc_invalid_query_parameter`: limit or offset is not a non-negative integer, a parameter is repeated or undeclared, or the search query exceeds 256 characters or 8 terms.
          *     - `svc_missing_search_query`: The search query is missing or blank.
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
@@ -1347,7 +1349,11 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Natural-language query (the name is `query`, not `q`); not blank.
+                 * @description Natural-language query (the name is `query`, not `q`); not blank. At most 256 characters
+                 *     (Unicode code points) and at most 8 terms: a term is a run of letters and digits
+                 *     (combining marks do not split it; anything else does), and a repeated term counts each
+                 *     time. A query beyond either limit is refused with `svc_invalid_query_parameter`, the
+                 *     reason naming the limit; the pattern states the term limit exactly.
                  * @example weather forecast
                  */
                 query: string;

@@ -4,6 +4,7 @@
  */
 import type { Operation } from 'openapi-backend';
 import { checkCursorForm } from '../catalog/search.ts';
+import { queryLimitViolation } from '../catalog/terms.ts';
 import { CatalogQueryError, type CatalogPort } from '../catalog/types.ts';
 import { FILTER_NAMES, LIST_ONLY_FILTER_NAMES, type DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
@@ -75,6 +76,8 @@ export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search'
   if (query === null || query.trim() === '') {
     throw new HttpError(400, 'svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
   }
+  const beyondLimits = queryLimitViolation(query);
+  if (beyondLimits !== undefined) throw invalid(beyondLimits);
   refuseUndeclared(params, declared);
   const cursor = params.get('cursor');
   // A cursor of a form svc never issues is refused here, with the code the catalog gives an unknown one.

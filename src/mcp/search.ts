@@ -11,6 +11,7 @@ import {
   type FacilitatorResult,
   type SearchQuery,
 } from '../client/facilitator.ts';
+import { queryLimitViolation } from '../catalog/terms.ts';
 import { FILTER_NAMES } from '../filters.ts';
 import { checkListingRef, encodeResourceId } from './resource-id.ts';
 import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
@@ -109,6 +110,9 @@ export async function searchResources(rawArgs: unknown, facilitator: Facilitator
   const args = argumentsObject(rawArgs, ['query', 'filters', 'limit', 'cursor']);
   const query = optionalString(args, 'query');
   if (query === undefined) throw new ToolFailure('svc_mcp_invalid_arguments', 'query is required: a non-empty natural-language string.');
+  // Refused here with the facilitator's own code and reason (GET /discovery/search), without a round trip.
+  const beyondLimits = queryLimitViolation(query);
+  if (beyondLimits !== undefined) throw new ToolFailure('svc_invalid_query_parameter', beyondLimits);
   const filters = argumentsObject(optionalObject(args, 'filters'), SEARCH_FILTERS);
   for (const name of SEARCH_FILTERS) optionalString(filters, name);
   // A type no listing can have would silently find nothing: refuse it (the input schema's enum).

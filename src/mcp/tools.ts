@@ -6,6 +6,7 @@
  * {errorCode, reason} (results.ts).
  */
 import { HTTP_METHODS } from './paid-call.ts';
+import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from '../catalog/terms.ts';
 import { SEARCH_FILTERS } from './search.ts';
 
 export const SERVER_INSTRUCTIONS = [
@@ -101,7 +102,12 @@ export const TOOLS = [
     inputSchema: {
       type: 'object',
       properties: {
-        query: stringProp('Natural-language query, e.g. "weather forecast".'),
+        query: {
+          ...stringProp(
+            `Natural-language query, e.g. "weather forecast"; at most ${MAX_QUERY_LENGTH} characters and ${MAX_QUERY_TERMS} words (more is refused with svc_invalid_query_parameter).`,
+          ),
+          maxLength: MAX_QUERY_LENGTH,
+        },
         filters: {
           type: 'object',
           description: 'Optional exact filters.',

@@ -35,7 +35,7 @@ import {
 } from '../search.ts';
 import { filterConditions, holdsNul, parameters, rowsById, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
-import { queryTerms } from '../terms.ts';
+import { queryLimitViolation, queryTerms } from '../terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
 export interface SearchContext {
@@ -201,6 +201,8 @@ export async function searchPostgres(
 ): Promise<SearchPage> {
   if (query.trim() === '')
     throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
+  const beyondLimits = queryLimitViolation(query);
+  if (beyondLimits !== undefined) throw new CatalogQueryError('svc_invalid_query_parameter', beyondLimits);
   const { secret } = context;
   const hash = bindingHash(query, filters);
   const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());

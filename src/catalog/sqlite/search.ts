@@ -17,7 +17,7 @@ import {
   type CursorState,
   type RankedRow,
 } from '../search.ts';
-import { queryTerms } from '../terms.ts';
+import { queryLimitViolation, queryTerms } from '../terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { filterSql } from './queries.ts';
 
@@ -243,6 +243,8 @@ export function searchCatalog(
 ): SearchPage {
   if (query.trim() === '')
     throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
+  const beyondLimits = queryLimitViolation(query);
+  if (beyondLimits !== undefined) throw new CatalogQueryError('svc_invalid_query_parameter', beyondLimits);
   store.assertUsable(false);
   const secret = store.cursorSecret();
   const hash = bindingHash(query, filters);
