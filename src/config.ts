@@ -58,6 +58,8 @@ export interface Config extends StellarConfig {
   requestTimeoutMs: number;
   /** Open connections one client address may hold. */
   maxConnectionsPerAddress: number;
+  /** Open connections in all (MAX_CONNECTIONS); null: derived from the open-file limit at start (src/http/connections.ts). */
+  maxConnections: number | null;
   /**
    * Main-thread utilization (percent) above which discovery requests wait while payments are
    * served (src/http/payment-priority.ts); 100 never holds them.
@@ -85,6 +87,7 @@ export function loadConfig(env: Env): Config {
     headersTimeoutMs: parseInteger(env, 'HEADERS_TIMEOUT_MS', DEFAULTS.HEADERS_TIMEOUT_MS, 1_000, 120_000),
     requestTimeoutMs: parseInteger(env, 'REQUEST_TIMEOUT_MS', DEFAULTS.REQUEST_TIMEOUT_MS, 1_000, 300_000),
     maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),
+    maxConnections: read(env, 'MAX_CONNECTIONS') === undefined ? null : parseInteger(env, 'MAX_CONNECTIONS', 0, 1, 1_000_000),
     discoveryYieldPercent: parseInteger(env, 'DISCOVERY_YIELD_PERCENT', DEFAULTS.DISCOVERY_YIELD_PERCENT, 1, 100),
   }) as Config;
   // Node refuses a request timeout shorter than the head timeout.

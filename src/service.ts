@@ -15,6 +15,7 @@ import { loadContract, type ApiContract } from './http/contract.ts';
 import { PaymentPriority } from './http/payment-priority.ts';
 import type { SvcState } from './http/middleware.ts';
 import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
+import { connectionCapAtStart } from './http/connections.ts';
 import { SettlementJournal } from './journal/journal.ts';
 import { PostgresSubmitterLeases } from './db/submitter-leases.ts';
 import { PostgresJournalStore } from './journal/postgres/store.ts';
@@ -181,7 +182,11 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     journal,
     app,
     async listen(port = config.port, host = '127.0.0.1') {
-      const running = await listen(app, port, host, config, contract.routes);
+      const cap = connectionCapAtStart(config.maxConnections);
+      if (cap.warning) logger.warn({ maxConnections: cap.maxConnections, descriptorLimit: cap.descriptorLimit }, cap.warning);
+      const { headersTimeoutMs, requestTimeoutMs, maxConnectionsPerAddress } = config;
+      const limits = { headersTimeoutMs, requestTimeoutMs, maxConnectionsPerAddress, maxConnections: cap.maxConnections };
+      const running = await listen(app, port, host, limits, contract.routes, (fields, message) => logger.warn(fields, message));
       servers.push(running);
       // A failed compile is answered on the request that needs it (500, logged there).
       contract.warmUp(VALIDATED_OPERATIONS).catch(() => undefined);

@@ -164,10 +164,11 @@ export function listen(
   host = '127.0.0.1',
   limits?: ConnectionLimits,
   routes: readonly RouteEntry[] = [],
+  warn?: (fields: Record<string, unknown>, message: string) => void,
 ): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
-    guardConnections(server, limits, routes);
+    guardConnections(server, limits, routes, warn);
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;

@@ -9,12 +9,13 @@
  *   never written into a connection that still owes an earlier pipelined request its response:
  *   that response is finished first (with `Connection: close`), then the connection is closed, so
  *   a valid POST /settle followed by junk still gets its settlement receipt.
- * - Connections beyond the per-address cap are closed on accept, before any byte is read.
+ * - Connections beyond the per-address cap are closed on accept, before any byte is read; at the
+ *   total cap an idle connection of the busiest address makes room (connection-cap.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { LOW_DESCRIPTOR_LIMIT as LOW_LIMIT, capConnections, defaultConnectionCap, descriptorLimit } from './connection-cap.ts';
 import { errorBody, shapeOf, type RouteShape } from './errors.ts';
 import { SANE_REQUEST_ID } from './middleware.ts';
 
@@ -25,6 +26,11 @@ export interface ConnectionLimits {
   requestTimeoutMs: number;
   /** Open connections one client address may hold; more are closed on accept. */
   maxConnectionsPerAddress: number;
+  /**
+   * Open connections in all (MAX_CONNECTIONS); null or absent: below the open-file limit read at
+   * start (connectionCapAtStart).
+   */
+  maxConnections?: number | null;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -32,6 +38,38 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   requestTimeoutMs: 15_000,
   maxConnectionsPerAddress: 256,
 };
+
+/** When the open-file limit cannot be read: the cap of a 4096 limit. */
+const UNKNOWN_LIMIT_CAP = defaultConnectionCap(4096);
+
+/**
+ * The total connection cap: MAX_CONNECTIONS when set, else the open-file limit less its headroom
+ * (connection-cap.ts defaultConnectionCap). `warning` is set when an operator should hear of it:
+ * a low open-file limit, one that cannot be read, or a MAX_CONNECTIONS that leaves svc too few
+ * descriptors of its own.
+ */
+export function connectionCapAtStart(
+  configured: number | null | undefined,
+  limit: number | null = descriptorLimit(),
+): { maxConnections: number; descriptorLimit: number | null; warning?: string } {
+  const derived = limit === null ? UNKNOWN_LIMIT_CAP : limit === Infinity ? Number.MAX_SAFE_INTEGER : defaultConnectionCap(limit);
+  const maxConnections = configured ?? derived;
+  const base = { maxConnections, descriptorLimit: limit };
+  if (limit === null) return { ...base, warning: 'the open-file limit could not be read; connections are capped as for a limit of 4096' };
+  if (configured != null && configured > derived) {
+    return {
+      ...base,
+      warning: `MAX_CONNECTIONS leaves svc fewer than ${Math.max(128, Math.floor(limit / 8))} descriptors of its own below the open-file limit`,
+    };
+  }
+  if (limit < LOW_LIMIT) {
+    return {
+      ...base,
+      warning: `the open-file limit is low (below ${LOW_LIMIT}): raise it (ulimit -n, systemd LimitNOFILE) to hold more connections`,
+    };
+  }
+  return base;
+}
 
 /** After the refusal is handed to the kernel the socket is destroyed; this bounds a peer that never reads. */
 const LINGER_MS = 1_000;
@@ -152,25 +190,6 @@ function onClientError(limits: ConnectionLimits, routes: readonly RouteEntry[]) 
   };
 }
 
-/** Closes connections beyond the per-address cap on accept. */
-function capPerAddress(server: Server, max: number): void {
-  const open = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? 'unknown';
-    const count = (open.get(address) ?? 0) + 1;
-    if (count > max) {
-      socket.destroy();
-      return;
-    }
-    open.set(address, count);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left <= 0) open.delete(address);
-      else open.set(address, left);
-    });
-  });
-}
-
 /**
  * Applies the limits to a server that is not listening yet (Node arms the timeout sweep on
  * 'listening', with the interval set here).
@@ -179,6 +198,7 @@ export function guardConnections(
   server: Server,
   limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   routes: readonly RouteEntry[] = [],
+  warn?: (fields: Record<string, unknown>, message: string) => void,
 ): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
@@ -192,5 +212,5 @@ export function guardConnections(
   // An expectation other than 100-continue: Node would answer a bare 417, which no operation
   // declares; RFC 9110 §10.1.1 lets a server ignore it, so the request is served as usual.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
-  capPerAddress(server, limits.maxConnectionsPerAddress);
+  capConnections(server, limits.maxConnections ?? connectionCapAtStart(null).maxConnections, limits.maxConnectionsPerAddress, warn);
 }

@@ -57,6 +57,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10000,
       requestTimeoutMs: 15000,
       maxConnectionsPerAddress: 256,
+      maxConnections: null,
       discoveryYieldPercent: 80,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
@@ -80,6 +81,7 @@ describe('loadConfig', () => {
       HEADERS_TIMEOUT_MS: '2000',
       REQUEST_TIMEOUT_MS: '3000',
       MAX_CONNECTIONS_PER_ADDRESS: '8',
+      MAX_CONNECTIONS: '900',
       DISCOVERY_YIELD_PERCENT: '65',
     });
     expect(config).toMatchObject({
@@ -96,6 +98,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 2000,
       requestTimeoutMs: 3000,
       maxConnectionsPerAddress: 8,
+      maxConnections: 900,
       discoveryYieldPercent: 65,
     });
     expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
@@ -133,6 +136,9 @@ describe('loadConfig', () => {
     ['HEADERS_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '10' }, /integer from 1000/],
     ['REQUEST_TIMEOUT_MS', { HEADERS_TIMEOUT_MS: '5000', REQUEST_TIMEOUT_MS: '4000' }, /at least HEADERS_TIMEOUT_MS/],
     ['MAX_CONNECTIONS_PER_ADDRESS', { MAX_CONNECTIONS_PER_ADDRESS: '0' }, /integer from 1/],
+    ['MAX_CONNECTIONS', { MAX_CONNECTIONS: '0' }, /integer from 1 to 1000000/],
+    ['MAX_CONNECTIONS', { MAX_CONNECTIONS: 'many' }, /integer from 1/],
+    ['MAX_CONNECTIONS', { MAX_CONNECTIONS: '2000000' }, /integer from 1/],
     ['DISCOVERY_YIELD_PERCENT', { DISCOVERY_YIELD_PERCENT: '101' }, /integer from 1/],
     ['ALLOW_PRIVATE_TARGETS', { ALLOW_PRIVATE_TARGETS: 'garbage' }, /"garbage" is not an IP address or CIDR range/],
     ['ALLOW_PRIVATE_TARGETS', { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,10.0.0.0/33' }, /"10.0.0.0\/33" is not an IP address or CIDR/],
