@@ -10,6 +10,7 @@
 import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes } from './threads/pool.ts';
+import { queryTerms } from './terms.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import {
   CatalogQueryError,
@@ -28,6 +29,20 @@ export type { Catalog, CatalogOptions, CatalogPort, BazaarOutcome } from './type
 
 export const DEFAULT_READ_DEADLINE_MS = 2000;
 export const DEFAULT_WRITE_DEADLINE_MS = 2000;
+export const DEFAULT_READERS = 2;
+/**
+ * A search of this many distinct terms or more is heavy: its threshold walk reads and ranks every
+ * term's postings, several times a one- or two-term search (docs/BENCHMARKS.md "Discovery under a
+ * flood"), so it runs on all readers but one.
+ */
+export const HEAVY_SEARCH_TERMS = 3;
+/** Whether a search runs as heavy (on all readers but one). */
+export function isHeavySearch(query: string): boolean {
+  return queryTerms(query).length >= HEAVY_SEARCH_TERMS;
+}
+
+/** The part of the reader queue one client may fill: a quarter. */
+const CLIENT_QUEUE_SHARE = 4;
 
 /** An error from a worker, as the class the HTTP layer and the tests know. */
 function asCatalogError(err: unknown): unknown {
@@ -65,12 +80,16 @@ export function openCatalog(options: CatalogOptions): Catalog {
     },
     onLog,
   );
+  const readerThreads = options.readers ?? DEFAULT_READERS;
+  const maxQueuedReads = options.maxQueuedReads ?? 64;
   const readers = new WorkerLanes(
     {
       ...base,
       role: 'reader',
-      threads: options.readers ?? 1,
-      maxQueued: options.maxQueuedReads ?? 64,
+      threads: readerThreads,
+      maxQueued: maxQueuedReads,
+      maxQueuedPerClient: Math.max(1, Math.ceil(maxQueuedReads / CLIENT_QUEUE_SHARE)),
+      heavyThreads: Math.max(1, readerThreads - 1),
       deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,
     },
     onLog,
@@ -96,16 +115,20 @@ export function openCatalog(options: CatalogOptions): Catalog {
         return null;
       }
     },
-    async list(filters, page) {
+    async list(filters, page, requester) {
       try {
-        return (await readers.run({ op: 'list', now: clock().getTime(), filters, page })) as ListPage;
+        return (await readers.run({ op: 'list', now: clock().getTime(), filters, page }, { client: requester?.client ?? '' })) as ListPage;
       } catch (err) {
         throw asCatalogError(err);
       }
     },
-    async search(query, filters, page) {
+    async search(query, filters, page, requester) {
       try {
-        return (await readers.run({ op: 'search', now: clock().getTime(), query, filters, page })) as SearchPage;
+        const heavy = isHeavySearch(query);
+        return (await readers.run(
+          { op: 'search', now: clock().getTime(), query, filters, page },
+          { client: requester?.client ?? '', heavy },
+        )) as SearchPage;
       } catch (err) {
         throw asCatalogError(err);
       }

@@ -55,6 +55,15 @@ export interface HookOptions {
   strict?: boolean;
 }
 
+/**
+ * Who a discovery request is for: an opaque key (the HTTP layer gives the client's peer address).
+ * Requests of one requester share its part of the catalog's reader queue, and requesters take
+ * turns (docs/CATALOG.md "Fair scheduling").
+ */
+export interface Requester {
+  client: string;
+}
+
 export interface CatalogPort {
   /**
    * Run the catalog hook for a settlement that succeeded. Bounded (a deadline). Resolves null when
@@ -64,12 +73,12 @@ export interface CatalogPort {
    */
   recordSettlement(settled: SettledPayment, options?: HookOptions): Promise<BazaarOutcome | null>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<ListPage>;
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**
    * GET /discovery/search; rejects with CatalogQueryError for a bad cursor or blank query, and
    * with CatalogQueryError `svc_catalog_busy` (503) when discovery is overloaded.
    */
-  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }): Promise<SearchPage>;
+  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, requester?: Requester): Promise<SearchPage>;
 }
 
 /** One listing as discovery answers it (openapi.yaml, DiscoveryResource). */
@@ -98,7 +107,10 @@ export interface CatalogOptions {
   clock?: () => Date;
   /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
   softBudgetMs?: number;
-  /** Reader worker threads (default 1; the writer is always one more). */
+  /**
+   * Reader worker threads (default 2; the writer is always one more). Heavy searches run on all
+   * but one of them, so light requests always find a free reader.
+   */
   readers?: number;
   /** Discovery requests waiting for a reader beyond this are refused with svc_catalog_busy (default 64). */
   maxQueuedReads?: number;

@@ -5,7 +5,7 @@
 import type { Operation } from 'openapi-backend';
 import { checkCursorForm } from '../catalog/search.ts';
 import { queryLimitViolation } from '../catalog/terms.ts';
-import { CatalogQueryError, type CatalogPort } from '../catalog/types.ts';
+import { CatalogQueryError, type CatalogPort, type Requester } from '../catalog/types.ts';
 import { FILTER_NAMES, LIST_ONLY_FILTER_NAMES, type DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
@@ -118,11 +118,19 @@ function asQueryError(err: unknown): never {
   throw err;
 }
 
+/**
+ * The client a discovery request is for: its peer address, the same key as the connection caps
+ * (behind a reverse proxy every client shares the proxy's, docs/SECURITY.md).
+ */
+function requesterOf(ctx: SvcContext): Requester {
+  return { client: ctx.req.socket.remoteAddress ?? 'unknown' };
+}
+
 export function listHandler(catalog: CatalogPort): SvcMiddleware {
   return async (ctx: SvcContext) => {
     const { filters, limit, offset } = queryOf(ctx.state);
     try {
-      const body: ListResponse = await catalog.list(filters, { limit, offset });
+      const body: ListResponse = await catalog.list(filters, { limit, offset }, requesterOf(ctx));
       ctx.body = body;
     } catch (err) {
       asQueryError(err);
@@ -135,7 +143,8 @@ export function searchHandler(catalog: CatalogPort): SvcMiddleware {
   return async (ctx: SvcContext) => {
     const { filters, limit, query, cursor } = queryOf(ctx.state);
     try {
-      const body: SearchResponse = await catalog.search(query ?? '', filters, { limit, ...(cursor === undefined ? {} : { cursor }) });
+      const page = { limit, ...(cursor === undefined ? {} : { cursor }) };
+      const body: SearchResponse = await catalog.search(query ?? '', filters, page, requesterOf(ctx));
       ctx.body = body;
     } catch (err) {
       asQueryError(err);

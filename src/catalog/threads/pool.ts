@@ -4,11 +4,13 @@
  * the writer). Each lane runs one request at a time; waiting requests sit in a bounded queue
  * with a deadline, so a flood of discovery requests degrades discovery only: a request that
  * cannot be queued or is not answered in time fails fast (svc_catalog_busy for discovery,
- * a null hook outcome — header omitted — for a settlement).
+ * a null hook outcome — header omitted — for a settlement). Waiting requests are served fairly by
+ * client, heavy ones on part of the threads only (fair-queue.ts).
  */
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
 import type { DiscoveryFilters, SettledPayment } from '../types.ts';
+import { FairQueue } from './fair-queue.ts';
 
 export interface WorkerSetup {
   dbPath: string;
@@ -42,10 +44,28 @@ export class CatalogOverloadError extends Error {
   }
 }
 
-type LaneSetup = WorkerSetup & { threads: number; maxQueued: number; deadlineMs: number };
+type LaneSetup = WorkerSetup & {
+  threads: number;
+  maxQueued: number;
+  deadlineMs: number;
+  /** Waiting requests one client may hold (default maxQueued). */
+  maxQueuedPerClient?: number;
+  /** Threads that may run heavy requests at once (default all). */
+  heavyThreads?: number;
+};
+
+/** Who a request is for and what it costs, for the lane's fair queue. */
+export interface RunOptions {
+  /** An opaque client key; requests without one share the key '' (and only the whole queue's bound). */
+  client?: string;
+  /** A heavy request runs only on the lane's heavy threads. */
+  heavy?: boolean;
+}
 
 interface Job {
   id: number;
+  client: string;
+  heavy: boolean;
   request: WorkerRequest;
   resolve(value: unknown): void;
   reject(err: unknown): void;
@@ -67,7 +87,8 @@ const RESPAWN_MAX_DELAY_MS = 5_000;
 export class WorkerLanes {
   private readonly idle: Worker[] = [];
   private readonly running = new Map<Worker, Job>();
-  private readonly queue: Job[] = [];
+  private readonly queue = new FairQueue<Job>();
+  private heavyRunning = 0;
   private readonly jobs = new Map<number, Job>();
   private readonly workers = new Set<Worker>();
   private nextId = 1;
@@ -103,7 +124,7 @@ export class WorkerLanes {
       this.lossesInARow = 0;
       const job = this.jobs.get(reply.id);
       this.jobs.delete(reply.id);
-      this.running.delete(worker);
+      this.stopped(worker);
       this.idle.push(worker);
       if (job) this.finish(job, reply);
       this.dispatch();
@@ -111,7 +132,7 @@ export class WorkerLanes {
     const lost = (why: string) => {
       this.workers.delete(worker);
       const job = this.running.get(worker);
-      this.running.delete(worker);
+      this.stopped(worker);
       const at = this.idle.indexOf(worker);
       if (at !== -1) this.idle.splice(at, 1);
       if (job) this.fail(job, new Error(`catalog worker ${why}`));
@@ -139,17 +160,38 @@ export class WorkerLanes {
     this.dispatch();
   }
 
-  /** Runs one request on a free thread of this lane; rejects with CatalogOverloadError when full or late. */
-  run(body: RequestBody): Promise<unknown> {
+  /** Requests waiting, running, and running heavy, now. */
+  get load(): { queued: number; running: number; heavyRunning: number } {
+    return { queued: this.queue.size, running: this.running.size, heavyRunning: this.heavyRunning };
+  }
+
+  /** The thread no longer runs its job. */
+  private stopped(worker: Worker): void {
+    if (this.running.get(worker)?.heavy) this.heavyRunning--;
+    this.running.delete(worker);
+  }
+
+  /**
+   * Runs one request on a free thread of this lane; rejects with CatalogOverloadError when the
+   * queue or the client's share of it is full, or when the deadline passes.
+   */
+  run(body: RequestBody, { client = '', heavy = false }: RunOptions = {}): Promise<unknown> {
     if (this.closing) return Promise.reject(new Error('the catalog is closed'));
-    if (this.queue.length >= this.setup.maxQueued) {
-      return Promise.reject(new CatalogOverloadError(`${this.queue.length} catalog requests are already waiting`));
+    if (this.queue.size >= this.setup.maxQueued) {
+      return Promise.reject(new CatalogOverloadError(`${this.queue.size} catalog requests are already waiting`));
+    }
+    // Requests for no named client (internal callers) are bounded by the whole queue only.
+    const share = client === '' ? this.setup.maxQueued : (this.setup.maxQueuedPerClient ?? this.setup.maxQueued);
+    if (this.queue.waiting(client) >= share) {
+      return Promise.reject(new CatalogOverloadError(`this client already has ${share} catalog requests waiting`));
     }
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       const deadline = Date.now() + this.setup.deadlineMs;
       const job: Job = {
         id,
+        client,
+        heavy,
         request: { ...body, id, deadline },
         resolve,
         reject,
@@ -157,8 +199,7 @@ export class WorkerLanes {
         timer: undefined as unknown as NodeJS.Timeout,
       };
       job.timer = setTimeout(() => {
-        const at = this.queue.indexOf(job);
-        if (at !== -1) this.queue.splice(at, 1);
+        this.queue.remove(job);
         this.fail(job, new CatalogOverloadError(`no catalog answer within ${this.setup.deadlineMs} ms`));
       }, this.setup.deadlineMs);
       job.timer.unref();
@@ -168,9 +209,11 @@ export class WorkerLanes {
   }
 
   private dispatch(): void {
-    while (this.idle.length > 0 && this.queue.length > 0) {
-      const job = this.queue.shift()!;
+    while (this.idle.length > 0 && this.queue.size > 0) {
+      const job = this.queue.take(this.heavyRunning < (this.setup.heavyThreads ?? this.setup.threads));
+      if (!job) return;
       const worker = this.idle.pop()!;
+      if (job.heavy) this.heavyRunning++;
       this.running.set(worker, job);
       this.jobs.set(job.id, job);
       try {
@@ -178,7 +221,7 @@ export class WorkerLanes {
       } catch (err) {
         // Not cloneable (the envelope is reduced first, so this is a bug): fail this job, keep the thread.
         this.jobs.delete(job.id);
-        this.running.delete(worker);
+        this.stopped(worker);
         this.idle.push(worker);
         this.fail(job, err);
       }
@@ -209,7 +252,7 @@ export class WorkerLanes {
   async close(): Promise<void> {
     this.closing = true;
     clearTimeout(this.respawnTimer);
-    for (const job of this.queue.splice(0)) this.fail(job, new Error('the catalog is closed'));
+    for (const job of this.queue.drain()) this.fail(job, new Error('the catalog is closed'));
     const exits = [...this.workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
     for (const worker of this.workers) {
       worker.ref(); // keep the process up until the threads have closed their databases
