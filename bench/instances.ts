@@ -185,7 +185,7 @@ async function crashRun(submitters: number) {
         return until(
           async () => {
             const r = await postSettle(alive[i % 2]!.url, p.payload, requirements, p.key);
-            return r.code === 'svc_settlement_outcome_unknown' ? undefined : r;
+            return r.code === 'settlement_pending' || r.code === 'svc_settlement_outcome_unknown' ? undefined : r;
           },
           (validitySeconds + 30) * 1000,
         );

@@ -64,6 +64,8 @@ export const SERVICE_CODES = {
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
   svc_request_timeout: 'The request head or body did not arrive within the configured timeouts; the connection is closed.',
   svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
+  svc_payment_identifier_invalid:
+    'The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.',
 } as const;
 
 /**
@@ -72,7 +74,11 @@ export const SERVICE_CODES = {
  */
 export const SETTLEMENT_CODES = {
   svc_settlement_outcome_unknown:
-    'The transaction was submitted but the RPC could not confirm its outcome in time; retry with the same Idempotency-Key.',
+    'This payment is being settled by another request right now (or, with no journal, the RPC could not confirm its outcome in time); retry later with the same Idempotency-Key.',
+  settlement_pending:
+    'The transaction was submitted and its outcome is not confirmed yet; `transaction` is its hash. Send the same request again (the x402 SDKs do, once) to get the outcome; it is never submitted twice.',
+  svc_idempotency_key_conflict:
+    'The Idempotency-Key or payment-identifier id was first used with another payment or other requirements (HTTP 409); nothing was submitted.',
   svc_policy_self_payment: 'The payer is the payTo address; self-payments are refused.',
   svc_policy_amount_below_minimum: 'The amount is below the configured minimum for this asset.',
   svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",

@@ -8,6 +8,7 @@
 import type Koa from 'koa';
 import { openCatalog } from './catalog/index.ts';
 import { bazaarExtension, unavailableCatalog } from './catalog/extension.ts';
+import { paymentIdentifierExtension } from './journal/payment-identifier.ts';
 import type { CatalogPort } from './catalog/types.ts';
 import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
 import { databaseUrl, type Config } from './config.ts';
@@ -130,7 +131,8 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   // twice or lost on a crash. The journal shares DB_PATH with the catalog (its own tables).
   const ownJournal = overrides.journal === undefined && stellar !== undefined ? openConfiguredJournal(config, logger, registry) : null;
   const journal = ownJournal ?? overrides.journal ?? null;
-  if (journal) registry.journalWith(journal);
+  // The payment-identifier id is honoured by the journal, so it is advertised only with one.
+  if (journal) registry.journalWith(journal).extend(paymentIdentifierExtension);
   const stopReconciler =
     ownJournal && stellar ? ownJournal.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
 

@@ -44,25 +44,38 @@ export interface paths {
          *
          *     **Journal and idempotency** (docs/OPERATIONS.md). Every payment (identified by its signed
          *     authorization) is recorded before its transaction is submitted, and is submitted at most
-         *     once. A copy of a payment that was already submitted is never submitted again: with the
-         *     `Idempotency-Key` of the request that submitted it, it gets that request's recorded
-         *     outcome (`success:true` with the same transaction, a recorded failure, or
-         *     `svc_settlement_outcome_unknown` while the outcome is still being reconciled); without it
-         *     (or with another key) it is a replay and gets `invalid_exact_stellar_payload_simulation_failed`,
-         *     as the chain would answer. Concurrent copies wait for the first. Before submission the
-         *     payment policy and fee budget may refuse with `svc_policy_self_payment`,
-         *     `svc_policy_amount_below_minimum`, `svc_fee_budget_daily_exhausted` or
-         *     `svc_fee_budget_payer_exhausted`. When the transaction was submitted but the RPC could not
-         *     confirm its outcome within the time bound, the answer is `svc_settlement_outcome_unknown`
-         *     (never a failure): the reconciler resolves it, and a retry with the same key tells the outcome.
+         *     once. A key — the `Idempotency-Key` header, or the `id` of the x402 `payment-identifier`
+         *     extension in `paymentPayload.extensions` (advertised in GET /supported) — is bound, when its
+         *     payment is submitted, to that payment and to the digest of the whole request (payload and
+         *     requirements, canonical JSON). A copy of a submitted payment is never submitted again: with
+         *     a key bound to it and the same request it gets the recorded outcome (`success:true` with
+         *     the same transaction, a recorded failure, or `settlement_pending` while the outcome is still
+         *     being reconciled); a key bound to another payment or used with another payload or other
+         *     requirements is refused with a **409** `svc_idempotency_key_conflict` (also after
+         *     reconciliation; a failed attempt never re-binds a key, so the first key still finds a
+         *     payment that landed on a later attempt). Without a bound key a copy is a replay and gets
+         *     `invalid_exact_stellar_payload_simulation_failed`, as the chain would answer — except the
+         *     retry of a request answered `settlement_pending`, below. A malformed `payment-identifier`
+         *     is refused with `svc_payment_identifier_invalid` (by /verify too). Concurrent copies wait
+         *     for the first. Before submission the payment policy and fee budget may refuse with
+         *     `svc_policy_self_payment`, `svc_policy_amount_below_minimum`,
+         *     `svc_fee_budget_daily_exhausted` or `svc_fee_budget_payer_exhausted`.
+         *
+         *     **Pending outcomes** (the x402 SDKs' retry language). When the transaction was submitted but
+         *     the RPC could not confirm its outcome within the time bound, or its outcome could not be
+         *     recorded, the answer is a 200 with `success:false`, `errorReason: settlement_pending` and
+         *     the broadcast hash in `transaction` — never a failure. The stock resource server
+         *     (`@x402/core`) sends that exact request once more; the retry is answered from the journal
+         *     (one chain lookup): the confirmed outcome, told once, or `settlement_pending` again. It is
+         *     never submitted a second time.
          *
          *     **Storage faults** (docs/OPERATIONS.md "When the journal cannot write"). A payment the
          *     journal cannot record before submission (its storage is full, read-only or unreachable, or
          *     its file was deleted or replaced) is refused with `svc_journal_unavailable` and nothing is
          *     submitted; after such a fault no new payment is submitted until a write succeeds again
          *     (GET /ready fails meanwhile). When the outcome of a submitted payment cannot be recorded,
-         *     the answer is the confirmed success, or else `svc_settlement_outcome_unknown`, never a
-         *     failure; the record stays recoverable and a retry with the same key tells the outcome.
+         *     the answer is the confirmed success, or else `settlement_pending`, never a failure; the
+         *     record stays recoverable and a retry of the same request tells the outcome.
          */
         post: operations["settlePayment"];
         delete?: never;
@@ -106,7 +119,8 @@ export interface paths {
         /**
          * Payment kinds, extensions and signer addresses served
          * @description The (x402Version, scheme, network) kinds this facilitator verifies and settles, the
-         *     extensions it acts on (`bazaar`), and its signer addresses per network. A client picks its
+         *     extensions it acts on (`bazaar`, and `payment-identifier` when settles are journaled), and
+         *     its signer addresses per network. A client picks its
          *     payment requirements from these; a kind not listed here is `svc_unsupported_kind`.
          */
         get: operations["getSupported"];
@@ -583,7 +597,7 @@ export interface components {
         /** @description The x402 v2 settle response. `errorReason` and `errorMessage` are present exactly when `success` is false. */
         SettleResponse: {
             success: boolean;
-            /** @description 64-character hex transaction hash on success; empty string on failure. */
+            /** @description 64-character hex transaction hash on success, and the broadcast transaction's hash with `settlement_pending`; empty string on every other failure. */
             transaction: string;
             /** @description CAIP-2 network the settlement ran on (echoed from the request when known, else empty). */
             network: string;
@@ -625,7 +639,7 @@ export interface components {
         /** @description One kind the facilitator supports (x402 v2); all three fields required. */
         SupportedResponse: {
             kinds: components["schemas"]["SupportedKind"][];
-            /** @description Extension identifiers with a reachable implementation; contains `bazaar`. */
+            /** @description Extension identifiers with a reachable implementation; contains `bazaar`, and `payment-identifier` when settles are journaled (docs/OPERATIONS.md). */
             extensions: string[];
             /** @description Maps a CAIP-2 pattern (e.g. `stellar:*`) to the public addresses that source settlement transactions. */
             signers: {
@@ -790,7 +804,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 12 service envelope codes.
+         * @description The 13 service envelope codes.
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -804,13 +818,16 @@ export interface components {
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
          *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
+         *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
-         *     - `svc_settlement_outcome_unknown`: The transaction was submitted but the RPC could not confirm its outcome in time; retry with the same Idempotency-Key.
+         *     - `svc_settlement_outcome_unknown`: This payment is being settled by another request right now (or, with no journal, the RPC could not confirm its outcome in time); retry later with the same Idempotency-Key.
+         *     - `settlement_pending`: The transaction was submitted and its outcome is not confirmed yet; `transaction` is its hash. Send the same request again (the x402 SDKs do, once) to get the outcome; it is never submitted twice.
+         *     - `svc_idempotency_key_conflict`: The Idempotency-Key or payment-identifier id was first used with another payment or other requirements (HTTP 409); nothing was submitted.
          *     - `svc_policy_self_payment`: The payer is the payTo address; self-payments are refused.
          *     - `svc_policy_amount_below_minimum`: The amount is below the configured minimum for this asset.
          *     - `svc_fee_budget_daily_exhausted`: Today's sponsored-fee budget is spent; nothing was submitted.
@@ -819,7 +836,7 @@ export interface components {
          *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
          * @enum {string}
          */
-        SettlementCode: "svc_settlement_outcome_unknown" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_journal_unavailable" | "svc_settlement_not_found";
+        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_journal_unavailable" | "svc_settlement_not_found";
         /**
          * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
@@ -902,6 +919,29 @@ export interface components {
                  *       "network": "stellar:testnet",
                  *       "errorReason": "svc_unsupported_x402_version",
                  *       "errorMessage": "paymentPayload.x402Version is 1; this facilitator serves x402Version 2."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettleResponse"];
+            };
+        };
+        /**
+         * @description The `Idempotency-Key` or `payment-identifier` id was first submitted with another payment,
+         *     or with another payload or other requirements (`svc_idempotency_key_conflict`); nothing was
+         *     submitted. Use a new key for a new request.
+         */
+        SettleKeyConflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "transaction": "",
+                 *       "network": "stellar:testnet",
+                 *       "errorReason": "svc_idempotency_key_conflict",
+                 *       "errorMessage": "This Idempotency-Key was already used with another payment or other requirements; nothing was submitted. Use a new key for a new request."
                  *     }
                  */
                 "application/json": components["schemas"]["SettleResponse"];
@@ -1134,7 +1174,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Chosen by the caller (e.g. a UUID) and sent again, unchanged, on a retry of the same
-                 *     payment; the retry gets the recorded outcome instead of a replay refusal. 1–255 printable
+                 *     request; the retry gets the recorded outcome instead of a replay refusal. Bound to the
+                 *     payment and the request it was first submitted with: the same key with another payment,
+                 *     payload or requirements is a 409 `svc_idempotency_key_conflict`. 1–255 printable
                  *     ASCII characters (space inside only): a control character cannot travel in an HTTP
                  *     header (the request is refused by the parser, 400), and other characters arrive as
                  *     whatever bytes the client chose to encode them in.
@@ -1171,6 +1213,7 @@ export interface operations {
             };
             400: components["responses"]["SettleBadRequest"];
             408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["SettleKeyConflict"];
             413: components["responses"]["SettleTooLarge"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["SettleInternalError"];
@@ -1275,7 +1318,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "extensions": [
-                     *         "bazaar"
+                     *         "bazaar",
+                     *         "payment-identifier"
                      *       ],
                      *       "signers": {
                      *         "stellar:*": [

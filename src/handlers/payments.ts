@@ -111,7 +111,9 @@ export function settleHandler(registry: SchemeRegistry): SvcMiddleware {
     );
     logDecision(ctx.state, 'POST /settle', response, response.errorReason, reportedTransaction);
     if (extensionResponses) ctx.set('EXTENSION-RESPONSES', Buffer.from(JSON.stringify(extensionResponses), 'utf8').toString('base64'));
-    ctx.status = 200;
+    // A key reused for another payment or request is a conflict, as the payment-identifier
+    // extension's spec has it (openapi.yaml /settle 409); every other decision is a 200.
+    ctx.status = response.errorReason === 'svc_idempotency_key_conflict' ? 409 : 200;
     ctx.body = response;
   };
 }

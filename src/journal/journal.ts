@@ -2,8 +2,10 @@
  * The settlement journal around a scheme's settle (docs/OPERATIONS.md):
  * - one record per payment identity, written before submission (the scheme calls beforeSubmit);
  * - copies of one payment wait for the first (an in-process lock per identity; the primary key
- *   is the guard across processes), then get the recorded outcome when they carry the first
- *   request's Idempotency-Key, else the replay code — never a second submission;
+ *   is the guard across processes), then get the recorded outcome when they carry a key bound to
+ *   that payment and request (request-digest.ts), or are the retry owed the outcome of a
+ *   `settlement_pending` (owed.ts), else the replay code — never a second submission; a key
+ *   bound to another payment or request is refused (`svc_idempotency_key_conflict`);
  * - the policy and fee budget refuse before submission;
  * - a background loop resolves `submitted`/`unknown` records through the chain and lists landed
  *   payments in the catalog;
@@ -13,7 +15,6 @@
  *   the reconciler and answers what svc knows, and no new settlement is reserved until a probe
  *   write succeeds again (write-health.ts).
  */
-import { createHash } from 'node:crypto';
 import type {
   PaymentPayload,
   PaymentRequirements,
@@ -24,7 +25,9 @@ import type {
   SettlementTracking,
 } from '../scheme/types.ts';
 import { feeCaps, judgeAttempt, type PaymentPolicy } from './policy.ts';
-import { failedResult, resultOf, unavailable, unavailableMessage, unrecorded } from './results.ts';
+import { OwedOutcomes } from './owed.ts';
+import { bindingMatches, identityOf, requestDigest, requestKeys } from './request-digest.ts';
+import { failedResult, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
 import type { JournalStore, SettlementRecord, SettlementState } from './types.ts';
 import { JournalWriteHealth, type WriteHealthLogger } from './write-health.ts';
 
@@ -53,6 +56,8 @@ export interface SettleRequest {
   payload: PaymentPayload;
   requirements: PaymentRequirements;
   idempotencyKey: string | null;
+  /** The id of the payload's `payment-identifier` extension, already validated; null when absent. */
+  paymentId?: string | null;
 }
 
 /** `fresh` is true when this request submitted the transaction (so the catalog hook runs now). */
@@ -70,6 +75,7 @@ export class SettlementJournal implements SettlementGate {
   private readonly onLanded: JournalOptions['onLanded'];
   private readonly listingRetryBaseMs: number;
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly owed: OwedOutcomes;
   private readonly health: JournalWriteHealth;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
@@ -82,6 +88,7 @@ export class SettlementJournal implements SettlementGate {
     this.onLanded = options.onLanded;
     this.listingRetryBaseMs = options.listingRetryBaseMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
     this.health = new JournalWriteHealth(this.store, this.logger, this.now);
+    this.owed = new OwedOutcomes(this.store, (err, operation) => this.health.failed(err, operation));
   }
 
   /**
@@ -127,18 +134,27 @@ export class SettlementJournal implements SettlementGate {
     }
   }
 
-  private async settleOnce(identity: string, { scheme, payload, requirements, idempotencyKey }: SettleRequest): Promise<JournaledOutcome> {
+  private async settleOnce(identity: string, request: SettleRequest): Promise<JournaledOutcome> {
+    const { scheme, payload, requirements, idempotencyKey } = request;
     const network = String(requirements.network);
+    const digest = requestDigest(payload, requirements);
+    const keys = requestKeys(request);
     let existing: SettlementRecord | null;
+    let keyed: boolean;
     try {
       existing = await this.store.get(identity);
+      // A key stands for the request it was first reserved with: any other use is refused.
+      const bindings = await Promise.all(keys.map((key) => this.store.keyBinding(key)));
+      if (bindings.some((b) => b !== null && !bindingMatches(b, identity, digest)))
+        return { result: keyConflict(network, keys), fresh: false, identity };
+      keyed = bindings.some((b) => b !== null);
     } catch (err) {
       return { result: unavailable(network, this.health.failed(err, 'read')), fresh: false, identity };
     }
     // A failed attempt moved no money: the payment is attempted again (re-verified first, so a
     // consumed or expired authorization is refused without a submission).
     if (existing && existing.state !== 'failed')
-      return { result: await this.answerCopy(existing, idempotencyKey, scheme.tracking), fresh: false, identity };
+      return { result: await this.answerCopy(existing, keyed, digest, scheme.tracking), fresh: false, identity };
     // After a write error nothing new is reserved until a probe write succeeds.
     const blocked = await this.health.blocked();
     if (blocked !== null) return { result: unavailable(network, blocked), fresh: false, identity };
@@ -154,6 +170,8 @@ export class SettlementJournal implements SettlementGate {
             {
               identity,
               idempotencyKey,
+              requestDigest: digest,
+              keys,
               network,
               ...attempt,
               paymentPayload: JSON.stringify(payload),
@@ -170,21 +188,7 @@ export class SettlementJournal implements SettlementGate {
           reserved = attempt.transaction;
           return null;
         }
-        if (outcome.reason === 'daily_cap')
-          return {
-            code: 'svc_fee_budget_daily_exhausted',
-            message: `Sponsored fees today: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the daily cap.`,
-          };
-        if (outcome.reason === 'payer_cap')
-          return {
-            code: 'svc_fee_budget_payer_exhausted',
-            message: `Sponsored fees today for ${attempt.payer}: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the per-payer cap.`,
-          };
-        // Another process submitted this payment first (the primary key held).
-        return {
-          code: 'svc_settlement_outcome_unknown',
-          message: 'This payment is being settled by another request; retry with its Idempotency-Key.',
-        };
+        return reserveRefusal(outcome, attempt, network, keys);
       },
     });
     if (reserved === null) return { result, fresh: false, identity };
@@ -202,33 +206,50 @@ export class SettlementJournal implements SettlementGate {
       );
     } catch (err) {
       // The record stays `submitted`: the reconciler resolves it (and lists a landed payment) once
-      // the journal writes again, and a retry with the key tells the outcome. A confirmed success
-      // is answered as such; anything else as unconfirmed, which is what the record says.
+      // the journal writes again, and a retry tells the outcome. A confirmed success is answered as
+      // such; anything else as pending, which is what the record says.
       const reason = this.health.failed(err, 'resolve');
       if (result.success) return { result, fresh: false, identity };
-      return { result: unrecorded(network, result.payer, reserved, reason), fresh: false, identity };
+      await this.owed.mark(identity, digest);
+      const detail = `the journal could not record its outcome: ${reason}`;
+      return { result: pendingResult(network, result.payer, reserved, detail), fresh: false, identity };
+    }
+    if (state === 'unknown') {
+      // The SDKs retry this answer once with the same payload: that retry is owed the outcome.
+      await this.owed.mark(identity, digest);
+      const detail = `its outcome is not confirmed yet${result.errorMessage ? ` (${result.errorMessage})` : ''}`;
+      return { result: pendingResult(network, result.payer, reserved, detail), fresh: true, identity };
     }
     return { result, fresh: true, identity };
   }
 
-  /** A copy of a journaled payment: its outcome for the same key, the replay code otherwise. */
+  /**
+   * A copy of a journaled payment. A request whose key is bound to it gets its outcome; the retry
+   * of a request answered `settlement_pending` gets the outcome once it is final, exactly once (a
+   * claim); anything else is a replay and gets the replay code.
+   */
   private async answerCopy(
     record: SettlementRecord,
-    idempotencyKey: string | null,
+    keyed: boolean,
+    digest: string,
     tracking: SettlementTracking | undefined,
   ): Promise<SettleResult> {
-    if (idempotencyKey === null || idempotencyKey !== record.idempotencyKey) {
-      const code = tracking?.replayCode ?? 'verification_failed';
-      return failedResult(
+    const replay = (): SettleResult =>
+      failedResult(
         record,
-        code,
+        tracking?.replayCode ?? 'verification_failed',
         `This payment was already submitted (transaction ${record.transaction}); a copy is not settled again.`,
       );
-    }
+    if (!keyed && !this.owed.owes(record, digest)) return replay();
     if ((record.state === 'submitted' || record.state === 'unknown') && tracking) {
       record = (await this.reconcileRecord(record, tracking)) ?? record;
     }
-    return resultOf(record);
+    if (keyed || record.state === 'submitted' || record.state === 'unknown') return resultOf(record);
+    // Only the first retry of the request answered pending is told the final outcome.
+    const claim = await this.owed.claim(record, digest);
+    if (claim === 'claimed') return resultOf(record);
+    if (claim === 'taken') return replay();
+    return pendingResult(record.network, record.payer, record.transaction, 'the journal cannot record that its outcome was told');
   }
 
   /**
@@ -377,12 +398,3 @@ const LISTING_CLAIM_MS = 10_000;
 
 /** A faulting catalog hook is retried after `baseMs` (the reconcile interval), then twice as long each time, at most an hour. */
 export const listingRetryDelay = (failures: number, baseMs: number): number => Math.min(3_600_000, baseMs * 2 ** Math.min(failures, 30));
-
-/** The scheme's identity, or a hash of the whole payment when the scheme cannot decode it. */
-function identityOf({ scheme, payload, requirements }: SettleRequest): string {
-  const own = scheme.tracking?.identity(payload, requirements);
-  if (own) return own;
-  return createHash('sha256')
-    .update(JSON.stringify([payload?.payload ?? null, requirements?.network ?? null]))
-    .digest('hex');
-}

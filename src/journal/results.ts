@@ -1,15 +1,46 @@
 /**
  * The settle answers the journal gives from what it knows (docs/OPERATIONS.md): a record's
  * outcome, a refusal because the journal cannot record a payment (`svc_journal_unavailable`,
- * before submission) and a submitted payment whose outcome it could not record (unconfirmed).
+ * before submission), a submitted payment whose outcome is not known yet (`settlement_pending`)
+ * and a key reused for another request (`svc_idempotency_key_conflict`).
  */
 import { defaultMessage } from '../codes.ts';
-import type { SettleResult } from '../scheme/types.ts';
-import type { SettlementRecord } from './types.ts';
+import type { SettlementCode } from '../codes.ts';
+import type { SettleResult, SubmissionAttempt } from '../scheme/types.ts';
+import type { RequestKey, ReserveResult, SettlementRecord } from './types.ts';
 
 /** A failed settle answer about the payment a journal record stands for (no transaction of its own). */
 export function failedResult(record: SettlementRecord, code: NonNullable<SettleResult['errorReason']>, message: string): SettleResult {
   return { success: false, transaction: '', network: record.network, payer: record.payer, errorReason: code, errorMessage: message };
+}
+
+/**
+ * A submitted payment whose outcome svc cannot tell yet, in the x402 SDKs' retry language:
+ * `settlement_pending` with the broadcast transaction's hash. The stock resource server retries
+ * once with the same payload; the journal answers that retry from the record, never submitting again.
+ */
+export function pendingResult(network: string, payer: string | undefined, transaction: string, detail: string): SettleResult {
+  return {
+    success: false,
+    transaction,
+    network,
+    ...(payer ? { payer } : {}),
+    errorReason: 'settlement_pending',
+    errorMessage: `Transaction ${transaction} was submitted; ${detail}. Send the same request again to get its outcome; it is never submitted twice.`,
+    unconfirmed: true,
+  };
+}
+
+/** A key (Idempotency-Key or payment-identifier id) reused for another payment or another request (HTTP 409). */
+export function keyConflict(network: string, keys: ReadonlyArray<{ kind: string }>): SettleResult {
+  const names = keys.map((k) => (k.kind === 'header' ? 'Idempotency-Key' : 'payment-identifier id')).join(' or ');
+  return {
+    success: false,
+    transaction: '',
+    network,
+    errorReason: 'svc_idempotency_key_conflict',
+    errorMessage: `This ${names || 'key'} was already used with another payment or other requirements; nothing was submitted. Use a new key for a new request.`,
+  };
 }
 
 /** The SettleResult a journal record stands for. */
@@ -19,15 +50,7 @@ export function resultOf(record: SettlementRecord): SettleResult {
     const code = (record.errorCode ?? 'settle_exact_stellar_transaction_failed') as SettleResult['errorReason'] & string;
     return failedResult(record, code, record.errorMessage || defaultMessage(code));
   }
-  return {
-    success: false,
-    transaction: '',
-    network: record.network,
-    payer: record.payer,
-    errorReason: 'svc_settlement_outcome_unknown',
-    errorMessage: `Transaction ${record.transaction} was submitted; its outcome is not confirmed yet. Retry later with the same Idempotency-Key.`,
-    unconfirmed: true,
-  };
+  return pendingResult(record.network, record.payer, record.transaction, 'its outcome is not confirmed yet');
 }
 
 /** A settle refused before submission because the journal cannot record it. */
@@ -39,15 +62,27 @@ export function unavailableMessage(reason: string): string {
   return `The settlement journal cannot record this payment now: ${reason}. Nothing was submitted; retry later.`;
 }
 
-/** A submitted payment whose outcome the journal could not record: unconfirmed, like the record. */
-export function unrecorded(network: string, payer: string | undefined, transaction: string, reason: string): SettleResult {
+/** Why the store did not reserve an attempt, as the refusal the scheme answers (nothing is submitted). */
+export function reserveRefusal(
+  outcome: Exclude<ReserveResult, { ok: true }>,
+  attempt: SubmissionAttempt,
+  network: string,
+  keys: readonly RequestKey[],
+): { code: SettlementCode; message: string } {
+  if (outcome.reason === 'key_conflict') return { code: 'svc_idempotency_key_conflict', message: keyConflict(network, keys).errorMessage! };
+  if (outcome.reason === 'daily_cap')
+    return {
+      code: 'svc_fee_budget_daily_exhausted',
+      message: `Sponsored fees today: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the daily cap.`,
+    };
+  if (outcome.reason === 'payer_cap')
+    return {
+      code: 'svc_fee_budget_payer_exhausted',
+      message: `Sponsored fees today for ${attempt.payer}: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the per-payer cap.`,
+    };
+  // Another process submitted this payment first (the primary key held).
   return {
-    success: false,
-    transaction: '',
-    network,
-    ...(payer ? { payer } : {}),
-    errorReason: 'svc_settlement_outcome_unknown',
-    errorMessage: `Transaction ${transaction} was submitted; the journal could not record its outcome: ${reason}. Retry later with the same Idempotency-Key.`,
-    unconfirmed: true,
+    code: 'svc_settlement_outcome_unknown',
+    message: 'This payment is being settled by another request; retry with its Idempotency-Key.',
   };
 }

@@ -15,18 +15,43 @@ export interface StateChange {
   detail: string;
 }
 
+/**
+ * Where a caller's idempotency key came from: the `Idempotency-Key` header, or the id of the x402
+ * `payment-identifier` extension in the payment payload (docs/OPERATIONS.md "Idempotent /settle").
+ */
+export type KeyKind = 'header' | 'payment-identifier';
+
+export interface RequestKey {
+  kind: KeyKind;
+  key: string;
+}
+
+/**
+ * The payment a key was first reserved with: its identity and the digest of the whole request
+ * (payload and requirements). Null `digest`: bound before digests were kept; it stands for its
+ * payment.
+ */
+export interface KeyBinding {
+  identity: string;
+  digest: string | null;
+}
+
 /** What is known about an attempt before it is submitted. */
 export interface NewSettlement extends SubmissionAttempt {
   /** The payment's identity (see `SettlementTracking.identity`): one record per payment. */
   identity: string;
   idempotencyKey: string | null;
+  /** The digest of this request's payload and requirements (request-digest.ts). */
+  requestDigest: string;
+  /** The keys this request carries; each is bound to (identity, requestDigest) unless bound already. */
+  keys: RequestKey[];
   network: string;
   /** The request as received (public data), replayed into the catalog after reconciliation. */
   paymentPayload: string;
   paymentRequirements: string;
 }
 
-export interface SettlementRecord extends NewSettlement {
+export interface SettlementRecord extends Omit<NewSettlement, 'requestDigest' | 'keys'> {
   state: SettlementState;
   errorCode: string | null;
   errorMessage: string | null;
@@ -34,6 +59,11 @@ export interface SettlementRecord extends NewSettlement {
   updatedAt: number;
   /** How often the catalog hook has faulted for this settled payment (its retries back off). */
   listFailures: number;
+  /**
+   * The digest of a request that was answered `settlement_pending` and is owed the outcome: its
+   * retry (the SDKs send the same payload again, without a key) gets it once (journal.ts).
+   */
+  owedDigest: string | null;
   history: StateChange[];
 }
 
@@ -45,12 +75,26 @@ export interface FeeCaps {
   dayStart: number;
 }
 
-export type ReserveResult = { ok: true } | { ok: false; reason: 'duplicate' | 'daily_cap' | 'payer_cap'; spent: bigint };
+export type ReserveResult =
+  | { ok: true }
+  | { ok: false; reason: 'duplicate' | 'daily_cap' | 'payer_cap'; spent: bigint }
+  /** A key of the request is bound to another payment or another request digest. */
+  | { ok: false; reason: 'key_conflict'; spent: 0n };
 
 export interface JournalStore {
   get(identity: string): Promise<SettlementRecord | null>;
   getByTransaction(transaction: string): Promise<SettlementRecord | null>;
-  /** Inserts a `submitted` record unless the identity exists or a fee cap would be exceeded. */
+  /** The payment `key` was first reserved with, if any. */
+  keyBinding(key: RequestKey): Promise<KeyBinding | null>;
+  /** The request with `digest` was answered `settlement_pending` for this payment. */
+  markOwed(identity: string, digest: string): Promise<void>;
+  /** Takes the owed outcome for the request with `digest`: true for exactly one caller. */
+  claimOwed(identity: string, digest: string): Promise<boolean>;
+  /**
+   * Inserts a `submitted` record unless the identity exists, a fee cap would be exceeded or a key
+   * of the request is bound to another payment or request digest; binds the request's keys that
+   * are not bound yet (a bound key is never re-bound, also when an attempt failed).
+   */
   reserve(attempt: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult>;
   /** Moves an unresolved record (submitted/unknown) to `state`; false when it was already final. */
   resolve(
@@ -129,6 +173,7 @@ export interface SettlementRow {
   payment_payload: string;
   payment_requirements: string;
   list_failures: number | string;
+  owed_digest: string | null;
 }
 
 /** A row and its history (in order) as the record the journal works with. */
@@ -156,6 +201,7 @@ export function settlementRecord(
     paymentPayload: row.payment_payload,
     paymentRequirements: row.payment_requirements,
     listFailures: Number(row.list_failures),
+    owedDigest: row.owed_digest ?? null,
     history: history.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
   };
 }

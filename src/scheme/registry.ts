@@ -3,7 +3,7 @@
  * network), then the after-settle extension hooks. The HTTP handlers call only this; a new chain
  * or scheme is one `register` call in the composition root (docs/ARCHITECTURE.md).
  */
-import { defaultMessage, type SchemeCode } from '../codes.ts';
+import { defaultMessage, type SchemeCode, type ServiceCode } from '../codes.ts';
 import type {
   AssetInfo,
   CoreLogger,
@@ -103,6 +103,9 @@ export class SchemeRegistry {
   async verify(envelope: PaymentEnvelope): Promise<VerifyResponse> {
     const scheme = this.schemeFor(envelope);
     if (!scheme) return { isValid: false, invalidReason: UNSUPPORTED_KIND, invalidMessage: unsupportedKindMessage(envelope) };
+    // Settle refuses a payload an extension finds malformed, so verify does too (the two agree).
+    const refusal = this.payloadRefusal(envelope.paymentPayload);
+    if (refusal) return { isValid: false, invalidReason: refusal.code, invalidMessage: refusal.message };
     return shapeVerifyResponse(await scheme.verify(envelope.paymentPayload, envelope.paymentRequirements));
   }
 
@@ -121,8 +124,20 @@ export class SchemeRegistry {
       return { response, extensionResponses: null, reportedTransaction: null };
     }
     const { paymentPayload: payload, paymentRequirements: requirements } = envelope;
+    const refusal = this.payloadRefusal(payload);
+    if (refusal) {
+      const response: SettleResponse = {
+        success: false,
+        transaction: '',
+        network,
+        errorReason: refusal.code,
+        errorMessage: refusal.message,
+      };
+      return { response, extensionResponses: null, reportedTransaction: null };
+    }
+    const paymentId = this.extensions.map((e) => e.paymentId?.(payload) ?? null).find((id) => id !== null) ?? null;
     const { result, fresh, identity } = this.gate
-      ? await this.gate.settle({ scheme, payload, requirements, idempotencyKey })
+      ? await this.gate.settle({ scheme, payload, requirements, idempotencyKey, paymentId })
       : { result: await scheme.settle(payload, requirements), fresh: true, identity: null };
     const response = shapeSettleResponse(result, network);
     // The hooks run once per payment: a copy answered from the journal lists nothing again. A
@@ -138,6 +153,15 @@ export class SchemeRegistry {
       extensionResponses,
       reportedTransaction: typeof result.transaction === 'string' && result.transaction !== '' ? result.transaction : null,
     };
+  }
+
+  /** The first refusal an extension has for its part of this payload, or null. */
+  private payloadRefusal(payload: PaymentPayload): { code: ServiceCode; message: string } | null {
+    for (const extension of this.extensions) {
+      const refusal = extension.payloadRefusal?.(payload);
+      if (refusal) return refusal;
+    }
+    return null;
   }
 
   /**
@@ -210,9 +234,11 @@ export function shapeSettleResponse(result: SettleResult, requestedNetwork: stri
   }
   const code: NonNullable<SettleResponse['errorReason']> = result.errorReason ?? ('unexpected_settle_error' satisfies SchemeCode);
   const message = result.errorMessage || defaultMessage(code);
+  // A pending settlement carries the hash of the transaction it broadcast (the SDKs retry on it).
+  const pending = code === 'settlement_pending' && TX_HASH.test(result.transaction);
   return {
     success: false,
-    transaction: '',
+    transaction: pending ? result.transaction : '',
     network,
     errorReason: code,
     errorMessage: message,

@@ -4,7 +4,7 @@
  * shape is the generated OpenAPI type (openapi.yaml, `npm run codegen`), so a scheme that answers
  * a field the contract does not declare is a compile error. Nothing here knows HTTP or a chain.
  */
-import type { SchemeCode, SettlementCode } from '../codes.ts';
+import type { SchemeCode, ServiceCode, SettlementCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 
 type Schemas = components['schemas'];
@@ -110,6 +110,8 @@ export interface SettlementGate {
     payload: PaymentPayload;
     requirements: PaymentRequirements;
     idempotencyKey: string | null;
+    /** The idempotency key an extension carries in the payload (`payment-identifier`), null when none. */
+    paymentId?: string | null;
   }): Promise<{
     result: SettleResult;
     fresh: boolean;
@@ -164,4 +166,11 @@ export interface CoreLogger {
 export interface FacilitatorExtension {
   readonly name: string;
   afterSettle?(settled: SettledPayment, log: CoreLogger): Promise<unknown>;
+  /**
+   * Why this extension's part of a payload is malformed, or null: /verify and /settle both refuse
+   * such a payload with the code, before the scheme sees it.
+   */
+  payloadRefusal?(payload: PaymentPayload): { code: ServiceCode; message: string } | null;
+  /** The idempotency key this extension carries in a payload, or null; the settlement journal binds it. */
+  paymentId?(payload: PaymentPayload): string | null;
 }

@@ -59,7 +59,7 @@ describe('a second scheme registered through the public registry', () => {
     ]);
     expect(res.body.signers['fake:*']).toEqual(['fake-signer']);
     expect(res.body.signers['stellar:*']).toEqual(server.config.submitters);
-    expect(res.body.extensions).toEqual(['bazaar']);
+    expect(res.body.extensions).toEqual(['bazaar', 'payment-identifier']);
   });
 
   it('/verify routes to it: its verdict, either way', async () => {

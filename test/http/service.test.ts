@@ -69,7 +69,7 @@ describe('GET /supported', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
-      extensions: ['bazaar'],
+      extensions: ['bazaar', 'payment-identifier'],
       signers: { 'stellar:*': [...submitters.map((k) => k.publicKey()), feeBump.publicKey()] },
     });
     expect(res.body.signers['stellar:*']).toEqual(signerAddresses(server.config));

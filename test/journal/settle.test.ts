@@ -207,7 +207,7 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
     it.each([
       ['blind (getTransaction errors until the time bound)', { kind: 'rpcError' as const }],
       ['garbage (getTransaction answers result null)', { kind: 'garbage' as const }],
-    ])('%s → svc_settlement_outcome_unknown, later reconciled to settled, listed, and the retry tells the truth', async (_name, fault) => {
+    ])('%s → settlement_pending, later reconciled to settled, listed, and the retry tells the truth', async (_name, fault) => {
       const f = await journaledFacilitator(h, { store: await (database = await backend()).store() });
       const p = await paidRequest({ maxTimeoutSeconds: 4 });
       h.devnet.faults.set('getTransaction', fault);
@@ -217,7 +217,11 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
       } finally {
         h.devnet.faults.clear();
       }
-      expect(res.body).toMatchObject({ success: false, errorReason: 'svc_settlement_outcome_unknown' });
+      expect(res.body).toMatchObject({
+        success: false,
+        errorReason: 'settlement_pending',
+        transaction: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       // It lands (possibly after the answer: an unreadable getTransaction is given up at once).
       for (let i = 0; i < 40 && h.devnet.balances(p.seller.publicKey()).usdc === 0n; i++) await new Promise((r) => setTimeout(r, 250));
       expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);

@@ -45,6 +45,8 @@ function attempt(over: Partial<NewSettlement> = {}): NewSettlement {
   return {
     identity: `payment-${n}`,
     idempotencyKey: null,
+    requestDigest: `digest-${n}`,
+    keys: [],
     network: 'stellar:testnet',
     paymentPayload: '{"p":1}',
     paymentRequirements: '{"r":1}',
@@ -99,6 +101,56 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
       expect((await store.getByTransaction('tx-again'))?.identity).toBe(a.identity);
       expect(await store.getByTransaction(a.transaction)).toBeNull();
       expect(await store.get('nothing')).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a key is bound to its payment and request once: a failed attempt under a new key never re-binds it; another payment or request with it is a conflict', async () => {
+    const store = await (await backend()).open();
+    try {
+      const k1 = { kind: 'header' as const, key: 'k1' };
+      const k2 = { kind: 'header' as const, key: 'k2' };
+      const pid = { kind: 'payment-identifier' as const, key: 'pay_0123456789abcdef' };
+      const a = attempt({ keys: [k1, pid], requestDigest: 'd1', idempotencyKey: 'k1' });
+      expect(await store.reserve(a, NO_CAPS, 1_000)).toEqual({ ok: true });
+      expect(await store.keyBinding(k1)).toEqual({ identity: a.identity, digest: 'd1' });
+      expect(await store.keyBinding(pid)).toEqual({ identity: a.identity, digest: 'd1' });
+      expect(await store.keyBinding({ kind: 'payment-identifier', key: 'k1' })).toBeNull(); // kinds do not mix
+      await store.resolve(a.identity, 'failed', { note: 'failed on chain' }, 1_001);
+      // Another payment, or the same payment with another request digest, under a bound key: refused, nothing written.
+      expect(await store.reserve(attempt({ keys: [k1], requestDigest: 'd1' }), NO_CAPS, 1_002)).toEqual({
+        ok: false,
+        reason: 'key_conflict',
+        spent: 0n,
+      });
+      expect(await store.reserve({ ...a, transaction: 'tx-other', keys: [pid], requestDigest: 'd9' }, NO_CAPS, 1_003)).toMatchObject({
+        reason: 'key_conflict',
+      });
+      // The retry after the failure under a new key binds k2 and leaves k1 (and its first key) as they were.
+      expect(await store.reserve({ ...a, transaction: 'tx-again', keys: [k2], idempotencyKey: 'k2' }, NO_CAPS, 1_004)).toEqual({
+        ok: true,
+      });
+      expect(await store.keyBinding(k1)).toEqual({ identity: a.identity, digest: 'd1' });
+      expect(await store.keyBinding(k2)).toEqual({ identity: a.identity, digest: 'd1' });
+      expect((await store.get(a.identity))!.idempotencyKey).toBe('k1');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('the outcome owed after settlement_pending is claimed exactly once, by the request it is owed to', async () => {
+    const store = await (await backend()).open();
+    try {
+      const a = attempt();
+      await store.reserve(a, NO_CAPS, 1_000);
+      expect((await store.get(a.identity))!.owedDigest).toBeNull();
+      await store.markOwed(a.identity, 'd1');
+      expect((await store.get(a.identity))!.owedDigest).toBe('d1');
+      expect(await store.claimOwed(a.identity, 'd2')).toBe(false);
+      const claims = await Promise.all([store.claimOwed(a.identity, 'd1'), store.claimOwed(a.identity, 'd1')]);
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect((await store.get(a.identity))!.owedDigest).toBeNull();
     } finally {
       await store.close();
     }

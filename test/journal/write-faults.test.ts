@@ -96,7 +96,11 @@ describe('a journal that cannot write', () => {
       h.devnet.faults.sendStatus('ERROR', { times: 1 });
       failing.add('resolve');
       const rejected = await f.settle(q.payload, q.req, 'key-q');
-      expect(rejected.body).toMatchObject({ success: false, errorReason: 'svc_settlement_outcome_unknown' });
+      expect(rejected.body).toMatchObject({
+        success: false,
+        errorReason: 'settlement_pending',
+        transaction: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       expect(rejected.body.errorMessage).toContain('could not record its outcome');
       failing.clear();
       expect((await store.unresolved(10)).map((r) => [r.payTo, r.state])).toEqual([[q.seller.publicKey(), 'submitted']]);

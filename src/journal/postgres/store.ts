@@ -6,11 +6,14 @@
  */
 import type pg from 'pg';
 import { inTransaction, migrationOnDemand, openPool, type PostgresMigrations } from '../../db/postgres.ts';
+import { bindingMatches } from '../request-digest.ts';
 import {
   JournalStorageError,
   settlementRecord,
   type FeeCaps,
   type JournalStore,
+  type KeyBinding,
+  type RequestKey,
   type NewSettlement,
   type ReserveResult,
   type SettlementRecord,
@@ -59,6 +62,21 @@ export const JOURNAL_MIGRATIONS: PostgresMigrations = [
    ALTER TABLE journal_settlements ADD COLUMN list_after BIGINT NOT NULL DEFAULT 0;
    DROP INDEX journal_unlisted;
    CREATE INDEX journal_unlisted ON journal_settlements (list_after, updated_at) WHERE state = 'settled' AND NOT listed;`,
+  // Idempotency keys bound to the payment and the request digest they were first reserved with,
+  // and the digest of a request owed the outcome after a `settlement_pending` (journal.ts).
+  `CREATE TABLE journal_keys (
+     kind TEXT NOT NULL,
+     key TEXT NOT NULL,
+     identity TEXT NOT NULL REFERENCES journal_settlements(identity),
+     digest TEXT,
+     created_at BIGINT NOT NULL,
+     PRIMARY KEY (kind, key)
+   );
+   INSERT INTO journal_keys (kind, key, identity, digest, created_at)
+     SELECT 'header', idempotency_key, identity, NULL, created_at FROM journal_settlements
+     WHERE idempotency_key IS NOT NULL ORDER BY created_at
+     ON CONFLICT DO NOTHING;
+   ALTER TABLE journal_settlements ADD COLUMN owed_digest TEXT;`,
 ];
 
 type Row = SettlementRow;
@@ -112,6 +130,26 @@ export class PostgresJournalStore implements JournalStore {
     return this.record(this.pool, rows.rows[0]);
   }
 
+  async keyBinding({ kind, key }: RequestKey): Promise<KeyBinding | null> {
+    await this.migrated();
+    const rows = await this.pool.query<KeyBinding>('SELECT identity, digest FROM journal_keys WHERE kind = $1 AND key = $2', [kind, key]);
+    return rows.rows[0] ?? null;
+  }
+
+  async markOwed(identity: string, digest: string): Promise<void> {
+    await this.migrated();
+    await this.pool.query('UPDATE journal_settlements SET owed_digest = $2 WHERE identity = $1', [identity, digest]);
+  }
+
+  async claimOwed(identity: string, digest: string): Promise<boolean> {
+    await this.migrated();
+    const claimed = await this.pool.query('UPDATE journal_settlements SET owed_digest = NULL WHERE identity = $1 AND owed_digest = $2', [
+      identity,
+      digest,
+    ]);
+    return claimed.rowCount === 1;
+  }
+
   async reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
     await this.migrated();
     return inTransaction(this.pool, async (db): Promise<ReserveResult> => {
@@ -124,6 +162,11 @@ export class PostgresJournalStore implements JournalStore {
       ).rows[0];
       // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
       if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
+      for (const { kind, key } of a.keys) {
+        const bound = (await db.query<KeyBinding>('SELECT identity, digest FROM journal_keys WHERE kind = $1 AND key = $2', [kind, key]))
+          .rows[0];
+        if (bound && !bindingMatches(bound, a.identity, a.requestDigest)) return { ok: false, reason: 'key_conflict', spent: 0n };
+      }
       const sum = async (sql: string, args: unknown[]) => BigInt((await db.query<{ spent: string | null }>(sql, args)).rows[0]?.spent ?? 0);
       if (caps.dailyStroops !== null) {
         const spent = await sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= $1', [caps.dayStart]);
@@ -139,7 +182,7 @@ export class PostgresJournalStore implements JournalStore {
       const fee = a.feeStroops.toString();
       if (previous) {
         await db.query(
-          `UPDATE journal_settlements SET idempotency_key = $1, tx_hash = $2, submitter = $3, fee_stroops = $4, budget_stroops = budget_stroops + $4,
+          `UPDATE journal_settlements SET idempotency_key = COALESCE(idempotency_key, $1), tx_hash = $2, submitter = $3, fee_stroops = $4, budget_stroops = budget_stroops + $4,
              valid_until = $5, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = $6 WHERE identity = $7`,
           [a.idempotencyKey, a.transaction, a.submitter, fee, a.validUntil, now, a.identity],
         );
@@ -150,6 +193,7 @@ export class PostgresJournalStore implements JournalStore {
           now,
           `attempted again after failed transaction ${previous.tx_hash}; submitted by ${a.submitter}`,
         );
+        await bindKeys(db, a, now);
         return { ok: true };
       }
       await db.query(
@@ -174,6 +218,7 @@ export class PostgresJournalStore implements JournalStore {
         ],
       );
       await appendHistory(db, a.identity, 'submitted', now, `submitted by ${a.submitter}`);
+      await bindKeys(db, a, now);
       return { ok: true };
     });
   }
@@ -260,6 +305,15 @@ export class PostgresJournalStore implements JournalStore {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** Binds the request's keys that are not bound yet to its payment and digest (a bound key keeps its first binding). */
+async function bindKeys(db: pg.PoolClient, a: NewSettlement, now: number): Promise<void> {
+  for (const { kind, key } of a.keys)
+    await db.query(
+      'INSERT INTO journal_keys (kind, key, identity, digest, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING',
+      [kind, key, a.identity, a.requestDigest, now],
+    );
 }
 
 /** Appends a state change; runs inside the transaction that holds the record's lock. */

@@ -7,12 +7,15 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { inWriteTransaction, openSqlite } from '../../db/sqlite.ts';
+import { bindingMatches } from '../request-digest.ts';
 import {
   JournalStorageError,
   settlementRecord,
   storageReason,
   type FeeCaps,
   type JournalStore,
+  type KeyBinding,
+  type RequestKey,
   type NewSettlement,
   type ReserveResult,
   type SettlementRecord,
@@ -74,6 +77,24 @@ const MIGRATIONS: Migration[] = [
       CREATE INDEX journal_unlisted ON journal_settlements (list_after, updated_at) WHERE state = 'settled' AND listed = 0;
     `);
   },
+  // Idempotency keys bound to the payment and the request digest they were first reserved with,
+  // and the digest of a request owed the outcome after a `settlement_pending` (journal.ts).
+  (db) => {
+    db.exec(`
+      CREATE TABLE journal_keys (
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        identity TEXT NOT NULL REFERENCES journal_settlements(identity),
+        digest TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (kind, key)
+      );
+      INSERT OR IGNORE INTO journal_keys (kind, key, identity, digest, created_at)
+        SELECT 'header', idempotency_key, identity, NULL, created_at FROM journal_settlements
+        WHERE idempotency_key IS NOT NULL ORDER BY created_at;
+      ALTER TABLE journal_settlements ADD COLUMN owed_digest TEXT;
+    `);
+  },
 ];
 
 function migrate(db: DatabaseSync): void {
@@ -127,6 +148,30 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
+  keyBinding({ kind, key }: RequestKey): Promise<KeyBinding | null> {
+    return promised(
+      () =>
+        (this.connection.reader().prepare('SELECT identity, digest FROM journal_keys WHERE kind = ? AND key = ?').get(kind, key) as
+          KeyBinding | undefined) ?? null,
+    );
+  }
+
+  markOwed(identity: string, digest: string): Promise<void> {
+    return promised(() => {
+      this.connection.writer().prepare('UPDATE journal_settlements SET owed_digest = ? WHERE identity = ?').run(digest, identity);
+    });
+  }
+
+  claimOwed(identity: string, digest: string): Promise<boolean> {
+    return promised(
+      () =>
+        this.connection
+          .writer()
+          .prepare('UPDATE journal_settlements SET owed_digest = NULL WHERE identity = ? AND owed_digest = ?')
+          .run(identity, digest).changes === 1,
+    );
+  }
+
   reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
     return promised(() => {
       const db = this.connection.writer();
@@ -135,6 +180,12 @@ export class SqliteJournalStore implements JournalStore {
           { state: SettlementState; budget_stroops: number | bigint; tx_hash: string } | undefined;
         // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
         if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
+        const bindings = a.keys.map(
+          ({ kind, key }) =>
+            db.prepare('SELECT identity, digest FROM journal_keys WHERE kind = ? AND key = ?').get(kind, key) as KeyBinding | undefined,
+        );
+        if (bindings.some((b) => b && !bindingMatches(b, a.identity, a.requestDigest)))
+          return { ok: false, reason: 'key_conflict', spent: 0n };
         const sum = (sql: string, ...args: (string | number)[]) =>
           BigInt((db.prepare(sql).get(...args) as { spent: number | bigint | null }).spent ?? 0);
         if (caps.dailyStroops !== null) {
@@ -151,7 +202,7 @@ export class SqliteJournalStore implements JournalStore {
         }
         if (previous) {
           db.prepare(
-            `UPDATE journal_settlements SET idempotency_key = ?, tx_hash = ?, submitter = ?, fee_stroops = ?, budget_stroops = budget_stroops + ?,
+            `UPDATE journal_settlements SET idempotency_key = COALESCE(idempotency_key, ?), tx_hash = ?, submitter = ?, fee_stroops = ?, budget_stroops = budget_stroops + ?,
                  valid_until = ?, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = ? WHERE identity = ?`,
           ).run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, a.identity);
           appendHistory(
@@ -161,6 +212,7 @@ export class SqliteJournalStore implements JournalStore {
             now,
             `attempted again after failed transaction ${previous.tx_hash}; submitted by ${a.submitter}`,
           );
+          bindKeys(db, a, now);
           return { ok: true };
         }
         db.prepare(
@@ -186,6 +238,7 @@ export class SqliteJournalStore implements JournalStore {
           a.paymentRequirements,
         );
         appendHistory(db, a.identity, 'submitted', now, `submitted by ${a.submitter}`);
+        bindKeys(db, a, now);
         return { ok: true };
       });
     });
@@ -287,6 +340,18 @@ export class SqliteJournalStore implements JournalStore {
   close(): Promise<void> {
     return this.connection.close();
   }
+}
+
+/** Binds the request's keys that are not bound yet to its payment and digest (a bound key keeps its first binding). */
+function bindKeys(db: DatabaseSync, a: NewSettlement, now: number): void {
+  for (const { kind, key } of a.keys)
+    db.prepare('INSERT OR IGNORE INTO journal_keys (kind, key, identity, digest, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      kind,
+      key,
+      a.identity,
+      a.requestDigest,
+      now,
+    );
 }
 
 function appendHistory(db: DatabaseSync, identity: string, state: SettlementState, at: number, detail: string): void {
