@@ -191,14 +191,21 @@ export async function verifyOffer(
   }
 }
 
-/** POST /settle; success means a 64-hex transaction came back. */
+/**
+ * POST /settle; success means a 64-hex transaction came back. A `settlement_pending` carrying the
+ * broadcast hash is sent again once, unchanged, as the stock x402 SDKs do: the facilitator answers
+ * that retry from the transaction it already broadcast (docs/OPERATIONS.md "Outcomes the RPC
+ * cannot tell").
+ */
 export async function settleOffer(
   offer: PaidOffer,
   payload: PaymentPayload,
   requirements: PaymentRequirements,
 ): Promise<{ ok: true; receipt: SettleResponse } | Refusal> {
   try {
-    const { body } = await offer.facilitator.settle(payload, requirements);
+    let { body } = await offer.facilitator.settle(payload, requirements);
+    if (body?.success === false && body.errorReason === 'settlement_pending' && /^[0-9a-f]{64}$/.test(body.transaction))
+      ({ body } = await offer.facilitator.settle(payload, requirements));
     if (body && typeof body === 'object' && body.success === true && /^[0-9a-f]{64}$/.test(body.transaction))
       return { ok: true, receipt: body };
     const error = typeof body?.errorReason === 'string' ? body.errorReason : 'svc_internal_error';

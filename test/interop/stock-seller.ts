@@ -39,6 +39,8 @@ export interface SellerSettlement {
 
 export interface StockSellerOptions {
   facilitatorUrl: string;
+  /** The stock client to use instead of a plain one at facilitatorUrl (e.g. one with a createAuthHeaders hook). */
+  facilitatorClient?: HTTPFacilitatorClient;
   /** x402 route table, keyed "METHOD /path" (stock RoutesConfig). */
   routes: Record<string, RouteConfig>;
   /** One handler per key of `routes`. */
@@ -115,7 +117,7 @@ export function stellarServerSchemeForCore227(): SchemeNetworkServer {
 
 export async function startStockSeller(options: StockSellerOptions): Promise<StockSeller> {
   const settlements: SellerSettlement[] = [];
-  const facilitator = new HTTPFacilitatorClient({ url: options.facilitatorUrl });
+  const facilitator = options.facilitatorClient ?? new HTTPFacilitatorClient({ url: options.facilitatorUrl });
   const resourceServer = new x402ResourceServer(facilitator)
     .register('stellar:*', stellarServerSchemeForCore227())
     .registerExtension(bazaarResourceServerExtension);

@@ -3,17 +3,30 @@
  * through a real journal (SQLite file, and Postgres for the key rules):
  * - a key (Idempotency-Key header or `payment-identifier` id) is bound to its payment and request:
  *   reused with other requirements or another payment it is a 409, also after reconciliation;
- * - `settlement_pending`: a stock `@x402/core` resource server whose settle meets an RPC that cannot
- *   confirm in time gets it, retries once by itself, and gets the success once the transaction is
- *   confirmed — one transaction on chain; a later copy is a replay.
+ * - `settlement_pending`: a stock `@x402/core` seller (test/interop/stock-seller.ts, over HTTP) and
+ *   svc's own seller toolkit, whose settles meet an RPC that cannot confirm in time, get it, retry
+ *   once by themselves, get the success once the transaction is confirmed and serve the buyer —
+ *   one transaction each on chain; a later copy is a replay.
  */
-import { x402ResourceServer, HTTPFacilitatorClient } from '@x402/core/server';
+import { HTTPFacilitatorClient } from '@x402/core/server';
 import { appendPaymentIdentifierToExtensions, declarePaymentIdentifierExtension } from '@x402/extensions/payment-identifier';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
 import { PostgresJournalStore } from '../../src/journal/postgres/store.ts';
 import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
 import type { JournalStore } from '../../src/journal/types.ts';
+import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
+import { createFacilitatorClient } from '../../src/client/facilitator.ts';
+import {
+  PAYMENT_REQUIRED_HEADER,
+  PAYMENT_RESPONSE_HEADER,
+  PAYMENT_SIGNATURE_HEADER,
+  decodeX402Header,
+  encodeX402Header,
+  settleOffer,
+  type PaidOffer,
+} from '../../src/client/seller.ts';
+import { startStockSeller } from '../interop/stock-seller.ts';
 import { api } from '../helpers/contract.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { SchemeHarness } from '../scheme/harness.ts';
@@ -38,10 +51,13 @@ function withPaymentId(payload: PaymentPayload, id: string): PaymentPayload {
   return { ...payload, extensions };
 }
 
-async function transactionsBy(submitter: string, work: () => Promise<unknown>): Promise<number> {
-  const before = await h.rpc.getAccountSequence(submitter);
+/** How many transactions the submitters sourced while `work` ran. */
+async function transactionsBy(submitters: string | string[], work: () => Promise<unknown>): Promise<number> {
+  const all = typeof submitters === 'string' ? [submitters] : submitters;
+  const before = await Promise.all(all.map((s) => h.rpc.getAccountSequence(s)));
   await work();
-  return Number((await h.rpc.getAccountSequence(submitter)) - before);
+  const after = await Promise.all(all.map((s) => h.rpc.getAccountSequence(s)));
+  return after.reduce((sum, seq, i) => sum + Number(seq - before[i]!), 0);
 }
 
 const backends: Array<[string, () => Promise<JournalStore>]> = [
@@ -103,41 +119,98 @@ describe.each(backends)('keys bound to the payment and the request, on %s', (_na
   });
 });
 
-describe('settlement_pending with a stock @x402/core resource server', () => {
-  it('an RPC that cannot confirm in time: settlement_pending with the hash, one automatic retry gets the success, one transaction; a later copy is a replay', async () => {
-    const f = await journaledFacilitator(h);
-    const p = await paidRequest({ maxTimeoutSeconds: 4 });
-    // The stock HTTPFacilitatorClient asks for headers before every call: the seam where the test
-    // sees the SDK's settle attempts (and brings the RPC back before the retry).
-    const settleCalls: number[] = [];
-    const facilitator = new HTTPFacilitatorClient({
+describe("settlement_pending with a stock @x402/core seller and with svc's own seller toolkit", () => {
+  it('an RPC that cannot confirm in time: settlement_pending with the hash, one automatic retry gets the success, the buyer is served; one transaction each; a later copy is a replay', async () => {
+    // Two submitters: the two settles run side by side (one would queue the second past its validity).
+    const submitters = await Promise.all([0, 1].map(() => h.devnet.createAccount({ usdcTrustline: false })));
+    const f = await journaledFacilitator(h, { submitterSecret: submitters.map((a) => a.secret).join(',') });
+    // Each seller's facilitator client is asked once per settle call: the seam where the test
+    // counts the SDK's settle attempts and brings the RPC back before the retry.
+    let stockCalls = 0;
+    let ownCalls = 0;
+    const stockClient = new HTTPFacilitatorClient({
       url: f.url,
       createAuthHeaders: async () => {
-        settleCalls.push(Date.now());
-        if (settleCalls.length === 2) h.devnet.faults.clear();
+        if (++stockCalls === 4) h.devnet.faults.clear(); // 1: /supported, 2: verify, 3: settle, 4: its retry
         return { verify: {}, settle: {}, supported: {} };
       },
     });
-    const server = new x402ResourceServer(facilitator);
-    h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
-    let result;
-    const sent = await transactionsBy(f.submitter, async () => {
-      try {
-        result = await server.settlePayment(p.payload as never, p.req as never);
-      } finally {
-        h.devnet.faults.clear();
-      }
+    const stock = await h.parties();
+    const seller = await startStockSeller({
+      facilitatorUrl: f.url,
+      facilitatorClient: stockClient,
+      routes: {
+        'GET /report': {
+          accepts: {
+            scheme: 'exact',
+            network: 'stellar:testnet',
+            payTo: stock.seller.publicKey(),
+            price: { amount: '100000', asset: h.devnet.usdc.contractId },
+            maxTimeoutSeconds: 4,
+          },
+          description: 'a report',
+          mimeType: 'application/json',
+        },
+      },
+      handlers: { 'GET /report': () => ({ report: 'ok' }) },
     });
-    expect(sent).toBe(1);
-    // The SDK retries only a settlement_pending carrying the broadcast hash: two calls, then the success.
-    expect(settleCalls).toHaveLength(2);
-    expect(result).toMatchObject({ success: true, transaction: expect.stringMatching(/^[0-9a-f]{64}$/) });
-    const record = await f.journal.store.getByTransaction((result as unknown as { transaction: string }).transaction);
-    expect(record!.history.map((x) => x.state)).toEqual(['submitted', 'unknown', 'settled']);
-    expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
-    // The outcome was told once: the same request again is a replay, and still nothing is sent.
-    const copy = await f.settle(p.payload, p.req);
-    expect(copy.body).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_simulation_failed' });
-    await f.close();
+    const ownClient = createFacilitatorClient(f.url);
+    const own = await paidRequest({ maxTimeoutSeconds: 4 });
+    const ownOffer = {
+      facilitator: {
+        ...ownClient,
+        settle: (payload: unknown, requirements: unknown) => {
+          if (++ownCalls === 2) h.devnet.faults.clear();
+          return ownClient.settle(payload, requirements);
+        },
+      },
+    } as unknown as PaidOffer;
+    try {
+      const unpaid = await fetch(`${seller.url}/report`);
+      const required = decodeX402Header(unpaid.headers.get(PAYMENT_REQUIRED_HEADER)) as { accepts: PaymentRequirements[]; resource: never };
+      const payload = await createStellarPayment({
+        requirements: required.accepts[0]!,
+        signer: stock.buyer,
+        rpc: h.rpc,
+        ledgerTime: h.ledgerTime,
+        resource: required.resource,
+      });
+      h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
+      let paid: Response | undefined;
+      let ownResult: Awaited<ReturnType<typeof settleOffer>> | undefined;
+      const sent = await transactionsBy(
+        submitters.map((a) => a.publicKey),
+        async () => {
+          try {
+            [paid, ownResult] = await Promise.all([
+              fetch(`${seller.url}/report`, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } }),
+              settleOffer(ownOffer, own.payload, own.req),
+            ]);
+          } finally {
+            h.devnet.faults.clear();
+          }
+        },
+      );
+      // The SDK retried exactly once (it does so only for a settlement_pending carrying the hash).
+      expect([stockCalls, ownCalls]).toEqual([4, 2]);
+      expect(seller.settlements).toEqual([expect.objectContaining({ success: true })]);
+      expect(paid!.status).toBe(200);
+      expect(await paid!.json()).toEqual({ report: 'ok' });
+      const receipt = decodeX402Header(paid!.headers.get(PAYMENT_RESPONSE_HEADER)) as { success: boolean; transaction: string };
+      expect(ownResult).toMatchObject({ ok: true });
+      expect(sent).toBe(2);
+      for (const transaction of [receipt.transaction, (ownResult as { receipt: { transaction: string } }).receipt.transaction]) {
+        const record = await f.journal.store.getByTransaction(transaction);
+        expect(record!.history.map((x) => x.state)).toEqual(['submitted', 'unknown', 'settled']);
+      }
+      expect(h.devnet.balances(stock.seller.publicKey()).usdc).toBe(100_000n);
+      expect(h.devnet.balances(own.seller.publicKey()).usdc).toBe(100_000n);
+      // The outcome was told once: the same request again is a replay, and nothing more is sent.
+      const copy = await f.settle(own.payload, own.req);
+      expect(copy.body).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_simulation_failed' });
+    } finally {
+      await seller.close();
+      await f.close();
+    }
   });
 });
