@@ -7,7 +7,7 @@
  */
 import type Koa from 'koa';
 import { openCatalog } from './catalog/index.ts';
-import { bazaarExtension, unavailableCatalog } from './catalog/extension.ts';
+import { bazaarExtension, catalogOpenedLater } from './catalog/extension.ts';
 import { paymentIdentifierExtension } from './journal/payment-identifier.ts';
 import type { CatalogPort } from './catalog/types.ts';
 import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
@@ -23,7 +23,7 @@ import { PostgresJournalStore } from './journal/postgres/store.ts';
 import { SqliteJournalStore } from './journal/sqlite/store.ts';
 import type { JournalStore } from './journal/types.ts';
 import { createLogger, type Logger } from './log.ts';
-import { ServiceMetrics, instrumentCatalog, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
+import { ServiceMetrics, instrumentCatalog, instrumentGate, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck, postgresWritableCheck } from './ops/readiness.ts';
 import { SchemeRegistry } from './scheme/registry.ts';
 import type { FacilitatorExtension, PaymentScheme } from './scheme/types.ts';
@@ -69,14 +69,18 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Opens the catalog at config.dbPath; one that cannot open must not stop payments (logged, discovery 500). */
+/**
+ * Opens the catalog at config.dbPath; one that cannot open must not stop payments (logged,
+ * discovery 500), and is opened again once it can be (catalogOpenedLater).
+ */
 function openConfiguredCatalog(config: Config, logger: Logger): { catalog: CatalogPort; close: () => Promise<void> } {
+  const open = () => openCatalog({ dbPath: config.dbPath, databaseUrl: databaseUrl(config) ?? undefined, logger });
   try {
-    const catalog = openCatalog({ dbPath: config.dbPath, databaseUrl: databaseUrl(config) ?? undefined, logger });
+    const catalog = open();
     return { catalog, close: () => catalog.close() };
   } catch (err) {
-    logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging');
-    return { catalog: unavailableCatalog(config.dbPath), close: () => Promise.resolve() };
+    logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging until it can');
+    return catalogOpenedLater(open, config.dbPath, logger);
   }
 }
 
@@ -132,7 +136,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const ownJournal = overrides.journal === undefined && stellar !== undefined ? openConfiguredJournal(config, logger, registry) : null;
   const journal = ownJournal ?? overrides.journal ?? null;
   // The payment-identifier id is honoured by the journal, so it is advertised only with one.
-  if (journal) registry.journalWith(journal).extend(paymentIdentifierExtension);
+  if (journal) registry.journalWith(instrumentGate(journal, metrics)).extend(paymentIdentifierExtension);
   const stopReconciler =
     ownJournal && stellar ? ownJournal.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
 

@@ -4,7 +4,7 @@
  * becomes the `bazaar` entry of EXTENSION-RESPONSES (openapi.yaml, ExtensionResponses).
  */
 import type { FacilitatorExtension } from '../scheme/types.ts';
-import type { CatalogPort, ListPage, SearchPage } from './types.ts';
+import type { Catalog, CatalogLogger, CatalogPort } from './types.ts';
 
 /** The extension identifier advertised in /supported and used as the EXTENSION-RESPONSES key. */
 export const BAZAAR = 'bazaar';
@@ -27,14 +27,50 @@ export class CatalogUnavailable extends Error {
   }
 }
 
+/** How often at most a catalog that could not open is tried again. */
+export const CATALOG_REOPEN_INTERVAL_MS = 1_000;
+
 /**
- * What the service runs with when the catalog cannot open: payments must not stop, so settle runs
- * with no `bazaar` entry and both discovery routes answer 500 (the fault is logged at start).
+ * What the service runs with when the catalog cannot open at start (a read-only or full
+ * filesystem, a missing directory): payments must not stop, so until it opens settle runs with no
+ * `bazaar` entry (rejected when strict, so the journal lists the payment later) and both discovery
+ * routes answer 500. Each request tries to open it again, at most once a second: nothing was open,
+ * so opening later is safe, and once the fault is repaired the catalog serves without a restart.
  */
-export function unavailableCatalog(dbPath: string): CatalogPort {
+export function catalogOpenedLater(
+  open: () => Catalog,
+  dbPath: string,
+  logger: Pick<CatalogLogger, 'warn'> & { info(obj: object, msg: string): void },
+  now: () => number = Date.now,
+): { catalog: CatalogPort; close: () => Promise<void> } {
+  let opened: Catalog | undefined;
+  let lastTry = now();
+  let closed = false;
+  const current = (): Catalog | undefined => {
+    if (opened || closed || now() - lastTry < CATALOG_REOPEN_INTERVAL_MS) return opened;
+    lastTry = now();
+    try {
+      opened = open();
+      logger.info({}, 'catalog opened; discovery and listing resume');
+    } catch {
+      // Still failing: logged once at start, not on every request.
+    }
+    return opened;
+  };
   return {
-    recordSettlement: () => Promise.resolve(null),
-    list: (): Promise<ListPage> => Promise.reject(new CatalogUnavailable(dbPath)),
-    search: (): Promise<SearchPage> => Promise.reject(new CatalogUnavailable(dbPath)),
+    catalog: {
+      recordSettlement: (settled, options) => {
+        const catalog = current();
+        if (catalog) return catalog.recordSettlement(settled, options);
+        return options?.strict ? Promise.reject(new CatalogUnavailable(dbPath)) : Promise.resolve(null);
+      },
+      list: (filters, page, requester) => current()?.list(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+      search: (query, filters, page, requester) =>
+        current()?.search(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+    },
+    close: async () => {
+      closed = true;
+      await opened?.close();
+    },
   };
 }

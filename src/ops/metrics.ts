@@ -9,7 +9,7 @@ import type { Next } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SchemaNotJudgedError, type CatalogPort } from '../catalog/types.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
-import type { PaymentScheme } from '../scheme/types.ts';
+import type { PaymentScheme, SettlementGate } from '../scheme/types.ts';
 
 /** Settle waits for a ledger close: buckets from a fast devnet to a slow network. */
 const SETTLE_BUCKETS = [0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 30, 60];
@@ -160,6 +160,31 @@ export function instrumentScheme<S extends PaymentScheme>(scheme: S, metrics: Se
       stop({ outcome: result.success ? 'success' : 'failure' });
       metrics.settleOutcomes.inc({ code });
       return result;
+    },
+  });
+}
+
+/**
+ * The settlement journal with the settles it refuses itself counted: a journal that cannot read or
+ * is waiting for a write to succeed answers `svc_journal_unavailable` without calling the scheme,
+ * which instrumentScheme would never see. (A refusal the journal makes inside the scheme's settle,
+ * before submission, is the scheme's result and counted there; copies answered from a record are
+ * not new settle results.)
+ */
+export function instrumentGate<G extends SettlementGate>(gate: G, metrics: ServiceMetrics): G {
+  return override(gate, {
+    settle: async (request: Parameters<SettlementGate['settle']>[0]) => {
+      let schemeCalled = false;
+      const scheme = override(request.scheme, {
+        settle: (...args: Parameters<PaymentScheme['settle']>) => {
+          schemeCalled = true;
+          return request.scheme.settle(...args);
+        },
+      });
+      const outcome = await gate.settle({ ...request, scheme });
+      if (!schemeCalled && outcome.result.errorReason === 'svc_journal_unavailable')
+        metrics.settleOutcomes.inc({ code: 'svc_journal_unavailable' });
+      return outcome;
     },
   });
 }

@@ -124,6 +124,14 @@ async function stop(svc: Svc): Promise<number | null> {
   return svc.exited;
 }
 
+/** Resolves once the catalog lists `p`'s resource (discovery answers from the catalog database). */
+const listed = (svc: Svc, p: Payment) =>
+  until(`${p.url} listed`, async () => {
+    const res = await fetch(`${svc.url}/discovery/resources?resource=${encodeURIComponent(p.url)}`);
+    const body = res.status === 200 ? ((await res.json()) as { pagination: { total: number } }) : undefined;
+    return body && body.pagination.total === 1 ? true : undefined;
+  });
+
 /** Every transaction the devnet included whose source is one of `submitters`. */
 function includedFrom(submitters: string[]): string[] {
   const sources = new Set(submitters);
@@ -228,6 +236,8 @@ describe.skipIf(skipReason !== null)('storage faults on a real tmpfs', () => {
     // Nothing was submitted without its journal record.
     const included = includedFrom(submitters);
     for (const hash of included) expect((await api(svc.url).get(`/settlements/${hash}`)).status, hash).toBe(200);
+    // The catalog, open while the disk was full, writes again: every landed payment is listed.
+    for (const p of [...burst, ...late].filter(landed)) await listed(svc, p);
     await ready.stop();
     console.info(
       `full disk mid-burst: answers ${JSON.stringify(byCode)}, landed when answered ${landedAtAnswer}/24 (after same-key retries ${burst.filter(landed).length}); ` +
@@ -303,6 +313,8 @@ describe.skipIf(skipReason !== null)('storage faults on a real tmpfs', () => {
     expect(refused.status).toBe(200);
     expect(refused.body).toMatchObject({ success: false, errorReason: 'svc_journal_unavailable' });
     expect(landed(p!)).toBe(false);
+    // The catalog could not open either: discovery answers 500 until it can.
+    expect((await fetch(`${svc.url}/discovery/resources`)).status).toBe(500);
 
     execFileSync('mount', ['-o', 'remount,rw', dir]);
     const writableAt = Date.now() - startedAt;
@@ -311,6 +323,9 @@ describe.skipIf(skipReason !== null)('storage faults on a real tmpfs', () => {
     expect((await settle(svc.url, p!)).body).toMatchObject({ success: true });
     expect((await settle(svc.url, q!)).body).toMatchObject({ success: true });
     expect(log.text()).toContain('settlement journal writes again');
+    // ...and the catalog opens without a restart: both payments are listed.
+    await listed(svc, p!);
+    await listed(svc, q!);
     await ready.stop();
     console.info(`read-only start: /ready 200 ${up} ms after the remount (at ${writableAt} ms); changes ${JSON.stringify(ready.changes)}`);
     expect(await stop(svc)).toBe(0);
