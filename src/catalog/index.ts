@@ -29,7 +29,13 @@ export type { Catalog, CatalogOptions, CatalogPort, BazaarOutcome } from './type
 
 export const DEFAULT_READ_DEADLINE_MS = 2000;
 export const DEFAULT_WRITE_DEADLINE_MS = 2000;
-export const DEFAULT_READERS = 2;
+export const DEFAULT_READERS = 1;
+/**
+ * Readers started on demand beyond `readers`: when a request that may run waits and every reader
+ * is busy (heavy searches on all of them that may take one, say), one more starts, and stops after
+ * 30 s idle, so an idle service holds no more threads than before.
+ */
+export const BURST_READERS = 1;
 /**
  * A search of this many distinct terms or more is heavy: its threshold walk reads and ranks every
  * term's postings, several times a one- or two-term search (docs/BENCHMARKS.md "Discovery under a
@@ -89,7 +95,8 @@ export function openCatalog(options: CatalogOptions): Catalog {
       threads: readerThreads,
       maxQueued: maxQueuedReads,
       maxQueuedPerClient: Math.max(1, Math.ceil(maxQueuedReads / CLIENT_QUEUE_SHARE)),
-      heavyThreads: Math.max(1, readerThreads - 1),
+      burstThreads: BURST_READERS,
+      heavyThreads: Math.max(1, readerThreads + BURST_READERS - 1),
       deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,
     },
     onLog,

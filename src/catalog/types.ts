@@ -108,8 +108,9 @@ export interface CatalogOptions {
   /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
   softBudgetMs?: number;
   /**
-   * Reader worker threads (default 2; the writer is always one more). Heavy searches run on all
-   * but one of them, so light requests always find a free reader.
+   * Reader worker threads (default 1; the writer is always one more), plus one started while
+   * requests wait and every reader is busy (stopped after 30 s idle). Heavy searches run on all
+   * readers but one, so light requests always find a free reader.
    */
   readers?: number;
   /** Discovery requests waiting for a reader beyond this are refused with svc_catalog_busy (default 64). */

@@ -81,17 +81,59 @@ describe('the reader lane', () => {
     const heavy = 'a b c d e f g h';
     const flood = Array.from({ length: 17 }, () => lanes.run(search(heavy), { client: 'flood', heavy: true }).then(() => 'ok'));
     // Dispatch is synchronous: one heavy search runs, 16 wait, the second reader stays free.
-    expect(lanes.load).toEqual({ queued: 16, running: 1, heavyRunning: 1 });
+    expect(lanes.load).toEqual({ threads: 2, queued: 16, running: 1, heavyRunning: 1 });
     // The 18th is over the client's share: refused at once, saying why.
     await expect(lanes.run(search(heavy), { client: 'flood', heavy: true })).rejects.toThrow(
       /this client already has 16 catalog requests waiting/,
     );
     // Another client's light search takes the free reader at once.
     const honest = lanes.run(search('weather forecast'), { client: 'honest' });
-    expect(lanes.load).toEqual({ queued: 16, running: 2, heavyRunning: 1 });
+    expect(lanes.load).toEqual({ threads: 2, queued: 16, running: 2, heavyRunning: 1 });
     await honest;
     expect(await Promise.all(flood)).toEqual(Array(17).fill('ok'));
-    expect(lanes.load).toEqual({ queued: 0, running: 0, heavyRunning: 0 });
+    expect(lanes.load).toEqual({ threads: 2, queued: 0, running: 0, heavyRunning: 0 });
+  });
+});
+
+describe('a reader started on demand', () => {
+  const t = tempDir('svc-burst-');
+  const dbPath = join(t.dir, 'catalog.sqlite');
+  new CatalogStore(dbPath).close();
+  const lanes = new WorkerLanes(
+    {
+      dbPath,
+      databaseUrl: undefined,
+      role: 'reader',
+      softBudgetMs: undefined,
+      schemaWallMs: undefined,
+      threads: 1,
+      burstThreads: 1,
+      burstIdleMs: 200,
+      heavyThreads: 1,
+      maxQueued: 64,
+      maxQueuedPerClient: 16,
+      deadlineMs: 60_000,
+    },
+    () => undefined,
+  );
+  afterAll(async () => {
+    await lanes.close();
+    t.cleanup();
+  });
+  const search = (query: string) => ({ op: 'search' as const, now: Date.now(), query, filters: {}, page: { limit: 5 } });
+
+  it('starts when a light request would wait behind heavy work, and stops once idle', async () => {
+    const flood = Array.from({ length: 4 }, () => lanes.run(search('a b c d e f g h'), { client: 'flood', heavy: true }));
+    // Heavy work waiting for the heavy thread starts nothing more.
+    expect(lanes.load).toEqual({ threads: 1, queued: 3, running: 1, heavyRunning: 1 });
+    const honest = lanes.run(search('weather forecast'), { client: 'honest' });
+    expect(lanes.load).toEqual({ threads: 2, queued: 3, running: 2, heavyRunning: 1 });
+    await Promise.all([honest, ...flood]);
+    const deadline = Date.now() + 30_000;
+    while (lanes.load.threads > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(lanes.load).toEqual({ threads: 1, queued: 0, running: 0, heavyRunning: 0 });
+    // The lane still answers on its own thread.
+    await lanes.run(search('weather'), { client: 'honest' });
   });
 });
 

@@ -43,6 +43,12 @@ export class FairQueue<J extends QueuedJob> {
     return true;
   }
 
+  /** Whether take(heavyAllowed) would return a job. */
+  ready(heavyAllowed: boolean): boolean {
+    for (const jobs of this.byClient.values()) if (heavyAllowed || !jobs[0]!.heavy) return true;
+    return false;
+  }
+
   /**
    * The next job to run: the oldest job of the first client in turn whose oldest job may run now
    * (a heavy one only when `heavyAllowed`); that client's turn then goes to the back.

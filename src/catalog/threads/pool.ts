@@ -52,6 +52,13 @@ type LaneSetup = WorkerSetup & {
   maxQueuedPerClient?: number;
   /** Threads that may run heavy requests at once (default all). */
   heavyThreads?: number;
+  /**
+   * Threads started beyond `threads` when a request that may run waits and every thread is busy
+   * (default 0); each stops again after `burstIdleMs` idle (default 30 s), so an idle service does
+   * not hold their memory.
+   */
+  burstThreads?: number;
+  burstIdleMs?: number;
 };
 
 /** Who a request is for and what it costs, for the lane's fair queue. */
@@ -96,6 +103,9 @@ export class WorkerLanes {
   /** Threads lost since one last answered; each respawn waits longer (a thread that cannot start would spin). */
   private lossesInARow = 0;
   private respawnTimer: NodeJS.Timeout | undefined;
+  /** When each idle thread last finished a request (burst threads retire after burstIdleMs). */
+  private readonly idleSince = new Map<Worker, number>();
+  private retireTimer: NodeJS.Timeout | undefined;
 
   private readonly setup: LaneSetup;
   private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void;
@@ -126,6 +136,7 @@ export class WorkerLanes {
       this.jobs.delete(reply.id);
       this.stopped(worker);
       this.idle.push(worker);
+      this.idleSince.set(worker, Date.now());
       if (job) this.finish(job, reply);
       this.dispatch();
     });
@@ -135,6 +146,7 @@ export class WorkerLanes {
       this.stopped(worker);
       const at = this.idle.indexOf(worker);
       if (at !== -1) this.idle.splice(at, 1);
+      this.idleSince.delete(worker);
       if (job) this.fail(job, new Error(`catalog worker ${why}`));
       if (!this.closing) {
         const delayMs = this.lossesInARow === 0 ? 0 : Math.min(RESPAWN_MAX_DELAY_MS, 100 * 2 ** (this.lossesInARow - 1));
@@ -153,6 +165,23 @@ export class WorkerLanes {
     this.idle.push(worker);
   }
 
+  /** Stops idle threads beyond the lane's count once they have been idle burstIdleMs. */
+  private retireIdle(): void {
+    const idleMs = this.setup.burstIdleMs ?? 30_000;
+    for (const worker of [...this.idle]) {
+      if (this.workers.size <= this.setup.threads) break;
+      if (Date.now() - (this.idleSince.get(worker) ?? 0) < idleMs) continue;
+      this.idle.splice(this.idle.indexOf(worker), 1);
+      this.workers.delete(worker); // its exit is then no loss
+      this.idleSince.delete(worker);
+      worker.postMessage('close');
+    }
+    if (this.workers.size <= this.setup.threads) {
+      clearInterval(this.retireTimer);
+      this.retireTimer = undefined;
+    }
+  }
+
   /** Starts threads until the lane has its count again (after a delayed respawn). */
   private refill(): void {
     this.respawnTimer = undefined;
@@ -161,8 +190,8 @@ export class WorkerLanes {
   }
 
   /** Requests waiting, running, and running heavy, now. */
-  get load(): { queued: number; running: number; heavyRunning: number } {
-    return { queued: this.queue.size, running: this.running.size, heavyRunning: this.heavyRunning };
+  get load(): { threads: number; queued: number; running: number; heavyRunning: number } {
+    return { threads: this.workers.size, queued: this.queue.size, running: this.running.size, heavyRunning: this.heavyRunning };
   }
 
   /** The thread no longer runs its job. */
@@ -209,10 +238,20 @@ export class WorkerLanes {
   }
 
   private dispatch(): void {
-    while (this.idle.length > 0 && this.queue.size > 0) {
-      const job = this.queue.take(this.heavyRunning < (this.setup.heavyThreads ?? this.setup.threads));
+    const burst = this.setup.burstThreads ?? 0;
+    while (this.queue.size > 0) {
+      const heavyAllowed = this.heavyRunning < (this.setup.heavyThreads ?? this.setup.threads + burst);
+      if (this.idle.length === 0) {
+        // Every thread is busy and a request could run: start a burst thread, unless threads are
+        // being lost (the respawn backoff decides then).
+        if (this.closing || this.respawnTimer || this.workers.size >= this.setup.threads + burst || !this.queue.ready(heavyAllowed)) return;
+        this.spawn();
+        this.retireTimer ??= setInterval(() => this.retireIdle(), Math.max(50, (this.setup.burstIdleMs ?? 30_000) / 2)).unref();
+      }
+      const job = this.queue.take(heavyAllowed);
       if (!job) return;
       const worker = this.idle.pop()!;
+      this.idleSince.delete(worker);
       if (job.heavy) this.heavyRunning++;
       this.running.set(worker, job);
       this.jobs.set(job.id, job);
@@ -252,6 +291,7 @@ export class WorkerLanes {
   async close(): Promise<void> {
     this.closing = true;
     clearTimeout(this.respawnTimer);
+    clearInterval(this.retireTimer);
     for (const job of this.queue.drain()) this.fail(job, new Error('the catalog is closed'));
     const exits = [...this.workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
     for (const worker of this.workers) {
