@@ -2,9 +2,9 @@
  * The outcomes owed to requests answered `settlement_pending` (docs/OPERATIONS.md "Outcomes the
  * RPC cannot tell"). The x402 SDKs retry such an answer once, with the same payload and without
  * any key; that retry must get the outcome, while any other copy of the payment stays a replay. So
- * the digest of the request answered pending is kept with its record (for a retry reaching another
- * instance) and in memory (for a retry arriving while the store cannot write), and the final
- * outcome is told once: the first retry claims it.
+ * the digest of the request answered pending is kept with its record (for a retry reaching any
+ * instance), or in memory when the store cannot write it (then only this instance can answer the
+ * retry), and the final outcome is told once: the first retry claims it.
  */
 import type { JournalStore, SettlementRecord } from './types.ts';
 
@@ -22,12 +22,19 @@ export class OwedOutcomes {
     private readonly writeFailed: (err: unknown, operation: string) => unknown,
   ) {}
 
-  /** The request with `digest` was answered `settlement_pending` for this payment. */
+  /**
+   * The request with `digest` was answered `settlement_pending` for this payment. Kept in memory only
+   * when the store cannot record it: a mark in the store is claimed there, by whichever instance.
+   */
   async mark(identity: string, digest: string): Promise<void> {
     this.inMemory.delete(identity);
-    this.inMemory.set(identity, digest);
-    if (this.inMemory.size > IN_MEMORY_MAX) this.inMemory.delete(this.inMemory.keys().next().value!);
-    await this.store.markOwed(identity, digest).catch((err: unknown) => this.writeFailed(err, 'markOwed'));
+    try {
+      await this.store.markOwed(identity, digest);
+    } catch (err) {
+      this.writeFailed(err, 'markOwed');
+      this.inMemory.set(identity, digest);
+      if (this.inMemory.size > IN_MEMORY_MAX) this.inMemory.delete(this.inMemory.keys().next().value!);
+    }
   }
 
   /** Whether the request with `digest` is owed this payment's outcome. */
@@ -40,16 +47,14 @@ export class OwedOutcomes {
    * `unwritable` when the store cannot record the claim now (the outcome stays owed).
    */
   async claim(record: SettlementRecord, digest: string): Promise<Claim> {
-    const here = this.inMemory.get(record.identity) === digest;
     // A mark that never reached the store: only this process owes it.
     if (record.owedDigest !== digest) {
+      const here = this.inMemory.get(record.identity) === digest;
       if (here) this.inMemory.delete(record.identity);
       return here ? 'claimed' : 'taken';
     }
     try {
-      const claimed = await this.store.claimOwed(record.identity, digest);
-      if (here) this.inMemory.delete(record.identity);
-      return claimed ? 'claimed' : 'taken';
+      return (await this.store.claimOwed(record.identity, digest)) ? 'claimed' : 'taken';
     } catch (err) {
       this.writeFailed(err, 'claimOwed');
       return 'unwritable';

@@ -214,3 +214,36 @@ describe("settlement_pending with a stock @x402/core seller and with svc's own s
     }
   });
 });
+
+describe('settlement_pending across instances sharing Postgres', () => {
+  it('the retry reaching another instance gets the outcome from the shared record, once; one transaction', async () => {
+    const url = await freshDatabase();
+    const submitter = await h.devnet.createAccount({ usdcTrustline: false });
+    const a = await journaledFacilitator(h, { store: await PostgresJournalStore.open(url), submitterSecret: submitter.secret });
+    const b = await journaledFacilitator(h, { store: await PostgresJournalStore.open(url), submitterSecret: submitter.secret });
+    try {
+      const p = await paidRequest({ maxTimeoutSeconds: 3 });
+      let first: { status: number; body: any } | undefined;
+      const sent = await transactionsBy(submitter.publicKey, async () => {
+        h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
+        try {
+          first = await a.settle(p.payload, p.req);
+        } finally {
+          h.devnet.faults.clear();
+        }
+        expect(first.body).toMatchObject({
+          success: false,
+          errorReason: 'settlement_pending',
+          transaction: expect.stringMatching(/^[0-9a-f]{64}$/),
+        });
+        // The stock SDK's retry: the same request, no key, here reaching the other instance.
+        expect((await b.settle(p.payload, p.req)).body).toMatchObject({ success: true, transaction: first.body.transaction });
+        expect((await a.settle(p.payload, p.req)).body.errorReason).toBe('invalid_exact_stellar_payload_simulation_failed');
+      });
+      expect(sent).toBe(1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

@@ -3,7 +3,7 @@
  * write"), over real HTTP on the devnet with a real SQLite journal whose calls fail on demand at the
  * JournalStore boundary, as a full disk makes them fail. A reserve that fails refuses before
  * submission; a result that cannot be recorded is answered as what svc knows (a confirmed success,
- * else unconfirmed) and stays recoverable. The real faults (a full tmpfs, an unlinked file, a
+ * else settlement_pending, whose retry is answered from the record) and stays recoverable. The real faults (a full tmpfs, an unlinked file, a
  * read-only filesystem) with real processes are test/journal/storage.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,7 +73,7 @@ describe('a journal that cannot write', () => {
     }
   });
 
-  it('a result that cannot be recorded: a confirmed success is answered success and written (and listed) by the reconciler later; a rejected submission is answered unconfirmed', async () => {
+  it('a result that cannot be recorded: a confirmed success is answered success and written (and listed) by the reconciler later; a rejected submission is answered settlement_pending, and so is its retry', async () => {
     const { store, failing } = faultyStore();
     const f = await journaledFacilitator(h, { store });
     try {
@@ -94,7 +94,7 @@ describe('a journal that cannot write', () => {
       const q = await paid();
       await until('the journal writing again', async () => ((await f.journal.writeCheck()).ok ? true : undefined));
       h.devnet.faults.sendStatus('ERROR', { times: 1 });
-      failing.add('resolve');
+      failing.add('resolve').add('markOwed');
       const rejected = await f.settle(q.payload, q.req, 'key-q');
       expect(rejected.body).toMatchObject({
         success: false,
@@ -105,6 +105,10 @@ describe('a journal that cannot write', () => {
       failing.clear();
       expect((await store.unresolved(10)).map((r) => [r.payTo, r.state])).toEqual([[q.seller.publicKey(), 'submitted']]);
       expect(h.devnet.balances(q.seller.publicKey()).usdc).toBe(0n);
+      // The SDKs' retry (the same request, no key) is owed the outcome although the store could not
+      // record that (kept in memory): it is answered from the record, pending still, never a replay.
+      const retry = await f.settle(q.payload, q.req);
+      expect(retry.body).toMatchObject({ errorReason: 'settlement_pending', transaction: rejected.body.transaction });
     } finally {
       h.devnet.faults.clear();
       await f.close();
