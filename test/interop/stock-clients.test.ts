@@ -21,6 +21,12 @@ import { join } from 'node:path';
 import { x402Client } from '@x402/core/client';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import {
+  PAYMENT_IDENTIFIER,
+  appendPaymentIdentifierToExtensions,
+  declarePaymentIdentifierExtension,
+  generatePaymentId,
+} from '@x402/extensions/payment-identifier';
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
 import { createEd25519Signer } from '@x402/stellar';
 import { ExactStellarScheme as StellarClientScheme } from '@x402/stellar/exact/client';
@@ -172,6 +178,40 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
     );
     expect(found.resources.map((r) => r.resource)).toContain(`${seller.url}/weather`);
   }, 60_000);
+
+  it('payment-identifier from a stock buyer: the first payment settles with its id; a new payment reusing the id is refused 409 svc_idempotency_key_conflict and moves nothing', async () => {
+    const payer = await stack.devnet.createAccount({ usdc: 10n * 10_000_000n });
+    const keyed = await startStockSeller({
+      facilitatorUrl: stack.svc.url,
+      routes: {
+        'GET /ticket': {
+          accepts: { scheme: 'exact', network: 'stellar:testnet', payTo: stack.accounts.seller.publicKey, price: '$0.001' },
+          extensions: { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension() },
+        },
+      },
+      handlers: { 'GET /ticket': () => ({ ticket: 'A1' }) },
+    });
+    try {
+      // The upstream client example: one id per logical request, appended before each payment is created.
+      const id = generatePaymentId();
+      const { client, fetchWithPayment } = stockBuyer(payer.secret);
+      client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+        appendPaymentIdentifierToExtensions((paymentRequired.extensions ??= {}), id);
+      });
+      const first = await fetchWithPayment(`${keyed.url}/ticket`);
+      expect(first.status).toBe(200);
+      // The same id on a new payment (a new signed authorization): a conflict at svc, nothing submitted.
+      const second = await fetchWithPayment(`${keyed.url}/ticket`);
+      expect(second.status).not.toBe(200);
+      expect(keyed.settlements.map((x) => [x.success, x.errorReason])).toEqual([
+        [true, undefined],
+        [false, 'svc_idempotency_key_conflict'],
+      ]);
+      expect(stack.devnet.balances(payer.publicKey).usdc).toBe(10n * 10_000_000n - BigInt(PRICE_BASE_UNITS));
+    } finally {
+      await keyed.close();
+    }
+  }, 30_000);
 
   it('a payment svc rejects reaches the stock seller as the scheme code; the buyer gets a 402 and pays nothing', async () => {
     const payer = await stack.devnet.createAccount({ usdc: 10n * 10_000_000n });
