@@ -192,7 +192,10 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       if (cap.warning) logger.warn({ maxConnections: cap.maxConnections, descriptorLimit: cap.descriptorLimit }, cap.warning);
       const { headersTimeoutMs, requestTimeoutMs, maxConnectionsPerAddress } = config;
       const limits = { headersTimeoutMs, requestTimeoutMs, maxConnectionsPerAddress, maxConnections: cap.maxConnections };
-      const running = await listen(app, port, host, limits, contract.routes, (fields, message) => logger.warn(fields, message));
+      const running = await listen(app, port, host, limits, contract.routes, {
+        warn: (fields, message) => logger.warn(fields, message),
+        watch: (table) => metrics.watchConnections(table),
+      });
       servers.push(running);
       // A failed compile is answered on the request that needs it (500, logged there).
       contract.warmUp(VALIDATED_OPERATIONS).catch(() => undefined);

@@ -26,6 +26,7 @@ import type { ReadinessProbe } from '../ops/readiness.ts';
 import type { SchemeRegistry } from '../scheme/registry.ts';
 import type { PaymentPriority } from './payment-priority.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
+import type { ConnectionObservers } from './connection-cap.ts';
 import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
 import { HttpError } from './errors.ts';
 import {
@@ -164,11 +165,11 @@ export function listen(
   host = '127.0.0.1',
   limits?: ConnectionLimits,
   routes: readonly RouteEntry[] = [],
-  warn?: (fields: Record<string, unknown>, message: string) => void,
+  observers: ConnectionObservers = {},
 ): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host);
-    guardConnections(server, limits, routes, warn);
+    guardConnections(server, limits, routes, observers);
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;

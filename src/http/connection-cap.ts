@@ -150,14 +150,21 @@ export class ConnectionTable {
 /** How often at most the shedding is logged: a flood sheds on every accept. */
 const SHED_LOG_INTERVAL_MS = 60_000;
 
-/** Applies both caps to a server; `warn` hears, at most once a minute, how many connections were shed. */
+/** Who hears of the caps: `warn`, at most once a minute, how many connections were shed; `watch`, the table (metrics). */
+export interface ConnectionObservers {
+  warn?: (fields: Record<string, unknown>, message: string) => void;
+  watch?: (table: ConnectionTable) => void;
+}
+
+/** Applies both caps to a server. */
 export function capConnections(
   server: Server,
   maxTotal: number,
   maxPerAddress: number,
-  warn?: (fields: Record<string, unknown>, message: string) => void,
+  { warn, watch }: ConnectionObservers = {},
 ): ConnectionTable {
   const table = new ConnectionTable(maxTotal, maxPerAddress);
+  watch?.(table);
   let logged: ShedCounts = { evicted: 0, refused: 0 };
   let lastLog = 0;
   server.on('connection', (socket: Socket) => {

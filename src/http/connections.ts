@@ -15,7 +15,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { LOW_DESCRIPTOR_LIMIT as LOW_LIMIT, capConnections, defaultConnectionCap, descriptorLimit } from './connection-cap.ts';
+import {
+  LOW_DESCRIPTOR_LIMIT as LOW_LIMIT,
+  capConnections,
+  defaultConnectionCap,
+  descriptorLimit,
+  type ConnectionObservers,
+} from './connection-cap.ts';
 import { errorBody, shapeOf, type RouteShape } from './errors.ts';
 import { SANE_REQUEST_ID } from './middleware.ts';
 
@@ -198,7 +204,7 @@ export function guardConnections(
   server: Server,
   limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   routes: readonly RouteEntry[] = [],
-  warn?: (fields: Record<string, unknown>, message: string) => void,
+  observers: ConnectionObservers = {},
 ): void {
   server.headersTimeout = limits.headersTimeoutMs;
   server.requestTimeout = limits.requestTimeoutMs;
@@ -212,5 +218,5 @@ export function guardConnections(
   // An expectation other than 100-continue: Node would answer a bare 417, which no operation
   // declares; RFC 9110 §10.1.1 lets a server ignore it, so the request is served as usual.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
-  capConnections(server, limits.maxConnections ?? connectionCapAtStart(null).maxConnections, limits.maxConnectionsPerAddress, warn);
+  capConnections(server, limits.maxConnections ?? connectionCapAtStart(null).maxConnections, limits.maxConnectionsPerAddress, observers);
 }

@@ -24,6 +24,12 @@ export interface PoolGauge {
   readonly waiting: number;
 }
 
+/** The connection caps' counts (src/http/connection-cap.ts ConnectionTable). */
+export interface ConnectionGauge {
+  readonly size: number;
+  readonly shed: { readonly evicted: number; readonly refused: number };
+}
+
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
@@ -76,6 +82,7 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
   private readonly pools: PoolGauge[] = [];
+  private readonly connections: ConnectionGauge[] = [];
   private readonly counted = new Set<string>();
 
   constructor() {
@@ -96,8 +103,38 @@ export class ServiceMetrics {
         this.set(pools.reduce((n, p) => n + p.waiting, 0));
       },
     });
+    const connections = this.connections;
+    new Gauge({
+      name: 'svc_http_connections_open',
+      help: 'Open client connections, counted by the connection caps.',
+      registers: [this.registry],
+      collect() {
+        this.set(connections.reduce((n, c) => n + c.size, 0));
+      },
+    });
+    new Counter({
+      name: 'svc_http_connections_shed_total',
+      help: 'Connections closed by the caps: evicted (idle, of the busiest address, to admit a newcomer at MAX_CONNECTIONS) or refused (on accept).',
+      labelNames: ['reason'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(
+          { reason: 'evicted' },
+          connections.reduce((n, c) => n + c.shed.evicted, 0),
+        );
+        this.inc(
+          { reason: 'refused' },
+          connections.reduce((n, c) => n + c.shed.refused, 0),
+        );
+      },
+    });
     // Process metrics, including nodejs_eventloop_lag_seconds and its percentiles.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
+  }
+
+  watchConnections(table: ConnectionGauge): void {
+    this.connections.push(table);
   }
 
   watchPool(pool: PoolGauge): void {

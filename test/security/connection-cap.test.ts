@@ -132,6 +132,19 @@ describe('the total connection cap', () => {
     for (let i = 0; i < 3; i++) expect(await healthFrom(s.port, '127.0.0.6')).toBe(200);
     expect(floodB.some((c) => c.closed)).toBe(false);
     expect(await connections(s)).toBeLessThanOrEqual(12);
+    // The metrics count what the caps closed (5 evicted so far, a few more if a probe came before the last one had closed; nothing refused).
+    const metrics = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: s.port, path: '/metrics', localAddress: '127.0.0.6', agent: false }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.once('end', () => resolve(text));
+      });
+      req.once('error', reject);
+      req.end();
+    });
+    expect(metrics).toMatch(/^svc_http_connections_shed_total\{reason="evicted"\} [5-8]$/m);
+    expect(metrics).toMatch(/^svc_http_connections_shed_total\{reason="refused"\} 0$/m);
+    expect(metrics).toMatch(/^svc_http_connections_open 1[0-2]$/m);
 
     // The held settle's connection was never chosen: released, it is answered.
     release();
