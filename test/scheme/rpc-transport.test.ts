@@ -1,10 +1,11 @@
 /**
  * The JSON-RPC transport under rpc.Server (src/chains/stellar/rpc-transport.ts), against a real
  * loopback server: calls share one kept-alive connection, an HTTP error is named as the SDK's
- * client names it, a silent server times out, and a redirect is left to the SDK's own client.
+ * client names it, a silent server times out, a redirect is left to the SDK's own client, and a
+ * call sent on a kept-alive connection the server had just closed is sent again on a new one.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keepAliveClient, type PostClient } from '../../src/chains/stellar/rpc-transport.ts';
 
@@ -57,5 +58,31 @@ describe('keep-alive JSON-RPC transport', () => {
     await expect(client.post(`${base}/silent`, {})).rejects.toThrow('timeout of 300ms exceeded');
     await expect(client.post(`${base}/moved`, {})).resolves.toMatchObject({ data: { result: 'via fallback' } });
     expect(fallbackCalls).toEqual([`${base}/moved`]);
+  });
+
+  it('sends a call again on a new connection when the kept-alive one it took was closed by the server', async () => {
+    // The race of an idle close with the next call, made certain: this server reads the second
+    // request of every connection and closes that connection without answering.
+    const requestsOn = new Map<Socket, number>();
+    let received = 0;
+    const closing = http.createServer((req, res) => {
+      received++;
+      const n = (requestsOn.get(req.socket) ?? 0) + 1;
+      requestsOn.set(req.socket, n);
+      if (n === 2) return void req.socket.destroy();
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{}}'));
+    });
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/`;
+      const client = keepAliveClient(fallback, 5_000);
+      await expect(client.post(url, { id: 1 })).resolves.toMatchObject({ status: 200 });
+      await expect(client.post(url, { id: 2 })).resolves.toMatchObject({ status: 200, data: { result: {} } });
+      expect(received).toBe(3); // the first call, the second on the reused connection (closed), and again on a new one
+      expect(requestsOn.size).toBe(2);
+    } finally {
+      closing.closeAllConnections();
+      closing.close();
+    }
   });
 });

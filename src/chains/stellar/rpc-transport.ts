@@ -6,6 +6,12 @@
  * what the SDK relies on: `post(url, body)` answering `{ data, status, headers }`, an error named
  * "Request failed with status code N" for an HTTP error, a timeout from `defaults.timeout`, and a
  * bounded response size. Anything unusual (a redirect) goes to the SDK's own client unchanged.
+ *
+ * A kept-alive connection the server closes as idle can be picked for the next call at the moment
+ * the close is on its way: that call fails with a reset before the server read it. Such a call is
+ * sent again on another connection (node:http's `reusedSocket`), as browsers and undici do. It is
+ * safe for every Stellar RPC method: reads repeat, and a repeated sendTransaction carries the same
+ * signed envelope (same hash, applied at most once).
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -18,6 +24,8 @@ export interface PostClient {
 
 /** Larger answers are refused rather than buffered (a simulation answer is a few KB). */
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** How a write to, or a read from, a connection the server has already closed fails. */
+const STALE_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
 export function keepAliveClient(fallback: PostClient, timeoutMs: number): PostClient {
   const agents = {
@@ -32,7 +40,8 @@ export function keepAliveClient(fallback: PostClient, timeoutMs: number): PostCl
       if (!(protocol in agents)) return fallback.post(url, data, config);
       const body = Buffer.from(typeof data === 'string' ? data : JSON.stringify(data ?? null));
       const timeout = client.defaults.timeout ?? timeoutMs;
-      return new Promise((resolve, reject) => {
+      const attempt = (resolve: (value: Awaited<ReturnType<PostClient['post']>>) => void, reject: (err: unknown) => void) => {
+        let answered = false;
         const request = (protocol === 'https:' ? https : http).request(
           target,
           {
@@ -42,6 +51,7 @@ export function keepAliveClient(fallback: PostClient, timeoutMs: number): PostCl
             timeout,
           },
           (response) => {
+            answered = true;
             const status = response.statusCode ?? 0;
             if (status >= 300 && status < 400) {
               response.resume();
@@ -71,9 +81,14 @@ export function keepAliveClient(fallback: PostClient, timeoutMs: number): PostCl
           },
         );
         request.on('timeout', () => request.destroy(new Error(`timeout of ${timeout}ms exceeded`)));
-        request.on('error', reject);
+        request.on('error', (err: NodeJS.ErrnoException) => {
+          // Each retry takes another pooled connection or a new one, so this ends.
+          if (!answered && request.reusedSocket && STALE_CONNECTION_CODES.has(err.code ?? '')) attempt(resolve, reject);
+          else reject(err);
+        });
         request.end(body);
-      });
+      };
+      return new Promise(attempt);
     },
   };
   return client;
