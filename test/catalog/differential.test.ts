@@ -3,12 +3,22 @@
  * query-time ranking it replaced, reference-ranking.ts) on a generated corpus with a Zipf
  * vocabulary, refreshed listings and filters, over 1,200 generated queries. Every query's full
  * result order must be identical, and a cursor walk in small pages must visit the same list once.
+ *
+ * The corpus is written through the catalog (the settlement hook's ingest decides what is kept);
+ * the queries run on the catalog's own store in this thread. Through the catalog they would run on
+ * its reader thread, which yields the CPU to any other work (nice 10, src/thread-priority.ts): the
+ * thousands of searches here took 13 s on an idle machine and over 120 s beside two busy loops.
+ * The reader lane is tested where it is the subject (test/catalog/search.test.ts, isolation.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog, zipfWords } from './fixtures.ts';
 import { referenceSearch, type ReferenceListing } from './reference-ranking.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
 import { freshCatalogDatabase } from './fresh.ts';
+import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 
 const rand = seededRandom(0x9e3779b9);
 const VOCAB = [
@@ -30,7 +40,20 @@ const asciiWord = () =>
     .normalize('NFD')
     .replace(/[^\x20-\x7e]/g, '') || 'plain';
 
+type Search = (query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) => Promise<SearchPage>;
+
+/** The store of `t`'s catalog, opened in this thread, searched at `t`'s clock. */
+async function storeOf(t: ReturnType<typeof tempCatalog>): Promise<{ search: Search; close: () => Promise<void> }> {
+  if (t.databaseUrl) {
+    const store = await PostgresCatalogStore.open(t.databaseUrl);
+    return { search: (q, f, p) => store.search(q, f, p, t.clock(), DISCOVERY_X402_VERSION), close: () => store.end() };
+  }
+  const store = new CatalogStore(t.dbPath);
+  return { search: async (q, f, p) => store.search(q, f, p, t.clock(), DISCOVERY_X402_VERSION), close: async () => store.close() };
+}
+
 const t = tempCatalog();
+let store: Awaited<ReturnType<typeof storeOf>>;
 const corpus: ReferenceListing[] = [];
 const filtersOf = new Map<number, { network: string; payTo: string }>();
 const noParams = { queryParams: {}, paramSchema: {} };
@@ -71,8 +94,12 @@ beforeAll(async () => {
     if (page.items.length < 100) break;
   }
   expect(corpus).toHaveLength(size);
+  store = await storeOf(t);
 }, 120_000);
-afterAll(() => t.close());
+afterAll(async () => {
+  await store?.close();
+  t.close();
+});
 
 function idOf(resource: unknown): number {
   return Number(/^https:\/\/d(\d+)\.example\.com/.exec(String((resource as { resource: string }).resource))![1]);
@@ -86,10 +113,10 @@ describe('search against the reference ranking', () => {
       const filter = q % 3 === 0 ? { network: 'stellar:pubnet' } : q % 3 === 1 ? { payTo: PAY_TO_B } : {};
       const pool = corpus.filter((l) => Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v));
       const expected = referenceSearch(pool, query);
-      const page = await t.catalog.search(query, filter, { limit: 500 });
+      const page = await store.search(query, filter, { limit: 500 });
       expect(page.resources.map(idOf), query).toEqual(expected);
       // A small first page takes the all-terms tier when it fills the page (search.ts).
-      const top = await t.catalog.search(query, filter, { limit: 5 });
+      const top = await store.search(query, filter, { limit: 5 });
       expect(top.resources.map(idOf), query).toEqual(expected.slice(0, 5));
       if (expected.length > 0) nonEmpty++;
     }
@@ -103,7 +130,7 @@ describe('search against the reference ranking', () => {
       const seen: number[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 200; page++) {
-        const result = await t.catalog.search(query, {}, { limit: 7, ...(cursor ? { cursor } : {}) });
+        const result = await store.search(query, {}, { limit: 7, ...(cursor ? { cursor } : {}) });
         seen.push(...result.resources.map(idOf));
         if (!result.pagination.cursor) break;
         cursor = result.pagination.cursor;
@@ -122,6 +149,7 @@ describe('search against the reference ranking', () => {
  */
 describe.each(BACKENDS)('search where the rounded shares and the rounded sum differ (%s)', (backend) => {
   let ties: ReturnType<typeof tempCatalog>;
+  let tiesStore: Awaited<ReturnType<typeof storeOf>>;
   const listings: ReferenceListing[] = [];
   const tieRand = seededRandom(0x51ed270b);
   // Short terms: a name of all three, each three times, stays within serviceName's 32 characters.
@@ -140,22 +168,26 @@ describe.each(BACKENDS)('search where the rounded shares and the rounded sum dif
       );
       expect(outcome).toEqual({ status: 'success' });
     }
+    tiesStore = await storeOf(ties);
   }, 120_000);
-  afterAll(() => ties?.close());
+  afterAll(async () => {
+    await tiesStore?.close();
+    ties?.close();
+  });
 
   it('first pages of 1 to 6 and cursor walks in pages of 1, 2 and 5 follow the reference order', async () => {
     for (const query of ['al be', 'be ga', 'al be ga', 'ga al']) {
       const expected = referenceSearch(listings, query);
       expect(expected.length).toBeGreaterThan(500);
       for (let limit = 1; limit <= 6; limit++) {
-        const first = await ties.catalog.search(query, {}, { limit });
+        const first = await tiesStore.search(query, {}, { limit });
         expect(first.resources.map(idOf), `${query} limit ${limit}`).toEqual(expected.slice(0, limit));
       }
       for (const limit of [1, 2, 5]) {
         const seen: number[] = [];
         let cursor: string | undefined;
         for (let page = 0; page < 150 && seen.length < 150; page++) {
-          const result = await ties.catalog.search(query, {}, { limit, ...(cursor ? { cursor } : {}) });
+          const result = await tiesStore.search(query, {}, { limit, ...(cursor ? { cursor } : {}) });
           seen.push(...result.resources.map(idOf));
           cursor = result.pagination.cursor ?? undefined;
           if (!cursor) break;

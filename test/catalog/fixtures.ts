@@ -60,6 +60,8 @@ export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z'), opti
     databaseUrl,
     dir,
     logger,
+    /** The catalog's clock. */
+    clock: () => new Date(now),
     tick(ms = 1000) {
       now += ms;
     },
