@@ -1,14 +1,18 @@
 // ESLint (flat config): typescript-eslint's recommended type-checked rules over the TypeScript
 // sources; formatting is Prettier's (eslint-config-prettier turns the overlapping rules off).
+import { join } from 'node:path';
 import js from '@eslint/js';
+import { includeIgnoreFile } from 'eslint/config';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // test/sdk/consumers/ is compiled against SDKs generated at test time (test/sdk/generators.test.ts);
-  // scratch/ holds a developer's own untracked scripts (docs/INTEROP.md), like data/ their data.
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'scratch/', 'src/generated/', 'test/sdk/consumers/'] },
+  // What git ignores is no source of the project (build output, data, a developer's scratch/ and
+  // .scratch-*/ scripts, test artifacts); Prettier reads .gitignore the same way.
+  includeIgnoreFile(join(import.meta.dirname, '.gitignore')),
+  // test/sdk/consumers/ is compiled against SDKs generated at test time (test/sdk/generators.test.ts).
+  { ignores: ['src/generated/', 'test/sdk/consumers/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
