@@ -267,8 +267,10 @@ describe('npm run dev beside a serving run', () => {
     expect(first.output().stdout).toContain('stopped; every port is free.');
     for (const url of [urls.svc, urls.seller, urls.mcpSeller, urls.rpc, urls.https.replace('https:', 'http:')])
       expect(await refused(url), url).toBe(true);
-    // Its lock is gone; its files stay for a look afterwards.
+    // Its lock is gone; its files stay for a look afterwards, the catalog closed (no -wal or -shm
+    // left: every connection to it was closed, its readiness probe's too).
     expect(existsSync(join(first.dataDir!, LOCK_FILE))).toBe(false);
     for (const f of FILES) expect(existsSync(join(first.dataDir!, f)), f).toBe(true);
+    for (const f of ['catalog.sqlite-wal', 'catalog.sqlite-shm']) expect(existsSync(join(first.dataDir!, f)), f).toBe(false);
   }, 30_000);
 });
