@@ -1,28 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import SpreadSequencer from './test/helpers/sequencer.ts';
 
 /**
  * Tests that compare svc's latency with and without an attack: they run after every other file,
  * alone, so the suites running beside them do not decide their outcome.
  */
 const LATENCY_TESTS = ['test/security/schema-load.test.ts'];
-
-/**
- * Files that start several processes or a browser and wait on them with deadlines, or that time
- * the seller-schema budget (whose verdicts depend on the validation thread getting CPU): they run
- * one at a time after the rest, which runs two files at a time (vitest's default is one worker on
- * a 2-core machine, and most files spend their time waiting on the devnet or on sockets).
- */
-const HEAVY_TESTS = [
-  'test/scale/instances.test.ts',
-  'test/security/schemas.test.ts',
-  'test/explorer/explorer.test.ts',
-  'test/interop/dev.test.ts',
-  'test/interop/first-contact.test.ts',
-  'test/journal/process.test.ts',
-  'test/journal/storage.test.ts',
-  'test/security/sockets.test.ts',
-  'test/ops/signals.test.ts',
-];
 
 /** Files that change process-wide settings (environment variables read at import): each in its own process. */
 const OWN_PROCESS_TESTS = ['test/security/ssrf.test.ts'];
@@ -46,18 +29,25 @@ export default defineConfig({
   test: {
     // The second reporter prints a plain `N passed, N failed` closing line for CI logs.
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    sequence: { sequencer: SpreadSequencer },
     // Once for the whole run, for every project: `npm start` runs compiled output, so tests that
     // spawn it need dist/ current; browser tests need Chromium, installed when absent; Postgres
     // tests share one embedded server (freshDatabase()). Set per project, each ran once per project
     // (two PostgreSQL servers started).
-    globalSetup: ['./test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
+    // checkout.ts fails a run that leaves files in the checkout.
+    globalSetup: ['./test/helpers/checkout.ts', './test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
     projects: [
       {
         test: {
           ...shared,
           name: 'suite',
           include: ['test/**/*.test.ts'],
-          exclude: [...LATENCY_TESTS, ...HEAVY_TESTS, ...OWN_PROCESS_TESTS],
+          exclude: [...LATENCY_TESTS, ...OWN_PROCESS_TESTS],
+          // Two files at a time (vitest's own default is one worker on a 2-core machine, and most
+          // files spend their time waiting on the devnet, on processes or on sockets). The files
+          // that start several processes or a browser run among the others, spread through the
+          // run (test/helpers/sequencer.ts), not one at a time after them: each waits on
+          // conditions, not on a share of the CPU (docs/TESTING.md).
           maxWorkers: 2,
           // Two long-lived processes keep the modules they imported: a fresh process per file
           // imported svc again every time, about 128 s of a run in all (docs/TESTING.md).
@@ -69,16 +59,7 @@ export default defineConfig({
         test: { ...shared, name: 'own-process', include: OWN_PROCESS_TESTS, maxWorkers: 1, sequence: { groupOrder: 0 } },
       },
       {
-        test: {
-          ...shared,
-          name: 'heavy',
-          include: HEAVY_TESTS,
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
-        },
-      },
-      {
-        test: { ...shared, name: 'latency', include: LATENCY_TESTS, sequence: { groupOrder: 2 } },
+        test: { ...shared, name: 'latency', include: LATENCY_TESTS, sequence: { groupOrder: 1 } },
       },
     ],
   },
