@@ -125,6 +125,17 @@ export type VerifyCode = keyof typeof VERIFY_CODES;
 export type SettleCode = keyof typeof SETTLE_CODES;
 export type ServiceCode = keyof typeof SERVICE_CODES;
 export type SettlementCode = keyof typeof SETTLEMENT_CODES;
+/**
+ * The settlement codes that are payment policy or fee budget refusals: /verify answers them too
+ * (`invalidReason`), so verify and settle agree on what will be refused (PolicyCode in openapi.yaml).
+ */
+export const POLICY_CODES = [
+  'svc_policy_self_payment',
+  'svc_policy_amount_below_minimum',
+  'svc_fee_budget_daily_exhausted',
+  'svc_fee_budget_payer_exhausted',
+] as const satisfies readonly SettlementCode[];
+export type PolicyCode = (typeof POLICY_CODES)[number];
 export type BazaarCode = keyof typeof BAZAAR_CODES;
 export type McpCode = keyof typeof MCP_CODES;
 /** Codes a scheme may return: 30 verify + 7 settle = the 37 scheme codes. */

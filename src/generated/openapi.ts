@@ -19,6 +19,13 @@ export interface paths {
          *     (`svc_malformed_request_body`). Then kind routing: (`paymentRequirements.scheme`,
          *     `paymentRequirements.network`) must be advertised in GET /supported, else a 200 rejection
          *     `svc_unsupported_kind`. Everything else is decided by the scheme. A query string is ignored.
+         *
+         *     **Verify and settle agree.** A payment the scheme finds valid is then judged by the payment
+         *     policy and fee budget POST /settle applies before submission (docs/OPERATIONS.md), with the
+         *     same codes (PolicyCode): `svc_policy_self_payment`, `svc_policy_amount_below_minimum`,
+         *     `svc_fee_budget_daily_exhausted` and `svc_fee_budget_payer_exhausted` (a budget counts as
+         *     exhausted here once nothing of it is left; settle compares the fee it is about to pay, so
+         *     the last few stroops of a cap can still refuse a payment verify accepted).
          */
         post: operations["verifyPayment"];
         delete?: never;
@@ -581,8 +588,8 @@ export interface components {
         /** @description The x402 v2 verify response. `invalidReason` and `invalidMessage` are present exactly when `isValid` is false. */
         VerifyResponse: {
             isValid: boolean;
-            /** @description Machine-readable code (a scheme verify code or a service code). */
-            invalidReason?: components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"];
+            /** @description Machine-readable code (a scheme verify code, a service code, or the payment policy refusal settle would answer). */
+            invalidReason?: components["schemas"]["VerifyCode"] | components["schemas"]["ServiceCode"] | components["schemas"]["PolicyCode"];
             /** @description Human-readable explanation, never a contract. */
             invalidMessage?: string;
             /** @description The client's paying address when recoverable; never a facilitator address (omitted when the transfer's `from` is one). */
@@ -837,6 +844,11 @@ export interface components {
          * @enum {string}
          */
         SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_journal_unavailable" | "svc_settlement_not_found";
+        /**
+         * @description The settlement codes that are payment policy or fee budget refusals (docs/OPERATIONS.md): POST /settle answers them before submission (`errorReason`, SettlementCode) and POST /verify answers the same code for the same payment (`invalidReason`).
+         * @enum {string}
+         */
+        PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted";
         /**
          * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *

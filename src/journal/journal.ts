@@ -24,7 +24,7 @@ import type {
   SettlementGate,
   SettlementTracking,
 } from '../scheme/types.ts';
-import { feeCaps, judgeAttempt, type PaymentPolicy } from './policy.ts';
+import { feeCaps, judgeAttempt, judgeBudget, type JudgedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
 import { OwedOutcomes } from './owed.ts';
 import { bindingMatches, identityOf, requestDigest, requestKeys } from './request-digest.ts';
 import { failedResult, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
@@ -98,6 +98,23 @@ export class SettlementJournal implements SettlementGate {
   async writeCheck(): Promise<{ ok: boolean; detail: string }> {
     const reason = await this.health.probe();
     return reason === null ? { ok: true, detail: 'writable' } : { ok: false, detail: reason };
+  }
+
+  /**
+   * /verify's policy check: the rules settle applies before submission (self-payment, minimum
+   * amount, then today's budgets as the journal counts them). A journal that cannot be read does
+   * not make verify refuse: settle tells that with its own code.
+   */
+  async verifyRefusal(payment: JudgedPayment): Promise<Refusal | null> {
+    const refusal = judgeAttempt(this.policy, payment);
+    if (refusal) return refusal;
+    if (this.policy.dailyFeeCapStroops === null && this.policy.payerDailyFeeCapStroops === null) return null;
+    try {
+      return judgeBudget(this.policy, payment.payer, await this.store.spentSince(payment.payer, feeCaps(this.policy, this.now()).dayStart));
+    } catch (err) {
+      this.health.failed(err, 'read');
+      return null;
+    }
   }
 
   /** Settles in flight right now (the drain waits for zero). */

@@ -2,7 +2,7 @@
  * The payment policy and fee budget, judged on the attempt a scheme is about to submit
  * (docs/OPERATIONS.md). Refusals carry documented codes and happen before submission.
  */
-import type { SettlementCode } from '../codes.ts';
+import type { PolicyCode } from '../codes.ts';
 import type { SubmissionAttempt } from '../scheme/types.ts';
 import type { FeeCaps } from './types.ts';
 
@@ -25,10 +25,13 @@ export const DEFAULT_POLICY: PaymentPolicy = {
   allowSelfPayment: false,
 };
 
-export type Refusal = { code: SettlementCode; message: string };
+export type Refusal = { code: PolicyCode; message: string };
+
+/** What the policy judges of a payment: who pays whom, what and how much. */
+export type JudgedPayment = Pick<SubmissionAttempt, 'payer' | 'payTo' | 'asset' | 'amount'>;
 
 /** The rules that need no journal: self-payment and minimum amount. */
-export function judgeAttempt(policy: PaymentPolicy, attempt: SubmissionAttempt): Refusal | null {
+export function judgeAttempt(policy: PaymentPolicy, attempt: JudgedPayment): Refusal | null {
   if (!policy.allowSelfPayment && attempt.payer === attempt.payTo) {
     return { code: 'svc_policy_self_payment', message: `The payer ${attempt.payer} is also payTo; self-payments are not settled.` };
   }
@@ -50,4 +53,24 @@ export function feeCaps(policy: PaymentPolicy, now: number): FeeCaps {
     perPayerDailyStroops: policy.payerDailyFeeCapStroops,
     dayStart: Math.floor(now / DAY_MS) * DAY_MS,
   };
+}
+
+/**
+ * The fee budget as /verify sees it, before any fee is known: refused once nothing is left of the
+ * daily or the payer's cap (`spent` counted from the journal). Settle refuses when the fee it is
+ * about to pay would pass a cap, so a payment verify accepts may still be refused at settle with
+ * the same code when the last stroops of a cap are smaller than its fee; never the other way.
+ */
+export function judgeBudget(policy: PaymentPolicy, payer: string, spent: { total: bigint; payer: bigint }): Refusal | null {
+  if (policy.dailyFeeCapStroops !== null && spent.total >= policy.dailyFeeCapStroops)
+    return {
+      code: 'svc_fee_budget_daily_exhausted',
+      message: `Sponsored fees today: ${spent.total} stroops; the daily cap (${policy.dailyFeeCapStroops}) is spent.`,
+    };
+  if (policy.payerDailyFeeCapStroops !== null && spent.payer >= policy.payerDailyFeeCapStroops)
+    return {
+      code: 'svc_fee_budget_payer_exhausted',
+      message: `Sponsored fees today for ${payer}: ${spent.payer} stroops; the per-payer cap (${policy.payerDailyFeeCapStroops}) is spent.`,
+    };
+  return null;
 }

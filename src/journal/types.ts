@@ -96,6 +96,8 @@ export interface JournalStore {
    * are not bound yet (a bound key is never re-bound, also when an attempt failed).
    */
   reserve(attempt: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult>;
+  /** Fees counted against today's budgets since `dayStart` (ms): by everyone, and by `payer` (what reserve compares with the caps). */
+  spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }>;
   /** Moves an unresolved record (submitted/unknown) to `state`; false when it was already final. */
   resolve(
     identity: string,

@@ -4,7 +4,7 @@
  * shape is the generated OpenAPI type (openapi.yaml, `npm run codegen`), so a scheme that answers
  * a field the contract does not declare is a compile error. Nothing here knows HTTP or a chain.
  */
-import type { SchemeCode, ServiceCode, SettlementCode } from '../codes.ts';
+import type { PolicyCode, SchemeCode, ServiceCode, SettlementCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 
 type Schemas = components['schemas'];
@@ -119,6 +119,13 @@ export interface SettlementGate {
   }>;
   /** The after-settle hooks of the payment `identity` have run. */
   markListed(identity: string): Promise<void>;
+  /**
+   * For /verify of a payment the scheme found valid: the policy or budget refusal settle would
+   * answer now (same code), or null. Verify and settle agree on what is refused.
+   */
+  verifyRefusal(
+    payment: Pick<SubmissionAttempt, 'payer' | 'payTo' | 'asset' | 'amount'>,
+  ): Promise<{ code: PolicyCode; message: string } | null>;
 }
 
 export interface PaymentScheme {

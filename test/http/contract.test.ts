@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generateTypes, GENERATED_PATH } from '../../codegen/generate.ts';
-import { BAZAAR_CODES, MCP_CODES, SERVICE_CODES, SETTLE_CODES, SETTLEMENT_CODES, VERIFY_CODES } from '../../src/codes.ts';
+import { BAZAAR_CODES, MCP_CODES, POLICY_CODES, SERVICE_CODES, SETTLE_CODES, SETTLEMENT_CODES, VERIFY_CODES } from '../../src/codes.ts';
 import { parse } from 'yaml';
 import { checkContract, openapiDocument } from '../helpers/contract.ts';
 import { loadContract, matchOperation } from '../../src/http/contract.ts';
@@ -25,6 +25,15 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     expect([...schema.enum].sort()).toEqual(Object.keys(registry).sort());
     expect(schema['x-enumDescriptions']).toEqual(registry);
     for (const [code, condition] of Object.entries(registry)) expect(schema.description).toContain(`\`${code}\`: ${condition}`);
+  });
+});
+
+describe('PolicyCode: the settlement codes /verify answers too', () => {
+  it('lists exactly POLICY_CODES, each a SettlementCode, and is one of the codes of VerifyResponse.invalidReason', () => {
+    const schemas = openapiDocument.components.schemas;
+    expect([...schemas.PolicyCode.enum].sort()).toEqual([...POLICY_CODES].sort());
+    for (const code of POLICY_CODES) expect(schemas.SettlementCode.enum).toContain(code);
+    expect(schemas.VerifyResponse.properties.invalidReason.anyOf).toContainEqual({ $ref: '#/components/schemas/PolicyCode' });
   });
 });
 

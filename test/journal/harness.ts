@@ -31,6 +31,7 @@ export interface JournaledFacilitator {
   dbPath: string;
   landed: unknown[];
   settle(paymentPayload: unknown, paymentRequirements: unknown, idempotencyKey?: string): Promise<{ status: number; body: any }>;
+  verify(paymentPayload: unknown, paymentRequirements: unknown): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -79,6 +80,7 @@ export async function journaledFacilitator(
         { x402Version: 2, paymentPayload, paymentRequirements },
         idempotencyKey ? { headers: { 'Idempotency-Key': idempotencyKey } } : undefined,
       ),
+    verify: (paymentPayload, paymentRequirements) => client.post('/verify', { x402Version: 2, paymentPayload, paymentRequirements }),
     close: async () => {
       await server.close();
       await journal.store.close();

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
 import type { JournalStore } from '../../src/journal/types.ts';
+import type { PaymentPolicy } from '../../src/journal/policy.ts';
 import { api } from '../helpers/contract.ts';
 import { journaledFacilitator, tempDbPath } from './harness.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
@@ -162,9 +163,18 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
       const self = await paidRequest({ selfPay: true, amount: '1' });
       const small = await paidRequest({ amount: '999' });
       const cost = await spent(f.submitter, async () => {
+        // /verify refuses each with the code /settle answers (verify and settle agree).
+        expect((await f.verify(self.payload, self.req)).body).toMatchObject({ isValid: false, invalidReason: 'svc_policy_self_payment' });
+        expect((await f.verify(small.payload, small.req)).body).toMatchObject({
+          isValid: false,
+          invalidReason: 'svc_policy_amount_below_minimum',
+        });
         expect((await f.settle(self.payload, self.req)).body.errorReason).toBe('svc_policy_self_payment');
         expect((await f.settle(small.payload, small.req)).body.errorReason).toBe('svc_policy_amount_below_minimum');
       });
+      // An honest payment of the minimum is valid.
+      const fine = await paidRequest({ amount: '1000' });
+      expect((await f.verify(fine.payload, fine.req)).body).toMatchObject({ isValid: true });
       expect(cost).toEqual({ transactions: 0, stroops: 0n });
       await f.close();
     });
@@ -190,6 +200,25 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
       const second = await h.pay(req2, buyer);
       expect((await again.settle(second, req2)).body.errorReason).toBe('svc_fee_budget_payer_exhausted');
       await again.close();
+
+      // With caps the journal has used up, /verify refuses with the code /settle answers; another
+      // payer is still valid under a spent per-payer cap.
+      const spentUp = async (policy: Partial<PaymentPolicy>) =>
+        journaledFacilitator(h, { store: await shared.store(), submitterSecret: account.secret, policy });
+      const payerCapped = await spentUp({ payerDailyFeeCapStroops: fee, dailyFeeCapStroops: null });
+      expect((await payerCapped.verify(second, req2)).body).toMatchObject({
+        isValid: false,
+        invalidReason: 'svc_fee_budget_payer_exhausted',
+      });
+      const other = await paidRequest();
+      expect((await payerCapped.verify(other.payload, other.req)).body).toMatchObject({ isValid: true });
+      await payerCapped.close();
+      const dayCapped = await spentUp({ dailyFeeCapStroops: fee, payerDailyFeeCapStroops: null });
+      expect((await dayCapped.verify(other.payload, other.req)).body).toMatchObject({
+        isValid: false,
+        invalidReason: 'svc_fee_budget_daily_exhausted',
+      });
+      await dayCapped.close();
 
       const capped = await journaledFacilitator(h, {
         store: await shared.store(),

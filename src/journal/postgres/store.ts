@@ -124,6 +124,15 @@ export class PostgresJournalStore implements JournalStore {
     return this.record(this.pool, rows.rows[0]);
   }
 
+  async spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }> {
+    await this.migrated();
+    const rows = await this.pool.query<{ total: string | null; payer: string | null }>(
+      'SELECT SUM(budget_stroops) AS total, SUM(CASE WHEN payer = $1 THEN budget_stroops ELSE 0 END) AS payer FROM journal_settlements WHERE updated_at >= $2',
+      [payer, dayStart],
+    );
+    return { total: BigInt(rows.rows[0]?.total ?? 0), payer: BigInt(rows.rows[0]?.payer ?? 0) };
+  }
+
   async getByTransaction(transaction: string): Promise<SettlementRecord | null> {
     await this.migrated();
     const rows = await this.pool.query<Row>('SELECT * FROM journal_settlements WHERE tx_hash = $1', [transaction]);

@@ -141,6 +141,18 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
+  spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }> {
+    return promised(() => {
+      const row = this.connection
+        .reader()
+        .prepare(
+          'SELECT SUM(budget_stroops) AS total, SUM(CASE WHEN payer = ? THEN budget_stroops ELSE 0 END) AS payer FROM journal_settlements WHERE updated_at >= ?',
+        )
+        .get(payer, dayStart) as { total: number | bigint | null; payer: number | bigint | null };
+      return { total: BigInt(row.total ?? 0), payer: BigInt(row.payer ?? 0) };
+    });
+  }
+
   getByTransaction(transaction: string): Promise<SettlementRecord | null> {
     return promised(() => {
       const db = this.connection.reader();
