@@ -24,10 +24,10 @@ import type {
   SettlementGate,
   SettlementTracking,
 } from '../scheme/types.ts';
-import { feeCaps, judgeAttempt, judgeBudget, type JudgedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
+import { feeCaps, judgeAttempt, judgeForVerify, type JudgedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
 import { OwedOutcomes } from './owed.ts';
 import { bindingMatches, identityOf, requestDigest, requestKeys } from './request-digest.ts';
-import { failedResult, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
+import { failedResult, finalOf, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
 import type { JournalStore, SettlementRecord, SettlementState } from './types.ts';
 import { JournalWriteHealth, type WriteHealthLogger } from './write-health.ts';
 
@@ -100,21 +100,11 @@ export class SettlementJournal implements SettlementGate {
     return reason === null ? { ok: true, detail: 'writable' } : { ok: false, detail: reason };
   }
 
-  /**
-   * /verify's policy check: the rules settle applies before submission (self-payment, minimum
-   * amount, then today's budgets as the journal counts them). A journal that cannot be read does
-   * not make verify refuse: settle tells that with its own code.
-   */
-  async verifyRefusal(payment: JudgedPayment): Promise<Refusal | null> {
-    const refusal = judgeAttempt(this.policy, payment);
-    if (refusal) return refusal;
-    if (this.policy.dailyFeeCapStroops === null && this.policy.payerDailyFeeCapStroops === null) return null;
-    try {
-      return judgeBudget(this.policy, payment.payer, await this.store.spentSince(payment.payer, feeCaps(this.policy, this.now()).dayStart));
-    } catch (err) {
-      this.health.failed(err, 'read');
-      return null;
-    }
+  /** /verify's policy check (policy.ts judgeForVerify), on today's budgets as this journal counts them. */
+  verifyRefusal(payment: JudgedPayment): Promise<Refusal | null> {
+    return judgeForVerify(this.policy, payment, this.now(), (payer, dayStart) =>
+      this.store.spentSince(payer, dayStart).catch((err: unknown) => void this.health.failed(err, 'read')),
+    );
   }
 
   /** Settles in flight right now (the drain waits for zero). */
@@ -352,21 +342,7 @@ export class SettlementJournal implements SettlementGate {
     }
     if (status === 'pending') return null;
     const now = this.now();
-    const state: SettlementState = status === 'settled' ? 'settled' : 'failed';
-    const detail =
-      status === 'settled'
-        ? { note: 'found on chain by reconciliation' }
-        : status === 'failed'
-          ? {
-              errorCode: 'settle_exact_stellar_transaction_failed',
-              errorMessage: `Transaction ${record.transaction} failed on-chain.`,
-              note: 'failed on chain (reconciliation)',
-            }
-          : {
-              errorCode: 'settle_exact_stellar_transaction_failed',
-              errorMessage: `Transaction ${record.transaction} was never included and its time bound has passed.`,
-              note: 'never included before its time bound (reconciliation)',
-            };
+    const { state, detail } = finalOf(status, record.transaction);
     let changed: boolean;
     try {
       changed = await this.store.resolve(record.identity, state, detail, now);

@@ -56,6 +56,23 @@ export function feeCaps(policy: PaymentPolicy, now: number): FeeCaps {
 }
 
 /**
+ * /verify's policy check: the rules settle applies before submission (self-payment, minimum
+ * amount), then today's budgets as the journal counts them (`spentSince`; undefined when the
+ * journal cannot be read, which refuses nothing: settle then answers with its own code).
+ */
+export async function judgeForVerify(
+  policy: PaymentPolicy,
+  payment: JudgedPayment,
+  now: number,
+  spentSince: (payer: string, dayStart: number) => Promise<{ total: bigint; payer: bigint } | undefined>,
+): Promise<Refusal | null> {
+  const refusal = judgeAttempt(policy, payment);
+  if (refusal || (policy.dailyFeeCapStroops === null && policy.payerDailyFeeCapStroops === null)) return refusal;
+  const spent = await spentSince(payment.payer, feeCaps(policy, now).dayStart);
+  return spent ? judgeBudget(policy, payment.payer, spent) : null;
+}
+
+/**
  * The fee budget as /verify sees it, before any fee is known: refused once nothing is left of the
  * daily or the payer's cap (`spent` counted from the journal). Settle refuses when the fee it is
  * about to pay would pass a cap, so a payment verify accepts may still be refused at settle with

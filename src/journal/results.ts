@@ -86,3 +86,19 @@ export function reserveRefusal(
     message: 'This payment is being settled by another request; retry with its Idempotency-Key.',
   };
 }
+
+/** The final state and detail reconciliation records for a chain status (settled, failed or expired). */
+export function finalOf(
+  status: 'settled' | 'failed' | 'expired',
+  transaction: string,
+): { state: 'settled' | 'failed'; detail: { errorCode?: string; errorMessage?: string; note: string } } {
+  if (status === 'settled') return { state: 'settled', detail: { note: 'found on chain by reconciliation' } };
+  const detail =
+    status === 'failed'
+      ? { errorMessage: `Transaction ${transaction} failed on-chain.`, note: 'failed on chain (reconciliation)' }
+      : {
+          errorMessage: `Transaction ${transaction} was never included and its time bound has passed.`,
+          note: 'never included before its time bound (reconciliation)',
+        };
+  return { state: 'failed', detail: { errorCode: 'settle_exact_stellar_transaction_failed', ...detail } };
+}
