@@ -2,10 +2,12 @@ import { defineConfig } from 'vitest/config';
 import SpreadSequencer from './test/helpers/sequencer.ts';
 
 /**
- * Tests that compare svc's latency with and without an attack: they run after every other file,
- * alone, so the suites running beside them do not decide their outcome.
+ * Tests whose verdicts depend on getting CPU when they ask for it: svc's latency with and without
+ * an attack, and the seller-schema time budget (a schema is judged only if its low-priority thread
+ * got CPU; docs/CATALOG.md "Seller schemas"). They run after every other file, alone, so the files
+ * running beside them do not decide their outcome.
  */
-const LATENCY_TESTS = ['test/security/schema-load.test.ts'];
+const LATENCY_TESTS = ['test/security/schema-load.test.ts', 'test/security/schemas.test.ts'];
 
 /** Files that change process-wide settings (environment variables read at import): each in its own process. */
 const OWN_PROCESS_TESTS = ['test/security/ssrf.test.ts'];
@@ -59,7 +61,7 @@ export default defineConfig({
         test: { ...shared, name: 'own-process', include: OWN_PROCESS_TESTS, maxWorkers: 1, sequence: { groupOrder: 0 } },
       },
       {
-        test: { ...shared, name: 'latency', include: LATENCY_TESTS, sequence: { groupOrder: 1 } },
+        test: { ...shared, name: 'latency', include: LATENCY_TESTS, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],
   },
