@@ -82,6 +82,8 @@ export const SETTLEMENT_CODES = {
     'The Idempotency-Key or payment-identifier id was first used with another payment or other requirements (HTTP 409); nothing was submitted.',
   svc_policy_self_payment: 'The payer is the payTo address; self-payments are refused.',
   svc_policy_amount_below_minimum: 'The amount is below the configured minimum for this asset.',
+  svc_policy_authorization_expiring:
+    'An authorization entry expires fewer than 2 ledgers after the latest one, too soon for the transaction to be included before it; nothing was submitted. Sign with a later expiry.',
   svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",
   svc_fee_budget_payer_exhausted: "This payer's share of today's sponsored-fee budget is spent; nothing was submitted.",
   svc_journal_unavailable:
@@ -132,6 +134,7 @@ export type SettlementCode = keyof typeof SETTLEMENT_CODES;
 export const POLICY_CODES = [
   'svc_policy_self_payment',
   'svc_policy_amount_below_minimum',
+  'svc_policy_authorization_expiring',
   'svc_fee_budget_daily_exhausted',
   'svc_fee_budget_payer_exhausted',
 ] as const satisfies readonly SettlementCode[];

@@ -70,6 +70,11 @@ export function simulateTransaction(ledger: SimulateContext, envelopeB64: string
   if (!res.ok) return fail(debugHostError(res.error!, res), events);
 
   const footprint = footprintOf(view);
+  // The declared instructions are calibrated to what stellar-rpc declares for a transfer on testnet
+  // (its padding included; docs/DEVNET.md "Fees"). Its other padding is applied below: the size the
+  // fee is computed for by max(×1.1, +500 bytes) and the refundable fee by ×1.15, so a transaction
+  // assembled from the answer still fits after small changes (another source account, ledger
+  // bounds); the unused part is refunded.
   const resources = declaredResources(view, footprint);
   const sorobanData = (resourceFee: bigint) =>
     new xdr.SorobanTransactionData({
@@ -83,8 +88,9 @@ export function simulateTransaction(ledger: SimulateContext, envelopeB64: string
       resourceFee,
     });
   const auth = authMode === 'enforce' ? ihf.auth : res.recordedAuth;
-  const txSize = estimateSignedSize(envelope, tx, sorobanData(0n), auth);
-  const refundable = refundableFee(refundablesOf(res, seq));
+  const signedSize = estimateSignedSize(envelope, tx, sorobanData(0n), auth);
+  const txSize = Math.max(Math.ceil(signedSize * 1.1), signedSize + 500);
+  const refundable = Math.ceil(refundableFee(refundablesOf(res, seq)) * 1.15);
   const resourceFee = BigInt(nonRefundableFee(resources, txSize) + refundable);
   const stateChanges = view.changed().map(([id, after]) => {
     const before = view.original(id);

@@ -23,7 +23,9 @@ export interface paths {
          *     **Verify and settle agree.** A payment the scheme finds valid is then judged by the payment
          *     policy and fee budget POST /settle applies before submission (docs/OPERATIONS.md), with the
          *     same codes (PolicyCode): `svc_policy_self_payment`, `svc_policy_amount_below_minimum`,
-         *     `svc_fee_budget_daily_exhausted` and `svc_fee_budget_payer_exhausted` (a budget counts as
+         *     `svc_policy_authorization_expiring` (an authorization with fewer than 2 ledgers left,
+         *     docs/SCHEME.md "Authorization expiry"), `svc_fee_budget_daily_exhausted` and
+         *     `svc_fee_budget_payer_exhausted` (a budget counts as
          *     exhausted here once nothing of it is left; settle compares the fee it is about to pay, so
          *     the last few stroops of a cap can still refuse a payment verify accepted).
          */
@@ -65,7 +67,7 @@ export interface paths {
          *     retry of a request answered `settlement_pending`, below. A malformed `payment-identifier`
          *     is refused with `svc_payment_identifier_invalid` (by /verify too). Concurrent copies wait
          *     for the first. Before submission the payment policy and fee budget may refuse with
-         *     `svc_policy_self_payment`, `svc_policy_amount_below_minimum`,
+         *     `svc_policy_self_payment`, `svc_policy_amount_below_minimum`, `svc_policy_authorization_expiring`,
          *     `svc_fee_budget_daily_exhausted` or `svc_fee_budget_payer_exhausted`.
          *
          *     **Pending outcomes** (the x402 SDKs' retry language). When the transaction was submitted but
@@ -837,18 +839,19 @@ export interface components {
          *     - `svc_idempotency_key_conflict`: The Idempotency-Key or payment-identifier id was first used with another payment or other requirements (HTTP 409); nothing was submitted.
          *     - `svc_policy_self_payment`: The payer is the payTo address; self-payments are refused.
          *     - `svc_policy_amount_below_minimum`: The amount is below the configured minimum for this asset.
+         *     - `svc_policy_authorization_expiring`: An authorization entry expires fewer than 2 ledgers after the latest one, too soon for the transaction to be included before it; nothing was submitted. Sign with a later expiry.
          *     - `svc_fee_budget_daily_exhausted`: Today's sponsored-fee budget is spent; nothing was submitted.
          *     - `svc_fee_budget_payer_exhausted`: This payer's share of today's sponsored-fee budget is spent; nothing was submitted.
          *     - `svc_journal_unavailable`: The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.
          *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
          * @enum {string}
          */
-        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_journal_unavailable" | "svc_settlement_not_found";
+        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_journal_unavailable" | "svc_settlement_not_found";
         /**
          * @description The settlement codes that are payment policy or fee budget refusals (docs/OPERATIONS.md): POST /settle answers them before submission (`errorReason`, SettlementCode) and POST /verify answers the same code for the same payment (`invalidReason`).
          * @enum {string}
          */
-        PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted";
+        PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted";
         /**
          * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *

@@ -16,7 +16,8 @@ export interface AuthCheckInput {
   expiryBound: number;
 }
 
-export function checkAuthEntries({ auth, payer, expiryBound }: AuthCheckInput): void {
+/** Returns the earliest ledger an entry is signed until (the payment cannot land after it). */
+export function checkAuthEntries({ auth, payer, expiryBound }: AuthCheckInput): number {
   if (auth.length === 0) {
     throw new Rejection('invalid_exact_stellar_payload_no_auth_entries', 'The operation carries no authorization entries.', payer);
   }
@@ -71,6 +72,7 @@ export function checkAuthEntries({ auth, payer, expiryBound }: AuthCheckInput): 
       );
     }
   }
+  return Math.min(...infos.map((info) => info.signatureExpirationLedger ?? 0));
 }
 
 export interface EventCheckInput {

@@ -200,7 +200,7 @@ export class ExactStellarScheme implements PaymentScheme {
 
   /** A verify code passes through; an internal verify fault is reported as verification_failed. */
   private verificationFailure(decision: Extract<Decision, { ok: false }>, network: string, amount: unknown): SettleResult {
-    const code: SchemeCode = decision.code === 'unexpected_verify_error' ? 'verification_failed' : decision.code;
+    const code: SchemeCode | SettlementCode = decision.code === 'unexpected_verify_error' ? 'verification_failed' : decision.code;
     return this.settleFailure(code, decision.message, network, decision.payer, amount);
   }
 

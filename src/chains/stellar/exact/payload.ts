@@ -4,7 +4,7 @@
  * `wrong_recipient` and `wrong_asset` are decided before any RPC call.
  */
 import { Address, MuxedAccount, StrKey, TransactionBuilder, Transaction, inspectAuthEntry, xdr } from '@stellar/stellar-sdk';
-import type { VerifyCode } from '../../../codes.ts';
+import type { PolicyCode, VerifyCode } from '../../../codes.ts';
 import { X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../../scheme/types.ts';
 import { networkPassphrase } from '../networks.ts';
 
@@ -13,7 +13,7 @@ export const SCHEME = 'exact';
 /** A rejection carrying its code and a human sentence specific to this payload. */
 export class Rejection extends Error {
   constructor(
-    readonly code: VerifyCode,
+    readonly code: VerifyCode | PolicyCode,
     message: string,
     readonly payer?: string,
   ) {

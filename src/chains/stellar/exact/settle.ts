@@ -71,6 +71,9 @@ export async function submit(
   })
     .addOperation(Operation.invokeHostFunction({ func: transfer.func, auth: transfer.auth }))
     .setTimebounds(0, maxTime)
+    // Never included after the last ledger its authorizations are valid in: a late transaction is
+    // refused by the network (txTOO_LATE) without a fee instead of failing in a ledger at svc's cost.
+    .setLedgerbounds(0, verified.expiresAtLedger + 1)
     .build();
   try {
     inner.sign(lease.keypair);

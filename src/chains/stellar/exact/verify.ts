@@ -4,7 +4,7 @@
  * expiry and the transfer events. The decision carries the simulation and the fee, which settle
  * reuses; the scheme shapes it into a VerifyResult and logs it.
  */
-import type { VerifyCode } from '../../../codes.ts';
+import type { PolicyCode, VerifyCode } from '../../../codes.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
 import { expiryLedgerBound, type LedgerTimeEstimator } from '../ledger-time.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
@@ -24,9 +24,19 @@ export interface Verified {
   simulation: Extract<Simulation, { ok: true }>;
   passphrase: string;
   fee: bigint;
+  /** The earliest ledger an authorization entry is signed until: the transaction's last ledger (settle bounds it). */
+  expiresAtLedger: number;
 }
 
-export type Decision = { ok: true; verified: Verified } | { ok: false; code: VerifyCode; message: string; payer?: string };
+export type Decision = { ok: true; verified: Verified } | { ok: false; code: VerifyCode | PolicyCode; message: string; payer?: string };
+
+/**
+ * Ledgers an authorization must still have after the latest one: a transaction submitted now lands
+ * in the next ledger at the earliest, and settle's re-verification and submission take time of
+ * their own. Fewer, and it would fail on chain at svc's cost; settle's ledger bound turns any that
+ * still arrive late into a refusal without a fee (docs/SCHEME.md).
+ */
+export const MIN_AUTHORIZATION_LEDGERS_LEFT = 2;
 
 /** What verification reads from the scheme. */
 export interface VerifyContext {
@@ -77,9 +87,17 @@ export async function decide(context: VerifyContext, payload: PaymentPayload, re
         payer,
       );
     }
-    checkAuthEntries({ auth: transfer.auth, payer, expiryBound: expiryLedgerBound(simulation.latestLedger, maxTimeout, ledgerSeconds) });
+    const expiryBound = expiryLedgerBound(simulation.latestLedger, maxTimeout, ledgerSeconds);
+    const expiresAtLedger = checkAuthEntries({ auth: transfer.auth, payer, expiryBound });
     checkTransferEvents({ events: simulation.events, asset: transfer.asset, payer, payTo: transfer.to, amount: transfer.amount });
-    return { ok: true, verified: { transfer, simulation, passphrase, fee } };
+    if (expiresAtLedger - simulation.latestLedger < MIN_AUTHORIZATION_LEDGERS_LEFT) {
+      throw new Rejection(
+        'svc_policy_authorization_expiring',
+        `An authorization entry expires at ledger ${expiresAtLedger}, ${expiresAtLedger - simulation.latestLedger} after the latest (${simulation.latestLedger}); at least ${MIN_AUTHORIZATION_LEDGERS_LEFT} are needed for the transaction to be included before it. Nothing was submitted; sign with a later expiry.`,
+        payer,
+      );
+    }
+    return { ok: true, verified: { transfer, simulation, passphrase, fee, expiresAtLedger } };
   } catch (err) {
     // Every rejection's payer passes through clientPayer: the one place that keeps svc's own
     // signer out of `payer` (a verified transfer's `from` is never one, by checkFacilitatorSafety).
