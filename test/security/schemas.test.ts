@@ -85,10 +85,16 @@ describe('the time budget', () => {
       const verdict = await validator.validate(c.schema, c.info);
       const elapsed = performance.now() - started;
       lag.disable();
-      expect(verdict).toMatchObject({ ok: false, code: 'bazaar_schema_too_complex' });
       // Bounds for a machine with a core to spare; relaxed 4× when it is overloaded by others
       // (timers and thread start-up are then late whatever svc does; see schema-load.test.ts).
-      const factor = loadavg()[0]! > cpus().length ? 4 : 1;
+      const overloaded = loadavg()[0]! > cpus().length;
+      const factor = overloaded ? 4 : 1;
+      // On an overloaded machine the low-priority thread may get no CPU before the wall-clock
+      // bound: no verdict on the schema (not_judged, by design: payments first), still dropped.
+      expect(verdict).toMatchObject({
+        ok: false,
+        code: overloaded && !verdict.ok && verdict.code === 'not_judged' ? 'not_judged' : 'bazaar_schema_too_complex',
+      });
       expect(elapsed).toBeLessThan(250 * factor);
       expect(lag.max / 1e6).toBeLessThan(100 * factor);
       // The standby serves the next seller (while it is still booting on a busy machine the job is
@@ -200,7 +206,9 @@ describe('the time budget', () => {
         }),
       );
       const codes = verdicts.map((v) => (v.ok ? 'ok' : v.code));
-      expect(codes[0], codes.join()).toBe('bazaar_schema_too_complex');
+      // The first ran at once, unless an overloaded machine gave its low-priority thread no CPU
+      // before the wall-clock bound (not_judged, by design).
+      if (loadavg()[0]! <= cpus().length) expect(codes[0], codes.join()).toBe('bazaar_schema_too_complex');
       expect(
         codes.every((c) => c === 'bazaar_schema_too_complex' || c === 'not_judged'),
         codes.join(),
