@@ -52,8 +52,9 @@ describe('FairQueue', () => {
   });
 });
 
-describe('the reader lane', () => {
-  const t = tempDir('svc-fair-');
+/** A reader lane over an empty catalog file of its own, closed after the file's tests. */
+function readerLane(prefix: string, threads: Partial<ConstructorParameters<typeof WorkerLanes>[0]>): WorkerLanes {
+  const t = tempDir(prefix);
   const dbPath = join(t.dir, 'catalog.sqlite');
   new CatalogStore(dbPath).close();
   const lanes = new WorkerLanes(
@@ -63,11 +64,12 @@ describe('the reader lane', () => {
       role: 'reader',
       softBudgetMs: undefined,
       schemaWallMs: undefined,
-      threads: 2,
+      threads: 1,
       heavyThreads: 1,
       maxQueued: 64,
       maxQueuedPerClient: 16,
       deadlineMs: 60_000,
+      ...threads,
     },
     () => undefined,
   );
@@ -75,7 +77,13 @@ describe('the reader lane', () => {
     await lanes.close();
     t.cleanup();
   });
-  const search = (query: string) => ({ op: 'search' as const, now: Date.now(), query, filters: {}, page: { limit: 5 } });
+  return lanes;
+}
+
+const search = (query: string) => ({ op: 'search' as const, now: Date.now(), query, filters: {}, page: { limit: 5 } });
+
+describe('the reader lane', () => {
+  const lanes = readerLane('svc-fair-', { threads: 2 });
 
   it('heavy searches take one reader of two, a client holds at most its share, and another client still runs at once', async () => {
     const heavy = 'a b c d e f g h';
@@ -96,31 +104,7 @@ describe('the reader lane', () => {
 });
 
 describe('a reader started on demand', () => {
-  const t = tempDir('svc-burst-');
-  const dbPath = join(t.dir, 'catalog.sqlite');
-  new CatalogStore(dbPath).close();
-  const lanes = new WorkerLanes(
-    {
-      dbPath,
-      databaseUrl: undefined,
-      role: 'reader',
-      softBudgetMs: undefined,
-      schemaWallMs: undefined,
-      threads: 1,
-      burstThreads: 1,
-      burstIdleMs: 200,
-      heavyThreads: 1,
-      maxQueued: 64,
-      maxQueuedPerClient: 16,
-      deadlineMs: 60_000,
-    },
-    () => undefined,
-  );
-  afterAll(async () => {
-    await lanes.close();
-    t.cleanup();
-  });
-  const search = (query: string) => ({ op: 'search' as const, now: Date.now(), query, filters: {}, page: { limit: 5 } });
+  const lanes = readerLane('svc-burst-', { burstThreads: 1, burstIdleMs: 200 });
 
   it('starts when a light request would wait behind heavy work, and stops once idle', async () => {
     const flood = Array.from({ length: 4 }, () => lanes.run(search('a b c d e f g h'), { client: 'flood', heavy: true }));
