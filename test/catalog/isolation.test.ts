@@ -3,6 +3,7 @@
  * svc_catalog_busy once the bounded queue is full, and the calling thread's event loop stays free
  * meanwhile. The ownership check comes before any seller schema is compiled.
  */
+import { cpus, loadavg } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openCatalog } from '../../src/catalog/index.ts';
@@ -39,8 +40,10 @@ describe('worker isolation', () => {
         expect(err.status).toBe(503);
       }
       expect(results.filter((r) => r.status === 'fulfilled').length).toBeGreaterThanOrEqual(5);
-      // The loop only posts and receives messages; the bound leaves room for a loaded machine's scheduling.
-      expect(maxLag).toBeLessThan(250);
+      // The loop only posts and receives messages; the bound leaves room for a loaded machine's
+      // scheduling, and 4× that when other work overloads it (the loop then waits for a core,
+      // whatever svc does; as in test/security/schemas.test.ts).
+      expect(maxLag).toBeLessThan(loadavg()[0]! > cpus().length ? 1_000 : 250);
     } finally {
       await catalog.close();
       cleanup();
