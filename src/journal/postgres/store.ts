@@ -126,11 +126,8 @@ export class PostgresJournalStore implements JournalStore {
 
   async spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }> {
     await this.migrated();
-    const rows = await this.pool.query<{ total: string | null; payer: string | null }>(
-      'SELECT SUM(budget_stroops) AS total, SUM(CASE WHEN payer = $1 THEN budget_stroops ELSE 0 END) AS payer FROM journal_settlements WHERE updated_at >= $2',
-      [payer, dayStart],
-    );
-    return { total: BigInt(rows.rows[0]?.total ?? 0), payer: BigInt(rows.rows[0]?.payer ?? 0) };
+    const [total, byPayer] = await Promise.all([spentByAll(this.pool, dayStart), spentByPayer(this.pool, payer, dayStart)]);
+    return { total, payer: byPayer };
   }
 
   async getByTransaction(transaction: string): Promise<SettlementRecord | null> {
@@ -139,10 +136,9 @@ export class PostgresJournalStore implements JournalStore {
     return this.record(this.pool, rows.rows[0]);
   }
 
-  async keyBinding({ kind, key }: RequestKey): Promise<KeyBinding | null> {
+  async keyBinding(key: RequestKey): Promise<KeyBinding | null> {
     await this.migrated();
-    const rows = await this.pool.query<KeyBinding>('SELECT identity, digest FROM journal_keys WHERE kind = $1 AND key = $2', [kind, key]);
-    return rows.rows[0] ?? null;
+    return bindingOf(this.pool, key);
   }
 
   async markOwed(identity: string, digest: string): Promise<void> {
@@ -171,21 +167,16 @@ export class PostgresJournalStore implements JournalStore {
       ).rows[0];
       // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
       if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
-      for (const { kind, key } of a.keys) {
-        const bound = (await db.query<KeyBinding>('SELECT identity, digest FROM journal_keys WHERE kind = $1 AND key = $2', [kind, key]))
-          .rows[0];
+      for (const key of a.keys) {
+        const bound = await bindingOf(db, key);
         if (bound && !bindingMatches(bound, a.identity, a.requestDigest)) return { ok: false, reason: 'key_conflict', spent: 0n };
       }
-      const sum = async (sql: string, args: unknown[]) => BigInt((await db.query<{ spent: string | null }>(sql, args)).rows[0]?.spent ?? 0);
       if (caps.dailyStroops !== null) {
-        const spent = await sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= $1', [caps.dayStart]);
+        const spent = await spentByAll(db, caps.dayStart);
         if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
       }
       if (caps.perPayerDailyStroops !== null) {
-        const spent = await sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = $1 AND updated_at >= $2', [
-          a.payer,
-          caps.dayStart,
-        ]);
+        const spent = await spentByPayer(db, a.payer, caps.dayStart);
         if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
       }
       const fee = a.feeStroops.toString();
@@ -314,6 +305,33 @@ export class PostgresJournalStore implements JournalStore {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** The payment and request digest a key is bound to, or null. */
+async function bindingOf(db: Queryable, { kind, key }: RequestKey): Promise<KeyBinding | null> {
+  return (
+    (await db.query<KeyBinding>('SELECT identity, digest FROM journal_keys WHERE kind = $1 AND key = $2', [kind, key])).rows[0] ?? null
+  );
+}
+
+/**
+ * Fees counted against the budgets since `dayStart`: by everyone, and by one payer (reserve
+ * compares them with the caps, /verify reads them through spentSince: the same sums).
+ */
+async function spentByAll(db: Queryable, dayStart: number): Promise<bigint> {
+  const rows = await db.query<{ spent: string | null }>(
+    'SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= $1',
+    [dayStart],
+  );
+  return BigInt(rows.rows[0]?.spent ?? 0);
+}
+
+async function spentByPayer(db: Queryable, payer: string, dayStart: number): Promise<bigint> {
+  const rows = await db.query<{ spent: string | null }>(
+    'SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = $1 AND updated_at >= $2',
+    [payer, dayStart],
+  );
+  return BigInt(rows.rows[0]?.spent ?? 0);
 }
 
 /** Binds the request's keys that are not bound yet to its payment and digest (a bound key keeps its first binding). */

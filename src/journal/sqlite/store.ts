@@ -143,13 +143,8 @@ export class SqliteJournalStore implements JournalStore {
 
   spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }> {
     return promised(() => {
-      const row = this.connection
-        .reader()
-        .prepare(
-          'SELECT SUM(budget_stroops) AS total, SUM(CASE WHEN payer = ? THEN budget_stroops ELSE 0 END) AS payer FROM journal_settlements WHERE updated_at >= ?',
-        )
-        .get(payer, dayStart) as { total: number | bigint | null; payer: number | bigint | null };
-      return { total: BigInt(row.total ?? 0), payer: BigInt(row.payer ?? 0) };
+      const db = this.connection.reader();
+      return { total: spentByAll(db, dayStart), payer: spentByPayer(db, payer, dayStart) };
     });
   }
 
@@ -160,12 +155,8 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
-  keyBinding({ kind, key }: RequestKey): Promise<KeyBinding | null> {
-    return promised(
-      () =>
-        (this.connection.reader().prepare('SELECT identity, digest FROM journal_keys WHERE kind = ? AND key = ?').get(kind, key) as
-          KeyBinding | undefined) ?? null,
-    );
+  keyBinding(key: RequestKey): Promise<KeyBinding | null> {
+    return promised(() => bindingOf(this.connection.reader(), key));
   }
 
   markOwed(identity: string, digest: string): Promise<void> {
@@ -192,24 +183,15 @@ export class SqliteJournalStore implements JournalStore {
           { state: SettlementState; budget_stroops: number | bigint; tx_hash: string } | undefined;
         // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
         if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
-        const bindings = a.keys.map(
-          ({ kind, key }) =>
-            db.prepare('SELECT identity, digest FROM journal_keys WHERE kind = ? AND key = ?').get(kind, key) as KeyBinding | undefined,
-        );
+        const bindings = a.keys.map((key) => bindingOf(db, key));
         if (bindings.some((b) => b && !bindingMatches(b, a.identity, a.requestDigest)))
           return { ok: false, reason: 'key_conflict', spent: 0n };
-        const sum = (sql: string, ...args: (string | number)[]) =>
-          BigInt((db.prepare(sql).get(...args) as { spent: number | bigint | null }).spent ?? 0);
         if (caps.dailyStroops !== null) {
-          const spent = sum('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= ?', caps.dayStart);
+          const spent = spentByAll(db, caps.dayStart);
           if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
         }
         if (caps.perPayerDailyStroops !== null) {
-          const spent = sum(
-            'SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = ? AND updated_at >= ?',
-            a.payer,
-            caps.dayStart,
-          );
+          const spent = spentByPayer(db, a.payer, caps.dayStart);
           if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
         }
         if (previous) {
@@ -352,6 +334,29 @@ export class SqliteJournalStore implements JournalStore {
   close(): Promise<void> {
     return this.connection.close();
   }
+}
+
+/** The payment and request digest a key is bound to, or null. */
+function bindingOf(db: DatabaseSync, { kind, key }: RequestKey): KeyBinding | null {
+  return (
+    (db.prepare('SELECT identity, digest FROM journal_keys WHERE kind = ? AND key = ?').get(kind, key) as KeyBinding | undefined) ?? null
+  );
+}
+
+/**
+ * Fees counted against the budgets since `dayStart`: by everyone, and by one payer (reserve
+ * compares them with the caps, /verify reads them through spentSince: the same sums).
+ */
+function spentByAll(db: DatabaseSync, dayStart: number): bigint {
+  const row = db.prepare('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= ?').get(dayStart);
+  return BigInt((row as { spent: number | bigint | null }).spent ?? 0);
+}
+
+function spentByPayer(db: DatabaseSync, payer: string, dayStart: number): bigint {
+  const row = db
+    .prepare('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = ? AND updated_at >= ?')
+    .get(payer, dayStart);
+  return BigInt((row as { spent: number | bigint | null }).spent ?? 0);
 }
 
 /** Binds the request's keys that are not bound yet to its payment and digest (a bound key keeps its first binding). */
