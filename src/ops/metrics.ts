@@ -30,6 +30,22 @@ export interface ConnectionGauge {
   readonly shed: { readonly evicted: number; readonly refused: number };
 }
 
+function sum<T>(items: readonly T[], value: (item: T) => number): number {
+  return items.reduce((n, item) => n + value(item), 0);
+}
+
+/** A gauge that reads, when scraped, the sum of `value` over the watched items (pools, servers). */
+function summedGauge<T>(registry: Registry, name: string, help: string, items: readonly T[], value: (item: T) => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(sum(items, value));
+    },
+  });
+}
+
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly requests = new Counter({
@@ -86,46 +102,30 @@ export class ServiceMetrics {
   private readonly counted = new Set<string>();
 
   constructor() {
-    const pools = this.pools;
-    new Gauge({
-      name: 'svc_submitter_pool_in_use',
-      help: 'Submitter accounts carrying an in-flight settlement.',
-      registers: [this.registry],
-      collect() {
-        this.set(pools.reduce((n, p) => n + p.busy, 0));
-      },
-    });
-    new Gauge({
-      name: 'svc_submitter_pool_queued',
-      help: 'Settlements waiting for a free submitter.',
-      registers: [this.registry],
-      collect() {
-        this.set(pools.reduce((n, p) => n + p.waiting, 0));
-      },
-    });
-    const connections = this.connections;
-    new Gauge({
-      name: 'svc_http_connections_open',
-      help: 'Open client connections, counted by the connection caps.',
-      registers: [this.registry],
-      collect() {
-        this.set(connections.reduce((n, c) => n + c.size, 0));
-      },
-    });
+    const { registry, pools, connections } = this;
+    summedGauge(registry, 'svc_submitter_pool_in_use', 'Submitter accounts carrying an in-flight settlement.', pools, (p) => p.busy);
+    summedGauge(registry, 'svc_submitter_pool_queued', 'Settlements waiting for a free submitter.', pools, (p) => p.waiting);
+    summedGauge(
+      registry,
+      'svc_http_connections_open',
+      'Open client connections, counted by the connection caps.',
+      connections,
+      (c) => c.size,
+    );
     new Counter({
       name: 'svc_http_connections_shed_total',
       help: 'Connections closed by the caps: evicted (idle, of the busiest address, to admit a newcomer at MAX_CONNECTIONS) or refused (on accept).',
       labelNames: ['reason'] as const,
-      registers: [this.registry],
+      registers: [registry],
       collect() {
         this.reset();
         this.inc(
           { reason: 'evicted' },
-          connections.reduce((n, c) => n + c.shed.evicted, 0),
+          sum(connections, (c) => c.shed.evicted),
         );
         this.inc(
           { reason: 'refused' },
-          connections.reduce((n, c) => n + c.shed.refused, 0),
+          sum(connections, (c) => c.shed.refused),
         );
       },
     });
