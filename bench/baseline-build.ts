@@ -4,18 +4,18 @@
  * its own `npm run build` and kept in the temporary directory for the next run.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { exportRevision } from './ops-procs.ts';
 
 /** The directory holding `commit`'s tree with dist/ built; svc starts there as `node dist/main.js`. */
 export function baselineBuild(commit: string): string {
   const sha = execFileSync('git', ['rev-parse', '--short=12', commit], { encoding: 'utf8' }).trim();
   const dir = join(tmpdir(), `svc-baseline-${sha}`);
   if (existsSync(join(dir, 'dist/main.js'))) return dir;
-  mkdirSync(dir, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${sha} | tar -x -C ${dir}`], { stdio: 'inherit' });
-  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+  rmSync(dir, { recursive: true, force: true }); // what an interrupted build left
+  exportRevision(sha, dir);
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
   return dir;
 }

@@ -34,7 +34,7 @@ import { scoreUnits } from '../src/catalog/postgres/store.ts';
 import { migrate, openPool } from '../src/db/postgres.ts';
 import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
-import { fmt, getJson, load, loadAverage, machineLine, rssMb, startNode, waitReady } from './http-load.ts';
+import { fmt, getJson, load, loadAverage, machineLine, requireBuild, rssMb, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -47,10 +47,7 @@ if (!values['keep-dir']) {
   console.error('--keep-dir DIR is required: the seeded corpora and the Postgres data directory are kept there.');
   process.exit(2);
 }
-if (!existsSync('dist/main.js')) {
-  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
-  process.exit(2);
-}
+requireBuild();
 const dir = values['keep-dir'];
 mkdirSync(dir, { recursive: true });
 const sizes = values.sizes.split(',').map(Number);

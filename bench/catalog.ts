@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
-import { fmt, load, loadAverage, machineLine, pct, request, rssMb, startNode as start, waitReady } from './http-load.ts';
+import { fmt, load, loadAverage, machineLine, pct, request, requireBuild, rssMb, startNode as start, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,10 +33,7 @@ const { values } = parseArgs({
   },
 });
 const sizes = values.sizes.split(',').map(Number);
-if (!existsSync('dist/main.js')) {
-  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
-  process.exit(2);
-}
+requireBuild();
 const REQUESTS = Number(values.requests);
 const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-catalog-'));
 mkdirSync(dir, { recursive: true });

@@ -10,14 +10,14 @@
  *   npm run build && npx tsx bench/connection-flood.ts [--before d4b1734] [--seconds 30] [--rounds 2]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
 import { baselineBuild } from './baseline-build.ts';
-import { fmt, loadAverage, machineLine, pct, waitReady } from './http-load.ts';
+import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -27,10 +27,7 @@ const { values } = parseArgs({
     per: { type: 'string', default: '250' },
   },
 });
-if (!existsSync('dist/main.js')) {
-  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
-  process.exit(2);
-}
+requireBuild();
 const PHASE_MS = Number(values.seconds) * 1000;
 const SLOW = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 const PROBER = '127.0.0.7';

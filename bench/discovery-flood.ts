@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
 import { baselineBuild } from './baseline-build.ts';
 import { seedCorpus, vocabularyWord } from './catalog-corpus.ts';
-import { fmt, loadAverage, machineLine, pct, waitReady } from './http-load.ts';
+import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,10 +33,7 @@ const { values } = parseArgs({
     'keep-dir': { type: 'string' },
   },
 });
-if (!existsSync('dist/main.js')) {
-  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
-  process.exit(2);
-}
+requireBuild();
 const LISTINGS = Number(values.listings);
 const PHASE_MS = Number(values.seconds) * 1000;
 const FLOODERS = Array.from({ length: Number(values.flooders) }, (_, k) => `127.0.0.${10 + k}`);

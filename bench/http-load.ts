@@ -4,9 +4,16 @@
  * machine line every result starts with. Servers run in their own processes; this is the client.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
+
+/** Exits (2) unless dist/ is built: the benches measure what `npm start` runs. */
+export function requireBuild(): void {
+  if (existsSync('dist/main.js')) return;
+  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
+  process.exit(2);
+}
 
 /** Starts `node <args>` with the environment extended by `env`; stderr is shown, stdin piped when asked. */
 export function startNode(args: string[], env: Record<string, string>, options: { stdin?: boolean } = {}): ChildProcess {

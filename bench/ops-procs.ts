@@ -4,15 +4,18 @@
  * exported to a temporary directory, started the old way through tsx).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = new URL('../', import.meta.url).pathname;
 
-/** Exports `revision` of this repository to a temporary directory sharing this node_modules. */
-export function exportRevision(revision: string): { dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-baseline-'));
+/**
+ * Exports `revision` of this repository to `dir` (default a new temporary directory) sharing this
+ * node_modules.
+ */
+export function exportRevision(revision: string, dir = mkdtempSync(join(tmpdir(), 'svc-baseline-'))): { dir: string; remove(): void } {
+  mkdirSync(dir, { recursive: true });
   execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${revision}" | tar -x -C "${dir}"`]);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
