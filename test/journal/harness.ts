@@ -4,6 +4,7 @@
  * `reconcile()` where a timer would).
  */
 import { mkdtempSync } from 'node:fs';
+import { expect } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signingKeys } from '../../src/config.ts';
@@ -13,6 +14,7 @@ import { SettlementJournal } from '../../src/journal/journal.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from '../../src/journal/policy.ts';
 import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
 import type { JournalStore } from '../../src/journal/types.ts';
+import type { Fault } from '../../src/devnet/types.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 import type { SchemeHarness } from '../scheme/harness.ts';
@@ -86,4 +88,30 @@ export async function journaledFacilitator(
       await journal.store.close();
     },
   };
+}
+
+/**
+ * Settles while the devnet's getTransaction answers `fault` (the RPC cannot confirm the outcome):
+ * the answer is `settlement_pending` with the broadcast transaction's hash. The fault is cleared
+ * before this returns.
+ */
+export async function settleUnconfirmed(
+  h: SchemeHarness,
+  f: Pick<JournaledFacilitator, 'settle'>,
+  payment: { payload: unknown; req: unknown },
+  options: { fault?: Fault; idempotencyKey?: string } = {},
+): Promise<{ status: number; body: any }> {
+  h.devnet.faults.set('getTransaction', options.fault ?? { kind: 'rpcError' });
+  let res;
+  try {
+    res = await f.settle(payment.payload, payment.req, options.idempotencyKey);
+  } finally {
+    h.devnet.faults.clear();
+  }
+  expect(res.body).toMatchObject({
+    success: false,
+    errorReason: 'settlement_pending',
+    transaction: expect.stringMatching(/^[0-9a-f]{64}$/),
+  });
+  return res;
 }

@@ -30,7 +30,7 @@ import { startStockSeller } from '../interop/stock-seller.ts';
 import { api } from '../helpers/contract.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { SchemeHarness } from '../scheme/harness.ts';
-import { journaledFacilitator, tempDbPath } from './harness.ts';
+import { journaledFacilitator, settleUnconfirmed, tempDbPath } from './harness.ts';
 
 let h: SchemeHarness;
 beforeAll(async () => {
@@ -223,19 +223,8 @@ describe('settlement_pending across instances sharing Postgres', () => {
     const b = await journaledFacilitator(h, { store: await PostgresJournalStore.open(url), submitterSecret: submitter.secret });
     try {
       const p = await paidRequest({ maxTimeoutSeconds: 3 });
-      let first: { status: number; body: any } | undefined;
       const sent = await transactionsBy(submitter.publicKey, async () => {
-        h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
-        try {
-          first = await a.settle(p.payload, p.req);
-        } finally {
-          h.devnet.faults.clear();
-        }
-        expect(first.body).toMatchObject({
-          success: false,
-          errorReason: 'settlement_pending',
-          transaction: expect.stringMatching(/^[0-9a-f]{64}$/),
-        });
+        const first = await settleUnconfirmed(h, a, p);
         // The stock SDK's retry: the same request, no key, here reaching the other instance.
         expect((await b.settle(p.payload, p.req)).body).toMatchObject({ success: true, transaction: first.body.transaction });
         expect((await a.settle(p.payload, p.req)).body.errorReason).toBe('invalid_exact_stellar_payload_simulation_failed');

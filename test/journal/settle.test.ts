@@ -11,7 +11,7 @@ import { SchemeHarness } from '../scheme/harness.ts';
 import type { JournalStore } from '../../src/journal/types.ts';
 import type { PaymentPolicy } from '../../src/journal/policy.ts';
 import { api } from '../helpers/contract.ts';
-import { journaledFacilitator, tempDbPath } from './harness.ts';
+import { journaledFacilitator, settleUnconfirmed, tempDbPath } from './harness.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { PostgresJournalStore } from '../../src/journal/postgres/store.ts';
 import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
@@ -239,18 +239,7 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
     ])('%s → settlement_pending, later reconciled to settled, listed, and the retry tells the truth', async (_name, fault) => {
       const f = await journaledFacilitator(h, { store: await (database = await backend()).store() });
       const p = await paidRequest({ maxTimeoutSeconds: 4 });
-      h.devnet.faults.set('getTransaction', fault);
-      let res;
-      try {
-        res = await f.settle(p.payload, p.req, 'blind-key');
-      } finally {
-        h.devnet.faults.clear();
-      }
-      expect(res.body).toMatchObject({
-        success: false,
-        errorReason: 'settlement_pending',
-        transaction: expect.stringMatching(/^[0-9a-f]{64}$/),
-      });
+      await settleUnconfirmed(h, f, p, { fault, idempotencyKey: 'blind-key' });
       // It lands (possibly after the answer: an unreadable getTransaction is given up at once).
       for (let i = 0; i < 40 && h.devnet.balances(p.seller.publicKey()).usdc === 0n; i++) await new Promise((r) => setTimeout(r, 250));
       expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
