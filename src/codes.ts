@@ -86,6 +86,12 @@ export const SETTLEMENT_CODES = {
     'An authorization entry expires fewer than 2 ledgers after the latest one, too soon for the transaction to be included before it; nothing was submitted. Sign with a later expiry.',
   svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",
   svc_fee_budget_payer_exhausted: "This payer's share of today's sponsored-fee budget is spent; nothing was submitted.",
+  svc_fee_budget_payto_exhausted:
+    "Today's sponsored-fee budget for payments to this payTo address is spent (smaller for an address without history); nothing was submitted.",
+  svc_fee_budget_new_paytos_exhausted:
+    "Today's sponsored-fee budget shared by payTo addresses without history is spent; nothing was submitted. Addresses paid before today are not affected.",
+  svc_policy_payer_cooling_down:
+    "Too many of this payer's recent settlements failed on chain; its payments are refused until the failures leave the window; nothing was submitted.",
   svc_journal_unavailable:
     'The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.',
   svc_settlement_not_found: 'The journal has no settlement with this transaction hash.',
@@ -137,6 +143,9 @@ export const POLICY_CODES = [
   'svc_policy_authorization_expiring',
   'svc_fee_budget_daily_exhausted',
   'svc_fee_budget_payer_exhausted',
+  'svc_fee_budget_payto_exhausted',
+  'svc_fee_budget_new_paytos_exhausted',
+  'svc_policy_payer_cooling_down',
 ] as const satisfies readonly SettlementCode[];
 export type PolicyCode = (typeof POLICY_CODES)[number];
 export type BazaarCode = keyof typeof BAZAAR_CODES;

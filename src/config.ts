@@ -215,6 +215,11 @@ function parseSettlementConfig(env: Env): SettlementConfig {
     policy: {
       dailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_DAILY_STROOPS', DEFAULT_POLICY.dailyFeeCapStroops),
       payerDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_PAYER_DAILY_STROOPS', DEFAULT_POLICY.payerDailyFeeCapStroops),
+      payToDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_PAYTO_DAILY_STROOPS', DEFAULT_POLICY.payToDailyFeeCapStroops),
+      newAddressDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_NEW_ADDRESS_DAILY_STROOPS', DEFAULT_POLICY.newAddressDailyFeeCapStroops),
+      newPayTosDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_NEW_PAYTOS_DAILY_STROOPS', DEFAULT_POLICY.newPayTosDailyFeeCapStroops),
+      payerFailureLimit: parseInteger(env, 'PAYER_FAILURE_LIMIT', DEFAULT_POLICY.payerFailureLimit, 0, 1_000_000),
+      payerFailureWindowMs: 1000 * parseInteger(env, 'PAYER_FAILURE_WINDOW_SECONDS', DEFAULT_POLICY.payerFailureWindowMs / 1000, 1, 86_400),
       minAmount: minAmount === undefined ? DEFAULT_POLICY.minAmount : parseBaseUnits('PAYMENT_MIN_AMOUNT', minAmount),
       minAmountByAsset: parseMinAmounts(env),
       allowSelfPayment: parseBoolean(env, 'ALLOW_SELF_PAYMENT', DEFAULT_POLICY.allowSelfPayment),

@@ -24,10 +24,12 @@ export interface paths {
          *     policy and fee budget POST /settle applies before submission (docs/OPERATIONS.md), with the
          *     same codes (PolicyCode): `svc_policy_self_payment`, `svc_policy_amount_below_minimum`,
          *     `svc_policy_authorization_expiring` (an authorization with fewer than 2 ledgers left,
-         *     docs/SCHEME.md "Authorization expiry"), `svc_fee_budget_daily_exhausted` and
-         *     `svc_fee_budget_payer_exhausted` (a budget counts as
-         *     exhausted here once nothing of it is left; settle compares the fee it is about to pay, so
-         *     the last few stroops of a cap can still refuse a payment verify accepted).
+         *     docs/SCHEME.md "Authorization expiry"), `svc_policy_payer_cooling_down` (the payer's recent
+         *     settlements failed on chain), `svc_fee_budget_payer_exhausted`,
+         *     `svc_fee_budget_payto_exhausted`, `svc_fee_budget_new_paytos_exhausted` and
+         *     `svc_fee_budget_daily_exhausted` (docs/OPERATIONS.md "Sponsorship"). The budget is judged
+         *     with the fee this verification's simulation derived, the fee settle would declare now;
+         *     only a change in between (another settlement spending the budget) makes them differ.
          */
         post: operations["verifyPayment"];
         delete?: never;
@@ -67,8 +69,7 @@ export interface paths {
          *     retry of a request answered `settlement_pending`, below. A malformed `payment-identifier`
          *     is refused with `svc_payment_identifier_invalid` (by /verify too). Concurrent copies wait
          *     for the first. Before submission the payment policy and fee budget may refuse with
-         *     `svc_policy_self_payment`, `svc_policy_amount_below_minimum`, `svc_policy_authorization_expiring`,
-         *     `svc_fee_budget_daily_exhausted` or `svc_fee_budget_payer_exhausted`.
+         *     a PolicyCode (`svc_policy_*`, `svc_fee_budget_*`; docs/OPERATIONS.md "Sponsorship").
          *
          *     **Pending outcomes** (the x402 SDKs' retry language). When the transaction was submitted but
          *     the RPC could not confirm its outcome within the time bound, or its outcome could not be
@@ -842,16 +843,19 @@ export interface components {
          *     - `svc_policy_authorization_expiring`: An authorization entry expires fewer than 2 ledgers after the latest one, too soon for the transaction to be included before it; nothing was submitted. Sign with a later expiry.
          *     - `svc_fee_budget_daily_exhausted`: Today's sponsored-fee budget is spent; nothing was submitted.
          *     - `svc_fee_budget_payer_exhausted`: This payer's share of today's sponsored-fee budget is spent; nothing was submitted.
+         *     - `svc_fee_budget_payto_exhausted`: Today's sponsored-fee budget for payments to this payTo address is spent (smaller for an address without history); nothing was submitted.
+         *     - `svc_fee_budget_new_paytos_exhausted`: Today's sponsored-fee budget shared by payTo addresses without history is spent; nothing was submitted. Addresses paid before today are not affected.
+         *     - `svc_policy_payer_cooling_down`: Too many of this payer's recent settlements failed on chain; its payments are refused until the failures leave the window; nothing was submitted.
          *     - `svc_journal_unavailable`: The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.
          *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
          * @enum {string}
          */
-        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_journal_unavailable" | "svc_settlement_not_found";
+        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down" | "svc_journal_unavailable" | "svc_settlement_not_found";
         /**
          * @description The settlement codes that are payment policy or fee budget refusals (docs/OPERATIONS.md): POST /settle answers them before submission (`errorReason`, SettlementCode) and POST /verify answers the same code for the same payment (`invalidReason`).
          * @enum {string}
          */
-        PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted";
+        PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down";
         /**
          * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *

@@ -24,7 +24,7 @@ import type {
   SettlementGate,
   SettlementTracking,
 } from '../scheme/types.ts';
-import { feeCaps, judgeAttempt, judgeForVerify, type JudgedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
+import { judgeAttempt, judgeForVerify, reserveRule, type JudgedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
 import { OwedOutcomes } from './owed.ts';
 import { bindingMatches, identityOf, requestDigest, requestKeys } from './request-digest.ts';
 import { failedResult, finalOf, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
@@ -100,10 +100,10 @@ export class SettlementJournal implements SettlementGate {
     return reason === null ? { ok: true, detail: 'writable' } : { ok: false, detail: reason };
   }
 
-  /** /verify's policy check (policy.ts judgeForVerify), on today's budgets as this journal counts them. */
-  verifyRefusal(payment: JudgedPayment): Promise<Refusal | null> {
-    return judgeForVerify(this.policy, payment, this.now(), (payer, dayStart) =>
-      this.store.spentSince(payer, dayStart).catch((err: unknown) => void this.health.failed(err, 'read')),
+  /** /verify's policy check (policy.ts judgeForVerify), on the budgets as this journal counts them now. */
+  verifyRefusal(payment: JudgedPayment, feeStroops?: bigint): Promise<Refusal | null> {
+    return judgeForVerify(this.policy, payment, feeStroops ?? null, this.now(), (parties, window) =>
+      this.store.budgetUsage(parties, window).catch((err: unknown) => void this.health.failed(err, 'read')),
     );
   }
 
@@ -184,7 +184,7 @@ export class SettlementJournal implements SettlementGate {
               paymentPayload: JSON.stringify(payload),
               paymentRequirements: JSON.stringify(requirements),
             },
-            feeCaps(this.policy, now),
+            reserveRule(this.policy, attempt, attempt.feeStroops, now),
             now,
           );
         } catch (err) {
@@ -195,7 +195,7 @@ export class SettlementJournal implements SettlementGate {
           reserved = attempt.transaction;
           return null;
         }
-        return reserveRefusal(outcome, attempt, network, keys);
+        return reserveRefusal(outcome, network, keys);
       },
     });
     if (reserved === null) return { result, fresh: false, identity };

@@ -4,13 +4,25 @@
  */
 import type { PolicyCode } from '../codes.ts';
 import type { SubmissionAttempt } from '../scheme/types.ts';
-import type { FeeCaps } from './types.ts';
+import type { BudgetParties, BudgetRule, BudgetUsage, BudgetWindow } from './types.ts';
 
 export interface PaymentPolicy {
   /** Sponsored fees per UTC day, all payers (null = no cap). */
   dailyFeeCapStroops: bigint | null;
   /** Sponsored fees per UTC day for one payer (null = no cap). */
   payerDailyFeeCapStroops: bigint | null;
+  /** Sponsored fees per UTC day for payments to one payTo address, so one sink cannot spend everyone's budget (null = no cap). */
+  payToDailyFeeCapStroops: bigint | null;
+  /**
+   * The per-payer and per-payTo cap of an address without history (no settled payment in that
+   * role before today): a smaller allowance, so fresh accounts are cheap to make but cheap to bound.
+   */
+  newAddressDailyFeeCapStroops: bigint | null;
+  /** Sponsored fees per UTC day for payments to all payTo addresses without history together. */
+  newPayTosDailyFeeCapStroops: bigint | null;
+  /** A payer with this many settlements failed on chain within `payerFailureWindowMs` is refused (0 = off). */
+  payerFailureLimit: number;
+  payerFailureWindowMs: number;
   /** Minimum amount (base units) for assets not listed in `minAmountByAsset`. */
   minAmount: bigint;
   minAmountByAsset: ReadonlyMap<string, bigint>;
@@ -20,6 +32,11 @@ export interface PaymentPolicy {
 export const DEFAULT_POLICY: PaymentPolicy = {
   dailyFeeCapStroops: 100_000_000n,
   payerDailyFeeCapStroops: 10_000_000n,
+  payToDailyFeeCapStroops: 10_000_000n,
+  newAddressDailyFeeCapStroops: 2_000_000n,
+  newPayTosDailyFeeCapStroops: 20_000_000n,
+  payerFailureLimit: 3,
+  payerFailureWindowMs: 900_000,
   minAmount: 1n,
   minAmountByAsset: new Map(),
   allowSelfPayment: false,
@@ -47,47 +64,80 @@ export function judgeAttempt(policy: PaymentPolicy, attempt: JudgedPayment): Ref
 
 const DAY_MS = 86_400_000;
 
-export function feeCaps(policy: PaymentPolicy, now: number): FeeCaps {
-  return {
-    dailyStroops: policy.dailyFeeCapStroops,
-    perPayerDailyStroops: policy.payerDailyFeeCapStroops,
-    dayStart: Math.floor(now / DAY_MS) * DAY_MS,
-  };
+/** Where the budget counts from at `now`: the UTC day, and the payer-failure window. */
+export function budgetWindow(policy: PaymentPolicy, now: number): BudgetWindow {
+  return { dayStart: Math.floor(now / DAY_MS) * DAY_MS, failuresSince: now - policy.payerFailureWindowMs };
+}
+
+/** The smaller of two caps (null = no cap). */
+const tighter = (a: bigint | null, b: bigint | null): bigint | null => (a === null ? b : b === null ? a : a < b ? a : b);
+
+/**
+ * The fee budget and the payer's failure record, judged on what the journal counts (`usage`).
+ * `fee` is the fee settle is about to pay (or, for /verify, the fee its verification derived from
+ * the same simulation): a cap refuses when it would be passed. Without a fee (null: a scheme that
+ * derives none) a cap refuses once nothing of it is left. The most specific refusal is named first
+ * (docs/OPERATIONS.md "Sponsorship").
+ */
+export function judgeBudget(policy: PaymentPolicy, parties: BudgetParties, usage: BudgetUsage, fee: bigint | null): Refusal | null {
+  const passed = (spent: bigint, cap: bigint | null) => cap !== null && (fee === null ? spent >= cap : spent + fee > cap);
+  const ofThis = fee === null ? '' : ` with this settlement (${fee})`;
+  if (policy.payerFailureLimit > 0 && usage.payerFailures >= policy.payerFailureLimit) {
+    const minutes = Math.round(policy.payerFailureWindowMs / 60_000);
+    return {
+      code: 'svc_policy_payer_cooling_down',
+      message: `${usage.payerFailures} settlements from ${parties.payer} failed on chain in the last ${minutes} minutes; its payments are refused until fewer than ${policy.payerFailureLimit} did.`,
+    };
+  }
+  const payerCap = usage.payerHasHistory
+    ? policy.payerDailyFeeCapStroops
+    : tighter(policy.payerDailyFeeCapStroops, policy.newAddressDailyFeeCapStroops);
+  if (passed(usage.payer, payerCap))
+    return {
+      code: 'svc_fee_budget_payer_exhausted',
+      message: `Sponsored fees today for ${parties.payer}: ${usage.payer} stroops; the per-payer cap (${payerCap}${usage.payerHasHistory ? '' : ', a payer without history'}) would be passed${ofThis}.`,
+    };
+  const payToCap = usage.payToHasHistory
+    ? policy.payToDailyFeeCapStroops
+    : tighter(policy.payToDailyFeeCapStroops, policy.newAddressDailyFeeCapStroops);
+  if (passed(usage.payTo, payToCap))
+    return {
+      code: 'svc_fee_budget_payto_exhausted',
+      message: `Sponsored fees today for payments to ${parties.payTo}: ${usage.payTo} stroops; the per-payTo cap (${payToCap}${usage.payToHasHistory ? '' : ', a payTo without history'}) would be passed${ofThis}.`,
+    };
+  if (!usage.payToHasHistory && passed(usage.newPayTos, policy.newPayTosDailyFeeCapStroops))
+    return {
+      code: 'svc_fee_budget_new_paytos_exhausted',
+      message: `Sponsored fees today for payments to payTo addresses without history: ${usage.newPayTos} stroops; their shared cap (${policy.newPayTosDailyFeeCapStroops}) would be passed${ofThis}. Addresses paid before today are not affected.`,
+    };
+  if (passed(usage.total, policy.dailyFeeCapStroops))
+    return {
+      code: 'svc_fee_budget_daily_exhausted',
+      message: `Sponsored fees today: ${usage.total} stroops; the daily cap (${policy.dailyFeeCapStroops}) would be passed${ofThis}.`,
+    };
+  return null;
+}
+
+/** The budget rule reserve applies to an attempt about to pay `fee` (judged in the reserve's transaction). */
+export function reserveRule(policy: PaymentPolicy, parties: BudgetParties, fee: bigint, now: number): BudgetRule {
+  return { window: budgetWindow(policy, now), judge: (usage) => judgeBudget(policy, parties, usage, fee) };
 }
 
 /**
  * /verify's policy check: the rules settle applies before submission (self-payment, minimum
- * amount), then today's budgets as the journal counts them (`spentSince`; undefined when the
- * journal cannot be read, which refuses nothing: settle then answers with its own code).
+ * amount), then the budget as the journal counts it now (`usage`; undefined when the journal
+ * cannot be read, which refuses nothing: settle then answers with its own code), with the fee the
+ * scheme's verification derived (null when it has none).
  */
 export async function judgeForVerify(
   policy: PaymentPolicy,
   payment: JudgedPayment,
+  fee: bigint | null,
   now: number,
-  spentSince: (payer: string, dayStart: number) => Promise<{ total: bigint; payer: bigint } | undefined>,
+  usage: (parties: BudgetParties, window: BudgetWindow) => Promise<BudgetUsage | undefined>,
 ): Promise<Refusal | null> {
   const refusal = judgeAttempt(policy, payment);
-  if (refusal || (policy.dailyFeeCapStroops === null && policy.payerDailyFeeCapStroops === null)) return refusal;
-  const spent = await spentSince(payment.payer, feeCaps(policy, now).dayStart);
-  return spent ? judgeBudget(policy, payment.payer, spent) : null;
-}
-
-/**
- * The fee budget as /verify sees it, before any fee is known: refused once nothing is left of the
- * daily or the payer's cap (`spent` counted from the journal). Settle refuses when the fee it is
- * about to pay would pass a cap, so a payment verify accepts may still be refused at settle with
- * the same code when the last stroops of a cap are smaller than its fee; never the other way.
- */
-export function judgeBudget(policy: PaymentPolicy, payer: string, spent: { total: bigint; payer: bigint }): Refusal | null {
-  if (policy.dailyFeeCapStroops !== null && spent.total >= policy.dailyFeeCapStroops)
-    return {
-      code: 'svc_fee_budget_daily_exhausted',
-      message: `Sponsored fees today: ${spent.total} stroops; the daily cap (${policy.dailyFeeCapStroops}) is spent.`,
-    };
-  if (policy.payerDailyFeeCapStroops !== null && spent.payer >= policy.payerDailyFeeCapStroops)
-    return {
-      code: 'svc_fee_budget_payer_exhausted',
-      message: `Sponsored fees today for ${payer}: ${spent.payer} stroops; the per-payer cap (${policy.payerDailyFeeCapStroops}) is spent.`,
-    };
-  return null;
+  if (refusal) return refusal;
+  const counted = await usage(payment, budgetWindow(policy, now));
+  return counted ? judgeBudget(policy, payment, counted, fee) : null;
 }

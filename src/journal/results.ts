@@ -6,8 +6,8 @@
  */
 import { defaultMessage } from '../codes.ts';
 import type { SettlementCode } from '../codes.ts';
-import type { SettleResult, SubmissionAttempt } from '../scheme/types.ts';
-import type { RequestKey, ReserveResult, SettlementRecord } from './types.ts';
+import type { SettleResult } from '../scheme/types.ts';
+import { ON_CHAIN_FAILURE_CODE, type RequestKey, type ReserveResult, type SettlementRecord } from './types.ts';
 
 /** A failed settle answer about the payment a journal record stands for (no transaction of its own). */
 export function failedResult(record: SettlementRecord, code: NonNullable<SettleResult['errorReason']>, message: string): SettleResult {
@@ -47,7 +47,7 @@ export function keyConflict(network: string, keys: ReadonlyArray<{ kind: string 
 export function resultOf(record: SettlementRecord): SettleResult {
   if (record.state === 'settled') return { success: true, transaction: record.transaction, network: record.network, payer: record.payer };
   if (record.state === 'failed') {
-    const code = (record.errorCode ?? 'settle_exact_stellar_transaction_failed') as SettleResult['errorReason'] & string;
+    const code = (record.errorCode ?? ON_CHAIN_FAILURE_CODE) as SettleResult['errorReason'] & string;
     return failedResult(record, code, record.errorMessage || defaultMessage(code));
   }
   return pendingResult(record.network, record.payer, record.transaction, 'its outcome is not confirmed yet');
@@ -65,21 +65,11 @@ export function unavailableMessage(reason: string): string {
 /** Why the store did not reserve an attempt, as the refusal the scheme answers (nothing is submitted). */
 export function reserveRefusal(
   outcome: Exclude<ReserveResult, { ok: true }>,
-  attempt: SubmissionAttempt,
   network: string,
   keys: readonly RequestKey[],
 ): { code: SettlementCode; message: string } {
   if (outcome.reason === 'key_conflict') return { code: 'svc_idempotency_key_conflict', message: keyConflict(network, keys).errorMessage! };
-  if (outcome.reason === 'daily_cap')
-    return {
-      code: 'svc_fee_budget_daily_exhausted',
-      message: `Sponsored fees today: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the daily cap.`,
-    };
-  if (outcome.reason === 'payer_cap')
-    return {
-      code: 'svc_fee_budget_payer_exhausted',
-      message: `Sponsored fees today for ${attempt.payer}: ${outcome.spent} stroops; this settlement (${attempt.feeStroops}) would exceed the per-payer cap.`,
-    };
+  if (outcome.reason === 'refused') return outcome.refusal;
   // Another process submitted this payment first (the primary key held).
   return {
     code: 'svc_settlement_outcome_unknown',
@@ -100,5 +90,5 @@ export function finalOf(
           errorMessage: `Transaction ${transaction} was never included and its time bound has passed.`,
           note: 'never included before its time bound (reconciliation)',
         };
-  return { state: 'failed', detail: { errorCode: 'settle_exact_stellar_transaction_failed', ...detail } };
+  return { state: 'failed', detail: { errorCode: ON_CHAIN_FAILURE_CODE, ...detail } };
 }

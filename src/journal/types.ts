@@ -4,6 +4,7 @@
  * Everything recorded here is public: addresses, amounts, hashes and the signed payment itself
  * (which the chain publishes once it lands). No key or seed ever reaches the journal.
  */
+import type { PolicyCode } from '../codes.ts';
 import type { SubmissionAttempt } from '../scheme/types.ts';
 
 export type SettlementState = 'submitted' | 'settled' | 'failed' | 'unknown';
@@ -67,19 +68,55 @@ export interface SettlementRecord extends Omit<NewSettlement, 'requestDigest' | 
   history: StateChange[];
 }
 
-/** Fee caps checked atomically with the insert (null = no cap). */
-export interface FeeCaps {
-  dailyStroops: bigint | null;
-  perPayerDailyStroops: bigint | null;
-  /** Start of the current budget day, unix milliseconds. */
+/** The two parties whose budgets a payment draws on. */
+export interface BudgetParties {
+  payer: string;
+  payTo: string;
+}
+
+/** Where the budget counts from: today's fees since `dayStart`, the payer's failures since `failuresSince` (unix ms). */
+export interface BudgetWindow {
   dayStart: number;
+  failuresSince: number;
+}
+
+/**
+ * What the journal counts against a payment's budgets (policy.ts judges it): the declared fees of
+ * every attempt since the window's day start, in all, by the payer, to the payTo, and to payTo
+ * addresses that had no history when they were paid; whether each party has history (a settled
+ * payment in its role before today); the payer's settlements that failed on chain in the window.
+ */
+export interface BudgetUsage {
+  total: bigint;
+  payer: bigint;
+  payTo: bigint;
+  newPayTos: bigint;
+  payerHasHistory: boolean;
+  payToHasHistory: boolean;
+  payerFailures: number;
+}
+
+/** A policy or budget refusal, judged inside the reserve's write transaction. */
+export interface BudgetRefusal {
+  code: PolicyCode;
+  message: string;
+}
+
+/** How reserve judges the budget: the window it counts in, and the judgement of the usage it read (null admits). */
+export interface BudgetRule {
+  window: BudgetWindow;
+  judge(usage: BudgetUsage): BudgetRefusal | null;
 }
 
 export type ReserveResult =
   | { ok: true }
-  | { ok: false; reason: 'duplicate' | 'daily_cap' | 'payer_cap'; spent: bigint }
+  | { ok: false; reason: 'duplicate' }
+  | { ok: false; reason: 'refused'; refusal: BudgetRefusal }
   /** A key of the request is bound to another payment or another request digest. */
-  | { ok: false; reason: 'key_conflict'; spent: 0n };
+  | { ok: false; reason: 'key_conflict' };
+
+/** The error code of a settlement that failed on chain (or was never included): it counts against its payer. */
+export const ON_CHAIN_FAILURE_CODE = 'settle_exact_stellar_transaction_failed';
 
 export interface JournalStore {
   get(identity: string): Promise<SettlementRecord | null>;
@@ -91,13 +128,14 @@ export interface JournalStore {
   /** Takes the owed outcome for the request with `digest`: true for exactly one caller. */
   claimOwed(identity: string, digest: string): Promise<boolean>;
   /**
-   * Inserts a `submitted` record unless the identity exists, a fee cap would be exceeded or a key
-   * of the request is bound to another payment or request digest; binds the request's keys that
-   * are not bound yet (a bound key is never re-bound, also when an attempt failed).
+   * Inserts a `submitted` record unless the identity exists, a key of the request is bound to
+   * another payment or request digest, or `budget.judge` refuses the usage read in the same write
+   * transaction (so caps hold across concurrent requests and instances); binds the request's keys
+   * that are not bound yet (a bound key is never re-bound, also when an attempt failed).
    */
-  reserve(attempt: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult>;
-  /** Fees counted against today's budgets since `dayStart` (ms): by everyone, and by `payer` (what reserve compares with the caps). */
-  spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }>;
+  reserve(attempt: NewSettlement, budget: BudgetRule, now: number): Promise<ReserveResult>;
+  /** The usage reserve judges, read now (/verify judges it with the same rules). */
+  budgetUsage(parties: BudgetParties, window: BudgetWindow): Promise<BudgetUsage>;
   /** Moves an unresolved record (submitted/unknown) to `state`; false when it was already final. */
   resolve(
     identity: string,

@@ -106,11 +106,12 @@ export class SchemeRegistry {
     // Settle refuses a payload an extension finds malformed, so verify does too (the two agree).
     const refusal = this.payloadRefusal(envelope.paymentPayload);
     if (refusal) return { isValid: false, invalidReason: refusal.code, invalidMessage: refusal.message };
-    const response = shapeVerifyResponse(await scheme.verify(envelope.paymentPayload, envelope.paymentRequirements));
+    const result = await scheme.verify(envelope.paymentPayload, envelope.paymentRequirements);
+    const response = shapeVerifyResponse(result);
     // What settle's policy and budget would refuse, verify refuses with the same code.
     if (!response.isValid || !this.gate || response.payer === undefined) return response;
     const { payTo, asset, amount } = envelope.paymentRequirements;
-    const policy = await this.gate.verifyRefusal({ payer: response.payer, payTo, asset, amount });
+    const policy = await this.gate.verifyRefusal({ payer: response.payer, payTo, asset, amount }, result.feeStroops);
     return policy ? { isValid: false, invalidReason: policy.code, invalidMessage: policy.message, payer: response.payer } : response;
   }
 

@@ -35,7 +35,12 @@ export type SettleResponse = Schemas['SettleResponse'];
 export type SupportedKind = Schemas['SupportedKind'];
 export type SupportedResponse = Schemas['SupportedResponse'];
 /** A scheme's verdict is the VerifyResponse itself (the registry fills a missing message). */
-export type VerifyResult = VerifyResponse;
+/**
+ * A scheme's verification result: the VerifyResponse (the registry drops everything else), plus
+ * `feeStroops` on a valid payment: the fee settle would declare for it now, so /verify judges the
+ * fee budget as settle will (docs/OPERATIONS.md "Sponsorship").
+ */
+export type VerifyResult = VerifyResponse & { feeStroops?: bigint };
 /**
  * A scheme's settlement result: the SettleResponse (the registry fills a missing message and drops
  * everything else), plus `unconfirmed` when the transaction was submitted but its outcome could
@@ -125,6 +130,8 @@ export interface SettlementGate {
    */
   verifyRefusal(
     payment: Pick<SubmissionAttempt, 'payer' | 'payTo' | 'asset' | 'amount'>,
+    /** The fee settle would pay, when the scheme knows it; unknown: a cap refuses once nothing of it is left. */
+    feeStroops?: bigint,
   ): Promise<{ code: PolicyCode; message: string } | null>;
 }
 

@@ -14,7 +14,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['VerifyCode', VERIFY_CODES, 30],
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 13],
-    ['SettlementCode', SETTLEMENT_CODES, 10],
+    ['SettlementCode', SETTLEMENT_CODES, 13],
     ['BazaarCode', BAZAAR_CODES, 9],
     ['McpCode', MCP_CODES, 12],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {

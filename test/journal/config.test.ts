@@ -25,11 +25,23 @@ describe('settlement configuration', () => {
     const { policy } = load({
       FEE_BUDGET_DAILY_STROOPS: 'off',
       FEE_BUDGET_PAYER_DAILY_STROOPS: '500',
+      FEE_BUDGET_PAYTO_DAILY_STROOPS: '600',
+      FEE_BUDGET_NEW_ADDRESS_DAILY_STROOPS: 'off',
+      FEE_BUDGET_NEW_PAYTOS_DAILY_STROOPS: '700',
+      PAYER_FAILURE_LIMIT: '0',
+      PAYER_FAILURE_WINDOW_SECONDS: '60',
       PAYMENT_MIN_AMOUNTS: `${assetA}=10, ${assetB}=20`,
       ALLOW_SELF_PAYMENT: 'true',
     });
     expect(policy.dailyFeeCapStroops).toBeNull();
     expect(policy.payerDailyFeeCapStroops).toBe(500n);
+    expect(policy).toMatchObject({
+      payToDailyFeeCapStroops: 600n,
+      newAddressDailyFeeCapStroops: null,
+      newPayTosDailyFeeCapStroops: 700n,
+      payerFailureLimit: 0,
+      payerFailureWindowMs: 60_000,
+    });
     expect([...policy.minAmountByAsset]).toEqual([
       [assetA, 10n],
       [assetB, 20n],
@@ -40,6 +52,11 @@ describe('settlement configuration', () => {
   it.each([
     ['FEE_BUDGET_DAILY_STROOPS', '-1'],
     ['FEE_BUDGET_PAYER_DAILY_STROOPS', '1e9'],
+    ['FEE_BUDGET_PAYTO_DAILY_STROOPS', 'lots'],
+    ['FEE_BUDGET_NEW_ADDRESS_DAILY_STROOPS', '-5'],
+    ['FEE_BUDGET_NEW_PAYTOS_DAILY_STROOPS', '1.5'],
+    ['PAYER_FAILURE_LIMIT', '-1'],
+    ['PAYER_FAILURE_WINDOW_SECONDS', '0'],
     ['PAYMENT_MIN_AMOUNT', '1.5'],
     ['PAYMENT_MIN_AMOUNTS', 'CABC'],
     ['ALLOW_SELF_PAYMENT', 'yes'],

@@ -46,6 +46,8 @@ export async function journaledFacilitator(
     submitterSecret?: string;
     policy?: Partial<PaymentPolicy>;
     scheme?: Partial<ExactStellarSchemeOptions>;
+    /** The journal's clock (its budget day and failure window); default the system clock. */
+    now?: () => number;
   } = {},
 ): Promise<JournaledFacilitator> {
   const secret = options.submitterSecret ?? (await h.devnet.createAccount({ usdcTrustline: false })).secret;
@@ -64,6 +66,7 @@ export async function journaledFacilitator(
   const journal = new SettlementJournal({
     store: options.store ?? new SqliteJournalStore(dbPath),
     policy: { ...DEFAULT_POLICY, ...options.policy },
+    ...(options.now ? { now: options.now } : {}),
     onLanded: ({ paymentPayload }) => landed.push(paymentPayload),
   });
   const server = await startTestServer({ config, scheme, journal });

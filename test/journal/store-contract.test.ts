@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listingRetryDelay, SettlementJournal } from '../../src/journal/journal.ts';
-import { DEFAULT_POLICY } from '../../src/journal/policy.ts';
+import { DEFAULT_POLICY, reserveRule, type PaymentPolicy } from '../../src/journal/policy.ts';
 import { PostgresJournalStore } from '../../src/journal/postgres/store.ts';
 import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
-import type { FeeCaps, JournalStore, NewSettlement } from '../../src/journal/types.ts';
+import type { BudgetRule, BudgetUsage, JournalStore, NewSettlement } from '../../src/journal/types.ts';
 import type {
   PaymentPayload,
   PaymentRequirements,
@@ -24,7 +24,19 @@ import type {
 } from '../../src/scheme/types.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 
-const NO_CAPS: FeeCaps = { dailyStroops: null, perPayerDailyStroops: null, dayStart: 0 };
+const NO_CAPS: BudgetRule = { window: { dayStart: 0, failuresSince: 0 }, judge: () => null };
+/** The default policy with only the given caps: what reserve judges, as svc's journal calls it. */
+const capped = (over: Partial<PaymentPolicy>): PaymentPolicy => ({
+  ...DEFAULT_POLICY,
+  dailyFeeCapStroops: null,
+  payerDailyFeeCapStroops: null,
+  payToDailyFeeCapStroops: null,
+  newAddressDailyFeeCapStroops: null,
+  newPayTosDailyFeeCapStroops: null,
+  payerFailureLimit: 0,
+  ...over,
+});
+const rule = (policy: PaymentPolicy, a: NewSettlement, now: number): BudgetRule => reserveRule(policy, a, a.feeStroops, now);
 let n = 0;
 /** What a scheme knows of an attempt before submitting it, with a transaction of its own. */
 function submission(): SubmissionAttempt {
@@ -78,7 +90,7 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
     try {
       const a = attempt();
       expect(await store.reserve(a, NO_CAPS, 1_000)).toEqual({ ok: true });
-      expect(await store.reserve({ ...a, transaction: 'tx-copy' }, NO_CAPS, 1_001)).toEqual({ ok: false, reason: 'duplicate', spent: 0n });
+      expect(await store.reserve({ ...a, transaction: 'tx-copy' }, NO_CAPS, 1_001)).toEqual({ ok: false, reason: 'duplicate' });
       expect(
         await store.resolve(a.identity, 'failed', { errorCode: 'tx_failed', errorMessage: 'boom', note: 'the chain refused it' }, 1_002),
       ).toBe(true);
@@ -122,7 +134,6 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
       expect(await store.reserve(attempt({ keys: [k1], requestDigest: 'd1' }), NO_CAPS, 1_002)).toEqual({
         ok: false,
         reason: 'key_conflict',
-        spent: 0n,
       });
       expect(await store.reserve({ ...a, transaction: 'tx-other', keys: [pid], requestDigest: 'd9' }, NO_CAPS, 1_003)).toMatchObject({
         reason: 'key_conflict',
@@ -159,25 +170,91 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
   it('daily and per-payer fee caps count every attempt, and hold across a reopen', async () => {
     const b = await backend();
     let store = await b.open();
+    const DAY = 86_400_000;
+    const reserve = (a: NewSettlement, policy: PaymentPolicy, now: number) => store.reserve(a, rule(policy, a, now), now);
     try {
-      const caps: FeeCaps = { dailyStroops: 1_000n, perPayerDailyStroops: 300n, dayStart: 500 };
-      expect(await store.reserve(attempt({ payer: 'GA', feeStroops: 300n }), caps, 600)).toEqual({ ok: true });
-      expect(await store.reserve(attempt({ payer: 'GA', feeStroops: 1n }), caps, 601)).toEqual({
+      const policy = capped({ dailyFeeCapStroops: 1_000n, payerDailyFeeCapStroops: 300n });
+      expect(await reserve(attempt({ payer: 'GA', feeStroops: 300n }), policy, DAY + 600)).toEqual({ ok: true });
+      expect(await reserve(attempt({ payer: 'GA', feeStroops: 1n }), policy, DAY + 601)).toMatchObject({
         ok: false,
-        reason: 'payer_cap',
-        spent: 300n,
+        reason: 'refused',
+        refusal: { code: 'svc_fee_budget_payer_exhausted' },
       });
       await store.close();
       store = await b.open();
-      expect(await store.reserve(attempt({ payer: 'GB', feeStroops: 300n }), caps, 602)).toEqual({ ok: true });
-      expect(await store.reserve(attempt({ payer: 'GC', feeStroops: 300n }), caps, 603)).toEqual({ ok: true });
-      expect(await store.reserve(attempt({ payer: 'GD', feeStroops: 101n }), caps, 604)).toEqual({
+      expect(await reserve(attempt({ payer: 'GB', feeStroops: 300n }), policy, DAY + 602)).toEqual({ ok: true });
+      expect(await reserve(attempt({ payer: 'GC', feeStroops: 300n }), policy, DAY + 603)).toEqual({ ok: true });
+      expect(await reserve(attempt({ payer: 'GD', feeStroops: 101n }), policy, DAY + 604)).toMatchObject({
         ok: false,
-        reason: 'daily_cap',
-        spent: 900n,
+        reason: 'refused',
+        refusal: { code: 'svc_fee_budget_daily_exhausted', message: expect.stringContaining('900 stroops') },
       });
       // Yesterday's spending does not count today.
-      expect(await store.reserve(attempt({ payer: 'GA', feeStroops: 300n }), { ...caps, dayStart: 700 }, 701)).toEqual({ ok: true });
+      expect(await reserve(attempt({ payer: 'GA', feeStroops: 300n }), policy, 2 * DAY + 1)).toEqual({ ok: true });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('counts what the budget judges: fees by payer, by payTo and to new payTos, history before today, on-chain failures', async () => {
+    const store = await (await backend()).open();
+    const DAY = 86_400_000;
+    const usage = (payer: string, payTo: string, now: number): Promise<BudgetUsage> =>
+      store.budgetUsage({ payer, payTo }, { dayStart: Math.floor(now / DAY) * DAY, failuresSince: now - 1_000 });
+    const reserve = (a: NewSettlement, now: number) => store.reserve(a, NO_CAPS, now);
+    try {
+      // Yesterday: GA paid GSHOP (settled), GB's payment to GSINK failed.
+      const old = attempt({ payer: 'GA', payTo: 'GSHOP', feeStroops: 50n });
+      await reserve(old, DAY - 10);
+      await store.resolve(old.identity, 'settled', { note: 'test' }, DAY - 5);
+      const failedYesterday = attempt({ payer: 'GB', payTo: 'GSINK', feeStroops: 70n });
+      await reserve(failedYesterday, DAY - 9);
+      await store.resolve(
+        failedYesterday.identity,
+        'failed',
+        { errorCode: 'settle_exact_stellar_transaction_failed', note: 'test' },
+        DAY - 4,
+      );
+      // Today: GB pays GSINK three times (new payTo), GA pays GSHOP once (known payTo); two of GB's fail on chain, one not on chain.
+      for (const fee of [10n, 20n, 30n]) await reserve(attempt({ payer: 'GB', payTo: 'GSINK', feeStroops: fee }), DAY + 1);
+      const known = attempt({ payer: 'GA', payTo: 'GSHOP', feeStroops: 5n });
+      expect(await store.reserve(known, { window: { dayStart: DAY, failuresSince: 0 }, judge: () => null }, DAY + 2)).toEqual({ ok: true });
+      const gb = (await store.unresolved(10)).filter((r) => r.payer === 'GB');
+      expect(gb).toHaveLength(3);
+      await store.resolve(gb[0]!.identity, 'failed', { errorCode: 'settle_exact_stellar_transaction_failed', note: 'test' }, DAY + 3);
+      await store.resolve(gb[1]!.identity, 'failed', { errorCode: 'settle_exact_stellar_transaction_failed', note: 'test' }, DAY + 500);
+      await store.resolve(
+        gb[2]!.identity,
+        'failed',
+        { errorCode: 'settle_exact_stellar_transaction_submission_failed', note: 'test' },
+        DAY + 501,
+      );
+
+      expect(await usage('GB', 'GSINK', DAY + 1_200)).toEqual({
+        total: 65n,
+        payer: 60n,
+        payTo: 60n,
+        newPayTos: 60n,
+        payerHasHistory: false,
+        payToHasHistory: false,
+        // failuresSince = DAY + 200: the one at DAY + 3 has left the window, the submission failure never counts.
+        payerFailures: 1,
+      } satisfies BudgetUsage);
+      expect(await usage('GA', 'GSHOP', DAY + 1_200)).toMatchObject({
+        payer: 5n,
+        payTo: 5n,
+        payerHasHistory: true,
+        payToHasHistory: true,
+        payerFailures: 0,
+      });
+      // A payment to a payTo with history is not counted with the new ones; tomorrow everything starts again.
+      expect(await usage('GA', 'GSHOP', 2 * DAY + 1)).toMatchObject({
+        total: 0n,
+        payer: 0n,
+        payTo: 0n,
+        newPayTos: 0n,
+        payerHasHistory: true,
+      });
     } finally {
       await store.close();
     }
@@ -380,12 +457,17 @@ describe('journal on Postgres shared by two instances', () => {
     const url = await freshDatabase();
     const [one, two] = await Promise.all([PostgresJournalStore.open(url), PostgresJournalStore.open(url)]);
     try {
-      const caps: FeeCaps = { dailyStroops: 1_000n, perPayerDailyStroops: null, dayStart: 0 };
+      const policy = capped({ dailyFeeCapStroops: 1_000n });
       const results = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => (i % 2 ? one : two).reserve(attempt({ feeStroops: 100n }), caps, 5)),
+        Array.from({ length: 30 }, (_, i) => {
+          const a = attempt({ feeStroops: 100n });
+          return (i % 2 ? one : two).reserve(a, rule(policy, a, 5), 5);
+        }),
       );
       expect(results.filter((r) => r.ok)).toHaveLength(10);
-      expect(results.filter((r) => !r.ok && r.reason === 'daily_cap')).toHaveLength(20);
+      expect(results.filter((r) => !r.ok && r.reason === 'refused' && r.refusal.code === 'svc_fee_budget_daily_exhausted')).toHaveLength(
+        20,
+      );
     } finally {
       await Promise.all([one.close(), two.close()]);
     }

@@ -6,11 +6,15 @@
  */
 import type pg from 'pg';
 import { inTransaction, migrationOnDemand, openPool, type PostgresMigrations } from '../../db/postgres.ts';
+import { usageOf, type Queryable } from './budget.ts';
 import { bindingMatches } from '../request-digest.ts';
 import {
   JournalStorageError,
   settlementRecord,
-  type FeeCaps,
+  type BudgetParties,
+  type BudgetRule,
+  type BudgetUsage,
+  type BudgetWindow,
   type JournalStore,
   type KeyBinding,
   type RequestKey,
@@ -77,11 +81,13 @@ export const JOURNAL_MIGRATIONS: PostgresMigrations = [
      WHERE idempotency_key IS NOT NULL ORDER BY created_at
      ON CONFLICT DO NOTHING;
    ALTER TABLE journal_settlements ADD COLUMN owed_digest TEXT;`,
+  // Sponsorship by payTo (policy.ts judgeBudget): fees to one payTo, and whether the payTo had no
+  // history when it was paid (those share one smaller daily budget).
+  `ALTER TABLE journal_settlements ADD COLUMN new_pay_to BOOLEAN NOT NULL DEFAULT FALSE;
+   CREATE INDEX journal_pay_to_day ON journal_settlements (pay_to, updated_at);`,
 ];
 
 type Row = SettlementRow;
-
-type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
 export class PostgresJournalStore implements JournalStore {
   private readonly pool: pg.Pool;
@@ -124,10 +130,9 @@ export class PostgresJournalStore implements JournalStore {
     return this.record(this.pool, rows.rows[0]);
   }
 
-  async spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }> {
+  async budgetUsage(parties: BudgetParties, window: BudgetWindow): Promise<BudgetUsage> {
     await this.migrated();
-    const [total, byPayer] = await Promise.all([spentByAll(this.pool, dayStart), spentByPayer(this.pool, payer, dayStart)]);
-    return { total, payer: byPayer };
+    return usageOf(this.pool, parties, window);
   }
 
   async getByTransaction(transaction: string): Promise<SettlementRecord | null> {
@@ -155,7 +160,7 @@ export class PostgresJournalStore implements JournalStore {
     return claimed.rowCount === 1;
   }
 
-  async reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
+  async reserve(a: NewSettlement, budget: BudgetRule, now: number): Promise<ReserveResult> {
     await this.migrated();
     return inTransaction(this.pool, async (db): Promise<ReserveResult> => {
       // One reserve at a time across instances: the budget sums and the insert see one state.
@@ -166,25 +171,21 @@ export class PostgresJournalStore implements JournalStore {
         ])
       ).rows[0];
       // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
-      if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
+      if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate' };
       for (const key of a.keys) {
         const bound = await bindingOf(db, key);
-        if (bound && !bindingMatches(bound, a.identity, a.requestDigest)) return { ok: false, reason: 'key_conflict', spent: 0n };
+        if (bound && !bindingMatches(bound, a.identity, a.requestDigest)) return { ok: false, reason: 'key_conflict' };
       }
-      if (caps.dailyStroops !== null) {
-        const spent = await spentByAll(db, caps.dayStart);
-        if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
-      }
-      if (caps.perPayerDailyStroops !== null) {
-        const spent = await spentByPayer(db, a.payer, caps.dayStart);
-        if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
-      }
+      const usage = await usageOf(db, a, budget.window);
+      const refusal = budget.judge(usage);
+      if (refusal) return { ok: false, reason: 'refused', refusal };
+      const newPayTo = !usage.payToHasHistory;
       const fee = a.feeStroops.toString();
       if (previous) {
         await db.query(
           `UPDATE journal_settlements SET idempotency_key = COALESCE(idempotency_key, $1), tx_hash = $2, submitter = $3, fee_stroops = $4, budget_stroops = budget_stroops + $4,
-             valid_until = $5, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = $6 WHERE identity = $7`,
-          [a.idempotencyKey, a.transaction, a.submitter, fee, a.validUntil, now, a.identity],
+             valid_until = $5, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = $6, new_pay_to = $8 WHERE identity = $7`,
+          [a.idempotencyKey, a.transaction, a.submitter, fee, a.validUntil, now, a.identity, newPayTo],
         );
         await appendHistory(
           db,
@@ -198,8 +199,8 @@ export class PostgresJournalStore implements JournalStore {
       }
       await db.query(
         `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, budget_stroops, payer, pay_to, asset, amount,
-           valid_until, state, created_at, updated_at, payment_payload, payment_requirements)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, 'submitted', $12, $12, $13, $14)`,
+           valid_until, state, created_at, updated_at, payment_payload, payment_requirements, new_pay_to)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10, $11, 'submitted', $12, $12, $13, $14, $15)`,
         [
           a.identity,
           a.idempotencyKey,
@@ -215,6 +216,7 @@ export class PostgresJournalStore implements JournalStore {
           now,
           a.paymentPayload,
           a.paymentRequirements,
+          newPayTo,
         ],
       );
       await appendHistory(db, a.identity, 'submitted', now, `submitted by ${a.submitter}`);
@@ -312,26 +314,6 @@ async function bindingOf(db: Queryable, { kind, key }: RequestKey): Promise<KeyB
   return (
     (await db.query<KeyBinding>('SELECT identity, digest FROM journal_keys WHERE kind = $1 AND key = $2', [kind, key])).rows[0] ?? null
   );
-}
-
-/**
- * Fees counted against the budgets since `dayStart`: by everyone, and by one payer (reserve
- * compares them with the caps, /verify reads them through spentSince: the same sums).
- */
-async function spentByAll(db: Queryable, dayStart: number): Promise<bigint> {
-  const rows = await db.query<{ spent: string | null }>(
-    'SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= $1',
-    [dayStart],
-  );
-  return BigInt(rows.rows[0]?.spent ?? 0);
-}
-
-async function spentByPayer(db: Queryable, payer: string, dayStart: number): Promise<bigint> {
-  const rows = await db.query<{ spent: string | null }>(
-    'SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = $1 AND updated_at >= $2',
-    [payer, dayStart],
-  );
-  return BigInt(rows.rows[0]?.spent ?? 0);
 }
 
 /** Binds the request's keys that are not bound yet to its payment and digest (a bound key keeps its first binding). */

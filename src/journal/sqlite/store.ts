@@ -12,7 +12,10 @@ import {
   JournalStorageError,
   settlementRecord,
   storageReason,
-  type FeeCaps,
+  type BudgetParties,
+  type BudgetRule,
+  type BudgetUsage,
+  type BudgetWindow,
   type JournalStore,
   type KeyBinding,
   type RequestKey,
@@ -23,6 +26,7 @@ import {
   type SettlementState,
   type StateChange,
 } from '../types.ts';
+import { usageOf } from './budget.ts';
 import { JournalConnection, type JournalConnectionOptions } from './connection.ts';
 
 const BUSY_TIMEOUT_MS = 2_000;
@@ -95,6 +99,14 @@ const MIGRATIONS: Migration[] = [
       ALTER TABLE journal_settlements ADD COLUMN owed_digest TEXT;
     `);
   },
+  // Sponsorship by payTo (policy.ts judgeBudget): fees to one payTo, and whether the payTo had no
+  // history when it was paid (those share one smaller daily budget).
+  (db) => {
+    db.exec(`
+      ALTER TABLE journal_settlements ADD COLUMN new_pay_to INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX journal_pay_to_day ON journal_settlements (pay_to, updated_at);
+    `);
+  },
 ];
 
 function migrate(db: DatabaseSync): void {
@@ -141,11 +153,8 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
-  spentSince(payer: string, dayStart: number): Promise<{ total: bigint; payer: bigint }> {
-    return promised(() => {
-      const db = this.connection.reader();
-      return { total: spentByAll(db, dayStart), payer: spentByPayer(db, payer, dayStart) };
-    });
+  budgetUsage(parties: BudgetParties, window: BudgetWindow): Promise<BudgetUsage> {
+    return promised(() => usageOf(this.connection.reader(), parties, window));
   }
 
   getByTransaction(transaction: string): Promise<SettlementRecord | null> {
@@ -175,30 +184,25 @@ export class SqliteJournalStore implements JournalStore {
     );
   }
 
-  reserve(a: NewSettlement, caps: FeeCaps, now: number): Promise<ReserveResult> {
+  reserve(a: NewSettlement, budget: BudgetRule, now: number): Promise<ReserveResult> {
     return promised(() => {
       const db = this.connection.writer();
       return inWriteTransaction(db, (): ReserveResult => {
         const previous = db.prepare('SELECT state, budget_stroops, tx_hash FROM journal_settlements WHERE identity = ?').get(a.identity) as
           { state: SettlementState; budget_stroops: number | bigint; tx_hash: string } | undefined;
         // A failed attempt moved no money, so the payment may be attempted again; anything else is a copy.
-        if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate', spent: 0n };
+        if (previous && previous.state !== 'failed') return { ok: false, reason: 'duplicate' };
         const bindings = a.keys.map((key) => bindingOf(db, key));
-        if (bindings.some((b) => b && !bindingMatches(b, a.identity, a.requestDigest)))
-          return { ok: false, reason: 'key_conflict', spent: 0n };
-        if (caps.dailyStroops !== null) {
-          const spent = spentByAll(db, caps.dayStart);
-          if (spent + a.feeStroops > caps.dailyStroops) return { ok: false, reason: 'daily_cap', spent };
-        }
-        if (caps.perPayerDailyStroops !== null) {
-          const spent = spentByPayer(db, a.payer, caps.dayStart);
-          if (spent + a.feeStroops > caps.perPayerDailyStroops) return { ok: false, reason: 'payer_cap', spent };
-        }
+        if (bindings.some((b) => b && !bindingMatches(b, a.identity, a.requestDigest))) return { ok: false, reason: 'key_conflict' };
+        const usage = usageOf(db, a, budget.window);
+        const refusal = budget.judge(usage);
+        if (refusal) return { ok: false, reason: 'refused', refusal };
+        const newPayTo = usage.payToHasHistory ? 0 : 1;
         if (previous) {
           db.prepare(
             `UPDATE journal_settlements SET idempotency_key = COALESCE(idempotency_key, ?), tx_hash = ?, submitter = ?, fee_stroops = ?, budget_stroops = budget_stroops + ?,
-                 valid_until = ?, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = ? WHERE identity = ?`,
-          ).run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, a.identity);
+                 valid_until = ?, state = 'submitted', error_code = NULL, error_message = NULL, updated_at = ?, new_pay_to = ? WHERE identity = ?`,
+          ).run(a.idempotencyKey, a.transaction, a.submitter, a.feeStroops, a.feeStroops, a.validUntil, now, newPayTo, a.identity);
           appendHistory(
             db,
             a.identity,
@@ -211,8 +215,8 @@ export class SqliteJournalStore implements JournalStore {
         }
         db.prepare(
           `INSERT INTO journal_settlements (identity, idempotency_key, network, tx_hash, submitter, fee_stroops, budget_stroops, payer, pay_to, asset, amount,
-               valid_until, state, error_code, error_message, created_at, updated_at, payment_payload, payment_requirements)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, NULL, ?, ?, ?, ?)`,
+               valid_until, state, error_code, error_message, created_at, updated_at, payment_payload, payment_requirements, new_pay_to)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'submitted', NULL, NULL, ?, ?, ?, ?, ?)`,
         ).run(
           a.identity,
           a.idempotencyKey,
@@ -230,6 +234,7 @@ export class SqliteJournalStore implements JournalStore {
           now,
           a.paymentPayload,
           a.paymentRequirements,
+          newPayTo,
         );
         appendHistory(db, a.identity, 'submitted', now, `submitted by ${a.submitter}`);
         bindKeys(db, a, now);
@@ -341,22 +346,6 @@ function bindingOf(db: DatabaseSync, { kind, key }: RequestKey): KeyBinding | nu
   return (
     (db.prepare('SELECT identity, digest FROM journal_keys WHERE kind = ? AND key = ?').get(kind, key) as KeyBinding | undefined) ?? null
   );
-}
-
-/**
- * Fees counted against the budgets since `dayStart`: by everyone, and by one payer (reserve
- * compares them with the caps, /verify reads them through spentSince: the same sums).
- */
-function spentByAll(db: DatabaseSync, dayStart: number): bigint {
-  const row = db.prepare('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= ?').get(dayStart);
-  return BigInt((row as { spent: number | bigint | null }).spent ?? 0);
-}
-
-function spentByPayer(db: DatabaseSync, payer: string, dayStart: number): bigint {
-  const row = db
-    .prepare('SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE payer = ? AND updated_at >= ?')
-    .get(payer, dayStart);
-  return BigInt((row as { spent: number | bigint | null }).spent ?? 0);
 }
 
 /** Binds the request's keys that are not bound yet to its payment and digest (a bound key keeps its first binding). */

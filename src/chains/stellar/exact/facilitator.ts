@@ -122,7 +122,7 @@ export class ExactStellarScheme implements PaymentScheme {
     if (decision.ok) {
       const { from, amount } = decision.verified.transfer;
       this.log('verify', 'valid', from, amount, '');
-      return { isValid: true, payer: from };
+      return { isValid: true, payer: from, feeStroops: decision.verified.fee };
     }
     this.log('verify', decision.code, decision.payer, requirements?.amount, '');
     return {
