@@ -14,8 +14,12 @@ export function bazaarExtension(catalog: CatalogPort): FacilitatorExtension {
     name: BAZAAR,
     // `await` so a synchronous port and a Promise-returning one both work.
     // Strict: a fault rejects, so the journal keeps the payment unlisted and tries again.
-    afterSettle: async ({ paymentPayload, paymentRequirements }) =>
-      await catalog.recordSettlement({ paymentPayload, paymentRequirements }, { strict: true }),
+    // The payer and the transaction reach the catalog as opaque strings (it knows nothing of the chain).
+    afterSettle: async ({ paymentPayload, paymentRequirements, response }) =>
+      await catalog.recordSettlement(
+        { paymentPayload, paymentRequirements, payment: { payer: response.payer, id: response.transaction } },
+        { strict: true },
+      ),
   };
 }
 

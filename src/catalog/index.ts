@@ -11,6 +11,7 @@ import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes } from './threads/pool.ts';
 import { queryTerms } from './terms.ts';
+import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import {
   CatalogQueryError,
@@ -110,7 +111,13 @@ export function openCatalog(options: CatalogOptions): Catalog {
         if (checked.kind === 'rejected')
           return { status: 'rejected', rejectedReason: checked.reason || BAZAAR_CODES[checked.code], code: checked.code };
         if (checked.kind !== 'settled') return null;
-        return (await writer.run({ op: 'record', now: clock().getTime(), settled: checked.settled, strict })) as BazaarOutcome | null;
+        const payment = paymentFactsOf(settled.payment);
+        return (await writer.run({
+          op: 'record',
+          now: clock().getTime(),
+          settled: { ...checked.settled, payment },
+          strict,
+        })) as BazaarOutcome | null;
       } catch (err) {
         // A schema not judged now was already logged as a warning by the engine: no fault to report.
         if (!SchemaNotJudgedError.is(err))

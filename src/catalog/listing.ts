@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest/settlement.ts';
+import { qualityOf } from './quality.ts';
 import type { SearchText } from './terms.ts';
 import type { DiscoveryFilters, DiscoveryResource } from './types.ts';
 
@@ -19,6 +20,9 @@ export interface ListingRow {
   x402_version: number;
   last_updated: string;
   body: string;
+  /** The quality window's sums (quality.ts), read with the row. */
+  calls: number;
+  payers: number;
 }
 
 /** What a listing's `body` column holds (everything but identity, version and time). */
@@ -40,6 +44,8 @@ export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
     lastUpdated: row.last_updated,
     ...metadata,
     extensions,
+    // Every write is a settlement, so the listing's last settled payment is its last write.
+    quality: qualityOf(Number(row.calls), Number(row.payers), row.last_updated),
   };
 }
 

@@ -6,6 +6,7 @@ import type { BazaarCode, ServiceCode } from '../codes.ts';
 import type { DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
+import type { PaymentFacts } from './quality.ts';
 
 /** The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses). Never `processing`. */
 export type BazaarOutcome = { status: 'success' } | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
@@ -13,6 +14,8 @@ export type BazaarOutcome = { status: 'success' } | { status: 'rejected'; reject
 export interface SettledPayment {
   paymentPayload: Record<string, unknown>;
   paymentRequirements: Record<string, unknown>;
+  /** Who paid and the payment's id, as opaque strings (quality.ts): the listing's quality signals count them. */
+  payment?: PaymentFacts;
 }
 
 /** The filters are defined once, in src/filters.ts (from openapi.yaml). */
@@ -137,9 +140,13 @@ export interface CatalogOptions {
 export interface CatalogStorePort {
   /** The owner (payTo) of a listing, or undefined when there is none yet. */
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
-  /** The ownership check and the write, atomically. */
-  writeListing(draft: ListingDraft, now: Date): Awaitable<WriteOutcome>;
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Awaitable<{ items: DiscoveryResource[]; total: number }>;
+  /** The ownership check and the write, atomically, with the payment counted in the listing's quality signals. */
+  writeListing(draft: ListingDraft, now: Date, payment?: PaymentFacts): Awaitable<WriteOutcome>;
+  list(
+    filters: DiscoveryFilters,
+    page: { limit: number; offset: number },
+    now: Date,
+  ): Awaitable<{ items: DiscoveryResource[]; total: number }>;
   search(
     query: string,
     filters: DiscoveryFilters,

@@ -679,8 +679,21 @@ export interface components {
             extensions?: {
                 [key: string]: unknown;
             };
+            quality: components["schemas"]["ListingQuality"];
         } & {
             [key: string]: unknown;
+        };
+        /** @description Evidence of demand, from the settlements svc itself made for this listing (docs/CATALOG.md "Quality signals"). The window is the last 30 days, counted in whole UTC days (today and the 29 days before it). Names as other bazaar discovery APIs return them. */
+        ListingQuality: {
+            /** @description Settled payments for this listing in the window. */
+            l30DaysTotalCalls: number;
+            /** @description Distinct payer addresses among those payments. */
+            l30DaysUniquePayers: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 time of the listing's last settled payment (for listings written before these signals were kept, its last settlement).
+             */
+            lastCalledAt: string;
         };
         /** @description One page of the catalog, offset-paged, newest first (docs/CATALOG.md). */
         DiscoveryListResponse: {

@@ -360,7 +360,7 @@ describe('a schema svc could not judge', () => {
         return store.ownerOf(...args);
       },
       writeListing: (draft, now) => store.writeListing(draft, now),
-      list: (filters, page) => store.list(filters, page),
+      list: (filters, page) => store.list(filters, page, new Date()),
       search: (...args) => store.search(...args),
       close: () => store.close(),
     };
@@ -372,10 +372,10 @@ describe('a schema svc could not judge', () => {
       await expect(engine.recordSettlement(paid, new Date(), true)).rejects.toBeInstanceOf(SchemaNotJudgedError);
       expect(await engine.recordSettlement(paid, new Date(), false)).toBeNull(); // not strict: header omitted
       expect(logger.lines.filter((l) => l.msg.startsWith('seller schema not validated'))).toHaveLength(2);
-      expect(store.list({}, { limit: 10, offset: 0 }).total).toBe(0);
+      expect(store.list({}, { limit: 10, offset: 0 }, new Date()).total).toBe(0);
       // The lookup is quick again: the same settlement lists.
       expect(await engine.recordSettlement(paid, new Date(), true)).toEqual({ status: 'success' });
-      expect(store.list({}, { limit: 10, offset: 0 }).total).toBe(1);
+      expect(store.list({}, { limit: 10, offset: 0 }, new Date()).total).toBe(1);
     } finally {
       engine.close();
       cleanup();

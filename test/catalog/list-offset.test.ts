@@ -89,7 +89,7 @@ function checkPages(store: CatalogStore): number {
     ];
     const random = Array.from({ length: 25 }, () => Math.floor(rand() * order.length));
     for (const offset of [...edges, ...random].filter((o) => o >= 0)) {
-      const page = store.list(filters, { limit: 20, offset });
+      const page = store.list(filters, { limit: 20, offset }, new Date());
       expect(page.total).toBe(order.length);
       expect(
         page.items.map((l) => l.resource),

@@ -125,8 +125,8 @@ const comparable = (page: SearchPage) => ({ ...page, pagination: { ...page.pagin
 
 describe('PostgreSQL answers exactly as SQLite', () => {
   it('holds the same listings in the same list order with the same totals', async () => {
-    const a = sqlite.list({}, { limit: 5_000, offset: 0 });
-    const b = await postgres.list({}, { limit: 5_000, offset: 0 });
+    const a = sqlite.list({}, { limit: 5_000, offset: 0 }, new Date());
+    const b = await postgres.list({}, { limit: 5_000, offset: 0 }, new Date());
     expect(a.total).toBe(LISTINGS);
     expect(b).toEqual(a);
   });
@@ -171,8 +171,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const filters = q % 10 === 0 ? { resource: `https://d${Math.floor(rand() * LISTINGS)}.example.com/r` } : pick(FILTERS);
       const offset = pick([0, 1, 1_023, 1_024, 1_100, Math.floor(rand() * 1_300)]);
       const limit = pick([1, 20, 100]);
-      const a = sqlite.list(filters, { limit, offset });
-      const b = await postgres.list(filters, { limit, offset });
+      const a = sqlite.list(filters, { limit, offset }, new Date());
+      const b = await postgres.list(filters, { limit, offset }, new Date());
       expect(b, `${JSON.stringify(filters)} offset ${offset}`).toEqual(a);
     }
   }, 60_000);

@@ -62,14 +62,14 @@ describe('two instances on one database', () => {
       expect(await one.ownerOf(resource, 'http', '')).toBe(owner);
       expect(await two.ownerOf(resource, 'http', '')).toBe(owner);
       // Nothing of the loser was written: one listing, the winner's terms and text only.
-      const listed = await two.list({ resource }, { limit: 10, offset: 0 });
+      const listed = await two.list({ resource }, { limit: 10, offset: 0 }, new Date());
       expect(listed.total).toBe(1);
       expect(listed.items[0]!.accepts.map((t) => t.payTo)).toEqual([owner]);
       expect(listed.items[0]!.description).toBe(`race listing of ${owner}`);
     }
-    expect((await one.list({}, { limit: 1, offset: 0 })).total).toBe(50);
-    expect((await one.list({ payTo: PAY_TO_A }, { limit: 1, offset: 0 })).total).toBe(winners[PAY_TO_A]);
-    expect((await one.list({ payTo: PAY_TO_B }, { limit: 1, offset: 0 })).total).toBe(winners[PAY_TO_B]);
+    expect((await one.list({}, { limit: 1, offset: 0 }, new Date())).total).toBe(50);
+    expect((await one.list({ payTo: PAY_TO_A }, { limit: 1, offset: 0 }, new Date())).total).toBe(winners[PAY_TO_A]);
+    expect((await one.list({ payTo: PAY_TO_B }, { limit: 1, offset: 0 }, new Date())).total).toBe(winners[PAY_TO_B]);
   }, 60_000);
 });
 

@@ -40,6 +40,7 @@ const listing = {
   x402Version: 2,
   accepts: [requirements],
   lastUpdated: '2026-11-22T05:00:00.000Z',
+  quality: { l30DaysTotalCalls: 1, l30DaysUniquePayers: 1, lastCalledAt: '2026-11-22T05:00:00.000Z' },
   description: 'weather',
 };
 const catalog: CatalogPort = {

@@ -124,6 +124,7 @@ describe('protocol', () => {
       type: 'http',
       x402Version: 2,
       lastUpdated: '2026-11-22T05:00:00.000Z',
+      quality: { l30DaysTotalCalls: 3, l30DaysUniquePayers: 2, lastCalledAt: '2026-11-22T05:00:00.000Z' },
       description: 'Weather',
       accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '100', payTo: 'G', maxTimeoutSeconds: 60 }],
     };

@@ -24,6 +24,7 @@
  */
 import type { PostgresMigrations } from '../../db/postgres.ts';
 import { BLOCK_SIZE } from '../listing.ts';
+import { QUALITY_MIGRATION } from './quality.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -426,4 +427,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
      },
      `\n     bits BIGINT[] := ARRAY(SELECT catalog_term_bit(q) FROM unnest(p_terms) WITH ORDINALITY AS u(q, o) ORDER BY o);`,
    )}`,
+  // 5: the quality signals (postgres/quality.ts).
+  QUALITY_MIGRATION,
 ];

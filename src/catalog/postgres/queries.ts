@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { COLUMN_FILTERS, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
+import { listingColumns } from './quality.ts';
 
 export type Db = Pick<pg.PoolClient, 'query'>;
 
@@ -26,14 +27,12 @@ export const holdsNul = (filters: DiscoveryFilters): boolean =>
 /** A listings row as pg returns it (bigint ids come back as strings). */
 export type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
 
-/** The listings rows of `ids` (any order), as the SQLite store reads them. */
-export async function rowsById(db: Db, ids: number[]): Promise<Map<number, ListingRow>> {
+/** The listings rows of `ids` (any order) with their quality window's sums as of `now`, as the SQLite store reads them. */
+export async function rowsById(db: Db, ids: number[], now: Date): Promise<Map<number, ListingRow>> {
   const out = new Map<number, ListingRow>();
   if (ids.length === 0) return out;
-  const rows = await db.query<RawListingRow>(
-    'SELECT id, resource, type, x402_version, last_updated, body FROM listings WHERE id = ANY($1::bigint[])',
-    [ids],
-  );
+  const { values, p } = parameters();
+  const rows = await db.query<RawListingRow>(`SELECT ${listingColumns(now, p)} WHERE l.id = ANY(${p(ids)}::bigint[])`, values);
   for (const row of rows.rows) out.set(Number(row.id), { ...row, id: Number(row.id) });
   return out;
 }

@@ -35,6 +35,7 @@ import {
 } from '../search.ts';
 import { filterConditions, holdsNul, parameters, rowsById, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
+import { windowStartDay } from '../quality.ts';
 import { queryLimitViolation, queryTerms } from '../terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
@@ -142,16 +143,21 @@ async function walkedPage(
   pinned: number | undefined,
   after: CursorState | undefined,
   want: number,
+  now: Date,
 ): Promise<{ asOf: number; gaveUp: boolean; rows: RankedRow[]; byId: Map<number, ListingRow> }> {
   const result = await db.query<{ as_of: string; gave_up: boolean; listing_id: string | null; rank: string | null } & ListingColumns>(
     `WITH s AS (SELECT coalesce($2::bigint, (SELECT seq FROM catalog_seq WHERE id = 1)) AS as_of),
        w AS (SELECT s.as_of, c.listing_ids, c.ranks, c.gave_up FROM s, catalog_walk($1::text[], s.as_of, $3, $4, $5, $6, $7::int[]) c)
-     SELECT w.as_of, w.gave_up, u.listing_id, u.rank, l.resource, l.type, l.x402_version, l.last_updated, l.body
+     SELECT w.as_of, w.gave_up, u.listing_id, u.rank, l.resource, l.type, l.x402_version, l.last_updated, l.body, q.calls, q.payers
      FROM w
        LEFT JOIN LATERAL unnest(w.listing_ids, w.ranks) WITH ORDINALITY AS u(listing_id, rank, ord) ON true
        LEFT JOIN listings l ON l.id = u.listing_id
+       LEFT JOIN LATERAL (
+         SELECT coalesce(sum(c.calls), 0)::int AS calls, coalesce(sum(c.payers), 0)::int AS payers
+         FROM listing_calls c WHERE c.listing_id = u.listing_id AND c.day >= $8
+       ) q ON true
      ORDER BY u.ord`,
-    [terms, pinned ?? null, want, after?.r ?? null, after?.i ?? null, THRESHOLD_WALK_CAP, WALK_CHUNKS],
+    [terms, pinned ?? null, want, after?.r ?? null, after?.i ?? null, THRESHOLD_WALK_CAP, WALK_CHUNKS, windowStartDay(now)],
   );
   const first = result.rows[0]!;
   const rows: RankedRow[] = [];
@@ -214,7 +220,7 @@ export async function searchPostgres(
   const want = page.limit + 1;
   // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
-  const walked = walk ? await walkedPage(db, terms, after?.a, after, want) : undefined;
+  const walked = walk ? await walkedPage(db, terms, after?.a, after, want, now) : undefined;
   const asOf =
     walked?.asOf ?? after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
   let rows: RankedRow[];
@@ -228,6 +234,7 @@ export async function searchPostgres(
     byId = await rowsById(
       db,
       rows.slice(0, page.limit).map((r) => r.listing_id),
+      now,
     );
   }
   const pageRows = rows.slice(0, page.limit);

@@ -31,6 +31,8 @@ import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage,
 import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
 import { filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
 import { searchPostgres } from './search.ts';
+import { listingColumns, recordCall } from './quality.ts';
+import { utcDay, type PaymentFacts } from '../quality.ts';
 
 /** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
 export const LOCK_TIMEOUT_MS = 1_000;
@@ -116,7 +118,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
    * instance by an advisory lock: a different `payTo` for an existing key gets `owned_by_other`
    * and nothing is written.
    */
-  async writeListing(draft: ListingDraft, now: Date): Promise<WriteOutcome> {
+  async writeListing(draft: ListingDraft, now: Date, payment: PaymentFacts = {}): Promise<WriteOutcome> {
     await this.ready;
     try {
       return await inTransaction(this.pool, async (db) => {
@@ -174,6 +176,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
           keys.map((k) => k.kind),
           keys.map((k) => k.value),
         ]);
+        await recordCall(db, listingId, utcDay(now), payment);
         await reviseSearchText(db, listingId, searchTextOf(body, draft), seq, nowIso);
         await pruneRevisions(db, now);
         return { status: 'written', created: !existing, listingId } as const;
@@ -190,11 +193,15 @@ export class PostgresCatalogStore implements CatalogStorePort {
    * `listing_keys_page`; a single-filter total is one row of `listing_counts`, and a deep offset of
    * one filter starts from the block that holds it.
    */
-  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<{ items: DiscoveryResource[]; total: number }> {
+  async list(
+    filters: DiscoveryFilters,
+    page: { limit: number; offset: number },
+    now: Date,
+  ): Promise<{ items: DiscoveryResource[]; total: number }> {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0 };
     return inSnapshot(this.pool, async (db) => {
-      if (filters.resource !== undefined || filters.toolName !== undefined) return listByColumns(db, filters, page);
+      if (filters.resource !== undefined || filters.toolName !== undefined) return listByColumns(db, filters, page, now);
       const keys = filterKeys(filters);
       const counts = await db.query<{ kind: string; value: string; n: string }>(
         `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k(kind, value)
@@ -231,7 +238,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
         const sql = `SELECT k.listing_id AS id ${from} ${order} LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
         ids = (await db.query<{ id: string }>(sql, values)).rows.map((r) => Number(r.id));
       }
-      const byId = await rowsById(db, ids);
+      const byId = await rowsById(db, ids, now);
       return { items: ids.flatMap((id) => (byId.has(id) ? [toDiscoveryResource(byId.get(id)!)] : [])), total };
     });
   }
@@ -253,12 +260,13 @@ async function listByColumns(
   db: Db,
   filters: DiscoveryFilters,
   page: { limit: number; offset: number },
+  now: Date,
 ): Promise<{ items: DiscoveryResource[]; total: number }> {
   const { values, p } = parameters();
   const where = `WHERE ${filterConditions(filters, p)}`;
   const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
   const rows = await db.query<RawListingRow>(
-    `SELECT l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body FROM listings l ${where}
+    `SELECT ${listingColumns(now, p)} ${where}
      ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
     values,
   );

@@ -9,6 +9,8 @@
  *    holds the totals (overall and per filter value), maintained in the write transaction.
  * 3: `listing_key_blocks`, so a deep `offset` page does not skip every entry before it
  *    (list-index.ts).
+ * 4: the quality signals (quality.ts): calls per listing and day, each payer's last day, the
+ *    payments counted.
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -16,6 +18,7 @@ import { listingKeysOf } from '../listing.ts';
 import { buildBlocks, insertListingKeys } from './list-index.ts';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { termScores } from '../terms.ts';
+import { migrateToQualitySignals } from './quality.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -175,4 +178,5 @@ export const MIGRATIONS: Migration[] = [
     `);
     buildBlocks(db);
   },
+  migrateToQualitySignals,
 ];

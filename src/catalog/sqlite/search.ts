@@ -28,7 +28,7 @@ export interface SearchSource {
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;
   currentSeq(): number;
-  rowsById(ids: number[]): Map<number, ListingRow>;
+  rowsById(ids: number[], now: Date): Map<number, ListingRow>;
 }
 
 const snapshotParams = (asOf: number) => [asOf, asOf];
@@ -295,7 +295,10 @@ export function searchCatalog(
         .all(...terms, asOf, asOf, ...params, ...(after ? [after.r, after.r, after.i] : []), page.limit + 1) as typeof rows;
     }
     const pageRows = rows.slice(0, page.limit);
-    const byId = store.rowsById(pageRows.map((r) => Number(r.listing_id)));
+    const byId = store.rowsById(
+      pageRows.map((r) => Number(r.listing_id)),
+      now,
+    );
     const resources = pageRows.flatMap((r) => {
       const row = byId.get(Number(r.listing_id));
       return row ? [toDiscoveryResource(row)] : [];

@@ -29,6 +29,7 @@ import {
   toDiscoveryResource,
   type ListingRow,
 } from '../listing.ts';
+import { utcDay, windowStartDay, type PaymentFacts } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, type SearchText } from '../terms.ts';
 import {
@@ -41,10 +42,16 @@ import {
 } from '../types.ts';
 import { countKeyChanges, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
+import { recordCall } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { searchCatalog } from './search.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
+
+/** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
+const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
+  (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
+  (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 function migrate(db: DatabaseSync): void {
@@ -125,7 +132,7 @@ export class CatalogStore implements CatalogStorePort {
    * The ownership check and the write under one write lock (BEGIN IMMEDIATE): a different
    * `payTo` for an existing key gets `owned_by_other` and nothing is written.
    */
-  writeListing(draft: ListingDraft, now: Date): WriteOutcome {
+  writeListing(draft: ListingDraft, now: Date, payment: PaymentFacts = {}): WriteOutcome {
     this.assertUsable(true);
     return inWriteTransaction(this.db, () => {
       const existing = this.statement('SELECT id, owner, body FROM listings WHERE resource = ? AND type = ? AND tool_name = ?').get(
@@ -167,6 +174,7 @@ export class CatalogStore implements CatalogStorePort {
       }
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
       countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys));
+      recordCall(this.db, listingId, utcDay(now), payment);
       this.reviseSearchText(listingId, searchTextOf(body, draft), seq, nowIso);
       this.pruneRevisions(now);
       return { status: 'written', created: !existing, listingId } as const;
@@ -209,15 +217,15 @@ export class CatalogStore implements CatalogStorePort {
    * key lookup per row), and a single-filter total is read from `listing_counts`. resource and
    * toolName select at most a few listings through their own indexes.
    */
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }): { items: DiscoveryResource[]; total: number } {
-    const { rows, total } = this.listRows(filters, page);
-    return { items: rows.map(toDiscoveryResource), total };
+  list(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date): { items: DiscoveryResource[]; total: number } {
+    const { rows, total } = this.listRows(filters, page, now);
+    return { items: rows.map((row) => toDiscoveryResource(row)), total };
   }
 
-  private listRows(filters: DiscoveryFilters, page: { limit: number; offset: number }): { rows: ListingRow[]; total: number } {
+  private listRows(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date): { rows: ListingRow[]; total: number } {
     this.assertUsable(false);
     return inReadTransaction(this.db, () => {
-      if (filters.resource !== undefined || filters.toolName !== undefined) return this.listByColumns(filters, page);
+      if (filters.resource !== undefined || filters.toolName !== undefined) return this.listByColumns(filters, page, now);
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({
         key,
@@ -257,26 +265,35 @@ export class CatalogStore implements CatalogStorePort {
       } else {
         ids = this.statement(`SELECT k.listing_id AS id ${from} ${order}`).all(...params, page.limit, page.offset) as Array<{ id: number }>;
       }
-      const byId = this.rowsById(ids.map((r) => Number(r.id)));
+      const byId = this.rowsById(
+        ids.map((r) => Number(r.id)),
+        now,
+      );
       return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
     });
   }
 
-  private listByColumns(filters: DiscoveryFilters, page: { limit: number; offset: number }): { rows: ListingRow[]; total: number } {
+  private listByColumns(
+    filters: DiscoveryFilters,
+    page: { limit: number; offset: number },
+    now: Date,
+  ): { rows: ListingRow[]; total: number } {
     const { conditions, params } = filterSql(filters);
     const where = `WHERE ${conditions}`;
     const total = Number((this.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
     const rows = this.statement(
-      `SELECT l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body FROM listings l ${where}
+      `SELECT ${LISTING_COLUMNS} FROM listings l ${where}
        ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`,
-    ).all(...params, page.limit, page.offset) as unknown as ListingRow[];
+    ).all(windowStartDay(now), windowStartDay(now), ...params, page.limit, page.offset) as unknown as ListingRow[];
     return { rows, total };
   }
 
-  rowsById(ids: number[]): Map<number, ListingRow> {
+  /** The listings of `ids` with their quality window's sums as of `now`. */
+  rowsById(ids: number[], now: Date): Map<number, ListingRow> {
     const out = new Map<number, ListingRow>();
+    const since = windowStartDay(now);
     for (const id of ids) {
-      const row = this.statement('SELECT id, resource, type, x402_version, last_updated, body FROM listings WHERE id = ?').get(id) as
+      const row = this.statement(`SELECT ${LISTING_COLUMNS} FROM listings l WHERE l.id = ?`).get(since, since, id) as
         ListingRow | undefined;
       if (row) out.set(Number(row.id), row);
     }

@@ -61,7 +61,7 @@ export class CatalogEngine {
       } else if (ingested.kind === 'listing') {
         const { draft } = ingested;
         // The owner is checked again here, atomically with the write: it may have changed since the early check.
-        const written = await this.store.writeListing(draft, now);
+        const written = await this.store.writeListing(draft, now, settled.payment);
         if (written.status === 'owned_by_other') {
           result = 'bazaar_listing_owned_by_other_payee';
           outcome = { status: 'rejected', rejectedReason: OWNED_BY_OTHER_REASON, code: 'bazaar_listing_owned_by_other_payee' };
@@ -95,8 +95,8 @@ export class CatalogEngine {
     return outcome;
   }
 
-  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }): Promise<ListPage> {
-    const { items, total } = await this.store.list(filters, page);
+  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date): Promise<ListPage> {
+    const { items, total } = await this.store.list(filters, page, now);
     return { x402Version: DISCOVERY_X402_VERSION, items, pagination: { limit: page.limit, offset: page.offset, total } };
   }
 

@@ -33,7 +33,7 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'record':
       return engine.recordSettlement(request.settled, now, request.strict);
     case 'list':
-      return engine.list(request.filters, request.page);
+      return engine.list(request.filters, request.page, now);
     case 'search':
       return engine.search(request.query, request.filters, request.page, now);
   }

@@ -1,0 +1,95 @@
+/**
+ * The quality signals on PostgreSQL, as sqlite/quality.ts keeps them on SQLite (../quality.ts
+ * explains the tables). Every instance writes them in the listing's write transaction, under the
+ * listing's advisory lock (store.ts), so concurrent settlements of one listing on several
+ * instances are counted one after the other.
+ */
+import { PRUNE_BATCH } from '../listing.ts';
+import { windowStartDay, type PaymentFacts } from '../quality.ts';
+import type { Db } from './queries.ts';
+
+export const QUALITY_MIGRATION = `
+  CREATE TABLE listing_calls (
+    listing_id BIGINT NOT NULL,
+    day INTEGER NOT NULL,
+    calls BIGINT NOT NULL,
+    payers BIGINT NOT NULL,
+    PRIMARY KEY (listing_id, day)
+  );
+  CREATE INDEX listing_calls_by_day ON listing_calls (day);
+  CREATE TABLE listing_payers (
+    listing_id BIGINT NOT NULL,
+    payer TEXT COLLATE "C" NOT NULL,
+    last_day INTEGER NOT NULL,
+    PRIMARY KEY (listing_id, payer)
+  );
+  CREATE INDEX listing_payers_by_day ON listing_payers (last_day);
+  CREATE TABLE listing_payments (payment_id TEXT COLLATE "C" PRIMARY KEY, day INTEGER NOT NULL);
+  CREATE INDEX listing_payments_by_day ON listing_payments (day);`;
+
+/** Counts one settled payment for a listing (sqlite/quality.ts recordCall), in its write transaction. */
+export async function recordCall(db: Db, listingId: number, day: number, payment: PaymentFacts): Promise<void> {
+  if (payment.id !== undefined) {
+    const inserted = await db.query('INSERT INTO listing_payments (payment_id, day) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
+      payment.id,
+      day,
+    ]);
+    if (inserted.rowCount === 0) return;
+  }
+  await db.query(
+    `INSERT INTO listing_calls (listing_id, day, calls, payers) VALUES ($1, $2, 1, 0)
+     ON CONFLICT (listing_id, day) DO UPDATE SET calls = listing_calls.calls + 1`,
+    [listingId, day],
+  );
+  if (payment.payer !== undefined) {
+    const previous = (
+      await db.query<{ last_day: number }>('SELECT last_day FROM listing_payers WHERE listing_id = $1 AND payer = $2', [
+        listingId,
+        payment.payer,
+      ])
+    ).rows[0];
+    if (previous === undefined || Number(previous.last_day) < day) {
+      await db.query(
+        `INSERT INTO listing_payers (listing_id, payer, last_day) VALUES ($1, $2, $3)
+         ON CONFLICT (listing_id, payer) DO UPDATE SET last_day = EXCLUDED.last_day`,
+        [listingId, payment.payer, day],
+      );
+      await db.query(
+        `UPDATE listing_calls SET payers = payers + (CASE WHEN day = $2 THEN 1 ELSE -1 END)
+         WHERE listing_id = $1 AND (day = $2 OR day = $3)`,
+        [listingId, day, previous === undefined ? day : Number(previous.last_day)],
+      );
+    }
+  }
+  const expired = windowStartDay(day * 86_400_000);
+  await db.query(
+    `WITH calls AS (
+       DELETE FROM listing_calls WHERE (listing_id, day) IN (SELECT listing_id, day FROM listing_calls WHERE day < $1 LIMIT $2)
+     ), payers AS (
+       DELETE FROM listing_payers WHERE (listing_id, payer) IN (SELECT listing_id, payer FROM listing_payers WHERE last_day < $1 LIMIT $2)
+     )
+     DELETE FROM listing_payments WHERE payment_id IN (SELECT payment_id FROM listing_payments WHERE day < $1 LIMIT $2)`,
+    [expired, PRUNE_BATCH],
+  );
+}
+
+/** The listing columns with the quality window's sums as of `now`; `p` names the parameter. */
+export const listingColumns = (now: Date, p: (value: unknown) => string): string => {
+  const since = p(windowStartDay(now));
+  return `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body, q.calls, q.payers
+    FROM listings l CROSS JOIN LATERAL (
+      SELECT coalesce(sum(c.calls), 0)::int AS calls, coalesce(sum(c.payers), 0)::int AS payers
+      FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ${since}
+    ) q`;
+};
+
+/** The window's calls and distinct payers of one listing (sqlite/quality.ts windowSums). */
+export async function windowSums(db: Db, listingId: number, now: Date): Promise<{ calls: number; payers: number }> {
+  const row = (
+    await db.query<{ calls: string; payers: string }>(
+      'SELECT coalesce(sum(calls), 0) AS calls, coalesce(sum(payers), 0) AS payers FROM listing_calls WHERE listing_id = $1 AND day >= $2',
+      [listingId, windowStartDay(now)],
+    )
+  ).rows[0]!;
+  return { calls: Number(row.calls), payers: Number(row.payers) };
+}

@@ -1,0 +1,74 @@
+/**
+ * Quality signals (docs/CATALOG.md "Quality signals"; openapi.yaml, ListingQuality): what both
+ * stores keep per listing at settle time and how a search rank uses them. Backend-neutral.
+ *
+ * Kept incrementally, a bounded number of rows per settlement, never by scanning payments:
+ * - `listing_calls` (listing, UTC day): `calls` settled that day, and `payers`, the number of
+ *   distinct payers whose LAST payment for the listing fell on that day;
+ * - `listing_payers` (listing, payer): the day of that payer's last payment. A payment moves its
+ *   payer from the old day's `payers` to today's, so the sum of `payers` over the window's days
+ *   is exactly the number of distinct payers whose last payment is in the window;
+ * - `listing_payments`: the ids of the payments already counted, so a hook run again for the same
+ *   payment (the settlement journal retries it) counts it once.
+ * Rows older than the window are pruned, at most PRUNE_BATCH per write.
+ */
+import type { DiscoveryResource } from './types.ts';
+
+export type ListingQuality = DiscoveryResource['quality'];
+
+/** The window: today (UTC) and the 29 days before it. */
+export const QUALITY_WINDOW_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+/** Days since the epoch, UTC. */
+export const utcDay = (at: Date | number): number => Math.floor((typeof at === 'number' ? at : at.getTime()) / DAY_MS);
+/** The first day inside the window as of `now`. */
+export const windowStartDay = (now: Date | number): number => utcDay(now) - (QUALITY_WINDOW_DAYS - 1);
+
+/**
+ * What the settle hook knows of the payment besides its envelope: opaque strings the catalog only
+ * compares (it knows nothing of the chain). Both optional: a payment with no payer counts as a call.
+ */
+export interface PaymentFacts {
+  /** Who paid. */
+  payer?: string;
+  /** A unique id of the payment (a settlement transaction), so it is counted once. */
+  id?: string;
+}
+
+const MAX_FACT_LENGTH = 256;
+const usable = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.length > 0 && value.length <= MAX_FACT_LENGTH && !/[\u0000-\u001f\u007f]/.test(value)
+    ? value
+    : undefined;
+
+/** The facts as stored: anything that is not a short printable string is left out. */
+export function paymentFactsOf(facts: { payer?: unknown; id?: unknown } | undefined): PaymentFacts {
+  const payer = usable(facts?.payer);
+  const id = usable(facts?.id);
+  return { ...(payer ? { payer } : {}), ...(id ? { id } : {}) };
+}
+
+/**
+ * The quality level a search rank adds to a listing (docs/CATALOG.md "Ranking"): logarithmic in
+ * the distinct payers, plus at most 6 for repeat payments, capped at 64. One more distinct payer
+ * counts for more than several more repeat payments, and volume cannot buy more than the cap.
+ */
+export const MAX_QUALITY_LEVEL = 64;
+export function qualityLevel(calls: number, payers: number): number {
+  const repeats = Math.max(0, calls - payers);
+  const level = 10 * Math.log2(1 + payers) + Math.min(6, 2 * Math.log2(1 + repeats));
+  return Math.min(MAX_QUALITY_LEVEL, Math.round(level));
+}
+
+/**
+ * A listing's quality level is added to each of its term scores as level / 1024: an exact binary
+ * fraction, so both stores still sum scores exactly (postgres/migrations.ts, score units), and at
+ * most 62.5 thousandths of a rank point per matched term.
+ */
+export const QUALITY_SCORE_UNIT = 1 / 1024;
+
+/** The quality of a listing from its window sums and last-paid time. */
+export function qualityOf(calls: number, payers: number, lastCalledAt: string): ListingQuality {
+  return { l30DaysTotalCalls: calls, l30DaysUniquePayers: payers, lastCalledAt };
+}
