@@ -12,9 +12,9 @@
  *   payment (the settlement journal retries it) counts it once.
  * Rows older than the window are pruned, at most PRUNE_BATCH per write.
  */
-import type { DiscoveryResource } from './types.ts';
+import type { components } from '../generated/openapi.ts';
 
-export type ListingQuality = DiscoveryResource['quality'];
+export type ListingQuality = components['schemas']['ListingQuality'];
 
 /** The window: today (UTC) and the 29 days before it. */
 export const QUALITY_WINDOW_DAYS = 30;

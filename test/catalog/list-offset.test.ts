@@ -133,7 +133,9 @@ describe('list at any offset', () => {
 
   it('a database from before the block index gets it at open and pages the same', () => {
     const old = new DatabaseSync(dbPath);
-    old.exec('DROP TABLE listing_key_blocks; PRAGMA user_version = 2');
+    old.exec(
+      'DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments; PRAGMA user_version = 2',
+    );
     old.close();
     const store = new CatalogStore(dbPath);
     try {

@@ -6,7 +6,10 @@
  */
 import { PRUNE_BATCH } from '../listing.ts';
 import { windowStartDay, type PaymentFacts } from '../quality.ts';
-import type { Db } from './queries.ts';
+import type pg from 'pg';
+
+/** A connection or a transaction's client (as queries.ts Db). */
+type Db = Pick<pg.PoolClient, 'query'>;
 
 export const QUALITY_MIGRATION = `
   CREATE TABLE listing_calls (
