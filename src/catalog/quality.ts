@@ -38,9 +38,8 @@ export interface PaymentFacts {
 
 const MAX_FACT_LENGTH = 256;
 const usable = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.length > 0 && value.length <= MAX_FACT_LENGTH && !/[\u0000-\u001f\u007f]/.test(value)
-    ? value
-    : undefined;
+  typeof value === 'string' && value.length > 0 && value.length <= MAX_FACT_LENGTH && ![...value].some(isControl) ? value : undefined;
+const isControl = (ch: string) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f;
 
 /** The facts as stored: anything that is not a short printable string is left out. */
 export function paymentFactsOf(facts: { payer?: unknown; id?: unknown } | undefined): PaymentFacts {
