@@ -11,6 +11,7 @@ import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes } from './threads/pool.ts';
 import { queryTerms } from './terms.ts';
+import { filterViolation, type DiscoveryFilters } from '../filters.ts';
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import {
@@ -46,6 +47,12 @@ export const HEAVY_SEARCH_TERMS = 3;
 /** Whether a search runs as heavy (on all readers but one). */
 export function isHeavySearch(query: string): boolean {
   return queryTerms(query).length >= HEAVY_SEARCH_TERMS;
+}
+
+/** A filter combination no listing can be matched by (src/filters.ts): refused, not run. */
+function refuseFilters(filters: DiscoveryFilters): void {
+  const violation = filterViolation(filters);
+  if (violation !== undefined) throw new CatalogQueryError('svc_invalid_query_parameter', violation);
 }
 
 /** The part of the reader queue one client may fill: a quarter. */
@@ -130,6 +137,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       }
     },
     async list(filters, page, requester) {
+      refuseFilters(filters);
       try {
         return (await readers.run({ op: 'list', now: clock().getTime(), filters, page }, { client: requester?.client ?? '' })) as ListPage;
       } catch (err) {
@@ -137,6 +145,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       }
     },
     async search(query, filters, page, requester) {
+      refuseFilters(filters);
       try {
         const heavy = isHeavySearch(query);
         return (await readers.run(

@@ -103,6 +103,14 @@ export const COLUMN_FILTERS = [
   ['toolName', 'l.tool_name'],
 ] as const;
 
+/**
+ * Whether a list page needs the accepted-entry condition beyond its keys: maxAmount (a range, not
+ * a key), or asset together with scheme or network (one entry must match them all, and the keys
+ * are per value).
+ */
+export const needsAcceptsCondition = (filters: DiscoveryFilters): boolean =>
+  filters.maxAmount !== undefined || (filters.asset !== undefined && (filters.scheme !== undefined || filters.network !== undefined));
+
 /** The listing_keys a list filter selects ('all' when none); scheme with network is one pair key. */
 export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
   const keys: ListingKey[] = [];
@@ -113,6 +121,7 @@ export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
   } else if (filters.scheme !== undefined) keys.push({ kind: 'scheme', value: filters.scheme });
   else if (filters.network !== undefined) keys.push({ kind: 'network', value: filters.network });
   if (filters.extensions !== undefined) keys.push({ kind: 'extensions', value: filters.extensions });
+  if (filters.asset !== undefined) keys.push({ kind: 'asset', value: filters.asset });
   return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
 }
 
@@ -125,7 +134,7 @@ export const BLOCK_SIZE = 512;
 export const DEEP_OFFSET = 2 * BLOCK_SIZE;
 /** A list filter a listing answers to: kind is the filter name ('all' for no filter). */
 export interface ListingKey {
-  kind: 'all' | 'type' | 'payTo' | 'scheme' | 'network' | 'scheme+network' | 'extensions';
+  kind: 'all' | 'type' | 'payTo' | 'scheme' | 'network' | 'scheme+network' | 'extensions' | 'asset';
   value: string;
 }
 
@@ -136,7 +145,7 @@ export const pairValue = (scheme: string, network: string) => `${scheme}\n${netw
 export function listingKeysOf(
   type: string,
   owner: string,
-  accepts: Array<{ scheme: string; network: string }>,
+  accepts: Array<{ scheme: string; network: string; asset?: unknown }>,
   extensionKeys: string[],
 ): ListingKey[] {
   const keys: ListingKey[] = [
@@ -150,6 +159,7 @@ export function listingKeysOf(
       { kind: 'network', value: a.network },
       { kind: 'scheme+network', value: pairValue(a.scheme, a.network) },
     );
+    if (typeof a.asset === 'string') keys.push({ kind: 'asset', value: a.asset });
   }
   for (const key of extensionKeys) keys.push({ kind: 'extensions', value: key });
   return keys;

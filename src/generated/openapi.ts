@@ -1157,6 +1157,10 @@ export interface components {
         NetworkFilter: string;
         /** @description Filter by extension identifier, e.g. `bazaar`. */
         ExtensionsFilter: string;
+        /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
+        AssetFilter: string;
+        /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter`. */
+        MaxAmountFilter: string;
         /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
         Limit: number;
     };
@@ -1382,6 +1386,10 @@ export interface operations {
                 network?: components["parameters"]["NetworkFilter"];
                 /** @description Filter by extension identifier, e.g. `bazaar`. */
                 extensions?: components["parameters"]["ExtensionsFilter"];
+                /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
+                asset?: components["parameters"]["AssetFilter"];
+                /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter`. */
+                maxAmount?: components["parameters"]["MaxAmountFilter"];
                 /**
                  * @description Exact match on the listing's canonical resource URL (list only). With `type` and, for
                  *     `mcp` listings, `toolName` it selects one listing by its identity, without paging.
@@ -1443,6 +1451,10 @@ export interface operations {
                 network?: components["parameters"]["NetworkFilter"];
                 /** @description Filter by extension identifier, e.g. `bazaar`. */
                 extensions?: components["parameters"]["ExtensionsFilter"];
+                /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
+                asset?: components["parameters"]["AssetFilter"];
+                /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter`. */
+                maxAmount?: components["parameters"]["MaxAmountFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
                 /**

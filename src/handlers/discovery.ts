@@ -6,7 +6,7 @@ import type { Operation } from 'openapi-backend';
 import { checkCursorForm } from '../catalog/search.ts';
 import { queryLimitViolation } from '../catalog/terms.ts';
 import { CatalogQueryError, type CatalogPort, type Requester } from '../catalog/types.ts';
-import { FILTER_NAMES, LIST_ONLY_FILTER_NAMES, type DiscoveryFilters } from '../filters.ts';
+import { FILTER_NAMES, LIST_ONLY_FILTER_NAMES, filterViolation, type DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
 import type { DiscoveryQuery, SvcContext, SvcMiddleware, SvcNext, SvcState } from '../http/middleware.ts';
@@ -66,6 +66,8 @@ export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search'
     if (value.trim() === '') throw invalid(`The filter ${name} is empty; omit it or give a value.`);
     filters[name] = value;
   }
+  const violation = filterViolation(filters);
+  if (violation !== undefined) throw invalid(violation);
   const limit = parseLimit(params.get('limit'));
   if (kind === 'list') {
     const offset = parseOffset(params.get('offset'));

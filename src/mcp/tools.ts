@@ -118,7 +118,15 @@ export const TOOLS = [
                 ? { type: 'string', enum: [...LISTING_TYPES] }
                 : f === 'scheme'
                   ? { type: 'string', enum: ['exact'] }
-                  : { type: 'string', minLength: 1 },
+                  : f === 'maxAmount'
+                    ? {
+                        type: 'string',
+                        pattern: '^[0-9]{1,40}$',
+                        description: 'At most this price in base units of `asset` (requires asset).',
+                      }
+                    : f === 'asset'
+                      ? { type: 'string', minLength: 1, description: 'Asset contract address the listing accepts.' }
+                      : { type: 'string', minLength: 1 },
             ]),
           ),
           additionalProperties: false,

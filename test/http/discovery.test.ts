@@ -127,6 +127,27 @@ describe('GET /discovery/resources', () => {
     expect(res.body.error.reason).toMatch(/\S/);
   });
 
+  it.each(['/discovery/resources?maxAmount=100', '/discovery/search?query=weather&maxAmount=100'])(
+    '%s (maxAmount without asset) → 400 saying maxAmount requires asset',
+    async (path) => {
+      const res = await client.get(path);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('svc_invalid_query_parameter');
+      expect(res.body.error.reason).toMatch(/maxAmount requires asset/);
+    },
+  );
+
+  it('passes asset and maxAmount through; a maxAmount that is not a whole number of base units → 400', async () => {
+    const res = await client.get('/discovery/resources?asset=CASSET&maxAmount=0100');
+    expect(res.status).toBe(200);
+    expect(catalog.lastList!.filters).toEqual({ asset: 'CASSET', maxAmount: '0100' });
+    for (const bad of ['1.5', '-1', 'abc', '1'.repeat(41)]) {
+      const refused = await client.get(`/discovery/resources?asset=CASSET&maxAmount=${bad}`);
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error.code).toBe('svc_invalid_query_parameter');
+    }
+  });
+
   // Names a parser that gathers the query into an object loses (a prototype's, an empty one) too.
   it.each(['LIMIT=5', 'q=x', 'page=2', '__proto__=1', 'constructor=1', 'toString=x', 'hasOwnProperty=x', '=1'])(
     'an undeclared parameter %s → 400 naming it',

@@ -24,7 +24,7 @@
  */
 import type { PostgresMigrations } from '../../db/postgres.ts';
 import { BLOCK_SIZE } from '../listing.ts';
-import { QUALITY_MIGRATION } from './quality.ts';
+import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -429,4 +429,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
    )}`,
   // 5: the quality signals (postgres/quality.ts).
   QUALITY_MIGRATION,
+  // 6: accepted entries' asset and amount, and the list index's asset keys (postgres/quality.ts).
+  ACCEPTED_ASSETS_MIGRATION,
 ];

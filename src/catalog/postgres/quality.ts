@@ -30,6 +30,33 @@ export const QUALITY_MIGRATION = `
   CREATE TABLE listing_payments (payment_id TEXT COLLATE "C" PRIMARY KEY, day INTEGER NOT NULL);
   CREATE INDEX listing_payments_by_day ON listing_payments (day);`;
 
+/**
+ * Migration 6 (sqlite/migrations.ts migrateToAcceptedAssets): accepted entries' asset and amount
+ * (digits without leading zeros) from their canonical JSON, and the list index's asset keys,
+ * counted in their blocks as a write counts them.
+ */
+export const ACCEPTED_ASSETS_MIGRATION = `
+  ALTER TABLE listing_accepts ADD COLUMN asset TEXT COLLATE "C", ADD COLUMN amount TEXT COLLATE "C";
+  UPDATE listing_accepts SET
+    asset = CASE WHEN jsonb_typeof(terms_key::jsonb -> 'asset') = 'string' THEN terms_key::jsonb ->> 'asset' END,
+    amount = CASE WHEN jsonb_typeof(terms_key::jsonb -> 'amount') = 'string' AND (terms_key::jsonb ->> 'amount') ~ '^[0-9]+$'
+               THEN coalesce(nullif(ltrim(terms_key::jsonb ->> 'amount', '0'), ''), '0') END;
+  CREATE INDEX listing_accepts_by_asset ON listing_accepts (asset, listing_id);
+  DO $$
+  DECLARE r RECORD;
+  BEGIN
+    FOR r IN SELECT DISTINCT a.listing_id, a.asset, l.last_updated FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+             WHERE a.asset IS NOT NULL ORDER BY a.listing_id LOOP
+      INSERT INTO listing_keys (kind, value, listing_id, last_updated) VALUES ('asset', r.asset, r.listing_id, r.last_updated)
+        ON CONFLICT DO NOTHING;
+      IF FOUND THEN
+        INSERT INTO listing_counts (kind, value, n) VALUES ('asset', r.asset, 1)
+          ON CONFLICT (kind, value) DO UPDATE SET n = listing_counts.n + 1;
+        PERFORM catalog_block_add('asset', r.asset, r.last_updated, r.listing_id);
+      END IF;
+    END LOOP;
+  END $$;`;
+
 /** Counts one settled payment for a listing (sqlite/quality.ts recordCall), in its write transaction. */
 export async function recordCall(db: Db, listingId: number, day: number, payment: PaymentFacts): Promise<void> {
   if (payment.id !== undefined) {

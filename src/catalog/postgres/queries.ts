@@ -4,6 +4,7 @@
  * id.
  */
 import type pg from 'pg';
+import { amountKey } from '../../filters.ts';
 import { COLUMN_FILTERS, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { listingColumns } from './quality.ts';
@@ -38,6 +39,23 @@ export async function rowsById(db: Db, ids: number[], now: Date): Promise<Map<nu
 }
 
 /**
+ * One accepted entry of `listing` matching all of scheme, network, asset and maxAmount that are
+ * given (sqlite/queries.ts filterSql); the amount compared as sqlite/queries.ts amountAtMost does.
+ */
+export function acceptedEntryConditions(filters: DiscoveryFilters, p: (value: unknown) => string, listing: string): string[] {
+  const parts = [`a.listing_id = ${listing}`];
+  if (filters.scheme !== undefined) parts.push(`a.scheme = ${p(filters.scheme)}`);
+  if (filters.network !== undefined) parts.push(`a.network = ${p(filters.network)}`);
+  if (filters.asset !== undefined) parts.push(`a.asset = ${p(filters.asset)}`);
+  if (filters.maxAmount !== undefined) {
+    const key = amountKey(filters.maxAmount) ?? '';
+    const n = p(key.length);
+    parts.push(`(length(a.amount) < ${n} OR (length(a.amount) = ${n} AND a.amount <= ${p(key)}))`);
+  }
+  return parts;
+}
+
+/**
  * SQL conditions for the filters against listings aliased `l` (sqlite/queries.ts filterSql), optionally as
  * of a sequence number; `p` names each parameter.
  */
@@ -48,12 +66,8 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
     if (value !== undefined) clauses.push(`${column} = ${p(value)}`);
   }
   const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
-  if (filters.scheme !== undefined || filters.network !== undefined) {
-    // One accepted entry must match both when both are given.
-    const parts = ['a.listing_id = l.id'];
-    if (filters.scheme !== undefined) parts.push(`a.scheme = ${p(filters.scheme)}`);
-    if (filters.network !== undefined) parts.push(`a.network = ${p(filters.network)}`);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf()})`);
+  if (filters.scheme !== undefined || filters.network !== undefined || filters.asset !== undefined) {
+    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'l.id').join(' AND ')}${asOf()})`);
   }
   if (filters.extensions !== undefined) {
     clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ${p(filters.extensions)}${asOf()})`);

@@ -19,6 +19,7 @@ import {
   DEEP_OFFSET,
   PRUNE_BATCH,
   filterKeys,
+  needsAcceptsCondition,
   listingKeysOf,
   mergeListing,
   searchTextHash,
@@ -29,7 +30,8 @@ import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, type SearchText } from '../terms.ts';
 import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from '../types.ts';
 import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
-import { filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
+import { acceptedEntryConditions, filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
+import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
 import { listingColumns, recordCall } from './quality.ts';
 import { utcDay, type PaymentFacts } from '../quality.ts';
@@ -159,9 +161,17 @@ export class PostgresCatalogStore implements CatalogStorePort {
           listingId = Number(row.rows[0]!.id);
         }
         await db.query(
-          `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq) VALUES ($1, $2, $3, $4, $5)
+          `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT DO NOTHING`,
-          [listingId, termsKey, draft.terms.scheme, draft.terms.network, seq],
+          [
+            listingId,
+            termsKey,
+            draft.terms.scheme,
+            draft.terms.network,
+            seq,
+            typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
+            amountKey(draft.terms.amount) ?? null,
+          ],
         );
         const extensionKeys = Object.keys(body.extensions);
         await db.query(
@@ -215,18 +225,24 @@ export class PostgresCatalogStore implements CatalogStorePort {
       counted.sort((x, y) => x.n - y.n);
       const [driver, ...others] = counted;
       const { values, p } = parameters();
-      const extra = others
-        .map(
-          (o) =>
-            ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = k.listing_id)`,
-        )
-        .join('');
-      const from = `FROM listing_keys k WHERE k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}${extra}`;
-      const total =
-        others.length === 0 ? driver!.n : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
+      const driverKey = `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}`;
+      const extra =
+        others
+          .map(
+            (o) =>
+              ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = k.listing_id)`,
+          )
+          .join('') +
+        (needsAcceptsCondition(filters)
+          ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'k.listing_id').join(' AND ')})`
+          : '');
+      const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
+      // One key and nothing else: its count is the total (and its blocks find a deep offset).
+      const single = others.length === 0 && !needsAcceptsCondition(filters);
+      const total = single ? driver!.n : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
       let ids: number[] = [];
-      if (others.length === 0 && page.offset >= DEEP_OFFSET) {
+      if (single && page.offset >= DEEP_OFFSET) {
         // A deep page of one filter value: start from the block holding the offset.
         const seek = await seekOffset(db, driver!.key, page.offset);
         if (seek) {

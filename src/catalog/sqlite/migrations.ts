@@ -11,11 +11,14 @@
  *    (list-index.ts).
  * 4: the quality signals (quality.ts): calls per listing and day, each payer's last day, the
  *    payments counted.
+ * 5: the asset and amount of every accepted entry (the `asset` and `maxAmount` filters), and an
+ *    `asset` key per listing and asset in the list index.
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
-import { buildBlocks, insertListingKeys } from './list-index.ts';
+import { amountKey } from '../../filters.ts';
+import { buildBlocks, countKeyChanges, insertListingKeys } from './list-index.ts';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { termScores } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
@@ -106,6 +109,35 @@ export function insertTermRows(
     insert.run(term, revision.rev, revision.listingId, score, Math.round(score * 1000), revision.fromSeq, revision.toSeq);
 }
 
+/** Migration 5: accepted entries' asset and amount (from their canonical JSON), and the asset keys of the list index. */
+function migrateToAcceptedAssets(db: DatabaseSync): void {
+  db.exec(`
+    ALTER TABLE listing_accepts ADD COLUMN asset TEXT;
+    ALTER TABLE listing_accepts ADD COLUMN amount TEXT;
+    UPDATE listing_accepts SET asset = json_extract(terms_key, '$.asset') WHERE json_type(terms_key, '$.asset') = 'text';
+    CREATE INDEX listing_accepts_by_asset ON listing_accepts (asset, listing_id);
+  `);
+  const rows = db
+    .prepare("SELECT listing_id, terms_key, json_extract(terms_key, '$.amount') AS amount FROM listing_accepts")
+    .all() as Array<{
+    listing_id: number;
+    terms_key: string;
+    amount: unknown;
+  }>;
+  const setAmount = db.prepare('UPDATE listing_accepts SET amount = ? WHERE listing_id = ? AND terms_key = ?');
+  for (const row of rows) setAmount.run(amountKey(row.amount) ?? null, row.listing_id, row.terms_key);
+  const assets = db
+    .prepare(
+      `SELECT DISTINCT a.listing_id, a.asset, l.last_updated FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+       WHERE a.asset IS NOT NULL ORDER BY a.listing_id`,
+    )
+    .all() as Array<{ listing_id: number; asset: string; last_updated: string }>;
+  for (const a of assets) {
+    const id = Number(a.listing_id);
+    countKeyChanges(db, id, a.last_updated, insertListingKeys(db, id, a.last_updated, [{ kind: 'asset', value: a.asset }]));
+  }
+}
+
 type Migration = (db: DatabaseSync) => void;
 
 /** Append-only. Migration N brings the database from user_version N-1 to N. */
@@ -179,4 +211,5 @@ export const MIGRATIONS: Migration[] = [
     buildBlocks(db);
   },
   migrateToQualitySignals,
+  migrateToAcceptedAssets,
 ];

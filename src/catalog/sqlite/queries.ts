@@ -2,8 +2,18 @@
  * The SQL of the discovery filters on SQLite, shared by the store's list query (store.ts) and the
  * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts.
  */
+import { amountKey } from '../../filters.ts';
 import { COLUMN_FILTERS } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
+
+/**
+ * `column` (digits without leading zeros, as amountKey stores them) is at most `max`: fewer digits,
+ * or as many and not above it in byte order. The condition and its parameters.
+ */
+export function amountAtMost(column: string, max: string): [string, ...Array<string | number>] {
+  const key = amountKey(max) ?? '';
+  return [`(length(${column}) < ? OR (length(${column}) = ? AND ${column} <= ?))`, key.length, key.length, key];
+}
 
 /**
  * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the filters,
@@ -20,8 +30,8 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     clauses.push(`${column} = ?`);
     params.push(value);
   }
-  if (filters.scheme !== undefined || filters.network !== undefined) {
-    // One accepted entry must match both when both are given.
+  if (filters.scheme !== undefined || filters.network !== undefined || filters.asset !== undefined) {
+    // One accepted entry must match all of scheme, network, asset and maxAmount that are given.
     const parts = ['a.listing_id = l.id'];
     if (filters.scheme !== undefined) {
       parts.push('a.scheme = ?');
@@ -30,6 +40,15 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     if (filters.network !== undefined) {
       parts.push('a.network = ?');
       params.push(filters.network);
+    }
+    if (filters.asset !== undefined) {
+      parts.push('a.asset = ?');
+      params.push(filters.asset);
+    }
+    if (filters.maxAmount !== undefined) {
+      const [condition, ...values] = amountAtMost('a.amount', filters.maxAmount);
+      parts.push(condition);
+      params.push(...values);
     }
     if (asOfSeq !== undefined) params.push(asOfSeq);
     clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf})`);

@@ -22,6 +22,7 @@ import {
   DEEP_OFFSET,
   PRUNE_BATCH,
   filterKeys,
+  needsAcceptsCondition,
   listingKeysOf,
   mergeListing,
   searchTextHash,
@@ -43,10 +44,29 @@ import {
 import { countKeyChanges, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
 import { recordCall } from './quality.ts';
-import { filterSql } from './queries.ts';
+import { amountAtMost, filterSql } from './queries.ts';
+import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
+
+/** The accepted entry a list page's listing must hold (listing.ts needsAcceptsCondition), against listing_keys `k`. */
+function acceptsCondition(filters: DiscoveryFilters): { condition: string; params: Array<string | number> } {
+  const parts = ['a.listing_id = k.listing_id'];
+  const params: Array<string | number> = [];
+  for (const name of ['scheme', 'network', 'asset'] as const) {
+    const value = filters[name];
+    if (value === undefined) continue;
+    parts.push(`a.${name} = ?`);
+    params.push(value);
+  }
+  if (filters.maxAmount !== undefined) {
+    const [condition, ...values] = amountAtMost('a.amount', filters.maxAmount);
+    parts.push(condition);
+    params.push(...values);
+  }
+  return { condition: `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')})`, params };
+}
 
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
@@ -167,8 +187,16 @@ export class CatalogStore implements CatalogStorePort {
         listingId = Number(row.id);
       }
       this.statement(
-        'INSERT OR IGNORE INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq) VALUES (?, ?, ?, ?, ?)',
-      ).run(listingId, termsKey, draft.terms.scheme, draft.terms.network, seq);
+        'INSERT OR IGNORE INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ).run(
+        listingId,
+        termsKey,
+        draft.terms.scheme,
+        draft.terms.network,
+        seq,
+        typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
+        amountKey(draft.terms.amount) ?? null,
+      );
       for (const key of Object.keys(body.extensions)) {
         this.statement('INSERT OR IGNORE INTO listing_extensions (listing_id, key, added_seq) VALUES (?, ?, ?)').run(listingId, key, seq);
       }
@@ -238,16 +266,19 @@ export class CatalogStore implements CatalogStorePort {
       }));
       counted.sort((x, y) => x.n - y.n);
       const [driver, ...others] = counted;
-      const extra = others
-        .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
-        .join('');
-      const params = [driver!.key.kind, driver!.key.value, ...others.flatMap((o) => [o.key.kind, o.key.value])];
+      const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
+      const extra =
+        others
+          .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
+          .join('') + (accepts ? ` AND ${accepts.condition}` : '');
+      const params = [driver!.key.kind, driver!.key.value, ...others.flatMap((o) => [o.key.kind, o.key.value]), ...(accepts?.params ?? [])];
       const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${extra}`;
-      const total =
-        others.length === 0 ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
+      // One key and nothing else: its count is the total (and its blocks find a deep offset).
+      const single = others.length === 0 && !accepts;
+      const total = single ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?';
       let ids: Array<{ id: number }>;
-      if (others.length === 0 && page.offset >= DEEP_OFFSET) {
+      if (single && page.offset >= DEEP_OFFSET) {
         // A deep page of one filter value: start from the block holding the offset.
         const seek = seekOffset(this.db, driver!.key, page.offset);
         const bound = seek?.from ? ' AND (k.last_updated, k.listing_id) <= (?, ?)' : '';
