@@ -66,11 +66,22 @@ function expected(db: DatabaseSync, filters: DiscoveryFilters): string[] {
     where.push('EXISTS (SELECT 1 FROM listing_accepts a WHERE a.listing_id = l.id AND a.network = ?)');
     params.push(filters.network);
   }
+  if (filters.asset) {
+    where.push('EXISTS (SELECT 1 FROM listing_accepts a WHERE a.listing_id = l.id AND a.asset = ?)');
+    params.push(filters.asset);
+  }
   const sql = `SELECT resource FROM listings l ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY l.last_updated DESC, l.id DESC`;
   return (db.prepare(sql).all(...params) as Array<{ resource: string }>).map((r) => r.resource);
 }
 
-const FILTERS: DiscoveryFilters[] = [{}, { payTo: PAY_TO_A }, { payTo: PAY_TO_B }, { network: 'stellar:pubnet' }, { type: 'http' }];
+const FILTERS: DiscoveryFilters[] = [
+  {},
+  { payTo: PAY_TO_A },
+  { payTo: PAY_TO_B },
+  { network: 'stellar:pubnet' },
+  { type: 'http' },
+  { asset: 'CASSET' },
+];
 
 function checkPages(store: CatalogStore): number {
   let pages = 0;
@@ -133,9 +144,10 @@ describe('list at any offset', () => {
 
   it('a database from before the block index gets it at open and pages the same', () => {
     const old = new DatabaseSync(dbPath);
-    old.exec(
-      'DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments; PRAGMA user_version = 2',
-    );
+    // Back to schema 2: without the blocks, the quality tables and the accepted entries' asset columns and keys.
+    old.exec(`DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments;
+      DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
+      DELETE FROM listing_keys WHERE kind = 'asset'; DELETE FROM listing_counts WHERE kind = 'asset'; PRAGMA user_version = 2`);
     old.close();
     const store = new CatalogStore(dbPath);
     try {
