@@ -12,7 +12,7 @@ import {
   type SearchQuery,
 } from '../client/facilitator.ts';
 import { queryLimitViolation } from '../catalog/terms.ts';
-import { FILTER_NAMES, filterViolation, type DiscoveryFilters } from '../filters.ts';
+import { FILTER_NAMES, filterViolation } from '../filters.ts';
 import { checkListingRef, encodeResourceId } from './resource-id.ts';
 import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
 
@@ -116,7 +116,7 @@ export async function searchResources(rawArgs: unknown, facilitator: Facilitator
   const filters = argumentsObject(optionalObject(args, 'filters'), SEARCH_FILTERS);
   for (const name of SEARCH_FILTERS) optionalString(filters, name);
   // asset/maxAmount refused as the facilitator refuses them, without a round trip.
-  const violation = filterViolation(filters as DiscoveryFilters);
+  const violation = filterViolation(filters);
   if (violation !== undefined) throw new ToolFailure('svc_invalid_query_parameter', violation);
   // A type no listing can have would silently find nothing: refuse it (the input schema's enum).
   if (filters.type !== undefined && filters.type !== 'http' && filters.type !== 'mcp') {
