@@ -13,7 +13,7 @@ const OTHER_ASSET = 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC';
 /** A settlement of `url` priced `amount` of `asset`. */
 function priced(url: string, amount: string, asset = ASSET) {
   const s = settlement({ url, amount, description: 'price test listing' });
-  (s.paymentRequirements).asset = asset;
+  s.paymentRequirements.asset = asset;
   return s;
 }
 
