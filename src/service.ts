@@ -103,6 +103,7 @@ function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeR
     logger,
     onLanded: (settled) => registry.afterSettle(settled, logger),
     listingRetryBaseMs: config.settlement.reconcileIntervalMs,
+    pendingRetryWaitMs: config.settleWaitSeconds * 1000,
   });
   void journal.writeCheck();
   return journal;

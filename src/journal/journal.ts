@@ -25,7 +25,7 @@ import type {
   SettlementTracking,
 } from '../scheme/types.ts';
 import { judgeAttempt, judgeForVerify, reserveRule, type JudgedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
-import { OwedOutcomes } from './owed.ts';
+import { finalWithin, OwedOutcomes } from './owed.ts';
 import { bindingMatches, identityOf, requestDigest, requestKeys } from './request-digest.ts';
 import { failedResult, finalOf, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
 import type { JournalStore, SettlementRecord, SettlementState } from './types.ts';
@@ -46,6 +46,8 @@ export interface JournalOptions {
   onLanded?: (settled: SettledPayment) => unknown;
   /** The first retry delay of a faulting catalog hook: the reconcile interval (default 5 s). */
   listingRetryBaseMs?: number;
+  /** How long the retry owed a `settlement_pending` outcome (sent at once by the SDKs) waits for it; default 0: one look. */
+  pendingRetryWaitMs?: number;
 }
 
 /** How often pending payments are reconciled (`RECONCILE_INTERVAL_MS`), and a faulting listing's first retry delay. */
@@ -74,6 +76,7 @@ export class SettlementJournal implements SettlementGate {
   private readonly logger: JournalLogger | undefined;
   private readonly onLanded: JournalOptions['onLanded'];
   private readonly listingRetryBaseMs: number;
+  private readonly pendingRetryWaitMs: number;
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly owed: OwedOutcomes;
   private readonly health: JournalWriteHealth;
@@ -87,6 +90,7 @@ export class SettlementJournal implements SettlementGate {
     this.logger = options.logger;
     this.onLanded = options.onLanded;
     this.listingRetryBaseMs = options.listingRetryBaseMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
+    this.pendingRetryWaitMs = options.pendingRetryWaitMs ?? 0;
     this.health = new JournalWriteHealth(this.store, this.logger, this.now);
     this.owed = new OwedOutcomes(this.store, (err, operation) => this.health.failed(err, operation));
   }
@@ -248,8 +252,10 @@ export class SettlementJournal implements SettlementGate {
         `This payment was already submitted (transaction ${record.transaction}); a copy is not settled again.`,
       );
     if (!keyed && !this.owed.owes(record, digest)) return replay();
-    if ((record.state === 'submitted' || record.state === 'unknown') && tracking) {
-      record = (await this.reconcileRecord(record, tracking)) ?? record;
+    // A keyed copy gets one look at the chain; the retry owed the outcome waits for it a while.
+    if (tracking) {
+      const waitMs = keyed ? 0 : this.pendingRetryWaitMs;
+      record = await finalWithin(record, (r) => this.reconcileRecord(r, tracking), this.now() + waitMs, this.now);
     }
     if (keyed || record.state === 'submitted' || record.state === 'unknown') return resultOf(record);
     // Only the first retry of the request answered pending is told the final outcome.

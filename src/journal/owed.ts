@@ -61,3 +61,25 @@ export class OwedOutcomes {
     }
   }
 }
+
+/** How often a copy waiting for a pending outcome looks at the chain (about a ledger). */
+const PENDING_POLL_MS = 1_000;
+
+/**
+ * Looks at an unresolved record's transaction (`look`: reconciliation) until the record is final or
+ * the next look would start after `until` (ms); at least once. Returns the record as last known.
+ */
+export async function finalWithin(
+  record: SettlementRecord,
+  look: (record: SettlementRecord) => Promise<SettlementRecord | null>,
+  until: number,
+  now: () => number,
+): Promise<SettlementRecord> {
+  const unresolved = (r: SettlementRecord) => r.state === 'submitted' || r.state === 'unknown';
+  while (unresolved(record)) {
+    record = (await look(record)) ?? record;
+    if (!unresolved(record) || now() + PENDING_POLL_MS > until) break;
+    await new Promise((resolve) => setTimeout(resolve, PENDING_POLL_MS));
+  }
+  return record;
+}

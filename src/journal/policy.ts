@@ -34,7 +34,7 @@ export const DEFAULT_POLICY: PaymentPolicy = {
   payerDailyFeeCapStroops: 10_000_000n,
   payToDailyFeeCapStroops: 10_000_000n,
   newAddressDailyFeeCapStroops: 2_000_000n,
-  newPayTosDailyFeeCapStroops: 20_000_000n,
+  newPayTosDailyFeeCapStroops: 40_000_000n,
   payerFailureLimit: 3,
   payerFailureWindowMs: 900_000,
   minAmount: 1n,

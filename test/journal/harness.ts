@@ -48,6 +48,8 @@ export async function journaledFacilitator(
     scheme?: Partial<ExactStellarSchemeOptions>;
     /** The journal's clock (its budget day and failure window); default the system clock. */
     now?: () => number;
+    /** How long the retry owed a `settlement_pending` outcome waits for it (journal option; default 0). */
+    pendingRetryWaitMs?: number;
   } = {},
 ): Promise<JournaledFacilitator> {
   const secret = options.submitterSecret ?? (await h.devnet.createAccount({ usdcTrustline: false })).secret;
@@ -67,6 +69,7 @@ export async function journaledFacilitator(
     store: options.store ?? new SqliteJournalStore(dbPath),
     policy: { ...DEFAULT_POLICY, ...options.policy },
     ...(options.now ? { now: options.now } : {}),
+    ...(options.pendingRetryWaitMs ? { pendingRetryWaitMs: options.pendingRetryWaitMs } : {}),
     onLanded: ({ paymentPayload }) => landed.push(paymentPayload),
   });
   const server = await startTestServer({ config, scheme, journal });

@@ -254,5 +254,28 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
       expect(retry.body).toMatchObject({ success: true, transaction: record!.transaction });
       await f.close();
     });
+
+    it('a long time bound: settle answers settlement_pending once its wait (SETTLE_WAIT_SECONDS) is over, and the retry owed the outcome waits for it', async () => {
+      // The stock x402 HTTP client gives up on a facilitator after 90 s; a payment may allow 300 s.
+      const f = await journaledFacilitator(h, { scheme: { settleWaitMs: 1_500 }, pendingRetryWaitMs: 30_000 });
+      const p = await paidRequest({ maxTimeoutSeconds: 120 });
+      const first = await settleUnconfirmed(h, f, p, { fault: { kind: 'rpcError' } });
+      const record = await f.journal.store.getByTransaction(first.body.transaction);
+      // Answered while the transaction could still land for minutes: the wait, not its bound, ended it.
+      expect(Date.now()).toBeLessThan(record!.validUntil * 1000);
+      expect(first.body.errorMessage).toContain('SETTLE_WAIT_SECONDS');
+      // The SDK's retry comes at once and meets the same blind RPC, which recovers while it waits.
+      h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
+      const recovered = setTimeout(() => h.devnet.faults.clear(), 2_500);
+      try {
+        const retry = await f.settle(p.payload, p.req);
+        expect(retry.body).toMatchObject({ success: true, transaction: first.body.transaction });
+      } finally {
+        clearTimeout(recovered);
+        h.devnet.faults.clear();
+      }
+      expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
+      await f.close();
+    });
   });
 });

@@ -16,6 +16,7 @@ export const STELLAR_DEFAULTS = {
   MAX_TRANSACTION_FEE_STROOPS: 50_000,
   READY_MIN_BALANCE_STROOPS: 50_000_000,
   READY_MAX_LEDGER_AGE_SECONDS: 30,
+  SETTLE_WAIT_SECONDS: 60,
 } as const;
 
 /** The signing keys. Never serialized: see `signingKeys()`. */
@@ -39,6 +40,11 @@ export interface StellarConfig {
   /** With channels: the account that creates them (the one SUBMITTER_SECRET), else null. */
   channelFunder: string | null;
   maxTransactionFeeStroops: number;
+  /**
+   * The longest a POST /settle waits for its transaction's outcome before answering
+   * `settlement_pending` (below the stock x402 client's 90 s timeout; docs/OPERATIONS.md).
+   */
+  settleWaitSeconds: number;
   /** GET /ready: the least native balance, in stroops, of every account that pays for settlements. */
   readyMinBalanceStroops: number;
   /** GET /ready: the oldest the RPC's latest ledger may be, in seconds. */
@@ -155,6 +161,7 @@ export function loadStellarConfig(env: Env): StellarConfig {
       0,
       Number.MAX_SAFE_INTEGER,
     ),
+    settleWaitSeconds: parseInteger(env, 'SETTLE_WAIT_SECONDS', STELLAR_DEFAULTS.SETTLE_WAIT_SECONDS, 1, 300),
     readyMaxLedgerAgeSeconds: parseInteger(env, 'READY_MAX_LEDGER_AGE_SECONDS', STELLAR_DEFAULTS.READY_MAX_LEDGER_AGE_SECONDS, 1, 86_400),
   };
   Object.defineProperty(config, KEYS, { value: { submitters: submitterKeys, feeBump: feeBumpKey, channelFunder }, enumerable: false });

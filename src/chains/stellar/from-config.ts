@@ -25,6 +25,7 @@ export function createSchemeFromConfig(
     feeBump: keys.feeBump,
     channelFunder: keys.channelFunder,
     maxTransactionFeeStroops: config.maxTransactionFeeStroops,
+    settleWaitMs: config.settleWaitSeconds * 1000,
     ...(sharedLeases ? { pool: { shared: sharedLeases } } : {}),
     ...(logger ? { logger: { info: (obj: Record<string, unknown>, msg?: string) => logger.debug(obj, msg) } } : {}),
   });

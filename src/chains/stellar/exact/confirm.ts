@@ -30,6 +30,11 @@ export interface ConfirmOptions {
   ledgerSeconds: number;
   now: () => number;
   sleep: (ms: number) => Promise<void>;
+  /**
+   * Local instant (ms) after which the wait gives up with `unknown` even though the transaction may
+   * still land (the reconciler finds out): a caller's HTTP client must get an answer first.
+   */
+  waitUntil?: number;
   /** Shared across settlements so each learns from the others' polls; a fresh one when absent. */
   clock?: LedgerCloseClock;
 }
@@ -122,7 +127,9 @@ export async function confirmTransaction(options: ConfirmOptions): Promise<Outco
   const ledgerMs = Math.max(50, ledgerSeconds * 1000);
   const fine = finePollMs(ledgerSeconds);
   // Grace for ledger close-time granularity (whole seconds) and one more close after maxTime.
-  const deadlineMs = (maxTime + 1) * 1000 + Math.max(2_000, 3 * ledgerSeconds * 1000);
+  const boundMs = (maxTime + 1) * 1000 + Math.max(2_000, 3 * ledgerSeconds * 1000);
+  const cut = options.waitUntil !== undefined && options.waitUntil < boundMs;
+  const deadlineMs = cut ? options.waitUntil! : boundMs;
   // The ledger that should include the transaction is the first one to close after submission;
   // before the clock knows anything, one poll right away tells it.
   let target = clock.nextClose(now(), ledgerMs);
@@ -173,5 +180,6 @@ export async function confirmTransaction(options: ConfirmOptions): Promise<Outco
       failed = true;
     }
   }
-  return { kind: 'unknown', detail: `outcome not confirmed by the RPC before the time bound${lastError ? ` (${lastError})` : ''}` };
+  const before = cut ? 'within the settle wait (SETTLE_WAIT_SECONDS)' : 'before the time bound';
+  return { kind: 'unknown', detail: `outcome not confirmed by the RPC ${before}${lastError ? ` (${lastError})` : ''}` };
 }

@@ -43,6 +43,8 @@ export interface ExactStellarSchemeOptions {
   /** When the submitters are channel accounts: the account that creates the missing ones (src/chains/stellar/channels.ts). */
   channelFunder?: Keypair | null;
   maxTransactionFeeStroops?: number;
+  /** The longest settle waits for the outcome before answering it unconfirmed (default 60 s). */
+  settleWaitMs?: number;
   logger?: PaymentLogger;
   /** Wall clock in ms (time bounds and the local wait deadline). */
   now?: () => number;
@@ -98,7 +100,15 @@ export class ExactStellarScheme implements PaymentScheme {
       maxFee: BigInt(options.maxTransactionFeeStroops ?? 50_000),
       ledgerTime: this.ledgerTime,
     };
-    this.settling = { rpc, feeBump: this.feeBump, now: this.now, sleep, ledgerTime: this.ledgerTime, closeClock: new LedgerCloseClock() };
+    this.settling = {
+      rpc,
+      feeBump: this.feeBump,
+      now: this.now,
+      sleep,
+      ledgerTime: this.ledgerTime,
+      closeClock: new LedgerCloseClock(),
+      waitMs: options.settleWaitMs ?? 60_000,
+    };
   }
 
   supported(): SchemeSupport {

@@ -31,6 +31,8 @@ export interface SubmitContext {
   sleep: (ms: number) => Promise<void>;
   ledgerTime: LedgerTimeEstimator;
   closeClock: LedgerCloseClock;
+  /** The longest the settle waits for the outcome after submitting (then it is answered unconfirmed). */
+  waitMs: number;
 }
 
 /** How a submission ended: settled, failed (nothing landed or it failed on-chain), or submitted with its outcome unknown. */
@@ -51,7 +53,7 @@ export async function submit(
   hooks: SettleHooks | undefined,
   progress: { submittedHash: string },
 ): Promise<Submission> {
-  const { rpc, feeBump, now, sleep, ledgerTime, closeClock } = context;
+  const { rpc, feeBump, now, sleep, ledgerTime, closeClock, waitMs } = context;
   const { transfer, simulation, passphrase } = verified;
   const fail = (code: SchemeCode | SettlementCode, message: string): Submission => ({ kind: 'failed', code, message });
   const windowSeconds = Math.min(Math.ceil(Number(requirements.maxTimeoutSeconds)), MAX_SETTLEMENT_WINDOW_SECONDS);
@@ -135,7 +137,7 @@ export async function submit(
 
   let outcome: Awaited<ReturnType<typeof confirmTransaction>>;
   try {
-    outcome = await confirmTransaction({ rpc, hash, maxTime, ledgerSeconds, now, sleep, clock: closeClock });
+    outcome = await confirmTransaction({ rpc, hash, maxTime, ledgerSeconds, now, sleep, clock: closeClock, waitUntil: now() + waitMs });
   } catch (err) {
     lease.invalidate();
     return { kind: 'unconfirmed', hash, detail: `getTransaction answered unreadably (${describeError(err)})` };
