@@ -67,6 +67,15 @@ export function qualityLevel(calls: number, payers: number): number {
  */
 export const QUALITY_SCORE_UNIT = 1 / 1024;
 
+/** A revision's term scores with the listing's quality level added to each (as both stores index them). */
+export function withQualityLevel(scores: Map<string, number>, level: number): Map<string, number> {
+  if (level === 0) return scores;
+  return new Map([...scores].map(([term, score]) => [term, score + level * QUALITY_SCORE_UNIT]));
+}
+
+/** The key that decides whether a listing needs a new search revision: its text and its quality level. */
+export const revisionKey = (textHash: string, level: number): string => (level === 0 ? textHash : `${textHash}:q${level}`);
+
 /** The quality of a listing from its window sums and last-paid time. */
 export function qualityOf(calls: number, payers: number, lastCalledAt: string): ListingQuality {
   return { l30DaysTotalCalls: calls, l30DaysUniquePayers: payers, lastCalledAt };

@@ -74,16 +74,20 @@ beforeAll(async () => {
         : filtersOf.get(id)!;
     filtersOf.set(id, net);
     t.tick();
-    const outcome = await t.catalog.recordSettlement(
-      settlement({ url: `https://d${id}.example.com/r`, ...noParams, ...text, network: net.network, payTo: net.payTo }),
-    );
+    // Paid by one of a few payers, so listings differ in quality (calls and distinct payers).
+    const outcome = await t.catalog.recordSettlement({
+      ...settlement({ url: `https://d${id}.example.com/r`, ...noParams, ...text, network: net.network, payTo: net.payTo }),
+      payment: { payer: `payer-${Math.floor(rand() * 4)}` },
+    });
     expect(outcome).toEqual({ status: 'success' });
   }
   // The oracle reads the text as the catalog kept it (sanitized tags, latest text wins on refresh).
   for (let offset = 0; ; offset += 100) {
     const page = await t.catalog.list({}, { limit: 100, offset });
-    for (const item of page.items as Array<{ resource: string; serviceName?: string; tags?: string[]; description?: string }>) {
+    for (const item of page.items) {
       corpus.push({
+        calls: item.quality.l30DaysTotalCalls,
+        payers: item.quality.l30DaysUniquePayers,
         id: idOf(item),
         serviceName: item.serviceName ?? '',
         tags: (item.tags ?? []).join(' '),

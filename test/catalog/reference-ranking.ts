@@ -2,8 +2,10 @@
  * The search ranking as it was before the write-time term index: a pure reference oracle for the
  * differential test. A listing matches when its text contains any query term; its rank is
  *   1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
- * accumulated field by field, term by term, exactly as the query-time rank function did; results
- * are ordered by rank desc, then listing id asc.
+ * accumulated field by field, term by term, exactly as the query-time rank function did, plus
+ * the listing's quality level / 1024 for each term it contains (docs/CATALOG.md "Ranking": the
+ * level is 10 × log2(1 + distinct payers) + min(6, 2 × log2(1 + repeat payments)), rounded, at most
+ * 64); results are ordered by rank desc, then listing id asc.
  */
 const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
 // eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included
@@ -34,7 +36,12 @@ function termFrequencies(terms: ReadonlySet<string>, text: string): Map<string, 
   return tf;
 }
 
-export function referenceRank(terms: ReadonlySet<string>, fields: Array<[string, number]>): number {
+/** The quality level of a listing with `calls` payments from `payers` distinct payers in the window. */
+export function referenceLevel(calls = 0, payers = 0): number {
+  return Math.min(64, Math.round(10 * Math.log2(1 + payers) + Math.min(6, 2 * Math.log2(1 + Math.max(0, calls - payers)))));
+}
+
+export function referenceRank(terms: ReadonlySet<string>, fields: Array<[string, number]>, level = 0): number {
   const matched = new Set<string>();
   let weighted = 0;
   for (const [text, weight] of fields) {
@@ -44,6 +51,7 @@ export function referenceRank(terms: ReadonlySet<string>, fields: Array<[string,
       weighted += (weight * n) / (n + 1);
     }
   }
+  weighted += (matched.size * level) / 1024;
   return matched.size * 1_000_000 + Math.round(weighted * 1000);
 }
 
@@ -53,6 +61,9 @@ export interface ReferenceListing {
   tags: string;
   description: string;
   params: string;
+  /** The listing's quality window: payments and distinct payers. */
+  calls?: number;
+  payers?: number;
 }
 
 /** The ids of the matches, best first. */
@@ -67,7 +78,7 @@ export function referenceSearch(listings: ReferenceListing[], query: string): nu
       [l.params, WEIGHTS.params],
     ];
     const matches = fields.some(([text]) => tokenize(text).some((t) => terms.has(t)));
-    if (matches) ranked.push({ id: l.id, rank: referenceRank(terms, fields) });
+    if (matches) ranked.push({ id: l.id, rank: referenceRank(terms, fields, referenceLevel(l.calls, l.payers)) });
   }
   ranked.sort((a, b) => b.rank - a.rank || a.id - b.id);
   return ranked.map((r) => r.id);

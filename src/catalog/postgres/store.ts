@@ -33,8 +33,8 @@ import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
 import { acceptedEntryConditions, filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { listingColumns, recordCall } from './quality.ts';
-import { utcDay, type PaymentFacts } from '../quality.ts';
+import { listingColumns, recordCall, windowSums } from './quality.ts';
+import { qualityLevel, revisionKey, utcDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
 
 /** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
 export const LOCK_TIMEOUT_MS = 1_000;
@@ -187,7 +187,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
           keys.map((k) => k.value),
         ]);
         await recordCall(db, listingId, utcDay(now), payment);
-        await reviseSearchText(db, listingId, searchTextOf(body, draft), seq, nowIso);
+        const { calls, payers } = await windowSums(db, listingId, now);
+        await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
         await pruneRevisions(db, now);
         return { status: 'written', created: !existing, listingId } as const;
       });
@@ -309,9 +310,9 @@ async function seekOffset(
   return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
 }
 
-/** A new search revision only when the searchable text changed (as sqlite/store.ts reviseSearchText). */
-async function reviseSearchText(db: Db, listingId: number, text: SearchText, seq: number, nowIso: string): Promise<void> {
-  const hash = searchTextHash(text);
+/** A new search revision only when the searchable text or the quality level changed (as sqlite/store.ts reviseSearchText). */
+async function reviseSearchText(db: Db, listingId: number, text: SearchText, level: number, seq: number, nowIso: string): Promise<void> {
+  const hash = revisionKey(searchTextHash(text), level);
   const current = (
     await db.query<{ rev: string; text_hash: string }>(
       'SELECT rev, text_hash FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
@@ -330,7 +331,7 @@ async function reviseSearchText(db: Db, listingId: number, text: SearchText, seq
       hash,
     ])
   ).rows[0]!.rev;
-  const scores = [...termScores(text)];
+  const scores = [...withQualityLevel(termScores(text), level)];
   await db.query(
     `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig)
      SELECT term, $2, $3, units, milli, $4, NULL, (SELECT bit_or(catalog_term_bit(q)) FROM unnest($1::text[]) AS q)

@@ -30,7 +30,7 @@ import {
   toDiscoveryResource,
   type ListingRow,
 } from '../listing.ts';
-import { utcDay, windowStartDay, type PaymentFacts } from '../quality.ts';
+import { qualityLevel, revisionKey, utcDay, windowStartDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, type SearchText } from '../terms.ts';
 import {
@@ -43,7 +43,7 @@ import {
 } from '../types.ts';
 import { countKeyChanges, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
-import { recordCall } from './quality.ts';
+import { recordCall, windowSums } from './quality.ts';
 import { amountAtMost, filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
@@ -203,15 +203,19 @@ export class CatalogStore implements CatalogStorePort {
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
       countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys));
       recordCall(this.db, listingId, utcDay(now), payment);
-      this.reviseSearchText(listingId, searchTextOf(body, draft), seq, nowIso);
+      const { calls, payers } = windowSums(this.db, listingId, now);
+      this.reviseSearchText(listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
       this.pruneRevisions(now);
       return { status: 'written', created: !existing, listingId } as const;
     });
   }
 
-  /** A new search revision only when the searchable text changed. */
-  private reviseSearchText(listingId: number, text: SearchText, seq: number, nowIso: string): void {
-    const hash = searchTextHash(text);
+  /**
+   * A new search revision only when the searchable text or the quality level changed (the level
+   * is part of every term score, docs/CATALOG.md "Ranking"; a cursor keeps the revision it pinned).
+   */
+  private reviseSearchText(listingId: number, text: SearchText, level: number, seq: number, nowIso: string): void {
+    const hash = revisionKey(searchTextHash(text), level);
     const current = this.statement('SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(listingId) as
       { rev: number; text_hash: string } | undefined;
     if (current?.text_hash === hash) return;
@@ -224,7 +228,7 @@ export class CatalogStore implements CatalogStorePort {
       seq,
       hash,
     ) as { rev: number };
-    insertTermRows(this.db, { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null }, termScores(text));
+    insertTermRows(this.db, { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null }, withQualityLevel(termScores(text), level));
   }
 
   private pruneRevisions(now: Date): void {
