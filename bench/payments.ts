@@ -10,13 +10,13 @@ import type { Devnet } from '../src/devnet/index.ts';
 
 export type Requirements = ReturnType<typeof exactRequirements>;
 
-/** 1000 base units of the devnet's USDC to `payTo`, fees sponsored. */
-export function exactRequirements(devnet: Devnet, payTo: string, maxTimeoutSeconds: number) {
+/** `amount` (default 1000) base units of the devnet's USDC to `payTo`, fees sponsored. */
+export function exactRequirements(devnet: Devnet, payTo: string, maxTimeoutSeconds: number, amount = '1000') {
   return {
     scheme: 'exact',
     network: 'stellar:testnet',
     asset: devnet.usdc.contractId,
-    amount: '1000',
+    amount,
     payTo,
     maxTimeoutSeconds,
     extra: { areFeesSponsored: true },
@@ -24,10 +24,10 @@ export function exactRequirements(devnet: Devnet, payTo: string, maxTimeoutSecon
 }
 
 /** The terms of exactRequirements; `sign` makes a buyer's payload for them. */
-export function exactTerms(devnet: Devnet, payTo: string, maxTimeoutSeconds: number) {
+export function exactTerms(devnet: Devnet, payTo: string, maxTimeoutSeconds: number, amount?: string) {
   const rpc = createSdkRpc({ url: devnet.rpcUrl });
   const ledgerTime = new LedgerTimeEstimator(rpc);
-  const requirements = exactRequirements(devnet, payTo, maxTimeoutSeconds);
+  const requirements = exactRequirements(devnet, payTo, maxTimeoutSeconds, amount);
   return {
     requirements,
     sign: (signer: Keypair) => createStellarPayment({ requirements, signer, rpc, ledgerTime }),
