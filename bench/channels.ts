@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../src/devnet/index.ts';
-import { machine, ROOT, startSvc } from './ops-procs.ts';
+import { machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from './ops-procs.ts';
 import { exactTerms, postSettle } from './payments.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -38,7 +38,7 @@ async function run(label: string, env: Record<string, string>) {
   const svc = startSvc(
     'compiled',
     ROOT,
-    { SUBMITTER_SECRET: seed.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite'), ...env },
+    { SUBMITTER_SECRET: seed.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite'), ...NO_NEW_ADDRESS_ALLOWANCE, ...env },
     30_000 + Math.floor(Math.random() * 20_000),
   );
   try {

@@ -26,7 +26,7 @@ import { createSdkRpc } from '../src/chains/stellar/rpc.ts';
 import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
 import { startDevnet } from '../src/devnet/index.ts';
 import { fmt, pct } from './http-load.ts';
-import { machine, ROOT, startSvc, type SvcProcess } from './ops-procs.ts';
+import { machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc, type SvcProcess } from './ops-procs.ts';
 import { exactTerms, postSettle, withListing } from './payments.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -53,7 +53,11 @@ let resourceCount = 0;
 async function startInstances(instances: number, submitters: number, database: 'sqlite' | 'postgres') {
   const dir = mkdtempSync(join(tmpdir(), 'svc-instances-'));
   const accounts = await Promise.all(Array.from({ length: submitters }, () => devnet.createAccount({ usdcTrustline: false })));
-  const shared: Record<string, string> = { SUBMITTER_SECRET: accounts.map((a) => a.secret).join(','), RPC_URL: devnet.rpcUrl };
+  const shared: Record<string, string> = {
+    SUBMITTER_SECRET: accounts.map((a) => a.secret).join(','),
+    RPC_URL: devnet.rpcUrl,
+    ...NO_NEW_ADDRESS_ALLOWANCE,
+  };
   if (database === 'postgres') shared.DATABASE_URL = await createDatabase(postgres.url);
   const svcs = Array.from({ length: instances }, (_, i) =>
     startSvc('compiled', ROOT, { ...shared, DB_PATH: join(dir, `svc-${i}.sqlite`) }, port++),

@@ -64,6 +64,13 @@ export function startSvc(kind: 'compiled' | 'tsx', cwd: string, env: Record<stri
   };
 }
 
+/**
+ * For throughput benchmarks that pay one new seller (or from one new buyer) far more often than a
+ * first day's allowance allows (docs/OPERATIONS.md "Sponsorship"): they measure settling, not the
+ * budget. A baseline revision that predates the allowance ignores the variable.
+ */
+export const NO_NEW_ADDRESS_ALLOWANCE = { FEE_BUDGET_NEW_ADDRESS_DAILY_STROOPS: 'off' } as const;
+
 export const machine = async () => {
   const os = await import('node:os');
   return `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os

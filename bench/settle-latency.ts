@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../src/devnet/index.ts';
-import { exportRevision, machine, ROOT, startSvc } from './ops-procs.ts';
+import { exportRevision, machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from './ops-procs.ts';
 import { exactTerms, postSettle } from './payments.ts';
 
 const arg = (name: string, fallback: string) => {
@@ -45,7 +45,7 @@ async function run(ledgerMs: number, baselineDir: string) {
       const svc = startSvc(
         kind,
         kind === 'compiled' ? ROOT : baselineDir,
-        { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') },
+        { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite'), ...NO_NEW_ADDRESS_ALLOWANCE },
         30_000 + Math.floor(Math.random() * 20_000) + i,
       );
       await svc.readyAfter('/health', 180_000);
