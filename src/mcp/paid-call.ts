@@ -18,7 +18,7 @@ import { checkListingRef, parseResourceId, type ListingRef } from './resource-id
 import { ToolFailure, argumentsObject, optionalObject, optionalString } from './results.ts';
 import { discovery, listingInput, listingToolName } from './search.ts';
 import { openTarget, type TargetSpec } from './targets.ts';
-import { guardedFetch } from './guarded-fetch.ts';
+import { guardedFetch } from '../net/guarded-fetch.ts';
 import { allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../net/private-addresses.ts';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH'] as const;

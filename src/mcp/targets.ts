@@ -13,17 +13,22 @@ import type { SettleResponse } from '../client/facilitator.ts';
 import {
   MCP_PAYMENT_META,
   MCP_PAYMENT_RESPONSE_META,
-  PAYMENT_REQUIRED_HEADER,
   PAYMENT_RESPONSE_HEADER,
   PAYMENT_SIGNATURE_HEADER,
   decodeX402Header,
   encodeX402Header,
-  isBodyMethod,
-  isPaymentRequired,
   type PaymentRequired,
 } from '../client/seller.ts';
 import type { PaymentPayload } from '../scheme/types.ts';
-import { forbiddenCause } from './guarded-fetch.ts';
+import { forbiddenCause } from '../net/guarded-fetch.ts';
+import {
+  paymentRequiredOf,
+  paymentRequiredOfTool,
+  probeLive402,
+  readBounded,
+  unpaidHttpRequest,
+  type BoundedBody,
+} from '../net/live-402.ts';
 import { ToolFailure, isFacilitatorCode, isPlainObject } from './results.ts';
 
 export type TargetSpec =
@@ -69,56 +74,8 @@ function checkReceipt(receipt: unknown, where: string): SettleResponse {
 
 // ---------------------------------------------------------------- http
 
-function httpRequest(
-  spec: Extract<TargetSpec, { type: 'http' }>,
-  headers: Record<string, string> = {},
-): { url: string; init: RequestInit } {
-  const method = spec.method.toUpperCase();
-  const url = new URL(spec.url);
-  if (isBodyMethod(method)) {
-    return {
-      url: url.href,
-      init: { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(spec.input ?? {}) },
-    };
-  }
-  for (const [name, value] of Object.entries(spec.input ?? {})) {
-    for (const item of Array.isArray(value) ? value : [value])
-      url.searchParams.append(name, typeof item === 'string' ? item : JSON.stringify(item));
-  }
-  return { url: url.href, init: { method, headers } };
-}
-
-/** Reads at most MAX_RESULT_BYTES of the body (then stops reading), as JSON when declared so. */
-async function readResult(res: Response): Promise<{ status: number; contentType: string | null; body: unknown }> {
-  const contentType = res.headers.get('content-type');
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let cut = false;
-  if (res.body) {
-    const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
-      if (size > MAX_RESULT_BYTES) {
-        cut = true;
-        await reader.cancel().catch(() => undefined);
-        break;
-      }
-    }
-  }
-  const text = Buffer.concat(chunks).subarray(0, MAX_RESULT_BYTES).toString('utf8');
-  if (cut) return { status: res.status, contentType, body: `${text}… [cut at ${MAX_RESULT_BYTES} bytes]` };
-  if (contentType?.includes('json')) {
-    try {
-      return { status: res.status, contentType, body: JSON.parse(text) };
-    } catch {
-      /* keep the text */
-    }
-  }
-  return { status: res.status, contentType, body: text };
-}
+/** The target's answer as a tool result: status, content type and the (bounded) body. */
+const resultOf = ({ status, contentType, body }: BoundedBody) => ({ status, contentType, body });
 
 /** A connection refused by the address guard is its own code; anything else is `fallback`. */
 function transportFailure(err: unknown, fallback: ToolFailure): ToolFailure {
@@ -128,51 +85,33 @@ function transportFailure(err: unknown, fallback: ToolFailure): ToolFailure {
 
 function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: number, fetchImpl: typeof fetch): Target {
   const send = async (headers?: Record<string, string>) => {
-    const { url, init } = httpRequest(spec, headers);
+    const { url, init } = unpaidHttpRequest(spec, headers);
     // Redirects are not followed: a 3xx is the target's answer.
     return fetchImpl(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
   };
-  const paymentRequiredOf = async (res: Response): Promise<PaymentRequired | undefined> => {
-    const fromHeader = decodeX402Header(res.headers.get(PAYMENT_REQUIRED_HEADER));
-    if (isPaymentRequired(fromHeader)) return fromHeader;
-    let { body } = await readResult(res);
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        return undefined;
-      }
-    }
-    return isPaymentRequired(body) ? body : undefined;
-  };
   return {
     async probe() {
-      let res: Response;
-      try {
-        res = await send();
-      } catch (err) {
-        throw transportFailure(
-          err,
-          new ToolFailure('svc_mcp_resource_unreachable', `${spec.method} ${spec.url} did not answer: ${message(err)}`),
-        );
-      }
-      if (res.status === 402) {
-        const required = await paymentRequiredOf(res);
-        if (!required)
+      const live = await probeLive402(spec, { fetchImpl, timeoutMs, maxBytes: MAX_RESULT_BYTES, maxRedirects: 0 });
+      switch (live.kind) {
+        case 'payment':
+          return { kind: 'payment', required: live.required as PaymentRequired };
+        case 'free':
+          return { kind: 'free', result: resultOf(live.answer as BoundedBody) };
+        case 'forbidden':
+          throw new ToolFailure('svc_mcp_target_forbidden', `${live.reason}; nothing was paid.`);
+        case 'error':
+          if (live.status === 402)
+            throw new ToolFailure(
+              'svc_mcp_resource_error',
+              `${spec.url} answered 402 without a PaymentRequired (PAYMENT-REQUIRED header or JSON body); nothing was paid.`,
+            );
           throw new ToolFailure(
             'svc_mcp_resource_error',
-            `${spec.url} answered 402 without a PaymentRequired (PAYMENT-REQUIRED header or JSON body); nothing was paid.`,
+            `${spec.method} ${spec.url} answered HTTP ${live.status}; nothing was paid.${INPUT_HINT} Body: ${JSON.stringify((live.answer as BoundedBody | undefined)?.body).slice(0, 500)}`,
           );
-        return { kind: 'payment', required };
+        default:
+          throw new ToolFailure('svc_mcp_resource_unreachable', live.reason);
       }
-      const result = await readResult(res);
-      if (res.status >= 400) {
-        throw new ToolFailure(
-          'svc_mcp_resource_error',
-          `${spec.method} ${spec.url} answered HTTP ${res.status}; nothing was paid.${INPUT_HINT} Body: ${JSON.stringify(result.body).slice(0, 500)}`,
-        );
-      }
-      return { kind: 'free', result };
     },
     async pay(payload) {
       let res: Response;
@@ -187,8 +126,11 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
           ),
         );
       }
-      if (res.status === 402) refusedPayment(await paymentRequiredOf(res), `${spec.url} answered the paid request with 402.`);
-      const result = await readResult(res);
+      if (res.status === 402) {
+        const found = await paymentRequiredOf(res, MAX_RESULT_BYTES);
+        refusedPayment(found.ok ? (found.required as PaymentRequired) : undefined, `${spec.url} answered the paid request with 402.`);
+      }
+      const result = resultOf(await readBounded(res, MAX_RESULT_BYTES));
       if (res.status >= 400) {
         // A seller settles a payment only with the answer it serves (docs/MCP.md): an error answer
         // without a receipt means the signed payment was never submitted.
@@ -205,20 +147,6 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
 }
 
 // ---------------------------------------------------------------- mcp
-
-function paymentRequiredOfTool(result: CallToolResult): PaymentRequired | undefined {
-  if (isPaymentRequired(result.structuredContent)) return result.structuredContent;
-  const first = result.content?.[0];
-  if (first?.type === 'text') {
-    try {
-      const parsed: unknown = JSON.parse(first.text);
-      if (isPaymentRequired(parsed)) return parsed;
-    } catch {
-      /* not a PaymentRequired */
-    }
-  }
-  return undefined;
-}
 
 const toolResult = (r: CallToolResult) => ({
   content: r.content,
@@ -269,7 +197,7 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
       await connect();
       const result = await call();
       if (!result.isError) return { kind: 'free', result: toolResult(result) };
-      const required = paymentRequiredOfTool(result);
+      const required = paymentRequiredOfTool(result) as PaymentRequired | undefined;
       if (required) return { kind: 'payment', required };
       throw new ToolFailure(
         'svc_mcp_resource_error',
@@ -280,7 +208,7 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
       await connect();
       const result = await call({ [MCP_PAYMENT_META]: payload }, true);
       if (result.isError) {
-        const required = paymentRequiredOfTool(result);
+        const required = paymentRequiredOfTool(result) as PaymentRequired | undefined;
         if (required) refusedPayment(required, `The tool ${spec.toolName} refused the paid call.`);
         throw new ToolFailure(
           'svc_mcp_tool_call_failed',
@@ -296,7 +224,7 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
   };
 }
 
-/** `fetchImpl` is the address-guarded fetch in paid_call (src/mcp/guarded-fetch.ts). */
+/** `fetchImpl` is the address-guarded fetch in paid_call (src/net/guarded-fetch.ts). */
 export function openTarget(spec: TargetSpec, timeoutMs: number, fetchImpl: typeof fetch = fetch): Target {
   return spec.type === 'http' ? httpTarget(spec, timeoutMs, fetchImpl) : mcpTarget(spec, timeoutMs, fetchImpl);
 }

@@ -64,7 +64,7 @@ export function forbiddenAddressReason(address: string, allow: AllowList = allow
 
 /**
  * For a URL host: the reason when it is an IP literal that may not be reached, else null (a name
- * is checked when it is resolved, see src/mcp/guarded-fetch.ts).
+ * is checked when it is resolved, see src/net/guarded-fetch.ts).
  */
 export function forbiddenLiteralHost(hostname: string, allow: AllowList = allowListFromEnv()): string | null {
   const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;

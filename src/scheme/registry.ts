@@ -95,6 +95,22 @@ export class SchemeRegistry {
     return { kinds, extensions: this.extensions.map((e) => e.name), signers };
   }
 
+  /**
+   * Why svc could not settle an accept of a seller's 402 (POST /discovery/validate), or null: its
+   * (x402Version, scheme, network) must be a registered kind and its scheme must not find it
+   * malformed (requirementsDefect).
+   */
+  acceptDefect(x402Version: number, accept: PaymentRequirements): string | null {
+    const scheme = this.byKind.get(keyOf({ x402Version, scheme: accept.scheme, network: accept.network }));
+    if (!scheme) {
+      const kinds = this.supported()
+        .kinds.map((k) => `${k.scheme} on ${k.network} (x402 v${k.x402Version})`)
+        .join(', ');
+      return `svc does not settle ${String(accept.scheme)} on ${String(accept.network)} (x402 v${x402Version}); it settles ${kinds || 'nothing'} (GET /supported).`;
+    }
+    return scheme.requirementsDefect?.(accept) ?? null;
+  }
+
   /** Every registered scheme's known tokens (the explorer's price units). */
   knownAssets(): AssetInfo[] {
     return this.schemes.flatMap((scheme) => scheme.knownAssets?.() ?? []);

@@ -146,6 +146,11 @@ export interface PaymentScheme {
   readonly pool?: { readonly busy: number; readonly waiting: number };
   /** Tokens whose code and decimals the scheme knows on its networks (the explorer shows prices in units). */
   knownAssets?(): AssetInfo[];
+  /**
+   * Why this scheme could never settle these requirements, judged without any network call (an
+   * asset or amount of the wrong form), or null: POST /discovery/validate asks it of each accept.
+   */
+  requirementsDefect?(requirements: PaymentRequirements): string | null;
 }
 
 /** A token as people name it: `amount` base units are amount / 10^decimals `code`. */

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forbiddenCause, guardedFetch } from '../../src/mcp/guarded-fetch.ts';
+import { forbiddenCause, guardedFetch } from '../../src/net/guarded-fetch.ts';
 import { forbiddenAddressReason, forbiddenLiteralHost, parseAllowList } from '../../src/net/private-addresses.ts';
 import { settlement, tempCatalog } from '../catalog/fixtures.ts';
 

@@ -24,6 +24,7 @@ import {
   type SettlementTracking,
   type VerifyResult,
 } from '../../../scheme/types.ts';
+import { isContractAddress } from '../addresses.ts';
 import { STELLAR_NETWORKS, STELLAR_SIGNER_FAMILY, knownStellarAssets, type StellarNetwork } from '../networks.ts';
 import { ChannelOpener } from '../channels.ts';
 import { submit, type SubmitContext, type Submission } from './settle.ts';
@@ -120,6 +121,14 @@ export class ExactStellarScheme implements PaymentScheme {
 
   knownAssets(): AssetInfo[] {
     return knownStellarAssets(this.network);
+  }
+
+  requirementsDefect(requirements: PaymentRequirements): string | null {
+    if (typeof requirements.asset !== 'string' || !isContractAddress(requirements.asset))
+      return `asset ${JSON.stringify(requirements.asset)} is not a Stellar contract address (C…); the exact scheme pays SEP-41 token contracts.`;
+    if (typeof requirements.amount !== 'string' || !/^[0-9]{1,39}$/.test(requirements.amount) || BigInt(requirements.amount) <= 0n)
+      return `amount ${JSON.stringify(requirements.amount)} is not a positive integer of base units.`;
+    return null;
   }
 
   /** The settlement fee this facilitator would declare for a simulation's resource fee. */

@@ -1,6 +1,7 @@
 /**
- * The fetch paid_call reaches targets with (docs/MCP.md "Which targets paid_call reaches",
- * docs/SECURITY.md "SSRF"). Every connection it opens — the first request and every redirect hop —
+ * The fetch paid_call and svc's live-402 probe (src/net/live-402.ts) reach targets with
+ * (docs/MCP.md "Which targets paid_call reaches", docs/SECURITY.md "SSRF"). Every connection it
+ * opens — the first request and every redirect hop —
  * goes through one connector that refuses an IP-literal host outside the public unicast ranges,
  * and resolves a name itself, refusing it when any address it resolves to is outside them. The
  * connection then goes to the address that was checked, so a name cannot resolve to a public
@@ -8,7 +9,7 @@
  */
 import { lookup, type LookupAddress } from 'node:dns';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { forbiddenAddressReason, forbiddenLiteralHost, type AllowList } from '../net/private-addresses.ts';
+import { forbiddenAddressReason, forbiddenLiteralHost, type AllowList } from './private-addresses.ts';
 
 /** A target that resolves to (or is) an address paid_call may not reach. */
 export class ForbiddenTargetError extends Error {
