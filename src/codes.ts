@@ -112,6 +112,26 @@ export const BAZAAR_CODES = {
   bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',
 } as const;
 
+/**
+ * POST /discovery/validate (docs/CATALOG.md "Checking a listing"): the codes of its `problems`
+ * beyond the BazaarCode ones (what the live 402 itself lacks), and its rate limit (429).
+ */
+export const VALIDATE_CODES = {
+  svc_validate_rate_limited:
+    'Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_RATE_PER_MINUTE); retry after Retry-After seconds.',
+  svc_validate_url_invalid: 'The url is not an absolute http(s) URL without credentials, or its host may imitate another.',
+  svc_validate_target_forbidden:
+    'The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.',
+  svc_validate_redirect_refused: 'The target redirects to another origin (or too many times); svc does not follow it.',
+  svc_validate_unreachable: 'The target did not answer within the time bound, or is not a working MCP streamable-HTTP endpoint.',
+  svc_validate_no_payment_required: 'The unpaid request was answered without asking for payment (no 402), so a buyer never pays.',
+  svc_validate_payment_required_invalid:
+    'The target answered with an error, or a 402 without a PaymentRequired @x402/core can decode (PAYMENT-REQUIRED header or JSON body).',
+  svc_validate_no_settleable_accept: 'No entry of `accepts` is one svc can settle (scheme, network, asset; GET /supported).',
+  svc_validate_no_bazaar_extension: 'The 402 declares no `bazaar` extension, so a settlement would list nothing.',
+  svc_validate_not_judged: 'svc could not judge the seller schema now (busy); nothing is wrong with the listing yet. Retry shortly.',
+} as const;
+
 /** Agent tool codes (docs/MCP.md), in structuredContent.errorCode. */
 export const MCP_CODES = {
   svc_mcp_wallet_not_configured: 'paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.',
@@ -150,6 +170,7 @@ export const POLICY_CODES = [
 export type PolicyCode = (typeof POLICY_CODES)[number];
 export type BazaarCode = keyof typeof BAZAAR_CODES;
 export type McpCode = keyof typeof MCP_CODES;
+export type ValidateCode = keyof typeof VALIDATE_CODES;
 /** Codes a scheme may return: 30 verify + 7 settle = the 37 scheme codes. */
 export type SchemeCode = VerifyCode | SettleCode;
 
@@ -159,6 +180,7 @@ const ALL_MESSAGES: Record<string, string> = {
   ...SERVICE_CODES,
   ...SETTLEMENT_CODES,
   ...BAZAAR_CODES,
+  ...VALIDATE_CODES,
   ...MCP_CODES,
 };
 

@@ -11,6 +11,7 @@ import { isContractAddress, loadStellarConfig, type StellarConfig } from './chai
 import { ConfigError, parseInteger, parseOneOf, read, type Env } from './config-env.ts';
 import { ALLOW_PRIVATE_TARGETS, parseAllowList } from './net/private-addresses.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
+import { loadProbeConfig, type ProbeConfig } from './net/probe-config.ts';
 import { DEFAULT_RECONCILE_INTERVAL_MS } from './journal/journal.ts';
 
 export { ConfigError } from './config-env.ts';
@@ -65,6 +66,8 @@ export interface Config extends StellarConfig {
    * served (src/http/payment-priority.ts); 100 never holds them.
    */
   discoveryYieldPercent: number;
+  /** POST /discovery/validate's rate limits and the live-402 probe's bounds (src/net/probe-config.ts). */
+  probe: ProbeConfig;
 }
 
 function parseFeeMode(env: Env): 'free' {
@@ -99,6 +102,8 @@ export function loadConfig(env: Env): Config {
   // /health projection; read it as config.settlement.
   Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
   Object.defineProperty(config, DATABASE_URL, { value: database, enumerable: false });
+  // Not enumerable either: no part of the /health projection.
+  Object.defineProperty(config, 'probe', { value: loadProbeConfig(env), enumerable: false });
   return config;
 }
 

@@ -68,6 +68,7 @@ export function catalogOpenedLater(
         if (catalog) return catalog.recordSettlement(settled, options);
         return options?.strict ? Promise.reject(new CatalogUnavailable(dbPath)) : Promise.resolve(null);
       },
+      previewSettlement: (settled) => current()?.previewSettlement?.(settled) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       list: (filters, page, requester) => current()?.list(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       search: (query, filters, page, requester) =>
         current()?.search(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),

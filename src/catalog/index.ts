@@ -22,6 +22,7 @@ import {
   type Catalog,
   type CatalogOptions,
   type ListPage,
+  type ListingPreview,
   type SearchPage,
 } from './types.ts';
 
@@ -134,6 +135,20 @@ export function openCatalog(options: CatalogOptions): Catalog {
           );
         if (strict) throw asCatalogError(err);
         return null;
+      }
+    },
+    async previewSettlement(settled) {
+      // The same precheck as recordSettlement, then the same judgment on the writer thread (where
+      // the seller-schema sandbox runs), without the write.
+      const checked = precheckSettlement(settled.paymentPayload, settled.paymentRequirements);
+      if (checked.kind === 'none') return { outcome: 'none' };
+      if (checked.kind === 'rejected')
+        return { outcome: 'rejected', code: checked.code, reason: checked.reason || BAZAAR_CODES[checked.code] };
+      if (checked.kind !== 'settled') throw new Error('the settlement cannot be used');
+      try {
+        return (await writer.run({ op: 'preview', now: clock().getTime(), settled: checked.settled })) as ListingPreview;
+      } catch (err) {
+        throw asCatalogError(err);
       }
     },
     async list(filters, page, requester) {

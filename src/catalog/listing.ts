@@ -49,6 +49,19 @@ export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
   };
 }
 
+/** The item a draft becomes as a new listing written at `now` (POST /discovery/validate's `listing`). */
+export function draftItem(draft: ListingDraft, now: Date): DiscoveryResource {
+  const merged = mergeListing(undefined, draft)!;
+  return toDiscoveryResource({
+    id: 0,
+    resource: draft.resource,
+    type: draft.type,
+    x402_version: draft.x402Version,
+    last_updated: now.toISOString(),
+    body: JSON.stringify(merged.body),
+  });
+}
+
 /** Stable JSON with sorted keys: the de-duplication key of accepted terms. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

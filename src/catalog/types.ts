@@ -53,6 +53,16 @@ export type CatalogQueryCode = Extract<
   'svc_invalid_search_cursor' | 'svc_missing_search_query' | 'svc_invalid_query_parameter' | 'svc_catalog_busy'
 >;
 
+/** What a settlement would do to the catalog (CatalogPort.previewSettlement). */
+export type ListingPreview =
+  /** It would store this item (as a new listing). */
+  | { outcome: 'listed'; listing: DiscoveryResource; dropped: string[] }
+  | { outcome: 'rejected'; code: BazaarCode; reason: string }
+  /** No `bazaar` extension: nothing would be listed. */
+  | { outcome: 'none' }
+  /** The seller schema could not be judged now (svc busy). */
+  | { outcome: 'not_judged'; reason: string };
+
 /** How a settlement hook reports a fault: null (the header is omitted) or, `strict`, a rejection. */
 export interface HookOptions {
   strict?: boolean;
@@ -75,6 +85,12 @@ export interface CatalogPort {
    * rejects instead, so the settlement journal keeps the payment unlisted and tries again.
    */
   recordSettlement(settled: SettledPayment, options?: HookOptions): Promise<BazaarOutcome | null>;
+  /**
+   * POST /discovery/validate: the judgment recordSettlement would make of this settlement (the
+   * same checks, in the same code: ingest/settlement.ts, the current owner included), without
+   * writing anything. Optional so that a catalog for tests may leave it out (validate then answers 500).
+   */
+  previewSettlement?(settled: SettledPayment): Promise<ListingPreview>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**

@@ -191,6 +191,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/discovery/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check, without paying, whether a resource would be listed
+         * @description A seller's preflight (docs/CATALOG.md "Checking a listing"). svc makes the unpaid request a
+         *     buyer would make — HTTP: `method` (default GET) on `url`, no body beyond an empty JSON object
+         *     for POST, PUT and PATCH; MCP (when `toolName` is given): an unpaid `tools/call` of that tool
+         *     over streamable HTTP — and never a payment. Every connection goes through the same address
+         *     guard as paid_call (a loopback, private, link-local or metadata address is refused unless
+         *     ALLOW_PRIVATE_TARGETS covers it), a redirect is followed only within the origin (at most 3),
+         *     the exchange has one deadline (PROBE_TIMEOUT_MS) and at most 256 KiB of an answer is read.
+         *
+         *     From the live 402 it decodes the PaymentRequired and runs exactly the checks the catalog
+         *     write of a settlement runs, in the same code: for the first accept svc can settle (scheme,
+         *     network, asset), the `bazaar` declaration, the seller schema (neutralized, validated in the
+         *     sandbox), the resource URL and its canonical form, the route template and the current
+         *     owner of the listing. `wouldList` is true only when none of them has a problem; `listing`
+         *     is then the item a settlement with these terms would store (a new listing's form). Each
+         *     problem carries a code (BazaarCode or ValidateCode) and a reason that names the cause and
+         *     the fix. Answers 200 whatever the target did; the request itself can be refused: 400 for a
+         *     body that is not `{url, method?, toolName?}`, 429 beyond the rate limits.
+         *
+         *     Anonymous and outbound, so it is rate-limited per client address
+         *     (VALIDATE_RATE_PER_MINUTE) and for all clients together (VALIDATE_GLOBAL_RATE_PER_MINUTE).
+         */
+        post: operations["validateDiscoveryListing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -656,6 +695,57 @@ export interface components {
                 [key: string]: string[];
             };
         };
+        /** @description What to check (POST /discovery/validate). With `toolName` the target is an MCP tool, else an HTTP route. */
+        ValidateRequest: {
+            /** @description The resource URL a buyer calls (for an MCP tool, its streamable-HTTP endpoint). */
+            url: string;
+            /**
+             * @description HTTP method of the route (default GET); not with `toolName`.
+             * @enum {string}
+             */
+            method?: "GET" | "HEAD" | "DELETE" | "POST" | "PUT" | "PATCH";
+            /** @description The MCP tool to call unpaid; makes the target an MCP tool. */
+            toolName?: string;
+        };
+        ValidateResponse: {
+            /** @description True when a settlement with the terms of the live 402 would list the resource (no problem found). */
+            wouldList: boolean;
+            /** @description The item such a settlement would store (present when `wouldList` is true). */
+            listing?: components["schemas"]["DiscoveryResource"];
+            /** @description Every problem found, in the order of the checks; empty when `wouldList` is true. */
+            problems: {
+                code: components["schemas"]["ValidateCode"] | components["schemas"]["BazaarCode"];
+                /** @description The cause, and the fix where there is one. */
+                reason: string;
+            }[];
+            /**
+             * @description The checks run, in order (`reachable`, `payment_required`, `settleable_accept`,
+             *     `bazaar_declared`, `catalog_rules`); a check after a failed one that needs its result is
+             *     not run and not listed.
+             */
+            checks: {
+                /** @enum {string} */
+                name: "reachable" | "payment_required" | "settleable_accept" | "bazaar_declared" | "catalog_rules";
+                ok: boolean;
+                detail: string;
+            }[];
+        };
+        /**
+         * @description The 10 codes of POST /discovery/validate beyond BazaarCode: its problems' codes for what the live 402 lacks, and its rate limit (429).
+         *
+         *     - `svc_validate_rate_limited`: Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_RATE_PER_MINUTE); retry after Retry-After seconds.
+         *     - `svc_validate_url_invalid`: The url is not an absolute http(s) URL without credentials, or its host may imitate another.
+         *     - `svc_validate_target_forbidden`: The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.
+         *     - `svc_validate_redirect_refused`: The target redirects to another origin (or too many times); svc does not follow it.
+         *     - `svc_validate_unreachable`: The target did not answer within the time bound, or is not a working MCP streamable-HTTP endpoint.
+         *     - `svc_validate_no_payment_required`: The unpaid request was answered without asking for payment (no 402), so a buyer never pays.
+         *     - `svc_validate_payment_required_invalid`: The target answered with an error, or a 402 without a PaymentRequired @x402/core can decode (PAYMENT-REQUIRED header or JSON body).
+         *     - `svc_validate_no_settleable_accept`: No entry of `accepts` is one svc can settle (scheme, network, asset; GET /supported).
+         *     - `svc_validate_no_bazaar_extension`: The 402 declares no `bazaar` extension, so a settlement would list nothing.
+         *     - `svc_validate_not_judged`: svc could not judge the seller schema now (busy); nothing is wrong with the listing yet. Retry shortly.
+         * @enum {string}
+         */
+        ValidateCode: "svc_validate_rate_limited" | "svc_validate_url_invalid" | "svc_validate_target_forbidden" | "svc_validate_redirect_refused" | "svc_validate_unreachable" | "svc_validate_no_payment_required" | "svc_validate_payment_required_invalid" | "svc_validate_no_settleable_accept" | "svc_validate_no_bazaar_extension" | "svc_validate_not_judged";
         /** @description A catalog listing (docs/CATALOG.md). Additional properties are allowed. */
         DiscoveryResource: {
             /** @description Canonical URL (origin + routeTemplate or pathname; query and fragment stripped). */
@@ -747,7 +837,7 @@ export interface components {
         /** @description Non-payment errors (the service envelope). Additional properties are allowed. */
         ErrorEnvelope: {
             error: {
-                code: components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"];
+                code: components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"] | components["schemas"]["ValidateCode"];
                 reason: string;
             } & {
                 [key: string]: unknown;
@@ -1053,6 +1143,66 @@ export interface components {
                  *       "error": {
                  *         "code": "svc_catalog_busy",
                  *         "reason": "The catalog is busy (no catalog answer within 2000 ms); retry shortly."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The body is not a JSON object `{url, method?, toolName?}` (`svc_malformed_request_body`). */
+        ValidateBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_malformed_request_body",
+                 *         "reason": "The request does not match the API: url is required."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The body exceeds 256 KiB (`svc_malformed_request_body`). */
+        ValidateTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_malformed_request_body",
+                 *         "reason": "The request body exceeds 256 KiB."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description Beyond VALIDATE_RATE_PER_MINUTE requests from this client address, or
+         *     VALIDATE_GLOBAL_RATE_PER_MINUTE from all clients, in a minute (`svc_validate_rate_limited`).
+         *     Nothing was requested of the target. `Retry-After` says when to try again.
+         */
+        ValidateRateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                /** @description Seconds until this client may validate again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_validate_rate_limited",
+                 *         "reason": "This address made more than 10 validate requests in a minute (VALIDATE_RATE_PER_MINUTE); nothing was requested of the target. Retry in 42 s."
                  *       }
                  *     }
                  */
@@ -1486,6 +1636,37 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    validateDiscoveryListing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ValidateRequest"];
+            };
+        };
+        responses: {
+            /** @description What svc found; `wouldList` says whether a settlement would list the resource. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidateResponse"];
+                };
+            };
+            400: components["responses"]["ValidateBadRequest"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["ValidateTooLarge"];
+            429: components["responses"]["ValidateRateLimited"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     getHealth: {

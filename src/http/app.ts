@@ -18,6 +18,9 @@ import {
 import { discoveryQuery, listHandler, searchHandler } from '../handlers/discovery.ts';
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
 import { settlementHandler } from '../handlers/settlements.ts';
+import { validateHandler } from '../handlers/validate.ts';
+import { guardedFetch } from '../net/guarded-fetch.ts';
+import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
 import { healthHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
 import type { Logger } from '../log.ts';
@@ -29,6 +32,7 @@ import { loadContract, requestViolation, type ApiContract } from './contract.ts'
 import type { ConnectionObservers } from './connection-cap.ts';
 import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
 import { HttpError } from './errors.ts';
+import { rateLimited } from './rate-limit.ts';
 import {
   errorBoundary,
   jsonObjectBody,
@@ -89,7 +93,13 @@ function chain(...steps: SvcMiddleware[]): SvcMiddleware {
 }
 
 /** The operations whose requests openapi-backend validates (openApiValidation below); the others take no input to check. */
-export const VALIDATED_OPERATIONS = ['verifyPayment', 'settlePayment', 'listDiscoveryResources', 'searchDiscoveryResources'];
+export const VALIDATED_OPERATIONS = [
+  'verifyPayment',
+  'settlePayment',
+  'listDiscoveryResources',
+  'searchDiscoveryResources',
+  'validateDiscoveryListing',
+];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
   const { config, logger, registry, catalog, metrics, priority } = deps;
@@ -113,6 +123,18 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getSupported: supportedHandler(registry),
     listDiscoveryResources: chain(...discoverySteps('list'), listHandler(catalog)),
     searchDiscoveryResources: chain(...discoverySteps('search'), searchHandler(catalog)),
+    // Refused before the body is read when over the rate; the body is checked before anything is requested.
+    validateDiscoveryListing: chain(
+      rateLimited({
+        perAddressPerMinute: config.probe.validatePerAddressPerMinute,
+        globalPerMinute: config.probe.validateGlobalPerMinute,
+        perAddressVariable: 'VALIDATE_RATE_PER_MINUTE',
+        globalVariable: 'VALIDATE_GLOBAL_RATE_PER_MINUTE',
+      }),
+      jsonObjectBody(),
+      openApiValidation(contract, 'svc_malformed_request_body', 'body'),
+      validateHandler({ registry, catalog, fetchImpl: guardedFetch(allowListFromEnv()), timeoutMs: config.probe.timeoutMs }),
+    ),
     getHealth: healthHandler(config),
     getReadiness: readinessHandler(deps.readiness),
     getMetrics: metrics.handler(),

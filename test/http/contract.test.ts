@@ -2,7 +2,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generateTypes, GENERATED_PATH } from '../../codegen/generate.ts';
-import { BAZAAR_CODES, MCP_CODES, POLICY_CODES, SERVICE_CODES, SETTLE_CODES, SETTLEMENT_CODES, VERIFY_CODES } from '../../src/codes.ts';
+import {
+  BAZAAR_CODES,
+  MCP_CODES,
+  POLICY_CODES,
+  SERVICE_CODES,
+  SETTLE_CODES,
+  SETTLEMENT_CODES,
+  VALIDATE_CODES,
+  VERIFY_CODES,
+} from '../../src/codes.ts';
 import { parse } from 'yaml';
 import { checkContract, openapiDocument } from '../helpers/contract.ts';
 import { loadContract, matchOperation } from '../../src/http/contract.ts';
@@ -16,6 +25,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['ServiceCode', SERVICE_CODES, 13],
     ['SettlementCode', SETTLEMENT_CODES, 13],
     ['BazaarCode', BAZAAR_CODES, 9],
+    ['ValidateCode', VALIDATE_CODES, 10],
     ['McpCode', MCP_CODES, 12],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
     // The MCP tool codes are not HTTP codes: they live in mcp-codes.yaml, not in openapi.yaml.

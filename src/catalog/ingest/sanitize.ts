@@ -4,7 +4,7 @@
  * Pure functions over untrusted JSON; every loop is bounded by a constant.
  */
 import { lookalikeHostReason } from '../../net/idn-hosts.ts';
-import { allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../../net/private-addresses.ts';
+import { ALLOW_PRIVATE_TARGETS, allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../../net/private-addresses.ts';
 
 export const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
 export const MAX_SERVICE_NAME_LENGTH = 32;
@@ -50,7 +50,12 @@ export function checkResourceUrl(
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return refused;
   if (url.username !== '' || url.password !== '') return refused;
   if (url.hostname === '') return refused;
-  if (forbiddenLiteralHost(url.hostname, allow)) return refused;
+  const forbidden = forbiddenLiteralHost(url.hostname, allow);
+  if (forbidden)
+    return {
+      ok: false,
+      reason: `resource.url names a host buyers elsewhere cannot reach: ${forbidden}. svc lists only publicly routable hosts; ${ALLOW_PRIVATE_TARGETS} (CIDRs, e.g. 127.0.0.0/8) allows private ones, for local development only.`,
+    };
   const lookalike = lookalikeHostReason(url.hostname);
   if (lookalike) return { ok: false, reason: `resource.url ${lookalike}.` };
   return { ok: true, url };

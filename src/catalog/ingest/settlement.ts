@@ -84,7 +84,13 @@ export type IngestResult =
   | { kind: 'not_judged'; reason: string };
 
 const reject = (code: BazaarCode, reason: string): IngestResult => ({ kind: 'rejected', code, reason });
-export const OWNED_BY_OTHER_REASON = 'The listing for this resource is owned by a different payTo; nothing was written.';
+export const OWNED_BY_OTHER_REASON =
+  'The listing for this resource is owned by a different payTo; nothing was written. A listing belongs to the payTo of the first settlement that listed it (docs/CATALOG.md "Ownership and refresh"): settle to that payTo, or have its owner delist it first.';
+
+/** bazaar_listing_owned_by_other_payee's reason, naming the owner (a public address, shown on the listing anyway). */
+export function ownedByOtherReason(key: string, owner: string, payTo: string): string {
+  return `The listing for ${key} is owned by payTo ${owner}, not ${payTo}; nothing was written. A listing belongs to the payTo of the first settlement that listed it (docs/CATALOG.md "Ownership and refresh"), so settlements to another payTo cannot take it over: pay ${owner} for this resource, or have its owner delist it first.`;
+}
 
 /**
  * Size in bytes of the compact JSON encoding (what the client sent), computed iteratively and
@@ -272,7 +278,11 @@ export async function ingestSettlement(
   const canonical = url.ok ? canonicalResourceUrl(url.url, routeTemplate) : undefined;
   if (canonical !== undefined && terms) {
     const owner = await ownerOf(canonical, type, toolName);
-    if (owner !== undefined && owner !== terms.payTo) return reject('bazaar_listing_owned_by_other_payee', OWNED_BY_OTHER_REASON);
+    if (owner !== undefined && owner !== terms.payTo)
+      return reject(
+        'bazaar_listing_owned_by_other_payee',
+        ownedByOtherReason(type === 'mcp' ? `${canonical} tool ${toolName}` : canonical, owner, terms.payTo),
+      );
   }
 
   const neutralized = neutralizeSchema(bazaar.schema);

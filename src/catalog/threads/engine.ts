@@ -5,7 +5,8 @@
  * omitted. list/search throw on a fault (the HTTP layer makes that a 500).
  */
 import { BAZAAR_CODES } from '../../codes.ts';
-import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement } from '../ingest/settlement.ts';
+import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement, type IngestResult } from '../ingest/settlement.ts';
+import { draftItem } from '../listing.ts';
 import {
   SchemaNotJudgedError,
   type BazaarOutcome,
@@ -13,6 +14,7 @@ import {
   type CatalogStorePort,
   type DiscoveryFilters,
   type ListPage,
+  type ListingPreview,
   type SearchPage,
   type SettledPayment,
 } from '../types.ts';
@@ -41,12 +43,7 @@ export class CatalogEngine {
     let result = 'none';
     let notJudged: string | undefined;
     try {
-      const ingested = await ingestSettlement(
-        settled.paymentPayload,
-        settled.paymentRequirements,
-        (resource, type, toolName) => this.store.ownerOf(resource, type, toolName),
-        started,
-      );
+      const ingested = await this.judge(settled, started);
       if (ingested.kind === 'rejected') {
         result = ingested.code;
         outcome = { status: 'rejected', rejectedReason: ingested.reason || BAZAAR_CODES[ingested.code], code: ingested.code };
@@ -93,6 +90,33 @@ export class CatalogEngine {
       this.logger.warn({ elapsedMs: Math.round(elapsedMs), result }, 'catalog hook exceeded its soft budget');
     if (strict && notJudged !== undefined) throw new SchemaNotJudgedError(notJudged);
     return outcome;
+  }
+
+  /** The checks of a settlement's listing, against the current owner: one code path for record and preview. */
+  private judge(settled: SettledPayment, started: number): Promise<IngestResult> {
+    return ingestSettlement(
+      settled.paymentPayload,
+      settled.paymentRequirements,
+      (resource, type, toolName) => this.store.ownerOf(resource, type, toolName),
+      started,
+    );
+  }
+
+  /** What recordSettlement would do with this settlement, without writing (CatalogPort.previewSettlement). */
+  async previewSettlement(settled: SettledPayment, now: Date): Promise<ListingPreview> {
+    const ingested = await this.judge(settled, performance.now());
+    switch (ingested.kind) {
+      case 'none':
+        return { outcome: 'none' };
+      case 'rejected':
+        return { outcome: 'rejected', code: ingested.code, reason: ingested.reason || BAZAAR_CODES[ingested.code] };
+      case 'not_judged':
+        return { outcome: 'not_judged', reason: ingested.reason };
+      case 'unusable':
+        throw new Error(`the settlement cannot be used: ${ingested.reason}`);
+      case 'listing':
+        return { outcome: 'listed', listing: draftItem(ingested.draft, now), dropped: ingested.draft.dropped };
+    }
   }
 
   async list(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date): Promise<ListPage> {

@@ -32,6 +32,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
   switch (request.op) {
     case 'record':
       return engine.recordSettlement(request.settled, now, request.strict);
+    case 'preview':
+      return engine.previewSettlement(request.settled, now);
     case 'list':
       return engine.list(request.filters, request.page, now);
     case 'search':

@@ -1,0 +1,224 @@
+/**
+ * POST /discovery/validate (openapi.yaml, docs/CATALOG.md "Checking a listing"): a seller's
+ * preflight. It fetches the target's live 402 without paying (src/net/live-402.ts, through the
+ * address guard), picks the first accept svc can settle (the registry's acceptDefect), and asks
+ * the catalog what a settlement with those terms would do (CatalogPort.previewSettlement: the
+ * checks of the catalog write, in the same code, without the write). Every problem is coded and
+ * its reason names the cause and the fix.
+ */
+import type { CatalogPort, SettledPayment } from '../catalog/types.ts';
+import type { ValidateCode, BazaarCode } from '../codes.ts';
+import type { components } from '../generated/openapi.ts';
+import { probeLive402, type LivePaymentRequired, type LiveProbe, type LiveTarget } from '../net/live-402.ts';
+import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from '../net/probe-config.ts';
+import type { SchemeRegistry } from '../scheme/registry.ts';
+import type { PaymentRequirements } from '../scheme/types.ts';
+import { HttpError } from '../http/errors.ts';
+import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
+
+type ValidateRequest = components['schemas']['ValidateRequest'];
+export type ValidateResponse = components['schemas']['ValidateResponse'];
+type Check = ValidateResponse['checks'][number];
+type Problem = { code: ValidateCode | BazaarCode; reason: string };
+
+export interface ValidateDeps {
+  registry: SchemeRegistry;
+  catalog: CatalogPort;
+  /** The address-guarded fetch (src/net/guarded-fetch.ts). */
+  fetchImpl: typeof fetch;
+  timeoutMs: number;
+}
+
+/** The probe's outcome as the `reachable` and `payment_required` checks and their problem. */
+function judgeProbe(target: LiveTarget, live: LiveProbe): { checks: Check[]; problem?: Problem } {
+  const what = target.type === 'mcp' ? `tools/call ${target.toolName} at ${target.url}` : `${target.method} ${target.url}`;
+  switch (live.kind) {
+    case 'forbidden':
+      return {
+        checks: [{ name: 'reachable', ok: false, detail: live.reason }],
+        problem: {
+          code: 'svc_validate_target_forbidden',
+          reason: `svc did not request ${target.url}: ${live.reason.replace(/^refused to connect: /, '')}. Buyers elsewhere cannot reach a private address either; list a publicly reachable URL (ALLOW_PRIVATE_TARGETS, CIDRs such as 127.0.0.0/8, allows private ones, for local development only).`,
+        },
+      };
+    case 'redirect':
+      return {
+        checks: [{ name: 'reachable', ok: false, detail: live.reason }],
+        problem: {
+          code: 'svc_validate_redirect_refused',
+          reason: `${live.reason} Buyers pay the URL they are given: list the URL that answers the 402 itself.`,
+        },
+      };
+    case 'unreachable':
+      return {
+        checks: [{ name: 'reachable', ok: false, detail: live.reason }],
+        problem: {
+          code: 'svc_validate_unreachable',
+          reason: `${live.reason}. Check that the server is up and reachable from the internet.`,
+        },
+      };
+    case 'free':
+      return {
+        checks: [
+          { name: 'reachable', ok: true, detail: `${what} answered` },
+          { name: 'payment_required', ok: false, detail: 'answered without asking for payment' },
+        ],
+        problem: {
+          code: 'svc_validate_no_payment_required',
+          reason: `${what} answered ${target.type === 'http' ? `HTTP ${(live.answer as { status?: number }).status ?? 200}` : 'with a result'} without asking for payment: a buyer never pays it, so no settlement lists it. Protect it with the x402 payment middleware (a 402 with PAYMENT-REQUIRED).`,
+        },
+      };
+    case 'error':
+      return {
+        checks: [
+          { name: 'reachable', ok: true, detail: `${what} answered${live.status ? ` HTTP ${live.status}` : ''}` },
+          { name: 'payment_required', ok: false, detail: live.reason },
+        ],
+        problem: {
+          code: 'svc_validate_payment_required_invalid',
+          reason: `${live.reason} A buyer needs a 402 whose PAYMENT-REQUIRED header (base64 JSON) or JSON body is an x402 v2 PaymentRequired {x402Version, resource, accepts}.`,
+        },
+      };
+    case 'payment':
+      return {
+        checks: [
+          { name: 'reachable', ok: true, detail: `${what} answered` },
+          { name: 'payment_required', ok: true, detail: `asks for payment with ${live.required.accepts.length} accepted term(s)` },
+        ],
+      };
+  }
+}
+
+/** The first accept svc can settle, or why none is. */
+function settleableAccept(
+  registry: SchemeRegistry,
+  required: LivePaymentRequired,
+): { accept?: PaymentRequirements; check: Check; problem?: Problem } {
+  const defects: string[] = [];
+  for (const accept of required.accepts) {
+    const terms = { ...accept, ...(accept.extra ? { extra: accept.extra } : {}) } as PaymentRequirements;
+    if (accept.extra === null) delete (terms as { extra?: unknown }).extra;
+    const defect = registry.acceptDefect(required.x402Version, terms);
+    if (defect === null)
+      return {
+        accept: terms,
+        check: {
+          name: 'settleable_accept',
+          ok: true,
+          detail: `${accept.scheme} on ${accept.network}, asset ${accept.asset}, payTo ${accept.payTo}`,
+        },
+      };
+    defects.push(defect);
+  }
+  const detail = defects.length === 0 ? 'accepts is empty.' : defects.join(' ');
+  return {
+    check: { name: 'settleable_accept', ok: false, detail },
+    problem: { code: 'svc_validate_no_settleable_accept', reason: `No accepted term of the 402 is one svc can settle: ${detail}` },
+  };
+}
+
+/** Runs the checks in order; stops at the first failure a later check depends on. */
+export async function validateListing(request: ValidateRequest, deps: ValidateDeps): Promise<ValidateResponse> {
+  const problems: Problem[] = [];
+  const checks: Check[] = [];
+  const answer = (): ValidateResponse => ({ wouldList: false, problems, checks });
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(request.url);
+  } catch {
+    /* below */
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username !== '' || parsed.password !== '') {
+    problems.push({
+      code: 'svc_validate_url_invalid',
+      reason: `url must be an absolute http(s) URL without credentials; got ${JSON.stringify(request.url.slice(0, 200))}.`,
+    });
+    checks.push({ name: 'reachable', ok: false, detail: 'not requested: the url is not an http(s) URL' });
+    return answer();
+  }
+  const target: LiveTarget =
+    request.toolName !== undefined
+      ? { type: 'mcp', url: parsed.href, toolName: request.toolName }
+      : { type: 'http', url: parsed.href, method: request.method ?? 'GET' };
+  const live = await probeLive402(target, {
+    fetchImpl: deps.fetchImpl,
+    timeoutMs: deps.timeoutMs,
+    maxBytes: PROBE_MAX_BYTES,
+    maxRedirects: PROBE_MAX_REDIRECTS,
+  });
+  const probed = judgeProbe(target, live);
+  checks.push(...probed.checks);
+  if (probed.problem) problems.push(probed.problem);
+  if (live.kind !== 'payment') return answer();
+  const required = live.required;
+
+  const settleable = settleableAccept(deps.registry, required);
+  checks.push(settleable.check);
+  if (settleable.problem) problems.push(settleable.problem);
+
+  const bazaar = required.extensions?.bazaar;
+  if (bazaar === undefined) {
+    checks.push({ name: 'bazaar_declared', ok: false, detail: 'extensions.bazaar is absent' });
+    problems.push({
+      code: 'svc_validate_no_bazaar_extension',
+      reason:
+        'The 402 declares no bazaar extension, so a settlement lists nothing. Declare one in the route (declareDiscoveryExtension of @x402/extensions/bazaar, with the bazaar resource-server extension registered) so buyers echo it.',
+    });
+    return answer();
+  }
+  checks.push({ name: 'bazaar_declared', ok: true, detail: 'extensions.bazaar is present' });
+  if (!settleable.accept) return answer();
+
+  // What a stock buyer sends with its payment: the resource, the accepted terms and the echoed extensions.
+  const settled: SettledPayment = {
+    paymentPayload: {
+      x402Version: required.x402Version,
+      resource: required.resource,
+      accepted: settleable.accept,
+      extensions: required.extensions ?? {},
+    },
+    paymentRequirements: settleable.accept,
+  };
+  if (!deps.catalog.previewSettlement) throw new Error('this catalog cannot preview a listing');
+  const preview = await deps.catalog.previewSettlement(settled);
+  switch (preview.outcome) {
+    case 'listed': {
+      const dropped =
+        preview.dropped.length > 0 ? `; fields dropped (the listing is kept without them): ${preview.dropped.join('; ')}` : '';
+      checks.push({ name: 'catalog_rules', ok: true, detail: `would be listed as ${preview.listing.resource}${dropped}` });
+      return { wouldList: problems.length === 0, ...(problems.length === 0 ? { listing: preview.listing } : {}), problems, checks };
+    }
+    case 'rejected':
+      checks.push({ name: 'catalog_rules', ok: false, detail: preview.code });
+      problems.push({ code: preview.code, reason: preview.reason });
+      return answer();
+    case 'not_judged':
+      checks.push({ name: 'catalog_rules', ok: false, detail: 'not judged now' });
+      problems.push({
+        code: 'svc_validate_not_judged',
+        reason: `The seller schema could not be validated now (${preview.reason}); retry shortly.`,
+      });
+      return answer();
+    case 'none':
+      checks.push({ name: 'catalog_rules', ok: false, detail: 'nothing to list' });
+      problems.push({
+        code: 'svc_validate_no_bazaar_extension',
+        reason: 'The 402 declares no bazaar extension, so a settlement lists nothing.',
+      });
+      return answer();
+  }
+}
+
+export function validateHandler(deps: ValidateDeps): SvcMiddleware {
+  return async (ctx: SvcContext) => {
+    const request = ctx.request.body as ValidateRequest;
+    if (request.toolName !== undefined && request.method !== undefined)
+      throw new HttpError(
+        400,
+        'svc_malformed_request_body',
+        'method is for HTTP routes; an MCP tool (toolName) is called with tools/call.',
+      );
+    ctx.body = await validateListing(request, deps);
+    ctx.status = 200;
+  };
+}
