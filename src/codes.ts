@@ -118,7 +118,7 @@ export const BAZAAR_CODES = {
  */
 export const VALIDATE_CODES = {
   svc_validate_rate_limited:
-    'Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_RATE_PER_MINUTE); retry after Retry-After seconds.',
+    'Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_PER_MINUTE); retry after Retry-After seconds.',
   svc_validate_url_invalid: 'The url is not an absolute http(s) URL without credentials, or its host may imitate another.',
   svc_validate_target_forbidden:
     'The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.',

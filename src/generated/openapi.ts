@@ -221,7 +221,7 @@ export interface paths {
          *     body that is not `{url, method?, toolName?}`, 429 beyond the rate limits.
          *
          *     Anonymous and outbound, so it is rate-limited per client address
-         *     (VALIDATE_RATE_PER_MINUTE) and for all clients together (VALIDATE_GLOBAL_RATE_PER_MINUTE).
+         *     (VALIDATE_RATE_PER_MINUTE) and for all clients together (VALIDATE_GLOBAL_PER_MINUTE).
          */
         post: operations["validateDiscoveryListing"];
         delete?: never;
@@ -733,7 +733,7 @@ export interface components {
         /**
          * @description The 10 codes of POST /discovery/validate beyond BazaarCode: its problems' codes for what the live 402 lacks, and its rate limit (429).
          *
-         *     - `svc_validate_rate_limited`: Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_RATE_PER_MINUTE); retry after Retry-After seconds.
+         *     - `svc_validate_rate_limited`: Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_PER_MINUTE); retry after Retry-After seconds.
          *     - `svc_validate_url_invalid`: The url is not an absolute http(s) URL without credentials, or its host may imitate another.
          *     - `svc_validate_target_forbidden`: The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.
          *     - `svc_validate_redirect_refused`: The target redirects to another origin (or too many times); svc does not follow it.
@@ -1187,7 +1187,7 @@ export interface components {
         };
         /**
          * @description Beyond VALIDATE_RATE_PER_MINUTE requests from this client address, or
-         *     VALIDATE_GLOBAL_RATE_PER_MINUTE from all clients, in a minute (`svc_validate_rate_limited`).
+         *     VALIDATE_GLOBAL_PER_MINUTE from all clients, in a minute (`svc_validate_rate_limited`).
          *     Nothing was requested of the target. `Retry-After` says when to try again.
          */
         ValidateRateLimited: {

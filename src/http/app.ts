@@ -129,7 +129,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
         perAddressPerMinute: config.probe.validatePerAddressPerMinute,
         globalPerMinute: config.probe.validateGlobalPerMinute,
         perAddressVariable: 'VALIDATE_RATE_PER_MINUTE',
-        globalVariable: 'VALIDATE_GLOBAL_RATE_PER_MINUTE',
+        globalVariable: 'VALIDATE_GLOBAL_PER_MINUTE',
       }),
       jsonObjectBody(),
       openApiValidation(contract, 'svc_malformed_request_body', 'body'),

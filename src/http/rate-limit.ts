@@ -1,9 +1,9 @@
 /**
- * Per-client and global request rates of one operation (POST /discovery/validate, docs/SECURITY.md
- * "Outbound requests"): an anonymous route that makes svc request other hosts must not become an
- * amplifier. Fixed one-minute windows (rate-limiter-flexible's memory limiter) keyed by the peer
- * address, the same key as the connection caps (behind a reverse proxy every client shares it).
- * Per instance: N instances allow N times the rate.
+ * Per-client and global request rates of one operation (POST /discovery/validate; docs/SECURITY.md
+ * "`POST /discovery/validate` as an amplifier"): an anonymous route that makes svc request other
+ * hosts must not become an amplifier. Fixed one-minute windows (rate-limiter-flexible's memory
+ * limiter) keyed by the peer address, the same key as the connection caps (behind a reverse proxy
+ * every client shares it). Per instance: N instances allow N times the rate.
  */
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { HttpError } from './errors.ts';

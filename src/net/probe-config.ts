@@ -7,7 +7,7 @@ import { parseInteger, type Env } from '../config-env.ts';
 
 export const PROBE_DEFAULTS = {
   VALIDATE_RATE_PER_MINUTE: 10,
-  VALIDATE_GLOBAL_RATE_PER_MINUTE: 120,
+  VALIDATE_GLOBAL_PER_MINUTE: 120,
   PROBE_TIMEOUT_MS: 5_000,
 } as const;
 
@@ -30,8 +30,8 @@ export function loadProbeConfig(env: Env): ProbeConfig {
     validatePerAddressPerMinute: parseInteger(env, 'VALIDATE_RATE_PER_MINUTE', PROBE_DEFAULTS.VALIDATE_RATE_PER_MINUTE, 1, 100_000),
     validateGlobalPerMinute: parseInteger(
       env,
-      'VALIDATE_GLOBAL_RATE_PER_MINUTE',
-      PROBE_DEFAULTS.VALIDATE_GLOBAL_RATE_PER_MINUTE,
+      'VALIDATE_GLOBAL_PER_MINUTE',
+      PROBE_DEFAULTS.VALIDATE_GLOBAL_PER_MINUTE,
       1,
       1_000_000,
     ),

@@ -1,0 +1,94 @@
+/**
+ * Every bazaar rejection code's reason names the actual cause and, where there is one, the fix
+ * (docs/CATALOG.md "Rejection codes"), and POST /discovery/validate's judgment (previewSettlement)
+ * gives the same code and reason as a settlement's catalog write (recordSettlement): one code path.
+ * A real catalog file; no network.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BAZAAR_CODES, type BazaarCode } from '../../src/codes.ts';
+import { MAX_ACCEPTS_PER_LISTING } from '../../src/catalog/ingest/settlement.ts';
+import { PAY_TO_A, PAY_TO_B, httpBazaar, settlement, tempCatalog, type SettlementOptions } from './fixtures.ts';
+
+let t: ReturnType<typeof tempCatalog>;
+beforeAll(() => {
+  t = tempCatalog();
+});
+afterAll(() => t.close());
+
+const b = httpBazaar() as { info: { input: Record<string, unknown> }; schema: Record<string, unknown> };
+let n = 0;
+const fresh = () => `https://reasons${++n}.example.com/r`;
+
+/** Each code: the settlement that triggers it, and what its reason must name. */
+const CASES: Array<[BazaarCode, () => SettlementOptions, RegExp[]]> = [
+  [
+    'bazaar_extensions_too_large',
+    () => ({ url: fresh(), extensions: { bazaar: httpBazaar(), pad: 'x'.repeat(70_000) } }),
+    [/65536 bytes/, /extensions/],
+  ],
+  ['bazaar_extension_not_object', () => ({ url: fresh(), bazaar: { info: {} } }), [/`info` object and a `schema`/]],
+  [
+    'bazaar_spec_validation_failed',
+    () => ({ url: fresh(), bazaar: { ...b, info: { input: { ...b.info.input, method: 'FETCH' } } } }),
+    [/info\.input\.method/, /GET/],
+  ],
+  [
+    'bazaar_schema_validation_failed',
+    () => ({ url: fresh(), bazaar: { ...b, info: { ...b.info, input: { ...b.info.input, extra: 1 } } } }),
+    [/extra|additional/i],
+  ],
+  [
+    'bazaar_schema_too_complex',
+    () => ({ url: fresh(), bazaar: { ...b, schema: { enum: Array.from({ length: 2000 }, (_, i) => i) } } }),
+    [/2000 nodes/],
+  ],
+  [
+    'bazaar_resource_url_invalid',
+    () => ({ url: 'http://10.1.2.3/weather' }),
+    [/10\.1\.2\.3 is a private address/, /ALLOW_PRIVATE_TARGETS/],
+  ],
+  ['bazaar_description_too_long', () => ({ url: fresh(), description: 'd'.repeat(2049) }), [/2048 characters/]],
+  ['bazaar_accepts_too_large', () => ({ url: fresh(), serviceName: 'x', extensions: undefined, amount: '1'.repeat(2100) }), [/2048 bytes/]],
+];
+
+describe('the reason of each bazaar rejection code', () => {
+  it.each(CASES)('%s: the reason names the cause (and the fix); validate and settle agree', async (code, make, names) => {
+    const options = make();
+    const preview = await t.catalog.previewSettlement!(settlement(options));
+    const recorded = await t.catalog.recordSettlement(settlement(options));
+    expect(preview).toMatchObject({ outcome: 'rejected', code });
+    expect(recorded).toEqual({ status: 'rejected', code, rejectedReason: (preview as { reason: string }).reason });
+    for (const name of names) expect((preview as { reason: string }).reason).toMatch(name);
+  });
+
+  it('bazaar_listing_owned_by_other_payee: the reason names the owner and how ownership works', async () => {
+    const url = fresh();
+    expect(await t.catalog.recordSettlement(settlement({ url, payTo: PAY_TO_A }))).toEqual({ status: 'success' });
+    const preview = await t.catalog.previewSettlement!(settlement({ url, payTo: PAY_TO_B }));
+    const recorded = await t.catalog.recordSettlement(settlement({ url, payTo: PAY_TO_B }));
+    expect(preview).toMatchObject({ outcome: 'rejected', code: 'bazaar_listing_owned_by_other_payee' });
+    const reason = (preview as { reason: string }).reason;
+    expect(recorded).toEqual({ status: 'rejected', code: 'bazaar_listing_owned_by_other_payee', rejectedReason: reason });
+    expect(reason).toContain(`owned by payTo ${PAY_TO_A}, not ${PAY_TO_B}`);
+    expect(reason).toMatch(/first settlement that listed it/);
+    expect(reason).toMatch(/delist/);
+  });
+
+  it('covers every BazaarCode', () => {
+    expect(new Set([...CASES.map(([code]) => code), 'bazaar_listing_owned_by_other_payee'])).toEqual(new Set(Object.keys(BAZAAR_CODES)));
+    expect(MAX_ACCEPTS_PER_LISTING).toBe(32);
+  });
+
+  it('a listing that would be written: the preview is the stored item, and nothing is written', async () => {
+    const url = fresh();
+    const preview = await t.catalog.previewSettlement!(settlement({ url, description: 'A forecast', serviceName: 'Weather' }));
+    expect(preview).toMatchObject({
+      outcome: 'listed',
+      listing: { resource: url, type: 'http', description: 'A forecast', serviceName: 'Weather', accepts: [{ payTo: PAY_TO_A }] },
+    });
+    expect((await t.catalog.list({ resource: url }, { limit: 5, offset: 0 })).items).toEqual([]);
+    await t.catalog.recordSettlement(settlement({ url, description: 'A forecast', serviceName: 'Weather' }));
+    const [stored] = (await t.catalog.list({ resource: url }, { limit: 5, offset: 0 })).items;
+    expect({ ...stored, lastUpdated: '' }).toEqual({ ...(preview as { listing: object }).listing, lastUpdated: '' });
+  });
+});
