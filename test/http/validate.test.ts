@@ -38,7 +38,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'svc-validate-'));
   stack = await startStack({ dataDir, ledgerMs: 1000 });
   const payTo = stack.accounts.seller.publicKey;
-  const accepts = { scheme: 'exact', network: 'stellar:testnet', payTo, price: '$0.001', maxTimeoutSeconds: 60 };
+  const accepts = { scheme: 'exact', network: 'stellar:testnet' as const, payTo, price: '$0.001', maxTimeoutSeconds: 60 };
   const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: stack.svc.url }))
     .register('stellar:*', stellarServerSchemeForCore227())
     .registerExtension(bazaarResourceServerExtension);
