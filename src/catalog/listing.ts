@@ -59,6 +59,9 @@ export function draftItem(draft: ListingDraft, now: Date): DiscoveryResource {
     x402_version: draft.x402Version,
     last_updated: now.toISOString(),
     body: JSON.stringify(merged.body),
+    // The settlement it would take to be listed is its first payment, by one payer.
+    calls: 1,
+    payers: 1,
   });
 }
 
