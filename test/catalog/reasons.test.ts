@@ -87,7 +87,11 @@ describe('the reason of each bazaar rejection code', () => {
       listing: { resource: url, type: 'http', description: 'A forecast', serviceName: 'Weather', accepts: [{ payTo: PAY_TO_A }] },
     });
     expect((await t.catalog.list({ resource: url }, { limit: 5, offset: 0 })).items).toEqual([]);
-    await t.catalog.recordSettlement(settlement({ url, description: 'A forecast', serviceName: 'Weather' }));
+    // A real settlement has a payer (and a payment id), as the preview assumes.
+    await t.catalog.recordSettlement({
+      ...settlement({ url, description: 'A forecast', serviceName: 'Weather' }),
+      payment: { payer: PAY_TO_B, id: 'f'.repeat(64) },
+    });
     const [stored] = (await t.catalog.list({ resource: url }, { limit: 5, offset: 0 })).items;
     // The same item but for the time of the write.
     const timeless = (item: Record<string, any>) => ({ ...item, lastUpdated: '', quality: { ...item.quality, lastCalledAt: '' } });
