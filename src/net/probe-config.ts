@@ -28,13 +28,7 @@ export interface ProbeConfig {
 export function loadProbeConfig(env: Env): ProbeConfig {
   return {
     validatePerAddressPerMinute: parseInteger(env, 'VALIDATE_RATE_PER_MINUTE', PROBE_DEFAULTS.VALIDATE_RATE_PER_MINUTE, 1, 100_000),
-    validateGlobalPerMinute: parseInteger(
-      env,
-      'VALIDATE_GLOBAL_PER_MINUTE',
-      PROBE_DEFAULTS.VALIDATE_GLOBAL_PER_MINUTE,
-      1,
-      1_000_000,
-    ),
+    validateGlobalPerMinute: parseInteger(env, 'VALIDATE_GLOBAL_PER_MINUTE', PROBE_DEFAULTS.VALIDATE_GLOBAL_PER_MINUTE, 1, 1_000_000),
     timeoutMs: parseInteger(env, 'PROBE_TIMEOUT_MS', PROBE_DEFAULTS.PROBE_TIMEOUT_MS, 500, 60_000),
   };
 }
