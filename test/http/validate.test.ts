@@ -16,7 +16,8 @@ import { encodePaymentRequiredHeader } from '@x402/core/http';
 import { HTTPFacilitatorClient, x402ResourceServer } from '@x402/core/server';
 import { paymentMiddleware } from '@x402/express';
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/extensions/bazaar';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { format } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
 import { PROBE_DEFAULTS } from '../../src/net/probe-config.ts';
 import { stellarServerSchemeForCore227 } from '../interop/stock-seller.ts';
@@ -28,6 +29,14 @@ let seller: http.Server;
 let sellerUrl: string;
 let plain: http.Server;
 let plainUrl: string;
+/** What the stock middleware warns (console.warn) of a route whose bazaar declaration fails its own schema. */
+const stockWarnings: string[] = [];
+const INVALID_BAZAAR_WARNING = /^x402: Route "GET \/self-contradicting" has an invalid bazaar extension/;
+const warnSpy = vi.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => {
+  const text = format(...args);
+  if (INVALID_BAZAAR_WARNING.test(text)) stockWarnings.push(text);
+  else process.stderr.write(`${text}\n`);
+});
 
 const listen = async (server: http.Server) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -102,6 +111,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  warnSpy.mockRestore();
   await new Promise((r) => seller?.close(r));
   await new Promise((r) => plain?.close(r));
   await stack?.stop();
@@ -182,6 +192,8 @@ describe('POST /discovery/validate on the devnet', () => {
     const { body } = await validate(stack.svc.url, { url: `${sellerUrl}/self-contradicting` });
     expect(body.wouldList).toBe(false);
     expect(body.problems).toEqual([{ code: 'bazaar_schema_validation_failed', reason: expect.stringMatching(/city/) }]);
+    // The stock middleware itself warned that this declaration fails its schema.
+    expect(stockWarnings).toEqual([expect.stringMatching(/city: must be number/)]);
     expect(body.listing).toBeUndefined();
   });
 
