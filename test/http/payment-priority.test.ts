@@ -59,13 +59,16 @@ describe('the gate', () => {
     await payment(g);
     await sleep(3 * SAMPLE_MS);
     const started = performance.now();
-    const waits = [g.admit(), g.admit()];
+    let waited = false;
+    const waits = Promise.all([g.admit(), g.admit()]).finally(() => (waited = true));
+    // Refused at once: answered while the two admitted to the queue are still waiting (an order, not
+    // a wall-clock bound, so a busy machine cannot fail it).
     expect(await g.admit()).toBe(false);
-    expect(performance.now() - started).toBeLessThan(50);
+    expect(waited).toBe(false);
     // Keep payments recent while the two wait out their 300 ms.
     const keepPaying = setInterval(() => void payment(g), 20);
     try {
-      expect(await Promise.all(waits)).toEqual([false, false]);
+      expect(await waits).toEqual([false, false]);
     } finally {
       clearInterval(keepPaying);
     }
@@ -87,7 +90,9 @@ describe('over HTTP', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
   let priority: PaymentPriority;
   beforeAll(async () => {
-    priority = new PaymentPriority({ sampleMs: SAMPLE_MS, maxWaitMs: 200, utilization: () => utilization });
+    // Payments count as recent for 5 s (default 250 ms): on a loaded machine the test's own 25 ms
+    // stream of /verify requests can stall longer than 250 ms, which would let the search through.
+    priority = new PaymentPriority({ sampleMs: SAMPLE_MS, maxWaitMs: 200, recentPaymentMs: 5_000, utilization: () => utilization });
     server = await startTestServer({ priority });
   });
   afterAll(async () => {
@@ -110,12 +115,12 @@ describe('over HTTP', () => {
     expect(res.body.error.code).toBe('svc_catalog_busy');
     expect(res.body.error.reason).toMatch(/Payments are using this service's capacity/);
     expect(performance.now() - started).toBeGreaterThanOrEqual(190);
-    // A malformed discovery request is refused at once, not held.
+    // A malformed discovery request is refused at once, not held for the 200 ms a search waited.
     const badAt = performance.now();
     const bad = await client.get('/discovery/resources?bogus=1');
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('svc_invalid_query_parameter');
-    expect(performance.now() - badAt).toBeLessThan(150);
+    expect(performance.now() - badAt).toBeLessThan(190);
     // The thread has room again: discovery is answered.
     utilization = 0.2;
     await sleep(3 * SAMPLE_MS);
