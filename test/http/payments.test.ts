@@ -266,7 +266,8 @@ describe('POST /settle delegation and the catalog hook', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, transaction: HASH, network: 'stellar:testnet', payer: PAYER });
     expect(decode(res.headers.get('extension-responses'))).toEqual({ bazaar: { status: 'success' } });
-    expect(catalog.recorded).toEqual([{ paymentPayload: payload, paymentRequirements: requirements }]);
+    // The catalog gets the payment as settled, and who paid it (its quality signals count payers).
+    expect(catalog.recorded).toEqual([{ paymentPayload: payload, paymentRequirements: requirements, payment: { id: HASH, payer: PAYER } }]);
   });
 
   it('a rejected outcome carries its code', async () => {
