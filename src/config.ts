@@ -28,6 +28,8 @@ export const DEFAULTS = {
   REQUEST_TIMEOUT_MS: 15_000,
   MAX_CONNECTIONS_PER_ADDRESS: 256,
   DISCOVERY_YIELD_PERCENT: 80,
+  /** Days without a settlement after which a listing leaves list and search (docs/CATALOG.md "Lifecycle"). */
+  LISTING_TTL_DAYS: 30,
   /**
    * Time to live of a submitter lease in PostgreSQL: how long the submitters of an instance that
    * died stay taken. Short enough that the other instances get them back well inside the pool's
@@ -68,6 +70,8 @@ export interface Config extends StellarConfig {
   discoveryYieldPercent: number;
   /** POST /discovery/validate's rate limits and the live-402 probe's bounds (src/net/probe-config.ts). */
   probe: ProbeConfig;
+  /** A listing with no settlement for this many days leaves list and search until its next one. */
+  listingTtlDays: number;
 }
 
 function parseFeeMode(env: Env): 'free' {
@@ -92,6 +96,7 @@ export function loadConfig(env: Env): Config {
     maxConnectionsPerAddress: parseInteger(env, 'MAX_CONNECTIONS_PER_ADDRESS', DEFAULTS.MAX_CONNECTIONS_PER_ADDRESS, 1, 100_000),
     maxConnections: read(env, 'MAX_CONNECTIONS') === undefined ? null : parseInteger(env, 'MAX_CONNECTIONS', 0, 1, 1_000_000),
     discoveryYieldPercent: parseInteger(env, 'DISCOVERY_YIELD_PERCENT', DEFAULTS.DISCOVERY_YIELD_PERCENT, 1, 100),
+    listingTtlDays: parseInteger(env, 'LISTING_TTL_DAYS', DEFAULTS.LISTING_TTL_DAYS, 1, 36_500),
   }) as Config;
   // Node refuses a request timeout shorter than the head timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');

@@ -74,7 +74,8 @@ export interface Service {
  * discovery 500), and is opened again once it can be (catalogOpenedLater).
  */
 function openConfiguredCatalog(config: Config, logger: Logger): { catalog: CatalogPort; close: () => Promise<void> } {
-  const open = () => openCatalog({ dbPath: config.dbPath, databaseUrl: databaseUrl(config) ?? undefined, logger });
+  const open = () =>
+    openCatalog({ dbPath: config.dbPath, databaseUrl: databaseUrl(config) ?? undefined, logger, listingTtlDays: config.listingTtlDays });
   try {
     const catalog = open();
     return { catalog, close: () => catalog.close() };

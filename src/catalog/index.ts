@@ -31,6 +31,8 @@ export { DISCOVERY_X402_VERSION, SOFT_BUDGET_MS } from './threads/engine.ts';
 export type { Catalog, CatalogOptions, CatalogPort, BazaarOutcome } from './types.ts';
 
 export const DEFAULT_READ_DEADLINE_MS = 2000;
+/** LISTING_TTL_DAYS' default (README.md Configuration). */
+export const DEFAULT_LISTING_TTL_DAYS = 30;
 export const DEFAULT_WRITE_DEADLINE_MS = 2000;
 export const DEFAULT_READERS = 1;
 /**
@@ -73,6 +75,9 @@ function asCatalogError(err: unknown): unknown {
 export function openCatalog(options: CatalogOptions): Catalog {
   const { logger } = options;
   const clock = options.clock ?? (() => new Date());
+  const ttlMs = (options.listingTtlDays ?? DEFAULT_LISTING_TTL_DAYS) * 86_400_000;
+  /** Listings last settled before this are hidden (LISTING_TTL_DAYS). */
+  const visibleSince = (now: number) => new Date(now - ttlMs).toISOString();
   // SQLite is opened once here, synchronously: migrations run and a bad file fails the caller now,
   // not in a worker. On Postgres each thread's store migrates under the migration lock as it
   // connects, and a database that cannot be reached fails each request (as any fault: the hook
@@ -154,7 +159,11 @@ export function openCatalog(options: CatalogOptions): Catalog {
     async list(filters, page, requester) {
       refuseFilters(filters);
       try {
-        return (await readers.run({ op: 'list', now: clock().getTime(), filters, page }, { client: requester?.client ?? '' })) as ListPage;
+        const now = clock().getTime();
+        return (await readers.run(
+          { op: 'list', now, filters, page, visibleSince: visibleSince(now) },
+          { client: requester?.client ?? '' },
+        )) as ListPage;
       } catch (err) {
         throw asCatalogError(err);
       }
@@ -163,8 +172,9 @@ export function openCatalog(options: CatalogOptions): Catalog {
       refuseFilters(filters);
       try {
         const heavy = isHeavySearch(query);
+        const now = clock().getTime();
         return (await readers.run(
-          { op: 'search', now: clock().getTime(), query, filters, page },
+          { op: 'search', now, query, filters, page, visibleSince: visibleSince(now) },
           { client: requester?.client ?? '', heavy },
         )) as SearchPage;
       } catch (err) {

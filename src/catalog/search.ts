@@ -102,3 +102,36 @@ export const THRESHOLD_WALK_CAP = 20_000;
 export const WALK_CHUNKS = [32, 64, 128];
 
 export type RankedRow = { listing_id: number; rank: number };
+
+/**
+ * Listings last settled before `visibleSince` (LISTING_TTL_DAYS) are left out of a page after it
+ * is ranked (docs/CATALOG.md "Lifecycle"): the rank index holds no settlement time, and hidden
+ * listings are few in a live catalog. A page whose ranked rows were mostly hidden ranks further,
+ * in growing batches, at most VISIBILITY_ROUNDS times; then it ends short, with a cursor after
+ * the last row looked at (`partialResults` still says whether more may follow).
+ */
+export const VISIBILITY_ROUNDS = 6;
+/** Rows ranked in round `round` (0 first) of a page of `limit`. */
+export const visibilityBatch = (limit: number, round: number): number => Math.min(1000, (limit + 1) * 2 ** round);
+
+/**
+ * Appends the visible rows of one ranked batch (in rank order) to `kept` until it holds `want`;
+ * returns the last row looked at. A row whose listing is not found is left out, as before.
+ */
+export function keepVisible<L extends { last_updated: string }>(
+  rows: RankedRow[],
+  byId: Map<number, L>,
+  visibleSince: string | undefined,
+  want: number,
+  kept: Array<{ row: RankedRow; listing: L }>,
+): RankedRow | undefined {
+  let last: RankedRow | undefined;
+  for (const row of rows) {
+    if (kept.length >= want) break;
+    last = row;
+    const listing = byId.get(Number(row.listing_id));
+    if (!listing || (visibleSince !== undefined && listing.last_updated < visibleSince)) continue;
+    kept.push({ row, listing });
+  }
+  return last;
+}

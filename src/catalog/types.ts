@@ -124,6 +124,11 @@ export interface CatalogOptions {
   logger: CatalogLogger;
   /** Time source for `lastUpdated` and cursor expiry (tests inject one). */
   clock?: () => Date;
+  /**
+   * A listing with no settlement for this many days leaves list and search until its next
+   * settlement (LISTING_TTL_DAYS, default 30; docs/CATALOG.md "Lifecycle"). It is kept, not deleted.
+   */
+  listingTtlDays?: number;
   /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
   softBudgetMs?: number;
   /**
@@ -158,10 +163,12 @@ export interface CatalogStorePort {
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
   /** The ownership check and the write, atomically, with the payment counted in the listing's quality signals. */
   writeListing(draft: ListingDraft, now: Date, payment?: PaymentFacts): Awaitable<WriteOutcome>;
+  /** `visibleSince` (ISO time): listings last settled before it are left out (LISTING_TTL_DAYS); all when absent. */
   list(
     filters: DiscoveryFilters,
     page: { limit: number; offset: number },
     now: Date,
+    visibleSince?: string,
   ): Awaitable<{ items: DiscoveryResource[]; total: number }>;
   search(
     query: string,
@@ -169,6 +176,7 @@ export interface CatalogStorePort {
     page: { limit: number; cursor?: string },
     now: Date,
     x402Version: number,
+    visibleSince?: string,
   ): Awaitable<SearchPage>;
   close(): void;
 }

@@ -36,7 +36,10 @@ export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => 
  * A catalog on a fresh temp file with a controllable clock; with `databaseUrl`, on that (empty)
  * PostgreSQL database instead (test/helpers/postgres.ts freshDatabase()).
  */
-export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z'), options: { databaseUrl?: string | undefined } = {}) {
+export function tempCatalog(
+  start = Date.parse('2026-01-01T00:00:00.000Z'),
+  options: { databaseUrl?: string | undefined; listingTtlDays?: number } = {},
+) {
   const { dir, cleanup } = tempDir();
   const logger = recordingLogger();
   let now = start;
@@ -50,6 +53,7 @@ export function tempCatalog(start = Date.parse('2026-01-01T00:00:00.000Z'), opti
     databaseUrl,
     logger,
     clock: () => new Date(now),
+    ...(options.listingTtlDays !== undefined ? { listingTtlDays: options.listingTtlDays } : {}),
     readDeadlineMs: 30_000,
     writeDeadlineMs: 30_000,
     schemaWallMs: 10_000,

@@ -112,6 +112,29 @@ function checkPages(store: CatalogStore): number {
   return pages;
 }
 
+/**
+ * With listings hidden by LISTING_TTL_DAYS (`visibleSince`): the total counts only the newer ones
+ * (from the blocks and the one block holding the cut), and pages show only them.
+ */
+function checkHidden(store: CatalogStore): void {
+  for (const filters of FILTERS) {
+    const order = expected(store.db, filters);
+    const updated = new Map(
+      (store.db.prepare('SELECT resource, last_updated FROM listings').all() as Array<{ resource: string; last_updated: string }>).map(
+        (r) => [r.resource, r.last_updated],
+      ),
+    );
+    for (const at of [0, 1, BLOCK_SIZE - 1, 2 * BLOCK_SIZE + 3, Math.floor(order.length / 2), order.length - 1]) {
+      if (at >= order.length) continue;
+      const since = updated.get(order[at]!)!;
+      const visible = order.filter((r) => updated.get(r)! >= since);
+      const page = store.list(filters, { limit: 20, offset: Math.max(0, visible.length - 10) }, new Date(), since);
+      expect(page.total, `${JSON.stringify(filters)} since ${since}`).toBe(visible.length);
+      expect(page.items.map((l) => l.resource)).toEqual(visible.slice(Math.max(0, visible.length - 10)));
+    }
+  }
+}
+
 function checkBlockCounts(db: DatabaseSync): void {
   const sums = db
     .prepare(
@@ -137,6 +160,7 @@ describe('list at any offset', () => {
       expect(Number(blocks.n)).toBeGreaterThan(2); // the corpus spans several blocks, splits and moves happened
       checkBlockCounts(store.db);
       expect(checkPages(store)).toBeGreaterThan(150);
+      checkHidden(store);
     } finally {
       store.close();
     }

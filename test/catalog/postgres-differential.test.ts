@@ -119,6 +119,9 @@ const FILTERS: DiscoveryFilters[] = [
   { type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' },
   { payTo: PAY_TO_A, scheme: 'exact' },
 ];
+let updated: string[] | undefined;
+/** Every listing's lastUpdated: cut points for hiding the older listings. */
+const updatedTimes = () => (updated ??= sqlite.list({}, { limit: 5_000, offset: 0 }, new Date()).items.map((i) => i.lastUpdated));
 const query = () => Array.from({ length: 1 + Math.floor(rand() * 4) }, () => (rand() < 0.1 ? 'absentword' : word())).join(' ');
 /** A page without its cursor (each catalog signs its own). */
 const comparable = (page: SearchPage) => ({ ...page, pagination: { ...page.pagination, cursor: page.pagination.cursor !== null } });
@@ -137,8 +140,9 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const text = query();
       const filters = pick(FILTERS);
       const limit = pick([1, 5, 10, 20, 60]);
-      const a = sqlite.search(text, filters, { limit }, new Date(now), 2);
-      const b = await postgres.search(text, filters, { limit }, new Date(now), 2);
+      const since = q % 4 === 1 ? pick(updatedTimes()) : undefined;
+      const a = sqlite.search(text, filters, { limit }, new Date(now), 2, since);
+      const b = await postgres.search(text, filters, { limit }, new Date(now), 2, since);
       expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
       if (a.resources.length > 0) nonEmpty++;
     }
@@ -171,8 +175,10 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const filters = q % 10 === 0 ? { resource: `https://d${Math.floor(rand() * LISTINGS)}.example.com/r` } : pick(FILTERS);
       const offset = pick([0, 1, 1_023, 1_024, 1_100, Math.floor(rand() * 1_300)]);
       const limit = pick([1, 20, 100]);
-      const a = sqlite.list(filters, { limit, offset }, new Date());
-      const b = await postgres.list(filters, { limit, offset }, new Date());
+      // A third with the older listings hidden (LISTING_TTL_DAYS): totals from the blocks and the cut.
+      const since = q % 3 === 1 ? pick(updatedTimes()) : undefined;
+      const a = sqlite.list(filters, { limit, offset }, new Date(), since);
+      const b = await postgres.list(filters, { limit, offset }, new Date(), since);
       expect(b, `${JSON.stringify(filters)} offset ${offset}`).toEqual(a);
     }
   }, 60_000);

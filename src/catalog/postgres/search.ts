@@ -26,10 +26,13 @@ import { roundedMilliSql } from './migrations.ts';
 import {
   DF_PROBE_CAP,
   THRESHOLD_WALK_CAP,
+  VISIBILITY_ROUNDS,
   WALK_CHUNKS,
   bindingHash,
   decodeCursor,
   encodeCursor,
+  keepVisible,
+  visibilityBatch,
   type CursorState,
   type RankedRow,
 } from '../search.ts';
@@ -204,6 +207,7 @@ export async function searchPostgres(
   page: { limit: number; cursor?: string },
   now: Date,
   x402Version: number,
+  visibleSince?: string,
 ): Promise<SearchPage> {
   if (query.trim() === '')
     throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
@@ -217,34 +221,45 @@ export async function searchPostgres(
     return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
 
   const { db } = context;
-  const want = page.limit + 1;
   // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
-  const walked = walk ? await walkedPage(db, terms, after?.a, after, want, now) : undefined;
-  const asOf =
-    walked?.asOf ?? after?.a ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
-  let rows: RankedRow[];
-  let byId: Map<number, ListingRow>;
-  if (walked && !walked.gaveUp) ({ rows, byId } = walked);
-  else {
-    rows =
+  let asOf: number | undefined = after?.a;
+  /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
+  const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
+    const walked = walk ? await walkedPage(db, terms, asOf, from, want, now) : undefined;
+    asOf ??= walked?.asOf ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+    if (walked && !walked.gaveUp) return walked;
+    const rows =
       terms.length === 1
-        ? await oneTerm(db, terms[0]!, filters, asOf, after, want)
-        : ((await allTermsTier(db, terms, filters, asOf, after, want)) ?? (await aggregate(db, terms, filters, asOf, after, want)));
-    byId = await rowsById(
-      db,
-      rows.slice(0, page.limit).map((r) => r.listing_id),
-      now,
-    );
+        ? await oneTerm(db, terms[0]!, filters, asOf, from, want)
+        : ((await allTermsTier(db, terms, filters, asOf, from, want)) ?? (await aggregate(db, terms, filters, asOf, from, want)));
+    return {
+      rows,
+      byId: await rowsById(
+        db,
+        rows.map((r) => r.listing_id),
+        now,
+      ),
+    };
+  };
+  const want = page.limit + 1;
+  const kept: Array<{ row: RankedRow; listing: ListingRow }> = [];
+  let from = after;
+  let last: RankedRow | undefined;
+  let exhausted = false;
+  for (let round = 0; round < VISIBILITY_ROUNDS && kept.length < want && !exhausted; round++) {
+    const batch = visibilityBatch(page.limit, round);
+    const { rows, byId } = await rankRows(from, batch);
+    exhausted = rows.length < batch;
+    last = keepVisible(rows, byId, visibleSince, want, kept) ?? last;
+    if (last) from = { v: 1, h: hash, a: asOf!, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() };
   }
-  const pageRows = rows.slice(0, page.limit);
-  const resources = pageRows.flatMap((r) => {
-    const row = byId.get(r.listing_id);
-    return row ? [toDiscoveryResource(row)] : [];
-  });
-  const more = rows.length > page.limit;
-  const last = pageRows.at(-1);
+  const pageRows = kept.slice(0, page.limit);
+  const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
+  // More follow when the page is full with one to spare, or when the rounds ended before the matches did.
+  const more = kept.length > page.limit || (!exhausted && kept.length < want);
+  const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
   const cursor =
-    more && last ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() }) : null;
+    more && at ? encodeCursor(secret, { v: 1, h: hash, a: asOf!, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime() }) : null;
   return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
 }

@@ -208,11 +208,12 @@ export class PostgresCatalogStore implements CatalogStorePort {
     filters: DiscoveryFilters,
     page: { limit: number; offset: number },
     now: Date,
+    visibleSince?: string,
   ): Promise<{ items: DiscoveryResource[]; total: number }> {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0 };
     return inSnapshot(this.pool, async (db) => {
-      if (filters.resource !== undefined || filters.toolName !== undefined) return listByColumns(db, filters, page, now);
+      if (filters.resource !== undefined || filters.toolName !== undefined) return listByColumns(db, filters, page, now, visibleSince);
       const keys = filterKeys(filters);
       const counts = await db.query<{ kind: string; value: string; n: string }>(
         `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k(kind, value)
@@ -226,7 +227,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
       counted.sort((x, y) => x.n - y.n);
       const [driver, ...others] = counted;
       const { values, p } = parameters();
-      const driverKey = `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}`;
+      const driverKey =
+        `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}` +
+        (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
       const extra =
         others
           .map(
@@ -240,7 +243,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
       const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
       // One key and nothing else: its count is the total (and its blocks find a deep offset).
       const single = others.length === 0 && !needsAcceptsCondition(filters);
-      const total = single ? driver!.n : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
+      const total = single
+        ? driver!.n - (visibleSince === undefined ? 0 : await hiddenCount(db, driver!.key, visibleSince))
+        : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
       let ids: number[] = [];
       if (single && page.offset >= DEEP_OFFSET) {
@@ -266,9 +271,10 @@ export class PostgresCatalogStore implements CatalogStorePort {
     page: { limit: number; cursor?: string },
     now: Date,
     x402Version: number,
+    visibleSince?: string,
   ): Promise<SearchPage> {
     const secret = await this.ready;
-    return searchPostgres({ secret, db: this.pool }, query, filters, page, now, x402Version);
+    return searchPostgres({ secret, db: this.pool }, query, filters, page, now, x402Version, visibleSince);
   }
 }
 
@@ -278,9 +284,10 @@ async function listByColumns(
   filters: DiscoveryFilters,
   page: { limit: number; offset: number },
   now: Date,
+  visibleSince: string | undefined,
 ): Promise<{ items: DiscoveryResource[]; total: number }> {
   const { values, p } = parameters();
-  const where = `WHERE ${filterConditions(filters, p)}`;
+  const where = `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}`;
   const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
   const rows = await db.query<RawListingRow>(
     `SELECT ${listingColumns(now, p)} ${where}
@@ -288,6 +295,29 @@ async function listByColumns(
     values,
   );
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
+}
+
+/** The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount). */
+async function hiddenCount(db: Db, key: { kind: string; value: string }, since: string): Promise<number> {
+  const blocks = (
+    await db.query<{ n: string; below_updated: string | null; below_id: string | null }>(
+      `SELECT coalesce(sum(n), 0) AS n,
+         (array_agg(start_updated ORDER BY start_updated DESC, start_id DESC))[1] AS below_updated,
+         (array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1] AS below_id
+       FROM listing_key_blocks WHERE kind = $1 AND value = $2 AND start_updated < $3`,
+      [key.kind, key.value, since],
+    )
+  ).rows[0]!;
+  const { values, p } = parameters();
+  const lower =
+    blocks.below_updated === null ? '' : ` AND (last_updated, listing_id) > (${p(blocks.below_updated)}, ${p(blocks.below_id)}::bigint)`;
+  const partial = (
+    await db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM listing_keys WHERE kind = ${p(key.kind)} AND value = ${p(key.value)} AND last_updated < ${p(since)}${lower}`,
+      values,
+    )
+  ).rows[0]!;
+  return Number(blocks.n) + Number(partial.n);
 }
 
 /** Where the entry at `offset` of a filter value's page order is (sqlite/list-index.ts seekOffset); the server sums the blocks. */

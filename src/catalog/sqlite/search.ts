@@ -11,9 +11,12 @@ import {
   DF_PROBE_CAP,
   THRESHOLD_WALK_CAP,
   WALK_CHUNKS,
+  VISIBILITY_ROUNDS,
   bindingHash,
   decodeCursor,
   encodeCursor,
+  keepVisible,
+  visibilityBatch,
   type CursorState,
   type RankedRow,
 } from '../search.ts';
@@ -240,6 +243,7 @@ export function searchCatalog(
   page: { limit: number; cursor?: string },
   now: Date,
   x402Version: number,
+  visibleSince?: string,
 ): SearchPage {
   if (query.trim() === '')
     throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
@@ -258,56 +262,70 @@ export function searchCatalog(
     const joinListings = conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id';
     // The term rows carry their revision's validity, so no posting is joined to its revision.
     const snapshot = 't.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?)';
-    let rows: RankedRow[] = [];
-    // The page reaches below the listings that contain every term: aggregate all the terms' rows.
-    let aggregate = false;
-    if (terms.length === 1) {
-      // rank = 1e6 + milli for every match, so (milli desc, id asc) is the index order: the walk stops after the page.
-      const keyset = after ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : '';
-      const milli = after ? after.r - 1_000_000 : 0;
-      rows = store
-        .statement(
-          `SELECT t.listing_id AS listing_id, 1000000 + t.milli AS rank
-           FROM search_terms t ${joinListings}
-           WHERE t.term = ? AND ${snapshot} AND ${conditions} ${keyset}
-           ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`,
-        )
-        .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), page.limit + 1) as typeof rows;
-    } else {
-      const filter = { joinListings, conditions, params };
-      const walked = thresholdWalk(store, terms, asOf, filter, after, page.limit + 1);
-      rows = walked ?? allTermsTier(store, terms, snapshotParams(asOf), filter, after, page.limit + 1) ?? [];
-      aggregate = walked === undefined && rows.length <= page.limit;
-    }
-    if (aggregate) {
-      const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
-      rows = store
-        .statement(
-          `WITH matches AS MATERIALIZED (
-             SELECT t.listing_id AS listing_id, count(*) * 1000000 + ${roundedMilliSql('sum(t.score)')} AS rank
+    /** The next `want` matches after `after`, ranked (one-term walk, threshold walk, tier or aggregates). */
+    const rankRows = (after: CursorState | undefined, want: number): RankedRow[] => {
+      let rows: RankedRow[] = [];
+      // The page reaches below the listings that contain every term: aggregate all the terms' rows.
+      let aggregate = false;
+      if (terms.length === 1) {
+        // rank = 1e6 + milli for every match, so (milli desc, id asc) is the index order: the walk stops after the page.
+        const keyset = after ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : '';
+        const milli = after ? after.r - 1_000_000 : 0;
+        rows = store
+          .statement(
+            `SELECT t.listing_id AS listing_id, 1000000 + t.milli AS rank
              FROM search_terms t ${joinListings}
-             WHERE t.term IN (${terms.map(() => '?').join(', ')}) AND ${snapshot} AND ${conditions}
-             GROUP BY t.rev
-           )
-           SELECT listing_id, rank FROM matches ${keyset}
-           ORDER BY rank DESC, listing_id ASC LIMIT ?`,
-        )
-        .all(...terms, asOf, asOf, ...params, ...(after ? [after.r, after.r, after.i] : []), page.limit + 1) as typeof rows;
+             WHERE t.term = ? AND ${snapshot} AND ${conditions} ${keyset}
+             ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`,
+          )
+          .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), want) as typeof rows;
+      } else {
+        const filter = { joinListings, conditions, params };
+        const walked = thresholdWalk(store, terms, asOf, filter, after, want);
+        rows = walked ?? allTermsTier(store, terms, snapshotParams(asOf), filter, after, want) ?? [];
+        aggregate = walked === undefined && rows.length < want;
+      }
+      if (aggregate) {
+        const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
+        rows = store
+          .statement(
+            `WITH matches AS MATERIALIZED (
+               SELECT t.listing_id AS listing_id, count(*) * 1000000 + ${roundedMilliSql('sum(t.score)')} AS rank
+               FROM search_terms t ${joinListings}
+               WHERE t.term IN (${terms.map(() => '?').join(', ')}) AND ${snapshot} AND ${conditions}
+               GROUP BY t.rev
+             )
+             SELECT listing_id, rank FROM matches ${keyset}
+             ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+          )
+          .all(...terms, asOf, asOf, ...params, ...(after ? [after.r, after.r, after.i] : []), want) as typeof rows;
+      }
+      return rows;
+    };
+    const want = page.limit + 1;
+    const kept: Array<{ row: RankedRow; listing: ListingRow }> = [];
+    let from = after;
+    let last: RankedRow | undefined;
+    let exhausted = false;
+    for (let round = 0; round < VISIBILITY_ROUNDS && kept.length < want && !exhausted; round++) {
+      const batch = visibilityBatch(page.limit, round);
+      const rows = rankRows(from, batch);
+      exhausted = rows.length < batch;
+      const byId = store.rowsById(
+        rows.map((r) => Number(r.listing_id)),
+        now,
+      );
+      last = keepVisible(rows, byId, visibleSince, want, kept) ?? last;
+      if (last) from = { v: 1, h: hash, a: asOf, r: Number(last.rank), i: Number(last.listing_id), t: after?.t ?? now.getTime() };
     }
-    const pageRows = rows.slice(0, page.limit);
-    const byId = store.rowsById(
-      pageRows.map((r) => Number(r.listing_id)),
-      now,
-    );
-    const resources = pageRows.flatMap((r) => {
-      const row = byId.get(Number(r.listing_id));
-      return row ? [toDiscoveryResource(row)] : [];
-    });
-    const more = rows.length > page.limit;
-    const last = pageRows.at(-1);
+    const pageRows = kept.slice(0, page.limit);
+    const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
+    // More follow when the page is full with one to spare, or when the rounds ended before the matches did.
+    const more = kept.length > page.limit || (!exhausted && kept.length < want);
+    const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
     const cursor =
-      more && last
-        ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: Number(last.rank), i: Number(last.listing_id), t: after?.t ?? now.getTime() })
+      more && at
+        ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: Number(at.rank), i: Number(at.listing_id), t: after?.t ?? now.getTime() })
         : null;
     return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
   });

@@ -41,7 +41,7 @@ import {
   type SearchPage,
   type WriteOutcome,
 } from '../types.ts';
-import { countKeyChanges, insertListingKeys, seekOffset } from './list-index.ts';
+import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { amountAtMost, filterSql } from './queries.ts';
@@ -134,8 +134,15 @@ export class CatalogStore implements CatalogStorePort {
     return row?.owner;
   }
 
-  search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, x402Version: number): SearchPage {
-    return searchCatalog(this, query, filters, page, now, x402Version);
+  search(
+    query: string,
+    filters: DiscoveryFilters,
+    page: { limit: number; cursor?: string },
+    now: Date,
+    x402Version: number,
+    visibleSince?: string,
+  ): SearchPage {
+    return searchCatalog(this, query, filters, page, now, x402Version, visibleSince);
   }
 
   cursorSecret(): Buffer {
@@ -249,15 +256,25 @@ export class CatalogStore implements CatalogStorePort {
    * key lookup per row), and a single-filter total is read from `listing_counts`. resource and
    * toolName select at most a few listings through their own indexes.
    */
-  list(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date): { items: DiscoveryResource[]; total: number } {
-    const { rows, total } = this.listRows(filters, page, now);
+  list(
+    filters: DiscoveryFilters,
+    page: { limit: number; offset: number },
+    now: Date,
+    visibleSince?: string,
+  ): { items: DiscoveryResource[]; total: number } {
+    const { rows, total } = this.listRows(filters, page, now, visibleSince);
     return { items: rows.map((row) => toDiscoveryResource(row)), total };
   }
 
-  private listRows(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date): { rows: ListingRow[]; total: number } {
+  private listRows(
+    filters: DiscoveryFilters,
+    page: { limit: number; offset: number },
+    now: Date,
+    visibleSince: string | undefined,
+  ): { rows: ListingRow[]; total: number } {
     this.assertUsable(false);
     return inReadTransaction(this.db, () => {
-      if (filters.resource !== undefined || filters.toolName !== undefined) return this.listByColumns(filters, page, now);
+      if (filters.resource !== undefined || filters.toolName !== undefined) return this.listByColumns(filters, page, now, visibleSince);
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({
         key,
@@ -275,11 +292,20 @@ export class CatalogStore implements CatalogStorePort {
         others
           .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
           .join('') + (accepts ? ` AND ${accepts.condition}` : '');
-      const params = [driver!.key.kind, driver!.key.value, ...others.flatMap((o) => [o.key.kind, o.key.value]), ...(accepts?.params ?? [])];
-      const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${extra}`;
-      // One key and nothing else: its count is the total (and its blocks find a deep offset).
+      const visible = visibleSince === undefined ? '' : ' AND k.last_updated >= ?';
+      const params = [
+        driver!.key.kind,
+        driver!.key.value,
+        ...(visibleSince === undefined ? [] : [visibleSince]),
+        ...others.flatMap((o) => [o.key.kind, o.key.value]),
+        ...(accepts?.params ?? []),
+      ];
+      const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${visible}${extra}`;
+      // One key and nothing else: its count less its hidden entries is the total (and its blocks find a deep offset).
       const single = others.length === 0 && !accepts;
-      const total = single ? driver!.n : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
+      const total = single
+        ? driver!.n - (visibleSince === undefined ? 0 : hiddenCount(this.db, driver!.key, visibleSince))
+        : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?';
       let ids: Array<{ id: number }>;
       if (single && page.offset >= DEEP_OFFSET) {
@@ -312,9 +338,11 @@ export class CatalogStore implements CatalogStorePort {
     filters: DiscoveryFilters,
     page: { limit: number; offset: number },
     now: Date,
+    visibleSince: string | undefined,
   ): { rows: ListingRow[]; total: number } {
     const { conditions, params } = filterSql(filters);
-    const where = `WHERE ${conditions}`;
+    if (visibleSince !== undefined) params.push(visibleSince);
+    const where = `WHERE ${conditions}${visibleSince === undefined ? '' : ' AND l.last_updated >= ?'}`;
     const total = Number((this.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
     const rows = this.statement(
       `SELECT ${LISTING_COLUMNS} FROM listings l ${where}

@@ -119,13 +119,19 @@ export class CatalogEngine {
     }
   }
 
-  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date): Promise<ListPage> {
-    const { items, total } = await this.store.list(filters, page, now);
+  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date, visibleSince?: string): Promise<ListPage> {
+    const { items, total } = await this.store.list(filters, page, now, visibleSince);
     return { x402Version: DISCOVERY_X402_VERSION, items, pagination: { limit: page.limit, offset: page.offset, total } };
   }
 
-  async search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date): Promise<SearchPage> {
-    return this.store.search(query, filters, page, now, DISCOVERY_X402_VERSION);
+  async search(
+    query: string,
+    filters: DiscoveryFilters,
+    page: { limit: number; cursor?: string },
+    now: Date,
+    visibleSince?: string,
+  ): Promise<SearchPage> {
+    return this.store.search(query, filters, page, now, DISCOVERY_X402_VERSION, visibleSince);
   }
 
   close(): void {

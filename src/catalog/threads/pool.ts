@@ -26,8 +26,8 @@ export interface WorkerSetup {
 export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'record'; settled: SettledPayment; strict: boolean }
   | { op: 'preview'; settled: SettledPayment }
-  | { op: 'list'; filters: DiscoveryFilters; page: { limit: number; offset: number } }
-  | { op: 'search'; query: string; filters: DiscoveryFilters; page: { limit: number; cursor?: string } }
+  | { op: 'list'; filters: DiscoveryFilters; page: { limit: number; offset: number }; visibleSince?: string }
+  | { op: 'search'; query: string; filters: DiscoveryFilters; page: { limit: number; cursor?: string }; visibleSince?: string }
 );
 
 export type WorkerReply =

@@ -35,9 +35,9 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'preview':
       return engine.previewSettlement(request.settled, now);
     case 'list':
-      return engine.list(request.filters, request.page, now);
+      return engine.list(request.filters, request.page, now, request.visibleSince);
     case 'search':
-      return engine.search(request.query, request.filters, request.page, now);
+      return engine.search(request.query, request.filters, request.page, now, request.visibleSince);
   }
 }
 
