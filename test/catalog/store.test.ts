@@ -220,7 +220,8 @@ describe('store (SQLite)', () => {
       raw.close();
     }
     await t.catalog.close();
-    const again = openCatalog({ dbPath: t.dbPath, logger: recordingLogger() });
+    // At the catalog's clock: by the wall clock the listing would be older than LISTING_TTL_DAYS.
+    const again = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), clock: t.clock });
     try {
       expect((await again.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
     } finally {

@@ -60,6 +60,7 @@ describe('loadConfig', () => {
       maxConnectionsPerAddress: 256,
       maxConnections: null,
       discoveryYieldPercent: 80,
+      listingTtlDays: 30,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
     expect(JSON.stringify(config)).not.toContain(kp.secret());
