@@ -48,6 +48,21 @@ function formatPrice(requirement) {
   return `${whole}${fraction ? `.${fraction}` : ''} ${asset.code}`;
 }
 
+/** A price in the asset's units ("0.01") as base units ("100000" at 7 decimals), or undefined when it is not one. */
+function toBaseUnits(value, decimals) {
+  const match = /^(\d*)(?:\.(\d*))?$/.exec(value);
+  if (!match || (match[1] === '' && !match[2]) || (match[2] ?? '').length > decimals) return undefined;
+  return (match[1] + (match[2] ?? '').padEnd(decimals, '0')).replace(/^0+(?=\d)/, '');
+}
+
+/** The listing's quality signals (openapi.yaml ListingQuality) as a short phrase. */
+function demandOf(listing) {
+  const q = listing.quality;
+  if (!q) return '';
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `${plural(q.l30DaysTotalCalls, 'payment')} by ${plural(q.l30DaysUniquePayers, 'payer')} in 30 days`;
+}
+
 const cheapest = (accepts) =>
   [...(accepts ?? [])].sort((a, b) =>
     BigInt(/^\d+$/.test(a.amount) ? a.amount : 0) < BigInt(/^\d+$/.test(b.amount) ? b.amount : 0) ? -1 : 1,
@@ -246,6 +261,20 @@ function showDetail(listing, opener) {
       ]),
       el('dt', {}, 'Last updated'),
       el('dd', {}, el('time', { datetime: listing.lastUpdated }, new Date(listing.lastUpdated).toLocaleString())),
+      ...(listing.quality
+        ? [
+            el('dt', {}, 'Payments (30 days)'),
+            el('dd', { class: 'payments' }, String(listing.quality.l30DaysTotalCalls)),
+            el('dt', {}, 'Distinct payers (30 days)'),
+            el('dd', { class: 'payers' }, String(listing.quality.l30DaysUniquePayers)),
+            el('dt', {}, 'Last paid'),
+            el(
+              'dd',
+              { class: 'last-paid' },
+              el('time', { datetime: listing.quality.lastCalledAt }, new Date(listing.quality.lastCalledAt).toLocaleString()),
+            ),
+          ]
+        : []),
     ),
     el('h3', {}, 'How to call it'),
     convention,
@@ -282,6 +311,7 @@ function renderResults(listings) {
           ' · ',
           hostOf(listing.resource),
         ),
+        listing.quality ? el('span', { class: 'demand' }, demandOf(listing)) : null,
         listing.description ? el('span', { class: 'description' }, listing.description) : null,
       );
       button.addEventListener('click', () => {
@@ -299,12 +329,24 @@ function renderResults(listings) {
 /** Browse: offset pages. Search: cursor pages (a stack of the cursors that opened each page). */
 const state = { offset: 0, cursors: [null], total: 0, nextCursor: null, generation: 0 };
 
+/** A filter the reader must correct before anything is asked (said in the status line). */
+class FilterError extends Error {}
+
 function filters() {
   const data = new FormData(form);
   const chosen = {};
-  for (const name of ['type', 'network', 'scheme', 'payTo']) {
+  for (const name of ['type', 'network', 'scheme', 'payTo', 'asset']) {
     const value = String(data.get(name) ?? '').trim();
     if (value) chosen[name] = value;
+  }
+  // The max price is typed in the asset's units and sent as base units (maxAmount needs the asset).
+  const maxPrice = String(data.get('maxPrice') ?? '').trim();
+  if (maxPrice) {
+    const asset = knownAssets.find((a) => a.asset === chosen.asset);
+    if (!asset) throw new FilterError('Choose an asset to filter by price.');
+    const base = toBaseUnits(maxPrice, asset.decimals);
+    if (base === undefined) throw new FilterError(`Max price must be a number of ${asset.code} with at most ${asset.decimals} decimals.`);
+    chosen.maxAmount = base;
   }
   return chosen;
 }
@@ -326,7 +368,16 @@ async function getJson(path, params) {
 async function load() {
   const generation = ++state.generation;
   const query = queryInput.value.trim();
-  const chosen = filters();
+  let chosen;
+  try {
+    chosen = filters();
+  } catch (err) {
+    if (!(err instanceof FilterError)) throw err;
+    statusLine.textContent = err.message;
+    results.replaceChildren();
+    previousButton.disabled = nextButton.disabled = true;
+    return;
+  }
   const filtered = Object.keys(chosen).length > 0;
   statusLine.textContent = 'Loading…';
   try {
@@ -379,7 +430,7 @@ function restart() {
 
 // The two text boxes apply as you type (150 ms after the last keystroke); the selects at once.
 const payToInput = $('filter-payTo');
-const typed = [queryInput, payToInput];
+const typed = [queryInput, payToInput, $('filter-maxPrice')];
 let typingTimer;
 for (const box of typed) {
   box.addEventListener('input', () => {
@@ -422,6 +473,8 @@ async function fillFilterChoices() {
     $('filter-scheme'),
     supported.kinds.map((k) => k.scheme),
   );
+  // The assets svc knows, by code; the value is the contract address the asset filter takes.
+  $('filter-asset').append(...knownAssets.map((a) => el('option', { value: a.asset }, `${a.code} (${a.network})`)));
 }
 
 void fillFilterChoices();

@@ -103,6 +103,8 @@ export function toHit(listing: DiscoveryResource, network: string): Record<strin
     ...(listing.tags ? { tags: listing.tags } : {}),
     ...(listing.mimeType ? { mimeType: listing.mimeType } : {}),
     lastUpdated: listing.lastUpdated,
+    // Absent only from a facilitator older than the quality signals.
+    ...(listing.quality ? { quality: listing.quality } : {}),
   };
 }
 

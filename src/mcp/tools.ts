@@ -65,6 +65,17 @@ const searchSuccess = {
           accepts: { type: 'array' },
           call: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
           lastUpdated: { type: 'string' },
+          quality: {
+            type: 'object',
+            description:
+              'Evidence of demand from settled payments (openapi.yaml ListingQuality): payments and distinct payers over the last 30 days, and the last paid time. Search already ranks equally relevant listings by it.',
+            required: ['l30DaysTotalCalls', 'l30DaysUniquePayers', 'lastCalledAt'],
+            properties: {
+              l30DaysTotalCalls: { type: 'integer', minimum: 0 },
+              l30DaysUniquePayers: { type: 'integer', minimum: 0 },
+              lastCalledAt: { type: 'string' },
+            },
+          },
         },
       },
     },

@@ -217,6 +217,31 @@ describe('the explorer page', () => {
     await page.close();
   });
 
+  it('the price filter (asset, max price in its units) narrows exactly; each listing shows its payments, payers and last paid time', async () => {
+    const { page, problems } = await openExplorer();
+    await page.locator('#filter-maxPrice').fill('0.005');
+    await expect.poll(() => page.locator('#status').textContent()).toBe('Choose an asset to filter by price.');
+    await page.locator('#filter-asset').selectOption(h.devnet.usdc.contractId);
+    // Listing i costs 0.001 USDC × (i + 1): 0.005 USDC admits listings 0 to 4, exactly.
+    await expect.poll(() => page.locator('#status').textContent()).toBe('5 listings');
+    expect((await names(page)).sort()).toEqual(['Service 0', 'Service 1', 'Service 2', 'Service 3', 'Service 4']);
+    await page.locator('#filter-maxPrice').fill('0.0049999');
+    await expect.poll(() => page.locator('#status').textContent()).toBe('4 listings');
+    await page.locator('#filter-maxPrice').fill('');
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
+    // One settled payment each, by one buyer.
+    const first = page.locator('#results .listing', { hasText: 'Service 3' });
+    expect(await first.locator('.demand').textContent()).toBe('1 payment by 1 payer in 30 days');
+    await first.click();
+    const detail = page.locator('#detail');
+    await expect.poll(() => detail.locator('h2').textContent()).toBe('Service 3');
+    expect(await detail.locator('.payments').textContent()).toBe('1');
+    expect(await detail.locator('.payers').textContent()).toBe('1');
+    expect(await detail.locator('.last-paid time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("an error answer shows the ErrorEnvelope's reason and code, not just the status", async () => {
     const { page, problems } = await openExplorer();
     // The browser asks svc for a page it refuses (limit=abc instead of 20): svc's own 400 answer.

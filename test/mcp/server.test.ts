@@ -159,6 +159,17 @@ describe('protocol', () => {
     const hits = (await client.callTool({ name: 'search_resources', arguments: { query: 'weather' } })) as any;
     expect(hits.isError).toBeUndefined();
     expect(output(hits.structuredContent), ajv.errorsText(output.errors)).toBe(true);
+    // Each hit carries the listing's quality signals.
+    expect(hits.structuredContent.hits[0].quality).toEqual({
+      l30DaysTotalCalls: 3,
+      l30DaysUniquePayers: 2,
+      lastCalledAt: '2026-11-22T05:00:00.000Z',
+    });
+    expect((search!.outputSchema as any).anyOf[0].properties.hits.items.properties.quality.required).toEqual([
+      'l30DaysTotalCalls',
+      'l30DaysUniquePayers',
+      'lastCalledAt',
+    ]);
     const bogus = (await client.callTool({ name: 'search_resources', arguments: { query: 'weather', filters: { type: 'bogus' } } })) as any;
     expect(bogus.structuredContent).toMatchObject({
       errorCode: 'svc_mcp_invalid_arguments',
