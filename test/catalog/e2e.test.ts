@@ -49,9 +49,15 @@ afterAll(async () => {
   await h?.stop();
 });
 
-async function paidSettle(seller: Keypair, resource: Record<string, unknown>, extensions?: Record<string, unknown>, amount = '100000') {
+async function paidSettle(
+  seller: Keypair,
+  resource: Record<string, unknown>,
+  extensions?: Record<string, unknown>,
+  amount = '100000',
+  payer: Keypair = buyer,
+) {
   const requirements = h.requirements(seller.publicKey(), { amount });
-  const paid = await h.pay(requirements, buyer);
+  const paid = await h.pay(requirements, payer);
   const paymentPayload: PaymentPayload = { ...paid, resource, ...(extensions ? { extensions } : {}) };
   const res = await client.post('/settle', { x402Version: 2, paymentPayload, paymentRequirements: requirements });
   const header = res.headers.get('extension-responses');
@@ -126,4 +132,81 @@ describe('settlements through the devnet', () => {
     expect(replay.headers.get('extension-responses')).toBeNull();
     expect(await listing('https://replay2.example.com/x')).toBeUndefined();
   });
+});
+
+/**
+ * Quality signals, the ranking that uses them, the price filters and the lifecycle, black box over
+ * HTTP with real payments (docs/CATALOG.md "Quality signals", "Ranking", "Lifecycle"). Runs last:
+ * it moves the catalog's clock past LISTING_TTL_DAYS.
+ */
+describe('quality, ranking, price filters and lifecycle over HTTP', () => {
+  const DAY = 86_400_000;
+  let payers: Keypair[];
+  beforeAll(async () => {
+    payers = [buyer, ...(await Promise.all([h.parties(5_000_000n), h.parties(5_000_000n)])).map((p) => p.buyer)];
+  }, 60_000);
+  const description = 'Quality forecast with equal text';
+  const pay = async (url: string, payer: Keypair, amount = '100000') => {
+    const { res, bazaar } = await paidSettle(sellerA, { url, description }, { bazaar: httpBazaar() }, amount, payer);
+    expect(res.body.success).toBe(true);
+    expect(bazaar).toEqual({ status: 'success' });
+  };
+  const quality = async (resource: string) => (await listing(resource))?.quality;
+  const searched = async (params: Record<string, string>) => {
+    const res = await client.get(`/discovery/search?${new URLSearchParams({ query: 'quality forecast', limit: '50', ...params })}`);
+    expect(res.status).toBe(200);
+    return (res.body.resources as Array<{ resource: string }>).map((r) => r.resource).filter((r) => r.includes('.q'));
+  };
+
+  it.each([
+    ['A created first', 'https://qa1.example.com/f', 'https://qb1.example.com/f', true],
+    ['B created first', 'https://qa2.example.com/f', 'https://qb2.example.com/f', false],
+  ])(
+    'three distinct payers of A, one of B (same text; %s): quality {3,3} and {1,1}, A ranks above B',
+    async (_, a, b, aFirst) => {
+      if (aFirst) await pay(a, payers[0]!);
+      await pay(b, payers[0]!, '200000');
+      if (!aFirst) await pay(a, payers[0]!);
+      await pay(a, payers[1]!);
+      await pay(a, payers[2]!);
+      const now = t.clock().toISOString();
+      expect(await quality(a)).toEqual({ l30DaysTotalCalls: 3, l30DaysUniquePayers: 3, lastCalledAt: now });
+      expect(await quality(b)).toEqual({ l30DaysTotalCalls: 1, l30DaysUniquePayers: 1, lastCalledAt: now });
+      const order = (await searched({})).filter((r) => r === a || r === b);
+      expect(order).toEqual([a, b]);
+    },
+    120_000,
+  );
+
+  it('asset and maxAmount include and exclude exactly; maxAmount alone is refused', async () => {
+    const usdc = h.devnet.usdc.contractId;
+    const all = ['https://qa1.example.com/f', 'https://qa2.example.com/f', 'https://qb1.example.com/f', 'https://qb2.example.com/f'];
+    expect((await searched({ asset: usdc })).sort()).toEqual(all);
+    expect((await searched({ asset: usdc, maxAmount: '199999' })).sort()).toEqual(all.slice(0, 2));
+    expect((await searched({ asset: usdc, maxAmount: '200000' })).sort()).toEqual(all);
+    expect(await searched({ asset: 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC' })).toEqual([]);
+    const listed = await client.get(`/discovery/resources?${new URLSearchParams({ asset: usdc, maxAmount: '100000' })}`);
+    expect(
+      listed.body.items
+        .map((i: { resource: string }) => i.resource)
+        .filter((r: string) => r.includes('.q'))
+        .sort(),
+    ).toEqual(all.slice(0, 2));
+    const refused = await client.get('/discovery/resources?maxAmount=100000');
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'svc_invalid_query_parameter', reason: expect.stringMatching(/requires asset/) });
+  });
+
+  it('a listing not paid for LISTING_TTL_DAYS (30) is hidden from list and search; its next settlement brings it back', async () => {
+    t.tick(30 * DAY + 1_000);
+    expect(await searched({})).toEqual([]);
+    expect(await listing('https://qa1.example.com/f')).toBeUndefined();
+    await pay('https://qa1.example.com/f', payers[1]!);
+    expect(await searched({})).toEqual(['https://qa1.example.com/f']);
+    expect(await quality('https://qa1.example.com/f')).toEqual({
+      l30DaysTotalCalls: 1,
+      l30DaysUniquePayers: 1,
+      lastCalledAt: t.clock().toISOString(),
+    });
+  }, 60_000);
 });
