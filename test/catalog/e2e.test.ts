@@ -153,7 +153,9 @@ describe('quality, ranking, price filters and lifecycle over HTTP', () => {
   };
   const quality = async (resource: string) => (await listing(resource))?.quality;
   const searched = async (params: Record<string, string>) => {
-    const res = await client.get(`/discovery/search?${new URLSearchParams({ query: 'quality forecast', limit: '50', ...params })}`);
+    const res = await client.get(
+      `/discovery/search?${new URLSearchParams({ query: 'quality forecast', limit: '50', ...params }).toString()}`,
+    );
     expect(res.status).toBe(200);
     return (res.body.resources as Array<{ resource: string }>).map((r) => r.resource).filter((r) => /^https:\/\/q[ab][12]\./.test(r));
   };
@@ -185,7 +187,7 @@ describe('quality, ranking, price filters and lifecycle over HTTP', () => {
     expect((await searched({ asset: usdc, maxAmount: '199999' })).sort()).toEqual(all.slice(0, 2));
     expect((await searched({ asset: usdc, maxAmount: '200000' })).sort()).toEqual(all);
     expect(await searched({ asset: 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC' })).toEqual([]);
-    const listed = await client.get(`/discovery/resources?${new URLSearchParams({ asset: usdc, maxAmount: '100000' })}`);
+    const listed = await client.get(`/discovery/resources?${new URLSearchParams({ asset: usdc, maxAmount: '100000' }).toString()}`);
     expect(
       listed.body.items
         .map((i: { resource: string }) => i.resource)
