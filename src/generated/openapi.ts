@@ -1309,7 +1309,7 @@ export interface components {
         ExtensionsFilter: string;
         /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
         AssetFilter: string;
-        /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter`. */
+        /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
         MaxAmountFilter: string;
         /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
         Limit: number;
@@ -1538,7 +1538,7 @@ export interface operations {
                 extensions?: components["parameters"]["ExtensionsFilter"];
                 /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
                 asset?: components["parameters"]["AssetFilter"];
-                /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter`. */
+                /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
                 /**
                  * @description Exact match on the listing's canonical resource URL (list only). With `type` and, for
@@ -1603,7 +1603,7 @@ export interface operations {
                 extensions?: components["parameters"]["ExtensionsFilter"];
                 /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
                 asset?: components["parameters"]["AssetFilter"];
-                /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter`. */
+                /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];

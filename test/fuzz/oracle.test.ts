@@ -166,6 +166,9 @@ describe('the request-side and stateful Schemathesis checks fire', () => {
     expect(requestConformance(post('/verify', envelope(2), 'text/plain'))).toBe('nonconforming');
     expect(requestConformance(post('/verify', envelope(2), 'application/json;;'))).toBe('undetermined');
     expect(requestConformance(req('GET', '/discovery/resources?type=http&limit=5'))).toBe('conforming');
+    // maxAmount requires asset (x-requires-parameters in openapi.yaml).
+    expect(requestConformance(req('GET', '/discovery/resources?maxAmount=5'))).toBe('nonconforming');
+    expect(requestConformance(req('GET', '/discovery/resources?maxAmount=5&asset=C1'))).toBe('conforming');
     expect(requestConformance(req('GET', '/discovery/resources?type='))).toBe('nonconforming');
     expect(requestConformance(req('GET', '/discovery/resources?type=%20'))).toBe('nonconforming');
     expect(requestConformance(req('GET', '/discovery/resources?type=a&type=a'))).toBe('nonconforming');

@@ -148,6 +148,10 @@ export function requestConformance(r: FuzzRequest, doc: any = openapiDocument): 
     const value = typedValue(values[0]!, p.schema);
     if (value === undefined) verdict = 'undetermined';
     else if (!valid(doc, p.schema, value)) return 'nonconforming';
+    // A dependency between parameters, which a parameter's schema cannot state (openapi.yaml
+    // declares it with x-requires-parameters: maxAmount needs asset).
+    const requires: string[] = p['x-requires-parameters'] ?? [];
+    if (requires.some((name) => !params.has(name))) return 'nonconforming';
   }
   for (const p of parameters.filter((p: any) => p.in === 'header')) {
     const value = headerOf(r, p.name);
