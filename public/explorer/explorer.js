@@ -1,6 +1,6 @@
 // svc catalog explorer (docs/EXPLORER.md): a page over svc's public API only — GET /supported for
 // the filter choices, GET /discovery/resources to browse (offset pages), GET /discovery/search to
-// search (cursor pages). Listing content is the sellers' and is untrusted: it only ever becomes
+// search (cursor pages), POST /discovery/validate for "Check my listing". Listing content is the sellers' and is untrusted: it only ever becomes
 // text nodes or attribute values set one by one (never HTML), links and icons only when http(s).
 
 const PAGE_SIZE = 20;
@@ -476,6 +476,61 @@ async function fillFilterChoices() {
   // The assets svc knows, by code; the value is the contract address the asset filter takes.
   $('filter-asset').append(...knownAssets.map((a) => el('option', { value: a.asset }, `${a.code} (${a.network})`)));
 }
+
+// ---- check my listing (POST /discovery/validate) ------------------------------------------
+
+const checkForm = $('check-form');
+const checkResult = $('check-result');
+
+/** The answer of POST /discovery/validate as text: the verdict, each problem's code and reason, each check. */
+function renderCheck(answer) {
+  const verdict = answer.wouldList
+    ? el('p', { class: 'verdict ok' }, 'Would be listed: a settlement through svc with these terms lists it.')
+    : el('p', { class: 'verdict refused' }, 'Would not be listed.');
+  const problems = (answer.problems ?? []).map((p) => el('li', {}, el('code', {}, String(p.code)), ' ', String(p.reason)));
+  const checks = (answer.checks ?? []).map((c) =>
+    el('li', { class: c.ok ? 'ok' : 'refused' }, c.ok ? '✓ ' : '✗ ', el('code', {}, String(c.name)), ' ', String(c.detail)),
+  );
+  checkResult.replaceChildren(
+    verdict,
+    ...(problems.length ? [el('h3', {}, 'Problems'), el('ul', { class: 'problems' }, problems)] : []),
+    el('h3', {}, 'Checks'),
+    el('ul', { class: 'checks' }, checks),
+    ...(answer.listing ? [el('p', {}, 'Listed as ', el('code', {}, String(answer.listing.resource)))] : []),
+  );
+}
+
+checkForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const url = $('check-url').value.trim();
+  const toolName = $('check-tool').value.trim();
+  const body = toolName ? { url, toolName } : { url, method: $('check-method').value };
+  checkResult.replaceChildren(el('p', {}, 'Checking…'));
+  try {
+    const res = await fetch('/discovery/validate', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const answer = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      const { code, reason } = answer?.error ?? {};
+      checkResult.replaceChildren(
+        el(
+          'p',
+          { class: 'verdict refused' },
+          `svc refused the check: ${reason ?? `HTTP ${res.status}`}${code ? ` (${code}, HTTP ${res.status})` : ''}`,
+        ),
+      );
+      return;
+    }
+    renderCheck(answer);
+  } catch (err) {
+    checkResult.replaceChildren(
+      el('p', { class: 'verdict refused' }, `svc did not answer: ${err instanceof Error ? err.message : String(err)}`),
+    );
+  }
+});
 
 void fillFilterChoices();
 void load();

@@ -1193,8 +1193,8 @@ export interface components {
         ValidateRateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
-                /** @description Seconds until this client may validate again. */
-                "Retry-After"?: number;
+                /** @description Seconds until this client may validate again (a positive integer, RFC 9110 delay-seconds). */
+                "Retry-After"?: string;
                 [name: string]: unknown;
             };
             content: {

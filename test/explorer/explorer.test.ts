@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFacilitatorClient } from '../../src/client/facilitator.ts';
+import { startPaidHttpServer } from '../../src/client/seller-http.ts';
 import { httpBazaar, mcpBazaar } from '../../src/client/seller.ts';
 import { signingKeys } from '../../src/config.ts';
 import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
@@ -397,6 +399,59 @@ describe('the explorer page', () => {
       await page.screenshot({ path: artifact(`explorer-hostile-${label}.png`), fullPage: true });
       expect(problems).toEqual([]);
       await page.close();
+    }
+  });
+
+  it('check my listing: a paid route would be listed; a free one and a private host are not, each with its code and reason', async () => {
+    const seller = await startPaidHttpServer({
+      facilitator: createFacilitatorClient(server.url),
+      routes: [
+        {
+          method: 'GET',
+          path: '/forecast',
+          accepts: [
+            {
+              scheme: 'exact',
+              network: 'stellar:testnet',
+              asset: h.devnet.usdc.contractId,
+              amount: '15000',
+              payTo: sellerAddress,
+              maxTimeoutSeconds: 60,
+              extra: { areFeesSponsored: true },
+            },
+          ],
+          description: 'A forecast to check',
+          inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+          example: { city: 'Porto' },
+          handle: () => ({ status: 200, body: { ok: true } }),
+        },
+        { method: 'GET', path: '/free', accepts: [], handle: () => ({ status: 200, body: { free: true } }) },
+      ],
+    });
+    const { page, problems } = await openExplorer();
+    try {
+      const check = async (url: string) => {
+        await page.locator('#check-url').fill(url);
+        await page.locator('#check-form button[type=submit]').click();
+        await expect.poll(() => page.locator('#check-result').textContent(), { timeout: 20_000 }).toMatch(/^Would /);
+        return page.locator('#check-result').textContent();
+      };
+      const listed = await check(seller.urlOf('/forecast'));
+      expect(listed).toMatch(/^Would be listed/);
+      expect(await page.locator('#check-result .checks li').count()).toBe(5);
+      expect(listed).toContain(`Listed as ${seller.urlOf('/forecast')}`);
+
+      expect(await check(seller.urlOf('/free'))).toMatch(
+        /^Would not be listed\.Problemssvc_validate_no_payment_required .*answered HTTP 200 without asking for payment/,
+      );
+      const privateHost = await check('http://10.1.2.3/weather');
+      expect(privateHost).toMatch(/svc_validate_target_forbidden/);
+      expect(privateHost).toMatch(/ALLOW_PRIVATE_TARGETS/);
+      await page.screenshot({ path: artifact('explorer-check-listing.png'), fullPage: true });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      await seller.close();
     }
   });
 
