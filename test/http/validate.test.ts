@@ -127,11 +127,24 @@ async function validate(base: string, body: unknown) {
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
 }
 
+/**
+ * validate, asked again (at most 3 times) while its only problem is svc_validate_not_judged: on a
+ * loaded machine the schema sandbox may miss its time bound, and the documented answer is to retry.
+ * (Within the default 10 requests a minute of one address, with the other requests of this file.)
+ */
+async function validateJudged(base: string, body: unknown) {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await validate(base, body);
+    const notJudged = answer.body.problems?.length === 1 && answer.body.problems[0].code === 'svc_validate_not_judged';
+    if (!notJudged || attempt === 3) return answer;
+  }
+}
+
 describe('POST /discovery/validate on the devnet', () => {
   it('a stock @x402/express paid route: wouldList true with the item a settlement would store; nothing is paid', async () => {
     const balances = () => [stack.accounts.buyer.publicKey, stack.accounts.seller.publicKey].map((a) => stack.devnet.balances(a).usdc);
     const before = balances();
-    const { status, body } = await validate(stack.svc.url, { url: `${sellerUrl}/weather?city=Lisbon` });
+    const { status, body } = await validateJudged(stack.svc.url, { url: `${sellerUrl}/weather?city=Lisbon` });
     expect(status).toBe(200);
     expect(body.problems).toEqual([]);
     expect(body.wouldList).toBe(true);
@@ -189,7 +202,7 @@ describe('POST /discovery/validate on the devnet', () => {
   });
 
   it('a bazaar declaration that fails its own schema: bazaar_schema_validation_failed', async () => {
-    const { body } = await validate(stack.svc.url, { url: `${sellerUrl}/self-contradicting` });
+    const { body } = await validateJudged(stack.svc.url, { url: `${sellerUrl}/self-contradicting` });
     expect(body.wouldList).toBe(false);
     expect(body.problems).toEqual([{ code: 'bazaar_schema_validation_failed', reason: expect.stringMatching(/city/) }]);
     // The stock middleware itself warned that this declaration fails its schema.
