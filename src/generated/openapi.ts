@@ -1667,6 +1667,7 @@ export interface operations {
             429: components["responses"]["ValidateRateLimited"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     getHealth: {

@@ -6,7 +6,8 @@
  * checks of the catalog write, in the same code, without the write). Every problem is coded and
  * its reason names the cause and the fix.
  */
-import type { CatalogPort, SettledPayment } from '../catalog/types.ts';
+import pLimit, { type LimitFunction } from 'p-limit';
+import { CatalogQueryError, type CatalogPort, type SettledPayment } from '../catalog/types.ts';
 import type { ValidateCode, BazaarCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 import { probeLive402, type LivePaymentRequired, type LiveProbe, type LiveTarget } from '../net/live-402.ts';
@@ -27,7 +28,16 @@ export interface ValidateDeps {
   /** The address-guarded fetch (src/net/guarded-fetch.ts). */
   fetchImpl: typeof fetch;
   timeoutMs: number;
+  /**
+   * Previews run one after another through this (validateHandler: PREVIEWS_AT_ONCE): the catalog's
+   * writer thread also lists every settlement, so a burst of validates (a rate window opening)
+   * must not queue ahead of settlements there.
+   */
+  previews?: LimitFunction;
 }
+
+/** Validate previews in the catalog's writer queue at once (per instance). */
+export const PREVIEWS_AT_ONCE = 1;
 
 /** The probe's outcome as the `reachable` and `payment_required` checks and their problem. */
 function judgeProbe(target: LiveTarget, live: LiveProbe): { checks: Check[]; problem?: Problem } {
@@ -180,7 +190,16 @@ export async function validateListing(request: ValidateRequest, deps: ValidateDe
     paymentRequirements: settleable.accept,
   };
   if (!deps.catalog.previewSettlement) throw new Error('this catalog cannot preview a listing');
-  const preview = await deps.catalog.previewSettlement(settled);
+  const catalog = deps.catalog;
+  let preview: Awaited<ReturnType<NonNullable<CatalogPort['previewSettlement']>>>;
+  try {
+    const run = () => catalog.previewSettlement!(settled);
+    preview = await (deps.previews ? deps.previews(run) : run());
+  } catch (err) {
+    // Overloaded catalog: the documented 503, as on the other discovery routes.
+    if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+    throw err;
+  }
   switch (preview.outcome) {
     case 'listed': {
       const dropped =
@@ -209,7 +228,8 @@ export async function validateListing(request: ValidateRequest, deps: ValidateDe
   }
 }
 
-export function validateHandler(deps: ValidateDeps): SvcMiddleware {
+export function validateHandler(options: ValidateDeps): SvcMiddleware {
+  const deps = { ...options, previews: options.previews ?? pLimit(PREVIEWS_AT_ONCE) };
   return async (ctx: SvcContext) => {
     const request = ctx.request.body as ValidateRequest;
     if (request.toolName !== undefined && request.method !== undefined)
