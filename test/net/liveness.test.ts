@@ -1,0 +1,193 @@
+/**
+ * Liveness (src/net/liveness.ts, docs/CATALOG.md "Liveness") against real sellers on loopback with a
+ * test clock: a listing whose seller went away is marked unreachable and, after the grace period,
+ * hidden; it is shown again once it answers. A 402 naming another payTo is terms_changed, an answer
+ * without payment not_payable. Pacing: one origin is probed at most once per interval; 0 a minute is
+ * off. The records live behind the LivenessStore port (a map here: the boundary, not the thing tested).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeX402Header } from '../../src/client/seller.ts';
+import { guardedFetch } from '../../src/net/guarded-fetch.ts';
+import {
+  LivenessChecker,
+  hiddenByLiveness,
+  type LivenessListing,
+  type LivenessRecord,
+  type LivenessStore,
+} from '../../src/net/liveness.ts';
+import { parseAllowList } from '../../src/net/private-addresses.ts';
+
+const PAY_TO = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
+const OTHER = 'GBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
+const GRACE_MS = 6 * 3600_000;
+const fetchImpl = guardedFetch(parseAllowList('127.0.0.0/8'));
+
+let payTo = PAY_TO;
+let free = false;
+const required = (url: string) => ({
+  x402Version: 2,
+  resource: { url },
+  accepts: [{ scheme: 'exact', network: 'stellar:testnet', amount: '1000', asset: 'C'.padEnd(56, 'A'), payTo, maxTimeoutSeconds: 60 }],
+});
+async function startSeller(port = 0): Promise<{ server: http.Server; port: number }> {
+  const server = http.createServer((req, res) => {
+    if (free) return res.writeHead(200).end('free');
+    res.writeHead(402, { 'payment-required': encodeX402Header(required(`http://127.0.0.1${req.url}`)) }).end('{}');
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+const stop = (server: http.Server) =>
+  new Promise((r) => {
+    server.close(r);
+    server.closeAllConnections();
+  });
+
+class MapStore implements LivenessStore {
+  constructor(readonly listings: LivenessListing[]) {}
+  readonly records = new Map<string, LivenessRecord>();
+  async due(checkedBefore: Date, limit: number) {
+    return this.listings
+      .filter((l) => !this.records.has(l.key) || Date.parse(this.records.get(l.key)!.checkedAt) < checkedBefore.getTime())
+      .slice(0, limit);
+  }
+  async record(key: string) {
+    return this.records.get(key);
+  }
+  async write(key: string, record: LivenessRecord) {
+    this.records.set(key, record);
+  }
+}
+
+let seller: { server: http.Server; port: number };
+beforeAll(async () => {
+  seller = await startSeller();
+});
+afterAll(() => stop(seller.server));
+
+function checker(store: LivenessStore, clock: () => Date, overrides: { perMinute?: number; originIntervalMs?: number } = {}) {
+  return new LivenessChecker({
+    store,
+    fetchImpl,
+    clock,
+    intervalMs: 1800_000, // every hourly pass of the tests finds the listing due
+    concurrency: 2,
+    perMinute: overrides.perMinute ?? 60,
+    originIntervalMs: overrides.originIntervalMs ?? 0,
+    timeoutMs: 5_000,
+  });
+}
+
+describe('liveness', () => {
+  it('a seller that went away: unreachable at once, hidden after the grace period, shown again when it answers', async () => {
+    let now = Date.parse('2026-11-01T00:00:00Z');
+    const clock = () => new Date(now);
+    const listing: LivenessListing = {
+      key: 'a',
+      type: 'http',
+      resource: `http://127.0.0.1:${seller.port}/weather`,
+      toolName: '',
+      method: 'GET',
+      payTo: PAY_TO,
+    };
+    const store = new MapStore([listing]);
+    const c = checker(store, clock);
+    expect(await c.runOnce()).toBe(1);
+    expect(store.records.get('a')).toEqual({ status: 'live', checkedAt: '2026-11-01T00:00:00.000Z', failingSince: null });
+
+    await stop(seller.server); // the seller goes away
+    now += 3600_000;
+    expect(await c.runOnce()).toBe(1);
+    expect(store.records.get('a')).toMatchObject({ status: 'unreachable', failingSince: '2026-11-01T01:00:00.000Z' });
+    expect(hiddenByLiveness(store.records.get('a'), clock(), GRACE_MS)).toBe(false); // within the grace period
+    now += 5 * 3600_000;
+    expect(hiddenByLiveness(store.records.get('a'), clock(), GRACE_MS)).toBe(false); // 6 h: the grace period, not beyond it
+    now -= 5 * 3600_000;
+
+    for (let hour = 0; hour < 7; hour++) {
+      now += 3600_000;
+      await c.runOnce();
+    }
+    expect(store.records.get('a')).toMatchObject({
+      status: 'unreachable',
+      checkedAt: '2026-11-01T08:00:00.000Z',
+      failingSince: '2026-11-01T01:00:00.000Z',
+    });
+    expect(hiddenByLiveness(store.records.get('a'), clock(), GRACE_MS)).toBe(true);
+
+    seller = await startSeller(seller.port); // back on the same port
+    now += 3600_000;
+    await c.runOnce();
+    expect(store.records.get('a')).toEqual({ status: 'live', checkedAt: '2026-11-01T09:00:00.000Z', failingSince: null });
+    expect(hiddenByLiveness(store.records.get('a'), clock(), GRACE_MS)).toBe(false);
+  });
+
+  it('a 402 naming another payTo is terms_changed; an answer without payment is not_payable', async () => {
+    const clock = () => new Date('2026-11-02T00:00:00Z');
+    const listing: LivenessListing = {
+      key: 'b',
+      type: 'http',
+      resource: `http://127.0.0.1:${seller.port}/b`,
+      toolName: '',
+      method: 'GET',
+      payTo: PAY_TO,
+    };
+    const c = checker(new MapStore([listing]), clock);
+    try {
+      payTo = OTHER;
+      expect((await c.check(listing)).status).toBe('terms_changed');
+      payTo = PAY_TO;
+      free = true;
+      expect((await c.check(listing)).status).toBe('not_payable');
+    } finally {
+      payTo = PAY_TO;
+      free = false;
+    }
+  });
+
+  it('pacing: one origin at most once per interval; perMinute bounds a pass; 0 is off', async () => {
+    let now = Date.parse('2026-11-03T00:00:00Z');
+    const clock = () => new Date(now);
+    const listings = ['c1', 'c2', 'c3'].map((key): LivenessListing => ({
+      key,
+      type: 'http',
+      resource: `http://127.0.0.1:${seller.port}/${key}`,
+      toolName: '',
+      method: 'GET',
+      payTo: PAY_TO,
+    }));
+    const store = new MapStore(listings);
+    expect(await checker(store, clock, { perMinute: 0 }).runOnce()).toBe(0);
+    const c = checker(store, clock, { originIntervalMs: 10_000 });
+    expect(await c.runOnce()).toBe(1); // one origin: one probe
+    expect(await c.runOnce()).toBe(0); // same instant: the origin waits
+    now += 10_000;
+    expect(await c.runOnce()).toBe(1);
+    const many = checker(new MapStore(listings), clock, { perMinute: 2 });
+    expect(await many.runOnce()).toBe(2);
+  });
+
+  it('a private seller is unreachable, through the address guard', async () => {
+    const strict = new LivenessChecker({
+      store: new MapStore([]),
+      fetchImpl: guardedFetch([]),
+      clock: () => new Date(),
+      intervalMs: 1,
+      concurrency: 1,
+      perMinute: 1,
+      originIntervalMs: 0,
+      timeoutMs: 5_000,
+    });
+    const listing: LivenessListing = {
+      key: 'p',
+      type: 'http',
+      resource: `http://127.0.0.1:${seller.port}/p`,
+      toolName: '',
+      method: 'GET',
+      payTo: PAY_TO,
+    };
+    expect((await strict.check(listing)).status).toBe('unreachable');
+  });
+});
