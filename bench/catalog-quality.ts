@@ -1,0 +1,115 @@
+/**
+ * Discovery with quality signals, LISTING_TTL_DAYS and the price filters against the commit before
+ * them, side by side over HTTP (docs/BENCHMARKS.md "Catalog with quality signals"). Each side seeds
+ * its own catalog file with its own code (the same generated corpus, bench/catalog-corpus.ts; the
+ * schemas differ), runs its own `dist/main.js` as a separate process, and is measured with the
+ * same client, alternating before/after per request kind (two rounds) so machine load hits both.
+ * Then the catalog's part of settle latency (writeListing, bench/catalog-write-latency.ts) on each.
+ *
+ *   npm run build && npx tsx bench/catalog-quality.ts [--before 0583278] [--size 100000] [--requests 200] [--keep-dir DIR]
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Keypair } from '@stellar/stellar-sdk';
+import { baselineBuild } from './baseline-build.ts';
+import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
+import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string', default: '0583278' },
+    size: { type: 'string', default: '100000' },
+    requests: { type: 'string', default: '200' },
+    writes: { type: 'string', default: '2000' },
+    'keep-dir': { type: 'string' },
+  },
+});
+requireBuild();
+const SIZE = Number(values.size);
+const REQUESTS = Number(values.requests);
+const out = (s: string) => console.log(s);
+const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-quality-'));
+mkdirSync(dir, { recursive: true });
+const beforeDir = baselineBuild(values.before);
+const afterFile = join(dir, `after-${SIZE}.sqlite`);
+const beforeFile = join(dir, `before-${values.before}-${SIZE}.sqlite`);
+
+out(machineLine());
+out(`Catalog: ${SIZE.toLocaleString('en')} listings; before = ${values.before}, after = this checkout.`);
+if (!existsSync(afterFile)) seedCorpus(afterFile, SIZE, (n) => process.stderr.write(`after: seeded ${n}\r`));
+if (!existsSync(beforeFile))
+  execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '-e', `import('./bench/catalog-corpus.ts').then((m) => m.seedCorpus(${JSON.stringify(beforeFile)}, ${SIZE}))`],
+    { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+
+const env = (port: number, dbPath: string) => ({
+  PORT: String(port),
+  DB_PATH: dbPath,
+  NETWORK: 'stellar:testnet',
+  RPC_URL: 'http://127.0.0.1:9',
+  SUBMITTER_SECRET: Keypair.random().secret(),
+  LOG_LEVEL: 'error',
+  // The corpus is dated 2026-01-01 on: keep every listing visible whatever today's date.
+  LISTING_TTL_DAYS: '36500',
+});
+const beforePort = 47310;
+const afterPort = 47311;
+const before = startNode(['--max-semi-space-size=4', join(beforeDir, 'dist/main.js')], env(beforePort, beforeFile));
+const after = startNode(['--max-semi-space-size=4', 'dist/main.js'], env(afterPort, afterFile));
+try {
+  await Promise.all([waitReady(beforePort, '/supported'), waitReady(afterPort, '/supported')]);
+  const [b, a] = await Promise.all([discoveryCases(beforePort), discoveryCases(afterPort)]);
+  const usdc = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
+  out('\n| request (1 connection) | before p50 / p95 ms | after p50 / p95 ms | ratio p95 (after / before) |');
+  out('| --- | --- | --- | --- |');
+  for (let k = 0; k < b.cases.length; k++) {
+    const [cb, ca] = [b.cases[k]!, a.cases[k]!];
+    const runs = { before: [] as number[][], after: [] as number[][] };
+    for (let round = 0; round < 2; round++) {
+      const rb = await load(beforePort, 1, REQUESTS, cb.path);
+      const ra = await load(afterPort, 1, REQUESTS, ca.path);
+      runs.before.push([rb.p50, rb.p95]);
+      runs.after.push([ra.p50, ra.p95]);
+    }
+    const best = (r: number[][]) => r.reduce((x, y) => (y[1]! < x[1]! ? y : x));
+    const [bp50, bp95] = best(runs.before);
+    const [ap50, ap95] = best(runs.after);
+    out(`| ${ca.name} | ${fmt(bp50!)} / ${fmt(bp95!)} | ${fmt(ap50!)} / ${fmt(ap95!)} | ${(ap95! / bp95!).toFixed(2)} |`);
+  }
+  // Only the after side has the price filter: absolute figures.
+  for (const [name, path] of [
+    ['search, 1 common term, asset + maxAmount', `/discovery/search?query=${a.common}&limit=20&asset=${usdc}&maxAmount=100000`],
+    ['list, asset filter', `/discovery/resources?limit=20&asset=${usdc}`],
+    ['list, asset + maxAmount', `/discovery/resources?limit=20&asset=${usdc}&maxAmount=100000`],
+  ] as const) {
+    const r = await load(afterPort, 1, REQUESTS, () => path);
+    out(`| ${name} | — | ${fmt(r.p50)} / ${fmt(r.p95)}${r.errors ? ` (${r.errors} errors)` : ''} | — |`);
+  }
+} finally {
+  before.kill();
+  after.kill();
+}
+// The catalog's write (settle hook) on copies of each file: before's code vs this checkout's.
+const script = resolve('bench/catalog-write-latency.ts');
+copyFileSync(script, join(beforeDir, 'bench/catalog-write-latency.ts'));
+const writes = (cwd: string, file: string) => {
+  const copy = `${file}.writes`;
+  copyFileSync(file, copy);
+  return JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', 'bench/catalog-write-latency.ts', copy, values.writes, String(SIZE)], {
+      cwd,
+      encoding: 'utf8',
+    }),
+  ) as { p50: number; p95: number };
+};
+const wb = writes(beforeDir, beforeFile);
+const wa = writes(process.cwd(), afterFile);
+out(
+  `\n| settle hook write (writeListing, ${values.writes} refreshes) | ${fmt(wb.p50)} / ${fmt(wb.p95)} | ${fmt(wa.p50)} / ${fmt(wa.p95)} | ${(wa.p95 / wb.p95).toFixed(2)} |`,
+);
+out(`\nLoad average at end: ${loadAverage()}.`);
