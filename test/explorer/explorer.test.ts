@@ -13,7 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { startPaidHttpServer } from '../../src/client/seller-http.ts';
 import { httpBazaar, mcpBazaar } from '../../src/client/seller.ts';
+import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { signingKeys } from '../../src/config.ts';
+import { silentLogger } from '../../src/log.ts';
 import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
 import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
 import { EXPLORER_CSP } from '../../src/handlers/pages.ts';
@@ -46,6 +48,7 @@ interface Seeded {
 
 let h: SchemeHarness;
 let server: TestServer;
+let catalog: Catalog;
 let browser: Browser;
 let dir: string;
 let sellerAddress: string;
@@ -107,7 +110,17 @@ beforeAll(async () => {
     rpc: createSdkRpc({ url: h.devnet.rpcUrl, timeoutMs: 5_000 }),
     submitters: signingKeys(config).submitters,
   });
-  [server, browser] = await Promise.all([startTestServer({ config, scheme }), launchBrowser()]);
+  // The catalog with the deadlines and seller-schema bound tests that write many listings use
+  // (test/catalog/fixtures.ts): on a loaded machine a starved schema thread must not leave a
+  // seeded listing unlisted (this server has no journal to list it later).
+  catalog = openCatalog({
+    dbPath: join(dir, 'catalog.sqlite'),
+    logger: silentLogger(),
+    readDeadlineMs: 30_000,
+    writeDeadlineMs: 30_000,
+    schemaWallMs: 10_000,
+  });
+  [server, browser] = await Promise.all([startTestServer({ config, scheme, catalog }), launchBrowser()]);
   const { buyer, seller } = await h.parties(100_000_000n);
   sellerAddress = seller.publicKey();
   // Sequential per buyer keeps the run deterministic; four submitters settle each within a ledger.
@@ -119,6 +132,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  await catalog?.close();
   await h?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
