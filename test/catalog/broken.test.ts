@@ -133,7 +133,9 @@ describe('broken catalog', () => {
     const t = fresh();
     await t.catalog.close();
     const logger = recordingLogger();
-    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50, writeDeadlineMs: 30_000 });
+    // A generous schema wall-clock bound: on a loaded machine (load 10 in a CI run) the seller
+    // schema's validation thread missed the 200 ms default and the outcome was not_judged, not the lock.
+    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50, writeDeadlineMs: 30_000, schemaWallMs: 30_000 });
     const locker = child(['lock', t.dbPath]);
     try {
       await waitForLine(locker, 'locked');
