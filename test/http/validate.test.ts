@@ -20,6 +20,8 @@ import { format } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
 import { PROBE_DEFAULTS } from '../../src/net/probe-config.ts';
+import { createFacilitatorClient } from '../../src/client/facilitator.ts';
+import { startPaidMcpServer } from '../../src/client/seller-mcp.ts';
 import { stellarServerSchemeForCore227 } from '../interop/stock-seller.ts';
 import { startTestServer, testConfig, type TestServer } from '../helpers/server.ts';
 
@@ -274,6 +276,58 @@ describe('rate limits', () => {
       }
     } finally {
       await tight.close();
+    }
+  });
+});
+
+describe('an MCP tool (unpaid tools/call over streamable HTTP)', () => {
+  it('a paid tool would be listed as an mcp listing; a free tool is svc_validate_no_payment_required', async () => {
+    const svc = await startTestServer({ config: testConfig() });
+    const accepts = [
+      {
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+        amount: '5000',
+        payTo: 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF',
+        maxTimeoutSeconds: 60,
+        extra: { areFeesSponsored: true },
+      },
+    ];
+    const tools = await startPaidMcpServer({
+      facilitator: createFacilitatorClient(svc.url),
+      tools: [
+        {
+          name: 'forecast',
+          description: 'A paid forecast tool',
+          inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+          example: { city: 'Lisbon' },
+          accepts,
+          handler: () => ({ content: [{ type: 'text', text: 'sunny' }] }),
+        },
+        {
+          name: 'echo',
+          description: 'A free tool',
+          inputSchema: { type: 'object' },
+          handler: () => ({ content: [{ type: 'text', text: 'hi' }] }),
+        },
+      ],
+    });
+    try {
+      const paid = await validateJudged(svc.url, { url: tools.url, toolName: 'forecast' });
+      expect(paid.body.problems).toEqual([]);
+      expect(paid.body.wouldList).toBe(true);
+      expect(paid.body.listing).toMatchObject({ resource: tools.url, type: 'mcp', accepts: [{ amount: '5000' }] });
+      const free = await validate(svc.url, { url: tools.url, toolName: 'echo' });
+      expect(free.body.problems).toEqual([
+        {
+          code: 'svc_validate_no_payment_required',
+          reason: expect.stringMatching(/^tools\/call echo at .* answered with a result without asking for payment/),
+        },
+      ]);
+    } finally {
+      await tools.close();
+      await svc.close();
     }
   });
 });
