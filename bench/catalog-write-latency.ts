@@ -4,23 +4,31 @@
  * bench/catalog-quality.ts against this checkout and against the baseline commit's tree (copied
  * there), so both sides time their own store code.
  *
- *   npx tsx bench/catalog-write-latency.ts <dbPath> <count> <listings>
+ * Two patterns: `first`, every write a listing's first paying payer (its quality level changes,
+ * so its search revision is rewritten: the worst case); `steady`, 100 listings paid again and
+ * again, each by its own regular payer (the level settles after a few payments: the common case).
+ *
+ *   npx tsx bench/catalog-write-latency.ts <dbPath> <count> <listings> [first|steady]
  */
 import { CatalogStore } from '../src/catalog/sqlite/store.ts';
 import { corpusListings } from './catalog-corpus.ts';
 
-const [dbPath, countArg, listingsArg] = process.argv.slice(2);
+const [dbPath, countArg, listingsArg, mode = 'first'] = process.argv.slice(2);
 const count = Number(countArg);
 const listings = Number(listingsArg);
 const store = new CatalogStore(dbPath!);
-const drafts = [...corpusListings(Math.min(listings, 5_000))];
+const drafts = [...corpusListings(Math.min(listings, mode === 'steady' ? 100 : 5_000))];
 const times: number[] = [];
-const at = Date.parse('2026-06-01T00:00:00Z');
+// Two days after the corpus's first listing: its payments are all still in the quality window.
+const at = Date.parse('2026-01-03T00:00:00Z');
 for (let i = 0; i < count; i++) {
   const { draft } = drafts[(i * 7919) % drafts.length]!;
   const started = performance.now();
   // The third argument (the payment's payer and id) is ignored by a store older than the quality signals.
-  (store.writeListing as (...args: unknown[]) => unknown)(draft, new Date(at + i * 1000), { payer: `payer-${i % 50}`, id: `tx-${i}` });
+  (store.writeListing as (...args: unknown[]) => unknown)(draft, new Date(at + i * 1000), {
+    payer: mode === 'steady' ? `payer-of-${(i * 7919) % drafts.length}` : `payer-${i % 50}`,
+    id: `tx-${i}`,
+  });
   times.push(performance.now() - started);
 }
 store.close();

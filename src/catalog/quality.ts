@@ -50,14 +50,16 @@ export function paymentFactsOf(facts: { payer?: unknown; id?: unknown } | undefi
 
 /**
  * The quality level a search rank adds to a listing (docs/CATALOG.md "Ranking"): logarithmic in
- * the distinct payers, plus at most 6 for repeat payments, capped at 64. One more distinct payer
- * counts for more than several more repeat payments, and volume cannot buy more than the cap.
+ * the distinct payers, in half-octave steps of 5, plus at most 4 for repeat payments (octave steps
+ * of 2), capped at 64. One more distinct payer counts for more than several more repeat payments,
+ * and volume cannot buy more than the cap. The steps keep new search revisions rare: a level
+ * changes about 15 times in a listing's climb, not at every new payer (settle latency).
  */
 export const MAX_QUALITY_LEVEL = 64;
 export function qualityLevel(calls: number, payers: number): number {
   const repeats = Math.max(0, calls - payers);
-  const level = 10 * Math.log2(1 + payers) + Math.min(6, 2 * Math.log2(1 + repeats));
-  return Math.min(MAX_QUALITY_LEVEL, Math.round(level));
+  const level = 5 * Math.floor(2 * Math.log2(1 + payers)) + 2 * Math.min(2, Math.floor(Math.log2(1 + repeats)));
+  return Math.min(MAX_QUALITY_LEVEL, level);
 }
 
 /**

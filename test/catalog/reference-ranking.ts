@@ -4,7 +4,7 @@
  *   1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
  * accumulated field by field, term by term, exactly as the query-time rank function did, plus
  * the listing's quality level / 1024 for each term it contains (docs/CATALOG.md "Ranking": the
- * level is 10 × log2(1 + distinct payers) + min(6, 2 × log2(1 + repeat payments)), rounded, at most
+ * level is 5 × ⌊2 × log2(1 + distinct payers)⌋ + 2 × min(2, ⌊log2(1 + repeat payments)⌋), at most
  * 64); results are ordered by rank desc, then listing id asc.
  */
 const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
@@ -38,7 +38,8 @@ function termFrequencies(terms: ReadonlySet<string>, text: string): Map<string, 
 
 /** The quality level of a listing with `calls` payments from `payers` distinct payers in the window. */
 export function referenceLevel(calls = 0, payers = 0): number {
-  return Math.min(64, Math.round(10 * Math.log2(1 + payers) + Math.min(6, 2 * Math.log2(1 + Math.max(0, calls - payers)))));
+  const repeats = Math.max(0, calls - payers);
+  return Math.min(64, 5 * Math.floor(2 * Math.log2(1 + payers)) + 2 * Math.min(2, Math.floor(Math.log2(1 + repeats))));
 }
 
 export function referenceRank(terms: ReadonlySet<string>, fields: Array<[string, number]>, level = 0): number {

@@ -92,13 +92,17 @@ export async function recordCall(db: Db, listingId: number, day: number, payment
     }
   }
   const expired = windowStartDay(day * 86_400_000);
+  // Expired rows through the day indexes, deleted by key (joined, so no scan of the whole table).
   await db.query(
     `WITH calls AS (
-       DELETE FROM listing_calls WHERE (listing_id, day) IN (SELECT listing_id, day FROM listing_calls WHERE day < $1 LIMIT $2)
+       DELETE FROM listing_calls c USING (SELECT listing_id, day FROM listing_calls WHERE day < $1 LIMIT $2) e
+       WHERE c.listing_id = e.listing_id AND c.day = e.day
      ), payers AS (
-       DELETE FROM listing_payers WHERE (listing_id, payer) IN (SELECT listing_id, payer FROM listing_payers WHERE last_day < $1 LIMIT $2)
+       DELETE FROM listing_payers p USING (SELECT listing_id, payer FROM listing_payers WHERE last_day < $1 LIMIT $2) e
+       WHERE p.listing_id = e.listing_id AND p.payer = e.payer
      )
-     DELETE FROM listing_payments WHERE payment_id IN (SELECT payment_id FROM listing_payments WHERE day < $1 LIMIT $2)`,
+     DELETE FROM listing_payments p USING (SELECT payment_id FROM listing_payments WHERE day < $1 LIMIT $2) e
+     WHERE p.payment_id = e.payment_id`,
     [expired, PRUNE_BATCH],
   );
 }
