@@ -250,7 +250,15 @@ describe.each(BACKENDS)('on %s', (backend) => {
       const expected = urls(await t.catalog.search('energy', {}, { limit: 2, cursor }));
       await t.catalog.close();
       let now = Date.parse('2026-01-01T00:30:00.000Z');
-      const reopened = openCatalog({ dbPath: t.dbPath, databaseUrl: t.databaseUrl, logger: recordingLogger(), clock: () => new Date(now) });
+      // A reopened catalog starts its threads and (Postgres) its pool on the first search: on a loaded
+      // machine that took more than the default 2 s read deadline (busy), so the deadline is generous here.
+      const reopened = openCatalog({
+        dbPath: t.dbPath,
+        databaseUrl: t.databaseUrl,
+        logger: recordingLogger(),
+        clock: () => new Date(now),
+        readDeadlineMs: 30_000,
+      });
       try {
         expect(urls(await reopened.search('energy', {}, { limit: 2, cursor }))).toEqual(expected);
         now = Date.parse('2026-01-01T01:00:01.000Z');
