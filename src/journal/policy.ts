@@ -89,22 +89,33 @@ export function judgeBudget(policy: PaymentPolicy, parties: BudgetParties, usage
       message: `${usage.payerFailures} settlements from ${parties.payer} failed on chain in the last ${minutes} minutes; its payments are refused until fewer than ${policy.payerFailureLimit} did.`,
     };
   }
-  const payerCap = usage.payerHasHistory
-    ? policy.payerDailyFeeCapStroops
-    : tighter(policy.payerDailyFeeCapStroops, policy.newAddressDailyFeeCapStroops);
-  if (passed(usage.payer, payerCap))
-    return {
+  // One rule for both parties: the role's cap, or the smaller allowance of an address without history.
+  const roles = [
+    {
+      role: 'payer',
       code: 'svc_fee_budget_payer_exhausted',
-      message: `Sponsored fees today for ${parties.payer}: ${usage.payer} stroops; the per-payer cap (${payerCap}${usage.payerHasHistory ? '' : ', a payer without history'}) would be passed${ofThis}.`,
-    };
-  const payToCap = usage.payToHasHistory
-    ? policy.payToDailyFeeCapStroops
-    : tighter(policy.payToDailyFeeCapStroops, policy.newAddressDailyFeeCapStroops);
-  if (passed(usage.payTo, payToCap))
-    return {
+      spent: usage.payer,
+      cap: policy.payerDailyFeeCapStroops,
+      history: usage.payerHasHistory,
+      what: parties.payer,
+    },
+    {
+      role: 'payTo',
       code: 'svc_fee_budget_payto_exhausted',
-      message: `Sponsored fees today for payments to ${parties.payTo}: ${usage.payTo} stroops; the per-payTo cap (${payToCap}${usage.payToHasHistory ? '' : ', a payTo without history'}) would be passed${ofThis}.`,
-    };
+      spent: usage.payTo,
+      cap: policy.payToDailyFeeCapStroops,
+      history: usage.payToHasHistory,
+      what: `payments to ${parties.payTo}`,
+    },
+  ] as const;
+  for (const { role, code, spent, cap, history, what } of roles) {
+    const applied = history ? cap : tighter(cap, policy.newAddressDailyFeeCapStroops);
+    if (passed(spent, applied))
+      return {
+        code,
+        message: `Sponsored fees today for ${what}: ${spent} stroops; the per-${role} cap (${applied}${history ? '' : `, a ${role} without history`}) would be passed${ofThis}.`,
+      };
+  }
   if (!usage.payToHasHistory && passed(usage.newPayTos, policy.newPayTosDailyFeeCapStroops))
     return {
       code: 'svc_fee_budget_new_paytos_exhausted',
