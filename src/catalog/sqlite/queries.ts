@@ -16,6 +16,29 @@ export function amountAtMost(column: string, max: string): [string, ...Array<str
 }
 
 /**
+ * The conditions one accepted entry (listing_accepts `a`) must meet: of `listingId`, and matching
+ * all of scheme, network, asset and maxAmount that are given; with their parameters. Shared by
+ * filterSql (against listings `l`) and the store's list query (against listing_keys `k`), as
+ * postgres/queries.ts acceptedEntryConditions is.
+ */
+export function acceptedEntrySql(filters: DiscoveryFilters, listingId: string): { parts: string[]; params: Array<string | number> } {
+  const parts = [`a.listing_id = ${listingId}`];
+  const params: Array<string | number> = [];
+  for (const name of ['scheme', 'network', 'asset'] as const) {
+    const value = filters[name];
+    if (value === undefined) continue;
+    parts.push(`a.${name} = ?`);
+    params.push(value);
+  }
+  if (filters.maxAmount !== undefined) {
+    const [condition, ...values] = amountAtMost('a.amount', filters.maxAmount);
+    parts.push(condition);
+    params.push(...values);
+  }
+  return { parts, params };
+}
+
+/**
  * SQL conditions (joined with AND, 'TRUE' when none) and parameters for the filters,
  * against listings aliased `l`, optionally as of a sequence number (a listing's existence then is
  * implied by a search revision valid then, so it is not tested here).
@@ -31,25 +54,9 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     params.push(value);
   }
   if (filters.scheme !== undefined || filters.network !== undefined || filters.asset !== undefined) {
-    // One accepted entry must match all of scheme, network, asset and maxAmount that are given.
-    const parts = ['a.listing_id = l.id'];
-    if (filters.scheme !== undefined) {
-      parts.push('a.scheme = ?');
-      params.push(filters.scheme);
-    }
-    if (filters.network !== undefined) {
-      parts.push('a.network = ?');
-      params.push(filters.network);
-    }
-    if (filters.asset !== undefined) {
-      parts.push('a.asset = ?');
-      params.push(filters.asset);
-    }
-    if (filters.maxAmount !== undefined) {
-      const [condition, ...values] = amountAtMost('a.amount', filters.maxAmount);
-      parts.push(condition);
-      params.push(...values);
-    }
+    const accepted = acceptedEntrySql(filters, 'l.id');
+    const parts = accepted.parts;
+    params.push(...accepted.params);
     if (asOfSeq !== undefined) params.push(asOfSeq);
     clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf})`);
   }

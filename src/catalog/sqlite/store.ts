@@ -44,7 +44,7 @@ import {
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
 import { recordCall, windowSums } from './quality.ts';
-import { amountAtMost, filterSql } from './queries.ts';
+import { acceptedEntrySql, filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 
@@ -52,19 +52,7 @@ export const BUSY_TIMEOUT_MS = 100;
 
 /** The accepted entry a list page's listing must hold (listing.ts needsAcceptsCondition), against listing_keys `k`. */
 function acceptsCondition(filters: DiscoveryFilters): { condition: string; params: Array<string | number> } {
-  const parts = ['a.listing_id = k.listing_id'];
-  const params: Array<string | number> = [];
-  for (const name of ['scheme', 'network', 'asset'] as const) {
-    const value = filters[name];
-    if (value === undefined) continue;
-    parts.push(`a.${name} = ?`);
-    params.push(value);
-  }
-  if (filters.maxAmount !== undefined) {
-    const [condition, ...values] = amountAtMost('a.amount', filters.maxAmount);
-    parts.push(condition);
-    params.push(...values);
-  }
+  const { parts, params } = acceptedEntrySql(filters, 'k.listing_id');
   return { condition: `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')})`, params };
 }
 
