@@ -121,7 +121,7 @@ describe.each(backends)('keys bound to the payment and the request, on %s', (_na
 
 describe("settlement_pending with a stock @x402/core seller and with svc's own seller toolkit", () => {
   it('an RPC that cannot confirm in time: settlement_pending with the hash, one automatic retry gets the success, the buyer is served; one transaction each; a later copy is a replay', async () => {
-    // Two submitters: the two settles run side by side (one would queue the second past its validity).
+    // Two submitters, one per seller's settlement.
     const submitters = await Promise.all([0, 1].map(() => h.devnet.createAccount({ usdcTrustline: false })));
     const f = await journaledFacilitator(h, { submitterSecret: submitters.map((a) => a.secret).join(',') });
     // Each seller's facilitator client is asked once per settle call: the seam where the test
@@ -155,7 +155,6 @@ describe("settlement_pending with a stock @x402/core seller and with svc's own s
       handlers: { 'GET /report': () => ({ report: 'ok' }) },
     });
     const ownClient = createFacilitatorClient(f.url);
-    const own = await paidRequest({ maxTimeoutSeconds: 4 });
     const ownOffer = {
       facilitator: {
         ...ownClient,
@@ -175,17 +174,21 @@ describe("settlement_pending with a stock @x402/core seller and with svc's own s
         ledgerTime: h.ledgerTime,
         resource: required.resource,
       });
-      h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
       let paid: Response | undefined;
       let ownResult: Awaited<ReturnType<typeof settleOffer>> | undefined;
+      let own: Awaited<ReturnType<typeof paidRequest>> | undefined;
+      // One seller after the other: each brings the RPC back at its own retry, so one seller's
+      // retry must not heal the RPC while the other's first settle is still waiting (on a loaded
+      // machine that let the stock seller's first settle succeed without the retry under test).
       const sent = await transactionsBy(
         submitters.map((a) => a.publicKey),
         async () => {
           try {
-            [paid, ownResult] = await Promise.all([
-              fetch(`${seller.url}/report`, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } }),
-              settleOffer(ownOffer, own.payload, own.req),
-            ]);
+            h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
+            paid = await fetch(`${seller.url}/report`, { headers: { [PAYMENT_SIGNATURE_HEADER]: encodeX402Header(payload) } });
+            own = await paidRequest({ maxTimeoutSeconds: 4 });
+            h.devnet.faults.set('getTransaction', { kind: 'rpcError' });
+            ownResult = await settleOffer(ownOffer, own.payload, own.req);
           } finally {
             h.devnet.faults.clear();
           }
@@ -204,9 +207,9 @@ describe("settlement_pending with a stock @x402/core seller and with svc's own s
         expect(record!.history.map((x) => x.state)).toEqual(['submitted', 'unknown', 'settled']);
       }
       expect(h.devnet.balances(stock.seller.publicKey()).usdc).toBe(100_000n);
-      expect(h.devnet.balances(own.seller.publicKey()).usdc).toBe(100_000n);
+      expect(h.devnet.balances(own!.seller.publicKey()).usdc).toBe(100_000n);
       // The outcome was told once: the same request again is a replay, and nothing more is sent.
-      const copy = await f.settle(own.payload, own.req);
+      const copy = await f.settle(own!.payload, own!.req);
       expect(copy.body).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_simulation_failed' });
     } finally {
       await seller.close();
