@@ -2,9 +2,8 @@
  * The payment policy and fee budget, judged on the attempt a scheme is about to submit
  * (docs/OPERATIONS.md). Refusals carry documented codes and happen before submission.
  */
-import type { PolicyCode } from '../codes.ts';
 import type { SubmissionAttempt } from '../scheme/types.ts';
-import type { BudgetParties, BudgetRule, BudgetUsage, BudgetWindow } from './types.ts';
+import type { BudgetParties, BudgetRefusal, BudgetRule, BudgetUsage, BudgetWindow } from './types.ts';
 
 export interface PaymentPolicy {
   /** Sponsored fees per UTC day, all payers (null = no cap). */
@@ -42,7 +41,8 @@ export const DEFAULT_POLICY: PaymentPolicy = {
   allowSelfPayment: false,
 };
 
-export type Refusal = { code: PolicyCode; message: string };
+/** A policy or budget refusal: the journal's store carries the same shape out of its reserve. */
+export type Refusal = BudgetRefusal;
 
 /** What the policy judges of a payment: who pays whom, what and how much. */
 export type JudgedPayment = Pick<SubmissionAttempt, 'payer' | 'payTo' | 'asset' | 'amount'>;
@@ -149,6 +149,15 @@ export async function judgeForVerify(
 ): Promise<Refusal | null> {
   const refusal = judgeAttempt(policy, payment);
   if (refusal) return refusal;
+  // Every cap off and no failure rationing: nothing to count, so /verify reads no journal.
+  const caps = [
+    policy.dailyFeeCapStroops,
+    policy.payerDailyFeeCapStroops,
+    policy.payToDailyFeeCapStroops,
+    policy.newAddressDailyFeeCapStroops,
+    policy.newPayTosDailyFeeCapStroops,
+  ];
+  if (caps.every((cap) => cap === null) && policy.payerFailureLimit === 0) return null;
   const counted = await usage(payment, budgetWindow(policy, now));
   return counted ? judgeBudget(policy, payment, counted, fee) : null;
 }
