@@ -30,6 +30,8 @@ export const DEFAULTS = {
   DISCOVERY_YIELD_PERCENT: 80,
   /** Days without a settlement after which a listing leaves list and search (docs/CATALOG.md "Lifecycle"). */
   LISTING_TTL_DAYS: 30,
+  /** POST /mcp requests one client address may make per minute (docs/MCP.md "Hosted discovery"). */
+  MCP_RATE_PER_MINUTE: 120,
   /**
    * Time to live of a submitter lease in PostgreSQL: how long the submitters of an instance that
    * died stay taken. Short enough that the other instances get them back well inside the pool's
@@ -72,6 +74,8 @@ export interface Config extends StellarConfig {
   probe: ProbeConfig;
   /** A listing with no settlement for this many days leaves list and search until its next one. */
   listingTtlDays: number;
+  /** POST /mcp requests one client address may make per minute; beyond it 429 svc_rate_limited. */
+  mcpRatePerMinute: number;
 }
 
 function parseFeeMode(env: Env): 'free' {
@@ -97,6 +101,7 @@ export function loadConfig(env: Env): Config {
     maxConnections: read(env, 'MAX_CONNECTIONS') === undefined ? null : parseInteger(env, 'MAX_CONNECTIONS', 0, 1, 1_000_000),
     discoveryYieldPercent: parseInteger(env, 'DISCOVERY_YIELD_PERCENT', DEFAULTS.DISCOVERY_YIELD_PERCENT, 1, 100),
     listingTtlDays: parseInteger(env, 'LISTING_TTL_DAYS', DEFAULTS.LISTING_TTL_DAYS, 1, 36_500),
+    mcpRatePerMinute: parseInteger(env, 'MCP_RATE_PER_MINUTE', DEFAULTS.MCP_RATE_PER_MINUTE, 1, 100_000),
   }) as Config;
   // Node refuses a request timeout shorter than the head timeout.
   if (config.requestTimeoutMs < config.headersTimeoutMs) throw new ConfigError('REQUEST_TIMEOUT_MS', 'must be at least HEADERS_TIMEOUT_MS');

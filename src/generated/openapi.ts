@@ -230,6 +230,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search the catalog over MCP (stateless streamable HTTP)
+         * @description The hosted discovery tool server (docs/MCP.md "Hosted discovery"): an MCP client adds svc by
+         *     this URL and gets one tool, `search_resources`, with the same input and output schemas and
+         *     read-only annotations as the stdio tool server of `npm run mcp`, answering what `GET
+         *     /discovery/search` answers for the same query. `paid_call` is not offered here: it signs
+         *     with the buyer's key, which stays with the agent in the local stdio server.
+         *
+         *     Streamable HTTP without sessions (no `Mcp-Session-Id`): each POST carries one JSON-RPC
+         *     message (a batch array is refused) and is answered on its own; `initialize` is answered
+         *     but not required before `tools/list` or `tools/call`. A request is answered 200 with one
+         *     JSON-RPC response as `application/json` (never an SSE stream: the server sends nothing but
+         *     answers; protocol errors such as an unknown method or tool are JSON-RPC errors in a 200); a
+         *     notification or a response is answered 202 without a body. `GET` and `DELETE` (the
+         *     server-to-client stream and the end of a session) are 405 with `Allow: POST`.
+         *
+         *     The request must send `Content-Type: application/json` (else 415) and an `Accept` listing
+         *     both `application/json` and `text/event-stream` (else 406), as the MCP streamable HTTP
+         *     transport requires of clients; both refusals are JSON-RPC error bodies. A JSON body is
+         *     checked first: not one JSON-RPC 2.0 message of the form below, or an unsupported
+         *     `MCP-Protocol-Version`, is 400 `svc_malformed_request_body`; over 256 KiB is 413.
+         *
+         *     Rate-limited per client address (`MCP_RATE_PER_MINUTE`, 429 `svc_rate_limited` with
+         *     `Retry-After`) and, like the other discovery routes, held while payments keep svc busy
+         *     (503 `svc_catalog_busy`).
+         */
+        post: operations["callHostedMcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -834,6 +876,83 @@ export interface components {
                 at: string;
             }[];
         };
+        /**
+         * @description One JSON-RPC 2.0 message as the MCP transport reads it (POST /mcp): a request (`id` and
+         *     `method`), a notification (`method`, no `id`), or a response (`id` and `result`, or
+         *     `error`). No other member is allowed at the top; `params` and `result` are objects.
+         *     Request ids and error codes are integers within ±(2^53 − 1) or, for ids, strings.
+         */
+        JsonRpcMessage: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: components["schemas"]["JsonRpcId"];
+            method: string;
+            params?: components["schemas"]["JsonRpcParams"];
+        } | {
+            /** @constant */
+            jsonrpc: "2.0";
+            method: string;
+            params?: components["schemas"]["JsonRpcParams"];
+        } | {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: components["schemas"]["JsonRpcId"];
+            result: components["schemas"]["JsonRpcParams"];
+        } | {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: components["schemas"]["JsonRpcId"];
+            error: {
+                code: number;
+                message: string;
+                data?: unknown;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A JSON-RPC request id as MCP allows it (no null, no fraction). */
+        JsonRpcId: string | number;
+        /** @description `params` of a request or notification, `result` of a response: an object whose `_meta`, when present, is MCP's. */
+        JsonRpcParams: {
+            _meta?: {
+                progressToken?: components["schemas"]["JsonRpcId"];
+                "io.modelcontextprotocol/related-task"?: {
+                    taskId: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A JSON-RPC 2.0 result, the answer to a request of POST /mcp. */
+        JsonRpcResultResponse: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: components["schemas"]["JsonRpcId"];
+            result: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description A JSON-RPC 2.0 error answered by POST /mcp: in a 200 for a request svc read (unknown method
+         *     or tool, invalid params: `id` is the request's), or as the body of a transport refusal
+         *     (400, 406, 415: `id` is null). `code` is the JSON-RPC error code, `message` says why.
+         */
+        JsonRpcErrorAnswer: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: components["schemas"]["JsonRpcId"] | null;
+            error: {
+                code: number;
+                message: string;
+                data?: unknown;
+            } & {
+                [key: string]: unknown;
+            };
+        };
         /** @description Non-payment errors (the service envelope). Additional properties are allowed. */
         ErrorEnvelope: {
             error: {
@@ -917,7 +1036,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 13 service envelope codes.
+         * @description The 14 service envelope codes.
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -932,9 +1051,10 @@ export interface components {
          *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
+         *     - `svc_rate_limited`: Too many requests from this client address to a rate-limited discovery route (POST /mcp: MCP_RATE_PER_MINUTE); retry after Retry-After seconds.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid" | "svc_rate_limited";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
@@ -1665,6 +1785,157 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["ValidateTooLarge"];
             429: components["responses"]["ValidateRateLimited"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    callHostedMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The MCP protocol version the client negotiated at `initialize`; optional (absent, svc
+                 *     assumes 2025-03-26). Any other value is refused with 400.
+                 */
+                "MCP-Protocol-Version"?: "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JsonRpcMessage"];
+            };
+        };
+        responses: {
+            /**
+             * @description The JSON-RPC response to the request: a `result` (for `tools/call` of
+             *     `search_resources`, a tool result whose `structuredContent` is `{hits, nextCursor,
+             *     partialResults}` or, with `isError`, `{errorCode, reason}`; docs/MCP.md) or a JSON-RPC
+             *     `error` (unknown method, unknown tool, invalid params).
+             */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcResultResponse"] | components["schemas"]["JsonRpcErrorAnswer"];
+                };
+            };
+            /** @description The message was a notification or a response; nothing to answer (no body). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description The body is not one JSON-RPC 2.0 message of the declared form, or the
+             *     `MCP-Protocol-Version` is not supported (`svc_malformed_request_body` in the
+             *     ErrorEnvelope); a message the MCP transport itself cannot read is a JSON-RPC error body.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_malformed_request_body",
+                     *         "reason": "The request does not match the API: the request must match a schema in anyOf."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"] | components["schemas"]["JsonRpcErrorAnswer"];
+                };
+            };
+            /** @description `Accept` does not list both `application/json` and `text/event-stream` (a JSON-RPC error body). */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Not Acceptable: Client must accept both application/json and text/event-stream"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcErrorAnswer"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /** @description The body exceeds 256 KiB (`svc_malformed_request_body`). */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_malformed_request_body",
+                     *         "reason": "The request body exceeds 256 KiB."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description `Content-Type` is not `application/json` (a JSON-RPC error body). */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Unsupported Media Type: Content-Type must be application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcErrorAnswer"];
+                };
+            };
+            /**
+             * @description Beyond MCP_RATE_PER_MINUTE requests from this client address in a minute
+             *     (`svc_rate_limited`); the request was not read. `Retry-After` says when to try again.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description Seconds until this client may send again (a positive integer, RFC 9110 delay-seconds). */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_rate_limited",
+                     *         "reason": "This address made more than 120 POST /mcp requests in a minute (MCP_RATE_PER_MINUTE); the request was not read. Retry in 17 s."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];

@@ -124,7 +124,7 @@ function asQueryError(err: unknown): never {
  * The client a discovery request is for: its peer address, the same key as the connection caps
  * (behind a reverse proxy every client shares the proxy's, docs/SECURITY.md).
  */
-function requesterOf(ctx: SvcContext): Requester {
+export function requesterOf(ctx: SvcContext): Requester {
   return { client: ctx.req.socket.remoteAddress ?? 'unknown' };
 }
 
@@ -143,14 +143,21 @@ export function listHandler(catalog: CatalogPort): SvcMiddleware {
 
 export function searchHandler(catalog: CatalogPort): SvcMiddleware {
   return async (ctx: SvcContext) => {
-    const { filters, limit, query, cursor } = queryOf(ctx.state);
     try {
-      const page = { limit, ...(cursor === undefined ? {} : { cursor }) };
-      const body: SearchResponse = await catalog.search(query ?? '', filters, page, requesterOf(ctx));
+      const body: SearchResponse = await searchCatalog(catalog, queryOf(ctx.state), requesterOf(ctx));
       ctx.body = body;
     } catch (err) {
       asQueryError(err);
     }
     ctx.status = 200;
   };
+}
+
+/**
+ * The page GET /discovery/search answers for a parsed query (parseDiscoveryQuery); also what
+ * search_resources finds at POST /mcp. A CatalogQueryError propagates.
+ */
+export function searchCatalog(catalog: CatalogPort, query: DiscoveryQuery, requester: Requester): Promise<SearchResponse> {
+  const page = { limit: query.limit, ...(query.cursor === undefined ? {} : { cursor: query.cursor }) };
+  return catalog.search(query.query ?? '', query.filters, page, requester);
 }

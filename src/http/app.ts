@@ -19,6 +19,7 @@ import { discoveryQuery, listHandler, searchHandler } from '../handlers/discover
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
 import { settlementHandler } from '../handlers/settlements.ts';
 import { validateHandler } from '../handlers/validate.ts';
+import { mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
@@ -99,6 +100,7 @@ export const VALIDATED_OPERATIONS = [
   'listDiscoveryResources',
   'searchDiscoveryResources',
   'validateDiscoveryListing',
+  'callHostedMcp',
 ];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
@@ -130,10 +132,27 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
         globalPerMinute: config.probe.validateGlobalPerMinute,
         perAddressVariable: 'VALIDATE_RATE_PER_MINUTE',
         globalVariable: 'VALIDATE_GLOBAL_PER_MINUTE',
+        code: 'svc_validate_rate_limited',
+        requests: 'validate requests',
+        consequence: 'nothing was requested of the target.',
       }),
       jsonObjectBody(),
       openApiValidation(contract, 'svc_malformed_request_body', 'body'),
       validateHandler({ registry, catalog, fetchImpl: guardedFetch(allowListFromEnv()), timeoutMs: config.probe.timeoutMs }),
+    ),
+    // Refused before the body is read when over the rate; a JSON body is checked against the
+    // JSON-RPC message schema; the MCP transport checks Accept and Content-Type (handlers/mcp.ts).
+    callHostedMcp: chain(
+      rateLimited({
+        perAddressPerMinute: config.mcpRatePerMinute,
+        perAddressVariable: 'MCP_RATE_PER_MINUTE',
+        code: 'svc_rate_limited',
+        requests: 'POST /mcp requests',
+        consequence: 'the request was not read.',
+      }),
+      priority.discovery(),
+      whenJsonBody(chain(jsonObjectBody(), openApiValidation(contract, 'svc_malformed_request_body', 'body'))),
+      mcpHandler(catalog, config.network),
     ),
     getHealth: healthHandler(config),
     getReadiness: readinessHandler(deps.readiness),

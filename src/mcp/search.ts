@@ -16,6 +16,12 @@ import { FILTER_NAMES, filterViolation } from '../filters.ts';
 import { checkListingRef, encodeResourceId } from './resource-id.ts';
 import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
 
+/**
+ * What search_resources reads the catalog through: the facilitator's GET /discovery/search over
+ * HTTP (the stdio tool server), or the same query answered in-process (svc's hosted POST /mcp).
+ */
+export type SearchPort = Pick<FacilitatorClient, 'search'>;
+
 /** The filters search_resources accepts: those of GET /discovery/search (src/filters.ts). */
 export const SEARCH_FILTERS = FILTER_NAMES;
 
@@ -108,7 +114,7 @@ export function toHit(listing: DiscoveryResource, network: string): Record<strin
   };
 }
 
-export async function searchResources(rawArgs: unknown, facilitator: FacilitatorClient, network: string): Promise<Record<string, unknown>> {
+export async function searchResources(rawArgs: unknown, facilitator: SearchPort, network: string): Promise<Record<string, unknown>> {
   const args = argumentsObject(rawArgs, ['query', 'filters', 'limit', 'cursor']);
   const query = optionalString(args, 'query');
   if (query === undefined) throw new ToolFailure('svc_mcp_invalid_arguments', 'query is required: a non-empty natural-language string.');

@@ -103,81 +103,87 @@ const paidSuccess = {
 /** An object schema whose value is a success or a failure (MCP requires `type: object` at the root). */
 const resultSchema = (success: object) => ({ type: 'object', anyOf: [success, failureSchema] });
 
-export const TOOLS = [
-  {
-    name: 'search_resources',
-    title: 'Search paid resources',
-    description:
-      'Search the x402 catalog of paid resources (HTTP endpoints and MCP tools) settled on Stellar. Returns ranked hits, each with an id for paid_call, name, description, price in base units (asset, payTo), network and how to call it. Works without a wallet.',
-    annotations: { title: 'Search paid resources', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    inputSchema: {
-      type: 'object',
-      properties: {
-        query: {
-          ...stringProp(
-            `Natural-language query, e.g. "weather forecast"; at most ${MAX_QUERY_LENGTH} characters and ${MAX_QUERY_TERMS} words (more is refused with svc_invalid_query_parameter).`,
-          ),
-          maxLength: MAX_QUERY_LENGTH,
-        },
-        filters: {
-          type: 'object',
-          description: 'Optional exact filters.',
-          properties: Object.fromEntries(
-            SEARCH_FILTERS.map((f) => [
-              f,
-              f === 'type'
-                ? { type: 'string', enum: [...LISTING_TYPES] }
-                : f === 'scheme'
-                  ? { type: 'string', enum: ['exact'] }
-                  : f === 'maxAmount'
-                    ? {
-                        type: 'string',
-                        pattern: '^[0-9]{1,40}$',
-                        description: 'At most this price in base units of `asset` (requires asset).',
-                      }
-                    : f === 'asset'
-                      ? { type: 'string', minLength: 1, description: 'Asset contract address the listing accepts.' }
-                      : { type: 'string', minLength: 1 },
-            ]),
-          ),
-          additionalProperties: false,
-        },
-        limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Page size (default 20).' },
-        cursor: stringProp('nextCursor of a previous call with the same query and filters.'),
+/**
+ * search_resources: the same definition in the stdio tool server (server.ts) and at svc's hosted
+ * POST /mcp (hosted.ts, docs/MCP.md "Hosted discovery").
+ */
+export const SEARCH_TOOL = {
+  name: 'search_resources',
+  title: 'Search paid resources',
+  description:
+    'Search the x402 catalog of paid resources (HTTP endpoints and MCP tools) settled on Stellar. Returns ranked hits, each with an id for paid_call, name, description, price in base units (asset, payTo), network and how to call it. Works without a wallet.',
+  annotations: { title: 'Search paid resources', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  inputSchema: {
+    type: 'object',
+    properties: {
+      query: {
+        ...stringProp(
+          `Natural-language query, e.g. "weather forecast"; at most ${MAX_QUERY_LENGTH} characters and ${MAX_QUERY_TERMS} words (more is refused with svc_invalid_query_parameter).`,
+        ),
+        maxLength: MAX_QUERY_LENGTH,
       },
-      required: ['query'],
-      additionalProperties: false,
+      filters: {
+        type: 'object',
+        description: 'Optional exact filters.',
+        properties: Object.fromEntries(
+          SEARCH_FILTERS.map((f) => [
+            f,
+            f === 'type'
+              ? { type: 'string', enum: [...LISTING_TYPES] }
+              : f === 'scheme'
+                ? { type: 'string', enum: ['exact'] }
+                : f === 'maxAmount'
+                  ? {
+                      type: 'string',
+                      pattern: '^[0-9]{1,40}$',
+                      description: 'At most this price in base units of `asset` (requires asset).',
+                    }
+                  : f === 'asset'
+                    ? { type: 'string', minLength: 1, description: 'Asset contract address the listing accepts.' }
+                    : { type: 'string', minLength: 1 },
+          ]),
+        ),
+        additionalProperties: false,
+      },
+      limit: { type: 'integer', minimum: 1, maximum: 100, description: 'Page size (default 20).' },
+      cursor: stringProp('nextCursor of a previous call with the same query and filters.'),
     },
-    outputSchema: resultSchema(searchSuccess),
+    required: ['query'],
+    additionalProperties: false,
   },
-  {
-    name: 'paid_call',
+  outputSchema: resultSchema(searchSuccess),
+} as const;
+
+/** paid_call: only in the stdio tool server, where the buyer's key is (never at the hosted POST /mcp). */
+export const PAID_CALL_TOOL = {
+  name: 'paid_call',
+  title: 'Call and pay for a resource',
+  description:
+    'Call a paid resource and pay for it in one step: give resourceId (from search_resources) or url (plus toolName for an MCP tool). The live price is checked against the spend cap before anything is signed. Returns the result and the on-chain receipt {transaction, network, payer}; every failure says whether anything was paid.',
+  annotations: {
     title: 'Call and pay for a resource',
-    description:
-      'Call a paid resource and pay for it in one step: give resourceId (from search_resources) or url (plus toolName for an MCP tool). The live price is checked against the spend cap before anything is signed. Returns the result and the on-chain receipt {transaction, network, payer}; every failure says whether anything was paid.',
-    annotations: {
-      title: 'Call and pay for a resource',
-      readOnlyHint: false,
-      destructiveHint: true,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
-    inputSchema: {
-      type: 'object',
-      properties: {
-        resourceId: stringProp('An id from search_resources (svc1:…).'),
-        url: stringProp('Absolute http(s) URL of the resource (instead of resourceId).'),
-        toolName: stringProp('The MCP tool to call; required when url is an MCP endpoint.'),
-        input: { type: 'object', description: 'Query parameters (GET) or JSON body (POST) for http; tool arguments for mcp.' },
-        method: { type: 'string', enum: [...HTTP_METHODS], description: 'HTTP method for a url target (default GET).' },
-      },
-      oneOf: [
-        // A listing declares its own method; toolName may repeat the one the id names.
-        { required: ['resourceId'], not: { anyOf: [{ required: ['url'] }, { required: ['method'] }] } },
-        { required: ['url'], not: { required: ['resourceId'] } },
-      ],
-      additionalProperties: false,
-    },
-    outputSchema: resultSchema(paidSuccess),
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: true,
   },
-] as const;
+  inputSchema: {
+    type: 'object',
+    properties: {
+      resourceId: stringProp('An id from search_resources (svc1:…).'),
+      url: stringProp('Absolute http(s) URL of the resource (instead of resourceId).'),
+      toolName: stringProp('The MCP tool to call; required when url is an MCP endpoint.'),
+      input: { type: 'object', description: 'Query parameters (GET) or JSON body (POST) for http; tool arguments for mcp.' },
+      method: { type: 'string', enum: [...HTTP_METHODS], description: 'HTTP method for a url target (default GET).' },
+    },
+    oneOf: [
+      // A listing declares its own method; toolName may repeat the one the id names.
+      { required: ['resourceId'], not: { anyOf: [{ required: ['url'] }, { required: ['method'] }] } },
+      { required: ['url'], not: { required: ['resourceId'] } },
+    ],
+    additionalProperties: false,
+  },
+  outputSchema: resultSchema(paidSuccess),
+} as const;
+
+export const TOOLS = [SEARCH_TOOL, PAID_CALL_TOOL] as const;

@@ -61,6 +61,7 @@ describe('loadConfig', () => {
       maxConnections: null,
       discoveryYieldPercent: 80,
       listingTtlDays: 30,
+      mcpRatePerMinute: 120,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());
     expect(JSON.stringify(config)).not.toContain(kp.secret());
@@ -85,6 +86,7 @@ describe('loadConfig', () => {
       MAX_CONNECTIONS_PER_ADDRESS: '8',
       MAX_CONNECTIONS: '900',
       DISCOVERY_YIELD_PERCENT: '65',
+      MCP_RATE_PER_MINUTE: '7',
     });
     expect(config).toMatchObject({
       network: 'stellar:pubnet',
@@ -102,6 +104,7 @@ describe('loadConfig', () => {
       maxConnectionsPerAddress: 8,
       maxConnections: 900,
       discoveryYieldPercent: 65,
+      mcpRatePerMinute: 7,
     });
     expect(signerAddresses(config)).toEqual([a.publicKey(), b.publicKey(), f.publicKey()]);
     expect(createSchemeFromConfig(config).supported().signers).toEqual({ 'stellar:*': [a.publicKey(), b.publicKey(), f.publicKey()] });
@@ -125,6 +128,7 @@ describe('loadConfig', () => {
     ['FEE_BUMP_SECRET', { FEE_BUMP_SECRET: 'nope' }, /not a valid Stellar secret seed/],
     ['FEE_BUMP_SECRET', { FEE_BUMP_SECRET: `${seed()},${seed()}` }, /single/],
     ['PORT', { PORT: '0' }, /integer from 1 to 65535/],
+    ['MCP_RATE_PER_MINUTE', { MCP_RATE_PER_MINUTE: '0' }, /integer from 1 to 100000/],
     ['PORT', { PORT: '65536' }, /integer from 1 to 65535/],
     ['PORT', { PORT: '80.5' }, /integer/],
     ['PORT', { PORT: 'http' }, /integer/],

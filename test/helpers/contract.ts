@@ -7,7 +7,8 @@
  *   declared methods, any other request matching no operation a 404 (`x-svc-unmatched-responses/404`);
  * - a declared required header is missing, or a present declared header does not validate
  *   (`EXTENSION-RESPONSES` is base64-decoded and checked against its `contentSchema`);
- * - the Content-Type differs from the declared media type (JSON everywhere, YAML for /openapi.yaml);
+ * - the Content-Type differs from the declared media type (JSON everywhere, YAML for /openapi.yaml),
+ *   or a response declared without content has a body or a Content-Type;
  * - the body does not validate (Ajv, JSON Schema 2020-12) against the declared response schema.
  *
  * Usage:
@@ -157,7 +158,13 @@ export function checkContract(
     if (allow.join(',') !== expected.join(','))
       throw new Error(`${what}: Allow ${JSON.stringify(allow)} is not the declared methods ${JSON.stringify(expected)}`);
   }
-  const mediaTypes = Object.keys(declared.content ?? {});
+  // A response declared without content (POST /mcp's 202) has no body and no Content-Type.
+  if (declared.content === undefined) {
+    if (response.text !== '') throw new Error(`${what}: declared without a body, got ${JSON.stringify(response.text.slice(0, 200))}`);
+    if (response.headers.get('content-type') !== null) throw new Error(`${what}: declared without a body, yet it has a Content-Type`);
+    return undefined;
+  }
+  const mediaTypes = Object.keys(declared.content);
   const contentType = response.headers.get('content-type') ?? '';
   const mediaType = mediaTypes.find((m) => contentType.split(';')[0]!.trim() === m);
   if (!mediaType) throw new Error(`${what}: Content-Type ${JSON.stringify(contentType)} is not one of ${mediaTypes.join(', ')}`);

@@ -161,9 +161,14 @@ export function operationIdOf(method: string, target: string): string | undefine
   return openapiDocument.paths?.[pathname]?.[method.toLowerCase()]?.operationId;
 }
 
-/** The code and reason of a rejection in any of the three shapes, or null when not a rejection. */
+/**
+ * The code and reason of a rejection in any of the four shapes, or null when not a rejection: the
+ * ErrorEnvelope, VerifyResponse, SettleResponse, and a JSON-RPC error of POST /mcp (openapi.yaml
+ * JsonRpcErrorAnswer), whose code is the JSON-RPC integer and whose reason is its `message`.
+ */
 export function rejectionOf(body: any): { code: unknown; reason: unknown } | null {
   if (!body || typeof body !== 'object') return null;
+  if (body.jsonrpc === '2.0' && body.error !== undefined) return { code: body.error?.code, reason: body.error?.message };
   if (body.error !== undefined) return { code: body.error?.code, reason: body.error?.reason };
   if (body.isValid === false) return { code: body.invalidReason, reason: body.invalidMessage };
   if (body.success === false) return { code: body.errorReason, reason: body.errorMessage };
@@ -209,7 +214,9 @@ export function checkExchange(r: FuzzRequest, res: RawResponse): unknown {
   const rejection = rejectionOf(body);
   if ((res.status >= 400 && r.method !== 'HEAD') || rejection) {
     if (!rejection) fail('a 4xx without a rejection body');
-    if (typeof rejection!.code !== 'string' || rejection!.code === '') fail('rejection without a code');
+    const jsonRpc = (body as { jsonrpc?: unknown }).jsonrpc === '2.0';
+    if (jsonRpc ? !Number.isInteger(rejection!.code) : typeof rejection!.code !== 'string' || rejection!.code === '')
+      fail('rejection without a code');
     if (typeof rejection!.reason !== 'string' || rejection!.reason.trim() === '') fail('rejection without a reason');
     // unexpected_verify_error / unexpected_settle_error mean the scheme threw: on a healthy devnet
     // (the fuzzer injects no RPC fault) that is a defect, however well-formed the answer.

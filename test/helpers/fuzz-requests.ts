@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { craftTransaction, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from '../scheme/fixtures.ts';
 import { deref, openapiDocument } from './contract.ts';
 import { fuzzRequest, jsonBody, type FuzzRequest } from './fuzz-http.ts';
+import { mcpBody } from './fuzz-mcp.ts';
 import {
   anyJson,
   deeplyNested,
@@ -616,7 +617,8 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
   const kindWith = (kind: string, h: { moreHeaders: [string, string][] }) =>
     h.moreHeaders.length ? `${kind}; ${h.moreHeaders.length} more header field(s)` : kind;
   if (op.method === 'POST') {
-    return fc.tuple(paymentBody(world), junkQuery, requestIdHeader, fc.boolean(), headers).map(([b, query, rid, chunked, h]) =>
+    const bodies = op.path === '/mcp' ? mcpBody(world.words, rawJunkBody, WRONG_CONTENT_TYPES) : paymentBody(world);
+    return fc.tuple(bodies, junkQuery, requestIdHeader, fc.boolean(), headers).map(([b, query, rid, chunked, h]) =>
       fuzzRequest({
         method: 'POST',
         target: withQuery(op.path, query),
