@@ -532,5 +532,8 @@ checkForm.addEventListener('submit', async (event) => {
   }
 });
 
+// The hosted MCP endpoint (POST /mcp, docs/MCP.md "Hosted discovery") as an agent adds it: this origin's URL.
+$('mcp-url').textContent = new URL('/mcp', location.href).href;
+
 void fillFilterChoices();
 void load();

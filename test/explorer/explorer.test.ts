@@ -178,6 +178,8 @@ describe('the explorer page', () => {
   it('browses every listing exactly once through the offset pages', async () => {
     const { page, problems } = await openExplorer();
     await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
+    // Agents are shown the hosted MCP endpoint of this svc (docs/MCP.md "Hosted discovery").
+    expect(await page.locator('#mcp-url').textContent()).toBe(`${server.url}/mcp`);
     const seen: string[] = [];
     await eachPage(page, async () => {
       seen.push(...(await names(page)));
