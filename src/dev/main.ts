@@ -280,6 +280,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
     trace.line(`  PostgreSQL            ${stack.fleet.database}   (embedded; gone when this stops)`);
   }
   trace.line(`  catalog explorer      ${stack.svc.url}/   (API reference: ${stack.svc.url}/docs)`);
+  trace.line(`  hosted MCP discovery  ${stack.svc.url}/mcp   (search_resources over streamable HTTP: add it to an MCP client by URL)`);
   trace.line(`  demo seller (HTTP)    ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
   trace.line(`  demo seller (MCP)     ${sellers.mcp.url}   (paid tool ${MCP_TOOL}, streamable HTTP)`);
   trace.line(`  devnet RPC            ${devnet.rpcUrl}   https: ${devnet.httpsRpcUrl}   friendbot: ${devnet.friendbotUrl}?addr=G…`);

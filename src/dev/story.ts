@@ -5,6 +5,8 @@
  * appearing in svc's catalog and a search that finds it. Each step checks what it prints, so a
  * story that "completes" really happened; the result is returned for `--once` and the test.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   PAYMENT_REQUIRED_HEADER,
   PAYMENT_RESPONSE_HEADER,
@@ -35,12 +37,31 @@ export interface StoryResult {
   payments: PaidCall[];
   listed: string[];
   searchHits: string[];
+  /** What search_resources found at svc's hosted POST /mcp for the same query, in order. */
+  hostedHits?: string[];
   agent?: AgentResult;
   error?: string;
 }
 
 const decodeHeader = <T>(value: string | null): T | undefined => decodeX402Header(value) as T | undefined;
 const usdc = (baseUnits: string | bigint) => `${(Number(baseUnits) / 1e7).toFixed(7).replace(/0+$/, '').replace(/\.$/, '')} USDC`;
+
+/** An MCP client added by URL (svc's hosted POST /mcp): its tool list and the resources one search finds. */
+async function hostedSearch(url: string, query: string): Promise<{ tools: string[]; hits: string[] }> {
+  const client = new Client({ name: 'svc-dev-story', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  try {
+    const { tools } = await client.listTools();
+    const found = (await client.callTool({ name: 'search_resources', arguments: { query } })) as {
+      isError?: boolean;
+      structuredContent?: { hits?: Array<{ resource: string }> };
+    };
+    expectThat(!found.isError, `search_resources at ${url} failed: ${JSON.stringify(found.structuredContent)}`);
+    return { tools: tools.map((t) => t.name), hits: (found.structuredContent?.hits ?? []).map((h) => h.resource) };
+  } finally {
+    await client.close();
+  }
+}
 
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
@@ -214,6 +235,18 @@ export async function runStory({ trace, stack, events, sellerUrl, agent }: Story
       'the catalog explorer page is not served',
     );
     trace.ok(`open ${stack.svc.url}/ in a browser: search, filters, and each listing's price, calling convention and snippets`);
+
+    const mcpUrl = `${stack.svc.url}/mcp`;
+    trace.step(`For agents that install nothing: an MCP client adds svc by URL, ${mcpUrl} (streamable HTTP)`);
+    const hosted = await hostedSearch(mcpUrl, query);
+    trace.detail('tools/list', hosted.tools.join(', '));
+    result.hostedHits = hosted.hits;
+    expectThat(hosted.tools.join(',') === 'search_resources', `the hosted MCP tools are ${hosted.tools.join(', ')}`);
+    expectThat(
+      hosted.hits.join('\n') === result.searchHits.join('\n'),
+      `search_resources over MCP found ${hosted.hits.join(', ')}, GET /discovery/search ${result.searchHits.join(', ')}`,
+    );
+    trace.ok(`search_resources at ${mcpUrl} finds what GET /discovery/search finds (paying stays with the local tool server)`);
     result.ok = result.agent ? result.agent.ok : true;
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);

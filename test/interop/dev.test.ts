@@ -115,6 +115,8 @@ describe('npm run dev', () => {
       'tools: search_resources, paid_call',
       'the agent paid the MCP tool over the x402 MCP transport',
       'The same listings, for people: the catalog explorer at http://',
+      'tools/list: search_resources',
+      'finds what GET /discovery/search finds',
       'Story complete',
     ]) {
       expect(stdout).toContain(step);
@@ -125,6 +127,8 @@ describe('npm run dev', () => {
     for (const p of result.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
     expect(result.listed.map((u) => new URL(u).pathname).sort()).toEqual(['/summarize', '/weather']);
     expect(new URL(result.searchHits[0]!).pathname).toBe('/weather');
+    // An MCP client added by URL (POST /mcp) found the same listings in the same order.
+    expect(result.hostedHits).toEqual(result.searchHits);
     // The agent (MCP client → stdio tool server) paid the HTTP resource and the MCP tool.
     expect(result.agent).toMatchObject({ ok: true, mcpListed: true });
     expect(result.agent!.payments).toHaveLength(2);
