@@ -26,6 +26,9 @@ import { createLogger, type Logger } from './log.ts';
 import { ServiceMetrics, instrumentCatalog, instrumentGate, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck, postgresWritableCheck } from './ops/readiness.ts';
 import { SchemeRegistry } from './scheme/registry.ts';
+import { guardedFetch } from './net/guarded-fetch.ts';
+import { LivenessScheduler } from './net/liveness-scheduler.ts';
+import { allowListFromEnv } from './net/private-addresses.ts';
 import type { FacilitatorExtension, PaymentScheme } from './scheme/types.ts';
 
 export interface ServiceOverrides {
@@ -49,6 +52,10 @@ export interface ServiceOverrides {
   contract?: ApiContract;
   /** Payments before discovery on the main thread (src/http/payment-priority.ts); tests pass their own. */
   priority?: PaymentPriority;
+  /** The liveness checks' clock (docs/CATALOG.md "Liveness"); tests pass their catalog's test clock. */
+  clock?: () => Date;
+  /** Time between liveness passes (default 10 s); tests that run passes themselves pass a long one. */
+  livenessPassMs?: number;
 }
 
 export interface Service {
@@ -65,6 +72,8 @@ export interface Service {
   drain(): void;
   /** Resolves when no settle is in flight (the drain waits for it). */
   idle(): Promise<void>;
+  /** The liveness checks of listed resources; null when off (LIVENESS_CHECKS_PER_MINUTE 0) or the catalog keeps no records. */
+  liveness: LivenessScheduler | null;
   /** Closes every server it bound, stops the reconciler, then the journal and catalog it opened. */
   close(): Promise<void>;
 }
@@ -75,7 +84,13 @@ export interface Service {
  */
 function openConfiguredCatalog(config: Config, logger: Logger): { catalog: CatalogPort; close: () => Promise<void> } {
   const open = () =>
-    openCatalog({ dbPath: config.dbPath, databaseUrl: databaseUrl(config) ?? undefined, logger, listingTtlDays: config.listingTtlDays });
+    openCatalog({
+      dbPath: config.dbPath,
+      databaseUrl: databaseUrl(config) ?? undefined,
+      logger,
+      listingTtlDays: config.listingTtlDays,
+      livenessGraceMs: config.probe.liveness.graceMs,
+    });
   try {
     const catalog = open();
     return { catalog, close: () => catalog.close() };
@@ -181,6 +196,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     contract,
   });
   const servers: RunningServer[] = [];
+  const liveness = startLiveness(config, opened.catalog, logger, overrides);
   return {
     config,
     logger,
@@ -189,6 +205,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     catalog,
     journal,
     app,
+    liveness,
     async listen(port = config.port, host = '127.0.0.1') {
       const cap = connectionCapAtStart(config.maxConnections);
       if (cap.warning) logger.warn({ maxConnections: cap.maxConnections, descriptorLimit: cap.descriptorLimit }, cap.warning);
@@ -205,15 +222,46 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     },
     drain() {
       draining = true;
+      void liveness?.stop();
     },
     idle: () => journal?.idle() ?? Promise.resolve(),
     async close() {
       await Promise.all(servers.splice(0).map((s) => s.close()));
       priority.close();
       stopReconciler();
+      await liveness?.stop();
       await ownJournal?.store.close();
       await leases?.close();
       await opened.close();
     },
   };
+}
+
+/**
+ * The liveness checks of listed resources (docs/CATALOG.md "Liveness"), through the same address
+ * guard as POST /discovery/validate and paid_call; null (nothing scheduled) when off or when the
+ * catalog keeps no liveness records.
+ */
+function startLiveness(
+  config: Config,
+  catalog: CatalogPort,
+  logger: Logger,
+  { clock = () => new Date(), livenessPassMs }: ServiceOverrides,
+): LivenessScheduler | null {
+  const { perMinute, intervalMs, concurrency, originIntervalMs } = config.probe.liveness;
+  if (perMinute <= 0 || !catalog.liveness) return null;
+  return new LivenessScheduler(
+    {
+      store: catalog.liveness,
+      fetchImpl: guardedFetch(allowListFromEnv()),
+      clock,
+      intervalMs,
+      concurrency,
+      perMinute,
+      originIntervalMs,
+      timeoutMs: config.probe.timeoutMs,
+      ...(livenessPassMs !== undefined ? { passMs: livenessPassMs } : {}),
+    },
+    logger,
+  ).start();
 }

@@ -14,6 +14,7 @@ import { queryTerms } from './terms.ts';
 import { filterViolation, type DiscoveryFilters } from '../filters.ts';
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
+import { failingBefore, type LivenessListing } from './liveness.ts';
 import {
   CatalogQueryError,
   CatalogUnavailableError,
@@ -78,6 +79,10 @@ export function openCatalog(options: CatalogOptions): Catalog {
   const ttlMs = (options.listingTtlDays ?? DEFAULT_LISTING_TTL_DAYS) * 86_400_000;
   /** Listings last settled before this are hidden (LISTING_TTL_DAYS). */
   const visibleSince = (now: number) => new Date(now - ttlMs).toISOString();
+  /** Listings failing their liveness checks since before this are hidden (LIVENESS_GRACE_HOURS). */
+  const hiddenFailing = (now: number) => failingBefore(now, options.livenessGraceMs);
+  /** Liveness work runs on the reader threads (lowered priority), as its own client in their fair queue. */
+  const livenessLane = { client: 'svc:liveness' };
   // SQLite is opened once here, synchronously: migrations run and a bad file fails the caller now,
   // not in a worker. On Postgres each thread's store migrates under the migration lock as it
   // connects, and a database that cannot be reached fails each request (as any fault: the hook
@@ -161,7 +166,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       try {
         const now = clock().getTime();
         return (await readers.run(
-          { op: 'list', now, filters, page, visibleSince: visibleSince(now) },
+          { op: 'list', now, filters, page, visibleSince: visibleSince(now), failingBefore: hiddenFailing(now) },
           { client: requester?.client ?? '' },
         )) as ListPage;
       } catch (err) {
@@ -174,12 +179,23 @@ export function openCatalog(options: CatalogOptions): Catalog {
         const heavy = isHeavySearch(query);
         const now = clock().getTime();
         return (await readers.run(
-          { op: 'search', now, query, filters, page, visibleSince: visibleSince(now) },
+          { op: 'search', now, query, filters, page, visibleSince: visibleSince(now), failingBefore: hiddenFailing(now) },
           { client: requester?.client ?? '', heavy },
         )) as SearchPage;
       } catch (err) {
         throw asCatalogError(err);
       }
+    },
+    liveness: {
+      async claimDue(now, dueBefore, limit) {
+        return (await readers.run({ op: 'liveness-claim', now, dueBefore, limit }, livenessLane)) as LivenessListing[];
+      },
+      async writeLiveness(key, record, claimedAt) {
+        await readers.run({ op: 'liveness-write', now: clock().getTime(), key, record, claimedAt }, livenessLane);
+      },
+      async postponeLiveness(keys, basis, claimedAt) {
+        await readers.run({ op: 'liveness-postpone', now: clock().getTime(), keys, basis, claimedAt }, livenessLane);
+      },
     },
     async close() {
       await Promise.all([writer.close(), readers.close()]);

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MAX_ACCEPTS_PER_LISTING, type AcceptedTerms, type ListingDraft, type ListingMetadata } from './ingest/settlement.ts';
+import { livenessOf, type LivenessColumns } from './liveness.ts';
 import { qualityOf } from './quality.ts';
 import type { SearchText } from './terms.ts';
 import type { DiscoveryFilters, DiscoveryResource } from './types.ts';
@@ -13,7 +14,7 @@ import type { DiscoveryFilters, DiscoveryResource } from './types.ts';
 /** At most this many expired revisions are pruned per write (bounded work). */
 export const PRUNE_BATCH = 32;
 
-export interface ListingRow {
+export interface ListingRow extends LivenessColumns {
   id: number;
   resource: string;
   type: string;
@@ -46,6 +47,7 @@ export function toDiscoveryResource(row: ListingRow): DiscoveryResource {
     extensions,
     // Every write is a settlement, so the listing's last settled payment is its last write.
     quality: qualityOf(Number(row.calls), Number(row.payers), row.last_updated),
+    liveness: livenessOf(row),
   };
 }
 

@@ -27,6 +27,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { FILTER_NAMES } from '../filters.ts';
 import { CatalogQueryError, type DiscoveryFilters } from './types.ts';
+import { hiddenByFailures, type LivenessColumns } from './liveness.ts';
 
 /** Superseded search revisions are kept this long; cursors older than this are refused. */
 export const SNAPSHOT_RETENTION_MS = 60 * 60 * 1000;
@@ -104,7 +105,8 @@ export const WALK_CHUNKS = [32, 64, 128];
 export type RankedRow = { listing_id: number; rank: number };
 
 /**
- * Listings last settled before `visibleSince` (LISTING_TTL_DAYS) are left out of a page after it
+ * Listings last settled before `visibleSince` (LISTING_TTL_DAYS), or failing their liveness checks
+ * since before `failingBefore`, are left out of a page after it
  * is ranked (docs/CATALOG.md "Lifecycle"): the rank index holds no settlement time, and hidden
  * listings are few in a live catalog. A page whose ranked rows were mostly hidden ranks further,
  * in growing batches, at most VISIBILITY_ROUNDS times; then it ends short, with a cursor after
@@ -118,12 +120,13 @@ export const visibilityBatch = (limit: number, round: number): number => Math.mi
  * Appends the visible rows of one ranked batch (in rank order) to `kept` until it holds `want`;
  * returns the last row looked at. A row whose listing is not found is left out, as before.
  */
-export function keepVisible<L extends { last_updated: string }>(
+export function keepVisible<L extends { last_updated: string } & LivenessColumns>(
   rows: RankedRow[],
   byId: Map<number, L>,
   visibleSince: string | undefined,
   want: number,
   kept: Array<{ row: RankedRow; listing: L }>,
+  failingBefore?: string,
 ): RankedRow | undefined {
   let last: RankedRow | undefined;
   for (const row of rows) {
@@ -131,6 +134,8 @@ export function keepVisible<L extends { last_updated: string }>(
     last = row;
     const listing = byId.get(Number(row.listing_id));
     if (!listing || (visibleSince !== undefined && listing.last_updated < visibleSince)) continue;
+    // Failing its liveness checks past the grace period (docs/CATALOG.md "Liveness"): hidden as a stale listing is.
+    if (hiddenByFailures(listing, failingBefore)) continue;
     kept.push({ row, listing });
   }
   return last;

@@ -7,6 +7,7 @@ import type { DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
+import type { LivenessListing, LivenessRecord } from './liveness.ts';
 
 /** The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses). Never `processing`. */
 export type BazaarOutcome = { status: 'success' } | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
@@ -98,6 +99,18 @@ export interface CatalogPort {
    * with CatalogQueryError `svc_catalog_busy` (503) when discovery is overloaded.
    */
   search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, requester?: Requester): Promise<SearchPage>;
+  /**
+   * The liveness records (docs/CATALOG.md "Liveness"), on the catalog's low-priority reader threads.
+   * Optional so that a catalog for tests may leave it out (svc then checks nothing).
+   */
+  liveness?: CatalogLiveness;
+}
+
+/** The liveness checker's view of the catalog (liveness.ts LivenessStorePort, asynchronous). */
+export interface CatalogLiveness {
+  claimDue(now: number, dueBefore: number, limit: number): Promise<LivenessListing[]>;
+  writeLiveness(key: string, record: LivenessRecord, claimedAt: number): Promise<void>;
+  postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void>;
 }
 
 /** One listing as discovery answers it (openapi.yaml, DiscoveryResource). */
@@ -129,6 +142,11 @@ export interface CatalogOptions {
    * settlement (LISTING_TTL_DAYS, default 30; docs/CATALOG.md "Lifecycle"). It is kept, not deleted.
    */
   listingTtlDays?: number;
+  /**
+   * A listing whose liveness checks have failed for longer than this is left out of list and
+   * search (LIVENESS_GRACE_HOURS; docs/CATALOG.md "Liveness"). Absent: failures hide nothing.
+   */
+  livenessGraceMs?: number;
   /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
   softBudgetMs?: number;
   /**
@@ -169,6 +187,7 @@ export interface CatalogStorePort {
     page: { limit: number; offset: number },
     now: Date,
     visibleSince?: string,
+    failingBefore?: string,
   ): Awaitable<{ items: DiscoveryResource[]; total: number }>;
   search(
     query: string,
@@ -177,6 +196,7 @@ export interface CatalogStorePort {
     now: Date,
     x402Version: number,
     visibleSince?: string,
+    failingBefore?: string,
   ): Awaitable<SearchPage>;
   close(): void;
 }

@@ -812,8 +812,23 @@ export interface components {
                 [key: string]: unknown;
             };
             quality: components["schemas"]["ListingQuality"];
+            /** @description The last liveness check of this listing (docs/CATALOG.md "Liveness"): svc asks the resource again, unpaid, whether it still answers a live 402 naming the listing's payTo. null when it was never checked, or not since a settlement that followed failed checks (a settlement is itself evidence that the resource answers). */
+            liveness: components["schemas"]["ListingLiveness"] | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description The result of svc's last unpaid check of a listed resource (docs/CATALOG.md "Liveness"). A listing whose checks have failed for longer than LIVENESS_GRACE_HOURS is left out of list and search until a check passes or it is paid again. */
+        ListingLiveness: {
+            /**
+             * @description `live`: a 402 with an accepted term naming the listing's payTo. `terms_changed`: a 402 naming only other payTos. `not_payable`: an answer without a payment request (a free answer, an error status, a 402 without a valid PaymentRequired). `unreachable`: no answer in time, a refused connection, an address the guard refuses, or a redirect off the origin.
+             * @enum {string}
+             */
+            status: "live" | "unreachable" | "not_payable" | "terms_changed";
+            /**
+             * Format: date-time
+             * @description RFC 3339 time of the check.
+             */
+            checkedAt: string;
         };
         /** @description Evidence of demand, from the settlements svc itself made for this listing (docs/CATALOG.md "Quality signals"). The window is the last 30 days, counted in whole UTC days (today and the 29 days before it). Names as other bazaar discovery APIs return them. */
         ListingQuality: {

@@ -9,7 +9,29 @@ export const PROBE_DEFAULTS = {
   VALIDATE_RATE_PER_MINUTE: 10,
   VALIDATE_GLOBAL_PER_MINUTE: 120,
   PROBE_TIMEOUT_MS: 5_000,
+  /** Liveness checks (docs/CATALOG.md "Liveness"): conservative by default, 0 checks a minute is off. */
+  LIVENESS_CHECKS_PER_MINUTE: 30,
+  LIVENESS_INTERVAL_HOURS: 6,
+  LIVENESS_GRACE_HOURS: 24,
+  LIVENESS_CONCURRENCY: 2,
+  LIVENESS_ORIGIN_INTERVAL_SECONDS: 60,
 } as const;
+
+const HOUR_MS = 3_600_000;
+
+/** svc's liveness checks of listed resources (docs/CATALOG.md "Liveness"). */
+export interface LivenessConfig {
+  /** Probes a minute in all; 0: no check runs and nothing is scheduled. */
+  perMinute: number;
+  /** A listing is checked again this long after its last check or settlement. */
+  intervalMs: number;
+  /** A listing failing its checks for longer than this leaves list and search. */
+  graceMs: number;
+  /** Probes at once. */
+  concurrency: number;
+  /** One origin is probed at most once in this time. */
+  originIntervalMs: number;
+}
 
 /** At most this much of a target's answer is read (a PaymentRequired with a 64 KiB bazaar extension fits). */
 export const PROBE_MAX_BYTES = 256 * 1024;
@@ -23,6 +45,7 @@ export interface ProbeConfig {
   validateGlobalPerMinute: number;
   /** Deadline of one probe of a target (connect, redirects, answer). */
   timeoutMs: number;
+  liveness: LivenessConfig;
 }
 
 export function loadProbeConfig(env: Env): ProbeConfig {
@@ -30,5 +53,13 @@ export function loadProbeConfig(env: Env): ProbeConfig {
     validatePerAddressPerMinute: parseInteger(env, 'VALIDATE_RATE_PER_MINUTE', PROBE_DEFAULTS.VALIDATE_RATE_PER_MINUTE, 1, 100_000),
     validateGlobalPerMinute: parseInteger(env, 'VALIDATE_GLOBAL_PER_MINUTE', PROBE_DEFAULTS.VALIDATE_GLOBAL_PER_MINUTE, 1, 1_000_000),
     timeoutMs: parseInteger(env, 'PROBE_TIMEOUT_MS', PROBE_DEFAULTS.PROBE_TIMEOUT_MS, 500, 60_000),
+    liveness: {
+      perMinute: parseInteger(env, 'LIVENESS_CHECKS_PER_MINUTE', PROBE_DEFAULTS.LIVENESS_CHECKS_PER_MINUTE, 0, 6_000),
+      intervalMs: parseInteger(env, 'LIVENESS_INTERVAL_HOURS', PROBE_DEFAULTS.LIVENESS_INTERVAL_HOURS, 1, 8_760) * HOUR_MS,
+      graceMs: parseInteger(env, 'LIVENESS_GRACE_HOURS', PROBE_DEFAULTS.LIVENESS_GRACE_HOURS, 1, 8_760) * HOUR_MS,
+      concurrency: parseInteger(env, 'LIVENESS_CONCURRENCY', PROBE_DEFAULTS.LIVENESS_CONCURRENCY, 1, 64),
+      originIntervalMs:
+        parseInteger(env, 'LIVENESS_ORIGIN_INTERVAL_SECONDS', PROBE_DEFAULTS.LIVENESS_ORIGIN_INTERVAL_SECONDS, 0, 86_400) * 1000,
+    },
   };
 }

@@ -38,7 +38,7 @@ export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => 
  */
 export function tempCatalog(
   start = Date.parse('2026-01-01T00:00:00.000Z'),
-  options: { databaseUrl?: string | undefined; listingTtlDays?: number } = {},
+  options: { databaseUrl?: string | undefined; listingTtlDays?: number; livenessGraceMs?: number } = {},
 ) {
   const { dir, cleanup } = tempDir();
   const logger = recordingLogger();
@@ -54,6 +54,7 @@ export function tempCatalog(
     logger,
     clock: () => new Date(now),
     ...(options.listingTtlDays !== undefined ? { listingTtlDays: options.listingTtlDays } : {}),
+    ...(options.livenessGraceMs !== undefined ? { livenessGraceMs: options.livenessGraceMs } : {}),
     readDeadlineMs: 30_000,
     writeDeadlineMs: 30_000,
     schemaWallMs: 10_000,

@@ -22,7 +22,13 @@ import { createService, type Service, type ServiceOverrides } from '../../src/se
  * (DISCOVERY_YIELD_PERCENT 100); test/http/payment-priority.test.ts tests the gate.
  */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ SUBMITTER_SECRET: Keypair.random().secret(), DB_PATH: ':memory:', DISCOVERY_YIELD_PERCENT: '100', ...env });
+  return loadConfig({
+    SUBMITTER_SECRET: Keypair.random().secret(),
+    DB_PATH: ':memory:',
+    DISCOVERY_YIELD_PERCENT: '100',
+    LIVENESS_CHECKS_PER_MINUTE: '0',
+    ...env,
+  });
 }
 
 export interface TestServerOptions extends ServiceOverrides {

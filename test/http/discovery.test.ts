@@ -15,6 +15,7 @@ const listing = (n: number) => ({
   accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'G', maxTimeoutSeconds: 60 }],
   lastUpdated: new Date(1_700_000_000_000 + n).toISOString(),
   quality: { l30DaysTotalCalls: n, l30DaysUniquePayers: n, lastCalledAt: new Date(1_700_000_000_000 + n).toISOString() },
+  liveness: null,
   description: `resource ${n}`,
 });
 

@@ -41,6 +41,7 @@ const listing = {
   accepts: [requirements],
   lastUpdated: '2026-11-22T05:00:00.000Z',
   quality: { l30DaysTotalCalls: 1, l30DaysUniquePayers: 1, lastCalledAt: '2026-11-22T05:00:00.000Z' },
+  liveness: null,
   description: 'weather',
 };
 const catalog: CatalogPort = {

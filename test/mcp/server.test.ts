@@ -125,6 +125,7 @@ describe('protocol', () => {
       x402Version: 2,
       lastUpdated: '2026-11-22T05:00:00.000Z',
       quality: { l30DaysTotalCalls: 3, l30DaysUniquePayers: 2, lastCalledAt: '2026-11-22T05:00:00.000Z' },
+      liveness: { status: 'live' as const, checkedAt: '2026-11-22T06:00:00.000Z' },
       description: 'Weather',
       accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '100', payTo: 'G', maxTimeoutSeconds: 60 }],
     };

@@ -10,13 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeX402Header } from '../../src/client/seller.ts';
 import { guardedFetch } from '../../src/net/guarded-fetch.ts';
-import {
-  LivenessChecker,
-  hiddenByLiveness,
-  type LivenessListing,
-  type LivenessRecord,
-  type LivenessStore,
-} from '../../src/net/liveness.ts';
+import type { CatalogLiveness } from '../../src/catalog/types.ts';
+import { LivenessScheduler } from '../../src/net/liveness-scheduler.ts';
+import { LivenessChecker, hiddenByLiveness, type LivenessListing, type LivenessRecord } from '../../src/net/liveness.ts';
 import { parseAllowList } from '../../src/net/private-addresses.ts';
 
 const PAY_TO = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
@@ -45,19 +41,21 @@ const stop = (server: http.Server) =>
     server.closeAllConnections();
   });
 
-class MapStore implements LivenessStore {
+/** The catalog's liveness port as a map: a claim moves a listing's basis, as the stores do. */
+class MapStore implements CatalogLiveness {
   constructor(readonly listings: LivenessListing[]) {}
   readonly records = new Map<string, LivenessRecord>();
-  async due(checkedBefore: Date, limit: number) {
-    return this.listings
-      .filter((l) => !this.records.has(l.key) || Date.parse(this.records.get(l.key)!.checkedAt) < checkedBefore.getTime())
-      .slice(0, limit);
+  readonly basis = new Map<string, number>();
+  async claimDue(now: number, dueBefore: number, limit: number) {
+    const due = this.listings.filter((l) => (this.basis.get(l.key) ?? 0) <= dueBefore).slice(0, limit);
+    for (const l of due) this.basis.set(l.key, now);
+    return due.map((l) => ({ ...l, ...(this.records.has(l.key) ? { previous: this.records.get(l.key)! } : {}) }));
   }
-  async record(key: string) {
-    return this.records.get(key);
+  async writeLiveness(key: string, record: LivenessRecord, claimedAt: number) {
+    if (this.basis.get(key) === claimedAt) this.records.set(key, record);
   }
-  async write(key: string, record: LivenessRecord) {
-    this.records.set(key, record);
+  async postponeLiveness(keys: string[], basis: number, claimedAt: number) {
+    for (const key of keys) if (this.basis.get(key) === claimedAt) this.basis.set(key, basis);
   }
 }
 
@@ -67,7 +65,11 @@ beforeAll(async () => {
 });
 afterAll(() => stop(seller.server));
 
-function checker(store: LivenessStore, clock: () => Date, overrides: { perMinute?: number; originIntervalMs?: number } = {}) {
+function checker(
+  store: CatalogLiveness,
+  clock: () => Date,
+  overrides: { perMinute?: number; originIntervalMs?: number; passMs?: number } = {},
+) {
   return new LivenessChecker({
     store,
     fetchImpl,
@@ -77,6 +79,7 @@ function checker(store: LivenessStore, clock: () => Date, overrides: { perMinute
     perMinute: overrides.perMinute ?? 60,
     originIntervalMs: overrides.originIntervalMs ?? 0,
     timeoutMs: 5_000,
+    ...(overrides.passMs !== undefined ? { passMs: overrides.passMs } : {}),
   });
 }
 
@@ -147,7 +150,7 @@ describe('liveness', () => {
     }
   });
 
-  it('pacing: one origin at most once per interval; perMinute bounds a pass; 0 is off', async () => {
+  it('pacing: one origin at most once per interval (the others are given back); perMinute bounds a pass; 0 is off', async () => {
     let now = Date.parse('2026-11-03T00:00:00Z');
     const clock = () => new Date(now);
     const listings = ['c1', 'c2', 'c3'].map((key): LivenessListing => ({
@@ -165,8 +168,10 @@ describe('liveness', () => {
     expect(await c.runOnce()).toBe(0); // same instant: the origin waits
     now += 10_000;
     expect(await c.runOnce()).toBe(1);
-    const many = checker(new MapStore(listings), clock, { perMinute: 2 });
+    // A pass probes its share of perMinute: 2 a minute, passes a minute apart.
+    const many = checker(new MapStore(listings), clock, { perMinute: 2, passMs: 60_000 });
     expect(await many.runOnce()).toBe(2);
+    expect(await checker(new MapStore(listings), clock, { perMinute: 6 }).runOnce()).toBe(1);
   });
 
   it('a private seller is unreachable, through the address guard', async () => {
@@ -189,5 +194,34 @@ describe('liveness', () => {
       payTo: PAY_TO,
     };
     expect((await strict.check(listing)).status).toBe('unreachable');
+  });
+
+  it('the scheduler runs passes on its own, one at a time, and none after stop()', async () => {
+    const listing: LivenessListing = {
+      key: 's',
+      type: 'http',
+      resource: `http://127.0.0.1:${seller.port}/s`,
+      toolName: '',
+      method: 'GET',
+      payTo: PAY_TO,
+    };
+    const store = new MapStore([listing]);
+    let now = Date.parse('2026-11-04T00:00:00Z');
+    let passes = 0;
+    const claim = store.claimDue.bind(store);
+    store.claimDue = async (...args) => (passes++, claim(...args));
+    const options = { store, fetchImpl, clock: () => new Date((now += 3600_000)), intervalMs: 1, concurrency: 1 };
+    const scheduler = new LivenessScheduler(
+      { ...options, perMinute: 60, originIntervalMs: 0, timeoutMs: 5_000, passMs: 20 },
+      { warn: () => undefined },
+    ).start();
+    const deadline = Date.now() + 60_000;
+    while (passes < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await scheduler.stop();
+    expect(store.records.get('s')).toMatchObject({ status: 'live' });
+    const stoppedAt = passes;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(passes).toBe(stoppedAt);
+    expect(await scheduler.runOnce()).toBe(0);
   });
 });

@@ -25,6 +25,7 @@
 import type { PostgresMigrations } from '../../db/postgres.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
+import { LIVENESS_MIGRATION } from './liveness.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -431,4 +432,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   QUALITY_MIGRATION,
   // 6: accepted entries' asset and amount, and the list index's asset keys (postgres/quality.ts).
   ACCEPTED_ASSETS_MIGRATION,
+  // 7: the liveness records on `listings` (postgres/liveness.ts).
+  LIVENESS_MIGRATION,
 ];

@@ -110,7 +110,8 @@ export async function recordCall(db: Db, listingId: number, day: number, payment
 /** The listing columns with the quality window's sums as of `now`; `p` names the parameter. */
 export const listingColumns = (now: Date, p: (value: unknown) => string): string => {
   const since = p(windowStartDay(now));
-  return `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body, q.calls, q.payers
+  return `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body, q.calls, q.payers,
+    l.liveness_status, l.liveness_checked_at, l.liveness_failing_since
     FROM listings l CROSS JOIN LATERAL (
       SELECT coalesce(sum(c.calls), 0)::int AS calls, coalesce(sum(c.payers), 0)::int AS payers
       FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ${since}

@@ -151,7 +151,8 @@ async function walkedPage(
   const result = await db.query<{ as_of: string; gave_up: boolean; listing_id: string | null; rank: string | null } & ListingColumns>(
     `WITH s AS (SELECT coalesce($2::bigint, (SELECT seq FROM catalog_seq WHERE id = 1)) AS as_of),
        w AS (SELECT s.as_of, c.listing_ids, c.ranks, c.gave_up FROM s, catalog_walk($1::text[], s.as_of, $3, $4, $5, $6, $7::int[]) c)
-     SELECT w.as_of, w.gave_up, u.listing_id, u.rank, l.resource, l.type, l.x402_version, l.last_updated, l.body, q.calls, q.payers
+     SELECT w.as_of, w.gave_up, u.listing_id, u.rank, l.resource, l.type, l.x402_version, l.last_updated, l.body, q.calls, q.payers,
+       l.liveness_status, l.liveness_checked_at, l.liveness_failing_since
      FROM w
        LEFT JOIN LATERAL unnest(w.listing_ids, w.ranks) WITH ORDINALITY AS u(listing_id, rank, ord) ON true
        LEFT JOIN listings l ON l.id = u.listing_id
@@ -208,6 +209,7 @@ export async function searchPostgres(
   now: Date,
   x402Version: number,
   visibleSince?: string,
+  failingBefore?: string,
 ): Promise<SearchPage> {
   if (query.trim() === '')
     throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
@@ -251,7 +253,7 @@ export async function searchPostgres(
     const batch = visibilityBatch(page.limit, round);
     const { rows, byId } = await rankRows(from, batch);
     exhausted = rows.length < batch;
-    last = keepVisible(rows, byId, visibleSince, want, kept) ?? last;
+    last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
     if (last) from = { v: 1, h: hash, a: asOf!, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() };
   }
   const pageRows = kept.slice(0, page.limit);

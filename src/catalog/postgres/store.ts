@@ -33,6 +33,9 @@ import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
 import { acceptedEntryConditions, filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
+import { hiddenCount, seekOffset } from './list-index.ts';
+import type { LivenessStorePort } from '../liveness.ts';
+import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { listingColumns, recordCall, windowSums } from './quality.ts';
 import { qualityLevel, revisionKey, utcDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
 
@@ -146,17 +149,18 @@ export class PostgresCatalogStore implements CatalogStorePort {
         let listingId: number;
         if (existing) {
           listingId = Number(existing.id);
-          await db.query('UPDATE listings SET x402_version = $1, last_updated = $2, body = $3 WHERE id = $4', [
+          await db.query(`UPDATE listings SET x402_version = $1, last_updated = $2, body = $3, ${settledLivenessSql('$5')} WHERE id = $4`, [
             draft.x402Version,
             nowIso,
             JSON.stringify(body),
             listingId,
+            now.getTime(),
           ]);
         } else {
           const row = await db.query<{ id: string }>(
-            `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-            [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body)],
+            `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body, liveness_basis_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+            [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body), now.getTime()],
           );
           listingId = Number(row.rows[0]!.id);
         }
@@ -209,11 +213,15 @@ export class PostgresCatalogStore implements CatalogStorePort {
     page: { limit: number; offset: number },
     now: Date,
     visibleSince?: string,
+    failingBefore?: string,
   ): Promise<{ items: DiscoveryResource[]; total: number }> {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0 };
     return inSnapshot(this.pool, async (db) => {
-      if (filters.resource !== undefined || filters.toolName !== undefined) return listByColumns(db, filters, page, now, visibleSince);
+      // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
+      const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
+      if (filters.resource !== undefined || filters.toolName !== undefined)
+        return listByColumns(db, filters, page, now, visibleSince, failing);
       const keys = filterKeys(filters);
       const counts = await db.query<{ kind: string; value: string; n: string }>(
         `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k(kind, value)
@@ -239,16 +247,20 @@ export class PostgresCatalogStore implements CatalogStorePort {
           .join('') +
         (needsAcceptsCondition(filters)
           ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'k.listing_id').join(' AND ')})`
-          : '');
+          : '') +
+        (failing === undefined ? '' : ` AND k.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
       const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
       // One key and nothing else: its count is the total (and its blocks find a deep offset).
       const single = others.length === 0 && !needsAcceptsCondition(filters);
       const total = single
-        ? driver!.n - (visibleSince === undefined ? 0 : await hiddenCount(db, driver!.key, visibleSince))
+        ? driver!.n -
+          (visibleSince === undefined ? 0 : await hiddenCount(db, driver!.key, visibleSince)) -
+          (failing === undefined ? 0 : await hiddenByFailuresCount(db, driver!.key, failing, visibleSince))
         : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
       let ids: number[] = [];
-      if (single && page.offset >= DEEP_OFFSET) {
+      // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
+      if (single && failing === undefined && page.offset >= DEEP_OFFSET) {
         // A deep page of one filter value: start from the block holding the offset.
         const seek = await seekOffset(db, driver!.key, page.offset);
         if (seek) {
@@ -272,9 +284,15 @@ export class PostgresCatalogStore implements CatalogStorePort {
     now: Date,
     x402Version: number,
     visibleSince?: string,
+    failingBefore?: string,
   ): Promise<SearchPage> {
     const secret = await this.ready;
-    return searchPostgres({ secret, db: this.pool }, query, filters, page, now, x402Version, visibleSince);
+    return searchPostgres({ secret, db: this.pool }, query, filters, page, now, x402Version, visibleSince, failingBefore);
+  }
+
+  /** The liveness records (postgres/liveness.ts), once the catalog is migrated. */
+  get liveness(): LivenessStorePort {
+    return livenessStore(this.pool, () => this.ready);
   }
 }
 
@@ -285,9 +303,12 @@ async function listByColumns(
   page: { limit: number; offset: number },
   now: Date,
   visibleSince: string | undefined,
+  failing: string | undefined,
 ): Promise<{ items: DiscoveryResource[]; total: number }> {
   const { values, p } = parameters();
-  const where = `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}`;
+  const where =
+    `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}` +
+    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
   const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
   const rows = await db.query<RawListingRow>(
     `SELECT ${listingColumns(now, p)} ${where}
@@ -295,49 +316,6 @@ async function listByColumns(
     values,
   );
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
-}
-
-/** The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount). */
-async function hiddenCount(db: Db, key: { kind: string; value: string }, since: string): Promise<number> {
-  const blocks = (
-    await db.query<{ n: string; below_updated: string | null; below_id: string | null }>(
-      `SELECT coalesce(sum(n), 0) AS n,
-         (array_agg(start_updated ORDER BY start_updated DESC, start_id DESC))[1] AS below_updated,
-         (array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1] AS below_id
-       FROM listing_key_blocks WHERE kind = $1 AND value = $2 AND start_updated < $3`,
-      [key.kind, key.value, since],
-    )
-  ).rows[0]!;
-  const { values, p } = parameters();
-  const lower =
-    blocks.below_updated === null ? '' : ` AND (last_updated, listing_id) > (${p(blocks.below_updated)}, ${p(blocks.below_id)}::bigint)`;
-  const partial = (
-    await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM listing_keys WHERE kind = ${p(key.kind)} AND value = ${p(key.value)} AND last_updated < ${p(since)}${lower}`,
-      values,
-    )
-  ).rows[0]!;
-  return Number(blocks.n) + Number(partial.n);
-}
-
-/** Where the entry at `offset` of a filter value's page order is (sqlite/list-index.ts seekOffset); the server sums the blocks. */
-async function seekOffset(
-  db: Db,
-  key: { kind: string; value: string },
-  offset: number,
-): Promise<{ from?: { lastUpdated: string; listingId: number }; skip: number } | null> {
-  const row = (
-    await db.query<{ start_updated: string; start_id: string; n: number; upto: string }>(
-      `SELECT start_updated, start_id, n, upto FROM (
-         SELECT start_updated, start_id, n, sum(n) OVER (ORDER BY start_updated DESC, start_id DESC) AS upto
-         FROM listing_key_blocks WHERE kind = $1 AND value = $2
-       ) b WHERE upto > $3 ORDER BY start_updated DESC, start_id DESC LIMIT 1`,
-      [key.kind, key.value, offset],
-    )
-  ).rows[0];
-  if (!row) return null;
-  const skip = offset - (Number(row.upto) - Number(row.n));
-  return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
 }
 
 /** A new search revision only when the searchable text or the quality level changed (as sqlite/store.ts reviseSearchText). */

@@ -13,6 +13,7 @@
  *    payments counted.
  * 5: the asset and amount of every accepted entry (the `asset` and `maxAmount` filters), and an
  *    `asset` key per listing and asset in the list index.
+ * 6: the liveness records on `listings` (liveness.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -22,6 +23,7 @@ import { buildBlocks, countKeyChanges, insertListingKeys } from './list-index.ts
 import { cachedStatement } from '../../db/sqlite.ts';
 import { termScores } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
+import { migrateToLiveness } from './liveness.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -212,4 +214,5 @@ export const MIGRATIONS: Migration[] = [
   },
   migrateToQualitySignals,
   migrateToAcceptedAssets,
+  migrateToLiveness,
 ];

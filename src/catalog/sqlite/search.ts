@@ -244,6 +244,7 @@ export function searchCatalog(
   now: Date,
   x402Version: number,
   visibleSince?: string,
+  failingBefore?: string,
 ): SearchPage {
   if (query.trim() === '')
     throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
@@ -315,7 +316,7 @@ export function searchCatalog(
         rows.map((r) => Number(r.listing_id)),
         now,
       );
-      last = keepVisible(rows, byId, visibleSince, want, kept) ?? last;
+      last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
       if (last) from = { v: 1, h: hash, a: asOf, r: Number(last.rank), i: Number(last.listing_id), t: after?.t ?? now.getTime() };
     }
     const pageRows = kept.slice(0, page.limit);

@@ -47,6 +47,8 @@ import { recordCall, windowSums } from './quality.ts';
 import { acceptedEntrySql, filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
+import type { LivenessStorePort } from '../liveness.ts';
+import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
@@ -58,6 +60,7 @@ function acceptsCondition(filters: DiscoveryFilters): { condition: string; param
 
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
+  l.liveness_status, l.liveness_checked_at, l.liveness_failing_since,
   (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
   (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -129,8 +132,14 @@ export class CatalogStore implements CatalogStorePort {
     now: Date,
     x402Version: number,
     visibleSince?: string,
+    failingBefore?: string,
   ): SearchPage {
-    return searchCatalog(this, query, filters, page, now, x402Version, visibleSince);
+    return searchCatalog(this, query, filters, page, now, x402Version, visibleSince, failingBefore);
+  }
+
+  /** The liveness records (sqlite/liveness.ts). */
+  get liveness(): LivenessStorePort {
+    return livenessStore(this.db, () => this.assertUsable(true));
   }
 
   cursorSecret(): Buffer {
@@ -166,17 +175,28 @@ export class CatalogStore implements CatalogStorePort {
       let listingId: number;
       if (existing) {
         listingId = Number(existing.id);
-        this.statement('UPDATE listings SET x402_version = ?, last_updated = ?, body = ? WHERE id = ?').run(
+        this.statement(`UPDATE listings SET x402_version = ?, last_updated = ?, body = ?, ${SETTLED_LIVENESS_SQL} WHERE id = ?`).run(
           draft.x402Version,
           nowIso,
           JSON.stringify(body),
+          now.getTime(),
           listingId,
         );
       } else {
         const row = this.statement(
-          `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        ).get(draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body)) as {
+          `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body, liveness_basis_ms)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        ).get(
+          draft.resource,
+          draft.type,
+          draft.toolName,
+          draft.owner,
+          draft.x402Version,
+          seq,
+          nowIso,
+          JSON.stringify(body),
+          now.getTime(),
+        ) as {
           id: number;
         };
         listingId = Number(row.id);
@@ -249,8 +269,9 @@ export class CatalogStore implements CatalogStorePort {
     page: { limit: number; offset: number },
     now: Date,
     visibleSince?: string,
+    failingBefore?: string,
   ): { items: DiscoveryResource[]; total: number } {
-    const { rows, total } = this.listRows(filters, page, now, visibleSince);
+    const { rows, total } = this.listRows(filters, page, now, visibleSince, failingBefore);
     return { items: rows.map((row) => toDiscoveryResource(row)), total };
   }
 
@@ -259,10 +280,14 @@ export class CatalogStore implements CatalogStorePort {
     page: { limit: number; offset: number },
     now: Date,
     visibleSince: string | undefined,
+    failingBefore: string | undefined,
   ): { rows: ListingRow[]; total: number } {
     this.assertUsable(false);
     return inReadTransaction(this.db, () => {
-      if (filters.resource !== undefined || filters.toolName !== undefined) return this.listByColumns(filters, page, now, visibleSince);
+      // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
+      const failing = anyHiddenByFailures(this.db, failingBefore) ? failingBefore : undefined;
+      if (filters.resource !== undefined || filters.toolName !== undefined)
+        return this.listByColumns(filters, page, now, visibleSince, failing);
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({
         key,
@@ -279,7 +304,9 @@ export class CatalogStore implements CatalogStorePort {
       const extra =
         others
           .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
-          .join('') + (accepts ? ` AND ${accepts.condition}` : '');
+          .join('') +
+        (accepts ? ` AND ${accepts.condition}` : '') +
+        (failing === undefined ? '' : ` AND k.listing_id NOT IN ${HIDDEN_IDS_SQL}`);
       const visible = visibleSince === undefined ? '' : ' AND k.last_updated >= ?';
       const params = [
         driver!.key.kind,
@@ -287,16 +314,20 @@ export class CatalogStore implements CatalogStorePort {
         ...(visibleSince === undefined ? [] : [visibleSince]),
         ...others.flatMap((o) => [o.key.kind, o.key.value]),
         ...(accepts?.params ?? []),
+        ...(failing === undefined ? [] : [failing]),
       ];
       const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${visible}${extra}`;
       // One key and nothing else: its count less its hidden entries is the total (and its blocks find a deep offset).
       const single = others.length === 0 && !accepts;
       const total = single
-        ? driver!.n - (visibleSince === undefined ? 0 : hiddenCount(this.db, driver!.key, visibleSince))
+        ? driver!.n -
+          (visibleSince === undefined ? 0 : hiddenCount(this.db, driver!.key, visibleSince)) -
+          (failing === undefined ? 0 : hiddenByFailuresCount(this.db, driver!.key, failing, visibleSince))
         : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?';
       let ids: Array<{ id: number }>;
-      if (single && page.offset >= DEEP_OFFSET) {
+      // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
+      if (single && failing === undefined && page.offset >= DEEP_OFFSET) {
         // A deep page of one filter value: start from the block holding the offset.
         const seek = seekOffset(this.db, driver!.key, page.offset);
         const bound = seek?.from ? ' AND (k.last_updated, k.listing_id) <= (?, ?)' : '';
@@ -327,10 +358,14 @@ export class CatalogStore implements CatalogStorePort {
     page: { limit: number; offset: number },
     now: Date,
     visibleSince: string | undefined,
+    failing: string | undefined,
   ): { rows: ListingRow[]; total: number } {
     const { conditions, params } = filterSql(filters);
     if (visibleSince !== undefined) params.push(visibleSince);
-    const where = `WHERE ${conditions}${visibleSince === undefined ? '' : ' AND l.last_updated >= ?'}`;
+    if (failing !== undefined) params.push(failing);
+    const where =
+      `WHERE ${conditions}${visibleSince === undefined ? '' : ' AND l.last_updated >= ?'}` +
+      (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
     const total = Number((this.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
     const rows = this.statement(
       `SELECT ${LISTING_COLUMNS} FROM listings l ${where}

@@ -119,8 +119,14 @@ export class CatalogEngine {
     }
   }
 
-  async list(filters: DiscoveryFilters, page: { limit: number; offset: number }, now: Date, visibleSince?: string): Promise<ListPage> {
-    const { items, total } = await this.store.list(filters, page, now, visibleSince);
+  async list(
+    filters: DiscoveryFilters,
+    page: { limit: number; offset: number },
+    now: Date,
+    visibleSince?: string,
+    failingBefore?: string,
+  ): Promise<ListPage> {
+    const { items, total } = await this.store.list(filters, page, now, visibleSince, failingBefore);
     return { x402Version: DISCOVERY_X402_VERSION, items, pagination: { limit: page.limit, offset: page.offset, total } };
   }
 
@@ -130,8 +136,9 @@ export class CatalogEngine {
     page: { limit: number; cursor?: string },
     now: Date,
     visibleSince?: string,
+    failingBefore?: string,
   ): Promise<SearchPage> {
-    return this.store.search(query, filters, page, now, DISCOVERY_X402_VERSION, visibleSince);
+    return this.store.search(query, filters, page, now, DISCOVERY_X402_VERSION, visibleSince, failingBefore);
   }
 
   close(): void {

@@ -10,6 +10,7 @@
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
 import type { DiscoveryFilters, SettledPayment } from '../types.ts';
+import type { LivenessRecord } from '../liveness.ts';
 import { FairQueue } from './fair-queue.ts';
 
 export interface WorkerSetup {
@@ -26,8 +27,18 @@ export interface WorkerSetup {
 export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'record'; settled: SettledPayment; strict: boolean }
   | { op: 'preview'; settled: SettledPayment }
-  | { op: 'list'; filters: DiscoveryFilters; page: { limit: number; offset: number }; visibleSince?: string }
-  | { op: 'search'; query: string; filters: DiscoveryFilters; page: { limit: number; cursor?: string }; visibleSince?: string }
+  | { op: 'list'; filters: DiscoveryFilters; page: { limit: number; offset: number }; visibleSince?: string; failingBefore?: string }
+  | {
+      op: 'search';
+      query: string;
+      filters: DiscoveryFilters;
+      page: { limit: number; cursor?: string };
+      visibleSince?: string;
+      failingBefore?: string;
+    }
+  | { op: 'liveness-claim'; dueBefore: number; limit: number }
+  | { op: 'liveness-write'; key: string; record: LivenessRecord; claimedAt: number }
+  | { op: 'liveness-postpone'; keys: string[]; basis: number; claimedAt: number }
 );
 
 export type WorkerReply =

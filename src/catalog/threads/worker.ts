@@ -35,9 +35,15 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'preview':
       return engine.previewSettlement(request.settled, now);
     case 'list':
-      return engine.list(request.filters, request.page, now, request.visibleSince);
+      return engine.list(request.filters, request.page, now, request.visibleSince, request.failingBefore);
     case 'search':
-      return engine.search(request.query, request.filters, request.page, now, request.visibleSince);
+      return engine.search(request.query, request.filters, request.page, now, request.visibleSince, request.failingBefore);
+    case 'liveness-claim':
+      return store.liveness.claimDue(request.now, request.dueBefore, request.limit);
+    case 'liveness-write':
+      return store.liveness.writeLiveness(request.key, request.record, request.claimedAt);
+    case 'liveness-postpone':
+      return store.liveness.postponeLiveness(request.keys, request.basis, request.claimedAt);
   }
 }
 

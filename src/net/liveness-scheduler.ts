@@ -1,0 +1,74 @@
+/**
+ * Runs the liveness checker (liveness.ts) in svc: one pass every `passMs`, one pass at a time, on a
+ * timer that never keeps the process alive. Off (perMinute 0), nothing is scheduled at all. Its
+ * database work runs on the catalog's reader threads, at their lowered priority, as its own client
+ * of their fair queue; its probes are a few small outbound requests a pass. `stop()` (service close
+ * and drain) clears the timer and waits for the pass in flight, bounded by the probe deadline.
+ */
+import { DEFAULT_PASS_MS, LivenessChecker, type LivenessOptions } from './liveness.ts';
+
+export interface LivenessSchedulerLog {
+  warn(obj: object, msg: string): void;
+}
+
+export class LivenessScheduler {
+  readonly checker: LivenessChecker;
+  private readonly passMs: number;
+  private readonly timeoutMs: number;
+  private readonly log: LivenessSchedulerLog;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The last pass asked for; passes run one after another. */
+  private tail: Promise<number> = Promise.resolve(0);
+  private pending = 0;
+  private stopped = false;
+
+  constructor(options: LivenessOptions, log: LivenessSchedulerLog) {
+    this.checker = new LivenessChecker(options);
+    this.passMs = options.passMs ?? DEFAULT_PASS_MS;
+    this.timeoutMs = options.timeoutMs;
+    this.log = log;
+  }
+
+  /** Starts the passes; the first runs one `passMs` from now. */
+  start(): this {
+    this.schedule();
+    return this;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      // A pass still running (or queued) counts as this one.
+      if (this.pending > 0) return this.schedule();
+      void this.runOnce().finally(() => this.schedule());
+    }, this.passMs);
+    this.timer.unref();
+  }
+
+  /** A pass after the one running, if any (so it reads the clock when it starts); a failure is logged, never thrown. */
+  runOnce(): Promise<number> {
+    if (this.stopped) return Promise.resolve(0);
+    this.pending++;
+    const pass = this.tail.then(() =>
+      this.stopped
+        ? 0
+        : this.checker.runOnce().catch((err: unknown) => {
+            this.log.warn({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, 'liveness pass failed');
+            return 0;
+          }),
+    );
+    this.tail = pass.finally(() => this.pending--);
+    return pass;
+  }
+
+  /** No further pass; waits for the one in flight (at most a probe's deadline and a second). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.pending === 0) return;
+    const running = this.tail;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs + 1_000)))]);
+    clearTimeout(timer);
+  }
+}
