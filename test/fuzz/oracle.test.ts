@@ -113,6 +113,7 @@ describe('checkExchange fails what the contract forbids', () => {
       accepts: [{ scheme: 'exact', network: 'stellar:testnet', asset: 'C', amount: '1', payTo: 'GA', maxTimeoutSeconds: 60 }],
       lastUpdated: '2026-01-01T00:00:00.000Z',
       quality: { l30DaysTotalCalls: 1, l30DaysUniquePayers: 1, lastCalledAt: '2026-01-01T00:00:00.000Z' },
+      liveness: null,
     };
     const list = (target: string, items: unknown[], pagination: object) =>
       checkExchange(req('GET', target), json(200, { x402Version: 2, items, pagination }));
