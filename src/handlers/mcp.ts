@@ -5,8 +5,8 @@
  * nothing but the answers). search_resources reads the catalog in-process with the query parser of
  * GET /discovery/search, so both find the same listings in the same order.
  *
- * Before this handler the route has checked the rate, waited for room beside payments, and read
- * and validated a JSON body against openapi.yaml (app.ts); the transport then checks `Accept`
+ * Before this handler the route has checked the rate, read and validated a JSON body against
+ * openapi.yaml, and waited for room beside payments (app.ts); the transport then checks `Accept`
  * (406) and `Content-Type` (415) and answers in JSON-RPC.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';

@@ -141,7 +141,9 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
       validateHandler({ registry, catalog, fetchImpl: guardedFetch(allowListFromEnv()), timeoutMs: config.probe.timeoutMs }),
     ),
     // Refused before the body is read when over the rate; a JSON body is checked against the
-    // JSON-RPC message schema; the MCP transport checks Accept and Content-Type (handlers/mcp.ts).
+    // JSON-RPC message schema and a malformed one refused at once; a valid request may wait for
+    // payments, like the other discovery routes; the MCP transport checks Accept and Content-Type
+    // (handlers/mcp.ts).
     callHostedMcp: chain(
       rateLimited({
         perAddressPerMinute: config.mcpRatePerMinute,
@@ -150,8 +152,8 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
         requests: 'POST /mcp requests',
         consequence: 'the request was not read.',
       }),
-      priority.discovery(),
       whenJsonBody(chain(jsonObjectBody(), openApiValidation(contract, 'svc_malformed_request_body', 'body'))),
+      priority.discovery(),
       mcpHandler(catalog, config.network),
     ),
     getHealth: healthHandler(config),
