@@ -30,7 +30,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG_MIGRATIONS } from '../src/catalog/postgres/migrations.ts';
-import { scoreUnits } from '../src/catalog/postgres/store.ts';
+import { scoreUnits } from '../src/catalog/postgres/revisions.ts';
 import { migrate, openPool } from '../src/db/postgres.ts';
 import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';

@@ -1,5 +1,5 @@
 /**
- * The one registry of machine-readable codes (openapi.yaml: VerifyCode, SettleCode, ServiceCode, BazaarCode; mcp-codes.yaml: McpCode). Every code svc can emit is
+ * The one registry of machine-readable codes (openapi.yaml: VerifyCode, SettleCode, ServiceCode, BazaarCode, ValidateCode, DelistCode; mcp-codes.yaml: McpCode). Every code svc can emit is
  * defined here exactly once, with the condition text that becomes its default human message
  * and its description in openapi.yaml. A test checks these lists against the enums in openapi.yaml.
  */
@@ -134,6 +134,22 @@ export const VALIDATE_CODES = {
   svc_validate_not_judged: 'svc could not judge the seller schema now (busy); nothing is wrong with the listing yet. Retry shortly.',
 } as const;
 
+/**
+ * POST /discovery/delist (docs/CATALOG.md "Withdrawing a listing"): why a withdrawal was refused
+ * (400, 403, 404, 409) and its rate limit (429).
+ */
+export const DELIST_CODES = {
+  svc_delist_rate_limited:
+    'Too many delist requests from this client address (DELIST_RATE_PER_MINUTE); nothing was changed. Retry after Retry-After seconds.',
+  svc_delist_stale: "issuedAt is more than 5 minutes from svc's clock (either direction); sign the message again with the current time.",
+  svc_delist_signature_invalid:
+    'signature is not the SEP-53 signature by payTo of the six-line delist message (another key signed, or another message); nothing was changed.',
+  svc_delist_unknown_listing: 'No listing has this resource, type and toolName (copy them from the listing as discovery shows it).',
+  svc_delist_not_owner: "payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.",
+  svc_delist_replayed:
+    'A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.',
+} as const;
+
 /** Agent tool codes (docs/MCP.md), in structuredContent.errorCode. */
 export const MCP_CODES = {
   svc_mcp_wallet_not_configured: 'paid_call needs CLIENT_STELLAR_PRIVATE_KEY, which is not set.',
@@ -173,6 +189,7 @@ export type PolicyCode = (typeof POLICY_CODES)[number];
 export type BazaarCode = keyof typeof BAZAAR_CODES;
 export type McpCode = keyof typeof MCP_CODES;
 export type ValidateCode = keyof typeof VALIDATE_CODES;
+export type DelistCode = keyof typeof DELIST_CODES;
 /** Codes a scheme may return: 30 verify + 7 settle = the 37 scheme codes. */
 export type SchemeCode = VerifyCode | SettleCode;
 
@@ -183,6 +200,7 @@ const ALL_MESSAGES: Record<string, string> = {
   ...SETTLEMENT_CODES,
   ...BAZAAR_CODES,
   ...VALIDATE_CODES,
+  ...DELIST_CODES,
   ...MCP_CODES,
 };
 

@@ -39,6 +39,8 @@ export const DEFAULTS = {
    * database or a stalled event loop of a few seconds.
    */
   SUBMITTER_LEASE_TTL_MS: 10_000,
+  /** POST /discovery/delist requests one client address may make per minute (docs/CATALOG.md "Withdrawing a listing"). */
+  DELIST_RATE_PER_MINUTE: 10,
 } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -70,6 +72,8 @@ export interface Config extends StellarConfig {
    * served (src/http/payment-priority.ts); 100 never holds them.
    */
   discoveryYieldPercent: number;
+  /** POST /discovery/delist requests one client address may make per minute; beyond it 429 svc_delist_rate_limited. */
+  delistRatePerMinute: number;
   /** POST /discovery/validate's rate limits and the live-402 probe's bounds (src/net/probe-config.ts). */
   probe: ProbeConfig;
   /** A listing with no settlement for this many days leaves list and search until its next one. */
@@ -114,6 +118,10 @@ export function loadConfig(env: Env): Config {
   Object.defineProperty(config, DATABASE_URL, { value: database, enumerable: false });
   // Not enumerable either: no part of the /health projection.
   Object.defineProperty(config, 'probe', { value: loadProbeConfig(env), enumerable: false });
+  Object.defineProperty(config, 'delistRatePerMinute', {
+    value: parseInteger(env, 'DELIST_RATE_PER_MINUTE', DEFAULTS.DELIST_RATE_PER_MINUTE, 1, 100_000),
+    enumerable: false,
+  });
   return config;
 }
 

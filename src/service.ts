@@ -10,7 +10,7 @@ import { openCatalog } from './catalog/index.ts';
 import { bazaarExtension, catalogOpenedLater } from './catalog/extension.ts';
 import { paymentIdentifierExtension } from './journal/payment-identifier.ts';
 import type { CatalogPort } from './catalog/types.ts';
-import { createSchemeFromConfig, stellarReadinessChecks } from './chains/stellar/index.ts';
+import { createSchemeFromConfig, stellarReadinessChecks, verifySignedMessage } from './chains/stellar/index.ts';
 import { databaseUrl, type Config } from './config.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
 import { PaymentPriority } from './http/payment-priority.ts';
@@ -52,7 +52,10 @@ export interface ServiceOverrides {
   contract?: ApiContract;
   /** Payments before discovery on the main thread (src/http/payment-priority.ts); tests pass their own. */
   priority?: PaymentPriority;
-  /** The liveness checks' clock (docs/CATALOG.md "Liveness"); tests pass their catalog's test clock. */
+  /**
+   * svc's clock: the liveness checks' (docs/CATALOG.md "Liveness"; tests pass their catalog's test
+   * clock) and the time a signed withdrawal is judged against (POST /discovery/delist).
+   */
   clock?: () => Date;
   /** Time between liveness passes (default 10 s); tests that run passes themselves pass a long one. */
   livenessPassMs?: number;
@@ -194,6 +197,8 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     journal,
     priority,
     contract,
+    verifyMessage: verifySignedMessage,
+    clock: overrides.clock ?? (() => new Date()),
   });
   const servers: RunningServer[] = [];
   const liveness = startLiveness(config, opened.catalog, logger, overrides);

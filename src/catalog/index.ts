@@ -25,6 +25,7 @@ import {
   type ListPage,
   type ListingPreview,
   type SearchPage,
+  type WithdrawalOutcome,
 } from './types.ts';
 
 export { CatalogQueryError } from './types.ts';
@@ -157,6 +158,14 @@ export function openCatalog(options: CatalogOptions): Catalog {
       if (checked.kind !== 'settled') throw new Error('the settlement cannot be used');
       try {
         return (await writer.run({ op: 'preview', now: clock().getTime(), settled: checked.settled })) as ListingPreview;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
+    async withdraw(withdrawal) {
+      // On the writer thread, in turn with settlements' writes of the same listing.
+      try {
+        return (await writer.run({ op: 'withdraw', now: clock().getTime(), withdrawal })) as WithdrawalOutcome;
       } catch (err) {
         throw asCatalogError(err);
       }

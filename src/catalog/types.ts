@@ -64,6 +64,35 @@ export type ListingPreview =
   /** The seller schema could not be judged now (svc busy). */
   | { outcome: 'not_judged'; reason: string };
 
+/**
+ * A withdrawal of a listing (POST /discovery/delist; docs/CATALOG.md "Withdrawing a listing"), its
+ * signature by `owner` already checked by the caller: the catalog compares owners and times only.
+ */
+export interface Withdrawal {
+  resource: string;
+  type: string;
+  toolName: string;
+  /** The payTo that signed: it must be the listing's owner. */
+  owner: string;
+  /** When it was signed (ms since the epoch): later than the last withdrawal accepted for the listing. */
+  issuedAtMs: number;
+}
+
+/** What a withdrawal did; anything but `delisted` changed nothing. */
+export type WithdrawalOutcome =
+  | { status: 'delisted' }
+  | { status: 'unknown' }
+  | { status: 'not_owner'; owner: string }
+  /** A withdrawal of this listing signed at `lastIssuedAtMs` (not earlier than this one) was already accepted. */
+  | { status: 'replayed'; lastIssuedAtMs: number };
+
+/**
+ * How long an accepted withdrawal's time is remembered: a message is refused as stale 5 minutes
+ * after it was signed (src/handlers/delist.ts), so its replay needs no memory after that; twice
+ * as long covers instances whose clocks differ.
+ */
+export const WITHDRAWAL_MEMORY_MS = 10 * 60_000;
+
 /** How a settlement hook reports a fault: null (the header is omitted) or, `strict`, a rejection. */
 export interface HookOptions {
   strict?: boolean;
@@ -92,6 +121,12 @@ export interface CatalogPort {
    * writing anything. Optional so that a catalog for tests may leave it out (validate then answers 500).
    */
   previewSettlement?(settled: SettledPayment): Promise<ListingPreview>;
+  /**
+   * POST /discovery/delist: removes the listing (from list and search, with its quality signals
+   * and its owner binding) when `owner` owns it and no withdrawal signed at the same time or later
+   * was accepted for it. Optional so that a catalog for tests may leave it out (delist then answers 500).
+   */
+  withdraw?(withdrawal: Withdrawal): Promise<WithdrawalOutcome>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**
@@ -181,6 +216,8 @@ export interface CatalogStorePort {
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
   /** The ownership check and the write, atomically, with the payment counted in the listing's quality signals. */
   writeListing(draft: ListingDraft, now: Date, payment?: PaymentFacts): Awaitable<WriteOutcome>;
+  /** Removes a listing its owner withdrew, atomically with the owner and replay checks (CatalogPort.withdraw). */
+  withdraw(withdrawal: Withdrawal, now: Date): Awaitable<WithdrawalOutcome>;
   /** `visibleSince` (ISO time): listings last settled before it are left out (LISTING_TTL_DAYS); all when absent. */
   list(
     filters: DiscoveryFilters,

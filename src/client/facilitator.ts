@@ -20,6 +20,8 @@ export type DiscoverySearchResponse = Schemas['DiscoverySearchResponse'];
 export type SupportedResponse = Schemas['SupportedResponse'];
 export type VerifyResponse = Schemas['VerifyResponse'];
 export type SettleResponse = Schemas['SettleResponse'];
+export type DelistRequest = Schemas['DelistRequest'];
+export type DelistResponse = Schemas['DelistResponse'];
 export type ListQuery = NonNullable<operations['listDiscoveryResources']['parameters']['query']>;
 export type SearchQuery = operations['searchDiscoveryResources']['parameters']['query'];
 
@@ -54,6 +56,8 @@ export interface FacilitatorClient {
   search(query: SearchQuery): Promise<FacilitatorResult<DiscoverySearchResponse>>;
   verify(paymentPayload: unknown, paymentRequirements: unknown): Promise<PaymentAnswer<VerifyResponse>>;
   settle(paymentPayload: unknown, paymentRequirements: unknown): Promise<PaymentAnswer<SettleResponse>>;
+  /** POST /discovery/delist with a signed body (src/client/delist.ts signs one). */
+  delist(request: DelistRequest): Promise<FacilitatorResult<DelistResponse>>;
 }
 
 export interface FacilitatorClientOptions {
@@ -132,5 +136,6 @@ export function createFacilitatorClient(baseUrl: string, options: FacilitatorCli
       call(async () => payment(await client.POST('/verify', { body: envelope(paymentPayload, paymentRequirements) }))),
     settle: (paymentPayload, paymentRequirements) =>
       call(async () => payment(await client.POST('/settle', { body: envelope(paymentPayload, paymentRequirements) }), true)),
+    delist: (request) => call(async () => result(await client.POST('/discovery/delist', { body: request }))),
   };
 }

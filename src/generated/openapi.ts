@@ -272,6 +272,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/discovery/delist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw a listing, signed by its owner
+         * @description The owner of a listing withdraws it (docs/CATALOG.md "Withdrawing a listing"). The body names
+         *     the listing exactly as discovery shows it (`resource`, `type`, `toolName`: "" for http), the
+         *     owner's `payTo`, the time of signing `issuedAt` (RFC 3339) and `signature`: the base64
+         *     SEP-53 signature by `payTo` (`Keypair.signMessage` of @stellar/stellar-sdk: ed25519 over
+         *     SHA-256("Stellar Signed Message:\n" + message)) of the message made of these six lines
+         *     joined by "\n" (no trailing newline): `svc delist`, type, resource, toolName, payTo, issuedAt.
+         *
+         *     The checks, in order: the body's shape (400 `svc_malformed_request_body`: a `signature` that
+         *     is not the base64 of 64 bytes, an `issuedAt` that is not an RFC 3339 date-time, a `payTo`
+         *     that is not an account address G…); `issuedAt` within 5 minutes of svc's clock, in either
+         *     direction (400 `svc_delist_stale`); the signature by `payTo` (403
+         *     `svc_delist_signature_invalid`); the listing (404 `svc_delist_unknown_listing`); `payTo` is
+         *     its current owner (403 `svc_delist_not_owner`); `issuedAt` later than that of the last
+         *     withdrawal accepted for the same listing (409 `svc_delist_replayed`: a signed message is
+         *     used once, so a replay cannot withdraw the listing again after a settlement re-listed it).
+         *     A refused request changes nothing.
+         *
+         *     200 `{delisted: true}`: the listing is gone from list and search at once, with its quality
+         *     signals and its owner binding, on every instance sharing the catalog. A later settlement
+         *     with a bazaar extension lists the resource again as a new listing, owned by that
+         *     settlement's payTo (the way to hand a listing to a new payTo). Rate-limited per client
+         *     address (DELIST_RATE_PER_MINUTE).
+         */
+        post: operations["delistDiscoveryListing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -788,6 +829,47 @@ export interface components {
          * @enum {string}
          */
         ValidateCode: "svc_validate_rate_limited" | "svc_validate_url_invalid" | "svc_validate_target_forbidden" | "svc_validate_redirect_refused" | "svc_validate_unreachable" | "svc_validate_no_payment_required" | "svc_validate_payment_required_invalid" | "svc_validate_no_settleable_accept" | "svc_validate_no_bazaar_extension" | "svc_validate_not_judged";
+        /**
+         * @description A withdrawal signed by the listing's owner (POST /discovery/delist). `resource`, `type` and
+         *     `toolName` name the listing exactly as discovery shows it; none may hold a control character
+         *     (the signed message is line-based).
+         */
+        DelistRequest: {
+            /** @description The listing's canonical resource URL, as GET /discovery/resources shows it. */
+            resource: string;
+            /** @description The listing's type (`http` or `mcp`). */
+            type: string;
+            /** @description The MCP tool's name; "" for an http listing. */
+            toolName: string;
+            /** @description The owner's account address (G…), the key that signed. */
+            payTo: string;
+            /**
+             * Format: date-time
+             * @description When the message was signed (RFC 3339); must be within 5 minutes of svc's clock.
+             */
+            issuedAt: string;
+            /** @description The base64 of the 64-byte SEP-53 signature by `payTo` of the six-line message. */
+            signature: string;
+        };
+        DelistResponse: {
+            /**
+             * @description The listing was withdrawn from list and search.
+             * @constant
+             */
+            delisted: true;
+        };
+        /**
+         * @description The 6 codes of POST /discovery/delist: why a withdrawal was refused, and its rate limit (429).
+         *
+         *     - `svc_delist_rate_limited`: Too many delist requests from this client address (DELIST_RATE_PER_MINUTE); nothing was changed. Retry after Retry-After seconds.
+         *     - `svc_delist_stale`: issuedAt is more than 5 minutes from svc's clock (either direction); sign the message again with the current time.
+         *     - `svc_delist_signature_invalid`: signature is not the SEP-53 signature by payTo of the six-line delist message (another key signed, or another message); nothing was changed.
+         *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName (copy them from the listing as discovery shows it).
+         *     - `svc_delist_not_owner`: payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.
+         *     - `svc_delist_replayed`: A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.
+         * @enum {string}
+         */
+        DelistCode: "svc_delist_rate_limited" | "svc_delist_stale" | "svc_delist_signature_invalid" | "svc_delist_unknown_listing" | "svc_delist_not_owner" | "svc_delist_replayed";
         /** @description A catalog listing (docs/CATALOG.md). Additional properties are allowed. */
         DiscoveryResource: {
             /** @description Canonical URL (origin + routeTemplate or pathname; query and fragment stripped). */
@@ -971,7 +1053,7 @@ export interface components {
         /** @description Non-payment errors (the service envelope). Additional properties are allowed. */
         ErrorEnvelope: {
             error: {
-                code: components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"] | components["schemas"]["ValidateCode"];
+                code: components["schemas"]["ServiceCode"] | components["schemas"]["SettlementCode"] | components["schemas"]["ValidateCode"] | components["schemas"]["DelistCode"];
                 reason: string;
             } & {
                 [key: string]: unknown;
@@ -1338,6 +1420,29 @@ export interface components {
                  *       "error": {
                  *         "code": "svc_validate_rate_limited",
                  *         "reason": "This address made more than 10 validate requests in a minute (VALIDATE_RATE_PER_MINUTE); nothing was requested of the target. Retry in 42 s."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description Beyond DELIST_RATE_PER_MINUTE requests from this client address in a minute
+         *     (`svc_delist_rate_limited`). Nothing was changed. `Retry-After` says when to try again.
+         */
+        DelistRateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                /** @description Seconds until this client may delist again (a positive integer, RFC 9110 delay-seconds). */
+                "Retry-After"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_delist_rate_limited",
+                 *         "reason": "This address made more than 10 delist requests in a minute (DELIST_RATE_PER_MINUTE); nothing was changed. Retry in 42 s."
                  *       }
                  *     }
                  */
@@ -1951,6 +2056,118 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    delistDiscoveryListing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DelistRequest"];
+            };
+        };
+        responses: {
+            /** @description The listing is withdrawn. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelistResponse"];
+                };
+            };
+            /**
+             * @description The body is not a DelistRequest (`svc_malformed_request_body`), or `issuedAt` is more
+             *     than 5 minutes from svc's clock (`svc_delist_stale`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_delist_stale",
+                     *         "reason": "issuedAt 2026-11-25T09:00:00Z is 61 min from svc's clock (2026-11-25T10:01:00.000Z); sign the message again with the current time (within 5 min)."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description The signature is not by `payTo` (`svc_delist_signature_invalid`), or `payTo` is not the
+             *     listing's owner (`svc_delist_not_owner`). Nothing was changed.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_delist_not_owner",
+                     *         "reason": "The listing is owned by GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H, not the payTo that signed; nothing was changed. Only the owner can withdraw it."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No listing has this (resource, type, toolName) (`svc_delist_unknown_listing`). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_delist_unknown_listing",
+                     *         "reason": "No listing has resource https://api.example.com/weather, type http and toolName \"\"; copy them from the listing as GET /discovery/resources shows it."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            /**
+             * @description A withdrawal of this listing signed at `issuedAt` or later was already accepted
+             *     (`svc_delist_replayed`); nothing was changed. Sign a new message with the current time.
+             */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_delist_replayed",
+                     *         "reason": "A withdrawal of this listing signed at 2026-11-25T10:00:00Z or later was already accepted; a signed message withdraws once. Sign a new one with the current time."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["ValidateTooLarge"];
+            429: components["responses"]["DelistRateLimited"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];

@@ -20,6 +20,7 @@ import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/p
 import { settlementHandler } from '../handlers/settlements.ts';
 import { validateHandler } from '../handlers/validate.ts';
 import { mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
+import { delistHandler, type MessageVerifier } from '../handlers/delist.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
@@ -58,6 +59,9 @@ export interface AppDeps {
   /** Holds discovery while payments keep the main thread busy (payment-priority.ts). */
   priority: PaymentPriority;
   contract?: ApiContract;
+  /** Whether an address signed a message (the chain's SEP-53 check): POST /discovery/delist. */
+  verifyMessage: MessageVerifier;
+  clock: () => Date;
 }
 
 /**
@@ -101,6 +105,7 @@ export const VALIDATED_OPERATIONS = [
   'searchDiscoveryResources',
   'validateDiscoveryListing',
   'callHostedMcp',
+  'delistDiscoveryListing',
 ];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
@@ -155,6 +160,19 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
       whenJsonBody(chain(jsonObjectBody(), openApiValidation(contract, 'svc_malformed_request_body', 'body'))),
       priority.discovery(),
       mcpHandler(catalog, config.network),
+    ),
+    // Refused before the body is read when over the rate; the signature is checked before the catalog is asked.
+    delistDiscoveryListing: chain(
+      rateLimited({
+        perAddressPerMinute: config.delistRatePerMinute,
+        perAddressVariable: 'DELIST_RATE_PER_MINUTE',
+        code: 'svc_delist_rate_limited',
+        requests: 'delist requests',
+        consequence: 'nothing was changed.',
+      }),
+      jsonObjectBody(),
+      openApiValidation(contract, 'svc_malformed_request_body', 'body'),
+      delistHandler({ catalog, verify: deps.verifyMessage, clock: deps.clock }),
     ),
     getHealth: healthHandler(config),
     getReadiness: readinessHandler(deps.readiness),

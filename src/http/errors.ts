@@ -3,13 +3,14 @@
  * of the route it happened on (openapi.yaml): VerifyResponse for /verify, SettleResponse for
  * /settle, the ErrorEnvelope everywhere else.
  */
-import { defaultMessage, type ServiceCode, type SettlementCode, type ValidateCode } from '../codes.ts';
+import { defaultMessage, type DelistCode, type ServiceCode, type SettlementCode, type ValidateCode } from '../codes.ts';
 
 /**
  * The codes an error response can carry (`svc_settlement_not_found` only on GET
- * /settlements/{transaction}, `svc_validate_rate_limited` only on POST /discovery/validate).
+ * /settlements/{transaction}, `svc_validate_rate_limited` only on POST /discovery/validate, the
+ * DelistCode ones only on POST /discovery/delist).
  */
-export type ErrorCode = ServiceCode | SettlementCode | Extract<ValidateCode, 'svc_validate_rate_limited'>;
+export type ErrorCode = ServiceCode | SettlementCode | Extract<ValidateCode, 'svc_validate_rate_limited'> | DelistCode;
 
 /** A request svc answers with a `svc_*` code and a non-2xx status. */
 export class HttpError extends Error {

@@ -1,9 +1,10 @@
 /**
  * Per-client and global request rates of one operation: POST /discovery/validate (docs/SECURITY.md
  * "`POST /discovery/validate` as an amplifier": an anonymous route that makes svc request other
- * hosts must not become an amplifier) and POST /mcp (docs/MCP.md "Hosted discovery": one client
- * must not take the discovery capacity of everyone). Fixed one-minute windows
- * (rate-limiter-flexible's memory limiter) keyed by the peer address, the same key as the
+ * hosts must not become an amplifier), POST /mcp (docs/MCP.md "Hosted discovery": one client
+ * must not take the discovery capacity of everyone) and POST /discovery/delist (docs/CATALOG.md
+ * "Withdrawing a listing": each request verifies a signature and may take the catalog's writer,
+ * which lists settlements). Fixed one-minute windows (rate-limiter-flexible's memory limiter) keyed by the peer address, the same key as the
  * connection caps (behind a reverse proxy every client shares it). Per instance: N instances allow
  * N times the rate.
  */
@@ -19,7 +20,7 @@ export interface RateLimits {
   perAddressVariable: string;
   globalVariable?: string;
   /** The 429's code. */
-  code: Extract<ErrorCode, 'svc_validate_rate_limited' | 'svc_rate_limited'>;
+  code: Extract<ErrorCode, 'svc_validate_rate_limited' | 'svc_rate_limited' | 'svc_delist_rate_limited'>;
   /** What is counted, for the reason: "validate requests". */
   requests: string;
   /** What a refused request did not cause, for the reason: "nothing was requested of the target." */

@@ -360,6 +360,7 @@ describe('a schema svc could not judge', () => {
         return store.ownerOf(...args);
       },
       writeListing: (draft, now) => store.writeListing(draft, now),
+      withdraw: (withdrawal, now) => store.withdraw(withdrawal, now),
       list: (filters, page) => store.list(filters, page, new Date()),
       search: (...args) => store.search(...args),
       close: () => store.close(),

@@ -27,6 +27,22 @@ export type Conformance = 'conforming' | 'nonconforming' | 'undetermined';
  */
 const STATE_DEPENDENT_CODES = new Map([['svc_invalid_search_cursor', 'cursor']]);
 
+/**
+ * The same for a field of a JSON body: a withdrawal's `issuedAt` that is well formed but more than
+ * 5 minutes from svc's clock (openapi.yaml, POST /discovery/delist: `svc_delist_stale`).
+ */
+const STATE_DEPENDENT_BODY_CODES = new Map([['svc_delist_stale', 'issuedAt']]);
+
+/** Whether the request's body is a JSON object holding `field`. */
+function bodyHolds(r: FuzzRequest, field: string): boolean {
+  try {
+    const body: unknown = JSON.parse(r.body?.toString('utf8') ?? '');
+    return typeof body === 'object' && body !== null && Object.hasOwn(body, field);
+  } catch {
+    return false;
+  }
+}
+
 const ajvByDocument = new WeakMap<object, Ajv2020>();
 function ajvFor(doc: any): Ajv2020 {
   let ajv = ajvByDocument.get(doc);
@@ -203,6 +219,8 @@ export function positiveDataAcceptance(r: FuzzRequest, res: RawResponse, doc: an
   const code = codeOf(res);
   const stateOf = typeof code === 'string' ? STATE_DEPENDENT_CODES.get(code) : undefined;
   if (stateOf && new URLSearchParams(r.target.split('?').slice(1).join('?')).get(stateOf)) return null;
+  const bodyStateOf = typeof code === 'string' ? STATE_DEPENDENT_BODY_CODES.get(code) : undefined;
+  if (bodyStateOf && bodyHolds(r, bodyStateOf)) return null;
   if (requestConformance(r, doc) !== 'conforming') return null;
   return `positive_data_acceptance: the request conforms to openapi.yaml, yet it was refused ${res.status} ${String(code)}`;
 }

@@ -11,6 +11,7 @@ import {
   SETTLEMENT_CODES,
   VALIDATE_CODES,
   VERIFY_CODES,
+  DELIST_CODES,
 } from '../../src/codes.ts';
 import { parse } from 'yaml';
 import { checkContract, openapiDocument } from '../helpers/contract.ts';
@@ -26,6 +27,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['SettlementCode', SETTLEMENT_CODES, 13],
     ['BazaarCode', BAZAAR_CODES, 9],
     ['ValidateCode', VALIDATE_CODES, 10],
+    ['DelistCode', DELIST_CODES, 6],
     ['McpCode', MCP_CODES, 12],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
     // The MCP tool codes are not HTTP codes: they live in mcp-codes.yaml, not in openapi.yaml.

@@ -26,6 +26,7 @@ import type { PostgresMigrations } from '../../db/postgres.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
+import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -434,4 +435,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   ACCEPTED_ASSETS_MIGRATION,
   // 7: the liveness records on `listings` (postgres/liveness.ts).
   LIVENESS_MIGRATION,
+  // 8: the times of accepted withdrawals (postgres/withdraw.ts).
+  WITHDRAWALS_MIGRATION,
 ];

@@ -28,7 +28,17 @@ import {
 } from '../listing.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, type SearchText } from '../terms.ts';
-import type { CatalogStorePort, DiscoveryFilters, DiscoveryResource, SearchPage, WriteOutcome } from '../types.ts';
+import type {
+  CatalogStorePort,
+  DiscoveryFilters,
+  DiscoveryResource,
+  SearchPage,
+  Withdrawal,
+  WithdrawalOutcome,
+  WriteOutcome,
+} from '../types.ts';
+import { withdrawListing } from './withdraw.ts';
+import { pruneRevisions, scoreUnits } from './revisions.ts';
 import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
 import { acceptedEntryConditions, filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -277,6 +287,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
     });
   }
 
+  async withdraw(withdrawal: Withdrawal, now: Date): Promise<WithdrawalOutcome> {
+    await this.ready;
+    return withdrawListing(this.pool, withdrawal, now);
+  }
+
   async search(
     query: string,
     filters: DiscoveryFilters,
@@ -352,26 +367,5 @@ async function reviseSearchText(db: Db, listingId: number, text: SearchText, lev
       scores.map(([, score]) => scoreUnits(score)),
       scores.map(([, score]) => Math.round(score * 1000)),
     ],
-  );
-}
-
-/** score × 2^53 as an exact integer (migrations.ts): every score is a multiple of 2^-53. */
-export function scoreUnits(score: number): string {
-  const units = score * SCORE_UNITS; // times a power of two: exact
-  if (!Number.isInteger(units) || units <= 0) throw new Error(`a term score below 0.5 cannot be stored exactly: ${score}`);
-  return BigInt(units).toString();
-}
-
-/** Superseded revisions older than a cursor's lifetime go, at most PRUNE_BATCH per write (as sqlite/store.ts pruneRevisions). */
-async function pruneRevisions(db: Db, now: Date): Promise<void> {
-  const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
-  await db.query(
-    `WITH expired AS (
-       SELECT rev FROM search_revisions WHERE to_seq IS NOT NULL AND superseded_at < $1 ORDER BY superseded_at LIMIT $2
-     ), terms AS (
-       DELETE FROM search_terms WHERE rev IN (SELECT rev FROM expired)
-     )
-     DELETE FROM search_revisions WHERE rev IN (SELECT rev FROM expired)`,
-    [horizon, PRUNE_BATCH],
   );
 }

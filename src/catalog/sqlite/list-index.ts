@@ -109,7 +109,7 @@ function addToBlock(db: DatabaseSync, key: ListingKey, at: SortKey): void {
   insertBlock(db, key, { lastUpdated: middle.last_updated, listingId: Number(middle.listing_id) }, block.n + 1 - BLOCK_SIZE);
 }
 
-function removeFromBlock(db: DatabaseSync, key: ListingKey, at: SortKey): void {
+export function removeFromBlock(db: DatabaseSync, key: ListingKey, at: SortKey): void {
   const block = blockOf(db, key, at);
   if (block) setBlockCount(db, key, block.start, block.n - 1);
 }

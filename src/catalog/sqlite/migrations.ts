@@ -14,6 +14,7 @@
  * 5: the asset and amount of every accepted entry (the `asset` and `maxAmount` filters), and an
  *    `asset` key per listing and asset in the list index.
  * 6: the liveness records on `listings` (liveness.ts).
+ * 7: the times of accepted withdrawals (withdraw.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -24,6 +25,7 @@ import { cachedStatement } from '../../db/sqlite.ts';
 import { termScores } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
+import { migrateToWithdrawals } from './withdraw.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -215,4 +217,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToQualitySignals,
   migrateToAcceptedAssets,
   migrateToLiveness,
+  migrateToWithdrawals,
 ];

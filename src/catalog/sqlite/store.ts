@@ -39,6 +39,8 @@ import {
   type DiscoveryFilters,
   type DiscoveryResource,
   type SearchPage,
+  type Withdrawal,
+  type WithdrawalOutcome,
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
@@ -49,6 +51,7 @@ import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
+import { withdrawListing } from './withdraw.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
@@ -123,6 +126,11 @@ export class CatalogStore implements CatalogStorePort {
       toolName,
     ) as { owner: string } | undefined;
     return row?.owner;
+  }
+
+  withdraw(withdrawal: Withdrawal, now: Date): WithdrawalOutcome {
+    this.assertUsable(true);
+    return withdrawListing(this.db, withdrawal, now);
   }
 
   search(

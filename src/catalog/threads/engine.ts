@@ -17,6 +17,8 @@ import {
   type ListingPreview,
   type SearchPage,
   type SettledPayment,
+  type Withdrawal,
+  type WithdrawalOutcome,
 } from '../types.ts';
 import { X402_VERSION } from '../../scheme/types.ts';
 
@@ -117,6 +119,11 @@ export class CatalogEngine {
       case 'listing':
         return { outcome: 'listed', listing: draftItem(ingested.draft, now), dropped: ingested.draft.dropped };
     }
+  }
+
+  /** CatalogPort.withdraw: the store checks the owner and replays and removes the listing in one transaction. */
+  async withdraw(withdrawal: Withdrawal, now: Date): Promise<WithdrawalOutcome> {
+    return this.store.withdraw(withdrawal, now);
   }
 
   async list(

@@ -9,7 +9,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
-import type { DiscoveryFilters, SettledPayment } from '../types.ts';
+import type { DiscoveryFilters, SettledPayment, Withdrawal } from '../types.ts';
 import type { LivenessRecord } from '../liveness.ts';
 import { FairQueue } from './fair-queue.ts';
 
@@ -27,6 +27,7 @@ export interface WorkerSetup {
 export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'record'; settled: SettledPayment; strict: boolean }
   | { op: 'preview'; settled: SettledPayment }
+  | { op: 'withdraw'; withdrawal: Withdrawal }
   | { op: 'list'; filters: DiscoveryFilters; page: { limit: number; offset: number }; visibleSince?: string; failingBefore?: string }
   | {
       op: 'search';

@@ -34,6 +34,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return engine.recordSettlement(request.settled, now, request.strict);
     case 'preview':
       return engine.previewSettlement(request.settled, now);
+    case 'withdraw':
+      return engine.withdraw(request.withdrawal, now);
     case 'list':
       return engine.list(request.filters, request.page, now, request.visibleSince, request.failingBefore);
     case 'search':

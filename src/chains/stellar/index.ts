@@ -29,3 +29,4 @@ export { keypairFromSeed, type Keypair } from './keys.ts';
 export { isContractAddress } from './addresses.ts';
 export { ChannelOpener, deriveChannelKeys, MAX_CHANNEL_ACCOUNTS } from './channels.ts';
 export { createStellarPayment, StellarPaymentError, type CreateStellarPaymentOptions } from './exact/buyer.ts';
+export { verifySignedMessage, signMessage } from './signed-message.ts';

@@ -1,0 +1,93 @@
+/**
+ * A listing withdrawn by its owner, on PostgreSQL (CatalogStorePort.withdraw; docs/CATALOG.md
+ * "Withdrawing a listing"), as sqlite/withdraw.ts does it: under the listing identity's advisory
+ * lock (the one a settlement's write takes, so a withdrawal and a settlement of one listing are
+ * serialized across instances), the owner check, the replay check against `listing_withdrawals`,
+ * then every row of the listing goes, its list keys uncounted from their totals and blocks.
+ */
+import type pg from 'pg';
+import { inTransaction } from '../../db/postgres.ts';
+import { PRUNE_BATCH } from '../listing.ts';
+import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '../types.ts';
+
+/** Migration (sqlite/withdraw.ts migrateToWithdrawals). */
+export const WITHDRAWALS_MIGRATION = `
+  CREATE TABLE listing_withdrawals (
+    resource TEXT COLLATE "C" NOT NULL,
+    type TEXT COLLATE "C" NOT NULL,
+    tool_name TEXT COLLATE "C" NOT NULL,
+    issued_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (resource, type, tool_name)
+  );
+  CREATE INDEX listing_withdrawals_by_time ON listing_withdrawals (issued_at_ms);
+  CREATE INDEX search_revisions_by_listing ON search_revisions (listing_id);`;
+
+/** Thrown inside the transaction to roll it back with an outcome. */
+class Refused extends Error {
+  constructor(readonly outcome: WithdrawalOutcome) {
+    super(outcome.status);
+  }
+}
+
+/** How long a withdrawal waits for the identity's lock (another instance's write) before it fails (a 500). */
+const LOCK_TIMEOUT_MS = 1_000;
+
+export async function withdrawListing(pool: pg.Pool, w: Withdrawal, now: Date): Promise<WithdrawalOutcome> {
+  try {
+    return await inTransaction(pool, async (db) => {
+      await db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
+      // The same key as the settlement write's lock (store.ts writeListing).
+      const identity = JSON.stringify(['svc:catalog:listing', w.resource, w.type, w.toolName]);
+      await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [identity]);
+      const key = [w.resource, w.type, w.toolName];
+      const listing = (
+        await db.query<{ id: string; owner: string }>(
+          'SELECT id, owner FROM listings WHERE resource = $1 AND type = $2 AND tool_name = $3',
+          key,
+        )
+      ).rows[0];
+      if (!listing) throw new Refused({ status: 'unknown' });
+      if (listing.owner !== w.owner) throw new Refused({ status: 'not_owner', owner: listing.owner });
+      const last = (
+        await db.query<{ issued_at_ms: string }>(
+          'SELECT issued_at_ms FROM listing_withdrawals WHERE resource = $1 AND type = $2 AND tool_name = $3',
+          key,
+        )
+      ).rows[0];
+      if (last && Number(last.issued_at_ms) >= w.issuedAtMs)
+        throw new Refused({ status: 'replayed', lastIssuedAtMs: Number(last.issued_at_ms) });
+
+      const id = listing.id;
+      // A write like any other: it takes its place in the sequence (store.ts).
+      await db.query('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
+      const keys = await db.query<{ kind: string; value: string; last_updated: string }>(
+        'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = $1',
+        [id],
+      );
+      for (const k of keys.rows) {
+        await db.query('SELECT catalog_block_remove($1, $2, $3, $4)', [k.kind, k.value, k.last_updated, id]);
+        await db.query('UPDATE listing_counts SET n = n - 1 WHERE kind = $1 AND value = $2', [k.kind, k.value]);
+      }
+      await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
+      for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers'])
+        await db.query(`DELETE FROM ${table} WHERE listing_id = $1`, [id]);
+      await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);
+      await db.query('DELETE FROM search_revisions WHERE listing_id = $1', [id]);
+      await db.query('DELETE FROM listings WHERE id = $1', [id]);
+      await db.query(
+        `INSERT INTO listing_withdrawals (resource, type, tool_name, issued_at_ms) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (resource, type, tool_name) DO UPDATE SET issued_at_ms = excluded.issued_at_ms`,
+        [...key, w.issuedAtMs],
+      );
+      await db.query(
+        `DELETE FROM listing_withdrawals WHERE (resource, type, tool_name) IN (
+           SELECT resource, type, tool_name FROM listing_withdrawals WHERE issued_at_ms < $1 LIMIT $2)`,
+        [now.getTime() - WITHDRAWAL_MEMORY_MS, PRUNE_BATCH],
+      );
+      return { status: 'delisted' } as const;
+    });
+  } catch (err) {
+    if (err instanceof Refused) return err.outcome;
+    throw err;
+  }
+}

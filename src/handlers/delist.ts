@@ -1,0 +1,96 @@
+/**
+ * POST /discovery/delist (openapi.yaml; docs/CATALOG.md "Withdrawing a listing"): the owner of a
+ * listing withdraws it with a signed message. The body's shape (base64 signature, RFC 3339 time,
+ * account address) is checked against openapi.yaml before this runs; here: the time against svc's
+ * clock, the signature (through the injected MessageVerifier: the chain's, so this layer knows no
+ * Stellar), then the catalog's owner and replay checks and the removal, in one transaction there.
+ */
+import { CatalogQueryError, type CatalogPort, type WithdrawalOutcome } from '../catalog/types.ts';
+import { DELIST_WINDOW_MS, delistMessage } from '../delist-message.ts';
+import type { components } from '../generated/openapi.ts';
+import { HttpError } from '../http/errors.ts';
+import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
+
+type DelistRequest = components['schemas']['DelistRequest'];
+type DelistResponse = components['schemas']['DelistResponse'];
+
+/** Whether `address` signed `message` (src/chains/stellar/signed-message.ts for Stellar accounts). */
+export type MessageVerifier = (address: string, message: string, signature: Uint8Array) => boolean;
+
+export interface DelistDeps {
+  catalog: CatalogPort;
+  verify: MessageVerifier;
+  /** svc's clock (tests inject one). */
+  clock: () => Date;
+}
+
+const minutes = (ms: number) => `${Math.round(Math.abs(ms) / 60_000)} min`;
+
+/** The refusal of a catalog outcome other than `delisted`. */
+function refusal(outcome: Exclude<WithdrawalOutcome, { status: 'delisted' }>, request: DelistRequest): HttpError {
+  switch (outcome.status) {
+    case 'unknown':
+      return new HttpError(
+        404,
+        'svc_delist_unknown_listing',
+        `No listing has resource ${request.resource}, type ${request.type} and toolName ${JSON.stringify(request.toolName)}; copy them from the listing as GET /discovery/resources shows it (toolName "" for http).`,
+      );
+    case 'not_owner':
+      return new HttpError(
+        403,
+        'svc_delist_not_owner',
+        `The listing is owned by ${outcome.owner}, not ${request.payTo}; nothing was changed. Only its owner (the payTo of the settlement that listed it) can withdraw it.`,
+      );
+    case 'replayed':
+      return new HttpError(
+        409,
+        'svc_delist_replayed',
+        `A withdrawal of this listing signed at ${new Date(outcome.lastIssuedAtMs).toISOString()} (not before this one's issuedAt ${request.issuedAt}) was already accepted; a signed message withdraws once, and nothing was changed. Sign a new one with the current time.`,
+      );
+  }
+}
+
+export function delistHandler(deps: DelistDeps): SvcMiddleware {
+  return async (ctx: SvcContext) => {
+    const request = ctx.request.body as DelistRequest;
+    const now = deps.clock();
+    const issuedAtMs = Date.parse(request.issuedAt);
+    const skew = issuedAtMs - now.getTime();
+    if (Math.abs(skew) > DELIST_WINDOW_MS)
+      throw new HttpError(
+        400,
+        'svc_delist_stale',
+        `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); sign the message again with the current time (within ${minutes(DELIST_WINDOW_MS)}, either way).`,
+      );
+    const message = delistMessage(request);
+    if (!deps.verify(request.payTo, message, Buffer.from(request.signature, 'base64')))
+      throw new HttpError(
+        403,
+        'svc_delist_signature_invalid',
+        `signature is not the SEP-53 signature by ${request.payTo} of the message ${JSON.stringify(message)} (the six lines svc delist, type, resource, toolName, payTo, issuedAt joined by "\\n"); nothing was changed.`,
+      );
+    if (!deps.catalog.withdraw) throw new Error('this catalog cannot withdraw a listing');
+    let outcome: WithdrawalOutcome;
+    try {
+      outcome = await deps.catalog.withdraw({
+        resource: request.resource,
+        type: request.type,
+        toolName: request.toolName,
+        owner: request.payTo,
+        issuedAtMs,
+      });
+    } catch (err) {
+      // Overloaded catalog: the documented 503, as on the other discovery routes.
+      if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+      throw err;
+    }
+    if (outcome.status !== 'delisted') throw refusal(outcome, request);
+    ctx.state.log.info(
+      { resource: request.resource, type: request.type, toolName: request.toolName, owner: request.payTo },
+      'listing withdrawn',
+    );
+    const body: DelistResponse = { delisted: true };
+    ctx.body = body;
+    ctx.status = 200;
+  };
+}
