@@ -71,8 +71,9 @@ describe('the reason of each bazaar rejection code', () => {
     expect(recorded).toEqual({ status: 'rejected', code: 'bazaar_listing_owned_by_other_payee', rejectedReason: reason });
     expect(reason).toContain(`owned by payTo ${PAY_TO_A}, not ${PAY_TO_B}`);
     expect(reason).toMatch(/first settlement that listed it/);
-    // No withdrawal exists yet, so the reason must not offer one.
-    expect(reason).not.toMatch(/delist/);
+    // How the owner withdraws it, and what follows.
+    expect(reason).toContain(`Only the holder of ${PAY_TO_A}'s key can withdraw the listing (POST /discovery/delist`);
+    expect(reason).toMatch(/next settlement after that lists the resource for its own payTo/);
     expect(reason).toMatch(/pay \S+ for this resource/);
   });
 

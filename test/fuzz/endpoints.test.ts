@@ -30,6 +30,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     assets: [],
     cursors: [],
     words: ['weather', 'forecast', 'lisbon', 'summarize', 'tool'],
+    resources: ['https://weather.example.com/forecast', 'https://tools.example.com/mcp'],
   };
 
   beforeAll(async () => {

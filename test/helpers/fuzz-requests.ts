@@ -11,6 +11,7 @@ import { craftTransaction, sourceAccountEntry, transferArgs, transferInvocation,
 import { deref, openapiDocument } from './contract.ts';
 import { fuzzRequest, jsonBody, type FuzzRequest } from './fuzz-http.ts';
 import { mcpBody } from './fuzz-mcp.ts';
+import { delistBody } from './fuzz-delist.ts';
 import {
   anyJson,
   deeplyNested,
@@ -33,6 +34,8 @@ export interface FuzzWorld {
   cursors: string[];
   /** Words present in listings, so searches find something. */
   words: string[];
+  /** Resource URLs of the listings (for withdrawals to name). */
+  resources?: string[];
 }
 
 const operations = () => {
@@ -617,7 +620,12 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
   const kindWith = (kind: string, h: { moreHeaders: [string, string][] }) =>
     h.moreHeaders.length ? `${kind}; ${h.moreHeaders.length} more header field(s)` : kind;
   if (op.method === 'POST') {
-    const bodies = op.path === '/mcp' ? mcpBody(world.words, rawJunkBody, WRONG_CONTENT_TYPES) : paymentBody(world);
+    const bodies =
+      op.path === '/mcp'
+        ? mcpBody(world.words, rawJunkBody, WRONG_CONTENT_TYPES)
+        : op.path === '/discovery/delist'
+          ? delistBody(world.resources ?? [], rawJunkBody)
+          : paymentBody(world);
     return fc.tuple(bodies, junkQuery, requestIdHeader, fc.boolean(), headers).map(([b, query, rid, chunked, h]) =>
       fuzzRequest({
         method: 'POST',

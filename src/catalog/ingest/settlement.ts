@@ -85,11 +85,11 @@ export type IngestResult =
 
 const reject = (code: BazaarCode, reason: string): IngestResult => ({ kind: 'rejected', code, reason });
 export const OWNED_BY_OTHER_REASON =
-  'The listing for this resource is owned by a different payTo; nothing was written. A listing belongs to the payTo of the first settlement that listed it (docs/CATALOG.md "Ownership and refresh"): settle to that payTo. A listing cannot be withdrawn or handed over yet.';
+  'The listing for this resource is owned by a different payTo; nothing was written. A listing belongs to the payTo of the first settlement that listed it (docs/CATALOG.md "Ownership and refresh"): settle to that payTo. Only the owner can withdraw it: POST /discovery/delist, signed with the key of that payTo (docs/CATALOG.md "Withdrawing a listing"); the next settlement after that lists the resource for its own payTo.';
 
 /** bazaar_listing_owned_by_other_payee's reason, naming the owner (a public address, shown on the listing anyway). */
 export function ownedByOtherReason(key: string, owner: string, payTo: string): string {
-  return `The listing for ${key} is owned by payTo ${owner}, not ${payTo}; nothing was written. A listing belongs to the payTo of the first settlement that listed it (docs/CATALOG.md "Ownership and refresh"), so settlements to another payTo cannot take it over: pay ${owner} for this resource. A listing cannot be withdrawn or handed over yet.`;
+  return `The listing for ${key} is owned by payTo ${owner}, not ${payTo}; nothing was written. A listing belongs to the payTo of the first settlement that listed it (docs/CATALOG.md "Ownership and refresh"), so settlements to another payTo cannot take it over: pay ${owner} for this resource. Only the holder of ${owner}'s key can withdraw the listing (POST /discovery/delist, a message signed by that key; docs/CATALOG.md "Withdrawing a listing"); the next settlement after that lists the resource for its own payTo.`;
 }
 
 /**

@@ -17,7 +17,6 @@ import { inTransaction, migrate, openPool, untilSucceeded } from '../../db/postg
 import type { ListingDraft } from '../ingest/settlement.ts';
 import {
   DEEP_OFFSET,
-  PRUNE_BATCH,
   filterKeys,
   needsAcceptsCondition,
   listingKeysOf,
@@ -26,7 +25,6 @@ import {
   searchTextOf,
   toDiscoveryResource,
 } from '../listing.ts';
-import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, type SearchText } from '../terms.ts';
 import type {
   CatalogStorePort,
@@ -39,7 +37,7 @@ import type {
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
 import { pruneRevisions, scoreUnits } from './revisions.ts';
-import { CATALOG_MIGRATIONS, SCORE_UNITS } from './migrations.ts';
+import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { acceptedEntryConditions, filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
