@@ -165,6 +165,8 @@ export const MCP_CODES = {
   svc_mcp_payment_not_settled: 'A payment was attempted but no successful receipt was returned.',
   svc_mcp_tool_call_failed: 'The MCP tool call to the target failed.',
   svc_mcp_internal_error: 'The tool server failed.',
+  svc_mcp_listing_not_live:
+    "svc's last check found the listing not live (unreachable, not_payable or terms_changed); nothing was requested or paid. ignoreLiveness: true calls it anyway.",
 } as const;
 
 export type VerifyCode = keyof typeof VERIFY_CODES;

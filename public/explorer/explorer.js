@@ -63,6 +63,19 @@ function demandOf(listing) {
   return `${plural(q.l30DaysTotalCalls, 'payment')} by ${plural(q.l30DaysUniquePayers, 'payer')} in 30 days`;
 }
 
+/** svc's last liveness check of the listing (openapi.yaml ListingLiveness) as a short phrase. */
+function livenessOf(listing) {
+  const l = listing.liveness;
+  if (!l) return 'not checked since last paid';
+  const words = {
+    live: 'answers with a 402',
+    unreachable: 'unreachable',
+    not_payable: 'not asking for payment',
+    terms_changed: 'pays someone else now',
+  };
+  return `${words[l.status] ?? l.status} (checked ${new Date(l.checkedAt).toLocaleString()})`;
+}
+
 const cheapest = (accepts) =>
   [...(accepts ?? [])].sort((a, b) =>
     BigInt(/^\d+$/.test(a.amount) ? a.amount : 0) < BigInt(/^\d+$/.test(b.amount) ? b.amount : 0) ? -1 : 1,
@@ -275,6 +288,8 @@ function showDetail(listing, opener) {
             ),
           ]
         : []),
+      el('dt', {}, 'Liveness'),
+      el('dd', { class: `liveness ${listing.liveness?.status ?? 'unchecked'}` }, livenessOf(listing)),
     ),
     el('h3', {}, 'How to call it'),
     convention,
@@ -312,6 +327,9 @@ function renderResults(listings) {
           hostOf(listing.resource),
         ),
         listing.quality ? el('span', { class: 'demand' }, demandOf(listing)) : null,
+        listing.liveness && listing.liveness.status !== 'live'
+          ? el('span', { class: `liveness ${listing.liveness.status}` }, `Last check: ${livenessOf(listing)}`)
+          : null,
         listing.description ? el('span', { class: 'description' }, listing.description) : null,
       );
       button.addEventListener('click', () => {

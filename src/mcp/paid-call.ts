@@ -58,6 +58,19 @@ async function resolveListing(ref: ListingRef, facilitator: FacilitatorClient): 
   return listing;
 }
 
+/**
+ * A listing svc's last liveness check found not live (docs/CATALOG.md "Liveness") is refused before
+ * any request, unless the caller insists with ignoreLiveness; never checked (null) is not refused.
+ */
+function refuseNotLive(listing: DiscoveryResource, ignoreLiveness: boolean): void {
+  const liveness = (listing as { liveness?: { status: string; checkedAt: string } | null }).liveness;
+  if (ignoreLiveness || !liveness || liveness.status === 'live') return;
+  throw new ToolFailure(
+    'svc_mcp_listing_not_live',
+    `svc's check of this listing at ${liveness.checkedAt} found it ${liveness.status}; nothing was requested or paid. Pass ignoreLiveness: true to call it anyway (its live 402 is still checked first).`,
+  );
+}
+
 async function resolveTarget(args: Record<string, unknown>, facilitator: FacilitatorClient): Promise<TargetSpec> {
   const resourceId = optionalString(args, 'resourceId');
   const url = optionalString(args, 'url');
@@ -79,6 +92,7 @@ async function resolveTarget(args: Record<string, unknown>, facilitator: Facilit
       );
     }
     const listing = await resolveListing(ref, facilitator);
+    refuseNotLive(listing, args.ignoreLiveness === true);
     if (ref.type === 'mcp') return { type: 'mcp', url: ref.resource, toolName: ref.toolName, ...(input ? { input } : {}) };
     const declared = listingInput(listing).method;
     return {
@@ -125,7 +139,8 @@ export function choosePayment(required: PaymentRequired, network: string, maxAmo
 }
 
 export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Record<string, unknown>> {
-  const args = argumentsObject(rawArgs, ['resourceId', 'url', 'toolName', 'input', 'method']);
+  const args = argumentsObject(rawArgs, ['resourceId', 'url', 'toolName', 'input', 'method', 'ignoreLiveness']);
+  if (args.ignoreLiveness !== undefined && typeof args.ignoreLiveness !== 'boolean') throw invalid('ignoreLiveness must be a boolean.');
   const spec = await resolveTarget(args, deps.facilitator);
   const allow = deps.allowPrivateTargets ?? allowListFromEnv();
   const refused = forbiddenLiteralHost(new URL(spec.url).hostname, allow);

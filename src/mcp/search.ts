@@ -109,8 +109,9 @@ export function toHit(listing: DiscoveryResource, network: string): Record<strin
     ...(listing.tags ? { tags: listing.tags } : {}),
     ...(listing.mimeType ? { mimeType: listing.mimeType } : {}),
     lastUpdated: listing.lastUpdated,
-    // Absent only from a facilitator older than the quality signals.
+    // Absent only from a facilitator older than the quality signals (resp. the liveness checks).
     ...(listing.quality ? { quality: listing.quality } : {}),
+    ...(listing.liveness !== undefined ? { liveness: listing.liveness } : {}),
   };
 }
 

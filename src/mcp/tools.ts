@@ -76,6 +76,16 @@ const searchSuccess = {
               lastCalledAt: { type: 'string' },
             },
           },
+          liveness: {
+            type: ['object', 'null'],
+            description:
+              "svc's last unpaid check of the resource (openapi.yaml ListingLiveness): live (a 402 naming the listing's payTo), unreachable, not_payable or terms_changed, and when. null: not checked since it was listed or last paid. paid_call refuses a listing that is not live unless ignoreLiveness is true.",
+            required: ['status', 'checkedAt'],
+            properties: {
+              status: { type: 'string', enum: ['live', 'unreachable', 'not_payable', 'terms_changed'] },
+              checkedAt: { type: 'string' },
+            },
+          },
         },
       },
     },
@@ -175,6 +185,11 @@ export const PAID_CALL_TOOL = {
       toolName: stringProp('The MCP tool to call; required when url is an MCP endpoint.'),
       input: { type: 'object', description: 'Query parameters (GET) or JSON body (POST) for http; tool arguments for mcp.' },
       method: { type: 'string', enum: [...HTTP_METHODS], description: 'HTTP method for a url target (default GET).' },
+      ignoreLiveness: {
+        type: 'boolean',
+        description:
+          "Call a listing (resourceId) even when svc's last check found it not live (svc_mcp_listing_not_live otherwise); the live 402 is still probed first.",
+      },
     },
     oneOf: [
       // A listing declares its own method; toolName may repeat the one the id names.

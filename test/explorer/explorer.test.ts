@@ -251,6 +251,8 @@ describe('the explorer page', () => {
     await expect.poll(() => detail.locator('h2').textContent()).toBe('Service 3');
     expect(await detail.locator('.payments').textContent()).toBe('1');
     expect(await detail.locator('.payers').textContent()).toBe('1');
+    // Not checked by svc since it was paid (docs/CATALOG.md "Liveness").
+    expect(await detail.locator('.liveness').textContent()).toBe('not checked since last paid');
     expect(await detail.locator('.last-paid time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
     await page.locator('#filter-maxPrice').fill('0.0049999');
     await expect.poll(() => page.locator('#status').textContent()).toBe('4 listings');

@@ -428,8 +428,33 @@ describe('facilitator', () => {
   });
 });
 
+describe('liveness', () => {
+  it('svc_mcp_listing_not_live: a listing svc found not live is refused before any request unless ignoreLiveness; nothing paid', async () => {
+    const url = `${seller.url}/paid`;
+    expect(success(await agent.call('paid_call', { url })).paid).toBe(true); // listed by its settlement
+    const hitOf = async () =>
+      success(await agent.call('search_resources', { query: 'A paid thing' })).hits.find((hit: any) => hit.resource === url);
+    expect((await hitOf()).liveness).toBeNull(); // not checked since it was paid
+    // svc's check finds it unreachable: the record a pass writes, through the catalog's liveness port.
+    const now = Date.now();
+    const claimed = await h.catalog.liveness!.claimDue(now, now + 1, 1_000);
+    const listing = claimed.find((l) => l.resource === url)!;
+    const checkedAt = new Date(now).toISOString();
+    await h.catalog.liveness!.writeLiveness(listing.key, { status: 'unreachable', checkedAt, failingSince: checkedAt }, now);
+    const hit = await hitOf();
+    expect(hit.liveness).toEqual({ status: 'unreachable', checkedAt });
+    await paysNothing(async () =>
+      expectCode(await agent.call('paid_call', { resourceId: hit.id }), 'svc_mcp_listing_not_live', /unreachable.*ignoreLiveness/),
+    );
+    expectCode(await agent.call('paid_call', { resourceId: hit.id, ignoreLiveness: 'yes' }), 'svc_mcp_invalid_arguments');
+    // The caller insists: probed and paid as usual (the settlement resets the record).
+    expect(success(await agent.call('paid_call', { resourceId: hit.id, ignoreLiveness: true })).paid).toBe(true);
+    expect((await hitOf()).liveness).toBeNull();
+  });
+});
+
 describe('coverage', () => {
-  it('reached 11 of the 12 agent tool codes here (svc_mcp_internal_error is in server.test.ts)', () => {
+  it('reached 12 of the 13 agent tool codes here (svc_mcp_internal_error is in server.test.ts)', () => {
     const expected = Object.keys(MCP_CODES).filter((c) => c !== 'svc_mcp_internal_error');
     expect(expected.filter((c) => !reached.has(c))).toEqual([]);
   });

@@ -38,6 +38,8 @@ export class McpHarness {
     readonly rpc: ChainRpc,
     readonly facilitatorUrl: string,
     readonly facilitator: FacilitatorClient,
+    /** The facilitator's catalog (its liveness records are set through it, as svc's checks would). */
+    readonly catalog: Catalog,
     private readonly cleanups: Array<() => Promise<void> | void>,
   ) {}
 
@@ -64,7 +66,7 @@ export class McpHarness {
     });
     const server = await startTestServer({ config, scheme, catalog });
     cleanups.unshift(() => server.close());
-    return new McpHarness(devnet, rpc, server.url, createFacilitatorClient(server.url, { timeoutMs: 20_000 }), cleanups);
+    return new McpHarness(devnet, rpc, server.url, createFacilitatorClient(server.url, { timeoutMs: 20_000 }), catalog, cleanups);
   }
 
   /** Registers something to stop at the end (LIFO after the sellers, before the facilitator). */
