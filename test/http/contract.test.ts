@@ -28,7 +28,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['BazaarCode', BAZAAR_CODES, 9],
     ['ValidateCode', VALIDATE_CODES, 10],
     ['DelistCode', DELIST_CODES, 6],
-    ['McpCode', MCP_CODES, 12],
+    ['McpCode', MCP_CODES, 13],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
     // The MCP tool codes are not HTTP codes: they live in mcp-codes.yaml, not in openapi.yaml.
     expect(openapiDocument.components.schemas.McpCode).toBeUndefined();

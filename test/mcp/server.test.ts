@@ -114,7 +114,7 @@ describe('protocol', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(['search_resources', 'paid_call']);
     expect(tools[0]!.inputSchema).toMatchObject({ type: 'object', required: ['query'] });
-    expect(Object.keys(tools[1]!.inputSchema.properties!)).toEqual(['resourceId', 'url', 'toolName', 'input', 'method']);
+    expect(Object.keys(tools[1]!.inputSchema.properties!)).toEqual(['resourceId', 'url', 'toolName', 'input', 'method', 'ignoreLiveness']);
     await expect(client.callTool({ name: 'buy_everything', arguments: {} })).rejects.toThrow(/Unknown tool/);
   });
 
