@@ -113,7 +113,9 @@ try {
   db.close();
   const pct = (s: number) => (100 * s) / wall;
   out(`Catalog: ${SIZE.toLocaleString('en')} listings, all due; window ${fmt(wall)} s; load average ${loadBefore} → ${loadAverage()}.`);
-  out(`Default rate: ${PROBE_DEFAULTS.LIVENESS_CHECKS_PER_MINUTE} checks a minute; the origins received ${done} probes (${fmt((done * 60) / wall)} a minute).`);
+  out(
+    `Default rate: ${PROBE_DEFAULTS.LIVENESS_CHECKS_PER_MINUTE} checks a minute; the origins received ${done} probes (${fmt((done * 60) / wall)} a minute).`,
+  );
   out('\n| svc | CPU seconds | % of one core |');
   out('| --- | --- | --- |');
   out(`| liveness on (default rate) | ${fmt(used.on)} | ${fmt(pct(used.on))} |`);
