@@ -9,4 +9,8 @@ if [ ! -f dist/main.js ]; then
   echo 'svc: dist/main.js is missing; run `npm run build` first' >&2
   exit 1
 fi
+# MALLOC_ARENA_MAX=2: glibc gives every thread that allocates (svc's catalog and schema threads,
+# libuv's pool) an arena of its own, each keeping freed pages resident; two arenas cost svc about
+# 18 MiB less idle RSS at no measured speed cost (same section). The environment's value wins.
+export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 exec node --max-semi-space-size=4 dist/main.js "$@"

@@ -12,6 +12,10 @@ export const BAZAAR = 'bazaar';
 export function bazaarExtension(catalog: CatalogPort): FacilitatorExtension {
   return {
     name: BAZAAR,
+    // Only a payload that echoes the extension can be listed: its settle starts the writer thread early.
+    beforeSettle: (payload) => {
+      if (payload.extensions?.[BAZAAR] !== undefined) catalog.prepareSettlement?.();
+    },
     // `await` so a synchronous port and a Promise-returning one both work.
     // Strict: a fault rejects, so the journal keeps the payment unlisted and tries again.
     // The payer and the transaction reach the catalog as opaque strings (it knows nothing of the chain).
@@ -68,6 +72,7 @@ export function catalogOpenedLater(
         if (catalog) return catalog.recordSettlement(settled, options);
         return options?.strict ? Promise.reject(new CatalogUnavailable(dbPath)) : Promise.resolve(null);
       },
+      prepareSettlement: () => current()?.prepareSettlement?.(),
       previewSettlement: (settled) => current()?.previewSettlement?.(settled) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       list: (filters, page, requester) => current()?.list(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       search: (query, filters, page, requester) =>

@@ -15,6 +15,7 @@ import { filterViolation, type DiscoveryFilters } from '../filters.ts';
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import { failingBefore, type LivenessListing } from './liveness.ts';
+import { fileIdentity } from '../db/sqlite.ts';
 import {
   CatalogQueryError,
   CatalogUnavailableError,
@@ -36,13 +37,27 @@ export const DEFAULT_READ_DEADLINE_MS = 2000;
 /** LISTING_TTL_DAYS' default (README.md Configuration). */
 export const DEFAULT_LISTING_TTL_DAYS = 30;
 export const DEFAULT_WRITE_DEADLINE_MS = 2000;
-export const DEFAULT_READERS = 1;
 /**
- * Readers started on demand beyond `readers`: when a request that may run waits and every reader
- * is busy (heavy searches on all of them that may take one, say), one more starts, and stops after
- * 30 s idle, so an idle service holds no more threads than before.
+ * Readers kept running whatever the traffic (CatalogOptions.readers). None by default: discovery
+ * starts its readers on demand (up to MAX_READERS), and each stops after READER_IDLE_MS without a
+ * request, so a service nobody searches holds no reader isolate in memory (docs/BENCHMARKS.md "svc
+ * memory and its Node flags"). The first request after a quiet spell waits for a reader to boot
+ * (the pool's BOOT_ALLOWANCE_MS covers it).
  */
-export const BURST_READERS = 1;
+export const DEFAULT_READERS = 0;
+/**
+ * Readers at most: when a request that may run waits and every reader is busy (heavy searches on
+ * all of them that may take one, say), one more starts.
+ */
+export const MAX_READERS = 2;
+/** A reader started on demand stops after this long idle. */
+export const READER_IDLE_MS = 5 * 60_000;
+/**
+ * The writer thread (settlement hooks, and the seller-schema threads it starts) also starts on
+ * demand: when a settlement that echoes `bazaar` begins (prepareSettlement, so its boot overlaps
+ * the chain's wait) or at the first write; it stops after this long idle.
+ */
+export const WRITER_IDLE_MS = 5 * 60_000;
 /**
  * A search of this many distinct terms or more is heavy: its threshold walk reads and ranks every
  * term's postings, several times a one- or two-term search (docs/BENCHMARKS.md "Discovery under a
@@ -89,18 +104,23 @@ export function openCatalog(options: CatalogOptions): Catalog {
   // connects, and a database that cannot be reached fails each request (as any fault: the hook
   // answers null, or rejects when strict).
   if (!options.databaseUrl) new CatalogStore(options.dbPath).close();
+  const identity = options.databaseUrl ? null : fileIdentity(options.dbPath);
   const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
   const base = {
     dbPath: options.dbPath,
     databaseUrl: options.databaseUrl,
     softBudgetMs: options.softBudgetMs,
     schemaWallMs: options.schemaWallMs,
+    fileIdentity: identity,
   };
   const writer = new WorkerLanes(
     {
       ...base,
       role: 'writer',
-      threads: 1,
+      // Started on demand (prepareSettlement, or the first write) and stopped after WRITER_IDLE_MS idle.
+      threads: 0,
+      burstThreads: 1,
+      burstIdleMs: WRITER_IDLE_MS,
       maxQueued: options.maxQueuedWrites ?? 256,
       deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS,
     },
@@ -115,14 +135,16 @@ export function openCatalog(options: CatalogOptions): Catalog {
       threads: readerThreads,
       maxQueued: maxQueuedReads,
       maxQueuedPerClient: Math.max(1, Math.ceil(maxQueuedReads / CLIENT_QUEUE_SHARE)),
-      burstThreads: BURST_READERS,
-      heavyThreads: Math.max(1, readerThreads + BURST_READERS - 1),
+      burstThreads: Math.max(1, MAX_READERS - readerThreads),
+      burstIdleMs: READER_IDLE_MS,
+      heavyThreads: Math.max(1, Math.max(readerThreads + 1, MAX_READERS) - 1),
       deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,
     },
     onLog,
   );
 
   return {
+    prepareSettlement: () => writer.warm(),
     async recordSettlement(settled, { strict = false } = {}) {
       try {
         const checked = precheckSettlement(settled.paymentPayload, settled.paymentRequirements);

@@ -127,6 +127,12 @@ export interface CatalogPort {
    * was accepted for it. Optional so that a catalog for tests may leave it out (delist then answers 500).
    */
   withdraw?(withdrawal: Withdrawal): Promise<WithdrawalOutcome>;
+  /**
+   * A settlement that may be recorded is under way: start what recordSettlement will need (the
+   * writer thread, started on demand) while the chain settles, so its boot is not on the settle's
+   * path. Returns at once and never throws. Optional, like previewSettlement.
+   */
+  prepareSettlement?(): void;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**
@@ -185,9 +191,10 @@ export interface CatalogOptions {
   /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
   softBudgetMs?: number;
   /**
-   * Reader worker threads (default 1; the writer is always one more), plus one started while
-   * requests wait and every reader is busy (stopped after 30 s idle). Heavy searches run on all
-   * readers but one, so light requests always find a free reader.
+   * Reader worker threads kept running (default 0; the writer is always one more). Beyond them,
+   * readers start while requests wait and every reader is busy, up to 2 in all (or one more than
+   * this), each stopped after 5 minutes idle (catalog/index.ts DEFAULT_READERS). Heavy searches
+   * run on all readers but one, so light requests always find a free reader.
    */
   readers?: number;
   /** Discovery requests waiting for a reader beyond this are refused with svc_catalog_busy (default 64). */

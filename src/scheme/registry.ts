@@ -158,6 +158,7 @@ export class SchemeRegistry {
       return { response, extensionResponses: null, reportedTransaction: null };
     }
     const paymentId = this.extensions.map((e) => e.paymentId?.(payload) ?? null).find((id) => id !== null) ?? null;
+    for (const extension of this.extensions) extension.beforeSettle?.(payload);
     const { result, fresh, identity } = this.gate
       ? await this.gate.settle({ scheme, payload, requirements, idempotencyKey, paymentId })
       : { result: await scheme.settle(payload, requirements), fresh: true, identity: null };

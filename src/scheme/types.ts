@@ -186,6 +186,11 @@ export interface FacilitatorExtension {
   readonly name: string;
   afterSettle?(settled: SettledPayment, log: CoreLogger): Promise<unknown>;
   /**
+   * A settlement of this payload is about to be attempted (it passed the payload refusals): an
+   * extension may start what its afterSettle will need, without waiting. Must not throw.
+   */
+  beforeSettle?(payload: PaymentPayload): void;
+  /**
    * Why this extension's part of a payload is malformed, or null: /verify and /settle both refuse
    * such a payload with the code, before the scheme sees it.
    */

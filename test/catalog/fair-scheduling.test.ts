@@ -121,6 +121,27 @@ describe('a reader started on demand', () => {
   });
 });
 
+describe('a lane with no thread until it is needed (the readers and the writer by default)', () => {
+  // A 1 ms deadline: only the boot allowance lets the first request wait for its thread.
+  const lanes = readerLane('svc-ondemand-', { threads: 0, burstThreads: 1, burstIdleMs: 300, deadlineMs: 1 });
+
+  it('starts a thread for its first request (whose deadline allows for the boot), warm() starts one ahead, and idle ones stop', async () => {
+    expect(lanes.load.threads).toBe(0);
+    expect(await lanes.run(search('weather'), { client: 'a' })).toMatchObject({ resources: [] });
+    const stopped = async () => {
+      const deadline = Date.now() + 30_000;
+      while (lanes.load.threads > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return lanes.load.threads;
+    };
+    expect(await stopped()).toBe(0);
+    lanes.warm();
+    expect(lanes.load.threads).toBe(1);
+    lanes.warm(); // one is enough
+    expect(lanes.load.threads).toBe(1);
+    expect(await stopped()).toBe(0);
+  });
+});
+
 it('a search of 3 distinct terms or more is heavy', () => {
   expect(['weather', 'weather forecast', 'x x x x x x', 'weather forecast weather'].map(isHeavySearch)).toEqual([
     false,

@@ -229,16 +229,19 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
 }
 
 /**
- * The thread's validator (its worker thread), created on first use or by warmSchemaValidation:
- * every thread that imports this module (svc's main thread, each catalog reader) would otherwise
- * start a validation worker it never uses, each an isolate of its own in svc's resident memory.
+ * The thread's validator (its worker threads), created on first use: every thread that imports
+ * this module (svc's main thread, each catalog reader) would otherwise start a validation worker
+ * it never uses, and even the catalog writer starts none until a seller's schema arrives (each is
+ * an isolate of its own in svc's resident memory, docs/BENCHMARKS.md "svc memory and its Node
+ * flags"). The first schema waits for the thread to boot (SchemaValidator's startup wait).
  */
 let sharedValidator: SchemaValidator | undefined;
-const validator = (options: SchemaValidatorOptions = {}) => (sharedValidator ??= new SchemaValidator(options));
+let validatorOptions: SchemaValidatorOptions = {};
+const validator = () => (sharedValidator ??= new SchemaValidator(validatorOptions));
 
-/** Starts the validator now (with `options`), so the first seller's schema does not wait for a thread to boot. */
-export function warmSchemaValidation(options: SchemaValidatorOptions = {}): void {
-  validator(options);
+/** The options the thread's validator is created with, on first use. */
+export function configureSchemaValidation(options: SchemaValidatorOptions): void {
+  validatorOptions = options;
 }
 
 /**

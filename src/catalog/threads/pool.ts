@@ -9,6 +9,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
+import type { FileIdentity } from '../../db/sqlite.ts';
 import type { DiscoveryFilters, SettledPayment, Withdrawal } from '../types.ts';
 import type { LivenessRecord } from '../liveness.ts';
 import { FairQueue } from './fair-queue.ts';
@@ -22,6 +23,8 @@ export interface WorkerSetup {
   softBudgetMs: number | undefined;
   /** The writer's seller-schema wall-clock bound (CatalogOptions.schemaWallMs). */
   schemaWallMs: number | undefined;
+  /** The SQLite file as svc opened it at start; a thread opens no other (worker.ts). */
+  fileIdentity?: FileIdentity | null;
 }
 
 export type WorkerRequest = { id: number; now: number; deadline: number } & (
@@ -43,6 +46,8 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
 );
 
 export type WorkerReply =
+  /** Sent once, when the thread's store is open and it takes requests. */
+  | { ready: true }
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: { name: string; message: string; code?: string | undefined } }
   | { log: 'warn' | 'error'; obj: object; msg: string };
@@ -100,6 +105,12 @@ const WORKER_URL = workerModuleUrl('catalog/threads/worker');
  * which is then replaced (its request fails like any fault).
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
+/**
+ * Added to a request's deadline while no thread of its lane is ready: a lane that starts its
+ * threads on demand (the readers) makes its first request wait for one to boot, which on a busy
+ * machine takes longer than a query may, and that wait is not the catalog being busy.
+ */
+export const BOOT_ALLOWANCE_MS = 5_000;
 /** Longest wait before replacing lost threads (the wait doubles from 100 ms while none answers). */
 const RESPAWN_MAX_DELAY_MS = 5_000;
 
@@ -116,6 +127,8 @@ export class WorkerLanes {
   /** Threads lost since one last answered; each respawn waits longer (a thread that cannot start would spin). */
   private lossesInARow = 0;
   private respawnTimer: NodeJS.Timeout | undefined;
+  /** Threads whose store is open (their `ready` message came). */
+  private readonly ready = new Set<Worker>();
   /** When each idle thread last finished a request (burst threads retire after burstIdleMs). */
   private readonly idleSince = new Map<Worker, number>();
   private retireTimer: NodeJS.Timeout | undefined;
@@ -138,12 +151,14 @@ export class WorkerLanes {
         role: this.setup.role,
         softBudgetMs: this.setup.softBudgetMs,
         schemaWallMs: this.setup.schemaWallMs,
+        fileIdentity: this.setup.fileIdentity,
       } satisfies WorkerSetup,
     });
     worker.unref();
     this.workers.add(worker);
     worker.on('message', (reply: WorkerReply) => {
       if ('log' in reply) return this.onLog(reply.log, reply.obj, reply.msg);
+      if ('ready' in reply) return void this.ready.add(worker);
       this.lossesInARow = 0;
       const job = this.jobs.get(reply.id);
       this.jobs.delete(reply.id);
@@ -155,6 +170,7 @@ export class WorkerLanes {
     });
     const lost = (why: string) => {
       this.workers.delete(worker);
+      this.ready.delete(worker);
       const job = this.running.get(worker);
       this.stopped(worker);
       const at = this.idle.indexOf(worker);
@@ -178,6 +194,22 @@ export class WorkerLanes {
     this.idle.push(worker);
   }
 
+  /** Starts a thread beyond the lane's count, retired again after burstIdleMs idle. */
+  private startOnDemand(): void {
+    this.spawn();
+    this.retireTimer ??= setInterval(() => this.retireIdle(), Math.max(50, (this.setup.burstIdleMs ?? 30_000) / 2)).unref();
+  }
+
+  /**
+   * Makes sure the lane has a thread, starting one on demand when it has none, so that a request
+   * expected soon does not wait for it to boot. Does nothing while threads are being lost (the
+   * respawn backoff decides then) or when the lane may start none.
+   */
+  warm(): void {
+    if (this.closing || this.respawnTimer || this.workers.size > 0 || (this.setup.burstThreads ?? 0) === 0) return;
+    this.startOnDemand();
+  }
+
   /** Stops idle threads beyond the lane's count once they have been idle burstIdleMs. */
   private retireIdle(): void {
     const idleMs = this.setup.burstIdleMs ?? 30_000;
@@ -186,6 +218,7 @@ export class WorkerLanes {
       if (Date.now() - (this.idleSince.get(worker) ?? 0) < idleMs) continue;
       this.idle.splice(this.idle.indexOf(worker), 1);
       this.workers.delete(worker); // its exit is then no loss
+      this.ready.delete(worker);
       this.idleSince.delete(worker);
       worker.postMessage('close');
     }
@@ -229,7 +262,8 @@ export class WorkerLanes {
     }
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
-      const deadline = Date.now() + this.setup.deadlineMs;
+      const waitMs = this.setup.deadlineMs + (this.ready.size === 0 ? BOOT_ALLOWANCE_MS : 0);
+      const deadline = Date.now() + waitMs;
       const job: Job = {
         id,
         client,
@@ -242,8 +276,8 @@ export class WorkerLanes {
       };
       job.timer = setTimeout(() => {
         this.queue.remove(job);
-        this.fail(job, new CatalogOverloadError(`no catalog answer within ${this.setup.deadlineMs} ms`));
-      }, this.setup.deadlineMs);
+        this.fail(job, new CatalogOverloadError(`no catalog answer within ${waitMs} ms`));
+      }, waitMs);
       job.timer.unref();
       this.queue.push(job);
       this.dispatch();
@@ -258,8 +292,7 @@ export class WorkerLanes {
         // Every thread is busy and a request could run: start a burst thread, unless threads are
         // being lost (the respawn backoff decides then).
         if (this.closing || this.respawnTimer || this.workers.size >= this.setup.threads + burst || !this.queue.ready(heavyAllowed)) return;
-        this.spawn();
-        this.retireTimer ??= setInterval(() => this.retireIdle(), Math.max(50, (this.setup.burstIdleMs ?? 30_000) / 2)).unref();
+        this.startOnDemand();
       }
       const job = this.queue.take(heavyAllowed);
       if (!job) return;

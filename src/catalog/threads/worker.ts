@@ -5,10 +5,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
-import { warmSchemaValidation } from '../ingest/schema.ts';
+import { configureSchemaValidation } from '../ingest/schema.ts';
 import { CatalogStore } from '../sqlite/store.ts';
 import { PostgresCatalogStore } from '../postgres/store.ts';
-import type { CatalogLogger } from '../types.ts';
+import { CatalogUnavailableError, type CatalogLogger } from '../types.ts';
+import { fileProblem } from '../../db/sqlite.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
 import { BACKGROUND_THREAD_NICE, lowerThreadPriority } from '../../thread-priority.ts';
 
@@ -22,13 +23,33 @@ const logger: CatalogLogger = {
   warn: (obj, msg) => port.postMessage({ log: 'warn', obj, msg } satisfies WorkerReply),
   error: (obj, msg) => port.postMessage({ log: 'error', obj, msg } satisfies WorkerReply),
 };
-// The writer validates sellers' schemas: its validation thread starts booting first.
-if (setup.role === 'writer') warmSchemaValidation(setup.schemaWallMs === undefined ? {} : { wallMs: setup.schemaWallMs });
-const store = setup.databaseUrl ? new PostgresCatalogStore(setup.databaseUrl) : new CatalogStore(setup.dbPath);
-const engine = new CatalogEngine(store, logger, setup.softBudgetMs);
+// The writer validates sellers' schemas, on a thread started when the first one arrives.
+if (setup.role === 'writer' && setup.schemaWallMs !== undefined) configureSchemaValidation({ wallMs: setup.schemaWallMs });
+let engine: CatalogEngine | undefined;
+/**
+ * The engine over this thread's store, opened only on the file svc opened at start
+ * (WorkerSetup.fileIdentity): a thread started later (readers start on demand) must neither
+ * create a new, empty catalog where the file was deleted nor read a file put in its place, which
+ * every thread already open refuses (the store's assertUsable). Checked again at each request
+ * until it opens.
+ */
+function openEngine(): CatalogEngine {
+  if (engine) return engine;
+  const problem = setup.databaseUrl ? null : fileProblem(setup.dbPath, setup.fileIdentity ?? null, false);
+  if (problem) throw new CatalogUnavailableError(`the catalog database file ${problem}`);
+  const store = setup.databaseUrl ? new PostgresCatalogStore(setup.databaseUrl) : new CatalogStore(setup.dbPath);
+  return (engine = new CatalogEngine(store, logger, setup.softBudgetMs));
+}
+try {
+  openEngine();
+} catch (err) {
+  if (!(err instanceof CatalogUnavailableError)) throw err;
+}
+port.postMessage({ ready: true } satisfies WorkerReply);
 
 async function run(request: WorkerRequest): Promise<unknown> {
   const now = new Date(request.now);
+  const engine = openEngine();
   switch (request.op) {
     case 'record':
       return engine.recordSettlement(request.settled, now, request.strict);
@@ -51,7 +72,7 @@ async function run(request: WorkerRequest): Promise<unknown> {
 
 port.on('message', (request: WorkerRequest | 'close') => {
   if (request === 'close') {
-    engine.close();
+    engine?.close();
     port.close();
     return;
   }
