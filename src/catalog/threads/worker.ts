@@ -25,23 +25,23 @@ const logger: CatalogLogger = {
 };
 // The writer validates sellers' schemas, on a thread started when the first one arrives.
 if (setup.role === 'writer' && setup.schemaWallMs !== undefined) configureSchemaValidation({ wallMs: setup.schemaWallMs });
-let engine: CatalogEngine | undefined;
+let opened: { engine: CatalogEngine; store: CatalogStore | PostgresCatalogStore } | undefined;
 /**
- * The engine over this thread's store, opened only on the file svc opened at start
+ * This thread's store and the engine over it, opened only on the file svc opened at start
  * (WorkerSetup.fileIdentity): a thread started later (readers start on demand) must neither
  * create a new, empty catalog where the file was deleted nor read a file put in its place, which
  * every thread already open refuses (the store's assertUsable). Checked again at each request
  * until it opens.
  */
-function openEngine(): CatalogEngine {
-  if (engine) return engine;
+function open(): NonNullable<typeof opened> {
+  if (opened) return opened;
   const problem = setup.databaseUrl ? null : fileProblem(setup.dbPath, setup.fileIdentity ?? null, false);
   if (problem) throw new CatalogUnavailableError(`the catalog database file ${problem}`);
   const store = setup.databaseUrl ? new PostgresCatalogStore(setup.databaseUrl) : new CatalogStore(setup.dbPath);
-  return (engine = new CatalogEngine(store, logger, setup.softBudgetMs));
+  return (opened = { engine: new CatalogEngine(store, logger, setup.softBudgetMs), store });
 }
 try {
-  openEngine();
+  open();
 } catch (err) {
   if (!(err instanceof CatalogUnavailableError)) throw err;
 }
@@ -49,7 +49,7 @@ port.postMessage({ ready: true } satisfies WorkerReply);
 
 async function run(request: WorkerRequest): Promise<unknown> {
   const now = new Date(request.now);
-  const engine = openEngine();
+  const { engine, store } = open();
   switch (request.op) {
     case 'record':
       return engine.recordSettlement(request.settled, now, request.strict);
@@ -72,7 +72,7 @@ async function run(request: WorkerRequest): Promise<unknown> {
 
 port.on('message', (request: WorkerRequest | 'close') => {
   if (request === 'close') {
-    engine?.close();
+    opened?.engine.close();
     port.close();
     return;
   }
