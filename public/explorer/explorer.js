@@ -270,7 +270,13 @@ function showDetail(listing, opener) {
         el('dt', {}, 'Price'),
         el('dd', { class: 'price' }, `${formatPrice(a)} (${a.scheme} on ${a.network})`),
         el('dt', {}, 'Pays to'),
-        el('dd', {}, el('code', {}, a.payTo)),
+        el(
+          'dd',
+          {},
+          el('code', {}, a.payTo),
+          ' ',
+          el('a', { href: sellerHash(a.payTo), class: 'seller-link' }, 'All listings of this seller'),
+        ),
       ]),
       el('dt', {}, 'Last updated'),
       el('dd', {}, el('time', { datetime: listing.lastUpdated }, new Date(listing.lastUpdated).toLocaleString())),
@@ -495,6 +501,147 @@ async function fillFilterChoices() {
   $('filter-asset').append(...knownAssets.map((a) => el('option', { value: a.asset }, `${a.code} (${a.network})`)));
 }
 
+// ---- a seller's page (#seller=<payTo>) ---------------------------------------------------
+
+const sellerView = $('seller');
+/** The list's page size and how many pages a seller's page walks (1,000 listings). */
+const SELLER_PAGE_SIZE = 100;
+const SELLER_MAX_PAGES = 10;
+let sellerGeneration = 0;
+
+function sellerHash(payTo) {
+  return `#seller=${encodeURIComponent(payTo)}`;
+}
+function sellerOfHash() {
+  const match = /^#seller=(.+)$/.exec(location.hash);
+  if (!match) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+const sumOf = (listings, field) => listings.reduce((n, l) => n + (Number(l.quality?.[field]) || 0), 0);
+const lastPaidOf = (listings) =>
+  listings
+    .map((l) => l.quality?.lastCalledAt)
+    .filter((t) => typeof t === 'string' && !Number.isNaN(Date.parse(t)))
+    .sort()
+    .at(-1);
+const timeOf = (iso) => (iso ? el('time', { datetime: iso }, new Date(iso).toLocaleString()) : 'never');
+
+function renderSeller(payTo, listings, total) {
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const lastPaid = lastPaidOf(listings);
+  // Most paid first: the seller's busiest listings lead.
+  const ordered = [...listings].sort(
+    (a, b) => (b.quality?.l30DaysTotalCalls ?? 0) - (a.quality?.l30DaysTotalCalls ?? 0) || nameOf(a).localeCompare(nameOf(b)),
+  );
+  const rows = ordered.map((listing) => {
+    const price = cheapest(listing.accepts);
+    const open = el('button', { type: 'button', class: 'open-listing' }, nameOf(listing));
+    open.addEventListener('click', () => showDetail(listing, open));
+    return el(
+      'tr',
+      {},
+      el('td', {}, open, el('span', { class: 'resource' }, listing.resource)),
+      el('td', {}, listing.type),
+      el('td', {}, price ? formatPrice(price) : ''),
+      el('td', { class: 'payments' }, String(listing.quality?.l30DaysTotalCalls ?? 0)),
+      el('td', { class: 'payers' }, String(listing.quality?.l30DaysUniquePayers ?? 0)),
+      el('td', { class: 'last-paid' }, timeOf(listing.quality?.lastCalledAt)),
+    );
+  });
+  const table = el(
+    'table',
+    {},
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        ['Listing', 'Type', 'Price', 'Payments (30 days)', 'Distinct payers (30 days)', 'Last paid'].map((h) =>
+          el('th', { scope: 'col' }, h),
+        ),
+      ),
+    ),
+    el('tbody', {}, rows),
+  );
+  sellerView.replaceChildren(
+    el('a', { href: '#', class: 'back' }, '← All listings'),
+    el('h2', { id: 'seller-title' }, 'Seller ', el('code', {}, payTo)),
+    el(
+      'p',
+      { class: 'seller-summary', role: 'status' },
+      total === 0
+        ? 'No listing pays to this address.'
+        : `${plural(total, 'listing')} · ${plural(sumOf(listings, 'l30DaysTotalCalls'), 'payment')} in 30 days · last paid `,
+      total === 0 ? null : timeOf(lastPaid),
+      listings.length < total ? ` · the ${listings.length} most recently updated are shown` : '',
+    ),
+    rows.length
+      ? el('div', { class: 'table-scroll', role: 'region', 'aria-label': 'Listings of this seller', tabindex: '0' }, table)
+      : null,
+    el(
+      'p',
+      { class: 'note' },
+      'Distinct payers are counted per listing. The owner of these listings can withdraw one with a message signed by this address (',
+      el('code', {}, 'POST /discovery/delist'),
+      ', see the ',
+      el('a', { href: '/docs' }, 'API reference'),
+      ').',
+    ),
+  );
+}
+
+/** Opens the seller's page: every listing of `payTo`, walked through the list's payTo filter. */
+async function showSeller(payTo) {
+  const generation = ++sellerGeneration;
+  document.body.dataset.view = 'seller';
+  closeDetail();
+  sellerView.hidden = false;
+  sellerView.replaceChildren(
+    el('a', { href: '#', class: 'back' }, '← All listings'),
+    el('h2', { id: 'seller-title' }, 'Seller ', el('code', {}, payTo)),
+    el('p', { class: 'seller-summary', role: 'status' }, 'Loading…'),
+  );
+  sellerView.focus();
+  try {
+    const listings = [];
+    let total = 0;
+    for (let page = 0; page < SELLER_MAX_PAGES; page++) {
+      const answer = await getJson('/discovery/resources', { payTo, limit: SELLER_PAGE_SIZE, offset: page * SELLER_PAGE_SIZE });
+      if (generation !== sellerGeneration) return;
+      listings.push(...answer.items);
+      total = answer.pagination.total;
+      if (listings.length >= total || answer.items.length === 0) break;
+    }
+    renderSeller(payTo, listings, total);
+  } catch (err) {
+    if (generation !== sellerGeneration) return;
+    sellerView.querySelector('.seller-summary').textContent =
+      err instanceof RefusedError ? `The catalog refused the request: ${err.message}` : `The catalog did not answer: ${err.message}`;
+  }
+}
+
+function showCatalog() {
+  sellerGeneration++;
+  delete document.body.dataset.view;
+  sellerView.hidden = true;
+  sellerView.replaceChildren();
+  closeDetail();
+}
+
+/** The view the address asks for: a seller's page, or the catalog. */
+function route() {
+  const payTo = sellerOfHash();
+  if (payTo) void showSeller(payTo);
+  else if (document.body.dataset.view === 'seller') showCatalog();
+}
+window.addEventListener('hashchange', route);
+
 // ---- check my listing (POST /discovery/validate) ------------------------------------------
 
 const checkForm = $('check-form');
@@ -555,3 +702,4 @@ $('mcp-url').textContent = new URL('/mcp', location.href).href;
 
 void fillFilterChoices();
 void load();
+route();

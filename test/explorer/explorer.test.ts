@@ -1,8 +1,8 @@
 /**
  * The catalog explorer (GET /, docs/EXPLORER.md) in a real headless Chromium, against svc on the
  * devnet with listings created by real settled payments: search, filters, paging, the detail view
- * (price in units, calling convention, snippets), keyboard use, and sellers' hostile content
- * rendered as inert text. Screenshots at desktop and phone widths go to test-artifacts/.
+ * (price in units, calling convention, snippets), a seller's page (every listing of one payTo with
+ * its signals), keyboard use, and sellers' hostile content rendered as inert text. Screenshots at desktop and phone widths go to test-artifacts/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +44,7 @@ interface Seeded {
   amount: string;
   type: 'http' | 'mcp';
   description: string;
+  payTo: string;
 }
 
 let h: SchemeHarness;
@@ -52,6 +53,8 @@ let catalog: Catalog;
 let browser: Browser;
 let dir: string;
 let sellerAddress: string;
+/** A second seller: two listings, one of them paid twice by two buyers (its seller's page). */
+let secondSeller: string;
 const seeded: Seeded[] = [];
 const HONEST = 22;
 
@@ -61,6 +64,8 @@ async function settleListing(
   i: number,
   extra: Record<string, unknown> = {},
   kind: 'http' | 'mcp' = 'http',
+  /** false: a further payment of a listing already seeded. */
+  record = true,
 ) {
   const amount = String(10_000 * (i + 1)); // 0.001 USDC × (i + 1)
   const requirements = h.requirements(seller.publicKey(), { amount });
@@ -93,7 +98,15 @@ async function settleListing(
   expect(res.body.success).toBe(true);
   const outcome = JSON.parse(Buffer.from(res.headers.get('extension-responses') ?? '', 'base64').toString() || '{}');
   expect({ name, outcome: outcome.bazaar }).toEqual({ name, outcome: { status: 'success' } });
-  seeded.push({ name, resource, amount, type: kind, description: String(paymentPayload.resource!.description) });
+  if (record)
+    seeded.push({
+      name,
+      resource,
+      amount,
+      type: kind,
+      description: String(paymentPayload.resource!.description),
+      payTo: seller.publicKey(),
+    });
 }
 
 beforeAll(async () => {
@@ -127,6 +140,11 @@ beforeAll(async () => {
   for (let i = 0; i < HONEST; i++) await settleListing(buyer, seller, i);
   await settleListing(buyer, seller, HONEST, { serviceName: 'Weather tool' }, 'mcp');
   for (const [k, content] of HOSTILE.entries()) await settleListing(buyer, seller, HONEST + 1 + k, content);
+  const second = await h.parties(50_000_000n);
+  secondSeller = second.seller.publicKey();
+  await settleListing(buyer, second.seller, 40, { serviceName: 'Second shop A' });
+  await settleListing(buyer, second.seller, 41, { serviceName: 'Second shop B' });
+  await settleListing(second.buyer, second.seller, 40, { serviceName: 'Second shop A' }, 'http', false);
 }, 180_000);
 
 afterAll(async () => {
@@ -226,7 +244,8 @@ describe('the explorer page', () => {
     expect(await names(page)).toEqual([]);
     // The seller's own address lists its listings again; in a search too, an unmatched address says so.
     await page.locator('#filter-payTo').fill(sellerAddress);
-    await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
+    const own = seeded.filter((s) => s.payTo === sellerAddress).length;
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`${own} listings`);
     await page.locator('#filter-payTo').fill(Keypair.random().publicKey());
     await page.locator('#query').fill('weather');
     await expect.poll(() => page.locator('#status').textContent()).toBe('No listing matches “weather” with these filters.');
@@ -471,6 +490,53 @@ describe('the explorer page', () => {
       await page.close();
       await seller.close();
     }
+  });
+
+  it("a seller's page: a listing's payTo link opens every listing of that payTo with its payments, payers and last paid time", async () => {
+    const { page, problems } = await openExplorer();
+    await page.locator('#query').fill('second shop');
+    await expect.poll(() => page.locator('#status').textContent()).toContain('Results for');
+    await page.locator('#results .listing', { hasText: 'Second shop A' }).click();
+    await page.locator('#detail .seller-link').first().click();
+    const view = page.locator('#seller');
+    await expect.poll(() => view.locator('.seller-summary').textContent()).toMatch(/^2 listings · 3 payments in 30 days · last paid /);
+    expect(page.url()).toBe(`${server.url}/#seller=${secondSeller}`);
+    expect(await view.locator('h2 code').textContent()).toBe(secondSeller);
+    expect(await page.locator('#search-form').isVisible()).toBe(false);
+    expect(await page.locator('#results').isVisible()).toBe(false);
+    // Most paid first; each row's signals are the listing's quality as the API answers it.
+    const rows = view.locator('tbody tr');
+    expect(await rows.locator('.open-listing').allTextContents()).toEqual(['Second shop A', 'Second shop B']);
+    const listed = (await api(server.url).get(`/discovery/resources?payTo=${secondSeller}`)).body.items as Array<{
+      resource: string;
+      quality: { l30DaysTotalCalls: number; l30DaysUniquePayers: number; lastCalledAt: string };
+    }>;
+    for (const [i, resource] of ['https://api40.example.com/v1/quote', 'https://api41.example.com/v1/quote'].entries()) {
+      const quality = listed.find((l) => l.resource === resource)!.quality;
+      expect(await rows.nth(i).locator('.resource').textContent()).toBe(resource);
+      expect(await rows.nth(i).locator('.payments').textContent()).toBe(String(quality.l30DaysTotalCalls));
+      expect(await rows.nth(i).locator('.payers').textContent()).toBe(String(quality.l30DaysUniquePayers));
+      expect(await rows.nth(i).locator('.last-paid time').getAttribute('datetime')).toBe(quality.lastCalledAt);
+    }
+    expect([await rows.nth(0).locator('.payments').textContent(), await rows.nth(0).locator('.payers').textContent()]).toEqual(['2', '2']);
+    // A listing opens from the seller's page.
+    await rows.nth(1).locator('.open-listing').click();
+    await expect.poll(() => page.locator('#detail h2').textContent()).toBe('Second shop B');
+    await page.screenshot({ path: artifact('explorer-seller.png') });
+    // Back to the catalog.
+    await view.locator('.back').click();
+    await expect.poll(() => page.locator('#search-form').isVisible()).toBe(true);
+    expect(await view.isHidden()).toBe(true);
+    // By its address: the first seller's page lists every one of its listings once, hostile names as text.
+    await page.goto(`${server.url}/#seller=${sellerAddress}`);
+    const own = seeded.filter((s) => s.payTo === sellerAddress);
+    await expect.poll(() => view.locator('.seller-summary').textContent()).toMatch(new RegExp(`^${own.length} listings · `));
+    expect((await view.locator('tbody .open-listing').allTextContents()).sort()).toEqual(own.map((s) => s.name).sort());
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    await page.goto(`${server.url}/#seller=${Keypair.random().publicKey()}`);
+    await expect.poll(() => view.locator('.seller-summary').textContent()).toBe('No listing pays to this address.');
+    expect(problems).toEqual([]);
+    await page.close();
   });
 
   it('screenshots of the listing page at desktop and phone widths', async () => {
