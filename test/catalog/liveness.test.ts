@@ -5,7 +5,9 @@
  * list and search items; a listing failing for longer than the grace period leaves list (items and
  * total, every list path) and search until a check passes or a settlement resets it.
  */
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { claimDue } from '../../src/catalog/postgres/liveness.ts';
 import type { Catalog } from '../../src/catalog/types.ts';
 import { PAY_TO_A, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
@@ -124,6 +126,34 @@ describe.each(BACKENDS)('on %s', (backend) => {
         const keys = claims.flat().map((l) => l.key);
         expect(new Set(keys).size).toBe(keys.length);
         expect(keys.length).toBe(30);
+
+        // Deterministic: one instance's claim holds its rows (not committed yet) while the other claims.
+        for (let i = 0; i < 10; i++) await one.catalog.recordSettlement(settlement({ url: `https://t${i}.example.com/w` }));
+        const later = at + 12 * HOUR;
+        const holder = new pg.Client({ connectionString: url });
+        await holder.connect();
+        try {
+          await holder.query('BEGIN');
+          const held = await claimDue(holder, later, later - 6 * HOUR, 25);
+          const other = two.catalog.liveness!.claimDue(later, later - 6 * HOUR, 40);
+          // The other claim skips the held rows and answers at once; were it to wait on them instead, commit and see.
+          let settled = false;
+          void other.finally(() => (settled = true));
+          for (let waited = 0; !settled && waited < 600; waited++) {
+            const waiting = new pg.Client({ connectionString: url });
+            await waiting.connect();
+            const n = Number((await waiting.query('SELECT count(*) AS n FROM pg_locks WHERE NOT granted')).rows[0].n);
+            await waiting.end();
+            if (n > 0) break;
+            await new Promise((r) => setTimeout(r, 50));
+          }
+          await holder.query('COMMIT');
+          const got = await other;
+          expect(held.length + got.length).toBe(40);
+          expect(got.filter((l) => held.some((h) => h.key === l.key))).toEqual([]);
+        } finally {
+          await holder.end();
+        }
       } finally {
         one.close();
         two.close();
