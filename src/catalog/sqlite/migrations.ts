@@ -15,6 +15,7 @@
  *    `asset` key per listing and asset in the list index.
  * 6: the liveness records on `listings` (liveness.ts).
  * 7: the times of accepted withdrawals (withdraw.ts).
+ * 8: the price index, per listing and asset its smallest amount, and its counts (price-index.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -26,6 +27,7 @@ import { termScores } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
+import { migrateToPriceIndex } from './price-index.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -218,4 +220,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToAcceptedAssets,
   migrateToLiveness,
   migrateToWithdrawals,
+  migrateToPriceIndex,
 ];

@@ -46,20 +46,15 @@ import {
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertTermRows } from './migrations.ts';
 import { recordCall, windowSums } from './quality.ts';
-import { acceptedEntrySql, filterSql } from './queries.ts';
+import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
 import { withdrawListing } from './withdraw.ts';
+import { acceptsCondition, listPriced, recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
-
-/** The accepted entry a list page's listing must hold (listing.ts needsAcceptsCondition), against listing_keys `k`. */
-function acceptsCondition(filters: DiscoveryFilters): { condition: string; params: Array<string | number> } {
-  const { parts, params } = acceptedEntrySql(filters, 'k.listing_id');
-  return { condition: `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')})`, params };
-}
 
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
@@ -225,6 +220,7 @@ export class CatalogStore implements CatalogStorePort {
       }
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
       countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys));
+      recordPrice(this.db, listingId, nowIso, draft.terms.asset, draft.terms.amount);
       recordCall(this.db, listingId, utcDay(now), payment);
       const { calls, payers } = windowSums(this.db, listingId, now);
       this.reviseSearchText(listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
@@ -307,6 +303,9 @@ export class CatalogStore implements CatalogStorePort {
         ),
       }));
       counted.sort((x, y) => x.n - y.n);
+      // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
+      const byPrice = listPriced(this.db, filters, counted, page, visibleSince, failing);
+      if (byPrice) return { rows: byPrice.ids.flatMap((id) => this.rowsById([id], now).get(id) ?? []), total: byPrice.total };
       const [driver, ...others] = counted;
       const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
       const extra =

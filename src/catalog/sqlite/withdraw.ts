@@ -3,7 +3,7 @@
  * "Withdrawing a listing"): in one write transaction, the owner check, the replay check against
  * `listing_withdrawals` (the time of the last withdrawal accepted per listing identity, kept
  * WITHDRAWAL_MEMORY_MS), then every row of the listing goes: its list keys (uncounted from their
- * totals and blocks), accepted terms, extension keys, quality signals, search revisions and terms,
+ * totals and blocks), price index rows (uncounted), accepted terms, extension keys, quality signals, search revisions and terms,
  * and the listing itself with its owner binding. postgres/withdraw.ts does the same.
  */
 import type { DatabaseSync } from 'node:sqlite';
@@ -11,6 +11,7 @@ import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import { PRUNE_BATCH, type ListingKey } from '../listing.ts';
 import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '../types.ts';
 import { removeFromBlock } from './list-index.ts';
+import { removePrices } from './price-index.ts';
 
 /**
  * Migration: the last accepted withdrawal's time per listing identity (the identity outlives the
@@ -59,6 +60,7 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
       run('UPDATE listing_counts SET n = n - 1 WHERE kind = ? AND value = ?', key.kind, key.value);
     }
     run('DELETE FROM listing_keys WHERE listing_id = ?', id);
+    removePrices(db, id);
     run('DELETE FROM listing_accepts WHERE listing_id = ?', id);
     run('DELETE FROM listing_extensions WHERE listing_id = ?', id);
     run('DELETE FROM listing_calls WHERE listing_id = ?', id);

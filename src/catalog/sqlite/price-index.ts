@@ -1,0 +1,242 @@
+/**
+ * The list endpoint's price index (openapi.yaml `asset` + `maxAmount`, docs/CATALOG.md "Price
+ * filters"), kept in the write transaction like list-index.ts:
+ *
+ * - `listing_prices`: per (listing, asset) the smallest amount of the listing's accepted entries in
+ *   that asset (accepts only grow, so it only falls) with the listing's lastUpdated. A listing
+ *   matches `asset` A with `maxAmount` M exactly when its row for A is at most M. Two covering
+ *   indexes: by time (a page in list order, skipping rows above M: dense matches) and by price
+ *   (every match, sorted: sparse matches);
+ * - `price_counts`: per (asset, smallest amount) how many listings, so the total is a sum over the
+ *   asset's distinct price points at most M, less the hidden matches.
+ *
+ * Amounts are compared as price keys: the digit count, zero-padded to nine digits, then the digits
+ * (amountKey's canonical form), so byte order is numeric order.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { cachedStatement } from '../../db/sqlite.ts';
+import { amountKey } from '../../filters.ts';
+import type { ListingKey } from '../listing.ts';
+import type { DiscoveryFilters } from '../types.ts';
+import { HIDDEN_IDS_SQL } from './liveness.ts';
+import { hiddenCount } from './list-index.ts';
+import { acceptedEntrySql } from './queries.ts';
+
+/** The price key of an amount (undefined when it is not a canonical count of base units). */
+export function priceKey(amount: unknown): string | undefined {
+  const key = amountKey(amount);
+  return key === undefined ? undefined : String(key.length).padStart(9, '0') + key;
+}
+
+/** The same key in SQL, of a column holding amountKey's form (the migration's backfill). */
+const PRICE_KEY_SQL = (column: string) => `printf('%09d', length(${column})) || ${column}`;
+
+export function migrateToPriceIndex(db: DatabaseSync): void {
+  db.exec(`
+    CREATE TABLE listing_prices (
+      listing_id INTEGER NOT NULL,
+      asset TEXT NOT NULL,
+      price TEXT NOT NULL,
+      last_updated TEXT NOT NULL,
+      PRIMARY KEY (listing_id, asset)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX listing_prices_by_time ON listing_prices (asset, last_updated, listing_id, price);
+    CREATE INDEX listing_prices_by_price ON listing_prices (asset, price, last_updated, listing_id);
+    CREATE TABLE price_counts (
+      asset TEXT NOT NULL,
+      price TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, price)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO listing_prices (listing_id, asset, price, last_updated)
+      SELECT a.listing_id, a.asset, min(${PRICE_KEY_SQL('a.amount')}), l.last_updated
+      FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+      WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL GROUP BY a.listing_id, a.asset;
+    INSERT INTO price_counts (asset, price, n) SELECT asset, price, count(*) FROM listing_prices GROUP BY asset, price;
+  `);
+}
+
+function countPrice(db: DatabaseSync, asset: string, price: string, delta: number): void {
+  cachedStatement(
+    db,
+    'INSERT INTO price_counts (asset, price, n) VALUES (?, ?, ?) ON CONFLICT (asset, price) DO UPDATE SET n = n + excluded.n',
+  ).run(asset, price, delta);
+  if (delta < 0) cachedStatement(db, 'DELETE FROM price_counts WHERE asset = ? AND price = ? AND n <= 0').run(asset, price);
+}
+
+/**
+ * One write of a listing (inside its transaction): every price row moves to `lastUpdated`, and the
+ * written terms lower the listing's smallest amount in their asset when they are cheaper.
+ */
+export function recordPrice(db: DatabaseSync, listingId: number, lastUpdated: string, asset: unknown, amount: unknown): void {
+  cachedStatement(db, 'UPDATE listing_prices SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
+    lastUpdated,
+    listingId,
+    lastUpdated,
+  );
+  const price = priceKey(amount);
+  if (typeof asset !== 'string' || price === undefined) return;
+  const current = cachedStatement(db, 'SELECT price FROM listing_prices WHERE listing_id = ? AND asset = ?').get(listingId, asset) as
+    { price: string } | undefined;
+  if (current && current.price <= price) return;
+  if (current) {
+    cachedStatement(db, 'UPDATE listing_prices SET price = ? WHERE listing_id = ? AND asset = ?').run(price, listingId, asset);
+    countPrice(db, asset, current.price, -1);
+  } else {
+    cachedStatement(db, 'INSERT INTO listing_prices (listing_id, asset, price, last_updated) VALUES (?, ?, ?, ?)').run(
+      listingId,
+      asset,
+      price,
+      lastUpdated,
+    );
+  }
+  countPrice(db, asset, price, 1);
+}
+
+/** A withdrawn listing leaves the index and its counts (withdraw.ts). */
+export function removePrices(db: DatabaseSync, listingId: number): void {
+  const rows = cachedStatement(db, 'SELECT asset, price FROM listing_prices WHERE listing_id = ?').all(listingId) as Array<{
+    asset: string;
+    price: string;
+  }>;
+  for (const row of rows) countPrice(db, row.asset, row.price, -1);
+  cachedStatement(db, 'DELETE FROM listing_prices WHERE listing_id = ?').run(listingId);
+}
+
+/**
+ * asset + maxAmount without scheme or network (those need one accepted entry matching all, which
+ * listing_accepts answers): the asset and maxAmount's price key.
+ */
+export function priceFilter(filters: DiscoveryFilters): { asset: string; max: string } | undefined {
+  if (filters.asset === undefined || filters.maxAmount === undefined || filters.scheme !== undefined || filters.network !== undefined)
+    return undefined;
+  const max = priceKey(filters.maxAmount);
+  return max === undefined ? undefined : { asset: filters.asset, max };
+}
+
+/** The condition "listing `id` has an entry in asset A at most M" (two parameters: A, M's price key). */
+export const priceMatchSql = (id: string) =>
+  `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
+
+/** Listings of `asset` whose smallest amount is at most `max` (a price key): the sum over its price points. */
+export function priceMatches(db: DatabaseSync, asset: string, max: string): number {
+  const row = cachedStatement(db, 'SELECT coalesce(sum(n), 0) AS n FROM price_counts WHERE asset = ? AND price <= ?').get(asset, max) as {
+    n: number;
+  };
+  return Number(row.n);
+}
+
+/**
+ * A list page of `asset` + `maxAmount` alone or with key filters (`others`, checked per row): the
+ * page's listing ids and the exact total. The page walks the by-time index when matches are dense
+ * (expected rows read: (offset + limit) × asset's listings / matches) and the by-price index when
+ * they are sparse (every match read and sorted), whichever reads less. With no other filter the
+ * total is the price points' sum less the hidden matches: those hidden by age are counted directly
+ * or as the asset's aged entries at most M, whichever is fewer (list-index.ts hiddenCount tells),
+ * and those hidden by failures through their own partial index.
+ */
+export function listByPrice(
+  db: DatabaseSync,
+  query: { asset: string; max: string; matches: number; assetListings: number; others: ListingKey[] },
+  page: { limit: number; offset: number },
+  visibleSince: string | undefined,
+  failing: string | undefined,
+): { ids: number[]; total: number } {
+  const { asset, max, matches, others } = query;
+  const otherSql = others
+    .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = p.listing_id)')
+    .join('');
+  const where =
+    `p.asset = ? AND p.price <= ?${visibleSince === undefined ? '' : ' AND p.last_updated >= ?'}${otherSql}` +
+    (failing === undefined ? '' : ` AND p.listing_id NOT IN ${HIDDEN_IDS_SQL}`);
+  const params = [
+    asset,
+    max,
+    ...(visibleSince === undefined ? [] : [visibleSince]),
+    ...others.flatMap((o) => [o.kind, o.value]),
+    ...(failing === undefined ? [] : [failing]),
+  ];
+  const sparse = matches === 0 || (page.offset + page.limit) * query.assetListings > matches * matches;
+  const index = sparse ? 'listing_prices_by_price' : 'listing_prices_by_time';
+  let total: number;
+  if (others.length > 0 || (visibleSince !== undefined && hiddenCount(db, { kind: 'asset', value: asset }, visibleSince) > matches)) {
+    total = Number(
+      (
+        cachedStatement(db, `SELECT count(*) AS n FROM listing_prices p INDEXED BY listing_prices_by_price WHERE ${where}`).get(
+          ...params,
+        ) as {
+          n: number;
+        }
+      ).n,
+    );
+  } else {
+    total = matches - hiddenMatches(db, asset, max, visibleSince, failing);
+  }
+  const ids =
+    total === 0
+      ? []
+      : (
+          cachedStatement(
+            db,
+            `SELECT p.listing_id AS id FROM listing_prices p INDEXED BY ${index} WHERE ${where}
+             ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ? OFFSET ?`,
+          ).all(...params, page.limit, page.offset) as Array<{ id: number }>
+        ).map((r) => Number(r.id));
+  return { ids, total };
+}
+
+/** Matches of `asset` at most `max` hidden by age (before visibleSince) or, if not, by failures (before `failing`). */
+function hiddenMatches(
+  db: DatabaseSync,
+  asset: string,
+  max: string,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+): number {
+  let n = 0;
+  if (visibleSince !== undefined) {
+    const aged = cachedStatement(
+      db,
+      'SELECT count(*) AS n FROM listing_prices INDEXED BY listing_prices_by_time WHERE asset = ? AND last_updated < ? AND price <= ?',
+    ).get(asset, visibleSince, max) as { n: number };
+    n += Number(aged.n);
+  }
+  if (failing !== undefined) {
+    const row = cachedStatement(
+      db,
+      `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ?
+       WHERE h.liveness_failing_since < ? AND p.price <= ?${visibleSince === undefined ? '' : ' AND p.last_updated >= ?'}`,
+    ).get(asset, failing, max, ...(visibleSince === undefined ? [] : [visibleSince])) as { n: number };
+    n += Number(row.n);
+  }
+  return n;
+}
+
+/**
+ * The accepted entry a list page's listing must hold (listing.ts needsAcceptsCondition), against
+ * listing_keys `k`: asset + maxAmount alone is one price index lookup (price-index.ts).
+ */
+export function acceptsCondition(filters: DiscoveryFilters): { condition: string; params: Array<string | number> } {
+  const priced = priceFilter(filters);
+  if (priced) return { condition: priceMatchSql('k.listing_id'), params: [priced.asset, priced.max] };
+  const { parts, params } = acceptedEntrySql(filters, 'k.listing_id');
+  return { condition: `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')})`, params };
+}
+
+/** A list page driven by the price index (listByPrice), or undefined when the filters or the counts say otherwise. */
+export function listPriced(
+  db: DatabaseSync,
+  filters: DiscoveryFilters,
+  counted: Array<{ key: ListingKey; n: number }>,
+  page: { limit: number; offset: number },
+  visibleSince: string | undefined,
+  failing: string | undefined,
+): { ids: number[]; total: number } | undefined {
+  const priced = priceFilter(filters);
+  if (!priced) return undefined;
+  const matches = priceMatches(db, priced.asset, priced.max);
+  const others = counted.filter((c) => c.key.kind !== 'asset');
+  if (others.some((o) => o.n < matches)) return undefined;
+  const assetListings = counted.find((c) => c.key.kind === 'asset')?.n ?? 0;
+  return listByPrice(db, { ...priced, matches, assetListings, others: others.map((o) => o.key) }, page, visibleSince, failing);
+}
