@@ -12,6 +12,8 @@
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
  *   in the write transaction by one server-side call (migrations.ts).
  */
+import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
+import { priceFilter } from '../price.ts';
 import type pg from 'pg';
 import { inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
@@ -113,7 +115,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   async analyze(): Promise<void> {
     await this.ready;
     await this.pool.query(
-      'ANALYZE listings, listing_accepts, listing_extensions, listing_keys, listing_counts, listing_key_blocks, search_terms, search_revisions',
+      'ANALYZE listings, listing_accepts, listing_extensions, listing_keys, listing_counts, listing_key_blocks, search_terms, search_revisions, listing_prices',
     );
   }
 
@@ -198,6 +200,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
           keys.map((k) => k.kind),
           keys.map((k) => k.value),
         ]);
+        await recordPrice(db, listingId, nowIso, draft.terms.asset, draft.terms.amount);
         await recordCall(db, listingId, utcDay(now), payment);
         const { calls, payers } = await windowSums(db, listingId, now);
         await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
@@ -241,8 +244,15 @@ export class PostgresCatalogStore implements CatalogStorePort {
         n: Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),
       }));
       counted.sort((x, y) => x.n - y.n);
+      // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
+      const byPrice = await listPriced(db, filters, counted, page, visibleSince, failing);
+      if (byPrice) {
+        const rows = await rowsById(db, byPrice.ids, now);
+        return { items: byPrice.ids.flatMap((id) => (rows.has(id) ? [toDiscoveryResource(rows.get(id)!)] : [])), total: byPrice.total };
+      }
       const [driver, ...others] = counted;
       const { values, p } = parameters();
+      const priced = priceFilter(filters);
       const driverKey =
         `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}` +
         (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
@@ -253,9 +263,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
               ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = k.listing_id)`,
           )
           .join('') +
-        (needsAcceptsCondition(filters)
-          ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'k.listing_id').join(' AND ')})`
-          : '') +
+        (priced
+          ? ` AND ${priceMatchSql('k.listing_id', p, priced)}`
+          : needsAcceptsCondition(filters)
+            ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'k.listing_id').join(' AND ')})`
+            : '') +
         (failing === undefined ? '' : ` AND k.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
       const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
       // One key and nothing else: its count is the total (and its blocks find a deep offset).

@@ -5,6 +5,7 @@
  * serialized across instances), the owner check, the replay check against `listing_withdrawals`,
  * then every row of the listing goes, its list keys uncounted from their totals and blocks.
  */
+import { removePrices } from './price-index.ts';
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
 import { PRUNE_BATCH } from '../listing.ts';
@@ -69,6 +70,7 @@ export async function withdrawListing(pool: pg.Pool, w: Withdrawal, now: Date): 
         await db.query('UPDATE listing_counts SET n = n - 1 WHERE kind = $1 AND value = $2', [k.kind, k.value]);
       }
       await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
+      await removePrices(db, id);
       for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers'])
         await db.query(`DELETE FROM ${table} WHERE listing_id = $1`, [id]);
       await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);

@@ -7,26 +7,23 @@
  *   matches `asset` A with `maxAmount` M exactly when its row for A is at most M. Two covering
  *   indexes: by time (a page in list order, skipping rows above M: dense matches) and by price
  *   (every match, sorted: sparse matches);
- * - `price_counts`: per (asset, smallest amount) how many listings, so the total is a sum over the
- *   asset's distinct price points at most M, less the hidden matches.
+ * - `price_counts`: per (asset, smallest amount) how many listings, and `price_buckets` the same
+ *   per (asset, bucket): a price key's first PRICE_BUCKET characters (its digit count and three
+ *   leading digits, at most 900 buckets per digit count). The listings at most M are the buckets
+ *   below M's bucket plus M's own bucket's price points at most M: a sum over a few thousand rows
+ *   at worst (prices spread evenly over a range), a handful in a real catalog; the total is that
+ *   less the hidden matches.
  *
- * Amounts are compared as price keys: the digit count, zero-padded to nine digits, then the digits
- * (amountKey's canonical form), so byte order is numeric order.
+ * Amounts are compared as price keys (../price.ts).
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { amountKey } from '../../filters.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
+import { PRICE_BUCKET, priceFilter, priceKey } from '../price.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { hiddenCount } from './list-index.ts';
 import { acceptedEntrySql } from './queries.ts';
-
-/** The price key of an amount (undefined when it is not a canonical count of base units). */
-export function priceKey(amount: unknown): string | undefined {
-  const key = amountKey(amount);
-  return key === undefined ? undefined : String(key.length).padStart(9, '0') + key;
-}
 
 /** The same key in SQL, of a column holding amountKey's form (the migration's backfill). */
 const PRICE_KEY_SQL = (column: string) => `printf('%09d', length(${column})) || ${column}`;
@@ -53,6 +50,14 @@ export function migrateToPriceIndex(db: DatabaseSync): void {
       FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
       WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL GROUP BY a.listing_id, a.asset;
     INSERT INTO price_counts (asset, price, n) SELECT asset, price, count(*) FROM listing_prices GROUP BY asset, price;
+    CREATE TABLE price_buckets (
+      asset TEXT NOT NULL,
+      bucket TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, bucket)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO price_buckets (asset, bucket, n)
+      SELECT asset, substr(price, 1, ${PRICE_BUCKET}), sum(n) FROM price_counts GROUP BY asset, substr(price, 1, ${PRICE_BUCKET});
   `);
 }
 
@@ -61,7 +66,14 @@ function countPrice(db: DatabaseSync, asset: string, price: string, delta: numbe
     db,
     'INSERT INTO price_counts (asset, price, n) VALUES (?, ?, ?) ON CONFLICT (asset, price) DO UPDATE SET n = n + excluded.n',
   ).run(asset, price, delta);
-  if (delta < 0) cachedStatement(db, 'DELETE FROM price_counts WHERE asset = ? AND price = ? AND n <= 0').run(asset, price);
+  cachedStatement(
+    db,
+    'INSERT INTO price_buckets (asset, bucket, n) VALUES (?, ?, ?) ON CONFLICT (asset, bucket) DO UPDATE SET n = n + excluded.n',
+  ).run(asset, price.slice(0, PRICE_BUCKET), delta);
+  if (delta < 0) {
+    cachedStatement(db, 'DELETE FROM price_counts WHERE asset = ? AND price = ? AND n <= 0').run(asset, price);
+    cachedStatement(db, 'DELETE FROM price_buckets WHERE asset = ? AND bucket = ? AND n <= 0').run(asset, price.slice(0, PRICE_BUCKET));
+  }
 }
 
 /**
@@ -103,26 +115,18 @@ export function removePrices(db: DatabaseSync, listingId: number): void {
   cachedStatement(db, 'DELETE FROM listing_prices WHERE listing_id = ?').run(listingId);
 }
 
-/**
- * asset + maxAmount without scheme or network (those need one accepted entry matching all, which
- * listing_accepts answers): the asset and maxAmount's price key.
- */
-export function priceFilter(filters: DiscoveryFilters): { asset: string; max: string } | undefined {
-  if (filters.asset === undefined || filters.maxAmount === undefined || filters.scheme !== undefined || filters.network !== undefined)
-    return undefined;
-  const max = priceKey(filters.maxAmount);
-  return max === undefined ? undefined : { asset: filters.asset, max };
-}
-
 /** The condition "listing `id` has an entry in asset A at most M" (two parameters: A, M's price key). */
 export const priceMatchSql = (id: string) =>
   `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
 
-/** Listings of `asset` whose smallest amount is at most `max` (a price key): the sum over its price points. */
+/** Listings of `asset` whose smallest amount is at most `max` (a price key): whole buckets below max's, then its own bucket's points. */
 export function priceMatches(db: DatabaseSync, asset: string, max: string): number {
-  const row = cachedStatement(db, 'SELECT coalesce(sum(n), 0) AS n FROM price_counts WHERE asset = ? AND price <= ?').get(asset, max) as {
-    n: number;
-  };
+  const bucket = max.slice(0, PRICE_BUCKET);
+  const row = cachedStatement(
+    db,
+    `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket < ?)
+          + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ? AND price >= ? AND price <= ?) AS n`,
+  ).get(asset, bucket, asset, bucket, max) as { n: number };
   return Number(row.n);
 }
 
