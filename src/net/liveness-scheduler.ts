@@ -1,11 +1,21 @@
 /**
- * Runs the liveness checker (liveness.ts) in svc: one pass every `passMs`, one pass at a time, on a
+ * Runs the liveness checker (liveness.ts) in svc: one pass every `passMs` (spaced out up to
+ * MAX_IDLE_PASS_MS while nothing is due), one pass at a time, on a
  * timer that never keeps the process alive. Off (perMinute 0), nothing is scheduled at all. Its
  * database work runs on the catalog's reader threads, at their lowered priority, as its own client
  * of their fair queue; its probes are a few small outbound requests a pass. `stop()` (service close
  * and drain) clears the timer and waits for the pass in flight, bounded by the probe deadline.
  */
 import { DEFAULT_PASS_MS, LivenessChecker, type LivenessOptions } from './liveness.ts';
+
+/**
+ * While passes find nothing due, each waits twice as long as the last, up to this. A pass reads
+ * the catalog on a reader thread, which starts on demand and stops after minutes idle
+ * (docs/CATALOG.md "Threads"): a pass every 10 s would keep one running in a service nobody uses.
+ * A listing is due LIVENESS_INTERVAL_HOURS (at least 1 h) after its last check or settlement, so
+ * an idle service starts a due check at most this late; a pass that finds work returns to passMs.
+ */
+export const MAX_IDLE_PASS_MS = 30 * 60_000;
 
 export interface LivenessSchedulerLog {
   warn(obj: object, msg: string): void;
@@ -21,6 +31,8 @@ export class LivenessScheduler {
   private tail: Promise<number> = Promise.resolve(0);
   private pending = 0;
   private stopped = false;
+  /** Passes in a row that found nothing due. */
+  private idlePasses = 0;
 
   constructor(options: LivenessOptions, log: LivenessSchedulerLog) {
     this.checker = new LivenessChecker(options);
@@ -37,11 +49,15 @@ export class LivenessScheduler {
 
   private schedule(): void {
     if (this.stopped) return;
+    const delayMs = Math.min(MAX_IDLE_PASS_MS, this.passMs * 2 ** Math.min(this.idlePasses, 30));
     this.timer = setTimeout(() => {
       // A pass still running (or queued) counts as this one.
       if (this.pending > 0) return this.schedule();
-      void this.runOnce().finally(() => this.schedule());
-    }, this.passMs);
+      void this.runOnce().finally(() => {
+        this.idlePasses = this.checker.lastClaimed > 0 ? 0 : this.idlePasses + 1;
+        this.schedule();
+      });
+    }, delayMs);
     this.timer.unref();
   }
 

@@ -78,11 +78,15 @@ export class LivenessChecker {
    * unless its origin was probed within `originIntervalMs` (that one is given back, due again once
    * the origin may be probed), and writes the records. Returns the listings probed.
    */
+  /** Listings the last pass found due (probed or postponed); the scheduler spaces passes out while it is 0. */
+  lastClaimed = 0;
+
   async runOnce(): Promise<number> {
     const { store, clock, intervalMs, concurrency, perMinute, originIntervalMs } = this.options;
     if (perMinute <= 0) return 0;
     const now = clock().getTime();
     const due = await store.claimDue(now, now - intervalMs, this.perPass);
+    this.lastClaimed = due.length;
     const chosen: LivenessListing[] = [];
     const later: string[] = [];
     for (const listing of due) {

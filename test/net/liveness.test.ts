@@ -224,4 +224,24 @@ describe('liveness', () => {
     expect(passes).toBe(stoppedAt);
     expect(await scheduler.runOnce()).toBe(0);
   });
+
+  it('while nothing is due, the scheduler spaces its passes out (each waits twice as long as the last)', async () => {
+    const store = new MapStore([]);
+    let passes = 0;
+    const claim = store.claimDue.bind(store);
+    store.claimDue = async (...args) => (passes++, claim(...args));
+    const options = { store, fetchImpl, clock: () => new Date(), intervalMs: 1, concurrency: 1 };
+    const scheduler = new LivenessScheduler(
+      { ...options, perMinute: 60, originIntervalMs: 0, timeoutMs: 5_000, passMs: 20 },
+      { warn: () => undefined },
+    ).start();
+    // Passes at 20, 60 and 140 ms at the earliest (20, 40 and 60 at a fixed 20 ms); timers fire late on a busy machine, never early.
+    const started = performance.now();
+    const deadline = Date.now() + 60_000;
+    while (passes < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const elapsed = performance.now() - started;
+    await scheduler.stop();
+    expect(passes).toBeGreaterThanOrEqual(3);
+    expect(elapsed).toBeGreaterThanOrEqual(140);
+  });
 });
