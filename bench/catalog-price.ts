@@ -1,0 +1,125 @@
+/**
+ * `GET /discovery/resources` with `asset` + `maxAmount` (the price index, docs/CATALOG.md "List")
+ * against the commit before it, side by side over HTTP (docs/BENCHMARKS.md "Catalog price
+ * filters"). Each side seeds its own catalog file with its own code (the same generated corpus,
+ * bench/catalog-corpus.ts: one asset, amounts spread evenly over 1,000–1,001,000 base units, so
+ * nearly every listing has its own price: the price index's worst case), runs its own
+ * `dist/main.js` as a separate process, and is measured with the same client, alternating before
+ * and after per request kind (two rounds, the better kept) so machine load hits both. Then the
+ * catalog's part of settle latency (writeListing, bench/catalog-write-latency.ts) on each.
+ *
+ *   npm run build && npx tsx bench/catalog-price.ts [--before COMMIT] [--size 100000] [--requests 200] [--keep-dir DIR]
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Keypair } from '@stellar/stellar-sdk';
+import { baselineBuild } from './baseline-build.ts';
+import { seedCorpus } from './catalog-corpus.ts';
+import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string', default: 'f9603ec' },
+    size: { type: 'string', default: '100000' },
+    requests: { type: 'string', default: '200' },
+    writes: { type: 'string', default: '1000' },
+    'keep-dir': { type: 'string' },
+  },
+});
+requireBuild();
+const SIZE = Number(values.size);
+const REQUESTS = Number(values.requests);
+const out = (s: string) => console.log(s);
+const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-price-'));
+mkdirSync(dir, { recursive: true });
+const beforeDir = baselineBuild(values.before);
+const afterFile = join(dir, `price-after-${SIZE}.sqlite`);
+const beforeFile = join(dir, `price-before-${values.before}-${SIZE}.sqlite`);
+
+out(machineLine());
+out(`Catalog: ${SIZE.toLocaleString('en')} listings; before = ${values.before}, after = this checkout.`);
+if (!existsSync(afterFile)) seedCorpus(afterFile, SIZE, (n) => process.stderr.write(`after: seeded ${n}\r`));
+if (!existsSync(beforeFile))
+  execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '-e', `import('./bench/catalog-corpus.ts').then((m) => m.seedCorpus(${JSON.stringify(beforeFile)}, ${SIZE}))`],
+    { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+
+const env = (port: number, dbPath: string) => ({
+  PORT: String(port),
+  DB_PATH: dbPath,
+  NETWORK: 'stellar:testnet',
+  RPC_URL: 'http://127.0.0.1:9',
+  SUBMITTER_SECRET: Keypair.random().secret(),
+  LOG_LEVEL: 'error',
+  // The corpus is dated 2026-01-01 on: keep every listing visible whatever today's date.
+  LISTING_TTL_DAYS: '36500',
+});
+const usdc = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
+const list = (query: string) => `/discovery/resources?limit=20&asset=${usdc}&${query}`;
+const cases: Array<[string, (i: number) => string]> = [
+  ['maxAmount 900,000 (about 90% match)', (i) => list(`maxAmount=900000&offset=${(i * 7) % 200}`)],
+  ['maxAmount 100,000 (about 10% match)', (i) => list(`maxAmount=100000&offset=${(i * 7) % 200}`)],
+  ['maxAmount 2,000 (about 0.1% match)', () => list('maxAmount=2000')],
+  ['maxAmount 100,000, offset 5,000', () => list('maxAmount=100000&offset=5000')],
+  ['maxAmount 100,000 + type=http', () => list('maxAmount=100000&type=http')],
+  ['maxAmount 100,000 + network (accepted-entry path)', () => list('maxAmount=100000&network=stellar:pubnet')],
+];
+const beforePort = 47320;
+const afterPort = 47321;
+const before = startNode(['--max-semi-space-size=4', join(beforeDir, 'dist/main.js')], env(beforePort, beforeFile));
+const after = startNode(['--max-semi-space-size=4', 'dist/main.js'], env(afterPort, afterFile));
+try {
+  await Promise.all([waitReady(beforePort, '/supported'), waitReady(afterPort, '/supported')]);
+  out('\n| list, asset + (1 connection) | before p50 / p95 ms | after p50 / p95 ms | ratio p95 (after / before) |');
+  out('| --- | --- | --- | --- |');
+  for (const [name, path] of cases) {
+    // The slow baseline gets fewer requests: its figures are stable long before 200.
+    const runs = { before: [] as number[][], after: [] as number[][] };
+    for (let round = 0; round < 2; round++) {
+      const rb = await load(beforePort, 1, Math.min(REQUESTS, 40), path);
+      const ra = await load(afterPort, 1, REQUESTS, path);
+      runs.before.push([rb.p50, rb.p95]);
+      runs.after.push([ra.p50, ra.p95]);
+    }
+    const best = (r: number[][]) => r.reduce((x, y) => (y[1]! < x[1]! ? y : x));
+    const [bp50, bp95] = best(runs.before);
+    const [ap50, ap95] = best(runs.after);
+    out(`| ${name} | ${fmt(bp50!)} / ${fmt(bp95!)} | ${fmt(ap50!)} / ${fmt(ap95!)} | ${(ap95! / bp95!).toFixed(2)} |`);
+  }
+} finally {
+  before.kill();
+  after.kill();
+}
+// The catalog's write (settle hook) on copies of each file: before's code vs this checkout's.
+const script = resolve('bench/catalog-write-latency.ts');
+copyFileSync(script, join(beforeDir, 'bench/catalog-write-latency.ts'));
+const writes = (cwd: string, file: string) => {
+  const copy = `${file}.writes`;
+  copyFileSync(file, copy);
+  return JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', 'bench/catalog-write-latency.ts', copy, values.writes, String(SIZE), 'steady'], {
+      cwd,
+      encoding: 'utf8',
+    }),
+  ) as { p50: number; p95: number };
+};
+// Interleaved: before, after, before, after; the better of each side's two runs.
+const runs = [
+  writes(beforeDir, beforeFile),
+  writes(process.cwd(), afterFile),
+  writes(beforeDir, beforeFile),
+  writes(process.cwd(), afterFile),
+];
+const best = (a: { p50: number; p95: number }, b: { p50: number; p95: number }) => (a.p50 <= b.p50 ? a : b);
+const [wb, wa] = [best(runs[0]!, runs[2]!), best(runs[1]!, runs[3]!)];
+out('\n| settle hook write (writeListing) | before p50 / p95 ms | after p50 / p95 ms | ratio p50 / p95 |');
+out('| --- | --- | --- | --- |');
+out(
+  `| ${values.writes} writes, steady | ${fmt(wb.p50)} / ${fmt(wb.p95)} | ${fmt(wa.p50)} / ${fmt(wa.p95)} | ${(wa.p50 / wb.p50).toFixed(2)} / ${(wa.p95 / wb.p95).toFixed(2)} |`,
+);
+out(`\nLoad average at end: ${loadAverage()}.`);
