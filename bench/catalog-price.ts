@@ -11,13 +11,11 @@
  *   npm run build && npx tsx bench/catalog-price.ts [--before COMMIT] [--size 100000] [--requests 200] [--keep-dir DIR]
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Keypair } from '@stellar/stellar-sdk';
-import { baselineBuild } from './baseline-build.ts';
-import { seedCorpus } from './catalog-corpus.ts';
+import { discoveryOnlyEnv, seededSides } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -34,31 +32,9 @@ const SIZE = Number(values.size);
 const REQUESTS = Number(values.requests);
 const out = (s: string) => console.log(s);
 const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-price-'));
-mkdirSync(dir, { recursive: true });
-const beforeDir = baselineBuild(values.before);
-const afterFile = join(dir, `price-after-${SIZE}.sqlite`);
-const beforeFile = join(dir, `price-before-${values.before}-${SIZE}.sqlite`);
-
 out(machineLine());
 out(`Catalog: ${SIZE.toLocaleString('en')} listings; before = ${values.before}, after = this checkout.`);
-if (!existsSync(afterFile)) seedCorpus(afterFile, SIZE, (n) => process.stderr.write(`after: seeded ${n}\r`));
-if (!existsSync(beforeFile))
-  execFileSync(
-    process.execPath,
-    ['--import', 'tsx', '-e', `import('./bench/catalog-corpus.ts').then((m) => m.seedCorpus(${JSON.stringify(beforeFile)}, ${SIZE}))`],
-    { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-
-const env = (port: number, dbPath: string) => ({
-  PORT: String(port),
-  DB_PATH: dbPath,
-  NETWORK: 'stellar:testnet',
-  RPC_URL: 'http://127.0.0.1:9',
-  SUBMITTER_SECRET: Keypair.random().secret(),
-  LOG_LEVEL: 'error',
-  // The corpus is dated 2026-01-01 on: keep every listing visible whatever today's date.
-  LISTING_TTL_DAYS: '36500',
-});
+const { beforeDir, beforeFile, afterFile } = seededSides({ dir, before: values.before, size: SIZE, prefix: 'price-' });
 const usdc = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
 const list = (query: string) => `/discovery/resources?limit=20&asset=${usdc}&${query}`;
 const cases: Array<[string, (i: number) => string]> = [
@@ -71,8 +47,8 @@ const cases: Array<[string, (i: number) => string]> = [
 ];
 const beforePort = 47320;
 const afterPort = 47321;
-const before = startNode(['--max-semi-space-size=4', join(beforeDir, 'dist/main.js')], env(beforePort, beforeFile));
-const after = startNode(['--max-semi-space-size=4', 'dist/main.js'], env(afterPort, afterFile));
+const before = startNode(['--max-semi-space-size=4', join(beforeDir, 'dist/main.js')], discoveryOnlyEnv(beforePort, beforeFile));
+const after = startNode(['--max-semi-space-size=4', 'dist/main.js'], discoveryOnlyEnv(afterPort, afterFile));
 try {
   await Promise.all([waitReady(beforePort, '/supported'), waitReady(afterPort, '/supported')]);
   out('\n| list, asset + (1 connection) | before p50 / p95 ms | after p50 / p95 ms | ratio p95 (after / before) |');

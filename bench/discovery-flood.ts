@@ -18,9 +18,9 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Keypair } from '@stellar/stellar-sdk';
 import { baselineBuild } from './baseline-build.ts';
 import { seedCorpus, vocabularyWord } from './catalog-corpus.ts';
+import { discoveryOnlyEnv } from './catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -55,15 +55,8 @@ function startSvc(cwd: string, port: number, name: string): ChildProcess {
   return spawn(process.execPath, ['--max-semi-space-size=4', 'dist/main.js'], {
     cwd,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DB_PATH: dbPath,
-      NETWORK: 'stellar:testnet',
-      RPC_URL: 'http://127.0.0.1:9',
-      SUBMITTER_SECRET: Keypair.random().secret(),
-      LOG_LEVEL: 'error',
-    },
+    // LISTING_TTL_DAYS at its default, as this benchmark has always run.
+    env: { ...process.env, ...discoveryOnlyEnv(port, dbPath, { LISTING_TTL_DAYS: '30' }) },
   });
 }
 

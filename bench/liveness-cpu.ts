@@ -19,6 +19,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { encodeX402Header } from '../src/client/seller.ts';
 import { PROBE_DEFAULTS } from '../src/net/probe-config.ts';
 import { seedCorpus } from './catalog-corpus.ts';
+import { discoveryOnlyEnv } from './catalog-sides.ts';
 import { fmt, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -79,17 +80,8 @@ const origins = await Promise.all(
   }),
 );
 
-const env = (port: number, dbPath: string, perMinute: string) => ({
-  PORT: String(port),
-  DB_PATH: dbPath,
-  NETWORK: 'stellar:testnet',
-  RPC_URL: 'http://127.0.0.1:9',
-  SUBMITTER_SECRET: Keypair.random().secret(),
-  LOG_LEVEL: 'error',
-  LISTING_TTL_DAYS: '36500',
-  ALLOW_PRIVATE_TARGETS: '127.0.0.0/8',
-  LIVENESS_CHECKS_PER_MINUTE: perMinute,
-});
+const env = (port: number, dbPath: string, perMinute: string) =>
+  discoveryOnlyEnv(port, dbPath, { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8', LIVENESS_CHECKS_PER_MINUTE: perMinute });
 const cpuSeconds = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, clock ticks of 1/100 s

@@ -1,0 +1,54 @@
+/**
+ * What the catalog benchmarks share (bench/catalog-quality.ts, catalog-price.ts, liveness-cpu.ts,
+ * discovery-flood.ts): the environment of an svc process that only serves discovery, and a pair of
+ * catalog files for a before/after comparison, each seeded with its own side's code (the schemas
+ * differ between commits; bench/catalog-corpus.ts generates the same corpus on both).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Keypair } from '@stellar/stellar-sdk';
+import { baselineBuild } from './baseline-build.ts';
+import { seedCorpus } from './catalog-corpus.ts';
+
+/**
+ * svc's environment for a discovery-only process: no chain (the RPC address answers nothing; discovery
+ * reads none), quiet logs, and every listing of the corpus (dated 2026-01-01 on) visible whatever
+ * today's date. `extra` adds or overrides variables.
+ */
+export function discoveryOnlyEnv(port: number, dbPath: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PORT: String(port),
+    DB_PATH: dbPath,
+    NETWORK: 'stellar:testnet',
+    RPC_URL: 'http://127.0.0.1:9',
+    SUBMITTER_SECRET: Keypair.random().secret(),
+    LOG_LEVEL: 'error',
+    LISTING_TTL_DAYS: '36500',
+    ...extra,
+  };
+}
+
+/**
+ * The baseline's build (bench/baseline-build.ts) and a catalog file of `size` listings for each side
+ * in `dir`, named with `prefix` and kept there: a file already seeded is reused.
+ */
+export function seededSides(options: { dir: string; before: string; size: number; prefix: string }): {
+  beforeDir: string;
+  beforeFile: string;
+  afterFile: string;
+} {
+  const { dir, before, size, prefix } = options;
+  mkdirSync(dir, { recursive: true });
+  const beforeDir = baselineBuild(before);
+  const afterFile = join(dir, `${prefix}after-${size}.sqlite`);
+  const beforeFile = join(dir, `${prefix}before-${before}-${size}.sqlite`);
+  if (!existsSync(afterFile)) seedCorpus(afterFile, size, (n) => process.stderr.write(`after: seeded ${n}\r`));
+  if (!existsSync(beforeFile))
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', '-e', `import('./bench/catalog-corpus.ts').then((m) => m.seedCorpus(${JSON.stringify(beforeFile)}, ${size}))`],
+      { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+  return { beforeDir, beforeFile, afterFile };
+}
