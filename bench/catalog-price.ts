@@ -10,12 +10,11 @@
  *
  *   npm run build && npx tsx bench/catalog-price.ts [--before COMMIT] [--size 100000] [--requests 200] [--keep-dir DIR]
  */
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { discoveryOnlyEnv, seededSides } from './catalog-sides.ts';
+import { discoveryOnlyEnv, seededSides, writeLatency } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -72,18 +71,7 @@ try {
   after.kill();
 }
 // The catalog's write (settle hook) on copies of each file: before's code vs this checkout's.
-const script = resolve('bench/catalog-write-latency.ts');
-copyFileSync(script, join(beforeDir, 'bench/catalog-write-latency.ts'));
-const writes = (cwd: string, file: string) => {
-  const copy = `${file}.writes`;
-  copyFileSync(file, copy);
-  return JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', 'bench/catalog-write-latency.ts', copy, values.writes, String(SIZE), 'steady'], {
-      cwd,
-      encoding: 'utf8',
-    }),
-  ) as { p50: number; p95: number };
-};
+const writes = (cwd: string, file: string) => writeLatency(cwd, file, values.writes, SIZE, 'steady');
 // Interleaved: before, after, before, after; the better of each side's two runs.
 const runs = [
   writes(beforeDir, beforeFile),

@@ -8,13 +8,12 @@
  *
  *   npm run build && npx tsx bench/catalog-quality.ts [--before 0583278] [--size 100000] [--requests 200] [--keep-dir DIR]
  */
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoveryCases } from './catalog-corpus.ts';
-import { discoveryOnlyEnv, seededSides } from './catalog-sides.ts';
+import { discoveryOnlyEnv, seededSides, writeLatency } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -72,18 +71,7 @@ try {
   after.kill();
 }
 // The catalog's write (settle hook) on copies of each file: before's code vs this checkout's.
-const script = resolve('bench/catalog-write-latency.ts');
-copyFileSync(script, join(beforeDir, 'bench/catalog-write-latency.ts'));
-const writes = (cwd: string, file: string, mode: string) => {
-  const copy = `${file}.writes`;
-  copyFileSync(file, copy);
-  return JSON.parse(
-    execFileSync(process.execPath, ['--import', 'tsx', 'bench/catalog-write-latency.ts', copy, values.writes, String(SIZE), mode], {
-      cwd,
-      encoding: 'utf8',
-    }),
-  ) as { p50: number; p95: number };
-};
+const writes = (cwd: string, file: string, mode: string) => writeLatency(cwd, file, values.writes, SIZE, mode);
 out('\n| settle hook write (writeListing) | before p50 / p95 ms | after p50 / p95 ms | ratio p50 / p95 |');
 out('| --- | --- | --- | --- |');
 for (const mode of ['steady', 'first']) {

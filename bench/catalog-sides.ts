@@ -2,11 +2,12 @@
  * What the catalog benchmarks share (bench/catalog-quality.ts, catalog-price.ts, liveness-cpu.ts,
  * discovery-flood.ts): the environment of an svc process that only serves discovery, and a pair of
  * catalog files for a before/after comparison, each seeded with its own side's code (the schemas
- * differ between commits; bench/catalog-corpus.ts generates the same corpus on both).
+ * differ between commits; bench/catalog-corpus.ts generates the same corpus on both), and the
+ * catalog's part of settle latency measured by each side's own code on a copy of its file.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { baselineBuild } from './baseline-build.ts';
 import { seedCorpus } from './catalog-corpus.ts';
@@ -51,4 +52,20 @@ export function seededSides(options: { dir: string; before: string; size: number
       { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
     );
   return { beforeDir, beforeFile, afterFile };
+}
+
+/**
+ * `writeListing` latency (bench/catalog-write-latency.ts, `writes` writes in `mode`) run by the
+ * tree at `cwd` on a fresh copy of `file`. The copy's own -wal and -shm from an earlier run are
+ * removed first: SQLite would apply a stale log to the new copy and find it malformed.
+ */
+export function writeLatency(cwd: string, file: string, writes: string, size: number, mode: string): { p50: number; p95: number } {
+  const copy = `${file}.writes`;
+  for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true });
+  copyFileSync(file, copy);
+  const script = 'bench/catalog-write-latency.ts';
+  if (resolve(cwd) !== resolve('.')) copyFileSync(resolve(script), join(cwd, script)); // the baseline may predate it
+  return JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', script, copy, writes, String(size), mode], { cwd, encoding: 'utf8' }),
+  ) as { p50: number; p95: number };
 }
