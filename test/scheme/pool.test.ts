@@ -139,6 +139,35 @@ describe('confirmTransaction', () => {
     expect(drifted.expectedClose(9, 1000)).toBeGreaterThanOrEqual(1_003_000);
   });
 
+  it('a send after the estimated but before the real close waits for that close, not the ledger after it', async () => {
+    // Ledgers close every 1 000 ms, 15 ms into the second; the clock knows ledger 5 to ±20 ms, then
+    // sees ledger 8 only 500 ms after it closed, so its estimate for 8 is the whole second (early).
+    const realClose = (sequence: number) => 1_000_015 + (sequence - 5) * 1000;
+    const shared = new LedgerCloseClock();
+    shared.observe(5, 1000, 1_000_010, 1_000_020, 1000);
+    shared.observe(8, 1003, 1_003_500, 1_003_510, 1000);
+    expect(shared.expectedClose(9, 1000)).toBeLessThan(1_004_005); // the estimate is early
+    // Sent at 1 004 005: ledger 9 (really closing at 1 004 015) includes it.
+    let clock = 1_004_005;
+    const rpc = {
+      async getTransaction() {
+        let latest = 8;
+        while (realClose(latest + 1) <= clock) latest++;
+        const closeTime = Math.floor(realClose(latest) / 1000);
+        return (
+          latest >= 9
+            ? { status: 'SUCCESS', latestLedger: latest, latestLedgerCloseTime: closeTime, ledger: 9 }
+            : { status: 'NOT_FOUND', latestLedger: latest, latestLedgerCloseTime: closeTime }
+        ) as TransactionStatus;
+      },
+    };
+    const sleep = async (ms: number) => void (clock += ms);
+    const maxTime = 1_010;
+    const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime, ledgerSeconds: 1, now: () => clock, sleep, clock: shared });
+    expect(outcome.kind).toBe('success');
+    expect(clock - realClose(9)).toBeLessThanOrEqual(finePollMs(1));
+  });
+
   it('FAILED is final', async () => {
     const s = scripted([{ status: 'FAILED', ledger: 3, resultCode: 'txFAILED' }]);
     expect(

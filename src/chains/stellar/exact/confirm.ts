@@ -39,10 +39,17 @@ export interface ConfirmOptions {
   clock?: LedgerCloseClock;
 }
 
-/** Poll spacing while a close is due: fine enough to answer within ~50 ms of the close on 1 s ledgers. */
+/**
+ * Poll spacing while a close is due: 1/40 of a ledger, 20–50 ms. A settle is answered on average
+ * half a spacing after its close, so this is most of what settle adds to the chain's floor; the
+ * polls cost a getTransaction each, only between the (early) predicted close and the real one.
+ */
 export function finePollMs(ledgerSeconds: number): number {
-  return Math.round(Math.min(100, Math.max(20, ledgerSeconds * 50)));
+  return Math.round(Math.min(50, Math.max(20, ledgerSeconds * 25)));
 }
+
+/** How far the real cadence may drift from the estimated one, as a fraction of each ledger. */
+const CADENCE_DRIFT = 0.02;
 
 /**
  * The local-clock instant of the latest ledger close known. A close is bracketed by the last poll
@@ -53,10 +60,18 @@ export function finePollMs(ledgerSeconds: number): number {
  * assigned the ledger after the one that includes it and answered a ledger late. So the estimate
  * also projects the last known close forward by whole ledgers (less a slack for cadence drift) and
  * keeps that inside the bracket. Predictions err early (a fine poll or two) rather than late.
+ *
+ * Which ledger a submission waits for is chosen from the other side of the bracket: the first
+ * ledger that may still close after the send, by the latest instant the known close can have had.
+ * Chosen by the early estimate, a send between the estimated and the real close would wait for the
+ * ledger after the one that includes it and be answered a whole ledger late; chosen by the latest
+ * instant, an estimate that is too late costs one poll, which finds that ledger closed.
  */
 export class LedgerCloseClock {
   private sequence = -1;
   private closedAt = 0;
+  /** The latest local instant the close of `sequence` can have had (at or after `closedAt`). */
+  private closedBy = 0;
   /** Latest local instant at which a poll still reported `sequence`. */
   private lastSeenAt = 0;
 
@@ -76,6 +91,7 @@ export class LedgerCloseClock {
         estimate = Math.max(low, Math.min(projected, high));
       }
       this.closedAt = Math.min(estimate, at);
+      this.closedBy = Math.max(this.closedAt, high);
       this.sequence = latestLedger;
       this.lastSeenAt = sentAt;
     } else if (latestLedger === this.sequence) {
@@ -83,10 +99,14 @@ export class LedgerCloseClock {
     }
   }
 
-  /** The first ledger expected to close after `after` and when, or undefined before any observation. */
+  /**
+   * The first ledger that may still close after `after` (its latest possible close, with the
+   * cadence drift slack, is later) and its expected close, or undefined before any observation.
+   * The expected close may lie before `after`: that ledger is then overdue, and polled at once.
+   */
   nextClose(after: number, ledgerMs: number): { sequence: number; at: number } | undefined {
     if (this.sequence < 0) return undefined;
-    const ahead = Math.floor(Math.max(0, after - this.closedAt) / ledgerMs) + 1;
+    const ahead = Math.floor(Math.max(0, after - this.closedBy) / (ledgerMs * (1 + CADENCE_DRIFT))) + 1;
     return { sequence: this.sequence + ahead, at: this.closedAt + ahead * ledgerMs };
   }
 
@@ -101,7 +121,7 @@ export class LedgerCloseClock {
  * poll's worth plus 2 % of the span, since real cadence drifts from the estimated one.
  */
 function projectionSlackMs(ledgers: number, ledgerMs: number): number {
-  return finePollMs(ledgerMs / 1000) + 0.02 * ledgers * ledgerMs;
+  return finePollMs(ledgerMs / 1000) + CADENCE_DRIFT * ledgers * ledgerMs;
 }
 
 /** Slack after a predicted close before the first poll (the RPC ingests the ledger after it closes). */
