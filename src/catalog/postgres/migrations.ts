@@ -27,7 +27,7 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
-import { PRICE_INDEX_MIGRATION } from './price-index.ts';
+import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from './price-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -440,4 +440,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   WITHDRAWALS_MIGRATION,
   // 9: the price index (postgres/price-index.ts).
   PRICE_INDEX_MIGRATION,
+  // 10: the price index keeps each listing's type (postgres/price-index.ts).
+  TYPED_PRICE_INDEX_MIGRATION,
 ];

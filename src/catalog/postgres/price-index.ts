@@ -1,9 +1,10 @@
 /**
  * The list endpoint's price index on PostgreSQL (sqlite/price-index.ts explains it): per listing
- * and asset its smallest amount with lastUpdated (`listing_prices`), per asset and price point a
- * count (`price_counts`), kept in the write transaction (a listing's writes are serialized by its
- * advisory lock, store.ts) and on withdrawal. A count that falls to zero is kept (concurrent
- * writers of other listings may be adding to it); it adds nothing to a sum.
+ * and asset its smallest amount with lastUpdated and the listing's type (`listing_prices`), per
+ * asset, price point and type a count (`price_counts`, and per bucket `price_buckets`), kept in
+ * the write transaction (a listing's writes are serialized by its advisory lock, store.ts) and on
+ * withdrawal. A count that falls to zero is kept (concurrent writers of other listings may be
+ * adding to it); it adds nothing to a sum.
  */
 import { PRICE_BUCKET, priceFilter, priceKey } from '../price.ts';
 import type { ListingKey } from '../listing.ts';
@@ -41,21 +42,61 @@ export const PRICE_INDEX_MIGRATION = `
   INSERT INTO price_buckets (asset, bucket, n)
     SELECT asset, left(price, ${PRICE_BUCKET}), sum(n) FROM price_counts GROUP BY asset, left(price, ${PRICE_BUCKET});`;
 
-async function countPrice(db: Db, asset: string, price: string, delta: number): Promise<void> {
+/**
+ * Catalog migration 10: the price index keeps each listing's type (from `listings`, fixed for a
+ * listing), with the by-time and by-price indexes again with the type after the asset, and the
+ * counts per type, so `type` beside the price filter is one index range (sqlite/price-index.ts
+ * migrateToTypedPriceIndex). An svc predating it cannot write the index any more (its rows lack
+ * the type, its counts' conflict target is gone): its catalog writes fail until it is upgraded.
+ */
+export const TYPED_PRICE_INDEX_MIGRATION = `
+  ALTER TABLE listing_prices ADD COLUMN type TEXT COLLATE "C";
+  UPDATE listing_prices p SET type = l.type FROM listings l WHERE l.id = p.listing_id;
+  ALTER TABLE listing_prices ALTER COLUMN type SET NOT NULL;
+  CREATE INDEX listing_prices_typed_by_time ON listing_prices (asset, type, last_updated DESC, listing_id DESC) INCLUDE (price);
+  CREATE INDEX listing_prices_typed_by_price ON listing_prices (asset, type, price) INCLUDE (last_updated, listing_id);
+  DROP TABLE price_counts;
+  DROP TABLE price_buckets;
+  CREATE TABLE price_counts (
+    asset TEXT COLLATE "C" NOT NULL,
+    price TEXT COLLATE "C" NOT NULL,
+    type TEXT COLLATE "C" NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (asset, price, type)
+  );
+  CREATE TABLE price_buckets (
+    asset TEXT COLLATE "C" NOT NULL,
+    bucket TEXT COLLATE "C" NOT NULL,
+    type TEXT COLLATE "C" NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (asset, bucket, type)
+  );
+  INSERT INTO price_counts (asset, price, type, n) SELECT asset, price, type, count(*) FROM listing_prices GROUP BY asset, price, type;
+  INSERT INTO price_buckets (asset, bucket, type, n)
+    SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(n) FROM price_counts GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
+
+async function countPrice(db: Db, asset: string, price: string, type: string, delta: number): Promise<void> {
   await db.query(
-    `INSERT INTO price_counts (asset, price, n) VALUES ($1, $2, $3)
-     ON CONFLICT (asset, price) DO UPDATE SET n = price_counts.n + excluded.n`,
-    [asset, price, delta],
+    `INSERT INTO price_counts (asset, price, type, n) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (asset, price, type) DO UPDATE SET n = price_counts.n + excluded.n`,
+    [asset, price, type, delta],
   );
   await db.query(
-    `INSERT INTO price_buckets (asset, bucket, n) VALUES ($1, $2, $3)
-     ON CONFLICT (asset, bucket) DO UPDATE SET n = price_buckets.n + excluded.n`,
-    [asset, price.slice(0, PRICE_BUCKET), delta],
+    `INSERT INTO price_buckets (asset, bucket, type, n) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (asset, bucket, type) DO UPDATE SET n = price_buckets.n + excluded.n`,
+    [asset, price.slice(0, PRICE_BUCKET), type, delta],
   );
 }
 
 /** One write of a listing (sqlite/price-index.ts recordPrice). */
-export async function recordPrice(db: Db, listingId: number, lastUpdated: string, asset: unknown, amount: unknown): Promise<void> {
+export async function recordPrice(
+  db: Db,
+  listing: { id: number; type: string },
+  lastUpdated: string,
+  asset: unknown,
+  amount: unknown,
+): Promise<void> {
+  const listingId = listing.id;
   await db.query('UPDATE listing_prices SET last_updated = $1 WHERE listing_id = $2 AND last_updated <> $1', [lastUpdated, listingId]);
   const price = priceKey(amount);
   if (typeof asset !== 'string' || price === undefined) return;
@@ -65,24 +106,26 @@ export async function recordPrice(db: Db, listingId: number, lastUpdated: string
   if (current && current.price <= price) return;
   if (current) {
     await db.query('UPDATE listing_prices SET price = $1 WHERE listing_id = $2 AND asset = $3', [price, listingId, asset]);
-    await countPrice(db, asset, current.price, -1);
+    await countPrice(db, asset, current.price, listing.type, -1);
   } else {
-    await db.query('INSERT INTO listing_prices (listing_id, asset, price, last_updated) VALUES ($1, $2, $3, $4)', [
+    await db.query('INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) VALUES ($1, $2, $3, $4, $5)', [
       listingId,
       asset,
+      listing.type,
       price,
       lastUpdated,
     ]);
   }
-  await countPrice(db, asset, price, 1);
+  await countPrice(db, asset, price, listing.type, 1);
 }
 
 /** A withdrawn listing leaves the index and its counts (withdraw.ts). */
 export async function removePrices(db: Db, listingId: string | number): Promise<void> {
-  const rows = await db.query<{ asset: string; price: string }>('DELETE FROM listing_prices WHERE listing_id = $1 RETURNING asset, price', [
-    listingId,
-  ]);
-  for (const row of rows.rows) await countPrice(db, row.asset, row.price, -1);
+  const rows = await db.query<{ asset: string; price: string; type: string }>(
+    'DELETE FROM listing_prices WHERE listing_id = $1 RETURNING asset, price, type',
+    [listingId],
+  );
+  for (const row of rows.rows) await countPrice(db, row.asset, row.price, row.type, -1);
 }
 
 /** The condition "listing `id` has an entry in asset A at most M" for the list query's other path. */
@@ -90,8 +133,9 @@ export const priceMatchSql = (id: string, p: (value: unknown) => string, priced:
   `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${id} AND pr.asset = ${p(priced.asset)} AND pr.price <= ${p(priced.max)})`;
 
 /**
- * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices), or
- * undefined when another key filter holds fewer listings than the price matches.
+ * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices; `type`
+ * is part of the index range), or undefined when another key filter holds fewer listings than the
+ * price matches.
  */
 export async function listPriced(
   db: Db,
@@ -104,21 +148,23 @@ export async function listPriced(
   const priced = priceFilter(filters);
   if (!priced) return undefined;
   const { asset, max } = priced;
-  const matches = Number(
-    (
-      await db.query<{ n: string }>(
-        `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket < $2)
-              + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = $1 AND price >= $2 AND price <= $3) AS n`,
-        [asset, max.slice(0, PRICE_BUCKET), max],
-      )
-    ).rows[0]!.n,
-  );
-  const others = counted.filter((c) => c.key.kind !== 'asset');
+  const type = filters.type;
+  const typed = type !== undefined;
+  const counts = (
+    await db.query<{ n: string; listings: string }>(
+      `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket < $2 AND ($4::text IS NULL OR type = $4))
+            + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = $1 AND price >= $2 AND price <= $3 AND ($4::text IS NULL OR type = $4)) AS n,
+              CASE WHEN $4::text IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND type = $4) END AS listings`,
+      [asset, max.slice(0, PRICE_BUCKET), max, type ?? null],
+    )
+  ).rows[0]!;
+  const matches = Number(counts.n);
+  const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
   if (others.some((o) => o.n < matches)) return undefined;
-  const assetListings = counted.find((c) => c.key.kind === 'asset')?.n ?? 0;
+  const rangeListings = typed ? Number(counts.listings) : (counted.find((c) => c.key.kind === 'asset')?.n ?? 0);
   const { values, p } = parameters();
   const where =
-    `p.asset = ${p(asset)} AND p.price <= ${p(max)}` +
+    `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}` +
     (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
     others
       .map(
@@ -134,11 +180,11 @@ export async function listPriced(
   ) {
     total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, values)).rows[0]!.n);
   } else {
-    total = matches - (await hiddenMatches(db, asset, max, visibleSince, failing));
+    total = matches - (await hiddenMatches(db, { asset, type }, max, visibleSince, failing));
   }
   if (total === 0) return { ids: [], total };
   const order = `ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-  const sparse = (page.offset + page.limit) * assetListings > matches * matches;
+  const sparse = (page.offset + page.limit) * rangeListings > matches * matches;
   // Sparse: every match read from the by-price index, then sorted; dense: the by-time index in page order.
   const sql = sparse
     ? `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${where})
@@ -150,7 +196,7 @@ export async function listPriced(
 
 async function hiddenMatches(
   db: Db,
-  asset: string,
+  range: { asset: string; type: string | undefined },
   max: string,
   visibleSince: string | undefined,
   failing: string | undefined,
@@ -158,16 +204,16 @@ async function hiddenMatches(
   let n = 0;
   if (visibleSince !== undefined) {
     const aged = await db.query<{ n: string }>(
-      'SELECT count(*) AS n FROM listing_prices WHERE asset = $1 AND last_updated < $2 AND price <= $3',
-      [asset, visibleSince, max],
+      'SELECT count(*) AS n FROM listing_prices WHERE asset = $1 AND ($4::text IS NULL OR type = $4) AND last_updated < $2 AND price <= $3',
+      [range.asset, visibleSince, max, range.type ?? null],
     );
     n += Number(aged.rows[0]!.n);
   }
   if (failing !== undefined) {
     const row = await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = $1
-       WHERE h.liveness_failing_since < $2 AND p.price <= $3${visibleSince === undefined ? '' : ' AND p.last_updated >= $4'}`,
-      [asset, failing, max, ...(visibleSince === undefined ? [] : [visibleSince])],
+      `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = $1 AND ($4::text IS NULL OR p.type = $4)
+       WHERE h.liveness_failing_since < $2 AND p.price <= $3${visibleSince === undefined ? '' : ' AND p.last_updated >= $5'}`,
+      [range.asset, failing, max, range.type ?? null, ...(visibleSince === undefined ? [] : [visibleSince])],
     );
     n += Number(row.rows[0]!.n);
   }

@@ -16,6 +16,7 @@
  * 6: the liveness records on `listings` (liveness.ts).
  * 7: the times of accepted withdrawals (withdraw.ts).
  * 8: the price index, per listing and asset its smallest amount, and its counts (price-index.ts).
+ * 9: the price index keeps each listing's type, indexed and counted per type (price-index.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -27,7 +28,7 @@ import { termScores } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
-import { migrateToPriceIndex } from './price-index.ts';
+import { migrateToPriceIndex, migrateToTypedPriceIndex } from './price-index.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -221,4 +222,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToLiveness,
   migrateToWithdrawals,
   migrateToPriceIndex,
+  migrateToTypedPriceIndex,
 ];

@@ -3,16 +3,18 @@
  * filters"), kept in the write transaction like list-index.ts:
  *
  * - `listing_prices`: per (listing, asset) the smallest amount of the listing's accepted entries in
- *   that asset (accepts only grow, so it only falls) with the listing's lastUpdated. A listing
- *   matches `asset` A with `maxAmount` M exactly when its row for A is at most M. Two covering
- *   indexes: by time (a page in list order, skipping rows above M: dense matches) and by price
- *   (every match, sorted: sparse matches);
- * - `price_counts`: per (asset, smallest amount) how many listings, and `price_buckets` the same
- *   per (asset, bucket): a price key's first PRICE_BUCKET characters (its digit count and three
- *   leading digits, at most 900 buckets per digit count). The listings at most M are the buckets
- *   below M's bucket plus M's own bucket's price points at most M: a sum over a few thousand rows
- *   at worst (prices spread evenly over a range), a handful in a real catalog; the total is that
- *   less the hidden matches.
+ *   that asset (accepts only grow, so it only falls) with the listing's lastUpdated and its type
+ *   (http or mcp, fixed for a listing: it is part of its identity). A listing matches `asset` A
+ *   with `maxAmount` M exactly when its row for A is at most M. Two covering indexes: by time (a
+ *   page in list order, skipping rows above M: dense matches) and by price (every match, sorted:
+ *   sparse matches), and the same two with the type after the asset, so `type` with the price
+ *   filter is one index range instead of a key lookup per match;
+ * - `price_counts`: per (asset, smallest amount, type) how many listings, and `price_buckets` the
+ *   same per (asset, bucket, type): a price key's first PRICE_BUCKET characters (its digit count
+ *   and three leading digits, at most 900 buckets per digit count). The listings at most M are the
+ *   buckets below M's bucket plus M's own bucket's price points at most M, of every type or of
+ *   the one asked for: a sum over a few thousand rows at worst (prices spread evenly over a
+ *   range), a handful in a real catalog; the total is that less the hidden matches.
  *
  * Amounts are compared as price keys (../price.ts).
  */
@@ -61,18 +63,70 @@ export function migrateToPriceIndex(db: DatabaseSync): void {
   `);
 }
 
-function countPrice(db: DatabaseSync, asset: string, price: string, delta: number): void {
+/** The price index's tables and indexes with the listing's type (migrateToTypedPriceIndex). */
+const TYPED_PRICE_TABLES = `
+    CREATE TABLE listing_prices (
+      listing_id INTEGER NOT NULL,
+      asset TEXT NOT NULL,
+      type TEXT NOT NULL,
+      price TEXT NOT NULL,
+      last_updated TEXT NOT NULL,
+      PRIMARY KEY (listing_id, asset)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX listing_prices_by_time ON listing_prices (asset, last_updated, listing_id, price);
+    CREATE INDEX listing_prices_by_price ON listing_prices (asset, price, last_updated, listing_id);
+    CREATE INDEX listing_prices_typed_by_time ON listing_prices (asset, type, last_updated, listing_id, price);
+    CREATE INDEX listing_prices_typed_by_price ON listing_prices (asset, type, price, last_updated, listing_id);
+    CREATE TABLE price_counts (
+      asset TEXT NOT NULL,
+      price TEXT NOT NULL,
+      type TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, price, type)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE price_buckets (
+      asset TEXT NOT NULL,
+      bucket TEXT NOT NULL,
+      type TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, bucket, type)
+    ) STRICT, WITHOUT ROWID;`;
+
+/**
+ * Migration 9: the price index keeps each listing's type (its rows from `listings`) and counts per
+ * type. The tables are rebuilt rather than altered, so `type` has no default a later write could
+ * fall back on.
+ */
+export function migrateToTypedPriceIndex(db: DatabaseSync): void {
+  db.exec(`
+    ALTER TABLE listing_prices RENAME TO listing_prices_untyped;
+    DROP INDEX listing_prices_by_time;
+    DROP INDEX listing_prices_by_price;
+    DROP TABLE price_counts;
+    DROP TABLE price_buckets;
+    ${TYPED_PRICE_TABLES}
+    INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+      SELECT p.listing_id, p.asset, l.type, p.price, p.last_updated FROM listing_prices_untyped p JOIN listings l ON l.id = p.listing_id;
+    DROP TABLE listing_prices_untyped;
+    INSERT INTO price_counts (asset, price, type, n) SELECT asset, price, type, count(*) FROM listing_prices GROUP BY asset, price, type;
+    INSERT INTO price_buckets (asset, bucket, type, n)
+      SELECT asset, substr(price, 1, ${PRICE_BUCKET}), type, sum(n) FROM price_counts GROUP BY asset, substr(price, 1, ${PRICE_BUCKET}), type;
+  `);
+}
+
+function countPrice(db: DatabaseSync, asset: string, price: string, type: string, delta: number): void {
+  const bucket = price.slice(0, PRICE_BUCKET);
   cachedStatement(
     db,
-    'INSERT INTO price_counts (asset, price, n) VALUES (?, ?, ?) ON CONFLICT (asset, price) DO UPDATE SET n = n + excluded.n',
-  ).run(asset, price, delta);
+    'INSERT INTO price_counts (asset, price, type, n) VALUES (?, ?, ?, ?) ON CONFLICT (asset, price, type) DO UPDATE SET n = n + excluded.n',
+  ).run(asset, price, type, delta);
   cachedStatement(
     db,
-    'INSERT INTO price_buckets (asset, bucket, n) VALUES (?, ?, ?) ON CONFLICT (asset, bucket) DO UPDATE SET n = n + excluded.n',
-  ).run(asset, price.slice(0, PRICE_BUCKET), delta);
+    'INSERT INTO price_buckets (asset, bucket, type, n) VALUES (?, ?, ?, ?) ON CONFLICT (asset, bucket, type) DO UPDATE SET n = n + excluded.n',
+  ).run(asset, bucket, type, delta);
   if (delta < 0) {
-    cachedStatement(db, 'DELETE FROM price_counts WHERE asset = ? AND price = ? AND n <= 0').run(asset, price);
-    cachedStatement(db, 'DELETE FROM price_buckets WHERE asset = ? AND bucket = ? AND n <= 0').run(asset, price.slice(0, PRICE_BUCKET));
+    cachedStatement(db, 'DELETE FROM price_counts WHERE asset = ? AND price = ? AND type = ? AND n <= 0').run(asset, price, type);
+    cachedStatement(db, 'DELETE FROM price_buckets WHERE asset = ? AND bucket = ? AND type = ? AND n <= 0').run(asset, bucket, type);
   }
 }
 
@@ -80,7 +134,14 @@ function countPrice(db: DatabaseSync, asset: string, price: string, delta: numbe
  * One write of a listing (inside its transaction): every price row moves to `lastUpdated`, and the
  * written terms lower the listing's smallest amount in their asset when they are cheaper.
  */
-export function recordPrice(db: DatabaseSync, listingId: number, lastUpdated: string, asset: unknown, amount: unknown): void {
+export function recordPrice(
+  db: DatabaseSync,
+  listing: { id: number; type: string },
+  lastUpdated: string,
+  asset: unknown,
+  amount: unknown,
+): void {
+  const listingId = listing.id;
   cachedStatement(db, 'UPDATE listing_prices SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
     lastUpdated,
     listingId,
@@ -93,25 +154,27 @@ export function recordPrice(db: DatabaseSync, listingId: number, lastUpdated: st
   if (current && current.price <= price) return;
   if (current) {
     cachedStatement(db, 'UPDATE listing_prices SET price = ? WHERE listing_id = ? AND asset = ?').run(price, listingId, asset);
-    countPrice(db, asset, current.price, -1);
+    countPrice(db, asset, current.price, listing.type, -1);
   } else {
-    cachedStatement(db, 'INSERT INTO listing_prices (listing_id, asset, price, last_updated) VALUES (?, ?, ?, ?)').run(
+    cachedStatement(db, 'INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) VALUES (?, ?, ?, ?, ?)').run(
       listingId,
       asset,
+      listing.type,
       price,
       lastUpdated,
     );
   }
-  countPrice(db, asset, price, 1);
+  countPrice(db, asset, price, listing.type, 1);
 }
 
 /** A withdrawn listing leaves the index and its counts (withdraw.ts). */
 export function removePrices(db: DatabaseSync, listingId: number): void {
-  const rows = cachedStatement(db, 'SELECT asset, price FROM listing_prices WHERE listing_id = ?').all(listingId) as Array<{
+  const rows = cachedStatement(db, 'SELECT asset, price, type FROM listing_prices WHERE listing_id = ?').all(listingId) as Array<{
     asset: string;
     price: string;
+    type: string;
   }>;
-  for (const row of rows) countPrice(db, row.asset, row.price, -1);
+  for (const row of rows) countPrice(db, row.asset, row.price, row.type, -1);
   cachedStatement(db, 'DELETE FROM listing_prices WHERE listing_id = ?').run(listingId);
 }
 
@@ -119,62 +182,90 @@ export function removePrices(db: DatabaseSync, listingId: number): void {
 export const priceMatchSql = (id: string) =>
   `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
 
-/** Listings of `asset` whose smallest amount is at most `max` (a price key): whole buckets below max's, then its own bucket's points. */
-export function priceMatches(db: DatabaseSync, asset: string, max: string): number {
+/** A price filter's index range: the asset's rows, or its rows of one type (the list's `type` filter). */
+interface PriceRange {
+  asset: string;
+  type: string | undefined;
+}
+
+/** `AND type = ?` when the range has a type, and its parameter. */
+const typeSql = (range: PriceRange, column: string) => (range.type === undefined ? '' : ` AND ${column} = ?`);
+const typeParams = (range: PriceRange) => (range.type === undefined ? [] : [range.type]);
+
+/**
+ * Listings of the range whose smallest amount is at most `max` (a price key): whole buckets below
+ * max's, then its own bucket's points. With a type, also how many listings the range holds at
+ * any price (its buckets' sum: the rows a walk by time passes over).
+ */
+export function priceMatches(db: DatabaseSync, range: PriceRange, max: string): { matches: number; typedListings: number } {
   const bucket = max.slice(0, PRICE_BUCKET);
+  const t = typeSql(range, 'type');
+  const typed = range.type !== undefined;
   const row = cachedStatement(
     db,
-    `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket < ?)
-          + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ? AND price >= ? AND price <= ?) AS n`,
-  ).get(asset, bucket, asset, bucket, max) as { n: number };
-  return Number(row.n);
+    `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket < ?${t})
+          + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ? AND price >= ? AND price <= ?${t}) AS n,
+            ${typed ? 'coalesce((SELECT sum(n) FROM price_buckets WHERE asset = ? AND type = ?), 0)' : '0'} AS listings`,
+  ).get(
+    range.asset,
+    bucket,
+    ...typeParams(range),
+    range.asset,
+    bucket,
+    max,
+    ...typeParams(range),
+    ...(typed ? [range.asset, range.type!] : []),
+  ) as { n: number; listings: number };
+  return { matches: Number(row.n), typedListings: Number(row.listings) };
 }
 
 /**
- * A list page of `asset` + `maxAmount` alone or with key filters (`others`, checked per row): the
- * page's listing ids and the exact total. The page walks the by-time index when matches are dense
- * (expected rows read: (offset + limit) × asset's listings / matches) and the by-price index when
- * they are sparse (every match read and sorted), whichever reads less. With no other filter the
- * total is the price points' sum less the hidden matches: those hidden by age are counted directly
- * or as the asset's aged entries at most M, whichever is fewer (list-index.ts hiddenCount tells),
- * and those hidden by failures through their own partial index.
+ * A list page of `asset` + `maxAmount`, with or without `type` (part of the index range), alone or
+ * with other key filters (`others`, checked per row): the page's listing ids and the exact total.
+ * The page walks the by-time index when matches are dense (expected rows read: (offset + limit) ×
+ * the range's listings / matches) and the by-price index when they are sparse (every match read
+ * and sorted), whichever reads less. With no other key filter the total is the price points' sum
+ * less the hidden matches: those hidden by age are counted directly or as the range's aged entries
+ * at most M, whichever is fewer (list-index.ts hiddenCount tells), and those hidden by failures
+ * through their own partial index.
  */
 export function listByPrice(
   db: DatabaseSync,
-  query: { asset: string; max: string; matches: number; assetListings: number; others: ListingKey[] },
+  query: PriceRange & { max: string; matches: number; rangeListings: number; others: ListingKey[] },
   page: { limit: number; offset: number },
   visibleSince: string | undefined,
   failing: string | undefined,
 ): { ids: number[]; total: number } {
-  const { asset, max, matches, others } = query;
+  const { max, matches, others } = query;
+  const typed = query.type !== undefined;
   const otherSql = others
     .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = p.listing_id)')
     .join('');
   const where =
-    `p.asset = ? AND p.price <= ?${visibleSince === undefined ? '' : ' AND p.last_updated >= ?'}${otherSql}` +
+    `p.asset = ?${typeSql(query, 'p.type')} AND p.price <= ?${visibleSince === undefined ? '' : ' AND p.last_updated >= ?'}${otherSql}` +
     (failing === undefined ? '' : ` AND p.listing_id NOT IN ${HIDDEN_IDS_SQL}`);
   const params = [
-    asset,
+    query.asset,
+    ...typeParams(query),
     max,
     ...(visibleSince === undefined ? [] : [visibleSince]),
     ...others.flatMap((o) => [o.kind, o.value]),
     ...(failing === undefined ? [] : [failing]),
   ];
-  const sparse = matches === 0 || (page.offset + page.limit) * query.assetListings > matches * matches;
-  const index = sparse ? 'listing_prices_by_price' : 'listing_prices_by_time';
+  const sparse = matches === 0 || (page.offset + page.limit) * query.rangeListings > matches * matches;
+  const prefix = typed ? 'listing_prices_typed' : 'listing_prices';
+  const index = sparse ? `${prefix}_by_price` : `${prefix}_by_time`;
   let total: number;
-  if (others.length > 0 || (visibleSince !== undefined && hiddenCount(db, { kind: 'asset', value: asset }, visibleSince) > matches)) {
+  if (others.length > 0 || (visibleSince !== undefined && hiddenCount(db, { kind: 'asset', value: query.asset }, visibleSince) > matches)) {
     total = Number(
       (
-        cachedStatement(db, `SELECT count(*) AS n FROM listing_prices p INDEXED BY listing_prices_by_price WHERE ${where}`).get(
-          ...params,
-        ) as {
+        cachedStatement(db, `SELECT count(*) AS n FROM listing_prices p INDEXED BY ${prefix}_by_price WHERE ${where}`).get(...params) as {
           n: number;
         }
       ).n,
     );
   } else {
-    total = matches - hiddenMatches(db, asset, max, visibleSince, failing);
+    total = matches - hiddenMatches(db, query, max, visibleSince, failing);
   }
   const ids =
     total === 0
@@ -189,28 +280,29 @@ export function listByPrice(
   return { ids, total };
 }
 
-/** Matches of `asset` at most `max` hidden by age (before visibleSince) or, if not, by failures (before `failing`). */
+/** Matches of the range at most `max` hidden by age (before visibleSince) or, if not, by failures (before `failing`). */
 function hiddenMatches(
   db: DatabaseSync,
-  asset: string,
+  range: PriceRange,
   max: string,
   visibleSince: string | undefined,
   failing: string | undefined,
 ): number {
   let n = 0;
   if (visibleSince !== undefined) {
+    const index = range.type === undefined ? 'listing_prices_by_time' : 'listing_prices_typed_by_time';
     const aged = cachedStatement(
       db,
-      'SELECT count(*) AS n FROM listing_prices INDEXED BY listing_prices_by_time WHERE asset = ? AND last_updated < ? AND price <= ?',
-    ).get(asset, visibleSince, max) as { n: number };
+      `SELECT count(*) AS n FROM listing_prices INDEXED BY ${index} WHERE asset = ?${typeSql(range, 'type')} AND last_updated < ? AND price <= ?`,
+    ).get(range.asset, ...typeParams(range), visibleSince, max) as { n: number };
     n += Number(aged.n);
   }
   if (failing !== undefined) {
     const row = cachedStatement(
       db,
-      `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ?
+      `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ?${typeSql(range, 'p.type')}
        WHERE h.liveness_failing_since < ? AND p.price <= ?${visibleSince === undefined ? '' : ' AND p.last_updated >= ?'}`,
-    ).get(asset, failing, max, ...(visibleSince === undefined ? [] : [visibleSince])) as { n: number };
+    ).get(range.asset, ...typeParams(range), failing, max, ...(visibleSince === undefined ? [] : [visibleSince])) as { n: number };
     n += Number(row.n);
   }
   return n;
@@ -227,7 +319,11 @@ export function acceptsCondition(filters: DiscoveryFilters): { condition: string
   return { condition: `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')})`, params };
 }
 
-/** A list page driven by the price index (listByPrice), or undefined when the filters or the counts say otherwise. */
+/**
+ * A list page driven by the price index (listByPrice), or undefined when the filters or the counts
+ * say otherwise. `type` is part of the index range (the typed indexes and counts), so only the
+ * other key filters are checked per row.
+ */
 export function listPriced(
   db: DatabaseSync,
   filters: DiscoveryFilters,
@@ -238,9 +334,16 @@ export function listPriced(
 ): { ids: number[]; total: number } | undefined {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
-  const matches = priceMatches(db, priced.asset, priced.max);
-  const others = counted.filter((c) => c.key.kind !== 'asset');
+  const range = { asset: priced.asset, type: filters.type };
+  const { matches, typedListings } = priceMatches(db, range, priced.max);
+  const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
   if (others.some((o) => o.n < matches)) return undefined;
-  const assetListings = counted.find((c) => c.key.kind === 'asset')?.n ?? 0;
-  return listByPrice(db, { ...priced, matches, assetListings, others: others.map((o) => o.key) }, page, visibleSince, failing);
+  const rangeListings = range.type !== undefined ? typedListings : (counted.find((c) => c.key.kind === 'asset')?.n ?? 0);
+  return listByPrice(
+    db,
+    { ...range, max: priced.max, matches, rangeListings, others: others.map((o) => o.key) },
+    page,
+    visibleSince,
+    failing,
+  );
 }
