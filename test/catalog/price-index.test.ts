@@ -1,14 +1,21 @@
 /**
  * The list endpoint's `asset` + `maxAmount` pages (docs/CATALOG.md "Price filters"), on SQLite and
- * PostgreSQL: asset + maxAmount alone or with other key filters is answered from the price index,
- * asset + maxAmount + scheme from the accepted entries themselves. Every listing here accepts only
- * scheme `exact`, so both must give the same items in the same order and the same exact total, at
- * every price bound and page, as listings are refreshed with cheaper and dearer terms, age out
- * (LISTING_TTL_DAYS), fail their liveness checks past the grace period, and are withdrawn.
+ * PostgreSQL: asset + maxAmount alone, with `type` (part of the price index) or with other key
+ * filters is answered from the price index, asset + maxAmount + scheme from the accepted entries
+ * themselves. Every listing here accepts only scheme `exact`, so both must give the same items in
+ * the same order and the same exact total, at every price bound, type and page, as HTTP and MCP
+ * listings are refreshed with cheaper and dearer terms, age out (LISTING_TTL_DAYS), fail their
+ * liveness checks past the grace period, and are withdrawn; and a catalog from before the index
+ * kept the type gets it at open and answers the same.
  */
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
+import { PRICE_INDEX_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
+import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
-import { ASSET, PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog } from './fixtures.ts';
+import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 
 const DAY = 86_400_000;
@@ -19,59 +26,91 @@ const BOUNDS = ['4', '10', '99', '1000', '20001', '100000'];
 const PAGES = [
   { limit: 100, offset: 0 },
   { limit: 7, offset: 3 },
+  { limit: 2, offset: 5 },
 ];
+const EXTRAS: DiscoveryFilters[] = [{}, { type: 'http' }, { type: 'mcp' }, { type: 'mcp', payTo: PAY_TO_B }, { payTo: PAY_TO_B }];
+
+interface Listed {
+  url: string;
+  payTo: string;
+  method: 'GET' | 'POST';
+  /** Set for an MCP tool listing. */
+  tool?: string;
+}
+
+type TempCatalog = ReturnType<typeof tempCatalog>;
+
+/** A catalog with HTTP and MCP listings paid at random amounts in two assets, and the checks against the accepted entries. */
+function pricedCatalog(t: TempCatalog, seed: number) {
+  const rand = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+  const listed: Listed[] = [];
+  const pay = async (i: number) => {
+    const { url, payTo, method, tool } = listed[i]!;
+    const s = settlement({ url, payTo, method, amount: pick(AMOUNTS), description: 'price index listing', mcpTool: tool });
+    s.paymentRequirements.asset = rand() < 0.7 ? ASSET : OTHER_ASSET;
+    expect(await t.catalog.recordSettlement(s)).toEqual({ status: 'success' });
+    t.tick(1000);
+  };
+  const add = async (n: number) => {
+    for (let k = 0; k < n; k++) {
+      const mcp = rand() < 0.4;
+      // Some MCP tools share the URL of an HTTP listing: another listing (its identity holds the type and tool).
+      const url = mcp && listed.length > 0 && rand() < 0.3 ? listed[listed.length - 1]!.url : `https://p${listed.length}.example.com/r`;
+      listed.push({
+        url,
+        payTo: rand() < 0.5 ? PAY_TO_A : PAY_TO_B,
+        method: pick(['GET', 'POST']),
+        ...(mcp ? { tool: `tool_${listed.length}` } : {}),
+      });
+      await pay(listed.length - 1);
+      if (rand() < 0.4) await pay(listed.length - 1);
+    }
+  };
+  /** Every bound, filter combination and page answered by the price index and by the accepted entries alike; the matches seen. */
+  const same = async (catalog: Catalog) => {
+    const matched = { all: 0, http: 0, mcp: 0 };
+    for (const asset of [ASSET, OTHER_ASSET])
+      for (const maxAmount of BOUNDS)
+        for (const extra of EXTRAS)
+          for (const page of PAGES) {
+            const filters = { asset, maxAmount, ...extra };
+            const byPrice = await catalog.list(filters, page);
+            const byEntries = await catalog.list({ ...filters, scheme: 'exact' }, page);
+            const label = JSON.stringify({ ...filters, ...page });
+            expect(
+              byPrice.items.map((i) => [i.type, i.resource]),
+              label,
+            ).toEqual(byEntries.items.map((i) => [i.type, i.resource]));
+            expect(byPrice.pagination.total, label).toBe(byEntries.pagination.total);
+            if (extra.type !== undefined) for (const item of byPrice.items) expect(item.type, label).toBe(extra.type);
+            if (page.offset === 0 && extra.payTo === undefined)
+              matched[(extra.type ?? 'all') as keyof typeof matched] += byPrice.pagination.total;
+          }
+    return matched;
+  };
+  return { listed, pay, add, same, rand };
+}
 
 describe.each(BACKENDS)('on %s', (backend) => {
-  it('asset + maxAmount lists exactly what the accepted entries say, through refreshes, ageing, failures and withdrawals', async () => {
+  it('asset + maxAmount, with or without type, lists exactly what the accepted entries say, through refreshes, ageing, failures and withdrawals', async () => {
     const t = tempCatalog(undefined, {
       databaseUrl: backend === 'Postgres' ? await freshCatalogDatabase() : undefined,
       listingTtlDays: 10,
       livenessGraceMs: GRACE,
     });
     try {
-      const rand = seededRandom(0x5eed);
-      const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
-      const urls: Array<{ url: string; payTo: string; method: 'GET' | 'POST' }> = [];
-      const pay = async (i: number) => {
-        const { url, payTo, method } = urls[i]!;
-        const s = settlement({ url, payTo, method, amount: pick(AMOUNTS), description: 'price index listing' });
-        s.paymentRequirements.asset = rand() < 0.7 ? ASSET : OTHER_ASSET;
-        expect(await t.catalog.recordSettlement(s)).toEqual({ status: 'success' });
-        t.tick(1000);
-      };
-      const add = async (n: number) => {
-        for (let k = 0; k < n; k++) {
-          urls.push({
-            url: `https://p${urls.length}.example.com/r`,
-            payTo: rand() < 0.5 ? PAY_TO_A : PAY_TO_B,
-            method: pick(['GET', 'POST']),
-          });
-          await pay(urls.length - 1);
-          if (rand() < 0.4) await pay(urls.length - 1);
-        }
-      };
-      const same = async () => {
-        let matched = 0;
-        for (const asset of [ASSET, OTHER_ASSET])
-          for (const maxAmount of BOUNDS)
-            for (const extra of [{}, { payTo: PAY_TO_B }] as DiscoveryFilters[])
-              for (const page of PAGES) {
-                const filters = { asset, maxAmount, ...extra };
-                const byPrice = await t.catalog.list(filters, page);
-                const byEntries = await t.catalog.list({ ...filters, scheme: 'exact' }, page);
-                expect(byPrice.items.map((i) => i.resource)).toEqual(byEntries.items.map((i) => i.resource));
-                expect(byPrice.pagination.total).toBe(byEntries.pagination.total);
-                matched += byPrice.pagination.total;
-              }
-        return matched;
-      };
-
+      const { listed, pay, add, same, rand } = pricedCatalog(t, 0x5eed);
       await add(40);
-      expect(await same()).toBeGreaterThan(0);
+      const first = await same(t.catalog);
+      // Both types are listed and priced: the typed matches split the untyped ones.
+      expect(first.http).toBeGreaterThan(0);
+      expect(first.mcp).toBeGreaterThan(0);
+      expect(first.http + first.mcp).toBe(first.all);
       t.tick(11 * DAY); // the first 40 age out of the 10-day TTL
       await add(40);
       for (let k = 0; k < 15; k++) await pay(Math.floor(rand() * 40)); // some come back, cheaper or dearer
-      await same();
+      await same(t.catalog);
 
       // Six listings fail their checks past the grace period.
       const live = t.catalog.liveness!;
@@ -81,20 +120,65 @@ describe.each(BACKENDS)('on %s', (backend) => {
       for (const l of due.slice(0, 6))
         await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
       t.tick(GRACE + 1000);
-      const before = (await t.catalog.list({ asset: ASSET, maxAmount: '100000' }, { limit: 1, offset: 0 })).pagination.total;
-      await same();
+      await same(t.catalog);
 
-      // A withdrawn listing leaves the price index and its counts.
-      const gone = (await t.catalog.list({ asset: ASSET, maxAmount: '100000' }, { limit: 1, offset: 0 })).items[0]!;
-      const owner = urls.find((u) => u.url === gone.resource)!.payTo;
-      expect(
-        await t.catalog.withdraw!({ resource: gone.resource, type: 'http', toolName: '', owner, issuedAtMs: t.clock().getTime() }),
-      ).toEqual({
-        status: 'delisted',
-      });
-      expect((await t.catalog.list({ asset: ASSET, maxAmount: '100000' }, { limit: 1, offset: 0 })).pagination.total).toBe(before - 1);
-      await same();
+      // A withdrawn listing, one of each type, leaves the price index and its counts.
+      for (const type of ['mcp', 'http']) {
+        const filters = { asset: ASSET, maxAmount: '100000', type };
+        const before = (await t.catalog.list(filters, { limit: 1, offset: 0 })).pagination.total;
+        const gone = (await t.catalog.list(filters, { limit: 1, offset: 0 })).items[0]!;
+        const tool =
+          type === 'mcp' ? (gone.extensions as { bazaar: { info: { input: { toolName: string } } } }).bazaar.info.input.toolName : '';
+        const owner = listed.find((u) => u.url === gone.resource && (u.tool ?? '') === tool)!.payTo;
+        expect(
+          await t.catalog.withdraw!({ resource: gone.resource, type, toolName: tool, owner, issuedAtMs: t.clock().getTime() }),
+        ).toEqual({
+          status: 'delisted',
+        });
+        expect((await t.catalog.list(filters, { limit: 1, offset: 0 })).pagination.total).toBe(before - 1);
+      }
+      await same(t.catalog);
     } finally {
+      t.close();
+    }
+  });
+
+  it('a catalog from before the price index kept the type gets it at open and lists the same', async () => {
+    const databaseUrl = backend === 'Postgres' ? await freshCatalogDatabase() : undefined;
+    const t = tempCatalog(undefined, { databaseUrl });
+    let reopened: Catalog | undefined;
+    try {
+      const { add, same } = pricedCatalog(t, 0xbeef);
+      await add(50);
+      const expected = await same(t.catalog);
+      expect(expected.mcp).toBeGreaterThan(0);
+      await t.catalog.close();
+      // Back to the untyped index as the price index's first migration built it, one version back.
+      if (databaseUrl === undefined) {
+        const db = new DatabaseSync(t.dbPath);
+        db.exec('DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets');
+        migrateToPriceIndex(db);
+        const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+        db.exec(`PRAGMA user_version = ${version - 1}`);
+        db.close();
+      } else {
+        const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+        await pool.query(`DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; ${PRICE_INDEX_MIGRATION}`);
+        await pool.query("UPDATE svc_schema_versions SET version = version - 1 WHERE component = 'catalog'");
+        await pool.end();
+      }
+      reopened = openCatalog({
+        dbPath: t.dbPath,
+        databaseUrl,
+        logger: recordingLogger(),
+        clock: t.clock,
+        readDeadlineMs: 30_000,
+        writeDeadlineMs: 30_000,
+        schemaWallMs: 10_000,
+      });
+      expect(await same(reopened)).toEqual(expected);
+    } finally {
+      await reopened?.close();
       t.close();
     }
   });
