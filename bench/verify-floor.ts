@@ -13,12 +13,12 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../src/devnet/index.ts';
 import { exportRevision, machine, ROOT } from './ops-procs.ts';
 import { exactTerms } from './payments.ts';
+import { rate, ready, type Target } from './verify-floor-load.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -27,53 +27,6 @@ const arg = (name: string, fallback: string) => {
 const SECONDS = Number(arg('seconds', '3'));
 const ROUNDS = Number(arg('rounds', '2'));
 const BASELINE = arg('baseline', 'main');
-
-interface Target {
-  port: number;
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-}
-
-/** Requests per second of a closed loop of `conns` connections for SECONDS. */
-async function rate(t: Target, conns: number): Promise<{ rps: number; bad: number }> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: conns });
-  const end = performance.now() + SECONDS * 1000;
-  let done = 0;
-  let bad = 0;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: t.port,
-          method: t.method,
-          path: t.path,
-          agent,
-          headers: t.body ? { 'content-type': 'application/json' } : {},
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            if ((res.statusCode ?? 0) >= 500) bad++;
-            resolve();
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(t.body);
-    });
-  await Promise.all(
-    Array.from({ length: conns }, async () => {
-      while (performance.now() < end) {
-        await one();
-        done++;
-      }
-    }),
-  );
-  agent.destroy();
-  return { rps: done / SECONDS, bad };
-}
 
 /** A bare node:http server in its own process answering every request with `status` and `body`. */
 function bare(status: number, body: string): Promise<{ port: number; stop(): void }> {
@@ -92,18 +45,6 @@ function svc(cwd: string, env: Record<string, string>, port: number) {
   });
   child.stdout.resume();
   return { port, child, stop: () => new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM'))) };
-}
-
-async function ready(port: number) {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`svc on ${port} never became healthy`);
 }
 
 const baseline = exportRevision(BASELINE);
@@ -181,9 +122,9 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const c of cases) {
       for (const conns of [1, 16]) {
-        add(`${c.name}|${conns}|floor`, (await rate(c.floor, conns)).rps);
+        add(`${c.name}|${conns}|floor`, (await rate(c.floor, conns, SECONDS)).rps);
         for (const s of services) {
-          const r = await rate(c.target(s.port) as Target, conns);
+          const r = await rate(c.target(s.port) as Target, conns, SECONDS);
           if (r.bad) console.log(`${s.name} ${c.name}: ${r.bad} answers ≥ 500`);
           add(`${c.name}|${conns}|${s.name}`, r.rps);
         }
