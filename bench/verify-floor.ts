@@ -2,7 +2,7 @@
  * Verify and cheap requests against their floors (docs/BENCHMARKS.md "Verify and cheap requests
  * against their floors"), closed loop over keep-alive HTTP, at 1 and 16 connections:
  *
- *   npm run build && npx tsx bench/verify-floor.ts [--seconds 3] [--rounds 2] [--baseline <git revision>]
+ *   npm run build && npx tsx bench/verify-floor.ts [--seconds 3] [--rounds 2] [--baseline <git revision>] [--only valid,rejected,supported]
  *
  * - a valid POST /verify against the floor: the same RPC (the devnet, in this process) answering
  *   `simulateTransaction` for the same envelope;
@@ -27,6 +27,8 @@ const arg = (name: string, fallback: string) => {
 const SECONDS = Number(arg('seconds', '3'));
 const ROUNDS = Number(arg('rounds', '2'));
 const BASELINE = arg('baseline', 'main');
+/** Which requests to measure (default all): `valid`, `rejected`, `supported`, comma-separated. */
+const ONLY = arg('only', 'valid,rejected,supported').split(',');
 
 /** A bare node:http server in its own process answering every request with `status` and `body`. */
 function bare(status: number, body: string): Promise<{ port: number; stop(): void }> {
@@ -99,28 +101,32 @@ try {
 
   const cases = [
     {
+      key: 'valid',
       name: 'valid POST /verify',
       floorName: 'simulateTransaction (floor)',
       floor: { port: rpcPort, method: 'POST', path: '/', body: simulate },
       target: (port: number) => ({ port, method: 'POST', path: '/verify', body: valid }),
     },
     {
+      key: 'rejected',
       name: 'rejected POST /verify',
       floorName: 'bare node:http',
       floor: { port: bareRejected.port, method: 'POST', path: '/verify', body: rejected },
       target: (port: number) => ({ port, method: 'POST', path: '/verify', body: rejected }),
     },
     {
+      key: 'supported',
       name: 'GET /supported',
       floorName: 'bare node:http',
       floor: { port: bareSupported.port, method: 'GET', path: '/supported' },
       target: (port: number) => ({ port, method: 'GET', path: '/supported' }),
     },
   ] as const;
+  const measured = cases.filter((c) => ONLY.includes(c.key));
   const sums = new Map<string, number[]>();
   const add = (k: string, v: number) => sums.set(k, [...(sums.get(k) ?? []), v]);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const c of cases) {
+    for (const c of measured) {
       for (const conns of [1, 16]) {
         add(`${c.name}|${conns}|floor`, (await rate(c.floor, conns, SECONDS)).rps);
         for (const s of services) {
@@ -136,7 +142,7 @@ try {
     '| request | connections | floor | floor req/s | this tree req/s | ÷ floor | baseline req/s | ÷ floor | this tree ÷ baseline |',
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const c of cases) {
+  for (const c of measured) {
     for (const conns of [1, 16]) {
       const f = avg(`${c.name}|${conns}|floor`);
       const t = avg(`${c.name}|${conns}|this tree`);

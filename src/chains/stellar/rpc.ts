@@ -50,7 +50,11 @@ export interface ChainRpc {
   getLedgerSpan(ledgers: number): Promise<{ older: LedgerStamp; latest: LedgerStamp }>;
   /** The account's current sequence number (the next transaction uses this + 1). */
   getAccountSequence(address: string): Promise<bigint>;
-  simulate(tx: Transaction, authMode?: SimulationAuthMode): Promise<Simulation>;
+  /**
+   * `tx` as a transaction, or as the base64 envelope a buyer sent: that text goes to the RPC as it
+   * came, so verify does not encode again what it has just decoded.
+   */
+  simulate(tx: Transaction | string, authMode?: SimulationAuthMode): Promise<Simulation>;
   send(tx: Transaction | FeeBumpTransaction): Promise<Submission>;
   getTransaction(hash: string): Promise<TransactionStatus>;
 }
@@ -191,22 +195,12 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
       return BigInt(entry.val.value.seqNum.toString());
     },
     async simulate(tx, authMode) {
-      const sim = await call('simulateTransaction', () => server.simulateTransaction(tx, undefined, authMode));
-      if (rpc.Api.isSimulationError(sim)) return { ok: false, latestLedger: sim.latestLedger, error: sim.error };
-      if (!rpc.Api.isSimulationSuccess(sim)) {
-        return { ok: false, latestLedger: (sim as { latestLedger: number }).latestLedger, error: 'unrecognised simulation response' };
-      }
-      if (rpc.Api.isSimulationRestore(sim)) {
-        return { ok: false, latestLedger: sim.latestLedger, error: 'archived ledger entries must be restored first' };
-      }
-      return {
-        ok: true,
-        latestLedger: sim.latestLedger,
-        minResourceFee: BigInt(sim.minResourceFee),
-        transactionData: sim.transactionData.build(),
-        events: sim.events,
-        auth: sim.result?.auth ?? [],
-      };
+      const transaction = typeof tx === 'string' ? tx : tx.toXDR();
+      const params = { transaction, authMode, useUpgradedAuth: true };
+      // Parsed inside the call, as the SDK's client did: an answer that does not decode is the RPC's fault.
+      return call('simulateTransaction', async () =>
+        parseSimulation(await postJsonRpc<RawSimulation>(server, 'simulateTransaction', params)),
+      );
     },
     async send(tx) {
       const r = await call('sendTransaction', () => server._sendTransaction(tx));
@@ -222,6 +216,52 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
       if (base.status === 'NOT_FOUND') return base;
       return { ...base, ledger: r.ledger, resultCode: resultCodeOf(r.resultXdr), feeCharged: feeChargedOf(r.resultXdr) };
     },
+  };
+}
+
+/**
+ * One JSON-RPC call through rpc.Server's HTTP client (rpc-transport.ts). As the SDK's own calls
+ * do, an answer carrying `error` throws that error object (describeError names it).
+ */
+async function postJsonRpc<T>(server: rpc.Server, method: string, params: object): Promise<T> {
+  const response = await server.httpClient.post(server.serverURL.toString(), { jsonrpc: '2.0', id: 1, method, params });
+  const data = response.data as { error?: unknown; result?: T } | undefined;
+  if (data && Object.hasOwn(data, 'error')) throw data.error;
+  return data?.result as T;
+}
+
+/** simulateTransaction's answer as the RPC sends it (base64 XDR strings). */
+interface RawSimulation {
+  latestLedger: number;
+  error?: unknown;
+  transactionData?: string;
+  minResourceFee?: string;
+  events?: string[];
+  results?: Array<{ auth?: string[]; xdr?: string }>;
+  restorePreamble?: { transactionData?: string };
+}
+
+/**
+ * The answer as a Simulation: the parts the payment path reads (fee, events, footprint,
+ * authorization entries). The state changes are not decoded: nothing reads them, and decoding
+ * them cost twice what the rest did.
+ */
+export function parseSimulation(sim: RawSimulation): Simulation {
+  if (!sim || typeof sim !== 'object') throw new Error('simulateTransaction answered no result');
+  if (typeof sim.error === 'string') return { ok: false, latestLedger: sim.latestLedger, error: sim.error };
+  if (typeof sim.transactionData !== 'string' || sim.transactionData === '') {
+    return { ok: false, latestLedger: sim.latestLedger, error: 'unrecognised simulation response' };
+  }
+  if (sim.restorePreamble?.transactionData) {
+    return { ok: false, latestLedger: sim.latestLedger, error: 'archived ledger entries must be restored first' };
+  }
+  return {
+    ok: true,
+    latestLedger: sim.latestLedger,
+    minResourceFee: BigInt(sim.minResourceFee ?? NaN),
+    transactionData: xdr.SorobanTransactionData.fromXDR(sim.transactionData, 'base64'),
+    events: (sim.events ?? []).map((event) => xdr.DiagnosticEvent.fromXDR(event, 'base64')),
+    auth: (sim.results?.[0]?.auth ?? []).map((entry) => xdr.SorobanAuthorizationEntry.fromXDR(entry, 'base64')),
   };
 }
 

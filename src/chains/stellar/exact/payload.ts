@@ -34,6 +34,12 @@ const reject = (code: VerifyCode, message: string, payer?: string): never => {
 /** The decoded transfer the payload claims to make. */
 export interface DecodedTransfer {
   tx: Transaction;
+  /**
+   * The envelope as base64 for the RPC: the buyer's text itself when it is canonical base64 (what
+   * was decoded is what is simulated, and encoding it again cost a valid verify more CPU than
+   * decoding it), else the decoded transaction encoded again.
+   */
+  envelope: string;
   opSource: string | undefined;
   func: xdr.HostFunction;
   auth: xdr.SorobanAuthorizationEntry[];
@@ -97,6 +103,12 @@ export function checkProtocol(payload: PaymentPayload, requirements: PaymentRequ
   if (!passphrase) reject('invalid_network', `${JSON.stringify(requirements.network)} is not a known Stellar network.`);
   return passphrase!;
 }
+
+/**
+ * Padded standard base64 without whitespace: the form every RPC decodes. The SDK's decoder also
+ * takes whitespace and missing padding, which an RPC may refuse.
+ */
+const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Steps 2–3: decode and check the transaction structure against the requirements. */
 export function decodeTransfer(payload: PaymentPayload, requirements: PaymentRequirements, passphrase: string): DecodedTransfer {
@@ -171,7 +183,17 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
       from,
     );
   }
-  return { tx, func, auth: op!.auth ?? [], opSource: op!.source, asset: contract, from: from!, to: to!, amount: amount! };
+  return {
+    tx,
+    envelope: CANONICAL_BASE64.test(encoded as string) ? (encoded as string) : tx.toXDR(),
+    func,
+    auth: op!.auth ?? [],
+    opSource: op!.source,
+    asset: contract,
+    from: from!,
+    to: to!,
+    amount: amount!,
+  };
 }
 
 /**

@@ -61,7 +61,7 @@ export async function decide(context: VerifyContext, payload: PaymentPayload, re
     payer = transfer.from;
     checkFacilitatorSafety(transfer, facilitator);
 
-    const simulation = await rpc.simulate(transfer.tx, transfer.auth.length > 0 ? 'enforce' : undefined);
+    const simulation = await rpc.simulate(transfer.envelope, transfer.auth.length > 0 ? 'enforce' : undefined);
     if (!simulation.ok) {
       throw new Rejection(
         'invalid_exact_stellar_payload_simulation_failed',
