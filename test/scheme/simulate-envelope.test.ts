@@ -60,12 +60,12 @@ async function payment() {
     extra: { areFeesSponsored: true },
   };
   const rpc = createSdkRpc({ url: devnet.rpcUrl });
-  const payload = (await createStellarPayment({
+  const payload = await createStellarPayment({
     requirements,
     signer: buyer,
     rpc,
     ledgerTime: new LedgerTimeEstimator(rpc),
-  }));
+  });
   const scheme = new ExactStellarScheme({
     network: 'stellar:testnet',
     rpc: createSdkRpc({ url: proxyUrl }),
