@@ -149,12 +149,49 @@ function pathPattern(template: string): RegExp {
   return pattern;
 }
 
-/** Runs openapi-backend's request validation; returns a one-line reason, or null when valid. */
-export function requestViolation(
-  contract: ApiContract,
-  operation: Operation,
-  request: { method: string; path: string; query: string; headers: Record<string, string | string[] | undefined>; body?: unknown },
-): string | null {
+type ValidationError = { keyword: string; instancePath: string; message?: string; params: unknown };
+
+/**
+ * The object openapi-backend's validateRequest hands its compiled validators, built without its
+ * per-request parsing, for the requests where that parsing has nothing to find: no path template
+ * (no path parameters), no query string, no cookie, a JSON object body. Then its parse gives
+ * `{}` for path, query and cookie, the headers as Node already has them (lower-case names), and the
+ * body as is; the same compiled validators then judge the same object, so the verdict is the same
+ * (test/http/contract.test.ts compares the two). That parse (a header copy through lodash, a
+ * cookie and query parse, a path pattern compiled per request) cost more than the validation
+ * itself on a payment route (docs/BENCHMARKS.md "Verify and cheap requests against their floors").
+ * Any other request (undefined here) goes through validateRequest whole.
+ */
+function parsedWithoutParsing(operation: Operation, request: ValidatedRequest): Record<string, unknown> | undefined {
+  const { body, headers } = request;
+  if (operation.path.includes('{') || request.query !== '' || headers.cookie !== undefined) return undefined;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  return { path: {}, query: {}, header: { ...headers }, cookie: {}, requestBody: body };
+}
+
+/** A request as the validation reads it. */
+export interface ValidatedRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string | string[] | undefined>;
+  body?: unknown;
+}
+
+/**
+ * The validation errors of a request (empty when valid): through parsedWithoutParsing when it
+ * applies, else (or with `whole`) through openapi-backend's validateRequest.
+ */
+export function requestErrors(contract: ApiContract, operation: Operation, request: ValidatedRequest, whole = false): ValidationError[] {
+  const parameters = whole ? undefined : parsedWithoutParsing(operation, request);
+  if (parameters) {
+    const errors: ValidationError[] = [];
+    for (const validate of contract.backend.validator.getRequestValidatorsForOperation(operation.operationId!) ?? []) {
+      validate(parameters);
+      if (validate.errors) errors.push(...(validate.errors as ValidationError[]));
+    }
+    return errors;
+  }
   const result = contract.backend.validateRequest(
     {
       method: request.method,
@@ -165,9 +202,15 @@ export function requestViolation(
     },
     operation,
   );
-  if (result.valid) return null;
-  const first = result.errors?.[0];
-  if (!first) return 'the request does not match the OpenAPI document';
+  return result.valid ? [] : ((result.errors ?? [{ keyword: 'unknown', instancePath: '', params: {} }]) as ValidationError[]);
+}
+
+/** Runs openapi-backend's request validation; returns a one-line reason, or null when valid. */
+export function requestViolation(contract: ApiContract, operation: Operation, request: ValidatedRequest): string | null {
+  const errors = requestErrors(contract, operation, request);
+  if (errors.length === 0) return null;
+  const first = errors[0]!;
+  if (first.keyword === 'unknown') return 'the request does not match the OpenAPI document';
   const where = describeLocation(first.instancePath);
   const extra = (first.params as { additionalProperty?: string }).additionalProperty;
   if (first.keyword === 'additionalProperties' && extra !== undefined) {

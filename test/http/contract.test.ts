@@ -15,7 +15,9 @@ import {
 } from '../../src/codes.ts';
 import { parse } from 'yaml';
 import { checkContract, openapiDocument } from '../helpers/contract.ts';
-import { loadContract, matchOperation } from '../../src/http/contract.ts';
+import { fc } from '@fast-check/vitest';
+import { loadContract, matchOperation, requestErrors, requestViolation } from '../../src/http/contract.ts';
+import { VALIDATED_OPERATIONS } from '../../src/http/app.ts';
 
 const mcpCodesDocument = parse(readFileSync(new URL('../../mcp-codes.yaml', import.meta.url), 'utf8'));
 
@@ -136,5 +138,96 @@ describe('routing: src/http/contract.ts matchOperation', () => {
         if (theirs) matched++;
       }
     expect(matched).toBeGreaterThan(contract.routes.length * 3);
+  });
+});
+
+describe('validation: src/http/contract.ts requestErrors', () => {
+  /** A /verify body that conforms, for the mutations below to break in places. */
+  const requirements = {
+    scheme: 'exact',
+    network: 'stellar:testnet',
+    asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+    amount: '1000',
+    payTo: 'GBRSWFJPR7MDK6A6AEHMMAAQH2WAPSGQBVAM7DR4MURMTRSEQY7JHM4Q',
+    maxTimeoutSeconds: 60,
+    extra: { areFeesSponsored: true },
+  };
+  const envelope = {
+    x402Version: 2,
+    paymentPayload: { x402Version: 2, accepted: requirements, payload: { transaction: 'AAAA' } },
+    paymentRequirements: requirements,
+  };
+  /** `base` with one value replaced (or removed, for undefined) at a path of keys. */
+  const replaced = (base: unknown, path: string[], value: unknown): unknown => {
+    if (path.length === 0) return value;
+    const copy = { ...(base as Record<string, unknown>) };
+    const [key, ...rest] = path as [string, ...string[]];
+    const inner = replaced(copy[key] ?? {}, rest, value);
+    if (inner === undefined) delete copy[key];
+    else copy[key] = inner;
+    return copy;
+  };
+  const paths = [
+    [],
+    ['x402Version'],
+    ['paymentPayload', 'payload', 'transaction'],
+    ['paymentPayload', 'accepted', 'network'],
+    ['paymentRequirements', 'amount'],
+    ['paymentRequirements', 'payTo'],
+    ['paymentRequirements', 'maxTimeoutSeconds'],
+    ['paymentRequirements', 'extra'],
+    ['paymentRequirements', 'unexpected'],
+    ['unexpected'],
+    ['url'],
+  ];
+  const body = fc.oneof(
+    fc.constant(envelope),
+    fc
+      .tuple(fc.constantFrom(...paths), fc.oneof(fc.jsonValue(), fc.constant(undefined)))
+      .map(([path, value]) => replaced(envelope, path, value)),
+    fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 })),
+  );
+  const headers = fc.dictionary(
+    fc.constantFrom('idempotency-key', 'content-type', 'x-request-id', 'accept', 'mcp-session-id', 'cookie', 'x-other'),
+    fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom('application/json', 'key-1', '')),
+  );
+
+  /** Query strings (the discovery routes') and none; a query or a cookie takes openapi-backend's whole path. */
+  const query = fc.constantFrom('', '', 'limit=5', 'x=1', 'query=weather&limit=abc', 'type=http');
+
+  it("the errors without openapi-backend's request parsing are the errors with it, on every body-validated route", async () => {
+    const contract = loadContract();
+    await contract.ready;
+    const operations = contract.backend.router
+      .getOperations()
+      .filter((o) => VALIDATED_OPERATIONS.includes(o.operationId!) && !o.path.includes('{'));
+    // Every validated operation: none has a path template.
+    expect(operations.map((o) => o.operationId).sort()).toEqual([...VALIDATED_OPERATIONS].sort());
+    let invalid = 0;
+    let valid = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(...operations), body, headers, query, (operation, requestBody, requestHeaders, requestQuery) => {
+        const request = {
+          method: operation.method.toUpperCase(),
+          path: operation.path,
+          query: requestQuery,
+          headers: requestHeaders,
+          body: requestBody,
+        };
+        const fast = requestErrors(contract, operation, request);
+        expect(fast).toEqual(requestErrors(contract, operation, request, true));
+        if (fast.length) invalid++;
+        else valid++;
+      }),
+      { numRuns: 600 },
+    );
+    // Both verdicts were compared, the valid envelope included.
+    expect(valid).toBeGreaterThan(10);
+    expect(invalid).toBeGreaterThan(100);
+    const verify = operations.find((o) => o.operationId === 'verifyPayment')!;
+    expect(requestViolation(contract, verify, { method: 'POST', path: '/verify', query: '', headers: {}, body: envelope })).toBeNull();
+    const settle = operations.find((o) => o.operationId === 'settlePayment')!;
+    const longKey = { method: 'POST', path: '/settle', query: '', headers: { 'idempotency-key': 'k'.repeat(300) }, body: envelope };
+    expect(requestViolation(contract, settle, longKey)).toMatch(/idempotency-key/i);
   });
 });
