@@ -26,14 +26,15 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
-import { Keypair } from '@stellar/stellar-sdk';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG_MIGRATIONS } from '../src/catalog/postgres/migrations.ts';
 import { scoreUnits } from '../src/catalog/postgres/revisions.ts';
 import { migrate, openPool } from '../src/db/postgres.ts';
 import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
+import { CatalogStore } from '../src/catalog/sqlite/store.ts';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
+import { discoveryOnlyEnv } from './catalog-sides.ts';
 import { fmt, getJson, load, loadAverage, machineLine, requireBuild, rssMb, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -57,17 +58,46 @@ const SEMI_SPACE_MB = 4;
 /** Untimed requests per case and server before measuring. */
 const WARM_UP = 40;
 
-/** The catalog's tables and the columns copied; search_terms' `score` becomes `units`. */
-const TABLES: Array<[table: string, columns: string[]]> = [
-  ['listings', ['id', 'resource', 'type', 'tool_name', 'owner', 'x402_version', 'created_seq', 'last_updated', 'body']],
-  ['listing_accepts', ['listing_id', 'terms_key', 'scheme', 'network', 'added_seq']],
-  ['listing_extensions', ['listing_id', 'key', 'added_seq']],
-  ['search_revisions', ['rev', 'listing_id', 'from_seq', 'to_seq', 'superseded_at', 'text_hash']],
-  ['search_terms', ['term', 'rev', 'listing_id', 'score', 'milli', 'from_seq', 'to_seq']],
-  ['listing_keys', ['kind', 'value', 'listing_id', 'last_updated']],
-  ['listing_counts', ['kind', 'value', 'n']],
-  ['listing_key_blocks', ['kind', 'value', 'start_updated', 'start_id', 'n']],
-];
+/**
+ * Tables not copied: the Postgres migrations write their own `catalog_meta` (the cursor secret) and
+ * `catalog_seq` row; the sequence's value is set after the copy.
+ */
+const NOT_COPIED = new Set(['catalog_meta', 'catalog_seq']);
+
+/**
+ * What to copy: every table both stores have (the SQLite file migrated to this checkout's schema
+ * first, the database by svc's migrations), with the columns both have. search_terms' `score`
+ * becomes `units` (and each row gets its revision's `sig`, copyTable); a table only one side has is
+ * skipped and named.
+ */
+async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Array<[table: string, columns: string[]]>> {
+  const onPostgres = new Map<string, Set<string>>();
+  const { rows } = await client.query<{ table_name: string; column_name: string }>(
+    'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()',
+  );
+  for (const r of rows) onPostgres.set(r.table_name, (onPostgres.get(r.table_name) ?? new Set()).add(r.column_name));
+  const tables = (
+    sqlite.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{
+      name: string;
+    }>
+  ).map((r) => r.name);
+  const shared: Array<[string, string[]]> = [];
+  for (const table of tables) {
+    const pgColumns = onPostgres.get(table);
+    if (NOT_COPIED.has(table)) continue;
+    if (!pgColumns) {
+      process.stderr.write(`  ${table}: not in the Postgres schema, not copied\n`);
+      continue;
+    }
+    const columns = (sqlite.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>)
+      .map((c) => c.name)
+      .filter((c) => pgColumns.has(c === 'score' && table === 'search_terms' ? 'units' : c));
+    shared.push([table, columns]);
+  }
+  for (const table of onPostgres.keys())
+    if (!tables.includes(table) && !NOT_COPIED.has(table)) process.stderr.write(`  ${table}: only in the Postgres schema, left empty\n`);
+  return shared;
+}
 
 /** A value in COPY's text format. */
 function copyText(value: string | number | bigint | null | undefined): string {
@@ -158,7 +188,7 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
     await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
     const client = await pool.connect();
     try {
-      for (const [table, columns] of TABLES) {
+      for (const [table, columns] of await sharedTables(client, sqlite)) {
         const t0 = performance.now();
         const signatures = table === 'search_terms' ? await revisionSignatures(client, sqlite) : undefined;
         const n = await copyTable(client, sqlite, table, columns, signatures);
@@ -183,6 +213,24 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
   return url.toString();
 }
 
+/**
+ * The price filters (docs/CATALOG.md "List"; bench/catalog-price.ts): the corpus's one asset, held
+ * by every listing at amounts spread over 1,000–1,001,000, so maxAmount 100,000 matches about 10%.
+ */
+function priceCases(common: string): Array<{ name: string; path: (i: number) => string }> {
+  const priced = `asset=CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA&maxAmount`;
+  const list = (query: string) => `/discovery/resources?limit=20&${priced}=${query}`;
+  return [
+    { name: 'search, 1 common term, asset + maxAmount 100,000', path: () => `/discovery/search?query=${common}&limit=20&${priced}=100000` },
+    { name: 'list, asset + maxAmount 900,000', path: (i) => list(`900000&offset=${(i * 7) % 200}`) },
+    { name: 'list, asset + maxAmount 100,000', path: (i) => list(`100000&offset=${(i * 7) % 200}`) },
+    { name: 'list, asset + maxAmount 2,000', path: () => list('2000') },
+    { name: 'list, asset + maxAmount 100,000 + type=http', path: () => list('100000&type=http') },
+    { name: 'list, asset + maxAmount 100,000 + type=mcp', path: () => list('100000&type=mcp') },
+    { name: 'list, asset + maxAmount 100,000, offset 5,000', path: () => list('100000&offset=5000') },
+  ];
+}
+
 /** An answer without what legitimately differs between two servers: search cursors. */
 function comparable(answer: unknown): string {
   return JSON.stringify(answer, (key, value: unknown) => (key === 'cursor' ? undefined : value));
@@ -199,34 +247,31 @@ try {
       seedCorpus(sqlitePath, size, (n) => process.stderr.write(`seeded ${n}\r`));
       console.error(`seeded ${size} listings into SQLite in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
     }
+    // A file kept from an earlier run gets this checkout's schema before it is copied and served.
+    new CatalogStore(sqlitePath).close();
     const t0 = performance.now();
     const databaseUrl = await postgresCorpus(postgres.url, size, sqlitePath);
     console.log(
       `\n### ${size.toLocaleString('en')} listings (Postgres ready in ${((performance.now() - t0) / 1000).toFixed(0)} s; 0 s means loaded by an earlier run)`,
     );
-    const common = {
-      NETWORK: 'stellar:testnet',
-      RPC_URL: 'http://127.0.0.1:9',
-      SUBMITTER_SECRET: Keypair.random().secret(),
-      LOG_LEVEL: 'error',
-    };
     const sqlitePort = port++;
     const postgresPort = port++;
     const args = [`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'];
-    const onSqlite = startNode(args, { ...common, PORT: String(sqlitePort), DB_PATH: sqlitePath });
-    const onPostgres = startNode(args, {
-      ...common,
-      PORT: String(postgresPort),
-      DATABASE_URL: databaseUrl,
-      DB_PATH: join(dir, `unused-${size}.sqlite`),
-    });
+    // Signals on as in production (quality, liveness checks, LISTING_TTL_DAYS), the TTL long enough
+    // to keep the corpus's 2026 listings visible (bench/catalog-sides.ts).
+    const onSqlite = startNode(args, discoveryOnlyEnv(sqlitePort, sqlitePath));
+    const onPostgres = startNode(args, discoveryOnlyEnv(postgresPort, join(dir, `unused-${size}.sqlite`), { DATABASE_URL: databaseUrl }));
     try {
       await Promise.all([waitReady(sqlitePort, '/discovery/resources?limit=1'), waitReady(postgresPort, '/discovery/resources?limit=1')]);
       let peak = { sqlite: 0, postgres: 0 };
       const sampler = setInterval(() => {
         peak = { sqlite: Math.max(peak.sqlite, rssMb(onSqlite.pid!)), postgres: Math.max(peak.postgres, rssMb(onPostgres.pid!)) };
       }, 200);
-      const [fromSqlite, fromPostgres] = await Promise.all([discoveryCases(sqlitePort), discoveryCases(postgresPort)]);
+      const withPrices = async (port: number) => {
+        const found = await discoveryCases(port);
+        return { cases: [...found.cases, ...priceCases(found.common)] };
+      };
+      const [fromSqlite, fromPostgres] = await Promise.all([withPrices(sqlitePort), withPrices(postgresPort)]);
       let same = 0;
       for (const [i, { name, path }] of fromSqlite.cases.entries()) {
         const a = comparable(await getJson<unknown>(sqlitePort, path(0)));
