@@ -11,6 +11,7 @@
  *
  *   npm run build && npx tsx bench/catalog-price.ts [--before COMMIT] [--size 100000] [--requests 200] [--keep-dir DIR]
  */
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,12 @@ try {
   before.kill();
   after.kill();
 }
+// Both servers gone before their files are copied for the writes (writeLatency).
+await Promise.all(
+  [before, after].map(async (p) => {
+    if (p.exitCode === null && p.signalCode === null) await once(p, 'exit');
+  }),
+);
 // The catalog's write (settle hook) on copies of each file: before's code vs this checkout's.
 const writes = (cwd: string, file: string) => writeLatency(cwd, file, values.writes, SIZE, 'steady');
 // Interleaved: before, after, before, after; the better of each side's two runs.

@@ -56,13 +56,17 @@ export function seededSides(options: { dir: string; before: string; size: number
 
 /**
  * `writeListing` latency (bench/catalog-write-latency.ts, `writes` writes in `mode`) run by the
- * tree at `cwd` on a fresh copy of `file`. The copy's own -wal and -shm from an earlier run are
- * removed first: SQLite would apply a stale log to the new copy and find it malformed.
+ * tree at `cwd` on a fresh copy of `file`, which no process may have open. The copy's own -wal and
+ * -shm from an earlier run are removed first: SQLite would apply a stale log to the new copy and
+ * find it malformed. The file's own -wal is copied with it: the svc that served the file (its
+ * liveness checks write) may have left committed pages there, and the file alone can then be
+ * part-checkpointed (also 'malformed').
  */
 export function writeLatency(cwd: string, file: string, writes: string, size: number, mode: string): { p50: number; p95: number } {
   const copy = `${file}.writes`;
   for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true });
   copyFileSync(file, copy);
+  if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`);
   const script = 'bench/catalog-write-latency.ts';
   if (resolve(cwd) !== resolve('.')) copyFileSync(resolve(script), join(cwd, script)); // the baseline may predate it
   return JSON.parse(
