@@ -95,7 +95,7 @@ async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promis
     shared.push([table, columns]);
   }
   for (const table of onPostgres.keys())
-    if (!tables.includes(table) && !NOT_COPIED.has(table)) process.stderr.write(`  ${table}: only in the Postgres schema, left empty\n`);
+    if (!tables.includes(table) && !NOT_COPIED.has(table)) process.stderr.write(`  ${table}: only in the Postgres schema, not copied\n`);
   return shared;
 }
 
