@@ -1,0 +1,115 @@
+/**
+ * Search p95 by number of query terms (docs/BENCHMARKS.md "Search by number of terms"), against a
+ * baseline commit, side by side over HTTP. Each side seeds its own catalog file with its own code
+ * (bench/catalog-sides.ts: the same generated corpus, bench/catalog-corpus.ts), runs its own
+ * `dist/main.js` as a separate process, and is measured with the same client, alternating
+ * baseline and this checkout per row (two rounds, the better kept) so machine load hits both.
+ *
+ * For each number of terms n (1..8) two query kinds, as agents send them:
+ *   - "most common": the n most frequent words of the corpus's Zipf vocabulary (the worst case:
+ *     at 100k the first is in 95 % of listings, the fourth in about half);
+ *   - "natural": a sentence-like mix, every other word one of the most common (the corpus's
+ *     stand-ins for "for", "the", "api", ...), the others content words of rank 40–3,000.
+ * Each row cycles over 4 such queries (different content words, the same n), limit 20.
+ * Then the catalog's part of settle latency (writeListing, bench/catalog-write-latency.ts) on
+ * copies of both files, since a faster search must not make the write dear.
+ *
+ *   npm run build && npx tsx bench/catalog-terms.ts [--before COMMIT] [--sizes 100000[,1000000]] [--requests 100]
+ *     [--keep-dir DIR] [--writes 500]
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { vocabularyWord } from './catalog-corpus.ts';
+import { discoveryOnlyEnv, seededSides, writeLatency } from './catalog-sides.ts';
+import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string', default: '334afb8' },
+    sizes: { type: 'string', default: '100000' },
+    requests: { type: 'string', default: '100' },
+    writes: { type: 'string', default: '500' },
+    'max-terms': { type: 'string', default: '8' },
+    'keep-dir': { type: 'string' },
+  },
+});
+requireBuild();
+const REQUESTS = Number(values.requests);
+const out = (s: string) => console.log(s);
+const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-terms-'));
+
+/** The n most common words, the q-th rotation (same set, another order: the rank ignores order). */
+const mostCommon = (n: number, q: number) => {
+  const words = Array.from({ length: n }, (_, k) => vocabularyWord(k));
+  return [...words.slice(q % n), ...words.slice(0, q % n)].join(' ');
+};
+/** n words alternating common (ranks 0–7) and content words (ranks 40–3,000), the q-th variant. */
+const natural = (n: number, q: number) =>
+  Array.from({ length: n }, (_, k) => (k % 2 === 1 ? vocabularyWord(k >> 1) : vocabularyWord(40 + ((q * 977 + k * 389) % 2960)))).join(' ');
+const search = (query: string) => `/discovery/search?query=${encodeURIComponent(query)}&limit=20`;
+
+out(machineLine());
+for (const size of values.sizes.split(',').map(Number)) {
+  out(`\n### ${size.toLocaleString('en')} listings; before = ${values.before}, after = this checkout`);
+  const { beforeDir, beforeFile, afterFile } = seededSides({ dir, before: values.before, size, prefix: 'terms-' });
+  const beforePort = 47330;
+  const afterPort = 47331;
+  const before = startNode(['--max-semi-space-size=4', join(beforeDir, 'dist/main.js')], discoveryOnlyEnv(beforePort, beforeFile));
+  const after = startNode(['--max-semi-space-size=4', 'dist/main.js'], discoveryOnlyEnv(afterPort, afterFile));
+  try {
+    await Promise.all([waitReady(beforePort, '/supported'), waitReady(afterPort, '/supported')]);
+    out(`\n| terms | query kind (first of 4) | before p50 / p95 ms | after p50 / p95 ms | ratio p95 (after / before) |`);
+    out('| --- | --- | --- | --- | --- |');
+    for (let n = 1; n <= Number(values['max-terms']); n++) {
+      for (const [kind, make] of [
+        ['most common', mostCommon],
+        ['natural', natural],
+      ] as const) {
+        if (n === 1 && kind === 'natural') continue; // one term: the most common word is the only hard case
+        const path = (i: number) => search(make(n, i % 4));
+        const runs = { before: [] as number[][], after: [] as number[][] };
+        const errors = { before: 0, after: 0 };
+        for (let round = 0; round < 2; round++) {
+          const rb = await load(beforePort, 1, REQUESTS, path);
+          const ra = await load(afterPort, 1, REQUESTS, path);
+          runs.before.push([rb.p50, rb.p95]);
+          runs.after.push([ra.p50, ra.p95]);
+          errors.before += rb.errors;
+          errors.after += ra.errors;
+        }
+        const best = (r: number[][]) => r.reduce((x, y) => (y[1]! < x[1]! ? y : x));
+        const [bp50, bp95] = best(runs.before);
+        const [ap50, ap95] = best(runs.after);
+        const failed = errors.before + errors.after ? ` (non-200: before ${errors.before}, after ${errors.after})` : '';
+        out(
+          `| ${n} | ${kind} ("${make(n, 0)}")${failed} | ${fmt(bp50!)} / ${fmt(bp95!)} | ${fmt(ap50!)} / ${fmt(ap95!)} | ${(ap95! / bp95!).toFixed(2)} |`,
+        );
+      }
+    }
+  } finally {
+    before.kill();
+    after.kill();
+  }
+  out(`\nLoad average after the searches: ${loadAverage()}.`);
+  // The catalog's write (settle hook) on copies of each file, interleaved, the better of two runs per
+  // side: `first` rewrites the listing's term rows (what a search index makes dearer), `steady` not.
+  out('\n| settle hook write (writeListing) | before p50 / p95 ms | after p50 / p95 ms | ratio p50 / p95 |');
+  out('| --- | --- | --- | --- |');
+  for (const mode of ['first', 'steady']) {
+    const writes = (cwd: string, file: string) => writeLatency(cwd, file, values.writes, size, mode);
+    const runs = [
+      writes(beforeDir, beforeFile),
+      writes(process.cwd(), afterFile),
+      writes(beforeDir, beforeFile),
+      writes(process.cwd(), afterFile),
+    ];
+    const better = (a: { p50: number; p95: number }, b: { p50: number; p95: number }) => (a.p50 <= b.p50 ? a : b);
+    const [wb, wa] = [better(runs[0]!, runs[2]!), better(runs[1]!, runs[3]!)];
+    out(
+      `| ${values.writes} writes, ${mode} | ${fmt(wb.p50)} / ${fmt(wb.p95)} | ${fmt(wa.p50)} / ${fmt(wa.p95)} | ${(wa.p50 / wb.p50).toFixed(2)} / ${(wa.p95 / wb.p95).toFixed(2)} |`,
+    );
+  }
+  out(`\nLoad average at end: ${loadAverage()}.`);
+}
