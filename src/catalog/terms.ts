@@ -5,6 +5,8 @@
  * so a query only reads the rows of its own terms (see search.ts and sqlite/search.ts for the rank built from them).
  */
 
+import { createHash } from 'node:crypto';
+
 export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
 export const MAX_TERM_LENGTH = 64;
 
@@ -109,4 +111,49 @@ export function termScores(text: SearchText): Map<string, number> {
     for (const [term, n] of tf) scores.set(term, (scores.get(term) ?? 0) + (weight * n) / (n + 1));
   }
   return scores;
+}
+
+/**
+ * Term signatures (docs/CATALOG.md "Search"): every term row of a revision carries three 64-bit
+ * summaries of the revision's whole term set, so a several-term search can judge a listing from
+ * the one row it is reading, without a key lookup per other term:
+ *   - `sig`, a one-bit-per-term Bloom mask: the bit of a term the revision contains is always set,
+ *     so a row whose mask lacks a query term's bit surely lacks the term;
+ *   - `sketchA` and `sketchB`, two count-min sketches of the revision's shares: 16 buckets of 4
+ *     bits each, a term's bucket holding the largest code (`shareCode`) of the terms hashed there.
+ *     A term's share is at most the smaller of its two buckets' bounds (`shareCodeBound`).
+ * The bit and the buckets come from the term's MD5 (bytes 0, 1 and 2), the bit as Postgres's
+ * catalog_term_bit computes it, so they never change with the process or the store.
+ */
+export const SHARE_CODE_QUANTUM = 400;
+/** The top code: a share above 14 × 400 milli, bounded only by the term's largest share. */
+export const SHARE_CODE_TOP = 15;
+
+/** A term's signature bit (0–63) and its bucket (0–15) in each sketch. */
+export function termSlots(term: string): { bit: number; bucketA: number; bucketB: number } {
+  const digest = createHash('md5').update(term).digest();
+  return { bit: digest[0]! & 63, bucketA: digest[1]! & 15, bucketB: digest[2]! & 15 };
+}
+
+/** The code of a term's share, in milli (round(share × 1000)): the least c with c × 400 ≥ milli, at most 15. */
+export const shareCode = (milli: number): number => Math.min(SHARE_CODE_TOP, Math.max(0, Math.ceil(milli / SHARE_CODE_QUANTUM)));
+
+/** The signature and sketches of a revision with these term scores, as SQLite's and Postgres's signed 64-bit integers. */
+export function termSignature(scores: Map<string, number>): { sig: bigint; sketchA: bigint; sketchB: bigint } {
+  let sig = 0n;
+  const a = new Array<number>(16).fill(0);
+  const b = new Array<number>(16).fill(0);
+  for (const [term, score] of scores) {
+    const slots = termSlots(term);
+    const code = shareCode(Math.round(score * 1000));
+    sig |= 1n << BigInt(slots.bit);
+    a[slots.bucketA] = Math.max(a[slots.bucketA]!, code);
+    b[slots.bucketB] = Math.max(b[slots.bucketB]!, code);
+  }
+  const pack = (codes: number[]) =>
+    BigInt.asIntN(
+      64,
+      codes.reduce((acc, code, i) => acc | (BigInt(code) << BigInt(4 * i)), 0n),
+    );
+  return { sig: BigInt.asIntN(64, sig), sketchA: pack(a), sketchB: pack(b) };
 }

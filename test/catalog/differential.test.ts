@@ -127,6 +127,49 @@ describe('search against the reference ranking', () => {
     expect(nonEmpty).toBeGreaterThan(900);
   }, 120_000);
 
+  /**
+   * Several-term queries of the corpus's most common words, as agents send natural language: the
+   * all-terms tier is large for two or three of them and small or empty for seven or eight, so
+   * the first pages come from the tier read by term signatures (allTermsTopK), from the lower
+   * tiers, or from both across a cursor walk.
+   */
+  it('queries of 2 to 8 of the most common words, with a rarer one or an absent one: first pages of 1, 5 and 21 and cursor walks in pages of 4', async () => {
+    const common = (n: number, shift: number) => Array.from({ length: n }, (_, k) => VOCAB[(k + shift) % 12]!);
+    let filled = 0;
+    for (let n = 2; n <= 8; n++) {
+      for (const query of [
+        common(n, 0).join(' '),
+        common(n, 3).reverse().join(' '),
+        [...common(n - 1, 0), VOCAB[40 + n]!].join(' '),
+        [...common(n - 1, 1), 'absentword'].join(' '),
+      ]) {
+        const expected = referenceSearch(corpus, query);
+        for (const limit of [1, 5, 21]) {
+          const first = await store.search(query, {}, { limit });
+          expect(first.resources.map(idOf), `${query} limit ${limit}`).toEqual(expected.slice(0, limit));
+        }
+        const seen: number[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < 15; page++) {
+          const result = await store.search(query, {}, { limit: 4, ...(cursor ? { cursor } : {}) });
+          seen.push(...result.resources.map(idOf));
+          cursor = result.pagination.cursor ?? undefined;
+          if (!cursor) break;
+        }
+        expect(seen, `${query} pages of 4`).toEqual(expected.slice(0, seen.length));
+        // The common words are plain ASCII: a listing holds every term when its tokens include each.
+        const allTerms = corpus.filter((l) => {
+          const tokens = new Set(`${l.serviceName} ${l.tags} ${l.description}`.toLowerCase().split(/[^a-z0-9]+/));
+          return query.split(' ').every((term) => tokens.has(term));
+        });
+        if (allTerms.length >= 21) filled++;
+      }
+    }
+    // Some of these pages are the all-terms tier alone, some are not.
+    expect(filled).toBeGreaterThan(3);
+    expect(filled).toBeLessThan(28);
+  }, 120_000);
+
   it('cursor walks in pages of 7 visit the reference order exactly once', async () => {
     for (let q = 0; q < 60; q++) {
       const query = Array.from({ length: 1 + (q % 3) }, word).join(' ');

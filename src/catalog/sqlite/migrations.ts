@@ -17,6 +17,9 @@
  * 7: the times of accepted withdrawals (withdraw.ts).
  * 8: the price index, per listing and asset its smallest amount, and its counts (price-index.ts).
  * 9: the price index keeps each listing's type, indexed and counted per type (price-index.ts).
+ * 10: term signatures on `search_terms` (`sig`, `sketch_a`, `sketch_b`, terms.ts termSignature) and the
+ *    covering index rebuilt with them, so a several-term search filters and bounds a term's rows
+ *    without a key lookup per other term (search.ts allTermsTopK).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -24,7 +27,7 @@ import { listingKeysOf } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
 import { buildBlocks, countKeyChanges, insertListingKeys } from './list-index.ts';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { termScores } from '../terms.ts';
+import { termScores, termSignature } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
@@ -114,6 +117,73 @@ export function insertTermRows(
   );
   for (const [term, score] of scores)
     insert.run(term, revision.rev, revision.listingId, score, Math.round(score * 1000), revision.fromSeq, revision.toSeq);
+}
+
+/**
+ * The term rows of one search revision with the revision's signature and sketches (migration 10 on;
+ * insertTermRows stays as migration 2 wrote them).
+ */
+export function insertSignedTermRows(
+  db: DatabaseSync,
+  revision: { rev: number; listingId: number; fromSeq: number; toSeq: number | null },
+  scores: Map<string, number>,
+): void {
+  const insert = cachedStatement(
+    db,
+    'INSERT INTO search_terms (term, rev, listing_id, score, milli, from_seq, to_seq, sig, sketch_a, sketch_b) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const { sig, sketchA, sketchB } = termSignature(scores);
+  for (const [term, score] of scores)
+    insert.run(
+      term,
+      revision.rev,
+      revision.listingId,
+      score,
+      Math.round(score * 1000),
+      revision.fromSeq,
+      revision.toSeq,
+      sig,
+      sketchA,
+      sketchB,
+    );
+}
+
+/**
+ * Migration 10: the term signatures. The default, -1 (every bit, every code at its top), makes a
+ * row a candidate for any query and bounds its other terms only by their largest shares, so a row
+ * without its signature is still ranked right; every existing revision gets its own here, read
+ * revision by revision from the rows' own terms and scores.
+ */
+function migrateToTermSignatures(db: DatabaseSync): void {
+  db.exec(`
+    ALTER TABLE search_terms ADD COLUMN sig INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE search_terms ADD COLUMN sketch_a INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE search_terms ADD COLUMN sketch_b INTEGER NOT NULL DEFAULT -1;
+  `);
+  const update = db.prepare('UPDATE search_terms SET sig = ?, sketch_a = ?, sketch_b = ? WHERE rev = ?');
+  const fill = (rev: number, scores: Map<string, number>) => {
+    const { sig, sketchA, sketchB } = termSignature(scores);
+    update.run(sig, sketchA, sketchB, rev);
+  };
+  let rev: number | undefined;
+  let scores = new Map<string, number>();
+  for (const row of db.prepare('SELECT rev, term, score FROM search_terms ORDER BY rev').iterate() as Iterable<{
+    rev: number;
+    term: string;
+    score: number;
+  }>) {
+    if (row.rev !== rev) {
+      if (rev !== undefined) fill(rev, scores);
+      rev = Number(row.rev);
+      scores = new Map();
+    }
+    scores.set(row.term, Number(row.score));
+  }
+  if (rev !== undefined) fill(rev, scores);
+  db.exec(`
+    DROP INDEX search_terms_top;
+    CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq, sig, sketch_a, sketch_b);
+  `);
 }
 
 /** Migration 5: accepted entries' asset and amount (from their canonical JSON), and the asset keys of the list index. */
@@ -223,4 +293,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToWithdrawals,
   migrateToPriceIndex,
   migrateToTypedPriceIndex,
+  migrateToTermSignatures,
 ];

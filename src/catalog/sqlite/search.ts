@@ -20,7 +20,7 @@ import {
   type CursorState,
   type RankedRow,
 } from '../search.ts';
-import { queryLimitViolation, queryTerms } from '../terms.ts';
+import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { filterSql } from './queries.ts';
 
@@ -34,7 +34,6 @@ export interface SearchSource {
   rowsById(ids: number[], now: Date): Map<number, ListingRow>;
 }
 
-const snapshotParams = (asOf: number) => [asOf, asOf];
 /**
  * The rank's score part from a sum of term scores: every path (tier, walk, aggregate) rounds with
  * this one expression, so a listing gets the same rank whichever path ranked it.
@@ -43,59 +42,113 @@ const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS
 
 /**
  * The first tier of a several-term query: listings that contain every term rank above all
- * others (1e6 per matched term), so when that tier alone fills the page it is the page. It is read
- * from the rarest term's rows, each checked for the other terms by key; the rank sums the
- * listing's rows of the query's terms. Returns null when the tier does not fill the page.
+ * others (1e6 per matched term), so when that tier holds `want` listings after the cursor, its
+ * best `want` are the page. It is read from the rarest term's rows only (term signatures,
+ * terms.ts termSignature): a row whose signature lacks another term's bit is not in the tier; a
+ * row that may be gets an upper bound on its rank, its own share plus, for each other term, the
+ * smaller of its two sketch buckets' bounds (or the term's largest share, for the top code), all
+ * computed by SQLite from the row itself, no key lookup. Rows are then ranked exactly in bound
+ * order, a batch at a time, until the want-th exact rank is above every bound left. Returns null
+ * when the tier cannot fill the page (the rarest term's rows held fewer matches after the cursor):
+ * the lower tiers decide it then.
  */
-function allTermsTier(
+function allTermsTopK(
   store: SearchSource,
   terms: string[],
-  snapshot: number[],
+  asOf: number,
   filter: { joinListings: string; conditions: string; params: Array<string | number> },
   after: CursorState | undefined,
   want: number,
-): Array<{ listing_id: number; rank: number }> | null {
+): RankedRow[] | null {
   const tier = terms.length * 1_000_000;
   if (after && after.r < tier) return null;
   const counted = terms.map((term) => ({
     term,
     n: Number(
       (
-        store.statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms WHERE term = ? LIMIT ?)').get(term, DF_PROBE_CAP) as {
-          n: number;
-        }
+        store
+          .statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms INDEXED BY search_terms_top WHERE term = ? LIMIT ?)')
+          .get(term, DF_PROBE_CAP) as { n: number }
       ).n,
     ),
   }));
   counted.sort((a, b) => a.n - b.n);
-  const [driver, ...others] = counted;
-  if (!driver || driver.n === 0) return null;
-  const inTerms = terms.map(() => '?').join(', ');
-  const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
-  const rows = store
-    .statement(
-      `SELECT listing_id, rank FROM (
-         SELECT t.listing_id AS listing_id,
-           ${tier} + ${roundedMilliSql(`(SELECT sum(o.score) FROM search_terms o WHERE o.rev = t.rev AND o.term IN (${inTerms}))`)} AS rank
-         FROM search_terms t ${filter.joinListings}
-         WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
-           ${others.map(() => 'AND EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ? AND o.rev = t.rev)').join(' ')}
-       ) ${keyset}
-       ORDER BY rank DESC, listing_id ASC LIMIT ?`,
-    )
-    .all(
-      ...terms,
-      driver.term,
-      ...snapshot,
+  const driver = counted[0]!.term;
+  if (counted[0]!.n === 0) return null;
+  const others = terms.filter((term) => term !== driver);
+  const slots = others.map(termSlots);
+  const mask = BigInt.asIntN(
+    64,
+    [driver, ...others].reduce((m, term) => m | (1n << BigInt(termSlots(term).bit)), 0n),
+  );
+  // Each other term's largest share: its bound when its buckets hold the top code.
+  const largest = others.map((term) =>
+    Number((store.statement('SELECT max(milli) AS m FROM search_terms WHERE term = ?').get(term) as { m: number | null }).m ?? 0),
+  );
+  const code = (s: { bucketA: number; bucketB: number }) =>
+    `min((t.sketch_a >> ${4 * s.bucketA}) & 15, (t.sketch_b >> ${4 * s.bucketB}) & 15)`;
+  // An upper bound on round(1000 × Σ shares): the stored milli are each rounded, so the sum is
+  // within `terms.length` of them.
+  const bound = [
+    't.milli',
+    ...slots.map((s, i) => `min(${SHARE_CODE_QUANTUM} * ${code(s)} + (${code(s)} / ${SHARE_CODE_TOP}) * 1000000, ${largest[i]!})`),
+    String(terms.length),
+  ].join(' + ');
+  /** The next `limit` rows that may be in the tier, by bound (desc) and listing (asc), after `last`. */
+  const candidates = (last: { hi: number; listing_id: number } | undefined, limit: number) => {
+    const statement = store.statement(
+      `SELECT t.rev, t.listing_id, ${bound} AS hi
+       FROM search_terms t ${filter.joinListings}
+       WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
+         AND (t.sig & ?) = ? ${last ? `AND (${bound} < ? OR (${bound} = ? AND t.listing_id > ?))` : ''}
+       ORDER BY hi DESC, t.listing_id ASC LIMIT ?`,
+    );
+    statement.setReturnArrays(true);
+    return statement.all(
+      driver,
+      asOf,
+      asOf,
       ...filter.params,
-      ...others.map((o) => o.term),
-      ...(after ? [after.r, after.r, after.i] : []),
-      want,
-    ) as Array<{
-    listing_id: number;
-    rank: number;
-  }>;
-  return rows.length >= want ? rows : null;
+      mask,
+      mask,
+      ...(last ? [last.hi, last.hi, last.listing_id] : []),
+      limit,
+    ) as unknown as Array<[number, number, number]>;
+  };
+  const inTerms = terms.map(() => '?').join(', ');
+  const exactly = (revs: Array<[number, number, number]>) =>
+    (
+      store
+        .statement(
+          `SELECT r.value AS rev,
+             (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
+              WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
+           FROM json_each(?) r`,
+        )
+        .all(...terms, JSON.stringify(revs.map(([rev]) => rev))) as Array<{ rev: number; rank: number }>
+    ).map(({ rev, rank }) => ({ rev: Number(rev), rank: Number(rank) }));
+  const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
+  const ranked: RankedRow[] = [];
+  /** Ranks the rows exactly; keeps the tier's rows after the cursor. */
+  const rank = (rows: Array<[number, number, number]>) => {
+    const listingOf = new Map(rows.map(([rev, listingId]) => [rev, listingId]));
+    for (const { rev, rank: r } of exactly(rows)) {
+      const row = { listing_id: listingOf.get(rev)!, rank: r };
+      if (r >= tier && pastCursor(row)) ranked.push(row);
+    }
+    ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
+  };
+  // Rows in bound order, in growing batches (most first pages end with the first), until every
+  // row left is bounded below the want-th exact rank (a bound equal to it may still win on its id).
+  let last: { hi: number; listing_id: number } | undefined;
+  for (let batch = Math.max(4 * want, 64); ; batch *= 4) {
+    const rows = candidates(last, batch);
+    rank(rows);
+    if (rows.length < batch) break;
+    last = { hi: Number(rows.at(-1)![2]), listing_id: Number(rows.at(-1)![1]) };
+    if (ranked.length >= want && last.hi < ranked[want - 1]!.rank - tier) break;
+  }
+  return ranked.length >= want ? ranked.slice(0, want) : null;
 }
 
 /**
@@ -282,9 +335,11 @@ export function searchCatalog(
           .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), want) as typeof rows;
       } else {
         const filter = { joinListings, conditions, params };
-        const walked = thresholdWalk(store, terms, asOf, filter, after, want);
-        rows = walked ?? allTermsTier(store, terms, snapshotParams(asOf), filter, after, want) ?? [];
-        aggregate = walked === undefined && rows.length < want;
+        const tier = allTermsTopK(store, terms, asOf, filter, after, want);
+        // The tier did not fill the page: the listings missing a term decide it.
+        const walked = tier ?? thresholdWalk(store, terms, asOf, filter, after, want);
+        rows = walked ?? [];
+        aggregate = walked === undefined;
       }
       if (aggregate) {
         const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';

@@ -44,7 +44,7 @@ import {
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
-import { MIGRATIONS, insertTermRows } from './migrations.ts';
+import { MIGRATIONS, insertSignedTermRows } from './migrations.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -247,7 +247,11 @@ export class CatalogStore implements CatalogStorePort {
       seq,
       hash,
     ) as { rev: number };
-    insertTermRows(this.db, { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null }, withQualityLevel(termScores(text), level));
+    insertSignedTermRows(
+      this.db,
+      { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null },
+      withQualityLevel(termScores(text), level),
+    );
   }
 
   private pruneRevisions(now: Date): void {
