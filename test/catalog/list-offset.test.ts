@@ -11,6 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { BLOCK_SIZE } from '../../src/catalog/listing.ts';
+import { termSignature } from '../../src/catalog/terms.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
@@ -169,8 +170,10 @@ describe('list at any offset', () => {
   it('a database from before the block index gets it at open and pages the same', () => {
     const old = new DatabaseSync(dbPath);
     // Back to schema 2: without the blocks, the quality tables, the accepted entries' asset columns and keys, the liveness columns,
-    // the withdrawals, the price index.
-    old.exec(`DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments;
+    // the withdrawals, the price index, the term signatures.
+    old.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
+      ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
+      DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments;
       DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
       DROP INDEX listings_liveness_due; DROP INDEX listings_liveness_failing; ALTER TABLE listings DROP COLUMN liveness_status;
       ALTER TABLE listings DROP COLUMN liveness_checked_at; ALTER TABLE listings DROP COLUMN liveness_failing_since;
@@ -179,6 +182,17 @@ describe('list at any offset', () => {
     old.close();
     const store = new CatalogStore(dbPath);
     try {
+      // Migration 9 gave every term row its revision's signature and sketches (none left at the default -1).
+      const read = store.db.prepare('SELECT rev, term, score, sig, sketch_a, sketch_b FROM search_terms ORDER BY rev');
+      read.setReadBigInts(true); // the signatures use all 64 bits
+      const rows = read.all() as Array<{ rev: bigint; term: string; score: number; sig: bigint; sketch_a: bigint; sketch_b: bigint }>;
+      expect(rows.length).toBeGreaterThan(1000);
+      const byRev = new Map<bigint, typeof rows>();
+      for (const r of rows) byRev.set(r.rev, [...(byRev.get(r.rev) ?? []), r]);
+      for (const revRows of byRev.values()) {
+        const expected = termSignature(new Map(revRows.map((r) => [r.term, r.score])));
+        for (const r of revRows) expect([r.sig, r.sketch_a, r.sketch_b]).toEqual([expected.sig, expected.sketchA, expected.sketchB]);
+      }
       checkBlockCounts(store.db);
       checkPages(store);
       // Writes after the migration keep the counts.

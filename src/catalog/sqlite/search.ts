@@ -62,17 +62,23 @@ function allTermsTopK(
 ): RankedRow[] | null {
   const tier = terms.length * 1_000_000;
   if (after && after.r < tier) return null;
-  const counted = terms.map((term) => ({
-    term,
-    n: Number(
-      (
-        store
-          .statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms INDEXED BY search_terms_top WHERE term = ? LIMIT ?)')
-          .get(term, DF_PROBE_CAP) as { n: number }
-      ).n,
-    ),
-  }));
-  counted.sort((a, b) => a.n - b.n);
+  // The rarest term drives: a small count first (a query mixing common and rare words is decided
+  // there), the larger one only when every term has more rows.
+  const count = (cap: number) =>
+    terms
+      .map((term) => ({
+        term,
+        n: Number(
+          (
+            store
+              .statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms INDEXED BY search_terms_top WHERE term = ? LIMIT ?)')
+              .get(term, cap) as { n: number }
+          ).n,
+        ),
+      }))
+      .sort((a, b) => a.n - b.n);
+  let counted = count(1000);
+  if (counted[0]!.n === 1000) counted = count(DF_PROBE_CAP);
   const driver = counted[0]!.term;
   if (counted[0]!.n === 0) return null;
   const others = terms.filter((term) => term !== driver);
@@ -94,26 +100,29 @@ function allTermsTopK(
     ...slots.map((s, i) => `min(${SHARE_CODE_QUANTUM} * ${code(s)} + (${code(s)} / ${SHARE_CODE_TOP}) * 1000000, ${largest[i]!})`),
     String(terms.length),
   ].join(' + ');
-  /** The next `limit` rows that may be in the tier, by bound (desc) and listing (asc), after `last`. */
-  const candidates = (last: { hi: number; listing_id: number } | undefined, limit: number) => {
+  const rowsFrom = `FROM search_terms t ${filter.joinListings}
+       WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} AND (t.sig & ?) = ?`;
+  const rowParams = [driver, asOf, asOf, ...filter.params, mask, mask];
+  /** The first `limit` rows that may be in the tier, in index order (share desc): no bound computed, no sort. */
+  const topRows = (limit: number) => {
+    const statement = store.statement(`SELECT t.rev, t.listing_id, 0 ${rowsFrom} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`);
+    statement.setReturnArrays(true);
+    return statement.all(...rowParams, limit) as unknown as Array<[number, number, number]>;
+  };
+  /**
+   * The next `limit` rows that may be in the tier, by bound (desc) and listing (asc), after
+   * `last`, of share at least `minMilli`.
+   */
+  const candidates = (last: { hi: number; listing_id: number } | undefined, minMilli: number, limit: number) => {
     const statement = store.statement(
-      `SELECT t.rev, t.listing_id, ${bound} AS hi
-       FROM search_terms t ${filter.joinListings}
-       WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
-         AND (t.sig & ?) = ? ${last ? `AND (${bound} < ? OR (${bound} = ? AND t.listing_id > ?))` : ''}
+      `SELECT t.rev, t.listing_id, ${bound} AS hi ${rowsFrom} AND t.milli >= ?
+         ${last ? `AND (${bound} < ? OR (${bound} = ? AND t.listing_id > ?))` : ''}
        ORDER BY hi DESC, t.listing_id ASC LIMIT ?`,
     );
     statement.setReturnArrays(true);
-    return statement.all(
-      driver,
-      asOf,
-      asOf,
-      ...filter.params,
-      mask,
-      mask,
-      ...(last ? [last.hi, last.hi, last.listing_id] : []),
-      limit,
-    ) as unknown as Array<[number, number, number]>;
+    return statement.all(...rowParams, minMilli, ...(last ? [last.hi, last.hi, last.listing_id] : []), limit) as unknown as Array<
+      [number, number, number]
+    >;
   };
   const inTerms = terms.map(() => '?').join(', ');
   const exactly = (revs: Array<[number, number, number]>) =>
@@ -129,24 +138,38 @@ function allTermsTopK(
     ).map(({ rev, rank }) => ({ rev: Number(rev), rank: Number(rank) }));
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   const ranked: RankedRow[] = [];
-  /** Ranks the rows exactly; keeps the tier's rows after the cursor. */
+  const seen = new Set<number>();
+  /** Ranks the rows not ranked yet exactly; keeps the tier's rows after the cursor. */
   const rank = (rows: Array<[number, number, number]>) => {
-    const listingOf = new Map(rows.map(([rev, listingId]) => [rev, listingId]));
-    for (const { rev, rank: r } of exactly(rows)) {
+    const fresh = rows.filter(([rev]) => !seen.has(rev));
+    for (const [rev] of fresh) seen.add(rev);
+    const listingOf = new Map(fresh.map(([rev, listingId]) => [rev, listingId]));
+    for (const { rev, rank: r } of exactly(fresh)) {
       const row = { listing_id: listingOf.get(rev)!, rank: r };
       if (r >= tier && pastCursor(row)) ranked.push(row);
     }
     ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
   };
-  // Rows in bound order, in growing batches (most first pages end with the first), until every
-  // row left is bounded below the want-th exact rank (a bound equal to it may still win on its id).
-  let last: { hi: number; listing_id: number } | undefined;
-  for (let batch = Math.max(4 * want, 64); ; batch *= 4) {
-    const rows = candidates(last, batch);
-    rank(rows);
-    if (rows.length < batch) break;
-    last = { hi: Number(rows.at(-1)![2]), listing_id: Number(rows.at(-1)![1]) };
-    if (ranked.length >= want && last.hi < ranked[want - 1]!.rank - tier) break;
+  // First the rows of the driver's highest shares, in index order: most often they hold the page,
+  // and their want-th exact rank bounds the rest. A row whose share is below that rank less every
+  // other term's largest share cannot reach it, so the rest is read from a shorter index range
+  // (with few terms, most of it).
+  const first = Math.max(4 * want, 64);
+  const top = topRows(first);
+  rank(top);
+  if (top.length === first) {
+    const othersLargest = largest.reduce((sum, m) => sum + m, 0) + terms.length;
+    const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : 0);
+    // Then the rows in bound order, in growing batches, until every row left is bounded below
+    // the want-th exact rank (a bound equal to it may still win on its id).
+    let last: { hi: number; listing_id: number } | undefined;
+    for (let batch = first; ; batch *= 4) {
+      const rows = candidates(last, floor() - othersLargest, batch);
+      rank(rows);
+      if (rows.length < batch) break;
+      last = { hi: Number(rows.at(-1)![2]), listing_id: Number(rows.at(-1)![1]) };
+      if (ranked.length >= want && last.hi < floor()) break;
+    }
   }
   return ranked.length >= want ? ranked.slice(0, want) : null;
 }
