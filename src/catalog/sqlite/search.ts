@@ -8,7 +8,6 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { inReadTransaction } from '../../db/sqlite.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import {
-  DF_PROBE_CAP,
   THRESHOLD_WALK_CAP,
   WALK_CHUNKS,
   VISIBILITY_ROUNDS,
@@ -41,6 +40,29 @@ export interface SearchSource {
 const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;
 
 /**
+ * How many rows a common term has (every revision, any snapshot), counted in full and kept for
+ * TERM_COUNT_TTL_MS per store: it only picks which term drives the all-terms tier (any choice
+ * ranks the same), and the most common words are in most several-term queries, so one count of
+ * 100,000 rows (about 4 ms) serves many searches. At most TERM_COUNT_ENTRIES terms are kept.
+ */
+const TERM_COUNT_TTL_MS = 10 * 60_000;
+const TERM_COUNT_ENTRIES = 4096;
+const termCounts = new WeakMap<DatabaseSync, Map<string, { n: number; at: number }>>();
+function termRowCount(store: SearchSource, term: string): number {
+  let counts = termCounts.get(store.db);
+  if (!counts) termCounts.set(store.db, (counts = new Map<string, { n: number; at: number }>()));
+  const now = Date.now();
+  const known = counts.get(term);
+  if (known && now - known.at < TERM_COUNT_TTL_MS) return known.n;
+  const n = Number(
+    (store.statement('SELECT count(*) AS n FROM search_terms INDEXED BY search_terms_top WHERE term = ?').get(term) as { n: number }).n,
+  );
+  if (counts.size >= TERM_COUNT_ENTRIES) counts.clear();
+  counts.set(term, { n, at: now });
+  return n;
+}
+
+/**
  * The first tier of a several-term query: listings that contain every term rank above all
  * others (1e6 per matched term), so when that tier holds `want` listings after the cursor, its
  * best `want` are the page. It is read from the rarest term's rows only (term signatures,
@@ -63,22 +85,17 @@ function allTermsTopK(
   const tier = terms.length * 1_000_000;
   if (after && after.r < tier) return null;
   // The rarest term drives: a small count first (a query mixing common and rare words is decided
-  // there), the larger one only when every term has more rows.
-  const count = (cap: number) =>
-    terms
-      .map((term) => ({
-        term,
-        n: Number(
-          (
-            store
-              .statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms INDEXED BY search_terms_top WHERE term = ? LIMIT ?)')
-              .get(term, cap) as { n: number }
-          ).n,
-        ),
-      }))
-      .sort((a, b) => a.n - b.n);
-  let counted = count(1000);
-  if (counted[0]!.n === 1000) counted = count(DF_PROBE_CAP);
+  // there); when every term has more rows, their full counts, kept a while (termRowCount).
+  const probe = (term: string) =>
+    Number(
+      (
+        store
+          .statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms INDEXED BY search_terms_top WHERE term = ? LIMIT 1000)')
+          .get(term) as { n: number }
+      ).n,
+    );
+  let counted = terms.map((term) => ({ term, n: probe(term) })).sort((a, b) => a.n - b.n);
+  if (counted[0]!.n === 1000) counted = terms.map((term) => ({ term, n: termRowCount(store, term) })).sort((a, b) => a.n - b.n);
   const driver = counted[0]!.term;
   if (counted[0]!.n === 0) return null;
   const others = terms.filter((term) => term !== driver);
@@ -103,26 +120,26 @@ function allTermsTopK(
   const rowsFrom = `FROM search_terms t ${filter.joinListings}
        WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} AND (t.sig & ?) = ?`;
   const rowParams = [driver, asOf, asOf, ...filter.params, mask, mask];
-  /** The first `limit` rows that may be in the tier, in index order (share desc): no bound computed, no sort. */
-  const topRows = (limit: number) => {
-    const statement = store.statement(`SELECT t.rev, t.listing_id, 0 ${rowsFrom} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`);
-    statement.setReturnArrays(true);
-    return statement.all(...rowParams, limit) as unknown as Array<[number, number, number]>;
-  };
   /**
    * The next `limit` rows that may be in the tier, by bound (desc) and listing (asc), after
-   * `last`, of share at least `minMilli`.
+   * `last`, of bound at least `floor` (and so of share at least `floor` less every other term's
+   * largest share: a shorter index range).
    */
-  const candidates = (last: { hi: number; listing_id: number } | undefined, minMilli: number, limit: number) => {
+  const othersLargest = largest.reduce((sum, m) => sum + m, 0) + terms.length;
+  const candidates = (last: { hi: number; listing_id: number } | undefined, floor: number | undefined, limit: number) => {
     const statement = store.statement(
-      `SELECT t.rev, t.listing_id, ${bound} AS hi ${rowsFrom} AND t.milli >= ?
+      `SELECT t.rev, t.listing_id, ${bound} AS hi ${rowsFrom}
+         ${floor === undefined ? '' : `AND t.milli >= ? AND ${bound} >= ?`}
          ${last ? `AND (${bound} < ? OR (${bound} = ? AND t.listing_id > ?))` : ''}
        ORDER BY hi DESC, t.listing_id ASC LIMIT ?`,
     );
     statement.setReturnArrays(true);
-    return statement.all(...rowParams, minMilli, ...(last ? [last.hi, last.hi, last.listing_id] : []), limit) as unknown as Array<
-      [number, number, number]
-    >;
+    return statement.all(
+      ...rowParams,
+      ...(floor === undefined ? [] : [floor - othersLargest, floor]),
+      ...(last ? [last.hi, last.hi, last.listing_id] : []),
+      limit,
+    ) as unknown as Array<[number, number, number]>;
   };
   const inTerms = terms.map(() => '?').join(', ');
   const exactly = (revs: Array<[number, number, number]>) =>
@@ -150,26 +167,21 @@ function allTermsTopK(
     }
     ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
   };
-  // First the rows of the driver's highest shares, in index order: most often they hold the page,
-  // and their want-th exact rank bounds the rest. A row whose share is below that rank less every
-  // other term's largest share cannot reach it, so the rest is read from a shorter index range
-  // (with few terms, most of it).
-  const first = Math.max(4 * want, 64);
-  const top = topRows(first);
-  rank(top);
-  if (top.length === first) {
-    const othersLargest = largest.reduce((sum, m) => sum + m, 0) + terms.length;
-    const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : 0);
-    // Then the rows in bound order, in growing batches, until every row left is bounded below
-    // the want-th exact rank (a bound equal to it may still win on its id).
-    let last: { hi: number; listing_id: number } | undefined;
-    for (let batch = first; ; batch *= 4) {
-      const rows = candidates(last, floor() - othersLargest, batch);
-      rank(rows);
-      if (rows.length < batch) break;
-      last = { hi: Number(rows.at(-1)![2]), listing_id: Number(rows.at(-1)![1]) };
-      if (ranked.length >= want && last.hi < floor()) break;
+  // The rows in bound order, ranked exactly 32 at a time while the next bound reaches the want-th
+  // exact rank (a bound equal to it may still win on its id); a first batch large enough for most
+  // pages (a statement reads the whole range of the driver), then batches four times larger.
+  const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : undefined);
+  let last: { hi: number; listing_id: number } | undefined;
+  for (let batch = Math.max(8 * want, 256); ; batch *= 4) {
+    const rows = candidates(last, floor(), batch);
+    let next = 0;
+    for (; next < rows.length; next += 32) {
+      const reach = floor();
+      if (reach !== undefined && Number(rows[next]![2]) < reach) break;
+      rank(rows.slice(next, next + 32));
     }
+    if (next < rows.length || rows.length < batch) break;
+    last = { hi: Number(rows.at(-1)![2]), listing_id: Number(rows.at(-1)![1]) };
   }
   return ranked.length >= want ? ranked.slice(0, want) : null;
 }
@@ -358,11 +370,15 @@ export function searchCatalog(
           .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), want) as typeof rows;
       } else {
         const filter = { joinListings, conditions, params };
-        const tier = allTermsTopK(store, terms, asOf, filter, after, want);
-        // The tier did not fill the page: the listings missing a term decide it.
-        const walked = tier ?? thresholdWalk(store, terms, asOf, filter, after, want);
-        rows = walked ?? [];
-        aggregate = walked === undefined;
+        const tier = () => allTermsTopK(store, terms, asOf, filter, after, want);
+        const walk = () => thresholdWalk(store, terms, asOf, filter, after, want);
+        // Two terms: the walk first. Their tier is most of both lists for common words, while the
+        // walk ends within a few thousand rows (docs/BENCHMARKS.md "Search by number of terms").
+        // More terms: the tier first; when it cannot fill the page, the listings missing a term
+        // decide it. Either way the aggregates only when the walk passed its cap and the tier did not fill.
+        const ranked = terms.length === 2 ? (walk() ?? tier()) : (tier() ?? walk());
+        rows = ranked ?? [];
+        aggregate = ranked === undefined || ranked === null;
       }
       if (aggregate) {
         const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
