@@ -182,7 +182,7 @@ describe('list at any offset', () => {
     old.close();
     const store = new CatalogStore(dbPath);
     try {
-      // Migration 9 gave every term row its revision's signature and sketches (none left at the default -1).
+      // Migration 10 gave every term row its revision's signature and sketches (none left at the default -1).
       const read = store.db.prepare('SELECT rev, term, score, sig, sketch_a, sketch_b FROM search_terms ORDER BY rev');
       read.setReadBigInts(true); // the signatures use all 64 bits
       const rows = read.all() as Array<{ rev: bigint; term: string; score: number; sig: bigint; sketch_a: bigint; sketch_b: bigint }>;
