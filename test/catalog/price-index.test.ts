@@ -153,13 +153,15 @@ describe.each(BACKENDS)('on %s', (backend) => {
       const expected = await same(t.catalog);
       expect(expected.mcp).toBeGreaterThan(0);
       await t.catalog.close();
-      // Back to the untyped index as the price index's first migration built it, one version back.
+      // Back to the untyped index as the price index's first migration built it, to schema 8 (on
+      // SQLite also without the term signatures of migration 10).
       if (databaseUrl === undefined) {
         const db = new DatabaseSync(t.dbPath);
         db.exec('DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets');
         migrateToPriceIndex(db);
-        const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
-        db.exec(`PRAGMA user_version = ${version - 1}`);
+        db.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
+          ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq)`);
+        db.exec('PRAGMA user_version = 8');
         db.close();
       } else {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
