@@ -1,7 +1,7 @@
 /**
  * Settle latency against the floor (docs/BENCHMARKS.md):
  *
- *   npm run build && npx tsx bench/settle-latency.ts [--n 16] [--baseline <git revision>]
+ *   npm run build && npx tsx bench/settle-latency.ts [--n 16] [--baseline <git revision>] [--ledgers 1000,5000]
  *
  * On 1 s and 5 s devnet ledgers, sequential settles arrive at random points of a ledger; each is
  * POSTed over HTTP to svc running as a separate process. The floor of one settle is the time
@@ -23,6 +23,7 @@ const arg = (name: string, fallback: string) => {
 };
 const N = Number(arg('n', '16'));
 const BASELINE = arg('baseline', '5686675');
+const LEDGERS = arg('ledgers', '1000,5000').split(',').map(Number);
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;
@@ -36,6 +37,15 @@ async function run(ledgerMs: number, baselineDir: string) {
     const r = close();
     closes.push(performance.now());
     return r;
+  };
+  // When each transaction reached the devnet: a settle sent after the close its floor counts to
+  // could not make that ledger (its request came within svc's pre-submission time of the close).
+  const sends: number[] = [];
+  const ledgerSubmit = devnet.ledger as unknown as { submit: (...args: unknown[]) => unknown };
+  const submit = ledgerSubmit.submit.bind(ledgerSubmit);
+  ledgerSubmit.submit = (...args: unknown[]) => {
+    sends.push(performance.now());
+    return submit(...args);
   };
   const seller = await devnet.createAccount({});
   const services = await Promise.all(
@@ -55,6 +65,10 @@ async function run(ledgerMs: number, baselineDir: string) {
         dir,
         latencies: [] as number[],
         floors: [] as number[],
+        /** Request → the transaction reaching the devnet. */
+        presends: [] as number[],
+        /** Whether the transaction reached the devnet after the close its floor counts to. */
+        sentAfterClose: [] as boolean[],
         failures: 0,
       };
     }),
@@ -73,8 +87,11 @@ async function run(ledgerMs: number, baselineDir: string) {
         s.failures++;
         continue;
       }
+      const sent = sends.find((t) => t > t0 && t < t1) ?? t1;
       s.latencies.push(t1 - t0);
       s.floors.push(nextClose - t0);
+      s.presends.push(sent - t0);
+      s.sentAfterClose.push(sent > nextClose);
     }
   }
   for (const s of services) {
@@ -92,6 +109,8 @@ async function run(ledgerMs: number, baselineDir: string) {
     excess: mean(s.latencies) - mean(s.floors),
     p95: p95(s.latencies),
     excesses: s.latencies.map((l, i) => l - s.floors[i]!),
+    presends: s.presends,
+    sentAfterClose: s.sentAfterClose,
   }));
 }
 
@@ -99,7 +118,7 @@ const baseline = exportRevision(BASELINE);
 try {
   console.log(`machine: ${await machine()}`);
   const rows = [];
-  for (const ledgerMs of [1000, 5000]) rows.push(...(await run(ledgerMs, baseline.dir)));
+  for (const ledgerMs of LEDGERS) rows.push(...(await run(ledgerMs, baseline.dir)));
   console.log(
     '| ledger | service | settles | failures | mean floor (time to next close) | mean settle latency | latency − floor | p95 latency | p95 of (latency − floor) | settles a ledger late | ratio to baseline |',
   );
@@ -108,6 +127,21 @@ try {
     const base = rows.find((b) => b.ledgerMs === r.ledgerMs && b.name !== 'this tree')!;
     console.log(
       `| ${r.ledgerMs / 1000} s | ${r.name} | ${r.n} | ${r.failures} | ${r.meanFloor.toFixed(0)} ms | ${r.mean.toFixed(0)} ms | ${r.excess.toFixed(0)} ms | ${r.p95.toFixed(0)} ms | ${p95(r.excesses).toFixed(0)} ms | ${r.excesses.filter((e) => e > r.ledgerMs / 2).length} | ${(r.mean / base.mean).toFixed(2)} |`,
+    );
+  }
+  // Where the late ones come from: a settle a ledger late whose transaction reached the devnet
+  // after the close could not have made it (its request came within the pre-submission time of
+  // the close); one sent before the close and still answered a ledger late is the confirm's fault.
+  console.log(
+    '| ledger | service | request → send p50 / p95 | late, sent after the close | late, sent before it | mean excess of the others |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const late = r.excesses.map((e) => e > r.ledgerMs / 2);
+    const sorted = [...r.presends].sort((a, b) => a - b);
+    const others = r.excesses.filter((_, i) => !late[i]);
+    console.log(
+      `| ${r.ledgerMs / 1000} s | ${r.name} | ${sorted[Math.floor(sorted.length / 2)]!.toFixed(0)} / ${p95(sorted).toFixed(0)} ms | ${late.filter((l, i) => l && r.sentAfterClose[i]).length} | ${late.filter((l, i) => l && !r.sentAfterClose[i]).length} | ${mean(others).toFixed(0)} ms |`,
     );
   }
   // Per-settle excess over the floor, sorted: where the mean goes (a late settle costs a ledger).
