@@ -19,8 +19,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Keypair } from '@stellar/stellar-sdk';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
+import { discoveryOnlyEnv } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, pct, request, requireBuild, rssMb, startNode as start, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -53,14 +53,8 @@ for (const size of sizes) {
   } else out(`\n### ${size.toLocaleString('en')} listings (seeded file reused)`);
   const svcPort = port++;
   const basePort = port++;
-  const svc = start([`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'], {
-    PORT: String(svcPort),
-    DB_PATH: dbPath,
-    NETWORK: 'stellar:testnet',
-    RPC_URL: 'http://127.0.0.1:9',
-    SUBMITTER_SECRET: Keypair.random().secret(),
-    LOG_LEVEL: 'error',
-  });
+  // The corpus is dated from 2026-01-01: discoveryOnlyEnv keeps all of it visible (LISTING_TTL_DAYS).
+  const svc = start([`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'], discoveryOnlyEnv(svcPort, dbPath));
   const base = start(['--import', 'tsx', 'bench/catalog-baseline.ts', dbPath, String(basePort)], {});
   try {
     await Promise.all([waitReady(svcPort, '/supported'), waitReady(basePort, '/discovery/resources')]);
