@@ -84,18 +84,24 @@ for (const size of sizes) {
     }
 
     // Mixed run: /verify alone, then beside 16 search connections (the payload is refused at decode: no RPC, all event loop).
+    const requirements = {
+      scheme: 'exact',
+      network: 'stellar:testnet',
+      asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+      amount: '1000',
+      payTo,
+      maxTimeoutSeconds: 60,
+      extra: { areFeesSponsored: true },
+    };
     const verifyBody = JSON.stringify({
       x402Version: 2,
-      paymentPayload: { x402Version: 2, accepted: { scheme: 'exact', network: 'stellar:testnet' }, payload: { transaction: 'AAAA' } },
-      paymentRequirements: {
-        scheme: 'exact',
-        network: 'stellar:testnet',
-        asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-        amount: '1000',
-        payTo,
-        maxTimeoutSeconds: 60,
-        extra: { areFeesSponsored: true },
+      paymentPayload: {
+        x402Version: 2,
+        resource: { url: 'https://seller.example/weather' },
+        accepted: requirements,
+        payload: { transaction: 'AAAA' },
       },
+      paymentRequirements: requirements,
     });
     const verifyFor = async (ms: number) => {
       const until = performance.now() + ms;
