@@ -11,12 +11,11 @@
  *
  *   npm run build && npx tsx bench/catalog-price.ts [--before COMMIT] [--size 100000] [--requests 200] [--keep-dir DIR]
  */
-import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { discoveryOnlyEnv, seededSides, writeLatency } from './catalog-sides.ts';
+import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -71,15 +70,8 @@ try {
     out(`| ${name} | ${fmt(bp50!)} / ${fmt(bp95!)} | ${fmt(ap50!)} / ${fmt(ap95!)} | ${(ap95! / bp95!).toFixed(2)} |`);
   }
 } finally {
-  before.kill();
-  after.kill();
+  await stopServers(before, after);
 }
-// Both servers gone before their files are copied for the writes (writeLatency).
-await Promise.all(
-  [before, after].map(async (p) => {
-    if (p.exitCode === null && p.signalCode === null) await once(p, 'exit');
-  }),
-);
 // The catalog's write (settle hook) on copies of each file: before's code vs this checkout's.
 const writes = (cwd: string, file: string) => writeLatency(cwd, file, values.writes, SIZE, 'steady');
 // Interleaved: before, after, before, after; the better of each side's two runs.

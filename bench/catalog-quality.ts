@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoveryCases } from './catalog-corpus.ts';
-import { discoveryOnlyEnv, seededSides, writeLatency } from './catalog-sides.ts';
+import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -67,8 +67,7 @@ try {
     out(`| ${name} | — | ${fmt(r.p50)} / ${fmt(r.p95)}${r.errors ? ` (${r.errors} errors)` : ''} | — |`);
   }
 } finally {
-  before.kill();
-  after.kill();
+  await stopServers(before, after);
 }
 // The catalog's write (settle hook) on copies of each file: before's code vs this checkout's.
 const writes = (cwd: string, file: string, mode: string) => writeLatency(cwd, file, values.writes, SIZE, mode);

@@ -5,7 +5,8 @@
  * differ between commits; bench/catalog-corpus.ts generates the same corpus on both), and the
  * catalog's part of settle latency measured by each side's own code on a copy of its file.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
@@ -52,6 +53,20 @@ export function seededSides(options: { dir: string; before: string; size: number
       { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
     );
   return { beforeDir, beforeFile, afterFile };
+}
+
+/**
+ * Stops the servers and resolves once every one has exited, so their files can be copied (writeLatency):
+ * a copy taken while a server still writes its last pages comes out malformed.
+ */
+export async function stopServers(...servers: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    servers.map(async (p) => {
+      const exited = p.exitCode !== null || p.signalCode !== null ? null : once(p, 'exit');
+      p.kill();
+      await exited;
+    }),
+  );
 }
 
 /**

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { vocabularyWord } from './catalog-corpus.ts';
-import { discoveryOnlyEnv, seededSides, writeLatency } from './catalog-sides.ts';
+import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -91,8 +91,7 @@ for (const size of values.sizes.split(',').map(Number)) {
       }
     }
   } finally {
-    before.kill();
-    after.kill();
+    await stopServers(before, after);
   }
   out(`\nLoad average after the searches: ${loadAverage()}.`);
   // The catalog's write (settle hook) on copies of each file, interleaved, the better of two runs per
