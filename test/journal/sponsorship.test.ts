@@ -6,7 +6,7 @@
  * fail on chain is refused for a cool-down. Verify answers what settle would. All on the devnet
  * with real signatures and a real journal file; the lockout runs against svc as a real process.
  */
-import { Keypair, type Transaction, type FeeBumpTransaction } from '@stellar/stellar-sdk';
+import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../src/scheme/types.ts';
@@ -142,7 +142,7 @@ describe('a payer whose settlements fail on chain', () => {
           ...port,
           // The payer's trustline is frozen after svc simulated the payment: the transaction then
           // fails in its ledger, at svc's cost (as when a payer moves its balance in between).
-          send: async (tx: Transaction | FeeBumpTransaction) => {
+          send: async (tx: Parameters<typeof port.send>[0]) => {
             if (failing) h.devnet.setUsdcAuthorized(failing, false);
             return port.send(tx);
           },

@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { Account, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import { AccountMissingError, RpcError, type ChainRpc } from './rpc.ts';
+import { signTransaction } from './keys.ts';
 
 export const MAX_CHANNEL_ACCOUNTS = 100;
 /** What each new channel receives: the 1 XLM reserve plus a margin (fees are paid by the fee account). */
@@ -115,7 +116,7 @@ export class ChannelOpener {
     for (const destination of missing)
       builder.addOperation(Operation.createAccount({ destination, startingBalance: CHANNEL_STARTING_BALANCE_XLM }));
     const tx = builder.build();
-    tx.sign(funder);
+    signTransaction(tx, funder);
     const sent = await rpc.send(tx);
     if (sent.status === 'TRY_AGAIN_LATER' || (sent.status === 'ERROR' && sent.resultCode === 'txBadSeq')) return 'contended';
     if (sent.status !== 'PENDING' && sent.status !== 'DUPLICATE') {

@@ -55,7 +55,8 @@ export interface ChainRpc {
    * came, so verify does not encode again what it has just decoded.
    */
   simulate(tx: Transaction | string, authMode?: SimulationAuthMode): Promise<Simulation>;
-  send(tx: Transaction | FeeBumpTransaction): Promise<Submission>;
+  /** Submits a signed envelope (a transaction, or its base64 XDR as signed). */
+  send(tx: Transaction | FeeBumpTransaction | string): Promise<Submission>;
   getTransaction(hash: string): Promise<TransactionStatus>;
 }
 
@@ -203,7 +204,8 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
       );
     },
     async send(tx) {
-      const r = await call('sendTransaction', () => server._sendTransaction(tx));
+      const transaction = typeof tx === 'string' ? tx : tx.toXDR();
+      const r = await call('sendTransaction', () => postJsonRpc<RawSendTransaction>(server, 'sendTransaction', { transaction }));
       return { status: r.status, hash: r.hash, resultCode: resultCodeOf(r.errorResultXdr) };
     },
     async getTransaction(hash) {
@@ -228,6 +230,13 @@ async function postJsonRpc<T>(server: rpc.Server, method: string, params: object
   const data = response.data as { error?: unknown; result?: T } | undefined;
   if (data && Object.hasOwn(data, 'error')) throw data.error;
   return data?.result as T;
+}
+
+/** sendTransaction's answer as the RPC sends it (the fields the payment path reads). */
+interface RawSendTransaction {
+  status: Submission['status'];
+  hash: string;
+  errorResultXdr?: string;
 }
 
 /** simulateTransaction's answer as the RPC sends it (base64 XDR strings). */

@@ -9,6 +9,7 @@ import { Account, Operation, TransactionBuilder, type FeeBumpTransaction, type K
 import type { SchemeCode, SettlementCode } from '../../../codes.ts';
 import type { PaymentRequirements, SettleHooks } from '../../../scheme/types.ts';
 import type { LedgerTimeEstimator } from '../ledger-time.ts';
+import { signTransaction } from '../keys.ts';
 import { RpcError, describeError, type ChainRpc } from '../rpc.ts';
 import type { SubmitterLease } from '../submitters.ts';
 import { confirmTransaction, type LedgerCloseClock } from './confirm.ts';
@@ -77,8 +78,9 @@ export async function submit(
     // refused by the network (txTOO_LATE) without a fee instead of failing in a ledger at svc's cost.
     .setLedgerbounds(0, verified.expiresAtLedger + 1)
     .build();
+  let hashBytes: Buffer;
   try {
-    inner.sign(lease.keypair);
+    hashBytes = signTransaction(inner, lease.keypair);
   } catch (err) {
     return fail('settle_exact_stellar_transaction_signing_failed', `Signing the settlement transaction failed: ${describeError(err)}`);
   }
@@ -86,13 +88,15 @@ export async function submit(
   if (feeBump) {
     try {
       const bump = TransactionBuilder.buildFeeBumpTransaction(feeBump.publicKey(), INCLUSION_FEE_STROOPS.toString(), inner, passphrase);
-      bump.sign(feeBump);
+      hashBytes = signTransaction(bump, feeBump);
       envelope = bump;
     } catch (err) {
       return fail('settle_exact_stellar_fee_bump_signing_failed', `Signing the fee-bump wrapper failed: ${describeError(err)}`);
     }
   }
-  const hash = Buffer.from(envelope.hash()).toString('hex');
+  const hash = hashBytes.toString('hex');
+  // Serialized once, before the journal's write, so nothing but the send itself follows it.
+  const envelopeXdr = envelope.toXDR();
   const ledgerSeconds = await ledgerTime.seconds();
   // The journal records the attempt (and the policy may refuse it) before anything is sent.
   const refusal = await hooks?.beforeSubmit({
@@ -112,7 +116,7 @@ export async function submit(
   let sendError: string | undefined;
   for (;;) {
     try {
-      const sent = await rpc.send(envelope);
+      const sent = await rpc.send(envelopeXdr);
       if (sent.status === 'PENDING' || sent.status === 'DUPLICATE') {
         lease.consumed();
         break;
