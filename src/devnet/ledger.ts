@@ -321,8 +321,9 @@ export class DevnetLedger {
     return parseTransaction(this.networkId, envelopeB64);
   }
 
-  submit(envelopeB64: string, opts: { drop?: boolean } = {}): SendOutcome {
-    const p = this.parse(envelopeB64);
+  /** `opts.parsed`: the envelope as the caller already parsed it (sendTransaction checks it first), not parsed again. */
+  submit(envelopeB64: string, opts: { drop?: boolean; parsed?: ParsedTx } = {}): SendOutcome {
+    const p = opts.parsed ?? this.parse(envelopeB64);
     if (this.pending.some((q) => q.parsed.hash === p.hash)) return { status: 'DUPLICATE', hash: p.hash };
     // stellar-core keeps at most one queued transaction per (inner) source account.
     if (this.pending.some((q) => q.parsed.source === p.source)) {

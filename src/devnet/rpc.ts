@@ -211,7 +211,7 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
         });
         return { status: 'ERROR', ...base, errorResultXdr: err.toXdr('base64'), diagnosticEventsXdr: [] };
       }
-      const out = ledger.submit(p.transaction as string, { drop: faults.takeDrop() });
+      const out = ledger.submit(p.transaction as string, { drop: faults.takeDrop(), parsed });
       if (out.status === 'ERROR')
         return { status: 'ERROR', ...base, errorResultXdr: out.errorResult!.toXdr('base64'), diagnosticEventsXdr: [] };
       return { status: out.status, ...base };

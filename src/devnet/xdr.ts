@@ -4,7 +4,8 @@
  * Everything is built with @stellar/stellar-sdk 17's `xdr` so the bytes are exactly what a
  * real node would emit.
  */
-import { Address, Keypair, StrKey, xdr, hash } from '@stellar/stellar-sdk';
+import { createPublicKey, verify as verifySignature } from 'node:crypto';
+import { Address, StrKey, xdr, hash } from '@stellar/stellar-sdk';
 
 export const b64 = (v: { toXdr(format: 'base64'): string }): string => v.toXdr('base64');
 
@@ -109,9 +110,20 @@ export const networkIdOf = (passphrase: string): Uint8Array => hash(new TextEnco
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
+/** SubjectPublicKeyInfo DER prefix of an ed25519 public key (RFC 8410): the 32 key bytes follow it. */
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/**
+ * Whether `signature` is `publicKey`'s ed25519 signature of `payload` (RFC 8032 verification, as
+ * stellar-core's). Through node:crypto (OpenSSL): the SDK's Keypair.verify runs @noble/curves in
+ * JavaScript, 3–4 ms a check on a busy machine against 0.4 ms, and the devnet checks every
+ * transaction's and authorization's signatures while callers wait on it.
+ */
 export function verifyEd25519(publicKey: Uint8Array, payload: Uint8Array, signature: Uint8Array): boolean {
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
   try {
-    return Keypair.fromPublicKey(StrKey.encodeEd25519PublicKey(publicKey)).verify(payload, signature);
+    const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+    return verifySignature(null, payload, key, signature);
   } catch {
     return false;
   }
