@@ -17,6 +17,14 @@ export function priceKey(amount: unknown): string | undefined {
 export const PRICE_BUCKET = 12;
 
 /**
+ * A price key's first PRICE_DIGITS characters are its digit count, its first PRICE_CLASS its class
+ * (the digit count and the leading digit). Every key of a shorter digit count than M's, or of a
+ * lower class in M's digit count, is below M; a key of M's own class may be on either side.
+ */
+export const PRICE_DIGITS = 9;
+export const PRICE_CLASS = 10;
+
+/**
  * asset + maxAmount without scheme or network (those need one accepted entry matching all, which
  * listing_accepts answers): the asset and maxAmount's price key.
  */

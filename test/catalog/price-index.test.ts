@@ -6,7 +6,10 @@
  * the same order and the same exact total, at every price bound, type and page, as HTTP and MCP
  * listings are refreshed with cheaper and dearer terms, age out (LISTING_TTL_DAYS), fail their
  * liveness checks past the grace period, and are withdrawn; and a catalog from before the index
- * kept the type gets it at open and answers the same.
+ * kept the type gets it at open and answers the same. Every plan a price page may be read by
+ * (by time, by price, by classes: sqlite/price-classes.ts) is also forced on the store itself,
+ * at offsets past several price classes, and must give the same page and total: the counts
+ * choose a plan by cost alone, so each must be right wherever it is chosen.
  */
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
@@ -15,18 +18,28 @@ import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { PRICE_INDEX_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
 import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
+import { filterKeys } from '../../src/catalog/listing.ts';
+import { failingBefore } from '../../src/catalog/liveness.ts';
+import { listPriced } from '../../src/catalog/sqlite/price-index.ts';
+import type { PricePagePlan } from '../../src/catalog/sqlite/price-classes.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 
 const DAY = 86_400_000;
 const GRACE = 3_600_000;
 const OTHER_ASSET = 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC';
-const AMOUNTS = ['5', '10', '10', '50', '100', '1000', '20000', '007'];
-const BOUNDS = ['4', '10', '99', '1000', '20001', '100000'];
+// Price classes (digit count and leading digit): 5, 7 ('007'); 10–19; 50; 100; 1000; 20000.
+const AMOUNTS = ['5', '10', '10', '15', '19', '50', '100', '1000', '20000', '007'];
+// Below every price, class starts (10, 1000: M on a class boundary, with equal prices), inside a
+// class with matches on both sides (15), an empty class (99), inside a class (20001), above all.
+const BOUNDS = ['4', '10', '15', '99', '1000', '20001', '100000'];
 const PAGES = [
   { limit: 100, offset: 0 },
   { limit: 7, offset: 3 },
 ];
+/** Pages of the forced plans: offsets past several classes' listings, and past the end. */
+const DEEP_PAGES = [...PAGES, { limit: 5, offset: 12 }, { limit: 3, offset: 31 }, { limit: 10, offset: 75 }];
+const PLANS: PricePagePlan[] = ['by-time', 'by-price', 'by-classes'];
 const EXTRAS: DiscoveryFilters[] = [{}, { type: 'http' }, { type: 'mcp' }, { type: 'mcp', payTo: PAY_TO_B }, { payTo: PAY_TO_B }];
 
 interface Listed {
@@ -38,6 +51,45 @@ interface Listed {
 }
 
 type TempCatalog = ReturnType<typeof tempCatalog>;
+
+/** A list page read from the store's price index with a forced plan: its listings' identities and total (undefined: not a price page). */
+type ForcedPage = (
+  filters: DiscoveryFilters,
+  page: { limit: number; offset: number },
+  plan: PricePagePlan,
+) => Promise<{ identities: string[]; total: number } | undefined>;
+
+/** A listed item's identity: type, resource and (MCP) tool name. */
+function identity(item: { type: string; resource: string; extensions?: unknown }): string {
+  const tool = (item.extensions as { bazaar?: { info?: { input?: { toolName?: string } } } } | undefined)?.bazaar?.info?.input?.toolName;
+  return `${item.type} ${item.resource} ${item.type === 'mcp' ? (tool ?? '') : ''}`;
+}
+
+/** ForcedPage on the SQLite file of `t` (its own read connection), hiding what the catalog hides at its clock. */
+function forcedSqlitePage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): void } {
+  const db = new DatabaseSync(t.dbPath, { readOnly: true });
+  const forced = async (filters: DiscoveryFilters, page: { limit: number; offset: number }, plan: PricePagePlan) => {
+    const counted = filterKeys(filters)
+      .map((key) => ({
+        key,
+        n: Number(
+          (db.prepare('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as { n: number } | undefined)
+            ?.n ?? 0,
+        ),
+      }))
+      .sort((x, y) => x.n - y.n);
+    const now = t.clock().getTime();
+    const listed = listPriced(db, filters, counted, page, new Date(now - ttlMs).toISOString(), failingBefore(now, GRACE), plan);
+    if (!listed) return undefined;
+    const row = db.prepare('SELECT type, resource, tool_name FROM listings WHERE id = ?');
+    const identities = listed.ids.map((id) => {
+      const l = row.get(id) as { type: string; resource: string; tool_name: string };
+      return `${l.type} ${l.resource} ${l.type === 'mcp' ? l.tool_name : ''}`;
+    });
+    return { identities, total: listed.total };
+  };
+  return Object.assign(forced, { close: () => db.close() });
+}
 
 /** A catalog with HTTP and MCP listings paid at random amounts in two assets, and the checks against the accepted entries. */
 function pricedCatalog(t: TempCatalog, seed: number) {
@@ -67,16 +119,26 @@ function pricedCatalog(t: TempCatalog, seed: number) {
     }
   };
   /** Every bound, filter combination and page answered by the price index and by the accepted entries alike; the matches seen. */
-  const same = async (catalog: Catalog) => {
+  const same = async (catalog: Catalog, forced?: ForcedPage) => {
     const matched = { all: 0, http: 0, mcp: 0 };
+    let forcedPages = 0;
     for (const asset of [ASSET, OTHER_ASSET])
       for (const maxAmount of BOUNDS)
         for (const extra of EXTRAS)
-          for (const page of PAGES) {
+          for (const page of forced ? DEEP_PAGES : PAGES) {
             const filters = { asset, maxAmount, ...extra };
-            const byPrice = await catalog.list(filters, page);
             const byEntries = await catalog.list({ ...filters, scheme: 'exact' }, page);
             const label = JSON.stringify({ ...filters, ...page });
+            if (forced)
+              for (const plan of PLANS) {
+                const got = await forced(filters, page, plan);
+                if (!got) continue; // another key filter drives the page (fewer listings than matches)
+                forcedPages++;
+                expect(got.identities, `${label} ${plan}`).toEqual(byEntries.items.map(identity));
+                expect(got.total, `${label} ${plan}`).toBe(byEntries.pagination.total);
+              }
+            if (!PAGES.includes(page)) continue;
+            const byPrice = await catalog.list(filters, page);
             expect(
               byPrice.items.map((i) => [i.type, i.resource]),
               label,
@@ -86,6 +148,8 @@ function pricedCatalog(t: TempCatalog, seed: number) {
             if (page.offset === 0 && extra.payTo === undefined)
               matched[(extra.type ?? 'all') as keyof typeof matched] += byPrice.pagination.total;
           }
+    // Most pages are price pages (a payTo holds about half the listings, more than most bounds match).
+    if (forced) expect(forcedPages).toBeGreaterThan(BOUNDS.length * DEEP_PAGES.length * PLANS.length);
     return matched;
   };
   return { listed, pay, add, same, rand };
@@ -98,10 +162,11 @@ describe.each(BACKENDS)('on %s', (backend) => {
       listingTtlDays: 10,
       livenessGraceMs: GRACE,
     });
+    const forced = backend === 'SQLite' ? forcedSqlitePage(t, 10 * DAY) : undefined;
     try {
       const { listed, pay, add, same, rand } = pricedCatalog(t, 0x5eed);
       await add(40);
-      const first = await same(t.catalog);
+      const first = await same(t.catalog, forced);
       // Both types are listed and priced: the typed matches split the untyped ones.
       expect(first.http).toBeGreaterThan(0);
       expect(first.mcp).toBeGreaterThan(0);
@@ -109,7 +174,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       t.tick(11 * DAY); // the first 40 age out of the 10-day TTL
       await add(40);
       for (let k = 0; k < 15; k++) await pay(Math.floor(rand() * 40)); // some come back, cheaper or dearer
-      await same(t.catalog);
+      await same(t.catalog, forced);
 
       // Six listings fail their checks past the grace period.
       const live = t.catalog.liveness!;
@@ -119,7 +184,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       for (const l of due.slice(0, 6))
         await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
       t.tick(GRACE + 1000);
-      await same(t.catalog);
+      await same(t.catalog, forced);
 
       // A withdrawn listing, one of each type, leaves the price index and its counts.
       for (const type of ['mcp', 'http']) {
@@ -136,8 +201,9 @@ describe.each(BACKENDS)('on %s', (backend) => {
         });
         expect((await t.catalog.list(filters, { limit: 1, offset: 0 })).pagination.total).toBe(before - 1);
       }
-      await same(t.catalog);
+      await same(t.catalog, forced);
     } finally {
+      forced?.close();
       t.close();
     }
     // About 1,000 list pages against their accepted-entry twins: 13 s on Postgres alone, several times that on a loaded machine.

@@ -20,6 +20,9 @@
  * 10: term signatures on `search_terms` (`sig`, `sketch_a`, `sketch_b`, terms.ts termSignature) and the
  *    covering index rebuilt with them, so a several-term search filters and bounds a term's rows
  *    without a key lookup per other term (search.ts allTermsTopK).
+ * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
+ *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
+ *    order (price-classes.ts); indexes only, no row rewritten.
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -32,6 +35,7 @@ import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
 import { migrateToPriceIndex, migrateToTypedPriceIndex } from './price-index.ts';
+import { migrateToPriceClassIndexes } from './price-classes.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -294,4 +298,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToPriceIndex,
   migrateToTypedPriceIndex,
   migrateToTermSignatures,
+  migrateToPriceClassIndexes,
 ];

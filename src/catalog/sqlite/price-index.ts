@@ -14,7 +14,9 @@
  *   and three leading digits, at most 900 buckets per digit count). The listings at most M are the
  *   buckets below M's bucket plus M's own bucket's price points at most M, of every type or of
  *   the one asked for: a sum over a few thousand rows at worst (prices spread evenly over a
- *   range), a handful in a real catalog; the total is that less the hidden matches.
+ *   range), a handful in a real catalog; the total is that less the hidden matches;
+ * - two more by-time indexes (migration 11) with the type and then a price key's digit count or its
+ *   class before the time, for deep pages (price-classes.ts).
  *
  * Amounts are compared as price keys (../price.ts).
  */
@@ -22,7 +24,17 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { PRICE_BUCKET, priceFilter, priceKey } from '../price.ts';
+import { PRICE_BUCKET, PRICE_CLASS, priceFilter, priceKey } from '../price.ts';
+import {
+  CLASS_PLAN_COST,
+  SORTED_MATCH_COST,
+  classPageSql,
+  classPlan,
+  type PricePagePlan,
+  type PriceRange,
+  typeParams,
+  typeSql,
+} from './price-classes.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { hiddenCount } from './list-index.ts';
 import { acceptedEntrySql } from './queries.ts';
@@ -182,32 +194,32 @@ export function removePrices(db: DatabaseSync, listingId: number): void {
 export const priceMatchSql = (id: string) =>
   `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
 
-/** A price filter's index range: the asset's rows, or its rows of one type (the list's `type` filter). */
-interface PriceRange {
-  asset: string;
-  type: string | undefined;
-}
-
-/** `AND type = ?` when the range has a type, and its parameter. */
-const typeSql = (range: PriceRange, column: string) => (range.type === undefined ? '' : ` AND ${column} = ?`);
-const typeParams = (range: PriceRange) => (range.type === undefined ? [] : [range.type]);
-
 /**
  * Listings of the range whose smallest amount is at most `max` (a price key): whole buckets below
- * max's, then its own bucket's points. With a type, also how many listings the range holds at
- * any price (its buckets' sum: the rows a walk by time passes over).
+ * max's, then its own bucket's points; of those, the ones below max's class (`belowClass`: every
+ * match outside max's own class, classPageSql). With a type, also how many listings the range
+ * holds at any price (its buckets' sum: the rows a walk by time passes over).
  */
-export function priceMatches(db: DatabaseSync, range: PriceRange, max: string): { matches: number; typedListings: number } {
+export function priceMatches(
+  db: DatabaseSync,
+  range: PriceRange,
+  max: string,
+): { matches: number; belowClass: number; typedListings: number } {
   const bucket = max.slice(0, PRICE_BUCKET);
   const t = typeSql(range, 'type');
   const typed = range.type !== undefined;
   const row = cachedStatement(
     db,
-    `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket < ?${t})
-          + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ? AND price >= ? AND price <= ?${t}) AS n,
+    `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket < ?${t}) AS below,
+            (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket >= ? AND bucket < ?${t})
+          + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ? AND price >= ? AND price <= ?${t}) AS within,
             ${typed ? 'coalesce((SELECT sum(n) FROM price_buckets WHERE asset = ? AND type = ?), 0)' : '0'} AS listings`,
   ).get(
     range.asset,
+    max.slice(0, PRICE_CLASS),
+    ...typeParams(range),
+    range.asset,
+    max.slice(0, PRICE_CLASS),
     bucket,
     ...typeParams(range),
     range.asset,
@@ -215,46 +227,49 @@ export function priceMatches(db: DatabaseSync, range: PriceRange, max: string): 
     max,
     ...typeParams(range),
     ...(typed ? [range.asset, range.type!] : []),
-  ) as { n: number; listings: number };
-  return { matches: Number(row.n), typedListings: Number(row.listings) };
+  ) as { below: number; within: number; listings: number };
+  const belowClass = Number(row.below);
+  return { matches: belowClass + Number(row.within), belowClass, typedListings: Number(row.listings) };
 }
 
 /**
  * A list page of `asset` + `maxAmount`, with or without `type` (part of the index range), alone or
  * with other key filters (`others`, checked per row): the page's listing ids and the exact total.
- * The page walks the by-time index when matches are dense (expected rows read: (offset + limit) ×
- * the range's listings / matches) and the by-price index when they are sparse (every match read
- * and sorted), whichever reads less. With no other key filter the total is the price points' sum
- * less the hidden matches: those hidden by age are counted directly or as the range's aged entries
- * at most M, whichever is fewer (list-index.ts hiddenCount tells), and those hidden by failures
- * through their own partial index.
+ * The page is read by the plan that reads the fewest index entries by the counts (PricePagePlan):
+ * by time, (offset + limit) × the range's listings / matches; by price, every match; by classes,
+ * offset + limit merged rows and max's class's share (classPlan, only planned when the other two
+ * read many more entries than the page holds). `plan` forces one (the tests hold every plan to
+ * the same answers). With no other key filter the total is the price points' sum less the hidden
+ * matches: those hidden by age are counted directly or as the range's aged entries at most M,
+ * whichever is fewer (list-index.ts hiddenCount tells), and those hidden by failures through
+ * their own partial index.
  */
 export function listByPrice(
   db: DatabaseSync,
-  query: PriceRange & { max: string; matches: number; rangeListings: number; others: ListingKey[] },
+  query: PriceRange & { max: string; matches: number; belowClass: number; rangeListings: number; others: ListingKey[] },
   page: { limit: number; offset: number },
   visibleSince: string | undefined,
   failing: string | undefined,
+  plan?: PricePagePlan,
 ): { ids: number[]; total: number } {
   const { max, matches, others } = query;
   const typed = query.type !== undefined;
-  const otherSql = others
-    .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = p.listing_id)')
-    .join('');
-  const where =
-    `p.asset = ?${typeSql(query, 'p.type')} AND p.price <= ?${visibleSince === undefined ? '' : ' AND p.last_updated >= ?'}${otherSql}` +
-    (failing === undefined ? '' : ` AND p.listing_id NOT IN ${HIDDEN_IDS_SQL}`);
-  const params = [
-    query.asset,
-    ...typeParams(query),
-    max,
-    ...(visibleSince === undefined ? [] : [visibleSince]),
-    ...others.flatMap((o) => [o.kind, o.value]),
-    ...(failing === undefined ? [] : [failing]),
-  ];
-  const sparse = matches === 0 || (page.offset + page.limit) * query.rangeListings > matches * matches;
+  const rest = {
+    sql:
+      (visibleSince === undefined ? '' : ' AND p.last_updated >= ?') +
+      others
+        .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = p.listing_id)')
+        .join('') +
+      (failing === undefined ? '' : ` AND p.listing_id NOT IN ${HIDDEN_IDS_SQL}`),
+    params: [
+      ...(visibleSince === undefined ? [] : [visibleSince]),
+      ...others.flatMap((o) => [o.kind, o.value]),
+      ...(failing === undefined ? [] : [failing]),
+    ],
+  };
+  const where = `p.asset = ?${typeSql(query, 'p.type')} AND p.price <= ?${rest.sql}`;
+  const params = [query.asset, ...typeParams(query), max, ...rest.params];
   const prefix = typed ? 'listing_prices_typed' : 'listing_prices';
-  const index = sparse ? `${prefix}_by_price` : `${prefix}_by_time`;
   let total: number;
   if (others.length > 0 || (visibleSince !== undefined && hiddenCount(db, { kind: 'asset', value: query.asset }, visibleSince) > matches)) {
     total = Number(
@@ -267,17 +282,31 @@ export function listByPrice(
   } else {
     total = matches - hiddenMatches(db, query, max, visibleSince, failing);
   }
-  const ids =
-    total === 0
-      ? []
-      : (
-          cachedStatement(
-            db,
-            `SELECT p.listing_id AS id FROM listing_prices p INDEXED BY ${index} WHERE ${where}
-             ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ? OFFSET ?`,
-          ).all(...params, page.limit, page.offset) as Array<{ id: number }>
-        ).map((r) => Number(r.id));
-  return { ids, total };
+  if (total === 0) return { ids: [], total };
+  const reach = page.offset + page.limit;
+  const byTime = matches === 0 ? Infinity : (reach * query.rangeListings) / matches;
+  const byPrice = SORTED_MATCH_COST * matches;
+  const cheaper = Math.min(byTime, byPrice);
+  const classes =
+    plan === 'by-classes' || (plan === undefined && cheaper > 2 * reach + CLASS_PLAN_COST)
+      ? classPlan(db, query, max, query, reach)
+      : undefined;
+  const chosen: PricePagePlan = plan ?? (classes && classes.cost < cheaper ? 'by-classes' : byTime > byPrice ? 'by-price' : 'by-time');
+  let rows: Array<{ id: number }>;
+  if (chosen === 'by-classes') {
+    const merged = classPageSql(classes!.arms, query.asset, max, rest);
+    rows =
+      classes!.arms.length === 0
+        ? []
+        : (cachedStatement(db, merged.sql).all(...merged.params, page.limit, page.offset) as Array<{ id: number }>);
+  } else {
+    rows = cachedStatement(
+      db,
+      `SELECT p.listing_id AS id FROM listing_prices p INDEXED BY ${prefix}_${chosen.replace('-', '_')} WHERE ${where}
+       ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ? OFFSET ?`,
+    ).all(...params, page.limit, page.offset) as Array<{ id: number }>;
+  }
+  return { ids: rows.map((r) => Number(r.id)), total };
 }
 
 /** Matches of the range at most `max` hidden by age (before visibleSince) or, if not, by failures (before `failing`). */
@@ -331,19 +360,21 @@ export function listPriced(
   page: { limit: number; offset: number },
   visibleSince: string | undefined,
   failing: string | undefined,
+  plan?: PricePagePlan,
 ): { ids: number[]; total: number } | undefined {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
   const range = { asset: priced.asset, type: filters.type };
-  const { matches, typedListings } = priceMatches(db, range, priced.max);
+  const { matches, belowClass, typedListings } = priceMatches(db, range, priced.max);
   const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
   if (others.some((o) => o.n < matches)) return undefined;
   const rangeListings = range.type !== undefined ? typedListings : (counted.find((c) => c.key.kind === 'asset')?.n ?? 0);
   return listByPrice(
     db,
-    { ...range, max: priced.max, matches, rangeListings, others: others.map((o) => o.key) },
+    { ...range, max: priced.max, matches, belowClass, rangeListings, others: others.map((o) => o.key) },
     page,
     visibleSince,
     failing,
+    plan,
   );
 }
