@@ -20,26 +20,28 @@ import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { filterKeys } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
-import { listPriced } from '../../src/catalog/sqlite/price-index.ts';
-import type { PricePagePlan } from '../../src/catalog/sqlite/price-classes.ts';
+import { listPriced, priceMatches } from '../../src/catalog/sqlite/price-index.ts';
+import { classPageSql, classPlan, type PricePagePlan } from '../../src/catalog/sqlite/price-classes.ts';
+import { priceKey } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 
 const DAY = 86_400_000;
 const GRACE = 3_600_000;
 const OTHER_ASSET = 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC';
-// Price classes (digit count and leading digit): 5, 7 ('007'); 10–19; 50; 100; 1000; 20000.
-const AMOUNTS = ['5', '10', '10', '15', '19', '50', '100', '1000', '20000', '007'];
+// Price classes (digit count and leading digit): 5, 7 ('007'); 10–19; 50–59; 100; 1000; 20000.
+const AMOUNTS = ['5', '10', '10', '15', '19', '50', '59', '100', '1000', '20000', '007'];
 // Below every price, class starts (10, 1000: M on a class boundary, with equal prices), inside a
-// class with matches on both sides (15), an empty class (99), inside a class (20001), above all.
-const BOUNDS = ['4', '10', '15', '99', '1000', '20001', '100000'];
+// class with matches on both sides (15; 55, above a lower class of its digit count), an empty
+// class (99), inside a class (20001), above all.
+const BOUNDS = ['4', '10', '15', '55', '99', '1000', '20001', '100000'];
 const PAGES = [
   { limit: 100, offset: 0 },
   { limit: 7, offset: 3 },
 ];
 /** Pages of the forced plans: offsets past several classes' listings, and past the end. */
 const DEEP_PAGES = [...PAGES, { limit: 5, offset: 12 }, { limit: 3, offset: 31 }, { limit: 10, offset: 75 }];
-const PLANS: PricePagePlan[] = ['by-time', 'by-price', 'by-classes'];
+const PLANS: PricePagePlan[] = ['by-time', 'by-price', 'by-classes', 'by-classes-max-by-price'];
 const EXTRAS: DiscoveryFilters[] = [{}, { type: 'http' }, { type: 'mcp' }, { type: 'mcp', payTo: PAY_TO_B }, { payTo: PAY_TO_B }];
 
 interface Listed {
@@ -101,7 +103,8 @@ function pricedCatalog(t: TempCatalog, seed: number) {
     const s = settlement({ url, payTo, method, amount: pick(AMOUNTS), description: 'price index listing', mcpTool: tool });
     s.paymentRequirements.asset = rand() < 0.7 ? ASSET : OTHER_ASSET;
     expect(await t.catalog.recordSettlement(s)).toEqual({ status: 'success' });
-    t.tick(1000);
+    // Some writes share their time with the one before: pages order those by listing, newest first.
+    if (rand() < 0.8) t.tick(1000);
   };
   const add = async (n: number) => {
     for (let k = 0; k < n; k++) {
@@ -176,12 +179,12 @@ describe.each(BACKENDS)('on %s', (backend) => {
       for (let k = 0; k < 15; k++) await pay(Math.floor(rand() * 40)); // some come back, cheaper or dearer
       await same(t.catalog, forced);
 
-      // Six listings fail their checks past the grace period.
+      // Every fourth listing due for a check fails it past the grace period: aged ones and visible ones.
       const live = t.catalog.liveness!;
       const claimedAt = t.clock().getTime();
       const due = await live.claimDue(claimedAt, claimedAt, 1000);
       const failedAt = t.clock().toISOString();
-      for (const l of due.slice(0, 6))
+      for (const l of due.filter((_, i) => i % 4 === 0))
         await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
       t.tick(GRACE + 1000);
       await same(t.catalog, forced);
@@ -250,4 +253,42 @@ describe.each(BACKENDS)('on %s', (backend) => {
       t.close();
     }
   }, 120_000);
+});
+
+describe('on SQLite, a by-classes page', () => {
+  it('is a merge of index ranges already in page order: no sort, unless max’s class is read by price', async () => {
+    const t = tempCatalog();
+    const db = new DatabaseSync(t.dbPath, { readOnly: true });
+    try {
+      await pricedCatalog(t, 0xc1a55).add(40);
+      const max = priceKey('55')!;
+      const counts = priceMatches(db, { asset: ASSET, type: undefined }, max);
+      const rest = { sql: ' AND p.last_updated >= ?', params: ['2026-01-01T00:00:00.000Z'] };
+      const plan = (maxByPrice: boolean) => {
+        const { arms } = classPlan(db, { asset: ASSET, type: undefined }, max, counts, 20, maxByPrice);
+        // Digit counts 1 (5, 7), class 1 of two digits (10–19), max's class (50–59): for each type.
+        expect(arms.map((a) => a.kind).sort()).toEqual(
+          [
+            'digits',
+            'digits',
+            'class',
+            'class',
+            maxByPrice ? 'max-by-price' : 'max-by-time',
+            maxByPrice ? 'max-by-price' : 'max-by-time',
+          ].sort(),
+        );
+        const { sql, params } = classPageSql(arms, ASSET, max, rest);
+        return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params, 20, 0) as Array<{ detail: string }>).map((r) => r.detail);
+      };
+      const walked = plan(false);
+      expect(walked.filter((d) => d === 'MERGE (UNION ALL)')).toHaveLength(5);
+      expect(walked.filter((d) => d.startsWith('SEARCH'))).toHaveLength(6);
+      expect(walked.filter((d) => d.includes('TEMP B-TREE'))).toEqual([]);
+      // Max's class read by price: its matches sorted, once per type; the other ranges still merged as they are.
+      expect(plan(true).filter((d) => d.includes('TEMP B-TREE'))).toEqual(['USE TEMP B-TREE FOR ORDER BY', 'USE TEMP B-TREE FOR ORDER BY']);
+    } finally {
+      db.close();
+      t.close();
+    }
+  });
 });

@@ -288,12 +288,12 @@ export function listByPrice(
   const byPrice = SORTED_MATCH_COST * matches;
   const cheaper = Math.min(byTime, byPrice);
   const classes =
-    plan === 'by-classes' || (plan === undefined && cheaper > 2 * reach + CLASS_PLAN_COST)
-      ? classPlan(db, query, max, query, reach)
+    plan?.startsWith('by-classes') || (plan === undefined && cheaper > 2 * reach + CLASS_PLAN_COST)
+      ? classPlan(db, query, max, query, reach, plan === 'by-classes-max-by-price')
       : undefined;
   const chosen: PricePagePlan = plan ?? (classes && classes.cost < cheaper ? 'by-classes' : byTime > byPrice ? 'by-price' : 'by-time');
   let rows: Array<{ id: number }>;
-  if (chosen === 'by-classes') {
+  if (chosen.startsWith('by-classes')) {
     const merged = classPageSql(classes!.arms, query.asset, max, rest);
     rows =
       classes!.arms.length === 0
