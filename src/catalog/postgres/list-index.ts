@@ -2,29 +2,31 @@
  * The list index's counts on PostgreSQL (sqlite/list-index.ts does the same on SQLite): the entries
  * of one filter value hidden by age, and where a deep offset starts.
  */
-import { parameters, type Db } from './queries.ts';
+import type { Db } from './queries.ts';
 
-/** The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount). */
+/**
+ * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
+ * the blocks that start before it, summed, and the entries of the block holding `since` counted
+ * in the index, in one statement (one round trip). With no block below `since`, the lower bound
+ * ('', 0) is below every entry.
+ */
 export async function hiddenCount(db: Db, key: { kind: string; value: string }, since: string): Promise<number> {
-  const blocks = (
-    await db.query<{ n: string; below_updated: string | null; below_id: string | null }>(
-      `SELECT coalesce(sum(n), 0) AS n,
-         (array_agg(start_updated ORDER BY start_updated DESC, start_id DESC))[1] AS below_updated,
-         (array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1] AS below_id
-       FROM listing_key_blocks WHERE kind = $1 AND value = $2 AND start_updated < $3`,
+  const row = (
+    await db.query<{ n: string }>(
+      `WITH below AS (
+         SELECT coalesce(sum(n), 0) AS n,
+           coalesce((array_agg(start_updated ORDER BY start_updated DESC, start_id DESC))[1], '') AS start_updated,
+           coalesce((array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1], 0) AS start_id
+         FROM listing_key_blocks WHERE kind = $1 AND value = $2 AND start_updated < $3
+       )
+       SELECT below.n + (
+         SELECT count(*) FROM listing_keys k
+         WHERE k.kind = $1 AND k.value = $2 AND k.last_updated < $3 AND (k.last_updated, k.listing_id) > (below.start_updated, below.start_id)
+       ) AS n FROM below`,
       [key.kind, key.value, since],
     )
   ).rows[0]!;
-  const { values, p } = parameters();
-  const lower =
-    blocks.below_updated === null ? '' : ` AND (last_updated, listing_id) > (${p(blocks.below_updated)}, ${p(blocks.below_id)}::bigint)`;
-  const partial = (
-    await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM listing_keys WHERE kind = ${p(key.kind)} AND value = ${p(key.value)} AND last_updated < ${p(since)}${lower}`,
-      values,
-    )
-  ).rows[0]!;
-  return Number(blocks.n) + Number(partial.n);
+  return Number(row.n);
 }
 
 /** Where the entry at `offset` of a filter value's page order is (sqlite/list-index.ts seekOffset); the server sums the blocks. */

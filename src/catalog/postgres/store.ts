@@ -230,15 +230,27 @@ export class PostgresCatalogStore implements CatalogStorePort {
     if (holdsNul(filters)) return { items: [], total: 0 };
     return inSnapshot(this.pool, async (db) => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
-      const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
       if (filters.resource !== undefined || filters.toolName !== undefined)
-        return listByColumns(db, filters, page, now, visibleSince, failing);
+        return listByColumns(
+          db,
+          filters,
+          page,
+          now,
+          visibleSince,
+          (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined,
+        );
       const keys = filterKeys(filters);
-      const counts = await db.query<{ kind: string; value: string; n: string }>(
-        `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k(kind, value)
+      // The counts and whether any listing is hidden by failures in one round trip: each is a
+      // round trip to another process, and under load each adds its own wait (docs/BENCHMARKS.md
+      // "Discovery on Postgres beside SQLite").
+      const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean }>(
+        `SELECT k.kind, k.value, coalesce(c.n, 0) AS n,
+           $3::text IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < $3) AS failing
+         FROM unnest($1::text[], $2::text[]) AS k(kind, value)
          LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value`,
-        [keys.map((k) => k.kind), keys.map((k) => k.value)],
+        [keys.map((k) => k.kind), keys.map((k) => k.value), failingBefore ?? null],
       );
+      const failing = counts.rows[0]?.failing ? failingBefore : undefined;
       const counted = keys.map((key) => ({
         key,
         n: Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),
