@@ -9,12 +9,12 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../src/devnet/index.ts';
 import { machine, ROOT } from './ops-procs.ts';
 import { exactTerms } from './payments.ts';
+import { rate, ready } from './verify-floor-load.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,31 +28,6 @@ const status = (pid: number, field: string) => {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? (Number(m[1]) * 1024) / MiB : NaN;
 };
-
-async function load(port: number, body: string, conns: number): Promise<number> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: conns });
-  const end = performance.now() + SECONDS * 1000;
-  let done = 0;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(
-        { host: '127.0.0.1', port, method: 'POST', path: '/verify', agent, headers: { 'content-type': 'application/json' } },
-        (res) => res.resume().on('end', resolve),
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-  await Promise.all(
-    Array.from({ length: conns }, async () => {
-      while (performance.now() < end) {
-        await one();
-        done++;
-      }
-    }),
-  );
-  agent.destroy();
-  return done / SECONDS;
-}
 
 const devnet = await startDevnet({ ledgerMs: 0 });
 const dirs: string[] = [];
@@ -83,18 +58,10 @@ try {
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
-      for (let i = 0; ; i++) {
-        if (i > 600) throw new Error(`${v.name} never became ready`);
-        try {
-          if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200) break;
-        } catch {
-          /* not listening yet */
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await ready(port);
       await new Promise((r) => setTimeout(r, 3000));
       const idle = status(child.pid!, 'VmRSS');
-      const rps = await load(port, valid, 16);
+      const { rps } = await rate({ port, method: 'POST', path: '/verify', body: valid }, 16, SECONDS);
       const peak = status(child.pid!, 'VmHWM');
       await new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM')));
       rows.push(`| ${v.name} | ${round + 1} | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${rps.toFixed(0)} |`);
