@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Keypair } from '@stellar/stellar-sdk';
 import { SignerSelectionError, SubmitterPool } from '../../src/chains/stellar/submitters.ts';
-import { LedgerCloseClock, confirmTransaction, finePollMs } from '../../src/chains/stellar/exact/confirm.ts';
+import { LedgerCloseClock, confirmTransaction, FINE_POLL_MS } from '../../src/chains/stellar/exact/confirm.ts';
 import { LedgerTimeEstimator, estimateFromSpan, FALLBACK_LEDGER_SECONDS } from '../../src/chains/stellar/ledger-time.ts';
 import { RpcError, type TransactionStatus } from '../../src/chains/stellar/rpc.ts';
 
@@ -104,7 +104,7 @@ describe('confirmTransaction', () => {
     const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime: start / 1000 + 10, ledgerSeconds: 1, now: () => clock, sleep });
     expect(outcome.kind).toBe('success');
     // 700 ms to the predicted close (+10 ms slack), then fine polls until the late close shows.
-    const fine = finePollMs(1);
+    const fine = FINE_POLL_MS;
     expect(sleeps[0]).toBe(710);
     expect(sleeps.slice(1).every((ms) => ms === fine)).toBe(true);
     expect(clock - (start + 1_100)).toBeLessThanOrEqual(fine);
@@ -165,7 +165,7 @@ describe('confirmTransaction', () => {
     const maxTime = 1_010;
     const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime, ledgerSeconds: 1, now: () => clock, sleep, clock: shared });
     expect(outcome.kind).toBe('success');
-    expect(clock - realClose(9)).toBeLessThanOrEqual(finePollMs(1));
+    expect(clock - realClose(9)).toBeLessThanOrEqual(FINE_POLL_MS);
   });
 
   it('FAILED is final', async () => {
