@@ -170,6 +170,79 @@ describe('search against the reference ranking', () => {
     expect(filled).toBeLessThan(28);
   }, 120_000);
 
+  /**
+   * Queries as agents write them: common words mixed with rarer content words and words no listing
+   * holds, 3 to 8 terms. The tiers read by term signatures decide them (term-tiers.ts
+   * termTiersTopK) when the rarest terms' rows are under the store's cap; a store on the same file
+   * with the cap at 0 takes the all-terms tier, the threshold walk and the aggregates instead, and
+   * one with a cap of 150 rows drives from a few rare terms and hands the lower tiers to those.
+   */
+  it('natural queries of 3 to 8 terms (common, rare and absent words): first pages of 1, 5 and 21, and cursor walks in pages of 4 and of 50, with every driver cap', async () => {
+    const stores = [1000, 150, 0].map((cap) => ({ cap, store: new CatalogStore(t.dbPath, { tierDriverRows: cap }) }));
+    const common = (k: number) => VOCAB[k % 6]!;
+    const rare = (k: number) => VOCAB[30 + ((k * 37) % 90)]!;
+    const absent = (k: number) => ['absentword', 'nowhere', 'zzq'][k % 3]!;
+    const shapes: Array<(n: number, v: number) => string[]> = [
+      // content word, common word, content word, ... (the benchmark's natural queries)
+      (n, v) => Array.from({ length: n }, (_, k) => (k % 2 === 1 ? common(k >> 1) : rare(v * 7 + k))),
+      // one rare word among common ones
+      (n, v) => Array.from({ length: n }, (_, k) => (k === 0 ? rare(v) : common(k + v))),
+      // rare words only, and an absent one
+      (n, v) => Array.from({ length: n }, (_, k) => (k === n - 1 ? absent(v) : rare(v * 11 + k * 5))),
+      // common and absent words
+      (n, v) => Array.from({ length: n }, (_, k) => (k % 3 === 2 ? absent(k + v) : common(k + v))),
+    ];
+    const tiers = new Set<number>();
+    try {
+      for (let n = 3; n <= 8; n++) {
+        for (const [s, shape] of shapes.entries()) {
+          for (const v of [0, 1]) {
+            const query = [...new Set(shape(n, v))].join(' ');
+            const filter = (n + s + v) % 4 === 0 ? { network: 'stellar:pubnet' } : {};
+            const pool = corpus.filter((l) => !filter.network || filtersOf.get(l.id)!.network === filter.network);
+            const expected = referenceSearch(pool, query);
+            const terms = new Set(query.split(' '));
+            // The tier of the 21st listing: how far below the listings holding every term the page reaches.
+            const twentyFirst = pool.find((l) => l.id === expected[20]);
+            if (twentyFirst) {
+              const tokens = new Set(
+                `${twentyFirst.serviceName} ${twentyFirst.tags} ${twentyFirst.description}`.toLowerCase().split(/[^a-z0-9]+/),
+              );
+              tiers.add(terms.size - [...terms].filter((term) => tokens.has(term)).length);
+            }
+            for (const { cap, store } of stores) {
+              const search = (page: { limit: number; cursor?: string }) =>
+                store.search(query, filter, page, t.clock(), DISCOVERY_X402_VERSION);
+              for (const limit of [1, 5, 21]) {
+                expect(search({ limit }).resources.map(idOf), `${query} limit ${limit} cap ${cap}`).toEqual(expected.slice(0, limit));
+              }
+              for (const [limit, pages] of [
+                [4, 12],
+                [50, 20],
+              ] as const) {
+                const seen: number[] = [];
+                let cursor: string | undefined;
+                for (let page = 0; page < pages; page++) {
+                  const result = search({ limit, ...(cursor ? { cursor } : {}) });
+                  seen.push(...result.resources.map(idOf));
+                  cursor = result.pagination.cursor ?? undefined;
+                  if (!cursor) break;
+                }
+                // Pages of 50 walk to the end: every match exactly once.
+                expect(seen, `${query} pages of ${limit} cap ${cap}`).toEqual(limit === 50 ? expected : expected.slice(0, seen.length));
+              }
+            }
+          }
+        }
+      }
+    } finally {
+      for (const { store } of stores) store.close();
+    }
+    // Pages whose 21st listing lacks 0, 1, 2 and more of the query's terms.
+    expect([...tiers].filter((missing) => missing >= 2).length).toBeGreaterThan(1);
+    expect(tiers.has(1)).toBe(true);
+  }, 120_000);
+
   it('cursor walks in pages of 7 visit the reference order exactly once', async () => {
     for (let q = 0; q < 60; q++) {
       const query = Array.from({ length: 1 + (q % 3) }, word).join(' ');

@@ -20,13 +20,15 @@ import {
   type RankedRow,
 } from '../search.ts';
 import { queryLimitViolation, queryTerms } from '../terms.ts';
-import { allTermsTopK, roundedMilliSql } from './all-terms.ts';
+import { roundedMilliSql, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { filterSql } from './queries.ts';
 
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
 export interface SearchSource {
   readonly db: DatabaseSync;
+  /** The cap on the rows of the terms that drive the tiers (term-tiers.ts TIER_DRIVER_ROWS_CAP). */
+  readonly tierDriverRows: number;
   statement(sql: string): StatementSync;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;
@@ -218,7 +220,7 @@ export function searchCatalog(
           .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), want) as typeof rows;
       } else {
         const filter = { joinListings, conditions, params };
-        const tier = () => allTermsTopK(store, terms, asOf, filter, after, want);
+        const tier = () => termTiersTopK(store, terms, asOf, filter, after, want, store.tierDriverRows);
         const walk = () => thresholdWalk(store, terms, asOf, filter, after, want);
         // Two terms: the walk first. Their tier is most of both lists for common words, while the
         // walk ends within a few thousand rows (docs/BENCHMARKS.md "Search by number of terms").

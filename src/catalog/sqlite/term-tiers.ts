@@ -1,0 +1,321 @@
+/**
+ * The tiers of a several-term search on SQLite read by term signatures (docs/CATALOG.md "Search"):
+ * a listing's rank is 1e6 per query term it holds plus its shares, so the page is the listings
+ * holding the most terms. The rarest terms' rows are filtered and bounded by the signatures every
+ * row carries (terms.ts termSignature, migration 10) and ranked exactly in bound order until the
+ * page is sure: termTiersTopK when the rarest terms are rare (queries mixing common and content
+ * words), allTermsTopK for the listings holding every term when each term is common.
+ */
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { CursorState, RankedRow } from '../search.ts';
+import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, termSlots } from '../terms.ts';
+
+/** What the tier reads through: the SQLite store (search.ts SearchSource). */
+interface TermRows {
+  readonly db: DatabaseSync;
+  statement(sql: string): StatementSync;
+}
+
+/**
+ * The rank's score part from a sum of term scores: every path (tier, walk, aggregate) rounds with
+ * this one expression, so a listing gets the same rank whichever path ranked it.
+ */
+export const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;
+
+/**
+ * How many rows a common term has (every revision, any snapshot), counted in full and kept for
+ * TERM_COUNT_TTL_MS per store: it only picks which term drives the all-terms tier (any choice
+ * ranks the same), and the most common words are in most several-term queries, so one count of
+ * 100,000 rows (about 4 ms) serves many searches. At most TERM_COUNT_ENTRIES terms are kept.
+ */
+const TERM_COUNT_TTL_MS = 10 * 60_000;
+const TERM_COUNT_ENTRIES = 4096;
+const termCounts = new WeakMap<DatabaseSync, Map<string, { n: number; at: number }>>();
+function termRowCount(store: TermRows, term: string): number {
+  let counts = termCounts.get(store.db);
+  if (!counts) termCounts.set(store.db, (counts = new Map<string, { n: number; at: number }>()));
+  const now = Date.now();
+  const known = counts.get(term);
+  if (known && now - known.at < TERM_COUNT_TTL_MS) return known.n;
+  const n = Number(
+    (store.statement('SELECT count(*) AS n FROM search_terms INDEXED BY search_terms_top WHERE term = ?').get(term) as { n: number }).n,
+  );
+  if (counts.size >= TERM_COUNT_ENTRIES) counts.clear();
+  counts.set(term, { n, at: now });
+  return n;
+}
+
+/**
+ * The first tier of a several-term query: listings that contain every term rank above all
+ * others (1e6 per matched term), so when that tier holds `want` listings after the cursor, its
+ * best `want` are the page. It is read from the rarest term's rows only (term signatures,
+ * terms.ts termSignature): a row whose signature lacks another term's bit is not in the tier; a
+ * row that may be gets an upper bound on its rank, its own share plus, for each other term, the
+ * smaller of its two sketch buckets' bounds (or the term's largest share, for the top code), all
+ * computed by SQLite from the row itself, no key lookup. Rows are then ranked exactly in bound
+ * order, a batch at a time, until the want-th exact rank is above every bound left. Returns null
+ * when the tier cannot fill the page (the rarest term's rows held fewer matches after the cursor):
+ * the lower tiers decide it then.
+ */
+function allTermsTopK(
+  store: TermRows,
+  terms: string[],
+  asOf: number,
+  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  after: CursorState | undefined,
+  want: number,
+): RankedRow[] | null {
+  const tier = terms.length * 1_000_000;
+  if (after && after.r < tier) return null;
+  // The rarest term drives: every term has more than PROBE_ROWS rows here (termTiersTopK takes
+  // the others), so their full counts, kept a while (termRowCount).
+  const counted = terms.map((term) => ({ term, n: termRowCount(store, term) })).sort((a, b) => a.n - b.n);
+  const driver = counted[0]!.term;
+  if (counted[0]!.n === 0) return null;
+  const others = terms.filter((term) => term !== driver);
+  const slots = others.map(termSlots);
+  const mask = BigInt.asIntN(
+    64,
+    [driver, ...others].reduce((m, term) => m | (1n << BigInt(termSlots(term).bit)), 0n),
+  );
+  // Each other term's largest share: its bound when its buckets hold the top code.
+  const largest = others.map((term) =>
+    Number((store.statement('SELECT max(milli) AS m FROM search_terms WHERE term = ?').get(term) as { m: number | null }).m ?? 0),
+  );
+  const code = (s: { bucketA: number; bucketB: number }) =>
+    `min((t.sketch_a >> ${4 * s.bucketA}) & 15, (t.sketch_b >> ${4 * s.bucketB}) & 15)`;
+  // An upper bound on round(1000 × Σ shares): the stored milli are each rounded, so the sum is
+  // within `terms.length` of them.
+  const bound = [
+    't.milli',
+    ...slots.map((s, i) => `min(${SHARE_CODE_QUANTUM} * ${code(s)} + (${code(s)} / ${SHARE_CODE_TOP}) * 1000000, ${largest[i]!})`),
+    String(terms.length),
+  ].join(' + ');
+  const rowsFrom = `FROM search_terms t ${filter.joinListings}
+       WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} AND (t.sig & ?) = ?`;
+  const rowParams = [driver, asOf, asOf, ...filter.params, mask, mask];
+  /**
+   * The next `limit` rows that may be in the tier, by bound (desc) and listing (asc), after
+   * `last`, of bound at least `floor` (and so of share at least `floor` less every other term's
+   * largest share: a shorter index range).
+   */
+  const othersLargest = largest.reduce((sum, m) => sum + m, 0) + terms.length;
+  const candidates = (last: { hi: number; listing_id: number } | undefined, floor: number | undefined, limit: number) => {
+    const statement = store.statement(
+      `SELECT t.rev, t.listing_id, ${bound} AS hi ${rowsFrom}
+         ${floor === undefined ? '' : `AND t.milli >= ? AND ${bound} >= ?`}
+         ${last ? `AND (${bound} < ? OR (${bound} = ? AND t.listing_id > ?))` : ''}
+       ORDER BY hi DESC, t.listing_id ASC LIMIT ?`,
+    );
+    statement.setReturnArrays(true);
+    return statement.all(
+      ...rowParams,
+      ...(floor === undefined ? [] : [floor - othersLargest, floor]),
+      ...(last ? [last.hi, last.hi, last.listing_id] : []),
+      limit,
+    ) as unknown as Array<[number, number, number]>;
+  };
+  const inTerms = terms.map(() => '?').join(', ');
+  const exactly = (revs: Array<[number, number, number]>) =>
+    (
+      store
+        .statement(
+          `SELECT r.value AS rev,
+             (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
+              WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
+           FROM json_each(?) r`,
+        )
+        .all(...terms, JSON.stringify(revs.map(([rev]) => rev))) as Array<{ rev: number; rank: number }>
+    ).map(({ rev, rank }) => ({ rev: Number(rev), rank: Number(rank) }));
+  const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
+  const ranked: RankedRow[] = [];
+  const seen = new Set<number>();
+  /** Ranks the rows not ranked yet exactly; keeps the tier's rows after the cursor. */
+  const rank = (rows: Array<[number, number, number]>) => {
+    const fresh = rows.filter(([rev]) => !seen.has(rev));
+    for (const [rev] of fresh) seen.add(rev);
+    const listingOf = new Map(fresh.map(([rev, listingId]) => [rev, listingId]));
+    for (const { rev, rank: r } of exactly(fresh)) {
+      const row = { listing_id: listingOf.get(rev)!, rank: r };
+      if (r >= tier && pastCursor(row)) ranked.push(row);
+    }
+    ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
+  };
+  // The rows in bound order, ranked exactly 32 at a time while the next bound reaches the want-th
+  // exact rank (a bound equal to it may still win on its id); a first batch large enough for most
+  // pages (a statement reads the whole range of the driver), then batches four times larger.
+  const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : undefined);
+  let last: { hi: number; listing_id: number } | undefined;
+  for (let batch = Math.max(8 * want, 256); ; batch *= 4) {
+    const rows = candidates(last, floor(), batch);
+    let next = 0;
+    for (; next < rows.length; next += 32) {
+      const reach = floor();
+      if (reach !== undefined && Number(rows[next]![2]) < reach) break;
+      rank(rows.slice(next, next + 32));
+    }
+    if (next < rows.length || rows.length < batch) break;
+    last = { hi: Number(rows.at(-1)![2]), listing_id: Number(rows.at(-1)![1]) };
+  }
+  return ranked.length >= want ? ranked.slice(0, want) : null;
+}
+
+/**
+ * How many rows the drivers of termTiersTopK may have in all. Past it the caller's threshold walk
+ * and aggregates decide the page: every driver row passes a signature test, and each listing that
+ * may reach the page is ranked by a key lookup per term (docs/BENCHMARKS.md "Search by number of terms").
+ */
+export const TIER_DRIVER_ROWS_CAP = 20_000;
+/** A first count of each term's rows stops here. */
+const PROBE_ROWS = 1000;
+
+/** The rows of a term, counted up to `limit` (its few first index entries for a common term). */
+function rowsUpTo(store: TermRows, term: string, limit: number): number {
+  return Number(
+    (
+      store
+        .statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms INDEXED BY search_terms_top WHERE term = ? LIMIT ?)')
+        .get(term, limit) as { n: number }
+    ).n,
+  );
+}
+
+/**
+ * The page of a several-term query when its rarest terms are rare, tier by tier. A listing holding
+ * at least k of the n query terms holds at least one of the n − k + 1 rarest (the drivers of tier
+ * k), so the listings of tiers k and above are among those drivers' rows whose signature holds the
+ * bits of at least k query terms (a signature may hold a bit it has no term for, never the
+ * reverse). One statement reads the rows of every driver the cap allows, each with an upper bound
+ * on its rank computed from the row alone: 1e6 and its own share, and for each other query term
+ * whose bit it holds and whose two sketch buckets are not empty (an empty one: the revision surely
+ * lacks it), 1e6 and the sketch's bound on the share. Then, from the tier just below the cursor's
+ * down, the rows of that tier's drivers are ranked exactly 32 at a time in bound order while the
+ * next bound reaches the (`want`)-th exact rank of that tier or above; once that rank exists, no
+ * other listing can beat it (it is either among the rows left, bounded below it, or in a lower tier,
+ * at least 1e6 below). A tier whose drivers hold too few rows to fill the page is passed over
+ * without ranking (the next tier's rows include them). Returns null when the page reaches below
+ * the tiers the cap allows: the threshold walk and aggregates decide it then. When even the rarest
+ * term has more rows than the cap, the all-terms tier alone (allTermsTopK).
+ */
+export function termTiersTopK(
+  store: TermRows,
+  terms: string[],
+  asOf: number,
+  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  after: CursorState | undefined,
+  want: number,
+  cap = TIER_DRIVER_ROWS_CAP,
+): RankedRow[] | null {
+  const n = terms.length;
+  // The drivers are the rarest terms: counted up to PROBE_ROWS first, then those with more in full,
+  // counts kept a while (termRowCount: the common words of most queries). Any n − k + 1 terms
+  // would serve as tier k's drivers; the rarest read least.
+  const counted = terms
+    .map((term) => {
+      const rows = rowsUpTo(store, term, PROBE_ROWS);
+      return { term, rows: rows < PROBE_ROWS ? rows : termRowCount(store, term) };
+    })
+    .sort((a, b) => a.rows - b.rows || (a.term < b.term ? -1 : 1));
+  let drivers = 0;
+  for (let rows = 0; drivers < n && rows + counted[drivers]!.rows <= cap; drivers++) rows += counted[drivers]!.rows;
+  // Every term is common: the listings holding them all, from the rarest one's rows.
+  if (drivers === 0) return allTermsTopK(store, terms, asOf, filter, after, want);
+  // The cursor's tier and those above it are before the cursor, except the cursor's own tier.
+  const firstTier = after ? Math.min(n, Math.floor(after.r / 1_000_000)) : n;
+  const firstDrivers = n - firstTier + 1;
+  if (drivers < firstDrivers) return null;
+  const lowestTier = n - drivers + 1;
+  const slots = counted.map(({ term }) => termSlots(term));
+  const largest = counted.map(({ term }) =>
+    Number((store.statement('SELECT max(milli) AS m FROM search_terms WHERE term = ?').get(term) as { m: number | null }).m ?? 0),
+  );
+  // Per query term i: its bit (b), buckets (a, c: shift amounts) and largest share (l), as named
+  // parameters, so the statement's text depends only on the number of terms and drivers.
+  const named: Record<string, number | string> = { $asOf: asOf };
+  counted.forEach(({ term }, i) => {
+    Object.assign(named, {
+      [`$t${i}`]: term,
+      [`$b${i}`]: slots[i]!.bit,
+      [`$a${i}`]: 4 * slots[i]!.bucketA,
+      [`$c${i}`]: 4 * slots[i]!.bucketB,
+      [`$l${i}`]: largest[i]!,
+    });
+  });
+  const bit = (i: number) => `((t.sig >> $b${i}) & 1)`;
+  const code = (i: number) => `min((t.sketch_a >> $a${i}) & 15, (t.sketch_b >> $c${i}) & 15)`;
+  // A term that does not drive, on a row: nothing unless the row's bit for it is set and both its
+  // buckets hold a share (an empty one: the revision surely lacks it); then 1e6 and the smaller
+  // bucket's bound on its share (the top code: only the term's largest share bounds it).
+  const restBound = (i: number) =>
+    `${bit(i)} * CASE ${code(i)} WHEN 0 THEN 0 WHEN ${SHARE_CODE_TOP} THEN 1000000 + $l${i}
+       ELSE 1000000 + min(${SHARE_CODE_QUANTUM} * ${code(i)}, $l${i}) END`;
+  const rest = counted.map((_, i) => i).filter((i) => i >= drivers);
+  const statement = store.statement(
+    `SELECT t.rev, t.listing_id, t.milli, ${rest.map(restBound).join(' + ') || '0'}
+     FROM search_terms t ${filter.joinListings}
+     WHERE t.term IN (${counted.slice(0, drivers).map((_, j) => `$t${j}`)})
+       AND t.from_seq <= $asOf AND (t.to_seq IS NULL OR t.to_seq > $asOf) AND ${filter.conditions}
+       AND ${counted.map((_, i) => bit(i)).join(' + ')} >= $lowest`,
+  );
+  statement.setReturnArrays(true);
+  // The parameters of the terms that drive are not in the bound (their rows say whether a listing holds them).
+  statement.setAllowUnknownNamedParameters(true);
+  named.$lowest = lowestTier;
+  // Per revision: the drivers it holds (exactly: a listing holding a driver has a row among that
+  // driver's, since the signature is the same on every row of a revision), their shares, and the
+  // bound of the other terms (the same on each of its rows).
+  const revisions = new Map<number, { rev: number; listing_id: number; held: number; milli: number; rest: number }>();
+  for (const [rev, listingId, milli, restOf] of statement.all(named, ...filter.params) as unknown as Array<
+    [number, number, number, number]
+  >) {
+    const known = revisions.get(rev);
+    if (known) {
+      known.held++;
+      known.milli += milli;
+    } else revisions.set(rev, { rev, listing_id: listingId, held: 1, milli, rest: restOf });
+  }
+  // Upper bounds on the number of terms held and on the rank (the stored milli are each rounded: + n).
+  const bounded = [...revisions.values()]
+    .map((r) => ({ ...r, terms: r.held + Math.floor(r.rest / 1_000_000), hi: r.held * 1_000_000 + r.milli + r.rest + n }))
+    .sort((x, y) => y.hi - x.hi || x.listing_id - y.listing_id);
+
+  const inTerms = terms.map(() => '?').join(', ');
+  const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
+  /** Every listing ranked exactly so far that follows the cursor, best first. */
+  const ranked: RankedRow[] = [];
+  const seen = new Set<number>();
+  const rank = (batch: typeof bounded) => {
+    const listingOf = new Map(batch.map((r) => [r.rev, r.listing_id]));
+    const exact = store
+      .statement(
+        `SELECT r.value AS rev,
+           (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
+            WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
+         FROM json_each(?) r`,
+      )
+      .all(...terms, JSON.stringify([...listingOf.keys()])) as Array<{ rev: number; rank: number }>;
+    for (const { rev, rank: r } of exact) {
+      seen.add(Number(rev));
+      const row = { listing_id: listingOf.get(Number(rev))!, rank: Number(r) };
+      if (pastCursor(row)) ranked.push(row);
+    }
+    ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
+  };
+  for (let k = firstTier; k >= lowestTier; k--) {
+    const tier = k * 1_000_000;
+    /** The want-th exact rank, once it is in this tier or above (no other listing can then beat it). */
+    const floor = () => (ranked.length >= want && ranked[want - 1]!.rank >= tier ? ranked[want - 1]!.rank : undefined);
+    const candidates = bounded.filter((r) => r.terms >= k && !seen.has(r.rev));
+    // Too few listings to fill the page from this tier up: the next tier's candidates hold them all again.
+    if (k > 1 && candidates.length + ranked.filter((r) => r.rank >= tier).length < want) continue;
+    for (let next = 0; next < candidates.length; next += 32) {
+      const reach = floor();
+      if (reach !== undefined && candidates[next]!.hi < reach) break;
+      rank(candidates.slice(next, next + 32));
+    }
+    if (floor() !== undefined) return ranked.slice(0, want);
+    // Every query term drove: every match after the cursor is ranked.
+    if (k === 1) return ranked.slice(0, want);
+  }
+  return null;
+}
