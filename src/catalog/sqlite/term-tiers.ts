@@ -253,7 +253,10 @@ export function termTiersTopK(
   const statement = store.statement(
     `SELECT t.rev, t.listing_id, t.milli, ${rest.map(restBound).join(' + ') || '0'}
      FROM search_terms t ${filter.joinListings}
-     WHERE t.term IN (${counted.slice(0, drivers).map((_, j) => `$t${j}`)})
+     WHERE t.term IN (${counted
+       .slice(0, drivers)
+       .map((_, j) => `$t${j}`)
+       .join(', ')})
        AND t.from_seq <= $asOf AND (t.to_seq IS NULL OR t.to_seq > $asOf) AND ${filter.conditions}
        AND ${counted.map((_, i) => bit(i)).join(' + ')} >= $lowest`,
   );
