@@ -18,6 +18,7 @@ import { freshCatalogDatabase } from './fresh.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 
 const rand = seededRandom(0x9e3779b9);
@@ -178,9 +179,32 @@ describe('search against the reference ranking', () => {
    * one with a cap of 150 rows drives from a few rare terms and hands the lower tiers to those.
    */
   it('natural queries of 3 to 8 terms (common, rare and absent words): first pages of 1, 5 and 21, and cursor walks in pages of 4 and of 50, with every driver cap', async () => {
-    const stores = [1000, 150, 0].map((cap) => ({ cap, store: new CatalogStore(t.dbPath, { tierDriverRows: cap }) }));
-    const common = (k: number) => VOCAB[k % 6]!;
-    const rare = (k: number) => VOCAB[30 + ((k * 37) % 90)]!;
+    // The store's own search, with the cap of the search source (sqlite/search.ts SearchSource) lowered.
+    const stores = [1000, 150, 0].map((cap) => {
+      const own = new CatalogStore(t.dbPath);
+      const source: SearchSource = {
+        db: own.db,
+        tierDriverRows: cap,
+        statement: (sql) => own.statement(sql),
+        assertUsable: (forWrite) => own.assertUsable(forWrite),
+        cursorSecret: () => own.cursorSecret(),
+        currentSeq: () => own.currentSeq(),
+        rowsById: (ids, now) => own.rowsById(ids, now),
+      };
+      const search = (query: string, filter: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, version: number) =>
+        searchCatalog(source, query, filter, page, now, version);
+      return { cap, store: { search, close: () => own.close() } };
+    });
+    // Words by how many listings hold them (the fixture's draw is steeper than its Zipf weights: 13 of
+    // its words are in use, held by 1 to about 350 of the 400 listings): the six most held, and the rest.
+    const tokensOf = (l: ReferenceListing) => new Set(`${l.serviceName} ${l.tags} ${l.description}`.toLowerCase().split(/[^a-z0-9]+/));
+    const held = new Map<string, number>();
+    for (const l of corpus) for (const token of tokensOf(l)) held.set(token, (held.get(token) ?? 0) + 1);
+    const byHeld = [...held].filter(([w]) => /^w[a-z0-9]+$/.test(w)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    const contentWords = byHeld.slice(6).map(([w]) => w);
+    expect(contentWords.length).toBeGreaterThan(4);
+    const common = (k: number) => byHeld[k % 6]![0];
+    const rare = (k: number) => contentWords[k % contentWords.length]!;
     const absent = (k: number) => ['absentword', 'nowhere', 'zzq'][k % 3]!;
     const shapes: Array<(n: number, v: number) => string[]> = [
       // content word, common word, content word, ... (the benchmark's natural queries)
@@ -205,9 +229,7 @@ describe('search against the reference ranking', () => {
             // The tier of the 21st listing: how far below the listings holding every term the page reaches.
             const twentyFirst = pool.find((l) => l.id === expected[20]);
             if (twentyFirst) {
-              const tokens = new Set(
-                `${twentyFirst.serviceName} ${twentyFirst.tags} ${twentyFirst.description}`.toLowerCase().split(/[^a-z0-9]+/),
-              );
+              const tokens = tokensOf(twentyFirst);
               tiers.add(terms.size - [...terms].filter((term) => tokens.has(term)).length);
             }
             for (const { cap, store } of stores) {

@@ -27,8 +27,8 @@ import { filterSql } from './queries.ts';
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
 export interface SearchSource {
   readonly db: DatabaseSync;
-  /** The cap on the rows of the terms that drive the tiers (term-tiers.ts TIER_DRIVER_ROWS_CAP). */
-  readonly tierDriverRows: number;
+  /** The cap on the rows of the terms that drive the tiers, TIER_DRIVER_ROWS_CAP unless set (term-tiers.ts; a test lowers it to reach the other paths). */
+  readonly tierDriverRows?: number;
   statement(sql: string): StatementSync;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;

@@ -45,7 +45,6 @@ import {
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertSignedTermRows } from './migrations.ts';
-import { TIER_DRIVER_ROWS_CAP } from './term-tiers.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -83,12 +82,9 @@ export class CatalogStore implements CatalogStorePort {
   private readonly identity: FileIdentity | null;
 
   readonly dbPath: string;
-  /** How many rows the tiers read by term signatures may drive from (term-tiers.ts; a test lowers it to reach the other paths). */
-  readonly tierDriverRows: number;
 
-  constructor(dbPath: string, options: { tierDriverRows?: number } = {}) {
+  constructor(dbPath: string) {
     this.dbPath = dbPath;
-    this.tierDriverRows = options.tierDriverRows ?? TIER_DRIVER_ROWS_CAP;
     this.db = openSqlite(dbPath, {
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       // 32 MiB of page cache (default 2 MiB): search reads the postings and row text of many candidates.
