@@ -3,7 +3,7 @@
  * facilitator safety (docs/SCHEME.md, verification steps 1–4). Everything here is pure, so `wrong_amount`,
  * `wrong_recipient` and `wrong_asset` are decided before any RPC call.
  */
-import { Address, MuxedAccount, StrKey, TransactionBuilder, Transaction, inspectAuthEntry, xdr } from '@stellar/stellar-sdk';
+import { Address, MuxedAccount, StrKey, TransactionBuilder, inspectAuthEntry, xdr } from '@stellar/stellar-sdk';
 import type { PolicyCode, VerifyCode } from '../../../codes.ts';
 import { X402_VERSION, type PaymentPayload, type PaymentRequirements } from '../../../scheme/types.ts';
 import { networkPassphrase } from '../networks.ts';
@@ -33,14 +33,16 @@ const reject = (code: VerifyCode, message: string, payer?: string): never => {
 
 /** The decoded transfer the payload claims to make. */
 export interface DecodedTransfer {
-  tx: Transaction;
   /**
    * The envelope as base64 for the RPC: the buyer's text itself when it is canonical base64 (what
    * was decoded is what is simulated, and encoding it again cost a valid verify more CPU than
    * decoding it), else the decoded transaction encoded again.
    */
   envelope: string;
-  opSource: string | undefined;
+  /** The G… account behind the transaction's source (a muxed source's base account). */
+  txSourceAccount: string;
+  /** The G… account behind the operation's own source, when it has one. */
+  opSourceAccount: string | undefined;
   func: xdr.HostFunction;
   auth: xdr.SorobanAuthorizationEntry[];
   asset: string;
@@ -55,6 +57,35 @@ export function baseAccount(address: string): string {
   return address;
 }
 
+/**
+ * The XDR discriminants the checks read in the decoded form, as literals TypeScript narrows the
+ * SDK's wire types on; each is the SDK's own enum value (checked once at load).
+ */
+const WIRE = {
+  envelopeTxV0: 0,
+  envelopeTxFeeBump: 5,
+  invokeHostFunction: 24,
+  invokeContract: 0,
+  scvI128: 10,
+  scvAddress: 18,
+  accountAddress: 0,
+  contractAddress: 1,
+  muxedEd25519: 256,
+} as const;
+for (const [ours, sdk] of [
+  [WIRE.envelopeTxV0, xdr.EnvelopeType.envelopeTypeTxV0],
+  [WIRE.envelopeTxFeeBump, xdr.EnvelopeType.envelopeTypeTxFeeBump],
+  [WIRE.invokeHostFunction, xdr.OperationType.invokeHostFunction],
+  [WIRE.invokeContract, xdr.HostFunctionType.hostFunctionTypeInvokeContract],
+  [WIRE.scvI128, xdr.ScValType.scvI128],
+  [WIRE.scvAddress, xdr.ScValType.scvAddress],
+  [WIRE.accountAddress, xdr.ScAddressType.scAddressTypeAccount],
+  [WIRE.contractAddress, xdr.ScAddressType.scAddressTypeContract],
+  [WIRE.muxedEd25519, xdr.CryptoKeyType.keyTypeMuxedEd25519],
+] as const) {
+  if (ours !== sdk.value) throw new Error(`XDR discriminant ${sdk.name} is ${sdk.value}, not ${ours}`);
+}
+
 /** The strkey of an address ScVal (G…, M…, C…), undefined for anything else. */
 export function addressOf(value: xdr.ScVal | undefined): string | undefined {
   if (!value || value.type !== 'scvAddress') return undefined;
@@ -63,6 +94,32 @@ export function addressOf(value: xdr.ScVal | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The strkey of an address in its decoded XDR form (G…, M…, C…, …). Accounts and contracts, the
+ * addresses a payment carries, are encoded straight from their key; the SDK's Address would encode
+ * the key, decode that text and encode it again.
+ */
+function wireAddress(address: xdr.ScAddressWire): string {
+  if (address.type === WIRE.accountAddress) return StrKey.encodeEd25519PublicKey(Buffer.from(address.accountId.ed25519));
+  if (address.type === WIRE.contractAddress) return StrKey.encodeContract(Buffer.from(address.contractId));
+  return Address.fromScAddress(xdr.ScAddress.fromXdrObject(address)).toString();
+}
+
+/** The strkey of an address ScVal in its decoded XDR form, undefined for anything else. */
+function wireAddressOf(value: xdr.ScValWire | undefined): string | undefined {
+  if (!value || value.type !== WIRE.scvAddress) return undefined;
+  try {
+    return wireAddress(value.address);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The G… account behind an account or muxed account in its decoded XDR form. */
+function wireBaseAccount(account: xdr.MuxedAccountWire): string {
+  return StrKey.encodeEd25519PublicKey(Buffer.from(account.type === WIRE.muxedEd25519 ? account.med25519.ed25519 : account.ed25519));
 }
 
 /**
@@ -77,9 +134,9 @@ export function parseAmount(amount: unknown): bigint | undefined {
   return value < 2n ** 127n ? value : undefined;
 }
 
-function i128Of(value: xdr.ScVal): bigint | undefined {
-  if (value.type !== 'scvI128') return undefined;
-  const { hi, lo } = (value as unknown as { i128: { hi: bigint; lo: bigint } }).i128;
+function i128Of(value: xdr.ScValWire): bigint | undefined {
+  if (value.type !== WIRE.scvI128) return undefined;
+  const { hi, lo } = value.i128;
   return (BigInt.asIntN(64, BigInt(hi)) << 64n) | BigInt.asUintN(64, BigInt(lo));
 }
 
@@ -116,33 +173,44 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
   if (typeof encoded !== 'string' || encoded.length === 0) {
     reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is missing or not a string.');
   }
-  let tx: Transaction;
+  // Two stages: the checks read the envelope's decoded XDR (plain objects); the SDK's classes are
+  // built only for what a payload that passes them carries on (the host function and its
+  // authorizations), or, for an envelope that is not one invokeHostFunction operation, the SDK's
+  // Transaction, so that such a payload is refused exactly as before. Building the classes for every
+  // payload was half of its decoding (docs/BENCHMARKS.md "Verify and cheap requests against their floors").
+  let wire: xdr.TransactionEnvelopeWire;
   try {
-    const parsed = TransactionBuilder.fromXDR(encoded as string, passphrase);
-    if (!(parsed instanceof Transaction)) throw new Error('fee-bump envelope');
-    tx = parsed;
+    // Canonical base64 decodes to the same bytes either way; node's decoder is native.
+    const bytes = CANONICAL_BASE64.test(encoded as string)
+      ? Buffer.from(encoded as string, 'base64')
+      : xdr.decodeBytes(encoded as string, 'base64');
+    wire = xdr.TransactionEnvelope.schema.decode(bytes);
   } catch {
     return reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is not a base64 transaction envelope XDR.');
   }
-  const ops = tx.operations as unknown as {
-    type: string;
-    func?: xdr.HostFunction;
-    auth?: xdr.SorobanAuthorizationEntry[];
-    source?: string;
-  }[];
-  const op = ops.length === 1 ? ops[0]! : undefined;
-  if (!op || op.type !== 'invokeHostFunction' || !op.func) {
-    reject(
+  if (wire.type === WIRE.envelopeTxFeeBump) {
+    return reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is not a base64 transaction envelope XDR.');
+  }
+  const tx = wire.type === WIRE.envelopeTxV0 ? wire.v0.tx : wire.v1.tx;
+  const ops = tx.operations;
+  const body = ops.length === 1 ? ops[0]!.body : undefined;
+  if (!body || body.type !== WIRE.invokeHostFunction) {
+    try {
+      TransactionBuilder.fromXdr(xdr.TransactionEnvelope.fromXdrObject(wire), passphrase);
+    } catch {
+      reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is not a base64 transaction envelope XDR.');
+    }
+    return reject(
       'invalid_exact_stellar_payload_wrong_operation',
       `Expected exactly one invokeHostFunction operation; found ${ops.length} operation(s).`,
     );
   }
-  const func = op!.func!;
-  if (func.type !== 'hostFunctionTypeInvokeContract') {
-    reject('invalid_exact_stellar_payload_wrong_operation', 'The host function does not invoke a contract.');
+  const { hostFunction, auth } = body.invokeHostFunctionOp;
+  if (hostFunction.type !== WIRE.invokeContract) {
+    return reject('invalid_exact_stellar_payload_wrong_operation', 'The host function does not invoke a contract.');
   }
-  const invoke = (func as unknown as { invokeContract: xdr.InvokeContractArgs }).invokeContract;
-  const contract = Address.fromScAddress(invoke.contractAddress).toString();
+  const invoke = hostFunction.invokeContract;
+  const contract = wireAddress(invoke.contractAddress);
   if (contract !== requirements.asset) {
     reject(
       'invalid_exact_stellar_payload_wrong_asset',
@@ -157,8 +225,8 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
       `Expected transfer(from, to, amount); found ${fn} with ${args.length} argument(s).`,
     );
   }
-  const from = addressOf(args[0]);
-  const to = addressOf(args[1]);
+  const from = wireAddressOf(args[0]);
+  const to = wireAddressOf(args[1]);
   const amount = i128Of(args[2]!);
   if (from === undefined) reject('invalid_exact_stellar_payload_malformed', 'The transfer `from` argument is not an address.');
   if (to !== requirements.payTo) {
@@ -183,12 +251,24 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
       from,
     );
   }
+  const opSource = ops[0]!.sourceAccount;
+  let func: xdr.HostFunction;
+  let authEntries: xdr.SorobanAuthorizationEntry[];
+  try {
+    func = xdr.HostFunction.fromXdrObject(hostFunction);
+    authEntries = auth.map((entry: xdr.SorobanAuthorizationEntryWire) => xdr.SorobanAuthorizationEntry.fromXdrObject(entry));
+  } catch {
+    return reject('invalid_exact_stellar_payload_malformed', 'payload.transaction is not a base64 transaction envelope XDR.');
+  }
   return {
-    tx,
-    envelope: CANONICAL_BASE64.test(encoded as string) ? (encoded as string) : tx.toXDR(),
+    envelope: CANONICAL_BASE64.test(encoded as string) ? (encoded as string) : xdr.TransactionEnvelope.fromXdrObject(wire).toXdr('base64'),
+    txSourceAccount:
+      'sourceAccountEd25519' in tx
+        ? StrKey.encodeEd25519PublicKey(Buffer.from(tx.sourceAccountEd25519))
+        : wireBaseAccount(tx.sourceAccount),
+    opSourceAccount: opSource ? wireBaseAccount(opSource) : undefined,
     func,
-    auth: op!.auth ?? [],
-    opSource: op!.source,
+    auth: authEntries,
     asset: contract,
     from: from!,
     to: to!,
@@ -211,8 +291,8 @@ export function clientPayer(address: string | undefined, facilitator: ReadonlySe
 
 /** Step 4: no facilitator address as tx/op source, payer, or anywhere in an authorization entry. */
 export function checkFacilitatorSafety(transfer: DecodedTransfer, facilitator: ReadonlySet<string>): void {
-  for (const source of [transfer.tx.source, transfer.opSource]) {
-    if (source && facilitator.has(baseAccount(source))) {
+  for (const source of [transfer.txSourceAccount, transfer.opSourceAccount]) {
+    if (source && facilitator.has(source)) {
       reject(
         'invalid_exact_stellar_payload_unsafe_tx_or_op_source',
         'The transaction or operation source is a facilitator address.',
