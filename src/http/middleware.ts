@@ -3,6 +3,7 @@
  * requestContext → errorBoundary → routeMatcher → jsonBody (payment routes) → handler.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Middleware, Next, ParameterizedContext } from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { Operation } from 'openapi-backend';
@@ -139,6 +140,82 @@ const parseJson = bodyParser({
 });
 
 /**
+ * A key `__proto__` at any depth of a parsed JSON value (JSON.parse makes it an own property). The
+ * walk keeps its own stack: a body may nest as deep as its size allows.
+ */
+function hasProtoKey(value: unknown): boolean {
+  const next: unknown[] = [value];
+  while (next.length > 0) {
+    const node = next.pop();
+    if (node === null || typeof node !== 'object') continue;
+    for (const key of Object.keys(node)) {
+      if (key === '__proto__') return true;
+      next.push((node as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
+}
+
+const NOT_JSON = 'The request body is not valid JSON.';
+
+/** The body text as co-body decodes it, and its JSON value ("" for nothing). */
+function parseText(bytes: Buffer): { text: string; parsed: unknown } {
+  let text = bytes.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text === '') return { text, parsed: text };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'svc_malformed_request_body', NOT_JSON);
+  }
+  // Only a text that spells the key (literally or with a \u escape) can carry it.
+  if ((text.includes('__proto__') || text.includes('\\u')) && hasProtoKey(parsed)) {
+    throw new HttpError(400, 'svc_malformed_request_body', FORBIDDEN_PROTOTYPE_KEY_MESSAGE);
+  }
+  return { text, parsed };
+}
+
+/**
+ * The body of an identity-encoded request that declares its length (a fixed-length request, which
+ * the HTTP parser ends at that length), read and parsed as co-body would: the bytes as UTF-8
+ * whatever the charset, a leading byte-order mark dropped, JSON with no `__proto__` key, "" for
+ * nothing. co-body with raw-body and koa-bodyparser took 4–6 % of a rejected /verify's busy time
+ * in a profile (docs/BENCHMARKS.md "Verify and cheap requests against their floors"); compressed
+ * and chunked bodies still go through it.
+ */
+function readDeclaredJson(req: IncomingMessage, length: number): Promise<{ text: string; parsed: unknown }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const done = (err: HttpError | null) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('aborted', onAborted);
+      req.off('close', onAborted);
+      req.off('error', onAborted);
+      if (err) return reject(err);
+      try {
+        resolve(parseText(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)));
+      } catch (thrown) {
+        reject(thrown instanceof Error ? thrown : new Error(String(thrown)));
+      }
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      chunks.push(chunk);
+    };
+    const onEnd = () => done(received === length ? null : new HttpError(400, 'svc_malformed_request_body', NOT_JSON));
+    const onAborted = () => done(new HttpError(400, 'svc_malformed_request_body', NOT_JSON));
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('aborted', onAborted);
+    req.once('close', onAborted);
+    req.once('error', onAborted);
+  });
+}
+
+/**
  * Reads a required JSON object body (≤ 256 KiB) into `ctx.request.body`. Absent, wrong
  * Content-Type, invalid JSON, or not an object: 400 `svc_malformed_request_body`; too large: 413.
  */
@@ -151,7 +228,14 @@ export function jsonObjectBody(): SvcMiddleware {
     if (!ctx.is('application/json')) {
       throw new HttpError(400, 'svc_malformed_request_body', 'The request body must be JSON with Content-Type application/json.');
     }
-    await parseJson(ctx, () => Promise.resolve());
+    const encoding = ctx.req.headers['content-encoding'];
+    if (declared > 0 && (encoding === undefined || encoding === 'identity')) {
+      const { text, parsed } = await readDeclaredJson(ctx.req, declared);
+      ctx.request.body = parsed;
+      ctx.request.rawBody = text;
+    } else {
+      await parseJson(ctx, () => Promise.resolve());
+    }
     const body: unknown = ctx.request.body;
     if (ctx.request.rawBody === '' || ctx.request.rawBody === undefined) {
       throw new HttpError(400, 'svc_malformed_request_body', 'The request body is absent; send a JSON object.');
