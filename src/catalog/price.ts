@@ -34,3 +34,66 @@ export function priceFilter(filters: DiscoveryFilters): { asset: string; max: st
   const max = priceKey(filters.maxAmount);
   return max === undefined ? undefined : { asset: filters.asset, max };
 }
+
+/**
+ * How a price page is read: `by-time` walks the range's by-time index skipping the dearer entries,
+ * `by-price` reads every match from the by-price index and sorts them, `by-classes` merges the
+ * digit counts and classes below max with max's own class's matches (sqlite/price-classes.ts), read by time
+ * or by price as the counts say; `by-classes-max-by-price` is by-classes with max's class read by
+ * price whatever the counts say (a small catalog's counts seldom choose it; the tests force it).
+ */
+export type PricePagePlan = 'by-time' | 'by-price' | 'by-classes' | 'by-classes-max-by-price';
+
+/** One range of a by-classes page, already in page order (or, `max-by-price`, max's class's matches to sort). */
+export interface ClassArm {
+  kind: 'digits' | 'class' | 'max-by-time' | 'max-by-price';
+  type: string;
+  /** The digit count or class (a price key prefix). */
+  prefix: string;
+}
+
+/**
+ * The plans' costs are counted in index entries walked. Measured on SQLite with the 100,000-listing
+ * benchmark corpus (docs/BENCHMARKS.md "Catalog price filters"): a match read by price and sorted costs
+ * about six walked entries, a merged row about one plus a third per merged range, and planning a
+ * by-classes page (a few seeks per class) about 200.
+ */
+export const SORTED_MATCH_COST = 6;
+export const CLASS_PLAN_COST = 200;
+
+/**
+ * How max's own class is read in a by-classes page, and its cost: by time the class is walked down
+ * to the page's depth and at least to its next match; by price its matches are read and sorted.
+ * Undefined when the class holds no match (no range).
+ */
+export function maxClassRead(c: {
+  reach: number;
+  matches: number;
+  inClass: number;
+  size: number;
+  maxByPrice: boolean;
+}): { kind: 'max-by-time' | 'max-by-price'; cost: number } | undefined {
+  if (c.inClass <= 0) return undefined;
+  const byTime = Math.min(c.size, (c.reach * c.size) / c.matches + c.size / c.inClass);
+  const byPrice = SORTED_MATCH_COST * c.inClass;
+  return !c.maxByPrice && byTime <= byPrice ? { kind: 'max-by-time', cost: byTime } : { kind: 'max-by-price', cost: byPrice };
+}
+
+/** A by-classes page's cost: its rows merged from `ranges` ranges, max's class's read and the planning. */
+export const classPageCost = (reach: number, ranges: number, maxCost: number) => reach * (1 + ranges / 3) + maxCost + CLASS_PLAN_COST;
+
+/**
+ * A price page's plan without by-classes, and whether by-classes is worth planning (only when both
+ * read many more entries than the page holds): by time, (offset + limit) × the range's listings /
+ * matches entries; by price, every match sorted.
+ */
+export function plainPricePlan(c: { reach: number; rangeListings: number; matches: number }): {
+  plan: 'by-time' | 'by-price';
+  cost: number;
+  tryClasses: boolean;
+} {
+  const byTime = c.matches === 0 ? Infinity : (c.reach * c.rangeListings) / c.matches;
+  const byPrice = SORTED_MATCH_COST * c.matches;
+  const cost = Math.min(byTime, byPrice);
+  return { plan: byTime > byPrice ? 'by-price' : 'by-time', cost, tryClasses: cost > 2 * c.reach + CLASS_PLAN_COST };
+}

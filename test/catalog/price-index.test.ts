@@ -15,14 +15,16 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
-import { PRICE_INDEX_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
+import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
+import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
-import { filterKeys } from '../../src/catalog/listing.ts';
+import { filterKeys, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
 import { listPriced, priceMatches } from '../../src/catalog/sqlite/price-index.ts';
-import { classPageSql, classPlan, type PricePagePlan } from '../../src/catalog/sqlite/price-classes.ts';
-import { priceKey } from '../../src/catalog/price.ts';
+import { listPriced as listPricedOnPostgres } from '../../src/catalog/postgres/price-index.ts';
+import { classPageSql, classPlan } from '../../src/catalog/sqlite/price-classes.ts';
+import { priceKey, type PricePagePlan } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 
@@ -67,8 +69,47 @@ function identity(item: { type: string; resource: string; extensions?: unknown }
   return `${item.type} ${item.resource} ${item.type === 'mcp' ? (tool ?? '') : ''}`;
 }
 
+/** ForcedPage on the Postgres database of `t` (its own pool), hiding what the catalog hides at its clock. */
+function forcedPostgresPage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): Promise<void> } {
+  const pool = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
+  const forced = async (filters: DiscoveryFilters, page: { limit: number; offset: number }, plan: PricePagePlan) => {
+    const counted: Array<{ key: ListingKey; n: number }> = [];
+    for (const key of filterKeys(filters)) {
+      const { rows } = await pool.query<{ n: string }>('SELECT n FROM listing_counts WHERE kind = $1 AND value = $2', [
+        key.kind,
+        key.value,
+      ]);
+      counted.push({ key, n: Number(rows[0]?.n ?? 0) });
+    }
+    counted.sort((x, y) => x.n - y.n);
+    const now = t.clock().getTime();
+    const listed = await listPricedOnPostgres(
+      pool,
+      filters,
+      counted,
+      page,
+      new Date(now - ttlMs).toISOString(),
+      failingBefore(now, GRACE),
+      plan,
+    );
+    if (!listed) return undefined;
+    const identities: string[] = [];
+    for (const id of listed.ids) {
+      const l = (
+        await pool.query<{ type: string; resource: string; tool_name: string }>(
+          'SELECT type, resource, tool_name FROM listings WHERE id = $1',
+          [id],
+        )
+      ).rows[0]!;
+      identities.push(`${l.type} ${l.resource} ${l.type === 'mcp' ? l.tool_name : ''}`);
+    }
+    return { identities, total: listed.total };
+  };
+  return Object.assign(forced, { close: () => pool.end() });
+}
+
 /** ForcedPage on the SQLite file of `t` (its own read connection), hiding what the catalog hides at its clock. */
-function forcedSqlitePage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): void } {
+function forcedSqlitePage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): Promise<void> } {
   const db = new DatabaseSync(t.dbPath, { readOnly: true });
   const forced = async (filters: DiscoveryFilters, page: { limit: number; offset: number }, plan: PricePagePlan) => {
     const counted = filterKeys(filters)
@@ -90,7 +131,7 @@ function forcedSqlitePage(t: TempCatalog, ttlMs: number): ForcedPage & { close()
     });
     return { identities, total: listed.total };
   };
-  return Object.assign(forced, { close: () => db.close() });
+  return Object.assign(forced, { close: () => Promise.resolve(db.close()) });
 }
 
 /** A catalog with HTTP and MCP listings paid at random amounts in two assets, and the checks against the accepted entries. */
@@ -165,7 +206,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       listingTtlDays: 10,
       livenessGraceMs: GRACE,
     });
-    const forced = backend === 'SQLite' ? forcedSqlitePage(t, 10 * DAY) : undefined;
+    const forced = backend === 'SQLite' ? forcedSqlitePage(t, 10 * DAY) : forcedPostgresPage(t, 10 * DAY);
     try {
       const { listed, pay, add, same, rand } = pricedCatalog(t, 0x5eed);
       await add(40);
@@ -206,7 +247,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       }
       await same(t.catalog, forced);
     } finally {
-      forced?.close();
+      await forced.close();
       t.close();
     }
     // About 1,000 list pages against their accepted-entry twins: 13 s on Postgres alone, several times that on a loaded machine.
@@ -235,7 +276,10 @@ describe.each(BACKENDS)('on %s', (backend) => {
       } else {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
         await pool.query(`DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; ${PRICE_INDEX_MIGRATION}`);
-        await pool.query("UPDATE svc_schema_versions SET version = version - 1 WHERE component = 'catalog'");
+        // Back to the version before the typed index (its migration and every later one run again).
+        await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+          CATALOG_MIGRATIONS.indexOf(TYPED_PRICE_INDEX_MIGRATION),
+        ]);
         await pool.end();
       }
       reopened = openCatalog({

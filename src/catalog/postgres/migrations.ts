@@ -28,6 +28,7 @@ import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from './price-index.ts';
+import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -442,4 +443,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   PRICE_INDEX_MIGRATION,
   // 10: the price index keeps each listing's type (postgres/price-index.ts).
   TYPED_PRICE_INDEX_MIGRATION,
+  // 11: by-time indexes per type and price class, for deep price pages (postgres/price-classes.ts).
+  PRICE_CLASS_INDEXES_MIGRATION,
 ];

@@ -6,7 +6,8 @@
  * withdrawal. A count that falls to zero is kept (concurrent writers of other listings may be
  * adding to it); it adds nothing to a sum.
  */
-import { PRICE_BUCKET, priceFilter, priceKey } from '../price.ts';
+import { PRICE_BUCKET, PRICE_CLASS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
+import { classPageSql, classPlan } from './price-classes.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { hiddenCount } from './list-index.ts';
@@ -144,6 +145,7 @@ export async function listPriced(
   page: { limit: number; offset: number },
   visibleSince: string | undefined,
   failing: string | undefined,
+  plan?: PricePagePlan,
 ): Promise<{ ids: number[]; total: number } | undefined> {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
@@ -151,20 +153,21 @@ export async function listPriced(
   const type = filters.type;
   const typed = type !== undefined;
   const counts = (
-    await db.query<{ n: string; listings: string }>(
-      `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket < $2 AND ($4::text IS NULL OR type = $4))
-            + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = $1 AND price >= $2 AND price <= $3 AND ($4::text IS NULL OR type = $4)) AS n,
+    await db.query<{ below: string; within: string; listings: string }>(
+      `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket < $5 AND ($4::text IS NULL OR type = $4)) AS below,
+              (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket >= $5 AND bucket < $2 AND ($4::text IS NULL OR type = $4))
+            + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = $1 AND price >= $2 AND price <= $3 AND ($4::text IS NULL OR type = $4)) AS within,
               CASE WHEN $4::text IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND type = $4) END AS listings`,
-      [asset, max.slice(0, PRICE_BUCKET), max, type ?? null],
+      [asset, max.slice(0, PRICE_BUCKET), max, type ?? null, max.slice(0, PRICE_CLASS)],
     )
   ).rows[0]!;
-  const matches = Number(counts.n);
+  const belowClass = Number(counts.below);
+  const matches = belowClass + Number(counts.within);
   const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
   if (others.some((o) => o.n < matches)) return undefined;
   const rangeListings = typed ? Number(counts.listings) : (counted.find((c) => c.key.kind === 'asset')?.n ?? 0);
-  const { values, p } = parameters();
-  const where =
-    `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}` +
+  // The page's conditions beyond the price range: hidden listings and other key filters (each use adds its parameters).
+  const rest = (p: (value: unknown) => string) =>
     (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
     others
       .map(
@@ -173,6 +176,8 @@ export async function listPriced(
       )
       .join('') +
     (failing === undefined ? '' : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
+  const { values, p } = parameters();
+  const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${rest(p)}`;
   let total: number;
   if (
     others.length > 0 ||
@@ -183,13 +188,26 @@ export async function listPriced(
     total = matches - (await hiddenMatches(db, { asset, type }, max, visibleSince, failing));
   }
   if (total === 0) return { ids: [], total };
+  const reach = page.offset + page.limit;
+  const plain = plainPricePlan({ reach, rangeListings, matches });
+  const classes =
+    plan?.startsWith('by-classes') || (plan === undefined && plain.tryClasses)
+      ? await classPlan(db, { asset, type }, max, { matches, belowClass }, reach, plan === 'by-classes-max-by-price')
+      : undefined;
+  const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
+  if (chosen.startsWith('by-classes') && classes!.arms.length === 0) return { ids: [], total };
+  if (chosen.startsWith('by-classes')) {
+    const merged = parameters();
+    const sql = classPageSql(classes!.arms, asset, max, page, rest, merged.p);
+    return { ids: (await db.query<{ id: string }>(sql, merged.values)).rows.map((r) => Number(r.id)), total };
+  }
   const order = `ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-  const sparse = (page.offset + page.limit) * rangeListings > matches * matches;
-  // Sparse: every match read from the by-price index, then sorted; dense: the by-time index in page order.
-  const sql = sparse
-    ? `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${where})
-       SELECT p.listing_id AS id FROM m p ${order}`
-    : `SELECT p.listing_id AS id FROM listing_prices p WHERE ${where} ${order}`;
+  // By price: every match read from the by-price index, then sorted; by time: the by-time index in page order.
+  const sql =
+    chosen === 'by-price'
+      ? `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${where})
+         SELECT p.listing_id AS id FROM m p ${order}`
+      : `SELECT p.listing_id AS id FROM listing_prices p WHERE ${where} ${order}`;
   const ids = (await db.query<{ id: string }>(sql, values)).rows.map((r) => Number(r.id));
   return { ids, total };
 }

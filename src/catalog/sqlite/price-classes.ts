@@ -12,7 +12,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { PRICE_CLASS, PRICE_DIGITS } from '../price.ts';
+import { type ClassArm, PRICE_CLASS, PRICE_DIGITS, classPageCost, maxClassRead } from '../price.ts';
 
 /**
  * Migration 11: by-time indexes of each type's digit counts and classes (classPageSql). Expression
@@ -38,32 +38,6 @@ export interface PriceRange {
 /** `AND type = ?` when the range has a type, and its parameter. */
 export const typeSql = (range: PriceRange, column: string) => (range.type === undefined ? '' : ` AND ${column} = ?`);
 export const typeParams = (range: PriceRange) => (range.type === undefined ? [] : [range.type]);
-
-/**
- * How a price page is read: `by-time` walks the range's by-time index skipping the dearer entries,
- * `by-price` reads every match from the by-price index and sorts them, `by-classes` merges the
- * digit counts and classes below max with max's own class's matches (classPageSql), read by time
- * or by price as the counts say; `by-classes-max-by-price` is by-classes with max's class read by
- * price whatever the counts say (a small catalog's counts seldom choose it; the tests force it).
- */
-export type PricePagePlan = 'by-time' | 'by-price' | 'by-classes' | 'by-classes-max-by-price';
-
-/** One range of a by-classes page, already in page order (or, `max-by-price`, max's class's matches to sort). */
-export interface ClassArm {
-  kind: 'digits' | 'class' | 'max-by-time' | 'max-by-price';
-  type: string;
-  /** The digit count or class (a price key prefix). */
-  prefix: string;
-}
-
-/**
- * The plans' costs are counted in index entries walked. Measured on the 100,000-listing benchmark
- * corpus (docs/BENCHMARKS.md "Catalog price filters"): a match read by price and sorted costs
- * about six walked entries, a merged row about one plus a third per merged range, and planning a
- * by-classes page (a few seeks per class) about 200.
- */
-export const SORTED_MATCH_COST = 6;
-export const CLASS_PLAN_COST = 200;
 
 /** The next price key prefix of the same length ("000000005" → "000000006"). */
 const nextPrefix = (prefix: string) => String(BigInt(prefix) + 1n).padStart(prefix.length, '0');
@@ -110,23 +84,20 @@ export function classPlan(
   for (const prefix of prefixes('', maxDigits, PRICE_DIGITS)) for (const type of types) arms.push({ kind: 'digits', type, prefix });
   for (const prefix of prefixes(maxDigits, maxClass, PRICE_CLASS)) for (const type of types) arms.push({ kind: 'class', type, prefix });
   const inClass = counts.matches - counts.belowClass;
-  let maxCost = 0;
-  if (inClass > 0) {
-    const size = Number(
-      (
-        cachedStatement(
-          db,
-          `SELECT coalesce(sum(n), 0) AS n FROM price_buckets WHERE asset = ? AND bucket >= ? AND bucket < ?${typeSql(range, 'type')}`,
-        ).get(range.asset, maxClass, `${maxClass}~`, ...typeParams(range)) as { n: number }
-      ).n,
-    );
-    // By time the class is walked down to the page's depth, and at least to its next match.
-    const byTime = Math.min(size, (reach * size) / counts.matches + size / inClass);
-    maxCost = Math.min(byTime, SORTED_MATCH_COST * inClass);
-    const kind = !maxByPrice && byTime <= SORTED_MATCH_COST * inClass ? 'max-by-time' : 'max-by-price';
-    for (const type of types) arms.push({ kind, type, prefix: maxClass });
-  }
-  return { arms, cost: reach * (1 + arms.length / 3) + maxCost + CLASS_PLAN_COST };
+  const size =
+    inClass > 0
+      ? Number(
+          (
+            cachedStatement(
+              db,
+              `SELECT coalesce(sum(n), 0) AS n FROM price_buckets WHERE asset = ? AND bucket >= ? AND bucket < ?${typeSql(range, 'type')}`,
+            ).get(range.asset, maxClass, `${maxClass}~`, ...typeParams(range)) as { n: number }
+          ).n,
+        )
+      : 0;
+  const read = maxClassRead({ reach, matches: counts.matches, inClass, size, maxByPrice });
+  if (read) for (const type of types) arms.push({ kind: read.kind, type, prefix: maxClass });
+  return { arms, cost: classPageCost(reach, arms.length, read?.cost ?? 0) };
 }
 
 /** The index and condition of each kind of class range (three parameters: asset, type, prefix; `max-…` a fourth, max). */

@@ -24,17 +24,8 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { PRICE_BUCKET, PRICE_CLASS, priceFilter, priceKey } from '../price.ts';
-import {
-  CLASS_PLAN_COST,
-  SORTED_MATCH_COST,
-  classPageSql,
-  classPlan,
-  type PricePagePlan,
-  type PriceRange,
-  typeParams,
-  typeSql,
-} from './price-classes.ts';
+import { PRICE_BUCKET, PRICE_CLASS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
+import { classPageSql, classPlan, type PriceRange, typeParams, typeSql } from './price-classes.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { hiddenCount } from './list-index.ts';
 import { acceptedEntrySql } from './queries.ts';
@@ -284,14 +275,12 @@ export function listByPrice(
   }
   if (total === 0) return { ids: [], total };
   const reach = page.offset + page.limit;
-  const byTime = matches === 0 ? Infinity : (reach * query.rangeListings) / matches;
-  const byPrice = SORTED_MATCH_COST * matches;
-  const cheaper = Math.min(byTime, byPrice);
+  const plain = plainPricePlan({ reach, rangeListings: query.rangeListings, matches });
   const classes =
-    plan?.startsWith('by-classes') || (plan === undefined && cheaper > 2 * reach + CLASS_PLAN_COST)
+    plan?.startsWith('by-classes') || (plan === undefined && plain.tryClasses)
       ? classPlan(db, query, max, query, reach, plan === 'by-classes-max-by-price')
       : undefined;
-  const chosen: PricePagePlan = plan ?? (classes && classes.cost < cheaper ? 'by-classes' : byTime > byPrice ? 'by-price' : 'by-time');
+  const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
   let rows: Array<{ id: number }>;
   if (chosen.startsWith('by-classes')) {
     const merged = classPageSql(classes!.arms, query.asset, max, rest);
