@@ -55,11 +55,9 @@ export interface ClassArm {
 /**
  * The plans' costs are counted in index entries walked. Measured on SQLite with the 100,000-listing
  * benchmark corpus (docs/BENCHMARKS.md "Catalog price filters"): a match read by price and sorted costs
- * about six walked entries, a merged row about one plus a third per merged range, and planning a
- * by-classes page (a few seeks per class) about 200.
+ * about six walked entries; a by-classes page's costs are ClassCosts.
  */
 export const SORTED_MATCH_COST = 6;
-export const CLASS_PLAN_COST = 200;
 
 /**
  * How max's own class is read in a by-classes page, and its cost: by time the class is walked down
@@ -79,15 +77,33 @@ export function maxClassRead(c: {
   return !c.maxByPrice && byTime <= byPrice ? { kind: 'max-by-time', cost: byTime } : { kind: 'max-by-price', cost: byPrice };
 }
 
+/**
+ * What merging costs per row and range, and planning per page and range, on each store. SQLite:
+ * a merged row about one walked entry plus a third per range, planning a few seeks per class.
+ * Postgres (measured on the same corpus through its store, docs/BENCHMARKS.md "Catalog price
+ * filters"): merged rows cost about what walked entries do, but the page costs one more round trip
+ * (the ranges' statement) and planning a union of ranges, about 3 ms there, as much as walking
+ * some 25,000 entries.
+ */
+export interface ClassCosts {
+  perRow: number;
+  perRowPerRange: number;
+  plan: number;
+  planPerRange: number;
+}
+export const SQLITE_CLASS_COSTS: ClassCosts = { perRow: 1, perRowPerRange: 1 / 3, plan: 200, planPerRange: 0 };
+export const POSTGRES_CLASS_COSTS: ClassCosts = { perRow: 1, perRowPerRange: 0, plan: 20_000, planPerRange: 1_000 };
+
 /** A by-classes page's cost: its rows merged from `ranges` ranges, max's class's read and the planning. */
-export const classPageCost = (reach: number, ranges: number, maxCost: number) => reach * (1 + ranges / 3) + maxCost + CLASS_PLAN_COST;
+export const classPageCost = (reach: number, ranges: number, maxCost: number, costs: ClassCosts) =>
+  reach * (costs.perRow + ranges * costs.perRowPerRange) + maxCost + costs.plan + ranges * costs.planPerRange;
 
 /**
  * A price page's plan without by-classes, and whether by-classes is worth planning (only when both
  * read many more entries than the page holds): by time, (offset + limit) × the range's listings /
  * matches entries; by price, every match sorted.
  */
-export function plainPricePlan(c: { reach: number; rangeListings: number; matches: number }): {
+export function plainPricePlan(c: { reach: number; rangeListings: number; matches: number; classPlanCost: number }): {
   plan: 'by-time' | 'by-price';
   cost: number;
   tryClasses: boolean;
@@ -95,5 +111,5 @@ export function plainPricePlan(c: { reach: number; rangeListings: number; matche
   const byTime = c.matches === 0 ? Infinity : (c.reach * c.rangeListings) / c.matches;
   const byPrice = SORTED_MATCH_COST * c.matches;
   const cost = Math.min(byTime, byPrice);
-  return { plan: byTime > byPrice ? 'by-price' : 'by-time', cost, tryClasses: cost > 2 * c.reach + CLASS_PLAN_COST };
+  return { plan: byTime > byPrice ? 'by-price' : 'by-time', cost, tryClasses: cost > 2 * c.reach + c.classPlanCost };
 }

@@ -6,7 +6,7 @@
  * by time, which the planner answers with a Merge Append of index scans, each stopped at
  * offset + limit rows.
  */
-import { type ClassArm, PRICE_CLASS, PRICE_DIGITS, classPageCost, maxClassRead } from '../price.ts';
+import { type ClassArm, POSTGRES_CLASS_COSTS, PRICE_CLASS, PRICE_DIGITS, classPageCost, maxClassRead } from '../price.ts';
 import type { Db } from './queries.ts';
 
 /** Catalog migration 11: the by-time indexes per type and digit count, and per type and class; indexes only. */
@@ -53,7 +53,7 @@ export async function classPlan(
   const size = Number(rows.find((r) => r.kind === 'size')?.value ?? 0);
   const maxRead = maxClassRead({ reach, matches: counts.matches, inClass: counts.matches - counts.belowClass, size, maxByPrice });
   if (maxRead) for (const type of types) arms.push({ kind: maxRead.kind, type, prefix: maxClass });
-  return { arms, cost: classPageCost(reach, arms.length, maxRead?.cost ?? 0) };
+  return { arms, cost: classPageCost(reach, arms.length, maxRead?.cost ?? 0, POSTGRES_CLASS_COSTS) };
 }
 
 /** The condition of each kind of class range on `p` (parameters: asset, type, prefix; `max-…` also max). */

@@ -6,7 +6,7 @@
  * withdrawal. A count that falls to zero is kept (concurrent writers of other listings may be
  * adding to it); it adds nothing to a sum.
  */
-import { PRICE_BUCKET, PRICE_CLASS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
+import { PRICE_BUCKET, PRICE_CLASS, POSTGRES_CLASS_COSTS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
 import { classPageSql, classPlan } from './price-classes.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
@@ -189,7 +189,7 @@ export async function listPriced(
   }
   if (total === 0) return { ids: [], total };
   const reach = page.offset + page.limit;
-  const plain = plainPricePlan({ reach, rangeListings, matches });
+  const plain = plainPricePlan({ reach, rangeListings, matches, classPlanCost: POSTGRES_CLASS_COSTS.plan });
   const classes =
     plan?.startsWith('by-classes') || (plan === undefined && plain.tryClasses)
       ? await classPlan(db, { asset, type }, max, { matches, belowClass }, reach, plan === 'by-classes-max-by-price')

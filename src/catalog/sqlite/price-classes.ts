@@ -12,7 +12,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { type ClassArm, PRICE_CLASS, PRICE_DIGITS, classPageCost, maxClassRead } from '../price.ts';
+import { type ClassArm, PRICE_CLASS, PRICE_DIGITS, SQLITE_CLASS_COSTS, classPageCost, maxClassRead } from '../price.ts';
 
 /**
  * Migration 11: by-time indexes of each type's digit counts and classes (classPageSql). Expression
@@ -97,7 +97,7 @@ export function classPlan(
       : 0;
   const read = maxClassRead({ reach, matches: counts.matches, inClass, size, maxByPrice });
   if (read) for (const type of types) arms.push({ kind: read.kind, type, prefix: maxClass });
-  return { arms, cost: classPageCost(reach, arms.length, read?.cost ?? 0) };
+  return { arms, cost: classPageCost(reach, arms.length, read?.cost ?? 0, SQLITE_CLASS_COSTS) };
 }
 
 /** The index and condition of each kind of class range (three parameters: asset, type, prefix; `max-…` a fourth, max). */

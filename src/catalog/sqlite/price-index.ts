@@ -24,7 +24,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { PRICE_BUCKET, PRICE_CLASS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
+import { PRICE_BUCKET, PRICE_CLASS, SQLITE_CLASS_COSTS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
 import { classPageSql, classPlan, type PriceRange, typeParams, typeSql } from './price-classes.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { hiddenCount } from './list-index.ts';
@@ -275,7 +275,7 @@ export function listByPrice(
   }
   if (total === 0) return { ids: [], total };
   const reach = page.offset + page.limit;
-  const plain = plainPricePlan({ reach, rangeListings: query.rangeListings, matches });
+  const plain = plainPricePlan({ reach, rangeListings: query.rangeListings, matches, classPlanCost: SQLITE_CLASS_COSTS.plan });
   const classes =
     plan?.startsWith('by-classes') || (plan === undefined && plain.tryClasses)
       ? classPlan(db, query, max, query, reach, plan === 'by-classes-max-by-price')
