@@ -19,7 +19,7 @@
  * 9: the price index keeps each listing's type, indexed and counted per type (price-index.ts).
  * 10: term signatures on `search_terms` (`sig`, `sketch_a`, `sketch_b`, terms.ts termSignature) and the
  *    covering index rebuilt with them, so a several-term search filters and bounds a term's rows
- *    without a key lookup per other term (search.ts allTermsTopK).
+ *    without a key lookup per other term (term-tiers.ts).
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
  *    order (price-classes.ts); indexes only, no row rewritten.
