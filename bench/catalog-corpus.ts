@@ -126,6 +126,19 @@ export interface DiscoveryCase {
   baselinePath?: (i: number) => string;
 }
 
+/** The n most common words, the q-th rotation (same set, another order: the rank ignores order). */
+export function mostCommonQuery(n: number, q: number): string {
+  const words = Array.from({ length: n }, (_, k) => vocabularyWord(k));
+  return [...words.slice(q % n), ...words.slice(0, q % n)].join(' ');
+}
+
+/** n words alternating content words (ranks 40–3,000) and common ones (ranks 0–7), the q-th variant: an agent's sentence. */
+export function naturalQuery(n: number, q: number): string {
+  return Array.from({ length: n }, (_, k) =>
+    k % 2 === 1 ? vocabularyWord(k >> 1) : vocabularyWord(40 + ((q * 977 + k * 389) % 2960)),
+  ).join(' ');
+}
+
 /**
  * The discovery requests every catalog benchmark measures, against a svc serving this corpus on
  * `port`: search with 2 terms, 1 common term and a cursor page (the cursor is that server's own),

@@ -16,7 +16,7 @@
  * of answers above is what shows the load is faithful. `VACUUM ANALYZE` follows, as an operator
  * would run after a bulk load (docs/CATALOG.md "Postgres").
  *
- *   npm run build && npx tsx bench/catalog-postgres.ts --keep-dir DIR [--sizes 100000,1000000] [--requests 200]
+ *   npm run build && npx tsx bench/catalog-postgres.ts --keep-dir DIR [--sizes 100000,1000000] [--requests 200] [--terms]
  *
  * DIR keeps the SQLite files and the Postgres data directory (`DIR/postgres`) between runs.
  */
@@ -33,7 +33,7 @@ import { scoreUnits } from '../src/catalog/postgres/revisions.ts';
 import { migrate, openPool } from '../src/db/postgres.ts';
 import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
 import { CatalogStore } from '../src/catalog/sqlite/store.ts';
-import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
+import { discoveryCases, mostCommonQuery, naturalQuery, seedCorpus } from './catalog-corpus.ts';
 import { discoveryOnlyEnv } from './catalog-sides.ts';
 import { fmt, getJson, load, loadAverage, machineLine, requireBuild, rssMb, startNode, waitReady } from './http-load.ts';
 
@@ -42,6 +42,8 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '100000,1000000' },
     requests: { type: 'string', default: '200' },
     'keep-dir': { type: 'string' },
+    /** Also several-term searches (3–8 terms). */
+    terms: { type: 'boolean', default: false },
   },
 });
 if (!values['keep-dir']) {
@@ -231,6 +233,18 @@ function priceCases(common: string): Array<{ name: string; path: (i: number) => 
   ];
 }
 
+/**
+ * Several-term searches (bench/catalog-terms.ts's queries): 3, 4, 6 and 8 terms, the most common
+ * words (the worst case) and natural sentences, four variants each.
+ */
+function termCases(): Array<{ name: string; path: (i: number) => string }> {
+  const search = (query: string) => `/discovery/search?query=${encodeURIComponent(query)}&limit=20`;
+  return [3, 4, 6, 8].flatMap((n) => [
+    { name: `search, ${n} most common terms ("${mostCommonQuery(n, 0)}")`, path: (i: number) => search(mostCommonQuery(n, i % 4)) },
+    { name: `search, ${n} natural terms ("${naturalQuery(n, 0)}")`, path: (i: number) => search(naturalQuery(n, i % 4)) },
+  ]);
+}
+
 /** An answer without what legitimately differs between two servers: search cursors. */
 function comparable(answer: unknown): string {
   return JSON.stringify(answer, (key, value: unknown) => (key === 'cursor' ? undefined : value));
@@ -269,7 +283,7 @@ try {
       }, 200);
       const withPrices = async (port: number) => {
         const found = await discoveryCases(port);
-        return { cases: [...found.cases, ...priceCases(found.common)] };
+        return { cases: [...found.cases, ...priceCases(found.common), ...(values.terms ? termCases() : [])] };
       };
       const [fromSqlite, fromPostgres] = await Promise.all([withPrices(sqlitePort), withPrices(postgresPort)]);
       let same = 0;

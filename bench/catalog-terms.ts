@@ -22,7 +22,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { vocabularyWord } from './catalog-corpus.ts';
+import { mostCommonQuery, naturalQuery } from './catalog-corpus.ts';
 import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
@@ -41,14 +41,8 @@ const REQUESTS = Number(values.requests);
 const out = (s: string) => console.log(s);
 const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-terms-'));
 
-/** The n most common words, the q-th rotation (same set, another order: the rank ignores order). */
-const mostCommon = (n: number, q: number) => {
-  const words = Array.from({ length: n }, (_, k) => vocabularyWord(k));
-  return [...words.slice(q % n), ...words.slice(0, q % n)].join(' ');
-};
-/** n words alternating common (ranks 0–7) and content words (ranks 40–3,000), the q-th variant. */
-const natural = (n: number, q: number) =>
-  Array.from({ length: n }, (_, k) => (k % 2 === 1 ? vocabularyWord(k >> 1) : vocabularyWord(40 + ((q * 977 + k * 389) % 2960)))).join(' ');
+const mostCommon = mostCommonQuery;
+const natural = naturalQuery;
 const search = (query: string) => `/discovery/search?query=${encodeURIComponent(query)}&limit=20`;
 
 out(machineLine());
