@@ -149,6 +149,29 @@ describe('PostgreSQL answers exactly as SQLite', () => {
     expect(nonEmpty).toBeGreaterThan(700);
   }, 60_000);
 
+  it('several of the most common words with filters (the all-terms tier, read by signature) return the same pages', async () => {
+    // Filters keep the server-side walk out, so these pages come from the tier that reads the
+    // rarest term's rows and drops those whose signature lacks a query term's bit.
+    let nonEmpty = 0;
+    for (let q = 0; q < 120; q++) {
+      const n = 2 + (q % 4);
+      const text = Array.from({ length: n }, (_, k) => VOCAB[(q + k) % 6]!).join(' ');
+      const filters = pick([
+        { type: 'http' },
+        { type: 'mcp' },
+        { network: 'stellar:pubnet' },
+        { extensions: 'bazaar' },
+      ] as DiscoveryFilters[]);
+      const limit = pick([1, 3, 5, 10]);
+      const a = sqlite.search(text, filters, { limit }, new Date(now), 2);
+      const b = await postgres.search(text, filters, { limit }, new Date(now), 2);
+      expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
+      if (a.resources.length === limit) nonEmpty++;
+    }
+    console.log('TIER', (globalThis as any).__tier, (globalThis as any).__tierCalls);
+    expect(nonEmpty).toBeGreaterThan(60);
+  }, 60_000);
+
   it('cursor walks to the end visit the same listings in the same order, page by page', async () => {
     let pages = 0;
     for (let q = 0; q < 24; q++) {

@@ -106,12 +106,20 @@ async function allTermsTier(
 ): Promise<RankedRow[] | null> {
   const tier = terms.length * 1_000_000;
   if (after && after.r < tier) return null;
-  const probes = await db.query<{ term: string; n: string }>(
-    `SELECT term, (SELECT count(*) FROM (SELECT 1 FROM search_terms s WHERE s.term = q.term LIMIT $2) c) AS n
+  const probes = await db.query<{ term: string; n: string; bit: string }>(
+    `SELECT term, (SELECT count(*) FROM (SELECT 1 FROM search_terms s WHERE s.term = q.term LIMIT $2) c) AS n,
+       catalog_term_bit(term) AS bit
      FROM unnest($1::text[]) WITH ORDINALITY AS q(term, i) ORDER BY i`,
     [terms, DF_PROBE_CAP],
   );
   const counted = probes.rows.map((r) => ({ term: r.term, n: Number(r.n) }));
+  // The query's signature bits (migration 4): a driver row whose revision signature lacks one
+  // surely lacks that term, so it is dropped inside the index scan, before any key lookup; the
+  // lookups below then run only for the rows that may hold every term (a shared bit is checked).
+  const mask = BigInt.asIntN(
+    64,
+    probes.rows.reduce((m, r) => m | BigInt(r.bit), 0n),
+  ).toString();
   counted.sort((a, b) => a.n - b.n);
   const [driver, ...others] = counted;
   if (!driver || driver.n === 0) return null;
@@ -119,12 +127,13 @@ async function allTermsTier(
   const { p } = params;
   const allTerms = p(terms);
   const rows = termRowConditions(filters, asOf, params);
+  const signature = p(mask);
   const result = await db.query<{ listing_id: string; rank: string }>(
     `SELECT listing_id, rank FROM (
        SELECT t.listing_id,
          ${tier} + (SELECT ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.rev = t.rev AND o.term = ANY(${allTerms}::text[])) AS rank
        FROM search_terms t ${rows.join}
-       WHERE t.term = ${p(driver.term)} AND ${rows.where}
+       WHERE t.term = ${p(driver.term)} AND (t.sig & ${signature}::bigint) = ${signature}::bigint AND ${rows.where}
          ${others.map((o) => `AND EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ${p(o.term)} AND o.rev = t.rev)`).join(' ')}
      ) m ${keysetAfter(after, params)}
      ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
