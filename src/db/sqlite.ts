@@ -78,13 +78,33 @@ export function fileProblem(dbPath: string, identity: FileIdentity | null, forWr
 
 const statementCache = new WeakMap<DatabaseSync, Map<string, StatementSync>>();
 
+/**
+ * Statements kept per connection, least recently used first out. Some SQL texts depend on the
+ * request (the search tiers write a query's term slots into theirs, the price plans their class
+ * count), so an unbounded cache would grow with every distinct query a caller invents; an evicted
+ * statement is finalized when it is collected.
+ */
+export const STATEMENT_CACHE_LIMIT = 256;
+
 /** A prepared statement cached per connection (the write path runs these per settlement). */
 export function cachedStatement(db: DatabaseSync, sql: string): StatementSync {
   let byDb = statementCache.get(db);
   if (!byDb) statementCache.set(db, (byDb = new Map<string, StatementSync>()));
   let st = byDb.get(sql);
-  if (!st) byDb.set(sql, (st = db.prepare(sql)));
+  if (st) {
+    // Most recently used last: the Map's order is the eviction order.
+    byDb.delete(sql);
+  } else {
+    st = db.prepare(sql);
+    if (byDb.size >= STATEMENT_CACHE_LIMIT) byDb.delete(byDb.keys().next().value!);
+  }
+  byDb.set(sql, st);
   return st;
+}
+
+/** How many statements `db` has cached (tests). */
+export function cachedStatementCount(db: DatabaseSync): number {
+  return statementCache.get(db)?.size ?? 0;
 }
 
 /**
