@@ -8,7 +8,8 @@
  * - several terms without filters: the threshold walk of sqlite/search.ts, run by the server
  *   (catalog_walk in migrations.ts);
  * - otherwise (filters, or a walk past its cap): listings holding every term rank above all
- *   others, so that tier is read from the rarest term's rows (each checked for the others by key)
+ *   others, so that tier is read from the rarest term's rows (those whose signature lacks a query
+ *   term's bit dropped in the index scan, the rest checked for the others by key)
  *   and, when it fills the page, is the page; otherwise one aggregate sums the query's terms' rows
  *   per listing and orders them.
  *
