@@ -20,7 +20,7 @@ import {
   type RankedRow,
 } from '../search.ts';
 import { queryLimitViolation, queryTerms } from '../terms.ts';
-import { roundedMilliSql, termTiersTopK } from './term-tiers.ts';
+import { roundedMilliSql, termTiersTopK, type TermRowFilter } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { filterSql } from './queries.ts';
 
@@ -59,7 +59,7 @@ function thresholdWalk(
   store: SearchSource,
   terms: string[],
   asOf: number,
-  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  filter: TermRowFilter,
   after: CursorState | undefined,
   want: number,
 ): RankedRow[] | undefined {
@@ -219,7 +219,7 @@ export function searchCatalog(
           )
           .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), want) as typeof rows;
       } else {
-        const filter = { joinListings, conditions, params };
+        const filter: TermRowFilter = { joinListings, conditions, params };
         const tier = () => termTiersTopK(store, terms, asOf, filter, after, want, store.tierDriverRows);
         const walk = () => thresholdWalk(store, terms, asOf, filter, after, want);
         // Two terms: the walk first. Their tier is most of both lists for common words, while the

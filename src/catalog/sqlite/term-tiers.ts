@@ -10,6 +10,13 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CursorState, RankedRow } from '../search.ts';
 import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, termSlots } from '../terms.ts';
 
+/** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
+export interface TermRowFilter {
+  joinListings: string;
+  conditions: string;
+  params: Array<string | number>;
+}
+
 /** What the tier reads through: the SQLite store (search.ts SearchSource). */
 interface TermRows {
   readonly db: DatabaseSync;
@@ -61,7 +68,7 @@ function allTermsTopK(
   store: TermRows,
   terms: string[],
   asOf: number,
-  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  filter: TermRowFilter,
   after: CursorState | undefined,
   want: number,
 ): RankedRow[] | null {
@@ -201,7 +208,7 @@ export function termTiersTopK(
   store: TermRows,
   terms: string[],
   asOf: number,
-  filter: { joinListings: string; conditions: string; params: Array<string | number> },
+  filter: TermRowFilter,
   after: CursorState | undefined,
   want: number,
   cap = TIER_DRIVER_ROWS_CAP,
