@@ -9,8 +9,11 @@ import SpreadSequencer from './test/helpers/sequencer.ts';
  */
 const LATENCY_TESTS = ['test/security/schema-load.test.ts', 'test/security/schemas.test.ts'];
 
-/** Files that change process-wide settings (environment variables read at import): each in its own process. */
-const OWN_PROCESS_TESTS = ['test/security/ssrf.test.ts'];
+/**
+ * Files that change or inspect process-wide state (environment variables read at import, the
+ * process's exit and signal listeners): each in its own process.
+ */
+const OWN_PROCESS_TESTS = ['test/security/ssrf.test.ts', 'test/scale/embedded-postgres.test.ts'];
 
 const shared = {
   testTimeout: 60_000,
