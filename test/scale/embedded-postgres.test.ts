@@ -8,6 +8,7 @@
  * their own `exit` listeners at any time (a count of 1 before and 0 after failed CI once). The
  * file also runs in its own process (vitest.config.ts), so the package's import is its own.
  */
+import type { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createDatabase, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
@@ -16,11 +17,12 @@ const EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'message'] 
 
 describe('startEmbeddedPostgres', () => {
   it('serves a database and adds no process exit or signal listener', async () => {
-    const before = new Map(EVENTS.map((e) => [e, new Set(process.listeners(e))]));
+    const emitter: EventEmitter = process;
+    const before = new Map(EVENTS.map((e) => [e, new Set(emitter.listeners(e))]));
     const server = await startEmbeddedPostgres();
     try {
       const added = EVENTS.flatMap((e) =>
-        process
+        emitter
           .listeners(e)
           .filter((l) => !before.get(e)!.has(l))
           .map(() => e),
