@@ -4,7 +4,7 @@
  * machine line every result starts with. Servers run in their own processes; this is the client.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
 
@@ -91,6 +91,27 @@ export async function load(
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** CPU seconds (user + system) a process, or one of its threads (`/proc/PID/task/TID`), has used so far. */
+export function cpuSeconds(pid: number, tid?: number): number {
+  const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+  const fields = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, clock ticks of 1/100 s
+}
+
+/** CPU seconds of a process's main thread and of all its other threads (workers, libuv, V8's). */
+export function threadCpuSeconds(pid: number): { main: number; others: number } {
+  let others = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    if (tid === pid) continue;
+    try {
+      others += cpuSeconds(pid, tid);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return { main: cpuSeconds(pid, pid), others };
 }
 
 export const fmt = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));

@@ -9,7 +9,7 @@
  *
  *   npm run build && npx tsx bench/liveness-cpu.ts [--size 100000] [--seconds 180] [--keep-dir DIR]
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +20,7 @@ import { encodeX402Header } from '../src/client/seller.ts';
 import { PROBE_DEFAULTS } from '../src/net/probe-config.ts';
 import { seedCorpus } from './catalog-corpus.ts';
 import { discoveryOnlyEnv } from './catalog-sides.ts';
-import { fmt, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
+import { cpuSeconds, fmt, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -82,10 +82,6 @@ const origins = await Promise.all(
 
 const env = (port: number, dbPath: string, perMinute: string) =>
   discoveryOnlyEnv(port, dbPath, { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8', LIVENESS_CHECKS_PER_MINUTE: perMinute });
-const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, clock ticks of 1/100 s
-};
 const ON_PORT = 47320;
 const OFF_PORT = 47321;
 const on = startNode(['dist/main.js'], env(ON_PORT, onFile, String(PROBE_DEFAULTS.LIVENESS_CHECKS_PER_MINUTE)));
