@@ -4,7 +4,8 @@
  * clock (a Zipf vocabulary with diacritics and Hangul, repeated words, two owners, three networks,
  * two schemes, http and mcp, refreshes that change text and add terms, squatting attempts, ties in
  * lastUpdated). Then more than a thousand generated queries must answer identically on both:
- * searches with every filter shape and page size, cursor walks to the end, and list pages at
+ * searches with every filter shape (the price filters beside a query too: asset, asset + maxAmount,
+ * + type) and page size, cursor walks to the end, and list pages at
  * random and deep offsets with exact totals.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +33,11 @@ const { word, words } = zipfWords(VOCAB, rand);
 
 const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'eip155:8453'] as const;
 const SCHEMES = ['exact', 'upto'] as const;
+const ASSETS = ['CASSET', 'CASSET', 'CASSET', 'COTHER'] as const;
+/** Amounts of several digit counts (a price is compared by digit count, then digits: src/filters.ts amountKey). */
+const AMOUNTS = ['100', '100', '200', '7', '99', '150', '1000', '100000'] as const;
+/** maxAmount bounds: below every amount, on amounts, between them, above all. */
+const BOUNDS = ['0', '6', '7', '99', '100', '149', '150', '999', '1000', '100000', '1000000'] as const;
 const LISTINGS = 1_200;
 const REFRESHES = 300;
 
@@ -41,7 +47,7 @@ interface Identity {
   type: 'http' | 'mcp';
 }
 
-function draft(id: Identity, network: string, scheme: string, amount: string): ListingDraft {
+function draft(id: Identity, network: string, scheme: string, amount: string, asset: string): ListingDraft {
   // Some texts repeat a word many times (scores of tf/(tf+1) with large tf).
   const description =
     rand() < 0.05 ? Array.from({ length: 15 + Math.floor(rand() * 20) }, () => 'weather').join(' ') : words(1 + Math.floor(rand() * 10));
@@ -51,7 +57,7 @@ function draft(id: Identity, network: string, scheme: string, amount: string): L
     toolName: id.type === 'mcp' ? `tool${id.i % 3}` : '',
     owner: id.owner,
     x402Version: 2,
-    terms: { scheme, network, asset: 'CASSET', amount, payTo: id.owner, maxTimeoutSeconds: 60 },
+    terms: { scheme, network, asset, amount, payTo: id.owner, maxTimeoutSeconds: 60 },
     metadata: {
       description,
       ...(rand() < 0.5 ? { serviceName: `${word()} ${word()}`.slice(0, 32) } : {}),
@@ -85,7 +91,8 @@ beforeAll(async () => {
       squatter ? { ...id, owner: id.owner === PAY_TO_A ? PAY_TO_B : PAY_TO_A } : id,
       pick(NETWORKS),
       pick(SCHEMES),
-      rand() < 0.3 ? '200' : '100',
+      pick(AMOUNTS),
+      pick(ASSETS),
     );
     // Two or three writes share each millisecond: order ties break on id.
     if (rand() < 0.4) now += 1000;
@@ -99,7 +106,7 @@ beforeAll(async () => {
   // Fresh tables have no statistics until autovacuum's first pass (about a minute): take them now,
   // as a running database has them, so the planner's choices (not the answers) are the usual ones.
   await postgres.analyze();
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   sqlite.close();
   await postgres?.end();
@@ -119,6 +126,21 @@ const FILTERS: DiscoveryFilters[] = [
   { type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' },
   { payTo: PAY_TO_A, scheme: 'exact' },
 ];
+/**
+ * The price filters beside a query (openapi.yaml AssetFilter, MaxAmountFilter): `asset` alone or
+ * with `maxAmount` (one accepted entry must hold both, and `scheme`/`network` too when given),
+ * with or without `type` and another filter.
+ */
+function priceFilters(): DiscoveryFilters {
+  const filters: DiscoveryFilters = { asset: pick(ASSETS) };
+  if (rand() < 0.75) filters.maxAmount = pick(BOUNDS);
+  const type = pick([undefined, undefined, 'http', 'mcp'] as const);
+  if (type) filters.type = type;
+  return {
+    ...filters,
+    ...pick([{}, {}, {}, { payTo: PAY_TO_B }, { extensions: 'bazaar' }, { scheme: 'upto' }, { network: 'stellar:pubnet' }]),
+  };
+}
 let updated: string[] | undefined;
 /** Every listing's lastUpdated: cut points for hiding the older listings. */
 const updatedTimes = () => (updated ??= sqlite.list({}, { limit: 5_000, offset: 0 }, new Date()).items.map((i) => i.lastUpdated));
@@ -147,7 +169,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       if (a.resources.length > 0) nonEmpty++;
     }
     expect(nonEmpty).toBeGreaterThan(700);
-  }, 60_000);
+  }, 180_000);
 
   it('several of the most common words with filters (the all-terms tier, read by signature) return the same pages', async () => {
     // Filters keep the server-side walk out, so these pages come from the tier that reads the
@@ -168,9 +190,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
       if (a.resources.length === limit) nonEmpty++;
     }
-    console.log('TIER', (globalThis as any).__tier, (globalThis as any).__tierCalls);
     expect(nonEmpty).toBeGreaterThan(60);
-  }, 60_000);
+  }, 180_000);
 
   it('cursor walks to the end visit the same listings in the same order, page by page', async () => {
     let pages = 0;
@@ -191,7 +212,50 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       }
     }
     expect(pages).toBeGreaterThan(60);
-  }, 60_000);
+  }, 180_000);
+
+  it('400 searches with asset, asset + maxAmount, + type (and another filter) return the same pages', async () => {
+    const shapes = new Set<string>();
+    let nonEmpty = 0;
+    for (let q = 0; q < 400; q++) {
+      const text = q % 5 === 0 ? word() : query();
+      const filters = priceFilters();
+      const limit = pick([1, 5, 10, 20, 60]);
+      const since = q % 4 === 1 ? pick(updatedTimes()) : undefined;
+      const a = sqlite.search(text, filters, { limit }, new Date(now), 2, since);
+      const b = await postgres.search(text, filters, { limit }, new Date(now), 2, since);
+      expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
+      if (a.resources.length > 0) {
+        nonEmpty++;
+        shapes.add(Object.keys(filters).sort().join('+'));
+      }
+    }
+    expect(nonEmpty).toBeGreaterThan(160);
+    for (const shape of ['asset', 'asset+maxAmount', 'asset+maxAmount+type', 'asset+type']) expect(shapes).toContain(shape);
+  }, 180_000);
+
+  it('cursor walks with asset + maxAmount (+ type) visit the same listings in the same order, page by page', async () => {
+    let pages = 0;
+    for (let q = 0; q < 20; q++) {
+      const text = q % 3 === 0 ? word() : query();
+      const filters: DiscoveryFilters = { asset: 'CASSET', maxAmount: pick(['99', '100', '150', '1000', '1000000']) };
+      if (q % 3 === 1) filters.type = pick(['http', 'mcp'] as const);
+      if (q % 5 === 4) delete filters.maxAmount;
+      const limit = pick([10, 25]);
+      let cursorA: string | undefined;
+      let cursorB: string | undefined;
+      for (let page = 0; ; page++) {
+        const a = sqlite.search(text, filters, { limit, ...(cursorA ? { cursor: cursorA } : {}) }, new Date(now), 2);
+        const b = await postgres.search(text, filters, { limit, ...(cursorB ? { cursor: cursorB } : {}) }, new Date(now), 2);
+        expect(comparable(b), `${text} ${JSON.stringify(filters)} page ${page}`).toEqual(comparable(a));
+        pages++;
+        if (!a.pagination.cursor) break;
+        cursorA = a.pagination.cursor;
+        cursorB = b.pagination.cursor!;
+      }
+    }
+    expect(pages).toBeGreaterThan(40);
+  }, 180_000);
 
   it('300 list pages at random and deep offsets give the same items and totals', async () => {
     for (let q = 0; q < 300; q++) {
@@ -204,5 +268,5 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const b = await postgres.list(filters, { limit, offset }, new Date(), since);
       expect(b, `${JSON.stringify(filters)} offset ${offset}`).toEqual(a);
     }
-  }, 60_000);
+  }, 180_000);
 });
