@@ -19,7 +19,7 @@ import {
   type CursorState,
   type RankedRow,
 } from '../search.ts';
-import { queryLimitViolation, queryTerms } from '../terms.ts';
+import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
 import { roundedMilliSql, termTiersTopK, type TermRowFilter } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { filterSql } from './queries.ts';
@@ -67,11 +67,24 @@ function thresholdWalk(
   // A chunk of one term's rows, each with its revision's estimate: the sum over the query's terms it
   // contains of 1e6 + that term's milli score (the other terms' by key). Returned as arrays: at 100k
   // listings a two-term page reads about 1,300 rows, and building an object per row cost about
-  // as much as reading it.
+  // as much as reading it. The key lookup of another term runs only when the row's signature and
+  // sketch say the revision may hold it (terms.ts termSignature: a clear bit or an empty bucket
+  // means it surely does not, and the lookup would find nothing): for "ru pami" at 100k that skips
+  // about two thirds of the lookups, which were most of the walk's time (docs/BENCHMARKS.md
+  // "Catalog on SQLite at 100k and 1M").
+  const mayHold =
+    'CASE WHEN (t.sig >> ?) & 1 AND min((t.sketch_a >> ?) & 15, (t.sketch_b >> ?) & 15) ' +
+    'THEN coalesce((SELECT 1000000 + o.milli FROM search_terms o WHERE o.term = ? AND o.rev = t.rev), 0) ELSE 0 END';
+  /** The parameters of `mayHold` for each of `others`, in order. */
+  const mayHoldParams = (others: string[]) =>
+    others.flatMap((term) => {
+      const slots = termSlots(term);
+      return [slots.bit, 4 * slots.bucketA, 4 * slots.bucketB, term];
+    });
   const rowsOf = (others: number, range: 'top' | 'plateau' | 'below') => {
     const statement = store.statement(
       `SELECT t.rev, t.listing_id, t.milli,
-         1000000 + t.milli${' + coalesce((SELECT 1000000 + o.milli FROM search_terms o WHERE o.term = ? AND o.rev = t.rev), 0)'.repeat(others)}
+         1000000 + t.milli${` + ${mayHold}`.repeat(others)}
        FROM search_terms t ${filter.joinListings}
        WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}
          ${{ top: '', plateau: 'AND t.milli = ? AND t.listing_id > ?', below: 'AND t.milli < ?' }[range]}
@@ -82,6 +95,8 @@ function thresholdWalk(
   };
   const walks = terms.map((term) => ({
     term,
+    /** The other terms' parameters of each row's estimate (mayHold). */
+    estimateParams: mayHoldParams(terms.filter((other) => other !== term)),
     last: undefined as { milli: number; listing_id: number } | undefined,
     done: false,
     step: 0,
@@ -107,18 +122,18 @@ function thresholdWalk(
     // The first step reads every term (each needs a current score); later steps advance one.
     for (const walk of first ? walks : [nextWalk()!]) {
       const chunk = WALK_CHUNKS[Math.min(walk.step++, WALK_CHUNKS.length - 1)]!;
-      const others = terms.filter((term) => term !== walk.term);
-      const base = [...others, walk.term, asOf, asOf, ...filter.params];
+      const others = terms.length - 1;
+      const base = [...walk.estimateParams, walk.term, asOf, asOf, ...filter.params];
       // [rev, listing_id, milli, estimate]
       type Row = [number, number, number, number];
       let rows: Row[];
-      if (!walk.last) rows = rowsOf(others.length, 'top').all(...base, chunk) as unknown as Row[];
+      if (!walk.last) rows = rowsOf(others, 'top').all(...base, chunk) as unknown as Row[];
       else {
         // After the last row: the rest of its score plateau, then the lower scores. (One keyset
         // condition would scan the plateau from its first row on every chunk.)
-        rows = rowsOf(others.length, 'plateau').all(...base, walk.last.milli, walk.last.listing_id, chunk) as unknown as Row[];
+        rows = rowsOf(others, 'plateau').all(...base, walk.last.milli, walk.last.listing_id, chunk) as unknown as Row[];
         if (rows.length < chunk)
-          rows.push(...(rowsOf(others.length, 'below').all(...base, walk.last.milli, chunk - rows.length) as unknown as Row[]));
+          rows.push(...(rowsOf(others, 'below').all(...base, walk.last.milli, chunk - rows.length) as unknown as Row[]));
       }
       read += rows.length;
       walk.read += rows.length;
