@@ -70,6 +70,7 @@ describe('npm start', () => {
       cwd: root,
       env: {
         ...process.env,
+        MALLOC_ARENA_MAX: undefined, // scripts/start.sh's own value, not the environment's
         SUBMITTER_SECRET: submitter.secret,
         RPC_URL: h.devnet.rpcUrl,
         DB_PATH: join(dir, 'svc.sqlite'),
@@ -118,6 +119,11 @@ describe('npm start', () => {
     const commands = tree.map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '));
     expect(commands.some((c) => c.includes('dist/main.js'))).toBe(true);
     expect(commands.join('\n')).not.toMatch(/tsx|esbuild/);
+    // The Node flags and environment svc's memory figures rely on (scripts/start.sh, docs/BENCHMARKS.md
+    // "svc memory and its Node flags"): the process that runs dist/main.js has them.
+    const svcPid = tree[commands.findIndex((c) => c.includes('dist/main.js'))]!;
+    expect(readFileSync(`/proc/${svcPid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
+    expect(readFileSync(`/proc/${svcPid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
 
     child.kill('SIGTERM');
     await exited;
