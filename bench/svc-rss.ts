@@ -1,11 +1,12 @@
 /**
  * svc's RSS idle and under verify load, by Node flags (docs/BENCHMARKS.md "svc memory and its Node
- * flags"): compiled svc as `npm start` runs it (scripts/start.sh, NODE_FLAGS overriding its
- * flags) against the same svc under plain `node dist/main.js` (the baseline), each a separate
- * process on one devnet, interleaved. Idle = VmRSS 3 s after /health answers; under load = VmHWM after
- * SECONDS of valid POST /verify over 16 keep-alive connections.
+ * flags"): compiled svc as `npm start` runs it (scripts/start.sh) against the same svc under plain
+ * `node dist/main.js` (the baseline), each a separate process on one devnet, interleaved; with
+ * --flags, also `node FLAGS dist/main.js` with start.sh's MALLOC_ARENA_MAX=2 (a flag to try beside
+ * what npm start runs). Idle = VmRSS 3 s after /health answers; under load = VmHWM after SECONDS of
+ * valid POST /verify over 16 keep-alive connections.
  *
- *   npm run build && npx tsx bench/svc-rss.ts [--seconds 10] [--rounds 2]
+ *   npm run build && npx tsx bench/svc-rss.ts [--seconds 10] [--rounds 2] [--flags '--max-semi-space-size=2']
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -36,10 +37,18 @@ try {
   const seller = await devnet.createAccount({});
   const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 300);
   const valid = JSON.stringify({ x402Version: 2, paymentPayload: await sign(await buyer(10_000_000n)), paymentRequirements: requirements });
-  const variants = [
+  const flags = arg('flags', '').split(' ').filter(Boolean);
+  const variants: Array<{ name: string; cmd: string; args: string[]; env?: Record<string, string> }> = [
     { name: 'node dist/main.js (baseline)', cmd: process.execPath, args: ['dist/main.js'] },
     { name: 'npm start (scripts/start.sh)', cmd: 'sh', args: ['scripts/start.sh'] },
   ];
+  if (flags.length)
+    variants.push({
+      name: `MALLOC_ARENA_MAX=2 node ${flags.join(' ')} dist/main.js`,
+      cmd: process.execPath,
+      args: [...flags, 'dist/main.js'],
+      env: { MALLOC_ARENA_MAX: '2' },
+    });
   const rows: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of variants) {
@@ -51,6 +60,7 @@ try {
         cwd: ROOT,
         env: {
           ...process.env,
+          ...v.env,
           PORT: String(port),
           SUBMITTER_SECRET: submitter.secret,
           RPC_URL: devnet.rpcUrl,
