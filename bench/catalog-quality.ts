@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoveryCases } from './catalog-corpus.ts';
 import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './catalog-sides.ts';
-import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
+import { cpuSeconds, fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,21 +41,35 @@ try {
   await Promise.all([waitReady(beforePort, '/supported'), waitReady(afterPort, '/supported')]);
   const [b, a] = await Promise.all([discoveryCases(beforePort), discoveryCases(afterPort)]);
   const usdc = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
-  out('\n| request (1 connection) | before p50 / p95 ms | after p50 / p95 ms | ratio p95 (after / before) |');
-  out('| --- | --- | --- | --- |');
+  // svc's CPU per request (every thread, from /proc), both rounds: on this shared machine it moves far
+  // less with the load than a p95 does, so its ratio is the steadier measure of a change.
+  const measured = async (side: typeof before, port: number, path: (i: number) => string) => {
+    const cpu = cpuSeconds(side.pid!);
+    const r = await load(port, 1, REQUESTS, path);
+    return { ...r, cpuMs: ((cpuSeconds(side.pid!) - cpu) * 1000) / REQUESTS };
+  };
+  out(
+    '\n| request (1 connection) | before p50 / p95 ms | after p50 / p95 ms | ratio p95 (after / before) | svc CPU ms per request, before / after |',
+  );
+  out('| --- | --- | --- | --- | --- |');
   for (let k = 0; k < b.cases.length; k++) {
     const [cb, ca] = [b.cases[k]!, a.cases[k]!];
     const runs = { before: [] as number[][], after: [] as number[][] };
+    const cpuMs = { before: 0, after: 0 };
     for (let round = 0; round < 2; round++) {
-      const rb = await load(beforePort, 1, REQUESTS, cb.path);
-      const ra = await load(afterPort, 1, REQUESTS, ca.path);
+      const rb = await measured(before, beforePort, cb.path);
+      const ra = await measured(after, afterPort, ca.path);
       runs.before.push([rb.p50, rb.p95]);
       runs.after.push([ra.p50, ra.p95]);
+      cpuMs.before += rb.cpuMs / 2;
+      cpuMs.after += ra.cpuMs / 2;
     }
     const best = (r: number[][]) => r.reduce((x, y) => (y[1]! < x[1]! ? y : x));
     const [bp50, bp95] = best(runs.before);
     const [ap50, ap95] = best(runs.after);
-    out(`| ${ca.name} | ${fmt(bp50!)} / ${fmt(bp95!)} | ${fmt(ap50!)} / ${fmt(ap95!)} | ${(ap95! / bp95!).toFixed(2)} |`);
+    out(
+      `| ${ca.name} | ${fmt(bp50!)} / ${fmt(bp95!)} | ${fmt(ap50!)} / ${fmt(ap95!)} | ${(ap95! / bp95!).toFixed(2)} | ${fmt(cpuMs.before)} / ${fmt(cpuMs.after)} |`,
+    );
   }
   // Only the after side has the price filter: absolute figures.
   for (const [name, path] of [
@@ -63,8 +77,8 @@ try {
     ['list, asset filter', `/discovery/resources?limit=20&asset=${usdc}`],
     ['list, asset + maxAmount', `/discovery/resources?limit=20&asset=${usdc}&maxAmount=100000`],
   ] as const) {
-    const r = await load(afterPort, 1, REQUESTS, () => path);
-    out(`| ${name} | — | ${fmt(r.p50)} / ${fmt(r.p95)}${r.errors ? ` (${r.errors} errors)` : ''} | — |`);
+    const r = await measured(after, afterPort, () => path);
+    out(`| ${name} | — | ${fmt(r.p50)} / ${fmt(r.p95)}${r.errors ? ` (${r.errors} errors)` : ''} | — | — / ${fmt(r.cpuMs)} |`);
   }
 } finally {
   await stopServers(before, after);
