@@ -250,16 +250,22 @@ describe('the time budget', () => {
     await validator.validate({ type: 'object' }, info); // the worker is up
     const factor = loadavg()[0]! > cpus().length ? 4 : 1;
     // 120 of the 200 ms spent before: the schema runs the remaining 80 ms, and having used more
-    // CPU time than any ordinary schema needs, it is judged.
-    let started = performance.now();
-    let verdict = await validator.validate(slowSchemas('120 ms before')[0]!.schema, slowSchemas()[0]!.info, { startedAt: started - 120 });
-    expect(verdict).toMatchObject({ ok: false, code: 'bazaar_schema_too_complex' });
-    expect(performance.now() - started).toBeLessThan(80 + 50 * factor);
+    // CPU time than any ordinary schema needs, it is judged. On a starved machine the thread may
+    // not get that CPU time within 80 ms (`not_judged`, by design): asked again, and every attempt
+    // must end within the remaining 80 ms, which is what shows the bound counts from `startedAt`.
+    const [slow] = slowSchemas('120 ms before');
+    const attempt = async () => {
+      const began = performance.now();
+      const answer = await validator.validate(slow!.schema, slow!.info, { startedAt: began - 120 });
+      expect(performance.now() - began).toBeLessThan(80 + 50 * factor);
+      return answer;
+    };
+    expect(await judged(attempt)).toMatchObject({ ok: false, code: 'bazaar_schema_too_complex' });
     // The whole bound spent before: not judged, at once, no thread used.
     await validator.validate({ type: 'object' }, info); // the standby is up
     const jobs = validator.jobsRun;
-    started = performance.now();
-    verdict = await validator.validate({ type: 'object' }, info, { startedAt: started - 250 });
+    const started = performance.now();
+    const verdict = await validator.validate({ type: 'object' }, info, { startedAt: started - 250 });
     expect(verdict).toMatchObject({ ok: false, code: 'not_judged' });
     expect(performance.now() - started).toBeLessThan(20 * factor);
     expect(validator.jobsRun).toBe(jobs);
