@@ -32,6 +32,31 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   }
 }
 
+/**
+ * Runs `work` in one REPEATABLE READ, read-only transaction: every statement sees one snapshot.
+ * The answer is returned once `work` has read it, without waiting for the COMMIT: a read-only
+ * transaction's commit changes nothing, and each round trip to the database adds its own wait
+ * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite": the catalog's list pages). The connection goes back
+ * to the pool when the COMMIT is done (or is discarded if it fails).
+ */
+export async function inReadSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let result: T;
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    result = await work(client);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+    throw err;
+  }
+  client.query('COMMIT').then(
+    () => client.release(),
+    (err: Error) => client.release(err),
+  );
+  return result;
+}
+
 /** Append-only: migration N brings the component from version N-1 to N. */
 export type PostgresMigrations = readonly string[];
 

@@ -7,26 +7,26 @@ import type { Db } from './queries.ts';
 /**
  * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
  * the blocks that start before it, summed, and the entries of the block holding `since` counted
- * in the index, in one statement (one round trip). With no block below `since`, the lower bound
- * ('', 0) is below every entry.
+ * in the index. With no block below `since`, the lower bound ('', 0) is below every entry. An SQL
+ * expression over `kind`, `value` and `since` (column references or parameters), so a statement
+ * that already runs can carry it (store.ts reads it with the list counts: one round trip).
  */
+export const hiddenCountSql = (kind: string, value: string, since: string): string =>
+  `SELECT below.n + (
+     SELECT count(*) FROM listing_keys x
+     WHERE x.kind = ${kind} AND x.value = ${value} AND x.last_updated < ${since}
+       AND (x.last_updated, x.listing_id) > (below.start_updated, below.start_id)
+   ) AS n FROM (
+     SELECT coalesce(sum(n), 0) AS n,
+       coalesce((array_agg(start_updated ORDER BY start_updated DESC, start_id DESC))[1], '') AS start_updated,
+       coalesce((array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1], 0) AS start_id
+     FROM listing_key_blocks WHERE kind = ${kind} AND value = ${value} AND start_updated < ${since}
+   ) below`;
+
+/** hiddenCountSql on its own (one round trip). */
 export async function hiddenCount(db: Db, key: { kind: string; value: string }, since: string): Promise<number> {
-  const row = (
-    await db.query<{ n: string }>(
-      `WITH below AS (
-         SELECT coalesce(sum(n), 0) AS n,
-           coalesce((array_agg(start_updated ORDER BY start_updated DESC, start_id DESC))[1], '') AS start_updated,
-           coalesce((array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1], 0) AS start_id
-         FROM listing_key_blocks WHERE kind = $1 AND value = $2 AND start_updated < $3
-       )
-       SELECT below.n + (
-         SELECT count(*) FROM listing_keys k
-         WHERE k.kind = $1 AND k.value = $2 AND k.last_updated < $3 AND (k.last_updated, k.listing_id) > (below.start_updated, below.start_id)
-       ) AS n FROM below`,
-      [key.kind, key.value, since],
-    )
-  ).rows[0]!;
-  return Number(row.n);
+  const row = await db.query<{ n: string }>(hiddenCountSql('$1::text', '$2::text', '$3::text'), [key.kind, key.value, since]);
+  return Number(row.rows[0]!.n);
 }
 
 /** Where the entry at `offset` of a filter value's page order is (sqlite/list-index.ts seekOffset); the server sums the blocks. */

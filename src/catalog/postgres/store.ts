@@ -15,7 +15,7 @@
 import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
 import { priceFilter } from '../price.ts';
 import type pg from 'pg';
-import { inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
+import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
 import {
   DEEP_OFFSET,
@@ -40,10 +40,19 @@ import type {
 import { withdrawListing } from './withdraw.ts';
 import { pruneRevisions, scoreUnits } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
-import { acceptedEntryConditions, filterConditions, holdsNul, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
+import {
+  acceptedEntryConditions,
+  filterConditions,
+  holdsNul,
+  pageListings,
+  parameters,
+  rowsById,
+  type Db,
+  type RawListingRow,
+} from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCount, seekOffset } from './list-index.ts';
+import { hiddenCountSql, seekOffset } from './list-index.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { listingColumns, recordCall, windowSums } from './quality.ts';
@@ -53,10 +62,6 @@ import { qualityLevel, revisionKey, utcDay, withQualityLevel, type PaymentFacts 
 export const LOCK_TIMEOUT_MS = 1_000;
 /** Connections per store: a catalog worker runs one request at a time. */
 const POOL_SIZE = 2;
-
-/** Runs `work` in one REPEATABLE READ, read-only transaction: every statement sees one snapshot. */
-const inSnapshot = <T>(pool: pg.Pool, work: (db: Db) => Promise<T>): Promise<T> =>
-  inTransaction(pool, work, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
 
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
 class Outcome extends Error {
@@ -228,7 +233,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   ): Promise<{ items: DiscoveryResource[]; total: number }> {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0 };
-    return inSnapshot(this.pool, async (db) => {
+    return inReadSnapshot(this.pool, async (db) => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       if (filters.resource !== undefined || filters.toolName !== undefined)
         return listByColumns(
@@ -240,15 +245,19 @@ export class PostgresCatalogStore implements CatalogStorePort {
           (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined,
         );
       const keys = filterKeys(filters);
-      // The counts and whether any listing is hidden by failures in one round trip: each is a
-      // round trip to another process, and under load each adds its own wait (docs/BENCHMARKS.md
-      // "Discovery on Postgres beside SQLite").
-      const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean }>(
+      const priced = priceFilter(filters);
+      // One key and nothing else: its count is the total (and its blocks find a deep offset).
+      const single = keys.length === 1 && !needsAcceptsCondition(filters) && !priced;
+      // The counts, whether any listing is hidden by failures and, for a single key, its entries
+      // hidden by age, in one round trip: each is a round trip to another process, and under load
+      // each adds its own wait (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+      const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null }>(
         `SELECT k.kind, k.value, coalesce(c.n, 0) AS n,
-           $3::text IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < $3) AS failing
+           $3::text IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < $3) AS failing,
+           CASE WHEN $4::text IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', '$4::text')}) END AS aged
          FROM unnest($1::text[], $2::text[]) AS k(kind, value)
          LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value`,
-        [keys.map((k) => k.kind), keys.map((k) => k.value), failingBefore ?? null],
+        [keys.map((k) => k.kind), keys.map((k) => k.value), failingBefore ?? null, single ? (visibleSince ?? null) : null],
       );
       const failing = counts.rows[0]?.failing ? failingBefore : undefined;
       const counted = keys.map((key) => ({
@@ -264,7 +273,6 @@ export class PostgresCatalogStore implements CatalogStorePort {
       }
       const [driver, ...others] = counted;
       const { values, p } = parameters();
-      const priced = priceFilter(filters);
       const driverKey =
         `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}` +
         (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
@@ -282,30 +290,27 @@ export class PostgresCatalogStore implements CatalogStorePort {
             : '') +
         (failing === undefined ? '' : ` AND k.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
       const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
-      // One key and nothing else: its count is the total (and its blocks find a deep offset).
-      const single = others.length === 0 && !needsAcceptsCondition(filters);
       const total = single
         ? driver!.n -
-          (visibleSince === undefined ? 0 : await hiddenCount(db, driver!.key, visibleSince)) -
+          (visibleSince === undefined ? 0 : Number(counts.rows[0]!.aged)) -
           (failing === undefined ? 0 : await hiddenByFailuresCount(db, driver!.key, failing, visibleSince))
         : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-      let ids: number[] = [];
+      let pageSql: string | undefined;
       // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
       if (single && failing === undefined && page.offset >= DEEP_OFFSET) {
         // A deep page of one filter value: start from the block holding the offset.
         const seek = await seekOffset(db, driver!.key, page.offset);
         if (seek) {
           const bound = seek.from ? ` AND (k.last_updated, k.listing_id) <= (${p(seek.from.lastUpdated)}, ${p(seek.from.listingId)})` : '';
-          const sql = `SELECT k.listing_id AS id ${from}${bound} ${order} LIMIT ${p(page.limit)} OFFSET ${p(seek.skip)}`;
-          ids = (await db.query<{ id: string }>(sql, values)).rows.map((r) => Number(r.id));
+          pageSql = `SELECT k.listing_id AS id, k.last_updated ${from}${bound} ${order} LIMIT ${p(page.limit)} OFFSET ${p(seek.skip)}`;
         }
       } else {
-        const sql = `SELECT k.listing_id AS id ${from} ${order} LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-        ids = (await db.query<{ id: string }>(sql, values)).rows.map((r) => Number(r.id));
+        pageSql = `SELECT k.listing_id AS id, k.last_updated ${from} ${order} LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
       }
-      const byId = await rowsById(db, ids, now);
-      return { items: ids.flatMap((id) => (byId.has(id) ? [toDiscoveryResource(byId.get(id)!)] : [])), total };
+      if (pageSql === undefined) return { items: [], total };
+      const rows = await pageListings(db, pageSql, { values, p }, now);
+      return { items: rows.map((row) => toDiscoveryResource(row)), total };
     });
   }
 
