@@ -36,8 +36,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
  * Runs `work` in one REPEATABLE READ, read-only transaction: every statement sees one snapshot.
  * The answer is returned once `work` has read it, without waiting for the COMMIT: a read-only
  * transaction's commit changes nothing, and each round trip to the database adds its own wait
- * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite": the catalog's list pages). The connection goes back
- * to the pool when the COMMIT is done (or is discarded if it fails).
+ * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite", the catalog's list
+ * pages). The connection goes back to the pool when the COMMIT is done (discarded if it fails).
  */
 export async function inReadSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
