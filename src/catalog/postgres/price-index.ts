@@ -10,7 +10,7 @@ import { PRICE_BUCKET, PRICE_CLASS, POSTGRES_CLASS_COSTS, type PricePagePlan, pl
 import { classPageSql, classPlan } from './price-classes.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { hiddenCount } from './list-index.ts';
+import { hiddenCountSql } from './list-index.ts';
 import { parameters, type Db } from './queries.ts';
 
 export const PRICE_INDEX_MIGRATION = `
@@ -152,18 +152,24 @@ export async function listPriced(
   const { asset, max } = priced;
   const type = filters.type;
   const typed = type !== undefined;
+  const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
+  // Without other key filters the total is the counts less the hidden matches: the asset's entries
+  // hidden by age and the matches among them come with the counts ($6), one round trip rather than
+  // three (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+  const aged = others.length === 0 ? visibleSince : undefined;
   const counts = (
-    await db.query<{ below: string; within: string; listings: string }>(
+    await db.query<{ below: string; within: string; listings: string; asset_aged: string | null; aged_matches: string | null }>(
       `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket < $5 AND ($4::text IS NULL OR type = $4)) AS below,
               (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket >= $5 AND bucket < $2 AND ($4::text IS NULL OR type = $4))
             + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = $1 AND price >= $2 AND price <= $3 AND ($4::text IS NULL OR type = $4)) AS within,
-              CASE WHEN $4::text IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND type = $4) END AS listings`,
-      [asset, max.slice(0, PRICE_BUCKET), max, type ?? null, max.slice(0, PRICE_CLASS)],
+              CASE WHEN $4::text IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND type = $4) END AS listings,
+              CASE WHEN $6::text IS NOT NULL THEN (${hiddenCountSql("'asset'", '$1::text', '$6::text')}) END AS asset_aged,
+              CASE WHEN $6::text IS NOT NULL THEN (${agedMatchesSql}) END AS aged_matches`,
+      [asset, max.slice(0, PRICE_BUCKET), max, type ?? null, max.slice(0, PRICE_CLASS), aged ?? null],
     )
   ).rows[0]!;
   const belowClass = Number(counts.below);
   const matches = belowClass + Number(counts.within);
-  const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
   if (others.some((o) => o.n < matches)) return undefined;
   const rangeListings = typed ? Number(counts.listings) : (counted.find((c) => c.key.kind === 'asset')?.n ?? 0);
   // The page's conditions beyond the price range: hidden listings and other key filters (each use adds its parameters).
@@ -179,13 +185,10 @@ export async function listPriced(
   const { values, p } = parameters();
   const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${rest(p)}`;
   let total: number;
-  if (
-    others.length > 0 ||
-    (visibleSince !== undefined && (await hiddenCount(db, { kind: 'asset', value: asset }, visibleSince)) > matches)
-  ) {
+  if (others.length > 0 || (visibleSince !== undefined && Number(counts.asset_aged) > matches)) {
     total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, values)).rows[0]!.n);
   } else {
-    total = matches - (await hiddenMatches(db, { asset, type }, max, visibleSince, failing));
+    total = matches - Number(counts.aged_matches ?? 0) - (await hiddenByFailures(db, { asset, type }, max, visibleSince, failing));
   }
   if (total === 0) return { ids: [], total };
   const reach = page.offset + page.limit;
@@ -212,28 +215,23 @@ export async function listPriced(
   return { ids, total };
 }
 
-async function hiddenMatches(
+/** The asset's matches hidden by age ($1 asset, $3 max, $4 type or null, $6 the cut), in the counts statement. */
+const agedMatchesSql =
+  'SELECT count(*) FROM listing_prices WHERE asset = $1 AND ($4::text IS NULL OR type = $4) AND last_updated < $6::text AND price <= $3';
+
+/** The matches hidden by liveness failures and not already by age (one round trip, only when any listing is so hidden). */
+async function hiddenByFailures(
   db: Db,
   range: { asset: string; type: string | undefined },
   max: string,
   visibleSince: string | undefined,
   failing: string | undefined,
 ): Promise<number> {
-  let n = 0;
-  if (visibleSince !== undefined) {
-    const aged = await db.query<{ n: string }>(
-      'SELECT count(*) AS n FROM listing_prices WHERE asset = $1 AND ($4::text IS NULL OR type = $4) AND last_updated < $2 AND price <= $3',
-      [range.asset, visibleSince, max, range.type ?? null],
-    );
-    n += Number(aged.rows[0]!.n);
-  }
-  if (failing !== undefined) {
-    const row = await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = $1 AND ($4::text IS NULL OR p.type = $4)
-       WHERE h.liveness_failing_since < $2 AND p.price <= $3${visibleSince === undefined ? '' : ' AND p.last_updated >= $5'}`,
-      [range.asset, failing, max, range.type ?? null, ...(visibleSince === undefined ? [] : [visibleSince])],
-    );
-    n += Number(row.rows[0]!.n);
-  }
-  return n;
+  if (failing === undefined) return 0;
+  const row = await db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = $1 AND ($4::text IS NULL OR p.type = $4)
+     WHERE h.liveness_failing_since < $2 AND p.price <= $3${visibleSince === undefined ? '' : ' AND p.last_updated >= $5'}`,
+    [range.asset, failing, max, range.type ?? null, ...(visibleSince === undefined ? [] : [visibleSince])],
+  );
+  return Number(row.rows[0]!.n);
 }
