@@ -23,6 +23,10 @@
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
  *    order (price-classes.ts); indexes only, no row rewritten.
+ * 12: each search revision's bound on any query's share sum (`top_shares`, the sum of its
+ *    TOP_SHARES largest rounded shares) with its signature and sketches, indexed by that bound, so
+ *    the all-terms tier of a few common words reads the revisions that can reach the page first and
+ *    stops (term-tiers.ts allTermsTopK, docs/CATALOG.md "Search").
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -125,18 +129,20 @@ export function insertTermRows(
 
 /**
  * The term rows of one search revision with the revision's signature and sketches (migration 10 on;
- * insertTermRows stays as migration 2 wrote them).
+ * insertTermRows stays as migration 2 wrote them). `signature`: termSignature(scores), when the
+ * caller has it already.
  */
 export function insertSignedTermRows(
   db: DatabaseSync,
   revision: { rev: number; listingId: number; fromSeq: number; toSeq: number | null },
   scores: Map<string, number>,
+  signature = termSignature(scores),
 ): void {
   const insert = cachedStatement(
     db,
     'INSERT INTO search_terms (term, rev, listing_id, score, milli, from_seq, to_seq, sig, sketch_a, sketch_b) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   );
-  const { sig, sketchA, sketchB } = termSignature(scores);
+  const { sig, sketchA, sketchB } = signature;
   for (const [term, score] of scores)
     insert.run(
       term,
@@ -187,6 +193,46 @@ function migrateToTermSignatures(db: DatabaseSync): void {
   db.exec(`
     DROP INDEX search_terms_top;
     CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq, sig, sketch_a, sketch_b);
+  `);
+}
+
+/**
+ * How many of a revision's largest shares `top_shares` sums (migration 12). A query of n ≤ this
+ * many terms shares at most that sum; one of more terms at most n / TOP_SHARES of it (each further
+ * share is at most the smallest of them). Four: measured on the 100k corpus (docs/BENCHMARKS.md
+ * "Search by number of terms"), the revisions whose bound reaches the page of the 3, 4 and 5 most
+ * common words are 2,350, 243 and 5,081 of 100,000 (summing three: 88, 3,336 and 16,003).
+ */
+export const TOP_SHARES = 4;
+
+/** The sum of the TOP_SHARES largest rounded shares (milli) of a revision's term scores. */
+export function topShares(scores: Map<string, number>): number {
+  return [...scores.values()]
+    .map((score) => Math.round(score * 1000))
+    .sort((x, y) => y - x)
+    .slice(0, TOP_SHARES)
+    .reduce((sum, milli) => sum + milli, 0);
+}
+
+/**
+ * Migration 12: the revisions' bounds (TOP_SHARES). The defaults (a bound above any share sum,
+ * every signature bit and sketch code) make an unfilled revision a candidate of every query, ranked
+ * exactly; every existing revision gets its own here, from its term rows (an MD5 per term is not
+ * needed: the rows carry the signature).
+ */
+function migrateToRevisionBounds(db: DatabaseSync): void {
+  db.exec(`
+    ALTER TABLE search_revisions ADD COLUMN top_shares INTEGER NOT NULL DEFAULT 1000000000000;
+    ALTER TABLE search_revisions ADD COLUMN sig INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE search_revisions ADD COLUMN sketch_a INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE search_revisions ADD COLUMN sketch_b INTEGER NOT NULL DEFAULT -1;
+    UPDATE search_revisions SET
+      top_shares = coalesce((SELECT sum(milli) FROM (SELECT milli FROM search_terms
+        WHERE rev = search_revisions.rev ORDER BY milli DESC LIMIT ${TOP_SHARES})), 0),
+      sig = coalesce((SELECT sig FROM search_terms WHERE rev = search_revisions.rev LIMIT 1), 0),
+      sketch_a = coalesce((SELECT sketch_a FROM search_terms WHERE rev = search_revisions.rev LIMIT 1), 0),
+      sketch_b = coalesce((SELECT sketch_b FROM search_terms WHERE rev = search_revisions.rev LIMIT 1), 0);
+    CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev, listing_id, from_seq, to_seq, sig, sketch_a, sketch_b);
   `);
 }
 
@@ -299,4 +345,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToTypedPriceIndex,
   migrateToTermSignatures,
   migrateToPriceClassIndexes,
+  migrateToRevisionBounds,
 ];

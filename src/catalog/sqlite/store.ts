@@ -32,7 +32,7 @@ import {
 } from '../listing.ts';
 import { qualityLevel, revisionKey, utcDay, windowStartDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
-import { termScores, type SearchText } from '../terms.ts';
+import { termScores, termSignature, type SearchText } from '../terms.ts';
 import {
   CatalogUnavailableError,
   type CatalogStorePort,
@@ -44,7 +44,7 @@ import {
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
-import { MIGRATIONS, insertSignedTermRows } from './migrations.ts';
+import { MIGRATIONS, insertSignedTermRows, topShares } from './migrations.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -242,16 +242,12 @@ export class CatalogStore implements CatalogStorePort {
       this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
       this.statement('UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
     }
-    const row = this.statement('INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES (?, ?, ?) RETURNING rev').get(
-      listingId,
-      seq,
-      hash,
-    ) as { rev: number };
-    insertSignedTermRows(
-      this.db,
-      { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null },
-      withQualityLevel(termScores(text), level),
-    );
+    const scores = withQualityLevel(termScores(text), level);
+    const signature = termSignature(scores);
+    const row = this.statement(
+      'INSERT INTO search_revisions (listing_id, from_seq, text_hash, top_shares, sig, sketch_a, sketch_b) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING rev',
+    ).get(listingId, seq, hash, topShares(scores), signature.sig, signature.sketchA, signature.sketchB) as { rev: number };
+    insertSignedTermRows(this.db, { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null }, scores, signature);
   }
 
   private pruneRevisions(now: Date): void {
