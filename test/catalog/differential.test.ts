@@ -265,6 +265,79 @@ describe('search against the reference ranking', () => {
     expect(tiers.has(1)).toBe(true);
   }, 120_000);
 
+  /**
+   * The all-terms tier of 3 to 5 common words read from the revisions by their share bound
+   * (term-tiers.ts allTermsTopK, migration 12 top_shares): a store with the driver cap at 0 takes
+   * the all-terms tier for every query; pages of 1 read the revisions in several chunks and stop on
+   * the unread bound, pages of 5 and 21 in one, and cursor walks cross from the tier into the tiers
+   * below it (the threshold walk and aggregates), with and without filters.
+   */
+  it('the 3 to 5 most common words from the revisions by share bound: first pages of 1, 5 and 21, cursor walks in pages of 1, 4 and 50, with filters', async () => {
+    const own = new CatalogStore(t.dbPath);
+    let revisionStatements = 0;
+    const source: SearchSource = {
+      db: own.db,
+      tierDriverRows: 0,
+      statement: (sql) => {
+        if (sql.includes('FROM search_revisions t INDEXED BY search_revisions_by_top')) revisionStatements++;
+        return own.statement(sql);
+      },
+      assertUsable: (forWrite) => own.assertUsable(forWrite),
+      cursorSecret: () => own.cursorSecret(),
+      currentSeq: () => own.currentSeq(),
+      rowsById: (ids, now) => own.rowsById(ids, now),
+    };
+    const held = new Map<string, number>();
+    for (const l of corpus)
+      for (const token of new Set(`${l.serviceName} ${l.tags} ${l.description}`.toLowerCase().split(/[^a-z0-9]+/)))
+        held.set(token, (held.get(token) ?? 0) + 1);
+    const byHeld = [...held].filter(([w]) => /^w[a-z0-9]+$/.test(w)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    try {
+      for (let n = 3; n <= 5; n++) {
+        for (const shift of [0, 1, 2]) {
+          const query = byHeld
+            .slice(shift, shift + n)
+            .map(([w]) => w)
+            .join(' ');
+          for (const filter of [{}, { network: 'stellar:pubnet' }, { payTo: PAY_TO_B }] as DiscoveryFilters[]) {
+            const pool = corpus.filter((l) =>
+              Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v),
+            );
+            const expected = referenceSearch(pool, query);
+            const search = (page: { limit: number; cursor?: string }) =>
+              searchCatalog(source, query, filter, page, t.clock(), DISCOVERY_X402_VERSION);
+            for (const limit of [1, 5, 21]) {
+              expect(search({ limit }).resources.map(idOf), `${query} ${JSON.stringify(filter)} limit ${limit}`).toEqual(
+                expected.slice(0, limit),
+              );
+            }
+            for (const [limit, pages] of [
+              [1, 12],
+              [4, 12],
+              [50, 20],
+            ] as const) {
+              const seen: number[] = [];
+              let cursor: string | undefined;
+              for (let page = 0; page < pages; page++) {
+                const result = search({ limit, ...(cursor ? { cursor } : {}) });
+                seen.push(...result.resources.map(idOf));
+                cursor = result.pagination.cursor ?? undefined;
+                if (!cursor) break;
+              }
+              expect(seen, `${query} ${JSON.stringify(filter)} pages of ${limit}`).toEqual(
+                limit === 50 ? expected : expected.slice(0, seen.length),
+              );
+            }
+          }
+        }
+      }
+    } finally {
+      own.close();
+    }
+    // The revisions decided pages (a chunk per statement), not only the driver's rows.
+    expect(revisionStatements).toBeGreaterThan(100);
+  }, 120_000);
+
   it('cursor walks in pages of 7 visit the reference order exactly once', async () => {
     for (let q = 0; q < 60; q++) {
       const query = Array.from({ length: 1 + (q % 3) }, word).join(' ');

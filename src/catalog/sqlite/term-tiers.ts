@@ -164,10 +164,9 @@ function allTermsTopK(
    * bounded by its sketches as the driver's rows are (every query term's bucket bound, no row of
    * its own), read in chunks. The candidates are ranked exactly 32 at a time in bound order while
    * their bound reaches both what an unread revision can reach and the want-th exact rank; once
-   * that rank is above every unread revision's bound, the rest are ranked while their bound reaches
-   * it, and the page is sure. For the few most common words at 100k this reads a few thousand
+   * that rank is above every unread revision's bound, the page is sure. For the few most common words at 100k this reads a few thousand
    * revisions where the driver's rows are 41,000 to 59,000 (docs/BENCHMARKS.md "Search by number of
-   * terms"). Returns undefined past a quarter of the driver's rows (the bound then reaches most
+   * terms"). Returns undefined past a quarter of the driver's rows (or 1,000; the bound then reaches most
    * revisions); what it ranked stays ranked for the driver's scan.
    */
   function revisionScan(): RankedRow[] | null | undefined {
@@ -208,7 +207,7 @@ function allTermsTopK(
     };
     let pending: Array<[number, number, number]> = [];
     let last: { top: number; rev: number } | undefined;
-    for (let chunk = Math.max(8 * want, 128), read = 0; ; chunk *= 2) {
+    for (let chunk = Math.max(8 * want, 32), read = 0; ; chunk *= 2) {
       const rows = chunkOf(last, chunk);
       read += rows.length;
       for (const [rev, listingId, hi] of rows) if (!seen.has(rev)) pending.push([rev, listingId, hi]);
@@ -222,12 +221,11 @@ function allTermsTopK(
       for (; next < pending.length && pending[next]![2] >= unread && reaches(pending[next]![2]); next += 32)
         rank(pending.slice(next, next + 32));
       pending = pending.slice(next).filter(([, , hi]) => reaches(hi));
+      // Every candidate left is bounded below what an unread revision can reach, so once the
+      // want-th rank is above that (or nothing is unread), none of them can be on the page either.
       const reach = floor();
-      if (done || (reach !== undefined && reach > unread)) {
-        for (next = 0; next < pending.length && reaches(pending[next]![2]); next += 32) rank(pending.slice(next, next + 32));
-        return ranked.length >= want ? ranked.slice(0, want) : null;
-      }
-      if (read > driverRows / 4) return undefined;
+      if (done || (reach !== undefined && reach > unread)) return ranked.length >= want ? ranked.slice(0, want) : null;
+      if (read > Math.max(driverRows / 4, REVISION_SCAN_MIN_ROWS)) return undefined;
     }
   }
 
@@ -261,6 +259,8 @@ export const TIER_DRIVER_ROWS_CAP = 20_000;
  * reaches most revisions (at 100k, 24,737 of 100,000 for the 6 most common words, every one for 8).
  */
 const REVISION_SCAN_TERMS = 5;
+/** The revision scan goes on at least this far whatever the driver's rows: below it either way is cheap. */
+const REVISION_SCAN_MIN_ROWS = 1000;
 /** A first count of each term's rows stops here. */
 const PROBE_ROWS = 1000;
 
