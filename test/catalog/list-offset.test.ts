@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { BLOCK_SIZE } from '../../src/catalog/listing.ts';
 import { termSignature } from '../../src/catalog/terms.ts';
+import { topShares } from '../../src/catalog/sqlite/migrations.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
@@ -29,7 +30,8 @@ function draft(i: number, owner: string, network: string): ListingDraft {
     owner,
     x402Version: 2,
     terms: { scheme: 'exact', network, asset: 'CASSET', amount: '100', payTo: owner, maxTimeoutSeconds: 60 },
-    metadata: { description: `listing ${i}` },
+    // Five terms or more, one of them repeated, so a revision's 4 largest shares (migration 12) are not all of them.
+    metadata: { description: `listing ${i} for the api ${'weather '.repeat(1 + (i % 3))}` },
     bazaar: { info: { input: { type: 'http', method: 'GET' } } },
     parameterText: '',
     dropped: [],
@@ -173,6 +175,8 @@ describe('list at any offset', () => {
     // the withdrawals, the price index, the term signatures.
     old.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
       ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
+      DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares; ALTER TABLE search_revisions DROP COLUMN sig;
+      ALTER TABLE search_revisions DROP COLUMN sketch_a; ALTER TABLE search_revisions DROP COLUMN sketch_b;
       DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments;
       DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
       DROP INDEX listings_liveness_due; DROP INDEX listings_liveness_failing; ALTER TABLE listings DROP COLUMN liveness_status;
@@ -192,6 +196,21 @@ describe('list at any offset', () => {
       for (const revRows of byRev.values()) {
         const expected = termSignature(new Map(revRows.map((r) => [r.term, r.score])));
         for (const r of revRows) expect([r.sig, r.sketch_a, r.sketch_b]).toEqual([expected.sig, expected.sketchA, expected.sketchB]);
+      }
+      // Migration 12 gave every revision its share bound (its 4 largest rounded shares summed) and its rows' signature.
+      const revisions = store.db.prepare('SELECT rev, top_shares, sig, sketch_a, sketch_b FROM search_revisions');
+      revisions.setReadBigInts(true);
+      const bounds = revisions.all() as Array<{ rev: bigint; top_shares: bigint; sig: bigint; sketch_a: bigint; sketch_b: bigint }>;
+      expect(bounds.filter((b) => byRev.has(b.rev)).length).toBe(byRev.size);
+      for (const b of bounds) {
+        const revRows = byRev.get(b.rev);
+        // A revision without terms matches nothing: no bound above 0, no signature bit.
+        if (!revRows) {
+          expect([b.top_shares, b.sig]).toEqual([0n, 0n]);
+          continue;
+        }
+        expect(Number(b.top_shares)).toBe(topShares(new Map(revRows.map((r) => [r.term, r.score]))));
+        expect([b.sig, b.sketch_a, b.sketch_b]).toEqual([revRows[0]!.sig, revRows[0]!.sketch_a, revRows[0]!.sketch_b]);
       }
       checkBlockCounts(store.db);
       checkPages(store);

@@ -270,7 +270,9 @@ describe.each(BACKENDS)('on %s', (backend) => {
         db.exec('DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets');
         migrateToPriceIndex(db);
         db.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
-          ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq)`);
+          ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
+          DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares; ALTER TABLE search_revisions DROP COLUMN sig;
+          ALTER TABLE search_revisions DROP COLUMN sketch_a; ALTER TABLE search_revisions DROP COLUMN sketch_b`);
         db.exec('PRAGMA user_version = 8');
         db.close();
       } else {
