@@ -2,8 +2,8 @@
  * svc's memory under the 100k-catalog search load, part by part (docs/BENCHMARKS.md "Catalog on
  * SQLite at 100k and 1M", goal ≤ 250 MiB peak). Each variant is a separate svc process on the same
  * seeded file (bench/catalog-corpus.ts), in turn, round after round: the `before` commit's build
- * started as bench/catalog.ts starts svc (`node --max-semi-space-size=4 dist/main.js`, the figure of
- * the Goals row), the same build under `npm start` (scripts/start.sh, which adds MALLOC_ARENA_MAX=2)
+ * started as bench/catalog.ts started svc for its figures up to 2026-11-25 (`node
+ * --max-semi-space-size=4 dist/main.js`, no MALLOC_ARENA_MAX), the same build under `npm start` (scripts/start.sh, which adds MALLOC_ARENA_MAX=2)
  * and this checkout's build under `npm start` (with `--env` added, to try a setting). Each gets the
  * load of bench/catalog.ts: its request table (1 and 16 connections) then /verify beside 16
  * search connections (bench/catalog-flood.ts) for --mixed-seconds.
@@ -20,11 +20,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { baselineBuild } from './baseline-build.ts';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
 import { discoveryOnlyEnv, stopServers } from './catalog-sides.ts';
-import { fmt, load, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from './http-load.ts';
+import { fmt, load, loadAverage, machineLine, pct, request, requireBuild, startNode, startNpmStart, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -58,7 +58,7 @@ interface Variant {
   env: Record<string, string>;
 }
 const variants: Variant[] = [
-  { name: `${values.before} as bench/catalog.ts starts it`, cwd: beforeDir, start: 'node-flags', env: {} },
+  { name: `${values.before}, node --max-semi-space-size=4 dist/main.js`, cwd: beforeDir, start: 'node-flags', env: {} },
   { name: `${values.before} under npm start`, cwd: beforeDir, start: 'npm-start', env: {} },
   {
     name: `this checkout under npm start${values.env.length ? ` + ${values.env.join(' ')}` : ''}`,
@@ -122,7 +122,7 @@ function startSvc(v: Variant, port: number): ChildProcess {
     NODE_OPTIONS: `${v.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim(),
   };
   if (v.start === 'node-flags') return startNode(['--max-semi-space-size=4', join(v.cwd, 'dist/main.js')], env);
-  return spawn('sh', ['scripts/start.sh'], { cwd: v.cwd, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  return startNpmStart(env, v.cwd);
 }
 
 /** bench/catalog.ts's load on one process; the p95 of each request kind at 1 connection. */

@@ -1,6 +1,6 @@
 /**
  * Catalog benchmark over HTTP. For each size, a generated corpus (bench/catalog-corpus.ts) is
- * seeded into a file through the store; then svc (`dist/main.js`, what `npm start` runs, in a
+ * seeded into a file through the store; then svc (as `npm start` runs it, scripts/start.sh, in a
  * separate process; run `npm run build` first) and a bare
  * node:http + node:sqlite server (bench/catalog-baseline.ts, same file, same index queries) are
  * started side by side and measured with the same client: search (2 terms, 1 common term, a
@@ -32,6 +32,7 @@ import {
   requireBuild,
   rssMb,
   startNode as start,
+  startNpmStart,
   threadCpuSeconds,
   waitReady,
 } from './http-load.ts';
@@ -50,8 +51,6 @@ requireBuild();
 const REQUESTS = Number(values.requests);
 const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-catalog-'));
 mkdirSync(dir, { recursive: true });
-/** svc's young generation, sized deliberately (the default semi-space grows to 16–32 MiB each). */
-const SEMI_SPACE_MB = 4;
 
 const out = (s: string) => console.log(s);
 out(machineLine());
@@ -67,7 +66,8 @@ for (const size of sizes) {
   const svcPort = port++;
   const basePort = port++;
   // The corpus is dated from 2026-01-01: discoveryOnlyEnv keeps all of it visible (LISTING_TTL_DAYS).
-  const svc = start([`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'], discoveryOnlyEnv(svcPort, dbPath));
+  // svc as `npm start` runs it (its Node flags and MALLOC_ARENA_MAX=2), so its peak RSS is what ships.
+  const svc = startNpmStart(discoveryOnlyEnv(svcPort, dbPath));
   const base = start(['--import', 'tsx', 'bench/catalog-baseline.ts', dbPath, String(basePort)], {});
   try {
     await Promise.all([waitReady(svcPort, '/supported'), waitReady(basePort, '/discovery/resources')]);
@@ -205,7 +205,7 @@ for (const size of sizes) {
       );
     clearInterval(sampler);
     out(
-      `svc peak RSS under this load: **${peakRss.toFixed(0)} MB** (--max-semi-space-size=${SEMI_SPACE_MB}; catalog workers capped by resourceLimits). Load average now ${loadAverage()}.`,
+      `svc peak RSS under this load: **${peakRss.toFixed(0)} MB** (as npm start runs it: scripts/start.sh's Node flags and MALLOC_ARENA_MAX=2). Load average now ${loadAverage()}.`,
     );
   } finally {
     svc.kill('SIGTERM');

@@ -20,6 +20,15 @@ export function startNode(args: string[], env: Record<string, string>, options: 
   return spawn(process.execPath, args, { stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
 }
 
+/**
+ * svc as `npm start` runs it: scripts/start.sh in `cwd` (its Node flags and MALLOC_ARENA_MAX=2,
+ * docs/BENCHMARKS.md "svc memory and its Node flags"), the environment extended by `env`. The shell
+ * execs node, so the child's pid is svc's.
+ */
+export function startNpmStart(env: Record<string, string>, cwd = '.'): ChildProcess {
+  return spawn('sh', ['scripts/start.sh'], { cwd, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+}
+
 const agentFor = new Map<number, http.Agent>();
 export function request(port: number, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
   let agent = agentFor.get(port);
