@@ -102,7 +102,9 @@ const WORKER_URL = workerModuleUrl('catalog/threads/worker');
 /**
  * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
  * (a query allocates little that survives); the old-generation cap bounds a runaway worker,
- * which is then replaced (its request fails like any fault).
+ * which is then replaced (its request fails like any fault). A process-wide `--max-semi-space-size`
+ * (scripts/start.sh sets 4) takes precedence over the young-generation limit here: under `npm
+ * start` each thread's young generation is 8 MiB (docs/BENCHMARKS.md "Catalog on SQLite at 100k and 1M").
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
 /**
