@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import { baselineBuild } from './baseline-build.ts';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
-import { discoveryOnlyEnv, stopServers } from './catalog-sides.ts';
+import { discoveryOnlyEnv, rejectedVerifyBody, stopServers } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, pct, request, requireBuild, startNode, startNpmStart, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -136,25 +136,7 @@ async function catalogLoad(
     await load(port, 16, REQUESTS * 2, c.path);
     rows.push({ name: c.name, p50: one.p50, p95: one.p95 });
   }
-  const requirements = {
-    scheme: 'exact',
-    network: 'stellar:testnet',
-    asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-    amount: '1000',
-    payTo,
-    maxTimeoutSeconds: 60,
-    extra: { areFeesSponsored: true },
-  };
-  const verifyBody = JSON.stringify({
-    x402Version: 2,
-    paymentPayload: {
-      x402Version: 2,
-      resource: { url: 'https://seller.example/weather' },
-      accepted: requirements,
-      payload: { transaction: 'AAAA' },
-    },
-    paymentRequirements: requirements,
-  });
+  const verifyBody = rejectedVerifyBody(payTo);
   const ms = Number(values['mixed-seconds']) * 1000;
   const flood = startNode(['--import', 'tsx', 'bench/catalog-flood.ts', String(port), '16', String(ms), two, common], {});
   const floodOut = new Promise<string>((done) => {

@@ -32,6 +32,32 @@ export function discoveryOnlyEnv(port: number, dbPath: string, extra: Record<str
 }
 
 /**
+ * A POST /verify body for payTo that svc refuses at decode (its transaction is not XDR): no chain
+ * call, all svc's own request pipeline, the /verify of the catalog benchmarks' mixed runs.
+ */
+export function rejectedVerifyBody(payTo: string): string {
+  const requirements = {
+    scheme: 'exact',
+    network: 'stellar:testnet',
+    asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
+    amount: '1000',
+    payTo,
+    maxTimeoutSeconds: 60,
+    extra: { areFeesSponsored: true },
+  };
+  return JSON.stringify({
+    x402Version: 2,
+    paymentPayload: {
+      x402Version: 2,
+      resource: { url: 'https://seller.example/weather' },
+      accepted: requirements,
+      payload: { transaction: 'AAAA' },
+    },
+    paymentRequirements: requirements,
+  });
+}
+
+/**
  * The baseline's build (bench/baseline-build.ts) and a catalog file of `size` listings for each side
  * in `dir`, named with `prefix` and kept there: a file already seeded is reused.
  */

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
-import { discoveryOnlyEnv } from './catalog-sides.ts';
+import { discoveryOnlyEnv, rejectedVerifyBody } from './catalog-sides.ts';
 import {
   cpuSeconds,
   fmt,
@@ -97,25 +97,7 @@ for (const size of sizes) {
     }
 
     // Mixed run: /verify alone, then beside 16 search connections (the payload is refused at decode: no RPC, all event loop).
-    const requirements = {
-      scheme: 'exact',
-      network: 'stellar:testnet',
-      asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-      amount: '1000',
-      payTo,
-      maxTimeoutSeconds: 60,
-      extra: { areFeesSponsored: true },
-    };
-    const verifyBody = JSON.stringify({
-      x402Version: 2,
-      paymentPayload: {
-        x402Version: 2,
-        resource: { url: 'https://seller.example/weather' },
-        accepted: requirements,
-        payload: { transaction: 'AAAA' },
-      },
-      paymentRequirements: requirements,
-    });
+    const verifyBody = rejectedVerifyBody(payTo);
     const verifyFor = async (ms: number) => {
       const until = performance.now() + ms;
       let n = 0;
