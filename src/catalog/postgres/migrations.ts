@@ -201,6 +201,18 @@ const chunkAfterLast = (columns: string[]) => {
  */
 const lookupKey = (term: string, bit: string) => `(CASE WHEN (k.sig & ${bit}) <> 0 THEN ${term} END)`;
 
+/** The walk's chunk rows for three terms or more (migration 4): a per-row sum over the other terms' lookups. */
+const severalTermRows = `SELECT k.listing_id, k.milli,
+             (1 + x.n) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(x.u, 0))')} AS rank
+           FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) k,
+           LATERAL (SELECT count(*) AS n, sum(o.units) AS u
+                    FROM unnest(p_terms[:i - 1] || p_terms[i + 1:], bits[:i - 1] || bits[i + 1:]) AS q(term, bit)
+                    JOIN search_terms o ON o.term = ${lookupKey('q.term', 'q.bit')} AND o.rev = k.rev) x
+           ORDER BY k.milli DESC, k.listing_id ASC`;
+
+/** The walk's variable of the query terms' signature bits (catalog_term_bit), in query order. */
+const termBitsDeclaration = `\n     bits BIGINT[] := ARRAY(SELECT catalog_term_bit(q) FROM unnest(p_terms) WITH ORDINALITY AS u(q, o) ORDER BY o);`;
+
 export const CATALOG_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    -- The search cursors' HMAC key: 32 bytes derived from the server's strong random source.
@@ -421,15 +433,9 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
            FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) k
              LEFT JOIN search_terms o ON o.term = ${lookupKey('p_terms[3 - i]', 'bits[3 - i]')} AND o.rev = k.rev
            ORDER BY k.milli DESC, k.listing_id ASC`,
-       more: `SELECT k.listing_id, k.milli,
-             (1 + x.n) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(x.u, 0))')} AS rank
-           FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) k,
-           LATERAL (SELECT count(*) AS n, sum(o.units) AS u
-                    FROM unnest(p_terms[:i - 1] || p_terms[i + 1:], bits[:i - 1] || bits[i + 1:]) AS q(term, bit)
-                    JOIN search_terms o ON o.term = ${lookupKey('q.term', 'q.bit')} AND o.rev = k.rev) x
-           ORDER BY k.milli DESC, k.listing_id ASC`,
+       more: severalTermRows,
      },
-     `\n     bits BIGINT[] := ARRAY(SELECT catalog_term_bit(q) FROM unnest(p_terms) WITH ORDINALITY AS u(q, o) ORDER BY o);`,
+     termBitsDeclaration,
    )}`,
   // 5: the quality signals (postgres/quality.ts).
   QUALITY_MIGRATION,
@@ -445,4 +451,26 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   TYPED_PRICE_INDEX_MIGRATION,
   // 11: by-time indexes per type and price class, for deep price pages (postgres/price-classes.ts).
   PRICE_CLASS_INDEXES_MIGRATION,
+  // 12: the two-term walk looks the other term up only when the row's signature has its bit. Under
+  // migration 4 a row whose signature lacks it still ran the left join's index scan, with a NULL
+  // key (answered without descending the index, but one rescan per row); the lookup is now a
+  // subquery under CASE, which the server does not run at all when the bit is absent: the share
+  // is then 0 and the term absent, exactly what the lookup would have found (docs/CATALOG.md
+  // "Postgres"). OFFSET 0 keeps the subquery from being pulled up into the rank expression, where
+  // its two uses would run the lookup twice. Longer queries keep migration 4's rows.
+  catalogWalkSql(
+    'CREATE OR REPLACE',
+    {
+      two: `SELECT k.listing_id, k.milli,
+             (CASE WHEN k.other_units IS NULL THEN 1 ELSE 2 END) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(k.other_units, 0))')} AS rank
+           FROM (SELECT m.listing_id, m.milli, m.units,
+                   CASE WHEN (m.sig & bits[3 - i]) <> 0
+                     THEN (SELECT o.units FROM search_terms o WHERE o.term = p_terms[3 - i] AND o.rev = m.rev) END AS other_units
+                 FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) m
+                 OFFSET 0) k
+           ORDER BY k.milli DESC, k.listing_id ASC`,
+      more: severalTermRows,
+    },
+    termBitsDeclaration,
+  ),
 ];
