@@ -19,10 +19,10 @@ import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/ca
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
-import { filterKeys, type ListingKey } from '../../src/catalog/listing.ts';
+import { filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
 import { listPriced, priceMatches } from '../../src/catalog/sqlite/price-index.ts';
-import { listPriced as listPricedOnPostgres } from '../../src/catalog/postgres/price-index.ts';
+import { listPriced as listPricedOnPostgres, readPriceCounts } from '../../src/catalog/postgres/price-index.ts';
 import { classPageSql, classPlan } from '../../src/catalog/sqlite/price-classes.ts';
 import { priceKey, type PricePagePlan } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
@@ -83,27 +83,11 @@ function forcedPostgresPage(t: TempCatalog, ttlMs: number): ForcedPage & { close
     }
     counted.sort((x, y) => x.n - y.n);
     const now = t.clock().getTime();
-    const listed = await listPricedOnPostgres(
-      pool,
-      filters,
-      counted,
-      page,
-      new Date(now - ttlMs).toISOString(),
-      failingBefore(now, GRACE),
-      plan,
-    );
+    const [visibleSince, failing] = [new Date(now - ttlMs).toISOString(), failingBefore(now, GRACE)];
+    const counts = await readPriceCounts(pool, filters, visibleSince, failing);
+    const listed = await listPricedOnPostgres(pool, filters, counted, counts, page, new Date(now), visibleSince, failing, plan);
     if (!listed) return undefined;
-    const identities: string[] = [];
-    for (const id of listed.ids) {
-      const l = (
-        await pool.query<{ type: string; resource: string; tool_name: string }>(
-          'SELECT type, resource, tool_name FROM listings WHERE id = $1',
-          [id],
-        )
-      ).rows[0]!;
-      identities.push(`${l.type} ${l.resource} ${l.type === 'mcp' ? l.tool_name : ''}`);
-    }
-    return { identities, total: listed.total };
+    return { identities: listed.rows.map((row) => identity(toDiscoveryResource(row))), total: listed.total };
   };
   return Object.assign(forced, { close: () => pool.end() });
 }

@@ -87,5 +87,5 @@ export function classPageSql(
           ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${reach})`,
     )
     .join(' UNION ALL ');
-  return `SELECT m.id FROM (${ranges}) m ORDER BY m.last_updated DESC, m.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
+  return `SELECT m.id, m.last_updated FROM (${ranges}) m ORDER BY m.last_updated DESC, m.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
 }

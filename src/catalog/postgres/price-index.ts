@@ -8,10 +8,10 @@
  */
 import { PRICE_BUCKET, PRICE_CLASS, POSTGRES_CLASS_COSTS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
 import { classPageSql, classPlan } from './price-classes.ts';
-import type { ListingKey } from '../listing.ts';
+import { filterKeys, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { hiddenCountSql } from './list-index.ts';
-import { parameters, type Db } from './queries.ts';
+import { pageListings, parameters, type Db } from './queries.ts';
 
 export const PRICE_INDEX_MIGRATION = `
   CREATE TABLE listing_prices (
@@ -133,41 +133,86 @@ export async function removePrices(db: Db, listingId: string | number): Promise<
 export const priceMatchSql = (id: string, p: (value: unknown) => string, priced: { asset: string; max: string }) =>
   `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${id} AND pr.asset = ${p(priced.asset)} AND pr.price <= ${p(priced.max)})`;
 
+/** The price index's counts of an `asset` + `maxAmount` list page (priceCountsSql), as pg returns them. */
+export interface PriceCounts {
+  below: string;
+  within: string;
+  listings: string;
+  asset_aged: string | null;
+  aged_matches: string | null;
+  failing_matches: string | null;
+}
+
+/**
+ * One row of the price counts (PriceCounts) for `filters` (with a price filter), so the list's
+ * counts statement (store.ts) carries them: each round trip to the database adds its own wait
+ * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Without other key filters
+ * than asset and type the total is the counts less the hidden matches, so the asset's entries
+ * hidden by age, the matches among them and the visible matches hidden by liveness failures
+ * (none when no listing fails) come with them.
+ */
+export function priceCountsSql(
+  filters: DiscoveryFilters,
+  p: (value: unknown) => string,
+  visibleSince: string | undefined,
+  failingBefore: string | undefined,
+): string {
+  const { asset, max } = priceFilter(filters)!;
+  const alone = filterKeys(filters).every((k) => k.kind === 'asset' || k.kind === 'type');
+  const a = `${p(asset)}::text`;
+  const t = `${p(filters.type ?? null)}::text`;
+  const bucket = `${p(max.slice(0, PRICE_BUCKET))}::text`;
+  const m = `${p(max)}::text`;
+  const cls = `${p(max.slice(0, PRICE_CLASS))}::text`;
+  const aged = `${p(alone ? (visibleSince ?? null) : null)}::text`;
+  const failing = `${p(alone ? (failingBefore ?? null) : null)}::text`;
+  const since = visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}::text`;
+  return `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND bucket < ${cls} AND (${t} IS NULL OR type = ${t})) AS below,
+      (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND bucket >= ${cls} AND bucket < ${bucket} AND (${t} IS NULL OR type = ${t}))
+    + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ${a} AND price >= ${bucket} AND price <= ${m} AND (${t} IS NULL OR type = ${t})) AS within,
+      CASE WHEN ${t} IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND type = ${t}) END AS listings,
+      CASE WHEN ${aged} IS NOT NULL THEN (${hiddenCountSql("'asset'", a, aged)}) END AS asset_aged,
+      CASE WHEN ${aged} IS NOT NULL THEN (SELECT count(*) FROM listing_prices
+        WHERE asset = ${a} AND (${t} IS NULL OR type = ${t}) AND last_updated < ${aged} AND price <= ${m}) END AS aged_matches,
+      CASE WHEN ${failing} IS NOT NULL THEN (SELECT count(*) FROM listings h
+        JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ${a} AND (${t} IS NULL OR p.type = ${t})
+        WHERE h.liveness_failing_since < ${failing} AND p.price <= ${m}${since}) END AS failing_matches`;
+}
+
+/** priceCountsSql on its own (one round trip), for a caller without a counts statement of its own. */
+export async function readPriceCounts(
+  db: Db,
+  filters: DiscoveryFilters,
+  visibleSince: string | undefined,
+  failingBefore: string | undefined,
+): Promise<PriceCounts> {
+  const { values, p } = parameters();
+  return (await db.query<PriceCounts>(priceCountsSql(filters, p, visibleSince, failingBefore), values)).rows[0]!;
+}
+
 /**
  * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices; `type`
- * is part of the index range), or undefined when another key filter holds fewer listings than the
- * price matches.
+ * is part of the index range) with its listings read in the statement that selects it
+ * (pageListings), or undefined when another key filter holds fewer listings than the price
+ * matches. `counts` are priceCountsSql's, read with the same `visibleSince` and a failing cut.
  */
 export async function listPriced(
   db: Db,
   filters: DiscoveryFilters,
   counted: Array<{ key: ListingKey; n: number }>,
+  counts: PriceCounts,
   page: { limit: number; offset: number },
+  now: Date,
   visibleSince: string | undefined,
   failing: string | undefined,
   plan?: PricePagePlan,
-): Promise<{ ids: number[]; total: number } | undefined> {
+): Promise<{ rows: ListingRow[]; total: number } | undefined> {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
   const { asset, max } = priced;
   const type = filters.type;
   const typed = type !== undefined;
   const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
-  // Without other key filters the total is the counts less the hidden matches: the asset's entries
-  // hidden by age and the matches among them come with the counts ($6), one round trip rather than
-  // three (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
-  const aged = others.length === 0 ? visibleSince : undefined;
-  const counts = (
-    await db.query<{ below: string; within: string; listings: string; asset_aged: string | null; aged_matches: string | null }>(
-      `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket < $5 AND ($4::text IS NULL OR type = $4)) AS below,
-              (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND bucket >= $5 AND bucket < $2 AND ($4::text IS NULL OR type = $4))
-            + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = $1 AND price >= $2 AND price <= $3 AND ($4::text IS NULL OR type = $4)) AS within,
-              CASE WHEN $4::text IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = $1 AND type = $4) END AS listings,
-              CASE WHEN $6::text IS NOT NULL THEN (${hiddenCountSql("'asset'", '$1::text', '$6::text')}) END AS asset_aged,
-              CASE WHEN $6::text IS NOT NULL THEN (${agedMatchesSql}) END AS aged_matches`,
-      [asset, max.slice(0, PRICE_BUCKET), max, type ?? null, max.slice(0, PRICE_CLASS), aged ?? null],
-    )
-  ).rows[0]!;
   const belowClass = Number(counts.below);
   const matches = belowClass + Number(counts.within);
   if (others.some((o) => o.n < matches)) return undefined;
@@ -182,15 +227,16 @@ export async function listPriced(
       )
       .join('') +
     (failing === undefined ? '' : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
-  const { values, p } = parameters();
+  const params = parameters();
+  const { p } = params;
   const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${rest(p)}`;
   let total: number;
   if (others.length > 0 || (visibleSince !== undefined && Number(counts.asset_aged) > matches)) {
-    total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, values)).rows[0]!.n);
+    total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, params.values)).rows[0]!.n);
   } else {
-    total = matches - Number(counts.aged_matches ?? 0) - (await hiddenByFailures(db, { asset, type }, max, visibleSince, failing));
+    total = matches - Number(counts.aged_matches ?? 0) - (failing === undefined ? 0 : Number(counts.failing_matches ?? 0));
   }
-  if (total === 0) return { ids: [], total };
+  if (total === 0) return { rows: [], total };
   const reach = page.offset + page.limit;
   const plain = plainPricePlan({ reach, rangeListings, matches, classPlanCost: POSTGRES_CLASS_COSTS.plan });
   const classes =
@@ -198,40 +244,18 @@ export async function listPriced(
       ? await classPlan(db, { asset, type }, max, { matches, belowClass }, reach, plan === 'by-classes-max-by-price')
       : undefined;
   const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
-  if (chosen.startsWith('by-classes') && classes!.arms.length === 0) return { ids: [], total };
+  if (chosen.startsWith('by-classes') && classes!.arms.length === 0) return { rows: [], total };
   if (chosen.startsWith('by-classes')) {
     const merged = parameters();
     const sql = classPageSql(classes!.arms, asset, max, page, rest, merged.p);
-    return { ids: (await db.query<{ id: string }>(sql, merged.values)).rows.map((r) => Number(r.id)), total };
+    return { rows: await pageListings(db, sql, merged, now), total };
   }
   const order = `ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
   // By price: every match read from the by-price index, then sorted; by time: the by-time index in page order.
   const sql =
     chosen === 'by-price'
       ? `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${where})
-         SELECT p.listing_id AS id FROM m p ${order}`
-      : `SELECT p.listing_id AS id FROM listing_prices p WHERE ${where} ${order}`;
-  const ids = (await db.query<{ id: string }>(sql, values)).rows.map((r) => Number(r.id));
-  return { ids, total };
-}
-
-/** The asset's matches hidden by age ($1 asset, $3 max, $4 type or null, $6 the cut), in the counts statement. */
-const agedMatchesSql =
-  'SELECT count(*) FROM listing_prices WHERE asset = $1 AND ($4::text IS NULL OR type = $4) AND last_updated < $6::text AND price <= $3';
-
-/** The matches hidden by liveness failures and not already by age (one round trip, only when any listing is so hidden). */
-async function hiddenByFailures(
-  db: Db,
-  range: { asset: string; type: string | undefined },
-  max: string,
-  visibleSince: string | undefined,
-  failing: string | undefined,
-): Promise<number> {
-  if (failing === undefined) return 0;
-  const row = await db.query<{ n: string }>(
-    `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = $1 AND ($4::text IS NULL OR p.type = $4)
-     WHERE h.liveness_failing_since < $2 AND p.price <= $3${visibleSince === undefined ? '' : ' AND p.last_updated >= $5'}`,
-    [range.asset, failing, max, range.type ?? null, ...(visibleSince === undefined ? [] : [visibleSince])],
-  );
-  return Number(row.rows[0]!.n);
+         SELECT p.listing_id AS id, p.last_updated FROM m p ${order}`
+      : `SELECT p.listing_id AS id, p.last_updated FROM listing_prices p WHERE ${where} ${order}`;
+  return { rows: await pageListings(db, sql, params, now), total };
 }

@@ -12,7 +12,7 @@
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
  *   in the write transaction by one server-side call (migrations.ts).
  */
-import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
+import { listPriced, priceCountsSql, priceMatchSql, recordPrice, type PriceCounts } from './price-index.ts';
 import { priceFilter } from '../price.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
@@ -40,16 +40,7 @@ import type {
 import { withdrawListing } from './withdraw.ts';
 import { pruneRevisions, scoreUnits } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
-import {
-  acceptedEntryConditions,
-  filterConditions,
-  holdsNul,
-  pageListings,
-  parameters,
-  rowsById,
-  type Db,
-  type RawListingRow,
-} from './queries.ts';
+import { acceptedEntryConditions, filterConditions, holdsNul, pageListings, parameters, type Db, type RawListingRow } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
 import { hiddenCountSql, seekOffset } from './list-index.ts';
@@ -248,16 +239,20 @@ export class PostgresCatalogStore implements CatalogStorePort {
       const priced = priceFilter(filters);
       // One key and nothing else: its count is the total (and its blocks find a deep offset).
       const single = keys.length === 1 && !needsAcceptsCondition(filters) && !priced;
-      // The counts, whether any listing is hidden by failures and, for a single key, its entries
-      // hidden by age, in one round trip: each is a round trip to another process, and under load
-      // each adds its own wait (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
-      const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null }>(
-        `SELECT k.kind, k.value, coalesce(c.n, 0) AS n,
-           $3::text IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < $3) AS failing,
-           CASE WHEN $4::text IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', '$4::text')}) END AS aged
-         FROM unnest($1::text[], $2::text[]) AS k(kind, value)
-         LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value`,
-        [keys.map((k) => k.kind), keys.map((k) => k.value), failingBefore ?? null, single ? (visibleSince ?? null) : null],
+      // The counts, whether any listing is hidden by failures, for a single key its entries hidden
+      // by age and with a price filter the price index's counts, in one round trip: each is a round
+      // trip to another process, and under load each adds its own wait (docs/BENCHMARKS.md
+      // "Discovery on Postgres beside SQLite").
+      const q = parameters();
+      const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(single ? (visibleSince ?? null) : null)}::text`];
+      const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts>(
+        `SELECT k.kind, k.value, coalesce(c.n, 0) AS n, pc.*,
+           ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
+           CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
+         FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
+         LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value
+         CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore) : 'SELECT'}) pc`,
+        q.values,
       );
       const failing = counts.rows[0]?.failing ? failingBefore : undefined;
       const counted = keys.map((key) => ({
@@ -266,11 +261,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
       }));
       counted.sort((x, y) => x.n - y.n);
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
-      const byPrice = await listPriced(db, filters, counted, page, visibleSince, failing);
-      if (byPrice) {
-        const rows = await rowsById(db, byPrice.ids, now);
-        return { items: byPrice.ids.flatMap((id) => (rows.has(id) ? [toDiscoveryResource(rows.get(id)!)] : [])), total: byPrice.total };
-      }
+      const byPrice = priced && (await listPriced(db, filters, counted, counts.rows[0]!, page, now, visibleSince, failing));
+      if (byPrice) return { items: byPrice.rows.map((row) => toDiscoveryResource(row)), total: byPrice.total };
       const [driver, ...others] = counted;
       const { values, p } = parameters();
       const driverKey =
