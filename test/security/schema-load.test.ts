@@ -78,13 +78,20 @@ describe('hostile schemas under payment load', () => {
     }
     await attack;
 
-    expect(drops.map((d) => d.code)).toEqual(drops.map(() => 'bazaar_schema_too_complex'));
     expect(loaded.verify.length).toBeGreaterThan(10);
     // The bounds hold on a machine with a core to spare. Overloaded (other suites sharing the
     // cores), timers and thread start-up are late by seconds whatever svc does; the test then
     // still proves the codes, and a bound a blocking validation (seconds per schema) exceeds.
     const overloaded = loadavg()[0]! > cpus().length;
     if (overloaded) console.log(`load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores: latency bounds relaxed 4×`);
+    if (!overloaded) expect(drops.map((d) => d.code)).toEqual(drops.map(() => 'bazaar_schema_too_complex'));
+    else {
+      // A validation thread starved of CPU gives no verdict (docs/CATALOG.md "Not judged is not
+      // refused": no `bazaar` entry, the journal retries the hook later). Overloaded, an attempt may
+      // end so, but never with another code, and each hostile schema is judged in one of its rounds.
+      expect(drops.filter((d) => d.code !== undefined && d.code !== 'bazaar_schema_too_complex')).toEqual([]);
+      expect(hostile.filter((b) => !drops.some((d) => d.body === b && d.code === 'bazaar_schema_too_complex'))).toEqual([]);
+    }
     const factor = overloaded ? 4 : 1;
     // A drop measured from outside is the 250 ms hook budget plus the request's own round trip
     // (what a schema-less settle costs, and what carrying this body costs), with 20 ms for timer
