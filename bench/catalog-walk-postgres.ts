@@ -6,7 +6,9 @@
  * Each call is a first page of 10 (the walk's own arguments as src/catalog/postgres/search.ts passes them);
  * before timing, both must return the same page.
  *
- *   npx tsx bench/catalog-walk-postgres.ts --keep-dir DIR [--size 100000] [--calls 300] [--query "ru pami"]
+ *   npx tsx bench/catalog-walk-postgres.ts --keep-dir DIR [--size 100000] [--calls 300] [--query "ru pami"] [--every-lookup]
+ *
+ * --every-lookup: the baseline is this checkout's walk making every lookup (`catalog_walk_every_lookup`).
  *
  * DIR is a directory bench/catalog-postgres.ts has loaded (its `DIR/postgres` at this checkout's schema:
  * run that bench with this checkout first). No other server may be running on it.
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     size: { type: 'string', default: '100000' },
     calls: { type: 'string', default: '300' },
     query: { type: 'string', default: 'ru pami' },
+    'every-lookup': { type: 'boolean', default: false },
   },
 });
 if (!values['keep-dir']) {
@@ -35,11 +38,15 @@ if (!values['keep-dir']) {
 const calls = Number(values.calls);
 const terms = queryTerms(values.query);
 
-// Migration 4's walk under another name: its text from `CREATE OR REPLACE FUNCTION catalog_walk(` on.
+// Migration 4's walk under another name: its text from `CREATE OR REPLACE FUNCTION catalog_walk(` on. With
+// --every-lookup, migration 12's walk with its bit test made always true instead: what the skipped lookups cost.
 const migration4 = CATALOG_MIGRATIONS[3]!;
-const baselineSql = migration4
-  .slice(migration4.indexOf('CREATE OR REPLACE FUNCTION catalog_walk('))
-  .replace('FUNCTION catalog_walk(', 'FUNCTION catalog_walk_migration_4(');
+const baselineName = values['every-lookup'] ? 'catalog_walk_every_lookup' : 'catalog_walk_migration_4';
+const everyLookupSql = CATALOG_MIGRATIONS[11]!.replace('CASE WHEN (m.sig & bits[3 - i]) <> 0', 'CASE WHEN true');
+if (values['every-lookup'] && everyLookupSql === CATALOG_MIGRATIONS[11]) throw new Error('migration 12 has no bit test to remove');
+const baselineSql = (
+  values['every-lookup'] ? everyLookupSql : migration4.slice(migration4.indexOf('CREATE OR REPLACE FUNCTION catalog_walk('))
+).replace('FUNCTION catalog_walk(', `FUNCTION ${baselineName}(`);
 
 console.log(machineLine());
 const postgres = await startEmbeddedPostgres({ dataDir: join(values['keep-dir'], 'postgres') });
@@ -59,14 +66,14 @@ try {
       );
       return { ms: performance.now() - t0, page: JSON.stringify(r.rows[0]) };
     };
-    const [current, baseline] = [await call('catalog_walk'), await call('catalog_walk_migration_4')];
+    const [current, baseline] = [await call('catalog_walk'), await call(baselineName)];
     if (current.page !== baseline.page) throw new Error(`different pages:\n${current.page}\n${baseline.page}`);
     // Warm both plans (PL/pgSQL caches a statement's plan after its first runs).
-    for (let i = 0; i < 20; i++) await Promise.all([call('catalog_walk'), call('catalog_walk_migration_4')]);
+    for (let i = 0; i < 20; i++) await Promise.all([call('catalog_walk'), call(baselineName)]);
     const loadBefore = loadAverage();
-    const times: Record<string, number[]> = { catalog_walk: [], catalog_walk_migration_4: [] };
+    const times: Record<string, number[]> = { catalog_walk: [], [baselineName]: [] };
     for (let i = 0; i < calls; i++) {
-      const order = i % 2 === 0 ? ['catalog_walk', 'catalog_walk_migration_4'] : ['catalog_walk_migration_4', 'catalog_walk'];
+      const order = i % 2 === 0 ? ['catalog_walk', baselineName] : [baselineName, 'catalog_walk'];
       for (const fn of order) times[fn]!.push((await call(fn)).ms);
     }
     const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
@@ -75,9 +82,9 @@ try {
     console.log('| walk | p50 ms | p95 ms |\n|---|---|---|');
     for (const [fn, xs] of Object.entries(times)) console.log(`| ${fn} | ${fmt(quantile(xs, 0.5))} | ${fmt(quantile(xs, 0.95))} |`);
     console.log(
-      `p50 ratio this ÷ migration 4: ${(quantile(times.catalog_walk!, 0.5) / quantile(times.catalog_walk_migration_4!, 0.5)).toFixed(2)}`,
+      `p50 ratio catalog_walk ÷ ${baselineName}: ${(quantile(times.catalog_walk!, 0.5) / quantile(times[baselineName]!, 0.5)).toFixed(2)}`,
     );
-    await db.query('DROP FUNCTION catalog_walk_migration_4');
+    await db.query(`DROP FUNCTION ${baselineName}`);
   } finally {
     await db.end();
   }
