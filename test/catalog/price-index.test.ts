@@ -22,7 +22,8 @@ import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
 import { listPriced, priceMatches } from '../../src/catalog/sqlite/price-index.ts';
-import { listPriced as listPricedOnPostgres, readPriceCounts } from '../../src/catalog/postgres/price-index.ts';
+import { listPriced as listPricedOnPostgres, priceCountsSql, type PriceCounts } from '../../src/catalog/postgres/price-index.ts';
+import { parameters } from '../../src/catalog/postgres/queries.ts';
 import { classPageSql, classPlan } from '../../src/catalog/sqlite/price-classes.ts';
 import { priceKey, type PricePagePlan } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
@@ -67,6 +68,17 @@ type ForcedPage = (
 function identity(item: { type: string; resource: string; extensions?: unknown }): string {
   const tool = (item.extensions as { bazaar?: { info?: { input?: { toolName?: string } } } } | undefined)?.bazaar?.info?.input?.toolName;
   return `${item.type} ${item.resource} ${item.type === 'mcp' ? (tool ?? '') : ''}`;
+}
+
+/** The price counts a Postgres list page reads with its list counts (store.ts), read on their own. */
+async function readPriceCounts(
+  pool: pg.Pool,
+  filters: DiscoveryFilters,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+): Promise<PriceCounts> {
+  const { values, p } = parameters();
+  return (await pool.query<PriceCounts>(priceCountsSql(filters, p, visibleSince, failing), values)).rows[0]!;
 }
 
 /** ForcedPage on the Postgres database of `t` (its own pool), hiding what the catalog hides at its clock. */

@@ -23,12 +23,6 @@ export const hiddenCountSql = (kind: string, value: string, since: string): stri
      FROM listing_key_blocks WHERE kind = ${kind} AND value = ${value} AND start_updated < ${since}
    ) below`;
 
-/** hiddenCountSql on its own (one round trip). */
-export async function hiddenCount(db: Db, key: { kind: string; value: string }, since: string): Promise<number> {
-  const row = await db.query<{ n: string }>(hiddenCountSql('$1::text', '$2::text', '$3::text'), [key.kind, key.value, since]);
-  return Number(row.rows[0]!.n);
-}
-
 /** Where the entry at `offset` of a filter value's page order is (sqlite/list-index.ts seekOffset); the server sums the blocks. */
 export async function seekOffset(
   db: Db,

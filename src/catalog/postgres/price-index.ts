@@ -179,17 +179,6 @@ export function priceCountsSql(
         WHERE h.liveness_failing_since < ${failing} AND p.price <= ${m}${since}) END AS failing_matches`;
 }
 
-/** priceCountsSql on its own (one round trip), for a caller without a counts statement of its own. */
-export async function readPriceCounts(
-  db: Db,
-  filters: DiscoveryFilters,
-  visibleSince: string | undefined,
-  failingBefore: string | undefined,
-): Promise<PriceCounts> {
-  const { values, p } = parameters();
-  return (await db.query<PriceCounts>(priceCountsSql(filters, p, visibleSince, failingBefore), values)).rows[0]!;
-}
-
 /**
  * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices; `type`
  * is part of the index range) with its listings read in the statement that selects it

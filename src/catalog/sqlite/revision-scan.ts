@@ -39,9 +39,20 @@ export interface RevisionScan {
   driverRows: number;
 }
 
-/** A term's sketch code on a row `t`: the smaller of its two buckets. */
-const code = (s: { bucketA: number; bucketB: number }) =>
-  `min((t.sketch_a >> ${4 * s.bucketA}) & 15, (t.sketch_b >> ${4 * s.bucketB}) & 15)`;
+/** A term's largest rounded share (milli) in the index: its sketch bound when its buckets hold the top code. */
+export function largestShare(store: { statement(sql: string): StatementSync }, term: string): number {
+  return Number((store.statement('SELECT max(milli) AS m FROM search_terms WHERE term = ?').get(term) as { m: number | null }).m ?? 0);
+}
+
+/**
+ * SQL: an upper bound on a term's rounded share on a row `t` from the row's sketches (the smaller
+ * of the term's two bucket codes, times the code's quantum), its `largest` share when the code is
+ * the top one (which holds every share above it).
+ */
+export function sketchShareBoundSql(slots: { bucketA: number; bucketB: number }, largest: number): string {
+  const code = `min((t.sketch_a >> ${4 * slots.bucketA}) & 15, (t.sketch_b >> ${4 * slots.bucketB}) & 15)`;
+  return `min(${SHARE_CODE_QUANTUM} * ${code} + (${code} / ${SHARE_CODE_TOP}) * 1000000, ${largest})`;
+}
 
 /**
  * The tier from the revisions in order of their bound on any query's share sum (migration 12:
@@ -59,15 +70,7 @@ export function revisionScan(scan: RevisionScan): RankedRow[] | null | undefined
   const { store, terms, largest, asOf, filter, mask, want, seen, ranked, rank, floor, driverRows } = scan;
   const n = terms.length;
   const [driver] = terms as [string, ...string[]];
-  const driverLargest = Number(
-    (store.statement('SELECT max(milli) AS m FROM search_terms WHERE term = ?').get(driver) as { m: number | null }).m ?? 0,
-  );
-  const sketchBound = [driverLargest, ...largest]
-    .map((l, i) => {
-      const c = code(termSlots(terms[i]!));
-      return `min(${SHARE_CODE_QUANTUM} * ${c} + (${c} / ${SHARE_CODE_TOP}) * 1000000, ${l})`;
-    })
-    .join(' + ');
+  const sketchBound = [largestShare(store, driver), ...largest].map((l, i) => sketchShareBoundSql(termSlots(terms[i]!), l)).join(' + ');
   const revisionBound = n <= TOP_SHARES ? 't.top_shares' : `(t.top_shares * ${n}) / ${TOP_SHARES}`;
   const unreadBound = (top: number) => (n <= TOP_SHARES ? top : Math.floor((top * n) / TOP_SHARES)) + n;
   const chunkOf = (last: { top: number; rev: number } | undefined, limit: number) => {

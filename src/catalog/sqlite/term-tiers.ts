@@ -9,7 +9,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CursorState, RankedRow } from '../search.ts';
 import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, termSlots } from '../terms.ts';
-import { REVISION_SCAN_TERMS, revisionScan } from './revision-scan.ts';
+import { largestShare, REVISION_SCAN_TERMS, revisionScan, sketchShareBoundSql } from './revision-scan.ts';
 
 /** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
 export interface TermRowFilter {
@@ -89,18 +89,10 @@ function allTermsTopK(
     [driver, ...others].reduce((m, term) => m | (1n << BigInt(termSlots(term).bit)), 0n),
   );
   // Each other term's largest share: its bound when its buckets hold the top code.
-  const largest = others.map((term) =>
-    Number((store.statement('SELECT max(milli) AS m FROM search_terms WHERE term = ?').get(term) as { m: number | null }).m ?? 0),
-  );
-  const code = (s: { bucketA: number; bucketB: number }) =>
-    `min((t.sketch_a >> ${4 * s.bucketA}) & 15, (t.sketch_b >> ${4 * s.bucketB}) & 15)`;
+  const largest = others.map((term) => largestShare(store, term));
   // An upper bound on round(1000 × Σ shares): the stored milli are each rounded, so the sum is
   // within `terms.length` of them.
-  const bound = [
-    't.milli',
-    ...slots.map((s, i) => `min(${SHARE_CODE_QUANTUM} * ${code(s)} + (${code(s)} / ${SHARE_CODE_TOP}) * 1000000, ${largest[i]!})`),
-    String(terms.length),
-  ].join(' + ');
+  const bound = ['t.milli', ...slots.map((s, i) => sketchShareBoundSql(s, largest[i]!)), String(terms.length)].join(' + ');
   const rowsFrom = `FROM search_terms t ${filter.joinListings}
        WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} AND (t.sig & ?) = ?`;
   const rowParams = [driver, asOf, asOf, ...filter.params, mask, mask];
