@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import { baselineBuild } from './baseline-build.ts';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
-import { discoveryOnlyEnv, rejectedVerifyBody, stopServers } from './catalog-sides.ts';
+import { discoveryOnlyEnv, floodSummary, rejectedVerifyBody, stopServers } from './catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, pct, request, requireBuild, startNode, startNpmStart, waitReady } from './http-load.ts';
 
 const { values } = parseArgs({
@@ -139,11 +139,7 @@ async function catalogLoad(
   const verifyBody = rejectedVerifyBody(payTo);
   const ms = Number(values['mixed-seconds']) * 1000;
   const flood = startNode(['--import', 'tsx', 'bench/catalog-flood.ts', String(port), '16', String(ms), two, common], {});
-  const floodOut = new Promise<string>((done) => {
-    let text = '';
-    flood.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    flood.once('exit', () => done(text));
-  });
+  const floodDone = floodSummary(flood);
   const until = performance.now() + ms;
   let verified = 0;
   await Promise.all(
@@ -151,7 +147,7 @@ async function catalogLoad(
       while (performance.now() < until) if ((await request(port, 'POST', '/verify', verifyBody)).status === 200) verified++;
     }),
   );
-  const { searches } = JSON.parse((await floodOut).trim().split('\n').at(-1)!) as { searches: number };
+  const { searches } = await floodDone;
   return { rows, verifyRps: verified / (ms / 1000), searchRps: searches / (ms / 1000) };
 }
 

@@ -57,6 +57,15 @@ export function rejectedVerifyBody(payTo: string): string {
   });
 }
 
+/** The counts bench/catalog-flood.ts prints as its last line when it exits (searches answered, and those answered 503). */
+export function floodSummary(flood: ChildProcess): Promise<{ searches: number; busy: number }> {
+  let text = '';
+  flood.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return new Promise((done) =>
+    flood.once('exit', () => done(JSON.parse(text.trim().split('\n').at(-1)!) as { searches: number; busy: number })),
+  );
+}
+
 /**
  * The baseline's build (bench/baseline-build.ts) and a catalog file of `size` listings for each side
  * in `dir`, named with `prefix` and kept there: a file already seeded is reused.

@@ -20,7 +20,7 @@ import { CATALOG_MIGRATIONS } from '../src/catalog/postgres/migrations.ts';
 import { THRESHOLD_WALK_CAP, WALK_CHUNKS } from '../src/catalog/search.ts';
 import { queryTerms } from '../src/catalog/terms.ts';
 import { startEmbeddedPostgres } from '../src/dev/postgres.ts';
-import { fmt, loadAverage, machineLine } from './http-load.ts';
+import { fmt, loadAverage, machineLine, pct } from './http-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -76,14 +76,11 @@ try {
       const order = i % 2 === 0 ? ['catalog_walk', baselineName] : [baselineName, 'catalog_walk'];
       for (const fn of order) times[fn]!.push((await call(fn)).ms);
     }
-    const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
     console.log(`query ${JSON.stringify(values.query)} (${terms.join(', ')}), ${values.size} listings, ${calls} calls each, same page`);
     console.log(`load average ${loadBefore} -> ${loadAverage()}`);
     console.log('| walk | p50 ms | p95 ms |\n|---|---|---|');
-    for (const [fn, xs] of Object.entries(times)) console.log(`| ${fn} | ${fmt(quantile(xs, 0.5))} | ${fmt(quantile(xs, 0.95))} |`);
-    console.log(
-      `p50 ratio catalog_walk ÷ ${baselineName}: ${(quantile(times.catalog_walk!, 0.5) / quantile(times[baselineName]!, 0.5)).toFixed(2)}`,
-    );
+    for (const [fn, xs] of Object.entries(times)) console.log(`| ${fn} | ${fmt(pct(xs, 50))} | ${fmt(pct(xs, 95))} |`);
+    console.log(`p50 ratio catalog_walk ÷ ${baselineName}: ${(pct(times.catalog_walk!, 50) / pct(times[baselineName]!, 50)).toFixed(2)}`);
     await db.query(`DROP FUNCTION ${baselineName}`);
   } finally {
     await db.end();

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoveryCases, seedCorpus } from './catalog-corpus.ts';
-import { discoveryOnlyEnv, rejectedVerifyBody } from './catalog-sides.ts';
+import { discoveryOnlyEnv, floodSummary, rejectedVerifyBody } from './catalog-sides.ts';
 import {
   cpuSeconds,
   fmt,
@@ -121,11 +121,7 @@ for (const size of sizes) {
     // round alternates 1 s of /verify alone and 1 s beside the flood, five times, so a drift of
     // the machine's speed (large on a shared 2-core VM) weighs on both sides alike.
     const flood = start(['--import', 'tsx', 'bench/catalog-flood.ts', String(svcPort), '16', '0', two, common], {}, { stdin: true });
-    const floodOut = new Promise<string>((resolve) => {
-      let text = '';
-      flood.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      flood.once('exit', () => resolve(text));
-    });
+    const floodDone = floodSummary(flood);
     const switchFlood = (line: 'on' | 'off' | 'stop') => flood.stdin!.write(`${line}\n`);
     await new Promise((r) => setTimeout(r, 1500)); // the flood process starts (tsx)
     let floodSeconds = 0;
@@ -173,7 +169,7 @@ for (const size of sizes) {
       );
     }
     switchFlood('stop');
-    const { searches, busy } = JSON.parse((await floodOut).trim().split('\n').at(-1)!) as { searches: number; busy: number };
+    const { searches, busy } = await floodDone;
     out(`Searches served while the flood was on: ${(searches / floodSeconds).toFixed(0)}/s; ${busy} answered 503 svc_catalog_busy.`);
     const share = (kind: 'alone' | 'mixed', key: 'main' | 'others' | 'flood' | 'client') =>
       `${((100 * cpu[kind][key]) / cpu[kind].wall).toFixed(0)} %`;
