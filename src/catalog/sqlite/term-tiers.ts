@@ -118,6 +118,12 @@ function allTermsTopK(
     ) as unknown as Array<[number, number, number]>;
   };
   const inTerms = terms.map(() => '?').join(', ');
+  // Only a revision holding every term is in the tier, so the other terms are looked up first,
+  // rarest first, and the first one missing ends a row's lookups: most rows the signature lets
+  // through lack a term (its 64 bits are shared by the revision's dozens of terms), and they cost
+  // one or two key lookups instead of one per query term.
+  const rarestOthers = counted.slice(1).map(({ term }) => term);
+  const holdsEvery = rarestOthers.map(() => 'EXISTS (SELECT 1 FROM search_terms h WHERE h.term = ? AND h.rev = r.value)').join(' AND ');
   const exactly = (revs: Array<[number, number, number]>) =>
     (
       store
@@ -125,9 +131,9 @@ function allTermsTopK(
           `SELECT r.value AS rev,
              (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
               WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
-           FROM json_each(?) r`,
+           FROM json_each(?) r ${holdsEvery ? `WHERE ${holdsEvery}` : ''}`,
         )
-        .all(...terms, JSON.stringify(revs.map(([rev]) => rev))) as Array<{ rev: number; rank: number }>
+        .all(...terms, JSON.stringify(revs.map(([rev]) => rev)), ...rarestOthers) as Array<{ rev: number; rank: number }>
     ).map(({ rev, rank }) => ({ rev: Number(rev), rank: Number(rank) }));
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   const ranked: RankedRow[] = [];
@@ -168,7 +174,7 @@ function allTermsTopK(
   // exact rank (a bound equal to it may still win on its id); a first batch large enough for most
   // pages (a statement reads the whole range of the driver), then batches four times larger.
   let last: { hi: number; listing_id: number } | undefined;
-  for (let batch = Math.max(8 * want, 256); ; batch *= 4) {
+  for (let batch = Math.max(32 * want, 1024); ; batch *= 4) {
     const rows = candidates(last, floor(), batch);
     let next = 0;
     for (; next < rows.length; next += 32) {
