@@ -14,7 +14,10 @@
  * process's threads; and the 1-connection p50 / p95 of each request kind.
  *
  *   npm run build && npx tsx bench/catalog-rss.ts --keep-dir DIR [--size 100000] [--before HEAD] [--rounds 2]
- *     [--requests 200] [--mixed-seconds 10] [--env KEY=VALUE]…
+ *     [--requests 200] [--mixed-seconds 10] [--env KEY=VALUE]… [--skip-node-flags]
+ *
+ * --skip-node-flags leaves out the first process (the `before` build started with node flags
+ * only), to compare the two `npm start` processes alone.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +38,7 @@ const { values } = parseArgs({
     'mixed-seconds': { type: 'string', default: '10' },
     'keep-dir': { type: 'string' },
     env: { type: 'string', multiple: true, default: [] },
+    'skip-node-flags': { type: 'boolean', default: false },
   },
 });
 requireBuild();
@@ -57,16 +61,18 @@ interface Variant {
   start: 'node-flags' | 'npm-start';
   env: Record<string, string>;
 }
-const variants: Variant[] = [
-  { name: `${values.before}, node --max-semi-space-size=4 dist/main.js`, cwd: beforeDir, start: 'node-flags', env: {} },
-  { name: `${values.before} under npm start`, cwd: beforeDir, start: 'npm-start', env: {} },
-  {
-    name: `this checkout under npm start${values.env.length ? ` + ${values.env.join(' ')}` : ''}`,
-    cwd: process.cwd(),
-    start: 'npm-start',
-    env: extraEnv,
-  },
-];
+const variants: Variant[] = (
+  [
+    { name: `${values.before}, node --max-semi-space-size=4 dist/main.js`, cwd: beforeDir, start: 'node-flags', env: {} },
+    { name: `${values.before} under npm start`, cwd: beforeDir, start: 'npm-start', env: {} },
+    {
+      name: `this checkout under npm start${values.env.length ? ` + ${values.env.join(' ')}` : ''}`,
+      cwd: process.cwd(),
+      start: 'npm-start',
+      env: extraEnv,
+    },
+  ] satisfies Variant[]
+).filter((v) => !(values['skip-node-flags'] && v.start === 'node-flags'));
 
 const kib = (text: string, field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) / 1024;
 
@@ -109,7 +115,7 @@ interface ThreadHeap {
 }
 function threadHeaps(pid: number): ThreadHeap[] {
   return readdirSync(heapDir)
-    .filter((f) => f.startsWith(`${pid}-`))
+    .filter((f) => f.startsWith(`${pid}-`) && f.endsWith('.json'))
     .map((f) => JSON.parse(readFileSync(join(heapDir, f), 'utf8')) as ThreadHeap)
     .sort((a, b) => a.threadId - b.threadId);
 }

@@ -97,8 +97,9 @@ export async function load(
   return { p50: pct(times, 50), p95: pct(times, 95), errors };
 }
 
-export function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A process's resident size now (VmRSS), or its peak so far (VmHWM, the kernel's high-water mark), in MiB. */
+export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
 

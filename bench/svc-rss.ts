@@ -9,10 +9,11 @@
  *   npm run build && npx tsx bench/svc-rss.ts [--seconds 10] [--rounds 2] [--flags '--max-semi-space-size=2']
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../src/devnet/index.ts';
+import { rssMb } from './http-load.ts';
 import { machine, ROOT } from './ops-procs.ts';
 import { exactTerms } from './payments.ts';
 import { rate, ready } from './verify-floor-load.ts';
@@ -23,12 +24,6 @@ const arg = (name: string, fallback: string) => {
 };
 const SECONDS = Number(arg('seconds', '10'));
 const ROUNDS = Number(arg('rounds', '2'));
-const MiB = 1024 * 1024;
-
-const status = (pid: number, field: string) => {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? (Number(m[1]) * 1024) / MiB : NaN;
-};
 
 const devnet = await startDevnet({ ledgerMs: 0 });
 const dirs: string[] = [];
@@ -70,9 +65,9 @@ try {
       });
       await ready(port);
       await new Promise((r) => setTimeout(r, 3000));
-      const idle = status(child.pid!, 'VmRSS');
+      const idle = rssMb(child.pid!);
       const { rps } = await rate({ port, method: 'POST', path: '/verify', body: valid }, 16, SECONDS);
-      const peak = status(child.pid!, 'VmHWM');
+      const peak = rssMb(child.pid!, 'VmHWM');
       await new Promise<void>((r) => (child.once('exit', () => r()), child.kill('SIGTERM')));
       rows.push(`| ${v.name} | ${round + 1} | ${idle.toFixed(0)} | ${peak.toFixed(0)} | ${rps.toFixed(0)} |`);
     }

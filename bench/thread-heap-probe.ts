@@ -5,7 +5,7 @@
  * from each catalog thread's (each is an isolate of its own) and from the rest of the RSS. Does
  * nothing without THREAD_HEAP_DIR; never part of svc itself.
  */
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import { isMainThread, threadId, workerData } from 'node:worker_threads';
 
@@ -24,7 +24,9 @@ if (dir) {
     };
     for (const [k, v] of Object.entries(now)) peak[k] = Math.max(peak[k] ?? 0, v);
     try {
-      writeFileSync(file, JSON.stringify({ role, threadId, now, peak }));
+      // Whole files only: the bench may read this one at any moment.
+      writeFileSync(`${file}.tmp`, JSON.stringify({ role, threadId, now, peak }));
+      renameSync(`${file}.tmp`, file);
     } catch {
       // The directory was removed: the bench is done with this process.
     }
