@@ -4,7 +4,9 @@
 # package.json, so node replaces each shell and a SIGTERM reaches svc itself (its drain needs it).
 # --max-semi-space-size=4 (MiB): a young generation sized for svc's short-lived request garbage
 # instead of Node's default, which grows each semi-space to 16-32 MiB and keeps it resident
-# (docs/BENCHMARKS.md "svc memory and its Node flags"). NODE_OPTIONS still adds to it.
+# (docs/BENCHMARKS.md "svc memory and its Node flags"). NODE_OPTIONS still adds to it. It sizes the
+# main thread only: svc clears it before its catalog threads start, which take their own limits
+# (docs/CATALOG.md "Threads").
 if [ ! -f dist/main.js ]; then
   echo 'svc: dist/main.js is missing; run `npm run build` first' >&2
   exit 1

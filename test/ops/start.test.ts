@@ -5,7 +5,7 @@
  * behind. The build runs first, as a deployment would (`npm run build`).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,8 @@ describe('npm start', () => {
   it('settles and lists from the built bundles under plain Node, and SIGTERM leaves no process behind', async () => {
     const submitter = await h.devnet.createAccount({ usdcTrustline: false });
     const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const youngDir = join(dir, 'young');
+    mkdirSync(youngDir);
     const child = spawn(npm, ['start', '--silent'], {
       cwd: root,
       env: {
@@ -76,6 +78,9 @@ describe('npm start', () => {
         DB_PATH: join(dir, 'svc.sqlite'),
         PORT: String(port),
         LOG_LEVEL: 'warn',
+        // Each thread reports its young generation's limit (test/helpers/young-generation-probe.ts).
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${join(root, 'test/helpers/young-generation-probe.ts')}`,
+        YOUNG_GENERATION_DIR: youngDir,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -124,6 +129,22 @@ describe('npm start', () => {
     const svcPid = tree[commands.findIndex((c) => c.includes('dist/main.js'))]!;
     expect(readFileSync(`/proc/${svcPid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
     expect(readFileSync(`/proc/${svcPid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
+    // The flag sizes the main thread's young generation only (4 MiB semi-spaces); each catalog
+    // thread (writer, reader, seller-schema) gets the 4 MiB young generation its resourceLimits ask
+    // for (catalog/threads/pool.ts): 2 MiB semi-spaces, 6 MiB reserved, where the flag alone
+    // gives it 4 MiB semi-spaces and 12 MiB too.
+    process.kill(svcPid, 'SIGUSR2');
+    type Young = { role: string; youngMiB?: number; semiSpaceMiB?: number };
+    const young = () =>
+      readdirSync(youngDir)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(youngDir, f), 'utf8')) as Young);
+    expect(await until(() => young().some((t) => t.role === 'main'), 10_000), output).toBe(true);
+    const threads = young();
+    const seen = JSON.stringify(threads);
+    expect(new Set(threads.map((t) => t.role)), seen).toEqual(new Set(['main', 'writer', 'reader', 'worker']));
+    for (const t of threads.filter((t) => t.role !== 'main')) expect(t.youngMiB, seen).toBe(6);
+    expect(threads.find((t) => t.role === 'main')!.semiSpaceMiB, seen).toBeCloseTo(4, 0);
 
     child.kill('SIGTERM');
     await exited;

@@ -7,6 +7,7 @@
  * a null hook outcome — header omitted — for a settlement). Waiting requests are served fairly by
  * client, heavy ones on part of the threads only (fair-queue.ts).
  */
+import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
 import type { FileIdentity } from '../../db/sqlite.ts';
@@ -102,11 +103,26 @@ const WORKER_URL = workerModuleUrl('catalog/threads/worker');
 /**
  * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
  * (a query allocates little that survives); the old-generation cap bounds a runaway worker,
- * which is then replaced (its request fails like any fault). A process-wide `--max-semi-space-size`
- * (scripts/start.sh sets 4) takes precedence over the young-generation limit here: under `npm
- * start` each thread's young generation is 8 MiB (docs/BENCHMARKS.md "Catalog on SQLite at 100k and 1M").
+ * which is then replaced (its request fails like any fault). The young-generation limit holds
+ * only while no process-wide `--max-semi-space-size` is set (V8 takes the flag over an isolate's
+ * own limit), so the first thread's start clears it (workerHeapsFromLimits).
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
+let workerHeapsSized = false;
+/**
+ * Clears `--max-semi-space-size` once, before the first catalog thread starts, so each thread's
+ * young generation is the 4 MiB its resourceLimits ask for (two 2 MiB semi-spaces; the
+ * seller-schema thread's limits say the same) instead of two of the flag's 4 MiB semi-spaces:
+ * 8 MiB each under `npm start` (scripts/start.sh sets 4 for the main thread). V8 reads the flag
+ * when it sizes an isolate's heap, so the main thread, sized at start, keeps its own (Node calls
+ * changing V8 flags at run time unsupported; test/ops/start.test.ts checks both heaps under `npm
+ * start`). Measured in docs/BENCHMARKS.md "Catalog on SQLite at 100k and 1M".
+ */
+function workerHeapsFromLimits(): void {
+  if (workerHeapsSized) return;
+  workerHeapsSized = true;
+  v8.setFlagsFromString('--max-semi-space-size=0');
+}
 /**
  * Added to a request's deadline while no thread of its lane is ready: a lane that starts its
  * threads on demand (the readers) makes its first request wait for one to boot, which on a busy
@@ -145,6 +161,7 @@ export class WorkerLanes {
   }
 
   private spawn(): void {
+    workerHeapsFromLimits();
     const worker = new Worker(WORKER_URL, {
       resourceLimits: WORKER_LIMITS,
       workerData: {
