@@ -269,4 +269,19 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       expect(b, `${JSON.stringify(filters)} offset ${offset}`).toEqual(a);
     }
   }, 180_000);
+  it('200 asset + maxAmount list pages (+ type, + another filter) at shallow and deep offsets give the same items and exact totals', async () => {
+    let deep = 0;
+    for (let q = 0; q < 200; q++) {
+      const filters = priceFilters();
+      // From DEEP_OFFSET (1,024) the price counts carry the page's class ranges (postgres/price-index.ts priceCountsSql).
+      const offset = pick([0, 7, 300, 1_023, 1_024, 1_100, Math.floor(rand() * 1_300)]);
+      const limit = pick([1, 20, 100]);
+      const since = q % 3 === 1 ? pick(updatedTimes()) : undefined;
+      const a = sqlite.list(filters, { limit, offset }, new Date(), since);
+      const b = await postgres.list(filters, { limit, offset }, new Date(), since);
+      expect(b, `${JSON.stringify(filters)} offset ${offset}`).toEqual(a);
+      if (offset + limit >= 1_024 && filters.maxAmount !== undefined) deep++;
+    }
+    expect(deep).toBeGreaterThan(30);
+  }, 180_000);
 });

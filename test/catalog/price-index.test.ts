@@ -19,7 +19,7 @@ import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/ca
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
-import { filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
+import { DEEP_OFFSET, filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
 import { listPriced, priceMatches } from '../../src/catalog/sqlite/price-index.ts';
 import { listPriced as listPricedOnPostgres, priceCountsSql, type PriceCounts } from '../../src/catalog/postgres/price-index.ts';
@@ -70,18 +70,23 @@ function identity(item: { type: string; resource: string; extensions?: unknown }
   return `${item.type} ${item.resource} ${item.type === 'mcp' ? (tool ?? '') : ''}`;
 }
 
-/** The price counts a Postgres list page reads with its list counts (store.ts), read on their own. */
+/** The price counts a Postgres list page reaching `reach` reads with its list counts (store.ts), read on their own. */
 async function readPriceCounts(
   pool: pg.Pool,
   filters: DiscoveryFilters,
   visibleSince: string | undefined,
   failing: string | undefined,
+  reach: number,
 ): Promise<PriceCounts> {
   const { values, p } = parameters();
-  return (await pool.query<PriceCounts>(priceCountsSql(filters, p, visibleSince, failing), values)).rows[0]!;
+  return (await pool.query<PriceCounts>(priceCountsSql(filters, p, visibleSince, failing, reach), values)).rows[0]!;
 }
 
-/** ForcedPage on the Postgres database of `t` (its own pool), hiding what the catalog hides at its clock. */
+/**
+ * ForcedPage on the Postgres database of `t` (its own pool), hiding what the catalog hides at its
+ * clock. A by-classes page is read twice, its class ranges read apart (a shallow page's counts) and
+ * carried by the counts (as a page reaching DEEP_OFFSET reads them): both must give the same page.
+ */
 function forcedPostgresPage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): Promise<void> } {
   const pool = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
   const forced = async (filters: DiscoveryFilters, page: { limit: number; offset: number }, plan: PricePagePlan) => {
@@ -96,10 +101,21 @@ function forcedPostgresPage(t: TempCatalog, ttlMs: number): ForcedPage & { close
     counted.sort((x, y) => x.n - y.n);
     const now = t.clock().getTime();
     const [visibleSince, failing] = [new Date(now - ttlMs).toISOString(), failingBefore(now, GRACE)];
-    const counts = await readPriceCounts(pool, filters, visibleSince, failing);
+    const counts = await readPriceCounts(pool, filters, visibleSince, failing, page.offset + page.limit);
+    expect(counts.class_ranges).toBeNull();
     const listed = await listPricedOnPostgres(pool, filters, counted, counts, page, new Date(now), visibleSince, failing, plan);
     if (!listed) return undefined;
-    return { identities: listed.rows.map((row) => identity(toDiscoveryResource(row))), total: listed.total };
+    const identities = listed.rows.map((row) => identity(toDiscoveryResource(row)));
+    if (plan.startsWith('by-classes')) {
+      const carrying = await readPriceCounts(pool, filters, visibleSince, failing, DEEP_OFFSET);
+      expect(carrying.class_ranges).not.toBeNull();
+      const carried = await listPricedOnPostgres(pool, filters, counted, carrying, page, new Date(now), visibleSince, failing, plan);
+      expect({ identities: carried!.rows.map((row) => identity(toDiscoveryResource(row))), total: carried!.total }).toEqual({
+        identities,
+        total: listed.total,
+      });
+    }
+    return { identities, total: listed.total };
   };
   return Object.assign(forced, { close: () => pool.end() });
 }

@@ -2,12 +2,12 @@
  * Deep `asset` + `maxAmount` list pages by price classes on PostgreSQL (sqlite/price-classes.ts
  * explains them): the same two by-time indexes per type (expression indexes on the price key's
  * digit count and class, with the price included so each range is read from the index alone),
- * the ranges found in one statement (a recursive hop over the buckets), and one UNION ALL ordered
- * by time, which the planner answers with a Merge Append of index scans, each stopped at
- * offset + limit rows.
+ * the ranges found by a recursive hop over the buckets (carried by a deep page's list counts
+ * statement: classRangesSql), and one UNION ALL ordered by time, which the planner answers with a
+ * Merge Append of index scans, each stopped at offset + limit rows.
  */
 import { type ClassArm, POSTGRES_CLASS_COSTS, PRICE_CLASS, PRICE_DIGITS, classPageCost, maxClassRead } from '../price.ts';
-import type { Db } from './queries.ts';
+import { parameters, type Db } from './queries.ts';
 
 /** Catalog migration 11: the by-time indexes per type and digit count, and per type and class; indexes only. */
 export const PRICE_CLASS_INDEXES_MIGRATION = `
@@ -16,43 +16,66 @@ export const PRICE_CLASS_INDEXES_MIGRATION = `
   CREATE INDEX listing_prices_typed_class_by_time
     ON listing_prices (asset, type, left(price, ${PRICE_CLASS}), last_updated DESC, listing_id DESC) INCLUDE (price);`;
 
-/** The ranges of a by-classes page and its cost (sqlite/price-classes.ts classPlan), in one round trip. */
-export async function classPlan(
-  db: Db,
-  range: { asset: string; type: string | undefined },
+/**
+ * The rows a by-classes page is planned from (sqlite/price-classes.ts classPlan): the digit counts
+ * and the classes below max's class that hold entries (each found by a recursive hop over the
+ * buckets), the types with listings when no type is asked, and the entries of max's class, as one
+ * SQL expression: a JSON array of [kind, value] (`p` names each parameter). An expression, so the
+ * list counts statement can carry it (priceCountsSql, postgres/price-index.ts) and a deep price
+ * page spends no round trip of its own on it.
+ */
+export function classRangesSql(p: (value: unknown) => string, range: { asset: string; type: string | undefined }, max: string): string {
+  const [asset, maxDigits, maxClass, type] = [
+    `${p(range.asset)}::text`,
+    `${p(max.slice(0, PRICE_DIGITS))}::text`,
+    `${p(max.slice(0, PRICE_CLASS))}::text`,
+    `${p(range.type ?? null)}::text`,
+  ];
+  const hop = (length: number, from: string, below: string, prev: string) =>
+    `SELECT left(b.bucket, ${length}) FROM price_buckets b
+     WHERE b.asset = ${asset} AND b.bucket >= ${from} AND b.bucket > ${prev} AND b.bucket < ${below} AND b.n > 0 AND (${type} IS NULL OR b.type = ${type})
+     ORDER BY b.bucket LIMIT 1`;
+  return `(WITH RECURSIVE
+       digits(prefix) AS (
+         SELECT (${hop(PRICE_DIGITS, "''", maxDigits, "''")})
+         UNION ALL SELECT (${hop(PRICE_DIGITS, "''", maxDigits, "d.prefix || '~'")}) FROM digits d WHERE d.prefix IS NOT NULL),
+       classes(prefix) AS (
+         SELECT (${hop(PRICE_CLASS, maxDigits, maxClass, "''")})
+         UNION ALL SELECT (${hop(PRICE_CLASS, maxDigits, maxClass, "c.prefix || '~'")}) FROM classes c WHERE c.prefix IS NOT NULL)
+     SELECT coalesce(json_agg(json_build_array(r.kind, r.value)), '[]') FROM (
+       SELECT 'digits' AS kind, prefix AS value FROM digits WHERE prefix IS NOT NULL
+       UNION ALL SELECT 'class', prefix FROM classes WHERE prefix IS NOT NULL
+       UNION ALL SELECT 'type', value FROM listing_counts WHERE kind = 'type' AND n > 0 AND ${type} IS NULL
+       UNION ALL SELECT 'size', coalesce(sum(n), 0)::text FROM price_buckets
+         WHERE asset = ${asset} AND bucket >= ${maxClass} AND bucket < ${maxClass} || '~' AND (${type} IS NULL OR type = ${type})) r)`;
+}
+
+/** classRangesSql's rows, as pg returns them. */
+export type ClassRanges = Array<[kind: string, value: string]>;
+
+/** classRangesSql's rows read on their own: one round trip (a list page whose counts did not carry them). */
+export async function readClassRanges(db: Db, range: { asset: string; type: string | undefined }, max: string): Promise<ClassRanges> {
+  const { values, p } = parameters();
+  return (await db.query<{ ranges: ClassRanges }>(`SELECT ${classRangesSql(p, range, max)} AS ranges`, values)).rows[0]!.ranges;
+}
+
+/** The ranges of a by-classes page and its cost (sqlite/price-classes.ts classPlan), from classRangesSql's rows. */
+export function classPlan(
+  ranges: ClassRanges,
+  type: string | undefined,
   max: string,
   counts: { matches: number; belowClass: number },
   reach: number,
   maxByPrice = false,
-): Promise<{ arms: ClassArm[]; cost: number }> {
-  const maxDigits = max.slice(0, PRICE_DIGITS);
+): { arms: ClassArm[]; cost: number } {
   const maxClass = max.slice(0, PRICE_CLASS);
-  const hop = (length: number, from: string, below: string, prev: string) =>
-    `SELECT left(b.bucket, ${length}) FROM price_buckets b
-     WHERE b.asset = $1 AND b.bucket >= ${from} AND b.bucket > ${prev} AND b.bucket < ${below} AND b.n > 0 AND ($4::text IS NULL OR b.type = $4)
-     ORDER BY b.bucket LIMIT 1`;
-  const { rows } = await db.query<{ kind: string; value: string }>(
-    `WITH RECURSIVE
-       digits(prefix) AS (
-         SELECT (${hop(PRICE_DIGITS, "''", '$2', "''")})
-         UNION ALL SELECT (${hop(PRICE_DIGITS, "''", '$2', "d.prefix || '~'")}) FROM digits d WHERE d.prefix IS NOT NULL),
-       classes(prefix) AS (
-         SELECT (${hop(PRICE_CLASS, '$2', '$3', "''")})
-         UNION ALL SELECT (${hop(PRICE_CLASS, '$2', '$3', "c.prefix || '~'")}) FROM classes c WHERE c.prefix IS NOT NULL)
-     SELECT 'digits' AS kind, prefix AS value FROM digits WHERE prefix IS NOT NULL
-     UNION ALL SELECT 'class', prefix FROM classes WHERE prefix IS NOT NULL
-     UNION ALL SELECT 'type', value FROM listing_counts WHERE kind = 'type' AND n > 0 AND $4::text IS NULL
-     UNION ALL SELECT 'size', coalesce(sum(n), 0)::text FROM price_buckets
-       WHERE asset = $1 AND bucket >= $3 AND bucket < $3 || '~' AND ($4::text IS NULL OR type = $4)`,
-    [range.asset, maxDigits, maxClass, range.type ?? null],
-  );
-  const types = range.type !== undefined ? [range.type] : rows.filter((r) => r.kind === 'type').map((r) => r.value);
+  const types = type !== undefined ? [type] : ranges.filter(([kind]) => kind === 'type').map(([, value]) => value);
   const arms: ClassArm[] = [];
-  for (const r of rows)
-    if (r.kind === 'digits' || r.kind === 'class') for (const type of types) arms.push({ kind: r.kind, type, prefix: r.value });
-  const size = Number(rows.find((r) => r.kind === 'size')?.value ?? 0);
+  for (const [kind, prefix] of ranges)
+    if (kind === 'digits' || kind === 'class') for (const t of types) arms.push({ kind, type: t, prefix });
+  const size = Number(ranges.find(([kind]) => kind === 'size')?.[1] ?? 0);
   const maxRead = maxClassRead({ reach, matches: counts.matches, inClass: counts.matches - counts.belowClass, size, maxByPrice });
-  if (maxRead) for (const type of types) arms.push({ kind: maxRead.kind, type, prefix: maxClass });
+  if (maxRead) for (const t of types) arms.push({ kind: maxRead.kind, type: t, prefix: maxClass });
   return { arms, cost: classPageCost(reach, arms.length, maxRead?.cost ?? 0, POSTGRES_CLASS_COSTS) };
 }
 

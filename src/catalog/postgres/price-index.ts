@@ -7,8 +7,8 @@
  * adding to it); it adds nothing to a sum.
  */
 import { PRICE_BUCKET, PRICE_CLASS, POSTGRES_CLASS_COSTS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
-import { classPageSql, classPlan } from './price-classes.ts';
-import { filterKeys, type ListingKey, type ListingRow } from '../listing.ts';
+import { classPageSql, classPlan, classRangesSql, readClassRanges, type ClassRanges } from './price-classes.ts';
+import { DEEP_OFFSET, filterKeys, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { hiddenCountSql } from './list-index.ts';
 import { pageListings, parameters, type Db } from './queries.ts';
@@ -141,6 +141,8 @@ export interface PriceCounts {
   asset_aged: string | null;
   aged_matches: string | null;
   failing_matches: string | null;
+  /** The rows a by-classes plan is made from (classRangesSql), carried for a deep page, else null. */
+  class_ranges: ClassRanges | null;
 }
 
 /**
@@ -149,13 +151,17 @@ export interface PriceCounts {
  * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Without other key filters
  * than asset and type the total is the counts less the hidden matches, so the asset's entries
  * hidden by age, the matches among them and the visible matches hidden by liveness failures
- * (none when no listing fails) come with them.
+ * (none when no listing fails) come with them. A page reaching DEEP_OFFSET (`reach`, offset +
+ * limit) or further also gets the rows its by-classes plan is made from (classRangesSql), the
+ * plan deep pages weigh, so that weighing costs no round trip of its own; a shallower page seldom
+ * weighs it (plainPricePlan) and reads them apart when it does (listPriced).
  */
 export function priceCountsSql(
   filters: DiscoveryFilters,
   p: (value: unknown) => string,
   visibleSince: string | undefined,
   failingBefore: string | undefined,
+  reach: number,
 ): string {
   const { asset, max } = priceFilter(filters)!;
   const alone = filterKeys(filters).every((k) => k.kind === 'asset' || k.kind === 'type');
@@ -176,14 +182,16 @@ export function priceCountsSql(
         WHERE asset = ${a} AND (${t} IS NULL OR type = ${t}) AND last_updated < ${aged} AND price <= ${m}) END AS aged_matches,
       CASE WHEN ${failing} IS NOT NULL THEN (SELECT count(*) FROM listings h
         JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ${a} AND (${t} IS NULL OR p.type = ${t})
-        WHERE h.liveness_failing_since < ${failing} AND p.price <= ${m}${since}) END AS failing_matches`;
+        WHERE h.liveness_failing_since < ${failing} AND p.price <= ${m}${since}) END AS failing_matches,
+      ${reach >= DEEP_OFFSET ? classRangesSql(p, { asset, type: filters.type }, max) : 'NULL::json'} AS class_ranges`;
 }
 
 /**
  * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices; `type`
  * is part of the index range) with its listings read in the statement that selects it
  * (pageListings), or undefined when another key filter holds fewer listings than the price
- * matches. `counts` are priceCountsSql's, read with the same `visibleSince` and a failing cut.
+ * matches. `counts` are priceCountsSql's, read with the same `visibleSince` and a failing cut (and
+ * the page's reach, so a deep page's class ranges come with them).
  */
 export async function listPriced(
   db: Db,
@@ -228,9 +236,10 @@ export async function listPriced(
   if (total === 0) return { rows: [], total };
   const reach = page.offset + page.limit;
   const plain = plainPricePlan({ reach, rangeListings, matches, classPlanCost: POSTGRES_CLASS_COSTS.plan });
+  const ranges = async () => counts.class_ranges ?? (await readClassRanges(db, { asset, type }, max));
   const classes =
     plan?.startsWith('by-classes') || (plan === undefined && plain.tryClasses)
-      ? await classPlan(db, { asset, type }, max, { matches, belowClass }, reach, plan === 'by-classes-max-by-price')
+      ? classPlan(await ranges(), type, max, { matches, belowClass }, reach, plan === 'by-classes-max-by-price')
       : undefined;
   const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
   if (chosen.startsWith('by-classes') && classes!.arms.length === 0) return { rows: [], total };

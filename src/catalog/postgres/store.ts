@@ -240,9 +240,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
       // One key and nothing else: its count is the total (and its blocks find a deep offset).
       const single = keys.length === 1 && !needsAcceptsCondition(filters) && !priced;
       // The counts, whether any listing is hidden by failures, for a single key its entries hidden
-      // by age and with a price filter the price index's counts, in one round trip: each is a round
-      // trip to another process, and under load each adds its own wait (docs/BENCHMARKS.md
-      // "Discovery on Postgres beside SQLite").
+      // by age and with a price filter the price index's counts (and a deep page's price class
+      // ranges), in one round trip: each is a round trip to another process, and under load each
+      // adds its own wait (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
       const q = parameters();
       const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(single ? (visibleSince ?? null) : null)}::text`];
       const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts>(
@@ -251,7 +251,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value
-         CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore) : 'SELECT'}) pc`,
+         CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`,
         q.values,
       );
       const failing = counts.rows[0]?.failing ? failingBefore : undefined;
