@@ -6,10 +6,21 @@
  */
 import pg from 'pg';
 
-/** A pool svc uses. `pg` returns BIGINT as a string; stores convert where they read one. */
-export function openPool(url: string, options: { max?: number } = {}): pg.Pool {
+/**
+ * A pool svc uses. `pg` returns BIGINT as a string; stores convert where they read one. With
+ * `pipeline`, its connections send a statement without waiting for the answers to the ones before
+ * it (pg's pipeline mode; each statement still gets its own answer and error), which
+ * inReadSnapshot uses to send BEGIN with the first statement.
+ */
+export function openPool(url: string, options: { max?: number; pipeline?: boolean } = {}): pg.Pool {
   // allowExitOnIdle: an idle pool never keeps a process alive after its work is done.
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, connectionTimeoutMillis: 5_000, allowExitOnIdle: true });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    allowExitOnIdle: true,
+    pipeline: options.pipeline ?? false,
+  });
   // An idle client that loses its server emits 'error' on the pool: without a listener that is an
   // uncaught exception. The next query gets a fresh client (or fails, and its caller answers).
   pool.on('error', () => undefined);
@@ -38,13 +49,18 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
  * transaction's commit changes nothing, and each round trip to the database adds its own wait
  * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite", the catalog's list
  * pages). The connection goes back to the pool when the COMMIT is done (discarded if it fails).
+ * Nor is the BEGIN waited for on its own: on a pipelined pool (openPool) it goes out with the
+ * first statement of `work`, one round trip for both (elsewhere pg sends that statement once BEGIN
+ * is answered). An answer read after a BEGIN that failed is not returned: the BEGIN's error is.
  */
 export async function inReadSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let result: T;
   try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const begun = client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    begun.catch(() => undefined); // awaited below, once `work` has run
     result = await work(client);
+    await begun;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     client.release();

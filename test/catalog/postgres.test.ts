@@ -12,7 +12,7 @@ import { openCatalog } from '../../src/catalog/index.ts';
 import { CATALOG_MIGRATIONS, SCORE_UNITS } from '../../src/catalog/postgres/migrations.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { migrate, openPool } from '../../src/db/postgres.ts';
+import { inReadSnapshot, migrate, openPool } from '../../src/db/postgres.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
 
@@ -208,6 +208,36 @@ describe('term signatures (catalog migration 4)', () => {
       expect(Number(after.rows[0]!.ranks[0])).toBe(2_001_900);
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe('a read snapshot on a pipelined pool (list pages, src/db/postgres.ts inReadSnapshot)', () => {
+  it('sends BEGIN with the first statement, and every statement still reads the one read-only snapshot', async () => {
+    const url = await freshDatabase();
+    const pipelined = openPool(url, { max: 1, pipeline: true });
+    const other = openPool(url, { max: 1 });
+    try {
+      await other.query('CREATE TABLE snapshot_probe (n INT)');
+      const count = async (db: Pick<typeof other, 'query'>) =>
+        (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM snapshot_probe')).rows[0]!.n;
+      const seen = await inReadSnapshot(pipelined, async (db) => {
+        const first = await count(db);
+        // Committed by another connection between the page's statements: not in the snapshot.
+        await other.query('INSERT INTO snapshot_probe VALUES (1)');
+        const { rows } = await db.query<{ isolation: string; readOnly: string }>(
+          `SELECT current_setting('transaction_isolation') AS isolation, current_setting('transaction_read_only') AS "readOnly"`,
+        );
+        return { first, second: await count(db), ...rows[0]! };
+      });
+      expect(seen).toEqual({ first: 0, second: 0, isolation: 'repeatable read', readOnly: 'on' });
+      expect(await count(pipelined)).toBe(1);
+      // A statement that fails inside the snapshot rolls it back and gives its error; the connection serves the next.
+      await expect(inReadSnapshot(pipelined, (db) => db.query('SELECT * FROM no_such_table'))).rejects.toThrow(/no_such_table/);
+      expect(await count(pipelined)).toBe(1);
+    } finally {
+      await pipelined.end();
+      await other.end();
     }
   });
 });

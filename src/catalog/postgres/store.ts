@@ -78,7 +78,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: { poolSize?: number } = {}) {
-    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE });
+    // Pipelined: a list page's BEGIN goes out with its first statement (inReadSnapshot).
+    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
