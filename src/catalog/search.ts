@@ -93,6 +93,27 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
 export const DF_PROBE_CAP = 20_000;
 
 /**
+ * How many rows each term has, kept TERM_COUNT_TTL_MS per store (both stores' search): a count only
+ * picks which term drives the all-terms tier (any choice ranks the same), and the most common words
+ * are in most several-term queries, so one count of 100,000 rows (about 4 ms) serves many
+ * searches. At most TERM_COUNT_ENTRIES terms are kept.
+ */
+const TERM_COUNT_TTL_MS = 10 * 60_000;
+const TERM_COUNT_ENTRIES = 4096;
+export class TermCounts {
+  private readonly counts = new Map<string, { n: number; at: number }>();
+  /** The term's count if known recently. */
+  get(term: string, now = Date.now()): number | undefined {
+    const known = this.counts.get(term);
+    return known && now - known.at < TERM_COUNT_TTL_MS ? known.n : undefined;
+  }
+  set(term: string, n: number, now = Date.now()): void {
+    if (this.counts.size >= TERM_COUNT_ENTRIES) this.counts.clear();
+    this.counts.set(term, { n, at: now });
+  }
+}
+
+/**
  * Postings a threshold walk reads before it weighs going on: past this, it may read up to a third of
  * its terms' postings (the aggregates read all of them, at a higher cost per row) before the
  * query is left to the aggregates. At 1M listings, three common terms finish in the walk in under

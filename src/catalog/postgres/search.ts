@@ -26,6 +26,7 @@
 import { roundedMilliSql } from './migrations.ts';
 import {
   DF_PROBE_CAP,
+  TermCounts,
   THRESHOLD_WALK_CAP,
   VISIBILITY_ROUNDS,
   WALK_CHUNKS,
@@ -40,13 +41,15 @@ import {
 import { filterConditions, holdsNul, parameters, rowsById, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
-import { queryLimitViolation, queryTerms } from '../terms.ts';
+import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
 export interface SearchContext {
   secret: Buffer;
   /** Runs each statement on its own (a pool): see above for why a page needs no transaction. */
   db: Db;
+  /** TIER_FIRST_MIN_ROWS unless set (a test lowers it to reach the tier-first path on a small catalog). */
+  tierFirstMinRows?: number;
 }
 
 type Params = ReturnType<typeof parameters>;
@@ -93,9 +96,43 @@ async function oneTerm(
   return ranked(result.rows);
 }
 
+/** Each term's rows counted up to DF_PROBE_CAP, kept a while per pool (TermCounts), in query order. */
+const termCounts = new WeakMap<Db, TermCounts>();
+async function termRowCounts(db: Db, terms: string[]): Promise<Array<{ term: string; n: number }>> {
+  let counts = termCounts.get(db);
+  if (!counts) termCounts.set(db, (counts = new TermCounts()));
+  const unknown = terms.filter((term) => counts.get(term) === undefined);
+  if (unknown.length > 0) {
+    const probes = await db.query<{ term: string; n: string }>(
+      `SELECT term, (SELECT count(*) FROM (SELECT 1 FROM search_terms s WHERE s.term = q.term LIMIT $2) c) AS n
+       FROM unnest($1::text[]) AS q(term)`,
+      [unknown, DF_PROBE_CAP],
+    );
+    for (const { term, n } of probes.rows) counts.set(term, Number(n));
+  }
+  return terms.map((term) => ({ term, n: counts.get(term) ?? 0 }));
+}
+
+/** The all-terms tier is read first only when every term has at least this many rows (the common words). */
+const TIER_FIRST_MIN_ROWS = 1000;
+
+/**
+ * Up to how many rows of the rarest term may hold every term (by their signature) for an
+ * unfiltered query to read the all-terms tier before the walk: the tier ranks each of them (a key
+ * lookup per term), the walk reads the terms' share lists, and for the most common words the
+ * tier is small while the walk runs past its cap (docs/BENCHMARKS.md "Several terms on Postgres").
+ */
+export const TIER_FIRST_CANDIDATES = 8_000;
+
 /**
  * The listings that contain every term (as sqlite/search.ts allTermsTier), read from the rarest term's
- * rows; null when they do not fill the page.
+ * rows; null when they do not fill the page, undefined when more than `maxCandidates` rows of the
+ * rarest term may hold every term (then nothing is ranked).
+ *
+ * The other terms are checked by key lookups chained in a CASE, rarest first, each run only when
+ * the ones before it found their term: as EXISTS conditions the planner turned them into a join
+ * of the query's terms and searched its orders (85 ms of planning for 8 terms at load 6, more than
+ * the execution), and a CASE also stops at the first term missing.
  */
 async function allTermsTier(
   db: Db,
@@ -104,22 +141,18 @@ async function allTermsTier(
   asOf: number,
   after: CursorState | undefined,
   want: number,
-): Promise<RankedRow[] | null> {
+  maxCandidates?: number,
+): Promise<RankedRow[] | null | undefined> {
   const tier = terms.length * 1_000_000;
   if (after && after.r < tier) return null;
-  const probes = await db.query<{ term: string; n: string; bit: string }>(
-    `SELECT term, (SELECT count(*) FROM (SELECT 1 FROM search_terms s WHERE s.term = q.term LIMIT $2) c) AS n,
-       catalog_term_bit(term) AS bit
-     FROM unnest($1::text[]) WITH ORDINALITY AS q(term, i) ORDER BY i`,
-    [terms, DF_PROBE_CAP],
-  );
-  const counted = probes.rows.map((r) => ({ term: r.term, n: Number(r.n) }));
-  // The query's signature bits (migration 4): a driver row whose revision signature lacks one
-  // surely lacks that term, so it is dropped inside the index scan, before any key lookup; the
-  // lookups below then run only for the rows that may hold every term (a shared bit is checked).
+  const counted = await termRowCounts(db, terms);
+  // The query's signature bits (migration 4; terms.ts termSlots computes catalog_term_bit's bit):
+  // a driver row whose revision signature lacks one surely lacks that term, so it is dropped inside
+  // the index scan, before any key lookup; the lookups below then run only for the rows that may
+  // hold every term (a shared bit is checked).
   const mask = BigInt.asIntN(
     64,
-    probes.rows.reduce((m, r) => m | BigInt(r.bit), 0n),
+    terms.reduce((m, term) => m | (1n << BigInt(termSlots(term).bit)), 0n),
   ).toString();
   counted.sort((a, b) => a.n - b.n);
   const [driver, ...others] = counted;
@@ -129,18 +162,29 @@ async function allTermsTier(
   const allTerms = p(terms);
   const rows = termRowConditions(filters, asOf, params);
   const signature = p(mask);
-  const result = await db.query<{ listing_id: string; rank: string }>(
-    `SELECT listing_id, rank FROM (
-       SELECT t.listing_id,
-         ${tier} + (SELECT ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.rev = t.rev AND o.term = ANY(${allTerms}::text[])) AS rank
-       FROM search_terms t ${rows.join}
-       WHERE t.term = ${p(driver.term)} AND (t.sig & ${signature}::bigint) = ${signature}::bigint AND ${rows.where}
-         ${others.map((o) => `AND EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ${p(o.term)} AND o.rev = t.rev)`).join(' ')}
-     ) m ${keysetAfter(after, params)}
-     ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+  const holdsOthers = others.length
+    ? `CASE ${others.map((o) => `WHEN NOT EXISTS (SELECT 1 FROM search_terms o WHERE o.term = ${p(o.term)} AND o.rev = c.rev) THEN false`).join(' ')} ELSE true END`
+    : 'true';
+  const cap = maxCandidates === undefined ? '' : `LIMIT ${p(maxCandidates + 1)}`;
+  const result = await db.query<{ candidates: string; listing_id: string | null; rank: string | null }>(
+    `WITH c AS MATERIALIZED (
+       SELECT t.rev, t.listing_id FROM search_terms t ${rows.join}
+       WHERE t.term = ${p(driver.term)} AND (t.sig & ${signature}::bigint) = ${signature}::bigint AND ${rows.where} ${cap}
+     ),
+     n AS (SELECT count(*) AS candidates FROM c)
+     SELECT n.candidates, m.listing_id, m.rank FROM n LEFT JOIN LATERAL (
+       SELECT listing_id, rank FROM (
+         SELECT c.listing_id,
+           ${tier} + (SELECT ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.rev = c.rev AND o.term = ANY(${allTerms}::text[])) AS rank
+         FROM c WHERE ${maxCandidates === undefined ? '' : `n.candidates <= ${p(maxCandidates)} AND `}${holdsOthers}
+       ) m ${keysetAfter(after, params)}
+       ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}
+     ) m ON true`,
     params.values,
   );
-  return result.rows.length >= want ? ranked(result.rows) : null;
+  if (maxCandidates !== undefined && Number(result.rows[0]!.candidates) > maxCandidates) return undefined;
+  const found = result.rows.filter((r): r is { candidates: string; listing_id: string; rank: string } => r.listing_id !== null);
+  return found.length >= want ? ranked(found) : null;
 }
 
 type ListingColumns = Omit<ListingRow, 'id'>;
@@ -238,6 +282,25 @@ export async function searchPostgres(
   let asOf: number | undefined = after?.a;
   /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
   const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
+    // Three or more common words: the all-terms tier first when few rows may hold every term (the
+    // walk of the most common words runs past its cap).
+    if (
+      walk &&
+      terms.length >= 3 &&
+      (await termRowCounts(db, terms)).every(({ n }) => n >= (context.tierFirstMinRows ?? TIER_FIRST_MIN_ROWS))
+    ) {
+      asOf ??= Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+      const tierRows = await allTermsTier(db, terms, filters, asOf, from, want, TIER_FIRST_CANDIDATES);
+      if (tierRows)
+        return {
+          rows: tierRows,
+          byId: await rowsById(
+            db,
+            tierRows.map((r) => r.listing_id),
+            now,
+          ),
+        };
+    }
     const walked = walk ? await walkedPage(db, terms, asOf, from, want, now) : undefined;
     asOf ??= walked?.asOf ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
     if (walked && !walked.gaveUp) return walked;

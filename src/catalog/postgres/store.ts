@@ -65,6 +65,8 @@ class Outcome extends Error {
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
+  /** Up to how few rows a term may have for several-term search to read the all-terms tier first (search.ts; a test lowers it). */
+  private readonly tierFirstMinRows: number | undefined;
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -77,9 +79,10 @@ export class PostgresCatalogStore implements CatalogStorePort {
   });
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
-  constructor(url: string, options: { poolSize?: number } = {}) {
+  constructor(url: string, options: { poolSize?: number; tierFirstMinRows?: number } = {}) {
     // Pipelined: a list page's BEGIN goes out with its first statement (inReadSnapshot).
     this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
+    this.tierFirstMinRows = options.tierFirstMinRows;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
@@ -88,7 +91,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   }
 
   /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */
-  static async open(url: string, options: { poolSize?: number } = {}): Promise<PostgresCatalogStore> {
+  static async open(url: string, options: { poolSize?: number; tierFirstMinRows?: number } = {}): Promise<PostgresCatalogStore> {
     const store = new PostgresCatalogStore(url, options);
     try {
       await store.ready;
@@ -322,7 +325,16 @@ export class PostgresCatalogStore implements CatalogStorePort {
     failingBefore?: string,
   ): Promise<SearchPage> {
     const secret = await this.ready;
-    return searchPostgres({ secret, db: this.pool }, query, filters, page, now, x402Version, visibleSince, failingBefore);
+    return searchPostgres(
+      { secret, db: this.pool, tierFirstMinRows: this.tierFirstMinRows },
+      query,
+      filters,
+      page,
+      now,
+      x402Version,
+      visibleSince,
+      failingBefore,
+    );
   }
 
   /** The liveness records (postgres/liveness.ts), once the catalog is migrated. */

@@ -7,7 +7,7 @@
  * words), allTermsTopK for the listings holding every term when each term is common.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { CursorState, RankedRow } from '../search.ts';
+import { TermCounts, type CursorState, type RankedRow } from '../search.ts';
 import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, termSlots } from '../terms.ts';
 import { largestShare, REVISION_SCAN_TERMS, revisionScan, sketchShareBoundSql } from './revision-scan.ts';
 
@@ -32,26 +32,17 @@ interface TermRows {
  */
 export const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;
 
-/**
- * How many rows a common term has (every revision, any snapshot), counted in full and kept for
- * TERM_COUNT_TTL_MS per store: it only picks which term drives the all-terms tier (any choice
- * ranks the same), and the most common words are in most several-term queries, so one count of
- * 100,000 rows (about 4 ms) serves many searches. At most TERM_COUNT_ENTRIES terms are kept.
- */
-const TERM_COUNT_TTL_MS = 10 * 60_000;
-const TERM_COUNT_ENTRIES = 4096;
-const termCounts = new WeakMap<DatabaseSync, Map<string, { n: number; at: number }>>();
+/** How many rows a common term has (every revision, any snapshot), counted in full and kept a while (TermCounts). */
+const termCounts = new WeakMap<DatabaseSync, TermCounts>();
 function termRowCount(store: TermRows, term: string): number {
   let counts = termCounts.get(store.db);
-  if (!counts) termCounts.set(store.db, (counts = new Map<string, { n: number; at: number }>()));
-  const now = Date.now();
+  if (!counts) termCounts.set(store.db, (counts = new TermCounts()));
   const known = counts.get(term);
-  if (known && now - known.at < TERM_COUNT_TTL_MS) return known.n;
+  if (known !== undefined) return known;
   const n = Number(
     (store.statement('SELECT count(*) AS n FROM search_terms INDEXED BY search_terms_top WHERE term = ?').get(term) as { n: number }).n,
   );
-  if (counts.size >= TERM_COUNT_ENTRIES) counts.clear();
-  counts.set(term, { n, at: now });
+  counts.set(term, n);
   return n;
 }
 
