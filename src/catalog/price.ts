@@ -81,9 +81,10 @@ export function maxClassRead(c: {
  * What merging costs per row and range, and planning per page and range, on each store. SQLite:
  * a merged row about one walked entry plus a third per range, planning a few seeks per class.
  * Postgres (measured on the same corpus through its store, docs/BENCHMARKS.md "Catalog price
- * filters"): merged rows cost about what walked entries do, but the page costs one more round trip
- * (the ranges' statement) and planning a union of ranges, about 3 ms there, as much as walking
- * some 25,000 entries.
+ * filters"): merged rows cost about what walked entries do, but the page costs planning a union
+ * of ranges and, above offset + limit 1,024, one more round trip (the ranges' statement, which a
+ * deeper page's counts carry: postgres/price-index.ts priceCountsSql), about 3 ms there, as much as
+ * walking some 25,000 entries.
  */
 export interface ClassCosts {
   perRow: number;
