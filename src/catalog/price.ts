@@ -25,15 +25,59 @@ export const PRICE_DIGITS = 9;
 export const PRICE_CLASS = 10;
 
 /**
- * asset + maxAmount without scheme or network (those need one accepted entry matching all, which
- * listing_accepts answers): the asset and maxAmount's price key.
+ * Marks a price index key that is not a bare asset (priceIndexKey). No real asset starts with it;
+ * one that does is stored marked too, so a bare asset can never spell another key.
  */
-export function priceFilter(filters: DiscoveryFilters): { asset: string; max: string } | undefined {
-  if (filters.asset === undefined || filters.maxAmount === undefined || filters.scheme !== undefined || filters.network !== undefined)
-    return undefined;
-  const max = priceKey(filters.maxAmount);
-  return max === undefined ? undefined : { asset: filters.asset, max };
+const SCOPED = '\u0001';
+
+/** A string's length in code points, as SQLite's length() and PostgreSQL's char_length() count it. */
+const codePoints = (s: string) => [...s].length;
+
+/**
+ * The price index's key (listing_prices' `asset` column) of an asset alone, or of an asset on one
+ * network: a listing's row under the network's key holds its smallest amount among its accepted
+ * entries in that asset on that network, so `network` + `asset` + `maxAmount` (one accepted entry
+ * must match all three) is one index range, as `asset` + `maxAmount` is (docs/CATALOG.md "List").
+ * The network key is the marker, 'n', the network's length in code points, ':', the network, then
+ * the asset: no two (network, asset) pairs, and no bare asset, share a key. The catalog migrations
+ * that add the network keys build the same string in SQL (NETWORK_KEY_SQL of each store).
+ */
+export function priceIndexKey(asset: string, network?: string): string {
+  if (network !== undefined) return `${SCOPED}n${codePoints(network)}:${network}${asset}`;
+  return asset.startsWith(SCOPED) ? `${SCOPED}a${asset}` : asset;
 }
+
+/** The price index keys one accepted entry is counted under: its asset alone and its asset on its network. */
+export function priceIndexKeys(terms: { asset: unknown; network: unknown }): string[] {
+  if (typeof terms.asset !== 'string') return [];
+  const keys = [priceIndexKey(terms.asset)];
+  if (typeof terms.network === 'string') keys.push(priceIndexKey(terms.asset, terms.network));
+  return keys;
+}
+
+/**
+ * asset + maxAmount, with or without network, and without scheme (one accepted entry would have
+ * to match the scheme too, which listing_accepts answers): the price index key, the asset and
+ * maxAmount's price key.
+ */
+export function priceFilter(filters: DiscoveryFilters): { key: string; asset: string; max: string } | undefined {
+  if (filters.asset === undefined || filters.maxAmount === undefined || filters.scheme !== undefined) return undefined;
+  const max = priceKey(filters.maxAmount);
+  return max === undefined ? undefined : { key: priceIndexKey(filters.asset, filters.network), asset: filters.asset, max };
+}
+
+/**
+ * The list keys (listing.ts filterKeys) a price filter's index range answers for itself: its
+ * asset, its network and its type; any other key filter is checked per row.
+ */
+export const inPriceRange = (kind: string) => kind === 'asset' || kind === 'network' || kind === 'type';
+
+/**
+ * How many listings an untyped price range holds at any price, for planning (plainPricePlan): at
+ * most the fewest of its asset's and its network's listings (their list counts, `counted`).
+ */
+export const untypedRangeListings = (counted: Array<{ key: { kind: string }; n: number }>) =>
+  Math.min(...counted.filter((c) => c.key.kind === 'asset' || c.key.kind === 'network').map((c) => c.n));
 
 /**
  * How a price page is read: `by-time` walks the range's by-time index skipping the dearer entries,

@@ -6,7 +6,7 @@
  * lastUpdated). Then more than a thousand generated queries must answer identically on both:
  * searches with every filter shape (the price filters beside a query too: asset, asset + maxAmount,
  * + type) and page size, cursor walks to the end, and list pages at
- * random and deep offsets with exact totals.
+ * random and deep offsets with exact totals (the price filters among them, with network too).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
@@ -306,7 +306,13 @@ describe('PostgreSQL answers exactly as SQLite', () => {
 
   it('300 list pages at random and deep offsets give the same items and totals', async () => {
     for (let q = 0; q < 300; q++) {
-      const filters = q % 10 === 0 ? { resource: `https://d${Math.floor(rand() * LISTINGS)}.example.com/r` } : pick(FILTERS);
+      // Three in ten with the price filters (asset, + maxAmount, + type, + network: the price index's keys, or + scheme).
+      const filters =
+        q % 10 === 0
+          ? { resource: `https://d${Math.floor(rand() * LISTINGS)}.example.com/r` }
+          : q % 10 >= 7
+            ? { ...priceFilters(), ...(q % 2 === 0 ? { network: pick(NETWORKS) } : {}) }
+            : pick(FILTERS);
       const offset = pick([0, 1, 1_023, 1_024, 1_100, Math.floor(rand() * 1_300)]);
       const limit = pick([1, 20, 100]);
       // A third with the older listings hidden (LISTING_TTL_DAYS): totals from the blocks and the cut.

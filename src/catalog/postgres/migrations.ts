@@ -27,7 +27,7 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
-import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from './price-index.ts';
+import { NETWORK_PRICE_KEYS_MIGRATION, PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 
 /** The scale of `search_terms.units` (see above). */
@@ -473,4 +473,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
     },
     termBitsDeclaration,
   ),
+  // 13: the price index keeps each listing's smallest amount per asset on each network too, so
+  // `network` + `asset` + `maxAmount` is one index range (postgres/price-index.ts).
+  NETWORK_PRICE_KEYS_MIGRATION,
 ];

@@ -1,12 +1,23 @@
 /**
  * The list endpoint's price index on PostgreSQL (sqlite/price-index.ts explains it): per listing
- * and asset its smallest amount with lastUpdated and the listing's type (`listing_prices`), per
+ * and price index key (an asset, or an asset on a network: price.ts priceIndexKey) its smallest amount with lastUpdated and the listing's type (`listing_prices`), per
  * asset, price point and type a count (`price_counts`, and per bucket `price_buckets`), kept in
  * the write transaction (a listing's writes are serialized by its advisory lock, store.ts) and on
  * withdrawal. A count that falls to zero is kept (concurrent writers of other listings may be
  * adding to it); it adds nothing to a sum.
  */
-import { PRICE_BUCKET, PRICE_CLASS, POSTGRES_CLASS_COSTS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
+import {
+  PRICE_BUCKET,
+  PRICE_CLASS,
+  POSTGRES_CLASS_COSTS,
+  type PricePagePlan,
+  inPriceRange,
+  plainPricePlan,
+  priceFilter,
+  priceIndexKeys,
+  priceKey,
+  untypedRangeListings,
+} from '../price.ts';
 import { classPageSql, classPlan, classRangesSql, readClassRanges, type ClassRanges } from './price-classes.ts';
 import { DEEP_OFFSET, filterKeys, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
@@ -89,35 +100,58 @@ async function countPrice(db: Db, asset: string, price: string, type: string, de
   );
 }
 
-/** One write of a listing (sqlite/price-index.ts recordPrice). */
+/**
+ * Catalog migration 13: each listing's smallest amount per asset on each network, under the
+ * network's key (price.ts priceIndexKey), with its counts (sqlite/price-index.ts
+ * migrateToNetworkPriceKeys). Rows only; a bare asset starting with the key's marker is marked first.
+ */
+export const NETWORK_PRICE_KEYS_MIGRATION = `
+  UPDATE listing_prices SET asset = chr(1) || 'a' || asset WHERE asset >= chr(1) AND asset < chr(2);
+  UPDATE price_counts SET asset = chr(1) || 'a' || asset WHERE asset >= chr(1) AND asset < chr(2);
+  UPDATE price_buckets SET asset = chr(1) || 'a' || asset WHERE asset >= chr(1) AND asset < chr(2);
+  INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+    SELECT a.listing_id, chr(1) || 'n' || char_length(a.network) || ':' || a.network || a.asset, l.type,
+      min(lpad(length(a.amount)::text, 9, '0') || a.amount), l.last_updated
+    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+    WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL AND a.network IS NOT NULL
+    GROUP BY a.listing_id, a.network, a.asset, l.type, l.last_updated;
+  INSERT INTO price_counts (asset, price, type, n)
+    SELECT asset, price, type, count(*) FROM listing_prices WHERE asset >= chr(1) || 'n' AND asset < chr(1) || 'o'
+    GROUP BY asset, price, type;
+  INSERT INTO price_buckets (asset, bucket, type, n)
+    SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(n) FROM price_counts WHERE asset >= chr(1) || 'n' AND asset < chr(1) || 'o'
+    GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
+
+/** One write of a listing (sqlite/price-index.ts recordPrice): under each of its terms' price index keys. */
 export async function recordPrice(
   db: Db,
   listing: { id: number; type: string },
   lastUpdated: string,
-  asset: unknown,
-  amount: unknown,
+  terms: { asset: unknown; network: unknown; amount: unknown },
 ): Promise<void> {
   const listingId = listing.id;
   await db.query('UPDATE listing_prices SET last_updated = $1 WHERE listing_id = $2 AND last_updated <> $1', [lastUpdated, listingId]);
-  const price = priceKey(amount);
-  if (typeof asset !== 'string' || price === undefined) return;
-  const current = (
-    await db.query<{ price: string }>('SELECT price FROM listing_prices WHERE listing_id = $1 AND asset = $2', [listingId, asset])
-  ).rows[0];
-  if (current && current.price <= price) return;
-  if (current) {
-    await db.query('UPDATE listing_prices SET price = $1 WHERE listing_id = $2 AND asset = $3', [price, listingId, asset]);
-    await countPrice(db, asset, current.price, listing.type, -1);
-  } else {
-    await db.query('INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) VALUES ($1, $2, $3, $4, $5)', [
-      listingId,
-      asset,
-      listing.type,
-      price,
-      lastUpdated,
-    ]);
+  const price = priceKey(terms.amount);
+  if (price === undefined) return;
+  for (const key of priceIndexKeys(terms)) {
+    const current = (
+      await db.query<{ price: string }>('SELECT price FROM listing_prices WHERE listing_id = $1 AND asset = $2', [listingId, key])
+    ).rows[0];
+    if (current && current.price <= price) continue;
+    if (current) {
+      await db.query('UPDATE listing_prices SET price = $1 WHERE listing_id = $2 AND asset = $3', [price, listingId, key]);
+      await countPrice(db, key, current.price, listing.type, -1);
+    } else {
+      await db.query('INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) VALUES ($1, $2, $3, $4, $5)', [
+        listingId,
+        key,
+        listing.type,
+        price,
+        lastUpdated,
+      ]);
+    }
+    await countPrice(db, key, price, listing.type, 1);
   }
-  await countPrice(db, asset, price, listing.type, 1);
 }
 
 /** A withdrawn listing leaves the index and its counts (withdraw.ts). */
@@ -129,9 +163,9 @@ export async function removePrices(db: Db, listingId: string | number): Promise<
   for (const row of rows.rows) await countPrice(db, row.asset, row.price, row.type, -1);
 }
 
-/** The condition "listing `id` has an entry in asset A at most M" for the list query's other path. */
-export const priceMatchSql = (id: string, p: (value: unknown) => string, priced: { asset: string; max: string }) =>
-  `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${id} AND pr.asset = ${p(priced.asset)} AND pr.price <= ${p(priced.max)})`;
+/** The condition "listing `id` has an entry under price index key K at most M" for the list query's other path. */
+export const priceMatchSql = (id: string, p: (value: unknown) => string, priced: { key: string; max: string }) =>
+  `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${id} AND pr.asset = ${p(priced.key)} AND pr.price <= ${p(priced.max)})`;
 
 /** The price index's counts of an `asset` + `maxAmount` list page (priceCountsSql), as pg returns them. */
 export interface PriceCounts {
@@ -149,12 +183,13 @@ export interface PriceCounts {
  * One row of the price counts (PriceCounts) for `filters` (with a price filter), so the list's
  * counts statement (store.ts) carries them: each round trip to the database adds its own wait
  * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Without other key filters
- * than asset and type the total is the counts less the hidden matches, so the asset's entries
- * hidden by age, the matches among them and the visible matches hidden by liveness failures
- * (none when no listing fails) come with them. A page reaching DEEP_OFFSET (`reach`, offset +
- * limit) or further also gets the rows its by-classes plan is made from (classRangesSql), the
- * plan deep pages weigh, so that weighing costs no round trip of its own; a shallower page seldom
- * weighs it (plainPricePlan) and reads them apart when it does (listPriced).
+ * than the range's (asset, network, type) the total is the counts less the hidden matches, so the
+ * asset's entries hidden by age (at least the range's), the matches among them and the visible
+ * matches hidden by liveness failures (none when no listing fails) come with them. A page reaching
+ * DEEP_OFFSET (`reach`, offset + limit) or further also gets the rows its by-classes plan is made
+ * from (classRangesSql), the plan deep pages weigh, so that weighing costs no round trip of its
+ * own; a shallower page seldom weighs it (plainPricePlan) and reads them apart when it does
+ * (listPriced).
  */
 export function priceCountsSql(
   filters: DiscoveryFilters,
@@ -163,9 +198,9 @@ export function priceCountsSql(
   failingBefore: string | undefined,
   reach: number,
 ): string {
-  const { asset, max } = priceFilter(filters)!;
-  const alone = filterKeys(filters).every((k) => k.kind === 'asset' || k.kind === 'type');
-  const a = `${p(asset)}::text`;
+  const { key, asset, max } = priceFilter(filters)!;
+  const alone = filterKeys(filters).every((k) => inPriceRange(k.kind));
+  const a = `${p(key)}::text`;
   const t = `${p(filters.type ?? null)}::text`;
   const bucket = `${p(max.slice(0, PRICE_BUCKET))}::text`;
   const m = `${p(max)}::text`;
@@ -177,13 +212,13 @@ export function priceCountsSql(
       (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND bucket >= ${cls} AND bucket < ${bucket} AND (${t} IS NULL OR type = ${t}))
     + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ${a} AND price >= ${bucket} AND price <= ${m} AND (${t} IS NULL OR type = ${t})) AS within,
       CASE WHEN ${t} IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND type = ${t}) END AS listings,
-      CASE WHEN ${aged} IS NOT NULL THEN (${hiddenCountSql("'asset'", a, aged)}) END AS asset_aged,
+      CASE WHEN ${aged} IS NOT NULL THEN (${hiddenCountSql("'asset'", `${p(asset)}::text`, aged)}) END AS asset_aged,
       CASE WHEN ${aged} IS NOT NULL THEN (SELECT count(*) FROM listing_prices
         WHERE asset = ${a} AND (${t} IS NULL OR type = ${t}) AND last_updated < ${aged} AND price <= ${m}) END AS aged_matches,
       CASE WHEN ${failing} IS NOT NULL THEN (SELECT count(*) FROM listings h
         JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ${a} AND (${t} IS NULL OR p.type = ${t})
         WHERE h.liveness_failing_since < ${failing} AND p.price <= ${m}${since}) END AS failing_matches,
-      ${reach >= DEEP_OFFSET ? classRangesSql(p, { asset, type: filters.type }, max) : 'NULL::json'} AS class_ranges`;
+      ${reach >= DEEP_OFFSET ? classRangesSql(p, { asset: key, type: filters.type }, max) : 'NULL::json'} AS class_ranges`;
 }
 
 /**
@@ -206,14 +241,14 @@ export async function listPriced(
 ): Promise<{ rows: ListingRow[]; total: number } | undefined> {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
-  const { asset, max } = priced;
+  const { key: asset, max } = priced;
   const type = filters.type;
   const typed = type !== undefined;
-  const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
+  const others = counted.filter((c) => !inPriceRange(c.key.kind));
   const belowClass = Number(counts.below);
   const matches = belowClass + Number(counts.within);
   if (others.some((o) => o.n < matches)) return undefined;
-  const rangeListings = typed ? Number(counts.listings) : (counted.find((c) => c.key.kind === 'asset')?.n ?? 0);
+  const rangeListings = typed ? Number(counts.listings) : untypedRangeListings(counted);
   // The page's conditions beyond the price range: hidden listings and other key filters (each use adds its parameters).
   const rest = (p: (value: unknown) => string) =>
     (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +

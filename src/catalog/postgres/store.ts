@@ -200,7 +200,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
           keys.map((k) => k.kind),
           keys.map((k) => k.value),
         ]);
-        await recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms.asset, draft.terms.amount);
+        await recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms);
         await recordCall(db, listingId, utcDay(now), payment);
         const { calls, payers } = await windowSums(db, listingId, now);
         await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);

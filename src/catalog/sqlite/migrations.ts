@@ -27,6 +27,8 @@
  *    TOP_SHARES largest rounded shares) with its signature and sketches, indexed by that bound, so
  *    the all-terms tier of a few common words reads the revisions that can reach the page first and
  *    stops (term-tiers.ts allTermsTopK, docs/CATALOG.md "Search").
+ * 13: the price index also keeps each listing's smallest amount per asset on each network, under
+ *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-index.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -38,7 +40,7 @@ import { termScores, termSignature } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
-import { migrateToPriceIndex, migrateToTypedPriceIndex } from './price-index.ts';
+import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToTypedPriceIndex } from './price-index.ts';
 import { migrateToPriceClassIndexes } from './price-classes.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
@@ -346,4 +348,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToTermSignatures,
   migrateToPriceClassIndexes,
   migrateToRevisionBounds,
+  migrateToNetworkPriceKeys,
 ];

@@ -29,7 +29,10 @@ export function migrateToPriceClassIndexes(db: DatabaseSync): void {
   `);
 }
 
-/** A price filter's index range: the asset's rows, or its rows of one type (the list's `type` filter). */
+/**
+ * A price filter's index range: the rows of its price index key (`asset`: the asset, or the asset
+ * on a network, ../price.ts priceIndexKey), or those rows of one type (the list's `type` filter).
+ */
 export interface PriceRange {
   asset: string;
   type: string | undefined;

@@ -2,15 +2,17 @@
  * The list endpoint's price index (openapi.yaml `asset` + `maxAmount`, docs/CATALOG.md "Price
  * filters"), kept in the write transaction like list-index.ts:
  *
- * - `listing_prices`: per (listing, asset) the smallest amount of the listing's accepted entries in
- *   that asset (accepts only grow, so it only falls) with the listing's lastUpdated and its type
- *   (http or mcp, fixed for a listing: it is part of its identity). A listing matches `asset` A
- *   with `maxAmount` M exactly when its row for A is at most M. Two covering indexes: by time (a
+ * - `listing_prices`: per (listing, index key) the smallest amount of the listing's accepted entries
+ *   in that asset, or in that asset on that network (the index key: ../price.ts priceIndexKey;
+ *   migration 13), with the listing's lastUpdated and its type (http or mcp, fixed for a listing: it is part
+ *   of its identity); accepts only grow, so it only falls. A listing matches `asset` A with
+ *   `maxAmount` M exactly when its row for A is at most M, and with `network` N too when its row
+ *   for (N, A) is: one accepted entry is then on N, in A and at most M. Two covering indexes: by time (a
  *   page in list order, skipping rows above M: dense matches) and by price (every match, sorted:
  *   sparse matches), and the same two with the type after the asset, so `type` with the price
  *   filter is one index range instead of a key lookup per match;
- * - `price_counts`: per (asset, smallest amount, type) how many listings, and `price_buckets` the
- *   same per (asset, bucket, type): a price key's first PRICE_BUCKET characters (its digit count
+ * - `price_counts`: per (index key, smallest amount, type) how many listings, and `price_buckets`
+ *   the same per (index key, bucket, type): a price key's first PRICE_BUCKET characters (its digit count
  *   and three leading digits, at most 900 buckets per digit count). The listings at most M are the
  *   buckets below M's bucket plus M's own bucket's price points at most M, of every type or of
  *   the one asked for: a sum over a few thousand rows at worst (prices spread evenly over a
@@ -24,7 +26,18 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import type { ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { PRICE_BUCKET, PRICE_CLASS, SQLITE_CLASS_COSTS, type PricePagePlan, plainPricePlan, priceFilter, priceKey } from '../price.ts';
+import {
+  PRICE_BUCKET,
+  PRICE_CLASS,
+  SQLITE_CLASS_COSTS,
+  type PricePagePlan,
+  inPriceRange,
+  plainPricePlan,
+  priceFilter,
+  priceIndexKeys,
+  priceKey,
+  untypedRangeListings,
+} from '../price.ts';
 import { classPageSql, classPlan, type PriceRange, typeParams, typeSql } from './price-classes.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { hiddenCount } from './list-index.ts';
@@ -117,6 +130,34 @@ export function migrateToTypedPriceIndex(db: DatabaseSync): void {
   `);
 }
 
+/** A network's price index key in SQL (price.ts priceIndexKey), of listing_accepts `a`. */
+const NETWORK_KEY_SQL = "char(1) || 'n' || length(a.network) || ':' || a.network || a.asset";
+
+/**
+ * Migration 13: each listing's smallest amount per asset on each network, under the network's key
+ * (price.ts priceIndexKey), with its counts, so `network` + `asset` + `maxAmount` is one index
+ * range. Rows only: the tables and indexes stay. A bare asset that starts with the key's marker
+ * (none is a real asset) is marked first, as priceIndexKey marks it.
+ */
+export function migrateToNetworkPriceKeys(db: DatabaseSync): void {
+  db.exec(`
+    UPDATE listing_prices SET asset = char(1) || 'a' || asset WHERE asset >= char(1) AND asset < char(2);
+    UPDATE price_counts SET asset = char(1) || 'a' || asset WHERE asset >= char(1) AND asset < char(2);
+    UPDATE price_buckets SET asset = char(1) || 'a' || asset WHERE asset >= char(1) AND asset < char(2);
+    INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+      SELECT a.listing_id, ${NETWORK_KEY_SQL}, l.type, min(${PRICE_KEY_SQL('a.amount')}), l.last_updated
+      FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+      WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL AND a.network IS NOT NULL
+      GROUP BY a.listing_id, a.network, a.asset;
+    INSERT INTO price_counts (asset, price, type, n)
+      SELECT asset, price, type, count(*) FROM listing_prices WHERE asset >= char(1) || 'n' AND asset < char(1) || 'o'
+      GROUP BY asset, price, type;
+    INSERT INTO price_buckets (asset, bucket, type, n)
+      SELECT asset, substr(price, 1, ${PRICE_BUCKET}), type, sum(n) FROM price_counts WHERE asset >= char(1) || 'n' AND asset < char(1) || 'o'
+      GROUP BY asset, substr(price, 1, ${PRICE_BUCKET}), type;
+  `);
+}
+
 function countPrice(db: DatabaseSync, asset: string, price: string, type: string, delta: number): void {
   const bucket = price.slice(0, PRICE_BUCKET);
   cachedStatement(
@@ -135,14 +176,14 @@ function countPrice(db: DatabaseSync, asset: string, price: string, type: string
 
 /**
  * One write of a listing (inside its transaction): every price row moves to `lastUpdated`, and the
- * written terms lower the listing's smallest amount in their asset when they are cheaper.
+ * written terms lower the listing's smallest amount under each of their keys (their asset alone
+ * and on their network, priceIndexKeys) when they are cheaper.
  */
 export function recordPrice(
   db: DatabaseSync,
   listing: { id: number; type: string },
   lastUpdated: string,
-  asset: unknown,
-  amount: unknown,
+  terms: { asset: unknown; network: unknown; amount: unknown },
 ): void {
   const listingId = listing.id;
   cachedStatement(db, 'UPDATE listing_prices SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
@@ -150,24 +191,26 @@ export function recordPrice(
     listingId,
     lastUpdated,
   );
-  const price = priceKey(amount);
-  if (typeof asset !== 'string' || price === undefined) return;
-  const current = cachedStatement(db, 'SELECT price FROM listing_prices WHERE listing_id = ? AND asset = ?').get(listingId, asset) as
-    { price: string } | undefined;
-  if (current && current.price <= price) return;
-  if (current) {
-    cachedStatement(db, 'UPDATE listing_prices SET price = ? WHERE listing_id = ? AND asset = ?').run(price, listingId, asset);
-    countPrice(db, asset, current.price, listing.type, -1);
-  } else {
-    cachedStatement(db, 'INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) VALUES (?, ?, ?, ?, ?)').run(
-      listingId,
-      asset,
-      listing.type,
-      price,
-      lastUpdated,
-    );
+  const price = priceKey(terms.amount);
+  if (price === undefined) return;
+  for (const key of priceIndexKeys(terms)) {
+    const current = cachedStatement(db, 'SELECT price FROM listing_prices WHERE listing_id = ? AND asset = ?').get(listingId, key) as
+      { price: string } | undefined;
+    if (current && current.price <= price) continue;
+    if (current) {
+      cachedStatement(db, 'UPDATE listing_prices SET price = ? WHERE listing_id = ? AND asset = ?').run(price, listingId, key);
+      countPrice(db, key, current.price, listing.type, -1);
+    } else {
+      cachedStatement(db, 'INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) VALUES (?, ?, ?, ?, ?)').run(
+        listingId,
+        key,
+        listing.type,
+        price,
+        lastUpdated,
+      );
+    }
+    countPrice(db, key, price, listing.type, 1);
   }
-  countPrice(db, asset, price, listing.type, 1);
 }
 
 /** A withdrawn listing leaves the index and its counts (withdraw.ts). */
@@ -181,7 +224,7 @@ export function removePrices(db: DatabaseSync, listingId: number): void {
   cachedStatement(db, 'DELETE FROM listing_prices WHERE listing_id = ?').run(listingId);
 }
 
-/** The condition "listing `id` has an entry in asset A at most M" (two parameters: A, M's price key). */
+/** The condition "listing `id` has an entry under price index key K at most M" (two parameters: K, M's price key). */
 export const priceMatchSql = (id: string) =>
   `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
 
@@ -232,12 +275,12 @@ export function priceMatches(
  * read many more entries than the page holds). `plan` forces one (the tests hold every plan to
  * the same answers). With no other key filter the total is the price points' sum less the hidden
  * matches: those hidden by age are counted directly or as the range's aged entries at most M,
- * whichever is fewer (list-index.ts hiddenCount tells), and those hidden by failures through
- * their own partial index.
+ * whichever is fewer (list-index.ts hiddenCount of the listed asset `listed` tells: at least the
+ * range's aged entries), and those hidden by failures through their own partial index.
  */
 export function listByPrice(
   db: DatabaseSync,
-  query: PriceRange & { max: string; matches: number; belowClass: number; rangeListings: number; others: ListingKey[] },
+  query: PriceRange & { listed: string; max: string; matches: number; belowClass: number; rangeListings: number; others: ListingKey[] },
   page: { limit: number; offset: number },
   visibleSince: string | undefined,
   failing: string | undefined,
@@ -262,7 +305,10 @@ export function listByPrice(
   const params = [query.asset, ...typeParams(query), max, ...rest.params];
   const prefix = typed ? 'listing_prices_typed' : 'listing_prices';
   let total: number;
-  if (others.length > 0 || (visibleSince !== undefined && hiddenCount(db, { kind: 'asset', value: query.asset }, visibleSince) > matches)) {
+  if (
+    others.length > 0 ||
+    (visibleSince !== undefined && hiddenCount(db, { kind: 'asset', value: query.listed }, visibleSince) > matches)
+  ) {
     total = Number(
       (
         cachedStatement(db, `SELECT count(*) AS n FROM listing_prices p INDEXED BY ${prefix}_by_price WHERE ${where}`).get(...params) as {
@@ -328,19 +374,19 @@ function hiddenMatches(
 
 /**
  * The accepted entry a list page's listing must hold (listing.ts needsAcceptsCondition), against
- * listing_keys `k`: asset + maxAmount alone is one price index lookup (price-index.ts).
+ * listing_keys `k`: asset + maxAmount, with or without network, is one price index lookup.
  */
 export function acceptsCondition(filters: DiscoveryFilters): { condition: string; params: Array<string | number> } {
   const priced = priceFilter(filters);
-  if (priced) return { condition: priceMatchSql('k.listing_id'), params: [priced.asset, priced.max] };
+  if (priced) return { condition: priceMatchSql('k.listing_id'), params: [priced.key, priced.max] };
   const { parts, params } = acceptedEntrySql(filters, 'k.listing_id');
   return { condition: `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')})`, params };
 }
 
 /**
  * A list page driven by the price index (listByPrice), or undefined when the filters or the counts
- * say otherwise. `type` is part of the index range (the typed indexes and counts), so only the
- * other key filters are checked per row.
+ * say otherwise. `network` and `type` are part of the index range (the network's keys, the typed
+ * indexes and counts), so only the other key filters are checked per row.
  */
 export function listPriced(
   db: DatabaseSync,
@@ -353,14 +399,14 @@ export function listPriced(
 ): { ids: number[]; total: number } | undefined {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
-  const range = { asset: priced.asset, type: filters.type };
+  const range = { asset: priced.key, type: filters.type };
   const { matches, belowClass, typedListings } = priceMatches(db, range, priced.max);
-  const others = counted.filter((c) => c.key.kind !== 'asset' && c.key.kind !== 'type');
+  const others = counted.filter((c) => !inPriceRange(c.key.kind));
   if (others.some((o) => o.n < matches)) return undefined;
-  const rangeListings = range.type !== undefined ? typedListings : (counted.find((c) => c.key.kind === 'asset')?.n ?? 0);
+  const rangeListings = range.type !== undefined ? typedListings : untypedRangeListings(counted);
   return listByPrice(
     db,
-    { ...range, max: priced.max, matches, belowClass, rangeListings, others: others.map((o) => o.key) },
+    { ...range, listed: priced.asset, max: priced.max, matches, belowClass, rangeListings, others: others.map((o) => o.key) },
     page,
     visibleSince,
     failing,

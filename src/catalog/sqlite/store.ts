@@ -220,7 +220,7 @@ export class CatalogStore implements CatalogStorePort {
       }
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
       countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys));
-      recordPrice(this.db, { id: listingId, type: draft.type }, nowIso, draft.terms.asset, draft.terms.amount);
+      recordPrice(this.db, { id: listingId, type: draft.type }, nowIso, draft.terms);
       recordCall(this.db, listingId, utcDay(now), payment);
       const { calls, payers } = windowSums(this.db, listingId, now);
       this.reviseSearchText(listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
