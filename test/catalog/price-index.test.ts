@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-index.ts';
+import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-migrations.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { DEEP_OFFSET, filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';

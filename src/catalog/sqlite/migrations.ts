@@ -15,8 +15,8 @@
  *    `asset` key per listing and asset in the list index.
  * 6: the liveness records on `listings` (liveness.ts).
  * 7: the times of accepted withdrawals (withdraw.ts).
- * 8: the price index, per listing and asset its smallest amount, and its counts (price-index.ts).
- * 9: the price index keeps each listing's type, indexed and counted per type (price-index.ts).
+ * 8: the price index, per listing and asset its smallest amount, and its counts (price-migrations.ts).
+ * 9: the price index keeps each listing's type, indexed and counted per type (price-migrations.ts).
  * 10: term signatures on `search_terms` (`sig`, `sketch_a`, `sketch_b`, terms.ts termSignature) and the
  *    covering index rebuilt with them, so a several-term search filters and bounds a term's rows
  *    without a key lookup per other term (term-tiers.ts).
@@ -28,7 +28,7 @@
  *    the all-terms tier of a few common words reads the revisions that can reach the page first and
  *    stops (term-tiers.ts allTermsTopK, docs/CATALOG.md "Search").
  * 13: the price index also keeps each listing's smallest amount per asset on each network, under
- *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-index.ts).
+ *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-migrations.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -40,7 +40,7 @@ import { termScores, termSignature } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
-import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToTypedPriceIndex } from './price-index.ts';
+import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToTypedPriceIndex } from './price-migrations.ts';
 import { migrateToPriceClassIndexes } from './price-classes.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {

@@ -1,0 +1,121 @@
+/**
+ * The SQLite price index's migrations (catalog migrations 8, 9 and 13; the index itself is
+ * price-index.ts, its class indexes of migration 11 price-classes.ts).
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { PRICE_BUCKET } from '../price.ts';
+
+/** The same key in SQL, of a column holding amountKey's form (the migration's backfill). */
+const PRICE_KEY_SQL = (column: string) => `printf('%09d', length(${column})) || ${column}`;
+
+export function migrateToPriceIndex(db: DatabaseSync): void {
+  db.exec(`
+    CREATE TABLE listing_prices (
+      listing_id INTEGER NOT NULL,
+      asset TEXT NOT NULL,
+      price TEXT NOT NULL,
+      last_updated TEXT NOT NULL,
+      PRIMARY KEY (listing_id, asset)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX listing_prices_by_time ON listing_prices (asset, last_updated, listing_id, price);
+    CREATE INDEX listing_prices_by_price ON listing_prices (asset, price, last_updated, listing_id);
+    CREATE TABLE price_counts (
+      asset TEXT NOT NULL,
+      price TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, price)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO listing_prices (listing_id, asset, price, last_updated)
+      SELECT a.listing_id, a.asset, min(${PRICE_KEY_SQL('a.amount')}), l.last_updated
+      FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+      WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL GROUP BY a.listing_id, a.asset;
+    INSERT INTO price_counts (asset, price, n) SELECT asset, price, count(*) FROM listing_prices GROUP BY asset, price;
+    CREATE TABLE price_buckets (
+      asset TEXT NOT NULL,
+      bucket TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, bucket)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO price_buckets (asset, bucket, n)
+      SELECT asset, substr(price, 1, ${PRICE_BUCKET}), sum(n) FROM price_counts GROUP BY asset, substr(price, 1, ${PRICE_BUCKET});
+  `);
+}
+
+/** The price index's tables and indexes with the listing's type (migrateToTypedPriceIndex). */
+const TYPED_PRICE_TABLES = `
+    CREATE TABLE listing_prices (
+      listing_id INTEGER NOT NULL,
+      asset TEXT NOT NULL,
+      type TEXT NOT NULL,
+      price TEXT NOT NULL,
+      last_updated TEXT NOT NULL,
+      PRIMARY KEY (listing_id, asset)
+    ) STRICT, WITHOUT ROWID;
+    CREATE INDEX listing_prices_by_time ON listing_prices (asset, last_updated, listing_id, price);
+    CREATE INDEX listing_prices_by_price ON listing_prices (asset, price, last_updated, listing_id);
+    CREATE INDEX listing_prices_typed_by_time ON listing_prices (asset, type, last_updated, listing_id, price);
+    CREATE INDEX listing_prices_typed_by_price ON listing_prices (asset, type, price, last_updated, listing_id);
+    CREATE TABLE price_counts (
+      asset TEXT NOT NULL,
+      price TEXT NOT NULL,
+      type TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, price, type)
+    ) STRICT, WITHOUT ROWID;
+    CREATE TABLE price_buckets (
+      asset TEXT NOT NULL,
+      bucket TEXT NOT NULL,
+      type TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, bucket, type)
+    ) STRICT, WITHOUT ROWID;`;
+
+/**
+ * Migration 9: the price index keeps each listing's type (its rows from `listings`) and counts per
+ * type. The tables are rebuilt rather than altered, so `type` has no default a later write could
+ * fall back on.
+ */
+export function migrateToTypedPriceIndex(db: DatabaseSync): void {
+  db.exec(`
+    ALTER TABLE listing_prices RENAME TO listing_prices_untyped;
+    DROP INDEX listing_prices_by_time;
+    DROP INDEX listing_prices_by_price;
+    DROP TABLE price_counts;
+    DROP TABLE price_buckets;
+    ${TYPED_PRICE_TABLES}
+    INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+      SELECT p.listing_id, p.asset, l.type, p.price, p.last_updated FROM listing_prices_untyped p JOIN listings l ON l.id = p.listing_id;
+    DROP TABLE listing_prices_untyped;
+    INSERT INTO price_counts (asset, price, type, n) SELECT asset, price, type, count(*) FROM listing_prices GROUP BY asset, price, type;
+    INSERT INTO price_buckets (asset, bucket, type, n)
+      SELECT asset, substr(price, 1, ${PRICE_BUCKET}), type, sum(n) FROM price_counts GROUP BY asset, substr(price, 1, ${PRICE_BUCKET}), type;
+  `);
+}
+
+/** A network's price index key in SQL (price.ts priceIndexKey), of listing_accepts `a`. */
+const NETWORK_KEY_SQL = "char(1) || 'n' || length(a.network) || ':' || a.network || a.asset";
+
+/**
+ * Migration 13: each listing's smallest amount per asset on each network, under the network's key
+ * (price.ts priceIndexKey), with its counts, so `network` + `asset` + `maxAmount` is one index
+ * range. Rows only: the tables and indexes stay. A bare asset that starts with the key's marker
+ * (none is a real asset) is marked first, as priceIndexKey marks it.
+ */
+export function migrateToNetworkPriceKeys(db: DatabaseSync): void {
+  db.exec(`
+    UPDATE listing_prices SET asset = char(1) || 'a' || asset WHERE asset >= char(1) AND asset < char(2);
+    UPDATE price_counts SET asset = char(1) || 'a' || asset WHERE asset >= char(1) AND asset < char(2);
+    UPDATE price_buckets SET asset = char(1) || 'a' || asset WHERE asset >= char(1) AND asset < char(2);
+    INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+      SELECT a.listing_id, ${NETWORK_KEY_SQL}, l.type, min(${PRICE_KEY_SQL('a.amount')}), l.last_updated
+      FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+      WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL AND a.network IS NOT NULL
+      GROUP BY a.listing_id, a.network, a.asset;
+    INSERT INTO price_counts (asset, price, type, n)
+      SELECT asset, price, type, count(*) FROM listing_prices WHERE asset >= char(1) || 'n' AND asset < char(1) || 'o'
+      GROUP BY asset, price, type;
+    INSERT INTO price_buckets (asset, bucket, type, n)
+      SELECT asset, substr(price, 1, ${PRICE_BUCKET}), type, sum(n) FROM price_counts WHERE asset >= char(1) || 'n' AND asset < char(1) || 'o'
+      GROUP BY asset, substr(price, 1, ${PRICE_BUCKET}), type;
+  `);
+}
