@@ -1,8 +1,8 @@
 /**
- * `GET /discovery/resources` with `asset` + `maxAmount` (the price index, docs/CATALOG.md "List")
- * against an earlier commit (`--before`: the one before the index kept the listing's type, by
- * default), side by side over HTTP (docs/BENCHMARKS.md "Catalog price
- * filters"). Each side seeds its own catalog file with its own code (the same generated corpus,
+ * `GET /discovery/resources` with `asset` + `maxAmount`, alone and with `type`, `network` or
+ * `scheme` (the price index, docs/CATALOG.md "List") against an earlier commit (`--before`: by
+ * default the one before the index kept the listing's type), side by side over HTTP
+ * (docs/BENCHMARKS.md "Catalog price filters"). Each side seeds its own catalog file with its own code (the same generated corpus,
  * bench/catalog-corpus.ts: one asset, amounts spread evenly over 1,000–1,001,000 base units, so
  * nearly every listing has its own price: the price index's worst case), runs its own
  * `dist/main.js` as a separate process, and is measured with the same client, alternating before
@@ -45,7 +45,13 @@ const cases: Array<[string, (i: number) => string]> = [
   ['maxAmount 100,000 + type=http', () => list('maxAmount=100000&type=http')],
   ['maxAmount 100,000 + type=mcp', () => list('maxAmount=100000&type=mcp')],
   ['maxAmount 100,000 + type=http, offset 5,000', () => list('maxAmount=100000&type=http&offset=5000')],
-  ['maxAmount 100,000 + network (accepted-entry path)', () => list('maxAmount=100000&network=stellar:pubnet')],
+  // The network's own index key since catalog migration 13 (before it, the per-row check of the accepted entries).
+  ['maxAmount 100,000 + network', () => list('maxAmount=100000&network=stellar:pubnet')],
+  ['maxAmount 900,000 + network', (i) => list(`maxAmount=900000&network=stellar:pubnet&offset=${(i * 7) % 200}`)],
+  ['maxAmount 100,000 + network + type=http', () => list('maxAmount=100000&network=stellar:pubnet&type=http')],
+  ['maxAmount 100,000 + network, offset 5,000', () => list('maxAmount=100000&network=stellar:testnet&offset=5000')],
+  // scheme keeps the per-row check on both sides (docs/CATALOG.md "List").
+  ['maxAmount 100,000 + scheme (accepted-entry path)', () => list('maxAmount=100000&scheme=exact')],
 ];
 const beforePort = 47320;
 const afterPort = 47321;
