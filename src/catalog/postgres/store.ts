@@ -324,17 +324,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
     visibleSince?: string,
     failingBefore?: string,
   ): Promise<SearchPage> {
-    const secret = await this.ready;
-    return searchPostgres(
-      { secret, db: this.pool, tierFirstMinRows: this.tierFirstMinRows },
-      query,
-      filters,
-      page,
-      now,
-      x402Version,
-      visibleSince,
-      failingBefore,
-    );
+    const context = { secret: await this.ready, db: this.pool, tierFirstMinRows: this.tierFirstMinRows };
+    return searchPostgres(context, query, filters, page, now, x402Version, visibleSince, failingBefore);
   }
 
   /** The liveness records (postgres/liveness.ts), once the catalog is migrated. */
