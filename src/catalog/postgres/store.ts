@@ -51,7 +51,7 @@ import { qualityLevel, revisionKey, utcDay, withQualityLevel, type PaymentFacts 
 
 /** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
 export const LOCK_TIMEOUT_MS = 1_000;
-/** Connections per store: a catalog worker runs one request at a time. */
+/** Connections per store (a catalog worker runs one request at a time), pipelined: a list page's BEGIN goes with its first statement. */
 const POOL_SIZE = 2;
 
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
@@ -80,7 +80,6 @@ export class PostgresCatalogStore implements CatalogStorePort {
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: { poolSize?: number; tierFirstMinRows?: number } = {}) {
-    // Pipelined: a list page's BEGIN goes out with its first statement (inReadSnapshot).
     this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
     this.tierFirstMinRows = options.tierFirstMinRows;
     this.ready.catch(() => undefined); // reported by the first call that needs it
@@ -214,10 +213,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
   }
 
   /**
-   * The list endpoint, as the SQLite store answers it: newest first (lastUpdated desc, then id
-   * desc), offset paging, exact total. The filter value with the fewest listings drives a walk of
-   * `listing_keys_page`; a single-filter total is one row of `listing_counts`, and a deep offset of
-   * one filter starts from the block that holds it.
+   * The list endpoint, as the SQLite store answers it: newest first (lastUpdated desc, then id desc), offset paging, exact
+   * total. The filter value with the fewest listings drives a walk of `listing_keys_page`; a single-filter total is one row
+   * of `listing_counts`, and a deep offset of one filter starts from the block that holds it.
    */
   async list(
     filters: DiscoveryFilters,
@@ -243,10 +241,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
       const priced = priceFilter(filters);
       // One key and nothing else: its count is the total (and its blocks find a deep offset).
       const single = keys.length === 1 && !needsAcceptsCondition(filters) && !priced;
-      // The counts, whether any listing is hidden by failures, for a single key its entries hidden
-      // by age and with a price filter the price index's counts (and a deep page's price class
-      // ranges), in one round trip: each is a round trip to another process, and under load each
-      // adds its own wait (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+      // The counts, whether any listing fails, a single key's entries hidden by age, a price filter's counts (a deep
+      // page's class ranges too), in one round trip (inReadSnapshot sends BEGIN with it): each round trip to another
+      // process adds its own wait under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
       const q = parameters();
       const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(single ? (visibleSince ?? null) : null)}::text`];
       const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts>(
