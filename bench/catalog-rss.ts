@@ -19,7 +19,8 @@
  * --skip-node-flags leaves out the first process (the `before` build started with node flags
  * only), to compare the two `npm start` processes alone.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { stripTypeScriptTypes } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -51,8 +52,11 @@ const dbPath = join(dir, `catalog-${SIZE}.sqlite`);
 if (!existsSync(dbPath)) seedCorpus(dbPath, SIZE, (n) => process.stderr.write(`seeded ${n}\r`));
 const beforeDir = baselineBuild(values.before);
 const extraEnv = Object.fromEntries(values.env.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-const probe = resolve('bench/thread-heap-probe.ts');
 const heapDir = mkdtempSync(join(tmpdir(), 'svc-thread-heap-'));
+// The probe is preloaded as JavaScript, its types stripped here: a .ts preload makes every thread
+// load Node's TypeScript stripper, 30-35 MiB of svc's peak that svc itself never has (2026-11-25).
+const probe = join(heapDir, 'thread-heap-probe.mjs');
+writeFileSync(probe, stripTypeScriptTypes(readFileSync(resolve('bench/thread-heap-probe.ts'), 'utf8')));
 
 interface Variant {
   name: string;

@@ -3,16 +3,19 @@
  * flags"): compiled svc as `npm start` runs it (scripts/start.sh) against the same svc under plain
  * `node dist/main.js` (the baseline), each a separate process on one devnet, interleaved; with
  * --flags, also `node FLAGS dist/main.js` with start.sh's MALLOC_ARENA_MAX=2 (a flag to try beside
- * what npm start runs). Idle = VmRSS 3 s after /health answers; under load = VmHWM after SECONDS of
- * valid POST /verify over 16 keep-alive connections.
+ * what npm start runs); with --before COMMIT, also that commit's build under `npm start`
+ * (bench/baseline-build.ts). Idle = VmRSS 3 s after /health answers; under load = VmHWM after
+ * SECONDS of valid POST /verify over 16 keep-alive connections.
  *
  *   npm run build && npx tsx bench/svc-rss.ts [--seconds 10] [--rounds 2] [--flags '--max-semi-space-size=2']
+ *     [--before COMMIT]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../src/devnet/index.ts';
+import { baselineBuild } from './baseline-build.ts';
 import { rssMb } from './http-load.ts';
 import { machine, ROOT } from './ops-procs.ts';
 import { exactTerms } from './payments.ts';
@@ -33,7 +36,7 @@ try {
   const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 300);
   const valid = JSON.stringify({ x402Version: 2, paymentPayload: await sign(await buyer(10_000_000n)), paymentRequirements: requirements });
   const flags = arg('flags', '').split(' ').filter(Boolean);
-  const variants: Array<{ name: string; cmd: string; args: string[]; env?: Record<string, string> }> = [
+  const variants: Array<{ name: string; cmd: string; args: string[]; env?: Record<string, string>; cwd?: string }> = [
     { name: 'node dist/main.js (baseline)', cmd: process.execPath, args: ['dist/main.js'] },
     { name: 'npm start (scripts/start.sh)', cmd: 'sh', args: ['scripts/start.sh'] },
   ];
@@ -44,6 +47,8 @@ try {
       args: [...flags, 'dist/main.js'],
       env: { MALLOC_ARENA_MAX: '2' },
     });
+  const before = arg('before', '');
+  if (before) variants.push({ name: `${before} under npm start`, cmd: 'sh', args: ['scripts/start.sh'], cwd: baselineBuild(before) });
   const rows: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of variants) {
@@ -52,7 +57,7 @@ try {
       const submitter = await devnet.createAccount({ usdcTrustline: false });
       const port = 41_000 + Math.floor(Math.random() * 9_000);
       const child = spawn(v.cmd, v.args, {
-        cwd: ROOT,
+        cwd: v.cwd ?? ROOT,
         env: {
           ...process.env,
           ...v.env,

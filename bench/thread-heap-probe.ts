@@ -1,9 +1,9 @@
 /**
  * Preloaded into an svc process by bench/catalog-rss.ts (`--import`, which Node also runs in every
- * worker thread): each thread writes its V8 heap's figures, now and the highest seen, to
- * THREAD_HEAP_DIR/<pid>-<threadId>.json every 250 ms, so the bench can tell the main thread's heap
- * from each catalog thread's (each is an isolate of its own) and from the rest of the RSS. Does
- * nothing without THREAD_HEAP_DIR; never part of svc itself.
+ * worker thread; the bench strips its types first, see there): each thread writes its V8 heap's
+ * figures, now and the highest seen, to THREAD_HEAP_DIR/<pid>-<threadId>.json every 250 ms, so
+ * the bench can tell the main thread's heap from each catalog thread's (each is an isolate of its
+ * own) and from the rest of the RSS. Does nothing without THREAD_HEAP_DIR; never part of svc itself.
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import v8 from 'node:v8';
