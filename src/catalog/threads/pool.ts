@@ -101,22 +101,27 @@ interface Job {
 
 const WORKER_URL = workerModuleUrl('catalog/threads/worker');
 /**
- * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low
- * (a query allocates little that survives); the old-generation cap bounds a runaway worker,
- * which is then replaced (its request fails like any fault). The young-generation limit holds
- * only while no process-wide `--max-semi-space-size` is set (V8 takes the flag over an isolate's
- * own limit), so the first thread's start clears it (workerHeapsFromLimits).
+ * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low;
+ * the old-generation cap bounds a runaway worker, which is then replaced (its request fails like
+ * any fault). A reader's young generation is 8 MiB (two 4 MiB semi-spaces): a two-term search
+ * allocates about a megabyte, and with 2 MiB semi-spaces a reader scavenged twice as often and
+ * spent 10-20 % more CPU per such search; the writer's 4 MiB. These limits hold only while no
+ * process-wide `--max-semi-space-size` is set (V8 takes the flag over an isolate's own limit), so
+ * the first thread's start clears it (workerHeapsFromLimits). Measured in docs/BENCHMARKS.md
+ * "Catalog on SQLite at 100k and 1M".
  */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
+const WORKER_LIMITS = {
+  reader: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 },
+  writer: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 },
+} as const;
 let workerHeapsSized = false;
 /**
- * Clears `--max-semi-space-size` once, before the first catalog thread starts, so each thread's
- * young generation is the 4 MiB its resourceLimits ask for (two 2 MiB semi-spaces; the
- * seller-schema thread's limits say the same) instead of two of the flag's 4 MiB semi-spaces:
- * 8 MiB each under `npm start` (scripts/start.sh sets 4 for the main thread). V8 reads the flag
- * when it sizes an isolate's heap, so the main thread, sized at start, keeps its own (Node calls
- * changing V8 flags at run time unsupported; test/ops/start.test.ts checks both heaps under `npm
- * start`). Measured in docs/BENCHMARKS.md "Catalog on SQLite at 100k and 1M".
+ * Clears `--max-semi-space-size` once, before the first catalog thread starts, so that each
+ * thread's young generation is what its resourceLimits ask for (WORKER_LIMITS; the seller-schema
+ * thread's, 4 MiB, too), not two of the flag's semi-spaces (scripts/start.sh sets 4 MiB for the
+ * main thread, which would make every thread's 8 MiB). V8 reads the flag when it sizes an
+ * isolate's heap, so the main thread, sized at start, keeps its own (Node calls changing V8 flags
+ * at run time unsupported; test/ops/start.test.ts checks each thread's heap under `npm start`).
  */
 function workerHeapsFromLimits(): void {
   if (workerHeapsSized) return;
@@ -163,7 +168,7 @@ export class WorkerLanes {
   private spawn(): void {
     workerHeapsFromLimits();
     const worker = new Worker(WORKER_URL, {
-      resourceLimits: WORKER_LIMITS,
+      resourceLimits: WORKER_LIMITS[this.setup.role],
       workerData: {
         dbPath: this.setup.dbPath,
         databaseUrl: this.setup.databaseUrl,
