@@ -89,9 +89,6 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   return state;
 }
 
-/** Postings counted per term to find the rarest one (the count stops here). */
-export const DF_PROBE_CAP = 20_000;
-
 /**
  * How many rows each term has, kept TERM_COUNT_TTL_MS per store (both stores' search): a count only
  * picks which term drives the all-terms tier (any choice ranks the same), and the most common words
