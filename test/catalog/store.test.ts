@@ -5,7 +5,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
+import { CatalogStore, READER_PAGE_CACHE_MIB, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
 
@@ -227,6 +227,20 @@ describe('store (SQLite)', () => {
     } finally {
       await again.close();
     }
+  });
+
+  it("gives a connection 32 MiB of page cache unless told otherwise, a reader thread's 8", async () => {
+    const t = fresh();
+    await t.catalog.close();
+    const cacheKiB = (store: CatalogStore) => {
+      try {
+        return -(store.db.prepare('PRAGMA cache_size').get() as { cache_size: number }).cache_size;
+      } finally {
+        store.close();
+      }
+    };
+    expect(cacheKiB(new CatalogStore(t.dbPath))).toBe(32 * 1024);
+    expect(cacheKiB(new CatalogStore(t.dbPath, { pageCacheMiB: READER_PAGE_CACHE_MIB }))).toBe(8 * 1024);
   });
 
   it('refuses a database from a newer schema version', async () => {

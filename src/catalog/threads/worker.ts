@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
 import { configureSchemaValidation } from '../ingest/schema.ts';
-import { CatalogStore } from '../sqlite/store.ts';
+import { CatalogStore, READER_PAGE_CACHE_MIB } from '../sqlite/store.ts';
 import { PostgresCatalogStore } from '../postgres/store.ts';
 import { CatalogUnavailableError, type CatalogLogger } from '../types.ts';
 import { fileProblem } from '../../db/sqlite.ts';
@@ -37,7 +37,9 @@ function open(): NonNullable<typeof opened> {
   if (opened) return opened;
   const problem = setup.databaseUrl ? null : fileProblem(setup.dbPath, setup.fileIdentity ?? null, false);
   if (problem) throw new CatalogUnavailableError(`the catalog database file ${problem}`);
-  const store = setup.databaseUrl ? new PostgresCatalogStore(setup.databaseUrl) : new CatalogStore(setup.dbPath);
+  const store = setup.databaseUrl
+    ? new PostgresCatalogStore(setup.databaseUrl)
+    : new CatalogStore(setup.dbPath, setup.role === 'reader' ? { pageCacheMiB: READER_PAGE_CACHE_MIB } : {});
   return (opened = { engine: new CatalogEngine(store, logger, setup.softBudgetMs), store });
 }
 try {
