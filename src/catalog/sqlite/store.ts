@@ -76,13 +76,7 @@ function migrate(db: DatabaseSync): void {
   });
 }
 
-/**
- * A reader thread's page cache, MiB. Search reads the postings and row text of many candidates,
- * and a connection keeps every page it read until its cache is full: at 32 MiB, varied searches
- * over the 100k catalog grew each reader by about 25 MiB and svc's peak past 260 MiB, at 8 it
- * stayed near 215, search latency within the machine's spread (docs/BENCHMARKS.md "Catalog on
- * SQLite at 100k and 1M").
- */
+/** A reader thread's page cache, MiB: at 32, varied 100k searches grew each reader by about 25 MiB (docs/CATALOG.md "Threads"). */
 export const READER_PAGE_CACHE_MIB = 8;
 
 /** The SQLite CatalogStorePort (one connection; a worker thread owns it). */
@@ -92,10 +86,7 @@ export class CatalogStore implements CatalogStorePort {
 
   readonly dbPath: string;
 
-  /**
-   * `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB). 32 unless said; a
-   * reader thread's is 8 (READER_PAGE_CACHE_MIB).
-   */
+  /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB). */
   constructor(dbPath: string, { pageCacheMiB = 32 }: { pageCacheMiB?: number } = {}) {
     this.dbPath = dbPath;
     this.db = openSqlite(dbPath, {
