@@ -2,10 +2,11 @@
  * The catalog listing lifecycle and the list endpoint (openapi.yaml, docs/CATALOG.md), on real SQLite
  * files and on a real PostgreSQL database (the same contract on both stores): create, refresh, protect; identity; accepts; metadata merge; filters, order, paging.
  */
+import { statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { CatalogStore, READER_PAGE_CACHE_MIB, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
+import { CatalogStore, readerPageCacheMiB, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
 
@@ -229,7 +230,7 @@ describe('store (SQLite)', () => {
     }
   });
 
-  it("gives a connection 32 MiB of page cache unless told otherwise, a reader thread's 8", async () => {
+  it("gives a connection 32 MiB of page cache unless told otherwise, a reader thread's 8 per GiB of file (8 to 32)", async () => {
     const t = fresh();
     await t.catalog.close();
     const cacheKiB = (store: CatalogStore) => {
@@ -240,7 +241,8 @@ describe('store (SQLite)', () => {
       }
     };
     expect(cacheKiB(new CatalogStore(t.dbPath))).toBe(32 * 1024);
-    expect(cacheKiB(new CatalogStore(t.dbPath, { pageCacheMiB: READER_PAGE_CACHE_MIB }))).toBe(8 * 1024);
+    expect(cacheKiB(new CatalogStore(t.dbPath, { pageCacheMiB: readerPageCacheMiB(statSync(t.dbPath).size) }))).toBe(8 * 1024);
+    expect([0, 2 ** 30, 2.5 * 2 ** 30, 9 * 2 ** 30].map(readerPageCacheMiB)).toEqual([8, 8, 20, 32]);
   });
 
   it('refuses a database from a newer schema version', async () => {

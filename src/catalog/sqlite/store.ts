@@ -76,8 +76,10 @@ function migrate(db: DatabaseSync): void {
   });
 }
 
-/** A reader thread's page cache, MiB: at 32, varied 100k searches grew each reader by about 25 MiB (docs/CATALOG.md "Threads"). */
-export const READER_PAGE_CACHE_MIB = 8;
+/** A reader thread's page cache, MiB: 8 per GiB of catalog file, from 8 to 32 (docs/CATALOG.md "Threads" says why). */
+export function readerPageCacheMiB(fileBytes: number): number {
+  return Math.min(32, Math.max(8, Math.round((8 * fileBytes) / 2 ** 30)));
+}
 
 /** The SQLite CatalogStorePort (one connection; a worker thread owns it). */
 export class CatalogStore implements CatalogStorePort {

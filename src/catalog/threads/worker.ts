@@ -3,10 +3,11 @@
  * for the pool (pool.ts), so no catalog read or write ever runs on the thread that answers
  * /verify and /settle. Role `writer` takes settlement hooks, role `reader` discovery requests.
  */
+import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
 import { configureSchemaValidation } from '../ingest/schema.ts';
-import { CatalogStore, READER_PAGE_CACHE_MIB } from '../sqlite/store.ts';
+import { CatalogStore, readerPageCacheMiB } from '../sqlite/store.ts';
 import { PostgresCatalogStore } from '../postgres/store.ts';
 import { CatalogUnavailableError, type CatalogLogger } from '../types.ts';
 import { fileProblem } from '../../db/sqlite.ts';
@@ -39,7 +40,7 @@ function open(): NonNullable<typeof opened> {
   if (problem) throw new CatalogUnavailableError(`the catalog database file ${problem}`);
   const store = setup.databaseUrl
     ? new PostgresCatalogStore(setup.databaseUrl)
-    : new CatalogStore(setup.dbPath, setup.role === 'reader' ? { pageCacheMiB: READER_PAGE_CACHE_MIB } : {});
+    : new CatalogStore(setup.dbPath, setup.role === 'reader' ? { pageCacheMiB: readerPageCacheMiB(statSync(setup.dbPath).size) } : {});
   return (opened = { engine: new CatalogEngine(store, logger, setup.softBudgetMs), store });
 }
 try {
