@@ -35,49 +35,63 @@ const codePoints = (s: string) => [...s].length;
 
 /**
  * The price index's key (listing_prices' `asset` column) of an asset alone, or of an asset on one
- * network: a listing's row under the network's key holds its smallest amount among its accepted
- * entries in that asset on that network, so `network` + `asset` + `maxAmount` (one accepted entry
- * must match all three) is one index range, as `asset` + `maxAmount` is (docs/CATALOG.md "List").
- * The network key is the marker, 'n', the network's length in code points, ':', the network, then
- * the asset: no two (network, asset) pairs, and no bare asset, share a key. The catalog migrations
- * that add the network keys build the same string in SQL (NETWORK_KEY_SQL of each store).
+ * network, under one scheme, or under one scheme on one network: a listing's row under a scoped key
+ * holds its smallest amount among its accepted entries in that asset with that network and/or
+ * scheme, so `network` and/or `scheme` + `asset` + `maxAmount` (one accepted entry must match them
+ * all) is one index range, as `asset` + `maxAmount` is (docs/CATALOG.md "List"). A scoped key is the
+ * marker, a letter for its scope ('n' network, 's' scheme, 'p' scheme and network), each scope
+ * value as its length in code points, ':', the value (the scheme before the network), then the
+ * asset: no two (scope, asset) pairs, and no bare asset, share a key. The catalog migrations that
+ * add the scoped keys build the same strings in SQL (sqlite/price-migrations.ts, and
+ * postgres/price-index.ts NETWORK_PRICE_KEYS_MIGRATION and SCHEME_PRICE_KEYS_MIGRATION).
  */
-export function priceIndexKey(asset: string, network?: string): string {
-  if (network !== undefined) return `${SCOPED}n${codePoints(network)}:${network}${asset}`;
+export function priceIndexKey(asset: string, network?: string, scheme?: string): string {
+  const scoped = (value: string) => `${codePoints(value)}:${value}`;
+  if (scheme !== undefined && network !== undefined) return `${SCOPED}p${scoped(scheme)}${scoped(network)}${asset}`;
+  if (scheme !== undefined) return `${SCOPED}s${scoped(scheme)}${asset}`;
+  if (network !== undefined) return `${SCOPED}n${scoped(network)}${asset}`;
   return asset.startsWith(SCOPED) ? `${SCOPED}a${asset}` : asset;
 }
 
-/** The price index keys one accepted entry is counted under: its asset alone and its asset on its network. */
-export function priceIndexKeys(terms: { asset: unknown; network: unknown }): string[] {
-  if (typeof terms.asset !== 'string') return [];
-  const keys = [priceIndexKey(terms.asset)];
-  if (typeof terms.network === 'string') keys.push(priceIndexKey(terms.asset, terms.network));
+/**
+ * The price index keys one accepted entry is counted under: its asset alone, on its network, under
+ * its scheme, and under its scheme on its network.
+ */
+export function priceIndexKeys(terms: { asset: unknown; network: unknown; scheme: unknown }): string[] {
+  const { asset, network, scheme } = terms;
+  if (typeof asset !== 'string') return [];
+  const keys = [priceIndexKey(asset)];
+  if (typeof network === 'string') keys.push(priceIndexKey(asset, network));
+  if (typeof scheme === 'string') keys.push(priceIndexKey(asset, undefined, scheme));
+  if (typeof network === 'string' && typeof scheme === 'string') keys.push(priceIndexKey(asset, network, scheme));
   return keys;
 }
 
 /**
- * asset + maxAmount, with or without network, and without scheme (one accepted entry would have
- * to match the scheme too, which listing_accepts answers): the price index key, the asset and
+ * asset + maxAmount, with or without network and scheme: the price index key, the asset and
  * maxAmount's price key.
  */
 export function priceFilter(filters: DiscoveryFilters): { key: string; asset: string; max: string } | undefined {
-  if (filters.asset === undefined || filters.maxAmount === undefined || filters.scheme !== undefined) return undefined;
+  if (filters.asset === undefined || filters.maxAmount === undefined) return undefined;
   const max = priceKey(filters.maxAmount);
-  return max === undefined ? undefined : { key: priceIndexKey(filters.asset, filters.network), asset: filters.asset, max };
+  return max === undefined ? undefined : { key: priceIndexKey(filters.asset, filters.network, filters.scheme), asset: filters.asset, max };
 }
 
 /**
  * The list keys (listing.ts filterKeys) a price filter's index range answers for itself: its
- * asset, its network and its type; any other key filter is checked per row.
+ * asset, its network, its scheme (alone or paired with the network) and its type; any other key
+ * filter is checked per row.
  */
-export const inPriceRange = (kind: string) => kind === 'asset' || kind === 'network' || kind === 'type';
+const RANGE_KINDS = new Set(['asset', 'network', 'scheme', 'scheme+network']);
+export const inPriceRange = (kind: string) => RANGE_KINDS.has(kind) || kind === 'type';
 
 /**
  * How many listings an untyped price range holds at any price, for planning (plainPricePlan): at
- * most the fewest of its asset's and its network's listings (their list counts, `counted`).
+ * most the fewest of its asset's, network's, scheme's and scheme+network pair's listings (their
+ * list counts, `counted`).
  */
 export const untypedRangeListings = (counted: Array<{ key: { kind: string }; n: number }>) =>
-  Math.min(...counted.filter((c) => c.key.kind === 'asset' || c.key.kind === 'network').map((c) => c.n));
+  Math.min(...counted.filter((c) => RANGE_KINDS.has(c.key.kind)).map((c) => c.n));
 
 /**
  * How a price page is read: `by-time` walks the range's by-time index skipping the dearer entries,

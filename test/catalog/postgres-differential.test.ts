@@ -6,7 +6,7 @@
  * lastUpdated). Then more than a thousand generated queries must answer identically on both:
  * searches with every filter shape (the price filters beside a query too: asset, asset + maxAmount,
  * + type) and page size, cursor walks to the end, and list pages at
- * random and deep offsets with exact totals (the price filters, with network too, among them).
+ * random and deep offsets with exact totals (the price filters, with network and scheme too, among them).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
@@ -316,11 +316,12 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       expect(b, `${JSON.stringify(filters)} offset ${offset}`).toEqual(a);
     }
   }, 180_000);
-  it('200 asset + maxAmount list pages (+ type, + network, + another filter) at shallow and deep offsets give the same items and exact totals', async () => {
+  it('200 asset + maxAmount list pages (+ type, + network, + scheme, + another filter) at shallow and deep offsets give the same items and exact totals', async () => {
     let deep = 0;
     for (let q = 0; q < 200; q++) {
-      // Half on one network: the price index's network keys (or, with scheme, the accepted entries).
-      const filters = { ...priceFilters(), ...(q % 2 === 0 ? { network: pick(NETWORKS) } : {}) };
+      // Half on one network, a third under one scheme: the price index's network, scheme and scheme+network keys.
+      const scheme = q % 3 === 0 ? { scheme: pick(SCHEMES) } : {};
+      const filters = { ...priceFilters(), ...(q % 2 === 0 ? { network: pick(NETWORKS) } : {}), ...scheme };
       // From DEEP_OFFSET (1,024) the price counts carry the page's class ranges (postgres/price-index.ts priceCountsSql).
       const offset = pick([0, 7, 300, 1_023, 1_024, 1_100, Math.floor(rand() * 1_300)]);
       const limit = pick([1, 20, 100]);

@@ -1,15 +1,15 @@
 /**
  * The list endpoint's `asset` + `maxAmount` pages (docs/CATALOG.md "Price filters"), on SQLite and
- * PostgreSQL: asset + maxAmount alone, with `type` (part of the price index) or with other key
- * filters is answered from the price index, asset + maxAmount + scheme from the accepted entries
- * themselves. Every listing here accepts only scheme `exact`, so both must give the same items in
- * the same order and the same exact total, at every price bound, type and page, as HTTP and MCP
- * listings are refreshed with cheaper and dearer terms, age out (LISTING_TTL_DAYS), fail their
- * liveness checks past the grace period, and are withdrawn; and a catalog from before the index
- * kept the type gets it at open and answers the same. Every plan a price page may be read by
- * (by time, by price, by classes: sqlite/price-classes.ts) is also forced on the store itself,
- * at offsets past several price classes, and must give the same page and total: the counts
- * choose a plan by cost alone, so each must be right wherever it is chosen.
+ * PostgreSQL: alone, with `type`, `network`, `scheme` (all parts of the price index) or other key
+ * filters, each page must be what the accepted entries say (price-forced.ts byAcceptedEntries,
+ * which never reads the price index): the same items in the same order and the same exact total,
+ * at every bound, type, scheme, network and page, as HTTP and MCP listings are refreshed with
+ * cheaper and dearer terms under two schemes on two networks, age out (LISTING_TTL_DAYS), fail
+ * their liveness checks past the grace period and are withdrawn; and a catalog from before the
+ * index kept the type gets it (and the network's and scheme's keys) at open and answers the same.
+ * Every plan a price page may be read by (by time, by price, by classes: sqlite/price-classes.ts)
+ * is also forced on the store itself, at offsets past several price classes, with the same page
+ * and total: the counts choose a plan by cost alone, so each must be right wherever it is chosen.
  */
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
@@ -19,19 +19,25 @@ import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/ca
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-migrations.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
-import { DEEP_OFFSET, filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
-import { failingBefore } from '../../src/catalog/liveness.ts';
-import { listPriced, priceMatches } from '../../src/catalog/sqlite/price-index.ts';
-import { listPriced as listPricedOnPostgres, priceCountsSql, type PriceCounts } from '../../src/catalog/postgres/price-index.ts';
-import { parameters } from '../../src/catalog/postgres/queries.ts';
+import { priceMatches } from '../../src/catalog/sqlite/price-index.ts';
 import { classPageSql, classPlan } from '../../src/catalog/sqlite/price-classes.ts';
 import { priceIndexKey, priceKey, type PricePagePlan } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
+import {
+  GRACE,
+  byAcceptedEntries,
+  forcedPostgresPage,
+  forcedSqlitePage,
+  identity,
+  type ForcedPage,
+  type TempCatalog,
+} from './price-forced.ts';
 
 const DAY = 86_400_000;
-const GRACE = 3_600_000;
 const OTHER_ASSET = 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC';
+/** The asset of the scheme cases in the scope test. */
+const SCHEMED = 'CSCHEMEDASSETXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX';
 // Price classes (digit count and leading digit): 5, 7 ('007'); 10–19; 50–59; 100; 1000; 20000.
 const AMOUNTS = ['5', '10', '10', '15', '19', '50', '59', '100', '1000', '20000', '007'];
 // Below every price, class starts (10, 1000: M on a class boundary, with equal prices), inside a
@@ -46,15 +52,23 @@ const PAGES = [
 const DEEP_PAGES = [...PAGES, { limit: 5, offset: 12 }, { limit: 3, offset: 31 }, { limit: 10, offset: 75 }];
 const PLANS: PricePagePlan[] = ['by-time', 'by-price', 'by-classes', 'by-classes-max-by-price'];
 const EXTRAS: DiscoveryFilters[] = [{}, { type: 'http' }, { type: 'mcp' }, { type: 'mcp', payTo: PAY_TO_B }, { payTo: PAY_TO_B }];
-/** Settled on either network; the price filter alone, or on one of them (the network's price index keys). */
+/**
+ * Settled on either network under either scheme. Beside the asset, the price filter alone, or on a
+ * network, under a scheme, or under a scheme on a network (their own price index keys).
+ */
 const NETWORK_A = 'stellar:pubnet';
 const NETWORK_B = 'stellar:testnet';
-const NETWORKS: Array<string | undefined> = [undefined, NETWORK_A, NETWORK_B];
+const SCHEMES = ['exact', 'upto'];
+const PAIRS: DiscoveryFilters[] = [
+  { scheme: 'exact', network: NETWORK_A },
+  { scheme: 'upto', network: NETWORK_B },
+];
+const SCOPES: DiscoveryFilters[] = [{}, { network: NETWORK_A }, { network: NETWORK_B }, { scheme: 'exact' }, { scheme: 'upto' }, ...PAIRS];
 /**
- * The other filters beside a network, in ASSET only (fewer than EXTRAS: each page and plan is a few
- * round trips on Postgres; the network test below has payTo driving beside a network).
+ * The other filters beside a network or scheme, in ASSET only (fewer than EXTRAS: each page and
+ * plan is a few round trips on Postgres; the scope tests below have payTo driving beside them).
  */
-const NETWORK_EXTRAS: DiscoveryFilters[] = [{}, { type: 'http' }];
+const SCOPED_EXTRAS: DiscoveryFilters[] = [{}, { type: 'http' }];
 
 interface Listed {
   url: string;
@@ -62,97 +76,6 @@ interface Listed {
   method: 'GET' | 'POST';
   /** Set for an MCP tool listing. */
   tool?: string;
-}
-
-type TempCatalog = ReturnType<typeof tempCatalog>;
-
-/** A list page read from the store's price index with a forced plan: its listings' identities and total (undefined: not a price page). */
-type ForcedPage = (
-  filters: DiscoveryFilters,
-  page: { limit: number; offset: number },
-  plan: PricePagePlan,
-) => Promise<{ identities: string[]; total: number } | undefined>;
-
-/** A listed item's identity: type, resource and (MCP) tool name. */
-function identity(item: { type: string; resource: string; extensions?: unknown }): string {
-  const tool = (item.extensions as { bazaar?: { info?: { input?: { toolName?: string } } } } | undefined)?.bazaar?.info?.input?.toolName;
-  return `${item.type} ${item.resource} ${item.type === 'mcp' ? (tool ?? '') : ''}`;
-}
-
-/** The price counts a Postgres list page reaching `reach` reads with its list counts (store.ts), read on their own. */
-async function readPriceCounts(
-  pool: pg.Pool,
-  filters: DiscoveryFilters,
-  visibleSince: string | undefined,
-  failing: string | undefined,
-  reach: number,
-): Promise<PriceCounts> {
-  const { values, p } = parameters();
-  return (await pool.query<PriceCounts>(priceCountsSql(filters, p, visibleSince, failing, reach), values)).rows[0]!;
-}
-
-/**
- * ForcedPage on the Postgres database of `t` (its own pool), hiding what the catalog hides at its
- * clock. A by-classes page is read twice, its class ranges read apart (a shallow page's counts) and
- * carried by the counts (as a page reaching DEEP_OFFSET reads them): both must give the same page.
- */
-function forcedPostgresPage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): Promise<void> } {
-  const pool = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
-  const forced = async (filters: DiscoveryFilters, page: { limit: number; offset: number }, plan: PricePagePlan) => {
-    const counted: Array<{ key: ListingKey; n: number }> = [];
-    for (const key of filterKeys(filters)) {
-      const { rows } = await pool.query<{ n: string }>('SELECT n FROM listing_counts WHERE kind = $1 AND value = $2', [
-        key.kind,
-        key.value,
-      ]);
-      counted.push({ key, n: Number(rows[0]?.n ?? 0) });
-    }
-    counted.sort((x, y) => x.n - y.n);
-    const now = t.clock().getTime();
-    const [visibleSince, failing] = [new Date(now - ttlMs).toISOString(), failingBefore(now, GRACE)];
-    const counts = await readPriceCounts(pool, filters, visibleSince, failing, page.offset + page.limit);
-    expect(counts.class_ranges).toBeNull();
-    const listed = await listPricedOnPostgres(pool, filters, counted, counts, page, new Date(now), visibleSince, failing, plan);
-    if (!listed) return undefined;
-    const identities = listed.rows.map((row) => identity(toDiscoveryResource(row)));
-    if (plan.startsWith('by-classes')) {
-      const carrying = await readPriceCounts(pool, filters, visibleSince, failing, DEEP_OFFSET);
-      expect(carrying.class_ranges).not.toBeNull();
-      const carried = await listPricedOnPostgres(pool, filters, counted, carrying, page, new Date(now), visibleSince, failing, plan);
-      expect({ identities: carried!.rows.map((row) => identity(toDiscoveryResource(row))), total: carried!.total }).toEqual({
-        identities,
-        total: listed.total,
-      });
-    }
-    return { identities, total: listed.total };
-  };
-  return Object.assign(forced, { close: () => pool.end() });
-}
-
-/** ForcedPage on the SQLite file of `t` (its own read connection), hiding what the catalog hides at its clock. */
-function forcedSqlitePage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): Promise<void> } {
-  const db = new DatabaseSync(t.dbPath, { readOnly: true });
-  const forced = async (filters: DiscoveryFilters, page: { limit: number; offset: number }, plan: PricePagePlan) => {
-    const counted = filterKeys(filters)
-      .map((key) => ({
-        key,
-        n: Number(
-          (db.prepare('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as { n: number } | undefined)
-            ?.n ?? 0,
-        ),
-      }))
-      .sort((x, y) => x.n - y.n);
-    const now = t.clock().getTime();
-    const listed = listPriced(db, filters, counted, page, new Date(now - ttlMs).toISOString(), failingBefore(now, GRACE), plan);
-    if (!listed) return undefined;
-    const row = db.prepare('SELECT type, resource, tool_name FROM listings WHERE id = ?');
-    const identities = listed.ids.map((id) => {
-      const l = row.get(id) as { type: string; resource: string; tool_name: string };
-      return `${l.type} ${l.resource} ${l.type === 'mcp' ? l.tool_name : ''}`;
-    });
-    return { identities, total: listed.total };
-  };
-  return Object.assign(forced, { close: () => Promise.resolve(db.close()) });
 }
 
 /** A catalog with HTTP and MCP listings paid at random amounts in two assets, and the checks against the accepted entries. */
@@ -165,6 +88,7 @@ function pricedCatalog(t: TempCatalog, seed: number) {
     const s = settlement({ url, payTo, method, amount: pick(AMOUNTS), description: 'price index listing', mcpTool: tool });
     s.paymentRequirements.asset = rand() < 0.7 ? ASSET : OTHER_ASSET;
     s.paymentRequirements.network = rand() < 0.6 ? NETWORK_A : NETWORK_B;
+    s.paymentRequirements.scheme = pick(SCHEMES);
     expect(await t.catalog.recordSettlement(s)).toEqual({ status: 'success' });
     // Some writes share their time with the one before: pages order those by listing, newest first.
     if (rand() < 0.8) t.tick(1000);
@@ -185,40 +109,38 @@ function pricedCatalog(t: TempCatalog, seed: number) {
     }
   };
   /**
-   * Every bound, network, filter combination and page answered by the price index and by the
-   * accepted entries alike (`scheme` keeps a page on the accepted entries); the matches seen
-   * without a network.
+   * Every bound, scope (network, scheme), filter combination and page answered by the price index
+   * and by the accepted entries alike (byAcceptedEntries); the matches seen without a scope.
    */
   const same = async (catalog: Catalog, forced?: ForcedPage) => {
     const matched = { all: 0, http: 0, mcp: 0 };
     let forcedPages = 0;
     for (const asset of [ASSET, OTHER_ASSET])
-      for (const network of asset === ASSET ? NETWORKS : [undefined])
+      for (const scope of asset === ASSET ? SCOPES : [{}])
         for (const maxAmount of BOUNDS)
-          for (const extra of network === undefined ? EXTRAS : NETWORK_EXTRAS)
+          for (const extra of Object.keys(scope).length === 0 ? EXTRAS : SCOPED_EXTRAS) {
+            const filters: DiscoveryFilters = { asset, maxAmount, ...extra, ...scope };
+            const whole = await byAcceptedEntries(catalog, filters, { limit: 10_000, offset: 0 });
             for (const page of forced ? DEEP_PAGES : PAGES) {
-              const filters: DiscoveryFilters = { asset, maxAmount, ...extra, ...(network === undefined ? {} : { network }) };
-              const byEntries = await catalog.list({ ...filters, scheme: 'exact' }, page);
+              const expected = whole.items.slice(page.offset, page.offset + page.limit).map(identity);
               const label = JSON.stringify({ ...filters, ...page });
               if (forced)
                 for (const plan of PLANS) {
                   const got = await forced(filters, page, plan);
                   if (!got) continue; // another key filter drives the page (fewer listings than matches)
                   forcedPages++;
-                  expect(got.identities, `${label} ${plan}`).toEqual(byEntries.items.map(identity));
-                  expect(got.total, `${label} ${plan}`).toBe(byEntries.pagination.total);
+                  expect(got.identities, `${label} ${plan}`).toEqual(expected);
+                  expect(got.total, `${label} ${plan}`).toBe(whole.pagination.total);
                 }
               if (!PAGES.includes(page)) continue;
               const byPrice = await catalog.list(filters, page);
-              expect(
-                byPrice.items.map((i) => [i.type, i.resource]),
-                label,
-              ).toEqual(byEntries.items.map((i) => [i.type, i.resource]));
-              expect(byPrice.pagination.total, label).toBe(byEntries.pagination.total);
+              expect(byPrice.items.map(identity), label).toEqual(expected);
+              expect(byPrice.pagination.total, label).toBe(whole.pagination.total);
               if (extra.type !== undefined) for (const item of byPrice.items) expect(item.type, label).toBe(extra.type);
-              if (page.offset === 0 && extra.payTo === undefined && network === undefined)
+              if (page.offset === 0 && extra.payTo === undefined && Object.keys(scope).length === 0)
                 matched[(extra.type ?? 'all') as keyof typeof matched] += byPrice.pagination.total;
             }
+          }
     // Most pages are price pages (a payTo holds about half the listings, more than most bounds match).
     if (forced) expect(forcedPages).toBeGreaterThan(2 * BOUNDS.length * DEEP_PAGES.length * PLANS.length);
     return matched;
@@ -277,14 +199,14 @@ describe.each(BACKENDS)('on %s', (backend) => {
       await forced.close();
       t.close();
     }
-    // About 1,500 list pages against their accepted-entry twins (each forced plan too): 160 s on Postgres at load 11.
+    // Thousands of list pages against the accepted entries (each forced plan too): the longest test here on Postgres.
   }, 400_000);
 
-  it('network + asset + maxAmount: one accepted entry holds all three, no asset spells another key, offset pages visit each match once', async () => {
+  it('network and/or scheme + asset + maxAmount: one accepted entry holds them all, no asset, scheme or network spells another key, offset pages visit each match once', async () => {
     const t = tempCatalog(undefined, { databaseUrl: backend === 'Postgres' ? await freshCatalogDatabase() : undefined });
     try {
-      const pay = async (name: string, network: string, amount: string, asset = ASSET, payTo = PAY_TO_A) => {
-        const s = settlement({ url: `https://${name}.example.com/r`, amount, payTo, description: 'network price listing' });
+      const pay = async (name: string, network: string, amount: string, asset = ASSET, payTo = PAY_TO_A, scheme = 'exact') => {
+        const s = settlement({ url: `https://${name}.example.com/r`, amount, payTo, scheme, description: 'scoped price listing' });
         s.paymentRequirements.network = network;
         s.paymentRequirements.asset = asset;
         expect(await t.catalog.recordSettlement(s)).toEqual({ status: 'success' });
@@ -298,11 +220,23 @@ describe.each(BACKENDS)('on %s', (backend) => {
       // An asset spelled as network A's key of ASSET, and a network and asset that concatenate to A's and ASSET.
       await pay('spoof', NETWORK_B, '1', priceIndexKey(ASSET, NETWORK_A));
       await pay('shift', `${NETWORK_A}${ASSET.slice(0, 1)}`, '1', ASSET.slice(1));
+      // In SCHEMED: cheap under exact and dear under upto on A; cheap under upto on A and under exact on B.
+      await pay('schemes', NETWORK_A, '10', SCHEMED, PAY_TO_A, 'exact');
+      await pay('schemes', NETWORK_A, '5000', SCHEMED, PAY_TO_A, 'upto');
+      await pay('cross', NETWORK_A, '10', SCHEMED, PAY_TO_A, 'upto');
+      await pay('cross', NETWORK_B, '10', SCHEMED, PAY_TO_A, 'exact');
+      // A scheme named as network A; a scheme and asset, and a scheme and network, that concatenate to exact's
+      // and SCHEMED, and to exact's and A; assets spelled as exact's key and exact on A's key of SCHEMED.
+      await pay('mirror', NETWORK_B, '1', SCHEMED, PAY_TO_A, NETWORK_A);
+      await pay('sshift', NETWORK_A, '1', SCHEMED.slice(1), PAY_TO_A, `exact${SCHEMED.slice(0, 1)}`);
+      await pay('pshift', NETWORK_A.slice(1), '1', SCHEMED, PAY_TO_A, `exact${NETWORK_A.slice(0, 1)}`);
+      const [schemeKey, pairKey] = [priceIndexKey(SCHEMED, undefined, 'exact'), priceIndexKey(SCHEMED, NETWORK_A, 'exact')];
+      await pay('sspoof', NETWORK_B, '1', schemeKey, PAY_TO_A, 'upto');
+      await pay('sspoof', NETWORK_B, '1', pairKey, PAY_TO_A, 'upto');
       const listed = async (filters: DiscoveryFilters) => {
         const page = await t.catalog.list(filters, { limit: 100, offset: 0 });
-        // The accepted entries agree (`scheme` keeps a page off the price index).
-        const byEntries = await t.catalog.list({ ...filters, scheme: 'exact' }, { limit: 100, offset: 0 });
-        expect(page, JSON.stringify(filters)).toEqual(byEntries);
+        // The accepted entries agree.
+        expect(page, JSON.stringify(filters)).toEqual(await byAcceptedEntries(t.catalog, filters, { limit: 100, offset: 0 }));
         expect(page.pagination.total).toBe(page.items.length);
         return page.items.map((i) => new URL(i.resource).hostname.split('.')[0]);
       };
@@ -317,9 +251,32 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(await listed({ asset: priceIndexKey(ASSET, NETWORK_A), maxAmount: '1', network: NETWORK_B })).toEqual(['spoof']);
       expect(await listed({ asset: priceIndexKey(ASSET, NETWORK_A), maxAmount: '1', network: NETWORK_A })).toEqual([]);
       expect(await listed({ asset: ASSET.slice(1), maxAmount: '1', network: `${NETWORK_A}${ASSET.slice(0, 1)}` })).toEqual(['shift']);
+      const priced = (maxAmount: string, scope: DiscoveryFilters) => listed({ asset: SCHEMED, maxAmount, ...scope });
+      expect(await priced('100', { scheme: 'exact' })).toEqual(['cross', 'schemes']);
+      expect(await priced('100', { scheme: 'upto' })).toEqual(['cross']);
+      expect(await priced('5000', { scheme: 'upto' })).toEqual(['cross', 'schemes']);
+      expect(await priced('100', { scheme: 'exact', network: NETWORK_A })).toEqual(['schemes']);
+      expect(await priced('100', { scheme: 'exact', network: NETWORK_B })).toEqual(['cross']);
+      expect(await priced('100', { scheme: 'upto', network: NETWORK_A })).toEqual(['cross']);
+      expect(await priced('100', { scheme: 'upto', network: NETWORK_B })).toEqual([]);
+      expect(await priced('5000', { scheme: 'upto', network: NETWORK_A })).toEqual(['cross', 'schemes']);
+      expect(await priced('100', { network: NETWORK_A })).toEqual(['cross', 'schemes']);
+      expect(await priced('1', { scheme: 'exact' })).toEqual([]);
+      expect(await priced('1', { scheme: 'exact', network: NETWORK_A })).toEqual([]);
+      expect(await priced('1', { scheme: NETWORK_A })).toEqual(['mirror']);
+      expect(await priced('1', { network: NETWORK_A })).toEqual([]);
+      expect(await priced('1', { scheme: 'upto' })).toEqual([]);
+      expect(await priced('1', { scheme: `exact${NETWORK_A.slice(0, 1)}`, network: NETWORK_A.slice(1) })).toEqual(['pshift']);
+      expect(await listed({ asset: SCHEMED.slice(1), maxAmount: '1', scheme: `exact${SCHEMED.slice(0, 1)}` })).toEqual(['sshift']);
+      expect(await listed({ asset: schemeKey, maxAmount: '1', scheme: 'upto' })).toEqual(['sspoof']);
+      expect(await listed({ asset: schemeKey, maxAmount: '1', scheme: 'exact' })).toEqual([]);
+      expect(await listed({ asset: pairKey, maxAmount: '1', scheme: 'upto', network: NETWORK_B })).toEqual(['sspoof']);
+      expect(await listed({ asset: pairKey, maxAmount: '1', scheme: 'exact', network: NETWORK_A })).toEqual([]);
 
-      // More listings on both networks at spread prices: offset pages of the network's price range visit each match once.
+      // More listings on both networks under both schemes at spread prices: offset pages of each price range
+      // visit each match once (the schemes drawn apart, so the networks and amounts are as they were).
       const rand = seededRandom(0x0ff5e7);
+      const schemes = seededRandom(0x5c4e3e);
       for (let i = 0; i < 60; i++)
         await pay(
           `walk${i}`,
@@ -327,16 +284,21 @@ describe.each(BACKENDS)('on %s', (backend) => {
           String(1 + Math.floor(rand() * 2000)),
           ASSET,
           i % 6 === 0 ? PAY_TO_B : PAY_TO_A,
+          schemes() < 0.5 ? 'exact' : 'upto',
         );
       // A payTo holding fewer listings than the matches drives the page instead, with one price lookup per row.
       expect((await listed({ asset: ASSET, maxAmount: '1000', network: NETWORK_A, payTo: PAY_TO_B })).length).toBeGreaterThan(0);
       expect((await listed({ asset: ASSET, maxAmount: '1000', network: NETWORK_B, payTo: PAY_TO_A })).length).toBeGreaterThan(5);
+      expect((await listed({ asset: ASSET, maxAmount: '1000', scheme: 'upto', payTo: PAY_TO_A })).length).toBeGreaterThan(5);
+      await listed({ asset: ASSET, maxAmount: '1000', scheme: 'upto', network: NETWORK_A, payTo: PAY_TO_B });
       for (const filters of [
         { asset: ASSET, maxAmount: '1000', network: NETWORK_A },
         { asset: ASSET, maxAmount: '1000', network: NETWORK_B, type: 'http' },
+        { asset: ASSET, maxAmount: '1000', scheme: 'upto' },
+        { asset: ASSET, maxAmount: '2000', scheme: 'exact', network: NETWORK_B },
       ]) {
+        expect((await listed(filters)).length).toBeGreaterThan(6);
         const whole = await t.catalog.list(filters, { limit: 100, offset: 0 });
-        expect(whole.pagination.total).toBeGreaterThan(10);
         const walked: string[] = [];
         for (let offset = 0; offset < whole.pagination.total + 3; offset += 3) {
           const page = await t.catalog.list(filters, { limit: 3, offset });

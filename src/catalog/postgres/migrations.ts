@@ -27,7 +27,12 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
-import { NETWORK_PRICE_KEYS_MIGRATION, PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from './price-index.ts';
+import {
+  NETWORK_PRICE_KEYS_MIGRATION,
+  PRICE_INDEX_MIGRATION,
+  SCHEME_PRICE_KEYS_MIGRATION,
+  TYPED_PRICE_INDEX_MIGRATION,
+} from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 
 /** The scale of `search_terms.units` (see above). */
@@ -482,4 +487,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // (docs/CATALOG.md "Postgres"). The key is rebuilt in place (about 30 s per 100,000 listings).
   `ALTER TABLE search_terms DROP CONSTRAINT search_terms_pkey,
      ADD CONSTRAINT search_terms_pkey PRIMARY KEY (term, rev) INCLUDE (units);`,
+  // 15: the price index keeps each listing's smallest amount per asset under each scheme and under
+  // each scheme on each network too, so `scheme` (with or without `network`) + `asset` +
+  // `maxAmount` is one index range (postgres/price-index.ts).
+  SCHEME_PRICE_KEYS_MIGRATION,
 ];

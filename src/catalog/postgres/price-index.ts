@@ -1,6 +1,7 @@
 /**
  * The list endpoint's price index on PostgreSQL (sqlite/price-index.ts explains it): per listing
- * and price index key (an asset, or an asset on a network: price.ts priceIndexKey) its smallest amount with lastUpdated and the listing's type (`listing_prices`), per
+ * and price index key (an asset, or an asset on a network, under a scheme or under both: price.ts
+ * priceIndexKey) its smallest amount with lastUpdated and the listing's type (`listing_prices`), per
  * asset, price point and type a count (`price_counts`, and per bucket `price_buckets`), kept in
  * the write transaction (a listing's writes are serialized by its advisory lock, store.ts) and on
  * withdrawal. A count that falls to zero is kept (concurrent writers of other listings may be
@@ -122,12 +123,41 @@ export const NETWORK_PRICE_KEYS_MIGRATION = `
     SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(n) FROM price_counts WHERE asset >= chr(1) || 'n' AND asset < chr(1) || 'o'
     GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
 
+/**
+ * Catalog migration 15: each listing's smallest amount per asset under each scheme and under each
+ * scheme on each network, under their keys (price.ts priceIndexKey), with their counts
+ * (sqlite/price-migrations.ts migrateToSchemePriceKeys). Rows only, as migration 13; no row had a
+ * scheme's key before.
+ */
+export const SCHEME_PRICE_KEYS_MIGRATION = `
+  INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+    SELECT a.listing_id, chr(1) || 's' || char_length(a.scheme) || ':' || a.scheme || a.asset, l.type,
+      min(lpad(length(a.amount)::text, 9, '0') || a.amount), l.last_updated
+    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+    WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL
+    GROUP BY a.listing_id, a.scheme, a.asset, l.type, l.last_updated;
+  INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+    SELECT a.listing_id,
+      chr(1) || 'p' || char_length(a.scheme) || ':' || a.scheme || char_length(a.network) || ':' || a.network || a.asset, l.type,
+      min(lpad(length(a.amount)::text, 9, '0') || a.amount), l.last_updated
+    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+    WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL
+    GROUP BY a.listing_id, a.scheme, a.network, a.asset, l.type, l.last_updated;
+  INSERT INTO price_counts (asset, price, type, n)
+    SELECT asset, price, type, count(*) FROM listing_prices
+    WHERE (asset >= chr(1) || 's' AND asset < chr(1) || 't') OR (asset >= chr(1) || 'p' AND asset < chr(1) || 'q')
+    GROUP BY asset, price, type;
+  INSERT INTO price_buckets (asset, bucket, type, n)
+    SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(n) FROM price_counts
+    WHERE (asset >= chr(1) || 's' AND asset < chr(1) || 't') OR (asset >= chr(1) || 'p' AND asset < chr(1) || 'q')
+    GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
+
 /** One write of a listing (sqlite/price-index.ts recordPrice): under each of its terms' price index keys. */
 export async function recordPrice(
   db: Db,
   listing: { id: number; type: string },
   lastUpdated: string,
-  terms: { asset: unknown; network: unknown; amount: unknown },
+  terms: { asset: unknown; network: unknown; scheme: unknown; amount: unknown },
 ): Promise<void> {
   const listingId = listing.id;
   await db.query('UPDATE listing_prices SET last_updated = $1 WHERE listing_id = $2 AND last_updated <> $1', [lastUpdated, listingId]);
@@ -183,9 +213,9 @@ export interface PriceCounts {
  * One row of the price counts (PriceCounts) for `filters` (with a price filter), so the list's
  * counts statement (store.ts) carries them: each round trip to the database adds its own wait
  * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Without other key filters
- * than the range's (asset, network, type) the total is the counts less the hidden matches, so the
- * asset's entries hidden by age (at least the range's), the matches among them and the visible
- * matches hidden by liveness failures (none when no listing fails) come with them. A page reaching
+ * than the range's (asset, network, scheme, type) the total is the counts less the hidden matches,
+ * so the asset's entries hidden by age (at least the range's), the matches among them and the
+ * visible matches hidden by liveness failures (none when no listing fails) come with them. A page reaching
  * DEEP_OFFSET (`reach`, offset + limit) or further also gets the rows its by-classes plan is made
  * from (classRangesSql), the plan deep pages weigh, so that weighing costs no round trip of its
  * own; a shallower page seldom weighs it (plainPricePlan) and reads them apart when it does
@@ -222,9 +252,9 @@ export function priceCountsSql(
 }
 
 /**
- * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices; `type`
- * is part of the index range) with its listings read in the statement that selects it
- * (pageListings), or undefined when another key filter holds fewer listings than the price
+ * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices;
+ * `network`, `scheme` and `type` are part of the index range) with its listings read in the
+ * statement that selects it (pageListings), or undefined when another key filter holds fewer listings than the price
  * matches. `counts` are priceCountsSql's, read with the same `visibleSince` and a failing cut (and
  * the page's reach, so a deep page's class ranges come with them).
  */

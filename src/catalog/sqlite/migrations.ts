@@ -29,6 +29,8 @@
  *    stops (term-tiers.ts allTermsTopK, docs/CATALOG.md "Search").
  * 13: the price index also keeps each listing's smallest amount per asset on each network, under
  *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-migrations.ts).
+ * 14: the same per asset under each scheme and under each scheme on each network, so `scheme` (with
+ *    or without `network`) + `asset` + `maxAmount` is one index range too (price-migrations.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -40,7 +42,7 @@ import { termScores, termSignature } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
-import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToTypedPriceIndex } from './price-migrations.ts';
+import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKeys, migrateToTypedPriceIndex } from './price-migrations.ts';
 import { migrateToPriceClassIndexes } from './price-classes.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
@@ -349,4 +351,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToPriceClassIndexes,
   migrateToRevisionBounds,
   migrateToNetworkPriceKeys,
+  migrateToSchemePriceKeys,
 ];

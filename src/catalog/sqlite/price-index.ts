@@ -3,14 +3,16 @@
  * filters"), kept in the write transaction like list-index.ts:
  *
  * - `listing_prices`: per (listing, index key) the smallest amount of the listing's accepted entries
- *   in that asset, or in that asset on that network (the index key: ../price.ts priceIndexKey;
- *   migration 13), with the listing's lastUpdated and its type (http or mcp, fixed for a listing: it is part
- *   of its identity); accepts only grow, so it only falls. A listing matches `asset` A with
- *   `maxAmount` M exactly when its row for A is at most M, and with `network` N too when its row
- *   for (N, A) is: one accepted entry is then on N, in A and at most M. Two covering indexes: by time (a
- *   page in list order, skipping rows above M: dense matches) and by price (every match, sorted:
- *   sparse matches), and the same two with the type after the asset, so `type` with the price
- *   filter is one index range instead of a key lookup per match;
+ *   in that asset, or in that asset on that network, under that scheme, or under that scheme on
+ *   that network (the index key: ../price.ts priceIndexKey; migrations 13 and 14), with the
+ *   listing's lastUpdated and its type (http or mcp, fixed for a listing: it is part of its
+ *   identity); accepts only grow, so it only falls. A listing matches `asset` A with `maxAmount` M
+ *   exactly when its row for A is at most M, and with `network` N and/or `scheme` S too when its
+ *   row for (N, A), (S, A) or (S, N, A) is: one accepted entry is then on N, under S, in A and at
+ *   most M. Two covering indexes: by time (a page in list order, skipping rows above M: dense
+ *   matches) and by price (every match, sorted: sparse matches), and the same two with the type
+ *   after the asset, so `type` with the price filter is one index range instead of a key lookup
+ *   per match;
  * - `price_counts`: per (index key, smallest amount, type) how many listings, and `price_buckets`
  *   the same per (index key, bucket, type): a price key's first PRICE_BUCKET characters (its digit count
  *   and three leading digits, at most 900 buckets per digit count). The listings at most M are the
@@ -61,14 +63,14 @@ function countPrice(db: DatabaseSync, asset: string, price: string, type: string
 
 /**
  * One write of a listing (inside its transaction): every price row moves to `lastUpdated`, and the
- * written terms lower the listing's smallest amount under each of their keys (their asset alone
- * and on their network, priceIndexKeys) when they are cheaper.
+ * written terms lower the listing's smallest amount under each of their keys (their asset alone,
+ * on their network, under their scheme and under both: priceIndexKeys) when they are cheaper.
  */
 export function recordPrice(
   db: DatabaseSync,
   listing: { id: number; type: string },
   lastUpdated: string,
-  terms: { asset: unknown; network: unknown; amount: unknown },
+  terms: { asset: unknown; network: unknown; scheme: unknown; amount: unknown },
 ): void {
   const listingId = listing.id;
   cachedStatement(db, 'UPDATE listing_prices SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
@@ -259,7 +261,7 @@ function hiddenMatches(
 
 /**
  * The accepted entry a list page's listing must hold (listing.ts needsAcceptsCondition), against
- * listing_keys `k`: asset + maxAmount, with or without network, is one price index lookup.
+ * listing_keys `k`: asset + maxAmount, with or without network and scheme, is one price index lookup.
  */
 export function acceptsCondition(filters: DiscoveryFilters): { condition: string; params: Array<string | number> } {
   const priced = priceFilter(filters);
@@ -270,8 +272,8 @@ export function acceptsCondition(filters: DiscoveryFilters): { condition: string
 
 /**
  * A list page driven by the price index (listByPrice), or undefined when the filters or the counts
- * say otherwise. `network` and `type` are part of the index range (the network's keys, the typed
- * indexes and counts), so only the other key filters are checked per row.
+ * say otherwise. `network`, `scheme` and `type` are part of the index range (the network's and
+ * scheme's keys, the typed indexes and counts), so only the other key filters are checked per row.
  */
 export function listPriced(
   db: DatabaseSync,

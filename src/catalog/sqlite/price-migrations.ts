@@ -1,5 +1,5 @@
 /**
- * The SQLite price index's migrations (catalog migrations 8, 9 and 13; the index itself is
+ * The SQLite price index's migrations (catalog migrations 8, 9, 13 and 14; the index itself is
  * price-index.ts, its class indexes of migration 11 price-classes.ts).
  */
 import type { DatabaseSync } from 'node:sqlite';
@@ -118,4 +118,43 @@ export function migrateToNetworkPriceKeys(db: DatabaseSync): void {
       SELECT asset, substr(price, 1, ${PRICE_BUCKET}), type, sum(n) FROM price_counts WHERE asset >= char(1) || 'n' AND asset < char(1) || 'o'
       GROUP BY asset, substr(price, 1, ${PRICE_BUCKET}), type;
   `);
+}
+
+/** A scheme's, and a scheme and network's, price index keys in SQL (price.ts priceIndexKey), of listing_accepts `a`. */
+const SCHEME_KEY_SQL = "char(1) || 's' || length(a.scheme) || ':' || a.scheme || a.asset";
+const SCHEME_NETWORK_KEY_SQL = "char(1) || 'p' || length(a.scheme) || ':' || a.scheme || length(a.network) || ':' || a.network || a.asset";
+
+/**
+ * Migration 14: each listing's smallest amount per asset under each scheme and under each scheme
+ * on each network, under their keys (price.ts priceIndexKey), with their counts, so `scheme` (with
+ * or without `network`) + `asset` + `maxAmount` is one index range. Rows only, as migration 13:
+ * the tables and indexes stay, and no row had a scheme's key before.
+ */
+export function migrateToSchemePriceKeys(db: DatabaseSync): void {
+  db.exec(`
+    INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+      SELECT a.listing_id, ${SCHEME_KEY_SQL}, l.type, min(${PRICE_KEY_SQL('a.amount')}), l.last_updated
+      FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+      WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL
+      GROUP BY a.listing_id, a.scheme, a.asset;
+    INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
+      SELECT a.listing_id, ${SCHEME_NETWORK_KEY_SQL}, l.type, min(${PRICE_KEY_SQL('a.amount')}), l.last_updated
+      FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+      WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL
+      GROUP BY a.listing_id, a.scheme, a.network, a.asset;
+  `);
+  // The new keys' counts, one index range per kind of key (the marker, then 's', then 'p').
+  for (const [from, to] of [
+    ['s', 't'],
+    ['p', 'q'],
+  ]) {
+    const range = `asset >= char(1) || '${from}' AND asset < char(1) || '${to}'`;
+    db.exec(`
+      INSERT INTO price_counts (asset, price, type, n)
+        SELECT asset, price, type, count(*) FROM listing_prices WHERE ${range} GROUP BY asset, price, type;
+      INSERT INTO price_buckets (asset, bucket, type, n)
+        SELECT asset, substr(price, 1, ${PRICE_BUCKET}), type, sum(n) FROM price_counts WHERE ${range}
+        GROUP BY asset, substr(price, 1, ${PRICE_BUCKET}), type;
+    `);
+  }
 }
