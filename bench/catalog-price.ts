@@ -51,7 +51,7 @@ const cases: Array<[string, (i: number) => string]> = [
   ['maxAmount 100,000 + network + type=http', () => list('maxAmount=100000&network=stellar:pubnet&type=http')],
   ['maxAmount 100,000 + network, offset 5,000', () => list('maxAmount=100000&network=stellar:testnet&offset=5000')],
   // scheme keeps the per-row check on both sides (docs/CATALOG.md "List").
-  ['maxAmount 100,000 + scheme (accepted-entry path)', () => list('maxAmount=100000&scheme=exact')],
+  ['maxAmount 100,000 + scheme', () => list('maxAmount=100000&scheme=exact')],
 ];
 const beforePort = 47320;
 const afterPort = 47321;
