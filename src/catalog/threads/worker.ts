@@ -40,7 +40,10 @@ function open(): NonNullable<typeof opened> {
   if (problem) throw new CatalogUnavailableError(`the catalog database file ${problem}`);
   const store = setup.databaseUrl
     ? new PostgresCatalogStore(setup.databaseUrl)
-    : new CatalogStore(setup.dbPath, setup.role === 'reader' ? { pageCacheMiB: readerPageCacheMiB(statSync(setup.dbPath).size) } : {});
+    : new CatalogStore(
+        setup.dbPath,
+        setup.role === 'reader' ? { pageCacheMiB: readerPageCacheMiB(statSync(setup.dbPath, { throwIfNoEntry: false })?.size ?? 0) } : {},
+      );
   return (opened = { engine: new CatalogEngine(store, logger, setup.softBudgetMs), store });
 }
 try {
