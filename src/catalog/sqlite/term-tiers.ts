@@ -245,9 +245,7 @@ export function termTiersTopK(
   if (drivers < firstDrivers) return null;
   const lowestTier = n - drivers + 1;
   const slots = counted.map(({ term }) => termSlots(term));
-  const largest = counted.map(({ term }) =>
-    Number((store.statement('SELECT max(milli) AS m FROM search_terms WHERE term = ?').get(term) as { m: number | null }).m ?? 0),
-  );
+  const largest = counted.map(({ term }) => largestShare(store, term));
   // Per query term i: its bit (b), buckets (a, c: shift amounts) and largest share (l), as named
   // parameters, so the statement's text depends only on the number of terms and drivers.
   const named: Record<string, number | string> = { $asOf: asOf };
