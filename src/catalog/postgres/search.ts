@@ -283,41 +283,39 @@ export async function searchPostgres(
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
   let asOf: number | undefined = after?.a;
   /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
+  const currentSeq = async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+  const withListings = async (rows: RankedRow[]) => ({
+    rows,
+    byId: await rowsById(
+      db,
+      rows.map((r) => r.listing_id),
+      now,
+    ),
+  });
+  /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
   const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
     // Three or more common words: the all-terms tier first when few rows may hold every term (the
-    // walk of the most common words runs past its cap).
+    // walk of the most common words runs past its cap). A tier it found too small to fill the page
+    // is not read again below.
+    let tierRows: RankedRow[] | null | undefined;
     if (
       walk &&
       terms.length >= 3 &&
       (await termRowCounts(db, terms)).every(({ n }) => n >= (context.tierFirstMinRows ?? TIER_FIRST_MIN_ROWS))
     ) {
-      asOf ??= Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
-      const tierRows = await allTermsTier(db, terms, filters, asOf, from, want, TIER_FIRST_CANDIDATES);
-      if (tierRows)
-        return {
-          rows: tierRows,
-          byId: await rowsById(
-            db,
-            tierRows.map((r) => r.listing_id),
-            now,
-          ),
-        };
+      asOf ??= await currentSeq();
+      tierRows = await allTermsTier(db, terms, filters, asOf, from, want, TIER_FIRST_CANDIDATES);
+      if (tierRows) return withListings(tierRows);
     }
     const walked = walk ? await walkedPage(db, terms, asOf, from, want, now) : undefined;
-    asOf ??= walked?.asOf ?? Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+    asOf ??= walked?.asOf ?? (await currentSeq());
     if (walked && !walked.gaveUp) return walked;
     const rows =
       terms.length === 1
         ? await oneTerm(db, terms[0]!, filters, asOf, from, want)
-        : ((await allTermsTier(db, terms, filters, asOf, from, want)) ?? (await aggregate(db, terms, filters, asOf, from, want)));
-    return {
-      rows,
-      byId: await rowsById(
-        db,
-        rows.map((r) => r.listing_id),
-        now,
-      ),
-    };
+        : ((tierRows === null ? null : await allTermsTier(db, terms, filters, asOf, from, want)) ??
+          (await aggregate(db, terms, filters, asOf, from, want)));
+    return withListings(rows);
   };
   const want = page.limit + 1;
   const kept: Array<{ row: RankedRow; listing: ListingRow }> = [];
