@@ -86,11 +86,22 @@ for (const [ours, sdk] of [
   if (ours !== sdk.value) throw new Error(`XDR discriminant ${sdk.name} is ${sdk.value}, not ${ours}`);
 }
 
+/**
+ * The strkey of an address (G…, M…, C…, …). Accounts and contracts, the addresses a payment carries,
+ * are encoded straight from their key: the SDK's Address encodes the key, decodes that text to
+ * check it and encodes it again, the same text three strkey passes later.
+ */
+export function scAddressText(address: xdr.ScAddress): string {
+  if (address.type === 'scAddressTypeAccount') return StrKey.encodeEd25519PublicKey(address.accountId.ed25519.toBytes());
+  if (address.type === 'scAddressTypeContract') return StrKey.encodeContract(address.contractId.value);
+  return Address.fromScAddress(address).toString();
+}
+
 /** The strkey of an address ScVal (G…, M…, C…), undefined for anything else. */
 export function addressOf(value: xdr.ScVal | undefined): string | undefined {
   if (!value || value.type !== 'scvAddress') return undefined;
   try {
-    return Address.fromScVal(value).toString();
+    return scAddressText(value.address);
   } catch {
     return undefined;
   }
@@ -335,7 +346,7 @@ function collectAddresses(invocation: xdr.SorobanAuthorizedInvocation, out: stri
   const fn = invocation.function as unknown as { type: string; contractFn?: xdr.InvokeContractArgs };
   if (fn.contractFn) {
     try {
-      out.push(Address.fromScAddress(fn.contractFn.contractAddress).toString());
+      out.push(scAddressText(fn.contractFn.contractAddress));
     } catch {
       /* ignore */
     }
