@@ -337,7 +337,9 @@ describe.each(BACKENDS)('on %s', (backend) => {
         db.close();
       } else {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-        await pool.query(`DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; ${PRICE_INDEX_MIGRATION}`);
+        await pool.query(
+          `DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE price_classes; ${PRICE_INDEX_MIGRATION}`,
+        );
         // Back to the version before the typed index (its migration and every later one run again).
         await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
           CATALOG_MIGRATIONS.indexOf(TYPED_PRICE_INDEX_MIGRATION),

@@ -29,6 +29,7 @@ import { LIVENESS_MIGRATION } from './liveness.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
   NETWORK_PRICE_KEYS_MIGRATION,
+  PRICE_CLASS_COUNTS_MIGRATION,
   PRICE_INDEX_MIGRATION,
   SCHEME_PRICE_KEYS_MIGRATION,
   TYPED_PRICE_INDEX_MIGRATION,
@@ -491,4 +492,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // each scheme on each network too, so `scheme` (with or without `network`) + `asset` +
   // `maxAmount` is one index range (postgres/price-index.ts).
   SCHEME_PRICE_KEYS_MIGRATION,
+  // 16: counts per price class beside the buckets', so a price page's counts read a few class rows
+  // below `maxAmount`'s class instead of every bucket there (postgres/price-index.ts).
+  PRICE_CLASS_COUNTS_MIGRATION,
 ];

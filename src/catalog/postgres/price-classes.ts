@@ -46,8 +46,8 @@ export function classRangesSql(p: (value: unknown) => string, range: { asset: st
        SELECT 'digits' AS kind, prefix AS value FROM digits WHERE prefix IS NOT NULL
        UNION ALL SELECT 'class', prefix FROM classes WHERE prefix IS NOT NULL
        UNION ALL SELECT 'type', value FROM listing_counts WHERE kind = 'type' AND n > 0 AND ${type} IS NULL
-       UNION ALL SELECT 'size', coalesce(sum(n), 0)::text FROM price_buckets
-         WHERE asset = ${asset} AND bucket >= ${maxClass} AND bucket < ${maxClass} || '~' AND (${type} IS NULL OR type = ${type})) r)`;
+       UNION ALL SELECT 'size', coalesce(sum(n), 0)::text FROM price_classes
+         WHERE asset = ${asset} AND class = ${maxClass} AND (${type} IS NULL OR type = ${type})) r)`;
 }
 
 /** classRangesSql's rows, as pg returns them. */

@@ -2,8 +2,8 @@
  * The list endpoint's price index on PostgreSQL (sqlite/price-index.ts explains it): per listing
  * and price index key (an asset, or an asset on a network, under a scheme or under both: price.ts
  * priceIndexKey) its smallest amount with lastUpdated and the listing's type (`listing_prices`), per
- * asset, price point and type a count (`price_counts`, and per bucket `price_buckets`), kept in
- * the write transaction (a listing's writes are serialized by its advisory lock, store.ts) and on
+ * asset, price point and type a count (`price_counts`, per bucket `price_buckets` and per price
+ * class `price_classes`), kept in the write transaction (a listing's writes are serialized by its advisory lock, store.ts) and on
  * withdrawal. A count that falls to zero is kept (concurrent writers of other listings may be
  * adding to it); it adds nothing to a sum.
  */
@@ -88,16 +88,22 @@ export const TYPED_PRICE_INDEX_MIGRATION = `
   INSERT INTO price_buckets (asset, bucket, type, n)
     SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(n) FROM price_counts GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
 
+/**
+ * One listing more (delta 1) or less (-1) at `price` under `asset` and `type`, in its price's row of
+ * `price_counts`, its bucket's of `price_buckets` and its class's of `price_classes`: one statement
+ * (each row is a conflict-safe upsert, so concurrent writers of other listings add to it).
+ */
 async function countPrice(db: Db, asset: string, price: string, type: string, delta: number): Promise<void> {
   await db.query(
-    `INSERT INTO price_counts (asset, price, type, n) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (asset, price, type) DO UPDATE SET n = price_counts.n + excluded.n`,
+    `WITH counted AS (
+       INSERT INTO price_counts (asset, price, type, n) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (asset, price, type) DO UPDATE SET n = price_counts.n + excluded.n),
+     bucketed AS (
+       INSERT INTO price_buckets (asset, bucket, type, n) VALUES ($1, left($2::text, ${PRICE_BUCKET}), $3, $4)
+       ON CONFLICT (asset, bucket, type) DO UPDATE SET n = price_buckets.n + excluded.n)
+     INSERT INTO price_classes (asset, class, type, n) VALUES ($1, left($2::text, ${PRICE_CLASS}), $3, $4)
+     ON CONFLICT (asset, class, type) DO UPDATE SET n = price_classes.n + excluded.n`,
     [asset, price, type, delta],
-  );
-  await db.query(
-    `INSERT INTO price_buckets (asset, bucket, type, n) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (asset, bucket, type) DO UPDATE SET n = price_buckets.n + excluded.n`,
-    [asset, price.slice(0, PRICE_BUCKET), type, delta],
   );
 }
 
@@ -151,6 +157,23 @@ export const SCHEME_PRICE_KEYS_MIGRATION = `
     SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(n) FROM price_counts
     WHERE (asset >= chr(1) || 's' AND asset < chr(1) || 't') OR (asset >= chr(1) || 'p' AND asset < chr(1) || 'q')
     GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
+
+/**
+ * Catalog migration 16: per asset (price index key), price class (digit count and leading digit:
+ * price.ts PRICE_CLASS) and type a count, kept with the buckets', so a price page's counts sum a
+ * few class rows (at most nine per digit count) below `maxAmount`'s class instead of every bucket
+ * there (up to 900 per digit count: docs/CATALOG.md "List"). Built from the buckets.
+ */
+export const PRICE_CLASS_COUNTS_MIGRATION = `
+  CREATE TABLE price_classes (
+    asset TEXT COLLATE "C" NOT NULL,
+    class TEXT COLLATE "C" NOT NULL,
+    type TEXT COLLATE "C" NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (asset, class, type)
+  );
+  INSERT INTO price_classes (asset, class, type, n)
+    SELECT asset, left(bucket, ${PRICE_CLASS}), type, sum(n) FROM price_buckets GROUP BY asset, left(bucket, ${PRICE_CLASS}), type;`;
 
 /** One write of a listing (sqlite/price-index.ts recordPrice): under each of its terms' price index keys. */
 export async function recordPrice(
@@ -238,10 +261,10 @@ export function priceCountsSql(
   const aged = `${p(alone ? (visibleSince ?? null) : null)}::text`;
   const failing = `${p(alone ? (failingBefore ?? null) : null)}::text`;
   const since = visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}::text`;
-  return `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND bucket < ${cls} AND (${t} IS NULL OR type = ${t})) AS below,
+  return `SELECT (SELECT coalesce(sum(n), 0) FROM price_classes WHERE asset = ${a} AND class < ${cls} AND (${t} IS NULL OR type = ${t})) AS below,
       (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND bucket >= ${cls} AND bucket < ${bucket} AND (${t} IS NULL OR type = ${t}))
     + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ${a} AND price >= ${bucket} AND price <= ${m} AND (${t} IS NULL OR type = ${t})) AS within,
-      CASE WHEN ${t} IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND type = ${t}) END AS listings,
+      CASE WHEN ${t} IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_classes WHERE asset = ${a} AND type = ${t}) END AS listings,
       CASE WHEN ${aged} IS NOT NULL THEN (${hiddenCountSql("'asset'", `${p(asset)}::text`, aged)}) END AS asset_aged,
       CASE WHEN ${aged} IS NOT NULL THEN (SELECT count(*) FROM listing_prices
         WHERE asset = ${a} AND (${t} IS NULL OR type = ${t}) AND last_updated < ${aged} AND price <= ${m}) END AS aged_matches,
