@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG_MIGRATIONS } from '../src/catalog/postgres/migrations.ts';
+import { PRICE_CLASSES_FROM_BUCKETS } from '../src/catalog/postgres/price-index.ts';
 import { scoreUnits } from '../src/catalog/postgres/revisions.ts';
 import { migrate, openPool } from '../src/db/postgres.ts';
 import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
@@ -199,6 +200,8 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
         const n = await copyTable(client, sqlite, table, columns, signatures);
         process.stderr.write(`  copied ${n.toLocaleString('en')} rows of ${table} in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
       }
+      // The class counts are Postgres's own (catalog migration 16, src/catalog/postgres/price-index.ts): from the copied buckets.
+      await client.query(PRICE_CLASSES_FROM_BUCKETS);
       const { seq } = sqlite.prepare('SELECT seq FROM catalog_seq').get() as { seq: number };
       await client.query('UPDATE catalog_seq SET seq = $1', [seq]);
       // Identity columns continue after the copied ids.

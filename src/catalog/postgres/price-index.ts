@@ -158,6 +158,10 @@ export const SCHEME_PRICE_KEYS_MIGRATION = `
     WHERE (asset >= chr(1) || 's' AND asset < chr(1) || 't') OR (asset >= chr(1) || 'p' AND asset < chr(1) || 'q')
     GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
 
+/** The class counts (`price_classes`, empty) summed from the buckets: catalog migration 16, and a catalog loaded without them (bench/catalog-postgres.ts). */
+export const PRICE_CLASSES_FROM_BUCKETS = `INSERT INTO price_classes (asset, class, type, n)
+    SELECT asset, left(bucket, ${PRICE_CLASS}), type, sum(n) FROM price_buckets GROUP BY asset, left(bucket, ${PRICE_CLASS}), type;`;
+
 /**
  * Catalog migration 16: per asset (price index key), price class (digit count and leading digit:
  * price.ts PRICE_CLASS) and type a count, kept with the buckets', so a price page's counts sum a
@@ -172,8 +176,7 @@ export const PRICE_CLASS_COUNTS_MIGRATION = `
     n BIGINT NOT NULL,
     PRIMARY KEY (asset, class, type)
   );
-  INSERT INTO price_classes (asset, class, type, n)
-    SELECT asset, left(bucket, ${PRICE_CLASS}), type, sum(n) FROM price_buckets GROUP BY asset, left(bucket, ${PRICE_CLASS}), type;`;
+  ${PRICE_CLASSES_FROM_BUCKETS}`;
 
 /** One write of a listing (sqlite/price-index.ts recordPrice): under each of its terms' price index keys. */
 export async function recordPrice(
