@@ -276,14 +276,17 @@ describe('search against the reference ranking', () => {
    * the unread bound, pages of 5 and 21 in one, and cursor walks cross from the tier into the tiers
    * below it (the threshold walk and aggregates), with and without filters.
    */
-  it('the 3 to 5 most common words from the revisions by share bound: first pages of 1, 5 and 21, cursor walks in pages of 1, 4 and 50, with filters', async () => {
+  it('the 3 to 8 most common words from the revisions by share bound (5 to 7 by their own sums): first pages of 1, 5 and 21, cursor walks in pages of 1, 4 and 50, with filters', async () => {
     const own = new CatalogStore(t.dbPath);
-    let revisionStatements = 0;
+    /** Revision statements per query length, by the index they read. */
+    const revisionStatements = new Map<string, number>();
+    let terms = 0;
     const source: SearchSource = {
       db: own.db,
       tierDriverRows: 0,
       statement: (sql) => {
-        if (sql.includes('FROM search_revisions t INDEXED BY search_revisions_by_top')) revisionStatements++;
+        const index = /FROM search_revisions t INDEXED BY (search_revisions_by_top\w*)/.exec(sql)?.[1];
+        if (index) revisionStatements.set(`${terms} ${index}`, (revisionStatements.get(`${terms} ${index}`) ?? 0) + 1);
         return own.statement(sql);
       },
       assertUsable: (forWrite) => own.assertUsable(forWrite),
@@ -297,7 +300,8 @@ describe('search against the reference ranking', () => {
         held.set(token, (held.get(token) ?? 0) + 1);
     const byHeld = [...held].filter(([w]) => /^w[a-z0-9]+$/.test(w)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
     try {
-      for (let n = 3; n <= 5; n++) {
+      for (let n = 3; n <= 8; n++) {
+        terms = n;
         for (const shift of [0, 1, 2]) {
           const query = byHeld
             .slice(shift, shift + n)
@@ -331,9 +335,16 @@ describe('search against the reference ranking', () => {
     } finally {
       own.close();
     }
-    // The revisions decided pages (a chunk per statement), not only the driver's rows.
-    expect(revisionStatements).toBeGreaterThan(100);
-  }, 120_000);
+    // The revisions decided pages (a chunk per statement), not only the driver's rows: up to 4
+    // terms by the 4-share sum, 5 to 7 by their own sums (migration 15), 8 from the driver's rows.
+    const used = (n: number, index: string) => revisionStatements.get(`${n} ${index}`) ?? 0;
+    for (const n of [3, 4]) expect(used(n, 'search_revisions_by_top'), `${n} terms`).toBeGreaterThan(30);
+    for (const n of [5, 6, 7]) expect(used(n, `search_revisions_by_top_shares_${n}`), `${n} terms`).toBeGreaterThan(30);
+    expect([...revisionStatements.keys()].filter((key) => key.startsWith('8 '))).toEqual([]);
+    expect([...revisionStatements.keys()].every((key) => key.startsWith('3 ') || key.startsWith('4 ') || key.endsWith(`_${key[0]}`))).toBe(
+      true,
+    );
+  }, 240_000);
 
   it('cursor walks in pages of 7 visit the reference order exactly once', async () => {
     for (let q = 0; q < 60; q++) {

@@ -175,7 +175,10 @@ describe('list at any offset', () => {
     // the withdrawals, the price index, the term signatures.
     old.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
       ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
-      DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares; ALTER TABLE search_revisions DROP COLUMN sig;
+      DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares;
+      DROP INDEX search_revisions_by_top_shares_5; DROP INDEX search_revisions_by_top_shares_6; DROP INDEX search_revisions_by_top_shares_7;
+      ALTER TABLE search_revisions DROP COLUMN top_shares_5; ALTER TABLE search_revisions DROP COLUMN top_shares_6;
+      ALTER TABLE search_revisions DROP COLUMN top_shares_7; ALTER TABLE search_revisions DROP COLUMN sig;
       ALTER TABLE search_revisions DROP COLUMN sketch_a; ALTER TABLE search_revisions DROP COLUMN sketch_b;
       DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments;
       DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
@@ -197,19 +200,33 @@ describe('list at any offset', () => {
         const expected = termSignature(new Map(revRows.map((r) => [r.term, r.score])));
         for (const r of revRows) expect([r.sig, r.sketch_a, r.sketch_b]).toEqual([expected.sig, expected.sketchA, expected.sketchB]);
       }
-      // Migration 12 gave every revision its share bound (its 4 largest rounded shares summed) and its rows' signature.
-      const revisions = store.db.prepare('SELECT rev, top_shares, sig, sketch_a, sketch_b FROM search_revisions');
+      // Migration 12 gave every revision its share bound (its 4 largest rounded shares summed) and its rows' signature;
+      // migration 15 the sums of its 5, 6 and 7 largest.
+      const revisions = store.db.prepare(
+        'SELECT rev, top_shares, top_shares_5, top_shares_6, top_shares_7, sig, sketch_a, sketch_b FROM search_revisions',
+      );
       revisions.setReadBigInts(true);
-      const bounds = revisions.all() as Array<{ rev: bigint; top_shares: bigint; sig: bigint; sketch_a: bigint; sketch_b: bigint }>;
+      const bounds = revisions.all() as Array<{
+        rev: bigint;
+        top_shares: bigint;
+        top_shares_5: bigint;
+        top_shares_6: bigint;
+        top_shares_7: bigint;
+        sig: bigint;
+        sketch_a: bigint;
+        sketch_b: bigint;
+      }>;
       expect(bounds.filter((b) => byRev.has(b.rev)).length).toBe(byRev.size);
       for (const b of bounds) {
         const revRows = byRev.get(b.rev);
         // A revision without terms matches nothing: no bound above 0, no signature bit.
         if (!revRows) {
-          expect([b.top_shares, b.sig]).toEqual([0n, 0n]);
+          expect([b.top_shares, b.top_shares_5, b.top_shares_6, b.top_shares_7, b.sig]).toEqual([0n, 0n, 0n, 0n, 0n]);
           continue;
         }
-        expect(Number(b.top_shares)).toBe(topShares(new Map(revRows.map((r) => [r.term, r.score]))));
+        const scores = new Map(revRows.map((r) => [r.term, r.score]));
+        expect(Number(b.top_shares)).toBe(topShares(scores));
+        expect([b.top_shares_5, b.top_shares_6, b.top_shares_7].map(Number)).toEqual([5, 6, 7].map((n) => topShares(scores, n)));
         expect([b.sig, b.sketch_a, b.sketch_b]).toEqual([revRows[0]!.sig, revRows[0]!.sketch_a, revRows[0]!.sketch_b]);
       }
       checkBlockCounts(store.db);

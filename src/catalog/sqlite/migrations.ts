@@ -31,6 +31,9 @@
  *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-migrations.ts).
  * 14: the same per asset under each scheme and under each scheme on each network, so `scheme` (with
  *    or without `network`) + `asset` + `maxAmount` is one index range too (price-migrations.ts).
+ * 15: each search revision's sums of its 5, 6 and 7 largest rounded shares (`top_shares_5` to
+ *    `top_shares_7`, LONG_QUERY_SHARE_SUMS), each indexed as `top_shares` is, so the all-terms tier of
+ *    5 to 7 common words reads the revisions by a bound as tight as 3 or 4 words get (revision-scan.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
@@ -209,13 +212,34 @@ function migrateToTermSignatures(db: DatabaseSync): void {
  */
 export const TOP_SHARES = 4;
 
-/** The sum of the TOP_SHARES largest rounded shares (milli) of a revision's term scores. */
-export function topShares(scores: Map<string, number>): number {
-  return [...scores.values()]
-    .map((score) => Math.round(score * 1000))
-    .sort((x, y) => y - x)
-    .slice(0, TOP_SHARES)
-    .reduce((sum, milli) => sum + milli, 0);
+/**
+ * The query lengths past TOP_SHARES whose own share sum every revision also carries (migration 15:
+ * `top_shares_5` … `top_shares_7`): scaled from 4 shares the bound of 6 words reached 24,737 of the
+ * 100k revisions and of 8 all of them, summed from 5, 6 and 7 shares 801, 1,722 and 6,144 revisions
+ * reach the page's floor of 5, 6 and 7 words (docs/BENCHMARKS.md "Search by number of terms"). An 8-share
+ * sum still reaches 28,932, about its driver's rows, so 8 terms and more read the driver instead.
+ */
+export const LONG_QUERY_SHARE_SUMS = [5, 6, 7] as const;
+
+/** The revision column holding the sum of a revision's `n` largest rounded shares (TOP_SHARES or LONG_QUERY_SHARE_SUMS). */
+export function topSharesColumn(n: number): string {
+  return n === TOP_SHARES ? 'top_shares' : `top_shares_${n}`;
+}
+
+/** The index of the revisions by topSharesColumn(n), descending. */
+export function topSharesIndex(n: number): string {
+  return n === TOP_SHARES ? 'search_revisions_by_top' : `search_revisions_by_${topSharesColumn(n)}`;
+}
+
+/** The sum of the `n` largest rounded shares (milli) of a revision's term scores (TOP_SHARES unless given). */
+export function topShares(scores: Map<string, number>, n: number = TOP_SHARES): number {
+  return topShareSums(scores, [n])[0]!;
+}
+
+/** The sums of the largest `counts[i]` rounded shares of a revision's term scores, one sort for all. */
+export function topShareSums(scores: Map<string, number>, counts: readonly number[]): number[] {
+  const milli = [...scores.values()].map((score) => Math.round(score * 1000)).sort((x, y) => y - x);
+  return counts.map((n) => milli.slice(0, n).reduce((sum, m) => sum + m, 0));
 }
 
 /**
@@ -238,6 +262,50 @@ function migrateToRevisionBounds(db: DatabaseSync): void {
       sketch_b = coalesce((SELECT sketch_b FROM search_terms WHERE rev = search_revisions.rev LIMIT 1), 0);
     CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev, listing_id, from_seq, to_seq, sig, sketch_a, sketch_b);
   `);
+}
+
+/**
+ * Migration 15: the revisions' sums of their 5, 6 and 7 largest shares (LONG_QUERY_SHARE_SUMS), each
+ * indexed as `top_shares`. The default, above any sum, makes a revision written by an svc before it
+ * a candidate of every query (ranked exactly). Filled in one pass over the term rows, keeping each
+ * revision's largest shares in memory (about 100 bytes a revision), then one update per revision:
+ * migration 12's correlated subquery per revision took 46 s at 100k, a lookup per term row.
+ */
+function migrateToLongQueryBounds(db: DatabaseSync): void {
+  const deepest = Math.max(...LONG_QUERY_SHARE_SUMS);
+  for (const n of LONG_QUERY_SHARE_SUMS)
+    db.exec(`ALTER TABLE search_revisions ADD COLUMN ${topSharesColumn(n)} INTEGER NOT NULL DEFAULT 1000000000000`);
+  const largest = new Map<number, number[]>();
+  const rows = db.prepare('SELECT rev, milli FROM search_terms');
+  rows.setReturnArrays(true);
+  for (const [rev, milli] of rows.iterate() as Iterable<[number, number]>) {
+    const top = largest.get(rev);
+    if (!top) {
+      largest.set(rev, [milli]);
+      continue;
+    }
+    if (top.length === deepest && milli <= top[deepest - 1]!) continue;
+    let at = top.length;
+    while (at > 0 && top[at - 1]! < milli) at--;
+    top.splice(at, 0, milli);
+    if (top.length > deepest) top.pop();
+  }
+  const update = db.prepare(
+    `UPDATE search_revisions SET ${LONG_QUERY_SHARE_SUMS.map((n) => `${topSharesColumn(n)} = ?`).join(', ')} WHERE rev = ?`,
+  );
+  const revisions = db.prepare('SELECT rev FROM search_revisions');
+  revisions.setReturnArrays(true);
+  for (const [rev] of revisions.all() as unknown as Array<[number]>) {
+    // A revision without terms matches nothing: 0, as migration 12 gives its `top_shares`.
+    const top = largest.get(rev) ?? [];
+    update.run(...LONG_QUERY_SHARE_SUMS.map((n) => top.slice(0, n).reduce((sum, m) => sum + m, 0)), rev);
+  }
+  for (const n of LONG_QUERY_SHARE_SUMS) {
+    const column = topSharesColumn(n);
+    db.exec(
+      `CREATE INDEX ${topSharesIndex(n)} ON search_revisions (${column} DESC, rev, listing_id, from_seq, to_seq, sig, sketch_a, sketch_b)`,
+    );
+  }
 }
 
 /** Migration 5: accepted entries' asset and amount (from their canonical JSON), and the asset keys of the list index. */
@@ -352,4 +420,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToRevisionBounds,
   migrateToNetworkPriceKeys,
   migrateToSchemePriceKeys,
+  migrateToLongQueryBounds,
 ];

@@ -5,14 +5,33 @@
 import type { StatementSync } from 'node:sqlite';
 import type { RankedRow } from '../search.ts';
 import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, termSlots } from '../terms.ts';
-import { TOP_SHARES } from './migrations.ts';
+import { LONG_QUERY_SHARE_SUMS, TOP_SHARES, topSharesColumn, topSharesIndex } from './migrations.ts';
 
 /**
  * Up to this many terms, every term common, the all-terms tier is read from the revisions in
- * order of their share bound (allTermsTopK): past it that bound, scaled from TOP_SHARES shares,
- * reaches most revisions (at 100k, 24,737 of 100,000 for the 6 most common words, every one for 8).
+ * order of their share bound (allTermsTopK): each revision carries the sum of its n largest shares
+ * for n up to it (migrations 12 and 15). Past it even that sum reaches about as many revisions as
+ * the driver has rows (at 100k, 28,932 for the 8 most common words, docs/BENCHMARKS.md "Search by
+ * number of terms").
  */
-export const REVISION_SCAN_TERMS = 5;
+export const REVISION_SCAN_TERMS = Math.max(TOP_SHARES, ...LONG_QUERY_SHARE_SUMS);
+
+/**
+ * The revisions' bound for a query of n terms: the stored sum of the n largest shares (n ≤ 4 share
+ * at most the 4 largest), or the deepest stored sum scaled by n over its count (each further share
+ * is at most the smallest of them).
+ */
+function shareSumBound(n: number): { column: string; index: string; scale: (sum: string) => string; unread: (top: number) => number } {
+  const stored = [TOP_SHARES, ...LONG_QUERY_SHARE_SUMS].filter((count) => count <= Math.max(n, TOP_SHARES)).at(-1)!;
+  return n <= stored
+    ? { column: topSharesColumn(stored), index: topSharesIndex(stored), scale: (sum) => sum, unread: (top) => top }
+    : {
+        column: topSharesColumn(stored),
+        index: topSharesIndex(stored),
+        scale: (sum) => `(${sum} * ${n}) / ${stored}`,
+        unread: (top) => Math.floor((top * n) / stored),
+      };
+}
 /** The revision scan goes on at least this far whatever the driver's rows: below it either way is cheap. */
 const REVISION_SCAN_MIN_ROWS = 1000;
 
@@ -71,15 +90,17 @@ export function revisionScan(scan: RevisionScan): RankedRow[] | null | undefined
   const n = terms.length;
   const [driver] = terms as [string, ...string[]];
   const sketchBound = [largestShare(store, driver), ...largest].map((l, i) => sketchShareBoundSql(termSlots(terms[i]!), l)).join(' + ');
-  const revisionBound = n <= TOP_SHARES ? 't.top_shares' : `(t.top_shares * ${n}) / ${TOP_SHARES}`;
-  const unreadBound = (top: number) => (n <= TOP_SHARES ? top : Math.floor((top * n) / TOP_SHARES)) + n;
+  const bound = shareSumBound(n);
+  const column = `t.${bound.column}`;
+  const revisionBound = bound.scale(column);
+  const unreadBound = (top: number) => bound.unread(top) + n;
   const chunkOf = (last: { top: number; rev: number } | undefined, limit: number) => {
     const statement = store.statement(
-      `SELECT t.rev, t.listing_id, min(${sketchBound}, ${revisionBound}) + ${n} AS hi, t.top_shares
-       FROM search_revisions t INDEXED BY search_revisions_by_top ${filter.joinListings}
+      `SELECT t.rev, t.listing_id, min(${sketchBound}, ${revisionBound}) + ${n} AS hi, ${column}
+       FROM search_revisions t INDEXED BY ${bound.index} ${filter.joinListings}
        WHERE t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} AND (t.sig & ?) = ?
-         ${last ? 'AND t.top_shares <= ? AND NOT (t.top_shares = ? AND t.rev <= ?)' : ''}
-       ORDER BY t.top_shares DESC, t.rev ASC LIMIT ?`,
+         ${last ? `AND ${column} <= ? AND NOT (${column} = ? AND t.rev <= ?)` : ''}
+       ORDER BY ${column} DESC, t.rev ASC LIMIT ?`,
     );
     statement.setReturnArrays(true);
     return statement.all(
