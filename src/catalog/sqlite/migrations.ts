@@ -215,7 +215,7 @@ export const TOP_SHARES = 4;
 /**
  * The query lengths past TOP_SHARES whose own share sum every revision also carries (migration 15:
  * `top_shares_5` … `top_shares_7`): scaled from 4 shares the bound of 6 words reached 24,737 of the
- * 100k revisions and of 8 all of them, summed from 5, 6 and 7 shares 801, 1,722 and 6,144 revisions
+ * 100k revisions and of 8 all of them, summed from 5, 6 and 7 shares 801, 2,177 and 6,144 revisions
  * reach the page's floor of 5, 6 and 7 words (docs/BENCHMARKS.md "Search by number of terms"). An 8-share
  * sum still reaches 28,932, about its driver's rows, so 8 terms and more read the driver instead.
  */
@@ -268,38 +268,41 @@ function migrateToRevisionBounds(db: DatabaseSync): void {
  * Migration 15: the revisions' sums of their 5, 6 and 7 largest shares (LONG_QUERY_SHARE_SUMS), each
  * indexed as `top_shares`. The default, above any sum, makes a revision written by an svc before it
  * a candidate of every query (ranked exactly). Filled in one pass over the term rows, keeping each
- * revision's largest shares in memory (about 100 bytes a revision), then one update per revision:
+ * revision's 7 largest shares in one typed array (about 80 bytes a revision with its slot), then one update per revision:
  * migration 12's correlated subquery per revision took 46 s at 100k, a lookup per term row.
  */
 function migrateToLongQueryBounds(db: DatabaseSync): void {
   const deepest = Math.max(...LONG_QUERY_SHARE_SUMS);
   for (const n of LONG_QUERY_SHARE_SUMS)
     db.exec(`ALTER TABLE search_revisions ADD COLUMN ${topSharesColumn(n)} INTEGER NOT NULL DEFAULT 1000000000000`);
-  const largest = new Map<number, number[]>();
+  // Each revision's `deepest` largest shares, descending, in one flat array (a slot per revision).
+  const revisions = db.prepare('SELECT rev FROM search_revisions');
+  revisions.setReturnArrays(true);
+  const revs = (revisions.all() as unknown as Array<[number]>).map(([rev]) => rev);
+  const slotOf = new Map(revs.map((rev, slot) => [rev, slot]));
+  const largest = new Int32Array(revs.length * deepest);
+  const held = new Uint8Array(revs.length);
   const rows = db.prepare('SELECT rev, milli FROM search_terms');
   rows.setReturnArrays(true);
   for (const [rev, milli] of rows.iterate() as Iterable<[number, number]>) {
-    const top = largest.get(rev);
-    if (!top) {
-      largest.set(rev, [milli]);
-      continue;
-    }
-    if (top.length === deepest && milli <= top[deepest - 1]!) continue;
-    let at = top.length;
-    while (at > 0 && top[at - 1]! < milli) at--;
-    top.splice(at, 0, milli);
-    if (top.length > deepest) top.pop();
+    const slot = slotOf.get(rev);
+    if (slot === undefined) continue;
+    const top = largest.subarray(slot * deepest, (slot + 1) * deepest);
+    const k = held[slot]!;
+    if (k === deepest && milli <= top[deepest - 1]!) continue;
+    let at = Math.min(k, deepest - 1);
+    for (; at > 0 && top[at - 1]! < milli; at--) top[at] = top[at - 1]!;
+    top[at] = milli;
+    if (k < deepest) held[slot] = k + 1;
   }
   const update = db.prepare(
     `UPDATE search_revisions SET ${LONG_QUERY_SHARE_SUMS.map((n) => `${topSharesColumn(n)} = ?`).join(', ')} WHERE rev = ?`,
   );
-  const revisions = db.prepare('SELECT rev FROM search_revisions');
-  revisions.setReturnArrays(true);
-  for (const [rev] of revisions.all() as unknown as Array<[number]>) {
+  revs.forEach((rev, slot) => {
     // A revision without terms matches nothing: 0, as migration 12 gives its `top_shares`.
-    const top = largest.get(rev) ?? [];
-    update.run(...LONG_QUERY_SHARE_SUMS.map((n) => top.slice(0, n).reduce((sum, m) => sum + m, 0)), rev);
-  }
+    const top = largest.subarray(slot * deepest, slot * deepest + held[slot]!);
+    update.run(...LONG_QUERY_SHARE_SUMS.map((n) => top.subarray(0, n).reduce((sum, m) => sum + m, 0)), rev);
+  });
   for (const n of LONG_QUERY_SHARE_SUMS) {
     const column = topSharesColumn(n);
     db.exec(
