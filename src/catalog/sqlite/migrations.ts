@@ -47,6 +47,7 @@ import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
 import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKeys, migrateToTypedPriceIndex } from './price-migrations.ts';
 import { migrateToPriceClassIndexes } from './price-classes.ts';
+import { migrateToLongQueryBounds, migrateToRevisionBounds } from './revision-bounds.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -201,114 +202,6 @@ function migrateToTermSignatures(db: DatabaseSync): void {
     DROP INDEX search_terms_top;
     CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq, sig, sketch_a, sketch_b);
   `);
-}
-
-/**
- * How many of a revision's largest shares `top_shares` sums (migration 12). A query of n ≤ this
- * many terms shares at most that sum; one of more terms at most n / TOP_SHARES of it (each further
- * share is at most the smallest of them). Four: measured on the 100k corpus (docs/BENCHMARKS.md
- * "Search by number of terms"), the revisions whose bound reaches the page of the 3, 4 and 5 most
- * common words are 2,350, 243 and 5,081 of 100,000 (summing three: 88, 3,336 and 16,003).
- */
-export const TOP_SHARES = 4;
-
-/**
- * The query lengths past TOP_SHARES whose own share sum every revision also carries (migration 15:
- * `top_shares_5` … `top_shares_7`): scaled from 4 shares the bound of 6 words reached 24,737 of the
- * 100k revisions and of 8 all of them, summed from 5, 6 and 7 shares 801, 2,177 and 6,144 revisions
- * reach the page's floor of 5, 6 and 7 words (docs/BENCHMARKS.md "Search by number of terms"). An 8-share
- * sum still reaches 28,932, about its driver's rows, so 8 terms and more read the driver instead.
- */
-export const LONG_QUERY_SHARE_SUMS = [5, 6, 7] as const;
-
-/** The revision column holding the sum of a revision's `n` largest rounded shares (TOP_SHARES or LONG_QUERY_SHARE_SUMS). */
-export function topSharesColumn(n: number): string {
-  return n === TOP_SHARES ? 'top_shares' : `top_shares_${n}`;
-}
-
-/** The index of the revisions by topSharesColumn(n), descending. */
-export function topSharesIndex(n: number): string {
-  return n === TOP_SHARES ? 'search_revisions_by_top' : `search_revisions_by_${topSharesColumn(n)}`;
-}
-
-/** The sum of the `n` largest rounded shares (milli) of a revision's term scores (TOP_SHARES unless given). */
-export function topShares(scores: Map<string, number>, n: number = TOP_SHARES): number {
-  return topShareSums(scores, [n])[0]!;
-}
-
-/** The sums of the largest `counts[i]` rounded shares of a revision's term scores, one sort for all. */
-export function topShareSums(scores: Map<string, number>, counts: readonly number[]): number[] {
-  const milli = [...scores.values()].map((score) => Math.round(score * 1000)).sort((x, y) => y - x);
-  return counts.map((n) => milli.slice(0, n).reduce((sum, m) => sum + m, 0));
-}
-
-/**
- * Migration 12: the revisions' bounds (TOP_SHARES). The defaults (a bound above any share sum,
- * every signature bit and sketch code) make an unfilled revision a candidate of every query, ranked
- * exactly; every existing revision gets its own here, from its term rows (an MD5 per term is not
- * needed: the rows carry the signature).
- */
-function migrateToRevisionBounds(db: DatabaseSync): void {
-  db.exec(`
-    ALTER TABLE search_revisions ADD COLUMN top_shares INTEGER NOT NULL DEFAULT 1000000000000;
-    ALTER TABLE search_revisions ADD COLUMN sig INTEGER NOT NULL DEFAULT -1;
-    ALTER TABLE search_revisions ADD COLUMN sketch_a INTEGER NOT NULL DEFAULT -1;
-    ALTER TABLE search_revisions ADD COLUMN sketch_b INTEGER NOT NULL DEFAULT -1;
-    UPDATE search_revisions SET
-      top_shares = coalesce((SELECT sum(milli) FROM (SELECT milli FROM search_terms
-        WHERE rev = search_revisions.rev ORDER BY milli DESC LIMIT ${TOP_SHARES})), 0),
-      sig = coalesce((SELECT sig FROM search_terms WHERE rev = search_revisions.rev LIMIT 1), 0),
-      sketch_a = coalesce((SELECT sketch_a FROM search_terms WHERE rev = search_revisions.rev LIMIT 1), 0),
-      sketch_b = coalesce((SELECT sketch_b FROM search_terms WHERE rev = search_revisions.rev LIMIT 1), 0);
-    CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev, listing_id, from_seq, to_seq, sig, sketch_a, sketch_b);
-  `);
-}
-
-/**
- * Migration 15: the revisions' sums of their 5, 6 and 7 largest shares (LONG_QUERY_SHARE_SUMS), each
- * indexed as `top_shares`. The default, above any sum, makes a revision written by an svc before it
- * a candidate of every query (ranked exactly). Filled in one pass over the term rows, keeping each
- * revision's 7 largest shares in one typed array (about 80 bytes a revision with its slot), then one update per revision:
- * migration 12's correlated subquery per revision took 46 s at 100k, a lookup per term row.
- */
-function migrateToLongQueryBounds(db: DatabaseSync): void {
-  const deepest = Math.max(...LONG_QUERY_SHARE_SUMS);
-  for (const n of LONG_QUERY_SHARE_SUMS)
-    db.exec(`ALTER TABLE search_revisions ADD COLUMN ${topSharesColumn(n)} INTEGER NOT NULL DEFAULT 1000000000000`);
-  // Each revision's `deepest` largest shares, descending, in one flat array (a slot per revision).
-  const revisions = db.prepare('SELECT rev FROM search_revisions');
-  revisions.setReturnArrays(true);
-  const revs = (revisions.all() as unknown as Array<[number]>).map(([rev]) => rev);
-  const slotOf = new Map(revs.map((rev, slot) => [rev, slot]));
-  const largest = new Int32Array(revs.length * deepest);
-  const held = new Uint8Array(revs.length);
-  const rows = db.prepare('SELECT rev, milli FROM search_terms');
-  rows.setReturnArrays(true);
-  for (const [rev, milli] of rows.iterate() as Iterable<[number, number]>) {
-    const slot = slotOf.get(rev);
-    if (slot === undefined) continue;
-    const top = largest.subarray(slot * deepest, (slot + 1) * deepest);
-    const k = held[slot]!;
-    if (k === deepest && milli <= top[deepest - 1]!) continue;
-    let at = Math.min(k, deepest - 1);
-    for (; at > 0 && top[at - 1]! < milli; at--) top[at] = top[at - 1]!;
-    top[at] = milli;
-    if (k < deepest) held[slot] = k + 1;
-  }
-  const update = db.prepare(
-    `UPDATE search_revisions SET ${LONG_QUERY_SHARE_SUMS.map((n) => `${topSharesColumn(n)} = ?`).join(', ')} WHERE rev = ?`,
-  );
-  revs.forEach((rev, slot) => {
-    // A revision without terms matches nothing: 0, as migration 12 gives its `top_shares`.
-    const top = largest.subarray(slot * deepest, slot * deepest + held[slot]!);
-    update.run(...LONG_QUERY_SHARE_SUMS.map((n) => top.subarray(0, n).reduce((sum, m) => sum + m, 0)), rev);
-  });
-  for (const n of LONG_QUERY_SHARE_SUMS) {
-    const column = topSharesColumn(n);
-    db.exec(
-      `CREATE INDEX ${topSharesIndex(n)} ON search_revisions (${column} DESC, rev, listing_id, from_seq, to_seq, sig, sketch_a, sketch_b)`,
-    );
-  }
 }
 
 /** Migration 5: accepted entries' asset and amount (from their canonical JSON), and the asset keys of the list index. */

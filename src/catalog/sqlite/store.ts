@@ -44,7 +44,8 @@ import {
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
-import { LONG_QUERY_SHARE_SUMS, MIGRATIONS, TOP_SHARES, insertSignedTermRows, topShareSums, topSharesColumn } from './migrations.ts';
+import { MIGRATIONS, insertSignedTermRows } from './migrations.ts';
+import { insertRevision } from './revision-bounds.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -249,12 +250,8 @@ export class CatalogStore implements CatalogStorePort {
     }
     const scores = withQualityLevel(termScores(text), level);
     const signature = termSignature(scores);
-    const shareSums = [TOP_SHARES, ...LONG_QUERY_SHARE_SUMS];
-    const row = this.statement(
-      `INSERT INTO search_revisions (listing_id, from_seq, text_hash, ${shareSums.map(topSharesColumn).join(', ')}, sig, sketch_a, sketch_b)
-       VALUES (?, ?, ?, ${shareSums.map(() => '?').join(', ')}, ?, ?, ?) RETURNING rev`,
-    ).get(listingId, seq, hash, ...topShareSums(scores, shareSums), signature.sig, signature.sketchA, signature.sketchB) as { rev: number };
-    insertSignedTermRows(this.db, { rev: Number(row.rev), listingId, fromSeq: seq, toSeq: null }, scores, signature);
+    const rev = insertRevision((sql) => this.statement(sql), { listingId, fromSeq: seq, textHash: hash }, scores, signature);
+    insertSignedTermRows(this.db, { rev, listingId, fromSeq: seq, toSeq: null }, scores, signature);
   }
 
   private pruneRevisions(now: Date): void {
