@@ -157,3 +157,20 @@ export function termSignature(scores: Map<string, number>): { sig: bigint; sketc
     );
   return { sig: BigInt.asIntN(64, sig), sketchA: pack(a), sketchB: pack(b) };
 }
+
+/**
+ * How many of a revision's largest shares Postgres's `top_shares` sums (catalog migration 17 there,
+ * postgres/revision-bounds.ts; the same count as sqlite/revision-bounds.ts TOP_SHARES, which the
+ * backends may not share by import). A query of n ≤ this many terms shares at most that sum; one of
+ * more terms at most n / TOP_SHARES of it (each further share is at most the smallest of them).
+ */
+export const TOP_SHARES = 4;
+
+/** The sum of the TOP_SHARES largest rounded shares (milli) of a revision's term scores. */
+export function topShares(scores: Map<string, number>): number {
+  return [...scores.values()]
+    .map((score) => Math.round(score * 1000))
+    .sort((x, y) => y - x)
+    .slice(0, TOP_SHARES)
+    .reduce((sum, milli) => sum + milli, 0);
+}

@@ -10,7 +10,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
+import { REVISION_BOUNDS_OF_TERM_ROWS } from '../../src/catalog/postgres/revision-bounds.ts';
+import { revisionScanTier } from '../../src/catalog/postgres/revision-scan.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { openPool } from '../../src/db/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { termSlots } from '../../src/catalog/terms.ts';
@@ -237,6 +240,85 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       expect(full).toBeGreaterThan(30);
     } finally {
       await tierFirst.end();
+    }
+  }, 180_000);
+
+  it('3 to 5 of the most common words, the all-terms tier read from the revisions by their share bound, return the same pages and cursor walks (with filters)', async () => {
+    // tierFirstMinRows 0: every term counts as common here, so 3 to 5 terms take the revision scan
+    // (postgres/revision-scan.ts) with or without filters; its cursor walks leave the tier.
+    const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0 });
+    try {
+      let full = 0;
+      for (let q = 0; q < 90; q++) {
+        const n = 3 + (q % 3);
+        const text = [...new Set(Array.from({ length: n }, (_, k) => VOCAB[(q + 3 * k) % 10]!))].join(' ');
+        const filters = q % 3 === 0 ? {} : pick(FILTERS);
+        const limit = pick([1, 3, 5, 10, 20, 60]);
+        const a = sqlite.search(text, filters, { limit }, new Date(now), 2);
+        const b = await tierFirst.search(text, filters, { limit }, new Date(now), 2);
+        expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
+        if (a.resources.length === limit) full++;
+        if (q % 2 !== 0) continue;
+        let cursorA = a.pagination.cursor;
+        let cursorB = b.pagination.cursor;
+        for (let pageNo = 0; pageNo < 30 && cursorA !== null; pageNo++) {
+          const nextA = sqlite.search(text, filters, { limit, cursor: cursorA }, new Date(now), 2);
+          const nextB = await tierFirst.search(text, filters, { limit, cursor: cursorB! }, new Date(now), 2);
+          expect(comparable(nextB), `${text} ${JSON.stringify(filters)} page ${pageNo + 2}`).toEqual(comparable(nextA));
+          cursorA = nextA.pagination.cursor;
+          cursorB = nextB.pagination.cursor;
+        }
+      }
+      expect(full).toBeGreaterThan(30);
+    } finally {
+      await tierFirst.end();
+    }
+  }, 180_000);
+
+  it('the revision scan itself decides the tier of 3 to 5 common words as the aggregate ranks it, and each revision carries the bounds its term rows give', async () => {
+    const pool = openPool(postgresUrl, { max: 2 });
+    try {
+      // The write's bounds (JavaScript, revisions.ts) are the migration's (SQL over the term rows).
+      const stored = await pool.query('SELECT rev, top_shares, sig, sketch_a, sketch_b FROM search_revisions ORDER BY rev');
+      const fromRows = await pool.query(
+        `SELECT rev, top_shares, sig, sketch_a, sketch_b FROM (${REVISION_BOUNDS_OF_TERM_ROWS}) b ORDER BY rev`,
+      );
+      expect(stored.rows.length).toBeGreaterThan(LISTINGS);
+      expect(stored.rows).toEqual(fromRows.rows);
+      const seq = Number((await pool.query('SELECT seq FROM catalog_seq')).rows[0].seq);
+      let decided = 0;
+      let filled = 0;
+      for (let q = 0; q < 60; q++) {
+        const n = 3 + (q % 3);
+        const terms = [...new Set(Array.from({ length: n }, (_, k) => VOCAB[(q + 2 * k) % 9]!))];
+        const want = pick([2, 4, 6, 11, 21]);
+        const counted = (
+          await pool.query<{ term: string; n: string }>(
+            'SELECT q.term, (SELECT count(*) FROM search_terms s WHERE s.term = q.term) AS n FROM unnest($1::text[]) AS q(term)',
+            [terms],
+          )
+        ).rows.map((r) => ({ term: r.term, n: Number(r.n) }));
+        const expected = (
+          await pool.query<{ listing_id: string; rank: string }>(
+            `SELECT listing_id, count(*) * 1000000 + floor(sum(units)::float8 / ${2 ** 53} * 1000 + 0.5)::bigint AS rank
+             FROM search_terms WHERE term = ANY($1::text[]) AND from_seq <= $2 AND (to_seq IS NULL OR to_seq > $2)
+             GROUP BY rev, listing_id HAVING count(*) = $3 ORDER BY rank DESC, listing_id ASC LIMIT $4`,
+            [terms, seq, terms.length, want],
+          )
+        ).rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
+        const scanned = await revisionScanTier(pool, counted, {}, seq, undefined, want);
+        if (scanned === undefined) continue;
+        decided++;
+        if (scanned === null) expect(expected.length, terms.join(' ')).toBeLessThan(want);
+        else {
+          filled++;
+          expect(scanned, terms.join(' ')).toEqual(expected);
+        }
+      }
+      expect(decided).toBeGreaterThan(50);
+      expect(filled).toBeGreaterThan(25);
+    } finally {
+      await pool.end();
     }
   }, 180_000);
 

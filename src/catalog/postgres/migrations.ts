@@ -35,6 +35,7 @@ import {
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
+import { REVISION_BOUNDS_MIGRATION } from './revision-bounds.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -495,4 +496,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 16: counts per price class beside the buckets', so a price page's counts read a few class rows
   // below `maxAmount`'s class instead of every bucket there (postgres/price-index.ts).
   PRICE_CLASS_COUNTS_MIGRATION,
+  // 17: each search revision's share bound, signature and sketches, indexed by that bound, so the
+  // all-terms tier of 3 to 5 common words reads the revisions that can reach the page first
+  // (postgres/revision-bounds.ts, revision-scan.ts).
+  REVISION_BOUNDS_MIGRATION,
 ];

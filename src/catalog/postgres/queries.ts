@@ -90,3 +90,20 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
   }
   return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
 }
+
+/**
+ * The filter and snapshot conditions on rows aliased `t` carrying a revision's [from_seq, to_seq)
+ * and listing_id (term rows, or the revisions themselves), listings aliased `l` when joined.
+ */
+export function termRowConditions(
+  filters: DiscoveryFilters,
+  asOf: number,
+  { p }: ReturnType<typeof parameters>,
+): { join: string; where: string } {
+  const conditions = filterConditions(filters, p, asOf);
+  const seq = p(asOf);
+  return {
+    join: conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id',
+    where: `t.from_seq <= ${seq} AND (t.to_seq IS NULL OR t.to_seq > ${seq}) AND ${conditions}`,
+  };
+}

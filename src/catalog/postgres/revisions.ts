@@ -1,9 +1,12 @@
 /**
- * Search revisions on PostgreSQL beside the store's write (store.ts): a term's score as the exact
- * integer `search_terms.units` holds, and the retention of superseded revisions.
+ * Search revisions on PostgreSQL beside the store's write (store.ts): a new revision with its term
+ * rows and bounds, a term's score as the exact integer `search_terms.units` holds, and the
+ * retention of superseded revisions.
  */
-import { PRUNE_BATCH } from '../listing.ts';
+import { PRUNE_BATCH, searchTextHash } from '../listing.ts';
+import { revisionKey, withQualityLevel } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
+import { termScores, termSignature, topShares, type SearchText } from '../terms.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import type { Db } from './queries.ts';
 
@@ -25,5 +28,52 @@ export async function pruneRevisions(db: Db, now: Date): Promise<void> {
      )
      DELETE FROM search_revisions WHERE rev IN (SELECT rev FROM expired)`,
     [horizon, PRUNE_BATCH],
+  );
+}
+
+/** A new search revision only when the searchable text or the quality level changed (as sqlite/store.ts reviseSearchText). */
+export async function reviseSearchText(
+  db: Db,
+  listingId: number,
+  text: SearchText,
+  level: number,
+  seq: number,
+  nowIso: string,
+): Promise<void> {
+  const hash = revisionKey(searchTextHash(text), level);
+  const current = (
+    await db.query<{ rev: string; text_hash: string }>(
+      'SELECT rev, text_hash FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
+      [listingId],
+    )
+  ).rows[0];
+  if (current?.text_hash === hash) return;
+  if (current) {
+    await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, nowIso, current.rev]);
+    await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
+  }
+  const scored = withQualityLevel(termScores(text), level);
+  // The revision's bounds for the revision scan (migration 17, revision-scan.ts).
+  const signature = termSignature(scored);
+  const rev = (
+    await db.query<{ rev: string }>(
+      `INSERT INTO search_revisions (listing_id, from_seq, text_hash, top_shares, sig, sketch_a, sketch_b)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING rev`,
+      [listingId, seq, hash, topShares(scored), String(signature.sig), String(signature.sketchA), String(signature.sketchB)],
+    )
+  ).rows[0]!.rev;
+  const scores = [...scored];
+  await db.query(
+    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig)
+     SELECT term, $2, $3, units, milli, $4, NULL, (SELECT bit_or(catalog_term_bit(q)) FROM unnest($1::text[]) AS q)
+     FROM unnest($1::text[], $5::bigint[], $6::int[]) AS t(term, units, milli)`,
+    [
+      scores.map(([term]) => term),
+      rev,
+      listingId,
+      seq,
+      scores.map(([, score]) => scoreUnits(score)),
+      scores.map(([, score]) => Math.round(score * 1000)),
+    ],
   );
 }

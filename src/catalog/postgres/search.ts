@@ -37,7 +37,8 @@ import {
   type CursorState,
   type RankedRow,
 } from '../search.ts';
-import { filterConditions, holdsNul, parameters, rowsById, type Db } from './queries.ts';
+import { REVISION_SCAN_TERMS, revisionScanTier } from './revision-scan.ts';
+import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
 import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
@@ -52,16 +53,6 @@ export interface SearchContext {
 }
 
 type Params = ReturnType<typeof parameters>;
-
-/** The filter and snapshot conditions on term rows aliased `t` (listings aliased `l` when joined). */
-function termRowConditions(filters: DiscoveryFilters, asOf: number, { p }: Params): { join: string; where: string } {
-  const conditions = filterConditions(filters, p, asOf);
-  const seq = p(asOf);
-  return {
-    join: conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id',
-    where: `t.from_seq <= ${seq} AND (t.to_seq IS NULL OR t.to_seq > ${seq}) AND ${conditions}`,
-  };
-}
 
 const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
   after ? `WHERE rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)})` : '';
@@ -294,15 +285,20 @@ export async function searchPostgres(
   });
   /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
   const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
-    // Three or more common words: the all-terms tier first when few rows may hold every term (the
-    // walk of the most common words runs past its cap). A tier it found too small to fill the page
-    // is not read again below.
+    // Three or more common words: the all-terms tier first. Up to REVISION_SCAN_TERMS of them, from
+    // the revisions by their share bound (revision-scan.ts, with or without filters); otherwise,
+    // or when that scan hands over, unfiltered when few rows may hold every term (the walk of the
+    // most common words runs past its cap). A tier found too small to fill the page is not read
+    // again below.
     let tierRows: RankedRow[] | null | undefined;
-    if (
-      walk &&
-      terms.length >= 3 &&
-      (await termRowCounts(db, terms)).every(({ n }) => n >= (context.tierFirstMinRows ?? TIER_FIRST_MIN_ROWS))
-    ) {
+    const minRows = context.tierFirstMinRows ?? TIER_FIRST_MIN_ROWS;
+    const common = terms.length >= 3 && (await termRowCounts(db, terms)).every(({ n }) => n >= minRows);
+    if (common && terms.length <= REVISION_SCAN_TERMS) {
+      asOf ??= await currentSeq();
+      tierRows = await revisionScanTier(db, await termRowCounts(db, terms), filters, asOf, from, want);
+      if (tierRows) return withListings(tierRows);
+    }
+    if (walk && common && tierRows === undefined) {
       asOf ??= await currentSeq();
       tierRows = await allTermsTier(db, terms, filters, asOf, from, want, TIER_FIRST_CANDIDATES);
       if (tierRows) return withListings(tierRows);

@@ -23,11 +23,9 @@ import {
   needsAcceptsCondition,
   listingKeysOf,
   mergeListing,
-  searchTextHash,
   searchTextOf,
   toDiscoveryResource,
 } from '../listing.ts';
-import { termScores, type SearchText } from '../terms.ts';
 import type {
   CatalogStorePort,
   DiscoveryFilters,
@@ -38,7 +36,7 @@ import type {
   WriteOutcome,
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
-import { pruneRevisions, scoreUnits } from './revisions.ts';
+import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { acceptedEntryConditions, filterConditions, holdsNul, pageListings, parameters, type Db, type RawListingRow } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -47,7 +45,7 @@ import { hiddenCountSql, seekOffset } from './list-index.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { listingColumns, recordCall, windowSums } from './quality.ts';
-import { qualityLevel, revisionKey, utcDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
+import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 
 /** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
 export const LOCK_TIMEOUT_MS = 1_000;
@@ -351,41 +349,4 @@ async function listByColumns(
     values,
   );
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
-}
-
-/** A new search revision only when the searchable text or the quality level changed (as sqlite/store.ts reviseSearchText). */
-async function reviseSearchText(db: Db, listingId: number, text: SearchText, level: number, seq: number, nowIso: string): Promise<void> {
-  const hash = revisionKey(searchTextHash(text), level);
-  const current = (
-    await db.query<{ rev: string; text_hash: string }>(
-      'SELECT rev, text_hash FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
-      [listingId],
-    )
-  ).rows[0];
-  if (current?.text_hash === hash) return;
-  if (current) {
-    await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, nowIso, current.rev]);
-    await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
-  }
-  const rev = (
-    await db.query<{ rev: string }>('INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES ($1, $2, $3) RETURNING rev', [
-      listingId,
-      seq,
-      hash,
-    ])
-  ).rows[0]!.rev;
-  const scores = [...withQualityLevel(termScores(text), level)];
-  await db.query(
-    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig)
-     SELECT term, $2, $3, units, milli, $4, NULL, (SELECT bit_or(catalog_term_bit(q)) FROM unnest($1::text[]) AS q)
-     FROM unnest($1::text[], $5::bigint[], $6::int[]) AS t(term, units, milli)`,
-    [
-      scores.map(([term]) => term),
-      rev,
-      listingId,
-      seq,
-      scores.map(([, score]) => scoreUnits(score)),
-      scores.map(([, score]) => Math.round(score * 1000)),
-    ],
-  );
 }

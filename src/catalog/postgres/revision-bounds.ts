@@ -1,0 +1,48 @@
+/**
+ * Catalog migration 17 on PostgreSQL: the search revisions' share bounds that the revision scan
+ * (revision-scan.ts, docs/CATALOG.md "Search") reads in order, as SQLite's catalog migration 12.
+ */
+import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES } from '../terms.ts';
+
+/** A revision's sketch of its shares by one MD5 byte's bucket (terms.ts termSignature), from its term rows `c`. */
+const sketchOfRowsSql = (bucket: string) =>
+  `(${Array.from({ length: 16 }, (_, k) => `(coalesce(max(c.code) FILTER (WHERE c.${bucket} = ${k}), 0) << ${4 * k})`).join(' | ')})`;
+
+/**
+ * Each revision's bounds from its term rows (rev, top_shares, sig, sketch_a, sketch_b), what the
+ * write computes in JavaScript (revisions.ts reviseSearchText; test/catalog/postgres-differential.test.ts
+ * compares them).
+ */
+export const REVISION_BOUNDS_OF_TERM_ROWS = `
+    SELECT c.rev, bit_or(c.sig) AS sig, ${sketchOfRowsSql('bucket_a')} AS sketch_a, ${sketchOfRowsSql('bucket_b')} AS sketch_b,
+      (SELECT sum(m) FROM unnest((array_agg(c.milli ORDER BY c.milli DESC))[1:${TOP_SHARES}]) AS m)::bigint AS top_shares
+    FROM (
+      SELECT t.rev, t.sig, t.milli, least(${SHARE_CODE_TOP}, greatest(0, ceil(t.milli / ${SHARE_CODE_QUANTUM}.0)))::bigint AS code,
+        get_byte(t.d, 1) & 15 AS bucket_a, get_byte(t.d, 2) & 15 AS bucket_b
+      FROM (SELECT rev, sig, milli, decode(md5(term), 'hex') AS d FROM search_terms) t
+    ) c
+    GROUP BY c.rev`;
+
+/**
+ * Catalog migration 17: each search revision carries `top_shares` (the sum of its TOP_SHARES
+ * largest rounded shares: no query of n ≤ TOP_SHARES terms shares more, one of more terms at most
+ * n / TOP_SHARES of it), its signature and its two share sketches (terms.ts termSignature), in an
+ * index by that bound, as SQLite's migration 12. The existing revisions get theirs from their term
+ * rows (the sketches' buckets from each term's MD5, as termSlots); a revision without rows keeps
+ * 0, as the write gives it. Then the defaults become a bound above any share sum and every bit and
+ * code, so a revision written by an svc that predates this migration (a rolling upgrade) is a
+ * candidate of every scan, ranked exactly.
+ */
+export const REVISION_BOUNDS_MIGRATION = `
+  ALTER TABLE search_revisions ADD COLUMN top_shares BIGINT NOT NULL DEFAULT 0, ADD COLUMN sig BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN sketch_a BIGINT NOT NULL DEFAULT 0, ADD COLUMN sketch_b BIGINT NOT NULL DEFAULT 0;
+  UPDATE search_revisions r SET top_shares = s.top_shares, sig = s.sig, sketch_a = s.sketch_a, sketch_b = s.sketch_b
+  FROM (
+    ${REVISION_BOUNDS_OF_TERM_ROWS}
+  ) s
+  WHERE r.rev = s.rev;
+  ALTER TABLE search_revisions ALTER COLUMN top_shares SET DEFAULT 1000000000000, ALTER COLUMN sig SET DEFAULT -1,
+    ALTER COLUMN sketch_a SET DEFAULT -1, ALTER COLUMN sketch_b SET DEFAULT -1;
+  CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev ASC)
+    INCLUDE (listing_id, from_seq, to_seq, sig, sketch_a, sketch_b);
+  ANALYZE search_revisions;`;

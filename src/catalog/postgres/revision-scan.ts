@@ -1,0 +1,138 @@
+/**
+ * The all-terms tier of a few common words read from the search revisions by their share bound,
+ * on PostgreSQL (docs/CATALOG.md "Search" and "Postgres"): the port of sqlite/revision-scan.ts,
+ * with the revisions' bounds of catalog migration 17 (revision-bounds.ts). Every term row of the
+ * tier's driver is otherwise a candidate (20,000–60,000 rows for the 3–5 most common words at
+ * 100k), where the revisions whose bound reaches the page are a few hundred to a few thousand.
+ */
+import { roundedMilliSql } from './migrations.ts';
+import { parameters, termRowConditions, type Db } from './queries.ts';
+import type { CursorState, RankedRow } from '../search.ts';
+import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES, termSlots } from '../terms.ts';
+import type { DiscoveryFilters } from '../types.ts';
+
+/**
+ * Up to this many terms, every term common, the all-terms tier is read from the revisions in
+ * order of their share bound: past it that bound, scaled from TOP_SHARES shares, reaches most
+ * revisions (as sqlite/revision-scan.ts).
+ */
+export const REVISION_SCAN_TERMS = 5;
+/** The scan goes on at least this far whatever the driver's rows: below it either way is cheap. */
+const REVISION_SCAN_MIN_ROWS = 1000;
+/** Candidates ranked exactly per statement, in bound order. */
+const RANK_BATCH = 32;
+
+/**
+ * SQL: an upper bound on a term's rounded share in a revision `t` from its sketches (the smaller of
+ * the term's two bucket codes times the code's quantum), its `largest` share when the code is the
+ * top one (which holds every share above it). As sqlite/revision-scan.ts sketchShareBoundSql.
+ */
+function sketchShareBoundSql(term: string, largest: number): string {
+  const { bucketA, bucketB } = termSlots(term);
+  const code = `least((t.sketch_a >> ${4 * bucketA}) & 15, (t.sketch_b >> ${4 * bucketB}) & 15)`;
+  return `least(${SHARE_CODE_QUANTUM} * ${code} + (${code} / ${SHARE_CODE_TOP}) * 1000000, ${largest})`;
+}
+
+/**
+ * The best `want` listings after the cursor holding every term (3 to REVISION_SCAN_TERMS common
+ * words), read from the revisions in order of `top_shares` (sqlite/revision-scan.ts revisionScan):
+ * the revisions are read in chunks (8 × the page, then twice more each), those whose signature
+ * lacks a query term's bit dropped, each bounded by the smaller of its sketch bound over every
+ * query term and its `top_shares` bound. Candidates are ranked exactly 32 at a time in bound order
+ * while their bound reaches both what an unread revision can reach and the want-th exact rank;
+ * once that rank is above every unread revision's bound, the page is sure. Returns null when the
+ * tier holds fewer than `want` listings after the cursor, undefined past a quarter of the driver's
+ * rows (or 1,000; the bound then reaches most revisions: the caller reads the tier otherwise).
+ */
+export async function revisionScanTier(
+  db: Db,
+  counted: Array<{ term: string; n: number }>,
+  filters: DiscoveryFilters,
+  asOf: number,
+  after: CursorState | undefined,
+  want: number,
+): Promise<RankedRow[] | null | undefined> {
+  const terms = counted.map(({ term }) => term);
+  const n = terms.length;
+  const tier = n * 1_000_000;
+  if (after && after.r < tier) return null;
+  const driverRows = Math.min(...counted.map((c) => c.n));
+  if (driverRows === 0) return null;
+  const mask = BigInt.asIntN(
+    64,
+    terms.reduce((m, term) => m | (1n << BigInt(termSlots(term).bit)), 0n),
+  ).toString();
+  // Each term's largest share now: at least its largest in the snapshot (rows are only added or
+  // pruned past a cursor's lifetime), so the top code's bound holds.
+  const largest = await db.query<{ term: string; m: number | null }>(
+    `SELECT q.term, (SELECT max(s.milli) FROM search_terms s WHERE s.term = q.term) AS m FROM unnest($1::text[]) AS q(term)`,
+    [terms],
+  );
+  const sketchBound = largest.rows.map(({ term, m }) => sketchShareBoundSql(term, Number(m ?? 0))).join(' + ');
+  const revisionBound = n <= TOP_SHARES ? 't.top_shares' : `(t.top_shares * ${n}) / ${TOP_SHARES}`;
+  const unreadBound = (top: number) => (n <= TOP_SHARES ? top : Math.floor((top * n) / TOP_SHARES)) + n;
+
+  const chunkOf = async (last: { top: number; rev: number } | undefined, limit: number) => {
+    const params = parameters();
+    const { p } = params;
+    const rows = termRowConditions(filters, asOf, params);
+    const signature = p(mask);
+    const keyset = last ? `AND t.top_shares <= ${p(last.top)} AND NOT (t.top_shares = ${p(last.top)} AND t.rev <= ${p(last.rev)})` : '';
+    const result = await db.query<[string, string, string, string]>({
+      text: `SELECT t.rev, t.listing_id, least(${sketchBound}, ${revisionBound}) + ${n} AS hi, t.top_shares
+       FROM search_revisions t ${rows.join}
+       WHERE ${rows.where} AND (t.sig & ${signature}::bigint) = ${signature}::bigint ${keyset}
+       ORDER BY t.top_shares DESC, t.rev ASC LIMIT ${p(limit)}`,
+      values: params.values,
+      rowMode: 'array',
+    });
+    return result.rows.map((row) => row.map(Number) as [number, number, number, number]);
+  };
+
+  const ranked: RankedRow[] = [];
+  const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
+  /** Ranks candidates exactly; keeps those holding every term after the cursor, best first. */
+  const rank = async (rows: Array<[number, number, number]>) => {
+    const result = await db.query<[string, string, string]>({
+      text: `SELECT r.listing_id, x.n, x.rank FROM unnest($1::bigint[], $2::bigint[]) AS r(rev, listing_id),
+         LATERAL (SELECT count(*) AS n, count(*) * 1000000 + ${roundedMilliSql('o.units')} AS rank
+                  FROM search_terms o WHERE o.term = ANY($3::text[]) AND o.rev = r.rev) x`,
+      values: [rows.map(([rev]) => rev), rows.map(([, listingId]) => listingId), terms],
+      rowMode: 'array',
+    });
+    for (const [listingId, held, r] of result.rows) {
+      const row = { listing_id: Number(listingId), rank: Number(r) };
+      if (Number(held) === n && pastCursor(row)) ranked.push(row);
+    }
+    ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
+  };
+  /** The want-th exact rank's share part, once the tier holds want rows after the cursor. */
+  const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : undefined);
+  const reaches = (hi: number) => {
+    const reach = floor();
+    return reach === undefined || hi >= reach;
+  };
+
+  let pending: Array<[number, number, number]> = [];
+  let last: { top: number; rev: number } | undefined;
+  for (let chunk = Math.max(8 * want, 32), read = 0; ; chunk *= 2) {
+    const rows = await chunkOf(last, chunk);
+    read += rows.length;
+    for (const [rev, listingId, hi] of rows) pending.push([rev, listingId, hi]);
+    const done = rows.length < chunk;
+    const tail = rows.at(-1);
+    if (tail) last = { top: tail[3], rev: tail[0] };
+    // What a revision not read yet can reach (none once the index is read to its end).
+    const unread = done || !last ? -Infinity : unreadBound(last.top);
+    pending.sort((x, y) => y[2] - x[2] || x[1] - y[1]);
+    let next = 0;
+    for (; next < pending.length && pending[next]![2] >= unread && reaches(pending[next]![2]); next += RANK_BATCH)
+      await rank(pending.slice(next, next + RANK_BATCH));
+    pending = pending.slice(next).filter(([, , hi]) => reaches(hi));
+    // Every candidate left is bounded below what an unread revision can reach, so once the
+    // want-th rank is above that (or nothing is unread), none of them can be on the page either.
+    const reach = floor();
+    if (done || (reach !== undefined && reach > unread)) return ranked.length >= want ? ranked.slice(0, want) : null;
+    if (read > Math.max(driverRows / 4, REVISION_SCAN_MIN_ROWS)) return undefined;
+  }
+}
