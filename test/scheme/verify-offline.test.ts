@@ -2,9 +2,10 @@
  * Verification steps 1–4 (protocol, decode, structure, facilitator safety) decide without the
  * network: every case runs against a recording RPC port that fails if it is called.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fc } from '@fast-check/vitest';
-import { Account, Keypair, Operation, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
+import { Account, Keypair, MuxedAccount, Operation, StrKey, TransactionBuilder, xdr } from '@stellar/stellar-sdk';
 import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
 import { NULL_ACCOUNT } from '../../src/chains/stellar/exact/buyer.ts';
 import {
@@ -184,5 +185,48 @@ describe('properties (fast-check)', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+// The asset and payTo are compared as keys (payload.ts requiredKey): a text that is not exactly the
+// strkey of the payload's key is refused as the texts' comparison refused it.
+describe('asset and payTo compared as keys', () => {
+  const keyOf = (strkey: string) => (strkey.startsWith('C') ? StrKey.decodeContract(strkey) : StrKey.decodeEd25519PublicKey(strkey));
+  const lastCharChanged = (strkey: string) => strkey.slice(0, -1) + (strkey.endsWith('A') ? 'B' : 'A');
+  const reaches = async (reqOverrides: object, transaction = good()) => {
+    const { result, calls } = await verifyOffline(transaction, reqOverrides);
+    return calls.includes('simulate') ? 'simulated' : result.invalidReason;
+  };
+
+  it('the exact texts reach the simulation; the same key under another version byte, checksum or case does not', async () => {
+    expect(await reaches({})).toBe('simulated');
+    const recipient = 'invalid_exact_stellar_payload_wrong_recipient';
+    const asset = 'invalid_exact_stellar_payload_wrong_asset';
+    const muxed = new MuxedAccount(new Account(payTo, '0'), '0').accountId();
+    for (const text of [StrKey.encodeContract(keyOf(payTo)), lastCharChanged(payTo), payTo.toLowerCase(), muxed, `${payTo} `]) {
+      expect(await reaches({ payTo: text }), text).toBe(recipient);
+    }
+    for (const text of [StrKey.encodeEd25519PublicKey(keyOf(ASSET)), lastCharChanged(ASSET), ASSET.toLowerCase()]) {
+      expect(await reaches({ asset: text }), text).toBe(asset);
+    }
+    // The payload's side: a contract with payTo's key, an account with the asset's key.
+    const toContract = craftTransaction({ from: payer, to: StrKey.encodeContract(keyOf(payTo)) });
+    expect(await reaches({}, toContract)).toBe(recipient);
+    const assetAccount = craftTransaction({ contract: StrKey.encodeContract(keyOf(payTo)), from: payer, to: payTo });
+    expect(await reaches({ asset: payTo }, assetAccount)).toBe(asset);
+  });
+
+  it('a key that differs in one bit is another payTo; past the texts kept (1,024) the answers stay the same', async () => {
+    const key = keyOf(payTo);
+    const payment = craftTransaction({ from: payer, to: payTo });
+    for (let i = 0; i < 1100; i++) {
+      // Every single-bit change of the key, then random keys.
+      const other = i < 256 ? Buffer.from(key) : randomBytes(32);
+      if (i < 256) other[i % 32] = other[i % 32]! ^ (1 << (i >> 5));
+      expect(await reaches({ payTo: StrKey.encodeEd25519PublicKey(other) }, payment)).toBe('invalid_exact_stellar_payload_wrong_recipient');
+    }
+    const fresh = Keypair.random().publicKey();
+    expect(await reaches({ payTo: fresh }, craftTransaction({ from: payer, to: fresh }))).toBe('simulated');
+    expect(await reaches({})).toBe('simulated');
   });
 });

@@ -118,6 +118,40 @@ function wireAddress(address: xdr.ScAddressWire): string {
   return Address.fromScAddress(xdr.ScAddress.fromXdrObject(address)).toString();
 }
 
+/** An account's or a contract's key, as a requirement's address names it. */
+interface RequiredKey {
+  type: typeof WIRE.accountAddress | typeof WIRE.contractAddress;
+  key: Uint8Array;
+}
+
+/** Requirement texts decoded so far (a seller's asset and payTo repeat); cleared when it is full. */
+const requiredKeys = new Map<string, RequiredKey | null>();
+const REQUIRED_KEYS_LIMIT = 1024;
+
+/**
+ * The account or contract a requirement's address (asset, payTo) names, else null: a payload's
+ * address is compared as a key (isRequired), not encoded (a checksum and base32 pass) to compare texts.
+ */
+function requiredKey(text: unknown): RequiredKey | null {
+  if (typeof text !== 'string' || text.length !== 56) return null;
+  let found = requiredKeys.get(text);
+  if (found !== undefined) return found;
+  found = null;
+  // 56 characters have no spare bits and the decoder takes upper case only: one text per key.
+  if (StrKey.isValidEd25519PublicKey(text)) found = { type: WIRE.accountAddress, key: StrKey.decodeEd25519PublicKey(text) };
+  else if (StrKey.isValidContract(text)) found = { type: WIRE.contractAddress, key: StrKey.decodeContract(text) };
+  if (requiredKeys.size >= REQUIRED_KEYS_LIMIT) requiredKeys.clear();
+  requiredKeys.set(text, found);
+  return found;
+}
+
+/** Whether an address in its decoded XDR form is the required key: wireAddress(address) is then the requirement's text. */
+function isRequired(address: xdr.ScAddressWire, required: RequiredKey | null): boolean {
+  if (!required || address.type !== required.type) return false;
+  if (address.type === WIRE.accountAddress) return Buffer.compare(address.accountId.ed25519, required.key) === 0;
+  return address.type === WIRE.contractAddress && Buffer.compare(address.contractId, required.key) === 0;
+}
+
 /** The strkey of an address ScVal in its decoded XDR form, undefined for anything else. */
 function wireAddressOf(value: xdr.ScValWire | undefined): string | undefined {
   if (!value || value.type !== WIRE.scvAddress) return undefined;
@@ -221,7 +255,9 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
     return reject('invalid_exact_stellar_payload_wrong_operation', 'The host function does not invoke a contract.');
   }
   const invoke = hostFunction.invokeContract;
-  const contract = wireAddress(invoke.contractAddress);
+  const contract = isRequired(invoke.contractAddress, requiredKey(requirements.asset))
+    ? requirements.asset
+    : wireAddress(invoke.contractAddress);
   if (contract !== requirements.asset) {
     reject(
       'invalid_exact_stellar_payload_wrong_asset',
@@ -237,7 +273,11 @@ export function decodeTransfer(payload: PaymentPayload, requirements: PaymentReq
     );
   }
   const from = wireAddressOf(args[0]);
-  const to = wireAddressOf(args[1]);
+  const toArg = args[1];
+  const to =
+    toArg?.type === WIRE.scvAddress && isRequired(toArg.address, requiredKey(requirements.payTo))
+      ? requirements.payTo
+      : wireAddressOf(toArg);
   const amount = i128Of(args[2]!);
   if (from === undefined) reject('invalid_exact_stellar_payload_malformed', 'The transfer `from` argument is not an address.');
   if (to !== requirements.payTo) {
