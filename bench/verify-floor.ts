@@ -10,9 +10,11 @@
  *   a bare node:http server (its own process) answering the same status and bytes.
  * svc runs as users start it (compiled, LOG_LEVEL info, logs to a pipe that is drained), this tree
  * and a baseline revision (built the same way), each measurement interleaved round by round.
+ * Beside the rates, svc's CPU per request (its process's user + system time over the requests it
+ * answered): on a shared machine a rate moves with the other load, the CPU a request costs far less.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../src/devnet/index.ts';
@@ -29,6 +31,14 @@ const ROUNDS = Number(arg('rounds', '2'));
 const BASELINE = arg('baseline', 'main');
 /** Which requests to measure (default all): `valid`, `rejected`, `supported`, comma-separated. */
 const ONLY = arg('only', 'valid,rejected,supported').split(',');
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/** A process's CPU seconds so far, user + system, all its threads (/proc/<pid>/stat fields 14 and 15). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
 
 /** A bare node:http server in its own process answering every request with `status` and `body`. */
 function bare(status: number, body: string): Promise<{ port: number; stop(): void }> {
@@ -130,9 +140,11 @@ try {
       for (const conns of [1, 16]) {
         add(`${c.name}|${conns}|floor`, (await rate(c.floor, conns, SECONDS)).rps);
         for (const s of services) {
+          const cpuBefore = cpuSeconds(s.child.pid!);
           const r = await rate(c.target(s.port) as Target, conns, SECONDS);
           if (r.bad) console.log(`${s.name} ${c.name}: ${r.bad} answers ≥ 500`);
           add(`${c.name}|${conns}|${s.name}`, r.rps);
+          add(`${c.name}|${conns}|${s.name}|cpu`, ((cpuSeconds(s.child.pid!) - cpuBefore) * 1e6) / (r.rps * SECONDS));
         }
       }
     }
@@ -150,6 +162,15 @@ try {
       console.log(
         `| ${c.name} | ${conns} | ${c.floorName} | ${f.toFixed(0)} | ${t.toFixed(0)} | ${(t / f).toFixed(2)} | ${b.toFixed(0)} | ${(b / f).toFixed(2)} | ${(t / b).toFixed(2)} |`,
       );
+    }
+  }
+  console.log('\n| request | connections | svc CPU per request, this tree (µs) | baseline (µs) | this tree ÷ baseline |');
+  console.log('|---|---|---|---|---|');
+  for (const c of measured) {
+    for (const conns of [1, 16]) {
+      const t = avg(`${c.name}|${conns}|this tree|cpu`);
+      const b = avg(`${c.name}|${conns}|baseline ${BASELINE}|cpu`);
+      console.log(`| ${c.name} | ${conns} | ${t.toFixed(0)} | ${b.toFixed(0)} | ${(t / b).toFixed(2)} |`);
     }
   }
   console.log(`after: ${await machine()}`);
