@@ -2,7 +2,7 @@
  * The checks that run only after the simulation succeeded (docs/SCHEME.md): authorization entries
  * and simulated transfer events. Pure functions over decoded XDR.
  */
-import { Address, MuxedAccount, Account, inspectAuthEntry, scValToNative, xdr } from '@stellar/stellar-sdk';
+import { MuxedAccount, Account, StrKey, inspectAuthEntry, scValToNative, xdr } from '@stellar/stellar-sdk';
 import { Rejection, addressOf } from './payload.ts';
 import { EXPIRY_TOLERANCE_LEDGERS } from '../ledger-time.ts';
 
@@ -134,7 +134,9 @@ export function checkTransferEvents({ events, asset, payer, payTo, amount }: Eve
         payer,
       );
     }
-    const contractId = Address.contract(event.contractId.toBytes()).toString();
+    // Encoded straight from the key: the SDK's Address checks a contract's text by first trying it
+    // as an account, which throws (an Error and its stack) inside a decoder, for every event.
+    const contractId = StrKey.encodeContract(event.contractId.toBytes());
     if (contractId !== asset) {
       throw new Rejection(
         'invalid_exact_stellar_payload_event_wrong_asset',
