@@ -159,18 +159,22 @@ export function termSignature(scores: Map<string, number>): { sig: bigint; sketc
 }
 
 /**
- * How many of a revision's largest shares Postgres's `top_shares` sums (catalog migration 17 there,
- * postgres/revision-bounds.ts; the same count as sqlite/revision-bounds.ts TOP_SHARES, which the
- * backends may not share by import). A query of n ≤ this many terms shares at most that sum; one of
- * more terms at most n / TOP_SHARES of it (each further share is at most the smallest of them).
+ * How many of a revision's largest shares `top_shares` sums, on both stores (SQLite catalog
+ * migration 12, Postgres 17). A query of n ≤ this many terms shares at most that sum; one of more
+ * terms at most n / TOP_SHARES of it (each further share is at most the smallest of them). Four:
+ * measured on the 100k corpus (docs/BENCHMARKS.md "Search by number of terms"), the revisions whose
+ * bound reaches the page of the 3, 4 and 5 most common words are 2,350, 243 and 5,081 of 100,000
+ * (summing three: 88, 3,336 and 16,003).
  */
 export const TOP_SHARES = 4;
 
-/** The sum of the TOP_SHARES largest rounded shares (milli) of a revision's term scores. */
-export function topShares(scores: Map<string, number>): number {
-  return [...scores.values()]
-    .map((score) => Math.round(score * 1000))
-    .sort((x, y) => y - x)
-    .slice(0, TOP_SHARES)
-    .reduce((sum, milli) => sum + milli, 0);
+/** The sum of the `n` largest rounded shares (milli) of a revision's term scores (TOP_SHARES unless given). */
+export function topShares(scores: Map<string, number>, n: number = TOP_SHARES): number {
+  return topShareSums(scores, [n])[0]!;
+}
+
+/** The sums of the largest `counts[i]` rounded shares of a revision's term scores, one sort for all. */
+export function topShareSums(scores: Map<string, number>, counts: readonly number[]): number[] {
+  const milli = [...scores.values()].map((score) => Math.round(score * 1000)).sort((x, y) => y - x);
+  return counts.map((n) => milli.slice(0, n).reduce((sum, m) => sum + m, 0));
 }

@@ -4,15 +4,7 @@
  * revision-scan.ts (docs/CATALOG.md "Search").
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-
-/**
- * How many of a revision's largest shares `top_shares` sums (migration 12). A query of n ≤ this
- * many terms shares at most that sum; one of more terms at most n / TOP_SHARES of it (each further
- * share is at most the smallest of them). Four: measured on the 100k corpus (docs/BENCHMARKS.md
- * "Search by number of terms"), the revisions whose bound reaches the page of the 3, 4 and 5 most
- * common words are 2,350, 243 and 5,081 of 100,000 (summing three: 88, 3,336 and 16,003).
- */
-export const TOP_SHARES = 4;
+import { TOP_SHARES, topShareSums } from '../terms.ts';
 
 /**
  * The query lengths past TOP_SHARES whose own share sum every revision also carries (migration 15:
@@ -57,17 +49,6 @@ export function topSharesColumn(n: number): string {
 /** The index of the revisions by topSharesColumn(n), descending. */
 export function topSharesIndex(n: number): string {
   return n === TOP_SHARES ? 'search_revisions_by_top' : `search_revisions_by_${topSharesColumn(n)}`;
-}
-
-/** The sum of the `n` largest rounded shares (milli) of a revision's term scores (TOP_SHARES unless given). */
-export function topShares(scores: Map<string, number>, n: number = TOP_SHARES): number {
-  return topShareSums(scores, [n])[0]!;
-}
-
-/** The sums of the largest `counts[i]` rounded shares of a revision's term scores, one sort for all. */
-export function topShareSums(scores: Map<string, number>, counts: readonly number[]): number[] {
-  const milli = [...scores.values()].map((score) => Math.round(score * 1000)).sort((x, y) => y - x);
-  return counts.map((n) => milli.slice(0, n).reduce((sum, m) => sum + m, 0));
 }
 
 /**

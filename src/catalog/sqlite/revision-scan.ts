@@ -4,8 +4,8 @@
  */
 import type { StatementSync } from 'node:sqlite';
 import type { RankedRow } from '../search.ts';
-import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, termSlots } from '../terms.ts';
-import { LONG_QUERY_SHARE_SUMS, TOP_SHARES, topSharesColumn, topSharesIndex } from './revision-bounds.ts';
+import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES, termSlots } from '../terms.ts';
+import { LONG_QUERY_SHARE_SUMS, topSharesColumn, topSharesIndex } from './revision-bounds.ts';
 
 /**
  * Up to this many terms, every term common, the all-terms tier is read from the revisions in
