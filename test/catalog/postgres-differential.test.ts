@@ -154,6 +154,31 @@ const query = () => Array.from({ length: 1 + Math.floor(rand() * 4) }, () => (ra
 /** A page without its cursor (each catalog signs its own). */
 const comparable = (page: SearchPage) => ({ ...page, pagination: { ...page.pagination, cursor: page.pagination.cursor !== null } });
 
+/**
+ * Reads `text`'s pages from both stores, cursor by cursor from the first, expecting the same page
+ * at each step, up to `maxPages` or the last page; returns the first page and how many were compared.
+ */
+async function expectSameWalk(
+  store: PostgresCatalogStore,
+  text: string,
+  filters: DiscoveryFilters,
+  limit: number,
+  maxPages = Infinity,
+): Promise<{ first: SearchPage; pages: number }> {
+  let cursorA: string | undefined;
+  let cursorB: string | undefined;
+  let first: SearchPage | undefined;
+  for (let pages = 1; ; pages++) {
+    const a = sqlite.search(text, filters, { limit, ...(cursorA ? { cursor: cursorA } : {}) }, new Date(now), 2);
+    const b = await store.search(text, filters, { limit, ...(cursorB ? { cursor: cursorB } : {}) }, new Date(now), 2);
+    expect(comparable(b), `${text} ${JSON.stringify(filters)} page ${pages}`).toEqual(comparable(a));
+    first ??= a;
+    if (!a.pagination.cursor || pages >= maxPages) return { first, pages };
+    cursorA = a.pagination.cursor;
+    cursorB = b.pagination.cursor!;
+  }
+}
+
 describe('PostgreSQL answers exactly as SQLite', () => {
   it('holds the same listings in the same list order with the same totals', async () => {
     const a = sqlite.list({}, { limit: 5_000, offset: 0 }, new Date());
@@ -222,20 +247,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
         const text = [...new Set(words)].join(' ');
         // Pages of 100 walk the whole tier (and past it), where a listing lacking the shared-bit word would show.
         const limit = q % 2 === 0 ? 100 : pick([1, 3, 5, 10]);
-        const a = sqlite.search(text, {}, { limit }, new Date(now), 2);
-        const b = await tierFirst.search(text, {}, { limit }, new Date(now), 2);
-        expect(comparable(b), text).toEqual(comparable(a));
-        if (a.resources.length === limit) full++;
-        if (q % 2 !== 0 && q % 3 !== 0) continue;
-        let cursorA = a.pagination.cursor;
-        let cursorB = b.pagination.cursor;
-        for (let pageNo = 0; pageNo < 40 && cursorA !== null; pageNo++) {
-          const nextA = sqlite.search(text, {}, { limit, cursor: cursorA }, new Date(now), 2);
-          const nextB = await tierFirst.search(text, {}, { limit, cursor: cursorB! }, new Date(now), 2);
-          expect(comparable(nextB), `${text} page ${pageNo + 2}`).toEqual(comparable(nextA));
-          cursorA = nextA.pagination.cursor;
-          cursorB = nextB.pagination.cursor;
-        }
+        const { first } = await expectSameWalk(tierFirst, text, {}, limit, q % 2 === 0 || q % 3 === 0 ? 41 : 1);
+        if (first.resources.length === limit) full++;
       }
       expect(full).toBeGreaterThan(30);
     } finally {
@@ -254,20 +267,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
         const text = [...new Set(Array.from({ length: n }, (_, k) => VOCAB[(q + 3 * k) % 10]!))].join(' ');
         const filters = q % 3 === 0 ? {} : pick(FILTERS);
         const limit = pick([1, 3, 5, 10, 20, 60]);
-        const a = sqlite.search(text, filters, { limit }, new Date(now), 2);
-        const b = await tierFirst.search(text, filters, { limit }, new Date(now), 2);
-        expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
-        if (a.resources.length === limit) full++;
-        if (q % 2 !== 0) continue;
-        let cursorA = a.pagination.cursor;
-        let cursorB = b.pagination.cursor;
-        for (let pageNo = 0; pageNo < 30 && cursorA !== null; pageNo++) {
-          const nextA = sqlite.search(text, filters, { limit, cursor: cursorA }, new Date(now), 2);
-          const nextB = await tierFirst.search(text, filters, { limit, cursor: cursorB! }, new Date(now), 2);
-          expect(comparable(nextB), `${text} ${JSON.stringify(filters)} page ${pageNo + 2}`).toEqual(comparable(nextA));
-          cursorA = nextA.pagination.cursor;
-          cursorB = nextB.pagination.cursor;
-        }
+        const { first } = await expectSameWalk(tierFirst, text, filters, limit, q % 2 === 0 ? 31 : 1);
+        if (first.resources.length === limit) full++;
       }
       expect(full).toBeGreaterThan(30);
     } finally {
@@ -328,17 +329,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const text = query();
       const filters = q % 2 === 0 ? {} : pick(FILTERS);
       const limit = pick([10, 25, 60]);
-      let cursorA: string | undefined;
-      let cursorB: string | undefined;
-      for (let page = 0; ; page++) {
-        const a = sqlite.search(text, filters, { limit, ...(cursorA ? { cursor: cursorA } : {}) }, new Date(now), 2);
-        const b = await postgres.search(text, filters, { limit, ...(cursorB ? { cursor: cursorB } : {}) }, new Date(now), 2);
-        expect(comparable(b), `${text} page ${page}`).toEqual(comparable(a));
-        pages++;
-        if (!a.pagination.cursor) break;
-        cursorA = a.pagination.cursor;
-        cursorB = b.pagination.cursor!;
-      }
+      pages += (await expectSameWalk(postgres, text, filters, limit)).pages;
     }
     expect(pages).toBeGreaterThan(60);
   }, 180_000);
@@ -371,17 +362,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       if (q % 3 === 1) filters.type = pick(['http', 'mcp'] as const);
       if (q % 5 === 4) delete filters.maxAmount;
       const limit = pick([10, 25]);
-      let cursorA: string | undefined;
-      let cursorB: string | undefined;
-      for (let page = 0; ; page++) {
-        const a = sqlite.search(text, filters, { limit, ...(cursorA ? { cursor: cursorA } : {}) }, new Date(now), 2);
-        const b = await postgres.search(text, filters, { limit, ...(cursorB ? { cursor: cursorB } : {}) }, new Date(now), 2);
-        expect(comparable(b), `${text} ${JSON.stringify(filters)} page ${page}`).toEqual(comparable(a));
-        pages++;
-        if (!a.pagination.cursor) break;
-        cursorA = a.pagination.cursor;
-        cursorB = b.pagination.cursor!;
-      }
+      pages += (await expectSameWalk(postgres, text, filters, limit)).pages;
     }
     expect(pages).toBeGreaterThan(40);
   }, 180_000);
