@@ -135,6 +135,17 @@ export function termSlots(term: string): { bit: number; bucketA: number; bucketB
   return { bit: digest[0]! & 63, bucketA: digest[1]! & 15, bucketB: digest[2]! & 15 };
 }
 
+/**
+ * SQL: an upper bound on a term's rounded share in the revision of a row `t` from the row's
+ * sketches (the smaller of the term's two bucket codes, times the code's quantum), its `largest`
+ * share when the code is the top one (which holds every share above it). `least` names the
+ * dialect's two-argument minimum: SQLite's `min`, Postgres's `least`.
+ */
+export function sketchShareBoundSql(slots: { bucketA: number; bucketB: number }, largest: number, least: 'min' | 'least'): string {
+  const code = `${least}((t.sketch_a >> ${4 * slots.bucketA}) & 15, (t.sketch_b >> ${4 * slots.bucketB}) & 15)`;
+  return `${least}(${SHARE_CODE_QUANTUM} * ${code} + (${code} / ${SHARE_CODE_TOP}) * 1000000, ${largest})`;
+}
+
 /** The code of a term's share, in milli (round(share × 1000)): the least c with c × 400 ≥ milli, at most 15. */
 export const shareCode = (milli: number): number => Math.min(SHARE_CODE_TOP, Math.max(0, Math.ceil(milli / SHARE_CODE_QUANTUM)));
 

@@ -8,7 +8,7 @@
 import { roundedMilliSql } from './migrations.ts';
 import { parameters, termRowConditions, type Db } from './queries.ts';
 import type { CursorState, RankedRow } from '../search.ts';
-import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES, termSlots } from '../terms.ts';
+import { TOP_SHARES, sketchShareBoundSql, termSlots } from '../terms.ts';
 import type { DiscoveryFilters } from '../types.ts';
 
 /**
@@ -21,17 +21,6 @@ export const REVISION_SCAN_TERMS = 5;
 const REVISION_SCAN_MIN_ROWS = 1000;
 /** Candidates ranked exactly per statement, in bound order. */
 const RANK_BATCH = 32;
-
-/**
- * SQL: an upper bound on a term's rounded share in a revision `t` from its sketches (the smaller of
- * the term's two bucket codes times the code's quantum), its `largest` share when the code is the
- * top one (which holds every share above it). As sqlite/revision-scan.ts sketchShareBoundSql.
- */
-function sketchShareBoundSql(term: string, largest: number): string {
-  const { bucketA, bucketB } = termSlots(term);
-  const code = `least((t.sketch_a >> ${4 * bucketA}) & 15, (t.sketch_b >> ${4 * bucketB}) & 15)`;
-  return `least(${SHARE_CODE_QUANTUM} * ${code} + (${code} / ${SHARE_CODE_TOP}) * 1000000, ${largest})`;
-}
 
 /**
  * The best `want` listings after the cursor holding every term (3 to REVISION_SCAN_TERMS common
@@ -68,7 +57,7 @@ export async function revisionScanTier(
     `SELECT q.term, (SELECT max(s.milli) FROM search_terms s WHERE s.term = q.term) AS m FROM unnest($1::text[]) AS q(term)`,
     [terms],
   );
-  const sketchBound = largest.rows.map(({ term, m }) => sketchShareBoundSql(term, Number(m ?? 0))).join(' + ');
+  const sketchBound = largest.rows.map(({ term, m }) => sketchShareBoundSql(termSlots(term), Number(m ?? 0), 'least')).join(' + ');
   const revisionBound = n <= TOP_SHARES ? 't.top_shares' : `(t.top_shares * ${n}) / ${TOP_SHARES}`;
   const unreadBound = (top: number) => (n <= TOP_SHARES ? top : Math.floor((top * n) / TOP_SHARES)) + n;
 

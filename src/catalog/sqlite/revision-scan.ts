@@ -4,7 +4,7 @@
  */
 import type { StatementSync } from 'node:sqlite';
 import type { RankedRow } from '../search.ts';
-import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES, termSlots } from '../terms.ts';
+import { TOP_SHARES, sketchShareBoundSql, termSlots } from '../terms.ts';
 import { LONG_QUERY_SHARE_SUMS, topSharesColumn, topSharesIndex } from './revision-bounds.ts';
 
 /**
@@ -64,16 +64,6 @@ export function largestShare(store: { statement(sql: string): StatementSync }, t
 }
 
 /**
- * SQL: an upper bound on a term's rounded share on a row `t` from the row's sketches (the smaller
- * of the term's two bucket codes, times the code's quantum), its `largest` share when the code is
- * the top one (which holds every share above it).
- */
-export function sketchShareBoundSql(slots: { bucketA: number; bucketB: number }, largest: number): string {
-  const code = `min((t.sketch_a >> ${4 * slots.bucketA}) & 15, (t.sketch_b >> ${4 * slots.bucketB}) & 15)`;
-  return `min(${SHARE_CODE_QUANTUM} * ${code} + (${code} / ${SHARE_CODE_TOP}) * 1000000, ${largest})`;
-}
-
-/**
  * The tier from the revisions in order of their bound on any query's share sum (migration 12:
  * `top_shares`, TOP_SHARES of their largest shares summed), each filtered by its signature and
  * bounded by its sketches as the driver's rows are (every query term's bucket bound, no row of
@@ -89,7 +79,9 @@ export function revisionScan(scan: RevisionScan): RankedRow[] | null | undefined
   const { store, terms, largest, asOf, filter, mask, want, seen, ranked, rank, floor, driverRows } = scan;
   const n = terms.length;
   const [driver] = terms as [string, ...string[]];
-  const sketchBound = [largestShare(store, driver), ...largest].map((l, i) => sketchShareBoundSql(termSlots(terms[i]!), l)).join(' + ');
+  const sketchBound = [largestShare(store, driver), ...largest]
+    .map((l, i) => sketchShareBoundSql(termSlots(terms[i]!), l, 'min'))
+    .join(' + ');
   const bound = shareSumBound(n);
   const column = `t.${bound.column}`;
   const revisionBound = bound.scale(column);

@@ -8,8 +8,8 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { TermCounts, type CursorState, type RankedRow } from '../search.ts';
-import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, termSlots } from '../terms.ts';
-import { largestShare, REVISION_SCAN_TERMS, revisionScan, sketchShareBoundSql } from './revision-scan.ts';
+import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBoundSql, termSlots } from '../terms.ts';
+import { largestShare, REVISION_SCAN_TERMS, revisionScan } from './revision-scan.ts';
 
 /** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
 export interface TermRowFilter {
@@ -83,7 +83,7 @@ function allTermsTopK(
   const largest = others.map((term) => largestShare(store, term));
   // An upper bound on round(1000 × Σ shares): the stored milli are each rounded, so the sum is
   // within `terms.length` of them.
-  const bound = ['t.milli', ...slots.map((s, i) => sketchShareBoundSql(s, largest[i]!)), String(terms.length)].join(' + ');
+  const bound = ['t.milli', ...slots.map((s, i) => sketchShareBoundSql(s, largest[i]!, 'min')), String(terms.length)].join(' + ');
   const rowsFrom = `FROM search_terms t ${filter.joinListings}
        WHERE t.term = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} AND (t.sig & ?) = ?`;
   const rowParams = [driver, asOf, asOf, ...filter.params, mask, mask];
