@@ -17,21 +17,15 @@ import { LONG_QUERY_SHARE_SUMS, topSharesColumn, topSharesIndex } from './revisi
 export const REVISION_SCAN_TERMS = Math.max(TOP_SHARES, ...LONG_QUERY_SHARE_SUMS);
 
 /**
- * The revisions' bound for a query of n terms: the stored sum of the n largest shares (n ≤ 4 share
- * at most the 4 largest), or the deepest stored sum scaled by n over its count (each further share
- * is at most the smallest of them).
+ * The revision column (and its index) whose stored sum bounds a query of n terms, n at most
+ * REVISION_SCAN_TERMS: the sum of the revision's n largest shares (n ≤ 4 share at most the 4 largest).
  */
-function shareSumBound(n: number): { column: string; index: string; scale: (sum: string) => string; unread: (top: number) => number } {
-  const stored = [TOP_SHARES, ...LONG_QUERY_SHARE_SUMS].filter((count) => count <= Math.max(n, TOP_SHARES)).at(-1)!;
-  return n <= stored
-    ? { column: topSharesColumn(stored), index: topSharesIndex(stored), scale: (sum) => sum, unread: (top) => top }
-    : {
-        column: topSharesColumn(stored),
-        index: topSharesIndex(stored),
-        scale: (sum) => `(${sum} * ${n}) / ${stored}`,
-        unread: (top) => Math.floor((top * n) / stored),
-      };
+function shareSumBound(n: number): { column: string; index: string } {
+  if (n > REVISION_SCAN_TERMS) throw new Error(`no revision share sum bounds ${n} terms`);
+  const stored = Math.max(n, TOP_SHARES);
+  return { column: topSharesColumn(stored), index: topSharesIndex(stored) };
 }
+
 /** The revision scan goes on at least this far whatever the driver's rows: below it either way is cheap. */
 const REVISION_SCAN_MIN_ROWS = 1000;
 
@@ -84,11 +78,10 @@ export function revisionScan(scan: RevisionScan): RankedRow[] | null | undefined
     .join(' + ');
   const bound = shareSumBound(n);
   const column = `t.${bound.column}`;
-  const revisionBound = bound.scale(column);
-  const unreadBound = (top: number) => bound.unread(top) + n;
+  const unreadBound = (top: number) => top + n;
   const chunkOf = (last: { top: number; rev: number } | undefined, limit: number) => {
     const statement = store.statement(
-      `SELECT t.rev, t.listing_id, min(${sketchBound}, ${revisionBound}) + ${n} AS hi, ${column}
+      `SELECT t.rev, t.listing_id, min(${sketchBound}, ${column}) + ${n} AS hi, ${column}
        FROM search_revisions t INDEXED BY ${bound.index} ${filter.joinListings}
        WHERE t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} AND (t.sig & ?) = ?
          ${last ? `AND ${column} <= ? AND NOT (${column} = ? AND t.rev <= ?)` : ''}
