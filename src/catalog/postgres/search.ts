@@ -273,8 +273,9 @@ export async function searchPostgres(
   // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
   let asOf: number | undefined = after?.a;
-  /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
+  /** The catalog's write sequence now: the snapshot a first page pins (asOf). */
   const currentSeq = async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+  /** Ranked rows with their listings, as rankRows answers. */
   const withListings = async (rows: RankedRow[]) => ({
     rows,
     byId: await rowsById(
@@ -292,10 +293,11 @@ export async function searchPostgres(
     // again below.
     let tierRows: RankedRow[] | null | undefined;
     const minRows = context.tierFirstMinRows ?? TIER_FIRST_MIN_ROWS;
-    const common = terms.length >= 3 && (await termRowCounts(db, terms)).every(({ n }) => n >= minRows);
+    const counted = terms.length >= 3 ? await termRowCounts(db, terms) : [];
+    const common = counted.length > 0 && counted.every(({ n }) => n >= minRows);
     if (common && terms.length <= REVISION_SCAN_TERMS) {
       asOf ??= await currentSeq();
-      tierRows = await revisionScanTier(db, await termRowCounts(db, terms), filters, asOf, from, want);
+      tierRows = await revisionScanTier(db, counted, filters, asOf, from, want);
       if (tierRows) return withListings(tierRows);
     }
     if (walk && common && tierRows === undefined) {
