@@ -29,8 +29,6 @@ export interface SearchSource {
   readonly db: DatabaseSync;
   /** The cap on the rows of the terms that drive the tiers, TIER_DRIVER_ROWS_CAP unless set (term-tiers.ts; a test lowers it to reach the other paths). */
   readonly tierDriverRows?: number;
-  /** Up to how many terms the all-terms tier reads the revisions by their share bound first (revision-scan.ts REVISION_SCAN_TERMS unless set; a test sets 0). */
-  readonly revisionScanTerms?: number;
   statement(sql: string): StatementSync;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;

@@ -21,8 +21,6 @@ export interface TermRowFilter {
 /** What the tier reads through: the SQLite store (search.ts SearchSource). */
 interface TermRows {
   readonly db: DatabaseSync;
-  /** Up to how many terms the all-terms tier reads the revisions first, REVISION_SCAN_TERMS unless set (a test sets 0 to compare). */
-  readonly revisionScanTerms?: number;
   statement(sql: string): StatementSync;
 }
 
@@ -143,7 +141,7 @@ function allTermsTopK(
   /** The want-th exact rank's share part, once the tier holds want rows after the cursor. */
   const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : undefined);
   const driverRows = counted[0]!.n;
-  if (terms.length <= (store.revisionScanTerms ?? REVISION_SCAN_TERMS)) {
+  if (terms.length <= REVISION_SCAN_TERMS) {
     const page = revisionScan({
       store,
       terms: [driver, ...others],
