@@ -77,6 +77,10 @@ export function catalogOpenedLater(
       list: (filters, page, requester) => current()?.list(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       search: (query, filters, page, requester) =>
         current()?.search(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+      listJson: (filters, page, requester) =>
+        current()?.listJson(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+      searchJson: (query, filters, page, requester) =>
+        current()?.searchJson(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
     },
     close: async () => {
       closed = true;

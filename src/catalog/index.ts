@@ -9,7 +9,7 @@
  */
 import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
-import { CatalogOverloadError, WorkerLanes } from './threads/pool.ts';
+import { CatalogOverloadError, WorkerLanes, type RequestBody } from './threads/pool.ts';
 import { queryTerms } from './terms.ts';
 import { filterViolation, type DiscoveryFilters } from '../filters.ts';
 import { paymentFactsOf } from './quality.ts';
@@ -25,6 +25,7 @@ import {
   type CatalogOptions,
   type ListPage,
   type ListingPreview,
+  type Requester,
   type SearchPage,
   type WithdrawalOutcome,
 } from './types.ts';
@@ -143,6 +144,25 @@ export function openCatalog(options: CatalogOptions): Catalog {
     onLog,
   );
 
+  /** A discovery page on a reader, in this client's share of the queue; the filters are checked first. */
+  async function readPage<Page>(body: Extract<RequestBody, { op: 'list' | 'search' }>, requester: Requester | undefined): Promise<Page> {
+    refuseFilters(body.filters);
+    try {
+      const heavy = body.op === 'search' && isHeavySearch(body.query);
+      return (await readers.run(body, { client: requester?.client ?? '', heavy })) as Page;
+    } catch (err) {
+      throw asCatalogError(err);
+    }
+  }
+  const hidden = () => {
+    const now = clock().getTime();
+    return { now, visibleSince: visibleSince(now), failingBefore: hiddenFailing(now) };
+  };
+  const listRequest = (filters: DiscoveryFilters, page: { limit: number; offset: number }) =>
+    ({ op: 'list', ...hidden(), filters, page }) as const;
+  const searchRequest = (query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) =>
+    ({ op: 'search', ...hidden(), query, filters, page }) as const;
+
   return {
     prepareSettlement: () => writer.warm(),
     async recordSettlement(settled, { strict = false } = {}) {
@@ -192,31 +212,10 @@ export function openCatalog(options: CatalogOptions): Catalog {
         throw asCatalogError(err);
       }
     },
-    async list(filters, page, requester) {
-      refuseFilters(filters);
-      try {
-        const now = clock().getTime();
-        return (await readers.run(
-          { op: 'list', now, filters, page, visibleSince: visibleSince(now), failingBefore: hiddenFailing(now) },
-          { client: requester?.client ?? '' },
-        )) as ListPage;
-      } catch (err) {
-        throw asCatalogError(err);
-      }
-    },
-    async search(query, filters, page, requester) {
-      refuseFilters(filters);
-      try {
-        const heavy = isHeavySearch(query);
-        const now = clock().getTime();
-        return (await readers.run(
-          { op: 'search', now, query, filters, page, visibleSince: visibleSince(now), failingBefore: hiddenFailing(now) },
-          { client: requester?.client ?? '', heavy },
-        )) as SearchPage;
-      } catch (err) {
-        throw asCatalogError(err);
-      }
-    },
+    list: (filters, page, requester) => readPage<ListPage>(listRequest(filters, page), requester),
+    search: (query, filters, page, requester) => readPage<SearchPage>(searchRequest(query, filters, page), requester),
+    listJson: (filters, page, requester) => readPage<string>({ ...listRequest(filters, page), json: true }, requester),
+    searchJson: (query, filters, page, requester) => readPage<string>({ ...searchRequest(query, filters, page), json: true }, requester),
     liveness: {
       async claimDue(now, dueBefore, limit) {
         return (await readers.run({ op: 'liveness-claim', now, dueBefore, limit }, livenessLane)) as LivenessListing[];

@@ -141,6 +141,13 @@ export interface CatalogPort {
    */
   search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, requester?: Requester): Promise<SearchPage>;
   /**
+   * list and search with the page as its JSON text (JSON.stringify of the same page, byte for
+   * byte), serialized on the catalog's thread: what the GET routes send. Optional so that a
+   * catalog for tests may leave them out (the routes then serialize the object).
+   */
+  listJson?(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<string>;
+  searchJson?(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, requester?: Requester): Promise<string>;
+  /**
    * The liveness records (docs/CATALOG.md "Liveness"), on the catalog's low-priority reader threads.
    * Optional so that a catalog for tests may leave it out (svc then checks nothing).
    */
@@ -255,6 +262,8 @@ export type WriteOutcome =
 
 /** A CatalogPort that owns its worker threads and database handles. */
 export interface Catalog extends CatalogPort {
+  listJson: NonNullable<CatalogPort['listJson']>;
+  searchJson: NonNullable<CatalogPort['searchJson']>;
   close(): Promise<void>;
 }
 

@@ -128,12 +128,23 @@ export function requesterOf(ctx: SvcContext): Requester {
   return { client: ctx.req.socket.remoteAddress ?? 'unknown' };
 }
 
+/**
+ * Sends a page's JSON text as it is, as Koa would send the page object (Content-Type
+ * application/json; charset=utf-8, the text's byte length). The catalog serialized it on its
+ * reader thread (CatalogPort.listJson and searchJson), so the main thread neither receives an
+ * object graph nor stringifies it (docs/CATALOG.md "Threads").
+ */
+function sendJsonText(ctx: SvcContext, text: string): void {
+  ctx.body = text;
+  ctx.type = 'application/json';
+}
+
 export function listHandler(catalog: CatalogPort): SvcMiddleware {
   return async (ctx: SvcContext) => {
     const { filters, limit, offset } = queryOf(ctx.state);
     try {
-      const body: ListResponse = await catalog.list(filters, { limit, offset }, requesterOf(ctx));
-      ctx.body = body;
+      if (catalog.listJson) sendJsonText(ctx, await catalog.listJson(filters, { limit, offset }, requesterOf(ctx)));
+      else ctx.body = (await catalog.list(filters, { limit, offset }, requesterOf(ctx))) satisfies ListResponse;
     } catch (err) {
       asQueryError(err);
     }
@@ -143,9 +154,11 @@ export function listHandler(catalog: CatalogPort): SvcMiddleware {
 
 export function searchHandler(catalog: CatalogPort): SvcMiddleware {
   return async (ctx: SvcContext) => {
+    const query = queryOf(ctx.state);
     try {
-      const body: SearchResponse = await searchCatalog(catalog, queryOf(ctx.state), requesterOf(ctx));
-      ctx.body = body;
+      if (catalog.searchJson)
+        sendJsonText(ctx, await catalog.searchJson(query.query ?? '', query.filters, pageOf(query), requesterOf(ctx)));
+      else ctx.body = (await searchCatalog(catalog, query, requesterOf(ctx))) satisfies SearchResponse;
     } catch (err) {
       asQueryError(err);
     }
@@ -153,11 +166,15 @@ export function searchHandler(catalog: CatalogPort): SvcMiddleware {
   };
 }
 
+/** A search's page parameters: the limit, and the cursor when one was given. */
+function pageOf(query: DiscoveryQuery): { limit: number; cursor?: string } {
+  return { limit: query.limit, ...(query.cursor === undefined ? {} : { cursor: query.cursor }) };
+}
+
 /**
  * The page GET /discovery/search answers for a parsed query (parseDiscoveryQuery); also what
  * search_resources finds at POST /mcp. A CatalogQueryError propagates.
  */
 export function searchCatalog(catalog: CatalogPort, query: DiscoveryQuery, requester: Requester): Promise<SearchResponse> {
-  const page = { limit: query.limit, ...(query.cursor === undefined ? {} : { cursor: query.cursor }) };
-  return catalog.search(query.query ?? '', query.filters, page, requester);
+  return catalog.search(query.query ?? '', query.filters, pageOf(query), requester);
 }

@@ -32,7 +32,15 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'record'; settled: SettledPayment; strict: boolean }
   | { op: 'preview'; settled: SettledPayment }
   | { op: 'withdraw'; withdrawal: Withdrawal }
-  | { op: 'list'; filters: DiscoveryFilters; page: { limit: number; offset: number }; visibleSince?: string; failingBefore?: string }
+  | {
+      op: 'list';
+      filters: DiscoveryFilters;
+      page: { limit: number; offset: number };
+      visibleSince?: string;
+      failingBefore?: string;
+      /** Answer the page's JSON text instead of the object (worker.ts pageAnswer). */
+      json?: boolean;
+    }
   | {
       op: 'search';
       query: string;
@@ -40,6 +48,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
       page: { limit: number; cursor?: string };
       visibleSince?: string;
       failingBefore?: string;
+      json?: boolean;
     }
   | { op: 'liveness-claim'; dueBefore: number; limit: number }
   | { op: 'liveness-write'; key: string; record: LivenessRecord; claimedAt: number }
@@ -53,7 +62,8 @@ export type WorkerReply =
   | { id: number; ok: false; error: { name: string; message: string; code?: string | undefined } }
   | { log: 'warn' | 'error'; obj: object; msg: string };
 
-type RequestBody = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id' | 'deadline'> : never) : never;
+/** A request as a lane's caller gives it (run adds the id and the deadline). */
+export type RequestBody = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id' | 'deadline'> : never) : never;
 
 /** Why the pool did not get an answer: the queue was full, or the deadline passed. */
 export class CatalogOverloadError extends Error {
