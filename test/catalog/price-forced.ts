@@ -10,7 +10,8 @@ import type { Catalog, DiscoveryFilters, ListPage } from '../../src/catalog/type
 import { DEEP_OFFSET, filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
 import { listPriced } from '../../src/catalog/sqlite/price-index.ts';
-import { listPriced as listPricedOnPostgres, priceCountsSql, type PriceCounts } from '../../src/catalog/postgres/price-index.ts';
+import { listPriced as listPricedOnPostgres } from '../../src/catalog/postgres/price-index.ts';
+import { priceCountsSql, type PriceCounts } from '../../src/catalog/postgres/price-counts.ts';
 import { parameters } from '../../src/catalog/postgres/queries.ts';
 import type { PricePagePlan } from '../../src/catalog/price.ts';
 import type { tempCatalog } from './fixtures.ts';

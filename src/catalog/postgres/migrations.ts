@@ -36,6 +36,7 @@ import {
 } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 import { REVISION_BOUNDS_MIGRATION } from './revision-bounds.ts';
+import { PRICE_COUNTS_FUNCTIONS_MIGRATION } from './price-counts.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -500,4 +501,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // all-terms tier of 3 to 5 common words reads the revisions that can reach the page first
   // (postgres/revision-bounds.ts, revision-scan.ts).
   REVISION_BOUNDS_MIGRATION,
+  // 18: a price page's counts and class ranges from two PL/pgSQL functions, whose statements keep
+  // their plans per connection instead of being planned with every page (postgres/price-counts.ts).
+  PRICE_COUNTS_FUNCTIONS_MIGRATION,
 ];

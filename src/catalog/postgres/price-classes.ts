@@ -3,11 +3,12 @@
  * explains them): the same two by-time indexes per type (expression indexes on the price key's
  * digit count and class, with the price included so each range is read from the index alone),
  * the ranges found by a recursive hop over the buckets (carried by a deep page's list counts
- * statement: classRangesSql), and one UNION ALL ordered by time, which the planner answers with a
+ * statement: postgres/price-counts.ts classRangesSql), and one UNION ALL ordered by time, which the planner answers with a
  * Merge Append of index scans, each stopped at offset + limit rows.
  */
 import { type ClassArm, POSTGRES_CLASS_COSTS, PRICE_CLASS, PRICE_DIGITS, classPageCost, maxClassRead } from '../price.ts';
 import { parameters, type Db } from './queries.ts';
+import { classRangesSql, type ClassRanges } from './price-counts.ts';
 
 /** Catalog migration 11: the by-time indexes per type and digit count, and per type and class; indexes only. */
 export const PRICE_CLASS_INDEXES_MIGRATION = `
@@ -15,43 +16,6 @@ export const PRICE_CLASS_INDEXES_MIGRATION = `
     ON listing_prices (asset, type, left(price, ${PRICE_DIGITS}), last_updated DESC, listing_id DESC) INCLUDE (price);
   CREATE INDEX listing_prices_typed_class_by_time
     ON listing_prices (asset, type, left(price, ${PRICE_CLASS}), last_updated DESC, listing_id DESC) INCLUDE (price);`;
-
-/**
- * The rows a by-classes page is planned from (sqlite/price-classes.ts classPlan): the digit counts
- * and the classes below max's class that hold entries (each found by a recursive hop over the
- * buckets), the types with listings when no type is asked, and the entries of max's class, as one
- * SQL expression: a JSON array of [kind, value] (`p` names each parameter). An expression, so the
- * list counts statement can carry it (priceCountsSql, postgres/price-index.ts) and a deep price
- * page spends no round trip of its own on it.
- */
-export function classRangesSql(p: (value: unknown) => string, range: { asset: string; type: string | undefined }, max: string): string {
-  const [asset, maxDigits, maxClass, type] = [
-    `${p(range.asset)}::text`,
-    `${p(max.slice(0, PRICE_DIGITS))}::text`,
-    `${p(max.slice(0, PRICE_CLASS))}::text`,
-    `${p(range.type ?? null)}::text`,
-  ];
-  const hop = (length: number, from: string, below: string, prev: string) =>
-    `SELECT left(b.bucket, ${length}) FROM price_buckets b
-     WHERE b.asset = ${asset} AND b.bucket >= ${from} AND b.bucket > ${prev} AND b.bucket < ${below} AND b.n > 0 AND (${type} IS NULL OR b.type = ${type})
-     ORDER BY b.bucket LIMIT 1`;
-  return `(WITH RECURSIVE
-       digits(prefix) AS (
-         SELECT (${hop(PRICE_DIGITS, "''", maxDigits, "''")})
-         UNION ALL SELECT (${hop(PRICE_DIGITS, "''", maxDigits, "d.prefix || '~'")}) FROM digits d WHERE d.prefix IS NOT NULL),
-       classes(prefix) AS (
-         SELECT (${hop(PRICE_CLASS, maxDigits, maxClass, "''")})
-         UNION ALL SELECT (${hop(PRICE_CLASS, maxDigits, maxClass, "c.prefix || '~'")}) FROM classes c WHERE c.prefix IS NOT NULL)
-     SELECT coalesce(json_agg(json_build_array(r.kind, r.value)), '[]') FROM (
-       SELECT 'digits' AS kind, prefix AS value FROM digits WHERE prefix IS NOT NULL
-       UNION ALL SELECT 'class', prefix FROM classes WHERE prefix IS NOT NULL
-       UNION ALL SELECT 'type', value FROM listing_counts WHERE kind = 'type' AND n > 0 AND ${type} IS NULL
-       UNION ALL SELECT 'size', coalesce(sum(n), 0)::text FROM price_classes
-         WHERE asset = ${asset} AND class = ${maxClass} AND (${type} IS NULL OR type = ${type})) r)`;
-}
-
-/** classRangesSql's rows, as pg returns them. */
-export type ClassRanges = Array<[kind: string, value: string]>;
 
 /** classRangesSql's rows read on their own: one round trip (a list page whose counts did not carry them). */
 export async function readClassRanges(db: Db, range: { asset: string; type: string | undefined }, max: string): Promise<ClassRanges> {

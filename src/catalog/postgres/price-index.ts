@@ -19,10 +19,10 @@ import {
   priceKey,
   untypedRangeListings,
 } from '../price.ts';
-import { classPageSql, classPlan, classRangesSql, readClassRanges, type ClassRanges } from './price-classes.ts';
-import { DEEP_OFFSET, filterKeys, type ListingKey, type ListingRow } from '../listing.ts';
+import { classPageSql, classPlan, readClassRanges } from './price-classes.ts';
+import type { PriceCounts } from './price-counts.ts';
+import type { ListingKey, ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { hiddenCountSql } from './list-index.ts';
 import { pageListings, parameters, type Db } from './queries.ts';
 
 export const PRICE_INDEX_MIGRATION = `
@@ -222,60 +222,6 @@ export async function removePrices(db: Db, listingId: string | number): Promise<
 /** The condition "listing `id` has an entry under price index key K at most M" for the list query's other path. */
 export const priceMatchSql = (id: string, p: (value: unknown) => string, priced: { key: string; max: string }) =>
   `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${id} AND pr.asset = ${p(priced.key)} AND pr.price <= ${p(priced.max)})`;
-
-/** The price index's counts of an `asset` + `maxAmount` list page (priceCountsSql), as pg returns them. */
-export interface PriceCounts {
-  below: string;
-  within: string;
-  listings: string;
-  asset_aged: string | null;
-  aged_matches: string | null;
-  failing_matches: string | null;
-  /** The rows a by-classes plan is made from (classRangesSql), carried for a deep page, else null. */
-  class_ranges: ClassRanges | null;
-}
-
-/**
- * One row of the price counts (PriceCounts) for `filters` (with a price filter), so the list's
- * counts statement (store.ts) carries them: each round trip to the database adds its own wait
- * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Without other key filters
- * than the range's (asset, network, scheme, type) the total is the counts less the hidden matches,
- * so the asset's entries hidden by age (at least the range's), the matches among them and the
- * visible matches hidden by liveness failures (none when no listing fails) come with them. A page reaching
- * DEEP_OFFSET (`reach`, offset + limit) or further also gets the rows its by-classes plan is made
- * from (classRangesSql), the plan deep pages weigh, so that weighing costs no round trip of its
- * own; a shallower page seldom weighs it (plainPricePlan) and reads them apart when it does
- * (listPriced).
- */
-export function priceCountsSql(
-  filters: DiscoveryFilters,
-  p: (value: unknown) => string,
-  visibleSince: string | undefined,
-  failingBefore: string | undefined,
-  reach: number,
-): string {
-  const { key, asset, max } = priceFilter(filters)!;
-  const alone = filterKeys(filters).every((k) => inPriceRange(k.kind));
-  const a = `${p(key)}::text`;
-  const t = `${p(filters.type ?? null)}::text`;
-  const bucket = `${p(max.slice(0, PRICE_BUCKET))}::text`;
-  const m = `${p(max)}::text`;
-  const cls = `${p(max.slice(0, PRICE_CLASS))}::text`;
-  const aged = `${p(alone ? (visibleSince ?? null) : null)}::text`;
-  const failing = `${p(alone ? (failingBefore ?? null) : null)}::text`;
-  const since = visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}::text`;
-  return `SELECT (SELECT coalesce(sum(n), 0) FROM price_classes WHERE asset = ${a} AND class < ${cls} AND (${t} IS NULL OR type = ${t})) AS below,
-      (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ${a} AND bucket >= ${cls} AND bucket < ${bucket} AND (${t} IS NULL OR type = ${t}))
-    + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ${a} AND price >= ${bucket} AND price <= ${m} AND (${t} IS NULL OR type = ${t})) AS within,
-      CASE WHEN ${t} IS NULL THEN 0 ELSE (SELECT coalesce(sum(n), 0) FROM price_classes WHERE asset = ${a} AND type = ${t}) END AS listings,
-      CASE WHEN ${aged} IS NOT NULL THEN (${hiddenCountSql("'asset'", `${p(asset)}::text`, aged)}) END AS asset_aged,
-      CASE WHEN ${aged} IS NOT NULL THEN (SELECT count(*) FROM listing_prices
-        WHERE asset = ${a} AND (${t} IS NULL OR type = ${t}) AND last_updated < ${aged} AND price <= ${m}) END AS aged_matches,
-      CASE WHEN ${failing} IS NOT NULL THEN (SELECT count(*) FROM listings h
-        JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ${a} AND (${t} IS NULL OR p.type = ${t})
-        WHERE h.liveness_failing_since < ${failing} AND p.price <= ${m}${since}) END AS failing_matches,
-      ${reach >= DEEP_OFFSET ? classRangesSql(p, { asset: key, type: filters.type }, max) : 'NULL::json'} AS class_ranges`;
-}
 
 /**
  * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices;

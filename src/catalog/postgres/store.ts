@@ -12,7 +12,8 @@
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
  *   in the write transaction by one server-side call (migrations.ts).
  */
-import { listPriced, priceCountsSql, priceMatchSql, recordPrice, type PriceCounts } from './price-index.ts';
+import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
+import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import { priceFilter } from '../price.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
