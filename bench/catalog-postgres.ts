@@ -32,7 +32,7 @@ import { CATALOG_MIGRATIONS } from '../src/catalog/postgres/migrations.ts';
 import { PRICE_CLASSES_FROM_BUCKETS } from '../src/catalog/postgres/price-index.ts';
 import { scoreUnits } from '../src/catalog/postgres/revisions.ts';
 import { migrate, openPool } from '../src/db/postgres.ts';
-import { createDatabase, startEmbeddedPostgres } from '../src/dev/postgres.ts';
+import { createDatabase, freePort, startEmbeddedPostgres } from '../src/dev/postgres.ts';
 import { CatalogStore } from '../src/catalog/sqlite/store.ts';
 import { discoveryCases, mostCommonQuery, naturalQuery, seedCorpus } from './catalog-corpus.ts';
 import { discoveryOnlyEnv } from './catalog-sides.ts';
@@ -264,7 +264,6 @@ function comparable(answer: unknown): string {
 
 console.log(machineLine());
 const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres') });
-let port = 47200;
 try {
   for (const size of sizes) {
     const sqlitePath = join(dir, `catalog-${size}.sqlite`);
@@ -280,8 +279,10 @@ try {
     console.log(
       `\n### ${size.toLocaleString('en')} listings (Postgres ready in ${((performance.now() - t0) / 1000).toFixed(0)} s; 0 s means loaded by an earlier run)`,
     );
-    const sqlitePort = port++;
-    const postgresPort = port++;
+    // Free ports, not fixed ones: two runs at once (another checkout's) must not answer each other's requests.
+    const sqlitePort = await freePort();
+    let postgresPort = await freePort();
+    while (postgresPort === sqlitePort) postgresPort = await freePort();
     const args = [`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'];
     // Signals on as in production (quality, liveness checks, LISTING_TTL_DAYS), the TTL long enough
     // to keep the corpus's 2026 listings visible (bench/catalog-sides.ts).
