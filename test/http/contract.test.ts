@@ -16,7 +16,7 @@ import {
 import { parse } from 'yaml';
 import { checkContract, openapiDocument } from '../helpers/contract.ts';
 import { fc } from '@fast-check/vitest';
-import { loadContract, matchOperation, requestErrors, requestViolation } from '../../src/http/contract.ts';
+import { loadContract, matchOperation, plainQuery, requestErrors, requestViolation } from '../../src/http/contract.ts';
 import { VALIDATED_OPERATIONS } from '../../src/http/app.ts';
 
 const mcpCodesDocument = parse(readFileSync(new URL('../../mcp-codes.yaml', import.meta.url), 'utf8'));
@@ -229,5 +229,115 @@ describe('validation: src/http/contract.ts requestErrors', () => {
     const settle = operations.find((o) => o.operationId === 'settlePayment')!;
     const longKey = { method: 'POST', path: '/settle', query: '', headers: { 'idempotency-key': 'k'.repeat(300) }, body: envelope };
     expect(requestViolation(contract, settle, longKey)).toMatch(/idempotency-key/i);
+  });
+
+  /** Pieces of a discovery query string: declared names, others, and what qs and URLSearchParams read differently. */
+  const queryName = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(
+        'query',
+        'limit',
+        'offset',
+        'cursor',
+        'type',
+        'payTo',
+        'network',
+        'maxAmount',
+        'asset',
+        'scheme',
+        'extensions',
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('q', '', '__proto__', 'constructor', 'limit[]', 'limit%5B0%5D', 'quer%79', 'query%', 'lim+it', 'x.y'),
+    },
+  );
+  const queryValue = fc.oneof(
+    fc.constantFrom(
+      'weather',
+      'weather+forecast',
+      'ka%20lo',
+      '20',
+      '3.0',
+      '-1',
+      '101',
+      'abc',
+      '',
+      '%',
+      '%zz',
+      '%FF',
+      '%E2%82%AC',
+      '%ED%A0%80',
+      'a?b',
+      'a]=b',
+      'a%5D=b',
+      'a[b]',
+      'x=y',
+      'http',
+      'mcp',
+      'stellar:testnet',
+      'GBRSWFJPR7MDK6A6AEHMMAAQH2WAPSGQBVAM7DR4MURMTRSEQY7JHM4Q',
+      'AAAA.BBBB',
+      'not a cursor',
+      '%2B',
+      'a,b',
+      'é',
+      '%C3%A9',
+      '天気',
+    ),
+    fc.string({ maxLength: 12 }),
+    fc.string({ minLength: 250, maxLength: 270 }),
+  );
+  const queryPart = fc.oneof(
+    { weight: 8, arbitrary: fc.tuple(queryName, queryValue).map(([name, value]) => `${name}=${value}`) },
+    { weight: 1, arbitrary: queryName },
+    { weight: 1, arbitrary: fc.constantFrom('', '&', '?query=x') },
+  );
+  const discoveryQuery = fc.array(queryPart, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('&'));
+
+  it("a discovery query string: the errors without openapi-backend's parsing are the errors with it", async () => {
+    const contract = loadContract();
+    await contract.ready;
+    const operations = contract.backend.router
+      .getOperations()
+      .filter((o) => o.operationId === 'listDiscoveryResources' || o.operationId === 'searchDiscoveryResources');
+    expect(operations).toHaveLength(2);
+    const requestHeaders = fc.constantFrom<Record<string, string>>(
+      {},
+      { host: '127.0.0.1:4021', accept: '*/*' },
+      { 'content-type': 'text/plain' },
+      { cookie: 'a=b' },
+    );
+    let plain = 0;
+    let plainValid = 0;
+    let plainInvalid = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(0, 1), discoveryQuery, requestHeaders, (which, query, headers) => {
+        const operation = operations[which]!;
+        const request = { method: 'GET', path: operation.path, query, headers };
+        const fast = requestErrors(contract, operation, request);
+        expect(fast).toEqual(requestErrors(contract, operation, request, true));
+        if (plainQuery(operation, query) && headers['content-type'] === undefined && headers.cookie === undefined) {
+          plain++;
+          if (fast.length) plainInvalid++;
+          else plainValid++;
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    // The fast path judged many of them, both ways.
+    expect(plain).toBeGreaterThan(100);
+    expect(plainValid).toBeGreaterThan(20);
+    expect(plainInvalid).toBeGreaterThan(20);
+    const search = operations.find((o) => o.operationId === 'searchDiscoveryResources')!;
+    // What the benchmarks send, on the fast path and valid; a repeated name and a `%5D` are not on it.
+    expect(plainQuery(search, 'query=ka%20lo&limit=20')).toEqual({ query: 'ka lo', limit: '20' });
+    expect(plainQuery(search, 'query=a&query=b')).toBeUndefined();
+    expect(plainQuery(search, 'query=a%5D=b')).toBeUndefined();
+    expect(
+      requestErrors(contract, search, { method: 'GET', path: '/discovery/search', query: 'query=ka%20lo&limit=20', headers: {} }),
+    ).toEqual([]);
   });
 });
