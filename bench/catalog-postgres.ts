@@ -240,12 +240,12 @@ function priceCases(common: string): Array<{ name: string; path: (i: number) => 
 }
 
 /**
- * Several-term searches (bench/catalog-terms.ts's queries): 3, 4, 6 and 8 terms, the most common
+ * Several-term searches (bench/catalog-terms.ts's queries): 3 to 8 terms, the most common
  * words (the worst case) and natural sentences, four variants each.
  */
 function termCases(): Array<{ name: string; path: (i: number) => string }> {
   const search = (query: string) => `/discovery/search?query=${encodeURIComponent(query)}&limit=20`;
-  return [3, 4, 6, 8].flatMap((n) => [
+  return [3, 4, 5, 6, 7, 8].flatMap((n) => [
     { name: `search, ${n} most common terms ("${mostCommonQuery(n, 0)}")`, path: (i: number) => search(mostCommonQuery(n, i % 4)) },
     { name: `search, ${n} natural terms ("${naturalQuery(n, 0)}")`, path: (i: number) => search(naturalQuery(n, i % 4)) },
   ]);
