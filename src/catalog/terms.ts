@@ -189,3 +189,44 @@ export function topShareSums(scores: Map<string, number>, counts: readonly numbe
   const milli = [...scores.values()].map((score) => Math.round(score * 1000)).sort((x, y) => y - x);
   return counts.map((n) => milli.slice(0, n).reduce((sum, m) => sum + m, 0));
 }
+
+/**
+ * The query lengths past TOP_SHARES whose own share sum every revision also carries (SQLite catalog
+ * migration 15, Postgres 19: `top_shares_5` … `top_shares_7`): scaled from 4 shares the bound of 6 words reached 24,737 of the
+ * 100k revisions and of 8 all of them, summed from 5, 6 and 7 shares 801, 2,177 and 6,144 revisions
+ * reach the page's floor of 5, 6 and 7 words (docs/BENCHMARKS.md "Search by number of terms"). An 8-share
+ * sum still reaches 28,932, about its driver's rows, so 8 terms and more read the driver instead.
+ */
+export const LONG_QUERY_SHARE_SUMS = [5, 6, 7] as const;
+
+/** Every share sum a revision carries, written with it (SQLite revision-bounds.ts insertRevision, Postgres revisions.ts). */
+export const REVISION_SHARE_SUMS = [TOP_SHARES, ...LONG_QUERY_SHARE_SUMS];
+
+/**
+ * The revision scans read at most this many terms, every term common, from the revisions in order of
+ * their share bound (sqlite/revision-scan.ts, postgres/revision-scan.ts): each revision carries the
+ * sum of its n largest shares for n up to it. Past it even that sum reaches about as many revisions as
+ * the driver has rows (at 100k, 28,932 for the 8 most common words, docs/BENCHMARKS.md "Search by
+ * number of terms").
+ */
+export const REVISION_SCAN_TERMS = Math.max(TOP_SHARES, ...LONG_QUERY_SHARE_SUMS);
+
+/**
+ * The revision column (and its index) whose stored sum bounds a query of n terms, n at most
+ * REVISION_SCAN_TERMS: the sum of the revision's n largest shares (n ≤ 4 share at most the 4 largest).
+ */
+export function shareSumBound(n: number): { column: string; index: string } {
+  if (n > REVISION_SCAN_TERMS) throw new Error(`no revision share sum bounds ${n} terms`);
+  const stored = Math.max(n, TOP_SHARES);
+  return { column: topSharesColumn(stored), index: topSharesIndex(stored) };
+}
+
+/** The revision column holding the sum of a revision's `n` largest rounded shares (TOP_SHARES or LONG_QUERY_SHARE_SUMS). */
+export function topSharesColumn(n: number): string {
+  return n === TOP_SHARES ? 'top_shares' : `top_shares_${n}`;
+}
+
+/** The index of the revisions by topSharesColumn(n), descending. */
+export function topSharesIndex(n: number): string {
+  return n === TOP_SHARES ? 'search_revisions_by_top' : `search_revisions_by_${topSharesColumn(n)}`;
+}

@@ -10,13 +10,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
-import { REVISION_BOUNDS_OF_TERM_ROWS } from '../../src/catalog/postgres/revision-bounds.ts';
+import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import {
+  LONG_QUERY_BOUNDS_MIGRATION,
+  LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS,
+  REVISION_BOUNDS_OF_TERM_ROWS,
+} from '../../src/catalog/postgres/revision-bounds.ts';
 import { revisionScanTier } from '../../src/catalog/postgres/revision-scan.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import type { Db } from '../../src/catalog/postgres/queries.ts';
 import { openPool } from '../../src/db/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
-import { termSlots } from '../../src/catalog/terms.ts';
+import { REVISION_SCAN_TERMS, termSlots } from '../../src/catalog/terms.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir, zipfWords } from './fixtures.ts';
 
@@ -256,14 +262,15 @@ describe('PostgreSQL answers exactly as SQLite', () => {
     }
   }, 180_000);
 
-  it('3 to 5 of the most common words, the all-terms tier read from the revisions by their share bound, return the same pages and cursor walks (with filters)', async () => {
-    // tierFirstMinRows 0: every term counts as common here, so 3 to 5 terms take the revision scan
+  it('3 to 7 of the most common words, the all-terms tier read from the revisions by their share bounds, return the same pages and cursor walks (with filters)', async () => {
+    // tierFirstMinRows 0: every term counts as common here, so 3 to 7 terms take the revision scan
     // (postgres/revision-scan.ts) with or without filters; its cursor walks leave the tier.
+    expect(REVISION_SCAN_TERMS).toBe(7);
     const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0 });
     try {
       let full = 0;
-      for (let q = 0; q < 90; q++) {
-        const n = 3 + (q % 3);
+      for (let q = 0; q < 100; q++) {
+        const n = 3 + (q % 5);
         const text = [...new Set(Array.from({ length: n }, (_, k) => VOCAB[(q + 3 * k) % 10]!))].join(' ');
         const filters = q % 3 === 0 ? {} : pick(FILTERS);
         const limit = pick([1, 3, 5, 10, 20, 60]);
@@ -276,21 +283,35 @@ describe('PostgreSQL answers exactly as SQLite', () => {
     }
   }, 180_000);
 
-  it('the revision scan itself decides the tier of 3 to 5 common words as the aggregate ranks it, and each revision carries the bounds its term rows give', async () => {
+  it('the revision scan itself decides the tier of 3 to 7 common words as the aggregate ranks it, by the share sum of its own length, and each revision carries the bounds its term rows give', async () => {
     const pool = openPool(postgresUrl, { max: 2 });
     try {
-      // The write's bounds (JavaScript, revisions.ts) are the migration's (SQL over the term rows).
-      const stored = await pool.query('SELECT rev, top_shares, sig, sketch_a, sketch_b FROM search_revisions ORDER BY rev');
-      const fromRows = await pool.query(
-        `SELECT rev, top_shares, sig, sketch_a, sketch_b FROM (${REVISION_BOUNDS_OF_TERM_ROWS}) b ORDER BY rev`,
+      // The write's bounds (JavaScript, revisions.ts) are the migrations' (SQL over the term rows),
+      // the revisions of the refreshes (a listing settled again with new text) among them.
+      const stored = await pool.query(
+        'SELECT rev, top_shares, sig, sketch_a, sketch_b, top_shares_5, top_shares_6, top_shares_7 FROM search_revisions ORDER BY rev',
       );
-      expect(stored.rows.length).toBeGreaterThan(LISTINGS);
+      const fromRows = await pool.query(
+        `SELECT b.rev, b.top_shares, b.sig, b.sketch_a, b.sketch_b, l.top_shares_5, l.top_shares_6, l.top_shares_7
+         FROM (${REVISION_BOUNDS_OF_TERM_ROWS}) b JOIN (${LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS}) l ON l.rev = b.rev ORDER BY b.rev`,
+      );
+      expect(stored.rows.length).toBeGreaterThan(LISTINGS + 100);
       expect(stored.rows).toEqual(fromRows.rows);
+      // The sums differ from one length to the next for many revisions (else a wrong column could pass).
+      expect(stored.rows.filter((r) => r.top_shares_5 !== r.top_shares && r.top_shares_7 !== r.top_shares_6).length).toBeGreaterThan(50);
       const seq = Number((await pool.query('SELECT seq FROM catalog_seq')).rows[0].seq);
+      // The scan's statements: each query's index read orders the revisions by its own length's sum.
+      const statements: string[] = [];
+      const recording: Db = {
+        query: ((config: string | { text: string }, values?: unknown[]) => {
+          statements.push(typeof config === 'string' ? config : config.text);
+          return pool.query(config as string, values);
+        }) as Db['query'],
+      };
       let decided = 0;
       let filled = 0;
-      for (let q = 0; q < 60; q++) {
-        const n = 3 + (q % 3);
+      for (let q = 0; q < 75; q++) {
+        const n = 3 + (q % 5);
         const terms = [...new Set(Array.from({ length: n }, (_, k) => VOCAB[(q + 2 * k) % 9]!))];
         const want = pick([2, 4, 6, 11, 21]);
         const counted = (
@@ -307,7 +328,12 @@ describe('PostgreSQL answers exactly as SQLite', () => {
             [terms, seq, terms.length, want],
           )
         ).rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
-        const scanned = await revisionScanTier(pool, counted, {}, seq, undefined, want);
+        statements.length = 0;
+        const scanned = await revisionScanTier(recording, counted, {}, seq, undefined, want);
+        const sum = n <= 4 ? 'top_shares' : `top_shares_${n}`;
+        const reads = statements.filter((text) => text.includes('FROM search_revisions r'));
+        expect(reads.length, terms.join(' ')).toBeGreaterThan(0);
+        for (const text of reads) expect(text, terms.join(' ')).toContain(`ORDER BY r.${sum} DESC, r.rev ASC`);
         if (scanned === undefined) continue;
         decided++;
         if (scanned === null) expect(expected.length, terms.join(' ')).toBeLessThan(want);
@@ -316,8 +342,18 @@ describe('PostgreSQL answers exactly as SQLite', () => {
           expect(scanned, terms.join(' ')).toEqual(expected);
         }
       }
-      expect(decided).toBeGreaterThan(50);
-      expect(filled).toBeGreaterThan(25);
+      expect(decided).toBeGreaterThan(60);
+      expect(filled).toBeGreaterThan(30);
+      // Catalog migration 19 on a database written before it gives every revision the sums the write gives.
+      await pool.query('ALTER TABLE search_revisions DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7');
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+        CATALOG_MIGRATIONS.indexOf(LONG_QUERY_BOUNDS_MIGRATION),
+      ]);
+      await (await PostgresCatalogStore.open(postgresUrl)).end();
+      const migrated = await pool.query(
+        'SELECT rev, top_shares, sig, sketch_a, sketch_b, top_shares_5, top_shares_6, top_shares_7 FROM search_revisions ORDER BY rev',
+      );
+      expect(migrated.rows).toEqual(stored.rows);
     } finally {
       await pool.end();
     }

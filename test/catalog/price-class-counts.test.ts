@@ -203,9 +203,12 @@ describe('price class counts on Postgres', () => {
     const before = await classCounts(pool);
     expect(before.kept.length).toBeGreaterThan(10);
     // Back to the version before the class counts (and before the revisions' share bounds, the
-    // migration after it: postgres/revision-bounds.ts).
+    // migrations after it: postgres/revision-bounds.ts).
     await pool.query('DROP TABLE price_classes');
-    await pool.query('ALTER TABLE search_revisions DROP COLUMN top_shares, DROP COLUMN sig, DROP COLUMN sketch_a, DROP COLUMN sketch_b');
+    await pool.query(
+      `ALTER TABLE search_revisions DROP COLUMN top_shares, DROP COLUMN sig, DROP COLUMN sketch_a, DROP COLUMN sketch_b,
+         DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7`,
+    );
     await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
       CATALOG_MIGRATIONS.indexOf(PRICE_CLASS_COUNTS_MIGRATION),
     ]);

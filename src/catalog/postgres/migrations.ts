@@ -35,7 +35,7 @@ import {
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
-import { REVISION_BOUNDS_MIGRATION } from './revision-bounds.ts';
+import { LONG_QUERY_BOUNDS_MIGRATION, REVISION_BOUNDS_MIGRATION } from './revision-bounds.ts';
 import { PRICE_COUNTS_FUNCTIONS_MIGRATION } from './price-counts.ts';
 
 /** The scale of `search_terms.units` (see above). */
@@ -504,4 +504,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 18: a price page's counts and class ranges from two PL/pgSQL functions, whose statements keep
   // their plans per connection instead of being planned with every page (postgres/price-counts.ts).
   PRICE_COUNTS_FUNCTIONS_MIGRATION,
+  // 19: each search revision's sums of its 5, 6 and 7 largest shares, each indexed, so 5 to 7
+  // common words read the revisions by their own length's bound (postgres/revision-bounds.ts).
+  LONG_QUERY_BOUNDS_MIGRATION,
 ];

@@ -1,8 +1,9 @@
 /**
- * Catalog migration 17 on PostgreSQL: the search revisions' share bounds that the revision scan
- * (revision-scan.ts, docs/CATALOG.md "Search") reads in order, as SQLite's catalog migration 12.
+ * Catalog migrations 17 and 19 on PostgreSQL: the search revisions' share bounds that the revision
+ * scan (revision-scan.ts, docs/CATALOG.md "Search") reads in order, as SQLite's catalog migrations
+ * 12 and 15.
  */
-import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES } from '../terms.ts';
+import { LONG_QUERY_SHARE_SUMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES, topSharesColumn, topSharesIndex } from '../terms.ts';
 
 /** A revision's sketch of its shares by one MD5 byte's bucket (terms.ts termSignature), from its term rows `c`. */
 const sketchOfRowsSql = (bucket: string) =>
@@ -45,4 +46,39 @@ export const REVISION_BOUNDS_MIGRATION = `
     ALTER COLUMN sketch_a SET DEFAULT -1, ALTER COLUMN sketch_b SET DEFAULT -1;
   CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev ASC)
     INCLUDE (listing_id, from_seq, to_seq, sig, sketch_a, sketch_b);
+  ANALYZE search_revisions;`;
+
+/** The deepest of the long queries' share sums: each revision's shares past it never count. */
+const DEEPEST = Math.max(...LONG_QUERY_SHARE_SUMS);
+
+/**
+ * Each revision's sums of its 5, 6 and 7 largest rounded shares (rev, top_shares_5, …) from its
+ * term rows, what the write computes in JavaScript (revisions.ts; test/catalog/postgres-differential.test.ts
+ * compares them). A revision without rows has none (the migration leaves it 0, as the write gives it).
+ */
+export const LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS = `
+    SELECT g.rev, ${LONG_QUERY_SHARE_SUMS.map((n) => `(SELECT sum(m) FROM unnest(g.largest[1:${n}]) AS m)::bigint AS ${topSharesColumn(n)}`).join(', ')}
+    FROM (SELECT rev, (array_agg(milli ORDER BY milli DESC))[1:${DEEPEST}] AS largest FROM search_terms GROUP BY rev) g`;
+
+/**
+ * Catalog migration 19: each search revision also carries the sums of its 5, 6 and 7 largest
+ * rounded shares (terms.ts LONG_QUERY_SHARE_SUMS), each in an index as `top_shares` is, as SQLite's
+ * migration 15, so a query of 5 to 7 common words reads the revisions by its own length's sum
+ * (revision-scan.ts): scaled from 4 shares, the bound of 6 words reaches about a quarter of the
+ * revisions. The existing revisions get theirs from their term rows in one aggregate; then the
+ * default becomes a bound above any share sum, so a revision written by an svc that predates this
+ * migration (a rolling upgrade) is a candidate of every scan, ranked exactly.
+ */
+export const LONG_QUERY_BOUNDS_MIGRATION = `
+  ALTER TABLE search_revisions ${LONG_QUERY_SHARE_SUMS.map((n) => `ADD COLUMN ${topSharesColumn(n)} BIGINT NOT NULL DEFAULT 0`).join(', ')};
+  UPDATE search_revisions r SET ${LONG_QUERY_SHARE_SUMS.map((n) => `${topSharesColumn(n)} = s.${topSharesColumn(n)}`).join(', ')}
+  FROM (
+    ${LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS}
+  ) s
+  WHERE r.rev = s.rev;
+  ALTER TABLE search_revisions ${LONG_QUERY_SHARE_SUMS.map((n) => `ALTER COLUMN ${topSharesColumn(n)} SET DEFAULT 1000000000000`).join(', ')};
+  ${LONG_QUERY_SHARE_SUMS.map(
+    (n) => `CREATE INDEX ${topSharesIndex(n)} ON search_revisions (${topSharesColumn(n)} DESC, rev ASC)
+    INCLUDE (listing_id, from_seq, to_seq, sig, sketch_a, sketch_b);`,
+  ).join('\n  ')}
   ANALYZE search_revisions;`;

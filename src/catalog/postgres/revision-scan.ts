@@ -1,33 +1,29 @@
 /**
  * The all-terms tier of a few common words read from the search revisions by their share bound,
  * on PostgreSQL (docs/CATALOG.md "Search" and "Postgres"): the port of sqlite/revision-scan.ts,
- * with the revisions' bounds of catalog migration 17 (revision-bounds.ts). Every term row of the
- * tier's driver is otherwise a candidate (20,000–60,000 rows for the 3–5 most common words at
- * 100k), where the revisions whose bound reaches the page are a few hundred to a few thousand.
+ * with the revisions' bounds of catalog migrations 17 and 19 (revision-bounds.ts). Every term row
+ * of the tier's driver is otherwise a candidate (20,000–60,000 rows for the 3–7 most common words
+ * at 100k), where the revisions whose bound reaches the page are a few hundred to a few thousand.
  */
 import { roundedMilliSql } from './migrations.ts';
 import { parameters, termRowConditions, type Db } from './queries.ts';
 import type { CursorState, RankedRow } from '../search.ts';
-import { TOP_SHARES, sketchShareBoundSql, termSlots } from '../terms.ts';
+import { shareSumBound, sketchShareBoundSql, termSlots } from '../terms.ts';
 import type { DiscoveryFilters } from '../types.ts';
 
-/**
- * Up to this many terms, every term common, the all-terms tier is read from the revisions in
- * order of their share bound: past it that bound, scaled from TOP_SHARES shares, reaches most
- * revisions (as sqlite/revision-scan.ts).
- */
-export const REVISION_SCAN_TERMS = 5;
 /** The scan goes on at least this far whatever the driver's rows: below it either way is cheap. */
 const REVISION_SCAN_MIN_ROWS = 1000;
 /** Candidates ranked exactly per statement, in bound order. */
 const RANK_BATCH = 32;
 
 /**
- * The best `want` listings after the cursor holding every term (3 to REVISION_SCAN_TERMS common
- * words), read from the revisions in order of `top_shares` (sqlite/revision-scan.ts revisionScan):
+ * The best `want` listings after the cursor holding every term (3 to terms.ts REVISION_SCAN_TERMS
+ * common words), read from the revisions in order of the sum of their n largest shares for a query
+ * of n terms (`top_shares` up to 4, `top_shares_5` … `top_shares_7`: terms.ts shareSumBound, as
+ * sqlite/revision-scan.ts revisionScan):
  * the revisions are read in chunks (16 × the page, then twice more each), those whose signature
  * lacks a query term's bit dropped, each bounded by the smaller of its sketch bound over every
- * query term and its `top_shares` bound. Candidates are ranked exactly 32 at a time in bound order
+ * query term and that sum. Candidates are ranked exactly 32 at a time in bound order
  * while their bound reaches both what an unread revision can reach and the want-th exact rank;
  * once that rank is above every unread revision's bound, the page is sure. Returns null when the
  * tier holds fewer than `want` listings after the cursor, undefined past a quarter of the driver's
@@ -58,8 +54,9 @@ export async function revisionScanTier(
     [terms],
   );
   const sketchBound = largest.rows.map(({ term, m }) => sketchShareBoundSql(termSlots(term), Number(m ?? 0), 'least')).join(' + ');
-  const revisionBound = n <= TOP_SHARES ? 't.top_shares' : `(t.top_shares * ${n}) / ${TOP_SHARES}`;
-  const unreadBound = (top: number) => (n <= TOP_SHARES ? top : Math.floor((top * n) / TOP_SHARES)) + n;
+  // The sum of the revision's n largest shares (n ≤ 4: its 4 largest); a longer query is refused.
+  const sum = shareSumBound(n).column;
+  const unreadBound = (top: number) => top + n;
 
   /**
    * The next `limit` revisions in index order after `last`, each with its bound and whether it
@@ -71,17 +68,17 @@ export async function revisionScanTier(
   const chunkOf = async (last: { top: number; rev: number } | undefined, limit: number) => {
     const params = parameters();
     const { p } = params;
-    const keyset = last ? `WHERE r.top_shares <= ${p(last.top)} AND NOT (r.top_shares = ${p(last.top)} AND r.rev <= ${p(last.rev)})` : '';
-    const index = `SELECT r.rev, r.listing_id, r.from_seq, r.to_seq, r.top_shares, r.sig, r.sketch_a, r.sketch_b
-       FROM search_revisions r ${keyset} ORDER BY r.top_shares DESC, r.rev ASC LIMIT ${p(limit)}`;
+    const keyset = last ? `WHERE r.${sum} <= ${p(last.top)} AND NOT (r.${sum} = ${p(last.top)} AND r.rev <= ${p(last.rev)})` : '';
+    const index = `SELECT r.rev, r.listing_id, r.from_seq, r.to_seq, r.${sum} AS top, r.sig, r.sketch_a, r.sketch_b
+       FROM search_revisions r ${keyset} ORDER BY r.${sum} DESC, r.rev ASC LIMIT ${p(limit)}`;
     const rows = termRowConditions(filters, asOf, params);
     const signature = p(mask);
     const result = await db.query<[string, string, string, string, boolean]>({
       text: `WITH t AS MATERIALIZED (${index})
-       SELECT t.rev, t.listing_id, least(${sketchBound}, ${revisionBound}) + ${n} AS hi, t.top_shares,
+       SELECT t.rev, t.listing_id, least(${sketchBound}, t.top) + ${n} AS hi, t.top,
          (${rows.where} AND (t.sig & ${signature}::bigint) = ${signature}::bigint) AS candidate
        FROM t ${rows.join === '' ? '' : 'LEFT JOIN listings l ON l.id = t.listing_id'}
-       ORDER BY t.top_shares DESC, t.rev ASC`,
+       ORDER BY t.top DESC, t.rev ASC`,
       values: params.values,
       rowMode: 'array',
     });

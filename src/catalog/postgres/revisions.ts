@@ -6,7 +6,7 @@
 import { PRUNE_BATCH, searchTextHash } from '../listing.ts';
 import { revisionKey, withQualityLevel } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
-import { termScores, termSignature, topShares, type SearchText } from '../terms.ts';
+import { REVISION_SHARE_SUMS, termScores, termSignature, topShareSums, topSharesColumn, type SearchText } from '../terms.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import type { Db } from './queries.ts';
 
@@ -53,13 +53,22 @@ export async function reviseSearchText(
     await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
   }
   const scored = withQualityLevel(termScores(text), level);
-  // The revision's bounds for the revision scan (migration 17, revision-scan.ts).
+  // The revision's bounds for the revision scan (migrations 17 and 19, revision-scan.ts).
   const signature = termSignature(scored);
+  const sums = REVISION_SHARE_SUMS.map(topSharesColumn);
   const rev = (
     await db.query<{ rev: string }>(
-      `INSERT INTO search_revisions (listing_id, from_seq, text_hash, top_shares, sig, sketch_a, sketch_b)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING rev`,
-      [listingId, seq, hash, topShares(scored), String(signature.sig), String(signature.sketchA), String(signature.sketchB)],
+      `INSERT INTO search_revisions (listing_id, from_seq, text_hash, sig, sketch_a, sketch_b, ${sums.join(', ')})
+       VALUES ($1, $2, $3, $4, $5, $6, ${sums.map((_, i) => `$${7 + i}`).join(', ')}) RETURNING rev`,
+      [
+        listingId,
+        seq,
+        hash,
+        String(signature.sig),
+        String(signature.sketchA),
+        String(signature.sketchB),
+        ...topShareSums(scored, REVISION_SHARE_SUMS),
+      ],
     )
   ).rows[0]!.rev;
   const scores = [...scored];

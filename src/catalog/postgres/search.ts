@@ -37,11 +37,11 @@ import {
   type CursorState,
   type RankedRow,
 } from '../search.ts';
-import { REVISION_SCAN_TERMS, revisionScanTier } from './revision-scan.ts';
+import { revisionScanTier } from './revision-scan.ts';
 import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
-import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
+import { REVISION_SCAN_TERMS, queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
 export interface SearchContext {

@@ -4,19 +4,7 @@
  * revision-scan.ts (docs/CATALOG.md "Search").
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { TOP_SHARES, topShareSums } from '../terms.ts';
-
-/**
- * The query lengths past TOP_SHARES whose own share sum every revision also carries (migration 15:
- * `top_shares_5` … `top_shares_7`): scaled from 4 shares the bound of 6 words reached 24,737 of the
- * 100k revisions and of 8 all of them, summed from 5, 6 and 7 shares 801, 2,177 and 6,144 revisions
- * reach the page's floor of 5, 6 and 7 words (docs/BENCHMARKS.md "Search by number of terms"). An 8-share
- * sum still reaches 28,932, about its driver's rows, so 8 terms and more read the driver instead.
- */
-export const LONG_QUERY_SHARE_SUMS = [5, 6, 7] as const;
-
-/** Every share sum a revision carries, written with it (insertRevision). */
-const REVISION_SHARE_SUMS = [TOP_SHARES, ...LONG_QUERY_SHARE_SUMS];
+import { LONG_QUERY_SHARE_SUMS, REVISION_SHARE_SUMS, TOP_SHARES, topShareSums, topSharesColumn, topSharesIndex } from '../terms.ts';
 
 /** Writes a new search revision with its share sums, signature and sketches (store.ts); returns its `rev`. */
 export function insertRevision(
@@ -39,16 +27,6 @@ export function insertRevision(
     signature.sketchB,
   ) as { rev: number };
   return Number(row.rev);
-}
-
-/** The revision column holding the sum of a revision's `n` largest rounded shares (TOP_SHARES or LONG_QUERY_SHARE_SUMS). */
-export function topSharesColumn(n: number): string {
-  return n === TOP_SHARES ? 'top_shares' : `top_shares_${n}`;
-}
-
-/** The index of the revisions by topSharesColumn(n), descending. */
-export function topSharesIndex(n: number): string {
-  return n === TOP_SHARES ? 'search_revisions_by_top' : `search_revisions_by_${topSharesColumn(n)}`;
 }
 
 /**

@@ -4,27 +4,7 @@
  */
 import type { StatementSync } from 'node:sqlite';
 import type { RankedRow } from '../search.ts';
-import { TOP_SHARES, sketchShareBoundSql, termSlots } from '../terms.ts';
-import { LONG_QUERY_SHARE_SUMS, topSharesColumn, topSharesIndex } from './revision-bounds.ts';
-
-/**
- * Up to this many terms, every term common, the all-terms tier is read from the revisions in
- * order of their share bound (allTermsTopK): each revision carries the sum of its n largest shares
- * for n up to it (migrations 12 and 15). Past it even that sum reaches about as many revisions as
- * the driver has rows (at 100k, 28,932 for the 8 most common words, docs/BENCHMARKS.md "Search by
- * number of terms").
- */
-export const REVISION_SCAN_TERMS = Math.max(TOP_SHARES, ...LONG_QUERY_SHARE_SUMS);
-
-/**
- * The revision column (and its index) whose stored sum bounds a query of n terms, n at most
- * REVISION_SCAN_TERMS: the sum of the revision's n largest shares (n ≤ 4 share at most the 4 largest).
- */
-function shareSumBound(n: number): { column: string; index: string } {
-  if (n > REVISION_SCAN_TERMS) throw new Error(`no revision share sum bounds ${n} terms`);
-  const stored = Math.max(n, TOP_SHARES);
-  return { column: topSharesColumn(stored), index: topSharesIndex(stored) };
-}
+import { shareSumBound, sketchShareBoundSql, termSlots } from '../terms.ts';
 
 /** The revision scan goes on at least this far whatever the driver's rows: below it either way is cheap. */
 const REVISION_SCAN_MIN_ROWS = 1000;

@@ -8,8 +8,8 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { TermCounts, type CursorState, type RankedRow } from '../search.ts';
-import { SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBoundSql, termSlots } from '../terms.ts';
-import { largestShare, REVISION_SCAN_TERMS, revisionScan } from './revision-scan.ts';
+import { REVISION_SCAN_TERMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBoundSql, termSlots } from '../terms.ts';
+import { largestShare, revisionScan } from './revision-scan.ts';
 
 /** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
 export interface TermRowFilter {
