@@ -195,7 +195,7 @@ export function topShareSums(scores: Map<string, number>, counts: readonly numbe
  * migration 15, Postgres 19: `top_shares_5` … `top_shares_7`): scaled from 4 shares the bound of 6 words reached 24,737 of the
  * 100k revisions and of 8 all of them, summed from 5, 6 and 7 shares 801, 2,177 and 6,144 revisions
  * reach the page's floor of 5, 6 and 7 words (docs/BENCHMARKS.md "Search by number of terms"). An 8-share
- * sum still reaches 28,932, about its driver's rows, so 8 terms and more read the driver instead.
+ * sum still reaches 28,932, about its driver's rows, so 8 terms read the common-term masks on SQLite (sqlite/common-terms.ts) or the driver.
  */
 export const LONG_QUERY_SHARE_SUMS = [5, 6, 7] as const;
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { BLOCK_SIZE } from '../../src/catalog/listing.ts';
 import { termSignature, topShares } from '../../src/catalog/terms.ts';
+import { COMMON_TERMS } from '../../src/catalog/sqlite/common-terms.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
@@ -174,7 +175,8 @@ describe('list at any offset', () => {
     // the withdrawals, the price index, the term signatures.
     old.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
       ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
-      DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares;
+      DROP INDEX search_revisions_by_common; DROP TABLE search_common_terms; ALTER TABLE search_revisions DROP COLUMN common_mask;
+      ALTER TABLE search_revisions DROP COLUMN common_milli; DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares;
       DROP INDEX search_revisions_by_top_shares_5; DROP INDEX search_revisions_by_top_shares_6; DROP INDEX search_revisions_by_top_shares_7;
       ALTER TABLE search_revisions DROP COLUMN top_shares_5; ALTER TABLE search_revisions DROP COLUMN top_shares_6;
       ALTER TABLE search_revisions DROP COLUMN top_shares_7; ALTER TABLE search_revisions DROP COLUMN sig;
@@ -228,6 +230,26 @@ describe('list at any offset', () => {
         expect([b.top_shares_5, b.top_shares_6, b.top_shares_7].map(Number)).toEqual([5, 6, 7].map((n) => topShares(scores, n)));
         expect([b.sig, b.sketch_a, b.sketch_b]).toEqual([revRows[0]!.sig, revRows[0]!.sketch_a, revRows[0]!.sketch_b]);
       }
+      // Migration 16 chose the 16 terms with most rows and gave every revision its mask of them and their shares' sum.
+      const chosen = store.db.prepare('SELECT term FROM search_common_terms ORDER BY bit').all() as Array<{ term: string }>;
+      const rowsOf = new Map<string, number>();
+      for (const r of rows) rowsOf.set(r.term, (rowsOf.get(r.term) ?? 0) + 1);
+      const most = [...rowsOf].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, COMMON_TERMS);
+      expect(chosen.map(({ term }) => term)).toEqual(most.map(([term]) => term));
+      const masks = store.db.prepare('SELECT rev, common_mask, common_milli FROM search_revisions').all() as Array<{
+        rev: number;
+        common_mask: number;
+        common_milli: number;
+      }>;
+      for (const m of masks) {
+        const revRows = (byRev.get(BigInt(m.rev)) ?? []).filter((r) => chosen.some(({ term }) => term === r.term));
+        const bits = revRows.map((r) => chosen.findIndex(({ term }) => term === r.term));
+        expect([m.common_mask, m.common_milli], `rev ${m.rev}`).toEqual([
+          bits.reduce((mask, bit) => mask | (1 << bit), 0),
+          revRows.reduce((sum, r) => sum + Math.round(r.score * 1000), 0),
+        ]);
+      }
+      expect(masks.filter((m) => m.common_mask !== 0).length).toBeGreaterThan(100);
       checkBlockCounts(store.db);
       checkPages(store);
       // Writes after the migration keep the counts.

@@ -331,7 +331,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
         migrateToPriceIndex(db);
         db.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
           ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
-          DROP INDEX search_revisions_by_top_shares_5; DROP INDEX search_revisions_by_top_shares_6; DROP INDEX search_revisions_by_top_shares_7;
+          DROP INDEX search_revisions_by_common; DROP TABLE search_common_terms; ALTER TABLE search_revisions DROP COLUMN common_mask;
+          ALTER TABLE search_revisions DROP COLUMN common_milli; DROP INDEX search_revisions_by_top_shares_5; DROP INDEX search_revisions_by_top_shares_6; DROP INDEX search_revisions_by_top_shares_7;
           ALTER TABLE search_revisions DROP COLUMN top_shares_5; ALTER TABLE search_revisions DROP COLUMN top_shares_6;
           ALTER TABLE search_revisions DROP COLUMN top_shares_7;
           DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares; ALTER TABLE search_revisions DROP COLUMN sig;

@@ -48,6 +48,7 @@ import { migrateToWithdrawals } from './withdraw.ts';
 import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKeys, migrateToTypedPriceIndex } from './price-migrations.ts';
 import { migrateToPriceClassIndexes } from './price-classes.ts';
 import { migrateToLongQueryBounds, migrateToRevisionBounds } from './revision-bounds.ts';
+import { chooseCommonTerms } from './common-terms.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -317,4 +318,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToNetworkPriceKeys,
   migrateToSchemePriceKeys,
   migrateToLongQueryBounds,
+  chooseCommonTerms,
 ];

@@ -5,8 +5,9 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { LONG_QUERY_SHARE_SUMS, REVISION_SHARE_SUMS, TOP_SHARES, topShareSums, topSharesColumn, topSharesIndex } from '../terms.ts';
+import { commonTermsOf } from './common-terms.ts';
 
-/** Writes a new search revision with its share sums, signature and sketches (store.ts); returns its `rev`. */
+/** Writes a new search revision with its share sums, signature, sketches and common-term mask (store.ts); returns its `rev`. */
 export function insertRevision(
   statement: (sql: string) => StatementSync,
   revision: { listingId: number; fromSeq: number; textHash: string },
@@ -14,9 +15,10 @@ export function insertRevision(
   signature: { sig: bigint; sketchA: bigint; sketchB: bigint },
 ): number {
   const sums = REVISION_SHARE_SUMS.map(topSharesColumn);
+  const common = commonTermsOf(statement, scores);
   const row = statement(
-    `INSERT INTO search_revisions (listing_id, from_seq, text_hash, ${sums.join(', ')}, sig, sketch_a, sketch_b)
-     VALUES (?, ?, ?, ${sums.map(() => '?').join(', ')}, ?, ?, ?) RETURNING rev`,
+    `INSERT INTO search_revisions (listing_id, from_seq, text_hash, ${sums.join(', ')}, sig, sketch_a, sketch_b, common_mask, common_milli)
+     VALUES (?, ?, ?, ${sums.map(() => '?').join(', ')}, ?, ?, ?, ?, ?) RETURNING rev`,
   ).get(
     revision.listingId,
     revision.fromSeq,
@@ -25,6 +27,8 @@ export function insertRevision(
     signature.sig,
     signature.sketchA,
     signature.sketchB,
+    common.mask,
+    common.milli,
   ) as { rev: number };
   return Number(row.rev);
 }

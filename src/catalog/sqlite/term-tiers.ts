@@ -10,6 +10,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { TermCounts, type CursorState, type RankedRow } from '../search.ts';
 import { REVISION_SCAN_TERMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBoundSql, termSlots } from '../terms.ts';
 import { largestShare, revisionScan } from './revision-scan.ts';
+import { commonTermsTopK } from './common-terms.ts';
 
 /** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
 export interface TermRowFilter {
@@ -113,26 +114,27 @@ function allTermsTopK(
   // one or two key lookups instead of one per query term.
   const rarestOthers = counted.slice(1).map(({ term }) => term);
   const holdsEvery = rarestOthers.map(() => 'EXISTS (SELECT 1 FROM search_terms h WHERE h.term = ? AND h.rev = r.value)').join(' AND ');
-  const exactly = (revs: Array<[number, number, number]>) =>
+  // (Not for revisions known to hold every term: the common-term masks, commonTermsTopK.)
+  const exactly = (revs: Array<[number, number, number]>, holding: boolean) =>
     (
       store
         .statement(
           `SELECT r.value AS rev,
              (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
               WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
-           FROM json_each(?) r ${holdsEvery ? `WHERE ${holdsEvery}` : ''}`,
+           FROM json_each(?) r ${holdsEvery && !holding ? `WHERE ${holdsEvery}` : ''}`,
         )
-        .all(...terms, JSON.stringify(revs.map(([rev]) => rev)), ...rarestOthers) as Array<{ rev: number; rank: number }>
+        .all(...terms, JSON.stringify(revs.map(([rev]) => rev)), ...(holding ? [] : rarestOthers)) as Array<{ rev: number; rank: number }>
     ).map(({ rev, rank }) => ({ rev: Number(rev), rank: Number(rank) }));
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   const ranked: RankedRow[] = [];
   const seen = new Set<number>();
   /** Ranks the rows not ranked yet exactly; keeps the tier's rows after the cursor. */
-  const rank = (rows: Array<[number, number, number]>) => {
+  const rank = (rows: Array<[number, number, number]>, holding = false) => {
     const fresh = rows.filter(([rev]) => !seen.has(rev));
     for (const [rev] of fresh) seen.add(rev);
     const listingOf = new Map(fresh.map(([rev, listingId]) => [rev, listingId]));
-    for (const { rev, rank: r } of exactly(fresh)) {
+    for (const { rev, rank: r } of exactly(fresh, holding)) {
       const row = { listing_id: listingOf.get(rev)!, rank: r };
       if (r >= tier && pastCursor(row)) ranked.push(row);
     }
@@ -141,6 +143,23 @@ function allTermsTopK(
   /** The want-th exact rank's share part, once the tier holds want rows after the cursor. */
   const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : undefined);
   const driverRows = counted[0]!.n;
+  // More terms than the revision scan serves, every one common: the revisions whose common-term
+  // mask holds them all (migration 16), a few hundred index entries where the driver has a third
+  // of the listings.
+  if (terms.length > REVISION_SCAN_TERMS) {
+    const page = commonTermsTopK({
+      store,
+      terms: [driver, ...others],
+      largest: [largestShare(store, driver), ...largest],
+      asOf,
+      filter,
+      want,
+      ranked,
+      rankHolding: (rows) => rank(rows, true),
+      floor,
+    });
+    if (page !== undefined) return page;
+  }
   if (terms.length <= REVISION_SCAN_TERMS) {
     const page = revisionScan({
       store,

@@ -1,0 +1,155 @@
+/**
+ * The all-terms tier of 8 common words from each revision's exact mask of the catalog's most
+ * common terms (SQLite catalog migration 16, docs/CATALOG.md "Search"): the revisions holding all
+ * of them are read by their masks, a few index ranges, instead of the rarest term's rows (about a
+ * third of the listings for the 8 most common words) or the revisions by a share bound.
+ */
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { RankedRow } from '../search.ts';
+import { FIELD_WEIGHTS, sketchShareBoundSql, termSlots } from '../terms.ts';
+
+/**
+ * How many terms get a bit: the catalog's most common terms when they were chosen. A query of n of
+ * them reads 2^(COMMON_TERMS − n) masks (256 for 8 terms), so the scan serves only queries of more
+ * than REVISION_SCAN_TERMS (revision-scan.ts) terms, all of them common. With 16, the 8 most common
+ * words of the 100k corpus rank 69 candidates of the 340 revisions holding all 8, with 12 they rank
+ * 44 and serve fewer queries (docs/BENCHMARKS.md "Search by number of terms").
+ */
+export const COMMON_TERMS = 16;
+
+/**
+ * The least rounded share a held term can have: one occurrence in the lightest field, weight × 1/2.
+ * A revision holding a common term beyond the query's has that much less for the query's terms.
+ */
+const LEAST_SHARE_MILLI = Math.round(1000 * Math.min(...Object.values(FIELD_WEIGHTS)) * 0.5);
+
+type Statement = (sql: string) => StatementSync;
+
+/** The common terms and their bits, as chosen (search_common_terms). */
+function commonBits(statement: Statement): Map<string, number> {
+  const rows = statement('SELECT term, bit FROM search_common_terms').all() as Array<{ term: string; bit: number }>;
+  return new Map(rows.map(({ term, bit }) => [term, Number(bit)]));
+}
+
+/** A new revision's common-term mask and the sum of those terms' rounded shares (insertRevision). */
+export function commonTermsOf(statement: Statement, scores: Map<string, number>): { mask: number; milli: number } {
+  let mask = 0;
+  let milli = 0;
+  for (const [term, bit] of commonBits(statement)) {
+    const score = scores.get(term);
+    if (score === undefined) continue;
+    mask |= 1 << bit;
+    milli += Math.round(score * 1000);
+  }
+  return { mask, milli };
+}
+
+/**
+ * Migration 16: the revisions' masks of the COMMON_TERMS terms with most rows, and their shares'
+ * sums, indexed by mask then sum. Also callable on a filled catalog to choose them again (tests
+ * choose them after writing a corpus: a catalog migrated empty has none, and its 8-term queries
+ * read the rarest term's rows as before). One pass over those terms' rows (the term index's
+ * ranges), one update per revision holding any of them.
+ */
+export function chooseCommonTerms(db: DatabaseSync): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS search_common_terms (term TEXT PRIMARY KEY, bit INTEGER NOT NULL) STRICT;
+    DELETE FROM search_common_terms;
+    DROP INDEX IF EXISTS search_revisions_by_common;
+  `);
+  const columns = (db.prepare('PRAGMA table_info(search_revisions)').all() as Array<{ name: string }>).map((c) => c.name);
+  if (!columns.includes('common_mask'))
+    db.exec(`
+      ALTER TABLE search_revisions ADD COLUMN common_mask INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE search_revisions ADD COLUMN common_milli INTEGER NOT NULL DEFAULT 0;
+    `);
+  else db.exec('UPDATE search_revisions SET common_mask = 0, common_milli = 0 WHERE common_mask <> 0');
+  const common = (
+    db
+      .prepare(
+        `SELECT term FROM search_terms INDEXED BY search_terms_top GROUP BY term ORDER BY count(*) DESC, term ASC LIMIT ${COMMON_TERMS}`,
+      )
+      .all() as Array<{ term: string }>
+  ).map(({ term }) => term);
+  const insert = db.prepare('INSERT INTO search_common_terms (term, bit) VALUES (?, ?)');
+  common.forEach((term, bit) => insert.run(term, bit));
+  const masks = new Map<number, { mask: number; milli: number }>();
+  const rows = db.prepare('SELECT rev, milli FROM search_terms WHERE term = ?');
+  rows.setReturnArrays(true);
+  common.forEach((term, bit) => {
+    for (const [rev, milli] of rows.iterate(term) as Iterable<[number, number]>) {
+      const known = masks.get(rev);
+      if (known) {
+        known.mask |= 1 << bit;
+        known.milli += milli;
+      } else masks.set(rev, { mask: 1 << bit, milli });
+    }
+  });
+  const update = db.prepare('UPDATE search_revisions SET common_mask = ?, common_milli = ? WHERE rev = ?');
+  for (const [rev, { mask, milli }] of masks) update.run(mask, milli, rev);
+  db.exec(
+    `CREATE INDEX search_revisions_by_common ON search_revisions (common_mask, common_milli DESC, rev, listing_id, from_seq, to_seq, sketch_a, sketch_b)`,
+  );
+}
+
+/** What allTermsTopK hands the scan (as revision-scan.ts RevisionScan): its query, filter and exact ranking. */
+export interface CommonTermsScan {
+  store: { statement: Statement };
+  terms: string[];
+  /** Each term's largest share, in `terms` order (its sketch bound at the top code). */
+  largest: number[];
+  asOf: number;
+  filter: { joinListings: string; conditions: string; params: Array<string | number> };
+  want: number;
+  /** The tier's rows ranked so far after the cursor, best first (rank keeps it). */
+  ranked: RankedRow[];
+  /** Ranks [rev, listing_id, bound] rows of revisions holding every term exactly, keeping those after the cursor. */
+  rankHolding: (rows: Array<[number, number, number]>) => void;
+  /** The want-th exact rank's share part, once the tier holds want rows after the cursor. */
+  floor: () => number | undefined;
+}
+
+/**
+ * The tier from the revisions whose mask holds every query term: the masks holding the query's
+ * bits are enumerated (index ranges), each revision bounded by the smaller of its query terms'
+ * sketch bounds and its common terms' share sum less the least share of each common term beyond
+ * the query's, then ranked exactly 32 at a time in bound order while the bound reaches the
+ * want-th exact rank. Every revision of the tier is read, so the page is sure. Returns undefined
+ * when a term is not common (or too few are for the enumeration to be small).
+ */
+export function commonTermsTopK(scan: CommonTermsScan): RankedRow[] | null | undefined {
+  const { store, terms, largest, asOf, filter, want, ranked, rankHolding, floor } = scan;
+  const n = terms.length;
+  const bits = commonBits((sql) => store.statement(sql));
+  if (!terms.every((term) => bits.has(term))) return undefined;
+  const query = terms.reduce((m, term) => m | (1 << bits.get(term)!), 0);
+  const rest = [...bits.values()].filter((bit) => !(query & (1 << bit)));
+  if (rest.length > COMMON_TERMS - 8) return undefined;
+  // Every mask holding the query's bits: the query's bits with each subset of the other bits.
+  const masks: number[] = [];
+  for (let subset = 0; subset < 1 << rest.length; subset++)
+    masks.push(rest.reduce((m, bit, i) => (subset & (1 << i) ? m | (1 << bit) : m), query));
+  const sketchBound = largest.map((l, i) => sketchShareBoundSql(termSlots(terms[i]!), l, 'min')).join(' + ');
+  const statement = store.statement(
+    `SELECT t.rev, t.listing_id, ${sketchBound} AS sketch, t.common_mask, t.common_milli
+     FROM search_revisions t INDEXED BY search_revisions_by_common ${filter.joinListings}
+     WHERE t.common_mask IN (${masks.map(() => '?').join(', ')})
+       AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions}`,
+  );
+  statement.setReturnArrays(true);
+  const rows = statement.all(...masks, asOf, asOf, ...filter.params) as unknown as Array<[number, number, number, number, number]>;
+  const extra = (mask: number) => rest.reduce((k, bit) => k + ((mask >> bit) & 1), 0);
+  const candidates = rows
+    .map(([rev, listingId, sketch, mask, milli]): [number, number, number] => [
+      Number(rev),
+      Number(listingId),
+      Math.min(Number(sketch), Number(milli) - LEAST_SHARE_MILLI * extra(Number(mask))) + n,
+    ])
+    .sort((x, y) => y[2] - x[2] || x[1] - y[1]);
+  for (let next = 0; next < candidates.length; next += 32) {
+    const reach = floor();
+    if (reach !== undefined && candidates[next]![2] < reach) break;
+    rankHolding(candidates.slice(next, next + 32));
+  }
+  return ranked.length >= want ? ranked.slice(0, want) : null;
+}
