@@ -36,7 +36,7 @@ import {
 } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 import { LONG_QUERY_BOUNDS_MIGRATION, REVISION_BOUNDS_MIGRATION } from './revision-bounds.ts';
-import { PRICE_COUNTS_FUNCTIONS_MIGRATION } from './price-counts.ts';
+import { PRICE_COUNTS_FUNCTIONS_MIGRATION, PRICE_COUNTS_PLANNED_MIGRATION } from './price-counts.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -507,4 +507,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 19: each search revision's sums of its 5, 6 and 7 largest shares, each indexed, so 5 to 7
   // common words read the revisions by their own length's bound (postgres/revision-bounds.ts).
   LONG_QUERY_BOUNDS_MIGRATION,
+  // 20: the price counts' matches hidden by age and by failures planned with their values each
+  // time they are counted: a kept plan read every match for some cuts (postgres/price-counts.ts).
+  PRICE_COUNTS_PLANNED_MIGRATION,
 ];

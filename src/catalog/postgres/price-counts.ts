@@ -11,13 +11,14 @@
  * - the matches hidden by age are counted only when some entry of the range's key is older than
  *   the cut (an index probe), and the matches hidden by liveness failures only when some listing
  *   fails: otherwise both are 0, which is what counting them would give. A catalog with such rows
- *   pays for their counts as before.
+ *   pays for their counts, planned with their values each time (migration 20, hiddenCount), as before.
  *
- * Each statement keeps Postgres's own choice between a plan for the values at hand and a generic
- * one (plan_cache_mode auto): forcing generic plans made the age and failure counts read whole
- * ranges for some bounds (the 900,000 price: 7.7× slower), so they are left to it.
+ * The sums and probes keep Postgres's own choice between a plan for the values at hand and a generic
+ * one (plan_cache_mode auto; forcing generic plans made the 900,000 price 7.7× slower). The hidden
+ * matches' counts do not: left to that choice (migration 18), the plan it kept for the age count
+ * read every match of a wide bound when only a few entries were older than the cut.
  *
- * Migration text is fixed once released: a change to these functions is a new migration, as
+ * Migration text is fixed once released: a change to these functions is a new migration (20), as
  * `catalog_walk`'s. CREATE OR REPLACE, so a database whose version was set back (the tests that
  * rebuild an older schema) runs it again.
  */
@@ -40,7 +41,27 @@ const hop = (length: number, from: string, below: string, prev: string) =>
  * hold entries (each found by a recursive hop over the buckets), the types with listings when no
  * type is asked, and the entries of max's class, as a JSON array of [kind, value].
  */
-export const PRICE_COUNTS_FUNCTIONS_MIGRATION = `
+/**
+ * A count of matches hidden by age or by failures, as `catalog_price_counts` runs it: `kept` (migration 18), a statement
+ * whose plan the function keeps; `planned` (migration 20), an EXECUTE, planned with its values each time it runs. Kept,
+ * the plan depended on the cuts seen before: on the 100k bench database, after cuts hiding half the entries, a cut hiding
+ * 3% counted maxAmount 900,000's matches in 38.7 ms p50 against 6.4 planned per call (docs/BENCHMARKS.md "Discovery on
+ * Postgres beside SQLite", 05:40). They run only when some entry is older than the cut or some listing fails, so their
+ * planning is paid only then, as before migration 18.
+ */
+function hiddenCount(how: 'kept' | 'planned'): (target: string, sql: string) => string {
+  return (target, sql) => {
+    if (how === 'kept') return `${target} := (${sql});`;
+    const names = [...new Set(sql.match(/\bp_[a-z]+\b/g))];
+    const text = names.reduce((out, name, i) => out.replace(new RegExp(`\\b${name}\\b`, 'g'), () => `$${i + 1}`), sql);
+    return `EXECUTE '${text}' INTO ${target} USING ${names.join(', ')};`;
+  };
+}
+
+/** `catalog_price_counts`'s definition (PRICE_COUNTS_FUNCTIONS_MIGRATION), its hidden matches counted `how` (hiddenCount). */
+function priceCountsFunction(how: 'kept' | 'planned'): string {
+  const count = hiddenCount(how);
+  return `
   CREATE OR REPLACE FUNCTION catalog_price_counts(p_key text, p_type text, p_class text, p_bucket text, p_max text,
     p_asset text, p_aged text, p_failing text, p_since text,
     OUT below numeric, OUT within numeric, OUT listings numeric, OUT asset_aged numeric, OUT aged_matches bigint,
@@ -75,10 +96,13 @@ export const PRICE_COUNTS_FUNCTIONS_MIGRATION = `
       aged_matches := 0;
       IF EXISTS (SELECT 1 FROM listing_prices p WHERE p.asset = p_key AND p.last_updated < p_aged) THEN
         IF p_type IS NULL THEN
-          aged_matches := (SELECT count(*) FROM listing_prices p WHERE p.asset = p_key AND p.last_updated < p_aged AND p.price <= p_max);
+          ${count('aged_matches', 'SELECT count(*) FROM listing_prices p WHERE p.asset = p_key AND p.last_updated < p_aged AND p.price <= p_max')}
         ELSE
-          aged_matches := (SELECT count(*) FROM listing_prices p
-            WHERE p.asset = p_key AND p.type = p_type AND p.last_updated < p_aged AND p.price <= p_max);
+          ${count(
+            'aged_matches',
+            `SELECT count(*) FROM listing_prices p
+            WHERE p.asset = p_key AND p.type = p_type AND p.last_updated < p_aged AND p.price <= p_max`,
+          )}
         END IF;
       END IF;
     END IF;
@@ -86,15 +110,24 @@ export const PRICE_COUNTS_FUNCTIONS_MIGRATION = `
       failing_matches := 0;
       IF EXISTS (SELECT 1 FROM listings h WHERE h.liveness_failing_since < p_failing) THEN
         IF p_type IS NULL THEN
-          failing_matches := (SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key
-            WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since));
+          ${count(
+            'failing_matches',
+            `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key
+            WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since)`,
+          )}
         ELSE
-          failing_matches := (SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key AND p.type = p_type
-            WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since));
+          ${count(
+            'failing_matches',
+            `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key AND p.type = p_type
+            WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since)`,
+          )}
         END IF;
       END IF;
     END IF;
-  END $$;
+  END $$;`;
+}
+
+export const PRICE_COUNTS_FUNCTIONS_MIGRATION = `${priceCountsFunction('kept')}
   CREATE OR REPLACE FUNCTION catalog_price_class_ranges(p_key text, p_digits text, p_class text, p_type text) RETURNS json
   LANGUAGE plpgsql STABLE AS $$
   BEGIN
@@ -167,3 +200,10 @@ export function priceCountsSql(
   const ranges = reach >= DEEP_OFFSET ? classRangesSql(p, { asset: key, type: filters.type }, max) : 'NULL::json';
   return `SELECT f.*, ${ranges} AS class_ranges FROM catalog_price_counts(${args.map((v) => `${p(v)}::text`).join(', ')}) f`;
 }
+
+/**
+ * Catalog migration 20: `catalog_price_counts` again, its matches hidden by age and by failures counted by statements
+ * planned with their values each time they run (hiddenCount `planned`), as the list's counts statement counted them before
+ * migration 18; the rest keeps its plans.
+ */
+export const PRICE_COUNTS_PLANNED_MIGRATION = priceCountsFunction('planned');
