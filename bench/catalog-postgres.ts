@@ -30,7 +30,9 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG_MIGRATIONS } from '../src/catalog/postgres/migrations.ts';
 import { PRICE_CLASSES_FROM_BUCKETS } from '../src/catalog/postgres/price-index.ts';
+import { LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS, REVISION_BOUNDS_FROM_TERM_ROWS } from '../src/catalog/postgres/revision-bounds.ts';
 import { scoreUnits } from '../src/catalog/postgres/revisions.ts';
+import { LONG_QUERY_SHARE_SUMS, topSharesColumn } from '../src/catalog/terms.ts';
 import { migrate, openPool } from '../src/db/postgres.ts';
 import { createDatabase, freePort, startEmbeddedPostgres } from '../src/dev/postgres.ts';
 import { CatalogStore } from '../src/catalog/sqlite/store.ts';
@@ -96,14 +98,22 @@ async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promis
       .map((c) => c.name)
       .filter((c) => pgColumns.has(c === 'score' && table === 'search_terms' ? 'units' : c))
       // search_terms' `sig` is the server's own (catalog_term_bit, copyTable): SQLite's signature
-      // column of the same name is computed by another function.
-      .filter((c) => !(table === 'search_terms' && c === 'sig'));
+      // column of the same name is computed by another function. So are the revisions' bounds,
+      // computed from the copied term rows after the copy (postgresCorpus).
+      .filter((c) => !(table === 'search_terms' && c === 'sig') && !(table === 'search_revisions' && REVISION_BOUNDS.has(c)));
     shared.push([table, columns]);
   }
   for (const table of onPostgres.keys())
     if (!tables.includes(table) && !NOT_COPIED.has(table)) process.stderr.write(`  ${table}: only in the Postgres schema, not copied\n`);
   return shared;
 }
+
+/**
+ * search_revisions' columns that Postgres derives from the term rows (src/catalog/postgres/revision-bounds.ts,
+ * catalog migrations 17 and 19): copied as 0, as a revision without term rows has them, then set
+ * from the copied term rows by the migrations' own backfill statements.
+ */
+const REVISION_BOUNDS = new Set(['top_shares', 'sig', 'sketch_a', 'sketch_b', ...LONG_QUERY_SHARE_SUMS.map(topSharesColumn)]);
 
 /** A value in COPY's text format. */
 function copyText(value: string | number | bigint | null | undefined): string {
@@ -138,7 +148,8 @@ async function copyTable(
   columns: string[],
   signatures?: Map<number, bigint>,
 ): Promise<number> {
-  const pgColumns = [...columns.map((c) => (c === 'score' ? 'units' : c)), ...(signatures ? ['sig'] : [])];
+  const zeroed = table === 'search_revisions' ? [...REVISION_BOUNDS] : [];
+  const pgColumns = [...columns.map((c) => (c === 'score' ? 'units' : c)), ...(signatures ? ['sig'] : []), ...zeroed];
   const rows = sqlite.prepare(`SELECT ${columns.join(', ')} FROM ${table}`).iterate() as Iterable<Record<string, unknown>>;
   let n = 0;
   function* lines(): Generator<string> {
@@ -146,6 +157,7 @@ async function copyTable(
     for (const row of rows) {
       const values = columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | number | null)));
       if (signatures) values.push(BigInt.asIntN(64, signatures.get(row.rev as number)!).toString());
+      values.push(...zeroed.map(() => '0'));
       chunk += values.join('\t') + '\n';
       if (++n % 5_000 === 0) {
         yield chunk;
@@ -200,6 +212,8 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
         const n = await copyTable(client, sqlite, table, columns, signatures);
         process.stderr.write(`  copied ${n.toLocaleString('en')} rows of ${table} in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
       }
+      await client.query(REVISION_BOUNDS_FROM_TERM_ROWS);
+      await client.query(LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS);
       // The class counts are Postgres's own (catalog migration 16, src/catalog/postgres/price-index.ts): from the copied buckets.
       await client.query(PRICE_CLASSES_FROM_BUCKETS);
       const { seq } = sqlite.prepare('SELECT seq FROM catalog_seq').get() as { seq: number };

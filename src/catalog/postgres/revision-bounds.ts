@@ -25,6 +25,16 @@ export const REVISION_BOUNDS_OF_TERM_ROWS = `
     GROUP BY c.rev`;
 
 /**
+ * Every revision's bounds set from its term rows: migration 17's backfill, and what a bulk load that
+ * copies the term rows runs after them (bench/catalog-postgres.ts).
+ */
+export const REVISION_BOUNDS_FROM_TERM_ROWS = `UPDATE search_revisions r SET top_shares = s.top_shares, sig = s.sig, sketch_a = s.sketch_a, sketch_b = s.sketch_b
+  FROM (
+    ${REVISION_BOUNDS_OF_TERM_ROWS}
+  ) s
+  WHERE r.rev = s.rev`;
+
+/**
  * Catalog migration 17: each search revision carries `top_shares` (the sum of its TOP_SHARES
  * largest rounded shares: no query of n ≤ TOP_SHARES terms shares more, one of more terms at most
  * n / TOP_SHARES of it), its signature and its two share sketches (terms.ts termSignature), in an
@@ -37,11 +47,7 @@ export const REVISION_BOUNDS_OF_TERM_ROWS = `
 export const REVISION_BOUNDS_MIGRATION = `
   ALTER TABLE search_revisions ADD COLUMN top_shares BIGINT NOT NULL DEFAULT 0, ADD COLUMN sig BIGINT NOT NULL DEFAULT 0,
     ADD COLUMN sketch_a BIGINT NOT NULL DEFAULT 0, ADD COLUMN sketch_b BIGINT NOT NULL DEFAULT 0;
-  UPDATE search_revisions r SET top_shares = s.top_shares, sig = s.sig, sketch_a = s.sketch_a, sketch_b = s.sketch_b
-  FROM (
-    ${REVISION_BOUNDS_OF_TERM_ROWS}
-  ) s
-  WHERE r.rev = s.rev;
+  ${REVISION_BOUNDS_FROM_TERM_ROWS};
   ALTER TABLE search_revisions ALTER COLUMN top_shares SET DEFAULT 1000000000000, ALTER COLUMN sig SET DEFAULT -1,
     ALTER COLUMN sketch_a SET DEFAULT -1, ALTER COLUMN sketch_b SET DEFAULT -1;
   CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev ASC)
@@ -60,6 +66,13 @@ export const LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS = `
     SELECT g.rev, ${LONG_QUERY_SHARE_SUMS.map((n) => `(SELECT sum(m) FROM unnest(g.largest[1:${n}]) AS m)::bigint AS ${topSharesColumn(n)}`).join(', ')}
     FROM (SELECT rev, (array_agg(milli ORDER BY milli DESC))[1:${DEEPEST}] AS largest FROM search_terms GROUP BY rev) g`;
 
+/** Every revision's 5-, 6- and 7-share sums set from its term rows: migration 19's backfill, and a bulk load's (as above). */
+export const LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS = `UPDATE search_revisions r SET ${LONG_QUERY_SHARE_SUMS.map((n) => `${topSharesColumn(n)} = s.${topSharesColumn(n)}`).join(', ')}
+  FROM (
+    ${LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS}
+  ) s
+  WHERE r.rev = s.rev`;
+
 /**
  * Catalog migration 19: each search revision also carries the sums of its 5, 6 and 7 largest
  * rounded shares (terms.ts LONG_QUERY_SHARE_SUMS), each in an index as `top_shares` is, as SQLite's
@@ -71,11 +84,7 @@ export const LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS = `
  */
 export const LONG_QUERY_BOUNDS_MIGRATION = `
   ALTER TABLE search_revisions ${LONG_QUERY_SHARE_SUMS.map((n) => `ADD COLUMN ${topSharesColumn(n)} BIGINT NOT NULL DEFAULT 0`).join(', ')};
-  UPDATE search_revisions r SET ${LONG_QUERY_SHARE_SUMS.map((n) => `${topSharesColumn(n)} = s.${topSharesColumn(n)}`).join(', ')}
-  FROM (
-    ${LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS}
-  ) s
-  WHERE r.rev = s.rev;
+  ${LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS};
   ALTER TABLE search_revisions ${LONG_QUERY_SHARE_SUMS.map((n) => `ALTER COLUMN ${topSharesColumn(n)} SET DEFAULT 1000000000000`).join(', ')};
   ${LONG_QUERY_SHARE_SUMS.map(
     (n) => `CREATE INDEX ${topSharesIndex(n)} ON search_revisions (${topSharesColumn(n)} DESC, rev ASC)
