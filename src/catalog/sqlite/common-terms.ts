@@ -23,6 +23,14 @@ export const COMMON_TERMS = 16;
  */
 const LEAST_SHARE_MILLI = Math.round(1000 * Math.min(...Object.values(FIELD_WEIGHTS)) * 0.5);
 
+/**
+ * How many revisions a catalog holds when the write that finds no common terms chooses them (a
+ * catalog migrated empty, as every new one is): enough for the terms with most rows to be those of
+ * the catalog it grows into, few enough for the choice (one pass over those terms' rows and an
+ * index) to cost one write a fraction of a second (docs/CATALOG.md "Search").
+ */
+export const COMMON_TERMS_CHOSEN_AT = 10_000;
+
 type Statement = (sql: string) => StatementSync;
 
 /** The common terms and their bits, as chosen (search_common_terms). */
@@ -90,6 +98,18 @@ export function chooseCommonTerms(db: DatabaseSync): void {
   db.exec(
     `CREATE INDEX search_revisions_by_common ON search_revisions (common_mask, common_milli DESC, rev, listing_id, from_seq, to_seq, sketch_a, sketch_b)`,
   );
+}
+
+/**
+ * Chooses the common terms in the settle write that finds none in a catalog of at least `chosenAt`
+ * revisions (before the write's own revision, which then gets its mask as any later one does).
+ * Once chosen they stay: a term common at 10,000 listings stays common as the catalog grows, and a
+ * query of terms that are not all chosen takes the other paths, with the same pages.
+ */
+export function chooseCommonTermsWhenGrown(db: DatabaseSync, statement: Statement, chosenAt: number = COMMON_TERMS_CHOSEN_AT): void {
+  if (commonBits(statement).size > 0) return;
+  const { revisions } = statement('SELECT coalesce(max(rev), 0) AS revisions FROM search_revisions').get() as { revisions: number };
+  if (Number(revisions) >= chosenAt) chooseCommonTerms(db);
 }
 
 /** What allTermsTopK hands the scan (as revision-scan.ts RevisionScan): its query, filter and exact ranking. */

@@ -3,17 +3,25 @@
  * its largest rounded shares, written with the revision (store.ts) and read in bound order by
  * revision-scan.ts (docs/CATALOG.md "Search").
  */
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
+import { cachedStatement } from '../../db/sqlite.ts';
 import { LONG_QUERY_SHARE_SUMS, REVISION_SHARE_SUMS, TOP_SHARES, topShareSums, topSharesColumn, topSharesIndex } from '../terms.ts';
-import { commonTermsOf } from './common-terms.ts';
+import { chooseCommonTermsWhenGrown, commonTermsOf } from './common-terms.ts';
 
-/** Writes a new search revision with its share sums, signature, sketches and common-term mask (store.ts); returns its `rev`. */
+/**
+ * Writes a new search revision with its share sums, signature, sketches and common-term mask
+ * (store.ts), the common terms chosen first if the catalog has grown to `commonTermsChosenAt`
+ * without them (common-terms.ts); returns its `rev`.
+ */
 export function insertRevision(
-  statement: (sql: string) => StatementSync,
+  db: DatabaseSync,
   revision: { listingId: number; fromSeq: number; textHash: string },
   scores: Map<string, number>,
   signature: { sig: bigint; sketchA: bigint; sketchB: bigint },
+  commonTermsChosenAt?: number,
 ): number {
+  const statement = (sql: string) => cachedStatement(db, sql);
+  chooseCommonTermsWhenGrown(db, statement, commonTermsChosenAt);
   const sums = REVISION_SHARE_SUMS.map(topSharesColumn);
   const common = commonTermsOf(statement, scores);
   const row = statement(

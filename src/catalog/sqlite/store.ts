@@ -86,12 +86,13 @@ export function readerPageCacheMiB(fileBytes: number): number {
 export class CatalogStore implements CatalogStorePort {
   readonly db: DatabaseSync;
   private readonly identity: FileIdentity | null;
-
   readonly dbPath: string;
+  private readonly commonTermsChosenAt: number | undefined;
 
-  /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB). */
-  constructor(dbPath: string, { pageCacheMiB = 32 }: { pageCacheMiB?: number } = {}) {
+  /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); `commonTermsChosenAt`: common-terms.ts's unless set (tests lower it). */
+  constructor(dbPath: string, { pageCacheMiB = 32, commonTermsChosenAt }: { pageCacheMiB?: number; commonTermsChosenAt?: number } = {}) {
     this.dbPath = dbPath;
+    this.commonTermsChosenAt = commonTermsChosenAt;
     this.db = openSqlite(dbPath, {
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       pragmas: ['synchronous = NORMAL', `cache_size = ${-Math.round(pageCacheMiB * 1024)}`],
@@ -250,7 +251,7 @@ export class CatalogStore implements CatalogStorePort {
     }
     const scores = withQualityLevel(termScores(text), level);
     const signature = termSignature(scores);
-    const rev = insertRevision((sql) => this.statement(sql), { listingId, fromSeq: seq, textHash: hash }, scores, signature);
+    const rev = insertRevision(this.db, { listingId, fromSeq: seq, textHash: hash }, scores, signature, this.commonTermsChosenAt);
     insertSignedTermRows(this.db, { rev, listingId, fromSeq: seq, toSeq: null }, scores, signature);
   }
 
