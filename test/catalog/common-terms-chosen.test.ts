@@ -11,7 +11,7 @@ import { COMMON_TERMS } from '../../src/catalog/sqlite/common-terms.ts';
 import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
-import { PAY_TO_A, seededRandom, tempDir } from './fixtures.ts';
+import { PAY_TO_A, revisionsWithWrongCommonMask, seededRandom, tempDir } from './fixtures.ts';
 
 const CHOSEN_AT = 300;
 const rand = seededRandom(0x5eed16);
@@ -67,15 +67,7 @@ describe('common terms chosen by the write that finds the catalog grown', () => 
       // the ones written before the choice included.
       for (let i = CHOSEN_AT + 1; i < CHOSEN_AT + 40; i++) write(i);
       expect(chosen()).toEqual(byRows);
-      const wrong = store.db
-        .prepare(
-          `SELECT r.rev FROM search_revisions r WHERE r.common_mask IS NOT
-             (SELECT coalesce(sum(1 << c.bit), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)
-           OR r.common_milli IS NOT
-             (SELECT coalesce(sum(t.milli), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)`,
-        )
-        .all();
-      expect(wrong).toEqual([]);
+      expect(revisionsWithWrongCommonMask(store.db)).toEqual([]);
       expect(store.db.prepare('SELECT count(*) AS n FROM search_revisions WHERE common_mask <> 0').get()).toEqual({
         n: CHOSEN_AT + 40,
       });

@@ -8,8 +8,8 @@
  * file); refreshes and new listings written after it carry their masks from the settle write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAY_TO_B, seededRandom, settlement, tempCatalog } from './fixtures.ts';
-import { referenceSearch, type ReferenceListing } from './reference-ranking.ts';
+import { PAY_TO_B, revisionsWithWrongCommonMask, seededRandom, settlement, tempCatalog } from './fixtures.ts';
+import { listedCorpus, referenceSearch, type ReferenceListing } from './reference-ranking.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
@@ -68,23 +68,12 @@ async function write(id: number) {
 }
 
 /** The corpus as the catalog keeps it now (the oracle's input). */
-async function corpus(): Promise<ReferenceListing[]> {
-  const out: ReferenceListing[] = [];
-  for (let offset = 0; ; offset += 100) {
-    const page = await t.catalog.list({}, { limit: 100, offset });
-    for (const item of page.items)
-      out.push({
-        calls: item.quality.l30DaysTotalCalls,
-        payers: item.quality.l30DaysUniquePayers,
-        id: idOf(item),
-        serviceName: item.serviceName ?? '',
-        tags: (item.tags ?? []).join(' '),
-        description: item.description ?? '',
-        params: paramsOf.get(idOf(item))!,
-      });
-    if (page.items.length < 100) return out;
-  }
-}
+const corpus = () =>
+  listedCorpus(
+    (offset) => t.catalog.list({}, { limit: 100, offset }),
+    idOf,
+    (id) => paramsOf.get(id)!,
+  );
 
 function idOf(resource: unknown): number {
   return Number(/^https:\/\/d(\d+)\.example\.com/.exec(String((resource as { resource: string }).resource))![1]);
@@ -188,15 +177,7 @@ describe('8 common words from the common-term masks against the reference rankin
       expect(walk.seen, walk.query).toEqual(referenceSearch(before, walk.query));
     }
     // Every revision's mask and sum are those of its term rows (the settle write keeps them).
-    const wrong = own.db
-      .prepare(
-        `SELECT r.rev FROM search_revisions r WHERE r.common_mask IS NOT
-           (SELECT coalesce(sum(1 << c.bit), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)
-         OR r.common_milli IS NOT
-           (SELECT coalesce(sum(t.milli), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)`,
-      )
-      .all();
-    expect(wrong).toEqual([]);
+    expect(revisionsWithWrongCommonMask(own.db)).toEqual([]);
     await check(await corpus());
     // The 8 common words were decided from the masks (every first page: 2 corpora × 3 filters × 3 limits), the others were not.
     for (const query of QUERIES) expect(scans.get(query) ?? 0, query).toBeGreaterThanOrEqual(18);

@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog, zipfWords } from './fixtures.ts';
-import { referenceSearch, type ReferenceListing } from './reference-ranking.ts';
+import { listedCorpus, referenceSearch, type ReferenceListing } from './reference-ranking.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
 import { freshCatalogDatabase } from './fresh.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
@@ -82,22 +82,7 @@ beforeAll(async () => {
     });
     expect(outcome).toEqual({ status: 'success' });
   }
-  // The oracle reads the text as the catalog kept it (sanitized tags, latest text wins on refresh).
-  for (let offset = 0; ; offset += 100) {
-    const page = await t.catalog.list({}, { limit: 100, offset });
-    for (const item of page.items) {
-      corpus.push({
-        calls: item.quality.l30DaysTotalCalls,
-        payers: item.quality.l30DaysUniquePayers,
-        id: idOf(item),
-        serviceName: item.serviceName ?? '',
-        tags: (item.tags ?? []).join(' '),
-        description: item.description ?? '',
-        params: '',
-      });
-    }
-    if (page.items.length < 100) break;
-  }
+  corpus.push(...(await listedCorpus((offset) => t.catalog.list({}, { limit: 100, offset }), idOf)));
   expect(corpus).toHaveLength(size);
   store = await storeOf(t);
 }, 120_000);

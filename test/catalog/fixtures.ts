@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
 import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import type { CatalogLogger, SettledPayment } from '../../src/catalog/types.ts';
 
@@ -212,4 +213,20 @@ export function zipfWords(vocab: readonly string[], rand: () => number): { word:
   const cdf = weights.map((x) => (acc += x / total));
   const word = () => vocab[cdf.findIndex((c) => c >= rand())] ?? vocab[0]!;
   return { word, words: (n) => Array.from({ length: n }, word).join(rand() < 0.2 ? ', ' : ' ') };
+}
+
+/**
+ * The search revisions whose common-term mask or share sum (SQLite catalog migration 16,
+ * src/catalog/sqlite/common-terms.ts) differs from what their term rows give: none, while the
+ * settle write and the choice of the common terms keep them.
+ */
+export function revisionsWithWrongCommonMask(db: DatabaseSync): unknown[] {
+  return db
+    .prepare(
+      `SELECT r.rev FROM search_revisions r WHERE r.common_mask IS NOT
+         (SELECT coalesce(sum(1 << c.bit), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)
+       OR r.common_milli IS NOT
+         (SELECT coalesce(sum(t.milli), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)`,
+    )
+    .all();
 }

@@ -67,6 +67,41 @@ export interface ReferenceListing {
   payers?: number;
 }
 
+/** A list page's item as the reference ranking reads it (openapi.yaml DiscoveryListResponse). */
+interface ListedItem {
+  quality: { l30DaysTotalCalls: number; l30DaysUniquePayers: number };
+  serviceName?: string | undefined;
+  tags?: string[] | undefined;
+  description?: string | undefined;
+}
+
+/**
+ * The listings as the catalog keeps them now, read page by page (100 at a time): the oracle reads
+ * the text as the catalog kept it (sanitized tags, the latest text after a refresh) with each
+ * listing's quality window. `params` gives a listing's parameter text, which a list item does not carry.
+ */
+export async function listedCorpus(
+  list: (offset: number) => Promise<{ items: ListedItem[] }>,
+  idOf: (item: ListedItem) => number,
+  params: (id: number) => string = () => '',
+): Promise<ReferenceListing[]> {
+  const out: ReferenceListing[] = [];
+  for (let offset = 0; ; offset += 100) {
+    const { items } = await list(offset);
+    for (const item of items)
+      out.push({
+        calls: item.quality.l30DaysTotalCalls,
+        payers: item.quality.l30DaysUniquePayers,
+        id: idOf(item),
+        serviceName: item.serviceName ?? '',
+        tags: (item.tags ?? []).join(' '),
+        description: item.description ?? '',
+        params: params(idOf(item)),
+      });
+    if (items.length < 100) return out;
+  }
+}
+
 /** The ids of the matches, best first. */
 export function referenceSearch(listings: ReferenceListing[], query: string): number[] {
   const terms = new Set(referenceQueryTerms(query));
