@@ -1,6 +1,6 @@
 /**
  * The catalog's common terms chosen by the settle write (src/catalog/sqlite/common-terms.ts
- * chooseCommonTermsWhenGrown; docs/CATALOG.md "Search"): a catalog migrated empty, as every new
+ * commonTermsOf; docs/CATALOG.md "Search"): a catalog migrated empty, as every new
  * one is, has none, so its 8-term queries cannot read the common-term masks until the write that
  * finds the catalog grown to the threshold chooses them. A real SQLite file, the store's own
  * writes, the threshold lowered to 300 revisions.

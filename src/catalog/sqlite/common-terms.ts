@@ -39,11 +39,30 @@ function commonBits(statement: Statement): Map<string, number> {
   return new Map(rows.map(({ term, bit }) => [term, Number(bit)]));
 }
 
-/** A new revision's common-term mask and the sum of those terms' rounded shares (insertRevision). */
-export function commonTermsOf(statement: Statement, scores: Map<string, number>): { mask: number; milli: number } {
+/**
+ * A new revision's common-term mask and the sum of those terms' rounded shares (insertRevision).
+ * The write that finds no common terms in a catalog of at least `chosenAt` revisions chooses them
+ * first, so its own revision gets its mask as every later one does. Once chosen they stay: a term
+ * common at 10,000 listings stays common as the catalog grows, and a query of terms that are not
+ * all chosen takes the other paths, with the same pages.
+ */
+export function commonTermsOf(
+  db: DatabaseSync,
+  statement: Statement,
+  scores: Map<string, number>,
+  chosenAt: number = COMMON_TERMS_CHOSEN_AT,
+): { mask: number; milli: number } {
+  let bits = commonBits(statement);
+  if (bits.size === 0) {
+    const { revisions } = statement('SELECT coalesce(max(rev), 0) AS revisions FROM search_revisions').get() as { revisions: number };
+    if (Number(revisions) >= chosenAt) {
+      chooseCommonTerms(db);
+      bits = commonBits(statement);
+    }
+  }
   let mask = 0;
   let milli = 0;
-  for (const [term, bit] of commonBits(statement)) {
+  for (const [term, bit] of bits) {
     const score = scores.get(term);
     if (score === undefined) continue;
     mask |= 1 << bit;
@@ -98,18 +117,6 @@ export function chooseCommonTerms(db: DatabaseSync): void {
   db.exec(
     `CREATE INDEX search_revisions_by_common ON search_revisions (common_mask, common_milli DESC, rev, listing_id, from_seq, to_seq, sketch_a, sketch_b)`,
   );
-}
-
-/**
- * Chooses the common terms in the settle write that finds none in a catalog of at least `chosenAt`
- * revisions (before the write's own revision, which then gets its mask as any later one does).
- * Once chosen they stay: a term common at 10,000 listings stays common as the catalog grows, and a
- * query of terms that are not all chosen takes the other paths, with the same pages.
- */
-export function chooseCommonTermsWhenGrown(db: DatabaseSync, statement: Statement, chosenAt: number = COMMON_TERMS_CHOSEN_AT): void {
-  if (commonBits(statement).size > 0) return;
-  const { revisions } = statement('SELECT coalesce(max(rev), 0) AS revisions FROM search_revisions').get() as { revisions: number };
-  if (Number(revisions) >= chosenAt) chooseCommonTerms(db);
 }
 
 /** What allTermsTopK hands the scan (as revision-scan.ts RevisionScan): its query, filter and exact ranking. */

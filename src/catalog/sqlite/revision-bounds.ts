@@ -6,7 +6,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { LONG_QUERY_SHARE_SUMS, REVISION_SHARE_SUMS, TOP_SHARES, topShareSums, topSharesColumn, topSharesIndex } from '../terms.ts';
-import { chooseCommonTermsWhenGrown, commonTermsOf } from './common-terms.ts';
+import { commonTermsOf } from './common-terms.ts';
 
 /**
  * Writes a new search revision with its share sums, signature, sketches and common-term mask
@@ -21,9 +21,8 @@ export function insertRevision(
   commonTermsChosenAt?: number,
 ): number {
   const statement = (sql: string) => cachedStatement(db, sql);
-  chooseCommonTermsWhenGrown(db, statement, commonTermsChosenAt);
   const sums = REVISION_SHARE_SUMS.map(topSharesColumn);
-  const common = commonTermsOf(statement, scores);
+  const common = commonTermsOf(db, statement, scores, commonTermsChosenAt);
   const row = statement(
     `INSERT INTO search_revisions (listing_id, from_seq, text_hash, ${sums.join(', ')}, sig, sketch_a, sketch_b, common_mask, common_milli)
      VALUES (?, ?, ?, ${sums.map(() => '?').join(', ')}, ?, ?, ?, ?, ?) RETURNING rev`,

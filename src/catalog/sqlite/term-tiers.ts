@@ -159,8 +159,7 @@ function allTermsTopK(
       floor,
     });
     if (page !== undefined) return page;
-  }
-  if (terms.length <= REVISION_SCAN_TERMS) {
+  } else {
     const page = revisionScan({
       store,
       terms: [driver, ...others],
