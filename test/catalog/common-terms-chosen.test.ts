@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
-import { COMMON_TERMS } from '../../src/catalog/sqlite/common-terms.ts';
+import { COMMON_TERMS } from '../../src/catalog/common-terms.ts';
 import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';

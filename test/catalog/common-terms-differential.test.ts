@@ -13,7 +13,8 @@ import { listedCorpus, referenceSearch, type ReferenceListing } from './referenc
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
-import { chooseCommonTerms, COMMON_TERMS } from '../../src/catalog/sqlite/common-terms.ts';
+import { COMMON_TERMS } from '../../src/catalog/common-terms.ts';
+import { chooseCommonTerms } from '../../src/catalog/sqlite/common-terms.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 
 const rand = seededRandom(0x2545f491);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { BLOCK_SIZE } from '../../src/catalog/listing.ts';
 import { termSignature, topShares } from '../../src/catalog/terms.ts';
-import { COMMON_TERMS } from '../../src/catalog/sqlite/common-terms.ts';
+import { COMMON_TERMS } from '../../src/catalog/common-terms.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';

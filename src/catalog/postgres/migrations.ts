@@ -37,6 +37,7 @@ import {
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 import { LONG_QUERY_BOUNDS_MIGRATION, REVISION_BOUNDS_MIGRATION } from './revision-bounds.ts';
 import { PRICE_COUNTS_FUNCTIONS_MIGRATION, PRICE_COUNTS_PLANNED_MIGRATION } from './price-counts.ts';
+import { COMMON_TERMS_MIGRATION } from './common-terms.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -510,4 +511,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 20: the price counts' matches hidden by age and by failures planned with their values each
   // time they are counted: a kept plan read every match for some cuts (postgres/price-counts.ts).
   PRICE_COUNTS_PLANNED_MIGRATION,
+  // 21: the catalog's 16 most common terms and each search revision's mask of them, so 8 or more
+  // common words read their all-terms tier by mask (postgres/common-terms.ts).
+  COMMON_TERMS_MIGRATION,
 ];

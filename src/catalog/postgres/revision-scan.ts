@@ -103,17 +103,8 @@ export async function revisionScanTier(
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   /** Ranks candidates exactly; keeps those holding every term after the cursor, best first. */
   const rank = async (rows: Array<[number, number, number]>) => {
-    const result = await db.query<[string, string, string]>({
-      text: `SELECT r.listing_id, x.n, x.rank FROM unnest($1::bigint[], $2::bigint[]) AS r(rev, listing_id),
-         LATERAL (SELECT count(*) AS n, count(*) * 1000000 + ${roundedMilliSql('o.units')} AS rank
-                  FROM search_terms o WHERE o.term = ANY($3::text[]) AND o.rev = r.rev) x`,
-      values: [rows.map(([rev]) => rev), rows.map(([, listingId]) => listingId), terms],
-      rowMode: 'array',
-    });
-    for (const [listingId, held, r] of result.rows) {
-      const row = { listing_id: Number(listingId), rank: Number(r) };
-      if (Number(held) === n && pastCursor(row)) ranked.push(row);
-    }
+    for (const { listing_id, held, rank: r } of await exactRanks(db, terms, rows))
+      if (held === n && pastCursor({ listing_id, rank: r })) ranked.push({ listing_id, rank: r });
     ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
   };
   /** The want-th exact rank's share part, once the tier holds want rows after the cursor. */
@@ -144,4 +135,24 @@ export async function revisionScanTier(
     if (done || (reach !== undefined && reach > unread)) return ranked.length >= want ? ranked.slice(0, want) : null;
     if (read > Math.max(driverRows / 4, REVISION_SCAN_MIN_ROWS)) return undefined;
   }
+}
+
+/**
+ * Each candidate revision's listing, how many of `terms` it holds and its exact rank, by the
+ * aggregates' expression (one statement, a key range of the term rows per revision): the revision
+ * scan's and the common-term masks' (common-terms.ts) ranking.
+ */
+export async function exactRanks(
+  db: Db,
+  terms: string[],
+  rows: Array<[rev: number, listingId: number, ...bound: number[]]>,
+): Promise<Array<RankedRow & { held: number }>> {
+  const result = await db.query<[string, string, string]>({
+    text: `SELECT r.listing_id, x.n, x.rank FROM unnest($1::bigint[], $2::bigint[]) AS r(rev, listing_id),
+       LATERAL (SELECT count(*) AS n, count(*) * 1000000 + ${roundedMilliSql('o.units')} AS rank
+                FROM search_terms o WHERE o.term = ANY($3::text[]) AND o.rev = r.rev) x`,
+    values: [rows.map(([rev]) => rev), rows.map(([, listingId]) => listingId), terms],
+    rowMode: 'array',
+  });
+  return result.rows.map(([listingId, held, rank]) => ({ listing_id: Number(listingId), held: Number(held), rank: Number(rank) }));
 }

@@ -6,6 +6,7 @@
 import { PRUNE_BATCH, searchTextHash } from '../listing.ts';
 import { revisionKey, withQualityLevel } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
+import { COMMON_TERMS_CHOSEN_AT, commonMaskOf } from '../common-terms.ts';
 import { REVISION_SHARE_SUMS, termScores, termSignature, topShareSums, topSharesColumn, type SearchText } from '../terms.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import type { Db } from './queries.ts';
@@ -39,6 +40,7 @@ export async function reviseSearchText(
   level: number,
   seq: number,
   nowIso: string,
+  commonTermsChosenAt: number = COMMON_TERMS_CHOSEN_AT,
 ): Promise<void> {
   const hash = revisionKey(searchTextHash(text), level);
   const current = (
@@ -56,10 +58,18 @@ export async function reviseSearchText(
   // The revision's bounds for the revision scan (migrations 17 and 19, revision-scan.ts).
   const signature = termSignature(scored);
   const sums = REVISION_SHARE_SUMS.map(topSharesColumn);
+  // Its common-term mask (migration 21, common-terms.ts): the chosen terms, chosen by this write
+  // when the catalog has grown to the threshold without them. This write holds the catalog
+  // sequence's row lock (store.ts), so no other write chooses at the same time, and the choice of
+  // any write before it has committed and is read here.
+  const chosen = await db.query<{ term: string; term_bit: number }>('SELECT term, term_bit FROM catalog_common_terms($1)', [
+    commonTermsChosenAt,
+  ]);
+  const common = commonMaskOf(new Map(chosen.rows.map(({ term, term_bit }) => [term, Number(term_bit)])), scored);
   const rev = (
     await db.query<{ rev: string }>(
-      `INSERT INTO search_revisions (listing_id, from_seq, text_hash, sig, sketch_a, sketch_b, ${sums.join(', ')})
-       VALUES ($1, $2, $3, $4, $5, $6, ${sums.map((_, i) => `$${7 + i}`).join(', ')}) RETURNING rev`,
+      `INSERT INTO search_revisions (listing_id, from_seq, text_hash, sig, sketch_a, sketch_b, common_mask, common_milli, ${sums.join(', ')})
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${sums.map((_, i) => `$${9 + i}`).join(', ')}) RETURNING rev`,
       [
         listingId,
         seq,
@@ -67,6 +77,8 @@ export async function reviseSearchText(
         String(signature.sig),
         String(signature.sketchA),
         String(signature.sketchB),
+        common.mask,
+        common.milli,
         ...topShareSums(scored, REVISION_SHARE_SUMS),
       ],
     )

@@ -53,6 +53,8 @@ export const LOCK_TIMEOUT_MS = 1_000;
 /** Connections per store (a catalog worker runs one request at a time), pipelined: a list page's BEGIN goes with its first statement. */
 const POOL_SIZE = 2;
 
+type StoreOptions = { poolSize?: number; tierFirstMinRows?: number; commonTermsChosenAt?: number };
+
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
 class Outcome extends Error {
   readonly value: WriteOutcome;
@@ -66,6 +68,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
   /** Up to how few rows a term may have for several-term search to read the all-terms tier first (search.ts; a test lowers it). */
   private readonly tierFirstMinRows: number | undefined;
+  /** How many revisions a catalog holds when its write chooses the common terms (common-terms.ts; a test lowers it). */
+  private readonly commonTermsChosenAt: number | undefined;
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -78,9 +82,10 @@ export class PostgresCatalogStore implements CatalogStorePort {
   });
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
-  constructor(url: string, options: { poolSize?: number; tierFirstMinRows?: number } = {}) {
+  constructor(url: string, options: StoreOptions = {}) {
     this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
     this.tierFirstMinRows = options.tierFirstMinRows;
+    this.commonTermsChosenAt = options.commonTermsChosenAt;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
@@ -89,7 +94,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   }
 
   /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */
-  static async open(url: string, options: { poolSize?: number; tierFirstMinRows?: number } = {}): Promise<PostgresCatalogStore> {
+  static async open(url: string, options: StoreOptions = {}): Promise<PostgresCatalogStore> {
     const store = new PostgresCatalogStore(url, options);
     try {
       await store.ready;
@@ -201,7 +206,15 @@ export class PostgresCatalogStore implements CatalogStorePort {
         await recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms);
         await recordCall(db, listingId, utcDay(now), payment);
         const { calls, payers } = await windowSums(db, listingId, now);
-        await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
+        await reviseSearchText(
+          db,
+          listingId,
+          searchTextOf(body, draft),
+          qualityLevel(calls, payers),
+          seq,
+          nowIso,
+          this.commonTermsChosenAt,
+        );
         await pruneRevisions(db, now);
         return { status: 'written', created: !existing, listingId } as const;
       });

@@ -6,30 +6,8 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { RankedRow } from '../search.ts';
-import { FIELD_WEIGHTS, sketchShareBoundSql, termSlots } from '../terms.ts';
-
-/**
- * How many terms get a bit: the catalog's most common terms when they were chosen. A query of n of
- * them reads 2^(COMMON_TERMS − n) masks (256 for 8 terms), so the scan serves only queries of more
- * than REVISION_SCAN_TERMS (revision-scan.ts) terms, all of them common. With 16, the 8 most common
- * words of the 100k corpus rank 69 candidates of the 340 revisions holding all 8, with 12 they rank
- * 44 and serve fewer queries (docs/BENCHMARKS.md "Search by number of terms").
- */
-export const COMMON_TERMS = 16;
-
-/**
- * The least rounded share a held term can have: one occurrence in the lightest field, weight × 1/2.
- * A revision holding a common term beyond the query's has that much less for the query's terms.
- */
-const LEAST_SHARE_MILLI = Math.round(1000 * Math.min(...Object.values(FIELD_WEIGHTS)) * 0.5);
-
-/**
- * How many revisions a catalog holds when the write that finds no common terms chooses them (a
- * catalog migrated empty, as every new one is): enough for the terms with most rows to be those of
- * the catalog it grows into, few enough for the choice (one pass over those terms' rows and an
- * index) to cost one write a fraction of a second (docs/CATALOG.md "Search").
- */
-export const COMMON_TERMS_CHOSEN_AT = 10_000;
+import { COMMON_TERMS, COMMON_TERMS_CHOSEN_AT, commonMaskOf, commonTermsQuery } from '../common-terms.ts';
+import { sketchShareBoundSql, termSlots } from '../terms.ts';
 
 type Statement = (sql: string) => StatementSync;
 
@@ -60,15 +38,7 @@ export function commonTermsOf(
       bits = commonBits(statement);
     }
   }
-  let mask = 0;
-  let milli = 0;
-  for (const [term, bit] of bits) {
-    const score = scores.get(term);
-    if (score === undefined) continue;
-    mask |= 1 << bit;
-    milli += Math.round(score * 1000);
-  }
-  return { mask, milli };
+  return commonMaskOf(bits, scores);
 }
 
 /**
@@ -148,14 +118,9 @@ export function commonTermsTopK(scan: CommonTermsScan): RankedRow[] | null | und
   const { store, terms, largest, asOf, filter, want, ranked, rankHolding, floor } = scan;
   const n = terms.length;
   const bits = commonBits((sql) => store.statement(sql));
-  if (!terms.every((term) => bits.has(term))) return undefined;
-  const query = terms.reduce((m, term) => m | (1 << bits.get(term)!), 0);
-  const rest = [...bits.values()].filter((bit) => !(query & (1 << bit)));
-  if (rest.length > COMMON_TERMS - 8) return undefined;
-  // Every mask holding the query's bits: the query's bits with each subset of the other bits.
-  const masks: number[] = [];
-  for (let subset = 0; subset < 1 << rest.length; subset++)
-    masks.push(rest.reduce((m, bit, i) => (subset & (1 << i) ? m | (1 << bit) : m), query));
+  const query = commonTermsQuery(bits, terms);
+  if (!query) return undefined;
+  const { masks, bound } = query;
   const sketchBound = largest.map((l, i) => sketchShareBoundSql(termSlots(terms[i]!), l, 'min')).join(' + ');
   const statement = store.statement(
     `SELECT t.rev, t.listing_id, ${sketchBound} AS sketch, t.common_mask, t.common_milli
@@ -165,12 +130,11 @@ export function commonTermsTopK(scan: CommonTermsScan): RankedRow[] | null | und
   );
   statement.setReturnArrays(true);
   const rows = statement.all(...masks, asOf, asOf, ...filter.params) as unknown as Array<[number, number, number, number, number]>;
-  const extra = (mask: number) => rest.reduce((k, bit) => k + ((mask >> bit) & 1), 0);
   const candidates = rows
     .map(([rev, listingId, sketch, mask, milli]): [number, number, number] => [
       Number(rev),
       Number(listingId),
-      Math.min(Number(sketch), Number(milli) - LEAST_SHARE_MILLI * extra(Number(mask))) + n,
+      bound(Number(sketch), Number(mask), Number(milli)) + n,
     ])
     .sort((x, y) => y[2] - x[2] || x[1] - y[1]);
   for (let next = 0; next < candidates.length; next += 32) {
