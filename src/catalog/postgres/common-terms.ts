@@ -17,11 +17,14 @@ import { COMMON_TERMS, COMMON_TERMS_CHOSEN_AT } from '../common-terms.ts';
  * chooses them on a catalog of COMMON_TERMS_CHOSEN_AT revisions or more. Then the defaults become a
  * mask the scan reads for every query (-1) and a sum above any, so a revision written by an svc
  * that predates this migration (a rolling upgrade) is a candidate of every mask scan, ranked exactly.
+ * It runs again over itself unchanged (a database set back to an earlier version, as a test of an
+ * earlier migration does, keeps what this one made).
  */
 export const COMMON_TERMS_MIGRATION = `
-  CREATE TABLE search_common_terms (term TEXT COLLATE "C" PRIMARY KEY, term_bit INTEGER NOT NULL);
-  ALTER TABLE search_revisions ADD COLUMN common_mask INTEGER NOT NULL DEFAULT 0, ADD COLUMN common_milli BIGINT NOT NULL DEFAULT 0;
-  CREATE FUNCTION catalog_choose_common_terms() RETURNS void LANGUAGE plpgsql AS $$
+  CREATE TABLE IF NOT EXISTS search_common_terms (term TEXT COLLATE "C" PRIMARY KEY, term_bit INTEGER NOT NULL);
+  ALTER TABLE search_revisions ADD COLUMN IF NOT EXISTS common_mask INTEGER NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS common_milli BIGINT NOT NULL DEFAULT 0;
+  CREATE OR REPLACE FUNCTION catalog_choose_common_terms() RETURNS void LANGUAGE plpgsql AS $$
   BEGIN
     DELETE FROM search_common_terms;
     UPDATE search_revisions SET common_mask = 0, common_milli = 0 WHERE common_mask <> 0 OR common_milli <> 0;
@@ -35,7 +38,7 @@ export const COMMON_TERMS_MIGRATION = `
       ) s
       WHERE r.rev = s.rev;
   END $$;
-  CREATE FUNCTION catalog_common_terms(p_at bigint) RETURNS TABLE (term text, term_bit integer) LANGUAGE plpgsql AS $$
+  CREATE OR REPLACE FUNCTION catalog_common_terms(p_at bigint) RETURNS TABLE (term text, term_bit integer) LANGUAGE plpgsql AS $$
   BEGIN
     IF NOT EXISTS (SELECT 1 FROM search_common_terms)
        AND (SELECT coalesce(max(r.rev), 0) FROM search_revisions r) >= p_at THEN
@@ -45,6 +48,6 @@ export const COMMON_TERMS_MIGRATION = `
   END $$;
   SELECT count(*) FROM catalog_common_terms(${COMMON_TERMS_CHOSEN_AT});
   ALTER TABLE search_revisions ALTER COLUMN common_mask SET DEFAULT -1, ALTER COLUMN common_milli SET DEFAULT 1000000000000;
-  CREATE INDEX search_revisions_by_common ON search_revisions (common_mask, common_milli DESC, rev ASC)
+  CREATE INDEX IF NOT EXISTS search_revisions_by_common ON search_revisions (common_mask, common_milli DESC, rev ASC)
     INCLUDE (listing_id, from_seq, to_seq, sketch_a, sketch_b);
   ANALYZE search_revisions;`;
