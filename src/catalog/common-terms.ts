@@ -59,13 +59,14 @@ export interface CommonTermsQuery {
 
 /**
  * The masks of a query whose every term is chosen (`bits`, the chosen terms' bits), or undefined
- * when a term is not chosen or too few are for the masks to be few (at most 2^(COMMON_TERMS − 8)).
+ * when a term is not chosen or fewer than `fewest` are, so the masks are few: at most
+ * 2^(COMMON_TERMS − fewest), 256 for SQLite's 8 (postgres/common-terms-scan.ts reads 7's 512).
  */
-export function commonTermsQuery(bits: ReadonlyMap<string, number>, terms: string[]): CommonTermsQuery | undefined {
+export function commonTermsQuery(bits: ReadonlyMap<string, number>, terms: string[], fewest = 8): CommonTermsQuery | undefined {
   if (!terms.every((term) => bits.has(term))) return undefined;
   const query = terms.reduce((m, term) => m | (1 << bits.get(term)!), 0);
   const rest = [...bits.values()].filter((bit) => !(query & (1 << bit)));
-  if (rest.length > COMMON_TERMS - 8) return undefined;
+  if (rest.length > COMMON_TERMS - fewest) return undefined;
   const masks: number[] = [];
   for (let subset = 0; subset < 1 << rest.length; subset++)
     masks.push(rest.reduce((m, bit, i) => (subset & (1 << i) ? m | (1 << bit) : m), query));

@@ -1,9 +1,9 @@
 /**
- * The all-terms tier of more than REVISION_SCAN_TERMS common words on PostgreSQL, read from the
+ * The all-terms tier of MASK_SCAN_TERMS or more common words on PostgreSQL, read from the
  * revisions whose common-term mask holds them all (catalog migration 21, common-terms.ts;
  * docs/CATALOG.md "Search" and "Postgres"), as sqlite/common-terms.ts commonTermsTopK: a few
  * hundred index entries instead of the rarest term's rows (a third of the listings for the 8 most
- * common words).
+ * common words) or, for 7, the revisions by their 7-share sum.
  */
 import { commonTermsQuery } from '../common-terms.ts';
 import type { CursorState, RankedRow } from '../search.ts';
@@ -15,14 +15,23 @@ import { exactRanks } from './revision-scan.ts';
 /** A mask no chosen terms give: a revision written before migration 21 (its default), read by every mask scan. */
 const UNKNOWN_MASK = -1;
 
+/**
+ * The fewest terms whose tier the masks read on Postgres: one fewer than SQLite's 8 (a query of n
+ * terms reads 2^(16 − n) masks). At 100k the 7 most common words' 512 masks hold 1,089 revisions,
+ * read in one statement of about 7 ms, where the revision scan by the 7-share sum reads 10,416 (the
+ * tier in 15 against 40 ms p50 in process); the 6 most common words' 1,024 hold 3,340 (20 ms for
+ * the statement), no faster than their scan (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+ */
+export const MASK_SCAN_TERMS = 7;
+
 /** Candidates ranked exactly per statement, in bound order (as the revision scan's). */
 const RANK_BATCH = 32;
 
 /**
  * The best `want` listings after the cursor holding every term, from the revisions whose mask
  * holds the query's bits (as sqlite/common-terms.ts commonTermsTopK): one statement reads those
- * revisions in the snapshot, through the filters, from the index by mask (the 256 masks of 8 terms
- * as `= ANY`), each with its query terms' sketch bound; each is bounded as ../common-terms.ts
+ * revisions in the snapshot, through the filters, from the index by mask (the 256 masks of 8 terms,
+ * 512 of 7, as `= ANY`), each with its query terms' sketch bound; each is bounded as ../common-terms.ts
  * says and ranked exactly 32 at a time in bound order while the bound reaches the want-th exact
  * rank. Every revision of the tier is read, so the page is sure. Returns null when the tier holds
  * fewer than `want` listings after the cursor, undefined when a term is not chosen (or too few are).
@@ -51,7 +60,7 @@ export async function commonTermsTier(
     if (bit !== null) bits.set(term, Number(bit));
     else largest.set(term, Number(m ?? 0));
   }
-  const query = commonTermsQuery(bits, terms);
+  const query = commonTermsQuery(bits, terms, MASK_SCAN_TERMS);
   if (!query) return undefined;
   const params = parameters();
   const { p } = params;

@@ -38,7 +38,7 @@ import {
   type RankedRow,
 } from '../search.ts';
 import { revisionScanTier } from './revision-scan.ts';
-import { commonTermsTier } from './common-terms-scan.ts';
+import { MASK_SCAN_TERMS, commonTermsTier } from './common-terms-scan.ts';
 import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
@@ -287,26 +287,24 @@ export async function searchPostgres(
   });
   /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
   const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
-    // Three or more common words: the all-terms tier first. Up to REVISION_SCAN_TERMS of them, from
-    // the revisions by their share bound (revision-scan.ts, with or without filters); more, from the
-    // common-term masks; otherwise,
-    // or when that scan hands over, unfiltered when few rows may hold every term (the walk of the
-    // most common words runs past its cap). A tier found too small to fill the page is not read
-    // again below.
+    // Three or more common words: the all-terms tier first. From MASK_SCAN_TERMS of them, from the
+    // revisions whose common-term mask holds them all (catalog migration 21, common-terms-scan.ts),
+    // when every one is chosen; else up to REVISION_SCAN_TERMS of them, from the revisions by their
+    // share bound (revision-scan.ts); both with or without filters. Otherwise, or when the scan
+    // hands over, unfiltered when few rows may hold every term (the walk of the most common words
+    // runs past its cap). A tier found too small to fill the page is not read again below.
     let tierRows: RankedRow[] | null | undefined;
     const minRows = context.tierFirstMinRows ?? TIER_FIRST_MIN_ROWS;
     const counted = terms.length >= 3 ? await termRowCounts(db, terms) : [];
     const common = counted.length > 0 && counted.every(({ n }) => n >= minRows);
-    if (common && terms.length <= REVISION_SCAN_TERMS) {
-      asOf ??= await currentSeq();
-      tierRows = await revisionScanTier(db, counted, filters, asOf, from, want);
-      if (tierRows) return withListings(tierRows);
-    }
-    // More common words than the revision scan serves: the revisions whose common-term mask holds
-    // them all (catalog migration 21, common-terms-scan.ts), when every one of them is chosen.
-    if (common && terms.length > REVISION_SCAN_TERMS) {
+    if (common && terms.length >= MASK_SCAN_TERMS) {
       asOf ??= await currentSeq();
       tierRows = await commonTermsTier(db, terms, filters, asOf, from, want);
+      if (tierRows) return withListings(tierRows);
+    }
+    if (common && tierRows === undefined && terms.length <= REVISION_SCAN_TERMS) {
+      asOf ??= await currentSeq();
+      tierRows = await revisionScanTier(db, counted, filters, asOf, from, want);
       if (tierRows) return withListings(tierRows);
     }
     if (walk && common && tierRows === undefined) {
