@@ -3,7 +3,7 @@
  * commonTermsOf; docs/CATALOG.md "Search"): a catalog migrated empty, as every new
  * one is, has none, so its 8-term queries cannot read the common-term masks until the write that
  * finds the catalog grown to the threshold chooses them. A real SQLite file, the store's own
- * writes, the threshold lowered to 300 revisions.
+ * writes, the threshold lowered to 300 revisions. The choice also fills the pairs' first pages (pair-tops.ts).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
@@ -11,7 +11,7 @@ import { COMMON_TERMS } from '../../src/catalog/common-terms.ts';
 import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
-import { PAY_TO_A, revisionsWithWrongCommonMask, seededRandom, tempDir } from './fixtures.ts';
+import { PAY_TO_A, pairTopsOffKey, revisionsWithWrongCommonMask, seededRandom, tempDir } from './fixtures.ts';
 
 const CHOSEN_AT = 300;
 const rand = seededRandom(0x5eed16);
@@ -68,6 +68,11 @@ describe('common terms chosen by the write that finds the catalog grown', () => 
       for (let i = CHOSEN_AT + 1; i < CHOSEN_AT + 40; i++) write(i);
       expect(chosen()).toEqual(byRows);
       expect(revisionsWithWrongCommonMask(store.db)).toEqual([]);
+      // The choice also kept each pair's first pages (pair-tops.ts), and the later writes their rows.
+      expect(store.db.prepare('SELECT count(*) AS n FROM search_pair_bounds').get()).toEqual({
+        n: (COMMON_TERMS * (COMMON_TERMS - 1)) / 2,
+      });
+      expect(pairTopsOffKey(store.db)).toEqual([]);
       expect(store.db.prepare('SELECT count(*) AS n FROM search_revisions WHERE common_mask <> 0').get()).toEqual({
         n: CHOSEN_AT + 40,
       });

@@ -230,3 +230,34 @@ export function revisionsWithWrongCommonMask(db: DatabaseSync): unknown[] {
     )
     .all();
 }
+
+/**
+ * The rows of src/catalog/sqlite/pair-tops.ts that break its rule, as [what, pair, rev]: for each
+ * pair of common terms, every revision holding both whose exact rank (as the aggregates compute
+ * it) sorts at or before the pair's key must have its row with that rank ('missing' otherwise), and
+ * no other row may be kept ('extra'). Pairs without a key count as 'unkeyed'.
+ */
+export function pairTopsOffKey(db: DatabaseSync): unknown[] {
+  return db
+    .prepare(
+      `WITH pairs AS (
+         SELECT a.bit * 16 + b.bit AS pair, a.term AS ta, b.term AS tb, a.bit AS ba, b.bit AS bb
+         FROM search_common_terms a JOIN search_common_terms b ON b.bit > a.bit
+       ), holding AS (
+         SELECT p.pair, r.rev, r.listing_id,
+           (SELECT count(*) * 1000000 + CAST(round(sum(o.score) * 1000) AS INTEGER) FROM search_terms o
+            WHERE o.rev = r.rev AND o.term IN (p.ta, p.tb)) AS rank
+         FROM pairs p JOIN search_revisions r ON (r.common_mask >> p.ba) & 1 AND (r.common_mask >> p.bb) & 1
+       ), expected AS (
+         SELECT h.pair, h.rev, h.listing_id, h.rank FROM holding h JOIN search_pair_bounds k USING (pair)
+         WHERE h.rank > k.rank OR (h.rank = k.rank AND h.listing_id <= k.listing_id)
+       )
+       SELECT 'missing', pair, rev FROM (SELECT * FROM expected EXCEPT SELECT pair, rev, listing_id, rank FROM search_pair_tops)
+       UNION ALL
+       SELECT 'extra', pair, rev FROM (SELECT pair, rev, listing_id, rank FROM search_pair_tops EXCEPT SELECT * FROM expected)
+       UNION ALL
+       SELECT 'unkeyed', pair, NULL FROM pairs WHERE pair NOT IN (SELECT pair FROM search_pair_bounds)`,
+    )
+    .all()
+    .map((row) => Object.values(row));
+}

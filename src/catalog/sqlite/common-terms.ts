@@ -8,6 +8,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { RankedRow } from '../search.ts';
 import { COMMON_TERMS, COMMON_TERMS_CHOSEN_AT, commonMaskOf, commonTermsQuery } from '../common-terms.ts';
 import { sketchShareBoundSql, termSlots } from '../terms.ts';
+import { fillPairTops } from './pair-tops.ts';
 
 type Statement = (sql: string) => StatementSync;
 
@@ -46,7 +47,7 @@ export function commonTermsOf(
  * sums, indexed by mask then sum. Also callable on a filled catalog to choose them again (tests
  * choose them after writing a corpus: a catalog migrated empty has none, and its 8-term queries
  * read the rarest term's rows as before). One pass over those terms' rows (the term index's
- * ranges), one update per revision holding any of them.
+ * ranges), one update per revision holding any of them. Then the pairs' first pages from them (pair-tops.ts).
  */
 export function chooseCommonTerms(db: DatabaseSync): void {
   db.exec(`
@@ -87,6 +88,7 @@ export function chooseCommonTerms(db: DatabaseSync): void {
   db.exec(
     `CREATE INDEX search_revisions_by_common ON search_revisions (common_mask, common_milli DESC, rev, listing_id, from_seq, to_seq, sketch_a, sketch_b)`,
   );
+  fillPairTops(db);
 }
 
 /** What allTermsTopK hands the scan (as revision-scan.ts RevisionScan): its query, filter and exact ranking. */

@@ -49,6 +49,7 @@ import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKey
 import { migrateToPriceClassIndexes } from './price-classes.ts';
 import { migrateToLongQueryBounds, migrateToRevisionBounds } from './revision-bounds.ts';
 import { chooseCommonTerms } from './common-terms.ts';
+import { migrateToPairTops } from './pair-tops.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -319,4 +320,5 @@ export const MIGRATIONS: Migration[] = [
   migrateToSchemePriceKeys,
   migrateToLongQueryBounds,
   chooseCommonTerms,
+  migrateToPairTops,
 ];

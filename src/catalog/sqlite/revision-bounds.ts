@@ -1,12 +1,14 @@
 /**
  * Each search revision's bounds on a query's share sum (catalog migrations 12 and 15): the sums of
  * its largest rounded shares, written with the revision (store.ts) and read in bound order by
- * revision-scan.ts (docs/CATALOG.md "Search").
+ * revision-scan.ts (docs/CATALOG.md "Search"), and the pruning of superseded revisions.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { LONG_QUERY_SHARE_SUMS, REVISION_SHARE_SUMS, TOP_SHARES, topShareSums, topSharesColumn, topSharesIndex } from '../terms.ts';
 import { commonTermsOf } from './common-terms.ts';
+import { PRUNE_BATCH } from '../listing.ts';
+import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 
 /**
  * Writes a new search revision with its share sums, signature, sketches and common-term mask
@@ -38,6 +40,21 @@ export function insertRevision(
     common.milli,
   ) as { rev: number };
   return Number(row.rev);
+}
+
+/**
+ * Deletes up to PRUNE_BATCH revisions superseded more than SNAPSHOT_RETENTION_MS ago, with their
+ * term rows and pair rows (pair-tops.ts): no cursor can still read them (the settle write, store.ts).
+ */
+export function pruneSupersededRevisions(db: DatabaseSync, now: Date): void {
+  const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
+  const expired = cachedStatement(
+    db,
+    'SELECT rev FROM search_revisions WHERE to_seq IS NOT NULL AND superseded_at < ? ORDER BY superseded_at LIMIT ?',
+  ).all(horizon, PRUNE_BATCH) as Array<{ rev: number }>;
+  for (const { rev } of expired)
+    for (const table of ['search_terms', 'search_pair_tops', 'search_revisions'])
+      cachedStatement(db, `DELETE FROM ${table} WHERE rev = ?`).run(rev);
 }
 
 /**

@@ -23,6 +23,7 @@ import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
 import { roundedMilliSql, termTiersTopK, type TermRowFilter } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { filterSql } from './queries.ts';
+import { pairTopK } from './pair-tops.ts';
 
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
 export interface SearchSource {
@@ -237,11 +238,15 @@ export function searchCatalog(
         const filter: TermRowFilter = { joinListings, conditions, params };
         const tier = () => termTiersTopK(store, terms, asOf, filter, after, want, store.tierDriverRows);
         const walk = () => thresholdWalk(store, terms, asOf, filter, after, want);
-        // Two terms: the walk first. Their tier is most of both lists for common words, while the
+        // Two terms: two common words from their pair's kept first pages (pair-tops.ts) when those
+        // fill the page, else the walk. Their tier is most of both lists for common words, while the
         // walk ends within a few thousand rows (docs/BENCHMARKS.md "Search by number of terms").
         // More terms: the tier first; when it cannot fill the page, the listings missing a term
         // decide it. Either way the aggregates only when the walk passed its cap and the tier did not fill.
-        const ranked = terms.length === 2 ? (walk() ?? tier()) : (tier() ?? walk());
+        const ranked =
+          terms.length === 2
+            ? (pairTopK(store.statement.bind(store), terms, asOf, filter, after, want) ?? walk() ?? tier())
+            : (tier() ?? walk());
         rows = ranked ?? [];
         aggregate = ranked === undefined || ranked === null;
       }

@@ -20,7 +20,6 @@ import {
 import type { ListingDraft } from '../ingest/settlement.ts';
 import {
   DEEP_OFFSET,
-  PRUNE_BATCH,
   filterKeys,
   needsAcceptsCondition,
   listingKeysOf,
@@ -31,7 +30,6 @@ import {
   type ListingRow,
 } from '../listing.ts';
 import { qualityLevel, revisionKey, utcDay, windowStartDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
-import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { termScores, termSignature, type SearchText } from '../terms.ts';
 import {
   CatalogUnavailableError,
@@ -45,7 +43,8 @@ import {
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
 import { MIGRATIONS, insertSignedTermRows } from './migrations.ts';
-import { insertRevision } from './revision-bounds.ts';
+import { insertRevision, pruneSupersededRevisions } from './revision-bounds.ts';
+import { addPairTops } from './pair-tops.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -87,12 +86,13 @@ export class CatalogStore implements CatalogStorePort {
   readonly db: DatabaseSync;
   private readonly identity: FileIdentity | null;
   readonly dbPath: string;
-  private readonly commonTermsChosenAt: number | undefined;
+  /** common-terms.ts's and pair-tops.ts's thresholds, theirs unless set (tests lower them). */
+  private readonly scale: { commonTermsChosenAt?: number; pairTopRows?: number };
 
-  /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); `commonTermsChosenAt`: common-terms.ts's unless set (tests lower it). */
-  constructor(dbPath: string, { pageCacheMiB = 32, commonTermsChosenAt }: { pageCacheMiB?: number; commonTermsChosenAt?: number } = {}) {
+  /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
+  constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
     this.dbPath = dbPath;
-    this.commonTermsChosenAt = commonTermsChosenAt;
+    this.scale = scale;
     this.db = openSqlite(dbPath, {
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       pragmas: ['synchronous = NORMAL', `cache_size = ${-Math.round(pageCacheMiB * 1024)}`],
@@ -231,7 +231,7 @@ export class CatalogStore implements CatalogStorePort {
       recordCall(this.db, listingId, utcDay(now), payment);
       const { calls, payers } = windowSums(this.db, listingId, now);
       this.reviseSearchText(listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
-      this.pruneRevisions(now);
+      pruneSupersededRevisions(this.db, now);
       return { status: 'written', created: !existing, listingId } as const;
     });
   }
@@ -251,19 +251,9 @@ export class CatalogStore implements CatalogStorePort {
     }
     const scores = withQualityLevel(termScores(text), level);
     const signature = termSignature(scores);
-    const rev = insertRevision(this.db, { listingId, fromSeq: seq, textHash: hash }, scores, signature, this.commonTermsChosenAt);
+    const rev = insertRevision(this.db, { listingId, fromSeq: seq, textHash: hash }, scores, signature, this.scale.commonTermsChosenAt);
     insertSignedTermRows(this.db, { rev, listingId, fromSeq: seq, toSeq: null }, scores, signature);
-  }
-
-  private pruneRevisions(now: Date): void {
-    const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
-    const expired = this.statement(
-      'SELECT rev FROM search_revisions WHERE to_seq IS NOT NULL AND superseded_at < ? ORDER BY superseded_at LIMIT ?',
-    ).all(horizon, PRUNE_BATCH) as Array<{ rev: number }>;
-    for (const { rev } of expired) {
-      this.statement('DELETE FROM search_terms WHERE rev = ?').run(rev);
-      this.statement('DELETE FROM search_revisions WHERE rev = ?').run(rev);
-    }
+    addPairTops((sql) => this.statement(sql), rev, this.scale.pairTopRows);
   }
 
   /**
