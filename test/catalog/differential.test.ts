@@ -169,12 +169,12 @@ describe('search against the reference ranking', () => {
 
   /**
    * Queries as agents write them: common words mixed with rarer content words and words no listing
-   * holds, 3 to 8 terms. The tiers read by term signatures decide them (term-tiers.ts
+   * holds, 2 to 8 terms (two: the tier first when the rarer word fits the cap, search.ts). The tiers read by term signatures decide them (term-tiers.ts
    * termTiersTopK) when the rarest terms' rows are under the store's cap; a store on the same file
    * with the cap at 0 takes the all-terms tier, the threshold walk and the aggregates instead, and
    * one with a cap of 150 rows drives from a few rare terms and hands the lower tiers to those.
    */
-  it('natural queries of 3 to 8 terms (common, rare and absent words): first pages of 1, 5 and 21, and cursor walks in pages of 4 and of 50, with every driver cap', async () => {
+  it('natural queries of 2 to 8 terms (common, rare and absent words): first pages of 1, 5 and 21, and cursor walks in pages of 4 and of 50, with every driver cap', async () => {
     // The store's own search, with the cap of the search source (sqlite/search.ts SearchSource) lowered.
     const stores = [1000, 150, 0].map((cap) => {
       const own = new CatalogStore(t.dbPath);
@@ -214,7 +214,7 @@ describe('search against the reference ranking', () => {
     ];
     const tiers = new Set<number>();
     try {
-      for (let n = 3; n <= 8; n++) {
+      for (let n = 2; n <= 8; n++) {
         for (const [s, shape] of shapes.entries()) {
           for (const v of [0, 1]) {
             const query = [...new Set(shape(n, v))].join(' ');

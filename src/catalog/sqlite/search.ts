@@ -20,7 +20,7 @@ import {
   type RankedRow,
 } from '../search.ts';
 import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
-import { roundedMilliSql, termTiersTopK, type TermRowFilter } from './term-tiers.ts';
+import { rarestTermWithin, roundedMilliSql, termTiersTopK, type TermRowFilter } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { filterSql } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
@@ -239,13 +239,15 @@ export function searchCatalog(
         const tier = () => termTiersTopK(store, terms, asOf, filter, after, want, store.tierDriverRows);
         const walk = () => thresholdWalk(store, terms, asOf, filter, after, want);
         // Two terms: two common words from their pair's kept first pages (pair-tops.ts) when those
-        // fill the page, else the walk. Their tier is most of both lists for common words, while the
-        // walk ends within a few thousand rows (docs/BENCHMARKS.md "Search by number of terms").
+        // fill the page; a term rare enough to drive the tier (rarestTermWithin), the tier; else the
+        // walk. The tier of two common words is most of both lists, while the walk ends within a
+        // few thousand rows (docs/BENCHMARKS.md "Search by number of terms").
         // More terms: the tier first; when it cannot fill the page, the listings missing a term
         // decide it. Either way the aggregates only when the walk passed its cap and the tier did not fill.
         const ranked =
           terms.length === 2
-            ? (pairTopK(store.statement.bind(store), terms, asOf, filter, after, want) ?? walk() ?? tier())
+            ? (pairTopK(store.statement.bind(store), terms, asOf, filter, after, want) ??
+              (rarestTermWithin(store, terms, store.tierDriverRows) ? (tier() ?? walk()) : (walk() ?? tier())))
             : (tier() ?? walk());
         rows = ranked ?? [];
         aggregate = ranked === undefined || ranked === null;

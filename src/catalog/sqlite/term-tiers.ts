@@ -215,6 +215,22 @@ function rowsUpTo(store: TermRows, term: string, limit: number): number {
   );
 }
 
+/** A term's rows: counted up to PROBE_ROWS, and past that in full, kept a while (termRowCount). */
+function termRows(store: TermRows, term: string): number {
+  const rows = rowsUpTo(store, term, PROBE_ROWS);
+  return rows < PROBE_ROWS ? rows : termRowCount(store, term);
+}
+
+/**
+ * Whether the rarest of `terms` has at most `cap` rows, so that it can drive the tiers. Two terms
+ * then take the tier first (search.ts): at 1M listings a content word of 1,000–3,000 rows beside
+ * the most common word gives a page from its own rows in 2–6 ms, where the threshold walk read
+ * 2,400 rows of each term (10–27 ms in process, docs/BENCHMARKS.md "Search by number of terms").
+ */
+export function rarestTermWithin(store: TermRows, terms: string[], cap = TIER_DRIVER_ROWS_CAP): boolean {
+  return terms.some((term) => termRows(store, term) <= cap);
+}
+
 /**
  * The page of a several-term query when its rarest terms are rare, tier by tier. A listing holding
  * at least k of the n query terms holds at least one of the n − k + 1 rarest (the drivers of tier
@@ -246,10 +262,7 @@ export function termTiersTopK(
   // counts kept a while (termRowCount: the common words of most queries). Any n − k + 1 terms
   // would serve as tier k's drivers; the rarest read least.
   const counted = terms
-    .map((term) => {
-      const rows = rowsUpTo(store, term, PROBE_ROWS);
-      return { term, rows: rows < PROBE_ROWS ? rows : termRowCount(store, term) };
-    })
+    .map((term) => ({ term, rows: termRows(store, term) }))
     .sort((a, b) => a.rows - b.rows || (a.term < b.term ? -1 : 1));
   let drivers = 0;
   for (let rows = 0; drivers < n && rows + counted[drivers]!.rows <= cap; drivers++) rows += counted[drivers]!.rows;
