@@ -15,7 +15,7 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CursorState, RankedRow } from '../search.ts';
-import { roundedMilliSql, type TermRowFilter } from './term-tiers.ts';
+import { roundedMilliSql, type TermRowFilter } from './queries.ts';
 
 /**
  * The current revisions a pair keeps before its key (PAIR_TOP_ROWS), and how many rows it may

@@ -67,3 +67,16 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
   }
   return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
 }
+
+/** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
+export interface TermRowFilter {
+  joinListings: string;
+  conditions: string;
+  params: Array<string | number>;
+}
+
+/**
+ * The rank's score part from a sum of term scores: every path (tier, walk, aggregate) rounds with
+ * this one expression, so a listing gets the same rank whichever path ranked it.
+ */
+export const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;

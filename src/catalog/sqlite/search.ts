@@ -20,9 +20,9 @@ import {
   type RankedRow,
 } from '../search.ts';
 import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
-import { rarestTermWithin, roundedMilliSql, termTiersTopK, type TermRowFilter } from './term-tiers.ts';
+import { rarestTermWithin, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
-import { filterSql } from './queries.ts';
+import { filterSql, roundedMilliSql, type TermRowFilter } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
 
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */

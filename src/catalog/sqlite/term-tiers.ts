@@ -11,25 +11,13 @@ import { TermCounts, type CursorState, type RankedRow } from '../search.ts';
 import { REVISION_SCAN_TERMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBoundSql, termSlots } from '../terms.ts';
 import { largestShare, revisionScan } from './revision-scan.ts';
 import { commonTermsTopK } from './common-terms.ts';
-
-/** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
-export interface TermRowFilter {
-  joinListings: string;
-  conditions: string;
-  params: Array<string | number>;
-}
+import { roundedMilliSql, type TermRowFilter } from './queries.ts';
 
 /** What the tier reads through: the SQLite store (search.ts SearchSource). */
 interface TermRows {
   readonly db: DatabaseSync;
   statement(sql: string): StatementSync;
 }
-
-/**
- * The rank's score part from a sum of term scores: every path (tier, walk, aggregate) rounds with
- * this one expression, so a listing gets the same rank whichever path ranked it.
- */
-export const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;
 
 /** How many rows a common term has (every revision, any snapshot), counted in full and kept a while (TermCounts). */
 const termCounts = new WeakMap<DatabaseSync, TermCounts>();
