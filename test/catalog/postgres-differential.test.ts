@@ -17,6 +17,7 @@ import {
   REVISION_BOUNDS_OF_TERM_ROWS,
 } from '../../src/catalog/postgres/revision-bounds.ts';
 import { revisionScanTier } from '../../src/catalog/postgres/revision-scan.ts';
+import { termTiersTier } from '../../src/catalog/postgres/term-tiers.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import type { Db } from '../../src/catalog/postgres/queries.ts';
 import { openPool } from '../../src/db/postgres.ts';
@@ -210,7 +211,9 @@ describe('PostgreSQL answers exactly as SQLite', () => {
 
   it('several of the most common words with filters (the all-terms tier, read by signature) return the same pages', async () => {
     // Filters keep the server-side walk out, so these pages come from the tier that reads the
-    // rarest term's rows and drops those whose signature lacks a query term's bit.
+    // rarest term's rows and drops those whose signature lacks a query term's bit (the driver cap
+    // at 0: on this small catalog the tiers read from the rarest terms would take 3 or more words).
+    const capped = await PostgresCatalogStore.open(postgresUrl, { tierDriverRows: 0 });
     let nonEmpty = 0;
     for (let q = 0; q < 120; q++) {
       const n = 2 + (q % 4);
@@ -223,17 +226,19 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       ] as DiscoveryFilters[]);
       const limit = pick([1, 3, 5, 10]);
       const a = sqlite.search(text, filters, { limit }, new Date(now), 2);
-      const b = await postgres.search(text, filters, { limit }, new Date(now), 2);
+      const b = await capped.search(text, filters, { limit }, new Date(now), 2);
       expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
       if (a.resources.length === limit) nonEmpty++;
     }
+    await capped.end();
     expect(nonEmpty).toBeGreaterThan(60);
   }, 180_000);
 
   it('several of the most common words without filters, the all-terms tier read before the walk, return the same pages and cursor walks', async () => {
     // A store that reads the tier first for every term (the catalog here is too small for the
-    // common-word rule): first pages, and cursor walks whose later pages leave the tier.
-    const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0 });
+    // common-word rule; the driver cap at 0 keeps the tiers read from the rarest terms out): first
+    // pages, and cursor walks whose later pages leave the tier.
+    const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0, tierDriverRows: 0 });
     const sharedBitCommon = VOCAB.slice(0, 8).filter((w) =>
       VOCAB.slice(0, 40).some((o) => o !== w && termSlots(o).bit === termSlots(w).bit),
     );
@@ -264,9 +269,10 @@ describe('PostgreSQL answers exactly as SQLite', () => {
 
   it('3 to 7 of the most common words, the all-terms tier read from the revisions by their share bounds, return the same pages and cursor walks (with filters)', async () => {
     // tierFirstMinRows 0: every term counts as common here, so 3 to 7 terms take the revision scan
-    // (postgres/revision-scan.ts) with or without filters; its cursor walks leave the tier.
+    // (postgres/revision-scan.ts) with or without filters (the driver cap at 0 keeps the tiers read
+    // from the rarest terms out); its cursor walks leave the tier.
     expect(REVISION_SCAN_TERMS).toBe(7);
-    const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0 });
+    const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0, tierDriverRows: 0 });
     try {
       let full = 0;
       for (let q = 0; q < 100; q++) {
@@ -344,8 +350,13 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       }
       expect(decided).toBeGreaterThan(60);
       expect(filled).toBeGreaterThan(30);
-      // Catalog migration 19 on a database written before it gives every revision the sums the write gives.
+      // Catalog migration 19 on a database written before it gives every revision the sums the write
+      // gives, and migration 22 every term row its revision's sketches (the covering index as it was before).
       await pool.query('ALTER TABLE search_revisions DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7');
+      const termRows = 'SELECT term, rev, sketch_a, sketch_b FROM search_terms ORDER BY term, rev';
+      const written = await pool.query(termRows);
+      await pool.query(`ALTER TABLE search_terms DROP COLUMN sketch_a, DROP COLUMN sketch_b;
+        CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig)`);
       await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
         CATALOG_MIGRATIONS.indexOf(LONG_QUERY_BOUNDS_MIGRATION),
       ]);
@@ -354,10 +365,113 @@ describe('PostgreSQL answers exactly as SQLite', () => {
         'SELECT rev, top_shares, sig, sketch_a, sketch_b, top_shares_5, top_shares_6, top_shares_7 FROM search_revisions ORDER BY rev',
       );
       expect(migrated.rows).toEqual(stored.rows);
+      expect((await pool.query(termRows)).rows).toEqual(written.rows);
     } finally {
       await pool.end();
     }
   }, 180_000);
+
+  /**
+   * Natural queries (common words mixed with rarer content words and words no listing holds, 3 to 8
+   * terms): the tiers read from the rarest terms' rows (postgres/term-tiers.ts) decide them when
+   * those rows are under the driver cap. Directly, each page they decide is the aggregate's over
+   * every row, and a page reaching below the tiers the cap allows is left to the caller (null).
+   * Through the store, with the cap at its default, at 150 rows (a few rare terms drive, the walk
+   * takes the lower tiers) and at 0 (the walk, the common-word paths and the aggregates), first
+   * pages and cursor walks to the end, with and without filters, are SQLite's.
+   */
+  it('natural queries of 3 to 8 terms, the tiers read from the rarest terms, return the same pages and cursor walks with every driver cap', async () => {
+    const pool = openPool(postgresUrl, { max: 2 });
+    const shapes: Array<(n: number, v: number) => string[]> = [
+      // content word, common word, content word, ... (the benchmark's natural queries)
+      (n, v) => Array.from({ length: n }, (_, k) => (k % 2 === 1 ? VOCAB[k >> 1]! : VOCAB[12 + ((v * 7 + k * 5) % 70)]!)),
+      // one rare word among common ones
+      (n, v) => Array.from({ length: n }, (_, k) => (k === 0 ? VOCAB[30 + v]! : VOCAB[(k + v) % 8]!)),
+      // rare words only, and an absent one
+      (n, v) => Array.from({ length: n }, (_, k) => (k === n - 1 ? 'absentword' : VOCAB[20 + ((v * 11 + k * 5) % 70)]!)),
+    ];
+    const queries = [3, 4, 5, 6, 7, 8].flatMap((n) =>
+      shapes.flatMap((shape, s) => [0, 1].map((v) => ({ n, s, v, terms: [...new Set(shape(n, v))] }))),
+    );
+    const stores = await Promise.all([undefined, 150, 0].map((cap) => PostgresCatalogStore.open(postgresUrl, { tierDriverRows: cap })));
+    try {
+      // Every term row carries its revision's sketches (the write's, catalog migration 22).
+      const sketches = await pool.query(
+        'SELECT count(*) AS n, count(*) FILTER (WHERE t.sketch_a <> r.sketch_a OR t.sketch_b <> r.sketch_b) AS wrong FROM search_terms t JOIN search_revisions r ON r.rev = t.rev',
+      );
+      expect(Number(sketches.rows[0].n)).toBeGreaterThan(LISTINGS * 5);
+      expect(Number(sketches.rows[0].wrong)).toBe(0);
+      const seq = Number((await pool.query('SELECT seq FROM catalog_seq')).rows[0].seq);
+      /** Pages the tiers decided and pages they left to the caller, per driver cap. */
+      const decided = new Map<number | undefined, number>();
+      const below = new Map<number | undefined, number>();
+      const add = (counts: typeof decided, cap: number | undefined) => counts.set(cap, (counts.get(cap) ?? 0) + 1);
+      // Directly, the most held words too (180 to 1,260 rows each here), so that with a cap of a few
+      // hundred rows the tiers hold hundreds of listings and the other terms' sketch bounds decide
+      // when a page is sure.
+      const held = [3, 4, 5, 6, 7, 8].flatMap((n) =>
+        [0, 1, 2].map((v) => ({ terms: Array.from({ length: n }, (_, k) => VOCAB[(k + v) % 8]!) })),
+      );
+      for (const { terms } of [...queries, ...held]) {
+        const counted = (
+          await pool.query<{ term: string; n: string }>(
+            'SELECT q.term, (SELECT count(*) FROM search_terms s WHERE s.term = q.term) AS n FROM unnest($1::text[]) AS q(term)',
+            [terms],
+          )
+        ).rows.map((r) => ({ term: r.term, n: Number(r.n) }));
+        // Pages of 1 and 2 with some terms not driving: past the first 32 ranked, the next bound
+        // (its other terms' by the sketches) decides whether the page is sure.
+        for (const [cap, want] of [
+          [undefined, 21],
+          [60, 1],
+          [150, 1],
+          [150, 6],
+          [150, 21],
+          [400, 2],
+          [600, 1],
+          [1200, 2],
+        ] as const) {
+          const expected = (
+            await pool.query<{ listing_id: string; rank: string }>(
+              `SELECT listing_id, count(*) * 1000000 + floor(sum(units)::float8 / ${2 ** 53} * 1000 + 0.5)::bigint AS rank
+               FROM search_terms WHERE term = ANY($1::text[]) AND from_seq <= $2 AND (to_seq IS NULL OR to_seq > $2)
+               GROUP BY rev, listing_id ORDER BY rank DESC, listing_id ASC LIMIT $3`,
+              [terms, seq, want],
+            )
+          ).rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
+          const tiered = await termTiersTier(pool, counted, {}, seq, undefined, want, cap);
+          if (tiered === null) add(below, cap);
+          else if (tiered !== undefined) {
+            add(decided, cap);
+            expect(tiered, `${terms.join(' ')} cap ${cap}`).toEqual(expected);
+          }
+        }
+      }
+      // Under the default cap every term drives here (the catalog is small): the tiers decide every
+      // page. At 150 rows some pages are theirs and some reach below them.
+      expect(decided.get(undefined)).toBe(queries.length + held.length);
+      expect(decided.get(150)).toBeGreaterThan(10);
+      expect(below.get(150)).toBeGreaterThan(10);
+      let full = 0;
+      for (const { n, s, v, terms } of queries) {
+        const text = terms.join(' ');
+        const filters: DiscoveryFilters = (n + s + v) % 3 === 0 ? FILTERS[(n * 3 + s + v) % FILTERS.length]! : {};
+        for (const store of stores) {
+          for (const limit of [1, 5, 21]) {
+            const { first } = await expectSameWalk(store, text, filters, limit, 1);
+            if (limit === 21 && first.resources.length === 21) full++;
+          }
+          await expectSameWalk(store, text, filters, 4, 12);
+          // Pages of 50 to the end: every match once, in SQLite's order.
+          await expectSameWalk(store, text, filters, 50);
+        }
+      }
+      expect(full).toBeGreaterThan(60);
+    } finally {
+      await Promise.all(stores.map((store) => store.end()));
+      await pool.end();
+    }
+  }, 300_000);
 
   it('cursor walks to the end visit the same listings in the same order, page by page', async () => {
     let pages = 0;

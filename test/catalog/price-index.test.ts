@@ -344,10 +344,13 @@ describe.each(BACKENDS)('on %s', (backend) => {
         await pool.query(
           `DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE price_classes; ${PRICE_INDEX_MIGRATION}`,
         );
-        // Every later migration runs again, so the revisions' share bounds (migrations 17 and 19) go too.
+        // Every later migration runs again, so the revisions' share bounds (migrations 17 and 19) go
+        // too, and the term rows' sketches (migration 22, with the covering index as it was before).
         await pool.query(
           `DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares, DROP COLUMN sig, DROP COLUMN sketch_a,
-             DROP COLUMN sketch_b, DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7`,
+             DROP COLUMN sketch_b, DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7;
+             ALTER TABLE search_terms DROP COLUMN sketch_a, DROP COLUMN sketch_b;
+             CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig)`,
         );
         // Back to the version before the typed index (its migration and every later one run again).
         await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [

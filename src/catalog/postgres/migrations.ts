@@ -35,7 +35,7 @@ import {
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
-import { LONG_QUERY_BOUNDS_MIGRATION, REVISION_BOUNDS_MIGRATION } from './revision-bounds.ts';
+import { LONG_QUERY_BOUNDS_MIGRATION, REVISION_BOUNDS_MIGRATION, TERM_ROW_SKETCHES_MIGRATION } from './revision-bounds.ts';
 import { PRICE_COUNTS_FUNCTIONS_MIGRATION, PRICE_COUNTS_PLANNED_MIGRATION } from './price-counts.ts';
 import { COMMON_TERMS_MIGRATION } from './common-terms.ts';
 
@@ -514,4 +514,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 21: the catalog's 16 most common terms and each search revision's mask of them, so 8 or more
   // common words read their all-terms tier by mask (postgres/common-terms.ts).
   COMMON_TERMS_MIGRATION,
+  // 22: each term row carries its revision's sketches, so a natural sentence's tiers bound the
+  // other terms from the drivers' rows without a lookup per revision (postgres/term-tiers.ts).
+  TERM_ROW_SKETCHES_MIGRATION,
 ];

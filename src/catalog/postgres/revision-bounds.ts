@@ -1,7 +1,7 @@
 /**
  * Catalog migrations 17 and 19 on PostgreSQL: the search revisions' share bounds that the revision
  * scan (revision-scan.ts, docs/CATALOG.md "Search") reads in order, as SQLite's catalog migrations
- * 12 and 15.
+ * 12 and 15; and migration 22, the revisions' sketches on their term rows (term-tiers.ts).
  */
 import { LONG_QUERY_SHARE_SUMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, TOP_SHARES, topSharesColumn, topSharesIndex } from '../terms.ts';
 
@@ -91,3 +91,21 @@ export const LONG_QUERY_BOUNDS_MIGRATION = `
     INCLUDE (listing_id, from_seq, to_seq, sig, sketch_a, sketch_b);`,
   ).join('\n  ')}
   ANALYZE search_revisions;`;
+
+/**
+ * Catalog migration 22: every term row carries its revision's two share sketches (terms.ts
+ * termSignature, written by the settle write beside `sig`), in the covering index, so the tiers
+ * above bound a revision's other terms from its drivers' rows alone. Read from the revision
+ * (migration 17) by key for each of a natural sentence's 5,000 revisions, they cost 40-60 ms of
+ * a page at 100k (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The existing rows get
+ * their revision's (about a minute per 100,000 listings, once, and the covering index rebuilt);
+ * the default, -1 (every code the top one), bounds a term only by its largest share, so a row
+ * written by an svc that predates this migration is still ranked right.
+ */
+export const TERM_ROW_SKETCHES_MIGRATION = `
+  ALTER TABLE search_terms ADD COLUMN sketch_a BIGINT NOT NULL DEFAULT -1, ADD COLUMN sketch_b BIGINT NOT NULL DEFAULT -1;
+  DROP INDEX search_terms_top;
+  UPDATE search_terms t SET sketch_a = r.sketch_a, sketch_b = r.sketch_b FROM search_revisions r WHERE r.rev = t.rev;
+  CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC)
+    INCLUDE (rev, from_seq, to_seq, units, sig, sketch_a, sketch_b);
+  ANALYZE search_terms;`;

@@ -85,8 +85,8 @@ export async function reviseSearchText(
   ).rows[0]!.rev;
   const scores = [...scored];
   await db.query(
-    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig)
-     SELECT term, $2, $3, units, milli, $4, NULL, (SELECT bit_or(catalog_term_bit(q)) FROM unnest($1::text[]) AS q)
+    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig, sketch_a, sketch_b)
+     SELECT term, $2, $3, units, milli, $4, NULL, (SELECT bit_or(catalog_term_bit(q)) FROM unnest($1::text[]) AS q), $7, $8
      FROM unnest($1::text[], $5::bigint[], $6::int[]) AS t(term, units, milli)`,
     [
       scores.map(([term]) => term),
@@ -95,6 +95,9 @@ export async function reviseSearchText(
       seq,
       scores.map(([, score]) => scoreUnits(score)),
       scores.map(([, score]) => Math.round(score * 1000)),
+      // The revision's sketches on each of its rows too (catalog migration 22, term-tiers.ts).
+      String(signature.sketchA),
+      String(signature.sketchB),
     ],
   );
 }

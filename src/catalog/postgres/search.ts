@@ -5,6 +5,8 @@
  *
  * - one term: rank = 1e6 + milli for every match, so the page is a walk of the index
  *   (term, milli desc, listing asc) that stops after the page;
+ * - three or more terms whose rarest have few rows (natural sentences): the tiers read from those
+ *   terms' rows (term-tiers.ts, as sqlite/term-tiers.ts termTiersTopK);
  * - several terms without filters: the threshold walk of sqlite/search.ts, run by the server
  *   (catalog_walk in migrations.ts);
  * - otherwise (filters, or a walk past its cap): listings holding every term rank above all
@@ -39,6 +41,7 @@ import {
 } from '../search.ts';
 import { revisionScanTier } from './revision-scan.ts';
 import { MASK_SCAN_TERMS, commonTermsTier } from './common-terms-scan.ts';
+import { termTiersTier } from './term-tiers.ts';
 import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
@@ -51,6 +54,8 @@ export interface SearchContext {
   db: Db;
   /** TIER_FIRST_MIN_ROWS unless set (a test lowers it to reach the tier-first path on a small catalog). */
   tierFirstMinRows?: number;
+  /** term-tiers.ts TIER_DRIVER_ROWS_CAP unless set (a test lowers it to reach the walk and the common-word paths). */
+  tierDriverRows?: number;
 }
 
 type Params = ReturnType<typeof parameters>;
@@ -287,7 +292,11 @@ export async function searchPostgres(
   });
   /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
   const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
-    // Three or more common words: the all-terms tier first. From MASK_SCAN_TERMS of them, from the
+    // Three or more terms whose rarest fit the driver cap (natural sentences): the tiers read from
+    // the rarest terms' rows (term-tiers.ts), as SQLite tries them before its walk. When the page
+    // reaches below the tiers the cap allows (null), neither the all-terms tier nor the scans of
+    // common words can fill it: the walk decides it, and the aggregates past its cap.
+    // Otherwise three or more common words: the all-terms tier first. From MASK_SCAN_TERMS of them, from the
     // revisions whose common-term mask holds them all (catalog migration 21, common-terms-scan.ts),
     // when every one is chosen; else up to REVISION_SCAN_TERMS of them, from the revisions by their
     // share bound (revision-scan.ts); both with or without filters. Otherwise, or when the scan
@@ -296,7 +305,12 @@ export async function searchPostgres(
     let tierRows: RankedRow[] | null | undefined;
     const minRows = context.tierFirstMinRows ?? TIER_FIRST_MIN_ROWS;
     const counted = terms.length >= 3 ? await termRowCounts(db, terms) : [];
-    const common = counted.length > 0 && counted.every(({ n }) => n >= minRows);
+    if (counted.length > 0) {
+      asOf ??= await currentSeq();
+      tierRows = await termTiersTier(db, counted, filters, asOf, from, want, context.tierDriverRows);
+      if (tierRows) return withListings(tierRows);
+    }
+    const common = tierRows === undefined && counted.length > 0 && counted.every(({ n }) => n >= minRows);
     if (common && terms.length >= MASK_SCAN_TERMS) {
       asOf ??= await currentSeq();
       tierRows = await commonTermsTier(db, terms, filters, asOf, from, want);

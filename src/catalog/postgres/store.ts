@@ -53,7 +53,8 @@ export const LOCK_TIMEOUT_MS = 1_000;
 /** Connections per store (a catalog worker runs one request at a time), pipelined: a list page's BEGIN goes with its first statement. */
 const POOL_SIZE = 2;
 
-type StoreOptions = { poolSize?: number; tierFirstMinRows?: number; commonTermsChosenAt?: number };
+/** The pool's size, and thresholds that tests lower to reach the search's and the write's paths on a small catalog. */
+type StoreOptions = { poolSize?: number; tierFirstMinRows?: number; tierDriverRows?: number; commonTermsChosenAt?: number };
 
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
 class Outcome extends Error {
@@ -70,6 +71,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly tierFirstMinRows: number | undefined;
   /** How many revisions a catalog holds when its write chooses the common terms (common-terms.ts; a test lowers it). */
   private readonly commonTermsChosenAt: number | undefined;
+  /** How many rows the drivers of a natural query's tiers may have (term-tiers.ts TIER_DRIVER_ROWS_CAP unless set; tests lower it). */
+  private readonly tierDriverRows: number | undefined;
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -86,6 +89,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
     this.tierFirstMinRows = options.tierFirstMinRows;
     this.commonTermsChosenAt = options.commonTermsChosenAt;
+    this.tierDriverRows = options.tierDriverRows;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
@@ -333,7 +337,12 @@ export class PostgresCatalogStore implements CatalogStorePort {
     visibleSince?: string,
     failingBefore?: string,
   ): Promise<SearchPage> {
-    const context = { secret: await this.ready, db: this.pool, tierFirstMinRows: this.tierFirstMinRows };
+    const context = {
+      secret: await this.ready,
+      db: this.pool,
+      tierFirstMinRows: this.tierFirstMinRows,
+      tierDriverRows: this.tierDriverRows,
+    };
     return searchPostgres(context, query, filters, page, now, x402Version, visibleSince, failingBefore);
   }
 
