@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAY_TO_B, revisionsWithWrongCommonMask, seededRandom, settlement, tempCatalog } from './fixtures.ts';
-import { listedCorpus, referenceSearch, type ReferenceListing } from './reference-ranking.ts';
+import { listedCorpus, referenceSearch, walkIds, type ReferenceListing } from './reference-ranking.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
@@ -145,14 +145,7 @@ describe('8 common words from the common-term masks against the reference rankin
               expected.slice(0, limit),
             );
           for (const limit of [1, 4, 50]) {
-            const seen: number[] = [];
-            let cursor: string | undefined;
-            for (let page = 0; page < (limit === 50 ? 30 : 10); page++) {
-              const result = search(query, filter, { limit, ...(cursor ? { cursor } : {}) });
-              seen.push(...result.resources.map(idOf));
-              cursor = result.pagination.cursor ?? undefined;
-              if (!cursor) break;
-            }
+            const seen = await walkIds(idOf, (page) => search(query, filter, page), limit, limit === 50 ? 30 : 10);
             expect(seen, `${query} ${JSON.stringify(filter)} pages of ${limit}`).toEqual(
               limit === 50 ? expected : expected.slice(0, seen.length),
             );

@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog, zipfWords } from './fixtures.ts';
-import { listedCorpus, referenceSearch, type ReferenceListing } from './reference-ranking.ts';
+import { listedCorpus, referenceSearch, walkIds, type ReferenceListing } from './reference-ranking.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
 import { freshCatalogDatabase } from './fresh.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
@@ -95,24 +95,6 @@ function idOf(resource: unknown): number {
   return Number(/^https:\/\/d(\d+)\.example\.com/.exec(String((resource as { resource: string }).resource))![1]);
 }
 
-/** The listing ids of a cursor walk in pages of `limit`, from the first page to the last, `maxPages` pages or `enough` ids. */
-async function walkIds(
-  search: (page: { limit: number; cursor?: string }) => SearchPage | Promise<SearchPage>,
-  limit: number,
-  maxPages: number,
-  enough = Infinity,
-): Promise<number[]> {
-  const seen: number[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < maxPages && seen.length < enough; page++) {
-    const result = await search({ limit, ...(cursor ? { cursor } : {}) });
-    seen.push(...result.resources.map(idOf));
-    cursor = result.pagination.cursor ?? undefined;
-    if (!cursor) break;
-  }
-  return seen;
-}
-
 describe('search against the reference ranking', () => {
   it('1,200 generated queries return the same order (one page of 500, and a first page of 5), with and without filters', async () => {
     let nonEmpty = 0;
@@ -152,7 +134,7 @@ describe('search against the reference ranking', () => {
           const first = await store.search(query, {}, { limit });
           expect(first.resources.map(idOf), `${query} limit ${limit}`).toEqual(expected.slice(0, limit));
         }
-        const seen = await walkIds((page) => store.search(query, {}, page), 4, 15);
+        const seen = await walkIds(idOf, (page) => store.search(query, {}, page), 4, 15);
         expect(seen, `${query} pages of 4`).toEqual(expected.slice(0, seen.length));
         // The common words are plain ASCII: a listing holds every term when its tokens include each.
         const allTerms = corpus.filter((l) => {
@@ -238,7 +220,7 @@ describe('search against the reference ranking', () => {
                 [4, 12],
                 [50, 20],
               ] as const) {
-                const seen = await walkIds(search, limit, pages);
+                const seen = await walkIds(idOf, search, limit, pages);
                 // Pages of 50 walk to the end: every match exactly once.
                 expect(seen, `${query} pages of ${limit} cap ${cap}`).toEqual(limit === 50 ? expected : expected.slice(0, seen.length));
               }
@@ -309,7 +291,7 @@ describe('search against the reference ranking', () => {
               [4, 12],
               [50, 20],
             ] as const) {
-              const seen = await walkIds(search, limit, pages);
+              const seen = await walkIds(idOf, search, limit, pages);
               expect(seen, `${query} ${JSON.stringify(filter)} pages of ${limit}`).toEqual(
                 limit === 50 ? expected : expected.slice(0, seen.length),
               );
@@ -335,7 +317,7 @@ describe('search against the reference ranking', () => {
     for (let q = 0; q < 60; q++) {
       const query = Array.from({ length: 1 + (q % 3) }, word).join(' ');
       const expected = referenceSearch(corpus, query);
-      const seen = await walkIds((page) => store.search(query, {}, page), 7, 200);
+      const seen = await walkIds(idOf, (page) => store.search(query, {}, page), 7, 200);
       expect(seen, query).toEqual(expected);
     }
   }, 120_000);
@@ -385,7 +367,7 @@ describe.each(BACKENDS)('search where the rounded shares and the rounded sum dif
         expect(first.resources.map(idOf), `${query} limit ${limit}`).toEqual(expected.slice(0, limit));
       }
       for (const limit of [1, 2, 5]) {
-        const seen = await walkIds((page) => tiesStore.search(query, {}, page), limit, 150, 150);
+        const seen = await walkIds(idOf, (page) => tiesStore.search(query, {}, page), limit, 150, 150);
         expect(seen, `${query} pages of ${limit}`).toEqual(expected.slice(0, seen.length));
         expect(seen.length).toBeGreaterThanOrEqual(150);
       }

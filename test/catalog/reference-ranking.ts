@@ -119,3 +119,27 @@ export function referenceSearch(listings: ReferenceListing[], query: string): nu
   ranked.sort((a, b) => b.rank - a.rank || a.id - b.id);
   return ranked.map((r) => r.id);
 }
+
+/** The listing ids (`idOf` of each result) of a cursor walk in pages of `limit`, from the first page to the last, `maxPages` pages or `enough` ids. */
+export async function walkIds(
+  idOf: (item: unknown) => number,
+  search: (page: {
+    limit: number;
+    cursor?: string;
+  }) =>
+    | { resources: unknown[]; pagination: { cursor: string | null } }
+    | Promise<{ resources: unknown[]; pagination: { cursor: string | null } }>,
+  limit: number,
+  maxPages: number,
+  enough = Infinity,
+): Promise<number[]> {
+  const seen: number[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages && seen.length < enough; page++) {
+    const result = await search({ limit, ...(cursor ? { cursor } : {}) });
+    seen.push(...result.resources.map(idOf));
+    cursor = result.pagination.cursor ?? undefined;
+    if (!cursor) break;
+  }
+  return seen;
+}
