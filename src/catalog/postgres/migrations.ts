@@ -511,8 +511,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 20: the price counts' matches hidden by age and by failures planned with their values each
   // time they are counted: a kept plan read every match for some cuts (postgres/price-counts.ts).
   PRICE_COUNTS_PLANNED_MIGRATION,
-  // 21: the catalog's 16 most common terms and each search revision's mask of them, so 8 or more
-  // common words read their all-terms tier by mask (postgres/common-terms.ts).
+  // 21: the catalog's 16 most common terms and each search revision's mask of them, so 7 or 8
+  // common words read their all-terms tier by mask (postgres/common-terms.ts, common-terms-scan.ts).
   COMMON_TERMS_MIGRATION,
   // 22: each term row carries its revision's sketches, so a natural sentence's tiers bound the
   // other terms from the drivers' rows without a lookup per revision (postgres/term-tiers.ts).
