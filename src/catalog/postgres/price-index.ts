@@ -8,6 +8,7 @@
  * adding to it); it adds nothing to a sum.
  */
 import {
+  type ClassArm,
   PRICE_BUCKET,
   PRICE_CLASS,
   POSTGRES_CLASS_COSTS,
@@ -23,7 +24,7 @@ import { classPageSql, classPlan, readClassRanges } from './price-classes.ts';
 import type { PriceCounts } from './price-counts.ts';
 import type { ListingKey, ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { pageListings, parameters, type Db } from './queries.ts';
+import { pageListingsStatement, parameters, readPage, type Db, type PageStatement } from './queries.ts';
 
 export const PRICE_INDEX_MIGRATION = `
   CREATE TABLE listing_prices (
@@ -224,11 +225,61 @@ export const priceMatchSql = (id: string, p: (value: unknown) => string, priced:
   `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${id} AND pr.asset = ${p(priced.key)} AND pr.price <= ${p(priced.max)})`;
 
 /**
+ * What a priced page's statement is made from beyond the page and the filters: its plan, whether listings failing their
+ * liveness checks are left out by it, and a by-classes plan's ranges. listPriced returns it, so the store can send the
+ * next page of the same filters with its counts (postgres/price-guess.ts).
+ */
+export interface PricedPageShape {
+  plan: PricePagePlan;
+  failing: string | undefined;
+  arms: ClassArm[];
+}
+
+/** The statement of a priced page (pageListingsStatement's) of `shape`, its other key filters `others`. */
+export function pricedPageStatement(
+  filters: DiscoveryFilters,
+  shape: PricedPageShape,
+  others: Array<{ key: ListingKey }>,
+  page: { limit: number; offset: number },
+  now: Date,
+  visibleSince: string | undefined,
+): PageStatement {
+  const { key: asset, max } = priceFilter(filters)!;
+  const type = filters.type;
+  // The page's conditions beyond the price range: hidden listings and other key filters (each use adds its parameters).
+  const rest = (p: (value: unknown) => string) =>
+    (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
+    others
+      .map(
+        (o) =>
+          ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = p.listing_id)`,
+      )
+      .join('') +
+    (shape.failing === undefined
+      ? ''
+      : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(shape.failing)})`);
+  const params = parameters();
+  const { p } = params;
+  if (shape.plan.startsWith('by-classes')) return pageListingsStatement(classPageSql(shape.arms, asset, max, page, rest, p), params, now);
+  const where = `p.asset = ${p(asset)}${type !== undefined ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${rest(p)}`;
+  const order = `ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
+  // By price: every match read from the by-price index, then sorted; by time: the by-time index in page order.
+  const sql =
+    shape.plan === 'by-price'
+      ? `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${where})
+         SELECT p.listing_id AS id, p.last_updated FROM m p ${order}`
+      : `SELECT p.listing_id AS id, p.last_updated FROM listing_prices p WHERE ${where} ${order}`;
+  return pageListingsStatement(sql, params, now);
+}
+
+/**
  * A list page driven by the price index (sqlite/price-index.ts listByPrice, the same choices;
  * `network`, `scheme` and `type` are part of the index range) with its listings read in the
- * statement that selects it (pageListings), or undefined when another key filter holds fewer listings than the price
+ * statement that selects it (pricedPageStatement), or undefined when another key filter holds fewer listings than the price
  * matches. `counts` are priceCountsSql's, read with the same `visibleSince` and a failing cut (and
- * the page's reach, so a deep page's class ranges come with them).
+ * the page's reach, so a deep page's class ranges come with them). `guessed` is a page statement sent before the counts
+ * were read (postgres/price-guess.ts): its rows are the page's when it is the very statement chosen here (same text,
+ * same values, same snapshot), else they are left unread and the chosen statement is sent.
  */
 export async function listPriced(
   db: Db,
@@ -240,7 +291,8 @@ export async function listPriced(
   visibleSince: string | undefined,
   failing: string | undefined,
   plan?: PricePagePlan,
-): Promise<{ rows: ListingRow[]; total: number } | undefined> {
+  guessed?: { statement: PageStatement; rows: Promise<ListingRow[]> },
+): Promise<{ rows: ListingRow[]; total: number; shape?: PricedPageShape } | undefined> {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
   const { key: asset, max } = priced;
@@ -251,22 +303,20 @@ export async function listPriced(
   const matches = belowClass + Number(counts.within);
   if (others.some((o) => o.n < matches)) return undefined;
   const rangeListings = typed ? Number(counts.listings) : untypedRangeListings(counted);
-  // The page's conditions beyond the price range: hidden listings and other key filters (each use adds its parameters).
-  const rest = (p: (value: unknown) => string) =>
-    (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
-    others
-      .map(
-        (o) =>
-          ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = p.listing_id)`,
-      )
-      .join('') +
-    (failing === undefined ? '' : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
-  const params = parameters();
-  const { p } = params;
-  const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${rest(p)}`;
   let total: number;
   if (others.length > 0 || (visibleSince !== undefined && Number(counts.asset_aged) > matches)) {
-    total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, params.values)).rows[0]!.n);
+    const { values, p } = parameters();
+    const hidden =
+      (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
+      others
+        .map(
+          (o) =>
+            ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = p.listing_id)`,
+        )
+        .join('') +
+      (failing === undefined ? '' : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
+    const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${hidden}`;
+    total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, values)).rows[0]!.n);
   } else {
     total = matches - Number(counts.aged_matches ?? 0) - (failing === undefined ? 0 : Number(counts.failing_matches ?? 0));
   }
@@ -280,17 +330,9 @@ export async function listPriced(
       : undefined;
   const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
   if (chosen.startsWith('by-classes') && classes!.arms.length === 0) return { rows: [], total };
-  if (chosen.startsWith('by-classes')) {
-    const merged = parameters();
-    const sql = classPageSql(classes!.arms, asset, max, page, rest, merged.p);
-    return { rows: await pageListings(db, sql, merged, now), total };
-  }
-  const order = `ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-  // By price: every match read from the by-price index, then sorted; by time: the by-time index in page order.
-  const sql =
-    chosen === 'by-price'
-      ? `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${where})
-         SELECT p.listing_id AS id, p.last_updated FROM m p ${order}`
-      : `SELECT p.listing_id AS id, p.last_updated FROM listing_prices p WHERE ${where} ${order}`;
-  return { rows: await pageListings(db, sql, params, now), total };
+  const shape: PricedPageShape = { plan: chosen, failing, arms: chosen.startsWith('by-classes') ? classes!.arms : [] };
+  const statement = pricedPageStatement(filters, shape, others, page, now, visibleSince);
+  const same =
+    guessed && guessed.statement.text === statement.text && JSON.stringify(guessed.statement.values) === JSON.stringify(statement.values);
+  return { rows: same ? await guessed.rows : await readPage(db, statement), total, shape };
 }

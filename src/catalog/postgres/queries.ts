@@ -38,21 +38,33 @@ export async function rowsById(db: Db, ids: number[], now: Date): Promise<Map<nu
   return out;
 }
 
+/** A page statement (`text` with its `values`): pageListingsStatement's, run by readPage. */
+export interface PageStatement {
+  text: string;
+  values: unknown[];
+}
+
 /**
- * A page's listings in page order (lastUpdated desc, id desc), read in the statement that selects
- * the page (`pageSql`, selecting `id` and `last_updated` with its parameters in `params`), so a
- * list page is one round trip rather than two (docs/BENCHMARKS.md "Discovery on Postgres beside
- * SQLite"). As rowsById, an id without its listing row is left out.
+ * The statement of a page's listings in page order (lastUpdated desc, id desc), read in the statement that selects
+ * the page (`pageSql`, selecting `id` and `last_updated` with its parameters in `params`), so a list page is one round
+ * trip rather than two (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
  */
-export async function pageListings(db: Db, pageSql: string, params: ReturnType<typeof parameters>, now: Date): Promise<ListingRow[]> {
-  const rows = await db.query<RawListingRow>(
-    `WITH page AS MATERIALIZED (${pageSql})
+export function pageListingsStatement(pageSql: string, params: ReturnType<typeof parameters>, now: Date): PageStatement {
+  const text = `WITH page AS MATERIALIZED (${pageSql})
      SELECT ${listingColumns(now, params.p)} JOIN page ON page.id = l.id
-     ORDER BY page.last_updated DESC, page.id DESC`,
-    params.values,
-  );
+     ORDER BY page.last_updated DESC, page.id DESC`;
+  return { text, values: params.values };
+}
+
+/** A page statement's listings (pageListingsStatement); as rowsById, an id without its listing row is left out. */
+export async function readPage(db: Db, statement: PageStatement): Promise<ListingRow[]> {
+  const rows = await db.query<RawListingRow>(statement.text, statement.values);
   return rows.rows.map((row) => ({ ...row, id: Number(row.id) }));
 }
+
+/** A page's listings in page order: pageListingsStatement's statement, read. */
+export const pageListings = (db: Db, pageSql: string, params: ReturnType<typeof parameters>, now: Date): Promise<ListingRow[]> =>
+  readPage(db, pageListingsStatement(pageSql, params, now));
 
 /**
  * One accepted entry of `listing` matching all of scheme, network, asset and maxAmount that are

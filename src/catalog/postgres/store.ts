@@ -14,6 +14,7 @@
  */
 import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
+import { PricedPageGuesses } from './price-guess.ts';
 import { priceFilter } from '../price.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
@@ -67,6 +68,8 @@ class Outcome extends Error {
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
+  /** The last shape of each price filter's pages, so the next page goes with its counts (price-guess.ts). */
+  private readonly pricedGuesses = new PricedPageGuesses();
   /** Up to how few rows a term may have for several-term search to read the all-terms tier first (search.ts; a test lowers it). */
   private readonly tierFirstMinRows: number | undefined;
   /** How many revisions a catalog holds when its write chooses the common terms (common-terms.ts; a test lowers it). */
@@ -262,7 +265,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       // process adds its own wait under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
       const q = parameters();
       const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(single ? (visibleSince ?? null) : null)}::text`];
-      const counts = await db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts>(
+      const counting = db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts>(
         `SELECT k.kind, k.value, coalesce(c.n, 0) AS n, pc.*,
            ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
@@ -271,6 +274,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`,
         q.values,
       );
+      // A priced page's statement goes with the counts when the last page of its filters shows its shape (price-guess.ts).
+      const guessed = priced ? this.pricedGuesses.send(db, filters, page, now, visibleSince, failingBefore) : undefined;
+      const counts = await counting;
       const failing = counts.rows[0]?.failing ? failingBefore : undefined;
       const counted = keys.map((key) => ({
         key,
@@ -278,7 +284,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
       }));
       counted.sort((x, y) => x.n - y.n);
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
-      const byPrice = priced && (await listPriced(db, filters, counted, counts.rows[0]!, page, now, visibleSince, failing));
+      const byPrice =
+        priced && (await listPriced(db, filters, counted, counts.rows[0]!, page, now, visibleSince, failing, undefined, guessed));
+      if (byPrice && byPrice.shape) this.pricedGuesses.remember(filters, page, visibleSince, byPrice.shape);
       if (byPrice) return { items: byPrice.rows.map((row) => toDiscoveryResource(row)), total: byPrice.total };
       const [driver, ...others] = counted;
       const { values, p } = parameters();

@@ -1,0 +1,188 @@
+/**
+ * A priced list page's statement sent with its counts on PostgreSQL (src/catalog/postgres/price-guess.ts): the store
+ * guesses the page's statement from the shape (plan, failing cut, class ranges) the last page of the same filters was
+ * read in, and listPriced takes the guess's rows only when it is the very statement it chose. Every page must be what the
+ * accepted entries say (price-forced.ts byAcceptedEntries) whatever the guess was: a shape of each plan (by time, by
+ * price, by classes: docs/CATALOG.md "List") guessed for a page read in each plan, at another offset, with `type`, after
+ * a listing starts failing its liveness checks (the guess did not leave it out) and after listings age out of the TTL; a
+ * guess of the chosen shape is taken (no statement of its own). Through the store, the same filters listed again and
+ * again across those changes give the accepted entries' pages.
+ */
+import { describe, expect, it } from 'vitest';
+import { filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
+import { failingBefore } from '../../src/catalog/liveness.ts';
+import { listPriced } from '../../src/catalog/postgres/price-index.ts';
+import { PricedPageGuesses } from '../../src/catalog/postgres/price-guess.ts';
+import { priceCountsSql, type PriceCounts } from '../../src/catalog/postgres/price-counts.ts';
+import { parameters, type Db } from '../../src/catalog/postgres/queries.ts';
+import type { PricePagePlan } from '../../src/catalog/price.ts';
+import type { DiscoveryFilters } from '../../src/catalog/types.ts';
+import { openPool } from '../../src/db/postgres.ts';
+import { ASSET, PAY_TO_A, seededRandom, settlement, tempCatalog } from './fixtures.ts';
+import { freshCatalogDatabase } from './fresh.ts';
+import { GRACE, byAcceptedEntries, identity, type TempCatalog } from './price-forced.ts';
+
+const DAY = 86_400_000;
+const TTL_DAYS = 10;
+const AMOUNTS = ['5', '10', '15', '19', '50', '59', '100', '1000', '20000'];
+const PLANS: PricePagePlan[] = ['by-time', 'by-price', 'by-classes', 'by-classes-max-by-price'];
+const PAGES = [
+  { limit: 5, offset: 0 },
+  { limit: 4, offset: 7 },
+];
+const FILTERS: DiscoveryFilters[] = [
+  { asset: ASSET, maxAmount: '55' },
+  { asset: ASSET, maxAmount: '1000', type: 'mcp' },
+  { asset: ASSET, maxAmount: '100000', type: 'http' },
+];
+
+/** `n` listings more, HTTP and MCP, at random amounts of ASSET, a second apart. */
+async function add(t: TempCatalog, rand: () => number, n: number, from: number): Promise<void> {
+  for (let k = from; k < from + n; k++) {
+    const mcp = rand() < 0.4;
+    const s = settlement({
+      url: `https://g${k}.example.com/r`,
+      payTo: PAY_TO_A,
+      amount: AMOUNTS[Math.floor(rand() * AMOUNTS.length)]!,
+      description: 'price guess listing',
+      ...(mcp ? { mcpTool: `tool_${k}` } : {}),
+    });
+    expect(await t.catalog.recordSettlement(s)).toEqual({ status: 'success' });
+    t.tick(1000);
+  }
+}
+
+/** Every shape guessed for every plan and page, on one pipelined connection of `t`'s database, against the accepted entries. */
+async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken: number; pages: number }> {
+  const pool = openPool(t.databaseUrl!, { max: 1, pipeline: true });
+  const client = await pool.connect();
+  let statements = 0;
+  const db: Db = {
+    query: ((text: string, values: unknown[]) => {
+      if (text.startsWith('WITH page AS MATERIALIZED')) statements++; // a page statement (queries.ts pageListingsStatement)
+      return client.query(text, values);
+    }) as Db['query'],
+  };
+  let taken = 0;
+  let pages = 0;
+  try {
+    const now = t.clock().getTime();
+    const visibleSince = new Date(now - TTL_DAYS * DAY).toISOString();
+    const failing = failingNow ? failingBefore(now, GRACE) : undefined;
+    for (const filters of FILTERS) {
+      const counted: Array<{ key: ListingKey; n: number }> = [];
+      for (const key of filterKeys(filters)) {
+        const { rows } = await client.query<{ n: string }>('SELECT n FROM listing_counts WHERE kind = $1 AND value = $2', [
+          key.kind,
+          key.value,
+        ]);
+        counted.push({ key, n: Number(rows[0]?.n ?? 0) });
+      }
+      counted.sort((x, y) => x.n - y.n);
+      const whole = await byAcceptedEntries(t.catalog, filters, { limit: 10_000, offset: 0 });
+      const read = async (page: (typeof PAGES)[number], plan: PricePagePlan, guesses?: PricedPageGuesses) => {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        try {
+          const q = parameters();
+          const counts = (
+            await client.query<PriceCounts>(priceCountsSql(filters, q.p, visibleSince, failing, page.offset + page.limit), q.values)
+          ).rows[0]!;
+          statements = 0;
+          const guessed = guesses?.send(db, filters, page, new Date(now), visibleSince, failingBefore(now, GRACE));
+          const listed = (await listPriced(db, filters, counted, counts, page, new Date(now), visibleSince, failing, plan, guessed))!;
+          return { listed, statements };
+        } finally {
+          await client.query('COMMIT');
+        }
+      };
+      for (const shapePlan of PLANS)
+        for (const shapePage of PAGES)
+          for (const guessedFailing of [undefined, failingBefore(now, GRACE)]) {
+            // The shape of a page read in shapePlan, remembered leaving failing listings out or not.
+            const { shape } = (await read(shapePage, shapePlan)).listed;
+            if (!shape) continue;
+            const guesses = new PricedPageGuesses();
+            guesses.remember(filters, shapePage, visibleSince, { ...shape, failing: guessedFailing });
+            for (const plan of PLANS)
+              for (const page of PAGES) {
+                const label = JSON.stringify({ filters, shapePlan, shapePage, guessedFailing, plan, page, failingNow });
+                const { listed, statements: sent } = await read(page, plan, guesses);
+                expect(
+                  listed.rows.map((row) => identity(toDiscoveryResource(row))),
+                  label,
+                ).toEqual(whole.items.slice(page.offset, page.offset + page.limit).map(identity));
+                expect(listed.total, label).toBe(whole.pagination.total);
+                if (listed.total === 0) continue;
+                pages++;
+                // The guess, then the chosen statement unless the guess was it.
+                const own = sent - 1;
+                if (own === 0) taken++;
+                if (guessedFailing !== failing) expect(own, `${label}: the guess's failing cut is not the page's`).toBe(1);
+                else if (plan === shapePlan && page === shapePage) expect(own, `${label}: the guess is the chosen statement`).toBe(0);
+              }
+          }
+    }
+  } finally {
+    client.release();
+    await pool.end();
+  }
+  return { taken, pages };
+}
+
+describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)', () => {
+  it('gives the page its own statement would, whatever shape was guessed, and a guess of the chosen shape is taken', async () => {
+    const t = tempCatalog(undefined, { databaseUrl: await freshCatalogDatabase(), listingTtlDays: TTL_DAYS, livenessGraceMs: GRACE });
+    try {
+      const rand = seededRandom(0x9e55);
+      await add(t, rand, 30, 0);
+      // No listing fails: a guess that leaves failing listings out is never the statement chosen; others may be.
+      const quiet = await everyGuess(t, false);
+      expect(quiet.taken).toBeGreaterThanOrEqual(quiet.pages / 16);
+      // Some listings fail past the grace period and the first ten age out of the TTL.
+      const live = t.catalog.liveness!;
+      const claimedAt = t.clock().getTime();
+      const due = await live.claimDue(claimedAt, claimedAt, 1000);
+      const failedAt = t.clock().toISOString();
+      for (const l of due.filter((_, i) => i % 3 === 0))
+        await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+      t.tick(TTL_DAYS * DAY - 20_000);
+      const failing = await everyGuess(t, true);
+      expect(failing.taken).toBeGreaterThanOrEqual(failing.pages / 16);
+    } finally {
+      t.close();
+    }
+  }, 200_000);
+
+  it('through the store, the same filters listed again across new listings, failures and ageing give the accepted entries', async () => {
+    const t = tempCatalog(undefined, { databaseUrl: await freshCatalogDatabase(), listingTtlDays: TTL_DAYS, livenessGraceMs: GRACE });
+    try {
+      const rand = seededRandom(0x9e56);
+      const same = async () => {
+        for (const filters of FILTERS)
+          for (const page of [...PAGES, ...PAGES]) {
+            const expected = await byAcceptedEntries(t.catalog, filters, page);
+            const got = await t.catalog.list(filters, page);
+            const label = JSON.stringify({ filters, page });
+            expect(got.items.map(identity), label).toEqual(expected.items.map(identity));
+            expect(got.pagination.total, label).toBe(expected.pagination.total);
+          }
+      };
+      await add(t, rand, 25, 0);
+      await same();
+      await add(t, rand, 5, 25);
+      await same();
+      const live = t.catalog.liveness!;
+      const claimedAt = t.clock().getTime();
+      const due = await live.claimDue(claimedAt, claimedAt, 1000);
+      const failedAt = t.clock().toISOString();
+      for (const l of due.filter((_, i) => i % 3 === 0))
+        await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+      t.tick(GRACE + 1000);
+      await same();
+      t.tick(TTL_DAYS * DAY - 20_000); // the first listings age out
+      await same();
+    } finally {
+      t.close();
+    }
+  }, 200_000);
+});
