@@ -70,9 +70,20 @@ const WARM_UP = 40;
 const NOT_COPIED = new Set(['catalog_meta', 'catalog_seq']);
 
 /**
+ * SQLite columns that Postgres names otherwise: search_terms' `score` is `units` (scaled, scoreUnits),
+ * search_common_terms' `bit` is `term_bit` (the same bit: both stores number the common terms by
+ * rows, then term).
+ */
+const POSTGRES_NAMES: Record<string, Record<string, string>> = {
+  search_terms: { score: 'units' },
+  search_common_terms: { bit: 'term_bit' },
+};
+const postgresName = (table: string, column: string) => POSTGRES_NAMES[table]?.[column] ?? column;
+
+/**
  * What to copy: every table both stores have (the SQLite file migrated to this checkout's schema
- * first, the database by svc's migrations), with the columns both have. search_terms' `score`
- * becomes `units` (and each row gets its revision's `sig`, copyTable); a table only one side has is
+ * first, the database by svc's migrations), with the columns both have (POSTGRES_NAMES); each
+ * search_terms row also gets its revision's `sig` (copyTable). A table only one side has is
  * skipped and named.
  */
 async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Array<[table: string, columns: string[]]>> {
@@ -96,7 +107,7 @@ async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promis
     }
     const columns = (sqlite.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>)
       .map((c) => c.name)
-      .filter((c) => pgColumns.has(c === 'score' && table === 'search_terms' ? 'units' : c))
+      .filter((c) => pgColumns.has(postgresName(table, c)))
       // search_terms' `sig` is the server's own (catalog_term_bit, copyTable): SQLite's signature
       // column of the same name is computed by another function. So are the revisions' bounds,
       // computed from the copied term rows after the copy (postgresCorpus). The term rows'
@@ -150,14 +161,17 @@ async function copyTable(
   signatures?: Map<number, bigint>,
 ): Promise<number> {
   const zeroed = table === 'search_revisions' ? [...REVISION_BOUNDS] : [];
-  const pgColumns = [...columns.map((c) => (c === 'score' ? 'units' : c)), ...(signatures ? ['sig'] : []), ...zeroed];
-  const rows = sqlite.prepare(`SELECT ${columns.join(', ')} FROM ${table}`).iterate() as Iterable<Record<string, unknown>>;
+  const pgColumns = [...columns.map((c) => postgresName(table, c)), ...(signatures ? ['sig'] : []), ...zeroed];
+  const select = sqlite.prepare(`SELECT ${columns.join(', ')} FROM ${table}`);
+  // Integers as BigInt: the sketches (and signatures) use all 64 bits, past a JavaScript number's 53.
+  select.setReadBigInts(true);
+  const rows = select.iterate() as Iterable<Record<string, unknown>>;
   let n = 0;
   function* lines(): Generator<string> {
     let chunk = '';
     for (const row of rows) {
-      const values = columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | number | null)));
-      if (signatures) values.push(BigInt.asIntN(64, signatures.get(row.rev as number)!).toString());
+      const values = columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | bigint | null)));
+      if (signatures) values.push(BigInt.asIntN(64, signatures.get(Number(row.rev))!).toString());
       values.push(...zeroed.map(() => '0'));
       chunk += values.join('\t') + '\n';
       if (++n % 5_000 === 0) {
