@@ -161,3 +161,50 @@ describe('two common words from their pair’s kept first pages', () => {
     await check(await corpus());
   }, 240_000);
 });
+
+describe('a pair whose kept listings are withdrawn', () => {
+  it('keeps its key when a trim finds fewer current rows than it keeps (the listings after the key were never kept), and pages stay the reference ranking’s', async () => {
+    const own = new CatalogStore(`${dir.dir}/withdrawn.sqlite`, { pairTopRows: 4 });
+    try {
+      let now = start;
+      // Twelve listings holding both words, the lower ids the more often (so they rank first).
+      const listing = (id: number, extra = '') => ({
+        ...draft(id),
+        metadata: { description: `${'alpha beta '.repeat(1 + (id < 5 ? 2 : 0))}filler${id} ${extra}`.trim() },
+      });
+      for (let id = 1; id <= 12; id++) expect(own.writeListing(listing(id), new Date((now += 1000))).status).toBe('written');
+      own.db.exec('BEGIN IMMEDIATE');
+      chooseCommonTerms(own.db);
+      fillPairTops(own.db, 4); // as the store keeps them (the choice fills PAIR_TOP_ROWS)
+      own.db.exec('COMMIT');
+      const key = () =>
+        own.db
+          .prepare(
+            "SELECT rank, listing_id FROM search_pair_bounds b JOIN search_common_terms a ON a.term = 'alpha' JOIN search_common_terms c ON c.term = 'beta' WHERE b.pair = min(a.bit, c.bit) * 16 + max(a.bit, c.bit)",
+          )
+          .get();
+      const keyAfterFill = key();
+      expect(keyAfterFill).toMatchObject({ rank: expect.any(Number) });
+      expect(Number((keyAfterFill as { rank: number }).rank)).toBeGreaterThan(0);
+      // Three of the four kept listings withdrawn, then the fourth re-settled with new text four times: the trim finds one current row.
+      for (const id of [1, 2, 3])
+        expect(
+          own.withdraw(
+            { resource: `https://d${id}.example.com/r`, type: 'http', toolName: '', owner: PAY_TO_A, issuedAtMs: (now += 1000) },
+            new Date(now),
+          ).status,
+        ).toBe('delisted');
+      for (let k = 0; k < 4; k++) expect(own.writeListing(listing(4, `again${k}`), new Date((now += 1000))).status).toBe('written');
+      expect(key()).toEqual(keyAfterFill);
+      expect(pairTopsOffKey(own.db)).toEqual([]);
+      const listed = await listedCorpus((offset) => Promise.resolve(own.list({}, { limit: 100, offset }, new Date(now))), idOf);
+      const expected = referenceSearch(listed, 'alpha beta');
+      for (const limit of [1, 2, 5])
+        expect(searchCatalog(own, 'alpha beta', {}, { limit }, new Date(now), DISCOVERY_X402_VERSION).resources.map(idOf)).toEqual(
+          expected.slice(0, limit),
+        );
+    } finally {
+      own.close();
+    }
+  });
+});

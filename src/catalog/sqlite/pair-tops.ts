@@ -55,14 +55,19 @@ function createPairTops(db: DatabaseSync): void {
 
 /**
  * Moves pair `pair`'s key up to its `kept`-th current row (PAIR_TOP_ROWS; tests lower it) and
- * drops the rows after it; a pair with fewer current rows keeps them all (its key stays below
- * every rank).
+ * drops the rows after it. A pair with fewer current rows before its key keeps its key (after
+ * withdrawals, say: the revisions after the key were never kept, so it must not move down); only
+ * the fill, which kept every revision of such a pair, sets the key below every rank (`filled`).
  */
-function trimPair(statement: Statement, pair: number, kept: number): void {
+function trimPair(statement: Statement, pair: number, kept: number, filled = false): void {
   const at = statement(
     `SELECT p.rank, p.listing_id FROM search_pair_tops p INDEXED BY search_pair_tops_by_rank JOIN search_revisions r ON r.rev = p.rev
      WHERE p.pair = ? AND r.to_seq IS NULL ORDER BY p.rank DESC, p.listing_id ASC LIMIT 1 OFFSET ?`,
   ).get(pair, kept - 1) as { rank: number; listing_id: number } | undefined;
+  if (!at && !filled) {
+    statement('UPDATE search_pair_bounds SET gained = 0 WHERE pair = ?').run(pair);
+    return;
+  }
   const key = at ? { rank: Number(at.rank), listingId: Number(at.listing_id) } : { rank: -1, listingId: 0 };
   statement('DELETE FROM search_pair_tops WHERE pair = ? AND (rank < ? OR (rank = ? AND listing_id > ?))').run(
     pair,
@@ -135,7 +140,7 @@ export function fillPairTops(db: DatabaseSync, kept = PAIR_TOP_ROWS): void {
      FROM (SELECT value ->> 0 AS pair, value ->> 1 AS rev, value ->> 2 AS listing_id FROM json_each(?)) p`,
   ).run(JSON.stringify(candidates));
   const statement: Statement = (sql) => db.prepare(sql);
-  for (let a = 0; a < 16; a++) for (let b = a + 1; b < 16; b++) trimPair(statement, pairOf(a, b), kept);
+  for (let a = 0; a < 16; a++) for (let b = a + 1; b < 16; b++) trimPair(statement, pairOf(a, b), kept, true);
 }
 
 /** Migration 17: the pairs' rows, unless migration 16 (chooseCommonTerms) has just filled them. */
