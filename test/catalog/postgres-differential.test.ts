@@ -445,6 +445,10 @@ describe('PostgreSQL answers exactly as SQLite', () => {
             add(decided, cap);
             expect(tiered, `${terms.join(' ')} cap ${cap}`).toEqual(expected);
           }
+          // The first read sends 3 candidates only: a page reaching past them reads them all.
+          expect(await termTiersTier(pool, counted, {}, seq, undefined, want, cap, 3), `${terms.join(' ')} cap ${cap}, 3 first`).toEqual(
+            tiered,
+          );
         }
       }
       // Under the default cap every term drives here (the catalog is small): the tiers decide every

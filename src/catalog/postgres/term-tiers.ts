@@ -20,6 +20,11 @@ import type { DiscoveryFilters } from '../types.ts';
 export const TIER_DRIVER_ROWS_CAP = 20_000;
 /** Candidates ranked exactly per statement, in bound order. */
 const RANK_BATCH = 32;
+/**
+ * Candidates sent first, in bound order (at least 16 × the page): a page reaching past them reads
+ * them all. A page is usually decided by the first 64 or so.
+ */
+const FIRST_CANDIDATES = 512;
 
 /** The rank of every candidate, its terms counted and its shares summed over the revision's rows. */
 async function exactRanks(db: Db, terms: string[], batch: Array<{ rev: number; listing_id: number }>): Promise<RankedRow[]> {
@@ -45,7 +50,8 @@ async function exactRanks(db: Db, terms: string[], batch: Array<{ rev: number; l
  * down, that tier's candidates are ranked exactly 32 at a time in bound order while the next bound
  * reaches the `want`-th exact rank of that tier or above. Returns undefined when no term fits the
  * cap (the caller's common-word paths), null when the page reaches below the tiers the cap allows
- * (the threshold walk and the aggregates decide it then).
+ * (the threshold walk and the aggregates decide it then). `firstRows`: how many candidates the
+ * first read sends (FIRST_CANDIDATES, or 16 × the page, unless set: a test lowers it).
  */
 export async function termTiersTier(
   db: Db,
@@ -55,6 +61,7 @@ export async function termTiersTier(
   after: CursorState | undefined,
   want: number,
   cap = TIER_DRIVER_ROWS_CAP,
+  firstRows?: number,
 ): Promise<RankedRow[] | null | undefined> {
   const n = counted.length;
   const sorted = [...counted].sort((a, b) => a.n - b.n || (a.term < b.term ? -1 : 1));
@@ -94,39 +101,55 @@ export async function termTiersTier(
   const rows = termRowConditions(filters, asOf, params);
   // Per revision: the drivers it holds (exactly: a listing holding a driver has a row among that
   // driver's) and their shares, and the other terms' bound from its signature and sketches, which
-  // every one of its rows carries (catalog migration 22), read with them from the covering index.
-  const result = await db.query<[string, string, string, string, string]>({
-    text: `SELECT g.rev, g.listing_id, g.held, g.milli, ${rest.map(restBound).join(' + ') || '0'}
+  // every one of its rows carries (catalog migration 22), read with them from the covering index;
+  // then upper bounds on the number of terms it holds and on its rank (the stored milli are each
+  // rounded: + n). A bound is at least 1e6 per term held and less than one more (every share is
+  // under 1e6 / n), so bound order is tier order: the page is read from the first rows in it, and
+  // only those are sent, with how many candidates hold each number of terms (sending and decoding
+  // every candidate, 4,901 for a 6-word sentence at 100k, cost 2-7 ms more a page: docs/BENCHMARKS.md).
+  const candidatesSql = `SELECT c.rev, c.listing_id, c.held + c.rest / 1000000 AS terms, c.held * 1000000 + c.milli + c.rest + ${n} AS hi
        FROM (
-         SELECT t.rev, min(t.listing_id) AS listing_id, count(*) AS held, sum(t.milli) AS milli,
-           min(t.sig) AS sig, min(t.sketch_a) AS sketch_a, min(t.sketch_b) AS sketch_b
-         FROM search_terms t ${rows.join}
-         WHERE t.term = ANY(${p(terms.slice(0, drivers))}::text[]) AND ${rows.where}
-           AND ${terms.map((_, i) => bit(i, 't.sig')).join(' + ')} >= ${p(lowestTier)}
-         GROUP BY t.rev
-       ) g`,
-    values: params.values,
-    rowMode: 'array',
-  });
-  // Upper bounds on the number of terms held and on the rank (the stored milli are each rounded: + n).
-  const bounded = result.rows
-    .map(([rev, listingId, held, milli, restOf]) => {
-      const [h, r] = [Number(held), Number(restOf)];
-      return {
-        rev: Number(rev),
-        listing_id: Number(listingId),
-        terms: h + Math.floor(r / 1_000_000),
-        hi: h * 1_000_000 + Number(milli) + r + n,
-      };
-    })
-    .sort((x, y) => y.hi - x.hi || x.listing_id - y.listing_id);
+         SELECT g.rev, g.listing_id, g.held, g.milli, ${rest.map(restBound).join(' + ') || '0'} AS rest
+         FROM (
+           SELECT t.rev, min(t.listing_id) AS listing_id, count(*) AS held, sum(t.milli) AS milli,
+             min(t.sig) AS sig, min(t.sketch_a) AS sketch_a, min(t.sketch_b) AS sketch_b
+           FROM search_terms t ${rows.join}
+           WHERE t.term = ANY(${p(terms.slice(0, drivers))}::text[]) AND ${rows.where}
+             AND ${terms.map((_, i) => bit(i, 't.sig')).join(' + ')} >= ${p(lowestTier)}
+           GROUP BY t.rev
+         ) g
+       ) c`;
+  const limit = p(null);
+  const text = `WITH b AS MATERIALIZED (${candidatesSql})
+     (SELECT rev, listing_id, terms, hi FROM b ORDER BY hi DESC, listing_id ASC LIMIT ${limit})
+     UNION ALL
+     (SELECT NULL, NULL, terms, count(*) FROM b GROUP BY terms)`;
+  type Candidate = { rev: number; listing_id: number; terms: number; hi: number };
+  /** The first `first` candidates in bound order (every one when undefined), complete when none is left out; and how many hold each number of terms. */
+  const read = async (first: number | undefined) => {
+    const result = await db.query<[string | null, string | null, string, string]>({
+      text,
+      values: params.values.map((value, i) => (i === params.values.length - 1 ? (first ?? null) : value)),
+      rowMode: 'array',
+    });
+    const read: Candidate[] = [];
+    const holding = new Map<number, number>();
+    for (const [rev, listingId, terms, hi] of result.rows) {
+      if (rev === null) holding.set(Number(terms), Number(hi));
+      else read.push({ rev: Number(rev), listing_id: Number(listingId), terms: Number(terms), hi: Number(hi) });
+    }
+    const total = [...holding.values()].reduce((sum, count) => sum + count, 0);
+    return { bounded: read, holding, complete: read.length === total };
+  };
+  let { bounded, holding, complete } = await read(firstRows ?? Math.max(FIRST_CANDIDATES, 16 * want));
 
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   /** Every listing ranked exactly so far that follows the cursor, best first. */
   const ranked: RankedRow[] = [];
-  const seen = new Set<number>();
-  const rank = async (batch: typeof bounded) => {
-    for (const { rev } of batch) seen.add(rev);
+  /** The candidates ranked, with the number of terms they may hold. */
+  const seen = new Map<number, number>();
+  const rank = async (batch: Candidate[]) => {
+    for (const { rev, terms: held } of batch) seen.set(rev, held);
     for (const row of await exactRanks(db, terms, batch)) if (pastCursor(row)) ranked.push(row);
     ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
   };
@@ -134,11 +157,23 @@ export async function termTiersTier(
     const tier = k * 1_000_000;
     /** The want-th exact rank, once it is in this tier or above (no other listing can then beat it). */
     const floor = () => (ranked.length >= want && ranked[want - 1]!.rank >= tier ? ranked[want - 1]!.rank : undefined);
-    const candidates = bounded.filter((r) => r.terms >= k && !seen.has(r.rev));
-    // Too few listings to fill the page from this tier up: the next tier's candidates hold them all again.
-    if (k > 1 && candidates.length + ranked.filter((r) => r.rank >= tier).length < want) continue;
-    for (let next = 0; next < candidates.length; next += RANK_BATCH) {
+    let candidates = bounded.filter((r) => r.terms >= k && !seen.has(r.rev));
+    // Too few listings to fill the page from this tier up: the next tier's candidates hold them all
+    // again. (Counted by the server, those not read yet too.)
+    const unranked =
+      [...holding].reduce((sum, [held, count]) => sum + (held >= k ? count : 0), 0) - [...seen.values()].filter((held) => held >= k).length;
+    if (k > 1 && unranked + ranked.filter((r) => r.rank >= tier).length < want) continue;
+    for (let next = 0; ; next += RANK_BATCH) {
       const reach = floor();
+      if (next >= candidates.length) {
+        // Every candidate read is ranked; those not read are bounded by the last one read.
+        const last = bounded.at(-1)?.hi ?? -Infinity;
+        if (complete || (reach !== undefined && last < reach)) break;
+        ({ bounded, holding, complete } = await read(undefined));
+        candidates = bounded.filter((r) => r.terms >= k && !seen.has(r.rev));
+        next = -RANK_BATCH;
+        continue;
+      }
       if (reach !== undefined && candidates[next]!.hi < reach) break;
       await rank(candidates.slice(next, next + RANK_BATCH));
     }
