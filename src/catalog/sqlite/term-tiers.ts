@@ -203,10 +203,27 @@ function rowsUpTo(store: TermRows, term: string, limit: number): number {
   );
 }
 
-/** A term's rows: counted up to PROBE_ROWS, and past that in full, kept a while (termRowCount). */
-function termRows(store: TermRows, term: string): number {
+/** Terms' rows counted up to a driver cap and one more, by cap and term, kept a while (termRowsUpTo). */
+const cappedCounts = new WeakMap<DatabaseSync, TermCounts>();
+
+/**
+ * A term's rows up to `cap + 1`: counted up to PROBE_ROWS, and past that up to the cap and one
+ * more, kept a while. Past the cap a term cannot drive, and how many more rows it has does not
+ * change the tiers; counting the most common word in full cost a query about 0.3 s at 1M (once per
+ * reader and TERM_COUNT_TTL_MS), where counting to the cap costs about 1 ms. Only the all-terms
+ * tier of common words needs their full counts (allTermsTopK, termRowCount).
+ */
+function termRowsUpTo(store: TermRows, term: string, cap: number): number {
   const rows = rowsUpTo(store, term, PROBE_ROWS);
-  return rows < PROBE_ROWS ? rows : termRowCount(store, term);
+  if (rows < PROBE_ROWS) return rows;
+  let counts = cappedCounts.get(store.db);
+  if (!counts) cappedCounts.set(store.db, (counts = new TermCounts()));
+  const key = `${cap}\u0000${term}`;
+  const known = counts.get(key);
+  if (known !== undefined) return known;
+  const n = rowsUpTo(store, term, cap + 1);
+  counts.set(key, n);
+  return n;
 }
 
 /**
@@ -216,7 +233,7 @@ function termRows(store: TermRows, term: string): number {
  * 2,400 rows of each term (10–27 ms in process, docs/BENCHMARKS.md "Search by number of terms").
  */
 export function rarestTermWithin(store: TermRows, terms: string[], cap = TIER_DRIVER_ROWS_CAP): boolean {
-  return terms.some((term) => termRows(store, term) <= cap);
+  return terms.some((term) => termRowsUpTo(store, term, cap) <= cap);
 }
 
 /**
@@ -246,11 +263,10 @@ export function termTiersTopK(
   cap = TIER_DRIVER_ROWS_CAP,
 ): RankedRow[] | null {
   const n = terms.length;
-  // The drivers are the rarest terms: counted up to PROBE_ROWS first, then those with more in full,
-  // counts kept a while (termRowCount: the common words of most queries). Any n − k + 1 terms
-  // would serve as tier k's drivers; the rarest read least.
+  // The drivers are the rarest terms: counted up to the cap and one more (termRowsUpTo: those past
+  // it cannot drive). Any n − k + 1 terms would serve as tier k's drivers; the rarest read least.
   const counted = terms
-    .map((term) => ({ term, rows: termRows(store, term) }))
+    .map((term) => ({ term, rows: termRowsUpTo(store, term, cap) }))
     .sort((a, b) => a.rows - b.rows || (a.term < b.term ? -1 : 1));
   let drivers = 0;
   for (let rows = 0; drivers < n && rows + counted[drivers]!.rows <= cap; drivers++) rows += counted[drivers]!.rows;
