@@ -52,6 +52,16 @@ async function add(t: TempCatalog, rand: () => number, n: number, from: number):
   }
 }
 
+/** A third of the listings (every third one due) fail their liveness check now. */
+async function failEveryThird(t: TempCatalog): Promise<void> {
+  const live = t.catalog.liveness!;
+  const claimedAt = t.clock().getTime();
+  const due = await live.claimDue(claimedAt, claimedAt, 1000);
+  const failedAt = t.clock().toISOString();
+  for (const l of due.filter((_, i) => i % 3 === 0))
+    await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+}
+
 /** Every shape guessed for every plan and page, on one pipelined connection of `t`'s database, against the accepted entries. */
 async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken: number; pages: number }> {
   const pool = openPool(t.databaseUrl!, { max: 1, pipeline: true });
@@ -139,12 +149,7 @@ describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)
       const quiet = await everyGuess(t, false);
       expect(quiet.taken).toBeGreaterThanOrEqual(quiet.pages / 16);
       // Some listings fail past the grace period and the first ten age out of the TTL.
-      const live = t.catalog.liveness!;
-      const claimedAt = t.clock().getTime();
-      const due = await live.claimDue(claimedAt, claimedAt, 1000);
-      const failedAt = t.clock().toISOString();
-      for (const l of due.filter((_, i) => i % 3 === 0))
-        await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+      await failEveryThird(t);
       t.tick(TTL_DAYS * DAY - 20_000);
       const failing = await everyGuess(t, true);
       expect(failing.taken).toBeGreaterThanOrEqual(failing.pages / 16);
@@ -171,12 +176,7 @@ describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)
       await same();
       await add(t, rand, 5, 25);
       await same();
-      const live = t.catalog.liveness!;
-      const claimedAt = t.clock().getTime();
-      const due = await live.claimDue(claimedAt, claimedAt, 1000);
-      const failedAt = t.clock().toISOString();
-      for (const l of due.filter((_, i) => i % 3 === 0))
-        await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+      await failEveryThird(t);
       t.tick(GRACE + 1000);
       await same();
       t.tick(TTL_DAYS * DAY - 20_000); // the first listings age out

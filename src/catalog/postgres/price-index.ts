@@ -235,6 +235,28 @@ export interface PricedPageShape {
   arms: ClassArm[];
 }
 
+/**
+ * A priced page's conditions on `listing_prices p` beyond the price range, for its statement and its count alike: listings hidden
+ * by age (`visibleSince`), the other key filters (`others`), listings failing liveness since before `failing`. `p` adds a parameter.
+ */
+function beyondPriceRange(
+  p: (value: unknown) => string,
+  visibleSince: string | undefined,
+  others: Array<{ key: ListingKey }>,
+  failing: string | undefined,
+): string {
+  return (
+    (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
+    others
+      .map(
+        (o) =>
+          ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = p.listing_id)`,
+      )
+      .join('') +
+    (failing === undefined ? '' : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`)
+  );
+}
+
 /** The statement of a priced page (pageListingsStatement's) of `shape`, its other key filters `others`. */
 export function pricedPageStatement(
   filters: DiscoveryFilters,
@@ -246,18 +268,8 @@ export function pricedPageStatement(
 ): PageStatement {
   const { key: asset, max } = priceFilter(filters)!;
   const type = filters.type;
-  // The page's conditions beyond the price range: hidden listings and other key filters (each use adds its parameters).
-  const rest = (p: (value: unknown) => string) =>
-    (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
-    others
-      .map(
-        (o) =>
-          ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = p.listing_id)`,
-      )
-      .join('') +
-    (shape.failing === undefined
-      ? ''
-      : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(shape.failing)})`);
+  // The page's conditions beyond the price range (each use adds its parameters).
+  const rest = (p: (value: unknown) => string) => beyondPriceRange(p, visibleSince, others, shape.failing);
   const params = parameters();
   const { p } = params;
   if (shape.plan.startsWith('by-classes')) return pageListingsStatement(classPageSql(shape.arms, asset, max, page, rest, p), params, now);
@@ -306,16 +318,7 @@ export async function listPriced(
   let total: number;
   if (others.length > 0 || (visibleSince !== undefined && Number(counts.asset_aged) > matches)) {
     const { values, p } = parameters();
-    const hidden =
-      (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
-      others
-        .map(
-          (o) =>
-            ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = p.listing_id)`,
-        )
-        .join('') +
-      (failing === undefined ? '' : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
-    const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${hidden}`;
+    const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${beyondPriceRange(p, visibleSince, others, failing)}`;
     total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, values)).rows[0]!.n);
   } else {
     total = matches - Number(counts.aged_matches ?? 0) - (failing === undefined ? 0 : Number(counts.failing_matches ?? 0));
