@@ -11,13 +11,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMON_TERMS } from '../../src/catalog/common-terms.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
-import type { Db } from '../../src/catalog/postgres/queries.ts';
 import { searchPostgres } from '../../src/catalog/postgres/search.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { openPool } from '../../src/db/postgres.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase, recordingDb } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
 
 const CHOSEN_AT = 300;
@@ -157,12 +156,7 @@ describe('common-term masks on Postgres', () => {
     const chosen = await chosenOnPostgres();
     expect(chosen.length).toBe(COMMON_TERMS);
     const statements: string[] = [];
-    const recording: Db = {
-      query: ((config: string | { text: string }, values?: unknown[]) => {
-        statements.push(typeof config === 'string' ? config : config.text);
-        return pool.query(config as string, values);
-      }) as Db['query'],
-    };
+    const recording = recordingDb(pool, statements);
     // The driver cap at 0: on this small catalog the tiers read from the rarest terms (term-tiers.ts) would take 8 words.
     const context = { secret: Buffer.alloc(32, 7), db: recording, tierFirstMinRows: 0, tierDriverRows: 0 };
     const now = new Date(start + 10_000_000);

@@ -19,12 +19,11 @@ import {
 import { revisionScanTier } from '../../src/catalog/postgres/revision-scan.ts';
 import { termTiersTier } from '../../src/catalog/postgres/term-tiers.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import type { Db } from '../../src/catalog/postgres/queries.ts';
 import { openPool } from '../../src/db/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { REVISION_SCAN_TERMS, termSlots } from '../../src/catalog/terms.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { freshDatabase, recordingDb } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir, zipfWords } from './fixtures.ts';
 
 const rand = seededRandom(0x2545f491);
@@ -308,12 +307,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const seq = Number((await pool.query('SELECT seq FROM catalog_seq')).rows[0].seq);
       // The scan's statements: each query's index read orders the revisions by its own length's sum.
       const statements: string[] = [];
-      const recording: Db = {
-        query: ((config: string | { text: string }, values?: unknown[]) => {
-          statements.push(typeof config === 'string' ? config : config.text);
-          return pool.query(config as string, values);
-        }) as Db['query'],
-      };
+      const recording = recordingDb(pool, statements);
       let decided = 0;
       let filled = 0;
       for (let q = 0; q < 75; q++) {

@@ -6,6 +6,7 @@
 import { inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { createDatabase, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import type { Db } from '../../src/catalog/postgres/queries.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -39,4 +40,14 @@ export function lateDatabase(adminUrl: string = inject('postgresUrl')): { url: s
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), create: async () => void (await createDatabase(adminUrl, name)) };
+}
+
+/** `db`, recording the text of every statement sent through it in `statements` (to see which path a search took). */
+export function recordingDb(db: Db, statements: string[]): Db {
+  return {
+    query: ((config: string | { text: string }, values?: unknown[]) => {
+      statements.push(typeof config === 'string' ? config : config.text);
+      return db.query(config as string, values);
+    }) as Db['query'],
+  };
 }
