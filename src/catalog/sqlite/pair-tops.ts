@@ -15,7 +15,7 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CursorState, RankedRow } from '../search.ts';
-import { roundedMilliSql, type TermRowFilter } from './queries.ts';
+import { exactRankSql, type TermRowFilter } from './queries.ts';
 
 /**
  * The current revisions a pair keeps before its key (PAIR_TOP_ROWS), and how many rows it may
@@ -29,10 +29,11 @@ type Statement = (sql: string) => StatementSync;
 /** The pair of two bits (the smaller first), as stored. */
 const pairOf = (a: number, b: number) => Math.min(a, b) * 16 + Math.max(a, b);
 
-/** The exact rank of a revision holding both terms of pair `p.pair`, as the aggregates compute it (search.ts). */
-const PAIR_RANK_SQL = `(SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
-  WHERE o.rev = p.rev AND o.term IN ((SELECT term FROM search_common_terms WHERE bit = p.pair / 16),
-                                    (SELECT term FROM search_common_terms WHERE bit = p.pair % 16)))`;
+/** The exact rank of revision `p.rev` for the two terms of pair `p.pair` (queries.ts exactRankSql). */
+const PAIR_RANK_SQL = exactRankSql(
+  '(SELECT term FROM search_common_terms WHERE bit = p.pair / 16), (SELECT term FROM search_common_terms WHERE bit = p.pair % 16)',
+  'p.rev',
+);
 
 function createPairTops(db: DatabaseSync): void {
   db.exec(`

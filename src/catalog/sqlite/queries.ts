@@ -80,3 +80,12 @@ export interface TermRowFilter {
  * this one expression, so a listing gets the same rank whichever path ranked it.
  */
 export const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;
+
+/**
+ * A revision's exact rank for a query, from its term rows: 1e6 for each of the query's terms it
+ * holds plus their scores' sum rounded (roundedMilliSql). `terms` is the SQL list of the query's
+ * terms, `rev` the revision's SQL expression. Every path ranks its candidates with this one
+ * expression (the aggregates group the same rows in search.ts).
+ */
+export const exactRankSql = (terms: string, rev: string) =>
+  `(SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o WHERE o.term IN (${terms}) AND o.rev = ${rev})`;

@@ -22,7 +22,7 @@ import {
 import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
 import { rarestTermWithin, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
-import { filterSql, roundedMilliSql, type TermRowFilter } from './queries.ts';
+import { exactRankSql, filterSql, roundedMilliSql, type TermRowFilter } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
 
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
@@ -176,12 +176,7 @@ function thresholdWalk(
   const listingOf = new Map(candidates.map((c) => [c.rev, c.listing_id]));
   return (
     store
-      .statement(
-        `SELECT r.value AS rev,
-           (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
-            WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
-         FROM json_each(?) r`,
-      )
+      .statement(`SELECT r.value AS rev, ${exactRankSql(inTerms, 'r.value')} AS rank FROM json_each(?) r`)
       .all(...terms, JSON.stringify([...listingOf.keys()])) as Array<{ rev: number; rank: number }>
   )
     .map(({ rev, rank }) => ({ listing_id: listingOf.get(Number(rev))!, rank: Number(rank) }))

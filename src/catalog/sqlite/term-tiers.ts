@@ -11,7 +11,7 @@ import { TermCounts, type CursorState, type RankedRow } from '../search.ts';
 import { REVISION_SCAN_TERMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBoundSql, termSlots } from '../terms.ts';
 import { largestShare, revisionScan } from './revision-scan.ts';
 import { commonTermsTopK } from './common-terms.ts';
-import { roundedMilliSql, type TermRowFilter } from './queries.ts';
+import { exactRankSql, type TermRowFilter } from './queries.ts';
 
 /** What the tier reads through: the SQLite store (search.ts SearchSource). */
 interface TermRows {
@@ -107,9 +107,7 @@ function allTermsTopK(
     (
       store
         .statement(
-          `SELECT r.value AS rev,
-             (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
-              WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
+          `SELECT r.value AS rev, ${exactRankSql(inTerms, 'r.value')} AS rank
            FROM json_each(?) r ${holdsEvery && !holding ? `WHERE ${holdsEvery}` : ''}`,
         )
         .all(...terms, JSON.stringify(revs.map(([rev]) => rev)), ...(holding ? [] : rarestOthers)) as Array<{ rev: number; rank: number }>
@@ -340,12 +338,7 @@ export function termTiersTopK(
   const rank = (batch: typeof bounded) => {
     const listingOf = new Map(batch.map((r) => [r.rev, r.listing_id]));
     const exact = store
-      .statement(
-        `SELECT r.value AS rev,
-           (SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o
-            WHERE o.term IN (${inTerms}) AND o.rev = r.value) AS rank
-         FROM json_each(?) r`,
-      )
+      .statement(`SELECT r.value AS rev, ${exactRankSql(inTerms, 'r.value')} AS rank FROM json_each(?) r`)
       .all(...terms, JSON.stringify([...listingOf.keys()])) as Array<{ rev: number; rank: number }>;
     for (const { rev, rank: r } of exact) {
       seen.add(Number(rev));
