@@ -19,18 +19,25 @@ interface TermRows {
   statement(sql: string): StatementSync;
 }
 
-/** How many rows a common term has (every revision, any snapshot), counted in full and kept a while (TermCounts). */
-const termCounts = new WeakMap<DatabaseSync, TermCounts>();
-function termRowCount(store: TermRows, term: string): number {
-  let counts = termCounts.get(store.db);
-  if (!counts) termCounts.set(store.db, (counts = new TermCounts()));
-  const known = counts.get(term);
+/** Counts kept a while per database (TermCounts), by key: a term's full count, or its count up to a cap (termRowsUpTo). */
+const keptCounts = new WeakMap<DatabaseSync, TermCounts>();
+function keptCount(store: TermRows, key: string, count: () => number): number {
+  let counts = keptCounts.get(store.db);
+  if (!counts) keptCounts.set(store.db, (counts = new TermCounts()));
+  const known = counts.get(key);
   if (known !== undefined) return known;
-  const n = Number(
-    (store.statement('SELECT count(*) AS n FROM search_terms INDEXED BY search_terms_top WHERE term = ?').get(term) as { n: number }).n,
-  );
-  counts.set(term, n);
+  const n = count();
+  counts.set(key, n);
   return n;
+}
+
+/** How many rows a common term has (every revision, any snapshot), counted in full and kept a while. */
+function termRowCount(store: TermRows, term: string): number {
+  return keptCount(store, term, () =>
+    Number(
+      (store.statement('SELECT count(*) AS n FROM search_terms INDEXED BY search_terms_top WHERE term = ?').get(term) as { n: number }).n,
+    ),
+  );
 }
 
 /**
@@ -201,9 +208,6 @@ function rowsUpTo(store: TermRows, term: string, limit: number): number {
   );
 }
 
-/** Terms' rows counted up to a driver cap and one more, by cap and term, kept a while (termRowsUpTo). */
-const cappedCounts = new WeakMap<DatabaseSync, TermCounts>();
-
 /**
  * A term's rows up to `cap + 1`: counted up to PROBE_ROWS, and past that up to the cap and one
  * more, kept a while. Past the cap a term cannot drive, and how many more rows it has does not
@@ -213,15 +217,8 @@ const cappedCounts = new WeakMap<DatabaseSync, TermCounts>();
  */
 function termRowsUpTo(store: TermRows, term: string, cap: number): number {
   const rows = rowsUpTo(store, term, PROBE_ROWS);
-  if (rows < PROBE_ROWS) return rows;
-  let counts = cappedCounts.get(store.db);
-  if (!counts) cappedCounts.set(store.db, (counts = new TermCounts()));
-  const key = `${cap}\u0000${term}`;
-  const known = counts.get(key);
-  if (known !== undefined) return known;
-  const n = rowsUpTo(store, term, cap + 1);
-  counts.set(key, n);
-  return n;
+  // Keyed apart from the full counts (a term never holds the separator).
+  return rows < PROBE_ROWS ? rows : keptCount(store, `${cap}\u0000${term}`, () => rowsUpTo(store, term, cap + 1));
 }
 
 /**
