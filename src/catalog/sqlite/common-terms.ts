@@ -8,15 +8,10 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { RankedRow } from '../search.ts';
 import { COMMON_TERMS, COMMON_TERMS_CHOSEN_AT, commonMaskOf, commonTermsQuery } from '../common-terms.ts';
 import { sketchShareBoundSql, termSlots } from '../terms.ts';
-import { fillPairTops } from './pair-tops.ts';
+import { commonShares, fillPairTops } from './pair-tops.ts';
+import { commonBits } from './queries.ts';
 
 type Statement = (sql: string) => StatementSync;
-
-/** The common terms and their bits, as chosen (search_common_terms). */
-function commonBits(statement: Statement): Map<string, number> {
-  const rows = statement('SELECT term, bit FROM search_common_terms').all() as Array<{ term: string; bit: number }>;
-  return new Map(rows.map(({ term, bit }) => [term, Number(bit)]));
-}
 
 /**
  * A new revision's common-term mask and the sum of those terms' rounded shares (insertRevision).
@@ -71,24 +66,24 @@ export function chooseCommonTerms(db: DatabaseSync): void {
   ).map(({ term }) => term);
   const insert = db.prepare('INSERT INTO search_common_terms (term, bit) VALUES (?, ?)');
   common.forEach((term, bit) => insert.run(term, bit));
-  const masks = new Map<number, { mask: number; milli: number }>();
-  const rows = db.prepare('SELECT rev, milli FROM search_terms WHERE term = ?');
-  rows.setReturnArrays(true);
-  common.forEach((term, bit) => {
-    for (const [rev, milli] of rows.iterate(term) as Iterable<[number, number]>) {
-      const known = masks.get(rev);
-      if (known) {
-        known.mask |= 1 << bit;
-        known.milli += milli;
-      } else masks.set(rev, { mask: 1 << bit, milli });
-    }
-  });
+  // One pass over those terms' rows serves the masks and the pairs' fill (pair-tops.ts).
+  const shares = commonShares(db, new Map(common.map((term, bit) => [term, bit])));
   const update = db.prepare('UPDATE search_revisions SET common_mask = ?, common_milli = ? WHERE rev = ?');
-  for (const [rev, { mask, milli }] of masks) update.run(mask, milli, rev);
+  for (let rev = 0; rev * 16 < shares.milli.length; rev++) {
+    let mask = 0;
+    let milli = 0;
+    for (let bit = 0; bit < 16; bit++) {
+      const share = shares.milli[rev * 16 + bit]!;
+      if (share === 0) continue;
+      mask |= 1 << bit;
+      milli += share;
+    }
+    if (mask !== 0) update.run(mask, milli, rev);
+  }
   db.exec(
     `CREATE INDEX search_revisions_by_common ON search_revisions (common_mask, common_milli DESC, rev, listing_id, from_seq, to_seq, sketch_a, sketch_b)`,
   );
-  fillPairTops(db);
+  fillPairTops(db, undefined, shares);
 }
 
 /** What allTermsTopK hands the scan (as revision-scan.ts RevisionScan): its query, filter and exact ranking. */

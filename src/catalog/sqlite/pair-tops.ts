@@ -15,7 +15,7 @@
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { CursorState, RankedRow } from '../search.ts';
-import { exactRankSql, type TermRowFilter } from './queries.ts';
+import { commonBits, exactRankSql, type TermRowFilter } from './queries.ts';
 
 /**
  * The current revisions a pair keeps before its key (PAIR_TOP_ROWS), and how many rows it may
@@ -82,29 +82,41 @@ function trimPair(statement: Statement, pair: number, kept: number, filled = fal
   ).run(pair, key.rank, key.listingId);
 }
 
-/**
- * Every pair's rows from the catalog's rows (migration 17, and chooseCommonTerms when it chooses
- * the terms again). One pass over the common terms' rows gives each revision's rounded shares; a
- * pair's rank is within 1 of 2e6 plus the sum of its two rounded shares, so the revisions whose
- * sum is at least the PAIR_TOP_ROWS-th current one's less 2 hold every revision that can sort
- * before that one (about 40,000 rows in all at 100k and at 1M). Those are ranked exactly by the
- * server, then each pair is trimmed to its key.
- */
-export function fillPairTops(db: DatabaseSync, kept = PAIR_TOP_ROWS): void {
-  createPairTops(db);
-  db.exec('DELETE FROM search_pair_tops; DELETE FROM search_pair_bounds;');
-  const bits = db.prepare('SELECT term, bit FROM search_common_terms').all() as Array<{ term: string; bit: number }>;
-  if (bits.length < 2) return;
+/** Each revision's rounded share of each common term, at rev × 16 + bit (0: not held; a held one is at least 500), and the largest. */
+export interface CommonShares {
+  milli: Int32Array;
+  most: number;
+}
+
+/** The common terms' shares (`bits`, the chosen terms' bits) from one pass over their rows (the term index's ranges). */
+export function commonShares(db: DatabaseSync, bits: ReadonlyMap<string, number>): CommonShares {
   const { top } = db.prepare('SELECT coalesce(max(rev), 0) AS top FROM search_revisions').get() as { top: number };
   const milli = new Int32Array((Number(top) + 1) * 16);
   const termRows = db.prepare('SELECT rev, milli FROM search_terms WHERE term = ?');
   termRows.setReturnArrays(true);
   let most = 0;
-  for (const { term, bit } of bits)
+  for (const [term, bit] of bits)
     for (const [rev, m] of termRows.iterate(term) as Iterable<[number, number]>) {
-      milli[Number(rev) * 16 + Number(bit)] = Number(m);
+      milli[Number(rev) * 16 + bit] = Number(m);
       most = Math.max(most, Number(m));
     }
+  return { milli, most };
+}
+
+/**
+ * Every pair's rows from the catalog's rows (migration 17, and chooseCommonTerms when it chooses
+ * the terms, with the shares it read). The common terms' shares (commonShares) give each pair's; a
+ * pair's rank is within 1 of 2e6 plus the sum of its two rounded shares, so the revisions whose
+ * sum is at least the PAIR_TOP_ROWS-th current one's less 2 hold every revision that can sort
+ * before that one (about 40,000 rows in all at 100k and at 1M). Those are ranked exactly by the
+ * server, then each pair is trimmed to its key.
+ */
+export function fillPairTops(db: DatabaseSync, kept = PAIR_TOP_ROWS, shares?: CommonShares): void {
+  createPairTops(db);
+  db.exec('DELETE FROM search_pair_tops; DELETE FROM search_pair_bounds;');
+  const bits = commonBits((sql) => db.prepare(sql));
+  if (bits.size < 2) return;
+  const { milli, most } = shares ?? commonShares(db, bits);
   const revisions = db.prepare(
     'SELECT rev, listing_id, common_mask, to_seq IS NULL AS current FROM search_revisions WHERE common_mask <> 0',
   );
@@ -192,21 +204,15 @@ export function pairTopK(
   want: number,
 ): RankedRow[] | undefined {
   if (terms.length !== 2) return undefined;
-  const bits = statement('SELECT bit FROM search_common_terms WHERE term IN (?, ?)').all(terms[0]!, terms[1]!) as Array<{ bit: number }>;
-  if (bits.length !== 2) return undefined;
+  const bits = commonBits(statement);
+  const [a, b] = terms.map((term) => bits.get(term));
+  if (a === undefined || b === undefined) return undefined;
   const keyset = after ? 'AND (p.rank < ? OR (p.rank = ? AND p.listing_id > ?))' : '';
   const rows = statement(
     `SELECT p.listing_id AS listing_id, p.rank AS rank
      FROM search_pair_tops p INDEXED BY search_pair_tops_by_rank JOIN search_revisions t ON t.rev = p.rev ${filter.joinListings}
      WHERE p.pair = ? AND t.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?) AND ${filter.conditions} ${keyset}
      ORDER BY p.rank DESC, p.listing_id ASC LIMIT ?`,
-  ).all(
-    pairOf(Number(bits[0]!.bit), Number(bits[1]!.bit)),
-    asOf,
-    asOf,
-    ...filter.params,
-    ...(after ? [after.r, after.r, after.i] : []),
-    want,
-  ) as unknown as RankedRow[];
+  ).all(pairOf(a, b), asOf, asOf, ...filter.params, ...(after ? [after.r, after.r, after.i] : []), want) as unknown as RankedRow[];
   return rows.length === want ? rows : undefined;
 }

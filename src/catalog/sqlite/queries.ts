@@ -1,7 +1,10 @@
 /**
  * The SQL of the discovery filters on SQLite, shared by the store's list query (store.ts) and the
- * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts.
+ * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts. Also what
+ * the search paths share (search.ts, term-tiers.ts, common-terms.ts, pair-tops.ts): the filter on
+ * term rows, the rank's exact expression and the chosen common terms.
  */
+import type { StatementSync } from 'node:sqlite';
 import { amountKey } from '../../filters.ts';
 import { COLUMN_FILTERS } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
@@ -89,3 +92,9 @@ export const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1
  */
 export const exactRankSql = (terms: string, rev: string) =>
   `(SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o WHERE o.term IN (${terms}) AND o.rev = ${rev})`;
+
+/** The common terms and their bits, as chosen (search_common_terms, SQLite catalog migration 16: common-terms.ts). */
+export function commonBits(statement: (sql: string) => StatementSync): Map<string, number> {
+  const rows = statement('SELECT term, bit FROM search_common_terms').all() as Array<{ term: string; bit: number }>;
+  return new Map(rows.map(({ term, bit }) => [term, Number(bit)]));
+}
