@@ -451,17 +451,19 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       expect(decided.get(150)).toBeGreaterThan(10);
       expect(below.get(150)).toBeGreaterThan(10);
       let full = 0;
-      for (const { n, s, v, terms } of queries) {
+      for (const [q, { n, s, v, terms }] of queries.entries()) {
         const text = terms.join(' ');
         const filters: DiscoveryFilters = (n + s + v) % 3 === 0 ? FILTERS[(n * 3 + s + v) % FILTERS.length]! : {};
-        for (const store of stores) {
+        for (const [i, store] of stores.entries()) {
           for (const limit of [1, 5, 21]) {
             const { first } = await expectSameWalk(store, text, filters, limit, 1);
             if (limit === 21 && first.resources.length === 21) full++;
           }
           await expectSameWalk(store, text, filters, 4, 12);
-          // Pages of 50 to the end: every match once, in SQLite's order.
-          await expectSameWalk(store, text, filters, 50);
+          // Pages of 50 to the end: every match once, in SQLite's order. One driver cap in turn per
+          // query (twelve walks each): past the first pages every cap reads the same deep pages, and
+          // a walk to the end for every cap was most of this test's time.
+          if (q % stores.length === i) await expectSameWalk(store, text, filters, 50);
         }
       }
       expect(full).toBeGreaterThan(60);
