@@ -112,12 +112,17 @@ function pricedCatalog(t: TempCatalog, seed: number) {
    * Every bound, scope (network, scheme), filter combination and page answered by the price index
    * and by the accepted entries alike (byAcceptedEntries); the matches seen without a scope.
    */
+  let rounds = 0;
   const same = async (catalog: Catalog, forced?: ForcedPage) => {
     const matched = { all: 0, http: 0, mcp: 0 };
     let forcedPages = 0;
+    // Beside a network or scheme, every other bound, the other half on the next call: each scoped
+    // bound is still checked in every other state of the catalog, at about a quarter less of this
+    // test's time (thousands of pages and forced plans on Postgres).
+    const round = rounds++;
     for (const asset of [ASSET, OTHER_ASSET])
       for (const scope of asset === ASSET ? SCOPES : [{}])
-        for (const maxAmount of BOUNDS)
+        for (const maxAmount of Object.keys(scope).length === 0 ? BOUNDS : BOUNDS.filter((_, i) => i % 2 === round % 2))
           for (const extra of Object.keys(scope).length === 0 ? EXTRAS : SCOPED_EXTRAS) {
             const filters: DiscoveryFilters = { asset, maxAmount, ...extra, ...scope };
             const whole = await byAcceptedEntries(catalog, filters, { limit: 10_000, offset: 0 });
