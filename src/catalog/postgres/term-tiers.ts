@@ -26,12 +26,20 @@ const RANK_BATCH = 32;
  */
 const FIRST_CANDIDATES = 512;
 
-/** The rank of every candidate, its terms counted and its shares summed over the revision's rows. */
+/** A revision's exact rank (`rev` its column, `terms` the query's terms): its terms counted and its shares summed over its rows. */
+const exactRankSql = (rev: string, terms: string) =>
+  `SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} AS rank FROM search_terms o WHERE o.term = ANY(${terms}::text[]) AND o.rev = ${rev}`;
+
+/**
+ * The rank of every candidate. Its text is the same for every query, so it is a named statement,
+ * parsed and planned once per connection (its plan does not depend on the values: an index lookup
+ * per revision).
+ */
 async function exactRanks(db: Db, terms: string[], batch: Array<{ rev: number; listing_id: number }>): Promise<RankedRow[]> {
   const result = await db.query<[string, string]>({
+    name: 'term_tiers_exact_ranks',
     text: `SELECT r.listing_id, x.rank FROM unnest($1::bigint[], $2::bigint[]) AS r(rev, listing_id),
-       LATERAL (SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} AS rank
-                FROM search_terms o WHERE o.term = ANY($3::text[]) AND o.rev = r.rev) x`,
+       LATERAL (${exactRankSql('r.rev', '$3')}) x`,
     values: [batch.map((c) => c.rev), batch.map((c) => c.listing_id), terms],
     rowMode: 'array',
   });
@@ -74,30 +82,26 @@ export async function termTiersTier(
   const lowestTier = n - drivers + 1;
   const terms = sorted.map(({ term }) => term);
   const slots = terms.map(termSlots);
-  // Each other term's largest share now: at least its largest in the snapshot (rows are only added
-  // or pruned past a cursor's lifetime), so the top code's bound holds.
-  const largest = new Map<string, number>();
-  if (drivers < n) {
-    const result = await db.query<{ term: string; m: number | null }>(
-      `SELECT q.term, (SELECT max(s.milli) FROM search_terms s WHERE s.term = q.term) AS m FROM unnest($1::text[]) AS q(term)`,
-      [terms.slice(drivers)],
-    );
-    for (const { term, m } of result.rows) largest.set(term, Number(m ?? 0));
-  }
-  // The bits and buckets are a term's MD5 bytes (small integers), the largest shares integers: written into the statement.
+  // The bits and buckets are a term's MD5 bytes (small integers): written into the statement.
   const bit = (i: number, sig: string) => `((${sig} >> ${slots[i]!.bit}) & 1)`;
+  const params = parameters();
+  const { p } = params;
+  // Each other term's largest share now (m.l<i>, read once by the statement itself, one round trip
+  // fewer; OFFSET 0 keeps the planner from copying the subquery into every use): at least its
+  // largest in the snapshot (rows are only added or pruned past a cursor's lifetime), so the top
+  // code's bound holds.
+  const rest = terms.map((_, i) => i).filter((i) => i >= drivers);
+  const largest = rest.length
+    ? `, (SELECT ${rest.map((i) => `(SELECT coalesce(max(s.milli), 0) FROM search_terms s WHERE s.term = ${p(terms[i])}) AS l${i}`).join(', ')} OFFSET 0) m`
+    : '';
   // A term that does not drive: nothing unless the revision's signature has its bit and both its
   // sketch buckets hold a share (an empty one: the revision surely lacks it); then 1e6 and the
   // smaller bucket's bound on its share (the top code: only the term's largest share bounds it).
   const restBound = (i: number) => {
     const code = `least((g.sketch_a >> ${4 * slots[i]!.bucketA}) & 15, (g.sketch_b >> ${4 * slots[i]!.bucketB}) & 15)`;
-    const l = largest.get(terms[i]!)!;
-    return `${bit(i, 'g.sig')} * CASE ${code} WHEN 0 THEN 0 WHEN ${SHARE_CODE_TOP} THEN ${1_000_000 + l}
-      ELSE 1000000 + least(${SHARE_CODE_QUANTUM} * ${code}, ${l}) END`;
+    return `${bit(i, 'g.sig')} * CASE ${code} WHEN 0 THEN 0 WHEN ${SHARE_CODE_TOP} THEN 1000000 + m.l${i}
+      ELSE 1000000 + least(${SHARE_CODE_QUANTUM} * ${code}, m.l${i}) END`;
   };
-  const rest = terms.map((_, i) => i).filter((i) => i >= drivers);
-  const params = parameters();
-  const { p } = params;
   const rows = termRowConditions(filters, asOf, params);
   // Per revision: the drivers it holds (exactly: a listing holding a driver has a row among that
   // driver's) and their shares, and the other terms' bound from its signature and sketches, which
@@ -107,6 +111,8 @@ export async function termTiersTier(
   // under 1e6 / n), so bound order is tier order: the page is read from the first rows in it, and
   // only those are sent, with how many candidates hold each number of terms (sending and decoding
   // every candidate, 4,901 for a 6-word sentence at 100k, cost 2-7 ms more a page: docs/BENCHMARKS.md).
+  // The other terms' bound is computed once per revision (OFFSET 0: pulled up into the select, the
+  // planner wrote it into both `terms` and `hi`, twice the cost, a third of the statement's time).
   const candidatesSql = `SELECT c.rev, c.listing_id, c.held + c.rest / 1000000 AS terms, c.held * 1000000 + c.milli + c.rest + ${n} AS hi
        FROM (
          SELECT g.rev, g.listing_id, g.held, g.milli, ${rest.map(restBound).join(' + ') || '0'} AS rest
@@ -117,42 +123,64 @@ export async function termTiersTier(
            WHERE t.term = ANY(${p(terms.slice(0, drivers))}::text[]) AND ${rows.where}
              AND ${terms.map((_, i) => bit(i, 't.sig')).join(' + ')} >= ${p(lowestTier)}
            GROUP BY t.rev
-         ) g
+         ) g${largest}
+         OFFSET 0
        ) c`;
+  // The first read also ranks its first RANK_BATCH candidates exactly (the batch the tiers below
+  // rank first: bound order is tier order), one round trip fewer; a read of every candidate ranks none.
+  const limitAt = params.values.length;
   const limit = p(null);
-  const text = `WITH b AS MATERIALIZED (${candidatesSql})
-     (SELECT rev, listing_id, terms, hi FROM b ORDER BY hi DESC, listing_id ASC LIMIT ${limit})
+  const rankedAt = params.values.length;
+  const rankFirst = p(0);
+  const text = `WITH b AS MATERIALIZED (${candidatesSql}),
+       f AS (SELECT f.*, row_number() OVER () AS ord FROM (SELECT rev, listing_id, terms, hi FROM b ORDER BY hi DESC, listing_id ASC LIMIT ${limit}) f)
+     (SELECT rev, listing_id, terms, hi, CASE WHEN ord <= ${rankFirst} THEN (${exactRankSql('f.rev', p(terms))}) END FROM f ORDER BY ord)
      UNION ALL
-     (SELECT NULL, NULL, terms, count(*) FROM b GROUP BY terms)`;
-  type Candidate = { rev: number; listing_id: number; terms: number; hi: number };
-  /** The first `first` candidates in bound order (every one when undefined), complete when none is left out; and how many hold each number of terms. */
-  const read = async (first: number | undefined) => {
-    const result = await db.query<[string | null, string | null, string, string]>({
-      text,
-      values: params.values.map((value, i) => (i === params.values.length - 1 ? (first ?? null) : value)),
-      rowMode: 'array',
-    });
+     (SELECT NULL, NULL, terms, count(*), NULL FROM b GROUP BY terms)`;
+  type Candidate = { rev: number; listing_id: number; terms: number; hi: number; rank?: number };
+  /**
+   * The first `first` candidates in bound order (every one when undefined), complete when none is
+   * left out, the first `rankFirst` of them ranked; and how many hold each number of terms.
+   */
+  const read = async (first: number | undefined, rankFirst: number) => {
+    const values = [...params.values];
+    values[limitAt] = first ?? null;
+    values[rankedAt] = rankFirst;
+    const result = await db.query<[string | null, string | null, string, string, string | null]>({ text, values, rowMode: 'array' });
     const read: Candidate[] = [];
     const holding = new Map<number, number>();
-    for (const [rev, listingId, terms, hi] of result.rows) {
+    for (const [rev, listingId, terms, hi, rank] of result.rows) {
       if (rev === null) holding.set(Number(terms), Number(hi));
-      else read.push({ rev: Number(rev), listing_id: Number(listingId), terms: Number(terms), hi: Number(hi) });
+      else
+        read.push({
+          rev: Number(rev),
+          listing_id: Number(listingId),
+          terms: Number(terms),
+          hi: Number(hi),
+          ...(rank === null ? {} : { rank: Number(rank) }),
+        });
     }
     const total = [...holding.values()].reduce((sum, count) => sum + count, 0);
     return { bounded: read, holding, complete: read.length === total };
   };
-  let { bounded, holding, complete } = await read(firstRows ?? Math.max(FIRST_CANDIDATES, 16 * want));
+  let { bounded, holding, complete } = await read(firstRows ?? Math.max(FIRST_CANDIDATES, 16 * want), RANK_BATCH);
 
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   /** Every listing ranked exactly so far that follows the cursor, best first. */
   const ranked: RankedRow[] = [];
   /** The candidates ranked, with the number of terms they may hold. */
   const seen = new Map<number, number>();
-  const rank = async (batch: Candidate[]) => {
-    for (const { rev, terms: held } of batch) seen.set(rev, held);
-    for (const row of await exactRanks(db, terms, batch)) if (pastCursor(row)) ranked.push(row);
+  const keep = (rows: RankedRow[]) => {
+    for (const row of rows) if (pastCursor(row)) ranked.push(row);
     ranked.sort((x, y) => y.rank - x.rank || x.listing_id - y.listing_id);
   };
+  const rank = async (batch: Candidate[]) => {
+    for (const { rev, terms: held } of batch) seen.set(rev, held);
+    keep(await exactRanks(db, terms, batch));
+  };
+  const firstRanked = bounded.filter((r) => r.rank !== undefined);
+  for (const { rev, terms: held } of firstRanked) seen.set(rev, held);
+  keep(firstRanked.map(({ listing_id, rank }) => ({ listing_id, rank: rank! })));
   for (let k = firstTier; k >= lowestTier; k--) {
     const tier = k * 1_000_000;
     /** The want-th exact rank, once it is in this tier or above (no other listing can then beat it). */
@@ -169,7 +197,7 @@ export async function termTiersTier(
         // Every candidate read is ranked; those not read are bounded by the last one read.
         const last = bounded.at(-1)?.hi ?? -Infinity;
         if (complete || (reach !== undefined && last < reach)) break;
-        ({ bounded, holding, complete } = await read(undefined));
+        ({ bounded, holding, complete } = await read(undefined, 0));
         candidates = bounded.filter((r) => r.terms >= k && !seen.has(r.rev));
         next = -RANK_BATCH;
         continue;
