@@ -68,9 +68,10 @@ async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken:
   const client = await pool.connect();
   let statements = 0;
   const db: Db = {
-    query: ((text: string, values: unknown[]) => {
+    query: ((config: string | { text: string }, values?: unknown[]) => {
+      const text = typeof config === 'string' ? config : config.text;
       if (text.startsWith('WITH page AS MATERIALIZED')) statements++; // a page statement (queries.ts pageListingsStatement)
-      return client.query(text, values);
+      return client.query(config as string, values);
     }) as Db['query'],
   };
   let taken = 0;
@@ -100,6 +101,8 @@ async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken:
           statements = 0;
           const guessed = guesses?.send(db, filters, page, new Date(now), visibleSince, failingBefore(now, GRACE));
           const listed = (await listPriced(db, filters, counted, counts, page, new Date(now), visibleSince, failing, plan, guessed))!;
+          // The page statement's generic plan is forced for it alone (queries.ts readPage): the transaction's later statements are planned as usual.
+          expect((await client.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode')).rows[0]!.plan_cache_mode).toBe('auto');
           return { listed, statements };
         } finally {
           await client.query('COMMIT');
@@ -132,6 +135,13 @@ async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken:
               }
           }
     }
+    // Every page statement was prepared on the connection and run with its generic plan, planned once (queries.ts readPage).
+    const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
+      "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'svc\\_page\\_%'",
+    );
+    expect(prepared.rows.length).toBeGreaterThan(0);
+    for (const row of prepared.rows) expect({ name: row.name, custom: Number(row.custom_plans) }).toEqual({ name: row.name, custom: 0 });
+    expect(prepared.rows.reduce((sum, row) => sum + Number(row.generic_plans), 0)).toBeGreaterThan(prepared.rows.length);
   } finally {
     client.release();
     await pool.end();

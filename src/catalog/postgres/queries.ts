@@ -56,11 +56,46 @@ export function pageListingsStatement(pageSql: string, params: ReturnType<typeof
   return { text, values: params.values };
 }
 
-/** A page statement's listings (pageListingsStatement); as rowsById, an id without its listing row is left out. */
-export async function readPage(db: Db, statement: PageStatement): Promise<ListingRow[]> {
-  const rows = await db.query<RawListingRow>(statement.text, statement.values);
-  return rows.rows.map((row) => ({ ...row, id: Number(row.id) }));
+/** How many page statements' texts get a prepared statement's name (preparedPageName); the rest are sent as text. */
+export const PREPARED_PAGE_TEXTS = 256;
+const preparedPageNames = new Map<string, string>();
+
+/**
+ * The name under which a page statement's text is prepared on each connection (pg's `{ name, text, values }`), or
+ * undefined once PREPARED_PAGE_TEXTS texts have one: each connection keeps every statement it prepared, so their
+ * number is bounded. A name is this process's, one per text.
+ */
+export function preparedPageName(text: string): string | undefined {
+  let name = preparedPageNames.get(text);
+  if (name === undefined && preparedPageNames.size < PREPARED_PAGE_TEXTS) {
+    name = `svc_page_${preparedPageNames.size}`;
+    preparedPageNames.set(text, name);
+  }
+  return name;
 }
+
+/**
+ * A page statement's listings (pageListingsStatement); as rowsById, an id without its listing row is left out.
+ *
+ * The statement is prepared on its connection (preparedPageName) and run with its generic plan, planned once per
+ * connection, where a statement sent as text is planned on every page (0.2–0.3 ms on the 100k bench database:
+ * docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Postgres left to choose (plan_cache_mode auto) keeps planning
+ * it: a generic plan counts on 10% of the rows under a LIMIT or OFFSET that is a parameter, far dearer than a page of 20,
+ * so it never wins. The statement's shape fixes its plan (its order is an index's, or its matches are read first by
+ * price: postgres/price-index.ts pricedPageStatement), which the generic plan keeps; so the generic plan is forced for
+ * this statement alone (SET LOCAL around it, in the read transaction, pipelined with it: no round trip of its own).
+ */
+export async function readPage(db: Db, statement: PageStatement): Promise<ListingRow[]> {
+  const name = preparedPageName(statement.text);
+  if (name === undefined) return pageRows(await db.query<RawListingRow>(statement.text, statement.values));
+  const generic = db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+  const read = db.query<RawListingRow>({ name, text: statement.text, values: statement.values });
+  const back = db.query('SET LOCAL plan_cache_mode TO DEFAULT');
+  const [, rows] = await Promise.all([generic, read, back]);
+  return pageRows(rows);
+}
+
+const pageRows = (result: pg.QueryResult<RawListingRow>): ListingRow[] => result.rows.map((row) => ({ ...row, id: Number(row.id) }));
 
 /** A page's listings in page order: pageListingsStatement's statement, read. */
 export const pageListings = (db: Db, pageSql: string, params: ReturnType<typeof parameters>, now: Date): Promise<ListingRow[]> =>
