@@ -17,7 +17,8 @@ import {
   REVISION_BOUNDS_OF_TERM_ROWS,
 } from '../../src/catalog/postgres/revision-bounds.ts';
 import { revisionScanTier } from '../../src/catalog/postgres/revision-scan.ts';
-import { termTiersTier } from '../../src/catalog/postgres/term-tiers.ts';
+import { signatureTermsSql, termTiersTier } from '../../src/catalog/postgres/term-tiers.ts';
+import { parameters } from '../../src/catalog/postgres/queries.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { openPool } from '../../src/db/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
@@ -472,6 +473,33 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       await pool.end();
     }
   }, 300_000);
+
+  /**
+   * The tiers keep a driver row when its signature holds the bits of the lowest tier's number of
+   * query terms (term-tiers.ts): counted by bit_count, a bit two terms share counts twice, as the
+   * sum of each term's bit does. Signatures at random against term bits drawn from few values (most
+   * sets share some).
+   */
+  it("a signature's count of the query terms' bits counts a shared bit once per term", async () => {
+    const pool = openPool(postgresUrl, { max: 1 });
+    const random = seededRandom(0x5eed);
+    try {
+      let shared = 0;
+      for (let c = 0; c < 200; c++) {
+        const bits = Array.from({ length: 3 + (c % 6) }, () => Math.floor(random() * (c % 2 === 0 ? 8 : 64)));
+        if (new Set(bits).size < bits.length) shared++;
+        const sig = BigInt.asIntN(64, BigInt(Math.floor(random() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(random() * 2 ** 32)));
+        const params = parameters();
+        const expr = signatureTermsSql(bits, `${params.p(sig.toString())}::bigint`, params.p);
+        const { rows } = await pool.query<{ n: string }>(`SELECT ${expr} AS n`, params.values);
+        const expected = bits.filter((bit) => ((BigInt.asUintN(64, sig) >> BigInt(bit)) & 1n) === 1n).length;
+        expect(Number(rows[0]!.n), `bits ${bits.join(',')} sig ${sig}`).toBe(expected);
+      }
+      expect(shared).toBeGreaterThan(50);
+    } finally {
+      await pool.end();
+    }
+  });
 
   it('cursor walks to the end visit the same listings in the same order, page by page', async () => {
     let pages = 0;

@@ -7,6 +7,7 @@
  * replace the threshold walk over the common words' share lists (which read tens of thousands of
  * rows and looked up every other term for each).
  */
+import { createHash } from 'node:crypto';
 import { roundedMilliSql } from './migrations.ts';
 import { parameters, termRowConditions, type Db } from './queries.ts';
 import type { CursorState, RankedRow } from '../search.ts';
@@ -47,6 +48,20 @@ async function exactRanks(db: Db, terms: string[], batch: Array<{ rev: number; l
 }
 
 /**
+ * How many of a query's terms the signature `sig` may hold by its bits (`bits`: each term's), a bit
+ * counted once for each term it stands for (two terms may share one): for each m, the bits of at
+ * least m terms, counted by bit_count (a shift and a mask per term cost about 0.9 ms of 8 terms'
+ * 7,000 driver rows at 100k).
+ */
+export function signatureTermsSql(bits: number[], sig: string, p: (value: unknown) => string): string {
+  const times = new Map<number, number>();
+  for (const bit of bits) times.set(bit, (times.get(bit) ?? 0) + 1);
+  const masks: bigint[] = [];
+  for (const [bit, k] of times) for (let m = 0; m < k; m++) masks[m] = (masks[m] ?? 0n) | (1n << BigInt(bit));
+  return masks.map((mask) => `bit_count((${sig} & ${p(BigInt.asIntN(64, mask).toString())}::bigint)::bit(64))`).join(' + ');
+}
+
+/**
  * The best `want` matches after the cursor, tier by tier, as sqlite/term-tiers.ts termTiersTopK:
  * the drivers are the rarest terms while their rows total at most `cap` (`counted`: each term's
  * rows, search.ts termRowCounts). One statement reads every driver's rows in the snapshot and
@@ -82,8 +97,11 @@ export async function termTiersTier(
   const lowestTier = n - drivers + 1;
   const terms = sorted.map(({ term }) => term);
   const slots = terms.map(termSlots);
-  // The bits and buckets are a term's MD5 bytes (small integers): written into the statement.
-  const bit = (i: number, sig: string) => `((${sig} >> ${slots[i]!.bit}) & 1)`;
+  // The statement's text depends only on the number of terms, of drivers and of shared bits, and on
+  // the filters' shape: the terms, their bits and buckets are parameters, so unfiltered, it is a
+  // named statement, planned once per connection for every sentence of its shape (the planning was
+  // about 0.9 ms of a 6-8-word page's statement). Filtered, the filters' values may change the plan:
+  // planned each time.
   const params = parameters();
   const { p } = params;
   // Each other term's largest share now (m.l<i>, read once by the statement itself, one round trip
@@ -98,8 +116,8 @@ export async function termTiersTier(
   // sketch buckets hold a share (an empty one: the revision surely lacks it); then 1e6 and the
   // smaller bucket's bound on its share (the top code: only the term's largest share bounds it).
   const restBound = (i: number) => {
-    const code = `least((g.sketch_a >> ${4 * slots[i]!.bucketA}) & 15, (g.sketch_b >> ${4 * slots[i]!.bucketB}) & 15)`;
-    return `${bit(i, 'g.sig')} * CASE ${code} WHEN 0 THEN 0 WHEN ${SHARE_CODE_TOP} THEN 1000000 + m.l${i}
+    const code = `least((g.sketch_a >> ${p(4 * slots[i]!.bucketA)}) & 15, (g.sketch_b >> ${p(4 * slots[i]!.bucketB)}) & 15)`;
+    return `((g.sig >> ${p(slots[i]!.bit)}) & 1) * CASE ${code} WHEN 0 THEN 0 WHEN ${SHARE_CODE_TOP} THEN 1000000 + m.l${i}
       ELSE 1000000 + least(${SHARE_CODE_QUANTUM} * ${code}, m.l${i}) END`;
   };
   const rows = termRowConditions(filters, asOf, params);
@@ -113,6 +131,11 @@ export async function termTiersTier(
   // every candidate, 4,901 for a 6-word sentence at 100k, cost 2-7 ms more a page: docs/BENCHMARKS.md).
   // The other terms' bound is computed once per revision (OFFSET 0: pulled up into the select, the
   // planner wrote it into both `terms` and `hi`, twice the cost, a third of the statement's time).
+  const bitsHeld = signatureTermsSql(
+    slots.map(({ bit }) => bit),
+    't.sig',
+    p,
+  );
   const candidatesSql = `SELECT c.rev, c.listing_id, c.held + c.rest / 1000000 AS terms, c.held * 1000000 + c.milli + c.rest + ${n} AS hi
        FROM (
          SELECT g.rev, g.listing_id, g.held, g.milli, ${rest.map(restBound).join(' + ') || '0'} AS rest
@@ -121,7 +144,7 @@ export async function termTiersTier(
              min(t.sig) AS sig, min(t.sketch_a) AS sketch_a, min(t.sketch_b) AS sketch_b
            FROM search_terms t ${rows.join}
            WHERE t.term = ANY(${p(terms.slice(0, drivers))}::text[]) AND ${rows.where}
-             AND ${terms.map((_, i) => bit(i, 't.sig')).join(' + ')} >= ${p(lowestTier)}
+             AND ${bitsHeld} >= ${p(lowestTier)}
            GROUP BY t.rev
          ) g${largest}
          OFFSET 0
@@ -137,6 +160,7 @@ export async function termTiersTier(
      (SELECT rev, listing_id, terms, hi, CASE WHEN ord <= ${rankFirst} THEN (${exactRankSql('f.rev', p(terms))}) END FROM f ORDER BY ord)
      UNION ALL
      (SELECT NULL, NULL, terms, count(*), NULL FROM b GROUP BY terms)`;
+  const name = rows.join === '' ? `term_tiers_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}` : undefined;
   type Candidate = { rev: number; listing_id: number; terms: number; hi: number; rank?: number };
   /**
    * The first `first` candidates in bound order (every one when undefined), complete when none is
@@ -146,7 +170,7 @@ export async function termTiersTier(
     const values = [...params.values];
     values[limitAt] = first ?? null;
     values[rankedAt] = rankFirst;
-    const result = await db.query<[string | null, string | null, string, string, string | null]>({ text, values, rowMode: 'array' });
+    const result = await db.query<[string | null, string | null, string, string, string | null]>({ name, text, values, rowMode: 'array' });
     const read: Candidate[] = [];
     const holding = new Map<number, number>();
     for (const [rev, listingId, terms, hi, rank] of result.rows) {
