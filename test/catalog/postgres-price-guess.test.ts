@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
-import { listPriced } from '../../src/catalog/postgres/price-index.ts';
+import { listPriced, pricedPageStatement } from '../../src/catalog/postgres/price-index.ts';
 import { PricedPageGuesses } from '../../src/catalog/postgres/price-guess.ts';
 import { priceCountsSql, type PriceCounts } from '../../src/catalog/postgres/price-counts.ts';
 import { parameters, type Db } from '../../src/catalog/postgres/queries.ts';
@@ -150,6 +150,19 @@ async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken:
 }
 
 describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)', () => {
+  it('runs a priced page with its generic plan only without other key filters (their EXISTS is planned with its values)', () => {
+    const page = { limit: 5, offset: 0 };
+    const bazaar: Array<{ key: ListingKey }> = [{ key: { kind: 'extensions', value: 'bazaar' } }];
+    const arms = [{ kind: 'digits' as const, type: 'http', prefix: '000000001' }];
+    for (const plan of PLANS) {
+      const shape = { plan, failing: undefined, arms: plan.startsWith('by-classes') ? arms : [] };
+      expect(pricedPageStatement(FILTERS[0]!, shape, [], page, new Date(), undefined).generic, plan).toBe(true);
+      expect(pricedPageStatement({ ...FILTERS[0]!, extensions: 'bazaar' }, shape, bazaar, page, new Date(), undefined).generic, plan).toBe(
+        false,
+      );
+    }
+  });
+
   it('gives the page its own statement would, whatever shape was guessed, and a guess of the chosen shape is taken', async () => {
     const t = tempCatalog(undefined, { databaseUrl: await freshCatalogDatabase(), listingTtlDays: TTL_DAYS, livenessGraceMs: GRACE });
     try {

@@ -257,7 +257,12 @@ function beyondPriceRange(
   );
 }
 
-/** The statement of a priced page (pageListingsStatement's) of `shape`, its other key filters `others`. */
+/**
+ * The statement of a priced page (pageListingsStatement's) of `shape`, its other key filters `others`. Without them it is
+ * run with its generic plan (queries.ts readPage): by time it reads the by-time index in page order, by price the
+ * by-price index's range, by classes each range's by-time index, whatever the values (EXPLAIN ANALYZE on the 100k bench
+ * database: the generic plans ran in the custom plans' time). Another key filter's EXISTS is planned with its values.
+ */
 export function pricedPageStatement(
   filters: DiscoveryFilters,
   shape: PricedPageShape,
@@ -272,7 +277,9 @@ export function pricedPageStatement(
   const rest = (p: (value: unknown) => string) => beyondPriceRange(p, visibleSince, others, shape.failing);
   const params = parameters();
   const { p } = params;
-  if (shape.plan.startsWith('by-classes')) return pageListingsStatement(classPageSql(shape.arms, asset, max, page, rest, p), params, now);
+  const generic = others.length === 0;
+  if (shape.plan.startsWith('by-classes'))
+    return { ...pageListingsStatement(classPageSql(shape.arms, asset, max, page, rest, p), params, now), generic };
   const where = `p.asset = ${p(asset)}${type !== undefined ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${rest(p)}`;
   const order = `ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
   // By price: every match read from the by-price index, then sorted; by time: the by-time index in page order.
@@ -281,7 +288,7 @@ export function pricedPageStatement(
       ? `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${where})
          SELECT p.listing_id AS id, p.last_updated FROM m p ${order}`
       : `SELECT p.listing_id AS id, p.last_updated FROM listing_prices p WHERE ${where} ${order}`;
-  return pageListingsStatement(sql, params, now);
+  return { ...pageListingsStatement(sql, params, now), generic };
 }
 
 /**

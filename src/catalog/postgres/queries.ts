@@ -38,10 +38,11 @@ export async function rowsById(db: Db, ids: number[], now: Date): Promise<Map<nu
   return out;
 }
 
-/** A page statement (`text` with its `values`): pageListingsStatement's, run by readPage. */
+/** A page statement (`text` with its `values`): pageListingsStatement's, run by readPage; `generic`: prepared and run with its generic plan. */
 export interface PageStatement {
   text: string;
   values: unknown[];
+  generic?: boolean;
 }
 
 /**
@@ -77,16 +78,17 @@ export function preparedPageName(text: string): string | undefined {
 /**
  * A page statement's listings (pageListingsStatement); as rowsById, an id without its listing row is left out.
  *
- * The statement is prepared on its connection (preparedPageName) and run with its generic plan, planned once per
- * connection, where a statement sent as text is planned on every page (0.2–0.3 ms on the 100k bench database:
- * docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Postgres left to choose (plan_cache_mode auto) keeps planning
- * it: a generic plan counts on 10% of the rows under a LIMIT or OFFSET that is a parameter, far dearer than a page of 20,
- * so it never wins. The statement's shape fixes its plan (its order is an index's, or its matches are read first by
- * price: postgres/price-index.ts pricedPageStatement), which the generic plan keeps; so the generic plan is forced for
- * this statement alone (SET LOCAL around it, in the read transaction, pipelined with it: no round trip of its own).
+ * A `generic` statement is prepared on its connection (preparedPageName) and run with its generic plan, planned once per
+ * connection, where a statement sent as text is planned on every page (0.35–0.57 ms on the 100k bench database:
+ * docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Postgres left to choose (plan_cache_mode auto) need not
+ * switch: a generic plan counts on 10% of the rows under a LIMIT or OFFSET that is a parameter. Only statements whose
+ * shape fixes their plan are marked generic (postgres/price-index.ts pricedPageStatement), and the generic plan is forced
+ * for the statement alone (SET LOCAL around it, in the read transaction, pipelined with it: no round trip of its own).
+ * The others are planned with their values: with another key filter's EXISTS the generic plan of a priced page took
+ * 217 ms where its custom plan took 0.3.
  */
 export async function readPage(db: Db, statement: PageStatement): Promise<ListingRow[]> {
-  const name = preparedPageName(statement.text);
+  const name = statement.generic ? preparedPageName(statement.text) : undefined;
   if (name === undefined) return pageRows(await db.query<RawListingRow>(statement.text, statement.values));
   const generic = db.query('SET LOCAL plan_cache_mode = force_generic_plan');
   const read = db.query<RawListingRow>({ name, text: statement.text, values: statement.values });
