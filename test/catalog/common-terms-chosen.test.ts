@@ -78,11 +78,15 @@ describe('common terms chosen by the write that finds the catalog grown', () => 
       });
       // An 8-term query of chosen words reads the masks (with the driver cap at 0, as for common words at scale).
       let maskScans = 0;
+      /** Terms counted in full (term-tiers.ts termRowCount), in order. */
+      const fullCounts: string[] = [];
       const source = Object.assign(Object.create(store) as CatalogStore, {
         tierDriverRows: 0,
         statement(this: CatalogStore, sql: string) {
           if (sql.includes('INDEXED BY search_revisions_by_common')) maskScans++;
-          return CatalogStore.prototype.statement.call(this, sql);
+          const statement = CatalogStore.prototype.statement.call(this, sql);
+          if (!sql.startsWith('SELECT count(*) AS n FROM search_terms INDEXED BY search_terms_top WHERE term = ?')) return statement;
+          return { get: (term: string) => (fullCounts.push(term), statement.get(term)) };
         },
       }) as SearchSource;
       const page = searchCatalog(
@@ -95,6 +99,14 @@ describe('common terms chosen by the write that finds the catalog grown', () => 
       );
       expect(page.resources.length).toBe(5);
       expect(maskScans).toBe(1);
+      // Chosen words are counted only as the driver, the one chosen with the fewest rows (the
+      // highest bit): here the 8th of the query, and for 3 words (the revision scan) the 3rd.
+      expect(fullCounts).toEqual([byRows[7]]);
+      fullCounts.length = 0;
+      const three = [byRows[5]!, byRows[2]!, byRows[9]!];
+      const threePage = searchCatalog(source, three.join(' '), {}, { limit: 5 }, new Date(start + 10_000_000), DISCOVERY_X402_VERSION);
+      expect(threePage.resources.length).toBe(5);
+      expect(fullCounts).toEqual([byRows[9]]);
     } finally {
       store.close();
     }

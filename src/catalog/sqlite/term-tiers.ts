@@ -11,7 +11,7 @@ import { TermCounts, type CursorState, type RankedRow } from '../search.ts';
 import { REVISION_SCAN_TERMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBoundSql, termSlots } from '../terms.ts';
 import { largestShare, revisionScan } from './revision-scan.ts';
 import { commonTermsTopK } from './common-terms.ts';
-import { exactRankSql, type TermRowFilter } from './queries.ts';
+import { commonBits, exactRankSql, type TermRowFilter } from './queries.ts';
 
 /** What the tier reads through: the SQLite store (search.ts SearchSource). */
 interface TermRows {
@@ -41,6 +41,26 @@ function termRowCount(store: TermRows, term: string): number {
 }
 
 /**
+ * The terms of an all-terms tier, rarest first, and the rarest's rows (every term has more than
+ * PROBE_ROWS rows here: termTiersTopK takes the others). When every term is one of the catalog's
+ * chosen common terms, their bits are their order by rows at the choice (common-terms.ts: bit 0
+ * the most rows), so only the rarest is counted: counting each of three common words in full cost
+ * a query about 0.25 s at 1M once per reader and count lifetime, and read every term's index range
+ * from disk after a start. The order may have drifted since the choice; any term holds the same
+ * tier, so a driver with a few more rows than the rarest costs time, never a different page.
+ * Otherwise every term's full count, kept a while (termRowCount).
+ */
+function rarestFirst(store: TermRows, terms: string[]): { byRows: string[]; driverRows: number } {
+  const bits = commonBits((sql) => store.statement(sql));
+  if (terms.every((term) => bits.has(term))) {
+    const byRows = [...terms].sort((a, b) => bits.get(b)! - bits.get(a)!);
+    return { byRows, driverRows: termRowCount(store, byRows[0]!) };
+  }
+  const counted = terms.map((term) => ({ term, n: termRowCount(store, term) })).sort((a, b) => a.n - b.n);
+  return { byRows: counted.map(({ term }) => term), driverRows: counted[0]!.n };
+}
+
+/**
  * The first tier of a several-term query: listings that contain every term rank above all
  * others (1e6 per matched term), so when that tier holds `want` listings after the cursor, its
  * best `want` are the page. It is read from the rarest term's rows only (term signatures,
@@ -62,11 +82,9 @@ function allTermsTopK(
 ): RankedRow[] | null {
   const tier = terms.length * 1_000_000;
   if (after && after.r < tier) return null;
-  // The rarest term drives: every term has more than PROBE_ROWS rows here (termTiersTopK takes
-  // the others), so their full counts, kept a while (termRowCount).
-  const counted = terms.map((term) => ({ term, n: termRowCount(store, term) })).sort((a, b) => a.n - b.n);
-  const driver = counted[0]!.term;
-  if (counted[0]!.n === 0) return null;
+  const { byRows, driverRows } = rarestFirst(store, terms);
+  const driver = byRows[0]!;
+  if (driverRows === 0) return null;
   const others = terms.filter((term) => term !== driver);
   const slots = others.map(termSlots);
   const mask = BigInt.asIntN(
@@ -107,7 +125,7 @@ function allTermsTopK(
   // rarest first, and the first one missing ends a row's lookups: most rows the signature lets
   // through lack a term (its 64 bits are shared by the revision's dozens of terms), and they cost
   // one or two key lookups instead of one per query term.
-  const rarestOthers = counted.slice(1).map(({ term }) => term);
+  const rarestOthers = byRows.slice(1);
   const holdsEvery = rarestOthers.map(() => 'EXISTS (SELECT 1 FROM search_terms h WHERE h.term = ? AND h.rev = r.value)').join(' AND ');
   // (Not for revisions known to hold every term: the common-term masks, commonTermsTopK.)
   const exactly = (revs: Array<[number, number, number]>, holding: boolean) =>
@@ -135,7 +153,6 @@ function allTermsTopK(
   };
   /** The want-th exact rank's share part, once the tier holds want rows after the cursor. */
   const floor = () => (ranked.length >= want ? ranked[want - 1]!.rank - tier : undefined);
-  const driverRows = counted[0]!.n;
   // More terms than the revision scan serves, every one common: the revisions whose common-term
   // mask holds them all (migration 16), a few hundred index entries where the driver has a third
   // of the listings.
@@ -213,7 +230,8 @@ function rowsUpTo(store: TermRows, term: string, limit: number): number {
  * more, kept a while. Past the cap a term cannot drive, and how many more rows it has does not
  * change the tiers; counting the most common word in full cost a query about 0.3 s at 1M (once per
  * reader and TERM_COUNT_TTL_MS), where counting to the cap costs about 1 ms. Only the all-terms
- * tier of common words needs their full counts (allTermsTopK, termRowCount).
+ * tier needs full counts: its driver's, or every term's when they are not all chosen common terms
+ * (rarestFirst).
  */
 function termRowsUpTo(store: TermRows, term: string, cap: number): number {
   const rows = rowsUpTo(store, term, PROBE_ROWS);
