@@ -18,6 +18,8 @@ import { parameters, type Db } from '../../src/catalog/postgres/queries.ts';
 import type { PricePagePlan } from '../../src/catalog/price.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { openPool } from '../../src/db/postgres.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import type pg from 'pg';
 import { ASSET, PAY_TO_A, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { freshCatalogDatabase } from './fresh.ts';
 import { GRACE, byAcceptedEntries, identity, type TempCatalog } from './price-forced.ts';
@@ -137,7 +139,7 @@ async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken:
     }
     // Every page statement was prepared on the connection and run with its generic plan, planned once (queries.ts readPage).
     const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
-      "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'svc\\_page\\_%'",
+      "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'svc\\_%'",
     );
     expect(prepared.rows.length).toBeGreaterThan(0);
     for (const row of prepared.rows) expect({ name: row.name, custom: Number(row.custom_plans) }).toEqual({ name: row.name, custom: 0 });
@@ -204,6 +206,40 @@ describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)
       await same();
       t.tick(TTL_DAYS * DAY - 20_000); // the first listings age out
       await same();
+      // The store's counts statement of a price filter, and its page statement, ran with their generic plans (queries.ts
+      // queryGeneric), and plan_cache_mode is back to auto for what follows; without a price filter, its values' plans.
+      const store = await PostgresCatalogStore.open(t.databaseUrl!);
+      const pool = (store as unknown as { pool: pg.Pool }).pool;
+      const clients: pg.PoolClient[] = [];
+      try {
+        const now = t.clock().getTime();
+        const cuts = [new Date(now - TTL_DAYS * DAY).toISOString(), failingBefore(now, GRACE)] as const;
+        for (let i = 0; i < 8; i++) {
+          await store.list(FILTERS[i % FILTERS.length]!, PAGES[0]!, new Date(now), ...cuts);
+          await store.list({ type: 'mcp' }, PAGES[0]!, new Date(now), ...cuts);
+        }
+        clients.push(await pool.connect(), await pool.connect());
+        const prepared = [];
+        for (const client of clients) {
+          expect((await client.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode')).rows[0]!.plan_cache_mode).toBe('auto');
+          prepared.push(
+            ...(
+              await client.query<{ name: string; custom_plans: string; statement: string }>(
+                "SELECT name, custom_plans, statement FROM pg_prepared_statements WHERE name LIKE 'svc\\_%'",
+              )
+            ).rows,
+          );
+        }
+        expect(prepared.filter((row) => row.name.startsWith('svc_counts_')).length).toBeGreaterThan(0);
+        for (const row of prepared) {
+          expect({ name: row.name, custom: Number(row.custom_plans) }).toEqual({ name: row.name, custom: 0 });
+          // Only a price filter's counts: the others are planned with their values.
+          if (row.statement.startsWith('SELECT k.kind')) expect(row.statement, row.name).toContain('catalog_price_counts');
+        }
+      } finally {
+        for (const client of clients) client.release();
+        await store.end();
+      }
     } finally {
       t.close();
     }

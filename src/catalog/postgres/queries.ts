@@ -57,44 +57,48 @@ export function pageListingsStatement(pageSql: string, params: ReturnType<typeof
   return { text, values: params.values };
 }
 
-/** How many page statements' texts get a prepared statement's name (preparedPageName); the rest are sent as text. */
-export const PREPARED_PAGE_TEXTS = 256;
-const preparedPageNames = new Map<string, string>();
+/** How many statement texts get a prepared statement's name (queryGeneric); the rest are sent as text. */
+export const PREPARED_TEXTS = 256;
+const preparedNames = new Map<string, string>();
 
 /**
- * The name under which a page statement's text is prepared on each connection (pg's `{ name, text, values }`), or
- * undefined once PREPARED_PAGE_TEXTS texts have one: each connection keeps every statement it prepared, so their
- * number is bounded. A name is this process's, one per text.
+ * `text` with `values`, run with its generic plan: prepared on its connection (pg's `{ name, text, values }`, a name per
+ * text, `svc_<kind>_<n>`) and planned once per connection, where a statement sent as text is planned every time (a priced
+ * page's statement 0.35–0.57 ms on the 100k bench database: docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+ * Postgres left to choose (plan_cache_mode auto) need not switch: a generic plan counts on 10% of the rows under a LIMIT
+ * or OFFSET that is a parameter. So the generic plan is forced for this statement alone (SET LOCAL around it, in the read
+ * transaction, pipelined with it: no round trip of its own), which suits only statements whose shape fixes their plan.
+ * Past PREPARED_TEXTS texts (each connection keeps every statement it prepared) a statement is sent as text.
  */
-export function preparedPageName(text: string): string | undefined {
-  let name = preparedPageNames.get(text);
-  if (name === undefined && preparedPageNames.size < PREPARED_PAGE_TEXTS) {
-    name = `svc_page_${preparedPageNames.size}`;
-    preparedPageNames.set(text, name);
+export function queryGeneric<R extends pg.QueryResultRow>(
+  db: Db,
+  kind: 'page' | 'counts',
+  text: string,
+  values: unknown[],
+): Promise<pg.QueryResult<R>> {
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < PREPARED_TEXTS) {
+    name = `svc_${kind}_${preparedNames.size}`;
+    preparedNames.set(text, name);
   }
-  return name;
+  if (name === undefined) return db.query<R>(text, values);
+  const generic = db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+  const read = db.query<R>({ name, text, values });
+  const back = db.query('SET LOCAL plan_cache_mode TO DEFAULT');
+  return Promise.all([generic, read, back]).then(([, rows]) => rows);
 }
 
 /**
- * A page statement's listings (pageListingsStatement); as rowsById, an id without its listing row is left out.
- *
- * A `generic` statement is prepared on its connection (preparedPageName) and run with its generic plan, planned once per
- * connection, where a statement sent as text is planned on every page (0.35–0.57 ms on the 100k bench database:
- * docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Postgres left to choose (plan_cache_mode auto) need not
- * switch: a generic plan counts on 10% of the rows under a LIMIT or OFFSET that is a parameter. Only statements whose
- * shape fixes their plan are marked generic (postgres/price-index.ts pricedPageStatement), and the generic plan is forced
- * for the statement alone (SET LOCAL around it, in the read transaction, pipelined with it: no round trip of its own).
- * The others are planned with their values: with another key filter's EXISTS the generic plan of a priced page took
- * 217 ms where its custom plan took 0.3.
+ * A page statement's listings (pageListingsStatement); as rowsById, an id without its listing row is left out. A
+ * `generic` statement runs with its generic plan (queryGeneric): only those whose shape fixes their plan are marked
+ * (postgres/price-index.ts pricedPageStatement). The others are planned with their values: with another key filter's
+ * EXISTS the generic plan of a priced page took 217 ms where its custom plan took 0.3.
  */
 export async function readPage(db: Db, statement: PageStatement): Promise<ListingRow[]> {
-  const name = statement.generic ? preparedPageName(statement.text) : undefined;
-  if (name === undefined) return pageRows(await db.query<RawListingRow>(statement.text, statement.values));
-  const generic = db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-  const read = db.query<RawListingRow>({ name, text: statement.text, values: statement.values });
-  const back = db.query('SET LOCAL plan_cache_mode TO DEFAULT');
-  const [, rows] = await Promise.all([generic, read, back]);
-  return pageRows(rows);
+  const { text, values } = statement;
+  return pageRows(
+    await (statement.generic ? queryGeneric<RawListingRow>(db, 'page', text, values) : db.query<RawListingRow>(text, values)),
+  );
 }
 
 const pageRows = (result: pg.QueryResult<RawListingRow>): ListingRow[] => result.rows.map((row) => ({ ...row, id: Number(row.id) }));

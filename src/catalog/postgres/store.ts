@@ -40,7 +40,8 @@ import type {
 import { withdrawListing } from './withdraw.ts';
 import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
-import { acceptedEntryConditions, filterConditions, holdsNul, pageListings, parameters, type Db, type RawListingRow } from './queries.ts';
+import { acceptedEntryConditions, filterConditions, holdsNul, pageListings, parameters, queryGeneric } from './queries.ts';
+import type { Db, RawListingRow } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
 import { hiddenCountSql, seekOffset } from './list-index.ts';
@@ -265,15 +266,16 @@ export class PostgresCatalogStore implements CatalogStorePort {
       // process adds its own wait under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
       const q = parameters();
       const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(single ? (visibleSince ?? null) : null)}::text`];
-      const counting = db.query<{ kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts>(
-        `SELECT k.kind, k.value, coalesce(c.n, 0) AS n, pc.*,
+      const text = `SELECT k.kind, k.value, coalesce(c.n, 0) AS n, pc.*,
            ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value
-         CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`,
-        q.values,
-      );
+         CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
+      // A price filter's counts statement runs with its generic plan (its plan is the functions' calls; the functions keep
+      // their statements' own plans, their hidden counts planned with their values): planned once per connection, not per page.
+      type Counted = { kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts;
+      const counting = priced ? queryGeneric<Counted>(db, 'counts', text, q.values) : db.query<Counted>(text, q.values);
       // A priced page's statement goes with the counts when the last page of its filters shows its shape (price-guess.ts).
       const guessed = priced ? this.pricedGuesses.send(db, filters, page, now, visibleSince, failingBefore) : undefined;
       const counts = await counting;
