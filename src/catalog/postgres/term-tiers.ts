@@ -22,10 +22,13 @@ export const TIER_DRIVER_ROWS_CAP = 20_000;
 /** Candidates ranked exactly per statement, in bound order. */
 const RANK_BATCH = 32;
 /**
- * Candidates sent first, in bound order (at least 16 × the page): a page reaching past them reads
- * them all. A page is usually decided by the first 64 or so.
+ * Candidates a first page's read sends, in bound order (at least 4 × the page): a page reaching past
+ * them reads them all. A first page is usually decided by the first 64 or so; sending and decoding
+ * 512 cost the natural sentences' first pages about a tenth more at 100k (docs/BENCHMARKS.md).
  */
-const FIRST_CANDIDATES = 512;
+const FIRST_CANDIDATES = 128;
+/** The same after a cursor (at least 16 × the page): its read passes the candidates above the cursor first. */
+const FIRST_CANDIDATES_AFTER_CURSOR = 512;
 
 /** A revision's exact rank (`rev` its column, `terms` the query's terms): its terms counted and its shares summed over its rows. */
 const exactRankSql = (rev: string, terms: string) =>
@@ -74,7 +77,7 @@ export function signatureTermsSql(bits: number[], sig: string, p: (value: unknow
  * reaches the `want`-th exact rank of that tier or above. Returns undefined when no term fits the
  * cap (the caller's common-word paths), null when the page reaches below the tiers the cap allows
  * (the threshold walk and the aggregates decide it then). `firstRows`: how many candidates the
- * first read sends (FIRST_CANDIDATES, or 16 × the page, unless set: a test lowers it).
+ * first read sends (FIRST_CANDIDATES or FIRST_CANDIDATES_AFTER_CURSOR, unless set: a test lowers it).
  */
 export async function termTiersTier(
   db: Db,
@@ -187,7 +190,10 @@ export async function termTiersTier(
     const total = [...holding.values()].reduce((sum, count) => sum + count, 0);
     return { bounded: read, holding, complete: read.length === total };
   };
-  let { bounded, holding, complete } = await read(firstRows ?? Math.max(FIRST_CANDIDATES, 16 * want), RANK_BATCH);
+  let { bounded, holding, complete } = await read(
+    firstRows ?? (after ? Math.max(FIRST_CANDIDATES_AFTER_CURSOR, 16 * want) : Math.max(FIRST_CANDIDATES, 4 * want)),
+    RANK_BATCH,
+  );
 
   const pastCursor = (r: RankedRow) => !after || r.rank < after.r || (r.rank === after.r && r.listing_id > after.i);
   /** Every listing ranked exactly so far that follows the cursor, best first. */
