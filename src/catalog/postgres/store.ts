@@ -272,8 +272,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
-      // A price filter's counts statement runs with its generic plan (its plan is the functions' calls; the functions keep
-      // their statements' own plans, their hidden counts planned with their values): planned once per connection, not per page.
+      // A price filter's counts statement runs with its generic plan, planned once per connection, not per page; so do the
+      // counts functions' sums and probes (the sums took generic plans already); their hidden counts are EXECUTEd, planned
+      // with their values whatever the setting (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite", 11:09).
       type Counted = { kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts;
       const counting = priced ? queryGeneric<Counted>(db, 'counts', text, q.values) : db.query<Counted>(text, q.values);
       // A priced page's statement goes with the counts when the last page of its filters shows its shape (price-guess.ts).
