@@ -258,6 +258,23 @@ function beyondPriceRange(
 }
 
 /**
+ * A priced page's conditions on `listing_prices p`, for its by-time and by-price statements and its count alike: the price
+ * range (`filters`' index key, type and maxAmount) and what lies beyond it (beyondPriceRange). `p` adds a parameter.
+ */
+function priceRangeConditions(
+  p: (value: unknown) => string,
+  filters: DiscoveryFilters,
+  visibleSince: string | undefined,
+  others: Array<{ key: ListingKey }>,
+  failing: string | undefined,
+): string {
+  const { key: asset, max } = priceFilter(filters)!;
+  // Parameters in the order they appear in the text.
+  const range = `p.asset = ${p(asset)}${filters.type === undefined ? '' : ` AND p.type = ${p(filters.type)}`} AND p.price <= ${p(max)}`;
+  return range + beyondPriceRange(p, visibleSince, others, failing);
+}
+
+/**
  * The statement of a priced page (pageListingsStatement's) of `shape`, its other key filters `others`. Without them it is
  * run with its generic plan (queries.ts readPage): by time it reads the by-time index in page order, by price the
  * by-price index's range, by classes each range's by-time index, whatever the values (EXPLAIN ANALYZE on the 100k bench
@@ -271,16 +288,16 @@ export function pricedPageStatement(
   now: Date,
   visibleSince: string | undefined,
 ): PageStatement {
-  const { key: asset, max } = priceFilter(filters)!;
-  const type = filters.type;
-  // The page's conditions beyond the price range (each use adds its parameters).
-  const rest = (p: (value: unknown) => string) => beyondPriceRange(p, visibleSince, others, shape.failing);
   const params = parameters();
   const { p } = params;
   const generic = others.length === 0;
-  if (shape.plan.startsWith('by-classes'))
+  if (shape.plan.startsWith('by-classes')) {
+    const { key: asset, max } = priceFilter(filters)!;
+    // The page's conditions beyond the price range (each class range adds its parameters).
+    const rest = (p: (value: unknown) => string) => beyondPriceRange(p, visibleSince, others, shape.failing);
     return { ...pageListingsStatement(classPageSql(shape.arms, asset, max, page, rest, p), params, now), generic };
-  const where = `p.asset = ${p(asset)}${type !== undefined ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${rest(p)}`;
+  }
+  const where = priceRangeConditions(p, filters, visibleSince, others, shape.failing);
   const order = `ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
   // By price: every match read from the by-price index, then sorted; by time: the by-time index in page order.
   const sql =
@@ -325,7 +342,7 @@ export async function listPriced(
   let total: number;
   if (others.length > 0 || (visibleSince !== undefined && Number(counts.asset_aged) > matches)) {
     const { values, p } = parameters();
-    const where = `p.asset = ${p(asset)}${typed ? ` AND p.type = ${p(type)}` : ''} AND p.price <= ${p(max)}${beyondPriceRange(p, visibleSince, others, failing)}`;
+    const where = priceRangeConditions(p, filters, visibleSince, others, failing);
     total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listing_prices p WHERE ${where}`, values)).rows[0]!.n);
   } else {
     total = matches - Number(counts.aged_matches ?? 0) - (failing === undefined ? 0 : Number(counts.failing_matches ?? 0));
