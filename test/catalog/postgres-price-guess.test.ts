@@ -9,7 +9,7 @@
  * again across those changes give the accepted entries' pages.
  */
 import { describe, expect, it } from 'vitest';
-import { filterKeys, toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
+import { toDiscoveryResource, type ListingKey } from '../../src/catalog/listing.ts';
 import { failingBefore } from '../../src/catalog/liveness.ts';
 import { listPriced, pricedPageStatement } from '../../src/catalog/postgres/price-index.ts';
 import { PricedPageGuesses } from '../../src/catalog/postgres/price-guess.ts';
@@ -22,7 +22,7 @@ import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import type pg from 'pg';
 import { ASSET, PAY_TO_A, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { freshCatalogDatabase } from './fresh.ts';
-import { GRACE, byAcceptedEntries, identity, type TempCatalog } from './price-forced.ts';
+import { GRACE, byAcceptedEntries, failEvery, identity, listKeyCounts, type TempCatalog } from './price-forced.ts';
 
 const DAY = 86_400_000;
 const TTL_DAYS = 10;
@@ -54,16 +54,6 @@ async function add(t: TempCatalog, rand: () => number, n: number, from: number):
   }
 }
 
-/** A third of the listings (every third one due) fail their liveness check now. */
-async function failEveryThird(t: TempCatalog): Promise<void> {
-  const live = t.catalog.liveness!;
-  const claimedAt = t.clock().getTime();
-  const due = await live.claimDue(claimedAt, claimedAt, 1000);
-  const failedAt = t.clock().toISOString();
-  for (const l of due.filter((_, i) => i % 3 === 0))
-    await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
-}
-
 /** Every shape guessed for every plan and page, on one pipelined connection of `t`'s database, against the accepted entries. */
 async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken: number; pages: number }> {
   const pool = openPool(t.databaseUrl!, { max: 1, pipeline: true });
@@ -83,15 +73,7 @@ async function everyGuess(t: TempCatalog, failingNow: boolean): Promise<{ taken:
     const visibleSince = new Date(now - TTL_DAYS * DAY).toISOString();
     const failing = failingNow ? failingBefore(now, GRACE) : undefined;
     for (const filters of FILTERS) {
-      const counted: Array<{ key: ListingKey; n: number }> = [];
-      for (const key of filterKeys(filters)) {
-        const { rows } = await client.query<{ n: string }>('SELECT n FROM listing_counts WHERE kind = $1 AND value = $2', [
-          key.kind,
-          key.value,
-        ]);
-        counted.push({ key, n: Number(rows[0]?.n ?? 0) });
-      }
-      counted.sort((x, y) => x.n - y.n);
+      const counted = await listKeyCounts(client, filters);
       const whole = await byAcceptedEntries(t.catalog, filters, { limit: 10_000, offset: 0 });
       const read = async (page: (typeof PAGES)[number], plan: PricePagePlan, guesses?: PricedPageGuesses) => {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -174,7 +156,7 @@ describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)
       const quiet = await everyGuess(t, false);
       expect(quiet.taken).toBeGreaterThanOrEqual(quiet.pages / 16);
       // Some listings fail past the grace period and the first ten age out of the TTL.
-      await failEveryThird(t);
+      await failEvery(t, 3);
       t.tick(TTL_DAYS * DAY - 20_000);
       const failing = await everyGuess(t, true);
       expect(failing.taken).toBeGreaterThanOrEqual(failing.pages / 16);
@@ -201,7 +183,7 @@ describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)
       await same();
       await add(t, rand, 5, 25);
       await same();
-      await failEveryThird(t);
+      await failEvery(t, 3);
       t.tick(GRACE + 1000);
       await same();
       t.tick(TTL_DAYS * DAY - 20_000); // the first listings age out

@@ -15,7 +15,7 @@ import { failingBefore } from '../../src/catalog/liveness.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { ASSET, settlement, tempCatalog } from './fixtures.ts';
 import { freshCatalogDatabase } from './fresh.ts';
-import { GRACE, byAcceptedEntries, identity } from './price-forced.ts';
+import { GRACE, byAcceptedEntries, failEvery, identity } from './price-forced.ts';
 
 const DAY = 86_400_000;
 const TTL_DAYS = 10;
@@ -64,12 +64,7 @@ describe('on Postgres, a price page’s counts from catalog_price_counts', () =>
       expect(aged[0]).toBe(12); // 4 of 16 hidden by age
 
       // Every other listing due for a check fails it past the grace period.
-      const live = t.catalog.liveness!;
-      const claimedAt = t.clock().getTime();
-      const due = await live.claimDue(claimedAt, claimedAt, 1000);
-      const failedAt = t.clock().toISOString();
-      for (const l of due.filter((_, i) => i % 2 === 0))
-        await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+      await failEvery(t, 2);
       t.tick(GRACE + 1000);
       const failing = await same();
       expect(failing[0]).toBeLessThan(12);

@@ -19,6 +19,29 @@ import type { tempCatalog } from './fixtures.ts';
 /** The liveness grace period of the catalogs these pages read (their `livenessGraceMs`). */
 export const GRACE = 3_600_000;
 
+/** Every `k`-th listing due for a liveness check (from the first) fails it now: its failing period starts at `t`'s clock. */
+export async function failEvery(t: TempCatalog, k: number): Promise<void> {
+  const live = t.catalog.liveness!;
+  const claimedAt = t.clock().getTime();
+  const due = await live.claimDue(claimedAt, claimedAt, 1000);
+  const failedAt = t.clock().toISOString();
+  for (const l of due.filter((_, i) => i % k === 0))
+    await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+}
+
+/** Each list key of `filters` with its listings (listing_counts) on Postgres, fewest first, as the store counts them. */
+export async function listKeyCounts(
+  db: pg.Pool | pg.PoolClient,
+  filters: DiscoveryFilters,
+): Promise<Array<{ key: ListingKey; n: number }>> {
+  const counted: Array<{ key: ListingKey; n: number }> = [];
+  for (const key of filterKeys(filters)) {
+    const { rows } = await db.query<{ n: string }>('SELECT n FROM listing_counts WHERE kind = $1 AND value = $2', [key.kind, key.value]);
+    counted.push({ key, n: Number(rows[0]?.n ?? 0) });
+  }
+  return counted.sort((x, y) => x.n - y.n);
+}
+
 /**
  * The accepted entries' answer to a price filter: the listings of the same filters without
  * `maxAmount` (asset alone is a list key, with `scheme` or `network` a per-row check of the
@@ -82,15 +105,7 @@ async function readPriceCounts(
 export function forcedPostgresPage(t: TempCatalog, ttlMs: number): ForcedPage & { close(): Promise<void> } {
   const pool = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
   const forced = async (filters: DiscoveryFilters, page: { limit: number; offset: number }, plan: PricePagePlan) => {
-    const counted: Array<{ key: ListingKey; n: number }> = [];
-    for (const key of filterKeys(filters)) {
-      const { rows } = await pool.query<{ n: string }>('SELECT n FROM listing_counts WHERE kind = $1 AND value = $2', [
-        key.kind,
-        key.value,
-      ]);
-      counted.push({ key, n: Number(rows[0]?.n ?? 0) });
-    }
-    counted.sort((x, y) => x.n - y.n);
+    const counted = await listKeyCounts(pool, filters);
     const now = t.clock().getTime();
     const [visibleSince, failing] = [new Date(now - ttlMs).toISOString(), failingBefore(now, GRACE)];
     const counts = await readPriceCounts(pool, filters, visibleSince, failing, page.offset + page.limit);

@@ -27,6 +27,7 @@ import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 import {
   GRACE,
   byAcceptedEntries,
+  failEvery,
   forcedPostgresPage,
   forcedSqlitePage,
   identity,
@@ -175,12 +176,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       await same(t.catalog, forced);
 
       // Every fourth listing due for a check fails it past the grace period: aged ones and visible ones.
-      const live = t.catalog.liveness!;
-      const claimedAt = t.clock().getTime();
-      const due = await live.claimDue(claimedAt, claimedAt, 1000);
-      const failedAt = t.clock().toISOString();
-      for (const l of due.filter((_, i) => i % 4 === 0))
-        await live.writeLiveness(l.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
+      await failEvery(t, 4);
       t.tick(GRACE + 1000);
       await same(t.catalog, forced);
 
