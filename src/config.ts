@@ -5,9 +5,9 @@
  * keeps the parsed Keypairs out of serialization and logs); this module composes it with the
  * service's variables: port, storage, logging, HTTP limits and the settlement journal.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { isContractAddress, loadStellarConfig, type StellarConfig } from './chains/stellar/index.ts';
+import { isContractAddress, loadStellarConfig, stellarStandIns, type StellarConfig } from './chains/stellar/index.ts';
 import { ConfigError, parseInteger, parseOneOf, read, type Env } from './config-env.ts';
 import { ALLOW_PRIVATE_TARGETS, parseAllowList } from './net/private-addresses.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
@@ -166,10 +166,23 @@ function withoutCredentials(value: string): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
-/** Creates the parent directory of DB_PATH (at start, before binding). */
+/**
+ * Creates the parent directory of DB_PATH (at start, before binding), one missing component at a
+ * time: Node's recursive mkdir loops forever where creating a directory fails with ENOENT although
+ * its parent exists (under /proc/<pid>/ of a process that is gone, say).
+ */
 export function ensureDbDirectory(config: Config): void {
+  const missing: string[] = [];
+  let dir = dirname(resolve(config.dbPath));
   try {
-    mkdirSync(dirname(resolve(config.dbPath)), { recursive: true });
+    while (!existsSync(dir)) {
+      missing.unshift(dir);
+      const parent = dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+    for (const path of missing) mkdirSync(path);
+    if (!statSync(dirname(resolve(config.dbPath))).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
   } catch (err) {
     throw new ConfigError('DB_PATH', `parent directory cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
@@ -251,4 +264,38 @@ function parseSettlementConfig(env: Env): SettlementConfig {
     drainTimeoutMs: parseInteger(env, 'DRAIN_TIMEOUT_MS', 330_000, 0, 3_600_000),
     submitterLeaseTtlMs: parseInteger(env, 'SUBMITTER_LEASE_TTL_MS', DEFAULTS.SUBMITTER_LEASE_TTL_MS, 3_000, 600_000),
   };
+}
+
+/**
+ * Every invalid variable, not only the first: loadConfig stops at the first ConfigError, so the
+ * variable it names is set aside (read as unset, i.e. its default) and the configuration read
+ * again, until it loads. A required variable named again gets a stand-in value (the chain's
+ * `stellarStandIns`) so that the variables after it are judged too; named once more, or without a
+ * stand-in, the list ends there.
+ */
+export function configErrors(env: Env): ConfigError[] {
+  const errors: ConfigError[] = [];
+  const rest: Env = { ...env };
+  let standIns: Env | undefined;
+  const stoodIn = new Set<string>();
+  for (;;) {
+    try {
+      const config = loadConfig(rest);
+      // Created only for a valid configuration: an invalid one leaves nothing behind.
+      if (errors.length === 0) ensureDbDirectory(config);
+      return errors;
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      if (!errors.some((e) => e.variable === err.variable)) {
+        errors.push(err);
+        rest[err.variable] = undefined;
+        continue;
+      }
+      standIns ??= stellarStandIns();
+      const standIn = standIns[err.variable];
+      if (standIn === undefined || stoodIn.has(err.variable)) return errors;
+      stoodIn.add(err.variable);
+      rest[err.variable] = standIn;
+    }
+  }
 }

@@ -1,23 +1,27 @@
 /**
- * The service entry point (`npm start`). An invalid configuration prints one line naming the
- * variable to stderr and exits 78 before any port is bound (docs/OPERATIONS.md). Secrets never appear.
+ * The service entry point (`npm start`). An invalid configuration prints one line per invalid
+ * variable to stderr and exits 78 before any port is bound; a port that cannot be bound prints one
+ * line and exits 75 when another process holds it, 71 otherwise (docs/OPERATIONS.md "Startup").
+ * Secrets never appear.
  */
-import { ConfigError, EXIT_CONFIG, ensureDbDirectory, loadConfig, type Config } from './config.ts';
+import { EXIT_CONFIG, configErrors, ensureDbDirectory, loadConfig, type Config } from './config.ts';
 import { installDrain } from './lifecycle.ts';
 import { createService } from './service.ts';
 
+/** The port is held by another process (sysexits' EX_TEMPFAIL: a supervisor may retry, e.g. while an old instance drains). */
+export const EXIT_PORT_IN_USE = 75;
+/** Any other failure to bind (sysexits' EX_OSERR). */
+export const EXIT_LISTEN_FAILED = 71;
+
 function configOrExit(): Config {
-  try {
-    const config = loadConfig(process.env);
-    ensureDbDirectory(config);
-    return config;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
-      process.exit(EXIT_CONFIG);
-    }
-    throw err;
+  const errors = configErrors(process.env);
+  if (errors.length > 0) {
+    for (const err of errors) process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
+    process.exit(EXIT_CONFIG);
   }
+  const config = loadConfig(process.env);
+  ensureDbDirectory(config);
+  return config;
 }
 
 const config = configOrExit();
@@ -35,6 +39,11 @@ try {
     cleanup: () => service.close(),
   });
 } catch (err) {
-  logger.fatal({ err }, 'svc could not listen');
-  process.exit(1);
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    process.stderr.write(`svc: port ${config.port} is in use by another process; stop it or set PORT to a free port\n`);
+    process.exit(EXIT_PORT_IN_USE);
+  }
+  process.stderr.write(`svc: cannot listen on port ${config.port} (${code ?? (err as Error).message})\n`);
+  process.exit(EXIT_LISTEN_FAILED);
 }

@@ -278,6 +278,55 @@ describe('the entry point (dist/main.js) with an invalid configuration', () => {
   });
 });
 
+describe('the entry point (dist/main.js): every start-up failure in one line each', () => {
+  it.each<[string, Record<string, string>, string[]]>([
+    ['two invalid variables', { SUBMITTER_SECRET: seed(), PORT: 'abc', LOG_LEVEL: 'loud' }, ['PORT', 'LOG_LEVEL']],
+    [
+      'an invalid seed and two more',
+      { SUBMITTER_SECRET: badSeed(), PORT: '0', FEE_MODE: 'dynamic' },
+      ['SUBMITTER_SECRET', 'PORT', 'FEE_MODE'],
+    ],
+    ['a missing seed and a bad port', { PORT: '70000' }, ['SUBMITTER_SECRET', 'PORT']],
+  ])('%s → exit 78, one line per variable', (_name, env, variables) => {
+    const result = runMain(env);
+    expect(result.status).toBe(78);
+    const lines = result.stderr.split('\n').filter(Boolean);
+    expect(lines.map((l) => /^svc: invalid configuration: ([A-Z_]+): \S/.exec(l)?.[1])).toEqual(variables);
+    for (const value of Object.values(env).flatMap((v) => v.match(/S[A-Z2-7]{55}/g) ?? []))
+      expect(result.stderr).not.toContain(value.slice(0, 8));
+  });
+
+  it('a DB_PATH under /proc/<a pid that is gone>/ → exit 78 at once (no mkdir loop)', () => {
+    const started = Date.now();
+    const result = runMain({ SUBMITTER_SECRET: seed(), PORT: '1', DB_PATH: '/proc/4194304/gone/svc.sqlite' });
+    expect(result.status).toBe(78);
+    expect(result.stderr.trim()).toMatch(/^svc: invalid configuration: DB_PATH: parent directory cannot be created \(ENOENT\)$/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('a port another process holds → exit 75, one line naming the port', async () => {
+    const holder = createServer();
+    await new Promise<void>((done) => holder.listen(0, '0.0.0.0', done));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-busy-'));
+      const result = runMain({
+        SUBMITTER_SECRET: seed(),
+        PORT: String(port),
+        DB_PATH: join(dir, 'svc.sqlite'),
+        LOG_LEVEL: 'warn',
+        RPC_URL: 'http://127.0.0.1:9/',
+      });
+      expect(result.status).toBe(75);
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `svc: port ${port} is in use by another process; stop it or set PORT to a free port`,
+      ]);
+    } finally {
+      holder.close();
+    }
+  });
+});
+
 /** A regular file, so that a directory cannot be created beneath it. */
 function fileInTheWay(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'svc-cfg-')), 'file');

@@ -12,7 +12,7 @@ export {
 } from './rpc.ts';
 export { LedgerTimeEstimator, FALLBACK_LEDGER_SECONDS, expiryLedgerBound } from './ledger-time.ts';
 export { SubmitterPool, SignerSelectionError, type SubmitterLease } from './submitters.ts';
-export { loadStellarConfig, signingKeys, signerAddresses, type SigningKeys, type StellarConfig } from './config.ts';
+export { loadStellarConfig, stellarStandIns, signingKeys, signerAddresses, type SigningKeys, type StellarConfig } from './config.ts';
 export { createSchemeFromConfig } from './from-config.ts';
 export { stellarReadinessChecks } from './health.ts';
 export {
