@@ -1,5 +1,5 @@
 /**
- * Debian's Chromium for the explorer's browser tests and bench/explorer.ts (driven through
+ * Debian's Chromium for the explorer's browser tests and bench/explorer/explorer.ts (driven through
  * playwright-core). A fresh machine does not have it, so `ensureChromium` installs it (apt-get, as
  * root) when absent; CHROMIUM_PATH points at another binary. Without root and without a binary it
  * fails with the command to run.

@@ -1,7 +1,7 @@
 /**
  * A SAC `transfer` built, authorized and submitted the way a buyer and a facilitator do it, with
  * @stellar/stellar-sdk over the devnet's JSON-RPC (record simulation, the payer signs the auth
- * entries, enforce simulation, assembly). The devnet's tests and bench/devnet.ts drive the devnet
+ * entries, enforce simulation, assembly). The devnet's tests and bench/devnet/devnet.ts drive the devnet
  * with it; svc's own buyer is src/chains/stellar/exact/buyer.ts.
  */
 import {

@@ -1,11 +1,11 @@
 /**
- * The judged evaluation set of ranking with quality (bench/ranking-eval-set.ts; figures in
+ * The judged evaluation set of ranking with quality (bench/catalog/lib/ranking-eval-set.ts; figures in
  * docs/BENCHMARKS.md "Ranking with quality"): with each listing's payment history, nDCG@10 does
  * not drop for any query judged on relevance alone, and rises on average for the queries whose
  * equally relevant listings differ in demand.
  */
 import { expect, it } from 'vitest';
-import { evaluate } from '../../bench/ranking-eval-set.ts';
+import { evaluate } from '../../bench/catalog/lib/ranking-eval-set.ts';
 
 it('nDCG@10: no drop on relevance queries, a rise on quality-tie queries', async () => {
   const [before, after] = [await evaluate(false), await evaluate(true)];

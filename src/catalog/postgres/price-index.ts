@@ -159,7 +159,7 @@ export const SCHEME_PRICE_KEYS_MIGRATION = `
     WHERE (asset >= chr(1) || 's' AND asset < chr(1) || 't') OR (asset >= chr(1) || 'p' AND asset < chr(1) || 'q')
     GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
 
-/** The class counts (`price_classes`, empty) summed from the buckets: catalog migration 16, and a catalog loaded without them (bench/catalog-postgres.ts). */
+/** The class counts (`price_classes`, empty) summed from the buckets: catalog migration 16, and a catalog loaded without them (bench/catalog/catalog-postgres.ts). */
 export const PRICE_CLASSES_FROM_BUCKETS = `INSERT INTO price_classes (asset, class, type, n)
     SELECT asset, left(bucket, ${PRICE_CLASS}), type, sum(n) FROM price_buckets GROUP BY asset, left(bucket, ${PRICE_CLASS}), type;`;
 

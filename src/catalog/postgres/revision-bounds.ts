@@ -26,7 +26,7 @@ export const REVISION_BOUNDS_OF_TERM_ROWS = `
 
 /**
  * Every revision's bounds set from its term rows: migration 17's backfill, and what a bulk load that
- * copies the term rows runs after them (bench/catalog-postgres.ts).
+ * copies the term rows runs after them (bench/catalog/catalog-postgres.ts).
  */
 export const REVISION_BOUNDS_FROM_TERM_ROWS = `UPDATE search_revisions r SET top_shares = s.top_shares, sig = s.sig, sketch_a = s.sketch_a, sketch_b = s.sketch_b
   FROM (

@@ -1,0 +1,392 @@
+/**
+ * Discovery over HTTP with the catalog on PostgreSQL beside the same catalog on SQLite.
+ *
+ * Discovery over HTTP with the catalog on PostgreSQL, beside the same catalog on SQLite, in one
+ * run per size (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Two svc processes
+ * (`dist/main.js`, what `npm start` runs; run `npm run build` first) serve the same corpus: one
+ * with DB_PATH on the SQLite file, one with DATABASE_URL on an embedded Postgres. Both answer the
+ * same requests (bench/lib/catalog-corpus.ts `discoveryCases`) with the same client, at 1 and 16
+ * connections; before timing, each request's first answer is compared between the two (items and
+ * totals; cursors and liveness records differ, see `comparable`).
+ *
+ * The corpus is the one bench/catalog/catalog.ts seeds (through the SQLite store). Writing 1M listings
+ * through the Postgres store one settlement at a time would take hours (writes serialize on the
+ * catalog sequence, ~3 ms each), so the Postgres database is created by svc's own migrations and
+ * then loaded from the SQLite file table by table with COPY: the two stores keep the same tables
+ * (src/catalog/postgres/migrations.ts), a term's score becoming its exact `units` and each row
+ * getting its revision's term signature (`sig`, from the server's own `catalog_term_bit`). The comparison
+ * of answers above is what shows the load is faithful. `VACUUM ANALYZE` follows, as an operator
+ * would run after a bulk load (docs/CATALOG.md "Postgres").
+ *
+ *   npm run build && npx tsx bench/catalog/catalog-postgres.ts --keep-dir DIR [--sizes 100000,1000000] [--requests 200] [--terms]
+ *
+ * DIR keeps the SQLite files and the Postgres data directory (`DIR/postgres`) between runs.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DatabaseSync } from 'node:sqlite';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { PRICE_CLASSES_FROM_BUCKETS } from '../../src/catalog/postgres/price-index.ts';
+import { LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS, REVISION_BOUNDS_FROM_TERM_ROWS } from '../../src/catalog/postgres/revision-bounds.ts';
+import { scoreUnits } from '../../src/catalog/postgres/revisions.ts';
+import { LONG_QUERY_SHARE_SUMS, topSharesColumn } from '../../src/catalog/terms.ts';
+import { migrate, openPool } from '../../src/db/postgres.ts';
+import { createDatabase, freePort, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { discoveryCases, mostCommonQuery, naturalQuery, seedCorpus } from '../lib/catalog-corpus.ts';
+import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
+import { fmt, getJson, load, loadAverage, machineLine, requireBuild, rssMb, startNode, waitReady } from '../lib/http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '100000,1000000' },
+    requests: { type: 'string', default: '200' },
+    'keep-dir': { type: 'string' },
+    /** Also several-term searches (3–8 terms). */
+    terms: { type: 'boolean', default: false },
+  },
+});
+if (!values['keep-dir']) {
+  console.error('--keep-dir DIR is required: the seeded corpora and the Postgres data directory are kept there.');
+  process.exit(2);
+}
+requireBuild();
+const dir = values['keep-dir'];
+mkdirSync(dir, { recursive: true });
+const sizes = values.sizes.split(',').map(Number);
+const REQUESTS = Number(values.requests);
+/** As bench/catalog/catalog.ts: svc's young generation, sized deliberately. */
+const SEMI_SPACE_MB = 4;
+/** Untimed requests per case and server before measuring. */
+const WARM_UP = 40;
+
+/**
+ * Tables not copied: the Postgres migrations write their own `catalog_meta` (the cursor secret) and
+ * `catalog_seq` row; the sequence's value is set after the copy.
+ */
+const NOT_COPIED = new Set(['catalog_meta', 'catalog_seq']);
+
+/**
+ * SQLite columns that Postgres names otherwise: search_terms' `score` is `units` (scaled, scoreUnits),
+ * search_common_terms' `bit` is `term_bit` (the same bit: both stores number the common terms by
+ * rows, then term).
+ */
+const POSTGRES_NAMES: Record<string, Record<string, string>> = {
+  search_terms: { score: 'units' },
+  search_common_terms: { bit: 'term_bit' },
+};
+const postgresName = (table: string, column: string) => POSTGRES_NAMES[table]?.[column] ?? column;
+
+/**
+ * What to copy: every table both stores have (the SQLite file migrated to this checkout's schema
+ * first, the database by svc's migrations), with the columns both have (POSTGRES_NAMES); each
+ * search_terms row also gets its revision's `sig` (copyTable). A table only one side has is
+ * skipped and named.
+ */
+async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Array<[table: string, columns: string[]]>> {
+  const onPostgres = new Map<string, Set<string>>();
+  const { rows } = await client.query<{ table_name: string; column_name: string }>(
+    'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()',
+  );
+  for (const r of rows) onPostgres.set(r.table_name, (onPostgres.get(r.table_name) ?? new Set()).add(r.column_name));
+  const tables = (
+    sqlite.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{
+      name: string;
+    }>
+  ).map((r) => r.name);
+  const shared: Array<[string, string[]]> = [];
+  for (const table of tables) {
+    const pgColumns = onPostgres.get(table);
+    if (NOT_COPIED.has(table)) continue;
+    if (!pgColumns) {
+      process.stderr.write(`  ${table}: not in the Postgres schema, not copied\n`);
+      continue;
+    }
+    const columns = (sqlite.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>)
+      .map((c) => c.name)
+      .filter((c) => pgColumns.has(postgresName(table, c)))
+      // search_terms' `sig` is the server's own (catalog_term_bit, copyTable): SQLite's signature
+      // column of the same name is computed by another function. So are the revisions' bounds,
+      // computed from the copied term rows after the copy (postgresCorpus). The term rows'
+      // sketches (catalog migration 22) are copied: both stores' come from terms.ts termSignature.
+      .filter((c) => !(table === 'search_terms' && c === 'sig') && !(table === 'search_revisions' && REVISION_BOUNDS.has(c)));
+    shared.push([table, columns]);
+  }
+  for (const table of onPostgres.keys())
+    if (!tables.includes(table) && !NOT_COPIED.has(table)) process.stderr.write(`  ${table}: only in the Postgres schema, not copied\n`);
+  return shared;
+}
+
+/**
+ * search_revisions' columns that Postgres derives from the term rows (src/catalog/postgres/revision-bounds.ts,
+ * catalog migrations 17 and 19): copied as 0, as a revision without term rows has them, then set
+ * from the copied term rows by the migrations' own backfill statements.
+ */
+const REVISION_BOUNDS = new Set(['top_shares', 'sig', 'sketch_a', 'sketch_b', ...LONG_QUERY_SHARE_SUMS.map(topSharesColumn)]);
+
+/** A value in COPY's text format. */
+function copyText(value: string | number | bigint | null | undefined): string {
+  if (value === null || value === undefined) return '\\N';
+  return String(value).replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
+}
+
+/**
+ * Each revision's term signature (src/catalog/postgres/migrations.ts, migration 4): the OR of the server's
+ * `catalog_term_bit` over the revision's terms, asked once per distinct term.
+ */
+async function revisionSignatures(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Map<number, bigint>> {
+  const terms = (sqlite.prepare('SELECT DISTINCT term FROM search_terms').all() as Array<{ term: string }>).map((r) => r.term);
+  const bits = new Map<string, bigint>();
+  for (let i = 0; i < terms.length; i += 10_000) {
+    const { rows } = await client.query<{ term: string; bit: string }>(
+      'SELECT q AS term, catalog_term_bit(q) AS bit FROM unnest($1::text[]) AS q',
+      [terms.slice(i, i + 10_000)],
+    );
+    for (const r of rows) bits.set(r.term, BigInt(r.bit));
+  }
+  const signatures = new Map<number, bigint>();
+  for (const { rev, term } of sqlite.prepare('SELECT rev, term FROM search_terms').iterate() as Iterable<{ rev: number; term: string }>)
+    signatures.set(rev, (signatures.get(rev) ?? 0n) | bits.get(term)!);
+  return signatures;
+}
+
+async function copyTable(
+  client: pg.PoolClient,
+  sqlite: DatabaseSync,
+  table: string,
+  columns: string[],
+  signatures?: Map<number, bigint>,
+): Promise<number> {
+  const zeroed = table === 'search_revisions' ? [...REVISION_BOUNDS] : [];
+  const pgColumns = [...columns.map((c) => postgresName(table, c)), ...(signatures ? ['sig'] : []), ...zeroed];
+  const select = sqlite.prepare(`SELECT ${columns.join(', ')} FROM ${table}`);
+  // Integers as BigInt: the sketches (and signatures) use all 64 bits, past a JavaScript number's 53.
+  select.setReadBigInts(true);
+  const rows = select.iterate() as Iterable<Record<string, unknown>>;
+  let n = 0;
+  function* lines(): Generator<string> {
+    let chunk = '';
+    for (const row of rows) {
+      const values = columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | bigint | null)));
+      if (signatures) values.push(BigInt.asIntN(64, signatures.get(Number(row.rev))!).toString());
+      values.push(...zeroed.map(() => '0'));
+      chunk += values.join('\t') + '\n';
+      if (++n % 5_000 === 0) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    if (chunk) yield chunk;
+  }
+  await pipeline(Readable.from(lines()), client.query(copyFrom(`COPY ${table} (${pgColumns.join(', ')}) FROM STDIN`)));
+  return n;
+}
+
+/** The database holding this size's corpus, loaded from the SQLite file unless a previous run did. */
+async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string): Promise<string> {
+  const name = `catalog_${size}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+    if (exists) {
+      const db = new pg.Client({ connectionString: url.toString() });
+      await db.connect();
+      const loaded = await db
+        .query("SELECT value FROM catalog_meta WHERE key = 'bench_loaded_from'")
+        .then((r) => r.rows[0]?.value as string | undefined)
+        .catch(() => undefined);
+      await db.end();
+      if (loaded === sqlitePath) {
+        // Loaded by an earlier run, perhaps of an older svc: its newer migrations run here, not
+        // in svc's start during the measurement.
+        const pool = openPool(url.toString(), { max: 1 });
+        try {
+          const version = async () =>
+            Number((await pool.query("SELECT version FROM svc_schema_versions WHERE component = 'catalog'")).rows[0]?.version ?? 0);
+          const before = await version();
+          const t0 = performance.now();
+          await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
+          if ((await version()) !== before) {
+            // A migration that rewrote rows (catalog migration 22 updates every term row) leaves
+            // dead rows and pages not marked visible, so index-only scans read the table until
+            // autovacuum passes: done here, as after a load, before measuring.
+            await pool.query('VACUUM ANALYZE');
+            process.stderr.write(
+              `  migrated ${before} → ${await version()} and vacuumed in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`,
+            );
+          }
+        } finally {
+          await pool.end();
+        }
+        return url.toString();
+      }
+      await admin.query(`DROP DATABASE ${name}`); // a load that did not finish
+    }
+  } finally {
+    await admin.end();
+  }
+  await createDatabase(adminUrl, name);
+  const pool = openPool(url.toString(), { max: 1 });
+  const sqlite = new DatabaseSync(sqlitePath, { readOnly: true });
+  try {
+    await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
+    const client = await pool.connect();
+    try {
+      for (const [table, columns] of await sharedTables(client, sqlite)) {
+        const t0 = performance.now();
+        const signatures = table === 'search_terms' ? await revisionSignatures(client, sqlite) : undefined;
+        const n = await copyTable(client, sqlite, table, columns, signatures);
+        process.stderr.write(`  copied ${n.toLocaleString('en')} rows of ${table} in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+      }
+      await client.query(REVISION_BOUNDS_FROM_TERM_ROWS);
+      await client.query(LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS);
+      // The class counts are Postgres's own (catalog migration 16, src/catalog/postgres/price-index.ts): from the copied buckets.
+      await client.query(PRICE_CLASSES_FROM_BUCKETS);
+      const { seq } = sqlite.prepare('SELECT seq FROM catalog_seq').get() as { seq: number };
+      await client.query('UPDATE catalog_seq SET seq = $1', [seq]);
+      // Identity columns continue after the copied ids.
+      await client.query("SELECT setval(pg_get_serial_sequence('listings', 'id'), (SELECT max(id) FROM listings))");
+      await client.query("SELECT setval(pg_get_serial_sequence('search_revisions', 'rev'), (SELECT max(rev) FROM search_revisions))");
+      // Statistics for the planner, and the visibility map for index-only scans: what autovacuum
+      // would do over the next minutes, done before measuring so it does not run during the load.
+      await client.query('VACUUM ANALYZE');
+      await client.query("INSERT INTO catalog_meta (key, value) VALUES ('bench_loaded_from', $1)", [sqlitePath]);
+    } finally {
+      client.release();
+    }
+  } finally {
+    sqlite.close();
+    await pool.end();
+  }
+  return url.toString();
+}
+
+/**
+ * The price filters (docs/CATALOG.md "List"; bench/catalog/catalog-price.ts): the corpus's one asset, held
+ * by every listing at amounts spread over 1,000–1,001,000, so maxAmount 100,000 matches about 10%.
+ */
+function priceCases(common: string): Array<{ name: string; path: (i: number) => string }> {
+  const priced = `asset=CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA&maxAmount`;
+  const list = (query: string) => `/discovery/resources?limit=20&${priced}=${query}`;
+  return [
+    { name: 'search, 1 common term, asset + maxAmount 100,000', path: () => `/discovery/search?query=${common}&limit=20&${priced}=100000` },
+    { name: 'list, asset + maxAmount 900,000', path: (i) => list(`900000&offset=${(i * 7) % 200}`) },
+    { name: 'list, asset + maxAmount 100,000', path: (i) => list(`100000&offset=${(i * 7) % 200}`) },
+    { name: 'list, asset + maxAmount 2,000', path: () => list('2000') },
+    { name: 'list, asset + maxAmount 100,000 + type=http', path: () => list('100000&type=http') },
+    { name: 'list, asset + maxAmount 100,000 + type=mcp', path: () => list('100000&type=mcp') },
+    { name: 'list, asset + maxAmount 100,000, offset 5,000', path: () => list('100000&offset=5000') },
+  ];
+}
+
+/**
+ * Several-term searches (bench/catalog/catalog-terms.ts's queries): 3 to 8 terms, the most common
+ * words (the worst case) and natural sentences, four variants each.
+ */
+function termCases(): Array<{ name: string; path: (i: number) => string }> {
+  const search = (query: string) => `/discovery/search?query=${encodeURIComponent(query)}&limit=20`;
+  return [3, 4, 5, 6, 7, 8].flatMap((n) => [
+    { name: `search, ${n} most common terms ("${mostCommonQuery(n, 0)}")`, path: (i: number) => search(mostCommonQuery(n, i % 4)) },
+    { name: `search, ${n} natural terms ("${naturalQuery(n, 0)}")`, path: (i: number) => search(naturalQuery(n, i % 4)) },
+  ]);
+}
+
+/**
+ * An answer without what legitimately differs between two servers: search cursors (each signs its
+ * own) and each item's `liveness` (openapi.yaml `ListingLiveness`): each svc checks listings on its
+ * own schedule and records the results in its own store (docs/CATALOG.md "Liveness"), so one may
+ * have checked a listing (`checkedAt`, or a first record) that the other has not yet. With the 24 h
+ * grace no listing is hidden by its failures during a run, so the items and totals still compare.
+ */
+function comparable(answer: unknown): string {
+  return JSON.stringify(answer, (key, value: unknown) => (key === 'cursor' || key === 'liveness' ? undefined : value));
+}
+
+console.log(machineLine());
+const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres') });
+try {
+  for (const size of sizes) {
+    const sqlitePath = join(dir, `catalog-${size}.sqlite`);
+    if (!existsSync(sqlitePath)) {
+      const t0 = performance.now();
+      seedCorpus(sqlitePath, size, (n) => process.stderr.write(`seeded ${n}\r`));
+      console.error(`seeded ${size} listings into SQLite in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    }
+    // A file kept from an earlier run gets this checkout's schema before it is copied and served.
+    new CatalogStore(sqlitePath).close();
+    const t0 = performance.now();
+    const databaseUrl = await postgresCorpus(postgres.url, size, sqlitePath);
+    console.log(
+      `\n### ${size.toLocaleString('en')} listings (Postgres ready in ${((performance.now() - t0) / 1000).toFixed(0)} s; 0 s means loaded by an earlier run)`,
+    );
+    // Free ports, not fixed ones: two runs at once (another checkout's) must not answer each other's requests.
+    const sqlitePort = await freePort();
+    let postgresPort = await freePort();
+    while (postgresPort === sqlitePort) postgresPort = await freePort();
+    const args = [`--max-semi-space-size=${SEMI_SPACE_MB}`, 'dist/main.js'];
+    // Signals on as in production (quality, liveness checks, LISTING_TTL_DAYS), the TTL long enough
+    // to keep the corpus's 2026 listings visible (bench/catalog/lib/catalog-sides.ts).
+    const onSqlite = startNode(args, discoveryOnlyEnv(sqlitePort, sqlitePath));
+    const onPostgres = startNode(args, discoveryOnlyEnv(postgresPort, join(dir, `unused-${size}.sqlite`), { DATABASE_URL: databaseUrl }));
+    try {
+      await Promise.all([waitReady(sqlitePort, '/discovery/resources?limit=1'), waitReady(postgresPort, '/discovery/resources?limit=1')]);
+      let peak = { sqlite: 0, postgres: 0 };
+      const sampler = setInterval(() => {
+        peak = { sqlite: Math.max(peak.sqlite, rssMb(onSqlite.pid!)), postgres: Math.max(peak.postgres, rssMb(onPostgres.pid!)) };
+      }, 200);
+      const withPrices = async (port: number) => {
+        const found = await discoveryCases(port);
+        return { cases: [...found.cases, ...priceCases(found.common), ...(values.terms ? termCases() : [])] };
+      };
+      const [fromSqlite, fromPostgres] = await Promise.all([withPrices(sqlitePort), withPrices(postgresPort)]);
+      let same = 0;
+      for (const [i, { name, path }] of fromSqlite.cases.entries()) {
+        const a = comparable(await getJson<unknown>(sqlitePort, path(0)));
+        const b = comparable(await getJson<unknown>(postgresPort, fromPostgres.cases[i]!.path(0)));
+        if (a === b) same++;
+        else console.log(`DIFFERENT ANSWERS for ${name}:\n  SQLite   ${a.slice(0, 300)}\n  Postgres ${b.slice(0, 300)}`);
+      }
+      console.log(
+        `\nSame answers from both stores: ${same} of ${fromSqlite.cases.length} requests (items, totals; cursors and liveness excluded).`,
+      );
+      // Warm both: the files were just written or copied, and the first reads of a 1M catalog come
+      // from disk on whichever store was loaded first. Timed runs then compare warm caches.
+      for (const [i, { path }] of fromSqlite.cases.entries()) {
+        await load(sqlitePort, 4, WARM_UP, path);
+        await load(postgresPort, 4, WARM_UP, fromPostgres.cases[i]!.path);
+      }
+      console.log(
+        '\n| request | SQLite p50 / p95 ms, 1 conn | Postgres p50 / p95, 1 conn | Postgres ÷ SQLite p95 | SQLite p50 / p95, 16 conns | Postgres p50 / p95, 16 conns |',
+      );
+      console.log('|---|---|---|---|---|---|');
+      for (const [i, { name, path }] of fromSqlite.cases.entries()) {
+        const pgPath = fromPostgres.cases[i]!.path;
+        const s1 = await load(sqlitePort, 1, REQUESTS, path);
+        const p1 = await load(postgresPort, 1, REQUESTS, pgPath);
+        const s16 = await load(sqlitePort, 16, REQUESTS * 2, path);
+        const p16 = await load(postgresPort, 16, REQUESTS * 2, pgPath);
+        const errors = s1.errors + p1.errors + s16.errors + p16.errors;
+        console.log(
+          `| ${name}${errors ? ` (${errors} non-200)` : ''} | ${fmt(s1.p50)} / ${fmt(s1.p95)} | ${fmt(p1.p50)} / ${fmt(p1.p95)} | ${(p1.p95 / s1.p95).toFixed(1)}× | ${fmt(s16.p50)} / ${fmt(s16.p95)} | ${fmt(p16.p50)} / ${fmt(p16.p95)} |`,
+        );
+      }
+      clearInterval(sampler);
+      console.log(
+        `\nsvc peak RSS: on SQLite ${peak.sqlite.toFixed(0)} MB, on Postgres ${peak.postgres.toFixed(0)} MB (the Postgres server's own memory not included). Load average now ${loadAverage()}.`,
+      );
+    } finally {
+      onSqlite.kill('SIGTERM');
+      onPostgres.kill('SIGTERM');
+    }
+  }
+} finally {
+  await postgres.stop();
+}
