@@ -119,7 +119,7 @@ const TIER_FIRST_MIN_ROWS = 1000;
  * Up to how many rows of the rarest term may hold every term (by their signature) for an
  * unfiltered query to read the all-terms tier before the walk: the tier ranks each of them (a key
  * lookup per term), the walk reads the terms' share lists, and for the most common words the
- * tier is small while the walk runs past its cap (docs/BENCHMARKS.md "Several terms on Postgres").
+ * tier is small while the walk runs past its cap (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
  */
 export const TIER_FIRST_CANDIDATES = 8_000;
 
