@@ -1,0 +1,69 @@
+/**
+ * Docs state the present in blocks a reader can take in: no paragraph, list item or table cell of README.md or docs/
+ * over 200 words (fenced code is not counted). A longer one is split at its sentences, or its derivation moved to
+ * a design note (docs/design/).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { blocks } from './paragraphs.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const MAX_WORDS = 200;
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return markdownFiles(path);
+    return entry.name.endsWith('.md') ? [path] : [];
+  });
+}
+
+describe('docs: at most 200 words a block', () => {
+  const files = [join(ROOT, 'README.md'), ...markdownFiles(join(ROOT, 'docs'))];
+
+  it('reads every doc', () => {
+    expect(files.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(['README.md', 'docs/CATALOG.md', 'docs/design/search.md']));
+  });
+
+  it('no paragraph, list item or table cell is over 200 words', () => {
+    const long = files.flatMap((file) =>
+      blocks(readFileSync(file, 'utf8'))
+        .filter((b) => b.words > MAX_WORDS)
+        .map((b) => `${relative(ROOT, file)}:${b.line} (${b.words} words) ${b.text.slice(0, 60)}…`),
+    );
+    expect(long).toEqual([]);
+  });
+});
+
+describe('blocks (the counter itself)', () => {
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+
+  it('counts a paragraph wrapped over lines as one block', () => {
+    expect(blocks(`${words(150)}\n${words(60)}\n`)).toEqual([{ line: 1, words: 210, text: `${words(150)} ${words(60)}` }]);
+  });
+
+  it('counts each list item on its own, nested items and continuation paragraphs apart', () => {
+    const md = `- ${words(150)}\n  ${words(40)}\n  - ${words(120)}\n\n  ${words(30)}\n- ${words(5)}\n`;
+    expect(blocks(md).map((b) => [b.line, b.words])).toEqual([
+      [1, 190],
+      [3, 120],
+      [5, 30],
+      [6, 5],
+    ]);
+  });
+
+  it('counts table cells, not rows, and skips the separator row', () => {
+    const md = `| a | b |\n| --- | :-: |\n| ${words(150)} | ${words(150)} |\n`;
+    expect(blocks(md).map((b) => b.words)).toEqual([1, 1, 150, 150]);
+  });
+
+  it('leaves fenced code and headings out', () => {
+    const md = `# ${words(300)}\n\n\`\`\`sh\n${words(300)}\n\`\`\`\n\n~~~\n${words(300)}\n~~~\ntext\n`;
+    expect(blocks(md)).toEqual([{ line: 10, words: 1, text: 'text' }]);
+  });
+
+  it('finds a block over the limit', () => {
+    expect(blocks(`intro\n\n${words(201)}\n`).filter((b) => b.words > MAX_WORDS)).toHaveLength(1);
+  });
+});
