@@ -15,6 +15,13 @@ const LATENCY_TESTS = ['test/security/schema-load.test.ts', 'test/security/schem
  */
 const OWN_PROCESS_TESTS = ['test/security/ssrf.test.ts', 'test/scale/embedded-postgres.test.ts'];
 
+/**
+ * The seed the differential and property tests draw their sampled cases from (test/helpers/cases.ts):
+ * TEST_SEED when set (to replay a run), else a new one each run; the progress reporter prints it.
+ */
+const TEST_SEED = process.env.TEST_SEED ?? String(1 + Math.floor(Math.random() * 2 ** 31));
+process.env.TEST_SEED = TEST_SEED;
+
 const shared = {
   testTimeout: 60_000,
   hookTimeout: 60_000,
@@ -24,7 +31,7 @@ const shared = {
   // Catalog and schema threads load dist/ (built from the current sources by the global setup)
   // instead of stripping the types of src/ again in every thread: a catalog opened from source
   // cost about 570 ms of CPU, from the bundles about 240 ms (src/files.ts).
-  env: { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,::1/128', SVC_WORKER_BUNDLES: '1' },
+  env: { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8,::1/128', SVC_WORKER_BUNDLES: '1', TEST_SEED },
   // expect.poll waits for a browser to fetch and render (the explorer tests); its default 1 s ran
   // out on a machine with half its CPU taken by other work. A longer wait only delays a failure.
   expect: { poll: { timeout: 10_000 } },
@@ -32,8 +39,9 @@ const shared = {
 
 export default defineConfig({
   test: {
-    // The second reporter prints a plain `N passed, N failed` closing line for CI logs.
-    reporters: ['default', './test/helpers/summary-reporter.ts'],
+    // The second prints a progress line at least every 30 s and, at the end, the ten slowest files
+    // and the run's TEST_SEED; the third a plain `N passed, N failed` closing line for CI logs.
+    reporters: ['default', './test/helpers/progress-reporter.ts', './test/helpers/summary-reporter.ts'],
     sequence: { sequencer: SpreadSequencer },
     // Once for the whole run, for every project: `npm start` runs compiled output, so tests that
     // spawn it need dist/ current; browser tests need Chromium, installed when absent; Postgres
