@@ -104,6 +104,16 @@ function commandsOf(lines: string[]): string[] {
   return commands;
 }
 
+/**
+ * `command` with each of README's fixed URLs (`http://127.0.0.1:<port>`, the whole port) replaced
+ * by this run's, in one pass: a URL put in is never read again. Replaced one port after another,
+ * svc's free port 41003 had become the seller's URL + "3" (README's seller port is 4100), a port
+ * past 65535 that curl refused as a malformed URL, about one run in 2,800.
+ */
+function withRunUrls(command: string, urls: Record<number, string>): string {
+  return command.replace(/http:\/\/127\.0\.0\.1:(\d+)/g, (fixed, port: string) => urls[Number(port)] ?? fixed);
+}
+
 /** What each command of "Try it" must answer (its comment in README says the same). */
 const TRY_IT_ANSWERS: Array<[RegExp, (out: string) => void]> = [
   [/\/supported/, (out) => expect((JSON.parse(out) as { kinds: unknown[] }).kinds.length).toBeGreaterThan(0)],
@@ -122,19 +132,24 @@ describe("README's shell blocks", () => {
     expect(firstLines.filter((line) => line in NOT_RUN_HERE).sort()).toEqual(Object.keys(NOT_RUN_HERE).sort());
   });
 
+  it("README's ports are replaced by the run's whole, even where a run's port starts with another of README's", () => {
+    const urls = { 4021: 'http://127.0.0.1:41003', 4100: 'http://127.0.0.1:45210', 8000: 'http://127.0.0.1:40210' };
+    expect(withRunUrls("curl http://127.0.0.1:4021/supported; curl -i 'http://127.0.0.1:4100/weather?city=Oslo'", urls)).toBe(
+      "curl http://127.0.0.1:41003/supported; curl -i 'http://127.0.0.1:45210/weather?city=Oslo'",
+    );
+    expect(withRunUrls('curl -s http://127.0.0.1:8000 -d x http://127.0.0.1:4101/mcp', urls)).toBe(
+      'curl -s http://127.0.0.1:40210 -d x http://127.0.0.1:4101/mcp',
+    );
+  });
+
   it('"Try it": every command runs as written and answers what its comment says', () => {
     const block = readmeShellBlocks().find((lines) => !(lines[0]! in NOT_RUN_HERE))!;
     const story = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
-    const ports: Array<[number, string]> = [
-      [DEV_PORTS.svc, dev.svcUrl],
-      [DEV_PORTS.sellers, dev.sellerUrl],
-      [DEV_PORTS.devnet, dev.rpcUrl],
-    ];
+    const urls = { [DEV_PORTS.svc]: dev.svcUrl, [DEV_PORTS.sellers]: dev.sellerUrl, [DEV_PORTS.devnet]: dev.rpcUrl };
     const commands = commandsOf(block);
     expect(commands.length).toBe(TRY_IT_ANSWERS.length);
     for (const written of commands) {
-      let command = written.replace('<a hash from the trace>', story.payments[0]!.transaction);
-      for (const [port, url] of ports) command = command.replaceAll(`http://127.0.0.1:${port}`, url);
+      const command = withRunUrls(written.replace('<a hash from the trace>', story.payments[0]!.transaction), urls);
       const run = spawnSync('bash', ['-c', command], { encoding: 'utf8', timeout: 30_000 });
       expect(run.status, `${written}\n${run.stderr}`).toBe(0);
       const answers = TRY_IT_ANSWERS.filter(([pattern]) => pattern.test(written));
