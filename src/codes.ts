@@ -68,7 +68,7 @@ export const SERVICE_CODES = {
   svc_payment_identifier_invalid:
     'The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.',
   svc_rate_limited:
-    'Too many requests from this client address to a rate-limited discovery route (POST /mcp: MCP_RATE_PER_MINUTE); retry after Retry-After seconds.',
+    'Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.',
 } as const;
 
 /**

@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { isContractAddress, loadStellarConfig, stellarStandIns, type StellarConfig } from './chains/stellar/index.ts';
 import { ConfigError, parseInteger, parseOneOf, read, type Env } from './config-env.ts';
 import { ALLOW_PRIVATE_TARGETS, parseAllowList } from './net/private-addresses.ts';
+import { parseTrustedProxies, type TrustedProxies } from './http/client-address.ts';
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
 import { loadProbeConfig, type ProbeConfig } from './net/probe-config.ts';
 import { DEFAULT_RECONCILE_INTERVAL_MS } from './journal/journal.ts';
@@ -80,6 +81,10 @@ export interface Config extends StellarConfig {
   listingTtlDays: number;
   /** POST /mcp requests one client address may make per minute; beyond it 429 svc_rate_limited. */
   mcpRatePerMinute: number;
+  /** TRUSTED_PROXIES and TRUSTED_PROXY_HEADER: whose forwarding header names the client (src/http/client-address.ts). */
+  trustedProxies: TrustedProxies;
+  /** VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE: requests one client may make per minute; 0: no limit. */
+  paymentRates: { verifyPerMinute: number; settlePerMinute: number };
 }
 
 function parseFeeMode(env: Env): 'free' {
@@ -118,6 +123,14 @@ export function loadConfig(env: Env): Config {
   Object.defineProperty(config, DATABASE_URL, { value: database, enumerable: false });
   // Not enumerable either: no part of the /health projection.
   Object.defineProperty(config, 'probe', { value: loadProbeConfig(env), enumerable: false });
+  Object.defineProperty(config, 'trustedProxies', { value: parseTrustedProxies(env), enumerable: false });
+  Object.defineProperty(config, 'paymentRates', {
+    value: {
+      verifyPerMinute: parseInteger(env, 'VERIFY_RATE_PER_MINUTE', 0, 0, 1_000_000),
+      settlePerMinute: parseInteger(env, 'SETTLE_RATE_PER_MINUTE', 0, 0, 1_000_000),
+    },
+    enumerable: false,
+  });
   Object.defineProperty(config, 'delistRatePerMinute', {
     value: parseInteger(env, 'DELIST_RATE_PER_MINUTE', DEFAULTS.DELIST_RATE_PER_MINUTE, 1, 100_000),
     enumerable: false,
@@ -182,8 +195,10 @@ export function ensureDbDirectory(config: Config): void {
       dir = parent;
     }
     for (const path of missing) mkdirSync(path);
-    if (!statSync(dirname(resolve(config.dbPath))).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    // A missing directory beneath a regular file: mkdir's error; an existing parent that is a file: this check.
+    if (!statSync(dirname(resolve(config.dbPath))).isDirectory()) throw new ConfigError('DB_PATH', 'parent is not a directory');
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     throw new ConfigError('DB_PATH', `parent directory cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 }

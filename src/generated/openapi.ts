@@ -1148,7 +1148,7 @@ export interface components {
          *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
-         *     - `svc_rate_limited`: Too many requests from this client address to a rate-limited discovery route (POST /mcp: MCP_RATE_PER_MINUTE); retry after Retry-After seconds.
+         *     - `svc_rate_limited`: Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.
          * @enum {string}
          */
         ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid" | "svc_rate_limited";
@@ -1227,6 +1227,27 @@ export interface components {
                 "application/json": components["schemas"]["VerifyResponse"];
             };
         };
+        /**
+         * @description Beyond VERIFY_RATE_PER_MINUTE requests from this client in a minute (off unless set;
+         *     `svc_rate_limited`): nothing was verified. `Retry-After` says when to try again.
+         */
+        VerifyRateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "isValid": false,
+                 *       "invalidReason": "svc_rate_limited",
+                 *       "invalidMessage": "This address made more than 600 verify requests in a minute (VERIFY_RATE_PER_MINUTE); nothing was verified. Retry in 17 s."
+                 *     }
+                 */
+                "application/json": components["schemas"]["VerifyResponse"];
+            };
+        };
         /** @description Service fault; says nothing about payment validity. */
         VerifyInternalError: {
             headers: {
@@ -1300,6 +1321,29 @@ export interface components {
                  *       "network": "",
                  *       "errorReason": "svc_malformed_request_body",
                  *       "errorMessage": "The request body exceeds 256 KiB."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettleResponse"];
+            };
+        };
+        /**
+         * @description Beyond SETTLE_RATE_PER_MINUTE requests from this client in a minute (off unless set;
+         *     `svc_rate_limited`): nothing was verified or submitted. `Retry-After` says when to try again.
+         */
+        SettleRateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "transaction": "",
+                 *       "network": "",
+                 *       "errorReason": "svc_rate_limited",
+                 *       "errorMessage": "This address made more than 120 settle requests in a minute (SETTLE_RATE_PER_MINUTE); nothing was submitted. Retry in 17 s."
                  *     }
                  */
                 "application/json": components["schemas"]["SettleResponse"];
@@ -1556,6 +1600,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description Seconds until this client may send again (a positive integer, RFC 9110 delay-seconds). */
+        RetryAfter: string;
         /** @description The request id (the caller's sane `X-Request-Id`, else a generated UUID). */
         XRequestId: string;
     };
@@ -1590,6 +1636,7 @@ export interface operations {
             400: components["responses"]["VerifyBadRequest"];
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["VerifyTooLarge"];
+            429: components["responses"]["VerifyRateLimited"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["VerifyInternalError"];
         };
@@ -1641,6 +1688,7 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["SettleKeyConflict"];
             413: components["responses"]["SettleTooLarge"];
+            429: components["responses"]["SettleRateLimited"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["SettleInternalError"];
         };

@@ -2,6 +2,7 @@
  * GET /discovery/resources and GET /discovery/search: the query-parameter layer (openapi.yaml,
  * docs/CATALOG.md), then a call to the catalog. The catalog owns filtering, ranking and cursors.
  */
+import { limitKeyOf } from '../http/client-address.ts';
 import type { Operation } from 'openapi-backend';
 import { checkCursorForm } from '../catalog/search.ts';
 import { queryLimitViolation } from '../catalog/terms.ts';
@@ -121,11 +122,11 @@ function asQueryError(err: unknown): never {
 }
 
 /**
- * The client a discovery request is for: its peer address, the same key as the connection caps
- * (behind a reverse proxy every client shares the proxy's, docs/SECURITY.md).
+ * The client a discovery request is for, as the per-client limits count it: the peer, or the client
+ * a trusted proxy names (src/http/client-address.ts), an IPv6 client by its /64.
  */
 export function requesterOf(ctx: SvcContext): Requester {
-  return { client: ctx.req.socket.remoteAddress ?? 'unknown' };
+  return { client: limitKeyOf(ctx.state.client) };
 }
 
 /**

@@ -35,6 +35,7 @@ import type { ConnectionObservers } from './connection-cap.ts';
 import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
 import { HttpError } from './errors.ts';
 import { rateLimited } from './rate-limit.ts';
+import { clientAddress } from './client-address.ts';
 import {
   errorBoundary,
   jsonObjectBody,
@@ -111,6 +112,19 @@ export const VALIDATED_OPERATIONS = [
 export function createApp(deps: AppDeps): Koa<SvcState> {
   const { config, logger, registry, catalog, metrics, priority } = deps;
   const contract = deps.contract ?? loadContract();
+  // Optional per-client limits (off by default), before anything is read: answered in the route's shape.
+  const paymentRate = (route: 'verify' | 'settle', perMinute: number | undefined): SvcMiddleware[] =>
+    perMinute
+      ? [
+          rateLimited({
+            perAddressPerMinute: perMinute,
+            perAddressVariable: route === 'verify' ? 'VERIFY_RATE_PER_MINUTE' : 'SETTLE_RATE_PER_MINUTE',
+            code: 'svc_rate_limited',
+            requests: `${route} requests`,
+            consequence: route === 'verify' ? 'nothing was verified.' : 'nothing was submitted.',
+          }),
+        ]
+      : [];
   const paymentsSteps = [
     priority.payments(),
     jsonObjectBody(),
@@ -124,8 +138,8 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     priority.discovery(),
   ];
   const operations: Record<string, SvcMiddleware> = {
-    verifyPayment: chain(...paymentsSteps, verifyHandler(registry)),
-    settlePayment: chain(...paymentsSteps, settleHandler(registry)),
+    verifyPayment: chain(...paymentRate('verify', config.paymentRates?.verifyPerMinute), ...paymentsSteps, verifyHandler(registry)),
+    settlePayment: chain(...paymentRate('settle', config.paymentRates?.settlePerMinute), ...paymentsSteps, settleHandler(registry)),
     getSettlement: settlementHandler(deps.journal),
     getSupported: supportedHandler(registry),
     listDiscoveryResources: chain(...discoverySteps('list'), listHandler(catalog)),
@@ -195,6 +209,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   const app = new Koa<SvcState>();
   // Errors are answered by errorBoundary; Koa's default handler would print stacks to stderr.
   app.silent = true;
+  app.use(clientAddress(config.trustedProxies ?? { ranges: [], header: 'x-forwarded-for' }));
   app.use(metrics.middleware());
   app.use(requestContext(logger));
   app.use(errorBoundary());

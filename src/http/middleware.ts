@@ -26,6 +26,8 @@ export interface DiscoveryQuery {
 /** What the pipeline stores on `ctx.state`. */
 export interface SvcState {
   requestId: string;
+  /** Who the request is from: the peer, or the client a trusted proxy names (client-address.ts). */
+  client: string;
   log: Logger;
   operation?: Operation;
   /** The CAIP-2 network of the request, once known (echoed in settle errors). */
@@ -61,6 +63,7 @@ export function requestContext(logger: Logger): SvcMiddleware {
       state.log.info(
         {
           method: ctx.method,
+          client: state.client,
           route: state.operation ? `${ctx.method} ${state.operation.path}` : 'unknown',
           operationId: state.operation?.operationId,
           status: ctx.status,
