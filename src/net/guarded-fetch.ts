@@ -10,6 +10,7 @@
 import { lookup, type LookupAddress } from 'node:dns';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { forbiddenAddressReason, forbiddenLiteralHost, type AllowList } from './private-addresses.ts';
+import { PROBE_MAX_HEADER_BYTES } from './probe-config.ts';
 
 /** A target that resolves to (or is) an address paid_call may not reach. */
 export class ForbiddenTargetError extends Error {
@@ -42,6 +43,7 @@ export function guardedFetch(allow: AllowList): typeof fetch {
   };
   const connectChecked = buildConnector({ lookup: checkedLookup });
   const agent = new Agent({
+    maxHeaderSize: PROBE_MAX_HEADER_BYTES,
     connect: (options, callback) => {
       // IP literals are not looked up by the socket layer, so they are checked here.
       const refused = forbiddenLiteralHost(options.hostname, allow);

@@ -18,6 +18,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { parsePaymentRequired } from '@x402/core/schemas';
 import { PAYMENT_REQUIRED_HEADER, isBodyMethod } from '../client/seller.ts';
 import { forbiddenCause } from './guarded-fetch.ts';
+import { PROBE_MAX_HEADER_BYTES } from './probe-config.ts';
 
 export type LiveTarget =
   | { type: 'http'; url: string; method: string; input?: Record<string, unknown> }
@@ -77,6 +78,14 @@ export class RedirectRefusedError extends Error {
     super(reason);
     this.name = 'RedirectRefusedError';
   }
+}
+
+/** Whether a fetch failed because the answer's headers were over PROBE_MAX_HEADER_BYTES (undici's code). */
+function headersOverflow(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if ((e as { code?: unknown }).code === 'UND_ERR_HEADERS_OVERFLOW') return true;
+  }
+  return false;
 }
 
 function redirectCause(err: unknown): RedirectRefusedError | undefined {
@@ -238,6 +247,11 @@ export function transportOutcome(err: unknown, what: string): LiveProbe {
   if (forbidden) return { kind: 'forbidden', reason: forbidden.message };
   const redirect = redirectCause(err);
   if (redirect) return { kind: 'redirect', reason: redirect.message };
+  if (headersOverflow(err))
+    return {
+      kind: 'error',
+      reason: `${what} answered with headers larger than svc's limit of ${PROBE_MAX_HEADER_BYTES} bytes (a PAYMENT-REQUIRED header counts; a stock Node buyer reads no more): shorten the header, e.g. a smaller bazaar declaration.`,
+    };
   return { kind: 'unreachable', reason: `${what} did not answer: ${messageOf(err)}` };
 }
 

@@ -35,6 +35,11 @@ export interface LivenessConfig {
 
 /** At most this much of a target's answer is read (a PaymentRequired with a 64 KiB bazaar extension fits). */
 export const PROBE_MAX_BYTES = 256 * 1024;
+/**
+ * At most this much of an answer's headers is read (a 402's PAYMENT-REQUIRED header counts): Node's
+ * own default, so what svc reads is what a stock Node buyer's fetch reads.
+ */
+export const PROBE_MAX_HEADER_BYTES = 16 * 1024;
 /** Same-origin redirects the probe follows. */
 export const PROBE_MAX_REDIRECTS = 3;
 

@@ -19,7 +19,7 @@ import { bazaarResourceServerExtension, declareDiscoveryExtension } from '@x402/
 import { format } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startStack, type Stack } from '../../src/dev/stack.ts';
-import { PROBE_DEFAULTS } from '../../src/net/probe-config.ts';
+import { PROBE_DEFAULTS, PROBE_MAX_HEADER_BYTES } from '../../src/net/probe-config.ts';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { startPaidMcpServer } from '../../src/client/seller-mcp.ts';
 import { stellarServerSchemeForCore227 } from '../interop/stock-seller.ts';
@@ -88,6 +88,16 @@ beforeAll(async () => {
   // Hand-written answers for what a stock seller would not serve.
   plain = http.createServer((req, res) => {
     if (req.url === '/free') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"free":true}');
+    if (req.url === '/huge-header') {
+      // A real PaymentRequired, but its header is over svc's limit (a long bazaar declaration).
+      const required = {
+        x402Version: 2,
+        resource: { url: `${plainUrl}/huge-header` },
+        accepts: [],
+        extensions: { bazaar: { info: { input: { type: 'http', method: 'GET' } }, padding: 'x'.repeat(20_000) } },
+      };
+      return res.writeHead(402, { 'payment-required': encodePaymentRequiredHeader(required) }).end('{}');
+    }
     if (req.url === '/moved') return res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }).end();
     if (req.url === '/evm') {
       const required = {
@@ -192,6 +202,30 @@ describe('POST /discovery/validate on the devnet', () => {
     expect(body.problems[0].code).toBe('svc_validate_target_forbidden');
     expect(body.problems[0].reason).toMatch(/10\.1\.2\.3 is a private address/);
     expect(body.problems[0].reason).toMatch(/ALLOW_PRIVATE_TARGETS/);
+  });
+
+  it('an IPv4-compatible IPv6 literal of loopback ([::7f00:1]) is svc_validate_target_forbidden although 127.0.0.0/8 is allowed here', async () => {
+    const port = new URL(sellerUrl).port;
+    const { body } = await validate(stack.svc.url, { url: `http://[::7f00:1]:${port}/weather` });
+    expect(body.wouldList).toBe(false);
+    expect(body.problems).toEqual([
+      {
+        code: 'svc_validate_target_forbidden',
+        reason: expect.stringMatching(/::7f00:1 is an IPv4-compatible IPv6 address \(::\/96\) embedding 127\.0\.0\.1/),
+      },
+    ]);
+  });
+
+  it("a 402 whose header is over svc's limit is reported with that limit, not as unreachable", async () => {
+    const { body } = await validate(stack.svc.url, { url: `${plainUrl}/huge-header` });
+    expect(body.wouldList).toBe(false);
+    expect(body.problems).toEqual([
+      {
+        code: 'svc_validate_payment_required_invalid',
+        reason: expect.stringMatching(new RegExp(`headers larger than svc's limit of ${PROBE_MAX_HEADER_BYTES} bytes`)),
+      },
+    ]);
+    expect(body.checks[0]).toMatchObject({ name: 'reachable', ok: true });
   });
 
   it('an unsupported network: svc_validate_no_settleable_accept naming what svc settles', async () => {

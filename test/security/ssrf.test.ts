@@ -50,13 +50,31 @@ describe('address classification', () => {
     'ff02::1',
     '255.255.255.255',
     '64:ff9b::7f00:1',
+    '64:ff9b:1::a9fe:a9fe',
     '2002:7f00:1::1',
+    '2002:a9fe:a9fe::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    '::ffff:0:7f00:1',
+    // IPv4-compatible (::/96): 127.0.0.1, the metadata address, 10.0.0.1, as URLs and libuv spell them
+    '::7f00:1',
+    '::a9fe:a9fe',
+    '::a00:1',
+    '::127.0.0.1',
+    '::169.254.169.254',
   ])('%s is refused', (address) => {
     expect(forbiddenAddressReason(address, [])).toMatch(/address/);
   });
 
   it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '93.184.216.34'])('%s (public unicast) is allowed', (address) => {
     expect(forbiddenAddressReason(address, [])).toBeNull();
+  });
+
+  it('an IPv4-compatible address is refused even when the allow-list holds the IPv4 address it embeds', () => {
+    const allow = parseAllowList('127.0.0.0/8,::1/128');
+    expect(forbiddenAddressReason('::7f00:1', allow)).toMatch(/IPv4-compatible IPv6 address \(::\/96\) embedding 127\.0\.0\.1/);
+    expect(forbiddenAddressReason('::127.0.0.1', allow)).toMatch(/embedding 127\.0\.0\.1/);
+    expect(forbiddenLiteralHost(new URL('http://[::a9fe:a9fe]:8080/').hostname, allow)).toMatch(/embedding 169\.254\.169\.254/);
+    expect(forbiddenLiteralHost(new URL('http://[::169.254.169.254]/').hostname, allow)).toMatch(/embedding 169\.254\.169\.254/);
   });
 
   it('the allow-list admits exactly its ranges', () => {
@@ -133,6 +151,9 @@ describe('catalog', () => {
     'http://localhost:3000/x',
     'http://[fd00:ec2::254]/x',
     'http://100.100.100.200/x',
+    'http://[::7f00:1]:8080/x',
+    'http://[::a9fe:a9fe]/latest/meta-data/',
+    'http://[64:ff9b::a9fe:a9fe]/x',
   ])('a listing at %s is refused with bazaar_resource_url_invalid', async (url) => {
     expect(await t.catalog.recordSettlement(settlement({ url }))).toMatchObject({
       status: 'rejected',
