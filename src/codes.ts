@@ -141,9 +141,12 @@ export const VALIDATE_CODES = {
 export const DELIST_CODES = {
   svc_delist_rate_limited:
     'Too many delist requests from this client address (DELIST_RATE_PER_MINUTE); nothing was changed. Retry after Retry-After seconds.',
-  svc_delist_stale: "issuedAt is more than 5 minutes from svc's clock (either direction); sign the message again with the current time.",
+  svc_delist_stale:
+    "issuedAt is more than 5 minutes before svc's clock or more than 1 minute after it (the allowed clock skew); sign the text GET /discovery/delist hands out, issued now.",
   svc_delist_signature_invalid:
-    'signature is not the SEP-53 signature by payTo of the six-line delist message (another key signed, or another message); nothing was changed.',
+    'signature is not the SEP-53 signature by payTo of the delist text naming this catalog (GET /discovery/delist; another key signed, or another text); nothing was changed.',
+  svc_delist_other_catalog:
+    "The message was signed for another catalog (the body's catalog is not this catalog's identifier); nothing was changed. Sign the text this catalog's GET /discovery/delist hands out.",
   svc_delist_unknown_listing: 'No listing has this resource, type and toolName (copy them from the listing as discovery shows it).',
   svc_delist_not_owner: "payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.",
   svc_delist_replayed:

@@ -100,6 +100,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
   const hiddenFailing = (now: number) => failingBefore(now, options.livenessGraceMs);
   /** Liveness work runs on the reader threads (lowered priority), as its own client in their fair queue. */
   const livenessLane = { client: 'svc:liveness' };
+  let catalogIdRead: Promise<string> | undefined;
   // SQLite is opened once here, synchronously: migrations run and a bad file fails the caller now,
   // not in a worker. On Postgres each thread's store migrates under the migration lock as it
   // connects, and a database that cannot be reached fails each request (as any fault: the hook
@@ -209,6 +210,16 @@ export function openCatalog(options: CatalogOptions): Catalog {
       try {
         return (await writer.run({ op: 'withdraw', now: clock().getTime(), withdrawal })) as WithdrawalOutcome;
       } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
+    async catalogId() {
+      // Created with the database and never changed: read once.
+      catalogIdRead ??= readers.run({ op: 'catalog-id', now: clock().getTime() }, { client: 'svc:delist' }).then(String);
+      try {
+        return await catalogIdRead;
+      } catch (err) {
+        catalogIdRead = undefined;
         throw asCatalogError(err);
       }
     },

@@ -128,6 +128,12 @@ export interface CatalogPort {
    */
   withdraw?(withdrawal: Withdrawal): Promise<WithdrawalOutcome>;
   /**
+   * The identifier created with the catalog's database and shared by every instance on it: a
+   * withdrawal's signed text names it (GET /discovery/delist), so a message signed for one catalog
+   * withdraws nothing from another. Optional, like withdraw.
+   */
+  catalogId?(): Promise<string>;
+  /**
    * A settlement that may be recorded is under way: start what recordSettlement will need (the
    * writer thread, started on demand) while the chain settles, so its boot is not on the settle's
    * path. Returns at once and never throws. Optional, like previewSettlement.
@@ -232,6 +238,8 @@ export interface CatalogStorePort {
   writeListing(draft: ListingDraft, now: Date, payment?: PaymentFacts): Awaitable<WriteOutcome>;
   /** Removes a listing its owner withdrew, atomically with the owner and replay checks (CatalogPort.withdraw). */
   withdraw(withdrawal: Withdrawal, now: Date): Awaitable<WithdrawalOutcome>;
+  /** The identifier created with the catalog's database (CatalogPort.catalogId). */
+  catalogId(): Awaitable<string>;
   /** `visibleSince` (ISO time): listings last settled before it are left out (LISTING_TTL_DAYS); all when absent. */
   list(
     filters: DiscoveryFilters,

@@ -22,6 +22,8 @@ export type VerifyResponse = Schemas['VerifyResponse'];
 export type SettleResponse = Schemas['SettleResponse'];
 export type DelistRequest = Schemas['DelistRequest'];
 export type DelistResponse = Schemas['DelistResponse'];
+export type DelistText = Schemas['DelistText'];
+export type DelistTextQuery = operations['getDelistText']['parameters']['query'];
 export type ListQuery = NonNullable<operations['listDiscoveryResources']['parameters']['query']>;
 export type SearchQuery = operations['searchDiscoveryResources']['parameters']['query'];
 
@@ -56,6 +58,8 @@ export interface FacilitatorClient {
   search(query: SearchQuery): Promise<FacilitatorResult<DiscoverySearchResponse>>;
   verify(paymentPayload: unknown, paymentRequirements: unknown): Promise<PaymentAnswer<VerifyResponse>>;
   settle(paymentPayload: unknown, paymentRequirements: unknown): Promise<PaymentAnswer<SettleResponse>>;
+  /** GET /discovery/delist: the text to sign to withdraw a listing from this catalog. */
+  delistText(query: DelistTextQuery): Promise<FacilitatorResult<DelistText>>;
   /** POST /discovery/delist with a signed body (src/client/delist.ts signs one). */
   delist(request: DelistRequest): Promise<FacilitatorResult<DelistResponse>>;
 }
@@ -136,6 +140,7 @@ export function createFacilitatorClient(baseUrl: string, options: FacilitatorCli
       call(async () => payment(await client.POST('/verify', { body: envelope(paymentPayload, paymentRequirements) }))),
     settle: (paymentPayload, paymentRequirements) =>
       call(async () => payment(await client.POST('/settle', { body: envelope(paymentPayload, paymentRequirements) }), true)),
+    delistText: (query) => call(async () => result(await client.GET('/discovery/delist', { params: { query } }))),
     delist: (request) => call(async () => result(await client.POST('/discovery/delist', { body: request }))),
   };
 }

@@ -41,6 +41,7 @@ export function observedFacilitator(inner: FacilitatorClient, record: (event: Se
     supported: () => inner.supported(),
     list: (query) => inner.list(query),
     search: (query) => inner.search(query),
+    delistText: (query) => inner.delistText(query),
     delist: (request) => inner.delist(request),
     async verify(payload, requirements) {
       const answer = await inner.verify(payload, requirements);

@@ -279,32 +279,41 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The text an owner signs to withdraw a listing from this catalog
+         * @description The exact text to sign for POST /discovery/delist (docs/CATALOG.md "Withdrawing a listing"),
+         *     issued now by svc's clock: eight lines joined by "\n" (no trailing newline): `svc delist`,
+         *     `catalog <id>`, `network <network>`, type, resource, toolName, payTo, issuedAt. `catalog` is
+         *     this catalog's identifier, created with its database and shared by every instance on it;
+         *     `network` the network svc settles. A text signed for one catalog withdraws nothing from
+         *     another. Nothing is looked up: the answer is the same whether or not the listing exists.
+         */
+        get: operations["getDelistText"];
         put?: never;
         /**
          * Withdraw a listing, signed by its owner
          * @description The owner of a listing withdraws it (docs/CATALOG.md "Withdrawing a listing"). The body names
          *     the listing exactly as discovery shows it (`resource`, `type`, `toolName`: "" for http), the
-         *     owner's `payTo`, the time of signing `issuedAt` (RFC 3339) and `signature`: the base64
-         *     SEP-53 signature by `payTo` (`Keypair.signMessage` of @stellar/stellar-sdk: ed25519 over
-         *     SHA-256("Stellar Signed Message:\n" + message)) of the message made of these six lines
-         *     joined by "\n" (no trailing newline): `svc delist`, type, resource, toolName, payTo, issuedAt.
+         *     owner's `payTo`, the time of signing `issuedAt` (RFC 3339), optionally the `catalog` the text
+         *     was signed for, and `signature`: the base64 SEP-53 signature by `payTo`
+         *     (`Keypair.signMessage` of @stellar/stellar-sdk: ed25519 over SHA-256("Stellar Signed
+         *     Message:\n" + message)) of the text GET /discovery/delist hands out for these fields.
          *
          *     The checks, in order: the body's shape (400 `svc_malformed_request_body`: a `signature` that
          *     is not the base64 of 64 bytes, an `issuedAt` that is not an RFC 3339 date-time, a `payTo`
-         *     that is not an account address G…); `issuedAt` within 5 minutes of svc's clock, in either
-         *     direction (400 `svc_delist_stale`); the signature by `payTo` (403
-         *     `svc_delist_signature_invalid`); the listing (404 `svc_delist_unknown_listing`); `payTo` is
-         *     its current owner (403 `svc_delist_not_owner`); `issuedAt` later than that of the last
-         *     withdrawal accepted for the same listing (409 `svc_delist_replayed`: a signed message is
-         *     used once, so a replay cannot withdraw the listing again after a settlement re-listed it).
-         *     A refused request changes nothing.
+         *     that is not an account address G…); `issuedAt` at most 5 minutes before svc's clock and at
+         *     most 1 minute after it, the allowed clock skew (400 `svc_delist_stale`); `catalog`, when
+         *     given, is this catalog's identifier (403 `svc_delist_other_catalog`); the signature by
+         *     `payTo` of the text naming this catalog and network (403 `svc_delist_signature_invalid`);
+         *     the listing (404 `svc_delist_unknown_listing`); `payTo` is its current owner (403
+         *     `svc_delist_not_owner`); `issuedAt` later than that of the last withdrawal accepted for the
+         *     same listing (409 `svc_delist_replayed`: a signed message is used once, so a replay cannot
+         *     withdraw the listing again after a settlement re-listed it). A refused request changes nothing.
          *
          *     200 `{delisted: true}`: the listing is gone from list and search at once, with its quality
          *     signals and its owner binding, on every instance sharing the catalog. A later settlement
          *     with a bazaar extension lists the resource again as a new listing, owned by that
-         *     settlement's payTo (the way to hand a listing to a new payTo). Rate-limited per client
-         *     address (DELIST_RATE_PER_MINUTE).
+         *     settlement's payTo. Rate-limited per client address (DELIST_RATE_PER_MINUTE).
          */
         post: operations["delistDiscoveryListing"];
         delete?: never;
@@ -845,11 +854,45 @@ export interface components {
             payTo: string;
             /**
              * Format: date-time
-             * @description When the message was signed (RFC 3339); must be within 5 minutes of svc's clock.
+             * @description The `issuedAt` of the signed text (RFC 3339, as GET /discovery/delist gave it); at most 5
+             *     minutes before svc's clock and at most 1 minute after it.
              */
             issuedAt: string;
-            /** @description The base64 of the 64-byte SEP-53 signature by `payTo` of the six-line message. */
+            /**
+             * @description The catalog the text was signed for (`catalog` of GET /discovery/delist). Optional: when
+             *     given and not this catalog's, the request is refused with `svc_delist_other_catalog`.
+             */
+            catalog?: string;
+            /** @description The base64 of the 64-byte SEP-53 signature by `payTo` of the text GET /discovery/delist hands out. */
             signature: string;
+        };
+        /** @description The text to sign to withdraw a listing from this catalog (GET /discovery/delist). */
+        DelistText: {
+            /**
+             * @description The exact text to sign (SEP-53), eight lines joined by "\n": `svc delist`, `catalog <id>`,
+             *     `network <network>`, type, resource, toolName, payTo, issuedAt.
+             * @example svc delist
+             *     catalog 0b7f4c52-8d0e-4c1a-9a53-2f1d6c9e4b10
+             *     network stellar:testnet
+             *     http
+             *     https://api.example.com/weather
+             *
+             *     GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H
+             *     2026-11-25T10:00:00.000Z
+             */
+            message: string;
+            /**
+             * Format: date-time
+             * @description The time the text names (svc's clock when it was issued); send it back unchanged.
+             */
+            issuedAt: string;
+            /** @description This catalog's identifier, created with its database and shared by every instance on it. */
+            catalog: string;
+            /**
+             * @description The network svc settles (CAIP-2).
+             * @example stellar:testnet
+             */
+            network: string;
         };
         DelistResponse: {
             /**
@@ -859,17 +902,18 @@ export interface components {
             delisted: true;
         };
         /**
-         * @description The 6 codes of POST /discovery/delist: why a withdrawal was refused, and its rate limit (429).
+         * @description The 7 codes of POST /discovery/delist: why a withdrawal was refused, and its rate limit (429).
          *
          *     - `svc_delist_rate_limited`: Too many delist requests from this client address (DELIST_RATE_PER_MINUTE); nothing was changed. Retry after Retry-After seconds.
-         *     - `svc_delist_stale`: issuedAt is more than 5 minutes from svc's clock (either direction); sign the message again with the current time.
-         *     - `svc_delist_signature_invalid`: signature is not the SEP-53 signature by payTo of the six-line delist message (another key signed, or another message); nothing was changed.
+         *     - `svc_delist_stale`: issuedAt is more than 5 minutes before svc's clock or more than 1 minute after it (the allowed clock skew); sign the text GET /discovery/delist hands out, issued now.
+         *     - `svc_delist_signature_invalid`: signature is not the SEP-53 signature by payTo of the delist text naming this catalog (GET /discovery/delist; another key signed, or another text); nothing was changed.
+         *     - `svc_delist_other_catalog`: The message was signed for another catalog (the body's catalog is not this catalog's identifier); nothing was changed. Sign the text this catalog's GET /discovery/delist hands out.
          *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName (copy them from the listing as discovery shows it).
          *     - `svc_delist_not_owner`: payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.
          *     - `svc_delist_replayed`: A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.
          * @enum {string}
          */
-        DelistCode: "svc_delist_rate_limited" | "svc_delist_stale" | "svc_delist_signature_invalid" | "svc_delist_unknown_listing" | "svc_delist_not_owner" | "svc_delist_replayed";
+        DelistCode: "svc_delist_rate_limited" | "svc_delist_stale" | "svc_delist_signature_invalid" | "svc_delist_other_catalog" | "svc_delist_unknown_listing" | "svc_delist_not_owner" | "svc_delist_replayed";
         /** @description A catalog listing (docs/CATALOG.md). Additional properties are allowed. */
         DiscoveryResource: {
             /** @description Canonical URL (origin + routeTemplate or pathname; query and fragment stripped). */
@@ -2109,6 +2153,58 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
+    getDelistText: {
+        parameters: {
+            query: {
+                /** @description The listing's canonical resource URL, as GET /discovery/resources shows it. */
+                resource: string;
+                /** @description The listing's type (`http` or `mcp`). */
+                type: string;
+                /** @description The MCP tool's name; absent or "" for an http listing. */
+                toolName?: string;
+                /** @description The owner's account address (G…), the key that will sign. */
+                payTo: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text to sign, with the `issuedAt` it names (send it back unchanged in the POST). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelistText"];
+                };
+            };
+            /** @description A parameter is missing, repeated, undeclared or malformed (`svc_invalid_query_parameter`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_invalid_query_parameter",
+                     *         "reason": "The request does not match the API: query parameter payTo is required."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
+        };
+    };
     delistDiscoveryListing: {
         parameters: {
             query?: never;
@@ -2134,7 +2230,7 @@ export interface operations {
             };
             /**
              * @description The body is not a DelistRequest (`svc_malformed_request_body`), or `issuedAt` is more
-             *     than 5 minutes from svc's clock (`svc_delist_stale`).
+             *     than 5 minutes before svc's clock or more than 1 minute after it (`svc_delist_stale`).
              */
             400: {
                 headers: {
@@ -2146,7 +2242,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "svc_delist_stale",
-                     *         "reason": "issuedAt 2026-11-25T09:00:00Z is 61 min from svc's clock (2026-11-25T10:01:00.000Z); sign the message again with the current time (within 5 min)."
+                     *         "reason": "issuedAt 2026-11-25T09:00:00Z is 61 min before svc's clock (2026-11-25T10:01:00.000Z); it may be at most 5 min before it or 60 s after it. Ask GET /discovery/delist for the text to sign, issued now."
                      *       }
                      *     }
                      */
@@ -2154,8 +2250,9 @@ export interface operations {
                 };
             };
             /**
-             * @description The signature is not by `payTo` (`svc_delist_signature_invalid`), or `payTo` is not the
-             *     listing's owner (`svc_delist_not_owner`). Nothing was changed.
+             * @description The message was signed for another catalog (`svc_delist_other_catalog`), the signature is
+             *     not by `payTo` of this catalog's text (`svc_delist_signature_invalid`), or `payTo` is not
+             *     the listing's owner (`svc_delist_not_owner`). Nothing was changed.
              */
             403: {
                 headers: {

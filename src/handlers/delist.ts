@@ -1,18 +1,21 @@
 /**
- * POST /discovery/delist (openapi.yaml; docs/CATALOG.md "Withdrawing a listing"): the owner of a
- * listing withdraws it with a signed message. The body's shape (base64 signature, RFC 3339 time,
- * account address) is checked against openapi.yaml before this runs; here: the time against svc's
- * clock, the signature (through the injected MessageVerifier: the chain's, so this layer knows no
- * Stellar), then the catalog's owner and replay checks and the removal, in one transaction there.
+ * GET and POST /discovery/delist (openapi.yaml; docs/CATALOG.md "Withdrawing a listing"): GET hands
+ * out the exact text to sign, naming this catalog and its network; with POST the owner of a listing
+ * withdraws it with that text signed. The body's shape (base64 signature, RFC 3339 time, account
+ * address) is checked against openapi.yaml before this runs; here: the time against svc's clock, the
+ * catalog the message was signed for, the signature (through the injected MessageVerifier: the
+ * chain's, so this layer knows no Stellar), then the catalog's owner and replay checks and the
+ * removal, in one transaction there.
  */
 import { CatalogQueryError, type CatalogPort, type WithdrawalOutcome } from '../catalog/types.ts';
-import { DELIST_WINDOW_MS, delistMessage } from '../delist-message.ts';
+import { DELIST_CLOCK_SKEW_MS, DELIST_WINDOW_MS, delistMessage, type DelistBinding } from '../delist-message.ts';
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
 
 type DelistRequest = components['schemas']['DelistRequest'];
 type DelistResponse = components['schemas']['DelistResponse'];
+type DelistText = components['schemas']['DelistText'];
 
 /** Whether `address` signed `message` (src/chains/stellar/signed-message.ts for Stellar accounts). */
 export type MessageVerifier = (address: string, message: string, signature: Uint8Array) => boolean;
@@ -22,9 +25,44 @@ export interface DelistDeps {
   verify: MessageVerifier;
   /** svc's clock (tests inject one). */
   clock: () => Date;
+  /** The network svc settles, named in the signed text. */
+  network: string;
 }
 
-const minutes = (ms: number) => `${Math.round(Math.abs(ms) / 60_000)} min`;
+/** This catalog and network, as the signed text names them. */
+async function bindingOf(deps: DelistDeps): Promise<DelistBinding> {
+  if (!deps.catalog.catalogId) throw new Error('this catalog has no identifier');
+  try {
+    return { catalog: await deps.catalog.catalogId(), network: deps.network };
+  } catch (err) {
+    if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+    throw err;
+  }
+}
+
+/** GET /discovery/delist: the text the owner signs to withdraw the listing the query names, issued now. */
+export function delistTextHandler(deps: DelistDeps): SvcMiddleware {
+  return async (ctx: SvcContext) => {
+    const query = ctx.request.query as Record<string, string | undefined>;
+    const binding = await bindingOf(deps);
+    const issuedAt = deps.clock().toISOString();
+    const fields = {
+      ...binding,
+      type: query.type ?? '',
+      resource: query.resource ?? '',
+      toolName: query.toolName ?? '',
+      payTo: query.payTo ?? '',
+      issuedAt,
+    };
+    const body: DelistText = { message: delistMessage(fields), issuedAt, ...binding };
+    ctx.body = body;
+    ctx.status = 200;
+  };
+}
+
+/** A span as the refusal names it: seconds under two minutes, else minutes. */
+const minutes = (ms: number) =>
+  Math.abs(ms) < 120_000 ? `${Math.round(Math.abs(ms) / 1000)} s` : `${Math.round(Math.abs(ms) / 60_000)} min`;
 
 /** The refusal of a catalog outcome other than `delisted`. */
 function refusal(outcome: Exclude<WithdrawalOutcome, { status: 'delisted' }>, request: DelistRequest): HttpError {
@@ -56,18 +94,25 @@ export function delistHandler(deps: DelistDeps): SvcMiddleware {
     const now = deps.clock();
     const issuedAtMs = Date.parse(request.issuedAt);
     const skew = issuedAtMs - now.getTime();
-    if (Math.abs(skew) > DELIST_WINDOW_MS)
+    if (skew < -DELIST_WINDOW_MS || skew > DELIST_CLOCK_SKEW_MS)
       throw new HttpError(
         400,
         'svc_delist_stale',
-        `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); sign the message again with the current time (within ${minutes(DELIST_WINDOW_MS)}, either way).`,
+        `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); it may be at most ${minutes(DELIST_WINDOW_MS)} before it or ${minutes(DELIST_CLOCK_SKEW_MS)} after it. Ask GET /discovery/delist for the text to sign, issued now.`,
       );
-    const message = delistMessage(request);
+    const binding = await bindingOf(deps);
+    if (request.catalog !== undefined && request.catalog !== binding.catalog)
+      throw new HttpError(
+        403,
+        'svc_delist_other_catalog',
+        `The message was signed for catalog ${request.catalog}; this is catalog ${binding.catalog} (${binding.network}), and nothing was changed. Ask this catalog's GET /discovery/delist for the text to sign.`,
+      );
+    const message = delistMessage({ ...request, ...binding });
     if (!deps.verify(request.payTo, message, Buffer.from(request.signature, 'base64')))
       throw new HttpError(
         403,
         'svc_delist_signature_invalid',
-        `signature is not the SEP-53 signature by ${request.payTo} of the message ${JSON.stringify(message)} (the six lines svc delist, type, resource, toolName, payTo, issuedAt joined by "\\n"); nothing was changed.`,
+        `signature is not the SEP-53 signature by ${request.payTo} of the message ${JSON.stringify(message)} (the text GET /discovery/delist hands out for this listing, catalog and issuedAt); nothing was changed.`,
       );
     if (!deps.catalog.withdraw) throw new Error('this catalog cannot withdraw a listing');
     let outcome: WithdrawalOutcome;

@@ -20,7 +20,7 @@ import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/p
 import { settlementHandler } from '../handlers/settlements.ts';
 import { validateHandler } from '../handlers/validate.ts';
 import { mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
-import { delistHandler, type MessageVerifier } from '../handlers/delist.ts';
+import { delistHandler, delistTextHandler, type MessageVerifier } from '../handlers/delist.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
@@ -107,6 +107,7 @@ export const VALIDATED_OPERATIONS = [
   'validateDiscoveryListing',
   'callHostedMcp',
   'delistDiscoveryListing',
+  'getDelistText',
 ];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
@@ -137,6 +138,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     openApiValidation(contract, 'svc_invalid_query_parameter', 'query'),
     priority.discovery(),
   ];
+  const delistDeps = { catalog, verify: deps.verifyMessage, clock: deps.clock, network: config.network };
   const operations: Record<string, SvcMiddleware> = {
     verifyPayment: chain(...paymentRate('verify', config.paymentRates?.verifyPerMinute), ...paymentsSteps, verifyHandler(registry)),
     settlePayment: chain(...paymentRate('settle', config.paymentRates?.settlePerMinute), ...paymentsSteps, settleHandler(registry)),
@@ -186,8 +188,10 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
       }),
       jsonObjectBody(),
       openApiValidation(contract, 'svc_malformed_request_body', 'body'),
-      delistHandler({ catalog, verify: deps.verifyMessage, clock: deps.clock }),
+      delistHandler(delistDeps),
     ),
+    // Pure text from the catalog's identifier (read once) and svc's clock: no rate limit.
+    getDelistText: chain(openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), delistTextHandler(delistDeps)),
     getHealth: healthHandler(config),
     getReadiness: readinessHandler(deps.readiness),
     getMetrics: metrics.handler(),

@@ -361,6 +361,7 @@ describe('a schema svc could not judge', () => {
       },
       writeListing: (draft, now) => store.writeListing(draft, now),
       withdraw: (withdrawal, now) => store.withdraw(withdrawal, now),
+      catalogId: () => store.catalogId(),
       list: (filters, page) => store.list(filters, page, new Date()),
       search: (...args) => store.search(...args),
       close: () => store.close(),

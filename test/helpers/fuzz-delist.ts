@@ -14,9 +14,10 @@ type BodyPart = { headers: Record<string, string>; body?: Buffer; kind: string }
 
 const SCHEMA = { $ref: '#/components/schemas/DelistRequest' };
 const signer = Keypair.random();
+const OTHER_CATALOG = { catalog: 'another-catalog', network: 'stellar:testnet' };
 
-/** A time within the 5 minutes svc accepts (generated when the request is, so it is fresh then). */
-const freshTime = fc.integer({ min: -240_000, max: 240_000 }).map((skew) => new Date(Date.now() + skew).toISOString());
+/** A time within what svc accepts, 5 minutes before its clock to 1 minute after (generated when the request is, so it is fresh then). */
+const freshTime = fc.integer({ min: -240_000, max: 40_000 }).map((skew) => new Date(Date.now() + skew).toISOString());
 
 /** `resources`: listing URLs the world settled (may be empty). */
 export function delistBody(resources: string[], rawJunk: fc.Arbitrary<BodyPart>): fc.Arbitrary<BodyPart> {
@@ -25,10 +26,20 @@ export function delistBody(resources: string[], rawJunk: fc.Arbitrary<BodyPart>)
     (value: unknown): BodyPart => ({ headers: { 'content-type': 'application/json' }, body: jsonBody(value), kind });
   const resource = resources.length ? fc.oneof(fc.constantFrom(...resources), fc.webUrl()) : fc.webUrl();
   const signed = fc
-    .record({ resource, type: fc.constantFrom('http', 'mcp'), toolName: fc.constantFrom('', 'forecast'), issuedAt: freshTime })
+    .record({
+      resource,
+      type: fc.constantFrom('http', 'mcp'),
+      toolName: fc.constantFrom('', 'forecast'),
+      issuedAt: freshTime,
+      named: fc.boolean(),
+    })
     .map((f) => {
-      const fields = { ...f, payTo: signer.publicKey() };
-      return { ...fields, signature: Buffer.from(signer.signMessage(delistMessage(fields))).toString('base64') };
+      const { named: _named, ...rest } = f;
+      const fields = { ...rest, payTo: signer.publicKey() };
+      // Signed for a catalog that is not the world's (its identifier is random): 403 whether or not
+      // the body names it (svc_delist_other_catalog, else svc_delist_signature_invalid).
+      const signature = Buffer.from(signer.signMessage(delistMessage({ ...fields, ...OTHER_CATALOG }))).toString('base64');
+      return { ...fields, ...(f.named ? { catalog: OTHER_CATALOG.catalog } : {}), signature };
     });
   const hints: Hints = { issuedAt: freshTime, payTo: fc.constant(signer.publicKey()), resource };
   return fc.oneof(

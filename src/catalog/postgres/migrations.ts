@@ -517,4 +517,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 22: each term row carries its revision's sketches, so a natural sentence's tiers bound the
   // other terms from the drivers' rows without a lookup per revision (postgres/term-tiers.ts).
   TERM_ROW_SKETCHES_MIGRATION,
+  // 23: the catalog's identifier, named in every withdrawal's signed text (docs/CATALOG.md
+  // "Withdrawing a listing"), shared by every instance on this database.
+  `INSERT INTO catalog_meta (key, value) VALUES ('catalog_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;`,
 ];

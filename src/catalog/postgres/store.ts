@@ -334,6 +334,14 @@ export class PostgresCatalogStore implements CatalogStorePort {
     });
   }
 
+  /** The catalog's identifier (catalog migration 23), shared by every instance on this database. */
+  async catalogId(): Promise<string> {
+    await this.ready;
+    const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'catalog_id'");
+    if (!row.rows[0]) throw new Error('catalog identifier is missing');
+    return row.rows[0].value;
+  }
+
   async withdraw(withdrawal: Withdrawal, now: Date): Promise<WithdrawalOutcome> {
     await this.ready;
     return withdrawListing(this.pool, withdrawal, now);

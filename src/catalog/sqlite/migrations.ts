@@ -35,7 +35,7 @@
  *    `top_shares_7`, LONG_QUERY_SHARE_SUMS), each indexed as `top_shares` is, so the all-terms tier of
  *    5 to 7 common words reads the revisions by a bound as tight as 3 or 4 words get (revision-scan.ts).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
@@ -321,4 +321,9 @@ export const MIGRATIONS: Migration[] = [
   migrateToLongQueryBounds,
   chooseCommonTerms,
   migrateToPairTops,
+  // The catalog's identifier, named in every withdrawal's signed text (docs/CATALOG.md
+  // "Withdrawing a listing"): a message signed for this catalog withdraws nothing from another.
+  (db) => {
+    db.prepare("INSERT INTO catalog_meta (key, value) VALUES ('catalog_id', ?) ON CONFLICT (key) DO NOTHING").run(randomUUID());
+  },
 ];

@@ -130,6 +130,13 @@ export class CatalogStore implements CatalogStorePort {
     return row?.owner;
   }
 
+  /** The catalog's identifier (the last migration of sqlite/migrations.ts), kept in the database file. */
+  catalogId(): string {
+    const row = this.statement('SELECT value FROM catalog_meta WHERE key = ?').get('catalog_id') as { value: string } | undefined;
+    if (!row) throw new Error('catalog identifier is missing');
+    return row.value;
+  }
+
   withdraw(withdrawal: Withdrawal, now: Date): WithdrawalOutcome {
     this.assertUsable(true);
     return withdrawListing(this.db, withdrawal, now);

@@ -32,6 +32,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'record'; settled: SettledPayment; strict: boolean }
   | { op: 'preview'; settled: SettledPayment }
   | { op: 'withdraw'; withdrawal: Withdrawal }
+  | { op: 'catalog-id' }
   | {
       op: 'list';
       filters: DiscoveryFilters;

@@ -74,6 +74,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return engine.previewSettlement(request.settled, now);
     case 'withdraw':
       return engine.withdraw(request.withdrawal, now);
+    case 'catalog-id':
+      return store.catalogId();
     case 'list':
       return pageAnswer(request.json, engine.list(request.filters, request.page, now, request.visibleSince, request.failingBefore));
     case 'search':
