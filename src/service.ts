@@ -10,7 +10,7 @@ import { openCatalog } from './catalog/index.ts';
 import { bazaarExtension, catalogOpenedLater } from './catalog/extension.ts';
 import { paymentIdentifierExtension } from './journal/payment-identifier.ts';
 import type { CatalogPort } from './catalog/types.ts';
-import { createSchemeFromConfig, stellarReadinessChecks, verifySignedMessage } from './chains/stellar/index.ts';
+import { createSchemesFromConfig, stellarReadinessChecks, verifySignedMessage, type ExactStellarScheme } from './chains/stellar/index.ts';
 import { databaseUrl, type Config } from './config.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
 import { PaymentPriority } from './http/payment-priority.ts';
@@ -23,13 +23,14 @@ import { PostgresJournalStore } from './journal/postgres/store.ts';
 import { SqliteJournalStore } from './journal/sqlite/store.ts';
 import type { JournalStore } from './journal/types.ts';
 import { createLogger, type Logger } from './log.ts';
-import { ServiceMetrics, instrumentCatalog, instrumentGate, instrumentRpc, instrumentScheme } from './ops/metrics.ts';
+import { ServiceMetrics, instrumentCatalog, instrumentGate, instrumentRpc, instrumentScheme, schemeNetwork } from './ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck, postgresWritableCheck } from './ops/readiness.ts';
 import { SchemeRegistry } from './scheme/registry.ts';
 import { guardedFetch } from './net/guarded-fetch.ts';
 import { LivenessScheduler } from './net/liveness-scheduler.ts';
 import { allowListFromEnv } from './net/private-addresses.ts';
-import type { FacilitatorExtension, PaymentScheme } from './scheme/types.ts';
+import type { FacilitatorExtension, PaymentScheme, SettlementTracking, SharedLeases } from './scheme/types.ts';
+import type { StellarNetworkConfig } from './chains/stellar/index.ts';
 
 export interface ServiceOverrides {
   /** Default: pino at config.logLevel on stdout. */
@@ -133,12 +134,19 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const metrics = overrides.metrics ?? new ServiceMetrics();
   let draining = false;
 
-  const wrapRpc = <R extends object>(rpc: R) => instrumentRpc(rpc, metrics);
   // With DATABASE_URL every instance may use the same submitters: the database leases each one.
   const url = databaseUrl(config);
   const leases = overrides.schemes || !url ? undefined : new PostgresSubmitterLeases(url, { ttlMs: config.settlement.submitterLeaseTtlMs });
-  const stellar = overrides.schemes ? undefined : createSchemeFromConfig(config, logger, wrapRpc, leases);
-  const schemes = overrides.schemes ?? [stellar!];
+  const several = config.networks.length > 1;
+  const stellar = overrides.schemes
+    ? undefined
+    : createSchemesFromConfig(
+        config,
+        logger,
+        (rpc, network) => instrumentRpc(rpc, metrics, network),
+        (network) => (leases && several ? leasesOf(leases, network) : leases),
+      );
+  const schemes: PaymentScheme[] = overrides.schemes ?? stellar!;
 
   const opened = overrides.catalog ? { catalog: overrides.catalog, close: () => Promise.resolve() } : openConfiguredCatalog(config, logger);
   const catalog = instrumentCatalog(opened.catalog, metrics);
@@ -146,7 +154,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   const registry = new SchemeRegistry();
   for (const scheme of schemes) {
     registry.register(instrumentScheme(scheme, metrics));
-    if (scheme.pool) metrics.watchPool(scheme.pool);
+    if (scheme.pool) metrics.watchPool(scheme.pool, schemeNetwork(scheme));
   }
   registry.extend(bazaarExtension(catalog));
   for (const extension of overrides.extensions ?? []) registry.extend(extension);
@@ -158,27 +166,13 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   // The payment-identifier id is honoured by the journal, so it is advertised only with one.
   if (journal) registry.journalWith(instrumentGate(journal, metrics)).extend(paymentIdentifierExtension);
   const stopReconciler =
-    ownJournal && stellar ? ownJournal.startReconciler(stellar.tracking, config.settlement.reconcileIntervalMs) : () => {};
+    ownJournal && stellar ? ownJournal.startReconciler(trackingByNetwork(stellar), config.settlement.reconcileIntervalMs) : () => {};
 
   const readiness =
     overrides.readiness ??
     new ReadinessProbe({
       checks: {
-        ...stellarReadinessChecks(config, {
-          wrapRpc,
-          ...(stellar
-            ? {
-                // Channel accounts hold only their reserve: the fee-bump account (or their funder) pays.
-                payingAccounts: () => [
-                  ...new Set([
-                    ...(config.channelAccounts > 0 ? [] : stellar.pool.addresses),
-                    ...(config.feeBumpAddress ? [config.feeBumpAddress] : []),
-                    ...(config.channelFunder ? [config.channelFunder] : []),
-                  ]),
-                ],
-              }
-            : {}),
-        }),
+        ...stellarChecks(config, metrics, stellar),
         // The write path itself: a probe write through the journal's own connection.
         database: journal ? () => journal.writeCheck() : url ? postgresWritableCheck(url) : databaseWritableCheck(config.dbPath),
         draining: drainingCheck(() => draining),
@@ -269,4 +263,57 @@ function startLiveness(
     },
     logger,
   ).start();
+}
+
+/**
+ * GET /ready's chain checks: `rpc` and `balances` for one network; `rpc:<network>` and
+ * `balances:<network>` for each of several (docs/OPERATIONS.md "Several networks").
+ */
+function stellarChecks(config: Config, metrics: ServiceMetrics, schemes: ExactStellarScheme[] | undefined) {
+  const several = config.networks.length > 1;
+  const checks: Record<string, () => Promise<{ ok: boolean; detail: string }>> = {};
+  for (const [i, network] of config.networks.entries()) {
+    const scheme = schemes?.[i];
+    const { rpc, balances } = stellarReadinessChecks(network, {
+      wrapRpc: (r) => instrumentRpc(r, metrics, network.network),
+      ...(scheme ? { payingAccounts: () => payingAccounts(network, scheme) } : {}),
+    });
+    checks[several ? `rpc:${network.network}` : 'rpc'] = rpc;
+    checks[several ? `balances:${network.network}` : 'balances'] = balances;
+  }
+  return checks;
+}
+
+/** The accounts that pay a network's fees. Channel accounts hold only their reserve: the fee-bump account (or their funder) pays. */
+function payingAccounts(network: StellarNetworkConfig, scheme: ExactStellarScheme): string[] {
+  return [
+    ...new Set([
+      ...(network.channelAccounts > 0 ? [] : scheme.pool.addresses),
+      ...(network.feeBumpAddress ? [network.feeBumpAddress] : []),
+      ...(network.channelFunder ? [network.channelFunder] : []),
+    ]),
+  ];
+}
+
+/**
+ * The reconciler's view of the chains: a record's transaction is looked up on the network it was
+ * settled on (one scheme per network; identities and the replay code are the same for every one).
+ */
+function trackingByNetwork(schemes: ExactStellarScheme[]): SettlementTracking {
+  const first = schemes[0]!.tracking;
+  if (schemes.length === 1) return first;
+  const byNetwork = new Map(schemes.map((scheme) => [scheme.network as string, scheme.tracking]));
+  return {
+    identity: (payload, requirements) => first.identity(payload, requirements),
+    replayCode: first.replayCode,
+    status: (transaction, validUntil, network) => (byNetwork.get(network ?? '') ?? first).status(transaction, validUntil, network),
+  };
+}
+
+/**
+ * Submitter leases of one of several networks: one account may submit on two networks, which are
+ * two ledgers, so its leases are kept apart by the network's name.
+ */
+function leasesOf(leases: SharedLeases, network: string): SharedLeases {
+  return { acquire: (account) => leases.acquire(`${network} ${account}`), close: () => Promise.resolve() };
 }

@@ -1,10 +1,11 @@
 /**
  * `npm run devnet`: run the embedded devnet in the foreground and print how to reach it.
  * Options: --ledger-ms N (default 5000), --port N, --https-port N, --accounts N (default 3),
+ * --network stellar:testnet|stellar:pubnet (the passphrase and USDC contract id it plays),
  * --no-https. Ctrl-C stops it cleanly.
  */
 import { parseArgs } from 'node:util';
-import { startDevnet } from './index.ts';
+import { DEVNET_NETWORKS, startDevnet, type DevnetNetwork } from './index.ts';
 
 function intOption(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -23,13 +24,21 @@ async function main(): Promise<void> {
       port: { type: 'string' },
       'https-port': { type: 'string' },
       accounts: { type: 'string' },
+      network: { type: 'string' },
       'no-https': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
-    console.log('usage: npm run devnet -- [--ledger-ms 5000] [--port 8000] [--https-port 8443] [--accounts 3] [--no-https]');
+    console.log(
+      'usage: npm run devnet -- [--ledger-ms 5000] [--port 8000] [--https-port 8443] [--accounts 3] [--network stellar:testnet|stellar:pubnet] [--no-https]',
+    );
     return;
+  }
+  const network = values.network ?? 'stellar:testnet';
+  if (!Object.hasOwn(DEVNET_NETWORKS, network)) {
+    console.error(`devnet: --network must be one of ${Object.keys(DEVNET_NETWORKS).join(', ')}, got ${JSON.stringify(network)}`);
+    process.exit(2);
   }
   const devnet = await startDevnet({
     ledgerMs: intOption('ledger-ms', values['ledger-ms'], 5000),
@@ -37,6 +46,7 @@ async function main(): Promise<void> {
     httpsPort: intOption('https-port', values['https-port'], 8443),
     demoAccounts: intOption('accounts', values.accounts, 3),
     https: !values['no-https'],
+    network: network as DevnetNetwork,
   });
   const lines = [
     'svc embedded Stellar devnet (local only, nothing here is a real network)',

@@ -3,6 +3,7 @@
  * Soroban JSON-RPC over HTTP (and HTTPS with a generated self-signed certificate), with a
  * friendbot endpoint, a ledger-close timer and a programmatic control handle.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -10,11 +11,12 @@ import type { ServerResponse } from 'node:http';
 import { Keypair } from '@stellar/stellar-sdk';
 import { generate } from 'selfsigned';
 import { Faults } from './faults.ts';
-import { DevnetLedger, USDC_ISSUER } from './ledger.ts';
+import { DevnetLedger } from './ledger.ts';
 import { makeRequestListener, type RpcContext } from './rpc.ts';
-import type { DevAccount, Devnet, FundOptions, LedgerInfo, StartDevnetOptions } from './types.ts';
+import { DEVNET_NETWORKS, type DevAccount, type Devnet, type FundOptions, type LedgerInfo, type StartDevnetOptions } from './types.ts';
 
 export type * from './types.ts';
+export { DEVNET_NETWORKS } from './types.ts';
 export { DevnetLedger, USDC_ISSUER } from './ledger.ts';
 export { FEE_RATES, BASE_FEE } from './fees.ts';
 
@@ -44,7 +46,13 @@ export interface StartDevnetExtraOptions extends StartDevnetOptions {
 const info = (l: { sequence: number; closeTime: number }): LedgerInfo => ({ sequence: l.sequence, closeTime: l.closeTime });
 
 async function makeCertificate(): Promise<{ key: string; cert: string }> {
-  const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+  // Each devnet's certificate has a subject of its own: a client trusting two devnets (one per
+  // network) finds each one's issuer by subject, and two certificates named alike would clash.
+  const subject = [
+    { name: 'commonName', value: 'localhost' },
+    { name: 'organizationName', value: `svc devnet ${randomUUID()}` },
+  ];
+  const pems = await generate(subject, {
     keyType: 'ec',
     curve: 'P-256',
     algorithm: 'sha256',
@@ -89,7 +97,12 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   const ledgerMs = opts.ledgerMs ?? 5000;
   if (!Number.isFinite(ledgerMs) || ledgerMs < 0) throw new Error(`ledgerMs must be >= 0, got ${ledgerMs}`);
 
+  const network = opts.network ?? 'stellar:testnet';
+  const played = DEVNET_NETWORKS[network];
+  if (!played) throw new Error(`devnet plays stellar:testnet or stellar:pubnet, got ${String(network)}`);
   const ledger = new DevnetLedger({
+    networkPassphrase: played.passphrase,
+    usdcIssuer: played.usdcIssuer,
     random: opts.random,
     now: opts.now,
     retentionLedgers: opts.retentionLedgers,
@@ -154,8 +167,8 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     caCertPem,
     friendbotUrl,
     networkPassphrase: ledger.networkPassphrase,
-    network: 'stellar:testnet',
-    usdc: { contractId: ledger.usdc.contractId, code: 'USDC', issuer: USDC_ISSUER, decimals: 7 },
+    network,
+    usdc: { contractId: ledger.usdc.contractId, code: 'USDC', issuer: played.usdcIssuer, decimals: 7 },
     customToken: { contractId: ledger.custom.contractId, decimals: 7 },
     demoAccounts,
     ledger,

@@ -54,6 +54,8 @@ export interface SendOutcome {
 
 export interface LedgerOptions {
   networkPassphrase?: string;
+  /** The USDC issuer (default testnet's, USDC_ISSUER): with it the USDC contract id of the played network. */
+  usdcIssuer?: string;
   /** Ledgers of history kept (getLedgers, getTransaction); default 17,280. */
   retentionLedgers?: number;
   /** Transactions kept in that history (the oldest ledgers go first); default 10,000. */
@@ -90,8 +92,9 @@ export class DevnetLedger {
     this.networkId = networkIdOf(this.networkPassphrase);
     this.random = opts.random ?? (() => crypto.getRandomValues(new Uint8Array(32)));
     this.now = opts.now ?? (() => Date.now());
-    const usdcId = new Asset('USDC', USDC_ISSUER).contractId(this.networkPassphrase);
-    this.usdc = { kind: 'sac', contractId: usdcId, assetName: `USDC:${USDC_ISSUER}`, issuer: USDC_ISSUER, assetCode: 'USDC' };
+    const issuer = opts.usdcIssuer ?? USDC_ISSUER;
+    const usdcId = new Asset('USDC', issuer).contractId(this.networkPassphrase);
+    this.usdc = { kind: 'sac', contractId: usdcId, assetName: `USDC:${issuer}`, issuer, assetCode: 'USDC' };
     const customId = StrKey.encodeContract(hash(new TextEncoder().encode(`svc devnet custom SEP-41 token|${this.networkPassphrase}`)));
     this.custom = { kind: 'custom', contractId: customId };
     this.tokens.set(usdcId, this.usdc);
@@ -113,7 +116,7 @@ export class DevnetLedger {
 
   private genesis(): void {
     const seq = GENESIS_LEDGER;
-    putAccount(this.state, USDC_ISSUER, 10_000_000n * 10_000_000n, seq);
+    putAccount(this.state, this.usdc.issuer!, 10_000_000n * 10_000_000n, seq);
     this.state.put(
       instanceKey(this.usdc.contractId),
       contractInstance(instanceKey(this.usdc.contractId), xdr.ContractExecutable.contractExecutableStellarAsset()),
@@ -208,8 +211,8 @@ export class DevnetLedger {
     putAccount(this.state, g, (acct?.balance ?? 0n) + (opts.xlmStroops ?? 10_000n * 10_000_000n), seq);
     const wantTrust = opts.usdcTrustline ?? true;
     const usdc = opts.usdc ?? 0n;
-    if (g === USDC_ISSUER) return;
-    const key = trustlineKey(g, alphaNum4Asset('USDC', USDC_ISSUER));
+    if (g === this.usdc.issuer!) return;
+    const key = trustlineKey(g, alphaNum4Asset('USDC', this.usdc.issuer!));
     const tl = this.state.get(key);
     if (!tl && (wantTrust || usdc > 0n)) {
       this.state.put(
@@ -217,7 +220,7 @@ export class DevnetLedger {
         xdr.LedgerEntryData.trustline(
           new xdr.TrustLineEntry({
             accountId: accountIdOf(g),
-            asset: alphaNum4Asset('USDC', USDC_ISSUER),
+            asset: alphaNum4Asset('USDC', this.usdc.issuer!),
             balance: 0n,
             limit: I64_MAX,
             flags: 1,
@@ -233,7 +236,7 @@ export class DevnetLedger {
   }
 
   private adjustTrustline(g: string, patch: (t: xdr.TrustLineEntry) => Partial<{ balance: bigint; flags: number }>): void {
-    const key = trustlineKey(g, alphaNum4Asset('USDC', USDC_ISSUER));
+    const key = trustlineKey(g, alphaNum4Asset('USDC', this.usdc.issuer!));
     const e = this.state.get(key);
     if (!e || e.data.type !== 'trustline') throw new RpcParamError(`account ${g} has no USDC trustline`);
     const t = e.data.trustLine;
@@ -291,7 +294,7 @@ export class DevnetLedger {
       {
         view: new StateView(this.state, seq),
         ledgerSeq: seq,
-        source: USDC_ISSUER,
+        source: this.usdc.issuer!,
         authMode: 'record',
         authEntries: [],
         useUpgradedAuth: false,

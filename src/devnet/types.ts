@@ -29,7 +29,31 @@ export interface StartDevnetOptions {
   httpsPort?: number;
   /** Number of funded demo accounts to create at start (XLM + USDC trustline + USDC). Default 0. */
   demoAccounts?: number;
+  /**
+   * The network it plays: its passphrase, and USDC under that network's issuer and contract id
+   * (DEVNET_NETWORKS). Default `stellar:testnet`.
+   */
+  network?: DevnetNetwork;
 }
+
+/** The networks a devnet can play. */
+export type DevnetNetwork = 'stellar:testnet' | 'stellar:pubnet';
+
+/**
+ * What a devnet takes from the network it plays: the passphrase (so signatures and hashes are the
+ * network's) and Circle's USDC issuer there (so the USDC contract id is the network's). Public
+ * facts of each network, not svc's configuration.
+ */
+export const DEVNET_NETWORKS: Record<DevnetNetwork, { passphrase: string; usdcIssuer: string }> = {
+  'stellar:testnet': {
+    passphrase: 'Test SDF Network ; September 2015',
+    usdcIssuer: 'GBBD47IF6LWK7P7MDEVSCWR7DPUWV3NY3DTQEVFL4NAT4AQH3ZLLFLA5',
+  },
+  'stellar:pubnet': {
+    passphrase: 'Public Global Stellar Network ; September 2015',
+    usdcIssuer: 'GA5ZSEJYB37JRC5AVCIA5MOP4RHTM335X2KGX3IHOJAPP5RE34K4KZVN',
+  },
+};
 
 /** A funded account the devnet created. Secrets are dev-only. */
 export interface DevAccount {
@@ -82,9 +106,9 @@ export interface Devnet {
   caCertPem?: string;
   /** GET {friendbotUrl}?addr=G… creates and funds an account (XLM, USDC trustline, optional &usdc=base-units). */
   friendbotUrl: string;
-  /** Networks.TESTNET. */
+  /** The played network's passphrase (Networks.TESTNET by default). */
   networkPassphrase: string;
-  network: 'stellar:testnet';
+  network: DevnetNetwork;
   usdc: { contractId: string; code: 'USDC'; issuer: string; decimals: 7 };
   /** A plain (non-SAC) SEP-41 token whose transfer event has 3 topics. */
   customToken: { contractId: string; decimals: 7 };

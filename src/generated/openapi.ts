@@ -1126,6 +1126,13 @@ export interface components {
             port?: number;
             feeMode?: string;
             maxTransactionFeeStroops?: number;
+            /** @description Present when svc serves several networks (`NETWORK` a list, docs/OPERATIONS.md "Several networks"), each with its own signers and fee ceiling; the fields above are the first network's. */
+            networks?: {
+                network: string;
+                submitters: string[];
+                feeBumpAddress: string | null;
+                maxTransactionFeeStroops: number;
+            }[];
         };
         /**
          * @description The 30 scheme codes of the verify path, passed through verbatim in `invalidReason`; they also appear in `errorReason` on settle via re-verification.

@@ -23,6 +23,16 @@ export function healthBody(config: Config, boundPort: number): HealthResponse {
     port: boundPort,
     feeMode: config.feeMode,
     maxTransactionFeeStroops: config.maxTransactionFeeStroops,
+    ...(config.networks.length > 1
+      ? {
+          networks: config.networks.map((n) => ({
+            network: n.network,
+            submitters: [...n.submitters],
+            feeBumpAddress: n.feeBumpAddress,
+            maxTransactionFeeStroops: n.maxTransactionFeeStroops,
+          })),
+        }
+      : {}),
   };
 }
 

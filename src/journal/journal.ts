@@ -24,7 +24,7 @@ import type {
   SettlementGate,
   SettlementTracking,
 } from '../scheme/types.ts';
-import { judgeAttempt, judgeForVerify, reserveRule, type JudgedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
+import { judgeAttempt, judgeForVerify, reserveRule, type BudgetedPayment, type PaymentPolicy, type Refusal } from './policy.ts';
 import { finalWithin, OwedOutcomes } from './owed.ts';
 import { bindingMatches, identityOf, requestDigest, requestKeys } from './request-digest.ts';
 import { failedResult, finalOf, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
@@ -105,7 +105,7 @@ export class SettlementJournal implements SettlementGate {
   }
 
   /** /verify's policy check (policy.ts judgeForVerify), on the budgets as this journal counts them now. */
-  verifyRefusal(payment: JudgedPayment, feeStroops?: bigint): Promise<Refusal | null> {
+  verifyRefusal(payment: BudgetedPayment, feeStroops?: bigint): Promise<Refusal | null> {
     return judgeForVerify(this.policy, payment, feeStroops ?? null, this.now(), (parties, window) =>
       this.store.budgetUsage(parties, window).catch((err: unknown) => void this.health.failed(err, 'read')),
     );
@@ -188,7 +188,7 @@ export class SettlementJournal implements SettlementGate {
               paymentPayload: JSON.stringify(payload),
               paymentRequirements: JSON.stringify(requirements),
             },
-            reserveRule(this.policy, attempt, attempt.feeStroops, now),
+            reserveRule(this.policy, { ...attempt, network }, attempt.feeStroops, now),
             now,
           );
         } catch (err) {
@@ -338,7 +338,7 @@ export class SettlementJournal implements SettlementGate {
   private async reconcileRecord(record: SettlementRecord, tracking: SettlementTracking): Promise<SettlementRecord | null> {
     let status;
     try {
-      status = await tracking.status(record.transaction, record.validUntil);
+      status = await tracking.status(record.transaction, record.validUntil, record.network);
     } catch (err) {
       this.logger?.warn(
         { transaction: record.transaction, err: String(err) },

@@ -47,6 +47,9 @@ export type Refusal = BudgetRefusal;
 /** What the policy judges of a payment: who pays whom, what and how much. */
 export type JudgedPayment = Pick<SubmissionAttempt, 'payer' | 'payTo' | 'asset' | 'amount'>;
 
+/** A payment the budget judges: its parties on its network. */
+export type BudgetedPayment = JudgedPayment & BudgetParties;
+
 /** The rules that need no journal: self-payment and minimum amount. */
 export function judgeAttempt(policy: PaymentPolicy, attempt: JudgedPayment): Refusal | null {
   if (!policy.allowSelfPayment && attempt.payer === attempt.payTo) {
@@ -142,7 +145,7 @@ export function reserveRule(policy: PaymentPolicy, parties: BudgetParties, fee: 
  */
 export async function judgeForVerify(
   policy: PaymentPolicy,
-  payment: JudgedPayment,
+  payment: BudgetedPayment,
   fee: bigint | null,
   now: number,
   usage: (parties: BudgetParties, window: BudgetWindow) => Promise<BudgetUsage | undefined>,

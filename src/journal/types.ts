@@ -72,6 +72,8 @@ export interface SettlementRecord extends Omit<NewSettlement, 'requestDigest' | 
 export interface BudgetParties {
   payer: string;
   payTo: string;
+  /** Each network's fees are counted apart: its XLM is its own (docs/OPERATIONS.md "Several networks"). */
+  network: string;
 }
 
 /** Where the budget counts from: today's fees since `dayStart`, the payer's failures since `failuresSince` (unix ms). */

@@ -34,7 +34,7 @@ function sum<T>(items: readonly T[], value: (item: T) => number): number {
   return items.reduce((n, item) => n + value(item), 0);
 }
 
-/** A gauge that reads, when scraped, the sum of `value` over the watched items (pools, servers). */
+/** A gauge that reads, when scraped, the sum of `value` over the watched items (servers). */
 function summedGauge<T>(registry: Registry, name: string, help: string, items: readonly T[], value: (item: T) => number): void {
   new Gauge({
     name,
@@ -44,6 +44,36 @@ function summedGauge<T>(registry: Registry, name: string, help: string, items: r
       this.set(sum(items, value));
     },
   });
+}
+
+/** A gauge with a `network` label that reads, when scraped, the sum of `value` over each network's watched pools. */
+function gaugeByNetwork(
+  registry: Registry,
+  name: string,
+  help: string,
+  pools: readonly { pool: PoolGauge; network: string }[],
+  value: (pool: PoolGauge) => number,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['network'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const totals = new Map<string, number>();
+      for (const { pool, network } of pools) totals.set(network, (totals.get(network) ?? 0) + value(pool));
+      for (const [network, total] of totals) this.set({ network }, total);
+    },
+  });
+}
+
+/**
+ * The network a scheme serves, for the `network` label: the first kind it reports (a label from
+ * the scheme, never from a request, so that a caller cannot add label values).
+ */
+export function schemeNetwork(scheme: Pick<PaymentScheme, 'supported'>): string {
+  return scheme.supported().kinds[0]?.network ?? 'none';
 }
 
 export class ServiceMetrics {
@@ -56,33 +86,33 @@ export class ServiceMetrics {
   });
   readonly verifyOutcomes = new Counter({
     name: 'svc_verify_outcomes_total',
-    help: 'Verify decisions by code ("valid" or the invalidReason).',
-    labelNames: ['code'] as const,
+    help: 'Verify decisions by network and code ("valid" or the invalidReason).',
+    labelNames: ['network', 'code'] as const,
     registers: [this.registry],
   });
   readonly settleOutcomes = new Counter({
     name: 'svc_settle_outcomes_total',
-    help: 'Settle results by code ("success" or the errorReason).',
-    labelNames: ['code'] as const,
+    help: 'Settle results by network and code ("success" or the errorReason).',
+    labelNames: ['network', 'code'] as const,
     registers: [this.registry],
   });
   readonly settleSeconds = new Histogram({
     name: 'svc_settle_duration_seconds',
-    help: 'Time from the start of settle to its result, by outcome.',
-    labelNames: ['outcome'] as const,
+    help: 'Time from the start of settle to its result, by network and outcome.',
+    labelNames: ['network', 'outcome'] as const,
     buckets: SETTLE_BUCKETS,
     registers: [this.registry],
   });
   readonly rpcCalls = new Counter({
     name: 'svc_rpc_requests_total',
-    help: 'Chain RPC calls by method and outcome (ok or error).',
-    labelNames: ['method', 'outcome'] as const,
+    help: 'Chain RPC calls by network, method and outcome (ok or error).',
+    labelNames: ['network', 'method', 'outcome'] as const,
     registers: [this.registry],
   });
   readonly rpcSeconds = new Histogram({
     name: 'svc_rpc_duration_seconds',
-    help: 'Chain RPC call latency by method.',
-    labelNames: ['method'] as const,
+    help: 'Chain RPC call latency by network and method.',
+    labelNames: ['network', 'method'] as const,
     buckets: RPC_BUCKETS,
     registers: [this.registry],
   });
@@ -94,17 +124,18 @@ export class ServiceMetrics {
   });
   readonly sponsoredFees = new Counter({
     name: 'svc_sponsored_fees_stroops_total',
-    help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops.',
+    help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops, by network.',
+    labelNames: ['network'] as const,
     registers: [this.registry],
   });
-  private readonly pools: PoolGauge[] = [];
+  private readonly pools: { pool: PoolGauge; network: string }[] = [];
   private readonly connections: ConnectionGauge[] = [];
   private readonly counted = new Set<string>();
 
   constructor() {
     const { registry, pools, connections } = this;
-    summedGauge(registry, 'svc_submitter_pool_in_use', 'Submitter accounts carrying an in-flight settlement.', pools, (p) => p.busy);
-    summedGauge(registry, 'svc_submitter_pool_queued', 'Settlements waiting for a free submitter.', pools, (p) => p.waiting);
+    gaugeByNetwork(registry, 'svc_submitter_pool_in_use', 'Submitter accounts carrying an in-flight settlement.', pools, (p) => p.busy);
+    gaugeByNetwork(registry, 'svc_submitter_pool_queued', 'Settlements waiting for a free submitter.', pools, (p) => p.waiting);
     summedGauge(
       registry,
       'svc_http_connections_open',
@@ -137,16 +168,17 @@ export class ServiceMetrics {
     this.connections.push(table);
   }
 
-  watchPool(pool: PoolGauge): void {
-    this.pools.push(pool);
+  /** Counts `pool`'s busy and waiting settlements under `network`. */
+  watchPool(pool: PoolGauge, network: string): void {
+    this.pools.push({ pool, network });
   }
 
   /** Counts the fee of a SUCCESS once per transaction hash. */
-  sponsoredFee(hash: string, stroops: bigint | undefined): void {
+  sponsoredFee(hash: string, stroops: bigint | undefined, network: string): void {
     if (stroops === undefined || this.counted.has(hash)) return;
     this.counted.add(hash);
     if (this.counted.size > COUNTED_HASHES) this.counted.delete(this.counted.values().next().value as string);
-    this.sponsoredFees.inc(Number(stroops));
+    this.sponsoredFees.inc({ network }, Number(stroops));
   }
 
   /** Counts every answered request; mounted first so it sees the final status. */
@@ -184,18 +216,19 @@ function override<T extends object>(target: T, overrides: Record<string, unknown
 
 /** The scheme with verify/settle outcomes and settle latency counted. */
 export function instrumentScheme<S extends PaymentScheme>(scheme: S, metrics: ServiceMetrics): S {
+  const network = schemeNetwork(scheme);
   return override(scheme, {
     verify: async (...args: Parameters<PaymentScheme['verify']>) => {
       const result = await scheme.verify(...args);
-      metrics.verifyOutcomes.inc({ code: result.isValid ? 'valid' : String(result.invalidReason ?? 'invalid') });
+      metrics.verifyOutcomes.inc({ network, code: result.isValid ? 'valid' : String(result.invalidReason ?? 'invalid') });
       return result;
     },
     settle: async (...args: Parameters<PaymentScheme['settle']>) => {
-      const stop = metrics.settleSeconds.startTimer();
+      const stop = metrics.settleSeconds.startTimer({ network });
       const result = await scheme.settle(...args);
       const code = result.success ? 'success' : String(result.errorReason ?? 'failed');
       stop({ outcome: result.success ? 'success' : 'failure' });
-      metrics.settleOutcomes.inc({ code });
+      metrics.settleOutcomes.inc({ network, code });
       return result;
     },
   });
@@ -220,28 +253,29 @@ export function instrumentGate<G extends SettlementGate>(gate: G, metrics: Servi
       });
       const outcome = await gate.settle({ ...request, scheme });
       if (!schemeCalled && outcome.result.errorReason === 'svc_journal_unavailable')
-        metrics.settleOutcomes.inc({ code: 'svc_journal_unavailable' });
+        metrics.settleOutcomes.inc({ network: schemeNetwork(request.scheme), code: 'svc_journal_unavailable' });
       return outcome;
     },
   });
 }
 
-/** Any object of async methods (the chain RPC port) with each call's latency and outcome counted. */
-export function instrumentRpc<R extends object>(rpc: R, metrics: ServiceMetrics): R {
+/** Any object of async methods (the chain RPC port of `network`) with each call's latency and outcome counted. */
+export function instrumentRpc<R extends object>(rpc: R, metrics: ServiceMetrics, network: string): R {
   return new Proxy(rpc, {
     get(target, property) {
       const value = Reflect.get(target, property, target);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
       return async (...args: unknown[]) => {
-        const stop = metrics.rpcSeconds.startTimer({ method: property });
+        const stop = metrics.rpcSeconds.startTimer({ network, method: property });
         try {
           const answer = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          metrics.rpcCalls.inc({ method: property, outcome: 'ok' });
+          metrics.rpcCalls.inc({ network, method: property, outcome: 'ok' });
           const status = answer as { status?: string; feeCharged?: bigint } | undefined;
-          if (property === 'getTransaction' && status?.status === 'SUCCESS') metrics.sponsoredFee(String(args[0]), status.feeCharged);
+          if (property === 'getTransaction' && status?.status === 'SUCCESS')
+            metrics.sponsoredFee(String(args[0]), status.feeCharged, network);
           return answer;
         } catch (err) {
-          metrics.rpcCalls.inc({ method: property, outcome: 'error' });
+          metrics.rpcCalls.inc({ network, method: property, outcome: 'error' });
           throw err;
         } finally {
           stop();

@@ -126,8 +126,8 @@ export class SchemeRegistry {
     const response = shapeVerifyResponse(result);
     // What settle's policy and budget would refuse, verify refuses with the same code.
     if (!response.isValid || !this.gate || response.payer === undefined) return response;
-    const { payTo, asset, amount } = envelope.paymentRequirements;
-    const policy = await this.gate.verifyRefusal({ payer: response.payer, payTo, asset, amount }, result.feeStroops);
+    const { payTo, asset, amount, network } = envelope.paymentRequirements;
+    const policy = await this.gate.verifyRefusal({ payer: response.payer, payTo, asset, amount, network }, result.feeStroops);
     return policy ? { isValid: false, invalidReason: policy.code, invalidMessage: policy.message, payer: response.payer } : response;
   }
 

@@ -100,8 +100,8 @@ export interface SettlementTracking {
   identity(payload: PaymentPayload, requirements: PaymentRequirements): string | null;
   /** The code a copy of an already-submitted payment gets (the chain would refuse it the same way). */
   replayCode: SchemeCode;
-  /** Looks a transaction up; `expired` = never included and now never can be. */
-  status(transaction: string, validUntil: number): Promise<ChainStatus>;
+  /** Looks a transaction up on `network` (the record's); `expired` = never included and now never can be. */
+  status(transaction: string, validUntil: number, network?: string): Promise<ChainStatus>;
 }
 
 /**
@@ -129,7 +129,8 @@ export interface SettlementGate {
    * answer now (same code), or null. Verify and settle agree on what is refused.
    */
   verifyRefusal(
-    payment: Pick<SubmissionAttempt, 'payer' | 'payTo' | 'asset' | 'amount'>,
+    /** `network`: the requirements' (each network's budget is counted apart). */
+    payment: Pick<SubmissionAttempt, 'payer' | 'payTo' | 'asset' | 'amount'> & { network: string },
     /** The fee settle would pay, when the scheme knows it; unknown: a cap refuses once nothing of it is left. */
     feeStroops?: bigint,
   ): Promise<{ code: PolicyCode; message: string } | null>;

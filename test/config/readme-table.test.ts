@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Keypair } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
+import { NETWORKS, PER_NETWORK_VARIABLES, networkSuffix } from '../../src/chains/stellar/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { ALLOW_PRIVATE_TARGETS } from '../../src/net/private-addresses.ts';
 
@@ -31,6 +32,11 @@ function variablesRead(): Set<string> {
     },
   });
   loadConfig(env);
+  // A network's own variable (RPC_URL_PUBNET) is documented by its unsuffixed row and the NETWORK row's rule (checked below).
+  for (const name of [...read]) {
+    const base = PER_NETWORK_VARIABLES.find((v) => NETWORKS.some((n) => name === `${v}_${networkSuffix(n)}`));
+    if (base) read.delete(name);
+  }
   for (const source of SOURCES) for (const [, name] of source.matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)) read.add(name!);
   // The catalog and paid_call read the dev-only allow-list from the environment (docs/SECURITY.md).
   read.add(ALLOW_PRIVATE_TARGETS);
@@ -53,5 +59,11 @@ describe("README's configuration table", () => {
     expect(read.size).toBeGreaterThan(20);
     expect([...read].filter((name) => !documented.includes(name)).sort()).toEqual([]);
     expect(documented.filter((name) => !read.has(name))).toEqual([]);
+  });
+
+  it('names every variable a network reads with its own suffix', () => {
+    const networkRow = configurationSection().find((l) => l.startsWith('| `NETWORK`'))!;
+    for (const variable of PER_NETWORK_VARIABLES) expect(networkRow).toContain(`\`${variable}\``);
+    expect(networkRow).toContain('`RPC_URL_PUBNET`');
   });
 });

@@ -199,8 +199,8 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
   it('counts what the budget judges: fees by payer, by payTo and to new payTos, history before today, on-chain failures', async () => {
     const store = await (await backend()).open();
     const DAY = 86_400_000;
-    const usage = (payer: string, payTo: string, now: number): Promise<BudgetUsage> =>
-      store.budgetUsage({ payer, payTo }, { dayStart: Math.floor(now / DAY) * DAY, failuresSince: now - 1_000 });
+    const usage = (payer: string, payTo: string, now: number, network = 'stellar:testnet'): Promise<BudgetUsage> =>
+      store.budgetUsage({ payer, payTo, network }, { dayStart: Math.floor(now / DAY) * DAY, failuresSince: now - 1_000 });
     const reserve = (a: NewSettlement, now: number) => store.reserve(a, NO_CAPS, now);
     try {
       // Yesterday: GA paid GSHOP (settled), GB's payment to GSINK failed.
@@ -247,6 +247,19 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
         payToHasHistory: true,
         payerFailures: 0,
       });
+      // Another network's fees, history and failures are its own: pubnet XLM is not testnet XLM.
+      expect(await usage('GB', 'GSINK', DAY + 1_200, 'stellar:pubnet')).toEqual({
+        total: 0n,
+        payer: 0n,
+        payTo: 0n,
+        newPayTos: 0n,
+        payerHasHistory: false,
+        payToHasHistory: false,
+        payerFailures: 0,
+      } satisfies BudgetUsage);
+      await reserve(attempt({ payer: 'GA', payTo: 'GSHOP', feeStroops: 7n, network: 'stellar:pubnet' }), DAY + 3);
+      expect(await usage('GA', 'GSHOP', DAY + 1_200, 'stellar:pubnet')).toMatchObject({ total: 7n, payer: 7n, payerHasHistory: false });
+      expect(await usage('GA', 'GSHOP', DAY + 1_200)).toMatchObject({ total: 65n, payer: 5n });
       // A payment to a payTo with history is not counted with the new ones; tomorrow everything starts again.
       expect(await usage('GA', 'GSHOP', 2 * DAY + 1)).toMatchObject({
         total: 0n,

@@ -63,6 +63,6 @@ describe('settle-outcome metrics', () => {
     }
     expect(scheme.calls).not.toContain('settle');
     const metrics = (await client.get('/metrics')).text;
-    expect(metrics).toMatch(/^svc_settle_outcomes_total\{code="svc_journal_unavailable"\} 2$/m);
+    expect(metrics).toMatch(/^svc_settle_outcomes_total\{network="stellar:testnet",code="svc_journal_unavailable"\} 2$/m);
   });
 });

@@ -100,7 +100,7 @@ describe('GET /ready against the devnet', () => {
     const config = testConfig({ SUBMITTER_SECRET: submitter.secret, RPC_URL: cut.url, DB_PATH: join(dir, 'svc.sqlite') });
     const readiness = new ReadinessProbe({
       checks: {
-        ...stellarReadinessChecks(config, { wrapRpc: (rpc) => instrumentRpc(rpc, metrics) }),
+        ...stellarReadinessChecks(config, { wrapRpc: (rpc) => instrumentRpc(rpc, metrics, config.network) }),
         database: databaseWritableCheck(config.dbPath),
         draining: drainingCheck(() => draining),
       },

@@ -5,8 +5,13 @@
  * or throws a ConfigError naming the variable; no message contains any part of a seed. The parsed
  * Keypairs live in a non-enumerable property, reached only through `signingKeys()`, so that
  * serializing or logging the config cannot leak them.
+ *
+ * NETWORK may list several networks (`stellar:testnet,stellar:pubnet`): each network reads its
+ * own variables first, named with its suffix (`RPC_URL_PUBNET`, `SUBMITTER_SECRET_PUBNET`; see
+ * PER_NETWORK_VARIABLES), and the unsuffixed one otherwise. The first network's section is the
+ * config's own fields (what a single NETWORK has always been); `networks` holds every network's.
  */
-import { ConfigError, parseInteger, parseOneOf, read, type Env } from '../../config-env.ts';
+import { ConfigError, parseInteger, read, type Env } from '../../config-env.ts';
 import { MAX_CHANNEL_ACCOUNTS, deriveChannelKeys } from './channels.ts';
 import { Keypair as StellarKeypair } from '@stellar/stellar-sdk';
 import { keypairFromSeed, type Keypair } from './keys.ts';
@@ -29,7 +34,23 @@ export interface SigningKeys {
   channelFunder: Keypair | null;
 }
 
-export interface StellarConfig {
+/** The variables a network reads with its suffix first (docs/OPERATIONS.md "Several networks"). */
+export const PER_NETWORK_VARIABLES = [
+  'RPC_URL',
+  'SUBMITTER_SECRET',
+  'FEE_BUMP_SECRET',
+  'CHANNEL_ACCOUNTS',
+  'MAX_TRANSACTION_FEE_STROOPS',
+  'READY_MIN_BALANCE_STROOPS',
+] as const;
+
+/** The suffix of a network's own variables: `stellar:pubnet` → `PUBNET` (RPC_URL_PUBNET). */
+export function networkSuffix(network: StellarNetwork): string {
+  return network.slice(network.indexOf(':') + 1).toUpperCase();
+}
+
+/** One network's section: what one svc serving that network alone is configured with. */
+export interface StellarNetworkConfig {
   network: StellarNetwork;
   rpcUrl: string;
   /** Public addresses (G…) of the submitter accounts, in configured order. */
@@ -52,11 +73,16 @@ export interface StellarConfig {
   readyMaxLedgerAgeSeconds: number;
 }
 
+/** The first network's section, and every served network's in NETWORK's order (the first included). */
+export interface StellarConfig extends StellarNetworkConfig {
+  networks: StellarNetworkConfig[];
+}
+
 const KEYS = Symbol('signingKeys');
 
 /** The Keypairs of a loaded config (the only way to reach them). */
-export function signingKeys(config: StellarConfig): SigningKeys {
-  const keys = (config as StellarConfig & { [KEYS]?: SigningKeys })[KEYS];
+export function signingKeys(config: StellarNetworkConfig): SigningKeys {
+  const keys = (config as StellarNetworkConfig & { [KEYS]?: SigningKeys })[KEYS];
   if (!keys) throw new Error('config has no signing keys (not produced by loadConfig)');
   return keys;
 }
@@ -65,14 +91,23 @@ export function signingKeys(config: StellarConfig): SigningKeys {
  * The signer addresses advertised in /supported (`signers["stellar:*"]`): every submitter, then
  * the fee-bump account when configured. One place, reused by the scheme.
  */
-export function signerAddresses(config: Pick<StellarConfig, 'submitters' | 'feeBumpAddress'>): string[] {
+export function signerAddresses(config: Pick<StellarNetworkConfig, 'submitters' | 'feeBumpAddress'>): string[] {
   return config.feeBumpAddress ? [...config.submitters, config.feeBumpAddress] : [...config.submitters];
 }
 
-function parseRpcUrl(env: Env, network: StellarNetwork): string {
-  const value = read(env, 'RPC_URL');
+/** The variable `network` reads `name` from: its own (`NAME_SUFFIX`) when set, else `NAME`. */
+function variableFor(env: Env, name: (typeof PER_NETWORK_VARIABLES)[number], network: StellarNetwork): string {
+  const own = `${name}_${networkSuffix(network)}`;
+  return read(env, own) === undefined ? name : own;
+}
+
+function parseRpcUrl(env: Env, network: StellarNetwork, several: boolean): string {
+  const variable = variableFor(env, 'RPC_URL', network);
+  const value = read(env, variable);
   if (value === undefined) {
     const fallback = defaultRpcUrl(network);
+    if (fallback === null && several)
+      throw new ConfigError(`RPC_URL_${networkSuffix(network)}`, `(or RPC_URL) is required when NETWORK includes ${network}`);
     if (fallback === null) throw new ConfigError('RPC_URL', `is required when NETWORK is ${network}`);
     return fallback;
   }
@@ -80,13 +115,13 @@ function parseRpcUrl(env: Env, network: StellarNetwork): string {
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError('RPC_URL', 'must be an absolute http(s) URL');
+    throw new ConfigError(variable, 'must be an absolute http(s) URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError('RPC_URL', `must be an http(s) URL; got scheme ${JSON.stringify(url.protocol)}`);
+    throw new ConfigError(variable, `must be an http(s) URL; got scheme ${JSON.stringify(url.protocol)}`);
   }
   // Credentials in the URL would end up in /health and logs.
-  if (url.username || url.password) throw new ConfigError('RPC_URL', 'must not contain credentials');
+  if (url.username || url.password) throw new ConfigError(variable, 'must not contain credentials');
   return value;
 }
 
@@ -98,50 +133,80 @@ function parseSeed(variable: string, value: string, position?: number): Keypair 
   return keypair;
 }
 
-function parseSubmitters(env: Env): Keypair[] {
-  const value = read(env, 'SUBMITTER_SECRET');
+function parseSubmitters(env: Env, variable: string): Keypair[] {
+  const value = read(env, variable);
   if (value === undefined) {
-    throw new ConfigError('SUBMITTER_SECRET', 'is required (one Stellar secret seed or a comma-separated list)');
+    throw new ConfigError(variable, 'is required (one Stellar secret seed or a comma-separated list)');
   }
   const entries = value.split(',').map((s) => s.trim());
   const keypairs = entries.map((seed, i) => {
-    if (seed === '') throw new ConfigError('SUBMITTER_SECRET', `entry ${i + 1} is empty`);
-    return parseSeed('SUBMITTER_SECRET', seed, entries.length > 1 ? i + 1 : undefined);
+    if (seed === '') throw new ConfigError(variable, `entry ${i + 1} is empty`);
+    return parseSeed(variable, seed, entries.length > 1 ? i + 1 : undefined);
   });
   const seen = new Set<string>();
   keypairs.forEach((kp, i) => {
-    if (seen.has(kp.publicKey())) throw new ConfigError('SUBMITTER_SECRET', `entry ${i + 1} duplicates an earlier entry`);
+    if (seen.has(kp.publicKey())) throw new ConfigError(variable, `entry ${i + 1} duplicates an earlier entry`);
     seen.add(kp.publicKey());
   });
   return keypairs;
 }
 
-function parseFeeBump(env: Env, submitters: Keypair[]): Keypair | null {
-  const value = read(env, 'FEE_BUMP_SECRET');
+function parseFeeBump(env: Env, variable: string, submitters: Keypair[]): Keypair | null {
+  const value = read(env, variable);
   if (value === undefined) return null;
-  if (value.includes(',')) throw new ConfigError('FEE_BUMP_SECRET', 'must be a single Stellar secret seed, not a list');
-  const keypair = parseSeed('FEE_BUMP_SECRET', value);
+  if (value.includes(',')) throw new ConfigError(variable, 'must be a single Stellar secret seed, not a list');
+  const keypair = parseSeed(variable, value);
   if (submitters.some((s) => s.publicKey() === keypair.publicKey())) {
-    throw new ConfigError('FEE_BUMP_SECRET', 'must differ from every SUBMITTER_SECRET entry');
+    throw new ConfigError(variable, 'must differ from every SUBMITTER_SECRET entry');
   }
   return keypair;
 }
 
-/** Validates every Stellar variable; throws the first ConfigError. Has no side effects. */
+/** NETWORK: one served network or a comma-separated list of them, each once. */
+function parseNetworks(env: Env): StellarNetwork[] {
+  const value = read(env, 'NETWORK') ?? DEFAULT_NETWORK;
+  const entries = value.split(',').map((s) => s.trim());
+  const networks: StellarNetwork[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const where = entries.length > 1 ? ` (entry ${i + 1})` : '';
+    if (!(NETWORKS as readonly string[]).includes(entry))
+      throw new ConfigError(
+        'NETWORK',
+        `must be one of ${NETWORKS.join(', ')} or a comma-separated list of them${where}; got ${JSON.stringify(entry)}`,
+      );
+    if (networks.includes(entry as StellarNetwork)) throw new ConfigError('NETWORK', `entry ${i + 1} repeats an earlier network`);
+    networks.push(entry as StellarNetwork);
+  }
+  return networks;
+}
+
+/** Validates every Stellar variable of every network in NETWORK; throws the first ConfigError. Has no side effects. */
 export function loadStellarConfig(env: Env): StellarConfig {
-  const network = parseOneOf(env, 'NETWORK', NETWORKS, DEFAULT_NETWORK);
-  const rpcUrl = parseRpcUrl(env, network);
-  const configuredKeys = parseSubmitters(env);
-  const configuredFeeBump = parseFeeBump(env, configuredKeys);
-  const channelAccounts = parseInteger(env, 'CHANNEL_ACCOUNTS', STELLAR_DEFAULTS.CHANNEL_ACCOUNTS, 0, MAX_CHANNEL_ACCOUNTS);
+  const served = parseNetworks(env);
+  const networks = served.map((network) => loadNetworkConfig(env, network, served.length > 1));
+  const first = networks[0]!;
+  const config = { ...first } as StellarConfig;
+  Object.defineProperty(config, KEYS, { value: signingKeys(first), enumerable: false });
+  // Not enumerable: the config's own fields stay the first network's projection, as with one network.
+  Object.defineProperty(config, 'networks', { value: networks, enumerable: false });
+  return config;
+}
+
+/** One network's section, from its own variables or the unsuffixed ones. */
+function loadNetworkConfig(env: Env, network: StellarNetwork, several: boolean): StellarNetworkConfig {
+  const rpcUrl = parseRpcUrl(env, network, several);
+  const configuredKeys = parseSubmitters(env, variableFor(env, 'SUBMITTER_SECRET', network));
+  const configuredFeeBump = parseFeeBump(env, variableFor(env, 'FEE_BUMP_SECRET', network), configuredKeys);
+  const channelsVariable = variableFor(env, 'CHANNEL_ACCOUNTS', network);
+  const channelAccounts = parseInteger(env, channelsVariable, STELLAR_DEFAULTS.CHANNEL_ACCOUNTS, 0, MAX_CHANNEL_ACCOUNTS);
   if (channelAccounts > 0 && configuredKeys.length !== 1) {
-    throw new ConfigError('CHANNEL_ACCOUNTS', 'derives the channel accounts from one SUBMITTER_SECRET; configure exactly one seed');
+    throw new ConfigError(channelsVariable, 'derives the channel accounts from one SUBMITTER_SECRET; configure exactly one seed');
   }
   // With channels, the one submitter funds them and (without FEE_BUMP_SECRET) pays every fee.
   const channelFunder = channelAccounts > 0 ? configuredKeys[0]! : null;
   const submitterKeys = channelFunder ? deriveChannelKeys(channelFunder, channelAccounts) : configuredKeys;
   const feeBumpKey = configuredFeeBump ?? channelFunder;
-  const config: StellarConfig = {
+  const config: StellarNetworkConfig = {
     network,
     rpcUrl,
     submitters: submitterKeys.map((k) => k.publicKey()),
@@ -150,14 +215,14 @@ export function loadStellarConfig(env: Env): StellarConfig {
     channelFunder: channelFunder?.publicKey() ?? null,
     maxTransactionFeeStroops: parseInteger(
       env,
-      'MAX_TRANSACTION_FEE_STROOPS',
+      variableFor(env, 'MAX_TRANSACTION_FEE_STROOPS', network),
       STELLAR_DEFAULTS.MAX_TRANSACTION_FEE_STROOPS,
       1,
       Number.MAX_SAFE_INTEGER,
     ),
     readyMinBalanceStroops: parseInteger(
       env,
-      'READY_MIN_BALANCE_STROOPS',
+      variableFor(env, 'READY_MIN_BALANCE_STROOPS', network),
       STELLAR_DEFAULTS.READY_MIN_BALANCE_STROOPS,
       0,
       Number.MAX_SAFE_INTEGER,
@@ -175,5 +240,13 @@ export function loadStellarConfig(env: Env): StellarConfig {
  * (src/config.ts `configErrors`); never used to run. The seed is a fresh random one.
  */
 export function stellarStandIns(): Env {
-  return { SUBMITTER_SECRET: StellarKeypair.random().secret(), RPC_URL: 'http://127.0.0.1/' };
+  const seed = StellarKeypair.random().secret();
+  const stand: Env = { SUBMITTER_SECRET: seed, RPC_URL: 'http://127.0.0.1/' };
+  // A network's own required variables (NETWORK a list) stand in the same way.
+  for (const network of NETWORKS)
+    Object.assign(stand, {
+      [`SUBMITTER_SECRET_${networkSuffix(network)}`]: seed,
+      [`RPC_URL_${networkSuffix(network)}`]: 'http://127.0.0.1/',
+    });
+  return stand;
 }

@@ -1,5 +1,5 @@
-/** Builds the scheme the service mounts from the loaded Stellar configuration. */
-import { signingKeys, type StellarConfig } from './config.ts';
+/** Builds the schemes the service mounts from the loaded Stellar configuration, one per served network. */
+import { signerAddresses, signingKeys, type StellarConfig, type StellarNetworkConfig } from './config.ts';
 import type { Logger } from '../../log.ts';
 import { ExactStellarScheme } from './exact/facilitator.ts';
 import { createSdkRpc, type ChainRpc } from './rpc.ts';
@@ -11,14 +11,24 @@ import type { SharedLeases } from '../../scheme/types.ts';
  * re-verification inside settle) instead of doubling the info log.
  */
 export function createSchemeFromConfig(
-  config: StellarConfig,
+  config: StellarNetworkConfig,
   logger?: Logger,
   wrapRpc: (rpc: ChainRpc) => ChainRpc = (rpc) => rpc,
   /** Submitter leases shared with other instances (DATABASE_URL, docs/SCALING.md). */
   sharedLeases?: SharedLeases,
+  several?: { others: readonly StellarNetworkConfig[] },
 ): ExactStellarScheme {
   const keys = signingKeys(config);
   return new ExactStellarScheme({
+    ...(several
+      ? {
+          signerFamily: config.network,
+          otherFacilitatorAddresses: several.others.flatMap((other) => [
+            ...signerAddresses(other),
+            ...(other.channelFunder ? [other.channelFunder] : []),
+          ]),
+        }
+      : {}),
     network: config.network,
     rpc: wrapRpc(createSdkRpc({ url: config.rpcUrl })),
     submitters: keys.submitters,
@@ -29,4 +39,27 @@ export function createSchemeFromConfig(
     ...(sharedLeases ? { pool: { shared: sharedLeases } } : {}),
     ...(logger ? { logger: { info: (obj: Record<string, unknown>, msg?: string) => logger.debug(obj, msg) } } : {}),
   });
+}
+
+/**
+ * One scheme per network of `config.networks` (NETWORK's order). With several, each advertises its
+ * signers under its own network id and refuses every svc account of the other networks too.
+ * `wrapRpc` and `sharedLeases` are asked per network (metrics label, lease keys).
+ */
+export function createSchemesFromConfig(
+  config: StellarConfig,
+  logger: Logger | undefined,
+  wrapRpc: (rpc: ChainRpc, network: string) => ChainRpc,
+  sharedLeases?: (network: string) => SharedLeases | undefined,
+): ExactStellarScheme[] {
+  const several = config.networks.length > 1;
+  return config.networks.map((network) =>
+    createSchemeFromConfig(
+      network,
+      logger,
+      (rpc) => wrapRpc(rpc, network.network),
+      sharedLeases?.(network.network),
+      several ? { others: config.networks.filter((n) => n !== network) } : undefined,
+    ),
+  );
 }

@@ -12,8 +12,18 @@ export {
 } from './rpc.ts';
 export { LedgerTimeEstimator, FALLBACK_LEDGER_SECONDS, expiryLedgerBound } from './ledger-time.ts';
 export { SubmitterPool, SignerSelectionError, type SubmitterLease } from './submitters.ts';
-export { loadStellarConfig, stellarStandIns, signingKeys, signerAddresses, type SigningKeys, type StellarConfig } from './config.ts';
-export { createSchemeFromConfig } from './from-config.ts';
+export {
+  loadStellarConfig,
+  stellarStandIns,
+  signingKeys,
+  signerAddresses,
+  networkSuffix,
+  PER_NETWORK_VARIABLES,
+  type SigningKeys,
+  type StellarConfig,
+  type StellarNetworkConfig,
+} from './config.ts';
+export { createSchemeFromConfig, createSchemesFromConfig } from './from-config.ts';
 export { stellarReadinessChecks } from './health.ts';
 export {
   STELLAR_NETWORKS,

@@ -11,18 +11,18 @@ export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
  * What the budget counts for a payment (BudgetUsage in ../types.ts): reserve judges it inside its
  * transaction, /verify reads it through budgetUsage — the same queries as the SQLite store's.
  */
-export async function usageOf(db: Queryable, { payer, payTo }: BudgetParties, window: BudgetWindow): Promise<BudgetUsage> {
+export async function usageOf(db: Queryable, { payer, payTo, network }: BudgetParties, window: BudgetWindow): Promise<BudgetUsage> {
   const sums = await db.query<Record<'total' | 'payer' | 'pay_to' | 'new_pay_tos', string | null>>(
     `SELECT SUM(budget_stroops) AS total, SUM(CASE WHEN payer = $1 THEN budget_stroops END) AS payer,
             SUM(CASE WHEN pay_to = $2 THEN budget_stroops END) AS pay_to, SUM(CASE WHEN new_pay_to THEN budget_stroops END) AS new_pay_tos
-       FROM journal_settlements WHERE updated_at >= $3`,
-    [payer, payTo, window.dayStart],
+       FROM journal_settlements WHERE updated_at >= $3 AND network = $4`,
+    [payer, payTo, window.dayStart, network],
   );
   const history = await db.query<{ payer: boolean; pay_to: boolean; failures: string }>(
-    `SELECT EXISTS (SELECT 1 FROM journal_settlements WHERE payer = $1 AND updated_at < $3 AND state = 'settled') AS payer,
-            EXISTS (SELECT 1 FROM journal_settlements WHERE pay_to = $2 AND updated_at < $3 AND state = 'settled') AS pay_to,
-            (SELECT COUNT(*) FROM journal_settlements WHERE payer = $1 AND updated_at >= $4 AND state = 'failed' AND error_code = $5) AS failures`,
-    [payer, payTo, window.dayStart, window.failuresSince, ON_CHAIN_FAILURE_CODE],
+    `SELECT EXISTS (SELECT 1 FROM journal_settlements WHERE payer = $1 AND updated_at < $3 AND state = 'settled' AND network = $6) AS payer,
+            EXISTS (SELECT 1 FROM journal_settlements WHERE pay_to = $2 AND updated_at < $3 AND state = 'settled' AND network = $6) AS pay_to,
+            (SELECT COUNT(*) FROM journal_settlements WHERE payer = $1 AND updated_at >= $4 AND state = 'failed' AND error_code = $5 AND network = $6) AS failures`,
+    [payer, payTo, window.dayStart, window.failuresSince, ON_CHAIN_FAILURE_CODE, network],
   );
   const row = sums.rows[0]!;
   const known = history.rows[0]!;

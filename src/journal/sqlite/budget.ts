@@ -11,22 +11,22 @@ import { ON_CHAIN_FAILURE_CODE, type BudgetParties, type BudgetUsage, type Budge
  * runs them, so they are prepared once per connection (compiling them again was about 8 % of a
  * valid verify's CPU, docs/BENCHMARKS.md "Verify and cheap requests against their floors").
  */
-export function usageOf(db: DatabaseSync, { payer, payTo }: BudgetParties, window: BudgetWindow): BudgetUsage {
+export function usageOf(db: DatabaseSync, { payer, payTo, network }: BudgetParties, window: BudgetWindow): BudgetUsage {
   const sums = cachedStatement(
     db,
     `SELECT SUM(budget_stroops) AS total, SUM(CASE WHEN payer = ? THEN budget_stroops END) AS payer,
               SUM(CASE WHEN pay_to = ? THEN budget_stroops END) AS pay_to, SUM(CASE WHEN new_pay_to = 1 THEN budget_stroops END) AS new_pay_tos
-         FROM journal_settlements WHERE updated_at >= ?`,
-  ).get(payer, payTo, window.dayStart) as Record<'total' | 'payer' | 'pay_to' | 'new_pay_tos', number | bigint | null>;
+         FROM journal_settlements WHERE updated_at >= ? AND network = ?`,
+  ).get(payer, payTo, window.dayStart, network) as Record<'total' | 'payer' | 'pay_to' | 'new_pay_tos', number | bigint | null>;
   const settledBefore = (column: 'payer' | 'pay_to', address: string) =>
-    cachedStatement(db, `SELECT 1 FROM journal_settlements WHERE ${column} = ? AND updated_at < ? AND state = 'settled' LIMIT 1`).get(
-      address,
-      window.dayStart,
-    ) !== undefined;
+    cachedStatement(
+      db,
+      `SELECT 1 FROM journal_settlements WHERE ${column} = ? AND updated_at < ? AND state = 'settled' AND network = ? LIMIT 1`,
+    ).get(address, window.dayStart, network) !== undefined;
   const failures = cachedStatement(
     db,
-    "SELECT COUNT(*) AS n FROM journal_settlements WHERE payer = ? AND updated_at >= ? AND state = 'failed' AND error_code = ?",
-  ).get(payer, window.failuresSince, ON_CHAIN_FAILURE_CODE) as { n: number };
+    "SELECT COUNT(*) AS n FROM journal_settlements WHERE payer = ? AND updated_at >= ? AND state = 'failed' AND error_code = ? AND network = ?",
+  ).get(payer, window.failuresSince, ON_CHAIN_FAILURE_CODE, network) as { n: number };
   return {
     total: BigInt(sums.total ?? 0),
     payer: BigInt(sums.payer ?? 0),

@@ -52,6 +52,13 @@ export interface ExactStellarSchemeOptions {
   sleep?: (ms: number) => Promise<void>;
   ledgerTime?: LedgerTimeEstimator;
   pool?: { mode?: 'leased' | 'naive'; maxQueue?: number; waitTimeoutMs?: number; shared?: SharedLeases };
+  /**
+   * The CAIP-2 pattern its signers are advertised under in /supported: `stellar:*` (default) when
+   * svc serves one network, the network's own id when it serves several.
+   */
+  signerFamily?: string;
+  /** svc's accounts on its other networks: never accepted in a payload here either. */
+  otherFacilitatorAddresses?: readonly string[];
 }
 
 export class ExactStellarScheme implements PaymentScheme {
@@ -60,6 +67,8 @@ export class ExactStellarScheme implements PaymentScheme {
   readonly tracking: SettlementTracking;
   private readonly feeBump: Keypair | null;
   private readonly facilitator: ReadonlySet<string>;
+  private readonly signers: readonly string[];
+  private readonly signerFamily: string;
   private readonly logger: PaymentLogger | undefined;
   private readonly now: () => number;
   private readonly ledgerTime: LedgerTimeEstimator;
@@ -89,11 +98,11 @@ export class ExactStellarScheme implements PaymentScheme {
     const loadSequence = (a: string) => (channels ? channels.sequenceOf(a) : rpc.getAccountSequence(a));
     this.pool = new SubmitterPool(options.submitters, { loadSequence, ...options.pool });
     this.tracking = stellarTracking(rpc);
-    this.facilitator = new Set([
-      ...this.pool.addresses,
-      ...(this.feeBump ? [this.feeBump.publicKey()] : []),
-      ...(funder ? [funder.publicKey()] : []),
-    ]);
+    this.signers = [
+      ...new Set([...this.pool.addresses, ...(this.feeBump ? [this.feeBump.publicKey()] : []), ...(funder ? [funder.publicKey()] : [])]),
+    ];
+    this.signerFamily = options.signerFamily ?? STELLAR_SIGNER_FAMILY;
+    this.facilitator = new Set([...this.signers, ...(options.otherFacilitatorAddresses ?? [])]);
     this.verifying = {
       rpc,
       facilitator: this.facilitator,
@@ -115,7 +124,7 @@ export class ExactStellarScheme implements PaymentScheme {
   supported(): SchemeSupport {
     return {
       kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra: { areFeesSponsored: true } }],
-      signers: { [STELLAR_SIGNER_FAMILY]: [...this.facilitator] },
+      signers: { [this.signerFamily]: [...this.signers] },
     };
   }
 
