@@ -37,7 +37,9 @@ function variablesRead(): Set<string> {
     const base = PER_NETWORK_VARIABLES.find((v) => NETWORKS.some((n) => name === `${v}_${networkSuffix(n)}`));
     if (base) read.delete(name);
   }
-  for (const source of SOURCES) for (const [, name] of source.matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)) read.add(name!);
+  // Node's error codes (ENOTDIR) are no variables.
+  for (const source of SOURCES)
+    for (const [, name] of source.matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)) if (!/^E[A-Z]+$/.test(name!)) read.add(name!);
   // The catalog and paid_call read the dev-only allow-list from the environment (docs/SECURITY.md).
   read.add(ALLOW_PRIVATE_TARGETS);
   return read;
