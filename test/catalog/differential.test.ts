@@ -15,7 +15,7 @@ import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog, zipfWords } 
 import { listedCorpus, referenceSearch, walkIds, type ReferenceListing } from './reference-ranking.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
 import { freshCatalogDatabase } from './fresh.ts';
-import { DEEP, caseRandom, cases, sampleCovering } from '../helpers/cases.ts';
+import { DEEP, caseRandom, cases, sample, sampleCovering } from '../helpers/cases.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
@@ -375,7 +375,9 @@ describe.each(BACKENDS)('search where the rounded shares and the rounded sum dif
   });
 
   it('first pages of 1 to 6 and cursor walks in pages of 1, 2 and 5 follow the reference order', async () => {
-    for (const query of ['al be', 'be ga', 'al be ga', 'ga al']) {
+    // By default the three terms and one of the pairs, drawn per run.
+    const pairs = ['al be', 'be ga', 'ga al'];
+    for (const query of ['al be ga', ...sample(pairs, 1, caseRandom(`differential ties ${backend}`))]) {
       const expected = referenceSearch(listings, query);
       expect(expected.length).toBeGreaterThan(500);
       for (let limit = 1; limit <= 6; limit++) {
