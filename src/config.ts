@@ -85,6 +85,32 @@ export interface Config extends StellarConfig {
   trustedProxies: TrustedProxies;
   /** VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE: requests one client may make per minute; 0: no limit. */
   paymentRates: { verifyPerMinute: number; settlePerMinute: number };
+  /** MCP_ALLOWED_ORIGINS: the browser origins POST /mcp answers (src/http/cors.ts); null: any. */
+  mcpAllowedOrigins: string[] | null;
+}
+
+/**
+ * MCP_ALLOWED_ORIGINS: comma-separated origins (`scheme://host[:port]`, as a browser sends them in
+ * `Origin`), or unset for any origin. A value that is not an origin stops svc at start.
+ */
+export function parseAllowedOrigins(env: Env): string[] | null {
+  const raw = read(env, 'MCP_ALLOWED_ORIGINS');
+  if (raw === undefined) return null;
+  const origins = raw.split(',').map((o) => o.trim());
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed?.origin !== origin)
+      throw new ConfigError(
+        'MCP_ALLOWED_ORIGINS',
+        `${JSON.stringify(origin.slice(0, 100))} is not an origin; give scheme://host[:port] as a browser sends it in Origin (lowercase host, no path or trailing slash)`,
+      );
+  }
+  return origins;
 }
 
 function parseFeeMode(env: Env): 'free' {
@@ -131,6 +157,7 @@ export function loadConfig(env: Env): Config {
     },
     enumerable: false,
   });
+  Object.defineProperty(config, 'mcpAllowedOrigins', { value: parseAllowedOrigins(env), enumerable: false });
   Object.defineProperty(config, 'delistRatePerMinute', {
     value: parseInteger(env, 'DELIST_RATE_PER_MINUTE', DEFAULTS.DELIST_RATE_PER_MINUTE, 1, 100_000),
     enumerable: false,

@@ -161,7 +161,11 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight
+         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
+         */
+        options: operations["preflightDiscoveryResources"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -186,7 +190,11 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight
+         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
+         */
+        options: operations["preflightDiscoverySearch"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -225,7 +233,11 @@ export interface paths {
          */
         post: operations["validateDiscoveryListing"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight
+         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
+         */
+        options: operations["preflightDiscoveryValidate"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -253,7 +265,7 @@ export interface paths {
          *     JSON-RPC response as `application/json` (never an SSE stream: the server sends nothing but
          *     answers; protocol errors such as an unknown method or tool are JSON-RPC errors in a 200); a
          *     notification or a response is answered 202 without a body. `GET` and `DELETE` (the
-         *     server-to-client stream and the end of a session) are 405 with `Allow: POST`.
+         *     server-to-client stream and the end of a session) are 405 with `Allow: POST, OPTIONS`.
          *
          *     The request must send `Content-Type: application/json` (else 415) and an `Accept` listing
          *     both `application/json` and `text/event-stream` (else 406), as the MCP streamable HTTP
@@ -267,7 +279,11 @@ export interface paths {
          */
         post: operations["callHostedMcp"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight
+         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
+         */
+        options: operations["preflightHostedMcp"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -503,7 +519,11 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight
+         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
+         */
+        options: operations["preflightOpenApiDocument"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1184,7 +1204,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 14 service envelope codes.
+         * @description The 15 service envelope codes.
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -1200,9 +1220,10 @@ export interface components {
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
          *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
          *     - `svc_rate_limited`: Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.
+         *     - `svc_origin_not_allowed`: MCP_ALLOWED_ORIGINS is set and the request's Origin is not in it; POST /mcp answers pages of those origins only.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid" | "svc_rate_limited";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
@@ -1244,6 +1265,48 @@ export interface components {
         BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large";
     };
     responses: {
+        /**
+         * @description The preflight is answered: `Access-Control-Allow-Origin` (`*`, or on /mcp with
+         *     MCP_ALLOWED_ORIGINS set the caller's own origin), the methods of this path a page on another
+         *     origin may use, the request headers it may send, and how long the answer may be reused.
+         */
+        CorsPreflight: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                /** @description `*`, or on /mcp with MCP_ALLOWED_ORIGINS set the `Origin` of the request. */
+                "Access-Control-Allow-Origin"?: string;
+                /** @description The methods of this path that answer other origins. */
+                "Access-Control-Allow-Methods"?: string;
+                /** @description `Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, X-Request-Id`. */
+                "Access-Control-Allow-Headers"?: string;
+                /** @description Seconds a browser may reuse this answer (600). */
+                "Access-Control-Max-Age"?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description MCP_ALLOWED_ORIGINS is set and the request's `Origin` is not in it (`svc_origin_not_allowed`):
+         *     a page of another origin may not call the tool server (the MCP transport's protection
+         *     against DNS rebinding). A request without `Origin` (not from a browser) is not refused.
+         */
+        OriginNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "svc_origin_not_allowed",
+                 *         "reason": "The Origin \"https://evil.example\" is not in MCP_ALLOWED_ORIGINS; POST /mcp answers pages of the origins listed there."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description The request could not be interpreted; the svc code is in `invalidReason`. */
         VerifyBadRequest: {
             headers: {
@@ -1918,6 +1981,22 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
+    preflightDiscoveryResources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["CorsPreflight"];
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     searchDiscoveryResources: {
         parameters: {
             query: {
@@ -1977,6 +2056,22 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
+    preflightDiscoverySearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["CorsPreflight"];
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     validateDiscoveryListing: {
         parameters: {
             query?: never;
@@ -2007,6 +2102,22 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    preflightDiscoveryValidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["CorsPreflight"];
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     callHostedMcp: {
@@ -2073,6 +2184,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"] | components["schemas"]["JsonRpcErrorAnswer"];
                 };
             };
+            403: components["responses"]["OriginNotAllowed"];
             /** @description `Accept` does not list both `application/json` and `text/event-stream` (a JSON-RPC error body). */
             406: {
                 headers: {
@@ -2158,6 +2270,23 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    preflightHostedMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["CorsPreflight"];
+            400: components["responses"]["RequestUnparseable"];
+            403: components["responses"]["OriginNotAllowed"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     getDelistText: {
@@ -2624,6 +2753,22 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    preflightOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["CorsPreflight"];
             400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];

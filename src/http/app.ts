@@ -33,6 +33,7 @@ import type { PaymentPriority } from './payment-priority.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
 import type { ConnectionObservers } from './connection-cap.ts';
 import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
+import { cors, preflightHandler } from './cors.ts';
 import { HttpError } from './errors.ts';
 import { rateLimited } from './rate-limit.ts';
 import { clientAddress } from './client-address.ts';
@@ -201,6 +202,8 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getExplorer: explorerPageHandler(registry.knownAssets()),
     getExplorerScript: explorerScriptHandler(),
     getExplorerStyle: explorerStyleHandler(),
+    // The CORS preflights (OPTIONS on every path with an `x-svc-cors` operation): one answer, src/http/cors.ts.
+    ...Object.fromEntries(contract.routes.filter((r) => r.method === 'OPTIONS').map((r) => [r.operationId, preflightHandler(contract)])),
   };
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
   const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));
@@ -218,6 +221,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   app.use(requestContext(logger));
   app.use(errorBoundary());
   app.use(routeMatcher(contract));
+  app.use(cors(contract, config.mcpAllowedOrigins));
   app.use(async (ctx: SvcContext, next: SvcNext) => {
     const operationId = ctx.state.operation?.operationId ?? '';
     const handle = operations[operationId];

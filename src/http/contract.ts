@@ -22,8 +22,8 @@ export interface ApiContract {
    * listening was most of svc's startup (docs/OPERATIONS.md "Startup").
    */
   warmUp(operationIds: readonly string[]): Promise<void>;
-  /** Every mounted route (method, path, operationId), in document order. */
-  routes: { method: string; path: string; operationId: string }[];
+  /** Every mounted route (method, path, operationId; `cors`: marked `x-svc-cors`, src/http/cors.ts), in document order. */
+  routes: { method: string; path: string; operationId: string; cors: boolean }[];
 }
 
 /**
@@ -47,7 +47,7 @@ export function addFormats<A extends { addFormat(name: string, format: (value: s
 
 export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   const yaml = readFileSync(path, 'utf8');
-  const definition = parse(yaml) as Document & { paths: Record<string, Record<string, { operationId: string }>> };
+  const definition = parse(yaml) as Document & { paths: Record<string, Record<string, { operationId: string; 'x-svc-cors'?: boolean }>> };
   const backend = new OpenApi31Backend({
     definition,
     strict: true,
@@ -67,7 +67,8 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   for (const [path, item] of Object.entries(definition.paths)) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']) {
       const operation = item[method];
-      if (operation) routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId });
+      if (operation)
+        routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId, cors: operation['x-svc-cors'] === true });
     }
   }
   const warmUp = async (operationIds: readonly string[]) => {

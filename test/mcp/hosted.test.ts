@@ -111,11 +111,11 @@ describe('POST /mcp over raw HTTP, within openapi.yaml', () => {
     expect(unknown.body).toMatchObject({ id: 'x', error: { code: -32601 } });
   });
 
-  it('GET and DELETE are 405 with Allow: POST', async () => {
+  it('GET and DELETE are 405 with Allow: POST, OPTIONS (the CORS preflight)', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await api(server.url).request(method, '/mcp', { headers: { accept: 'text/event-stream' } });
       expect(res.status).toBe(405);
-      expect(res.headers.get('allow')).toBe('POST');
+      expect(res.headers.get('allow')).toBe('POST, OPTIONS');
     }
   });
 
