@@ -224,6 +224,27 @@ export function openCatalog(options: CatalogOptions): Catalog {
       }
     },
     list: (filters, page, requester) => readPage<ListPage>(listRequest(filters, page), requester),
+    async listingIndex({ resource, type, toolName }) {
+      // On the writer thread, where the validate preview before it ran (a reader may not be booted:
+      // two lookups by identity are cheap). The listing as list shows it; when hidden, read again
+      // without hiding to say why.
+      const filters: DiscoveryFilters = { resource, type, ...(type === 'mcp' && toolName !== undefined ? { toolName } : {}) };
+      const page = { limit: 1, offset: 0 };
+      const request = listRequest(filters, page);
+      const lookup = async (body: typeof request | { op: 'list'; now: number; filters: DiscoveryFilters; page: typeof page }) => {
+        try {
+          return ((await writer.run(body)) as ListPage).items[0];
+        } catch (err) {
+          throw asCatalogError(err);
+        }
+      };
+      const shown = await lookup(request);
+      if (shown) return { active: true, hiddenBy: null, quality: shown.quality, liveness: shown.liveness };
+      const hidden = await lookup({ op: 'list', now: request.now, filters, page });
+      if (!hidden) return { active: false, hiddenBy: 'not_listed', quality: null, liveness: null };
+      const expired = request.visibleSince !== undefined && hidden.lastUpdated < request.visibleSince;
+      return { active: false, hiddenBy: expired ? 'expired' : 'liveness', quality: hidden.quality, liveness: hidden.liveness };
+    },
     search: (query, filters, page, requester) => readPage<SearchPage>(searchRequest(query, filters, page), requester),
     listJson: (filters, page, requester) => readPage<string>({ ...listRequest(filters, page), json: true }, requester),
     searchJson: (query, filters, page, requester) => readPage<string>({ ...searchRequest(query, filters, page), json: true }, requester),

@@ -139,6 +139,14 @@ export interface CatalogPort {
    * path. Returns at once and never throws. Optional, like previewSettlement.
    */
   prepareSettlement?(): void;
+  /**
+   * POST /discovery/validate's `index`: whether the listing of this identity is in list and search
+   * now, and what hides it when not. Optional so that a catalog for tests may leave it out.
+   */
+  listingIndex?(
+    identity: { resource: string; type: 'http' | 'mcp'; toolName?: string },
+    requester?: Requester,
+  ): Promise<ListingIndexStatus>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**
@@ -167,6 +175,8 @@ export interface CatalogLiveness {
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void>;
 }
 
+/** Whether a listing is listed now (openapi.yaml, ListingIndexStatus). */
+export type ListingIndexStatus = components['schemas']['ListingIndexStatus'];
 /** One listing as discovery answers it (openapi.yaml, DiscoveryResource). */
 export type DiscoveryResource = components['schemas']['DiscoveryResource'];
 /** GET /discovery/resources' body (openapi.yaml, DiscoveryListResponse). */

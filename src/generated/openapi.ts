@@ -199,6 +199,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/discovery/merchant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One seller's listings (the CDP Bazaar's merchant lookup)
+         * @description Every visible listing owned by `payTo` (the address its settlements paid), newest first,
+         *     offset-paged, in the shape the CDP Bazaar's merchant route answers: `payTo`, `resources`
+         *     and `pagination {limit, offset, total}`. The same listings as `GET
+         *     /discovery/resources?payTo=` (docs/CATALOG.md "Merchant"). `limit` and `offset` follow the
+         *     list's rules; `payTo` is required and may not be empty (`svc_invalid_query_parameter`);
+         *     another parameter is refused.
+         */
+        get: operations["getMerchantResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * CORS preflight
+         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
+         */
+        options: operations["preflightMerchantResources"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/discovery/validate": {
         parameters: {
             query?: never;
@@ -820,6 +849,7 @@ export interface components {
             toolName?: string;
         };
         ValidateResponse: {
+            index: components["schemas"]["ListingIndexStatus"];
             /** @description True when a settlement with the terms of the live 402 would list the resource (no problem found). */
             wouldList: boolean;
             /** @description The item such a settlement would store (present when `wouldList` is true). */
@@ -841,6 +871,26 @@ export interface components {
                 ok: boolean;
                 detail: string;
             }[];
+        };
+        /**
+         * @description Whether the resource is listed now (the CDP Bazaar's `index`): the listing of this identity
+         *     (the canonical URL of the live 402's resource, else of `url`; `type`; `toolName`) as list and
+         *     search show it. Independent of `wouldList`, which judges the live 402.
+         */
+        ListingIndexStatus: {
+            /** @description The listing is in list and search now. */
+            active: boolean;
+            /**
+             * @description Null when `active`. `not_listed`: no listing of this identity (never settled through svc,
+             *     or withdrawn by its owner). `expired`: no settlement for LISTING_TTL_DAYS (the next one
+             *     lists it again). `liveness`: its liveness checks have failed for longer than
+             *     LIVENESS_GRACE_HOURS (a passing check or a settlement lists it again).
+             */
+            hiddenBy: null | ("not_listed" | "expired" | "liveness");
+            /** @description The listing's quality signals (null when there is no listing). */
+            quality: null | components["schemas"]["ListingQuality"];
+            /** @description The listing's last liveness check (null when there is no listing or it was never checked). */
+            liveness: null | components["schemas"]["ListingLiveness"];
         };
         /**
          * @description The 10 codes of POST /discovery/validate beyond BazaarCode: its problems' codes for what the live 402 lacks, and its rate limit (429).
@@ -998,6 +1048,21 @@ export interface components {
                 /** @description Start of this page. */
                 offset: number;
                 /** @description Total listings matching the filters. */
+                total: number;
+            };
+        };
+        /** @description One page of a seller's listings, offset-paged, newest first (GET /discovery/merchant). */
+        DiscoveryMerchantResponse: {
+            x402Version: number;
+            /** @description The seller asked for. */
+            payTo: string;
+            resources: components["schemas"]["DiscoveryResource"][];
+            pagination: {
+                /** @description The limit this page was served with. */
+                limit: number;
+                /** @description Start of this page. */
+                offset: number;
+                /** @description The seller's visible listings. */
                 total: number;
             };
         };
@@ -2057,6 +2122,58 @@ export interface operations {
         };
     };
     preflightDiscoverySearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["CorsPreflight"];
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMerchantResources: {
+        parameters: {
+            query: {
+                /**
+                 * @description The seller's payee address.
+                 * @example GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3
+                 */
+                payTo: string;
+                /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Start of the page; default 0; a non-negative integer. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the seller's listings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoveryMerchantResponse"];
+                };
+            };
+            400: components["responses"]["DiscoveryBadRequest"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    preflightMerchantResources: {
         parameters: {
             query?: never;
             header?: never;

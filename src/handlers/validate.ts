@@ -7,6 +7,7 @@
  * its reason names the cause and the fix.
  */
 import pLimit, { type LimitFunction } from 'p-limit';
+import { canonicalResourceUrl } from '../catalog/ingest/sanitize.ts';
 import { CatalogQueryError, type CatalogPort, type SettledPayment } from '../catalog/types.ts';
 import type { ValidateCode, BazaarCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
@@ -127,11 +128,48 @@ function settleableAccept(
   };
 }
 
-/** Runs the checks in order; stops at the first failure a later check depends on. */
+/** The answer without `index`: what the live 402 would do. */
+type Verdict = Omit<ValidateResponse, 'index'>;
+
+/** The checks in order, then whether the resource is listed now (`index`). */
 export async function validateListing(request: ValidateRequest, deps: ValidateDeps): Promise<ValidateResponse> {
+  const verdict = await checkListing(request, deps);
+  return { ...verdict, index: await listedNow(request, verdict, deps.catalog) };
+}
+
+/**
+ * Whether the listing of this identity is in list and search now: the canonical URL the preview
+ * gave, else `url`'s (without a route template; a listing stored under its template is found when
+ * the live 402 answers). A catalog that cannot say (a test's) answers not listed.
+ */
+async function listedNow(request: ValidateRequest, verdict: Verdict, catalog: CatalogPort): Promise<ValidateResponse['index']> {
+  const notListed = { active: false, hiddenBy: 'not_listed', quality: null, liveness: null } as const;
+  let resource = verdict.listing?.resource;
+  if (resource === undefined) {
+    try {
+      resource = canonicalResourceUrl(new URL(request.url), undefined);
+    } catch {
+      return notListed;
+    }
+  }
+  if (!catalog.listingIndex) return notListed;
+  try {
+    return await catalog.listingIndex({
+      resource,
+      type: request.toolName === undefined ? 'http' : 'mcp',
+      ...(request.toolName === undefined ? {} : { toolName: request.toolName }),
+    });
+  } catch (err) {
+    if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+    throw err;
+  }
+}
+
+/** Runs the checks in order; stops at the first failure a later check depends on. */
+async function checkListing(request: ValidateRequest, deps: ValidateDeps): Promise<Verdict> {
   const problems: Problem[] = [];
   const checks: Check[] = [];
-  const answer = (): ValidateResponse => ({ wouldList: false, problems, checks });
+  const answer = (): Verdict => ({ wouldList: false, problems, checks });
   let parsed: URL | undefined;
   try {
     parsed = new URL(request.url);

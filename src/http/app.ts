@@ -19,6 +19,7 @@ import { discoveryQuery, listHandler, searchHandler } from '../handlers/discover
 import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/payments.ts';
 import { settlementHandler } from '../handlers/settlements.ts';
 import { validateHandler } from '../handlers/validate.ts';
+import { merchantHandler } from '../handlers/merchant.ts';
 import { mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
 import { delistHandler, delistTextHandler, type MessageVerifier } from '../handlers/delist.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
@@ -105,6 +106,7 @@ export const VALIDATED_OPERATIONS = [
   'settlePayment',
   'listDiscoveryResources',
   'searchDiscoveryResources',
+  'getMerchantResources',
   'validateDiscoveryListing',
   'callHostedMcp',
   'delistDiscoveryListing',
@@ -147,6 +149,11 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getSupported: supportedHandler(registry),
     listDiscoveryResources: chain(...discoverySteps('list'), listHandler(catalog)),
     searchDiscoveryResources: chain(...discoverySteps('search'), searchHandler(catalog)),
+    getMerchantResources: chain(
+      openApiValidation(contract, 'svc_invalid_query_parameter', 'query'),
+      priority.discovery(),
+      merchantHandler(catalog),
+    ),
     // Refused before the body is read when over the rate; the body is checked before anything is requested.
     validateDiscoveryListing: chain(
       rateLimited({

@@ -652,6 +652,25 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
       )
       .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
   }
+  // CORS preflights (openapi.yaml "Browsers on other origins"): any origin, method and headers asked for, any query string.
+  if (op.method === 'OPTIONS') {
+    const origin = fc.option(fc.constantFrom('https://page.example', 'null', 'http://localhost:5173', 'junk'), { freq: 5 });
+    const asked = fc.option(fc.constantFrom('GET', 'POST', 'DELETE', 'junk'), { freq: 5 });
+    return fc.tuple(junkQuery, requestIdHeader, origin, asked, headers).map(([query, rid, o, m, h]) =>
+      fuzzRequest({
+        method: 'OPTIONS',
+        target: withQuery(op.path, query),
+        headers: {
+          ...rid,
+          ...(o === null ? {} : { origin: o }),
+          ...(m === null ? {} : { 'access-control-request-method': m, 'access-control-request-headers': 'content-type' }),
+          ...h.headers,
+        },
+        moreHeaders: h.moreHeaders,
+        kind: kindWith('preflight', h),
+      }),
+    );
+  }
   // Parameterless GETs: any query string is ignored; a stray body too.
   return fc
     .tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 }), headers)

@@ -157,7 +157,7 @@ describe('POST /discovery/validate on the devnet', () => {
     const balances = () => [stack.accounts.buyer.publicKey, stack.accounts.seller.publicKey].map((a) => stack.devnet.balances(a).usdc);
     const before = balances();
     const { status, body } = await validateJudged(stack.svc.url, { url: `${sellerUrl}/weather?city=Lisbon` });
-    expect(status).toBe(200);
+    expect(status, JSON.stringify(body)).toBe(200);
     expect(body.problems).toEqual([]);
     expect(body.wouldList).toBe(true);
     expect(body.checks.map((c: { name: string; ok: boolean }) => [c.name, c.ok])).toEqual([
