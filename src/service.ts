@@ -10,7 +10,13 @@ import { openCatalog } from './catalog/index.ts';
 import { bazaarExtension, catalogOpenedLater } from './catalog/extension.ts';
 import { paymentIdentifierExtension } from './journal/payment-identifier.ts';
 import type { CatalogPort } from './catalog/types.ts';
-import { createSchemesFromConfig, stellarReadinessChecks, verifySignedMessage, type ExactStellarScheme } from './chains/stellar/index.ts';
+import {
+  accountBalances,
+  createSchemesFromConfig,
+  stellarReadinessChecks,
+  verifySignedMessage,
+  type ExactStellarScheme,
+} from './chains/stellar/index.ts';
 import { databaseUrl, type Config } from './config.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
 import { PaymentPriority } from './http/payment-priority.ts';
@@ -25,6 +31,7 @@ import type { JournalStore } from './journal/types.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceMetrics, instrumentCatalog, instrumentGate, instrumentRpc, instrumentScheme, schemeNetwork } from './ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck, postgresWritableCheck } from './ops/readiness.ts';
+import { registerStateGauges, type AccountBalance, type StateSources } from './ops/state-gauges.ts';
 import { SchemeRegistry } from './scheme/registry.ts';
 import { guardedFetch } from './net/guarded-fetch.ts';
 import { LivenessScheduler } from './net/liveness-scheduler.ts';
@@ -179,6 +186,14 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       },
     });
 
+  registerStateGauges(metrics.registry, {
+    readyMinBalanceStroops: config.networks.map((n) => ({ network: n.network, stroops: n.readyMinBalanceStroops })),
+    ...(stellar
+      ? { balances: balanceSource(config.networks.map((network, i) => ({ network, addresses: stellar[i]!.pool.addresses }))) }
+      : {}),
+    ...(journal ? journalSources(journal, config) : {}),
+  });
+
   const contract = overrides.contract ?? loadContract();
   const priority = overrides.priority ?? new PaymentPriority({ busyAbove: config.discoveryYieldPercent / 100 });
   const app = createApp({
@@ -317,3 +332,51 @@ function trackingByNetwork(schemes: ExactStellarScheme[]): SettlementTracking {
 function leasesOf(leases: SharedLeases, network: string): SharedLeases {
   return { acquire: (account) => leases.acquire(`${network} ${account}`), close: () => Promise.resolve() };
 }
+
+/** Every account that signs or pays for settlements on each network, with its role, and its balance (the /metrics gauge). */
+function balanceSource(networks: Array<{ network: StellarNetworkConfig; addresses: readonly string[] }>): () => Promise<AccountBalance[]> {
+  const perNetwork = networks.map(({ network, addresses }) => {
+    const accounts = new Map<string, AccountBalance['role']>();
+    for (const a of addresses) accounts.set(a, network.channelAccounts > 0 ? 'channel' : 'submitter');
+    if (network.feeBumpAddress) accounts.set(network.feeBumpAddress, 'fee_bump');
+    if (network.channelFunder) accounts.set(network.channelFunder, 'channel_funder');
+    return { name: network.network as string, read: accountBalances(network.rpcUrl, 1_500), list: [...accounts] };
+  });
+  return async () =>
+    (
+      await Promise.all(
+        perNetwork.map(async ({ name, read, list }) => {
+          const balances = await read(list.map(([a]) => a));
+          return list.map(([account, role], i): AccountBalance => ({ network: name, account, role, stroops: balances[i] ?? null }));
+        }),
+      )
+    ).flat();
+}
+
+/** Today's fee budgets and the pending outcomes, read from the journal (the /metrics gauges). */
+function journalSources(journal: SettlementJournal, config: Config): Pick<StateSources, 'feeBudgets' | 'pending'> {
+  const { dailyFeeCapStroops, newPayTosDailyFeeCapStroops } = config.settlement.policy;
+  return {
+    async feeBudgets() {
+      const now = Date.now();
+      const dayStart = now - (now % 86_400_000);
+      return Promise.all(
+        config.networks.map(async ({ network }) => {
+          const usage = await journal.store.budgetUsage({ payer: '', payTo: '', network }, { dayStart, failuresSince: now });
+          return {
+            network: network as string,
+            daily: { spent: usage.total, cap: dailyFeeCapStroops },
+            newPayTos: { spent: usage.newPayTos, cap: newPayTosDailyFeeCapStroops },
+          };
+        }),
+      );
+    },
+    async pending() {
+      const records = await journal.store.unresolved(PENDING_COUNTED);
+      return { count: records.length, oldestCreatedAt: records.length ? Math.min(...records.map((r) => r.createdAt)) : null };
+    },
+  };
+}
+
+/** The pending outcomes are counted up to this many (a journal with more has a problem the gauge already shows). */
+const PENDING_COUNTED = 1_000;

@@ -31,6 +31,25 @@ function balanceOf(data: unknown): bigint {
 
 const xlm = (stroops: bigint) => `${stroops / STROOPS_PER_XLM}.${(stroops % STROOPS_PER_XLM).toString().padStart(7, '0')} XLM`;
 
+/**
+ * The native balances of `addresses`, in stroops (null: the account does not exist), read with
+ * getLedgerEntries in one call: what /metrics' balance gauge shows (src/ops/state-gauges.ts).
+ */
+export function accountBalances(rpcUrl: string, timeoutMs = 2_000): (addresses: string[]) => Promise<(bigint | null)[]> {
+  let server: sdkRpc.Server | undefined;
+  return async (addresses) => {
+    server ??= new sdkRpc.Server(rpcUrl, { allowHttp: rpcUrl.startsWith('http://') });
+    (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
+    const keys = addresses.map((a) =>
+      xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(a).xdrAccountId() })),
+    );
+    if (keys.length === 0) return [];
+    const { entries } = await server.getLedgerEntries(...keys);
+    const byKey = new Map(entries.map((e) => [e.key.toXDR('base64'), balanceOf(e.val)]));
+    return keys.map((k) => byKey.get(k.toXDR('base64')) ?? null);
+  };
+}
+
 /** Every address holds at least `minStroops`; the detail names the first short or missing one. */
 export function balancesCheck(rpcUrl: string, addresses: () => string[], minStroops: bigint, timeoutMs = 2_000) {
   let server: sdkRpc.Server | undefined;
