@@ -340,7 +340,7 @@ function balanceSource(networks: Array<{ network: StellarNetworkConfig; addresse
     for (const a of addresses) accounts.set(a, network.channelAccounts > 0 ? 'channel' : 'submitter');
     if (network.feeBumpAddress) accounts.set(network.feeBumpAddress, 'fee_bump');
     if (network.channelFunder) accounts.set(network.channelFunder, 'channel_funder');
-    return { name: network.network as string, read: accountBalances(network.rpcUrl, 1_500), list: [...accounts] };
+    return { name: network.network, read: accountBalances(network.rpcUrl, 1_500), list: [...accounts] };
   });
   return async () =>
     (
@@ -364,7 +364,7 @@ function journalSources(journal: SettlementJournal, config: Config): Pick<StateS
         config.networks.map(async ({ network }) => {
           const usage = await journal.store.budgetUsage({ payer: '', payTo: '', network }, { dayStart, failuresSince: now });
           return {
-            network: network as string,
+            network: network,
             daily: { spent: usage.total, cap: dailyFeeCapStroops },
             newPayTos: { spent: usage.newPayTos, cap: newPayTosDailyFeeCapStroops },
           };
