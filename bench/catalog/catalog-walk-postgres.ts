@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { THRESHOLD_WALK_CAP, WALK_CHUNKS } from '../../src/catalog/search.ts';
-import { queryTerms } from '../../src/catalog/terms.ts';
+import { distinctTerms } from '../../src/catalog/term-budget.ts';
 import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { fmt, loadAverage, machineLine, pct } from '../lib/http-load.ts';
 
@@ -38,7 +38,7 @@ if (!values['keep-dir']) {
   process.exit(2);
 }
 const calls = Number(values.calls);
-const terms = queryTerms(values.query);
+const terms = distinctTerms(values.query);
 
 // Migration 4's walk under another name: its text from `CREATE OR REPLACE FUNCTION catalog_walk(` on. With
 // --every-lookup, migration 12's walk with its bit test made always true instead: what the skipped lookups cost.

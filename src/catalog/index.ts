@@ -10,7 +10,7 @@
 import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes, type RequestBody } from './threads/pool.ts';
-import { queryTerms } from './terms.ts';
+import { distinctTerms } from './term-budget.ts';
 import { filterViolation, type DiscoveryFilters } from '../filters.ts';
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
@@ -67,7 +67,7 @@ export const WRITER_IDLE_MS = 5 * 60_000;
 export const HEAVY_SEARCH_TERMS = 3;
 /** Whether a search runs as heavy (on all readers but one). */
 export function isHeavySearch(query: string): boolean {
-  return queryTerms(query).length >= HEAVY_SEARCH_TERMS;
+  return distinctTerms(query).length >= HEAVY_SEARCH_TERMS;
 }
 
 /** A filter combination no listing can be matched by (src/filters.ts): refused, not run. */

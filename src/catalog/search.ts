@@ -28,6 +28,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { FILTER_NAMES } from '../filters.ts';
 import { CatalogQueryError, type DiscoveryFilters } from './types.ts';
 import { hiddenByFailures, type LivenessColumns } from './liveness.ts';
+import type { TermChoice } from './term-budget.ts';
 
 /** Superseded search revisions are kept this long; cursors older than this are refused. */
 export const SNAPSHOT_RETENTION_MS = 60 * 60 * 1000;
@@ -47,6 +48,8 @@ export interface CursorState {
   i: number;
   /** issued at, ms since epoch */
   t: number;
+  /** The searched terms (term-budget.ts), as indexes into the query's distinct terms: every page ranks over the first page's. */
+  k?: number[];
 }
 
 export function bindingHash(query: string, filters: DiscoveryFilters): string {
@@ -84,10 +87,36 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   }
   if (state.v !== 1 || ![state.a, state.r, state.i, state.t].every(Number.isSafeInteger))
     throw invalidCursor('is not a cursor issued by this service');
+  if (state.k !== undefined && !(Array.isArray(state.k) && state.k.every((i) => Number.isSafeInteger(i) && i >= 0)))
+    throw invalidCursor('is not a cursor issued by this service');
   if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
   if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
   return state;
 }
+
+/**
+ * The terms a page ranks over: the first page's, pinned by its cursor (`k`), else the budget's
+ * choice now (term-budget.ts). On a cursor page, a term not searched is dropped when it has rows
+ * now (`hasRows`). Undefined when the cursor's indexes do not fit the query (not issued for it).
+ */
+export function pinnedChoice(terms: string[], after: CursorState | undefined, hasRows: (term: string) => boolean): TermChoice | undefined {
+  if (after?.k === undefined) return undefined;
+  if (after.k.some((i) => i >= terms.length) || after.k.length === 0) throw invalidCursor('is not a cursor issued by this service');
+  const searched = after.k.map((i) => terms[i]!);
+  const kept = new Set(searched);
+  const dropped = terms.filter((term) => !kept.has(term) && hasRows(term));
+  return { searched, dropped, method: dropped.length === 0 ? 'text' : 'text_budgeted' };
+}
+
+/** The cursor's `k` for a choice: its searched terms' indexes among the query's distinct terms. */
+export const choiceIndexes = (terms: string[], choice: TermChoice): number[] => choice.searched.map((term) => terms.indexOf(term));
+
+/** The fields every search answer carries about its terms (openapi.yaml DiscoverySearchResponse). */
+export const choiceFields = (choice: TermChoice) => ({
+  searchMethod: choice.method,
+  searchedTerms: choice.searched,
+  droppedTerms: choice.dropped,
+});
 
 /**
  * How many rows each term has, kept TERM_COUNT_TTL_MS per store (both stores' search): a count only

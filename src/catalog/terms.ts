@@ -11,25 +11,12 @@ export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, pa
 export const MAX_TERM_LENGTH = 64;
 
 /**
- * The limits of a search query (openapi.yaml `query` of GET /discovery/search, docs/CATALOG.md
- * "Query limits"): a query's cost grows with its terms and their length, so the most expensive
- * legal query must stay cheap enough that a few clients sending it cannot crowd out honest ones.
- * Terms are counted as `tokenize` splits them, each occurrence (a repeated word counts again), so
- * the rule is a regular expression openapi.yaml states exactly (QUERY_PATTERN) and a client can
- * check before sending.
+ * The one limit of a search query (openapi.yaml `query` of GET /discovery/search, docs/CATALOG.md
+ * "Search budget"): its length, in Unicode code points, as JSON Schema's maxLength counts. Any
+ * number of words is accepted; what a search costs is bounded by the terms it ranks over
+ * (term-budget.ts), not by refusing a sentence.
  */
-export const MAX_QUERY_LENGTH = 256;
-export const MAX_QUERY_TERMS = 8;
-
-/**
- * A query that is not blank and has 1 to 8 terms, or none (only punctuation): a term begins with a
- * letter or digit and runs over letters, digits and combining marks (tokenize drops the marks
- * without splitting there); anything else separates terms. Kept equal to openapi.yaml's pattern
- * (test/catalog/query-limits.test.ts).
- */
-export const QUERY_PATTERN =
-  String.raw`^(?:[^\p{L}\p{N}]*(?:[\p{L}\p{N}][\p{L}\p{N}\p{M}]*(?:[^\p{L}\p{N}\p{M}][^\p{L}\p{N}]*|$)){1,${MAX_QUERY_TERMS}}` +
-  String.raw`|\s*[^\s\p{L}\p{N}][^\p{L}\p{N}]*)$`;
+export const MAX_QUERY_LENGTH = 2048;
 
 const codePoints = (text: string): number => {
   let n = 0;
@@ -38,20 +25,14 @@ const codePoints = (text: string): number => {
 };
 
 /**
- * Why a (non-blank) query exceeds the limits, or undefined when it is within them: the one check
+ * Why a (non-blank) query exceeds the limit, or undefined when it is within it: the one check
  * every entry point (GET /discovery/search, the catalog itself, the MCP search_resources tool) runs,
- * so each refuses with the same reason. Length is counted in Unicode code points, as JSON Schema's
- * maxLength counts.
+ * so each refuses with the same reason.
  */
 export function queryLimitViolation(query: string): string | undefined {
+  if (query.length <= MAX_QUERY_LENGTH) return undefined;
   const length = codePoints(query);
-  if (length > MAX_QUERY_LENGTH) {
-    return `The query is ${length} characters long; at most ${MAX_QUERY_LENGTH} are accepted.`;
-  }
-  const terms = tokenize(query).length;
-  if (terms > MAX_QUERY_TERMS) {
-    return `The query has ${terms} terms (words or numbers, a repeated one counted again); at most ${MAX_QUERY_TERMS} are accepted.`;
-  }
+  if (length > MAX_QUERY_LENGTH) return `The query is ${length} characters long; at most ${MAX_QUERY_LENGTH} are accepted.`;
   return undefined;
 }
 
@@ -84,11 +65,6 @@ export function tokenize(text: string): string[] {
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter((t) => t !== '');
-}
-
-/** Distinct query terms, in order, at most 8 (queryLimitViolation refuses more), each at most 64 characters. */
-export function queryTerms(query: string): string[] {
-  return [...new Set(tokenize(query).map((t) => t.slice(0, MAX_TERM_LENGTH)))].slice(0, MAX_QUERY_TERMS);
 }
 
 /**

@@ -183,8 +183,10 @@ export interface paths {
          *     repeat (`svc_invalid_query_parameter`). `limit` as for the list. A `cursor` not issued for
          *     this query and filter combination is `svc_invalid_search_cursor`. A parameter this operation
          *     does not declare, or an empty filter value, is 400 `svc_invalid_query_parameter`. A query
-         *     longer than 256 characters or with more than 8 terms is 400 `svc_invalid_query_parameter`,
-         *     the reason naming the limit (docs/CATALOG.md "Query limits").
+         *     longer than 2,048 characters is 400 `svc_invalid_query_parameter`, the reason naming the cap.
+         *     Any number of words is answered: a search budget keeps the rarest terms whose index rows fit
+         *     it and ranks over those; the answer's `searchMethod`, `searchedTerms` and `droppedTerms` say
+         *     what was searched (docs/CATALOG.md "Search budget").
          */
         get: operations["searchDiscoveryResources"];
         put?: never;
@@ -1079,6 +1081,21 @@ export interface components {
                 /** @description Opaque cursor for the next page; null on the final page. */
                 cursor: string | null;
             };
+            /**
+             * @description How the page was searched (the CDP Bazaar's field). `text`: a lexical rank over the
+             *     listings' text with every query term found in the index. `text_budgeted`: the same rank
+             *     over `searchedTerms` only; the search budget left out `droppedTerms` (docs/CATALOG.md
+             *     "Search budget"). Every page of a cursor walk ranks over its first page's terms.
+             * @enum {string}
+             */
+            searchMethod: "text" | "text_budgeted";
+            /**
+             * @description The terms the rank is computed over (lowercased, diacritics removed, at most 64
+             *     characters each), rarest first. A query term in neither list is found in no listing.
+             */
+            searchedTerms: string[];
+            /** @description The query terms found in listings that the search budget left out, in query order. */
+            droppedTerms: string[];
         };
         /** @description A journaled settlement, limited to what the chain publishes (docs/OPERATIONS.md). */
         SettlementRecord: {
@@ -1277,7 +1294,7 @@ export interface components {
          *     - `svc_unsupported_x402_version`: paymentPayload.x402Version is not served by this facilitator.
          *     - `svc_unsupported_kind`: The (scheme, network) pair is not advertised; check GET /supported.
          *     - `svc_unknown_route`: No route is mounted at this method and path.
-         *     - `svc_invalid_query_parameter`: limit or offset is not a non-negative integer, a parameter is repeated or undeclared, or the search query exceeds 256 characters or 8 terms.
+         *     - `svc_invalid_query_parameter`: limit or offset is not a non-negative integer, a parameter is repeated or undeclared, or the search query exceeds 2,048 characters.
          *     - `svc_missing_search_query`: The search query is missing or blank.
          *     - `svc_invalid_search_cursor`: The cursor was not issued for this query and filter combination; restart without a cursor.
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
@@ -2066,12 +2083,12 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description Natural-language query (the name is `query`, not `q`); not blank. At most 256 characters
-                 *     (Unicode code points) and at most 8 terms: a term is a run of letters and digits
-                 *     (combining marks do not split it; anything else does), and a repeated term counts each
-                 *     time. A query beyond either limit is refused with `svc_invalid_query_parameter`, the
-                 *     reason naming the limit; the pattern states the term limit exactly.
-                 * @example weather forecast
+                 * @description Natural-language query (the name is `query`, not `q`); not blank; at most 2,048 characters
+                 *     (Unicode code points), any number of words. A term is a run of letters and digits
+                 *     (combining marks do not split it; anything else does). Longer is refused with
+                 *     `svc_invalid_query_parameter`, the reason naming the cap. Percent-encoded, the request
+                 *     head's 16 KiB bound applies (431): 2,048 characters outside the BMP exceed it.
+                 * @example find an api that returns the current weather forecast for a city please
                  */
                 query: string;
                 /** @description Filter by resource type, e.g. `http` or `mcp`. */

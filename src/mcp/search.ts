@@ -148,5 +148,9 @@ export async function searchResources(rawArgs: unknown, facilitator: SearchPort,
     hits: page.resources.map((listing) => toHit(listing, network)),
     nextCursor: page.pagination.cursor,
     partialResults: page.partialResults,
+    // What was searched (the search budget, openapi.yaml DiscoverySearchResponse); absent from an older facilitator's answer.
+    ...(page.searchMethod !== undefined ? { searchMethod: page.searchMethod } : {}),
+    ...(page.searchedTerms !== undefined ? { searchedTerms: page.searchedTerms } : {}),
+    ...(page.droppedTerms !== undefined ? { droppedTerms: page.droppedTerms } : {}),
   };
 }

@@ -6,7 +6,7 @@
  * {errorCode, reason} (results.ts).
  */
 import { HTTP_METHODS } from './paid-call.ts';
-import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS } from '../catalog/terms.ts';
+import { MAX_QUERY_LENGTH } from '../catalog/terms.ts';
 import { SEARCH_FILTERS } from './search.ts';
 
 export const SERVER_INSTRUCTIONS = [
@@ -91,6 +91,13 @@ const searchSuccess = {
     },
     nextCursor: { type: ['string', 'null'] },
     partialResults: { type: 'boolean' },
+    searchMethod: {
+      type: 'string',
+      description:
+        'text: every query term found in the catalog was searched; text_budgeted: the search budget kept only searchedTerms (the rarest) and left out droppedTerms (openapi.yaml DiscoverySearchResponse).',
+    },
+    searchedTerms: { type: 'array', items: { type: 'string' }, description: 'The terms the ranking used, rarest first.' },
+    droppedTerms: { type: 'array', items: { type: 'string' }, description: 'Query terms found in listings that the budget left out.' },
   },
 };
 
@@ -128,7 +135,7 @@ export const SEARCH_TOOL = {
     properties: {
       query: {
         ...stringProp(
-          `Natural-language query, e.g. "weather forecast"; at most ${MAX_QUERY_LENGTH} characters and ${MAX_QUERY_TERMS} words (more is refused with svc_invalid_query_parameter).`,
+          `Natural-language query, any number of words, e.g. "find an api that returns the weather forecast for a city"; at most ${MAX_QUERY_LENGTH} characters (longer is refused with svc_invalid_query_parameter). A long query is searched by its rarest words (see searchMethod in the answer).`,
         ),
         maxLength: MAX_QUERY_LENGTH,
       },

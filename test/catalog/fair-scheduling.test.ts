@@ -163,7 +163,15 @@ describe('the requester from HTTP', () => {
       },
       search: async (_q, _f, _p, requester) => {
         seen.push(requester);
-        return { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
+        return {
+          x402Version: 2,
+          resources: [],
+          partialResults: false,
+          pagination: { limit: 0, cursor: null },
+          searchMethod: 'text' as const,
+          searchedTerms: [],
+          droppedTerms: [],
+        };
       },
     };
     const server = await startTestServer({ catalog });

@@ -92,6 +92,9 @@ describe.each(BACKENDS)('on %s', (backend) => {
         resources: [],
         partialResults: false,
         pagination: { limit: 0, cursor: null },
+        searchMethod: 'text',
+        searchedTerms: [],
+        droppedTerms: [],
       });
       expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(3);
     });

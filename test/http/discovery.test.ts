@@ -38,7 +38,15 @@ class InMemoryCatalog implements CatalogPort {
     const start = page.cursor === 'page.two' ? 2 : 0;
     const resources = this.items.slice(start, start + Math.min(page.limit, 2));
     const more = start + resources.length < this.items.length;
-    return { x402Version: 2, resources, partialResults: more, pagination: { limit: resources.length, cursor: more ? 'page.two' : null } };
+    return {
+      x402Version: 2,
+      resources,
+      partialResults: more,
+      pagination: { limit: resources.length, cursor: more ? 'page.two' : null },
+      searchMethod: 'text' as const,
+      searchedTerms: [],
+      droppedTerms: [],
+    };
   }
 }
 

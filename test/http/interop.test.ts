@@ -47,7 +47,15 @@ const listing = {
 const catalog: CatalogPort = {
   recordSettlement: async () => ({ status: 'success' }),
   list: async (_f, page) => ({ x402Version: 2, items: [listing], pagination: { limit: page.limit, offset: page.offset, total: 1 } }),
-  search: async () => ({ x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } }),
+  search: async () => ({
+    x402Version: 2,
+    resources: [listing],
+    partialResults: false,
+    pagination: { limit: 1, cursor: null },
+    searchMethod: 'text' as const,
+    searchedTerms: [],
+    droppedTerms: [],
+  }),
 };
 
 let server: Awaited<ReturnType<typeof startTestServer>>;

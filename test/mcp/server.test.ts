@@ -132,7 +132,15 @@ describe('protocol', () => {
     const client = await connected({
       search: async () => ({
         ok: true,
-        data: { x402Version: 2, resources: [listing], partialResults: false, pagination: { limit: 1, cursor: null } },
+        data: {
+          x402Version: 2,
+          resources: [listing],
+          partialResults: false,
+          pagination: { limit: 1, cursor: null },
+          searchMethod: 'text' as const,
+          searchedTerms: [],
+          droppedTerms: [],
+        },
       }),
     });
     expect(client.getInstructions()).toMatch(/search_resources first.*paid_call/s);

@@ -32,9 +32,12 @@ import {
   VISIBILITY_ROUNDS,
   WALK_CHUNKS,
   bindingHash,
+  choiceFields,
+  choiceIndexes,
   decodeCursor,
   encodeCursor,
   keepVisible,
+  pinnedChoice,
   visibilityBatch,
   type CursorState,
   type RankedRow,
@@ -45,7 +48,8 @@ import { termTiersTier } from './term-tiers.ts';
 import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
-import { REVISION_SCAN_TERMS, queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
+import { REVISION_SCAN_TERMS, queryLimitViolation, termSlots } from '../terms.ts';
+import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoiceAsync, type TermChoice } from '../term-budget.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
 export interface SearchContext {
@@ -56,6 +60,8 @@ export interface SearchContext {
   tierFirstMinRows?: number;
   /** term-tiers.ts TIER_DRIVER_ROWS_CAP unless set (a test lowers it to reach the walk and the common-word paths). */
   tierDriverRows?: number;
+  /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
+  searchRowBudget?: number;
 }
 
 type Params = ReturnType<typeof parameters>;
@@ -110,6 +116,47 @@ async function termRowCounts(db: Db, terms: string[]): Promise<Array<{ term: str
     for (const { term, n } of probes.rows) counts.set(term, Number(n));
   }
   return terms.map((term) => ({ term, n: counts.get(term) ?? 0 }));
+}
+
+/**
+ * Each term's rows up to `cap` (the search budget's counts, term-budget.ts), in one statement; past
+ * 1,024 kept a while per pool, as the full counts are.
+ */
+async function termRowsUpTo(db: Db, terms: string[], cap: number): Promise<number[]> {
+  let counts = termCounts.get(db);
+  if (!counts) termCounts.set(db, (counts = new TermCounts()));
+  const key = (term: string) => `${cap}\u0001${term}`;
+  const unknown = cap > 1024 ? terms.filter((term) => counts.get(key(term)) === undefined) : terms;
+  const found = new Map<string, number>();
+  if (unknown.length > 0) {
+    const probes = await db.query<{ term: string; n: string }>(
+      `SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM search_terms s WHERE s.term = q.term LIMIT $2) x) AS n
+       FROM unnest($1::text[]) AS q(term)`,
+      [unknown, cap],
+    );
+    for (const { term, n } of probes.rows) {
+      found.set(term, Number(n));
+      if (cap > 1024) counts.set(key(term), Number(n));
+    }
+  }
+  return terms.map((term) => found.get(term) ?? counts.get(key(term)) ?? 0);
+}
+
+/** How many listings the catalog holds (the search budget's function-word share, term-budget.ts), kept a while per pool. */
+async function listingCount(db: Db): Promise<number> {
+  let counts = termCounts.get(db);
+  if (!counts) termCounts.set(db, (counts = new TermCounts()));
+  const known = counts.get('\u0002listings');
+  if (known !== undefined) return known;
+  const n = Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM listings')).rows[0]!.n);
+  counts.set('\u0002listings', n);
+  return n;
+}
+
+/** The catalog's chosen common terms and their bits (term-budget.ts orders them by bit). */
+async function chosenCommonTerms(db: Db): Promise<Map<string, number>> {
+  const rows = await db.query<{ term: string; term_bit: number }>('SELECT term, term_bit FROM search_common_terms');
+  return new Map(rows.rows.map(({ term, term_bit }) => [term, Number(term_bit)]));
 }
 
 /** The all-terms tier is read first only when every term has at least this many rows (the common words). */
@@ -271,11 +318,29 @@ export async function searchPostgres(
   const { secret } = context;
   const hash = bindingHash(query, filters);
   const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
-  const terms = queryTerms(query);
-  if (terms.length === 0 || holdsNul(filters))
-    return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
-
   const { db } = context;
+  const queryTerms = distinctTerms(query);
+  // The terms ranked over: the first page's (its cursor's), else the budget's choice (term-budget.ts).
+  let choice: TermChoice;
+  if (after?.k !== undefined) {
+    const withRows = new Set((await termRowsUpTo(db, queryTerms, 1)).flatMap((n, i) => (n > 0 ? [queryTerms[i]!] : [])));
+    choice = pinnedChoice(queryTerms, after, (term) => withRows.has(term))!;
+  } else
+    choice = await runChoiceAsync(
+      chooseTerms(
+        queryTerms,
+        await chosenCommonTerms(db),
+        context.searchRowBudget,
+        queryTerms.length > MAX_SEARCHED_TERMS ? await listingCount(db) : undefined,
+      ),
+      ({ terms, cap }) => termRowsUpTo(db, terms, cap),
+    );
+  const terms = choice.searched;
+  const answered = choiceFields(choice);
+  const k = choiceIndexes(queryTerms, choice);
+  if (terms.length === 0 || holdsNul(filters))
+    return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null }, ...answered };
+
   // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
   let asOf: number | undefined = after?.a;
@@ -346,7 +411,7 @@ export async function searchPostgres(
     const { rows, byId } = await rankRows(from, batch);
     exhausted = rows.length < batch;
     last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
-    if (last) from = { v: 1, h: hash, a: asOf!, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime() };
+    if (last) from = { v: 1, h: hash, a: asOf!, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime(), k };
   }
   const pageRows = kept.slice(0, page.limit);
   const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
@@ -354,6 +419,6 @@ export async function searchPostgres(
   const more = kept.length > page.limit || (!exhausted && kept.length < want);
   const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
   const cursor =
-    more && at ? encodeCursor(secret, { v: 1, h: hash, a: asOf!, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime() }) : null;
-  return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
+    more && at ? encodeCursor(secret, { v: 1, h: hash, a: asOf!, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k }) : null;
+  return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor }, ...answered };
 }

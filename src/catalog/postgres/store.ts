@@ -56,7 +56,13 @@ export const LOCK_TIMEOUT_MS = 1_000;
 const POOL_SIZE = 2;
 
 /** The pool's size, and thresholds that tests lower to reach the search's and the write's paths on a small catalog. */
-type StoreOptions = { poolSize?: number; tierFirstMinRows?: number; tierDriverRows?: number; commonTermsChosenAt?: number };
+type StoreOptions = {
+  poolSize?: number;
+  tierFirstMinRows?: number;
+  tierDriverRows?: number;
+  commonTermsChosenAt?: number;
+  searchRowBudget?: number;
+};
 
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
 class Outcome extends Error {
@@ -77,6 +83,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly commonTermsChosenAt: number | undefined;
   /** How many rows the drivers of a natural query's tiers may have (term-tiers.ts TIER_DRIVER_ROWS_CAP unless set; tests lower it). */
   private readonly tierDriverRows: number | undefined;
+  private readonly searchRowBudget: number | undefined;
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -94,6 +101,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     this.tierFirstMinRows = options.tierFirstMinRows;
     this.commonTermsChosenAt = options.commonTermsChosenAt;
     this.tierDriverRows = options.tierDriverRows;
+    this.searchRowBudget = options.searchRowBudget;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
@@ -361,6 +369,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       db: this.pool,
       tierFirstMinRows: this.tierFirstMinRows,
       tierDriverRows: this.tierDriverRows,
+      searchRowBudget: this.searchRowBudget,
     };
     return searchPostgres(context, query, filters, page, now, x402Version, visibleSince, failingBefore);
   }

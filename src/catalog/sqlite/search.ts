@@ -12,17 +12,21 @@ import {
   WALK_CHUNKS,
   VISIBILITY_ROUNDS,
   bindingHash,
+  choiceFields,
+  choiceIndexes,
   decodeCursor,
   encodeCursor,
   keepVisible,
+  pinnedChoice,
   visibilityBatch,
   type CursorState,
   type RankedRow,
 } from '../search.ts';
-import { queryLimitViolation, queryTerms, termSlots } from '../terms.ts';
-import { rarestTermWithin, termTiersTopK } from './term-tiers.ts';
+import { queryLimitViolation, termSlots } from '../terms.ts';
+import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoice } from '../term-budget.ts';
+import { listingCount, rarestTermWithin, termRowsCapped, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
-import { exactRankSql, filterSql, roundedMilliSql, type TermRowFilter } from './queries.ts';
+import { commonBits, exactRankSql, filterSql, roundedMilliSql, type TermRowFilter } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
 
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
@@ -30,6 +34,8 @@ export interface SearchSource {
   readonly db: DatabaseSync;
   /** The cap on the rows of the terms that drive the tiers, TIER_DRIVER_ROWS_CAP unless set (term-tiers.ts; a test lowers it to reach the other paths). */
   readonly tierDriverRows?: number;
+  /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
+  readonly searchRowBudget?: number;
   statement(sql: string): StatementSync;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;
@@ -203,10 +209,26 @@ export function searchCatalog(
   const secret = store.cursorSecret();
   const hash = bindingHash(query, filters);
   const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
-  const terms = queryTerms(query);
-  if (terms.length === 0) return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } };
+  const queryTerms = distinctTerms(query);
 
   return inReadTransaction(store.db, () => {
+    // The terms ranked over: the first page's (its cursor's), else the budget's choice (term-budget.ts).
+    const choice =
+      pinnedChoice(queryTerms, after, (term) => termRowsCapped(store, term, 1) > 0) ??
+      runChoice(
+        chooseTerms(
+          queryTerms,
+          commonBits(store.statement.bind(store)),
+          store.searchRowBudget,
+          queryTerms.length > MAX_SEARCHED_TERMS ? listingCount(store) : undefined,
+        ),
+        ({ terms, cap }) => terms.map((term) => termRowsCapped(store, term, cap)),
+      );
+    const terms = choice.searched;
+    const answered = choiceFields(choice);
+    if (terms.length === 0)
+      return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null }, ...answered };
+    const k = choiceIndexes(queryTerms, choice);
     const asOf = after?.a ?? store.currentSeq();
     const { conditions, params } = filterSql(filters, asOf);
     const joinListings = conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id';
@@ -278,7 +300,7 @@ export function searchCatalog(
         now,
       );
       last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
-      if (last) from = { v: 1, h: hash, a: asOf, r: Number(last.rank), i: Number(last.listing_id), t: after?.t ?? now.getTime() };
+      if (last) from = { v: 1, h: hash, a: asOf, r: Number(last.rank), i: Number(last.listing_id), t: after?.t ?? now.getTime(), k };
     }
     const pageRows = kept.slice(0, page.limit);
     const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
@@ -287,8 +309,8 @@ export function searchCatalog(
     const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
     const cursor =
       more && at
-        ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: Number(at.rank), i: Number(at.listing_id), t: after?.t ?? now.getTime() })
+        ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: Number(at.rank), i: Number(at.listing_id), t: after?.t ?? now.getTime(), k })
         : null;
-    return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor } };
+    return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor }, ...answered };
   });
 }

@@ -225,6 +225,19 @@ function rowsUpTo(store: TermRows, term: string, limit: number): number {
   );
 }
 
+/** How many listings the catalog holds (the search budget's function-word share, term-budget.ts), kept a while. */
+export function listingCount(store: TermRows): number {
+  return keptCount(store, '\u0002listings', () => Number((store.statement('SELECT count(*) AS n FROM listings').get() as { n: number }).n));
+}
+
+/**
+ * A term's rows up to `cap` (the search budget's counts, term-budget.ts): past PROBE_ROWS kept a
+ * while, as the tiers' counts are.
+ */
+export function termRowsCapped(store: TermRows, term: string, cap: number): number {
+  return cap <= PROBE_ROWS ? rowsUpTo(store, term, cap) : keptCount(store, `${cap}\u0001${term}`, () => rowsUpTo(store, term, cap));
+}
+
 /**
  * A term's rows up to `cap + 1`: counted up to PROBE_ROWS, and past that up to the cap and one
  * more, kept a while. Past the cap a term cannot drive, and how many more rows it has does not

@@ -1,0 +1,114 @@
+/**
+ * Search p95 by word-frequency band and query length, random queries (seed printed), over HTTP against a baseline.
+ *
+ * Queries are drawn at random (xorshift, a seed per run, printed) from the corpus's Zipf vocabulary
+ * (bench/catalog-corpus.ts): words of the 16, 50 and 200 most common, and "natural" (content words
+ * of rank 40–3,000 mixed with the 8 most common, as an agent's sentence is), 1 to 20 words long, so
+ * no fixed query set can be tuned for. Each side is its own `dist/main.js` process (this checkout
+ * and a baseline build, bench/baseline-build.ts) on its own copy of one seeded catalog file, measured
+ * with the same client at one connection, alternating sides per row, the same queries for both. A
+ * baseline answer other than 200 (it refuses more than 8 terms) is reported as such.
+ *
+ *   npm run build && npm run bench -- search-bands --db FILE [--before COMMIT] [--requests 40] [--seed N]
+ *   npm run bench -- search-bands --quick     (2,000 listings, this checkout only, a few seconds)
+ */
+import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { baselineBuild } from '../lib/baseline-build.ts';
+import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
+import { fmt, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    db: { type: 'string' },
+    before: { type: 'string' },
+    requests: { type: 'string', default: '40' },
+    seed: { type: 'string' },
+    lengths: { type: 'string', default: '1,2,3,4,6,8,13,20' },
+    quick: { type: 'boolean', default: false },
+  },
+});
+const quick = values.quick;
+if (!quick) requireBuild();
+const seed = Number(values.seed ?? Math.floor(Math.random() * 2 ** 31));
+const REQUESTS = quick ? 3 : Number(values.requests);
+const lengths = (quick ? '1,13' : values.lengths).split(',').map(Number);
+const out = (s: string) => console.log(s);
+
+const BANDS: Record<string, (rand: () => number) => string> = {
+  'top 16': (rand) => vocabularyWord(Math.floor(rand() * 16)),
+  'top 50': (rand) => vocabularyWord(Math.floor(rand() * 50)),
+  'top 200': (rand) => vocabularyWord(Math.floor(rand() * 200)),
+};
+/** A query of `n` words of a band; "natural": every other word one of the 8 most common, the others content words. */
+function query(band: string, n: number, rand: () => number): string {
+  return Array.from({ length: n }, (_, k) =>
+    band === 'natural'
+      ? k % 2 === 1
+        ? vocabularyWord(Math.floor(rand() * 8))
+        : vocabularyWord(40 + Math.floor(rand() * 2960))
+      : BANDS[band]!(rand),
+  ).join(' ');
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-bench-bands-'));
+let source = values.db;
+if (quick || !source) {
+  source = join(dir, 'corpus.sqlite');
+  seedCorpus(source, quick ? 2000 : 10_000);
+}
+if (!existsSync(source)) throw new Error(`no catalog file at ${source}`);
+const sides: Array<{ name: string; cwd: string; port: number }> = [{ name: 'this checkout', cwd: process.cwd(), port: 47410 }];
+if (values.before && !quick) sides.unshift({ name: `before (${values.before})`, cwd: baselineBuild(values.before), port: 47411 });
+const processes = sides.map((side) => {
+  const file = join(dir, `${side.port}.sqlite`);
+  copyFileSync(source, file);
+  const main = quick ? ['--import', 'tsx', join(side.cwd, 'src/main.ts')] : [join(side.cwd, 'dist/main.js')];
+  return startNode(['--max-semi-space-size=4', ...main], discoveryOnlyEnv(side.port, file));
+});
+
+out(machineLine());
+out(`seed ${seed}; ${REQUESTS} requests per row and side, limit 20, one connection; catalog ${source}`);
+try {
+  await Promise.all(sides.map((side) => waitReady(side.port, '/supported')));
+  out(`\n| band | words | ${sides.map((s) => `${s.name} p50 / p95 ms`).join(' | ')}${sides.length > 1 ? ' | ratio p95 |' : ''} searched (first query) |`);
+  out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | --- |' : ''} --- |`);
+  for (const band of [...Object.keys(BANDS), 'natural']) {
+    for (const n of lengths) {
+      const rand = rng(seed ^ (n * 7919) ^ band.length);
+      const queries = Array.from({ length: REQUESTS }, () => query(band, n, rand));
+      const cells: string[] = [];
+      const p95s: number[] = [];
+      let searched = '';
+      for (const side of sides) {
+        const times: number[] = [];
+        const statuses = new Map<number, number>();
+        for (const q of queries) {
+          const started = performance.now();
+          const res = await request(side.port, 'GET', `/discovery/search?query=${encodeURIComponent(q)}&limit=20`);
+          times.push(performance.now() - started);
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          if (side === sides.at(-1) && !searched && res.status === 200) {
+            const body = JSON.parse(res.text) as { searchMethod?: string; searchedTerms?: string[] };
+            searched = body.searchedTerms ? `${body.searchMethod}: ${body.searchedTerms.length} of ${new Set(q.split(' ')).size}` : '';
+          }
+        }
+        const refused = [...statuses].filter(([status]) => status !== 200);
+        p95s.push(pct(times, 95));
+        cells.push(
+          refused.length === statuses.size
+            ? `all ${refused.map(([s]) => s).join('/')}`
+            : `${fmt(pct(times, 50))} / ${fmt(pct(times, 95))}${refused.length ? ` (${refused.map(([s, c]) => `${c}× ${s}`).join(', ')})` : ''}`,
+        );
+      }
+      const ratio = sides.length > 1 ? ` | ${cells[0]!.startsWith('all') ? '–' : (p95s[1]! / p95s[0]!).toFixed(2)}` : '';
+      out(`| ${band} | ${n} | ${cells.join(' | ')}${ratio} | ${searched} |`);
+    }
+  }
+} finally {
+  await stopServers(...processes);
+}
+out(`\nLoad average after the searches: ${loadAverage()}.`);

@@ -1,0 +1,170 @@
+/**
+ * The search budget (docs/CATALOG.md "Search budget", openapi.yaml `searchMethod`): a query may
+ * hold any number of words, up to MAX_QUERY_LENGTH characters, and what its search costs is bounded
+ * by the terms it ranks over, not by refusing it. A several-term search reads its terms' index rows
+ * (the tiers read every row of the terms that drive them, sqlite/term-tiers.ts); so the terms are
+ * weighed by the rows they cover and the rarest are kept while their rows fit SEARCH_ROW_BUDGET:
+ *
+ *   1. the query's distinct terms (tokenize, each cut to 64 characters), in query order;
+ *   2. each term's rows in the index (every revision, any snapshot), counted in steps only as far as
+ *      the choice needs: every term up to 64, the first 128 of those with more up to 1,024, the first
+ *      16 of those with more up to SEARCH_ROW_BUDGET + 1;
+ *   3. terms with rows are ordered fewest rows first (ties in query order); a term whose count
+ *      stopped at a step's cap comes after every term counted exactly, the catalog's chosen common
+ *      terms (common-terms.ts) last, fewest rows at the choice first;
+ *   4. the first term is always kept (a one-term search walks its index and stops after the page);
+ *      each next one while fewer than MAX_SEARCHED_TERMS are kept and the kept terms' rows total at
+ *      most SEARCH_ROW_BUDGET;
+ *   5. except when every term with rows is a chosen common term past the budget: up to
+ *      MAX_SEARCHED_TERMS of them are kept, as the structures built for them read (the pairs' kept
+ *      pages, the revision scans, the common-term masks).
+ *
+ * The rank is the contract's rank over the kept terms (search.ts). A term found in no listing is
+ * in neither list of the answer (it could add nothing to any rank); a term with rows left out is
+ * `droppedTerms`, and the answer's `searchMethod` then says `text_budgeted`.
+ *
+ * The choice is written once for both stores as a generator: it yields each step's counting request
+ * (terms and cap) and receives each term's rows up to the cap; the SQLite store answers it
+ * synchronously, the Postgres store with one statement per step.
+ */
+import { MAX_TERM_LENGTH, tokenize } from './terms.ts';
+
+/** The most terms a search ranks over: the several-term machinery (signatures, masks, share sums) is built for eight. */
+export const MAX_SEARCHED_TERMS = 8;
+/**
+ * The index rows the kept terms may cover in all (past the first term): the tiers' driver cap
+ * (sqlite/term-tiers.ts TIER_DRIVER_ROWS_CAP), so every kept term drives and the tiers decide the
+ * page from those rows alone (docs/BENCHMARKS.md "Search by query length").
+ */
+export const SEARCH_ROW_BUDGET = 20_000;
+/** The counting steps: caps, and how many terms each step counts at most (query order). */
+const COUNT_STEPS = [
+  { cap: 64, terms: Infinity },
+  { cap: 1024, terms: 128 },
+  { cap: SEARCH_ROW_BUDGET + 1, terms: 16 },
+] as const;
+/** The counting steps for a budget (a test lowers it): the last counts up to the budget and one more. */
+const countSteps = (budget: number) => {
+  const steps = COUNT_STEPS.slice(0, 2).filter((s) => s.cap <= budget);
+  return [...steps, { cap: budget + 1, terms: steps.length === 0 ? Infinity : 16 }];
+};
+
+/**
+ * A term held by more than this share of the catalog's listings is one of its function words ("the",
+ * "for", "api" in an API catalog): in a query of more terms than are searched, such a term would
+ * take a place from a content word, and since a listing matching more terms ranks first, the
+ * listings holding most function words would lead (docs/CATALOG.md "Search budget").
+ */
+export const FUNCTION_WORD_SHARE = 0.25;
+
+/** `searchMethod` of a search answer: every term with rows ranked, or some left out by the budget. */
+export type SearchMethod = 'text' | 'text_budgeted';
+
+export interface TermChoice {
+  /** The terms the rank is computed over, rarest first. */
+  searched: string[];
+  /** The terms with rows the budget left out, in query order. */
+  dropped: string[];
+  method: SearchMethod;
+}
+
+/** Count each of `terms` up to `cap` rows (a term with more answers `cap`). */
+export interface CountRequest {
+  terms: string[];
+  cap: number;
+}
+
+/** The distinct terms of a query, in order, each at most 64 characters (the terms a search weighs). */
+export function distinctTerms(query: string): string[] {
+  return [...new Set(tokenize(query).map((t) => t.slice(0, MAX_TERM_LENGTH)))];
+}
+
+/**
+ * The budget's choice of terms (steps 2–5 above) among `terms` (distinctTerms). `chosen`: the
+ * catalog's chosen common terms and their bits (bit 0: the most rows at the choice); `listings`:
+ * how many listings the catalog holds (asked only when `terms` are more than MAX_SEARCHED_TERMS).
+ */
+export function* chooseTerms(
+  terms: readonly string[],
+  chosen: ReadonlyMap<string, number>,
+  budget: number = SEARCH_ROW_BUDGET,
+  listings?: number,
+): Generator<CountRequest, TermChoice, number[]> {
+  /** Exact rows of the terms counted below a step's cap. */
+  const exact = new Map<string, number>();
+  /** The terms whose count reached its step's cap: at least that many rows. */
+  let open = [...terms];
+  /** Every term still open has at least this many rows (the last step's cap). */
+  let atLeast = 0;
+  for (const step of countSteps(budget)) {
+    if (open.length === 0 || settled(exact, atLeast, budget)) break;
+    const counting = open.slice(0, step.terms);
+    const rows = yield { terms: counting, cap: step.cap };
+    counting.forEach((term, i) => {
+      if (rows[i]! < step.cap) exact.set(term, rows[i]!);
+    });
+    open = open.filter((term) => !exact.has(term));
+    atLeast = step.cap;
+  }
+  const withRows = terms.filter((term) => exact.get(term) !== 0);
+  if (withRows.length === 0) return { searched: [], dropped: [], method: 'text' };
+  const byRows = [...exact.entries()].filter(([, n]) => n > 0).sort((a, b) => a[1] - b[1] || terms.indexOf(a[0]) - terms.indexOf(b[0]));
+  const uncounted = open.filter((term) => !chosen.has(term));
+  const common = open.filter((term) => chosen.has(term)).sort((a, b) => chosen.get(b)! - chosen.get(a)!);
+  let searched: string[];
+  if (byRows.length === 0 && uncounted.length === 0) searched = common.slice(0, MAX_SEARCHED_TERMS);
+  else {
+    let order = [...byRows.map(([term]) => term), ...uncounted, ...common];
+    // More terms than are searched: the catalog's function words go first (step 4 above).
+    if (withRows.length > MAX_SEARCHED_TERMS && listings !== undefined) {
+      const informative = byRows.filter(([, n]) => n <= listings * FUNCTION_WORD_SHARE).map(([term]) => term);
+      if (informative.length > 0) order = informative;
+    }
+    searched = [order[0]!];
+    let rows = exact.get(order[0]!) ?? Infinity;
+    for (const term of order.slice(1)) {
+      const n = exact.get(term);
+      if (searched.length >= MAX_SEARCHED_TERMS || n === undefined || rows + n > budget) break;
+      searched.push(term);
+      rows += n;
+    }
+  }
+  const kept = new Set(searched);
+  const dropped = withRows.filter((term) => !kept.has(term));
+  return { searched, dropped, method: dropped.length === 0 ? 'text' : 'text_budgeted' };
+}
+
+/**
+ * Whether the counts so far settle the choice: MAX_SEARCHED_TERMS terms with rows are known and fit
+ * the budget, or no open term (each with at least `atLeast` rows) could join those known. Only then
+ * may the counting stop before its last step.
+ */
+function settled(exact: ReadonlyMap<string, number>, atLeast: number, budget: number): boolean {
+  const known = [...exact.values()].filter((n) => n > 0).sort((a, b) => a - b);
+  if (known.length === 0) return false;
+  let rows = 0;
+  let kept = 0;
+  for (const n of known) {
+    if (kept >= MAX_SEARCHED_TERMS || (kept > 0 && rows + n > budget)) return true;
+    rows += n;
+    kept++;
+  }
+  return kept >= MAX_SEARCHED_TERMS || rows + atLeast > budget;
+}
+
+/** Runs a choice with a synchronous counter (SQLite). */
+export function runChoice(choice: Generator<CountRequest, TermChoice, number[]>, count: (request: CountRequest) => number[]): TermChoice {
+  let next = choice.next();
+  while (!next.done) next = choice.next(count(next.value));
+  return next.value;
+}
+
+/** Runs a choice with an asynchronous counter (Postgres). */
+export async function runChoiceAsync(
+  choice: Generator<CountRequest, TermChoice, number[]>,
+  count: (request: CountRequest) => Promise<number[]>,
+): Promise<TermChoice> {
+  let next = choice.next();
+  while (!next.done) next = choice.next(await count(next.value));
+  return next.value;
+}
