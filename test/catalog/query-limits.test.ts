@@ -41,7 +41,10 @@ const search = (query: string) => client.get(`/discovery/search?${new URLSearchP
 it('the schema carries the same length as the code, and no limit on words', () => {
   expect(MAX_QUERY_LENGTH).toBe(2048);
   expect(querySchema.maxLength).toBe(MAX_QUERY_LENGTH);
-  expect(querySchema.pattern).toBeUndefined();
+  // The pattern says only "not blank" (a character that is not white space, as trim() sees it).
+  expect(querySchema.pattern).toBe('\\S');
+  for (const blank of [' ', '\t\n', '\u00a0\u3000\ufeff'])
+    expect(new RegExp(querySchema.pattern, 'u').test(blank)).toBe(blank.trim() !== '');
 });
 
 describe('GET /discovery/search', () => {

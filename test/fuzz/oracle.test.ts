@@ -33,6 +33,9 @@ const req = (method: string, target: string, headers: Record<string, string> = {
   fuzzRequest({ method, target, headers, kind: 'test' });
 const health = { status: 'ok', x402Version: 2, network: 'stellar:testnet' };
 
+/** What every search answer says about its terms (openapi.yaml DiscoverySearchResponse). */
+const searched = { searchMethod: 'text', searchedTerms: ['a'], droppedTerms: [] };
+
 describe('checkExchange fails what the contract forbids', () => {
   it('accepts a conforming answer', () => {
     expect(checkExchange(req('GET', '/health'), json(200, health))).toMatchObject({ status: 'ok' });
@@ -125,7 +128,7 @@ describe('checkExchange fails what the contract forbids', () => {
     const search = (items: unknown[], pagination: object, partialResults: boolean) =>
       checkExchange(
         req('GET', '/discovery/search?query=a&limit=1'),
-        json(200, { x402Version: 2, resources: items, partialResults, pagination }),
+        json(200, { x402Version: 2, resources: items, partialResults, pagination, ...searched }),
       );
     expect(() => search([item, item], { limit: 2, cursor: null }, false)).toThrow(/2 results for limit 1/);
     expect(() => search([item], { limit: 1, cursor: 'c' }, false)).toThrow(/cursor without partialResults/);
@@ -232,7 +235,7 @@ describe('the request-side and stateful Schemathesis checks fire', () => {
     expect(() =>
       checkExchange(
         req('GET', '/discovery/search?query=%20'),
-        json(200, { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null } }),
+        json(200, { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null }, ...searched }),
       ),
     ).toThrow(/^negative_data_rejection/);
   });

@@ -83,7 +83,7 @@ describe('an MCP client adds svc by URL', () => {
     expect(http.body.error.code).toBe('svc_invalid_search_cursor');
     const badCursor = await search({ query: 'weather', cursor: 'abc.def' });
     expect(badCursor).toMatchObject({ isError: true, structuredContent: { errorCode: 'svc_invalid_search_cursor' } });
-    const long = await search({ query: 'a b c d e f g h i' });
+    const long = await search({ query: 'w'.repeat(2049) });
     expect(long).toMatchObject({ isError: true, structuredContent: { errorCode: 'svc_invalid_query_parameter' } });
   });
 
