@@ -36,7 +36,15 @@ const corsPaths = Object.entries(openapiDocument.paths as Record<string, Record<
 describe('preflights', () => {
   it('every path of a cross-origin operation answers OPTIONS 204 with its methods, the headers and any origin', async () => {
     expect(corsPaths.map((p) => p.path)).toEqual(
-      expect.arrayContaining(['/discovery/resources', '/discovery/search', '/discovery/validate', '/mcp', '/openapi.yaml']),
+      expect.arrayContaining([
+        '/discovery/resources',
+        '/discovery/search',
+        '/discovery/merchant',
+        '/discovery/validate',
+        '/discovery/delist',
+        '/mcp',
+        '/openapi.yaml',
+      ]),
     );
     for (const { path, methods } of corsPaths) {
       const res = await api(open.url).request('OPTIONS', path, {
