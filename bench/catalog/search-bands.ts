@@ -75,9 +75,9 @@ out(`seed ${seed}; ${REQUESTS} requests per row and side, limit 20, one connecti
 try {
   await Promise.all(sides.map((side) => waitReady(side.port, '/supported')));
   out(
-    `\n| band | words | ${sides.map((s) => `${s.name} p50 / p95 ms`).join(' | ')}${sides.length > 1 ? ' | ratio p95 |' : ''} searched (first query) |`,
+    `\n| band | words | ${sides.map((s) => `${s.name} p50 / p95 ms`).join(' | ')}${sides.length > 1 ? ' | ratio p95' : ''} | searched (first query) |`,
   );
-  out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | --- |' : ''} --- |`);
+  out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | ---' : ''} | --- |`);
   for (const band of [...Object.keys(BANDS), 'natural']) {
     for (const n of lengths) {
       const rand = rng(seed ^ (n * 7919) ^ band.length);
