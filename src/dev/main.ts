@@ -296,7 +296,9 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line('Demo accounts on the devnet. DEV-ONLY keys: they exist only in this process, never use them anywhere else.');
   trace.line(`  buyer       ${accounts.buyer.publicKey}   secret (dev-only) ${accounts.buyer.secret}`);
   trace.line(`  agent       ${accounts.agent.publicKey}   secret (dev-only) ${accounts.agent.secret}`);
-  trace.line(`  seller      ${accounts.seller.publicKey}   (receives the payments)`);
+  trace.line(
+    `  seller      ${accounts.seller.publicKey}   secret (dev-only) ${accounts.seller.secret}   (payTo of the demo sellers: owns their listings; docs/SELLER.md withdraws one with it)`,
+  );
   trace.line(
     `  submitters  ${accounts.submitters.map((a) => a.publicKey).join(', ')}   fee-bump ${accounts.feeBump.publicKey}   (svc's; secrets not shown)`,
   );

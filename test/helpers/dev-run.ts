@@ -22,6 +22,8 @@ export interface DevRun {
   sellerUrl: string;
   rpcUrl: string;
   agentSecret: string;
+  /** The dev-only secret of the demo sellers' payTo, which owns their listings. */
+  sellerSecret: string;
   /** The printed MCP client configuration, parsed. */
   mcpConfig: { mcpServers: { svc: { command: string; args: string[]; env: Record<string, string> } } };
   dataDir: string;
@@ -85,6 +87,7 @@ export async function startDevRun({ ephemeral = true, readyTimeoutMs = 120_000 }
     sellerUrl: printed(stdout, 'demo seller \\(HTTP\\)'),
     rpcUrl: printed(stdout, 'devnet RPC'),
     agentSecret: /^ {2}agent\s+\S+\s+secret \(dev-only\) (S[A-Z2-7]{55})$/m.exec(stdout)![1]!,
+    sellerSecret: /^ {2}seller\s+\S+\s+secret \(dev-only\) (S[A-Z2-7]{55}) /m.exec(stdout)![1]!,
     mcpConfig: printedMcpConfig(stdout),
     dataDir,
     output: () => stdout,
