@@ -6,8 +6,8 @@
  * streamable HTTP, one server per request.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { asToolResult } from './results.ts';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { asToolResult, invalidParams } from './results.ts';
 import { searchResources, type SearchPort } from './search.ts';
 import { SEARCH_TOOL } from './tools.ts';
 
@@ -41,7 +41,7 @@ export function createHostedDiscoveryServer(search: SearchPort, network: string)
       name === 'paid_call'
         ? 'paid_call is not served here: it signs with the buyer key, which stays with the agent. Run the local stdio tool server (docs/MCP.md) for paid_call.'
         : `Unknown tool ${JSON.stringify(name)}.`;
-    throw new McpError(ErrorCode.InvalidParams, `${why} This server has one tool: search_resources.`);
+    throw invalidParams(`${why} This server has one tool: search_resources.`);
   });
   return server;
 }

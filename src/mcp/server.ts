@@ -5,12 +5,12 @@
  * isError and structuredContent {errorCode, reason}; an unknown tool name is a protocol error.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createFacilitatorClient, type FacilitatorClient } from '../client/facilitator.ts';
 import { LedgerTimeEstimator, createSdkRpc, type ChainRpc } from '../chains/stellar/index.ts';
 import { walletOf, type McpConfig } from './config.ts';
 import { paidCall, type PaidCallDeps } from './paid-call.ts';
-import { asToolResult } from './results.ts';
+import { asToolResult, invalidParams } from './results.ts';
 import { searchResources } from './search.ts';
 import { SERVER_INSTRUCTIONS, TOOLS } from './tools.ts';
 
@@ -53,10 +53,7 @@ export function createToolServer(deps: ToolServerDeps): Server {
       case 'paid_call':
         return asToolResult(() => paidCall(args, paidDeps));
       default:
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Unknown tool ${JSON.stringify(request.params.name)}; the tools are search_resources and paid_call.`,
-        );
+        throw invalidParams(`Unknown tool ${JSON.stringify(request.params.name)}; the tools are search_resources and paid_call.`);
     }
   });
   return server;

@@ -87,8 +87,16 @@ describe('an MCP client adds svc by URL', () => {
     expect(long).toMatchObject({ isError: true, structuredContent: { errorCode: 'svc_invalid_query_parameter' } });
   });
 
-  it('paid_call is not served: a protocol error that points to the stdio server', async () => {
-    await expect(client.callTool({ name: 'paid_call', arguments: { url: 'https://x.example.com' } })).rejects.toThrow(/stdio/);
+  it('paid_call is not served: a protocol error that points to the stdio server, its code said once', async () => {
+    const refused = client.callTool({ name: 'paid_call', arguments: { url: 'https://x.example.com' } });
+    // The client prefixes "MCP error <code>: " to the message the server sent, which has no prefix of its own.
+    await expect(refused).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(
+        /^MCP error -32602: paid_call is not served here: .*stdio.* This server has one tool: search_resources\.$/,
+      ) as string,
+    });
+    await expect(refused).rejects.not.toThrow(/MCP error -32602: MCP error/);
   });
 });
 

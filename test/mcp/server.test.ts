@@ -115,7 +115,9 @@ describe('protocol', () => {
     expect(tools.map((t) => t.name)).toEqual(['search_resources', 'paid_call']);
     expect(tools[0]!.inputSchema).toMatchObject({ type: 'object', required: ['query'] });
     expect(Object.keys(tools[1]!.inputSchema.properties!)).toEqual(['resourceId', 'url', 'toolName', 'input', 'method', 'ignoreLiveness']);
-    await expect(client.callTool({ name: 'buy_everything', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await expect(client.callTool({ name: 'buy_everything', arguments: {} })).rejects.toThrow(
+      /^MCP error -32602: Unknown tool "buy_everything"; the tools are search_resources and paid_call\.$/,
+    );
   });
 
   it('tools/list describes the tools (titles, annotations, output schemas), the server gives instructions, and results validate against the output schemas', async () => {
