@@ -30,13 +30,10 @@ import { runStory, type StoryResult } from './story.ts';
 import { createTrace } from './trace.ts';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from './lock.ts';
 import { ALLOW_PRIVATE_TARGETS } from '../net/private-addresses.ts';
+import { DEV_ALLOW_PRIVATE_TARGETS, devMcpClientConfig } from './mcp-client.ts';
 
 const REPO_DIR = resolve(REPO_ROOT);
-/**
- * The demo's sellers listen on loopback, which svc's catalog and paid_call refuse by default
- * (docs/SECURITY.md "SSRF"): the dev stack, and only it, allows loopback.
- */
-const DEV_ALLOW_PRIVATE_TARGETS = '127.0.0.0/8,::1/128';
+// The dev stack, and only it, lets svc's catalog and paid_call reach loopback, where its sellers listen.
 process.env[ALLOW_PRIVATE_TARGETS] ??= DEV_ALLOW_PRIVATE_TARGETS;
 
 const DEFAULT_DATA_DIR = './data/dev';
@@ -306,20 +303,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line("Connect your own MCP client (e.g. Claude Desktop, Cursor) to svc's agent tools with this config:");
   trace.line(
     JSON.stringify(
-      {
-        mcpServers: {
-          svc: {
-            command: 'npm',
-            args: ['run', '--silent', '--prefix', REPO_DIR, 'mcp'],
-            env: {
-              FACILITATOR_URL: stack.svc.url,
-              RPC_URL: devnet.rpcUrl,
-              CLIENT_STELLAR_PRIVATE_KEY: `${accounts.agent.secret}`,
-              ALLOW_PRIVATE_TARGETS: DEV_ALLOW_PRIVATE_TARGETS,
-            },
-          },
-        },
-      },
+      devMcpClientConfig({ repoDir: REPO_DIR, facilitatorUrl: stack.svc.url, rpcUrl: devnet.rpcUrl, agentSecret: accounts.agent.secret }),
       null,
       2,
     )
