@@ -298,9 +298,10 @@ export interface paths {
          *     notification or a response is answered 202 without a body. `GET` and `DELETE` (the
          *     server-to-client stream and the end of a session) are 405 with `Allow: POST, OPTIONS`.
          *
-         *     The request must send `Content-Type: application/json` (else 415) and an `Accept` listing
-         *     both `application/json` and `text/event-stream` (else 406), as the MCP streamable HTTP
-         *     transport requires of clients; both refusals are JSON-RPC error bodies. A JSON body is
+         *     The request must send `Content-Type: application/json` (else 415). An `Accept` that names
+         *     media types must list both `application/json` and `text/event-stream` (else 406), as the
+         *     MCP streamable HTTP transport requires of clients; no `Accept`, or `*\/*`, accepts the JSON
+         *     answer. Both refusals are JSON-RPC error bodies. A JSON body is
          *     checked first: not one JSON-RPC 2.0 message of the form below, or an unsupported
          *     `MCP-Protocol-Version`, is 400 `svc_malformed_request_body`; over 256 KiB is 413.
          *
@@ -2323,7 +2324,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["OriginNotAllowed"];
-            /** @description `Accept` does not list both `application/json` and `text/event-stream` (a JSON-RPC error body). */
+            /** @description `Accept` names media types but not both `application/json` and `text/event-stream` (a JSON-RPC error body). */
             406: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2904,7 +2905,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/yaml": string;
+                    "application/yaml": Record<string, never>;
                 };
             };
             400: components["responses"]["RequestUnparseable"];

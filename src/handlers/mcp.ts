@@ -7,7 +7,7 @@
  *
  * Before this handler the route has checked the rate, read and validated a JSON body against
  * openapi.yaml, and waited for room beside payments (app.ts); the transport then checks `Accept`
- * (406) and `Content-Type` (415) and answers in JSON-RPC.
+ * (406; an absent one or `*\/*` is taken as both of its types) and `Content-Type` (415) and answers in JSON-RPC.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CatalogPort, Requester } from '../catalog/types.ts';
@@ -21,6 +21,18 @@ import { parseDiscoveryQuery, requesterOf, searchCatalog } from './discovery.ts'
 
 /** The request headers the transport reads; no other header of the client reaches it. */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+
+/** What the transport requires a client to accept: svc answers only the first, never a stream. */
+const BOTH_MEDIA_TYPES = 'application/json, text/event-stream';
+
+/**
+ * No `Accept`, or only `*\/*`: the client takes any media type (RFC 9110), so also svc's JSON
+ * answer. The transport would refuse it (406), as it refuses an Accept that names types without
+ * both of its own; generic HTTP clients and contract fuzzers send these, MCP clients never do.
+ */
+export function acceptsAnything(accept: string): boolean {
+  return accept.split(',').every((range) => ['', '*/*'].includes((range.split(';')[0] ?? '').trim()));
+}
 
 /** Whether the body is JSON by its media type (parameters aside), the transport's own test. */
 export function isJsonMediaType(contentType: string): boolean {
@@ -71,6 +83,7 @@ export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware
         const value = ctx.get(name);
         if (value !== '') headers.set(name, value);
       }
+      if (acceptsAnything(ctx.get('accept'))) headers.set('accept', BOTH_MEDIA_TYPES);
       const request = new Request(new URL(ctx.originalUrl, 'http://svc.invalid'), { method: 'POST', headers });
       // The body was read (and checked) only when it is JSON; otherwise the transport refuses the request before reading one.
       const parsed = isJsonMediaType(ctx.get('Content-Type')) ? { parsedBody: ctx.request.body } : undefined;

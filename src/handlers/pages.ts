@@ -35,7 +35,8 @@ function contentSecurityPolicy(extra: Record<string, string> = {}): string {
     .join('; ');
 }
 
-export const DOCS_CSP = contentSecurityPolicy();
+// Scalar's Test Request previews an HTML answer (e.g. GET /) in a sandboxed frame of a blob: URL it makes.
+export const DOCS_CSP = contentSecurityPolicy({ 'frame-src': 'blob:' });
 // Icons are sellers' https URLs (never http, so a page served over https mixes nothing in);
 // the explorer's styles are its own file, so no inline styles either.
 export const EXPLORER_CSP = contentSecurityPolicy({ 'img-src': "'self' data: https:", 'style-src': "'self'" });

@@ -21,9 +21,13 @@ export interface DevRun {
   svcUrl: string;
   sellerUrl: string;
   rpcUrl: string;
+  /** The devnet's JSON-RPC over HTTPS (its certificate is `devnet-ca.pem` in the data directory). */
+  httpsRpcUrl: string;
   agentSecret: string;
   /** The dev-only secret of the demo sellers' payTo, which owns their listings. */
   sellerSecret: string;
+  /** The dev-only secret of the demo buyer (100 USDC). */
+  buyerSecret: string;
   /** The printed MCP client configuration, parsed. */
   mcpConfig: { mcpServers: { svc: { command: string; args: string[]; env: Record<string, string> } } };
   dataDir: string;
@@ -86,7 +90,9 @@ export async function startDevRun({ ephemeral = true, readyTimeoutMs = 120_000 }
     svcUrl: printed(stdout, 'svc \\(facilitator\\)'),
     sellerUrl: printed(stdout, 'demo seller \\(HTTP\\)'),
     rpcUrl: printed(stdout, 'devnet RPC'),
+    httpsRpcUrl: /^ {2}devnet RPC\s+\S+\s+https: (\S+)/m.exec(stdout)![1]!,
     agentSecret: /^ {2}agent\s+\S+\s+secret \(dev-only\) (S[A-Z2-7]{55})$/m.exec(stdout)![1]!,
+    buyerSecret: /^ {2}buyer\s+\S+\s+secret \(dev-only\) (S[A-Z2-7]{55})$/m.exec(stdout)![1]!,
     sellerSecret: /^ {2}seller\s+\S+\s+secret \(dev-only\) (S[A-Z2-7]{55}) /m.exec(stdout)![1]!,
     mcpConfig: printedMcpConfig(stdout),
     dataDir,

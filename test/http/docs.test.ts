@@ -102,4 +102,45 @@ describe('GET /docs', () => {
     expect(requests.filter((r) => !r.includes(server.url) && !/ (data|blob):/.test(r))).toEqual([]);
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('Test Request on GET / previews the explorer page (HTML) in its frame, without a CSP violation', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    await page.goto(`${server.url}/docs`, { timeout: 60_000 });
+    const operation = page.locator('[id$="/GET/"]');
+    await operation.waitFor({ timeout: 30_000 });
+    await operation.scrollIntoViewIfNeeded();
+    await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
+    const send = page.getByRole('button', { name: /Send get request to/ });
+    await send.waitFor({ timeout: 30_000 });
+    await send.click();
+    await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toMatch(/\b200 OK\b/);
+    // Scalar previews the HTML answer in a sandboxed frame of a blob: URL: it shows the explorer's
+    // page, not Chromium's error page for a frame the CSP refused.
+    const previewText = async () => {
+      for (const frame of page.frames()) {
+        if (frame === page.mainFrame()) continue;
+        if (frame.url().startsWith('chrome-error:')) return `refused: ${frame.url()}`;
+        if (frame.url().startsWith('blob:'))
+          return (
+            await frame
+              .locator('body')
+              .innerText()
+              .catch(() => '')
+          ).slice(0, 200);
+      }
+      return '(no preview frame)';
+    };
+    await expect.poll(previewText, { timeout: 30_000 }).toMatch(/catalog/i);
+    await page.screenshot({ path: artifact('docs-test-request-explorer.png') });
+    await page.close();
+    // Scalar's frame is sandboxed without scripts (its choice): the page's own script not running there is no fault.
+    expect(
+      problems.filter((p) => !/because the document's frame is sandboxed and the 'allow-scripts' permission is not set/.test(p)),
+    ).toEqual([]);
+  }, 120_000);
 });

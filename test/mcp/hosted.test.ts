@@ -127,6 +127,14 @@ describe('POST /mcp over raw HTTP, within openapi.yaml', () => {
     }
   });
 
+  it('no Accept, or */*, takes the JSON answer (any media type is accepted)', async () => {
+    for (const accept of [undefined, '*/*', '*/*;q=0.8']) {
+      const res = await post(toolsList, { 'content-type': 'application/json', ...(accept ? { accept } : {}) });
+      expect(res.status, String(accept)).toBe(200);
+      expect(res.body.result.tools.map((t: { name: string }) => t.name)).toEqual(['search_resources']);
+    }
+  });
+
   it('Accept without text/event-stream is 406, a body that is not JSON 415, both JSON-RPC errors', async () => {
     const notAcceptable = await post(toolsList, { accept: 'application/json', 'content-type': 'application/json' });
     expect(notAcceptable.status).toBe(406);
