@@ -12,10 +12,14 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export function ensureChromium(): void {
   if (existsSync(CHROMIUM_PATH)) return;
   if (process.getuid?.() !== 0) {
-    throw new Error(`Chromium is missing at ${CHROMIUM_PATH}: run \`sudo apt-get install -y chromium\` (or set CHROMIUM_PATH).`);
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM_PATH}: run \`sudo apt-get install -y --no-install-recommends chromium\` (or set CHROMIUM_PATH).`,
+    );
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env });
+  // Without recommended packages (a printer dialog, Perl modules, …): headless Chromium needs only its
+  // dependencies, which bring a font through fontconfig.
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { stdio: 'inherit', env });
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`apt-get installed chromium, but ${CHROMIUM_PATH} is still missing`);
 }
