@@ -37,6 +37,8 @@ export interface LivenessListing {
   method: string;
   /** The listing's example input (query parameters, or the JSON body of a body method); absent when none. */
   input?: Record<string, unknown>;
+  /** A templated http listing's example path parameters (its URL keeps `:name`); absent when none. */
+  pathParams?: Record<string, unknown>;
   payTo: string;
   /** The record before this check (absent: never checked). */
   previous?: LivenessRecord;
@@ -122,6 +124,7 @@ export function livenessListingOf(row: {
     toolName: row.tool_name,
     method,
     ...(isObject(example) ? { input: example } : {}),
+    ...(row.type !== 'mcp' && isObject(input.pathParams) ? { pathParams: input.pathParams } : {}),
     payTo: row.owner,
     ...(previous ? { previous } : {}),
   };

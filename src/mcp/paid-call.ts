@@ -94,12 +94,17 @@ async function resolveTarget(args: Record<string, unknown>, facilitator: Facilit
     const listing = await resolveListing(ref, facilitator);
     refuseNotLive(listing, args.ignoreLiveness === true);
     if (ref.type === 'mcp') return { type: 'mcp', url: ref.resource, toolName: ref.toolName, ...(input ? { input } : {}) };
-    const declared = listingInput(listing).method;
+    const declared = listingInput(listing);
+    // A templated listing (`/users/:id`) is called with its declared example path parameters.
+    const pathParams = declared.pathParams;
     return {
       type: 'http',
       url: ref.resource,
-      method: typeof declared === 'string' ? declared.toUpperCase() : 'GET',
+      method: typeof declared.method === 'string' ? declared.method.toUpperCase() : 'GET',
       ...(input ? { input } : {}),
+      ...(pathParams !== null && typeof pathParams === 'object' && !Array.isArray(pathParams)
+        ? { pathParams: pathParams as Record<string, unknown> }
+        : {}),
     };
   }
 

@@ -32,7 +32,7 @@ import {
 import { ToolFailure, isFacilitatorCode, isPlainObject } from './results.ts';
 
 export type TargetSpec =
-  | { type: 'http'; url: string; method: string; input?: Record<string, unknown> }
+  | { type: 'http'; url: string; method: string; input?: Record<string, unknown>; pathParams?: Record<string, unknown> }
   | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
 
 export type Probe = { kind: 'free'; result: unknown } | { kind: 'payment'; required: PaymentRequired };

@@ -21,7 +21,15 @@ import { forbiddenCause } from './guarded-fetch.ts';
 import { PROBE_MAX_HEADER_BYTES } from './probe-config.ts';
 
 export type LiveTarget =
-  | { type: 'http'; url: string; method: string; input?: Record<string, unknown> }
+  | {
+      type: 'http';
+      /** A templated listing's URL keeps its `:name` segments; `pathParams` fills them. */
+      url: string;
+      method: string;
+      input?: Record<string, unknown>;
+      /** The listing's declared example path parameters (bazaar `info.input.pathParams`). */
+      pathParams?: Record<string, unknown>;
+    }
   | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
 
 /** A PaymentRequired as @x402/core's schema accepts it (v2: resource, accepts, extensions). */
@@ -131,13 +139,29 @@ export function sameOriginFetch(fetchImpl: typeof fetch, maxRedirects: number): 
   };
 }
 
+/**
+ * A templated URL (origin + routeTemplate, e.g. `/users/:id`) with each `:name` of its path that
+ * `pathParams` names replaced by that value, percent-encoded as one segment; the URL as it is when
+ * there is nothing to fill. A buyer calls `/users/42`, never `/users/:id`.
+ */
+export function filledUrl(url: string, pathParams: Record<string, unknown> | undefined): URL {
+  const parsed = new URL(url);
+  if (!pathParams) return parsed;
+  parsed.pathname = parsed.pathname.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (whole, name: string) => {
+    const value = Object.hasOwn(pathParams, name) ? pathParams[name] : undefined;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return whole;
+    return encodeURIComponent(String(value));
+  });
+  return parsed;
+}
+
 /** The unpaid request a buyer makes from a listing's calling convention (extra headers: paid_call's payment). */
 export function unpaidHttpRequest(
   target: Extract<LiveTarget, { type: 'http' }>,
   headers: Record<string, string> = {},
 ): { url: string; init: RequestInit } {
   const method = target.method.toUpperCase();
-  const url = new URL(target.url);
+  const url = filledUrl(target.url, target.pathParams);
   if (isBodyMethod(method)) {
     return {
       url: url.href,

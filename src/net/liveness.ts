@@ -120,7 +120,13 @@ export class LivenessChecker {
     const target: LiveTarget =
       listing.type === 'mcp'
         ? { type: 'mcp', url: listing.resource, toolName: listing.toolName, ...input }
-        : { type: 'http', url: listing.resource, method: listing.method, ...input };
+        : {
+            type: 'http',
+            url: listing.resource,
+            method: listing.method,
+            ...input,
+            ...(listing.pathParams ? { pathParams: listing.pathParams } : {}),
+          };
     const probe = await probeLive402(target, { fetchImpl, timeoutMs, maxBytes: PROBE_MAX_BYTES, maxRedirects: PROBE_MAX_REDIRECTS });
     return nextRecord(listing.previous, livenessOf(listing, probe), clock());
   }

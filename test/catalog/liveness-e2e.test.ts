@@ -5,11 +5,18 @@
  * with the catalog. A seller that went away is marked unreachable and, after the grace period,
  * hidden from list and search; paying it again brings it back. A 402 naming another payTo is
  * terms_changed. Without ALLOW_PRIVATE_TARGETS the probe refuses a loopback seller (unreachable).
+ * A templated listing (`/users/:id`) of a stock @x402/express seller that validates its parameter
+ * is probed with its declared pathParams and stays live.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Keypair } from '@stellar/stellar-sdk';
+import express from 'express';
+import { HTTPFacilitatorClient, x402ResourceServer } from '@x402/core/server';
+import { paymentMiddleware } from '@x402/express';
+import { bazaarResourceServerExtension } from '@x402/extensions/bazaar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stellarServerSchemeForCore227 } from '../interop/stock-seller.ts';
 import { signingKeys } from '../../src/config.ts';
 import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.ts';
 import { createSdkRpc } from '../../src/chains/stellar/rpc.ts';
@@ -85,16 +92,17 @@ afterAll(async () => {
 });
 
 /** A real settlement through svc of a payment for `url`, listing it for `seller`. */
-async function pay(url: string): Promise<void> {
+async function pay(url: string, bazaar: Record<string, unknown> = httpBazaar()): Promise<void> {
   const requirements = h.requirements(seller.publicKey());
   const paid = await h.pay(requirements, buyer);
   const paymentPayload: PaymentPayload = {
     ...paid,
     resource: { url, description: 'loopback weather' },
-    extensions: { bazaar: httpBazaar() },
+    extensions: { bazaar },
   };
   const res = await client.post('/settle', { x402Version: 2, paymentPayload, paymentRequirements: requirements });
   expect(res.body.success).toBe(true);
+  expect(JSON.parse(Buffer.from(res.headers.get('extension-responses') ?? '', 'base64').toString()).bazaar).toEqual({ status: 'success' });
 }
 const item = async (resource: string) =>
   (await client.get(`/discovery/resources?${new URLSearchParams({ resource }).toString()}`)).body.items[0] as
@@ -143,6 +151,46 @@ describe('liveness checks of listed resources', () => {
     await pay(url);
     await pass(6 * HOUR);
     expect((await item(url))!.liveness).toEqual({ status: 'terms_changed', checkedAt: t.clock().toISOString() });
+  }, 60_000);
+
+  it('a templated listing whose stock seller validates its parameter is probed with its pathParams and stays live', async () => {
+    // A stock @x402/express seller of GET /users/:id that answers 400 to an id that is not a number
+    // (before the payment middleware, as a router's validation would): `/users/:id` itself is a 400.
+    const stock = new x402ResourceServer(new HTTPFacilitatorClient({ url: server.url }))
+      .register('stellar:*', stellarServerSchemeForCore227())
+      .registerExtension(bazaarResourceServerExtension);
+    const app = express();
+    app.use('/users/:id', (req, res, next) => (/^[0-9]+$/.test(req.params.id ?? '') ? next() : res.status(400).json({ error: 'id' })));
+    const accepts = {
+      scheme: 'exact',
+      network: 'stellar:testnet' as const,
+      payTo: seller.publicKey(),
+      price: '$0.001',
+      maxTimeoutSeconds: 60,
+    };
+    app.use(paymentMiddleware({ 'GET /users/:id': { accepts, description: 'loopback user' } }, stock));
+    app.get('/users/:id', (req, res) => res.json({ id: req.params.id }));
+    const users = http.createServer(app);
+    await new Promise<void>((resolve) => users.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(users.address() as AddressInfo).port}`;
+      expect((await fetch(`${base}/users/:id`)).status).toBe(400);
+      expect((await fetch(`${base}/users/42`)).status).toBe(402);
+      // Listed as the stock bazaar extension declares a dynamic route: routeTemplate and pathParams.
+      const bazaar = httpBazaar({ queryParams: {} }) as {
+        info: { input: Record<string, unknown> };
+        schema: { properties: { input: { properties: Record<string, unknown> } } };
+      };
+      bazaar.info.input.pathParams = { id: '42' };
+      bazaar.schema.properties.input.properties.pathParams = { type: 'object' };
+      await pay(`${base}/users/42`, { ...bazaar, routeTemplate: '/users/:id' });
+      const templated = `${base}/users/:id`;
+      expect((await item(templated))!.resource).toBe(templated);
+      await pass(6 * HOUR);
+      expect((await item(templated))!.liveness).toEqual({ status: 'live', checkedAt: t.clock().toISOString() });
+    } finally {
+      await stop(users);
+    }
   }, 60_000);
 
   it('without ALLOW_PRIVATE_TARGETS the probe refuses a loopback seller: unreachable', async () => {

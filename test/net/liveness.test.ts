@@ -14,6 +14,7 @@ import type { CatalogLiveness } from '../../src/catalog/types.ts';
 import { LivenessScheduler } from '../../src/net/liveness-scheduler.ts';
 import { LivenessChecker, hiddenByLiveness, type LivenessListing, type LivenessRecord } from '../../src/net/liveness.ts';
 import { parseAllowList } from '../../src/net/private-addresses.ts';
+import { unpaidHttpRequest } from '../../src/net/live-402.ts';
 
 const PAY_TO = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
 const OTHER = 'GBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
@@ -243,5 +244,19 @@ describe('liveness', () => {
     await scheduler.stop();
     expect(passes).toBeGreaterThanOrEqual(3);
     expect(elapsed).toBeGreaterThanOrEqual(140);
+  });
+});
+
+describe('a templated listing is called with its pathParams', () => {
+  it('each :name its pathParams name is filled, percent-encoded as one segment; the others stay', () => {
+    const target = { type: 'http' as const, url: 'https://api.example.com/users/:id/posts/:post', method: 'GET', input: { q: 'x' } };
+    expect(unpaidHttpRequest({ ...target, pathParams: { id: '42', post: 'a/b c' } }).url).toBe(
+      'https://api.example.com/users/42/posts/a%2Fb%20c?q=x',
+    );
+    expect(unpaidHttpRequest({ ...target, pathParams: { id: 7 } }).url).toBe('https://api.example.com/users/7/posts/:post?q=x');
+    expect(unpaidHttpRequest({ ...target, pathParams: { id: { nested: 1 } } }).url).toBe(
+      'https://api.example.com/users/:id/posts/:post?q=x',
+    );
+    expect(unpaidHttpRequest(target).url).toBe('https://api.example.com/users/:id/posts/:post?q=x');
   });
 });
