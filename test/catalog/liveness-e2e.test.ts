@@ -102,7 +102,6 @@ async function pay(url: string, bazaar: Record<string, unknown> = httpBazaar()):
   };
   const res = await client.post('/settle', { x402Version: 2, paymentPayload, paymentRequirements: requirements });
   expect(res.body.success).toBe(true);
-  expect(JSON.parse(Buffer.from(res.headers.get('extension-responses') ?? '', 'base64').toString()).bazaar).toEqual({ status: 'success' });
 }
 const item = async (resource: string) =>
   (await client.get(`/discovery/resources?${new URLSearchParams({ resource }).toString()}`)).body.items[0] as
