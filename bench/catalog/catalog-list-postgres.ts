@@ -16,6 +16,8 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { THIS_CHECKOUT } from '../lib/quick.ts';
+import { copyPostgresDir, QUICK_SIZE, quickPostgresDir } from './lib/quick-postgres.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
@@ -29,8 +31,15 @@ const { values } = parseArgs({
     base: { type: 'string' },
     size: { type: 'string', default: '100000' },
     pages: { type: 'string', default: '300' },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 3 pages, this checkout on both sides, on a temporary 300-listing directory and its copy unless given (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { base: THIS_CHECKOUT, size: QUICK_SIZE, pages: '3' });
+if (values.quick && !values['keep-dir']) {
+  values['keep-dir'] = quickPostgresDir();
+  values['base-dir'] = copyPostgresDir(values['keep-dir']);
+}
 if (!values['keep-dir'] || !values['base-dir'] || !values.base) {
   console.error('--keep-dir DIR, --base-dir BASEDIR and --base COMMIT are required.');
   process.exit(2);

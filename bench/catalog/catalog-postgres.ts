@@ -22,7 +22,8 @@
  *
  * DIR keeps the SQLite files and the Postgres data directory (`DIR/postgres`) between runs.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -49,8 +50,15 @@ const { values } = parseArgs({
     'keep-dir': { type: 'string' },
     /** Also several-term searches (3–8 terms). */
     terms: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 300 listings, 3 requests a row, in a temporary directory unless --keep-dir (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { sizes: '300', requests: '3' });
+if (values.quick && !values['keep-dir']) {
+  values['keep-dir'] = mkdtempSync(join(tmpdir(), 'svc-bench-quick-pg-'));
+  chmodSync(values['keep-dir'], 0o755); // initdb runs as the postgres user when this runs as root
+}
 if (!values['keep-dir']) {
   console.error('--keep-dir DIR is required: the seeded corpora and the Postgres data directory are kept there.');
   process.exit(2);

@@ -27,8 +27,11 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '200' },
     writes: { type: 'string', default: '1000' },
     'keep-dir': { type: 'string' },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 300 listings on both sides of this checkout, 3 requests a row, 20 writes (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { before: '.', size: '300', requests: '3', writes: '20' });
 requireBuild();
 const SIZE = Number(values.size);
 const REQUESTS = Number(values.requests);

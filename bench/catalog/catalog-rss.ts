@@ -42,8 +42,11 @@ const { values } = parseArgs({
     'keep-dir': { type: 'string' },
     env: { type: 'string', multiple: true, default: [] },
     'skip-node-flags': { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 300 listings, this checkout's build as the before side, one round of 3 requests a row and 1 s of mixed load (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { size: '300', before: '.', rounds: '1', requests: '3', 'mixed-seconds': '1' });
 requireBuild();
 const SIZE = Number(values.size);
 const REQUESTS = Number(values.requests);

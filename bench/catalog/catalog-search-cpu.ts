@@ -10,9 +10,22 @@
  *   npx tsx bench/catalog/catalog-search-cpu.ts TREE FILE QUERY [CALLS]
  */
 import { createHash } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { seedCorpus } from '../lib/catalog-corpus.ts';
+import { QUICK } from '../lib/quick.ts';
 
-const [tree = '.', file, query, calls = '300'] = process.argv.slice(2);
+function quickFile(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-bench-search-cpu-')), 'catalog.sqlite');
+  seedCorpus(file, 300);
+  return file;
+}
+
+// --quick: this checkout on a new 300-listing file, 5 calls (bench/lib/quick.ts).
+const [tree = '.', file, query, calls = '300'] = QUICK
+  ? ['.', quickFile(), 'ru pami', '5']
+  : (process.argv.slice(2) as [string?, string?, string?, string?]);
 if (!file || !query) throw new Error('usage: npx tsx bench/catalog/catalog-search-cpu.ts TREE FILE QUERY [CALLS]');
 const { CatalogStore } = (await import(resolve(tree, 'src/catalog/sqlite/store.ts'))) as typeof import('../../src/catalog/sqlite/store.ts');
 const store = new CatalogStore(file);

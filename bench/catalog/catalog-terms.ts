@@ -36,8 +36,11 @@ const { values } = parseArgs({
     writes: { type: 'string', default: '500' },
     'max-terms': { type: 'string', default: '8' },
     'keep-dir': { type: 'string' },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 300 listings on both sides of this checkout, 3 requests a row up to 3 terms, 20 writes (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { before: '.', sizes: '300', requests: '3', writes: '20', 'max-terms': '3' });
 requireBuild();
 const REQUESTS = Number(values.requests);
 const out = (s: string) => console.log(s);

@@ -17,6 +17,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { QUICK_SIZE, quickPostgresDir } from './lib/quick-postgres.ts';
 import pg from 'pg';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { THRESHOLD_WALK_CAP, WALK_CHUNKS } from '../../src/catalog/search.ts';
@@ -31,8 +32,12 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '300' },
     query: { type: 'string', default: 'ru pami' },
     'every-lookup': { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 5 calls on a temporary 300-listing directory unless --keep-dir (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { size: QUICK_SIZE, calls: '5' });
+if (values.quick) values['keep-dir'] ??= quickPostgresDir();
 if (!values['keep-dir']) {
   console.error('--keep-dir DIR is required (a directory bench/catalog/catalog-postgres.ts has loaded).');
   process.exit(2);

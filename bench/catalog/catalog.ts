@@ -10,7 +10,7 @@
  * 16 connections. Then the mixed run: POST /verify throughput alone and while 16 connections
  * search from another client process (bench/catalog/lib/catalog-flood.ts), and svc's peak RSS during the load.
  *
- *   npm run build && npx tsx bench/catalog/catalog.ts [--sizes 10000,100000] [--requests 200] [--keep-dir DIR]
+ *   npm run build && npm run bench -- catalog [--sizes 10000,100000] [--requests 200] [--keep-dir DIR] [--quick]
  *     [--mixed-only] [--mixed-rounds N]
  *
  * --mixed-only skips the request table; --mixed-rounds N runs N rounds of the mixed run (each five
@@ -46,8 +46,13 @@ const { values } = parseArgs({
     'keep-dir': { type: 'string' },
     'mixed-only': { type: 'boolean', default: false },
     'mixed-rounds': { type: 'string', default: '1' },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 300 listings, 5 requests a row, one short mixed round (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { sizes: '300', requests: '5', 'mixed-rounds': '1' });
+const WINDOW_MS = values.quick ? 100 : 1000;
+const PAIRS = values.quick ? 1 : 5;
 const sizes = values.sizes.split(',').map(Number);
 requireBuild();
 const REQUESTS = Number(values.requests);
@@ -116,7 +121,7 @@ for (const size of sizes) {
     };
     const ratios: number[] = [];
     // A warm-up, so the first round's /verify alone does not run on a cold JIT.
-    await verifyFor(3000);
+    await verifyFor(values.quick ? 200 : 3000);
     // The flood comes from another client process, switched on and off through its stdin. Each
     // round alternates 1 s of /verify alone and 1 s beside the flood, five times, so a drift of
     // the machine's speed (large on a shared 2-core VM) weighs on both sides alike.
@@ -144,7 +149,7 @@ for (const size of sizes) {
     };
     const timedWindow = async (kind: 'alone' | 'mixed') => {
       const before = cpuNow();
-      const result = await verifyFor(1000);
+      const result = await verifyFor(WINDOW_MS);
       const after = cpuNow();
       for (const key of ['main', 'others', 'flood', 'client', 'wall'] as const) cpu[kind][key] += after[key] - before[key];
       return result;
@@ -152,13 +157,13 @@ for (const size of sizes) {
     for (let round = 0; round < Number(values['mixed-rounds']); round++) {
       const alone: Array<{ rps: number; p50: number }> = [];
       const mixed: Array<{ rps: number; p50: number }> = [];
-      for (let pair = 0; pair < 5; pair++) {
+      for (let pair = 0; pair < PAIRS; pair++) {
         alone.push(await timedWindow('alone'));
         switchFlood('on');
         await new Promise((r) => setTimeout(r, 200));
         mixed.push(await timedWindow('mixed'));
         switchFlood('off');
-        floodSeconds += 1.2;
+        floodSeconds += WINDOW_MS / 1000 + 0.2;
         await new Promise((r) => setTimeout(r, 100));
       }
       const mean = (xs: Array<{ rps: number }>) => xs.reduce((sum, x) => sum + x.rps, 0) / xs.length;

@@ -8,9 +8,11 @@
  *   npx tsx bench/catalog/ranking-eval.ts
  */
 import { QUERIES, evaluate } from './lib/ranking-eval-set.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const rows = new Map<string, { kind: string; before: number[]; after: number[] }>();
-for (const reversed of [false, true]) {
+// --quick: one creation order (bench/lib/quick.ts).
+for (const reversed of QUICK ? [false] : [false, true]) {
   const [before, after] = [await evaluate(false, reversed), await evaluate(true, reversed)];
   for (let i = 0; i < QUERIES.length; i++) {
     const q = QUERIES[i]!;

@@ -11,8 +11,9 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { SOAK_REQUIREMENTS, startSoakProcess } from '../lib/soak-process.ts';
+import { argsWithoutQuick, QUICK } from '../lib/quick.ts';
 
-const COUNT = Number(process.argv[2] ?? 2000);
+const COUNT = Number(argsWithoutQuick()[0] ?? (QUICK ? 10 : 2000));
 const requirements = SOAK_REQUIREMENTS;
 
 /**

@@ -32,13 +32,16 @@ const { values } = parseArgs({
     n: { type: 'string', default: '12' },
     rounds: { type: 'string', default: '2' },
     flooders: { type: 'string', default: '16' },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: 2 settles a phase, one round, 2 flooders, 250 ms ledgers (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { n: '2', rounds: '1', flooders: '2' });
 requireBuild();
 const N = Number(values.n);
 const ROUNDS = Number(values.rounds);
 const FLOODERS = Array.from({ length: Number(values.flooders) }, (_, k) => `127.0.0.${20 + k}`);
-const LEDGER_MS = 1000;
+const LEDGER_MS = values.quick ? 250 : 1000;
 
 const devnet = await startDevnet({ ledgerMs: LEDGER_MS });
 const seller = await devnet.createAccount({});

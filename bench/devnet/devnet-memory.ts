@@ -14,12 +14,13 @@ import { Keypair, rpc } from '@stellar/stellar-sdk';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { preparePayment } from '../../src/devnet/transfers.ts';
 import { machine } from '../lib/ops-procs.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
-const N = Number(arg('n', '4000'));
+const N = Number(arg('n', QUICK ? '60' : '4000'));
 const PER_LEDGER = 20;
 const MiB = 1024 * 1024;
 
@@ -78,7 +79,7 @@ async function child(bound: number): Promise<void> {
 if (process.argv.includes('--child')) {
   await child(Number(arg('bound', '10000')));
 } else {
-  const bound = arg('bound', '2000');
+  const bound = arg('bound', QUICK ? '40' : '2000');
   console.log(`machine: ${await machine()}`);
   console.log(
     '| bound | payments | heap at start (MiB) | heap after (MiB) | growth per payment | transaction records kept | heap samples (payments: MiB) |',

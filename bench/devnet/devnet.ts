@@ -12,9 +12,10 @@ import os from 'node:os';
 import { Keypair, rpc } from '@stellar/stellar-sdk';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { buildTransfer, preparePayment, rawRpc } from '../../src/devnet/transfers.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const nArg = process.argv.indexOf('--n');
-const N = nArg > 0 ? Number(process.argv[nArg + 1]) : 400;
+const N = nArg > 0 ? Number(process.argv[nArg + 1]) : QUICK ? 20 : 400;
 
 async function timed(label: string, n: number, f: (i: number) => Promise<unknown>) {
   for (let i = 0; i < Math.min(20, n); i++) await f(i); // warm-up

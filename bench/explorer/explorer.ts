@@ -17,9 +17,10 @@ import { chromium, type Page } from 'playwright-core';
 import { CHROMIUM_PATH, ensureChromium } from '../../src/dev/chromium.ts';
 import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { startSoakProcess } from '../lib/soak-process.ts';
+import { argsWithoutQuick, QUICK } from '../lib/quick.ts';
 
-const LISTINGS = Number(process.argv[2] ?? 100_000);
-const QUERIES = Number(process.argv[3] ?? 30);
+const LISTINGS = Number(argsWithoutQuick()[0] ?? (QUICK ? 300 : 100_000));
+const QUERIES = Number(argsWithoutQuick()[1] ?? (QUICK ? 2 : 30));
 
 /** Common, mid-frequency and rare words, one and two terms, as people type them. */
 function queries(): string[] {
@@ -111,7 +112,7 @@ async function run(label: string, count: number) {
 ensureChromium();
 const before = loadavg();
 const big = await run(`${LISTINGS.toLocaleString('en')} listings`, LISTINGS);
-const baseline = await run('1,000 listings (baseline)', 1_000);
+const baseline = await run(`${QUICK ? 100 : 1_000} listings (baseline)`, QUICK ? 100 : 1_000);
 const after = loadavg();
 const f = (n: number) => n.toFixed(1);
 console.log(

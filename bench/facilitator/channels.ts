@@ -15,15 +15,16 @@ import { join } from 'node:path';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from '../lib/ops-procs.ts';
 import { exactTerms, postSettle } from '../lib/payments.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
-const BURST = Number(arg('burst', '64'));
-const CHANNELS = Number(arg('channels', '8'));
+const BURST = Number(arg('burst', QUICK ? '4' : '64'));
+const CHANNELS = Number(arg('channels', QUICK ? '2' : '8'));
 
-const devnet = await startDevnet({ ledgerMs: 1000 });
+const devnet = await startDevnet({ ledgerMs: QUICK ? 250 : 1000 });
 const seller = await devnet.createAccount({});
 const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 120);
 

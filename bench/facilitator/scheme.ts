@@ -31,14 +31,15 @@ import { LedgerTimeEstimator } from '../../src/chains/stellar/ledger-time.ts';
 import { createStellarPayment } from '../../src/chains/stellar/exact/buyer.ts';
 import type { PaymentPayload, PaymentRequirements, PaymentScheme } from '../../src/scheme/types.ts';
 import { exactRequirements } from '../lib/payments.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
-const N_VERIFY = arg('verify', 200);
-const N_SETTLE = arg('settle', 10);
-const N_BURST = arg('burst', 32);
+const N_VERIFY = arg('verify', QUICK ? 5 : 200);
+const N_SETTLE = arg('settle', QUICK ? 2 : 10);
+const N_BURST = arg('burst', QUICK ? 4 : 32);
 
 // Offline: refuse every non-loopback lookup (x402's Horizon call falls back to 5 s at once).
 for (const agent of [http.globalAgent, https.globalAgent]) {

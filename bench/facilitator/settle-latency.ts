@@ -18,14 +18,17 @@ import { join } from 'node:path';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { exportRevision, machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from '../lib/ops-procs.ts';
 import { exactTerms, postSettle } from '../lib/payments.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
-const N = Number(arg('n', '16'));
-const BASELINE = arg('baseline', '5686675');
-const LEDGERS = arg('ledgers', '1000,5000').split(',').map(Number);
+const N = Number(arg('n', QUICK ? '2' : '16'));
+const BASELINE = arg('baseline', QUICK ? '.' : '5686675');
+const LEDGERS = arg('ledgers', QUICK ? '250' : '1000,5000')
+  .split(',')
+  .map(Number);
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.95))]!;

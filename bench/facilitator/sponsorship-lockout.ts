@@ -29,14 +29,15 @@ import { baselineBuild } from '../lib/baseline-build.ts';
 import { requireBuild } from '../lib/http-load.ts';
 import { machine, ROOT, startSvc, type SvcProcess } from '../lib/ops-procs.ts';
 import { exactTerms, postSettle } from '../lib/payments.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const SCALE = BigInt(arg('scale', '20'));
-const BASELINE = arg('baseline', 'bd10c5c');
-const ROUNDS = Number(arg('rounds', '30'));
+const BASELINE = arg('baseline', QUICK ? '.' : 'bd10c5c');
+const ROUNDS = Number(arg('rounds', QUICK ? '1' : '30'));
 const PAYERS = 12;
 
 /** The defaults of docs/OPERATIONS.md "Sponsorship", divided by SCALE. */

@@ -23,14 +23,15 @@ import { startDevnet } from '../../src/devnet/index.ts';
 import { exportRevision, machine, ROOT } from '../lib/ops-procs.ts';
 import { exactTerms } from '../lib/payments.ts';
 import { rate, ready, type Target } from '../lib/verify-floor-load.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
-const SECONDS = Number(arg('seconds', '3'));
-const ROUNDS = Number(arg('rounds', '2'));
-const BASELINE = arg('baseline', 'main');
+const SECONDS = Number(arg('seconds', QUICK ? '0.5' : '3'));
+const ROUNDS = Number(arg('rounds', QUICK ? '1' : '2'));
+const BASELINE = arg('baseline', QUICK ? '.' : 'main');
 /** Which requests to measure (default all): `valid`, `rejected`, `supported`, comma-separated. */
 const ONLY = arg('only', 'valid,rejected,supported').split(',');
 
@@ -65,7 +66,7 @@ const baseline = exportRevision(BASELINE);
 const dirs: string[] = [];
 try {
   console.log(`machine: ${await machine()}`);
-  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: baseline.dir, stdio: 'ignore' });
+  if (baseline.dir !== ROOT) execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: baseline.dir, stdio: 'ignore' });
   const devnet = await startDevnet({ ledgerMs: 0 });
   const seller = await devnet.createAccount({});
   const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 300);

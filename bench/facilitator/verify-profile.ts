@@ -18,15 +18,16 @@ import { startDevnet } from '../../src/devnet/index.ts';
 import { machine, ROOT } from '../lib/ops-procs.ts';
 import { exactTerms } from '../lib/payments.ts';
 import { rate, ready, type Target } from '../lib/verify-floor-load.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const CASE = arg('case', 'rejected');
-const CONNS = Number(arg('conns', '16'));
-const SECONDS = Number(arg('seconds', '10'));
-const TOP = Number(arg('top', '40'));
+const CONNS = Number(arg('conns', QUICK ? '2' : '16'));
+const SECONDS = Number(arg('seconds', QUICK ? '1' : '10'));
+const TOP = Number(arg('top', QUICK ? '5' : '40'));
 
 interface ProfileNode {
   id: number;

@@ -13,9 +13,10 @@ import { checkFacilitatorSafety, checkProtocol, decodeTransfer } from '../../src
 import { parseSimulation } from '../../src/chains/stellar/rpc.ts';
 import { machine } from '../lib/ops-procs.ts';
 import { exactTerms } from '../lib/payments.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const at = process.argv.indexOf('--n');
-const N = at > 0 ? Number(process.argv[at + 1]) : 4000;
+const N = at > 0 ? Number(process.argv[at + 1]) : QUICK ? 50 : 4000;
 
 const devnet = await startDevnet({ ledgerMs: 0 });
 try {

@@ -7,10 +7,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportRevision } from './ops-procs.ts';
+import { exportRevision, ROOT } from './ops-procs.ts';
+import { THIS_CHECKOUT } from './quick.ts';
 
-/** The directory holding `commit`'s tree with dist/ built; svc starts there as `node dist/main.js`. */
+/**
+ * The directory holding `commit`'s tree with dist/ built; svc starts there as `node dist/main.js`. THIS_CHECKOUT
+ * (quick mode) is this checkout, whose dist/ `npm run build` made.
+ */
 export function baselineBuild(commit: string): string {
+  if (commit === THIS_CHECKOUT) return ROOT; // quick mode: this checkout's own build
   const sha = execFileSync('git', ['rev-parse', '--short=12', commit], { encoding: 'utf8' }).trim();
   const dir = join(tmpdir(), `svc-baseline-${sha}`);
   if (existsSync(join(dir, 'dist/main.js'))) return dir;

@@ -7,14 +7,17 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { THIS_CHECKOUT } from './quick.ts';
 
 export const ROOT = new URL('../../', import.meta.url).pathname;
 
 /**
  * Exports `revision` of this repository to `dir` (default a new temporary directory) sharing this
- * node_modules.
+ * node_modules. THIS_CHECKOUT (quick mode) is this checkout itself, nothing exported.
  */
-export function exportRevision(revision: string, dir = mkdtempSync(join(tmpdir(), 'svc-baseline-'))): { dir: string; remove(): void } {
+export function exportRevision(revision: string, dir?: string): { dir: string; remove(): void } {
+  if (revision === THIS_CHECKOUT) return { dir: ROOT, remove: () => {} }; // quick mode: nothing exported
+  dir ??= mkdtempSync(join(tmpdir(), 'svc-baseline-'));
   mkdirSync(dir, { recursive: true });
   execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${revision}" | tar -x -C "${dir}"`]);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));

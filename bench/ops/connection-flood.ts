@@ -27,8 +27,11 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '30' },
     rounds: { type: 'string', default: '2' },
     per: { type: 'string', default: '250' },
+    quick: { type: 'boolean', default: false },
   },
 });
+// --quick: this checkout on both sides, one 4 s round of 20 slow connections an address (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { before: '.', seconds: '4', rounds: '1', per: '20' });
 requireBuild();
 const PHASE_MS = Number(values.seconds) * 1000;
 const SLOW = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
@@ -96,9 +99,9 @@ async function phase(port: number, pid: number) {
     fds.push(n);
     maxFds = Math.max(maxFds, n);
   }, 250);
-  await new Promise((r) => setTimeout(r, 5_000));
+  await new Promise((r) => setTimeout(r, values.quick ? 1_500 : 5_000));
   const results: Array<{ ok: boolean; ms: number }> = [];
-  const end = performance.now() + PHASE_MS - 7_000;
+  const end = performance.now() + PHASE_MS - (values.quick ? 2_000 : 7_000);
   while (performance.now() < end) {
     results.push(await probe(port));
     await new Promise((r) => setTimeout(r, 100));
@@ -134,7 +137,7 @@ try {
         `| ${round} | ${name} | ${answered.length} of ${r.results.length} | ${answered.length ? `${fmt(pct(answered, 50))} / ${fmt(pct(answered, 95))}` : '–'} | ${r.medianFds} / ${r.maxFds} | ${r.flood.opened} / ${r.flood.closedByServer} | ${r.load} |`,
       );
       // Let the closed connections drain before the other server's turn.
-      await new Promise((res) => setTimeout(res, 2_000));
+      await new Promise((res) => setTimeout(res, values.quick ? 200 : 2_000));
     }
   }
   const rate = (x: { ok: number; n: number }) => ((100 * x.ok) / Math.max(1, x.n)).toFixed(1);

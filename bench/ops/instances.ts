@@ -30,13 +30,16 @@ import { startDevnet } from '../../src/devnet/index.ts';
 import { fmt, pct } from '../lib/http-load.ts';
 import { machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc, type SvcProcess } from '../lib/ops-procs.ts';
 import { exactTerms, postSettle, withListing } from '../lib/payments.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
-const PER_SUBMITTER = Number(arg('per-submitter', '12'));
-const SUBMITTER_COUNTS = arg('submitters', '2,4,8').split(',').map(Number);
+const PER_SUBMITTER = Number(arg('per-submitter', QUICK ? '2' : '12'));
+const SUBMITTER_COUNTS = arg('submitters', QUICK ? '2' : '2,4,8')
+  .split(',')
+  .map(Number);
 const LEDGER_SECONDS = 1;
 /** Codes that would mean two instances got in each other's way (a submitter or its sequence). */
 const CONTENTION = /signer_selection|sequence|bad_seq|unexpected_settle_error/;

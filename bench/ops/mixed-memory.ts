@@ -13,10 +13,11 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { SOAK_REQUIREMENTS, startSoakProcess } from '../lib/soak-process.ts';
+import { argsWithoutQuick, QUICK } from '../lib/quick.ts';
 
-const TOTAL = Number(process.argv[2] ?? 72_000);
-const WARMUP = 1_000;
-const SAMPLE_EVERY = 2_000;
+const TOTAL = Number(argsWithoutQuick()[0] ?? (QUICK ? 200 : 72_000));
+const WARMUP = QUICK ? 50 : 1_000;
+const SAMPLE_EVERY = QUICK ? 50 : 2_000;
 const CLIENTS = 8;
 const BOUND_MB = 50;
 const requirements = SOAK_REQUIREMENTS;

@@ -15,13 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { exportRevision, machine, ROOT, startSvc } from '../lib/ops-procs.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
-const RUNS = Number(arg('runs', '5'));
-const BASELINE = arg('baseline', '5686675');
+const RUNS = Number(arg('runs', QUICK ? '1' : '5'));
+const BASELINE = arg('baseline', QUICK ? '.' : '5686675');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const baseline = exportRevision(BASELINE);

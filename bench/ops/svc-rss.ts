@@ -22,13 +22,14 @@ import { rssMb } from '../lib/http-load.ts';
 import { machine, ROOT } from '../lib/ops-procs.ts';
 import { exactTerms } from '../lib/payments.ts';
 import { rate, ready } from '../lib/verify-floor-load.ts';
+import { QUICK } from '../lib/quick.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
-const SECONDS = Number(arg('seconds', '10'));
-const ROUNDS = Number(arg('rounds', '2'));
+const SECONDS = Number(arg('seconds', QUICK ? '1' : '10'));
+const ROUNDS = Number(arg('rounds', QUICK ? '1' : '2'));
 
 const devnet = await startDevnet({ ledgerMs: 0 });
 const dirs: string[] = [];
