@@ -8,8 +8,7 @@
  * registration here. The first line of its leading doc comment is its description. Files that are not benchmarks
  * (shared helpers, client and server processes a benchmark spawns) live in a `lib/` folder: `bench/lib/` when
  * several areas use them, `bench/<area>/lib/` otherwise. Every benchmark accepts `--quick` (tiny sizes, a few
- * seconds, the baseline replaced by this checkout where it would need another commit's build), which
- * test/bench/quick.test.ts runs so none rots.
+ * seconds, the baseline replaced by this checkout where it would need another commit's build).
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';

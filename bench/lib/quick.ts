@@ -1,6 +1,6 @@
 /**
  * `--quick`, which every benchmark accepts: tiny sizes and counts so it finishes in a few seconds. It checks that the
- * benchmark still runs end to end (test/bench/quick.test.ts runs each so), not what it measures; its figures mean
+ * benchmark still runs end to end, not what it measures; its figures mean
  * nothing. A benchmark that compares with another commit compares this checkout with itself in quick mode
  * (THIS_CHECKOUT as the baseline), so no other commit is exported or built.
  */
