@@ -59,7 +59,7 @@ export const SERVICE_CODES = {
   svc_unsupported_kind: 'The (scheme, network) pair is not advertised; check GET /supported.',
   svc_unknown_route: 'No route is mounted at this method and path.',
   svc_invalid_query_parameter:
-    'limit or offset is not a non-negative integer, a parameter is repeated or undeclared, or the search query exceeds 256 characters or 8 terms.',
+    'limit or offset is not a non-negative integer, a parameter is repeated or undeclared, or the search query exceeds 2,048 characters.',
   svc_missing_search_query: 'The search query is missing or blank.',
   svc_invalid_search_cursor: 'The cursor was not issued for this query and filter combination; restart without a cursor.',
   svc_internal_error: 'The service failed; this says nothing about payment validity.',

@@ -12,6 +12,7 @@ import { DELIST_CLOCK_SKEW_MS, DELIST_WINDOW_MS, delistMessage, type DelistBindi
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
+import { declaredQuery } from './merchant.ts';
 
 type DelistRequest = components['schemas']['DelistRequest'];
 type DelistResponse = components['schemas']['DelistResponse'];
@@ -43,7 +44,8 @@ async function bindingOf(deps: DelistDeps): Promise<DelistBinding> {
 /** GET /discovery/delist: the text the owner signs to withdraw the listing the query names, issued now. */
 export function delistTextHandler(deps: DelistDeps): SvcMiddleware {
   return async (ctx: SvcContext) => {
-    const query = ctx.request.query as Record<string, string | undefined>;
+    const params = declaredQuery(ctx.querystring, ['resource', 'type', 'toolName', 'payTo']);
+    const query = Object.fromEntries(params) as Record<string, string | undefined>;
     const binding = await bindingOf(deps);
     const issuedAt = deps.clock().toISOString();
     const fields = {

@@ -14,14 +14,24 @@ type MerchantResponse = components['schemas']['DiscoveryMerchantResponse'];
 const DECLARED = ['payTo', 'limit', 'offset'];
 const invalid = (reason: string) => new HttpError(400, 'svc_invalid_query_parameter', reason);
 
-/** The seller and the page asked for, or a 400 naming what is wrong. */
-export function parseMerchantQuery(querystring: string): { payTo: string; limit: number; offset: number } {
+/**
+ * The query's parameters, or a 400 when one is undeclared or repeated (openapi.yaml: each operation
+ * accepts only its declared parameters, once). The validator reads a parsed object, where a name such
+ * as `__proto__` never appears, so the raw query string is checked here.
+ */
+export function declaredQuery(querystring: string, declared: readonly string[]): URLSearchParams {
   const params = new URLSearchParams(querystring);
   for (const name of new Set(params.keys())) {
-    if (!DECLARED.includes(name))
-      throw invalid(`The query parameter ${JSON.stringify(name)} is not accepted by this operation; it accepts ${DECLARED.join(', ')}.`);
+    if (!declared.includes(name))
+      throw invalid(`The query parameter ${JSON.stringify(name)} is not accepted by this operation; it accepts ${declared.join(', ')}.`);
     if (params.getAll(name).length > 1) throw invalid(`The query parameter ${JSON.stringify(name)} is repeated; give it at most once.`);
   }
+  return params;
+}
+
+/** The seller and the page asked for, or a 400 naming what is wrong. */
+export function parseMerchantQuery(querystring: string): { payTo: string; limit: number; offset: number } {
+  const params = declaredQuery(querystring, DECLARED);
   const payTo = params.get('payTo');
   if (payTo === null || payTo.trim() === '') throw invalid("payTo is required: the seller's payee address, e.g. payTo=G….");
   return { payTo, limit: parseLimit(params.get('limit')), offset: parseOffset(params.get('offset')) };

@@ -133,10 +133,10 @@ describe('unknown routes', () => {
   });
 
   it.each([
-    ['DELETE', '/discovery/resources', 'GET'],
+    ['DELETE', '/discovery/resources', 'GET, OPTIONS'],
     ['POST', '/health', 'GET'],
     ['PUT', '/supported', 'GET'],
-    ['PATCH', '/openapi.yaml', 'GET'],
+    ['PATCH', '/openapi.yaml', 'GET, OPTIONS'],
     ['OPTIONS', '/verify', 'POST'],
     ['DELETE', '/settle', 'POST'],
     ['DELETE', '/settlements/0a1b.json', 'GET'],
