@@ -12,7 +12,7 @@ import { DELIST_CLOCK_SKEW_MS, DELIST_WINDOW_MS, delistMessage, type DelistBindi
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
-import { declaredQuery } from './merchant.ts';
+import { declaredQuery } from './discovery.ts';
 
 type DelistRequest = components['schemas']['DelistRequest'];
 type DelistResponse = components['schemas']['DelistResponse'];

@@ -45,9 +45,26 @@ export function parseOffset(raw: string | null): number {
  */
 function refuseUndeclared(params: URLSearchParams, declared: readonly string[]): void {
   const name = [...params.keys()].find((n) => !declared.includes(n));
-  if (name !== undefined) {
-    throw invalid(`The query parameter ${JSON.stringify(name)} is not accepted by this operation; it accepts ${declared.join(', ')}.`);
+  if (name !== undefined) throw undeclaredParameter(name, declared);
+}
+
+const undeclaredParameter = (name: string, declared: readonly string[]) =>
+  invalid(`The query parameter ${JSON.stringify(name)} is not accepted by this operation; it accepts ${declared.join(', ')}.`);
+const repeatedParameter = (name: string) => invalid(`The query parameter ${JSON.stringify(name)} is repeated; give it at most once.`);
+
+/**
+ * The query's parameters, or a 400 when one is undeclared or repeated (openapi.yaml: each operation
+ * accepts only its declared parameters, once), for operations without filters (the merchant route,
+ * the delist text). The raw query string is read: the validator's parsed object never shows a name
+ * such as `__proto__`.
+ */
+export function declaredQuery(querystring: string, declared: readonly string[]): URLSearchParams {
+  const params = new URLSearchParams(querystring);
+  for (const name of new Set(params.keys())) {
+    if (!declared.includes(name)) throw undeclaredParameter(name, declared);
+    if (params.getAll(name).length > 1) throw repeatedParameter(name);
   }
+  return params;
 }
 
 /**
@@ -57,7 +74,7 @@ function refuseUndeclared(params: URLSearchParams, declared: readonly string[]):
 export function parseDiscoveryQuery(querystring: string, kind: 'list' | 'search', declared: readonly string[]): DiscoveryQuery {
   const params = new URLSearchParams(querystring);
   for (const name of new Set(params.keys())) {
-    if (params.getAll(name).length > 1) throw invalid(`The query parameter ${JSON.stringify(name)} is repeated; give it at most once.`);
+    if (params.getAll(name).length > 1) throw repeatedParameter(name);
   }
   const filters: DiscoveryFilters = {};
   for (const name of kind === 'list' ? [...FILTER_NAMES, ...LIST_ONLY_FILTER_NAMES] : FILTER_NAMES) {

@@ -7,27 +7,12 @@ import { CatalogQueryError, type CatalogPort } from '../catalog/types.ts';
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
-import { parseLimit, parseOffset, requesterOf } from './discovery.ts';
+import { declaredQuery, parseLimit, parseOffset, requesterOf } from './discovery.ts';
 
 type MerchantResponse = components['schemas']['DiscoveryMerchantResponse'];
 
 const DECLARED = ['payTo', 'limit', 'offset'];
 const invalid = (reason: string) => new HttpError(400, 'svc_invalid_query_parameter', reason);
-
-/**
- * The query's parameters, or a 400 when one is undeclared or repeated (openapi.yaml: each operation
- * accepts only its declared parameters, once). The validator reads a parsed object, where a name such
- * as `__proto__` never appears, so the raw query string is checked here.
- */
-export function declaredQuery(querystring: string, declared: readonly string[]): URLSearchParams {
-  const params = new URLSearchParams(querystring);
-  for (const name of new Set(params.keys())) {
-    if (!declared.includes(name))
-      throw invalid(`The query parameter ${JSON.stringify(name)} is not accepted by this operation; it accepts ${declared.join(', ')}.`);
-    if (params.getAll(name).length > 1) throw invalid(`The query parameter ${JSON.stringify(name)} is repeated; give it at most once.`);
-  }
-  return params;
-}
 
 /** The seller and the page asked for, or a 400 naming what is wrong. */
 export function parseMerchantQuery(querystring: string): { payTo: string; limit: number; offset: number } {
