@@ -245,7 +245,7 @@ describe('GET /discovery/search', () => {
   it('wrong method → 405 svc_unknown_route with Allow', async () => {
     const res = await client.request('POST', '/discovery/search?query=a');
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET');
+    expect(res.headers.get('allow')).toBe('GET, OPTIONS');
     expect(res.body.error.code).toBe('svc_unknown_route');
     expect(res.body.error.reason).toContain('accepts GET');
   });

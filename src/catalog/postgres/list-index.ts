@@ -1,8 +1,12 @@
 /**
  * The list index's counts on PostgreSQL (sqlite/list-index.ts does the same on SQLite): the entries
- * of one filter value hidden by age, and where a deep offset starts.
+ * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
+ * toolName filter selects.
  */
-import type { Db } from './queries.ts';
+import { filterConditions, parameters, type Db, type RawListingRow } from './queries.ts';
+import { listingColumns } from './quality.ts';
+import { toDiscoveryResource } from '../listing.ts';
+import type { DiscoveryFilters, DiscoveryResource } from '../types.ts';
 
 /**
  * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
@@ -41,4 +45,26 @@ export async function seekOffset(
   if (!row) return null;
   const skip = offset - (Number(row.upto) - Number(row.n));
   return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
+}
+
+/** resource and toolName select a few listings through their own indexes (sqlite/store.ts listByColumns). */
+export async function listByColumns(
+  db: Db,
+  filters: DiscoveryFilters,
+  page: { limit: number; offset: number },
+  now: Date,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+): Promise<{ items: DiscoveryResource[]; total: number }> {
+  const { values, p } = parameters();
+  const where =
+    `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}` +
+    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
+  const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
+  const rows = await db.query<RawListingRow>(
+    `SELECT ${listingColumns(now, p)} ${where}
+     ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
+    values,
+  );
+  return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
 }

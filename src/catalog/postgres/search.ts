@@ -27,7 +27,6 @@
  */
 import { roundedMilliSql } from './migrations.ts';
 import {
-  TermCounts,
   THRESHOLD_WALK_CAP,
   VISIBILITY_ROUNDS,
   WALK_CHUNKS,
@@ -45,6 +44,7 @@ import {
 import { revisionScanTier } from './revision-scan.ts';
 import { MASK_SCAN_TERMS, commonTermsTier } from './common-terms-scan.ts';
 import { termTiersTier } from './term-tiers.ts';
+import { chosenCommonTerms, listingCount, termRowCounts, termRowsUpTo } from './term-counts.ts';
 import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
@@ -96,67 +96,6 @@ async function oneTerm(
     params.values,
   );
   return ranked(result.rows);
-}
-
-/**
- * Each term's rows, counted in full and kept a while per pool (TermCounts), in query order: the
- * rarest term drives the all-terms tier, and a count stopped at a cap made the most common words
- * equal, so the first of them drove (at 100k, 93,000 rows where the rarest of 6 has 36,000).
- */
-const termCounts = new WeakMap<Db, TermCounts>();
-async function termRowCounts(db: Db, terms: string[]): Promise<Array<{ term: string; n: number }>> {
-  let counts = termCounts.get(db);
-  if (!counts) termCounts.set(db, (counts = new TermCounts()));
-  const unknown = terms.filter((term) => counts.get(term) === undefined);
-  if (unknown.length > 0) {
-    const probes = await db.query<{ term: string; n: string }>(
-      `SELECT term, (SELECT count(*) FROM search_terms s WHERE s.term = q.term) AS n FROM unnest($1::text[]) AS q(term)`,
-      [unknown],
-    );
-    for (const { term, n } of probes.rows) counts.set(term, Number(n));
-  }
-  return terms.map((term) => ({ term, n: counts.get(term) ?? 0 }));
-}
-
-/**
- * Each term's rows up to `cap` (the search budget's counts, term-budget.ts), in one statement; past
- * 1,024 kept a while per pool, as the full counts are.
- */
-async function termRowsUpTo(db: Db, terms: string[], cap: number): Promise<number[]> {
-  let counts = termCounts.get(db);
-  if (!counts) termCounts.set(db, (counts = new TermCounts()));
-  const key = (term: string) => `${cap}\u0001${term}`;
-  const unknown = cap > 1024 ? terms.filter((term) => counts.get(key(term)) === undefined) : terms;
-  const found = new Map<string, number>();
-  if (unknown.length > 0) {
-    const probes = await db.query<{ term: string; n: string }>(
-      `SELECT q.term, (SELECT count(*) FROM (SELECT 1 FROM search_terms s WHERE s.term = q.term LIMIT $2) x) AS n
-       FROM unnest($1::text[]) AS q(term)`,
-      [unknown, cap],
-    );
-    for (const { term, n } of probes.rows) {
-      found.set(term, Number(n));
-      if (cap > 1024) counts.set(key(term), Number(n));
-    }
-  }
-  return terms.map((term) => found.get(term) ?? counts.get(key(term)) ?? 0);
-}
-
-/** How many listings the catalog holds (the search budget's function-word share, term-budget.ts), kept a while per pool. */
-async function listingCount(db: Db): Promise<number> {
-  let counts = termCounts.get(db);
-  if (!counts) termCounts.set(db, (counts = new TermCounts()));
-  const known = counts.get('\u0002listings');
-  if (known !== undefined) return known;
-  const n = Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM listings')).rows[0]!.n);
-  counts.set('\u0002listings', n);
-  return n;
-}
-
-/** The catalog's chosen common terms and their bits (term-budget.ts orders them by bit). */
-async function chosenCommonTerms(db: Db): Promise<Map<string, number>> {
-  const rows = await db.query<{ term: string; term_bit: number }>('SELECT term, term_bit FROM search_common_terms');
-  return new Map(rows.rows.map(({ term, term_bit }) => [term, Number(term_bit)]));
 }
 
 /** The all-terms tier is read first only when every term has at least this many rows (the common words). */

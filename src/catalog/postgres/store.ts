@@ -40,14 +40,13 @@ import type {
 import { withdrawListing } from './withdraw.ts';
 import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
-import { acceptedEntryConditions, filterConditions, holdsNul, pageListings, parameters, queryGeneric } from './queries.ts';
-import type { Db, RawListingRow } from './queries.ts';
+import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCountSql, seekOffset } from './list-index.ts';
+import { hiddenCountSql, listByColumns, seekOffset } from './list-index.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
-import { listingColumns, recordCall, windowSums } from './quality.ts';
+import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 
 /** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
@@ -378,26 +377,4 @@ export class PostgresCatalogStore implements CatalogStorePort {
   get liveness(): LivenessStorePort {
     return livenessStore(this.pool, () => this.ready);
   }
-}
-
-/** resource and toolName select a few listings through their own indexes (sqlite/store.ts listByColumns). */
-async function listByColumns(
-  db: Db,
-  filters: DiscoveryFilters,
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-  failing: string | undefined,
-): Promise<{ items: DiscoveryResource[]; total: number }> {
-  const { values, p } = parameters();
-  const where =
-    `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}` +
-    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
-  const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
-  const rows = await db.query<RawListingRow>(
-    `SELECT ${listingColumns(now, p)} ${where}
-     ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
-    values,
-  );
-  return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
 }
