@@ -14,6 +14,7 @@ import { parseTrustedProxies, type TrustedProxies } from './http/client-address.
 import { DEFAULT_POLICY, type PaymentPolicy } from './journal/policy.ts';
 import { loadProbeConfig, type ProbeConfig } from './net/probe-config.ts';
 import { DEFAULT_RECONCILE_INTERVAL_MS } from './journal/journal.ts';
+import { USD_ASSETS_VARIABLE, parseUsdAssets } from './filters.ts';
 
 export { ConfigError } from './config-env.ts';
 // The service configuration is the Stellar chain's with the service's fields added: its keys and
@@ -143,6 +144,11 @@ export function loadConfig(env: Env): Config {
   // Read where a host is judged (the catalog's threads, src/net/private-addresses.ts); checked here
   // so that a mistyped allow-list stops svc at start instead of failing every listing.
   parseAllowList(env[ALLOW_PRIVATE_TARGETS]);
+  // Read by the catalog's threads too (maxUsdPrice, src/filters.ts usdAssets): checked here for the same reason.
+  const usd = parseUsdAssets(env[USD_ASSETS_VARIABLE]);
+  if (typeof usd === 'string') throw new ConfigError(USD_ASSETS_VARIABLE, usd);
+  if (usd.some(({ asset }) => !isContractAddress(asset)))
+    throw new ConfigError(USD_ASSETS_VARIABLE, 'each asset must be a Stellar contract address (C…, 56 characters)');
   // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
   // /health projection; read it as config.settlement.
   Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });

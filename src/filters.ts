@@ -8,7 +8,7 @@
 import type { operations } from './generated/openapi.ts';
 
 /** Filters both discovery routes accept. */
-export const FILTER_NAMES = ['type', 'payTo', 'scheme', 'network', 'extensions', 'asset', 'maxAmount'] as const;
+export const FILTER_NAMES = ['type', 'payTo', 'scheme', 'network', 'extensions', 'asset', 'maxAmount', 'url', 'maxUsdPrice'] as const;
 /** Exact-match identity filters only the list route declares (the tool server resolves ids with them). */
 export const LIST_ONLY_FILTER_NAMES = ['resource', 'toolName'] as const;
 
@@ -21,12 +21,88 @@ export type DiscoveryFilters = { [name in FilterName | ListOnlyFilterName]?: str
 /** The longest maxAmount accepted (openapi.yaml MaxAmountFilter): more digits than any i128. */
 export const MAX_AMOUNT_DIGITS = 40;
 
+/** `url`'s bounds (openapi.yaml UrlFilter): a trigram index needs 3 characters. */
+export const URL_FILTER_MIN = 3;
+export const URL_FILTER_MAX = 2048;
+/** `maxUsdPrice`: a decimal string of dollars (openapi.yaml MaxUsdPriceFilter). */
+export const USD_PRICE_PATTERN = '^[0-9]{1,15}(\\.[0-9]{1,18})?$';
+const USD_PRICE = new RegExp(USD_PRICE_PATTERN);
+
+/** An asset svc counts as one US dollar per unit, with its decimals (a base unit is 10^-decimals of it). */
+export interface UsdAsset {
+  asset: string;
+  decimals: number;
+}
+
+/**
+ * The USD-pegged assets by default: Circle's USDC contracts on Stellar testnet and pubnet, 7
+ * decimals (the ids of src/chains/stellar/networks.ts, which the catalog may not import; a test
+ * checks they agree).
+ */
+export const DEFAULT_USD_ASSETS: readonly UsdAsset[] = [
+  { asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA', decimals: 7 },
+  { asset: 'CCW67TSZV3SSS2HXMBQ5JFGCKJNXKZM7UQUWUZPUTHXSTZLEO7SJMI75', decimals: 7 },
+];
+
+export const USD_ASSETS_VARIABLE = 'USD_ASSETS';
+
+/**
+ * USD_ASSETS (`ASSET:DECIMALS,…`), or the defaults when unset; a description of what is wrong
+ * when it cannot be read. Read by every catalog thread (the process environment), checked at start.
+ */
+export function parseUsdAssets(raw: string | undefined): UsdAsset[] | string {
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_USD_ASSETS];
+  const assets: UsdAsset[] = [];
+  for (const entry of raw.split(',')) {
+    const match = /^\s*([^:\s]+):([0-9]{1,2})\s*$/.exec(entry);
+    if (!match || Number(match[2]) > 38) return `each entry must be ASSET:DECIMALS (decimals 0-38), got ${JSON.stringify(entry.slice(0, 80))}`;
+    assets.push({ asset: match[1]!, decimals: Number(match[2]) });
+  }
+  return assets;
+}
+
+/** The USD-pegged assets of this process (USD_ASSETS, else the defaults). */
+export function usdAssets(): UsdAsset[] {
+  const parsed = parseUsdAssets(process.env[USD_ASSETS_VARIABLE]);
+  return typeof parsed === 'string' ? [...DEFAULT_USD_ASSETS] : parsed;
+}
+
+/**
+ * `maxUsdPrice` as a maxAmount per USD-pegged asset: the whole base units at most that many dollars
+ * (fractions of a base unit dropped: an amount is whole). `filters.asset`, when given, keeps only its own.
+ */
+export function usdMaxAmounts(maxUsdPrice: string, assets: readonly UsdAsset[] = usdAssets()): Array<{ asset: string; maxAmount: string }> {
+  const [whole = '0', fraction = ''] = maxUsdPrice.split('.');
+  return assets.map(({ asset, decimals }) => ({
+    asset,
+    maxAmount: amountKey(whole + fraction.padEnd(decimals, '0').slice(0, decimals)) ?? '0',
+  }));
+}
+
+/** A Stellar contract or account id (56 characters of base32, any case): `asset` compares these in upper case. */
+const STRKEY_ANY_CASE = /^[A-Za-z2-7]{56}$/;
+
+/**
+ * The filters as the catalog compares them: an `asset` written as a Stellar id in lower or mixed
+ * case is the upper-case id every stored entry holds (contract ids are upper-case strkeys); any
+ * other value is kept as written.
+ */
+export function normalizeFilters(filters: DiscoveryFilters): DiscoveryFilters {
+  const { asset } = filters;
+  if (asset === undefined || !STRKEY_ANY_CASE.test(asset) || asset === asset.toUpperCase()) return filters;
+  return { ...filters, asset: asset.toUpperCase() };
+}
+
 /**
  * Why a combination of filter values is refused (400 `svc_invalid_query_parameter`), or undefined.
  * Checked by every entry point (HTTP, the MCP search tool, the catalog itself).
  */
 export function filterViolation(filters: DiscoveryFilters): string | undefined {
-  const { maxAmount, asset } = filters;
+  const { maxAmount, asset, url, maxUsdPrice } = filters;
+  if (url !== undefined && (url.length < URL_FILTER_MIN || url.length > URL_FILTER_MAX))
+    return `url must be ${URL_FILTER_MIN} to ${URL_FILTER_MAX} characters (a substring of the resource URL), got ${url.length}.`;
+  if (maxUsdPrice !== undefined && !USD_PRICE.test(maxUsdPrice))
+    return `maxUsdPrice must be a decimal number of US dollars such as "0.01", got ${JSON.stringify(maxUsdPrice.slice(0, 64))}.`;
   if (maxAmount === undefined) return undefined;
   if (!new RegExp(`^[0-9]{1,${MAX_AMOUNT_DIGITS}}$`).test(maxAmount))
     return `maxAmount must be a whole number of base units (1 to ${MAX_AMOUNT_DIGITS} digits), got ${JSON.stringify(maxAmount.slice(0, 64))}.`;

@@ -11,7 +11,7 @@ import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes, type RequestBody } from './threads/pool.ts';
 import { distinctTerms } from './term-budget.ts';
-import { filterViolation, type DiscoveryFilters } from '../filters.ts';
+import { filterViolation, normalizeFilters, type DiscoveryFilters } from '../filters.ts';
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import { failingBefore, type LivenessListing } from './liveness.ts';
@@ -148,6 +148,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
   /** A discovery page on a reader, in this client's share of the queue; the filters are checked first. */
   async function readPage<Page>(body: Extract<RequestBody, { op: 'list' | 'search' }>, requester: Requester | undefined): Promise<Page> {
     refuseFilters(body.filters);
+    body = { ...body, filters: normalizeFilters(body.filters) };
     try {
       const heavy = body.op === 'search' && isHeavySearch(body.query);
       return (await readers.run(body, { client: requester?.client ?? '', heavy })) as Page;

@@ -122,12 +122,18 @@ export const COLUMN_FILTERS = [
 ] as const;
 
 /**
- * Whether a list page needs the accepted-entry condition beyond its keys: maxAmount (a range, not
- * a key), or asset together with scheme or network (one entry must match them all, and the keys
- * are per value).
+ * Whether a list page needs the accepted-entry condition beyond its keys: maxAmount or maxUsdPrice
+ * (ranges, not keys), or asset together with scheme or network (one entry must match them all, and
+ * the keys are per value).
  */
 export const needsAcceptsCondition = (filters: DiscoveryFilters): boolean =>
-  filters.maxAmount !== undefined || (filters.asset !== undefined && (filters.scheme !== undefined || filters.network !== undefined));
+  filters.maxAmount !== undefined ||
+  filters.maxUsdPrice !== undefined ||
+  (filters.asset !== undefined && (filters.scheme !== undefined || filters.network !== undefined));
+
+/** Whether a search's filters ask for an accepted entry: scheme, network, asset (maxAmount comes with it) or maxUsdPrice. */
+export const needsAcceptedEntry = (filters: DiscoveryFilters): boolean =>
+  filters.scheme !== undefined || filters.network !== undefined || filters.asset !== undefined || filters.maxUsdPrice !== undefined;
 
 /** The listing_keys a list filter selects ('all' when none); scheme with network is one pair key. */
 export function filterKeys(filters: DiscoveryFilters): ListingKey[] {

@@ -72,7 +72,8 @@ export function priceIndexKeys(terms: { asset: unknown; network: unknown; scheme
  * maxAmount's price key.
  */
 export function priceFilter(filters: DiscoveryFilters): { key: string; asset: string; max: string } | undefined {
-  if (filters.asset === undefined || filters.maxAmount === undefined) return undefined;
+  // With maxUsdPrice too, one accepted entry must meet both bounds: the accepted-entry condition, not the index.
+  if (filters.asset === undefined || filters.maxAmount === undefined || filters.maxUsdPrice !== undefined) return undefined;
   const max = priceKey(filters.maxAmount);
   return max === undefined ? undefined : { key: priceIndexKey(filters.asset, filters.network, filters.scheme), asset: filters.asset, max };
 }

@@ -1792,10 +1792,20 @@ export interface components {
         NetworkFilter: string;
         /** @description Filter by extension identifier, e.g. `bazaar`. */
         ExtensionsFilter: string;
-        /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
+        /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`, in any letter case: a 56-character Stellar id is compared in upper case). With `scheme`/`network`/`maxAmount`/`maxUsdPrice`, one accepted entry must match them all. */
         AssetFilter: string;
         /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
         MaxAmountFilter: string;
+        /**
+         * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
+         * @example api.example.com/weather
+         */
+        UrlFilter: string;
+        /**
+         * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
+         * @example 0.01
+         */
+        MaxUsdPriceFilter: string;
         /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
         Limit: number;
     };
@@ -2025,10 +2035,20 @@ export interface operations {
                 network?: components["parameters"]["NetworkFilter"];
                 /** @description Filter by extension identifier, e.g. `bazaar`. */
                 extensions?: components["parameters"]["ExtensionsFilter"];
-                /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
+                /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`, in any letter case: a 56-character Stellar id is compared in upper case). With `scheme`/`network`/`maxAmount`/`maxUsdPrice`, one accepted entry must match them all. */
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
+                /**
+                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
+                 * @example api.example.com/weather
+                 */
+                url?: components["parameters"]["UrlFilter"];
+                /**
+                 * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
+                 * @example 0.01
+                 */
+                maxUsdPrice?: components["parameters"]["MaxUsdPriceFilter"];
                 /**
                  * @description Exact match on the listing's canonical resource URL (list only). With `type` and, for
                  *     `mcp` listings, `toolName` it selects one listing by its identity, without paging.
@@ -2106,10 +2126,20 @@ export interface operations {
                 network?: components["parameters"]["NetworkFilter"];
                 /** @description Filter by extension identifier, e.g. `bazaar`. */
                 extensions?: components["parameters"]["ExtensionsFilter"];
-                /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`). With `scheme`/`network`/`maxAmount`, one accepted entry must match them all. */
+                /** @description Only listings with an accepted payment in this asset (its contract address, as in `accepts[].asset`, in any letter case: a 56-character Stellar id is compared in upper case). With `scheme`/`network`/`maxAmount`/`maxUsdPrice`, one accepted entry must match them all. */
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
+                /**
+                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
+                 * @example api.example.com/weather
+                 */
+                url?: components["parameters"]["UrlFilter"];
+                /**
+                 * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
+                 * @example 0.01
+                 */
+                maxUsdPrice?: components["parameters"]["MaxUsdPriceFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
                 /**

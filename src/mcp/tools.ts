@@ -8,6 +8,7 @@
 import { HTTP_METHODS } from './paid-call.ts';
 import { MAX_QUERY_LENGTH } from '../catalog/terms.ts';
 import { SEARCH_FILTERS } from './search.ts';
+import { URL_FILTER_MAX, URL_FILTER_MIN, USD_PRICE_PATTERN } from '../filters.ts';
 
 export const SERVER_INSTRUCTIONS = [
   'Tools for paid x402 resources settled on Stellar.',
@@ -141,7 +142,7 @@ export const SEARCH_TOOL = {
       },
       filters: {
         type: 'object',
-        description: 'Optional exact filters.',
+        description: 'Optional filters (those of GET /discovery/search).',
         properties: Object.fromEntries(
           SEARCH_FILTERS.map((f) => [
             f,
@@ -156,8 +157,21 @@ export const SEARCH_TOOL = {
                       description: 'At most this price in base units of `asset` (requires asset).',
                     }
                   : f === 'asset'
-                    ? { type: 'string', minLength: 1, description: 'Asset contract address the listing accepts.' }
-                    : { type: 'string', minLength: 1 },
+                    ? { type: 'string', minLength: 1, description: 'Asset contract address the listing accepts (any letter case).' }
+                    : f === 'url'
+                      ? {
+                          type: 'string',
+                          minLength: URL_FILTER_MIN,
+                          maxLength: URL_FILTER_MAX,
+                          description: 'Text the resource URL contains, ignoring case, e.g. "api.example.com/weather".',
+                        }
+                      : f === 'maxUsdPrice'
+                        ? {
+                            type: 'string',
+                            pattern: USD_PRICE_PATTERN,
+                            description: 'At most this many US dollars, e.g. "0.01", in a USD-pegged asset (USDC); other assets do not match.',
+                          }
+                        : { type: 'string', minLength: 1 },
           ]),
         ),
         additionalProperties: false,

@@ -520,4 +520,9 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 23: the catalog's identifier, named in every withdrawal's signed text (docs/CATALOG.md
   // "Withdrawing a listing"), shared by every instance on this database.
   `INSERT INTO catalog_meta (key, value) VALUES ('catalog_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;`,
+  // 24: a trigram index of each listing's resource URL, so the `url` filter (a case-insensitive
+  // substring, openapi.yaml UrlFilter) is an index lookup, not a scan (postgres/queries.ts urlPattern).
+  // pg_trgm ships with PostgreSQL and is a trusted extension: a database owner may create it.
+  `CREATE EXTENSION IF NOT EXISTS pg_trgm;
+   CREATE INDEX listings_resource_trigrams ON listings USING gin (resource gin_trgm_ops);`,
 ];

@@ -4,8 +4,8 @@
  * id.
  */
 import type pg from 'pg';
-import { amountKey } from '../../filters.ts';
-import { COLUMN_FILTERS, type ListingRow } from '../listing.ts';
+import { amountKey, usdMaxAmounts } from '../../filters.ts';
+import { COLUMN_FILTERS, needsAcceptedEntry, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { listingColumns } from './quality.ts';
 
@@ -116,13 +116,29 @@ export function acceptedEntryConditions(filters: DiscoveryFilters, p: (value: un
   if (filters.scheme !== undefined) parts.push(`a.scheme = ${p(filters.scheme)}`);
   if (filters.network !== undefined) parts.push(`a.network = ${p(filters.network)}`);
   if (filters.asset !== undefined) parts.push(`a.asset = ${p(filters.asset)}`);
-  if (filters.maxAmount !== undefined) {
-    const key = amountKey(filters.maxAmount) ?? '';
-    const n = p(key.length);
-    parts.push(`(length(a.amount) < ${n} OR (length(a.amount) = ${n} AND a.amount <= ${p(key)}))`);
+  if (filters.maxAmount !== undefined) parts.push(amountAtMost('a.amount', filters.maxAmount, p));
+  if (filters.maxUsdPrice !== undefined) {
+    // In one of the USD-pegged assets, at most the price in that asset's base units (filters.ts usdMaxAmounts).
+    const arms = usdMaxAmounts(filters.maxUsdPrice).map(
+      ({ asset, maxAmount }) => `(a.asset = ${p(asset)} AND ${amountAtMost('a.amount', maxAmount, p)})`,
+    );
+    parts.push(arms.length > 0 ? `(${arms.join(' OR ')})` : 'FALSE');
   }
   return parts;
 }
+
+/** `column` (digits without leading zeros) is at most `max`, as sqlite/queries.ts amountAtMost compares them. */
+function amountAtMost(column: string, max: string, p: (value: unknown) => string): string {
+  const key = amountKey(max) ?? '';
+  const n = p(key.length);
+  return `(length(${column}) < ${n} OR (length(${column}) = ${n} AND ${column} <= ${p(key)}))`;
+}
+
+/**
+ * `url` as an ILIKE pattern matching it as a substring: `\`, `%` and `_` taken literally. ILIKE under
+ * the column's "C" collation ignores ASCII case, and the trigram index (catalog migration 24) serves it.
+ */
+export const urlPattern = (url: string) => `%${url.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * SQL conditions for the filters against listings aliased `l` (sqlite/queries.ts filterSql), optionally as
@@ -135,7 +151,8 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
     if (value !== undefined) clauses.push(`${column} = ${p(value)}`);
   }
   const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
-  if (filters.scheme !== undefined || filters.network !== undefined || filters.asset !== undefined) {
+  if (filters.url !== undefined) clauses.push(`l.resource ILIKE ${p(urlPattern(filters.url))}`);
+  if (needsAcceptedEntry(filters)) {
     clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'l.id').join(' AND ')}${asOf()})`);
   }
   if (filters.extensions !== undefined) {

@@ -255,7 +255,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
     if (holdsNul(filters)) return { items: [], total: 0 };
     return inReadSnapshot(this.pool, async (db) => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
-      if (filters.resource !== undefined || filters.toolName !== undefined)
+      // resource and toolName select a few listings; url's listings come from its trigram index.
+      if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
         return listByColumns(
           db,
           filters,

@@ -5,8 +5,8 @@
  * term rows, the rank's exact expression and the chosen common terms.
  */
 import type { StatementSync } from 'node:sqlite';
-import { amountKey } from '../../filters.ts';
-import { COLUMN_FILTERS } from '../listing.ts';
+import { amountKey, usdMaxAmounts } from '../../filters.ts';
+import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 
 /**
@@ -38,7 +38,29 @@ export function acceptedEntrySql(filters: DiscoveryFilters, listingId: string): 
     parts.push(condition);
     params.push(...values);
   }
+  if (filters.maxUsdPrice !== undefined) {
+    // In one of the USD-pegged assets, at most the price in that asset's base units (filters.ts usdMaxAmounts).
+    const arms = usdMaxAmounts(filters.maxUsdPrice).map(({ asset, maxAmount }) => {
+      const [condition, ...values] = amountAtMost('a.amount', maxAmount);
+      params.push(asset, ...values);
+      return `(a.asset = ? AND ${condition})`;
+    });
+    parts.push(arms.length > 0 ? `(${arms.join(' OR ')})` : 'FALSE');
+  }
   return { parts, params };
+}
+
+/** `url` as an FTS5 phrase: the trigram table matches it as a substring, ignoring case (its tokenizer's default). */
+export const urlPhrase = (url: string) => `"${url.replaceAll('"', '""')}"`;
+
+/**
+ * The condition that listing `listingId`'s resource URL holds `url` (the trigram index, migration 24), with its
+ * parameters. No resource URL holds a control character (ingest refuses them), and FTS5 cannot read a U+0000 in
+ * its query: such a `url` matches nothing, as on Postgres.
+ */
+export function urlMatchSql(url: string, listingId: string): { condition: string; params: string[] } {
+  if (url.includes('\u0000')) return { condition: 'FALSE', params: [] };
+  return { condition: `${listingId} IN (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ?)`, params: [urlPhrase(url)] };
 }
 
 /**
@@ -56,7 +78,12 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     clauses.push(`${column} = ?`);
     params.push(value);
   }
-  if (filters.scheme !== undefined || filters.network !== undefined || filters.asset !== undefined) {
+  if (filters.url !== undefined) {
+    const url = urlMatchSql(filters.url, 'l.id');
+    clauses.push(url.condition);
+    params.push(...url.params);
+  }
+  if (needsAcceptedEntry(filters)) {
     const accepted = acceptedEntrySql(filters, 'l.id');
     const parts = accepted.parts;
     params.push(...accepted.params);

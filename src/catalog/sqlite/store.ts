@@ -217,6 +217,7 @@ export class CatalogStore implements CatalogStorePort {
           id: number;
         };
         listingId = Number(row.id);
+        this.statement('INSERT INTO listing_urls (rowid, resource) VALUES (?, ?)').run(listingId, draft.resource);
       }
       this.statement(
         'INSERT OR IGNORE INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -292,7 +293,8 @@ export class CatalogStore implements CatalogStorePort {
     return inReadTransaction(this.db, () => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       const failing = anyHiddenByFailures(this.db, failingBefore) ? failingBefore : undefined;
-      if (filters.resource !== undefined || filters.toolName !== undefined)
+      // resource and toolName select a few listings; url's listings come from its trigram index.
+      if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
         return this.listByColumns(filters, page, now, visibleSince, failing);
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({

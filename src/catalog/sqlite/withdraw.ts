@@ -69,6 +69,7 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
     run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
     run('DELETE FROM search_pair_tops WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
     run('DELETE FROM search_revisions WHERE listing_id = ?', id);
+    run('DELETE FROM listing_urls WHERE rowid = ?', id);
     run('DELETE FROM listings WHERE id = ?', id);
     run(
       `INSERT INTO listing_withdrawals (resource, type, tool_name, issued_at_ms) VALUES (?, ?, ?, ?)

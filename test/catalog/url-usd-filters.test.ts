@@ -1,0 +1,201 @@
+/**
+ * The CDP Bazaar's filters (openapi.yaml UrlFilter, MaxUsdPriceFilter) and a case-insensitive
+ * `asset`, black-box over real HTTP on loopback, the hosted MCP server (POST /mcp) and the stdio
+ * MCP tool server (a separate process), on both stores: `url` is a substring of the resource URL
+ * ignoring case, its wildcards and quotes taken literally; `maxUsdPrice` matches an accepted entry
+ * in a USD-pegged asset at most that many dollars, and never a listing in another asset; bad values
+ * are 400. A catalog written before the URL index gets it when it migrates.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import pg from 'pg';
+import { STELLAR_NETWORKS } from '../../src/chains/stellar/networks.ts';
+import { DEFAULT_USD_ASSETS, parseUsdAssets, usdMaxAmounts } from '../../src/filters.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { api } from '../helpers/contract.ts';
+import { BACKENDS, freshDatabase } from '../helpers/postgres.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { MCP_MAIN, TSX } from '../mcp/harness.ts';
+import { ASSET, settlement, tempCatalog } from './fixtures.ts';
+
+/** A contract that is no USD-pegged asset. */
+const OTHER_ASSET = 'CDLZFC3SYJYDZT7K67VZ75HPJVIEUVNIXF47ZG2FB2RMQQVU2HHGCYSC';
+/** resource → [amount, asset]: USDC has 7 decimals, so 100000 is $0.01. */
+const LISTINGS: Record<string, [string, string]> = {
+  'https://api.weather.example.com/v1/forecast': ['100000', ASSET],
+  'https://maps.example.com/geo/50%25_off': ['500000', ASSET],
+  'https://cheap.example.org/weather': ['1', OTHER_ASSET],
+};
+const [WEATHER, MAPS, CHEAP] = Object.keys(LISTINGS) as [string, string, string];
+
+describe('USD_ASSETS', () => {
+  it("defaults to Circle's USDC on testnet and pubnet (the chain's own ids); reads ASSET:DECIMALS lists; converts dollars to base units", () => {
+    expect(DEFAULT_USD_ASSETS.map((a) => a.asset).sort()).toEqual(Object.values(STELLAR_NETWORKS).map((n) => n.usdc).sort());
+    expect(parseUsdAssets(`${OTHER_ASSET}:2, ${ASSET}:7`)).toEqual([
+      { asset: OTHER_ASSET, decimals: 2 },
+      { asset: ASSET, decimals: 7 },
+    ]);
+    expect(parseUsdAssets(`${ASSET}`)).toMatch(/ASSET:DECIMALS/);
+    expect(usdMaxAmounts('0.015', [{ asset: ASSET, decimals: 7 }])).toEqual([{ asset: ASSET, maxAmount: '150000' }]);
+    // A fraction of a base unit is dropped: an amount is whole.
+    expect(usdMaxAmounts('0.019', [{ asset: OTHER_ASSET, decimals: 2 }])).toEqual([{ asset: OTHER_ASSET, maxAmount: '1' }]);
+  });
+});
+
+describe.each(BACKENDS)('%s', (backend) => {
+  let t: ReturnType<typeof tempCatalog>;
+  let server: TestServer;
+  let hosted: Client;
+  beforeAll(async () => {
+    t = tempCatalog(Date.now(), { databaseUrl: backend === 'Postgres' ? await freshDatabase() : undefined });
+    for (const [url, [amount, asset]] of Object.entries(LISTINGS)) {
+      const s = settlement({ url, amount, description: 'forecast data for a city' });
+      s.paymentRequirements.asset = asset;
+      expect(await t.catalog.recordSettlement(s)).toEqual({ status: 'success' });
+    }
+    server = await startTestServer({ catalog: t.catalog });
+    hosted = new Client({ name: 'url-usd-filters', version: '1.0.0' });
+    await hosted.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  }, 120_000);
+  afterAll(async () => {
+    await hosted?.close();
+    await server?.close();
+    t?.close();
+  });
+
+  /** The sorted resources of GET /discovery/resources and /discovery/search with `filters`, which must agree. */
+  const found = async (filters: Record<string, string>) => {
+    const list = await api(server.url).get(`/discovery/resources?${new URLSearchParams(filters).toString()}`);
+    const search = await api(server.url).get(`/discovery/search?${new URLSearchParams({ query: 'forecast', ...filters }).toString()}`);
+    expect([list.status, search.status]).toEqual([200, 200]);
+    const listed = list.body.items.map((i: { resource: string }) => i.resource).sort();
+    expect(list.body.pagination.total).toBe(listed.length);
+    expect(search.body.resources.map((i: { resource: string }) => i.resource).sort()).toEqual(listed);
+    return listed;
+  };
+
+  it('url: a substring of the resource URL ignoring case, wildcards and quotes literal, on list and search', async () => {
+    expect(await found({ url: 'WEATHER.Example' })).toEqual([WEATHER]);
+    expect(await found({ url: 'weather' })).toEqual([CHEAP, WEATHER].sort());
+    expect(await found({ url: 'https://' })).toEqual([WEATHER, MAPS, CHEAP].sort());
+    expect(await found({ url: '/50%25_off' })).toEqual([MAPS]);
+    expect(await found({ url: '%25_' })).toEqual([MAPS]);
+    expect(await found({ url: 'geo%2F' })).toEqual([]);
+    expect(await found({ url: 'o_f' })).toEqual([]);
+    expect(await found({ url: 'ap%' })).toEqual([]);
+    expect(await found({ url: '"weather"' })).toEqual([]);
+    expect(await found({ url: 'weather OR maps' })).toEqual([]);
+    expect(await found({ url: 'nowhere.example' })).toEqual([]);
+    expect(await found({ url: 'weather\u0000' })).toEqual([]);
+  });
+
+  it('maxUsdPrice: an entry in a USD-pegged asset at most that price; another asset never matches; asset in any case', async () => {
+    expect(await found({ maxUsdPrice: '0.01' })).toEqual([WEATHER]);
+    expect(await found({ maxUsdPrice: '0.0099999' })).toEqual([]);
+    expect(await found({ maxUsdPrice: '0.05' })).toEqual([WEATHER, MAPS].sort());
+    expect(await found({ maxUsdPrice: '1000000' })).toEqual([WEATHER, MAPS].sort());
+    expect(await found({ maxUsdPrice: '0.05', url: 'maps' })).toEqual([MAPS]);
+    expect(await found({ maxUsdPrice: '0.05', asset: OTHER_ASSET })).toEqual([]);
+    expect(await found({ maxUsdPrice: '0.05', asset: ASSET.toLowerCase(), network: 'stellar:testnet' })).toEqual([WEATHER, MAPS].sort());
+    expect(await found({ asset: OTHER_ASSET.toLowerCase() })).toEqual([CHEAP]);
+    expect(await found({ asset: `${ASSET.slice(0, 20).toLowerCase()}${ASSET.slice(20)}`, maxAmount: '100000' })).toEqual([WEATHER]);
+  });
+
+  it('bad values are 400 svc_invalid_query_parameter naming the filter', async () => {
+    for (const [name, value] of [
+      ['url', 'ab'],
+      ['url', 'x'.repeat(2049)],
+      ['maxUsdPrice', '1e3'],
+      ['maxUsdPrice', '-1'],
+      ['maxUsdPrice', '$1'],
+    ] as const) {
+      for (const path of ['/discovery/resources', '/discovery/search?query=forecast&']) {
+        const res = await api(server.url).get(`${path}${path.endsWith('&') ? '' : '?'}${name}=${encodeURIComponent(value)}`);
+        expect(res.status).toBe(400);
+        expect(res.body.error).toMatchObject({ code: 'svc_invalid_query_parameter', reason: expect.stringContaining(name) });
+      }
+    }
+  });
+
+  const hits = (result: unknown) => {
+    const r = result as { isError?: boolean; structuredContent?: { hits: Array<{ resource: string }> } };
+    expect(r.isError).toBeFalsy();
+    return r.structuredContent!.hits.map((h) => h.resource).sort();
+  };
+
+  it('hosted MCP search_resources: url and maxUsdPrice', async () => {
+    const call = (filters: Record<string, string>) =>
+      hosted.callTool({ name: 'search_resources', arguments: { query: 'forecast data', filters } });
+    expect(hits(await call({ url: 'Weather.example' }))).toEqual([WEATHER]);
+    expect(hits(await call({ maxUsdPrice: '0.05', url: 'example.com' }))).toEqual([WEATHER, MAPS].sort());
+    const refused = (await call({ maxUsdPrice: 'cheap' })) as { isError?: boolean };
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused)).toMatch(/svc_invalid_query_parameter.*maxUsdPrice/);
+  });
+
+  it.runIf(backend === 'SQLite')(
+    'stdio MCP search_resources (a separate process asking svc over HTTP): url and maxUsdPrice',
+    async () => {
+      const stdio = new Client({ name: 'url-usd-filters-stdio', version: '1.0.0' });
+      await stdio.connect(
+        new StdioClientTransport({
+          command: TSX,
+          args: [MCP_MAIN],
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FACILITATOR_URL: server.url, SVC_MCP_TIMEOUT_MS: '20000' },
+          stderr: 'pipe',
+          cwd: join(MCP_MAIN, '../../..'),
+        }),
+      );
+      try {
+        const call = (filters: Record<string, string>) =>
+          stdio.callTool({ name: 'search_resources', arguments: { query: 'forecast', filters } }, undefined, { timeout: 60_000 });
+        expect(hits(await call({ url: 'cheap.EXAMPLE' }))).toEqual([CHEAP]);
+        expect(hits(await call({ maxUsdPrice: '0.01' }))).toEqual([WEATHER]);
+      } finally {
+        await stdio.close();
+      }
+    },
+    90_000,
+  );
+
+  it('a catalog written before the URL index gets it when it migrates', async () => {
+    if (backend === 'SQLite') {
+      const old = new CatalogStore(t.dbPath);
+      const version = Number((old.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+      old.db.exec(`DROP TABLE listing_urls; PRAGMA user_version = ${version - 1}`);
+      old.close();
+      const migrated = new CatalogStore(t.dbPath);
+      try {
+        const { items } = migrated.list({ url: 'MAPS.example' }, { limit: 10, offset: 0 }, new Date());
+        expect(items.map((i) => i.resource)).toEqual([MAPS]);
+      } finally {
+        migrated.close();
+      }
+    } else {
+      const client = new pg.Client({ connectionString: t.databaseUrl! });
+      await client.connect();
+      try {
+        await client.query(
+          "DROP INDEX listings_resource_trigrams; UPDATE svc_schema_versions SET version = version - 1 WHERE component = 'catalog'",
+        );
+        const migrated = await PostgresCatalogStore.open(t.databaseUrl!);
+        try {
+          const { items } = await migrated.list({ url: 'MAPS.example' }, { limit: 10, offset: 0 }, new Date());
+          expect(items.map((i) => i.resource)).toEqual([MAPS]);
+        } finally {
+          await migrated.end();
+        }
+        // The index serves the filter's pattern (three rows are read faster by a scan, so scans are ruled out to see it).
+        await client.query('SET enable_seqscan = off');
+        const plan = await client.query("EXPLAIN SELECT id FROM listings l WHERE l.resource ILIKE '%maps.example%'");
+        expect(JSON.stringify(plan.rows)).toContain('listings_resource_trigrams');
+      } finally {
+        await client.end();
+      }
+    }
+  });
+});
