@@ -5,7 +5,7 @@
  */
 import { Asset, hash, xdr } from '@stellar/stellar-sdk';
 import { readAccount, replaceAccount } from './accounts.ts';
-import { BASE_FEE, nonRefundableFee, refundableFee } from './fees.ts';
+import { BASE_FEE, eventsFee, nonRefundableFee, rentFee } from './fees.ts';
 import { HostError, type Host, type InvokeResult } from './host.ts';
 import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf, type ParsedTx } from './envelope.ts';
 import type { TxRecord } from './records.ts';
@@ -73,6 +73,7 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
   let view: StateView | null = null;
   const declared = sd ? declaredFromData(sd) : null;
   let refundable = 0;
+  let rent = 0;
   const ihf = op.body.type === 'invokeHostFunction' ? op.body.invokeHostFunctionOp : null;
   const hf = ihf?.hostFunction;
   if (ihf && hf && hf.type === 'hostFunctionTypeInvokeContract' && sd && declared) {
@@ -114,7 +115,9 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
           failure = 'resourceLimitExceeded';
       }
       if (!failure) {
-        refundable = refundableFee(refundablesOf(res, seq));
+        const refundables = refundablesOf(res, view);
+        rent = rentFee(refundables.rentChanges, seq);
+        refundable = eventsFee(refundables) + rent;
         const budget = Number(sd.resourceFee) - nonRefundableFee(declared, p.innerEnvelopeSize);
         if (refundable > budget) failure = 'insufficientRefundableFee';
       }
@@ -122,7 +125,10 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
   } else {
     failure = 'trapped';
   }
-  if (failure) refundable = 0;
+  if (failure) {
+    refundable = 0;
+    rent = 0;
+  }
   const nonRefundable = declared ? nonRefundableFee(declared, p.innerEnvelopeSize) : 0;
   const inclusion = BASE_FEE * p.numOps;
   const charged = BigInt(inclusion + nonRefundable + refundable);
@@ -203,7 +209,7 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
             ext: xdr.ExtensionPoint.v0(),
             totalNonRefundableResourceFeeCharged: BigInt(nonRefundable),
             totalRefundableResourceFeeCharged: BigInt(refundable),
-            rentFeeCharged: 0n,
+            rentFeeCharged: BigInt(rent),
           }),
         ),
         returnValue: ok ? retval : null,

@@ -38,7 +38,17 @@ export interface TokenModel {
 export interface BalanceContext {
   view: StateView;
   ledgerSeq: number;
+  /** The network's minimum TTL of a new persistent entry. */
+  minPersistentTtl: number;
 }
+
+/**
+ * A contract-held balance is extended to 30 days whenever it is written with less than 29 days
+ * left (the Stellar Asset Contract's BALANCE_EXTEND_AMOUNT and BALANCE_TTL_THRESHOLD; the SEP-41
+ * reference token does the same).
+ */
+export const BALANCE_EXTEND_LEDGERS = 30 * 17_280;
+export const BALANCE_TTL_THRESHOLD_LEDGERS = BALANCE_EXTEND_LEDGERS - 17_280;
 
 export const balanceKey = (token: string, holder: xdr.ScAddress): xdr.LedgerKey =>
   contractDataKey(scAddress(token), xdr.ScVal.scvVec([sym('Balance'), xdr.ScVal.scvAddress(holder)]), 'persistent');
@@ -85,8 +95,10 @@ function writeBalance(ctx: BalanceContext, token: TokenModel, holder: xdr.ScAddr
           mapEntry(sym('clawback'), xdr.ScVal.scvBool(false)),
         ])
       : i128(amount);
-  const ttl30Days = 518_400;
-  ctx.view.put(key, contractDataEntry(key, val), ctx.ledgerSeq + ttl30Days);
+  const existing = ctx.view.get(key);
+  let liveUntil = existing?.liveUntil ?? ctx.ledgerSeq + ctx.minPersistentTtl - 1;
+  if (liveUntil - ctx.ledgerSeq < BALANCE_TTL_THRESHOLD_LEDGERS) liveUntil = ctx.ledgerSeq + BALANCE_EXTEND_LEDGERS;
+  ctx.view.put(key, contractDataEntry(key, val), liveUntil);
 }
 
 /** Takes `amount` from a holder (the issuer spends without limit). */

@@ -5,7 +5,7 @@
  * HostError with its event log).
  */
 import { StrKey, hash, xdr } from '@stellar/stellar-sdk';
-import { TRANSFER_INSTRUCTIONS, type DeclaredResources } from './fees.ts';
+import { TRANSFER_INSTRUCTIONS, type DeclaredResources, type Refundables, type RentChange } from './fees.ts';
 import type { HostError, InvokeResult } from './host.ts';
 import type { StateView } from './state.ts';
 import { addressString, bytesOf, hex, i128Value, keyId } from './xdr.ts';
@@ -149,10 +149,22 @@ export function declaredFromData(sd: xdr.SorobanTransactionData): DeclaredResour
   };
 }
 
-export function refundablesOf(res: InvokeResult, seq: number) {
+/** What an invocation produced that is paid for by the refundable fee: its events and return value, and the rent of the contract data it created or extended. */
+export function refundablesOf(res: InvokeResult, view: StateView): Refundables {
   const eventsBytes = res.contractEvents.reduce((s, e) => s + e.toXdr().length, 0) + res.retval.toXdr().length;
-  const tempRentByteLedgers = res.newTemp.reduce((s, t) => s + (t.key.toXdr().length + 32) * (t.liveUntil - seq + 1), 0);
-  return { eventsBytes, tempRentByteLedgers };
+  const rentChanges: RentChange[] = [];
+  for (const [id, after] of view.changed()) {
+    if (!after || after.liveUntil === undefined || after.key.type !== 'contractData') continue;
+    const before = view.original(id);
+    rentChanges.push({
+      persistent: after.key.contractData.durability === xdr.ContractDataDurability.persistent,
+      oldSize: before ? ledgerEntry(before).toXdr().length : 0,
+      newSize: ledgerEntry(after).toXdr().length,
+      oldLiveUntil: before?.liveUntil ?? 0,
+      newLiveUntil: after.liveUntil,
+    });
+  }
+  return { eventsBytes, rentChanges };
 }
 
 /** Size the final, signed envelope will have: recorded auth signed (one signature per address entry), soroban data attached, one envelope signature. */

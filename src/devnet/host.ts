@@ -32,6 +32,8 @@ export interface HostConfig {
   tokens: Map<string, TokenModel>;
   maxEntryTtl: number;
   minTempTtl: number;
+  /** A new persistent entry (a balance) lives at least this many ledgers. */
+  minPersistentTtl: number;
 }
 
 export type AuthMode = 'enforce' | 'record' | 'record_allow_nonroot';
@@ -55,8 +57,6 @@ export interface InvokeResult {
   /** fn_call / fn_return / error diagnostic events, in emission order (contract events included). */
   diagnostics: xdr.DiagnosticEvent[];
   recordedAuth: xdr.SorobanAuthorizationEntry[];
-  /** Temporary entries created (nonces) with their live-until ledger, for rent. */
-  newTemp: Array<{ key: xdr.LedgerKey; liveUntil: number }>;
 }
 
 export const instanceKey = (contractId: string): xdr.LedgerKey =>
@@ -94,7 +94,6 @@ export class Host {
       contractEvents: [],
       diagnostics: [],
       recordedAuth: [],
-      newTemp: [],
     };
     res.diagnostics.push(
       diag(
@@ -135,7 +134,7 @@ export class Host {
       useUpgradedAuth: false,
       randomNonce: () => 0n,
     };
-    receive(ctx, token, stripMux(holder).base, amount);
+    receive({ ...ctx, minPersistentTtl: this.cfg.minPersistentTtl }, token, stripMux(holder).base, amount);
   }
 
   private dispatch(ctx: InvokeContext, token: TokenModel, fn: string, args: xdr.ScVal[], res: InvokeResult, used: Set<number>): xdr.ScVal {
@@ -144,7 +143,7 @@ export class Host {
         return this.transfer(ctx, token, args, res, used);
       case 'balance': {
         const [id] = expectArgs(args, ['scvAddress']);
-        return i128(readBalance(ctx, token, asAddress(id!)).amount);
+        return i128(readBalance({ ...ctx, minPersistentTtl: this.cfg.minPersistentTtl }, token, asAddress(id!)).amount);
       }
       case 'decimals':
         expectArgs(args, []);
@@ -175,8 +174,9 @@ export class Host {
 
     this.requireAuth(ctx, from, token.contractId, 'transfer', args, res, used);
 
-    spend(ctx, token, from, amount);
-    receive(ctx, token, to, amount);
+    const balances = { ...ctx, minPersistentTtl: this.cfg.minPersistentTtl };
+    spend(balances, token, from, amount);
+    receive(balances, token, to, amount);
 
     const fromStr = addressString(from);
     const toStr = addressString(to);
@@ -239,7 +239,6 @@ export class Host {
       const liveUntil = ctx.ledgerSeq + this.cfg.maxEntryTtl - 1;
       const key = nonceKey(address, nonce);
       ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil);
-      res.newTemp.push({ key, liveUntil });
       return;
     }
 
@@ -291,7 +290,6 @@ export class Host {
     }
     const liveUntil = Math.max(exp, ctx.ledgerSeq + this.cfg.minTempTtl - 1);
     ctx.view.put(key, contractDataEntry(key, xdr.ScVal.scvVoid()), liveUntil, exp);
-    res.newTemp.push({ key, liveUntil });
   }
 }
 

@@ -12,13 +12,14 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { generate } from 'selfsigned';
 import { Faults } from './faults.ts';
 import { DevnetLedger } from './ledger.ts';
+import { NETWORK_TTLS } from './fees.ts';
 import { makeRequestListener, type RpcContext } from './rpc.ts';
 import { DEVNET_NETWORKS, type DevAccount, type Devnet, type FundOptions, type LedgerInfo, type StartDevnetOptions } from './types.ts';
 
 export type * from './types.ts';
 export { DEVNET_NETWORKS } from './types.ts';
 export { DevnetLedger, USDC_ISSUER } from './ledger.ts';
-export { FEE_RATES, BASE_FEE } from './fees.ts';
+export { FEE_SETTINGS, BASE_FEE, NETWORK_TTLS } from './fees.ts';
 
 /** Extra control beyond the fixed public API (additive; tests for multisig etc.). */
 export interface DevnetExtras {
@@ -39,7 +40,7 @@ export interface StartDevnetExtraOptions extends StartDevnetOptions {
   retentionLedgers?: number;
   /** Transactions kept in that history, oldest ledgers dropped first. Default 10,000. */
   retentionTransactions?: number;
-  /** Minimum live time of a temporary entry (an authorization nonce), in ledgers. Default 17,280. */
+  /** Minimum live time of a temporary entry (an authorization nonce), in ledgers. Default the played network's (NETWORK_TTLS). */
   minTempTtl?: number;
 }
 
@@ -107,6 +108,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     now: opts.now,
     retentionLedgers: opts.retentionLedgers,
     retentionTransactions: opts.retentionTransactions,
+    ttls: NETWORK_TTLS[network],
     minTempTtl: opts.minTempTtl,
   });
   const faults = new Faults();

@@ -19,14 +19,14 @@ import { simulateTransaction, type SimulateOptions } from './simulate.ts';
 import { ledgerRecord, type LedgerRecord, type TxRecord } from './records.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
+import { NETWORK_TTLS, type NetworkTtls } from './fees.ts';
 import { accountIdOf, alphaNum4Asset, contractDataEntry, i128Value, networkIdOf, scAddress, trustlineKey } from './xdr.ts';
 
 export { RpcParamError } from './envelope.ts';
 
 export const USDC_ISSUER = 'GBBD47IF6LWK7P7MDEVSCWR7DPUWV3NY3DTQEVFL4NAT4AQH3ZLLFLA5';
-/** Testnet-like TTL settings (ledgers). */
-export const MAX_ENTRY_TTL = 3_110_400;
-export const MIN_TEMP_TTL = 17_280;
+/** The longest an entry may live (ledgers), on every network. */
+export const MAX_ENTRY_TTL = NETWORK_TTLS['stellar:testnet'].maxEntryTtl;
 const I64_MAX = (1n << 63n) - 1n;
 const GENESIS_LEDGER = 1000;
 /** Default ledgers kept for getLedgers / getTransaction (testnet's RPC keeps about a day at 5 s). */
@@ -60,7 +60,9 @@ export interface LedgerOptions {
   retentionLedgers?: number;
   /** Transactions kept in that history (the oldest ledgers go first); default 10,000. */
   retentionTransactions?: number;
-  /** Minimum live time of a temporary entry (nonce), in ledgers; default 17,280 as on testnet. */
+  /** TTL settings of the played network (default testnet's, NETWORK_TTLS). */
+  ttls?: NetworkTtls;
+  /** Minimum live time of a temporary entry (nonce), in ledgers; default the network's. */
   minTempTtl?: number;
   random?: () => Uint8Array;
   now?: () => number;
@@ -81,6 +83,7 @@ export class DevnetLedger {
   private readonly now: () => number;
   readonly retention: number;
   readonly retentionTransactions: number;
+  readonly ttls: NetworkTtls;
   /** Applied transactions per kept ledger (parallel to `ledgers`) and their sum. */
   private readonly ledgerTxCounts: number[] = [];
   private keptTransactions = 0;
@@ -99,11 +102,14 @@ export class DevnetLedger {
     this.custom = { kind: 'custom', contractId: customId };
     this.tokens.set(usdcId, this.usdc);
     this.tokens.set(customId, this.custom);
+    const ttls = opts.ttls ?? NETWORK_TTLS['stellar:testnet'];
+    this.ttls = { ...ttls, minTemporaryTtl: opts.minTempTtl ?? ttls.minTemporaryTtl };
     this.host = new Host({
       networkId: this.networkId,
       tokens: this.tokens,
-      maxEntryTtl: MAX_ENTRY_TTL,
-      minTempTtl: opts.minTempTtl ?? MIN_TEMP_TTL,
+      maxEntryTtl: this.ttls.maxEntryTtl,
+      minTempTtl: this.ttls.minTemporaryTtl,
+      minPersistentTtl: this.ttls.minPersistentTtl,
     });
     this.genesis();
   }

@@ -90,7 +90,7 @@ export function simulateTransaction(ledger: SimulateContext, envelopeB64: string
   const auth = authMode === 'enforce' ? ihf.auth : res.recordedAuth;
   const signedSize = estimateSignedSize(envelope, tx, sorobanData(0n), auth);
   const txSize = Math.max(Math.ceil(signedSize * 1.1), signedSize + 500);
-  const refundable = Math.ceil(refundableFee(refundablesOf(res, seq)) * 1.15);
+  const refundable = Math.ceil(refundableFee(refundablesOf(res, view), seq) * 1.15);
   const resourceFee = BigInt(nonRefundableFee(resources, txSize) + refundable);
   const stateChanges = view.changed().map(([id, after]) => {
     const before = view.original(id);

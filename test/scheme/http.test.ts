@@ -66,10 +66,13 @@ describe('a valid payment', () => {
   it('pays a plain SEP-41 token (3-topic events) and a muxed payTo (CAP-67 map data)', async () => {
     const { buyer, seller } = await h.parties();
     await h.devnet.mintCustomToken(buyer.publicKey(), 1_000_000n);
+    // The seller already holds the token: a payment creating its balance entry would pay that
+    // entry's rent, above the default ceiling (test/scheme/network-costs.test.ts).
+    await h.devnet.mintCustomToken(seller.publicKey(), 1n);
     const custom = h.requirements(seller.publicKey(), { asset: h.devnet.customToken.contractId });
     const settled = await f.settle(await h.pay(custom, buyer), custom);
     expect(settled.body).toMatchObject({ success: true });
-    expect(h.devnet.balances(seller.publicKey()).custom).toBe(100_000n);
+    expect(h.devnet.balances(seller.publicKey()).custom).toBe(100_001n);
 
     const { MuxedAccount, Account } = await import('@stellar/stellar-sdk');
     const muxed = new MuxedAccount(new Account(seller.publicKey(), '0'), '9').accountId();
@@ -181,7 +184,12 @@ describe('verify codes reached by crafted payloads over HTTP', () => {
   it('authorization-entry codes (after a successful simulation)', async () => {
     const from = buyer.publicKey();
     const to = seller.publicKey();
-    await expectVerify(asPayload(buildTransfer(req, from, Networks.TESTNET).toXDR(), req), 'invalid_exact_stellar_payload_no_auth_entries');
+    // Without auth entries the simulation records them, pricing the nonce's rent at the longest
+    // TTL (as the network does): its fee is beyond the default ceiling, which is checked first.
+    const unsigned = asPayload(buildTransfer(req, from, Networks.TESTNET).toXDR(), req);
+    await expectVerify(unsigned, 'invalid_exact_stellar_payload_fee_exceeds_maximum');
+    const generous = await h.facilitator({ maxFee: 1_000_000 });
+    expect((await generous.verify(unsigned, req)).body).toMatchObject({ invalidReason: 'invalid_exact_stellar_payload_no_auth_entries' });
     const auth = authOf(await h.pay(req, buyer));
     const other = Keypair.random();
     const otherInvocation = transferInvocation(req.asset, transferArgs(other.publicKey(), to, 5n));
