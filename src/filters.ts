@@ -55,7 +55,8 @@ export function parseUsdAssets(raw: string | undefined): UsdAsset[] | string {
   const assets: UsdAsset[] = [];
   for (const entry of raw.split(',')) {
     const match = /^\s*([^:\s]+):([0-9]{1,2})\s*$/.exec(entry);
-    if (!match || Number(match[2]) > 38) return `each entry must be ASSET:DECIMALS (decimals 0-38), got ${JSON.stringify(entry.slice(0, 80))}`;
+    if (!match || Number(match[2]) > 38)
+      return `each entry must be ASSET:DECIMALS (decimals 0-38), got ${JSON.stringify(entry.slice(0, 80))}`;
     assets.push({ asset: match[1]!, decimals: Number(match[2]) });
   }
   return assets;

@@ -169,7 +169,8 @@ export const SEARCH_TOOL = {
                         ? {
                             type: 'string',
                             pattern: USD_PRICE_PATTERN,
-                            description: 'At most this many US dollars, e.g. "0.01", in a USD-pegged asset (USDC); other assets do not match.',
+                            description:
+                              'At most this many US dollars, e.g. "0.01", in a USD-pegged asset (USDC); other assets do not match.',
                           }
                         : { type: 'string', minLength: 1 },
           ]),

@@ -34,7 +34,11 @@ const [WEATHER, MAPS, CHEAP] = Object.keys(LISTINGS) as [string, string, string]
 
 describe('USD_ASSETS', () => {
   it("defaults to Circle's USDC on testnet and pubnet (the chain's own ids); reads ASSET:DECIMALS lists; converts dollars to base units", () => {
-    expect(DEFAULT_USD_ASSETS.map((a) => a.asset).sort()).toEqual(Object.values(STELLAR_NETWORKS).map((n) => n.usdc).sort());
+    expect(DEFAULT_USD_ASSETS.map((a) => a.asset).sort()).toEqual(
+      Object.values(STELLAR_NETWORKS)
+        .map((n) => n.usdc)
+        .sort(),
+    );
     expect(parseUsdAssets(`${OTHER_ASSET}:2, ${ASSET}:7`)).toEqual([
       { asset: OTHER_ASSET, decimals: 2 },
       { asset: ASSET, decimals: 7 },
