@@ -10,6 +10,7 @@
  * Every line is plain text on stdout; the closing `N passed, N failed` line stays last
  * (summary-reporter.ts runs after this one).
  */
+import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { Reporter, TestCase, TestModule, TestSpecification, Vitest } from 'vitest/node';
 
@@ -68,6 +69,12 @@ export default class ProgressReporter implements Reporter {
 
   onTestRunEnd(): void {
     clearInterval(this.timer);
+    // Every file's time, slowest first, for docs/TESTING.md's table (TEST_TIMES_FILE=path npm test).
+    const timesFile = process.env.TEST_TIMES_FILE;
+    if (timesFile) {
+      const all = [...this.durations].sort((a, b) => b.ms - a.ms);
+      writeFileSync(timesFile, all.map((d) => `${(d.ms / 1000).toFixed(1)}\t${d.file}\t${d.state}\n`).join(''));
+    }
     const slowest = [...this.durations].sort((a, b) => b.ms - a.ms).slice(0, 10);
     process.stdout.write(
       `\nslowest files (wall time, ${clock(Date.now() - this.began)} in all):\n${slowest
