@@ -88,6 +88,8 @@ export const SETTLEMENT_CODES = {
   svc_policy_amount_below_minimum: 'The amount is below the configured minimum for this asset.',
   svc_policy_authorization_expiring:
     'An authorization entry expires fewer than 2 ledgers after the latest one, too soon for the transaction to be included before it; nothing was submitted. Sign with a later expiry.',
+  svc_policy_payer_balance_archived:
+    "The payer's balance entry of the asset is archived (its TTL ran out); nothing was submitted. The payer restores it (a RestoreFootprint transaction) and pays again; svc does not sponsor restores.",
   svc_fee_budget_daily_exhausted: "Today's sponsored-fee budget is spent; nothing was submitted.",
   svc_fee_budget_payer_exhausted: "This payer's share of today's sponsored-fee budget is spent; nothing was submitted.",
   svc_fee_budget_payto_exhausted:
@@ -186,6 +188,7 @@ export const POLICY_CODES = [
   'svc_policy_self_payment',
   'svc_policy_amount_below_minimum',
   'svc_policy_authorization_expiring',
+  'svc_policy_payer_balance_archived',
   'svc_fee_budget_daily_exhausted',
   'svc_fee_budget_payer_exhausted',
   'svc_fee_budget_payto_exhausted',

@@ -69,7 +69,7 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
 
   const op = tx.operations[0]!;
   let res: InvokeResult | null = null;
-  let failure: 'trapped' | 'resourceLimitExceeded' | 'insufficientRefundableFee' | null = null;
+  let failure: 'trapped' | 'entryArchived' | 'resourceLimitExceeded' | 'insufficientRefundableFee' | null = null;
   let view: StateView | null = null;
   const declared = sd ? declaredFromData(sd) : null;
   let refundable = 0;
@@ -105,6 +105,8 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
           break;
         }
       }
+      // An archived entry in the footprint that the transaction does not restore: core fails it.
+      if (!failure && view.archived.size > 0) failure = 'entryArchived';
       if (!failure) {
         const used = declaredResources(view, footprintOf(view));
         if (
@@ -161,11 +163,13 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
     ? xdr.InvokeHostFunctionResult.invokeHostFunctionSuccess(
         hash(new xdr.InvokeHostFunctionSuccessPreImage({ returnValue: retval, events: contractEvents }).toXdr()),
       )
-    : failure === 'resourceLimitExceeded'
-      ? xdr.InvokeHostFunctionResult.invokeHostFunctionResourceLimitExceeded()
-      : failure === 'insufficientRefundableFee'
-        ? xdr.InvokeHostFunctionResult.invokeHostFunctionInsufficientRefundableFee()
-        : xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped();
+    : failure === 'entryArchived'
+      ? xdr.InvokeHostFunctionResult.invokeHostFunctionEntryArchived()
+      : failure === 'resourceLimitExceeded'
+        ? xdr.InvokeHostFunctionResult.invokeHostFunctionResourceLimitExceeded()
+        : failure === 'insufficientRefundableFee'
+          ? xdr.InvokeHostFunctionResult.invokeHostFunctionInsufficientRefundableFee()
+          : xdr.InvokeHostFunctionResult.invokeHostFunctionTrapped();
   const opResults = [xdr.OperationResult.opInner(xdr.OperationResultTr.invokeHostFunction(ihfResult))];
   const txResult = transactionResult(p, ok, opResults, charged);
 

@@ -155,7 +155,8 @@ export function refundablesOf(res: InvokeResult, view: StateView): Refundables {
   const rentChanges: RentChange[] = [];
   for (const [id, after] of view.changed()) {
     if (!after || after.liveUntil === undefined || after.key.type !== 'contractData') continue;
-    const before = view.original(id);
+    // An archived entry is paid for as if restored first (the restore preamble pays that).
+    const before = view.archived.has(id) ? undefined : view.original(id);
     rentChanges.push({
       persistent: after.key.contractData.durability === xdr.ContractDataDurability.persistent,
       oldSize: before ? ledgerEntry(before).toXdr().length : 0,

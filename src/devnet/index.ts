@@ -27,6 +27,12 @@ export interface DevnetExtras {
   ledger: DevnetLedger;
   /** Set an account's thresholds [master, low, med, high] and extra ed25519 signers. */
   setSigners(publicKey: string, thresholds: [number, number, number, number], signers: Array<{ publicKey: string; weight: number }>): void;
+  /**
+   * Time travel for TTLs: close one ledger `ledgers` after the latest (the ones between pass
+   * empty and are not kept; close times follow the clock). Entries whose TTL ends meanwhile are
+   * archived (persistent) or gone (temporary).
+   */
+  advanceLedgers(ledgers: number): Promise<LedgerInfo>;
   /** Wait until the ledger reaches `sequence` (closing it on demand when no timer runs). */
   waitForLedger(sequence: number, timeoutMs?: number): Promise<LedgerInfo>;
 }
@@ -136,8 +142,8 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
   }
 
   const waiters = new Set<() => void>();
-  const closeLedger = (): LedgerInfo => {
-    const l = ledger.closeLedger();
+  const closeLedger = (skip = 0): LedgerInfo => {
+    const l = ledger.closeLedger(skip);
     for (const w of waiters) w();
     return info(l);
   };
@@ -175,6 +181,10 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     demoAccounts,
     ledger,
     closeLedger: () => Promise.resolve(closeLedger()),
+    advanceLedgers: (ledgers) => {
+      if (!Number.isInteger(ledgers) || ledgers < 1) return Promise.reject(new Error(`ledgers must be a positive integer, got ${ledgers}`));
+      return Promise.resolve(closeLedger(ledgers - 1));
+    },
     latestLedger: () => info(ledger.latest()),
     createAccount,
     fund: (publicKey, fo) => Promise.resolve(ledger.fund(publicKey, fo)),

@@ -142,10 +142,14 @@ export class DevnetLedger {
     this.ledgerTxCounts.push(0);
   }
 
-  /** Close the next ledger: apply pending transactions in submission order. */
-  closeLedger(): LedgerRecord {
+  /**
+   * Close the next ledger: apply pending transactions in submission order. `skip` ledgers are
+   * passed over first (closed empty and not kept: time travel for TTLs, docs/DEVNET.md); the
+   * close time still follows the clock.
+   */
+  closeLedger(skip = 0): LedgerRecord {
     const prev = this.latest();
-    const seq = prev.sequence + 1;
+    const seq = prev.sequence + 1 + Math.max(0, Math.floor(skip));
     const closeTime = Math.max(prev.closeTime, Math.floor(this.now() / 1000));
     const batch = this.pending;
     this.pending = [];
@@ -199,7 +203,8 @@ export class DevnetLedger {
     }
     // Nonces are bounded by the same count: beyond it, those whose signature expired go first.
     this.state.pruneSpentNonces(seq, this.retentionTransactions);
-    if (seq % Math.min(1000, this.retention) !== 0) return;
+    const sweep = Math.min(1000, this.retention);
+    if (Math.floor(seq / sweep) === Math.floor((this.ledgers.at(-2)?.sequence ?? seq) / sweep)) return;
     this.state.pruneExpiredTemporary(seq);
   }
 

@@ -4,7 +4,7 @@
  * builds its transaction from (docs/DEVNET.md). Side-effect free.
  */
 import { xdr } from '@stellar/stellar-sdk';
-import { nonRefundableFee, refundableFee } from './fees.ts';
+import { nonRefundableFee, refundableFee, rentFee, type NetworkTtls } from './fees.ts';
 import type { AuthMode, Host } from './host.ts';
 import {
   debugHostError,
@@ -18,7 +18,7 @@ import {
   refundablesOf,
 } from './envelope.ts';
 import type { LedgerRecord } from './records.ts';
-import { StateView, type LedgerState } from './state.ts';
+import { StateView, type LedgerState, type StoredEntry } from './state.ts';
 import { addressString, b64, keyId } from './xdr.ts';
 
 export interface SimulateOptions {
@@ -31,6 +31,7 @@ export interface SimulateContext {
   readonly state: LedgerState;
   readonly host: Host;
   readonly randomNonce: () => bigint;
+  readonly ttls: NetworkTtls;
   latest(): LedgerRecord;
 }
 
@@ -108,5 +109,37 @@ export function simulateTransaction(ledger: SimulateContext, envelopeB64: string
     events,
     results: [{ auth: authMode === 'enforce' ? [] : res.recordedAuth.map(b64), xdr: b64(res.retval) }],
     stateChanges,
+    ...(view.archived.size > 0 ? { restorePreamble: restorePreamble([...view.archived.values()], seq, ledger.ttls) } : {}),
   };
+}
+
+/**
+ * What restoring archived entries takes, as stellar-rpc answers it beside the invocation's own
+ * simulation (computed as if they were restored): the SorobanTransactionData of a RestoreFootprint
+ * transaction (the entries read-write) and its resource fee: each entry read from disk, written,
+ * and its rent for the network's minimum persistent TTL.
+ */
+function restorePreamble(entries: StoredEntry[], seq: number, ttls: NetworkTtls): { minResourceFee: string; transactionData: string } {
+  const sizes = entries.map((e) => ledgerEntry(e).toXdr().length);
+  const bytes = sizes.reduce((a, b) => a + b, 0);
+  const keys = entries.map((e) => e.key);
+  const resources = { instructions: 0, diskReadEntries: keys.length, writeEntries: keys.length, diskReadBytes: bytes, writeBytes: bytes };
+  // A RestoreFootprint envelope: about 300 bytes around its footprint, padded like any simulation.
+  const txSize = 300 + keys.reduce((a, k) => a + k.toXdr().length, 0) + 500;
+  const rent = rentFee(
+    sizes.map((size) => ({ persistent: true, oldSize: 0, newSize: size, oldLiveUntil: 0, newLiveUntil: seq + ttls.minPersistentTtl - 1 })),
+    seq,
+  );
+  const fee = BigInt(nonRefundableFee(resources, txSize) + Math.ceil(rent * 1.15));
+  const data = new xdr.SorobanTransactionData({
+    ext: xdr.SorobanTransactionDataExt.v0(),
+    resources: new xdr.SorobanResources({
+      footprint: new xdr.LedgerFootprint({ readOnly: [], readWrite: keys }),
+      instructions: 0,
+      diskReadBytes: bytes,
+      writeBytes: bytes,
+    }),
+    resourceFee: fee,
+  });
+  return { minResourceFee: fee.toString(), transactionData: b64(data) };
 }

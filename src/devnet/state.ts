@@ -89,10 +89,26 @@ export interface Access {
   write: boolean;
 }
 
+/**
+ * A persistent contract-data entry past its live-until ledger is archived: the network keeps it,
+ * but no invocation may use it until a RestoreFootprint brings it back (docs/DEVNET.md "Entry
+ * TTLs and archival"). Temporary entries are deleted instead.
+ */
+export function isArchived(entry: StoredEntry, ledgerSeq: number): boolean {
+  return (
+    entry.liveUntil !== undefined &&
+    entry.liveUntil < ledgerSeq &&
+    entry.key.type === 'contractData' &&
+    entry.key.contractData.durability === xdr.ContractDataDurability.persistent
+  );
+}
+
 export class StateView {
   private readonly writes = new Map<string, StoredEntry | null>();
   /** Access order is kept so footprints are deterministic. */
   readonly accesses = new Map<string, Access>();
+  /** Archived entries this view read (as if restored): simulation answers a restore preamble for them, apply fails. */
+  readonly archived = new Map<string, StoredEntry>();
 
   constructor(
     private readonly base: LedgerState,
@@ -109,7 +125,9 @@ export class StateView {
   get(key: xdr.LedgerKey): StoredEntry | undefined {
     const id = this.touch(key, false);
     if (this.writes.has(id)) return this.writes.get(id) ?? undefined;
-    return this.base.entries.get(id);
+    const entry = this.base.entries.get(id);
+    if (entry && isArchived(entry, this.ledgerSeq)) this.archived.set(id, entry);
+    return entry;
   }
 
   put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, liveUntil?: number, signatureExpiration?: number): void {

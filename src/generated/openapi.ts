@@ -24,7 +24,8 @@ export interface paths {
          *     policy and fee budget POST /settle applies before submission (docs/OPERATIONS.md), with the
          *     same codes (PolicyCode): `svc_policy_self_payment`, `svc_policy_amount_below_minimum`,
          *     `svc_policy_authorization_expiring` (an authorization with fewer than 2 ledgers left,
-         *     docs/SCHEME.md "Authorization expiry"), `svc_policy_payer_cooling_down` (the payer's recent
+         *     docs/SCHEME.md "Authorization expiry"), `svc_policy_payer_balance_archived` (the payer's
+         *     balance entry is archived, docs/SCHEME.md "Archived balances"), `svc_policy_payer_cooling_down` (the payer's recent
          *     settlements failed on chain), `svc_fee_budget_payer_exhausted`,
          *     `svc_fee_budget_payto_exhausted`, `svc_fee_budget_new_paytos_exhausted` and
          *     `svc_fee_budget_daily_exhausted` (docs/OPERATIONS.md "Sponsorship"). The budget is judged
@@ -1320,6 +1321,7 @@ export interface components {
          *     - `svc_policy_self_payment`: The payer is the payTo address; self-payments are refused.
          *     - `svc_policy_amount_below_minimum`: The amount is below the configured minimum for this asset.
          *     - `svc_policy_authorization_expiring`: An authorization entry expires fewer than 2 ledgers after the latest one, too soon for the transaction to be included before it; nothing was submitted. Sign with a later expiry.
+         *     - `svc_policy_payer_balance_archived`: The payer's balance entry of the asset is archived (its TTL ran out); nothing was submitted. The payer restores it (a RestoreFootprint transaction) and pays again; svc does not sponsor restores.
          *     - `svc_fee_budget_daily_exhausted`: Today's sponsored-fee budget is spent; nothing was submitted.
          *     - `svc_fee_budget_payer_exhausted`: This payer's share of today's sponsored-fee budget is spent; nothing was submitted.
          *     - `svc_fee_budget_payto_exhausted`: Today's sponsored-fee budget for payments to this payTo address is spent (smaller for an address without history); nothing was submitted.
@@ -1329,12 +1331,12 @@ export interface components {
          *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
          * @enum {string}
          */
-        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down" | "svc_journal_unavailable" | "svc_settlement_not_found";
+        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down" | "svc_journal_unavailable" | "svc_settlement_not_found";
         /**
          * @description The settlement codes that are payment policy or fee budget refusals (docs/OPERATIONS.md): POST /settle answers them before submission (`errorReason`, SettlementCode) and POST /verify answers the same code for the same payment (`invalidReason`).
          * @enum {string}
          */
-        PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down";
+        PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down";
         /**
          * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *

@@ -3,7 +3,7 @@
  * tests. Everything runs on loopback; balances are read straight from the devnet's ledger.
  */
 import { Keypair } from '@stellar/stellar-sdk';
-import { startDevnet, type Devnet, type StartDevnetExtraOptions } from '../../src/devnet/index.ts';
+import { startDevnet, type Devnet, type DevnetExtras, type StartDevnetExtraOptions } from '../../src/devnet/index.ts';
 import { signingKeys } from '../../src/config.ts';
 import { ExactStellarScheme, type ExactStellarSchemeOptions } from '../../src/chains/stellar/exact/facilitator.ts';
 import { createSdkRpc, type ChainRpc } from '../../src/chains/stellar/rpc.ts';
@@ -38,7 +38,7 @@ export interface FacilitatorOptions {
 
 export class SchemeHarness {
   private constructor(
-    readonly devnet: Devnet,
+    readonly devnet: Devnet & DevnetExtras,
     readonly rpc: ChainRpc,
     readonly ledgerTime: LedgerTimeEstimator,
   ) {}

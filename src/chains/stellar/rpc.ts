@@ -22,7 +22,13 @@ export type Simulation =
       /** Recorded (record mode) or echoed (enforce mode) authorization entries of results[0]. */
       auth: xdr.SorobanAuthorizationEntry[];
     }
-  | { ok: false; latestLedger: number; error: string };
+  | {
+      ok: false;
+      latestLedger: number;
+      error: string;
+      /** The archived entries the invocation reads: the RPC answered a restore preamble for them. */
+      archived?: xdr.LedgerKey[];
+    };
 
 export interface Submission {
   status: 'PENDING' | 'DUPLICATE' | 'TRY_AGAIN_LATER' | 'ERROR';
@@ -262,7 +268,14 @@ export function parseSimulation(sim: RawSimulation): Simulation {
     return { ok: false, latestLedger: sim.latestLedger, error: 'unrecognised simulation response' };
   }
   if (sim.restorePreamble?.transactionData) {
-    return { ok: false, latestLedger: sim.latestLedger, error: 'archived ledger entries must be restored first' };
+    const restore = xdr.SorobanTransactionData.fromXDR(sim.restorePreamble.transactionData, 'base64');
+    const archived = restore.resources.footprint.readWrite;
+    return {
+      ok: false,
+      latestLedger: sim.latestLedger,
+      error: `${archived.length} archived ledger ${archived.length === 1 ? 'entry' : 'entries'} must be restored first`,
+      archived,
+    };
   }
   return {
     ok: true,

@@ -4,6 +4,7 @@
  * expiry and the transfer events. The decision carries the simulation and the fee, which settle
  * reuses; the scheme shapes it into a VerifyResult and logs it.
  */
+import { Address, xdr } from '@stellar/stellar-sdk';
 import type { PolicyCode, VerifyCode } from '../../../codes.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
 import { expiryLedgerBound, type LedgerTimeEstimator } from '../ledger-time.ts';
@@ -48,6 +49,19 @@ export interface VerifyContext {
   ledgerTime: LedgerTimeEstimator;
 }
 
+/**
+ * Whether `key` is `holder`'s balance in the token contract `asset`: a persistent contract-data
+ * entry of the token whose key names the holder (SEP-41 tokens key balances by `Balance(holder)`).
+ */
+export function isBalanceOf(key: xdr.LedgerKey, asset: string, holder: string): boolean {
+  if (key.type !== 'contractData') return false;
+  const data = key.contractData;
+  if (data.durability !== xdr.ContractDataDurability.persistent) return false;
+  if (Address.fromScAddress(data.contract).toString() !== asset) return false;
+  const holderXdr = Buffer.from(new Address(holder).toScAddress().toXdr());
+  return Buffer.from(data.key.toXdr()).includes(holderXdr);
+}
+
 /** The full verification; settle reuses its simulation. */
 export async function decide(context: VerifyContext, payload: PaymentPayload, requirements: PaymentRequirements): Promise<Decision> {
   const { rpc, facilitator, feeBumped, maxFee, ledgerTime } = context;
@@ -62,6 +76,13 @@ export async function decide(context: VerifyContext, payload: PaymentPayload, re
     checkFacilitatorSafety(transfer, facilitator);
 
     const simulation = await rpc.simulate(transfer.envelope, transfer.auth.length > 0 ? 'enforce' : undefined);
+    if (!simulation.ok && simulation.archived?.some((key) => isBalanceOf(key, transfer.asset, payer!))) {
+      throw new Rejection(
+        'svc_policy_payer_balance_archived',
+        `The payer's balance of ${transfer.asset} is archived (its TTL ran out), so the transfer cannot run until it is restored. Nothing was submitted; restore it with a RestoreFootprint transaction (the simulation's restore preamble) and pay again: svc does not sponsor restores.`,
+        payer,
+      );
+    }
     if (!simulation.ok) {
       throw new Rejection(
         'invalid_exact_stellar_payload_simulation_failed',

@@ -1,0 +1,142 @@
+/**
+ * What the network charges, on the devnet that charges it (docs/DEVNET.md "Fee model"): an
+ * ordinary settlement costs what was measured on testnet, a payment that creates the payee's
+ * balance entry pays its rent (and is refused below the ceiling that rent needs), and an archived
+ * payer balance is refused before anything is submitted (docs/SCHEME.md "Archived balances").
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Address, Keypair, xdr } from '@stellar/stellar-sdk';
+import { rawRpc } from '../../src/devnet/transfers.ts';
+import { FEE_SETTINGS } from '../../src/devnet/fees.ts';
+import { SchemeHarness, type Facilitator } from './harness.ts';
+
+/** The settlement cost measured on testnet for a G→G USDC transfer (docs/OPERATIONS.md "Real-network costs"). */
+const MEASURED_TESTNET_SETTLEMENT = 22_973;
+
+let h: SchemeHarness;
+let f: Facilitator;
+
+beforeAll(async () => {
+  h = await SchemeHarness.start(250);
+  f = await h.facilitator();
+});
+afterAll(() => h?.stop());
+
+interface RawTransaction {
+  status: string;
+  resultXdr: string;
+  resultMetaXdr: string;
+}
+
+/** The fee charged and the rent part of it, from the transaction's result and meta. */
+async function charges(hash: string): Promise<{ charged: number; rent: number }> {
+  const got = await rawRpc<RawTransaction>(h.devnet.rpcUrl, 'getTransaction', { hash });
+  expect(got.result?.status).toBe('SUCCESS');
+  const result = xdr.TransactionResult.fromXdr(got.result!.resultXdr, 'base64');
+  const meta = xdr.TransactionMeta.fromXdr(got.result!.resultMetaXdr, 'base64');
+  if (meta.type !== 'v4' || meta.v4.sorobanMeta?.ext.type !== 'v1') throw new Error('expected meta v4 with a fee breakdown');
+  return { charged: Number(result.feeCharged), rent: Number(meta.v4.sorobanMeta.ext.v1.rentFeeCharged) };
+}
+
+/** A holder's balance entry of the plain token: its XDR size and live-until ledger. */
+async function balanceEntry(holder: string): Promise<{ size: number; liveUntil: number } | null> {
+  const key = xdr.LedgerKey.contractData(
+    new xdr.LedgerKeyContractData({
+      contract: new Address(h.devnet.customToken.contractId).toScAddress(),
+      key: xdr.ScVal.scvVec([xdr.ScVal.scvSymbol('Balance'), new Address(holder).toScVal()]),
+      durability: xdr.ContractDataDurability.persistent,
+    }),
+  );
+  const got = await rawRpc<{ entries: Array<{ xdr: string; lastModifiedLedgerSeq: number; liveUntilLedgerSeq: number }> }>(
+    h.devnet.rpcUrl,
+    'getLedgerEntries',
+    { keys: [key.toXdr('base64')] },
+  );
+  const entry = got.result?.entries[0];
+  if (!entry) return null;
+  const data = xdr.LedgerEntryData.fromXdr(entry.xdr, 'base64');
+  const size = new xdr.LedgerEntry({ lastModifiedLedgerSeq: entry.lastModifiedLedgerSeq, data, ext: xdr.LedgerEntryExt.v0() }).toXdr()
+    .length;
+  return { size, liveUntil: entry.liveUntilLedgerSeq };
+}
+
+describe('the network fee schedule on the devnet', () => {
+  it(`an ordinary settlement costs within 20 % of the ${MEASURED_TESTNET_SETTLEMENT} stroops measured on testnet`, async () => {
+    const { buyer, seller } = await h.parties(1_000_000n);
+    const req = h.requirements(seller.publicKey());
+    const settled = await f.settle(await h.pay(req, buyer), req);
+    expect(settled.body).toMatchObject({ success: true });
+    const { charged, rent } = await charges(settled.body.transaction);
+    expect(Math.abs(charged - MEASURED_TESTNET_SETTLEMENT) / MEASURED_TESTNET_SETTLEMENT).toBeLessThan(0.2);
+    // Only the authorization nonce (a small temporary entry for testnet's 720 ledgers) pays rent.
+    expect(rent).toBeGreaterThan(0);
+    expect(rent).toBeLessThan(3_000);
+  });
+
+  it("a payment creating the payee's balance entry pays its rent; below the ceiling that needs, it is refused unsent", async () => {
+    const { buyer, seller } = await h.parties(0n);
+    await h.devnet.mintCustomToken(buyer.publicKey(), 1_000_000n);
+    const req = h.requirements(seller.publicKey(), { asset: h.devnet.customToken.contractId });
+    expect(await balanceEntry(seller.publicKey())).toBeNull();
+
+    const submitter = f.submitters[0]!;
+    const xlmBefore = h.devnet.balances(submitter).xlm;
+    const refused = await f.settle(await h.pay(req, buyer), req);
+    expect(refused.body).toMatchObject({ success: false, errorReason: 'invalid_exact_stellar_payload_fee_exceeds_maximum' });
+    expect(h.devnet.balances(submitter).xlm).toBe(xlmBefore);
+    expect(await balanceEntry(seller.publicKey())).toBeNull();
+
+    const generous = await h.facilitator({ maxFee: 200_000 });
+    const settled = await generous.settle(await h.pay(req, buyer), req);
+    expect(settled.body).toMatchObject({ success: true });
+    const { charged, rent } = await charges(settled.body.transaction);
+    const created = (await balanceEntry(seller.publicKey()))!;
+    const ledger = (await rawRpc<{ ledger: number }>(h.devnet.rpcUrl, 'getTransaction', { hash: settled.body.transaction })).result!.ledger;
+    // The published rent: size × rent write fee per KiB × ledgers / (1,024 × the persistent rate).
+    const entryRent = (created.size * 1000 * (created.liveUntil - ledger + 1)) / (1024 * FEE_SETTINGS.persistentRentRateDenominator);
+    expect(created.liveUntil - ledger).toBeGreaterThanOrEqual(30 * 17_280 - 1); // extended to 30 days, as the SAC does
+    expect(rent).toBeGreaterThan(entryRent);
+    expect(rent - entryRent).toBeLessThan(6_000); // the nonce's rent and the TTL entries written
+    // The same operation on the network: the measured settlement plus the new entry's rent and its write.
+    const published = MEASURED_TESTNET_SETTLEMENT + entryRent + FEE_SETTINGS.feeWriteLedgerEntry;
+    expect(Math.abs(charged - published) / published).toBeLessThan(0.2);
+    expect(h.devnet.balances(seller.publicKey()).custom).toBe(100_000n);
+  });
+});
+
+describe('archived balances', () => {
+  it('an archived payer balance is answered with a restore preamble, and svc refuses it before submitting anything', async () => {
+    const buyer = Keypair.fromSecret((await h.devnet.createAccount({})).secret);
+    const seller = Keypair.fromSecret((await h.devnet.createAccount({})).secret);
+    await h.devnet.mintCustomToken(buyer.publicKey(), 1_000_000n);
+    const req = h.requirements(seller.publicKey(), { asset: h.devnet.customToken.contractId, maxTimeoutSeconds: 300 });
+    // Signed now, valid long enough to outlive the balance: only the archival can stop it.
+    const latest = h.devnet.latestLedger().sequence;
+    const payload = await h.pay(req, buyer, { expirationLedger: latest + 600_000 });
+    const { liveUntil } = (await balanceEntry(buyer.publicKey()))!;
+
+    await h.devnet.advanceLedgers(liveUntil - h.devnet.latestLedger().sequence + 1);
+    // The seller's balance exists (no rent) and is live: only the payer's is archived.
+    await h.devnet.mintCustomToken(seller.publicKey(), 1n);
+    expect((await balanceEntry(buyer.publicKey()))!.liveUntil).toBeLessThan(h.devnet.latestLedger().sequence);
+    const sim = await rawRpc<{ restorePreamble?: { transactionData: string; minResourceFee: string }; error?: string }>(
+      h.devnet.rpcUrl,
+      'simulateTransaction',
+      { transaction: (payload.payload as { transaction: string }).transaction },
+    );
+    expect(sim.result?.error).toBeUndefined();
+    const restore = xdr.SorobanTransactionData.fromXdr(sim.result!.restorePreamble!.transactionData, 'base64');
+    expect(restore.resources.footprint.readWrite).toHaveLength(1);
+    expect(Number(sim.result!.restorePreamble!.minResourceFee)).toBeGreaterThan(0);
+
+    const submitter = f.submitters[0]!;
+    const xlmBefore = h.devnet.balances(submitter).xlm;
+    const verified = await f.verify(payload, req);
+    expect(verified.body).toMatchObject({ isValid: false, invalidReason: 'svc_policy_payer_balance_archived', payer: buyer.publicKey() });
+    expect(verified.body.invalidMessage).toContain('archived');
+    const settled = await f.settle(payload, req);
+    expect(settled.body).toMatchObject({ success: false, transaction: '', errorReason: 'svc_policy_payer_balance_archived' });
+    expect(h.devnet.balances(submitter).xlm).toBe(xlmBefore);
+    expect(h.devnet.ledger.pendingCount()).toBe(0);
+  });
+});
