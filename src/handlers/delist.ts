@@ -2,10 +2,12 @@
  * GET and POST /discovery/delist (openapi.yaml; docs/CATALOG.md "Withdrawing a listing"): GET hands
  * out the exact text to sign, naming this catalog and its network; with POST the owner of a listing
  * withdraws it with that text signed. The body's shape (base64 signature, RFC 3339 time, account
- * address) is checked against openapi.yaml before this runs; here: the time against svc's clock, the
- * catalog the message was signed for, the signature (through the injected MessageVerifier: the
- * chain's, so this layer knows no Stellar), then the catalog's owner and replay checks and the
- * removal, in one transaction there.
+ * address) is checked against openapi.yaml before this runs; here: the catalog the message was
+ * signed for, the signature (through the injected MessageVerifier: the chain's, so this layer knows
+ * no Stellar), the time against svc's clock, then the catalog's owner and replay checks and the
+ * removal, in one transaction there. A message for another catalog is refused as such whatever its
+ * age (openapi.yaml's example, signed for an example catalog at a fixed time, is answered 403
+ * svc_delist_other_catalog by every svc, as its description says).
  */
 import { CatalogQueryError, type CatalogPort, type WithdrawalOutcome } from '../catalog/types.ts';
 import { DELIST_CLOCK_SKEW_MS, DELIST_WINDOW_MS, delistMessage, type DelistBinding } from '../delist-message.ts';
@@ -94,14 +96,6 @@ export function delistHandler(deps: DelistDeps): SvcMiddleware {
   return async (ctx: SvcContext) => {
     const request = ctx.request.body as DelistRequest;
     const now = deps.clock();
-    const issuedAtMs = Date.parse(request.issuedAt);
-    const skew = issuedAtMs - now.getTime();
-    if (skew < -DELIST_WINDOW_MS || skew > DELIST_CLOCK_SKEW_MS)
-      throw new HttpError(
-        400,
-        'svc_delist_stale',
-        `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); it may be at most ${minutes(DELIST_WINDOW_MS)} before it or ${minutes(DELIST_CLOCK_SKEW_MS)} after it. Ask GET /discovery/delist for the text to sign, issued now.`,
-      );
     const binding = await bindingOf(deps);
     if (request.catalog !== undefined && request.catalog !== binding.catalog)
       throw new HttpError(
@@ -115,6 +109,14 @@ export function delistHandler(deps: DelistDeps): SvcMiddleware {
         403,
         'svc_delist_signature_invalid',
         `signature is not the SEP-53 signature by ${request.payTo} of the message ${JSON.stringify(message)} (the text GET /discovery/delist hands out for this listing, catalog and issuedAt); nothing was changed.`,
+      );
+    const issuedAtMs = Date.parse(request.issuedAt);
+    const skew = issuedAtMs - now.getTime();
+    if (skew < -DELIST_WINDOW_MS || skew > DELIST_CLOCK_SKEW_MS)
+      throw new HttpError(
+        400,
+        'svc_delist_stale',
+        `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); it may be at most ${minutes(DELIST_WINDOW_MS)} before it or ${minutes(DELIST_CLOCK_SKEW_MS)} after it. Ask GET /discovery/delist for the text to sign, issued now.`,
       );
     if (!deps.catalog.withdraw) throw new Error('this catalog cannot withdraw a listing');
     let outcome: WithdrawalOutcome;
