@@ -2463,13 +2463,22 @@ export interface operations {
     getDelistText: {
         parameters: {
             query: {
-                /** @description The listing's canonical resource URL, as GET /discovery/resources shows it. */
+                /**
+                 * @description The listing's canonical resource URL, as GET /discovery/resources shows it.
+                 * @example https://api.example.com/weather
+                 */
                 resource: string;
-                /** @description The listing's type (`http` or `mcp`). */
+                /**
+                 * @description The listing's type (`http` or `mcp`).
+                 * @example http
+                 */
                 type: string;
                 /** @description The MCP tool's name; absent or "" for an http listing. */
                 toolName?: string;
-                /** @description The owner's account address (G…), the key that will sign. */
+                /**
+                 * @description The owner's account address (G…), the key that will sign.
+                 * @example GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H
+                 */
                 payTo: string;
             };
             header?: never;
