@@ -524,5 +524,5 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // substring, openapi.yaml UrlFilter) is an index lookup, not a scan (postgres/queries.ts urlPattern).
   // pg_trgm ships with PostgreSQL and is a trusted extension: a database owner may create it.
   `CREATE EXTENSION IF NOT EXISTS pg_trgm;
-   CREATE INDEX listings_resource_trigrams ON listings USING gin (resource gin_trgm_ops);`,
+   CREATE INDEX IF NOT EXISTS listings_resource_trigrams ON listings USING gin (resource gin_trgm_ops);`,
 ];
