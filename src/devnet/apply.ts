@@ -54,7 +54,15 @@ export function recordInternalError(ledger: Pick<ApplyContext, 'txs'>, p: Parsed
   storeRecord(ledger, p, record);
 }
 
-export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number, closeTime: number, order: number): void {
+/** `inclusionPerOp`: the ledger's inclusion fee per operation (the network minimum, or the surge price when the ledger was full). */
+export function applyTransaction(
+  ledger: ApplyContext,
+  p: ParsedTx,
+  seq: number,
+  closeTime: number,
+  order: number,
+  inclusionPerOp: number = BASE_FEE,
+): void {
   const tx = p.tx;
   const sd = tx.ext.type === 'sorobanData' ? tx.ext.sorobanData : null;
   const before: xdr.LedgerEntryChange[] = [];
@@ -132,7 +140,7 @@ export function applyTransaction(ledger: ApplyContext, p: ParsedTx, seq: number,
     rent = 0;
   }
   const nonRefundable = declared ? nonRefundableFee(declared, p.innerEnvelopeSize) : 0;
-  const inclusion = BASE_FEE * p.numOps;
+  const inclusion = inclusionPerOp * p.numOps;
   const charged = BigInt(inclusion + nonRefundable + refundable);
 
   // Fee charged to the fee source, success or not.

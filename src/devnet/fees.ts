@@ -156,3 +156,24 @@ export function refundableFee(r: Refundables, ledgerSeq: number): number {
 export function eventsFee(r: Refundables): number {
   return perKB(r.eventsBytes, FEE_SETTINGS.feeContractEvents1KB);
 }
+
+/** What one ledger can hold of Soroban work (the network's ledger-wide limits, Mainnet's values). */
+export interface LedgerLimits {
+  /** Soroban transactions per ledger (no explicit limit on the network: the resources below bind first). */
+  transactions: number;
+  instructions: number;
+  /** Soroban transactions' envelope bytes. */
+  txSizeBytes: number;
+  diskReadEntries: number;
+  writeEntries: number;
+  writeBytes: number;
+}
+
+export const LEDGER_LIMITS: LedgerLimits = {
+  transactions: Number.POSITIVE_INFINITY,
+  instructions: 580_000_000,
+  txSizeBytes: 266_240,
+  diskReadEntries: 1000,
+  writeEntries: 1000,
+  writeBytes: 286_720,
+};

@@ -12,14 +12,14 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { generate } from 'selfsigned';
 import { Faults } from './faults.ts';
 import { DevnetLedger } from './ledger.ts';
-import { NETWORK_TTLS } from './fees.ts';
+import { NETWORK_TTLS, type LedgerLimits } from './fees.ts';
 import { makeRequestListener, type RpcContext } from './rpc.ts';
 import { DEVNET_NETWORKS, type DevAccount, type Devnet, type FundOptions, type LedgerInfo, type StartDevnetOptions } from './types.ts';
 
 export type * from './types.ts';
 export { DEVNET_NETWORKS } from './types.ts';
 export { DevnetLedger, USDC_ISSUER } from './ledger.ts';
-export { FEE_SETTINGS, BASE_FEE, NETWORK_TTLS } from './fees.ts';
+export { FEE_SETTINGS, BASE_FEE, NETWORK_TTLS, LEDGER_LIMITS, type LedgerLimits } from './fees.ts';
 
 /** Extra control beyond the fixed public API (additive; tests for multisig etc.). */
 export interface DevnetExtras {
@@ -46,6 +46,8 @@ export interface StartDevnetExtraOptions extends StartDevnetOptions {
   retentionLedgers?: number;
   /** Transactions kept in that history, oldest ledgers dropped first. Default 10,000. */
   retentionTransactions?: number;
+  /** Narrower ledger-wide limits than the network's (LEDGER_LIMITS), e.g. `{ transactions: 2 }`: fuller ledgers surge sooner. */
+  ledgerLimits?: Partial<LedgerLimits>;
   /** Minimum live time of a temporary entry (an authorization nonce), in ledgers. Default the played network's (NETWORK_TTLS). */
   minTempTtl?: number;
 }
@@ -115,6 +117,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     retentionLedgers: opts.retentionLedgers,
     retentionTransactions: opts.retentionTransactions,
     ttls: NETWORK_TTLS[network],
+    ledgerLimits: opts.ledgerLimits,
     minTempTtl: opts.minTempTtl,
   });
   const faults = new Faults();

@@ -15,11 +15,12 @@ import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
 import type { TokenModel } from './balances.ts';
 import { Host, HostError, instanceKey } from './host.ts';
 import { RpcParamError, parseTransaction, type ParsedTx } from './envelope.ts';
+import { FEE_STATS_LEDGERS, selectForLedger, type PendingTx } from './surge.ts';
 import { simulateTransaction, type SimulateOptions } from './simulate.ts';
 import { ledgerRecord, type LedgerRecord, type TxRecord } from './records.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
-import { NETWORK_TTLS, type NetworkTtls } from './fees.ts';
+import { LEDGER_LIMITS, NETWORK_TTLS, type LedgerLimits, type NetworkTtls } from './fees.ts';
 import { accountIdOf, alphaNum4Asset, contractDataEntry, i128Value, networkIdOf, scAddress, trustlineKey } from './xdr.ts';
 
 export { RpcParamError } from './envelope.ts';
@@ -39,11 +40,6 @@ export const DEFAULT_RETENTION = 17_280;
  */
 export const DEFAULT_RETENTION_TRANSACTIONS = 10_000;
 
-interface PendingTx {
-  parsed: ParsedTx;
-  submittedAt: number;
-}
-
 export type SendStatus = 'PENDING' | 'DUPLICATE' | 'TRY_AGAIN_LATER' | 'ERROR';
 
 export interface SendOutcome {
@@ -60,6 +56,8 @@ export interface LedgerOptions {
   retentionLedgers?: number;
   /** Transactions kept in that history (the oldest ledgers go first); default 10,000. */
   retentionTransactions?: number;
+  /** Narrower ledger-wide limits than the network's (LEDGER_LIMITS), e.g. `{ transactions: 2 }` to fill ledgers in a test. */
+  ledgerLimits?: Partial<LedgerLimits>;
   /** TTL settings of the played network (default testnet's, NETWORK_TTLS). */
   ttls?: NetworkTtls;
   /** Minimum live time of a temporary entry (nonce), in ledgers; default the network's. */
@@ -84,6 +82,10 @@ export class DevnetLedger {
   readonly retention: number;
   readonly retentionTransactions: number;
   readonly ttls: NetworkTtls;
+  /** What one ledger holds of Soroban work (LEDGER_LIMITS unless the options narrow it). */
+  readonly limits: LedgerLimits;
+  /** The included Soroban bids per operation of the last FEE_STATS_LEDGERS ledgers (getFeeStats). */
+  private readonly feeWindow: Array<{ sequence: number; bids: number[] }> = [];
   /** Applied transactions per kept ledger (parallel to `ledgers`) and their sum. */
   private readonly ledgerTxCounts: number[] = [];
   private keptTransactions = 0;
@@ -102,6 +104,7 @@ export class DevnetLedger {
     this.custom = { kind: 'custom', contractId: customId };
     this.tokens.set(usdcId, this.usdc);
     this.tokens.set(customId, this.custom);
+    this.limits = { ...LEDGER_LIMITS, ...opts.ledgerLimits };
     const ttls = opts.ttls ?? NETWORK_TTLS['stellar:testnet'];
     this.ttls = { ...ttls, minTemporaryTtl: opts.minTempTtl ?? ttls.minTemporaryTtl };
     this.host = new Host({
@@ -143,6 +146,14 @@ export class DevnetLedger {
   }
 
   /**
+   * getFeeStats' Soroban inclusion fees: the bids per operation of the Soroban transactions the
+   * last 50 ledgers included (stellar-rpc's window).
+   */
+  sorobanFeeStats(): { fees: number[]; ledgerCount: number } {
+    return { fees: this.feeWindow.flatMap((l) => l.bids), ledgerCount: this.feeWindow.length };
+  }
+
+  /**
    * Close the next ledger: apply pending transactions in submission order. `skip` ledgers are
    * passed over first (closed empty and not kept: time travel for TTLs, docs/DEVNET.md); the
    * close time still follows the clock.
@@ -151,17 +162,20 @@ export class DevnetLedger {
     const prev = this.latest();
     const seq = prev.sequence + 1 + Math.max(0, Math.floor(skip));
     const closeTime = Math.max(prev.closeTime, Math.floor(this.now() / 1000));
-    const batch = this.pending;
-    this.pending = [];
+    const { included, waiting, inclusionPerOp, bids } = selectForLedger(this.pending, this.limits);
+    // Those the ledger had no room for wait, ahead of later submissions.
+    this.pending = waiting;
+    this.feeWindow.push({ sequence: seq, bids });
+    if (this.feeWindow.length > FEE_STATS_LEDGERS) this.feeWindow.shift();
     const applied: xdr.TransactionEnvelope[] = [];
     let order = 0;
-    for (const p of batch) {
+    for (const p of included) {
       // stellar-core trims transactions that became invalid (e.g. time bounds) from the set.
       if (validateTransaction(this.state, p.parsed, closeTime, seq)) continue;
       order += 1;
       try {
         if (isCreateAccountTransaction(p.parsed.tx)) applyCreateAccounts(this, p.parsed, seq, closeTime, order);
-        else applyTransaction(this, p.parsed, seq, closeTime, order);
+        else applyTransaction(this, p.parsed, seq, closeTime, order, inclusionPerOp);
       } catch (e) {
         // A devnet bug must not lose the transaction: record it as txINTERNAL_ERROR, no fee.
         console.error('devnet: apply failed:', e instanceof Error ? e.message : e);

@@ -8,6 +8,7 @@ import { xdr } from '@stellar/stellar-sdk';
 import type { Faults } from './faults.ts';
 import { RpcParamError, type DevnetLedger } from './ledger.ts';
 import { PROTOCOL_VERSION, type LedgerRecord } from './records.ts';
+import { BASE_FEE } from './fees.ts';
 import type { RpcMethod } from './types.ts';
 
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -51,25 +52,22 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
     return ledger.ledgers[i]!;
   };
   const oldest = () => ledger.ledgers[0]!;
-  const feeDistribution = (n: number) => {
-    const s = String(n);
+  /** stellar-rpc's FeeDistribution of `fees` (nearest-rank percentiles); the network minimum throughout when empty. */
+  const feeDistribution = (fees: number[], ledgerCount: number) => {
+    const sorted = fees.map((f) => Math.floor(f)).sort((a, b) => a - b);
+    if (sorted.length === 0) sorted.push(BASE_FEE);
+    const at = (p: number) => String(sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]);
+    const counts = new Map<number, number>();
+    for (const f of sorted) counts.set(f, (counts.get(f) ?? 0) + 1);
+    const mode = [...counts].reduce((best, c) => (c[1] > best[1] ? c : best))[0];
+    const percentiles = Object.fromEntries([10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99].map((p) => [`p${p}`, at(p)]));
     return {
-      max: s,
-      min: s,
-      mode: s,
-      p10: s,
-      p20: s,
-      p30: s,
-      p40: s,
-      p50: s,
-      p60: s,
-      p70: s,
-      p80: s,
-      p90: s,
-      p95: s,
-      p99: s,
-      transactionCount: '0',
-      ledgerCount: 50,
+      max: String(sorted[sorted.length - 1]),
+      min: String(sorted[0]),
+      mode: String(mode),
+      ...percentiles,
+      transactionCount: String(fees.length),
+      ledgerCount,
     };
   };
 
@@ -175,7 +173,13 @@ export function makeHandlers(ctx: RpcContext): Record<RpcMethod, Handler> {
     },
     getFeeStats: (params) => {
       noParams(params);
-      return { sorobanInclusionFee: feeDistribution(100), inclusionFee: feeDistribution(100), latestLedger: ledger.latest().sequence };
+      const soroban = ledger.sorobanFeeStats();
+      return {
+        sorobanInclusionFee: feeDistribution(soroban.fees, soroban.ledgerCount),
+        // Classic transactions have no lane of their own here: the minimum.
+        inclusionFee: feeDistribution([], Math.min(10, soroban.ledgerCount)),
+        latestLedger: ledger.latest().sequence,
+      };
     },
     simulateTransaction: (params) => {
       const p = objectParams(params);

@@ -45,7 +45,7 @@ export class SchemeHarness {
 
   private servers: Facilitator[] = [];
 
-  static async start(ledgerMs = 250, devnetOptions: Pick<StartDevnetExtraOptions, 'now'> = {}): Promise<SchemeHarness> {
+  static async start(ledgerMs = 250, devnetOptions: Pick<StartDevnetExtraOptions, 'now' | 'ledgerLimits'> = {}): Promise<SchemeHarness> {
     const devnet = await startDevnet({ ledgerMs, ...devnetOptions });
     // The buyers' RPC (and the tests' chain reads): patient like a wallet, so a devnet slowed by a
     // loaded machine (it serves every buyer of a burst from the test's own process) delays a test

@@ -64,6 +64,8 @@ export interface ChainRpc {
   /** Submits a signed envelope (a transaction, or its base64 XDR as signed). */
   send(tx: Transaction | FeeBumpTransaction | string): Promise<Submission>;
   getTransaction(hash: string): Promise<TransactionStatus>;
+  /** Per-operation inclusion fees of the Soroban transactions recent ledgers included (getFeeStats `sorobanInclusionFee`). */
+  getInclusionFees(): Promise<{ p90: bigint; max: bigint; transactionCount: number }>;
 }
 
 /** An RPC call that failed at transport or JSON-RPC level (not a simulation/transaction outcome). */
@@ -213,6 +215,16 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
       const transaction = typeof tx === 'string' ? tx : tx.toXDR();
       const r = await call('sendTransaction', () => postJsonRpc<RawSendTransaction>(server, 'sendTransaction', { transaction }));
       return { status: r.status, hash: r.hash, resultCode: resultCodeOf(r.errorResultXdr) };
+    },
+    async getInclusionFees() {
+      const r = await call('getFeeStats', () => server.getFeeStats());
+      const fees = (r as unknown as { sorobanInclusionFee?: Record<string, unknown> }).sorobanInclusionFee;
+      const amount = (v: unknown) => {
+        if (typeof v !== 'string' || !/^[0-9]{1,19}$/.test(v))
+          throw new RpcError('getFeeStats', `answered an inclusion fee that is not a number: ${scalarText(v)}`);
+        return BigInt(v);
+      };
+      return { p90: amount(fees?.p90), max: amount(fees?.max), transactionCount: Number(fees?.transactionCount ?? 0) };
     },
     async getTransaction(hash) {
       const r = await call('getTransaction', () => server._getTransaction(hash));

@@ -8,6 +8,7 @@ import type { Keypair } from '@stellar/stellar-sdk';
 import { defaultMessage, type SchemeCode, type SettlementCode } from '../../../codes.ts';
 import { LedgerCloseClock } from './confirm.ts';
 import { LedgerTimeEstimator } from '../ledger-time.ts';
+import { InclusionFeeEstimator } from '../inclusion-fee.ts';
 import { SCHEME, type DecodedTransfer } from './payload.ts';
 import { describeError, type ChainRpc } from '../rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
@@ -51,6 +52,8 @@ export interface ExactStellarSchemeOptions {
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   ledgerTime?: LedgerTimeEstimator;
+  /** The inclusion fee bid (default: from the RPC's getFeeStats, read at most every 5 s). */
+  inclusionFee?: InclusionFeeEstimator;
   pool?: { mode?: 'leased' | 'naive'; maxQueue?: number; waitTimeoutMs?: number; shared?: SharedLeases };
   /**
    * The CAIP-2 pattern its signers are advertised under in /supported: `stellar:*` (default) when
@@ -109,6 +112,7 @@ export class ExactStellarScheme implements PaymentScheme {
       feeBumped: this.feeBump !== null,
       maxFee: BigInt(options.maxTransactionFeeStroops ?? 50_000),
       ledgerTime: this.ledgerTime,
+      inclusionFee: options.inclusionFee ?? new InclusionFeeEstimator(rpc, { now: this.now }),
     };
     this.settling = {
       rpc,

@@ -13,7 +13,7 @@ import { signTransaction } from '../keys.ts';
 import { RpcError, describeError, type ChainRpc } from '../rpc.ts';
 import type { SubmitterLease } from '../submitters.ts';
 import { confirmTransaction, type LedgerCloseClock } from './confirm.ts';
-import { INCLUSION_FEE_STROOPS, type Verified } from './verify.ts';
+import type { Verified } from './verify.ts';
 
 /**
  * The longest validity window svc gives a settlement transaction. The window comes from
@@ -68,7 +68,7 @@ export async function submit(
     return fail('unexpected_settle_error', `Could not read the submitter's sequence number: ${describeError(err)}`);
   }
   const inner = new TransactionBuilder(new Account(lease.address, sequence.toString()), {
-    fee: INCLUSION_FEE_STROOPS.toString(),
+    fee: verified.inclusionFee.toString(),
     networkPassphrase: passphrase,
     sorobanData: simulation.transactionData,
   })
@@ -87,7 +87,7 @@ export async function submit(
   let envelope: Transaction | FeeBumpTransaction = inner;
   if (feeBump) {
     try {
-      const bump = TransactionBuilder.buildFeeBumpTransaction(feeBump.publicKey(), INCLUSION_FEE_STROOPS.toString(), inner, passphrase);
+      const bump = TransactionBuilder.buildFeeBumpTransaction(feeBump.publicKey(), verified.inclusionFee.toString(), inner, passphrase);
       hashBytes = signTransaction(bump, feeBump);
       envelope = bump;
     } catch (err) {

@@ -8,16 +8,17 @@ import { Address, xdr } from '@stellar/stellar-sdk';
 import type { PolicyCode, VerifyCode } from '../../../codes.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
 import { expiryLedgerBound, type LedgerTimeEstimator } from '../ledger-time.ts';
+import { MIN_INCLUSION_FEE_STROOPS, type InclusionFeeEstimator } from '../inclusion-fee.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
 import { Rejection, checkFacilitatorSafety, checkProtocol, clientPayer, decodeTransfer, type DecodedTransfer } from './payload.ts';
 
-/** Inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
-export const INCLUSION_FEE_STROOPS = 100n;
+/** The minimum inclusion fee per operation (network base fee); a fee-bump counts one more operation. */
+export const INCLUSION_FEE_STROOPS = MIN_INCLUSION_FEE_STROOPS;
 
-/** The settlement fee declared for a simulation's resource fee, with or without a fee-bump wrapper. */
-export function derivedFee(minResourceFee: bigint, feeBumped: boolean): bigint {
-  return INCLUSION_FEE_STROOPS * (feeBumped ? 2n : 1n) + minResourceFee;
+/** The settlement fee declared for a simulation's resource fee and an inclusion bid per operation, with or without a fee-bump wrapper. */
+export function derivedFee(minResourceFee: bigint, feeBumped: boolean, inclusionPerOp: bigint = INCLUSION_FEE_STROOPS): bigint {
+  return inclusionPerOp * (feeBumped ? 2n : 1n) + minResourceFee;
 }
 
 export interface Verified {
@@ -25,6 +26,8 @@ export interface Verified {
   simulation: Extract<Simulation, { ok: true }>;
   passphrase: string;
   fee: bigint;
+  /** The inclusion fee bid per operation (docs/SCHEME.md "Inclusion fee"). */
+  inclusionFee: bigint;
   /** The earliest ledger an authorization entry is signed until: the transaction's last ledger (settle bounds it). */
   expiresAtLedger: number;
 }
@@ -47,6 +50,7 @@ export interface VerifyContext {
   feeBumped: boolean;
   maxFee: bigint;
   ledgerTime: LedgerTimeEstimator;
+  inclusionFee: InclusionFeeEstimator;
 }
 
 /**
@@ -64,7 +68,7 @@ export function isBalanceOf(key: xdr.LedgerKey, asset: string, holder: string): 
 
 /** The full verification; settle reuses its simulation. */
 export async function decide(context: VerifyContext, payload: PaymentPayload, requirements: PaymentRequirements): Promise<Decision> {
-  const { rpc, facilitator, feeBumped, maxFee, ledgerTime } = context;
+  const { rpc, facilitator, feeBumped, maxFee, ledgerTime, inclusionFee } = context;
   let payer: string | undefined;
   try {
     if (!payload || typeof payload !== 'object' || !requirements || typeof requirements !== 'object') {
@@ -90,11 +94,12 @@ export async function decide(context: VerifyContext, payload: PaymentPayload, re
         payer,
       );
     }
-    const fee = derivedFee(simulation.minResourceFee, feeBumped);
+    const inclusion = await inclusionFee.bid();
+    const fee = derivedFee(simulation.minResourceFee, feeBumped, inclusion);
     if (fee > maxFee) {
       throw new Rejection(
         'invalid_exact_stellar_payload_fee_exceeds_maximum',
-        `The derived settlement fee ${fee} stroops exceeds the ceiling of ${maxFee} stroops.`,
+        `The derived settlement fee ${fee} stroops (resource fee ${simulation.minResourceFee}, inclusion fee ${inclusion} per operation${inclusion > INCLUSION_FEE_STROOPS ? ': ledgers are full' : ''}) exceeds the ceiling of ${maxFee} stroops. Nothing was submitted.`,
         payer,
       );
     }
@@ -118,7 +123,7 @@ export async function decide(context: VerifyContext, payload: PaymentPayload, re
         payer,
       );
     }
-    return { ok: true, verified: { transfer, simulation, passphrase, fee, expiresAtLedger } };
+    return { ok: true, verified: { transfer, simulation, passphrase, fee, inclusionFee: inclusion, expiresAtLedger } };
   } catch (err) {
     // Every rejection's payer passes through clientPayer: the one place that keeps svc's own
     // signer out of `payer` (a verified transfer's `from` is never one, by checkFacilitatorSafety).

@@ -1,0 +1,117 @@
+/**
+ * Full ledgers on the devnet (docs/DEVNET.md "Ledger capacity and surge pricing"): a burst of
+ * transactions bidding above the minimum, beyond a ledger's capacity, raises the inclusion fee
+ * getFeeStats reports; svc bids what the network asks and still settles within its ceiling, or
+ * refuses with the ceiling's code, unsent, when the bid takes the fee above it
+ * (docs/SCHEME.md "Inclusion fee").
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Keypair, rpc, xdr } from '@stellar/stellar-sdk';
+import { preparePayment, rawRpc } from '../../src/devnet/transfers.ts';
+import { InclusionFeeEstimator } from '../../src/chains/stellar/inclusion-fee.ts';
+import { SchemeHarness } from './harness.ts';
+
+/** What the burst bids per operation, far above the 100-stroop minimum. */
+const BURST_BID = 2_000;
+/** Two Soroban transactions per ledger; the burst keeps more than that waiting. */
+const CAPACITY = 2;
+const BURST_ACCOUNTS = 5;
+
+let h: SchemeHarness;
+const stop = { done: false };
+let burst: Promise<void>[] = [];
+
+beforeAll(async () => {
+  h = await SchemeHarness.start(300, { ledgerLimits: { transactions: CAPACITY } });
+});
+afterAll(async () => {
+  stop.done = true;
+  await Promise.all(burst);
+  await h?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One account paying a sink again and again at BURST_BID, one transaction in flight at a time. */
+async function burstFrom(server: rpc.Server, account: Keypair, sink: string): Promise<void> {
+  while (!stop.done) {
+    try {
+      const { tx } = await preparePayment(server, h.devnet.networkPassphrase, {
+        contractId: h.devnet.usdc.contractId,
+        from: account.publicKey(),
+        to: sink,
+        amount: 1n,
+        source: account,
+        payer: account,
+        fee: String(BURST_BID),
+      });
+      const sent = await server.sendTransaction(tx);
+      while (!stop.done && (await server.getTransaction(sent.hash)).status === 'NOT_FOUND') await sleep(100);
+    } catch {
+      await sleep(100);
+    }
+  }
+}
+
+async function sorobanP90(): Promise<number> {
+  const got = await rawRpc<{ sorobanInclusionFee: { p90: string } }>(h.devnet.rpcUrl, 'getFeeStats');
+  return Number(got.result!.sorobanInclusionFee.p90);
+}
+
+/** The inclusion bid per operation of a settlement as submitted (its fee above the resource fee) and the fee charged. */
+async function bidOf(hash: string): Promise<{ bid: number; charged: number }> {
+  const got = await rawRpc<{ envelopeXdr: string; resultXdr: string }>(h.devnet.rpcUrl, 'getTransaction', { hash });
+  const env = xdr.TransactionEnvelope.fromXdr(got.result!.envelopeXdr, 'base64');
+  if (env.type !== 'envelopeTypeTx') throw new Error('expected a plain transaction');
+  const { fee, ext } = env.v1.tx;
+  if (ext.type !== 'sorobanData') throw new Error('expected a Soroban transaction');
+  const charged = xdr.TransactionResult.fromXdr(got.result!.resultXdr, 'base64').feeCharged;
+  return { bid: Number(BigInt(fee) - ext.sorobanData.resourceFee), charged: Number(charged) };
+}
+
+describe('a burst beyond ledger capacity', () => {
+  it('raises the inclusion fee getFeeStats reports; svc bids above it within its ceiling, or refuses unsent beyond it', async () => {
+    const inclusionFee = () => new InclusionFeeEstimator(h.rpc, { ttlMs: 100 });
+    const f = await h.facilitator({ scheme: { inclusionFee: inclusionFee() } });
+    // A ceiling just above an ordinary settlement's declared fee (about 25,700 stroops).
+    const tight = await h.facilitator({ maxFee: 27_000, scheme: { inclusionFee: inclusionFee() } });
+    const { buyer, seller } = await h.parties();
+    const req = h.requirements(seller.publicKey());
+
+    expect(await sorobanP90()).toBe(100);
+    expect((await tight.verify(await h.pay(req, buyer), req)).body).toMatchObject({ isValid: true });
+
+    const server = new rpc.Server(h.devnet.rpcUrl, { allowHttp: true });
+    const sink = (await h.devnet.createAccount({})).publicKey;
+    const accounts = await Promise.all(
+      Array.from({ length: BURST_ACCOUNTS }, async () => Keypair.fromSecret((await h.devnet.createAccount({ usdc: 10_000_000n })).secret)),
+    );
+    burst = accounts.map((a) => burstFrom(server, a, sink));
+    const deadline = Date.now() + 30_000;
+    while ((await sorobanP90()) < BURST_BID) {
+      if (Date.now() > deadline) throw new Error('the burst did not raise the inclusion fee within 30 s');
+      await sleep(200);
+    }
+
+    // svc bids one stroop above what full ledgers included, and settles within its ceiling.
+    const settled = await f.settle(await h.pay(req, buyer), req);
+    expect(settled.body).toMatchObject({ success: true });
+    const { bid, charged } = await bidOf(settled.body.transaction);
+    expect(bid).toBe(BURST_BID + 1);
+    expect(charged).toBeLessThanOrEqual(50_000);
+
+    // Beyond the tight ceiling: refused with the ceiling's code, nothing submitted.
+    const submitter = tight.submitters[0]!;
+    const xlmBefore = h.devnet.balances(submitter).xlm;
+    const refused = await tight.settle(await h.pay(req, buyer), req);
+    expect(refused.body).toMatchObject({
+      success: false,
+      transaction: '',
+      errorReason: 'invalid_exact_stellar_payload_fee_exceeds_maximum',
+    });
+    // svc's own settlement is among the recent bids now, so the bid may be a stroop higher still.
+    const asked = /inclusion fee (\d+) per operation: ledgers are full/.exec(refused.body.errorMessage as string);
+    expect(Number(asked?.[1])).toBeGreaterThan(BURST_BID);
+    expect(h.devnet.balances(submitter).xlm).toBe(xlmBefore);
+  });
+});
