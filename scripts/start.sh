@@ -15,4 +15,9 @@ fi
 # libuv's pool) an arena of its own, each keeping freed pages resident; two arenas cost svc about
 # 18 MiB less idle RSS at no measured speed cost (same section). The environment's value wins.
 export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
+# NODE_COMPILE_CACHE: Node keeps the code V8 compiled from dist/ in dist/.compile-cache (written by
+# the first start after a build, which `npm run build` empties with the rest of dist/), so later
+# starts skip most of compiling the bundle (docs/OPERATIONS.md "Startup"). Node skips the cache
+# when the directory cannot be written. The environment's value wins.
+export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-dist/.compile-cache}"
 exec node --max-semi-space-size=4 dist/main.js "$@"

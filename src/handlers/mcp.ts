@@ -9,13 +9,11 @@
  * openapi.yaml, and waited for room beside payments (app.ts); the transport then checks `Accept`
  * (406; an absent one or `*\/*` is taken as both of its types) and `Content-Type` (415) and answers in JSON-RPC.
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CatalogPort, Requester } from '../catalog/types.ts';
 import { CatalogQueryError } from '../catalog/types.ts';
 import type { DiscoverySearchResponse, FacilitatorResult, SearchQuery } from '../client/facilitator.ts';
 import { HttpError } from '../http/errors.ts';
 import type { SvcContext, SvcMiddleware, SvcNext } from '../http/middleware.ts';
-import { createHostedDiscoveryServer } from '../mcp/hosted.ts';
 import type { SearchPort } from '../mcp/search.ts';
 import { parseDiscoveryQuery, requesterOf, searchCatalog } from './discovery.ts';
 
@@ -72,8 +70,19 @@ export function whenJsonBody(json: SvcMiddleware): SvcMiddleware {
   };
 }
 
+/**
+ * The MCP server SDK, loaded on the first /mcp request rather than at start-up: nothing before
+ * /ready needs it (docs/OPERATIONS.md "Startup").
+ */
+let mcpServerModules:
+  Promise<[typeof import('../mcp/hosted.ts'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')]> | undefined;
+
 export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware {
   return async (ctx: SvcContext) => {
+    const [{ createHostedDiscoveryServer }, { WebStandardStreamableHTTPServerTransport }] = await (mcpServerModules ??= Promise.all([
+      import('../mcp/hosted.ts'),
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    ]));
     const server = createHostedDiscoveryServer(catalogSearchPort(catalog, requesterOf(ctx)), network);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);

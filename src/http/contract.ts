@@ -3,12 +3,31 @@
  * the openapi-backend instance that routes by operationId and validates requests, and the list
  * of mounted routes used in `svc_unknown_route` reasons.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { OpenAPIBackend, type Document, type Operation, type Request as OpenApiRequest } from 'openapi-backend';
 import { parse } from 'yaml';
 import { projectFile } from '../files.ts';
 
 export const OPENAPI_PATH = projectFile('openapi.yaml');
+
+/** openapi.yaml as `npm run build` parsed it, with the SHA-256 of the text it parsed (scripts/build.mjs). */
+export const PARSED_OPENAPI_PATH = projectFile('dist/openapi.json');
+
+/**
+ * The document `yaml` holds: the build's parse when it was made from this very text, else
+ * parsed here. Parsing the YAML was about a tenth of svc's start-up; reading the JSON costs a
+ * few milliseconds (docs/OPERATIONS.md "Startup").
+ */
+export function parseDocument(yaml: string): unknown {
+  try {
+    const built = JSON.parse(readFileSync(PARSED_OPENAPI_PATH, 'utf8')) as { sha256?: unknown; document?: unknown };
+    if (built.sha256 === createHash('sha256').update(yaml).digest('hex')) return built.document;
+  } catch {
+    /* not built, or unreadable: parse the text */
+  }
+  return parse(yaml);
+}
 
 export interface ApiContract {
   /** The YAML text, served verbatim. */
@@ -47,7 +66,9 @@ export function addFormats<A extends { addFormat(name: string, format: (value: s
 
 export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   const yaml = readFileSync(path, 'utf8');
-  const definition = parse(yaml) as Document & { paths: Record<string, Record<string, { operationId: string; 'x-svc-cors'?: boolean }>> };
+  const definition = parseDocument(yaml) as Document & {
+    paths: Record<string, Record<string, { operationId: string; 'x-svc-cors'?: boolean }>>;
+  };
   const backend = new OpenApi31Backend({
     definition,
     strict: true,

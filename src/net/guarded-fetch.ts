@@ -8,7 +8,7 @@
  * address for the check and a private one for the connection.
  */
 import { lookup, type LookupAddress } from 'node:dns';
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import type { Agent } from 'undici';
 import { forbiddenAddressReason, forbiddenLiteralHost, type AllowList } from './private-addresses.ts';
 import { PROBE_MAX_HEADER_BYTES } from './probe-config.ts';
 
@@ -41,16 +41,26 @@ export function guardedFetch(allow: AllowList): typeof fetch {
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });
   };
-  const connectChecked = buildConnector({ lookup: checkedLookup });
-  const agent = new Agent({
-    maxHeaderSize: PROBE_MAX_HEADER_BYTES,
-    connect: (options, callback) => {
-      // IP literals are not looked up by the socket layer, so they are checked here.
-      const refused = forbiddenLiteralHost(options.hostname, allow);
-      if (refused) return callback(new ForbiddenTargetError(refused), null);
-      return connectChecked(options, callback);
-    },
-  });
-  return (input: Parameters<typeof fetch>[0], init?: RequestInit) =>
-    undiciFetch(input as never, { ...(init as object), dispatcher: agent });
+  // undici (about a seventh of the bundle) is loaded on the first fetch, not at start-up: nothing
+  // before /ready needs it (docs/OPERATIONS.md "Startup").
+  let client: Promise<{ agent: Agent; undiciFetch: typeof import('undici').fetch }> | undefined;
+  const load = async () => {
+    // `.default`: undici is CommonJS, whose module.exports Node (and the split bundle, scripts/build.mjs) gives as the default export.
+    const { Agent, buildConnector, fetch: undiciFetch } = (await import('undici')).default;
+    const connectChecked = buildConnector({ lookup: checkedLookup });
+    const agent = new Agent({
+      maxHeaderSize: PROBE_MAX_HEADER_BYTES,
+      connect: (options, callback) => {
+        // IP literals are not looked up by the socket layer, so they are checked here.
+        const refused = forbiddenLiteralHost(options.hostname, allow);
+        if (refused) return callback(new ForbiddenTargetError(refused), null);
+        return connectChecked(options, callback);
+      },
+    });
+    return { agent, undiciFetch };
+  };
+  return async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+    const { agent, undiciFetch } = await (client ??= load());
+    return undiciFetch(input as never, { ...(init as object), dispatcher: agent });
+  };
 }

@@ -11,8 +11,6 @@
  * `maxRedirects` times (off-origin it is refused, never followed), the whole exchange has one
  * deadline and at most `maxBytes` of any body are read. Nothing here ever sends a payment.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { parsePaymentRequired } from '@x402/core/schemas';
@@ -306,6 +304,11 @@ async function probeHttp(target: Extract<LiveTarget, { type: 'http' }>, options:
 async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: ProbeOptions): Promise<LiveProbe> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   const bounded = sameOriginFetch(options.fetchImpl, options.maxRedirects);
+  // The MCP client is loaded on the first MCP probe, not at start-up (docs/OPERATIONS.md "Startup").
+  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
   const client = new Client({ name: 'svc-probe', version: '0.1.0' });
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     fetch: async (input, init) => {
