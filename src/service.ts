@@ -31,7 +31,7 @@ import type { JournalStore } from './journal/types.ts';
 import { createLogger, type Logger } from './log.ts';
 import { ServiceMetrics, instrumentCatalog, instrumentGate, instrumentRpc, instrumentScheme, schemeNetwork } from './ops/metrics.ts';
 import { ReadinessProbe, databaseWritableCheck, drainingCheck, postgresWritableCheck } from './ops/readiness.ts';
-import { registerStateGauges, type AccountBalance, type StateSources } from './ops/state-gauges.ts';
+import { PAYTO_NEAR_CAP_SHARE, registerStateGauges, type AccountBalance, type StateSources } from './ops/state-gauges.ts';
 import { SchemeRegistry } from './scheme/registry.ts';
 import { guardedFetch } from './net/guarded-fetch.ts';
 import { LivenessScheduler } from './net/liveness-scheduler.ts';
@@ -355,18 +355,26 @@ function balanceSource(networks: Array<{ network: StellarNetworkConfig; addresse
 
 /** Today's fee budgets and the pending outcomes, read from the journal (the /metrics gauges). */
 function journalSources(journal: SettlementJournal, config: Config): Pick<StateSources, 'feeBudgets' | 'pending'> {
-  const { dailyFeeCapStroops, newPayTosDailyFeeCapStroops } = config.settlement.policy;
+  const { dailyFeeCapStroops, newPayTosDailyFeeCapStroops, payToDailyFeeCapStroops } = config.settlement.policy;
+  const payToBounds = {
+    cap: payToDailyFeeCapStroops,
+    nearCap: payToDailyFeeCapStroops === null ? null : (payToDailyFeeCapStroops * BigInt(PAYTO_NEAR_CAP_SHARE * 100)) / 100n,
+  };
   return {
     async feeBudgets() {
       const now = Date.now();
       const dayStart = now - (now % 86_400_000);
       return Promise.all(
         config.networks.map(async ({ network }) => {
-          const usage = await journal.store.budgetUsage({ payer: '', payTo: '', network }, { dayStart, failuresSince: now });
+          const [usage, spending] = await Promise.all([
+            journal.store.budgetUsage({ payer: '', payTo: '', network }, { dayStart, failuresSince: now }),
+            journal.store.payToSpending(network, dayStart, payToBounds),
+          ]);
           return {
             network: network,
             daily: { spent: usage.total, cap: dailyFeeCapStroops },
             newPayTos: { spent: usage.newPayTos, cap: newPayTosDailyFeeCapStroops },
+            payTo: { cap: payToDailyFeeCapStroops, spending },
           };
         }),
       );

@@ -98,6 +98,19 @@ export interface BudgetUsage {
   payerFailures: number;
 }
 
+/**
+ * Today's sponsored fees by payTo, summed up for the /metrics gauges (docs/OPERATIONS.md
+ * "Metrics"): how many payTos were sponsored since `dayStart`, how many of them reached `nearCap`
+ * and `cap` (0 when that bound is null), and the most any one of them was sponsored. A summary,
+ * not one series per payTo: payTos are unbounded and chosen by whoever pays.
+ */
+export interface PayToSpending {
+  payTos: number;
+  nearCap: number;
+  atCap: number;
+  largest: bigint;
+}
+
 /** A policy or budget refusal, judged inside the reserve's write transaction. */
 export interface BudgetRefusal {
   code: PolicyCode;
@@ -138,6 +151,8 @@ export interface JournalStore {
   reserve(attempt: NewSettlement, budget: BudgetRule, now: number): Promise<ReserveResult>;
   /** The usage reserve judges, read now (/verify judges it with the same rules). */
   budgetUsage(parties: BudgetParties, window: BudgetWindow): Promise<BudgetUsage>;
+  /** Today's sponsored fees by payTo on `network` since `dayStart`, against the per-payTo bounds (PayToSpending). */
+  payToSpending(network: string, dayStart: number, bounds: { nearCap: bigint | null; cap: bigint | null }): Promise<PayToSpending>;
   /** Moves an unresolved record (submitted/unknown) to `state`; false when it was already final. */
   resolve(
     identity: string,

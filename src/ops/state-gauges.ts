@@ -8,6 +8,7 @@
  * to; the journal's pending outcomes are svc's, whatever the network.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { PayToSpending } from '../journal/types.ts';
 
 /** The role of an account: submitter, channel (a derived channel account), fee_bump, channel_funder. */
 export interface AccountBalance {
@@ -26,7 +27,12 @@ export interface FeeBudgets {
   daily: { spent: bigint; cap: bigint | null };
   /** FEE_BUDGET_NEW_PAYTOS_DAILY_STROOPS and what counts against it. */
   newPayTos: { spent: bigint; cap: bigint | null };
+  /** FEE_BUDGET_PAYTO_DAILY_STROOPS (each payTo's own cap) and the payTos' spending, summed up. */
+  payTo: { cap: bigint | null; spending: PayToSpending };
 }
+
+/** A payTo is near its cap from this share of FEE_BUDGET_PAYTO_DAILY_STROOPS on. */
+export const PAYTO_NEAR_CAP_SHARE = 0.8;
 
 /** The journal's unresolved records (submitted or unknown): how many, and the oldest one's creation (unix ms). */
 export interface PendingOutcomes {
@@ -125,11 +131,44 @@ export function registerStateGauges(registry: Registry, sources: StateSources, {
     });
     new Gauge({
       name: 'svc_fee_budget_cap_stroops',
-      help: 'Each sponsored-fee cap per UTC day (daily, new_paytos); absent when off.',
+      help: 'Each sponsored-fee cap per UTC day (daily, new_paytos, and payto: each payTo its own); absent when off.',
       labelNames: ['network', 'budget'] as const,
       registers: [registry],
       async collect() {
         await read(this, (e) => (e.cap === null ? null : asNumber(e.cap)));
+        for (const b of (await budgets()) ?? [])
+          if (b.payTo.cap !== null) this.set({ network: b.network, budget: 'payto' }, asNumber(b.payTo.cap));
+      },
+    });
+    // The per-payTo budgets as a summary with a fixed set of series (network × level), never a
+    // series per payTo: payTos are chosen by whoever pays, so their number has no bound.
+    new Gauge({
+      name: 'svc_fee_budget_paytos',
+      help: `PayTos sponsored today (UTC), by level: sponsored (any fee), near_cap (at least ${PAYTO_NEAR_CAP_SHARE * 100} % of FEE_BUDGET_PAYTO_DAILY_STROOPS), at_cap (refused until tomorrow); near_cap and at_cap absent when that cap is off.`,
+      labelNames: ['network', 'level'] as const,
+      registers: [registry],
+      async collect() {
+        const list = await budgets();
+        if (!list) return;
+        this.reset();
+        for (const { network, payTo } of list) {
+          this.set({ network, level: 'sponsored' }, payTo.spending.payTos);
+          if (payTo.cap === null) continue;
+          this.set({ network, level: 'near_cap' }, payTo.spending.nearCap);
+          this.set({ network, level: 'at_cap' }, payTo.spending.atCap);
+        }
+      },
+    });
+    new Gauge({
+      name: 'svc_fee_budget_payto_largest_stroops',
+      help: 'The most sponsored fees any one payTo used today (UTC), against FEE_BUDGET_PAYTO_DAILY_STROOPS.',
+      labelNames: ['network'] as const,
+      registers: [registry],
+      async collect() {
+        const list = await budgets();
+        if (!list) return;
+        this.reset();
+        for (const { network, payTo } of list) this.set({ network }, asNumber(payTo.spending.largest));
       },
     });
   }

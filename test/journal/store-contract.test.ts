@@ -196,6 +196,32 @@ describe.each(backends)('journal store on %s', (_name, backend) => {
     }
   });
 
+  it("sums today's sponsored fees by payTo: how many, how many near and at their cap, the largest", async () => {
+    const store = await (await backend()).open();
+    const DAY = 86_400_000;
+    const reserve = (payTo: string, feeStroops: bigint, now: number, network = 'stellar:testnet') =>
+      store.reserve(attempt({ payTo, feeStroops, network }), NO_CAPS, now);
+    try {
+      await reserve('GSHOP', 900n, DAY - 1); // yesterday: not counted
+      await reserve('GSHOP', 60n, DAY + 1);
+      await reserve('GSHOP', 30n, DAY + 2);
+      await reserve('GNEAR', 85n, DAY + 3);
+      await reserve('GSMALL', 10n, DAY + 4);
+      await reserve('GOTHER', 500n, DAY + 5, 'stellar:pubnet'); // another network
+      const bounds = { nearCap: 80n, cap: 90n };
+      expect(await store.payToSpending('stellar:testnet', DAY, bounds)).toEqual({ payTos: 3, nearCap: 2, atCap: 1, largest: 90n });
+      expect(await store.payToSpending('stellar:testnet', DAY, { nearCap: null, cap: null })).toEqual({
+        payTos: 3,
+        nearCap: 0,
+        atCap: 0,
+        largest: 90n,
+      });
+      expect(await store.payToSpending('stellar:testnet', 2 * DAY, bounds)).toEqual({ payTos: 0, nearCap: 0, atCap: 0, largest: 0n });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('counts what the budget judges: fees by payer, by payTo and to new payTos, history before today, on-chain failures', async () => {
     const store = await (await backend()).open();
     const DAY = 86_400_000;

@@ -63,7 +63,9 @@ function metricNames(expr: string): string[] {
   ]);
   return [...withoutStrings.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)]
     .map((m) => m[0])
-    .filter((name) => !keywords.has(name) && !/^(instance|job|network|code|outcome|status|route|role|account|budget|source)$/.test(name))
+    .filter(
+      (name) => !keywords.has(name) && !/^(instance|job|network|code|outcome|status|route|role|account|budget|source|level)$/.test(name),
+    )
     .filter((name, i, all) => all.indexOf(name) === i);
 }
 
@@ -108,6 +110,17 @@ describe('deploy/prometheus and deploy/grafana', () => {
     const used = [...new Set(exprs.flatMap(metricNames))];
     expect(used.length).toBeGreaterThan(10);
     expect(used.filter((name) => !exported.has(name))).toEqual([]);
+  });
+
+  it('the per-payTo fee budgets are a summary with a fixed set of series, not one per payTo', () => {
+    const series = (name: string) => scraped.find((m) => m.name === name)?.metrics.map((s) => s.labels) ?? [];
+    const network = 'stellar:testnet';
+    expect(series('svc_fee_budget_paytos')).toEqual(
+      expect.arrayContaining(['sponsored', 'near_cap', 'at_cap'].map((level) => ({ network, level }))),
+    );
+    expect(series('svc_fee_budget_paytos')).toHaveLength(3);
+    expect(series('svc_fee_budget_payto_largest_stroops')).toEqual([{ network }]);
+    expect(series('svc_fee_budget_cap_stroops')).toContainEqual({ network, budget: 'payto' });
   });
 
   it("a submitter below the alert's threshold, as scraped from svc on the devnet, fires SvcAccountBalanceLow; the healthy one does not", () => {

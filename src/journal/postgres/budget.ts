@@ -2,7 +2,7 @@
  * The fee budget's counts in the Postgres journal (BudgetUsage in ../types.ts; policy.ts judges them).
  */
 import type pg from 'pg';
-import { ON_CHAIN_FAILURE_CODE, type BudgetParties, type BudgetUsage, type BudgetWindow } from '../types.ts';
+import { ON_CHAIN_FAILURE_CODE, type BudgetParties, type BudgetUsage, type BudgetWindow, type PayToSpending } from '../types.ts';
 
 /** A pool or a client inside a transaction: what the journal's queries run on. */
 export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
@@ -34,5 +34,28 @@ export async function usageOf(db: Queryable, { payer, payTo, network }: BudgetPa
     payerHasHistory: known.payer,
     payToHasHistory: known.pay_to,
     payerFailures: Number(known.failures),
+  };
+}
+
+/** PayToSpending (../types.ts): the same sums as usageOf's `pay_to`, for every payTo at once. */
+export async function payToSpendingOf(
+  db: Queryable,
+  network: string,
+  dayStart: number,
+  bounds: { nearCap: bigint | null; cap: bigint | null },
+): Promise<PayToSpending> {
+  const { rows } = await db.query<Record<'pay_tos' | 'near_cap' | 'at_cap' | 'largest', string | null>>(
+    `SELECT COUNT(*) AS pay_tos, COUNT(*) FILTER (WHERE spent >= $1::numeric) AS near_cap,
+            COUNT(*) FILTER (WHERE spent >= $2::numeric) AS at_cap, MAX(spent) AS largest
+       FROM (SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= $3 AND network = $4
+              GROUP BY pay_to HAVING SUM(budget_stroops) > 0) AS by_pay_to`,
+    [bounds.nearCap?.toString() ?? null, bounds.cap?.toString() ?? null, dayStart, network],
+  );
+  const row = rows[0]!;
+  return {
+    payTos: Number(row.pay_tos ?? 0),
+    nearCap: Number(row.near_cap ?? 0),
+    atCap: Number(row.at_cap ?? 0),
+    largest: BigInt(row.largest ?? 0),
   };
 }

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { inTransaction, migrationOnDemand, openPool, type PostgresMigrations } from '../../db/postgres.ts';
-import { usageOf, type Queryable } from './budget.ts';
+import { payToSpendingOf, usageOf, type Queryable } from './budget.ts';
 import { bindingMatches } from '../request-digest.ts';
 import {
   JournalStorageError,
@@ -23,6 +23,7 @@ import {
   type SettlementRecord,
   type SettlementRow,
   type SettlementState,
+  type PayToSpending,
 } from '../types.ts';
 
 export const JOURNAL_MIGRATIONS: PostgresMigrations = [
@@ -133,6 +134,11 @@ export class PostgresJournalStore implements JournalStore {
   async budgetUsage(parties: BudgetParties, window: BudgetWindow): Promise<BudgetUsage> {
     await this.migrated();
     return usageOf(this.pool, parties, window);
+  }
+
+  async payToSpending(network: string, dayStart: number, bounds: { nearCap: bigint | null; cap: bigint | null }): Promise<PayToSpending> {
+    await this.migrated();
+    return payToSpendingOf(this.pool, network, dayStart, bounds);
   }
 
   async getByTransaction(transaction: string): Promise<SettlementRecord | null> {

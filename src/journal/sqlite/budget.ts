@@ -3,7 +3,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { ON_CHAIN_FAILURE_CODE, type BudgetParties, type BudgetUsage, type BudgetWindow } from '../types.ts';
+import { ON_CHAIN_FAILURE_CODE, type BudgetParties, type BudgetUsage, type BudgetWindow, type PayToSpending } from '../types.ts';
 
 /**
  * What the budget counts for a payment (BudgetUsage in ../types.ts): reserve judges it inside its
@@ -35,5 +35,26 @@ export function usageOf(db: DatabaseSync, { payer, payTo, network }: BudgetParti
     payerHasHistory: settledBefore('payer', payer),
     payToHasHistory: settledBefore('pay_to', payTo),
     payerFailures: Number(failures.n),
+  };
+}
+
+/** PayToSpending (../types.ts): the same sums as usageOf's `pay_to`, for every payTo at once. */
+export function payToSpendingOf(
+  db: DatabaseSync,
+  network: string,
+  dayStart: number,
+  bounds: { nearCap: bigint | null; cap: bigint | null },
+): PayToSpending {
+  const row = cachedStatement(
+    db,
+    `SELECT COUNT(*) AS pay_tos, SUM(spent >= ?) AS near_cap, SUM(spent >= ?) AS at_cap, MAX(spent) AS largest
+       FROM (SELECT SUM(budget_stroops) AS spent FROM journal_settlements WHERE updated_at >= ? AND network = ?
+              GROUP BY pay_to HAVING SUM(budget_stroops) > 0)`,
+  ).get(bounds.nearCap, bounds.cap, dayStart, network) as Record<'pay_tos' | 'near_cap' | 'at_cap' | 'largest', number | bigint | null>;
+  return {
+    payTos: Number(row.pay_tos ?? 0),
+    nearCap: Number(row.near_cap ?? 0),
+    atCap: Number(row.at_cap ?? 0),
+    largest: BigInt(row.largest ?? 0),
   };
 }

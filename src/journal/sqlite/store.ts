@@ -25,8 +25,9 @@ import {
   type SettlementRow,
   type SettlementState,
   type StateChange,
+  type PayToSpending,
 } from '../types.ts';
-import { usageOf } from './budget.ts';
+import { payToSpendingOf, usageOf } from './budget.ts';
 import { JournalConnection, type JournalConnectionOptions } from './connection.ts';
 
 const BUSY_TIMEOUT_MS = 2_000;
@@ -155,6 +156,10 @@ export class SqliteJournalStore implements JournalStore {
 
   budgetUsage(parties: BudgetParties, window: BudgetWindow): Promise<BudgetUsage> {
     return promised(() => usageOf(this.connection.reader(), parties, window));
+  }
+
+  payToSpending(network: string, dayStart: number, bounds: { nearCap: bigint | null; cap: bigint | null }): Promise<PayToSpending> {
+    return promised(() => payToSpendingOf(this.connection.reader(), network, dayStart, bounds));
   }
 
   getByTransaction(transaction: string): Promise<SettlementRecord | null> {
