@@ -12,6 +12,7 @@ import { Asset, Networks, StrKey, hash, xdr } from '@stellar/stellar-sdk';
 import { putAccount, readAccount, replaceAccount } from './accounts.ts';
 import { applyTransaction, recordInternalError } from './apply.ts';
 import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
+import { applyRestore, isRestoreTransaction } from './restore.ts';
 import type { TokenModel } from './balances.ts';
 import { Host, HostError, instanceKey } from './host.ts';
 import { RpcParamError, parseTransaction, type ParsedTx } from './envelope.ts';
@@ -175,6 +176,7 @@ export class DevnetLedger {
       order += 1;
       try {
         if (isCreateAccountTransaction(p.parsed.tx)) applyCreateAccounts(this, p.parsed, seq, closeTime, order);
+        else if (isRestoreTransaction(p.parsed.tx)) applyRestore(this, p.parsed, seq, closeTime, order, inclusionPerOp);
         else applyTransaction(this, p.parsed, seq, closeTime, order, inclusionPerOp);
       } catch (e) {
         // A devnet bug must not lose the transaction: record it as txINTERNAL_ERROR, no fee.

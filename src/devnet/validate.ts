@@ -32,9 +32,10 @@ export function validateTransaction(state: LedgerState, p: ParsedTx, closeTime: 
   if (sorobanOps.length > 0 && (tx.operations.length !== 1 || tx.ext.type !== 'sorobanData')) return fail('txMalformed', true);
   if (sorobanOps.length === 0 && tx.ext.type === 'sorobanData') return fail('txMalformed', true);
   const op = tx.operations[0]!;
-  // Not modelled: classic operations other than createAccount, and TTL extension/restore
+  // Not modelled: classic operations other than createAccount, and TTL extension
   // (documented in docs/DEVNET.md).
-  if (op.body.type !== 'invokeHostFunction' && !isCreateAccountTransaction(tx)) return fail('txNotSupported', true);
+  if (op.body.type !== 'invokeHostFunction' && op.body.type !== 'restoreFootprint' && !isCreateAccountTransaction(tx))
+    return fail('txNotSupported', true);
   if (
     op.body.type === 'invokeHostFunction' &&
     (tx.memo.type !== 'memoNone' ||

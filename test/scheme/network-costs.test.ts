@@ -5,7 +5,7 @@
  * payer balance is refused before anything is submitted (docs/SCHEME.md "Archived balances").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Address, Keypair, xdr } from '@stellar/stellar-sdk';
+import { Address, Keypair, Operation, TransactionBuilder, rpc, xdr } from '@stellar/stellar-sdk';
 import { rawRpc } from '../../src/devnet/transfers.ts';
 import { FEE_SETTINGS } from '../../src/devnet/fees.ts';
 import { SchemeHarness, type Facilitator } from './harness.ts';
@@ -105,7 +105,7 @@ describe('the network fee schedule on the devnet', () => {
 });
 
 describe('archived balances', () => {
-  it('an archived payer balance is answered with a restore preamble, and svc refuses it before submitting anything', async () => {
+  it('an archived payer balance is answered with a restore preamble, svc refuses it unsent, and it settles once the payer restored it', async () => {
     const buyer = Keypair.fromSecret((await h.devnet.createAccount({})).secret);
     const seller = Keypair.fromSecret((await h.devnet.createAccount({})).secret);
     await h.devnet.mintCustomToken(buyer.publicKey(), 1_000_000n);
@@ -138,5 +138,29 @@ describe('archived balances', () => {
     expect(settled.body).toMatchObject({ success: false, transaction: '', errorReason: 'svc_policy_payer_balance_archived' });
     expect(h.devnet.balances(submitter).xlm).toBe(xlmBefore);
     expect(h.devnet.ledger.pendingCount()).toBe(0);
+
+    // The payer restores its balance with the preamble (paying the restore itself); the same
+    // payment then settles.
+    const server = new rpc.Server(h.devnet.rpcUrl, { allowHttp: true });
+    const preamble = sim.result!.restorePreamble!;
+    const restoreTx = new TransactionBuilder(await server.getAccount(buyer.publicKey()), {
+      fee: String(100 + Number(preamble.minResourceFee)),
+      networkPassphrase: h.devnet.networkPassphrase,
+    })
+      .setSorobanData(preamble.transactionData)
+      .addOperation(Operation.restoreFootprint({}))
+      .setTimeout(60)
+      .build();
+    restoreTx.sign(buyer);
+    const sent = await server.sendTransaction(restoreTx);
+    expect(sent.status).toBe('PENDING');
+    await h.devnet.closeLedger();
+    expect((await server.getTransaction(sent.hash)).status).toBe('SUCCESS');
+    expect((await balanceEntry(buyer.publicKey()))!.liveUntil).toBeGreaterThan(h.devnet.latestLedger().sequence);
+    // A payment signed now (the first one's expiry is beyond what svc accepts) settles. On testnet
+    // a restore gives 7 days, which the payment extends to 30: that rent needs a higher ceiling.
+    const generous = await h.facilitator({ maxFee: 200_000 });
+    expect((await generous.settle(await h.pay(req, buyer), req)).body).toMatchObject({ success: true });
+    expect(h.devnet.balances(seller.publicKey()).custom).toBe(100_001n);
   });
 });
