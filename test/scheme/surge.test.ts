@@ -15,7 +15,7 @@ import { SchemeHarness } from './harness.ts';
 const BURST_BID = 2_000;
 /** Two Soroban transactions per ledger; the burst keeps more than that waiting. */
 const CAPACITY = 2;
-const BURST_ACCOUNTS = 5;
+const BURST_ACCOUNTS = 6;
 
 let h: SchemeHarness;
 const stop = { done: false };
@@ -92,6 +92,21 @@ describe('a burst beyond ledger capacity', () => {
       if (Date.now() > deadline) throw new Error('the burst did not raise the inclusion fee within 30 s');
       await sleep(200);
     }
+
+    // A transaction bidding the minimum, as svc did before, waits while the ledgers are full.
+    const lowBidder = Keypair.fromSecret((await h.devnet.createAccount({ usdc: 1_000n })).secret);
+    const low = await preparePayment(server, h.devnet.networkPassphrase, {
+      contractId: h.devnet.usdc.contractId,
+      from: lowBidder.publicKey(),
+      to: sink,
+      amount: 1n,
+      source: lowBidder,
+      payer: lowBidder,
+    });
+    const lowSent = await server.sendTransaction(low.tx);
+    const seen = h.devnet.latestLedger().sequence;
+    await h.devnet.waitForLedger(seen + 3);
+    expect((await server.getTransaction(lowSent.hash)).status).toBe('NOT_FOUND');
 
     // svc bids one stroop above what full ledgers included, and settles within its ceiling.
     const settled = await f.settle(await h.pay(req, buyer), req);
