@@ -192,6 +192,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       ? { balances: balanceSource(config.networks.map((network, i) => ({ network, addresses: stellar[i]!.pool.addresses }))) }
       : {}),
     ...(journal ? journalSources(journal, config) : {}),
+    ...catalogSources(opened.catalog, config),
   });
 
   const contract = overrides.contract ?? loadContract();
@@ -383,6 +384,16 @@ function journalSources(journal: SettlementJournal, config: Config): Pick<StateS
       const records = await journal.store.unresolved(PENDING_COUNTED);
       return { count: records.length, oldestCreatedAt: records.length ? Math.min(...records.map((r) => r.createdAt)) : null };
     },
+  };
+}
+
+/** The catalog's listings by state and the liveness checks due (the /metrics gauges), where the catalog offers them. */
+function catalogSources(catalog: CatalogPort, config: Config): Pick<StateSources, 'listings' | 'livenessDue'> {
+  const { perMinute, intervalMs } = config.probe.liveness;
+  const countDue = catalog.liveness?.countDue?.bind(catalog.liveness);
+  return {
+    ...(catalog.listingCounts ? { listings: catalog.listingCounts.bind(catalog) } : {}),
+    ...(countDue && perMinute > 0 ? { livenessDue: () => countDue(Date.now() - intervalMs) } : {}),
   };
 }
 

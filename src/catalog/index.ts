@@ -100,6 +100,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
   const hiddenFailing = (now: number) => failingBefore(now, options.livenessGraceMs);
   /** Liveness work runs on the reader threads (lowered priority), as its own client in their fair queue. */
   const livenessLane = { client: 'svc:liveness' };
+  const metricsLane = { client: 'svc:metrics' };
   let catalogIdRead: Promise<string> | undefined;
   // SQLite is opened once here, synchronously: migrations run and a bad file fails the caller now,
   // not in a worker. On Postgres each thread's store migrates under the migration lock as it
@@ -225,6 +226,24 @@ export function openCatalog(options: CatalogOptions): Catalog {
       }
     },
     list: (filters, page, requester) => readPage<ListPage>(listRequest(filters, page), requester),
+    async listingCounts() {
+      // Three totals of the unfiltered list, on the metrics lane of the reader queue: every
+      // listing, those within LISTING_TTL_DAYS, and those list shows (also past the liveness cut).
+      const { now, visibleSince: since, failingBefore: failing } = hidden();
+      const total = async (cuts: { visibleSince?: string; failingBefore?: string }) =>
+        ((await readers.run({ op: 'list', now, filters: {}, page: { limit: 1, offset: 0 }, ...cuts }, metricsLane)) as ListPage).pagination
+          .total;
+      try {
+        const [all, fresh, listed] = await Promise.all([
+          total({}),
+          total(since === undefined ? {} : { visibleSince: since }),
+          total({ ...(since === undefined ? {} : { visibleSince: since }), ...(failing === undefined ? {} : { failingBefore: failing }) }),
+        ]);
+        return { listed, hidden: { expired: all - fresh, liveness: fresh - listed } };
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
     async listingIndex({ resource, type, toolName }) {
       // On the writer thread, where the validate preview before it ran (a reader may not be booted:
       // two lookups by identity are cheap). The listing as list shows it; when hidden, read again
@@ -258,6 +277,9 @@ export function openCatalog(options: CatalogOptions): Catalog {
       },
       async postponeLiveness(keys, basis, claimedAt) {
         await readers.run({ op: 'liveness-postpone', now: clock().getTime(), keys, basis, claimedAt }, livenessLane);
+      },
+      async countDue(dueBefore) {
+        return (await readers.run({ op: 'liveness-due', now: clock().getTime(), dueBefore }, livenessLane)) as number;
       },
     },
     async close() {

@@ -141,4 +141,6 @@ export interface LivenessStorePort {
   writeLiveness(key: string, record: LivenessRecord, claimedAt: number): Promise<void> | void;
   /** Gives back claimed listings not probed now: they are due again with `basis` as their basis. */
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void> | void;
+  /** How many listings are due (basis at or before `dueBefore`): the /metrics gauge of checks waiting. */
+  countDue(dueBefore: number): Promise<number> | number;
 }

@@ -147,6 +147,12 @@ export interface CatalogPort {
     identity: { resource: string; type: 'http' | 'mcp'; toolName?: string },
     requester?: Requester,
   ): Promise<ListingIndexStatus>;
+  /**
+   * Listings by state, for the /metrics gauges (docs/OPERATIONS.md "Metrics"): listed (in list and
+   * search now) and hidden, by what hides them (`expired`, `liveness`: ListingIndexStatus' reasons).
+   * Optional so that a catalog for tests may leave it out.
+   */
+  listingCounts?(): Promise<ListingCounts>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**
@@ -168,11 +174,19 @@ export interface CatalogPort {
   liveness?: CatalogLiveness;
 }
 
+/** CatalogPort.listingCounts: a new state (one more hiding reason) is one more field here and one more gauge series. */
+export interface ListingCounts {
+  listed: number;
+  hidden: { expired: number; liveness: number };
+}
+
 /** The liveness checker's view of the catalog (liveness.ts LivenessStorePort, asynchronous). */
 export interface CatalogLiveness {
   claimDue(now: number, dueBefore: number, limit: number): Promise<LivenessListing[]>;
   writeLiveness(key: string, record: LivenessRecord, claimedAt: number): Promise<void>;
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void>;
+  /** Listings due for a check (basis at or before `dueBefore`), for the /metrics gauge. Optional, like liveness. */
+  countDue?(dueBefore: number): Promise<number>;
 }
 
 /** Whether a listing is listed now (openapi.yaml, ListingIndexStatus). */

@@ -8,6 +8,7 @@
  * to; the journal's pending outcomes are svc's, whatever the network.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ListingCounts } from '../catalog/types.ts';
 import type { PayToSpending } from '../journal/types.ts';
 
 /** The role of an account: submitter, channel (a derived channel account), fee_bump, channel_funder. */
@@ -46,6 +47,10 @@ export interface StateSources {
   balances?: () => Promise<AccountBalance[]>;
   feeBudgets?: () => Promise<FeeBudgets[]>;
   pending?: () => Promise<PendingOutcomes>;
+  /** The catalog's listings by state (CatalogPort.listingCounts). */
+  listings?: () => Promise<ListingCounts>;
+  /** Listings whose liveness check is due now (absent when svc runs no liveness checks). */
+  livenessDue?: () => Promise<number>;
 }
 
 /** One source read at most once per `maxAgeMs`, never waited on longer than `timeoutMs`. */
@@ -76,7 +81,7 @@ const asNumber = (stroops: bigint) => Number(stroops);
 export function registerStateGauges(registry: Registry, sources: StateSources, { maxAgeMs = 10_000, timeoutMs = 2_000 } = {}): void {
   const failures = new Counter({
     name: 'svc_state_read_failures_total',
-    help: 'Reads of a state gauge source (balances, fee_budgets, pending) that failed; the gauges keep their last values.',
+    help: 'Reads of a state gauge source (balances, fee_budgets, pending, listings, liveness_due) that failed; the gauges keep their last values.',
     labelNames: ['source'] as const,
     registers: [registry],
   });
@@ -169,6 +174,33 @@ export function registerStateGauges(registry: Registry, sources: StateSources, {
         if (!list) return;
         this.reset();
         for (const { network, payTo } of list) this.set({ network }, asNumber(payTo.spending.largest));
+      },
+    });
+  }
+  if (sources.listings) {
+    const listings = cached(sources.listings, 'listings', failures, maxAgeMs, timeoutMs);
+    new Gauge({
+      name: 'svc_catalog_listings',
+      help: 'Catalog listings by state: listed (in list and search now) or hidden, with what hides it (reason: expired, past LISTING_TTL_DAYS; liveness, failing past LIVENESS_GRACE_HOURS).',
+      labelNames: ['state', 'reason'] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await listings();
+        if (!counts) return;
+        this.set({ state: 'listed', reason: '' }, counts.listed);
+        for (const [reason, n] of Object.entries(counts.hidden)) this.set({ state: 'hidden', reason }, n);
+      },
+    });
+  }
+  if (sources.livenessDue) {
+    const due = cached(sources.livenessDue, 'liveness_due', failures, maxAgeMs, timeoutMs);
+    new Gauge({
+      name: 'svc_liveness_checks_due',
+      help: 'Listings whose liveness check is due (LIVENESS_INTERVAL_HOURS passed since their last check or settlement) and not yet claimed.',
+      registers: [registry],
+      async collect() {
+        const n = await due();
+        if (n !== undefined) this.set(n);
       },
     });
   }

@@ -18,10 +18,11 @@ const A = 'https://a.example.com/weather';
 const B = 'https://b.example.com/weather';
 
 describe.each(BACKENDS)('on %s', (backend) => {
-  const open = async (databaseUrl?: string) =>
+  const open = async (databaseUrl?: string, listingTtlDays?: number) =>
     tempCatalog(undefined, {
       databaseUrl: backend === 'Postgres' ? (databaseUrl ?? (await freshCatalogDatabase())) : undefined,
       livenessGraceMs: GRACE,
+      ...(listingTtlDays !== undefined ? { listingTtlDays } : {}),
     });
   const shown = async (catalog: Catalog, filters: Record<string, string> = {}) => {
     const page = await catalog.list(filters, { limit: 100, offset: 0 });
@@ -33,7 +34,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
   };
 
   it('claims due listings once; records show on items; failing past the grace period hides until a pass or a settlement', async () => {
-    const t = await open();
+    const t = await open(undefined, 2);
     try {
       const live = t.catalog.liveness!;
       await t.catalog.recordSettlement(settlement({ url: A, description: 'weather' }));
@@ -42,6 +43,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       // Just paid: not due before an interval has passed since.
       expect(await live.claimDue(now(), now() - 6 * HOUR, 10)).toEqual([]);
       t.tick(6 * HOUR);
+      expect(await live.countDue!(now() - 6 * HOUR)).toBe(2); // the /metrics gauge of checks waiting
       const claimedAt = now();
       const due = await live.claimDue(claimedAt, claimedAt - 6 * HOUR, 10);
       expect(due.map((l) => l.resource).sort()).toEqual([A, B]);
@@ -53,6 +55,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(a.previous).toBeUndefined();
       // Claimed: not handed out again.
       expect(await live.claimDue(claimedAt, claimedAt - 6 * HOUR, 10)).toEqual([]);
+      expect(await live.countDue!(claimedAt - 6 * HOUR)).toBe(0);
 
       const failedAt = t.clock().toISOString();
       await live.writeLiveness(a.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimedAt);
@@ -72,6 +75,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(await shown(t.catalog, { payTo: PAY_TO_A })).toEqual([B]); // one list key: count less hidden
       expect(await shown(t.catalog, { payTo: PAY_TO_A, type: 'http' })).toEqual([B]); // several keys
       expect(await shown(t.catalog, { resource: A })).toEqual([]); // the identity columns
+      expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, hidden: { expired: 0, liveness: 1 } });
       // The next claim hands the record back as `previous` (the run of failures keeps its start).
       const again = await live.claimDue(now(), now() - 6 * HOUR, 10);
       expect(again.find((l) => l.resource === A)!.previous).toEqual({ status: 'unreachable', checkedAt: failedAt, failingSince: failedAt });
@@ -90,6 +94,10 @@ describe.each(BACKENDS)('on %s', (backend) => {
         status: 'live',
         checkedAt: failedAt,
       });
+      expect(await t.catalog.listingCounts!()).toEqual({ listed: 2, hidden: { expired: 0, liveness: 0 } });
+      // Past LISTING_TTL_DAYS without a settlement: hidden as expired, whatever their liveness.
+      t.tick(2 * 24 * HOUR + 1);
+      expect(await t.catalog.listingCounts!()).toEqual({ listed: 0, hidden: { expired: 2, liveness: 0 } });
     } finally {
       t.close();
     }

@@ -64,7 +64,9 @@ function metricNames(expr: string): string[] {
   return [...withoutStrings.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)]
     .map((m) => m[0])
     .filter(
-      (name) => !keywords.has(name) && !/^(instance|job|network|code|outcome|status|route|role|account|budget|source|level)$/.test(name),
+      (name) =>
+        !keywords.has(name) &&
+        !/^(instance|job|network|code|outcome|status|route|role|account|budget|source|level|state|reason)$/.test(name),
     )
     .filter((name, i, all) => all.indexOf(name) === i);
 }
@@ -81,6 +83,7 @@ beforeAll(async () => {
       RPC_URL: devnet.rpcUrl,
       SUBMITTER_SECRET: `${healthy.secret},${drained.secret}`,
       READY_MIN_BALANCE_STROOPS: String(READY_MIN),
+      LIVENESS_CHECKS_PER_MINUTE: '30', // on, as by default, for svc_liveness_checks_due (the catalog is empty: nothing is probed)
       DB_PATH: join(mkdtempSync(join(tmpdir(), 'svc-rules-')), 'svc.sqlite'),
     }),
   });
@@ -121,6 +124,16 @@ describe('deploy/prometheus and deploy/grafana', () => {
     expect(series('svc_fee_budget_paytos')).toHaveLength(3);
     expect(series('svc_fee_budget_payto_largest_stroops')).toEqual([{ network }]);
     expect(series('svc_fee_budget_cap_stroops')).toContainEqual({ network, budget: 'payto' });
+  });
+
+  it('the catalog exports its listings by state and the liveness checks due', () => {
+    const series = (name: string) => scraped.find((m) => m.name === name)?.metrics.map((s) => s.labels) ?? [];
+    expect(series('svc_catalog_listings')).toEqual([
+      { state: 'listed', reason: '' },
+      { state: 'hidden', reason: 'expired' },
+      { state: 'hidden', reason: 'liveness' },
+    ]);
+    expect(series('svc_liveness_checks_due')).toHaveLength(1);
   });
 
   it("a submitter below the alert's threshold, as scraped from svc on the devnet, fires SvcAccountBalanceLow; the healthy one does not", () => {

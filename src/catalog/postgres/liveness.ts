@@ -52,12 +52,19 @@ export async function postponeLiveness(db: Db, keys: string[], basis: number, cl
   ]);
 }
 
+/** Listings due (basis at or before `dueBefore`): a range count of the index claimDue walks. */
+export async function countDue(db: Db, dueBefore: number): Promise<number> {
+  const result = await db.query<{ n: string }>('SELECT count(*) AS n FROM listings WHERE liveness_basis_ms <= $1', [dueBefore]);
+  return Number(result.rows[0]!.n);
+}
+
 /** The store's LivenessStorePort over `db`, each call after `ready` (the catalog's migrations). */
 export function livenessStore(db: Db, ready: () => Promise<unknown>): LivenessStorePort {
   return {
     claimDue: async (now, dueBefore, limit) => (await ready(), claimDue(db, now, dueBefore, limit)),
     writeLiveness: async (key, record, claimedAt) => (await ready(), writeLiveness(db, key, record, claimedAt)),
     postponeLiveness: async (keys, basis, claimedAt) => (await ready(), postponeLiveness(db, keys, basis, claimedAt)),
+    countDue: async (dueBefore) => (await ready(), countDue(db, dueBefore)),
   };
 }
 

@@ -53,12 +53,18 @@ export function postponeLiveness(db: DatabaseSync, keys: string[], basis: number
   });
 }
 
+/** Listings due (basis at or before `dueBefore`): a range count of the index claimDue walks. */
+export function countDue(db: DatabaseSync, dueBefore: number): number {
+  return Number((cachedStatement(db, 'SELECT count(*) AS n FROM listings WHERE liveness_basis_ms <= ?').get(dueBefore) as { n: number }).n);
+}
+
 /** The store's LivenessStorePort over `db`; `writable` throws when the file cannot take writes. */
 export function livenessStore(db: DatabaseSync, writable: () => void): LivenessStorePort {
   return {
     claimDue: (now, dueBefore, limit) => (writable(), claimDue(db, now, dueBefore, limit)),
     writeLiveness: (key, record, claimedAt) => (writable(), writeLiveness(db, key, record, claimedAt)),
     postponeLiveness: (keys, basis, claimedAt) => (writable(), postponeLiveness(db, keys, basis, claimedAt)),
+    countDue: (dueBefore) => countDue(db, dueBefore),
   };
 }
 

@@ -54,6 +54,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'liveness-claim'; dueBefore: number; limit: number }
   | { op: 'liveness-write'; key: string; record: LivenessRecord; claimedAt: number }
   | { op: 'liveness-postpone'; keys: string[]; basis: number; claimedAt: number }
+  | { op: 'liveness-due'; dueBefore: number }
 );
 
 export type WorkerReply =

@@ -89,6 +89,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return store.liveness.writeLiveness(request.key, request.record, request.claimedAt);
     case 'liveness-postpone':
       return store.liveness.postponeLiveness(request.keys, request.basis, request.claimedAt);
+    case 'liveness-due':
+      return store.liveness.countDue(request.dueBefore);
   }
 }
 
