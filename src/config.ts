@@ -19,6 +19,7 @@ import { USD_ASSETS_VARIABLE, parseUsdAssets } from './filters.ts';
 export { ConfigError } from './config-env.ts';
 // The service configuration is the Stellar chain's with the service's fields added: its keys and
 // signer addresses are read with the chain's functions.
+import { OWNERSHIP_MODES, type OwnershipMode } from './catalog/ownership.ts';
 export { signerAddresses, signingKeys, type SigningKeys } from './chains/stellar/index.ts';
 
 export const DEFAULTS = {
@@ -32,6 +33,8 @@ export const DEFAULTS = {
   DISCOVERY_YIELD_PERCENT: 80,
   /** Days without a settlement after which a listing leaves list and search (docs/CATALOG.md "Lifecycle"). */
   LISTING_TTL_DAYS: 30,
+  /** Who may own a listing: the payTo its resource's own server names (docs/CATALOG.md "Ownership and refresh"). */
+  LISTING_OWNERSHIP: 'origin',
   /** POST /mcp requests one client address may make per minute (docs/MCP.md "Hosted discovery"). */
   MCP_RATE_PER_MINUTE: 120,
   /**
@@ -80,6 +83,8 @@ export interface Config extends StellarConfig {
   probe: ProbeConfig;
   /** A listing with no settlement for this many days leaves list and search until its next one. */
   listingTtlDays: number;
+  /** LISTING_OWNERSHIP: `origin` (the payTo the resource's server names) or `first-settlement`. */
+  listingOwnership: OwnershipMode;
   /** POST /mcp requests one client address may make per minute; beyond it 429 svc_rate_limited. */
   mcpRatePerMinute: number;
   /** TRUSTED_PROXIES and TRUSTED_PROXY_HEADER: whose forwarding header names the client (src/http/client-address.ts). */
@@ -137,6 +142,7 @@ export function loadConfig(env: Env): Config {
     maxConnections: read(env, 'MAX_CONNECTIONS') === undefined ? null : parseInteger(env, 'MAX_CONNECTIONS', 0, 1, 1_000_000),
     discoveryYieldPercent: parseInteger(env, 'DISCOVERY_YIELD_PERCENT', DEFAULTS.DISCOVERY_YIELD_PERCENT, 1, 100),
     listingTtlDays: parseInteger(env, 'LISTING_TTL_DAYS', DEFAULTS.LISTING_TTL_DAYS, 1, 36_500),
+    listingOwnership: parseOneOf(env, 'LISTING_OWNERSHIP', OWNERSHIP_MODES, DEFAULTS.LISTING_OWNERSHIP),
     mcpRatePerMinute: parseInteger(env, 'MCP_RATE_PER_MINUTE', DEFAULTS.MCP_RATE_PER_MINUTE, 1, 100_000),
   }) as Config;
   // Node refuses a request timeout shorter than the head timeout.

@@ -35,6 +35,7 @@ import { PAYTO_NEAR_CAP_SHARE, registerStateGauges, type AccountBalance, type St
 import { SchemeRegistry } from './scheme/registry.ts';
 import { guardedFetch } from './net/guarded-fetch.ts';
 import { LivenessScheduler } from './net/liveness-scheduler.ts';
+import { OwnershipChecker } from './net/ownership.ts';
 import { allowListFromEnv } from './net/private-addresses.ts';
 import type { FacilitatorExtension, PaymentScheme, SettlementTracking, SharedLeases } from './scheme/types.ts';
 import type { StellarNetworkConfig } from './chains/stellar/index.ts';
@@ -85,6 +86,8 @@ export interface Service {
   idle(): Promise<void>;
   /** The liveness checks of listed resources; null when off (LIVENESS_CHECKS_PER_MINUTE 0) or the catalog keeps no records. */
   liveness: LivenessScheduler | null;
+  /** The checks of ownership claims; null when the catalog takes the first settlement as owner (LISTING_OWNERSHIP). */
+  ownership: OwnershipChecker | null;
   /** Closes every server it bound, stops the reconciler, then the journal and catalog it opened. */
   close(): Promise<void>;
 }
@@ -101,6 +104,7 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
       logger,
       listingTtlDays: config.listingTtlDays,
       livenessGraceMs: config.probe.liveness.graceMs,
+      ownership: config.listingOwnership,
     });
   try {
     const catalog = open();
@@ -163,7 +167,9 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     registry.register(instrumentScheme(scheme, metrics));
     if (scheme.pool) metrics.watchPool(scheme.pool, schemeNetwork(scheme));
   }
-  registry.extend(bazaarExtension(catalog));
+  // Settlements that claim a listing wake the ownership checker (started below, once the service is built).
+  let ownership: OwnershipChecker | null = null;
+  registry.extend(bazaarExtension(catalog, () => ownership?.wake()));
   for (const extension of overrides.extensions ?? []) registry.extend(extension);
 
   // Without a journal svc must not settle in production: an unjournaled settle could be submitted
@@ -212,6 +218,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   });
   const servers: RunningServer[] = [];
   const liveness = startLiveness(config, opened.catalog, logger, overrides);
+  ownership = startOwnershipChecks(config, opened.catalog, logger, overrides);
   return {
     config,
     logger,
@@ -221,6 +228,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     journal,
     app,
     liveness,
+    ownership,
     async listen(port = config.port, host = '127.0.0.1') {
       const cap = connectionCapAtStart(config.maxConnections);
       if (cap.warning) logger.warn({ maxConnections: cap.maxConnections, descriptorLimit: cap.descriptorLimit }, cap.warning);
@@ -238,6 +246,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     drain() {
       draining = true;
       void liveness?.stop();
+      void ownership?.stop();
     },
     idle: () => journal?.idle() ?? Promise.resolve(),
     async close() {
@@ -245,6 +254,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       priority.close();
       stopReconciler();
       await liveness?.stop();
+      await ownership?.stop();
       await ownJournal?.store.close();
       await leases?.close();
       await opened.close();
@@ -277,6 +287,24 @@ function startLiveness(
       timeoutMs: config.probe.timeoutMs,
       ...(livenessPassMs !== undefined ? { passMs: livenessPassMs } : {}),
     },
+    logger,
+  ).start();
+}
+
+/**
+ * The checks of ownership claims (docs/CATALOG.md "Ownership and refresh"): the resource's own
+ * server asked through the address guard, as POST /discovery/validate asks it; null when the
+ * catalog takes the first settlement as owner (it holds no claims).
+ */
+function startOwnershipChecks(
+  config: Config,
+  catalog: CatalogPort,
+  logger: Logger,
+  { clock = () => new Date() }: ServiceOverrides,
+): OwnershipChecker | null {
+  if (!catalog.ownership) return null;
+  return new OwnershipChecker(
+    { store: catalog.ownership, fetchImpl: guardedFetch(allowListFromEnv()), clock, timeoutMs: config.probe.timeoutMs },
     logger,
   ).start();
 }

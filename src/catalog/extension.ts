@@ -9,7 +9,11 @@ import type { Catalog, CatalogLogger, CatalogPort } from './types.ts';
 /** The extension identifier advertised in /supported and used as the EXTENSION-RESPONSES key. */
 export const BAZAAR = 'bazaar';
 
-export function bazaarExtension(catalog: CatalogPort): FacilitatorExtension {
+/**
+ * `onClaim`: a settlement answered `processing` (a claim waits for its origin's check: ownership.ts),
+ * so the ownership checker runs a pass now rather than at its next timer.
+ */
+export function bazaarExtension(catalog: CatalogPort, onClaim?: () => void): FacilitatorExtension {
   return {
     name: BAZAAR,
     // Only a payload that echoes the extension can be listed: its settle starts the writer thread early.
@@ -19,11 +23,14 @@ export function bazaarExtension(catalog: CatalogPort): FacilitatorExtension {
     // `await` so a synchronous port and a Promise-returning one both work.
     // Strict: a fault rejects, so the journal keeps the payment unlisted and tries again.
     // The payer and the transaction reach the catalog as opaque strings (it knows nothing of the chain).
-    afterSettle: async ({ paymentPayload, paymentRequirements, response }) =>
-      await catalog.recordSettlement(
+    afterSettle: async ({ paymentPayload, paymentRequirements, response }) => {
+      const outcome = await catalog.recordSettlement(
         { paymentPayload, paymentRequirements, payment: { payer: response.payer, id: response.transaction } },
         { strict: true },
-      ),
+      );
+      if (outcome?.status === 'processing') onClaim?.();
+      return outcome;
+    },
   };
 }
 
@@ -77,6 +84,11 @@ export function catalogOpenedLater(
       list: (filters, page, requester) => current()?.list(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       search: (query, filters, page, requester) =>
         current()?.search(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+      ownership: {
+        claimDue: (now, limit) => current()?.ownership?.claimDue(now, limit) ?? Promise.resolve([]),
+        resolve: (key, claimedAt, verdict) => current()?.ownership?.resolve(key, claimedAt, verdict) ?? Promise.resolve('gone'),
+      },
+      ownershipChecks: (identity) => current()?.ownershipChecks?.(identity) ?? Promise.resolve([]),
       listJson: (filters, page, requester) =>
         current()?.listJson(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       searchJson: (query, filters, page, requester) =>

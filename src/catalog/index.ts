@@ -15,6 +15,7 @@ import { filterViolation, normalizeFilters, type DiscoveryFilters } from '../fil
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import { failingBefore, type LivenessListing } from './liveness.ts';
+import type { ClaimResolution, OwnershipCheck, OwnershipClaim } from './ownership.ts';
 import { fileIdentity } from '../db/sqlite.ts';
 import {
   CatalogQueryError,
@@ -115,6 +116,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
     softBudgetMs: options.softBudgetMs,
     schemaWallMs: options.schemaWallMs,
     fileIdentity: identity,
+    ownership: options.ownership ?? 'first-settlement',
   };
   const writer = new WorkerLanes(
     {
@@ -268,6 +270,36 @@ export function openCatalog(options: CatalogOptions): Catalog {
     search: (query, filters, page, requester) => readPage<SearchPage>(searchRequest(query, filters, page), requester),
     listJson: (filters, page, requester) => readPage<string>({ ...listRequest(filters, page), json: true }, requester),
     searchJson: (query, filters, page, requester) => readPage<string>({ ...searchRequest(query, filters, page), json: true }, requester),
+    ...(options.ownership === 'origin'
+      ? {
+          // On the writer thread: in turn with the settlements that claim and the writes a check makes.
+          ownership: {
+            async claimDue(now, limit) {
+              try {
+                return (await writer.run({ op: 'ownership-claim', now, limit })) as OwnershipClaim[];
+              } catch (err) {
+                throw asCatalogError(err);
+              }
+            },
+            async resolve(key, claimedAt, verdict) {
+              try {
+                return (await writer.run({ op: 'ownership-resolve', now: clock().getTime(), key, claimedAt, verdict })) as ClaimResolution;
+              } catch (err) {
+                throw asCatalogError(err);
+              }
+            },
+          },
+        }
+      : {}),
+    async ownershipChecks({ resource, type, toolName }) {
+      if (options.ownership !== 'origin') return [];
+      const identity = { resource, type, toolName: type === 'mcp' ? (toolName ?? '') : '' };
+      try {
+        return (await writer.run({ op: 'ownership-checks', now: clock().getTime(), identity })) as OwnershipCheck[];
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
     liveness: {
       async claimDue(now, dueBefore, limit) {
         return (await readers.run({ op: 'liveness-claim', now, dueBefore, limit }, livenessLane)) as LivenessListing[];

@@ -8,9 +8,15 @@ import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
+import type { ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipStorePort, OwnershipVerdict } from './ownership.ts';
 
-/** The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses). Never `processing`. */
-export type BazaarOutcome = { status: 'success' } | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
+/**
+ * The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses).
+ * `processing`: the settlement claimed a new listing or a new owner, which its origin's check
+ * decides after the settle answered (ownership.ts).
+ */
+export type BazaarOutcome =
+  { status: 'success' } | { status: 'processing' } | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
 
 export interface SettledPayment {
   paymentPayload: Record<string, unknown>;
@@ -57,7 +63,13 @@ export type CatalogQueryCode = Extract<
 /** What a settlement would do to the catalog (CatalogPort.previewSettlement). */
 export type ListingPreview =
   /** It would store this item (as a new listing). */
-  | { outcome: 'listed'; listing: DiscoveryResource; dropped: string[] }
+  | {
+      outcome: 'listed';
+      listing: DiscoveryResource;
+      dropped: string[];
+      /** Ownership from the origin: the listing's owner now, when another payTo owns it (the origin decides a takeover). */
+      owner?: string;
+    }
   | { outcome: 'rejected'; code: BazaarCode; reason: string }
   /** No `bazaar` extension: nothing would be listed. */
   | { outcome: 'none' }
@@ -172,6 +184,20 @@ export interface CatalogPort {
    * Optional so that a catalog for tests may leave it out (svc then checks nothing).
    */
   liveness?: CatalogLiveness;
+  /**
+   * The ownership claims (docs/CATALOG.md "Ownership and refresh"), present when ownership comes
+   * from the origin: a checker (src/net/ownership.ts) takes due claims, asks each resource's own
+   * server and resolves them, on the catalog's writer thread.
+   */
+  ownership?: CatalogOwnership;
+  /** POST /discovery/validate's `ownership`: the claims of this identity svc holds (none when ownership is first-settlement). */
+  ownershipChecks?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }): Promise<OwnershipCheck[]>;
+}
+
+/** The ownership checker's view of the catalog (ownership.ts OwnershipStorePort, asynchronous). */
+export interface CatalogOwnership {
+  claimDue(now: number, limit: number): Promise<OwnershipClaim[]>;
+  resolve(key: string, claimedAt: number, verdict: OwnershipVerdict): Promise<ClaimResolution>;
 }
 
 /** CatalogPort.listingCounts: a new state (one more hiding reason) is one more field here and one more gauge series. */
@@ -225,6 +251,13 @@ export interface CatalogOptions {
    * search (LIVENESS_GRACE_HOURS; docs/CATALOG.md "Liveness"). Absent: failures hide nothing.
    */
   livenessGraceMs?: number;
+  /**
+   * Who may own a listing (LISTING_OWNERSHIP; docs/CATALOG.md "Ownership and refresh"): `origin`,
+   * the payTo the resource's own server names (the port then has `ownership`, which a checker must
+   * run: src/net/ownership.ts), or `first-settlement` (the default here, for catalogs opened
+   * without a checker).
+   */
+  ownership?: OwnershipMode;
   /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
   softBudgetMs?: number;
   /**
@@ -256,6 +289,8 @@ export interface CatalogOptions {
  * Each call may return a Promise; neither the worker protocol nor the handlers depend on which.
  */
 export interface CatalogStorePort {
+  /** Ownership claims (ownership.ts), used when ownership comes from the origin. Optional: a test's store may leave it out. */
+  readonly claims?: OwnershipStorePort;
   /** The owner (payTo) of a listing, or undefined when there is none yet. */
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
   /** The ownership check and the write, atomically, with the payment counted in the listing's quality signals. */

@@ -11,6 +11,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { ChainRpc } from '../chains/stellar/index.ts';
 import { expectThat as check, type Trace } from './trace.ts';
 
+/** How long the agent waits for the paid tool to be listed (its server asked first: seconds). */
+const TOOL_LISTING_WAIT_MS = 15_000;
+
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MCP_MAIN = fileURLToPath(new URL('../mcp/main.ts', import.meta.url));
 
@@ -114,9 +117,16 @@ export async function runAgent(trace: Trace, options: AgentOptions): Promise<Age
     trace.ok('the agent paid the MCP tool over the x402 MCP transport');
 
     trace.step('Agent: search_resources("currency exchange"): the tool is listed by its own settlement');
-    const again = (await call('search_resources', { query: 'currency exchange', filters: { type: 'mcp' } })) as { hits: Hit[] };
+    // A new listing follows its settlement once svc has asked the tool's server, unpaid, whether it
+    // names the payTo that was paid (docs/CATALOG.md "Ownership and refresh"): within seconds.
+    const listedTool = (hits: Hit[]) => hits.some((h) => h.resource === options.mcp.url && h.toolName === options.mcp.toolName);
+    let again = (await call('search_resources', { query: 'currency exchange', filters: { type: 'mcp' } })) as { hits: Hit[] };
+    for (let waited = 0; !listedTool(again.hits) && waited < TOOL_LISTING_WAIT_MS; waited += 250) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      again = (await call('search_resources', { query: 'currency exchange', filters: { type: 'mcp' } })) as { hits: Hit[] };
+    }
     for (const hit of again.hits) trace.detail(`${hit.type} ${hit.toolName ?? ''} at ${hit.resource}`, `id ${hit.id}`);
-    result.mcpListed = again.hits.some((h) => h.resource === options.mcp.url && h.toolName === options.mcp.toolName);
+    result.mcpListed = listedTool(again.hits);
     check(result.mcpListed, 'the MCP tool is not in the catalog after its settlement');
     trace.ok('the paid MCP tool is discoverable');
     result.ok = true;

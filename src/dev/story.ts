@@ -22,6 +22,9 @@ import type { SellerEvent } from './sellers.ts';
 import type { Stack } from './stack.ts';
 import { expectThat, type Trace } from './trace.ts';
 
+/** How long the story waits for its paid resources to be listed (their origins checked: seconds). */
+const LISTING_WAIT_MS = 15_000;
+
 export interface PaidCall {
   url: string;
   status: number;
@@ -199,10 +202,18 @@ export async function runStory({ trace, stack, events, sellerUrl, agent }: Story
     );
 
     trace.step(`The listings appear in svc's catalog: GET ${stack.svc.url}/discovery/resources`);
-    const list = await getJson<{
+    type Listed = {
       items: Array<{ resource: string; type: string; description?: string; accepts: PaymentRequirements[]; lastUpdated: string }>;
       pagination: { total: number };
-    }>(`${stack.svc.url}/discovery/resources`);
+    };
+    // A new listing waits for svc to ask the seller's own server whether it names the payTo that
+    // was paid (the settle answered `processing`; docs/CATALOG.md "Ownership and refresh"): seconds.
+    const expected = result.payments.map((p) => p.url.split('?')[0]!);
+    let list = await getJson<Listed>(`${stack.svc.url}/discovery/resources`);
+    for (let waited = 0; waited < LISTING_WAIT_MS && !expected.every((u) => list.items.some((i) => i.resource === u)); waited += 250) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      list = await getJson<Listed>(`${stack.svc.url}/discovery/resources`);
+    }
     for (const item of list.items)
       trace.detail(
         `${item.type} ${item.resource}`,

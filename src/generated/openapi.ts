@@ -818,10 +818,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description The catalog outcome of a settlement. `rejectedReason` and `code` accompany `rejected`. */
+        /**
+         * @description The catalog outcome of a settlement. `rejectedReason` and `code` accompany `rejected`.
+         *     `processing`: the settlement would create the listing or give it a new owner, which
+         *     happens once the resource's own server, asked as a buyer would ask, answers a 402 naming
+         *     the settled payTo (within seconds; docs/CATALOG.md "Ownership and refresh"). Until then
+         *     nothing is listed; POST /discovery/validate's `ownership` shows the check's outcome, and a
+         *     later settlement to the same payTo answers `rejected` with its code while a failed check
+         *     is remembered.
+         */
         BazaarOutcome: {
             /** @enum {string} */
-            status: "success" | "rejected";
+            status: "success" | "processing" | "rejected";
             rejectedReason?: string;
             code?: components["schemas"]["BazaarCode"];
         };
@@ -858,6 +866,15 @@ export interface components {
         };
         ValidateResponse: {
             index: components["schemas"]["ListingIndexStatus"];
+            /**
+             * @description The ownership checks of settlements for this identity that svc still holds (docs/CATALOG.md
+             *     "Ownership and refresh"), latest first: a settlement that would create the listing or give
+             *     it a new owner is listed only once the resource's own server names its payTo. `processing`:
+             *     the check has not finished (seconds); `rejected`: it failed, with the code and the reason
+             *     a later settlement to that payTo answers while it is remembered. A check that passed leaves
+             *     nothing here: the listing shows it. Empty when there is none.
+             */
+            ownership: components["schemas"]["OwnershipCheck"][];
             /** @description True when a settlement with the terms of the live 402 would list the resource (no problem found). */
             wouldList: boolean;
             /** @description The item such a settlement would store (present when `wouldList` is true). */
@@ -879,6 +896,30 @@ export interface components {
                 ok: boolean;
                 detail: string;
             }[];
+        };
+        OwnershipCheck: {
+            /** @description The settled payTo that would own the listing. */
+            payTo: string;
+            /** @enum {string} */
+            status: "processing" | "rejected";
+            /**
+             * Format: date-time
+             * @description The last settlement to this payTo for the identity.
+             */
+            settledAt: string;
+            /**
+             * Format: date-time
+             * @description When the resource's server was last asked; null while the first check runs.
+             */
+            checkedAt: string | null;
+            code?: components["schemas"]["BazaarCode"];
+            /** @description With `rejected`, what the resource's own server answered. */
+            reason?: string;
+            /**
+             * Format: date-time
+             * @description With `rejected`, from when a settlement to this payTo has its origin asked again (until then it answers `rejected`).
+             */
+            retryAfter?: string;
         };
         /**
          * @description Whether the resource is listed now (the CDP Bazaar's `index`): the listing of this identity
@@ -1338,7 +1379,7 @@ export interface components {
          */
         PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down";
         /**
-         * @description The 9 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 12 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
@@ -1349,9 +1390,12 @@ export interface components {
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
          *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
          *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
+         *     - `bazaar_origin_names_other_payee`: The resource's own server, asked as a buyer would ask, answered a 402 whose accepts do not name this payTo; nothing was listed.
+         *     - `bazaar_origin_not_payable`: The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.
+         *     - `bazaar_origin_unreachable`: The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.
          * @enum {string}
          */
-        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large";
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable";
     };
     responses: {
         /**
@@ -1885,9 +1929,12 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     /**
                      * @description Base64 of a JSON object keyed by extension name. For `bazaar`: `status` is `success`
-                     *     or `rejected`; on `rejected` it carries `rejectedReason` (human text) and `code`
-                     *     (one of BazaarCode). Never `processing`. Omitted when nothing was submitted for
-                     *     cataloging, on an internal indexer fault, and on every `success:false` response.
+                     *     (listed or refreshed), `processing` (a new listing, or a new owner, waits for the
+                     *     resource's own server to name the settling payTo: docs/CATALOG.md "Ownership and
+                     *     refresh"; POST /discovery/validate shows the outcome) or `rejected`; on `rejected`
+                     *     it carries `rejectedReason` (human text) and `code` (one of BazaarCode). Omitted
+                     *     when nothing was submitted for cataloging, on an internal indexer fault, and on
+                     *     every `success:false` response.
                      * @example eyJiYXphYXIiOnsic3RhdHVzIjoic3VjY2VzcyJ9fQ==
                      */
                     "EXTENSION-RESPONSES"?: string;

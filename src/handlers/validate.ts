@@ -128,40 +128,64 @@ function settleableAccept(
   };
 }
 
-/** The answer without `index`: what the live 402 would do. */
-type Verdict = Omit<ValidateResponse, 'index'>;
+/** The answer without `index` and `ownership`: what the live 402 would do. */
+type Verdict = Omit<ValidateResponse, 'index' | 'ownership'>;
 
-/** The checks in order, then whether the resource is listed now (`index`). */
+/** The checks in order, then whether the resource is listed now (`index`) and the ownership checks held for it. */
 export async function validateListing(request: ValidateRequest, deps: ValidateDeps): Promise<ValidateResponse> {
   const verdict = await checkListing(request, deps);
-  return { ...verdict, index: await listedNow(request, verdict, deps.catalog) };
+  const identity = identityOf(request, verdict);
+  if (!identity) return { ...verdict, index: NOT_LISTED, ownership: [] };
+  const [index, ownership] = await Promise.all([listedNow(identity, deps.catalog), ownershipChecks(identity, deps.catalog)]);
+  return { ...verdict, index, ownership };
 }
 
+const NOT_LISTED = { active: false, hiddenBy: 'not_listed', quality: null, liveness: null } as const;
+type Identity = { resource: string; type: 'http' | 'mcp'; toolName?: string };
+
 /**
- * Whether the listing of this identity is in list and search now: the canonical URL the preview
- * gave, else `url`'s (without a route template; a listing stored under its template is found when
- * the live 402 answers). A catalog that cannot say (a test's) answers not listed.
+ * The identity validate reports on: the canonical URL the preview gave, else `url`'s (without a
+ * route template; a listing stored under its template is found when the live 402 answers).
  */
-async function listedNow(request: ValidateRequest, verdict: Verdict, catalog: CatalogPort): Promise<ValidateResponse['index']> {
-  const notListed = { active: false, hiddenBy: 'not_listed', quality: null, liveness: null } as const;
+function identityOf(request: ValidateRequest, verdict: Verdict): Identity | undefined {
   let resource = verdict.listing?.resource;
   if (resource === undefined) {
     try {
       resource = canonicalResourceUrl(new URL(request.url), undefined);
     } catch {
-      return notListed;
+      return undefined;
     }
   }
-  if (!catalog.listingIndex) return notListed;
+  return {
+    resource,
+    type: request.toolName === undefined ? 'http' : 'mcp',
+    ...(request.toolName === undefined ? {} : { toolName: request.toolName }),
+  };
+}
+
+/** The overloaded catalog's 503, as on the other discovery routes. */
+function busyAs503(err: unknown): never {
+  if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+  throw err;
+}
+
+/** The ownership checks the catalog holds for the identity (docs/CATALOG.md "Ownership and refresh"). */
+async function ownershipChecks(identity: Identity, catalog: CatalogPort): Promise<ValidateResponse['ownership']> {
+  if (!catalog.ownershipChecks) return [];
   try {
-    return await catalog.listingIndex({
-      resource,
-      type: request.toolName === undefined ? 'http' : 'mcp',
-      ...(request.toolName === undefined ? {} : { toolName: request.toolName }),
-    });
+    return await catalog.ownershipChecks(identity);
   } catch (err) {
-    if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
-    throw err;
+    return busyAs503(err);
+  }
+}
+
+/** Whether the listing of this identity is in list and search now. A catalog that cannot say (a test's) answers not listed. */
+async function listedNow(identity: Identity, catalog: CatalogPort): Promise<ValidateResponse['index']> {
+  if (!catalog.listingIndex) return NOT_LISTED;
+  try {
+    return await catalog.listingIndex(identity);
+  } catch (err) {
+    return busyAs503(err);
   }
 }
 
@@ -234,14 +258,30 @@ async function checkListing(request: ValidateRequest, deps: ValidateDeps): Promi
     const run = () => catalog.previewSettlement!(settled);
     preview = await (deps.previews ? deps.previews(run) : run());
   } catch (err) {
-    // Overloaded catalog: the documented 503, as on the other discovery routes.
-    if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
-    throw err;
+    busyAs503(err);
   }
   switch (preview.outcome) {
     case 'listed': {
       const dropped =
         preview.dropped.length > 0 ? `; fields dropped (the listing is kept without them): ${preview.dropped.join('; ')}` : '';
+      const payTo = settleable.accept.payTo;
+      // Ownership from the origin: another payTo owns the listing; this 402 decides whether a settlement takes it over.
+      if (preview.owner !== undefined) {
+        if (required.accepts.some((a) => a.payTo === preview.owner)) {
+          checks.push({ name: 'catalog_rules', ok: false, detail: 'bazaar_listing_owned_by_other_payee' });
+          problems.push({
+            code: 'bazaar_listing_owned_by_other_payee',
+            reason: `The listing for ${preview.listing.resource} is owned by payTo ${preview.owner}, which this 402 still names beside ${payTo}: a listing changes owner only when the resource's own server names the new payTo and no longer names the owner (docs/CATALOG.md "Ownership and refresh"). Name only ${payTo} to move it, or pay ${preview.owner}.`,
+          });
+          return answer();
+        }
+        checks.push({
+          name: 'catalog_rules',
+          ok: true,
+          detail: `would be listed as ${preview.listing.resource} for payTo ${payTo}, taking it over from ${preview.owner} (this 402 no longer names it) once svc has asked the resource's server${dropped}`,
+        });
+        return { wouldList: problems.length === 0, ...(problems.length === 0 ? { listing: preview.listing } : {}), problems, checks };
+      }
       checks.push({ name: 'catalog_rules', ok: true, detail: `would be listed as ${preview.listing.resource}${dropped}` });
       return { wouldList: problems.length === 0, ...(problems.length === 0 ? { listing: preview.listing } : {}), problems, checks };
     }

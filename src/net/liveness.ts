@@ -116,20 +116,32 @@ export class LivenessChecker {
   /** Probes one listing: its next record (from `listing.previous`); never throws for anything the target does. */
   async check(listing: LivenessListing): Promise<LivenessRecord> {
     const { fetchImpl, timeoutMs, clock } = this.options;
-    const input = listing.input ? { input: listing.input } : {};
-    const target: LiveTarget =
-      listing.type === 'mcp'
-        ? { type: 'mcp', url: listing.resource, toolName: listing.toolName, ...input }
-        : {
-            type: 'http',
-            url: listing.resource,
-            method: listing.method,
-            ...input,
-            ...(listing.pathParams ? { pathParams: listing.pathParams } : {}),
-          };
-    const probe = await probeLive402(target, { fetchImpl, timeoutMs, maxBytes: PROBE_MAX_BYTES, maxRedirects: PROBE_MAX_REDIRECTS });
+    const probe = await probeLive402(probeTargetOf(listing), {
+      fetchImpl,
+      timeoutMs,
+      maxBytes: PROBE_MAX_BYTES,
+      maxRedirects: PROBE_MAX_REDIRECTS,
+    });
     return nextRecord(listing.previous, livenessOf(listing, probe), clock());
   }
+}
+
+/**
+ * The unpaid request a buyer makes of a listing, from its calling convention: HTTP, its method
+ * with its example input and its path parameters filled; MCP, a tools/call with its example
+ * arguments. The liveness checks and the ownership checks (ownership.ts) ask the same way.
+ */
+export function probeTargetOf(listing: Omit<LivenessListing, 'previous'>): LiveTarget {
+  const input = listing.input ? { input: listing.input } : {};
+  return listing.type === 'mcp'
+    ? { type: 'mcp', url: listing.resource, toolName: listing.toolName, ...input }
+    : {
+        type: 'http',
+        url: listing.resource,
+        method: listing.method,
+        ...input,
+        ...(listing.pathParams ? { pathParams: listing.pathParams } : {}),
+      };
 }
 
 function originOf(url: string): string {

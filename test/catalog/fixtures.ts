@@ -2,6 +2,7 @@
  * Builders for catalog tests: settled envelopes shaped like an upstream bazaar declaration after
  * enrichment (info.input.method set, schema validating info), and catalogs on temp files.
  */
+import type { OwnershipMode } from '../../src/catalog/ownership.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +40,7 @@ export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => 
  */
 export function tempCatalog(
   start = Date.parse('2026-01-01T00:00:00.000Z'),
-  options: { databaseUrl?: string | undefined; listingTtlDays?: number; livenessGraceMs?: number } = {},
+  options: { databaseUrl?: string | undefined; listingTtlDays?: number; livenessGraceMs?: number; ownership?: OwnershipMode } = {},
 ) {
   const { dir, cleanup } = tempDir();
   const logger = recordingLogger();
@@ -56,6 +57,7 @@ export function tempCatalog(
     clock: () => new Date(now),
     ...(options.listingTtlDays !== undefined ? { listingTtlDays: options.listingTtlDays } : {}),
     ...(options.livenessGraceMs !== undefined ? { livenessGraceMs: options.livenessGraceMs } : {}),
+    ...(options.ownership !== undefined ? { ownership: options.ownership } : {}),
     readDeadlineMs: 30_000,
     writeDeadlineMs: 30_000,
     schemaWallMs: 10_000,

@@ -61,6 +61,7 @@ describe('loadConfig', () => {
       maxConnections: null,
       discoveryYieldPercent: 80,
       listingTtlDays: 30,
+      listingOwnership: 'origin',
       mcpRatePerMinute: 120,
     });
     expect(signingKeys(config).submitters[0]!.secret()).toBe(kp.secret());

@@ -46,6 +46,9 @@ export async function startSvc(rpcUrl: string, env: Record<string, string>, opti
       PORT: String(port),
       RPC_URL: rpcUrl,
       RECONCILE_INTERVAL_MS: '200',
+      // The first settlement owns a listing, so a settlement of a made-up URL lists it at once
+      // (test/helpers/server.ts testConfig says the same; ownership from the origin has its own tests).
+      LISTING_OWNERSHIP: 'first-settlement',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

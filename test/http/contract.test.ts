@@ -27,7 +27,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 15],
     ['SettlementCode', SETTLEMENT_CODES, 14],
-    ['BazaarCode', BAZAAR_CODES, 9],
+    ['BazaarCode', BAZAAR_CODES, 12],
     ['ValidateCode', VALIDATE_CODES, 10],
     ['DelistCode', DELIST_CODES, 7],
     ['McpCode', MCP_CODES, 13],
@@ -104,7 +104,7 @@ describe('the contract helper rejects what the document does not declare', () =>
   });
   it('an EXTENSION-RESPONSES header with an unknown bazaar status', () => {
     const settled = JSON.stringify({ success: true, transaction: 'a'.repeat(64), network: 'stellar:testnet' });
-    const bad = Buffer.from(JSON.stringify({ bazaar: { status: 'processing' } })).toString('base64');
+    const bad = Buffer.from(JSON.stringify({ bazaar: { status: 'pending' } })).toString('base64');
     expect(() =>
       checkContract(
         { method: 'POST', path: '/settle' },

@@ -66,6 +66,11 @@ beforeAll(async () => {
     const res = await pay(`${seller.url}/${r}?city=Lisbon`);
     expect(res.status, r).toBe(200);
   }
+  // Each new listing waits for svc to ask the seller's server (docs/CATALOG.md "Ownership and refresh"): seconds.
+  for (let waited = 0; (await client.get(`/discovery/resources?payTo=${payTo}`)).body.pagination.total < ROUTES.length; waited += 100) {
+    if (waited > 15_000) throw new Error('the paid routes were not listed within 15 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }, 120_000);
 
 afterAll(async () => {

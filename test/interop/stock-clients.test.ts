@@ -133,7 +133,7 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
     const { result: res, lines } = await expectConsole('log', EXTENSION_RESPONSES_LOG, () =>
       stockBuyer(buyer.secret).fetchWithPayment(`${seller.url}/weather?city=Lisbon`),
     );
-    expect(lines).toEqual(['[x402] extension responses: {"bazaar":{"status":"success"}}']);
+    expect(lines).toEqual(['[x402] extension responses: {"bazaar":{"status":"processing"}}']); // a new listing: its server is asked first
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ city: 'Lisbon', tempC: 21 });
     const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
@@ -156,14 +156,15 @@ describe('stock seller + stock buyer through svc on the devnet', () => {
     expect(seller.settlements[0]).toMatchObject({
       success: true,
       transaction: receipt.transaction,
-      extensionResponses: { bazaar: { status: 'success' } },
+      // A new listing waits for svc to ask the seller's server (docs/CATALOG.md "Ownership and refresh").
+      extensionResponses: { bazaar: { status: 'processing' } },
     });
 
-    // The listing: canonical URL (query dropped), terms from the settled requirements.
-    const listing = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then(
-      (r) => r.json() as Promise<{ items: Array<Record<string, unknown>> }>,
-    );
-    expect(listing.items).toHaveLength(1);
+    // The listing, within seconds: canonical URL (query dropped), terms from the settled requirements.
+    const httpListings = () =>
+      fetch(`${stack.svc.url}/discovery/resources?type=http`).then((r) => r.json() as Promise<{ items: Array<Record<string, unknown>> }>);
+    await expect.poll(async () => (await httpListings()).items.length).toBe(1);
+    const listing = await httpListings();
     expect(listing.items[0]).toMatchObject({
       resource: `${seller.url}/weather`,
       type: 'http',
@@ -301,10 +302,9 @@ describe("stock buyer against svc's own seller toolkit", () => {
       const receipt = decodePaymentResponseHeader(res.headers.get('payment-response')!);
       expect(receipt).toMatchObject({ success: true, payer: payer.publicKey });
       expect(stack.devnet.balances(payer.publicKey).usdc).toBe(10_000_000n - 15_000n);
-      const listed = await fetch(`${stack.svc.url}/discovery/resources?type=http`).then(
-        (r) => r.json() as Promise<{ items: Array<{ resource: string }> }>,
-      );
-      expect(listed.items.map((i) => i.resource)).toContain(toolkitSeller.urlOf('/echo'));
+      const listed = () =>
+        fetch(`${stack.svc.url}/discovery/resources?type=http`).then((r) => r.json() as Promise<{ items: Array<{ resource: string }> }>);
+      await expect.poll(async () => (await listed()).items.map((i) => i.resource)).toContain(toolkitSeller.urlOf('/echo'));
     } finally {
       await toolkitSeller.close();
     }
@@ -441,7 +441,8 @@ describe('the HTTPFacilitatorClient of @x402/core 2.9.0 (the core @x402/stellar 
       requirements: req,
       signer: Keypair.fromSecret(stack.accounts.agent.secret),
       rpc: createSdkRpc({ url: stack.devnet.rpcUrl }),
-      resource: { url: `${seller.url}/weather-290`, description: 'core 2.9.0 probe' },
+      // The seller's own route (its server names this payTo: ownership from the origin), already listed: refreshed at once.
+      resource: { url: `${seller.url}/weather?probe=290`, description: 'core 2.9.0 probe' },
       // The bazaar extension exactly as the stock seller's 402 declares it (method filled in).
       extensions: bazaarFromLive402.extensions,
     });
@@ -458,9 +459,10 @@ describe('the HTTPFacilitatorClient of @x402/core 2.9.0 (the core @x402/stellar 
     expect(settled.transaction).toMatch(/^[0-9a-f]{64}$/);
     // svc sent the header (the listing exists), but this client version never reads it.
     expect(settled.extensionResponses).toBeUndefined();
-    const listed = await fetch(`${stack.svc.url}/discovery/resources?payTo=${stack.accounts.seller.publicKey}`).then(
-      (r) => r.json() as Promise<{ items: Array<{ resource: string }> }>,
-    );
-    expect(listed.items.map((i) => i.resource)).toContain(`${seller.url}/weather-290`);
+    const listed = () =>
+      fetch(`${stack.svc.url}/discovery/resources?payTo=${stack.accounts.seller.publicKey}`).then(
+        (r) => r.json() as Promise<{ items: Array<{ resource: string }> }>,
+      );
+    await expect.poll(async () => (await listed()).items.map((i) => i.resource)).toContain(`${seller.url}/weather`);
   }, 30_000);
 });

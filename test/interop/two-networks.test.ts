@@ -62,6 +62,8 @@ beforeAll(async () => {
     DB_PATH: join(dataDir, 'svc.sqlite'),
     DISCOVERY_YIELD_PERCENT: '100',
     LIVENESS_CHECKS_PER_MINUTE: '0',
+    // This file is about networks: a settlement lists at once (ownership from the origin: test/catalog/ownership-e2e.test.ts).
+    LISTING_OWNERSHIP: 'first-settlement',
   });
   service = createService(config, { logger: silentLogger() });
   running = await service.listen(0, '127.0.0.1');

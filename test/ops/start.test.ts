@@ -78,6 +78,8 @@ describe('npm start', () => {
         DB_PATH: join(dir, 'svc.sqlite'),
         PORT: String(port),
         LOG_LEVEL: 'warn',
+        // The settlement of a made-up URL lists at once (ownership from the origin has its own tests).
+        LISTING_OWNERSHIP: 'first-settlement',
         // Each thread reports its young generation's limit (test/helpers/young-generation-probe.ts).
         NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${join(root, 'test/helpers/young-generation-probe.ts')}`,
         YOUNG_GENERATION_DIR: youngDir,

@@ -4,9 +4,10 @@
  * ready for the store. No I/O here; the store does the atomic ownership check and the write.
  *
  * Order of checks (the first failure wins): extensions size → bazaar shape → protocol
- * invariants → description and accepted-terms size caps → ownership (the current owner of the
- * canonical resource, read before any seller schema is compiled, so a squatter cannot make svc
- * run schemas for someone else's listing) → schema neutralization and node cap → client-schema
+ * invariants → description and accepted-terms size caps → standing (another owner of the
+ * canonical resource under first-settlement ownership, or a failed check of its origin still
+ * remembered for this payTo: read before any seller schema is compiled, so a squatter cannot make
+ * svc run schemas for someone else's listing) → schema neutralization and node cap → client-schema
  * validation (off the event loop with a time budget, schema.ts) → resource URL.
  * Field-level drops (routeTemplate, serviceName, tags, iconUrl) never reject the listing.
  */
@@ -246,13 +247,22 @@ function envelopeDefect(paymentPayload: Record<string, unknown>, paymentRequirem
   return null;
 }
 
-/** Reads the current owner of a listing key (the store's ownerOf). */
-export type OwnerLookup = (resource: string, type: string, toolName: string) => string | undefined | Promise<string | undefined>;
+/**
+ * Why the settling payTo cannot have this listing, read before any seller schema is compiled:
+ * another owner (first-settlement ownership), or a failed check of its origin still remembered
+ * (ownership from the origin, ../ownership.ts); undefined when nothing stands in the way.
+ */
+export type StandingLookup = (
+  resource: string,
+  type: string,
+  toolName: string,
+  payTo: string,
+) => { code: BazaarCode; reason: string } | undefined | Promise<{ code: BazaarCode; reason: string } | undefined>;
 
 export async function ingestSettlement(
   paymentPayload: Record<string, unknown>,
   paymentRequirements: Record<string, unknown>,
-  ownerOf: OwnerLookup,
+  standing: StandingLookup,
   /** performance.now() when the hook began: the schema's wall-clock bound counts from here. */
   startedAt: number = performance.now(),
 ): Promise<IngestResult> {
@@ -277,12 +287,8 @@ export async function ingestSettlement(
   const toolName = type === 'mcp' ? (input.toolName as string) : '';
   const canonical = url.ok ? canonicalResourceUrl(url.url, routeTemplate) : undefined;
   if (canonical !== undefined && terms) {
-    const owner = await ownerOf(canonical, type, toolName);
-    if (owner !== undefined && owner !== terms.payTo)
-      return reject(
-        'bazaar_listing_owned_by_other_payee',
-        ownedByOtherReason(type === 'mcp' ? `${canonical} tool ${toolName}` : canonical, owner, terms.payTo),
-      );
+    const refusal = await standing(canonical, type, toolName, terms.payTo);
+    if (refusal) return reject(refusal.code, refusal.reason);
   }
 
   const neutralized = neutralizeSchema(bazaar.schema);

@@ -23,6 +23,7 @@
  * does (floor(x + 0.5)). So both stores give every listing the same rank.
  */
 import type { PostgresMigrations } from '../../db/postgres.ts';
+import { CLAIMS_MIGRATION } from './claims.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
@@ -525,4 +526,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // pg_trgm ships with PostgreSQL and is a trusted extension: a database owner may create it.
   `CREATE EXTENSION IF NOT EXISTS pg_trgm;
    CREATE INDEX IF NOT EXISTS listings_resource_trigrams ON listings USING gin (resource gin_trgm_ops);`,
+  // 25: ownership claims: settlements waiting for the resource's own server to name their payTo,
+  // and the failed checks remembered (postgres/claims.ts; docs/CATALOG.md "Ownership and refresh").
+  // Existing listings keep their owners.
+  CLAIMS_MIGRATION,
 ];

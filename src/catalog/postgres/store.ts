@@ -38,9 +38,11 @@ import type {
   WriteOutcome,
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
+import { checksOf, claimChecks, claimIdentity, recordClaim, rememberedRejection, resolveClaim } from './claims.ts';
+import type { ClaimOutcome, OwnershipStorePort } from '../ownership.ts';
 import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
-import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric } from './queries.ts';
+import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
 import { hiddenCountSql, listByColumns, seekOffset } from './list-index.ts';
@@ -153,90 +155,123 @@ export class PostgresCatalogStore implements CatalogStorePort {
    */
   async writeListing(draft: ListingDraft, now: Date, payment: PaymentFacts = {}): Promise<WriteOutcome> {
     await this.ready;
+    return this.underIdentityLock(draft, (db) => this.writeLocked(db, draft, now, payment));
+  }
+
+  /**
+   * `work` in one transaction holding the identity's advisory lock (every write of a listing
+   * takes it: settlements, claims, withdrawals); an Outcome it throws rolls back and is the answer.
+   */
+  private async underIdentityLock<T>(key: { resource: string; type: string; toolName: string }, work: (db: Db) => Promise<T>): Promise<T> {
     try {
       return await inTransaction(this.pool, async (db) => {
         await db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
-        const identity = JSON.stringify(['svc:catalog:listing', draft.resource, draft.type, draft.toolName]);
+        const identity = JSON.stringify(['svc:catalog:listing', key.resource, key.type, key.toolName]);
         await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [identity]);
-        const existing = (
-          await db.query<{ id: string; owner: string; body: string }>(
-            'SELECT id, owner, body FROM listings WHERE resource = $1 AND type = $2 AND tool_name = $3',
-            [draft.resource, draft.type, draft.toolName],
-          )
-        ).rows[0];
-        if (existing && existing.owner !== draft.owner) throw new Outcome({ status: 'owned_by_other' });
-        const merged = mergeListing(existing?.body, draft);
-        if (!merged) throw new Outcome({ status: 'accepts_full' });
-        const { body, termsKey } = merged;
-
-        // Held until commit: writes commit in sequence order (search snapshots, search.ts).
-        const seq = Number(
-          (await db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq')).rows[0]!.seq,
-        );
-        const nowIso = now.toISOString();
-        let listingId: number;
-        if (existing) {
-          listingId = Number(existing.id);
-          await db.query(`UPDATE listings SET x402_version = $1, last_updated = $2, body = $3, ${settledLivenessSql('$5')} WHERE id = $4`, [
-            draft.x402Version,
-            nowIso,
-            JSON.stringify(body),
-            listingId,
-            now.getTime(),
-          ]);
-        } else {
-          const row = await db.query<{ id: string }>(
-            `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body, liveness_basis_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-            [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body), now.getTime()],
-          );
-          listingId = Number(row.rows[0]!.id);
-        }
-        await db.query(
-          `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
-           ON CONFLICT DO NOTHING`,
-          [
-            listingId,
-            termsKey,
-            draft.terms.scheme,
-            draft.terms.network,
-            seq,
-            typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
-            amountKey(draft.terms.amount) ?? null,
-          ],
-        );
-        const extensionKeys = Object.keys(body.extensions);
-        await db.query(
-          `INSERT INTO listing_extensions (listing_id, key, added_seq) SELECT $1, key, $3 FROM unnest($2::text[]) AS key
-           ON CONFLICT DO NOTHING`,
-          [listingId, extensionKeys, seq],
-        );
-        const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], extensionKeys);
-        await db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [
-          listingId,
-          nowIso,
-          keys.map((k) => k.kind),
-          keys.map((k) => k.value),
-        ]);
-        await recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms);
-        await recordCall(db, listingId, utcDay(now), payment);
-        const { calls, payers } = await windowSums(db, listingId, now);
-        await reviseSearchText(
-          db,
-          listingId,
-          searchTextOf(body, draft),
-          qualityLevel(calls, payers),
-          seq,
-          nowIso,
-          this.commonTermsChosenAt,
-        );
-        await pruneRevisions(db, now);
-        return { status: 'written', created: !existing, listingId } as const;
+        return await work(db);
       });
     } catch (err) {
-      if (err instanceof Outcome) return err.value;
+      if (err instanceof Outcome) return err.value as T;
       throw err;
     }
+  }
+
+  /** The write of a settlement, under the identity's lock (writeListing). */
+  private async writeLocked(db: Db, draft: ListingDraft, now: Date, payment: PaymentFacts): Promise<WriteOutcome> {
+    const existing = (
+      await db.query<{ id: string; owner: string; body: string }>(
+        'SELECT id, owner, body FROM listings WHERE resource = $1 AND type = $2 AND tool_name = $3',
+        [draft.resource, draft.type, draft.toolName],
+      )
+    ).rows[0];
+    if (existing && existing.owner !== draft.owner) throw new Outcome({ status: 'owned_by_other' });
+    const merged = mergeListing(existing?.body, draft);
+    if (!merged) throw new Outcome({ status: 'accepts_full' });
+    const { body, termsKey } = merged;
+
+    // Held until commit: writes commit in sequence order (search snapshots, search.ts).
+    const seq = Number((await db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq')).rows[0]!.seq);
+    const nowIso = now.toISOString();
+    let listingId: number;
+    if (existing) {
+      listingId = Number(existing.id);
+      await db.query(`UPDATE listings SET x402_version = $1, last_updated = $2, body = $3, ${settledLivenessSql('$5')} WHERE id = $4`, [
+        draft.x402Version,
+        nowIso,
+        JSON.stringify(body),
+        listingId,
+        now.getTime(),
+      ]);
+    } else {
+      const row = await db.query<{ id: string }>(
+        `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body, liveness_basis_ms)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+        [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body), now.getTime()],
+      );
+      listingId = Number(row.rows[0]!.id);
+    }
+    await db.query(
+      `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT DO NOTHING`,
+      [
+        listingId,
+        termsKey,
+        draft.terms.scheme,
+        draft.terms.network,
+        seq,
+        typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
+        amountKey(draft.terms.amount) ?? null,
+      ],
+    );
+    const extensionKeys = Object.keys(body.extensions);
+    await db.query(
+      `INSERT INTO listing_extensions (listing_id, key, added_seq) SELECT $1, key, $3 FROM unnest($2::text[]) AS key
+           ON CONFLICT DO NOTHING`,
+      [listingId, extensionKeys, seq],
+    );
+    const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], extensionKeys);
+    await db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [
+      listingId,
+      nowIso,
+      keys.map((k) => k.kind),
+      keys.map((k) => k.value),
+    ]);
+    await recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms);
+    await recordCall(db, listingId, utcDay(now), payment);
+    const { calls, payers } = await windowSums(db, listingId, now);
+    await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso, this.commonTermsChosenAt);
+    await pruneRevisions(db, now);
+    return { status: 'written', created: !existing, listingId } as const;
+  }
+
+  /** The ownership claims (postgres/claims.ts; docs/CATALOG.md "Ownership and refresh"). */
+  get claims(): OwnershipStorePort {
+    return {
+      writeOrClaim: async (draft, now, payment) => {
+        await this.ready;
+        return this.underIdentityLock<WriteOutcome | ClaimOutcome>(draft, async (db) => {
+          const owner = (
+            await db.query<{ owner: string }>('SELECT owner FROM listings WHERE resource = $1 AND type = $2 AND tool_name = $3', [
+              draft.resource,
+              draft.type,
+              draft.toolName,
+            ])
+          ).rows[0]?.owner;
+          return owner === draft.owner ? this.writeLocked(db, draft, now, payment) : recordClaim(db, draft, now, payment);
+        });
+      },
+      rememberedRejection: async (identity, payTo, nowMs) => (await this.ready, rememberedRejection(this.pool, identity, payTo, nowMs)),
+      claimChecks: async (now, limit) => (await this.ready, claimChecks(this.pool, now, limit)),
+      resolve: async (key, claimedAt, verdict, now) => {
+        await this.ready;
+        const identity = await claimIdentity(this.pool, key);
+        if (!identity) return 'gone';
+        return this.underIdentityLock(identity, (db) =>
+          resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => this.writeLocked(db, draft, now, payment)),
+        );
+      },
+      checksOf: async (identity) => (await this.ready, checksOf(this.pool, identity)),
+    };
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import { removePrices } from './price-index.ts';
 import type pg from 'pg';
+import type { Db } from './queries.ts';
 import { inTransaction } from '../../db/postgres.ts';
 import { PRUNE_BATCH } from '../listing.ts';
 import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '../types.ts';
@@ -58,24 +59,7 @@ export async function withdrawListing(pool: pg.Pool, w: Withdrawal, now: Date): 
       if (last && Number(last.issued_at_ms) >= w.issuedAtMs)
         throw new Refused({ status: 'replayed', lastIssuedAtMs: Number(last.issued_at_ms) });
 
-      const id = listing.id;
-      // A write like any other: it takes its place in the sequence (store.ts).
-      await db.query('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
-      const keys = await db.query<{ kind: string; value: string; last_updated: string }>(
-        'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = $1',
-        [id],
-      );
-      for (const k of keys.rows) {
-        await db.query('SELECT catalog_block_remove($1, $2, $3, $4)', [k.kind, k.value, k.last_updated, id]);
-        await db.query('UPDATE listing_counts SET n = n - 1 WHERE kind = $1 AND value = $2', [k.kind, k.value]);
-      }
-      await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
-      await removePrices(db, id);
-      for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers'])
-        await db.query(`DELETE FROM ${table} WHERE listing_id = $1`, [id]);
-      await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);
-      await db.query('DELETE FROM search_revisions WHERE listing_id = $1', [id]);
-      await db.query('DELETE FROM listings WHERE id = $1', [id]);
+      await removeListing(db, listing.id);
       await db.query(
         `INSERT INTO listing_withdrawals (resource, type, tool_name, issued_at_ms) VALUES ($1, $2, $3, $4)
          ON CONFLICT (resource, type, tool_name) DO UPDATE SET issued_at_ms = excluded.issued_at_ms`,
@@ -92,4 +76,29 @@ export async function withdrawListing(pool: pg.Pool, w: Withdrawal, now: Date): 
     if (err instanceof Refused) return err.outcome;
     throw err;
   }
+}
+
+/**
+ * Every row of listing `id` goes, inside the caller's transaction (under the identity's advisory
+ * lock), as sqlite/withdraw.ts removeListing: a withdrawal, or a takeover by the payTo the
+ * resource's origin names (postgres/claims.ts).
+ */
+export async function removeListing(db: Db, id: string | number): Promise<void> {
+  // A write like any other: it takes its place in the sequence (store.ts).
+  await db.query('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
+  const keys = await db.query<{ kind: string; value: string; last_updated: string }>(
+    'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = $1',
+    [id],
+  );
+  for (const k of keys.rows) {
+    await db.query('SELECT catalog_block_remove($1, $2, $3, $4)', [k.kind, k.value, k.last_updated, id]);
+    await db.query('UPDATE listing_counts SET n = n - 1 WHERE kind = $1 AND value = $2', [k.kind, k.value]);
+  }
+  await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
+  await removePrices(db, id);
+  for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers'])
+    await db.query(`DELETE FROM ${table} WHERE listing_id = $1`, [id]);
+  await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);
+  await db.query('DELETE FROM search_revisions WHERE listing_id = $1', [id]);
+  await db.query('DELETE FROM listings WHERE id = $1', [id]);
 }

@@ -35,6 +35,7 @@
  *    `top_shares_7`, LONG_QUERY_SHARE_SUMS), each indexed as `top_shares` is, so the all-terms tier of
  *    5 to 7 common words reads the revisions by a bound as tight as 3 or 4 words get (revision-scan.ts).
  */
+import { migrateToClaims } from './claims.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
@@ -334,4 +335,8 @@ export const MIGRATIONS: Migration[] = [
       INSERT INTO listing_urls (rowid, resource) SELECT id, resource FROM listings;
     `);
   },
+  // Ownership claims: settlements waiting for the resource's own server to name their payTo, and
+  // the failed checks remembered (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh").
+  // Existing listings keep their owners.
+  migrateToClaims,
 ];

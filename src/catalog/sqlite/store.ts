@@ -52,6 +52,8 @@ import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
 import { withdrawListing } from './withdraw.ts';
+import { checksOf, claimChecks, recordClaim, rememberedRejection, resolveClaim } from './claims.ts';
+import type { OwnershipStorePort } from '../ownership.ts';
 import { acceptsCondition, listPriced, recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
@@ -157,6 +159,27 @@ export class CatalogStore implements CatalogStorePort {
   /** The liveness records (sqlite/liveness.ts). */
   get liveness(): LivenessStorePort {
     return livenessStore(this.db, () => this.assertUsable(true));
+  }
+
+  /** The ownership claims (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh"). */
+  get claims(): OwnershipStorePort {
+    return {
+      writeOrClaim: (draft, now, payment) => {
+        this.assertUsable(true);
+        return inWriteTransaction(this.db, () =>
+          this.ownerOf(draft.resource, draft.type, draft.toolName) === draft.owner
+            ? this.writeListing(draft, now, payment)
+            : recordClaim(this.db, draft, now, payment),
+        );
+      },
+      rememberedRejection: (identity, payTo, nowMs) => (this.assertUsable(false), rememberedRejection(this.db, identity, payTo, nowMs)),
+      claimChecks: (now, limit) => (this.assertUsable(true), claimChecks(this.db, now, limit)),
+      resolve: (key, claimedAt, verdict, now) => {
+        this.assertUsable(true);
+        return resolveClaim(this.db, key, claimedAt, verdict, now, (draft, payment) => this.writeListing(draft, now, payment));
+      },
+      checksOf: (identity) => (this.assertUsable(false), checksOf(this.db, identity)),
+    };
   }
 
   cursorSecret(): Buffer {

@@ -49,28 +49,7 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
     if (last && Number(last.issued_at_ms) >= w.issuedAtMs)
       return { status: 'replayed', lastIssuedAtMs: Number(last.issued_at_ms) } as const;
 
-    const id = Number(listing.id);
-    // A write like any other: search cursors pinned before it keep their sequence.
-    run('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
-    const keys = cachedStatement(db, 'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = ?').all(id) as unknown as Array<
-      ListingKey & { last_updated: string }
-    >;
-    for (const key of keys) {
-      removeFromBlock(db, key, { lastUpdated: key.last_updated, listingId: id });
-      run('UPDATE listing_counts SET n = n - 1 WHERE kind = ? AND value = ?', key.kind, key.value);
-    }
-    run('DELETE FROM listing_keys WHERE listing_id = ?', id);
-    removePrices(db, id);
-    run('DELETE FROM listing_accepts WHERE listing_id = ?', id);
-    run('DELETE FROM listing_extensions WHERE listing_id = ?', id);
-    run('DELETE FROM listing_calls WHERE listing_id = ?', id);
-    run('DELETE FROM listing_payers WHERE listing_id = ?', id);
-    // Every revision, not only the current one: SQLite may give the next new listing this id again.
-    run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
-    run('DELETE FROM search_pair_tops WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
-    run('DELETE FROM search_revisions WHERE listing_id = ?', id);
-    run('DELETE FROM listing_urls WHERE rowid = ?', id);
-    run('DELETE FROM listings WHERE id = ?', id);
+    removeListing(db, Number(listing.id));
     run(
       `INSERT INTO listing_withdrawals (resource, type, tool_name, issued_at_ms) VALUES (?, ?, ?, ?)
        ON CONFLICT (resource, type, tool_name) DO UPDATE SET issued_at_ms = excluded.issued_at_ms`,
@@ -87,4 +66,36 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
       run('DELETE FROM listing_withdrawals WHERE resource = ? AND type = ? AND tool_name = ?', f.resource, f.type, f.tool_name);
     return { status: 'delisted' } as const;
   });
+}
+
+/**
+ * Every row of listing `id` goes, inside the caller's write transaction: its list keys (uncounted
+ * from their totals and blocks), price index rows (uncounted), accepted terms, extension keys,
+ * quality signals, search revisions and terms, and the listing itself with its owner binding. A
+ * withdrawal does this, and so does a takeover by the payTo the resource's origin names
+ * (sqlite/claims.ts).
+ */
+export function removeListing(db: DatabaseSync, id: number): void {
+  const run = (sql: string, ...params: Array<string | number>) => cachedStatement(db, sql).run(...params);
+  // A write like any other: search cursors pinned before it keep their sequence.
+  run('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
+  const keys = cachedStatement(db, 'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = ?').all(id) as unknown as Array<
+    ListingKey & { last_updated: string }
+  >;
+  for (const key of keys) {
+    removeFromBlock(db, key, { lastUpdated: key.last_updated, listingId: id });
+    run('UPDATE listing_counts SET n = n - 1 WHERE kind = ? AND value = ?', key.kind, key.value);
+  }
+  run('DELETE FROM listing_keys WHERE listing_id = ?', id);
+  removePrices(db, id);
+  run('DELETE FROM listing_accepts WHERE listing_id = ?', id);
+  run('DELETE FROM listing_extensions WHERE listing_id = ?', id);
+  run('DELETE FROM listing_calls WHERE listing_id = ?', id);
+  run('DELETE FROM listing_payers WHERE listing_id = ?', id);
+  // Every revision, not only the current one: SQLite may give the next new listing this id again.
+  run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
+  run('DELETE FROM search_pair_tops WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
+  run('DELETE FROM search_revisions WHERE listing_id = ?', id);
+  run('DELETE FROM listing_urls WHERE rowid = ?', id);
+  run('DELETE FROM listings WHERE id = ?', id);
 }

@@ -5,7 +5,15 @@
  * omitted. list/search throw on a fault (the HTTP layer makes that a 500).
  */
 import { BAZAAR_CODES } from '../../codes.ts';
-import { MAX_ACCEPTS_PER_LISTING, OWNED_BY_OTHER_REASON, ingestSettlement, type IngestResult } from '../ingest/settlement.ts';
+import {
+  MAX_ACCEPTS_PER_LISTING,
+  OWNED_BY_OTHER_REASON,
+  ingestSettlement,
+  ownedByOtherReason,
+  type IngestResult,
+  type StandingLookup,
+} from '../ingest/settlement.ts';
+import type { ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipStorePort, OwnershipVerdict } from '../ownership.ts';
 import { draftItem } from '../listing.ts';
 import {
   SchemaNotJudgedError,
@@ -32,10 +40,37 @@ export class CatalogEngine {
   private readonly logger: CatalogLogger;
   private readonly softBudgetMs: number;
 
-  constructor(store: CatalogStorePort, logger: CatalogLogger, softBudgetMs = SOFT_BUDGET_MS) {
+  /** Present when ownership comes from the origin (../ownership.ts): settlements of a new owner become claims. */
+  private readonly claims: OwnershipStorePort | undefined;
+
+  constructor(
+    store: CatalogStorePort,
+    logger: CatalogLogger,
+    softBudgetMs = SOFT_BUDGET_MS,
+    ownership: OwnershipMode = 'first-settlement',
+  ) {
     this.store = store;
     this.logger = logger;
     this.softBudgetMs = softBudgetMs;
+    this.claims = ownership === 'origin' ? store.claims : undefined;
+  }
+
+  /** The claims port, or an error where ownership is first-settlement (nothing claims then). */
+  private get ownership(): OwnershipStorePort {
+    if (!this.claims) throw new Error('this catalog takes the first settlement as owner: it holds no ownership claims');
+    return this.claims;
+  }
+
+  claimOwnershipChecks(now: number, limit: number): Promise<OwnershipClaim[]> {
+    return Promise.resolve(this.ownership.claimChecks(now, limit));
+  }
+
+  resolveOwnershipCheck(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Promise<ClaimResolution> {
+    return Promise.resolve(this.ownership.resolve(key, claimedAt, verdict, now));
+  }
+
+  async ownershipChecks(identity: { resource: string; type: string; toolName: string }): Promise<OwnershipCheck[]> {
+    return this.claims ? this.claims.checksOf(identity) : [];
   }
 
   /** `strict`: a fault rejects after it is logged, instead of answering null (CatalogPort). */
@@ -45,7 +80,7 @@ export class CatalogEngine {
     let result = 'none';
     let notJudged: string | undefined;
     try {
-      const ingested = await this.judge(settled, started);
+      const ingested = await this.judge(settled, started, now);
       if (ingested.kind === 'rejected') {
         result = ingested.code;
         outcome = { status: 'rejected', rejectedReason: ingested.reason || BAZAAR_CODES[ingested.code], code: ingested.code };
@@ -60,8 +95,17 @@ export class CatalogEngine {
       } else if (ingested.kind === 'listing') {
         const { draft } = ingested;
         // The owner is checked again here, atomically with the write: it may have changed since the early check.
-        const written = await this.store.writeListing(draft, now, settled.payment);
-        if (written.status === 'owned_by_other') {
+        // From the origin: a payTo that does not own the listing claims it, and a checker asks the origin.
+        const written = this.claims
+          ? await this.claims.writeOrClaim(draft, now, settled.payment ?? {})
+          : await this.store.writeListing(draft, now, settled.payment);
+        if (written.status === 'pending') {
+          result = 'processing';
+          outcome = { status: 'processing' };
+        } else if (written.status === 'rejected') {
+          result = written.code;
+          outcome = { status: 'rejected', rejectedReason: written.reason, code: written.code };
+        } else if (written.status === 'owned_by_other') {
           result = 'bazaar_listing_owned_by_other_payee';
           outcome = { status: 'rejected', rejectedReason: OWNED_BY_OTHER_REASON, code: 'bazaar_listing_owned_by_other_payee' };
         } else if (written.status === 'accepts_full') {
@@ -94,19 +138,29 @@ export class CatalogEngine {
     return outcome;
   }
 
-  /** The checks of a settlement's listing, against the current owner: one code path for record and preview. */
-  private judge(settled: SettledPayment, started: number): Promise<IngestResult> {
-    return ingestSettlement(
-      settled.paymentPayload,
-      settled.paymentRequirements,
-      (resource, type, toolName) => this.store.ownerOf(resource, type, toolName),
-      started,
-    );
+  /**
+   * The checks of a settlement's listing, against its standing: one code path for record and
+   * preview. First-settlement ownership: another owner refuses it. From the origin: a failed check
+   * still remembered for its payTo refuses a settlement (a preview asks the origin itself, so it
+   * is not refused by one).
+   */
+  private judge(settled: SettledPayment, started: number, now: Date, preview = false): Promise<IngestResult> {
+    const claims = this.claims;
+    const standing: StandingLookup = claims
+      ? (resource, type, toolName, payTo) =>
+          preview ? undefined : claims.rememberedRejection({ resource, type, toolName }, payTo, now.getTime())
+      : async (resource, type, toolName, payTo) => {
+          const owner = await this.store.ownerOf(resource, type, toolName);
+          if (owner === undefined || owner === payTo) return undefined;
+          const key = type === 'mcp' ? `${resource} tool ${toolName}` : resource;
+          return { code: 'bazaar_listing_owned_by_other_payee', reason: ownedByOtherReason(key, owner, payTo) };
+        };
+    return ingestSettlement(settled.paymentPayload, settled.paymentRequirements, standing, started);
   }
 
   /** What recordSettlement would do with this settlement, without writing (CatalogPort.previewSettlement). */
   async previewSettlement(settled: SettledPayment, now: Date): Promise<ListingPreview> {
-    const ingested = await this.judge(settled, performance.now());
+    const ingested = await this.judge(settled, performance.now(), now, true);
     switch (ingested.kind) {
       case 'none':
         return { outcome: 'none' };
@@ -116,8 +170,16 @@ export class CatalogEngine {
         return { outcome: 'not_judged', reason: ingested.reason };
       case 'unusable':
         throw new Error(`the settlement cannot be used: ${ingested.reason}`);
-      case 'listing':
-        return { outcome: 'listed', listing: draftItem(ingested.draft, now), dropped: ingested.draft.dropped };
+      case 'listing': {
+        const { draft } = ingested;
+        const owner = this.claims ? await this.store.ownerOf(draft.resource, draft.type, draft.toolName) : undefined;
+        return {
+          outcome: 'listed',
+          listing: draftItem(draft, now),
+          dropped: draft.dropped,
+          ...(owner !== undefined && owner !== draft.owner ? { owner } : {}),
+        };
+      }
     }
   }
 

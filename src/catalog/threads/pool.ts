@@ -7,6 +7,7 @@
  * a null hook outcome — header omitted — for a settlement). Waiting requests are served fairly by
  * client, heavy ones on part of the threads only (fair-queue.ts).
  */
+import type { OwnershipMode, OwnershipVerdict } from '../ownership.ts';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
@@ -26,6 +27,8 @@ export interface WorkerSetup {
   schemaWallMs: number | undefined;
   /** The SQLite file as svc opened it at start; a thread opens no other (worker.ts). */
   fileIdentity?: FileIdentity | null;
+  /** Who may own a listing (CatalogOptions.ownership). */
+  ownership?: OwnershipMode;
 }
 
 export type WorkerRequest = { id: number; now: number; deadline: number } & (
@@ -55,6 +58,9 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'liveness-write'; key: string; record: LivenessRecord; claimedAt: number }
   | { op: 'liveness-postpone'; keys: string[]; basis: number; claimedAt: number }
   | { op: 'liveness-due'; dueBefore: number }
+  | { op: 'ownership-claim'; limit: number }
+  | { op: 'ownership-resolve'; key: string; claimedAt: number; verdict: OwnershipVerdict }
+  | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }
 );
 
 export type WorkerReply =
@@ -188,6 +194,7 @@ export class WorkerLanes {
         softBudgetMs: this.setup.softBudgetMs,
         schemaWallMs: this.setup.schemaWallMs,
         fileIdentity: this.setup.fileIdentity,
+        ownership: this.setup.ownership,
       } satisfies WorkerSetup,
     });
     worker.unref();

@@ -44,7 +44,7 @@ function open(): NonNullable<typeof opened> {
         setup.dbPath,
         setup.role === 'reader' ? { pageCacheMiB: readerPageCacheMiB(statSync(setup.dbPath, { throwIfNoEntry: false })?.size ?? 0) } : {},
       );
-  return (opened = { engine: new CatalogEngine(store, logger, setup.softBudgetMs), store });
+  return (opened = { engine: new CatalogEngine(store, logger, setup.softBudgetMs, setup.ownership), store });
 }
 try {
   open();
@@ -91,6 +91,12 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return store.liveness.postponeLiveness(request.keys, request.basis, request.claimedAt);
     case 'liveness-due':
       return store.liveness.countDue(request.dueBefore);
+    case 'ownership-claim':
+      return engine.claimOwnershipChecks(request.now, request.limit);
+    case 'ownership-resolve':
+      return engine.resolveOwnershipCheck(request.key, request.claimedAt, request.verdict, now);
+    case 'ownership-checks':
+      return engine.ownershipChecks(request.identity);
   }
 }
 

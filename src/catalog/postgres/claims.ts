@@ -1,0 +1,172 @@
+/**
+ * Ownership claims on PostgreSQL, as sqlite/claims.ts keeps them (../ownership.ts explains them).
+ * A settlement's claim and a claim's resolution run under the identity's advisory lock (the one
+ * every write of the listing takes, store.ts), so they are serialized with settlements and
+ * withdrawals of that listing on every instance; checkers on several instances take due checks
+ * with `FOR UPDATE SKIP LOCKED`, so one claim is probed by one instance.
+ */
+import type { BazaarCode } from '../../codes.ts';
+import type { ListingDraft } from '../ingest/settlement.ts';
+import { PRUNE_BATCH } from '../listing.ts';
+import {
+  CLAIM_LEASE_MS,
+  MAX_CHECKS_SHOWN,
+  REJECTED_MEMORY_MS,
+  claimsTableSql,
+  ownershipCheckOf,
+  ownershipClaimOf,
+  rejectedAgain,
+  retryAfterMs,
+  withPayment,
+  type ClaimOutcome,
+  type ClaimResolution,
+  type ClaimRow,
+  type OwnershipCheck,
+  type OwnershipClaim,
+  type OwnershipVerdict,
+} from '../ownership.ts';
+import type { PaymentFacts } from '../quality.ts';
+import type { Db } from './queries.ts';
+import { removeListing } from './withdraw.ts';
+
+export const CLAIMS_MIGRATION = claimsTableSql('postgres');
+
+const IDENTITY = 'resource = $1 AND type = $2 AND tool_name = $3';
+type Identity = { resource: string; type: string; toolName: string };
+
+/** Inside the write's transaction, under the identity's lock (sqlite/claims.ts recordClaim). */
+export async function recordClaim(db: Db, draft: ListingDraft, now: Date, payment: PaymentFacts): Promise<ClaimOutcome> {
+  const row = (
+    await db.query<ClaimRow>(`SELECT * FROM listing_claims WHERE ${IDENTITY} AND pay_to = $4`, [
+      draft.resource,
+      draft.type,
+      draft.toolName,
+      draft.owner,
+    ])
+  ).rows[0];
+  const nowMs = now.getTime();
+  const again = row ? rejectedAgain(row, nowMs) : undefined;
+  if (again) return again;
+  const payments = JSON.stringify(withPayment(row?.status === 'pending' ? row.payments : undefined, payment));
+  if (row) {
+    await db.query(
+      `UPDATE listing_claims SET draft = $1, payments = $2, settled_at = $3,
+         check_after_ms = CASE WHEN status = 'pending' THEN check_after_ms ELSE 0 END, status = 'pending' WHERE id = $4`,
+      [JSON.stringify(draft), payments, now.toISOString(), row.id],
+    );
+  } else {
+    await db.query(
+      `INSERT INTO listing_claims (resource, type, tool_name, pay_to, status, draft, payments, settled_at, check_after_ms)
+       VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, 0)`,
+      [draft.resource, draft.type, draft.toolName, draft.owner, JSON.stringify(draft), payments, now.toISOString()],
+    );
+  }
+  await db.query(
+    `DELETE FROM listing_claims WHERE id IN (
+       SELECT id FROM listing_claims WHERE status = 'rejected' AND check_after_ms < $1 LIMIT $2)`,
+    [nowMs - REJECTED_MEMORY_MS, PRUNE_BATCH],
+  );
+  return { status: 'pending' };
+}
+
+/** sqlite/claims.ts rememberedRejection. */
+export async function rememberedRejection(
+  db: Db,
+  identity: Identity,
+  payTo: string,
+  nowMs: number,
+): Promise<{ code: BazaarCode; reason: string } | undefined> {
+  const row = (
+    await db.query<ClaimRow>(`SELECT * FROM listing_claims WHERE ${IDENTITY} AND pay_to = $4 AND status = 'rejected'`, [
+      identity.resource,
+      identity.type,
+      identity.toolName,
+      payTo,
+    ])
+  ).rows[0];
+  const again = row ? rejectedAgain(row, nowMs) : undefined;
+  return again ? { code: again.code, reason: again.reason } : undefined;
+}
+
+/** Takes up to `limit` due pending checks, skipping rows another instance holds (sqlite/claims.ts claimChecks). */
+export async function claimChecks(db: Db, now: number, limit: number): Promise<OwnershipClaim[]> {
+  const rows = (
+    await db.query<ClaimRow & { owner: string | null }>(
+      `WITH due AS (
+         SELECT id FROM listing_claims WHERE status = 'pending' AND check_after_ms <= $1
+         ORDER BY check_after_ms, id LIMIT $2 FOR UPDATE SKIP LOCKED
+       )
+       UPDATE listing_claims c SET check_after_ms = $3 FROM due WHERE c.id = due.id
+       RETURNING c.*, (SELECT owner FROM listings l WHERE l.resource = c.resource AND l.type = c.type AND l.tool_name = c.tool_name) AS owner`,
+      [now, limit, now + CLAIM_LEASE_MS],
+    )
+  ).rows;
+  return rows.sort((a, b) => Number(a.id) - Number(b.id)).map((row) => ownershipClaimOf(row, row.owner ?? undefined));
+}
+
+/**
+ * sqlite/claims.ts resolveClaim, inside a transaction holding the identity's lock (store.ts).
+ * `write` is the store's write of a listing in that transaction.
+ */
+export async function resolveClaim(
+  db: Db,
+  key: string,
+  claimedAt: number,
+  verdict: OwnershipVerdict,
+  now: Date,
+  write: (draft: ListingDraft, payment: PaymentFacts) => Promise<unknown>,
+): Promise<ClaimResolution> {
+  const row = (
+    await db.query<ClaimRow>("SELECT * FROM listing_claims WHERE id = $1 AND status = 'pending' AND check_after_ms = $2 FOR UPDATE", [
+      key,
+      claimedAt + CLAIM_LEASE_MS,
+    ])
+  ).rows[0];
+  if (!row?.draft) return 'gone';
+  if (!verdict.passed) {
+    const failures = Number(row.failures) + 1;
+    await db.query(
+      `UPDATE listing_claims SET status = 'rejected', draft = NULL, payments = '[]', code = $1, reason = $2, checked_at = $3,
+         failures = $4, check_after_ms = $5 WHERE id = $6`,
+      [verdict.code, verdict.reason, now.toISOString(), failures, retryAfterMs(now.getTime(), failures), row.id],
+    );
+    return 'rejected';
+  }
+  const draft = JSON.parse(row.draft) as ListingDraft;
+  const listing = (
+    await db.query<{ id: string; owner: string }>(`SELECT id, owner FROM listings WHERE ${IDENTITY}`, [
+      row.resource,
+      row.type,
+      row.tool_name,
+    ])
+  ).rows[0];
+  if (listing && listing.owner !== row.pay_to) await removeListing(db, listing.id);
+  const payments = JSON.parse(row.payments) as PaymentFacts[];
+  for (const payment of payments.length > 0 ? payments : [{}]) await write(draft, payment);
+  await db.query('DELETE FROM listing_claims WHERE id = $1', [row.id]);
+  return 'listed';
+}
+
+/** The identity a claim is about (to take its advisory lock before resolving it). */
+export async function claimIdentity(db: Db, key: string): Promise<Identity | undefined> {
+  const row = (
+    await db.query<{ resource: string; type: string; tool_name: string }>(
+      'SELECT resource, type, tool_name FROM listing_claims WHERE id = $1',
+      [key],
+    )
+  ).rows[0];
+  return row ? { resource: row.resource, type: row.type, toolName: row.tool_name } : undefined;
+}
+
+/** sqlite/claims.ts checksOf. */
+export async function checksOf(db: Db, identity: Identity): Promise<OwnershipCheck[]> {
+  const rows = (
+    await db.query<ClaimRow>(`SELECT * FROM listing_claims WHERE ${IDENTITY} ORDER BY settled_at DESC, id DESC LIMIT $4`, [
+      identity.resource,
+      identity.type,
+      identity.toolName,
+      MAX_CHECKS_SHOWN,
+    ])
+  ).rows;
+  return rows.map(ownershipCheckOf);
+}

@@ -1,0 +1,162 @@
+/**
+ * Ownership claims on SQLite (../ownership.ts explains them; postgres/claims.ts does the same):
+ * the migration, a settlement's claim, a checker's claim of due checks, a check's resolution and
+ * what validate shows. Every write runs in the store's write transaction (BEGIN IMMEDIATE), so a
+ * claim's resolution and a settlement of the same listing never interleave.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
+import type { BazaarCode } from '../../codes.ts';
+import type { ListingDraft } from '../ingest/settlement.ts';
+import { PRUNE_BATCH } from '../listing.ts';
+import {
+  CLAIM_LEASE_MS,
+  MAX_CHECKS_SHOWN,
+  REJECTED_MEMORY_MS,
+  claimsTableSql,
+  ownershipCheckOf,
+  ownershipClaimOf,
+  rejectedAgain,
+  retryAfterMs,
+  withPayment,
+  type ClaimOutcome,
+  type ClaimResolution,
+  type ClaimRow,
+  type OwnershipCheck,
+  type OwnershipClaim,
+  type OwnershipVerdict,
+} from '../ownership.ts';
+import type { PaymentFacts } from '../quality.ts';
+import type { WriteOutcome } from '../types.ts';
+import { removeListing } from './withdraw.ts';
+
+export function migrateToClaims(db: DatabaseSync): void {
+  db.exec(claimsTableSql('sqlite'));
+}
+
+const IDENTITY = 'resource = ? AND type = ? AND tool_name = ?';
+
+function ownerOf(db: DatabaseSync, resource: string, type: string, toolName: string): string | undefined {
+  return (
+    cachedStatement(db, `SELECT owner FROM listings WHERE ${IDENTITY}`).get(resource, type, toolName) as { owner: string } | undefined
+  )?.owner;
+}
+
+/**
+ * A settlement whose payTo does not own the listing (or there is none), inside the write
+ * transaction: a remembered failed check answers `rejected` until it may be retried; otherwise the
+ * claim waits (pending) with this draft and payment for a checker.
+ */
+export function recordClaim(db: DatabaseSync, draft: ListingDraft, now: Date, payment: PaymentFacts): ClaimOutcome {
+  const row = cachedStatement(db, `SELECT * FROM listing_claims WHERE ${IDENTITY} AND pay_to = ?`).get(
+    draft.resource,
+    draft.type,
+    draft.toolName,
+    draft.owner,
+  ) as ClaimRow | undefined;
+  const nowMs = now.getTime();
+  const again = row ? rejectedAgain(row, nowMs) : undefined;
+  if (again) return again;
+  const payments = JSON.stringify(withPayment(row?.status === 'pending' ? row.payments : undefined, payment));
+  if (row) {
+    // A pending claim keeps its checker's lease; a rejected one is due at once.
+    cachedStatement(
+      db,
+      `UPDATE listing_claims SET draft = ?, payments = ?, settled_at = ?,
+         check_after_ms = CASE WHEN status = 'pending' THEN check_after_ms ELSE 0 END, status = 'pending' WHERE id = ?`,
+    ).run(JSON.stringify(draft), payments, now.toISOString(), row.id);
+  } else {
+    cachedStatement(
+      db,
+      `INSERT INTO listing_claims (resource, type, tool_name, pay_to, status, draft, payments, settled_at, check_after_ms)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, 0)`,
+    ).run(draft.resource, draft.type, draft.toolName, draft.owner, JSON.stringify(draft), payments, now.toISOString());
+  }
+  const forgotten = cachedStatement(db, "SELECT id FROM listing_claims WHERE status = 'rejected' AND check_after_ms < ? LIMIT ?").all(
+    nowMs - REJECTED_MEMORY_MS,
+    PRUNE_BATCH,
+  ) as Array<{ id: number }>;
+  for (const f of forgotten) cachedStatement(db, 'DELETE FROM listing_claims WHERE id = ?').run(f.id);
+  return { status: 'pending' };
+}
+
+/** A remembered failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
+export function rememberedRejection(
+  db: DatabaseSync,
+  identity: { resource: string; type: string; toolName: string },
+  payTo: string,
+  nowMs: number,
+): { code: BazaarCode; reason: string } | undefined {
+  const row = cachedStatement(db, `SELECT * FROM listing_claims WHERE ${IDENTITY} AND pay_to = ? AND status = 'rejected'`).get(
+    identity.resource,
+    identity.type,
+    identity.toolName,
+    payTo,
+  ) as ClaimRow | undefined;
+  const again = row ? rejectedAgain(row, nowMs) : undefined;
+  return again ? { code: again.code, reason: again.reason } : undefined;
+}
+
+/** Takes up to `limit` pending checks due at `now` (oldest first): a lease of CLAIM_LEASE_MS is theirs. */
+export function claimChecks(db: DatabaseSync, now: number, limit: number): OwnershipClaim[] {
+  return inWriteTransaction(db, () => {
+    const rows = cachedStatement(
+      db,
+      "SELECT * FROM listing_claims WHERE status = 'pending' AND check_after_ms <= ? ORDER BY check_after_ms, id LIMIT ?",
+    ).all(now, limit) as unknown as ClaimRow[];
+    const lease = cachedStatement(db, 'UPDATE listing_claims SET check_after_ms = ? WHERE id = ?');
+    for (const row of rows) lease.run(now + CLAIM_LEASE_MS, row.id);
+    return rows.map((row) => ownershipClaimOf(row, ownerOf(db, row.resource, row.type, row.tool_name)));
+  });
+}
+
+/**
+ * A checker's verdict on a claim it took at `claimedAt` (nothing if the lease passed to another):
+ * rejected, the failure is remembered; passed, the listing is written for the claimant from the
+ * claim's draft, once per payment it kept (the previous owner's listing removed first), and the
+ * claim is deleted. `write` is the store's write of a listing, in this transaction.
+ */
+export function resolveClaim(
+  db: DatabaseSync,
+  key: string,
+  claimedAt: number,
+  verdict: OwnershipVerdict,
+  now: Date,
+  write: (draft: ListingDraft, payment: PaymentFacts) => WriteOutcome,
+): ClaimResolution {
+  return inWriteTransaction(db, () => {
+    const row = cachedStatement(db, "SELECT * FROM listing_claims WHERE id = ? AND status = 'pending' AND check_after_ms = ?").get(
+      Number(key),
+      claimedAt + CLAIM_LEASE_MS,
+    ) as ClaimRow | undefined;
+    if (!row?.draft) return 'gone';
+    if (!verdict.passed) {
+      const failures = Number(row.failures) + 1;
+      cachedStatement(
+        db,
+        `UPDATE listing_claims SET status = 'rejected', draft = NULL, payments = '[]', code = ?, reason = ?, checked_at = ?,
+           failures = ?, check_after_ms = ? WHERE id = ?`,
+      ).run(verdict.code, verdict.reason, now.toISOString(), failures, retryAfterMs(now.getTime(), failures), row.id);
+      return 'rejected';
+    }
+    const draft = JSON.parse(row.draft) as ListingDraft;
+    const listing = cachedStatement(db, `SELECT id, owner FROM listings WHERE ${IDENTITY}`).get(row.resource, row.type, row.tool_name) as
+      { id: number; owner: string } | undefined;
+    if (listing && listing.owner !== row.pay_to) removeListing(db, Number(listing.id));
+    const payments = JSON.parse(row.payments) as PaymentFacts[];
+    for (const payment of payments.length > 0 ? payments : [{}]) write(draft, payment);
+    cachedStatement(db, 'DELETE FROM listing_claims WHERE id = ?').run(row.id);
+    return 'listed';
+  });
+}
+
+/** The claims of an identity, latest settlement first, as validate shows them. */
+export function checksOf(db: DatabaseSync, identity: { resource: string; type: string; toolName: string }): OwnershipCheck[] {
+  const rows = cachedStatement(db, `SELECT * FROM listing_claims WHERE ${IDENTITY} ORDER BY settled_at DESC, id DESC LIMIT ?`).all(
+    identity.resource,
+    identity.type,
+    identity.toolName,
+    MAX_CHECKS_SHOWN,
+  ) as unknown as ClaimRow[];
+  return rows.map(ownershipCheckOf);
+}
