@@ -167,6 +167,29 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
     }
   });
 
+  it("a settlement does not end a terms_changed run (the owner's server names another payTo): the listing is checked again at once", async () => {
+    const t = await open();
+    try {
+      const url = 'https://moved.example.com/weather';
+      const paid = () => settlement({ url, payTo: PAY_TO_A, description: 'weather' });
+      expect(await t.catalog.recordSettlement(paid())).toEqual({ status: 'processing' });
+      const [claimed] = await t.catalog.ownership!.claimDue(t.clock().getTime(), 10);
+      await t.catalog.ownership!.resolve(claimed!.key, t.clock().getTime(), { passed: true });
+      const [due] = await t.catalog.liveness!.claimDue(t.clock().getTime(), t.clock().getTime(), 10);
+      const record = { status: 'terms_changed', checkedAt: t.clock().toISOString(), failingSince: t.clock().toISOString() } as const;
+      await t.catalog.liveness!.writeLiveness(due!.key, record, t.clock().getTime());
+      t.tick(3_600_000);
+      expect(await t.catalog.recordSettlement(paid())).toEqual({ status: 'success' });
+      expect((await t.catalog.list({}, { limit: 1, offset: 0 })).items[0]!.liveness).toEqual({
+        status: 'terms_changed',
+        checkedAt: record.checkedAt,
+      });
+      expect(await t.catalog.liveness!.claimDue(t.clock().getTime(), 0, 10)).toMatchObject([{ resource: url }]); // due at once
+    } finally {
+      t.close();
+    }
+  });
+
   it('a catalog from before claims keeps its listings and owners; a new payTo then claims', async () => {
     const before = await open();
     const { databaseUrl, dbPath } = before;

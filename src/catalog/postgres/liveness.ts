@@ -16,10 +16,12 @@ export const LIVENESS_MIGRATION = `
   CREATE INDEX listings_liveness_failing ON listings (liveness_failing_since) WHERE liveness_failing_since IS NOT NULL;`;
 
 /** The SET clause a settlement adds to its listing's row (sqlite/liveness.ts SETTLED_LIVENESS_SQL); `basis` names the parameter. */
-export const settledLivenessSql = (basis: string): string => `liveness_basis_ms = ${basis},
-  liveness_status = CASE WHEN liveness_failing_since IS NULL THEN liveness_status END,
-  liveness_checked_at = CASE WHEN liveness_failing_since IS NULL THEN liveness_checked_at END,
-  liveness_failing_since = NULL`;
+export const settledLivenessSql = (
+  basis: string,
+): string => `liveness_basis_ms = CASE WHEN liveness_status = 'terms_changed' THEN 0::bigint ELSE ${basis}::bigint END,
+  liveness_status = CASE WHEN liveness_failing_since IS NULL OR liveness_status = 'terms_changed' THEN liveness_status END,
+  liveness_checked_at = CASE WHEN liveness_failing_since IS NULL OR liveness_status = 'terms_changed' THEN liveness_checked_at END,
+  liveness_failing_since = CASE WHEN liveness_status = 'terms_changed' THEN liveness_failing_since END`;
 
 type ClaimedRow = Parameters<typeof livenessListingOf>[0] & { id: string };
 

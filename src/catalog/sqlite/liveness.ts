@@ -18,11 +18,16 @@ export function migrateToLiveness(db: DatabaseSync): void {
   `);
 }
 
-/** The SET clause a settlement adds to its listing's row: the next check counts from it, and a run of failures ends. */
-export const SETTLED_LIVENESS_SQL = `liveness_basis_ms = ?,
-  liveness_status = CASE WHEN liveness_failing_since IS NULL THEN liveness_status END,
-  liveness_checked_at = CASE WHEN liveness_failing_since IS NULL THEN liveness_checked_at END,
-  liveness_failing_since = NULL`;
+/**
+ * The SET clause a settlement adds to its listing's row: the next check counts from it, and a run
+ * of failures ends, except a `terms_changed` one: the resource's own server no longer names the
+ * owner, which a payment to the owner does not disprove (a squatter could keep its listing visible
+ * by paying itself), so the record stays and the listing is checked again at once.
+ */
+export const SETTLED_LIVENESS_SQL = `liveness_basis_ms = CASE WHEN liveness_status = 'terms_changed' THEN 0 ELSE ? END,
+  liveness_status = CASE WHEN liveness_failing_since IS NULL OR liveness_status = 'terms_changed' THEN liveness_status END,
+  liveness_checked_at = CASE WHEN liveness_failing_since IS NULL OR liveness_status = 'terms_changed' THEN liveness_checked_at END,
+  liveness_failing_since = CASE WHEN liveness_status = 'terms_changed' THEN liveness_failing_since END`;
 
 /** Claims up to `limit` due listings (oldest basis first): their basis becomes `now`. */
 export function claimDue(db: DatabaseSync, now: number, dueBefore: number, limit: number): LivenessListing[] {
