@@ -35,7 +35,7 @@ import { PAYTO_NEAR_CAP_SHARE, registerStateGauges, type AccountBalance, type St
 import { SchemeRegistry } from './scheme/registry.ts';
 import { guardedFetch } from './net/guarded-fetch.ts';
 import { LivenessScheduler } from './net/liveness-scheduler.ts';
-import { OwnershipChecker } from './net/ownership.ts';
+import { OwnershipChecker, ownershipOptions } from './net/ownership.ts';
 import { allowListFromEnv } from './net/private-addresses.ts';
 import type { FacilitatorExtension, PaymentScheme, SettlementTracking, SharedLeases } from './scheme/types.ts';
 import type { StellarNetworkConfig } from './chains/stellar/index.ts';
@@ -218,7 +218,9 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   });
   const servers: RunningServer[] = [];
   const liveness = startLiveness(config, opened.catalog, logger, overrides);
-  ownership = startOwnershipChecks(config, opened.catalog, logger, overrides);
+  ownership = opened.catalog.ownership
+    ? new OwnershipChecker(ownershipOptions(opened.catalog.ownership, config.probe.timeoutMs, overrides.clock), logger).start()
+    : null;
   return {
     config,
     logger,
@@ -287,24 +289,6 @@ function startLiveness(
       timeoutMs: config.probe.timeoutMs,
       ...(livenessPassMs !== undefined ? { passMs: livenessPassMs } : {}),
     },
-    logger,
-  ).start();
-}
-
-/**
- * The checks of ownership claims (docs/CATALOG.md "Ownership and refresh"): the resource's own
- * server asked through the address guard, as POST /discovery/validate asks it; null when the
- * catalog takes the first settlement as owner (it holds no claims).
- */
-function startOwnershipChecks(
-  config: Config,
-  catalog: CatalogPort,
-  logger: Logger,
-  { clock = () => new Date() }: ServiceOverrides,
-): OwnershipChecker | null {
-  if (!catalog.ownership) return null;
-  return new OwnershipChecker(
-    { store: catalog.ownership, fetchImpl: guardedFetch(allowListFromEnv()), clock, timeoutMs: config.probe.timeoutMs },
     logger,
   ).start();
 }

@@ -20,7 +20,6 @@ import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import { livenessListingOf, type LivenessListing } from './liveness.ts';
 import type { PaymentFacts } from './quality.ts';
-import type { Awaitable, WriteOutcome } from './types.ts';
 
 /**
  * Who may own a listing: `origin` (the default of svc: the payTo the resource's own server names,
@@ -36,6 +35,21 @@ export const CLAIM_LEASE_MS = 60_000;
 export const REJECTED_RETRY_BASE_MS = 60_000;
 /** … doubling with each failure in a row, up to this. */
 export const REJECTED_RETRY_MAX_MS = 24 * 3_600_000;
+/**
+ * A check that found the origin unreachable or without a usable 402 (a server restarting, a proxy's
+ * 502) is tried again this many times, PENDING_RETRY_BASE_MS and then twice as long apart, before
+ * the claim is rejected; a 402 that names other payTos is an answer, rejected at once.
+ */
+export const PENDING_RETRIES = 2;
+export const PENDING_RETRY_BASE_MS = 5_000;
+
+/** Whether a failed check leaves the claim pending for another try, and when it is due then. */
+export function pendingRetryAt(verdict: OwnershipVerdict, failures: number, nowMs: number): number | undefined {
+  if (verdict.passed || verdict.code === 'bazaar_origin_names_other_payee' || verdict.code === 'bazaar_listing_owned_by_other_payee')
+    return undefined;
+  return failures < PENDING_RETRIES ? nowMs + PENDING_RETRY_BASE_MS * 2 ** failures : undefined;
+}
+
 /** A rejected claim is forgotten this long after it may be retried (pruned a few at a time by writes). */
 export const REJECTED_MEMORY_MS = 7 * 24 * 3_600_000;
 /** Payments a pending claim keeps for the listing's quality signals (later ones are still settled, not counted). */
@@ -58,7 +72,7 @@ export interface OwnershipClaim extends Omit<LivenessListing, 'previous'> {
 export type OwnershipVerdict = { passed: true } | { passed: false; code: BazaarCode; reason: string };
 
 /** What resolving a claim did. */
-export type ClaimResolution = 'listed' | 'rejected' | 'gone';
+export type ClaimResolution = 'listed' | 'retried' | 'rejected' | 'gone';
 
 /** One claim as POST /discovery/validate shows it (openapi.yaml OwnershipCheck). */
 export type OwnershipCheck = components['schemas']['OwnershipCheck'];
@@ -140,13 +154,16 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
   return payments.length >= MAX_CLAIM_PAYMENTS ? payments : [...payments, payment];
 }
 
-/** The SQL of the claims table (the same columns on both stores; Postgres adds COLLATE "C" and BIGINT). */
+/**
+ * The SQL of the claims table (the same columns on both stores; Postgres adds COLLATE "C" and BIGINT).
+ * IF NOT EXISTS: a database set back to an earlier version (the migration tests) runs it again.
+ */
 export function claimsTableSql(dialect: 'sqlite' | 'postgres'): string {
   const text = dialect === 'postgres' ? 'TEXT COLLATE "C"' : 'TEXT';
   const int = dialect === 'postgres' ? 'BIGINT' : 'INTEGER';
   const id = dialect === 'postgres' ? 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY' : 'INTEGER PRIMARY KEY';
   return `
-    CREATE TABLE listing_claims (
+    CREATE TABLE IF NOT EXISTS listing_claims (
       id ${id},
       resource ${text} NOT NULL,
       type ${text} NOT NULL,
@@ -163,18 +180,5 @@ export function claimsTableSql(dialect: 'sqlite' | 'postgres'): string {
       checked_at ${text},
       UNIQUE (resource, type, tool_name, pay_to)
     )${dialect === 'sqlite' ? ' STRICT' : ''};
-    CREATE INDEX listing_claims_due ON listing_claims (status, check_after_ms);`;
-}
-
-type Identity = { resource: string; type: string; toolName: string };
-
-/** The claims of a store (sqlite/claims.ts, postgres/claims.ts), as the catalog's writer uses them. */
-export interface OwnershipStorePort {
-  /** A settlement's write when its payTo owns the listing, else its claim (or a remembered rejection), atomically. */
-  writeOrClaim(draft: ListingDraft, now: Date, payment: PaymentFacts): Awaitable<WriteOutcome | ClaimOutcome>;
-  /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
-  rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
-  claimChecks(now: number, limit: number): Awaitable<OwnershipClaim[]>;
-  resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;
-  checksOf(identity: Identity): Awaitable<OwnershipCheck[]>;
+    CREATE INDEX IF NOT EXISTS listing_claims_due ON listing_claims (status, check_after_ms);`;
 }

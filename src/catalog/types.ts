@@ -8,7 +8,7 @@ import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
-import type { ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipStorePort, OwnershipVerdict } from './ownership.ts';
+import type { ClaimOutcome, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from './ownership.ts';
 
 /**
  * The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses).
@@ -340,4 +340,17 @@ export class CatalogUnavailableError extends Error {
     super(message);
     this.name = 'CatalogUnavailableError';
   }
+}
+
+type Identity = { resource: string; type: string; toolName: string };
+
+/** The ownership claims of a store (sqlite/claims.ts, postgres/claims.ts; ownership.ts), as the catalog's writer uses them. */
+export interface OwnershipStorePort {
+  /** A settlement's write when its payTo owns the listing, else its claim (or a remembered rejection), atomically. */
+  writeOrClaim(draft: ListingDraft, now: Date, payment: PaymentFacts): Awaitable<WriteOutcome | ClaimOutcome>;
+  /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
+  rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
+  claimChecks(now: number, limit: number): Awaitable<OwnershipClaim[]>;
+  resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;
+  checksOf(identity: Identity): Awaitable<OwnershipCheck[]>;
 }

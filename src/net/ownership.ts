@@ -15,7 +15,9 @@
 import pLimit from 'p-limit';
 import type { OwnershipClaim, OwnershipVerdict } from '../catalog/ownership.ts';
 import type { CatalogOwnership } from '../catalog/types.ts';
+import { guardedFetch } from './guarded-fetch.ts';
 import { filledUrl, probeLive402, type LiveProbe } from './live-402.ts';
+import { allowListFromEnv } from './private-addresses.ts';
 import { probeTargetOf } from './liveness.ts';
 import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from './probe-config.ts';
 
@@ -197,4 +199,16 @@ export class OwnershipChecker {
     await Promise.race([this.running, new Promise((resolve) => (timer = setTimeout(resolve, this.options.timeoutMs + 1_000)))]);
     clearTimeout(timer);
   }
+}
+
+/**
+ * The checker's options in svc: the resource's own server asked through the address guard
+ * (ALLOW_PRIVATE_TARGETS), as POST /discovery/validate asks it, on svc's clock.
+ */
+export function ownershipOptions(
+  store: CatalogOwnership,
+  timeoutMs: number,
+  clock: () => Date = () => new Date(),
+): OwnershipCheckerOptions {
+  return { store, fetchImpl: guardedFetch(allowListFromEnv()), clock, timeoutMs };
 }

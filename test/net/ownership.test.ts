@@ -11,7 +11,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { REJECTED_RETRY_BASE_MS, type OwnershipClaim } from '../../src/catalog/ownership.ts';
+import { PENDING_RETRY_BASE_MS, REJECTED_RETRY_BASE_MS, type OwnershipClaim } from '../../src/catalog/ownership.ts';
 import { SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import type { LiveProbe } from '../../src/net/live-402.ts';
@@ -162,6 +162,27 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       expect(await t.catalog.recordSettlement(paid(PAY_TO_B, 'b5'))).toEqual({ status: 'success' });
       // A stale lease resolves nothing.
       expect(await t.catalog.ownership!.resolve(rotate!.key, t.clock().getTime(), { passed: true })).toBe('gone');
+    } finally {
+      t.close();
+    }
+  });
+
+  it('an origin that did not answer is asked again twice, 5 s then 10 s later, before the claim is rejected', async () => {
+    const t = await open();
+    try {
+      const unreachable = { passed: false, code: 'bazaar_origin_unreachable', reason: 'it did not answer.' } as const;
+      expect(await t.catalog.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A }))).toEqual({ status: 'processing' });
+      for (const [wait, resolution] of [
+        [0, 'retried'],
+        [PENDING_RETRY_BASE_MS, 'retried'],
+        [2 * PENDING_RETRY_BASE_MS, 'rejected'],
+      ] as const) {
+        if (wait > 0) expect(await t.catalog.ownership!.claimDue(t.clock().getTime() + wait - 1, 10)).toEqual([]); // not due before its time
+        t.tick(wait);
+        const [due] = await t.catalog.ownership!.claimDue(t.clock().getTime(), 10);
+        expect(await t.catalog.ownership!.resolve(due!.key, t.clock().getTime(), unreachable)).toBe(resolution);
+        expect((await checks(t))[0]!.status).toBe(resolution === 'retried' ? 'processing' : 'rejected');
+      }
     } finally {
       t.close();
     }

@@ -15,6 +15,7 @@ import {
   claimsTableSql,
   ownershipCheckOf,
   ownershipClaimOf,
+  pendingRetryAt,
   rejectedAgain,
   retryAfterMs,
   withPayment,
@@ -27,6 +28,7 @@ import {
 } from '../ownership.ts';
 import type { PaymentFacts } from '../quality.ts';
 import type { Db } from './queries.ts';
+import type { OwnershipStorePort, WriteOutcome } from '../types.ts';
 import { removeListing } from './withdraw.ts';
 
 export const CLAIMS_MIGRATION = claimsTableSql('postgres');
@@ -123,6 +125,16 @@ export async function resolveClaim(
     ])
   ).rows[0];
   if (!row?.draft) return 'gone';
+  const retryAt = pendingRetryAt(verdict, Number(row.failures), now.getTime());
+  if (!verdict.passed && retryAt !== undefined) {
+    // Perhaps a server restarting: asked again soon, the claim still pending.
+    await db.query('UPDATE listing_claims SET failures = failures + 1, checked_at = $1, check_after_ms = $2 WHERE id = $3', [
+      now.toISOString(),
+      retryAt,
+      row.id,
+    ]);
+    return 'retried';
+  }
   if (!verdict.passed) {
     const failures = Number(row.failures) + 1;
     await db.query(
@@ -169,4 +181,36 @@ export async function checksOf(db: Db, identity: Identity): Promise<OwnershipChe
     ])
   ).rows;
   return rows.map(ownershipCheckOf);
+}
+
+/** What the claims port needs of the store: its identity lock and its write under that lock (store.ts). */
+export interface LockedWrites {
+  underIdentityLock<T>(identity: Identity, work: (db: Db) => Promise<T>): Promise<T>;
+  writeLocked(db: Db, draft: ListingDraft, now: Date, payment: PaymentFacts): Promise<WriteOutcome>;
+}
+
+/** The store's OwnershipStorePort over `pool`, each call after `ready` (the catalog's migrations). */
+export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: LockedWrites): OwnershipStorePort {
+  return {
+    writeOrClaim: async (draft, now, payment) => {
+      await ready();
+      return store.underIdentityLock<WriteOutcome | ClaimOutcome>(draft, async (db) => {
+        const owner = (
+          await db.query<{ owner: string }>(`SELECT owner FROM listings WHERE ${IDENTITY}`, [draft.resource, draft.type, draft.toolName])
+        ).rows[0]?.owner;
+        return owner === draft.owner ? store.writeLocked(db, draft, now, payment) : recordClaim(db, draft, now, payment);
+      });
+    },
+    rememberedRejection: async (identity, payTo, nowMs) => (await ready(), rememberedRejection(pool, identity, payTo, nowMs)),
+    claimChecks: async (now, limit) => (await ready(), claimChecks(pool, now, limit)),
+    resolve: async (key, claimedAt, verdict, now) => {
+      await ready();
+      const identity = await claimIdentity(pool, key);
+      if (!identity) return 'gone';
+      return store.underIdentityLock(identity, (db) =>
+        resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => store.writeLocked(db, draft, now, payment)),
+      );
+    },
+    checksOf: async (identity) => (await ready(), checksOf(pool, identity)),
+  };
 }

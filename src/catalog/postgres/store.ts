@@ -30,6 +30,7 @@ import {
 } from '../listing.ts';
 import type {
   CatalogStorePort,
+  OwnershipStorePort,
   DiscoveryFilters,
   DiscoveryResource,
   SearchPage,
@@ -38,8 +39,7 @@ import type {
   WriteOutcome,
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
-import { checksOf, claimChecks, claimIdentity, recordClaim, rememberedRejection, resolveClaim } from './claims.ts';
-import type { ClaimOutcome, OwnershipStorePort } from '../ownership.ts';
+import { claimsPort } from './claims.ts';
 import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
@@ -246,34 +246,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
 
   /** The ownership claims (postgres/claims.ts; docs/CATALOG.md "Ownership and refresh"). */
   get claims(): OwnershipStorePort {
-    return {
-      writeOrClaim: async (draft, now, payment) => {
-        await this.ready;
-        return this.underIdentityLock<WriteOutcome | ClaimOutcome>(draft, async (db) => {
-          const owner = (
-            await db.query<{ owner: string }>('SELECT owner FROM listings WHERE resource = $1 AND type = $2 AND tool_name = $3', [
-              draft.resource,
-              draft.type,
-              draft.toolName,
-            ])
-          ).rows[0]?.owner;
-          return owner === draft.owner ? this.writeLocked(db, draft, now, payment) : recordClaim(db, draft, now, payment);
-        });
-      },
-      rememberedRejection: async (identity, payTo, nowMs) => (await this.ready, rememberedRejection(this.pool, identity, payTo, nowMs)),
-      claimChecks: async (now, limit) => (await this.ready, claimChecks(this.pool, now, limit)),
-      resolve: async (key, claimedAt, verdict, now) => {
-        await this.ready;
-        const identity = await claimIdentity(this.pool, key);
-        if (!identity) return 'gone';
-        return this.underIdentityLock(identity, (db) =>
-          resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => this.writeLocked(db, draft, now, payment)),
-        );
-      },
-      checksOf: async (identity) => (await this.ready, checksOf(this.pool, identity)),
-    };
+    return claimsPort(this.pool, () => this.ready, {
+      underIdentityLock: (identity, work) => this.underIdentityLock(identity, work),
+      writeLocked: (db, draft, now, payment) => this.writeLocked(db, draft, now, payment),
+    });
   }
-
   /**
    * The list endpoint, as the SQLite store answers it: newest first (lastUpdated desc, then id desc), offset paging, exact
    * total. The filter value with the fewest listings drives a walk of `listing_keys_page`; a single-filter total is one row

@@ -16,6 +16,7 @@ import {
   claimsTableSql,
   ownershipCheckOf,
   ownershipClaimOf,
+  pendingRetryAt,
   rejectedAgain,
   retryAfterMs,
   withPayment,
@@ -27,7 +28,7 @@ import {
   type OwnershipVerdict,
 } from '../ownership.ts';
 import type { PaymentFacts } from '../quality.ts';
-import type { WriteOutcome } from '../types.ts';
+import type { OwnershipStorePort, WriteOutcome } from '../types.ts';
 import { removeListing } from './withdraw.ts';
 
 export function migrateToClaims(db: DatabaseSync): void {
@@ -130,6 +131,16 @@ export function resolveClaim(
       claimedAt + CLAIM_LEASE_MS,
     ) as ClaimRow | undefined;
     if (!row?.draft) return 'gone';
+    const retryAt = pendingRetryAt(verdict, Number(row.failures), now.getTime());
+    if (!verdict.passed && retryAt !== undefined) {
+      // Perhaps a server restarting: asked again soon, the claim still pending.
+      cachedStatement(db, 'UPDATE listing_claims SET failures = failures + 1, checked_at = ?, check_after_ms = ? WHERE id = ?').run(
+        now.toISOString(),
+        retryAt,
+        row.id,
+      );
+      return 'retried';
+    }
     if (!verdict.passed) {
       const failures = Number(row.failures) + 1;
       cachedStatement(
@@ -159,4 +170,29 @@ export function checksOf(db: DatabaseSync, identity: { resource: string; type: s
     MAX_CHECKS_SHOWN,
   ) as unknown as ClaimRow[];
   return rows.map(ownershipCheckOf);
+}
+
+/** The store's OwnershipStorePort over `db`: `usable` throws when the file cannot serve (or, for a write, take writes). */
+export function claimsPort(
+  db: DatabaseSync,
+  usable: (forWrite: boolean) => void,
+  writeListing: (draft: ListingDraft, now: Date, payment: PaymentFacts) => WriteOutcome,
+): OwnershipStorePort {
+  return {
+    writeOrClaim: (draft, now, payment) => {
+      usable(true);
+      return inWriteTransaction(db, () =>
+        ownerOf(db, draft.resource, draft.type, draft.toolName) === draft.owner
+          ? writeListing(draft, now, payment)
+          : recordClaim(db, draft, now, payment),
+      );
+    },
+    rememberedRejection: (identity, payTo, nowMs) => (usable(false), rememberedRejection(db, identity, payTo, nowMs)),
+    claimChecks: (now, limit) => (usable(true), claimChecks(db, now, limit)),
+    resolve: (key, claimedAt, verdict, now) => {
+      usable(true);
+      return resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => writeListing(draft, now, payment));
+    },
+    checksOf: (identity) => (usable(false), checksOf(db, identity)),
+  };
 }

@@ -41,7 +41,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
 import { buildBlocks, countKeyChanges, insertListingKeys } from './list-index.ts';
-import { cachedStatement } from '../../db/sqlite.ts';
+import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import { termScores, termSignature } from '../terms.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
@@ -340,3 +340,18 @@ export const MIGRATIONS: Migration[] = [
   // Existing listings keep their owners.
   migrateToClaims,
 ];
+
+/** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */
+export function migrateCatalog(db: DatabaseSync): void {
+  const latest = MIGRATIONS.length;
+  const current = () => Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+  if (current() === latest) return;
+  inWriteTransaction(db, () => {
+    const version = current(); // re-read under the write lock: another process may have migrated
+    if (version > latest) throw new Error(`catalog database is at schema ${version}, newer than this code (${latest})`);
+    for (let v = version; v < latest; v++) {
+      MIGRATIONS[v]!(db);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+    }
+  });
+}

@@ -36,13 +36,14 @@ import {
   type CatalogStorePort,
   type DiscoveryFilters,
   type DiscoveryResource,
+  type OwnershipStorePort,
   type SearchPage,
   type Withdrawal,
   type WithdrawalOutcome,
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
-import { MIGRATIONS, insertSignedTermRows } from './migrations.ts';
+import { MIGRATIONS, insertSignedTermRows, migrateCatalog } from './migrations.ts';
 import { insertRevision, pruneSupersededRevisions } from './revision-bounds.ts';
 import { addPairTops } from './pair-tops.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -52,8 +53,7 @@ import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
 import { withdrawListing } from './withdraw.ts';
-import { checksOf, claimChecks, recordClaim, rememberedRejection, resolveClaim } from './claims.ts';
-import type { OwnershipStorePort } from '../ownership.ts';
+import { claimsPort } from './claims.ts';
 import { acceptsCondition, listPriced, recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
@@ -64,19 +64,6 @@ const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_update
   (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
   (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
 export const SCHEMA_VERSION = MIGRATIONS.length;
-
-function migrate(db: DatabaseSync): void {
-  const current = () => Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-  if (current() === SCHEMA_VERSION) return;
-  inWriteTransaction(db, () => {
-    const version = current(); // re-read under the write lock: another process may have migrated
-    if (version > SCHEMA_VERSION) throw new Error(`catalog database is at schema ${version}, newer than this code (${SCHEMA_VERSION})`);
-    for (let v = version; v < SCHEMA_VERSION; v++) {
-      MIGRATIONS[v]!(db);
-      db.exec(`PRAGMA user_version = ${v + 1}`);
-    }
-  });
-}
 
 /** A reader thread's page cache, MiB: 8 per GiB of catalog file, from 8 to 32 (docs/CATALOG.md "Threads" says why). */
 export function readerPageCacheMiB(fileBytes: number): number {
@@ -98,7 +85,7 @@ export class CatalogStore implements CatalogStorePort {
     this.db = openSqlite(dbPath, {
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       pragmas: ['synchronous = NORMAL', `cache_size = ${-Math.round(pageCacheMiB * 1024)}`],
-      setup: migrate,
+      setup: migrateCatalog,
     });
     this.identity = fileIdentity(dbPath);
   }
@@ -163,23 +150,11 @@ export class CatalogStore implements CatalogStorePort {
 
   /** The ownership claims (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh"). */
   get claims(): OwnershipStorePort {
-    return {
-      writeOrClaim: (draft, now, payment) => {
-        this.assertUsable(true);
-        return inWriteTransaction(this.db, () =>
-          this.ownerOf(draft.resource, draft.type, draft.toolName) === draft.owner
-            ? this.writeListing(draft, now, payment)
-            : recordClaim(this.db, draft, now, payment),
-        );
-      },
-      rememberedRejection: (identity, payTo, nowMs) => (this.assertUsable(false), rememberedRejection(this.db, identity, payTo, nowMs)),
-      claimChecks: (now, limit) => (this.assertUsable(true), claimChecks(this.db, now, limit)),
-      resolve: (key, claimedAt, verdict, now) => {
-        this.assertUsable(true);
-        return resolveClaim(this.db, key, claimedAt, verdict, now, (draft, payment) => this.writeListing(draft, now, payment));
-      },
-      checksOf: (identity) => (this.assertUsable(false), checksOf(this.db, identity)),
-    };
+    return claimsPort(
+      this.db,
+      (forWrite) => this.assertUsable(forWrite),
+      (draft, now, payment) => this.writeListing(draft, now, payment),
+    );
   }
 
   cursorSecret(): Buffer {

@@ -13,7 +13,7 @@ import {
   type IngestResult,
   type StandingLookup,
 } from '../ingest/settlement.ts';
-import type { ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipStorePort, OwnershipVerdict } from '../ownership.ts';
+import type { ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from '../ownership.ts';
 import { draftItem } from '../listing.ts';
 import {
   SchemaNotJudgedError,
@@ -25,6 +25,7 @@ import {
   type ListingPreview,
   type SearchPage,
   type SettledPayment,
+  type OwnershipStorePort,
   type Withdrawal,
   type WithdrawalOutcome,
 } from '../types.ts';
