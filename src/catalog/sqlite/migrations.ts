@@ -327,11 +327,13 @@ export const MIGRATIONS: Migration[] = [
   (db) => {
     db.prepare("INSERT INTO catalog_meta (key, value) VALUES ('catalog_id', ?) ON CONFLICT (key) DO NOTHING").run(randomUUID());
   },
-  // Each listing's resource URL in a trigram index (rowid = the listing's id), so the `url` filter
+  // Each listing's resource URL in a trigram index (rowid = the listing's id; rebuilt whole, so a
+  // file set back to an earlier version by the migration tests migrates again), so the `url` filter
   // (a case-insensitive substring, openapi.yaml UrlFilter) is an index lookup, not a scan (queries.ts urlMatchSql).
   (db) => {
     db.exec(`
-      CREATE VIRTUAL TABLE listing_urls USING fts5(resource, tokenize = 'trigram');
+      CREATE VIRTUAL TABLE IF NOT EXISTS listing_urls USING fts5(resource, tokenize = 'trigram');
+      DELETE FROM listing_urls;
       INSERT INTO listing_urls (rowid, resource) SELECT id, resource FROM listings;
     `);
   },
