@@ -108,7 +108,8 @@ describe('npm run dev', () => {
       '402 Payment Required',
       'seller → svc POST /verify: isValid: true',
       'seller → svc POST /settle: success: true',
-      'EXTENSION-RESPONSES (to the seller only): {"bazaar":{"status":"success"}}',
+      // A new listing: svc asks the seller's server before listing it (docs/CATALOG.md "Ownership and refresh").
+      'EXTENSION-RESPONSES (to the seller only): {"bazaar":{"status":"processing"}}',
       'PAYMENT-RESPONSE receipt',
       '/discovery/resources',
       '/discovery/search',
