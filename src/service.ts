@@ -35,7 +35,7 @@ import { PAYTO_NEAR_CAP_SHARE, registerStateGauges, type AccountBalance, type St
 import { SchemeRegistry } from './scheme/registry.ts';
 import { guardedFetch } from './net/guarded-fetch.ts';
 import { LivenessScheduler } from './net/liveness-scheduler.ts';
-import { OwnershipChecker, ownershipOptions } from './net/ownership.ts';
+import { startOwnershipChecks, type OwnershipChecker } from './net/ownership.ts';
 import { allowListFromEnv } from './net/private-addresses.ts';
 import type { FacilitatorExtension, PaymentScheme, SettlementTracking, SharedLeases } from './scheme/types.ts';
 import type { StellarNetworkConfig } from './chains/stellar/index.ts';
@@ -167,7 +167,6 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     registry.register(instrumentScheme(scheme, metrics));
     if (scheme.pool) metrics.watchPool(scheme.pool, schemeNetwork(scheme));
   }
-  // Settlements that claim a listing wake the ownership checker (started below, once the service is built).
   let ownership: OwnershipChecker | null = null;
   registry.extend(bazaarExtension(catalog, () => ownership?.wake()));
   for (const extension of overrides.extensions ?? []) registry.extend(extension);
@@ -218,9 +217,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   });
   const servers: RunningServer[] = [];
   const liveness = startLiveness(config, opened.catalog, logger, overrides);
-  ownership = opened.catalog.ownership
-    ? new OwnershipChecker(ownershipOptions(opened.catalog.ownership, config.probe.timeoutMs, overrides.clock), logger).start()
-    : null;
+  ownership = startOwnershipChecks(opened.catalog.ownership, config.probe.timeoutMs, logger, overrides.clock);
   return {
     config,
     logger,

@@ -202,13 +202,16 @@ export class OwnershipChecker {
 }
 
 /**
- * The checker's options in svc: the resource's own server asked through the address guard
- * (ALLOW_PRIVATE_TARGETS), as POST /discovery/validate asks it, on svc's clock.
+ * svc's checker (started; it is woken by the settlements that claim, src/service.ts): the resource's
+ * own server asked through the address guard (ALLOW_PRIVATE_TARGETS), as POST /discovery/validate
+ * asks it, on svc's clock. Null when the catalog holds no claims (first-settlement ownership).
  */
-export function ownershipOptions(
-  store: CatalogOwnership,
+export function startOwnershipChecks(
+  store: CatalogOwnership | undefined,
   timeoutMs: number,
+  log: OwnershipLog,
   clock: () => Date = () => new Date(),
-): OwnershipCheckerOptions {
-  return { store, fetchImpl: guardedFetch(allowListFromEnv()), clock, timeoutMs };
+): OwnershipChecker | null {
+  if (!store) return null;
+  return new OwnershipChecker({ store, fetchImpl: guardedFetch(allowListFromEnv()), clock, timeoutMs }, log).start();
 }
