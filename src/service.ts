@@ -33,10 +33,8 @@ import { ServiceMetrics, instrumentCatalog, instrumentGate, instrumentRpc, instr
 import { ReadinessProbe, databaseWritableCheck, drainingCheck, postgresWritableCheck } from './ops/readiness.ts';
 import { PAYTO_NEAR_CAP_SHARE, registerStateGauges, type AccountBalance, type StateSources } from './ops/state-gauges.ts';
 import { SchemeRegistry } from './scheme/registry.ts';
-import { guardedFetch } from './net/guarded-fetch.ts';
-import { LivenessScheduler } from './net/liveness-scheduler.ts';
+import { startLivenessChecks, type LivenessScheduler } from './net/liveness-scheduler.ts';
 import { startOwnershipChecks, type OwnershipChecker } from './net/ownership.ts';
-import { allowListFromEnv } from './net/private-addresses.ts';
 import type { FacilitatorExtension, PaymentScheme, SettlementTracking, SharedLeases } from './scheme/types.ts';
 import type { StellarNetworkConfig } from './chains/stellar/index.ts';
 
@@ -216,7 +214,10 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     clock: overrides.clock ?? (() => new Date()),
   });
   const servers: RunningServer[] = [];
-  const liveness = startLiveness(config, opened.catalog, logger, overrides);
+  const liveness = startLivenessChecks(opened.catalog.liveness, config.probe, logger, {
+    clock: overrides.clock,
+    passMs: overrides.livenessPassMs,
+  });
   ownership = startOwnershipChecks(opened.catalog.ownership, config.probe.timeoutMs, logger, overrides.clock);
   return {
     config,
@@ -259,35 +260,6 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       await opened.close();
     },
   };
-}
-
-/**
- * The liveness checks of listed resources (docs/CATALOG.md "Liveness"), through the same address
- * guard as POST /discovery/validate and paid_call; null (nothing scheduled) when off or when the
- * catalog keeps no liveness records.
- */
-function startLiveness(
-  config: Config,
-  catalog: CatalogPort,
-  logger: Logger,
-  { clock = () => new Date(), livenessPassMs }: ServiceOverrides,
-): LivenessScheduler | null {
-  const { perMinute, intervalMs, concurrency, originIntervalMs } = config.probe.liveness;
-  if (perMinute <= 0 || !catalog.liveness) return null;
-  return new LivenessScheduler(
-    {
-      store: catalog.liveness,
-      fetchImpl: guardedFetch(allowListFromEnv()),
-      clock,
-      intervalMs,
-      concurrency,
-      perMinute,
-      originIntervalMs,
-      timeoutMs: config.probe.timeoutMs,
-      ...(livenessPassMs !== undefined ? { passMs: livenessPassMs } : {}),
-    },
-    logger,
-  ).start();
 }
 
 /**

@@ -6,7 +6,11 @@
  * of their fair queue; its probes are a few small outbound requests a pass. `stop()` (service close
  * and drain) clears the timer and waits for the pass in flight, bounded by the probe deadline.
  */
+import type { CatalogLiveness } from '../catalog/types.ts';
+import { guardedFetch } from './guarded-fetch.ts';
 import { DEFAULT_PASS_MS, LivenessChecker, type LivenessOptions } from './liveness.ts';
+import { allowListFromEnv } from './private-addresses.ts';
+import type { ProbeConfig } from './probe-config.ts';
 
 /**
  * While passes find nothing due, each waits twice as long as the last, up to this. A pass reads
@@ -87,4 +91,22 @@ export class LivenessScheduler {
     await Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs + 1_000)))]);
     clearTimeout(timer);
   }
+}
+
+/**
+ * svc's liveness checks of listed resources (docs/CATALOG.md "Liveness"), through the same address
+ * guard as POST /discovery/validate and paid_call (ALLOW_PRIVATE_TARGETS), started; null (nothing
+ * scheduled) when off (LIVENESS_CHECKS_PER_MINUTE 0) or when the catalog keeps no liveness records.
+ */
+export function startLivenessChecks(
+  store: CatalogLiveness | undefined,
+  probe: Pick<ProbeConfig, 'liveness' | 'timeoutMs'>,
+  log: LivenessSchedulerLog,
+  { clock = () => new Date(), passMs }: { clock?: (() => Date) | undefined; passMs?: number | undefined },
+): LivenessScheduler | null {
+  const { perMinute, intervalMs, concurrency, originIntervalMs } = probe.liveness;
+  if (perMinute <= 0 || !store) return null;
+  const fetchImpl = guardedFetch(allowListFromEnv());
+  const options = { store, fetchImpl, clock, intervalMs, concurrency, perMinute, originIntervalMs, timeoutMs: probe.timeoutMs };
+  return new LivenessScheduler({ ...options, ...(passMs !== undefined ? { passMs } : {}) }, log).start();
 }
