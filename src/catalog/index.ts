@@ -304,8 +304,8 @@ export function openCatalog(options: CatalogOptions): Catalog {
       async claimDue(now, dueBefore, limit) {
         return (await readers.run({ op: 'liveness-claim', now, dueBefore, limit }, livenessLane)) as LivenessListing[];
       },
-      async writeLiveness(key, record, claimedAt) {
-        await readers.run({ op: 'liveness-write', now: clock().getTime(), key, record, claimedAt }, livenessLane);
+      async writeLiveness(key, record, claimedAt, basis) {
+        await readers.run({ op: 'liveness-write', now: clock().getTime(), key, record, claimedAt, basis }, livenessLane);
       },
       async postponeLiveness(keys, basis, claimedAt) {
         await readers.run({ op: 'liveness-postpone', now: clock().getTime(), keys, basis, claimedAt }, livenessLane);

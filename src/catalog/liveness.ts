@@ -137,8 +137,11 @@ export interface LivenessStorePort {
    * first, skipping rows another instance holds: their basis becomes `now`.
    */
   claimDue(now: number, dueBefore: number, limit: number): Promise<LivenessListing[]> | LivenessListing[];
-  /** Writes a check's record, unless a settlement (or another claim) touched the listing since `claimedAt`. */
-  writeLiveness(key: string, record: LivenessRecord, claimedAt: number): Promise<void> | void;
+  /**
+   * Writes a check's record, unless a settlement (or another claim) touched the listing since
+   * `claimedAt`; its next check counts from `basis` (default `claimedAt`: a failing listing's is later, its back-off).
+   */
+  writeLiveness(key: string, record: LivenessRecord, claimedAt: number, basis?: number): Promise<void> | void;
   /** Gives back claimed listings not probed now: they are due again with `basis` as their basis. */
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void> | void;
   /** How many listings are due (basis at or before `dueBefore`): the /metrics gauge of checks waiting. */

@@ -209,7 +209,7 @@ export interface ListingCounts {
 /** The liveness checker's view of the catalog (liveness.ts LivenessStorePort, asynchronous). */
 export interface CatalogLiveness {
   claimDue(now: number, dueBefore: number, limit: number): Promise<LivenessListing[]>;
-  writeLiveness(key: string, record: LivenessRecord, claimedAt: number): Promise<void>;
+  writeLiveness(key: string, record: LivenessRecord, claimedAt: number, basis?: number): Promise<void>;
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void>;
   /** Listings due for a check (basis at or before `dueBefore`), for the /metrics gauge. Optional, like liveness. */
   countDue?(dueBefore: number): Promise<number>;

@@ -33,6 +33,21 @@ export function livenessOf(listing: Pick<LivenessListing, 'payTo'>, probe: LiveP
   }
 }
 
+/** The longest a failing listing waits for its next check (docs/CATALOG.md "Liveness", "Pacing"). */
+export const LIVENESS_BACKOFF_CEILING_MS = 7 * 24 * 3_600_000;
+
+/**
+ * How long after a check with this record the listing is checked again: `intervalMs` while live;
+ * while failing, as long as it has been failing (at least `intervalMs`), so the gaps between its
+ * checks double, up to LIVENESS_BACKOFF_CEILING_MS. A listing failing for days is not probed
+ * every few hours forever; its next settlement makes it due again as usual.
+ */
+export function nextCheckAfter(record: LivenessRecord, now: number, intervalMs: number): number {
+  if (record.failingSince === null) return intervalMs;
+  const failingFor = now - Date.parse(record.failingSince);
+  return Math.max(intervalMs, Math.min(LIVENESS_BACKOFF_CEILING_MS, Number.isFinite(failingFor) ? failingFor : 0));
+}
+
 /** Whether a listing with this record is hidden from list and search at `now`. */
 export function hiddenByLiveness(record: LivenessRecord | undefined, now: Date, graceMs: number): boolean {
   if (!record || record.failingSince === null) return false;
@@ -106,7 +121,8 @@ export class LivenessChecker {
       chosen.map((listing) =>
         limit(async () => {
           const record = await this.check(listing);
-          await store.writeLiveness(listing.key, record, now);
+          // A failing listing waits as long as it has been failing (its checks' gaps double), at most LIVENESS_BACKOFF_CEILING_MS.
+          await store.writeLiveness(listing.key, record, now, now + nextCheckAfter(record, now, intervalMs) - intervalMs);
         }),
       ),
     );

@@ -33,6 +33,31 @@ describe.each(BACKENDS)('on %s', (backend) => {
     return resources;
   };
 
+  it("a check's record sets when the listing is next due (a failing one's back-off, net/liveness.ts nextCheckAfter)", async () => {
+    const t = await open();
+    try {
+      const live = t.catalog.liveness!;
+      await t.catalog.recordSettlement(settlement({ url: A, description: 'weather' }));
+      t.tick(6 * HOUR);
+      const claimedAt = t.clock().getTime();
+      const [a] = await live.claimDue(claimedAt, claimedAt - 6 * HOUR, 10);
+      const failedAt = t.clock().toISOString();
+      // Due again 12 h after this check, not 6: its basis is 6 h later than the check.
+      await live.writeLiveness(
+        a!.key,
+        { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt },
+        claimedAt,
+        claimedAt + 6 * HOUR,
+      );
+      t.tick(6 * HOUR);
+      expect(await live.claimDue(t.clock().getTime(), t.clock().getTime() - 6 * HOUR, 10)).toEqual([]);
+      t.tick(6 * HOUR);
+      expect(await live.claimDue(t.clock().getTime(), t.clock().getTime() - 6 * HOUR, 10)).toMatchObject([{ resource: A }]);
+    } finally {
+      t.close();
+    }
+  });
+
   it('claims due listings once; records show on items; failing past the grace period hides until a pass or a settlement', async () => {
     const t = await open(undefined, 2);
     try {

@@ -12,7 +12,14 @@ import { encodeX402Header } from '../../src/client/seller.ts';
 import { guardedFetch } from '../../src/net/guarded-fetch.ts';
 import type { CatalogLiveness } from '../../src/catalog/types.ts';
 import { LivenessScheduler } from '../../src/net/liveness-scheduler.ts';
-import { LivenessChecker, hiddenByLiveness, type LivenessListing, type LivenessRecord } from '../../src/net/liveness.ts';
+import {
+  LIVENESS_BACKOFF_CEILING_MS,
+  LivenessChecker,
+  hiddenByLiveness,
+  nextCheckAfter,
+  type LivenessListing,
+  type LivenessRecord,
+} from '../../src/net/liveness.ts';
 import { parseAllowList } from '../../src/net/private-addresses.ts';
 import { unpaidHttpRequest } from '../../src/net/live-402.ts';
 
@@ -85,6 +92,16 @@ function checker(
 }
 
 describe('liveness', () => {
+  it('a failing listing is checked again after as long as it has failed: the gaps double, up to 7 days', () => {
+    const H = 3_600_000;
+    const at = (hours: number) => Date.parse('2026-11-01T00:00:00Z') + hours * H;
+    const failing = { status: 'unreachable', checkedAt: '', failingSince: new Date(at(0)).toISOString() } as const;
+    expect(nextCheckAfter({ status: 'live', checkedAt: '', failingSince: null }, at(100), 6 * H)).toBe(6 * H);
+    expect([0, 6, 12, 24, 48].map((h) => nextCheckAfter(failing, at(h), 6 * H) / H)).toEqual([6, 6, 12, 24, 48]);
+    expect(nextCheckAfter(failing, at(24 * 30), 6 * H)).toBe(LIVENESS_BACKOFF_CEILING_MS);
+    expect(LIVENESS_BACKOFF_CEILING_MS).toBe(7 * 24 * H);
+  });
+
   it('a seller that went away: unreachable at once, hidden after the grace period, shown again when it answers', async () => {
     let now = Date.parse('2026-11-01T00:00:00Z');
     const clock = () => new Date(now);

@@ -38,11 +38,11 @@ export async function claimDue(db: Db, now: number, dueBefore: number, limit: nu
   return result.rows.sort((a, b) => Number(a.id) - Number(b.id)).map((row) => livenessListingOf(row));
 }
 
-export async function writeLiveness(db: Db, key: string, record: LivenessRecord, claimedAt: number): Promise<void> {
+export async function writeLiveness(db: Db, key: string, record: LivenessRecord, claimedAt: number, basis = claimedAt): Promise<void> {
   await db.query(
-    `UPDATE listings SET liveness_status = $1, liveness_checked_at = $2, liveness_failing_since = $3
+    `UPDATE listings SET liveness_status = $1, liveness_checked_at = $2, liveness_failing_since = $3, liveness_basis_ms = $6
      WHERE id = $4 AND liveness_basis_ms = $5`,
-    [record.status, record.checkedAt, record.failingSince, key, claimedAt],
+    [record.status, record.checkedAt, record.failingSince, key, claimedAt, basis],
   );
 }
 
@@ -64,7 +64,7 @@ export async function countDue(db: Db, dueBefore: number): Promise<number> {
 export function livenessStore(db: Db, ready: () => Promise<unknown>): LivenessStorePort {
   return {
     claimDue: async (now, dueBefore, limit) => (await ready(), claimDue(db, now, dueBefore, limit)),
-    writeLiveness: async (key, record, claimedAt) => (await ready(), writeLiveness(db, key, record, claimedAt)),
+    writeLiveness: async (key, record, claimedAt, basis) => (await ready(), writeLiveness(db, key, record, claimedAt, basis)),
     postponeLiveness: async (keys, basis, claimedAt) => (await ready(), postponeLiveness(db, keys, basis, claimedAt)),
     countDue: async (dueBefore) => (await ready(), countDue(db, dueBefore)),
   };

@@ -43,12 +43,12 @@ export function claimDue(db: DatabaseSync, now: number, dueBefore: number, limit
   });
 }
 
-export function writeLiveness(db: DatabaseSync, key: string, record: LivenessRecord, claimedAt: number): void {
+export function writeLiveness(db: DatabaseSync, key: string, record: LivenessRecord, claimedAt: number, basis = claimedAt): void {
   cachedStatement(
     db,
-    `UPDATE listings SET liveness_status = ?, liveness_checked_at = ?, liveness_failing_since = ?
+    `UPDATE listings SET liveness_status = ?, liveness_checked_at = ?, liveness_failing_since = ?, liveness_basis_ms = ?
      WHERE id = ? AND liveness_basis_ms = ?`,
-  ).run(record.status, record.checkedAt, record.failingSince, Number(key), claimedAt);
+  ).run(record.status, record.checkedAt, record.failingSince, basis, Number(key), claimedAt);
 }
 
 export function postponeLiveness(db: DatabaseSync, keys: string[], basis: number, claimedAt: number): void {
@@ -67,7 +67,7 @@ export function countDue(db: DatabaseSync, dueBefore: number): number {
 export function livenessStore(db: DatabaseSync, writable: () => void): LivenessStorePort {
   return {
     claimDue: (now, dueBefore, limit) => (writable(), claimDue(db, now, dueBefore, limit)),
-    writeLiveness: (key, record, claimedAt) => (writable(), writeLiveness(db, key, record, claimedAt)),
+    writeLiveness: (key, record, claimedAt, basis) => (writable(), writeLiveness(db, key, record, claimedAt, basis)),
     postponeLiveness: (keys, basis, claimedAt) => (writable(), postponeLiveness(db, keys, basis, claimedAt)),
     countDue: (dueBefore) => countDue(db, dueBefore),
   };

@@ -55,7 +55,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
       json?: boolean;
     }
   | { op: 'liveness-claim'; dueBefore: number; limit: number }
-  | { op: 'liveness-write'; key: string; record: LivenessRecord; claimedAt: number }
+  | { op: 'liveness-write'; key: string; record: LivenessRecord; claimedAt: number; basis?: number | undefined }
   | { op: 'liveness-postpone'; keys: string[]; basis: number; claimedAt: number }
   | { op: 'liveness-due'; dueBefore: number }
   | { op: 'ownership-claim'; limit: number }

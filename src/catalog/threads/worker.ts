@@ -86,7 +86,7 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'liveness-claim':
       return store.liveness.claimDue(request.now, request.dueBefore, request.limit);
     case 'liveness-write':
-      return store.liveness.writeLiveness(request.key, request.record, request.claimedAt);
+      return store.liveness.writeLiveness(request.key, request.record, request.claimedAt, request.basis);
     case 'liveness-postpone':
       return store.liveness.postponeLiveness(request.keys, request.basis, request.claimedAt);
     case 'liveness-due':
