@@ -16,7 +16,7 @@ import pLimit from 'p-limit';
 import type { OwnershipClaim, OwnershipVerdict } from '../catalog/ownership.ts';
 import type { CatalogOwnership } from '../catalog/types.ts';
 import { guardedFetch } from './guarded-fetch.ts';
-import { filledUrl, probeLive402, type LiveProbe } from './live-402.ts';
+import { probeLive402, unpaidHttpRequest, type LiveProbe } from './live-402.ts';
 import { allowListFromEnv } from './private-addresses.ts';
 import { probeTargetOf } from './liveness.ts';
 import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from './probe-config.ts';
@@ -37,8 +37,11 @@ const listed = (payTos: string[]) =>
 /** What svc asked of the claim's origin, for the reasons. */
 function askedOf(claim: OwnershipClaim): string {
   if (claim.type === 'mcp') return `tools/call ${claim.toolName} at ${claim.resource}`;
+  const target = probeTargetOf(claim);
+  if (target.type !== 'http') return `${claim.method} ${claim.resource}`;
   try {
-    return `${claim.method} ${filledUrl(claim.resource, claim.pathParams).href}`;
+    // The URL as sent: path parameters filled, the example input as the query (or a JSON body).
+    return `${claim.method} ${unpaidHttpRequest(target).url}`;
   } catch {
     return `${claim.method} ${claim.resource}`;
   }

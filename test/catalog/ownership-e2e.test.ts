@@ -171,7 +171,7 @@ describe('a listing belongs to the payTo its own server names', () => {
       .toBe('rejected');
     const check = (await validate(resource)).ownership.find((c: { payTo: string }) => c.payTo === squatter.publicKey());
     expect(check).toMatchObject({ code: 'bazaar_origin_names_other_payee' });
-    expect(check.reason).toContain(`svc asked GET ${resource}`); // as a buyer would, unpaid
+    expect(check.reason).toContain(`svc asked GET ${resource}?city=Oslo`); // as a buyer would: its example input, unpaid
     expect(check.reason).toContain(`name payTo ${owner.publicKey()}, not ${squatter.publicKey()}`);
 
     await bought(`${squatSeller.url}/weather?city=Oslo`);
