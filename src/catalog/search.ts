@@ -26,7 +26,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { FILTER_NAMES } from '../filters.ts';
-import { CatalogQueryError, type DiscoveryFilters } from './types.ts';
+import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { hiddenByFailures, type LivenessColumns } from './liveness.ts';
 import type { TermChoice } from './term-budget.ts';
 
@@ -50,6 +50,8 @@ export interface CursorState {
   t: number;
   /** The searched terms (term-budget.ts), as indexes into the query's distinct terms: every page ranks over the first page's. */
   k?: number[];
+  /** 1 when the walk ranks by the resource URLs (url-search.ts): the text found nothing on its first page. */
+  u?: 1;
 }
 
 export function bindingHash(query: string, filters: DiscoveryFilters): string {
@@ -89,6 +91,8 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
     throw invalidCursor('is not a cursor issued by this service');
   if (state.k !== undefined && !(Array.isArray(state.k) && state.k.every((i) => Number.isSafeInteger(i) && i >= 0)))
     throw invalidCursor('is not a cursor issued by this service');
+  if (state.u !== undefined && (state.u !== 1 || state.k === undefined || state.k.length === 0))
+    throw invalidCursor('is not a cursor issued by this service');
   if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
   if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
   return state;
@@ -101,6 +105,7 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
  */
 export function pinnedChoice(terms: string[], after: CursorState | undefined, hasRows: (term: string) => boolean): TermChoice | undefined {
   if (after?.k === undefined) return undefined;
+  if (after.u === 1) return pinnedUrlChoice(terms, after);
   if (after.k.some((i) => i >= terms.length) || after.k.length === 0) throw invalidCursor('is not a cursor issued by this service');
   const searched = after.k.map((i) => terms[i]!);
   const kept = new Set(searched);
@@ -108,8 +113,23 @@ export function pinnedChoice(terms: string[], after: CursorState | undefined, ha
   return { searched, dropped, method: dropped.length === 0 ? 'text' : 'text_budgeted' };
 }
 
+/** A URL walk's terms (url-search.ts), pinned by its cursor's `k`. */
+export function pinnedUrlChoice(terms: string[], after: CursorState): TermChoice {
+  if (after.k!.some((i) => i >= terms.length)) throw invalidCursor('is not a cursor issued by this service');
+  return { searched: after.k!.map((i) => terms[i]!), dropped: [], method: 'url' };
+}
+
 /** The cursor's `k` for a choice: its searched terms' indexes among the query's distinct terms. */
 export const choiceIndexes = (terms: string[], choice: TermChoice): number[] => choice.searched.map((term) => terms.indexOf(term));
+
+/** A search answer without results, with the fields of what was searched. */
+export const emptySearchPage = (x402Version: number, choice: TermChoice): SearchPage => ({
+  x402Version,
+  resources: [],
+  partialResults: false,
+  pagination: { limit: 0, cursor: null },
+  ...choiceFields(choice),
+});
 
 /** The fields every search answer carries about its terms (openapi.yaml DiscoverySearchResponse). */
 export const choiceFields = (choice: TermChoice) => ({

@@ -57,8 +57,8 @@ const countSteps = (budget: number) => {
  */
 export const FUNCTION_WORD_SHARE = 0.25;
 
-/** `searchMethod` of a search answer: every term with rows ranked, or some left out by the budget. */
-export type SearchMethod = 'text' | 'text_budgeted';
+/** `searchMethod` of a search answer: every term with rows ranked, or some left out by the budget; `url` when the text found nothing (url-search.ts). */
+export type SearchMethod = 'text' | 'text_budgeted' | 'url';
 
 export interface TermChoice {
   /** The terms the rank is computed over, rarest first. */

@@ -1132,10 +1132,13 @@ export interface components {
              * @description How the page was searched (the CDP Bazaar's field). `text`: a lexical rank over the
              *     listings' text with every query term found in the index. `text_budgeted`: the same rank
              *     over `searchedTerms` only; the search budget left out `droppedTerms` (docs/CATALOG.md
-             *     "Search budget"). Every page of a cursor walk ranks over its first page's terms.
+             *     "Search budget"). `url`: no listing's text holds a query term under the filters, so the
+             *     listings whose resource URL holds `searchedTerms` as host labels or path segments are
+             *     ranked, most terms first (docs/CATALOG.md "When the text finds nothing"). Every page of
+             *     a cursor walk searches as its first page did.
              * @enum {string}
              */
-            searchMethod: "text" | "text_budgeted";
+            searchMethod: "text" | "text_budgeted" | "url";
             /**
              * @description The terms the rank is computed over (lowercased, diacritics removed, at most 64
              *     characters each), rarest first. A query term in neither list is found in no listing.

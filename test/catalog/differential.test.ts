@@ -329,6 +329,21 @@ describe('search against the reference ranking', () => {
     );
   }, 240_000);
 
+  it('queries no text holds search the resource URLs as the reference does: first pages and walks in pages of 7, with filters', async () => {
+    const ids = () => 1 + Math.floor(queryRand() * 400);
+    const queries = ['example', 'com r', `d${ids()} d${ids()} absentword`, `d${ids()} example d${ids()}`, `absentword d${ids()}`];
+    for (const [q, query] of queries.entries()) {
+      const filter = q % 3 === 0 ? { network: 'stellar:pubnet' } : q % 3 === 1 ? { payTo: PAY_TO_B } : {};
+      const pool = corpus.filter((l) => Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v));
+      const expected = referenceSearch(pool, query);
+      expect(expected.length, query).toBeGreaterThan(0);
+      const page = await store.search(query, filter, { limit: 500 });
+      expect(page.searchMethod, query).toBe('url');
+      expect(page.resources.map(idOf), query).toEqual(expected);
+      expect(await walkIds(idOf, (p) => store.search(query, filter, p), 7, 10), query).toEqual(expected.slice(0, 70));
+    }
+  }, 120_000);
+
   it('cursor walks in pages of 7 visit the reference order exactly once', async () => {
     for (let q = 0; q < cases(60, 15); q++) {
       const query = Array.from({ length: 1 + (q % 3) }, queryWord).join(' ');
@@ -360,7 +375,7 @@ describe.each(BACKENDS)('search where the rounded shares and the rounded sum dif
     for (let id = 1; id <= 600; id++) {
       const serviceName = terms.flatMap((term) => (tieRand() < 0.3 ? repeat(term) : [])).join(' ');
       const description = [...terms.flatMap(repeat), 'filler'].join(' ');
-      listings.push({ id, serviceName, tags: '', description, params: '' });
+      listings.push({ id, serviceName, tags: '', description, params: '', url: `https://d${id}.example.com/r` });
       ties.tick();
       const outcome = await ties.catalog.recordSettlement(
         settlement({ url: `https://d${id}.example.com/r`, ...noParams, ...(serviceName ? { serviceName } : {}), description }),

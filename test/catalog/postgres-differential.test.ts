@@ -545,6 +545,15 @@ describe('PostgreSQL answers exactly as SQLite', () => {
     expect(pages).toBeGreaterThan(2.5 * walks);
   }, 180_000);
 
+  it('queries no text holds, searched in the resource URLs, give the same pages and cursor walks', async () => {
+    const id = () => pickCase(Array.from({ length: LISTINGS }, (_, i) => i));
+    for (const [q, text] of ['example', 'com r', `d${id()} d${id()} absentword`, `d${id()} example d${id()}`].entries()) {
+      const filters = q % 2 === 0 ? {} : pickCase(FILTERS);
+      const { first } = await expectSameWalk(postgres, text, filters, pickCase([25, 60]), 8);
+      expect(first.searchMethod, text).toBe('url');
+    }
+  }, 120_000);
+
   it('searches (400 deep) with asset, asset + maxAmount, + type (and another filter) return the same pages', async () => {
     const shapes = new Set<string>();
     let nonEmpty = 0;

@@ -65,10 +65,13 @@ export interface ReferenceListing {
   /** The listing's quality window: payments and distinct payers. */
   calls?: number;
   payers?: number;
+  /** The listing's resource URL, searched when the text finds nothing. */
+  url?: string;
 }
 
 /** A list page's item as the reference ranking reads it (openapi.yaml DiscoveryListResponse). */
 interface ListedItem {
+  resource: string;
   quality: { l30DaysTotalCalls: number; l30DaysUniquePayers: number };
   serviceName?: string | undefined;
   tags?: string[] | undefined;
@@ -97,6 +100,7 @@ export async function listedCorpus(
         tags: (item.tags ?? []).join(' '),
         description: item.description ?? '',
         params: params(idOf(item)),
+        url: item.resource,
       });
     if (items.length < 100) return out;
   }
@@ -117,6 +121,29 @@ export function referenceSearch(listings: ReferenceListing[], query: string): nu
     if (matches) ranked.push({ id: l.id, rank: referenceRank(terms, fields, referenceLevel(l.calls, l.payers)) });
   }
   ranked.sort((a, b) => b.rank - a.rank || a.id - b.id);
+  return ranked.length > 0 ? ranked.map((r) => r.id) : referenceUrlSearch(listings, query);
+}
+
+/**
+ * When no listing's text holds a query term: the listings whose resource URL (after `scheme://`,
+ * split on anything but ASCII letters and digits, lowercased) holds any of the query's first 8
+ * distinct terms, by how many (desc), then id (asc).
+ */
+export function referenceUrlSearch(listings: ReferenceListing[], query: string): number[] {
+  const terms = [...new Set(tokenize(query).map((t) => t.slice(0, 64)))].slice(0, 8);
+  const ranked: Array<{ id: number; m: number }> = [];
+  for (const l of listings) {
+    if (l.url === undefined) continue;
+    const held = new Set(
+      l.url
+        .slice(l.url.indexOf('://') + 3)
+        .toLowerCase()
+        .split(/[^a-z0-9]+/),
+    );
+    const m = terms.filter((t) => held.has(t)).length;
+    if (m > 0) ranked.push({ id: l.id, m });
+  }
+  ranked.sort((a, b) => b.m - a.m || a.id - b.id);
   return ranked.map((r) => r.id);
 }
 

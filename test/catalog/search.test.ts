@@ -113,8 +113,11 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(urls(await t.catalog.search('symbol', {}, { limit: 5 }))).toEqual(['https://x.example.com/p']);
       expect(urls(await t.catalog.search('prompt', {}, { limit: 5 }))).toEqual(['https://m.example.com/mcp']);
       for (const example of ['XYZZYEXAMPLE', 'PLUGHEXAMPLE', 'FROBDEFAULT', 'secret-example-value', 'Lisbon']) {
-        expect((await t.catalog.search(example, {}, { limit: 5 })).resources).toHaveLength(0);
+        // No text holds them (the resource URLs hold `example`, found there when the text finds nothing).
+        const found = await t.catalog.search(example, {}, { limit: 5 });
+        expect(found.searchMethod === 'url' ? [] : found.resources, example).toHaveLength(0);
       }
+      expect((await t.catalog.search('secret-example-value', {}, { limit: 5 })).searchMethod).toBe('url');
     });
 
     it('is case- and diacritic-insensitive', async () => {

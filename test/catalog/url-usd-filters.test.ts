@@ -4,7 +4,8 @@
  * MCP tool server (a separate process), on both stores: `url` is a substring of the resource URL
  * ignoring case, its wildcards and quotes taken literally; `maxUsdPrice` matches an accepted entry
  * in a USD-pegged asset at most that many dollars, and never a listing in another asset; bad values
- * are 400. A catalog written before the URL index gets it when it migrates.
+ * are 400. When the text finds nothing, the query's terms are looked up among the URLs' host labels
+ * and path segments. A catalog written before the URL index gets it when it migrates.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,8 @@ import pg from 'pg';
 import { STELLAR_NETWORKS } from '../../src/chains/stellar/networks.ts';
 import { DEFAULT_USD_ASSETS, parseUsdAssets, usdMaxAmounts } from '../../src/filters.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
+import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { api } from '../helpers/contract.ts';
 import { BACKENDS, freshDatabase } from '../helpers/postgres.ts';
@@ -65,6 +68,7 @@ describe.each(BACKENDS)('%s', (backend) => {
     hosted = new Client({ name: 'url-usd-filters', version: '1.0.0' });
     await hosted.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   }, 120_000);
+  const hostedClient = () => hosted;
   afterAll(async () => {
     await hosted?.close();
     await server?.close();
@@ -125,6 +129,44 @@ describe.each(BACKENDS)('%s', (backend) => {
     }
   });
 
+  it('the resource URL is searched when the text finds nothing: host labels and path segments, most terms first, cursor walks, filters', async () => {
+    const search = async (params: Record<string, string>) => {
+      const res = await api(server.url).get(`/discovery/search?${new URLSearchParams(params).toString()}`);
+      expect(res.status).toBe(200);
+      return res.body as { resources: Array<{ resource: string }>; searchMethod: string; searchedTerms: string[]; pagination: any };
+    };
+    const resources = (page: { resources: Array<{ resource: string }> }) => page.resources.map((r) => r.resource);
+    // No description holds "weather": a host label and a path segment do.
+    const weather = await search({ query: 'weather' });
+    expect(weather).toMatchObject({ searchMethod: 'url', searchedTerms: ['weather'], droppedTerms: [] });
+    expect(resources(weather)).toEqual([WEATHER, CHEAP]);
+    // Most terms first, then the listing written first.
+    expect(resources(await search({ query: 'geo weather org' }))).toEqual([CHEAP, WEATHER, MAPS]);
+    // Whole labels and segments only; the text wins whenever it finds something.
+    expect(resources(await search({ query: 'weath' }))).toEqual([]);
+    expect((await search({ query: 'city weather' })).searchMethod).toBe('text');
+    // Filters apply; a filter that leaves the text nothing hands the query to the URLs.
+    expect(resources(await search({ query: 'weather', maxUsdPrice: '0.01' }))).toEqual([WEATHER]);
+    expect(await search({ query: 'forecast geo', url: 'maps' })).toMatchObject({ searchMethod: 'text' });
+    expect(await search({ query: 'forecast weather', asset: OTHER_ASSET })).toMatchObject({ searchMethod: 'text' });
+    // A cursor walk of the URLs, one listing a page, every match once.
+    const walked: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await search({ query: 'example', limit: '1', ...(cursor ? { cursor } : {}) });
+      expect(page.searchMethod).toBe('url');
+      walked.push(...resources(page));
+      cursor = page.pagination.cursor;
+    } while (cursor);
+    expect(walked).toEqual([WEATHER, MAPS, CHEAP]);
+    // The hosted MCP server says so too.
+    const hosted = (await hostedClient().callTool({ name: 'search_resources', arguments: { query: 'org geo' } })) as unknown as {
+      structuredContent: { searchMethod: string; hits: Array<{ resource: string }> };
+    };
+    expect(hosted.structuredContent.searchMethod).toBe('url');
+    expect(hosted.structuredContent.hits.map((h) => h.resource)).toEqual([MAPS, CHEAP]);
+  });
+
   const hits = (result: unknown) => {
     const r = result as { isError?: boolean; structuredContent?: { hits: Array<{ resource: string }> } };
     expect(r.isError).toBeFalsy();
@@ -166,16 +208,19 @@ describe.each(BACKENDS)('%s', (backend) => {
     90_000,
   );
 
-  it('a catalog written before the URL index gets it when it migrates', async () => {
+  it('a catalog written before the URL indexes gets them when it migrates', async () => {
     if (backend === 'SQLite') {
       const old = new CatalogStore(t.dbPath);
-      const version = Number((old.db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
-      old.db.exec(`DROP TABLE listing_urls; PRAGMA user_version = ${version - 2}`); // the URL index and the ownership claims run again
+      const before = MIGRATIONS.findIndex((migration) => migration.toString().includes('listing_urls USING fts5'));
+      expect(before).toBeGreaterThan(0);
+      old.db.exec(`DROP TABLE listing_urls; DROP TABLE listing_url_terms; PRAGMA user_version = ${before}`);
       old.close();
       const migrated = new CatalogStore(t.dbPath);
       try {
         const { items } = migrated.list({ url: 'MAPS.example' }, { limit: 10, offset: 0 }, new Date());
         expect(items.map((i) => i.resource)).toEqual([MAPS]);
+        const found = migrated.search('geo weather org', {}, { limit: 10 }, new Date(), 2);
+        expect(found.resources.map((i) => i.resource)).toEqual([CHEAP, WEATHER, MAPS]);
       } finally {
         migrated.close();
       }
@@ -183,14 +228,16 @@ describe.each(BACKENDS)('%s', (backend) => {
       const client = new pg.Client({ connectionString: t.databaseUrl! });
       await client.connect();
       try {
-        await client.query(
-          // The URL index and the ownership claims (the migration after it) run again.
-          "DROP INDEX listings_resource_trigrams; UPDATE svc_schema_versions SET version = version - 2 WHERE component = 'catalog'",
-        );
+        await client.query('DROP INDEX listings_resource_trigrams; DROP TABLE listing_url_terms');
+        await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+          CATALOG_MIGRATIONS.findIndex((migration) => migration.includes('listings_resource_trigrams')),
+        ]);
         const migrated = await PostgresCatalogStore.open(t.databaseUrl!);
         try {
           const { items } = await migrated.list({ url: 'MAPS.example' }, { limit: 10, offset: 0 }, new Date());
           expect(items.map((i) => i.resource)).toEqual([MAPS]);
+          const found = await migrated.search('geo weather org', {}, { limit: 10 }, new Date(), 2);
+          expect(found.resources.map((i) => i.resource)).toEqual([CHEAP, WEATHER, MAPS]);
         } finally {
           await migrated.end();
         }

@@ -25,6 +25,7 @@
 import type { PostgresMigrations } from '../../db/postgres.ts';
 import { CLAIMS_MIGRATION } from './claims.ts';
 import { BLOCK_SIZE } from '../listing.ts';
+import { MAX_TERM_LENGTH } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
@@ -530,4 +531,18 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // and the failed checks remembered (postgres/claims.ts; docs/CATALOG.md "Ownership and refresh").
   // Existing listings keep their owners.
   CLAIMS_MIGRATION,
+  // 26: each listing's URL terms (host labels and path segments, ../url-search.ts urlTerms, which
+  // splits an ASCII URL as this does), searched when the text finds nothing (postgres/url-search.ts).
+  `CREATE TABLE IF NOT EXISTS listing_url_terms (
+     term TEXT ${C} NOT NULL,
+     listing_id BIGINT NOT NULL,
+     PRIMARY KEY (term, listing_id)
+   );
+   CREATE INDEX IF NOT EXISTS listing_url_terms_by_listing ON listing_url_terms (listing_id);
+   INSERT INTO listing_url_terms (term, listing_id)
+     SELECT DISTINCT t.term, l.id
+     FROM listings l,
+       regexp_split_to_table(lower(substr(l.resource, strpos(l.resource, '://') + 3)), '[^a-z0-9]+') AS t(term)
+     WHERE length(t.term) BETWEEN 1 AND ${MAX_TERM_LENGTH}
+     ON CONFLICT DO NOTHING;`,
 ];

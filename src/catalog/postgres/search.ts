@@ -36,7 +36,9 @@ import {
   decodeCursor,
   encodeCursor,
   keepVisible,
+  emptySearchPage,
   pinnedChoice,
+  pinnedUrlChoice,
   visibilityBatch,
   type CursorState,
   type RankedRow,
@@ -45,6 +47,7 @@ import { revisionScanTier } from './revision-scan.ts';
 import { MASK_SCAN_TERMS, commonTermsTier } from './common-terms-scan.ts';
 import { termTiersTier } from './term-tiers.ts';
 import { chosenCommonTerms, listingCount, termRowCounts, termRowsUpTo } from './term-counts.ts';
+import { urlSearchPage } from './url-search.ts';
 import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
@@ -259,6 +262,25 @@ export async function searchPostgres(
   const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
   const { db } = context;
   const queryTerms = distinctTerms(query);
+  /** The search by resource URL (url-search.ts): when the text finds nothing, and every page of its walk. */
+  const byUrl = (asOf: number, text: TermChoice) =>
+    urlSearchPage(db, secret, context.searchRowBudget, {
+      textAnswer: emptySearchPage(x402Version, text),
+      queryTerms,
+      filters,
+      page,
+      after,
+      asOf,
+      hash,
+      now,
+      x402Version,
+      visibleSince,
+      failingBefore,
+    });
+  if (after?.u === 1) {
+    const pinned = pinnedUrlChoice(queryTerms, after);
+    return holdsNul(filters) ? emptySearchPage(x402Version, pinned) : byUrl(after.a, pinned);
+  }
   // The terms ranked over: the first page's (its cursor's), else the budget's choice (term-budget.ts).
   let choice: TermChoice;
   if (after?.k !== undefined) {
@@ -277,14 +299,14 @@ export async function searchPostgres(
   const terms = choice.searched;
   const answered = choiceFields(choice);
   const k = choiceIndexes(queryTerms, choice);
-  if (terms.length === 0 || holdsNul(filters))
-    return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null }, ...answered };
+  if (holdsNul(filters)) return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null }, ...answered };
+  /** The catalog's write sequence now: the snapshot a first page pins (asOf). */
+  const currentSeq = async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
+  if (terms.length === 0) return byUrl(after?.a ?? (await currentSeq()), choice);
 
   // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
   let asOf: number | undefined = after?.a;
-  /** The catalog's write sequence now: the snapshot a first page pins (asOf). */
-  const currentSeq = async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq);
   /** Ranked rows with their listings, as rankRows answers. */
   const withListings = async (rows: RankedRow[]) => ({
     rows,
@@ -352,6 +374,8 @@ export async function searchPostgres(
     last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
     if (last) from = { v: 1, h: hash, a: asOf!, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime(), k };
   }
+  // The text found nothing under the filters: the resource URLs are searched instead.
+  if (after === undefined && kept.length === 0 && exhausted) return byUrl(asOf ?? (await currentSeq()), choice);
   const pageRows = kept.slice(0, page.limit);
   const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
   // More follow when the page is full with one to spare, or when the rounds ended before the matches did.

@@ -16,6 +16,7 @@ import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import { PricedPageGuesses } from './price-guess.ts';
 import { priceFilter } from '../price.ts';
+import { urlTerms } from '../url-search.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
@@ -209,6 +210,10 @@ export class PostgresCatalogStore implements CatalogStorePort {
         [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body), now.getTime()],
       );
       listingId = Number(row.rows[0]!.id);
+      await db.query('INSERT INTO listing_url_terms (term, listing_id) SELECT unnest($1::text[]), $2', [
+        urlTerms(draft.resource),
+        listingId,
+      ]);
     }
     await db.query(
       `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -43,6 +43,7 @@ import { amountKey } from '../../filters.ts';
 import { buildBlocks, countKeyChanges, insertListingKeys } from './list-index.ts';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import { termScores, termSignature } from '../terms.ts';
+import { urlTerms } from '../url-search.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
@@ -341,7 +342,26 @@ export const MIGRATIONS: Migration[] = [
   // the failed checks remembered (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh").
   // Existing listings keep their owners.
   migrateToClaims,
+  // Each listing's URL terms (host labels and path segments, ../url-search.ts), searched when the text finds nothing.
+  (db) => {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS listing_url_terms (
+        term TEXT NOT NULL,
+        listing_id INTEGER NOT NULL,
+        PRIMARY KEY (term, listing_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS listing_url_terms_by_listing ON listing_url_terms (listing_id);
+    `);
+    const listings = db.prepare('SELECT id, resource FROM listings').all() as Array<{ id: number; resource: string }>;
+    for (const { id, resource } of listings) insertUrlTerms(db, Number(id), resource);
+  },
 ];
+
+/** A new listing's URL terms (../url-search.ts urlTerms). */
+export function insertUrlTerms(db: DatabaseSync, listingId: number, resource: string): void {
+  const insert = cachedStatement(db, 'INSERT OR IGNORE INTO listing_url_terms (term, listing_id) VALUES (?, ?)');
+  for (const term of urlTerms(resource)) insert.run(term, listingId);
+}
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */
 export function migrateCatalog(db: DatabaseSync): void {

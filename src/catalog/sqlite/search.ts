@@ -17,17 +17,20 @@ import {
   decodeCursor,
   encodeCursor,
   keepVisible,
+  emptySearchPage,
   pinnedChoice,
+  pinnedUrlChoice,
   visibilityBatch,
   type CursorState,
   type RankedRow,
 } from '../search.ts';
 import { queryLimitViolation, termSlots } from '../terms.ts';
-import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoice } from '../term-budget.ts';
+import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoice, type TermChoice } from '../term-budget.ts';
 import { listingCount, rarestTermWithin, termRowsCapped, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { commonBits, exactRankSql, filterSql, roundedMilliSql, type TermRowFilter } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
+import { urlSearchPage } from './url-search.ts';
 
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
 export interface SearchSource {
@@ -212,6 +215,22 @@ export function searchCatalog(
   const queryTerms = distinctTerms(query);
 
   return inReadTransaction(store.db, () => {
+    /** The search by resource URL (url-search.ts): when the text finds nothing, and every page of its walk. */
+    const byUrl = (asOf: number, text: TermChoice) =>
+      urlSearchPage(store, {
+        queryTerms,
+        filters,
+        page,
+        after,
+        asOf,
+        hash,
+        now,
+        x402Version,
+        visibleSince,
+        failingBefore,
+        textAnswer: emptySearchPage(x402Version, text),
+      });
+    if (after?.u === 1) return byUrl(after.a, pinnedUrlChoice(queryTerms, after));
     // The terms ranked over: the first page's (its cursor's), else the budget's choice (term-budget.ts).
     const choice =
       pinnedChoice(queryTerms, after, (term) => termRowsCapped(store, term, 1) > 0) ??
@@ -226,8 +245,7 @@ export function searchCatalog(
       );
     const terms = choice.searched;
     const answered = choiceFields(choice);
-    if (terms.length === 0)
-      return { x402Version, resources: [], partialResults: false, pagination: { limit: 0, cursor: null }, ...answered };
+    if (terms.length === 0) return byUrl(after?.a ?? store.currentSeq(), choice);
     const k = choiceIndexes(queryTerms, choice);
     const asOf = after?.a ?? store.currentSeq();
     const { conditions, params } = filterSql(filters, asOf);
@@ -302,6 +320,8 @@ export function searchCatalog(
       last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
       if (last) from = { v: 1, h: hash, a: asOf, r: Number(last.rank), i: Number(last.listing_id), t: after?.t ?? now.getTime(), k };
     }
+    // The text found nothing under the filters: the resource URLs are searched instead.
+    if (after === undefined && kept.length === 0 && exhausted) return byUrl(asOf, choice);
     const pageRows = kept.slice(0, page.limit);
     const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
     // More follow when the page is full with one to spare, or when the rounds ended before the matches did.

@@ -43,7 +43,7 @@ import {
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
-import { MIGRATIONS, insertSignedTermRows, migrateCatalog } from './migrations.ts';
+import { MIGRATIONS, insertSignedTermRows, insertUrlTerms, migrateCatalog } from './migrations.ts';
 import { insertRevision, pruneSupersededRevisions } from './revision-bounds.ts';
 import { addPairTops } from './pair-tops.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -216,6 +216,7 @@ export class CatalogStore implements CatalogStorePort {
         };
         listingId = Number(row.id);
         this.statement('INSERT INTO listing_urls (rowid, resource) VALUES (?, ?)').run(listingId, draft.resource);
+        insertUrlTerms(this.db, listingId, draft.resource);
       }
       this.statement(
         'INSERT OR IGNORE INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES (?, ?, ?, ?, ?, ?, ?)',

@@ -1,0 +1,73 @@
+/**
+ * Search by the resource URL (docs/CATALOG.md "When the text finds nothing"), both stores' rule:
+ * when no listing's text holds a query term under the filters (the text search's first page is
+ * empty and nothing follows it), the query's terms are looked up among the listings' URL terms, the
+ * host labels and path segments of the canonical resource URL, written once with the listing (its
+ * URL never changes): `api.weather.example.com/v1/forecast` holds api, weather, example, com, v1
+ * and forecast. The answer's `searchMethod` is then `url`.
+ *
+ *   rank = 1e6 × (distinct searched terms the URL holds); ties by listing id ascending.
+ *
+ * The searched terms: the query's first MAX_SEARCHED_TERMS distinct terms that some URL holds,
+ * fewest listings first; the first always, each next while their rows total at most
+ * SEARCH_ROW_BUDGET (each counted up to one more than that), as the text budget keeps its terms. A
+ * cursor keeps its first page's terms (`k`) and says it walks the URLs (`u`).
+ */
+import { MAX_TERM_LENGTH } from './terms.ts';
+import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET } from './term-budget.ts';
+import type { TermChoice } from './term-budget.ts';
+import type { CursorState } from './search.ts';
+import type { DiscoveryFilters, SearchPage } from './types.ts';
+
+/** What the text search hands a URL search (both stores): its query, page, snapshot and cursor binding. */
+export interface UrlSearchRequest {
+  queryTerms: string[];
+  filters: DiscoveryFilters;
+  page: { limit: number };
+  after: CursorState | undefined;
+  asOf: number;
+  hash: string;
+  now: Date;
+  x402Version: number;
+  visibleSince?: string | undefined;
+  failingBefore?: string | undefined;
+  /** The text search's empty page, answered when no URL holds a query term either. */
+  textAnswer: SearchPage;
+}
+
+/**
+ * The URL terms of a canonical resource URL: its host labels and path segments (everything after
+ * `scheme://`), lowercased and split on anything that is not an ASCII letter or digit, each at most
+ * MAX_TERM_LENGTH characters, distinct. A canonical URL is ASCII (the host in its `xn--` form, the
+ * path percent-encoded), so Postgres's catalog migration 25 splits it the same way in SQL.
+ */
+export function urlTerms(resource: string): string[] {
+  const start = resource.indexOf('://');
+  const rest = start < 0 ? resource : resource.slice(start + 3);
+  const tokens = rest
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((t) => t !== '' && t.length <= MAX_TERM_LENGTH);
+  return [...new Set(tokens)];
+}
+
+/** The query terms a URL search weighs: the first MAX_SEARCHED_TERMS distinct ones. */
+export const urlCandidates = (queryTerms: string[]): string[] => queryTerms.slice(0, MAX_SEARCHED_TERMS);
+
+/**
+ * The URL search's terms from the candidates' row counts (each up to `budget` + 1): those with rows,
+ * fewest first (ties in query order), the first always, the next while the kept rows total at most
+ * `budget`.
+ */
+export function chooseUrlTerms(candidates: string[], counts: number[], budget = SEARCH_ROW_BUDGET): TermChoice {
+  const found = candidates.map((term, i) => ({ term, n: counts[i] ?? 0, i })).filter((c) => c.n > 0);
+  found.sort((x, y) => x.n - y.n || x.i - y.i);
+  const searched: string[] = [];
+  let rows = 0;
+  for (const { term, n } of found) {
+    if (searched.length > 0 && rows + n > budget) break;
+    searched.push(term);
+    rows += n;
+  }
+  return { searched, dropped: [], method: 'url' };
+}
