@@ -336,7 +336,8 @@ describe('search against the reference ranking', () => {
       const filter = q % 3 === 0 ? { network: 'stellar:pubnet' } : q % 3 === 1 ? { payTo: PAY_TO_B } : {};
       const pool = corpus.filter((l) => Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v));
       const expected = referenceSearch(pool, query);
-      expect(expected.length, query).toBeGreaterThan(0);
+      // Every listing's URL holds example, com and r; a drawn id may be filtered out.
+      if (q < 2) expect(expected.length, query).toBeGreaterThan(0);
       const page = await store.search(query, filter, { limit: 500 });
       expect(page.searchMethod, query).toBe('url');
       expect(page.resources.map(idOf), query).toEqual(expected);

@@ -1,6 +1,6 @@
 /**
  * The search by resource URL on Postgres, as sqlite/url-search.ts on SQLite (../url-search.ts,
- * docs/CATALOG.md "When the text finds nothing"): `listing_url_terms` (catalog migration 25), one
+ * docs/CATALOG.md "When the text finds nothing"): `listing_url_terms` (catalog migration 26), one
  * term a walk of its key range in id order, several their rows summed per listing.
  */
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';

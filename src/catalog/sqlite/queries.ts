@@ -54,7 +54,7 @@ export function acceptedEntrySql(filters: DiscoveryFilters, listingId: string): 
 export const urlPhrase = (url: string) => `"${url.replaceAll('"', '""')}"`;
 
 /**
- * The condition that listing `listingId`'s resource URL holds `url` (the trigram index, migration 24), with its
+ * The condition that listing `listingId`'s resource URL holds `url` (the trigram index, migration 19), with its
  * parameters. No resource URL holds a control character (ingest refuses them), and FTS5 cannot read a U+0000 in
  * its query: such a `url` matches nothing, as on Postgres.
  */

@@ -1,6 +1,6 @@
 /**
  * The search by resource URL on SQLite (../url-search.ts, docs/CATALOG.md "When the text finds
- * nothing"): `listing_url_terms` (catalog migration 25) holds each listing's URL terms, keyed
+ * nothing"): `listing_url_terms` (migration 21) holds each listing's URL terms, keyed
  * (term, listing_id). One term is a walk of its key range in id order (every match ranks 1e6);
  * several sum their rows per listing, at most SEARCH_ROW_BUDGET rows. The snapshot is the listings
  * created by the pinned sequence (a URL never changes), the filters those of the text search.
