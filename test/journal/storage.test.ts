@@ -13,7 +13,6 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, renameSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DevnetExtras } from '../../src/devnet/index.ts';
 import { api } from '../helpers/contract.ts';
 import { payments, settle, startSvc, until, type Payment, type Svc } from '../helpers/svc-process.ts';
 import { SchemeHarness } from '../scheme/harness.ts';
@@ -135,7 +134,7 @@ const listed = (svc: Svc, p: Payment) =>
 /** Every transaction the devnet included whose source is one of `submitters`. */
 function includedFrom(submitters: string[]): string[] {
   const sources = new Set(submitters);
-  const { ledger } = h.devnet as typeof h.devnet & DevnetExtras;
+  const { ledger } = h.devnet;
   return [...ledger.txs.entries()].filter(([, tx]) => sources.has(ledger.parse(tx.envelopeXdr).source)).map(([hash]) => hash);
 }
 
