@@ -4,9 +4,9 @@
  * the search paths share (search.ts, term-tiers.ts, common-terms.ts, pair-tops.ts): the filter on
  * term rows, the rank's exact expression and the chosen common terms.
  */
-import type { StatementSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
-import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
+import { COLUMN_FILTERS, needsAcceptedEntry, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 
 /**
@@ -124,4 +124,18 @@ export const exactRankSql = (terms: string, rev: string) =>
 export function commonBits(statement: (sql: string) => StatementSync): Map<string, number> {
   const rows = statement('SELECT term, bit FROM search_common_terms').all() as Array<{ term: string; bit: number }>;
   return new Map(rows.map(({ term, bit }) => [term, Number(bit)]));
+}
+
+/** What a search reads through: the SQLite store (store.ts), which calls searchCatalog (search.ts) with itself. */
+export interface SearchSource {
+  readonly db: DatabaseSync;
+  /** The cap on the rows of the terms that drive the tiers, TIER_DRIVER_ROWS_CAP unless set (term-tiers.ts; a test lowers it to reach the other paths). */
+  readonly tierDriverRows?: number;
+  /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
+  readonly searchRowBudget?: number;
+  statement(sql: string): StatementSync;
+  assertUsable(forWrite: boolean): void;
+  cursorSecret(): Buffer;
+  currentSeq(): number;
+  rowsById(ids: number[], now: Date): Map<number, ListingRow>;
 }

@@ -4,7 +4,6 @@
  * index and stops after the page; a several-term query runs the all-terms tier, then the
  * threshold walk (thresholdWalk), then the aggregates when the walk would read too far.
  */
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { inReadTransaction } from '../../db/sqlite.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import {
@@ -28,23 +27,12 @@ import { queryLimitViolation, termSlots } from '../terms.ts';
 import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoice, type TermChoice } from '../term-budget.ts';
 import { listingCount, rarestTermWithin, termRowsCapped, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
-import { commonBits, exactRankSql, filterSql, roundedMilliSql, type TermRowFilter } from './queries.ts';
+import { commonBits, exactRankSql, filterSql, roundedMilliSql, type SearchSource, type TermRowFilter } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
 import { urlSearchPage } from './url-search.ts';
 
-/** What a search reads through: the SQLite store (store.ts), which calls searchCatalog with itself. */
-export interface SearchSource {
-  readonly db: DatabaseSync;
-  /** The cap on the rows of the terms that drive the tiers, TIER_DRIVER_ROWS_CAP unless set (term-tiers.ts; a test lowers it to reach the other paths). */
-  readonly tierDriverRows?: number;
-  /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
-  readonly searchRowBudget?: number;
-  statement(sql: string): StatementSync;
-  assertUsable(forWrite: boolean): void;
-  cursorSecret(): Buffer;
-  currentSeq(): number;
-  rowsById(ids: number[], now: Date): Map<number, ListingRow>;
-}
+/** What a search reads through (queries.ts, where url-search.ts reads it too). */
+export type { SearchSource } from './queries.ts';
 
 /**
  * A several-term query as a bounded top-k (a threshold walk, after Fagin's threshold algorithm).

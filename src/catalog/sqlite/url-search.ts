@@ -20,8 +20,7 @@ import {
 import { chooseUrlTerms, urlCandidates, type UrlSearchRequest } from '../url-search.ts';
 import { SEARCH_ROW_BUDGET } from '../term-budget.ts';
 import type { SearchPage } from '../types.ts';
-import { filterSql } from './queries.ts';
-import type { SearchSource } from './search.ts';
+import { filterSql, type SearchSource } from './queries.ts';
 
 /** The page of a URL search (the first page's terms chosen now, a cursor page's pinned). */
 export function urlSearchPage(store: SearchSource, request: UrlSearchRequest): SearchPage {
