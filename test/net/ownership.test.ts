@@ -12,8 +12,10 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { PENDING_RETRY_BASE_MS, REJECTED_RETRY_BASE_MS, type OwnershipClaim } from '../../src/catalog/ownership.ts';
-import { SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
+import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
+import { migrateToClaims } from '../../src/catalog/sqlite/claims.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { CLAIMS_MIGRATION } from '../../src/catalog/postgres/claims.ts';
 import type { LiveProbe } from '../../src/net/live-402.ts';
 import { ownershipVerdict } from '../../src/net/ownership.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from '../catalog/fixtures.ts';
@@ -216,7 +218,8 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
     const { databaseUrl, dbPath } = before;
     try {
       await before.catalog.close();
-      // The catalog as it was one migration earlier, with a listing of the first-settlement rule.
+      // The catalog as it was before the claims migration (later ones run again after it), with a
+      // listing of the first-settlement rule.
       const legacy = openCatalog({ dbPath, databaseUrl, logger: recordingLogger(), clock: before.clock });
       expect(await legacy.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A, description: 'weather' }))).toEqual({
         status: 'success',
@@ -224,13 +227,15 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       await legacy.close();
       if (backend === 'SQLite') {
         const raw = new DatabaseSync(dbPath);
-        raw.exec(`DROP TABLE listing_claims; PRAGMA user_version = ${SCHEMA_VERSION - 1}`);
+        raw.exec(`DROP TABLE listing_claims; PRAGMA user_version = ${MIGRATIONS.indexOf(migrateToClaims)}`);
         raw.close();
       } else {
         const client = new pg.Client({ connectionString: databaseUrl });
         await client.connect();
         await client.query('DROP TABLE listing_claims');
-        await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_MIGRATIONS.length - 1]);
+        await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+          CATALOG_MIGRATIONS.indexOf(CLAIMS_MIGRATION),
+        ]);
         await client.end();
       }
       const t = openCatalog({ dbPath, databaseUrl, logger: recordingLogger(), clock: before.clock, ownership: 'origin' });
