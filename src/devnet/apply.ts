@@ -38,20 +38,7 @@ export function recordInternalError(ledger: Pick<ApplyContext, 'txs'>, p: Parsed
       diagnosticEvents: [],
     }),
   );
-  const record: TxRecord = {
-    status: 'FAILED',
-    ledger: seq,
-    createdAt: closeTime,
-    applicationOrder: order,
-    feeBump: p.feeBump !== null,
-    envelopeXdr: b64(p.envelope),
-    resultXdr: b64(result),
-    resultMetaXdr: b64(meta),
-    transactionEventsXdr: [],
-    contractEventsXdr: [[]],
-    diagnosticEventsXdr: [],
-  };
-  storeRecord(ledger, p, record);
+  storeRecord(ledger, p, { ok: false, seq, closeTime, order, result, meta }, { contractEventsXdr: [[]] });
 }
 
 /** `inclusionPerOp`: the ledger's inclusion fee per operation (the network minimum, or the surge price when the ledger was full). */
@@ -230,19 +217,16 @@ export function applyTransaction(
       diagnosticEvents,
     }),
   );
-  storeRecord(ledger, p, {
-    status: ok ? 'SUCCESS' : 'FAILED',
-    ledger: seq,
-    createdAt: closeTime,
-    applicationOrder: order,
-    feeBump: p.feeBump !== null,
-    envelopeXdr: b64(p.envelope),
-    resultXdr: b64(txResult),
-    resultMetaXdr: b64(meta),
-    transactionEventsXdr: txEvents.map(b64),
-    diagnosticEventsXdr: diagnosticEvents.map(b64),
-    contractEventsXdr: [contractEvents.map(b64)],
-  });
+  storeRecord(
+    ledger,
+    p,
+    { ok, seq, closeTime, order, result: txResult, meta },
+    {
+      transactionEventsXdr: txEvents.map(b64),
+      diagnosticEventsXdr: diagnosticEvents.map(b64),
+      contractEventsXdr: [contractEvents.map(b64)],
+    },
+  );
 }
 
 /** The TransactionResult of an applied transaction: txSuccess/txFailed, inside a fee-bump pair when wrapped. */
@@ -262,8 +246,39 @@ export function transactionResult(p: ParsedTx, ok: boolean, opResults: xdr.Opera
   return new xdr.TransactionResult({ feeCharged: charged, result, ext: xdr.TransactionResultExt.v0() });
 }
 
-/** What getTransaction serves, under the transaction's hash (and the inner hash of a fee bump). */
-export function storeRecord(ledger: Pick<ApplyContext, 'txs'>, p: ParsedTx, record: TxRecord): void {
+/** A transaction as a ledger applied it: its outcome, place and XDR. */
+export interface AppliedTransaction {
+  ok: boolean;
+  seq: number;
+  closeTime: number;
+  order: number;
+  result: xdr.TransactionResult;
+  meta: xdr.TransactionMeta;
+}
+
+/**
+ * What getTransaction serves for an applied transaction, under its hash (and the inner hash of a
+ * fee bump); events default to none.
+ */
+export function storeRecord(
+  ledger: Pick<ApplyContext, 'txs'>,
+  p: ParsedTx,
+  applied: AppliedTransaction,
+  events: Partial<Pick<TxRecord, 'transactionEventsXdr' | 'contractEventsXdr' | 'diagnosticEventsXdr'>> = {},
+): void {
+  const record: TxRecord = {
+    status: applied.ok ? 'SUCCESS' : 'FAILED',
+    ledger: applied.seq,
+    createdAt: applied.closeTime,
+    applicationOrder: applied.order,
+    feeBump: p.feeBump !== null,
+    envelopeXdr: b64(p.envelope),
+    resultXdr: b64(applied.result),
+    resultMetaXdr: b64(applied.meta),
+    transactionEventsXdr: events.transactionEventsXdr ?? [],
+    contractEventsXdr: events.contractEventsXdr ?? [],
+    diagnosticEventsXdr: events.diagnosticEventsXdr ?? [],
+  };
   ledger.txs.set(p.hash, record);
   if (p.innerHash) ledger.txs.set(p.innerHash, record);
 }

@@ -12,7 +12,7 @@ import { putAccount, readAccount, replaceAccount, type AccountPatch } from './ac
 import { BASE_FEE } from './fees.ts';
 import { ledgerEntry, muxedToG, type ParsedTx } from './envelope.ts';
 import { storeRecord, transactionResult, type ApplyContext } from './apply.ts';
-import { accountKey, b64, bytesOf } from './xdr.ts';
+import { accountKey, bytesOf } from './xdr.ts';
 
 /** The reserve an account keeps (two base reserves of 0.5 XLM), in stroops. */
 export const MIN_ACCOUNT_BALANCE = 10_000_000n;
@@ -93,17 +93,5 @@ export function applyCreateAccounts(
       diagnosticEvents: [],
     }),
   );
-  storeRecord(ledger, p, {
-    status: ok ? 'SUCCESS' : 'FAILED',
-    ledger: seq,
-    createdAt: closeTime,
-    applicationOrder: order,
-    feeBump: p.feeBump !== null,
-    envelopeXdr: b64(p.envelope),
-    resultXdr: b64(txResult),
-    resultMetaXdr: b64(meta),
-    transactionEventsXdr: [],
-    diagnosticEventsXdr: [],
-    contractEventsXdr: ops.map(() => []),
-  });
+  storeRecord(ledger, p, { ok, seq, closeTime, order, result: txResult, meta }, { contractEventsXdr: ops.map(() => []) });
 }

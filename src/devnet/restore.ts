@@ -11,7 +11,7 @@ import { storeRecord, transactionResult } from './apply.ts';
 import { declaredFromData, ledgerEntry, type ParsedTx } from './envelope.ts';
 import type { TxRecord } from './records.ts';
 import { isArchived, type LedgerState } from './state.ts';
-import { accountKey, b64 } from './xdr.ts';
+import { accountKey } from './xdr.ts';
 
 export interface RestoreContext {
   readonly state: LedgerState;
@@ -97,17 +97,10 @@ export function applyRestore(
       diagnosticEvents: [],
     }),
   );
-  storeRecord(ledger, p, {
-    status: ok ? 'SUCCESS' : 'FAILED',
-    ledger: seq,
-    createdAt: closeTime,
-    applicationOrder: order,
-    feeBump: p.feeBump !== null,
-    envelopeXdr: b64(p.envelope),
-    resultXdr: b64(transactionResult(p, ok, [opResult], charged)),
-    resultMetaXdr: b64(meta),
-    transactionEventsXdr: [],
-    contractEventsXdr: [[]],
-    diagnosticEventsXdr: [],
-  });
+  storeRecord(
+    ledger,
+    p,
+    { ok, seq, closeTime, order, result: transactionResult(p, ok, [opResult], charged), meta },
+    { contractEventsXdr: [[]] },
+  );
 }
