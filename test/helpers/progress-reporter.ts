@@ -69,13 +69,11 @@ export default class ProgressReporter implements Reporter {
 
   onTestRunEnd(): void {
     clearInterval(this.timer);
+    const all = [...this.durations].sort((a, b) => b.ms - a.ms);
     // Every file's time, slowest first, for docs/TESTING.md's table (TEST_TIMES_FILE=path npm test).
     const timesFile = process.env.TEST_TIMES_FILE;
-    if (timesFile) {
-      const all = [...this.durations].sort((a, b) => b.ms - a.ms);
-      writeFileSync(timesFile, all.map((d) => `${(d.ms / 1000).toFixed(1)}\t${d.file}\t${d.state}\n`).join(''));
-    }
-    const slowest = [...this.durations].sort((a, b) => b.ms - a.ms).slice(0, 10);
+    if (timesFile) writeFileSync(timesFile, all.map((d) => `${(d.ms / 1000).toFixed(1)}\t${d.file}\t${d.state}\n`).join(''));
+    const slowest = all.slice(0, 10);
     process.stdout.write(
       `\nslowest files (wall time, ${clock(Date.now() - this.began)} in all):\n${slowest
         .map((d) => `  ${seconds(d.ms).padStart(6)}  ${d.file}${d.state === 'failed' ? '  (failed)' : ''}`)
