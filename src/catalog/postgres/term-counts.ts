@@ -5,11 +5,7 @@
 import { TermCounts } from '../search.ts';
 import type { Db } from './queries.ts';
 
-/**
- * Each term's rows, counted in full and kept a while per pool (TermCounts), in query order: the
- * rarest term drives the all-terms tier, and a count stopped at a cap made the most common words
- * equal, so the first of them drove (at 100k, 93,000 rows where the rarest of 6 has 36,000).
- */
+/** Each pool's kept counts (TermCounts expires them). */
 const termCounts = new WeakMap<Db, TermCounts>();
 function countsOf(db: Db): TermCounts {
   let counts = termCounts.get(db);
@@ -17,6 +13,11 @@ function countsOf(db: Db): TermCounts {
   return counts;
 }
 
+/**
+ * Each term's rows, counted in full and kept a while per pool (TermCounts), in query order: the
+ * rarest term drives the all-terms tier, and a count stopped at a cap made the most common words
+ * equal, so the first of them drove (at 100k, 93,000 rows where the rarest of 6 has 36,000).
+ */
 export async function termRowCounts(db: Db, terms: string[]): Promise<Array<{ term: string; n: number }>> {
   const counts = countsOf(db);
   const unknown = terms.filter((term) => counts.get(term) === undefined);
