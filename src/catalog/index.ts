@@ -230,18 +230,21 @@ export function openCatalog(options: CatalogOptions): Catalog {
     list: (filters, page, requester) => readPage<ListPage>(listRequest(filters, page), requester),
     async listingCounts() {
       // Three totals of the unfiltered list, on the metrics lane of the reader queue: every
-      // listing, those within LISTING_TTL_DAYS, and those list shows (also past the liveness cut).
+      // listing, those within LISTING_TTL_DAYS, and those list shows (also past the liveness cut);
+      // and the resources waiting for the origin's check before their first listing.
       const { now, visibleSince: since, failingBefore: failing } = hidden();
       const total = async (cuts: { visibleSince?: string; failingBefore?: string }) =>
         ((await readers.run({ op: 'list', now, filters: {}, page: { limit: 1, offset: 0 }, ...cuts }, metricsLane)) as ListPage).pagination
           .total;
       try {
-        const [all, fresh, listed] = await Promise.all([
+        const [all, fresh, listed, pending] = await Promise.all([
           total({}),
           total(since === undefined ? {} : { visibleSince: since }),
           total({ ...(since === undefined ? {} : { visibleSince: since }), ...(failing === undefined ? {} : { failingBefore: failing }) }),
+          // Only origin ownership makes a settlement wait for a check before its first listing.
+          options.ownership === 'origin' ? (readers.run({ op: 'ownership-pending', now }, metricsLane) as Promise<number>) : 0,
         ]);
-        return { listed, hidden: { expired: all - fresh, liveness: fresh - listed } };
+        return { listed, pending, hidden: { expired: all - fresh, liveness: fresh - listed } };
       } catch (err) {
         throw asCatalogError(err);
       }

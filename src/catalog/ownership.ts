@@ -154,6 +154,10 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
   return payments.length >= MAX_CLAIM_PAYMENTS ? payments : [...payments, payment];
 }
 
+/** OwnershipStorePort.countPending: identities with a pending claim and no listing. */
+export const COUNT_PENDING_SQL = `SELECT COUNT(*) AS n FROM (SELECT DISTINCT resource, type, tool_name FROM listing_claims c
+  WHERE c.status = 'pending' AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.resource = c.resource AND l.type = c.type AND l.tool_name = c.tool_name)) AS p`;
+
 /**
  * The SQL of the claims table (the same columns on both stores; Postgres adds COLLATE "C" and BIGINT).
  * IF NOT EXISTS: a database set back to an earlier version (the migration tests) runs it again.

@@ -203,6 +203,8 @@ export interface CatalogOwnership {
 /** CatalogPort.listingCounts: a new state (one more hiding reason) is one more field here and one more gauge series. */
 export interface ListingCounts {
   listed: number;
+  /** Waiting for the origin's check before their first listing (not in list or search yet). */
+  pending: number;
   hidden: { expired: number; liveness: number };
 }
 
@@ -353,4 +355,6 @@ export interface OwnershipStorePort {
   claimChecks(now: number, limit: number): Awaitable<OwnershipClaim[]>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;
   checksOf(identity: Identity): Awaitable<OwnershipCheck[]>;
+  /** Resources waiting for their first owner: a pending claim and no listing yet (the /metrics `pending` state). */
+  countPending(): Awaitable<number>;
 }

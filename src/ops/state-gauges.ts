@@ -181,13 +181,14 @@ export function registerStateGauges(registry: Registry, sources: StateSources, {
     const listings = cached(sources.listings, 'listings', failures, maxAgeMs, timeoutMs);
     new Gauge({
       name: 'svc_catalog_listings',
-      help: 'Catalog listings by state: listed (in list and search now) or hidden, with what hides it (reason: expired, past LISTING_TTL_DAYS; liveness, failing past LIVENESS_GRACE_HOURS).',
+      help: 'Catalog listings by state: listed (in list and search now), pending (settled, waiting for the origin to name its payTo before the first listing) or hidden, with what hides it (reason: expired, past LISTING_TTL_DAYS; liveness, failing past LIVENESS_GRACE_HOURS).',
       labelNames: ['state', 'reason'] as const,
       registers: [registry],
       async collect() {
         const counts = await listings();
         if (!counts) return;
         this.set({ state: 'listed', reason: '' }, counts.listed);
+        this.set({ state: 'pending', reason: '' }, counts.pending);
         for (const [reason, n] of Object.entries(counts.hidden)) this.set({ state: 'hidden', reason }, n);
       },
     });

@@ -100,7 +100,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(await shown(t.catalog, { payTo: PAY_TO_A })).toEqual([B]); // one list key: count less hidden
       expect(await shown(t.catalog, { payTo: PAY_TO_A, type: 'http' })).toEqual([B]); // several keys
       expect(await shown(t.catalog, { resource: A })).toEqual([]); // the identity columns
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, hidden: { expired: 0, liveness: 1 } });
+      expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 1 } });
       // The next claim hands the record back as `previous` (the run of failures keeps its start).
       const again = await live.claimDue(now(), now() - 6 * HOUR, 10);
       expect(again.find((l) => l.resource === A)!.previous).toEqual({ status: 'unreachable', checkedAt: failedAt, failingSince: failedAt });
@@ -119,10 +119,10 @@ describe.each(BACKENDS)('on %s', (backend) => {
         status: 'live',
         checkedAt: failedAt,
       });
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 2, hidden: { expired: 0, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toEqual({ listed: 2, pending: 0, hidden: { expired: 0, liveness: 0 } });
       // Past LISTING_TTL_DAYS without a settlement: hidden as expired, whatever their liveness.
       t.tick(2 * 24 * HOUR + 1);
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 0, hidden: { expired: 2, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toEqual({ listed: 0, pending: 0, hidden: { expired: 2, liveness: 0 } });
     } finally {
       t.close();
     }

@@ -57,6 +57,7 @@ function metricNames(expr: string): string[] {
     'or',
     'rate',
     'increase',
+    'deriv',
     'histogram_quantile',
     'le',
     'without',
@@ -130,6 +131,7 @@ describe('deploy/prometheus and deploy/grafana', () => {
     const series = (name: string) => scraped.find((m) => m.name === name)?.metrics.map((s) => s.labels) ?? [];
     expect(series('svc_catalog_listings')).toEqual([
       { state: 'listed', reason: '' },
+      { state: 'pending', reason: '' },
       { state: 'hidden', reason: 'expired' },
       { state: 'hidden', reason: 'liveness' },
     ]);

@@ -10,6 +10,7 @@ import type { ListingDraft } from '../ingest/settlement.ts';
 import { PRUNE_BATCH } from '../listing.ts';
 import {
   CLAIM_LEASE_MS,
+  COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
   REJECTED_MEMORY_MS,
   claimsTableSql,
@@ -212,5 +213,6 @@ export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: Locke
       );
     },
     checksOf: async (identity) => (await ready(), checksOf(pool, identity)),
+    countPending: async () => (await ready(), Number((await pool.query<{ n: string }>(COUNT_PENDING_SQL)).rows[0]!.n)),
   };
 }

@@ -11,6 +11,7 @@ import type { ListingDraft } from '../ingest/settlement.ts';
 import { PRUNE_BATCH } from '../listing.ts';
 import {
   CLAIM_LEASE_MS,
+  COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
   REJECTED_MEMORY_MS,
   claimsTableSql,
@@ -194,5 +195,6 @@ export function claimsPort(
       return resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => writeListing(draft, now, payment));
     },
     checksOf: (identity) => (usable(false), checksOf(db, identity)),
+    countPending: () => (usable(false), Number((cachedStatement(db, COUNT_PENDING_SQL).get() as { n: number }).n)),
   };
 }

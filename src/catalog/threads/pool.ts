@@ -61,6 +61,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'ownership-claim'; limit: number }
   | { op: 'ownership-resolve'; key: string; claimedAt: number; verdict: OwnershipVerdict }
   | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }
+  | { op: 'ownership-pending' }
 );
 
 export type WorkerReply =

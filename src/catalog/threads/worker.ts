@@ -97,6 +97,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return engine.resolveOwnershipCheck(request.key, request.claimedAt, request.verdict, now);
     case 'ownership-checks':
       return engine.ownershipChecks(request.identity);
+    case 'ownership-pending':
+      return store.claims?.countPending() ?? 0;
   }
 }
 
