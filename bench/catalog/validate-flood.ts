@@ -26,6 +26,7 @@ import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { requireBuild, loadAverage, pct } from '../lib/http-load.ts';
 import { machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from '../lib/ops-procs.ts';
 import { exactRequirements, exactTerms, postSettle } from '../lib/payments.ts';
+import { freePort } from '../../src/dev/postgres.ts';
 
 const { values } = parseArgs({
   options: {
@@ -71,7 +72,7 @@ const variants: Array<{ name: string; env: Record<string, string> }> = [
 ];
 const dirs: string[] = [];
 const services = await Promise.all(
-  variants.map(async (v, i) => {
+  variants.map(async (v) => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-vflood-'));
     dirs.push(dir);
     const submitter = await devnet.createAccount({ usdcTrustline: false });
@@ -86,7 +87,7 @@ const services = await Promise.all(
         ...NO_NEW_ADDRESS_ALLOWANCE,
         ...v.env,
       },
-      31_000 + Math.floor(Math.random() * 20_000) + i,
+      await freePort(), // a port picked at random could be another process's ephemeral one
     );
     await svc.readyAfter('/health', 180_000);
     return { ...v, svc, quiet: [] as number[], flooded: [] as number[], failures: 0, validate: new Map<number, number>() };

@@ -16,6 +16,7 @@ import { startDevnet } from '../../src/devnet/index.ts';
 import { machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from '../lib/ops-procs.ts';
 import { exactTerms, postSettle } from '../lib/payments.ts';
 import { QUICK } from '../lib/quick.ts';
+import { freePort } from '../../src/dev/postgres.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,7 +43,7 @@ async function run(label: string, env: Record<string, string>) {
     'compiled',
     ROOT,
     { SUBMITTER_SECRET: seed.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite'), ...NO_NEW_ADDRESS_ALLOWANCE, ...env },
-    30_000 + Math.floor(Math.random() * 20_000),
+    await freePort(), // a port picked at random could be another process's ephemeral one
   );
   try {
     await svc.readyAfter('/health', 60_000);

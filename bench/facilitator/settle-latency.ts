@@ -19,6 +19,7 @@ import { startDevnet } from '../../src/devnet/index.ts';
 import { exportRevision, machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from '../lib/ops-procs.ts';
 import { exactTerms, postSettle } from '../lib/payments.ts';
 import { QUICK } from '../lib/quick.ts';
+import { freePort } from '../../src/dev/postgres.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -54,14 +55,14 @@ async function run(ledgerMs: number, baselineDir: string) {
   };
   const seller = await devnet.createAccount({});
   const services = await Promise.all(
-    (['compiled', 'tsx'] as const).map(async (kind, i) => {
+    (['compiled', 'tsx'] as const).map(async (kind) => {
       const dir = mkdtempSync(join(tmpdir(), 'svc-lat-'));
       const submitter = await devnet.createAccount({ usdcTrustline: false });
       const svc = startSvc(
         kind,
         kind === 'compiled' ? ROOT : baselineDir,
         { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite'), ...NO_NEW_ADDRESS_ALLOWANCE },
-        30_000 + Math.floor(Math.random() * 20_000) + i,
+        await freePort(), // a port picked at random could be another process's ephemeral one
       );
       await svc.readyAfter('/health', 180_000);
       return {

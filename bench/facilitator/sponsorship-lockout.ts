@@ -30,6 +30,7 @@ import { requireBuild } from '../lib/http-load.ts';
 import { machine, ROOT, startSvc, type SvcProcess } from '../lib/ops-procs.ts';
 import { exactTerms, postSettle } from '../lib/payments.ts';
 import { QUICK } from '../lib/quick.ts';
+import { freePort } from '../../src/dev/postgres.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -140,7 +141,7 @@ async function main() {
             RPC_URL: devnet.rpcUrl,
             DB_PATH: join(mkdtempSync(join(tmpdir(), 'svc-lockout-')), 'svc.sqlite'),
           },
-          31_000 + Math.floor(Math.random() * 20_000) + i,
+          await freePort(), // a port picked at random could be another process's ephemeral one
         );
         await svc.readyAfter('/health', 60_000);
         return {

@@ -49,17 +49,20 @@ export function request(port: number, method: string, path: string, body?: strin
 
 export const getJson = async <T>(port: number, path: string): Promise<T> => JSON.parse((await request(port, 'GET', path)).text) as T;
 
-/** Resolves once `path` answers below 500 (30 s at most). */
+/** Resolves once `path` answers below 500 (120 s at most: svc migrating a copied catalog on a loaded machine takes a while). */
 export async function waitReady(port: number, path: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+  let last = 'nothing (not listening)';
+  for (let i = 0; i < 1200; i++) {
     try {
-      if ((await request(port, 'GET', path)).status < 500) return;
+      const answer = await request(port, 'GET', path);
+      if (answer.status < 500) return;
+      last = `${answer.status} ${answer.text.slice(0, 300)}`;
     } catch {
       /* not listening yet */
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`port ${port} never answered`);
+  throw new Error(`port ${port} never answered ${path} below 500 in 120 s; its last answer: ${last}`);
 }
 
 export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

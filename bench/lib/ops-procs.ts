@@ -49,6 +49,9 @@ export function startSvc(kind: 'compiled' | 'tsx', cwd: string, env: Record<stri
     child,
     async readyAfter(path = '/health', timeoutMs = 30_000) {
       while (performance.now() - started < timeoutMs) {
+        // An svc that exited (a taken port, a bad variable: its one line is on stderr) will not answer.
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`${kind} svc on port ${port} exited (${child.exitCode ?? child.signalCode}) before ${path} answered 200`);
         try {
           if ((await fetch(url + path)).status === 200) return performance.now() - started;
         } catch {

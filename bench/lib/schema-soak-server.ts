@@ -22,7 +22,14 @@ const instantScheme: PaymentScheme = {
   settle: async () => ({ success: true, transaction: 'ab'.repeat(32), network: 'stellar:testnet', payer: PAYER }),
 };
 
-const config = loadConfig({ SUBMITTER_SECRET: Keypair.random().secret(), DB_PATH: process.argv[2]! });
+// Listings as the settles write them: owned by the first payTo (the sellers' URLs here serve
+// nothing to ask), and kept visible however old the seeded corpus's dates are.
+const config = loadConfig({
+  SUBMITTER_SECRET: Keypair.random().secret(),
+  DB_PATH: process.argv[2]!,
+  LISTING_OWNERSHIP: 'first-settlement',
+  LISTING_TTL_DAYS: '36500',
+});
 // The catalog is the one createService opens at DB_PATH.
 const service = createService(config, { logger: silentLogger(), schemes: [instantScheme], readiness: new ReadinessProbe({ checks: {} }) });
 const running = await service.listen(0, '127.0.0.1');
