@@ -20,21 +20,35 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
-import { createLogger } from '../log.ts';
-import { createFacilitatorClient } from '../client/facilitator.ts';
-import { REPO_ROOT, runAgent } from './agent.ts';
-import { MCP_TOOL, observedFacilitator, startDemoSellers, type DemoSellers, type SellerEvent } from './sellers.ts';
-import { DEV_PORTS, startStack, type Stack } from './stack.ts';
-import { runStory, type StoryResult } from './story.ts';
+import type { DemoSellers, SellerEvent } from './sellers.ts';
+import type { Stack } from './stack.ts';
+import type { StoryResult } from './story.ts';
 import { createTrace } from './trace.ts';
+import { DEV_PORTS } from './ports.ts';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from './lock.ts';
 import { ALLOW_PRIVATE_TARGETS } from '../net/private-addresses.ts';
 import { DEV_ALLOW_PRIVATE_TARGETS, devMcpClientConfig } from './mcp-client.ts';
 
-const REPO_DIR = resolve(REPO_ROOT);
 // The dev stack, and only it, lets svc's catalog and paid_call reach loopback, where its sellers listen.
 process.env[ALLOW_PRIVATE_TARGETS] ??= DEV_ALLOW_PRIVATE_TARGETS;
+
+/**
+ * The stack, the sellers, the story and the agent, loaded once the run knows it will start them:
+ * a run that refuses (an unknown option, a data directory in use, a port taken) answers without
+ * loading them, in about a second instead of four.
+ */
+async function loadStack() {
+  const [{ pino }, { createLogger }, { createFacilitatorClient }, agent, sellers, { startStack }, { runStory }] = await Promise.all([
+    import('pino'),
+    import('../log.ts'),
+    import('../client/facilitator.ts'),
+    import('./agent.ts'),
+    import('./sellers.ts'),
+    import('./stack.ts'),
+    import('./story.ts'),
+  ]);
+  return { pino, createLogger, createFacilitatorClient, ...agent, ...sellers, startStack, runStory };
+}
 
 const DEFAULT_DATA_DIR = './data/dev';
 
@@ -125,10 +139,13 @@ async function main(): Promise<void> {
 
   let stack: Stack;
   let sellers: DemoSellers;
+  let dev: Awaited<ReturnType<typeof loadStack>>;
   const events: SellerEvent[] = [];
   try {
     // Fixed ports another program holds are found before anything is started or replaced.
     await checkPortsFree(Object.values(ports).filter((port) => port > 0));
+    dev = await loadStack();
+    const { pino, createLogger, createFacilitatorClient, startStack, startDemoSellers, observedFacilitator, MCP_TOOL } = dev;
     const logPath = join(dataDir, 'svc.log');
     // The directory is this run's (locked): only the files a run writes are replaced, those of the
     // last run here (never the folder: --data-dir may point anywhere).
@@ -179,6 +196,7 @@ async function main(): Promise<void> {
   const caPath = join(dataDir, 'devnet-ca.pem');
   writeFileSync(caPath, stack.devnet.caCertPem ?? '');
 
+  const { runStory, runAgent, MCP_TOOL } = dev;
   const result: StoryResult = await runStory({
     trace,
     stack,
@@ -215,7 +233,7 @@ async function main(): Promise<void> {
     process.exit(result.ok ? 0 : 1);
   }
 
-  printRunning(trace, stack, sellers, dataDir);
+  printRunning(trace, stack, sellers, dataDir, { mcpTool: MCP_TOOL, repoDir: resolve(dev.REPO_ROOT) });
 }
 
 /** A path as the user would type it: relative to the working directory when it is inside it. */
@@ -264,7 +282,13 @@ function runPorts(stack: Stack, sellers: DemoSellers): Record<string, number> {
   };
 }
 
-function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, sellers: DemoSellers, dataDir: string): void {
+function printRunning(
+  trace: ReturnType<typeof createTrace>,
+  stack: Stack,
+  sellers: DemoSellers,
+  dataDir: string,
+  { mcpTool, repoDir }: { mcpTool: string; repoDir: string },
+): void {
   const sellerUrl = sellers.http.url;
   const { devnet, accounts } = stack;
   trace.line();
@@ -279,7 +303,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line(`  catalog explorer      ${stack.svc.url}/   (API reference: ${stack.svc.url}/docs)`);
   trace.line(`  hosted MCP discovery  ${stack.svc.url}/mcp   (search_resources over streamable HTTP: add it to an MCP client by URL)`);
   trace.line(`  demo seller (HTTP)    ${sellerUrl}   (GET /weather?city=… , POST /summarize)`);
-  trace.line(`  demo seller (MCP)     ${sellers.mcp.url}   (paid tool ${MCP_TOOL}, streamable HTTP)`);
+  trace.line(`  demo seller (MCP)     ${sellers.mcp.url}   (paid tool ${mcpTool}, streamable HTTP)`);
   trace.line(`  devnet RPC            ${devnet.rpcUrl}   https: ${devnet.httpsRpcUrl}   friendbot: ${devnet.friendbotUrl}?addr=G…`);
   trace.line(`  network               ${devnet.network}   USDC ${devnet.usdc.contractId}`);
   trace.line(`  devnet certificate    ${join(dataDir, 'devnet-ca.pem')}   (NODE_EXTRA_CA_CERTS=… for clients that need https RPC)`);
@@ -303,7 +327,7 @@ function printRunning(trace: ReturnType<typeof createTrace>, stack: Stack, selle
   trace.line("Connect your own MCP client (e.g. Claude Desktop, Cursor) to svc's agent tools with this config:");
   trace.line(
     JSON.stringify(
-      devMcpClientConfig({ repoDir: REPO_DIR, facilitatorUrl: stack.svc.url, rpcUrl: devnet.rpcUrl, agentSecret: accounts.agent.secret }),
+      devMcpClientConfig({ repoDir, facilitatorUrl: stack.svc.url, rpcUrl: devnet.rpcUrl, agentSecret: accounts.agent.secret }),
       null,
       2,
     )

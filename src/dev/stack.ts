@@ -17,8 +17,7 @@ import { createService } from '../service.ts';
 import { createDatabase, startEmbeddedPostgres } from './postgres.ts';
 import { startRoundRobin } from './round-robin.ts';
 
-/** The fixed ports of `npm run dev` (README "Try it"); `--ephemeral` uses free ones instead. */
-export const DEV_PORTS = { svc: 4021, sellers: 4100, mcpSeller: 4101, devnet: 8000, devnetHttps: 8443 } as const;
+export { DEV_PORTS } from './ports.ts';
 
 /** 1 USDC in base units (7 decimals). */
 export const USDC = 10_000_000n;

@@ -1,7 +1,7 @@
 /**
- * `npm run dev` as a user runs it (a child process through tsx under this Node): `--once` tells
- * the whole story and exits 0 with a result file that says what happened; without `--once` it
- * keeps serving until SIGINT, then exits 0 with every port closed. A run owns its data directory:
+ * `npm run dev` as a user runs it (a child process through tsx under this Node): it tells the
+ * whole story with a result file that says what happened, then with `--once` exits 0 (the
+ * --postgres run), without it keeps serving until SIGINT, then exits 0 with every port closed. A run owns its data directory:
  * a second run on it refuses before touching anything, and `--ephemeral` alone runs beside it in
  * a temporary directory of its own. `--ephemeral` and a temporary `--data-dir` keep these tests
  * from touching a developer's own running `npm run dev`.
@@ -99,47 +99,6 @@ async function refused(url: string): Promise<boolean> {
 }
 
 describe('npm run dev', () => {
-  it('--once tells the whole story, checks it, and exits 0', async () => {
-    const dev = startDev(['--once']);
-    const code = await dev.exited;
-    const { stdout, stderr } = dev.output();
-    expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
-    for (const step of [
-      '402 Payment Required',
-      'seller → svc POST /verify: isValid: true',
-      'seller → svc POST /settle: success: true',
-      // A new listing: svc asks the seller's server before listing it (docs/CATALOG.md "Ownership and refresh").
-      'EXTENSION-RESPONSES (to the seller only): {"bazaar":{"status":"processing"}}',
-      'PAYMENT-RESPONSE receipt',
-      '/discovery/resources',
-      '/discovery/search',
-      'tools: search_resources, paid_call',
-      'the agent paid the MCP tool over the x402 MCP transport',
-      'The same listings, for people: the catalog explorer at http://',
-      'tools/list: search_resources',
-      'finds what GET /discovery/search finds',
-      'Story complete',
-    ]) {
-      expect(stdout).toContain(step);
-    }
-    const result = JSON.parse(readFileSync(join(dev.dataDir!, 'story.json'), 'utf8')) as StoryResult;
-    expect(result.ok).toBe(true);
-    expect(result.payments.map((p) => new URL(p.url).pathname)).toEqual(['/weather', '/summarize']);
-    for (const p of result.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
-    expect(result.listed.map((u) => new URL(u).pathname).sort()).toEqual(['/summarize', '/weather']);
-    expect(new URL(result.searchHits[0]!).pathname).toBe('/weather');
-    // An MCP client added by URL (POST /mcp) found the same listings in the same order.
-    expect(result.hostedHits).toEqual(result.searchHits);
-    // The agent (MCP client → stdio tool server) paid the HTTP resource and the MCP tool.
-    expect(result.agent).toMatchObject({ ok: true, mcpListed: true });
-    expect(result.agent!.payments).toHaveLength(2);
-    for (const p of result.agent!.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
-    expect(new Set([...result.payments, ...result.agent!.payments].map((p) => p.transaction)).size).toBe(4);
-    // No secret seed in the story output or in svc's log file.
-    expect(stdout).not.toMatch(SECRET_SEED);
-    expect(readFileSync(join(dev.dataDir!, 'svc.log'), 'utf8')).not.toMatch(SECRET_SEED);
-  }, 90_000);
-
   it('--postgres: the same story through a round-robin front over two instances sharing an embedded PostgreSQL', async () => {
     const dev = startDev(['--once', '--postgres']);
     const code = await dev.exited;
@@ -220,6 +179,48 @@ describe('npm run dev beside a serving run', () => {
     };
     files = snapshot();
   }, 90_000);
+
+  // The story `--once` tells (the --postgres run above exits after it) is the one a serving run
+  // tells before it prints its URLs: checked here, on SQLite, from the serving run's output.
+  it('tells the whole story, checks it, and only then shows the demo keys', () => {
+    const { stdout } = first.output();
+    const story = stdout.slice(0, stdout.indexOf('Everything keeps running.'));
+    expect(story.length, stdout).toBeGreaterThan(0);
+    for (const step of [
+      '402 Payment Required',
+      'seller → svc POST /verify: isValid: true',
+      'seller → svc POST /settle: success: true',
+      // A new listing: svc asks the seller's server before listing it (docs/CATALOG.md "Ownership and refresh").
+      'EXTENSION-RESPONSES (to the seller only): {"bazaar":{"status":"processing"}}',
+      'PAYMENT-RESPONSE receipt',
+      '/discovery/resources',
+      '/discovery/search',
+      'tools: search_resources, paid_call',
+      'the agent paid the MCP tool over the x402 MCP transport',
+      'The same listings, for people: the catalog explorer at http://',
+      'tools/list: search_resources',
+      'finds what GET /discovery/search finds',
+      'Story complete',
+    ]) {
+      expect(story).toContain(step);
+    }
+    const result = JSON.parse(readFileSync(join(first.dataDir!, 'story.json'), 'utf8')) as StoryResult;
+    expect(result.ok).toBe(true);
+    expect(result.payments.map((p) => new URL(p.url).pathname)).toEqual(['/weather', '/summarize']);
+    for (const p of result.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
+    expect(result.listed.map((u) => new URL(u).pathname).sort()).toEqual(['/summarize', '/weather']);
+    expect(new URL(result.searchHits[0]!).pathname).toBe('/weather');
+    // An MCP client added by URL (POST /mcp) found the same listings in the same order.
+    expect(result.hostedHits).toEqual(result.searchHits);
+    // The agent (MCP client → stdio tool server) paid the HTTP resource and the MCP tool.
+    expect(result.agent).toMatchObject({ ok: true, mcpListed: true });
+    expect(result.agent!.payments).toHaveLength(2);
+    for (const p of result.agent!.payments) expect(p.transaction).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set([...result.payments, ...result.agent!.payments].map((p) => p.transaction)).size).toBe(4);
+    // No secret seed in the story output or in svc's log file.
+    expect(story).not.toMatch(SECRET_SEED);
+    expect(files.get('svc.log')!.text).not.toMatch(SECRET_SEED);
+  });
 
   it('serves: health, the real readiness checks, the sellers, the labelled demo keys; no child process is left', async () => {
     expect((await fetch(`${urls.svc}/health`)).status).toBe(200);
