@@ -94,6 +94,9 @@ export async function decide(context: VerifyContext, payload: PaymentPayload, re
         payer,
       );
     }
+    // An envelope without entries was simulated in record mode, whose fee prices recording the
+    // entries (a nonce's rent at the longest TTL), not a settlement: it is named before any fee.
+    if (transfer.auth.length === 0) checkAuthEntries({ auth: transfer.auth, payer, expiryBound: simulation.latestLedger });
     const inclusion = await inclusionFee.bid();
     const fee = derivedFee(simulation.minResourceFee, feeBumped, inclusion);
     if (fee > maxFee) {
