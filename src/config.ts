@@ -33,6 +33,8 @@ export const DEFAULTS = {
   DISCOVERY_YIELD_PERCENT: 80,
   /** Days without a settlement after which a listing leaves list and search (docs/CATALOG.md "Lifecycle"). */
   LISTING_TTL_DAYS: 30,
+  /** Days a hidden listing is kept before it is deleted with its owner binding (docs/CATALOG.md "Lifecycle"). */
+  LISTING_PURGE_DAYS: 90,
   /** Who may own a listing: the payTo its resource's own server names (docs/CATALOG.md "Ownership and refresh"). */
   LISTING_OWNERSHIP: 'origin',
   /** POST /mcp requests one client address may make per minute (docs/MCP.md "Hosted discovery"). */
@@ -83,6 +85,7 @@ export interface Config extends StellarConfig {
   probe: ProbeConfig;
   /** A listing with no settlement for this many days leaves list and search until its next one. */
   listingTtlDays: number;
+  listingPurgeDays: number;
   /** LISTING_OWNERSHIP: `origin` (the payTo the resource's server names) or `first-settlement`. */
   listingOwnership: OwnershipMode;
   /** POST /mcp requests one client address may make per minute; beyond it 429 svc_rate_limited. */
@@ -142,6 +145,7 @@ export function loadConfig(env: Env): Config {
     maxConnections: read(env, 'MAX_CONNECTIONS') === undefined ? null : parseInteger(env, 'MAX_CONNECTIONS', 0, 1, 1_000_000),
     discoveryYieldPercent: parseInteger(env, 'DISCOVERY_YIELD_PERCENT', DEFAULTS.DISCOVERY_YIELD_PERCENT, 1, 100),
     listingTtlDays: parseInteger(env, 'LISTING_TTL_DAYS', DEFAULTS.LISTING_TTL_DAYS, 1, 36_500),
+    listingPurgeDays: parseInteger(env, 'LISTING_PURGE_DAYS', DEFAULTS.LISTING_PURGE_DAYS, 1, 36_500),
     listingOwnership: parseOneOf(env, 'LISTING_OWNERSHIP', OWNERSHIP_MODES, DEFAULTS.LISTING_OWNERSHIP),
     mcpRatePerMinute: parseInteger(env, 'MCP_RATE_PER_MINUTE', DEFAULTS.MCP_RATE_PER_MINUTE, 1, 100_000),
   }) as Config;

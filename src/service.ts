@@ -35,6 +35,7 @@ import { PAYTO_NEAR_CAP_SHARE, registerStateGauges, type AccountBalance, type St
 import { SchemeRegistry } from './scheme/registry.ts';
 import { startLivenessChecks, type LivenessScheduler } from './net/liveness-scheduler.ts';
 import { startOwnershipChecks, type OwnershipChecker } from './net/ownership.ts';
+import { LifecycleScheduler } from './catalog/lifecycle.ts';
 import type { FacilitatorExtension, PaymentScheme, SettlementTracking, SharedLeases } from './scheme/types.ts';
 import type { StellarNetworkConfig } from './chains/stellar/index.ts';
 
@@ -101,6 +102,7 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
       databaseUrl: databaseUrl(config) ?? undefined,
       logger,
       listingTtlDays: config.listingTtlDays,
+      listingPurgeDays: config.listingPurgeDays,
       livenessGraceMs: config.probe.liveness.graceMs,
       ownership: config.listingOwnership,
     });
@@ -219,6 +221,13 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     passMs: overrides.livenessPassMs,
   });
   ownership = startOwnershipChecks(opened.catalog.ownership, config.probe.timeoutMs, logger, overrides.clock);
+  const maintain = opened.catalog.maintainLifecycle?.bind(opened.catalog);
+  const lifecycle = maintain
+    ? new LifecycleScheduler(maintain, logger, (done) => {
+        for (const action of ['hidden', 'restored', 'purged'] as const)
+          if (done[action] > 0) metrics.catalogLifecycle.inc({ action }, done[action]);
+      }).start()
+    : null;
   return {
     config,
     logger,
@@ -247,6 +256,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       draining = true;
       void liveness?.stop();
       void ownership?.stop();
+      void lifecycle?.stop();
     },
     idle: () => journal?.idle() ?? Promise.resolve(),
     async close() {
@@ -255,6 +265,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       stopReconciler();
       await liveness?.stop();
       await ownership?.stop();
+      await lifecycle?.stop();
       await ownJournal?.store.close();
       await leases?.close();
       await opened.close();

@@ -89,6 +89,7 @@ export function catalogOpenedLater(
         resolve: (key, claimedAt, verdict) => current()?.ownership?.resolve(key, claimedAt, verdict) ?? Promise.resolve('gone'),
       },
       ownershipChecks: (identity) => current()?.ownershipChecks?.(identity) ?? Promise.resolve([]),
+      maintainLifecycle: () => current()?.maintainLifecycle?.() ?? Promise.resolve({ hidden: 0, restored: 0, purged: 0 }),
       listJson: (filters, page, requester) =>
         current()?.listJson(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       searchJson: (query, filters, page, requester) =>

@@ -7,6 +7,7 @@
  * for the caller's mistakes, `svc_catalog_busy` (503) when discovery is overloaded; any other
  * fault is a 500.
  */
+import { DEFAULT_LISTING_PURGE_DAYS, LIFECYCLE_BATCH, lifecycleCuts, type LifecycleBatch } from './lifecycle.ts';
 import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes, type RequestBody } from './threads/pool.ts';
@@ -294,6 +295,21 @@ export function openCatalog(options: CatalogOptions): Catalog {
           },
         }
       : {}),
+    async maintainLifecycle() {
+      // On the writer thread, in turn with settlements: a batch is short (LIFECYCLE_BATCH listings).
+      const now = clock().getTime();
+      const cuts = lifecycleCuts(
+        now,
+        ttlMs,
+        options.livenessGraceMs,
+        (options.listingPurgeDays ?? DEFAULT_LISTING_PURGE_DAYS) * 86_400_000,
+      );
+      try {
+        return (await writer.run({ op: 'lifecycle', now, cuts, limit: LIFECYCLE_BATCH })) as LifecycleBatch;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
     async ownershipChecks({ resource, type, toolName }) {
       if (options.ownership !== 'origin') return [];
       const identity = { resource, type, toolName: type === 'mcp' ? (toolName ?? '') : '' };

@@ -8,6 +8,7 @@ import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
+import type { LifecycleBatch } from './lifecycle.ts';
 import type { ClaimOutcome, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from './ownership.ts';
 
 /**
@@ -190,6 +191,11 @@ export interface CatalogPort {
    * server and resolves them, on the catalog's writer thread.
    */
   ownership?: CatalogOwnership;
+  /**
+   * One batch of the lifecycle pass (docs/CATALOG.md "Lifecycle"; lifecycle.ts): hidden listings out
+   * of the search index and back, and the purge, on the writer thread. Optional as `liveness` is.
+   */
+  maintainLifecycle?(): Promise<LifecycleBatch>;
   /** POST /discovery/validate's `ownership`: the claims of this identity svc holds (none when ownership is first-settlement). */
   ownershipChecks?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }): Promise<OwnershipCheck[]>;
 }
@@ -248,6 +254,8 @@ export interface CatalogOptions {
    * settlement (LISTING_TTL_DAYS, default 30; docs/CATALOG.md "Lifecycle"). It is kept, not deleted.
    */
   listingTtlDays?: number;
+  /** A listing hidden (by age or by failures) for this many days more is deleted (LISTING_PURGE_DAYS, default 90; lifecycle.ts). */
+  listingPurgeDays?: number;
   /**
    * A listing whose liveness checks have failed for longer than this is left out of list and
    * search (LIVENESS_GRACE_HOURS; docs/CATALOG.md "Liveness"). Absent: failures hide nothing.

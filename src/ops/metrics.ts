@@ -122,6 +122,12 @@ export class ServiceMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly catalogLifecycle = new Counter({
+    name: 'svc_catalog_lifecycle_listings_total',
+    help: 'Listings the catalog lifecycle pass acted on: hidden (taken out of the search index), restored (put back) or purged (deleted, hidden past LISTING_PURGE_DAYS).',
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+  });
   readonly sponsoredFees = new Counter({
     name: 'svc_sponsored_fees_stroops_total',
     help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops, by network.',

@@ -40,7 +40,13 @@ export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => 
  */
 export function tempCatalog(
   start = Date.parse('2026-01-01T00:00:00.000Z'),
-  options: { databaseUrl?: string | undefined; listingTtlDays?: number; livenessGraceMs?: number; ownership?: OwnershipMode } = {},
+  options: {
+    databaseUrl?: string | undefined;
+    listingTtlDays?: number;
+    listingPurgeDays?: number;
+    livenessGraceMs?: number;
+    ownership?: OwnershipMode;
+  } = {},
 ) {
   const { dir, cleanup } = tempDir();
   const logger = recordingLogger();
@@ -57,6 +63,7 @@ export function tempCatalog(
     clock: () => new Date(now),
     ...(options.listingTtlDays !== undefined ? { listingTtlDays: options.listingTtlDays } : {}),
     ...(options.livenessGraceMs !== undefined ? { livenessGraceMs: options.livenessGraceMs } : {}),
+    ...(options.listingPurgeDays !== undefined ? { listingPurgeDays: options.listingPurgeDays } : {}),
     ...(options.ownership !== undefined ? { ownership: options.ownership } : {}),
     readDeadlineMs: 30_000,
     writeDeadlineMs: 30_000,

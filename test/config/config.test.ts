@@ -61,6 +61,7 @@ describe('loadConfig', () => {
       maxConnections: null,
       discoveryYieldPercent: 80,
       listingTtlDays: 30,
+      listingPurgeDays: 90,
       listingOwnership: 'origin',
       mcpRatePerMinute: 120,
     });

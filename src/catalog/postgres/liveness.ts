@@ -60,11 +60,23 @@ export async function countDue(db: Db, dueBefore: number): Promise<number> {
   return Number(result.rows[0]!.n);
 }
 
-/** The store's LivenessStorePort over `db`, each call after `ready` (the catalog's migrations). */
-export function livenessStore(db: Db, ready: () => Promise<unknown>): LivenessStorePort {
+/**
+ * The store's LivenessStorePort over `db`, each call after `ready` (the catalog's migrations).
+ * `restore` puts a listing that passed its check back in the search index if a lifecycle pass took
+ * it out (lifecycle.ts), right after the check's write.
+ */
+export function livenessStore(
+  db: Db,
+  ready: () => Promise<unknown>,
+  restore: (id: string) => Promise<void> = async () => {},
+): LivenessStorePort {
   return {
     claimDue: async (now, dueBefore, limit) => (await ready(), claimDue(db, now, dueBefore, limit)),
-    writeLiveness: async (key, record, claimedAt, basis) => (await ready(), writeLiveness(db, key, record, claimedAt, basis)),
+    writeLiveness: async (key, record, claimedAt, basis) => {
+      await ready();
+      await writeLiveness(db, key, record, claimedAt, basis);
+      if (record.failingSince === null) await restore(key);
+    },
     postponeLiveness: async (keys, basis, claimedAt) => (await ready(), postponeLiveness(db, keys, basis, claimedAt)),
     countDue: async (dueBefore) => (await ready(), countDue(db, dueBefore)),
   };

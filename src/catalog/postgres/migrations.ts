@@ -545,4 +545,11 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
        regexp_split_to_table(lower(substr(l.resource, strpos(l.resource, '://') + 3)), '[^a-z0-9]+') AS t(term)
      WHERE length(t.term) BETWEEN 1 AND ${MAX_TERM_LENGTH}
      ON CONFLICT DO NOTHING;`,
+  // 27: a hidden listing's search revision kept on its row while it is out of the search index,
+  // and the partial indexes a lifecycle pass walks (postgres/lifecycle.ts; SQLite migration 22).
+  `ALTER TABLE listings ADD COLUMN IF NOT EXISTS search_stash TEXT;
+   CREATE INDEX IF NOT EXISTS listings_indexed_by_age ON listings (last_updated, id) WHERE search_stash IS NULL;
+   CREATE INDEX IF NOT EXISTS listings_indexed_failing ON listings (liveness_failing_since, id)
+     WHERE search_stash IS NULL AND liveness_failing_since IS NOT NULL;
+   CREATE INDEX IF NOT EXISTS listings_stashed_by_age ON listings (last_updated, id) WHERE search_stash IS NOT NULL;`,
 ];

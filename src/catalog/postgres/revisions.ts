@@ -10,6 +10,7 @@ import { COMMON_TERMS_CHOSEN_AT, commonMaskOf } from '../common-terms.ts';
 import { REVISION_SHARE_SUMS, termScores, termSignature, topShareSums, topSharesColumn, type SearchText } from '../terms.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import type { Db } from './queries.ts';
+import { urlTerms } from '../url-search.ts';
 
 /** score × 2^53 as an exact integer (migrations.ts): every score is a multiple of 2^-53. */
 export function scoreUnits(score: number): string {
@@ -18,18 +19,22 @@ export function scoreUnits(score: number): string {
   return BigInt(units).toString();
 }
 
-/** Superseded revisions older than a cursor's lifetime go, at most PRUNE_BATCH per write (as sqlite/store.ts pruneRevisions). */
-export async function pruneRevisions(db: Db, now: Date): Promise<void> {
+/**
+ * Superseded revisions older than a cursor's lifetime go, at most `batch` (PRUNE_BATCH per write, as
+ * sqlite/revision-bounds.ts pruneSupersededRevisions; more per lifecycle pass); returns how many went.
+ */
+export async function pruneRevisions(db: Db, now: Date, batch = PRUNE_BATCH): Promise<number> {
   const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
-  await db.query(
+  const pruned = await db.query(
     `WITH expired AS (
        SELECT rev FROM search_revisions WHERE to_seq IS NOT NULL AND superseded_at < $1 ORDER BY superseded_at LIMIT $2
      ), terms AS (
        DELETE FROM search_terms WHERE rev IN (SELECT rev FROM expired)
      )
      DELETE FROM search_revisions WHERE rev IN (SELECT rev FROM expired)`,
-    [horizon, PRUNE_BATCH],
+    [horizon, batch],
   );
+  return pruned.rowCount ?? 0;
 }
 
 /** A new search revision only when the searchable text or the quality level changed (as sqlite/store.ts reviseSearchText). */
@@ -53,8 +58,34 @@ export async function reviseSearchText(
   if (current) {
     await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, nowIso, current.rev]);
     await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
+  } else {
+    // Hidden until now (../lifecycle.ts): back in the search index, with its URL terms.
+    const back = await db.query<{ resource: string }>(
+      'UPDATE listings SET search_stash = NULL WHERE id = $1 AND search_stash IS NOT NULL RETURNING resource',
+      [listingId],
+    );
+    if (back.rows[0]) await insertUrlTerms(db, listingId, back.rows[0].resource);
   }
-  const scored = withQualityLevel(termScores(text), level);
+  await insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), level), seq, commonTermsChosenAt);
+}
+
+/** A listing's URL terms (../url-search.ts), searched when the text finds nothing. */
+export async function insertUrlTerms(db: Db, listingId: number, resource: string): Promise<void> {
+  await db.query('INSERT INTO listing_url_terms (term, listing_id) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING', [
+    urlTerms(resource),
+    listingId,
+  ]);
+}
+
+/** A new current search revision of `listingId` from its term scores (the quality level in them), with its rows and bounds. */
+export async function insertScoredRevision(
+  db: Db,
+  listingId: number,
+  hash: string,
+  scored: Map<string, number>,
+  seq: number,
+  commonTermsChosenAt: number = COMMON_TERMS_CHOSEN_AT,
+): Promise<void> {
   // The revision's bounds for the revision scan (migrations 17 and 19, revision-scan.ts).
   const signature = termSignature(scored);
   const sums = REVISION_SHARE_SUMS.map(topSharesColumn);

@@ -16,7 +16,6 @@ import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import { PricedPageGuesses } from './price-guess.ts';
 import { priceFilter } from '../price.ts';
-import { urlTerms } from '../url-search.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
@@ -41,8 +40,9 @@ import type {
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
-import { pruneRevisions, reviseSearchText } from './revisions.ts';
+import { insertUrlTerms, pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
+import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
@@ -210,10 +210,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
         [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body), now.getTime()],
       );
       listingId = Number(row.rows[0]!.id);
-      await db.query('INSERT INTO listing_url_terms (term, listing_id) SELECT unnest($1::text[]), $2', [
-        urlTerms(draft.resource),
-        listingId,
-      ]);
+      await insertUrlTerms(db, listingId, draft.resource);
     }
     await db.query(
       `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -393,6 +390,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
 
   /** The liveness records (postgres/liveness.ts), once the catalog is migrated. */
   get liveness(): LivenessStorePort {
-    return livenessStore(this.pool, () => this.ready);
+    return livenessStore(this.pool, () => this.ready, restoreAfterCheck(this.pool, this.commonTermsChosenAt));
+  }
+
+  /** Hidden listings out of the search index and back, and the purge (postgres/lifecycle.ts). */
+  get lifecycle(): LifecycleStorePort {
+    return lifecyclePort(this.pool, () => this.ready, this.commonTermsChosenAt);
   }
 }

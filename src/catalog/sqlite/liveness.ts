@@ -63,11 +63,21 @@ export function countDue(db: DatabaseSync, dueBefore: number): number {
   return Number((cachedStatement(db, 'SELECT count(*) AS n FROM listings WHERE liveness_basis_ms <= ?').get(dueBefore) as { n: number }).n);
 }
 
-/** The store's LivenessStorePort over `db`; `writable` throws when the file cannot take writes. */
-export function livenessStore(db: DatabaseSync, writable: () => void): LivenessStorePort {
+/**
+ * The store's LivenessStorePort over `db`; `writable` throws when the file cannot take writes.
+ * `restore` puts a listing that passed its check back in the search index if a lifecycle pass
+ * took it out (lifecycle.ts), in the check's write.
+ */
+export function livenessStore(db: DatabaseSync, writable: () => void, restore: (id: number) => void = () => {}): LivenessStorePort {
   return {
     claimDue: (now, dueBefore, limit) => (writable(), claimDue(db, now, dueBefore, limit)),
-    writeLiveness: (key, record, claimedAt, basis) => (writable(), writeLiveness(db, key, record, claimedAt, basis)),
+    writeLiveness: (key, record, claimedAt, basis) => {
+      writable();
+      inWriteTransaction(db, () => {
+        writeLiveness(db, key, record, claimedAt, basis);
+        if (record.failingSince === null) restore(Number(key));
+      });
+    },
     postponeLiveness: (keys, basis, claimedAt) => (writable(), postponeLiveness(db, keys, basis, claimedAt)),
     countDue: (dueBefore) => countDue(db, dueBefore),
   };

@@ -355,6 +355,20 @@ export const MIGRATIONS: Migration[] = [
     const listings = db.prepare('SELECT id, resource FROM listings').all() as Array<{ id: number; resource: string }>;
     for (const { id, resource } of listings) insertUrlTerms(db, Number(id), resource);
   },
+  // A hidden listing's search revision kept on its row while it is out of the search index
+  // (null while in it), and the partial indexes a lifecycle pass walks: the indexed listings by age
+  // and by failures (the newly hidden are at their start), the stashed ones by age (those visible
+  // again). No row is rewritten: the first pass takes the hidden listings out (lifecycle.ts).
+  (db) => {
+    const columns = db.prepare('PRAGMA table_info(listings)').all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'search_stash')) db.exec('ALTER TABLE listings ADD COLUMN search_stash TEXT');
+    db.exec(`
+      CREATE INDEX IF NOT EXISTS listings_indexed_by_age ON listings (last_updated, id) WHERE search_stash IS NULL;
+      CREATE INDEX IF NOT EXISTS listings_indexed_failing ON listings (liveness_failing_since, id)
+        WHERE search_stash IS NULL AND liveness_failing_since IS NOT NULL;
+      CREATE INDEX IF NOT EXISTS listings_stashed_by_age ON listings (last_updated, id) WHERE search_stash IS NOT NULL;
+    `);
+  },
 ];
 
 /** A new listing's URL terms (../url-search.ts urlTerms). */

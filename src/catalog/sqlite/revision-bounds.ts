@@ -44,9 +44,10 @@ export function insertRevision(
 
 /**
  * Deletes up to PRUNE_BATCH revisions superseded more than SNAPSHOT_RETENTION_MS ago, with their
- * term rows and pair rows (pair-tops.ts): no cursor can still read them (the settle write, store.ts).
+ * term rows and pair rows (pair-tops.ts): no cursor can still read them (the settle write, store.ts;
+ * the lifecycle pass, lifecycle.ts). Returns how many went.
  */
-export function pruneSupersededRevisions(db: DatabaseSync, now: Date): void {
+export function pruneSupersededRevisions(db: DatabaseSync, now: Date): number {
   const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
   const expired = cachedStatement(
     db,
@@ -55,6 +56,7 @@ export function pruneSupersededRevisions(db: DatabaseSync, now: Date): void {
   for (const { rev } of expired)
     for (const table of ['search_terms', 'search_pair_tops', 'search_revisions'])
       cachedStatement(db, `DELETE FROM ${table} WHERE rev = ?`).run(rev);
+  return expired.length;
 }
 
 /**

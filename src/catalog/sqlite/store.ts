@@ -30,7 +30,7 @@ import {
   type ListingRow,
 } from '../listing.ts';
 import { qualityLevel, revisionKey, utcDay, windowStartDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
-import { termScores, termSignature, type SearchText } from '../terms.ts';
+import { termScores, type SearchText } from '../terms.ts';
 import {
   CatalogUnavailableError,
   type CatalogStorePort,
@@ -43,9 +43,9 @@ import {
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
-import { MIGRATIONS, insertSignedTermRows, insertUrlTerms, migrateCatalog } from './migrations.ts';
-import { insertRevision, pruneSupersededRevisions } from './revision-bounds.ts';
-import { addPairTops } from './pair-tops.ts';
+import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
+import { pruneSupersededRevisions } from './revision-bounds.ts';
+import { insertScoredRevision, lifecyclePort, restoreAfterCheck, unstash, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -76,7 +76,7 @@ export class CatalogStore implements CatalogStorePort {
   private readonly identity: FileIdentity | null;
   readonly dbPath: string;
   /** common-terms.ts's and pair-tops.ts's thresholds, theirs unless set (tests lower them). */
-  private readonly scale: { commonTermsChosenAt?: number; pairTopRows?: number };
+  private readonly scale: SearchScale;
 
   /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
   constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
@@ -145,7 +145,12 @@ export class CatalogStore implements CatalogStorePort {
 
   /** The liveness records (sqlite/liveness.ts). */
   get liveness(): LivenessStorePort {
-    return livenessStore(this.db, () => this.assertUsable(true));
+    return livenessStore(this.db, () => this.assertUsable(true), restoreAfterCheck(this.db, this.scale));
+  }
+
+  /** Hidden listings out of the search index and back, and the purge (sqlite/lifecycle.ts). */
+  get lifecycle(): LifecycleStorePort {
+    return lifecyclePort(this.db, this.scale, () => this.assertUsable(true));
   }
 
   /** The ownership claims (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh"). */
@@ -255,12 +260,8 @@ export class CatalogStore implements CatalogStorePort {
     if (current) {
       this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
       this.statement('UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
-    }
-    const scores = withQualityLevel(termScores(text), level);
-    const signature = termSignature(scores);
-    const rev = insertRevision(this.db, { listingId, fromSeq: seq, textHash: hash }, scores, signature, this.scale.commonTermsChosenAt);
-    insertSignedTermRows(this.db, { rev, listingId, fromSeq: seq, toSeq: null }, scores, signature);
-    addPairTops((sql) => this.statement(sql), rev, this.scale.pairTopRows);
+    } else unstash(this.db, listingId); // hidden until now (lifecycle.ts): back in the index
+    insertScoredRevision(this.db, this.scale, listingId, hash, withQualityLevel(termScores(text), level), seq);
   }
 
   /**

@@ -7,6 +7,7 @@
  * a null hook outcome — header omitted — for a settlement). Waiting requests are served fairly by
  * client, heavy ones on part of the threads only (fair-queue.ts).
  */
+import type { LifecycleCuts } from '../lifecycle.ts';
 import type { OwnershipMode, OwnershipVerdict } from '../ownership.ts';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
@@ -58,6 +59,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'liveness-write'; key: string; record: LivenessRecord; claimedAt: number; basis?: number | undefined }
   | { op: 'liveness-postpone'; keys: string[]; basis: number; claimedAt: number }
   | { op: 'liveness-due'; dueBefore: number }
+  | { op: 'lifecycle'; cuts: LifecycleCuts; limit: number }
   | { op: 'ownership-claim'; limit: number }
   | { op: 'ownership-resolve'; key: string; claimedAt: number; verdict: OwnershipVerdict }
   | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }

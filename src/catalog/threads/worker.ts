@@ -91,6 +91,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return store.liveness.postponeLiveness(request.keys, request.basis, request.claimedAt);
     case 'liveness-due':
       return store.liveness.countDue(request.dueBefore);
+    case 'lifecycle':
+      return store.lifecycle.maintain(request.cuts, now, request.limit);
     case 'ownership-claim':
       return engine.claimOwnershipChecks(request.now, request.limit);
     case 'ownership-resolve':

@@ -1,0 +1,146 @@
+/**
+ * The end of a listing's life (docs/CATALOG.md "Lifecycle"), as both stores run it
+ * (sqlite/lifecycle.ts, postgres/lifecycle.ts), from one periodic pass on the writer thread:
+ *
+ * - **Out of the search index.** A listing hidden (past LISTING_TTL_DAYS, or failing its liveness
+ *   checks past LIVENESS_GRACE_HOURS) has its search revision closed, as a change of text closes
+ *   one, and its term scores kept on its row (`search_stash`); its URL terms go too. So a search
+ *   reads only the rows of listings that were visible at the last pass: a catalog of mostly hidden
+ *   listings searches as fast as one without them. Hiding comes with time, not with a write, so the
+ *   pass finds the newly hidden; a settlement (a new revision, as always), a passing liveness check
+ *   or the pass itself (after a longer TTL or grace) puts a listing back from its stash. The search
+ *   still leaves out what is hidden at the request's time, so what it answers does not depend on
+ *   when the pass last ran.
+ * - **Purge.** A listing hidden for longer than LISTING_PURGE_DAYS is deleted with everything of
+ *   it, its owner binding included (as a withdrawal deletes it), so the payTo its origin names may
+ *   list the URL afresh.
+ *
+ * Each pass does at most LIFECYCLE_BATCH listings per writer request, so a settlement waits for a
+ * short batch at most; the scheduler runs batches back to back while they come back full.
+ */
+
+/** LISTING_PURGE_DAYS' default (README.md Configuration). */
+export const DEFAULT_LISTING_PURGE_DAYS = 90;
+/** Listings hidden, put back or purged per writer request. */
+export const LIFECYCLE_BATCH = 64;
+/** The pass's period, and its first run after start. */
+export const LIFECYCLE_PASS_MS = 10 * 60_000;
+export const LIFECYCLE_FIRST_PASS_MS = 10_000;
+
+/** What hides a listing at a pass's time, and what purges it (ISO times; undefined: nothing is cut so). */
+export interface LifecycleCuts {
+  /** Listings last settled before this are hidden (LISTING_TTL_DAYS). */
+  visibleSince: string;
+  /** Listings failing since before this are hidden (LIVENESS_GRACE_HOURS); undefined without liveness hiding. */
+  failingBefore: string | undefined;
+  /** Listings last settled before this are purged (hidden by age for LISTING_PURGE_DAYS). */
+  purgeSettledBefore: string;
+  /** Listings failing since before this are purged (hidden by failures for LISTING_PURGE_DAYS). */
+  purgeFailingBefore: string | undefined;
+}
+
+export function lifecycleCuts(now: number, ttlMs: number, graceMs: number | undefined, purgeMs: number): LifecycleCuts {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    visibleSince: iso(now - ttlMs),
+    failingBefore: graceMs === undefined ? undefined : iso(now - graceMs),
+    purgeSettledBefore: iso(now - ttlMs - purgeMs),
+    purgeFailingBefore: graceMs === undefined ? undefined : iso(now - graceMs - purgeMs),
+  };
+}
+
+/** What one batch did: listings taken out of the search index, put back, purged. */
+export interface LifecycleBatch {
+  hidden: number;
+  restored: number;
+  purged: number;
+}
+
+export interface LifecycleStorePort {
+  /** One batch of at most `limit` listings of each kind, each in its own short transaction. */
+  maintain(cuts: LifecycleCuts, now: Date, limit: number): LifecycleBatch | Promise<LifecycleBatch>;
+}
+
+/** A hidden listing's search revision as kept on its row: the revision key and each term's score (exact doubles). */
+export interface SearchStash {
+  hash: string;
+  scores: Array<[string, number]>;
+}
+
+export const stashText = (hash: string, scores: Iterable<[string, number]>): string => JSON.stringify({ hash, scores: [...scores] });
+
+export function parseStash(text: string): { hash: string; scores: Map<string, number> } {
+  const stash = JSON.parse(text) as SearchStash;
+  return { hash: stash.hash, scores: new Map(stash.scores) };
+}
+
+/** The catalog's side of a pass: one batch on the writer (CatalogPort.maintainLifecycle). */
+export type MaintainBatch = () => Promise<LifecycleBatch>;
+
+export interface LifecycleLog {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Runs the passes: the first LIFECYCLE_FIRST_PASS_MS after start, then every LIFECYCLE_PASS_MS,
+ * on a timer that never keeps the process alive. A pass runs batches while they come back full.
+ * `onBatch` counts (the purged-listings metric).
+ */
+export class LifecycleScheduler {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running: Promise<LifecycleBatch> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly batch: MaintainBatch,
+    private readonly log: LifecycleLog,
+    private readonly onBatch: (batch: LifecycleBatch) => void = () => {},
+    private readonly passMs = LIFECYCLE_PASS_MS,
+  ) {}
+
+  start(firstMs = LIFECYCLE_FIRST_PASS_MS): this {
+    this.schedule(firstMs);
+    return this;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.runOnce().finally(() => this.schedule(this.passMs)), delayMs);
+    this.timer.unref();
+  }
+
+  /** One pass (after the one running); resolves to its totals. A failure is logged, never thrown. */
+  async runOnce(): Promise<LifecycleBatch> {
+    while (this.running) await this.running;
+    const totals = { hidden: 0, restored: 0, purged: 0 };
+    this.running = (async () => {
+      try {
+        for (let full = true; full && !this.stopped;) {
+          const done = await this.batch();
+          this.onBatch(done);
+          totals.hidden += done.hidden;
+          totals.restored += done.restored;
+          totals.purged += done.purged;
+          full = Math.max(done.hidden, done.restored, done.purged) >= LIFECYCLE_BATCH;
+        }
+      } catch (err) {
+        this.log.warn(
+          { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
+          'catalog lifecycle pass failed',
+        );
+      }
+      return totals;
+    })();
+    try {
+      return await this.running;
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+}

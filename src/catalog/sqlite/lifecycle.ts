@@ -1,0 +1,152 @@
+/**
+ * The end of a listing's life on SQLite (../lifecycle.ts explains it): hidden listings out of the
+ * search index and back, and the purge. postgres/lifecycle.ts does the same on PostgreSQL.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
+import { termSignature } from '../terms.ts';
+import { parseStash, stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
+export type { LifecycleStorePort };
+import { insertSignedTermRows, insertUrlTerms } from './migrations.ts';
+import { insertRevision, pruneSupersededRevisions } from './revision-bounds.ts';
+import { addPairTops } from './pair-tops.ts';
+import { removeListing } from './withdraw.ts';
+
+/** common-terms.ts's and pair-tops.ts's thresholds (the store's, which tests lower). */
+export type SearchScale = { commonTermsChosenAt?: number; pairTopRows?: number };
+
+/** A new current search revision of `listingId` from its term scores (with the quality level in them). */
+export function insertScoredRevision(
+  db: DatabaseSync,
+  scale: SearchScale,
+  listingId: number,
+  hash: string,
+  scores: Map<string, number>,
+  seq: number,
+): void {
+  const signature = termSignature(scores);
+  const rev = insertRevision(db, { listingId, fromSeq: seq, textHash: hash }, scores, signature, scale.commonTermsChosenAt);
+  insertSignedTermRows(db, { rev, listingId, fromSeq: seq, toSeq: null }, scores, signature);
+  addPairTops((sql) => cachedStatement(db, sql), rev, scale.pairTopRows);
+}
+
+/** A settlement's write of a stashed listing: it is in the index again (its write revises the text), with its URL terms. */
+export function unstash(db: DatabaseSync, listingId: number): void {
+  const row = cachedStatement(
+    db,
+    'UPDATE listings SET search_stash = NULL WHERE id = ? AND search_stash IS NOT NULL RETURNING resource',
+  ).get(listingId) as { resource: string } | undefined;
+  if (row) insertUrlTerms(db, listingId, row.resource);
+}
+
+const nextSeq = (db: DatabaseSync) =>
+  Number((cachedStatement(db, 'UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq').get() as { seq: number }).seq);
+
+/**
+ * Takes listing `id` out of the search index: its current revision is closed at `seq` (superseded
+ * at `hiddenAt`, the time it hid, so a revision hidden longer than a cursor's life is pruned at
+ * once), its scores stashed on its row, its URL terms deleted.
+ */
+function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void {
+  const current = cachedStatement(db, 'SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(id) as
+    { rev: number; text_hash: string } | undefined;
+  const scores = current
+    ? (cachedStatement(db, 'SELECT term, score FROM search_terms WHERE rev = ?').all(current.rev) as Array<{ term: string; score: number }>)
+    : [];
+  if (current) {
+    cachedStatement(db, 'UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, hiddenAt, current.rev);
+    cachedStatement(db, 'UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
+  }
+  const stash = stashText(
+    current?.text_hash ?? '',
+    scores.map((s) => [s.term, Number(s.score)]),
+  );
+  cachedStatement(db, 'UPDATE listings SET search_stash = ? WHERE id = ?').run(stash, id);
+  cachedStatement(db, 'DELETE FROM listing_url_terms WHERE listing_id = ?').run(id);
+}
+
+/** Puts a stashed listing back in the search index at `seq`: the revision it had, its URL terms. */
+function restore(db: DatabaseSync, scale: SearchScale, id: number, seq: number): boolean {
+  const row = cachedStatement(db, 'SELECT resource, search_stash FROM listings WHERE id = ?').get(id) as
+    { resource: string; search_stash: string | null } | undefined;
+  if (!row?.search_stash) return false;
+  const { hash, scores } = parseStash(row.search_stash);
+  if (scores.size > 0) insertScoredRevision(db, scale, id, hash, scores, seq);
+  cachedStatement(db, 'UPDATE listings SET search_stash = NULL WHERE id = ?').run(id);
+  insertUrlTerms(db, id, row.resource);
+  return true;
+}
+
+/** A passing liveness check of a stashed listing (inside its write): back in the index at once, not at the next pass. */
+export const restoreAfterCheck = (db: DatabaseSync, scale: SearchScale) => (id: number) => {
+  const stashed = cachedStatement(db, 'SELECT 1 FROM listings WHERE id = ? AND search_stash IS NOT NULL').get(id);
+  if (stashed) restore(db, scale, id, nextSeq(db));
+};
+
+const ids = (db: DatabaseSync, sql: string, ...params: Array<string | number | null>) =>
+  (cachedStatement(db, sql).all(...params) as Array<{ id: number }>).map((r) => Number(r.id));
+
+/** The store's lifecycle port (../lifecycle.ts); `writable` throws when the file cannot take writes. */
+export const lifecyclePort = (db: DatabaseSync, scale: SearchScale, writable: () => void): LifecycleStorePort => ({
+  maintain: (cuts, now, limit) => (writable(), maintain(db, scale, cuts, now, limit)),
+});
+
+/** One batch of a pass (../lifecycle.ts), in one write transaction: purge, then hide, then put back; then prune. */
+export function maintain(db: DatabaseSync, scale: SearchScale, cuts: LifecycleCuts, now: Date, limit: number): LifecycleBatch {
+  return inWriteTransaction(db, () => {
+    const nowMs = now.getTime();
+    const ttlMs = nowMs - Date.parse(cuts.visibleSince);
+    const graceMs = cuts.failingBefore === undefined ? 0 : nowMs - Date.parse(cuts.failingBefore);
+    const purge = new Set([
+      ...ids(db, 'SELECT id FROM listings WHERE last_updated < ? ORDER BY last_updated LIMIT ?', cuts.purgeSettledBefore, limit),
+      ...(cuts.purgeFailingBefore === undefined
+        ? []
+        : ids(
+            db,
+            'SELECT id FROM listings WHERE liveness_failing_since < ? ORDER BY liveness_failing_since LIMIT ?',
+            cuts.purgeFailingBefore,
+            limit,
+          )),
+    ]);
+    for (const id of purge) removeListing(db, id);
+
+    // Newly hidden: the start of the indexed listings by age and by failures. When it hid: the later of the two cuts it crossed.
+    const hiding = new Map<number, number>();
+    const since = (id: number, at: number) => hiding.set(id, Math.max(hiding.get(id) ?? 0, Math.min(nowMs, at)));
+    const aged = cachedStatement(
+      db,
+      'SELECT id, last_updated FROM listings WHERE search_stash IS NULL AND last_updated < ? ORDER BY last_updated, id LIMIT ?',
+    ).all(cuts.visibleSince, limit) as Array<{ id: number; last_updated: string }>;
+    for (const r of aged) since(Number(r.id), Date.parse(r.last_updated) + ttlMs);
+    if (cuts.failingBefore !== undefined) {
+      const failing = cachedStatement(
+        db,
+        `SELECT id, liveness_failing_since AS since FROM listings
+         WHERE search_stash IS NULL AND liveness_failing_since < ? ORDER BY liveness_failing_since, id LIMIT ?`,
+      ).all(cuts.failingBefore, limit) as Array<{ id: number; since: string }>;
+      for (const r of failing) since(Number(r.id), Date.parse(r.since) + graceMs);
+    }
+    const back = ids(
+      db,
+      `SELECT id FROM listings WHERE search_stash IS NOT NULL AND last_updated >= ?
+         AND (liveness_failing_since IS NULL OR ? IS NULL OR liveness_failing_since >= ?) ORDER BY last_updated, id LIMIT ?`,
+      cuts.visibleSince,
+      cuts.failingBefore ?? null,
+      cuts.failingBefore ?? null,
+      limit,
+    );
+    if (hiding.size > 0 || back.length > 0) {
+      // One place in the write sequence for the batch: cursors pinned before it keep what they saw.
+      const seq = nextSeq(db);
+      for (const [id, at] of hiding) hide(db, id, seq, new Date(at).toISOString());
+      for (const id of back) restore(db, scale, id, seq);
+    }
+    // The hidden revisions (and any other past a cursor's life) leave the index now, not a few per settlement.
+    for (let pruned = 0; pruned < 4 * limit;) {
+      const n = pruneSupersededRevisions(db, now);
+      pruned += n;
+      if (n === 0) break;
+    }
+    return { hidden: hiding.size, restored: back.length, purged: purge.size };
+  });
+}
