@@ -54,12 +54,12 @@ export async function termRowsUpTo(db: Db, terms: string[], cap: number): Promis
   return terms.map((term) => found.get(term) ?? counts.get(key(term)) ?? 0);
 }
 
-/** How many listings the catalog holds (the search budget's function-word share, term-budget.ts), kept a while per pool. */
+/** How many listings the search index holds (sqlite/term-tiers.ts listingCount), kept a while per pool. */
 export async function listingCount(db: Db): Promise<number> {
   const counts = countsOf(db);
   const known = counts.get('\u0002listings');
   if (known !== undefined) return known;
-  const n = Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM listings')).rows[0]!.n);
+  const n = Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM listings WHERE search_stash IS NULL')).rows[0]!.n);
   counts.set('\u0002listings', n);
   return n;
 }

@@ -225,9 +225,13 @@ function rowsUpTo(store: TermRows, term: string, limit: number): number {
   );
 }
 
-/** How many listings the catalog holds (the search budget's function-word share, term-budget.ts), kept a while. */
+/**
+ * How many listings the search index holds (the search budget's function-word share, term-budget.ts;
+ * hidden ones are out of it, ../lifecycle.ts), kept a while.
+ */
 export function listingCount(store: TermRows): number {
-  return keptCount(store, '\u0002listings', () => Number((store.statement('SELECT count(*) AS n FROM listings').get() as { n: number }).n));
+  const sql = 'SELECT count(*) AS n FROM listings WHERE search_stash IS NULL';
+  return keptCount(store, '\u0002listings', () => Number((store.statement(sql).get() as { n: number }).n));
 }
 
 /**
