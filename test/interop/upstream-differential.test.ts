@@ -264,8 +264,8 @@ async function cases(): Promise<Case[]> {
     await defect('facilitator address in an authorization entry', 'facilitator_in_auth', async (p) => {
       p.auth.push(await signedEntry(Keypair.fromSecret(submitter.secret), invocation(p), expiry(p)));
     }),
-    // The host matches the payer's entry against the call exactly, so the sub-invocation rides on
-    // an extra entry (another signer's, unused by the call) to reach the check after simulation.
+    // The devnet's host matches the payer's entry against the call exactly, so the sub-invocation
+    // rides on an extra entry (another signer's, unused by the call) to reach the check.
     await defect('sub-invocations', 'has_subinvocations', async (p) => {
       const root = invocation(p);
       const withSub = new xdr.SorobanAuthorizedInvocation({ function: root.function, subInvocations: [root] });
