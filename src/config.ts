@@ -7,7 +7,14 @@
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { isContractAddress, loadStellarConfig, stellarStandIns, type StellarConfig } from './chains/stellar/index.ts';
+import {
+  isContractAddress,
+  loadStellarConfig,
+  networkSuffix,
+  stellarStandIns,
+  type StellarConfig,
+  type StellarNetwork,
+} from './chains/stellar/index.ts';
 import { ConfigError, parseInteger, parseOneOf, read, type Env } from './config-env.ts';
 import { ALLOW_PRIVATE_TARGETS, parseAllowList } from './net/private-addresses.ts';
 import { parseTrustedProxies, type TrustedProxies } from './http/client-address.ts';
@@ -161,7 +168,13 @@ export function loadConfig(env: Env): Config {
     throw new ConfigError(USD_ASSETS_VARIABLE, 'each asset must be a Stellar contract address (C…, 56 characters)');
   // Not enumerable: it holds bigints (which JSON cannot serialize) and is no part of the
   // /health projection; read it as config.settlement.
-  Object.defineProperty(config, 'settlement', { value: parseSettlementConfig(env), enumerable: false });
+  Object.defineProperty(config, 'settlement', {
+    value: parseSettlementConfig(
+      env,
+      config.networks.map((n) => n.network),
+    ),
+    enumerable: false,
+  });
   Object.defineProperty(config, DATABASE_URL, { value: database, enumerable: false });
   // Not enumerable either: no part of the /health projection.
   Object.defineProperty(config, 'probe', { value: loadProbeConfig(env), enumerable: false });
@@ -250,6 +263,8 @@ export function ensureDbDirectory(config: Config): void {
 
 export interface SettlementConfig {
   policy: PaymentPolicy;
+  /** Every served network's policy: `policy` with the fee caps the network sets with its suffix (FEE_BUDGET_DAILY_STROOPS_PUBNET). */
+  networkPolicies: ReadonlyMap<string, PaymentPolicy>;
   /** Pause between reconciliation passes over unresolved journal records. */
   reconcileIntervalMs: number;
   /** Longest wait for in-flight settles on SIGTERM/SIGINT before exiting anyway. */
@@ -303,21 +318,44 @@ function parseBoolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false; got ${JSON.stringify(value.slice(0, 40))}`);
 }
 
-function parseSettlementConfig(env: Env): SettlementConfig {
+/**
+ * The sponsored-fee caps, each a variable a network may set for itself with its suffix
+ * (`FEE_BUDGET_DAILY_STROOPS_PUBNET`): its XLM is its own, so a pubnet budget of real money and a
+ * testnet one of free coins need not be the same number (docs/OPERATIONS.md "Several networks").
+ */
+export const PER_NETWORK_FEE_CAPS = {
+  dailyFeeCapStroops: 'FEE_BUDGET_DAILY_STROOPS',
+  payerDailyFeeCapStroops: 'FEE_BUDGET_PAYER_DAILY_STROOPS',
+  payToDailyFeeCapStroops: 'FEE_BUDGET_PAYTO_DAILY_STROOPS',
+  newAddressDailyFeeCapStroops: 'FEE_BUDGET_NEW_ADDRESS_DAILY_STROOPS',
+  newPayTosDailyFeeCapStroops: 'FEE_BUDGET_NEW_PAYTOS_DAILY_STROOPS',
+} as const;
+type FeeCaps = Record<keyof typeof PER_NETWORK_FEE_CAPS, bigint | null>;
+
+/** The caps from `NAME_SUFFIX` where set, else from `fallback` (the unsuffixed variables, or their defaults). */
+function parseFeeCaps(env: Env, fallback: FeeCaps, suffix?: string): FeeCaps {
+  const caps = {} as FeeCaps;
+  for (const [field, name] of Object.entries(PER_NETWORK_FEE_CAPS) as [keyof FeeCaps, string][]) {
+    const variable = suffix === undefined ? name : `${name}_${suffix}`;
+    caps[field] = parseCap(env, variable, fallback[field]);
+  }
+  return caps;
+}
+
+function parseSettlementConfig(env: Env, networks: readonly StellarNetwork[]): SettlementConfig {
   const minAmount = read(env, 'PAYMENT_MIN_AMOUNT');
+  const caps = parseFeeCaps(env, DEFAULT_POLICY);
+  const policy: PaymentPolicy = {
+    ...caps,
+    payerFailureLimit: parseInteger(env, 'PAYER_FAILURE_LIMIT', DEFAULT_POLICY.payerFailureLimit, 0, 1_000_000),
+    payerFailureWindowMs: 1000 * parseInteger(env, 'PAYER_FAILURE_WINDOW_SECONDS', DEFAULT_POLICY.payerFailureWindowMs / 1000, 1, 86_400),
+    minAmount: minAmount === undefined ? DEFAULT_POLICY.minAmount : parseBaseUnits('PAYMENT_MIN_AMOUNT', minAmount),
+    minAmountByAsset: parseMinAmounts(env),
+    allowSelfPayment: parseBoolean(env, 'ALLOW_SELF_PAYMENT', DEFAULT_POLICY.allowSelfPayment),
+  };
   return {
-    policy: {
-      dailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_DAILY_STROOPS', DEFAULT_POLICY.dailyFeeCapStroops),
-      payerDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_PAYER_DAILY_STROOPS', DEFAULT_POLICY.payerDailyFeeCapStroops),
-      payToDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_PAYTO_DAILY_STROOPS', DEFAULT_POLICY.payToDailyFeeCapStroops),
-      newAddressDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_NEW_ADDRESS_DAILY_STROOPS', DEFAULT_POLICY.newAddressDailyFeeCapStroops),
-      newPayTosDailyFeeCapStroops: parseCap(env, 'FEE_BUDGET_NEW_PAYTOS_DAILY_STROOPS', DEFAULT_POLICY.newPayTosDailyFeeCapStroops),
-      payerFailureLimit: parseInteger(env, 'PAYER_FAILURE_LIMIT', DEFAULT_POLICY.payerFailureLimit, 0, 1_000_000),
-      payerFailureWindowMs: 1000 * parseInteger(env, 'PAYER_FAILURE_WINDOW_SECONDS', DEFAULT_POLICY.payerFailureWindowMs / 1000, 1, 86_400),
-      minAmount: minAmount === undefined ? DEFAULT_POLICY.minAmount : parseBaseUnits('PAYMENT_MIN_AMOUNT', minAmount),
-      minAmountByAsset: parseMinAmounts(env),
-      allowSelfPayment: parseBoolean(env, 'ALLOW_SELF_PAYMENT', DEFAULT_POLICY.allowSelfPayment),
-    },
+    policy,
+    networkPolicies: new Map(networks.map((network) => [network, { ...policy, ...parseFeeCaps(env, caps, networkSuffix(network)) }])),
     reconcileIntervalMs: parseInteger(env, 'RECONCILE_INTERVAL_MS', DEFAULT_RECONCILE_INTERVAL_MS, 50, 3_600_000),
     drainTimeoutMs: parseInteger(env, 'DRAIN_TIMEOUT_MS', 330_000, 0, 3_600_000),
     submitterLeaseTtlMs: parseInteger(env, 'SUBMITTER_LEASE_TTL_MS', DEFAULTS.SUBMITTER_LEASE_TTL_MS, 3_000, 600_000),

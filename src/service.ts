@@ -131,6 +131,7 @@ function openConfiguredJournal(config: Config, logger: Logger, registry: SchemeR
   const journal = new SettlementJournal({
     store: journalStoreFor(config, logger),
     policy: config.settlement.policy,
+    networkPolicies: config.settlement.networkPolicies,
     logger,
     onLanded: (settled) => registry.afterSettle(settled, logger),
     listingRetryBaseMs: config.settlement.reconcileIntervalMs,
@@ -348,17 +349,17 @@ function balanceSource(networks: Array<{ network: StellarNetworkConfig; addresse
 
 /** Today's fee budgets and the pending outcomes, read from the journal (the /metrics gauges). */
 function journalSources(journal: SettlementJournal, config: Config): Pick<StateSources, 'feeBudgets' | 'pending'> {
-  const { dailyFeeCapStroops, newPayTosDailyFeeCapStroops, payToDailyFeeCapStroops } = config.settlement.policy;
-  const payToBounds = {
-    cap: payToDailyFeeCapStroops,
-    nearCap: payToDailyFeeCapStroops === null ? null : (payToDailyFeeCapStroops * BigInt(PAYTO_NEAR_CAP_SHARE * 100)) / 100n,
-  };
   return {
     async feeBudgets() {
       const now = Date.now();
       const dayStart = now - (now % 86_400_000);
       return Promise.all(
         config.networks.map(async ({ network }) => {
+          const { dailyFeeCapStroops, newPayTosDailyFeeCapStroops, payToDailyFeeCapStroops } = journal.policyOf(network);
+          const payToBounds = {
+            cap: payToDailyFeeCapStroops,
+            nearCap: payToDailyFeeCapStroops === null ? null : (payToDailyFeeCapStroops * BigInt(PAYTO_NEAR_CAP_SHARE * 100)) / 100n,
+          };
           const [usage, spending] = await Promise.all([
             journal.store.budgetUsage({ payer: '', payTo: '', network }, { dayStart, failuresSince: now }),
             journal.store.payToSpending(network, dayStart, payToBounds),

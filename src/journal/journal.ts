@@ -36,6 +36,8 @@ export type JournalLogger = WriteHealthLogger;
 export interface JournalOptions {
   store: JournalStore;
   policy: PaymentPolicy;
+  /** A network's own policy (its FEE_BUDGET_…_<NETWORK> caps, docs/OPERATIONS.md "Several networks"); `policy` for the rest. */
+  networkPolicies?: ReadonlyMap<string, PaymentPolicy>;
   now?: () => number;
   logger?: JournalLogger;
   /**
@@ -72,6 +74,7 @@ export interface JournaledOutcome {
 export class SettlementJournal implements SettlementGate {
   readonly store: JournalStore;
   private readonly policy: PaymentPolicy;
+  private readonly networkPolicies: ReadonlyMap<string, PaymentPolicy>;
   private readonly now: () => number;
   private readonly logger: JournalLogger | undefined;
   private readonly onLanded: JournalOptions['onLanded'];
@@ -86,6 +89,7 @@ export class SettlementJournal implements SettlementGate {
   constructor(options: JournalOptions) {
     this.store = options.store;
     this.policy = options.policy;
+    this.networkPolicies = options.networkPolicies ?? new Map();
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.onLanded = options.onLanded;
@@ -104,9 +108,14 @@ export class SettlementJournal implements SettlementGate {
     return reason === null ? { ok: true, detail: 'writable' } : { ok: false, detail: reason };
   }
 
+  /** The policy a payment on `network` is judged by. */
+  policyOf(network: string): PaymentPolicy {
+    return this.networkPolicies.get(network) ?? this.policy;
+  }
+
   /** /verify's policy check (policy.ts judgeForVerify), on the budgets as this journal counts them now. */
   verifyRefusal(payment: BudgetedPayment, feeStroops?: bigint): Promise<Refusal | null> {
-    return judgeForVerify(this.policy, payment, feeStroops ?? null, this.now(), (parties, window) =>
+    return judgeForVerify(this.policyOf(payment.network), payment, feeStroops ?? null, this.now(), (parties, window) =>
       this.store.budgetUsage(parties, window).catch((err: unknown) => void this.health.failed(err, 'read')),
     );
   }
@@ -172,7 +181,8 @@ export class SettlementJournal implements SettlementGate {
     let reserved: string | null = null;
     const result = await scheme.settle(payload, requirements, {
       beforeSubmit: async (attempt) => {
-        const refusal = judgeAttempt(this.policy, attempt);
+        const policy = this.policyOf(network);
+        const refusal = judgeAttempt(policy, attempt);
         if (refusal) return refusal;
         const now = this.now();
         let outcome;
@@ -188,7 +198,7 @@ export class SettlementJournal implements SettlementGate {
               paymentPayload: JSON.stringify(payload),
               paymentRequirements: JSON.stringify(requirements),
             },
-            reserveRule(this.policy, { ...attempt, network }, attempt.feeStroops, now),
+            reserveRule(policy, { ...attempt, network }, attempt.feeStroops, now),
             now,
           );
         } catch (err) {

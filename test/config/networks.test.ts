@@ -3,10 +3,15 @@
  * networks"): NETWORK as a list, each network's own suffixed variables before the unsuffixed ones,
  * and the schemes built from them (one kind per network, its signers under its own id).
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { createSchemesFromConfig, signingKeys } from '../../src/chains/stellar/index.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { SettlementJournal } from '../../src/journal/journal.ts';
+import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
 
 const seed = () => Keypair.random().secret();
 const publicOf = (secret: string) => Keypair.fromSecret(secret).publicKey();
@@ -90,6 +95,32 @@ describe('NETWORK with several networks', () => {
     ]);
   });
 
+  it('each network may set its own fee caps; the journal judges a payment by its network’s', async () => {
+    const config = loadConfig({
+      NETWORK: 'stellar:testnet,stellar:pubnet',
+      SUBMITTER_SECRET: seed(),
+      RPC_URL_PUBNET: 'http://127.0.0.1:8001/',
+      FEE_BUDGET_DAILY_STROOPS: '5000000',
+      FEE_BUDGET_DAILY_STROOPS_PUBNET: '100',
+      FEE_BUDGET_PAYER_DAILY_STROOPS_TESTNET: 'off',
+    });
+    const { policy, networkPolicies } = config.settlement;
+    expect([policy.dailyFeeCapStroops, policy.payerDailyFeeCapStroops]).toEqual([5_000_000n, 10_000_000n]);
+    expect(networkPolicies.get('stellar:testnet')).toMatchObject({ dailyFeeCapStroops: 5_000_000n, payerDailyFeeCapStroops: null });
+    expect(networkPolicies.get('stellar:pubnet')).toMatchObject({ dailyFeeCapStroops: 100n, payerDailyFeeCapStroops: 10_000_000n });
+
+    const journal = new SettlementJournal({
+      store: new SqliteJournalStore(join(mkdtempSync(join(tmpdir(), 'svc-networks-')), 'svc.sqlite')),
+      policy,
+      networkPolicies,
+    });
+    const payment = { payer: publicOf(seed()), payTo: publicOf(seed()), asset: 'C', amount: '1' };
+    expect(await journal.verifyRefusal({ ...payment, network: 'stellar:pubnet' }, 200n)).toMatchObject({
+      code: 'svc_fee_budget_daily_exhausted',
+    });
+    expect(await journal.verifyRefusal({ ...payment, network: 'stellar:testnet' }, 200n)).toBeNull();
+  });
+
   it.each<[string, Record<string, string>, RegExp]>([
     ['NETWORK', { NETWORK: 'stellar:testnet,stellar:futurenet' }, /entry 2.*"stellar:futurenet"/],
     ['NETWORK', { NETWORK: 'stellar:testnet,stellar:testnet' }, /entry 2 repeats/],
@@ -105,6 +136,11 @@ describe('NETWORK with several networks', () => {
       'MAX_TRANSACTION_FEE_STROOPS_PUBNET',
       { NETWORK: 'stellar:testnet,stellar:pubnet', RPC_URL_PUBNET: 'http://127.0.0.1:1/', MAX_TRANSACTION_FEE_STROOPS_PUBNET: '0' },
       /integer from 1/,
+    ],
+    [
+      'FEE_BUDGET_DAILY_STROOPS_PUBNET',
+      { NETWORK: 'stellar:testnet,stellar:pubnet', RPC_URL_PUBNET: 'http://127.0.0.1:1/', FEE_BUDGET_DAILY_STROOPS_PUBNET: '-1' },
+      /stroops or "off"/,
     ],
     [
       'CHANNEL_ACCOUNTS_TESTNET',

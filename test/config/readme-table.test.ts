@@ -7,7 +7,10 @@ import { readFileSync } from 'node:fs';
 import { Keypair } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
 import { NETWORKS, PER_NETWORK_VARIABLES, networkSuffix } from '../../src/chains/stellar/index.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, PER_NETWORK_FEE_CAPS } from '../../src/config.ts';
+
+/** Every variable a network may set for itself with its suffix: the chain's and the fee caps. */
+const SUFFIXED = [...PER_NETWORK_VARIABLES, ...Object.values(PER_NETWORK_FEE_CAPS)];
 import { ALLOW_PRIVATE_TARGETS } from '../../src/net/private-addresses.ts';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -34,7 +37,7 @@ function variablesRead(): Set<string> {
   loadConfig(env);
   // A network's own variable (RPC_URL_PUBNET) is documented by its unsuffixed row and the NETWORK row's rule (checked below).
   for (const name of [...read]) {
-    const base = PER_NETWORK_VARIABLES.find((v) => NETWORKS.some((n) => name === `${v}_${networkSuffix(n)}`));
+    const base = SUFFIXED.find((v) => NETWORKS.some((n) => name === `${v}_${networkSuffix(n)}`));
     if (base) read.delete(name);
   }
   // Node's error codes (ENOTDIR) are no variables.
@@ -65,7 +68,7 @@ describe("README's configuration table", () => {
 
   it('names every variable a network reads with its own suffix', () => {
     const networkRow = configurationSection().find((l) => l.startsWith('| `NETWORK`'))!;
-    for (const variable of PER_NETWORK_VARIABLES) expect(networkRow).toContain(`\`${variable}\``);
+    for (const variable of SUFFIXED) expect(networkRow).toContain(`\`${variable}\``);
     expect(networkRow).toContain('`RPC_URL_PUBNET`');
   });
 });

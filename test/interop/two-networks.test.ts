@@ -4,7 +4,7 @@
  * with each network's own RPC_URL_… and SUBMITTER_SECRET_…. A stock seller (@x402/core pieces with
  * the @x402/stellar 2.9.0 server scheme) charges on each network and a stock buyer pays on each;
  * /supported lists both kinds with each network's signers, /ready is 200 with each network's
- * checks, metrics and the catalog keep the networks apart, and a payment signed for one network
+ * checks, metrics (each network's own fee caps among them) and the catalog keep the networks apart, and a payment signed for one network
  * is refused on the other. Certificates and DNS: the named boundary of stock-clients.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,6 +59,8 @@ beforeAll(async () => {
     RPC_URL_PUBNET: devnets['stellar:pubnet'].rpcUrl,
     SUBMITTER_SECRET_TESTNET: submitters['stellar:testnet'].secret(),
     SUBMITTER_SECRET_PUBNET: submitters['stellar:pubnet'].secret(),
+    // Pubnet's own daily fee cap (testnet keeps the default 10 XLM), as /metrics shows it.
+    FEE_BUDGET_DAILY_STROOPS_PUBNET: '50000000',
     DB_PATH: join(dataDir, 'svc.sqlite'),
     DISCOVERY_YIELD_PERCENT: '100',
     LIVENESS_CHECKS_PER_MINUTE: '0',
@@ -148,6 +150,8 @@ describe('one svc, a testnet devnet and a pubnet devnet', () => {
     // Each network's outcomes under its own label; the catalog keeps each listing's network.
     const metrics = await fetch(`${running.url}/metrics`).then((r) => r.text());
     for (const network of NETS) expect(metrics).toContain(`svc_settle_outcomes_total{network="${network}",code="success"} 1`);
+    expect(metrics).toContain('svc_fee_budget_cap_stroops{network="stellar:testnet",budget="daily"} 100000000');
+    expect(metrics).toContain('svc_fee_budget_cap_stroops{network="stellar:pubnet",budget="daily"} 50000000');
     const listings = await get<{ items: Array<{ resource: string; accepts: Array<{ network: string }> }> }>(
       '/discovery/resources?network=stellar:pubnet',
     );
