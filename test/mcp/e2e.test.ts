@@ -1,5 +1,5 @@
 /**
- * The agent tool server end to end: an MCP client spawns `tsx src/mcp/main.ts` over stdio, finds
+ * The agent tool server end to end: an MCP client spawns it (dist/mcp/main.js) over stdio, finds
  * devnet-settled listings with search_resources and pays them with paid_call, once for an HTTP
  * seller and once for an MCP tool seller (both built with the seller toolkit). Receipts are looked
  * up on the devnet and balances read from its ledger. The MCP tool's listing appears in the

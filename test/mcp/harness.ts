@@ -23,6 +23,13 @@ import { startTestServer, testConfig } from '../helpers/server.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TSX = join(ROOT, 'node_modules/.bin/tsx');
 export const MCP_MAIN = join(ROOT, 'src/mcp/main.ts');
+/**
+ * The tool server bundled by `npm run build` (the global setup builds it from the current
+ * sources), started with this Node: about 1 s of CPU a start, where `tsx src/mcp/main.ts` took 3
+ * to 6 s in two processes. `npm run mcp` itself (tsx) is run by test/interop/first-contact.test.ts
+ * (README's MCP client block) and by `npm run dev`'s agent (test/interop/dev.test.ts).
+ */
+export const MCP_BUNDLE: [command: string, args: string[]] = [process.execPath, [join(ROOT, 'dist/mcp/main.js')]];
 export const HEX64 = /^[0-9a-f]{64}$/;
 
 export interface ToolServer {
@@ -96,11 +103,11 @@ export class McpHarness {
     };
   }
 
-  /** Spawns `npm run mcp`'s entry point (tsx src/mcp/main.ts) with exactly this environment. */
+  /** Spawns the tool server (`npm run mcp`'s entry point, bundled: MCP_BUNDLE) with exactly this environment. */
   async toolServer(env: Record<string, string>): Promise<ToolServer> {
     const transport = new StdioClientTransport({
-      command: TSX,
-      args: [MCP_MAIN],
+      command: MCP_BUNDLE[0],
+      args: MCP_BUNDLE[1],
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',

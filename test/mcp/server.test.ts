@@ -17,7 +17,7 @@ import { decodeX402Header, encodeX402Header } from '../../src/client/seller.ts';
 import type { ChainRpc } from '../../src/chains/stellar/rpc.ts';
 import { loadMcpConfig, walletOf } from '../../src/mcp/config.ts';
 import { createToolServer } from '../../src/mcp/server.ts';
-import { MCP_MAIN, TSX } from './harness.ts';
+import { MCP_BUNDLE } from './harness.ts';
 
 const SEED = Keypair.random().secret();
 
@@ -32,7 +32,7 @@ async function connected(facilitator: Partial<FacilitatorClient>, env: Record<st
 
 function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [MCP_MAIN], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(MCP_BUNDLE[0], MCP_BUNDLE[1], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (c) => (stderr += c));
@@ -87,7 +87,7 @@ describe('configuration', () => {
     expect(() => loadMcpConfig(env)).toThrow(new RegExp(`^${variable}: `));
   });
 
-  it('npm run mcp with a malformed key exits 78 with one line that never echoes the value', async () => {
+  it('the tool server (dist/mcp/main.js) with a malformed key exits 78 with one line that never echoes the value', async () => {
     const secretish = `S${'Q'.repeat(55)}`;
     const run = await runMain({ CLIENT_STELLAR_PRIVATE_KEY: secretish });
     expect(run.code).toBe(78);
