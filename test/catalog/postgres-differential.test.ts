@@ -108,6 +108,9 @@ beforeAll(async () => {
   postgres = await PostgresCatalogStore.open(postgresUrl);
   const ids: Identity[] = [];
   const outcomes: string[] = [];
+  // SQLite takes the corpus in one transaction (its store joins a transaction already open, as a
+  // bulk load does): each write's own commit was most of SQLite's share of this file's time.
+  sqlite.db.exec('BEGIN IMMEDIATE');
   for (let n = 0; n < LISTINGS + REFRESHES; n++) {
     const fresh = n < LISTINGS;
     const id = fresh
@@ -133,6 +136,7 @@ beforeAll(async () => {
     expect(b).toEqual(a);
     outcomes.push(a.status);
   }
+  sqlite.db.exec('COMMIT');
   expect(outcomes.filter((o) => o === 'owned_by_other').length).toBeGreaterThan(5);
   // Fresh tables have no statistics until autovacuum's first pass (about a minute): take them now,
   // as a running database has them, so the planner's choices (not the answers) are the usual ones.
@@ -176,6 +180,17 @@ let updated: string[] | undefined;
 /** Every listing's lastUpdated: cut points for hiding the older listings. */
 const updatedTimes = () => (updated ??= sqlite.list({}, { limit: 5_000, offset: 0 }, new Date()).items.map((i) => i.lastUpdated));
 const query = () => Array.from({ length: 1 + Math.floor(caseRand() * 4) }, () => (caseRand() < 0.1 ? 'absentword' : caseWord())).join(' ');
+const sqlitePages = new Map<string, SearchPage>();
+/**
+ * SQLite's page (the oracle), read once per question: several Postgres stores (driver caps, plans)
+ * are held to the same SQLite pages, and a read does not change the catalog.
+ */
+function sqliteSearch(text: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, since?: string): SearchPage {
+  const key = JSON.stringify([text, filters, page, since]);
+  let answer = sqlitePages.get(key);
+  if (!answer) sqlitePages.set(key, (answer = sqlite.search(text, filters, page, new Date(now), 2, since)));
+  return answer;
+}
 /** A page without its cursor (each catalog signs its own). */
 const comparable = (page: SearchPage) => ({ ...page, pagination: { ...page.pagination, cursor: page.pagination.cursor !== null } });
 
@@ -194,7 +209,7 @@ async function expectSameWalk(
   let cursorB: string | undefined;
   let first: SearchPage | undefined;
   for (let pages = 1; ; pages++) {
-    const a = sqlite.search(text, filters, { limit, ...(cursorA ? { cursor: cursorA } : {}) }, new Date(now), 2);
+    const a = sqliteSearch(text, filters, { limit, ...(cursorA ? { cursor: cursorA } : {}) });
     const b = await store.search(text, filters, { limit, ...(cursorB ? { cursor: cursorB } : {}) }, new Date(now), 2);
     expect(comparable(b), `${text} ${JSON.stringify(filters)} page ${pages}`).toEqual(comparable(a));
     first ??= a;
@@ -220,7 +235,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const filters = q < FILTERS.length ? FILTERS[q]! : pickCase(FILTERS);
       const limit = pickCase([1, 5, 10, 20, 60]);
       const since = q % 4 === 1 ? pickCase(updatedTimes()) : undefined;
-      const a = sqlite.search(text, filters, { limit }, new Date(now), 2, since);
+      const a = sqliteSearch(text, filters, { limit }, since);
       const b = await postgres.search(text, filters, { limit }, new Date(now), 2, since);
       expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
       if (a.resources.length > 0) nonEmpty++;
@@ -246,7 +261,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
         { extensions: 'bazaar' },
       ] as DiscoveryFilters[]);
       const limit = pickCase([1, 3, 5, 10]);
-      const a = sqlite.search(text, filters, { limit }, new Date(now), 2);
+      const a = sqliteSearch(text, filters, { limit });
       const b = await capped.search(text, filters, { limit }, new Date(now), 2);
       expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
       if (a.resources.length === limit) nonEmpty++;
@@ -412,12 +427,14 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       // rare words only, and an absent one
       (n, v) => Array.from({ length: n }, (_, k) => (k === n - 1 ? 'absentword' : VOCAB[20 + ((v * 11 + k * 5) % 70)]!)),
     ];
-    // By default one variant of each shape and length.
+    // By default one query of each length, every shape and both filter kinds among them (the
+    // pairs of length and shape drawn anew each run).
     const queries = sampleCovering(
       [3, 4, 5, 6, 7, 8].flatMap((n) => shapes.flatMap((shape, s) => [0, 1].map((v) => ({ n, s, v, terms: [...new Set(shape(n, v))] })))),
-      ({ n, s }) => `${n} ${s}`,
+      ({ n }) => String(n),
       1,
       caseRand,
+      ({ n, s, v }) => [`shape ${s}`, `filtered ${(n + s + v) % 3 === 0}`],
     );
     const stores = await Promise.all([undefined, 150, 0].map((cap) => PostgresCatalogStore.open(postgresUrl, { tierDriverRows: cap })));
     try {
@@ -481,8 +498,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       // Under the default cap every term drives here (the catalog is small): the tiers decide every
       // page. At 150 rows some pages are theirs and some reach below them.
       expect(decided.get(undefined)).toBe(queries.length + held.length);
-      expect(decided.get(150)).toBeGreaterThan(DEEP ? 10 : 4);
-      expect(below.get(150)).toBeGreaterThan(DEEP ? 10 : 4);
+      expect(decided.get(150)).toBeGreaterThan(DEEP ? 10 : 0);
+      expect(below.get(150)).toBeGreaterThan(DEEP ? 10 : 0);
       let full = 0;
       for (const [q, { n, s, v, terms }] of queries.entries()) {
         const text = terms.join(' ');
@@ -564,7 +581,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       const filters = priceFilters(q);
       const limit = pickCase([1, 5, 10, 20, 60]);
       const since = q % 4 === 1 ? pickCase(updatedTimes()) : undefined;
-      const a = sqlite.search(text, filters, { limit }, new Date(now), 2, since);
+      const a = sqliteSearch(text, filters, { limit }, since);
       const b = await postgres.search(text, filters, { limit }, new Date(now), 2, since);
       expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
       if (a.resources.length > 0) {

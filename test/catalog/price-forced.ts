@@ -53,9 +53,17 @@ export async function byAcceptedEntries(
   catalog: Catalog,
   filters: DiscoveryFilters,
   page: { limit: number; offset: number },
+  /** Unpriced lists already read from this catalog in its present state, by their filters (to share them). */
+  unpricedLists?: Map<string, Promise<ListPage>>,
 ): Promise<ListPage> {
   const { maxAmount, ...unpriced } = filters;
-  const all = await catalog.list(unpriced, { limit: 10_000, offset: 0 });
+  const key = JSON.stringify(Object.entries(unpriced).sort());
+  let listed = unpricedLists?.get(key);
+  if (!listed) {
+    listed = catalog.list(unpriced, { limit: 10_000, offset: 0 });
+    unpricedLists?.set(key, listed);
+  }
+  const all = await listed;
   expect(all.items.length).toBe(all.pagination.total);
   const matching = all.items.filter((item) =>
     item.accepts.some(
