@@ -11,7 +11,7 @@
  * The reader lane is tested where it is the subject (test/catalog/search.test.ts, isolation.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASSET, PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog, tempDir, zipfWords } from './fixtures.ts';
+import { ASSET, PAY_TO_A, PAY_TO_B, seededRandom, settlement, storeDraft, tempCatalog, tempDir, zipfWords } from './fixtures.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { listedCorpus, referenceSearch, walkIds, type ReferenceListing } from './reference-ranking.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
@@ -100,18 +100,7 @@ afterAll(async () => {
 
 /** A settled listing's draft (what the catalog's ingest writes for `settlement()`'s payment): its texts and one accepted entry. */
 function tieDraft(id: number, serviceName: string, description: string): ListingDraft {
-  return {
-    resource: `https://d${id}.example.com/r`,
-    type: 'http',
-    toolName: '',
-    owner: PAY_TO_A,
-    x402Version: 2,
-    terms: { scheme: 'exact', network: 'stellar:testnet', asset: ASSET, amount: '100', payTo: PAY_TO_A, maxTimeoutSeconds: 60 },
-    metadata: { description, ...(serviceName ? { serviceName } : {}) },
-    bazaar: { info: { input: { type: 'http' } } },
-    parameterText: '',
-    dropped: [],
-  };
+  return storeDraft(id, { network: 'stellar:testnet', asset: ASSET, metadata: { description, ...(serviceName ? { serviceName } : {}) } });
 }
 
 function idOf(resource: unknown): number {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import type { CatalogLogger, SettledPayment } from '../../src/catalog/types.ts';
+import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 
 export const PAY_TO_A = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
 export const PAY_TO_B = 'GBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
@@ -200,6 +201,28 @@ export function settlement(o: SettlementOptions = {}): SettledPayment {
       extensions,
     },
     paymentRequirements: requirements,
+  };
+}
+
+/**
+ * A listing draft as the catalog's ingest writes it (one accepted entry paid to PAY_TO_A at
+ * `https://d<id>.example.com/r`), for tests that write corpora through a store directly.
+ */
+export function storeDraft(
+  id: number,
+  o: { network: string; asset: string; metadata: ListingDraft['metadata']; method?: string },
+): ListingDraft {
+  return {
+    resource: `https://d${id}.example.com/r`,
+    type: 'http',
+    toolName: '',
+    owner: PAY_TO_A,
+    x402Version: 2,
+    terms: { scheme: 'exact', network: o.network, asset: o.asset, amount: '100', payTo: PAY_TO_A, maxTimeoutSeconds: 60 },
+    metadata: o.metadata,
+    bazaar: { info: { input: { type: 'http', ...(o.method ? { method: o.method } : {}) } } },
+    parameterText: '',
+    dropped: [],
   };
 }
 

@@ -8,7 +8,7 @@
  * 5 come from the pairs, pages past their rows from the walk, and the settle writes trim the pairs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAY_TO_A, pairTopsOffKey, revisionsWithWrongCommonMask, seededRandom, tempDir } from './fixtures.ts';
+import { PAY_TO_A, pairTopsOffKey, revisionsWithWrongCommonMask, seededRandom, storeDraft, tempDir } from './fixtures.ts';
 import { listedCorpus, referenceSearch, walkIds, type ReferenceListing } from './reference-ranking.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
@@ -42,18 +42,12 @@ function draft(id: number): ListingDraft {
     else description.push(...(field < 0.2 ? [w, w] : [w]));
   });
   if (!network.has(id)) network.set(id, rand() < 0.3 ? 'stellar:pubnet' : 'stellar:testnet');
-  return {
-    resource: `https://d${id}.example.com/r`,
-    type: 'http',
-    toolName: '',
-    owner: PAY_TO_A,
-    x402Version: 2,
-    terms: { scheme: 'exact', network: network.get(id)!, asset: 'CASSET', amount: '100', payTo: PAY_TO_A, maxTimeoutSeconds: 60 },
+  return storeDraft(id, {
+    network: network.get(id)!,
+    asset: 'CASSET',
     metadata: { description: description.join(' '), ...(tags.length ? { tags } : {}) },
-    bazaar: { info: { input: { type: 'http', method: 'GET' } } },
-    parameterText: '',
-    dropped: [],
-  };
+    method: 'GET',
+  });
 }
 
 function write(id: number) {
