@@ -88,7 +88,15 @@ beforeAll(async () => {
       DB_PATH: join(mkdtempSync(join(tmpdir(), 'svc-rules-')), 'svc.sqlite'),
     }),
   });
-  scraped = parsePrometheusTextFormat((await api(svc.url).get('/metrics')).text) as Metric[];
+  // The catalog's gauges are read by a reader thread that boots on the first scrape, within a
+  // deadline: on a loaded machine the first scrape may come back without them (absent, as
+  // documented, not zero), and Prometheus' next scrape has them. Scrape as it would, for 30 s at most.
+  for (let i = 0; i < 60; i++) {
+    scraped = parsePrometheusTextFormat((await api(svc.url).get('/metrics')).text) as Metric[];
+    if (['svc_catalog_listings', 'svc_liveness_checks_due'].every((name) => scraped.some((m) => m.name === name && m.metrics.length > 0)))
+      break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }, 600_000);
 
 afterAll(async () => {
