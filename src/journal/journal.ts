@@ -18,7 +18,6 @@
 import type {
   PaymentPayload,
   PaymentRequirements,
-  PaymentScheme,
   SettledPayment,
   SettleResult,
   SettlementGate,
@@ -28,7 +27,7 @@ import { judgeAttempt, judgeForVerify, reserveRule, type BudgetedPayment, type P
 import { finalWithin, OwedOutcomes } from './owed.ts';
 import { bindingMatches, identityOf, requestDigest, requestKeys } from './request-digest.ts';
 import { failedResult, finalOf, keyConflict, pendingResult, reserveRefusal, resultOf, unavailable, unavailableMessage } from './results.ts';
-import type { JournalStore, SettlementRecord, SettlementState } from './types.ts';
+import type { JournaledOutcome, JournalStore, SettleRequest, SettlementRecord, SettlementState } from './types.ts';
 import { JournalWriteHealth, type WriteHealthLogger } from './write-health.ts';
 
 export type JournalLogger = WriteHealthLogger;
@@ -55,26 +54,10 @@ export interface JournalOptions {
 /** How often pending payments are reconciled (`RECONCILE_INTERVAL_MS`), and a faulting listing's first retry delay. */
 export const DEFAULT_RECONCILE_INTERVAL_MS = 5_000;
 
-export interface SettleRequest {
-  scheme: PaymentScheme;
-  payload: PaymentPayload;
-  requirements: PaymentRequirements;
-  idempotencyKey: string | null;
-  /** The id of the payload's `payment-identifier` extension, already validated; null when absent. */
-  paymentId?: string | null;
-}
-
-/** `fresh` is true when this request submitted the transaction (so the catalog hook runs now). */
-export interface JournaledOutcome {
-  result: SettleResult;
-  fresh: boolean;
-  identity: string;
-}
-
 export class SettlementJournal implements SettlementGate {
   readonly store: JournalStore;
-  private readonly policy: PaymentPolicy;
-  private readonly networkPolicies: ReadonlyMap<string, PaymentPolicy>;
+  /** The policy a payment on `network` is judged by: its own (JournalOptions.networkPolicies), else `policy`. */
+  readonly policyOf: (network: string) => PaymentPolicy;
   private readonly now: () => number;
   private readonly logger: JournalLogger | undefined;
   private readonly onLanded: JournalOptions['onLanded'];
@@ -88,8 +71,7 @@ export class SettlementJournal implements SettlementGate {
 
   constructor(options: JournalOptions) {
     this.store = options.store;
-    this.policy = options.policy;
-    this.networkPolicies = options.networkPolicies ?? new Map();
+    this.policyOf = (network) => options.networkPolicies?.get(network) ?? options.policy;
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
     this.onLanded = options.onLanded;
@@ -106,11 +88,6 @@ export class SettlementJournal implements SettlementGate {
   async writeCheck(): Promise<{ ok: boolean; detail: string }> {
     const reason = await this.health.probe();
     return reason === null ? { ok: true, detail: 'writable' } : { ok: false, detail: reason };
-  }
-
-  /** The policy a payment on `network` is judged by. */
-  policyOf(network: string): PaymentPolicy {
-    return this.networkPolicies.get(network) ?? this.policy;
   }
 
   /** /verify's policy check (policy.ts judgeForVerify), on the budgets as this journal counts them now. */

@@ -5,7 +5,7 @@
  * (which the chain publishes once it lands). No key or seed ever reaches the journal.
  */
 import type { PolicyCode } from '../codes.ts';
-import type { SubmissionAttempt } from '../scheme/types.ts';
+import type { PaymentPayload, PaymentRequirements, PaymentScheme, SettleResult, SubmissionAttempt } from '../scheme/types.ts';
 
 export type SettlementState = 'submitted' | 'settled' | 'failed' | 'unknown';
 
@@ -261,4 +261,21 @@ export function settlementRecord(
     owedDigest: row.owed_digest ?? null,
     history: history.map((h) => ({ state: h.state, at: Number(h.at), detail: h.detail })),
   };
+}
+
+/** One POST /settle through the journal (SettlementJournal.settle). */
+export interface SettleRequest {
+  scheme: PaymentScheme;
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  idempotencyKey: string | null;
+  /** The id of the payload's `payment-identifier` extension, already validated; null when absent. */
+  paymentId?: string | null;
+}
+
+/** `fresh` is true when this request submitted the transaction (so the catalog hook runs now). */
+export interface JournaledOutcome {
+  result: SettleResult;
+  fresh: boolean;
+  identity: string;
 }

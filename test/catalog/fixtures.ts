@@ -32,7 +32,9 @@ export function recordingLogger(): CatalogLogger & { lines: RecordedLog[] } {
 
 export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  // maxRetries: a catalog thread closing as the cleanup runs may still remove its WAL and shm files
+  // (ENOTEMPTY seen once in a clean-clone run); Node retries such errors with a short back-off.
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }) };
 }
 
 /**
