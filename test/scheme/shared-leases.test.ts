@@ -62,16 +62,26 @@ describe('PostgresSubmitterLeases', () => {
   it('a lease of an instance that stopped renewing frees itself after its time to live; held ones are renewed', async () => {
     const account = Keypair.random().publicKey();
     const kept = Keypair.random().publicKey();
-    const dead = leases({ ttlMs: 600 });
-    const alive = leases({ ttlMs: 600 });
+    // A time to live of 3 s renews the live lease every second: a loaded machine that delays one
+    // renewal by a few hundred milliseconds must not free it (600 ms did, beside two busy loops).
+    const ttlMs = 3_000;
+    const dead = leases({ ttlMs });
+    const alive = leases({ ttlMs });
     const other = leases();
+    const started = Date.now();
     expect(await dead.acquire(account)).not.toBeNull();
     await dead.close(); // no more renewals, no release: a crash
     expect(await alive.acquire(kept)).not.toBeNull();
     expect(await other.acquire(account)).toBeNull();
-    await sleep(1_500); // past the dead one's time to live, and several renewals of the live one
-    expect(await other.acquire(account)).not.toBeNull();
-    expect(await other.acquire(kept)).toBeNull();
+    // The dead lease frees itself once its time to live has passed, not before.
+    let freed = await other.acquire(account);
+    while (!freed && Date.now() - started < ttlMs + 10_000) {
+      await sleep(100);
+      freed = await other.acquire(account);
+    }
+    expect(freed).not.toBeNull();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(ttlMs - 100);
+    expect(await other.acquire(kept)).toBeNull(); // renewed all along
   });
 });
 
