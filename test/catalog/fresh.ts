@@ -1,25 +1,11 @@
 /** Per-test temp catalogs (kept apart from fixtures.ts so non-test scripts need no vitest). */
 import { afterEach, beforeEach } from 'vitest';
-import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { freshDatabase, type Backend } from '../helpers/postgres.ts';
+import { freshCatalogDatabase, type Backend } from '../helpers/postgres.ts';
 import { tempCatalog } from './fixtures.ts';
 
-export { BACKENDS, type Backend } from '../helpers/postgres.ts';
+export { BACKENDS, freshCatalogDatabase, type Backend } from '../helpers/postgres.ts';
 
 type TempCatalog = ReturnType<typeof tempCatalog>;
-
-/**
- * A new database with the catalog's migrations applied, for a test that writes at once. On an
- * empty database a catalog migrates on its first request, inside the settle hook: on a loaded
- * machine that used up the hook's 200 ms bound on the seller's schema, and the test's first write
- * came back not judged (null, nothing listed). Migrating on first use is tested by the late-database
- * tests (test/catalog/postgres.test.ts).
- */
-export async function freshCatalogDatabase(): Promise<string> {
-  const url = await freshDatabase();
-  await (await PostgresCatalogStore.open(url)).end();
-  return url;
-}
 
 /**
  * For a test file (or a describe block): `fresh()` gives a new temp catalog on `backend`, closed

@@ -17,7 +17,7 @@ import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/searc
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { api } from '../helpers/contract.ts';
-import { BACKENDS, freshDatabase } from '../helpers/postgres.ts';
+import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { MCP_MAIN, TSX } from '../mcp/harness.ts';
 import { settlement, tempCatalog } from './fixtures.ts';
@@ -67,7 +67,7 @@ describe.each(BACKENDS)('%s', (backend) => {
   let server: TestServer;
   let hosted: Client;
   beforeAll(async () => {
-    t = tempCatalog(Date.now(), { databaseUrl: backend === 'Postgres' ? await freshDatabase() : undefined });
+    t = tempCatalog(Date.now(), { databaseUrl: backend === 'Postgres' ? await freshCatalogDatabase() : undefined });
     // Only the weather listing keeps the fixture's parameters (a city): the others have none.
     for (const listing of [...LISTINGS, ...FILLERS])
       await t.catalog.recordSettlement(settlement(listing.url === WEATHER ? listing : { ...listing, queryParams: {}, paramSchema: {} }));

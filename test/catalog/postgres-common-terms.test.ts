@@ -16,7 +16,7 @@ import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { openPool } from '../../src/db/postgres.ts';
-import { freshDatabase, recordingDb } from '../helpers/postgres.ts';
+import { freshCatalogDatabase, recordingDb } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
 
 const CHOSEN_AT = 300;
@@ -64,7 +64,7 @@ let clock = 0;
 const at = () => new Date(start + ++clock * 1000);
 
 beforeAll(async () => {
-  url = await freshDatabase();
+  url = await freshCatalogDatabase();
   first = await PostgresCatalogStore.open(url, { commonTermsChosenAt: CHOSEN_AT });
   second = await PostgresCatalogStore.open(url, { commonTermsChosenAt: CHOSEN_AT });
   pool = openPool(url, { max: 2 });

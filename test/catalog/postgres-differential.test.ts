@@ -24,7 +24,7 @@ import { openPool } from '../../src/db/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { REVISION_SCAN_TERMS, termSlots } from '../../src/catalog/terms.ts';
-import { freshDatabase, recordingDb } from '../helpers/postgres.ts';
+import { freshCatalogDatabase, recordingDb } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir, zipfWords } from './fixtures.ts';
 import { DEEP, caseRandom, cases, sample, sampleCovering } from '../helpers/cases.ts';
 
@@ -104,7 +104,7 @@ const start = Date.parse('2026-01-01T00:00:00Z');
 let now = start;
 
 beforeAll(async () => {
-  postgresUrl = await freshDatabase();
+  postgresUrl = await freshCatalogDatabase();
   postgres = await PostgresCatalogStore.open(postgresUrl);
   const ids: Identity[] = [];
   const outcomes: string[] = [];

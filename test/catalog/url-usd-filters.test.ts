@@ -20,7 +20,7 @@ import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { api } from '../helpers/contract.ts';
-import { BACKENDS, freshDatabase } from '../helpers/postgres.ts';
+import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { MCP_MAIN, TSX } from '../mcp/harness.ts';
 import { ASSET, settlement, tempCatalog } from './fixtures.ts';
@@ -58,7 +58,7 @@ describe.each(BACKENDS)('%s', (backend) => {
   let server: TestServer;
   let hosted: Client;
   beforeAll(async () => {
-    t = tempCatalog(Date.now(), { databaseUrl: backend === 'Postgres' ? await freshDatabase() : undefined });
+    t = tempCatalog(Date.now(), { databaseUrl: backend === 'Postgres' ? await freshCatalogDatabase() : undefined });
     for (const [url, [amount, asset]] of Object.entries(LISTINGS)) {
       const s = settlement({ url, amount, description: 'forecast data for a city' });
       s.paymentRequirements.asset = asset;
