@@ -11,13 +11,21 @@
  * be confirmed earlier. Side by side, in the same run and interleaved: this tree (compiled,
  * plain Node) and a baseline revision (default: the commit before the close-clock change), each
  * with its own submitter.
+ *
+ * `--listing`: every settle also carries a bazaar extension for a resource of its own on a local
+ * seller origin that answers a 402 naming the seller, so each settle starts the catalog's work for
+ * a new listing (the origin check of docs/CATALOG.md "Ownership" runs off the payment path); the
+ * listings each tree made are counted at the end.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { exportRevision, machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } from '../lib/ops-procs.ts';
-import { exactTerms, postSettle } from '../lib/payments.ts';
+import { exactTerms, postSettle, withListing } from '../lib/payments.ts';
+import { encodeX402Header } from '../../src/client/seller.ts';
 import { QUICK } from '../lib/quick.ts';
 import { freePort } from '../../src/dev/postgres.ts';
 
@@ -27,6 +35,7 @@ const arg = (name: string, fallback: string) => {
 };
 const N = Number(arg('n', QUICK ? '2' : '16'));
 const BASELINE = arg('baseline', QUICK ? '.' : '5686675');
+const LISTING = process.argv.includes('--listing');
 const LEDGERS = arg('ledgers', QUICK ? '250' : '1000,5000')
   .split(',')
   .map(Number);
@@ -54,6 +63,14 @@ async function run(ledgerMs: number, baselineDir: string) {
     return submit(...args);
   };
   const seller = await devnet.createAccount({});
+  const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 60);
+  // The seller's origin for --listing: every path answers a buyer's unpaid request with its terms.
+  const origin = http.createServer((req, res) => {
+    const required = encodeX402Header({ x402Version: 2, resource: { url: `http://127.0.0.1:${port}${req.url}` }, accepts: [requirements] });
+    res.writeHead(402, { 'payment-required': required, 'content-type': 'application/json' }).end('{}');
+  });
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  const port = (origin.address() as AddressInfo).port;
   const services = await Promise.all(
     (['compiled', 'tsx'] as const).map(async (kind) => {
       const dir = mkdtempSync(join(tmpdir(), 'svc-lat-'));
@@ -61,7 +78,13 @@ async function run(ledgerMs: number, baselineDir: string) {
       const svc = startSvc(
         kind,
         kind === 'compiled' ? ROOT : baselineDir,
-        { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite'), ...NO_NEW_ADDRESS_ALLOWANCE },
+        {
+          SUBMITTER_SECRET: submitter.secret,
+          RPC_URL: devnet.rpcUrl,
+          DB_PATH: join(dir, 'svc.sqlite'),
+          ...NO_NEW_ADDRESS_ALLOWANCE,
+          ...(LISTING ? { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8' } : {}),
+        },
         await freePort(), // a port picked at random could be another process's ephemeral one
       );
       await svc.readyAfter('/health', 180_000);
@@ -79,11 +102,11 @@ async function run(ledgerMs: number, baselineDir: string) {
       };
     }),
   );
-  const { requirements, sign, buyer } = exactTerms(devnet, seller.publicKey, 60);
   // Warm-up: one settle each (first-use compile paths, the close clock's first observation).
   for (let i = -1; i < N; i++) {
     for (const s of services) {
-      const payload = await sign(await buyer(10_000_000n));
+      const signed = await sign(await buyer(10_000_000n));
+      const payload = LISTING ? withListing(signed, `http://127.0.0.1:${port}/r/${s.name.replace(/\W+/g, '-')}/${i + 1}`) : signed;
       await new Promise((r) => setTimeout(r, Math.random() * ledgerMs));
       const t0 = performance.now();
       const { ok, at: t1 } = await postSettle(s.svc.url, payload, requirements);
@@ -100,6 +123,15 @@ async function run(ledgerMs: number, baselineDir: string) {
       s.sentAfterClose.push(sent > nextClose);
     }
   }
+  const listed = new Map<string, number>();
+  if (LISTING) {
+    await new Promise((r) => setTimeout(r, 3_000)); // the origin checks run off the payment path
+    for (const s of services) {
+      const page = (await (await fetch(`${s.svc.url}/discovery/resources?limit=100`)).json()) as { pagination?: { total?: number } };
+      listed.set(s.name, page.pagination?.total ?? 0);
+    }
+  }
+  origin.close();
   for (const s of services) {
     await s.svc.stop();
     rmSync(s.dir, { recursive: true, force: true });
@@ -110,6 +142,7 @@ async function run(ledgerMs: number, baselineDir: string) {
     name: s.name,
     n: s.latencies.length,
     failures: s.failures,
+    listed: listed.get(s.name),
     meanFloor: mean(s.floors),
     mean: mean(s.latencies),
     excess: mean(s.latencies) - mean(s.floors),
@@ -135,6 +168,8 @@ try {
       `| ${r.ledgerMs / 1000} s | ${r.name} | ${r.n} | ${r.failures} | ${r.meanFloor.toFixed(0)} ms | ${r.mean.toFixed(0)} ms | ${r.excess.toFixed(0)} ms | ${r.p95.toFixed(0)} ms | ${p95(r.excesses).toFixed(0)} ms | ${r.excesses.filter((e) => e > r.ledgerMs / 2).length} | ${(r.mean / base.mean).toFixed(2)} |`,
     );
   }
+  if (LISTING)
+    for (const r of rows) console.log(`${r.ledgerMs / 1000} s, ${r.name}: ${r.listed} listings made of ${r.n + 1} settles carrying one`);
   // Where the late ones come from: a settle a ledger late whose transaction reached the devnet
   // after the close could not have made it (its request came within the pre-submission time of
   // the close); one sent before the close and still answered a ledger late is the confirm's fault.
