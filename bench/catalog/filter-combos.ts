@@ -1,0 +1,265 @@
+/**
+ * Filter combinations (asset with network, scheme or type, price caps, url) on list and search, both stores, against a baseline.
+ *
+ * `GET /discovery/resources` and `GET /discovery/search` with `asset` combined with `network`, `scheme` or `type`, with
+ * and without `maxAmount` or `maxUsdPrice`, and the `url` filter (docs/CATALOG.md "List"): per combination, every
+ * request draws its values at random (xorshift, a seed per run, printed) from the corpus's real values (its networks,
+ * scheme, types and asset; amounts over its 1,000–1,001,000 range; url substrings cut from the resource URLs of random
+ * listings; search queries of one or two of the 200 most common words), so no fixed request can be tuned for.
+ *
+ * Each store runs two `dist/main.js` processes (what `npm start` runs): this checkout and a baseline build
+ * (bench/lib/baseline-build.ts) each on its own copy of one corpus, measured by the same client at one connection,
+ * alternating sides per combination (two rounds, the better p95 kept), the same requests on both. The corpus is the
+ * one bench/catalog/catalog-postgres.ts seeds and loads into Postgres, run by the baseline's own tree in DIR (so
+ * the SQLite file and the database are at the baseline's schema; this checkout's svc migrates its copies when it
+ * starts): DIR keeps them between runs, and a copy for this checkout is made once (`--fresh` makes it again).
+ *
+ *   npm run build && npm run bench -- filter-combos --keep-dir DIR [--before COMMIT] [--size 100000] [--requests 100]
+ *       [--stores sqlite,postgres] [--seed N] [--fresh]
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { NETWORKS, rng, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { baselineBuild } from '../lib/baseline-build.ts';
+import { THIS_CHECKOUT } from '../lib/quick.ts';
+import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
+import { fmt, getJson, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+
+const { values } = parseArgs({
+  options: {
+    'keep-dir': { type: 'string' },
+    before: { type: 'string', default: '3cbc6d9' },
+    size: { type: 'string', default: '100000' },
+    requests: { type: 'string', default: '100' },
+    stores: { type: 'string', default: 'sqlite,postgres' },
+    seed: { type: 'string' },
+    fresh: { type: 'boolean', default: false },
+    quick: { type: 'boolean', default: false },
+  },
+});
+// --quick: 300 listings, 3 requests a row, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { before: THIS_CHECKOUT, size: '300', requests: '3' });
+if (values.quick && !values['keep-dir']) values['keep-dir'] = mkdtempSync(join(tmpdir(), 'svc-bench-combos-'));
+if (!values['keep-dir']) {
+  console.error('--keep-dir DIR is required: the seeded corpus and the Postgres data directory are kept there.');
+  process.exit(2);
+}
+requireBuild();
+const dir = values['keep-dir'];
+mkdirSync(dir, { recursive: true });
+chmodSync(dir, 0o755); // initdb runs as the postgres user when this runs as root
+const SIZE = Number(values.size);
+const REQUESTS = Number(values.requests);
+const seed = Number(values.seed ?? Math.floor(Math.random() * 2 ** 31));
+const stores = values.stores.split(',');
+const out = (s: string) => console.log(s);
+
+/** The corpus's one asset (bench/lib/catalog-corpus.ts), Circle's testnet USDC: `maxUsdPrice` applies to it (7 decimals). */
+const ASSET = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
+
+/** A combination: its name and the query string of its i-th request, drawn with `rand`. */
+interface Combination {
+  name: string;
+  query: (rand: () => number) => string;
+}
+const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+const network = (rand: () => number) => `network=${pick(rand, NETWORKS)}`;
+const type = (rand: () => number) => `type=${pick(rand, ['http', 'mcp'])}`;
+const maxAmount = (rand: () => number) => `maxAmount=${1000 + Math.floor(rand() * 1_000_000)}`;
+/** 0.0001–0.1000 USD: 1,000–1,000,000 base units of a 7-decimal asset, the corpus's range. */
+const maxUsdPrice = (rand: () => number) => `maxUsdPrice=${(0.0001 + Math.floor(rand() * 1000) / 10_000).toFixed(4)}`;
+const asset = () => `asset=${ASSET}`;
+const scheme = () => 'scheme=exact';
+const offset = (rand: () => number) => `offset=${pick(rand, [0, 0, 20, 100])}`;
+
+/** url values: substrings of real resource URLs (https://api{i}.seller{j}.example.com/{word}), 3 to 24 characters. */
+function urlFilter(urls: string[]): (rand: () => number) => string {
+  return (rand) => {
+    const url = pick(rand, urls);
+    const start = 8 + Math.floor(rand() * (url.length - 11)); // after "https://"
+    const length = 3 + Math.floor(rand() * 22);
+    return `url=${encodeURIComponent(url.slice(start, start + length))}`;
+  };
+}
+
+function combinations(urls: string[]): Combination[] {
+  const all =
+    (...parts: Array<(rand: () => number) => string>) =>
+    (rand: () => number) =>
+      parts.map((p) => p(rand)).join('&');
+  const url = urlFilter(urls);
+  return [
+    { name: 'asset + network', query: all(asset, network, offset) },
+    { name: 'asset + scheme', query: all(asset, scheme, offset) },
+    { name: 'asset + type', query: all(asset, type, offset) },
+    { name: 'asset + scheme + network', query: all(asset, scheme, network, offset) },
+    { name: 'asset + network + type', query: all(asset, network, type, offset) },
+    { name: 'asset + network + maxAmount', query: all(asset, network, maxAmount, offset) },
+    { name: 'asset + scheme + maxAmount', query: all(asset, scheme, maxAmount, offset) },
+    { name: 'asset + type + maxAmount', query: all(asset, type, maxAmount, offset) },
+    { name: 'network + maxUsdPrice', query: all(network, maxUsdPrice, offset) },
+    { name: 'asset + type + maxUsdPrice', query: all(asset, type, maxUsdPrice, offset) },
+    { name: 'url', query: all(url) },
+    { name: 'url + asset + network', query: all(url, asset, network) },
+  ];
+}
+
+/** A search query: one or two of the 200 most common words. */
+const searchQuery = (rand: () => number) =>
+  `query=${Array.from({ length: 1 + Math.floor(rand() * 2) }, () => vocabularyWord(Math.floor(rand() * 200))).join('+')}`;
+
+/** The same `REQUESTS` paths for both sides: drawn once per combination and endpoint from the run's seed. */
+function paths(endpoint: 'list' | 'search', c: Combination, k: number): string[] {
+  const rand = rng(seed + k * 7919 + (endpoint === 'search' ? 104_729 : 0));
+  return Array.from({ length: REQUESTS }, () =>
+    endpoint === 'list'
+      ? `/discovery/resources?limit=20&${c.query(rand)}`
+      : `/discovery/search?limit=20&${searchQuery(rand)}&${c.query(rand).replace(/&?offset=\d+/, '')}`,
+  );
+}
+
+/**
+ * The corpus at the baseline's schema in DIR: bench/catalog/catalog-postgres.ts of the baseline's tree seeds
+ * DIR/catalog-SIZE.sqlite and loads database catalog_SIZE in DIR/postgres (one request a row: only the load is
+ * wanted). Skipped when a previous run left both.
+ */
+function baselineCorpus(beforeDir: string): string {
+  const sqlite = join(dir, `catalog-${SIZE}.sqlite`);
+  const marker = join(dir, `loaded-${SIZE}`);
+  if (!existsSync(sqlite) || !existsSync(marker)) {
+    execFileSync(
+      process.execPath,
+      ['--import', 'tsx', 'bench/catalog/catalog-postgres.ts', '--keep-dir', dir, '--sizes', String(SIZE), '--requests', '1'],
+      { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    writeFileSync(marker, `${new Date().toISOString()}\n`);
+  }
+  return sqlite;
+}
+
+/** This checkout's copy of the baseline's SQLite file (made once, or again with --fresh). */
+function afterCopy(sqlite: string): string {
+  const copy = join(dir, `after-${SIZE}.sqlite`);
+  if (values.fresh || !existsSync(copy)) {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true });
+    copyFileSync(sqlite, copy);
+    if (existsSync(`${sqlite}-wal`)) copyFileSync(`${sqlite}-wal`, `${copy}-wal`);
+  }
+  return copy;
+}
+
+/** Databases `before_SIZE` and `after_SIZE`, copies of catalog_SIZE (made once, or again with --fresh); their URLs. */
+async function postgresCopies(adminUrl: string): Promise<{ before: string; after: string }> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const urls = { before: '', after: '' };
+  try {
+    for (const side of ['before', 'after'] as const) {
+      const name = `${side}_${SIZE}`;
+      const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
+      if (exists && values.fresh) await admin.query(`DROP DATABASE ${name}`);
+      if (!exists || values.fresh) await admin.query(`CREATE DATABASE ${name} TEMPLATE catalog_${SIZE}`);
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      urls[side] = url.toString();
+    }
+  } finally {
+    await admin.end();
+  }
+  return urls;
+}
+
+/** Resource URLs of random listings (the seed's), read from a server. */
+async function sampleUrls(port: number): Promise<string[]> {
+  const rand = rng(seed ^ 0x5bd1e995);
+  const urls: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    const page = await getJson<{ items: Array<{ resource: string }> }>(
+      port,
+      `/discovery/resources?limit=1&offset=${Math.floor(rand() * Math.min(SIZE, 100_000))}`,
+    );
+    if (page.items[0]) urls.push(page.items[0].resource);
+  }
+  return urls;
+}
+
+/** Measures every combination on both servers; prints the table. */
+async function measure(store: string, beforePort: number, afterPort: number): Promise<void> {
+  const urls = await sampleUrls(afterPort);
+  const combos = combinations(urls);
+  out(`\n### ${store}, ${SIZE.toLocaleString('en')} listings (load at start ${loadAverage()})\n`);
+  out('| endpoint, filters | before p50 / p95 ms | after p50 / p95 ms | after ÷ before p95 |');
+  out('| --- | --- | --- | --- |');
+  for (const endpoint of ['list', 'search'] as const)
+    for (const [k, c] of combos.entries()) {
+      const requests = paths(endpoint, c, k);
+      const path = (i: number) => requests[i % requests.length]!;
+      await load(beforePort, 1, Math.min(10, REQUESTS), path); // warm both
+      await load(afterPort, 1, Math.min(10, REQUESTS), path);
+      const best = { before: { p50: Infinity, p95: Infinity, errors: 0 }, after: { p50: Infinity, p95: Infinity, errors: 0 } };
+      for (let round = 0; round < 2; round++)
+        for (const [side, port] of round % 2
+          ? ([
+              ['after', afterPort],
+              ['before', beforePort],
+            ] as const)
+          : ([
+              ['before', beforePort],
+              ['after', afterPort],
+            ] as const)) {
+          const r = await load(port, 1, REQUESTS, path);
+          if (r.p95 < best[side].p95) best[side] = r;
+        }
+      const { before, after } = best;
+      const errors = before.errors + after.errors ? ` (non-200: before ${before.errors}, after ${after.errors})` : '';
+      out(
+        `| ${endpoint}, ${c.name}${errors} | ${fmt(before.p50)} / ${fmt(before.p95)} | ${fmt(after.p50)} / ${fmt(after.p95)} | ${(after.p95 / before.p95).toFixed(2)} |`,
+      );
+    }
+  out(`\nLoad average at the end of ${store}: ${loadAverage()}.`);
+}
+
+out(machineLine());
+out(`Seed ${seed}; before = ${values.before}, after = this checkout; ${REQUESTS} requests per row and side, 1 connection.`);
+const beforeDir = baselineBuild(values.before);
+const beforeSqlite = baselineCorpus(beforeDir);
+const servers: ChildProcess[] = [];
+const node = (cwd: string, port: number, env: Record<string, string>) =>
+  startNode(['--max-semi-space-size=4', join(cwd, 'dist/main.js')], discoveryOnlyEnv(port, env.DB_PATH!, env));
+const beforePort = 47340;
+const afterPort = 47341;
+if (stores.includes('sqlite')) {
+  const afterSqlite = afterCopy(beforeSqlite);
+  servers.push(node(beforeDir, beforePort, { DB_PATH: beforeSqlite }), node('.', afterPort, { DB_PATH: afterSqlite }));
+  try {
+    await Promise.all([waitReady(beforePort, '/discovery/resources?limit=1'), waitReady(afterPort, '/discovery/resources?limit=1')]);
+    await measure('SQLite', beforePort, afterPort);
+  } finally {
+    await stopServers(...servers.splice(0));
+  }
+}
+if (stores.includes('postgres')) {
+  const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres') });
+  try {
+    const urls = await postgresCopies(postgres.url);
+    const unused = (side: string) => join(dir, `unused-${side}-${SIZE}.sqlite`);
+    servers.push(
+      node(beforeDir, beforePort, { DB_PATH: unused('before'), DATABASE_URL: urls.before }),
+      node('.', afterPort, { DB_PATH: unused('after'), DATABASE_URL: urls.after }),
+    );
+    try {
+      await Promise.all([waitReady(beforePort, '/discovery/resources?limit=1'), waitReady(afterPort, '/discovery/resources?limit=1')]);
+      await measure('Postgres', beforePort, afterPort);
+    } finally {
+      await stopServers(...servers.splice(0));
+    }
+  } finally {
+    await postgres.stop();
+  }
+}
+if (values.quick) rmSync(dir, { recursive: true, force: true });
