@@ -123,30 +123,52 @@ export const COLUMN_FILTERS = [
 
 /**
  * Whether a list page needs the accepted-entry condition beyond its keys: maxAmount or maxUsdPrice
- * (ranges, not keys), or asset together with scheme or network (one entry must match them all, and
- * the keys are per value).
+ * (ranges, not keys). One entry matching asset with scheme and/or network is a key of its own
+ * (filterKeys).
  */
 export const needsAcceptsCondition = (filters: DiscoveryFilters): boolean =>
-  filters.maxAmount !== undefined ||
-  filters.maxUsdPrice !== undefined ||
-  (filters.asset !== undefined && (filters.scheme !== undefined || filters.network !== undefined));
+  filters.maxAmount !== undefined || filters.maxUsdPrice !== undefined;
 
 /** Whether a search's filters ask for an accepted entry: scheme, network, asset (maxAmount comes with it) or maxUsdPrice. */
 export const needsAcceptedEntry = (filters: DiscoveryFilters): boolean =>
   filters.scheme !== undefined || filters.network !== undefined || filters.asset !== undefined || filters.maxUsdPrice !== undefined;
 
-/** The listing_keys a list filter selects ('all' when none); scheme with network is one pair key. */
+/**
+ * The listing_keys a list filter selects ('all' when none). scheme with network is one pair key; with
+ * asset, the asset and the scheme and/or network are one key of an accepted entry (`asset` alone,
+ * `network+asset`, `scheme+asset`, `scheme+network+asset`), and `type` joins an `asset` or
+ * `network+asset` key (`type+asset`, `type+network+asset`): a common combination is then one key,
+ * its total one count and its page one index range.
+ */
 export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
+  const { type, scheme, network, asset } = filters;
+  const entry = asset === undefined ? undefined : entryKey(scheme, network, asset);
+  const typed = type !== undefined && (entry?.kind === 'asset' || entry?.kind === 'network+asset') ? withType(type, entry) : undefined;
   const keys: ListingKey[] = [];
-  if (filters.type !== undefined) keys.push({ kind: 'type', value: filters.type });
+  if (type !== undefined && !typed) keys.push({ kind: 'type', value: type });
   if (filters.payTo !== undefined) keys.push({ kind: 'payTo', value: filters.payTo });
-  if (filters.scheme !== undefined && filters.network !== undefined) {
-    keys.push({ kind: 'scheme+network', value: pairValue(filters.scheme, filters.network) });
-  } else if (filters.scheme !== undefined) keys.push({ kind: 'scheme', value: filters.scheme });
-  else if (filters.network !== undefined) keys.push({ kind: 'network', value: filters.network });
+  if (entry === undefined) {
+    if (scheme !== undefined && network !== undefined) keys.push({ kind: 'scheme+network', value: pairValue(scheme, network) });
+    else if (scheme !== undefined) keys.push({ kind: 'scheme', value: scheme });
+    else if (network !== undefined) keys.push({ kind: 'network', value: network });
+  }
   if (filters.extensions !== undefined) keys.push({ kind: 'extensions', value: filters.extensions });
-  if (filters.asset !== undefined) keys.push({ kind: 'asset', value: filters.asset });
+  if (entry !== undefined) keys.push(typed ?? entry);
   return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
+}
+
+/** An `asset` or `network+asset` key with the listing's type. */
+const withType = (type: string, key: ListingKey): ListingKey => ({
+  kind: `type+${key.kind}` as ListingKey['kind'],
+  value: `${type}\n${key.value}`,
+});
+
+/** The key of one accepted entry in `asset`, under `scheme` and/or on `network` when given. */
+function entryKey(scheme: string | undefined, network: string | undefined, asset: string): ListingKey {
+  if (scheme !== undefined && network !== undefined) return { kind: 'scheme+network+asset', value: `${scheme}\n${network}\n${asset}` };
+  if (scheme !== undefined) return { kind: 'scheme+asset', value: `${scheme}\n${asset}` };
+  if (network !== undefined) return { kind: 'network+asset', value: `${network}\n${asset}` };
+  return { kind: 'asset', value: asset };
 }
 
 /**
@@ -158,7 +180,20 @@ export const BLOCK_SIZE = 512;
 export const DEEP_OFFSET = 2 * BLOCK_SIZE;
 /** A list filter a listing answers to: kind is the filter name ('all' for no filter). */
 export interface ListingKey {
-  kind: 'all' | 'type' | 'payTo' | 'scheme' | 'network' | 'scheme+network' | 'extensions' | 'asset';
+  kind:
+    | 'all'
+    | 'type'
+    | 'payTo'
+    | 'scheme'
+    | 'network'
+    | 'scheme+network'
+    | 'extensions'
+    | 'asset'
+    | 'network+asset'
+    | 'scheme+asset'
+    | 'scheme+network+asset'
+    | 'type+asset'
+    | 'type+network+asset';
   value: string;
 }
 
@@ -183,8 +218,22 @@ export function listingKeysOf(
       { kind: 'network', value: a.network },
       { kind: 'scheme+network', value: pairValue(a.scheme, a.network) },
     );
-    if (typeof a.asset === 'string') keys.push({ kind: 'asset', value: a.asset });
+    if (typeof a.asset === 'string') keys.push(...assetKeysOf(type, a.scheme, a.network, a.asset));
   }
   for (const key of extensionKeys) keys.push({ kind: 'extensions', value: key });
   return keys;
+}
+
+/** The keys of an accepted entry in `asset` (filterKeys): alone, with its network and/or scheme, and with the listing's type. */
+export function assetKeysOf(type: string, scheme: string, network: string, asset: string): ListingKey[] {
+  const alone = entryKey(undefined, undefined, asset);
+  const onNetwork = entryKey(undefined, network, asset);
+  return [
+    alone,
+    onNetwork,
+    entryKey(scheme, undefined, asset),
+    entryKey(scheme, network, asset),
+    withType(type, alone),
+    withType(type, onNetwork),
+  ];
 }

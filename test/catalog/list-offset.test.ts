@@ -187,7 +187,7 @@ describe('list at any offset', () => {
       DROP INDEX listings_liveness_due; DROP INDEX listings_liveness_failing; ALTER TABLE listings DROP COLUMN liveness_status;
       ALTER TABLE listings DROP COLUMN liveness_checked_at; ALTER TABLE listings DROP COLUMN liveness_failing_since;
       ALTER TABLE listings DROP COLUMN liveness_basis_ms; DROP TABLE listing_withdrawals; DROP INDEX search_revisions_by_listing;
-      DELETE FROM listing_keys WHERE kind = 'asset'; DELETE FROM listing_counts WHERE kind = 'asset'; PRAGMA user_version = 2`);
+      DELETE FROM listing_keys WHERE kind LIKE '%asset'; DELETE FROM listing_counts WHERE kind LIKE '%asset'; PRAGMA user_version = 2`);
     old.close();
     const store = new CatalogStore(dbPath);
     try {

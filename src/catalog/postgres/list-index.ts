@@ -5,7 +5,7 @@
  */
 import { filterConditions, parameters, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
-import { toDiscoveryResource } from '../listing.ts';
+import { BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../types.ts';
 
 /**
@@ -68,3 +68,43 @@ export async function listByColumns(
   );
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
 }
+
+const ASSET_COMBINATION_KINDS = `'network+asset', 'scheme+asset', 'scheme+network+asset', 'type+asset', 'type+network+asset'`;
+
+/**
+ * Catalog migration 28: every listing's keys of asset combinations (listing.ts assetKeysOf, sqlite/list-index.ts
+ * migrateToAssetCombinationKeys), their counts, and their blocks cut as buildBlocks cuts them (the newest block starts
+ * at the sentinel; every block but the oldest holds BLOCK_SIZE entries), in bulk.
+ */
+export const ASSET_COMBINATION_KEYS_MIGRATION = `
+  DELETE FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS});
+  DELETE FROM listing_counts WHERE kind IN (${ASSET_COMBINATION_KINDS});
+  DELETE FROM listing_key_blocks WHERE kind IN (${ASSET_COMBINATION_KINDS});
+  INSERT INTO listing_keys (kind, value, listing_id, last_updated)
+    SELECT k.kind, k.value, a.listing_id, l.last_updated
+    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
+    CROSS JOIN LATERAL (VALUES
+      ('network+asset', a.network || E'\n' || a.asset),
+      ('scheme+asset', a.scheme || E'\n' || a.asset),
+      ('scheme+network+asset', a.scheme || E'\n' || a.network || E'\n' || a.asset),
+      ('type+asset', l.type || E'\n' || a.asset),
+      ('type+network+asset', l.type || E'\n' || a.network || E'\n' || a.asset)
+    ) AS k(kind, value)
+    WHERE a.asset IS NOT NULL
+    ON CONFLICT DO NOTHING;
+  INSERT INTO listing_counts (kind, value, n)
+    SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS}) GROUP BY kind, value;
+  INSERT INTO listing_key_blocks (kind, value, start_updated, start_id, n)
+    SELECT kind, value, CASE WHEN b = 0 THEN '~' ELSE (starts)[1] END, CASE WHEN b = 0 THEN 0 ELSE (ids)[1] END, n
+    FROM (
+      SELECT kind, value, b, count(*) AS n,
+        array_agg(last_updated ORDER BY last_updated DESC, listing_id DESC) AS starts,
+        array_agg(listing_id ORDER BY last_updated DESC, listing_id DESC) AS ids
+      FROM (
+        SELECT kind, value, last_updated, listing_id,
+          (row_number() OVER (PARTITION BY kind, value ORDER BY last_updated DESC, listing_id DESC) - 1) / ${BLOCK_SIZE} AS b
+        FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS})
+      ) numbered
+      GROUP BY kind, value, b
+    ) blocks;
+  ANALYZE listing_keys, listing_counts, listing_key_blocks;`;

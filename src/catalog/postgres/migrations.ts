@@ -40,6 +40,7 @@ import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 import { LONG_QUERY_BOUNDS_MIGRATION, REVISION_BOUNDS_MIGRATION, TERM_ROW_SKETCHES_MIGRATION } from './revision-bounds.ts';
 import { PRICE_COUNTS_FUNCTIONS_MIGRATION, PRICE_COUNTS_PLANNED_MIGRATION } from './price-counts.ts';
 import { COMMON_TERMS_MIGRATION } from './common-terms.ts';
+import { ASSET_COMBINATION_KEYS_MIGRATION } from './list-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -552,4 +553,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
    CREATE INDEX IF NOT EXISTS listings_indexed_failing ON listings (liveness_failing_since, id)
      WHERE search_stash IS NULL AND liveness_failing_since IS NOT NULL;
    CREATE INDEX IF NOT EXISTS listings_stashed_by_age ON listings (last_updated, id) WHERE search_stash IS NOT NULL;`,
+  // 28: a list key per accepted entry for its asset with its network and/or scheme, and with the listing's type
+  // (postgres/list-index.ts; SQLite migration 23), so `asset` combined with them is one key.
+  ASSET_COMBINATION_KEYS_MIGRATION,
 ];

@@ -19,7 +19,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { BLOCK_SIZE, type ListingKey } from '../listing.ts';
+import { assetKeysOf, BLOCK_SIZE, type ListingKey } from '../listing.ts';
 
 /** Sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
 const NEWEST = '~';
@@ -151,9 +151,13 @@ export function seekOffset(db: DatabaseSync, key: ListingKey, offset: number): {
   }
 }
 
-/** Builds every filter value's blocks from `listing_keys` (the migration that adds them). */
-export function buildBlocks(db: DatabaseSync): void {
-  const values = db.prepare('SELECT kind, value FROM listing_counts').all() as unknown as ListingKey[];
+/** Builds every filter value's blocks from `listing_keys` (the migration that adds them), or those of `kinds`' values. */
+export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
+  const values = (
+    kinds === undefined
+      ? db.prepare('SELECT kind, value FROM listing_counts').all()
+      : db.prepare(`SELECT kind, value FROM listing_counts WHERE kind IN (${kinds.map(() => '?').join(', ')})`).all(...kinds)
+  ) as unknown as ListingKey[];
   const entries = db.prepare(
     'SELECT last_updated, listing_id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC',
   );
@@ -199,4 +203,38 @@ export function hiddenCount(db: DatabaseSync, key: ListingKey, since: string): n
         since,
       );
   return Number(whole.n) + Number((partial as { n: number }).n);
+}
+
+/** The list keys an accepted entry in an asset adds beside its `asset` key (listing.ts assetKeysOf). */
+export const ASSET_COMBINATION_KINDS = ['network+asset', 'scheme+asset', 'scheme+network+asset', 'type+asset', 'type+network+asset'] as const;
+
+/**
+ * Every listing's keys of asset combinations (listing.ts assetKeysOf), their counts and their blocks, rebuilt whole
+ * (so a file set back to an earlier version by the migration tests migrates again): keys in bulk, counted by group,
+ * blocks by buildBlocks, instead of one write's key bookkeeping per key.
+ */
+export function migrateToAssetCombinationKeys(db: DatabaseSync): void {
+  const kinds = ASSET_COMBINATION_KINDS.map(() => '?').join(', ');
+  db.prepare(`DELETE FROM listing_keys WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
+  db.prepare(`DELETE FROM listing_counts WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
+  db.prepare(`DELETE FROM listing_key_blocks WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
+  const entries = db.prepare(
+    `SELECT a.listing_id, l.type, a.scheme, a.network, a.asset, l.last_updated
+     FROM listing_accepts a JOIN listings l ON l.id = a.listing_id WHERE a.asset IS NOT NULL`,
+  );
+  const insert = db.prepare('INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated) VALUES (?, ?, ?, ?)');
+  for (const e of entries.iterate() as IterableIterator<{
+    listing_id: number;
+    type: string;
+    scheme: string;
+    network: string;
+    asset: string;
+    last_updated: string;
+  }>)
+    for (const key of assetKeysOf(e.type, e.scheme, e.network, e.asset))
+      if (key.kind !== 'asset') insert.run(key.kind, key.value, e.listing_id, e.last_updated);
+  db.prepare(
+    `INSERT INTO listing_counts (kind, value, n) SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${kinds}) GROUP BY kind, value`,
+  ).run(...ASSET_COMBINATION_KINDS);
+  buildBlocks(db, ASSET_COMBINATION_KINDS);
 }

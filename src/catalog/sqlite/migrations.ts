@@ -40,7 +40,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
-import { buildBlocks, countKeyChanges, insertListingKeys } from './list-index.ts';
+import { buildBlocks, countKeyChanges, insertListingKeys, migrateToAssetCombinationKeys } from './list-index.ts';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import { termScores, termSignature } from '../terms.ts';
 import { urlTerms } from '../url-search.ts';
@@ -369,6 +369,9 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX IF NOT EXISTS listings_stashed_by_age ON listings (last_updated, id) WHERE search_stash IS NOT NULL;
     `);
   },
+  // A list key per accepted entry for its asset with its network and/or scheme, and with the listing's type
+  // (list-index.ts), so `asset` combined with them is one key: its total a count, its page one index range.
+  migrateToAssetCombinationKeys,
 ];
 
 /** A new listing's URL terms (../url-search.ts urlTerms). */
