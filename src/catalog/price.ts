@@ -84,7 +84,8 @@ export function priceFilter(filters: DiscoveryFilters): { key: string; asset: st
  * filter is checked per row.
  */
 const RANGE_KINDS = new Set(['asset', 'network', 'scheme', 'scheme+network', 'network+asset', 'scheme+asset', 'scheme+network+asset']);
-export const inPriceRange = (kind: string) => RANGE_KINDS.has(kind) || kind === 'type' || kind === 'type+asset' || kind === 'type+network+asset';
+export const inPriceRange = (kind: string) =>
+  RANGE_KINDS.has(kind) || kind === 'type' || kind === 'type+asset' || kind === 'type+network+asset';
 
 /**
  * How many listings an untyped price range holds at any price, for planning (plainPricePlan): at

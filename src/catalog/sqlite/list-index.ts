@@ -153,11 +153,11 @@ export function seekOffset(db: DatabaseSync, key: ListingKey, offset: number): {
 
 /** Builds every filter value's blocks from `listing_keys` (the migration that adds them), or those of `kinds`' values. */
 export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
-  const values = (
-    kinds === undefined
-      ? db.prepare('SELECT kind, value FROM listing_counts').all()
-      : db.prepare(`SELECT kind, value FROM listing_counts WHERE kind IN (${kinds.map(() => '?').join(', ')})`).all(...kinds)
-  ) as unknown as ListingKey[];
+  const values = (kinds === undefined
+    ? db.prepare('SELECT kind, value FROM listing_counts').all()
+    : db
+        .prepare(`SELECT kind, value FROM listing_counts WHERE kind IN (${kinds.map(() => '?').join(', ')})`)
+        .all(...kinds)) as unknown as ListingKey[];
   const entries = db.prepare(
     'SELECT last_updated, listing_id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC',
   );
@@ -206,7 +206,13 @@ export function hiddenCount(db: DatabaseSync, key: ListingKey, since: string): n
 }
 
 /** The list keys an accepted entry in an asset adds beside its `asset` key (listing.ts assetKeysOf). */
-export const ASSET_COMBINATION_KINDS = ['network+asset', 'scheme+asset', 'scheme+network+asset', 'type+asset', 'type+network+asset'] as const;
+export const ASSET_COMBINATION_KINDS = [
+  'network+asset',
+  'scheme+asset',
+  'scheme+network+asset',
+  'type+asset',
+  'type+network+asset',
+] as const;
 
 /**
  * Every listing's keys of asset combinations (listing.ts assetKeysOf), their counts and their blocks, rebuilt whole
