@@ -12,12 +12,13 @@
  *   3. terms with rows are ordered fewest rows first (ties in query order); a term whose count
  *      stopped at a step's cap comes after every term counted exactly, the catalog's chosen common
  *      terms (common-terms.ts) last, fewest rows at the choice first;
- *   4. the first term is always kept (a one-term search walks its index and stops after the page);
- *      each next one while fewer than MAX_SEARCHED_TERMS are kept and the kept terms' rows total at
- *      most SEARCH_ROW_BUDGET;
- *   5. except when every term with rows is a chosen common term past the budget: up to
- *      MAX_SEARCHED_TERMS of them are kept, as the structures built for them read (the pairs' kept
- *      pages, the revision scans, the common-term masks).
+ *   4. the first term is always kept (a one-term search walks its index and stops after the page;
+ *      a query with one term that has rows stops counting after the first step); each next one
+ *      while fewer than MAX_SEARCHED_TERMS are kept and the kept terms' rows total at most
+ *      SEARCH_ROW_BUDGET;
+ *   5. except when every term with rows is a chosen common term past the budget: the
+ *      MAX_COMMON_SEARCHED of them with fewest rows at the choice are kept (a pair's kept first
+ *      pages serve two).
  *
  * The rank is the contract's rank over the kept terms (search.ts). A term found in no listing is
  * in neither list of the answer (it could add nothing to any rank); a term with rows left out is
@@ -32,11 +33,19 @@ import { MAX_TERM_LENGTH, tokenize } from './terms.ts';
 /** The most terms a search ranks over: the several-term machinery (signatures, masks, share sums) is built for eight. */
 export const MAX_SEARCHED_TERMS = 8;
 /**
- * The index rows the kept terms may cover in all (past the first term): the tiers' driver cap
- * (sqlite/term-tiers.ts TIER_DRIVER_ROWS_CAP), so every kept term drives and the tiers decide the
- * page from those rows alone (docs/BENCHMARKS.md "Search by query length").
+ * The most terms kept when every term with rows is a chosen common term past the budget: two are
+ * one pair's kept first pages (sqlite/pair-tops.ts) or a short threshold walk, where three to eight
+ * of them read thousands of revisions (docs/BENCHMARKS.md "Search by query length").
  */
-export const SEARCH_ROW_BUDGET = 20_000;
+export const MAX_COMMON_SEARCHED = 2;
+/**
+ * The index rows the kept terms may cover in all (past the first term). Every kept term then
+ * drives the tiers (within sqlite/term-tiers.ts TIER_DRIVER_ROWS_CAP), which read each of those rows
+ * and rank the listings holding most terms exactly: at 100k listings about 2 µs of CPU a row, so
+ * 20,000 rows cost a query 40–80 ms and 4,000 keep every band under 16 ms (docs/BENCHMARKS.md
+ * "Search by query length").
+ */
+export const SEARCH_ROW_BUDGET = 4_000;
 /** The counting steps: caps, and how many terms each step counts at most (query order). */
 const COUNT_STEPS = [
   { cap: 64, terms: Infinity },
@@ -98,6 +107,8 @@ export function* chooseTerms(
   let atLeast = 0;
   for (const step of countSteps(budget)) {
     if (open.length === 0 || settled(exact, atLeast, budget)) break;
+    // One term left that may have rows, after the first step (which tells whether it has any): it is kept whatever its rows.
+    if (atLeast > 0 && open.length + [...exact.values()].filter((n) => n > 0).length <= 1) break;
     const counting = open.slice(0, step.terms);
     const rows = yield { terms: counting, cap: step.cap };
     counting.forEach((term, i) => {
@@ -112,7 +123,7 @@ export function* chooseTerms(
   const uncounted = open.filter((term) => !chosen.has(term));
   const common = open.filter((term) => chosen.has(term)).sort((a, b) => chosen.get(b)! - chosen.get(a)!);
   let searched: string[];
-  if (byRows.length === 0 && uncounted.length === 0) searched = common.slice(0, MAX_SEARCHED_TERMS);
+  if (byRows.length === 0 && uncounted.length === 0) searched = common.slice(0, MAX_COMMON_SEARCHED);
   else {
     let order = [...byRows.map(([term]) => term), ...uncounted, ...common];
     // More terms than are searched: the catalog's function words go first (step 4 above).

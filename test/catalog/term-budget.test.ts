@@ -39,7 +39,7 @@ describe('which terms are searched', () => {
   });
 
   it('the rarest while their rows fit the budget; the rest dropped in query order, method text_budgeted', () => {
-    const rows = { find: 30_000, an: 50_000, weather: 300, api: 16_000, forecast: 200, city: 4_000, for: 60_000 };
+    const rows = { find: 30_000, an: 50_000, weather: 300, api: 16_000, forecast: 200, city: 3_000, for: 60_000 };
     const choice = choose(rows);
     expect(choice.searched).toEqual(['forecast', 'weather', 'city']);
     expect(choice.dropped).toEqual(['find', 'an', 'api', 'for']);
@@ -88,18 +88,27 @@ describe('which terms are searched', () => {
     expect(choose(only, {}, Object.keys(only).join(' '), 100).searched).toHaveLength(MAX_SEARCHED_TERMS);
   });
 
-  it('chosen common terms past the budget, and only they: up to 8 kept, fewest rows at the choice first', () => {
+  it('chosen common terms past the budget, and only they: the two with fewest rows at the choice kept', () => {
     const chosen = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`c${i}`, i]));
     const rows = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`c${i}`, 90_000 - i * 1000]));
     const all = choose(rows, chosen, 'c0 c1 c2 c3 c4 c5 c6 c7 c8 c9');
-    expect(all.searched).toEqual(['c9', 'c8', 'c7', 'c6', 'c5', 'c4', 'c3', 'c2']);
-    expect(all.dropped).toEqual(['c0', 'c1']);
+    expect(all.searched).toEqual(['c9', 'c8']);
+    expect(all.dropped).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']);
+    expect(choose(rows, chosen, 'c3 c0 c3').searched).toEqual(['c3', 'c0']);
     // One other word among them: the budget's rule (its rows, then nothing fits).
     expect(choose({ ...rows, other: 30_000 }, chosen, 'c0 c1 other').searched).toEqual(['other']);
   });
 });
 
 describe('what the choice costs', () => {
+  it('one term with rows is counted only up to the first step: it is kept whatever its rows', () => {
+    const one = choose({ the: 90_000 });
+    expect(one).toMatchObject({ searched: ['the'], dropped: [], method: 'text' });
+    expect(one.requests).toHaveLength(1);
+    // Beside terms found nowhere, the same.
+    expect(choose({ the: 90_000, zzz: 0, qqq: 0 }).requests).toHaveLength(1);
+  });
+
   it('a natural sentence is counted in one step when its rare words settle it', () => {
     const rows = {
       find: 10,
