@@ -19,7 +19,7 @@ import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { api } from '../helpers/contract.ts';
 import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { MCP_MAIN, TSX } from '../mcp/harness.ts';
+import { MCP_BUNDLE, MCP_MAIN } from '../mcp/harness.ts';
 import { settlement, tempCatalog } from './fixtures.ts';
 
 const SENTENCE = 'find an api that returns the current weather forecast for a city please';
@@ -129,8 +129,8 @@ describe.each(BACKENDS)('%s', (backend) => {
     'stdio MCP search_resources (a separate process asking svc over HTTP): the same',
     async () => {
       const transport = new StdioClientTransport({
-        command: TSX,
-        args: [MCP_MAIN],
+        command: MCP_BUNDLE[0],
+        args: MCP_BUNDLE[1],
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FACILITATOR_URL: server.url, SVC_MCP_TIMEOUT_MS: '20000' },
         stderr: 'pipe',
         cwd: join(MCP_MAIN, '../../..'),

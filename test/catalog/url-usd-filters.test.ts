@@ -22,7 +22,7 @@ import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { api } from '../helpers/contract.ts';
 import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { MCP_MAIN, TSX } from '../mcp/harness.ts';
+import { MCP_BUNDLE, MCP_MAIN } from '../mcp/harness.ts';
 import { ASSET, settlement, tempCatalog } from './fixtures.ts';
 
 /** A contract that is no USD-pegged asset. */
@@ -189,8 +189,8 @@ describe.each(BACKENDS)('%s', (backend) => {
       const stdio = new Client({ name: 'url-usd-filters-stdio', version: '1.0.0' });
       await stdio.connect(
         new StdioClientTransport({
-          command: TSX,
-          args: [MCP_MAIN],
+          command: MCP_BUNDLE[0],
+          args: MCP_BUNDLE[1],
           env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', FACILITATOR_URL: server.url, SVC_MCP_TIMEOUT_MS: '20000' },
           stderr: 'pipe',
           cwd: join(MCP_MAIN, '../../..'),

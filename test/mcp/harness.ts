@@ -21,7 +21,6 @@ import type { PaymentRequirements } from '../../src/scheme/types.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const TSX = join(ROOT, 'node_modules/.bin/tsx');
 export const MCP_MAIN = join(ROOT, 'src/mcp/main.ts');
 /**
  * The tool server bundled by `npm run build` (the global setup builds it from the current
