@@ -6,7 +6,9 @@
  * drift), and filled in it starts a tool server that pays the demo weather as README's example
  * prompt asks; the explorer's `paid_call` snippet for Demo Weather runs as shown, and the same call
  * without its `input` is refused by the seller with a reason that says nothing was paid (svc's
- * log shows the seller's verify and no settle).
+ * log shows the seller's verify and no settle). The same run then serves docs/SELLER.md's checks
+ * (test/interop/seller-example.ts) and a serving run's own (test/interop/dev-serving.ts: the story,
+ * a second and a third run beside it, SIGINT): one `npm run dev` for the three, about 12 CPU-s each.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -22,6 +24,8 @@ import type { StoryResult } from '../../src/dev/story.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startDevRun, type DevRun } from '../helpers/dev-run.ts';
 import { failure, success } from '../mcp/harness.ts';
+import { devFiles, describeServingRun, type DevFiles } from './dev-serving.ts';
+import { describeSellerExample } from './seller-example.ts';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
 const REPO_DIR = REPO_ROOT.replace(/\/+$/, '');
@@ -36,6 +40,7 @@ function readmeMcpBlock(): McpConfig {
 
 let dev: DevRun;
 let browser: Browser;
+let filesAtReady: DevFiles;
 let agent: Promise<Client> | undefined;
 
 /** svc's tool server started from README's block, filled in with what `npm run dev` printed. */
@@ -62,13 +67,20 @@ function readmeAgent(): Promise<Client> {
 
 beforeAll(async () => {
   [dev, browser] = await Promise.all([startDevRun(), launchBrowser()]);
+  filesAtReady = devFiles(dev.dataDir);
 }, 180_000);
 
 afterAll(async () => {
-  await (await agent?.catch(() => undefined))?.close();
-  await browser?.close();
+  await closeClients();
   await dev?.stop();
 });
+
+/** The README agent and the browser, closed once their checks are done (before the serving run's are). */
+async function closeClients(): Promise<void> {
+  await (await agent?.catch(() => undefined))?.close();
+  agent = undefined;
+  await browser?.close();
+}
 
 const call = async (name: string, args: Record<string, unknown>) =>
   (await (await readmeAgent()).callTool({ name, arguments: args }, undefined, { timeout: 90_000 })) as CallToolResult;
@@ -124,99 +136,110 @@ const TRY_IT_ANSWERS: Array<[RegExp, (out: string) => void]> = [
   [/getTransaction/, (out) => expect(JSON.parse(out)).toMatchObject({ result: { status: 'SUCCESS' } })],
 ];
 
-describe("README's shell blocks", () => {
-  it('every block is run here or named with why it is not', () => {
-    const firstLines = readmeShellBlocks().map((lines) => lines[0]!);
-    const tryIt = firstLines.filter((line) => !(line in NOT_RUN_HERE));
-    expect(tryIt).toEqual([expect.stringMatching(/^curl http:\/\/127\.0\.0\.1:4021\/supported/)]);
-    expect(firstLines.filter((line) => line in NOT_RUN_HERE).sort()).toEqual(Object.keys(NOT_RUN_HERE).sort());
-  });
+describe('what a newcomer copies first', () => {
+  afterAll(closeClients);
 
-  it("README's ports are replaced by the run's whole, even where a run's port starts with another of README's", () => {
-    const urls = { 4021: 'http://127.0.0.1:41003', 4100: 'http://127.0.0.1:45210', 8000: 'http://127.0.0.1:40210' };
-    expect(withRunUrls("curl http://127.0.0.1:4021/supported; curl -i 'http://127.0.0.1:4100/weather?city=Oslo'", urls)).toBe(
-      "curl http://127.0.0.1:41003/supported; curl -i 'http://127.0.0.1:45210/weather?city=Oslo'",
-    );
-    expect(withRunUrls('curl -s http://127.0.0.1:8000 -d x http://127.0.0.1:4101/mcp', urls)).toBe(
-      'curl -s http://127.0.0.1:40210 -d x http://127.0.0.1:4101/mcp',
-    );
-  });
+  describe("README's shell blocks", () => {
+    it('every block is run here or named with why it is not', () => {
+      const firstLines = readmeShellBlocks().map((lines) => lines[0]!);
+      const tryIt = firstLines.filter((line) => !(line in NOT_RUN_HERE));
+      expect(tryIt).toEqual([expect.stringMatching(/^curl http:\/\/127\.0\.0\.1:4021\/supported/)]);
+      expect(firstLines.filter((line) => line in NOT_RUN_HERE).sort()).toEqual(Object.keys(NOT_RUN_HERE).sort());
+    });
 
-  it('"Try it": every command runs as written and answers what its comment says', () => {
-    const block = readmeShellBlocks().find((lines) => !(lines[0]! in NOT_RUN_HERE))!;
-    const story = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
-    const urls = { [DEV_PORTS.svc]: dev.svcUrl, [DEV_PORTS.sellers]: dev.sellerUrl, [DEV_PORTS.devnet]: dev.rpcUrl };
-    const commands = commandsOf(block);
-    expect(commands.length).toBe(TRY_IT_ANSWERS.length);
-    for (const written of commands) {
-      const command = withRunUrls(written.replace('<a hash from the trace>', story.payments[0]!.transaction), urls);
-      const run = spawnSync('bash', ['-c', command], { encoding: 'utf8', timeout: 30_000 });
-      expect(run.status, `${written}\n${run.stderr}`).toBe(0);
-      const answers = TRY_IT_ANSWERS.filter(([pattern]) => pattern.test(written));
-      expect(answers, written).toHaveLength(1);
-      // What svc answered, when it is not what the comment says (a busy catalog's 503 reads differently from a wrong route).
-      try {
-        answers[0]![1](run.stdout);
-      } catch (err) {
-        throw new Error(`${written}\nanswered: ${run.stdout.slice(0, 600)}\n${String(err)}`, { cause: err });
+    it("README's ports are replaced by the run's whole, even where a run's port starts with another of README's", () => {
+      const urls = { 4021: 'http://127.0.0.1:41003', 4100: 'http://127.0.0.1:45210', 8000: 'http://127.0.0.1:40210' };
+      expect(withRunUrls("curl http://127.0.0.1:4021/supported; curl -i 'http://127.0.0.1:4100/weather?city=Oslo'", urls)).toBe(
+        "curl http://127.0.0.1:41003/supported; curl -i 'http://127.0.0.1:45210/weather?city=Oslo'",
+      );
+      expect(withRunUrls('curl -s http://127.0.0.1:8000 -d x http://127.0.0.1:4101/mcp', urls)).toBe(
+        'curl -s http://127.0.0.1:40210 -d x http://127.0.0.1:4101/mcp',
+      );
+    });
+
+    it('"Try it": every command runs as written and answers what its comment says', () => {
+      const block = readmeShellBlocks().find((lines) => !(lines[0]! in NOT_RUN_HERE))!;
+      const story = JSON.parse(readFileSync(join(dev.dataDir, 'story.json'), 'utf8')) as StoryResult;
+      const urls = { [DEV_PORTS.svc]: dev.svcUrl, [DEV_PORTS.sellers]: dev.sellerUrl, [DEV_PORTS.devnet]: dev.rpcUrl };
+      const commands = commandsOf(block);
+      expect(commands.length).toBe(TRY_IT_ANSWERS.length);
+      for (const written of commands) {
+        const command = withRunUrls(written.replace('<a hash from the trace>', story.payments[0]!.transaction), urls);
+        const run = spawnSync('bash', ['-c', command], { encoding: 'utf8', timeout: 30_000 });
+        expect(run.status, `${written}\n${run.stderr}`).toBe(0);
+        const answers = TRY_IT_ANSWERS.filter(([pattern]) => pattern.test(written));
+        expect(answers, written).toHaveLength(1);
+        // What svc answered, when it is not what the comment says (a busy catalog's 503 reads differently from a wrong route).
+        try {
+          answers[0]![1](run.stdout);
+        } catch (err) {
+          throw new Error(`${written}\nanswered: ${run.stdout.slice(0, 600)}\n${String(err)}`, { cause: err });
+        }
       }
-    }
-  }, 60_000);
-});
+    }, 60_000);
+  });
 
-describe("README's MCP client block", () => {
-  it('is the block npm run dev prints, with the fixed ports and placeholders for the path and the key', () => {
-    const printed = dev.mcpConfig.mcpServers.svc;
-    expect(printed.args).toContain(REPO_DIR);
-    expect(printed.env).toMatchObject({ FACILITATOR_URL: dev.svcUrl, RPC_URL: dev.rpcUrl, CLIENT_STELLAR_PRIVATE_KEY: dev.agentSecret });
-    const asReadmeShowsIt: McpConfig = {
-      mcpServers: {
-        svc: {
-          ...printed,
-          args: printed.args.map((a) => (a === REPO_DIR ? '/absolute/path/to/svc' : a)),
-          env: {
-            ...printed.env,
-            FACILITATOR_URL: `http://127.0.0.1:${DEV_PORTS.svc}`,
-            RPC_URL: `http://127.0.0.1:${DEV_PORTS.devnet}`,
-            CLIENT_STELLAR_PRIVATE_KEY: '<the dev-only agent secret printed by npm run dev>',
+  describe("README's MCP client block", () => {
+    it('is the block npm run dev prints, with the fixed ports and placeholders for the path and the key', () => {
+      const printed = dev.mcpConfig.mcpServers.svc;
+      expect(printed.args).toContain(REPO_DIR);
+      expect(printed.env).toMatchObject({ FACILITATOR_URL: dev.svcUrl, RPC_URL: dev.rpcUrl, CLIENT_STELLAR_PRIVATE_KEY: dev.agentSecret });
+      const asReadmeShowsIt: McpConfig = {
+        mcpServers: {
+          svc: {
+            ...printed,
+            args: printed.args.map((a) => (a === REPO_DIR ? '/absolute/path/to/svc' : a)),
+            env: {
+              ...printed.env,
+              FACILITATOR_URL: `http://127.0.0.1:${DEV_PORTS.svc}`,
+              RPC_URL: `http://127.0.0.1:${DEV_PORTS.devnet}`,
+              CLIENT_STELLAR_PRIVATE_KEY: '<the dev-only agent secret printed by npm run dev>',
+            },
           },
         },
-      },
-    };
-    expect(readmeMcpBlock()).toEqual(asReadmeShowsIt);
+      };
+      expect(readmeMcpBlock()).toEqual(asReadmeShowsIt);
+    });
+
+    it("filled in, starts svc's tool server, which finds the weather API and pays it for Oslo (README's example prompt)", async () => {
+      const { hits } = success(await call('search_resources', { query: 'weather' })) as { hits: Array<{ id: string; resource: string }> };
+      const weather = hits.find((h) => h.resource === `${dev.sellerUrl}/weather`);
+      expect(weather, JSON.stringify(hits)).toBeDefined();
+      const paid = success(await call('paid_call', { resourceId: weather!.id, input: { city: 'Oslo' } }));
+      expect(paid).toMatchObject({ paid: true, result: { status: 200, body: { city: 'Oslo' } }, receipt: { network: 'stellar:testnet' } });
+    }, 120_000);
   });
 
-  it("filled in, starts svc's tool server, which finds the weather API and pays it for Oslo (README's example prompt)", async () => {
-    const { hits } = success(await call('search_resources', { query: 'weather' })) as { hits: Array<{ id: string; resource: string }> };
-    const weather = hits.find((h) => h.resource === `${dev.sellerUrl}/weather`);
-    expect(weather, JSON.stringify(hits)).toBeDefined();
-    const paid = success(await call('paid_call', { resourceId: weather!.id, input: { city: 'Oslo' } }));
-    expect(paid).toMatchObject({ paid: true, result: { status: 200, body: { city: 'Oslo' } }, receipt: { network: 'stellar:testnet' } });
-  }, 120_000);
+  describe("the explorer's paid_call snippet for Demo Weather", () => {
+    it('runs as shown; without its input the seller refuses after verify, nothing is settled, and the reason says so', async () => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(`${dev.svcUrl}/`);
+      await page.locator('#results .listing', { hasText: 'Demo Weather' }).click();
+      await expect.poll(() => page.locator('#detail h2').textContent()).toBe('Demo Weather');
+      const snippet = JSON.parse((await page.locator('#detail pre').allTextContents())[1]!) as {
+        name: string;
+        arguments: Record<string, unknown>;
+      };
+      await page.close();
+      expect(snippet.arguments.input).toEqual({ city: 'Lisbon' }); // the seller's example value
+
+      const paid = success(await call(snippet.name, snippet.arguments));
+      expect(paid).toMatchObject({ paid: true, result: { status: 200, body: { city: 'Lisbon' } } });
+
+      const [verifies, settles] = [decisions('POST /verify'), decisions('POST /settle')];
+      const { input: _input, ...withoutInput } = snippet.arguments;
+      const refused = failure(await call(snippet.name, withoutInput));
+      expect(refused.errorCode).toBe('svc_mcp_resource_error');
+      expect(refused.reason).toMatch(/HTTP 400 and no receipt, so nothing was paid\..*city is required/);
+      // The seller had svc verify the payment, then answered 400 without settling it.
+      expect([decisions('POST /verify'), decisions('POST /settle')]).toEqual([verifies + 1, settles]);
+    }, 120_000);
+  });
 });
 
-describe("the explorer's paid_call snippet for Demo Weather", () => {
-  it('runs as shown; without its input the seller refuses after verify, nothing is settled, and the reason says so', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${dev.svcUrl}/`);
-    await page.locator('#results .listing', { hasText: 'Demo Weather' }).click();
-    await expect.poll(() => page.locator('#detail h2').textContent()).toBe('Demo Weather');
-    const snippet = JSON.parse((await page.locator('#detail pre').allTextContents())[1]!) as {
-      name: string;
-      arguments: Record<string, unknown>;
-    };
-    await page.close();
-    expect(snippet.arguments.input).toEqual({ city: 'Lisbon' }); // the seller's example value
-
-    const paid = success(await call(snippet.name, snippet.arguments));
-    expect(paid).toMatchObject({ paid: true, result: { status: 200, body: { city: 'Lisbon' } } });
-
-    const [verifies, settles] = [decisions('POST /verify'), decisions('POST /settle')];
-    const { input: _input, ...withoutInput } = snippet.arguments;
-    const refused = failure(await call(snippet.name, withoutInput));
-    expect(refused.errorCode).toBe('svc_mcp_resource_error');
-    expect(refused.reason).toMatch(/HTTP 400 and no receipt, so nothing was paid\..*city is required/);
-    // The seller had svc verify the payment, then answered 400 without settling it.
-    expect([decisions('POST /verify'), decisions('POST /settle')]).toEqual([verifies + 1, settles]);
-  }, 120_000);
-});
+// The same run, for docs/SELLER.md, then for the checks of a serving run (which stop it).
+describeSellerExample(() => dev);
+describeServingRun(
+  () => dev,
+  () => filesAtReady,
+);

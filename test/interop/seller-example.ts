@@ -1,6 +1,6 @@
 /**
  * docs/SELLER.md ("Your own seller") run as a newcomer runs it, against a real `npm run dev`
- * (--ephemeral, its own data directory): every TypeScript block of the docs marked to be saved
+ * (--ephemeral, its own data directory; the run test/interop/first-contact.test.ts starts): every TypeScript block of the docs marked to be saved
  * under scratch/ (`<!-- scratch/NAME.ts -->` before it) is saved there as written, and every shell
  * command of SELLER.md runs in order as written, answering what the page says: a stock
  * @x402/express seller starts, validate says it would be listed, the stock buyer pays it through
@@ -18,7 +18,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/dev/agent.ts';
 import { DEV_PORTS } from '../../src/dev/stack.ts';
-import { startDevRun, type DevRun } from '../helpers/dev-run.ts';
+import type { DevRun } from '../helpers/dev-run.ts';
 
 const DOCS = [
   'README.md',
@@ -73,33 +73,6 @@ let sellerOutput = '';
 /** Text as written, with this run's ports, paths and keys in place of README's fixed ones and the placeholders. */
 const filled = (text: string) => fill.reduce((out, [written, actual]) => out.replaceAll(written, actual), text);
 
-beforeAll(async () => {
-  [dev, sellerPort] = await Promise.all([startDevRun(), freePort()]);
-  fill = [
-    [`http://127.0.0.1:${DEV_PORTS.svc}`, dev.svcUrl],
-    [`http://127.0.0.1:${DEV_PORTS.sellers}`, dev.sellerUrl],
-    [`https://localhost:${DEV_PORTS.devnetHttps}`, dev.httpsRpcUrl],
-    [String(SELLER_PORT_AS_WRITTEN), String(sellerPort)],
-    ['data/dev/devnet-ca.pem', join(dev.dataDir, 'devnet-ca.pem')],
-    ['scratch/', `${RUN_DIR}/`],
-    ['<the seller address G… npm run dev printed>', Keypair.fromSecret(dev.sellerSecret).publicKey()],
-    ['<the dev-only seller secret npm run dev printed>', dev.sellerSecret],
-    ['<the dev-only buyer secret npm run dev printed>', dev.buyerSecret],
-  ];
-  mkdirSync(join(REPO_ROOT, RUN_DIR), { recursive: true });
-  for (const doc of DOCS) {
-    for (const block of tsBlocks(doc)) {
-      if (block.file) writeFileSync(join(REPO_ROOT, filled(block.file)), filled(block.code));
-    }
-  }
-}, 180_000);
-
-afterAll(async () => {
-  if (seller?.pid !== undefined && seller.exitCode === null) process.kill(-seller.pid, 'SIGINT');
-  rmSync(join(REPO_ROOT, RUN_DIR), { recursive: true, force: true });
-  await dev?.stop();
-});
-
 /** Runs one shell command from the checkout, as a newcomer's terminal would. */
 function run(command: string): string {
   const result = spawnSync('bash', ['-c', command], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 90_000 });
@@ -107,69 +80,103 @@ function run(command: string): string {
   return result.stdout;
 }
 
-describe('docs/SELLER.md, as written, against npm run dev', () => {
-  it('a stock @x402/express seller: validated, paid through svc, found, withdrawn by its owner, gone', async () => {
-    const commands = sellerCommands();
-    const resource = `http://127.0.0.1:${sellerPort}/joke`;
-    const searchHits = (out: string) => (JSON.parse(out) as { resources: Array<{ resource: string }> }).resources.map((r) => r.resource);
-    // What each command must answer, in the page's order (its text says the same).
-    const answers: Array<[RegExp, (out: string) => void]> = [
-      [/npx tsx scratch\/my-seller\.ts$/, () => undefined], // started below, in the background
-      [
-        /\/discovery\/validate/,
-        (out) => {
-          const answer = JSON.parse(out) as { wouldList: boolean; problems: unknown[]; listing: { resource: string } };
-          expect(answer).toMatchObject({ wouldList: true, problems: [], listing: { resource } });
-        },
-      ],
-      [/scratch\/stock-buyer\.ts '/, (out) => expect(out).toMatch(/^200 \{.*joke/s)],
-      [/\/discovery\/search/, (out) => expect(searchHits(out)[0]).toBe(resource)],
-      [/scratch\/delist\.ts /, (out) => expect(out).toMatch(/\{ ok: true, data: \{ delisted: true \} \}/)],
-      [/\/discovery\/search/, (out) => expect(searchHits(out)).not.toContain(resource)],
-    ];
-    expect(commands.map((c, i) => answers[i]?.[0].test(c))).toEqual(answers.map(() => true));
-
-    // Its own process group, so stopping it stops npx, tsx and node alike (Ctrl-C in its terminal).
-    seller = spawn('bash', ['-c', filled(commands[0]!)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    seller.stdout!.on('data', (d: Buffer) => (sellerOutput += d.toString()));
-    seller.stderr!.on('data', (d: Buffer) => (sellerOutput += d.toString()));
-    await expect.poll(() => sellerOutput, { timeout: 60_000 }).toContain(`seller ready: ${resource}`);
-    expect((await fetch(`${resource}?topic=cats`)).status).toBe(402);
-
-    for (const [i, command] of commands.entries()) {
-      if (i === 0) continue;
-      answers[i]![1](run(filled(command)));
-    }
-  }, 240_000);
-
-  it("the demo's listing is withdrawn with the seller secret npm run dev printed (the same command)", () => {
-    const delistCommand = sellerCommands().find((c) => c.includes('scratch/delist.ts '))!;
-    const demo = delistCommand.replace(/http:\/\/127\.0\.0\.1:4200\/joke$/, `http://127.0.0.1:${DEV_PORTS.sellers}/weather`);
-    expect(demo).not.toBe(delistCommand);
-    expect(run(filled(demo))).toMatch(/\{ ok: true, data: \{ delisted: true \} \}/);
-  }, 60_000);
-});
-
-describe('TypeScript blocks of the docs', () => {
-  it('every block to be saved under scratch/ is run, here or by the page that uses it', () => {
-    const saved = DOCS.flatMap((doc) => tsBlocks(doc).flatMap((b) => (b.file ? [b.file] : [])));
-    expect(saved.sort()).toEqual(['scratch/delist-example.ts', 'scratch/delist.ts', 'scratch/my-seller.ts', 'scratch/stock-buyer.ts']);
-  });
-
-  it("docs/CATALOG.md's toolkit withdrawal runs from scratch/ as written (its example listing is unknown here: a coded 404)", () => {
-    const out = run(`SELLER_SECRET=${dev.sellerSecret} npx tsx ${RUN_DIR}/delist-example.ts`);
-    expect(out).toMatch(/ok: false,\s+status: 404,\s+code: 'svc_delist_unknown_listing'/);
-  }, 60_000);
-
-  it("no block imports svc's sources by a relative path; every svc/… import is an entry of package.json exports", () => {
-    const exportsMap = (JSON.parse(read('package.json')) as { exports: Record<string, string> }).exports;
-    for (const doc of DOCS) {
-      for (const { code } of tsBlocks(doc)) {
-        for (const [, specifier] of code.matchAll(/from '([^']+)'/g)) {
-          expect(specifier, `${doc}: ${specifier}`).not.toMatch(/(^|\/)src\//);
-          if (specifier!.startsWith('svc/')) expect(Object.keys(exportsMap), `${doc}: ${specifier}`).toContain(`./${specifier!.slice(4)}`);
+/** SELLER.md's checks on the serving `run()` (they list a seller of their own and withdraw the demo's weather listing). */
+export function describeSellerExample(devRun: () => DevRun): void {
+  describe('docs/SELLER.md and the TypeScript blocks of the docs, on npm run dev', () => {
+    beforeAll(async () => {
+      dev = devRun();
+      sellerPort = await freePort();
+      fill = [
+        [`http://127.0.0.1:${DEV_PORTS.svc}`, dev.svcUrl],
+        [`http://127.0.0.1:${DEV_PORTS.sellers}`, dev.sellerUrl],
+        [`https://localhost:${DEV_PORTS.devnetHttps}`, dev.httpsRpcUrl],
+        [String(SELLER_PORT_AS_WRITTEN), String(sellerPort)],
+        ['data/dev/devnet-ca.pem', join(dev.dataDir, 'devnet-ca.pem')],
+        ['scratch/', `${RUN_DIR}/`],
+        ['<the seller address G… npm run dev printed>', Keypair.fromSecret(dev.sellerSecret).publicKey()],
+        ['<the dev-only seller secret npm run dev printed>', dev.sellerSecret],
+        ['<the dev-only buyer secret npm run dev printed>', dev.buyerSecret],
+      ];
+      mkdirSync(join(REPO_ROOT, RUN_DIR), { recursive: true });
+      for (const doc of DOCS) {
+        for (const block of tsBlocks(doc)) {
+          if (block.file) writeFileSync(join(REPO_ROOT, filled(block.file)), filled(block.code));
         }
       }
-    }
+    });
+
+    afterAll(() => {
+      if (seller?.pid !== undefined && seller.exitCode === null) process.kill(-seller.pid, 'SIGINT');
+      rmSync(join(REPO_ROOT, RUN_DIR), { recursive: true, force: true });
+    });
+
+    describe('docs/SELLER.md, as written, against npm run dev', () => {
+      it('a stock @x402/express seller: validated, paid through svc, found, withdrawn by its owner, gone', async () => {
+        const commands = sellerCommands();
+        const resource = `http://127.0.0.1:${sellerPort}/joke`;
+        const searchHits = (out: string) =>
+          (JSON.parse(out) as { resources: Array<{ resource: string }> }).resources.map((r) => r.resource);
+        // What each command must answer, in the page's order (its text says the same).
+        const answers: Array<[RegExp, (out: string) => void]> = [
+          [/npx tsx scratch\/my-seller\.ts$/, () => undefined], // started below, in the background
+          [
+            /\/discovery\/validate/,
+            (out) => {
+              const answer = JSON.parse(out) as { wouldList: boolean; problems: unknown[]; listing: { resource: string } };
+              expect(answer).toMatchObject({ wouldList: true, problems: [], listing: { resource } });
+            },
+          ],
+          [/scratch\/stock-buyer\.ts '/, (out) => expect(out).toMatch(/^200 \{.*joke/s)],
+          [/\/discovery\/search/, (out) => expect(searchHits(out)[0]).toBe(resource)],
+          [/scratch\/delist\.ts /, (out) => expect(out).toMatch(/\{ ok: true, data: \{ delisted: true \} \}/)],
+          [/\/discovery\/search/, (out) => expect(searchHits(out)).not.toContain(resource)],
+        ];
+        expect(commands.map((c, i) => answers[i]?.[0].test(c))).toEqual(answers.map(() => true));
+
+        // Its own process group, so stopping it stops npx, tsx and node alike (Ctrl-C in its terminal).
+        seller = spawn('bash', ['-c', filled(commands[0]!)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+        seller.stdout!.on('data', (d: Buffer) => (sellerOutput += d.toString()));
+        seller.stderr!.on('data', (d: Buffer) => (sellerOutput += d.toString()));
+        await expect.poll(() => sellerOutput, { timeout: 60_000 }).toContain(`seller ready: ${resource}`);
+        expect((await fetch(`${resource}?topic=cats`)).status).toBe(402);
+
+        for (const [i, command] of commands.entries()) {
+          if (i === 0) continue;
+          answers[i]![1](run(filled(command)));
+        }
+      }, 240_000);
+
+      it("the demo's listing is withdrawn with the seller secret npm run dev printed (the same command)", () => {
+        const delistCommand = sellerCommands().find((c) => c.includes('scratch/delist.ts '))!;
+        const demo = delistCommand.replace(/http:\/\/127\.0\.0\.1:4200\/joke$/, `http://127.0.0.1:${DEV_PORTS.sellers}/weather`);
+        expect(demo).not.toBe(delistCommand);
+        expect(run(filled(demo))).toMatch(/\{ ok: true, data: \{ delisted: true \} \}/);
+      }, 60_000);
+    });
+
+    describe('TypeScript blocks of the docs', () => {
+      it('every block to be saved under scratch/ is run, here or by the page that uses it', () => {
+        const saved = DOCS.flatMap((doc) => tsBlocks(doc).flatMap((b) => (b.file ? [b.file] : [])));
+        expect(saved.sort()).toEqual(['scratch/delist-example.ts', 'scratch/delist.ts', 'scratch/my-seller.ts', 'scratch/stock-buyer.ts']);
+      });
+
+      it("docs/CATALOG.md's toolkit withdrawal runs from scratch/ as written (its example listing is unknown here: a coded 404)", () => {
+        const out = run(`SELLER_SECRET=${dev.sellerSecret} npx tsx ${RUN_DIR}/delist-example.ts`);
+        expect(out).toMatch(/ok: false,\s+status: 404,\s+code: 'svc_delist_unknown_listing'/);
+      }, 60_000);
+
+      it("no block imports svc's sources by a relative path; every svc/… import is an entry of package.json exports", () => {
+        const exportsMap = (JSON.parse(read('package.json')) as { exports: Record<string, string> }).exports;
+        for (const doc of DOCS) {
+          for (const { code } of tsBlocks(doc)) {
+            for (const [, specifier] of code.matchAll(/from '([^']+)'/g)) {
+              expect(specifier, `${doc}: ${specifier}`).not.toMatch(/(^|\/)src\//);
+              if (specifier!.startsWith('svc/'))
+                expect(Object.keys(exportsMap), `${doc}: ${specifier}`).toContain(`./${specifier!.slice(4)}`);
+            }
+          }
+        }
+      });
+    });
   });
-});
+}
