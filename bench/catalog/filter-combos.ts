@@ -87,6 +87,14 @@ function urlFilter(urls: string[]): (rand: () => number) => string {
   };
 }
 
+/** url values that name a listing's host (api{i}.seller{j}.example.com), as a lookup of one resource does. */
+function urlHost(urls: string[]): (rand: () => number) => string {
+  return (rand) => {
+    const url = pick(rand, urls);
+    return `url=${encodeURIComponent(url.slice(8, url.indexOf('/', 8)))}`;
+  };
+}
+
 function combinations(urls: string[]): Combination[] {
   const all =
     (...parts: Array<(rand: () => number) => string>) =>
@@ -104,8 +112,9 @@ function combinations(urls: string[]): Combination[] {
     { name: 'asset + type + maxAmount', query: all(asset, type, maxAmount, offset) },
     { name: 'network + maxUsdPrice', query: all(network, maxUsdPrice, offset) },
     { name: 'asset + type + maxUsdPrice', query: all(asset, type, maxUsdPrice, offset) },
-    { name: 'url', query: all(url) },
-    { name: 'url + asset + network', query: all(url, asset, network) },
+    { name: "url, a listing's host", query: all(urlHost(urls)) },
+    { name: 'url, any 3–24 characters', query: all(url) },
+    { name: 'url, any 3–24 characters + asset + network', query: all(url, asset, network) },
   ];
 }
 

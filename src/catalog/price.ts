@@ -4,7 +4,7 @@
  * count zero-padded to nine digits then the digits (amountKey's canonical form), so byte order is
  * numeric order.
  */
-import { amountKey } from '../filters.ts';
+import { amountKey, usdMaxAmounts } from '../filters.ts';
 import type { DiscoveryFilters } from './types.ts';
 
 /** The price key of an amount (undefined when it is not a canonical count of base units). */
@@ -173,4 +173,30 @@ export function plainPricePlan(c: { reach: number; rangeListings: number; matche
   const byPrice = SORTED_MATCH_COST * c.matches;
   const cost = Math.min(byTime, byPrice);
   return { plan: byTime > byPrice ? 'by-price' : 'by-time', cost, tryClasses: cost > 2 * c.reach + c.classPlanCost };
+}
+
+/**
+ * The USD-pegged assets a list page's `maxUsdPrice` would have to check for listings (those the store looks up in its
+ * list counts for usdPriceAsAmount): none when `asset` is given or there is no `maxUsdPrice`.
+ */
+export const usdAssetsToCheck = (filters: DiscoveryFilters): string[] =>
+  filters.maxUsdPrice === undefined || filters.asset !== undefined ? [] : usdMaxAmounts(filters.maxUsdPrice).map((a) => a.asset);
+
+/**
+ * `maxUsdPrice` as `asset` + `maxAmount` when one USD-pegged asset can match, so the page reads the price index instead
+ * of checking every listing's accepted entries: the asset asked for, if USD-pegged, or else the one USD-pegged asset
+ * that any listing accepts (`listed`, from the list counts). One entry must be in that asset at most the smaller of
+ * `maxAmount` and the price in its base units, which is what `maxUsdPrice` asks then. Otherwise the filters unchanged.
+ */
+export function usdPriceAsAmount(filters: DiscoveryFilters, listed: ReadonlySet<string>): DiscoveryFilters {
+  if (filters.maxUsdPrice === undefined) return filters;
+  const arms = usdMaxAmounts(filters.maxUsdPrice).filter((a) =>
+    filters.asset === undefined ? listed.has(a.asset) : a.asset === filters.asset,
+  );
+  if (arms.length !== 1) return filters;
+  const { asset, maxAmount } = arms[0]!;
+  const asked = filters.maxAmount === undefined ? undefined : amountKey(filters.maxAmount);
+  if (filters.maxAmount !== undefined && asked === undefined) return filters;
+  const smaller = asked !== undefined && priceKey(asked)! < priceKey(maxAmount)! ? asked : maxAmount;
+  return { ...filters, asset, maxAmount: smaller, maxUsdPrice: undefined };
 }

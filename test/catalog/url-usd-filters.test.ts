@@ -109,6 +109,10 @@ describe.each(BACKENDS)('%s', (backend) => {
     expect(await found({ maxUsdPrice: '0.05', url: 'maps' })).toEqual([MAPS]);
     expect(await found({ maxUsdPrice: '0.05', asset: OTHER_ASSET })).toEqual([]);
     expect(await found({ maxUsdPrice: '0.05', asset: ASSET.toLowerCase(), network: 'stellar:testnet' })).toEqual([WEATHER, MAPS].sort());
+    // The list reads the one listed USD asset's price index: the smaller of maxAmount and the price bounds it (list and search agree).
+    expect(await found({ maxUsdPrice: '0.05', asset: ASSET, maxAmount: '100000' })).toEqual([WEATHER]);
+    expect(await found({ maxUsdPrice: '0.01', asset: ASSET, maxAmount: '500000', type: 'http' })).toEqual([WEATHER]);
+    expect(await found({ maxUsdPrice: '0.05', network: 'stellar:pubnet' })).toEqual([]);
     expect(await found({ asset: OTHER_ASSET.toLowerCase() })).toEqual([CHEAP]);
     expect(await found({ asset: `${ASSET.slice(0, 20).toLowerCase()}${ASSET.slice(20)}`, maxAmount: '100000' })).toEqual([WEATHER]);
   });

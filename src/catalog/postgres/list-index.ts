@@ -47,6 +47,15 @@ export async function seekOffset(
   return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
 }
 
+/** Which of `assets` some listing accepts (their list counts). */
+export async function listedAssets(db: Db, assets: string[]): Promise<string[]> {
+  const rows = await db.query<{ value: string }>(
+    "SELECT value FROM listing_counts WHERE kind = 'asset' AND value = ANY($1::text[]) AND n > 0",
+    [assets],
+  );
+  return rows.rows.map((r) => r.value);
+}
+
 /** resource and toolName select a few listings through their own indexes (sqlite/store.ts listByColumns). */
 export async function listByColumns(
   db: Db,

@@ -15,7 +15,7 @@
 import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import { PricedPageGuesses } from './price-guess.ts';
-import { priceFilter } from '../price.ts';
+import { priceFilter, usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
@@ -46,7 +46,7 @@ import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lif
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCountSql, listByColumns, seekOffset } from './list-index.ts';
+import { hiddenCountSql, listByColumns, listedAssets, seekOffset } from './list-index.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -279,6 +279,12 @@ export class PostgresCatalogStore implements CatalogStorePort {
           visibleSince,
           (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined,
         );
+      // maxUsdPrice with one USD-pegged asset to match reads that asset's price index (price.ts usdPriceAsAmount).
+      const usd = usdAssetsToCheck(filters);
+      if (filters.maxUsdPrice !== undefined) {
+        const listed = usd.length === 0 ? [] : await listedAssets(db, usd);
+        filters = usdPriceAsAmount(filters, new Set(listed));
+      }
       const keys = filterKeys(filters);
       const priced = priceFilter(filters);
       // One key and nothing else: its count is the total (and its blocks find a deep offset).

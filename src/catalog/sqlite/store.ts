@@ -27,6 +27,7 @@ import {
   searchTextHash,
   searchTextOf,
   toDiscoveryResource,
+  type ListingKey,
   type ListingRow,
 } from '../listing.ts';
 import { qualityLevel, revisionKey, utcDay, windowStartDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
@@ -55,6 +56,7 @@ import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFail
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
 import { acceptsCondition, listPriced, recordPrice } from './price-index.ts';
+import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
@@ -296,16 +298,11 @@ export class CatalogStore implements CatalogStorePort {
       // resource and toolName select a few listings; url's listings come from its trigram index.
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
         return this.listByColumns(filters, page, now, visibleSince, failing);
+      // maxUsdPrice with one USD-pegged asset to match reads that asset's price index (price.ts usdPriceAsAmount).
+      const listed = usdAssetsToCheck(filters).filter((asset) => this.listingsWith({ kind: 'asset', value: asset }) > 0);
+      filters = usdPriceAsAmount(filters, new Set(listed));
       const keys = filterKeys(filters);
-      const counted = keys.map((key) => ({
-        key,
-        n: Number(
-          (
-            this.statement('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
-              { n: number } | undefined
-          )?.n ?? 0,
-        ),
-      }));
+      const counted = keys.map((key) => ({ key, n: this.listingsWith(key) }));
       counted.sort((x, y) => x.n - y.n);
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
       const byPrice = listPriced(this.db, filters, counted, page, visibleSince, failing);
@@ -362,6 +359,13 @@ export class CatalogStore implements CatalogStorePort {
       );
       return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
     });
+  }
+
+  /** How many listings answer to a list key (listing_counts). */
+  private listingsWith(key: ListingKey): number {
+    const row = this.statement('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
+      { n: number } | undefined;
+    return Number(row?.n ?? 0);
   }
 
   private listByColumns(
