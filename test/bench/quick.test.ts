@@ -24,6 +24,7 @@ const HEAVY = [
   'catalog/catalog-rss',
   'catalog/catalog-terms',
   'catalog/catalog-walk-postgres',
+  'catalog/filter-combos',
   'catalog/hidden-search',
   'catalog/schema-soak',
   'catalog/search-bands',
