@@ -229,7 +229,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
 
   it('searches (1,000 deep; every filter shape, page sizes 1–60) return the same pages', async () => {
     let nonEmpty = 0;
-    const searches = cases(1_000, 150);
+    const searches = cases(1_000, 100);
     for (let q = 0; q < searches; q++) {
       const text = query();
       const filters = q < FILTERS.length ? FILTERS[q]! : pickCase(FILTERS);
@@ -281,8 +281,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
     expect(sharedBitCommon.length).toBeGreaterThan(0);
     try {
       let full = 0;
-      // Every length (3 to 6), with and without the shared-bit word.
-      const chosen = someOf(60, 16, (q) => q % 8);
+      // Every length (3 to 6), with and without the shared-bit word: one of each.
+      const chosen = someOf(60, 8, (q) => q % 8);
       for (const q of chosen) {
         const n = 3 + (q % 4);
         // Every other query holds one of the most common words whose signature bit another word
@@ -574,7 +574,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
   it('searches (400 deep) with asset, asset + maxAmount, + type (and another filter) return the same pages', async () => {
     const shapes = new Set<string>();
     let nonEmpty = 0;
-    const searches = cases(400, 80);
+    const searches = cases(400, 50);
     for (let q = 0; q < searches; q++) {
       const text = q % 5 === 0 ? caseWord() : query();
       // Each shape (with and without maxAmount and type) in turn.
