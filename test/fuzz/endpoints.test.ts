@@ -6,8 +6,7 @@
  * /health must answer after every batch.
  *
  * Budget: FUZZ_RUNS requests per operation (default 60 in `npm test`; `npm run fuzz` runs
- * thousands; a quarter of them for the 4.3 MB script, RUNS_OF, and on Postgres for the operations no
- * store answers, STORELESS_OPERATIONS). FUZZ_SEED fixes the seed; a failure prints the seed, the path and the shrunk
+ * thousands; a quarter of them for the 4.3 MB script, RUNS_OF). FUZZ_SEED fixes the seed; a failure prints the seed, the path and the shrunk
  * request (method, target, headers, body) so `FUZZ_SEED=… npx vitest run test/fuzz` replays it.
  */
 import fc from 'fast-check';
@@ -27,29 +26,6 @@ const SEED = process.env.FUZZ_SEED === undefined ? Date.now() ^ (Math.random() *
  * every other parameterless GET gets its full runs of. `npm run fuzz` scales it with FUZZ_RUNS.
  */
 const RUNS_OF: Record<string, number> = { getApiReferenceScript: Math.max(10, Math.ceil(RUNS / 4)) };
-/**
- * Operations whose answer no store takes part in (the contract's documents, the pages, CORS
- * preflights, /supported, /health): on Postgres they get a quarter of the runs (at least 10), the
- * storage-independent request side having had its full runs on SQLite in the same file.
- */
-const STORELESS_OPERATIONS = new Set([
-  'getSupported',
-  'getHealth',
-  'getExplorer',
-  'getExplorerScript',
-  'getExplorerStyle',
-  'getApiReference',
-  'getApiReferenceScript',
-  'getOpenApiDocument',
-  'preflightDiscoveryResources',
-  'preflightDiscoverySearch',
-  'preflightMerchantResources',
-  'preflightDiscoveryValidate',
-  'preflightHostedMcp',
-  'preflightDelistText',
-  'preflightOpenApiDocument',
-]);
-for (const id of STORELESS_OPERATIONS) if (!OPERATION_IDS.includes(id)) throw new Error(`${id} is not an operation of openapi.yaml`);
 /** /health is checked every this many requests, and after each operation. */
 const HEALTH_EVERY = 100;
 
@@ -129,8 +105,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
   }
 
   async function fuzz(name: string, arb: fc.Arbitrary<ReturnType<typeof fuzzRequest>>, seedOffset: number) {
-    const full = RUNS_OF[name] ?? RUNS;
-    const runs = backend === 'Postgres' && STORELESS_OPERATIONS.has(name) ? Math.max(10, Math.ceil(full / 4)) : full;
+    const runs = RUNS_OF[name] ?? RUNS;
     let sent = 0;
     await fc.assert(
       fc.asyncProperty(arb, async (request) => {
