@@ -6,6 +6,7 @@
 import { filterConditions, parameters, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
 import { BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
+import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../types.ts';
 
 /**
@@ -54,6 +55,13 @@ export async function listedAssets(db: Db, assets: string[]): Promise<string[]> 
     [assets],
   );
   return rows.rows.map((r) => r.value);
+}
+
+/** A list page's filters with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
+export async function withUsdPriceAsAmount(db: Db, filters: DiscoveryFilters): Promise<DiscoveryFilters> {
+  if (filters.maxUsdPrice === undefined) return filters;
+  const usd = usdAssetsToCheck(filters);
+  return usdPriceAsAmount(filters, new Set(usd.length === 0 ? [] : await listedAssets(db, usd)));
 }
 
 /** resource and toolName select a few listings through their own indexes (sqlite/store.ts listByColumns). */

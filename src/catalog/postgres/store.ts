@@ -15,7 +15,7 @@
 import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import { PricedPageGuesses } from './price-guess.ts';
-import { priceFilter, usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
+import { priceFilter } from '../price.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
@@ -46,7 +46,7 @@ import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lif
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCountSql, listByColumns, listedAssets, seekOffset } from './list-index.ts';
+import { hiddenCountSql, listByColumns, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -270,21 +270,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
     return inReadSnapshot(this.pool, async (db) => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       // resource and toolName select a few listings; url's listings come from its trigram index.
-      if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
-        return listByColumns(
-          db,
-          filters,
-          page,
-          now,
-          visibleSince,
-          (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined,
-        );
-      // maxUsdPrice with one USD-pegged asset to match reads that asset's price index (price.ts usdPriceAsAmount).
-      const usd = usdAssetsToCheck(filters);
-      if (filters.maxUsdPrice !== undefined) {
-        const listed = usd.length === 0 ? [] : await listedAssets(db, usd);
-        filters = usdPriceAsAmount(filters, new Set(listed));
+      if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
+        const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
+        return listByColumns(db, filters, page, now, visibleSince, failing);
       }
+      filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);
       const priced = priceFilter(filters);
       // One key and nothing else: its count is the total (and its blocks find a deep offset).

@@ -20,6 +20,8 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { assetKeysOf, BLOCK_SIZE, type ListingKey } from '../listing.ts';
+import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
+import type { DiscoveryFilters } from '../types.ts';
 
 /** Sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
 const NEWEST = '~';
@@ -128,6 +130,20 @@ export function countKeyChanges(db: DatabaseSync, listingId: number, lastUpdated
  * Where the entry at `offset` of a filter value's page order is: the start of its block (none for
  * the newest block) and how many entries to skip from there; null past the last entry.
  */
+/** How many listings answer to a list key (listing_counts). */
+export function listingsWith(db: DatabaseSync, key: ListingKey): number {
+  const row = cachedStatement(db, 'SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
+    { n: number } | undefined;
+  return Number(row?.n ?? 0);
+}
+
+/** A list page's filters with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
+export function withUsdPriceAsAmount(db: DatabaseSync, filters: DiscoveryFilters): DiscoveryFilters {
+  if (filters.maxUsdPrice === undefined) return filters;
+  const listed = usdAssetsToCheck(filters).filter((asset) => listingsWith(db, { kind: 'asset', value: asset }) > 0);
+  return usdPriceAsAmount(filters, new Set(listed));
+}
+
 export function seekOffset(db: DatabaseSync, key: ListingKey, offset: number): { from?: SortKey; skip: number } | null {
   const blocks = cachedStatement(
     db,

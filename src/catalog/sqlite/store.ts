@@ -27,7 +27,6 @@ import {
   searchTextHash,
   searchTextOf,
   toDiscoveryResource,
-  type ListingKey,
   type ListingRow,
 } from '../listing.ts';
 import { qualityLevel, revisionKey, utcDay, windowStartDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
@@ -43,7 +42,7 @@ import {
   type WithdrawalOutcome,
   type WriteOutcome,
 } from '../types.ts';
-import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset } from './list-index.ts';
+import { countKeyChanges, hiddenCount, insertListingKeys, listingsWith, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
 import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
 import { pruneSupersededRevisions } from './revision-bounds.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, unstash, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
@@ -56,7 +55,6 @@ import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFail
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
 import { acceptsCondition, listPriced, recordPrice } from './price-index.ts';
-import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
@@ -298,11 +296,9 @@ export class CatalogStore implements CatalogStorePort {
       // resource and toolName select a few listings; url's listings come from its trigram index.
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
         return this.listByColumns(filters, page, now, visibleSince, failing);
-      // maxUsdPrice with one USD-pegged asset to match reads that asset's price index (price.ts usdPriceAsAmount).
-      const listed = usdAssetsToCheck(filters).filter((asset) => this.listingsWith({ kind: 'asset', value: asset }) > 0);
-      filters = usdPriceAsAmount(filters, new Set(listed));
+      filters = withUsdPriceAsAmount(this.db, filters);
       const keys = filterKeys(filters);
-      const counted = keys.map((key) => ({ key, n: this.listingsWith(key) }));
+      const counted = keys.map((key) => ({ key, n: listingsWith(this.db, key) }));
       counted.sort((x, y) => x.n - y.n);
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
       const byPrice = listPriced(this.db, filters, counted, page, visibleSince, failing);
@@ -359,13 +355,6 @@ export class CatalogStore implements CatalogStorePort {
       );
       return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
     });
-  }
-
-  /** How many listings answer to a list key (listing_counts). */
-  private listingsWith(key: ListingKey): number {
-    const row = this.statement('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
-      { n: number } | undefined;
-    return Number(row?.n ?? 0);
   }
 
   private listByColumns(
