@@ -166,6 +166,8 @@ export class WorkerLanes {
   private heavyRunning = 0;
   private readonly jobs = new Map<number, Job>();
   private readonly workers = new Set<Worker>();
+  /** Threads told to close by retireIdle that have not exited yet: close() waits for them too, so no database is left open. */
+  private readonly retiring = new Set<Worker>();
   private nextId = 1;
   private closing = false;
   /** Threads lost since one last answered; each respawn waits longer (a thread that cannot start would spin). */
@@ -266,6 +268,8 @@ export class WorkerLanes {
       this.workers.delete(worker); // its exit is then no loss
       this.ready.delete(worker);
       this.idleSince.delete(worker);
+      this.retiring.add(worker);
+      worker.once('exit', () => this.retiring.delete(worker));
       worker.postMessage('close');
     }
     if (this.workers.size <= this.setup.threads) {
@@ -385,7 +389,8 @@ export class WorkerLanes {
     clearTimeout(this.respawnTimer);
     clearInterval(this.retireTimer);
     for (const job of this.queue.drain()) this.fail(job, new Error('the catalog is closed'));
-    const exits = [...this.workers].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
+    const exits = [...this.workers, ...this.retiring].map((w) => new Promise<void>((resolve) => w.once('exit', () => resolve())));
+    for (const worker of this.retiring) worker.ref(); // already told to close
     for (const worker of this.workers) {
       worker.ref(); // keep the process up until the threads have closed their databases
       worker.postMessage('close');
