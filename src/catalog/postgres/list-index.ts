@@ -5,7 +5,7 @@
  */
 import { filterConditions, parameters, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
-import { BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
+import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../types.ts';
 
@@ -86,7 +86,7 @@ export async function listByColumns(
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
 }
 
-const ASSET_COMBINATION_KINDS = `'network+asset', 'scheme+asset', 'scheme+network+asset', 'type+asset', 'type+network+asset'`;
+const ASSET_COMBINATION_KINDS = KINDS.map((kind) => `'${kind}'`).join(', ');
 
 /**
  * Catalog migration 28: every listing's keys of asset combinations (listing.ts assetKeysOf, sqlite/list-index.ts

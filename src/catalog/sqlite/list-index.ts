@@ -19,7 +19,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { assetKeysOf, BLOCK_SIZE, type ListingKey } from '../listing.ts';
+import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, type ListingKey } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
 
@@ -220,15 +220,6 @@ export function hiddenCount(db: DatabaseSync, key: ListingKey, since: string): n
       );
   return Number(whole.n) + Number((partial as { n: number }).n);
 }
-
-/** The list keys an accepted entry in an asset adds beside its `asset` key (listing.ts assetKeysOf). */
-export const ASSET_COMBINATION_KINDS = [
-  'network+asset',
-  'scheme+asset',
-  'scheme+network+asset',
-  'type+asset',
-  'type+network+asset',
-] as const;
 
 /**
  * Every listing's keys of asset combinations (listing.ts assetKeysOf), their counts and their blocks, rebuilt whole
