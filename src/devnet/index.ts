@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { Keypair } from '@stellar/stellar-sdk';
 import { generate } from 'selfsigned';
 import { Faults } from './faults.ts';
-import { DevnetLedger } from './ledger.ts';
+import { DevnetLedger, HISTORY_LEDGERS } from './ledger.ts';
 import { NETWORK_TTLS, type LedgerLimits } from './fees.ts';
 import { makeRequestListener, type RpcContext } from './rpc.ts';
 import { DEVNET_NETWORKS, type DevAccount, type Devnet, type FundOptions, type LedgerInfo, type StartDevnetOptions } from './types.ts';
@@ -119,6 +119,7 @@ export async function startDevnet(opts: StartDevnetExtraOptions = {}): Promise<D
     ttls: NETWORK_TTLS[network],
     ledgerLimits: opts.ledgerLimits,
     minTempTtl: opts.minTempTtl,
+    ...(ledgerMs > 0 ? { history: { ledgers: HISTORY_LEDGERS, cadenceMs: ledgerMs } } : {}),
   });
   const faults = new Faults();
   const held = new Set<ServerResponse>();

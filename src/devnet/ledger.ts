@@ -65,7 +65,19 @@ export interface LedgerOptions {
   minTempTtl?: number;
   random?: () => Uint8Array;
   now?: () => number;
+  /**
+   * Start with this many empty ledgers already closed behind genesis, one per `cadenceMs` up to now
+   * (a chain that has been running, as testnet has), instead of one ledger closed now.
+   */
+  history?: { ledgers: number; cadenceMs: number };
 }
+
+/**
+ * The ledgers startDevnet closes behind genesis: a svc (or a buyer) started against a new devnet
+ * reads a full span of close times at once (src/chains/stellar/ledger-time.ts samples 120 ledgers
+ * and trusts 30 or more), instead of the 5 s fallback for its first seconds.
+ */
+export const HISTORY_LEDGERS = 120;
 
 export class DevnetLedger {
   readonly networkPassphrase: string;
@@ -115,7 +127,7 @@ export class DevnetLedger {
       minTempTtl: this.ttls.minTemporaryTtl,
       minPersistentTtl: this.ttls.minPersistentTtl,
     });
-    this.genesis();
+    this.genesis(opts.history);
   }
 
   // ---- ledger lifecycle -----------------------------------------------------------------
@@ -124,8 +136,11 @@ export class DevnetLedger {
     return this.ledgers[this.ledgers.length - 1]!;
   }
 
-  private genesis(): void {
+  private genesis(history: LedgerOptions['history']): void {
     const seq = GENESIS_LEDGER;
+    // Never more history than the ledgers kept.
+    const behind = history ? Math.max(0, Math.min(Math.floor(history.ledgers), this.retention - 1)) : 0;
+    const closedAt = (ledgersAgo: number) => Math.floor((this.now() - ledgersAgo * (history?.cadenceMs ?? 0)) / 1000);
     putAccount(this.state, this.usdc.issuer!, 10_000_000n * 10_000_000n, seq);
     this.state.put(
       instanceKey(this.usdc.contractId),
@@ -142,8 +157,12 @@ export class DevnetLedger {
       seq,
       seq + MAX_ENTRY_TTL - 1,
     );
-    this.ledgers.push(ledgerRecord(seq, Math.floor(this.now() / 1000), [], new Uint8Array(32)));
+    this.ledgers.push(ledgerRecord(seq, closedAt(behind), [], new Uint8Array(32)));
     this.ledgerTxCounts.push(0);
+    for (let i = 1; i <= behind; i++) {
+      this.ledgers.push(ledgerRecord(seq + i, closedAt(behind - i), [], Buffer.from(this.latest().hash, 'hex')));
+      this.ledgerTxCounts.push(0);
+    }
   }
 
   /**

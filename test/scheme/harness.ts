@@ -51,11 +51,8 @@ export class SchemeHarness {
     // loaded machine (it serves every buyer of a burst from the test's own process) delays a test
     // instead of failing it before svc is even asked.
     const rpc = createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 10_000 });
-    // A ledger-time estimate needs a few seconds of close times; before that both sides fall back to 5 s.
-    if (ledgerMs > 0) {
-      const first = devnet.latestLedger().closeTime;
-      while (devnet.latestLedger().closeTime - first < 3) await new Promise((r) => setTimeout(r, ledgerMs));
-    }
+    // A ledger-time estimate needs a span of close times: a devnet that closes ledgers starts with
+    // 120 of them behind genesis (HISTORY_LEDGERS), so both sides measure its cadence at once.
     return new SchemeHarness(devnet, rpc, new LedgerTimeEstimator(rpc));
   }
 
