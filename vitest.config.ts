@@ -69,7 +69,9 @@ export default defineConfig({
         },
       },
       {
-        test: { ...shared, name: 'own-process', include: OWN_PROCESS_TESTS, maxWorkers: 1, sequence: { groupOrder: 0 } },
+        // isolate (vitest's default): a fresh process per file. maxWorkers as `suite`'s, so both run in
+        // one group, side by side: with 1, vitest runs such files one by one after every group.
+        test: { ...shared, name: 'own-process', include: OWN_PROCESS_TESTS, maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         test: { ...shared, name: 'latency', include: LATENCY_TESTS, maxWorkers: 1, sequence: { groupOrder: 1 } },
