@@ -61,17 +61,28 @@ export interface LifecycleStorePort {
   maintain(cuts: LifecycleCuts, now: Date, limit: number): LifecycleBatch | Promise<LifecycleBatch>;
 }
 
-/** A hidden listing's search revision as kept on its row: the revision key and each term's score (exact doubles). */
+/**
+ * A hidden listing's search revision as kept on its row: the revision key, each term's score (exact
+ * doubles), and the write sequence span it had when it was taken out, [from, to). Put back, the
+ * revision is valid from `from` again (the closed one reopened, or its copy if pruned), as if it had
+ * never left: a cursor walk pinned while the listing was out of the index finds it once it is back
+ * (docs/CATALOG.md "Cursor format and guarantees"). A stash without the span (written before it was
+ * kept) is put back from the restoring write's sequence.
+ */
 export interface SearchStash {
   hash: string;
   scores: Array<[string, number]>;
+  from?: number;
+  to?: number;
 }
 
-export const stashText = (hash: string, scores: Iterable<[string, number]>): string => JSON.stringify({ hash, scores: [...scores] });
+export const stashText = (hash: string, scores: Iterable<[string, number]>, span?: { from: number; to: number }): string =>
+  JSON.stringify({ hash, scores: [...scores], ...span });
 
-export function parseStash(text: string): { hash: string; scores: Map<string, number> } {
+export function parseStash(text: string): { hash: string; scores: Map<string, number>; span?: { from: number; to: number } } {
   const stash = JSON.parse(text) as SearchStash;
-  return { hash: stash.hash, scores: new Map(stash.scores) };
+  const span = Number.isSafeInteger(stash.from) && Number.isSafeInteger(stash.to) ? { from: stash.from!, to: stash.to! } : undefined;
+  return { hash: stash.hash, scores: new Map(stash.scores), ...(span ? { span } : {}) };
 }
 
 /** The catalog's side of a pass: one batch on the writer (CatalogPort.maintainLifecycle). */

@@ -16,6 +16,9 @@ const DAY = 24 * HOUR;
 const A = 'https://a.example.com/weather';
 const B = 'https://b.example.com/weather';
 
+const found = async (catalog: Catalog, query = 'weather') =>
+  (await catalog.search(query, {}, { limit: 10 })).resources.map((r) => r.resource).sort();
+
 describe.each(BACKENDS)('on %s', (backend) => {
   const open = async () =>
     tempCatalog(undefined, {
@@ -43,9 +46,6 @@ describe.each(BACKENDS)('on %s', (backend) => {
     }
     return rows.map((r) => `${r.resource} ${Number(r.revision) ? 'text' : '-'} ${Number(r.url) ? 'url' : '-'}`);
   };
-  const found = async (catalog: Catalog, query = 'weather') =>
-    (await catalog.search(query, {}, { limit: 10 })).resources.map((r) => r.resource).sort();
-
   it('hidden by age: out of the index, the same answers, back when paid; purged past LISTING_PURGE_DAYS with its owner', async () => {
     const t = await open();
     try {
@@ -108,6 +108,74 @@ describe.each(BACKENDS)('on %s', (backend) => {
       await live.writeLiveness(a2!.key, { status: 'live', checkedAt: t.clock().toISOString(), failingSince: null }, again);
       expect(await found(t.catalog)).toEqual([A, B]);
       expect(await indexed(t)).toEqual([`${A} text url`, `${B} text url`]);
+    } finally {
+      t.close();
+    }
+  });
+});
+
+/**
+ * A cursor walk while listings leave the search index and come back (docs/CATALOG.md "Cursor format
+ * and guarantees"): a listing of the walk's snapshot is served once when it is visible as the walk
+ * reaches it, whether the pass had taken it out of the index before the first page or not, and
+ * whatever puts it back (a settlement, a passing check).
+ */
+describe.each(BACKENDS)('a cursor walk across the pass on %s', (backend) => {
+  it('serves, once each, the listings hidden at its first page that are back when it reaches them', async () => {
+    const t = tempCatalog(undefined, {
+      databaseUrl: backend === 'Postgres' ? await freshCatalogDatabase() : undefined,
+      listingTtlDays: 2,
+      livenessGraceMs: DAY,
+    });
+    const url = (name: string) => `https://${name}.example.com/weather`;
+    const settle = async (name: string) =>
+      expect(await t.catalog.recordSettlement(settlement({ url: url(name), description: 'weather' }))).toEqual({ status: 'success' });
+    try {
+      // Equal ranks: the walks go in creation (id) order, so each of these comes after the first page's `a`.
+      for (const name of ['a', 'aged', 'late', 'failing', 'b']) await settle(name);
+      t.tick(DAY);
+      await settle('failing');
+      const live = t.catalog.liveness!;
+      const claimed = t.clock().getTime();
+      const failing = (await live.claimDue(claimed, claimed, 10)).find((l) => l.resource === url('failing'))!;
+      const failedAt = t.clock().toISOString();
+      await live.writeLiveness(failing.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimed);
+      t.tick(DAY - 20 * 60_000);
+      await settle('late'); // it ages past the TTL 20 minutes after the pass below
+      t.tick(30 * 60_000);
+      await settle('a');
+      await settle('b');
+      // 'aged' (past the TTL) and 'failing' (past the grace period) leave the index; 'late' is still visible.
+      expect(await t.catalog.maintainLifecycle!()).toEqual({ hidden: 2, restored: 0, purged: 0 });
+      t.tick(30 * 60_000); // now 'late' is hidden too, by age, still in the index
+
+      // Two walks: the text ('weather'), and the URLs ('example': no listing's text holds it).
+      const walks = [{ query: 'weather' }, { query: 'example' }].map((w) => ({
+        ...w,
+        served: [] as string[],
+        cursor: undefined as string | undefined,
+      }));
+      const step = async (w: (typeof walks)[number]) => {
+        const page = await t.catalog.search(w.query, {}, { limit: 1, ...(w.cursor ? { cursor: w.cursor } : {}) });
+        w.served.push(...page.resources.map((r) => new URL(r.resource).hostname.split('.')[0]!));
+        w.cursor = page.pagination.cursor ?? undefined;
+      };
+      for (const w of walks) await step(w);
+      expect(walks.map((w) => w.served)).toEqual([['a'], ['a']]);
+
+      // All three back before the walks reach them: two settlements and a passing check.
+      await settle('aged');
+      await settle('late');
+      const again = t.clock().getTime();
+      const due = (await live.claimDue(again, again, 10)).find((l) => l.resource === url('failing'))!;
+      await live.writeLiveness(due.key, { status: 'live', checkedAt: t.clock().toISOString(), failingSince: null }, again);
+      expect(await found(t.catalog)).toEqual(['a', 'aged', 'b', 'failing', 'late'].map(url));
+
+      for (const w of walks) while (w.cursor) await step(w);
+      expect(walks.map((w) => w.served)).toEqual([
+        ['a', 'aged', 'late', 'failing', 'b'],
+        ['a', 'aged', 'late', 'failing', 'b'],
+      ]);
     } finally {
       t.close();
     }

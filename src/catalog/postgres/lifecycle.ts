@@ -9,11 +9,11 @@
  */
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
-import { parseStash, stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
+import { stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
 export type { LifecycleStorePort };
 import { SCORE_UNITS } from './migrations.ts';
 import type { Db } from './queries.ts';
-import { insertScoredRevision, insertUrlTerms, pruneRevisions } from './revisions.ts';
+import { pruneRevisions, restoreStashed } from './revisions.ts';
 import { removeListing } from './withdraw.ts';
 
 type Row = { id: string; resource: string; type: string; tool_name: string; last_updated: string; since: string | null };
@@ -41,8 +41,8 @@ async function underLock(pool: pg.Pool, row: Row, still: string, params: unknown
 async function hide(db: Db, id: string, hiddenAt: string): Promise<void> {
   const seq = await nextSeq(db);
   const current = (
-    await db.query<{ rev: string; text_hash: string }>(
-      'SELECT rev, text_hash FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
+    await db.query<{ rev: string; text_hash: string; from_seq: string }>(
+      'SELECT rev, text_hash, from_seq FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
       [id],
     )
   ).rows[0];
@@ -54,25 +54,17 @@ async function hide(db: Db, id: string, hiddenAt: string): Promise<void> {
     await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, hiddenAt, current.rev]);
     await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
   }
-  await db.query('UPDATE listings SET search_stash = $1 WHERE id = $2', [stashText(current?.text_hash ?? '', scores), id]);
+  const span = current ? { from: Number(current.from_seq), to: seq } : undefined;
+  await db.query('UPDATE listings SET search_stash = $1 WHERE id = $2', [stashText(current?.text_hash ?? '', scores, span), id]);
   await db.query('DELETE FROM listing_url_terms WHERE listing_id = $1', [id]);
 }
 
-/** Puts a stashed listing back in the search index (sqlite/lifecycle.ts restore). */
+/** Puts a stashed listing back in the search index (revisions.ts restoreStashed) under a write sequence of its own. */
 export async function restore(db: Db, id: string | number, commonTermsChosenAt: number | undefined): Promise<boolean> {
-  const row = (
-    await db.query<{ resource: string; search_stash: string | null }>(
-      'SELECT resource, search_stash FROM listings WHERE id = $1 FOR UPDATE',
-      [id],
-    )
-  ).rows[0];
-  if (!row?.search_stash) return false;
-  const seq = await nextSeq(db);
-  const { hash, scores } = parseStash(row.search_stash);
-  if (scores.size > 0) await insertScoredRevision(db, Number(id), hash, scores, seq, commonTermsChosenAt);
-  await db.query('UPDATE listings SET search_stash = NULL WHERE id = $1', [id]);
-  await insertUrlTerms(db, Number(id), row.resource);
-  return true;
+  const row = (await db.query<{ id: string }>('SELECT id FROM listings WHERE id = $1 AND search_stash IS NOT NULL FOR UPDATE', [id]))
+    .rows[0];
+  if (!row) return false;
+  return restoreStashed(db, Number(id), await nextSeq(db), commonTermsChosenAt);
 }
 
 /** The store's lifecycle port (../lifecycle.ts), each batch after `ready` (the catalog's migrations). */

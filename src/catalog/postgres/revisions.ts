@@ -11,6 +11,7 @@ import { REVISION_SHARE_SUMS, termScores, termSignature, topShareSums, topShares
 import { SCORE_UNITS } from './migrations.ts';
 import type { Db } from './queries.ts';
 import { urlTerms } from '../url-search.ts';
+import { parseStash } from '../lifecycle.ts';
 
 /** score × 2^53 as an exact integer (migrations.ts): every score is a multiple of 2^-53. */
 export function scoreUnits(score: number): string {
@@ -48,25 +49,51 @@ export async function reviseSearchText(
   commonTermsChosenAt: number = COMMON_TERMS_CHOSEN_AT,
 ): Promise<void> {
   const hash = revisionKey(searchTextHash(text), level);
-  const current = (
-    await db.query<{ rev: string; text_hash: string }>(
-      'SELECT rev, text_hash FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
-      [listingId],
-    )
-  ).rows[0];
+  const currentRevision = async () =>
+    (
+      await db.query<{ rev: string; text_hash: string }>(
+        'SELECT rev, text_hash FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
+        [listingId],
+      )
+    ).rows[0];
+  let current = await currentRevision();
+  // Hidden until now (../lifecycle.ts): back in the index with the revision it had, which this write then revises.
+  if (!current && (await restoreStashed(db, listingId, seq, commonTermsChosenAt))) current = await currentRevision();
   if (current?.text_hash === hash) return;
   if (current) {
     await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, nowIso, current.rev]);
     await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
-  } else {
-    // Hidden until now (../lifecycle.ts): back in the search index, with its URL terms.
-    const back = await db.query<{ resource: string }>(
-      'UPDATE listings SET search_stash = NULL WHERE id = $1 AND search_stash IS NOT NULL RETURNING resource',
-      [listingId],
-    );
-    if (back.rows[0]) await insertUrlTerms(db, listingId, back.rows[0].resource);
   }
   await insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), level), seq, commonTermsChosenAt);
+}
+
+/**
+ * Puts a stashed listing back in the search index (sqlite/lifecycle.ts restore): the revision it
+ * had, valid from where it was (../lifecycle.ts SearchStash), reopened or, if pruned meanwhile,
+ * written again; its URL terms. `seq` is the write's sequence (a stash without its span is put back
+ * from it). Whether the listing was stashed.
+ */
+export async function restoreStashed(db: Db, listingId: number, seq: number, commonTermsChosenAt?: number): Promise<boolean> {
+  const row = (
+    await db.query<{ resource: string; search_stash: string }>(
+      'UPDATE listings l SET search_stash = NULL FROM listings o WHERE l.id = $1 AND o.id = l.id AND o.search_stash IS NOT NULL RETURNING l.resource, o.search_stash',
+      [listingId],
+    )
+  ).rows[0];
+  if (!row) return false;
+  const { hash, scores, span } = parseStash(row.search_stash);
+  const reopened = span
+    ? (
+        await db.query<{ rev: string }>(
+          'UPDATE search_revisions SET to_seq = NULL, superseded_at = NULL WHERE listing_id = $1 AND to_seq = $2 AND from_seq = $3 RETURNING rev',
+          [listingId, span.to, span.from],
+        )
+      ).rows[0]
+    : undefined;
+  if (reopened) await db.query('UPDATE search_terms SET to_seq = NULL WHERE rev = $1', [reopened.rev]);
+  else if (scores.size > 0) await insertScoredRevision(db, listingId, hash, scores, span?.from ?? seq, commonTermsChosenAt);
+  await insertUrlTerms(db, listingId, row.resource);
+  return true;
 }
 
 /** A listing's URL terms (../url-search.ts), searched when the text finds nothing. */

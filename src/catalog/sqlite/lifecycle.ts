@@ -30,15 +30,6 @@ export function insertScoredRevision(
   addPairTops((sql) => cachedStatement(db, sql), rev, scale.pairTopRows);
 }
 
-/** A settlement's write of a stashed listing: it is in the index again (its write revises the text), with its URL terms. */
-export function unstash(db: DatabaseSync, listingId: number): void {
-  const row = cachedStatement(
-    db,
-    'UPDATE listings SET search_stash = NULL WHERE id = ? AND search_stash IS NOT NULL RETURNING resource',
-  ).get(listingId) as { resource: string } | undefined;
-  if (row) insertUrlTerms(db, listingId, row.resource);
-}
-
 const nextSeq = (db: DatabaseSync) =>
   Number((cachedStatement(db, 'UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq').get() as { seq: number }).seq);
 
@@ -48,8 +39,9 @@ const nextSeq = (db: DatabaseSync) =>
  * once), its scores stashed on its row, its URL terms deleted.
  */
 function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void {
-  const current = cachedStatement(db, 'SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(id) as
-    { rev: number; text_hash: string } | undefined;
+  const current = cachedStatement(db, 'SELECT rev, text_hash, from_seq FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(
+    id,
+  ) as { rev: number; text_hash: string; from_seq: number } | undefined;
   const scores = current
     ? (cachedStatement(db, 'SELECT term, score FROM search_terms WHERE rev = ?').all(current.rev) as Array<{ term: string; score: number }>)
     : [];
@@ -60,18 +52,31 @@ function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void
   const stash = stashText(
     current?.text_hash ?? '',
     scores.map((s) => [s.term, Number(s.score)]),
+    current ? { from: Number(current.from_seq), to: seq } : undefined,
   );
   cachedStatement(db, 'UPDATE listings SET search_stash = ? WHERE id = ?').run(stash, id);
   cachedStatement(db, 'DELETE FROM listing_url_terms WHERE listing_id = ?').run(id);
 }
 
-/** Puts a stashed listing back in the search index at `seq`: the revision it had, its URL terms. */
-function restore(db: DatabaseSync, scale: SearchScale, id: number, seq: number): boolean {
+/**
+ * Puts a stashed listing back in the search index (a settlement's write, a passing check, the pass):
+ * the revision it had, valid from where it was (../lifecycle.ts SearchStash), reopened or, if pruned
+ * meanwhile, written again; its URL terms. `seq` is the write's sequence (a stash without its span
+ * is put back from it). Whether the listing was stashed.
+ */
+export function restore(db: DatabaseSync, scale: SearchScale, id: number, seq: number): boolean {
   const row = cachedStatement(db, 'SELECT resource, search_stash FROM listings WHERE id = ?').get(id) as
     { resource: string; search_stash: string | null } | undefined;
   if (!row?.search_stash) return false;
-  const { hash, scores } = parseStash(row.search_stash);
-  if (scores.size > 0) insertScoredRevision(db, scale, id, hash, scores, seq);
+  const { hash, scores, span } = parseStash(row.search_stash);
+  const reopened =
+    span &&
+    (cachedStatement(
+      db,
+      'UPDATE search_revisions SET to_seq = NULL, superseded_at = NULL WHERE listing_id = ? AND to_seq = ? AND from_seq = ? RETURNING rev',
+    ).get(id, span.to, span.from) as { rev: number } | undefined);
+  if (reopened) cachedStatement(db, 'UPDATE search_terms SET to_seq = NULL WHERE rev = ?').run(reopened.rev);
+  else if (scores.size > 0) insertScoredRevision(db, scale, id, hash, scores, span?.from ?? seq);
   cachedStatement(db, 'UPDATE listings SET search_stash = NULL WHERE id = ?').run(id);
   insertUrlTerms(db, id, row.resource);
   return true;

@@ -45,7 +45,7 @@ import {
 import { countKeyChanges, hiddenCount, insertListingKeys, listingsWith, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
 import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
 import { pruneSupersededRevisions } from './revision-bounds.ts';
-import { insertScoredRevision, lifecyclePort, restoreAfterCheck, unstash, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
+import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { filterSql } from './queries.ts';
 import { amountKey } from '../../filters.ts';
@@ -254,13 +254,17 @@ export class CatalogStore implements CatalogStorePort {
    */
   private reviseSearchText(listingId: number, text: SearchText, level: number, seq: number, nowIso: string): void {
     const hash = revisionKey(searchTextHash(text), level);
-    const current = this.statement('SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(listingId) as
-      { rev: number; text_hash: string } | undefined;
+    const currentRevision = () =>
+      this.statement('SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(listingId) as
+        { rev: number; text_hash: string } | undefined;
+    let current = currentRevision();
+    // Hidden until now (lifecycle.ts): back in the index with the revision it had, which this write then revises.
+    if (!current && restore(this.db, this.scale, listingId, seq)) current = currentRevision();
     if (current?.text_hash === hash) return;
     if (current) {
       this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
       this.statement('UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
-    } else unstash(this.db, listingId); // hidden until now (lifecycle.ts): back in the index
+    }
     insertScoredRevision(this.db, this.scale, listingId, hash, withQualityLevel(termScores(text), level), seq);
   }
 
