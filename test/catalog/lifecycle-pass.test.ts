@@ -132,22 +132,25 @@ describe.each(BACKENDS)('a cursor walk across the pass on %s', (backend) => {
       expect(await t.catalog.recordSettlement(settlement({ url: url(name), description: 'weather' }))).toEqual({ status: 'success' });
     try {
       // Equal ranks: the walks go in creation (id) order, so each of these comes after the first page's `a`.
+      const MINUTE = 60_000;
       for (const name of ['a', 'aged', 'late', 'failing', 'b']) await settle(name);
-      t.tick(DAY);
+      t.tick(80 * MINUTE);
+      await settle('late'); // past the TTL at 2 days 80 minutes: after the pass below, before the walks
+      t.tick(DAY - 50 * MINUTE);
       await settle('failing');
       const live = t.catalog.liveness!;
       const claimed = t.clock().getTime();
       const failing = (await live.claimDue(claimed, claimed, 10)).find((l) => l.resource === url('failing'))!;
       const failedAt = t.clock().toISOString();
       await live.writeLiveness(failing.key, { status: 'unreachable', checkedAt: failedAt, failingSince: failedAt }, claimed);
-      t.tick(DAY - 20 * 60_000);
-      await settle('late'); // it ages past the TTL 20 minutes after the pass below
-      t.tick(30 * 60_000);
+      t.tick(DAY + 40 * MINUTE); // 2 days 70 minutes
       await settle('a');
       await settle('b');
-      // 'aged' (past the TTL) and 'failing' (past the grace period) leave the index; 'late' is still visible.
+      // 'aged' (past the TTL 70 minutes ago: its revision is pruned at once) and 'failing' (past the
+      // grace period 40 minutes ago: its revision is kept a cursor's hour) leave the index.
       expect(await t.catalog.maintainLifecycle!()).toEqual({ hidden: 2, restored: 0, purged: 0 });
-      t.tick(30 * 60_000); // now 'late' is hidden too, by age, still in the index
+      t.tick(20 * MINUTE); // now 'late' is hidden too, by age, still in the index
+      expect(await found(t.catalog)).toEqual(['a', 'b'].map(url));
 
       // Two walks: the text ('weather'), and the URLs ('example': no listing's text holds it).
       const walks = [{ query: 'weather' }, { query: 'example' }].map((w) => ({
