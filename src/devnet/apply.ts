@@ -5,7 +5,7 @@
  */
 import { Asset, hash, xdr } from '@stellar/stellar-sdk';
 import { readAccount, replaceAccount } from './accounts.ts';
-import { BASE_FEE, eventsFee, nonRefundableFee, rentFee } from './fees.ts';
+import { BASE_FEE, eventsFee, nonRefundableFee, rentFee, type NetworkTtls } from './fees.ts';
 import { HostError, type Host, type InvokeResult } from './host.ts';
 import { declaredFromData, declaredResources, footprintOf, ledgerEntry, muxedToG, refundablesOf, type ParsedTx } from './envelope.ts';
 import type { TxRecord } from './records.ts';
@@ -19,6 +19,7 @@ export interface ApplyContext {
   readonly host: Host;
   readonly txs: Map<string, TxRecord>;
   readonly randomNonce: () => bigint;
+  readonly ttls: NetworkTtls;
 }
 
 export function recordInternalError(ledger: Pick<ApplyContext, 'txs'>, p: ParsedTx, seq: number, closeTime: number, order: number): void {
@@ -113,7 +114,7 @@ export function applyTransaction(
       }
       if (!failure) {
         const refundables = refundablesOf(res, view);
-        rent = rentFee(refundables.rentChanges, seq);
+        rent = rentFee(refundables.rentChanges, seq, ledger.ttls.rentWriteFeePer1KB);
         refundable = eventsFee(refundables) + rent;
         const budget = Number(sd.resourceFee) - nonRefundableFee(declared, p.innerEnvelopeSize);
         if (refundable > budget) failure = 'insufficientRefundableFee';

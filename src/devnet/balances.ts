@@ -43,12 +43,20 @@ export interface BalanceContext {
 }
 
 /**
- * A contract-held balance is extended to 30 days whenever it is written with less than 29 days
- * left (the Stellar Asset Contract's BALANCE_EXTEND_AMOUNT and BALANCE_TTL_THRESHOLD; the SEP-41
- * reference token does the same).
+ * A contract-held balance is extended to 30 days whenever it is written with 29 days or less
+ * left (the Stellar Asset Contract's BALANCE_EXTEND_AMOUNT and BALANCE_TTL_THRESHOLD in
+ * rs-soroban-env's stellar_asset_contract/storage_types.rs; the SEP-41 reference token does the
+ * same). extend_ttl extends when the TTL (live-until − current ledger) is at most the threshold.
  */
 export const BALANCE_EXTEND_LEDGERS = 30 * 17_280;
 export const BALANCE_TTL_THRESHOLD_LEDGERS = BALANCE_EXTEND_LEDGERS - 17_280;
+/**
+ * Every transfer extends the token's instance to 7 days when 6 days or less are left
+ * (INSTANCE_EXTEND_AMOUNT and INSTANCE_TTL_THRESHOLD there): the first transfer after a quiet
+ * spell pays that rent.
+ */
+export const INSTANCE_EXTEND_LEDGERS = 7 * 17_280;
+export const INSTANCE_TTL_THRESHOLD_LEDGERS = INSTANCE_EXTEND_LEDGERS - 17_280;
 
 export const balanceKey = (token: string, holder: xdr.ScAddress): xdr.LedgerKey =>
   contractDataKey(scAddress(token), xdr.ScVal.scvVec([sym('Balance'), xdr.ScVal.scvAddress(holder)]), 'persistent');
@@ -97,7 +105,7 @@ function writeBalance(ctx: BalanceContext, token: TokenModel, holder: xdr.ScAddr
       : i128(amount);
   const existing = ctx.view.get(key);
   let liveUntil = existing?.liveUntil ?? ctx.ledgerSeq + ctx.minPersistentTtl - 1;
-  if (liveUntil - ctx.ledgerSeq < BALANCE_TTL_THRESHOLD_LEDGERS) liveUntil = ctx.ledgerSeq + BALANCE_EXTEND_LEDGERS;
+  if (liveUntil - ctx.ledgerSeq <= BALANCE_TTL_THRESHOLD_LEDGERS) liveUntil = ctx.ledgerSeq + BALANCE_EXTEND_LEDGERS;
   ctx.view.put(key, contractDataEntry(key, val), liveUntil);
 }
 

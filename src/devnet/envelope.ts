@@ -165,6 +165,17 @@ export function refundablesOf(res: InvokeResult, view: StateView): Refundables {
       newLiveUntil: after.liveUntil,
     });
   }
+  for (const [id, after] of view.extensions) {
+    const before = view.original(id)!;
+    const size = ledgerEntry(before).toXdr().length;
+    rentChanges.push({
+      persistent: after.key.type === 'contractData' && after.key.contractData.durability === xdr.ContractDataDurability.persistent,
+      oldSize: size,
+      newSize: size,
+      oldLiveUntil: before.liveUntil ?? 0,
+      newLiveUntil: after.liveUntil!,
+    });
+  }
   return { eventsBytes, rentChanges };
 }
 

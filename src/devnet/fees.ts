@@ -67,16 +67,37 @@ export function rentWriteFeePer1KB(stateSizeBytes: number = FEE_SETTINGS.soroban
   return Math.max(fee, MINIMUM_RENT_WRITE_FEE_PER_1KB);
 }
 
-/** TTL settings (ledgers) of the networks a devnet plays: Testnet's minimums are shorter than Mainnet's. */
+/**
+ * TTL settings (ledgers) of the networks a devnet plays, and the rent write fee per KiB they
+ * charge: Testnet's minimums are shorter than Mainnet's, and its rent is dearer. Mainnet's rent
+ * fee is the host's formula applied to its settings above (the floor, 1,000). Testnet's Soroban
+ * state is larger and not in the settings read, so its rate is the one testnet charged for
+ * extending a Stellar Asset Contract instance: 2.4 stroops per ledger for 480 bytes, i.e. about
+ * 6,200 per KiB (docs/DEVNET.md "Fee model").
+ */
 export interface NetworkTtls {
   maxEntryTtl: number;
   minTemporaryTtl: number;
   minPersistentTtl: number;
+  /** Rent write fee per KiB (stroops), what rentFee prices rent with. */
+  rentWriteFeePer1KB: number;
 }
 
+export const TESTNET_RENT_WRITE_FEE_PER_1KB = 6_200;
+
 export const NETWORK_TTLS: Record<'stellar:testnet' | 'stellar:pubnet', NetworkTtls> = {
-  'stellar:testnet': { maxEntryTtl: 3_110_400, minTemporaryTtl: 720, minPersistentTtl: 120_960 },
-  'stellar:pubnet': { maxEntryTtl: 3_110_400, minTemporaryTtl: 17_280, minPersistentTtl: 2_073_600 },
+  'stellar:testnet': {
+    maxEntryTtl: 3_110_400,
+    minTemporaryTtl: 720,
+    minPersistentTtl: 120_960,
+    rentWriteFeePer1KB: TESTNET_RENT_WRITE_FEE_PER_1KB,
+  },
+  'stellar:pubnet': {
+    maxEntryTtl: 3_110_400,
+    minTemporaryTtl: 17_280,
+    minPersistentTtl: 2_073_600,
+    rentWriteFeePer1KB: rentWriteFeePer1KB(),
+  },
 };
 
 /**
@@ -127,10 +148,9 @@ export function nonRefundableFee(r: DeclaredResources, txSizeBytes: number): num
   );
 }
 
-/** The rent of `changes` at ledger `ledgerSeq` (the host's compute_rent_fee). */
-export function rentFee(changes: RentChange[], ledgerSeq: number): number {
+/** The rent of `changes` at ledger `ledgerSeq` at a rent write fee of `perRent1KB` per KiB (the host's compute_rent_fee). */
+export function rentFee(changes: RentChange[], ledgerSeq: number, perRent1KB: number): number {
   const s = FEE_SETTINGS;
-  const perRent1KB = rentWriteFeePer1KB();
   const forSize = (persistent: boolean, size: number, ledgers: number) =>
     Math.ceil((size * perRent1KB * ledgers) / (1024 * (persistent ? s.persistentRentRateDenominator : s.tempRentRateDenominator)));
   let fee = 0;
@@ -149,8 +169,8 @@ export function rentFee(changes: RentChange[], ledgerSeq: number): number {
   return fee + extended * s.feeWriteLedgerEntry + perKB(extended * TTL_ENTRY_SIZE, s.feeWrite1KB);
 }
 
-export function refundableFee(r: Refundables, ledgerSeq: number): number {
-  return eventsFee(r) + rentFee(r.rentChanges, ledgerSeq);
+export function refundableFee(r: Refundables, ledgerSeq: number, perRent1KB: number): number {
+  return eventsFee(r) + rentFee(r.rentChanges, ledgerSeq, perRent1KB);
 }
 
 export function eventsFee(r: Refundables): number {

@@ -7,7 +7,7 @@
  */
 import { xdr } from '@stellar/stellar-sdk';
 import { addressCredentials, authenticateAccount } from './auth.ts';
-import { readBalance, receive, spend, type TokenModel } from './balances.ts';
+import { INSTANCE_EXTEND_LEDGERS, INSTANCE_TTL_THRESHOLD_LEDGERS, readBalance, receive, spend, type TokenModel } from './balances.ts';
 import { HostError, TokenError } from './host-errors.ts';
 import type { StateView } from './state.ts';
 
@@ -173,6 +173,9 @@ export class Host {
     if (amount < 0n) throw new HostError('Contract', TokenError.NegativeAmount, 'negative amount is not allowed', [amountV!]);
 
     this.requireAuth(ctx, from, token.contractId, 'transfer', args, res, used);
+    const instance = ctx.view.get(instanceKey(token.contractId));
+    if (instance?.liveUntil !== undefined && instance.liveUntil - ctx.ledgerSeq <= INSTANCE_TTL_THRESHOLD_LEDGERS)
+      ctx.view.extendTtl(instanceKey(token.contractId), ctx.ledgerSeq + INSTANCE_EXTEND_LEDGERS);
 
     const balances = { ...ctx, minPersistentTtl: this.cfg.minPersistentTtl };
     spend(balances, token, from, amount);

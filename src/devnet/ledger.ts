@@ -22,7 +22,18 @@ import { ledgerRecord, type LedgerRecord, type TxRecord } from './records.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
 import { LEDGER_LIMITS, NETWORK_TTLS, type LedgerLimits, type NetworkTtls } from './fees.ts';
-import { accountIdOf, alphaNum4Asset, contractDataEntry, i128Value, networkIdOf, scAddress, trustlineKey } from './xdr.ts';
+import {
+  accountIdOf,
+  alphaNum4Asset,
+  contractDataEntry,
+  i128Value,
+  mapEntry,
+  networkIdOf,
+  scAddress,
+  str,
+  sym,
+  trustlineKey,
+} from './xdr.ts';
 
 export { RpcParamError } from './envelope.ts';
 
@@ -144,7 +155,11 @@ export class DevnetLedger {
     putAccount(this.state, this.usdc.issuer!, 10_000_000n * 10_000_000n, seq);
     this.state.put(
       instanceKey(this.usdc.contractId),
-      contractInstance(instanceKey(this.usdc.contractId), xdr.ContractExecutable.contractExecutableStellarAsset()),
+      contractInstance(
+        instanceKey(this.usdc.contractId),
+        xdr.ContractExecutable.contractExecutableStellarAsset(),
+        sacInstanceStorage(this.usdc.assetCode!, this.usdc.issuer!),
+      ),
       seq,
       seq + MAX_ENTRY_TTL - 1,
     );
@@ -392,5 +407,39 @@ export class DevnetLedger {
 
 // ---- helpers ------------------------------------------------------------------------------
 
-const contractInstance = (key: xdr.LedgerKey, executable: xdr.ContractExecutable): xdr.LedgerEntryData =>
-  contractDataEntry(key, xdr.ScVal.scvContractInstance(new xdr.ScContractInstance({ executable, storage: null })));
+const contractInstance = (
+  key: xdr.LedgerKey,
+  executable: xdr.ContractExecutable,
+  storage: xdr.ScMapEntry[] | null = null,
+): xdr.LedgerEntryData => contractDataEntry(key, xdr.ScVal.scvContractInstance(new xdr.ScContractInstance({ executable, storage })));
+
+/**
+ * What a Stellar Asset Contract keeps in its instance storage: its admin, the asset and the
+ * token metadata. It makes the instance as large as the network's (about 480 bytes), which is
+ * what extending its TTL pays rent for.
+ */
+function sacInstanceStorage(assetCode: string, issuer: string): xdr.ScMapEntry[] {
+  const code = new Uint8Array(4);
+  code.set(new TextEncoder().encode(assetCode));
+  return [
+    mapEntry(xdr.ScVal.scvVec([sym('Admin')]), xdr.ScVal.scvAddress(scAddress(issuer))),
+    mapEntry(
+      xdr.ScVal.scvVec([sym('AssetInfo')]),
+      xdr.ScVal.scvVec([
+        sym('AlphaNum4'),
+        xdr.ScVal.scvMap([
+          mapEntry(sym('asset_code'), xdr.ScVal.scvBytes(Buffer.from(code))),
+          mapEntry(sym('issuer'), xdr.ScVal.scvBytes(StrKey.decodeEd25519PublicKey(issuer))),
+        ]),
+      ]),
+    ),
+    mapEntry(
+      sym('METADATA'),
+      xdr.ScVal.scvMap([
+        mapEntry(sym('decimal'), xdr.ScVal.scvU32(7)),
+        mapEntry(sym('name'), str(`${assetCode}:${issuer}`)),
+        mapEntry(sym('symbol'), str(assetCode)),
+      ]),
+    ),
+  ];
+}

@@ -55,7 +55,7 @@ export function applyRestore(
     newLiveUntil: liveUntil,
   }));
   const nonRefundable = nonRefundableFee(declaredFromData(sd), p.innerEnvelopeSize);
-  const rent = rentFee(rentChanges, seq);
+  const rent = rentFee(rentChanges, seq, ledger.ttls.rentWriteFeePer1KB);
   const ok = sd.resources.footprint.readOnly.length === 0 && rent <= Number(sd.resourceFee) - nonRefundable;
   const charged = BigInt(inclusionPerOp * p.numOps + nonRefundable + (ok ? rent : 0));
   account(p.feeSource, { balance: readAccount(ledger.state, p.feeSource)!.balance - charged });

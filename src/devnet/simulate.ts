@@ -91,7 +91,7 @@ export function simulateTransaction(ledger: SimulateContext, envelopeB64: string
   const auth = authMode === 'enforce' ? ihf.auth : res.recordedAuth;
   const signedSize = estimateSignedSize(envelope, tx, sorobanData(0n), auth);
   const txSize = Math.max(Math.ceil(signedSize * 1.1), signedSize + 500);
-  const refundable = Math.ceil(refundableFee(refundablesOf(res, view), seq) * 1.15);
+  const refundable = Math.ceil(refundableFee(refundablesOf(res, view), seq, ledger.ttls.rentWriteFeePer1KB) * 1.15);
   const resourceFee = BigInt(nonRefundableFee(resources, txSize) + refundable);
   const stateChanges = view.changed().map(([id, after]) => {
     const before = view.original(id);
@@ -129,6 +129,7 @@ function restorePreamble(entries: StoredEntry[], seq: number, ttls: NetworkTtls)
   const rent = rentFee(
     sizes.map((size) => ({ persistent: true, oldSize: 0, newSize: size, oldLiveUntil: 0, newLiveUntil: seq + ttls.minPersistentTtl - 1 })),
     seq,
+    ttls.rentWriteFeePer1KB,
   );
   const fee = BigInt(nonRefundableFee(resources, txSize) + Math.ceil(rent * 1.15));
   const data = new xdr.SorobanTransactionData({

@@ -109,6 +109,8 @@ export class StateView {
   readonly accesses = new Map<string, Access>();
   /** Archived entries this view read (as if restored): simulation answers a restore preamble for them, apply fails. */
   readonly archived = new Map<string, StoredEntry>();
+  /** Entries whose TTL only was extended (not written), with their new live-until ledger. */
+  readonly extensions = new Map<string, StoredEntry>();
 
   constructor(
     private readonly base: LedgerState,
@@ -125,13 +127,27 @@ export class StateView {
   get(key: xdr.LedgerKey): StoredEntry | undefined {
     const id = this.touch(key, false);
     if (this.writes.has(id)) return this.writes.get(id) ?? undefined;
+    if (this.extensions.has(id)) return this.extensions.get(id);
     const entry = this.base.entries.get(id);
     if (entry && isArchived(entry, this.ledgerSeq)) this.archived.set(id, entry);
     return entry;
   }
 
+  /**
+   * Extends a live entry's TTL to `liveUntil` without writing it (the host's extend_ttl): the
+   * entry keeps its footprint access (an instance stays read-only), and the extension pays rent.
+   */
+  extendTtl(key: xdr.LedgerKey, liveUntil: number): void {
+    const id = this.touch(key, false);
+    const current = this.writes.has(id) ? this.writes.get(id) : this.base.entries.get(id);
+    if (!current || current.liveUntil === undefined || current.liveUntil < this.ledgerSeq || liveUntil <= current.liveUntil) return;
+    if (this.writes.has(id)) this.writes.set(id, { ...current, liveUntil });
+    else this.extensions.set(id, { ...current, liveUntil });
+  }
+
   put(key: xdr.LedgerKey, data: xdr.LedgerEntryData, liveUntil?: number, signatureExpiration?: number): void {
     const id = this.touch(key, true);
+    this.extensions.delete(id);
     this.writes.set(id, { key, data, lastModified: this.ledgerSeq, liveUntil, signatureExpiration });
   }
 
@@ -145,6 +161,7 @@ export class StateView {
   }
 
   commit(): void {
+    for (const [id, e] of this.extensions) this.base.entries.set(id, e);
     for (const [id, e] of this.writes) {
       if (e) this.base.entries.set(id, e);
       else this.base.entries.delete(id);
