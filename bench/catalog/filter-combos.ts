@@ -15,7 +15,7 @@
  * starts): DIR keeps them between runs, and a copy for this checkout is made once (`--fresh` makes it again).
  *
  *   npm run build && npm run bench -- filter-combos --keep-dir DIR [--before COMMIT] [--size 100000] [--requests 100]
- *       [--stores sqlite,postgres] [--seed N] [--fresh]
+ *       [--stores sqlite,postgres] [--seed N] [--fresh] [--rows REGEX (the rows whose "endpoint, filters" it matches)]
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +40,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     fresh: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
+    rows: { type: 'string' },
   },
 });
 // --quick: 300 listings, 3 requests a row, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
@@ -206,6 +207,7 @@ async function measure(store: string, beforePort: number, afterPort: number): Pr
   out('| --- | --- | --- | --- |');
   for (const endpoint of ['list', 'search'] as const)
     for (const [k, c] of combos.entries()) {
+      if (values.rows !== undefined && !new RegExp(values.rows).test(`${endpoint}, ${c.name}`)) continue;
       const requests = paths(endpoint, c, k);
       const path = (i: number) => requests[i % requests.length]!;
       await load(beforePort, 1, Math.min(10, REQUESTS), path); // warm both

@@ -316,7 +316,7 @@ export interface CatalogStorePort {
     now: Date,
     visibleSince?: string,
     failingBefore?: string,
-  ): Awaitable<{ items: DiscoveryResource[]; total: number }>;
+  ): Awaitable<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }>;
   search(
     query: string,
     filters: DiscoveryFilters,

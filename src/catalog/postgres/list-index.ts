@@ -3,10 +3,11 @@
  * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
  * toolName filter selects.
  */
-import { filterConditions, parameters, type Db, type RawListingRow } from './queries.ts';
+import { filterConditions, parameters, urlPattern, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
 import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, type UrlScale } from '../url-filter.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../types.ts';
 
 /**
@@ -84,6 +85,57 @@ export async function listByColumns(
     values,
   );
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
+}
+
+/**
+ * A `url` page when more than URL_INDEX_CAP listings hold `url` (sqlite/store.ts listByUrlWalk): the matches among the
+ * first URL_WALK_BUDGET listings in page order, every other filter checked on the row. Undefined when the trigram index
+ * holds at most URL_INDEX_CAP matches (read them whole). The check sits in the select list, under a fence (OFFSET 0), so
+ * the planner keeps it per walked row and never turns it into a scan of the trigram index.
+ */
+export async function listByUrlWalk(
+  db: Db,
+  filters: DiscoveryFilters,
+  url: string,
+  page: { limit: number; offset: number },
+  now: Date,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+  { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
+): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean } | undefined> {
+  const pattern = urlPattern(url);
+  const indexed = await db.query<{ n: string }>(
+    'SELECT count(*) AS n FROM (SELECT 1 FROM listings l WHERE l.resource ILIKE $1 LIMIT $2) x',
+    [pattern, urlIndexCap + 1],
+  );
+  if (Number(indexed.rows[0]!.n) <= urlIndexCap) return undefined;
+  const others: DiscoveryFilters = { ...filters };
+  delete others.url;
+  const { values, p } = parameters();
+  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
+  const walk = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible}
+    ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(urlWalkBudget + 1)}`;
+  const hit =
+    `l.resource ILIKE ${p(pattern)} AND ${filterConditions(others, p)}` +
+    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
+  const checked = await db.query<{ id: string; walked: string }>(
+    `SELECT x.id, x.walked FROM (
+       SELECT w.listing_id AS id, w.last_updated, row_number() OVER (ORDER BY w.last_updated DESC, w.listing_id DESC) AS walked,
+         (${hit}) AS hit
+       FROM (${walk}) w CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = w.listing_id) l OFFSET 0
+     ) x WHERE x.hit OR x.walked > ${p(urlWalkBudget)} ORDER BY x.walked`,
+    values,
+  );
+  const partialResults = checked.rows.some((r) => Number(r.walked) > urlWalkBudget);
+  const ids = checked.rows.filter((r) => Number(r.walked) <= urlWalkBudget).map((r) => Number(r.id));
+  const pageIds = ids.slice(page.offset, page.offset + page.limit);
+  if (pageIds.length === 0) return { items: [], total: ids.length, partialResults };
+  const q = parameters();
+  const rows = await db.query<RawListingRow>(
+    `SELECT ${listingColumns(now, q.p)} WHERE l.id = ANY(${q.p(pageIds)}::bigint[]) ORDER BY l.last_updated DESC, l.id DESC`,
+    q.values,
+  );
+  return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total: ids.length, partialResults };
 }
 
 const ASSET_COMBINATION_KINDS = KINDS.map((kind) => `'${kind}'`).join(', ');

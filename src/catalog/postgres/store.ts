@@ -46,7 +46,8 @@ import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lif
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCountSql, listByColumns, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import { hiddenCountSql, listByColumns, listByUrlWalk, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import type { UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -64,7 +65,7 @@ type StoreOptions = {
   tierDriverRows?: number;
   commonTermsChosenAt?: number;
   searchRowBudget?: number;
-};
+} & UrlScale;
 
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
 class Outcome extends Error {
@@ -86,6 +87,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
   /** How many rows the drivers of a natural query's tiers may have (term-tiers.ts TIER_DRIVER_ROWS_CAP unless set; tests lower it). */
   private readonly tierDriverRows: number | undefined;
   private readonly searchRowBudget: number | undefined;
+  /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
+  private readonly urlScale: UrlScale;
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -104,6 +107,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     this.commonTermsChosenAt = options.commonTermsChosenAt;
     this.tierDriverRows = options.tierDriverRows;
     this.searchRowBudget = options.searchRowBudget;
+    this.urlScale = { urlIndexCap: options.urlIndexCap, urlWalkBudget: options.urlWalkBudget };
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
@@ -264,15 +268,21 @@ export class PostgresCatalogStore implements CatalogStorePort {
     now: Date,
     visibleSince?: string,
     failingBefore?: string,
-  ): Promise<{ items: DiscoveryResource[]; total: number }> {
+  ): Promise<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }> {
     await this.ready;
-    if (holdsNul(filters)) return { items: [], total: 0 };
+    if (holdsNul(filters)) return { items: [], total: 0, ...(filters.url === undefined ? {} : { partialResults: false }) };
     return inReadSnapshot(this.pool, async (db) => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       // resource and toolName select a few listings; url's listings come from its trigram index.
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
         const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
-        return listByColumns(db, filters, page, now, visibleSince, failing);
+        if (filters.resource !== undefined || filters.toolName !== undefined || filters.url === undefined) {
+          const columns = await listByColumns(db, filters, page, now, visibleSince, failing);
+          return { ...columns, ...(filters.url === undefined ? {} : { partialResults: false }) };
+        }
+        // url: the trigram index when few listings hold it, else a bounded walk in page order (../url-filter.ts).
+        const walked = await listByUrlWalk(db, filters, filters.url, page, now, visibleSince, failing, this.urlScale);
+        return walked ?? { ...(await listByColumns(db, filters, page, now, visibleSince, failing)), partialResults: false };
       }
       filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);

@@ -47,7 +47,8 @@ import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
 import { pruneSupersededRevisions } from './revision-bounds.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
-import { filterSql } from './queries.ts';
+import { filterSql, urlPhrase } from './queries.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, type UrlScale } from '../url-filter.ts';
 import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
@@ -76,7 +77,7 @@ export class CatalogStore implements CatalogStorePort {
   private readonly identity: FileIdentity | null;
   readonly dbPath: string;
   /** common-terms.ts's and pair-tops.ts's thresholds, theirs unless set (tests lower them). */
-  private readonly scale: SearchScale;
+  private readonly scale: SearchScale & UrlScale;
 
   /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
   constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
@@ -281,9 +282,9 @@ export class CatalogStore implements CatalogStorePort {
     now: Date,
     visibleSince?: string,
     failingBefore?: string,
-  ): { items: DiscoveryResource[]; total: number } {
-    const { rows, total } = this.listRows(filters, page, now, visibleSince, failingBefore);
-    return { items: rows.map((row) => toDiscoveryResource(row)), total };
+  ): { items: DiscoveryResource[]; total: number; partialResults?: boolean } {
+    const { rows, total, partialResults } = this.listRows(filters, page, now, visibleSince, failingBefore);
+    return { items: rows.map((row) => toDiscoveryResource(row)), total, ...(partialResults === undefined ? {} : { partialResults }) };
   }
 
   private listRows(
@@ -292,14 +293,22 @@ export class CatalogStore implements CatalogStorePort {
     now: Date,
     visibleSince: string | undefined,
     failingBefore: string | undefined,
-  ): { rows: ListingRow[]; total: number } {
+  ): { rows: ListingRow[]; total: number; partialResults?: boolean } {
     this.assertUsable(false);
     return inReadTransaction(this.db, () => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       const failing = anyHiddenByFailures(this.db, failingBefore) ? failingBefore : undefined;
-      // resource and toolName select a few listings; url's listings come from its trigram index.
+      // resource and toolName select a few listings; url's listings come from its trigram index, or from a
+      // bounded walk in page order when more than URL_INDEX_CAP listings hold it (../url-filter.ts).
+      if (filters.resource === undefined && filters.toolName === undefined && filters.url !== undefined) {
+        const walked = this.listByUrlWalk(filters, filters.url, page, now, visibleSince, failing);
+        return walked ?? { ...this.listByColumns(filters, page, now, visibleSince, failing), partialResults: false };
+      }
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
-        return this.listByColumns(filters, page, now, visibleSince, failing);
+        return {
+          ...this.listByColumns(filters, page, now, visibleSince, failing),
+          ...(filters.url === undefined ? {} : { partialResults: false }),
+        };
       filters = withUsdPriceAsAmount(this.db, filters);
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({ key, n: listingsWith(this.db, key) }));
@@ -359,6 +368,51 @@ export class CatalogStore implements CatalogStorePort {
       );
       return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
     });
+  }
+
+  /**
+   * A `url` page when more than URL_INDEX_CAP listings hold `url`: the matches among the first URL_WALK_BUDGET
+   * listings in page order (every other filter checked on the row), `partialResults` when the walk did not reach
+   * the last listing. Undefined when the trigram index holds at most URL_INDEX_CAP matches (read them whole).
+   */
+  private listByUrlWalk(
+    filters: DiscoveryFilters,
+    url: string,
+    page: { limit: number; offset: number },
+    now: Date,
+    visibleSince: string | undefined,
+    failing: string | undefined,
+  ): { rows: ListingRow[]; total: number; partialResults: boolean } | undefined {
+    if (url.includes('\u0000')) return undefined;
+    const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = this.scale;
+    const indexed = this.statement('SELECT count(*) AS n FROM (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ? LIMIT ?)').get(
+      urlPhrase(url),
+      urlIndexCap + 1,
+    ) as { n: number };
+    if (Number(indexed.n) <= urlIndexCap) return undefined;
+    const others: DiscoveryFilters = { ...filters };
+    delete others.url;
+    const { conditions, params } = filterSql(others);
+    const walk =
+      `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''` +
+      `${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ?`;
+    const walkParams = [...(visibleSince === undefined ? [] : [visibleSince]), urlWalkBudget];
+    const walkedPast = `SELECT count(*) AS n FROM (SELECT 1 FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'} LIMIT ?)`;
+    const past = [...(visibleSince === undefined ? [] : [visibleSince]), urlWalkBudget + 1];
+    const walked = Number((this.statement(walkedPast).get(...past) as { n: number }).n);
+    const ids = this.statement(
+      `SELECT l.id FROM (${walk}) w JOIN listings l ON l.id = w.listing_id
+       WHERE instr(lower(l.resource), ?) > 0 AND ${conditions}
+       ${failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)'}
+       ORDER BY w.last_updated DESC, w.listing_id DESC`,
+    ).all(...walkParams, asciiLower(url), ...params, ...(failing === undefined ? [] : [failing])) as Array<{ id: number }>;
+    const pageIds = ids.slice(page.offset, page.offset + page.limit).map((r) => Number(r.id));
+    const byId = this.rowsById(pageIds, now);
+    return {
+      rows: pageIds.flatMap((id) => byId.get(id) ?? []),
+      total: ids.length,
+      partialResults: walked > urlWalkBudget,
+    };
   }
 
   private listByColumns(

@@ -196,8 +196,13 @@ export class CatalogEngine {
     visibleSince?: string,
     failingBefore?: string,
   ): Promise<ListPage> {
-    const { items, total } = await this.store.list(filters, page, now, visibleSince, failingBefore);
-    return { x402Version: DISCOVERY_X402_VERSION, items, pagination: { limit: page.limit, offset: page.offset, total } };
+    const { items, total, partialResults } = await this.store.list(filters, page, now, visibleSince, failingBefore);
+    return {
+      x402Version: DISCOVERY_X402_VERSION,
+      items,
+      pagination: { limit: page.limit, offset: page.offset, total },
+      ...(partialResults === undefined ? {} : { partialResults }),
+    };
   }
 
   async search(

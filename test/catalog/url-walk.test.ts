@@ -1,0 +1,144 @@
+/**
+ * The `url` filter's bounded list page (src/catalog/url-filter.ts, docs/CATALOG.md "List") against a plain scan, on both
+ * stores, with the bounds lowered so a small random catalog takes both ways: a substring few listings hold is read from
+ * the trigram index (exact page and total, `partialResults` false); one more listings hold is the matches among the
+ * first listings in page order (`partialResults` true while listings lie beyond them). Other filters, any letter case,
+ * offsets past the matches.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import type { DiscoveryFilters, DiscoveryResource } from '../../src/catalog/types.ts';
+import { freshCatalogDatabase } from '../helpers/postgres.ts';
+import { caseRandom } from '../helpers/cases.ts';
+import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
+
+const CAP = 25;
+const BUDGET = 150;
+const LISTINGS = 400;
+const rand = seededRandom(0x5eed_0053);
+const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+const HOSTS = ['api.weather.example.com', 'maps.example.org', 'tools.Data.example', 'x402.pay.example.net'];
+const SEGMENTS = ['v1', 'Forecast', 'geo', 'city', 'price', 'tiles', 'DATA', 'search', '50%25_off'];
+
+function draft(i: number): ListingDraft {
+  const type = rand() < 0.8 ? ('http' as const) : ('mcp' as const);
+  const owner = rand() < 0.6 ? PAY_TO_A : PAY_TO_B;
+  const path = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(SEGMENTS)).join('/');
+  return {
+    resource: `https://${rand() < 0.3 ? `n${i}.` : ''}${pick(HOSTS)}/${path}/${i}`,
+    type,
+    toolName: type === 'mcp' ? 'tool' : '',
+    owner,
+    x402Version: 2,
+    terms: {
+      scheme: 'exact',
+      network: pick(['stellar:testnet', 'stellar:pubnet']),
+      asset: 'CASSET',
+      amount: '100',
+      payTo: owner,
+      maxTimeoutSeconds: 60,
+    },
+    metadata: { description: 'a listing' },
+    bazaar: { info: { input: { type } } },
+    parameterText: '',
+    dropped: [],
+  };
+}
+
+const dir = tempDir();
+const sqlite = new CatalogStore(`${dir.dir}/catalog.sqlite`, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
+let postgres: PostgresCatalogStore;
+const now = new Date('2026-02-01T00:00:00Z');
+
+beforeAll(async () => {
+  postgres = await PostgresCatalogStore.open(await freshCatalogDatabase(), { urlIndexCap: CAP, urlWalkBudget: BUDGET });
+  sqlite.db.exec('BEGIN IMMEDIATE');
+  let at = Date.parse('2026-01-01T00:00:00Z');
+  for (let i = 0; i < LISTINGS; i++) {
+    const d = draft(i);
+    // Ties in lastUpdated break on id.
+    if (rand() < 0.5) at += 1000;
+    const written = postgres.writeListing(d, new Date(at));
+    expect(sqlite.writeListing(d, new Date(at)).status).toBe((await written).status);
+  }
+  sqlite.db.exec('COMMIT');
+}, 120_000);
+afterAll(async () => {
+  sqlite.close();
+  await postgres?.end();
+  dir.cleanup();
+});
+
+const stores = () =>
+  [
+    ['SQLite', sqlite],
+    ['Postgres', postgres],
+  ] as const;
+
+/** Every listing of `filters` in page order (the list without `url`, paged through). */
+async function scan(store: CatalogStore | PostgresCatalogStore, filters: DiscoveryFilters): Promise<DiscoveryResource[]> {
+  const out: DiscoveryResource[] = [];
+  for (let offset = 0; ; offset += 100) {
+    const { items } = await store.list(filters, { limit: 100, offset }, now);
+    out.push(...items);
+    if (items.length < 100) return out;
+  }
+}
+
+describe('url on a list page, bounded, against a plain scan', () => {
+  const caseRand = caseRandom('url-walk');
+  it("pages and totals are the scan's: exact from the index, or the matches among the first listings in page order", async () => {
+    const everything = await scan(sqlite, {});
+    expect(everything.length).toBe(LISTINGS);
+    const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
+    const urls = ['https://', 'EXAMPLE', 'forecast', '50%25_', 'weather.example.com/v1', 'nowhere', '%_o'];
+    for (let n = 0; n < 30; n++) {
+      const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
+      const length = 3 + Math.floor(caseRand() * 14);
+      const start = Math.floor(caseRand() * (from.length - length));
+      const part = from.slice(start, start + length);
+      urls.push(caseRand() < 0.5 ? part.toUpperCase() : part);
+    }
+    const others: DiscoveryFilters[] = [{}, { type: 'mcp' }, { payTo: PAY_TO_B, network: 'stellar:pubnet' }];
+    const ways = new Set<boolean>();
+    for (const url of urls) {
+      const indexed = everything.filter((item) => holds(item, url)).length;
+      for (const other of others) {
+        const allowed = new Set((await scan(sqlite, other)).map((item) => item.resource));
+        const walked = indexed <= CAP ? everything : everything.slice(0, BUDGET);
+        const matches = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
+        const partialResults = indexed > CAP && everything.length > BUDGET;
+        ways.add(partialResults);
+        for (const page of [
+          { limit: 10, offset: 0 },
+          { limit: 7, offset: 12 },
+          { limit: 5, offset: 200 },
+        ]) {
+          for (const [name, store] of stores()) {
+            const got = await store.list({ ...other, url }, page, now);
+            expect({
+              name,
+              url,
+              other,
+              page,
+              items: got.items.map((item) => item.resource),
+              total: got.total,
+              partialResults: got.partialResults,
+            }).toEqual({
+              name,
+              url,
+              other,
+              page,
+              items: matches.slice(page.offset, page.offset + page.limit),
+              total: matches.length,
+              partialResults,
+            });
+          }
+        }
+      }
+    }
+    expect([...ways].sort()).toEqual([false, true]);
+  }, 120_000);
+});
