@@ -89,8 +89,8 @@ export async function listByColumns(
 
 /**
  * A `url` page when more than URL_INDEX_CAP listings hold `url` (sqlite/store.ts listByUrlWalk): the matches among the
- * first URL_WALK_BUDGET listings in page order, every other filter checked on the row. Undefined when the trigram index
- * holds at most URL_INDEX_CAP matches (read them whole). The check sits in the select list, under a fence (OFFSET 0), so
+ * first URL_WALK_BUDGET listings in page order, every other filter checked on the row; else (at most URL_INDEX_CAP
+ * hold it) every match the index names, exact. The check sits in the select list, under a fence (OFFSET 0), so
  * the planner keeps it per walked row and never turns it into a scan of the trigram index.
  */
 export async function listByUrlWalk(
@@ -102,22 +102,37 @@ export async function listByUrlWalk(
   visibleSince: string | undefined,
   failing: string | undefined,
   { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
-): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean } | undefined> {
+): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const pattern = urlPattern(url);
-  const indexed = await db.query<{ n: string }>(
-    'SELECT count(*) AS n FROM (SELECT 1 FROM listings l WHERE l.resource ILIKE $1 LIMIT $2) x',
-    [pattern, urlIndexCap + 1],
-  );
-  if (Number(indexed.rows[0]!.n) <= urlIndexCap) return undefined;
+  const indexed = await db.query<{ id: string }>('SELECT l.id FROM listings l WHERE l.resource ILIKE $1 LIMIT $2', [
+    pattern,
+    urlIndexCap + 1,
+  ]);
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { values, p } = parameters();
+  const failingCheck = () =>
+    failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`;
+  if (indexed.rows.length <= urlIndexCap) {
+    // Few hold it: the index's listings are all the matches; one read of the index, not one for the count and one for the page.
+    const matched = await db.query<{ id: string }>(
+      `SELECT l.id FROM listings l WHERE l.id = ANY(${p(indexed.rows.map((r) => Number(r.id)))}::bigint[]) AND ${filterConditions(others, p)}` +
+        `${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}${failingCheck()}
+       ORDER BY l.last_updated DESC, l.id DESC`,
+      values,
+    );
+    return pageOf(
+      db,
+      matched.rows.map((r) => Number(r.id)),
+      page,
+      now,
+      false,
+    );
+  }
   const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
   const walk = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible}
     ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(urlWalkBudget + 1)}`;
-  const hit =
-    `l.resource ILIKE ${p(pattern)} AND ${filterConditions(others, p)}` +
-    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
+  const hit = `l.resource ILIKE ${p(pattern)} AND ${filterConditions(others, p)}${failingCheck()}`;
   const checked = await db.query<{ id: string; walked: string }>(
     `SELECT x.id, x.walked FROM (
        SELECT w.listing_id AS id, w.last_updated, row_number() OVER (ORDER BY w.last_updated DESC, w.listing_id DESC) AS walked,
@@ -128,6 +143,17 @@ export async function listByUrlWalk(
   );
   const partialResults = checked.rows.some((r) => Number(r.walked) > urlWalkBudget);
   const ids = checked.rows.filter((r) => Number(r.walked) <= urlWalkBudget).map((r) => Number(r.id));
+  return pageOf(db, ids, page, now, partialResults);
+}
+
+/** The page of `ids` (every match, in page order) with its listings read, `total` the matches. */
+async function pageOf(
+  db: Db,
+  ids: number[],
+  page: { limit: number; offset: number },
+  now: Date,
+  partialResults: boolean,
+): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const pageIds = ids.slice(page.offset, page.offset + page.limit);
   if (pageIds.length === 0) return { items: [], total: ids.length, partialResults };
   const q = parameters();

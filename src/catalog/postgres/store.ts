@@ -281,8 +281,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
           return { ...columns, ...(filters.url === undefined ? {} : { partialResults: false }) };
         }
         // url: the trigram index when few listings hold it, else a bounded walk in page order (../url-filter.ts).
-        const walked = await listByUrlWalk(db, filters, filters.url, page, now, visibleSince, failing, this.urlScale);
-        return walked ?? { ...(await listByColumns(db, filters, page, now, visibleSince, failing)), partialResults: false };
+        return listByUrlWalk(db, filters, filters.url, page, now, visibleSince, failing, this.urlScale);
       }
       filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);
