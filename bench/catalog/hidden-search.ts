@@ -9,11 +9,19 @@
  * connection, the four catalogs in turn per query. Reported per side: p50 / p95 on each catalog and the ratio of the
  * p95s (goal: at most 1.2 for this checkout), and how many first pages differ between the two catalogs.
  *
- *   npm run build && npm run bench -- hidden-search --before COMMIT [--size 100000] [--requests 40] [--seed N]
+ * With `--postgres` (this checkout alone) the two catalogs are databases of one embedded PostgreSQL server, its data
+ * directory kept beside the SQLite files so a second run finds them loaded: each SQLite file, seeded (and passed) as
+ * above, is copied in with COPY (bench/catalog/lib/postgres-copy.ts, as bench/catalog/catalog-postgres.ts loads its
+ * corpus: writing 100k listings one settlement at a time takes the better part of an hour), and svc serves them with
+ * DATABASE_URL.
+ *
+ *   npm run build && npm run bench -- hidden-search --before COMMIT|none [--size 100000] [--requests 40] [--seed N] [--postgres]
+ *
+ * (`--before none`: this checkout alone.)
  *   npm run bench -- hidden-search --quick     (2,000 listings, this checkout alone)
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +29,10 @@ import { rng, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
+import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import pg from 'pg';
+import { openPool } from '../../src/db/postgres.ts';
+import { copyCatalog } from './lib/postgres-copy.ts';
 import { fmt, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 
 const { values } = parseArgs({
@@ -30,6 +42,7 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '40' },
     seed: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    postgres: { type: 'boolean', default: false },
   },
 });
 const quick = values.quick;
@@ -52,35 +65,83 @@ const LENGTHS = quick ? [1, 8] : [1, 2, 3, 8];
 const dir = join(tmpdir(), 'svc-bench-hidden-search');
 mkdirSync(dir, { recursive: true });
 const seedScript = resolve('bench/catalog/lib/hidden-corpus.ts');
+/** --postgres: one server for every side's databases, kept in `dir` (initdb runs as the postgres user when this runs as root). */
+chmodSync(dir, 0o755);
+const postgres = values.postgres ? await startEmbeddedPostgres({ dataDir: join(dir, quick ? 'postgres-quick' : 'postgres') }) : undefined;
+/** The URL of database `name`, loaded from the SQLite file at `path` unless a complete load is there (catalog_meta `bench_seeded`). */
+async function seededDatabase(name: string, path: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: postgres!.url });
+  await admin.connect();
+  const url = new URL(postgres!.url);
+  url.pathname = `/${name}`;
+  try {
+    if ((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1) {
+      const db = new pg.Client({ connectionString: url.toString() });
+      await db.connect();
+      const done = await db
+        .query("SELECT 1 FROM catalog_meta WHERE key = 'bench_seeded'")
+        .then((r) => r.rowCount === 1)
+        .catch(() => false);
+      await db.end();
+      if (done && !quick) return url.toString();
+      await admin.query(`DROP DATABASE ${name}`);
+    }
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const pool = openPool(url.toString(), { max: 1 });
+  try {
+    await copyCatalog(pool, path);
+    await pool.query("INSERT INTO catalog_meta (key, value) VALUES ('bench_seeded', '1')");
+  } finally {
+    await pool.end();
+  }
+  return url.toString();
+}
+
 // Quick: this checkout alone (its figures mean nothing; it checks that the benchmark runs).
-const sides = [
-  ...(quick
+const sideTrees = [
+  ...(quick || values.before === 'none' || values.postgres
     ? []
     : [{ name: `before (${values.before})`, cwd: baselineBuild(values.before), tag: `before-${values.before.replace(/\W/g, '')}` }]),
   { name: 'this checkout', cwd: process.cwd(), tag: 'after' },
-].map((side, s) => {
-  const file = (kind: string) => {
-    const path = join(dir, `${side.tag}-${kind}-${SIZE}${quick ? '-quick' : ''}.sqlite`);
-    if (quick || !existsSync(path))
-      execFileSync(process.execPath, ['--import', 'tsx', seedScript, path, String(SIZE), kind], { cwd: side.cwd, stdio: 'inherit' });
-    return path;
-  };
-  const catalogs = (['all', 'visible-only'] as const).map((kind, k) => {
-    const port = 47420 + 2 * s + k;
-    const main = quick ? ['--import', 'tsx', join(side.cwd, 'src/main.ts')] : [join(side.cwd, 'dist/main.js')];
-    const path = file(kind);
-    return {
-      kind,
-      port,
-      process: startNode(['--max-semi-space-size=4', ...main], discoveryOnlyEnv(port, path, { LISTING_TTL_DAYS: '30' })),
-    };
-  });
-  return { ...side, catalogs };
-});
+];
+/** Seeds a catalog with the side's tree; asynchronous, so the embedded server's output keeps being read meanwhile. */
+const seedInto = (cwd: string, path: string, kind: string) =>
+  new Promise<void>((done, fail) =>
+    spawn(process.execPath, ['--import', 'tsx', seedScript, path, String(SIZE), kind], { cwd, stdio: 'inherit' }).on('exit', (code) =>
+      code === 0 ? done() : fail(new Error(`seeding ${path} exited with ${code}`)),
+    ),
+  );
+const sides = [];
+try {
+  for (const [s, side] of sideTrees.entries()) {
+    const catalogs = [];
+    for (const [k, kind] of (['all', 'visible-only'] as const).entries()) {
+      const port = 47420 + 2 * s + k;
+      const main = quick ? ['--import', 'tsx', join(side.cwd, 'src/main.ts')] : [join(side.cwd, 'dist/main.js')];
+      const path = join(dir, `${side.tag}-${kind}-${SIZE}${quick ? '-quick' : ''}.sqlite`);
+      if (quick || !existsSync(path)) await seedInto(side.cwd, path, kind);
+      const env = postgres
+        ? discoveryOnlyEnv(port, join(dir, `postgres-side-${port}.sqlite`), {
+            LISTING_TTL_DAYS: '30',
+            DATABASE_URL: await seededDatabase(`hidden_${side.tag.replace(/\W/g, '_')}_${kind.replace('-', '_')}_${SIZE}`, path),
+          })
+        : discoveryOnlyEnv(port, path, { LISTING_TTL_DAYS: '30' });
+      catalogs.push({ kind, port, process: startNode(['--max-semi-space-size=4', ...main], env) });
+    }
+    sides.push({ ...side, catalogs });
+  }
+} catch (err) {
+  await stopServers(...sides.flatMap((side) => side.catalogs.map((c) => c.process)));
+  await postgres?.stop();
+  throw err;
+}
 
 out(machineLine());
 out(
-  `seed ${seed}; ${SIZE.toLocaleString('en')} listings, 90 % hidden, against their visible tenth alone; ${REQUESTS} queries per row, limit 20, one connection`,
+  `${postgres ? 'PostgreSQL (embedded); ' : ''}seed ${seed}; ${SIZE.toLocaleString('en')} listings, 90 % hidden, against their visible tenth alone; ${REQUESTS} queries per row, limit 20, one connection`,
 );
 try {
   await Promise.all(sides.flatMap((side) => side.catalogs.map((c) => waitReady(c.port, '/supported'))));
@@ -125,5 +186,6 @@ try {
   );
 } finally {
   await stopServers(...sides.flatMap((side) => side.catalogs.map((c) => c.process)));
+  await postgres?.stop();
 }
 out(`\nLoad average after the searches: ${loadAverage()}.`);
