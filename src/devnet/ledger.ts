@@ -15,6 +15,7 @@ import { applyCreateAccounts, isCreateAccountTransaction } from './classic.ts';
 import { applyRestore, isRestoreTransaction } from './restore.ts';
 import type { TokenModel } from './balances.ts';
 import { Host, HostError, instanceKey } from './host.ts';
+import { customTokenInstance, sacInstance } from './token-instances.ts';
 import { RpcParamError, parseTransaction, type ParsedTx } from './envelope.ts';
 import { FEE_STATS_LEDGERS, selectForLedger, type PendingTx } from './surge.ts';
 import { simulateTransaction, type SimulateOptions } from './simulate.ts';
@@ -22,18 +23,7 @@ import { ledgerRecord, type LedgerRecord, type TxRecord } from './records.ts';
 import { LedgerState, StateView } from './state.ts';
 import { validateTransaction } from './validate.ts';
 import { LEDGER_LIMITS, NETWORK_TTLS, type LedgerLimits, type NetworkTtls } from './fees.ts';
-import {
-  accountIdOf,
-  alphaNum4Asset,
-  contractDataEntry,
-  i128Value,
-  mapEntry,
-  networkIdOf,
-  scAddress,
-  str,
-  sym,
-  trustlineKey,
-} from './xdr.ts';
+import { accountIdOf, alphaNum4Asset, i128Value, networkIdOf, scAddress, trustlineKey } from './xdr.ts';
 
 export { RpcParamError } from './envelope.ts';
 
@@ -153,25 +143,14 @@ export class DevnetLedger {
     const behind = history ? Math.max(0, Math.min(Math.floor(history.ledgers), this.retention - 1)) : 0;
     const closedAt = (ledgersAgo: number) => Math.floor((this.now() - ledgersAgo * (history?.cadenceMs ?? 0)) / 1000);
     putAccount(this.state, this.usdc.issuer!, 10_000_000n * 10_000_000n, seq);
+    const live = seq + MAX_ENTRY_TTL - 1;
     this.state.put(
       instanceKey(this.usdc.contractId),
-      contractInstance(
-        instanceKey(this.usdc.contractId),
-        xdr.ContractExecutable.contractExecutableStellarAsset(),
-        sacInstanceStorage(this.usdc.assetCode!, this.usdc.issuer!),
-      ),
+      sacInstance(this.usdc.contractId, this.usdc.assetCode!, this.usdc.issuer!),
       seq,
-      seq + MAX_ENTRY_TTL - 1,
+      live,
     );
-    this.state.put(
-      instanceKey(this.custom.contractId),
-      contractInstance(
-        instanceKey(this.custom.contractId),
-        xdr.ContractExecutable.contractExecutableWasm(hash(new TextEncoder().encode('svc devnet sep41 token wasm'))),
-      ),
-      seq,
-      seq + MAX_ENTRY_TTL - 1,
-    );
+    this.state.put(instanceKey(this.custom.contractId), customTokenInstance(this.custom.contractId), seq, live);
     this.ledgers.push(ledgerRecord(seq, closedAt(behind), [], new Uint8Array(32)));
     this.ledgerTxCounts.push(0);
     for (let i = 1; i <= behind; i++) {
@@ -403,43 +382,4 @@ export class DevnetLedger {
   pendingCount(): number {
     return this.pending.length;
   }
-}
-
-// ---- helpers ------------------------------------------------------------------------------
-
-const contractInstance = (
-  key: xdr.LedgerKey,
-  executable: xdr.ContractExecutable,
-  storage: xdr.ScMapEntry[] | null = null,
-): xdr.LedgerEntryData => contractDataEntry(key, xdr.ScVal.scvContractInstance(new xdr.ScContractInstance({ executable, storage })));
-
-/**
- * What a Stellar Asset Contract keeps in its instance storage: its admin, the asset and the
- * token metadata. It makes the instance as large as the network's (about 480 bytes), which is
- * what extending its TTL pays rent for.
- */
-function sacInstanceStorage(assetCode: string, issuer: string): xdr.ScMapEntry[] {
-  const code = new Uint8Array(4);
-  code.set(new TextEncoder().encode(assetCode));
-  return [
-    mapEntry(xdr.ScVal.scvVec([sym('Admin')]), xdr.ScVal.scvAddress(scAddress(issuer))),
-    mapEntry(
-      xdr.ScVal.scvVec([sym('AssetInfo')]),
-      xdr.ScVal.scvVec([
-        sym('AlphaNum4'),
-        xdr.ScVal.scvMap([
-          mapEntry(sym('asset_code'), xdr.ScVal.scvBytes(Buffer.from(code))),
-          mapEntry(sym('issuer'), xdr.ScVal.scvBytes(StrKey.decodeEd25519PublicKey(issuer))),
-        ]),
-      ]),
-    ),
-    mapEntry(
-      sym('METADATA'),
-      xdr.ScVal.scvMap([
-        mapEntry(sym('decimal'), xdr.ScVal.scvU32(7)),
-        mapEntry(sym('name'), str(`${assetCode}:${issuer}`)),
-        mapEntry(sym('symbol'), str(assetCode)),
-      ]),
-    ),
-  ];
 }

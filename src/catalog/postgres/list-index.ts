@@ -66,7 +66,7 @@ export async function withUsdPriceAsAmount(db: Db, filters: DiscoveryFilters): P
 }
 
 /** resource and toolName select a few listings through their own indexes (sqlite/store.ts listByColumns). */
-export async function listByColumns(
+async function listByColumns(
   db: Db,
   filters: DiscoveryFilters,
   page: { limit: number; offset: number },
@@ -88,12 +88,32 @@ export async function listByColumns(
 }
 
 /**
+ * A list page filtered by `resource` or `toolName` (they select a few listings), or by `url` alone: its
+ * trigram index when few listings hold it, else a bounded walk in page order (../url-filter.ts).
+ */
+export async function listBySelectiveFilter(
+  db: Db,
+  filters: DiscoveryFilters,
+  page: { limit: number; offset: number },
+  now: Date,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+  urlScale: UrlScale,
+): Promise<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }> {
+  const { resource, toolName, url } = filters;
+  if (resource === undefined && toolName === undefined && url !== undefined)
+    return listByUrlWalk(db, filters, url, page, now, visibleSince, failing, urlScale);
+  const columns = await listByColumns(db, filters, page, now, visibleSince, failing);
+  return url === undefined ? columns : { ...columns, partialResults: false };
+}
+
+/**
  * A `url` page when more than URL_INDEX_CAP listings hold `url` (sqlite/store.ts listByUrlWalk): the matches among the
  * first URL_WALK_BUDGET listings in page order, every other filter checked on the row; else (at most URL_INDEX_CAP
  * hold it) every match the index names, exact. The check sits in the select list, under a fence (OFFSET 0), so
  * the planner keeps it per walked row and never turns it into a scan of the trigram index.
  */
-export async function listByUrlWalk(
+async function listByUrlWalk(
   db: Db,
   filters: DiscoveryFilters,
   url: string,

@@ -46,7 +46,7 @@ import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lif
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCountSql, listByColumns, listByUrlWalk, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import { hiddenCountSql, listBySelectiveFilter, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
 import type { UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
@@ -273,15 +273,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
     if (holdsNul(filters)) return { items: [], total: 0, ...(filters.url === undefined ? {} : { partialResults: false }) };
     return inReadSnapshot(this.pool, async (db) => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
-      // resource and toolName select a few listings; url's listings come from its trigram index.
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
         const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
-        if (filters.resource !== undefined || filters.toolName !== undefined || filters.url === undefined) {
-          const columns = await listByColumns(db, filters, page, now, visibleSince, failing);
-          return { ...columns, ...(filters.url === undefined ? {} : { partialResults: false }) };
-        }
-        // url: the trigram index when few listings hold it, else a bounded walk in page order (../url-filter.ts).
-        return listByUrlWalk(db, filters, filters.url, page, now, visibleSince, failing, this.urlScale);
+        return listBySelectiveFilter(db, filters, page, now, visibleSince, failing, this.urlScale);
       }
       filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);

@@ -126,6 +126,12 @@ export function commonBits(statement: (sql: string) => StatementSync): Map<strin
   return new Map(rows.map(({ term, bit }) => [term, Number(bit)]));
 }
 
+/** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
+export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
+  l.liveness_status, l.liveness_checked_at, l.liveness_failing_since,
+  (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
+  (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
+
 /** What a search reads through: the SQLite store (store.ts), which calls searchCatalog (search.ts) with itself. */
 export interface SearchSource {
   readonly db: DatabaseSync;

@@ -47,8 +47,9 @@ import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
 import { pruneSupersededRevisions } from './revision-bounds.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
-import { filterSql, urlPhrase } from './queries.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, type UrlScale } from '../url-filter.ts';
+import { LISTING_COLUMNS } from './queries.ts';
+import { listBySelectiveFilter } from './selective-list.ts';
+import type { UrlScale } from '../url-filter.ts';
 import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
@@ -59,11 +60,6 @@ import { acceptsCondition, listPriced, recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
-/** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
-const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
-  l.liveness_status, l.liveness_checked_at, l.liveness_failing_since,
-  (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
-  (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** A reader thread's page cache, MiB: 8 per GiB of catalog file, from 8 to 32 (docs/CATALOG.md "Threads" says why). */
@@ -298,17 +294,8 @@ export class CatalogStore implements CatalogStorePort {
     return inReadTransaction(this.db, () => {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       const failing = anyHiddenByFailures(this.db, failingBefore) ? failingBefore : undefined;
-      // resource and toolName select a few listings; url's listings come from its trigram index, or from a
-      // bounded walk in page order when more than URL_INDEX_CAP listings hold it (../url-filter.ts).
-      if (filters.resource === undefined && filters.toolName === undefined && filters.url !== undefined) {
-        const walked = this.listByUrlWalk(filters, filters.url, page, now, visibleSince, failing);
-        return walked ?? { ...this.listByColumns(filters, page, now, visibleSince, failing), partialResults: false };
-      }
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
-        return {
-          ...this.listByColumns(filters, page, now, visibleSince, failing),
-          ...(filters.url === undefined ? {} : { partialResults: false }),
-        };
+        return listBySelectiveFilter(this, filters, page, now, visibleSince, failing, this.scale);
       filters = withUsdPriceAsAmount(this.db, filters);
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({ key, n: listingsWith(this.db, key) }));
@@ -368,72 +355,6 @@ export class CatalogStore implements CatalogStorePort {
       );
       return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
     });
-  }
-
-  /**
-   * A `url` page when more than URL_INDEX_CAP listings hold `url`: the matches among the first URL_WALK_BUDGET
-   * listings in page order (every other filter checked on the row), `partialResults` when the walk did not reach
-   * the last listing. Undefined when the trigram index holds at most URL_INDEX_CAP matches (read them whole).
-   */
-  private listByUrlWalk(
-    filters: DiscoveryFilters,
-    url: string,
-    page: { limit: number; offset: number },
-    now: Date,
-    visibleSince: string | undefined,
-    failing: string | undefined,
-  ): { rows: ListingRow[]; total: number; partialResults: boolean } | undefined {
-    if (url.includes('\u0000')) return undefined;
-    const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = this.scale;
-    const indexed = this.statement('SELECT count(*) AS n FROM (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ? LIMIT ?)').get(
-      urlPhrase(url),
-      urlIndexCap + 1,
-    ) as { n: number };
-    if (Number(indexed.n) <= urlIndexCap) return undefined;
-    const others: DiscoveryFilters = { ...filters };
-    delete others.url;
-    const { conditions, params } = filterSql(others);
-    const walk =
-      `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''` +
-      `${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ?`;
-    const walkParams = [...(visibleSince === undefined ? [] : [visibleSince]), urlWalkBudget];
-    const walkedPast = `SELECT count(*) AS n FROM (SELECT 1 FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'} LIMIT ?)`;
-    const past = [...(visibleSince === undefined ? [] : [visibleSince]), urlWalkBudget + 1];
-    const walked = Number((this.statement(walkedPast).get(...past) as { n: number }).n);
-    const ids = this.statement(
-      `SELECT l.id FROM (${walk}) w JOIN listings l ON l.id = w.listing_id
-       WHERE instr(lower(l.resource), ?) > 0 AND ${conditions}
-       ${failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)'}
-       ORDER BY w.last_updated DESC, w.listing_id DESC`,
-    ).all(...walkParams, asciiLower(url), ...params, ...(failing === undefined ? [] : [failing])) as Array<{ id: number }>;
-    const pageIds = ids.slice(page.offset, page.offset + page.limit).map((r) => Number(r.id));
-    const byId = this.rowsById(pageIds, now);
-    return {
-      rows: pageIds.flatMap((id) => byId.get(id) ?? []),
-      total: ids.length,
-      partialResults: walked > urlWalkBudget,
-    };
-  }
-
-  private listByColumns(
-    filters: DiscoveryFilters,
-    page: { limit: number; offset: number },
-    now: Date,
-    visibleSince: string | undefined,
-    failing: string | undefined,
-  ): { rows: ListingRow[]; total: number } {
-    const { conditions, params } = filterSql(filters);
-    if (visibleSince !== undefined) params.push(visibleSince);
-    if (failing !== undefined) params.push(failing);
-    const where =
-      `WHERE ${conditions}${visibleSince === undefined ? '' : ' AND l.last_updated >= ?'}` +
-      (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
-    const total = Number((this.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
-    const rows = this.statement(
-      `SELECT ${LISTING_COLUMNS} FROM listings l ${where}
-       ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`,
-    ).all(windowStartDay(now), windowStartDay(now), ...params, page.limit, page.offset) as unknown as ListingRow[];
-    return { rows, total };
   }
 
   /** The listings of `ids` with their quality window's sums as of `now`. */
