@@ -65,7 +65,7 @@ export async function withUsdPriceAsAmount(db: Db, filters: DiscoveryFilters): P
   return usdPriceAsAmount(filters, new Set(usd.length === 0 ? [] : await listedAssets(db, usd)));
 }
 
-/** resource and toolName select a few listings through their own indexes (sqlite/store.ts listByColumns). */
+/** resource and toolName select a few listings through their own indexes (as sqlite/selective-list.ts listByColumns). */
 async function listByColumns(
   db: Db,
   filters: DiscoveryFilters,
