@@ -65,6 +65,17 @@ export async function withUsdPriceAsAmount(db: Db, filters: DiscoveryFilters): P
   return usdPriceAsAmount(filters, new Set(usd.length === 0 ? [] : await listedAssets(db, usd)));
 }
 
+/**
+ * The conditions on listings `l` that leave out those hidden by age (before `visibleSince`) or by failing liveness
+ * checks (since before `failing`), their values added through `p` in that order.
+ */
+function shown(p: (value: unknown) => string, visibleSince: string | undefined, failing: string | undefined): string {
+  return (
+    (visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`) +
+    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`)
+  );
+}
+
 /** resource and toolName select a few listings through their own indexes (as sqlite/selective-list.ts listByColumns). */
 async function listByColumns(
   db: Db,
@@ -75,9 +86,7 @@ async function listByColumns(
   failing: string | undefined,
 ): Promise<{ items: DiscoveryResource[]; total: number }> {
   const { values, p } = parameters();
-  const where =
-    `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}` +
-    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
+  const where = `WHERE ${filterConditions(filters, p)}${shown(p, visibleSince, failing)}`;
   const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
   const rows = await db.query<RawListingRow>(
     `SELECT ${listingColumns(now, p)} ${where}
@@ -131,14 +140,11 @@ async function listByUrlWalk(
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { values, p } = parameters();
-  const failingCheck = () =>
-    failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`;
   if (indexed.rows.length <= urlIndexCap) {
     // Few hold it: the index's listings are all the matches; one read of the index, not one for the count and one for the page.
     const matched = await db.query<{ id: string }>(
       `SELECT l.id FROM listings l WHERE l.id = ANY(${p(indexed.rows.map((r) => Number(r.id)))}::bigint[]) AND ${filterConditions(others, p)}` +
-        `${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}${failingCheck()}
-       ORDER BY l.last_updated DESC, l.id DESC`,
+        `${shown(p, visibleSince, failing)} ORDER BY l.last_updated DESC, l.id DESC`,
       values,
     );
     return pageOf(
@@ -152,7 +158,7 @@ async function listByUrlWalk(
   const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
   const walk = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible}
     ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(urlWalkBudget + 1)}`;
-  const hit = `l.resource ILIKE ${p(pattern)} AND ${filterConditions(others, p)}${failingCheck()}`;
+  const hit = `l.resource ILIKE ${p(pattern)} AND ${filterConditions(others, p)}${shown(p, undefined, failing)}`;
   const checked = await db.query<{ id: string; walked: string }>(
     `SELECT x.id, x.walked FROM (
        SELECT w.listing_id AS id, w.last_updated, row_number() OVER (ORDER BY w.last_updated DESC, w.listing_id DESC) AS walked,

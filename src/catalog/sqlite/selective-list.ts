@@ -58,21 +58,19 @@ function listByUrlWalk(
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { conditions, params } = filterSql(others);
-  const walk =
-    `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''` +
-    `${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ?`;
-  const walkParams = [...(visibleSince === undefined ? [] : [visibleSince]), urlWalkBudget];
-  const walkedPast = `SELECT count(*) AS n FROM (SELECT 1 FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'} LIMIT ?)`;
-  const past = [...(visibleSince === undefined ? [] : [visibleSince]), urlWalkBudget + 1];
-  const walked = Number((store.statement(walkedPast).get(...past) as { n: number }).n);
+  const visible = visibleSince === undefined ? { sql: '', params: [] } : { sql: ' AND k.last_updated >= ?', params: [visibleSince] };
+  const everyListing = `FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible.sql}`;
+  const past = store.statement(`SELECT count(*) AS n FROM (SELECT 1 ${everyListing} LIMIT ?)`).get(...visible.params, urlWalkBudget + 1);
+  const walked = Number((past as { n: number }).n);
+  const live = shown(undefined, failing);
   const ids = store
     .statement(
-      `SELECT l.id FROM (${walk}) w JOIN listings l ON l.id = w.listing_id
-     WHERE instr(lower(l.resource), ?) > 0 AND ${conditions}
-     ${failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)'}
+      `SELECT l.id FROM (SELECT k.listing_id, k.last_updated ${everyListing} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ?) w
+     JOIN listings l ON l.id = w.listing_id
+     WHERE instr(lower(l.resource), ?) > 0 AND ${conditions}${live.sql}
      ORDER BY w.last_updated DESC, w.listing_id DESC`,
     )
-    .all(...walkParams, asciiLower(url), ...params, ...(failing === undefined ? [] : [failing])) as Array<{ id: number }>;
+    .all(...visible.params, urlWalkBudget, asciiLower(url), ...params, ...live.params) as Array<{ id: number }>;
   const pageIds = ids.slice(page.offset, page.offset + page.limit).map((r) => Number(r.id));
   const byId = store.rowsById(pageIds, now);
   return {
@@ -91,11 +89,9 @@ function listByColumns(
   failing: string | undefined,
 ): { rows: ListingRow[]; total: number } {
   const { conditions, params } = filterSql(filters);
-  if (visibleSince !== undefined) params.push(visibleSince);
-  if (failing !== undefined) params.push(failing);
-  const where =
-    `WHERE ${conditions}${visibleSince === undefined ? '' : ' AND l.last_updated >= ?'}` +
-    (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
+  const shownNow = shown(visibleSince, failing);
+  params.push(...shownNow.params);
+  const where = `WHERE ${conditions}${shownNow.sql}`;
   const total = Number((store.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
   const rows = store
     .statement(
@@ -104,4 +100,12 @@ function listByColumns(
     )
     .all(windowStartDay(now), windowStartDay(now), ...params, page.limit, page.offset) as unknown as ListingRow[];
   return { rows, total };
+}
+
+/** The conditions on listings `l` that leave out those hidden by age (before `visibleSince`) or by failing liveness checks (since before `failing`). */
+function shown(visibleSince: string | undefined, failing: string | undefined): { sql: string; params: string[] } {
+  const sql =
+    (visibleSince === undefined ? '' : ' AND l.last_updated >= ?') +
+    (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
+  return { sql, params: [visibleSince, failing].filter((value) => value !== undefined) };
 }
