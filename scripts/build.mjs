@@ -12,12 +12,93 @@
  * - code splitting: a module imported with `import()` (undici, the MCP SDK) becomes a chunk of its
  *   own, read when first used instead of at start-up;
  * - dist/openapi.json: openapi.yaml parsed once here, with the SHA-256 of the text it came from
- *   (src/http/contract.ts uses it only while that text is unchanged).
+ *   (src/http/contract.ts uses it only while that text is unchanged);
+ * - LAZY_MODULES: modules svc imports but does not call on its way to ready, bundled behind a
+ *   stand-in that evaluates them on first use.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { build } from 'esbuild';
 import { parse } from 'yaml';
+
+/**
+ * Modules the main bundle imports whose evaluation svc's start-up does not need, each replaced by a
+ * stand-in with the same exports that evaluates the real module (bundled as usual: esbuild defers
+ * a module reached through `require()` until that call) the first time one of them is called
+ * (docs/OPERATIONS.md "Startup"). `importer` limits a stand-in to one importing file (a path
+ * suffix); `exports` is what it forwards: a default class or function, or functions by name. The
+ * build fails when an entry matches no import or names an export the real module lacks, so an
+ * upgrade cannot quietly bring one back to start-up or break it.
+ * @type {{ specifier: string, importer: string, exports: 'class' | 'function' | string[] }[]}
+ */
+const LAZY_MODULES = [
+  // openapi-backend's document validation (svc skips it: src/http/contract.ts `validateDefinition`),
+  // $ref parser (quick mode dereferences synchronously; `loadDocument` is overridden there) and
+  // mock responses (never used).
+  { specifier: 'openapi-schema-validator', importer: 'openapi-backend/backend.js', exports: 'class' },
+  { specifier: './refparser', importer: 'openapi-backend/backend.js', exports: ['dereference', 'parse', 'resolve'] },
+  { specifier: 'mock-json-schema', importer: 'openapi-backend/backend.js', exports: ['mock'] },
+  // YAML: only when dist/openapi.json does not match openapi.yaml (src/http/contract.ts parseDocument).
+  { specifier: 'yaml', importer: 'src/http/contract.ts', exports: ['parse'] },
+  // Unicode's confusables table: the first listing URL with an internationalized host (src/net/idn-hosts.ts).
+  { specifier: 'unhomoglyph', importer: 'src/net/idn-hosts.ts', exports: 'function' },
+];
+
+/**
+ * The stand-in's source for the real module at `path`, after checking that it has what is forwarded.
+ * @param {string} path
+ * @param {'class' | 'function' | string[]} exports
+ */
+function standIn(path, exports) {
+  /** @type {unknown} */
+  const real = createRequire(import.meta.url)(path);
+  /** @param {string} name */
+  const exported = (name) =>
+    (typeof real === 'object' || typeof real === 'function') && real !== null && typeof Reflect.get(real, name) === 'function';
+  /** @type {string[]} */
+  let forward;
+  if (exports === 'class') {
+    if (!exported('default')) throw new Error(`${path} no longer exports a default class as LAZY_MODULES expects`);
+    forward = ['export default class { constructor(...args) { return new (real().default)(...args); } }'];
+  } else if (exports === 'function') {
+    if (typeof real !== 'function') throw new Error(`${path} no longer exports a function as LAZY_MODULES expects`);
+    forward = ['export default function (...args) { return real()(...args); }'];
+  } else {
+    const missing = exports.filter((name) => !exported(name));
+    if (missing.length > 0) throw new Error(`${path} no longer exports ${missing.join(', ')} as LAZY_MODULES expects`);
+    forward = exports.map((name) => `export function ${name}(...args) { return real().${name}(...args); }`);
+  }
+  return ['let loaded;', `function real() { return (loaded ??= require(${JSON.stringify(path)})); }`, ...forward].join('\n');
+}
+
+/** @type {import('esbuild').Plugin} */
+const lazyModules = {
+  name: 'lazy-modules',
+  setup(build) {
+    const used = new Set();
+    for (const [i, lazy] of LAZY_MODULES.entries()) {
+      const filter = new RegExp(`^${lazy.specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+      build.onResolve({ filter }, async (args) => {
+        if (args.pluginData === 'real' || !args.importer.replaceAll('\\', '/').endsWith(lazy.importer)) return undefined;
+        const resolved = await build.resolve(args.path, { kind: 'require-call', resolveDir: args.resolveDir, pluginData: 'real' });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        used.add(i);
+        return { path: resolved.path, namespace: 'lazy', pluginData: i };
+      });
+    }
+    build.onLoad({ filter: /.*/, namespace: 'lazy' }, (args) => ({
+      contents: standIn(args.path, LAZY_MODULES[Number(args.pluginData)].exports),
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
+    build.onEnd(() => {
+      const unused = LAZY_MODULES.filter((_, i) => !used.has(i)).map((lazy) => `${lazy.specifier} from ${lazy.importer}`);
+      if (unused.length > 0) throw new Error(`LAZY_MODULES matched no import: ${unused.join('; ')}`);
+    });
+  },
+};
 
 const COMMON = {
   outbase: 'src',
@@ -38,7 +119,7 @@ const COMMON = {
 rmSync('dist', { recursive: true, force: true });
 // The main process, split: a CommonJS package loaded with import() then has only a default export
 // (its module.exports), so src/ reads such a package's import() through `.default`.
-await build({ ...COMMON, entryPoints: ['src/main.ts'], splitting: true, chunkNames: 'chunks/[name]-[hash]' });
+await build({ ...COMMON, entryPoints: ['src/main.ts'], splitting: true, chunkNames: 'chunks/[name]-[hash]', plugins: [lazyModules] });
 // The worker threads, each one file as before: they load little, and the schema worker's import() of
 // Ajv keeps its named exports.
 await build({ ...COMMON, entryPoints: ['src/catalog/threads/worker.ts', 'src/catalog/ingest/schema-worker.ts'] });

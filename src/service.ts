@@ -249,8 +249,13 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
         watch: (table) => metrics.watchConnections(table),
       });
       servers.push(running);
-      // A failed compile is answered on the request that needs it (500, logged there).
-      contract.warmUp(VALIDATED_OPERATIONS).catch(() => undefined);
+      // Readiness's first round starts with the port (the first probe joins it), and the request
+      // validators compile after it, not during it (docs/OPERATIONS.md "Startup"). A failed compile
+      // is answered on the request that needs it (500, logged there).
+      void readiness
+        .evaluate()
+        .then(() => contract.warmUp(VALIDATED_OPERATIONS))
+        .catch(() => undefined);
       return running;
     },
     drain() {

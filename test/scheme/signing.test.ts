@@ -5,7 +5,7 @@
  */
 import { Account, Asset, Keypair, Networks, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
-import { signTransaction } from '../../src/chains/stellar/keys.ts';
+import { keypairFromSeed, signTransaction } from '../../src/chains/stellar/keys.ts';
 
 const build = (source: Keypair) =>
   new TransactionBuilder(new Account(source.publicKey(), '41'), { fee: '100', networkPassphrase: Networks.TESTNET })
@@ -51,5 +51,33 @@ describe('signTransaction', () => {
     signTransaction(tx, b);
     expect(a.verify(tx.hash(), signatureAt(tx, 0).signature)).toBe(true);
     expect(b.verify(tx.hash(), signatureAt(tx, 1).signature)).toBe(true);
+  });
+});
+
+describe('keypairFromSeed', () => {
+  it("derives the SDK's keypair through OpenSSL: same public key, secret, signatures and XDR account id", () => {
+    for (let i = 0; i < 4; i++) {
+      const sdk = Keypair.random();
+      const ours = keypairFromSeed(sdk.secret())!;
+      expect(ours).toBeInstanceOf(Keypair);
+      expect(ours.publicKey()).toBe(sdk.publicKey());
+      expect(ours.secret()).toBe(sdk.secret());
+      expect(ours.canSign()).toBe(true);
+      expect(Buffer.from(ours.rawSecretKey()).equals(Buffer.from(sdk.rawSecretKey()))).toBe(true);
+      const message = Buffer.from(`message ${i}`);
+      expect(Buffer.from(ours.sign(message)).equals(Buffer.from(sdk.sign(message)))).toBe(true);
+      expect(ours.xdrAccountId().toXDR('base64')).toBe(sdk.xdrAccountId().toXDR('base64'));
+      const tx = build(ours);
+      signTransaction(tx, ours);
+      expect(sdk.verify(tx.hash(), signatureAt(tx, 0).signature)).toBe(true);
+    }
+  });
+
+  it('refuses what is not an ed25519 secret seed', () => {
+    const sdk = Keypair.random();
+    expect(keypairFromSeed(sdk.publicKey())).toBeUndefined();
+    const last = sdk.secret().at(-1) === 'A' ? 'B' : 'A'; // a different last character breaks the checksum
+    expect(keypairFromSeed(`${sdk.secret().slice(0, -1)}${last}`)).toBeUndefined();
+    expect(keypairFromSeed('')).toBeUndefined();
   });
 });

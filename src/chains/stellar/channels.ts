@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { Account, Keypair, Operation, TransactionBuilder } from '@stellar/stellar-sdk';
 import { AccountMissingError, RpcError, type ChainRpc } from './rpc.ts';
-import { signTransaction } from './keys.ts';
+import { keypairFromRawSeed, signTransaction } from './keys.ts';
 
 export const MAX_CHANNEL_ACCOUNTS = 100;
 /** What each new channel receives: the 1 XLM reserve plus a margin (fees are paid by the fee account). */
@@ -28,7 +28,7 @@ export function deriveChannelKeys(funder: Keypair, count: number): Keypair[] {
     const index = Buffer.alloc(4);
     index.writeUInt32BE(i);
     const seed = createHash('sha256').update('svc channel account').update(index).update(funder.rawSecretKey()).digest();
-    return Keypair.fromRawEd25519Seed(seed);
+    return keypairFromRawSeed(seed);
   });
 }
 

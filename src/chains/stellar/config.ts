@@ -11,9 +11,10 @@
  * PER_NETWORK_VARIABLES), and the unsuffixed one otherwise. The first network's section is the
  * config's own fields (what a single NETWORK has always been); `networks` holds every network's.
  */
+import { randomBytes } from 'node:crypto';
+import { StrKey } from '@stellar/stellar-sdk';
 import { ConfigError, parseInteger, read, type Env } from '../../config-env.ts';
 import { MAX_CHANNEL_ACCOUNTS, deriveChannelKeys } from './channels.ts';
-import { Keypair as StellarKeypair } from '@stellar/stellar-sdk';
 import { keypairFromSeed, type Keypair } from './keys.ts';
 import { DEFAULT_NETWORK, NETWORKS, defaultRpcUrl, type StellarNetwork } from './networks.ts';
 
@@ -240,7 +241,7 @@ function loadNetworkConfig(env: Env, network: StellarNetwork, several: boolean):
  * (src/config.ts `configErrors`); never used to run. The seed is a fresh random one.
  */
 export function stellarStandIns(): Env {
-  const seed = StellarKeypair.random().secret();
+  const seed = StrKey.encodeEd25519SecretSeed(randomBytes(32));
   const stand: Env = { SUBMITTER_SECRET: seed, RPC_URL: 'http://127.0.0.1/' };
   // A network's own required variables (NETWORK a list) stand in the same way.
   for (const network of NETWORKS)
