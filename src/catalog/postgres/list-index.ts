@@ -3,12 +3,16 @@
  * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
  * toolName filter selects.
  */
-import { filterConditions, parameters, urlPattern, type Db, type RawListingRow } from './queries.ts';
+import { filterConditions, parameters, urlCondition, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
 import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, type UrlScale } from '../url-filter.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, type UrlScale } from '../url-filter.ts';
+import { urlMatchesCapped, type UrlSample } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../types.ts';
+
+/** The store keeps one (url-probe.ts). */
+export { UrlSample } from './url-probe.ts';
 
 /**
  * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
@@ -108,10 +112,11 @@ export async function listBySelectiveFilter(
   visibleSince: string | undefined,
   failing: string | undefined,
   urlScale: UrlScale,
+  urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }> {
   const { resource, toolName, url } = filters;
   if (resource === undefined && toolName === undefined && url !== undefined)
-    return listByUrlWalk(db, filters, url, page, now, visibleSince, failing, urlScale);
+    return listByUrlWalk(db, filters, url, page, now, visibleSince, failing, urlScale, urlSample);
   const columns = await listByColumns(db, filters, page, now, visibleSince, failing);
   return url === undefined ? columns : { ...columns, partialResults: false };
 }
@@ -119,10 +124,9 @@ export async function listBySelectiveFilter(
 /**
  * A `url` page when more than URL_INDEX_CAP listings hold `url` (sqlite/store.ts listByUrlWalk): the matches among the
  * first URL_WALK_BUDGET listings in page order, every other filter checked on the row; else (at most URL_INDEX_CAP
- * hold it) every match the index names, exact. The check sits in the select list, under a fence (OFFSET 0), so
- * the planner keeps it per walked row and never turns it into a scan of the trigram index; a second fence in the
- * lateral read keeps it one primary-key read per walked entry, where the planner hashed the walk against a
- * sequential scan of every listing (about 10× slower at 100k).
+ * hold it) every match the index names, exact. When the sample (url-probe.ts) shows `url` common, the walk runs
+ * first, and when it alone saw more than URL_INDEX_CAP listings holding `url` the index is not asked: the answer
+ * is the rule's either way.
  */
 async function listByUrlWalk(
   db: Db,
@@ -133,45 +137,75 @@ async function listByUrlWalk(
   visibleSince: string | undefined,
   failing: string | undefined,
   { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
+  urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
-  const pattern = urlPattern(url);
-  const indexed = await db.query<{ id: string }>('SELECT l.id FROM listings l WHERE l.resource ILIKE $1 LIMIT $2', [
-    pattern,
-    urlIndexCap + 1,
-  ]);
+  const sample = await urlSample.get(db, now.getTime());
+  const walk = () => walkPageOrder(db, filters, url, visibleSince, failing, urlWalkBudget);
+  const held = sample.filter((resource) => resource.includes(asciiLower(url))).length;
+  const walked = sample.length > 0 && (held / sample.length) * urlWalkBudget > 1.5 * urlIndexCap ? await walk() : undefined;
+  if (walked && walked.urlMatches > urlIndexCap) return pageOf(db, walked.ids, page, now, walked.partialResults);
+  const indexed = await urlMatchesCapped(db, url, sample, urlIndexCap + 1);
+  if (indexed.length > urlIndexCap) {
+    const { ids, partialResults } = walked ?? (await walk());
+    return pageOf(db, ids, page, now, partialResults);
+  }
+  // Few hold it: the index's listings are all the matches, filtered and ordered here.
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { values, p } = parameters();
-  if (indexed.rows.length <= urlIndexCap) {
-    // Few hold it: the index's listings are all the matches; one read of the index, not one for the count and one for the page.
-    const matched = await db.query<{ id: string }>(
-      `SELECT l.id FROM listings l WHERE l.id = ANY(${p(indexed.rows.map((r) => Number(r.id)))}::bigint[]) AND ${filterConditions(others, p)}` +
-        `${shown(p, visibleSince, failing)} ORDER BY l.last_updated DESC, l.id DESC`,
-      values,
-    );
-    return pageOf(
-      db,
-      matched.rows.map((r) => Number(r.id)),
-      page,
-      now,
-      false,
-    );
-  }
-  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
-  const walk = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible}
-    ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(urlWalkBudget + 1)}`;
-  const hit = `l.resource ILIKE ${p(pattern)} AND ${filterConditions(others, p)}${shown(p, undefined, failing)}`;
-  const checked = await db.query<{ id: string; walked: string }>(
-    `SELECT x.id, x.walked FROM (
-       SELECT w.listing_id AS id, w.last_updated, row_number() OVER (ORDER BY w.last_updated DESC, w.listing_id DESC) AS walked,
-         (${hit}) AS hit
-       FROM (${walk}) w CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = w.listing_id OFFSET 0) l OFFSET 0
-     ) x WHERE x.hit OR x.walked > ${p(urlWalkBudget)} ORDER BY x.walked`,
+  const matched = await db.query<{ id: string }>(
+    `SELECT l.id FROM listings l WHERE l.id = ANY(${p(indexed)}::bigint[]) AND ${filterConditions(others, p)}` +
+      `${shown(p, visibleSince, failing)} ORDER BY l.last_updated DESC, l.id DESC`,
     values,
   );
-  const partialResults = checked.rows.some((r) => Number(r.walked) > urlWalkBudget);
-  const ids = checked.rows.filter((r) => Number(r.walked) <= urlWalkBudget).map((r) => Number(r.id));
-  return pageOf(db, ids, page, now, partialResults);
+  return pageOf(
+    db,
+    matched.rows.map((r) => Number(r.id)),
+    page,
+    now,
+    false,
+  );
+}
+
+/**
+ * The first `budget` listings in page order (the `all` key's entries) checked against `url` and the other filters:
+ * the matches' ids in page order, how many walked listings hold `url` (other filters aside), and whether the
+ * catalog holds more. The checks sit in the select list under a fence (OFFSET 0), so the planner keeps them per
+ * walked row and never turns them into a scan of the trigram index; a second fence in the lateral read keeps one
+ * primary-key read per walked entry, where the planner hashed the walk against a sequential scan of every listing
+ * (about 10× slower at 100k).
+ */
+async function walkPageOrder(
+  db: Db,
+  filters: DiscoveryFilters,
+  url: string,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+  budget: number,
+): Promise<{ ids: number[]; urlMatches: number; partialResults: boolean }> {
+  const others: DiscoveryFilters = { ...filters };
+  delete others.url;
+  const { values, p } = parameters();
+  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
+  const walk = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible}
+    ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(budget + 1)}`;
+  // The other filters (an EXISTS per accepted entry, say) are checked only on the rows that hold `url`.
+  const holdsUrl = urlCondition(url, p);
+  const othersHold = `${filterConditions(others, p)}${shown(p, undefined, failing)}`;
+  const checked = await db.query<{ id: string; walked: string; hit: boolean }>(
+    `SELECT x.id, x.walked, x.hit FROM (
+       SELECT w.listing_id AS id, row_number() OVER (ORDER BY w.last_updated DESC, w.listing_id DESC) AS walked,
+         ${holdsUrl} AS holds_url, CASE WHEN ${holdsUrl} THEN (${othersHold}) ELSE false END AS hit
+       FROM (${walk}) w CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = w.listing_id OFFSET 0) l OFFSET 0
+     ) x WHERE x.holds_url OR x.walked > ${p(budget)} ORDER BY x.walked`,
+    values,
+  );
+  const inBudget = checked.rows.filter((r) => Number(r.walked) <= budget);
+  return {
+    ids: inBudget.filter((r) => r.hit).map((r) => Number(r.id)),
+    urlMatches: inBudget.length,
+    partialResults: checked.rows.length > inBudget.length,
+  };
 }
 
 /** The page of `ids` (every match, in page order) with its listings read, `total` the matches. */

@@ -524,7 +524,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // "Withdrawing a listing"), shared by every instance on this database.
   `INSERT INTO catalog_meta (key, value) VALUES ('catalog_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;`,
   // 24: a trigram index of each listing's resource URL, so the `url` filter (a case-insensitive
-  // substring, openapi.yaml UrlFilter) is an index lookup, not a scan (postgres/queries.ts urlPattern).
+  // substring, openapi.yaml UrlFilter) is an index lookup, not a scan (postgres/queries.ts urlCondition).
   // pg_trgm ships with PostgreSQL and is a trusted extension: a database owner may create it.
   `CREATE EXTENSION IF NOT EXISTS pg_trgm;
    CREATE INDEX IF NOT EXISTS listings_resource_trigrams ON listings USING gin (resource gin_trgm_ops);`,
@@ -556,4 +556,10 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 28: a list key per accepted entry for its asset with its network and/or scheme, and with the listing's type
   // (postgres/list-index.ts; SQLite migration 23), so `asset` combined with them is one key.
   ASSET_COMBINATION_KEYS_MIGRATION,
+  // 29: the trigram index of the lowered resource URLs in place of 24's, so `url` is matched by `lower(resource)
+  // LIKE`, several times cheaper per row than ILIKE (postgres/queries.ts urlCondition); ANALYZE gathers the
+  // expression's statistics, without which the planner guesses how many URLs hold a substring.
+  `CREATE INDEX IF NOT EXISTS listings_resource_lower_trigrams ON listings USING gin (lower(resource) gin_trgm_ops);
+   DROP INDEX IF EXISTS listings_resource_trigrams;
+   ANALYZE listings;`,
 ];

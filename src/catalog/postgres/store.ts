@@ -46,7 +46,7 @@ import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lif
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCountSql, listBySelectiveFilter, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import { hiddenCountSql, listBySelectiveFilter, seekOffset, UrlSample, withUsdPriceAsAmount } from './list-index.ts';
 import type { UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
@@ -89,6 +89,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly searchRowBudget: number | undefined;
   /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
   private readonly urlScale: UrlScale;
+  private readonly urlSample = new UrlSample(); // which windows of a `url` filter are rare (url-probe.ts)
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -275,7 +276,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
         const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
-        return listBySelectiveFilter(db, filters, page, now, visibleSince, failing, this.urlScale);
+        return listBySelectiveFilter(db, filters, page, now, visibleSince, failing, this.urlScale, this.urlSample);
       }
       filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);
