@@ -31,8 +31,8 @@ const arg = (name: string, fallback: string) => {
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const RUNS = Number(arg('runs', QUICK ? '1' : '7'));
-/** main before the start-up work that put dist/ through minification, code splitting and the compile cache. */
-const BASELINE = arg('baseline', QUICK ? THIS_CHECKOUT : '4cf3674');
+/** main before the lazy modules, OpenSSL key derivation and readiness-first ordering of docs/OPERATIONS.md "Startup". */
+const BASELINE = arg('baseline', QUICK ? THIS_CHECKOUT : '9bba5a6');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
