@@ -191,7 +191,7 @@ async function walkPageOrder(
     ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(budget + 1)}`;
   // The other filters (an EXISTS per accepted entry, say) are checked only on the rows that hold `url`.
   const holdsUrl = urlCondition(url, p);
-  const othersHold = `${filterConditions(others, p)}${shown(p, undefined, failing)}`;
+  const othersHold = `${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}`;
   const checked = await db.query<{ id: string; walked: string; hit: boolean }>(
     `SELECT x.id, x.walked, x.hit FROM (
        SELECT w.listing_id AS id, row_number() OVER (ORDER BY w.last_updated DESC, w.listing_id DESC) AS walked,

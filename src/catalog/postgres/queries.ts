@@ -152,8 +152,11 @@ export const urlCondition = (url: string, p: (value: unknown) => string) => `low
  * SQL conditions for the filters against listings aliased `l` (sqlite/queries.ts filterSql), optionally as
  * of a sequence number; `p` names each parameter.
  */
-export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) => string, asOfSeq?: number): string {
+export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) => string, asOfSeq?: number, perRow = false): string {
   const clauses: string[] = [];
+  // perRow: an EXISTS checked per row of a walk, not turned into a hashed scan of every entry matching the filter
+  // (in a select list the planner builds the hash from all of them: 45k accepted entries to check a few thousand rows).
+  const fence = perRow ? ' OFFSET 0' : '';
   for (const [name, column] of COLUMN_FILTERS) {
     const value = filters[name];
     if (value !== undefined) clauses.push(`${column} = ${p(value)}`);
@@ -161,10 +164,14 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
   const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
   if (filters.url !== undefined) clauses.push(urlCondition(filters.url, p));
   if (needsAcceptedEntry(filters)) {
-    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'l.id').join(' AND ')}${asOf()})`);
+    clauses.push(
+      `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'l.id').join(' AND ')}${asOf()}${fence})`,
+    );
   }
   if (filters.extensions !== undefined) {
-    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ${p(filters.extensions)}${asOf()})`);
+    clauses.push(
+      `EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ${p(filters.extensions)}${asOf()}${fence})`,
+    );
   }
   return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
 }
