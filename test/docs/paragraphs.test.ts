@@ -1,7 +1,8 @@
 /**
  * Docs state the present in blocks a reader can take in: no paragraph, list item or table cell of README.md or docs/
  * over 200 words (fenced code is not counted). A longer one is split at its sentences, or its derivation moved to
- * a design note (docs/design/).
+ * a design note (docs/design/). docs/BENCHMARKS.md keeps the present only (per benchmark: what it measures, its
+ * command, today's figure, its baseline), at most 600 lines; its history lives in git.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -34,6 +35,11 @@ describe('docs: at most 200 words a block', () => {
     );
     expect(long).toEqual([]);
   });
+});
+
+it('docs/BENCHMARKS.md is at most 600 lines', () => {
+  const lines = readFileSync(join(ROOT, 'docs/BENCHMARKS.md'), 'utf8').trimEnd().split('\n').length;
+  expect(lines).toBeLessThanOrEqual(600);
 });
 
 describe('blocks (the counter itself)', () => {
