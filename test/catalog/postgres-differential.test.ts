@@ -576,23 +576,36 @@ describe('PostgreSQL answers exactly as SQLite', () => {
   it('searches (400 deep) with asset, asset + maxAmount, + type (and another filter) return the same pages', async () => {
     const shapes = new Set<string>();
     let nonEmpty = 0;
+    /** One search on both stores, held to the same page; whether it found anything. */
+    const same = async (text: string, filters: DiscoveryFilters, since?: string) => {
+      const limit = pickCase([1, 5, 10, 20, 60]);
+      const a = sqliteSearch(text, filters, { limit }, since);
+      const b = await postgres.search(text, filters, { limit }, new Date(now), 2, since);
+      expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
+      if (a.resources.length > 0) shapes.add(Object.keys(filters).sort().join('+'));
+      return a.resources.length > 0;
+    };
     const searches = cases(400, 50);
     for (let q = 0; q < searches; q++) {
       const text = q % 5 === 0 ? caseWord() : query();
       // Each shape (with and without maxAmount and type) in turn.
-      const filters = priceFilters(q);
-      const limit = pickCase([1, 5, 10, 20, 60]);
       const since = q % 4 === 1 ? pickCase(updatedTimes()) : undefined;
-      const a = sqliteSearch(text, filters, { limit }, since);
-      const b = await postgres.search(text, filters, { limit }, new Date(now), 2, since);
-      expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
-      if (a.resources.length > 0) {
-        nonEmpty++;
-        shapes.add(Object.keys(filters).sort().join('+'));
-      }
+      if (await same(text, priceFilters(q), since)) nonEmpty++;
     }
     expect(nonEmpty).toBeGreaterThan(0.4 * searches);
-    for (const shape of ['asset', 'asset+maxAmount', 'asset+maxAmount+type', 'asset+type']) expect(shapes).toContain(shape);
+    // Each of the four shapes alone must have answered with listings. A sample of 50 can miss one
+    // (TEST_SEED=467404876 drew no 'asset' search that found anything), so a missing shape is searched
+    // for until it answers, on both stores as above: twenty searches of drawn words in the main asset
+    // finding nothing is a fault.
+    const alone: Record<string, () => DiscoveryFilters> = {
+      asset: () => ({ asset: 'CASSET' }),
+      'asset+maxAmount': () => ({ asset: 'CASSET', maxAmount: pickCase(BOUNDS) }),
+      'asset+maxAmount+type': () => ({ asset: 'CASSET', maxAmount: pickCase(BOUNDS), type: pickCase(['http', 'mcp'] as const) }),
+      'asset+type': () => ({ asset: 'CASSET', type: pickCase(['http', 'mcp'] as const) }),
+    };
+    for (const [shape, filters] of Object.entries(alone))
+      for (let tries = 0; tries < 20 && !shapes.has(shape); tries++) await same(caseWord(), filters());
+    for (const shape of Object.keys(alone)) expect(shapes).toContain(shape);
   }, 180_000);
 
   it('cursor walks with asset + maxAmount (+ type) visit the same listings in the same order, page by page', async () => {
