@@ -29,6 +29,19 @@ export interface SettledPayment {
 /** The filters are defined once, in src/filters.ts (from openapi.yaml). */
 export type { DiscoveryFilters } from '../filters.ts';
 
+/**
+ * A list page as a store's readers of one kind of page take it: its filters and page, the clock, and what it
+ * leaves out: listings last settled before `visibleSince`, and listings failing their liveness checks since
+ * before `failing` (undefined: nothing left out for that reason).
+ */
+export interface ListPageRead {
+  filters: DiscoveryFilters;
+  page: { limit: number; offset: number };
+  now: Date;
+  visibleSince: string | undefined;
+  failing: string | undefined;
+}
+
 /** The hook could not judge the seller's schema now (svc busy); the listing is tried again later. */
 export class SchemaNotJudgedError extends Error {
   constructor(message: string) {

@@ -9,7 +9,7 @@ import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource } fro
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, type UrlScale } from '../url-filter.ts';
 import { urlMatchesCapped, type UrlSample } from './url-probe.ts';
-import type { DiscoveryFilters, DiscoveryResource } from '../types.ts';
+import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /** The store keeps one (url-probe.ts). */
 export { UrlSample } from './url-probe.ts';
@@ -83,11 +83,7 @@ function shown(p: (value: unknown) => string, visibleSince: string | undefined, 
 /** resource and toolName select a few listings through their own indexes (as sqlite/selective-list.ts listByColumns). */
 async function listByColumns(
   db: Db,
-  filters: DiscoveryFilters,
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-  failing: string | undefined,
+  { filters, page, now, visibleSince, failing }: ListPageRead,
 ): Promise<{ items: DiscoveryResource[]; total: number }> {
   const { values, p } = parameters();
   const where = `WHERE ${filterConditions(filters, p)}${shown(p, visibleSince, failing)}`;
@@ -106,23 +102,18 @@ async function listByColumns(
  */
 export async function listBySelectiveFilter(
   db: Db,
-  filters: DiscoveryFilters,
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-  failing: string | undefined,
+  read: ListPageRead,
   urlScale: UrlScale,
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }> {
-  const { resource, toolName, url } = filters;
-  if (resource === undefined && toolName === undefined && url !== undefined)
-    return listByUrlWalk(db, filters, url, page, now, visibleSince, failing, urlScale, urlSample);
-  const columns = await listByColumns(db, filters, page, now, visibleSince, failing);
+  const { resource, toolName, url } = read.filters;
+  if (resource === undefined && toolName === undefined && url !== undefined) return listByUrlWalk(db, read, url, urlScale, urlSample);
+  const columns = await listByColumns(db, read);
   return url === undefined ? columns : { ...columns, partialResults: false };
 }
 
 /**
- * A `url` page when more than URL_INDEX_CAP listings hold `url` (sqlite/store.ts listByUrlWalk): the matches among the
+ * A `url` page when more than URL_INDEX_CAP listings hold `url` (sqlite/selective-list.ts listByUrlWalk): the matches among the
  * first URL_WALK_BUDGET listings in page order, every other filter checked on the row; else (at most URL_INDEX_CAP
  * hold it) every match the index names, exact. When the sample (url-probe.ts) shows `url` common, the walk runs
  * first, and when it alone saw more than URL_INDEX_CAP listings holding `url` the index is not asked: the answer
@@ -130,17 +121,14 @@ export async function listBySelectiveFilter(
  */
 async function listByUrlWalk(
   db: Db,
-  filters: DiscoveryFilters,
+  read: ListPageRead,
   url: string,
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-  failing: string | undefined,
   { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
+  const { filters, page, now, visibleSince, failing } = read;
   const sample = await urlSample.get(db, now.getTime());
-  const walk = () => walkPageOrder(db, filters, url, visibleSince, failing, urlWalkBudget);
+  const walk = () => walkPageOrder(db, read, url, urlWalkBudget);
   const held = sample.filter((resource) => resource.includes(asciiLower(url))).length;
   const walked = sample.length > 0 && (held / sample.length) * urlWalkBudget > 1.5 * urlIndexCap ? await walk() : undefined;
   if (walked && walked.urlMatches > urlIndexCap) return pageOf(db, walked.ids, page, now, walked.partialResults);
@@ -177,10 +165,8 @@ async function listByUrlWalk(
  */
 async function walkPageOrder(
   db: Db,
-  filters: DiscoveryFilters,
+  { filters, visibleSince, failing }: ListPageRead,
   url: string,
-  visibleSince: string | undefined,
-  failing: string | undefined,
   budget: number,
 ): Promise<{ ids: number[]; urlMatches: number; partialResults: boolean }> {
   const others: DiscoveryFilters = { ...filters };

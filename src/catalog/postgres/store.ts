@@ -276,7 +276,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
         const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
-        return listBySelectiveFilter(db, filters, page, now, visibleSince, failing, this.urlScale, this.urlSample);
+        return listBySelectiveFilter(db, { filters, page, now, visibleSince, failing }, this.urlScale, this.urlSample);
       }
       filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);

@@ -6,7 +6,7 @@
  */
 import { windowStartDay } from '../quality.ts';
 import type { ListingRow } from '../listing.ts';
-import type { DiscoveryFilters } from '../types.ts';
+import type { DiscoveryFilters, ListPageRead } from '../types.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, type UrlScale } from '../url-filter.ts';
 import { LISTING_COLUMNS, filterSql, urlPhrase, type SearchSource } from './queries.ts';
 
@@ -16,21 +16,13 @@ type ListSource = Pick<SearchSource, 'statement' | 'rowsById'>;
 type ListRows = { rows: ListingRow[]; total: number; partialResults?: boolean };
 
 /** The page of a list whose filters include `resource`, `toolName` or `url`; `partialResults` exactly when `url` is given. */
-export function listBySelectiveFilter(
-  store: ListSource,
-  filters: DiscoveryFilters,
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-  failing: string | undefined,
-  scale: UrlScale,
-): ListRows {
-  const { resource, toolName, url } = filters;
+export function listBySelectiveFilter(store: ListSource, read: ListPageRead, scale: UrlScale): ListRows {
+  const { resource, toolName, url } = read.filters;
   if (resource === undefined && toolName === undefined && url !== undefined) {
-    const walked = listByUrlWalk(store, scale, filters, url, page, now, visibleSince, failing);
+    const walked = listByUrlWalk(store, scale, read, url);
     if (walked) return walked;
   }
-  const columns = listByColumns(store, filters, page, now, visibleSince, failing);
+  const columns = listByColumns(store, read);
   return url === undefined ? columns : { ...columns, partialResults: false };
 }
 
@@ -42,12 +34,8 @@ export function listBySelectiveFilter(
 function listByUrlWalk(
   store: ListSource,
   scale: UrlScale,
-  filters: DiscoveryFilters,
+  { filters, page, now, visibleSince, failing }: ListPageRead,
   url: string,
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-  failing: string | undefined,
 ): { rows: ListingRow[]; total: number; partialResults: boolean } | undefined {
   if (url.includes('\u0000')) return undefined;
   const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = scale;
@@ -82,11 +70,7 @@ function listByUrlWalk(
 
 function listByColumns(
   store: ListSource,
-  filters: DiscoveryFilters,
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-  failing: string | undefined,
+  { filters, page, now, visibleSince, failing }: ListPageRead,
 ): { rows: ListingRow[]; total: number } {
   const { conditions, params } = filterSql(filters);
   const shownNow = shown(visibleSince, failing);

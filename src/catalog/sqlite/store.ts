@@ -295,7 +295,7 @@ export class CatalogStore implements CatalogStorePort {
       // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
       const failing = anyHiddenByFailures(this.db, failingBefore) ? failingBefore : undefined;
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
-        return listBySelectiveFilter(this, filters, page, now, visibleSince, failing, this.scale);
+        return listBySelectiveFilter(this, { filters, page, now, visibleSince, failing }, this.scale);
       filters = withUsdPriceAsAmount(this.db, filters);
       const keys = filterKeys(filters);
       const counted = keys.map((key) => ({ key, n: listingsWith(this.db, key) }));
