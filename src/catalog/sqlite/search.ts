@@ -27,8 +27,9 @@ import { queryLimitViolation, termSlots } from '../terms.ts';
 import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoice, type TermChoice } from '../term-budget.ts';
 import { listingCount, rarestTermWithin, termRowsCapped, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
-import { commonBits, exactRankSql, filterSql, roundedMilliSql, type SearchSource, type TermRowFilter } from './queries.ts';
+import { commonBits, exactRankSql, roundedMilliSql, type SearchSource, type TermRowFilter } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
+import { searchFilter } from './filter-set.ts';
 import { urlSearchPage } from './url-search.ts';
 
 /** What a search reads through (queries.ts, where url-search.ts reads it too). */
@@ -236,8 +237,9 @@ export function searchCatalog(
     if (terms.length === 0) return byUrl(after?.a ?? store.currentSeq(), choice);
     const k = choiceIndexes(queryTerms, choice);
     const asOf = after?.a ?? store.currentSeq();
-    const { conditions, params } = filterSql(filters, asOf);
-    const joinListings = conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id';
+    // The filters on the term rows (filter-set.ts): exact keys on a first page, a small key's set, else the listing's conditions.
+    const filter = searchFilter(store.db, filters, asOf, asOf === store.currentSeq());
+    const { joinListings, conditions, params } = filter;
     // The term rows carry their revision's validity, so no posting is joined to its revision.
     const snapshot = 't.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?)';
     /** The next `want` matches after `after`, ranked (one-term walk, threshold walk, tier or aggregates). */
@@ -258,7 +260,6 @@ export function searchCatalog(
           )
           .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), want) as typeof rows;
       } else {
-        const filter: TermRowFilter = { joinListings, conditions, params };
         const tier = () => termTiersTopK(store, terms, asOf, filter, after, want, store.tierDriverRows);
         const walk = () => thresholdWalk(store, terms, asOf, filter, after, want);
         // Two terms: two common words from their pair's kept first pages (pair-tops.ts) when those
