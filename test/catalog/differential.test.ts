@@ -117,10 +117,15 @@ describe('search against the reference ranking', () => {
       const filter = q % 3 === 0 ? { network: 'stellar:pubnet' } : q % 3 === 1 ? { payTo: PAY_TO_B } : {};
       const pool = corpus.filter((l) => Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v));
       // Every listing is http, in ASSET, under exact, at 100000: these filters add nothing to the pool, but take the
-      // list keys' paths (sqlite/filter-set.ts): a combination key, a key every listing holds, the price index's set.
-      const extra = [{}, { asset: ASSET, type: 'http' }, { asset: ASSET, scheme: 'exact' }, { asset: ASSET, maxAmount: '100000' }][
-        Math.floor(q / 3) % 4
-      ]!;
+      // list keys' paths (sqlite/filter-set.ts): a combination key, a key every listing holds, the price index's set, the
+      // trigram index's set.
+      const extra = [
+        {},
+        { asset: ASSET, type: 'http' },
+        { asset: ASSET, scheme: 'exact' },
+        { asset: ASSET, maxAmount: '100000' },
+        { url: 'EXAMPLE.com/' },
+      ][Math.floor(q / 3) % 5]!;
       const asked: DiscoveryFilters = q % 3 === 2 ? filter : { ...filter, ...extra };
       const expected = referenceSearch(pool, query);
       const page = await store.search(query, asked, { limit: 500 });

@@ -9,12 +9,14 @@
  * its accepted entries (FILTER_SET_CAP).
  */
 import type { DatabaseSync } from 'node:sqlite';
+import { cachedStatement } from '../../db/sqlite.ts';
 import { COLUMN_FILTERS, filterKeys } from '../listing.ts';
-import { priceFilter } from '../price.ts';
+import { inPriceRange, priceFilter } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { priceMatches } from './price-index.ts';
-import { filterSql, type TermRowFilter } from './queries.ts';
+import { filterSql, urlPhrase, type TermRowFilter } from './queries.ts';
+import { URL_INDEX_CAP } from '../url-filter.ts';
 
 /**
  * The most listings a filter set may hold: building it reads one index entry per listing (about 0.25 µs of
@@ -33,14 +35,29 @@ export interface FilterSet {
 }
 
 /**
+ * The listings whose resource URL holds `url`, as a set, when the trigram index holds at most URL_INDEX_CAP of
+ * them (as a list page reads them, url-filter.ts): exact at any snapshot, since a listing's URL never changes.
+ */
+function urlSet(db: DatabaseSync, url: string): FilterSet | undefined {
+  if (url.includes('\u0000')) return undefined;
+  const counted = cachedStatement(db, 'SELECT count(*) AS n FROM (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ? LIMIT ?)').get(
+    urlPhrase(url),
+    URL_INDEX_CAP + 1,
+  ) as { n: number };
+  const listings = Number(counted.n);
+  if (listings > URL_INDEX_CAP) return undefined;
+  return { condition: 't.listing_id IN (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ?)', params: [urlPhrase(url)], listings };
+}
+
+/**
  * The smallest set of listings that holds every match of `filters` (the rarest of their list keys, or the
  * price index's range for `asset` + `maxAmount`, `maxUsdPrice` read as one), when it holds at most `cap`
  * listings; undefined otherwise, or when no filter narrows the catalog (then only the `all` key).
  */
 export function filterSet(db: DatabaseSync, filters: DiscoveryFilters, cap = FILTER_SET_CAP): FilterSet | undefined {
-  let best: FilterSet | undefined;
+  let best = filters.url === undefined ? undefined : urlSet(db, filters.url);
   for (const key of filterKeys(filters)) {
-    if (key.kind === 'all') return undefined;
+    if (key.kind === 'all') break;
     const listings = listingsWith(db, key);
     if (listings <= cap && (!best || listings < best.listings))
       best = {
@@ -63,39 +80,57 @@ export function filterSet(db: DatabaseSync, filters: DiscoveryFilters, cap = FIL
   return best;
 }
 
-/** The filters a list key answers exactly (listing.ts filterKeys): no amount, price, url or column filter beside them. */
-const keyedOnly = (filters: DiscoveryFilters): boolean =>
-  filters.maxAmount === undefined &&
-  filters.maxUsdPrice === undefined &&
-  filters.url === undefined &&
-  COLUMN_FILTERS.every(([name]) => name === 'type' || name === 'payTo' || filters[name] === undefined);
+/**
+ * A first page's filters as list keys and the price index only (they are then the filters' exact answer, as for a
+ * list page): a key every listing holds is left out, a key or price range of at most FILTER_SET_CAP listings is a
+ * set, any other one primary-key lookup per row. Undefined when a filter needs the listing's row (`url`, a
+ * column filter, a `url` more than URL_INDEX_CAP listings hold) or its accepted entries (`maxUsdPrice` that several USD-pegged assets could meet).
+ */
+function keyedFilter(db: DatabaseSync, filters: DiscoveryFilters): TermRowFilter | undefined {
+  if (COLUMN_FILTERS.some(([name]) => name !== 'type' && name !== 'payTo' && filters[name] !== undefined)) return undefined;
+  const url = filters.url === undefined ? undefined : urlSet(db, filters.url);
+  if (filters.url !== undefined && !url) return undefined;
+  const asked = withUsdPriceAsAmount(db, filters);
+  const priced = priceFilter(asked);
+  if (asked.maxUsdPrice !== undefined || (asked.maxAmount !== undefined && !priced)) return undefined;
+  const everyListing = listingsWith(db, { kind: 'all', value: '' });
+  const conditions = url ? [url.condition] : [];
+  const params: Array<string | number> = url ? [...url.params] : [];
+  for (const key of filterKeys(asked)) {
+    if (key.kind === 'all' || (priced && inPriceRange(key.kind))) continue;
+    const listings = listingsWith(db, key);
+    if (listings >= everyListing) continue;
+    conditions.push(
+      listings <= FILTER_SET_CAP
+        ? 't.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?)'
+        : 'EXISTS (SELECT 1 FROM listing_keys k WHERE k.kind = ? AND k.value = ? AND k.listing_id = t.listing_id)',
+    );
+    params.push(key.kind, key.value);
+  }
+  if (priced) {
+    const typed = asked.type === undefined ? '' : ' AND p.type = ?';
+    const { matches } = priceMatches(db, { asset: priced.key, type: asked.type }, priced.max);
+    conditions.push(
+      matches <= FILTER_SET_CAP
+        ? `t.listing_id IN (SELECT p.listing_id FROM listing_prices p WHERE p.asset = ?${typed} AND p.price <= ?)`
+        : `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = t.listing_id AND p.asset = ?${typed} AND p.price <= ?)`,
+    );
+    params.push(priced.key, ...(asked.type === undefined ? [] : [asked.type]), priced.max);
+  }
+  return { joinListings: '', conditions: conditions.join(' AND ') || 'TRUE', params };
+}
 
 /**
  * A search's filters on its term rows `t` as of `asOf` (search.ts, every path). When `asOf` is the catalog's
- * sequence in this read transaction (a first page) and the filters are list keys only, the keys are the
- * filters' exact answer then (the list pages rely on it): a key every listing holds is left out, a key of at
- * most FILTER_SET_CAP listings is a set, any other one key lookup per row, and no listing row is read.
- * Otherwise the exact conditions on the listing (queries.ts filterSql), after a set when one is small.
+ * sequence in this read transaction (a first page, or a later one with no write since), the list keys and the
+ * price index answer them without a listing row where they can (keyedFilter); otherwise the exact conditions on
+ * the listing as of `asOf` (queries.ts filterSql), behind a set when one is small (filterSet).
  */
 export function searchFilter(db: DatabaseSync, filters: DiscoveryFilters, asOf: number, current: boolean): TermRowFilter {
   const exact = filterSql(filters, asOf);
   if (exact.conditions === 'TRUE') return { joinListings: '', ...exact };
-  if (current && keyedOnly(filters)) {
-    const everyListing = listingsWith(db, { kind: 'all', value: '' });
-    const conditions: string[] = [];
-    const params: Array<string | number> = [];
-    for (const key of filterKeys(filters)) {
-      const listings = listingsWith(db, key);
-      if (listings >= everyListing) continue;
-      conditions.push(
-        listings <= FILTER_SET_CAP
-          ? 't.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?)'
-          : 'EXISTS (SELECT 1 FROM listing_keys k WHERE k.kind = ? AND k.value = ? AND k.listing_id = t.listing_id)',
-      );
-      params.push(key.kind, key.value);
-    }
-    return { joinListings: '', conditions: conditions.join(' AND ') || 'TRUE', params };
-  }
+  const keyed = current ? keyedFilter(db, filters) : undefined;
+  if (keyed) return keyed;
   const set = filterSet(db, filters);
   return {
     joinListings: 'JOIN listings l ON l.id = t.listing_id',
