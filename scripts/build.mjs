@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { dirname } from 'node:path';
 import { build } from 'esbuild';
 import { parse } from 'yaml';
@@ -100,6 +100,28 @@ const lazyModules = {
   },
 };
 
+/**
+ * Node's built-in modules reached through `require` instead of `import` (docs/OPERATIONS.md
+ * "Startup"). An ES module import of a built-in makes Node build a module namespace from every
+ * property of its exports, getters included, and node:http's `WebSocket`, `CloseEvent` and
+ * `MessageEvent` getters load Node's whole fetch implementation (undici) to answer: about 0.1 CPU-s
+ * of start-up for classes svc never uses. `require` hands back the exports object itself, whose
+ * properties are read only where svc reads them.
+ * @type {import('esbuild').Plugin}
+ */
+const builtinsByRequire = {
+  name: 'builtins-by-require',
+  setup(build) {
+    build.onResolve({ filter: /^[a-z:_/]+$/ }, (args) =>
+      args.kind === 'import-statement' && isBuiltin(args.path) ? { path: args.path, namespace: 'builtin' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
 const COMMON = {
   outbase: 'src',
   outdir: 'dist',
@@ -114,12 +136,19 @@ const COMMON = {
   // helpers); an ES module has no require, so each bundle gets one resolving from its own file.
   banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
   logLevel: 'warning',
+  plugins: [builtinsByRequire],
 };
 
 rmSync('dist', { recursive: true, force: true });
 // The main process, split: a CommonJS package loaded with import() then has only a default export
 // (its module.exports), so src/ reads such a package's import() through `.default`.
-await build({ ...COMMON, entryPoints: ['src/main.ts'], splitting: true, chunkNames: 'chunks/[name]-[hash]', plugins: [lazyModules] });
+await build({
+  ...COMMON,
+  entryPoints: ['src/main.ts'],
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  plugins: [builtinsByRequire, lazyModules],
+});
 // The worker threads, each one file as before: they load little, and the schema worker's import() of
 // Ajv keeps its named exports.
 await build({ ...COMMON, entryPoints: ['src/catalog/threads/worker.ts', 'src/catalog/ingest/schema-worker.ts'] });

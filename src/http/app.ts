@@ -36,6 +36,7 @@ import type { ConnectionObservers } from './connection-cap.ts';
 import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
 import { cors, preflightHandler } from './cors.ts';
 import { HttpError } from './errors.ts';
+import { serializeJsonBodies } from './json-bodies.ts';
 import { rateLimited } from './rate-limit.ts';
 import { clientAddress } from './client-address.ts';
 import {
@@ -223,6 +224,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   const app = new Koa<SvcState>();
   // Errors are answered by errorBoundary; Koa's default handler would print stacks to stderr.
   app.silent = true;
+  serializeJsonBodies(app);
   app.use(clientAddress(config.trustedProxies ?? { ranges: [], header: 'x-forwarded-for' }));
   app.use(metrics.middleware());
   app.use(requestContext(logger));

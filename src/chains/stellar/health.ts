@@ -3,10 +3,10 @@
  * account that pays for settlements (submitters, channels, fee-bump) holds at least the configured
  * native balance. Addresses are public; no seed is read here.
  */
-import { Keypair, rpc as sdkRpc, xdr } from '@stellar/stellar-sdk';
+import { Keypair, xdr, type rpc as sdkRpc } from '@stellar/stellar-sdk';
 import type { CheckResult } from '../../ops/readiness.ts';
 import { signerAddresses, type StellarConfig } from './config.ts';
-import { createSdkRpc, type ChainRpc } from './rpc.ts';
+import { createSdkRpc, sdkServer, type ChainRpc } from './rpc.ts';
 
 const STROOPS_PER_XLM = 10_000_000n;
 
@@ -38,8 +38,7 @@ const xlm = (stroops: bigint) => `${stroops / STROOPS_PER_XLM}.${(stroops % STRO
 export function accountBalances(rpcUrl: string, timeoutMs = 2_000): (addresses: string[]) => Promise<(bigint | null)[]> {
   let server: sdkRpc.Server | undefined;
   return async (addresses) => {
-    server ??= new sdkRpc.Server(rpcUrl, { allowHttp: rpcUrl.startsWith('http://') });
-    (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
+    server ??= sdkServer(rpcUrl, timeoutMs);
     const keys = addresses.map((a) =>
       xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(a).xdrAccountId() })),
     );
@@ -54,8 +53,7 @@ export function accountBalances(rpcUrl: string, timeoutMs = 2_000): (addresses: 
 export function balancesCheck(rpcUrl: string, addresses: () => string[], minStroops: bigint, timeoutMs = 2_000) {
   let server: sdkRpc.Server | undefined;
   return async (): Promise<CheckResult> => {
-    server ??= new sdkRpc.Server(rpcUrl, { allowHttp: rpcUrl.startsWith('http://') });
-    (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
+    server ??= sdkServer(rpcUrl, timeoutMs);
     const list = addresses();
     const balances = await Promise.all(
       list.map(async (address) => {

@@ -158,15 +158,24 @@ export interface SdkRpcOptions {
 }
 
 /**
+ * An `rpc.Server` whose JSON-RPC calls go over keep-alive node:http (rpc-transport.ts): far cheaper
+ * than the SDK's own client, whose first call also loads Node's fetch, about 0.1 CPU-s of svc's
+ * start-up when readiness's first round made it (docs/OPERATIONS.md "Startup"). rpc.Server ignores
+ * its `timeout` option; the client honours `httpClient.defaults.timeout`.
+ */
+export function sdkServer(url: string, timeoutMs: number): rpc.Server {
+  const server = new rpc.Server(url, { allowHttp: url.startsWith('http://') });
+  (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
+  Reflect.set(server, 'httpClient', keepAliveClient(server.httpClient as unknown as PostClient, timeoutMs));
+  return server;
+}
+
+/**
  * `ChainRpc` over `rpc.Server`. The raw (`_`-prefixed) calls are used where the parsed variant
  * would decode ledger header/meta XDR we never read.
  */
 export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainRpc {
-  const server = new rpc.Server(url, { allowHttp: url.startsWith('http://') });
-  // rpc.Server ignores its `timeout` option; the HTTP client honours one in its defaults. Its
-  // JSON-RPC calls go over keep-alive node:http (rpc-transport.ts), far cheaper than fetch.
-  (server.httpClient.defaults as { timeout?: number }).timeout = timeoutMs;
-  Reflect.set(server, 'httpClient', keepAliveClient(server.httpClient as unknown as PostClient, timeoutMs));
+  const server = sdkServer(url, timeoutMs);
   const call = <T>(method: string, run: () => Promise<T>) => callWithin(timeoutMs + 250, method, run);
   return {
     async getLatestLedger() {
