@@ -16,6 +16,8 @@
  * - LAZY_MODULES: modules svc imports but does not call on its way to ready, bundled behind a
  *   stand-in that evaluates them on first use.
  */
+import { spawnSync } from 'node:child_process';
+import process from 'node:process';
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
@@ -163,3 +165,15 @@ const openapi = readFileSync('openapi.yaml', 'utf8');
 /** @type {unknown} */
 const document = parse(openapi);
 writeFileSync('dist/openapi.json', JSON.stringify({ sha256: createHash('sha256').update(openapi).digest('hex'), document }));
+
+// Node's compile cache (dist/.compile-cache, scripts/start.sh's NODE_COMPILE_CACHE), filled by one
+// start of the new bundle that stops at the configuration check (no variables are passed: exit 78)
+// after every module it imports has been compiled, so the first `npm start` after a build skips
+// compiling as later ones do. Node keys each entry on the file's path and checks a hash of its
+// content before using it, so no entry outlives the code it was made from.
+const warm = spawnSync(process.execPath, ['dist/main.js'], {
+  env: { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: 'dist/.compile-cache' },
+  stdio: ['ignore', 'ignore', 'pipe'],
+  encoding: 'utf8',
+});
+if (warm.status !== 78) throw new Error(`filling the compile cache: dist/main.js exited ${warm.status ?? warm.signal}: ${warm.stderr}`);
