@@ -5,8 +5,6 @@
  * Secrets never appear.
  */
 import { EXIT_CONFIG, configErrors, ensureDbDirectory, loadConfig, type Config } from './config.ts';
-import { installDrain } from './lifecycle.ts';
-import { createService } from './service.ts';
 
 /** The port is held by another process (sysexits' EX_TEMPFAIL: a supervisor may retry, e.g. while an old instance drains). */
 export const EXIT_PORT_IN_USE = 75;
@@ -25,6 +23,9 @@ function configOrExit(): Config {
 }
 
 const config = configOrExit();
+// Loaded once the configuration is valid: the bundle splits the service into chunks of its own, so
+// a start-up refused for its configuration reads and parses only the configuration's code.
+const [{ createService }, { installDrain }] = await Promise.all([import('./service.ts'), import('./lifecycle.ts')]);
 const service = createService(config);
 const { logger } = service;
 try {
