@@ -5,7 +5,8 @@
  */
 import type pg from 'pg';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
-import { COLUMN_FILTERS, needsAcceptedEntry, type ListingRow } from '../listing.ts';
+import { COLUMN_FILTERS, filterKeys, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
+import { FILTER_SET_CAP } from '../search.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { asciiLower } from '../url-filter.ts';
 import { listingColumns } from './quality.ts';
@@ -181,14 +182,38 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
  * and listing_id (term rows, or the revisions themselves), listings aliased `l` when joined.
  */
 export function termRowConditions(
-  filters: DiscoveryFilters,
+  filters: SearchFilters,
   asOf: number,
   { p }: ReturnType<typeof parameters>,
 ): { join: string; where: string } {
   const conditions = filterConditions(filters, p, asOf);
   const seq = p(asOf);
+  // The list key's listings first (a hashed set), then the exact conditions on the listings that pass it.
+  const within = filters.within
+    ? `t.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ${p(filters.within.kind)} AND k.value = ${p(filters.within.value)}) AND `
+    : '';
   return {
     join: conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id',
-    where: `t.from_seq <= ${seq} AND (t.to_seq IS NULL OR t.to_seq > ${seq}) AND ${conditions}`,
+    where: `t.from_seq <= ${seq} AND (t.to_seq IS NULL OR t.to_seq > ${seq}) AND ${within}${conditions}`,
   };
+}
+
+/**
+ * A search's filters with, in `within`, the list key (listing.ts filterKeys) of fewest listings when it holds at most
+ * FILTER_SET_CAP (sqlite/filter-set.ts): its listings now are every listing that matched at any earlier snapshot
+ * (accepts only grow, a type never changes), so it narrows the term rows before the exact conditions (searchFilters).
+ */
+export type SearchFilters = DiscoveryFilters & { within?: ListingKey };
+
+/** `filters` with their smallest list key as `within` when it is small (SearchFilters); one statement. */
+export async function searchFilters(db: Db, filters: DiscoveryFilters): Promise<SearchFilters> {
+  const keys = filterKeys(filters).filter((key) => key.kind !== 'all');
+  if (keys.length === 0 || filterConditions(filters, parameters().p) === 'TRUE') return filters;
+  const { rows } = await db.query<{ kind: ListingKey['kind']; value: string; n: string }>(
+    `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k (kind, value)
+     LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value ORDER BY 3 LIMIT 1`,
+    [keys.map((key) => key.kind), keys.map((key) => key.value)],
+  );
+  const rarest = rows[0];
+  return rarest && Number(rarest.n) <= FILTER_SET_CAP ? { ...filters, within: { kind: rarest.kind, value: rarest.value } } : filters;
 }

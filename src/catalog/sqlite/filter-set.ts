@@ -17,15 +17,7 @@ import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { priceMatches } from './price-index.ts';
 import { filterSql, urlPhrase, type TermRowFilter } from './queries.ts';
 import { URL_INDEX_CAP } from '../url-filter.ts';
-
-/**
- * The most listings a filter set may hold: building it reads one index entry per listing (about 0.25 µs of
- * CPU at 100k listings), where each term row it turns away saves a listing's row and its accepted entries
- * (about 2 µs warm, ten times that when the pages are cold). The tiers read every row of the searched terms
- * (up to the budget's 4,000), so a set of 12,000 costs at most about what it saves them; a one-term walk under
- * a filter of n listings among N reads about a page × N / n rows, which a filter this common fills soon.
- */
-export const FILTER_SET_CAP = 12_000;
+import { FILTER_SET_CAP } from '../search.ts';
 
 /** The set's condition on term rows (or revisions) `t`, its parameters and how many listings it holds. */
 export interface FilterSet {
