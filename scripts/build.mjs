@@ -46,6 +46,10 @@ const LAZY_MODULES = [
   { specifier: 'yaml', importer: 'src/http/contract.ts', exports: ['parse'] },
   // Unicode's confusables table: the first listing URL with an internationalized host (src/net/idn-hosts.ts).
   { specifier: 'unhomoglyph', importer: 'src/net/idn-hosts.ts', exports: 'function' },
+  // The x402 library's response parsers and its zod schemas (zod included): the first probe of a
+  // listing's live 402 answer (src/net/live-402.ts).
+  { specifier: '@x402/core/http', importer: 'src/net/live-402.ts', exports: ['decodePaymentRequiredHeader'] },
+  { specifier: '@x402/core/schemas', importer: 'src/net/live-402.ts', exports: ['parsePaymentRequired'] },
 ];
 
 /**
