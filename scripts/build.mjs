@@ -171,13 +171,24 @@ const document = parse(openapi);
 writeFileSync('dist/openapi.json', JSON.stringify({ sha256: createHash('sha256').update(openapi).digest('hex'), document }));
 
 // Node's compile cache (dist/.compile-cache, scripts/start.sh's NODE_COMPILE_CACHE), filled by one
-// start of the new bundle that stops at the configuration check (no variables are passed: exit 78)
-// after every module it imports has been compiled, so the first `npm start` after a build skips
-// compiling as later ones do. Node keys each entry on the file's path and checks a hash of its
-// content before using it, so no entry outlives the code it was made from.
-const warm = spawnSync(process.execPath, ['dist/main.js'], {
-  env: { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: 'dist/.compile-cache' },
-  stdio: ['ignore', 'ignore', 'pipe'],
-  encoding: 'utf8',
-});
+// Node that imports what a start imports: the chunks dist/main.js loads once the configuration is
+// valid (its `import()`s: the service), then dist/main.js itself, which stops at the configuration
+// check (no variables are passed: exit 78). So the first `npm start` after a build skips compiling
+// as later ones do. Node keys each entry on the file's path and checks a hash of its content before
+// using it, so no entry outlives the code it was made from.
+const afterConfig = [...readFileSync('dist/main.js', 'utf8').matchAll(/import\("(\.\/chunks\/[^"]+\.js)"\)/g)].map((m) => m[1]);
+if (afterConfig.length === 0) throw new Error('dist/main.js imports no chunk after its configuration check: update the compile cache step');
+const warm = spawnSync(
+  process.execPath,
+  [
+    '--input-type=module',
+    '-e',
+    [...afterConfig.map((p) => `dist/${p.slice(2)}`), 'dist/main.js'].map((p) => `await import('./${p}');`).join('\n'),
+  ],
+  {
+    env: { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: 'dist/.compile-cache' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  },
+);
 if (warm.status !== 78) throw new Error(`filling the compile cache: dist/main.js exited ${warm.status ?? warm.signal}: ${warm.stderr}`);

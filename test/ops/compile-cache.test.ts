@@ -1,11 +1,11 @@
 /**
  * Start-up's compile cache and what the bundle loads (docs/OPERATIONS.md "Startup"): scripts/start.sh
  * keeps Node's compile cache in dist/.compile-cache, `npm run build` fills it, and a rebuilt bundle
- * runs its own code, never the previous build's, with that cache present. Importing the bundle does
+ * runs its own code, never the previous build's, with that cache present. Loading svc's bundle does
  * not load Node's fetch.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -54,18 +54,26 @@ describe('compile cache', () => {
     expect(rebuilt.stderr).not.toMatch(/main\.js was accepted/);
   });
 
-  it("the build fills it, and importing the bundle does not load Node's fetch", () => {
+  it("the build fills it, and loading svc does not load Node's fetch", () => {
     ensureBuilt();
-    // No configuration: svc stops at its check (78) after every static import has been evaluated.
-    const probe = "data:text/javascript,process.on('exit',()=>console.log(process.moduleLoadList.filter(m=>m.includes('undici')).length))";
-    const run = spawnSync(process.execPath, ['--import', probe, 'dist/main.js'], {
+    // What a start loads: the chunks dist/main.js imports once the configuration is valid (the
+    // service), then dist/main.js, which stops at its configuration check (no variables: exit 78).
+    const afterConfig = [...readFileSync(join(root, 'dist/main.js'), 'utf8').matchAll(/import\("\.\/(chunks\/[^"]+\.js)"\)/g)].map(
+      (m) => `dist/${m[1]}`,
+    );
+    expect(afterConfig.some((p) => p.includes('/service-'))).toBe(true);
+    const script = [
+      "process.on('exit', () => console.log(process.moduleLoadList.filter((m) => m.includes('undici')).length));",
+      ...[...afterConfig, 'dist/main.js'].map((p) => `await import('./${p}');`),
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: root,
       env: { PATH, NODE_COMPILE_CACHE: 'dist/.compile-cache', NODE_DEBUG_NATIVE: 'COMPILE_CACHE' },
       encoding: 'utf8',
       timeout: 30_000,
     });
     expect(run.status, run.stderr).toBe(78);
-    expect(run.stderr).toMatch(/dist\/main\.js was accepted/);
+    for (const file of [...afterConfig, 'dist/main.js']) expect(run.stderr).toContain(`${file} was accepted`);
     expect(run.stdout).toBe('0\n');
   });
 });
