@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogQueryError } from '../../src/catalog/types.ts';
-import { PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { ASSET, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
@@ -215,6 +215,29 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(new Set(seen)).toEqual(before);
       // A fresh search sees the new state.
       expect(urls(await t.catalog.search('energy solar', {}, { limit: 100 }))).toContain('https://new0.example.com/energy');
+    });
+
+    it("a filtered walk keeps its first page's matches while a listing gains an entry that would match (the list keys are read only for the current snapshot)", async () => {
+      const t = fresh();
+      await seedMany(t, 12);
+      // Six more listings on pubnet: outside the filter until a refresh adds a testnet entry to one of them per page.
+      for (let i = 0; i < 6; i++)
+        await t.catalog.recordSettlement(
+          settlement({ url: `https://p${i}.example.com/energy`, ...noParams, description: 'energy solar', network: 'stellar:pubnet' }),
+        );
+      const filters = { asset: ASSET, network: 'stellar:testnet', type: 'http' };
+      const before = new Set(urls(await t.catalog.search('energy solar', filters, { limit: 100 })));
+      expect(before.size).toBe(12);
+      const seen = await walk(t.catalog, 'energy solar', filters, 3, async (page) => {
+        t.tick();
+        await t.catalog.recordSettlement(
+          settlement({ url: `https://p${page}.example.com/energy`, ...noParams, description: 'energy solar', network: 'stellar:testnet' }),
+        );
+      });
+      expect(seen).toHaveLength(new Set(seen).size);
+      expect(new Set(seen)).toEqual(before);
+      // A fresh search sees the entries added since.
+      expect(urls(await t.catalog.search('energy solar', filters, { limit: 100 }))).toContain('https://p0.example.com/energy');
     });
 
     it('rejects tampered, foreign and mismatched cursors with svc_invalid_search_cursor', async () => {
