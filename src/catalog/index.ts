@@ -115,7 +115,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
     dbPath: options.dbPath,
     databaseUrl: options.databaseUrl,
     softBudgetMs: options.softBudgetMs,
-    schemaWallMs: options.schemaWallMs,
+    schema: { wallMs: options.schemaWallMs, standby: options.schemaStandby },
     fileIdentity: identity,
     ownership: options.ownership ?? 'first-settlement',
   };

@@ -305,6 +305,12 @@ export interface CatalogOptions {
    * later), which there would read as a lost write. The CPU budget still applies.
    */
   schemaWallMs?: number;
+  /**
+   * Whether the seller-schema validator keeps a warm standby thread beside its current one (default
+   * true, docs/CATALOG.md "Seller schemas"). The test suite's per-test catalogs turn it off: a
+   * standby is a thread's start (about 0.2 CPU-s) that only a terminated or retired thread uses.
+   */
+  schemaStandby?: boolean;
 }
 
 /**

@@ -63,7 +63,7 @@ function readerLane(prefix: string, threads: Partial<ConstructorParameters<typeo
       databaseUrl: undefined,
       role: 'reader',
       softBudgetMs: undefined,
-      schemaWallMs: undefined,
+      schema: { wallMs: undefined, standby: undefined },
       threads: 1,
       heavyThreads: 1,
       maxQueued: 64,

@@ -246,6 +246,21 @@ describe('the time budget', () => {
     }
   });
 
+  it("without a standby (the test suite's catalogs) one thread runs, and a terminated one is replaced by a cold start", async () => {
+    const single = new SchemaValidator({ standby: false, maxWaitMs: 5_000, wallMs: 5_000 });
+    try {
+      expect(await single.validate({ type: 'object' }, info)).toMatchObject({ ok: true });
+      await new Promise((r) => setTimeout(r, 300)); // a standby would be booting by now
+      expect(single.workersStarted).toBe(1);
+      const [slow] = slowSchemas('no standby');
+      expect(await single.validate(slow!.schema, slow!.info)).toMatchObject({ code: 'bazaar_schema_too_complex' });
+      expect(await single.validate({ type: 'object', title: 'after' }, info)).toMatchObject({ ok: true });
+      expect(single.workersStarted).toBe(2);
+    } finally {
+      await single.close();
+    }
+  });
+
   it('the wall-clock bound counts from when the caller began: work done before validating is not extra time', async () => {
     await validator.validate({ type: 'object' }, info); // the worker is up
     const factor = loadavg()[0]! > cpus().length ? 4 : 1;

@@ -56,6 +56,11 @@ export interface SchemaValidatorOptions {
   rememberBoundMs?: number;
   /** The threads' module. Default the schema worker (src/files.ts); tests give one that cannot start. */
   workerUrl?: URL;
+  /**
+   * Keep a warm standby beside the current thread (default true). Without one, a terminated thread
+   * is replaced by a cold start and a thread is never retired (CatalogOptions.schemaStandby).
+   */
+  standby?: boolean;
 }
 
 /** The documented budget (CPU time): a hostile schema costs at most this, then it is soft-dropped. */
@@ -116,6 +121,7 @@ export class SchemaValidator {
   private readonly maxQueued: number;
   private readonly maxHeapMb: number;
   private readonly workerUrl: URL;
+  private readonly keepStandby: boolean;
   private current: Slot | null = null;
   /** A warm spare, started with the first worker: after a termination the next job starts at once. */
   private standby: Slot | null = null;
@@ -152,6 +158,7 @@ export class SchemaValidator {
     this.maxHeapMb = options.maxHeapMb ?? 48;
     this.recent = new RecentVerdicts(options.rememberMs ?? RECENT_VERDICT_MS, options.rememberBoundMs ?? BOUND_VERDICT_MS);
     this.workerUrl = options.workerUrl ?? workerModuleUrl('catalog/ingest/schema-worker');
+    this.keepStandby = options.standby ?? true;
     // Warm from the start: the first seller must not wait for a thread to boot.
     this.current = this.spawn();
   }
@@ -248,7 +255,7 @@ export class SchemaValidator {
       this.current = this.standby ?? this.spawn();
       this.standby = null;
     }
-    if (this.current.ready) this.standby ??= this.spawn();
+    if (this.current.ready && this.keepStandby) this.standby ??= this.spawn();
     else if (this.standby?.ready) [this.current, this.standby] = [this.standby, this.current];
   }
 

@@ -24,8 +24,8 @@ export interface WorkerSetup {
   /** The writer takes settlement hooks (and validates sellers' schemas), readers discovery. */
   role: 'writer' | 'reader';
   softBudgetMs: number | undefined;
-  /** The writer's seller-schema wall-clock bound (CatalogOptions.schemaWallMs). */
-  schemaWallMs: number | undefined;
+  /** The writer's seller-schema validator: its wall-clock bound and standby (CatalogOptions.schemaWallMs, schemaStandby). */
+  schema: { wallMs: number | undefined; standby: boolean | undefined };
   /** The SQLite file as svc opened it at start; a thread opens no other (worker.ts). */
   fileIdentity?: FileIdentity | null;
   /** Who may own a listing (CatalogOptions.ownership). */
@@ -197,7 +197,7 @@ export class WorkerLanes {
         databaseUrl: this.setup.databaseUrl,
         role: this.setup.role,
         softBudgetMs: this.setup.softBudgetMs,
-        schemaWallMs: this.setup.schemaWallMs,
+        schema: this.setup.schema,
         fileIdentity: this.setup.fileIdentity,
         ownership: this.setup.ownership,
       } satisfies WorkerSetup,

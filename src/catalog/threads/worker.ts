@@ -25,7 +25,7 @@ const logger: CatalogLogger = {
   error: (obj, msg) => port.postMessage({ log: 'error', obj, msg } satisfies WorkerReply),
 };
 // The writer validates sellers' schemas, on a thread started when the first one arrives.
-if (setup.role === 'writer' && setup.schemaWallMs !== undefined) configureSchemaValidation({ wallMs: setup.schemaWallMs });
+if (setup.role === 'writer') configureSchemaValidation(setup.schema);
 let opened: { engine: CatalogEngine; store: CatalogStore | PostgresCatalogStore } | undefined;
 /**
  * This thread's store and the engine over it, opened only on the file svc opened at start
