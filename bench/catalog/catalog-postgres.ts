@@ -22,8 +22,7 @@
  *
  * DIR keeps the SQLite files and the Postgres data directory (`DIR/postgres`) between runs.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -35,6 +34,7 @@ import { discoveryCases, mostCommonQuery, naturalQuery, seedCorpus } from '../li
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
 import { copyCatalog } from './lib/postgres-copy.ts';
 import { fmt, getJson, load, loadAverage, machineLine, requireBuild, rssMb, startNode, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -48,10 +48,7 @@ const { values } = parseArgs({
 });
 // --quick: 300 listings, 3 requests a row, in a temporary directory unless --keep-dir (bench/lib/quick.ts).
 if (values.quick) Object.assign(values, { sizes: '300', requests: '3' });
-if (values.quick && !values['keep-dir']) {
-  values['keep-dir'] = mkdtempSync(join(tmpdir(), 'svc-bench-quick-pg-'));
-  chmodSync(values['keep-dir'], 0o755); // initdb runs as the postgres user when this runs as root
-}
+if (values.quick && !values['keep-dir']) values['keep-dir'] = scratchDir('svc-bench-quick-pg-', { traversable: true });
 if (!values['keep-dir']) {
   console.error('--keep-dir DIR is required: the seeded corpora and the Postgres data directory are kept there.');
   process.exit(2);

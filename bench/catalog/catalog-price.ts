@@ -13,12 +13,11 @@
  *
  *   npm run build && npx tsx bench/catalog/catalog-price.ts [--before COMMIT] [--size 100000] [--requests 200] [--keep-dir DIR]
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './lib/catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -36,7 +35,7 @@ requireBuild();
 const SIZE = Number(values.size);
 const REQUESTS = Number(values.requests);
 const out = (s: string) => console.log(s);
-const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-price-'));
+const dir = values['keep-dir'] ?? scratchDir('svc-bench-price-');
 out(machineLine());
 out(`Catalog: ${SIZE.toLocaleString('en')} listings; before = ${values.before}, after = this checkout.`);
 const { beforeDir, beforeFile, afterFile } = seededSides({ dir, before: values.before, size: SIZE, prefix: 'price-' });

@@ -10,13 +10,12 @@
  *
  *   npm run build && npx tsx bench/catalog/catalog-quality.ts [--before 0583278] [--size 100000] [--requests 200] [--keep-dir DIR]
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { discoveryCases } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './lib/catalog-sides.ts';
 import { cpuSeconds, fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,7 +33,7 @@ requireBuild();
 const SIZE = Number(values.size);
 const REQUESTS = Number(values.requests);
 const out = (s: string) => console.log(s);
-const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-quality-'));
+const dir = values['keep-dir'] ?? scratchDir('svc-bench-quality-');
 out(machineLine());
 out(`Catalog: ${SIZE.toLocaleString('en')} listings; before = ${values.before}, after = this checkout.`);
 const { beforeDir, beforeFile, afterFile } = seededSides({ dir, before: values.before, size: SIZE, prefix: '' });

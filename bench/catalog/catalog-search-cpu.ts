@@ -10,14 +10,13 @@
  *   npx tsx bench/catalog/catalog-search-cpu.ts TREE FILE QUERY [CALLS]
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedCorpus } from '../lib/catalog-corpus.ts';
 import { QUICK } from '../lib/quick.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 function quickFile(): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'svc-bench-search-cpu-')), 'catalog.sqlite');
+  const file = join(scratchDir('svc-bench-search-cpu-'), 'catalog.sqlite');
   seedCorpus(file, 300);
   return file;
 }

@@ -20,13 +20,12 @@
  *   npm run build && npx tsx bench/catalog/catalog-terms.ts [--before COMMIT] [--sizes 100000[,1000000]] [--requests 100]
  *     [--keep-dir DIR] [--writes 500]
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { mostCommonQuery, naturalQuery } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv, seededSides, stopServers, writeLatency } from './lib/catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,7 +43,7 @@ if (values.quick) Object.assign(values, { before: '.', sizes: '300', requests: '
 requireBuild();
 const REQUESTS = Number(values.requests);
 const out = (s: string) => console.log(s);
-const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-terms-'));
+const dir = values['keep-dir'] ?? scratchDir('svc-bench-terms-');
 
 const mostCommon = mostCommonQuery;
 const natural = naturalQuery;

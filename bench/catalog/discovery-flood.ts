@@ -15,15 +15,15 @@
  *   npm run build && npx tsx bench/catalog/discovery-flood.ts [--listings 50000] [--before d4b1734] [--seconds 20] [--rounds 2]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +45,7 @@ const FLOODERS = Array.from({ length: Number(values.flooders) }, (_, k) => `127.
 const HONEST = '127.0.0.2';
 const out = (s: string) => console.log(s);
 
-const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-flood-'));
+const dir = values['keep-dir'] ?? scratchDir('svc-bench-flood-');
 mkdirSync(dir, { recursive: true });
 const seeded = join(dir, `catalog-${LISTINGS}.sqlite`);
 if (!existsSync(seeded)) seedCorpus(seeded, LISTINGS, (n) => process.stderr.write(`seeded ${n}\r`));

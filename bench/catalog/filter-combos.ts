@@ -18,8 +18,7 @@
  *       [--stores sqlite,postgres] [--seed N] [--fresh] [--rows REGEX (the rows whose "endpoint, filters" it matches)]
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -29,6 +28,7 @@ import { baselineBuild } from '../lib/baseline-build.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
 import { fmt, getJson, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +45,7 @@ const { values } = parseArgs({
 });
 // --quick: 300 listings, 3 requests a row, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
 if (values.quick) Object.assign(values, { before: THIS_CHECKOUT, size: '300', requests: '3' });
-if (values.quick && !values['keep-dir']) values['keep-dir'] = mkdtempSync(join(tmpdir(), 'svc-bench-combos-'));
+if (values.quick && !values['keep-dir']) values['keep-dir'] = scratchDir('svc-bench-combos-');
 if (!values['keep-dir']) {
   console.error('--keep-dir DIR is required: the seeded corpus and the Postgres data directory are kept there.');
   process.exit(2);
@@ -273,4 +273,3 @@ if (stores.includes('postgres')) {
     await postgres.stop();
   }
 }
-if (values.quick) rmSync(dir, { recursive: true, force: true });

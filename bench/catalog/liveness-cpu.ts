@@ -11,9 +11,8 @@
  *
  *   npm run build && npx tsx bench/catalog/liveness-cpu.ts [--size 100000] [--seconds 180] [--keep-dir DIR]
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
@@ -23,6 +22,7 @@ import { PROBE_DEFAULTS } from '../../src/net/probe-config.ts';
 import { seedCorpus } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
 import { cpuSeconds, fmt, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -40,7 +40,7 @@ const WINDOW_S = Number(values.seconds);
 const ORIGINS = 50;
 const ORIGIN_PORT = 47330;
 const out = (s: string) => console.log(s);
-const dir = values['keep-dir'] ?? mkdtempSync(join(tmpdir(), 'svc-bench-liveness-'));
+const dir = values['keep-dir'] ?? scratchDir('svc-bench-liveness-');
 mkdirSync(dir, { recursive: true });
 
 out(machineLine());

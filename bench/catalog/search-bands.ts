@@ -12,14 +12,14 @@
  *   npm run build && npm run bench -- search-bands --db FILE [--before COMMIT] [--requests 40] [--seed N]
  *   npm run bench -- search-bands --quick     (2,000 listings, this checkout only, a few seconds)
  */
-import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,7 +54,7 @@ function query(band: string, n: number, rand: () => number): string {
   ).join(' ');
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-bench-bands-'));
+const dir = scratchDir('svc-bench-bands-');
 let source = values.db;
 if (quick || !source) {
   source = join(dir, 'corpus.sqlite');

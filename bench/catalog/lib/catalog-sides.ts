@@ -99,7 +99,11 @@ export async function stopServers(...servers: ChildProcess[]): Promise<void> {
     servers.map(async (p) => {
       const exited = p.exitCode !== null || p.signalCode !== null ? null : once(p, 'exit');
       p.kill();
+      // An svc that does not finish its drain in 10 s (an old baseline's did not) is killed: the
+      // benchmark must end, and leave no process holding its port for the next run.
+      const kill = setTimeout(() => p.kill('SIGKILL'), 10_000);
       await exited;
+      clearTimeout(kill);
     }),
   );
 }

@@ -4,15 +4,13 @@
  * temporary one.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { removeOnExit, scratchDir } from '../../lib/scratch-dir.ts';
 
 export const QUICK_SIZE = '300';
 
 export function quickPostgresDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-quick-pg-'));
-  chmodSync(dir, 0o755); // initdb runs as the postgres user when this runs as root
+  // Traversable: initdb runs as the postgres user when this runs as root.
+  const dir = scratchDir('svc-bench-quick-pg-', { traversable: true });
   execFileSync(process.execPath, ['--import', 'tsx', 'bench/catalog/catalog-postgres.ts', '--quick', '--keep-dir', dir], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -22,5 +20,6 @@ export function quickPostgresDir(): string {
 /** A copy of `dir` beside it, owners and modes kept (a Postgres data directory must stay its user's). */
 export function copyPostgresDir(dir: string): string {
   execFileSync('cp', ['-a', dir, `${dir}-base`]);
+  removeOnExit(`${dir}-base`);
   return `${dir}-base`;
 }
