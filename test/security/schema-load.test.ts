@@ -69,6 +69,15 @@ describe('hostile schemas under payment load', () => {
       // The first round runs each schema on the validation thread; the later rounds are the same
       // sellers' next settlements, answered from the validator's memory of its verdicts.
       for (let round = 0; round < 4; round++) for (const b of hostile) drops.push({ ...(await post('/settle', b)), body: b });
+      // A validation thread starved of CPU (other work on every core) may leave a schema unjudged in
+      // all four rounds; the seller's next settlements are judged once it gets CPU, so they continue
+      // until each schema has its verdict, for at most 30 s (a condition, not a share of the CPU).
+      const until = performance.now() + 30_000;
+      let unjudged = hostile.filter((b) => !drops.some((d) => d.body === b && d.code === 'bazaar_schema_too_complex'));
+      while (unjudged.length > 0 && performance.now() < until) {
+        for (const b of unjudged) drops.push({ ...(await post('/settle', b)), body: b });
+        unjudged = unjudged.filter((b) => !drops.some((d) => d.body === b && d.code === 'bazaar_schema_too_complex'));
+      }
       done = true;
     })();
     const loaded = { verify: [] as number[], settle: [] as number[] };
@@ -88,7 +97,8 @@ describe('hostile schemas under payment load', () => {
     else {
       // A validation thread starved of CPU gives no verdict (docs/CATALOG.md "Not judged is not
       // refused": no `bazaar` entry, the journal retries the hook later). Overloaded, an attempt may
-      // end so, but never with another code, and each hostile schema is judged in one of its rounds.
+      // end so, but never with another code, and each hostile schema is judged in one of its rounds
+      // (the four, or the ones that continued until it was).
       expect(drops.filter((d) => d.code !== undefined && d.code !== 'bazaar_schema_too_complex')).toEqual([]);
       expect(hostile.filter((b) => !drops.some((d) => d.body === b && d.code === 'bazaar_schema_too_complex'))).toEqual([]);
     }
@@ -105,5 +115,5 @@ describe('hostile schemas under payment load', () => {
     // 2× of normal, with 3 ms of slack for timer granularity.
     expect(median(loaded.verify)).toBeLessThan(factor * 2 * median(normal.verify) + 3);
     expect(median(loaded.settle)).toBeLessThan(factor * 2 * median(normal.settle) + 3);
-  });
+  }, 120_000);
 });
