@@ -10,7 +10,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { COLUMN_FILTERS, filterKeys } from '../listing.ts';
+import { COLUMN_FILTERS, filterKeys, type ListingKey } from '../listing.ts';
 import { inPriceRange, priceFilter } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
@@ -20,7 +20,7 @@ import { URL_INDEX_CAP } from '../url-filter.ts';
 import { FILTER_SET_CAP } from '../search.ts';
 
 /** The set's condition on term rows (or revisions) `t`, its parameters and how many listings it holds. */
-export interface FilterSet {
+interface FilterSet {
   condition: string;
   params: Array<string | number>;
   listings: number;
@@ -41,33 +41,47 @@ function urlSet(db: DatabaseSync, url: string): FilterSet | undefined {
   return { condition: 't.listing_id IN (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ?)', params: [urlPhrase(url)], listings };
 }
 
+/** The term rows of the `listings` listings that hold `key`: a set when they are at most FILTER_SET_CAP, else a key lookup per row. */
+function keyCondition(key: ListingKey, listings: number): FilterSet {
+  return {
+    condition:
+      listings <= FILTER_SET_CAP
+        ? 't.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?)'
+        : 'EXISTS (SELECT 1 FROM listing_keys k WHERE k.kind = ? AND k.value = ? AND k.listing_id = t.listing_id)',
+    params: [key.kind, key.value],
+    listings,
+  };
+}
+
+/** The term rows of the price index's range (`matches` listings, of `type` when given): a set, or a lookup per row as keyCondition. */
+function priceCondition(priced: { key: string; max: string }, type: string | undefined, matches: number): FilterSet {
+  const typed = type === undefined ? '' : ' AND p.type = ?';
+  return {
+    condition:
+      matches <= FILTER_SET_CAP
+        ? `t.listing_id IN (SELECT p.listing_id FROM listing_prices p WHERE p.asset = ?${typed} AND p.price <= ?)`
+        : `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = t.listing_id AND p.asset = ?${typed} AND p.price <= ?)`,
+    params: [priced.key, ...(type === undefined ? [] : [type]), priced.max],
+    listings: matches,
+  };
+}
+
 /**
- * The smallest set of listings that holds every match of `filters` (the rarest of their list keys, or the
- * price index's range for `asset` + `maxAmount`, `maxUsdPrice` read as one), when it holds at most `cap`
- * listings; undefined otherwise, or when no filter narrows the catalog (then only the `all` key).
+ * The smallest set of listings that holds every match of `filters` (the rarest of their list keys, the price
+ * index's range for `asset` + `maxAmount`, `maxUsdPrice` read as one, or `url`'s set), when it holds at most
+ * FILTER_SET_CAP listings; undefined otherwise, or when no filter narrows the catalog (then only the `all` key).
  */
-export function filterSet(db: DatabaseSync, filters: DiscoveryFilters, cap = FILTER_SET_CAP): FilterSet | undefined {
-  let best = filters.url === undefined ? undefined : urlSet(db, filters.url);
+function filterSet(db: DatabaseSync, filters: DiscoveryFilters, url: FilterSet | undefined): FilterSet | undefined {
+  let best = url;
   for (const key of filterKeys(filters)) {
     if (key.kind === 'all') break;
     const listings = listingsWith(db, key);
-    if (listings <= cap && (!best || listings < best.listings))
-      best = {
-        condition: 't.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?)',
-        params: [key.kind, key.value],
-        listings,
-      };
+    if (listings <= FILTER_SET_CAP && (!best || listings < best.listings)) best = keyCondition(key, listings);
   }
   const priced = priceFilter(withUsdPriceAsAmount(db, filters));
   if (priced) {
-    const typed = filters.type !== undefined;
     const { matches } = priceMatches(db, { asset: priced.key, type: filters.type }, priced.max);
-    if (matches <= cap && (!best || matches < best.listings))
-      best = {
-        condition: `t.listing_id IN (SELECT p.listing_id FROM listing_prices p WHERE p.asset = ?${typed ? ' AND p.type = ?' : ''} AND p.price <= ?)`,
-        params: [priced.key, ...(typed ? [filters.type!] : []), priced.max],
-        listings: matches,
-      };
+    if (matches <= FILTER_SET_CAP && (!best || matches < best.listings)) best = priceCondition(priced, filters.type, matches);
   }
   return best;
 }
@@ -75,55 +89,45 @@ export function filterSet(db: DatabaseSync, filters: DiscoveryFilters, cap = FIL
 /**
  * A first page's filters as list keys and the price index only (they are then the filters' exact answer, as for a
  * list page): a key every listing holds is left out, a key or price range of at most FILTER_SET_CAP listings is a
- * set, any other one primary-key lookup per row. Undefined when a filter needs the listing's row (`url`, a
- * column filter, a `url` more than URL_INDEX_CAP listings hold) or its accepted entries (`maxUsdPrice` that several USD-pegged assets could meet).
+ * set, any other one primary-key lookup per row. Undefined when a filter needs the listing's row (a column filter,
+ * a `url` more than URL_INDEX_CAP listings hold: `url` is then undefined) or its accepted entries (`maxUsdPrice`
+ * that several USD-pegged assets could meet).
  */
-function keyedFilter(db: DatabaseSync, filters: DiscoveryFilters): TermRowFilter | undefined {
+function keyedFilter(db: DatabaseSync, filters: DiscoveryFilters, url: FilterSet | undefined): TermRowFilter | undefined {
   if (COLUMN_FILTERS.some(([name]) => name !== 'type' && name !== 'payTo' && filters[name] !== undefined)) return undefined;
-  const url = filters.url === undefined ? undefined : urlSet(db, filters.url);
   if (filters.url !== undefined && !url) return undefined;
   const asked = withUsdPriceAsAmount(db, filters);
   const priced = priceFilter(asked);
   if (asked.maxUsdPrice !== undefined || (asked.maxAmount !== undefined && !priced)) return undefined;
   const everyListing = listingsWith(db, { kind: 'all', value: '' });
-  const conditions = url ? [url.condition] : [];
-  const params: Array<string | number> = url ? [...url.params] : [];
+  const sets = url ? [url] : [];
   for (const key of filterKeys(asked)) {
     if (key.kind === 'all' || (priced && inPriceRange(key.kind))) continue;
     const listings = listingsWith(db, key);
-    if (listings >= everyListing) continue;
-    conditions.push(
-      listings <= FILTER_SET_CAP
-        ? 't.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?)'
-        : 'EXISTS (SELECT 1 FROM listing_keys k WHERE k.kind = ? AND k.value = ? AND k.listing_id = t.listing_id)',
-    );
-    params.push(key.kind, key.value);
+    if (listings < everyListing) sets.push(keyCondition(key, listings));
   }
-  if (priced) {
-    const typed = asked.type === undefined ? '' : ' AND p.type = ?';
-    const { matches } = priceMatches(db, { asset: priced.key, type: asked.type }, priced.max);
-    conditions.push(
-      matches <= FILTER_SET_CAP
-        ? `t.listing_id IN (SELECT p.listing_id FROM listing_prices p WHERE p.asset = ?${typed} AND p.price <= ?)`
-        : `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = t.listing_id AND p.asset = ?${typed} AND p.price <= ?)`,
-    );
-    params.push(priced.key, ...(asked.type === undefined ? [] : [asked.type]), priced.max);
-  }
-  return { joinListings: '', conditions: conditions.join(' AND ') || 'TRUE', params };
+  if (priced) sets.push(priceCondition(priced, asked.type, priceMatches(db, { asset: priced.key, type: asked.type }, priced.max).matches));
+  return {
+    joinListings: '',
+    conditions: sets.map((set) => set.condition).join(' AND ') || 'TRUE',
+    params: sets.flatMap((set) => set.params),
+  };
 }
 
 /**
  * A search's filters on its term rows `t` as of `asOf` (search.ts, every path). When `asOf` is the catalog's
  * sequence in this read transaction (a first page, or a later one with no write since), the list keys and the
  * price index answer them without a listing row where they can (keyedFilter); otherwise the exact conditions on
- * the listing as of `asOf` (queries.ts filterSql), behind a set when one is small (filterSet).
+ * the listing as of `asOf` (queries.ts filterSql), behind a set when one is small (filterSet). `url`'s count in
+ * the trigram index is read once for both.
  */
 export function searchFilter(db: DatabaseSync, filters: DiscoveryFilters, asOf: number, current: boolean): TermRowFilter {
   const exact = filterSql(filters, asOf);
   if (exact.conditions === 'TRUE') return { joinListings: '', ...exact };
-  const keyed = current ? keyedFilter(db, filters) : undefined;
+  const url = filters.url === undefined ? undefined : urlSet(db, filters.url);
+  const keyed = current ? keyedFilter(db, filters, url) : undefined;
   if (keyed) return keyed;
-  const set = filterSet(db, filters);
+  const set = filterSet(db, filters, url);
   return {
     joinListings: 'JOIN listings l ON l.id = t.listing_id',
     conditions: set ? `${set.condition} AND ${exact.conditions}` : exact.conditions,
