@@ -60,6 +60,13 @@ async function transactionsBy(submitters: string | string[], work: () => Promise
   return after.reduce((sum, seq, i) => sum + Number(seq - before[i]!), 0);
 }
 
+/**
+ * A facilitator that answers `settlement_pending` once its settle wait (SETTLE_WAIT_SECONDS) is
+ * over, after 1 s instead of at the payment's time bound, and whose retry owed the outcome waits
+ * for it up to 10 s (a loaded machine's devnet may not have closed the ledger yet).
+ */
+const PENDING_SOON = { scheme: { settleWaitMs: 1_000 }, pendingRetryWaitMs: 10_000 };
+
 const backends: Array<[string, () => Promise<JournalStore>]> = [
   ['SQLite', async () => new SqliteJournalStore(tempDbPath())],
   ['Postgres', async () => PostgresJournalStore.open(await freshDatabase())],
@@ -123,7 +130,7 @@ describe("settlement_pending with a stock @x402/core seller and with svc's own s
   it('an RPC that cannot confirm in time: settlement_pending with the hash, one automatic retry gets the success, the buyer is served; one transaction each; a later copy is a replay', async () => {
     // Two submitters, one per seller's settlement.
     const submitters = await Promise.all([0, 1].map(() => h.devnet.createAccount({ usdcTrustline: false })));
-    const f = await journaledFacilitator(h, { submitterSecret: submitters.map((a) => a.secret).join(',') });
+    const f = await journaledFacilitator(h, { submitterSecret: submitters.map((a) => a.secret).join(','), ...PENDING_SOON });
     // Each seller's facilitator client is asked once per settle call: the seam where the test
     // counts the SDK's settle attempts and brings the RPC back before the retry.
     let stockCalls = 0;
@@ -222,8 +229,16 @@ describe('settlement_pending across instances sharing Postgres', () => {
   it('the retry reaching another instance gets the outcome from the shared record, once; one transaction', async () => {
     const url = await freshDatabase();
     const submitter = await h.devnet.createAccount({ usdcTrustline: false });
-    const a = await journaledFacilitator(h, { store: await PostgresJournalStore.open(url), submitterSecret: submitter.secret });
-    const b = await journaledFacilitator(h, { store: await PostgresJournalStore.open(url), submitterSecret: submitter.secret });
+    const a = await journaledFacilitator(h, {
+      store: await PostgresJournalStore.open(url),
+      submitterSecret: submitter.secret,
+      ...PENDING_SOON,
+    });
+    const b = await journaledFacilitator(h, {
+      store: await PostgresJournalStore.open(url),
+      submitterSecret: submitter.secret,
+      ...PENDING_SOON,
+    });
     try {
       const p = await paidRequest({ maxTimeoutSeconds: 3 });
       const sent = await transactionsBy(submitter.publicKey, async () => {
