@@ -76,7 +76,11 @@ describe('settle codes', () => {
           return r;
         },
       };
-      const f = await manual.facilitator({ submitters: 2, scheme: { rpc: counting } });
+      // This devnet closes no ledgers by itself, so it has no history and the scheme estimates the
+      // 5 s fallback; ledgers close every 100 ms by the test's timer: the settle's waits for the
+      // next close are cut to 100 ms (polling sooner only finds the outcome sooner).
+      const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.min(ms, 100)));
+      const f = await manual.facilitator({ submitters: 2, scheme: { rpc: counting, sleep } });
       const { buyer, seller } = await manual.parties(100_000n);
       const req = manual.requirements(seller.publicKey());
       const [p1, p2] = await Promise.all([manual.pay(req, buyer), manual.pay(req, buyer)]);
@@ -98,7 +102,7 @@ describe('settle codes', () => {
 
   it('a settlement that waited in the queue is verified again: an authorization that expired meanwhile is refused, not sent', async () => {
     const f = await h.facilitator();
-    const a = await paidRequest({ maxTimeoutSeconds: 3 });
+    const a = await paidRequest({ maxTimeoutSeconds: 2 });
     const { buyer, seller } = await h.parties();
     const req = h.requirements(seller.publicKey());
     const shortLived = await h.pay(req, buyer, { expirationLedger: (await h.rpc.getLatestLedger()).sequence + 4 });
@@ -207,14 +211,16 @@ describe('devnet fault switches', () => {
 
   it('a silently dropped submission → transaction_failed once its time bound has passed, not before, not much after', async () => {
     const f = await h.facilitator();
-    const a = await paidRequest({ maxTimeoutSeconds: 3 });
+    const a = await paidRequest({ maxTimeoutSeconds: 2 });
     h.devnet.faults.dropSubmissions({ times: 1 });
     const started = Date.now();
     const res = await f.settle(a.payload, a.req);
     const elapsed = Date.now() - started;
     failureOf(res.body, 'settle_exact_stellar_transaction_failed');
-    expect(elapsed).toBeGreaterThanOrEqual(2_000);
-    expect(elapsed).toBeLessThan(3_000 + 4_000);
+    // Its maxTime is at least the start's whole second + 2; only a ledger whose close time (whole
+    // seconds, floored) is past it proves the transaction can never land.
+    expect(Date.now()).toBeGreaterThanOrEqual((Math.floor(started / 1000) + 3) * 1000);
+    expect(elapsed).toBeLessThan(2_000 + 4_000);
   });
 
   it('a huge maxTimeoutSeconds (2^53) settles with the transaction window capped at MAX_SETTLEMENT_WINDOW_SECONDS', async () => {
@@ -237,7 +243,7 @@ describe('devnet fault switches', () => {
 
   it('sendTransaction that never answers → polled by hash, submission_failed within the bound', async () => {
     const f = await h.facilitator({ rpcTimeoutMs: 1_000 });
-    const a = await paidRequest({ maxTimeoutSeconds: 3 });
+    const a = await paidRequest({ maxTimeoutSeconds: 2 });
     h.devnet.faults.set('sendTransaction', { kind: 'timeout' }, { times: 1 });
     try {
       const res = await quickly(8_000, () => f.settle(a.payload, a.req));
