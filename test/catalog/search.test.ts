@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogQueryError } from '../../src/catalog/types.ts';
 import { ASSET, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
-import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
+import { BACKENDS, catalogPerDescribe, freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
 const urls = (page: { resources: unknown[] }) => (page.resources as Listing[]).map((r) => r.resource);
@@ -35,9 +35,9 @@ async function walk(
 }
 
 describe.each(BACKENDS)('on %s', (backend) => {
-  const fresh = freshCatalogPerTest(backend);
-
+  // Each test of a block writes its own URLs and words, so the block shares one catalog.
   describe('ranking', () => {
+    const fresh = catalogPerDescribe(backend);
     it('weights serviceName 4 > tags 3 > description 2 > parameter text 1', async () => {
       const t = fresh();
       await t.catalog.recordSettlement(
@@ -56,6 +56,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
     it('ranks multi-term matches first; filler words cannot veto; hostile syntax is just text', async () => {
       const t = fresh();
+      const listed = async () => (await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total;
+      const before = await listed();
       await t.catalog.recordSettlement(
         settlement({ url: 'https://x.example.com/one', ...noParams, serviceName: 'Weather', description: 'weather weather weather' }),
       );
@@ -96,7 +98,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
         searchedTerms: [],
         droppedTerms: [],
       });
-      expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(3);
+      expect(await listed()).toBe(before + 3);
     });
 
     it('indexes parameter names and schema descriptions but never example values', async () => {
@@ -130,6 +132,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
   });
 
   describe('filters and response shape', () => {
+    const fresh = catalogPerDescribe(backend);
     it('applies the five filters and reports partialResults/limit/cursor exactly', async () => {
       const t = fresh();
       await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/a', description: 'alpha' }));
@@ -162,6 +165,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
   });
 
   describe('keyset cursor', () => {
+    const fresh = freshCatalogPerTest(backend);
     async function seedMany(t: ReturnType<typeof tempCatalog>, n: number) {
       for (let i = 0; i < n; i++) {
         const words = ['solar', 'wind', 'hydro'].filter((_, k) => (i + k) % 2 === 0).join(' ');

@@ -4,11 +4,11 @@
  */
 import { statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogStore, readerPageCacheMiB, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
-import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
+import { BACKENDS, catalogPerDescribe, freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
 const all = async (t: ReturnType<typeof tempCatalog>) => (await t.catalog.list({}, { limit: 100, offset: 0 })).items as Listing[];
@@ -152,10 +152,12 @@ describe.each(BACKENDS)('on %s', (backend) => {
       // A refresh of /1 adds pubnet terms and makes it the newest.
       await t.catalog.recordSettlement(settlement({ url: 'https://a.example.com/1', network: 'stellar:pubnet' }));
     }
+    // Both tests only read the seeded catalog.
+    const seeded = catalogPerDescribe(backend);
+    beforeAll(() => seed(seeded()));
 
     it('orders newest first with a stable tie-break, and pages with limit/offset/total', async () => {
-      const t = fresh();
-      await seed(t);
+      const t = seeded();
       const page1 = await t.catalog.list({}, { limit: 2, offset: 0 });
       expect(page1.pagination).toEqual({ limit: 2, offset: 0, total: 4 });
       expect((page1.items as Listing[]).map((l) => l.resource)).toEqual(['https://a.example.com/1', 'https://a.example.com/3']);
@@ -178,8 +180,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     });
 
     it('applies the five filters; scheme and network match any accepted entry', async () => {
-      const t = fresh();
-      await seed(t);
+      const t = seeded();
       const resources = async (filters: Record<string, string>) =>
         ((await t.catalog.list(filters, { limit: 100, offset: 0 })).items as Listing[]).map((l) => l.resource).sort();
       expect(await resources({ type: 'mcp' })).toEqual(['https://m.example.com/mcp']);
