@@ -39,8 +39,8 @@ describe('GET /docs', () => {
     expect(res.text).toBe(readFileSync(apiReferenceScriptFile(), 'utf8'));
   });
 
-  // One page load of the reference serves the rendering checks and the Test Request on GET
-  // /supported after them (Scalar parses its 4.3 MB script and renders every operation per load).
+  // One page load of the reference serves the rendering checks and the Test Requests on GET
+  // /supported and GET / after them (Scalar parses its 4.3 MB script and renders every operation per load).
   let reference: { page: Page; requests: string[]; problems: string[] } | undefined;
   afterAll(() => reference?.page.close());
   /** The URLs of recorded requests (`METHOD url`) that leave svc's origin. */
@@ -105,13 +105,10 @@ describe('GET /docs', () => {
   }, 60_000);
 
   it('Test Request on GET / previews the explorer page (HTML) in its frame, without a CSP violation', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await page.goto(`${server.url}/docs`, { timeout: 60_000 });
+    expect(reference, 'the page the rendering test loaded').toBeDefined();
+    const { page, problems } = reference!;
+    // The request client of GET /supported is still open: close it first.
+    await page.keyboard.press('Escape');
     const operation = page.locator('[id$="/GET/"]');
     await operation.waitFor({ timeout: 30_000 });
     await operation.scrollIntoViewIfNeeded();
@@ -138,7 +135,6 @@ describe('GET /docs', () => {
     };
     await expect.poll(previewText, { timeout: 30_000 }).toMatch(/catalog/i);
     await page.screenshot({ path: artifact('docs-test-request-explorer.png') });
-    await page.close();
     // Scalar's frame is sandboxed without scripts (its choice): the page's own script not running there is no fault.
     expect(
       problems.filter((p) => !/because the document's frame is sandboxed and the 'allow-scripts' permission is not set/.test(p)),
