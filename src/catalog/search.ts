@@ -52,6 +52,8 @@ export interface CursorState {
   k?: number[];
   /** 1 when the walk ranks by the resource URLs (url-search.ts): the text found nothing on its first page. */
   u?: 1;
+  /** 1 when the walk ranks the filtered window only (windowBound): a page stopped at the work budget. */
+  p?: 1;
 }
 
 export function bindingHash(query: string, filters: DiscoveryFilters): string {
@@ -92,6 +94,8 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   if (state.k !== undefined && !(Array.isArray(state.k) && state.k.every((i) => Number.isSafeInteger(i) && i >= 0)))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.u !== undefined && (state.u !== 1 || state.k === undefined || state.k.length === 0))
+    throw invalidCursor('is not a cursor issued by this service');
+  if (state.p !== undefined && (state.p !== 1 || state.u !== undefined || state.k === undefined))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
   if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
@@ -179,6 +183,42 @@ export const THRESHOLD_WALK_CAP = 20_000;
 export const WALK_CHUNKS = [32, 64, 128];
 
 export type RankedRow = { listing_id: number; rank: number };
+
+/**
+ * A filtered search is driven from the filters' smallest set of listings (sqlite/filter-set.ts, postgres/queries.ts
+ * searchFilters) when it holds at most this many: each member's revision at the snapshot is ranked by the contract's
+ * rank over the searched terms (one key lookup per term), exactly, whatever the text (docs/CATALOG.md "Search with
+ * filters"). The search budget's rows: a set this small costs about what the tiers' rows do.
+ */
+export const FILTER_DRIVER_LISTINGS = 4_000;
+
+/**
+ * The work budget of a filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with
+ * filters"): two or more searched terms, the rarest with more rows than the search budget, and no set small enough
+ * to drive. Such a search ranks the listings among each searched term's first `budget` index rows at the snapshot
+ * (term score desc, listing id asc) that pass the filters: the window. When no listing outside the window can rank
+ * on the page (windowBound), the page is the exact one; otherwise the answer says `text_partial` and its cursor
+ * (`p`) keeps every later page on the same window. A WindowEdge is one searched term's window: how many rows it
+ * read (at most the budget) and the lowest share among them.
+ */
+export interface WindowEdge {
+  rows: number;
+  lowest: number;
+}
+
+/**
+ * The most a listing outside the window can rank: each term whose window stopped at `budget` rows may still hold it,
+ * at most at its lowest share (a listing's share of a term is below or at its window's last one), plus the rounding
+ * of each share (as the threshold walk's bound). -1 when every term's window holds all its rows: nothing is outside.
+ */
+export function windowBound(edges: WindowEdge[], budget: number): number {
+  const open = edges.filter((edge) => edge.rows >= budget);
+  return open.length === 0 ? -1 : open.reduce((sum, edge) => sum + 1_000_000 + edge.lowest, 0) + edges.length;
+}
+
+/** Whether a window's ranked rows (at most `want`, best first) are the exact page: full, and its last above the bound. */
+export const windowExact = (rows: RankedRow[], want: number, bound: number): boolean =>
+  bound < 0 || (rows.length >= want && rows[want - 1]!.rank > bound);
 
 /**
  * Listings last settled before `visibleSince` (LISTING_TTL_DAYS), or failing their liveness checks

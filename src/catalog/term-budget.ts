@@ -66,8 +66,11 @@ const countSteps = (budget: number) => {
  */
 export const FUNCTION_WORD_SHARE = 0.25;
 
-/** `searchMethod` of a search answer: every term with rows ranked, or some left out by the budget; `url` when the text found nothing (url-search.ts). */
-export type SearchMethod = 'text' | 'text_budgeted' | 'url';
+/**
+ * `searchMethod` of a search answer: every term with rows ranked, or some left out by the budget; `url` when the text
+ * found nothing (url-search.ts); `text_partial` when a filtered search stopped at its work budget (search.ts WindowEdge).
+ */
+export type SearchMethod = 'text' | 'text_budgeted' | 'url' | 'text_partial';
 
 export interface TermChoice {
   /** The terms the rank is computed over, rarest first. */

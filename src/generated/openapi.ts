@@ -1122,7 +1122,11 @@ export interface components {
             x402Version: number;
             /** @description Best first by relevance. */
             resources: components["schemas"]["DiscoveryResource"][];
-            /** @description True exactly when matches were truncated from this response. */
+            /**
+             * @description True exactly when matches were truncated from this response: another page follows
+             *     (`pagination.cursor`), or the search stopped at its work budget (`searchMethod`
+             *     `text_partial`), where matches outside what it examined may be missing.
+             */
             partialResults: boolean;
             pagination: {
                 /** @description The number of results in THIS page. */
@@ -1134,13 +1138,17 @@ export interface components {
              * @description How the page was searched (the CDP Bazaar's field). `text`: a lexical rank over the
              *     listings' text with every query term found in the index. `text_budgeted`: the same rank
              *     over `searchedTerms` only; the search budget left out `droppedTerms` (docs/CATALOG.md
-             *     "Search budget"). `url`: no listing's text holds a query term under the filters, so the
+             *     "Search budget"). `text_partial`: a filtered search that neither its text nor its
+             *     filters narrow stopped at its work budget: the page ranks, by the same rank, the
+             *     listings passing the filters among each searched term's first 4,000 index rows, so
+             *     better matches may be missing (`partialResults` is true; docs/CATALOG.md "Search with
+             *     filters"). `url`: no listing's text holds a query term under the filters, so the
              *     listings whose resource URL holds `searchedTerms` as host labels or path segments are
              *     ranked, most terms first (docs/CATALOG.md "When the text finds nothing"). Every page of
              *     a cursor walk searches as its first page did.
              * @enum {string}
              */
-            searchMethod: "text" | "text_budgeted" | "url";
+            searchMethod: "text" | "text_budgeted" | "url" | "text_partial";
             /**
              * @description The terms the rank is computed over (lowercased, diacritics removed, at most 64
              *     characters each), rarest first. A query term in neither list is found in no listing.

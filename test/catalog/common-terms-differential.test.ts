@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAY_TO_B, revisionsWithWrongCommonMask, seededRandom, settlement, tempCatalog } from './fixtures.ts';
-import { listedCorpus, referenceSearch, walkIds, type ReferenceListing } from './reference-ranking.ts';
+import { listedCorpus, referenceSearch, walkIds, walkPages, windowWalkError, type ReferenceListing } from './reference-ranking.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
@@ -116,6 +116,8 @@ beforeAll(async () => {
   // as the store's own (on `this`), as when the store searches.
   source = Object.assign(Object.create(own) as CatalogStore, {
     tierDriverRows: 0,
+    // The text paths under filters, not the set driver (sqlite/filter-driver.ts).
+    filterDriverListings: 0,
     statement(this: CatalogStore, sql: string) {
       if (sql.includes('INDEXED BY search_revisions_by_common')) scans.set(current, (scans.get(current) ?? 0) + 1);
       return CatalogStore.prototype.statement.call(this, sql);
@@ -177,4 +179,36 @@ describe('8 common words from the common-term masks against the reference rankin
     for (const query of QUERIES) expect(scans.get(query) ?? 0, query).toBeGreaterThanOrEqual(18);
     for (const query of NOT_COMMON) expect(scans.get(query), query).toBeUndefined();
   }, 240_000);
+
+  /**
+   * A filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with filters"): with the
+   * budget lowered to 60 rows and no set driving, two common words under a filter rank the window of each word's
+   * first 60 rows (sqlite/filter-driver.ts windowRows). A page that cannot be sure of the window says `text_partial`;
+   * every other page is the reference's, and a walk's ids are the reference's in order.
+   */
+  it('two common words under a filter past a budget of 60 rows: the window pages, exact or flagged partial', async () => {
+    const windowed = Object.assign(Object.create(own) as CatalogStore, { searchRowBudget: 60, filterDriverListings: 0 });
+    const listings = await corpus();
+    const common = byHeld.slice(0, COMMON_TERMS);
+    const filter = { network: 'stellar:pubnet' };
+    const pool = listings.filter((l) => network.get(l.id) === filter.network);
+    let partial = 0;
+    for (const [a, b] of [
+      [0, 1],
+      [2, 9],
+      [6, 15],
+      [12, 14],
+    ] as const) {
+      const query = `${common[a]} ${common[b]}`;
+      const page = (p: { limit: number; cursor?: string }) => searchCatalog(windowed, query, filter, p, t.clock(), DISCOVERY_X402_VERSION);
+      expect(page({ limit: 1 }).searchedTerms).toHaveLength(2);
+      const expected = referenceSearch(pool, query);
+      for (const limit of [5, 20]) {
+        const pages = await walkPages(idOf, page, limit, 40);
+        expect(windowWalkError(pages, expected), `${query} pages of ${limit}`).toBeUndefined();
+        if (pages.some((p) => p.partial)) partial++;
+      }
+    }
+    expect(partial).toBeGreaterThan(0);
+  }, 60_000);
 });

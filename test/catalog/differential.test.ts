@@ -188,6 +188,8 @@ describe('search against the reference ranking', () => {
       const source: SearchSource = {
         db: own.db,
         tierDriverRows: cap,
+        // The text paths under filters, not the set driver (sqlite/filter-driver.ts; the generated queries take it).
+        filterDriverListings: 0,
         statement: (sql) => own.statement(sql),
         assertUsable: (forWrite) => own.assertUsable(forWrite),
         cursorSecret: () => own.cursorSecret(),
@@ -284,6 +286,7 @@ describe('search against the reference ranking', () => {
     const source: SearchSource = {
       db: own.db,
       tierDriverRows: 0,
+      filterDriverListings: 0,
       statement: (sql) => {
         const index = /FROM search_revisions t INDEXED BY (search_revisions_by_top\w*)/.exec(sql)?.[1];
         if (index) revisionStatements.set(`${terms} ${index}`, (revisionStatements.get(`${terms} ${index}`) ?? 0) + 1);

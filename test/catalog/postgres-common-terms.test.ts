@@ -18,6 +18,7 @@ import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { openPool } from '../../src/db/postgres.ts';
 import { freshCatalogDatabase, recordingDb } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
+import { walkPages, windowWalkError } from './reference-ranking.ts';
 
 const CHOSEN_AT = 300;
 const rand = seededRandom(0x5eed21);
@@ -158,7 +159,8 @@ describe('common-term masks on Postgres', () => {
     const statements: string[] = [];
     const recording = recordingDb(pool, statements);
     // The driver cap at 0: on this small catalog the tiers read from the rarest terms (term-tiers.ts) would take 8 words.
-    const context = { secret: Buffer.alloc(32, 7), db: recording, tierFirstMinRows: 0, tierDriverRows: 0 };
+    // The text paths under filters, not the set driver (postgres/filter-driver.ts).
+    const context = { secret: Buffer.alloc(32, 7), db: recording, tierFirstMinRows: 0, tierDriverRows: 0, filterDriverListings: 0 };
     const now = new Date(start + 10_000_000);
     const walk = async (text: string, filters: DiscoveryFilters, limit: number) => {
       let cursorA: string | undefined;
@@ -209,4 +211,35 @@ describe('common-term masks on Postgres', () => {
     expect((await pool.query('SELECT count(*)::int AS n FROM search_revisions WHERE common_mask = -1')).rows[0].n).toBe(40);
     await check(1);
   }, 120_000);
+
+  /**
+   * A filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with filters"): with the
+   * budget lowered to 60 rows and no set driving, two chosen words under a filter rank the window of each word's first
+   * 60 rows (postgres/filter-driver.ts windowRows). Against SQLite's exact order (its set driver): a page that cannot
+   * be sure of the window says `text_partial`; every other page is exact, and a walk's ids keep the exact order.
+   */
+  it('two chosen words under a filter past a budget of 60 rows: the window pages, exact or flagged partial', async () => {
+    const chosen = await chosenOnPostgres();
+    const context = { secret: Buffer.alloc(32, 7), db: pool, searchRowBudget: 60, filterDriverListings: 0 };
+    const now = new Date(start + 10_000_000);
+    const idOf = (item: unknown) => Number(/r(\d+)$/.exec((item as { resource: string }).resource)![1]);
+    let partial = 0;
+    for (const [q, [a, b]] of (
+      [
+        [0, 1],
+        [3, 9],
+        [12, 15],
+      ] as const
+    ).entries()) {
+      const text = `${chosen[a]} ${chosen[b]}`;
+      const filters: DiscoveryFilters = q % 2 === 0 ? { payTo: PAY_TO_B } : { type: 'mcp' };
+      const expected = sqlite.search(text, filters, { limit: 1000 }, now, 2).resources.map(idOf);
+      for (const limit of [5, 20]) {
+        const pages = await walkPages(idOf, (page) => searchPostgres(context, text, filters, page, now, 2), limit, 40);
+        expect(windowWalkError(pages, expected), `${text} ${JSON.stringify(filters)} pages of ${limit}`).toBeUndefined();
+        if (pages.some((page) => page.partial)) partial++;
+      }
+    }
+    expect(partial).toBeGreaterThan(0);
+  }, 60_000);
 });

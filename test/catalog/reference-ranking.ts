@@ -170,3 +170,53 @@ export async function walkIds(
   }
   return seen;
 }
+
+/** A cursor walk's pages to the last (at most `maxPages`): each page's ids and whether it says `text_partial`. */
+export async function walkPages(
+  idOf: (item: unknown) => number,
+  search: (page: {
+    limit: number;
+    cursor?: string;
+  }) =>
+    | { resources: unknown[]; pagination: { cursor: string | null }; searchMethod: string; partialResults: boolean }
+    | Promise<{ resources: unknown[]; pagination: { cursor: string | null }; searchMethod: string; partialResults: boolean }>,
+  limit: number,
+  maxPages: number,
+): Promise<Array<{ ids: number[]; partial: boolean; partialResults: boolean }>> {
+  const pages: Array<{ ids: number[]; partial: boolean; partialResults: boolean }> = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const result = await search({ limit, ...(cursor ? { cursor } : {}) });
+    pages.push({ ids: result.resources.map(idOf), partial: result.searchMethod === 'text_partial', partialResults: result.partialResults });
+    cursor = result.pagination.cursor ?? undefined;
+    if (!cursor) break;
+  }
+  return pages;
+}
+
+/**
+ * What is wrong with a walk whose pages may say `text_partial` (a filtered search's window, docs/CATALOG.md "Search
+ * with filters") against the reference order `expected`, or undefined: the pages before the first partial one are
+ * its exact prefix; every page from it on says partial, with `partialResults` true; all the ids are a subsequence of
+ * `expected` (each once, in rank order); a walk to its end with no partial page is `expected` itself.
+ */
+export function windowWalkError(
+  pages: Array<{ ids: number[]; partial: boolean; partialResults: boolean }>,
+  expected: number[],
+): string | undefined {
+  const seen = pages.flatMap((page) => page.ids);
+  const firstPartial = pages.findIndex((page) => page.partial);
+  const exact = (firstPartial < 0 ? pages : pages.slice(0, firstPartial)).flatMap((page) => page.ids);
+  if (JSON.stringify(exact) !== JSON.stringify(expected.slice(0, exact.length)))
+    return `exact pages ${exact.join()} are not the reference's prefix`;
+  if (firstPartial < 0)
+    return pages.at(-1)?.partialResults === false && seen.length !== expected.length ? 'the walk ended early' : undefined;
+  if (!pages.slice(firstPartial).every((page) => page.partial && page.partialResults)) return 'a page after a partial one is not partial';
+  let at = 0;
+  for (const id of seen) {
+    while (at < expected.length && expected[at] !== id) at++;
+    if (at === expected.length) return `${seen.join()} is not a subsequence of the reference ${expected.join()}`;
+    at++;
+  }
+  return undefined;
+}

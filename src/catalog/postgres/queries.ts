@@ -203,7 +203,7 @@ export function termRowConditions(
  * FILTER_SET_CAP (sqlite/filter-set.ts): its listings now are every listing that matched at any earlier snapshot
  * (accepts only grow, a type never changes), so it narrows the term rows before the exact conditions (searchFilters).
  */
-export type SearchFilters = DiscoveryFilters & { within?: ListingKey };
+export type SearchFilters = DiscoveryFilters & { within?: ListingKey & { listings: number } };
 
 /** `filters` with their smallest list key as `within` when it is small (SearchFilters); one statement. */
 export async function searchFilters(db: Db, filters: DiscoveryFilters): Promise<SearchFilters> {
@@ -215,5 +215,7 @@ export async function searchFilters(db: Db, filters: DiscoveryFilters): Promise<
     [keys.map((key) => key.kind), keys.map((key) => key.value)],
   );
   const rarest = rows[0];
-  return rarest && Number(rarest.n) <= FILTER_SET_CAP ? { ...filters, within: { kind: rarest.kind, value: rarest.value } } : filters;
+  return rarest && Number(rarest.n) <= FILTER_SET_CAP
+    ? { ...filters, within: { kind: rarest.kind, value: rarest.value, listings: Number(rarest.n) } }
+    : filters;
 }

@@ -27,6 +27,7 @@
  */
 import { roundedMilliSql } from './migrations.ts';
 import {
+  FILTER_DRIVER_LISTINGS,
   THRESHOLD_WALK_CAP,
   VISIBILITY_ROUNDS,
   WALK_CHUNKS,
@@ -48,11 +49,21 @@ import { MASK_SCAN_TERMS, commonTermsTier } from './common-terms-scan.ts';
 import { termTiersTier } from './term-tiers.ts';
 import { chosenCommonTerms, listingCount, termRowCounts, termRowsUpTo } from './term-counts.ts';
 import { urlSearchPage } from './url-search.ts';
-import { filterConditions, holdsNul, parameters, rowsById, searchFilters, termRowConditions, type Db } from './queries.ts';
+import { setDrivenRows, windowRows } from './filter-driver.ts';
+import {
+  filterConditions,
+  holdsNul,
+  parameters,
+  rowsById,
+  searchFilters,
+  termRowConditions,
+  type Db,
+  type SearchFilters,
+} from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
 import { REVISION_SCAN_TERMS, queryLimitViolation, termSlots } from '../terms.ts';
-import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoiceAsync, type TermChoice } from '../term-budget.ts';
+import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, runChoiceAsync, type TermChoice } from '../term-budget.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 
 export interface SearchContext {
@@ -65,6 +76,8 @@ export interface SearchContext {
   tierDriverRows?: number;
   /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
   searchRowBudget?: number;
+  /** The most listings a filtered search is driven from, FILTER_DRIVER_LISTINGS unless set (search.ts; a test sets 0 to reach the text paths under filters). */
+  filterDriverListings?: number;
 }
 
 type Params = ReturnType<typeof parameters>;
@@ -311,7 +324,17 @@ export async function searchPostgres(
   // (a set made one common word under a 5% filter read all its rows: 2.2 s at 100k), nor for two chosen common words
   // (their tier under a set of 5,000 listings: 1.7 s against 1.0 at 100k).
   const everyRowRead = terms.length > 1 && !walk && !(await chosenCommonTerms(db)).has(terms[0]!);
-  const narrowed = everyRowRead ? await searchFilters(db, filters) : filters;
+  const filtered = filterConditions(filters, parameters().p) !== 'TRUE';
+  const sets: SearchFilters = filtered ? await searchFilters(db, filters) : filters;
+  const narrowed = everyRowRead ? sets : filters;
+  // Filtered (docs/CATALOG.md "Search with filters"): from the rarest list key's listings when they are few; else, when
+  // the text is not narrow either (two or more terms, the rarest past the budget), from the window (filter-driver.ts).
+  const budget = context.searchRowBudget ?? SEARCH_ROW_BUDGET;
+  const driven = sets.within !== undefined && sets.within.listings <= (context.filterDriverListings ?? FILTER_DRIVER_LISTINGS);
+  const windowed =
+    after?.p === 1 || (filtered && !driven && terms.length > 1 && (await termRowsUpTo(db, [terms[0]!], budget + 1))[0]! > budget);
+  /** Whether a page read from the window could not be sure of it: the answer then says so, and the cursor keeps to the window. */
+  let partial = after?.p === 1;
   let asOf: number | undefined = after?.a;
   /** Ranked rows with their listings, as rankRows answers. */
   const withListings = async (rows: RankedRow[]) => ({
@@ -324,6 +347,16 @@ export async function searchPostgres(
   });
   /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
   const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
+    if (driven) {
+      asOf ??= await currentSeq();
+      return withListings(await setDrivenRows(db, terms, sets, asOf, from, want));
+    }
+    if (windowed) {
+      asOf ??= await currentSeq();
+      const window = await windowRows(db, terms, filters, budget, asOf, from, want);
+      if (!window.exact) partial = true;
+      return withListings(window.rows);
+    }
     // Three or more terms whose rarest fit the driver cap (natural sentences): the tiers read from
     // the rarest terms' rows (term-tiers.ts), as SQLite tries them before its walk. When the page
     // reaches below the tiers the cap allows (null), neither the all-terms tier nor the scans of
@@ -379,15 +412,37 @@ export async function searchPostgres(
     exhausted = rows.length < batch;
     last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
     if (last) from = { v: 1, h: hash, a: asOf!, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime(), k };
+    if (partial) from = from && { ...from, p: 1 };
   }
   // The text found nothing under the filters: the resource URLs are searched instead.
-  if (after === undefined && kept.length === 0 && exhausted) return byUrl(asOf ?? (await currentSeq()), choice);
+  if (after === undefined && kept.length === 0 && exhausted && !partial) return byUrl(asOf ?? (await currentSeq()), choice);
   const pageRows = kept.slice(0, page.limit);
   const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
   // More follow when the page is full with one to spare, or when the rounds ended before the matches did.
   const more = kept.length > page.limit || (!exhausted && kept.length < want);
   const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
   const cursor =
-    more && at ? encodeCursor(secret, { v: 1, h: hash, a: asOf!, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k }) : null;
+    more && at
+      ? encodeCursor(secret, {
+          v: 1,
+          h: hash,
+          a: asOf!,
+          r: at.rank,
+          i: at.listing_id,
+          t: after?.t ?? now.getTime(),
+          k,
+          ...(partial ? { p: 1 as const } : {}),
+        })
+      : null;
+  // Stopped at the work budget: matches outside the window may be missing, so partialResults is true whatever follows.
+  if (partial)
+    return {
+      x402Version,
+      resources,
+      partialResults: true,
+      pagination: { limit: resources.length, cursor },
+      ...answered,
+      searchMethod: 'text_partial',
+    };
   return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor }, ...answered };
 }

@@ -65,6 +65,7 @@ type StoreOptions = {
   tierDriverRows?: number;
   commonTermsChosenAt?: number;
   searchRowBudget?: number;
+  filterDriverListings?: number;
 } & UrlScale;
 
 /** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
@@ -87,6 +88,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   /** How many rows the drivers of a natural query's tiers may have (term-tiers.ts TIER_DRIVER_ROWS_CAP unless set; tests lower it). */
   private readonly tierDriverRows: number | undefined;
   private readonly searchRowBudget: number | undefined;
+  private readonly filterDriverListings: number | undefined;
   /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
   private readonly urlScale: UrlScale;
   private readonly urlSample = new UrlSample(); // which windows of a `url` filter are rare (url-probe.ts)
@@ -108,6 +110,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     this.commonTermsChosenAt = options.commonTermsChosenAt;
     this.tierDriverRows = options.tierDriverRows;
     this.searchRowBudget = options.searchRowBudget;
+    this.filterDriverListings = options.filterDriverListings;
     this.urlScale = { urlIndexCap: options.urlIndexCap, urlWalkBudget: options.urlWalkBudget };
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
@@ -384,6 +387,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       tierFirstMinRows: this.tierFirstMinRows,
       tierDriverRows: this.tierDriverRows,
       searchRowBudget: this.searchRowBudget,
+      filterDriverListings: this.filterDriverListings,
     };
     return searchPostgres(context, query, filters, page, now, x402Version, visibleSince, failingBefore);
   }

@@ -19,12 +19,31 @@ import { filterSql, urlPhrase, type TermRowFilter } from './queries.ts';
 import { URL_INDEX_CAP } from '../url-filter.ts';
 import { FILTER_SET_CAP } from '../search.ts';
 
-/** The set's condition on term rows (or revisions) `t`, its parameters and how many listings it holds. */
+/**
+ * The set's condition on term rows (or revisions) `t`, its parameters and how many listings it holds; `members`, when
+ * it is read as a set, the statement selecting its listing ids (with the same parameters).
+ */
 interface FilterSet {
   condition: string;
   params: Array<string | number>;
   listings: number;
+  members?: string;
 }
+
+/** The filters' smallest set of listings, when it is a set: what a search may be driven from (search.ts, FILTER_DRIVER_LISTINGS). */
+export interface DriverSet {
+  members: string;
+  params: Array<string | number>;
+  listings: number;
+}
+
+/** A FilterSet read as a set, in the form both build: `t.listing_id IN (members)`. */
+const asSet = (members: string, params: Array<string | number>, listings: number): FilterSet => ({
+  condition: `t.listing_id IN (${members})`,
+  params,
+  listings,
+  members,
+});
 
 /**
  * The listings whose resource URL holds `url`, as a set, when the trigram index holds at most URL_INDEX_CAP of
@@ -38,17 +57,17 @@ function urlSet(db: DatabaseSync, url: string): FilterSet | undefined {
   ) as { n: number };
   const listings = Number(counted.n);
   if (listings > URL_INDEX_CAP) return undefined;
-  return { condition: 't.listing_id IN (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ?)', params: [urlPhrase(url)], listings };
+  return asSet('SELECT rowid FROM listing_urls WHERE listing_urls MATCH ?', [urlPhrase(url)], listings);
 }
 
 /** The term rows of the `listings` listings that hold `key`: a set when they are at most FILTER_SET_CAP, else a key lookup per row. */
 function keyCondition(key: ListingKey, listings: number): FilterSet {
+  const params = [key.kind, key.value];
+  if (listings <= FILTER_SET_CAP)
+    return asSet('SELECT k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?', params, listings);
   return {
-    condition:
-      listings <= FILTER_SET_CAP
-        ? 't.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?)'
-        : 'EXISTS (SELECT 1 FROM listing_keys k WHERE k.kind = ? AND k.value = ? AND k.listing_id = t.listing_id)',
-    params: [key.kind, key.value],
+    condition: 'EXISTS (SELECT 1 FROM listing_keys k WHERE k.kind = ? AND k.value = ? AND k.listing_id = t.listing_id)',
+    params,
     listings,
   };
 }
@@ -56,12 +75,12 @@ function keyCondition(key: ListingKey, listings: number): FilterSet {
 /** The term rows of the price index's range (`matches` listings, of `type` when given): a set, or a lookup per row as keyCondition. */
 function priceCondition(priced: { key: string; max: string }, type: string | undefined, matches: number): FilterSet {
   const typed = type === undefined ? '' : ' AND p.type = ?';
+  const params = [priced.key, ...(type === undefined ? [] : [type]), priced.max];
+  if (matches <= FILTER_SET_CAP)
+    return asSet(`SELECT p.listing_id FROM listing_prices p WHERE p.asset = ?${typed} AND p.price <= ?`, params, matches);
   return {
-    condition:
-      matches <= FILTER_SET_CAP
-        ? `t.listing_id IN (SELECT p.listing_id FROM listing_prices p WHERE p.asset = ?${typed} AND p.price <= ?)`
-        : `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = t.listing_id AND p.asset = ?${typed} AND p.price <= ?)`,
-    params: [priced.key, ...(type === undefined ? [] : [type]), priced.max],
+    condition: `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = t.listing_id AND p.asset = ?${typed} AND p.price <= ?)`,
+    params,
     listings: matches,
   };
 }
@@ -119,18 +138,26 @@ function keyedFilter(db: DatabaseSync, filters: DiscoveryFilters, url: FilterSet
  * sequence in this read transaction (a first page, or a later one with no write since), the list keys and the
  * price index answer them without a listing row where they can (keyedFilter); otherwise the exact conditions on
  * the listing as of `asOf` (queries.ts filterSql), behind a set when one is small (filterSet). `url`'s count in
- * the trigram index is read once for both.
+ * the trigram index is read once for both. `driver`: the smallest set, whichever form the conditions take.
  */
-export function searchFilter(db: DatabaseSync, filters: DiscoveryFilters, asOf: number, current: boolean): TermRowFilter {
+export function searchFilter(
+  db: DatabaseSync,
+  filters: DiscoveryFilters,
+  asOf: number,
+  current: boolean,
+): TermRowFilter & { driver?: DriverSet } {
   const exact = filterSql(filters, asOf);
   if (exact.conditions === 'TRUE') return { joinListings: '', ...exact };
   const url = filters.url === undefined ? undefined : urlSet(db, filters.url);
-  const keyed = current ? keyedFilter(db, filters, url) : undefined;
-  if (keyed) return keyed;
   const set = filterSet(db, filters, url);
+  // The smallest set, which holds every match: a search may rank its members instead of walking the text (search.ts).
+  const driver = set?.members === undefined ? undefined : { members: set.members, params: set.params, listings: set.listings };
+  const keyed = current ? keyedFilter(db, filters, url) : undefined;
+  if (keyed) return { ...keyed, driver };
   return {
     joinListings: 'JOIN listings l ON l.id = t.listing_id',
     conditions: set ? `${set.condition} AND ${exact.conditions}` : exact.conditions,
     params: set ? [...set.params, ...exact.params] : exact.params,
+    driver,
   };
 }

@@ -139,6 +139,8 @@ export interface SearchSource {
   readonly tierDriverRows?: number;
   /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
   readonly searchRowBudget?: number;
+  /** The most listings a filtered search is driven from, FILTER_DRIVER_LISTINGS unless set (search.ts; a test sets 0 to reach the text paths under filters). */
+  readonly filterDriverListings?: number;
   statement(sql: string): StatementSync;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;

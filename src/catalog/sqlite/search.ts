@@ -7,6 +7,7 @@
 import { inReadTransaction } from '../../db/sqlite.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import {
+  FILTER_DRIVER_LISTINGS,
   THRESHOLD_WALK_CAP,
   WALK_CHUNKS,
   VISIBILITY_ROUNDS,
@@ -24,13 +25,14 @@ import {
   type RankedRow,
 } from '../search.ts';
 import { queryLimitViolation, termSlots } from '../terms.ts';
-import { MAX_SEARCHED_TERMS, chooseTerms, distinctTerms, runChoice, type TermChoice } from '../term-budget.ts';
+import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, runChoice, type TermChoice } from '../term-budget.ts';
 import { listingCount, rarestTermWithin, termRowsCapped, termTiersTopK } from './term-tiers.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import { commonBits, exactRankSql, roundedMilliSql, type SearchSource, type TermRowFilter } from './queries.ts';
 import { pairTopK } from './pair-tops.ts';
 import { searchFilter } from './filter-set.ts';
 import { urlSearchPage } from './url-search.ts';
+import { setDrivenRows, windowRows } from './filter-driver.ts';
 
 /** What a search reads through (queries.ts, where url-search.ts reads it too). */
 export type { SearchSource } from './queries.ts';
@@ -242,8 +244,26 @@ export function searchCatalog(
     const { joinListings, conditions, params } = filter;
     // The term rows carry their revision's validity, so no posting is joined to its revision.
     const snapshot = 't.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?)';
-    /** The next `want` matches after `after`, ranked (one-term walk, threshold walk, tier or aggregates). */
+    // Filtered (docs/CATALOG.md "Search with filters"): from the filters' smallest set when it is small; else, when the
+    // text is not narrow either (two or more terms, the rarest past the budget), from the window (filter-driver.ts).
+    const budget = store.searchRowBudget ?? SEARCH_ROW_BUDGET;
+    const driver =
+      filter.driver && filter.driver.listings <= (store.filterDriverListings ?? FILTER_DRIVER_LISTINGS) ? filter.driver : undefined;
+    const windowed =
+      after?.p === 1 || (conditions !== 'TRUE' && !driver && terms.length > 1 && termRowsCapped(store, terms[0]!, budget + 1) > budget);
+    /** Whether a page read from the window could not be sure of it: the answer then says so, and the cursor keeps to the window. */
+    let partial = after?.p === 1;
+    /** The next `want` matches after `after`, ranked (set, window, one-term walk, threshold walk, tier or aggregates). */
     const rankRows = (after: CursorState | undefined, want: number): RankedRow[] => {
+      if (driver) return setDrivenRows(store, terms, asOf, filter, driver, after, want);
+      if (windowed) {
+        // Two chosen common words: their pair's kept first pages first, when the page is not already partial.
+        const kept = partial ? undefined : pairTopK(store.statement.bind(store), terms, asOf, filter, after, want);
+        if (kept) return kept;
+        const window = windowRows(store, terms, asOf, filter, budget, after, want);
+        if (!window.exact) partial = true;
+        return window.rows;
+      }
       let rows: RankedRow[] = [];
       // The page reaches below the listings that contain every term: aggregate all the terms' rows.
       let aggregate = false;
@@ -308,9 +328,10 @@ export function searchCatalog(
       );
       last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
       if (last) from = { v: 1, h: hash, a: asOf, r: Number(last.rank), i: Number(last.listing_id), t: after?.t ?? now.getTime(), k };
+      if (partial) from = from && { ...from, p: 1 };
     }
     // The text found nothing under the filters: the resource URLs are searched instead.
-    if (after === undefined && kept.length === 0 && exhausted) return byUrl(asOf, choice);
+    if (after === undefined && kept.length === 0 && exhausted && !partial) return byUrl(asOf, choice);
     const pageRows = kept.slice(0, page.limit);
     const resources = pageRows.map((k) => toDiscoveryResource(k.listing));
     // More follow when the page is full with one to spare, or when the rounds ended before the matches did.
@@ -318,8 +339,27 @@ export function searchCatalog(
     const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
     const cursor =
       more && at
-        ? encodeCursor(secret, { v: 1, h: hash, a: asOf, r: Number(at.rank), i: Number(at.listing_id), t: after?.t ?? now.getTime(), k })
+        ? encodeCursor(secret, {
+            v: 1,
+            h: hash,
+            a: asOf,
+            r: Number(at.rank),
+            i: Number(at.listing_id),
+            t: after?.t ?? now.getTime(),
+            k,
+            ...(partial ? { p: 1 as const } : {}),
+          })
         : null;
+    // Stopped at the work budget: matches outside the window may be missing, so partialResults is true whatever follows.
+    if (partial)
+      return {
+        x402Version,
+        resources,
+        partialResults: true,
+        pagination: { limit: resources.length, cursor },
+        ...answered,
+        searchMethod: 'text_partial',
+      };
     return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor }, ...answered };
   });
 }

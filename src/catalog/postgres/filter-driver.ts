@@ -1,0 +1,93 @@
+/**
+ * The two bounded paths of a filtered search on PostgreSQL, as sqlite/filter-driver.ts (docs/CATALOG.md "Search with
+ * filters"; search.ts FILTER_DRIVER_LISTINGS and windowBound): ranking the members of the filters' rarest list key,
+ * and ranking the window of a search that neither its text nor its filters narrow.
+ */
+import { roundedMilliSql } from './migrations.ts';
+import { windowBound, windowExact, type CursorState, type RankedRow } from '../search.ts';
+import { parameters, termRowConditions, type Db, type SearchFilters } from './queries.ts';
+
+const keysetAfter = (after: CursorState | undefined, p: (value: unknown) => string) =>
+  after ? `WHERE rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)})` : '';
+
+/** A revision `rev`'s exact rank over `terms` (the SQL array), as every Postgres path ranks. */
+const exactRank = (terms: string, rev: string) =>
+  `(SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.term = ANY(${terms}::text[]) AND o.rev = ${rev})`;
+
+const ranked = (rows: Array<{ listing_id: string; rank: string }>): RankedRow[] =>
+  rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
+
+/**
+ * The next `want` matches after `after` among the listings of `filters.within` (the rarest list key, which holds every
+ * match): each one's revision valid at `asOf`, ranked exactly, those holding no term left out, then the filters'
+ * exact conditions. Exactly the text paths' page.
+ */
+export async function setDrivenRows(
+  db: Db,
+  terms: string[],
+  filters: SearchFilters,
+  asOf: number,
+  after: CursorState | undefined,
+  want: number,
+): Promise<RankedRow[]> {
+  const params = parameters();
+  const { p } = params;
+  const rank = exactRank(p(terms), 't.rev');
+  const rows = termRowConditions(filters, asOf, params);
+  const keyset = after ? `AND (rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)}))` : '';
+  const result = await db.query<{ listing_id: string; rank: string }>(
+    `SELECT listing_id, rank FROM (
+       SELECT t.listing_id, ${rank} AS rank FROM search_revisions t ${rows.join} WHERE ${rows.where}
+     ) m WHERE rank >= 1000000 ${keyset}
+     ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+    params.values,
+  );
+  return ranked(result.rows);
+}
+
+/**
+ * The next `want` matches after `after` in the window: the listings among each term's first `budget` rows valid at
+ * `asOf` (its index order) that pass the filters, ranked exactly; `exact` when no listing outside the window can be
+ * on the page (windowBound).
+ */
+export async function windowRows(
+  db: Db,
+  terms: string[],
+  filters: SearchFilters,
+  budget: number,
+  asOf: number,
+  after: CursorState | undefined,
+  want: number,
+): Promise<{ rows: RankedRow[]; exact: boolean }> {
+  /** Each term's first `budget` rows valid at `asOf`, with parameters named by `p`. */
+  const first = (term: string, p: (value: unknown) => string) =>
+    `SELECT w.rev, w.listing_id, w.milli, w.from_seq, w.to_seq FROM search_terms w
+     WHERE w.term = ${p(term)} AND w.from_seq <= ${p(asOf)} AND (w.to_seq IS NULL OR w.to_seq > ${p(asOf)})
+     ORDER BY w.milli DESC, w.listing_id ASC LIMIT ${p(budget)}`;
+  const params = parameters();
+  const { p } = params;
+  const window = terms.map((term) => `SELECT rev, listing_id, from_seq, to_seq FROM (${first(term, p)}) f`).join(' UNION ');
+  const rows = termRowConditions(filters, asOf, params);
+  const rank = exactRank(p(terms), 't.rev');
+  const keyset = keysetAfter(after, p);
+  const limit = p(want);
+  const edgeParams = parameters();
+  const edges = terms
+    .map((term, i) => `SELECT ${i} AS i, count(*) AS n, min(e.milli) AS lowest FROM (${first(term, edgeParams.p)}) e`)
+    .join(' UNION ALL ');
+  const [found, counted] = await Promise.all([
+    db.query<{ listing_id: string; rank: string }>(
+      `WITH c AS MATERIALIZED (${window})
+       SELECT listing_id, rank FROM (SELECT t.listing_id, ${rank} AS rank FROM c t ${rows.join} WHERE ${rows.where}) m ${keyset}
+       ORDER BY rank DESC, listing_id ASC LIMIT ${limit}`,
+      params.values,
+    ),
+    db.query<{ i: number; n: string; lowest: string | null }>(`${edges} ORDER BY 1`, edgeParams.values),
+  ]);
+  const result = ranked(found.rows);
+  const bound = windowBound(
+    counted.rows.map((r) => ({ rows: Number(r.n), lowest: Number(r.lowest ?? 0) })),
+    budget,
+  );
+  return { rows: result, exact: windowExact(result, want, bound) };
+}
