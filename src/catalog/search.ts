@@ -185,12 +185,26 @@ export const WALK_CHUNKS = [32, 64, 128];
 export type RankedRow = { listing_id: number; rank: number };
 
 /**
- * A filtered search is driven from the filters' smallest set of listings (sqlite/filter-set.ts, postgres/queries.ts
+ * A filtered search may be driven from the filters' smallest set of listings (sqlite/filter-set.ts, postgres/queries.ts
  * searchFilters) when it holds at most this many: each member's revision at the snapshot is ranked by the contract's
  * rank over the searched terms (one key lookup per term), exactly, whatever the text (docs/CATALOG.md "Search with
  * filters"). The search budget's rows: a set this small costs about what the tiers' rows do.
  */
 export const FILTER_DRIVER_LISTINGS = 4_000;
+
+/**
+ * Whether a set of `set` listings (at most FILTER_DRIVER_LISTINGS) drives a search of `terms` searched terms, the
+ * rarest with `rarestRows` index rows (counted up to the budget and one more): when its cost, a lookup per member and
+ * per term, is below the rows the text paths would read. Those are, for one term, its rows or the page's `want` rows
+ * times the catalog's `listings` over the set's (the walk stops after the page; a set of 3,000 at 100k costs 6,000
+ * lookups where the walk reads about 700 rows); for several, the rarest term's rows, which the tiers read, or no bound
+ * at all past the budget (two common words: the text paths then read until the filter has passed a page).
+ */
+export function setDrives(set: number, terms: number, rarestRows: number, budget: number, want: number, listings: number): boolean {
+  const cost = set * (1 + terms);
+  if (terms > 1) return rarestRows > budget || cost < rarestRows;
+  return cost < Math.min(rarestRows, (want * listings) / Math.max(1, set));
+}
 
 /**
  * The work budget of a filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with

@@ -95,7 +95,7 @@ const searchSuccess = {
     searchMethod: {
       type: 'string',
       description:
-        'text: every query term found in the catalog was searched; text_budgeted: the search budget kept only searchedTerms (the rarest) and left out droppedTerms (openapi.yaml DiscoverySearchResponse).',
+        'text: every query term found in the catalog was searched; text_budgeted: the search budget kept only searchedTerms (the rarest) and left out droppedTerms; text_partial: a filtered search stopped at its work budget, so better matches may be missing (partialResults is true); url: no text matched, resource URLs were searched (openapi.yaml DiscoverySearchResponse).',
     },
     searchedTerms: { type: 'array', items: { type: 'string' }, description: 'The terms the ranking used, rarest first.' },
     droppedTerms: { type: 'array', items: { type: 'string' }, description: 'Query terms found in listings that the budget left out.' },

@@ -28,6 +28,7 @@
 import { roundedMilliSql } from './migrations.ts';
 import {
   FILTER_DRIVER_LISTINGS,
+  setDrives,
   THRESHOLD_WALK_CAP,
   VISIBILITY_ROUNDS,
   WALK_CHUNKS,
@@ -330,9 +331,12 @@ export async function searchPostgres(
   // Filtered (docs/CATALOG.md "Search with filters"): from the rarest list key's listings when they are few; else, when
   // the text is not narrow either (two or more terms, the rarest past the budget), from the window (filter-driver.ts).
   const budget = context.searchRowBudget ?? SEARCH_ROW_BUDGET;
-  const driven = sets.within !== undefined && sets.within.listings <= (context.filterDriverListings ?? FILTER_DRIVER_LISTINGS);
-  const windowed =
-    after?.p === 1 || (filtered && !driven && terms.length > 1 && (await termRowsUpTo(db, [terms[0]!], budget + 1))[0]! > budget);
+  const rarestRows = async () => (await termRowsUpTo(db, [terms[0]!], budget + 1))[0]!;
+  const driven =
+    sets.within !== undefined &&
+    sets.within.listings <= (context.filterDriverListings ?? FILTER_DRIVER_LISTINGS) &&
+    setDrives(sets.within.listings, terms.length, await rarestRows(), budget, page.limit + 1, await listingCount(db));
+  const windowed = after?.p === 1 || (filtered && !driven && terms.length > 1 && (await rarestRows()) > budget);
   /** Whether a page read from the window could not be sure of it: the answer then says so, and the cursor keeps to the window. */
   let partial = after?.p === 1;
   let asOf: number | undefined = after?.a;

@@ -8,6 +8,7 @@ import { inReadTransaction } from '../../db/sqlite.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import {
   FILTER_DRIVER_LISTINGS,
+  setDrives,
   THRESHOLD_WALK_CAP,
   WALK_CHUNKS,
   VISIBILITY_ROUNDS,
@@ -247,10 +248,14 @@ export function searchCatalog(
     // Filtered (docs/CATALOG.md "Search with filters"): from the filters' smallest set when it is small; else, when the
     // text is not narrow either (two or more terms, the rarest past the budget), from the window (filter-driver.ts).
     const budget = store.searchRowBudget ?? SEARCH_ROW_BUDGET;
+    const rarestRows = () => termRowsCapped(store, terms[0]!, budget + 1);
     const driver =
-      filter.driver && filter.driver.listings <= (store.filterDriverListings ?? FILTER_DRIVER_LISTINGS) ? filter.driver : undefined;
-    const windowed =
-      after?.p === 1 || (conditions !== 'TRUE' && !driver && terms.length > 1 && termRowsCapped(store, terms[0]!, budget + 1) > budget);
+      filter.driver &&
+      filter.driver.listings <= (store.filterDriverListings ?? FILTER_DRIVER_LISTINGS) &&
+      setDrives(filter.driver.listings, terms.length, rarestRows(), budget, page.limit + 1, listingCount(store))
+        ? filter.driver
+        : undefined;
+    const windowed = after?.p === 1 || (conditions !== 'TRUE' && !driver && terms.length > 1 && rarestRows() > budget);
     /** Whether a page read from the window could not be sure of it: the answer then says so, and the cursor keeps to the window. */
     let partial = after?.p === 1;
     /** The next `want` matches after `after`, ranked (set, window, one-term walk, threshold walk, tier or aggregates). */
