@@ -4,18 +4,15 @@
  * and ranking the window of a search that neither its text nor its filters narrow.
  */
 import { roundedMilliSql } from './migrations.ts';
-import { windowBound, windowExact, type CursorState, type RankedRow } from '../search.ts';
-import { parameters, termRowConditions, type Db, type SearchFilters } from './queries.ts';
-
-const keysetAfter = (after: CursorState | undefined, p: (value: unknown) => string) =>
-  after ? `WHERE rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)})` : '';
+import { FILTER_DRIVER_LISTINGS, setDrives, windowBound, windowExact, type CursorState, type RankedRow } from '../search.ts';
+import type { DiscoveryFilters } from '../types.ts';
+import { filterConditions, parameters, searchFilters, termRowConditions, type Db, type SearchFilters } from './queries.ts';
+import { listingCount, termRowsUpTo } from './term-counts.ts';
+import { keysetAfter, ranked } from './term-paths.ts';
 
 /** A revision `rev`'s exact rank over `terms` (the SQL array), as every Postgres path ranks. */
 const exactRank = (terms: string, rev: string) =>
   `(SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.term = ANY(${terms}::text[]) AND o.rev = ${rev})`;
-
-const ranked = (rows: Array<{ listing_id: string; rank: string }>): RankedRow[] =>
-  rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
 
 /**
  * The next `want` matches after `after` among the listings of `filters.within` (the rarest list key, which holds every
@@ -69,7 +66,7 @@ export async function windowRows(
   const window = terms.map((term) => `SELECT rev, listing_id, from_seq, to_seq FROM (${first(term, p)}) f`).join(' UNION ');
   const rows = termRowConditions(filters, asOf, params);
   const rank = exactRank(p(terms), 't.rev');
-  const keyset = keysetAfter(after, p);
+  const keyset = keysetAfter(after, params);
   const limit = p(want);
   const edgeParams = parameters();
   const edges = terms
@@ -90,4 +87,27 @@ export async function windowRows(
     budget,
   );
   return { rows: result, exact: windowExact(result, want, bound) };
+}
+
+/**
+ * How a search of `terms` under `filters` is bounded (docs/CATALOG.md "Search with filters"): the filters with their
+ * rarest list key when it holds at most FILTER_SET_CAP (`sets`), whether that key's listings drive the search (at most
+ * `driverListings`, FILTER_DRIVER_LISTINGS unless set, and cheaper than the text: setDrives), and whether it ranks the window (its cursor says so, or
+ * two or more terms, the rarest past the budget, under filters no set drives).
+ */
+export async function filterPlan(
+  db: Db,
+  filters: DiscoveryFilters,
+  terms: string[],
+  { budget, driverListings, want, after }: { budget: number; driverListings?: number; want: number; after: CursorState | undefined },
+): Promise<{ sets: SearchFilters; driven: boolean; windowed: boolean }> {
+  const filtered = filterConditions(filters, parameters().p) !== 'TRUE';
+  const sets: SearchFilters = filtered ? await searchFilters(db, filters) : filters;
+  const rarestRows = async () => (await termRowsUpTo(db, [terms[0]!], budget + 1))[0]!;
+  const driven =
+    sets.within !== undefined &&
+    sets.within.listings <= (driverListings ?? FILTER_DRIVER_LISTINGS) &&
+    setDrives(sets.within.listings, terms.length, await rarestRows(), budget, want, await listingCount(db));
+  const windowed = after?.p === 1 || (filtered && !driven && terms.length > 1 && (await rarestRows()) > budget);
+  return { sets, driven, windowed };
 }

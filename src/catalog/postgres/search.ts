@@ -27,8 +27,6 @@
  */
 import { roundedMilliSql } from './migrations.ts';
 import {
-  FILTER_DRIVER_LISTINGS,
-  setDrives,
   THRESHOLD_WALK_CAP,
   VISIBILITY_ROUNDS,
   WALK_CHUNKS,
@@ -50,17 +48,9 @@ import { MASK_SCAN_TERMS, commonTermsTier } from './common-terms-scan.ts';
 import { termTiersTier } from './term-tiers.ts';
 import { chosenCommonTerms, listingCount, termRowCounts, termRowsUpTo } from './term-counts.ts';
 import { urlSearchPage } from './url-search.ts';
-import { setDrivenRows, windowRows } from './filter-driver.ts';
-import {
-  filterConditions,
-  holdsNul,
-  parameters,
-  rowsById,
-  searchFilters,
-  termRowConditions,
-  type Db,
-  type SearchFilters,
-} from './queries.ts';
+import { filterPlan, setDrivenRows, windowRows } from './filter-driver.ts';
+import { aggregate, keysetAfter, oneTerm, ranked } from './term-paths.ts';
+import { filterConditions, holdsNul, parameters, rowsById, termRowConditions, type Db } from './queries.ts';
 import { toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { windowStartDay } from '../quality.ts';
 import { REVISION_SCAN_TERMS, queryLimitViolation, termSlots } from '../terms.ts';
@@ -77,42 +67,8 @@ export interface SearchContext {
   tierDriverRows?: number;
   /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
   searchRowBudget?: number;
-  /** The most listings a filtered search is driven from, FILTER_DRIVER_LISTINGS unless set (search.ts; a test sets 0 to reach the text paths under filters). */
+  /** The most listings that drive a filtered search, FILTER_DRIVER_LISTINGS unless set (filter-driver.ts; a test sets 0). */
   filterDriverListings?: number;
-}
-
-type Params = ReturnType<typeof parameters>;
-
-const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
-  after ? `WHERE rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)})` : '';
-
-const ranked = (rows: Array<{ listing_id: string; rank: string }>): RankedRow[] =>
-  rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
-
-/** One term: the index walk. */
-async function oneTerm(
-  db: Db,
-  term: string,
-  filters: DiscoveryFilters,
-  asOf: number,
-  after: CursorState | undefined,
-  want: number,
-): Promise<RankedRow[]> {
-  const params = parameters();
-  const { p } = params;
-  const rows = termRowConditions(filters, asOf, params);
-  let keyset = '';
-  if (after) {
-    const milli = p(after.r - 1_000_000);
-    keyset = `AND t.milli <= ${milli} AND NOT (t.milli = ${milli} AND t.listing_id <= ${p(after.i)})`;
-  }
-  const result = await db.query<{ listing_id: string; rank: string }>(
-    `SELECT t.listing_id, 1000000 + t.milli AS rank FROM search_terms t ${rows.join}
-     WHERE t.term = ${p(term)} AND ${rows.where} ${keyset}
-     ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
-    params.values,
-  );
-  return ranked(result.rows);
 }
 
 /** The all-terms tier is read first only when every term has at least this many rows (the common words). */
@@ -231,32 +187,6 @@ async function walkedPage(
   return { asOf: Number(first.as_of), gaveUp: first.gave_up, rows, byId };
 }
 
-/** Every term's rows summed per listing (as sqlite/search.ts's aggregates), ranked and ordered by the server. */
-async function aggregate(
-  db: Db,
-  terms: string[],
-  filters: DiscoveryFilters,
-  asOf: number,
-  after: CursorState | undefined,
-  want: number,
-): Promise<RankedRow[]> {
-  const params = parameters();
-  const { p } = params;
-  const rows = termRowConditions(filters, asOf, params);
-  const result = await db.query<{ listing_id: string; rank: string }>(
-    `WITH matches AS MATERIALIZED (
-       SELECT t.listing_id, count(*) * 1000000 + ${roundedMilliSql('t.units')} AS rank
-       FROM search_terms t ${rows.join}
-       WHERE t.term = ANY(${p(terms)}::text[]) AND ${rows.where}
-       GROUP BY t.rev, t.listing_id
-     )
-     SELECT listing_id, rank FROM matches ${keysetAfter(after, params)}
-     ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
-    params.values,
-  );
-  return ranked(result.rows);
-}
-
 export async function searchPostgres(
   context: SearchContext,
   query: string,
@@ -325,18 +255,16 @@ export async function searchPostgres(
   // (a set made one common word under a 5% filter read all its rows: 2.2 s at 100k), nor for two chosen common words
   // (their tier under a set of 5,000 listings: 1.7 s against 1.0 at 100k).
   const everyRowRead = terms.length > 1 && !walk && !(await chosenCommonTerms(db)).has(terms[0]!);
-  const filtered = filterConditions(filters, parameters().p) !== 'TRUE';
-  const sets: SearchFilters = filtered ? await searchFilters(db, filters) : filters;
-  const narrowed = everyRowRead ? sets : filters;
-  // Filtered (docs/CATALOG.md "Search with filters"): from the rarest list key's listings when they are few; else, when
-  // the text is not narrow either (two or more terms, the rarest past the budget), from the window (filter-driver.ts).
+  // Filtered (docs/CATALOG.md "Search with filters"): from the rarest list key's listings when they are few and cheaper
+  // than the text; else, when the text is not narrow either, from the window (filter-driver.ts).
   const budget = context.searchRowBudget ?? SEARCH_ROW_BUDGET;
-  const rarestRows = async () => (await termRowsUpTo(db, [terms[0]!], budget + 1))[0]!;
-  const driven =
-    sets.within !== undefined &&
-    sets.within.listings <= (context.filterDriverListings ?? FILTER_DRIVER_LISTINGS) &&
-    setDrives(sets.within.listings, terms.length, await rarestRows(), budget, page.limit + 1, await listingCount(db));
-  const windowed = after?.p === 1 || (filtered && !driven && terms.length > 1 && (await rarestRows()) > budget);
+  const { sets, driven, windowed } = await filterPlan(db, filters, terms, {
+    budget,
+    driverListings: context.filterDriverListings,
+    want: page.limit + 1,
+    after,
+  });
+  const narrowed = everyRowRead ? sets : filters;
   /** Whether a page read from the window could not be sure of it: the answer then says so, and the cursor keeps to the window. */
   let partial = after?.p === 1;
   let asOf: number | undefined = after?.a;
@@ -351,15 +279,13 @@ export async function searchPostgres(
   });
   /** The next `want` matches after `from`, ranked, with their listings; pins asOf on the first call. */
   const rankRows = async (from: CursorState | undefined, want: number): Promise<{ rows: RankedRow[]; byId: Map<number, ListingRow> }> => {
-    if (driven) {
+    if (driven || windowed) {
       asOf ??= await currentSeq();
-      return withListings(await setDrivenRows(db, terms, sets, asOf, from, want));
-    }
-    if (windowed) {
-      asOf ??= await currentSeq();
-      const window = await windowRows(db, terms, filters, budget, asOf, from, want);
-      if (!window.exact) partial = true;
-      return withListings(window.rows);
+      const bounded = driven
+        ? { rows: await setDrivenRows(db, terms, sets, asOf, from, want), exact: true }
+        : await windowRows(db, terms, filters, budget, asOf, from, want);
+      if (!bounded.exact) partial = true;
+      return withListings(bounded.rows);
     }
     // Three or more terms whose rarest fit the driver cap (natural sentences): the tiers read from
     // the rarest terms' rows (term-tiers.ts), as SQLite tries them before its walk. When the page
@@ -405,6 +331,11 @@ export async function searchPostgres(
           (await aggregate(db, terms, narrowed, asOf, from, want)));
     return withListings(rows);
   };
+  /** The cursor's state after `at` (a window's walk says so: `p`). */
+  const position = (at: RankedRow): CursorState => ({
+    ...{ v: 1, h: hash, a: asOf!, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k },
+    ...(partial ? { p: 1 } : {}),
+  });
   const want = page.limit + 1;
   const kept: Array<{ row: RankedRow; listing: ListingRow }> = [];
   let from = after;
@@ -415,8 +346,7 @@ export async function searchPostgres(
     const { rows, byId } = await rankRows(from, batch);
     exhausted = rows.length < batch;
     last = keepVisible(rows, byId, visibleSince, want, kept, failingBefore) ?? last;
-    if (last) from = { v: 1, h: hash, a: asOf!, r: last.rank, i: last.listing_id, t: after?.t ?? now.getTime(), k };
-    if (partial) from = from && { ...from, p: 1 };
+    if (last) from = position(last);
   }
   // The text found nothing under the filters: the resource URLs are searched instead.
   if (after === undefined && kept.length === 0 && exhausted && !partial) return byUrl(asOf ?? (await currentSeq()), choice);
@@ -425,28 +355,15 @@ export async function searchPostgres(
   // More follow when the page is full with one to spare, or when the rounds ended before the matches did.
   const more = kept.length > page.limit || (!exhausted && kept.length < want);
   const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
-  const cursor =
-    more && at
-      ? encodeCursor(secret, {
-          v: 1,
-          h: hash,
-          a: asOf!,
-          r: at.rank,
-          i: at.listing_id,
-          t: after?.t ?? now.getTime(),
-          k,
-          ...(partial ? { p: 1 as const } : {}),
-        })
-      : null;
+  const cursor = more && at ? encodeCursor(secret, position(at)) : null;
   // Stopped at the work budget: matches outside the window may be missing, so partialResults is true whatever follows.
-  if (partial)
-    return {
-      x402Version,
-      resources,
-      partialResults: true,
-      pagination: { limit: resources.length, cursor },
-      ...answered,
-      searchMethod: 'text_partial',
-    };
-  return { x402Version, resources, partialResults: more, pagination: { limit: resources.length, cursor }, ...answered };
+  const method = partial ? { searchMethod: 'text_partial' as const } : {};
+  return {
+    x402Version,
+    resources,
+    partialResults: more || partial,
+    pagination: { limit: resources.length, cursor },
+    ...answered,
+    ...method,
+  };
 }

@@ -45,7 +45,7 @@ import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
 import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
 import { amountKey } from '../../filters.ts';
-import { searchPostgres } from './search.ts';
+import { searchPostgres, type SearchContext } from './search.ts';
 import { hiddenCountSql, listBySelectiveFilter, seekOffset, UrlSample, withUsdPriceAsAmount } from './list-index.ts';
 import type { UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
@@ -81,14 +81,16 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
   /** The last shape of each price filter's pages, so the next page goes with its counts (price-guess.ts). */
   private readonly pricedGuesses = new PricedPageGuesses();
-  /** Up to how few rows a term may have for several-term search to read the all-terms tier first (search.ts; a test lowers it). */
-  private readonly tierFirstMinRows: number | undefined;
+  /**
+   * The search's thresholds, its own unless set (search.ts SearchContext; tests lower them): how few rows a term may have
+   * for the all-terms tier first, the tiers' driver rows, the search budget and the set that drives a filtered search.
+   */
+  private readonly searchThresholds: Pick<
+    SearchContext,
+    'tierFirstMinRows' | 'tierDriverRows' | 'searchRowBudget' | 'filterDriverListings'
+  >;
   /** How many revisions a catalog holds when its write chooses the common terms (common-terms.ts; a test lowers it). */
   private readonly commonTermsChosenAt: number | undefined;
-  /** How many rows the drivers of a natural query's tiers may have (term-tiers.ts TIER_DRIVER_ROWS_CAP unless set; tests lower it). */
-  private readonly tierDriverRows: number | undefined;
-  private readonly searchRowBudget: number | undefined;
-  private readonly filterDriverListings: number | undefined;
   /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
   private readonly urlScale: UrlScale;
   private readonly urlSample = new UrlSample(); // which windows of a `url` filter are rare (url-probe.ts)
@@ -106,11 +108,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: StoreOptions = {}) {
     this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
-    this.tierFirstMinRows = options.tierFirstMinRows;
+    const { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings } = options;
+    this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings };
     this.commonTermsChosenAt = options.commonTermsChosenAt;
-    this.tierDriverRows = options.tierDriverRows;
-    this.searchRowBudget = options.searchRowBudget;
-    this.filterDriverListings = options.filterDriverListings;
     this.urlScale = { urlIndexCap: options.urlIndexCap, urlWalkBudget: options.urlWalkBudget };
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
@@ -384,10 +384,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     const context = {
       secret: await this.ready,
       db: this.pool,
-      tierFirstMinRows: this.tierFirstMinRows,
-      tierDriverRows: this.tierDriverRows,
-      searchRowBudget: this.searchRowBudget,
-      filterDriverListings: this.filterDriverListings,
+      ...this.searchThresholds,
     };
     return searchPostgres(context, query, filters, page, now, x402Version, visibleSince, failingBefore);
   }
