@@ -209,7 +209,7 @@ export function setDrives(set: number, terms: number, rarestRows: number, budget
 /**
  * The work budget of a filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with
  * filters"): two or more searched terms, the rarest with more rows than the search budget, and no set small enough
- * to drive. Such a search ranks the listings among each searched term's first `budget` index rows at the snapshot
+ * to drive. Such a search ranks the listings among each searched term's first windowRowsPerTerm index rows at the snapshot
  * (term score desc, listing id asc) that pass the filters: the window. When no listing outside the window can rank
  * on the page (windowBound), the page is the exact one; otherwise the answer says `text_partial` and its cursor
  * (`p`) keeps every later page on the same window. A WindowEdge is one searched term's window: how many rows it
@@ -229,6 +229,9 @@ export function windowBound(edges: WindowEdge[], budget: number): number {
   const open = edges.filter((edge) => edge.rows >= budget);
   return open.length === 0 ? -1 : open.reduce((sum, edge) => sum + 1_000_000 + edge.lowest, 0) + edges.length;
 }
+
+/** How many of each term's first rows the window holds: the search budget's rows shared among the searched terms. */
+export const windowRowsPerTerm = (budget: number, terms: number): number => Math.max(1, Math.floor(budget / terms));
 
 /** Whether a window's ranked rows (at most `want`, best first) are the exact page: full, and its last above the bound. */
 export const windowExact = (rows: RankedRow[], want: number, bound: number): boolean =>

@@ -1140,7 +1140,7 @@ export interface components {
              *     over `searchedTerms` only; the search budget left out `droppedTerms` (docs/CATALOG.md
              *     "Search budget"). `text_partial`: a filtered search that neither its text nor its
              *     filters narrow stopped at its work budget: the page ranks, by the same rank, the
-             *     listings passing the filters among each searched term's first 4,000 index rows, so
+             *     listings passing the filters among the searched terms' first 4,000 index rows, so
              *     better matches may be missing (`partialResults` is true; docs/CATALOG.md "Search with
              *     filters"). `url`: no listing's text holds a query term under the filters, so the
              *     listings whose resource URL holds `searchedTerms` as host labels or path segments are

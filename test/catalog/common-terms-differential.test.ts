@@ -183,7 +183,7 @@ describe('8 common words from the common-term masks against the reference rankin
   /**
    * A filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with filters"): with the
    * budget lowered to 60 rows and no set driving, two common words under a filter rank the window of each word's
-   * first 60 rows (sqlite/filter-driver.ts windowRows). A page that cannot be sure of the window says `text_partial`;
+   * first 30 rows (sqlite/filter-driver.ts windowRows). A page that cannot be sure of the window says `text_partial`;
    * every other page is the reference's, and a walk's ids are the reference's in order.
    */
   it('two common words under a filter past a budget of 60 rows: the window pages, exact or flagged partial', async () => {

@@ -215,7 +215,7 @@ describe('common-term masks on Postgres', () => {
   /**
    * A filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with filters"): with the
    * budget lowered to 60 rows and no set driving, two chosen words under a filter rank the window of each word's first
-   * 60 rows (postgres/filter-driver.ts windowRows). Against SQLite's exact order (its set driver): a page that cannot
+   * 30 rows (postgres/filter-driver.ts windowRows). Against SQLite's exact order (its set driver): a page that cannot
    * be sure of the window says `text_partial`; every other page is exact, and a walk's ids keep the exact order.
    */
   it('two chosen words under a filter past a budget of 60 rows: the window pages, exact or flagged partial', async () => {

@@ -4,7 +4,15 @@
  * and ranking the window of a search that neither its text nor its filters narrow.
  */
 import { roundedMilliSql } from './migrations.ts';
-import { FILTER_DRIVER_LISTINGS, setDrives, windowBound, windowExact, type CursorState, type RankedRow } from '../search.ts';
+import {
+  FILTER_DRIVER_LISTINGS,
+  setDrives,
+  windowBound,
+  windowExact,
+  windowRowsPerTerm,
+  type CursorState,
+  type RankedRow,
+} from '../search.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { filterConditions, parameters, searchFilters, termRowConditions, type Db, type SearchFilters } from './queries.ts';
 import { listingCount, termRowsUpTo } from './term-counts.ts';
@@ -43,7 +51,7 @@ export async function setDrivenRows(
 }
 
 /**
- * The next `want` matches after `after` in the window: the listings among each term's first `budget` rows valid at
+ * The next `want` matches after `after` in the window: the listings among each term's first windowRowsPerTerm(budget) rows valid at
  * `asOf` (its index order) that pass the filters, ranked exactly; `exact` when no listing outside the window can be
  * on the page (windowBound).
  */
@@ -56,11 +64,12 @@ export async function windowRows(
   after: CursorState | undefined,
   want: number,
 ): Promise<{ rows: RankedRow[]; exact: boolean }> {
-  /** Each term's first `budget` rows valid at `asOf`, with parameters named by `p`. */
+  const perTerm = windowRowsPerTerm(budget, terms.length);
+  /** Each term's first `perTerm` rows valid at `asOf`, with parameters named by `p`. */
   const first = (term: string, p: (value: unknown) => string) =>
     `SELECT w.rev, w.listing_id, w.milli, w.from_seq, w.to_seq FROM search_terms w
      WHERE w.term = ${p(term)} AND w.from_seq <= ${p(asOf)} AND (w.to_seq IS NULL OR w.to_seq > ${p(asOf)})
-     ORDER BY w.milli DESC, w.listing_id ASC LIMIT ${p(budget)}`;
+     ORDER BY w.milli DESC, w.listing_id ASC LIMIT ${p(perTerm)}`;
   const params = parameters();
   const { p } = params;
   const window = terms.map((term) => `SELECT rev, listing_id, from_seq, to_seq FROM (${first(term, p)}) f`).join(' UNION ');
@@ -84,7 +93,7 @@ export async function windowRows(
   const result = ranked(found.rows);
   const bound = windowBound(
     counted.rows.map((r) => ({ rows: Number(r.n), lowest: Number(r.lowest ?? 0) })),
-    budget,
+    perTerm,
   );
   return { rows: result, exact: windowExact(result, want, bound) };
 }

@@ -3,7 +3,7 @@
  * FILTER_DRIVER_LISTINGS and windowBound): ranking the members of the filters' smallest set, and ranking the
  * window of a search that neither its text nor its filters narrow.
  */
-import { windowBound, windowExact, type CursorState, type RankedRow } from '../search.ts';
+import { windowBound, windowExact, windowRowsPerTerm, type CursorState, type RankedRow } from '../search.ts';
 import type { DriverSet } from './filter-set.ts';
 import { exactRankSql, type SearchSource, type TermRowFilter } from './queries.ts';
 
@@ -40,7 +40,7 @@ export function setDrivenRows(
 }
 
 /**
- * The next `want` matches after `after` in the window: the listings among each term's first `budget` rows valid at
+ * The next `want` matches after `after` in the window: the listings among each term's first windowRowsPerTerm(budget) rows valid at
  * `asOf` (its index order) that pass the filters, ranked exactly. `exact` when no listing outside the window can be
  * on the page (windowBound): the page is then the text paths' page.
  */
@@ -53,6 +53,7 @@ export function windowRows(
   after: CursorState | undefined,
   want: number,
 ): { rows: RankedRow[]; exact: boolean } {
+  const perTerm = windowRowsPerTerm(budget, terms.length);
   const snapshot = 'w.term = ? AND w.from_seq <= ? AND (w.to_seq IS NULL OR w.to_seq > ?)';
   const firstRows = `SELECT * FROM (SELECT w.rev, w.listing_id, w.milli FROM search_terms w WHERE ${snapshot} ORDER BY w.milli DESC, w.listing_id ASC LIMIT ?)`;
   const keyset = keysetAfter(after);
@@ -66,12 +67,12 @@ export function windowRows(
          ) WHERE TRUE ${keyset.sql}
          ORDER BY rank DESC, listing_id ASC LIMIT ?`,
       )
-      .all(...terms.flatMap((term) => [term, asOf, asOf, budget]), ...terms, ...filter.params, ...keyset.params, want) as RankedRow[]
+      .all(...terms.flatMap((term) => [term, asOf, asOf, perTerm]), ...terms, ...filter.params, ...keyset.params, want) as RankedRow[]
   ).map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
   const edge = store.statement(`SELECT count(*) AS rows, min(milli) AS lowest FROM (${firstRows})`);
   const edges = terms.map((term) => {
-    const { rows: n, lowest } = edge.get(term, asOf, asOf, budget) as { rows: number; lowest: number | null };
+    const { rows: n, lowest } = edge.get(term, asOf, asOf, perTerm) as { rows: number; lowest: number | null };
     return { rows: Number(n), lowest: Number(lowest ?? 0) };
   });
-  return { rows, exact: windowExact(rows, want, windowBound(edges, budget)) };
+  return { rows, exact: windowExact(rows, want, windowBound(edges, perTerm)) };
 }
