@@ -81,14 +81,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
   /** The last shape of each price filter's pages, so the next page goes with its counts (price-guess.ts). */
   private readonly pricedGuesses = new PricedPageGuesses();
-  /**
-   * The search's thresholds, its own unless set (search.ts SearchContext; tests lower them): how few rows a term may have
-   * for the all-terms tier first, the tiers' driver rows, the search budget and the set that drives a filtered search.
-   */
-  private readonly searchThresholds: Pick<
-    SearchContext,
-    'tierFirstMinRows' | 'tierDriverRows' | 'searchRowBudget' | 'filterDriverListings'
-  >;
+  /** The search's thresholds (search.ts SearchContext: tier first, tier drivers, budget, set driver), its own unless set (tests). */
+  private readonly searchThresholds: Omit<SearchContext, 'secret' | 'db'>;
   /** How many revisions a catalog holds when its write chooses the common terms (common-terms.ts; a test lowers it). */
   private readonly commonTermsChosenAt: number | undefined;
   /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
