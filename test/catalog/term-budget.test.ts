@@ -14,6 +14,7 @@ import {
   runChoice,
   type CountRequest,
 } from '../../src/catalog/term-budget.ts';
+import { setDrives, windowBound, windowExact, windowRowsPerTerm } from '../../src/catalog/search.ts';
 
 /** The choice for these terms' rows, and every counting request it made. */
 function choose(rows: Record<string, number>, chosen: Record<string, number> = {}, query = Object.keys(rows).join(' '), listings?: number) {
@@ -146,5 +147,59 @@ describe('what the choice costs', () => {
       }),
       { numRuns: 200, seed: 53 },
     );
+  });
+});
+
+/** The bounds of a filtered search (src/catalog/search.ts; docs/CATALOG.md "Search with filters"). */
+describe('what bounds a filtered search', () => {
+  it('a set drives when ranking it costs less than the text would read; two terms past the budget always', () => {
+    // One term: a set of 3,000 at 100k (6,000 lookups) against a walk of about 21 × 100k / 3,000 = 700 rows.
+    expect(setDrives(3000, 1, 4001, 4000, 21, 100_000)).toBe(false);
+    expect(setDrives(100, 1, 4001, 4000, 21, 100_000)).toBe(true);
+    // A term rarer than the set's cost is walked.
+    expect(setDrives(100, 1, 150, 4000, 21, 100_000)).toBe(false);
+    // Several terms: the tiers read the rarest term's rows, none bound past the budget.
+    expect(setDrives(1000, 2, 2500, 4000, 21, 100_000)).toBe(false);
+    expect(setDrives(1000, 2, 3500, 4000, 21, 100_000)).toBe(true);
+    expect(setDrives(4000, 2, 4001, 4000, 21, 100_000)).toBe(true);
+  });
+
+  it("the window's bound: each term cut at its rows may still hold an unseen listing at its last share", () => {
+    expect(windowRowsPerTerm(4000, 2)).toBe(2000);
+    expect(windowRowsPerTerm(3, 8)).toBe(1);
+    // Both terms cut at 2,000 rows, their last shares 900 and 700: an unseen listing ranks at most 2e6 + 1,600 + 2.
+    const bound = windowBound(
+      [
+        { rows: 2000, lowest: 900 },
+        { rows: 2000, lowest: 700 },
+      ],
+      2000,
+    );
+    expect(bound).toBe(2_001_602);
+    // A term read to its end holds no unseen listing; both read to their ends, nothing is unseen.
+    expect(
+      windowBound(
+        [
+          { rows: 2000, lowest: 900 },
+          { rows: 12, lowest: 5 },
+        ],
+        2000,
+      ),
+    ).toBe(1_000_902);
+    expect(
+      windowBound(
+        [
+          { rows: 7, lowest: 900 },
+          { rows: 12, lowest: 5 },
+        ],
+        2000,
+      ),
+    ).toBe(-1);
+    const rows = (...ranks: number[]) => ranks.map((rank, i) => ({ listing_id: i + 1, rank }));
+    // Exact only when the page is full and its last rank is above the bound.
+    expect(windowExact(rows(2_500_000, 2_001_603), 2, bound)).toBe(true);
+    expect(windowExact(rows(2_500_000, 2_001_602), 2, bound)).toBe(false);
+    expect(windowExact(rows(2_500_000), 2, bound)).toBe(false);
+    expect(windowExact(rows(5), 2, -1)).toBe(true);
   });
 });
