@@ -19,6 +19,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort } from '../../src/dev/postgres.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
@@ -130,8 +131,10 @@ async function phase(port: number, floodPath: string) {
   return { times, ok, busy, other, flood: counts, load: loadAverage() };
 }
 
-const afterPort = 47300 + Math.floor(Math.random() * 500);
-const beforePort = afterPort + 1;
+// Kernel-picked ports: ports drawn at random could be other processes' ephemeral ones.
+const afterPort = await freePort();
+let beforePort = await freePort();
+while (beforePort === afterPort) beforePort = await freePort();
 const servers = [startSvc(process.cwd(), afterPort, 'after'), startSvc(beforeDir, beforePort, 'before')];
 try {
   await Promise.all([waitReady(afterPort, '/health'), waitReady(beforePort, '/health')]);

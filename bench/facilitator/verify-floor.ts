@@ -19,6 +19,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/dev/postgres.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { exportRevision, machine, ROOT } from '../lib/ops-procs.ts';
 import { exactTerms } from '../lib/payments.ts';
@@ -92,9 +93,9 @@ try {
     const s = svc(
       cwd,
       { SUBMITTER_SECRET: submitter.secret, RPC_URL: devnet.rpcUrl, DB_PATH: join(dir, 'svc.sqlite') },
-      40_000 + Math.floor(Math.random() * 10_000),
+      await freePort(), // a port drawn at random could be another process's ephemeral one
     );
-    await ready(s.port);
+    await ready(s.port, s.child);
     services.push({ name, ...s });
   }
   const sample = async (port: number, method: 'GET' | 'POST', path: string, body?: string) => {

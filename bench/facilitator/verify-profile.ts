@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/dev/postgres.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { machine, ROOT } from '../lib/ops-procs.ts';
 import { exactTerms } from '../lib/payments.ts';
@@ -75,7 +76,7 @@ const rejected = JSON.stringify({ x402Version: 2, paymentPayload: payload, payme
 const profileDir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
 const dbDir = mkdtempSync(join(tmpdir(), 'svc-profile-db-'));
 const submitter = await devnet.createAccount({ usdcTrustline: false });
-const port = 40_000 + Math.floor(Math.random() * 10_000);
+const port = await freePort(); // a port drawn at random could be another process's ephemeral one
 const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profileDir, 'dist/main.js'], {
   cwd: ROOT,
   env: {
@@ -89,7 +90,7 @@ const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profileDi
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 child.stdout.resume();
-await ready(port);
+await ready(port, child);
 const target: Target =
   CASE === 'supported'
     ? { port, method: 'GET', path: '/supported' }

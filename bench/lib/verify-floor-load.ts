@@ -2,6 +2,7 @@
  * The closed-loop load of bench/facilitator/verify-floor.ts and bench/facilitator/verify-profile.ts: keep-alive HTTP
  * connections each sending the next request as soon as the last answer ended.
  */
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 
 export interface Target {
@@ -51,9 +52,14 @@ export async function rate(t: Target, conns: number, seconds: number): Promise<{
   return { rps: done / seconds, bad };
 }
 
-/** Resolves once svc on `port` answers GET /health with 200 (a minute at most). */
-export async function ready(port: number): Promise<void> {
-  for (let i = 0; i < 600; i++) {
+/**
+ * Resolves once svc on `port` answers GET /health with 200 (a minute at most). Rejects at once when
+ * `child` exits first (a refused start: its reason is on the inherited stderr), instead of waiting out
+ * the minute.
+ */
+export async function ready(port: number, child: ChildProcess): Promise<void> {
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  for (let i = 0; i < 600 && !exited(); i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200) return;
     } catch {
@@ -61,5 +67,6 @@ export async function ready(port: number): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  if (exited()) throw new Error(`svc for port ${port} exited (${child.exitCode ?? child.signalCode}) before it became healthy`);
   throw new Error(`svc on ${port} never became healthy`);
 }

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
+import { freePort } from '../../src/dev/postgres.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from '../lib/http-load.ts';
 
@@ -112,8 +113,10 @@ async function phase(port: number, pid: number) {
   return { results, maxFds, medianFds: pct(fds, 50), flood: counts, load: loadAverage() };
 }
 
-const afterPort = 47900 + Math.floor(Math.random() * 500);
-const beforePort = afterPort + 1;
+// Kernel-picked ports: ports drawn at random could be other processes' ephemeral ones.
+const afterPort = await freePort();
+let beforePort = await freePort();
+while (beforePort === afterPort) beforePort = await freePort();
 const after = startSvc(process.cwd(), afterPort, 'after');
 const before = startSvc(beforeDir, beforePort, 'before');
 try {

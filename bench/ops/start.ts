@@ -16,11 +16,10 @@
  * is not counted (it fills Node's compile cache, as the first start after a deploy does).
  */
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/dev/postgres.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { machine, ROOT } from '../lib/ops-procs.ts';
@@ -65,15 +64,6 @@ interface Run {
   listening: number;
   ready: number;
   cpu: number;
-}
-
-/** A port nothing listens on now (the kernel's pick, released at once). */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function startOnce(dir: string, env: Record<string, string>): Promise<Run> {

@@ -16,6 +16,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../src/dev/postgres.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { rssMb } from '../lib/http-load.ts';
@@ -58,7 +59,7 @@ try {
       const dir = mkdtempSync(join(tmpdir(), 'svc-rss-'));
       dirs.push(dir);
       const submitter = await devnet.createAccount({ usdcTrustline: false });
-      const port = 41_000 + Math.floor(Math.random() * 9_000);
+      const port = await freePort(); // a port drawn at random could be another process's ephemeral one
       const child = spawn(v.cmd, v.args, {
         cwd: v.cwd ?? ROOT,
         env: {
@@ -71,7 +72,7 @@ try {
         },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
-      await ready(port);
+      await ready(port, child);
       await new Promise((r) => setTimeout(r, 3000));
       const idle = rssMb(child.pid!);
       const { rps } = await rate({ port, method: 'POST', path: '/verify', body: valid }, 16, SECONDS);
