@@ -3,7 +3,7 @@
  * filters"; search.ts FILTER_DRIVER_LISTINGS and windowBound): ranking the members of the filters' rarest list key,
  * and ranking the window of a search that neither its text nor its filters narrow.
  */
-import { roundedMilliSql } from './migrations.ts';
+import { exactRankSql } from './term-tiers.ts';
 import {
   FILTER_DRIVER_LISTINGS,
   setDrives,
@@ -18,9 +18,8 @@ import { filterConditions, parameters, searchFilters, termRowConditions, type Db
 import { listingCount, termRowsUpTo } from './term-counts.ts';
 import { keysetAfter, ranked } from './term-paths.ts';
 
-/** A revision `rev`'s exact rank over `terms` (the SQL array), as every Postgres path ranks. */
-const exactRank = (terms: string, rev: string) =>
-  `(SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.term = ANY(${terms}::text[]) AND o.rev = ${rev})`;
+/** A revision `rev`'s exact rank over `terms` (the SQL array), as a scalar subquery: term-tiers.ts's exactRankSql. */
+const exactRank = (terms: string, rev: string) => `(${exactRankSql(rev, terms)})`;
 
 /**
  * The next `want` matches after `after` among the listings of `filters.within` (the rarest list key, which holds every
@@ -39,7 +38,7 @@ export async function setDrivenRows(
   const { p } = params;
   const rank = exactRank(p(terms), 't.rev');
   const rows = termRowConditions(filters, asOf, params);
-  const keyset = after ? `AND (rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)}))` : '';
+  const keyset = keysetAfter(after, params, 'AND');
   const result = await db.query<{ listing_id: string; rank: string }>(
     `SELECT listing_id, rank FROM (
        SELECT t.listing_id, ${rank} AS rank FROM search_revisions t ${rows.join} WHERE ${rows.where}

@@ -9,8 +9,9 @@ import { parameters, termRowConditions, type Db } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
-export const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
-  after ? `WHERE rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)})` : '';
+/** The keyset after a cursor on ranked rows (rank, listing_id): a WHERE clause, or `AND` a condition after one. */
+export const keysetAfter = (after: CursorState | undefined, { p }: Params, lead: 'WHERE' | 'AND' = 'WHERE') =>
+  after ? `${lead} (rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)}))` : '';
 
 export const ranked = (rows: Array<{ listing_id: string; rank: string }>): RankedRow[] =>
   rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));

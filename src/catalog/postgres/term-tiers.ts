@@ -31,7 +31,7 @@ const FIRST_CANDIDATES = 128;
 const FIRST_CANDIDATES_AFTER_CURSOR = 512;
 
 /** A revision's exact rank (`rev` its column, `terms` the query's terms): its terms counted and its shares summed over its rows. */
-const exactRankSql = (rev: string, terms: string) =>
+export const exactRankSql = (rev: string, terms: string) =>
   `SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} AS rank FROM search_terms o WHERE o.term = ANY(${terms}::text[]) AND o.rev = ${rev}`;
 
 /**
