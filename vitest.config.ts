@@ -44,11 +44,11 @@ export default defineConfig({
     reporters: ['default', './test/helpers/progress-reporter.ts', './test/helpers/summary-reporter.ts'],
     sequence: { sequencer: SpreadSequencer },
     // Once for the whole run, for every project: `npm start` runs compiled output, so tests that
-    // spawn it need dist/ current; browser tests need Chromium, installed when absent; Postgres
-    // tests share one embedded server (freshDatabase()). Set per project, each ran once per project
-    // (two PostgreSQL servers started).
-    // checkout.ts fails a run that leaves files in the checkout.
-    globalSetup: ['./test/helpers/checkout.ts', './test/helpers/build.ts', './test/helpers/chromium.ts', './test/helpers/postgres.ts'],
+    // spawn it need dist/ current; browser tests need Chromium, installed when absent (beside the
+    // first files); Postgres tests share one embedded server (freshDatabase()); a run that leaves
+    // files in the checkout fails. Set per project, each ran once per project (two PostgreSQL
+    // servers started).
+    globalSetup: ['./test/helpers/global-setup.ts'],
     projects: [
       {
         test: {

@@ -1,5 +1,5 @@
 /**
- * Vitest global setup: a run leaves the checkout as it found it. Tests write their files to the
+ * A run leaves the checkout as it found it (test/helpers/global-setup.ts). Tests write their files to the
  * system's temporary directory (or to ignored paths: dist/, test-artifacts/); a file a test leaves
  * in the checkout shows up in `git status` and would be committed by the next `git add -A`. Files
  * not ignored by git that appeared during the run fail it (a developer's edits to tracked files
@@ -18,7 +18,8 @@ function status(): Set<string> | undefined {
   }
 }
 
-export default function setup(): () => void {
+/** Notes the checkout's untracked files; the function returned fails the run if others appeared. */
+export function checkoutGuard(): () => void {
   const before = status();
   return () => {
     const after = status();

@@ -23,8 +23,8 @@ declare module 'vitest' {
 export type Backend = 'SQLite' | 'Postgres';
 export const BACKENDS: Backend[] = ['SQLite', 'Postgres'];
 
-/** Vitest global setup: one server for the whole run. */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+/** For the global setup (test/helpers/global-setup.ts): one server for the whole run; resolves with its stop. */
+export async function startSuitePostgres(project: TestProject): Promise<() => Promise<void>> {
   const server = await startEmbeddedPostgres();
   project.provide('postgresUrl', server.url);
   const template = await createDatabase(server.url, 'svc_catalog_template');

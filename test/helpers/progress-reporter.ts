@@ -2,7 +2,7 @@
  * A plain progress line at least every 30 s of a run, so a long run never looks hung: files done
  * of all, tests passed and failed, the time since the run began and the files running now with
  * how long each has run. Before the first file starts, the line names the global setup (the
- * build, Chromium, PostgreSQL: test/helpers/*.ts of vitest.config.ts).
+ * build and PostgreSQL: test/helpers/global-setup.ts).
  *
  * At the end it prints the ten slowest files (wall time from their import to their last test,
  * which is what they add to a run) and the seed the run drew its sampled cases with
@@ -88,7 +88,7 @@ export default class ProgressReporter implements Reporter {
   private line(): void {
     const elapsed = clock(Date.now() - this.began);
     if (this.done === 0 && this.running.size === 0) {
-      process.stdout.write(`[${elapsed}] starting: global setup (build, Chromium, PostgreSQL), then the first files' imports\n`);
+      process.stdout.write(`[${elapsed}] starting: global setup (build, PostgreSQL), then the first files' imports\n`);
       return;
     }
     const now = Date.now();
