@@ -10,6 +10,7 @@
 import { Keypair } from '@stellar/stellar-sdk';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { RunningServer } from '../../src/http/app.ts';
+import { loadContract, type ApiContract } from '../../src/http/contract.ts';
 import { silentLogger } from '../../src/log.ts';
 import { ReadinessProbe } from '../../src/ops/readiness.ts';
 import type { PaymentScheme } from '../../src/scheme/types.ts';
@@ -42,10 +43,20 @@ export interface TestServerOptions extends ServiceOverrides {
 
 export type TestServer = RunningServer & { config: Config; service: Service };
 
+/**
+ * One contract (openapi.yaml with its compiled request validators) for every service this process
+ * starts: a service compiles the validators it checks after it listens (src/service.ts), about
+ * 0.3 CPU-s each time, and a test file starts up to a few dozen services in a worker that runs
+ * many files (vitest.config.ts `isolate: false`). The validators are pure functions of the same
+ * document; a test that needs another contract passes `contract`.
+ */
+let sharedContract: ApiContract | undefined;
+
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const { config = testConfig(), scheme, ...overrides } = options;
   const service = createService(config, {
     logger: silentLogger(),
+    contract: (sharedContract ??= loadContract()),
     readiness: new ReadinessProbe({ checks: {} }),
     ...(scheme ? { schemes: [scheme] } : {}),
     ...overrides,
