@@ -13,6 +13,7 @@ import { fuzzRequest, jsonBody, type FuzzRequest } from './fuzz-http.ts';
 import { mcpBody } from './fuzz-mcp.ts';
 import { delistBody } from './fuzz-delist.ts';
 import {
+  anyCodePoint,
   anyJson,
   deeplyNested,
   mutatedValue,
@@ -424,7 +425,7 @@ const rawJunkBody: fc.Arbitrary<BodyPart> = fc.oneof(
       '\u0000',
     )
     .map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'non-object or broken JSON' })),
-  fc.string({ unit: 'binary', maxLength: 200 }).map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'random text as JSON' })),
+  fc.string({ unit: anyCodePoint, maxLength: 200 }).map((t) => ({ headers: JSON_TYPE, body: Buffer.from(t), kind: 'random text as JSON' })),
   fc.uint8Array({ maxLength: 200 }).map((b) => ({ headers: JSON_TYPE, body: Buffer.from(b), kind: 'random bytes as JSON' })),
   fc.constantFrom(2_000, 50_000, 200_000).map((d) => ({
     headers: JSON_TYPE,
