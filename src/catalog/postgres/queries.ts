@@ -78,16 +78,36 @@ export function queryGeneric<R extends pg.QueryResultRow>(
   text: string,
   values: unknown[],
 ): Promise<pg.QueryResult<R>> {
-  let name = preparedNames.get(text);
-  if (name === undefined && preparedNames.size < PREPARED_TEXTS) {
-    name = `svc_${kind}_${preparedNames.size}`;
-    preparedNames.set(text, name);
-  }
+  const name = preparedName(kind, text);
   if (name === undefined) return db.query<R>(text, values);
   const generic = db.query('SET LOCAL plan_cache_mode = force_generic_plan');
   const read = db.query<R>({ name, text, values });
   const back = db.query('SET LOCAL plan_cache_mode TO DEFAULT');
   return Promise.all([generic, read, back]).then(([, rows]) => rows);
+}
+
+/** `text`'s prepared statement's name (`svc_<kind>_<n>`, one per text), or none past PREPARED_TEXTS texts. */
+function preparedName(kind: string, text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < PREPARED_TEXTS) {
+    name = `svc_${kind}_${preparedNames.size}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * `db` sending each statement with parameters as a prepared statement (a name per text, as queryGeneric): parsed once
+ * per connection, not per call; Postgres plans it as it plans any prepared statement (plan_cache_mode auto). For a run
+ * of many writes on one connection (PostgresCatalogStore.writeListings): the same statements, values and answers.
+ */
+export function preparedDb(db: Db): Db {
+  return {
+    query: ((text: string | pg.QueryConfig, values?: unknown[]) => {
+      const name = typeof text !== 'string' || values === undefined ? undefined : preparedName('write', text);
+      return name === undefined ? db.query(text as string, values) : db.query({ name, text: text as string, values });
+    }) as Db['query'],
+  };
 }
 
 /**

@@ -43,7 +43,8 @@ import { claimsPort } from './claims.ts';
 import { insertUrlTerms, pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
-import { acceptedEntryConditions, holdsNul, pageListings, parameters, queryGeneric, type Db } from './queries.ts';
+import { acceptedEntryConditions, holdsNul, pageListings, parameters, preparedDb, queryGeneric, type Db } from './queries.ts';
+import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres, type SearchContext } from './search.ts';
 import { hiddenCountSql, listBySelectiveFilter, seekOffset, UrlSample, withUsdPriceAsAmount } from './list-index.ts';
@@ -53,8 +54,6 @@ import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLiven
 import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 
-/** A write waits at most this long for a lock (another instance's write): then it fails and the hook answers null. */
-export const LOCK_TIMEOUT_MS = 1_000;
 /** Connections per store (a catalog worker runs one request at a time), pipelined: a list page's BEGIN goes with its first statement. */
 const POOL_SIZE = 2;
 
@@ -67,15 +66,6 @@ type StoreOptions = {
   searchRowBudget?: number;
   filterDriverListings?: number;
 } & UrlScale;
-
-/** Thrown inside a write transaction to roll it back with an outcome (nothing of it is kept). */
-class Outcome extends Error {
-  readonly value: WriteOutcome;
-  constructor(value: WriteOutcome) {
-    super(value.status);
-    this.value = value;
-  }
-}
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
@@ -162,21 +152,26 @@ export class PostgresCatalogStore implements CatalogStorePort {
   }
 
   /**
+   * `writes` in order, each as writeListing writes it (the same outcomes, sequences and rows), in one transaction, each
+   * statement parsed once (queries.ts preparedDb): for corpora written before they are read (the tests'). writeLocked
+   * refuses before it writes, so a refusal is an outcome and the rest go on; a failure rolls back all of them.
+   */
+  async writeListings(writes: readonly { draft: ListingDraft; now: Date }[]): Promise<WriteOutcome[]> {
+    await this.ready;
+    return inTransaction(this.pool, async (client) => {
+      const [db, outcomes] = [preparedDb(client), [] as WriteOutcome[]];
+      for (const { draft, now } of writes)
+        outcomes.push(await lockIdentity(db, draft).then(() => this.writeLocked(db, draft, now, {}).catch(refusal)));
+      return outcomes;
+    });
+  }
+
+  /**
    * `work` in one transaction holding the identity's advisory lock (every write of a listing
    * takes it: settlements, claims, withdrawals); an Outcome it throws rolls back and is the answer.
    */
   private async underIdentityLock<T>(key: { resource: string; type: string; toolName: string }, work: (db: Db) => Promise<T>): Promise<T> {
-    try {
-      return await inTransaction(this.pool, async (db) => {
-        await db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
-        const identity = JSON.stringify(['svc:catalog:listing', key.resource, key.type, key.toolName]);
-        await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [identity]);
-        return await work(db);
-      });
-    } catch (err) {
-      if (err instanceof Outcome) return err.value as T;
-      throw err;
-    }
+    return inTransaction(this.pool, async (db) => (await lockIdentity(db, key), work(db))).catch(refusal<T>);
   }
 
   /** The write of a settlement, under the identity's lock (writeListing). */
