@@ -59,9 +59,10 @@ export function pageListingsStatement(pageSql: string, params: ReturnType<typeof
   return { text, values: params.values };
 }
 
-/** How many statement texts get a prepared statement's name (queryGeneric); the rest are sent as text. */
+/** How many statement texts get a prepared statement's name (queryGeneric; preparedDb has as many of its own); the rest are sent as text. */
 export const PREPARED_TEXTS = 256;
 const preparedNames = new Map<string, string>();
+const preparedWriteNames = new Map<string, string>();
 
 /**
  * `text` with `values`, run with its generic plan: prepared on its connection (pg's `{ name, text, values }`, a name per
@@ -78,7 +79,7 @@ export function queryGeneric<R extends pg.QueryResultRow>(
   text: string,
   values: unknown[],
 ): Promise<pg.QueryResult<R>> {
-  const name = preparedName(kind, text);
+  const name = preparedName(preparedNames, kind, text);
   if (name === undefined) return db.query<R>(text, values);
   const generic = db.query('SET LOCAL plan_cache_mode = force_generic_plan');
   const read = db.query<R>({ name, text, values });
@@ -86,12 +87,12 @@ export function queryGeneric<R extends pg.QueryResultRow>(
   return Promise.all([generic, read, back]).then(([, rows]) => rows);
 }
 
-/** `text`'s prepared statement's name (`svc_<kind>_<n>`, one per text), or none past PREPARED_TEXTS texts. */
-function preparedName(kind: string, text: string): string | undefined {
-  let name = preparedNames.get(text);
-  if (name === undefined && preparedNames.size < PREPARED_TEXTS) {
-    name = `svc_${kind}_${preparedNames.size}`;
-    preparedNames.set(text, name);
+/** `text`'s prepared statement's name in `names` (`svc_<kind>_<n>`, one per text), or none past PREPARED_TEXTS texts. */
+function preparedName(names: Map<string, string>, kind: string, text: string): string | undefined {
+  let name = names.get(text);
+  if (name === undefined && names.size < PREPARED_TEXTS) {
+    name = `svc_${kind}_${names.size}`;
+    names.set(text, name);
   }
   return name;
 }
@@ -99,12 +100,13 @@ function preparedName(kind: string, text: string): string | undefined {
 /**
  * `db` sending each statement with parameters as a prepared statement (a name per text, as queryGeneric): parsed once
  * per connection, not per call; Postgres plans it as it plans any prepared statement (plan_cache_mode auto). For a run
- * of many writes on one connection (PostgresCatalogStore.writeListings): the same statements, values and answers.
+ * of many writes on one connection (PostgresCatalogStore.writeListings): the same statements, values and answers. Its
+ * names are its own, so queryGeneric's PREPARED_TEXTS are all left for the reads.
  */
 export function preparedDb(db: Db): Db {
   return {
     query: ((text: string | pg.QueryConfig, values?: unknown[]) => {
-      const name = typeof text !== 'string' || values === undefined ? undefined : preparedName('write', text);
+      const name = typeof text !== 'string' || values === undefined ? undefined : preparedName(preparedWriteNames, 'write', text);
       return name === undefined ? db.query(text as string, values) : db.query({ name, text: text as string, values });
     }) as Db['query'],
   };
