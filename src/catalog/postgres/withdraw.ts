@@ -8,6 +8,7 @@
 import { removePrices } from './price-index.ts';
 import type pg from 'pg';
 import type { Db } from './queries.ts';
+import { lockIdentity } from './identity-lock.ts';
 import { inTransaction } from '../../db/postgres.ts';
 import { PRUNE_BATCH } from '../listing.ts';
 import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '../types.ts';
@@ -31,16 +32,12 @@ class Refused extends Error {
   }
 }
 
-/** How long a withdrawal waits for the identity's lock (another instance's write) before it fails (a 500). */
-const LOCK_TIMEOUT_MS = 1_000;
-
 export async function withdrawListing(pool: pg.Pool, w: Withdrawal, now: Date): Promise<WithdrawalOutcome> {
   try {
     return await inTransaction(pool, async (db) => {
-      await db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
-      // The same key as the settlement write's lock (store.ts writeListing).
-      const identity = JSON.stringify(['svc:catalog:listing', w.resource, w.type, w.toolName]);
-      await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [identity]);
+      // The settlement write's lock (store.ts writeListing); past its timeout (another instance's
+      // write) the withdrawal fails (a 500).
+      await lockIdentity(db, w);
       const key = [w.resource, w.type, w.toolName];
       const listing = (
         await db.query<{ id: string; owner: string }>(
