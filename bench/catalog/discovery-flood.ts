@@ -19,7 +19,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../../src/dev/postgres.ts';
+import { freePortPair } from '../../src/dev/postgres.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
@@ -132,9 +132,7 @@ async function phase(port: number, floodPath: string) {
 }
 
 // Kernel-picked ports: ports drawn at random could be other processes' ephemeral ones.
-const afterPort = await freePort();
-let beforePort = await freePort();
-while (beforePort === afterPort) beforePort = await freePort();
+const [afterPort, beforePort] = await freePortPair();
 const servers = [startSvc(process.cwd(), afterPort, 'after'), startSvc(beforeDir, beforePort, 'before')];
 try {
   await Promise.all([waitReady(afterPort, '/health'), waitReady(beforePort, '/health')]);

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Keypair } from '@stellar/stellar-sdk';
-import { freePort } from '../../src/dev/postgres.ts';
+import { freePortPair } from '../../src/dev/postgres.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from '../lib/http-load.ts';
 
@@ -114,9 +114,7 @@ async function phase(port: number, pid: number) {
 }
 
 // Kernel-picked ports: ports drawn at random could be other processes' ephemeral ones.
-const afterPort = await freePort();
-let beforePort = await freePort();
-while (beforePort === afterPort) beforePort = await freePort();
+const [afterPort, beforePort] = await freePortPair();
 const after = startSvc(process.cwd(), afterPort, 'after');
 const before = startSvc(beforeDir, beforePort, 'before');
 try {

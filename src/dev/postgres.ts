@@ -33,6 +33,14 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Two different TCP ports on loopback, each free right now: a benchmark's side-by-side pair. */
+export async function freePortPair(): Promise<[number, number]> {
+  const first = await freePort();
+  let second = await freePort();
+  while (second === first) second = await freePort();
+  return [first, second];
+}
+
 /**
  * On import the package registers process-wide exit hooks (async-exit-hook): `beforeExit` calls
  * process.exit(0), which would turn a failing test run's exit code into success, and SIGINT/SIGTERM

@@ -13,7 +13,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import { createFacilitatorClient, delist } from '../../src/client/index.ts';
 import { REPO_ROOT } from '../../src/dev/agent.ts';
 import { DEV_PORTS } from '../../src/dev/stack.ts';
 import type { DevRun } from '../helpers/dev-run.ts';
+import { freePort } from '../helpers/svc-process.ts';
 
 const DOCS = [
   'README.md',
@@ -57,14 +57,6 @@ function sellerCommands(): string[] {
   }
   return commands;
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 let dev: DevRun;
 let sellerPort: number;
