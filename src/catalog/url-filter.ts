@@ -1,14 +1,20 @@
 /**
  * The bounded read of a list page with the `url` filter (docs/CATALOG.md "List", `url`). A substring that few
  * listings hold is read from the trigram index whole (exact page and total); one that more than
- * URL_INDEX_CAP listings hold is common enough that the first listings in page order hold the page, so the
- * page is the matches among the first URL_WALK_BUDGET listings in page order, verified on each row, and the
- * answer says so (`partialResults`: `total` counts only those matches). Either way a page reads at most a
- * few thousand rows, where counting every match of a common substring read all of them.
+ * URL_INDEX_CAP listings hold is common enough that the newest listings hold the page, so the page is the
+ * matches found walking the listings in page order, verified on each row, until it has the page and one more
+ * match or has walked URL_WALK_BUDGET listings, and the answer says so (`partialResults`: `total` counts only
+ * the matches the walk found). Either way a page reads at most a few thousand rows, and a common substring's
+ * first page about its share of a page: where counting every match of a common substring read all of them.
+ *
+ * Both stores ask their trigram index only for a few of the substring's 3-character windows, those the fewest
+ * URLs of a random sample of the catalog hold (UrlSample): every match holds each window, and resource URLs
+ * share many (`com`, `exa`, a host's labels), whose entries name most listings. The whole substring is then
+ * checked on the rows they name. The sample only chooses what is read: the answer is every match (up to the cap).
  */
 
 /** The most matches the trigram index is asked for before the walk in page order answers instead. */
-export const URL_INDEX_CAP = 2_000;
+export const URL_INDEX_CAP = 500;
 /** The listings, in page order, a walk checks against the `url` filter at most. */
 export const URL_WALK_BUDGET = 4_000;
 
@@ -17,3 +23,39 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
 
 /** The stores' options for these bounds (the differential tests lower them to walk a small catalog). */
 export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number };
+
+/** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
+export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;
+
+/** How many URLs a sample holds, and how long it is kept before it is drawn again. */
+export const URL_SAMPLE_SIZE = 256;
+const SAMPLE_MAX_AGE_MS = 60_000;
+
+/** A random sample of the catalog's lowered resource URLs (one per store), drawn again when a minute old. */
+export class UrlSample {
+  urls: string[] = [];
+  private drawnAt = -Infinity;
+
+  /** Whether the store should draw it again (its own read of URL_SAMPLE_SIZE random listings) before using it. */
+  stale(nowMs: number): boolean {
+    return nowMs - this.drawnAt >= SAMPLE_MAX_AGE_MS;
+  }
+
+  replace(urls: string[], nowMs: number): void {
+    this.urls = urls;
+    this.drawnAt = nowMs;
+  }
+}
+
+/**
+ * At most `n` of `windows` (a substring's, lowered), those the fewest URLs of `sample` hold, in the substring's
+ * order: each is one trigram of the index, and every match holds all of them.
+ */
+export function rarestWindows(windows: string[], sample: string[], n: number): string[] {
+  const held = windows.map((window, at) => ({ window, at, n: sample.filter((url) => url.includes(window)).length }));
+  return held
+    .sort((x, y) => x.n - y.n || x.at - y.at)
+    .slice(0, n)
+    .sort((x, y) => x.at - y.at)
+    .map((x) => x.window);
+}

@@ -1,9 +1,9 @@
 /**
  * The `url` filter's bounded list page (src/catalog/url-filter.ts, docs/CATALOG.md "List") against a plain scan, on both
  * stores, with the bounds lowered so a small random catalog takes both ways: a substring few listings hold is read from
- * the trigram index (exact page and total, `partialResults` false); one more listings hold is the matches among the
- * first listings in page order (`partialResults` true while listings lie beyond them). Other filters, any letter case,
- * offsets past the matches.
+ * the trigram index (exact page and total, `partialResults` false); one more listings hold is the matches a walk in
+ * page order finds, up to the page and one more among the first listings (`partialResults` true unless the walk
+ * checked every listing). Other filters, any letter case, offsets past the matches.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
@@ -89,7 +89,7 @@ async function scan(store: CatalogStore | PostgresCatalogStore, filters: Discove
 
 describe('url on a list page, bounded, against a plain scan', () => {
   const caseRand = caseRandom('url-walk');
-  it("pages and totals are the scan's: exact from the index, or the matches among the first listings in page order", async () => {
+  it("pages and totals are the scan's: exact from the index, or the matches a walk of the first listings finds", async () => {
     const everything = await scan(sqlite, {});
     expect(everything.length).toBe(LISTINGS);
     const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
@@ -108,14 +108,17 @@ describe('url on a list page, bounded, against a plain scan', () => {
       for (const other of others) {
         const allowed = new Set((await scan(sqlite, other)).map((item) => item.resource));
         const walked = indexed <= CAP ? everything : everything.slice(0, BUDGET);
-        const matches = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
-        const partialResults = indexed > CAP && everything.length > BUDGET;
-        ways.add(partialResults);
+        const all = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
         for (const page of [
           { limit: 10, offset: 0 },
           { limit: 7, offset: 12 },
           { limit: 5, offset: 200 },
         ]) {
+          // The walk stops once it has the page and one more match.
+          const want = page.offset + page.limit + 1;
+          const matches = indexed <= CAP ? all : all.slice(0, want);
+          const partialResults = indexed > CAP && (matches.length === want || everything.length > BUDGET);
+          ways.add(partialResults);
           for (const [name, store] of stores()) {
             const got = await store.list({ ...other, url }, page, now);
             expect({

@@ -7,12 +7,9 @@ import { filterConditions, parameters, urlCondition, type Db, type RawListingRow
 import { listingColumns } from './quality.ts';
 import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, type UrlScale } from '../url-filter.ts';
-import { urlMatchesCapped, type UrlSample } from './url-probe.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
+import { sampledUrls, urlMatchesCapped } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
-
-/** The store keeps one (url-probe.ts). */
-export { UrlSample } from './url-probe.ts';
 
 /**
  * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
@@ -107,19 +104,16 @@ export async function listBySelectiveFilter(
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }> {
   const { resource, toolName, url } = read.filters;
-  if (resource === undefined && toolName === undefined && url !== undefined) return listByUrlWalk(db, read, url, urlScale, urlSample);
+  if (resource === undefined && toolName === undefined && url !== undefined) return listByUrl(db, read, url, urlScale, urlSample);
   const columns = await listByColumns(db, read);
   return url === undefined ? columns : { ...columns, partialResults: false };
 }
 
 /**
- * A `url` page when more than URL_INDEX_CAP listings hold `url` (sqlite/selective-list.ts listByUrlWalk): the matches among the
- * first URL_WALK_BUDGET listings in page order, every other filter checked on the row; else (at most URL_INDEX_CAP
- * hold it) every match the index names, exact. When the sample (url-probe.ts) shows `url` common, the walk runs
- * first, and when it alone saw more than URL_INDEX_CAP listings holding `url` the index is not asked: the answer
- * is the rule's either way.
+ * A `url` page (sqlite/selective-list.ts listByUrl): when at most URL_INDEX_CAP listings hold `url`, every match the
+ * index names, filtered and ordered here (exact); else the matches a walk in page order finds (walkPageOrder).
  */
-async function listByUrlWalk(
+async function listByUrl(
   db: Db,
   read: ListPageRead,
   url: string,
@@ -127,14 +121,10 @@ async function listByUrlWalk(
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const { filters, page, now, visibleSince, failing } = read;
-  const sample = await urlSample.get(db, now.getTime());
-  const walk = () => walkPageOrder(db, read, url, urlWalkBudget);
-  const held = sample.filter((resource) => resource.includes(asciiLower(url))).length;
-  const walked = sample.length > 0 && (held / sample.length) * urlWalkBudget > 1.5 * urlIndexCap ? await walk() : undefined;
-  if (walked && walked.urlMatches > urlIndexCap) return pageOf(db, walked.ids, page, now, walked.partialResults);
+  const sample = await sampledUrls(db, urlSample, now.getTime());
   const indexed = await urlMatchesCapped(db, url, sample, urlIndexCap + 1);
   if (indexed.length > urlIndexCap) {
-    const { ids, partialResults } = walked ?? (await walk());
+    const { ids, partialResults } = await walkPageOrder(db, read, url, urlWalkBudget, walkWant(page));
     return pageOf(db, ids, page, now, partialResults);
   }
   // Few hold it: the index's listings are all the matches, filtered and ordered here.
@@ -156,42 +146,41 @@ async function listByUrlWalk(
 }
 
 /**
- * The first `budget` listings in page order (the `all` key's entries) checked against `url` and the other filters:
- * the matches' ids in page order, how many walked listings hold `url` (other filters aside), and whether the
- * catalog holds more. The checks sit in the select list under a fence (OFFSET 0), so the planner keeps them per
- * walked row and never turns them into a scan of the trigram index; a second fence in the lateral read keeps one
- * primary-key read per walked entry, where the planner hashed the walk against a sequential scan of every listing
- * (about 10× slower at 100k).
+ * The listings matching `url` and the other filters, in page order, walking the `all` key's entries from the newest
+ * until `want` match or `budget` listings are walked; `partialResults` unless the walk checked every listing. The
+ * walk's last entry is read first, so the walk is one index range the page statement stops in. The checks sit after a
+ * fenced read of each walked listing's row (OFFSET 0), so the planner keeps one primary-key read per walked entry and
+ * never turns the pattern into a scan of the trigram index or hashes the walk against every listing.
  */
 async function walkPageOrder(
   db: Db,
   { filters, visibleSince, failing }: ListPageRead,
   url: string,
   budget: number,
-): Promise<{ ids: number[]; urlMatches: number; partialResults: boolean }> {
+  want: number,
+): Promise<{ ids: number[]; partialResults: boolean }> {
+  const everyListing = (p: (value: unknown) => string) =>
+    `k.kind = 'all' AND k.value = ''${visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`}`;
+  const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
+  const last = parameters();
+  const ends = await db.query<{ last_updated: string; listing_id: string }>(
+    `SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE ${everyListing(last.p)} ${order} LIMIT 2 OFFSET ${last.p(budget - 1)}`,
+    last.values,
+  );
+  const end = ends.rows[0];
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { values, p } = parameters();
-  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
-  const walk = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible}
-    ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(budget + 1)}`;
-  // The other filters (an EXISTS per accepted entry, say) are checked only on the rows that hold `url`.
-  const holdsUrl = urlCondition(url, p);
-  const othersHold = `${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}`;
-  const checked = await db.query<{ id: string; walked: string; hit: boolean }>(
-    `SELECT x.id, x.walked, x.hit FROM (
-       SELECT w.listing_id AS id, row_number() OVER (ORDER BY w.last_updated DESC, w.listing_id DESC) AS walked,
-         ${holdsUrl} AS holds_url, CASE WHEN ${holdsUrl} THEN (${othersHold}) ELSE false END AS hit
-       FROM (${walk}) w CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = w.listing_id OFFSET 0) l OFFSET 0
-     ) x WHERE x.holds_url OR x.walked > ${p(budget)} ORDER BY x.walked`,
+  const bound = end ? ` AND (k.last_updated, k.listing_id) >= (${p(end.last_updated)}::text, ${p(Number(end.listing_id))}::bigint)` : '';
+  const walked = await db.query<{ id: string }>(
+    `SELECT k.listing_id AS id FROM listing_keys k CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l
+     WHERE ${everyListing(p)}${bound} AND ${urlCondition(url, p)}
+       AND ${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}
+     ${order} LIMIT ${p(want)}`,
     values,
   );
-  const inBudget = checked.rows.filter((r) => Number(r.walked) <= budget);
-  return {
-    ids: inBudget.filter((r) => r.hit).map((r) => Number(r.id)),
-    urlMatches: inBudget.length,
-    partialResults: checked.rows.length > inBudget.length,
-  };
+  const ids = walked.rows.map((r) => Number(r.id));
+  return { ids, partialResults: ids.length === want || ends.rows.length > 1 };
 }
 
 /** The page of `ids` (every match, in page order) with its listings read, `total` the matches. */

@@ -47,8 +47,8 @@ import { acceptedEntryConditions, holdsNul, pageListings, parameters, preparedDb
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres, type SearchContext } from './search.ts';
-import { hiddenCountSql, listBySelectiveFilter, seekOffset, UrlSample, withUsdPriceAsAmount } from './list-index.ts';
-import type { UrlScale } from '../url-filter.ts';
+import { hiddenCountSql, listBySelectiveFilter, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import { UrlSample, type UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';

@@ -9,13 +9,13 @@
  * its accepted entries (FILTER_SET_CAP).
  */
 import type { DatabaseSync } from 'node:sqlite';
-import { cachedStatement } from '../../db/sqlite.ts';
 import { COLUMN_FILTERS, filterKeys, type ListingKey } from '../listing.ts';
 import { inPriceRange, priceFilter } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { priceMatches } from './price-index.ts';
-import { filterSql, urlPhrase, type TermRowFilter } from './queries.ts';
+import { filterSql, type TermRowFilter } from './queries.ts';
+import { urlMatchesCapped } from './url-probe.ts';
 import { URL_INDEX_CAP } from '../url-filter.ts';
 import { FILTER_SET_CAP } from '../search.ts';
 
@@ -46,18 +46,13 @@ const asSet = (members: string, params: Array<string | number>, listings: number
 });
 
 /**
- * The listings whose resource URL holds `url`, as a set, when the trigram index holds at most URL_INDEX_CAP of
- * them (as a list page reads them, url-filter.ts): exact at any snapshot, since a listing's URL never changes.
+ * The listings whose resource URL holds `url`, as a set, when at most URL_INDEX_CAP hold it (as a list page reads
+ * them, url-probe.ts): exact at any snapshot, since a listing's URL never changes.
  */
 function urlSet(db: DatabaseSync, url: string): FilterSet | undefined {
-  if (url.includes('\u0000')) return undefined;
-  const counted = cachedStatement(db, 'SELECT count(*) AS n FROM (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ? LIMIT ?)').get(
-    urlPhrase(url),
-    URL_INDEX_CAP + 1,
-  ) as { n: number };
-  const listings = Number(counted.n);
-  if (listings > URL_INDEX_CAP) return undefined;
-  return asSet('SELECT rowid FROM listing_urls WHERE listing_urls MATCH ?', [urlPhrase(url)], listings);
+  const ids = urlMatchesCapped(db, url, URL_INDEX_CAP + 1);
+  if (ids.length > URL_INDEX_CAP) return undefined;
+  return asSet('SELECT value FROM json_each(?)', [JSON.stringify(ids)], ids.length);
 }
 
 /** The term rows of the `listings` listings that hold `key`: a set when they are at most FILTER_SET_CAP, else a key lookup per row. */

@@ -8,6 +8,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
+import { asciiLower } from '../url-filter.ts';
 
 /**
  * `column` (digits without leading zeros, as amountKey stores them) is at most `max`: fewer digits,
@@ -54,13 +55,14 @@ export function acceptedEntrySql(filters: DiscoveryFilters, listingId: string): 
 export const urlPhrase = (url: string) => `"${url.replaceAll('"', '""')}"`;
 
 /**
- * The condition that listing `listingId`'s resource URL holds `url` (the trigram index, migration 19), with its
- * parameters. No resource URL holds a control character (ingest refuses them), and FTS5 cannot read a U+0000 in
- * its query: such a `url` matches nothing, as on Postgres.
+ * The condition that listing `l`'s resource URL holds `url`, ignoring ASCII case, checked on its row (a search path or a
+ * walk reads the row anyway; asking the trigram index for every match of a common substring read them all, and
+ * url-probe.ts asks it for at most a cap of them). SQLite's lower() folds ASCII only, as asciiLower does.
  */
-export function urlMatchSql(url: string, listingId: string): { condition: string; params: string[] } {
+export function urlMatchSql(url: string): { condition: string; params: string[] } {
+  // No resource URL holds a control character (ingest refuses them): a U+0000 matches nothing, as on Postgres.
   if (url.includes('\u0000')) return { condition: 'FALSE', params: [] };
-  return { condition: `${listingId} IN (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ?)`, params: [urlPhrase(url)] };
+  return { condition: 'instr(lower(l.resource), ?) > 0', params: [asciiLower(url)] };
 }
 
 /**
@@ -79,7 +81,7 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     params.push(value);
   }
   if (filters.url !== undefined) {
-    const url = urlMatchSql(filters.url, 'l.id');
+    const url = urlMatchSql(filters.url);
     clauses.push(url.condition);
     params.push(...url.params);
   }

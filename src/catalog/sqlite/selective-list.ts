@@ -4,68 +4,104 @@
  * when at most URL_INDEX_CAP listings hold the substring, else a bounded walk in page order
  * (../url-filter.ts, docs/CATALOG.md "List"). The other filters' pages read the list keys (list-index.ts).
  */
+import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
 import type { ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, type UrlScale } from '../url-filter.ts';
-import { LISTING_COLUMNS, filterSql, urlPhrase, type SearchSource } from './queries.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, type UrlScale } from '../url-filter.ts';
+import { LISTING_COLUMNS, filterSql, type SearchSource } from './queries.ts';
+import { urlMatchesCapped } from './url-probe.ts';
 
 /** What these reads need of the store (store.ts): its cached statements and its rows by id. */
-type ListSource = Pick<SearchSource, 'statement' | 'rowsById'>;
+type ListSource = Pick<SearchSource, 'statement' | 'rowsById'> & { db: DatabaseSync };
 
 type ListRows = { rows: ListingRow[]; total: number; partialResults?: boolean };
 
 /** The page of a list whose filters include `resource`, `toolName` or `url`; `partialResults` exactly when `url` is given. */
 export function listBySelectiveFilter(store: ListSource, read: ListPageRead, scale: UrlScale): ListRows {
   const { resource, toolName, url } = read.filters;
-  if (resource === undefined && toolName === undefined && url !== undefined) {
-    const walked = listByUrlWalk(store, scale, read, url);
-    if (walked) return walked;
-  }
+  if (resource === undefined && toolName === undefined && url !== undefined) return listByUrl(store, scale, read, url);
   const columns = listByColumns(store, read);
   return url === undefined ? columns : { ...columns, partialResults: false };
 }
 
 /**
- * A `url` page when more than URL_INDEX_CAP listings hold `url`: the matches among the first URL_WALK_BUDGET
- * listings in page order (every other filter checked on the row), `partialResults` when the walk did not reach
- * the last listing. Undefined when the trigram index holds at most URL_INDEX_CAP matches (read them whole).
+ * A `url` page: when at most URL_INDEX_CAP listings hold `url`, every match the index names, filtered and ordered
+ * here (exact page and total); else the matches a walk in page order finds (walkPageOrder).
  */
-function listByUrlWalk(
+function listByUrl(
   store: ListSource,
-  scale: UrlScale,
-  { filters, page, now, visibleSince, failing }: ListPageRead,
+  { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
+  read: ListPageRead,
   url: string,
-): { rows: ListingRow[]; total: number; partialResults: boolean } | undefined {
-  if (url.includes('\u0000')) return undefined;
-  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = scale;
-  const indexed = store
-    .statement('SELECT count(*) AS n FROM (SELECT rowid FROM listing_urls WHERE listing_urls MATCH ? LIMIT ?)')
-    .get(urlPhrase(url), urlIndexCap + 1) as { n: number };
-  if (Number(indexed.n) <= urlIndexCap) return undefined;
+): { rows: ListingRow[]; total: number; partialResults: boolean } {
+  const { filters, page, now, visibleSince, failing } = read;
+  const indexed = urlMatchesCapped(store.db, url, urlIndexCap + 1);
+  const others: DiscoveryFilters = { ...filters };
+  delete others.url;
+  const { conditions, params } = filterSql(others);
+  let ids: number[];
+  let partialResults = false;
+  if (indexed.length > urlIndexCap) ({ ids, partialResults } = walkPageOrder(store, read, url, urlWalkBudget));
+  else {
+    // Few hold it: the index's listings are all the matches, filtered and ordered here.
+    const live = shown(visibleSince, failing);
+    ids = (
+      store
+        .statement(
+          `SELECT l.id FROM listings l WHERE l.id IN (SELECT value FROM json_each(?)) AND ${conditions}${live.sql}
+           ORDER BY l.last_updated DESC, l.id DESC`,
+        )
+        .all(JSON.stringify(indexed), ...params, ...live.params) as Array<{ id: number }>
+    ).map((r) => Number(r.id));
+  }
+  const pageIds = ids.slice(page.offset, page.offset + page.limit);
+  const byId = store.rowsById(pageIds, now);
+  return { rows: pageIds.flatMap((id) => byId.get(id) ?? []), total: ids.length, partialResults };
+}
+
+/**
+ * The listings matching `url` and the other filters, in page order, walking the `all` key's entries from the newest
+ * until the page and one more match (walkWant) or `budget` listings are walked; `partialResults` unless the walk
+ * checked every listing. The walk's last entry is read first, so the walk is one index range the page statement
+ * stops in, reading one listing row per walked entry.
+ */
+function walkPageOrder(
+  store: ListSource,
+  { filters, page, visibleSince, failing }: ListPageRead,
+  url: string,
+  budget: number,
+): { ids: number[]; partialResults: boolean } {
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { conditions, params } = filterSql(others);
   const visible = visibleSince === undefined ? { sql: '', params: [] } : { sql: ' AND k.last_updated >= ?', params: [visibleSince] };
-  const everyListing = `FROM listing_keys k WHERE k.kind = 'all' AND k.value = ''${visible.sql}`;
-  const past = store.statement(`SELECT count(*) AS n FROM (SELECT 1 ${everyListing} LIMIT ?)`).get(...visible.params, urlWalkBudget + 1);
-  const walked = Number((past as { n: number }).n);
+  const everyListing = `k.kind = 'all' AND k.value = ''${visible.sql}`;
+  const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
+  const ends = store
+    .statement(`SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE ${everyListing} ${order} LIMIT 2 OFFSET ?`)
+    .all(...visible.params, budget - 1) as Array<{ last_updated: string; listing_id: number }>;
+  const end = ends[0];
   const live = shown(undefined, failing);
-  const ids = store
-    .statement(
-      `SELECT l.id FROM (SELECT k.listing_id, k.last_updated ${everyListing} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ?) w
-     JOIN listings l ON l.id = w.listing_id
-     WHERE instr(lower(l.resource), ?) > 0 AND ${conditions}${live.sql}
-     ORDER BY w.last_updated DESC, w.listing_id DESC`,
-    )
-    .all(...visible.params, urlWalkBudget, asciiLower(url), ...params, ...live.params) as Array<{ id: number }>;
-  const pageIds = ids.slice(page.offset, page.offset + page.limit).map((r) => Number(r.id));
-  const byId = store.rowsById(pageIds, now);
-  return {
-    rows: pageIds.flatMap((id) => byId.get(id) ?? []),
-    total: ids.length,
-    partialResults: walked > urlWalkBudget,
-  };
+  const want = walkWant(page);
+  const ids = (
+    store
+      .statement(
+        `SELECT k.listing_id AS id FROM listing_keys k JOIN listings l ON l.id = k.listing_id
+         WHERE ${everyListing}${end ? ' AND (k.last_updated, k.listing_id) >= (?, ?)' : ''}
+           AND instr(lower(l.resource), ?) > 0 AND ${conditions}${live.sql}
+         ${order} LIMIT ?`,
+      )
+      .all(
+        ...visible.params,
+        ...(end ? [end.last_updated, end.listing_id] : []),
+        asciiLower(url),
+        ...params,
+        ...live.params,
+        want,
+      ) as Array<{ id: number }>
+  ).map((r) => Number(r.id));
+  return { ids, partialResults: ids.length === want || ends.length > 1 };
 }
 
 function listByColumns(

@@ -1,0 +1,60 @@
+/**
+ * The trigram index's answer to "which listings hold `url`" on SQLite, at most a cap of them (selective-list.ts,
+ * filter-set.ts). FTS5 answers a phrase by reading the entries of each of its trigrams, and resource URLs share
+ * many (`exa`, `com`, a host's labels: each held by most listings), so the phrase of a long substring read every
+ * listing's entry several times over (about 15 ms at 100k listings). The index is asked instead for the three of the
+ * substring's 3-character windows that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
+ * each one trigram that every match holds, and the whole substring is checked on the rows they name, stopping at
+ * the cap. The sample only chooses what is read: the answer is every match (up to the cap) either way.
+ */
+import type { DatabaseSync } from 'node:sqlite';
+import { cachedStatement } from '../../db/sqlite.ts';
+import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows } from '../url-filter.ts';
+import { urlPhrase } from './queries.ts';
+
+/** How many of `url`'s windows the index is asked for. */
+const WINDOWS_ASKED = 3;
+
+/** Each connection's sample (the store's and its readers' connections each keep their own). */
+const samples = new WeakMap<DatabaseSync, UrlSample>();
+
+/** `url`'s 3-character windows, lowered and distinct: FTS5's trigram tokenizer indexes each as one token. */
+function urlWindows(url: string): string[] {
+  const chars = Array.from(asciiLower(url));
+  const windows = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i++) windows.add(chars.slice(i, i + 3).join(''));
+  return [...windows];
+}
+
+/** The connection's sample of lowered resource URLs, drawn again (URL_SAMPLE_SIZE random ids) when it is stale. */
+function sampledUrls(db: DatabaseSync, nowMs: number): string[] {
+  let sample = samples.get(db);
+  if (!sample) samples.set(db, (sample = new UrlSample()));
+  if (!sample.stale(nowMs)) return sample.urls;
+  const max = Number((cachedStatement(db, 'SELECT coalesce(max(id), 0) AS n FROM listings').get() as { n: number }).n);
+  const ids = Array.from({ length: max === 0 ? 0 : URL_SAMPLE_SIZE }, () => 1 + Math.floor(Math.random() * max));
+  const rows = cachedStatement(db, 'SELECT lower(resource) AS resource FROM listings WHERE id IN (SELECT value FROM json_each(?))').all(
+    JSON.stringify(ids),
+  ) as Array<{ resource: string }>;
+  sample.replace(
+    rows.map((r) => r.resource),
+    nowMs,
+  );
+  return sample.urls;
+}
+
+/**
+ * At most `want` ids of listings whose resource URL holds `url`, ignoring ASCII case (every one when fewer hold it);
+ * `nowMs` only decides when the sample is drawn again.
+ */
+export function urlMatchesCapped(db: DatabaseSync, url: string, want: number, nowMs = Date.now()): number[] {
+  // FTS5 cannot read a U+0000 in its query, and no resource URL holds a control character (ingest refuses them).
+  if (url.includes('\u0000')) return [];
+  const windows = rarestWindows(urlWindows(url), sampledUrls(db, nowMs), WINDOWS_ASKED);
+  const match = windows.length === 0 ? urlPhrase(url) : windows.map(urlPhrase).join(' AND ');
+  const rows = cachedStatement(
+    db,
+    'SELECT rowid AS id FROM listing_urls WHERE listing_urls MATCH ? AND instr(lower(resource), ?) > 0 LIMIT ?',
+  ).all(match, asciiLower(url), want) as Array<{ id: number }>;
+  return rows.map((r) => Number(r.id));
+}
