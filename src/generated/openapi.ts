@@ -1096,10 +1096,10 @@ export interface components {
                 limit: number;
                 /** @description Start of this page. */
                 offset: number;
-                /** @description Total listings matching the filters; with `partialResults` true, the matches among the listings the `url` filter's walk checked. */
+                /** @description Total listings matching the filters; with `partialResults` true, the matches the `url` filter's walk found (more than `offset` + `limit` when it stopped with another match). */
                 total: number;
             };
-            /** @description Present exactly when `url` is given. True when more listings hold `url` than the trigram index is read for, so the page and `total` are the matches among the first 4,000 listings in page order (a common substring fills its first pages from them; deeper or sparser matches may be missing); false when page and total are exact (docs/CATALOG.md "List"). */
+            /** @description Present exactly when `url` is given. True when more than 500 listings hold `url` (more than the trigram index is read for), so the page and `total` are the matches a walk of the listings in page order found: it stops at the page and one more match, or after 4,000 listings (a common substring fills its first pages; deeper or sparser matches may be missing); false when page and total are exact (docs/CATALOG.md "List"). */
             partialResults?: boolean;
         };
         /** @description One page of a seller's listings, offset-paged, newest first (GET /discovery/merchant). */
