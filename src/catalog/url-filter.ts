@@ -48,13 +48,17 @@ export class UrlSample {
 }
 
 /**
- * At most `n` of `windows` (a substring's, lowered), those the fewest URLs of `sample` hold, in the substring's
- * order: each is one trigram of the index, and every match holds all of them.
+ * At most `n` of `windows` (a substring's, spelled as its store's index spells URLs), those the fewest URLs of
+ * `sample` hold, in the substring's order: each is one trigram of the index, and every match holds all of them. A
+ * window more than a quarter of the sample holds is left out while a rarer one is asked (it would name most
+ * listings: reading its entries costs more than checking the rows it keeps out).
  */
 export function rarestWindows(windows: string[], sample: string[], n: number): string[] {
-  const held = windows.map((window, at) => ({ window, at, n: sample.filter((url) => url.includes(window)).length }));
-  return held
-    .sort((x, y) => x.n - y.n || x.at - y.at)
+  const held = windows
+    .map((window, at) => ({ window, at, n: sample.filter((url) => url.includes(window)).length }))
+    .sort((x, y) => x.n - y.n || x.at - y.at);
+  const selective = held.filter((x, i) => i === 0 || x.n <= sample.length / 4);
+  return selective
     .slice(0, n)
     .sort((x, y) => x.at - y.at)
     .map((x) => x.window);

@@ -5,11 +5,13 @@
  * page order finds, up to the page and one more among the first listings (`partialResults` true unless the walk
  * checked every listing). Other filters, any letter case, offsets past the matches.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../../src/catalog/types.ts';
+import { urlLetters } from '../../src/catalog/postgres/url-probe.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
 import { caseRandom } from '../helpers/cases.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
@@ -50,10 +52,12 @@ function draft(i: number): ListingDraft {
 const dir = tempDir();
 const sqlite = new CatalogStore(`${dir.dir}/catalog.sqlite`, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
 let postgres: PostgresCatalogStore;
+let databaseUrl: string;
 const now = new Date('2026-02-01T00:00:00Z');
 
 beforeAll(async () => {
-  postgres = await PostgresCatalogStore.open(await freshCatalogDatabase(), { urlIndexCap: CAP, urlWalkBudget: BUDGET });
+  databaseUrl = await freshCatalogDatabase();
+  postgres = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
   sqlite.db.exec('BEGIN IMMEDIATE');
   let at = Date.parse('2026-01-01T00:00:00Z');
   for (let i = 0; i < LISTINGS; i++) {
@@ -144,4 +148,27 @@ describe('url on a list page, bounded, against a plain scan', () => {
     }
     expect([...ways].sort()).toEqual([false, true]);
   }, 120_000);
+});
+
+describe("Postgres' URLs spelled in letters (the trigram index of catalog migration 30)", () => {
+  it('urlLetters spells any text as catalog_url_letters does', async () => {
+    const caseRand = caseRandom('url-letters');
+    const alphabet = ['a', 'Q', 'q', 'z', '0', '9', '.', '/', ':', '-', '_', '%', '?', '=', '~', ' ', 'é', 'É', 'İ', 'ß', '😀', '\\', "'"];
+    const texts = ['https://API.Example.com/v1?q=a_b-c%20d', 'QqQ', ''];
+    for (let n = 0; n < 200; n++)
+      texts.push(
+        Array.from({ length: 1 + Math.floor(caseRand() * 12) }, () => alphabet[Math.floor(caseRand() * alphabet.length)]!).join(''),
+      );
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const spelled = await client.query<{ s: string }>(
+        'SELECT catalog_url_letters(t) AS s FROM unnest($1::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n',
+        [texts],
+      );
+      expect(spelled.rows.map((r) => r.s)).toEqual(texts.map(urlLetters));
+    } finally {
+      await client.end();
+    }
+  });
 });

@@ -1,12 +1,14 @@
 /**
  * The trigram index's answer to "which listings hold `url`", at most a cap of them (list-index.ts listByUrl).
- * pg_trgm's GIN index reads the entries of every trigram of the pattern before any LIMIT, and resource URLs share
- * many (`com`, `api`, `exa`…): asked for a whole host, the index read each common trigram's entry for every listing.
- * So the index is asked for the two of the pattern's alphanumeric 3-character windows (each one trigram that every
- * match holds) that the fewest URLs of a random sample of the catalog hold (../url-filter.ts), and the whole pattern
- * is checked on the rows they name; a pattern without such a window is asked whole, and one that much of the
- * sample holds is found by a scan. The sample only chooses what is read: the answer is every match either way
- * (up to the cap).
+ * pg_trgm indexes only the trigrams of alphanumeric words, and resource URLs share many (`com`, `api`, `exa`…):
+ * `3.example.com/v` has no trigram that most URLs lack, though its `3.e` and `m/v` are rare. So the index is of
+ * each URL spelled in letters (`resource_letters`, catalog migration 30: `.` `qa`, `/` `qb`, `:` `qc`, `-` `qe`,
+ * `_` `qf`, any other character that is not a lowercase ASCII letter or digit `qh`, `q` itself `qq`), where every
+ * 3 characters of a URL leave a trigram, and a substring spelled so is a substring of the URL spelled so. It is
+ * asked for the two windows of the spelled substring that the fewest URLs of a random sample of the catalog hold
+ * (../url-filter.ts), each a trigram that every match holds, and the whole substring is checked on the rows they
+ * name; one that an eighth of the sample holds is found by a scan. The sample only chooses what is read: the answer
+ * is every match either way (up to the cap).
  */
 import { urlCondition, type Db } from './queries.ts';
 import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows } from '../url-filter.ts';
@@ -14,22 +16,42 @@ import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows } from '../url-fi
 /** How many of `url`'s windows the index is asked for. */
 const WINDOWS_ASKED = 2;
 
-/** `url`'s alphanumeric 3-character windows, lowered and distinct: pg_trgm indexes each as one trigram. */
-export function urlWindows(url: string): string[] {
+/** How catalog_url_letters spells each character that is neither a lowercase ASCII letter nor a digit. */
+const SPELLED: Record<string, string> = { q: 'qq', '.': 'qa', '/': 'qb', ':': 'qc', '-': 'qe', _: 'qf' };
+
+/** `url` spelled as catalog_url_letters spells a resource URL (ASCII letters lowered). */
+export function urlLetters(url: string): string {
+  let out = '';
+  for (const c of asciiLower(url)) out += SPELLED[c] ?? (/^[0-9a-z]$/.test(c) ? c : 'qh');
+  return out;
+}
+
+/** The spelled `url`'s 3-character windows, distinct: each is one trigram of the index. */
+function urlWindows(url: string): string[] {
+  const spelled = urlLetters(url);
   const windows = new Set<string>();
-  const lowered = asciiLower(url);
-  for (let i = 0; i + 3 <= lowered.length; i++) {
-    const window = lowered.slice(i, i + 3);
-    if (/^[a-z0-9]{3}$/.test(window)) windows.add(window);
-  }
+  for (let i = 0; i + 3 <= spelled.length; i++) windows.add(spelled.slice(i, i + 3));
   return [...windows];
 }
 
-/** `sample`'s URLs, drawn again from the catalog's listings when it is stale. */
+/**
+ * Catalog migration 30's function (SQL-language, IMMUTABLE, so an index may use it; ASCII letters lowered by
+ * translate, which no locale changes). urlLetters is its twin: test/catalog/url-walk.test.ts checks they agree.
+ */
+export const URL_LETTERS_FUNCTION = `
+  CREATE OR REPLACE FUNCTION catalog_url_letters(url text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT regexp_replace(
+      replace(replace(replace(replace(replace(replace(
+        translate(url, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'),
+        'q', 'qq'), '.', 'qa'), '/', 'qb'), ':', 'qc'), '-', 'qe'), '_', 'qf'),
+      '[^0-9a-z]', 'qh', 'g')
+  $$;`;
+
+/** `sample`'s URLs (spelled as the index spells them), drawn again from the catalog's listings when it is stale. */
 export async function sampledUrls(db: Db, sample: UrlSample, nowMs: number): Promise<string[]> {
   if (!sample.stale(nowMs)) return sample.urls;
   const rows = await db.query<{ resource: string }>(
-    `SELECT lower(resource) AS resource FROM listings WHERE id = ANY(ARRAY(
+    `SELECT resource_letters AS resource FROM listings WHERE id = ANY(ARRAY(
        SELECT 1 + floor(random() * (SELECT max(id) FROM listings))::bigint FROM generate_series(1, $1)))`,
     [URL_SAMPLE_SIZE],
   );
@@ -53,14 +75,14 @@ const SCANNED_SHARE = 1 / 8;
 export async function urlMatchesCapped(db: Db, url: string, sample: string[], want: number): Promise<number[]> {
   const values: unknown[] = [];
   const p = (value: unknown) => `$${values.push(value)}`;
-  const lowered = asciiLower(url);
-  const common = sample.length > 0 && sample.filter((resource) => resource.includes(lowered)).length >= SCANNED_SHARE * sample.length;
+  const spelled = urlLetters(url);
+  const common = sample.length > 0 && sample.filter((resource) => resource.includes(spelled)).length >= SCANNED_SHARE * sample.length;
   const rare = common ? [] : rarestWindows(urlWindows(url), sample, WINDOWS_ASKED);
   const source = common
     ? 'SELECT c.id, c.resource FROM listings c OFFSET 0'
     : rare.length === 0
       ? 'SELECT c.id, c.resource FROM listings c'
-      : `SELECT c.id, c.resource FROM listings c WHERE ${rare.map((window) => `lower(c.resource) LIKE ${p(`%${window}%`)}`).join(' AND ')} OFFSET 0`;
+      : `SELECT c.id, c.resource FROM listings c WHERE ${rare.map((window) => `c.resource_letters LIKE ${p(`%${window}%`)}`).join(' AND ')} OFFSET 0`;
   const text = `SELECT l.id FROM (${source}) l WHERE ${urlCondition(url, p)} LIMIT ${p(want)}`;
   return (await db.query<{ id: string }>(text, values)).rows.map((r) => Number(r.id));
 }
