@@ -563,12 +563,24 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   `CREATE INDEX IF NOT EXISTS listings_resource_lower_trigrams ON listings USING gin (lower(resource) gin_trgm_ops);
    DROP INDEX IF EXISTS listings_resource_trigrams;
    ANALYZE listings;`,
-  // 30: each URL spelled in letters (postgres/url-probe.ts), kept in a generated column with a trigram index: every
-  // 3 characters of a URL leave a trigram, so a `url` of common words joined by rarer punctuation (`3.example.com/v`)
-  // names few listings. A column, because the index's rows are rechecked: spelling each one again cost about 10 µs.
-  // 29's index stays for the per-row `lower(resource) LIKE` of a filtered search.
+  // 30: each URL spelled in letters (postgres/url-probe.ts) in a table of its own with a trigram index: every 3
+  // characters of a URL leave a trigram, so a `url` of common words joined by rarer punctuation (`3.example.com/v`)
+  // names few listings. A table, because the index's rows are rechecked (spelling each again cost about 10 µs), and a
+  // column on listings would rewrite it (its visibility map lost until a vacuum: index-only scans read every row).
+  // Filled by a trigger on each new listing (a URL never changes) and here for the existing ones. 29's index stays
+  // for the per-row `lower(resource) LIKE` of a filtered search.
   `${URL_LETTERS_FUNCTION}
-   ALTER TABLE listings ADD COLUMN IF NOT EXISTS resource_letters TEXT GENERATED ALWAYS AS (catalog_url_letters(resource)) STORED;
-   CREATE INDEX IF NOT EXISTS listings_resource_letter_trigrams ON listings USING gin (resource_letters gin_trgm_ops);
-   ANALYZE listings;`,
+   CREATE TABLE IF NOT EXISTS listing_url_letters (
+     listing_id BIGINT PRIMARY KEY REFERENCES listings (id) ON DELETE CASCADE,
+     letters TEXT NOT NULL
+   );
+   CREATE OR REPLACE FUNCTION catalog_spell_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     INSERT INTO listing_url_letters (listing_id, letters) VALUES (NEW.id, catalog_url_letters(NEW.resource));
+     RETURN NULL;
+   END $$;
+   CREATE OR REPLACE TRIGGER listings_spell_url AFTER INSERT ON listings FOR EACH ROW EXECUTE FUNCTION catalog_spell_listing_url();
+   INSERT INTO listing_url_letters (listing_id, letters) SELECT id, catalog_url_letters(resource) FROM listings ON CONFLICT DO NOTHING;
+   CREATE INDEX IF NOT EXISTS listing_url_letters_trigrams ON listing_url_letters USING gin (letters gin_trgm_ops);
+   ANALYZE listing_url_letters;`,
 ];

@@ -2,7 +2,7 @@
  * The trigram index's answer to "which listings hold `url`", at most a cap of them (list-index.ts listByUrl).
  * pg_trgm indexes only the trigrams of alphanumeric words, and resource URLs share many (`com`, `api`, `exa`…):
  * `3.example.com/v` has no trigram that most URLs lack, though its `3.e` and `m/v` are rare. So the index is of
- * each URL spelled in letters (`resource_letters`, catalog migration 30: `.` `qa`, `/` `qb`, `:` `qc`, `-` `qe`,
+ * each URL spelled in letters (`listing_url_letters`, catalog migration 30: `.` `qa`, `/` `qb`, `:` `qc`, `-` `qe`,
  * `_` `qf`, any other character that is not a lowercase ASCII letter or digit `qh`, `q` itself `qq`), where every
  * 3 characters of a URL leave a trigram, and a substring spelled so is a substring of the URL spelled so. It is
  * asked for the two windows of the spelled substring that the fewest URLs of a random sample of the catalog hold
@@ -51,8 +51,8 @@ export const URL_LETTERS_FUNCTION = `
 export async function sampledUrls(db: Db, sample: UrlSample, nowMs: number): Promise<string[]> {
   if (!sample.stale(nowMs)) return sample.urls;
   const rows = await db.query<{ resource: string }>(
-    `SELECT resource_letters AS resource FROM listings WHERE id = ANY(ARRAY(
-       SELECT 1 + floor(random() * (SELECT max(id) FROM listings))::bigint FROM generate_series(1, $1)))`,
+    `SELECT letters AS resource FROM listing_url_letters WHERE listing_id = ANY(ARRAY(
+       SELECT 1 + floor(random() * (SELECT max(listing_id) FROM listing_url_letters))::bigint FROM generate_series(1, $1)))`,
     [URL_SAMPLE_SIZE],
   );
   sample.replace(
@@ -82,7 +82,11 @@ export async function urlMatchesCapped(db: Db, url: string, sample: string[], wa
     ? 'SELECT c.id, c.resource FROM listings c OFFSET 0'
     : rare.length === 0
       ? 'SELECT c.id, c.resource FROM listings c'
-      : `SELECT c.id, c.resource FROM listings c WHERE ${rare.map((window) => `c.resource_letters LIKE ${p(`%${window}%`)}`).join(' AND ')} OFFSET 0`;
+      : // The spelled substring (strpos: not for the index) keeps out most rows a window names before the listing is read.
+        `SELECT l.id, l.resource FROM (
+           SELECT c.listing_id FROM listing_url_letters c
+           WHERE ${rare.map((window) => `c.letters LIKE ${p(`%${window}%`)}`).join(' AND ')} AND strpos(c.letters, ${p(spelled)}) > 0 OFFSET 0
+         ) c JOIN listings l ON l.id = c.listing_id`;
   const text = `SELECT l.id FROM (${source}) l WHERE ${urlCondition(url, p)} LIMIT ${p(want)}`;
   return (await db.query<{ id: string }>(text, values)).rows.map((r) => Number(r.id));
 }
