@@ -10,6 +10,8 @@
  * baseline answer other than 200 (it refuses more than 8 terms) is reported as such.
  *
  *   npm run build && npm run bench -- search-bands --db FILE [--before COMMIT] [--requests 40] [--seed N]
+ *       [--db-before FILE2]   (1M: each side on its own file as it is, not a copy: this checkout on FILE, the
+ *                              baseline on FILE2, e.g. filter-combos' two files; a 1M file is about 15 GB)
  *   npm run bench -- search-bands --quick     (2,000 listings, this checkout only, a few seconds)
  */
 import { copyFileSync, existsSync } from 'node:fs';
@@ -24,6 +26,7 @@ import { scratchDir } from '../lib/scratch-dir.ts';
 const { values } = parseArgs({
   options: {
     db: { type: 'string' },
+    'db-before': { type: 'string' },
     before: { type: 'string' },
     requests: { type: 'string', default: '40' },
     seed: { type: 'string' },
@@ -61,11 +64,15 @@ if (quick || !source) {
   seedCorpus(source, quick ? 2000 : 10_000);
 }
 if (!existsSync(source)) throw new Error(`no catalog file at ${source}`);
-const sides: Array<{ name: string; cwd: string; port: number }> = [{ name: 'this checkout', cwd: process.cwd(), port: 47410 }];
-if (values.before && !quick) sides.unshift({ name: `before (${values.before})`, cwd: baselineBuild(values.before), port: 47411 });
+// Each side's file: a copy of --db, or with --db-before the files as they are (this checkout --db, the baseline --db-before).
+const sides: Array<{ name: string; cwd: string; port: number; file?: string }> = [
+  { name: 'this checkout', cwd: process.cwd(), port: 47410, file: values['db-before'] && source },
+];
+if (values.before && !quick)
+  sides.unshift({ name: `before (${values.before})`, cwd: baselineBuild(values.before), port: 47411, file: values['db-before'] });
 const processes = sides.map((side) => {
-  const file = join(dir, `${side.port}.sqlite`);
-  copyFileSync(source, file);
+  const file = side.file ?? join(dir, `${side.port}.sqlite`);
+  if (!side.file) copyFileSync(source, file);
   const main = quick ? ['--import', 'tsx', join(side.cwd, 'src/main.ts')] : [join(side.cwd, 'dist/main.js')];
   return startNode(['--max-semi-space-size=4', ...main], discoveryOnlyEnv(side.port, file));
 });
