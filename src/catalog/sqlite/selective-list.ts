@@ -83,21 +83,24 @@ function walkPageOrder(
     .all(...visible.params, budget - 1) as Array<{ last_updated: string; listing_id: number }>;
   const end = ends[0];
   const live = shown(undefined, failing);
+  // The URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen bytes a row,
+  // where a listing's row is about fifteen times larger: at 1M listings the walk read a page from disk per row. The
+  // listing's row is read only for other filters, and only for a listing holding `url`.
+  const filtered = conditions !== 'TRUE' || failing !== undefined;
   const want = walkWant(page);
   const ids = (
     store
       .statement(
-        `SELECT k.listing_id AS id FROM listing_keys k JOIN listings l ON l.id = k.listing_id
+        `SELECT k.listing_id AS id FROM listing_keys k CROSS JOIN listing_urls_content u${filtered ? ' CROSS JOIN listings l' : ''}
          WHERE ${everyListing}${end ? ' AND (k.last_updated, k.listing_id) >= (?, ?)' : ''}
-           AND instr(lower(l.resource), ?) > 0 AND ${conditions}${live.sql}
+           AND u.id = k.listing_id AND instr(lower(u.c0), ?) > 0${filtered ? ` AND l.id = k.listing_id AND ${conditions}${live.sql}` : ''}
          ${order} LIMIT ?`,
       )
       .all(
         ...visible.params,
         ...(end ? [end.last_updated, end.listing_id] : []),
         asciiLower(url),
-        ...params,
-        ...live.params,
+        ...(filtered ? [...params, ...live.params] : []),
         want,
       ) as Array<{ id: number }>
   ).map((r) => Number(r.id));
