@@ -3,9 +3,9 @@
  * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
  * toolName filter selects.
  */
-import { filterConditions, parameters, urlCondition, type Db, type RawListingRow } from './queries.ts';
+import { filterConditions, pageListings, parameters, urlCondition, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
-import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource } from '../listing.ts';
+import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
 import { sampledUrls, urlMatchesCapped } from './url-probe.ts';
@@ -48,6 +48,22 @@ export async function seekOffset(
   if (!row) return null;
   const skip = offset - (Number(row.upto) - Number(row.n));
   return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
+}
+
+/** The page of one list key's entries from `page.offset` (the list's statement for a single key without failing listings). */
+export function singleKeyPage(
+  db: Db,
+  key: { kind: string; value: string },
+  page: { limit: number; offset: number },
+  now: Date,
+  visibleSince: string | undefined,
+): Promise<ListingRow[]> {
+  const params = parameters();
+  const { p } = params;
+  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
+  const pageSql = `SELECT k.listing_id AS id, k.last_updated FROM listing_keys k WHERE k.kind = ${p(key.kind)} AND k.value = ${p(key.value)}${visible}
+    ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
+  return pageListings(db, pageSql, params, now);
 }
 
 /** Which of `assets` some listing accepts (their list counts). */

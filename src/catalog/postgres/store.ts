@@ -47,7 +47,7 @@ import { acceptedEntryConditions, holdsNul, pageListings, parameters, preparedDb
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres, type SearchContext } from './search.ts';
-import { hiddenCountSql, listBySelectiveFilter, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import { hiddenCountSql, listBySelectiveFilter, seekOffset, singleKeyPage, withUsdPriceAsAmount } from './list-index.ts';
 import { UrlSample, type UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
@@ -293,8 +293,16 @@ export class PostgresCatalogStore implements CatalogStorePort {
       const counting = priced ? queryGeneric<Counted>(db, 'counts', text, q.values) : db.query<Counted>(text, q.values);
       // A priced page's statement goes with the counts when the last page of its filters shows its shape (price-guess.ts).
       const guessed = priced ? this.pricedGuesses.send(db, filters, page, now, visibleSince, failingBefore) : undefined;
+      // So does one key's page above the deep offsets: it is the statement below unless a listing fails its liveness
+      // checks (the counts tell), so it is sent now and its rows taken when none fails: one round trip fewer.
+      const keyPage = single && page.offset < DEEP_OFFSET ? singleKeyPage(db, keys[0]!, page, now, visibleSince) : undefined;
+      keyPage?.catch(() => undefined); // read below, or its work wasted when a listing fails
       const counts = await counting;
       const failing = counts.rows[0]?.failing ? failingBefore : undefined;
+      if (keyPage && failing === undefined) {
+        const n = Number(counts.rows[0]?.n ?? 0) - (visibleSince === undefined ? 0 : Number(counts.rows[0]!.aged));
+        return { items: (await keyPage).map((row) => toDiscoveryResource(row)), total: n };
+      }
       const counted = keys.map((key) => ({
         key,
         n: Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),

@@ -37,14 +37,14 @@ function listByUrl(
 ): { rows: ListingRow[]; total: number; partialResults: boolean } {
   const { filters, page, now, visibleSince, failing } = read;
   const indexed = urlMatchesCapped(store.db, url, urlIndexCap + 1);
-  const others: DiscoveryFilters = { ...filters };
-  delete others.url;
-  const { conditions, params } = filterSql(others);
   let ids: number[];
   let partialResults = false;
   if (indexed.length > urlIndexCap) ({ ids, partialResults } = walkPageOrder(store, read, url, urlWalkBudget));
   else {
     // Few hold it: the index's listings are all the matches, filtered and ordered here.
+    const others: DiscoveryFilters = { ...filters };
+    delete others.url;
+    const { conditions, params } = filterSql(others);
     const live = shown(visibleSince, failing);
     ids = (
       store
@@ -64,7 +64,7 @@ function listByUrl(
  * The listings matching `url` and the other filters, in page order, walking the `all` key's entries from the newest
  * until the page and one more match (walkWant) or `budget` listings are walked; `partialResults` unless the walk
  * checked every listing. The walk's last entry is read first, so the walk is one index range the page statement
- * stops in, reading one listing row per walked entry.
+ * stops in.
  */
 function walkPageOrder(
   store: ListSource,
@@ -83,9 +83,9 @@ function walkPageOrder(
     .all(...visible.params, budget - 1) as Array<{ last_updated: string; listing_id: number }>;
   const end = ends[0];
   const live = shown(undefined, failing);
-  // The URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen bytes a row,
-  // where a listing's row is about fifteen times larger: at 1M listings the walk read a page from disk per row. The
-  // listing's row is read only for other filters, and only for a listing holding `url`.
+  // Each walked URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen
+  // bytes a row where a listing's row holds its whole body; the listing's row is read only for other filters, and
+  // only for a listing whose URL holds `url`.
   const filtered = conditions !== 'TRUE' || failing !== undefined;
   const want = walkWant(page);
   const ids = (
