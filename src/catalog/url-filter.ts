@@ -31,9 +31,22 @@ export const walkWant = (page: { limit: number; offset: number }) => page.offset
 export const URL_SAMPLE_SIZE = 256;
 const SAMPLE_MAX_AGE_MS = 60_000;
 
-/** A random sample of the catalog's lowered resource URLs (one per store), drawn again when a minute old. */
+/** `text`'s 3-character windows (by code point), distinct: each is one trigram of a store's index. */
+export function urlWindows(text: string): string[] {
+  const chars = Array.from(text);
+  const windows = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i++) windows.add(chars.slice(i, i + 3).join(''));
+  return [...windows];
+}
+
+/**
+ * A random sample of the catalog's resource URLs, spelled as the store's index spells them (one per store), drawn
+ * again when a minute old. How many of them hold each window is counted once per draw: a `url` of 2,048 characters has
+ * about 2,000 windows, and counting each against 256 URLs per request took 11–16 ms.
+ */
 export class UrlSample {
   urls: string[] = [];
+  private held = new Map<string, number>();
   private drawnAt = -Infinity;
 
   /** Whether the store should draw it again (its own read of URL_SAMPLE_SIZE random listings) before using it. */
@@ -43,7 +56,14 @@ export class UrlSample {
 
   replace(urls: string[], nowMs: number): void {
     this.urls = urls;
+    this.held = new Map();
+    for (const url of urls) for (const window of urlWindows(url)) this.held.set(window, (this.held.get(window) ?? 0) + 1);
     this.drawnAt = nowMs;
+  }
+
+  /** How many sampled URLs hold `window`. */
+  holding(window: string): number {
+    return this.held.get(window) ?? 0;
   }
 }
 
@@ -53,11 +73,9 @@ export class UrlSample {
  * window more than a quarter of the sample holds is left out while a rarer one is asked (it would name most
  * listings: reading its entries costs more than checking the rows it keeps out).
  */
-export function rarestWindows(windows: string[], sample: string[], n: number): string[] {
-  const held = windows
-    .map((window, at) => ({ window, at, n: sample.filter((url) => url.includes(window)).length }))
-    .sort((x, y) => x.n - y.n || x.at - y.at);
-  const selective = held.filter((x, i) => i === 0 || x.n <= sample.length / 4);
+export function rarestWindows(windows: string[], sample: UrlSample, n: number): string[] {
+  const held = windows.map((window, at) => ({ window, at, n: sample.holding(window) })).sort((x, y) => x.n - y.n || x.at - y.at);
+  const selective = held.filter((x, i) => i === 0 || x.n <= sample.urls.length / 4);
   return selective
     .slice(0, n)
     .sort((x, y) => x.at - y.at)

@@ -8,7 +8,7 @@ import { listingColumns } from './quality.ts';
 import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { sampledUrls, urlMatchesCapped } from './url-probe.ts';
+import { freshSample, urlMatchesCapped } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -137,7 +137,7 @@ async function listByUrl(
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const { filters, page, now, visibleSince, failing } = read;
-  const sample = await sampledUrls(db, urlSample, now.getTime());
+  const sample = await freshSample(db, urlSample, now.getTime());
   const indexed = await urlMatchesCapped(db, url, sample, urlIndexCap + 1);
   if (indexed.length > urlIndexCap) {
     const { ids, partialResults } = await walkPageOrder(db, read, url, urlWalkBudget, walkWant(page));

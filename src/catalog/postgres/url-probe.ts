@@ -11,7 +11,7 @@
  * is every match either way (up to the cap).
  */
 import { urlCondition, type Db } from './queries.ts';
-import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows } from '../url-filter.ts';
+import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows } from '../url-filter.ts';
 
 /** How many of `url`'s windows the index is asked for. */
 const WINDOWS_ASKED = 2;
@@ -24,14 +24,6 @@ export function urlLetters(url: string): string {
   let out = '';
   for (const c of asciiLower(url)) out += SPELLED[c] ?? (/^[0-9a-z]$/.test(c) ? c : 'qh');
   return out;
-}
-
-/** The spelled `url`'s 3-character windows, distinct: each is one trigram of the index. */
-function urlWindows(url: string): string[] {
-  const spelled = urlLetters(url);
-  const windows = new Set<string>();
-  for (let i = 0; i + 3 <= spelled.length; i++) windows.add(spelled.slice(i, i + 3));
-  return [...windows];
 }
 
 /**
@@ -47,9 +39,9 @@ export const URL_LETTERS_FUNCTION = `
       '[^0-9a-z]', 'qh', 'g')
   $$;`;
 
-/** `sample`'s URLs (spelled as the index spells them), drawn again from the catalog's listings when it is stale. */
-export async function sampledUrls(db: Db, sample: UrlSample, nowMs: number): Promise<string[]> {
-  if (!sample.stale(nowMs)) return sample.urls;
+/** `sample` (URLs spelled as the index spells them), drawn again from the catalog's listings when it is stale. */
+export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Promise<UrlSample> {
+  if (!sample.stale(nowMs)) return sample;
   const rows = await db.query<{ resource: string }>(
     `SELECT letters AS resource FROM listing_url_letters WHERE listing_id = ANY(ARRAY(
        SELECT 1 + floor(random() * (SELECT max(listing_id) FROM listing_url_letters))::bigint FROM generate_series(1, $1)))`,
@@ -59,7 +51,7 @@ export async function sampledUrls(db: Db, sample: UrlSample, nowMs: number): Pro
     rows.rows.map((r) => r.resource),
     nowMs,
   );
-  return sample.urls;
+  return sample;
 }
 
 /** From this share of the sample's URLs holding `url`, the index is not asked: a scan finds `want` matches sooner. */
@@ -72,12 +64,13 @@ const SCANNED_SHARE = 1 / 8;
  * and the index would name most listings: the listings are scanned instead (fenced, so no index is used), and the
  * scan stops at `want` matches, after about `want` ÷ that share rows.
  */
-export async function urlMatchesCapped(db: Db, url: string, sample: string[], want: number): Promise<number[]> {
+export async function urlMatchesCapped(db: Db, url: string, sample: UrlSample, want: number): Promise<number[]> {
   const values: unknown[] = [];
   const p = (value: unknown) => `$${values.push(value)}`;
   const spelled = urlLetters(url);
-  const common = sample.length > 0 && sample.filter((resource) => resource.includes(spelled)).length >= SCANNED_SHARE * sample.length;
-  const rare = common ? [] : rarestWindows(urlWindows(url), sample, WINDOWS_ASKED);
+  const { urls } = sample;
+  const common = urls.length > 0 && urls.filter((resource) => resource.includes(spelled)).length >= SCANNED_SHARE * urls.length;
+  const rare = common ? [] : rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED);
   const source = common
     ? 'SELECT c.id, c.resource FROM listings c OFFSET 0'
     : rare.length === 0

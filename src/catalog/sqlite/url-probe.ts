@@ -9,7 +9,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
-import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows } from '../url-filter.ts';
+import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows } from '../url-filter.ts';
 import { urlPhrase } from './queries.ts';
 
 /** How many of `url`'s windows the index is asked for. */
@@ -18,19 +18,12 @@ const WINDOWS_ASKED = 3;
 /** Each connection's sample (the store's and its readers' connections each keep their own). */
 const samples = new WeakMap<DatabaseSync, UrlSample>();
 
-/** `url`'s 3-character windows, lowered and distinct: FTS5's trigram tokenizer indexes each as one token. */
-function urlWindows(url: string): string[] {
-  const chars = Array.from(asciiLower(url));
-  const windows = new Set<string>();
-  for (let i = 0; i + 3 <= chars.length; i++) windows.add(chars.slice(i, i + 3).join(''));
-  return [...windows];
-}
-
 /** The connection's sample of lowered resource URLs, drawn again (URL_SAMPLE_SIZE random ids) when it is stale. */
-function sampledUrls(db: DatabaseSync, nowMs: number): string[] {
+function freshSample(db: DatabaseSync): UrlSample {
   let sample = samples.get(db);
   if (!sample) samples.set(db, (sample = new UrlSample()));
-  if (!sample.stale(nowMs)) return sample.urls;
+  const nowMs = Date.now();
+  if (!sample.stale(nowMs)) return sample;
   const max = Number((cachedStatement(db, 'SELECT coalesce(max(id), 0) AS n FROM listings').get() as { n: number }).n);
   const ids = Array.from({ length: max === 0 ? 0 : URL_SAMPLE_SIZE }, () => 1 + Math.floor(Math.random() * max));
   const rows = cachedStatement(db, 'SELECT lower(resource) AS resource FROM listings WHERE id IN (SELECT value FROM json_each(?))').all(
@@ -40,17 +33,14 @@ function sampledUrls(db: DatabaseSync, nowMs: number): string[] {
     rows.map((r) => r.resource),
     nowMs,
   );
-  return sample.urls;
+  return sample;
 }
 
-/**
- * At most `want` ids of listings whose resource URL holds `url`, ignoring ASCII case (every one when fewer hold it);
- * `nowMs` only decides when the sample is drawn again.
- */
-export function urlMatchesCapped(db: DatabaseSync, url: string, want: number, nowMs = Date.now()): number[] {
+/** At most `want` ids of listings whose resource URL holds `url`, ignoring ASCII case (every one when fewer hold it). */
+export function urlMatchesCapped(db: DatabaseSync, url: string, want: number): number[] {
   // FTS5 cannot read a U+0000 in its query, and no resource URL holds a control character (ingest refuses them).
   if (url.includes('\u0000')) return [];
-  const windows = rarestWindows(urlWindows(url), sampledUrls(db, nowMs), WINDOWS_ASKED);
+  const windows = rarestWindows(urlWindows(asciiLower(url)), freshSample(db), WINDOWS_ASKED);
   const match = windows.length === 0 ? urlPhrase(url) : windows.map(urlPhrase).join(' AND ');
   const rows = cachedStatement(
     db,
