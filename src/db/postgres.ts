@@ -78,7 +78,8 @@ export async function inReadSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolCli
  * Holds what `client` writes to its socket until the statements issued in this turn of the event loop are all
  * written, then sends them in one write. On a pipelined pool a read's BEGIN and the statements `work` issues
  * before its first await go out together: pg writes each statement on its own (each a system call, and on the
- * server a wake-up to read it), about 75 µs apiece on the bench machine (docs/BENCHMARKS.md "Filter combinations").
+ * server a wake-up to read it): in a CPU profile of a catalog reader serving list pages from Postgres, its socket
+ * writes took 0.45 ms of each page, and 0.22 ms written together.
  */
 function writeTogether(client: pg.PoolClient): void {
   const { stream } = (client as unknown as pg.Client).connection;
