@@ -21,8 +21,11 @@ export const URL_WALK_BUDGET = 4_000;
 /** `url` lowered as both stores lower an ASCII resource URL (every stored one is ASCII: ingest serializes it). */
 export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
-/** The stores' options for these bounds (the differential tests lower them to walk a small catalog). */
-export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number };
+/**
+ * The stores' options for these bounds (the differential tests lower them to walk a small catalog; on Postgres they
+ * also set the sample shares that choose how the spelled URLs are read: postgres/url-probe.ts urlLettersRead).
+ */
+export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number; urlShares?: { scanned: number; walkedByIndex: number } };
 
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
 export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;

@@ -52,6 +52,8 @@ function draft(i: number): ListingDraft {
 const dir = tempDir();
 const sqlite = new CatalogStore(`${dir.dir}/catalog.sqlite`, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
 let postgres: PostgresCatalogStore;
+/** The same database, its spelled URLs always read by their windows and a walk always joined to them (src/catalog/postgres/url-probe.ts). */
+let postgresByWindows: PostgresCatalogStore;
 let databaseUrl: string;
 const now = new Date('2026-02-01T00:00:00Z');
 
@@ -68,10 +70,16 @@ beforeAll(async () => {
     expect(sqlite.writeListing(d, new Date(at)).status).toBe((await written).status);
   }
   sqlite.db.exec('COMMIT');
+  postgresByWindows = await PostgresCatalogStore.open(databaseUrl, {
+    urlIndexCap: CAP,
+    urlWalkBudget: BUDGET,
+    urlShares: { scanned: 2, walkedByIndex: 2 },
+  });
 }, 120_000);
 afterAll(async () => {
   sqlite.close();
   await postgres?.end();
+  await postgresByWindows?.end();
   dir.cleanup();
 });
 
@@ -79,6 +87,7 @@ const stores = () =>
   [
     ['SQLite', sqlite],
     ['Postgres', postgres],
+    ['Postgres by windows', postgresByWindows],
   ] as const;
 
 /** Every listing of `filters` in page order (the list without `url`, paged through). */
@@ -97,7 +106,8 @@ describe('url on a list page, bounded, against a plain scan', () => {
     const everything = await scan(sqlite, {});
     expect(everything.length).toBe(LISTINGS);
     const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
-    const urls = ['https://', 'EXAMPLE', 'forecast', '50%25_', 'weather.example.com/v1', 'nowhere', '%_o'];
+    // 'aexample': no URL holds it, every spelled URL holds its spelling ('.example' is 'qaexample').
+    const urls = ['https://', 'EXAMPLE', 'forecast', '50%25_', 'weather.example.com/v1', 'nowhere', '%_o', 'aexample'];
     for (let n = 0; n < 30; n++) {
       const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
       const length = 3 + Math.floor(caseRand() * 14);
@@ -108,22 +118,28 @@ describe('url on a list page, bounded, against a plain scan', () => {
     const others: DiscoveryFilters[] = [{}, { type: 'mcp' }, { payTo: PAY_TO_B, network: 'stellar:pubnet' }];
     const ways = new Set<boolean>();
     for (const url of urls) {
-      const indexed = everything.filter((item) => holds(item, url)).length;
+      // What each store's cap counts: the listings holding `url`; on Postgres, those whose URL spelled in letters
+      // holds its spelling (src/catalog/postgres/url-probe.ts: every one holding it, and rarely a few more).
+      const indexedBy = {
+        SQLite: everything.filter((item) => holds(item, url)).length,
+        Postgres: everything.filter((item) => urlLetters(item.resource).includes(urlLetters(url))).length,
+      };
       for (const other of others) {
         const allowed = new Set((await scan(sqlite, other)).map((item) => item.resource));
-        const walked = indexed <= CAP ? everything : everything.slice(0, BUDGET);
-        const all = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
         for (const page of [
           { limit: 10, offset: 0 },
           { limit: 7, offset: 12 },
           { limit: 5, offset: 200 },
         ]) {
-          // The walk stops once it has the page and one more match.
-          const want = page.offset + page.limit + 1;
-          const matches = indexed <= CAP ? all : all.slice(0, want);
-          const partialResults = indexed > CAP && (matches.length === want || everything.length > BUDGET);
-          ways.add(partialResults);
           for (const [name, store] of stores()) {
+            const indexed = indexedBy[name === 'SQLite' ? name : 'Postgres'];
+            const walked = indexed <= CAP ? everything : everything.slice(0, BUDGET);
+            const all = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
+            // The walk stops once it has the page and one more match.
+            const want = page.offset + page.limit + 1;
+            const matches = indexed <= CAP ? all : all.slice(0, want);
+            const partialResults = indexed > CAP && (matches.length === want || everything.length > BUDGET);
+            ways.add(partialResults);
             const got = await store.list({ ...other, url }, page, now);
             expect({
               name,

@@ -3,12 +3,12 @@
  * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
  * toolName filter selects.
  */
-import { filterConditions, pageListings, parameters, urlCondition, type Db, type RawListingRow } from './queries.ts';
+import { filterConditions, pageListings, parameters, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
 import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { freshSample, urlMatchesCapped } from './url-probe.ts';
+import { freshSample, spelledMatches, urlChecked, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -126,77 +126,57 @@ export async function listBySelectiveFilter(
 }
 
 /**
- * A `url` page (sqlite/selective-list.ts listByUrl): when at most URL_INDEX_CAP listings hold `url`, every match the
- * index names, filtered and ordered here (exact); else the matches a walk in page order finds (walkPageOrder).
+ * A `url` page (sqlite/selective-list.ts listByUrl), in one statement. The listings whose URL spelled in letters holds
+ * `url`'s spelling (url-probe.ts spelledMatches: every listing holding `url`, and rarely a few more) are counted, at
+ * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked on its row (its URL, with urlChecked, and
+ * the other filters) and the page is theirs, in page order (exact). Else the page is the matches a walk finds among
+ * the `all` key's first URL_WALK_BUDGET entries from the newest, at most the page and one more (`partialResults`
+ * unless that range is every listing). A substring that few listings hold (url-probe.ts urlLettersRead) has all its spelled
+ * matches read and joined to the range (hashed: both sides fenced), so only those listings are read; else each
+ * entry's listing is read in page order (a fenced primary-key read, so the planner never hashes the walk against
+ * every listing) until enough match. Each part runs only when its case is the answer's.
  */
 async function listByUrl(
   db: Db,
   read: ListPageRead,
   url: string,
-  { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
+  { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET, urlShares }: UrlScale,
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const { filters, page, now, visibleSince, failing } = read;
-  const sample = await freshSample(db, urlSample, now.getTime());
-  const indexed = await urlMatchesCapped(db, url, sample, urlIndexCap + 1);
-  if (indexed.length > urlIndexCap) {
-    const { ids, partialResults } = await walkPageOrder(db, read, url, urlWalkBudget, walkWant(page));
-    return pageOf(db, ids, page, now, partialResults);
-  }
-  // Few hold it: the index's listings are all the matches, filtered and ordered here.
+  const letters = urlLettersRead(url, await freshSample(db, urlSample, now.getTime()), urlShares);
+  const byIndex = letters.walkedByIndex;
+  const want = walkWant(page);
+  const { values, p } = parameters();
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
-  const { values, p } = parameters();
-  const matched = await db.query<{ id: string }>(
-    `SELECT l.id FROM listings l WHERE l.id = ANY(${p(indexed)}::bigint[]) AND ${filterConditions(others, p)}` +
-      `${shown(p, visibleSince, failing)} ORDER BY l.last_updated DESC, l.id DESC`,
-    values,
-  );
-  return pageOf(
-    db,
-    matched.rows.map((r) => Number(r.id)),
-    page,
-    now,
-    false,
-  );
-}
-
-/**
- * The listings matching `url` and the other filters, in page order, walking the `all` key's entries from the newest
- * until `want` match or `budget` listings are walked; `partialResults` unless the walk checked every listing. The
- * walk's last entry is read first, so the walk is one index range the page statement stops in. The checks sit after a
- * fenced read of each walked listing's row (OFFSET 0), so the planner keeps one primary-key read per walked entry and
- * never turns the pattern into a scan of the trigram index or hashes the walk against every listing.
- */
-async function walkPageOrder(
-  db: Db,
-  { filters, visibleSince, failing }: ListPageRead,
-  url: string,
-  budget: number,
-  want: number,
-): Promise<{ ids: number[]; partialResults: boolean }> {
-  const everyListing = (p: (value: unknown) => string) =>
+  const checks = (since: string | undefined) =>
+    `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, since, failing)}`;
+  const listing = 'CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l';
+  const everyListing = () =>
     `k.kind = 'all' AND k.value = ''${visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`}`;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-  const last = parameters();
-  const ends = await db.query<{ last_updated: string; listing_id: string }>(
-    `SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE ${everyListing(last.p)} ${order} LIMIT 2 OFFSET ${last.p(budget - 1)}`,
-    last.values,
-  );
-  const end = ends.rows[0];
-  const others: DiscoveryFilters = { ...filters };
-  delete others.url;
-  const { values, p } = parameters();
-  const bound = end ? ` AND (k.last_updated, k.listing_id) >= (${p(end.last_updated)}::text, ${p(Number(end.listing_id))}::bigint)` : '';
-  const walked = await db.query<{ id: string }>(
-    `SELECT k.listing_id AS id FROM listing_keys k CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l
-     WHERE ${everyListing(p)}${bound} AND ${urlCondition(url, p)}
-       AND ${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}
-     ${order} LIMIT ${p(want)}`,
+  // The walked entries: one index range, read in page order (no sort), that stops at the budget.
+  const range = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)}`;
+  const walk = byIndex
+    ? `SELECT k.listing_id FROM (
+         SELECT k.listing_id, k.last_updated FROM (${range}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
+       ) k ${listing} WHERE ${checks(undefined)} ${order} LIMIT ${p(want)}`
+    : `SELECT k.listing_id FROM (${range}) k ${listing} WHERE ${checks(undefined)} ${order} LIMIT ${p(want)}`;
+  const few = `(SELECT count(*) FROM spelled) <= ${p(urlIndexCap)}`;
+  const found = await db.query<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${byIndex ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})
+     SELECT CASE WHEN ${few} THEN ARRAY(
+         SELECT k.listing_id FROM spelled k ${listing} WHERE ${checks(visibleSince)} ORDER BY l.last_updated DESC, l.id DESC
+       ) END AS exact,
+       CASE WHEN NOT ${few} THEN ARRAY(${walk}) END AS walked,
+       CASE WHEN NOT ${few} THEN EXISTS (SELECT 1 FROM listing_keys k WHERE ${everyListing()} ${order} OFFSET ${p(urlWalkBudget)}) END AS beyond`,
     values,
   );
-  const ids = walked.rows.map((r) => Number(r.id));
-  return { ids, partialResults: ids.length === want || ends.rows.length > 1 };
+  const { exact, walked, beyond } = found.rows[0]!;
+  if (exact !== null) return pageOf(db, exact.map(Number), page, now, false);
+  const ids = walked!.map(Number);
+  return pageOf(db, ids, page, now, ids.length === want || beyond === true);
 }
 
 /** The page of `ids` (every match, in page order) with its listings read, `total` the matches. */

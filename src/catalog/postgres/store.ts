@@ -95,7 +95,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     const { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings } = options;
     this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings };
     this.commonTermsChosenAt = options.commonTermsChosenAt;
-    this.urlScale = { urlIndexCap: options.urlIndexCap, urlWalkBudget: options.urlWalkBudget };
+    this.urlScale = options;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 

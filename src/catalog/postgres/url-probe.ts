@@ -1,14 +1,14 @@
 /**
- * The trigram index's answer to "which listings hold `url`", at most a cap of them (list-index.ts listByUrl).
- * pg_trgm indexes only the trigrams of alphanumeric words, and resource URLs share many (`com`, `api`, `exa`…):
- * `3.example.com/v` has no trigram that most URLs lack, though its `3.e` and `m/v` are rare. So the index is of
- * each URL spelled in letters (`listing_url_letters`, catalog migration 30: `.` `qa`, `/` `qb`, `:` `qc`, `-` `qe`,
- * `_` `qf`, any other character that is not a lowercase ASCII letter or digit `qh`, `q` itself `qq`), where every
- * 3 characters of a URL leave a trigram, and a substring spelled so is a substring of the URL spelled so. It is
- * asked for the two windows of the spelled substring that the fewest URLs of a random sample of the catalog hold
- * (../url-filter.ts), each a trigram that every match holds, and the whole substring is checked on the rows they
- * name; one that an eighth of the sample holds is found by a scan. The sample only chooses what is read: the answer
- * is every match either way (up to the cap).
+ * How the `url` filter reads the spelled URLs on Postgres (list-index.ts listByUrl). pg_trgm indexes only the
+ * trigrams of alphanumeric words, and resource URLs share many (`com`, `api`, `exa`…): `3.example.com/v` has no
+ * trigram that most URLs lack, though its `3.e` and `m/v` are rare. So the index is of each URL spelled in letters
+ * (`listing_url_letters`, catalog migration 30: `.` `qa`, `/` `qb`, `:` `qc`, `-` `qe`, `_` `qf`, any other
+ * character that is not a lowercase ASCII letter or digit `qh`, `q` itself `qq`), where every 3 characters of a URL
+ * leave a trigram, and a substring spelled so is a substring of the URL spelled so (and rarely of a few more: where a
+ * punctuation's spelling ends as the substring's begins, `.` spelled `qa` before `a…`). It is asked for the two
+ * windows of the spelled substring that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
+ * each a trigram that every match holds; one that many sampled URLs hold is found by a scan (urlLettersRead). The
+ * sample only chooses what is read: every match is found either way, and checked on its listing's row.
  */
 import type { Db } from './queries.ts';
 import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows } from '../url-filter.ts';
@@ -54,35 +54,39 @@ export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Pro
   return sample;
 }
 
-/** From this share of the sample's URLs holding `url`, the index is not asked: a scan finds `want` matches sooner. */
-const SCANNED_SHARE = 1 / 8;
-
 /**
- * At most `want` ids of listings holding `url` (every one when fewer hold it). The windows are asked in a subquery
- * under a fence (OFFSET 0) and the whole pattern checked above it, so the planner cannot hand the pattern's
- * trigrams to the index too. When at least SCANNED_SHARE of the sample holds `url`, its windows are common too
- * and the index would name most listings: the listings are scanned instead (fenced, so no index is used), and the
- * scan stops at `want` matches, after about `want` ÷ that share rows.
+ * How the spelled URLs are read, by the share of the sample's URLs holding `url`. From `scanned` (1/8) the index is
+ * not asked: its windows are common too and would name most listings, and a scan finds the cap's matches sooner.
+ * Below `walkedByIndex` (1/32), a walk in page order reads only the listings its windows name (spelledMatches), not
+ * each walked listing: a match is rarer than one listing in 32 there, and a walk for a page's matches read thousands
+ * of listings one by one (4,000, 5–7 ms at 100k, for `i26`, held by 1,111).
  */
-export async function urlMatchesCapped(db: Db, url: string, sample: UrlSample, want: number): Promise<number[]> {
-  const values: unknown[] = [];
-  const p = (value: unknown) => `$${values.push(value)}`;
+const URL_SHARES = { scanned: 1 / 8, walkedByIndex: 1 / 32 };
+
+/** How `url` is read from the spelled URLs: its spelling, the windows the index is asked for (none: a scan), and whether a walk joins them. */
+export interface UrlLettersRead {
+  spelled: string;
+  windows: string[];
+  walkedByIndex: boolean;
+}
+
+export function urlLettersRead(url: string, sample: UrlSample, shares = URL_SHARES): UrlLettersRead {
   const spelled = urlLetters(url);
   const { urls } = sample;
-  const common = urls.length > 0 && urls.filter((resource) => resource.includes(spelled)).length >= SCANNED_SHARE * urls.length;
-  const rare = common ? [] : rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED);
-  const source = common
-    ? 'SELECT c.id, c.resource FROM listings c OFFSET 0'
-    : rare.length === 0
-      ? 'SELECT c.id, c.resource FROM listings c'
-      : // The spelled substring (strpos: not for the index) keeps out most rows a window names before the listing is read;
-        // each listing is then one primary-key read (fenced: no hash of every listing), stopped by the LIMIT.
-        `SELECT l.id, l.resource FROM (
-           SELECT c.listing_id FROM listing_url_letters c
-           WHERE ${rare.map((window) => `c.letters LIKE ${p(`%${window}%`)}`).join(' AND ')} AND strpos(c.letters, ${p(spelled)}) > 0 OFFSET 0
-         ) c CROSS JOIN LATERAL (SELECT l.id, l.resource FROM listings l WHERE l.id = c.listing_id OFFSET 0) l`;
-  // strpos, not urlCondition's LIKE: the check is of the rows named above, and a LIKE would let the planner read the
-  // listings' own trigram index (migration 29) for every URL holding the substring's common trigrams as well.
-  const text = `SELECT l.id FROM (${source}) l WHERE strpos(lower(l.resource), ${p(asciiLower(url))}) > 0 LIMIT ${p(want)}`;
-  return (await db.query<{ id: string }>(text, values)).rows.map((r) => Number(r.id));
+  const share = urls.length === 0 ? 0 : urls.filter((resource) => resource.includes(spelled)).length / urls.length;
+  const windows = share >= shares.scanned ? [] : rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED);
+  return { spelled, windows, walkedByIndex: windows.length > 0 && share < shares.walkedByIndex };
 }
+
+/** The ids (`listing_id`) of the listings whose spelled URL holds `read`'s spelling, by its windows or a scan. */
+export function spelledMatches({ spelled, windows }: UrlLettersRead, p: (value: unknown) => string): string {
+  const asked = windows.map((window) => `c.letters LIKE ${p(`%${window}%`)} AND `).join('');
+  return `SELECT c.listing_id FROM listing_url_letters c WHERE ${asked}strpos(c.letters, ${p(spelled)}) > 0`;
+}
+
+/**
+ * The condition that listing `l`'s URL holds `url`, ignoring ASCII case, checked on the row: strpos, which no index
+ * serves. Where queries.ts urlCondition's LIKE stands beside other conditions, the planner may read the listings' own
+ * trigram index (migration 29) for every URL holding the substring's common trigrams, when the rows to check are few.
+ */
+export const urlChecked = (url: string, p: (value: unknown) => string) => `strpos(lower(l.resource), ${p(asciiLower(url))}) > 0`;
