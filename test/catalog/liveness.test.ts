@@ -100,6 +100,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(await shown(t.catalog, { payTo: PAY_TO_A })).toEqual([B]); // one list key: count less hidden
       expect(await shown(t.catalog, { payTo: PAY_TO_A, type: 'http' })).toEqual([B]); // several keys
       expect(await shown(t.catalog, { resource: A })).toEqual([]); // the identity columns
+      expect(await shown(t.catalog, { url: '://' })).toEqual([B]); // the url filter, checked on each listing's row
       expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 1 } });
       // The next claim hands the record back as `previous` (the run of failures keeps its start).
       const again = await live.claimDue(now(), now() - 6 * HOUR, 10);

@@ -100,12 +100,15 @@ async function listByColumns(
 ): Promise<{ items: DiscoveryResource[]; total: number }> {
   const { values, p } = parameters();
   const where = `WHERE ${filterConditions(filters, p)}${shown(p, visibleSince, failing)}`;
-  const total = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, values)).rows[0]!.n);
-  const rows = await db.query<RawListingRow>(
-    `SELECT ${listingColumns(now, p)} ${where}
-     ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
-    values,
-  );
+  // Both statements go out together (the store's pipelined pool): one round trip.
+  const [counted, rows] = await Promise.all([
+    db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, [...values]),
+    db.query<RawListingRow>(
+      `SELECT ${listingColumns(now, p)} ${where} ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
+      values,
+    ),
+  ]);
+  const total = Number(counted.rows[0]!.n);
   return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
 }
 

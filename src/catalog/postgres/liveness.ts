@@ -82,12 +82,6 @@ export function livenessStore(
   };
 }
 
-/** Whether any listing is hidden by its failures (one probe of the partial index). */
-export async function anyHiddenByFailures(db: Db, before: string | undefined): Promise<boolean> {
-  if (before === undefined) return false;
-  return (await db.query('SELECT 1 FROM listings WHERE liveness_failing_since < $1 LIMIT 1', [before])).rows.length > 0;
-}
-
 /** Entries of one list key hidden by failures and not already hidden by age (sqlite/liveness.ts hiddenByFailuresCount). */
 export async function hiddenByFailuresCount(
   db: Db,

@@ -50,7 +50,7 @@ import { searchPostgres, type SearchContext } from './search.ts';
 import { hiddenCountSql, listBySelectiveFilter, seekOffset, singleKeyPage, withUsdPriceAsAmount } from './list-index.ts';
 import { UrlSample, type UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
-import { anyHiddenByFailures, hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
+import { hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 
@@ -265,10 +265,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0, ...(filters.url === undefined ? {} : { partialResults: false }) };
     return inReadSnapshot(this.pool, async (db) => {
-      // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
+      // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness"): these
+      // pages check each listing's row, so the condition stands in their statements whether any listing fails or not.
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
-        const failing = (await anyHiddenByFailures(db, failingBefore)) ? failingBefore : undefined;
-        return listBySelectiveFilter(db, { filters, page, now, visibleSince, failing }, this.urlScale, this.urlSample);
+        const read = { filters, page, now, visibleSince, failing: failingBefore };
+        return listBySelectiveFilter(db, read, this.urlScale, this.urlSample);
       }
       filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);
