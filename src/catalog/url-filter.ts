@@ -23,9 +23,9 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
 
 /**
  * The stores' options for these bounds (the differential tests lower them to walk a small catalog; on Postgres they
- * also set the sample shares that choose how the spelled URLs are read: postgres/url-probe.ts urlLettersRead).
+ * also set the sample shares that choose how its index is read: postgres/url-probe.ts urlLettersRead).
  */
-export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number; urlShares?: { scanned: number; walkedByIndex: number } };
+export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number; urlWalkedByIndexShare?: number; urlScannedShare?: number };
 
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
 export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;
@@ -62,6 +62,11 @@ export class UrlSample {
     this.held = new Map();
     for (const url of urls) for (const window of urlWindows(url)) this.held.set(window, (this.held.get(window) ?? 0) + 1);
     this.drawnAt = nowMs;
+  }
+
+  /** The share of the sampled URLs that hold `text` (spelled as the sample is). */
+  share(text: string): number {
+    return this.urls.length === 0 ? 0 : this.urls.filter((url) => url.includes(text)).length / this.urls.length;
   }
 
   /** How many sampled URLs hold `window`. */

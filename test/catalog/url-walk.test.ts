@@ -73,7 +73,8 @@ beforeAll(async () => {
   postgresByWindows = await PostgresCatalogStore.open(databaseUrl, {
     urlIndexCap: CAP,
     urlWalkBudget: BUDGET,
-    urlShares: { scanned: 2, walkedByIndex: 2 },
+    urlScannedShare: 2,
+    urlWalkedByIndexShare: 2,
   });
 }, 120_000);
 afterAll(async () => {

@@ -143,11 +143,12 @@ async function listByUrl(
   db: Db,
   read: ListPageRead,
   url: string,
-  { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET, urlShares }: UrlScale,
+  scale: UrlScale,
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
+  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = scale;
   const { filters, page, now, visibleSince, failing } = read;
-  const letters = urlLettersRead(url, await freshSample(db, urlSample, now.getTime()), urlShares);
+  const letters = urlLettersRead(url, await freshSample(db, urlSample, now.getTime()), scale);
   const byIndex = letters.walkedByIndex;
   const want = walkWant(page);
   const { values, p } = parameters();

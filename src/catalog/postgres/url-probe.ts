@@ -11,7 +11,7 @@
  * sample only chooses what is read: every match is found either way, and checked on its listing's row.
  */
 import type { Db } from './queries.ts';
-import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows } from '../url-filter.ts';
+import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows, type UrlScale } from '../url-filter.ts';
 
 /** How many of `url`'s windows the index is asked for. */
 const WINDOWS_ASKED = 2;
@@ -55,13 +55,17 @@ export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Pro
 }
 
 /**
- * How the spelled URLs are read, by the share of the sample's URLs holding `url`. From `scanned` (1/8) the index is
- * not asked: its windows are common too and would name most listings, and a scan finds the cap's matches sooner.
- * Below `walkedByIndex` (1/32), a walk in page order reads only the listings its windows name (spelledMatches), not
- * each walked listing: a match is rarer than one listing in 32 there, and a walk for a page's matches read thousands
- * of listings one by one (4,000, 5–7 ms at 100k, for `i26`, held by 1,111).
+ * From this share of the sample's URLs holding `url`, the index is not asked: its windows are common too and would
+ * name most listings, and a scan finds the cap's matches sooner.
  */
-const URL_SHARES = { scanned: 1 / 8, walkedByIndex: 1 / 32 };
+const SCANNED_SHARE = 1 / 8;
+/**
+ * Below this share of the sample's URLs holding `url`, a walk in page order reads only the listings the index names
+ * for it, not each walked listing: a match is rarer than one listing in 32 there, and a walk for a page's matches
+ * read thousands of listings one by one (4,000, 5–7 ms at 100k, for `i26`, held by 1,111). (SQLite's FTS5 reads
+ * each window's whole entry list, about as long as such a walk: there the walk reads each listing's URL.)
+ */
+const WALKED_BY_INDEX_SHARE = 1 / 32;
 
 /** How `url` is read from the spelled URLs: its spelling, the windows the index is asked for (none: a scan), and whether a walk joins them. */
 export interface UrlLettersRead {
@@ -70,12 +74,16 @@ export interface UrlLettersRead {
   walkedByIndex: boolean;
 }
 
-export function urlLettersRead(url: string, sample: UrlSample, shares = URL_SHARES): UrlLettersRead {
+/** `url`'s read, by the share of `sample` holding it (SCANNED_SHARE, WALKED_BY_INDEX_SHARE; tests set theirs). */
+export function urlLettersRead(
+  url: string,
+  sample: UrlSample,
+  { urlScannedShare = SCANNED_SHARE, urlWalkedByIndexShare = WALKED_BY_INDEX_SHARE }: UrlScale = {},
+): UrlLettersRead {
   const spelled = urlLetters(url);
-  const { urls } = sample;
-  const share = urls.length === 0 ? 0 : urls.filter((resource) => resource.includes(spelled)).length / urls.length;
-  const windows = share >= shares.scanned ? [] : rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED);
-  return { spelled, windows, walkedByIndex: windows.length > 0 && share < shares.walkedByIndex };
+  const share = sample.share(spelled);
+  const windows = share >= urlScannedShare ? [] : rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED);
+  return { spelled, windows, walkedByIndex: windows.length > 0 && share < urlWalkedByIndexShare };
 }
 
 /** The ids (`listing_id`) of the listings whose spelled URL holds `read`'s spelling, by its windows or a scan. */
