@@ -175,6 +175,10 @@ const FILTERS: DiscoveryFilters[] = [
   { extensions: 'other' },
   { type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' },
   { payTo: PAY_TO_A, scheme: 'exact' },
+  // url: a few listings (a set the search is narrowed to), a tenth of them, and with another filter.
+  { url: 'D7.example' },
+  { url: '1.EXAMPLE' },
+  { url: '/d3', type: 'http' },
 ];
 /**
  * The price filters beside a query (openapi.yaml AssetFilter, MaxAmountFilter): `asset` alone or

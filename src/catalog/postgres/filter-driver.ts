@@ -14,6 +14,7 @@ import {
   type RankedRow,
 } from '../search.ts';
 import type { DiscoveryFilters } from '../types.ts';
+import type { UrlSample } from '../url-filter.ts';
 import { filterConditions, parameters, searchFilters, termRowConditions, type Db, type SearchFilters } from './queries.ts';
 import { listingCount, termRowsUpTo } from './term-counts.ts';
 import { keysetAfter, ranked } from './term-paths.ts';
@@ -99,7 +100,7 @@ export async function windowRows(
 
 /**
  * How a search of `terms` under `filters` is bounded (docs/CATALOG.md "Search with filters"): the filters with their
- * rarest list key when it holds at most FILTER_SET_CAP (`sets`), whether that key's listings drive the search (at most
+ * smallest set (queries.ts searchFilters: the rarest list key when it holds at most FILTER_SET_CAP, or `url`'s few listings), whether that key's listings drive the search (at most
  * `driverListings`, FILTER_DRIVER_LISTINGS unless set, and cheaper than the text: setDrives), and whether it ranks the window (its cursor says so, or
  * two or more terms, the rarest past the budget, under filters no set drives).
  */
@@ -107,10 +108,16 @@ export async function filterPlan(
   db: Db,
   filters: DiscoveryFilters,
   terms: string[],
-  { budget, driverListings, want, after }: { budget: number; driverListings?: number; want: number; after: CursorState | undefined },
+  {
+    budget,
+    driverListings,
+    want,
+    after,
+    urlSample,
+  }: { budget: number; driverListings?: number; want: number; after: CursorState | undefined; urlSample?: UrlSample },
 ): Promise<{ sets: SearchFilters; driven: boolean; windowed: boolean }> {
   const filtered = filterConditions(filters, parameters().p) !== 'TRUE';
-  const sets: SearchFilters = filtered ? await searchFilters(db, filters) : filters;
+  const sets: SearchFilters = filtered ? await searchFilters(db, filters, urlSample) : filters;
   const rarestRows = async () => (await termRowsUpTo(db, [terms[0]!], budget + 1))[0]!;
   const driven =
     sets.within !== undefined &&

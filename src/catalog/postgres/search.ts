@@ -56,6 +56,7 @@ import { windowStartDay } from '../quality.ts';
 import { REVISION_SCAN_TERMS, queryLimitViolation, termSlots } from '../terms.ts';
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, runChoiceAsync, type TermChoice } from '../term-budget.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
+import type { UrlSample } from '../url-filter.ts';
 
 export interface SearchContext {
   secret: Buffer;
@@ -69,6 +70,8 @@ export interface SearchContext {
   searchRowBudget?: number;
   /** The most listings that drive a filtered search, FILTER_DRIVER_LISTINGS unless set (filter-driver.ts; a test sets 0). */
   filterDriverListings?: number;
+  /** The store's sample of spelled URLs, which chooses how a `url` filter's listings are read (url-probe.ts). */
+  urlSample?: UrlSample;
 }
 
 /** The all-terms tier is read first only when every term has at least this many rows (the common words). */
@@ -263,6 +266,7 @@ export async function searchPostgres(
     driverListings: context.filterDriverListings,
     want: page.limit + 1,
     after,
+    urlSample: context.urlSample,
   });
   const narrowed = everyRowRead ? sets : filters;
   /** Whether a page read from the window could not be sure of it: the answer then says so, and the cursor keeps to the window. */

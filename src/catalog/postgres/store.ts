@@ -93,7 +93,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   constructor(url: string, options: StoreOptions = {}) {
     this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
     const { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings } = options;
-    this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings };
+    this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings, urlSample: this.urlSample };
     this.commonTermsChosenAt = options.commonTermsChosenAt;
     this.urlScale = options;
     this.ready.catch(() => undefined); // reported by the first call that needs it

@@ -98,3 +98,21 @@ export function spelledMatches({ spelled, windows }: UrlLettersRead, p: (value: 
  * trigram index (migration 29) for every URL holding the substring's common trigrams, when the rows to check are few.
  */
 export const urlChecked = (url: string, p: (value: unknown) => string) => `strpos(lower(l.resource), ${p(asciiLower(url))}) > 0`;
+
+/**
+ * The ids of the listings holding `url` when at most `cap` listings' spelled URLs hold its spelling, else undefined:
+ * the set a filtered search may be narrowed to (queries.ts searchFilters; sqlite/filter-set.ts urlSet). The spelled
+ * matches are counted, at most `cap` + 1, and only when they are at most `cap` checked on their rows.
+ */
+export async function urlHeldIds(db: Db, url: string, letters: UrlLettersRead, cap: number): Promise<number[] | undefined> {
+  const values: unknown[] = [];
+  const p = (value: unknown) => `$${values.push(value)}`;
+  const found = await db.query<{ ids: string[] | null }>(
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(cap + 1)})
+     SELECT CASE WHEN (SELECT count(*) FROM spelled) <= ${p(cap)} THEN ARRAY(
+       SELECT k.listing_id FROM spelled k CROSS JOIN LATERAL (SELECT l.resource FROM listings l WHERE l.id = k.listing_id OFFSET 0) l
+       WHERE ${urlChecked(url, p)}) END AS ids`,
+    values,
+  );
+  return found.rows[0]!.ids?.map(Number);
+}
