@@ -6,6 +6,7 @@
 import { exactRankSql } from './term-tiers.ts';
 import {
   FILTER_DRIVER_LISTINGS,
+  FILTER_SET_CAP,
   setDrives,
   windowBound,
   windowExact,
@@ -13,9 +14,11 @@ import {
   type CursorState,
   type RankedRow,
 } from '../search.ts';
+import { filterKeys, type ListingKey } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import type { UrlSample } from '../url-filter.ts';
-import { filterConditions, parameters, searchFilters, termRowConditions, type Db, type SearchFilters } from './queries.ts';
+import { URL_INDEX_CAP, type UrlSample } from '../url-filter.ts';
+import { filterConditions, parameters, termRowConditions, type Db, type SearchFilters } from './queries.ts';
+import { freshSample, urlHeldIds, urlLettersRead } from './url-probe.ts';
 import { listingCount, termRowsUpTo } from './term-counts.ts';
 import { keysetAfter, ranked } from './term-paths.ts';
 
@@ -96,6 +99,32 @@ export async function windowRows(
     perTerm,
   );
   return { rows: result, exact: windowExact(result, want, bound) };
+}
+
+/** `filters` with their smallest set as `within` when it is small (SearchFilters); a statement for the keys, one for `url`. */
+export async function searchFilters(db: Db, filters: DiscoveryFilters, urlSample?: UrlSample): Promise<SearchFilters> {
+  const keys = filterKeys(filters).filter((key) => key.kind !== 'all');
+  if (filterConditions(filters, parameters().p) === 'TRUE') return filters;
+  const counted =
+    keys.length === 0
+      ? undefined
+      : db.query<{ kind: ListingKey['kind']; value: string; n: string }>(
+          `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k (kind, value)
+           LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value ORDER BY 3 LIMIT 1`,
+          [keys.map((key) => key.kind), keys.map((key) => key.value)],
+        );
+  const { url } = filters;
+  const urlIds =
+    url === undefined || urlSample === undefined
+      ? undefined
+      : urlHeldIds(db, url, urlLettersRead(url, await freshSample(db, urlSample, Date.now())), URL_INDEX_CAP);
+  const [rarest, held] = await Promise.all([counted?.then((r) => r.rows[0]), urlIds]);
+  if (held !== undefined && (rarest === undefined || held.length <= Number(rarest.n))) {
+    return { ...filters, within: { ids: held, listings: held.length } };
+  }
+  return rarest && Number(rarest.n) <= FILTER_SET_CAP
+    ? { ...filters, within: { kind: rarest.kind, value: rarest.value, listings: Number(rarest.n) } }
+    : filters;
 }
 
 /**

@@ -5,12 +5,10 @@
  */
 import type pg from 'pg';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
-import { COLUMN_FILTERS, filterKeys, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
-import { FILTER_SET_CAP } from '../search.ts';
+import { COLUMN_FILTERS, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { URL_INDEX_CAP, asciiLower, type UrlSample } from '../url-filter.ts';
+import { asciiLower } from '../url-filter.ts';
 import { listingColumns } from './quality.ts';
-import { freshSample, urlHeldIds, urlLettersRead } from './url-probe.ts';
 
 export type Db = Pick<pg.PoolClient, 'query'>;
 
@@ -228,32 +226,6 @@ export function termRowConditions(
  * A search's filters with, in `within`, the list key (listing.ts filterKeys) of fewest listings when it holds at most
  * FILTER_SET_CAP, or the listings holding `url` when at most URL_INDEX_CAP do and they are fewer (sqlite/filter-set.ts):
  * its listings now are every listing that matched at any earlier snapshot (accepts only grow, a type and a URL never
- * change), so it narrows the term rows before the exact conditions (searchFilters).
+ * change), so it narrows the term rows before the exact conditions (filter-driver.ts searchFilters).
  */
 export type SearchFilters = DiscoveryFilters & { within?: (ListingKey | { ids: number[] }) & { listings: number } };
-
-/** `filters` with their smallest set as `within` when it is small (SearchFilters); a statement for the keys, one for `url`. */
-export async function searchFilters(db: Db, filters: DiscoveryFilters, urlSample?: UrlSample): Promise<SearchFilters> {
-  const keys = filterKeys(filters).filter((key) => key.kind !== 'all');
-  if (filterConditions(filters, parameters().p) === 'TRUE') return filters;
-  const counted =
-    keys.length === 0
-      ? undefined
-      : db.query<{ kind: ListingKey['kind']; value: string; n: string }>(
-          `SELECT k.kind, k.value, coalesce(c.n, 0) AS n FROM unnest($1::text[], $2::text[]) AS k (kind, value)
-           LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value ORDER BY 3 LIMIT 1`,
-          [keys.map((key) => key.kind), keys.map((key) => key.value)],
-        );
-  const { url } = filters;
-  const urlIds =
-    url === undefined || urlSample === undefined
-      ? undefined
-      : urlHeldIds(db, url, urlLettersRead(url, await freshSample(db, urlSample, Date.now())), URL_INDEX_CAP);
-  const [rarest, held] = await Promise.all([counted?.then((r) => r.rows[0]), urlIds]);
-  if (held !== undefined && (rarest === undefined || held.length <= Number(rarest.n))) {
-    return { ...filters, within: { ids: held, listings: held.length } };
-  }
-  return rarest && Number(rarest.n) <= FILTER_SET_CAP
-    ? { ...filters, within: { kind: rarest.kind, value: rarest.value, listings: Number(rarest.n) } }
-    : filters;
-}
