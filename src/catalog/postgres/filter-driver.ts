@@ -101,7 +101,10 @@ export async function windowRows(
   return { rows: result, exact: windowExact(result, want, bound) };
 }
 
-/** `filters` with their smallest set as `within` when it is small (SearchFilters); a statement for the keys, one for `url`. */
+/**
+ * `filters` with their smallest set as `within` when it is small (queries.ts SearchFilters): the rarest list key's
+ * count and `url`'s listings (url-probe.ts urlHeldIds) are read together, a statement each.
+ */
 export async function searchFilters(db: Db, filters: DiscoveryFilters, urlSample?: UrlSample): Promise<SearchFilters> {
   const keys = filterKeys(filters).filter((key) => key.kind !== 'all');
   if (filterConditions(filters, parameters().p) === 'TRUE') return filters;
@@ -129,9 +132,10 @@ export async function searchFilters(db: Db, filters: DiscoveryFilters, urlSample
 
 /**
  * How a search of `terms` under `filters` is bounded (docs/CATALOG.md "Search with filters"): the filters with their
- * smallest set (queries.ts searchFilters: the rarest list key when it holds at most FILTER_SET_CAP, or `url`'s few listings), whether that key's listings drive the search (at most
- * `driverListings`, FILTER_DRIVER_LISTINGS unless set, and cheaper than the text: setDrives), and whether it ranks the window (its cursor says so, or
- * two or more terms, the rarest past the budget, under filters no set drives).
+ * smallest set (searchFilters: the rarest list key when it holds at most FILTER_SET_CAP, or the few listings holding
+ * `url`), whether that set drives the search (at most `driverListings`, FILTER_DRIVER_LISTINGS unless set, and cheaper
+ * than the text: setDrives), and whether it ranks the window (its cursor says so, or two or more terms, the rarest past
+ * the budget, under filters no set drives).
  */
 export async function filterPlan(
   db: Db,

@@ -101,7 +101,7 @@ export const urlChecked = (url: string, p: (value: unknown) => string) => `strpo
 
 /**
  * The ids of the listings holding `url` when at most `cap` listings' spelled URLs hold its spelling, else undefined:
- * the set a filtered search may be narrowed to (queries.ts searchFilters; sqlite/filter-set.ts urlSet). The spelled
+ * the set a filtered search may be narrowed to (filter-driver.ts searchFilters; sqlite/filter-set.ts urlSet). The spelled
  * matches are counted, at most `cap` + 1, and only when they are at most `cap` checked on their rows.
  */
 export async function urlHeldIds(db: Db, url: string, letters: UrlLettersRead, cap: number): Promise<number[] | undefined> {
