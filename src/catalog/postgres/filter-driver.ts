@@ -101,11 +101,14 @@ export async function windowRows(
   return { rows: result, exact: windowExact(result, want, bound) };
 }
 
+/** The store's sample of spelled URLs (url-probe.ts) and the request's time, which decides whether it is drawn again. */
+type UrlSampleAt = { sample: UrlSample | undefined; nowMs: number };
+
 /**
  * `filters` with their smallest set as `within` when it is small (queries.ts SearchFilters): the rarest list key's
  * count and `url`'s listings (url-probe.ts urlHeldIds) are read together, a statement each.
  */
-export async function searchFilters(db: Db, filters: DiscoveryFilters, urlSample?: UrlSample): Promise<SearchFilters> {
+export async function searchFilters(db: Db, filters: DiscoveryFilters, url?: UrlSampleAt): Promise<SearchFilters> {
   const keys = filterKeys(filters).filter((key) => key.kind !== 'all');
   if (filterConditions(filters, parameters().p) === 'TRUE') return filters;
   const counted =
@@ -116,11 +119,10 @@ export async function searchFilters(db: Db, filters: DiscoveryFilters, urlSample
            LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value ORDER BY 3 LIMIT 1`,
           [keys.map((key) => key.kind), keys.map((key) => key.value)],
         );
-  const { url } = filters;
   const urlIds =
-    url === undefined || urlSample === undefined
+    filters.url === undefined || url?.sample === undefined
       ? undefined
-      : urlHeldIds(db, url, urlLettersRead(url, await freshSample(db, urlSample, Date.now())), URL_INDEX_CAP);
+      : urlHeldIds(db, filters.url, urlLettersRead(filters.url, await freshSample(db, url.sample, url.nowMs)), URL_INDEX_CAP);
   const [rarest, held] = await Promise.all([counted?.then((r) => r.rows[0]), urlIds]);
   if (held !== undefined && (rarest === undefined || held.length <= Number(rarest.n))) {
     return { ...filters, within: { ids: held, listings: held.length } };
@@ -146,11 +148,11 @@ export async function filterPlan(
     driverListings,
     want,
     after,
-    urlSample,
-  }: { budget: number; driverListings?: number; want: number; after: CursorState | undefined; urlSample?: UrlSample },
+    url,
+  }: { budget: number; driverListings?: number; want: number; after: CursorState | undefined; url?: UrlSampleAt },
 ): Promise<{ sets: SearchFilters; driven: boolean; windowed: boolean }> {
   const filtered = filterConditions(filters, parameters().p) !== 'TRUE';
-  const sets: SearchFilters = filtered ? await searchFilters(db, filters, urlSample) : filters;
+  const sets: SearchFilters = filtered ? await searchFilters(db, filters, url) : filters;
   const rarestRows = async () => (await termRowsUpTo(db, [terms[0]!], budget + 1))[0]!;
   const driven =
     sets.within !== undefined &&

@@ -272,7 +272,7 @@ export async function searchPostgres(
     driverListings: context.filterDriverListings,
     want: page.limit + 1,
     after,
-    urlSample: context.urlSample,
+    url: { sample: context.urlSample, nowMs: now.getTime() },
   });
   const narrowed = everyRowRead ? sets : filters;
   /** Whether a page read from the window could not be sure of it: the answer then says so, and the cursor keeps to the window. */

@@ -37,11 +37,6 @@ export async function urlSearchPage(
   const { queryTerms, filters, page, after, asOf, hash, now, x402Version } = request;
   const cap = (budget ?? SEARCH_ROW_BUDGET) + 1;
   const candidates = urlCandidates(queryTerms);
-  const { url } = filters;
-  const held =
-    url === undefined || urlSample === undefined
-      ? undefined
-      : await urlHeldIds(db, url, urlLettersRead(url, await freshSample(db, urlSample, now.getTime())), URL_INDEX_CAP);
   let choice;
   if (after?.u === 1) choice = pinnedUrlChoice(queryTerms, after);
   else {
@@ -60,6 +55,11 @@ export async function urlSearchPage(
   const answered = choiceFields(choice);
   // No URL holds a query term either: the text's answer stands (its searchMethod and terms).
   if (terms.length === 0) return request.textAnswer;
+  const { url } = filters;
+  const held =
+    url === undefined || urlSample === undefined
+      ? undefined
+      : await urlHeldIds(db, url, urlLettersRead(url, await freshSample(db, urlSample, now.getTime())), URL_INDEX_CAP);
   const k = choiceIndexes(queryTerms, choice);
   const rankRows = async (from: CursorState | undefined, want: number): Promise<RankedRow[]> => {
     const { values, p } = parameters();
