@@ -211,25 +211,19 @@ export async function searchPostgres(
   const queryTerms = distinctTerms(query);
   /** The search by resource URL (url-search.ts): when the text finds nothing, and every page of its walk. */
   const byUrl = (asOf: number, text: TermChoice) =>
-    urlSearchPage(
-      db,
-      secret,
-      context.searchRowBudget,
-      {
-        textAnswer: emptySearchPage(x402Version, text),
-        queryTerms,
-        filters,
-        page,
-        after,
-        asOf,
-        hash,
-        now,
-        x402Version,
-        visibleSince,
-        failingBefore,
-      },
-      context.urlSample,
-    );
+    urlSearchPage(db, secret, context, {
+      textAnswer: emptySearchPage(x402Version, text),
+      queryTerms,
+      filters,
+      page,
+      after,
+      asOf,
+      hash,
+      now,
+      x402Version,
+      visibleSince,
+      failingBefore,
+    });
   if (after?.u === 1) {
     const pinned = pinnedUrlChoice(queryTerms, after);
     return holdsNul(filters) ? emptySearchPage(x402Version, pinned) : byUrl(after.a, pinned);

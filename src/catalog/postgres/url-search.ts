@@ -23,19 +23,19 @@ import { freshSample, urlHeldIds, urlLettersRead } from './url-probe.ts';
 import { URL_INDEX_CAP, type UrlSample } from '../url-filter.ts';
 
 /**
- * The page of a URL search (the first page's terms chosen now, a cursor page's pinned). With a `url` filter that at most
- * URL_INDEX_CAP listings hold (and `urlSample`, the store's), its term rows are those listings' alone (url-probe.ts
- * urlHeldIds), where a host's search read up to the search budget's term rows to find its one listing (7.7 ms at 100k).
+ * The page of a URL search (the first page's terms chosen now, a cursor page's pinned), within the search budget's rows
+ * (`searchRowBudget`, SEARCH_ROW_BUDGET unless set). With a `url` filter that at most URL_INDEX_CAP listings hold (and
+ * `urlSample`, the store's), its term rows are those listings' alone (url-probe.ts urlHeldIds), where a host's search
+ * read up to the search budget's term rows to find its one listing (7.7 ms at 100k).
  */
 export async function urlSearchPage(
   db: Db,
   secret: Buffer,
-  budget: number | undefined,
+  { searchRowBudget, urlSample }: { searchRowBudget?: number | undefined; urlSample?: UrlSample | undefined },
   request: UrlSearchRequest,
-  urlSample?: UrlSample,
 ): Promise<SearchPage> {
   const { queryTerms, filters, page, after, asOf, hash, now, x402Version } = request;
-  const cap = (budget ?? SEARCH_ROW_BUDGET) + 1;
+  const cap = (searchRowBudget ?? SEARCH_ROW_BUDGET) + 1;
   const candidates = urlCandidates(queryTerms);
   let choice;
   if (after?.u === 1) choice = pinnedUrlChoice(queryTerms, after);
