@@ -185,10 +185,11 @@ export const WALK_CHUNKS = [32, 64, 128];
 export type RankedRow = { listing_id: number; rank: number };
 
 /**
- * A filtered search may be driven from the filters' smallest set of listings (sqlite/filter-set.ts, postgres/queries.ts
- * searchFilters) when it holds at most this many: each member's revision at the snapshot is ranked by the contract's
- * rank over the searched terms (one key lookup per term), exactly, whatever the text (docs/CATALOG.md "Search with
- * filters"). The search budget's rows: a set this small costs about what the tiers' rows do.
+ * A filtered search may be driven from the filters' smallest set of listings (sqlite/filter-set.ts,
+ * postgres/filter-driver.ts searchFilters) when it holds at most this many: each member's revision at the snapshot is
+ * ranked by the contract's rank over the searched terms (one key lookup per term), exactly, whatever the text
+ * (docs/CATALOG.md "Search with filters"). The search budget's rows: a set this small costs about what the tiers'
+ * rows do.
  */
 export const FILTER_DRIVER_LISTINGS = 4_000;
 

@@ -105,12 +105,11 @@ export async function windowRows(
 type UrlSampleAt = { sample: UrlSample | undefined; nowMs: number };
 
 /**
- * `filters` with their smallest set as `within` when it is small (queries.ts SearchFilters): the rarest list key's
- * count and `url`'s listings (url-probe.ts urlHeldIds) are read together, a statement each.
+ * `filters` (at least one given: filterPlan asks only then) with their smallest set as `within` when it is small (queries.ts SearchFilters):
+ * the rarest list key's count and `url`'s listings (url-probe.ts urlHeldIds) are read together, a statement each.
  */
-export async function searchFilters(db: Db, filters: DiscoveryFilters, url?: UrlSampleAt): Promise<SearchFilters> {
+async function searchFilters(db: Db, filters: DiscoveryFilters, url?: UrlSampleAt): Promise<SearchFilters> {
   const keys = filterKeys(filters).filter((key) => key.kind !== 'all');
-  if (filterConditions(filters, parameters().p) === 'TRUE') return filters;
   const counted =
     keys.length === 0
       ? undefined

@@ -254,9 +254,9 @@ export async function searchPostgres(
   // Unfiltered several-term queries walk first (the filters' conditions are not in the function).
   const walk = terms.length > 1 && filterConditions(filters, parameters().p) === 'TRUE';
   // The tiers and the aggregates read every row of their terms: those rows are narrowed to a small list key's listings
-  // first (queries.ts searchFilters), as a hashed set. Not for one term or the scans, which read in rank order and stop
-  // (a set made one common word under a 5% filter read all its rows: 2.2 s at 100k), nor for two chosen common words
-  // (their tier under a set of 5,000 listings: 1.7 s against 1.0 at 100k).
+  // first (filter-driver.ts searchFilters), as a hashed set. Not for one term or the scans, which read in rank order
+  // and stop (a set made one common word under a 5% filter read all its rows: 2.2 s at 100k), nor for two chosen common
+  // words (their tier under a set of 5,000 listings: 1.7 s against 1.0 at 100k).
   const everyRowRead = terms.length > 1 && !walk && !(await chosenCommonTerms(db)).has(terms[0]!);
   // Filtered (docs/CATALOG.md "Search with filters"): from the rarest list key's listings when they are few and cheaper
   // than the text; else, when the text is not narrow either, from the window (filter-driver.ts).
