@@ -3,7 +3,7 @@
  * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
  * toolName filter selects.
  */
-import { filterConditions, pageListings, parameters, type Db, type RawListingRow } from './queries.ts';
+import { filterConditions, pageListingsStatement, parameters, readPage, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
 import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
@@ -63,7 +63,7 @@ export function singleKeyPage(
   const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
   const pageSql = `SELECT k.listing_id AS id, k.last_updated FROM listing_keys k WHERE k.kind = ${p(key.kind)} AND k.value = ${p(key.value)}${visible}
     ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-  return pageListings(db, pageSql, params, now);
+  return readPage(db, { ...pageListingsStatement(pageSql, params, now), generic: true });
 }
 
 /** Which of `assets` some listing accepts (their list counts). */

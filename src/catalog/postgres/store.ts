@@ -281,17 +281,16 @@ export class PostgresCatalogStore implements CatalogStorePort {
       // process adds its own wait under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
       const q = parameters();
       const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(single ? (visibleSince ?? null) : null)}::text`];
-      const text = `SELECT k.kind, k.value, coalesce(c.n, 0) AS n, pc.*,
+      // Each key's count read by its primary key (a subquery): a generic plan would otherwise hash all of listing_counts.
+      const text = `SELECT k.kind, k.value, coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0) AS n, pc.*,
            ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
-         LEFT JOIN listing_counts c ON c.kind = k.kind AND c.value = k.value
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
-      // A price filter's counts statement runs with its generic plan, planned once per connection, not per page; so do the
-      // counts functions' sums and probes (the sums took generic plans already); their hidden counts are EXECUTEd, planned
-      // with their values whatever the setting (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite", 11:09).
+      // Run with its generic plan, planned once per connection, not per page (0.4 ms of a 1.1 ms page at 100k); its hidden
+      // counts are EXECUTEd, planned with their values whatever the setting (docs/BENCHMARKS.md "Filter combinations").
       type Counted = { kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts;
-      const counting = priced ? queryGeneric<Counted>(db, 'counts', text, q.values) : db.query<Counted>(text, q.values);
+      const counting = queryGeneric<Counted>(db, 'counts', text, q.values);
       // A priced page's statement goes with the counts when the last page of its filters shows its shape (price-guess.ts).
       const guessed = priced ? this.pricedGuesses.send(db, filters, page, now, visibleSince, failingBefore) : undefined;
       // So does one key's page above the deep offsets: it is the statement below unless a listing fails its liveness
@@ -333,11 +332,13 @@ export class PostgresCatalogStore implements CatalogStorePort {
             : '') +
         (failing === undefined ? '' : ` AND k.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
       const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
+      // Several keys: their count goes out with the page's statement below (no await between), one round trip for both.
+      const keysCounted = single ? undefined : db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, [...values]);
       const total = single
         ? driver!.n -
           (visibleSince === undefined ? 0 : Number(counts.rows[0]!.aged)) -
           (failing === undefined ? 0 : await hiddenByFailuresCount(db, driver!.key, failing, visibleSince))
-        : Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, values)).rows[0]!.n);
+        : undefined;
       const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
       let pageSql: string | undefined;
       // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
@@ -351,9 +352,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
       } else {
         pageSql = `SELECT k.listing_id AS id, k.last_updated ${from} ${order} LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
       }
-      if (pageSql === undefined) return { items: [], total };
-      const rows = await pageListings(db, pageSql, { values, p }, now);
-      return { items: rows.map((row) => toDiscoveryResource(row)), total };
+      if (pageSql === undefined) return { items: [], total: total! };
+      const [rows, n] = await Promise.all([pageListings(db, pageSql, { values, p }, now), keysCounted]);
+      return { items: rows.map((row) => toDiscoveryResource(row)), total: total ?? Number(n!.rows[0]!.n) };
     });
   }
 
