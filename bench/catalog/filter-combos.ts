@@ -17,6 +17,11 @@
  *
  *   npm run build && npm run bench -- filter-combos --keep-dir DIR [--before COMMIT] [--size 100000] [--requests 100]
  *       [--stores sqlite,postgres] [--seed N] [--fresh] [--rows REGEX (the rows whose "endpoint, filters" it matches)]
+ *       [--warm N]
+ *
+ * Before the rows, each server answers --warm requests (default 1,000) drawn from every row's: a fresh process answers its
+ * first few hundred pages about twice as slowly as later ones (V8 compiles the hot code as it runs), so without this the
+ * first rows measured start-up, not what a running svc answers.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,10 +47,11 @@ const { values } = parseArgs({
     fresh: { type: 'boolean', default: false },
     quick: { type: 'boolean', default: false },
     rows: { type: 'string' },
+    warm: { type: 'string', default: '1000' },
   },
 });
-// --quick: 300 listings, 3 requests a row, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
-if (values.quick) Object.assign(values, { before: THIS_CHECKOUT, size: '300', requests: '3' });
+// --quick: 300 listings, 3 requests a row, 20 to warm, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { before: THIS_CHECKOUT, size: '300', requests: '3', warm: '20' });
 if (values.quick && !values['keep-dir']) values['keep-dir'] = scratchDir('svc-bench-combos-');
 if (!values['keep-dir']) {
   console.error('--keep-dir DIR is required: the seeded corpus and the Postgres data directory are kept there.');
@@ -216,41 +222,47 @@ async function measure(store: string, beforePort: number, afterPort: number): Pr
   const urls = await sampleUrls(afterPort);
   const combos = combinations(urls);
   out(`\n### ${store}, ${SIZE.toLocaleString('en')} listings (load at start ${loadAverage()})\n`);
+  const rows = (['list', 'search'] as const).flatMap((endpoint) =>
+    [...combos.entries()]
+      .filter(([, c]) => !(c.common && endpoint === 'list'))
+      .filter(([, c]) => values.rows === undefined || new RegExp(values.rows).test(`${endpoint}, ${c.name}`))
+      .map(([k, c]) => ({ endpoint, c, requests: paths(endpoint, c, k) })),
+  );
+  const everyRequest = rows.flatMap((row) => row.requests);
+  const WARM = Number(values.warm);
+  for (const port of [beforePort, afterPort]) await load(port, 1, WARM, (i) => everyRequest[(i * 7919) % everyRequest.length]!);
+  out(`Each server warmed with ${WARM} requests drawn from every row's.\n`);
   out('| endpoint, filters | before p50 / p95 ms | after p50 / p95 ms | after ÷ before p95 | after: text_partial answers |');
   out('| --- | --- | --- | --- | --- |');
-  for (const endpoint of ['list', 'search'] as const)
-    for (const [k, c] of combos.entries()) {
-      if (c.common && endpoint === 'list') continue;
-      if (values.rows !== undefined && !new RegExp(values.rows).test(`${endpoint}, ${c.name}`)) continue;
-      const requests = paths(endpoint, c, k);
-      const path = (i: number) => requests[i % requests.length]!;
-      await load(beforePort, 1, Math.min(10, REQUESTS), path); // warm both
-      await load(afterPort, 1, Math.min(10, REQUESTS), path);
-      const best = { before: { p50: Infinity, p95: Infinity, errors: 0 }, after: { p50: Infinity, p95: Infinity, errors: 0 } };
-      for (let round = 0; round < 2; round++)
-        for (const [side, port] of round % 2
-          ? ([
-              ['after', afterPort],
-              ['before', beforePort],
-            ] as const)
-          : ([
-              ['before', beforePort],
-              ['after', afterPort],
-            ] as const)) {
-          const r = await load(port, 1, REQUESTS, path);
-          if (r.p95 < best[side].p95) best[side] = r;
-        }
-      const { before, after } = best;
-      const errors = before.errors + after.errors ? ` (non-200: before ${before.errors}, after ${after.errors})` : '';
-      // How many of this checkout's answers stopped at the work budget (each request once more, outside the timing).
-      let partial = 0;
-      if (endpoint === 'search')
-        for (const request of requests)
-          if ((await getJson<{ searchMethod?: string }>(afterPort, request)).searchMethod === 'text_partial') partial++;
-      out(
-        `| ${endpoint}, ${c.name}${errors} | ${fmt(before.p50)} / ${fmt(before.p95)} | ${fmt(after.p50)} / ${fmt(after.p95)} | ${(after.p95 / before.p95).toFixed(2)} | ${endpoint === 'search' ? `${partial} / ${requests.length}` : ''} |`,
-      );
-    }
+  for (const { endpoint, c, requests } of rows) {
+    const path = (i: number) => requests[i % requests.length]!;
+    await load(beforePort, 1, Math.min(10, REQUESTS), path); // warm both
+    await load(afterPort, 1, Math.min(10, REQUESTS), path);
+    const best = { before: { p50: Infinity, p95: Infinity, errors: 0 }, after: { p50: Infinity, p95: Infinity, errors: 0 } };
+    for (let round = 0; round < 2; round++)
+      for (const [side, port] of round % 2
+        ? ([
+            ['after', afterPort],
+            ['before', beforePort],
+          ] as const)
+        : ([
+            ['before', beforePort],
+            ['after', afterPort],
+          ] as const)) {
+        const r = await load(port, 1, REQUESTS, path);
+        if (r.p95 < best[side].p95) best[side] = r;
+      }
+    const { before, after } = best;
+    const errors = before.errors + after.errors ? ` (non-200: before ${before.errors}, after ${after.errors})` : '';
+    // How many of this checkout's answers stopped at the work budget (each request once more, outside the timing).
+    let partial = 0;
+    if (endpoint === 'search')
+      for (const request of requests)
+        if ((await getJson<{ searchMethod?: string }>(afterPort, request)).searchMethod === 'text_partial') partial++;
+    out(
+      `| ${endpoint}, ${c.name}${errors} | ${fmt(before.p50)} / ${fmt(before.p95)} | ${fmt(after.p50)} / ${fmt(after.p95)} | ${(after.p95 / before.p95).toFixed(2)} | ${endpoint === 'search' ? `${partial} / ${requests.length}` : ''} |`,
+    );
+  }
   out(`\nLoad average at the end of ${store}: ${loadAverage()}.`);
 }
 
