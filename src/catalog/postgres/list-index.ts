@@ -5,7 +5,7 @@
  */
 import { filterConditions, pageListingsStatement, parameters, readPage, type Db, type RawListingRow } from './queries.ts';
 import { listingColumns } from './quality.ts';
-import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, toDiscoveryResource, type ListingRow } from '../listing.ts';
+import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, filterKeys, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
 import { freshSample, spelledMatches, urlChecked, urlLettersRead } from './url-probe.ts';
@@ -133,8 +133,8 @@ export async function listBySelectiveFilter(
  * `url`'s spelling (url-probe.ts spelledMatches: every listing holding `url`, and rarely a few more) are counted, at
  * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked on its row (its URL, with urlChecked, and
  * the other filters) and the page is theirs, in page order (exact). Else the page is the matches a walk finds among
- * the `all` key's first URL_WALK_BUDGET entries from the newest, at most the page and one more (`partialResults`
- * unless that range is every listing). A substring that few listings hold (url-probe.ts urlLettersRead) has all its spelled
+ * the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without any), at most
+ * the page and one more (`partialResults` unless that range is every listing holding the key). A substring that few listings hold (url-probe.ts urlLettersRead) has all its spelled
  * matches read and joined to the range (hashed: both sides fenced), so only those listings are read; else each
  * entry's listing is read in page order (a fenced primary-key read, so the planner never hashes the walk against
  * every listing) until enough match. Each part runs only when its case is the answer's.
@@ -157,8 +157,16 @@ async function listByUrl(
   const checks = (since: string | undefined) =>
     `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, since, failing)}`;
   const listing = 'CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l';
+  // The walked key: the other filters' rarest (../url-filter.ts walkKey), chosen by the statement (walk_key below).
+  const keys = filterKeys(others);
+  const byKey = keys.length > 1 || keys[0]!.kind !== 'all';
+  const walkKey = byKey
+    ? `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
+         ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.kind COLLATE "C" LIMIT 1`
+    : undefined;
   const everyListing = () =>
-    `k.kind = 'all' AND k.value = ''${visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`}`;
+    (byKey ? `k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)` : `k.kind = 'all' AND k.value = ''`) +
+    (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   // The walked entries: one index range, read in page order (no sort), that stops at the budget.
   const range = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)}`;
@@ -169,7 +177,7 @@ async function listByUrl(
     : `SELECT k.listing_id FROM (${range}) k ${listing} WHERE ${checks(undefined)} ${order} LIMIT ${p(want)}`;
   const few = `(SELECT count(*) FROM spelled) <= ${p(urlIndexCap)}`;
   const found = await db.query<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${byIndex ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${byIndex ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''}
      SELECT CASE WHEN ${few} THEN ARRAY(
          SELECT k.listing_id FROM spelled k ${listing} WHERE ${checks(visibleSince)} ORDER BY l.last_updated DESC, l.id DESC
        ) END AS exact,

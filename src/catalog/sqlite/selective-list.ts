@@ -6,9 +6,10 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
-import type { ListingRow } from '../listing.ts';
+import { filterKeys, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, type UrlScale } from '../url-filter.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkKey, walkWant, type UrlScale } from '../url-filter.ts';
+import { listingsWith } from './list-index.ts';
 import { LISTING_COLUMNS, filterSql, type SearchSource } from './queries.ts';
 import { urlMatchesCapped } from './url-probe.ts';
 
@@ -61,9 +62,9 @@ function listByUrl(
 }
 
 /**
- * The listings matching `url` and the other filters, in page order, walking the `all` key's entries from the newest
- * until the page and one more match (walkWant) or `budget` listings are walked; `partialResults` unless the walk
- * checked every listing. The walk's last entry is read first, so the walk is one index range the page statement
+ * The listings matching `url` and the other filters, in page order, walking the entries of the other filters' rarest
+ * list key (walkKey; `all` without any) from the newest until the page and one more match (walkWant) or `budget`
+ * listings are walked; `partialResults` unless the walk checked every listing holding that key. The walk's last entry is read first, so the walk is one index range the page statement
  * stops in.
  */
 function walkPageOrder(
@@ -75,12 +76,16 @@ function walkPageOrder(
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { conditions, params } = filterSql(others);
-  const visible = visibleSince === undefined ? { sql: '', params: [] } : { sql: ' AND k.last_updated >= ?', params: [visibleSince] };
-  const everyListing = `k.kind = 'all' AND k.value = ''${visible.sql}`;
+  const key = walkKey(filterKeys(others), (key) => listingsWith(store.db, key));
+  // The key's entries not hidden by age.
+  const walked = {
+    sql: `k.kind = ? AND k.value = ?${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'}`,
+    params: [key.kind, key.value, ...(visibleSince === undefined ? [] : [visibleSince])],
+  };
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   const ends = store
-    .statement(`SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE ${everyListing} ${order} LIMIT 2 OFFSET ?`)
-    .all(...visible.params, budget - 1) as Array<{ last_updated: string; listing_id: number }>;
+    .statement(`SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE ${walked.sql} ${order} LIMIT 2 OFFSET ?`)
+    .all(...walked.params, budget - 1) as Array<{ last_updated: string; listing_id: number }>;
   const end = ends[0];
   const live = shown(undefined, failing);
   // Each walked URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen
@@ -92,12 +97,12 @@ function walkPageOrder(
     store
       .statement(
         `SELECT k.listing_id AS id FROM listing_keys k CROSS JOIN listing_urls_content u${filtered ? ' CROSS JOIN listings l' : ''}
-         WHERE ${everyListing}${end ? ' AND (k.last_updated, k.listing_id) >= (?, ?)' : ''}
+         WHERE ${walked.sql}${end ? ' AND (k.last_updated, k.listing_id) >= (?, ?)' : ''}
            AND u.id = k.listing_id AND instr(lower(u.c0), ?) > 0${filtered ? ` AND l.id = k.listing_id AND ${conditions}${live.sql}` : ''}
          ${order} LIMIT ?`,
       )
       .all(
-        ...visible.params,
+        ...walked.params,
         ...(end ? [end.last_updated, end.listing_id] : []),
         asciiLower(url),
         ...(filtered ? [...params, ...live.params] : []),
