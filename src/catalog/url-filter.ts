@@ -2,9 +2,9 @@
  * The bounded read of a list page with the `url` filter (docs/CATALOG.md "List", `url`). A substring that few
  * listings hold is read from the trigram index whole (exact page and total); one that more than
  * URL_INDEX_CAP listings hold is common enough that the newest listings hold the page, so the page is the
- * matches found walking the listings in page order (those holding the rarest of the other filters' list keys: walkKey), verified on each row, until it has the page and one more
- * match or has walked URL_WALK_BUDGET listings, and the answer says so (`partialResults`: `total` counts only
- * the matches the walk found). Either way a page reads at most a few thousand rows, and a common substring's
+ * matches found walking the listings in page order (those holding the rarest of the other filters' list keys:
+ * walkKey), verified on each row, until it has the page and one more match or has walked URL_WALK_BUDGET
+ * listings, and the answer says so (`partialResults`: `total` counts only the matches the walk found). Either way a page reads at most a few thousand rows, and a common substring's
  * first page about its share of a page: where counting every match of a common substring read all of them.
  *
  * Both stores ask their trigram index only for a few of the substring's 3-character windows, those the fewest

@@ -134,8 +134,9 @@ export async function listBySelectiveFilter(
  * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked on its row (its URL, with urlChecked, and
  * the other filters) and the page is theirs, in page order (exact). Else the page is the matches a walk finds among
  * the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without any), at most
- * the page and one more (`partialResults` unless that range is every listing holding the key). A substring that few listings hold (url-probe.ts urlLettersRead) has all its spelled
- * matches read and joined to the range (hashed: both sides fenced), so only those listings are read; else each
+ * the page and one more (`partialResults` unless that range is every listing holding the key). A substring that few
+ * listings hold (url-probe.ts urlLettersRead) has all its spelled matches read and joined to the range (hashed: both
+ * sides fenced), so only those listings are read; else each
  * entry's listing is read in page order (a fenced primary-key read, so the planner never hashes the walk against
  * every listing) until enough match. Each part runs only when its case is the answer's.
  */

@@ -64,8 +64,8 @@ function listByUrl(
 /**
  * The listings matching `url` and the other filters, in page order, walking the entries of the other filters' rarest
  * list key (walkKey; `all` without any) from the newest until the page and one more match (walkWant) or `budget`
- * listings are walked; `partialResults` unless the walk checked every listing holding that key. The walk's last entry is read first, so the walk is one index range the page statement
- * stops in.
+ * listings are walked; `partialResults` unless the walk checked every listing holding that key. The walk's last entry
+ * is read first, so the walk is one index range the page statement stops in.
  */
 function walkPageOrder(
   store: ListSource,
