@@ -219,10 +219,11 @@ describe('Postgres, a priced page sent with its counts (postgres/price-guess.ts)
         for (const row of prepared) expect({ name: row.name, custom: Number(row.custom_plans) }).toEqual({ name: row.name, custom: 0 });
         // Its generic plan reads each key's count on its own (by the primary key once the table is larger than a few pages):
         // a join to listing_counts hashed the whole table on every page.
-        const client = clients.find((c) => c !== undefined)!;
-        const owner = (await client.query('SELECT 1 FROM pg_prepared_statements WHERE name = $1', [unpriced!.name])).rowCount
-          ? client
-          : clients[1]!;
+        // On whichever of the two connections prepared it.
+        const [first, second] = clients as [pg.PoolClient, pg.PoolClient];
+        const owner = (await first.query('SELECT 1 FROM pg_prepared_statements WHERE name = $1', [unpriced!.name])).rowCount
+          ? first
+          : second;
         await owner.query('SET plan_cache_mode = force_generic_plan');
         const plan = await owner.query<{ 'QUERY PLAN': string }>(
           `EXPLAIN (COSTS OFF) EXECUTE ${unpriced!.name}(NULL, NULL, ARRAY['type'], ARRAY['mcp'])`,
