@@ -230,6 +230,7 @@ async function measure(store: string, beforePort: number, afterPort: number): Pr
   );
   const everyRequest = rows.flatMap((row) => row.requests);
   const WARM = Number(values.warm);
+  if (everyRequest.length === 0) throw new Error(`--rows ${values.rows} matches no row`);
   for (const port of [beforePort, afterPort]) await load(port, 1, WARM, (i) => everyRequest[(i * 7919) % everyRequest.length]!);
   out(`Each server warmed with ${WARM} requests drawn from every row's.\n`);
   out('| endpoint, filters | before p50 / p95 ms | after p50 / p95 ms | after ÷ before p95 | after: text_partial answers |');
