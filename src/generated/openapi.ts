@@ -1099,7 +1099,7 @@ export interface components {
                 /** @description Total listings matching the filters; with `partialResults` true, the matches the `url` filter's walk found (more than `offset` + `limit` when it stopped with another match). */
                 total: number;
             };
-            /** @description Present exactly when `url` is given. True when more than 500 listings hold `url` (more than the trigram index is read for), so the page and `total` are the matches a walk of the listings in page order found: it stops at the page and one more match, or after 4,000 listings (a common substring fills its first pages; deeper or sparser matches may be missing); false when page and total are exact (docs/CATALOG.md "List"). */
+            /** @description Present exactly when `url` is given. True when more than 500 listings hold `url` (more than the trigram index is read for), so the page and `total` are the matches a walk of the listings in page order found (those holding the other filters' list key that the fewest listings hold, or every listing without one): it stops at the page and one more match, or after 4,000 listings (a common substring fills its first pages; deeper or sparser matches may be missing); false when page and total are exact (docs/CATALOG.md "List"). */
             partialResults?: boolean;
         };
         /** @description One page of a seller's listings, offset-paged, newest first (GET /discovery/merchant). */
