@@ -126,10 +126,6 @@ export function countKeyChanges(db: DatabaseSync, listingId: number, lastUpdated
   for (const key of changes.added) addToBlock(db, key, at);
 }
 
-/**
- * Where the entry at `offset` of a filter value's page order is: the start of its block (none for
- * the newest block) and how many entries to skip from there; null past the last entry.
- */
 /** How many listings answer to a list key (listing_counts). */
 export function listingsWith(db: DatabaseSync, key: ListingKey): number {
   const row = cachedStatement(db, 'SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
@@ -144,6 +140,10 @@ export function withUsdPriceAsAmount(db: DatabaseSync, filters: DiscoveryFilters
   return usdPriceAsAmount(filters, new Set(listed));
 }
 
+/**
+ * Where the entry at `offset` of a filter value's page order is: the start of its block (none for
+ * the newest block) and how many entries to skip from there; null past the last entry.
+ */
 export function seekOffset(db: DatabaseSync, key: ListingKey, offset: number): { from?: SortKey; skip: number } | null {
   const blocks = cachedStatement(
     db,
