@@ -157,6 +157,14 @@ export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
   return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
 }
 
+/**
+ * `keys` (filterKeys') with how many listings hold each (`held`, their list counts), fewest first, a tie in filterKeys'
+ * order: a list page is driven by the first, and a `url` walk reads the first's entries (url-filter.ts).
+ */
+export function byFewestListings(keys: ListingKey[], held: (key: ListingKey) => number): Array<{ key: ListingKey; n: number }> {
+  return keys.map((key) => ({ key, n: held(key) })).sort((x, y) => x.n - y.n);
+}
+
 /** An `asset` or `network+asset` key with the listing's type. */
 const withType = (type: string, key: ListingKey): ListingKey => ({
   kind: `type+${key.kind}` as ListingKey['kind'],

@@ -2,10 +2,15 @@
  * The bounded read of a list page with the `url` filter (docs/CATALOG.md "List", `url`). A substring that few
  * listings hold is read from the trigram index whole (exact page and total); one that more than
  * URL_INDEX_CAP listings hold is common enough that the newest listings hold the page, so the page is the
- * matches found walking the listings in page order (those holding the rarest of the other filters' list keys:
- * walkKey), verified on each row, until it has the page and one more match or has walked URL_WALK_BUDGET
- * listings, and the answer says so (`partialResults`: `total` counts only the matches the walk found). Either way a page reads at most a few thousand rows, and a common substring's
- * first page about its share of a page: where counting every match of a common substring read all of them.
+ * matches found walking the listings in page order, verified on each row, until it has the page and one more match
+ * or has walked URL_WALK_BUDGET listings, and the answer says so (`partialResults`: `total` counts only the matches
+ * the walk found). Either way a page reads at most a few thousand rows, and a common substring's first page about its
+ * share of a page: where counting every match of a common substring read all of them.
+ *
+ * The walk reads the entries of the other filters' list key that a list page would be driven by (listing.ts
+ * byFewestListings; `all` without one): each listing it reads holds that key, so beside `network` or `asset` it
+ * checks only the listings those hold, where walking every listing a page with a common substring and a filter a
+ * tenth hold read about ten listings for each it kept. postgres/list-index.ts listByUrl makes the same choice in SQL.
  *
  * Both stores ask their trigram index only for a few of the substring's 3-character windows, those the fewest
  * URLs of a random sample of the catalog hold (UrlSample): every match holds each window, and resource URLs
@@ -26,19 +31,6 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
  * also set the sample shares that choose how its index is read: postgres/url-probe.ts urlLettersRead).
  */
 export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number; urlWalkedByIndexShare?: number; urlScannedShare?: number };
-
-/**
- * The list key a walk reads in page order: of the other filters' keys (listing.ts filterKeys, `all` without any), the one
- * the fewest listings hold by its count, the first kind by code point on a tie. Each listing it reads holds that key, so
- * beside `network` or `asset` the walk checks only the listings those hold: walking every listing, a page with a common
- * substring and a filter a tenth hold read about ten listings for each it kept. postgres/list-index.ts listByUrl makes
- * the same choice in SQL.
- */
-export function walkKey<Key extends { kind: string }>(keys: Key[], held: (key: Key) => number): Key {
-  const counted = keys.map((key) => ({ key, n: held(key) }));
-  counted.sort((x, y) => x.n - y.n || (x.key.kind < y.key.kind ? -1 : x.key.kind > y.key.kind ? 1 : 0));
-  return counted[0]!.key;
-}
 
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
 export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;

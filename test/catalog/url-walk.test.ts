@@ -131,12 +131,12 @@ describe('url on a list page, bounded, against a plain scan', () => {
       { payTo: PAY_TO_B, network: 'stellar:pubnet' },
       { asset: 'CASSET', network: 'stellar:testnet', type: 'http' },
     ];
-    // A walk reads the listings holding the other filters' list key that the fewest hold (the first kind by code point on
-    // a tie; `all` without one), in page order.
+    // A walk reads the listings holding the other filters' list key that the fewest hold (on a tie the first of
+    // filterKeys'; `all` without one), in page order.
     const walkable = new Map<DiscoveryFilters, DiscoveryResource[]>();
     for (const other of others) {
       const held = await Promise.all(filterKeys(other).map(async (key) => ({ key, listings: await scan(sqlite, keyFilters(key)) })));
-      held.sort((x, y) => x.listings.length - y.listings.length || (x.key.kind < y.key.kind ? -1 : 1));
+      held.sort((x, y) => x.listings.length - y.listings.length);
       walkable.set(other, held[0]!.listings);
     }
     const ways = new Set<boolean>();

@@ -158,15 +158,16 @@ async function listByUrl(
   const checks = (since: string | undefined) =>
     `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, since, failing)}`;
   const listing = 'CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l';
-  // The walked key: the other filters' rarest (../url-filter.ts walkKey), chosen by the statement (walk_key below).
+  // The walked key: the other filters' rarest, a tie in filterKeys' order (listing.ts byFewestListings), chosen by the
+  // statement (walk_key below); without other filters, `all` (filterKeys' only key then).
   const keys = filterKeys(others);
-  const byKey = keys.length > 1 || keys[0]!.kind !== 'all';
-  const walkKey = byKey
-    ? `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
-         ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.kind COLLATE "C" LIMIT 1`
-    : undefined;
+  const walkKey =
+    keys[0]!.kind !== 'all'
+      ? `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
+         ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`
+      : undefined;
   const everyListing = () =>
-    (byKey ? `k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)` : `k.kind = 'all' AND k.value = ''`) +
+    (walkKey ? `k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)` : `k.kind = 'all' AND k.value = ''`) +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   // The walked entries: one index range, read in page order (no sort), that stops at the budget.

@@ -21,6 +21,7 @@ import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from
 import type { ListingDraft } from '../ingest/settlement.ts';
 import {
   DEEP_OFFSET,
+  byFewestListings,
   filterKeys,
   needsAcceptsCondition,
   listingKeysOf,
@@ -303,11 +304,9 @@ export class PostgresCatalogStore implements CatalogStorePort {
         const n = Number(counts.rows[0]?.n ?? 0) - (visibleSince === undefined ? 0 : Number(counts.rows[0]!.aged));
         return { items: (await keyPage).map((row) => toDiscoveryResource(row)), total: n };
       }
-      const counted = keys.map((key) => ({
-        key,
-        n: Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),
-      }));
-      counted.sort((x, y) => x.n - y.n);
+      const counted = byFewestListings(keys, (key) =>
+        Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),
+      );
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
       const byPrice =
         priced && (await listPriced(db, filters, counted, counts.rows[0]!, page, now, visibleSince, failing, undefined, guessed));

@@ -6,9 +6,9 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
-import { filterKeys, type ListingRow } from '../listing.ts';
+import { byFewestListings, filterKeys, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkKey, walkWant, type UrlScale } from '../url-filter.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, type UrlScale } from '../url-filter.ts';
 import { listingsWith } from './list-index.ts';
 import { LISTING_COLUMNS, filterSql, type SearchSource } from './queries.ts';
 import { urlMatchesCapped } from './url-probe.ts';
@@ -63,7 +63,7 @@ function listByUrl(
 
 /**
  * The listings matching `url` and the other filters, in page order, walking the entries of the other filters' rarest
- * list key (walkKey; `all` without any) from the newest until the page and one more match (walkWant) or `budget`
+ * list key (byFewestListings; `all` without any) from the newest until the page and one more match (walkWant) or `budget`
  * listings are walked; `partialResults` unless the walk checked every listing holding that key. The walk's last entry
  * is read first, so the walk is one index range the page statement stops in.
  */
@@ -76,7 +76,7 @@ function walkPageOrder(
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
   const { conditions, params } = filterSql(others);
-  const key = walkKey(filterKeys(others), (key) => listingsWith(store.db, key));
+  const { key } = byFewestListings(filterKeys(others), (key) => listingsWith(store.db, key))[0]!;
   // The key's entries not hidden by age.
   const walked = {
     sql: `k.kind = ? AND k.value = ?${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'}`,

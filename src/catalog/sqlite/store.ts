@@ -20,6 +20,7 @@ import {
 import type { ListingDraft } from '../ingest/settlement.ts';
 import {
   DEEP_OFFSET,
+  byFewestListings,
   filterKeys,
   needsAcceptsCondition,
   listingKeysOf,
@@ -298,8 +299,7 @@ export class CatalogStore implements CatalogStorePort {
         return listBySelectiveFilter(this, { filters, page, now, visibleSince, failing }, this.scale);
       filters = withUsdPriceAsAmount(this.db, filters);
       const keys = filterKeys(filters);
-      const counted = keys.map((key) => ({ key, n: listingsWith(this.db, key) }));
-      counted.sort((x, y) => x.n - y.n);
+      const counted = byFewestListings(keys, (key) => listingsWith(this.db, key));
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
       const byPrice = listPriced(this.db, filters, counted, page, visibleSince, failing);
       if (byPrice) return { rows: byPrice.ids.flatMap((id) => this.rowsById([id], now).get(id) ?? []), total: byPrice.total };
