@@ -105,8 +105,9 @@ export async function windowRows(
 type UrlSampleAt = { sample: UrlSample | undefined; nowMs: number };
 
 /**
- * `filters` (at least one given: filterPlan asks only then) with their smallest set as `within` when it is small (queries.ts SearchFilters):
- * the rarest list key's count and `url`'s listings (url-probe.ts urlHeldIds) are read together, a statement each.
+ * `filters` (at least one given: filterPlan asks only then) with their smallest set as `within` when it is small
+ * (queries.ts SearchFilters): the rarest list key's count and `url`'s listings (url-probe.ts urlHeldIds) are read
+ * together, a statement each.
  */
 async function searchFilters(db: Db, filters: DiscoveryFilters, url?: UrlSampleAt): Promise<SearchFilters> {
   const keys = filterKeys(filters).filter((key) => key.kind !== 'all');
