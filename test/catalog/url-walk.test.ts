@@ -3,8 +3,8 @@
  * stores, with the bounds lowered so a small random catalog takes both ways: a substring few listings hold is read from
  * the trigram index (exact page and total, `partialResults` false); one more listings hold is the matches a walk in
  * page order finds, up to the page and one more among the first listings holding the other filters' rarest list key
- * (`partialResults` true unless the walk checked every such listing). Other filters, any letter case, offsets past the
- * matches.
+ * (`partialResults` true unless the walk checked every such listing). Other filters (a price among them), any letter
+ * case, offsets past the matches.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,7 +40,7 @@ function draft(i: number): ListingDraft {
       scheme: 'exact',
       network: pick(['stellar:testnet', 'stellar:pubnet']),
       asset: 'CASSET',
-      amount: '100',
+      amount: pick(['100', '5000']),
       payTo: owner,
       maxTimeoutSeconds: 60,
     },
@@ -130,6 +130,7 @@ describe('url on a list page, bounded, against a plain scan', () => {
       { type: 'mcp' },
       { payTo: PAY_TO_B, network: 'stellar:pubnet' },
       { asset: 'CASSET', network: 'stellar:testnet', type: 'http' },
+      { asset: 'CASSET', maxAmount: '1000', type: 'mcp' },
     ];
     // A walk reads the listings holding the other filters' list key that the fewest hold (on a tie the first of
     // filterKeys'; `all` without one), in page order.

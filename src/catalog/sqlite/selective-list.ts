@@ -2,14 +2,17 @@
  * List pages (openapi.yaml `GET /discovery/resources`) filtered by a filter that selects few listings
  * (`resource`, `toolName`: read from the listings' own columns), or by `url` alone: its trigram index
  * when at most URL_INDEX_CAP listings hold the substring, else a bounded walk in page order
- * (../url-filter.ts, docs/CATALOG.md "List"). The other filters' pages read the list keys (list-index.ts).
+ * (../url-filter.ts, docs/CATALOG.md "List"). The other filters are read from the list keys (keyedFilter, which
+ * store.ts's list pages read too), so a `url` page reads no listing's row but its page's.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
-import { byFewestListings, filterKeys, type ListingRow } from '../listing.ts';
+import { byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, type UrlScale } from '../url-filter.ts';
-import { listingsWith } from './list-index.ts';
+import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
+import { HIDDEN_IDS_SQL } from './liveness.ts';
+import { acceptsCondition } from './price-index.ts';
 import { LISTING_COLUMNS, filterSql, type SearchSource } from './queries.ts';
 import { urlMatchesCapped } from './url-probe.ts';
 
@@ -42,18 +45,16 @@ function listByUrl(
   let partialResults = false;
   if (indexed.length > urlIndexCap) ({ ids, partialResults } = walkPageOrder(store, read, url, urlWalkBudget));
   else {
-    // Few hold it: the index's listings are all the matches, filtered and ordered here.
-    const others: DiscoveryFilters = { ...filters };
-    delete others.url;
-    const { conditions, params } = filterSql(others);
-    const live = shown(visibleSince, failing);
+    // Few hold it: the index's listings are all the matches, each checked on its entry of the other filters' rarest
+    // list key (a primary-key read of a few dozen bytes, where a listing's row holds its whole body) and ordered by it.
+    const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, othersThan(filters)), visibleSince, failing);
     ids = (
       store
         .statement(
-          `SELECT l.id FROM listings l WHERE l.id IN (SELECT value FROM json_each(?)) AND ${conditions}${live.sql}
-           ORDER BY l.last_updated DESC, l.id DESC`,
+          `SELECT k.listing_id AS id FROM json_each(?) j CROSS JOIN listing_keys k WHERE k.listing_id = j.value AND ${keyed.sql}
+           ORDER BY k.last_updated DESC, k.listing_id DESC`,
         )
-        .all(JSON.stringify(indexed), ...params, ...live.params) as Array<{ id: number }>
+        .all(JSON.stringify(indexed), ...keyed.params) as Array<{ id: number }>
     ).map((r) => Number(r.id));
   }
   const pageIds = ids.slice(page.offset, page.offset + page.limit);
@@ -73,43 +74,75 @@ function walkPageOrder(
   url: string,
   budget: number,
 ): { ids: number[]; partialResults: boolean } {
-  const others: DiscoveryFilters = { ...filters };
-  delete others.url;
-  const { conditions, params } = filterSql(others);
-  const { key } = byFewestListings(filterKeys(others), (key) => listingsWith(store.db, key))[0]!;
-  // The key's entries not hidden by age.
-  const walked = {
-    sql: `k.kind = ? AND k.value = ?${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'}`,
-    params: [key.kind, key.value, ...(visibleSince === undefined ? [] : [visibleSince])],
-  };
+  const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, othersThan(filters)), visibleSince, failing);
+  const { key } = keyed.counted[0]!;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
+  // The key's entries not hidden by age.
   const ends = store
-    .statement(`SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE ${walked.sql} ${order} LIMIT 2 OFFSET ?`)
-    .all(...walked.params, budget - 1) as Array<{ last_updated: string; listing_id: number }>;
+    .statement(
+      `SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'}
+       ${order} LIMIT 2 OFFSET ?`,
+    )
+    .all(key.kind, key.value, ...(visibleSince === undefined ? [] : [visibleSince]), budget - 1) as Array<{
+    last_updated: string;
+    listing_id: number;
+  }>;
   const end = ends[0];
-  const live = shown(undefined, failing);
   // Each walked URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen
-  // bytes a row where a listing's row holds its whole body; the listing's row is read only for other filters, and
-  // only for a listing whose URL holds `url`.
-  const filtered = conditions !== 'TRUE' || failing !== undefined;
+  // bytes a row where a listing's row holds its whole body, and the other filters from their list keys' entries.
   const want = walkWant(page);
   const ids = (
     store
       .statement(
-        `SELECT k.listing_id AS id FROM listing_keys k CROSS JOIN listing_urls_content u${filtered ? ' CROSS JOIN listings l' : ''}
-         WHERE ${walked.sql}${end ? ' AND (k.last_updated, k.listing_id) >= (?, ?)' : ''}
-           AND u.id = k.listing_id AND instr(lower(u.c0), ?) > 0${filtered ? ` AND l.id = k.listing_id AND ${conditions}${live.sql}` : ''}
+        `SELECT k.listing_id AS id FROM listing_keys k CROSS JOIN listing_urls_content u
+         WHERE ${keyed.sql}${end ? ' AND (k.last_updated, k.listing_id) >= (?, ?)' : ''} AND u.id = k.listing_id AND instr(lower(u.c0), ?) > 0
          ${order} LIMIT ?`,
       )
-      .all(
-        ...walked.params,
-        ...(end ? [end.last_updated, end.listing_id] : []),
-        asciiLower(url),
-        ...(filtered ? [...params, ...live.params] : []),
-        want,
-      ) as Array<{ id: number }>
+      .all(...keyed.params, ...(end ? [end.last_updated, end.listing_id] : []), asciiLower(url), want) as Array<{ id: number }>
   ).map((r) => Number(r.id));
   return { ids, partialResults: ids.length === want || ends.length > 1 };
+}
+
+/** `filters` without `url`. */
+function othersThan(filters: DiscoveryFilters): DiscoveryFilters {
+  const others = { ...filters };
+  delete others.url;
+  return others;
+}
+
+/**
+ * The list index's read of list filters other than `resource`, `toolName` and `url` (maxUsdPrice already read as
+ * asset + maxAmount where it can be: list-index.ts withUsdPriceAsAmount): the conditions on an entry `k` of
+ * `listing_keys` of the filters' rarest key (`counted[0]`, byFewestListings), the other keys' entries, the accepted
+ * entries' terms (price), and the listings hidden by age or failures left out. `single` when the rarest key is the
+ * whole filter (its count less the hidden is the total).
+ */
+export function keyedFilter(
+  db: DatabaseSync,
+  filters: DiscoveryFilters,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+): { counted: Array<{ key: ListingKey; n: number }>; sql: string; params: Array<string | number>; single: boolean } {
+  const counted = byFewestListings(filterKeys(filters), (key) => listingsWith(db, key));
+  const [driver, ...others] = counted;
+  const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
+  const sql =
+    'k.kind = ? AND k.value = ?' +
+    (visibleSince === undefined ? '' : ' AND k.last_updated >= ?') +
+    others
+      .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
+      .join('') +
+    (accepts ? ` AND ${accepts.condition}` : '') +
+    (failing === undefined ? '' : ` AND k.listing_id NOT IN ${HIDDEN_IDS_SQL}`);
+  const params = [
+    driver!.key.kind,
+    driver!.key.value,
+    ...(visibleSince === undefined ? [] : [visibleSince]),
+    ...others.flatMap((o) => [o.key.kind, o.key.value]),
+    ...(accepts?.params ?? []),
+    ...(failing === undefined ? [] : [failing]),
+  ];
+  return { counted, sql, params, single: others.length === 0 && !accepts };
 }
 
 function listByColumns(

@@ -20,9 +20,6 @@ import {
 import type { ListingDraft } from '../ingest/settlement.ts';
 import {
   DEEP_OFFSET,
-  byFewestListings,
-  filterKeys,
-  needsAcceptsCondition,
   listingKeysOf,
   mergeListing,
   searchTextHash,
@@ -43,21 +40,21 @@ import {
   type WithdrawalOutcome,
   type WriteOutcome,
 } from '../types.ts';
-import { countKeyChanges, hiddenCount, insertListingKeys, listingsWith, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
 import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
 import { pruneSupersededRevisions } from './revision-bounds.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { LISTING_COLUMNS } from './queries.ts';
-import { listBySelectiveFilter } from './selective-list.ts';
+import { keyedFilter, listBySelectiveFilter } from './selective-list.ts';
 import type { UrlScale } from '../url-filter.ts';
 import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
-import { HIDDEN_IDS_SQL, SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
+import { SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
-import { acceptsCondition, listPriced, recordPrice } from './price-index.ts';
+import { listPriced, recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
@@ -298,31 +295,15 @@ export class CatalogStore implements CatalogStorePort {
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
         return listBySelectiveFilter(this, { filters, page, now, visibleSince, failing }, this.scale);
       filters = withUsdPriceAsAmount(this.db, filters);
-      const keys = filterKeys(filters);
-      const counted = byFewestListings(keys, (key) => listingsWith(this.db, key));
+      const keyed = keyedFilter(this.db, filters, visibleSince, failing);
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
-      const byPrice = listPriced(this.db, filters, counted, page, visibleSince, failing);
+      const byPrice = listPriced(this.db, filters, keyed.counted, page, visibleSince, failing);
       if (byPrice) return { rows: byPrice.ids.flatMap((id) => this.rowsById([id], now).get(id) ?? []), total: byPrice.total };
-      const [driver, ...others] = counted;
-      const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
-      const extra =
-        others
-          .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
-          .join('') +
-        (accepts ? ` AND ${accepts.condition}` : '') +
-        (failing === undefined ? '' : ` AND k.listing_id NOT IN ${HIDDEN_IDS_SQL}`);
-      const visible = visibleSince === undefined ? '' : ' AND k.last_updated >= ?';
-      const params = [
-        driver!.key.kind,
-        driver!.key.value,
-        ...(visibleSince === undefined ? [] : [visibleSince]),
-        ...others.flatMap((o) => [o.key.kind, o.key.value]),
-        ...(accepts?.params ?? []),
-        ...(failing === undefined ? [] : [failing]),
-      ];
-      const from = `FROM listing_keys k WHERE k.kind = ? AND k.value = ?${visible}${extra}`;
+      const driver = keyed.counted[0];
+      const { params } = keyed;
+      const from = `FROM listing_keys k WHERE ${keyed.sql}`;
       // One key and nothing else: its count less its hidden entries is the total (and its blocks find a deep offset).
-      const single = others.length === 0 && !accepts;
+      const { single } = keyed;
       const total = single
         ? driver!.n -
           (visibleSince === undefined ? 0 : hiddenCount(this.db, driver!.key, visibleSince)) -

@@ -26,9 +26,12 @@ function freshSample(db: DatabaseSync): UrlSample {
   if (!sample.stale(nowMs)) return sample;
   const max = Number((cachedStatement(db, 'SELECT coalesce(max(id), 0) AS n FROM listings').get() as { n: number }).n);
   const ids = Array.from({ length: max === 0 ? 0 : URL_SAMPLE_SIZE }, () => 1 + Math.floor(Math.random() * max));
-  const rows = cachedStatement(db, 'SELECT lower(resource) AS resource FROM listings WHERE id IN (SELECT value FROM json_each(?))').all(
-    JSON.stringify(ids),
-  ) as Array<{ resource: string }>;
+  // Read from the trigram table's own copy of each URL (FTS5's `listing_urls_content`: id, c0), a few dozen bytes a row
+  // where a listing's row holds its whole body: 256 random listings' rows took about 4 ms, their URLs' rows about 1.3.
+  const rows = cachedStatement(
+    db,
+    'SELECT lower(c0) AS resource FROM listing_urls_content WHERE id IN (SELECT value FROM json_each(?))',
+  ).all(JSON.stringify(ids)) as Array<{ resource: string }>;
   sample.replace(
     rows.map((r) => r.resource),
     nowMs,
