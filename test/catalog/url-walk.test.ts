@@ -64,8 +64,9 @@ beforeAll(async () => {
   postgres = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
   sqlite.db.exec('BEGIN IMMEDIATE');
   let at = Date.parse('2026-01-01T00:00:00Z');
-  for (let i = 0; i < LISTINGS; i++) {
-    const d = draft(i);
+  const drafts = Array.from({ length: LISTINGS }, (_, i) => draft(i));
+  // Every listing written, then a fifth written again later (settled again: it moves to the front of page order).
+  for (const d of [...drafts, ...drafts.filter(() => rand() < 0.2)]) {
     // Ties in lastUpdated break on id.
     if (rand() < 0.5) at += 1000;
     const written = postgres.writeListing(d, new Date(at));
@@ -116,8 +117,19 @@ describe('url on a list page, bounded, against a plain scan', () => {
     const everything = await scan(sqlite, {});
     expect(everything.length).toBe(LISTINGS);
     const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
-    // 'aexample': no URL holds it, every spelled URL holds its spelling ('.example' is 'qaexample').
-    const urls = ['https://', 'EXAMPLE', 'forecast', '50%25_', 'weather.example.com/v1', 'nowhere', '%_o', 'aexample'];
+    // 'aexample': no URL holds it, every spelled URL holds its spelling ('.example' is 'qaexample'); so do a few
+    // hold 'aweather.example.com/v1''s ('api.weather.example.com/v1'), which Postgres reads from its index.
+    const urls = [
+      'https://',
+      'EXAMPLE',
+      'forecast',
+      '50%25_',
+      'weather.example.com/v1',
+      'nowhere',
+      '%_o',
+      'aexample',
+      'aweather.example.com/v1',
+    ];
     for (let n = 0; n < 30; n++) {
       const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
       const length = 3 + Math.floor(caseRand() * 14);

@@ -3,12 +3,27 @@
  * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
  * toolName filter selects.
  */
-import { filterConditions, pageListingsStatement, parameters, readPage, type Db, type RawListingRow } from './queries.ts';
+import {
+  acceptedEntryConditions,
+  filterConditions,
+  pageListingsStatement,
+  parameters,
+  readPage,
+  type Db,
+  type RawListingRow,
+} from './queries.ts';
 import { listingColumns } from './quality.ts';
-import { ASSET_COMBINATION_KINDS as KINDS, BLOCK_SIZE, filterKeys, toDiscoveryResource, type ListingRow } from '../listing.ts';
+import {
+  ASSET_COMBINATION_KINDS as KINDS,
+  BLOCK_SIZE,
+  filterKeys,
+  needsAcceptsCondition,
+  toDiscoveryResource,
+  type ListingRow,
+} from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { freshSample, spelledMatches, urlChecked, urlLettersRead } from './url-probe.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
+import { freshSample, spelledHolds, spelledMatches, urlChecked, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -131,14 +146,14 @@ export async function listBySelectiveFilter(
 /**
  * A `url` page (sqlite/selective-list.ts listByUrl), in one statement. The listings whose URL spelled in letters holds
  * `url`'s spelling (url-probe.ts spelledMatches: every listing holding `url`, and rarely a few more) are counted, at
- * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked on its row (its URL, with urlChecked, and
- * the other filters) and the page is theirs, in page order (exact). Else the page is the matches a walk finds among
- * the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without any), at most
- * the page and one more (`partialResults` unless that range is every listing holding the key). A substring that few
- * listings hold (url-probe.ts urlLettersRead) has all its spelled matches read and joined to the range (hashed: both
- * sides fenced), so only those listings are read; else each
- * entry's listing is read in page order (a fenced primary-key read, so the planner never hashes the walk against
- * every listing) until enough match. Each part runs only when its case is the answer's.
+ * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked where its spelled URL was read, without its
+ * listing's row (heldBySpelled), and the page is theirs, in page order (exact). Else the page is the matches a walk
+ * finds among the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without
+ * any), at most the page and one more (`partialResults` unless that range is every listing holding the key). A
+ * substring that few listings hold (url-probe.ts urlLettersRead) has all its spelled matches read and joined to the
+ * range (hashed: both sides fenced), so only those listings are read; else each entry's listing is read in page order
+ * (a fenced primary-key read, so the planner never hashes the walk against every listing) until enough match. Each
+ * part runs only when its case is the answer's.
  */
 async function listByUrl(
   db: Db,
@@ -155,8 +170,7 @@ async function listByUrl(
   const { values, p } = parameters();
   const others: DiscoveryFilters = { ...filters };
   delete others.url;
-  const checks = (since: string | undefined) =>
-    `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, since, failing)}`;
+  const checks = `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}`;
   const listing = 'CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l';
   // The walked key: the other filters' rarest, a tie in filterKeys' order (listing.ts byFewestListings), chosen by the
   // statement (walk_key below); without other filters, `all` (filterKeys' only key then).
@@ -175,13 +189,13 @@ async function listByUrl(
   const walk = byIndex
     ? `SELECT k.listing_id FROM (
          SELECT k.listing_id, k.last_updated FROM (${range}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
-       ) k ${listing} WHERE ${checks(undefined)} ${order} LIMIT ${p(want)}`
-    : `SELECT k.listing_id FROM (${range}) k ${listing} WHERE ${checks(undefined)} ${order} LIMIT ${p(want)}`;
+       ) k ${listing} WHERE ${checks} ${order} LIMIT ${p(want)}`
+    : `SELECT k.listing_id FROM (${range}) k ${listing} WHERE ${checks} ${order} LIMIT ${p(want)}`;
   const few = `(SELECT count(*) FROM spelled) <= ${p(urlIndexCap)}`;
   const found = await db.query<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
     `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${byIndex ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''}
      SELECT CASE WHEN ${few} THEN ARRAY(
-         SELECT k.listing_id FROM spelled k ${listing} WHERE ${checks(visibleSince)} ORDER BY l.last_updated DESC, l.id DESC
+         SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
        ) END AS exact,
        CASE WHEN NOT ${few} THEN ARRAY(${walk}) END AS walked,
        CASE WHEN NOT ${few} THEN EXISTS (SELECT 1 FROM listing_keys k WHERE ${everyListing()} ${order} OFFSET ${p(urlWalkBudget)}) END AS beyond`,
@@ -191,6 +205,41 @@ async function listByUrl(
   if (exact !== null) return pageOf(db, exact.map(Number), page, now, false);
   const ids = walked!.map(Number);
   return pageOf(db, ids, page, now, ids.length === want || beyond === true);
+}
+
+/**
+ * The conditions that spelled match `k` (a row of spelledMatches: its listing's id, spelled URL and lastUpdated) holds
+ * `url` and the other filters and is shown, read without the listing's row where they can be: `url` on the spelling
+ * (url-probe.ts spelledHolds; else on the listing's URL), the other filters on their list keys' entries and the
+ * accepted entries (each a lookup per match, fenced by OFFSET 0: a semi-join would hash every entry of the key), the
+ * listings hidden by lastUpdated and by the failing listings' index.
+ */
+function heldBySpelled(
+  url: string,
+  others: DiscoveryFilters,
+  p: (value: unknown) => string,
+  visibleSince: string | undefined,
+  failing: string | undefined,
+): string {
+  const held =
+    spelledHolds(url, 'k', p) ?? `strpos((SELECT lower(l.resource) FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
+  const keys = filterKeys(others)
+    .filter((key) => key.kind !== 'all')
+    .map(
+      (key) =>
+        ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(key.kind)} AND o.value = ${p(key.value)} AND o.listing_id = k.listing_id OFFSET 0)`,
+    )
+    .join('');
+  const accepts = needsAcceptsCondition(others)
+    ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(others, p, 'k.listing_id').join(' AND ')} OFFSET 0)`
+    : '';
+  return (
+    held +
+    keys +
+    accepts +
+    (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`) +
+    (failing === undefined ? '' : ` AND k.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`)
+  );
 }
 
 /** The page of `ids` (every match, in page order) with its listings read, `total` the matches. */

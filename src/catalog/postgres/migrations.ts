@@ -28,7 +28,7 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
-import { URL_LETTERS_FUNCTION } from './url-probe.ts';
+import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION } from './url-probe.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
   NETWORK_PRICE_KEYS_MIGRATION,
@@ -583,4 +583,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
    INSERT INTO listing_url_letters (listing_id, letters) SELECT id, catalog_url_letters(resource) FROM listings ON CONFLICT DO NOTHING;
    CREATE INDEX IF NOT EXISTS listing_url_letters_trigrams ON listing_url_letters USING gin (letters gin_trgm_ops);
    ANALYZE listing_url_letters;`,
+  // 31: each spelled URL carries its listing's lastUpdated (postgres/url-probe.ts), so a `url` page reads no listing row
+  // but its page's.
+  URL_LETTERS_DATED_MIGRATION,
 ];

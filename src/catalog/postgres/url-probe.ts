@@ -8,7 +8,7 @@
  * punctuation's spelling ends as the substring's begins, `.` spelled `qa` before `a…`). It is asked for the two
  * windows of the spelled substring that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
  * each a trigram that every match holds; one that many sampled URLs hold is found by a scan (urlLettersRead). The
- * sample only chooses what is read: every match is found either way, and checked on its listing's row.
+ * sample only chooses what is read: every match is found either way, and then checked (spelledHolds).
  */
 import type { Db } from './queries.ts';
 import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows, type UrlScale } from '../url-filter.ts';
@@ -38,6 +38,53 @@ export const URL_LETTERS_FUNCTION = `
         'q', 'qq'), '.', 'qa'), '/', 'qb'), ':', 'qc'), '-', 'qe'), '_', 'qf'),
       '[^0-9a-z]', 'qh', 'g')
   $$;`;
+
+/**
+ * Catalog migration 31: each spelled URL carries its listing's lastUpdated (kept by a trigger on every write that moves
+ * it), so a `url` page orders and ages its matches on the rows its index read names (list-index.ts listByUrl) without
+ * reading each match's listing row. The table is rebuilt whole (compact, where adding the column would rewrite every
+ * row in place) with its key, its trigram index and its triggers. The column's default is never stored: it lets
+ * migration 30, run again on a database the migration tests set back to before it, insert its two columns (every row
+ * it inserts is already there, and is skipped).
+ */
+export const URL_LETTERS_DATED_MIGRATION = `
+  DROP TABLE IF EXISTS listing_url_letters_dated;
+  CREATE TABLE listing_url_letters_dated (
+    listing_id BIGINT PRIMARY KEY REFERENCES listings (id) ON DELETE CASCADE,
+    letters TEXT NOT NULL,
+    last_updated TEXT COLLATE "C" NOT NULL DEFAULT ''
+  );
+  INSERT INTO listing_url_letters_dated (listing_id, letters, last_updated)
+    SELECT c.listing_id, c.letters, l.last_updated FROM listing_url_letters c JOIN listings l ON l.id = c.listing_id ORDER BY c.listing_id;
+  DROP TABLE listing_url_letters;
+  ALTER TABLE listing_url_letters_dated RENAME TO listing_url_letters;
+  ALTER INDEX listing_url_letters_dated_pkey RENAME TO listing_url_letters_pkey;
+  CREATE INDEX listing_url_letters_trigrams ON listing_url_letters USING gin (letters gin_trgm_ops);
+  CREATE OR REPLACE FUNCTION catalog_spell_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO listing_url_letters (listing_id, letters, last_updated) VALUES (NEW.id, catalog_url_letters(NEW.resource), NEW.last_updated);
+    RETURN NULL;
+  END $$;
+  CREATE OR REPLACE FUNCTION catalog_date_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE listing_url_letters SET last_updated = NEW.last_updated WHERE listing_id = NEW.id;
+    RETURN NULL;
+  END $$;
+  CREATE OR REPLACE TRIGGER listings_date_url AFTER UPDATE OF last_updated ON listings
+    FOR EACH ROW WHEN (OLD.last_updated IS DISTINCT FROM NEW.last_updated) EXECUTE FUNCTION catalog_date_listing_url();
+  ANALYZE listing_url_letters;`;
+
+/**
+ * The condition that the spelled URL of row `c` (with its `letters`) holds `url` itself, not only its spelling, when
+ * the spelling says so: each character `url` holds spelled as no other (a lowercase ASCII letter or digit, or one of
+ * SPELLED's), and the spelling found where a character's spelling starts (every `q` starts a two-letter spelling, so
+ * there an even run of `q`s ends). Undefined when `url` holds a character spelled `qh` (many are), which only the
+ * URL itself can decide.
+ */
+export function spelledHolds(url: string, c: string, p: (value: unknown) => string): string | undefined {
+  if (!/^[0-9a-z./:_-]*$/.test(asciiLower(url))) return undefined;
+  return `${c}.letters ~ ${p(`(^|[^q])(qq)*${urlLetters(url)}`)}`;
+}
 
 /** `sample` (URLs spelled as the index spells them), drawn again from the catalog's listings when it is stale. */
 export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Promise<UrlSample> {
@@ -86,10 +133,10 @@ export function urlLettersRead(
   return { spelled, windows, walkedByIndex: windows.length > 0 && share < urlWalkedByIndexShare };
 }
 
-/** The ids (`listing_id`) of the listings whose spelled URL holds `read`'s spelling, by its windows or a scan. */
+/** The listings (`listing_id`, `letters`, `last_updated`) whose spelled URL holds `read`'s spelling, by its windows or a scan. */
 export function spelledMatches({ spelled, windows }: UrlLettersRead, p: (value: unknown) => string): string {
   const asked = windows.map((window) => `c.letters LIKE ${p(`%${window}%`)} AND `).join('');
-  return `SELECT c.listing_id FROM listing_url_letters c WHERE ${asked}strpos(c.letters, ${p(spelled)}) > 0`;
+  return `SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c WHERE ${asked}strpos(c.letters, ${p(spelled)}) > 0`;
 }
 
 /**
