@@ -22,7 +22,7 @@ import {
   type ListingRow,
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
 import { freshSample, spelledHolds, spelledMatches, urlChecked, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
@@ -210,7 +210,7 @@ async function listByUrl(
 /**
  * The conditions that spelled match `k` (a row of spelledMatches: its listing's id, spelled URL and lastUpdated) holds
  * `url` and the other filters and is shown, read without the listing's row where they can be: `url` on the spelling
- * (url-probe.ts spelledHolds; else on the listing's URL), the other filters on their list keys' entries and the
+ * (url-probe.ts spelledHolds), the other filters on their list keys' entries and the
  * accepted entries (each a lookup per match, fenced by OFFSET 0: a semi-join would hash every entry of the key), the
  * listings hidden by lastUpdated and by the failing listings' index.
  */
@@ -221,8 +221,6 @@ function heldBySpelled(
   visibleSince: string | undefined,
   failing: string | undefined,
 ): string {
-  const held =
-    spelledHolds(url, 'k', p) ?? `strpos((SELECT lower(l.resource) FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
   const keys = filterKeys(others)
     .filter((key) => key.kind !== 'all')
     .map(
@@ -234,7 +232,7 @@ function heldBySpelled(
     ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(others, p, 'k.listing_id').join(' AND ')} OFFSET 0)`
     : '';
   return (
-    held +
+    spelledHolds(url, p) +
     keys +
     accepts +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`) +

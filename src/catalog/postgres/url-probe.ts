@@ -75,15 +75,14 @@ export const URL_LETTERS_DATED_MIGRATION = `
   ANALYZE listing_url_letters;`;
 
 /**
- * The condition that the spelled URL of row `c` (with its `letters`) holds `url` itself, not only its spelling, when
- * the spelling says so: each character `url` holds spelled as no other (a lowercase ASCII letter or digit, or one of
- * SPELLED's), and the spelling found where a character's spelling starts (every `q` starts a two-letter spelling, so
- * there an even run of `q`s ends). Undefined when `url` holds a character spelled `qh` (many are), which only the
- * URL itself can decide.
+ * The condition that spelled match `k` (a row of spelledMatches) holds `url` itself, not only its spelling: decided on
+ * its spelled URL when each character `url` holds is spelled as no other (a lowercase ASCII letter or digit, or one of
+ * SPELLED's) and the spelling is found where a character's spelling starts (every `q` starts a two-letter spelling, so
+ * there an even run of `q`s ends); else, when `url` holds a character spelled `qh` (many are), on the listing's URL.
  */
-export function spelledHolds(url: string, c: string, p: (value: unknown) => string): string | undefined {
-  if (!/^[0-9a-z./:_-]*$/.test(asciiLower(url))) return undefined;
-  return `${c}.letters ~ ${p(`(^|[^q])(qq)*${urlLetters(url)}`)}`;
+export function spelledHolds(url: string, p: (value: unknown) => string): string {
+  if (/^[0-9a-z./:_-]*$/.test(asciiLower(url))) return `k.letters ~ ${p(`(^|[^q])(qq)*${urlLetters(url)}`)}`;
+  return `strpos((SELECT lower(l.resource) FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
 }
 
 /** `sample` (URLs spelled as the index spells them), drawn again from the catalog's listings when it is stale. */
@@ -149,16 +148,14 @@ export const urlChecked = (url: string, p: (value: unknown) => string) => `strpo
 /**
  * The ids of the listings holding `url` when at most `cap` listings' spelled URLs hold its spelling, else undefined:
  * the set a filtered search may be narrowed to (filter-driver.ts searchFilters; sqlite/filter-set.ts urlSet). The spelled
- * matches are counted, at most `cap` + 1, and only when they are at most `cap` checked on their rows.
+ * matches are counted, at most `cap` + 1, and only when they are at most `cap` checked (spelledHolds).
  */
 export async function urlHeldIds(db: Db, url: string, letters: UrlLettersRead, cap: number): Promise<number[] | undefined> {
   const values: unknown[] = [];
   const p = (value: unknown) => `$${values.push(value)}`;
   const found = await db.query<{ ids: string[] | null }>(
     `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(cap + 1)})
-     SELECT CASE WHEN (SELECT count(*) FROM spelled) <= ${p(cap)} THEN ARRAY(
-       SELECT k.listing_id FROM spelled k CROSS JOIN LATERAL (SELECT l.resource FROM listings l WHERE l.id = k.listing_id OFFSET 0) l
-       WHERE ${urlChecked(url, p)}) END AS ids`,
+     SELECT CASE WHEN (SELECT count(*) FROM spelled) <= ${p(cap)} THEN ARRAY(SELECT k.listing_id FROM spelled k WHERE ${spelledHolds(url, p)}) END AS ids`,
     values,
   );
   return found.rows[0]!.ids?.map(Number);

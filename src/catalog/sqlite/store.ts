@@ -295,15 +295,13 @@ export class CatalogStore implements CatalogStorePort {
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
         return listBySelectiveFilter(this, { filters, page, now, visibleSince, failing }, this.scale);
       filters = withUsdPriceAsAmount(this.db, filters);
-      const keyed = keyedFilter(this.db, filters, visibleSince, failing);
+      const { counted, sql, params, single } = keyedFilter(this.db, filters, visibleSince, failing);
       // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
-      const byPrice = listPriced(this.db, filters, keyed.counted, page, visibleSince, failing);
+      const byPrice = listPriced(this.db, filters, counted, page, visibleSince, failing);
       if (byPrice) return { rows: byPrice.ids.flatMap((id) => this.rowsById([id], now).get(id) ?? []), total: byPrice.total };
-      const driver = keyed.counted[0];
-      const { params } = keyed;
-      const from = `FROM listing_keys k WHERE ${keyed.sql}`;
-      // One key and nothing else: its count less its hidden entries is the total (and its blocks find a deep offset).
-      const { single } = keyed;
+      const driver = counted[0];
+      const from = `FROM listing_keys k WHERE ${sql}`;
+      // One key and nothing else (single): its count less its hidden entries is the total (and its blocks find a deep offset).
       const total = single
         ? driver!.n -
           (visibleSince === undefined ? 0 : hiddenCount(this.db, driver!.key, visibleSince)) -
