@@ -130,7 +130,7 @@ describe('url on a list page, bounded, against a plain scan', () => {
       'aexample',
       'aweather.example.com/v1',
     ];
-    for (let n = 0; n < 30; n++) {
+    for (let n = 0; n < 24; n++) {
       const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
       const length = 3 + Math.floor(caseRand() * 14);
       const start = Math.floor(caseRand() * (from.length - length));
