@@ -17,6 +17,7 @@
  * share many (`com`, `exa`, a host's labels), whose entries name most listings. The whole substring is then
  * checked on the rows they name. The sample only chooses what is read: the answer is every match (up to the cap).
  */
+import type { DiscoveryFilters } from './types.ts';
 
 /** The most matches the trigram index is asked for before the walk in page order answers instead. */
 export const URL_INDEX_CAP = 500;
@@ -31,6 +32,13 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
  * also set the sample shares that choose how its index is read: postgres/url-probe.ts urlLettersRead).
  */
 export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number; urlWalkedByIndexShare?: number; urlScannedShare?: number };
+
+/** A `url` page's other filters: `filters` without `url`. */
+export function withoutUrl(filters: DiscoveryFilters): DiscoveryFilters {
+  const others = { ...filters };
+  delete others.url;
+  return others;
+}
 
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
 export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;

@@ -4,8 +4,9 @@
  * toolName filter selects.
  */
 import {
-  acceptedEntryConditions,
+  acceptedEntryExists,
   filterConditions,
+  heldFiltersSql,
   pageListingsStatement,
   parameters,
   readPage,
@@ -22,7 +23,7 @@ import {
   type ListingRow,
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, type UrlSample, type UrlScale } from '../url-filter.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, withoutUrl, type UrlSample, type UrlScale } from '../url-filter.ts';
 import { freshSample, spelledHolds, spelledMatches, urlChecked, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
@@ -168,8 +169,7 @@ async function listByUrl(
   const byIndex = letters.walkedByIndex;
   const want = walkWant(page);
   const { values, p } = parameters();
-  const others: DiscoveryFilters = { ...filters };
-  delete others.url;
+  const others = withoutUrl(filters);
   const checks = `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}`;
   const listing = 'CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l';
   // The walked key: the other filters' rarest, a tie in filterKeys' order (listing.ts byFewestListings), chosen by the
@@ -221,22 +221,12 @@ function heldBySpelled(
   visibleSince: string | undefined,
   failing: string | undefined,
 ): string {
-  const keys = filterKeys(others)
-    .filter((key) => key.kind !== 'all')
-    .map(
-      (key) =>
-        ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(key.kind)} AND o.value = ${p(key.value)} AND o.listing_id = k.listing_id OFFSET 0)`,
-    )
-    .join('');
-  const accepts = needsAcceptsCondition(others)
-    ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(others, p, 'k.listing_id').join(' AND ')} OFFSET 0)`
-    : '';
+  const keys = filterKeys(others).filter((key) => key.kind !== 'all');
+  const accepts = needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', true) : undefined;
   return (
     spelledHolds(url, p) +
-    keys +
-    accepts +
-    (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`) +
-    (failing === undefined ? '' : ` AND k.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`)
+    heldFiltersSql(p, 'k.listing_id', keys, accepts, failing, true) +
+    (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`)
   );
 }
 

@@ -24,7 +24,7 @@ import { classPageSql, classPlan, readClassRanges } from './price-classes.ts';
 import type { PriceCounts } from './price-counts.ts';
 import type { ListingKey, ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { pageListingsStatement, parameters, readPage, type Db, type PageStatement } from './queries.ts';
+import { heldFiltersSql, pageListingsStatement, parameters, readPage, type Db, type PageStatement } from './queries.ts';
 
 export const PRICE_INDEX_MIGRATION = `
   CREATE TABLE listing_prices (
@@ -247,13 +247,13 @@ function beyondPriceRange(
 ): string {
   return (
     (visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(visibleSince)}`) +
-    others
-      .map(
-        (o) =>
-          ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = p.listing_id)`,
-      )
-      .join('') +
-    (failing === undefined ? '' : ` AND p.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`)
+    heldFiltersSql(
+      p,
+      'p.listing_id',
+      others.map((o) => o.key),
+      undefined,
+      failing,
+    )
   );
 }
 

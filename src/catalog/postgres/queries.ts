@@ -150,6 +150,35 @@ export function acceptedEntryConditions(filters: DiscoveryFilters, p: (value: un
   return parts;
 }
 
+/** An accepted entry of `listing` (an SQL expression) matches `filters` (acceptedEntryConditions); `fence`: OFFSET 0 (heldFiltersSql). */
+export const acceptedEntryExists = (filters: DiscoveryFilters, p: (value: unknown) => string, listing: string, fence = false): string =>
+  `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, listing).join(' AND ')}${fence ? ' OFFSET 0' : ''})`;
+
+/**
+ * The conditions (each after ` AND`) that listing `listing` (an SQL expression) holds each of `keys` (an entry of each
+ * in `listing_keys`), meets `accepts` (an SQL condition on its accepted entries or prices, when given) and is not
+ * hidden by failing its liveness checks since before `failing`. `fence` keeps each key's lookup one per row (OFFSET 0),
+ * where the planner may otherwise hash every entry of the key (a semi-join).
+ */
+export function heldFiltersSql(
+  p: (value: unknown) => string,
+  listing: string,
+  keys: ListingKey[],
+  accepts: string | undefined,
+  failing: string | undefined,
+  fence = false,
+): string {
+  const held = keys.map(
+    (key) =>
+      ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(key.kind)} AND o.value = ${p(key.value)} AND o.listing_id = ${listing}${fence ? ' OFFSET 0' : ''})`,
+  );
+  return (
+    held.join('') +
+    (accepts === undefined ? '' : ` AND ${accepts}`) +
+    (failing === undefined ? '' : ` AND ${listing} NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`)
+  );
+}
+
 /** `column` (digits without leading zeros) is at most `max`, as sqlite/queries.ts amountAtMost compares them. */
 function amountAtMost(column: string, max: string, p: (value: unknown) => string): string {
   const key = amountKey(max) ?? '';

@@ -44,7 +44,7 @@ import { claimsPort } from './claims.ts';
 import { insertUrlTerms, pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
-import { acceptedEntryConditions, holdsNul, pageListings, parameters, preparedDb, queryGeneric, type Db } from './queries.ts';
+import { acceptedEntryExists, heldFiltersSql, holdsNul, pageListings, parameters, preparedDb, queryGeneric, type Db } from './queries.ts';
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { amountKey } from '../../filters.ts';
 import { searchPostgres, type SearchContext } from './search.ts';
@@ -317,19 +317,18 @@ export class PostgresCatalogStore implements CatalogStorePort {
       const driverKey =
         `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}` +
         (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
-      const extra =
-        others
-          .map(
-            (o) =>
-              ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(o.key.kind)} AND o.value = ${p(o.key.value)} AND o.listing_id = k.listing_id)`,
-          )
-          .join('') +
-        (priced
-          ? ` AND ${priceMatchSql('k.listing_id', p, priced)}`
-          : needsAcceptsCondition(filters)
-            ? ` AND EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'k.listing_id').join(' AND ')})`
-            : '') +
-        (failing === undefined ? '' : ` AND k.listing_id NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`);
+      const accepts = priced
+        ? priceMatchSql('k.listing_id', p, priced)
+        : needsAcceptsCondition(filters)
+          ? acceptedEntryExists(filters, p, 'k.listing_id')
+          : undefined;
+      const extra = heldFiltersSql(
+        p,
+        'k.listing_id',
+        others.map((o) => o.key),
+        accepts,
+        failing,
+      );
       const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
       // Several keys: their count goes out with the page's statement below (no await between), one round trip for both.
       const keysCounted = single ? undefined : db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, [...values]);

@@ -9,7 +9,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
 import { byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, type UrlScale } from '../url-filter.ts';
+import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, withoutUrl, type UrlScale } from '../url-filter.ts';
 import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { acceptsCondition } from './price-index.ts';
@@ -47,7 +47,7 @@ function listByUrl(
   else {
     // Few hold it: the index's listings are all the matches, each checked on its entry of the other filters' rarest
     // list key (a primary-key read of a few dozen bytes, where a listing's row holds its whole body) and ordered by it.
-    const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, othersThan(filters)), visibleSince, failing);
+    const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
     ids = (
       store
         .statement(
@@ -74,7 +74,7 @@ function walkPageOrder(
   url: string,
   budget: number,
 ): { ids: number[]; partialResults: boolean } {
-  const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, othersThan(filters)), visibleSince, failing);
+  const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
   const { key } = keyed.counted[0]!;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   // The key's entries not hidden by age.
@@ -101,13 +101,6 @@ function walkPageOrder(
       .all(...keyed.params, ...(end ? [end.last_updated, end.listing_id] : []), asciiLower(url), want) as Array<{ id: number }>
   ).map((r) => Number(r.id));
   return { ids, partialResults: ids.length === want || ends.length > 1 };
-}
-
-/** `filters` without `url`. */
-function othersThan(filters: DiscoveryFilters): DiscoveryFilters {
-  const others = { ...filters };
-  delete others.url;
-  return others;
 }
 
 /**
