@@ -10,7 +10,7 @@
  * each a trigram that every match holds; one that many sampled URLs hold is found by a scan (urlLettersRead). The
  * sample only chooses what is read: every match is found either way, and then checked (spelledHolds).
  */
-import type { Db } from './queries.ts';
+import { parameters, type Db } from './queries.ts';
 import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows, type UrlScale } from '../url-filter.ts';
 
 /** How many of `url`'s windows the index is asked for. */
@@ -19,10 +19,14 @@ const WINDOWS_ASKED = 2;
 /** How catalog_url_letters spells each character that is neither a lowercase ASCII letter nor a digit. */
 const SPELLED: Record<string, string> = { q: 'qq', '.': 'qa', '/': 'qb', ':': 'qc', '-': 'qe', _: 'qf' };
 
+/** Lowered character `c`'s spelling when no other character has it (SPELLED's, or a lowercase ASCII letter or digit
+ * itself); else undefined (`qh`). */
+const ownSpelling = (c: string): string | undefined => SPELLED[c] ?? (/^[0-9a-z]$/.test(c) ? c : undefined);
+
 /** `url` spelled as catalog_url_letters spells a resource URL (ASCII letters lowered). */
 export function urlLetters(url: string): string {
   let out = '';
-  for (const c of asciiLower(url)) out += SPELLED[c] ?? (/^[0-9a-z]$/.test(c) ? c : 'qh');
+  for (const c of asciiLower(url)) out += ownSpelling(c) ?? 'qh';
   return out;
 }
 
@@ -76,12 +80,12 @@ export const URL_LETTERS_DATED_MIGRATION = `
 
 /**
  * The condition that spelled match `k` (a row of spelledMatches) holds `url` itself, not only its spelling: decided on
- * its spelled URL when each character `url` holds is spelled as no other (a lowercase ASCII letter or digit, or one of
- * SPELLED's) and the spelling is found where a character's spelling starts (every `q` starts a two-letter spelling, so
- * there an even run of `q`s ends); else, when `url` holds a character spelled `qh` (many are), on the listing's URL.
+ * its spelled URL when each character `url` holds is spelled as no other (ownSpelling) and the spelling is found where
+ * a character's spelling starts (every `q` starts a two-letter spelling, so there an even run of `q`s ends); else, when
+ * `url` holds a character spelled `qh` (many are), on the listing's URL.
  */
 export function spelledHolds(url: string, p: (value: unknown) => string): string {
-  if (/^[0-9a-z./:_-]*$/.test(asciiLower(url))) return `k.letters ~ ${p(`(^|[^q])(qq)*${urlLetters(url)}`)}`;
+  if ([...asciiLower(url)].every((c) => ownSpelling(c) !== undefined)) return `k.letters ~ ${p(`(^|[^q])(qq)*${urlLetters(url)}`)}`;
   return `strpos((SELECT lower(l.resource) FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
 }
 
@@ -151,8 +155,7 @@ export const urlChecked = (url: string, p: (value: unknown) => string) => `strpo
  * matches are counted, at most `cap` + 1, and only when they are at most `cap` checked (spelledHolds).
  */
 export async function urlHeldIds(db: Db, url: string, letters: UrlLettersRead, cap: number): Promise<number[] | undefined> {
-  const values: unknown[] = [];
-  const p = (value: unknown) => `$${values.push(value)}`;
+  const { values, p } = parameters();
   const found = await db.query<{ ids: string[] | null }>(
     `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(cap + 1)})
      SELECT CASE WHEN (SELECT count(*) FROM spelled) <= ${p(cap)} THEN ARRAY(SELECT k.listing_id FROM spelled k WHERE ${spelledHolds(url, p)}) END AS ids`,
