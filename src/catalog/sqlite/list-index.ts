@@ -19,6 +19,7 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
+import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, type ListingKey } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
@@ -131,6 +132,27 @@ export function listingsWith(db: DatabaseSync, key: ListingKey): number {
   const row = cachedStatement(db, 'SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
     { n: number } | undefined;
   return Number(row?.n ?? 0);
+}
+
+/**
+ * The conditions (each after ` AND`) that listing `listing` (an SQL expression) holds each of `keys` (an entry of each
+ * in `listing_keys`), meets `accepts` (a condition on its accepted entries or prices, when given) and is not hidden by
+ * failing its liveness checks since before `failing`, with their parameters in order (postgres/queries.ts
+ * heldFiltersSql on Postgres).
+ */
+export function heldFiltersSql(
+  listing: string,
+  keys: ListingKey[],
+  accepts: { condition: string; params: Array<string | number> } | undefined,
+  failing: string | undefined,
+): { sql: string; params: Array<string | number> } {
+  return {
+    sql:
+      keys.map(() => ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = ${listing})`).join('') +
+      (accepts ? ` AND ${accepts.condition}` : '') +
+      (failing === undefined ? '' : ` AND ${listing} NOT IN ${HIDDEN_IDS_SQL}`),
+    params: [...keys.flatMap((key) => [key.kind, key.value]), ...(accepts?.params ?? []), ...(failing === undefined ? [] : [failing])],
+  };
 }
 
 /** A list page's filters with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */

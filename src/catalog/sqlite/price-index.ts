@@ -41,8 +41,7 @@ import {
   untypedRangeListings,
 } from '../price.ts';
 import { classPageSql, classPlan, type PriceRange, typeParams, typeSql } from './price-classes.ts';
-import { HIDDEN_IDS_SQL } from './liveness.ts';
-import { hiddenCount } from './list-index.ts';
+import { heldFiltersSql, hiddenCount } from './list-index.ts';
 import { acceptedEntrySql } from './queries.ts';
 
 function countPrice(db: DatabaseSync, asset: string, price: string, type: string, delta: number): void {
@@ -175,18 +174,10 @@ export function listByPrice(
 ): { ids: number[]; total: number } {
   const { max, matches, others } = query;
   const typed = query.type !== undefined;
+  const held = heldFiltersSql('p.listing_id', others, undefined, failing);
   const rest = {
-    sql:
-      (visibleSince === undefined ? '' : ' AND p.last_updated >= ?') +
-      others
-        .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = p.listing_id)')
-        .join('') +
-      (failing === undefined ? '' : ` AND p.listing_id NOT IN ${HIDDEN_IDS_SQL}`),
-    params: [
-      ...(visibleSince === undefined ? [] : [visibleSince]),
-      ...others.flatMap((o) => [o.kind, o.value]),
-      ...(failing === undefined ? [] : [failing]),
-    ],
+    sql: (visibleSince === undefined ? '' : ' AND p.last_updated >= ?') + held.sql,
+    params: [...(visibleSince === undefined ? [] : [visibleSince]), ...held.params],
   };
   const where = `p.asset = ?${typeSql(query, 'p.type')} AND p.price <= ?${rest.sql}`;
   const params = [query.asset, ...typeParams(query), max, ...rest.params];

@@ -10,8 +10,7 @@ import { windowStartDay } from '../quality.ts';
 import { byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, withoutUrl, type UrlScale } from '../url-filter.ts';
-import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
-import { HIDDEN_IDS_SQL } from './liveness.ts';
+import { heldFiltersSql, listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { acceptsCondition } from './price-index.ts';
 import { LISTING_COLUMNS, filterSql, type SearchSource } from './queries.ts';
 import { urlMatchesCapped } from './url-probe.ts';
@@ -119,22 +118,14 @@ export function keyedFilter(
   const counted = byFewestListings(filterKeys(filters), (key) => listingsWith(db, key));
   const [driver, ...others] = counted;
   const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
-  const sql =
-    'k.kind = ? AND k.value = ?' +
-    (visibleSince === undefined ? '' : ' AND k.last_updated >= ?') +
-    others
-      .map(() => ' AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = k.listing_id)')
-      .join('') +
-    (accepts ? ` AND ${accepts.condition}` : '') +
-    (failing === undefined ? '' : ` AND k.listing_id NOT IN ${HIDDEN_IDS_SQL}`);
-  const params = [
-    driver!.key.kind,
-    driver!.key.value,
-    ...(visibleSince === undefined ? [] : [visibleSince]),
-    ...others.flatMap((o) => [o.key.kind, o.key.value]),
-    ...(accepts?.params ?? []),
-    ...(failing === undefined ? [] : [failing]),
-  ];
+  const held = heldFiltersSql(
+    'k.listing_id',
+    others.map((o) => o.key),
+    accepts,
+    failing,
+  );
+  const sql = 'k.kind = ? AND k.value = ?' + (visibleSince === undefined ? '' : ' AND k.last_updated >= ?') + held.sql;
+  const params = [driver!.key.kind, driver!.key.value, ...(visibleSince === undefined ? [] : [visibleSince]), ...held.params];
   return { counted, sql, params, single: others.length === 0 && !accepts };
 }
 
