@@ -101,11 +101,15 @@ function keyFilters(key: ListingKey): DiscoveryFilters {
   return Object.fromEntries(key.kind.split('+').map((kind, i) => [kind, values[i]]));
 }
 
-/** Every listing of `filters` in page order (the list without `url`, paged through). */
-async function scan(store: CatalogStore | PostgresCatalogStore, filters: DiscoveryFilters): Promise<DiscoveryResource[]> {
+/** Every listing of `filters` in page order (the list without `url`, paged through), those before `visibleSince` left out. */
+async function scan(
+  store: CatalogStore | PostgresCatalogStore,
+  filters: DiscoveryFilters,
+  visibleSince?: string,
+): Promise<DiscoveryResource[]> {
   const out: DiscoveryResource[] = [];
   for (let offset = 0; ; offset += 100) {
-    const { items } = await store.list(filters, { limit: 100, offset }, now);
+    const { items } = await store.list(filters, { limit: 100, offset }, now, visibleSince);
     out.push(...items);
     if (items.length < 100) return out;
   }
@@ -116,6 +120,10 @@ describe('url on a list page, bounded, against a plain scan', () => {
   it("pages and totals are the scan's: exact from the index, or the matches a walk of the first listings finds", async () => {
     const everything = await scan(sqlite, {});
     expect(everything.length).toBe(LISTINGS);
+    // Half the pages leave out the listings last written before the median's time (a list's LISTING_TTL_DAYS): the
+    // walk's range then ends at its last entry, not at that time.
+    const visibleSince = [...everything].sort((x, y) => x.lastUpdated.localeCompare(y.lastUpdated))[LISTINGS / 2]!.lastUpdated;
+    const sinces = [undefined, visibleSince];
     const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
     // 'aexample': no URL holds it, every spelled URL holds its spelling ('.example' is 'qaexample'); so do a few
     // hold 'aweather.example.com/v1''s ('api.weather.example.com/v1'), which Postgres reads from its index.
@@ -147,13 +155,24 @@ describe('url on a list page, bounded, against a plain scan', () => {
     // A walk reads the listings holding the other filters' list key that the fewest hold (on a tie the first of
     // filterKeys'; `all` without one), in page order.
     // And each filter set's listings, which the matches are drawn from.
-    const walkable = new Map<DiscoveryFilters, DiscoveryResource[]>();
-    const allowedBy = new Map<DiscoveryFilters, Set<string>>();
-    for (const other of others) {
-      const held = await Promise.all(filterKeys(other).map(async (key) => ({ key, listings: await scan(sqlite, keyFilters(key)) })));
-      held.sort((x, y) => x.listings.length - y.listings.length);
-      walkable.set(other, held[0]!.listings);
-      allowedBy.set(other, new Set((await scan(sqlite, other)).map((item) => item.resource)));
+    // The walk's key is chosen by its listings of every age.
+    const walkable = new Map<string, DiscoveryResource[]>();
+    const allowedBy = new Map<string, Set<string>>();
+    const visible = new Map<string | undefined, DiscoveryResource[]>();
+    for (const since of sinces) {
+      visible.set(since, await scan(sqlite, {}, since));
+      for (const other of others) {
+        const held = await Promise.all(
+          filterKeys(other).map(async (key) => ({
+            key,
+            n: (await scan(sqlite, keyFilters(key))).length,
+            listings: await scan(sqlite, keyFilters(key), since),
+          })),
+        );
+        held.sort((x, y) => x.n - y.n);
+        walkable.set(`${since}${JSON.stringify(other)}`, held[0]!.listings);
+        allowedBy.set(`${since}${JSON.stringify(other)}`, new Set((await scan(sqlite, other, since)).map((item) => item.resource)));
+      }
     }
     const ways = new Set<boolean>();
     for (const url of urls) {
@@ -163,9 +182,10 @@ describe('url on a list page, bounded, against a plain scan', () => {
         SQLite: everything.filter((item) => holds(item, url)).length,
         Postgres: everything.filter((item) => urlLetters(item.resource).includes(urlLetters(url))).length,
       };
+      const since = caseRand() < 0.5 ? undefined : visibleSince;
       for (const other of others) {
-        const allowed = allowedBy.get(other)!;
-        const walkedKey = walkable.get(other)!;
+        const allowed = allowedBy.get(`${since}${JSON.stringify(other)}`)!;
+        const walkedKey = walkable.get(`${since}${JSON.stringify(other)}`)!;
         for (const page of [
           { limit: 10, offset: 0 },
           { limit: 7, offset: 12 },
@@ -173,17 +193,18 @@ describe('url on a list page, bounded, against a plain scan', () => {
         ]) {
           for (const [name, store] of stores()) {
             const indexed = indexedBy[name === 'SQLite' ? name : 'Postgres'];
-            const walked = indexed <= CAP ? everything : walkedKey.slice(0, BUDGET);
+            const walked = indexed <= CAP ? visible.get(since)! : walkedKey.slice(0, BUDGET);
             const all = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
             // The walk stops once it has the page and one more match.
             const want = page.offset + page.limit + 1;
             const matches = indexed <= CAP ? all : all.slice(0, want);
             const partialResults = indexed > CAP && (matches.length === want || walkedKey.length > BUDGET);
             ways.add(partialResults);
-            const got = await store.list({ ...other, url }, page, now);
+            const got = await store.list({ ...other, url }, page, now, since);
             expect({
               name,
               url,
+              since,
               other,
               page,
               items: got.items.map((item) => item.resource),
@@ -192,6 +213,7 @@ describe('url on a list page, bounded, against a plain scan', () => {
             }).toEqual({
               name,
               url,
+              since,
               other,
               page,
               items: matches.slice(page.offset, page.offset + page.limit),
