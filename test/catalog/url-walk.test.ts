@@ -4,7 +4,7 @@
  * the trigram index (exact page and total, `partialResults` false); one more listings hold is the matches a walk in
  * page order finds, up to the page and one more among the first listings holding the other filters' rarest list key
  * (`partialResults` true unless the walk checked every such listing). Other filters (a price among them), any letter
- * case, offsets past the matches.
+ * case, offsets past the matches, listings hidden by age.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
