@@ -14,6 +14,7 @@ import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../../src/catalog/types.ts';
 import { urlLetters } from '../../src/catalog/postgres/url-probe.ts';
+import { urlMatchesUpTo } from '../../src/catalog/sqlite/url-probe.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
 import { caseRandom } from '../helpers/cases.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
@@ -226,6 +227,55 @@ describe('url on a list page, bounded, against a plain scan', () => {
     }
     expect([...ways].sort()).toEqual([false, true]);
   }, 120_000);
+});
+
+describe("SQLite's url set for a search (src/catalog/sqlite/url-probe.ts urlMatchesUpTo)", () => {
+  it('is every match when at most the cap hold the substring, and none past it; a common one is not asked', async () => {
+    const everything = await scan(sqlite, {});
+    const caseRand = caseRandom('url-set');
+    const urls = ['EXAMPLE', 'https://', 'forecast', 'nowhere', '%_o', 'maps.example.org/geo'];
+    for (let n = 0; n < 30; n++) {
+      const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
+      const length = 3 + Math.floor(caseRand() * 14);
+      const start = Math.floor(caseRand() * (from.length - length));
+      urls.push(from.slice(start, start + length));
+    }
+    // Substrings just past the cap, which the sample leaves to the index: its cap must say no.
+    const heldBy = (url: string) => everything.filter((item) => item.resource.toLowerCase().includes(url.toLowerCase()));
+    for (let n = 0, added = 0; n < 2000 && added < 5; n++) {
+      const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
+      const start = Math.floor(caseRand() * (from.length - 4));
+      const part = from.slice(start, start + 3 + Math.floor(caseRand() * 2));
+      const k = heldBy(part).length;
+      if (k > CAP && k <= CAP * 1.2 && !urls.includes(part)) (urls.push(part), added++);
+    }
+    expect(urls.filter((url) => heldBy(url).length > CAP).length).toBeGreaterThan(0);
+    const found = new Set<string>();
+    for (const url of urls) {
+      const held = heldBy(url);
+      const got = urlMatchesUpTo(sqlite.db, url, CAP);
+      if (held.length > CAP) expect({ url, got }).toEqual({ url, got: undefined });
+      if (got === undefined) {
+        // Left to the per-row check: past the cap, or (by the sample) common.
+        found.add(held.length > CAP ? 'past the cap' : 'common by the sample');
+        continue;
+      }
+      found.add('a set');
+      const resources = (
+        sqlite.db.prepare('SELECT resource FROM listings WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(got)) as Array<{
+          resource: string;
+        }>
+      ).map((r) => r.resource);
+      expect({ url, resources: resources.sort() }).toEqual({
+        url,
+        resources: held
+          .map((item) => item.resource)
+
+          .sort(),
+      });
+    }
+    expect(found.has('a set') && found.has('past the cap')).toBe(true);
+  });
 });
 
 describe("Postgres' URLs spelled in letters (the trigram index of catalog migration 30)", () => {

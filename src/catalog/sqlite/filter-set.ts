@@ -15,9 +15,8 @@ import type { DiscoveryFilters } from '../types.ts';
 import { listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { priceMatches } from './price-index.ts';
 import { filterSql, type TermRowFilter } from './queries.ts';
-import { urlMatchesCapped } from './url-probe.ts';
-import { URL_INDEX_CAP } from '../url-filter.ts';
-import { FILTER_SET_CAP } from '../search.ts';
+import { urlMatchesUpTo } from './url-probe.ts';
+import { FILTER_DRIVER_LISTINGS, FILTER_SET_CAP } from '../search.ts';
 
 /**
  * The set's condition on term rows (or revisions) `t`, its parameters and how many listings it holds; `members`, when
@@ -46,12 +45,14 @@ const asSet = (members: string, params: Array<string | number>, listings: number
 });
 
 /**
- * The listings whose resource URL holds `url`, as a set, when at most URL_INDEX_CAP hold it (as a list page reads
- * them, url-probe.ts): exact at any snapshot, since a listing's URL never changes.
+ * The listings whose resource URL holds `url`, as a set, when at most FILTER_DRIVER_LISTINGS hold it (read as a list
+ * page reads them, url-probe.ts), so a set small enough to drive the search: exact at any snapshot, since a listing's
+ * URL never changes. Without it each term row's listing is read to check `url`: a one-term walk under a substring
+ * a thousand of 1M listings hold read about 20,000 rows for a page (200 ms), where its set is a thousand reads.
  */
 function urlSet(db: DatabaseSync, url: string): FilterSet | undefined {
-  const ids = urlMatchesCapped(db, url, URL_INDEX_CAP + 1);
-  if (ids.length > URL_INDEX_CAP) return undefined;
+  const ids = urlMatchesUpTo(db, url, FILTER_DRIVER_LISTINGS);
+  if (ids === undefined) return undefined;
   return asSet('SELECT value FROM json_each(?)', [JSON.stringify(ids)], ids.length);
 }
 
