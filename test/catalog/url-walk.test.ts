@@ -247,7 +247,9 @@ describe("SQLite's url set for a search (src/catalog/sqlite/url-probe.ts urlMatc
       const start = Math.floor(caseRand() * (from.length - 4));
       const part = from.slice(start, start + 3 + Math.floor(caseRand() * 2));
       const k = heldBy(part).length;
-      if (k > CAP && k <= CAP * 1.2 && !urls.includes(part)) (urls.push(part), added++);
+      if (k <= CAP || k > CAP * 1.2 || urls.includes(part)) continue;
+      urls.push(part);
+      added++;
     }
     expect(urls.filter((url) => heldBy(url).length > CAP).length).toBeGreaterThan(0);
     const found = new Set<string>();
