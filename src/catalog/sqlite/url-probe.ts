@@ -18,13 +18,17 @@ const WINDOWS_ASKED = 3;
 /** Each connection's sample (the store's and its readers' connections each keep their own). */
 const samples = new WeakMap<DatabaseSync, UrlSample>();
 
+/** The highest listing id: the range a sample draws from, and about how many listings the catalog holds. */
+const highestListingId = (db: DatabaseSync) =>
+  Number((cachedStatement(db, 'SELECT coalesce(max(id), 0) AS n FROM listings').get() as { n: number }).n);
+
 /** The connection's sample of lowered resource URLs, drawn again (URL_SAMPLE_SIZE random ids) when it is stale. */
 function freshSample(db: DatabaseSync): UrlSample {
   let sample = samples.get(db);
   if (!sample) samples.set(db, (sample = new UrlSample()));
   const nowMs = Date.now();
   if (!sample.stale(nowMs)) return sample;
-  const max = Number((cachedStatement(db, 'SELECT coalesce(max(id), 0) AS n FROM listings').get() as { n: number }).n);
+  const max = highestListingId(db);
   const ids = Array.from({ length: max === 0 ? 0 : URL_SAMPLE_SIZE }, () => 1 + Math.floor(Math.random() * max));
   // Read from the trigram table's own copy of each URL (FTS5's `listing_urls_content`: id, c0), a few dozen bytes a row
   // where a listing's row holds its whole body: 256 random listings' rows took about 4 ms, their URLs' rows about 1.3.
@@ -55,12 +59,11 @@ export function urlMatchesCapped(db: DatabaseSync, url: string, want: number): n
 /**
  * The ids of every listing whose resource URL holds `url` when at most `cap` do, else undefined: a search's set
  * (filter-set.ts), which only chooses how its rows are checked, not what they answer. The index is not asked when
- * the sample says the substring is common (held by more than twice `cap` of the catalog's listings, by its share
- * of the sample): collecting `cap` + 1 matches to learn that costs a read of each (about 35 µs apiece from disk).
+ * the sample says the substring is common (held by more than twice `cap` listings: its share of the sample times
+ * the highest listing id): collecting `cap` + 1 matches to learn that costs a read of each (about 35 µs apiece from disk).
  */
 export function urlMatchesUpTo(db: DatabaseSync, url: string, cap: number): number[] | undefined {
-  const listings = Number((cachedStatement(db, 'SELECT coalesce(max(id), 0) AS n FROM listings').get() as { n: number }).n);
-  if (freshSample(db).share(asciiLower(url)) * listings > 2 * cap) return undefined;
+  if (freshSample(db).share(asciiLower(url)) * highestListingId(db) > 2 * cap) return undefined;
   const ids = urlMatchesCapped(db, url, cap + 1);
   return ids.length > cap ? undefined : ids;
 }
