@@ -74,7 +74,8 @@ function walkPageOrder(
   budget: number,
 ): { ids: number[]; partialResults: boolean } {
   const others = withUsdPriceAsAmount(store.db, withoutUrl(filters));
-  const { key } = keyedFilter(store.db, others, visibleSince, failing).counted[0]!;
+  const counted = byFewestListings(filterKeys(others), (key) => listingsWith(store.db, key));
+  const { key } = counted[0]!;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   // The key's entries not hidden by age.
   const ends = store
@@ -90,7 +91,7 @@ function walkPageOrder(
   // The walk's range starts at the newest entry and ends at `end`: its lastUpdated is the range's lower bound on the
   // index (it is at least visibleSince), so a walk that finds fewer than it wants stops there. Beside visibleSince as
   // that bound, with `end` only a further check, a walk that found too few read every entry of the key (135 ms at 1M).
-  const keyed = keyedFilter(store.db, others, end ? end.last_updated : visibleSince, failing);
+  const keyed = keyedFilter(store.db, others, end ? end.last_updated : visibleSince, failing, counted);
   // Each walked URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen
   // bytes a row where a listing's row holds its whole body, and the other filters from their list keys' entries.
   const want = walkWant(page);
@@ -111,15 +112,16 @@ function walkPageOrder(
  * asset + maxAmount where it can be: list-index.ts withUsdPriceAsAmount): the conditions on an entry `k` of
  * `listing_keys` of the filters' rarest key (`counted[0]`, byFewestListings), the other keys' entries, the accepted
  * entries' terms (price), and the listings hidden by age or failures left out. `single` when the rarest key is the
- * whole filter (its count less the hidden is the total).
+ * whole filter (its count less the hidden is the total). `counted`: the filters' keys by their listings, when the
+ * caller has read them already.
  */
 export function keyedFilter(
   db: DatabaseSync,
   filters: DiscoveryFilters,
   visibleSince: string | undefined,
   failing: string | undefined,
+  counted = byFewestListings(filterKeys(filters), (key) => listingsWith(db, key)),
 ): { counted: Array<{ key: ListingKey; n: number }>; sql: string; params: Array<string | number>; single: boolean } {
-  const counted = byFewestListings(filterKeys(filters), (key) => listingsWith(db, key));
   const [driver, ...others] = counted;
   const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
   const held = heldFiltersSql(
