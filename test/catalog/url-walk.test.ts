@@ -4,7 +4,8 @@
  * the trigram index (exact page and total, `partialResults` false); one more listings hold is the matches a walk in
  * page order finds, up to the page and one more among the first listings holding the other filters' rarest list key
  * (`partialResults` true unless the walk checked every such listing). Other filters (a price among them), any letter
- * case, offsets past the matches, listings hidden by age.
+ * case, offsets past the matches, listings hidden by age, and listings failing their liveness checks (a walk counts them
+ * among the listings it read, and shows none).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +60,11 @@ let postgres: PostgresCatalogStore;
 let postgresByWindows: PostgresCatalogStore;
 let databaseUrl: string;
 const now = new Date('2026-02-01T00:00:00Z');
+/** The listings failing their liveness checks since before this time are hidden: the pages below hide those failing since FAILED_AT. */
+const FAILING_BEFORE = '2026-01-20T00:00:00.000Z';
+const FAILED_AT = '2026-01-10T00:00:00.000Z';
+/** About a tenth of the listings fail (each draft's URL ends in its number), on both stores alike. */
+const FAILING_LISTINGS = `UPDATE listings SET liveness_failing_since = '${FAILED_AT}' WHERE resource LIKE '%3'`;
 
 beforeAll(async () => {
   databaseUrl = await freshCatalogDatabase();
@@ -73,7 +79,12 @@ beforeAll(async () => {
     const written = postgres.writeListing(d, new Date(at));
     expect(sqlite.writeListing(d, new Date(at)).status).toBe((await written).status);
   }
+  sqlite.db.exec(FAILING_LISTINGS);
   sqlite.db.exec('COMMIT');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query(FAILING_LISTINGS);
+  await client.end();
   postgresByWindows = await PostgresCatalogStore.open(databaseUrl, {
     urlIndexCap: CAP,
     urlWalkBudget: BUDGET,
@@ -102,15 +113,19 @@ function keyFilters(key: ListingKey): DiscoveryFilters {
   return Object.fromEntries(key.kind.split('+').map((kind, i) => [kind, values[i]]));
 }
 
-/** Every listing of `filters` in page order (the list without `url`, paged through), those before `visibleSince` left out. */
+/**
+ * Every listing of `filters` in page order (the list without `url`, paged through), those before `visibleSince` left out,
+ * and those failing since before `failingBefore`.
+ */
 async function scan(
   store: CatalogStore | PostgresCatalogStore,
   filters: DiscoveryFilters,
   visibleSince?: string,
+  failingBefore?: string,
 ): Promise<DiscoveryResource[]> {
   const out: DiscoveryResource[] = [];
   for (let offset = 0; ; offset += 100) {
-    const { items } = await store.list(filters, { limit: 100, offset }, now, visibleSince);
+    const { items } = await store.list(filters, { limit: 100, offset }, now, visibleSince, failingBefore);
     out.push(...items);
     if (items.length < 100) return out;
   }
@@ -172,7 +187,8 @@ describe('url on a list page, bounded, against a plain scan', () => {
         );
         held.sort((x, y) => x.n - y.n);
         walkable.set(`${since}${JSON.stringify(other)}`, held[0]!.listings);
-        allowedBy.set(`${since}${JSON.stringify(other)}`, new Set((await scan(sqlite, other, since)).map((item) => item.resource)));
+        const shown = await scan(sqlite, other, since, FAILING_BEFORE);
+        allowedBy.set(`${since}${JSON.stringify(other)}`, new Set(shown.map((item) => item.resource)));
       }
     }
     const ways = new Set<boolean>();
@@ -201,7 +217,7 @@ describe('url on a list page, bounded, against a plain scan', () => {
             const matches = indexed <= CAP ? all : all.slice(0, want);
             const partialResults = indexed > CAP && (matches.length === want || walkedKey.length > BUDGET);
             ways.add(partialResults);
-            const got = await store.list({ ...other, url }, page, now, since);
+            const got = await store.list({ ...other, url }, page, now, since, FAILING_BEFORE);
             expect({
               name,
               url,

@@ -150,7 +150,8 @@ export async function listBySelectiveFilter(
  * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked where its spelled URL was read, without its
  * listing's row (heldBySpelled), and the page is theirs, in page order (exact). Else the page is the matches a walk
  * finds among the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without
- * any), at most the page and one more (`partialResults` unless that range is every listing holding the key). A
+ * any), at most the page and one more (`partialResults` unless that range is every listing holding the key). Without
+ * other filters the walk reads the spelled URLs in page order (catalog migration 32), no listing's row. With them, a
  * substring that few listings hold (url-probe.ts urlLettersRead) has all its spelled matches read and joined to the
  * range (hashed: both sides fenced), so only those listings are read; else each entry's listing is read in page order
  * (a fenced primary-key read, so the planner never hashes the walk against every listing) until enough match. Each
@@ -170,7 +171,7 @@ async function listByUrl(
   const want = walkWant(page);
   const { values, p } = parameters();
   const others = withoutUrl(filters);
-  const checks = `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}`;
+  const checks = () => `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}`;
   const listing = 'CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l';
   // The walked key: the other filters' rarest, a tie in filterKeys' order (listing.ts byFewestListings), chosen by the
   // statement (walk_key below); without other filters, `all` (filterKeys' only key then).
@@ -180,25 +181,41 @@ async function listByUrl(
       ? `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
          ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`
       : undefined;
+  // Functions, as `checks` and the ranges below: a part takes its parameters only when the statement holds it.
   const everyListing = () =>
     (walkKey ? `k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)` : `k.kind = 'all' AND k.value = ''`) +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   // The walked entries: one index range, read in page order (no sort), that stops at the budget.
-  const range = `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)}`;
-  const walk = byIndex
-    ? `SELECT k.listing_id FROM (
-         SELECT k.listing_id, k.last_updated FROM (${range}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
-       ) k ${listing} WHERE ${checks} ${order} LIMIT ${p(want)}`
-    : `SELECT k.listing_id FROM (${range}) k ${listing} WHERE ${checks} ${order} LIMIT ${p(want)}`;
-  const few = `(SELECT count(*) FROM spelled) <= ${p(urlIndexCap)}`;
+  const range = () => `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)}`;
+  // Without other filters, the spelled URLs in page order (catalog migration 32): the same entries as `all`'s, each
+  // checked on its spelling, its spelling found first (strpos, cheap; CASE keeps the order) before the exact check.
+  const spelledRange = () =>
+    `SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c${
+      visibleSince === undefined ? '' : ` WHERE c.last_updated >= ${p(visibleSince)}`
+    } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}`;
+  const joined = byIndex && walkKey !== undefined;
+  const walk =
+    walkKey === undefined
+      ? `SELECT k.listing_id FROM (${spelledRange()}) k
+         WHERE CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, undefined, failing)} ELSE false END
+         ${order} LIMIT ${p(want)}`
+      : joined
+        ? `SELECT k.listing_id FROM (
+             SELECT k.listing_id, k.last_updated FROM (${range()}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
+           ) k ${listing} WHERE ${checks()} ${order} LIMIT ${p(want)}`
+        : `SELECT k.listing_id FROM (${range()}) k ${listing} WHERE ${checks()} ${order} LIMIT ${p(want)}`;
+  // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
   const found = await db.query<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${byIndex ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''}
-     SELECT CASE WHEN ${few} THEN ARRAY(
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${joined ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
+       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few FROM spelled),
+       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ARRAY(${walk}) END AS ids)
+     SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(
          SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
        ) END AS exact,
-       CASE WHEN NOT ${few} THEN ARRAY(${walk}) END AS walked,
-       CASE WHEN NOT ${few} THEN EXISTS (SELECT 1 FROM listing_keys k WHERE ${everyListing()} ${order} OFFSET ${p(urlWalkBudget)}) END AS beyond`,
+       w.ids AS walked,
+       CASE WHEN cardinality(w.ids) < ${p(want)} THEN EXISTS (SELECT 1 FROM listing_keys k WHERE ${everyListing()} ${order} OFFSET ${p(urlWalkBudget)}) END AS beyond
+     FROM walked w`,
     values,
   );
   const { exact, walked, beyond } = found.rows[0]!;

@@ -28,7 +28,7 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
-import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION } from './url-probe.ts';
+import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION, URL_LETTERS_PAGE_MIGRATION } from './url-probe.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
   NETWORK_PRICE_KEYS_MIGRATION,
@@ -586,4 +586,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 31: each spelled URL carries its listing's lastUpdated (postgres/url-probe.ts), so a `url` page reads no listing row
   // but its page's.
   URL_LETTERS_DATED_MIGRATION,
+  // 32: the spelled URLs in page order, walked by a `url` page without other filters (postgres/url-probe.ts).
+  URL_LETTERS_PAGE_MIGRATION,
 ];
