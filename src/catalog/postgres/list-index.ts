@@ -9,6 +9,8 @@ import {
   heldFiltersSql,
   pageListingsStatement,
   parameters,
+  queryCustom,
+  queryGeneric,
   readPage,
   type Db,
   type RawListingRow,
@@ -206,7 +208,9 @@ async function listByUrl(
            ) k ${listing} WHERE ${checks()} ${order} LIMIT ${p(want)}`
         : `SELECT k.listing_id FROM (${range()}) k ${listing} WHERE ${checks()} ${order} LIMIT ${p(want)}`;
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
-  const found = await db.query<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
+  const found = await queryCustom<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
+    db,
+    'url',
     `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${joined ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
        counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few FROM spelled),
        walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ARRAY(${walk}) END AS ids)
@@ -258,7 +262,10 @@ async function pageOf(
   const pageIds = ids.slice(page.offset, page.offset + page.limit);
   if (pageIds.length === 0) return { items: [], total: ids.length, partialResults };
   const q = parameters();
-  const rows = await db.query<RawListingRow>(
+  // Its shape fixes its plan (the primary key's rows): planned once per connection (queries.ts queryGeneric).
+  const rows = await queryGeneric<RawListingRow>(
+    db,
+    'page',
     `SELECT ${listingColumns(now, q.p)} WHERE l.id = ANY(${q.p(pageIds)}::bigint[]) ORDER BY l.last_updated DESC, l.id DESC`,
     q.values,
   );
