@@ -26,7 +26,7 @@ import {
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, withoutUrl, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { freshSample, spelledHolds, spelledMatches, urlChecked, urlLettersRead } from './url-probe.ts';
+import { freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -152,12 +152,11 @@ export async function listBySelectiveFilter(
  * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked where its spelled URL was read, without its
  * listing's row (heldBySpelled), and the page is theirs, in page order (exact). Else the page is the matches a walk
  * finds among the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without
- * any), at most the page and one more (`partialResults` unless that range is every listing holding the key). Without
- * other filters the walk reads the spelled URLs in page order (catalog migration 32), no listing's row. With them, a
- * substring that few listings hold (url-probe.ts urlLettersRead) has all its spelled matches read and joined to the
- * range (hashed: both sides fenced), so only those listings are read; else each entry's listing is read in page order
- * (a fenced primary-key read, so the planner never hashes the walk against every listing) until enough match. Each
- * part runs only when its case is the answer's.
+ * any), at most the page and one more (`partialResults` unless that range is every listing holding the key), each
+ * checked on its spelled URL as an exact match is: no listing's row is read but the page's. Without other filters the
+ * walk reads the spelled URLs in page order (catalog migration 32). With them, a substring that few listings hold
+ * (url-probe.ts urlLettersRead) has all its spelled matches read and joined to the range; else each entry's spelled
+ * URL is read by its listing until enough match. Each part runs only when its case is the answer's.
  */
 async function listByUrl(
   db: Db,
@@ -173,8 +172,6 @@ async function listByUrl(
   const want = walkWant(page);
   const { values, p } = parameters();
   const others = withoutUrl(filters);
-  const checks = () => `${urlChecked(url, p)} AND ${filterConditions(others, p, undefined, true)}${shown(p, undefined, failing)}`;
-  const listing = 'CROSS JOIN LATERAL (SELECT * FROM listings l WHERE l.id = k.listing_id OFFSET 0) l';
   // The walked key: the other filters' rarest, a tie in filterKeys' order (listing.ts byFewestListings), chosen by the
   // statement (walk_key below); without other filters, `all` (filterKeys' only key then).
   const keys = filterKeys(others);
@@ -183,30 +180,32 @@ async function listByUrl(
       ? `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
          ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`
       : undefined;
-  // Functions, as `checks` and the ranges below: a part takes its parameters only when the statement holds it.
+  // Functions, as the ranges below: a part takes its parameters only when the statement holds it.
   const everyListing = () =>
     (walkKey ? `k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)` : `k.kind = 'all' AND k.value = ''`) +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-  // The walked entries: one index range, read in page order (no sort), that stops at the budget.
-  const range = () => `SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)}`;
-  // Without other filters, the spelled URLs in page order (catalog migration 32): the same entries as `all`'s, each
-  // checked on its spelling, its spelling found first (strpos, cheap; CASE keeps the order) before the exact check.
-  const spelledRange = () =>
-    `SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c${
-      visibleSince === undefined ? '' : ` WHERE c.last_updated >= ${p(visibleSince)}`
-    } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}`;
-  const joined = byIndex && walkKey !== undefined;
-  const walk =
+  // The walked entries, each with its spelled URL: one index range, read in page order (no sort), that stops at the
+  // budget. Without other filters, the spelled URLs in page order (catalog migration 32: the same entries as `all`'s);
+  // else the key's entries, each entry's spelled URL read by its listing (fenced: the planner never hashes the walk
+  // against every spelled URL).
+  const range = () =>
     walkKey === undefined
-      ? `SELECT k.listing_id FROM (${spelledRange()}) k
-         WHERE CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, undefined, failing)} ELSE false END
-         ${order} LIMIT ${p(want)}`
-      : joined
-        ? `SELECT k.listing_id FROM (
-             SELECT k.listing_id, k.last_updated FROM (${range()}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
-           ) k ${listing} WHERE ${checks()} ${order} LIMIT ${p(want)}`
-        : `SELECT k.listing_id FROM (${range()}) k ${listing} WHERE ${checks()} ${order} LIMIT ${p(want)}`;
+      ? `SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c${
+          visibleSince === undefined ? '' : ` WHERE c.last_updated >= ${p(visibleSince)}`
+        } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}`
+      : `SELECT k.listing_id, k.last_updated, (SELECT c.letters FROM listing_url_letters c WHERE c.listing_id = k.listing_id) AS letters
+         FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)} OFFSET 0`;
+  // Each walked entry checked as an exact match is (heldBySpelled), its spelling found first (strpos, cheap; CASE keeps
+  // the order). A substring few listings hold is joined to its spelled matches instead (hashed: both sides fenced).
+  const joined = byIndex && walkKey !== undefined;
+  const walk = joined
+    ? `SELECT k.listing_id FROM (
+         SELECT c.listing_id, c.letters, k.last_updated FROM (${range()}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
+       ) k WHERE ${heldBySpelled(url, others, p, undefined, failing)} ${order} LIMIT ${p(want)}`
+    : `SELECT k.listing_id FROM (${range()}) k
+       WHERE CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, undefined, failing)} ELSE false END
+       ${order} LIMIT ${p(want)}`;
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
   const found = await queryCustom<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
     db,
