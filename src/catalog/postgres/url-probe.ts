@@ -120,10 +120,11 @@ export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Pro
  */
 const SCANNED_SHARE = 1 / 8;
 /**
- * Below this share of the sample's URLs holding `url`, a walk in page order reads only the listings the index names
- * for it, not each walked listing: a match is rarer than one listing in 32 there, and a walk for a page's matches
- * read thousands of listings one by one (4,000, 5–7 ms at 100k, for `i26`, held by 1,111). (SQLite's FTS5 reads
- * each window's whole entry list, about as long as such a walk: there the walk reads each listing's URL.)
+ * Below this share of the sample's URLs holding `url`, a walk beside other filters reads only the spelled URLs the
+ * index names for it, not each walked listing's: a match is rarer than one listing in 32 there, and a walk for a
+ * page's matches reads thousands of them one by one (4,000 listing rows took 5–7 ms at 100k, for `i26`, held by
+ * 1,111). A walk without other filters reads the spelled URLs in page order (list-index.ts listByUrl). (SQLite's FTS5
+ * reads each window's whole entry list, about as long as such a walk: there the walk reads each listing's URL.)
  */
 const WALKED_BY_INDEX_SHARE = 1 / 32;
 
