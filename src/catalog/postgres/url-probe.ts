@@ -154,13 +154,6 @@ export function spelledMatches({ spelled, windows }: UrlLettersRead, p: (value: 
 }
 
 /**
- * The condition that listing `l`'s URL holds `url`, ignoring ASCII case, checked on the row: strpos, which no index
- * serves. Where queries.ts urlCondition's LIKE stands beside other conditions, the planner may read the listings' own
- * trigram index (migration 29) for every URL holding the substring's common trigrams, when the rows to check are few.
- */
-export const urlChecked = (url: string, p: (value: unknown) => string) => `strpos(lower(l.resource), ${p(asciiLower(url))}) > 0`;
-
-/**
  * The ids of the listings holding `url` when at most `cap` listings' spelled URLs hold its spelling, else undefined:
  * the set a filtered search may be narrowed to (filter-driver.ts searchFilters; sqlite/filter-set.ts urlSet). The spelled
  * matches are counted, at most `cap` + 1, and only when they are at most `cap` checked (spelledHolds).
