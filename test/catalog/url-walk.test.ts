@@ -106,6 +106,9 @@ const stores = () =>
     ['Postgres by windows', postgresByWindows],
   ] as const;
 
+/** Whether `item`'s resource URL holds `url`, ignoring case: what the `url` filter means. */
+const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
+
 /** The filters a list key stands for (src/catalog/listing.ts filterKeys): `network+asset` is `network` and `asset`. */
 function keyFilters(key: ListingKey): DiscoveryFilters {
   if (key.kind === 'all') return {};
@@ -140,7 +143,6 @@ describe('url on a list page, bounded, against a plain scan', () => {
     // walk's range then ends at its last entry, not at that time.
     const visibleSince = [...everything].sort((x, y) => x.lastUpdated.localeCompare(y.lastUpdated))[LISTINGS / 2]!.lastUpdated;
     const sinces = [undefined, visibleSince];
-    const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
     // 'aexample': no URL holds it, every spelled URL holds its spelling ('.example' is 'qaexample'); so do a few
     // hold 'aweather.example.com/v1''s ('api.weather.example.com/v1'), which Postgres reads from its index.
     const urls = [
@@ -257,7 +259,7 @@ describe("SQLite's url set for a search (src/catalog/sqlite/url-probe.ts urlMatc
       urls.push(from.slice(start, start + length));
     }
     // Substrings just past the cap, which the sample leaves to the index: its cap must say no.
-    const heldBy = (url: string) => everything.filter((item) => item.resource.toLowerCase().includes(url.toLowerCase()));
+    const heldBy = (url: string) => everything.filter((item) => holds(item, url));
     for (let n = 0, added = 0; n < 2000 && added < 5; n++) {
       const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
       const start = Math.floor(caseRand() * (from.length - 4));
@@ -286,10 +288,7 @@ describe("SQLite's url set for a search (src/catalog/sqlite/url-probe.ts urlMatc
       ).map((r) => r.resource);
       expect({ url, resources: resources.sort() }).toEqual({
         url,
-        resources: held
-          .map((item) => item.resource)
-
-          .sort(),
+        resources: held.map((item) => item.resource).sort(),
       });
     }
     expect(found.has('a set') && found.has('past the cap')).toBe(true);

@@ -168,7 +168,6 @@ async function listByUrl(
   const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = scale;
   const { filters, page, now, visibleSince, failing } = read;
   const letters = urlLettersRead(url, await freshSample(db, urlSample, now.getTime()), scale);
-  const byIndex = letters.walkedByIndex;
   const want = walkWant(page);
   const { values, p } = parameters();
   const others = withoutUrl(filters);
@@ -198,7 +197,7 @@ async function listByUrl(
          FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)} OFFSET 0`;
   // Each walked entry checked as an exact match is (heldBySpelled), its spelling found first (strpos, cheap; CASE keeps
   // the order). A substring few listings hold is joined to its spelled matches instead (hashed: both sides fenced).
-  const joined = byIndex && walkKey !== undefined;
+  const joined = letters.walkedByIndex && walkKey !== undefined;
   const walk = joined
     ? `SELECT k.listing_id FROM (
          SELECT c.listing_id, c.letters, k.last_updated FROM (${range()}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0

@@ -74,7 +74,7 @@ function walkPageOrder(
   budget: number,
 ): { ids: number[]; partialResults: boolean } {
   const others = withUsdPriceAsAmount(store.db, withoutUrl(filters));
-  const counted = byFewestListings(filterKeys(others), (key) => listingsWith(store.db, key));
+  const counted = keysByListings(store.db, others);
   const { key } = counted[0]!;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   // The key's entries not hidden by age.
@@ -107,20 +107,23 @@ function walkPageOrder(
   return { ids, partialResults: ids.length === want || ends.length > 1 };
 }
 
+/** The filters' list keys with their listings, fewest first (listing.ts byFewestListings): read once per page. */
+const keysByListings = (db: DatabaseSync, filters: DiscoveryFilters) =>
+  byFewestListings(filterKeys(filters), (key) => listingsWith(db, key));
+
 /**
  * The list index's read of list filters other than `resource`, `toolName` and `url` (maxUsdPrice already read as
  * asset + maxAmount where it can be: list-index.ts withUsdPriceAsAmount): the conditions on an entry `k` of
  * `listing_keys` of the filters' rarest key (`counted[0]`, byFewestListings), the other keys' entries, the accepted
  * entries' terms (price), and the listings hidden by age or failures left out. `single` when the rarest key is the
- * whole filter (its count less the hidden is the total). `counted`: the filters' keys by their listings, when the
- * caller has read them already.
+ * whole filter (its count less the hidden is the total). `counted`: keysByListings(filters), passed in when the caller has read it.
  */
 export function keyedFilter(
   db: DatabaseSync,
   filters: DiscoveryFilters,
   visibleSince: string | undefined,
   failing: string | undefined,
-  counted = byFewestListings(filterKeys(filters), (key) => listingsWith(db, key)),
+  counted = keysByListings(db, filters),
 ): { counted: Array<{ key: ListingKey; n: number }>; sql: string; params: Array<string | number>; single: boolean } {
   const [driver, ...others] = counted;
   const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
