@@ -90,23 +90,23 @@ export const TYPED_PRICE_INDEX_MIGRATION = `
     SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(n) FROM price_counts GROUP BY asset, left(price, ${PRICE_BUCKET}), type;`;
 
 /**
- * One listing more (delta 1) or less (-1) at `price` under `asset` and `type`, in its price's row of
- * `price_counts`, its bucket's of `price_buckets` and its class's of `price_classes`: one statement
- * (each row is a conflict-safe upsert, so concurrent writers of other listings add to it).
+ * The upserts that add each row of the CTE `deltas (asset, price, type, d)` (d: 1 for a listing more at that price, -1 for one
+ * less) to its price's row of `price_counts`, its bucket's of `price_buckets` and its class's of `price_classes`, as the
+ * last parts of one statement. Each table's deltas are summed per row first: one statement cannot update a row twice, and
+ * a lowered price often stays in its bucket. Each row is a conflict-safe upsert, so concurrent writers of other listings
+ * add to it.
  */
-async function countPrice(db: Db, asset: string, price: string, type: string, delta: number): Promise<void> {
-  await db.query(
-    `WITH counted AS (
-       INSERT INTO price_counts (asset, price, type, n) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (asset, price, type) DO UPDATE SET n = price_counts.n + excluded.n),
-     bucketed AS (
-       INSERT INTO price_buckets (asset, bucket, type, n) VALUES ($1, left($2::text, ${PRICE_BUCKET}), $3, $4)
-       ON CONFLICT (asset, bucket, type) DO UPDATE SET n = price_buckets.n + excluded.n)
-     INSERT INTO price_classes (asset, class, type, n) VALUES ($1, left($2::text, ${PRICE_CLASS}), $3, $4)
-     ON CONFLICT (asset, class, type) DO UPDATE SET n = price_classes.n + excluded.n`,
-    [asset, price, type, delta],
-  );
-}
+const COUNT_PRICE_DELTAS = `
+  counted AS (
+    INSERT INTO price_counts (asset, price, type, n) SELECT asset, price, type, sum(d) FROM deltas GROUP BY asset, price, type
+    ON CONFLICT (asset, price, type) DO UPDATE SET n = price_counts.n + excluded.n),
+  bucketed AS (
+    INSERT INTO price_buckets (asset, bucket, type, n)
+    SELECT asset, left(price, ${PRICE_BUCKET}), type, sum(d) FROM deltas GROUP BY asset, left(price, ${PRICE_BUCKET}), type
+    ON CONFLICT (asset, bucket, type) DO UPDATE SET n = price_buckets.n + excluded.n)
+  INSERT INTO price_classes (asset, class, type, n)
+  SELECT asset, left(price, ${PRICE_CLASS}), type, sum(d) FROM deltas GROUP BY asset, left(price, ${PRICE_CLASS}), type
+  ON CONFLICT (asset, class, type) DO UPDATE SET n = price_classes.n + excluded.n`;
 
 /**
  * Catalog migration 13: each listing's smallest amount per asset on each network, under the
@@ -179,45 +179,46 @@ export const PRICE_CLASS_COUNTS_MIGRATION = `
   );
   ${PRICE_CLASSES_FROM_BUCKETS}`;
 
-/** One write of a listing (sqlite/price-index.ts recordPrice): under each of its terms' price index keys. */
+/**
+ * One write of a listing (sqlite/price-index.ts recordPrice), in one statement: each of its price rows takes the write's
+ * time, and under each of its terms' price index keys its price is the terms' amount when that is lower or new, with the
+ * counts moved (COUNT_PRICE_DELTAS). The rows the write lowers or adds take the time from their upsert, the others from the
+ * UPDATE: the parts of one statement read one snapshot, and must not write one row twice.
+ */
 export async function recordPrice(
   db: Db,
   listing: { id: number; type: string },
   lastUpdated: string,
   terms: { asset: unknown; network: unknown; scheme: unknown; amount: unknown },
 ): Promise<void> {
-  const listingId = listing.id;
-  await db.query('UPDATE listing_prices SET last_updated = $1 WHERE listing_id = $2 AND last_updated <> $1', [lastUpdated, listingId]);
   const price = priceKey(terms.amount);
-  if (price === undefined) return;
-  for (const key of priceIndexKeys(terms)) {
-    const current = (
-      await db.query<{ price: string }>('SELECT price FROM listing_prices WHERE listing_id = $1 AND asset = $2', [listingId, key])
-    ).rows[0];
-    if (current && current.price <= price) continue;
-    if (current) {
-      await db.query('UPDATE listing_prices SET price = $1 WHERE listing_id = $2 AND asset = $3', [price, listingId, key]);
-      await countPrice(db, key, current.price, listing.type, -1);
-    } else {
-      await db.query('INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) VALUES ($1, $2, $3, $4, $5)', [
-        listingId,
-        key,
-        listing.type,
-        price,
-        lastUpdated,
-      ]);
-    }
-    await countPrice(db, key, price, listing.type, 1);
-  }
+  await db.query(
+    `WITH keyed AS (
+       SELECT k.asset, p.price AS old FROM unnest($3::text[]) AS k(asset)
+       LEFT JOIN listing_prices p ON p.listing_id = $1 AND p.asset = k.asset),
+     changed AS (SELECT asset COLLATE "C" AS asset, old FROM keyed WHERE old IS NULL OR old > $4::text COLLATE "C"),
+     stamped AS (
+       UPDATE listing_prices SET last_updated = $5
+       WHERE listing_id = $1 AND last_updated <> $5 AND asset NOT IN (SELECT asset FROM changed)),
+     priced AS (
+       INSERT INTO listing_prices (listing_id, asset, type, price, last_updated) SELECT $1, asset, $2, $4, $5 FROM changed
+       ON CONFLICT (listing_id, asset) DO UPDATE SET price = excluded.price, last_updated = excluded.last_updated),
+     deltas AS (
+       SELECT asset, $4::text COLLATE "C" AS price, $2::text COLLATE "C" AS type, 1 AS d FROM changed
+       UNION ALL SELECT asset, old, $2, -1 FROM changed WHERE old IS NOT NULL),
+     ${COUNT_PRICE_DELTAS}`,
+    [listing.id, listing.type, price === undefined ? [] : priceIndexKeys(terms), price ?? '', lastUpdated],
+  );
 }
 
-/** A withdrawn listing leaves the index and its counts (withdraw.ts). */
+/** A withdrawn listing leaves the index and its counts (withdraw.ts), in one statement. */
 export async function removePrices(db: Db, listingId: string | number): Promise<void> {
-  const rows = await db.query<{ asset: string; price: string; type: string }>(
-    'DELETE FROM listing_prices WHERE listing_id = $1 RETURNING asset, price, type',
+  await db.query(
+    `WITH removed AS (DELETE FROM listing_prices WHERE listing_id = $1 RETURNING asset, price, type),
+     deltas AS (SELECT asset, price, type, -1 AS d FROM removed),
+     ${COUNT_PRICE_DELTAS}`,
     [listingId],
   );
-  for (const row of rows.rows) await countPrice(db, row.asset, row.price, row.type, -1);
 }
 
 /** The condition "listing `id` has an entry under price index key K at most M" for the list query's other path. */
