@@ -24,10 +24,15 @@ export function refusal<T = WriteOutcome>(err: unknown): T {
   throw err;
 }
 
-/** Takes the advisory lock of a listing's identity (resource, type, toolName) until the transaction ends. */
+/**
+ * Takes the advisory lock of a listing's identity (resource, type, toolName) until the transaction ends. Both statements
+ * go out together on a pipelined pool (the catalog store's): one round trip.
+ */
 export async function lockIdentity(db: Db, key: { resource: string; type: string; toolName: string }): Promise<void> {
-  await db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
-  await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-    JSON.stringify(['svc:catalog:listing', key.resource, key.type, key.toolName]),
+  await Promise.all([
+    db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`),
+    db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      JSON.stringify(['svc:catalog:listing', key.resource, key.type, key.toolName]),
+    ]),
   ]);
 }

@@ -57,7 +57,10 @@ export const ACCEPTED_ASSETS_MIGRATION = `
     END LOOP;
   END $$;`;
 
-/** Counts one settled payment for a listing (sqlite/quality.ts recordCall), in its write transaction. */
+/**
+ * Counts one settled payment for a listing (sqlite/quality.ts recordCall), in its write transaction. The statements that do
+ * not wait on one another's answers are sent together (the store's pool is pipelined: one round trip for each group).
+ */
 export async function recordCall(db: Db, listingId: number, day: number, payment: PaymentFacts): Promise<void> {
   if (payment.id !== undefined) {
     const inserted = await db.query('INSERT INTO listing_payments (payment_id, day) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
@@ -66,45 +69,52 @@ export async function recordCall(db: Db, listingId: number, day: number, payment
     ]);
     if (inserted.rowCount === 0) return;
   }
-  await db.query(
+  const called = db.query(
     `INSERT INTO listing_calls (listing_id, day, calls, payers) VALUES ($1, $2, 1, 0)
      ON CONFLICT (listing_id, day) DO UPDATE SET calls = listing_calls.calls + 1`,
     [listingId, day],
   );
-  if (payment.payer !== undefined) {
-    const previous = (
-      await db.query<{ last_day: number }>('SELECT last_day FROM listing_payers WHERE listing_id = $1 AND payer = $2', [
-        listingId,
-        payment.payer,
-      ])
-    ).rows[0];
-    if (previous === undefined || Number(previous.last_day) < day) {
-      await db.query(
+  const lastDay =
+    payment.payer === undefined
+      ? undefined
+      : db.query<{ last_day: number }>('SELECT last_day FROM listing_payers WHERE listing_id = $1 AND payer = $2', [
+          listingId,
+          payment.payer,
+        ]);
+  const [, previousRows] = await Promise.all([called, lastDay]);
+  const previous = previousRows?.rows[0];
+  const counted: Promise<unknown>[] = [];
+  if (payment.payer !== undefined && (previous === undefined || Number(previous.last_day) < day)) {
+    counted.push(
+      db.query(
         `INSERT INTO listing_payers (listing_id, payer, last_day) VALUES ($1, $2, $3)
          ON CONFLICT (listing_id, payer) DO UPDATE SET last_day = EXCLUDED.last_day`,
         [listingId, payment.payer, day],
-      );
-      await db.query(
+      ),
+      db.query(
         `UPDATE listing_calls SET payers = payers + (CASE WHEN day = $2 THEN 1 ELSE -1 END)
          WHERE listing_id = $1 AND (day = $2 OR day = $3)`,
         [listingId, day, previous === undefined ? day : Number(previous.last_day)],
-      );
-    }
+      ),
+    );
   }
   const expired = windowStartDay(day * 86_400_000);
   // Expired rows through the day indexes, deleted by key (joined, so no scan of the whole table).
-  await db.query(
-    `WITH calls AS (
-       DELETE FROM listing_calls c USING (SELECT listing_id, day FROM listing_calls WHERE day < $1 LIMIT $2) e
-       WHERE c.listing_id = e.listing_id AND c.day = e.day
-     ), payers AS (
-       DELETE FROM listing_payers p USING (SELECT listing_id, payer FROM listing_payers WHERE last_day < $1 LIMIT $2) e
-       WHERE p.listing_id = e.listing_id AND p.payer = e.payer
-     )
-     DELETE FROM listing_payments p USING (SELECT payment_id FROM listing_payments WHERE day < $1 LIMIT $2) e
-     WHERE p.payment_id = e.payment_id`,
-    [expired, PRUNE_BATCH],
+  counted.push(
+    db.query(
+      `WITH calls AS (
+         DELETE FROM listing_calls c USING (SELECT listing_id, day FROM listing_calls WHERE day < $1 LIMIT $2) e
+         WHERE c.listing_id = e.listing_id AND c.day = e.day
+       ), payers AS (
+         DELETE FROM listing_payers p USING (SELECT listing_id, payer FROM listing_payers WHERE last_day < $1 LIMIT $2) e
+         WHERE p.listing_id = e.listing_id AND p.payer = e.payer
+       )
+       DELETE FROM listing_payments p USING (SELECT payment_id FROM listing_payments WHERE day < $1 LIMIT $2) e
+       WHERE p.payment_id = e.payment_id`,
+      [expired, PRUNE_BATCH],
+    ),
   );
+  await Promise.all(counted);
 }
 
 /** The listing columns with the quality window's sums as of `now`; `p` names the parameter. */

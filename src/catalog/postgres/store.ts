@@ -153,8 +153,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
   }
 
   /**
-   * `writes` in order, each as writeListing writes it (the same outcomes, sequences and rows), in one transaction, each
-   * statement parsed once (queries.ts preparedDb): for corpora written before they are read (the tests'). writeLocked
+   * `writes` in order, each as writeListing writes it (the same outcomes, sequences and rows, each statement prepared:
+   * queries.ts preparedDb), in one transaction: for corpora written before they are read (the tests'). writeLocked
    * refuses before it writes, so a refusal is an outcome and the rest go on; a failure rolls back all of them.
    */
   async writeListings(writes: readonly { draft: ListingDraft; now: Date }[]): Promise<WriteOutcome[]> {
@@ -170,9 +170,13 @@ export class PostgresCatalogStore implements CatalogStorePort {
   /**
    * `work` in one transaction holding the identity's advisory lock (every write of a listing
    * takes it: settlements, claims, withdrawals); an Outcome it throws rolls back and is the answer.
+   * Its statements are prepared on their connection (queries.ts preparedDb).
    */
   private async underIdentityLock<T>(key: { resource: string; type: string; toolName: string }, work: (db: Db) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, async (db) => (await lockIdentity(db, key), work(db))).catch(refusal<T>);
+    return inTransaction(this.pool, async (client) => {
+      const db = preparedDb(client);
+      return (await lockIdentity(db, key), work(db));
+    }).catch(refusal<T>);
   }
 
   /** The write of a settlement, under the identity's lock (writeListing). */
@@ -188,59 +192,65 @@ export class PostgresCatalogStore implements CatalogStorePort {
     if (!merged) throw new Outcome({ status: 'accepts_full' });
     const { body, termsKey } = merged;
 
-    // Held until commit: writes commit in sequence order (search snapshots, search.ts).
-    const seq = Number((await db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq')).rows[0]!.seq);
+    // Held until commit: writes commit in sequence order (search snapshots, search.ts). The listing's row goes with it (the
+    // pool is pipelined: one round trip), a new one taking the sequence from the row this transaction just updated.
     const nowIso = now.toISOString();
-    let listingId: number;
-    if (existing) {
-      listingId = Number(existing.id);
-      await db.query(`UPDATE listings SET x402_version = $1, last_updated = $2, body = $3, ${settledLivenessSql('$5')} WHERE id = $4`, [
-        draft.x402Version,
-        nowIso,
-        JSON.stringify(body),
-        listingId,
-        now.getTime(),
-      ]);
-    } else {
-      const row = await db.query<{ id: string }>(
-        `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body, liveness_basis_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-        [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, seq, nowIso, JSON.stringify(body), now.getTime()],
-      );
-      listingId = Number(row.rows[0]!.id);
-      await insertUrlTerms(db, listingId, draft.resource);
-    }
-    await db.query(
-      `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
-           ON CONFLICT DO NOTHING`,
-      [
-        listingId,
-        termsKey,
-        draft.terms.scheme,
-        draft.terms.network,
-        seq,
-        typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
-        amountKey(draft.terms.amount) ?? null,
-      ],
-    );
-    const extensionKeys = Object.keys(body.extensions);
-    await db.query(
-      `INSERT INTO listing_extensions (listing_id, key, added_seq) SELECT $1, key, $3 FROM unnest($2::text[]) AS key
-           ON CONFLICT DO NOTHING`,
-      [listingId, extensionKeys, seq],
-    );
-    const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], extensionKeys);
-    await db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [
-      listingId,
-      nowIso,
-      keys.map((k) => k.kind),
-      keys.map((k) => k.value),
+    const counted = db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq');
+    const [row, sequenced] = await Promise.all([
+      existing
+        ? db.query<{ id: string }>(
+            `UPDATE listings SET x402_version = $1, last_updated = $2, body = $3, ${settledLivenessSql('$5')} WHERE id = $4`,
+            [draft.x402Version, nowIso, JSON.stringify(body), existing.id, now.getTime()],
+          )
+        : db.query<{ id: string }>(
+            `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body, liveness_basis_ms)
+             VALUES ($1, $2, $3, $4, $5, (SELECT seq FROM catalog_seq WHERE id = 1), $6, $7, $8) RETURNING id`,
+            [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, nowIso, JSON.stringify(body), now.getTime()],
+          ),
+      counted,
     ]);
-    await recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms);
-    await recordCall(db, listingId, utcDay(now), payment);
-    const { calls, payers } = await windowSums(db, listingId, now);
-    await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso, this.commonTermsChosenAt);
-    await pruneRevisions(db, now);
+    const [seq, listingId] = [Number(sequenced.rows[0]!.seq), Number(existing ? existing.id : row.rows[0]!.id)];
+    // Statements no later one reads go out with the next one awaited; their answers are awaited before the write returns.
+    const extensionKeys = Object.keys(body.extensions);
+    const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], extensionKeys);
+    const sent: Promise<unknown>[] = [
+      db.query(
+        `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT DO NOTHING`,
+        [
+          listingId,
+          termsKey,
+          draft.terms.scheme,
+          draft.terms.network,
+          seq,
+          typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
+          amountKey(draft.terms.amount) ?? null,
+        ],
+      ),
+      db.query(
+        `INSERT INTO listing_extensions (listing_id, key, added_seq) SELECT $1, key, $3 FROM unnest($2::text[]) AS key
+           ON CONFLICT DO NOTHING`,
+        [listingId, extensionKeys, seq],
+      ),
+      db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [
+        listingId,
+        nowIso,
+        keys.map((k) => k.kind),
+        keys.map((k) => k.value),
+      ]),
+      recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms),
+    ];
+    if (!existing) sent.push(insertUrlTerms(db, listingId, draft.resource));
+    for (const statement of sent) statement.catch(() => undefined); // awaited below
+    try {
+      await recordCall(db, listingId, utcDay(now), payment);
+      const { calls, payers } = await windowSums(db, listingId, now);
+      await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso, this.commonTermsChosenAt);
+      await pruneRevisions(db, now);
+    } finally {
+      // A failure of one of them comes first: every statement after it failed only because the transaction was aborted.
+      await Promise.all(sent);
+    }
     return { status: 'written', created: !existing, listingId } as const;
   }
 
