@@ -9,7 +9,7 @@ import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 import { COMMON_TERMS_CHOSEN_AT, commonMaskOf } from '../common-terms.ts';
 import { REVISION_SHARE_SUMS, termScores, termSignature, topShareSums, topSharesColumn, type SearchText } from '../terms.ts';
 import { SCORE_UNITS } from './migrations.ts';
-import type { Db } from './queries.ts';
+import { parameters, type Db } from './queries.ts';
 import { urlTerms } from '../url-search.ts';
 import { parseStash } from '../lifecycle.ts';
 
@@ -38,17 +38,21 @@ export async function pruneRevisions(db: Db, now: Date, batch = PRUNE_BATCH): Pr
   return pruned.rowCount ?? 0;
 }
 
-/** A new search revision only when the searchable text or the quality level changed (as sqlite/store.ts reviseSearchText). */
+/**
+ * A new search revision only when the searchable text or the quality level changed (as sqlite/store.ts reviseSearchText).
+ * `level` may still be on its way (store.ts sends the window's sums just before): the current revision's read goes out
+ * with it, one round trip for both. A listing just `created` has no revision and no stash to read.
+ */
 export async function reviseSearchText(
   db: Db,
   listingId: number,
   text: SearchText,
-  level: number,
+  level: number | Promise<number>,
   seq: number,
   nowIso: string,
   commonTermsChosenAt: number = COMMON_TERMS_CHOSEN_AT,
+  created = false,
 ): Promise<void> {
-  const hash = revisionKey(searchTextHash(text), level);
   const currentRevision = async () =>
     (
       await db.query<{ rev: string; text_hash: string }>(
@@ -56,15 +60,23 @@ export async function reviseSearchText(
         [listingId],
       )
     ).rows[0];
-  let current = await currentRevision();
+  const [read, quality] = await Promise.all([created ? undefined : currentRevision(), level]);
+  let current = read;
   // Hidden until now (../lifecycle.ts): back in the index with the revision it had, which this write then revises.
-  if (!current && (await restoreStashed(db, listingId, seq, commonTermsChosenAt))) current = await currentRevision();
+  if (!current && !created && (await restoreStashed(db, listingId, seq, commonTermsChosenAt))) current = await currentRevision();
+  const hash = revisionKey(searchTextHash(text), quality);
   if (current?.text_hash === hash) return;
-  if (current) {
-    await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, nowIso, current.rev]);
-    await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
-  }
-  await insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), level), seq, commonTermsChosenAt);
+  // The current revision's close goes out with the new revision's first statement (insertScoredRevision).
+  const closed = current
+    ? [
+        db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, nowIso, current.rev]),
+        db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]),
+      ]
+    : [];
+  await Promise.all([
+    ...closed,
+    insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), quality), seq, commonTermsChosenAt),
+  ]);
 }
 
 /**
@@ -124,38 +136,30 @@ export async function insertScoredRevision(
     commonTermsChosenAt,
   ]);
   const common = commonMaskOf(new Map(chosen.rows.map(({ term, term_bit }) => [term, Number(term_bit)])), scored);
-  const rev = (
-    await db.query<{ rev: string }>(
-      `INSERT INTO search_revisions (listing_id, from_seq, text_hash, sig, sketch_a, sketch_b, common_mask, common_milli, ${sums.join(', ')})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${sums.map((_, i) => `$${9 + i}`).join(', ')}) RETURNING rev`,
-      [
-        listingId,
-        seq,
-        hash,
-        String(signature.sig),
-        String(signature.sketchA),
-        String(signature.sketchB),
-        common.mask,
-        common.milli,
-        ...topShareSums(scored, REVISION_SHARE_SUMS),
-      ],
-    )
-  ).rows[0]!.rev;
   const scores = [...scored];
+  const { values, p } = parameters();
+  const revision = [
+    listingId,
+    seq,
+    hash,
+    String(signature.sig),
+    String(signature.sketchA),
+    String(signature.sketchB),
+    common.mask,
+    common.milli,
+  ];
+  const terms = p(scores.map(([term]) => term));
+  // The revision and its term rows in one statement (its rev from the INSERT's RETURNING); the revision's sketches on
+  // each of its rows too (catalog migration 22, term-tiers.ts).
   await db.query(
-    `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig, sketch_a, sketch_b)
-     SELECT term, $2, $3, units, milli, $4, NULL, (SELECT bit_or(catalog_term_bit(q)) FROM unnest($1::text[]) AS q), $7, $8
-     FROM unnest($1::text[], $5::bigint[], $6::int[]) AS t(term, units, milli)`,
-    [
-      scores.map(([term]) => term),
-      rev,
-      listingId,
-      seq,
-      scores.map(([, score]) => scoreUnits(score)),
-      scores.map(([, score]) => Math.round(score * 1000)),
-      // The revision's sketches on each of its rows too (catalog migration 22, term-tiers.ts).
-      String(signature.sketchA),
-      String(signature.sketchB),
-    ],
+    `WITH r AS (
+       INSERT INTO search_revisions (listing_id, from_seq, text_hash, sig, sketch_a, sketch_b, common_mask, common_milli, ${sums.join(', ')})
+       VALUES (${[...revision, ...topShareSums(scored, REVISION_SHARE_SUMS)].map((value) => p(value)).join(', ')}) RETURNING rev)
+     INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig, sketch_a, sketch_b)
+     SELECT t.term, r.rev, ${p(listingId)}, t.units, t.milli, ${p(seq)}, NULL,
+       (SELECT bit_or(catalog_term_bit(q)) FROM unnest(${terms}::text[]) AS q), ${p(String(signature.sketchA))}, ${p(String(signature.sketchB))}
+     FROM r CROSS JOIN unnest(${terms}::text[], ${p(scores.map(([, score]) => scoreUnits(score)))}::bigint[],
+       ${p(scores.map(([, score]) => Math.round(score * 1000)))}::int[]) AS t(term, units, milli)`,
+    values,
   );
 }

@@ -239,14 +239,14 @@ export class PostgresCatalogStore implements CatalogStorePort {
         keys.map((k) => k.value),
       ]),
       recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms),
+      pruneRevisions(db, now),
     ];
     if (!existing) sent.push(insertUrlTerms(db, listingId, draft.resource));
     for (const statement of sent) statement.catch(() => undefined); // awaited below
     try {
       await recordCall(db, listingId, utcDay(now), payment);
-      const { calls, payers } = await windowSums(db, listingId, now);
-      await reviseSearchText(db, listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso, this.commonTermsChosenAt);
-      await pruneRevisions(db, now);
+      const level = windowSums(db, listingId, now).then(({ calls, payers }) => qualityLevel(calls, payers));
+      await reviseSearchText(db, listingId, searchTextOf(body, draft), level, seq, nowIso, this.commonTermsChosenAt, !existing);
     } finally {
       // A failure of one of them comes first: every statement after it failed only because the transaction was aborted.
       await Promise.all(sent);
