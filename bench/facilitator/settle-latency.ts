@@ -4,6 +4,7 @@
  * Settle latency against the floor (docs/BENCHMARKS.md):
  *
  *   npm run build && npx tsx bench/facilitator/settle-latency.ts [--n 16] [--baseline <git revision>] [--ledgers 1000,5000]
+ *     [--listing] [--postgres]
  *
  * On 1 s and 5 s devnet ledgers, sequential settles arrive at random points of a ledger; each is
  * POSTed over HTTP to svc running as a separate process. The floor of one settle is the time
@@ -16,6 +17,9 @@
  * seller origin that answers a 402 naming the seller, so each settle starts the catalog's work for
  * a new listing (the origin check of docs/CATALOG.md "Ownership" runs off the payment path); the
  * listings each tree made are counted at the end.
+ *
+ * `--postgres`: each svc on a database of its own in one embedded PostgreSQL (DATABASE_URL), so a settle's journal and,
+ * with `--listing`, its catalog write are Postgres statements.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -27,7 +31,7 @@ import { exportRevision, machine, NO_NEW_ADDRESS_ALLOWANCE, ROOT, startSvc } fro
 import { exactTerms, postSettle, withListing } from '../lib/payments.ts';
 import { encodeX402Header } from '../../src/client/seller.ts';
 import { QUICK } from '../lib/quick.ts';
-import { freePort } from '../../src/dev/postgres.ts';
+import { createDatabase, freePort, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,6 +40,7 @@ const arg = (name: string, fallback: string) => {
 const N = Number(arg('n', QUICK ? '2' : '16'));
 const BASELINE = arg('baseline', QUICK ? '.' : '5686675');
 const LISTING = process.argv.includes('--listing');
+const POSTGRES = process.argv.includes('--postgres');
 const LEDGERS = arg('ledgers', QUICK ? '250' : '1000,5000')
   .split(',')
   .map(Number);
@@ -45,6 +50,7 @@ const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length -
 
 async function run(ledgerMs: number, baselineDir: string) {
   const devnet = await startDevnet({ ledgerMs });
+  const postgres = POSTGRES ? await startEmbeddedPostgres() : undefined;
   const closes: number[] = [];
   const ledger = devnet.ledger as unknown as { closeLedger: () => unknown };
   const close = ledger.closeLedger.bind(ledger);
@@ -82,6 +88,7 @@ async function run(ledgerMs: number, baselineDir: string) {
           SUBMITTER_SECRET: submitter.secret,
           RPC_URL: devnet.rpcUrl,
           DB_PATH: join(dir, 'svc.sqlite'),
+          ...(postgres ? { DATABASE_URL: await createDatabase(postgres.url) } : {}),
           ...NO_NEW_ADDRESS_ALLOWANCE,
           ...(LISTING ? { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8' } : {}),
         },
@@ -136,6 +143,7 @@ async function run(ledgerMs: number, baselineDir: string) {
     await s.svc.stop();
     rmSync(s.dir, { recursive: true, force: true });
   }
+  await postgres?.stop();
   await devnet.stop();
   return services.map((s) => ({
     ledgerMs,
