@@ -213,31 +213,20 @@ export class PostgresCatalogStore implements CatalogStorePort {
     // Statements no later one reads go out with the next one awaited; their answers are awaited before the write returns.
     const extensionKeys = Object.keys(body.extensions);
     const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], extensionKeys);
+    const [kinds, values] = [keys.map((k) => k.kind), keys.map((k) => k.value)];
+    const { scheme, network, asset, amount } = draft.terms;
     const sent: Promise<unknown>[] = [
       db.query(
         `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT DO NOTHING`,
-        [
-          listingId,
-          termsKey,
-          draft.terms.scheme,
-          draft.terms.network,
-          seq,
-          typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
-          amountKey(draft.terms.amount) ?? null,
-        ],
+        [listingId, termsKey, scheme, network, seq, typeof asset === 'string' ? asset : null, amountKey(amount) ?? null],
       ),
       db.query(
         `INSERT INTO listing_extensions (listing_id, key, added_seq) SELECT $1, key, $3 FROM unnest($2::text[]) AS key
            ON CONFLICT DO NOTHING`,
         [listingId, extensionKeys, seq],
       ),
-      db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [
-        listingId,
-        nowIso,
-        keys.map((k) => k.kind),
-        keys.map((k) => k.value),
-      ]),
+      db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [listingId, nowIso, kinds, values]),
       recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms),
       pruneRevisions(db, now),
     ];
