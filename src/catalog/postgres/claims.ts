@@ -35,12 +35,19 @@ import { removeListing } from './withdraw.ts';
 export const CLAIMS_MIGRATION = claimsTableSql('postgres');
 
 const IDENTITY = 'resource = $1 AND type = $2 AND tool_name = $3';
+/**
+ * A claim's columns (ClaimRow), named rather than `*`: the statements of a write are prepared on their connection
+ * (queries.ts preparedDb), and a prepared `SELECT *` fails ("cached plan must not change result type") once a newer
+ * instance's migration adds a column.
+ */
+const CLAIM_COLUMNS =
+  'id, resource, type, tool_name, pay_to, status, draft, payments, settled_at, check_after_ms, failures, code, reason, checked_at';
 type Identity = { resource: string; type: string; toolName: string };
 
 /** Inside the write's transaction, under the identity's lock (sqlite/claims.ts recordClaim). */
 export async function recordClaim(db: Db, draft: ListingDraft, now: Date, payment: PaymentFacts): Promise<ClaimOutcome> {
   const row = (
-    await db.query<ClaimRow>(`SELECT * FROM listing_claims WHERE ${IDENTITY} AND pay_to = $4`, [
+    await db.query<ClaimRow>(`SELECT ${CLAIM_COLUMNS} FROM listing_claims WHERE ${IDENTITY} AND pay_to = $4`, [
       draft.resource,
       draft.type,
       draft.toolName,
@@ -80,7 +87,7 @@ export async function rememberedRejection(
   nowMs: number,
 ): Promise<{ code: BazaarCode; reason: string } | undefined> {
   const row = (
-    await db.query<ClaimRow>(`SELECT * FROM listing_claims WHERE ${IDENTITY} AND pay_to = $4 AND status = 'rejected'`, [
+    await db.query<ClaimRow>(`SELECT ${CLAIM_COLUMNS} FROM listing_claims WHERE ${IDENTITY} AND pay_to = $4 AND status = 'rejected'`, [
       identity.resource,
       identity.type,
       identity.toolName,
@@ -120,10 +127,10 @@ export async function resolveClaim(
   write: (draft: ListingDraft, payment: PaymentFacts) => Promise<unknown>,
 ): Promise<ClaimResolution> {
   const row = (
-    await db.query<ClaimRow>("SELECT * FROM listing_claims WHERE id = $1 AND status = 'pending' AND check_after_ms = $2 FOR UPDATE", [
-      key,
-      claimedAt + CLAIM_LEASE_MS,
-    ])
+    await db.query<ClaimRow>(
+      `SELECT ${CLAIM_COLUMNS} FROM listing_claims WHERE id = $1 AND status = 'pending' AND check_after_ms = $2 FOR UPDATE`,
+      [key, claimedAt + CLAIM_LEASE_MS],
+    )
   ).rows[0];
   if (!row?.draft) return 'gone';
   const retryAt = pendingRetryAt(verdict, Number(row.failures), now.getTime());
@@ -174,7 +181,7 @@ export async function claimIdentity(db: Db, key: string): Promise<Identity | und
 /** sqlite/claims.ts checksOf. */
 export async function checksOf(db: Db, identity: Identity): Promise<OwnershipCheck[]> {
   const rows = (
-    await db.query<ClaimRow>(`SELECT * FROM listing_claims WHERE ${IDENTITY} ORDER BY settled_at DESC, id DESC LIMIT $4`, [
+    await db.query<ClaimRow>(`SELECT ${CLAIM_COLUMNS} FROM listing_claims WHERE ${IDENTITY} ORDER BY settled_at DESC, id DESC LIMIT $4`, [
       identity.resource,
       identity.type,
       identity.toolName,
