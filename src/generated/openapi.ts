@@ -1856,7 +1856,7 @@ export interface components {
         /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
         MaxAmountFilter: string;
         /**
-         * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
+         * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
          * @example api.example.com/weather
          */
         UrlFilter: string;
@@ -2102,7 +2102,7 @@ export interface operations {
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
                 /**
-                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
+                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
                  * @example api.example.com/weather
                  */
                 url?: components["parameters"]["UrlFilter"];
@@ -2193,7 +2193,7 @@ export interface operations {
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
                 /**
-                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
+                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
                  * @example api.example.com/weather
                  */
                 url?: components["parameters"]["UrlFilter"];

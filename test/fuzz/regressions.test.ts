@@ -215,6 +215,13 @@ describe('discovery query parameters', () => {
       expect(((await exchange(server.url, request)) as any).error.code).toBe('svc_invalid_search_cursor');
     }
   });
+  it('url=+++ (three spaces, fuzz seed 432563216) is blank: the schema refuses it (pattern) as svc does, on list and search', async () => {
+    for (const target of ['/discovery/resources?url=+++', '/discovery/search?query=weather&url=%20%20%20%20']) {
+      const request = get(target);
+      expect(requestConformance(request)).toBe('nonconforming');
+      expect(((await exchange(server.url, request)) as any).error.code).toBe('svc_invalid_query_parameter');
+    }
+  });
   it('query=null alone is a search for the word "null", as the schema allows', async () => {
     const request = get('/discovery/search?query=null');
     expect(requestConformance(request)).toBe('conforming');
