@@ -120,10 +120,9 @@ function preparedName(names: Map<string, string>, kind: string, text: string): s
  * `db` sending each statement with parameters as a prepared statement (a name per text, as queryGeneric): parsed once
  * per connection, not per call; Postgres plans it as it plans any prepared statement (plan_cache_mode auto: a generic
  * plan only where it costs no more than the custom ones did). Every write of a listing runs on it (PostgresCatalogStore's
- * identity lock): its 21 statements, sent as text, were parsed and planned on every write (10.0 ms a write on a small
- * catalog, 7.0 prepared; side by side at 100k, scratch writes of refreshes and new listings, 25.1 ms p50 before, 17.2
- * after with recordPrice's one statement). The same statements, values and answers. Its names are its own, so
- * queryGeneric's PREPARED_TEXTS are all left for the reads.
+ * identity lock): sent as text, a write's statements were parsed and planned on every write, most of its cost on a small
+ * catalog (docs/CATALOG.md "Postgres" has a write's cost). The same statements, values and answers. Its names are its
+ * own, so queryGeneric's PREPARED_TEXTS are all left for the reads.
  */
 export function preparedDb(db: Db): Db {
   return {

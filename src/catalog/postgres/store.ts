@@ -195,7 +195,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     // Held until commit: writes commit in sequence order (search snapshots, search.ts). The listing's row goes with it (the
     // pool is pipelined: one round trip), a new one taking the sequence from the row this transaction just updated.
     const nowIso = now.toISOString();
-    const counted = db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq');
+    const bumped = db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq');
     const [row, sequenced] = await Promise.all([
       existing
         ? db.query<{ id: string }>(
@@ -207,7 +207,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
              VALUES ($1, $2, $3, $4, $5, (SELECT seq FROM catalog_seq WHERE id = 1), $6, $7, $8) RETURNING id`,
             [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, nowIso, JSON.stringify(body), now.getTime()],
           ),
-      counted,
+      bumped,
     ]);
     const [seq, listingId] = [Number(sequenced.rows[0]!.seq), Number(existing ? existing.id : row.rows[0]!.id)];
     // Statements no later one reads go out with the next one awaited; their answers are awaited before the write returns.
