@@ -19,6 +19,9 @@
  *       [--stores sqlite,postgres] [--seed N] [--fresh] [--rows REGEX (the rows whose "endpoint, filters" it matches)]
  *       [--warm N]
  *
+ * `--before none` measures this checkout alone on the corpus itself, no copy: a 1M corpus on Postgres is about 25 GB a
+ * database, and a baseline needs two more (docs/BENCHMARKS.md "Filter combinations").
+ *
  * Before the rows, each server answers --warm requests (default 1,000) drawn from every row's: a fresh process answers its
  * first few hundred pages about twice as slowly as later ones (V8 compiles the hot code as it runs), so without this the
  * first rows measured start-up, not what a running svc answers.
@@ -66,6 +69,8 @@ const REQUESTS = Number(values.requests);
 const seed = Number(values.seed ?? Math.floor(Math.random() * 2 ** 31));
 const stores = values.stores.split(',');
 const out = (s: string) => console.log(s);
+/** No baseline (`--before none`): this checkout alone, its server on the corpus it loaded. */
+const alone = values.before === 'none';
 
 /** The corpus's one asset (bench/lib/catalog-corpus.ts), Circle's testnet USDC: `maxUsdPrice` applies to it (7 decimals). */
 const ASSET = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
@@ -182,6 +187,13 @@ function afterCopy(sqlite: string): string {
   return copy;
 }
 
+/** The URL of database `name` on the server of `adminUrl`. */
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** Databases `before_SIZE` and `after_SIZE`, copies of catalog_SIZE (made once, or again with --fresh); their URLs. */
 async function postgresCopies(adminUrl: string): Promise<{ before: string; after: string }> {
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -193,9 +205,7 @@ async function postgresCopies(adminUrl: string): Promise<{ before: string; after
       const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
       if (exists && values.fresh) await admin.query(`DROP DATABASE ${name}`);
       if (!exists || values.fresh) await admin.query(`CREATE DATABASE ${name} TEMPLATE catalog_${SIZE}`);
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
-      urls[side] = url.toString();
+      urls[side] = databaseUrl(adminUrl, name);
     }
   } finally {
     await admin.end();
@@ -218,7 +228,7 @@ async function sampleUrls(port: number): Promise<string[]> {
 }
 
 /** Measures every combination on both servers; prints the table. */
-async function measure(store: string, beforePort: number, afterPort: number): Promise<void> {
+async function measure(store: string, beforePort: number | undefined, afterPort: number): Promise<void> {
   const urls = await sampleUrls(afterPort);
   const combos = combinations(urls);
   out(`\n### ${store}, ${SIZE.toLocaleString('en')} listings (load at start ${loadAverage()})\n`);
@@ -231,15 +241,16 @@ async function measure(store: string, beforePort: number, afterPort: number): Pr
   const everyRequest = rows.flatMap((row) => row.requests);
   const WARM = Number(values.warm);
   if (everyRequest.length === 0) throw new Error(`--rows ${values.rows} matches no row`);
-  for (const port of [beforePort, afterPort]) await load(port, 1, WARM, (i) => everyRequest[(i * 7919) % everyRequest.length]!);
+  const ports = [beforePort, afterPort].filter((port) => port !== undefined);
+  for (const port of ports) await load(port, 1, WARM, (i) => everyRequest[(i * 7919) % everyRequest.length]!);
   out(`Each server warmed with ${WARM} requests drawn from every row's.\n`);
   out('| endpoint, filters | before p50 / p95 ms | after p50 / p95 ms | after ÷ before p95 | after: text_partial answers |');
   out('| --- | --- | --- | --- | --- |');
   for (const { endpoint, c, requests } of rows) {
     const path = (i: number) => requests[i % requests.length]!;
-    await load(beforePort, 1, Math.min(10, REQUESTS), path); // warm both
-    await load(afterPort, 1, Math.min(10, REQUESTS), path);
-    const best = { before: { p50: Infinity, p95: Infinity, errors: 0 }, after: { p50: Infinity, p95: Infinity, errors: 0 } };
+    for (const port of ports) await load(port, 1, Math.min(10, REQUESTS), path); // warm both
+    const best = { before: { p50: NaN, p95: NaN, errors: 0 }, after: { p50: Infinity, p95: Infinity, errors: 0 } };
+    if (beforePort !== undefined) best.before = { p50: Infinity, p95: Infinity, errors: 0 };
     for (let round = 0; round < 2; round++)
       for (const [side, port] of round % 2
         ? ([
@@ -250,6 +261,7 @@ async function measure(store: string, beforePort: number, afterPort: number): Pr
             ['before', beforePort],
             ['after', afterPort],
           ] as const)) {
+        if (port === undefined) continue;
         const r = await load(port, 1, REQUESTS, path);
         if (r.p95 < best[side].p95) best[side] = r;
       }
@@ -261,7 +273,7 @@ async function measure(store: string, beforePort: number, afterPort: number): Pr
       for (const request of requests)
         if ((await getJson<{ searchMethod?: string }>(afterPort, request)).searchMethod === 'text_partial') partial++;
     out(
-      `| ${endpoint}, ${c.name}${errors} | ${fmt(before.p50)} / ${fmt(before.p95)} | ${fmt(after.p50)} / ${fmt(after.p95)} | ${(after.p95 / before.p95).toFixed(2)} | ${endpoint === 'search' ? `${partial} / ${requests.length}` : ''} |`,
+      `| ${endpoint}, ${c.name}${errors} | ${beforePort === undefined ? '—' : `${fmt(before.p50)} / ${fmt(before.p95)}`} | ${fmt(after.p50)} / ${fmt(after.p95)} | ${beforePort === undefined ? '—' : (after.p95 / before.p95).toFixed(2)} | ${endpoint === 'search' ? `${partial} / ${requests.length}` : ''} |`,
     );
   }
   out(`\nLoad average at the end of ${store}: ${loadAverage()}.`);
@@ -269,18 +281,20 @@ async function measure(store: string, beforePort: number, afterPort: number): Pr
 
 out(machineLine());
 out(`Seed ${seed}; before = ${values.before}, after = this checkout; ${REQUESTS} requests per row and side, 1 connection.`);
-const beforeDir = baselineBuild(values.before);
+const beforeDir = baselineBuild(alone ? THIS_CHECKOUT : values.before);
 const beforeSqlite = baselineCorpus(beforeDir);
 const servers: ChildProcess[] = [];
 const node = (cwd: string, port: number, env: Record<string, string>) =>
   startNode(['--max-semi-space-size=4', join(cwd, 'dist/main.js')], discoveryOnlyEnv(port, env.DB_PATH!, env));
-const beforePort = 47340;
+const beforePort = alone ? undefined : 47340;
 const afterPort = 47341;
+const ready = () =>
+  Promise.all([beforePort, afterPort].flatMap((port) => (port === undefined ? [] : [waitReady(port, '/discovery/resources?limit=1')])));
 if (stores.includes('sqlite')) {
-  const afterSqlite = afterCopy(beforeSqlite);
-  servers.push(node(beforeDir, beforePort, { DB_PATH: beforeSqlite }), node('.', afterPort, { DB_PATH: afterSqlite }));
+  if (alone) servers.push(node('.', afterPort, { DB_PATH: beforeSqlite }));
+  else servers.push(node(beforeDir, beforePort!, { DB_PATH: beforeSqlite }), node('.', afterPort, { DB_PATH: afterCopy(beforeSqlite) }));
   try {
-    await Promise.all([waitReady(beforePort, '/discovery/resources?limit=1'), waitReady(afterPort, '/discovery/resources?limit=1')]);
+    await ready();
     await measure('SQLite', beforePort, afterPort);
   } finally {
     await stopServers(...servers.splice(0));
@@ -289,14 +303,15 @@ if (stores.includes('sqlite')) {
 if (stores.includes('postgres')) {
   const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres') });
   try {
-    const urls = await postgresCopies(postgres.url);
+    // Alone, the loaded corpus itself (catalog_SIZE) is served.
+    const urls: { before?: string; after: string } = alone
+      ? { after: databaseUrl(postgres.url, `catalog_${SIZE}`) }
+      : await postgresCopies(postgres.url);
     const unused = (side: string) => join(dir, `unused-${side}-${SIZE}.sqlite`);
-    servers.push(
-      node(beforeDir, beforePort, { DB_PATH: unused('before'), DATABASE_URL: urls.before }),
-      node('.', afterPort, { DB_PATH: unused('after'), DATABASE_URL: urls.after }),
-    );
+    if (beforePort !== undefined) servers.push(node(beforeDir, beforePort, { DB_PATH: unused('before'), DATABASE_URL: urls.before! }));
+    servers.push(node('.', afterPort, { DB_PATH: unused('after'), DATABASE_URL: urls.after }));
     try {
-      await Promise.all([waitReady(beforePort, '/discovery/resources?limit=1'), waitReady(afterPort, '/discovery/resources?limit=1')]);
+      await ready();
       await measure('Postgres', beforePort, afterPort);
     } finally {
       await stopServers(...servers.splice(0));
