@@ -86,6 +86,11 @@ export class UrlSample {
   holding(window: string): number {
     return this.held.get(window) ?? 0;
   }
+
+  /** How many sampled URLs hold every one of `windows`. */
+  holdingAll(windows: readonly string[]): number {
+    return this.urls.filter((url) => windows.every((window) => url.includes(window))).length;
+  }
 }
 
 /**

@@ -1,0 +1,58 @@
+/**
+ * Which windows of a `url` filter Postgres asks its trigram index for (src/catalog/postgres/url-probe.ts urlLettersRead):
+ * the two that the fewest sampled URLs hold, the more common dropped when it prunes little (most sampled URLs holding
+ * the rarer hold it too), both kept when they prune each other or no sampled URL holds them. Every match holds every
+ * window, so this chooses only what is read; test/catalog/url-walk.test.ts checks the answers against a scan.
+ */
+import { describe, expect, it } from 'vitest';
+import { urlLetters, urlLettersRead } from '../../src/catalog/postgres/url-probe.ts';
+import { UrlSample } from '../../src/catalog/url-filter.ts';
+
+/** A sample of these resource URLs, spelled as the store's sample is. */
+function sampleOf(urls: string[]): UrlSample {
+  const sample = new UrlSample();
+  sample.replace(urls.map(urlLetters), 0);
+  return sample;
+}
+
+const urls = (n: number, url: (i: number) => string) => Array.from({ length: n }, (_, i) => url(i));
+
+describe('the windows a url filter reads on Postgres', () => {
+  it('drops the second window when the URLs holding the rarer nearly all hold it', () => {
+    // `/mi` (spelled qbmi) is held by 8 of 100, `/m` (qbm) by 12: every URL holding `bmi` holds `qbm`.
+    const sample = sampleOf([
+      ...urls(8, (i) => `https://api${i}.example.com/mixo`),
+      ...urls(4, (i) => `https://api${i}.example.com/mu`),
+      ...urls(88, (i) => `https://api${i}.example.com/zu`),
+    ]);
+    const read = urlLettersRead('.com/mi', sample);
+    expect(read.spelled).toBe(urlLetters('.com/mi'));
+    expect(read.windows).toEqual(['bmi']);
+  });
+
+  it('keeps both windows when each prunes the other', () => {
+    // `abc` and `bcd` are held by 11 each, both by 1: each leaves out most of the other's URLs.
+    const sample = sampleOf([
+      'https://api.example.com/abcd',
+      ...urls(10, (i) => `https://api${i}.example.com/abcx`),
+      ...urls(10, (i) => `https://api${i}.example.com/xbcd`),
+      ...urls(79, (i) => `https://api${i}.example.com/zu`),
+    ]);
+    expect(urlLettersRead('abcd', sample).windows).toEqual(['abc', 'bcd']);
+  });
+
+  it('asks the rarer of two windows that come together', () => {
+    // `bcd` is held by 10, `abc` by 12, both by 10.
+    const sample = sampleOf([
+      ...urls(10, (i) => `https://api${i}.example.com/abcd`),
+      ...urls(2, (i) => `https://api${i}.example.com/abcx`),
+      ...urls(88, (i) => `https://api${i}.example.com/zu`),
+    ]);
+    expect(urlLettersRead('abcd', sample).windows).toEqual(['bcd']);
+  });
+
+  it('keeps both windows when no sampled URL holds either', () => {
+    const sample = sampleOf(urls(100, (i) => `https://api${i}.example.com/zu`));
+    expect(urlLettersRead('tavopa', sample).windows).toEqual(['tav', 'avo']);
+  });
+});
