@@ -143,18 +143,18 @@ export function urlLettersRead(
 ): UrlLettersRead {
   const spelled = urlLetters(url);
   const share = sample.share(spelled);
-  const windows = share >= urlScannedShare ? [] : pruning(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
+  const windows = share >= urlScannedShare ? [] : prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
   return { spelled, windows, walkedByIndex: windows.length > 0 && share < urlWalkedByIndexShare };
 }
 
 /**
- * `windows` (two, the rarer first or last) without the more common one when at least half the sampled URLs holding the
- * rarer also hold it: it prunes little. Such windows come together (`/mi` and `/m`, `tav` and `avo`), and Postgres,
- * taking their shares as independent, reads both entry lists into a bitmap where the rarer alone, or the scan it then
- * chooses for a common one, costs less: at 1M listings a window that 2–5 % of URLs hold takes 10–25 ms to read whole
- * (docs/BENCHMARKS.md "Filter combinations"). Windows that no sampled URL holds are both asked.
+ * `windows` (rarestWindows', in the substring's order) without the more common of two when at least half the sampled
+ * URLs holding the rarer also hold it: it prunes little. Such windows come together (`/mi` and `/m`, `tav` and `avo`),
+ * and Postgres, taking their shares as independent, reads both entry lists into a bitmap where the rarer alone, or the
+ * scan it then chooses for a common one, costs less: at 1M listings a window that 2–5 % of URLs hold takes 10–25 ms to
+ * read whole (docs/BENCHMARKS.md "Filter combinations"). Windows that no sampled URL holds are both asked.
  */
-function pruning(windows: string[], sample: UrlSample): string[] {
+function prunedWindows(windows: string[], sample: UrlSample): string[] {
   if (windows.length !== 2) return windows;
   const [first, last] = windows.map((window) => sample.holding(window)) as [number, number];
   return sample.holdingAll(windows) * 2 > Math.min(first, last) ? [first <= last ? windows[0]! : windows[1]!] : windows;
