@@ -249,8 +249,8 @@ async function measure(store: string, beforePort: number | undefined, afterPort:
   for (const { endpoint, c, requests } of rows) {
     const path = (i: number) => requests[i % requests.length]!;
     for (const port of ports) await load(port, 1, Math.min(10, REQUESTS), path); // warm both
-    const best = { before: { p50: NaN, p95: NaN, errors: 0 }, after: { p50: Infinity, p95: Infinity, errors: 0 } };
-    if (beforePort !== undefined) best.before = { p50: Infinity, p95: Infinity, errors: 0 };
+    // Alone (no beforePort), `before` is never measured nor printed.
+    const best = { before: { p50: Infinity, p95: Infinity, errors: 0 }, after: { p50: Infinity, p95: Infinity, errors: 0 } };
     for (let round = 0; round < 2; round++)
       for (const [side, port] of round % 2
         ? ([

@@ -79,7 +79,7 @@ export class UrlSample {
 
   /** The share of the sampled URLs that hold `text` (spelled as the sample is). */
   share(text: string): number {
-    return this.urls.length === 0 ? 0 : this.urls.filter((url) => url.includes(text)).length / this.urls.length;
+    return this.urls.length === 0 ? 0 : this.holdingAll([text]) / this.urls.length;
   }
 
   /** How many sampled URLs hold `window`. */

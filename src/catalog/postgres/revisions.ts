@@ -138,26 +138,20 @@ export async function insertScoredRevision(
   const common = commonMaskOf(new Map(chosen.rows.map(({ term, term_bit }) => [term, Number(term_bit)])), scored);
   const scores = [...scored];
   const { values, p } = parameters();
-  const revision = [
-    listingId,
-    seq,
-    hash,
-    String(signature.sig),
-    String(signature.sketchA),
-    String(signature.sketchB),
-    common.mask,
-    common.milli,
-  ];
+  // Each value once, read by both parts (listing_id, from_seq and the sketches are BIGINT in both tables).
+  const [listing, from, sketchA, sketchB] = [p(listingId), p(seq), p(String(signature.sketchA)), p(String(signature.sketchB))];
+  const shareSums = topShareSums(scored, REVISION_SHARE_SUMS).map((value) => p(value));
   const terms = p(scores.map(([term]) => term));
   // The revision and its term rows in one statement (its rev from the INSERT's RETURNING); the revision's sketches on
   // each of its rows too (catalog migration 22, term-tiers.ts).
   await db.query(
     `WITH r AS (
        INSERT INTO search_revisions (listing_id, from_seq, text_hash, sig, sketch_a, sketch_b, common_mask, common_milli, ${sums.join(', ')})
-       VALUES (${[...revision, ...topShareSums(scored, REVISION_SHARE_SUMS)].map((value) => p(value)).join(', ')}) RETURNING rev)
+       VALUES (${listing}, ${from}, ${p(hash)}, ${p(String(signature.sig))}, ${sketchA}, ${sketchB}, ${p(common.mask)}, ${p(common.milli)},
+         ${shareSums.join(', ')}) RETURNING rev)
      INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig, sketch_a, sketch_b)
-     SELECT t.term, r.rev, ${p(listingId)}, t.units, t.milli, ${p(seq)}, NULL,
-       (SELECT bit_or(catalog_term_bit(q)) FROM unnest(${terms}::text[]) AS q), ${p(String(signature.sketchA))}, ${p(String(signature.sketchB))}
+     SELECT t.term, r.rev, ${listing}, t.units, t.milli, ${from}, NULL,
+       (SELECT bit_or(catalog_term_bit(q)) FROM unnest(${terms}::text[]) AS q), ${sketchA}, ${sketchB}
      FROM r CROSS JOIN unnest(${terms}::text[], ${p(scores.map(([, score]) => scoreUnits(score)))}::bigint[],
        ${p(scores.map(([, score]) => Math.round(score * 1000)))}::int[]) AS t(term, units, milli)`,
     values,
