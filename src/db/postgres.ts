@@ -12,11 +12,18 @@ import pg from 'pg';
  * it (pg's pipeline mode; each statement still gets its own answer and error), which
  * inReadSnapshot uses to send BEGIN with the first statement.
  */
-export function openPool(url: string, options: { max?: number; pipeline?: boolean } = {}): pg.Pool {
+export function openPool(url: string, options: { max?: number; pipeline?: boolean; keepIdle?: boolean; idleMs?: number } = {}): pg.Pool {
+  const max = options.max ?? 10;
   // allowExitOnIdle: an idle pool never keeps a process alive after its work is done.
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.max ?? 10,
+    max,
+    // With keepIdle, a connection once opened stays open while idle (pg closes idle ones after 10 s): a new one costs its
+    // request the connection and the server's first reads of its catalogs and libraries, 60–130 ms for the catalog's
+    // first `url` page (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+    min: options.keepIdle ? max : 0,
+    // How long a connection beyond those kept waits idle before it is closed (pg's default, 10 s, unless set).
+    ...(options.idleMs === undefined ? {} : { idleTimeoutMillis: options.idleMs }),
     connectionTimeoutMillis: 5_000,
     allowExitOnIdle: true,
     pipeline: options.pipeline ?? false,

@@ -55,7 +55,7 @@ import { hiddenByFailuresCount, livenessStore, settledLivenessSql } from './live
 import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 
-/** Connections per store (a catalog worker runs one request at a time), pipelined: a list page's BEGIN goes with its first statement. */
+/** Connections per store (a catalog worker runs one request at a time), pipelined (a list page's BEGIN goes with its first statement) and kept open while idle. */
 const POOL_SIZE = 2;
 
 /** The pool's size, and thresholds that tests lower to reach the search's and the write's paths on a small catalog. */
@@ -92,7 +92,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: StoreOptions = {}) {
-    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true });
+    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true, keepIdle: true });
     const { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings } = options;
     this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings, urlSample: this.urlSample };
     this.commonTermsChosenAt = options.commonTermsChosenAt;
