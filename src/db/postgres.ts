@@ -18,9 +18,9 @@ export function openPool(url: string, options: { max?: number; pipeline?: boolea
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    // With keepIdle, a connection once opened stays open while idle (pg closes idle ones after 10 s): a new one costs its
-    // request the connection and the server's first reads of its catalogs and libraries, 60–130 ms for the catalog's
-    // first `url` page (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+    // With keepIdle, a connection once opened stays open while idle (pg closes idle ones after 10 s): a new one is a new
+    // server process, which maps each page of the shared buffers as it first reads it, 50–150 ms for the catalog's first
+    // `url` page at 100k listings where a warm connection takes 8 (docs/CATALOG.md "Postgres").
     min: options.keepIdle ? max : 0,
     // How long a connection beyond those kept waits idle before it is closed (pg's default, 10 s, unless set).
     ...(options.idleMs === undefined ? {} : { idleTimeoutMillis: options.idleMs }),

@@ -1,7 +1,7 @@
 /**
  * The catalog's Postgres connections stay open while idle (src/db/postgres.ts openPool `keepIdle`, which the catalog
- * store's pool sets): a connection opened anew costs its request the connection and the server's first reads of its
- * catalogs and libraries (60–130 ms for a first `url` page, docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+ * store's pool sets): a connection opened anew is a new server process, which maps each page of the shared buffers as it
+ * first reads it (50–150 ms for a first `url` page at 100k listings, docs/CATALOG.md "Postgres").
  * Against a real server, with the idle wait lowered from pg's 10 s; a pool without `keepIdle` shows the wait is passed.
  */
 import pg from 'pg';
