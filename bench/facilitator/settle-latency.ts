@@ -4,7 +4,7 @@
  * Settle latency against the floor (docs/BENCHMARKS.md):
  *
  *   npm run build && npx tsx bench/facilitator/settle-latency.ts [--n 16] [--baseline <git revision>] [--ledgers 1000,5000]
- *     [--listing] [--postgres]
+ *     [--listing] [--postgres] [--gap S]
  *
  * On 1 s and 5 s devnet ledgers, sequential settles arrive at random points of a ledger; each is
  * POSTed over HTTP to svc running as a separate process. The floor of one settle is the time
@@ -20,6 +20,9 @@
  *
  * `--postgres`: each svc on a database of its own in one embedded PostgreSQL (DATABASE_URL), so a settle's journal and,
  * with `--listing`, its catalog write are Postgres statements.
+ *
+ * `--gap S`: each settle comes S seconds after the one before (then at a random point of a ledger), as settles reach a
+ * facilitator that is not busy: past the seconds that connections kept alive wait idle (pg's pool 10 s).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -41,6 +44,7 @@ const N = Number(arg('n', QUICK ? '2' : '16'));
 const BASELINE = arg('baseline', QUICK ? '.' : '5686675');
 const LISTING = process.argv.includes('--listing');
 const POSTGRES = process.argv.includes('--postgres');
+const GAP_MS = Number(arg('gap', '0')) * 1000;
 const LEDGERS = arg('ledgers', QUICK ? '250' : '1000,5000')
   .split(',')
   .map(Number);
@@ -114,7 +118,7 @@ async function run(ledgerMs: number, baselineDir: string) {
     for (const s of services) {
       const signed = await sign(await buyer(10_000_000n));
       const payload = LISTING ? withListing(signed, `http://127.0.0.1:${port}/r/${s.name.replace(/\W+/g, '-')}/${i + 1}`) : signed;
-      await new Promise((r) => setTimeout(r, Math.random() * ledgerMs));
+      await new Promise((r) => setTimeout(r, GAP_MS + Math.random() * ledgerMs));
       const t0 = performance.now();
       const { ok, at: t1 } = await postSettle(s.svc.url, payload, requirements);
       if (i < 0) continue;

@@ -12,16 +12,16 @@ import pg from 'pg';
  * it (pg's pipeline mode; each statement still gets its own answer and error), which
  * inReadSnapshot uses to send BEGIN with the first statement.
  */
-export function openPool(url: string, options: { max?: number; pipeline?: boolean; keepIdle?: boolean; idleMs?: number } = {}): pg.Pool {
+export function openPool(url: string, options: { max?: number; pipeline?: boolean; keepIdle?: number; idleMs?: number } = {}): pg.Pool {
   const max = options.max ?? 10;
   // allowExitOnIdle: an idle pool never keeps a process alive after its work is done.
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    // With keepIdle, a connection once opened stays open while idle (pg closes idle ones after 10 s): a new one is a new
+    // keepIdle connections, once opened, stay open while idle (pg closes idle ones after 10 s): a new one is a new
     // server process, which maps each page of the shared buffers as it first reads it, 50–150 ms for the catalog's first
     // `url` page at 100k listings where a warm connection takes 8 (docs/CATALOG.md "Postgres").
-    min: options.keepIdle ? max : 0,
+    min: Math.min(options.keepIdle ?? 0, max),
     // How long a connection beyond those kept waits idle before it is closed (pg's default, 10 s, unless set).
     ...(options.idleMs === undefined ? {} : { idleTimeoutMillis: options.idleMs }),
     connectionTimeoutMillis: 5_000,

@@ -25,7 +25,7 @@ describe('the catalog pool while idle', () => {
   afterAll(() => Promise.all(pools.map((pool) => pool.end())));
 
   it('keeps its connections past the idle wait with keepIdle, and closes them without', async () => {
-    const kept = openPool(databaseUrl, { max: 2, keepIdle: true, idleMs: 100 });
+    const kept = openPool(databaseUrl, { max: 2, keepIdle: 2, idleMs: 100 });
     const plain = openPool(databaseUrl, { max: 2, idleMs: 100 });
     pools.push(kept, plain);
     const before = await backendsOf(kept);

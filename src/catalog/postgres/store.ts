@@ -92,7 +92,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: StoreOptions = {}) {
-    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true, keepIdle: true });
+    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true, keepIdle: options.poolSize ?? POOL_SIZE });
     const { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings } = options;
     this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings, urlSample: this.urlSample };
     this.commonTermsChosenAt = options.commonTermsChosenAt;
