@@ -26,14 +26,15 @@
  * first few hundred pages about twice as slowly as later ones (V8 compiles the hot code as it runs), so without this the
  * first rows measured start-up, not what a running svc answers.
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { NETWORKS, rng, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
+import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
 import { fmt, getJson, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
@@ -56,14 +57,8 @@ const { values } = parseArgs({
 // --quick: 300 listings, 3 requests a row, 20 to warm, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
 if (values.quick) Object.assign(values, { before: THIS_CHECKOUT, size: '300', requests: '3', warm: '20' });
 if (values.quick && !values['keep-dir']) values['keep-dir'] = scratchDir('svc-bench-combos-');
-if (!values['keep-dir']) {
-  console.error('--keep-dir DIR is required: the seeded corpus and the Postgres data directory are kept there.');
-  process.exit(2);
-}
+const dir = keptDir(values['keep-dir']);
 requireBuild();
-const dir = values['keep-dir'];
-mkdirSync(dir, { recursive: true });
-chmodSync(dir, 0o755); // initdb runs as the postgres user when this runs as root
 const SIZE = Number(values.size);
 const REQUESTS = Number(values.requests);
 const seed = Number(values.seed ?? Math.floor(Math.random() * 2 ** 31));
@@ -155,25 +150,6 @@ function paths(endpoint: 'list' | 'search', c: Combination, k: number): string[]
       ? `/discovery/resources?limit=20&${c.query(rand)}`
       : `/discovery/search?limit=20&${(c.common ? commonPair : searchQuery)(rand)}&${c.query(rand).replace(/&?offset=\d+/, '')}`,
   );
-}
-
-/**
- * The corpus at the baseline's schema in DIR: bench/catalog/catalog-postgres.ts of the baseline's tree seeds
- * DIR/catalog-SIZE.sqlite and loads database catalog_SIZE in DIR/postgres (one request a row: only the load is
- * wanted). Skipped when a previous run left both.
- */
-function baselineCorpus(beforeDir: string): string {
-  const sqlite = join(dir, `catalog-${SIZE}.sqlite`);
-  const marker = join(dir, `loaded-${SIZE}`);
-  if (!existsSync(sqlite) || !existsSync(marker)) {
-    execFileSync(
-      process.execPath,
-      ['--import', 'tsx', 'bench/catalog/catalog-postgres.ts', '--keep-dir', dir, '--sizes', String(SIZE), '--requests', '1'],
-      { cwd: beforeDir, stdio: ['ignore', 'ignore', 'inherit'] },
-    );
-    writeFileSync(marker, `${new Date().toISOString()}\n`);
-  }
-  return sqlite;
 }
 
 /** This checkout's copy of the baseline's SQLite file (made once, or again with --fresh). */
@@ -282,7 +258,8 @@ async function measure(store: string, beforePort: number | undefined, afterPort:
 out(machineLine());
 out(`Seed ${seed}; before = ${values.before}, after = this checkout; ${REQUESTS} requests per row and side, 1 connection.`);
 const beforeDir = baselineBuild(alone ? THIS_CHECKOUT : values.before);
-const beforeSqlite = baselineCorpus(beforeDir);
+// The corpus at the baseline's schema.
+const beforeSqlite = loadedCorpus(dir, SIZE, beforeDir);
 const servers: ChildProcess[] = [];
 const node = (cwd: string, port: number, env: Record<string, string>) =>
   startNode(['--max-semi-space-size=4', join(cwd, 'dist/main.js')], discoveryOnlyEnv(port, env.DB_PATH!, env));

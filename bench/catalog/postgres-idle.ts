@@ -12,8 +12,7 @@
  *
  *   npm run build && npm run bench -- postgres-idle --keep-dir DIR [--before COMMIT] [--size 100000] [--gap 12] [--rounds 6] [--seed N]
  */
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
@@ -21,6 +20,7 @@ import { NETWORKS, rng, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
+import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
 import { fmt, getJson, loadAverage, machineLine, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
 
@@ -38,29 +38,15 @@ const { values } = parseArgs({
 // --quick: 300 listings, two rounds half a second apart, this checkout on both sides (bench/lib/quick.ts).
 if (values.quick) Object.assign(values, { before: THIS_CHECKOUT, size: '300', gap: '0.5', rounds: '2' });
 if (values.quick && !values['keep-dir']) values['keep-dir'] = scratchDir('svc-bench-idle-', { traversable: true });
-if (!values['keep-dir']) {
-  console.error('--keep-dir DIR is required: the seeded corpus and the Postgres data directory are kept there.');
-  process.exit(2);
-}
+const dir = keptDir(values['keep-dir']);
 requireBuild();
-const dir = values['keep-dir'];
-mkdirSync(dir, { recursive: true });
-chmodSync(dir, 0o755); // initdb runs as the postgres user when this runs as root
 const SIZE = Number(values.size);
 const GAP_MS = Number(values.gap) * 1000;
 const ROUNDS = Number(values.rounds);
 const seed = Number(values.seed ?? Math.floor(Math.random() * 2 ** 31));
 const rand = rng(seed);
 
-// The corpus, loaded by this checkout's catalog-postgres (one request a row: only the load is wanted), once per DIR.
-if (!existsSync(join(dir, `loaded-${SIZE}`))) {
-  execFileSync(
-    process.execPath,
-    ['--import', 'tsx', 'bench/catalog/catalog-postgres.ts', '--keep-dir', dir, '--sizes', String(SIZE), '--requests', '1'],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  writeFileSync(join(dir, `loaded-${SIZE}`), `${new Date().toISOString()}\n`);
-}
+loadedCorpus(dir, SIZE);
 
 const out = (line: string) => console.log(line);
 out(machineLine());
