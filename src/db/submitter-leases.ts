@@ -55,7 +55,8 @@ export class PostgresSubmitterLeases implements SharedLeases {
 
   constructor(url: string | pg.Pool, options: PostgresSubmitterLeasesOptions) {
     this.ownsPool = typeof url === 'string';
-    this.pool = typeof url === 'string' ? openPool(url, { max: 4 }) : url;
+    // One connection kept open while idle: a settlement after a pause would otherwise wait for a new one (docs/SCALING.md).
+    this.pool = typeof url === 'string' ? openPool(url, { max: 4, keepIdle: 1 }) : url;
     this.ttlMs = options.ttlMs;
     this.holder = options.holder ?? randomUUID();
     this.migrated = migrationOnDemand(this.pool, 'submitter_leases', SUBMITTER_LEASE_MIGRATIONS);
