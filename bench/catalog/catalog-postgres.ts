@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { migrate, openPool } from '../../src/db/postgres.ts';
-import { createDatabase, freePort, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { createDatabase, databaseUrl, freePort, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { discoveryCases, mostCommonQuery, naturalQuery, seedCorpus } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
@@ -66,14 +66,13 @@ const WARM_UP = 40;
 /** The database holding this size's corpus, loaded from the SQLite file unless a previous run did. */
 async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string): Promise<string> {
   const name = `catalog_${size}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  const url = databaseUrl(adminUrl, name);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
     if (exists) {
-      const db = new pg.Client({ connectionString: url.toString() });
+      const db = new pg.Client({ connectionString: url });
       await db.connect();
       const loaded = await db
         .query("SELECT value FROM catalog_meta WHERE key = 'bench_loaded_from'")
@@ -83,7 +82,7 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
       if (loaded === sqlitePath) {
         // Loaded by an earlier run, perhaps of an older svc: its newer migrations run here, not
         // in svc's start during the measurement.
-        const pool = openPool(url.toString(), { max: 1 });
+        const pool = openPool(url, { max: 1 });
         try {
           const version = async () =>
             Number((await pool.query("SELECT version FROM svc_schema_versions WHERE component = 'catalog'")).rows[0]?.version ?? 0);
@@ -102,7 +101,7 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
         } finally {
           await pool.end();
         }
-        return url.toString();
+        return url;
       }
       await admin.query(`DROP DATABASE ${name}`); // a load that did not finish
     }
@@ -110,7 +109,7 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
     await admin.end();
   }
   await createDatabase(adminUrl, name);
-  const pool = openPool(url.toString(), { max: 1 });
+  const pool = openPool(url, { max: 1 });
   try {
     await copyCatalog(pool, sqlitePath);
     const client = await pool.connect();
@@ -122,7 +121,7 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
   } finally {
     await pool.end();
   }
-  return url.toString();
+  return url;
 }
 
 /**
@@ -179,7 +178,7 @@ try {
     // A file kept from an earlier run gets this checkout's schema before it is copied and served.
     new CatalogStore(sqlitePath).close();
     const t0 = performance.now();
-    const databaseUrl = await postgresCorpus(postgres.url, size, sqlitePath);
+    const corpusUrl = await postgresCorpus(postgres.url, size, sqlitePath);
     console.log(
       `\n### ${size.toLocaleString('en')} listings (Postgres ready in ${((performance.now() - t0) / 1000).toFixed(0)} s; 0 s means loaded by an earlier run)`,
     );
@@ -191,7 +190,7 @@ try {
     // Signals on as in production (quality, liveness checks, LISTING_TTL_DAYS), the TTL long enough
     // to keep the corpus's 2026 listings visible (bench/catalog/lib/catalog-sides.ts).
     const onSqlite = startNode(args, discoveryOnlyEnv(sqlitePort, sqlitePath));
-    const onPostgres = startNode(args, discoveryOnlyEnv(postgresPort, join(dir, `unused-${size}.sqlite`), { DATABASE_URL: databaseUrl }));
+    const onPostgres = startNode(args, discoveryOnlyEnv(postgresPort, join(dir, `unused-${size}.sqlite`), { DATABASE_URL: corpusUrl }));
     try {
       await Promise.all([waitReady(sqlitePort, '/discovery/resources?limit=1'), waitReady(postgresPort, '/discovery/resources?limit=1')]);
       let peak = { sqlite: 0, postgres: 0 };

@@ -22,7 +22,7 @@ import pg from 'pg';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { THRESHOLD_WALK_CAP, WALK_CHUNKS } from '../../src/catalog/search.ts';
 import { distinctTerms } from '../../src/catalog/term-budget.ts';
-import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { databaseUrl, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { fmt, loadAverage, machineLine, pct } from '../lib/http-load.ts';
 
 const { values } = parseArgs({
@@ -58,9 +58,7 @@ const baselineSql = (
 console.log(machineLine());
 const postgres = await startEmbeddedPostgres({ dataDir: join(values['keep-dir'], 'postgres') });
 try {
-  const url = new URL(postgres.url);
-  url.pathname = `/catalog_${values.size}`;
-  const db = new pg.Client({ connectionString: url.toString() });
+  const db = new pg.Client({ connectionString: databaseUrl(postgres.url, `catalog_${values.size}`) });
   await db.connect();
   try {
     await db.query(baselineSql);

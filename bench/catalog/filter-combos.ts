@@ -31,7 +31,7 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { databaseUrl, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { NETWORKS, rng, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
@@ -161,13 +161,6 @@ function afterCopy(sqlite: string): string {
     if (existsSync(`${sqlite}-wal`)) copyFileSync(`${sqlite}-wal`, `${copy}-wal`);
   }
   return copy;
-}
-
-/** The URL of database `name` on the server of `adminUrl`. */
-function databaseUrl(adminUrl: string, name: string): string {
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 /** Databases `before_SIZE` and `after_SIZE`, copies of catalog_SIZE (made once, or again with --fresh); their URLs. */

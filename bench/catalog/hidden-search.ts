@@ -29,7 +29,7 @@ import { rng, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
-import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { databaseUrl, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import pg from 'pg';
 import { openPool } from '../../src/db/postgres.ts';
 import { copyCatalog } from './lib/postgres-copy.ts';
@@ -72,32 +72,31 @@ const postgres = values.postgres ? await startEmbeddedPostgres({ dataDir: join(d
 async function seededDatabase(name: string, path: string): Promise<string> {
   const admin = new pg.Client({ connectionString: postgres!.url });
   await admin.connect();
-  const url = new URL(postgres!.url);
-  url.pathname = `/${name}`;
+  const url = databaseUrl(postgres!.url, name);
   try {
     if ((await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1) {
-      const db = new pg.Client({ connectionString: url.toString() });
+      const db = new pg.Client({ connectionString: url });
       await db.connect();
       const done = await db
         .query("SELECT 1 FROM catalog_meta WHERE key = 'bench_seeded'")
         .then((r) => r.rowCount === 1)
         .catch(() => false);
       await db.end();
-      if (done && !quick) return url.toString();
+      if (done && !quick) return url;
       await admin.query(`DROP DATABASE ${name}`);
     }
     await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
-  const pool = openPool(url.toString(), { max: 1 });
+  const pool = openPool(url, { max: 1 });
   try {
     await copyCatalog(pool, path);
     await pool.query("INSERT INTO catalog_meta (key, value) VALUES ('bench_seeded', '1')");
   } finally {
     await pool.end();
   }
-  return url.toString();
+  return url;
 }
 
 // Quick: this checkout alone (its figures mean nothing; it checks that the benchmark runs).

@@ -15,7 +15,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { databaseUrl, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { NETWORKS, rng, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
@@ -59,13 +59,12 @@ const sides = [
   { name: 'after', cwd: '.', port: 47361 },
 ] as const;
 try {
-  const url = new URL(postgres.url);
-  url.pathname = `/catalog_${SIZE}`;
+  const url = databaseUrl(postgres.url, `catalog_${SIZE}`);
   for (const side of sides)
     servers.push(
       startNode(
         ['--max-semi-space-size=4', join(side.cwd, 'dist/main.js')],
-        discoveryOnlyEnv(side.port, join(dir, `unused-idle-${side.name}.sqlite`), { DATABASE_URL: url.toString() }),
+        discoveryOnlyEnv(side.port, join(dir, `unused-idle-${side.name}.sqlite`), { DATABASE_URL: url }),
       ),
     );
   await Promise.all(sides.map((side) => waitReady(side.port, '/discovery/resources?limit=1')));

@@ -103,6 +103,11 @@ export async function createDatabase(adminUrl: string, name = `svc_${Math.random
   } finally {
     await admin.end();
   }
+  return databaseUrl(adminUrl, name);
+}
+
+/** The URL of database `name` on the server of `adminUrl` (the same credentials and options). */
+export function databaseUrl(adminUrl: string, name: string): string {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();

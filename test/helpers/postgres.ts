@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { createDatabase, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { createDatabase, databaseUrl, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import type { Db } from '../../src/catalog/postgres/queries.ts';
 
@@ -54,9 +54,8 @@ export async function freshCatalogDatabase(adminUrl: string = inject('postgresUr
   } finally {
     await admin.end();
   }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = new pg.Client({ connectionString: url.toString() });
+  const url = databaseUrl(adminUrl, name);
+  const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
     await db.query(
@@ -68,7 +67,7 @@ export async function freshCatalogDatabase(adminUrl: string = inject('postgresUr
   } finally {
     await db.end();
   }
-  return url.toString();
+  return url;
 }
 
 /**
@@ -77,9 +76,7 @@ export async function freshCatalogDatabase(adminUrl: string = inject('postgresUr
  */
 export function lateDatabase(adminUrl: string = inject('postgresUrl')): { url: string; create: () => Promise<void> } {
   const name = `svc_late_${Math.random().toString(36).slice(2, 10)}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), create: async () => void (await createDatabase(adminUrl, name)) };
+  return { url: databaseUrl(adminUrl, name), create: async () => void (await createDatabase(adminUrl, name)) };
 }
 
 /** `db`, recording the text of every statement sent through it in `statements` (to see which path a search took). */
