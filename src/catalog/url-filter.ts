@@ -31,7 +31,13 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
  * The stores' options for these bounds (the differential tests lower them to walk a small catalog; on Postgres they
  * also set the sample shares that choose how its index is read: postgres/url-probe.ts urlLettersRead).
  */
-export type UrlScale = { urlIndexCap?: number; urlWalkBudget?: number; urlWalkedByIndexShare?: number; urlScannedShare?: number };
+export type UrlScale = {
+  urlIndexCap?: number;
+  urlWalkBudget?: number;
+  urlWalkedByIndexShare?: number;
+  urlScannedShare?: number;
+  urlJoinCap?: number;
+};
 
 /** A `url` page's other filters: `filters` without `url`. */
 export function withoutUrl(filters: DiscoveryFilters): DiscoveryFilters {

@@ -26,7 +26,7 @@ import {
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, withoutUrl, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
+import { JOINED_MATCHES, freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -155,8 +155,8 @@ export async function listBySelectiveFilter(
  * any), at most the page and one more (`partialResults` unless that range is every listing holding the key), each
  * checked on its spelled URL as an exact match is: no listing's row is read but the page's. Without other filters the
  * walk reads the spelled URLs in page order (catalog migration 32). With them, a substring that few listings hold
- * (url-probe.ts urlLettersRead) has all its spelled matches read and joined to the range; else each entry's spelled
- * URL is read by its listing until enough match. Each part runs only when its case is the answer's.
+ * (url-probe.ts urlLettersRead) has its spelled matches read and joined to the range when at most JOINED_MATCHES hold
+ * it; else each entry's spelled URL is read by its listing until enough match. Each part runs only when its case is the answer's.
  */
 async function listByUrl(
   db: Db,
@@ -165,7 +165,7 @@ async function listByUrl(
   scale: UrlScale,
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
-  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = scale;
+  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET, urlJoinCap = JOINED_MATCHES } = scale;
   const { filters, page, now, visibleSince, failing } = read;
   const letters = urlLettersRead(url, await freshSample(db, urlSample, now.getTime()), scale);
   const want = walkWant(page);
@@ -196,22 +196,26 @@ async function listByUrl(
       : `SELECT k.listing_id, k.last_updated, (SELECT c.letters FROM listing_url_letters c WHERE c.listing_id = k.listing_id) AS letters
          FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)} OFFSET 0`;
   // Each walked entry checked as an exact match is (heldBySpelled), its spelling found first (strpos, cheap; CASE keeps
-  // the order). A substring few listings hold is joined to its spelled matches instead (hashed: both sides fenced).
+  // the order). A substring few listings hold is joined to its spelled matches instead (hashed: both sides fenced), when
+  // at most JOINED_MATCHES hold it: the spelled matches are read up to one more, and past it the walk reads each entry's.
   const joined = letters.walkedByIndex && walkKey !== undefined;
-  const walk = joined
-    ? `SELECT k.listing_id FROM (
-         SELECT c.listing_id, c.letters, k.last_updated FROM (${range()}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
-       ) k WHERE ${heldBySpelled(url, others, p, undefined, failing)} ${order} LIMIT ${p(want)}`
-    : `SELECT k.listing_id FROM (${range()}) k
+  const lookupWalk = () => `SELECT k.listing_id FROM (${range()}) k
        WHERE CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, undefined, failing)} ELSE false END
        ${order} LIMIT ${p(want)}`;
+  const joinedWalk = () => `SELECT k.listing_id FROM (
+         SELECT c.listing_id, c.letters, k.last_updated FROM (${range()}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
+       ) k WHERE ${heldBySpelled(url, others, p, undefined, failing)} ${order} LIMIT ${p(want)}`;
+  const walk = joined
+    ? `CASE WHEN (SELECT joinable FROM counted) THEN ARRAY(${joinedWalk()}) ELSE ARRAY(${lookupWalk()}) END`
+    : `ARRAY(${lookupWalk()})`;
+  const spelledCap = joined ? Math.max(urlJoinCap, urlIndexCap) : urlIndexCap;
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
   const found = await queryCustom<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
     db,
     'url',
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)}${joined ? '' : ` LIMIT ${p(urlIndexCap + 1)}`})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
-       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few FROM spelled),
-       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ARRAY(${walk}) END AS ids)
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(spelledCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
+       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few${joined ? `, count(*) <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled),
+       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids)
      SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(
          SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
        ) END AS exact,

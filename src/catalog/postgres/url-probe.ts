@@ -127,6 +127,15 @@ const SCANNED_SHARE = 1 / 8;
  * reads each window's whole entry list, about as long as such a walk: there the walk reads each listing's URL.)
  */
 const WALKED_BY_INDEX_SHARE = 1 / 32;
+/**
+ * The most spelled matches a walk beside other filters is joined to; past it the walk reads each walked entry's spelled
+ * URL instead (list-index.ts listByUrl). The sample cannot tell a substring held by 1,000 listings from one held by
+ * 10,000 at 1M (both are 0–3 of its 256 URLs), and reading every match of one held by 10,000 (`74.example.`: 19,000
+ * rows the index named, on 12,000 pages) took 25–50 ms, where reading a walk's 4,000 entries one by one takes 4–6.
+ * Measured at 100k and 1M listings (docs/BENCHMARKS.md "Filter combinations"): 1,000 kept 100k's figures, 500 made
+ * them worse.
+ */
+export const JOINED_MATCHES = 1_000;
 
 /** How `url` is read from the spelled URLs: its spelling, the windows the index is asked for (none: a scan), and whether a walk joins them. */
 export interface UrlLettersRead {
