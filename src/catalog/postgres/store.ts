@@ -92,7 +92,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
 
   /** Connects lazily: construction never throws (a catalog worker starts while the database is down). */
   constructor(url: string, options: StoreOptions = {}) {
-    this.pool = openPool(url, { max: options.poolSize ?? POOL_SIZE, pipeline: true, keepIdle: options.poolSize ?? POOL_SIZE });
+    const connections = options.poolSize ?? POOL_SIZE;
+    this.pool = openPool(url, { max: connections, pipeline: true, keepIdle: connections });
     const { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings } = options;
     this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings, urlSample: this.urlSample };
     this.commonTermsChosenAt = options.commonTermsChosenAt;
