@@ -34,9 +34,7 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
 export type UrlScale = {
   urlIndexCap?: number;
   urlWalkBudget?: number;
-  urlWalkedByIndexShare?: number;
   urlScannedShare?: number;
-  urlJoinCap?: number;
 };
 
 /** A `url` page's other filters: `filters` without `url`. */
@@ -103,12 +101,18 @@ export class UrlSample {
  * At most `n` of `windows` (a substring's, spelled as its store's index spells URLs), those the fewest URLs of
  * `sample` hold, in the substring's order: each is one trigram of the index, and every match holds all of them. A
  * window more than a quarter of the sample holds is left out while a rarer one is asked (it would name most
- * listings: reading its entries costs more than checking the rows it keeps out).
+ * listings: reading its entries costs more than checking the rows it keeps out). Windows that do not overlap are
+ * chosen before those that do: two that share two characters (`bep`, `epa`) are held by nearly the same URLs, so the
+ * second keeps few out, and a sample too small to tell them apart (most of a rare substring's windows are held by
+ * none of it at 1M listings) would otherwise choose neighbours; at 1M listings on Postgres the `url` + `asset` +
+ * `network` p95 was 3 ms higher so (docs/BENCHMARKS.md "Filter combinations").
  */
 export function rarestWindows(windows: string[], sample: UrlSample, n: number): string[] {
   const held = windows.map((window, at) => ({ window, at, n: sample.holding(window) })).sort((x, y) => x.n - y.n || x.at - y.at);
   const selective = held.filter((x, i) => i === 0 || x.n <= sample.urls.length / 4);
-  return selective
+  const apart: typeof selective = [];
+  for (const x of selective) if (apart.every((y) => Math.abs(x.at - y.at) >= 3)) apart.push(x);
+  return [...apart, ...selective.filter((x) => !apart.includes(x))]
     .slice(0, n)
     .sort((x, y) => x.at - y.at)
     .map((x) => x.window);

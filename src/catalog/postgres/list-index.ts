@@ -26,7 +26,7 @@ import {
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, withoutUrl, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { JOINED_MATCHES, freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
+import { freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -147,6 +147,16 @@ export async function listBySelectiveFilter(
 }
 
 /**
+ * Where the parts of a walk beside other filters end, as shares of the walk's budget (listByUrl). The first part reads
+ * each entry's spelled URL by its listing and stops as soon as the page is found: a common substring's page is among the
+ * first entries. Each later part reads its entries' spelled URLs in one batch (`= ANY`, the ids sorted: neighbouring
+ * rows read together), and only when the parts before found less than the page. At 1M listings 4,000 lookups one by one
+ * took 5–6 ms with every page cached; in batches of 1,000 and 2,500, less than half. Measured at 100k and 1M listings
+ * (docs/BENCHMARKS.md "Filter combinations"); one batch for all but the first part left 100k's p95 about 1 ms higher.
+ */
+const WALK_PART_ENDS = [1 / 8, 3 / 8, 1];
+
+/**
  * A `url` page (sqlite/selective-list.ts listByUrl), in one statement. The listings whose URL spelled in letters holds
  * `url`'s spelling (url-probe.ts spelledMatches: every listing holding `url`, and rarely a few more) are counted, at
  * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked where its spelled URL was read, without its
@@ -154,9 +164,8 @@ export async function listBySelectiveFilter(
  * finds among the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without
  * any), at most the page and one more (`partialResults` unless that range is every listing holding the key), each
  * checked on its spelled URL as an exact match is: no listing's row is read but the page's. Without other filters the
- * walk reads the spelled URLs in page order (catalog migration 32). With them, a substring that few listings hold
- * (url-probe.ts urlLettersRead) has its spelled matches read and joined to the range when at most JOINED_MATCHES hold
- * it; else each entry's spelled URL is read by its listing until enough match. Each part runs only when its case is the answer's.
+ * walk reads the spelled URLs in page order (catalog migration 32); with them, the key's entries in parts
+ * (WALK_PART_ENDS). Each part runs only when its case is the answer's.
  */
 async function listByUrl(
   db: Db,
@@ -165,7 +174,7 @@ async function listByUrl(
   scale: UrlScale,
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
-  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET, urlJoinCap = JOINED_MATCHES } = scale;
+  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = scale;
   const { filters, page, now, visibleSince, failing } = read;
   const letters = urlLettersRead(url, await freshSample(db, urlSample, now.getTime()), scale);
   const want = walkWant(page);
@@ -179,43 +188,49 @@ async function listByUrl(
       ? `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
          ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`
       : undefined;
-  // Functions, as the ranges below: a part takes its parameters only when the statement holds it.
+  // Functions, as the parts below: a part takes its parameters only when the statement holds it.
   const everyListing = () =>
     (walkKey ? `k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)` : `k.kind = 'all' AND k.value = ''`) +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-  // The walked entries, each with its spelled URL: one index range, read in page order (no sort), that stops at the
-  // budget. Without other filters, the spelled URLs in page order (catalog migration 32: the same entries as `all`'s);
-  // else the key's entries, each entry's spelled URL read by its listing (fenced: the planner never hashes the walk
-  // against every spelled URL).
-  const range = () =>
-    walkKey === undefined
-      ? `SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c${
-          visibleSince === undefined ? '' : ` WHERE c.last_updated >= ${p(visibleSince)}`
-        } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}`
-      : `SELECT k.listing_id, k.last_updated, (SELECT c.letters FROM listing_url_letters c WHERE c.listing_id = k.listing_id) AS letters
-         FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)} OFFSET 0`;
   // Each walked entry checked as an exact match is (heldBySpelled), its spelling found first (strpos, cheap; CASE keeps
-  // the order). A substring few listings hold is joined to its spelled matches instead (hashed: both sides fenced), when
-  // at most JOINED_MATCHES hold it: the spelled matches are read up to one more, and past it the walk reads each entry's.
-  const joined = letters.walkedByIndex && walkKey !== undefined;
-  const lookupWalk = () => `SELECT k.listing_id FROM (${range()}) k
-       WHERE CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, undefined, failing)} ELSE false END
-       ${order} LIMIT ${p(want)}`;
-  const joinedWalk = () => `SELECT k.listing_id FROM (
-         SELECT c.listing_id, c.letters, k.last_updated FROM (${range()}) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
-       ) k WHERE ${heldBySpelled(url, others, p, undefined, failing)} ${order} LIMIT ${p(want)}`;
-  const walk = joined
-    ? `CASE WHEN (SELECT joinable FROM counted) THEN ARRAY(${joinedWalk()}) ELSE ARRAY(${lookupWalk()}) END`
-    : `ARRAY(${lookupWalk()})`;
-  const spelledCap = joined ? Math.max(urlJoinCap, urlIndexCap) : urlIndexCap;
+  // the order), the page and one more kept.
+  const matching = () =>
+    `CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, undefined, failing)} ELSE false END
+     ${order} LIMIT ${p(want)}`;
+  // Without other filters: the spelled URLs in page order (catalog migration 32: the same entries as `all`'s), one index
+  // range read in page order (no sort) that stops at the budget.
+  const spelledWalk = () =>
+    `ARRAY(SELECT k.listing_id FROM (SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c${
+      visibleSince === undefined ? '' : ` WHERE c.last_updated >= ${p(visibleSince)}`
+    } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}) k WHERE ${matching()})`;
+  // Beside other filters, the key's entries [from, to): the first part each entry's spelled URL read by its listing
+  // (fenced: the planner never hashes the walk against every spelled URL), the others in one batch.
+  const keyEntries = (from: number, to: number) =>
+    `SELECT k.listing_id FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(to - from)} OFFSET ${p(from)}`;
+  const keyPart = (from: number, to: number) =>
+    from === 0
+      ? `SELECT k.listing_id FROM (
+           SELECT k.listing_id, k.last_updated, (SELECT c.letters FROM listing_url_letters c WHERE c.listing_id = k.listing_id) AS letters
+           FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(to)} OFFSET 0
+         ) k WHERE ${matching()}`
+      : `SELECT k.listing_id FROM listing_url_letters k WHERE k.listing_id = ANY(ARRAY(${keyEntries(from, to)})) AND ${matching()}`;
+  const ends = [...new Set(WALK_PART_ENDS.map((share) => Math.max(1, Math.round(share * urlWalkBudget))))];
+  // Part `i`'s matches and, while those found so far (`found`, an SQL count) are less than the page and one more, the next parts'.
+  const keyWalk = (i: number, found: string): string => {
+    const ids = `ARRAY(${keyPart(ends[i - 1] ?? 0, ends[i]!)})`;
+    if (i === ends.length - 1) return ids;
+    const sofar = `${found}cardinality(w${i}.ids)`;
+    return `(SELECT CASE WHEN ${sofar} >= ${p(want)}::bigint THEN w${i}.ids ELSE w${i}.ids || ${keyWalk(i + 1, `${sofar} + `)} END
+       FROM (SELECT ${ids} AS ids OFFSET 0) w${i})`;
+  };
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
   const found = await queryCustom<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
     db,
     'url',
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(spelledCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
-       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few${joined ? `, count(*) <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled),
-       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids)
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(urlIndexCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
+       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few FROM spelled),
+       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walkKey ? keyWalk(0, '') : spelledWalk()} END AS ids)
      SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(
          SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
        ) END AS exact,
@@ -226,7 +241,8 @@ async function listByUrl(
   );
   const { exact, walked, beyond } = found.rows[0]!;
   if (exact !== null) return pageOf(db, exact.map(Number), page, now, false);
-  const ids = walked!.map(Number);
+  // The parts each keep up to the page and one more: those beyond it are the later parts'.
+  const ids = walked!.map(Number).slice(0, want);
   return pageOf(db, ids, page, now, ids.length === want || beyond === true);
 }
 

@@ -119,41 +119,18 @@ export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Pro
  * name most listings, and a scan finds the cap's matches sooner.
  */
 const SCANNED_SHARE = 1 / 8;
-/**
- * Below this share of the sample's URLs holding `url`, a walk beside other filters reads only the spelled URLs the
- * index names for it, not each walked listing's: a match is rarer than one listing in 32 there, and a walk for a
- * page's matches reads thousands of them one by one (4,000 listing rows took 5–7 ms at 100k, for `i26`, held by
- * 1,111). A walk without other filters reads the spelled URLs in page order (list-index.ts listByUrl). (SQLite's FTS5
- * reads each window's whole entry list, about as long as such a walk: there the walk reads each listing's URL.)
- */
-const WALKED_BY_INDEX_SHARE = 1 / 32;
-/**
- * The most spelled matches a walk beside other filters is joined to; past it the walk reads each walked entry's spelled
- * URL instead (list-index.ts listByUrl). The sample cannot tell a substring held by 1,000 listings from one held by
- * 10,000 at 1M (both are 0–3 of its 256 URLs), and reading every match of one held by 10,000 (`74.example.`: 19,000
- * rows the index named, on 12,000 pages) took 25–50 ms, where reading a walk's 4,000 entries one by one takes 4–6.
- * Measured at 100k and 1M listings (docs/BENCHMARKS.md "Filter combinations"): 1,000 kept 100k's figures, 500 made
- * them worse.
- */
-export const JOINED_MATCHES = 1_000;
-
-/** How `url` is read from the spelled URLs: its spelling, the windows the index is asked for (none: a scan), and whether a walk joins them. */
+/** How `url` is read from the spelled URLs: its spelling and the windows the index is asked for (none: a scan). */
 export interface UrlLettersRead {
   spelled: string;
   windows: string[];
-  walkedByIndex: boolean;
 }
 
-/** `url`'s read, by the share of `sample` holding it (SCANNED_SHARE, WALKED_BY_INDEX_SHARE; tests set theirs). */
-export function urlLettersRead(
-  url: string,
-  sample: UrlSample,
-  { urlScannedShare = SCANNED_SHARE, urlWalkedByIndexShare = WALKED_BY_INDEX_SHARE }: UrlScale = {},
-): UrlLettersRead {
+/** `url`'s read, by the share of `sample` holding it (SCANNED_SHARE; tests set theirs). */
+export function urlLettersRead(url: string, sample: UrlSample, { urlScannedShare = SCANNED_SHARE }: UrlScale = {}): UrlLettersRead {
   const spelled = urlLetters(url);
-  const share = sample.share(spelled);
-  const windows = share >= urlScannedShare ? [] : prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
-  return { spelled, windows, walkedByIndex: windows.length > 0 && share < urlWalkedByIndexShare };
+  const windows =
+    sample.share(spelled) >= urlScannedShare ? [] : prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
+  return { spelled, windows };
 }
 
 /**
