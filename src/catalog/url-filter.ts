@@ -35,6 +35,8 @@ export type UrlScale = {
   urlIndexCap?: number;
   urlWalkBudget?: number;
   urlScannedShare?: number;
+  urlWalkedByIndexShare?: number;
+  urlJoinCap?: number;
 };
 
 /** A `url` page's other filters: `filters` without `url`. */
@@ -66,6 +68,8 @@ export function urlWindows(text: string): string[] {
  */
 export class UrlSample {
   urls: string[] = [];
+  /** How many listings the catalog held when the sample was drawn (0 when its store does not count them). */
+  listings = 0;
   private held = new Map<string, number>();
   private drawnAt = -Infinity;
 
@@ -74,8 +78,9 @@ export class UrlSample {
     return nowMs - this.drawnAt >= SAMPLE_MAX_AGE_MS;
   }
 
-  replace(urls: string[], nowMs: number): void {
+  replace(urls: string[], nowMs: number, listings = 0): void {
     this.urls = urls;
+    this.listings = listings;
     this.held = new Map();
     for (const url of urls) for (const window of urlWindows(url)) this.held.set(window, (this.held.get(window) ?? 0) + 1);
     this.drawnAt = nowMs;

@@ -22,6 +22,8 @@ import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
 
 const CAP = 25;
 const BUDGET = 150;
+/** The most matches a walk is joined to on "Postgres by windows": substrings more hold are walked in parts there. */
+const JOIN_CAP = 100;
 const LISTINGS = 400;
 const rand = seededRandom(0x5eed_0053);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
@@ -56,7 +58,10 @@ function draft(i: number): ListingDraft {
 const dir = tempDir();
 const sqlite = new CatalogStore(`${dir.dir}/catalog.sqlite`, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
 let postgres: PostgresCatalogStore;
-/** The same database, its spelled URLs always read by their windows, never scanned (src/catalog/postgres/url-probe.ts). */
+/**
+ * The same database, its spelled URLs always read by their windows and a walk joined to them when at most JOIN_CAP hold the
+ * substring, else walked in parts (src/catalog/postgres/url-probe.ts, list-index.ts).
+ */
 let postgresByWindows: PostgresCatalogStore;
 let databaseUrl: string;
 const now = new Date('2026-02-01T00:00:00Z');
@@ -89,6 +94,8 @@ beforeAll(async () => {
     urlIndexCap: CAP,
     urlWalkBudget: BUDGET,
     urlScannedShare: 2,
+    urlWalkedByIndexShare: 2,
+    urlJoinCap: JOIN_CAP,
   });
 }, 120_000);
 afterAll(async () => {

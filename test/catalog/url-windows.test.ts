@@ -2,16 +2,18 @@
  * Which windows of a `url` filter Postgres asks its trigram index for (src/catalog/postgres/url-probe.ts urlLettersRead):
  * the two that the fewest sampled URLs hold, the more common dropped when it prunes little (most sampled URLs holding
  * the rarer hold it too), both kept when they prune each other or no sampled URL holds them. Every match holds every
- * window, so this chooses only what is read; test/catalog/url-walk.test.ts checks the answers against a scan.
+ * window, so this chooses only what is read; test/catalog/url-walk.test.ts checks the answers against a scan. And
+ * whether a walk beside other filters joins the spelled matches: only where one sampled URL stands for at most half
+ * the join cap's listings.
  */
 import { describe, expect, it } from 'vitest';
 import { urlLetters, urlLettersRead } from '../../src/catalog/postgres/url-probe.ts';
 import { UrlSample } from '../../src/catalog/url-filter.ts';
 
 /** A sample of these resource URLs, spelled as the store's sample is. */
-function sampleOf(urls: string[]): UrlSample {
+function sampleOf(urls: string[], listings = 0): UrlSample {
   const sample = new UrlSample();
-  sample.replace(urls.map(urlLetters), 0);
+  sample.replace(urls.map(urlLetters), 0, listings);
   return sample;
 }
 
@@ -59,5 +61,16 @@ describe('the windows a url filter reads on Postgres', () => {
   it('keeps overlapping windows when the substring has no two apart', () => {
     const sample = sampleOf(urls(100, (i) => `https://api${i}.example.com/zu`));
     expect(urlLettersRead('tavop', sample).windows).toEqual(['tav', 'avo']);
+  });
+
+  it("joins a rare substring's matches to a walk only while the sample resolves the join cap", () => {
+    const sampled = [...urls(20, (i) => `https://api${i}.example.com/mixo`), ...urls(236, (i) => `https://api${i}.example.com/zu`)];
+    // 256 sampled URLs: each stands for 390 listings of 100,000 (at most half the cap of 1,000), 3,906 of 1,000,000.
+    expect(urlLettersRead('tavopa', sampleOf(sampled, 100_000)).walkedByIndex).toBe(true);
+    expect(urlLettersRead('tavopa', sampleOf(sampled, 1_000_000)).walkedByIndex).toBe(false);
+    expect(urlLettersRead('tavopa', sampleOf(sampled, 1_000_000), { urlJoinCap: 8_000 }).walkedByIndex).toBe(true);
+    // A substring more than one sampled URL in 32 holds (20 of 256) is walked in parts whatever the catalog's size.
+    expect(urlLettersRead('mixo', sampleOf(sampled, 100_000)).windows).not.toEqual([]);
+    expect(urlLettersRead('mixo', sampleOf(sampled, 100_000)).walkedByIndex).toBe(false);
   });
 });

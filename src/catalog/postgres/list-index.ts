@@ -26,7 +26,7 @@ import {
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, withoutUrl, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
+import { JOINED_MATCHES, freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -165,7 +165,8 @@ const WALK_PART_ENDS = [1 / 8, 3 / 8, 1];
  * any), at most the page and one more (`partialResults` unless that range is every listing holding the key), each
  * checked on its spelled URL as an exact match is: no listing's row is read but the page's. Without other filters the
  * walk reads the spelled URLs in page order (catalog migration 32); with them, the key's entries in parts
- * (WALK_PART_ENDS). Each part runs only when its case is the answer's.
+ * (WALK_PART_ENDS), or, for a substring few listings hold, its spelled matches joined to them when at most
+ * JOINED_MATCHES hold it (url-probe.ts urlLettersRead). Each part runs only when its case is the answer's.
  */
 async function listByUrl(
   db: Db,
@@ -174,7 +175,7 @@ async function listByUrl(
   scale: UrlScale,
   urlSample: UrlSample,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
-  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET } = scale;
+  const { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET, urlJoinCap = JOINED_MATCHES } = scale;
   const { filters, page, now, visibleSince, failing } = read;
   const letters = urlLettersRead(url, await freshSample(db, urlSample, now.getTime()), scale);
   const want = walkWant(page);
@@ -224,13 +225,27 @@ async function listByUrl(
     return `(SELECT CASE WHEN ${sofar} >= ${p(want)}::bigint THEN w${i}.ids ELSE w${i}.ids || ${keyWalk(i + 1, `${sofar} + `)} END
        FROM (SELECT ${ids} AS ids OFFSET 0) w${i})`;
   };
+  // A substring few listings hold (url-probe.ts urlLettersRead) has its spelled matches read, up to JOINED_MATCHES and
+  // one more, and when at most that many, joined to the key's first entries (hashed: both sides fenced) in place of the parts.
+  const joined = letters.walkedByIndex && walkKey !== undefined;
+  const joinedWalk = () => `ARRAY(SELECT k.listing_id FROM (
+         SELECT c.listing_id, c.letters, k.last_updated FROM (
+           SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)} OFFSET 0
+         ) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
+       ) k WHERE ${heldBySpelled(url, others, p, undefined, failing)} ${order} LIMIT ${p(want)})`;
+  const walk = !walkKey
+    ? spelledWalk()
+    : joined
+      ? `CASE WHEN (SELECT joinable FROM counted) THEN ${joinedWalk()} ELSE ${keyWalk(0, '')} END`
+      : keyWalk(0, '');
+  const spelledCap = joined ? Math.max(urlJoinCap, urlIndexCap) : urlIndexCap;
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
   const found = await queryCustom<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
     db,
     'url',
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(urlIndexCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
-       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few FROM spelled),
-       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walkKey ? keyWalk(0, '') : spelledWalk()} END AS ids)
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(spelledCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
+       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few${joined ? `, count(*) <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled),
+       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids)
      SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(
          SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
        ) END AS exact,

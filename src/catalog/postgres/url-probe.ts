@@ -99,17 +99,19 @@ export function spelledHolds(url: string, p: (value: unknown) => string): string
   return `strpos((SELECT lower(l.resource) FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
 }
 
-/** `sample` (URLs spelled as the index spells them), drawn again from the catalog's listings when it is stale. */
+/** `sample` (URLs spelled as the index spells them, and the catalog's listings), drawn again from the catalog when it is stale. */
 export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Promise<UrlSample> {
   if (!sample.stale(nowMs)) return sample;
-  const rows = await db.query<{ resource: string }>(
-    `SELECT letters AS resource FROM listing_url_letters WHERE listing_id = ANY(ARRAY(
+  const rows = await db.query<{ resource: string; listings: string | null }>(
+    `SELECT letters AS resource, (SELECT n FROM listing_counts WHERE kind = 'all' AND value = '') AS listings
+     FROM listing_url_letters WHERE listing_id = ANY(ARRAY(
        SELECT 1 + floor(random() * (SELECT max(listing_id) FROM listing_url_letters))::bigint FROM generate_series(1, $1)))`,
     [URL_SAMPLE_SIZE],
   );
   sample.replace(
     rows.rows.map((r) => r.resource),
     nowMs,
+    Number(rows.rows[0]?.listings ?? 0),
   );
   return sample;
 }
@@ -119,18 +121,44 @@ export async function freshSample(db: Db, sample: UrlSample, nowMs: number): Pro
  * name most listings, and a scan finds the cap's matches sooner.
  */
 const SCANNED_SHARE = 1 / 8;
-/** How `url` is read from the spelled URLs: its spelling and the windows the index is asked for (none: a scan). */
+/**
+ * Below this share of the sample's URLs holding `url`, a walk beside other filters may read only the spelled URLs the
+ * index names for it (when at most JOINED_MATCHES hold it), not each walked entry's: a match is rarer than one listing
+ * in 32 there, and a walk for a page's matches reads thousands of entries (at 100k, 4,000 read one by one took 5–7 ms
+ * for `i26`, held by 1,111). A walk without other filters reads the spelled URLs in page order (list-index.ts
+ * listByUrl). (SQLite's FTS5 reads each window's whole entry list, about as long as such a walk: there the walk reads
+ * each listing's URL.)
+ */
+const WALKED_BY_INDEX_SHARE = 1 / 32;
+/**
+ * The most spelled matches a walk beside other filters is joined to; past it the walk reads its entries' spelled URLs
+ * (list-index.ts listByUrl). Counting to it reads up to one more match, a page each where the matches are not cached,
+ * and that read is wasted when more hold the substring: so the join is asked only while one sampled URL stands for at
+ * most half the cap's listings (a catalog of up to 128,000 listings), where a substring held by more than the cap shows
+ * in a few sampled URLs. At 1M listings, where one stands for 3,900, none of a substring held by 1,000 or by 10,000
+ * may show; reading 1,001 matches to find out took 5–10 ms there, and the join made the p95 of `url` + `asset` +
+ * `network` 2–3 ms higher, where at 100k it keeps it about 1 ms lower (docs/BENCHMARKS.md "Filter combinations").
+ */
+export const JOINED_MATCHES = 1_000;
+
+/** How `url` is read from the spelled URLs: its spelling, the windows the index is asked for (none: a scan), and whether a walk joins them. */
 export interface UrlLettersRead {
   spelled: string;
   windows: string[];
+  walkedByIndex: boolean;
 }
 
-/** `url`'s read, by the share of `sample` holding it (SCANNED_SHARE; tests set theirs). */
-export function urlLettersRead(url: string, sample: UrlSample, { urlScannedShare = SCANNED_SHARE }: UrlScale = {}): UrlLettersRead {
+/** `url`'s read, by the share of `sample` holding it and the listings each sampled URL stands for (tests set their shares and cap). */
+export function urlLettersRead(
+  url: string,
+  sample: UrlSample,
+  { urlScannedShare = SCANNED_SHARE, urlWalkedByIndexShare = WALKED_BY_INDEX_SHARE, urlJoinCap = JOINED_MATCHES }: UrlScale = {},
+): UrlLettersRead {
   const spelled = urlLetters(url);
-  const windows =
-    sample.share(spelled) >= urlScannedShare ? [] : prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
-  return { spelled, windows };
+  const share = sample.share(spelled);
+  const windows = share >= urlScannedShare ? [] : prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
+  const resolves = sample.listings * 2 <= sample.urls.length * urlJoinCap;
+  return { spelled, windows, walkedByIndex: windows.length > 0 && share < urlWalkedByIndexShare && resolves };
 }
 
 /**
