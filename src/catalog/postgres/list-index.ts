@@ -10,7 +10,6 @@ import {
   pageListingsStatement,
   parameters,
   queryCustom,
-  queryGeneric,
   readPage,
   type Db,
   type RawListingRow,
@@ -240,26 +239,47 @@ async function listByUrl(
       : keyWalk(0, '');
   const spelledCap = joined ? Math.max(urlJoinCap, urlIndexCap) : urlIndexCap;
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
-  const found = await queryCustom<{ exact: string[] | null; walked: string[] | null; beyond: boolean | null }>(
+  // The page's listings are read in the same statement (one round trip): a row for each, or one with none when the
+  // page is empty, each carrying the matches' count and how they were found.
+  const found = await queryCustom<UrlPageRow>(
     db,
     'url',
     `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(spelledCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
        counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few${joined ? `, count(*) <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled),
-       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids)
-     SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(
-         SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
-       ) END AS exact,
-       w.ids AS walked,
-       CASE WHEN cardinality(w.ids) < ${p(want)}::bigint THEN EXISTS (SELECT 1 FROM listing_keys k WHERE ${everyListing()} ${order} OFFSET ${p(urlWalkBudget)}) END AS beyond
-     FROM walked w`,
+       walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids),
+       answer AS MATERIALIZED (
+         SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(
+             SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
+           ) END AS exact,
+           w.ids AS walked,
+           CASE WHEN cardinality(w.ids) < ${p(want)}::bigint THEN EXISTS (SELECT 1 FROM listing_keys k WHERE ${everyListing()} ${order} OFFSET ${p(urlWalkBudget)}) END AS beyond
+         FROM walked w
+       ),
+       matched AS MATERIALIZED (
+         SELECT a.exact IS NOT NULL AS exact, coalesce(a.exact, a.walked[1:${p(Math.min(want, INT_MAX))}::int]) AS ids, a.beyond FROM answer a
+       )
+     SELECT cardinality(m.ids) AS url_total, m.exact AS url_exact, m.beyond AS url_beyond, x.*
+     FROM matched m LEFT JOIN LATERAL (
+       SELECT ${listingColumns(now, p)} WHERE l.id = ANY(m.ids[${p(Math.min(page.offset + 1, INT_MAX))}::int:${p(Math.min(page.offset + page.limit, INT_MAX))}::int])
+     ) x ON true
+     ORDER BY x.last_updated DESC, x.id DESC`,
     values,
   );
-  const { exact, walked, beyond } = found.rows[0]!;
-  if (exact !== null) return pageOf(db, exact.map(Number), page, now, false);
-  // The parts each keep up to the page and one more: those beyond it are the later parts'.
-  const ids = walked!.map(Number).slice(0, want);
-  return pageOf(db, ids, page, now, ids.length === want || beyond === true);
+  // The walk's parts each keep up to the page and one more (those beyond are the later parts'): `matched` keeps the first.
+  const { url_total, url_exact, url_beyond } = found.rows[0]!;
+  const items = found.rows.filter((r) => r.id !== null).map((r) => toDiscoveryResource({ ...(r as RawListingRow), id: Number(r.id) }));
+  return { items, total: url_total, partialResults: !url_exact && (url_total === want || url_beyond === true) };
 }
+
+/** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps at most a few thousand). */
+const INT_MAX = 2 ** 31 - 1;
+
+/** A row of a `url` page's statement (listByUrl): one of the page's listings (null columns when none), with the matches' count and how they were found. */
+type UrlPageRow = (RawListingRow | { [column in keyof RawListingRow]: null }) & {
+  url_total: number;
+  url_exact: boolean;
+  url_beyond: boolean | null;
+};
 
 /**
  * The conditions that spelled match `k` (a row of spelledMatches: its listing's id, spelled URL and lastUpdated) holds
@@ -282,27 +302,6 @@ function heldBySpelled(
     heldFiltersSql(p, 'k.listing_id', keys, accepts, failing, true) +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`)
   );
-}
-
-/** The page of `ids` (every match, in page order) with its listings read, `total` the matches. */
-async function pageOf(
-  db: Db,
-  ids: number[],
-  page: { limit: number; offset: number },
-  now: Date,
-  partialResults: boolean,
-): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
-  const pageIds = ids.slice(page.offset, page.offset + page.limit);
-  if (pageIds.length === 0) return { items: [], total: ids.length, partialResults };
-  const q = parameters();
-  // Its shape fixes its plan (the primary key's rows): planned once per connection (queries.ts queryGeneric).
-  const rows = await queryGeneric<RawListingRow>(
-    db,
-    'page',
-    `SELECT ${listingColumns(now, q.p)} WHERE l.id = ANY(${q.p(pageIds)}::bigint[]) ORDER BY l.last_updated DESC, l.id DESC`,
-    q.values,
-  );
-  return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total: ids.length, partialResults };
 }
 
 const ASSET_COMBINATION_KINDS = KINDS.map((kind) => `'${kind}'`).join(', ');
