@@ -149,9 +149,10 @@ export async function listBySelectiveFilter(
  * Where the parts of a walk beside other filters end, as shares of the walk's budget (listByUrl). The first part reads
  * each entry's spelled URL by its listing and stops as soon as the page is found: a common substring's page is among the
  * first entries. Each later part reads its entries' spelled URLs in one batch (`= ANY`, the ids sorted: neighbouring
- * rows read together), and only when the parts before found less than the page. At 1M listings 4,000 lookups one by one
- * took 5–6 ms with every page cached; in batches of 1,000 and 2,500, less than half. Measured at 100k and 1M listings
- * (docs/BENCHMARKS.md "Filter combinations"); one batch for all but the first part left 100k's p95 about 1 ms higher.
+ * rows read together), and only when the parts before found less than the page. At 1M listings, every page cached, a
+ * lookup took about 1.4 µs, an entry of a batch of 2,500 under 0.5. Measured in process at 100k and 1M listings: one
+ * batch for all but the first part left 100k's p95 0.5–1 ms higher (docs/BENCHMARKS.md "Filter combinations" has the
+ * figures over HTTP).
  */
 const WALK_PART_ENDS = [1 / 8, 3 / 8, 1];
 

@@ -137,7 +137,7 @@ const WALKED_BY_INDEX_SHARE = 1 / 32;
  * most half the cap's listings (a catalog of up to 128,000 listings), where a substring held by more than the cap shows
  * in a few sampled URLs. At 1M listings, where one stands for 3,900, none of a substring held by 1,000 or by 10,000
  * may show; reading 1,001 matches to find out took 5–10 ms there, and the join made the p95 of `url` + `asset` +
- * `network` 2–3 ms higher, where at 100k it keeps it about 1 ms lower (docs/BENCHMARKS.md "Filter combinations").
+ * `network` 2–3 ms higher in process, where at 100k it keeps it up to 1 ms lower (docs/BENCHMARKS.md "Filter combinations").
  */
 export const JOINED_MATCHES = 1_000;
 
