@@ -34,8 +34,8 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
 export type UrlScale = {
   urlIndexCap?: number;
   urlWalkBudget?: number;
-  urlScannedShare?: number;
   urlWalkedByIndexShare?: number;
+  urlScannedShare?: number;
   urlJoinCap?: number;
 };
 
@@ -107,10 +107,11 @@ export class UrlSample {
  * `sample` hold, in the substring's order: each is one trigram of the index, and every match holds all of them. A
  * window more than a quarter of the sample holds is left out while a rarer one is asked (it would name most
  * listings: reading its entries costs more than checking the rows it keeps out). Windows that do not overlap (three
- * apart in urlWindows' order: their places in the substring, unless a window repeats) are chosen before those that do: two that share two characters (`bep`, `epa`) are held by nearly the same URLs, so the
- * second keeps few out, and a sample too small to tell them apart (most of a rare substring's windows are held by
- * none of it at 1M listings) would otherwise choose neighbours; at 1M listings on Postgres the `url` + `asset` +
- * `network` p95 was 2–3 ms higher so, measured in process (at 100k no change).
+ * apart in urlWindows' order: their places in the substring, unless a window repeats) are chosen before those that
+ * do: two that share two characters (`bep`, `epa`) are held by nearly the same URLs, so the second keeps few out, and
+ * a sample too small to tell them apart (most of a rare substring's windows are held by none of it at 1M listings)
+ * would otherwise choose neighbours; at 1M listings on Postgres the `url` + `asset` + `network` p95 was 2–3 ms higher
+ * so, measured in process (at 100k no change).
  */
 export function rarestWindows(windows: string[], sample: UrlSample, n: number): string[] {
   const held = windows.map((window, at) => ({ window, at, n: sample.holding(window) })).sort((x, y) => x.n - y.n || x.at - y.at);

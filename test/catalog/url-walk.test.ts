@@ -14,7 +14,8 @@ import { filterKeys, type ListingKey } from '../../src/catalog/listing.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../../src/catalog/types.ts';
-import { urlLetters } from '../../src/catalog/postgres/url-probe.ts';
+import { freshSample, urlLetters } from '../../src/catalog/postgres/url-probe.ts';
+import { UrlSample } from '../../src/catalog/url-filter.ts';
 import { urlMatchesUpTo } from '../../src/catalog/sqlite/url-probe.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
 import { caseRandom } from '../helpers/cases.ts';
@@ -320,6 +321,20 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
         [texts],
       );
       expect(spelled.rows.map((r) => r.s)).toEqual(texts.map(urlLetters));
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('the sample of spelled URLs counts the listings it is drawn from (a join is asked only while it resolves the cap)', async () => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const sample = await freshSample(client, new UrlSample(), 0);
+      expect(sample.listings).toBe(LISTINGS);
+      expect(sample.urls.length).toBeGreaterThan(0);
+      const spelled = new Set((await client.query<{ l: string }>('SELECT letters AS l FROM listing_url_letters')).rows.map((r) => r.l));
+      expect(sample.urls.every((url) => spelled.has(url))).toBe(true);
     } finally {
       await client.end();
     }

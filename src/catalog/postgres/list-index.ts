@@ -272,10 +272,13 @@ async function listByUrl(
   return { items, total: url_total, partialResults: !url_exact && (url_total === want || url_beyond === true) };
 }
 
-/** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps at most a few thousand). */
+/** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps a few thousand). */
 const INT_MAX = 2 ** 31 - 1;
 
-/** A row of a `url` page's statement (listByUrl): one of the page's listings (null columns when none), with the matches' count and how they were found. */
+/**
+ * A row of a `url` page's statement (listByUrl): one of the page's listings (null columns when the page is empty),
+ * with the matches' count and how they were found.
+ */
 type UrlPageRow = (RawListingRow | { [column in keyof RawListingRow]: null }) & {
   url_total: number;
   url_exact: boolean;
