@@ -17,7 +17,7 @@
  *
  *   npm run build && npm run bench -- filter-combos --keep-dir DIR [--before COMMIT] [--size 100000] [--requests 100]
  *       [--stores sqlite,postgres] [--seed N] [--fresh] [--rows REGEX (the rows whose "endpoint, filters" it matches)]
- *       [--warm N]
+ *       [--warm N] [--pg-setting NAME=VALUE (the Postgres server's, repeatable: `shared_buffers=6GB`)]
  *
  * `--before none` measures this checkout alone on the corpus itself, no copy: a 1M corpus on Postgres is about 25 GB a
  * database, and a baseline needs two more (docs/BENCHMARKS.md "Filter combinations").
@@ -52,6 +52,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     rows: { type: 'string' },
     warm: { type: 'string', default: '1000' },
+    'pg-setting': { type: 'string', multiple: true, default: [] },
   },
 });
 // --quick: 300 listings, 3 requests a row, 20 to warm, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
@@ -271,7 +272,7 @@ if (stores.includes('sqlite')) {
   }
 }
 if (stores.includes('postgres')) {
-  const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres') });
+  const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres'), settings: values['pg-setting'] });
   try {
     // Alone, the loaded corpus itself (catalog_SIZE) is served.
     const urls: { before?: string; after: string } = alone

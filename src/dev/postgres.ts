@@ -63,9 +63,10 @@ async function importWithoutProcessHooks() {
 /**
  * Starts a server on a free port. By default in a new temporary directory that `stop` removes;
  * with `dataDir` (the benchmarks' seeded catalogs) in that directory, created on first use and
- * kept, so a second run finds its databases again.
+ * kept, so a second run finds its databases again. `settings` (`name=value`, as `postgres -c`
+ * takes them) configure it as an operator would configure theirs (a benchmark's `--pg-setting`).
  */
-export async function startEmbeddedPostgres(options: { dataDir?: string } = {}): Promise<EmbeddedPostgresServer> {
+export async function startEmbeddedPostgres(options: { dataDir?: string; settings?: string[] } = {}): Promise<EmbeddedPostgresServer> {
   const EmbeddedPostgres = await importWithoutProcessHooks();
   const dir = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'svc-pg-'));
   if (dir) chmodSync(dir, 0o755);
@@ -78,7 +79,7 @@ export async function startEmbeddedPostgres(options: { dataDir?: string } = {}):
     password: PASSWORD,
     persistent: dir === undefined,
     createPostgresUser: userInfo().uid === 0,
-    postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=300'],
+    postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=300', ...(options.settings ?? []).flatMap((setting) => ['-c', setting])],
     onLog: () => undefined,
     onError: () => undefined,
   });

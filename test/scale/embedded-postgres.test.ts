@@ -6,7 +6,8 @@
  * The check is by identity: every listener present after the start was present before it. Counts
  * are not a fact about this start: in a shared test process other files' child processes remove
  * their own `exit` listeners at any time (a count of 1 before and 0 after failed CI once). The
- * file also runs in its own process (vitest.config.ts), so the package's import is its own.
+ * file also runs in its own process (vitest.config.ts), so the package's import is its own. The
+ * server takes the settings it is started with (a benchmark's `--pg-setting`).
  */
 import type { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
@@ -16,10 +17,10 @@ import { createDatabase, startEmbeddedPostgres } from '../../src/dev/postgres.ts
 const EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'message'] as const;
 
 describe('startEmbeddedPostgres', () => {
-  it('serves a database and adds no process exit or signal listener', async () => {
+  it('serves a database with the settings asked and adds no process exit or signal listener', async () => {
     const emitter: EventEmitter = process;
     const before = new Map(EVENTS.map((e) => [e, new Set(emitter.listeners(e))]));
-    const server = await startEmbeddedPostgres();
+    const server = await startEmbeddedPostgres({ settings: ['work_mem=5MB'] });
     try {
       const added = EVENTS.flatMap((e) =>
         emitter
@@ -31,6 +32,7 @@ describe('startEmbeddedPostgres', () => {
       const client = new pg.Client({ connectionString: await createDatabase(server.url, 'svc_hooks') });
       await client.connect();
       expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      expect((await client.query<{ work_mem: string }>('SHOW work_mem')).rows).toEqual([{ work_mem: '5MB' }]);
       await client.end();
     } finally {
       await server.stop();
