@@ -65,7 +65,7 @@ describe('the windows a url filter reads on Postgres', () => {
 
   it("joins a rare substring's matches to a walk only while the sample resolves the join cap", () => {
     const sampled = [...urls(20, (i) => `https://api${i}.example.com/mixo`), ...urls(236, (i) => `https://api${i}.example.com/zu`)];
-    // 256 sampled URLs: each stands for 390 listings of 100,000 (at most half the cap of 1,000), 3,906 of 1,000,000.
+    // 256 sampled URLs: each stands for 390 listings of 100,000 (at most half the cap of 2,000), 3,906 of 1,000,000.
     expect(urlLettersRead('tavopa', sampleOf(sampled, 100_000)).walkedByIndex).toBe(true);
     expect(urlLettersRead('tavopa', sampleOf(sampled, 1_000_000)).walkedByIndex).toBe(false);
     expect(urlLettersRead('tavopa', sampleOf(sampled, 1_000_000), { urlJoinCap: 8_000 }).walkedByIndex).toBe(true);

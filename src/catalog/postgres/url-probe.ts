@@ -134,12 +134,13 @@ const WALKED_BY_INDEX_SHARE = 1 / 32;
  * The most spelled matches a walk beside other filters is joined to; past it the walk reads its entries' spelled URLs
  * (list-index.ts listByUrl). Counting to it reads up to one more match, a page each where the matches are not cached,
  * and that read is wasted when more hold the substring: so the join is asked only while one sampled URL stands for at
- * most half the cap's listings (a catalog of up to 128,000 listings), where a substring held by more than the cap shows
+ * most half the cap's listings (a catalog of up to 256,000 listings), where a substring held by more than the cap shows
  * in a few sampled URLs. At 1M listings, where one stands for 3,900, none of a substring held by 1,000 or by 10,000
  * may show; reading 1,001 matches to find out took 5–10 ms there, and the join made the p95 of `url` + `asset` +
- * `network` 2–3 ms higher in process, where at 100k it keeps it up to 1 ms lower (docs/BENCHMARKS.md "Filter combinations").
+ * `network` 2–3 ms higher in process, where at 100k it keeps it about 1 ms lower. At 100k a cap of 2,000 gave a p95
+ * 0.1–0.5 ms lower than 1,000 in six runs of six over HTTP, and 4,000 no better (docs/BENCHMARKS.md "Filter combinations").
  */
-export const JOINED_MATCHES = 1_000;
+export const JOINED_MATCHES = 2_000;
 
 /** How `url` is read from the spelled URLs: its spelling, the windows the index is asked for (none: a scan), and whether a walk joins them. */
 export interface UrlLettersRead {
