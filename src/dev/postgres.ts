@@ -72,6 +72,7 @@ export async function startEmbeddedPostgres(options: { dataDir?: string; setting
   if (dir) chmodSync(dir, 0o755);
   const dataDir = options.dataDir ?? join(dir!, 'data');
   const port = await freePort();
+  const log: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -80,11 +81,15 @@ export async function startEmbeddedPostgres(options: { dataDir?: string; setting
     persistent: dir === undefined,
     createPostgresUser: userInfo().uid === 0,
     postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=300', ...(options.settings ?? []).flatMap((setting) => ['-c', setting])],
-    onLog: () => undefined,
-    onError: () => undefined,
+    onLog: (message) => keepLast(log, message),
+    onError: (message) => keepLast(log, message),
   });
   if (!existsSync(join(dataDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  // The package rejects a failed start with nothing: the server's last lines say why (a data directory another server holds).
+  await server.start().catch(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    throw new Error(`embedded Postgres did not start in ${dataDir}: ${log.join(' ').replace(/\s+/g, ' ').trim() || 'no output'}`);
+  });
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     stop: async () => {
@@ -92,6 +97,12 @@ export async function startEmbeddedPostgres(options: { dataDir?: string; setting
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Appends `message` to `log`, keeping its last few lines (what a failed start reports). */
+function keepLast(log: string[], message: unknown): void {
+  log.push(String(message));
+  if (log.length > 5) log.shift();
 }
 
 /** Creates a new, empty database on the server at `adminUrl`; returns its URL. */

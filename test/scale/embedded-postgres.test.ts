@@ -7,9 +7,13 @@
  * are not a fact about this start: in a shared test process other files' child processes remove
  * their own `exit` listeners at any time (a count of 1 before and 0 after failed CI once). The
  * file also runs in its own process (vitest.config.ts), so the package's import is its own. The
- * server takes the settings it is started with (a benchmark's `--pg-setting`).
+ * server takes the settings it is started with (a benchmark's `--pg-setting`), and a start that
+ * fails says why (the package itself rejects with nothing).
  */
 import type { EventEmitter } from 'node:events';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { createDatabase, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
@@ -36,6 +40,27 @@ describe('startEmbeddedPostgres', () => {
       await client.end();
     } finally {
       await server.stop();
+    }
+  });
+
+  it('says why a server did not start: another server holds its data directory', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'svc-pg-held-'));
+    chmodSync(parent, 0o755);
+    const dataDir = join(parent, 'data');
+    const first = await startEmbeddedPostgres({ dataDir });
+    try {
+      const failure = await startEmbeddedPostgres({ dataDir }).then(
+        async (second) => {
+          await second.stop();
+          return 'started';
+        },
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toMatch(/did not start in .*postmaster\.pid/);
+    } finally {
+      await first.stop();
+      rmSync(parent, { recursive: true, force: true });
     }
   });
 });
