@@ -205,17 +205,20 @@ async function listByUrl(
     `ARRAY(SELECT k.listing_id FROM (SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c${
       visibleSince === undefined ? '' : ` WHERE c.last_updated >= ${p(visibleSince)}`
     } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}) k WHERE ${matching()})`;
-  // Beside other filters, the key's entries [from, to): the first part each entry's spelled URL read by its listing
-  // (fenced: the planner never hashes the walk against every spelled URL), the others in one batch.
-  const keyEntries = (from: number, to: number) =>
-    `SELECT k.listing_id FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(to - from)} OFFSET ${p(from)}`;
+  // The walked key's entries [from, to) in page order, `columns` of each: one index range, fenced by its LIMIT and OFFSET
+  // (the planner never hashes it against every spelled URL).
+  const keyRange = (columns: string, from: number, to: number) =>
+    `SELECT ${columns} FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(to - from)} OFFSET ${from === 0 ? '0' : p(from)}`;
+  // Beside other filters, part [from, to) of the walk: the first part each entry's spelled URL read by its listing, the
+  // others in one batch.
   const keyPart = (from: number, to: number) =>
     from === 0
-      ? `SELECT k.listing_id FROM (
-           SELECT k.listing_id, k.last_updated, (SELECT c.letters FROM listing_url_letters c WHERE c.listing_id = k.listing_id) AS letters
-           FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(to)} OFFSET 0
-         ) k WHERE ${matching()}`
-      : `SELECT k.listing_id FROM listing_url_letters k WHERE k.listing_id = ANY(ARRAY(${keyEntries(from, to)})) AND ${matching()}`;
+      ? `SELECT k.listing_id FROM (${keyRange(
+          'k.listing_id, k.last_updated, (SELECT c.letters FROM listing_url_letters c WHERE c.listing_id = k.listing_id) AS letters',
+          0,
+          to,
+        )}) k WHERE ${matching()}`
+      : `SELECT k.listing_id FROM listing_url_letters k WHERE k.listing_id = ANY(ARRAY(${keyRange('k.listing_id', from, to)})) AND ${matching()}`;
   const ends = [...new Set(WALK_PART_ENDS.map((share) => Math.max(1, Math.round(share * urlWalkBudget))))];
   // Part `i`'s matches and, while those found so far (`found`, an SQL count) are less than the page and one more, the next parts'.
   const keyWalk = (i: number, found: string): string => {
@@ -229,9 +232,8 @@ async function listByUrl(
   // one more, and when at most that many, joined to the key's first entries (hashed: both sides fenced) in place of the parts.
   const joined = letters.walkedByIndex && walkKey !== undefined;
   const joinedWalk = () => `ARRAY(SELECT k.listing_id FROM (
-         SELECT c.listing_id, c.letters, k.last_updated FROM (
-           SELECT k.listing_id, k.last_updated FROM listing_keys k WHERE ${everyListing()} ${order} LIMIT ${p(urlWalkBudget)} OFFSET 0
-         ) k JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
+         SELECT c.listing_id, c.letters, k.last_updated FROM (${keyRange('k.listing_id, k.last_updated', 0, urlWalkBudget)}) k
+         JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
        ) k WHERE ${heldBySpelled(url, others, p, undefined, failing)} ${order} LIMIT ${p(want)})`;
   const walk = !walkKey
     ? spelledWalk()
