@@ -14,7 +14,8 @@ import { filterKeys, type ListingKey } from '../../src/catalog/listing.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../../src/catalog/types.ts';
-import { freshSample, urlLetters } from '../../src/catalog/postgres/url-probe.ts';
+import { URL_LETTERS_KEYED_MIGRATION, freshSample, urlLetters } from '../../src/catalog/postgres/url-probe.ts';
+import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { UrlSample } from '../../src/catalog/url-filter.ts';
 import { urlMatchesUpTo } from '../../src/catalog/sqlite/url-probe.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
@@ -323,6 +324,60 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
       expect(spelled.rows.map((r) => r.s)).toEqual(texts.map(urlLetters));
     } finally {
       await client.end();
+    }
+  });
+
+  it("each spelled URL carries the bits of its listing's list keys (catalog migration 33), added with a key or migrated", async () => {
+    const fresh = await freshCatalogDatabase();
+    const store = await PostgresCatalogStore.open(fresh, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
+    const client = new pg.Client({ connectionString: fresh });
+    await client.connect();
+    // The keys whose bits a listing's spelled URL lacks: none may.
+    const missing = `SELECT k.listing_id, k.kind, k.value FROM listing_keys k JOIN listing_url_letters c ON c.listing_id = k.listing_id
+      WHERE c.key_bits & catalog_key_bits(k.kind, k.value) <> catalog_key_bits(k.kind, k.value)`;
+    // A listing's bits are its keys' (the migration sets no more).
+    const exact = `SELECT c.listing_id FROM listing_url_letters c
+      WHERE c.key_bits <> (SELECT coalesce(bit_or(catalog_key_bits(k.kind, k.value)), 0) FROM listing_keys k WHERE k.listing_id = c.listing_id)`;
+    try {
+      const drafts = Array.from({ length: 30 }, (_, i) => draft(i));
+      let at = Date.parse('2026-01-01T00:00:00Z');
+      for (const d of drafts) await store.writeListing(d, new Date((at += 1000)));
+      // Written again on the other network, in the other asset, by the other type: keys added to a listing that has a spelled URL.
+      for (const d of drafts.slice(0, 10)) {
+        const network = d.terms.network === 'stellar:testnet' ? 'stellar:pubnet' : 'stellar:testnet';
+        await store.writeListing({ ...d, terms: { ...d.terms, network, asset: 'COTHER' } }, new Date((at += 1000)));
+      }
+      const bits = await client.query<{ n: string; zero: string }>(
+        'SELECT count(*) AS n, count(*) FILTER (WHERE key_bits = 0) AS zero FROM listing_url_letters',
+      );
+      expect(bits.rows[0]).toEqual({ n: '30', zero: '0' });
+      expect((await client.query(missing)).rows).toEqual([]);
+      const moved = drafts[0]!;
+      const page = async () =>
+        (
+          await store.list(
+            {
+              url: moved.resource.slice(8),
+              network: moved.terms.network === 'stellar:testnet' ? 'stellar:pubnet' : 'stellar:testnet',
+              asset: 'COTHER',
+            },
+            { limit: 5, offset: 0 },
+            now,
+          )
+        ).items.map((i) => i.resource);
+      expect(await page()).toEqual([moved.resource]);
+      // Migrated: the bits set again from the keys alone.
+      await client.query('UPDATE listing_url_letters SET key_bits = 0');
+      await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+        CATALOG_MIGRATIONS.indexOf(URL_LETTERS_KEYED_MIGRATION),
+      ]);
+      await (await PostgresCatalogStore.open(fresh)).end();
+      expect((await client.query(exact)).rows).toEqual([]);
+      expect((await client.query(missing)).rows).toEqual([]);
+      expect(await page()).toEqual([moved.resource]);
+    } finally {
+      await client.end();
+      await store.end();
     }
   });
 

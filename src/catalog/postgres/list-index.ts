@@ -194,17 +194,17 @@ async function listByUrl(
     (walkKey ? `k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)` : `k.kind = 'all' AND k.value = ''`) +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-  // Each walked entry checked as an exact match is (heldBySpelled), its spelling found first (strpos, cheap; CASE keeps
-  // the order), the page and one more kept.
-  const matching = () =>
-    `CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, undefined, failing)} ELSE false END
+  // Each walked entry checked as an exact match is (heldBySpelled; `bits`: whether `k` carries its key bits), its
+  // spelling found first (strpos, cheap; CASE keeps the order), the page and one more kept.
+  const matching = (bits: boolean) =>
+    `CASE WHEN strpos(k.letters, ${p(letters.spelled)}) > 0 THEN ${heldBySpelled(url, others, p, { failing, walked: true, bits })} ELSE false END
      ${order} LIMIT ${p(want)}`;
   // Without other filters: the spelled URLs in page order (catalog migration 32: the same entries as `all`'s), one index
   // range read in page order (no sort) that stops at the budget.
   const spelledWalk = () =>
     `ARRAY(SELECT k.listing_id FROM (SELECT c.listing_id, c.letters, c.last_updated FROM listing_url_letters c${
       visibleSince === undefined ? '' : ` WHERE c.last_updated >= ${p(visibleSince)}`
-    } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}) k WHERE ${matching()})`;
+    } ORDER BY c.last_updated DESC, c.listing_id DESC LIMIT ${p(urlWalkBudget)}) k WHERE ${matching(false)})`;
   // The walked key's entries [from, to) in page order, `columns` of each: one index range, fenced by its LIMIT and OFFSET
   // (the planner never hashes it against every spelled URL).
   const keyRange = (columns: string, from: number, to: number) =>
@@ -217,8 +217,8 @@ async function listByUrl(
           'k.listing_id, k.last_updated, (SELECT c.letters FROM listing_url_letters c WHERE c.listing_id = k.listing_id) AS letters',
           0,
           to,
-        )}) k WHERE ${matching()}`
-      : `SELECT k.listing_id FROM listing_url_letters k WHERE k.listing_id = ANY(ARRAY(${keyRange('k.listing_id', from, to)})) AND ${matching()}`;
+        )}) k WHERE ${matching(false)}`
+      : `SELECT k.listing_id FROM listing_url_letters k WHERE k.listing_id = ANY(ARRAY(${keyRange('k.listing_id', from, to)})) AND ${matching(true)}`;
   const ends = [...new Set(WALK_PART_ENDS.map((share) => Math.max(1, Math.round(share * urlWalkBudget))))];
   // Part `i`'s matches and, while those found so far (`found`, an SQL count) are less than the page and one more, the next parts'.
   const keyWalk = (i: number, found: string): string => {
@@ -232,9 +232,9 @@ async function listByUrl(
   // one more, and when at most that many, joined to the key's first entries (hashed: both sides fenced) in place of the parts.
   const joined = letters.walkedByIndex && walkKey !== undefined;
   const joinedWalk = () => `ARRAY(SELECT k.listing_id FROM (
-         SELECT c.listing_id, c.letters, k.last_updated FROM (${keyRange('k.listing_id, k.last_updated', 0, urlWalkBudget)}) k
+         SELECT c.listing_id, c.letters, c.key_bits, k.last_updated FROM (${keyRange('k.listing_id, k.last_updated', 0, urlWalkBudget)}) k
          JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
-       ) k WHERE ${heldBySpelled(url, others, p, undefined, failing)} ${order} LIMIT ${p(want)})`;
+       ) k WHERE ${heldBySpelled(url, others, p, { failing, walked: true })} ${order} LIMIT ${p(want)})`;
   const walk = !walkKey
     ? spelledWalk()
     : joined
@@ -252,7 +252,7 @@ async function listByUrl(
        walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids),
        answer AS MATERIALIZED (
          SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(
-             SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, visibleSince, failing)} ORDER BY k.last_updated DESC, k.listing_id DESC
+             SELECT k.listing_id FROM spelled k WHERE ${heldBySpelled(url, others, p, { visibleSince, failing })} ORDER BY k.last_updated DESC, k.listing_id DESC
            ) END AS exact,
            w.ids AS walked,
            CASE WHEN cardinality(w.ids) < ${p(want)}::bigint THEN EXISTS (SELECT 1 FROM listing_keys k WHERE ${everyListing()} ${order} OFFSET ${p(urlWalkBudget)}) END AS beyond
@@ -288,24 +288,25 @@ type UrlPageRow = (RawListingRow | { [column in keyof RawListingRow]: null }) & 
 };
 
 /**
- * The conditions that spelled match `k` (a row of spelledMatches: its listing's id, spelled URL and lastUpdated) holds
- * `url` and the other filters and is shown, read without the listing's row where they can be: `url` on the spelling
- * (url-probe.ts spelledHolds), the other filters on their list keys' entries and the
- * accepted entries (each a lookup per match, fenced by OFFSET 0: a semi-join would hash every entry of the key), the
- * listings hidden by lastUpdated and by the failing listings' index.
+ * The conditions that spelled match `k` (a row of spelledMatches: its listing's id, spelled URL, lastUpdated and key
+ * bits) holds `url` and the other filters and is shown, read without the listing's row where they can be: `url` on the
+ * spelling (url-probe.ts spelledHolds), the other filters on the row's key bits and then their list keys' entries and
+ * the accepted entries (each a lookup per match, fenced by OFFSET 0: a semi-join would hash every entry of the key), the
+ * listings hidden by lastUpdated and by the failing listings' index. A `walked` match is an entry of the walked key:
+ * where the other filters have one key, that key, which it holds. `bits`: whether `k` carries the key bits.
  */
 function heldBySpelled(
   url: string,
   others: DiscoveryFilters,
   p: (value: unknown) => string,
-  visibleSince: string | undefined,
-  failing: string | undefined,
+  { visibleSince, failing, walked = false, bits = true }: { visibleSince?: string; failing?: string; walked?: boolean; bits?: boolean },
 ): string {
-  const keys = filterKeys(others).filter((key) => key.kind !== 'all');
+  const filtered = filterKeys(others).filter((key) => key.kind !== 'all');
+  const keys = walked && filtered.length === 1 ? [] : filtered;
   const accepts = needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', true) : undefined;
   return (
     spelledHolds(url, p) +
-    heldFiltersSql(p, 'k.listing_id', keys, accepts, failing, true) +
+    heldFiltersSql(p, 'k.listing_id', keys, accepts, failing, true, bits ? 'k.key_bits' : undefined) +
     (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`)
   );
 }

@@ -28,7 +28,7 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
-import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION, URL_LETTERS_PAGE_MIGRATION } from './url-probe.ts';
+import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION, URL_LETTERS_KEYED_MIGRATION, URL_LETTERS_PAGE_MIGRATION } from './url-probe.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
   NETWORK_PRICE_KEYS_MIGRATION,
@@ -588,4 +588,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   URL_LETTERS_DATED_MIGRATION,
   // 32: the spelled URLs in page order, walked by a `url` page without other filters (postgres/url-probe.ts).
   URL_LETTERS_PAGE_MIGRATION,
+  // 33: each spelled URL carries its listing's list keys as bits, so a `url` page checks the other filters on the rows
+  // its index read named before looking a key up (postgres/url-probe.ts).
+  URL_LETTERS_KEYED_MIGRATION,
 ];

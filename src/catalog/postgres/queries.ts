@@ -180,7 +180,8 @@ export const acceptedEntryExists = (filters: DiscoveryFilters, p: (value: unknow
  * The conditions (each after ` AND`) that listing `listing` (an SQL expression) holds each of `keys` (an entry of each
  * in `listing_keys`), meets `accepts` (an SQL condition on its accepted entries or prices, when given) and is not
  * hidden by failing its liveness checks since before `failing`. `fence` keeps each key's lookup one per row (OFFSET 0),
- * where the planner may otherwise hash every entry of the key (a semi-join).
+ * where the planner may otherwise hash every entry of the key (a semi-join). `keyBits`, the listing's key bits where the
+ * row read has them (url-probe.ts URL_LETTERS_KEYED_MIGRATION), spares the lookup of a key whose bits they lack.
  */
 export function heldFiltersSql(
   p: (value: unknown) => string,
@@ -189,11 +190,17 @@ export function heldFiltersSql(
   accepts: string | undefined,
   failing: string | undefined,
   fence = false,
+  keyBits?: string,
 ): string {
-  const held = keys.map(
-    (key) =>
-      ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(key.kind)} AND o.value = ${p(key.value)} AND o.listing_id = ${listing}${fence ? ' OFFSET 0' : ''})`,
-  );
+  const held = keys.map((key) => {
+    const kind = p(key.kind);
+    const value = p(key.value);
+    const bits = `(SELECT catalog_key_bits(${kind}, ${value}))`;
+    return (
+      (keyBits === undefined ? '' : ` AND (${keyBits} & ${bits}) = ${bits}`) +
+      ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${kind} AND o.value = ${value} AND o.listing_id = ${listing}${fence ? ' OFFSET 0' : ''})`
+    );
+  });
   return (
     held.join('') +
     (accepts === undefined ? '' : ` AND ${accepts}`) +
