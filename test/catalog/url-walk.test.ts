@@ -342,7 +342,7 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
       const drafts = Array.from({ length: 30 }, (_, i) => draft(i));
       let at = Date.parse('2026-01-01T00:00:00Z');
       for (const d of drafts) await store.writeListing(d, new Date((at += 1000)));
-      // Written again on the other network, in the other asset, by the other type: keys added to a listing that has a spelled URL.
+      // Written again on the other network, in another asset: keys added to a listing that has a spelled URL.
       for (const d of drafts.slice(0, 10)) {
         const network = d.terms.network === 'stellar:testnet' ? 'stellar:pubnet' : 'stellar:testnet';
         await store.writeListing({ ...d, terms: { ...d.terms, network, asset: 'COTHER' } }, new Date((at += 1000)));
