@@ -194,6 +194,25 @@ describe('confirmTransaction', () => {
     expect(Date.now()).toBeLessThan(deadline + 200);
   });
 
+  it('a getTransaction that hangs ends at the deadline by the injected clock when the timer fires before it', async () => {
+    // Timers and the clock disagree by a millisecond now and then (seen on a busy machine); here the clock falls 5 ms
+    // behind from the call on, so the call's timer fires while now() still reads before the deadline.
+    const maxTime = Math.floor(Date.now() / 1000) - 2;
+    const deadline = (maxTime + 1) * 1000 + 3_000;
+    let lag = 0;
+    const now = () => Date.now() - lag;
+    const rpc = {
+      getTransaction: () => {
+        lag = 5;
+        return new Promise<TransactionStatus>(() => {});
+      },
+    };
+    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+    const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime, ledgerSeconds: 1, now, sleep });
+    expect(outcome.kind).toBe('unknown');
+    expect(now()).toBeGreaterThanOrEqual(deadline);
+  });
+
   it('a silent RPC ends at the local deadline, shortly after maxTime', async () => {
     const s = scripted([new RpcError('getTransaction', 'timeout')]);
     const outcome = await confirmTransaction({ rpc: s.rpc, hash: 'h', maxTime: s.maxTime, ledgerSeconds: 1, now: s.now, sleep: s.sleep });

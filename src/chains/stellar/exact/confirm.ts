@@ -175,6 +175,8 @@ export async function confirmTransaction(options: ConfirmOptions): Promise<Outco
       const answer = await withinDeadline(rpc.getTransaction(hash), deadlineMs - sentAt);
       if (answer === TIMED_OUT) {
         lastError = 'getTransaction did not answer before the time bound';
+        // A timer may fire a millisecond before `now()` reaches the deadline: the rest is waited out, no call more.
+        while (now() < deadlineMs) await sleep(deadlineMs - now());
         break;
       }
       const status = answer;
