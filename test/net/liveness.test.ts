@@ -254,7 +254,7 @@ describe('liveness', () => {
       { warn: () => undefined },
     ).start();
     // Passes at 20, 60 and 140 ms at the earliest (20, 40 and 60 at a fixed 20 ms); timers fire late on a busy machine, and
-    // at most a millisecond early by the clock (the event loop's time is read once per turn): 1 ms of slack per pass.
+    // can fire a millisecond early by the clock (the event loop reads its time once per turn): 1 ms of slack per pass.
     const started = performance.now();
     const deadline = Date.now() + 60_000;
     while (passes < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
