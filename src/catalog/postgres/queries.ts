@@ -195,9 +195,10 @@ export function heldFiltersSql(
   const held = keys.map((key) => {
     const kind = p(key.kind);
     const value = p(key.value);
-    const bits = `(SELECT catalog_key_bits(${kind}, ${value}))`;
+    // No bit of the key's that the listing's lack: it may hold the key (the key's bits computed once).
+    const mayHold = keyBits === undefined ? '' : ` AND ((~${keyBits}) & (SELECT catalog_key_bits(${kind}, ${value}))) = 0`;
     return (
-      (keyBits === undefined ? '' : ` AND (${keyBits} & ${bits}) = ${bits}`) +
+      mayHold +
       ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${kind} AND o.value = ${value} AND o.listing_id = ${listing}${fence ? ' OFFSET 0' : ''})`
     );
   });

@@ -127,7 +127,7 @@ export const URL_LETTERS_KEYED_MIGRATION = `
   BEGIN
     UPDATE listing_url_letters c
       SET key_bits = c.key_bits | (SELECT bit_or(catalog_key_bits(k.kind, k.value)) FROM listing_keys k WHERE k.listing_id = NEW.listing_id)
-      WHERE c.listing_id = NEW.listing_id AND c.key_bits & catalog_key_bits(NEW.kind, NEW.value) <> catalog_key_bits(NEW.kind, NEW.value);
+      WHERE c.listing_id = NEW.listing_id AND ((~c.key_bits) & catalog_key_bits(NEW.kind, NEW.value)) <> 0;
     RETURN NULL;
   END $$;
   DROP TRIGGER IF EXISTS listing_keys_url_bits ON listing_keys;
