@@ -182,13 +182,29 @@ describe('confirmTransaction', () => {
     expect(s.now()).toBeGreaterThan(s.maxTime * 1000);
   });
 
-  it('a getTransaction that hangs every time ends at the local deadline, not one RPC timeout later', async () => {
-    // A maxTime 2 s past: the local deadline comes 1-2 s from now instead of 3-4 s.
+  /**
+   * confirmTransaction on real timers against a getTransaction that never answers, with a maxTime 2 s past (the local
+   * deadline comes 1-2 s from now instead of 3-4 s); `lagAfterCall` ms is how far the injected clock falls behind
+   * Date.now() once the call is made.
+   */
+  async function hangingUntilDeadline(lagAfterCall = 0) {
     const maxTime = Math.floor(Date.now() / 1000) - 2;
     const deadline = (maxTime + 1) * 1000 + 3_000; // + max(2 s, 3 ledgers)
-    const rpc = { getTransaction: () => new Promise<TransactionStatus>(() => {}) };
+    let lag = 0;
+    const now = () => Date.now() - lag;
+    const rpc = {
+      getTransaction: () => {
+        lag = lagAfterCall;
+        return new Promise<TransactionStatus>(() => {});
+      },
+    };
     const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-    const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime, ledgerSeconds: 1, now: Date.now, sleep });
+    const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime, ledgerSeconds: 1, now, sleep });
+    return { outcome, deadline, now };
+  }
+
+  it('a getTransaction that hangs every time ends at the local deadline, not one RPC timeout later', async () => {
+    const { outcome, deadline } = await hangingUntilDeadline();
     expect(outcome.kind).toBe('unknown');
     expect(Date.now()).toBeGreaterThanOrEqual(deadline);
     expect(Date.now()).toBeLessThan(deadline + 200);
@@ -197,18 +213,7 @@ describe('confirmTransaction', () => {
   it('a getTransaction that hangs ends at the deadline by the injected clock when the timer fires before it', async () => {
     // Timers and the clock disagree by a millisecond now and then (seen on a busy machine); here the clock falls 5 ms
     // behind from the call on, so the call's timer fires while now() still reads before the deadline.
-    const maxTime = Math.floor(Date.now() / 1000) - 2;
-    const deadline = (maxTime + 1) * 1000 + 3_000;
-    let lag = 0;
-    const now = () => Date.now() - lag;
-    const rpc = {
-      getTransaction: () => {
-        lag = 5;
-        return new Promise<TransactionStatus>(() => {});
-      },
-    };
-    const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-    const outcome = await confirmTransaction({ rpc, hash: 'h', maxTime, ledgerSeconds: 1, now, sleep });
+    const { outcome, deadline, now } = await hangingUntilDeadline(5);
     expect(outcome.kind).toBe('unknown');
     expect(now()).toBeGreaterThanOrEqual(deadline);
   });
