@@ -4,7 +4,7 @@
  * the rarer hold it too), both kept when they prune each other or no sampled URL holds them. Every match holds every
  * window, so this chooses only what is read; test/catalog/url-walk.test.ts checks the answers against a scan. And
  * whether a walk beside other filters joins the spelled matches: only where one sampled URL stands for at most half
- * the join cap's listings.
+ * the join cap's listings. And whether the spelled URLs are scanned instead: only where the scan reads less.
  */
 import { describe, expect, it } from 'vitest';
 import { urlLetters, urlLettersRead } from '../../src/catalog/postgres/url-probe.ts';
@@ -61,6 +61,22 @@ describe('the windows a url filter reads on Postgres', () => {
   it('keeps overlapping windows when the substring has no two apart', () => {
     const sample = sampleOf(urls(100, (i) => `https://api${i}.example.com/zu`));
     expect(urlLettersRead('tavop', sample).windows).toEqual(['tav', 'avo']);
+  });
+
+  it('scans the spelled URLs where the scan reads less than the windows, and only from 4 sampled URLs holding the substring', () => {
+    // `7.seller` (7qaseller) is held by `holding` of 256; its only selective window, `7qa`, by 50.
+    const sampled = (holding: number) => [
+      ...urls(holding, () => 'https://api7.seller.example.com/zu'),
+      ...urls(50 - holding, () => 'https://api7.example.com/zu'),
+      ...urls(206, () => 'https://api.seller.example.com/zu'),
+    ];
+    // At 1M listings a scan reads about 501 / (26/256), 4,900 spelled URLs, where `7qa` has 195,000 entries.
+    expect(urlLettersRead('7.seller', sampleOf(sampled(26), 1_000_000)).windows).toEqual([]);
+    // At 10,000 the entries are 1,950, fewer than the scan's reads (each about three entries' cost).
+    expect(urlLettersRead('7.seller', sampleOf(sampled(26), 10_000)).windows).toEqual(['7qa']);
+    // 3 sampled URLs could stand for fewer listings than the cap: a scan would read them all.
+    expect(urlLettersRead('7.seller', sampleOf(sampled(3), 1_000_000)).windows).toEqual(['7qa']);
+    expect(urlLettersRead('7.seller', sampleOf(sampled(4), 1_000_000)).windows).toEqual([]);
   });
 
   it("joins a rare substring's matches to a walk only while the sample resolves the join cap", () => {

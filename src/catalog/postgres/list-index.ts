@@ -9,7 +9,7 @@ import {
   heldFiltersSql,
   pageListingsStatement,
   parameters,
-  queryCustom,
+  queryGeneric,
   readPage,
   type Db,
   type RawListingRow,
@@ -229,12 +229,15 @@ async function listByUrl(
        FROM (SELECT ${ids} AS ids OFFSET 0) w${i})`;
   };
   // A substring few listings hold (url-probe.ts urlLettersRead) has its spelled matches read, up to JOINED_MATCHES and
-  // one more, and when at most that many, joined to the key's first entries (hashed: both sides fenced) in place of the parts.
+  // one more, and when at most that many, those at or before the walk's last entry (walk_end: the key's entry at the
+  // budget, none when it has fewer) are the walk's, in place of the parts: in page order (fenced), each checked as an
+  // exact match is, the page and one more kept. (A join to the key's first entries, hashed when planned with its values,
+  // looped over them once per match in its generic plan: 700 ms at 100k.)
   const joined = letters.walkedByIndex && walkKey !== undefined;
   const joinedWalk = () => `ARRAY(SELECT k.listing_id FROM (
-         SELECT c.listing_id, c.letters, c.key_bits, k.last_updated FROM (${keyRange('k.listing_id, k.last_updated', 0, urlWalkBudget)}) k
-         JOIN spelled c ON c.listing_id = k.listing_id OFFSET 0
-       ) k WHERE ${heldBySpelled(url, others, p, { failing, walked: true })} ${order} LIMIT ${p(want)})`;
+         SELECT k.* FROM spelled k WHERE NOT EXISTS (SELECT 1 FROM walk_end e WHERE (k.last_updated, k.listing_id) < (e.last_updated, e.listing_id))
+         ${order} OFFSET 0
+       ) k WHERE ${heldBySpelled(url, others, p, { visibleSince, failing })} ${order} LIMIT ${p(want)})`;
   const walk = !walkKey
     ? spelledWalk()
     : joined
@@ -244,10 +247,12 @@ async function listByUrl(
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
   // The page's listings are read in the same statement (one round trip): a row for each, or one with none when the
   // page is empty, each carrying the matches' count and how they were found.
-  const found = await queryCustom<UrlPageRow>(
+  const found = await queryGeneric<UrlPageRow>(
     db,
     'url',
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(spelledCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''},
+    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(spelledCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''}${
+      joined ? `, walk_end AS MATERIALIZED (${keyRange('k.last_updated, k.listing_id', urlWalkBudget - 1, urlWalkBudget)})` : ''
+    },
        counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few${joined ? `, count(*) <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled),
        walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids),
        answer AS MATERIALIZED (
@@ -267,6 +272,7 @@ async function listByUrl(
      ) x ON true
      ORDER BY x.last_updated DESC, x.id DESC`,
     values,
+    true,
   );
   // The walk's parts each keep up to the page and one more (those beyond are the later parts'): `matched` keeps the first.
   const { url_total, url_exact, url_beyond } = found.rows[0]!;

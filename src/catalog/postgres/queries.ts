@@ -70,40 +70,29 @@ const preparedWriteNames = new Map<string, string>();
  * Postgres left to choose (plan_cache_mode auto) need not switch: a generic plan counts on 10% of the rows under a LIMIT
  * or OFFSET that is a parameter. So the generic plan is forced for this statement alone (SET LOCAL around it, in the read
  * transaction, pipelined with it: no round trip of its own), which suits only statements whose shape fixes their plan.
+ * A `url` page's statement (list-index.ts listByUrl) is one: its text says how the spelled URLs are read (the index's
+ * windows or a scan: url-probe.ts urlLettersRead), the one choice its values made when it was planned with them, and
+ * planning it (about 2,000 characters, a dozen subqueries) took 0.8–0.9 ms a page at 100k and 1M listings. It is
+ * planned `serial` (no parallel workers): where a generic plan counts on a third of the listings failing (heldFiltersSql),
+ * it started two workers to read none, four times a page (4–5 ms each); a page reads a few thousand rows.
  * Past PREPARED_TEXTS texts (each connection keeps every statement it prepared) a statement is sent as text.
  */
 export function queryGeneric<R extends pg.QueryResultRow>(
   db: Db,
-  kind: 'page' | 'counts',
+  kind: 'page' | 'counts' | 'url',
   text: string,
   values: unknown[],
-): Promise<pg.QueryResult<R>> {
-  return queryPrepared<R>(db, kind, text, values, 'force_generic_plan');
-}
-
-/**
- * `text` with `values`, prepared as queryGeneric prepares it but planned with its values on every call (a custom plan,
- * forced as queryGeneric forces the generic one): parsed once per connection, not per call. For a statement whose best
- * plan depends on its values: a `url` page's (list-index.ts listByUrl), whose text of about 2,000 characters and a dozen
- * subqueries took 0.4–2.5 ms more as text than prepared at 100k, on top of its plan.
- */
-export function queryCustom<R extends pg.QueryResultRow>(db: Db, kind: 'url', text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-  return queryPrepared<R>(db, kind, text, values, 'force_custom_plan');
-}
-
-function queryPrepared<R extends pg.QueryResultRow>(
-  db: Db,
-  kind: string,
-  text: string,
-  values: unknown[],
-  mode: 'force_generic_plan' | 'force_custom_plan',
+  serial = false,
 ): Promise<pg.QueryResult<R>> {
   const name = preparedName(preparedNames, kind, text);
   if (name === undefined) return db.query<R>(text, values);
-  const planned = db.query(`SET LOCAL plan_cache_mode = ${mode}`);
+  const settings = serial
+    ? ['plan_cache_mode = force_generic_plan', 'max_parallel_workers_per_gather = 0']
+    : ['plan_cache_mode = force_generic_plan'];
+  const planned = settings.map((setting) => db.query(`SET LOCAL ${setting}`));
   const read = db.query<R>({ name, text, values });
-  const back = db.query('SET LOCAL plan_cache_mode TO DEFAULT');
-  return Promise.all([planned, read, back]).then(([, rows]) => rows);
+  const back = settings.map((setting) => db.query(`SET LOCAL ${setting.split(' ')[0]} TO DEFAULT`));
+  return Promise.all([read, ...planned, ...back]).then(([rows]) => rows);
 }
 
 /** `text`'s prepared statement's name in `names` (`svc_<kind>_<n>`, one per text), or none past PREPARED_TEXTS texts. */
@@ -182,6 +171,10 @@ export const acceptedEntryExists = (filters: DiscoveryFilters, p: (value: unknow
  * hidden by failing its liveness checks since before `failing`. `fence` keeps each key's lookup one per row (OFFSET 0),
  * where the planner may otherwise hash every entry of the key (a semi-join). `keyBits`, the listing's key bits where the
  * row read has them (url-probe.ts URL_LETTERS_KEYED_MIGRATION), spares the lookup of a key whose bits they lack.
+ * The failing listings are those with a failing time before `failing`, and, said again, with one at all: a generic plan
+ * (queryGeneric) counts on a third of the listings under a comparison with a parameter, too many to hash, and then
+ * checked each row against the whole list, and walked a `url` page's spelled URLs in page order to avoid a sort (190 ms
+ * at 1M listings, none failing); with its share of listings that have a failing time it hashes the few there are.
  */
 export function heldFiltersSql(
   p: (value: unknown) => string,
@@ -205,7 +198,9 @@ export function heldFiltersSql(
   return (
     held.join('') +
     (accepts === undefined ? '' : ` AND ${accepts}`) +
-    (failing === undefined ? '' : ` AND ${listing} NOT IN (SELECT id FROM listings WHERE liveness_failing_since < ${p(failing)})`)
+    (failing === undefined
+      ? ''
+      : ` AND ${listing} NOT IN (SELECT id FROM listings WHERE liveness_failing_since IS NOT NULL AND liveness_failing_since < ${p(failing)})`)
   );
 }
 
