@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { filterKeys, type ListingKey } from '../../src/catalog/listing.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { listBySelectiveFilter } from '../../src/catalog/postgres/list-index.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../../src/catalog/types.ts';
 import { URL_LETTERS_KEYED_MIGRATION, freshSample, urlLetters } from '../../src/catalog/postgres/url-probe.ts';
@@ -390,6 +391,41 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
       expect(sample.urls.length).toBeGreaterThan(0);
       const spelled = new Set((await client.query<{ l: string }>('SELECT letters AS l FROM listing_url_letters')).rows.map((r) => r.l));
       expect(sample.urls.every((url) => spelled.has(url))).toBe(true);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("a url page's statement runs with its generic plan and no parallel workers, the settings back after it (queries.ts queryGeneric)", async () => {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const settings = `SELECT current_setting('plan_cache_mode') AS mode, current_setting('max_parallel_workers_per_gather') AS workers`;
+    try {
+      await client.query('BEGIN');
+      const before = (await client.query(settings)).rows[0];
+      // The index's windows (and, for a substring few hold, the joined walk) as "Postgres by windows" reads them, and scans.
+      const scales = [
+        { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlJoinCap: JOIN_CAP, urlScannedShare: 2, urlWalkedByIndexShare: 2 },
+        { urlIndexCap: CAP, urlWalkBudget: BUDGET },
+      ];
+      for (const scale of scales)
+        for (const url of ['weather', 'example', 'n1', 'Forecast/'])
+          for (const others of [{}, { network: 'stellar:testnet' }, { network: 'stellar:pubnet', asset: 'CASSET', maxAmount: '1000' }]) {
+            const read = {
+              filters: { url, ...others },
+              page: { limit: 5, offset: 0 },
+              now: new Date('2026-02-01T00:00:00Z'),
+              failing: FAILING_BEFORE,
+            };
+            await listBySelectiveFilter(client, { ...read, visibleSince: '2026-01-01T00:00:01.000Z' }, scale, new UrlSample());
+            expect((await client.query(settings)).rows[0]).toEqual(before);
+          }
+      const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
+        "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'svc\\_url\\_%'",
+      );
+      expect(prepared.rows.length).toBeGreaterThan(3);
+      for (const row of prepared.rows) expect({ name: row.name, custom: Number(row.custom_plans) }).toEqual({ name: row.name, custom: 0 });
+      await client.query('COMMIT');
     } finally {
       await client.end();
     }

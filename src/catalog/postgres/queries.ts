@@ -86,12 +86,13 @@ export function queryGeneric<R extends pg.QueryResultRow>(
 ): Promise<pg.QueryResult<R>> {
   const name = preparedName(preparedNames, kind, text);
   if (name === undefined) return db.query<R>(text, values);
-  const settings = serial
-    ? ['plan_cache_mode = force_generic_plan', 'max_parallel_workers_per_gather = 0']
-    : ['plan_cache_mode = force_generic_plan'];
-  const planned = settings.map((setting) => db.query(`SET LOCAL ${setting}`));
+  const settings: Array<[string, string]> = [
+    ['plan_cache_mode', 'force_generic_plan'],
+    ...(serial ? [['max_parallel_workers_per_gather', '0'] as [string, string]] : []),
+  ];
+  const planned = settings.map(([setting, value]) => db.query(`SET LOCAL ${setting} = ${value}`));
   const read = db.query<R>({ name, text, values });
-  const back = settings.map((setting) => db.query(`SET LOCAL ${setting.split(' ')[0]} TO DEFAULT`));
+  const back = settings.map(([setting]) => db.query(`SET LOCAL ${setting} TO DEFAULT`));
   return Promise.all([read, ...planned, ...back]).then(([rows]) => rows);
 }
 
