@@ -272,7 +272,6 @@ async function listByUrl(
      ) x ON true
      ORDER BY x.last_updated DESC, x.id DESC`,
     values,
-    true,
   );
   // The walk's parts each keep up to the page and one more (those beyond are the later parts'): `matched` keeps the first.
   const { url_total, url_exact, url_beyond } = found.rows[0]!;

@@ -63,6 +63,12 @@ export const PREPARED_TEXTS = 256;
 const preparedNames = new Map<string, string>();
 const preparedWriteNames = new Map<string, string>();
 
+/** What queryGeneric sets around its statement (SET LOCAL) and then sets back. */
+const GENERIC_SETTINGS = [
+  ['plan_cache_mode', 'force_generic_plan'],
+  ['max_parallel_workers_per_gather', '0'],
+] as const;
+
 /**
  * `text` with `values`, run with its generic plan: prepared on its connection (pg's `{ name, text, values }`, a name per
  * text, `svc_<kind>_<n>`) and planned once per connection, where a statement sent as text is planned every time (a priced
@@ -72,9 +78,10 @@ const preparedWriteNames = new Map<string, string>();
  * transaction, pipelined with it: no round trip of its own), which suits only statements whose shape fixes their plan.
  * A `url` page's statement (list-index.ts listByUrl) is one: its text says how the spelled URLs are read (the index's
  * windows or a scan: url-probe.ts urlLettersRead), the one choice its values made when it was planned with them, and
- * planning it (about 2,000 characters, a dozen subqueries) took 0.8–0.9 ms a page at 100k and 1M listings. It is
- * planned `serial` (no parallel workers): where a generic plan counts on a third of the listings failing (heldFiltersSql),
- * it started two workers to read none, four times a page (4–5 ms each); a page reads a few thousand rows.
+ * planning it (about 2,000 characters, a dozen subqueries) took 0.8–0.9 ms a page at 100k and 1M listings. No
+ * generic plan starts parallel workers (`max_parallel_workers_per_gather` 0 beside the plan mode): where it counts on a
+ * third of the listings failing (heldFiltersSql), it started two to read a few, for 3.5 ms of a priced page's 4.2 at 1M
+ * listings (p50 5.5 ms with some listings failing, 1.05 serial) and four times a `url` page; each reads a few thousand rows.
  * Past PREPARED_TEXTS texts (each connection keeps every statement it prepared) a statement is sent as text.
  */
 export function queryGeneric<R extends pg.QueryResultRow>(
@@ -82,17 +89,12 @@ export function queryGeneric<R extends pg.QueryResultRow>(
   kind: 'page' | 'counts' | 'url',
   text: string,
   values: unknown[],
-  serial = false,
 ): Promise<pg.QueryResult<R>> {
   const name = preparedName(preparedNames, kind, text);
   if (name === undefined) return db.query<R>(text, values);
-  const settings: Array<[string, string]> = [
-    ['plan_cache_mode', 'force_generic_plan'],
-    ...(serial ? [['max_parallel_workers_per_gather', '0'] as [string, string]] : []),
-  ];
-  const planned = settings.map(([setting, value]) => db.query(`SET LOCAL ${setting} = ${value}`));
+  const planned = GENERIC_SETTINGS.map(([setting, value]) => db.query(`SET LOCAL ${setting} = ${value}`));
   const read = db.query<R>({ name, text, values });
-  const back = settings.map(([setting]) => db.query(`SET LOCAL ${setting} TO DEFAULT`));
+  const back = GENERIC_SETTINGS.map(([setting]) => db.query(`SET LOCAL ${setting} TO DEFAULT`));
   return Promise.all([read, ...planned, ...back]).then(([rows]) => rows);
 }
 
