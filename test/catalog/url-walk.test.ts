@@ -415,9 +415,10 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
               filters: { url, ...others },
               page: { limit: 5, offset: 0 },
               now: new Date('2026-02-01T00:00:00Z'),
+              visibleSince: '2026-01-01T00:00:01.000Z',
               failing: FAILING_BEFORE,
             };
-            await listBySelectiveFilter(client, { ...read, visibleSince: '2026-01-01T00:00:01.000Z' }, scale, new UrlSample());
+            await listBySelectiveFilter(client, read, scale, new UrlSample());
             expect((await client.query(settings)).rows[0]).toEqual(before);
           }
       const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(

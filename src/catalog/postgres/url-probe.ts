@@ -239,9 +239,9 @@ function scanReadsLess(share: number, windows: string[], sample: UrlSample, cap:
 /**
  * `windows` (rarestWindows', in the substring's order) without the more common of two when at least half the sampled
  * URLs holding the rarer also hold it: it prunes little. Such windows come together (`/mi` and `/m`, `tav` and `avo`),
- * and Postgres, taking their shares as independent, reads both entry lists into a bitmap where the rarer alone, or the
- * scan it then chooses for a common one, costs less: at 1M listings a window that 2–5 % of URLs hold takes 10–25 ms to
- * read whole (docs/BENCHMARKS.md "Filter combinations"). Windows that no sampled URL holds are both asked.
+ * and the index reads both entry lists into a bitmap where the rarer alone costs less: at 1M listings a window that
+ * 2–5 % of URLs hold takes 10–25 ms to read whole (docs/BENCHMARKS.md "Filter combinations"). Windows that no sampled
+ * URL holds are both asked.
  */
 function prunedWindows(windows: string[], sample: UrlSample): string[] {
   if (windows.length !== 2) return windows;
