@@ -37,6 +37,7 @@ export type UrlScale = {
   urlWalkedByIndexShare?: number;
   urlScannedShare?: number;
   urlJoinCap?: number;
+  urlScanBound?: number;
 };
 
 /** A `url` page's other filters: `filters` without `url`. */

@@ -66,6 +66,8 @@ let postgres: PostgresCatalogStore;
  * substring, else walked in parts (src/catalog/postgres/url-probe.ts, list-index.ts).
  */
 let postgresByWindows: PostgresCatalogStore;
+/** The same database, every scan of its spelled URLs stopped at its first (url-probe.ts SCAN_BOUND): the index answers. */
+let postgresScansCutShort: PostgresCatalogStore;
 let databaseUrl: string;
 const now = new Date('2026-02-01T00:00:00Z');
 /** The listings failing their liveness checks since before this time are hidden: the pages below hide those failing since FAILED_AT. */
@@ -100,11 +102,13 @@ beforeAll(async () => {
     urlWalkedByIndexShare: 2,
     urlJoinCap: JOIN_CAP,
   });
+  postgresScansCutShort = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e-9 });
 }, 120_000);
 afterAll(async () => {
   sqlite.close();
   await postgres?.end();
   await postgresByWindows?.end();
+  await postgresScansCutShort?.end();
   dir.cleanup();
 });
 
@@ -113,6 +117,7 @@ const stores = () =>
     ['SQLite', sqlite],
     ['Postgres', postgres],
     ['Postgres by windows', postgresByWindows],
+    ['Postgres, scans cut short', postgresScansCutShort],
   ] as const;
 
 /** Whether `item`'s resource URL holds `url`, ignoring case: what the `url` filter means. */
@@ -403,10 +408,12 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
     try {
       await client.query('BEGIN');
       const before = (await client.query(settings)).rows[0];
-      // The index's windows (and, for a substring few hold, the joined walk) as "Postgres by windows" reads them, and scans.
+      // The index's windows (and, for a substring few hold, the joined walk) as "Postgres by windows" reads them, scans,
+      // and scans stopped short.
       const scales = [
         { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlJoinCap: JOIN_CAP, urlScannedShare: 2, urlWalkedByIndexShare: 2 },
         { urlIndexCap: CAP, urlWalkBudget: BUDGET },
+        { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e-9 },
       ];
       for (const scale of scales)
         for (const url of ['weather', 'example', 'n1', 'Forecast/'])
@@ -421,10 +428,11 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
             await listBySelectiveFilter(client, read, scale, new UrlSample());
             expect((await client.query(settings)).rows[0]).toEqual(before);
           }
-      const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
-        "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'svc\\_url\\_%'",
+      const prepared = await client.query<{ name: string; statement: string; generic_plans: string; custom_plans: string }>(
+        "SELECT name, statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'svc\\_url\\_%'",
       );
       expect(prepared.rows.length).toBeGreaterThan(3);
+      expect(prepared.rows.some((row) => row.statement.includes('scanned AS MATERIALIZED'))).toBe(true);
       for (const row of prepared.rows) expect({ name: row.name, custom: Number(row.custom_plans) }).toEqual({ name: row.name, custom: 0 });
       await client.query('COMMIT');
     } finally {

@@ -70,13 +70,16 @@ describe('the windows a url filter reads on Postgres', () => {
       ...urls(50 - holding, () => 'https://api7.example.com/zu'),
       ...urls(206, () => 'https://api.seller.example.com/zu'),
     ];
-    // At 1M listings a scan reads about 501 / (26/256), 4,900 spelled URLs, where `7qa` has 195,000 entries.
-    expect(urlLettersRead('7.seller', sampleOf(sampled(26), 1_000_000)).windows).toEqual([]);
+    // At 1M listings a scan reads about 501 / (26/256), 4,900 spelled URLs, where `7qa` has 195,000 entries; it stops at
+    // four times that (SCAN_BOUND), where the index, asked for `7qa`, answers instead.
+    expect(urlLettersRead('7.seller', sampleOf(sampled(26), 1_000_000))).toMatchObject({ windows: ['7qa'], scanned: 19_732 });
     // At 10,000 the entries are 1,950, fewer than the scan's reads (each about three entries' cost).
-    expect(urlLettersRead('7.seller', sampleOf(sampled(26), 10_000)).windows).toEqual(['7qa']);
+    expect(urlLettersRead('7.seller', sampleOf(sampled(26), 10_000)).scanned).toBeUndefined();
     // 3 sampled URLs could stand for fewer listings than the cap: a scan would read them all.
-    expect(urlLettersRead('7.seller', sampleOf(sampled(3), 1_000_000)).windows).toEqual(['7qa']);
-    expect(urlLettersRead('7.seller', sampleOf(sampled(4), 1_000_000)).windows).toEqual([]);
+    expect(urlLettersRead('7.seller', sampleOf(sampled(3), 1_000_000)).scanned).toBeUndefined();
+    expect(urlLettersRead('7.seller', sampleOf(sampled(4), 1_000_000)).scanned).toBe(128_256);
+    // Where the bound passes the catalog's listings, the scan reads every spelled URL and the index is never asked.
+    expect(urlLettersRead('7.seller', sampleOf(sampled(4), 1_000_000), { urlScanBound: 32 }).scanned).toBe(Infinity);
   });
 
   it("joins a rare substring's matches to a walk only while the sample resolves the join cap", () => {
@@ -86,7 +89,7 @@ describe('the windows a url filter reads on Postgres', () => {
     expect(urlLettersRead('tavopa', sampleOf(sampled, 1_000_000)).walkedByIndex).toBe(false);
     expect(urlLettersRead('tavopa', sampleOf(sampled, 1_000_000), { urlJoinCap: 8_000 }).walkedByIndex).toBe(true);
     // A substring more than one sampled URL in 32 holds (20 of 256) is walked in parts whatever the catalog's size.
-    expect(urlLettersRead('mixo', sampleOf(sampled, 100_000)).windows).not.toEqual([]);
+    expect(urlLettersRead('mixo', sampleOf(sampled, 100_000)).scanned).toBeUndefined();
     expect(urlLettersRead('mixo', sampleOf(sampled, 100_000)).walkedByIndex).toBe(false);
   });
 });

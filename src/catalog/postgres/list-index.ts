@@ -25,7 +25,7 @@ import {
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, withoutUrl, type UrlSample, type UrlScale } from '../url-filter.ts';
-import { JOINED_MATCHES, freshSample, spelledHolds, spelledMatches, urlLettersRead } from './url-probe.ts';
+import { JOINED_MATCHES, freshSample, spelledCte, spelledHolds, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 
 /**
@@ -158,7 +158,7 @@ const WALK_PART_ENDS = [1 / 8, 3 / 8, 1];
 
 /**
  * A `url` page (sqlite/selective-list.ts listByUrl), in one statement. The listings whose URL spelled in letters holds
- * `url`'s spelling (url-probe.ts spelledMatches: every listing holding `url`, and rarely a few more) are counted, at
+ * `url`'s spelling (url-probe.ts spelledCte: every listing holding `url`, and rarely a few more) are counted, at
  * most URL_INDEX_CAP + 1 of them. When at most the cap, each is checked where its spelled URL was read, without its
  * listing's row (heldBySpelled), and the page is theirs, in page order (exact). Else the page is the matches a walk
  * finds among the first URL_WALK_BUDGET entries from the newest of the other filters' rarest list key (`all` without
@@ -250,7 +250,7 @@ async function listByUrl(
   const found = await queryGeneric<UrlPageRow>(
     db,
     'url',
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(spelledCap + 1)})${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''}${
+    `WITH ${spelledCte(letters, p, spelledCap + 1)}${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''}${
       joined ? `, walk_end AS MATERIALIZED (${keyRange('k.last_updated, k.listing_id', urlWalkBudget - 1, urlWalkBudget)})` : ''
     },
        counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few${joined ? `, count(*) <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled),
@@ -293,7 +293,7 @@ type UrlPageRow = (RawListingRow | { [column in keyof RawListingRow]: null }) & 
 };
 
 /**
- * The conditions that spelled match `k` (a row of spelledMatches: its listing's id, spelled URL, lastUpdated and key
+ * The conditions that spelled match `k` (a row of spelledCte's table: its listing's id, spelled URL, lastUpdated and key
  * bits) holds `url` and the other filters and is shown, read without the listing's row where they can be: `url` on the
  * spelling (url-probe.ts spelledHolds), the other filters on the row's key bits and then their list keys' entries and
  * the accepted entries (each a lookup per match, fenced by OFFSET 0: a semi-join would hash every entry of the key), the

@@ -7,7 +7,8 @@
  * leave a trigram, and a substring spelled so is a substring of the URL spelled so (and rarely of a few more: where a
  * punctuation's spelling ends as the substring's begins, `.` spelled `qa` before `a…`). It is asked for the two
  * windows of the spelled substring that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
- * each a trigram that every match holds; one that many sampled URLs hold is found by a scan (urlLettersRead). The
+ * each a trigram that every match holds; one that many sampled URLs hold is found by a scan (urlLettersRead), which
+ * stops at a bound where the index is asked instead (SCAN_BOUND). The
  * sample only chooses what is read: every match is found either way, and then checked (spelledHolds).
  */
 import { parameters, type Db } from './queries.ts';
@@ -136,7 +137,7 @@ export const URL_LETTERS_KEYED_MIGRATION = `
   ANALYZE listing_url_letters;`;
 
 /**
- * The condition that spelled match `k` (a row of spelledMatches) holds `url` itself, not only its spelling: decided on
+ * The condition that spelled match `k` (a row of spelledCte's table) holds `url` itself, not only its spelling: decided on
  * its spelled URL when each character `url` holds is spelled as no other (ownSpelling) and the spelling is found where
  * a character's spelling starts (every `q` starts a two-letter spelling, so there an even run of `q`s ends); else, when
  * `url` holds a character spelled `qh` (many are), on the listing's URL.
@@ -178,6 +179,13 @@ const SCANNED_SHARE = 4 / URL_SAMPLE_SIZE;
  */
 const SCAN_ROW_ENTRIES = 3;
 /**
+ * How many times the spelled URLs it expects to read (scanReadsLess) a scan reads at most before the index is asked
+ * instead (spelledCte). The expectation holds where the matches are spread through the table; where they lie together
+ * past the scan's start (a seller's listings written at once), an unbounded scan read most of the table: `api9` at 1M
+ * listings, held by 111,000 listings of which 100,000 are the newest tenth, read 620,000–750,000 spelled URLs, 105–122 ms.
+ */
+const SCAN_BOUND = 4;
+/**
  * Below this share of the sample's URLs holding `url`, a walk beside other filters may read only the spelled URLs the
  * index names for it (when at most JOINED_MATCHES hold it), not each walked entry's: a match is rarer than one listing
  * in 32 there, and a walk for a page's matches reads thousands of entries (at 100k, 4,000 read one by one took 5–7 ms
@@ -198,10 +206,14 @@ const WALKED_BY_INDEX_SHARE = 1 / 32;
  */
 export const JOINED_MATCHES = 2_000;
 
-/** How `url` is read from the spelled URLs: its spelling, the windows the index is asked for (none: a scan), and whether a walk joins them. */
+/**
+ * How `url` is read from the spelled URLs: its spelling, the windows the index is asked for, the most spelled URLs a scan
+ * reads first (undefined: no scan; Infinity: every one, the index never asked), and whether a walk joins the index's matches.
+ */
 export interface UrlLettersRead {
   spelled: string;
   windows: string[];
+  scanned?: number;
   walkedByIndex: boolean;
 }
 
@@ -214,15 +226,22 @@ export function urlLettersRead(
     urlScannedShare = SCANNED_SHARE,
     urlWalkedByIndexShare = WALKED_BY_INDEX_SHARE,
     urlJoinCap = JOINED_MATCHES,
+    urlScanBound = SCAN_BOUND,
   }: UrlScale = {},
 ): UrlLettersRead {
   const spelled = urlLetters(url);
   const share = sample.share(spelled);
-  const asked = prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
-  const windows = share >= urlScannedShare && scanReadsLess(share, asked, sample, urlIndexCap) ? [] : asked;
+  const windows = prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
+  if (share >= urlScannedShare && scanReadsLess(share, windows, sample, urlIndexCap)) {
+    const bound = Math.max(1, Math.ceil(urlScanBound * scanRows(share, sample, urlIndexCap)));
+    return { spelled, windows, scanned: bound >= sample.listings ? Infinity : bound, walkedByIndex: false };
+  }
   const resolves = sample.listings * 2 <= sample.urls.length * urlJoinCap;
-  return { spelled, windows, walkedByIndex: windows.length > 0 && share < urlWalkedByIndexShare && resolves };
+  return { spelled, windows, walkedByIndex: share < urlWalkedByIndexShare && resolves };
 }
+
+/** The spelled URLs a scan is expected to read to find the cap's matches and one more: every one at most. */
+const scanRows = (share: number, sample: UrlSample, cap: number) => Math.min(sample.listings, (cap + 1) / share);
 
 /**
  * Whether a scan of the spelled URLs is expected to cost less than reading `windows` from the index: the scan reads
@@ -233,7 +252,7 @@ export function urlLettersRead(
  */
 function scanReadsLess(share: number, windows: string[], sample: UrlSample, cap: number): boolean {
   const entries = (windows.reduce((sum, window) => sum + sample.holding(window), 0) / sample.urls.length) * sample.listings;
-  return Math.min(sample.listings, (cap + 1) / share) * SCAN_ROW_ENTRIES < entries;
+  return scanRows(share, sample, cap) * SCAN_ROW_ENTRIES < entries;
 }
 
 /**
@@ -249,10 +268,24 @@ function prunedWindows(windows: string[], sample: UrlSample): string[] {
   return sample.holdingAll(windows) * 2 > Math.min(first, last) ? [first <= last ? windows[0]! : windows[1]!] : windows;
 }
 
-/** The listings (`listing_id`, `letters`, `last_updated`, `key_bits`) whose spelled URL holds `read`'s spelling, by its windows or a scan. */
-export function spelledMatches({ spelled, windows }: UrlLettersRead, p: (value: unknown) => string): string {
+/**
+ * The statement's `spelled` table (after it, a `scanned` one when `read` scans): up to `limit` listings (`listing_id`,
+ * `letters`, `last_updated`, `key_bits`) whose spelled URL holds `read`'s spelling, every one when fewer. Read by the
+ * index's windows, or by a scan of at most `read.scanned` spelled URLs, whose matches are the table's when it found
+ * `limit`; else the index is asked (the scan may have stopped short of the rest: SCAN_BOUND).
+ */
+export function spelledCte({ spelled, windows, scanned }: UrlLettersRead, p: (value: unknown) => string, limit: number): string {
+  const columns = 'c.listing_id, c.letters, c.last_updated, c.key_bits';
+  const holding = `strpos(c.letters, ${p(spelled)}) > 0 LIMIT ${p(limit)}`;
   const asked = windows.map((window) => `c.letters LIKE ${p(`%${window}%`)} AND `).join('');
-  return `SELECT c.listing_id, c.letters, c.last_updated, c.key_bits FROM listing_url_letters c WHERE ${asked}strpos(c.letters, ${p(spelled)}) > 0`;
+  const byIndex = `SELECT ${columns} FROM listing_url_letters c WHERE ${asked}${holding}`;
+  if (scanned === undefined) return `spelled AS MATERIALIZED (${byIndex})`;
+  if (scanned === Infinity) return `spelled AS MATERIALIZED (SELECT ${columns} FROM listing_url_letters c WHERE ${holding})`;
+  return `scanned AS MATERIALIZED (
+       SELECT ${columns} FROM (SELECT ${columns} FROM listing_url_letters c LIMIT ${p(scanned)}) c WHERE ${holding}),
+     spelled AS MATERIALIZED (
+       SELECT * FROM scanned WHERE (SELECT count(*) FROM scanned) = ${p(limit)}
+       UNION ALL SELECT * FROM (${byIndex}) c WHERE (SELECT count(*) FROM scanned) < ${p(limit)})`;
 }
 
 /**
@@ -263,7 +296,7 @@ export function spelledMatches({ spelled, windows }: UrlLettersRead, p: (value: 
 export async function urlHeldIds(db: Db, url: string, letters: UrlLettersRead, cap: number): Promise<number[] | undefined> {
   const { values, p } = parameters();
   const found = await db.query<{ ids: string[] | null }>(
-    `WITH spelled AS MATERIALIZED (${spelledMatches(letters, p)} LIMIT ${p(cap + 1)})
+    `WITH ${spelledCte(letters, p, cap + 1)}
      SELECT CASE WHEN (SELECT count(*) FROM spelled) <= ${p(cap)} THEN ARRAY(SELECT k.listing_id FROM spelled k WHERE ${spelledHolds(url, p)}) END AS ids`,
     values,
   );
