@@ -66,8 +66,12 @@ let postgres: PostgresCatalogStore;
  * substring, else walked in parts (src/catalog/postgres/url-probe.ts, list-index.ts).
  */
 let postgresByWindows: PostgresCatalogStore;
-/** The same database, every scan of its spelled URLs stopped at its first (url-probe.ts SCAN_BOUND): the index answers. */
+/**
+ * The same database, every scan of its spelled URLs stopped at its first (url-probe.ts SCAN_BOUND), where the index
+ * answers; and every scan reading all of them.
+ */
 let postgresScansCutShort: PostgresCatalogStore;
+let postgresScansWhole: PostgresCatalogStore;
 let databaseUrl: string;
 const now = new Date('2026-02-01T00:00:00Z');
 /** The listings failing their liveness checks since before this time are hidden: the pages below hide those failing since FAILED_AT. */
@@ -103,12 +107,14 @@ beforeAll(async () => {
     urlJoinCap: JOIN_CAP,
   });
   postgresScansCutShort = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e-9 });
+  postgresScansWhole = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e9 });
 }, 120_000);
 afterAll(async () => {
   sqlite.close();
   await postgres?.end();
   await postgresByWindows?.end();
   await postgresScansCutShort?.end();
+  await postgresScansWhole?.end();
   dir.cleanup();
 });
 
@@ -118,6 +124,7 @@ const stores = () =>
     ['Postgres', postgres],
     ['Postgres by windows', postgresByWindows],
     ['Postgres, scans cut short', postgresScansCutShort],
+    ['Postgres, scans whole', postgresScansWhole],
   ] as const;
 
 /** Whether `item`'s resource URL holds `url`, ignoring case: what the `url` filter means. */
@@ -414,6 +421,7 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
         { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlJoinCap: JOIN_CAP, urlScannedShare: 2, urlWalkedByIndexShare: 2 },
         { urlIndexCap: CAP, urlWalkBudget: BUDGET },
         { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e-9 },
+        { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e9 },
       ];
       for (const scale of scales)
         for (const url of ['weather', 'example', 'n1', 'Forecast/'])

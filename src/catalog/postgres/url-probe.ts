@@ -277,15 +277,15 @@ function prunedWindows(windows: string[], sample: UrlSample): string[] {
 export function spelledCte({ spelled, windows, scanned }: UrlLettersRead, p: (value: unknown) => string, limit: number): string {
   const columns = 'c.listing_id, c.letters, c.last_updated, c.key_bits';
   const holding = `strpos(c.letters, ${p(spelled)}) > 0 LIMIT ${p(limit)}`;
-  const asked = windows.map((window) => `c.letters LIKE ${p(`%${window}%`)} AND `).join('');
-  const byIndex = `SELECT ${columns} FROM listing_url_letters c WHERE ${asked}${holding}`;
-  if (scanned === undefined) return `spelled AS MATERIALIZED (${byIndex})`;
+  const byIndex = () =>
+    `SELECT ${columns} FROM listing_url_letters c WHERE ${windows.map((window) => `c.letters LIKE ${p(`%${window}%`)} AND `).join('')}${holding}`;
+  if (scanned === undefined) return `spelled AS MATERIALIZED (${byIndex()})`;
   if (scanned === Infinity) return `spelled AS MATERIALIZED (SELECT ${columns} FROM listing_url_letters c WHERE ${holding})`;
   return `scanned AS MATERIALIZED (
        SELECT ${columns} FROM (SELECT ${columns} FROM listing_url_letters c LIMIT ${p(scanned)}) c WHERE ${holding}),
      spelled AS MATERIALIZED (
        SELECT * FROM scanned WHERE (SELECT count(*) FROM scanned) = ${p(limit)}
-       UNION ALL SELECT * FROM (${byIndex}) c WHERE (SELECT count(*) FROM scanned) < ${p(limit)})`;
+       UNION ALL SELECT * FROM (${byIndex()}) c WHERE (SELECT count(*) FROM scanned) < ${p(limit)})`;
 }
 
 /**
