@@ -416,7 +416,7 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
       await client.query('BEGIN');
       const before = (await client.query(settings)).rows[0];
       // The index's windows (and, for a substring few hold, the joined walk) as "Postgres by windows" reads them, scans,
-      // and scans stopped short.
+      // scans always stopped short (then the index answers) and scans never stopped.
       const scales = [
         { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlJoinCap: JOIN_CAP, urlScannedShare: 2, urlWalkedByIndexShare: 2 },
         { urlIndexCap: CAP, urlWalkBudget: BUDGET },

@@ -8,8 +8,8 @@
  * punctuation's spelling ends as the substring's begins, `.` spelled `qa` before `a…`). It is asked for the two
  * windows of the spelled substring that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
  * each a trigram that every match holds; one that many sampled URLs hold is found by a scan (urlLettersRead), which
- * stops at a bound where the index is asked instead (SCAN_BOUND). The
- * sample only chooses what is read: every match is found either way, and then checked (spelledHolds).
+ * stops at a bound where the index is asked instead (SCAN_BOUND). The sample only chooses what is read: every match is
+ * found either way, and then checked (spelledHolds).
  */
 import { parameters, type Db } from './queries.ts';
 import { URL_INDEX_CAP, URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows, type UrlScale } from '../url-filter.ts';
