@@ -62,8 +62,9 @@ const dir = tempDir();
 const sqlite = new CatalogStore(`${dir.dir}/catalog.sqlite`, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
 let postgres: PostgresCatalogStore;
 /**
- * The same database, its spelled URLs always read by their windows and a walk joined to them when at most JOIN_CAP hold the
- * substring, else walked in parts (src/catalog/postgres/url-probe.ts, list-index.ts).
+ * The same database, its spelled URLs always read by their windows (the uncommon ones asked beside the two rarest, as
+ * at 1M listings) and a walk joined to them when at most JOIN_CAP hold the substring, else walked in parts
+ * (src/catalog/postgres/url-probe.ts, list-index.ts).
  */
 let postgresByWindows: PostgresCatalogStore;
 /**
@@ -105,6 +106,7 @@ beforeAll(async () => {
     urlScannedShare: 2,
     urlWalkedByIndexShare: 2,
     urlJoinCap: JOIN_CAP,
+    urlMoreWindowsFrom: 0,
   });
   postgresScansCutShort = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e-9 });
   postgresScansWhole = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e9 });
@@ -418,13 +420,20 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
       // The index's windows (and, for a substring few hold, the joined walk) as "Postgres by windows" reads them, scans,
       // scans always stopped short (then the index answers) and scans never stopped.
       const scales = [
-        { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlJoinCap: JOIN_CAP, urlScannedShare: 2, urlWalkedByIndexShare: 2 },
+        {
+          urlIndexCap: CAP,
+          urlWalkBudget: BUDGET,
+          urlJoinCap: JOIN_CAP,
+          urlScannedShare: 2,
+          urlWalkedByIndexShare: 2,
+          urlMoreWindowsFrom: 0,
+        },
         { urlIndexCap: CAP, urlWalkBudget: BUDGET },
         { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e-9 },
         { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e9 },
       ];
       for (const scale of scales)
-        for (const url of ['weather', 'example', 'n1', 'Forecast/'])
+        for (const url of ['weather', 'example', 'n1', 'Forecast/', 'zqxwvu'])
           for (const others of [{}, { network: 'stellar:testnet' }, { network: 'stellar:pubnet', asset: 'CASSET', maxAmount: '1000' }]) {
             const read = {
               filters: { url, ...others },
@@ -441,6 +450,8 @@ describe("Postgres' URLs spelled in letters (the trigram index of catalog migrat
       );
       expect(prepared.rows.length).toBeGreaterThan(3);
       expect(prepared.rows.some((row) => row.statement.includes('scanned AS MATERIALIZED'))).toBe(true);
+      // `zqxwvu`, whose windows no URL holds, read by four ("Postgres by windows" asks uncommon windows beside the two).
+      expect(prepared.rows.some((row) => row.statement.match(/c\.letters LIKE/g)?.length === 4)).toBe(true);
       for (const row of prepared.rows) expect({ name: row.name, custom: Number(row.custom_plans) }).toEqual({ name: row.name, custom: 0 });
       await client.query('COMMIT');
     } finally {

@@ -1,7 +1,8 @@
 /**
  * Which windows of a `url` filter Postgres asks its trigram index for (src/catalog/postgres/url-probe.ts urlLettersRead):
  * the two that the fewest sampled URLs hold (two that do not overlap first), the more common dropped when it prunes little (most sampled URLs holding
- * the rarer hold it too), both kept when they prune each other or no sampled URL holds them. Every match holds every
+ * the rarer hold it too), both kept when they prune each other or no sampled URL holds them; where one sampled URL stands
+ * for more listings than the cap, up to two uncommon windows more. Every match holds every
  * window, so this chooses only what is read; test/catalog/url-walk.test.ts checks the answers against a scan. And
  * whether a walk beside other filters joins the spelled matches: only where one sampled URL stands for at most half
  * the join cap's listings. And whether the spelled URLs are scanned instead: only where the scan reads less.
@@ -80,6 +81,24 @@ describe('the windows a url filter reads on Postgres', () => {
     expect(urlLettersRead('7.seller', sampleOf(sampled(4), 1_000_000)).scanned).toBe(128_256);
     // Where the bound passes the catalog's listings, the scan reads every spelled URL and the index is never asked.
     expect(urlLettersRead('7.seller', sampleOf(sampled(4), 1_000_000), { urlScanBound: 32 }).scanned).toBe(Infinity);
+  });
+
+  it('asks up to two uncommon windows more where one sampled URL stands for more listings than the cap, none that comes with one asked', () => {
+    // Of 100 sampled URLs, 10 hold `avo` and `vop` (not uncommon: more than a sixteenth), 3 hold `pak` and `aki`
+    // together, and none `tav` or `opa`, the two rarest.
+    const sampled = [
+      ...urls(10, (i) => `https://api${i}.example.com/avop`),
+      ...urls(3, (i) => `https://api${i}.example.com/paki`),
+      ...urls(87, (i) => `https://api${i}.example.com/zu`),
+    ];
+    // At 1M listings each sampled URL stands for 10,000, more than the cap (500): `pak` is asked, `aki` comes with it.
+    expect(urlLettersRead('tavopaki', sampleOf(sampled, 1_000_000)).windows).toEqual(['tav', 'opa', 'pak']);
+    // The fewest held first, then the first in the substring; a window no sampled URL holds comes with none: of
+    // `tavopakapa`, `aka` and `kap` (held by none) before `apa` (none, later) and `pak` (3).
+    expect(urlLettersRead('tavopakapa', sampleOf(sampled, 1_000_000)).windows).toEqual(['tav', 'opa', 'aka', 'kap']);
+    // At 50,000, 500 each: the two rarest alone.
+    expect(urlLettersRead('tavopaki', sampleOf(sampled, 50_000)).windows).toEqual(['tav', 'opa']);
+    expect(urlLettersRead('tavopaki', sampleOf(sampled, 50_000), { urlMoreWindowsFrom: 0 }).windows).toEqual(['tav', 'opa', 'pak']);
   });
 
   it("joins a rare substring's matches to a walk only while the sample resolves the join cap", () => {
