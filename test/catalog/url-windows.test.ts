@@ -1,9 +1,9 @@
 /**
  * Which windows of a `url` filter Postgres asks its trigram index for (src/catalog/postgres/url-probe.ts urlLettersRead):
- * the two that the fewest sampled URLs hold (two that do not overlap first), the more common dropped when it prunes little (most sampled URLs holding
- * the rarer hold it too), both kept when they prune each other or no sampled URL holds them; where one sampled URL stands
- * for more listings than the cap, up to two uncommon windows more. Every match holds every
- * window, so this chooses only what is read; test/catalog/url-walk.test.ts checks the answers against a scan. And
+ * the two that the fewest sampled URLs hold (two that do not overlap first), the more common dropped when it prunes
+ * little (most sampled URLs holding the rarer hold it too), both kept when they prune each other or no sampled URL holds
+ * them; where one sampled URL stands for more listings than the cap, up to two uncommon windows more. Every match holds
+ * every window, so this chooses only what is read; test/catalog/url-walk.test.ts checks the answers against a scan. And
  * whether a walk beside other filters joins the spelled matches: only where one sampled URL stands for at most half
  * the join cap's listings. And whether the spelled URLs are scanned instead: only where the scan reads less.
  */
