@@ -72,8 +72,7 @@ export class UrlSample {
   urls: string[] = [];
   /** How many listings the catalog held when the sample was drawn (0 when its store does not count them). */
   listings = 0;
-  /** Each window's holders: the sampled URLs holding it, by their place in `urls`. */
-  private holders = new Map<string, number[]>();
+  private held = new Map<string, number>();
   private drawnAt = -Infinity;
 
   /** Whether the store should draw it again (its own read of URL_SAMPLE_SIZE random listings) before using it. */
@@ -84,14 +83,8 @@ export class UrlSample {
   replace(urls: string[], nowMs: number, listings = 0): void {
     this.urls = urls;
     this.listings = listings;
-    this.holders = new Map();
-    urls.forEach((url, at) => {
-      for (const window of urlWindows(url)) {
-        const holders = this.holders.get(window);
-        if (holders) holders.push(at);
-        else this.holders.set(window, [at]);
-      }
-    });
+    this.held = new Map();
+    for (const url of urls) for (const window of urlWindows(url)) this.held.set(window, (this.held.get(window) ?? 0) + 1);
     this.drawnAt = nowMs;
   }
 
@@ -102,13 +95,7 @@ export class UrlSample {
 
   /** How many sampled URLs hold `window`. */
   holding(window: string): number {
-    return this.holders.get(window)?.length ?? 0;
-  }
-
-  /** How many sampled URLs hold both `window` and `other`: the rarer's holders are checked for the other. */
-  holdingBoth(window: string, other: string): number {
-    const [rarer, more] = this.holding(window) <= this.holding(other) ? [window, other] : [other, window];
-    return (this.holders.get(rarer) ?? []).filter((at) => this.urls[at]!.includes(more)).length;
+    return this.held.get(window) ?? 0;
   }
 
   /** How many sampled URLs hold every one of `windows`. */

@@ -269,38 +269,29 @@ function scanReadsLess(share: number, windows: string[], sample: UrlSample, cap:
  * URL holds are both asked.
  */
 function prunedWindows(windows: string[], sample: UrlSample): string[] {
-  if (windows.length !== 2 || !comeTogether(windows[0]!, windows[1]!, sample)) return windows;
-  return [sample.holding(windows[0]!) <= sample.holding(windows[1]!) ? windows[0]! : windows[1]!];
+  if (windows.length !== 2) return windows;
+  const [first, last] = windows.map((window) => sample.holding(window)) as [number, number];
+  return sample.holdingAll(windows) * 2 > Math.min(first, last) ? [first <= last ? windows[0]! : windows[1]!] : windows;
 }
-
-/** Whether at least half the sampled URLs holding the rarer of two windows hold the other: then it prunes little. */
-const comeTogether = (window: string, other: string, sample: UrlSample) =>
-  sample.holdingBoth(window, other) * 2 > Math.min(sample.holding(window), sample.holding(other));
 
 /**
  * `rarest` (prunedWindows') and the substring's other uncommon windows (at most UNCOMMON_SHARE of the sample holds
- * them), the fewest held first, up to WINDOWS_ASKED_MOST in all, each unless it comes together with one asked
- * (comeTogether). Asked where one sampled URL stands for more listings than the cap (urlLettersRead): there a window
- * that one sampled URL holds, or none, may be held by a few listings or by thousands, so the two the sample calls
- * rarest may name thousands of spelled URLs where another window would have pruned most (`nebebe` at 1M listings:
- * `neb` + `ebe` name 2,677 for 41 matches, `beb` + `neb` 41). Measured in process at 1M listings (128 MB of shared
- * buffers), the p95 of `url` + `asset` + `network` 0.9–1.8 ms lower (seeds 150–155: 8.55 / 9.45 / 9.10 / 8.20 / 8.65 /
- * 8.66 against 7.66 / 8.27 / 7.51 / 6.58 / 6.83 / 7.24) and the p50 0.3–0.7; each window added without the rule
- * that it not come with one asked, 0.1–0.4 ms less so; the common rarest window left out for the uncommon ones,
- * 0.3–0.6 ms more; 5 windows asked, 1 ms more, 3 no better than 4. At 100k listings (a sampled URL for 390) the two
- * suffice: asking more left the p95 0.1–0.4 ms higher.
+ * each), the fewest held first, up to WINDOWS_ASKED_MOST in all. Asked where one sampled URL stands for more listings
+ * than the cap (urlLettersRead): there a window that one sampled URL holds, or none, may be held by a few listings or
+ * by thousands, so the two the sample calls rarest may name thousands of spelled URLs where another window would have
+ * pruned most (`nebebe` at 1M listings: `neb` + `ebe` name 2,677 for 41 matches, `beb` + `neb` 41). Measured in process
+ * at 1M listings (128 MB of shared buffers), against the two alone, side by side: the p95 of `url` + `asset` + `network`
+ * 0.7–1.5 ms lower (seeds 186–189: 11.44 / 10.30 / 9.63 / 10.66 against 10.34 / 9.24 / 8.96 / 9.18), the p50 0.2–0.4.
+ * The rule is flat: 3 or 6 windows in all, or uncommon at a 64th of the sample, no different; at a quarter, 0.4–0.8 ms
+ * higher; leaving out a window that comes with one asked (as prunedWindows does), no different. At 100k listings (a
+ * sampled URL for 390) the two suffice: asking more left the p95 0.1–0.4 ms higher.
  */
 function askedWindows(spelled: string, rarest: string[], sample: UrlSample): string[] {
   const uncommon = urlWindows(spelled)
     .map((window, at) => ({ window, at, held: sample.holding(window) }))
     .filter((x) => x.held <= sample.urls.length * UNCOMMON_SHARE && !rarest.includes(x.window))
     .sort((x, y) => x.held - y.held || x.at - y.at);
-  const asked = [...rarest];
-  for (const { window } of uncommon) {
-    if (asked.length >= WINDOWS_ASKED_MOST) break;
-    if (!asked.some((other) => comeTogether(window, other, sample))) asked.push(window);
-  }
-  return asked;
+  return [...rarest, ...uncommon.map((x) => x.window)].slice(0, Math.max(rarest.length, WINDOWS_ASKED_MOST));
 }
 
 /**
