@@ -38,6 +38,7 @@ export type UrlScale = {
   urlScannedShare?: number;
   urlJoinCap?: number;
   urlScanBound?: number;
+  /** The listings one sampled URL stands for past which Postgres asks uncommon windows too (postgres/url-probe.ts askedWindows); default the cap. */
   urlMoreWindowsFrom?: number;
 };
 

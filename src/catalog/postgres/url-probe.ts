@@ -1,15 +1,15 @@
 /**
- * How the `url` filter reads the spelled URLs on Postgres (list-index.ts listByUrl). pg_trgm indexes only the
- * trigrams of alphanumeric words, and resource URLs share many (`com`, `api`, `exa`…): `3.example.com/v` has no
- * trigram that most URLs lack, though its `3.e` and `m/v` are rare. So the index is of each URL spelled in letters
- * (`listing_url_letters`, catalog migration 30: `.` `qa`, `/` `qb`, `:` `qc`, `-` `qe`, `_` `qf`, any other
- * character that is not a lowercase ASCII letter or digit `qh`, `q` itself `qq`), where every 3 characters of a URL
- * leave a trigram, and a substring spelled so is a substring of the URL spelled so (and rarely of a few more: where a
- * punctuation's spelling ends as the substring's begins, `.` spelled `qa` before `a…`). It is asked for the two
- * windows of the spelled substring that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
- * each a trigram that every match holds; one that many sampled URLs hold is found by a scan (urlLettersRead), which
- * stops at a bound where the index is asked instead (SCAN_BOUND). The sample only chooses what is read: every match is
- * found either way, and then checked (spelledHolds).
+ * How the `url` filter reads the spelled URLs on Postgres (list-index.ts listByUrl). pg_trgm indexes only the trigrams
+ * of alphanumeric words, and resource URLs share many (`com`, `api`, `exa`…): `3.example.com/v` has no trigram that
+ * most URLs lack, though its `3.e` and `m/v` are rare. So the index is of each URL spelled in letters
+ * (`listing_url_letters`, catalog migration 30: `.` `qa`, `/` `qb`, `:` `qc`, `-` `qe`, `_` `qf`, any other character
+ * that is not a lowercase ASCII letter or digit `qh`, `q` itself `qq`), where every 3 characters of a URL leave a
+ * trigram, and a substring spelled so is a substring of the URL spelled so (and rarely of a few more: where a
+ * punctuation's spelling ends as the substring's begins, `.` spelled `qa` before `a…`). It is asked for the two windows
+ * of the spelled substring that the fewest URLs of a random sample of the catalog hold (../url-filter.ts), and past
+ * 128,000 listings up to two uncommon ones more (askedWindows), each a trigram that every match holds; one that many
+ * sampled URLs hold is found by a scan (urlLettersRead), which stops at a bound where the index is asked instead
+ * (SCAN_BOUND). The sample only chooses what is read: every match is found either way, and then checked (spelledHolds).
  */
 import { parameters, type Db } from './queries.ts';
 import { URL_INDEX_CAP, URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows, type UrlScale } from '../url-filter.ts';
@@ -282,8 +282,8 @@ function prunedWindows(windows: string[], sample: UrlSample): string[] {
  * pruned most (`nebebe` at 1M listings: `neb` + `ebe` name 2,677 for 41 matches, `beb` + `neb` 41). Measured in process
  * at 1M listings (128 MB of shared buffers), against the two alone, side by side: the p95 of `url` + `asset` + `network`
  * 0.7–1.5 ms lower (seeds 186–189: 11.44 / 10.30 / 9.63 / 10.66 against 10.34 / 9.24 / 8.96 / 9.18), the p50 0.2–0.4.
- * The rule is flat: 3 or 6 windows in all, or uncommon at a 64th of the sample, no different; at a quarter, 0.4–0.8 ms
- * higher; leaving out a window that comes with one asked (as prunedWindows does), no different. At 100k listings (a
+ * The rule is flat (seeds 180–185): 3 or 6 windows in all, or uncommon at a 64th of the sample, no different; at a
+ * quarter, 0.4–0.8 ms higher; leaving out a window that comes with one asked (as prunedWindows does), no different. At 100k listings (a
  * sampled URL for 390) the two suffice: asking more left the p95 0.1–0.4 ms higher.
  */
 function askedWindows(spelled: string, rarest: string[], sample: UrlSample): string[] {
