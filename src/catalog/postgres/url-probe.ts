@@ -238,6 +238,7 @@ export function urlLettersRead(
   const share = sample.share(spelled);
   const rarest = prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
   const windows = sample.listings > sample.urls.length * urlMoreWindowsFrom ? askedWindows(spelled, rarest, sample) : rarest;
+  // A scan is weighed against the two rarest windows' entries, as it was measured (scanReadsLess); its fallback asks all.
   if (share >= urlScannedShare && scanReadsLess(share, rarest, sample, urlIndexCap)) {
     const bound = Math.max(1, Math.ceil(urlScanBound * scanRows(share, sample, urlIndexCap)));
     return { spelled, windows, scanned: bound >= sample.listings ? Infinity : bound, walkedByIndex: false };
