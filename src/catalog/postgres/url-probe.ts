@@ -236,8 +236,9 @@ export function urlLettersRead(
 ): UrlLettersRead {
   const spelled = urlLetters(url);
   const share = sample.share(spelled);
-  const rarest = prunedWindows(rarestWindows(urlWindows(spelled), sample, WINDOWS_ASKED), sample);
-  const windows = sample.listings > sample.urls.length * urlMoreWindowsFrom ? askedWindows(spelled, rarest, sample) : rarest;
+  const all = urlWindows(spelled);
+  const rarest = prunedWindows(rarestWindows(all, sample, WINDOWS_ASKED), sample);
+  const windows = sample.listings > sample.urls.length * urlMoreWindowsFrom ? askedWindows(all, rarest, sample) : rarest;
   // A scan is weighed against the two rarest windows' entries, as it was measured (scanReadsLess); its fallback asks all.
   if (share >= urlScannedShare && scanReadsLess(share, rarest, sample, urlIndexCap)) {
     const bound = Math.max(1, Math.ceil(urlScanBound * scanRows(share, sample, urlIndexCap)));
@@ -276,23 +277,24 @@ function prunedWindows(windows: string[], sample: UrlSample): string[] {
 }
 
 /**
- * `rarest` (prunedWindows') and the substring's other uncommon windows (at most UNCOMMON_SHARE of the sample holds
- * each), the fewest held first, up to WINDOWS_ASKED_MOST in all. Asked where one sampled URL stands for more listings
- * than the cap (urlLettersRead): there a window that one sampled URL holds, or none, may be held by a few listings or
- * by thousands, so the two the sample calls rarest may name thousands of spelled URLs where another window would have
- * pruned most (`nebebe` at 1M listings: `neb` + `ebe` name 2,677 for 41 matches, `beb` + `neb` 41). Measured in process
- * at 1M listings (128 MB of shared buffers), against the two alone, side by side: the p95 of `url` + `asset` + `network`
- * 0.7–1.5 ms lower (seeds 186–189: 11.44 / 10.30 / 9.63 / 10.66 against 10.34 / 9.24 / 8.96 / 9.18), the p50 0.2–0.4.
- * The rule is flat (seeds 180–185): 3 or 6 windows in all, or uncommon at a 64th of the sample, no different; at a
- * quarter, 0.4–0.8 ms higher; leaving out a window that comes with one asked (as prunedWindows does), no different. At 100k listings (a
- * sampled URL for 390) the two suffice: asking more left the p95 0.1–0.4 ms higher.
+ * `rarest` (prunedWindows', at most WINDOWS_ASKED) and the substring's other uncommon windows (`all`, urlWindows'; at
+ * most UNCOMMON_SHARE of the sample holds each), the fewest held first, up to WINDOWS_ASKED_MOST in all. Asked where
+ * one sampled URL stands for more listings than the cap (urlLettersRead): there a window that one sampled URL holds, or
+ * none, may be held by a few listings or by thousands, so the two the sample calls rarest may name thousands of spelled
+ * URLs where another window would have pruned most (`nebebe` at 1M listings: `neb` + `ebe` name 2,677 for 41 matches,
+ * `beb` + `neb` 41). Measured in process at 1M listings (128 MB of shared buffers), against the two alone, side by
+ * side: the p95 of `url` + `asset` + `network` 0.7–1.5 ms lower (seeds 186–189: 11.44 / 10.30 / 9.63 / 10.66 against
+ * 10.34 / 9.24 / 8.96 / 9.18), the p50 0.2–0.4. The rule is flat (seeds 180–185): 3 or 6 windows in all, or uncommon at
+ * a 64th of the sample, no different; at a quarter, 0.4–0.8 ms higher; leaving out a window that comes with one asked
+ * (as prunedWindows does), no different. At 100k listings (a sampled URL for 390) the two suffice: asking more left the
+ * p95 0.1–0.4 ms higher.
  */
-function askedWindows(spelled: string, rarest: string[], sample: UrlSample): string[] {
-  const uncommon = urlWindows(spelled)
+function askedWindows(all: string[], rarest: string[], sample: UrlSample): string[] {
+  const uncommon = all
     .map((window, at) => ({ window, at, held: sample.holding(window) }))
     .filter((x) => x.held <= sample.urls.length * UNCOMMON_SHARE && !rarest.includes(x.window))
     .sort((x, y) => x.held - y.held || x.at - y.at);
-  return [...rarest, ...uncommon.map((x) => x.window)].slice(0, Math.max(rarest.length, WINDOWS_ASKED_MOST));
+  return [...rarest, ...uncommon.map((x) => x.window)].slice(0, WINDOWS_ASKED_MOST);
 }
 
 /**
