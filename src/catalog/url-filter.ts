@@ -40,6 +40,8 @@ export type UrlScale = {
   urlScanBound?: number;
   /** The listings one sampled URL stands for past which Postgres asks uncommon windows too (postgres/url-probe.ts askedWindows); default the cap. */
   urlMoreWindowsFrom?: number;
+  /** The suffixes' index entries Postgres reads per listing it looks for (postgres/url-probe.ts spelledCte); 0: the trigram index alone. */
+  urlSuffixRowsPerMatch?: number;
 };
 
 /** A `url` page's other filters: `filters` without `url`. */

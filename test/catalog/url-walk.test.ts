@@ -17,7 +17,8 @@ import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, DiscoveryResource } from '../../src/catalog/types.ts';
 import { URL_LETTERS_KEYED_MIGRATION, freshSample, urlLetters } from '../../src/catalog/postgres/url-probe.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { UrlSample } from '../../src/catalog/url-filter.ts';
+import { UrlSample, asciiLower } from '../../src/catalog/url-filter.ts';
+import { SUFFIX_LENGTH } from '../../src/catalog/postgres/url-suffixes.ts';
 import { urlMatchesUpTo } from '../../src/catalog/sqlite/url-probe.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
 import { caseRandom } from '../helpers/cases.ts';
@@ -73,6 +74,13 @@ let postgresByWindows: PostgresCatalogStore;
  */
 let postgresScansCutShort: PostgresCatalogStore;
 let postgresScansWhole: PostgresCatalogStore;
+/**
+ * The same database, one suffix entry read per listing looked for (src/catalog/postgres/url-probe.ts spelledCte): a
+ * substring that a URL holds twice leaves the range unread, and the trigram index answers.
+ */
+let postgresFewSuffixes: PostgresCatalogStore;
+/** Each Postgres listing's id, by its resource URL (unique here): the suffixes' index is ordered by suffix, then id. */
+let listingIds: Map<string, number>;
 let databaseUrl: string;
 const now = new Date('2026-02-01T00:00:00Z');
 /** The listings failing their liveness checks since before this time are hidden: the pages below hide those failing since FAILED_AT. */
@@ -83,7 +91,8 @@ const FAILING_LISTINGS = `UPDATE listings SET liveness_failing_since = '${FAILED
 
 beforeAll(async () => {
   databaseUrl = await freshCatalogDatabase();
-  postgres = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
+  // A walk is joined to at most the cap's matches, so every statement reads the suffixes for the cap and one more.
+  postgres = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlJoinCap: CAP });
   sqlite.db.exec('BEGIN IMMEDIATE');
   let at = Date.parse('2026-01-01T00:00:00Z');
   const drafts = Array.from({ length: LISTINGS }, (_, i) => draft(i));
@@ -99,6 +108,9 @@ beforeAll(async () => {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   await client.query(FAILING_LISTINGS);
+  listingIds = new Map(
+    (await client.query<{ id: string; resource: string }>('SELECT id, resource FROM listings')).rows.map((r) => [r.resource, Number(r.id)]),
+  );
   await client.end();
   postgresByWindows = await PostgresCatalogStore.open(databaseUrl, {
     urlIndexCap: CAP,
@@ -107,9 +119,17 @@ beforeAll(async () => {
     urlWalkedByIndexShare: 2,
     urlJoinCap: JOIN_CAP,
     urlMoreWindowsFrom: 0,
+    urlSuffixRowsPerMatch: 0,
   });
-  postgresScansCutShort = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e-9 });
-  postgresScansWhole = await PostgresCatalogStore.open(databaseUrl, { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlScanBound: 1e9 });
+  const scans = { urlIndexCap: CAP, urlWalkBudget: BUDGET, urlSuffixRowsPerMatch: 0 };
+  postgresScansCutShort = await PostgresCatalogStore.open(databaseUrl, { ...scans, urlScanBound: 1e-9 });
+  postgresScansWhole = await PostgresCatalogStore.open(databaseUrl, { ...scans, urlScanBound: 1e9 });
+  postgresFewSuffixes = await PostgresCatalogStore.open(databaseUrl, {
+    urlIndexCap: CAP,
+    urlWalkBudget: BUDGET,
+    urlJoinCap: CAP,
+    urlSuffixRowsPerMatch: 1,
+  });
 }, 120_000);
 afterAll(async () => {
   sqlite.close();
@@ -117,6 +137,7 @@ afterAll(async () => {
   await postgresByWindows?.end();
   await postgresScansCutShort?.end();
   await postgresScansWhole?.end();
+  await postgresFewSuffixes?.end();
   dir.cleanup();
 });
 
@@ -127,7 +148,41 @@ const stores = () =>
     ['Postgres by windows', postgresByWindows],
     ['Postgres, scans cut short', postgresScansCutShort],
     ['Postgres, scans whole', postgresScansWhole],
+    ['Postgres, few suffixes read', postgresFewSuffixes],
   ] as const;
+
+/** How many suffix entries each Postgres store reads per listing looked for (the trigram index alone at 0). */
+const SUFFIX_ROWS: Record<string, number> = {
+  Postgres: 4,
+  'Postgres by windows': 0,
+  'Postgres, scans cut short': 0,
+  'Postgres, scans whole': 0,
+  'Postgres, few suffixes read': 1,
+};
+
+/**
+ * What a Postgres store's cap counts for `url` (src/catalog/postgres/url-probe.ts spelledCte), looking for `limit`
+ * listings and reading `perMatch` suffix entries for each: the listings holding `url` when its suffixes' range tells
+ * (a short `url` that `limit` listings of the entries read hold, or a range read whole); else those whose URL spelled
+ * in letters holds its spelling (every one holding it, and rarely a few more: the trigram index's).
+ */
+function postgresCounted(everything: DiscoveryResource[], url: string, perMatch: number, limit: number): number {
+  const chars = Array.from(asciiLower(url));
+  const kept = chars.slice(0, SUFFIX_LENGTH).join('');
+  const entries: Array<{ suffix: string; id: number }> = [];
+  for (const item of everything) {
+    const resource = Array.from(asciiLower(item.resource));
+    const suffixes = new Set(resource.map((_, i) => resource.slice(i, i + SUFFIX_LENGTH).join('')));
+    for (const suffix of suffixes) if (suffix.startsWith(kept)) entries.push({ suffix, id: listingIds.get(item.resource)! });
+  }
+  entries.sort((x, y) => (x.suffix < y.suffix ? -1 : x.suffix > y.suffix ? 1 : x.id - y.id));
+  const rows = limit * perMatch;
+  const read = new Set(entries.slice(0, rows).map((entry) => entry.id)).size;
+  const told = (chars.length <= SUFFIX_LENGTH && read >= limit) || entries.length < rows;
+  return told
+    ? everything.filter((item) => holds(item, url)).length
+    : everything.filter((item) => urlLetters(item.resource).includes(urlLetters(url))).length;
+}
 
 /** Whether `item`'s resource URL holds `url`, ignoring case: what the `url` filter means. */
 const holds = (item: DiscoveryResource, url: string) => item.resource.toLowerCase().includes(url.toLowerCase());
@@ -178,6 +233,10 @@ describe('url on a list page, bounded, against a plain scan', () => {
       '%_o',
       'aexample',
       'aweather.example.com/v1',
+      // Longer than the suffixes Postgres keeps (src/catalog/postgres/url-suffixes.ts): found by their first characters.
+      'API.weather.example.com/v1/Forecast',
+      'https://maps.example.org/geo',
+      'aweather.example.com/v1/Forecast',
     ];
     for (let n = 0; n < 24; n++) {
       const from = everything[Math.floor(caseRand() * everything.length)]!.resource;
@@ -218,12 +277,11 @@ describe('url on a list page, bounded, against a plain scan', () => {
     }
     const ways = new Set<boolean>();
     for (const url of urls) {
-      // What each store's cap counts: the listings holding `url`; on Postgres, those whose URL spelled in letters
-      // holds its spelling (src/catalog/postgres/url-probe.ts: every one holding it, and rarely a few more).
-      const indexedBy = {
-        SQLite: everything.filter((item) => holds(item, url)).length,
-        Postgres: everything.filter((item) => urlLetters(item.resource).includes(urlLetters(url))).length,
-      };
+      // What each store's cap counts: the listings holding `url`; on Postgres, as postgresCounted says.
+      const held = everything.filter((item) => holds(item, url)).length;
+      const counted = new Map(
+        Object.entries(SUFFIX_ROWS).map(([name, perMatch]) => [name, postgresCounted(everything, url, perMatch, CAP + 1)]),
+      );
       const since = caseRand() < 0.5 ? undefined : visibleSince;
       for (const other of others) {
         const allowed = allowedBy.get(`${since}${JSON.stringify(other)}`)!;
@@ -236,7 +294,7 @@ describe('url on a list page, bounded, against a plain scan', () => {
           { limit: 3, offset: 2 ** 31 },
         ]) {
           for (const [name, store] of stores()) {
-            const indexed = indexedBy[name === 'SQLite' ? name : 'Postgres'];
+            const indexed = name === 'SQLite' ? held : counted.get(name)!;
             const walked = indexed <= CAP ? visible.get(since)! : walkedKey.slice(0, BUDGET);
             const all = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
             // The walk stops once it has the page and one more match.

@@ -29,6 +29,7 @@ import { MAX_TERM_LENGTH } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION, URL_LETTERS_KEYED_MIGRATION, URL_LETTERS_PAGE_MIGRATION } from './url-probe.ts';
+import { URL_SUFFIXES_MIGRATION } from './url-suffixes.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
   NETWORK_PRICE_KEYS_MIGRATION,
@@ -591,4 +592,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 33: each spelled URL carries its listing's list keys as bits, so a `url` page checks the other filters on the rows
   // its index read named before looking a key up (postgres/url-probe.ts).
   URL_LETTERS_KEYED_MIGRATION,
+  // 34: every URL's suffixes in a B-tree, where a `url` page finds the listings holding a substring in one index range
+  // (postgres/url-suffixes.ts).
+  URL_SUFFIXES_MIGRATION,
 ];

@@ -1,0 +1,69 @@
+/**
+ * Where a `url` filter's listings are found first on Postgres: a B-tree of every resource URL's suffixes (lowered as
+ * asciiLower lowers, the first SUFFIX_LENGTH characters of each), so the listings holding a substring of at most that
+ * length are the entries of one index range, read without a row of any table (url-probe.ts spelledCte). The trigram
+ * index (url-probe.ts) names candidates and a heap row each is read to check them: at 1M listings, finding that more
+ * than the cap (500) hold a substring read 500–1,500 such rows, several milliseconds, where the range reads 2,000
+ * entries of a few index pages. It costs about 41 rows a listing (its URL's characters): 2.5 GB of table and 2.1 GB
+ * of index at 1M listings (docs/SCALING.md), and 41 index entries written with each new listing.
+ */
+
+/** How many characters of each suffix are kept: a longer `url` is found by its first ones, and each match checked. */
+export const SUFFIX_LENGTH = 24;
+
+/** ASCII letters A–Z and a–z, as catalog migration 34's translate lowers them (asciiLower's twin). */
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+/**
+ * Catalog migration 34: the table of suffixes (its key the index), filled for every listing, kept by triggers on
+ * listings (a new listing's suffixes written with it, a removed listing's deleted by their keys; a URL never changes),
+ * and emptied with listings by TRUNCATE. Rebuilt whole when run again (the migration tests set versions back). Its
+ * index is sorted once after the rows are written, with the memory a sort of 44M rows wants (1M listings: about 80 s).
+ */
+export const URL_SUFFIXES_MIGRATION = `
+  CREATE OR REPLACE FUNCTION catalog_url_suffixes(url text) RETURNS SETOF text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT DISTINCT left(substr(u.lowered, i), ${SUFFIX_LENGTH}) COLLATE "C"
+    FROM (SELECT translate(url, '${UPPER}', '${UPPER.toLowerCase()}') AS lowered) u, generate_series(1, length(u.lowered)) i
+  $$;
+  DROP TABLE IF EXISTS listing_url_suffixes;
+  CREATE TABLE listing_url_suffixes (suffix TEXT COLLATE "C" NOT NULL, listing_id BIGINT NOT NULL);
+  INSERT INTO listing_url_suffixes (suffix, listing_id) SELECT s, l.id FROM listings l, catalog_url_suffixes(l.resource) s;
+  SET LOCAL maintenance_work_mem = '256MB';
+  ALTER TABLE listing_url_suffixes ADD PRIMARY KEY (suffix, listing_id);
+  CREATE OR REPLACE FUNCTION catalog_suffix_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'DELETE' THEN
+      DELETE FROM listing_url_suffixes WHERE suffix = ANY(ARRAY(SELECT catalog_url_suffixes(OLD.resource))) AND listing_id = OLD.id;
+    ELSE
+      INSERT INTO listing_url_suffixes (suffix, listing_id) SELECT s, NEW.id FROM catalog_url_suffixes(NEW.resource) s;
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE OR REPLACE TRIGGER listings_suffix_url AFTER INSERT OR DELETE ON listings FOR EACH ROW EXECUTE FUNCTION catalog_suffix_listing_url();
+  CREATE OR REPLACE FUNCTION catalog_clear_url_suffixes() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    TRUNCATE listing_url_suffixes;
+    RETURN NULL;
+  END $$;
+  CREATE OR REPLACE TRIGGER listings_clear_url_suffixes AFTER TRUNCATE ON listings FOR EACH STATEMENT EXECUTE FUNCTION catalog_clear_url_suffixes();
+  ANALYZE listing_url_suffixes;`;
+
+/**
+ * The index range holding `lowered`'s suffixes (`lowered`: a `url`, asciiLower'd): every key from `from` (its first
+ * SUFFIX_LENGTH characters) to before `to` (`from` with its last character below the largest code point raised by
+ * one, the characters after it dropped; undefined when there is none: the range runs to the index's end). `short`:
+ * whether `from` is all of `lowered`, so every listing with a key in the range holds it. Lone surrogates are taken as
+ * U+FFFD, as they reach Postgres.
+ */
+export function suffixRange(lowered: string): { from: string; to: string | undefined; short: boolean } {
+  const chars = Array.from(lowered, (c) => (/^[\ud800-\udfff]$/.test(c) ? '\ufffd' : c));
+  const kept = chars.slice(0, SUFFIX_LENGTH);
+  const from = kept.join('');
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const point = kept[i]!.codePointAt(0)!;
+    if (point === 0x10ffff) continue;
+    const next = point + 1 === 0xd800 ? 0xe000 : point + 1;
+    return { from, to: kept.slice(0, i).join('') + String.fromCodePoint(next), short: chars.length <= SUFFIX_LENGTH };
+  }
+  return { from, to: undefined, short: chars.length <= SUFFIX_LENGTH };
+}
