@@ -1,7 +1,7 @@
 /**
  * Postgres' table of resource URL suffixes (src/catalog/postgres/url-suffixes.ts, catalog migration 34): kept with
- * the listings (written with a new one, deleted with a removed one, emptied by TRUNCATE), rebuilt by its migration, and
- * the index range a `url` is looked up in.
+ * the listings (written with a new one, deleted with a removed one, emptied by TRUNCATE), rebuilt by its migration and
+ * vacuumed after it, and the index range a `url` is looked up in.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +80,11 @@ describe("Postgres' URL suffixes (catalog migration 34)", () => {
     ]);
     await (await PostgresCatalogStore.open(databaseUrl)).end();
     expect(await held()).toEqual(expectedSuffixes(await listings()));
+    // And the store vacuumed it, so its index is read alone (url-suffixes.ts markSuffixesVisible).
+    const marked = await client.query<{ visible: number }>(
+      "SELECT relallvisible AS visible FROM pg_class WHERE relname = 'listing_url_suffixes'",
+    );
+    expect(marked.rows[0]!.visible).toBeGreaterThan(0);
     // Found by their range, any letter case in the filter.
     const page = await store.list({ url: 'EXAMPLE.COM/V1/FORECAST?CITY=LYON' }, { limit: 10, offset: 0 }, at);
     expect(page.items.map((item) => item.resource)).toEqual([urls[0]]);
