@@ -1,11 +1,11 @@
 /**
  * The `url` filter's bounded list page (src/catalog/url-filter.ts, docs/CATALOG.md "List") against a plain scan, on both
  * stores, with the bounds lowered so a small random catalog takes both ways: a substring few listings hold is read from
- * the trigram index (exact page and total, `partialResults` false); one more listings hold is the matches a walk in
- * page order finds, up to the page and one more among the first listings holding the other filters' rarest list key
- * (`partialResults` true unless the walk checked every such listing). Other filters (a price among them), any letter
- * case, offsets past the matches, listings hidden by age, and listings failing their liveness checks (a walk counts them
- * among the listings it read, and shows none).
+ * the index (Postgres' suffixes or its trigram index; exact page and total, `partialResults` false); one more listings
+ * hold is the matches a walk in page order finds, up to the page and one more among the first listings holding the
+ * other filters' rarest list key (`partialResults` true unless the walk checked every such listing). Other filters (a
+ * price among them), any letter case, offsets past the matches, listings hidden by age, and listings failing their
+ * liveness checks (a walk counts them among the listings it read, and shows none).
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,7 +166,12 @@ const SUFFIX_ROWS: Record<string, number> = {
  * (a short `url` that `limit` listings of the entries read hold, or a range read whole); else those whose URL spelled
  * in letters holds its spelling (every one holding it, and rarely a few more: the trigram index's).
  */
-function postgresCounted(everything: DiscoveryResource[], url: string, perMatch: number, limit: number): number {
+function postgresCounted(
+  everything: DiscoveryResource[],
+  url: string,
+  perMatch: number,
+  limit: number,
+): { counted: number; way: 'held by the limit' | 'range read whole' | 'trigram index' } {
   const chars = Array.from(asciiLower(url));
   const kept = chars.slice(0, SUFFIX_LENGTH).join('');
   const entries: Array<{ suffix: string; id: number }> = [];
@@ -178,10 +183,10 @@ function postgresCounted(everything: DiscoveryResource[], url: string, perMatch:
   entries.sort((x, y) => (x.suffix < y.suffix ? -1 : x.suffix > y.suffix ? 1 : x.id - y.id));
   const rows = limit * perMatch;
   const read = new Set(entries.slice(0, rows).map((entry) => entry.id)).size;
-  const told = (chars.length <= SUFFIX_LENGTH && read >= limit) || entries.length < rows;
-  return told
-    ? everything.filter((item) => holds(item, url)).length
-    : everything.filter((item) => urlLetters(item.resource).includes(urlLetters(url))).length;
+  const exact = everything.filter((item) => holds(item, url)).length;
+  if (chars.length <= SUFFIX_LENGTH && read >= limit) return { counted: exact, way: 'held by the limit' };
+  if (entries.length < rows) return { counted: exact, way: 'range read whole' };
+  return { counted: everything.filter((item) => urlLetters(item.resource).includes(urlLetters(url))).length, way: 'trigram index' };
 }
 
 /** Whether `item`'s resource URL holds `url`, ignoring case: what the `url` filter means. */
@@ -276,11 +281,16 @@ describe('url on a list page, bounded, against a plain scan', () => {
       }
     }
     const ways = new Set<boolean>();
+    const suffixWays = new Map<string, Set<string>>(Object.keys(SUFFIX_ROWS).map((name) => [name, new Set()]));
     for (const url of urls) {
       // What each store's cap counts: the listings holding `url`; on Postgres, as postgresCounted says.
       const held = everything.filter((item) => holds(item, url)).length;
       const counted = new Map(
-        Object.entries(SUFFIX_ROWS).map(([name, perMatch]) => [name, postgresCounted(everything, url, perMatch, CAP + 1)]),
+        Object.entries(SUFFIX_ROWS).map(([name, perMatch]) => {
+          const { counted, way } = postgresCounted(everything, url, perMatch, CAP + 1);
+          suffixWays.get(name)!.add(way);
+          return [name, counted];
+        }),
       );
       const since = caseRand() < 0.5 ? undefined : visibleSince;
       for (const other of others) {
@@ -327,6 +337,10 @@ describe('url on a list page, bounded, against a plain scan', () => {
       }
     }
     expect([...ways].sort()).toEqual([false, true]);
+    // Each way of reading the suffixes was taken (src/catalog/postgres/url-probe.ts spelledCte).
+    expect([...suffixWays.get('Postgres')!].sort()).toEqual(['held by the limit', 'range read whole']);
+    expect(suffixWays.get('Postgres, few suffixes read')!.has('trigram index')).toBe(true);
+    expect(suffixWays.get('Postgres by windows')).toEqual(new Set(['trigram index']));
   }, 120_000);
 });
 

@@ -214,7 +214,8 @@ export const JOINED_MATCHES = 2_000;
 /**
  * How many of the suffixes' index entries spelledCte reads for each listing it looks for: a URL holds a substring
  * once or a few times (`lolo` twice in `/lololo`), so four per listing find them unless many URLs hold it many times,
- * where the trigram index is asked instead. Reading 2,004 entries at 1M listings took about 0.3 ms.
+ * where the trigram index is asked instead. Reading 2,004 entries at 1M listings, and counting their listings, took
+ * 0.6–0.8 ms on a fresh server.
  */
 const SUFFIX_ROWS_PER_MATCH = 4;
 

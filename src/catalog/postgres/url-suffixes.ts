@@ -4,8 +4,8 @@
  * length are the entries of one index range, read without a row of any table (url-probe.ts spelledCte). The trigram
  * index (url-probe.ts) names candidates and a heap row each is read to check them: at 1M listings, finding that more
  * than the cap (500) hold a substring read 500–1,500 such rows, several milliseconds, where the range reads 2,000
- * entries of a few index pages. It costs about 41 rows a listing (its URL's characters): 2.5 GB of table and 2.1 GB
- * of index at 1M listings (docs/SCALING.md), and 41 index entries written with each new listing.
+ * entries of a few index pages. It costs a row a character of each URL (44M at 1M listings): 2.5 GB of table and
+ * 2.1 GB of index there (docs/SCALING.md), and as many index entries written with each new listing.
  */
 
 import type pg from 'pg';
@@ -13,14 +13,14 @@ import type pg from 'pg';
 /** How many characters of each suffix are kept: a longer `url` is found by its first ones, and each match checked. */
 export const SUFFIX_LENGTH = 24;
 
-/** ASCII letters A–Z and a–z, as catalog migration 34's translate lowers them (asciiLower's twin). */
+/** The ASCII capitals, which catalog migration 34's translate lowers (asciiLower's twin). */
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /**
  * Catalog migration 34: the table of suffixes (its key the index), filled for every listing, kept by triggers on
  * listings (a new listing's suffixes written with it, a removed listing's deleted by their keys; a URL never changes),
  * and emptied with listings by TRUNCATE. Rebuilt whole when run again (the migration tests set versions back). Its
- * index is sorted once after the rows are written, with the memory a sort of 44M rows wants (1M listings: about 80 s).
+ * index is sorted once after the rows are written, with the memory a sort of 44M rows wants (1M listings: about 90 s).
  */
 export const URL_SUFFIXES_MIGRATION = `
   CREATE OR REPLACE FUNCTION catalog_url_suffixes(url text) RETURNS SETOF text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
