@@ -10,6 +10,8 @@
  * 128,000 listings up to two uncommon ones more (askedWindows), each a trigram that every match holds; one that many
  * sampled URLs hold is found by a scan (urlLettersRead), which stops at a bound where the index is asked instead
  * (SCAN_BOUND). The sample only chooses what is read: every match is found either way, and then checked (spelledHolds).
+ * The index of the URLs' suffixes (url-suffixes.ts) is read first, and the trigram index only where it does not tell
+ * (spelledCte).
  */
 import { parameters, type Db } from './queries.ts';
 import { URL_INDEX_CAP, URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows, type UrlScale } from '../url-filter.ts';
@@ -220,8 +222,9 @@ export const JOINED_MATCHES = 2_000;
 const SUFFIX_ROWS_PER_MATCH = 4;
 
 /**
- * How `url` is read from the spelled URLs: its spelling, the windows the index is asked for, the most spelled URLs a scan
- * reads first (undefined: no scan; Infinity: every one, the index never asked), and whether a walk joins the index's matches.
+ * How `url` is read: lowered (asciiLower), the suffix entries read per listing looked for (spelledCte), its spelling, the
+ * windows the trigram index is asked for, the most spelled URLs a scan reads first (undefined: no scan; Infinity: every
+ * one, the index never asked), and whether a walk joins the index's matches.
  */
 export interface UrlLettersRead {
   lowered: string;
@@ -243,11 +246,10 @@ export function urlLettersRead(
     urlJoinCap = JOINED_MATCHES,
     urlScanBound = SCAN_BOUND,
     urlMoreWindowsFrom = urlIndexCap,
-    urlSuffixRowsPerMatch = SUFFIX_ROWS_PER_MATCH,
+    urlSuffixRowsPerMatch: suffixRowsPerMatch = SUFFIX_ROWS_PER_MATCH,
   }: UrlScale = {},
 ): UrlLettersRead {
   const lowered = asciiLower(url);
-  const suffixRowsPerMatch = urlSuffixRowsPerMatch;
   const spelled = urlLetters(url);
   const share = sample.share(spelled);
   const all = urlWindows(spelled);
@@ -321,8 +323,9 @@ function askedWindows(all: string[], rarest: string[], sample: UrlSample): strin
  * - else, when the range was read whole, the spelled URLs of its listings (a long `url`'s checked: spelledHolds);
  * - else (the range has more entries than were read: a URL holding the substring many times, or a long `url` whose
  *   first characters many hold), the trigram index's (lettersCte).
- * In process at 1M listings, beside the trigram index alone (seeds 320–323, 300 pages of `url` + `asset` +
- * `network` each): p95 6.9–8.7 ms against 9.3–11.1, p50 1.6–2.6 against 3.0–3.9.
+ * At 1M listings, beside the trigram index alone, the p95 of `url` + `asset` + `network` was 5.80–7.45 ms over HTTP
+ * against 9.27–11.8 (14 runs: docs/BENCHMARKS.md "Filter combinations"); at 100k, in process, the same (4.97 / 4.95
+ * against 4.82 / 4.81).
  */
 export function spelledCte(read: UrlLettersRead, p: (value: unknown) => string, limit: number): string {
   const { from, to, short } = suffixRange(read.lowered);
