@@ -328,7 +328,7 @@ function askedWindows(all: string[], rarest: string[], sample: UrlSample): strin
  * a walk may be joined to those ids (list-index.ts listByUrl) without reading their spelled URLs.
  * At 1M listings, beside the trigram index alone, the p95 of `url` + `asset` + `network` was 5.80–7.45 ms over HTTP
  * against 9.27–11.8 (14 runs: docs/BENCHMARKS.md "Filter combinations"); at 100k, in process, the same (4.97 / 4.95
- * against 4.82 / 4.81).
+ * against 4.82 / 4.81) until walks were joined to the ids it names (list-index.ts listByUrl).
  */
 export function spelledCte(read: UrlLettersRead, p: (value: unknown) => string, limit: number): string {
   const { from, to, short } = suffixRange(read.lowered);
