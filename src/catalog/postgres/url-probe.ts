@@ -325,7 +325,7 @@ function askedWindows(all: string[], rarest: string[], sample: UrlSample): strin
  *   first characters many hold), the trigram index's (lettersCte).
  * At 1M listings, beside the trigram index alone, the p95 of `url` + `asset` + `network` was 5.80–7.45 ms over HTTP
  * against 9.27–11.8 (14 runs: docs/BENCHMARKS.md "Filter combinations"); at 100k, in process, the same (4.97 / 4.95
- * against 4.82 / 4.81) until walks were joined to the ids it names (list-index.ts listByUrl).
+ * against 4.82 / 4.81).
  */
 export function spelledCte(read: UrlLettersRead, p: (value: unknown) => string, limit: number): string {
   const { from, to, short } = suffixRange(read.lowered);
