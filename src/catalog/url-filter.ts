@@ -27,6 +27,9 @@ export const URL_WALK_BUDGET = 4_000;
 /** `url` lowered as both stores lower an ASCII resource URL (every stored one is ASCII: ingest serializes it). */
 export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
+/** SQL text of `expr` lowered as asciiLower lowers it: Postgres' translate, which no locale changes (an index may use it). */
+export const asciiLowerSql = (expr: string) => `translate(${expr}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
+
 /**
  * The stores' options for these bounds (the differential tests lower them to walk a small catalog; on Postgres they
  * also set the sample shares that choose how its index is read: postgres/url-probe.ts urlLettersRead).

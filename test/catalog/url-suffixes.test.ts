@@ -11,23 +11,12 @@ import { SUFFIX_LENGTH, URL_SUFFIXES_MIGRATION, suffixRange } from '../../src/ca
 import { asciiLower } from '../../src/catalog/url-filter.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
-import { PAY_TO_A } from './fixtures.ts';
+import { storeDraft } from './fixtures.ts';
 
 /** A listing of `resource` (an MCP tool when `toolName` is given: another listing of the same URL). */
 function draft(resource: string, toolName = ''): ListingDraft {
-  const type = toolName ? ('mcp' as const) : ('http' as const);
-  return {
-    resource,
-    type,
-    toolName,
-    owner: PAY_TO_A,
-    x402Version: 2,
-    terms: { scheme: 'exact', network: 'stellar:testnet', asset: 'CASSET', amount: '100', payTo: PAY_TO_A, maxTimeoutSeconds: 60 },
-    metadata: { description: 'a listing' },
-    bazaar: { info: { input: { type } } },
-    parameterText: '',
-    dropped: [],
-  };
+  const listing = { ...storeDraft(0, { network: 'stellar:testnet', asset: 'CASSET', metadata: { description: 'a listing' } }), resource };
+  return toolName ? { ...listing, type: 'mcp', toolName, bazaar: { info: { input: { type: 'mcp' } } } } : listing;
 }
 
 /** Every (suffix, listing) pair the table should hold for `listings` (id and resource URL each). */

@@ -14,7 +14,16 @@
  * (spelledCte).
  */
 import { parameters, type Db } from './queries.ts';
-import { URL_INDEX_CAP, URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows, type UrlScale } from '../url-filter.ts';
+import {
+  URL_INDEX_CAP,
+  URL_SAMPLE_SIZE,
+  UrlSample,
+  asciiLower,
+  asciiLowerSql,
+  rarestWindows,
+  urlWindows,
+  type UrlScale,
+} from '../url-filter.ts';
 import { suffixRange } from './url-suffixes.ts';
 
 /** How many of `url`'s rarest windows the index is asked for (rarestWindows; askedWindows may add more). */
@@ -46,7 +55,7 @@ export const URL_LETTERS_FUNCTION = `
   CREATE OR REPLACE FUNCTION catalog_url_letters(url text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT regexp_replace(
       replace(replace(replace(replace(replace(replace(
-        translate(url, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'),
+        ${asciiLowerSql('url')},
         'q', 'qq'), '.', 'qa'), '/', 'qb'), ':', 'qc'), '-', 'qe'), '_', 'qf'),
       '[^0-9a-z]', 'qh', 'g')
   $$;`;

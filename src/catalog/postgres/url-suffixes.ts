@@ -9,12 +9,10 @@
  */
 
 import type pg from 'pg';
+import { asciiLowerSql } from '../url-filter.ts';
 
 /** How many characters of each suffix are kept: a longer `url` is found by its first ones, and each match checked. */
 export const SUFFIX_LENGTH = 24;
-
-/** The ASCII capitals, which catalog migration 34's translate lowers (asciiLower's twin). */
-const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /**
  * Catalog migration 34: the table of suffixes (its key the index), filled for every listing, kept by triggers on
@@ -25,7 +23,7 @@ const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 export const URL_SUFFIXES_MIGRATION = `
   CREATE OR REPLACE FUNCTION catalog_url_suffixes(url text) RETURNS SETOF text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT DISTINCT left(substr(u.lowered, i), ${SUFFIX_LENGTH}) COLLATE "C"
-    FROM (SELECT translate(url, '${UPPER}', '${UPPER.toLowerCase()}') AS lowered) u, generate_series(1, length(u.lowered)) i
+    FROM (SELECT ${asciiLowerSql('url')} AS lowered) u, generate_series(1, length(u.lowered)) i
   $$;
   DROP TABLE IF EXISTS listing_url_suffixes;
   CREATE TABLE listing_url_suffixes (suffix TEXT COLLATE "C" NOT NULL, listing_id BIGINT NOT NULL);
@@ -61,13 +59,14 @@ export function suffixRange(lowered: string): { from: string; to: string | undef
   const chars = Array.from(lowered, (c) => (/^[\ud800-\udfff]$/.test(c) ? '\ufffd' : c));
   const kept = chars.slice(0, SUFFIX_LENGTH);
   const from = kept.join('');
+  const short = chars.length <= SUFFIX_LENGTH;
   for (let i = kept.length - 1; i >= 0; i--) {
     const point = kept[i]!.codePointAt(0)!;
     if (point === 0x10ffff) continue;
     const next = point + 1 === 0xd800 ? 0xe000 : point + 1;
-    return { from, to: kept.slice(0, i).join('') + String.fromCodePoint(next), short: chars.length <= SUFFIX_LENGTH };
+    return { from, to: kept.slice(0, i).join('') + String.fromCodePoint(next), short };
   }
-  return { from, to: undefined, short: chars.length <= SUFFIX_LENGTH };
+  return { from, to: undefined, short };
 }
 
 /**
