@@ -31,6 +31,7 @@ import { baselineBuild } from '../lib/baseline-build.ts';
 import { discoveryCases, seedCorpus } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv, floodSummary, rejectedVerifyBody, stopServers } from './lib/catalog-sides.ts';
 import { fmt, load, loadAverage, machineLine, pct, request, requireBuild, startNode, startNpmStart, waitReady } from '../lib/http-load.ts';
+import { freePort } from '../../src/dev/postgres.ts';
 
 const { values } = parseArgs({
   options: {
@@ -171,10 +172,10 @@ out(machineLine());
 out(`Catalog: ${SIZE.toLocaleString('en')} listings (${dbPath}); before = ${values.before}.`);
 const results = new Map<string, string[]>();
 const latency = new Map<string, Map<string, number[][]>>();
-let port = 47400;
 for (let round = 0; round < Number(values.rounds); round++) {
   for (const v of variants) {
-    const svcPort = port++;
+    // A free port, not a fixed one: a fixed port may be another process's ephemeral one.
+    const svcPort = await freePort();
     const svc = startSvc(v, svcPort);
     try {
       await waitReady(svcPort, '/supported');

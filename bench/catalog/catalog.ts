@@ -38,6 +38,7 @@ import {
   threadCpuSeconds,
   waitReady,
 } from '../lib/http-load.ts';
+import { freePortPair } from '../../src/dev/postgres.ts';
 
 const { values } = parseArgs({
   options: {
@@ -62,7 +63,6 @@ mkdirSync(dir, { recursive: true });
 const out = (s: string) => console.log(s);
 out(machineLine());
 
-let port = 47100;
 for (const size of sizes) {
   const dbPath = join(dir, `catalog-${size}.sqlite`);
   if (!existsSync(dbPath)) {
@@ -70,8 +70,8 @@ for (const size of sizes) {
     seedCorpus(dbPath, size, (n) => process.stderr.write(`seeded ${n}\r`));
     out(`\n### ${size.toLocaleString('en')} listings (seeded in ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   } else out(`\n### ${size.toLocaleString('en')} listings (seeded file reused)`);
-  const svcPort = port++;
-  const basePort = port++;
+  // Free ports, not fixed ones: a fixed port may be another process's ephemeral one.
+  const [svcPort, basePort] = await freePortPair();
   // The corpus is dated from 2026-01-01: discoveryOnlyEnv keeps all of it visible (LISTING_TTL_DAYS).
   // svc as `npm start` runs it (its Node flags and MALLOC_ARENA_MAX=2), so its peak RSS is what ships.
   const svc = startNpmStart(discoveryOnlyEnv(svcPort, dbPath));

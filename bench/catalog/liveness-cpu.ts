@@ -23,6 +23,7 @@ import { seedCorpus } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
 import { cpuSeconds, fmt, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
+import { freePortPair } from '../../src/dev/postgres.ts';
 
 const { values } = parseArgs({
   options: {
@@ -87,8 +88,8 @@ const origins = await Promise.all(
 
 const env = (port: number, dbPath: string, perMinute: string) =>
   discoveryOnlyEnv(port, dbPath, { ALLOW_PRIVATE_TARGETS: '127.0.0.0/8', LIVENESS_CHECKS_PER_MINUTE: perMinute });
-const ON_PORT = 47320;
-const OFF_PORT = 47321;
+// Free ports, not fixed ones: a fixed port may be another process's ephemeral one (the suite's quick run met 47320 in use).
+const [ON_PORT, OFF_PORT] = await freePortPair();
 const on = startNode(['dist/main.js'], env(ON_PORT, onFile, String(PROBE_DEFAULTS.LIVENESS_CHECKS_PER_MINUTE)));
 const off = startNode(['dist/main.js'], env(OFF_PORT, offFile, '0'));
 try {
