@@ -79,6 +79,11 @@ let postgresScansWhole: PostgresCatalogStore;
  * substring that a URL holds twice leaves the range unread, and the trigram index answers.
  */
 let postgresFewSuffixes: PostgresCatalogStore;
+/**
+ * The same database, its suffixes read (four entries per listing) and a walk joined to the matches whenever at most
+ * JOIN_CAP hold the substring: to the ids the suffixes named when they named every match, else to the spelled matches.
+ */
+let postgresJoinedBySuffixes: PostgresCatalogStore;
 /** Each Postgres listing's id, by its resource URL (unique here): the suffixes' index is ordered by suffix, then id. */
 let listingIds: Map<string, number>;
 let databaseUrl: string;
@@ -130,6 +135,12 @@ beforeAll(async () => {
     urlJoinCap: CAP,
     urlSuffixRowsPerMatch: 1,
   });
+  postgresJoinedBySuffixes = await PostgresCatalogStore.open(databaseUrl, {
+    urlIndexCap: CAP,
+    urlWalkBudget: BUDGET,
+    urlWalkedByIndexShare: 2,
+    urlJoinCap: JOIN_CAP,
+  });
 }, 120_000);
 afterAll(async () => {
   sqlite.close();
@@ -138,6 +149,7 @@ afterAll(async () => {
   await postgresScansCutShort?.end();
   await postgresScansWhole?.end();
   await postgresFewSuffixes?.end();
+  await postgresJoinedBySuffixes?.end();
   dir.cleanup();
 });
 
@@ -149,6 +161,7 @@ const stores = () =>
     ['Postgres, scans cut short', postgresScansCutShort],
     ['Postgres, scans whole', postgresScansWhole],
     ['Postgres, few suffixes read', postgresFewSuffixes],
+    ['Postgres joined by suffixes', postgresJoinedBySuffixes],
   ] as const;
 
 /** How many suffix entries each Postgres store reads per listing looked for (the trigram index alone at 0). */
@@ -158,6 +171,7 @@ const SUFFIX_ROWS: Record<string, number> = {
   'Postgres, scans cut short': 0,
   'Postgres, scans whole': 0,
   'Postgres, few suffixes read': 1,
+  'Postgres joined by suffixes': 4,
 };
 
 /**
@@ -285,13 +299,15 @@ describe('url on a list page, bounded, against a plain scan', () => {
     for (const url of urls) {
       // What each store's cap counts: the listings holding `url`; on Postgres, as postgresCounted says.
       const held = everything.filter((item) => holds(item, url)).length;
-      const counted = new Map(
-        Object.entries(SUFFIX_ROWS).map(([name, perMatch]) => {
-          const { counted, way } = postgresCounted(everything, url, perMatch, CAP + 1);
-          suffixWays.get(name)!.add(way);
-          return [name, counted];
-        }),
-      );
+      // Each store looks for the cap's listings and one more; one that joins its walks, where the page has other filters
+      // (a walked key), for JOIN_CAP and one more.
+      const countedFor = (name: string, limit: number) => {
+        const { counted, way } = postgresCounted(everything, url, SUFFIX_ROWS[name]!, limit);
+        suffixWays.get(name)!.add(way);
+        return counted;
+      };
+      const counted = new Map(Object.keys(SUFFIX_ROWS).map((name) => [name, countedFor(name, CAP + 1)]));
+      const joinedCount = countedFor('Postgres joined by suffixes', JOIN_CAP + 1);
       const since = caseRand() < 0.5 ? undefined : visibleSince;
       for (const other of others) {
         const allowed = allowedBy.get(`${since}${JSON.stringify(other)}`)!;
@@ -304,7 +320,8 @@ describe('url on a list page, bounded, against a plain scan', () => {
           { limit: 3, offset: 2 ** 31 },
         ]) {
           for (const [name, store] of stores()) {
-            const indexed = name === 'SQLite' ? held : counted.get(name)!;
+            const joins = name === 'Postgres joined by suffixes' && filterKeys(other)[0]!.kind !== 'all';
+            const indexed = name === 'SQLite' ? held : joins ? joinedCount : counted.get(name)!;
             const walked = indexed <= CAP ? visible.get(since)! : walkedKey.slice(0, BUDGET);
             const all = walked.filter((item) => holds(item, url) && allowed.has(item.resource)).map((item) => item.resource);
             // The walk stops once it has the page and one more match.

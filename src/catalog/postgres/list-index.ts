@@ -166,7 +166,8 @@ const WALK_PART_ENDS = [1 / 8, 3 / 8, 1];
  * checked on its spelled URL as an exact match is: no listing's row is read but the page's. Without other filters the
  * walk reads the spelled URLs in page order (catalog migration 32); with them, the key's entries in parts
  * (WALK_PART_ENDS), or, for a substring few listings hold, its spelled matches joined to them when at most
- * JOINED_MATCHES hold it (url-probe.ts urlLettersRead). Each part runs only when its case is the answer's.
+ * JOINED_MATCHES hold it (url-probe.ts urlLettersRead), or the ids the suffixes named when they named every match. Each
+ * part runs only when its case is the answer's.
  */
 async function listByUrl(
   db: Db,
@@ -232,17 +233,27 @@ async function listByUrl(
   // one more, and when at most that many, those at or before the walk's last entry (walk_end: the key's entry at the
   // budget, none when it has fewer) are the walk's, in place of the parts: in page order (fenced), each checked as an
   // exact match is, the page and one more kept. (A join to the key's first entries, hashed when planned with its values,
-  // looped over them once per match in its generic plan: 700 ms at 100k. Hashed, to the ids the URLs' suffixes name, so
-  // only the matches among those entries were read, it left the 100k p95 0.8–1.5 ms higher over HTTP: seeds 440–443.)
+  // looped over them once per match in its generic plan: 700 ms at 100k.)
   const joined = letters.walkedByIndex && walkKey !== undefined;
   const joinedWalk = () => `ARRAY(SELECT k.listing_id FROM (
          SELECT k.* FROM spelled k WHERE NOT EXISTS (SELECT 1 FROM walk_end e WHERE (k.last_updated, k.listing_id) < (e.last_updated, e.listing_id))
          ${order} OFFSET 0
        ) k WHERE ${heldBySpelled(url, others, p, { visibleSince, failing })} ${order} LIMIT ${p(want)})`;
+  // When the suffixes named every match (url-probe.ts spelledCte: spelled_count's `complete`), the key's first entries
+  // are joined to those ids instead (hashed), and only the entries among them have their spelled URLs read, where the
+  // join above read every match's: at 100k listings over HTTP, beside that join, the p95 of `url` + `asset` + `network`
+  // 2.78–4.25 ms against 3.89–5.28, lower in 4 runs of 4 (docs/BENCHMARKS.md "Filter combinations").
+  const namedWalk = () => `ARRAY(SELECT k.listing_id FROM (
+         SELECT e.listing_id, e.last_updated, c.letters, c.key_bits FROM (${keyRange('k.listing_id, k.last_updated', 0, urlWalkBudget)}) e
+         CROSS JOIN LATERAL (SELECT c.letters, c.key_bits FROM listing_url_letters c WHERE c.listing_id = e.listing_id) c
+         WHERE e.listing_id IN (SELECT s.listing_id FROM suffix_rows s)
+         ORDER BY e.last_updated DESC, e.listing_id DESC OFFSET 0
+       ) k WHERE ${heldBySpelled(url, others, p, { visibleSince, failing })} ${order} LIMIT ${p(want)})`;
   const walk = !walkKey
     ? spelledWalk()
     : joined
-      ? `CASE WHEN (SELECT joinable FROM counted) THEN ${joinedWalk()} ELSE ${keyWalk(0, '')} END`
+      ? `CASE WHEN (SELECT joinable FROM counted) THEN CASE WHEN (SELECT complete FROM spelled_count) THEN ${namedWalk()} ELSE ${joinedWalk()} END
+         ELSE ${keyWalk(0, '')} END`
       : keyWalk(0, '');
   const spelledCap = joined ? Math.max(urlJoinCap, urlIndexCap) : urlIndexCap;
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
@@ -254,7 +265,7 @@ async function listByUrl(
     `WITH ${spelledCte(letters, p, spelledCap + 1)}${walkKey ? `, walk_key AS MATERIALIZED (${walkKey})` : ''}${
       joined ? `, walk_end AS MATERIALIZED (${keyRange('k.last_updated, k.listing_id', urlWalkBudget - 1, urlWalkBudget)})` : ''
     },
-       counted AS MATERIALIZED (SELECT count(*) <= ${p(urlIndexCap)} AS few${joined ? `, count(*) <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled),
+       counted AS MATERIALIZED (SELECT n <= ${p(urlIndexCap)} AS few${joined ? `, n <= ${p(urlJoinCap)} AS joinable` : ''} FROM spelled_count),
        walked AS MATERIALIZED (SELECT CASE WHEN NOT (SELECT few FROM counted) THEN ${walk} END AS ids),
        answer AS MATERIALIZED (
          SELECT CASE WHEN (SELECT few FROM counted) THEN ARRAY(

@@ -332,6 +332,9 @@ function askedWindows(all: string[], rarest: string[], sample: UrlSample): strin
  * - else, when the range was read whole, the spelled URLs of its listings (a long `url`'s checked: spelledHolds);
  * - else (the range has more entries than were read: a URL holding the substring many times, or a long `url` whose
  *   first characters many hold), the trigram index's (lettersCte).
+ * And a `spelled_count` table's row: `n`, how many rows `spelled` has (a short `url`'s, from the range, without reading
+ * them), and `complete`, whether `suffix_rows` named every listing holding `url` (a short one's range read whole), so
+ * a walk may be joined to those ids (list-index.ts listByUrl) without reading their spelled URLs.
  * At 1M listings, beside the trigram index alone, the p95 of `url` + `asset` + `network` was 5.80–7.45 ms over HTTP
  * against 9.27–11.8 (14 runs: docs/BENCHMARKS.md "Filter combinations"); at 100k, in process, the same (4.97 / 4.95
  * against 4.82 / 4.81).
@@ -357,7 +360,13 @@ export function spelledCte(read: UrlLettersRead, p: (value: unknown) => string, 
          SELECT k.listing_id, k.letters, k.last_updated, k.key_bits FROM listing_url_letters k
          WHERE k.listing_id = ANY(ARRAY(SELECT DISTINCT s.listing_id FROM suffix_rows s))${short ? '' : ` AND ${spelledHolds(read.lowered, p)}`} LIMIT ${p(limit)}
        ) c WHERE (SELECT whole FROM suffixed) AND ${found}
-       UNION ALL SELECT * FROM indexed WHERE NOT (SELECT whole FROM suffixed) AND ${found})`;
+       UNION ALL SELECT * FROM indexed WHERE NOT (SELECT whole FROM suffixed) AND ${found}),
+     spelled_count AS MATERIALIZED (${
+       short
+         ? `SELECT CASE WHEN (SELECT whole FROM suffixed) OR ${many} THEN (SELECT least(listings, ${p(limit)}) FROM suffixed)
+         ELSE (SELECT count(*) FROM spelled) END AS n, (SELECT whole FROM suffixed) AS complete`
+         : 'SELECT count(*) AS n, false AS complete FROM spelled'
+     })`;
 }
 
 /**
@@ -388,7 +397,7 @@ export async function urlHeldIds(db: Db, url: string, letters: UrlLettersRead, c
   const { values, p } = parameters();
   const found = await db.query<{ ids: string[] | null }>(
     `WITH ${spelledCte(letters, p, cap + 1)}
-     SELECT CASE WHEN (SELECT count(*) FROM spelled) <= ${p(cap)} THEN ARRAY(SELECT k.listing_id FROM spelled k WHERE ${spelledHolds(url, p)}) END AS ids`,
+     SELECT CASE WHEN (SELECT n FROM spelled_count) <= ${p(cap)} THEN ARRAY(SELECT k.listing_id FROM spelled k WHERE ${spelledHolds(url, p)}) END AS ids`,
     values,
   );
   return found.rows[0]!.ids?.map(Number);
