@@ -10,8 +10,7 @@
  * 128,000 listings up to two uncommon ones more (askedWindows), each a trigram that every match holds; one that many
  * sampled URLs hold is found by a scan (urlLettersRead), which stops at a bound where the index is asked instead
  * (SCAN_BOUND). The sample only chooses what is read: every match is found either way, and then checked (spelledHolds).
- * The index of the URLs' suffixes (url-suffixes.ts) is read first, and the trigram index only where it does not tell
- * (spelledCte).
+ * The URLs' suffixes (url-suffixes.ts) are read first, the trigram index only where they do not tell (spelledCte).
  */
 import { parameters, type Db } from './queries.ts';
 import {
@@ -223,10 +222,9 @@ const WALKED_BY_INDEX_SHARE = 1 / 32;
 export const JOINED_MATCHES = 2_000;
 
 /**
- * How many of the suffixes' index entries spelledCte reads for each listing it looks for: a URL holds a substring
- * once or a few times (`lolo` twice in `/lololo`), so four per listing find them unless many URLs hold it many times,
- * where the trigram index is asked instead. Reading 2,004 entries at 1M listings, and counting their listings, took
- * 0.6–0.8 ms on a fresh server.
+ * How many of the suffixes' index entries spelledCte reads for each listing it looks for: a URL holds a substring once
+ * or a few times (`lolo` twice in `/lololo`), so four per listing find them unless many URLs hold it many times (then
+ * the trigram index is asked). Reading 2,004 entries at 1M listings took 0.6–0.8 ms on a fresh server.
  */
 const SUFFIX_ROWS_PER_MATCH = 4;
 
@@ -332,12 +330,10 @@ function askedWindows(all: string[], rarest: string[], sample: UrlSample): strin
  * - else, when the range was read whole, the spelled URLs of its listings (a long `url`'s checked: spelledHolds);
  * - else (the range has more entries than were read: a URL holding the substring many times, or a long `url` whose
  *   first characters many hold), the trigram index's (lettersCte).
- * And a `spelled_count` table's row: `n`, how many rows `spelled` has (a short `url`'s, from the range, without reading
- * them), and `complete`, whether `suffix_rows` named every listing holding `url` (a short one's range read whole), so
- * a walk may be joined to those ids (list-index.ts listByUrl) without reading their spelled URLs.
- * At 1M listings, beside the trigram index alone, the p95 of `url` + `asset` + `network` was 5.80–7.45 ms over HTTP
- * against 9.27–11.8 (14 runs: docs/BENCHMARKS.md "Filter combinations"); at 100k, in process, the same (4.97 / 4.95
- * against 4.82 / 4.81).
+ * And `spelled_count`'s row: `n`, how many rows `spelled` has (a short `url`'s from the range where it tells, none
+ * read), and `complete`, whether `suffix_rows` named every listing holding `url`, so a walk may be joined to those ids
+ * (list-index.ts listByUrl). Over HTTP beside the trigram index alone, `url` + `asset` + `network` p95 5.80–7.45 ms
+ * against 9.27–11.8 at 1M listings, 3.05–5.23 against 3.48–6.06 at 100k (docs/BENCHMARKS.md "Filter combinations").
  */
 export function spelledCte(read: UrlLettersRead, p: (value: unknown) => string, limit: number): string {
   const { from, to, short } = suffixRange(read.lowered);
