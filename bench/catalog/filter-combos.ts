@@ -214,7 +214,10 @@ async function measure(store: string, beforePort: number | undefined, afterPort:
   const ports = [beforePort, afterPort].filter((port) => port !== undefined);
   for (const port of ports) await load(port, 1, WARM, (i) => everyRequest[(i * 7919) % everyRequest.length]!);
   out(`Each server warmed with ${WARM} requests drawn from every row's.\n`);
-  out('| endpoint, filters | before p50 / p95 ms | after p50 / p95 ms | after ÷ before p95 | after: text_partial answers |');
+  // The columns name their code (the baseline's commit, this checkout), so a table read alone cannot be read backwards.
+  out(
+    `| endpoint, filters | before (${values.before}) p50 / p95 ms | after (this checkout) p50 / p95 ms | after ÷ before p95 | after: text_partial answers |`,
+  );
   out('| --- | --- | --- | --- | --- |');
   for (const { endpoint, c, requests } of rows) {
     const path = (i: number) => requests[i % requests.length]!;
