@@ -4,15 +4,17 @@
  * machine line every result starts with. Servers run in their own processes; this is the client.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { ensureBuilt } from '../../test/helpers/build.ts';
 
-/** Exits (2) unless dist/ is built: the benches measure what `npm start` runs. */
+/**
+ * dist/ built from the current sources, built again when older than them: the benches measure what `npm start` runs,
+ * and a dist/ left by another build (a test run rebuilds it from whatever src/ held then) would be measured in its place.
+ */
 export function requireBuild(): void {
-  if (existsSync('dist/main.js')) return;
-  console.error('dist/main.js is missing: run `npm run build` first (the bench measures what `npm start` runs).');
-  process.exit(2);
+  ensureBuilt();
 }
 
 /** Starts `node <args>` with the environment extended by `env`; stderr is shown, stdin piped when asked. */
