@@ -333,7 +333,7 @@ function askedWindows(all: string[], rarest: string[], sample: UrlSample): strin
  * And `spelled_count`'s row: `n`, how many rows `spelled` has (a short `url`'s from the range where it tells, none
  * read), and `complete`, whether `suffix_rows` named every listing holding `url`, so a walk may be joined to those ids
  * (list-index.ts listByUrl). Over HTTP beside the trigram index alone, `url` + `asset` + `network` p95 5.80–7.45 ms
- * against 9.27–11.8 at 1M listings, 3.05–5.23 against 3.48–6.06 at 100k (docs/BENCHMARKS.md "Filter combinations").
+ * against 9.27–11.8 at 1M listings, 3.05–5.44 against 3.48–6.06 at 100k (docs/BENCHMARKS.md "Filter combinations").
  */
 export function spelledCte(read: UrlLettersRead, p: (value: unknown) => string, limit: number): string {
   const { from, to, short } = suffixRange(read.lowered);
