@@ -252,8 +252,8 @@ async function listByUrl(
   const walk = !walkKey
     ? spelledWalk()
     : joined
-      ? `CASE WHEN (SELECT joinable FROM counted) THEN CASE WHEN (SELECT complete FROM spelled_count) THEN ${namedWalk()} ELSE ${joinedWalk()} END
-         ELSE ${keyWalk(0, '')} END`
+      ? `CASE WHEN (SELECT joinable FROM counted) AND (SELECT complete FROM spelled_count) THEN ${namedWalk()}
+         WHEN (SELECT joinable FROM counted) THEN ${joinedWalk()} ELSE ${keyWalk(0, '')} END`
       : keyWalk(0, '');
   const spelledCap = joined ? Math.max(urlJoinCap, urlIndexCap) : urlIndexCap;
   // Whether the walk's range is every entry of its key: asked only when the walk found less than the page and one more.
