@@ -31,7 +31,7 @@ import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { databaseUrl, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
+import { databaseUrl, freePortPair, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { NETWORKS, rng, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
@@ -260,8 +260,9 @@ const beforeSqlite = loadedCorpus(dir, SIZE, beforeDir);
 const servers: ChildProcess[] = [];
 const node = (cwd: string, port: number, env: Record<string, string>) =>
   startNode(['--max-semi-space-size=4', join(cwd, 'dist/main.js')], discoveryOnlyEnv(port, env.DB_PATH!, env));
-const beforePort = alone ? undefined : 47340;
-const afterPort = 47341;
+// Free ports, not fixed ones: a fixed port may be another process's ephemeral one.
+const [freeBefore, afterPort] = await freePortPair();
+const beforePort = alone ? undefined : freeBefore;
 const ready = () =>
   Promise.all([beforePort, afterPort].flatMap((port) => (port === undefined ? [] : [waitReady(port, '/discovery/resources?limit=1')])));
 if (stores.includes('sqlite')) {
