@@ -1,49 +1,40 @@
 /**
  * The search budget (docs/CATALOG.md "Search budget", openapi.yaml `searchMethod`): a query may
  * hold any number of words, up to MAX_QUERY_LENGTH characters, and what its search costs is bounded
- * by the terms it ranks over, not by refusing it. A several-term search reads its terms' index rows
- * (the tiers read every row of the terms that drive them, sqlite/term-tiers.ts); so the terms are
- * weighed by the rows they cover and the rarest are kept while their rows fit SEARCH_ROW_BUDGET:
+ * by the terms it ranks over, not by refusing it. A several-term search reads every index row of
+ * its terms (search-engine.ts `aggregate`); so the terms are weighed by the rows they cover and the
+ * rarest are kept while their rows fit SEARCH_ROW_BUDGET:
  *
  *   1. the query's distinct terms (tokenize, each cut to 64 characters), in query order;
  *   2. each term's rows in the index (every revision, any snapshot), counted in steps only as far as
  *      the choice needs: every term up to 64, the first 128 of those with more up to 1,024, the first
  *      16 of those with more up to SEARCH_ROW_BUDGET + 1;
  *   3. terms with rows are ordered fewest rows first (ties in query order); a term whose count
- *      stopped at a step's cap comes after every term counted exactly, the catalog's chosen common
- *      terms (common-terms.ts) last, fewest rows at the choice first;
+ *      stopped at a step's cap comes after every term counted exactly, in query order;
  *   4. the first term is always kept (a one-term search walks its index and stops after the page;
  *      a query with one term that has rows stops counting after the first step); each next one
  *      while fewer than MAX_SEARCHED_TERMS are kept and the kept terms' rows total at most
  *      SEARCH_ROW_BUDGET;
- *   5. except when every term with rows is a chosen common term past the budget: the
- *      MAX_COMMON_SEARCHED of them with fewest rows at the choice are kept (a pair's kept first
- *      pages serve two).
+ *   5. except when every term with rows is past the budget: the first MAX_COMMON_SEARCHED of them
+ *      are kept, and the search ranks the window of their first rows (search-engine.ts).
  *
  * The rank is the contract's rank over the kept terms (search.ts). A term found in no listing is
  * in neither list of the answer (it could add nothing to any rank); a term with rows left out is
  * `droppedTerms`, and the answer's `searchMethod` then says `text_budgeted`.
  *
- * The choice is written once for both stores as a generator: it yields each step's counting request
- * (terms and cap) and receives each term's rows up to the cap; the SQLite store answers it
- * synchronously, the Postgres store with one statement per step.
+ * The choice is a generator: it yields each step's counting request (terms and cap) and receives
+ * each term's rows up to the cap (search-engine.ts runs it as the store's statements).
  */
 import { MAX_TERM_LENGTH, tokenize } from './terms.ts';
 
-/** The most terms a search ranks over: the several-term machinery (signatures, masks, share sums) is built for eight. */
+/** The most terms a search ranks over: past eight, a query's further words rarely change which listings lead. */
 export const MAX_SEARCHED_TERMS = 8;
-/**
- * The most terms kept when every term with rows is a chosen common term past the budget: two are
- * one pair's kept first pages (sqlite/pair-tops.ts) or a short threshold walk, where three to eight
- * of them read thousands of revisions (docs/BENCHMARKS.md "Search by query length").
- */
+/** The most terms kept when every term with rows is past the budget: the window (search-engine.ts) shares the budget among them. */
 export const MAX_COMMON_SEARCHED = 2;
 /**
- * The index rows the kept terms may cover in all (past the first term). Every kept term then
- * drives the tiers (within sqlite/term-tiers.ts TIER_DRIVER_ROWS_CAP), which read each of those rows
- * and rank the listings holding most terms exactly: at 100k listings about 2 µs of CPU a row, so
- * 20,000 rows cost a query 40–80 ms and 4,000 keep every band under 16 ms (docs/BENCHMARKS.md
- * "Search by query length").
+ * The index rows a search reads at most: the kept terms' rows in all (past the first term, which a
+ * one-term walk reads only up to its page), a filtered walk's rows per page, a window's rows. Each
+ * row costs a few µs of CPU (docs/BENCHMARKS.md "Search paths" has the measured cost).
  */
 export const SEARCH_ROW_BUDGET = 4_000;
 /** The counting steps: caps, and how many terms each step counts at most (query order). */
@@ -92,13 +83,11 @@ export function distinctTerms(query: string): string[] {
 }
 
 /**
- * The budget's choice of terms (steps 2–5 above) among `terms` (distinctTerms). `chosen`: the
- * catalog's chosen common terms and their bits (bit 0: the most rows at the choice); `listings`:
- * how many listings the catalog holds (asked only when `terms` are more than MAX_SEARCHED_TERMS).
+ * The budget's choice of terms (steps 2–5 above) among `terms` (distinctTerms). `listings`: how
+ * many listings the catalog holds (asked only when `terms` are more than MAX_SEARCHED_TERMS).
  */
 export function* chooseTerms(
   terms: readonly string[],
-  chosen: ReadonlyMap<string, number>,
   budget: number = SEARCH_ROW_BUDGET,
   listings?: number,
 ): Generator<CountRequest, TermChoice, number[]> {
@@ -123,12 +112,10 @@ export function* chooseTerms(
   const withRows = terms.filter((term) => exact.get(term) !== 0);
   if (withRows.length === 0) return { searched: [], dropped: [], method: 'text' };
   const byRows = [...exact.entries()].filter(([, n]) => n > 0).sort((a, b) => a[1] - b[1] || terms.indexOf(a[0]) - terms.indexOf(b[0]));
-  const uncounted = open.filter((term) => !chosen.has(term));
-  const common = open.filter((term) => chosen.has(term)).sort((a, b) => chosen.get(b)! - chosen.get(a)!);
   let searched: string[];
-  if (byRows.length === 0 && uncounted.length === 0) searched = common.slice(0, MAX_COMMON_SEARCHED);
+  if (byRows.length === 0) searched = open.slice(0, MAX_COMMON_SEARCHED);
   else {
-    let order = [...byRows.map(([term]) => term), ...uncounted, ...common];
+    let order = [...byRows.map(([term]) => term), ...open];
     // More terms than are searched: the catalog's function words go first (step 4 above).
     if (withRows.length > MAX_SEARCHED_TERMS && listings !== undefined) {
       const informative = byRows.filter(([, n]) => n <= listings * FUNCTION_WORD_SHARE).map(([term]) => term);
@@ -164,21 +151,4 @@ function settled(exact: ReadonlyMap<string, number>, atLeast: number, budget: nu
     kept++;
   }
   return kept >= MAX_SEARCHED_TERMS || rows + atLeast > budget;
-}
-
-/** Runs a choice with a synchronous counter (SQLite). */
-export function runChoice(choice: Generator<CountRequest, TermChoice, number[]>, count: (request: CountRequest) => number[]): TermChoice {
-  let next = choice.next();
-  while (!next.done) next = choice.next(count(next.value));
-  return next.value;
-}
-
-/** Runs a choice with an asynchronous counter (Postgres). */
-export async function runChoiceAsync(
-  choice: Generator<CountRequest, TermChoice, number[]>,
-  count: (request: CountRequest) => Promise<number[]>,
-): Promise<TermChoice> {
-  let next = choice.next();
-  while (!next.done) next = choice.next(await count(next.value));
-  return next.value;
 }

@@ -60,26 +60,25 @@ async function hide(db: Db, id: string, hiddenAt: string): Promise<void> {
 }
 
 /** Puts a stashed listing back in the search index (revisions.ts restoreStashed) under a write sequence of its own. */
-export async function restore(db: Db, id: string | number, commonTermsChosenAt: number | undefined): Promise<boolean> {
+export async function restore(db: Db, id: string | number): Promise<boolean> {
   const row = (await db.query<{ id: string }>('SELECT id FROM listings WHERE id = $1 AND search_stash IS NOT NULL FOR UPDATE', [id]))
     .rows[0];
   if (!row) return false;
-  return restoreStashed(db, Number(id), await nextSeq(db), commonTermsChosenAt);
+  return restoreStashed(db, Number(id), await nextSeq(db));
 }
 
 /** The store's lifecycle port (../lifecycle.ts), each batch after `ready` (the catalog's migrations). */
 export const lifecyclePort = (
   pool: pg.Pool,
   ready: () => Promise<unknown>,
-  commonTermsChosenAt: number | undefined,
 ): LifecycleStorePort => ({
-  maintain: async (cuts, now, limit) => (await ready(), maintain(pool, cuts, now, limit, commonTermsChosenAt)),
+  maintain: async (cuts, now, limit) => (await ready(), maintain(pool, cuts, now, limit)),
 });
 
 /** A passing liveness check of a stashed listing: back in the index at once, under its identity's lock. */
-export const restoreAfterCheck = (pool: pg.Pool, commonTermsChosenAt: number | undefined) => async (id: string) => {
+export const restoreAfterCheck = (pool: pg.Pool) => async (id: string) => {
   const row = (await pool.query<Row>(`SELECT ${COLUMNS} FROM listings WHERE id = $1 AND search_stash IS NOT NULL`, [id])).rows[0];
-  if (row) await underLock(pool, row, 'search_stash IS NOT NULL', [], (db) => restore(db, id, commonTermsChosenAt));
+  if (row) await underLock(pool, row, 'search_stash IS NOT NULL', [], (db) => restore(db, id));
 };
 
 /** One batch of a pass (../lifecycle.ts): purge, then hide, then put back; then prune. */
@@ -88,7 +87,6 @@ export async function maintain(
   cuts: LifecycleCuts,
   now: Date,
   limit: number,
-  commonTermsChosenAt: number | undefined,
 ): Promise<LifecycleBatch> {
   const nowMs = now.getTime();
   const ttlMs = nowMs - Date.parse(cuts.visibleSince);
@@ -127,7 +125,7 @@ export async function maintain(
     `search_stash IS NOT NULL AND last_updated >= ${since} AND (${failing}::text IS NULL OR liveness_failing_since IS NULL OR liveness_failing_since >= ${failing})`;
   const cutsNow = [cuts.visibleSince, cuts.failingBefore ?? null];
   for (const row of await select(visible('$1', '$2'), 'last_updated, id', ...cutsNow))
-    if (await underLock(pool, row, visible('$2', '$3'), cutsNow, (db) => restore(db, row.id, commonTermsChosenAt))) done.restored++;
+    if (await underLock(pool, row, visible('$2', '$3'), cutsNow, (db) => restore(db, row.id))) done.restored++;
 
   // The hidden revisions (and any other past a cursor's life) leave the index now, not a few per settlement.
   for (let pruned = 0, n = 1; n > 0 && pruned < 4 * limit; pruned += n) n = await pruneRevisions(pool, now, limit);

@@ -8,8 +8,7 @@
  * - `catalog_seq`: the global write sequence. Every write updates its one row, so writes commit in
  *   sequence order on every instance, which is what lets a search cursor pin "the catalog as of N";
  * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
- *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score and the
- *   revision's term signature (migration 4);
+ *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score;
  * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (sqlite/list-index.ts),
  *   maintained in the write transaction by `catalog_index_listing` below.
  *
@@ -39,9 +38,7 @@ import {
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
-import { LONG_QUERY_BOUNDS_MIGRATION, REVISION_BOUNDS_MIGRATION, TERM_ROW_SKETCHES_MIGRATION } from './revision-bounds.ts';
 import { PRICE_COUNTS_FUNCTIONS_MIGRATION, PRICE_COUNTS_PLANNED_MIGRATION } from './price-counts.ts';
-import { COMMON_TERMS_MIGRATION } from './common-terms.ts';
 import { ASSET_COMBINATION_KEYS_MIGRATION } from './list-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
@@ -55,177 +52,8 @@ export const roundedMilliSql = (units: string) => roundedMilliOfSql(`sum(${units
 
 const C = 'COLLATE "C"';
 
-/** The walk's loop over one chunk's rows (catalogWalkSql). */
-const chunkLoop = (rows: string) => `         FOR r IN ${rows}
-         LOOP
-           got := got + 1;
-           from_milli := coalesce(from_milli, r.milli);
-           last_milli[i] := r.milli;
-           last_id[i] := r.listing_id;
-           IF r.rank >= floor_rank AND (p_after_rank IS NULL OR r.rank < p_after_rank OR (r.rank = p_after_rank AND r.listing_id > p_after_id)) THEN
-             cand_ids := cand_ids || r.listing_id;
-             cand_ranks := cand_ranks || r.rank;
-           END IF;
-         END LOOP;
-`;
-
-/**
- * The several-term threshold walk of sqlite/search.ts (thresholdWalk) as a server-side function, so a chunk
- * costs no round trip: the same reads, bound and stopping rule. `rows` is the query that reads the
- * next chunk of term i (after its last row: the rest of that row's score plateau, then the lower
- * scores) with each row's listing rank, or one such query for two-term queries and one for more;
- * `declarations` adds the function's own variables. Returns the page candidates in order, or
- * gave_up when the walk passed its cap (the caller then aggregates).
- */
-const catalogWalkSql = (
-  create: 'CREATE' | 'CREATE OR REPLACE',
-  rows: string | { two: string; more: string },
-  declarations = '',
-) => `${create} FUNCTION catalog_walk(
-     p_terms TEXT[], p_as_of BIGINT, p_want INTEGER, p_after_rank BIGINT, p_after_id BIGINT, p_cap INTEGER, p_chunks INTEGER[],
-     OUT listing_ids BIGINT[], OUT ranks BIGINT[], OUT gave_up BOOLEAN)
-   LANGUAGE plpgsql STABLE AS $$
-   DECLARE
-     n INTEGER := cardinality(p_terms);
-     last_milli INTEGER[] := array_fill(NULL::INTEGER, ARRAY[n]);
-     last_id BIGINT[] := array_fill(NULL::BIGINT, ARRAY[n]);
-     done BOOLEAN[] := array_fill(false, ARRAY[n]);
-     steps INTEGER[] := array_fill(0, ARRAY[n]);
-     nread INTEGER[] := array_fill(0, ARRAY[n]);
-     slope FLOAT8[] := array_fill(0::FLOAT8, ARRAY[n]);
-     cand_ids BIGINT[];
-     cand_ranks BIGINT[];
-     total_read BIGINT := 0;
-     cap BIGINT := p_cap;
-     first BOOLEAN := true;
-     floor_rank BIGINT;
-     w INTEGER;
-     w_from INTEGER;
-     w_to INTEGER;
-     chunk INTEGER;
-     got INTEGER;
-     from_milli INTEGER;
-     lm INTEGER;
-     li BIGINT;
-     r RECORD;${declarations}
-     bound BIGINT;
-     any_open BOOLEAN;
-   BEGIN
-     listing_ids := '{}';
-     ranks := '{}';
-     gave_up := false;
-     LOOP
-       floor_rank := CASE WHEN cardinality(ranks) >= p_want THEN ranks[p_want] ELSE -1 END;
-       -- The first step reads every term; later ones the open term whose score falls fastest per
-       -- row, then the one that has read least, then the first.
-       IF first THEN
-         w_from := 1;
-         w_to := n;
-       ELSE
-         w := NULL;
-         FOR i IN 1 .. n LOOP
-           IF NOT done[i] AND (w IS NULL OR slope[i] > slope[w] OR (slope[i] = slope[w] AND nread[i] < nread[w])) THEN
-             w := i;
-           END IF;
-         END LOOP;
-         w_from := w;
-         w_to := w;
-       END IF;
-       cand_ids := '{}';
-       cand_ranks := '{}';
-       FOR i IN w_from .. w_to LOOP
-         chunk := p_chunks[least(steps[i], cardinality(p_chunks) - 1) + 1];
-         steps[i] := steps[i] + 1;
-         got := 0;
-         -- Before the first chunk: above every score (milli is far below 2^31).
-         lm := coalesce(last_milli[i], 2147483647);
-         li := coalesce(last_id[i], -1);
-         from_milli := last_milli[i];
-         -- The chunk after the term's last row (milli desc, listing asc) as two index ranges: the
-         -- rest of the last row's score plateau, then the lower scores. One condition with an OR
-         -- would scan the term's index from its top on every chunk.
-${
-  typeof rows === 'string'
-    ? chunkLoop(rows)
-    : `         IF n = 2 THEN
-${chunkLoop(rows.two)}         ELSE
-${chunkLoop(rows.more)}         END IF;
-`
-}         total_read := total_read + got;
-         nread[i] := nread[i] + got;
-         IF got < chunk THEN
-           done[i] := true;
-         END IF;
-         IF got > 0 THEN
-           slope[i] := (from_milli - last_milli[i])::FLOAT8 / got;
-         END IF;
-       END LOOP;
-       IF total_read > cap THEN
-         IF cap <> p_cap THEN
-           gave_up := true;
-           RETURN;
-         END IF;
-         cap := greatest(p_cap + 1, floor((SELECT sum((SELECT count(*) FROM search_terms s WHERE s.term = q)) FROM unnest(p_terms) AS q) / 3));
-       END IF;
-       -- The page so far: the best p_want of the kept and the new candidates (a listing seen again
-       -- has the same rank, so it collapses).
-       SELECT coalesce(array_agg(id ORDER BY rank DESC, id ASC), '{}'), coalesce(array_agg(rank ORDER BY rank DESC, id ASC), '{}')
-         INTO listing_ids, ranks
-         FROM (SELECT DISTINCT u.id, u.rank FROM unnest(listing_ids || cand_ids, ranks || cand_ranks) AS u(id, rank)
-               ORDER BY u.rank DESC, u.id ASC LIMIT p_want) s;
-       any_open := false;
-       bound := n;
-       FOR i IN 1 .. n LOOP
-         IF NOT done[i] THEN
-           any_open := true;
-           bound := bound + 1000000 + last_milli[i];
-         END IF;
-       END LOOP;
-       IF NOT any_open OR (cardinality(ranks) >= p_want AND ranks[p_want] > bound) THEN
-         RETURN;
-       END IF;
-       first := false;
-     END LOOP;
-   END $$;`;
-
-/**
- * The chunk of term i that migrations 3 and 4 read: the rows after its last one (the rest of its
- * score plateau, then the lower scores; see catalogWalkSql), with `columns` of each row.
- */
-const chunkAfterLast = (columns: string[]) => {
-  const of = (alias: string) => columns.map((column) => `${alias}.${column}`).join(', ');
-  return `SELECT ${of('c')} FROM (
-               (SELECT ${of('t')} FROM search_terms t
-                WHERE t.term = p_terms[i] AND t.milli = lm AND t.listing_id > li
-                  AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
-                ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
-               UNION ALL
-               (SELECT ${of('t')} FROM search_terms t
-                WHERE t.term = p_terms[i] AND t.milli < lm
-                  AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
-                ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
-             ) c
-             ORDER BY c.milli DESC, c.listing_id ASC
-             LIMIT chunk`;
-};
-
-/**
- * The key of a lookup of `term` for chunk row k: NULL when the row's signature lacks the term's bit,
- * so the index scan finds nothing without descending the index.
- */
-const lookupKey = (term: string, bit: string) => `(CASE WHEN (k.sig & ${bit}) <> 0 THEN ${term} END)`;
-
-/** The walk's chunk rows for three terms or more (migration 4): a per-row sum over the other terms' lookups. */
-const severalTermRows = `SELECT k.listing_id, k.milli,
-             (1 + x.n) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(x.u, 0))')} AS rank
-           FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) k,
-           LATERAL (SELECT count(*) AS n, sum(o.units) AS u
-                    FROM unnest(p_terms[:i - 1] || p_terms[i + 1:], bits[:i - 1] || bits[i + 1:]) AS q(term, bit)
-                    JOIN search_terms o ON o.term = ${lookupKey('q.term', 'q.bit')} AND o.rev = k.rev) x
-           ORDER BY k.milli DESC, k.listing_id ASC`;
-
-/** The walk's variable of the query terms' signature bits (catalog_term_bit), in query order. */
-const termBitsDeclaration = `\n     bits BIGINT[] := ARRAY(SELECT catalog_term_bit(q) FROM unnest(p_terms) WITH ORDINALITY AS u(q, o) ORDER BY o);`;
+/** A migration whose structure the search no longer reads: a new catalog does not build it, and migration 35 removes it. */
+const RETIRED = 'SELECT 1;';
 
 export const CATALOG_MIGRATIONS: PostgresMigrations = [
   `CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -385,72 +213,10 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
        PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
      END LOOP;
    END $$;`,
-  // 2: the several-term threshold walk (catalogWalkSql above), each row ranked by summing its
-  // revision's rows of the query's terms. Unfiltered queries only (search.ts); the
-  // differential test against the SQLite store is the oracle.
-  catalogWalkSql(
-    'CREATE',
-    `SELECT k.listing_id, k.milli,
-             (SELECT count(*) * 1000000 + ${roundedMilliSql('o.units')} FROM search_terms o WHERE o.term = ANY(p_terms) AND o.rev = k.rev) AS rank
-           FROM (
-             (SELECT t.rev, t.listing_id, t.milli FROM search_terms t
-              WHERE t.term = p_terms[i] AND t.milli = lm AND t.listing_id > li
-                AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
-              ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
-             UNION ALL
-             (SELECT t.rev, t.listing_id, t.milli FROM search_terms t
-              WHERE t.term = p_terms[i] AND t.milli < lm
-                AND t.from_seq <= p_as_of AND (t.to_seq IS NULL OR t.to_seq > p_as_of)
-              ORDER BY t.milli DESC, t.listing_id ASC LIMIT chunk)
-           ) k
-           ORDER BY k.milli DESC, k.listing_id ASC
-           LIMIT chunk`,
-  ),
-  // 3: the same walk, each row ranked from its own units (read with it from the covering index)
-  // and one key lookup per other term: the sum over every term's rows per row also fetched the
-  // row's own term from the table again, and the walk cost about 1.5 times more.
-  catalogWalkSql(
-    'CREATE OR REPLACE',
-    `SELECT k.listing_id, k.milli,
-             (1 + x.n) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(x.u, 0))')} AS rank
-           FROM (
-             ${chunkAfterLast(['rev', 'listing_id', 'milli', 'units'])}
-           ) k,
-           LATERAL (SELECT count(*) AS n, sum(o.units) AS u
-                    FROM unnest(array_remove(p_terms, p_terms[i])) AS q(term)
-                    JOIN search_terms o ON o.term = q.term AND o.rev = k.rev) x
-           ORDER BY k.milli DESC, k.listing_id ASC`,
-  ),
-  // 4: term signatures. Every term row carries its revision's signature (`sig`): the OR of
-  // catalog_term_bit over the revision's terms, one of 64 bits per term (the first byte of the
-  // term's MD5). A listing whose signature lacks a term's bit surely lacks the term, so the walk
-  // skips that key lookup (about 30 % of absent terms still share a bit and are looked up). The
-  // existing rows are filled here (about 45 s per 100,000 listings); the covering index is rebuilt
-  // with the signature. The default, -1, has every bit: a row written by an svc that predates this
-  // migration (an instance not yet upgraded, beside upgraded ones) is always looked up, so it is
-  // ranked right, only without the saving. Two-term queries, the common several-term case, rank a
-  // row with one left join instead of the per-row aggregate over the other terms
-  // (docs/BENCHMARKS.md).
-  `CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE PARALLEL SAFE
-     AS $$ SELECT 1::bigint << (get_byte(decode(md5(p_term), 'hex'), 0) & 63) $$;
-   ALTER TABLE search_terms ADD COLUMN sig BIGINT NOT NULL DEFAULT -1;
-   UPDATE search_terms t SET sig = s.sig
-     FROM (SELECT rev, bit_or(catalog_term_bit(term)) AS sig FROM search_terms GROUP BY rev) s
-     WHERE t.rev = s.rev;
-   DROP INDEX search_terms_top;
-   CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig);
-   ${catalogWalkSql(
-     'CREATE OR REPLACE',
-     {
-       two: `SELECT k.listing_id, k.milli,
-             (CASE WHEN o.units IS NULL THEN 1 ELSE 2 END) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(o.units, 0))')} AS rank
-           FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) k
-             LEFT JOIN search_terms o ON o.term = ${lookupKey('p_terms[3 - i]', 'bits[3 - i]')} AND o.rev = k.rev
-           ORDER BY k.milli DESC, k.listing_id ASC`,
-       more: severalTermRows,
-     },
-     termBitsDeclaration,
-   )}`,
+  // 2–4: retired (the threshold walk and term signatures; migration 35 drops them from catalogs that hold them).
+  RETIRED,
+  RETIRED,
+  RETIRED,
   // 5: the quality signals (postgres/quality.ts).
   QUALITY_MIGRATION,
   // 6: accepted entries' asset and amount, and the list index's asset keys (postgres/quality.ts).
@@ -465,28 +231,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   TYPED_PRICE_INDEX_MIGRATION,
   // 11: by-time indexes per type and price class, for deep price pages (postgres/price-classes.ts).
   PRICE_CLASS_INDEXES_MIGRATION,
-  // 12: the two-term walk looks the other term up only when the row's signature has its bit. Under
-  // migration 4 a row whose signature lacks it still ran the left join's index scan, with a NULL
-  // key (answered without descending the index, but one rescan per row); the lookup is now a
-  // subquery under CASE, which the server does not run at all when the bit is absent: the share
-  // is then 0 and the term absent, exactly what the lookup would have found (docs/CATALOG.md
-  // "Postgres"). OFFSET 0 keeps the subquery from being pulled up into the rank expression, where
-  // its two uses would run the lookup twice. Longer queries keep migration 4's rows.
-  catalogWalkSql(
-    'CREATE OR REPLACE',
-    {
-      two: `SELECT k.listing_id, k.milli,
-             (CASE WHEN k.other_units IS NULL THEN 1 ELSE 2 END) * 1000000 + ${roundedMilliOfSql('(k.units + coalesce(k.other_units, 0))')} AS rank
-           FROM (SELECT m.listing_id, m.milli, m.units,
-                   CASE WHEN (m.sig & bits[3 - i]) <> 0
-                     THEN (SELECT o.units FROM search_terms o WHERE o.term = p_terms[3 - i] AND o.rev = m.rev) END AS other_units
-                 FROM (${chunkAfterLast(['rev', 'listing_id', 'milli', 'units', 'sig'])}) m
-                 OFFSET 0) k
-           ORDER BY k.milli DESC, k.listing_id ASC`,
-      more: severalTermRows,
-    },
-    termBitsDeclaration,
-  ),
+  // 12: retired (the two-term walk).
+  RETIRED,
   // 13: the price index keeps each listing's smallest amount per asset on each network too, so
   // `network` + `asset` + `maxAmount` is one index range (postgres/price-index.ts).
   NETWORK_PRICE_KEYS_MIGRATION,
@@ -503,25 +249,19 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 16: counts per price class beside the buckets', so a price page's counts read a few class rows
   // below `maxAmount`'s class instead of every bucket there (postgres/price-index.ts).
   PRICE_CLASS_COUNTS_MIGRATION,
-  // 17: each search revision's share bound, signature and sketches, indexed by that bound, so the
-  // all-terms tier of 3 to 5 common words reads the revisions that can reach the page first
-  // (postgres/revision-bounds.ts, revision-scan.ts).
-  REVISION_BOUNDS_MIGRATION,
+  // 17: retired (revision share bounds).
+  RETIRED,
   // 18: a price page's counts and class ranges from two PL/pgSQL functions, whose statements keep
   // their plans per connection instead of being planned with every page (postgres/price-counts.ts).
   PRICE_COUNTS_FUNCTIONS_MIGRATION,
-  // 19: each search revision's sums of its 5, 6 and 7 largest shares, each indexed, so 5 to 7
-  // common words read the revisions by their own length's bound (postgres/revision-bounds.ts).
-  LONG_QUERY_BOUNDS_MIGRATION,
+  // 19: retired (longer share bounds).
+  RETIRED,
   // 20: the price counts' matches hidden by age and by failures planned with their values each
   // time they are counted: a kept plan read every match for some cuts (postgres/price-counts.ts).
   PRICE_COUNTS_PLANNED_MIGRATION,
-  // 21: the catalog's 16 most common terms and each search revision's mask of them, so 7 or 8
-  // common words read their all-terms tier by mask (postgres/common-terms.ts, common-terms-scan.ts).
-  COMMON_TERMS_MIGRATION,
-  // 22: each term row carries its revision's sketches, so a natural sentence's tiers bound the
-  // other terms from the drivers' rows without a lookup per revision (postgres/term-tiers.ts).
-  TERM_ROW_SKETCHES_MIGRATION,
+  // 21–22: retired (chosen common terms and masks, term row sketches).
+  RETIRED,
+  RETIRED,
   // 23: the catalog's identifier, named in every withdrawal's signed text (docs/CATALOG.md
   // "Withdrawing a listing"), shared by every instance on this database.
   `INSERT INTO catalog_meta (key, value) VALUES ('catalog_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;`,
@@ -595,4 +335,24 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 34: every URL's suffixes in a B-tree, where a `url` page finds the listings holding a substring in one index range
   // (postgres/url-suffixes.ts).
   URL_SUFFIXES_MIGRATION,
+  // 35: the one search engine (../search-engine.ts) drops what it does not read, from catalogs that hold it: the walk's
+  // functions, term signatures and sketches, revision share bounds, chosen common terms and masks. The term index is
+  // rebuilt in its plain form.
+  `DROP FUNCTION IF EXISTS catalog_walk(TEXT[], BIGINT, INTEGER, BIGINT, BIGINT, INTEGER, INTEGER[]);
+   DROP FUNCTION IF EXISTS catalog_choose_common_terms();
+   DROP FUNCTION IF EXISTS catalog_common_terms(bigint);
+   DROP TABLE IF EXISTS search_common_terms;
+   DROP INDEX IF EXISTS search_revisions_by_top;
+   DROP INDEX IF EXISTS search_revisions_by_top_shares_5;
+   DROP INDEX IF EXISTS search_revisions_by_top_shares_6;
+   DROP INDEX IF EXISTS search_revisions_by_top_shares_7;
+   DROP INDEX IF EXISTS search_revisions_by_common;
+   ALTER TABLE search_revisions DROP COLUMN IF EXISTS top_shares, DROP COLUMN IF EXISTS top_shares_5,
+     DROP COLUMN IF EXISTS top_shares_6, DROP COLUMN IF EXISTS top_shares_7, DROP COLUMN IF EXISTS sig,
+     DROP COLUMN IF EXISTS sketch_a, DROP COLUMN IF EXISTS sketch_b, DROP COLUMN IF EXISTS common_mask,
+     DROP COLUMN IF EXISTS common_milli;
+   DROP INDEX IF EXISTS search_terms_top;
+   ALTER TABLE search_terms DROP COLUMN IF EXISTS sig, DROP COLUMN IF EXISTS sketch_a, DROP COLUMN IF EXISTS sketch_b;
+   CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units);
+   DROP FUNCTION IF EXISTS catalog_term_bit(TEXT);`,
 ];

@@ -1,13 +1,12 @@
 /**
  * Search revisions on PostgreSQL beside the store's write (store.ts): a new revision with its term
- * rows and bounds, a term's score as the exact integer `search_terms.units` holds, and the
+ * rows, a term's score as the exact integer `search_terms.units` holds, and the
  * retention of superseded revisions.
  */
 import { PRUNE_BATCH, searchTextHash } from '../listing.ts';
 import { revisionKey, withQualityLevel } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
-import { COMMON_TERMS_CHOSEN_AT, commonMaskOf } from '../common-terms.ts';
-import { REVISION_SHARE_SUMS, termScores, termSignature, topShareSums, topSharesColumn, type SearchText } from '../terms.ts';
+import { termScores, type SearchText } from '../terms.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import { parameters, type Db } from './queries.ts';
 import { urlTerms } from '../url-search.ts';
@@ -22,7 +21,7 @@ export function scoreUnits(score: number): string {
 
 /**
  * Superseded revisions older than a cursor's lifetime go, at most `batch` (PRUNE_BATCH per write, as
- * sqlite/revision-bounds.ts pruneSupersededRevisions; more per lifecycle pass); returns how many went.
+ * sqlite/revisions.ts pruneSupersededRevisions; more per lifecycle pass); returns how many went.
  */
 export async function pruneRevisions(db: Db, now: Date, batch = PRUNE_BATCH): Promise<number> {
   const horizon = new Date(now.getTime() - SNAPSHOT_RETENTION_MS).toISOString();
@@ -50,7 +49,6 @@ export async function reviseSearchText(
   level: number | Promise<number>,
   seq: number,
   nowIso: string,
-  commonTermsChosenAt: number = COMMON_TERMS_CHOSEN_AT,
   created = false,
 ): Promise<void> {
   const currentRevision = async () =>
@@ -63,7 +61,7 @@ export async function reviseSearchText(
   const [read, quality] = await Promise.all([created ? undefined : currentRevision(), level]);
   let current = read;
   // Hidden until now (../lifecycle.ts): back in the index with the revision it had, which this write then revises.
-  if (!current && !created && (await restoreStashed(db, listingId, seq, commonTermsChosenAt))) current = await currentRevision();
+  if (!current && !created && (await restoreStashed(db, listingId, seq))) current = await currentRevision();
   const hash = revisionKey(searchTextHash(text), quality);
   if (current?.text_hash === hash) return;
   // The current revision's close goes out with the new revision's first statement (insertScoredRevision).
@@ -75,7 +73,7 @@ export async function reviseSearchText(
     : [];
   await Promise.all([
     ...closed,
-    insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), quality), seq, commonTermsChosenAt),
+    insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), quality), seq),
   ]);
 }
 
@@ -85,7 +83,7 @@ export async function reviseSearchText(
  * written again; its URL terms. `seq` is the write's sequence (a stash without its span is put back
  * from it). Whether the listing was stashed.
  */
-export async function restoreStashed(db: Db, listingId: number, seq: number, commonTermsChosenAt?: number): Promise<boolean> {
+export async function restoreStashed(db: Db, listingId: number, seq: number): Promise<boolean> {
   const row = (
     await db.query<{ resource: string; search_stash: string }>(
       'UPDATE listings l SET search_stash = NULL FROM listings o WHERE l.id = $1 AND o.id = l.id AND o.search_stash IS NOT NULL RETURNING l.resource, o.search_stash',
@@ -103,7 +101,7 @@ export async function restoreStashed(db: Db, listingId: number, seq: number, com
       ).rows[0]
     : undefined;
   if (reopened) await db.query('UPDATE search_terms SET to_seq = NULL WHERE rev = $1', [reopened.rev]);
-  else if (scores.size > 0) await insertScoredRevision(db, listingId, hash, scores, span?.from ?? seq, commonTermsChosenAt);
+  else if (scores.size > 0) await insertScoredRevision(db, listingId, hash, scores, span?.from ?? seq);
   await insertUrlTerms(db, listingId, row.resource);
   return true;
 }
@@ -116,43 +114,17 @@ export async function insertUrlTerms(db: Db, listingId: number, resource: string
   ]);
 }
 
-/** A new current search revision of `listingId` from its term scores (the quality level in them), with its rows and bounds. */
-export async function insertScoredRevision(
-  db: Db,
-  listingId: number,
-  hash: string,
-  scored: Map<string, number>,
-  seq: number,
-  commonTermsChosenAt: number = COMMON_TERMS_CHOSEN_AT,
-): Promise<void> {
-  // The revision's bounds for the revision scan (migrations 17 and 19, revision-scan.ts).
-  const signature = termSignature(scored);
-  const sums = REVISION_SHARE_SUMS.map(topSharesColumn);
-  // Its common-term mask (migration 21, common-terms.ts): the chosen terms, chosen by this write
-  // when the catalog has grown to the threshold without them. This write holds the catalog
-  // sequence's row lock (store.ts), so no other write chooses at the same time, and the choice of
-  // any write before it has committed and is read here.
-  const chosen = await db.query<{ term: string; term_bit: number }>('SELECT term, term_bit FROM catalog_common_terms($1)', [
-    commonTermsChosenAt,
-  ]);
-  const common = commonMaskOf(new Map(chosen.rows.map(({ term, term_bit }) => [term, Number(term_bit)])), scored);
+/** A new current search revision of `listingId` from its term scores (the quality level in them), with its term rows. */
+export async function insertScoredRevision(db: Db, listingId: number, hash: string, scored: Map<string, number>, seq: number): Promise<void> {
   const scores = [...scored];
   const { values, p } = parameters();
-  // Each value once, read by both parts (listing_id, from_seq and the sketches are BIGINT in both tables).
-  const [listing, from, sketchA, sketchB] = [p(listingId), p(seq), p(String(signature.sketchA)), p(String(signature.sketchB))];
-  const shareSums = topShareSums(scored, REVISION_SHARE_SUMS).map((value) => p(value));
-  const terms = p(scores.map(([term]) => term));
-  // The revision and its term rows in one statement (its rev from the INSERT's RETURNING); the revision's sketches on
-  // each of its rows too (catalog migration 22, term-tiers.ts).
+  const [listing, from] = [p(listingId), p(seq)];
+  // The revision and its term rows in one statement (its rev from the INSERT's RETURNING).
   await db.query(
-    `WITH r AS (
-       INSERT INTO search_revisions (listing_id, from_seq, text_hash, sig, sketch_a, sketch_b, common_mask, common_milli, ${sums.join(', ')})
-       VALUES (${listing}, ${from}, ${p(hash)}, ${p(String(signature.sig))}, ${sketchA}, ${sketchB}, ${p(common.mask)}, ${p(common.milli)},
-         ${shareSums.join(', ')}) RETURNING rev)
-     INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq, sig, sketch_a, sketch_b)
-     SELECT t.term, r.rev, ${listing}, t.units, t.milli, ${from}, NULL,
-       (SELECT bit_or(catalog_term_bit(q)) FROM unnest(${terms}::text[]) AS q), ${sketchA}, ${sketchB}
-     FROM r CROSS JOIN unnest(${terms}::text[], ${p(scores.map(([, score]) => scoreUnits(score)))}::bigint[],
+    `WITH r AS (INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES (${listing}, ${from}, ${p(hash)}) RETURNING rev)
+     INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
+     SELECT t.term, r.rev, ${listing}, t.units, t.milli, ${from}, NULL
+     FROM r CROSS JOIN unnest(${p(scores.map(([term]) => term))}::text[], ${p(scores.map(([, score]) => scoreUnits(score)))}::bigint[],
        ${p(scores.map(([, score]) => Math.round(score * 1000)))}::int[]) AS t(term, units, milli)`,
     values,
   );

@@ -47,7 +47,7 @@ import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lif
 import { acceptedEntryExists, heldFiltersSql, holdsNul, pageListings, parameters, preparedDb, queryGeneric, type Db } from './queries.ts';
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { amountKey } from '../../filters.ts';
-import { searchPostgres, type SearchContext } from './search.ts';
+import { searchPostgres } from './search.ts';
 import { hiddenCountSql, listBySelectiveFilter, seekOffset, singleKeyPage, withUsdPriceAsAmount } from './list-index.ts';
 import { UrlSample, type UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
@@ -59,24 +59,15 @@ import { markSuffixesVisible } from './url-suffixes.ts';
 /** Connections per store (a catalog worker runs one request at a time), pipelined (a list page's BEGIN goes with its first statement) and kept open while idle. */
 const POOL_SIZE = 2;
 
-/** The pool's size, and thresholds that tests lower to reach the search's and the write's paths on a small catalog. */
-type StoreOptions = {
-  poolSize?: number;
-  tierFirstMinRows?: number;
-  tierDriverRows?: number;
-  commonTermsChosenAt?: number;
-  searchRowBudget?: number;
-  filterDriverListings?: number;
-} & UrlScale;
+/** The pool's size, and thresholds that tests lower to reach the search's and the list's paths on a small catalog. */
+type StoreOptions = { poolSize?: number; searchRowBudget?: number } & UrlScale;
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
   /** The last shape of each price filter's pages, so the next page goes with its counts (price-guess.ts). */
   private readonly pricedGuesses = new PricedPageGuesses();
-  /** The search's thresholds (search.ts SearchContext: tier first, tier drivers, budget, set driver), its own unless set (tests). */
-  private readonly searchThresholds: Omit<SearchContext, 'secret' | 'db'>;
-  /** How many revisions a catalog holds when its write chooses the common terms (common-terms.ts; a test lowers it). */
-  private readonly commonTermsChosenAt: number | undefined;
+  /** The search budget's rows (../term-budget.ts), its own unless set (tests). */
+  private readonly searchRowBudget: number | undefined;
   /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
   private readonly urlScale: UrlScale;
   private readonly urlSample = new UrlSample(); // which windows of a `url` filter are rare (url-probe.ts)
@@ -96,9 +87,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   constructor(url: string, options: StoreOptions = {}) {
     const connections = options.poolSize ?? POOL_SIZE;
     this.pool = openPool(url, { max: connections, pipeline: true, keepIdle: connections });
-    const { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings } = options;
-    this.searchThresholds = { tierFirstMinRows, tierDriverRows, searchRowBudget, filterDriverListings, urlSample: this.urlSample };
-    this.commonTermsChosenAt = options.commonTermsChosenAt;
+    this.searchRowBudget = options.searchRowBudget;
     this.urlScale = options;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
@@ -238,7 +227,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     try {
       await recordCall(db, listingId, utcDay(now), payment);
       const level = windowSums(db, listingId, now).then(({ calls, payers }) => qualityLevel(calls, payers));
-      await reviseSearchText(db, listingId, searchTextOf(body, draft), level, seq, nowIso, this.commonTermsChosenAt, !existing);
+      await reviseSearchText(db, listingId, searchTextOf(body, draft), level, seq, nowIso, !existing);
     } finally {
       // A failure of one of them comes first: every statement after it failed only because the transaction was aborted.
       await Promise.all(sent);
@@ -380,21 +369,17 @@ export class PostgresCatalogStore implements CatalogStorePort {
     visibleSince?: string,
     failingBefore?: string,
   ): Promise<SearchPage> {
-    const context = {
-      secret: await this.ready,
-      db: this.pool,
-      ...this.searchThresholds,
-    };
-    return searchPostgres(context, query, filters, page, now, x402Version, visibleSince, failingBefore);
+    const secret = await this.ready;
+    return searchPostgres(this.pool, secret, { query, filters, page, now, x402Version, visibleSince, failingBefore, budget: this.searchRowBudget });
   }
 
   /** The liveness records (postgres/liveness.ts), once the catalog is migrated. */
   get liveness(): LivenessStorePort {
-    return livenessStore(this.pool, () => this.ready, restoreAfterCheck(this.pool, this.commonTermsChosenAt));
+    return livenessStore(this.pool, () => this.ready, restoreAfterCheck(this.pool));
   }
 
   /** Hidden listings out of the search index and back, and the purge (postgres/lifecycle.ts). */
   get lifecycle(): LifecycleStorePort {
-    return lifecyclePort(this.pool, () => this.ready, this.commonTermsChosenAt);
+    return lifecyclePort(this.pool, () => this.ready);
   }
 }

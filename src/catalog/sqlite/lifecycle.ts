@@ -4,30 +4,15 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
-import { termSignature } from '../terms.ts';
 import { parseStash, stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
 export type { LifecycleStorePort };
-import { insertSignedTermRows, insertUrlTerms } from './migrations.ts';
-import { insertRevision, pruneSupersededRevisions } from './revision-bounds.ts';
-import { addPairTops } from './pair-tops.ts';
+import { insertUrlTerms } from './migrations.ts';
+import { insertRevision, pruneSupersededRevisions } from './revisions.ts';
 import { removeListing } from './withdraw.ts';
 
-/** common-terms.ts's and pair-tops.ts's thresholds (the store's, which tests lower). */
-export type SearchScale = { commonTermsChosenAt?: number; pairTopRows?: number };
-
 /** A new current search revision of `listingId` from its term scores (with the quality level in them). */
-export function insertScoredRevision(
-  db: DatabaseSync,
-  scale: SearchScale,
-  listingId: number,
-  hash: string,
-  scores: Map<string, number>,
-  seq: number,
-): void {
-  const signature = termSignature(scores);
-  const rev = insertRevision(db, { listingId, fromSeq: seq, textHash: hash }, scores, signature, scale.commonTermsChosenAt);
-  insertSignedTermRows(db, { rev, listingId, fromSeq: seq, toSeq: null }, scores, signature);
-  addPairTops((sql) => cachedStatement(db, sql), rev, scale.pairTopRows);
+export function insertScoredRevision(db: DatabaseSync, listingId: number, hash: string, scores: Map<string, number>, seq: number): void {
+  insertRevision(db, { listingId, fromSeq: seq, toSeq: null, textHash: hash }, scores);
 }
 
 const nextSeq = (db: DatabaseSync) =>
@@ -64,7 +49,7 @@ function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void
  * meanwhile, written again; its URL terms. `seq` is the write's sequence (a stash without its span
  * is put back from it). Whether the listing was stashed.
  */
-export function restore(db: DatabaseSync, scale: SearchScale, id: number, seq: number): boolean {
+export function restore(db: DatabaseSync, id: number, seq: number): boolean {
   const row = cachedStatement(db, 'SELECT resource, search_stash FROM listings WHERE id = ?').get(id) as
     { resource: string; search_stash: string | null } | undefined;
   if (!row?.search_stash) return false;
@@ -76,28 +61,28 @@ export function restore(db: DatabaseSync, scale: SearchScale, id: number, seq: n
       'UPDATE search_revisions SET to_seq = NULL, superseded_at = NULL WHERE listing_id = ? AND to_seq = ? AND from_seq = ? RETURNING rev',
     ).get(id, span.to, span.from) as { rev: number } | undefined);
   if (reopened) cachedStatement(db, 'UPDATE search_terms SET to_seq = NULL WHERE rev = ?').run(reopened.rev);
-  else if (scores.size > 0) insertScoredRevision(db, scale, id, hash, scores, span?.from ?? seq);
+  else if (scores.size > 0) insertScoredRevision(db, id, hash, scores, span?.from ?? seq);
   cachedStatement(db, 'UPDATE listings SET search_stash = NULL WHERE id = ?').run(id);
   insertUrlTerms(db, id, row.resource);
   return true;
 }
 
 /** A passing liveness check of a stashed listing (inside its write): back in the index at once, not at the next pass. */
-export const restoreAfterCheck = (db: DatabaseSync, scale: SearchScale) => (id: number) => {
+export const restoreAfterCheck = (db: DatabaseSync) => (id: number) => {
   const stashed = cachedStatement(db, 'SELECT 1 FROM listings WHERE id = ? AND search_stash IS NOT NULL').get(id);
-  if (stashed) restore(db, scale, id, nextSeq(db));
+  if (stashed) restore(db, id, nextSeq(db));
 };
 
 const ids = (db: DatabaseSync, sql: string, ...params: Array<string | number | null>) =>
   (cachedStatement(db, sql).all(...params) as Array<{ id: number }>).map((r) => Number(r.id));
 
 /** The store's lifecycle port (../lifecycle.ts); `writable` throws when the file cannot take writes. */
-export const lifecyclePort = (db: DatabaseSync, scale: SearchScale, writable: () => void): LifecycleStorePort => ({
-  maintain: (cuts, now, limit) => (writable(), maintain(db, scale, cuts, now, limit)),
+export const lifecyclePort = (db: DatabaseSync, writable: () => void): LifecycleStorePort => ({
+  maintain: (cuts, now, limit) => (writable(), maintain(db, cuts, now, limit)),
 });
 
 /** One batch of a pass (../lifecycle.ts), in one write transaction: purge, then hide, then put back; then prune. */
-export function maintain(db: DatabaseSync, scale: SearchScale, cuts: LifecycleCuts, now: Date, limit: number): LifecycleBatch {
+export function maintain(db: DatabaseSync, cuts: LifecycleCuts, now: Date, limit: number): LifecycleBatch {
   return inWriteTransaction(db, () => {
     const nowMs = now.getTime();
     const ttlMs = nowMs - Date.parse(cuts.visibleSince);
@@ -144,7 +129,7 @@ export function maintain(db: DatabaseSync, scale: SearchScale, cuts: LifecycleCu
       // One place in the write sequence for the batch: cursors pinned before it keep what they saw.
       const seq = nextSeq(db);
       for (const [id, at] of hiding) hide(db, id, seq, new Date(at).toISOString());
-      for (const id of back) restore(db, scale, id, seq);
+      for (const id of back) restore(db, id, seq);
     }
     // The hidden revisions (and any other past a cursor's life) leave the index now, not a few per settlement.
     for (let pruned = 0; pruned < 4 * limit;) {

@@ -17,23 +17,21 @@
  * 7: the times of accepted withdrawals (withdraw.ts).
  * 8: the price index, per listing and asset its smallest amount, and its counts (price-migrations.ts).
  * 9: the price index keeps each listing's type, indexed and counted per type (price-migrations.ts).
- * 10: term signatures on `search_terms` (`sig`, `sketch_a`, `sketch_b`, terms.ts termSignature) and the
- *    covering index rebuilt with them, so a several-term search filters and bounds a term's rows
- *    without a key lookup per other term (term-tiers.ts).
+ * 10: retired (term signatures; migration 25 drops what older catalogs hold).
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
  *    order (price-classes.ts); indexes only, no row rewritten.
- * 12: each search revision's bound on any query's share sum (`top_shares`, the sum of its
- *    TOP_SHARES largest rounded shares) with its signature and sketches, indexed by that bound, so
- *    the all-terms tier of a few common words reads the revisions that can reach the page first and
- *    stops (term-tiers.ts allTermsTopK, docs/CATALOG.md "Search").
+ * 12: retired (revision share bounds).
  * 13: the price index also keeps each listing's smallest amount per asset on each network, under
  *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-migrations.ts).
  * 14: the same per asset under each scheme and under each scheme on each network, so `scheme` (with
  *    or without `network`) + `asset` + `maxAmount` is one index range too (price-migrations.ts).
- * 15: each search revision's sums of its 5, 6 and 7 largest rounded shares (`top_shares_5` to
- *    `top_shares_7`, LONG_QUERY_SHARE_SUMS), each indexed as `top_shares` is, so the all-terms tier of
- *    5 to 7 common words reads the revisions by a bound as tight as 3 or 4 words get (revision-scan.ts).
+ * 15–17: retired (longer share bounds, chosen common terms, pair tops).
+ * 18–24: catalog identifier, URL trigram index, claims, URL terms, hidden listings' stash, asset
+ *    combination keys (each commented below).
+ * 25: the one search engine (search-engine.ts): drops the structures it does not read (term
+ *    signatures and sketches, revision share bounds and common-term masks, chosen common terms,
+ *    pair tops and bounds) from catalogs that hold them; the term index gets back its plain form.
  */
 import { migrateToClaims } from './claims.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -42,16 +40,14 @@ import { listingKeysOf } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
 import { buildBlocks, countKeyChanges, insertListingKeys, migrateToAssetCombinationKeys } from './list-index.ts';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
-import { termScores, termSignature } from '../terms.ts';
+import { termScores } from '../terms.ts';
 import { urlTerms } from '../url-search.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
 import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKeys, migrateToTypedPriceIndex } from './price-migrations.ts';
 import { migrateToPriceClassIndexes } from './price-classes.ts';
-import { migrateToLongQueryBounds, migrateToRevisionBounds } from './revision-bounds.ts';
-import { chooseCommonTerms } from './common-terms.ts';
-import { migrateToPairTops } from './pair-tops.ts';
+import { insertTermRows } from './revisions.ts';
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -122,92 +118,6 @@ function migrateToTermIndex(db: DatabaseSync): void {
   }
 }
 
-/**
- * The term rows of one search revision. They repeat the revision's validity [from_seq, to_seq)
- * so a search reads only these rows (no join per posting); superseding a revision updates them.
- */
-export function insertTermRows(
-  db: DatabaseSync,
-  revision: { rev: number; listingId: number; fromSeq: number; toSeq: number | null },
-  scores: Map<string, number>,
-): void {
-  const insert = cachedStatement(
-    db,
-    'INSERT INTO search_terms (term, rev, listing_id, score, milli, from_seq, to_seq) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  for (const [term, score] of scores)
-    insert.run(term, revision.rev, revision.listingId, score, Math.round(score * 1000), revision.fromSeq, revision.toSeq);
-}
-
-/**
- * The term rows of one search revision with the revision's signature and sketches (migration 10 on;
- * insertTermRows stays as migration 2 wrote them). `signature`: termSignature(scores), when the
- * caller has it already.
- */
-export function insertSignedTermRows(
-  db: DatabaseSync,
-  revision: { rev: number; listingId: number; fromSeq: number; toSeq: number | null },
-  scores: Map<string, number>,
-  signature = termSignature(scores),
-): void {
-  const insert = cachedStatement(
-    db,
-    'INSERT INTO search_terms (term, rev, listing_id, score, milli, from_seq, to_seq, sig, sketch_a, sketch_b) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  const { sig, sketchA, sketchB } = signature;
-  for (const [term, score] of scores)
-    insert.run(
-      term,
-      revision.rev,
-      revision.listingId,
-      score,
-      Math.round(score * 1000),
-      revision.fromSeq,
-      revision.toSeq,
-      sig,
-      sketchA,
-      sketchB,
-    );
-}
-
-/**
- * Migration 10: the term signatures. The default, -1 (every bit, every code at its top), makes a
- * row a candidate for any query and bounds its other terms only by their largest shares, so a row
- * without its signature is still ranked right; every existing revision gets its own here, read
- * revision by revision from the rows' own terms and scores.
- */
-function migrateToTermSignatures(db: DatabaseSync): void {
-  db.exec(`
-    ALTER TABLE search_terms ADD COLUMN sig INTEGER NOT NULL DEFAULT -1;
-    ALTER TABLE search_terms ADD COLUMN sketch_a INTEGER NOT NULL DEFAULT -1;
-    ALTER TABLE search_terms ADD COLUMN sketch_b INTEGER NOT NULL DEFAULT -1;
-  `);
-  const update = db.prepare('UPDATE search_terms SET sig = ?, sketch_a = ?, sketch_b = ? WHERE rev = ?');
-  const fill = (rev: number, scores: Map<string, number>) => {
-    const { sig, sketchA, sketchB } = termSignature(scores);
-    update.run(sig, sketchA, sketchB, rev);
-  };
-  let rev: number | undefined;
-  let scores = new Map<string, number>();
-  for (const row of db.prepare('SELECT rev, term, score FROM search_terms ORDER BY rev').iterate() as Iterable<{
-    rev: number;
-    term: string;
-    score: number;
-  }>) {
-    if (row.rev !== rev) {
-      if (rev !== undefined) fill(rev, scores);
-      rev = Number(row.rev);
-      scores = new Map();
-    }
-    scores.set(row.term, Number(row.score));
-  }
-  if (rev !== undefined) fill(rev, scores);
-  db.exec(`
-    DROP INDEX search_terms_top;
-    CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq, sig, sketch_a, sketch_b);
-  `);
-}
-
 /** Migration 5: accepted entries' asset and amount (from their canonical JSON), and the asset keys of the list index. */
 function migrateToAcceptedAssets(db: DatabaseSync): void {
   db.exec(`
@@ -238,6 +148,37 @@ function migrateToAcceptedAssets(db: DatabaseSync): void {
 }
 
 type Migration = (db: DatabaseSync) => void;
+
+/**
+ * A migration whose structure the search no longer reads: a new catalog does not build it, and
+ * dropRetiredSearchStructures removes it from a catalog that did.
+ */
+const retired: Migration = () => {};
+
+/** Migration 25: drops what the retired migrations built (on a new catalog, nothing is there). */
+function dropRetiredSearchStructures(db: DatabaseSync): void {
+  const columns = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  db.exec(`
+    DROP TABLE IF EXISTS search_pair_tops;
+    DROP TABLE IF EXISTS search_pair_bounds;
+    DROP TABLE IF EXISTS search_common_terms;
+  `);
+  if (columns('search_terms').includes('sig')) {
+    db.exec(`
+      DROP INDEX search_terms_top;
+      ALTER TABLE search_terms DROP COLUMN sig;
+      ALTER TABLE search_terms DROP COLUMN sketch_a;
+      ALTER TABLE search_terms DROP COLUMN sketch_b;
+      CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
+    `);
+  }
+  const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'search_revisions'").all() as Array<{
+    name: string;
+  }>;
+  for (const { name } of indexes) if (!['search_revisions_current', 'search_revisions_superseded', 'search_revisions_by_listing'].includes(name)) db.exec(`DROP INDEX ${name}`);
+  const kept = ['rev', 'listing_id', 'from_seq', 'to_seq', 'superseded_at', 'text_hash'];
+  for (const column of columns('search_revisions')) if (!kept.includes(column)) db.exec(`ALTER TABLE search_revisions DROP COLUMN ${column}`);
+}
 
 /** Append-only. Migration N brings the database from user_version N-1 to N. */
 export const MIGRATIONS: Migration[] = [
@@ -315,14 +256,14 @@ export const MIGRATIONS: Migration[] = [
   migrateToWithdrawals,
   migrateToPriceIndex,
   migrateToTypedPriceIndex,
-  migrateToTermSignatures,
+  retired,
   migrateToPriceClassIndexes,
-  migrateToRevisionBounds,
+  retired,
   migrateToNetworkPriceKeys,
   migrateToSchemePriceKeys,
-  migrateToLongQueryBounds,
-  chooseCommonTerms,
-  migrateToPairTops,
+  retired,
+  retired,
+  retired,
   // The catalog's identifier, named in every withdrawal's signed text (docs/CATALOG.md
   // "Withdrawing a listing"): a message signed for this catalog withdraws nothing from another.
   (db) => {
@@ -372,6 +313,7 @@ export const MIGRATIONS: Migration[] = [
   // A list key per accepted entry for its asset with its network and/or scheme, and with the listing's type
   // (list-index.ts), so `asset` combined with them is one key: its total a count, its page one index range.
   migrateToAssetCombinationKeys,
+  dropRetiredSearchStructures,
 ];
 
 /** A new listing's URL terms (../url-search.ts urlTerms). */

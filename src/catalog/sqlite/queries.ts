@@ -4,9 +4,8 @@
  * the search paths share (search.ts, term-tiers.ts, common-terms.ts, pair-tops.ts): the filter on
  * term rows, the rank's exact expression and the chosen common terms.
  */
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
-import { COLUMN_FILTERS, needsAcceptedEntry, type ListingRow } from '../listing.ts';
+import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { asciiLower } from '../url-filter.ts';
 
@@ -100,52 +99,15 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
   return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
 }
 
-/** The filters' part of a statement over term rows `t`: the listings join when a filter needs it, its conditions and their parameters. */
-export interface TermRowFilter {
-  joinListings: string;
-  conditions: string;
-  params: Array<string | number>;
-}
-
 /**
- * The rank's score part from a sum of term scores: every path (tier, walk, aggregate) rounds with
- * this one expression, so a listing gets the same rank whichever path ranked it.
+ * The rank of a revision from its term rows `t` grouped by revision (openapi.yaml `query`, docs/CATALOG.md
+ * "Ranking"): 1e6 for each searched term it holds, plus their scores' sum × 1000 rounded. The one expression of it on
+ * SQLite (postgres/search.ts has Postgres's).
  */
-export const roundedMilliSql = (scoreSum: string) => `CAST(round(${scoreSum} * 1000) AS INTEGER)`;
-
-/**
- * A revision's exact rank for a query, from its term rows: 1e6 for each of the query's terms it
- * holds plus their scores' sum rounded (roundedMilliSql). `terms` is the SQL list of the query's
- * terms, `rev` the revision's SQL expression. Every path ranks its candidates with this one
- * expression (the aggregates group the same rows in search.ts).
- */
-export const exactRankSql = (terms: string, rev: string) =>
-  `(SELECT count(*) * 1000000 + ${roundedMilliSql('sum(o.score)')} FROM search_terms o WHERE o.term IN (${terms}) AND o.rev = ${rev})`;
-
-/** The common terms and their bits, as chosen (search_common_terms, SQLite catalog migration 16: common-terms.ts). */
-export function commonBits(statement: (sql: string) => StatementSync): Map<string, number> {
-  const rows = statement('SELECT term, bit FROM search_common_terms').all() as Array<{ term: string; bit: number }>;
-  return new Map(rows.map(({ term, bit }) => [term, Number(bit)]));
-}
+export const rankSql = (t: string) => `count(*) * 1000000 + CAST(round(sum(${t}.score) * 1000) AS INTEGER)`;
 
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
   l.liveness_status, l.liveness_checked_at, l.liveness_failing_since,
   (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
   (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
-
-/** What a search reads through: the SQLite store (store.ts), which calls searchCatalog (search.ts) with itself. */
-export interface SearchSource {
-  readonly db: DatabaseSync;
-  /** The cap on the rows of the terms that drive the tiers, TIER_DRIVER_ROWS_CAP unless set (term-tiers.ts; a test lowers it to reach the other paths). */
-  readonly tierDriverRows?: number;
-  /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
-  readonly searchRowBudget?: number;
-  /** The most listings a filtered search is driven from, FILTER_DRIVER_LISTINGS unless set (search.ts; a test sets 0 to reach the text paths under filters). */
-  readonly filterDriverListings?: number;
-  statement(sql: string): StatementSync;
-  assertUsable(forWrite: boolean): void;
-  cursorSecret(): Buffer;
-  currentSeq(): number;
-  rowsById(ids: number[], now: Date): Map<number, ListingRow>;
-}

@@ -12,7 +12,8 @@ import type { DiscoveryFilters, ListPageRead } from '../types.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, withoutUrl, type UrlScale } from '../url-filter.ts';
 import { heldFiltersSql, listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { acceptsCondition } from './price-index.ts';
-import { LISTING_COLUMNS, filterSql, type SearchSource } from './queries.ts';
+import { LISTING_COLUMNS, filterSql } from './queries.ts';
+import type { SearchSource } from './search.ts';
 import { urlMatchesCapped } from './url-probe.ts';
 
 /** What these reads need of the store (store.ts): its cached statements and its rows by id. */

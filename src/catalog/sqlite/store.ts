@@ -42,8 +42,8 @@ import {
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
 import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
-import { pruneSupersededRevisions } from './revision-bounds.ts';
-import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort, type SearchScale } from './lifecycle.ts';
+import { pruneSupersededRevisions } from './revisions.ts';
+import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { LISTING_COLUMNS } from './queries.ts';
 import { keyedFilter, listBySelectiveFilter } from './selective-list.ts';
@@ -70,8 +70,8 @@ export class CatalogStore implements CatalogStorePort {
   readonly db: DatabaseSync;
   private readonly identity: FileIdentity | null;
   readonly dbPath: string;
-  /** common-terms.ts's and pair-tops.ts's thresholds, theirs unless set (tests lower them). */
-  private readonly scale: SearchScale & UrlScale;
+  /** The `url` list's thresholds (url-filter.ts), theirs unless set (tests lower them). */
+  private readonly scale: UrlScale;
 
   /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
   constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
@@ -135,17 +135,17 @@ export class CatalogStore implements CatalogStorePort {
     visibleSince?: string,
     failingBefore?: string,
   ): SearchPage {
-    return searchCatalog(this, query, filters, page, now, x402Version, visibleSince, failingBefore);
+    return searchCatalog(this, { query, filters, page, now, x402Version, visibleSince, failingBefore });
   }
 
   /** The liveness records (sqlite/liveness.ts). */
   get liveness(): LivenessStorePort {
-    return livenessStore(this.db, () => this.assertUsable(true), restoreAfterCheck(this.db, this.scale));
+    return livenessStore(this.db, () => this.assertUsable(true), restoreAfterCheck(this.db));
   }
 
   /** Hidden listings out of the search index and back, and the purge (sqlite/lifecycle.ts). */
   get lifecycle(): LifecycleStorePort {
-    return lifecyclePort(this.db, this.scale, () => this.assertUsable(true));
+    return lifecyclePort(this.db, () => this.assertUsable(true));
   }
 
   /** The ownership claims (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh"). */
@@ -254,13 +254,13 @@ export class CatalogStore implements CatalogStorePort {
         { rev: number; text_hash: string } | undefined;
     let current = currentRevision();
     // Hidden until now (lifecycle.ts): back in the index with the revision it had, which this write then revises.
-    if (!current && restore(this.db, this.scale, listingId, seq)) current = currentRevision();
+    if (!current && restore(this.db, listingId, seq)) current = currentRevision();
     if (current?.text_hash === hash) return;
     if (current) {
       this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
       this.statement('UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
     }
-    insertScoredRevision(this.db, this.scale, listingId, hash, withQualityLevel(termScores(text), level), seq);
+    insertScoredRevision(this.db, listingId, hash, withQualityLevel(termScores(text), level), seq);
   }
 
   /**

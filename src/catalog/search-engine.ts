@@ -1,0 +1,300 @@
+/**
+ * The search engine (GET /discovery/search, docs/CATALOG.md "Search"), written once for both
+ * stores. It decides everything a page needs (the terms searched, the path, the cursor, the
+ * page's shape); each store answers a handful of statements (TextIndex: sqlite/search.ts,
+ * postgres/search.ts) and nothing else.
+ *
+ * Three text paths, each bounded by the search budget (term-budget.ts):
+ *   - `one_term`: one searched term, read in its index order (score desc, id asc) from the cursor
+ *     on, stopping after the page. Under filters at most SEARCH_ROW_BUDGET rows are read per page;
+ *     a page that stops there before it is full says so (`text_partial`) and its cursor goes on
+ *     from the last row read.
+ *   - `aggregate`: several terms whose rows fit the budget: their rows summed per listing, ranked,
+ *     one statement.
+ *   - `window`: several terms past the budget (the query's two least common words kept):
+ *     the listings among each term's first rows (the budget shared among them) ranked exactly. When
+ *     no listing outside can reach the page (windowBound) the page is exact; otherwise the answer
+ *     says `text_partial` and the cursor keeps every later page on that window.
+ * And `url` when the text finds nothing (url-search.ts).
+ *
+ * The engine is a generator: it yields each statement as a function of the store's TextIndex and
+ * receives its answer, so one engine serves SQLite's synchronous statements (runSync) and
+ * Postgres's asynchronous ones (runAsync).
+ */
+import { toDiscoveryResource, type ListingRow } from './listing.ts';
+import {
+  VISIBILITY_ROUNDS,
+  bindingHash,
+  choiceFields,
+  choiceIndexes,
+  decodeCursor,
+  emptySearchPage,
+  encodeCursor,
+  keepVisible,
+  pinnedChoice,
+  pinnedUrlChoice,
+  visibilityBatch,
+  windowBound,
+  windowExact,
+  windowRowsPerTerm,
+  type CursorState,
+  type RankedRow,
+  type WindowEdge,
+} from './search.ts';
+import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
+import { queryLimitViolation } from './terms.ts';
+import { chooseUrlTerms, urlCandidates } from './url-search.ts';
+import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
+import { countSearchPath, type SearchPath } from './search-paths.ts';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** What every ranked read shares: the snapshot, the filters, the position after which to read and how many rows. */
+export interface RankedRead {
+  asOf: number;
+  filters: DiscoveryFilters;
+  after: CursorState | undefined;
+  want: number;
+}
+
+/** The statements a store answers for the engine. Every read is at the snapshot `asOf` (a write sequence number). */
+export interface TextIndex {
+  /** The catalog's write sequence now: the snapshot a first page pins. */
+  currentSeq(): MaybePromise<number>;
+  /** How many listings the catalog holds (its function words are judged by it: term-budget.ts). */
+  countListings(): MaybePromise<number>;
+  /** Each term's index rows (any snapshot), counted up to `cap`. */
+  countTerms(terms: string[], cap: number): MaybePromise<number[]>;
+  /** Each term's URL-term rows (any snapshot), counted up to `cap`. */
+  countUrlTerms(terms: string[], cap: number): MaybePromise<number[]>;
+  /**
+   * `one_term`: the term's rows after `after` in index order that pass the filters, at most `want`; reading at most
+   * `scan` rows when given. `edge`: the last row read, when the scan stopped at `scan` before `want` rows passed.
+   */
+  termWalk(read: RankedRead & { term: string; scan?: number }): MaybePromise<{ rows: RankedRow[]; edge?: RankedRow }>;
+  /** `aggregate`: every row of `terms` summed per listing; `window`: only the listings among each term's first `window` rows. */
+  rankTerms(read: RankedRead & { terms: string[]; window?: number }): MaybePromise<RankedRow[]>;
+  /** Each term's window: how many rows it holds (at most `window`) and the lowest score among them. */
+  windowEdges(terms: string[], asOf: number, window: number): MaybePromise<WindowEdge[]>;
+  /** `url`: the listings whose URL holds the terms, rank 1e6 per term, created by `asOf`. */
+  urlRows(read: RankedRead & { terms: string[] }): MaybePromise<RankedRow[]>;
+  /** The listings of a page's rows, with their quality windows as of `now`. */
+  listings(ids: number[], now: Date): MaybePromise<Map<number, ListingRow>>;
+}
+
+/** One statement: a function of the store's statements. */
+type Step = (index: TextIndex) => unknown;
+type Engine<T> = Generator<Step, T, unknown>;
+
+/** Yields one statement and returns its (awaited) answer. */
+function* run<T>(step: (index: TextIndex) => MaybePromise<T>): Engine<T> {
+  return (yield step) as T;
+}
+
+/** Runs the engine on a store whose statements answer synchronously (SQLite). */
+export function runSync<T>(index: TextIndex, engine: Engine<T>): T {
+  let next = engine.next();
+  while (!next.done) {
+    const answer = next.value(index);
+    if (answer instanceof Promise) throw new Error('a synchronous text index answered with a promise');
+    next = engine.next(answer);
+  }
+  return next.value;
+}
+
+/** Runs the engine on a store whose statements answer asynchronously (Postgres). */
+export async function runAsync<T>(index: TextIndex, engine: Engine<T>): Promise<T> {
+  let next = engine.next();
+  while (!next.done) next = engine.next(await next.value(index));
+  return next.value;
+}
+
+export interface SearchRequest {
+  query: string;
+  filters: DiscoveryFilters;
+  page: { limit: number; cursor?: string };
+  now: Date;
+  x402Version: number;
+  /** Listings last settled before it are left out (docs/CATALOG.md "Lifecycle"). */
+  visibleSince?: string | undefined;
+  /** Listings failing their liveness checks since before it are left out (docs/CATALOG.md "Liveness"). */
+  failingBefore?: string | undefined;
+  /** The catalog's cursor secret. */
+  secret: Buffer;
+  /** SEARCH_ROW_BUDGET unless set (a test lowers it to reach the budget on a small catalog). */
+  budget?: number | undefined;
+}
+
+/** Refuses what no search can answer (a blank or too long query) before any statement runs. */
+export function checkQuery(query: string): void {
+  if (query.trim() === '')
+    throw new CatalogQueryError('svc_missing_search_query', 'The search query is missing or blank; pass a non-empty `query` parameter.');
+  const beyondLimits = queryLimitViolation(query);
+  if (beyondLimits !== undefined) throw new CatalogQueryError('svc_invalid_query_parameter', beyondLimits);
+}
+
+/** Runs a term choice's counting steps (term-budget.ts) as statements. */
+function* counted(choice: Generator<CountRequest, TermChoice, number[]>): Engine<TermChoice> {
+  let next = choice.next();
+  while (!next.done) {
+    const { terms, cap } = next.value;
+    next = choice.next(yield* run((index) => index.countTerms(terms, cap)));
+  }
+  return next.value;
+}
+
+/** A filter that can match nothing (a U+0000 in any value: no stored value holds one). */
+const holdsNul = (filters: DiscoveryFilters): boolean => Object.values(filters).some((v) => typeof v === 'string' && v.includes('\u0000'));
+
+/** The page of a search (the engine). */
+export function* searchPage(request: SearchRequest): Engine<SearchPage> {
+  const { query, filters, page, now, x402Version, secret } = request;
+  checkQuery(query);
+  const hash = bindingHash(query, filters);
+  const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
+  const budget = request.budget ?? SEARCH_ROW_BUDGET;
+  const queryTerms = distinctTerms(query);
+  if (after?.u === 1) {
+    const pinned = pinnedUrlChoice(queryTerms, after);
+    if (holdsNul(filters)) return emptySearchPage(x402Version, pinned);
+    return yield* urlPage(request, queryTerms, after.a, pinned, hash, after, budget);
+  }
+  // The terms ranked over: the first page's (its cursor's), else the budget's choice now.
+  let choice: TermChoice;
+  if (after?.k !== undefined) {
+    const withRows = yield* run((index) => index.countTerms(queryTerms, 1));
+    choice = pinnedChoice(queryTerms, after, (term) => withRows[queryTerms.indexOf(term)]! > 0)!;
+  } else {
+    const listings = queryTerms.length > MAX_SEARCHED_TERMS ? yield* run((index) => index.countListings()) : undefined;
+    choice = yield* counted(chooseTerms(queryTerms, budget, listings));
+  }
+  if (holdsNul(filters)) return emptySearchPage(x402Version, choice);
+  const terms = choice.searched;
+  const asOf = after?.a ?? (yield* run((index) => index.currentSeq()));
+  if (terms.length === 0) return yield* urlPage(request, queryTerms, asOf, choice, hash, undefined, budget);
+  const k = choiceIndexes(queryTerms, choice);
+  const filtered = Object.values(filters).some((v) => v !== undefined);
+
+  // The path: one term; several within the budget; several past it (the window, pinned by the cursor's `p`).
+  let path: SearchPath;
+  let window: number | undefined;
+  if (terms.length === 1) path = 'one_term';
+  else {
+    const rows = after?.p === 1 ? [] : yield* run((index) => index.countTerms(terms, budget + 1));
+    const total = rows.reduce((sum, n) => sum + n, 0);
+    path = after?.p === 1 || total > budget ? 'window' : 'aggregate';
+    if (path === 'window') window = windowRowsPerTerm(budget, terms.length);
+  }
+  countSearchPath(path);
+  /** Whether the page may miss matches the budget left unread: the answer then says so. */
+  let partial = after?.p === 1;
+  /** Where a page stopped reading, when that is past its last ranked row (a one-term walk under filters). */
+  let edge: RankedRow | undefined;
+  let windowEdges: WindowEdge[] | undefined;
+  function* rankRows(from: CursorState | undefined, want: number): Engine<RankedRow[]> {
+    const read = { asOf, filters, after: from, want };
+    if (path === 'one_term') {
+      const walked = yield* run((index) => index.termWalk({ ...read, term: terms[0]!, ...(filtered ? { scan: budget } : {}) }));
+      if (walked.edge) {
+        edge = walked.edge;
+        partial = true;
+      }
+      return walked.rows;
+    }
+    const rows = yield* run((index) => index.rankTerms({ ...read, terms, ...(window === undefined ? {} : { window }) }));
+    if (window !== undefined && !partial) {
+      windowEdges ??= yield* run((index) => index.windowEdges(terms, asOf, window));
+      if (!windowExact(rows, want, windowBound(windowEdges, window))) partial = true;
+    }
+    return rows;
+  }
+  const position = (at: RankedRow): CursorState => ({
+    ...{ v: 1, h: hash, a: asOf, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k },
+    ...(partial && path === 'window' ? { p: 1 as const } : {}),
+  });
+  const result = yield* rankedPage(request, after, position, rankRows);
+  // The text found nothing under the filters: the resource URLs are searched instead.
+  if (after === undefined && result.kept.length === 0 && result.exhausted && !partial)
+    return yield* urlPage(request, queryTerms, asOf, choice, hash, undefined, budget);
+  // A walk that stopped at its budget goes on from the last row it read.
+  const stoppedAt = edge && result.kept.length <= page.limit ? edge : undefined;
+  const cursor = stoppedAt ? encodeCursor(secret, position(stoppedAt)) : result.cursor;
+  return {
+    x402Version,
+    resources: result.resources,
+    partialResults: result.more || partial,
+    pagination: { limit: result.resources.length, cursor },
+    ...choiceFields(choice),
+    ...(partial ? { searchMethod: 'text_partial' as const } : {}),
+  };
+}
+
+/**
+ * The page itself, for any path: the ranked rows after `after`, their listings, hidden listings left out (a page
+ * whose rows were mostly hidden ranks further, in growing batches, at most VISIBILITY_ROUNDS times), the cursor.
+ */
+function* rankedPage(
+  request: SearchRequest,
+  after: CursorState | undefined,
+  position: (at: RankedRow) => CursorState,
+  rankRows: (from: CursorState | undefined, want: number) => Engine<RankedRow[]>,
+): Engine<{ resources: SearchPage['resources']; kept: unknown[]; exhausted: boolean; more: boolean; cursor: string | null }> {
+  const { page, now } = request;
+  const want = page.limit + 1;
+  const kept: Array<{ row: RankedRow; listing: ListingRow }> = [];
+  let from = after;
+  let last: RankedRow | undefined;
+  let exhausted = false;
+  for (let round = 0; round < VISIBILITY_ROUNDS && kept.length < want && !exhausted; round++) {
+    const batch = visibilityBatch(page.limit, round);
+    const rows = yield* rankRows(from, batch);
+    exhausted = rows.length < batch;
+    const byId = yield* run((index) => index.listings(rows.map((r) => r.listing_id), now));
+    last = keepVisible(rows, byId, request.visibleSince, want, kept, request.failingBefore) ?? last;
+    if (last) from = position(last);
+  }
+  const pageRows = kept.slice(0, page.limit);
+  // More follow when the page is full with one to spare, or when the rounds ended before the matches did.
+  const more = kept.length > page.limit || (!exhausted && kept.length < want);
+  const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
+  const cursor = more && at ? encodeCursor(request.secret, position(at)) : null;
+  return { resources: pageRows.map((k) => toDiscoveryResource(k.listing)), kept, exhausted, more, cursor };
+}
+
+/**
+ * The search by resource URL (url-search.ts): a first page chooses its terms now, a cursor page keeps its own. When no URL
+ * holds a query term either, the text's empty answer stands.
+ */
+function* urlPage(
+  request: SearchRequest,
+  queryTerms: string[],
+  asOf: number,
+  text: TermChoice,
+  hash: string,
+  after: CursorState | undefined,
+  budget: number,
+): Engine<SearchPage> {
+  const { filters, now, x402Version } = request;
+  let choice: TermChoice;
+  if (after) choice = pinnedUrlChoice(queryTerms, after);
+  else {
+    const candidates = urlCandidates(queryTerms);
+    const counts = yield* run((index) => index.countUrlTerms(candidates, budget + 1));
+    choice = chooseUrlTerms(candidates, counts, budget);
+  }
+  const terms = choice.searched;
+  if (terms.length === 0) return emptySearchPage(x402Version, text);
+  countSearchPath('url');
+  const k = choiceIndexes(queryTerms, choice);
+  const position = (at: RankedRow): CursorState => ({ v: 1, h: hash, a: asOf, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k, u: 1 });
+  const result = yield* rankedPage(request, after, position, (from, want) =>
+    run((index) => index.urlRows({ asOf, filters, after: from, want, terms })),
+  );
+  return {
+    x402Version,
+    resources: result.resources,
+    partialResults: result.more,
+    pagination: { limit: result.resources.length, cursor: result.cursor },
+    ...choiceFields(choice),
+  };
+}
