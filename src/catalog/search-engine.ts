@@ -249,7 +249,12 @@ function* rankedPage(
     const batch = visibilityBatch(page.limit, round);
     const rows = yield* rankRows(from, batch);
     exhausted = rows.length < batch;
-    const byId = yield* run((index) => index.listings(rows.map((r) => r.listing_id), now));
+    const byId = yield* run((index) =>
+      index.listings(
+        rows.map((r) => r.listing_id),
+        now,
+      ),
+    );
     last = keepVisible(rows, byId, request.visibleSince, want, kept, request.failingBefore) ?? last;
     if (last) from = position(last);
   }
@@ -286,7 +291,16 @@ function* urlPage(
   if (terms.length === 0) return emptySearchPage(x402Version, text);
   countSearchPath('url');
   const k = choiceIndexes(queryTerms, choice);
-  const position = (at: RankedRow): CursorState => ({ v: 1, h: hash, a: asOf, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k, u: 1 });
+  const position = (at: RankedRow): CursorState => ({
+    v: 1,
+    h: hash,
+    a: asOf,
+    r: at.rank,
+    i: at.listing_id,
+    t: after?.t ?? now.getTime(),
+    k,
+    u: 1,
+  });
   const result = yield* rankedPage(request, after, position, (from, want) =>
     run((index) => index.urlRows({ asOf, filters, after: from, want, terms })),
   );

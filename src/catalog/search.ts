@@ -142,70 +142,7 @@ export const choiceFields = (choice: TermChoice) => ({
   droppedTerms: choice.dropped,
 });
 
-/**
- * How many rows each term has, kept TERM_COUNT_TTL_MS per store (both stores' search): a count only
- * picks which term drives the all-terms tier (any choice ranks the same), and the most common words
- * are in most several-term queries, so one count of 100,000 rows (about 4 ms) serves many
- * searches. At most TERM_COUNT_ENTRIES terms are kept.
- */
-const TERM_COUNT_TTL_MS = 10 * 60_000;
-const TERM_COUNT_ENTRIES = 4096;
-export class TermCounts {
-  private readonly counts = new Map<string, { n: number; at: number }>();
-  /** The term's count if known recently. */
-  get(term: string, now = Date.now()): number | undefined {
-    const known = this.counts.get(term);
-    return known && now - known.at < TERM_COUNT_TTL_MS ? known.n : undefined;
-  }
-  set(term: string, n: number, now = Date.now()): void {
-    if (this.counts.size >= TERM_COUNT_ENTRIES) this.counts.clear();
-    this.counts.set(term, { n, at: now });
-  }
-}
-
-/**
- * The most listings a filter set may hold: building it reads one index entry per listing (about 0.25 µs of
- * CPU on SQLite at 100k listings), where each term row it turns away saves a listing's row and its accepted entries
- * (about 2 µs warm, ten times that when the pages are cold). The tiers read every row of the searched terms
- * (up to the budget's 4,000), so a set of 12,000 costs at most about what it saves them; a one-term walk under
- * a filter of n listings among N reads about a page × N / n rows, which a filter this common fills soon.
- */
-export const FILTER_SET_CAP = 12_000;
-
-/**
- * Postings a threshold walk reads before it weighs going on: past this, it may read up to a third of
- * its terms' postings (the aggregates read all of them, at a higher cost per row) before the
- * query is left to the aggregates. At 1M listings, three common terms finish in the walk in under
- * a second where the aggregate takes about four.
- */
-export const THRESHOLD_WALK_CAP = 20_000;
-/** Postings read per term per step: small first (most pages end early), then larger. */
-export const WALK_CHUNKS = [32, 64, 128];
-
 export type RankedRow = { listing_id: number; rank: number };
-
-/**
- * A filtered search may be driven from the filters' smallest set of listings (sqlite/filter-set.ts,
- * postgres/filter-driver.ts searchFilters) when it holds at most this many: each member's revision at the snapshot is
- * ranked by the contract's rank over the searched terms (one key lookup per term), exactly, whatever the text
- * (docs/CATALOG.md "Search with filters"). The search budget's rows: a set this small costs about what the tiers'
- * rows do.
- */
-export const FILTER_DRIVER_LISTINGS = 4_000;
-
-/**
- * Whether a set of `set` listings (at most FILTER_DRIVER_LISTINGS) drives a search of `terms` searched terms, the
- * rarest with `rarestRows` index rows (counted up to the budget and one more): when its cost, a lookup per member and
- * per term, is below the rows the text paths would read. Those are, for one term, its rows or the page's `want` rows
- * times the catalog's `listings` over the set's (the walk stops after the page; a set of 3,000 at 100k costs 6,000
- * lookups where the walk reads about 700 rows); for several, the rarest term's rows, which the tiers read, or no bound
- * at all past the budget (two common words: the text paths then read until the filter has passed a page).
- */
-export function setDrives(set: number, terms: number, rarestRows: number, budget: number, want: number, listings: number): boolean {
-  const cost = set * (1 + terms);
-  if (terms > 1) return rarestRows > budget || cost < rarestRows;
-  return cost < Math.min(rarestRows, (want * listings) / Math.max(1, set));
-}
 
 /**
  * The work budget of a filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with

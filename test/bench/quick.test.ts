@@ -23,7 +23,6 @@ const HEAVY = [
   'catalog/catalog-quality',
   'catalog/catalog-rss',
   'catalog/catalog-terms',
-  'catalog/catalog-walk-postgres',
   'catalog/filter-combos',
   'catalog/hidden-search',
   'catalog/postgres-idle',

@@ -176,28 +176,15 @@ describe('search against the reference ranking', () => {
 
   /**
    * Queries as agents write them: common words mixed with rarer content words and words no listing
-   * holds, 2 to 8 terms (two: the tier first when the rarer word fits the cap, search.ts). The tiers read by term signatures decide them (term-tiers.ts
-   * termTiersTopK) when the rarest terms' rows are under the store's cap; a store on the same file
-   * with the cap at 0 takes the all-terms tier, the threshold walk and the aggregates instead, and
-   * one with a cap of 150 rows drives from a few rare terms and hands the lower tiers to those.
+   * holds, 2 to 8 terms: the aggregate of their rows (search-engine.ts) ranks them, through the
+   * store's own search source (sqlite/search.ts).
    */
-  it('natural queries of 2 to 8 terms (common, rare and absent words): first pages of 1, 5 and 21, and cursor walks in pages of 4 and of 50, with every driver cap', async () => {
-    // The store's own search, with the cap of the search source (sqlite/search.ts SearchSource) lowered.
-    const stores = [1000, 150, 0].map((cap) => {
+  it('natural queries of 2 to 8 terms (common, rare and absent words): first pages of 1, 5 and 21, and cursor walks in pages of 4 and of 50', async () => {
+    const stores = ['default'].map((cap) => {
       const own = new CatalogStore(t.dbPath);
-      const source: SearchSource = {
-        db: own.db,
-        tierDriverRows: cap,
-        // The text paths under filters, not the set driver (sqlite/filter-driver.ts; the generated queries take it).
-        filterDriverListings: 0,
-        statement: (sql) => own.statement(sql),
-        assertUsable: (forWrite) => own.assertUsable(forWrite),
-        cursorSecret: () => own.cursorSecret(),
-        currentSeq: () => own.currentSeq(),
-        rowsById: (ids, now) => own.rowsById(ids, now),
-      };
-      const search = (query: string, filter: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, version: number) =>
-        searchCatalog(source, query, filter, page, now, version);
+      const source: SearchSource = own;
+      const search = (query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, now: Date, x402Version: number) =>
+        searchCatalog(source, { query, filters, page, now, x402Version });
       return { cap, store: { search, close: () => own.close() } };
     });
     // Words by how many listings hold them (the fixture's draw is steeper than its Zipf weights: 13 of
@@ -268,100 +255,6 @@ describe('search against the reference ranking', () => {
       }
     } finally {
       for (const { store } of stores) store.close();
-    }
-  }, 120_000);
-
-  /**
-   * The all-terms tier of 3 to 5 common words read from the revisions by their share bound
-   * (term-tiers.ts allTermsTopK, migration 12 top_shares): a store with the driver cap at 0 takes
-   * the all-terms tier for every query; pages of 1 read the revisions in several chunks and stop on
-   * the unread bound, pages of 5 and 21 in one, and cursor walks cross from the tier into the tiers
-   * below it (the threshold walk and aggregates), with and without filters.
-   */
-  it('the 3 to 8 most common words from the revisions by share bound (5 to 7 by their own sums): first pages of 1, 5 and 21, cursor walks in pages of 1, 4 and 50, with filters', async () => {
-    const own = new CatalogStore(t.dbPath);
-    /** Revision statements per query length, by the index they read. */
-    const revisionStatements = new Map<string, number>();
-    let terms = 0;
-    const source: SearchSource = {
-      db: own.db,
-      tierDriverRows: 0,
-      filterDriverListings: 0,
-      statement: (sql) => {
-        const index = /FROM search_revisions t INDEXED BY (search_revisions_by_top\w*)/.exec(sql)?.[1];
-        if (index) revisionStatements.set(`${terms} ${index}`, (revisionStatements.get(`${terms} ${index}`) ?? 0) + 1);
-        return own.statement(sql);
-      },
-      assertUsable: (forWrite) => own.assertUsable(forWrite),
-      cursorSecret: () => own.cursorSecret(),
-      currentSeq: () => own.currentSeq(),
-      rowsById: (ids, now) => own.rowsById(ids, now),
-    };
-    const held = new Map<string, number>();
-    for (const l of corpus)
-      for (const token of new Set(`${l.serviceName} ${l.tags} ${l.description}`.toLowerCase().split(/[^a-z0-9]+/)))
-        held.set(token, (held.get(token) ?? 0) + 1);
-    const byHeld = [...held].filter(([w]) => /^w[a-z0-9]+$/.test(w)).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    try {
-      const filters = [{}, { network: 'stellar:pubnet' }, { payTo: PAY_TO_B }] as DiscoveryFilters[];
-      const all = [3, 4, 5, 6, 7, 8].flatMap((n) => [0, 1, 2].flatMap((shift) => filters.map((filter) => ({ n, shift, filter }))));
-      // By default one shift of the most common words for each length and filter.
-      const chosen = sampleCovering(all, ({ n, filter }) => `${n} ${JSON.stringify(filter)}`, 1, caseRandom('differential revisions'));
-      for (const { n, shift, filter } of chosen) {
-        terms = n;
-        const query = byHeld
-          .slice(shift, shift + n)
-          .map(([w]) => w)
-          .join(' ');
-        const pool = corpus.filter((l) => Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v));
-        const expected = referenceSearch(pool, query);
-        const search = (page: { limit: number; cursor?: string }) =>
-          searchCatalog(source, query, filter, page, t.clock(), DISCOVERY_X402_VERSION);
-        for (const limit of [1, 5, 21]) {
-          expect(search({ limit }).resources.map(idOf), `${query} ${JSON.stringify(filter)} limit ${limit}`).toEqual(
-            expected.slice(0, limit),
-          );
-        }
-        for (const [limit, pages] of [
-          [1, 12],
-          [4, 12],
-          [50, 20],
-        ] as const) {
-          const seen = await walkIds(idOf, search, limit, pages);
-          expect(seen, `${query} ${JSON.stringify(filter)} pages of ${limit}`).toEqual(
-            limit === 50 ? expected : expected.slice(0, seen.length),
-          );
-        }
-      }
-    } finally {
-      own.close();
-    }
-    // The revisions decided pages (a chunk per statement), not only the driver's rows: up to 4
-    // terms by the 4-share sum, 5 to 7 by their own sums (migration 15), 8 from the driver's rows.
-    const used = (n: number, index: string) => revisionStatements.get(`${n} ${index}`) ?? 0;
-    // (over 30 statements of each length in the deep run's nine queries a length, 10 in the default's three)
-    const least = DEEP ? 30 : 10;
-    for (const n of [3, 4]) expect(used(n, 'search_revisions_by_top'), `${n} terms`).toBeGreaterThan(least);
-    for (const n of [5, 6, 7]) expect(used(n, `search_revisions_by_top_shares_${n}`), `${n} terms`).toBeGreaterThan(least);
-    expect([...revisionStatements.keys()].filter((key) => key.startsWith('8 '))).toEqual([]);
-    expect([...revisionStatements.keys()].every((key) => key.startsWith('3 ') || key.startsWith('4 ') || key.endsWith(`_${key[0]}`))).toBe(
-      true,
-    );
-  }, 240_000);
-
-  it('queries no text holds search the resource URLs as the reference does: first pages and walks in pages of 7, with filters', async () => {
-    const ids = () => 1 + Math.floor(queryRand() * 400);
-    const queries = ['example', 'com r', `d${ids()} d${ids()} absentword`, `d${ids()} example d${ids()}`, `absentword d${ids()}`];
-    for (const [q, query] of queries.entries()) {
-      const filter = q % 3 === 0 ? { network: 'stellar:pubnet' } : q % 3 === 1 ? { payTo: PAY_TO_B } : {};
-      const pool = corpus.filter((l) => Object.entries(filter).every(([k, v]) => filtersOf.get(l.id)![k as 'network' | 'payTo'] === v));
-      const expected = referenceSearch(pool, query);
-      // Every listing's URL holds example, com and r; a drawn id may be filtered out.
-      if (q < 2) expect(expected.length, query).toBeGreaterThan(0);
-      const page = await store.search(query, filter, { limit: 500 });
-      expect(page.searchMethod, query).toBe('url');
-      expect(page.resources.map(idOf), query).toEqual(expected);
-      expect(await walkIds(idOf, (p) => store.search(query, filter, p), 7, 10), query).toEqual(expected.slice(0, 70));
     }
   }, 120_000);
 

@@ -13,7 +13,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
-import { searchCatalog, type SearchSource } from '../../src/catalog/sqlite/search.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { api } from '../helpers/contract.ts';
@@ -162,17 +161,8 @@ describe.each(BACKENDS)('%s', (backend) => {
     let close: () => Promise<void> | void;
     const now = () => new Date();
     if (backend === 'SQLite') {
-      const own = new CatalogStore(t.dbPath);
-      const source: SearchSource = {
-        db: own.db,
-        searchRowBudget: 3,
-        statement: (sql) => own.statement(sql),
-        assertUsable: (forWrite) => own.assertUsable(forWrite),
-        cursorSecret: () => own.cursorSecret(),
-        currentSeq: () => own.currentSeq(),
-        rowsById: (ids, at) => own.rowsById(ids, at),
-      };
-      search = async (query, filters, page) => searchCatalog(source, query, filters, page, now(), 2);
+      const own = new CatalogStore(t.dbPath, { searchRowBudget: 3 });
+      search = async (query, filters, page) => own.search(query, filters, page, now(), 2);
       close = () => own.close();
     } else {
       const own = await PostgresCatalogStore.open(t.databaseUrl!, { searchRowBudget: 3 });

@@ -10,23 +10,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import {
-  LONG_QUERY_BOUNDS_MIGRATION,
-  LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS,
-  REVISION_BOUNDS_OF_TERM_ROWS,
-} from '../../src/catalog/postgres/revision-bounds.ts';
-import { revisionScanTier } from '../../src/catalog/postgres/revision-scan.ts';
-import { signatureTermsSql, termTiersTier } from '../../src/catalog/postgres/term-tiers.ts';
-import { parameters } from '../../src/catalog/postgres/queries.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { openPool } from '../../src/db/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage, WriteOutcome } from '../../src/catalog/types.ts';
-import { REVISION_SCAN_TERMS, termSlots } from '../../src/catalog/terms.ts';
-import { freshCatalogDatabase, recordingDb } from '../helpers/postgres.ts';
+import { freshCatalogDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir, zipfWords } from './fixtures.ts';
-import { DEEP, caseRandom, cases, sample, sampleCovering } from '../helpers/cases.ts';
+import { DEEP, caseRandom, cases, sampleCovering } from '../helpers/cases.ts';
 
 const rand = seededRandom(0x2545f491);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
@@ -264,171 +253,6 @@ describe('PostgreSQL answers exactly as SQLite', () => {
     expect(nonEmpty).toBeGreaterThan(0.7 * searches);
   }, 180_000);
 
-  it('several of the most common words with filters (the all-terms tier, read by signature) return the same pages', async () => {
-    // Filters keep the server-side walk out, so these pages come from the tier that reads the
-    // rarest term's rows and drops those whose signature lacks a query term's bit (the driver cap
-    // at 0: on this small catalog the tiers read from the rarest terms would take 3 or more words).
-    const capped = await PostgresCatalogStore.open(postgresUrl, { tierDriverRows: 0 });
-    let nonEmpty = 0;
-    // Every length (2 to 5) with every first word (of the 6 most common): twelve shapes, each in the sample.
-    const chosen = someOf(120, 30, (q) => q % 12);
-    for (const q of chosen) {
-      const n = 2 + (q % 4);
-      const text = Array.from({ length: n }, (_, k) => VOCAB[(q + k) % 6]!).join(' ');
-      const filters = pickCase([
-        { type: 'http' },
-        { type: 'mcp' },
-        { network: 'stellar:pubnet' },
-        { extensions: 'bazaar' },
-      ] as DiscoveryFilters[]);
-      const limit = pickCase([1, 3, 5, 10]);
-      const a = sqliteSearch(text, filters, { limit });
-      const b = await capped.search(text, filters, { limit }, new Date(now), 2);
-      expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
-      if (a.resources.length === limit) nonEmpty++;
-    }
-    await capped.end();
-    expect(nonEmpty).toBeGreaterThan(chosen.length / 2);
-  }, 180_000);
-
-  it('several of the most common words without filters, the all-terms tier read before the walk, return the same pages and cursor walks', async () => {
-    // A store that reads the tier first for every term (the catalog here is too small for the
-    // common-word rule; the driver cap at 0 keeps the tiers read from the rarest terms out): first
-    // pages, and cursor walks whose later pages leave the tier.
-    const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0, tierDriverRows: 0 });
-    const sharedBitCommon = VOCAB.slice(0, 8).filter((w) =>
-      VOCAB.slice(0, 40).some((o) => o !== w && termSlots(o).bit === termSlots(w).bit),
-    );
-    expect(sharedBitCommon.length).toBeGreaterThan(0);
-    try {
-      let full = 0;
-      // Every length (3 to 6), with and without the shared-bit word: one of each.
-      const chosen = someOf(60, 8, (q) => q % 8);
-      for (const q of chosen) {
-        const n = 3 + (q % 4);
-        // Every other query holds one of the most common words whose signature bit another word
-        // shares, beside a rarer word that drives: rows of listings lacking the common word pass the
-        // signature and only the key lookups tell them apart.
-        const words = Array.from({ length: n }, (_, k) => VOCAB[(q + 2 * k) % 8]!);
-        if (q % 2 === 0) {
-          words[0] = sharedBitCommon[q % sharedBitCommon.length]!;
-          words[n - 1] = VOCAB[10 + (q % 20)]!;
-        }
-        const text = [...new Set(words)].join(' ');
-        // Pages of 100 walk the whole tier (and past it), where a listing lacking the shared-bit word would show.
-        const limit = q % 2 === 0 ? 100 : pickCase([1, 3, 5, 10]);
-        const { first } = await expectSameWalk(tierFirst, text, {}, limit, q % 2 === 0 || q % 3 === 0 ? 41 : 1);
-        if (first.resources.length === limit) full++;
-      }
-      expect(full).toBeGreaterThan(chosen.length / 2);
-    } finally {
-      await tierFirst.end();
-    }
-  }, 180_000);
-
-  it('3 to 7 of the most common words, the all-terms tier read from the revisions by their share bounds, return the same pages and cursor walks (with filters)', async () => {
-    // tierFirstMinRows 0: every term counts as common here, so 3 to 7 terms take the revision scan
-    // (postgres/revision-scan.ts) with or without filters (the driver cap at 0 keeps the tiers read
-    // from the rarest terms out); its cursor walks leave the tier.
-    expect(REVISION_SCAN_TERMS).toBe(7);
-    const tierFirst = await PostgresCatalogStore.open(postgresUrl, { tierFirstMinRows: 0, tierDriverRows: 0 });
-    try {
-      let full = 0;
-      // Every length (3 to 7), walked and not.
-      const chosen = someOf(100, 10, (q) => q % 10);
-      for (const q of chosen) {
-        const n = 3 + (q % 5);
-        const text = [...new Set(Array.from({ length: n }, (_, k) => VOCAB[(q + 3 * k) % 10]!))].join(' ');
-        const filters = q % 3 === 0 ? {} : pickCase(FILTERS);
-        const limit = pickCase([1, 3, 5, 10, 20, 60]);
-        const { first } = await expectSameWalk(tierFirst, text, filters, limit, q % 2 === 0 ? 31 : 1);
-        if (first.resources.length === limit) full++;
-      }
-      expect(full).toBeGreaterThan(0.3 * chosen.length);
-    } finally {
-      await tierFirst.end();
-    }
-  }, 180_000);
-
-  it('the revision scan itself decides the tier of 3 to 7 common words as the aggregate ranks it, by the share sum of its own length, and each revision carries the bounds its term rows give', async () => {
-    const pool = openPool(postgresUrl, { max: 2 });
-    try {
-      // The write's bounds (JavaScript, revisions.ts) are the migrations' (SQL over the term rows),
-      // the revisions of the refreshes (a listing settled again with new text) among them.
-      const stored = await pool.query(
-        'SELECT rev, top_shares, sig, sketch_a, sketch_b, top_shares_5, top_shares_6, top_shares_7 FROM search_revisions ORDER BY rev',
-      );
-      const fromRows = await pool.query(
-        `SELECT b.rev, b.top_shares, b.sig, b.sketch_a, b.sketch_b, l.top_shares_5, l.top_shares_6, l.top_shares_7
-         FROM (${REVISION_BOUNDS_OF_TERM_ROWS}) b JOIN (${LONG_QUERY_SHARE_SUMS_OF_TERM_ROWS}) l ON l.rev = b.rev ORDER BY b.rev`,
-      );
-      expect(stored.rows.length).toBeGreaterThan(LISTINGS + 100);
-      expect(stored.rows).toEqual(fromRows.rows);
-      // The sums differ from one length to the next for many revisions (else a wrong column could pass).
-      expect(stored.rows.filter((r) => r.top_shares_5 !== r.top_shares && r.top_shares_7 !== r.top_shares_6).length).toBeGreaterThan(50);
-      const seq = Number((await pool.query('SELECT seq FROM catalog_seq')).rows[0].seq);
-      // The scan's statements: each query's index read orders the revisions by its own length's sum.
-      const statements: string[] = [];
-      const recording = recordingDb(pool, statements);
-      let decided = 0;
-      let filled = 0;
-      // Every length (3 to 7).
-      const chosen = someOf(75, 25, (q) => q % 5);
-      for (const q of chosen) {
-        const n = 3 + (q % 5);
-        const terms = [...new Set(Array.from({ length: n }, (_, k) => VOCAB[(q + 2 * k) % 9]!))];
-        const want = pickCase([2, 4, 6, 11, 21]);
-        const counted = (
-          await pool.query<{ term: string; n: string }>(
-            'SELECT q.term, (SELECT count(*) FROM search_terms s WHERE s.term = q.term) AS n FROM unnest($1::text[]) AS q(term)',
-            [terms],
-          )
-        ).rows.map((r) => ({ term: r.term, n: Number(r.n) }));
-        const expected = (
-          await pool.query<{ listing_id: string; rank: string }>(
-            `SELECT listing_id, count(*) * 1000000 + floor(sum(units)::float8 / ${2 ** 53} * 1000 + 0.5)::bigint AS rank
-             FROM search_terms WHERE term = ANY($1::text[]) AND from_seq <= $2 AND (to_seq IS NULL OR to_seq > $2)
-             GROUP BY rev, listing_id HAVING count(*) = $3 ORDER BY rank DESC, listing_id ASC LIMIT $4`,
-            [terms, seq, terms.length, want],
-          )
-        ).rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
-        statements.length = 0;
-        const scanned = await revisionScanTier(recording, counted, {}, seq, undefined, want);
-        const sum = n <= 4 ? 'top_shares' : `top_shares_${n}`;
-        const reads = statements.filter((text) => text.includes('FROM search_revisions r'));
-        expect(reads.length, terms.join(' ')).toBeGreaterThan(0);
-        for (const text of reads) expect(text, terms.join(' ')).toContain(`ORDER BY r.${sum} DESC, r.rev ASC`);
-        if (scanned === undefined) continue;
-        decided++;
-        if (scanned === null) expect(expected.length, terms.join(' ')).toBeLessThan(want);
-        else {
-          filled++;
-          expect(scanned, terms.join(' ')).toEqual(expected);
-        }
-      }
-      expect(decided).toBeGreaterThan(0.8 * chosen.length);
-      expect(filled).toBeGreaterThan(0.4 * chosen.length);
-      // Catalog migration 19 on a database written before it gives every revision the sums the write
-      // gives, and migration 22 every term row its revision's sketches (the covering index as it was before).
-      await pool.query('ALTER TABLE search_revisions DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7');
-      const termRows = 'SELECT term, rev, sketch_a, sketch_b FROM search_terms ORDER BY term, rev';
-      const written = await pool.query(termRows);
-      await pool.query(`ALTER TABLE search_terms DROP COLUMN sketch_a, DROP COLUMN sketch_b;
-        CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig)`);
-      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-        CATALOG_MIGRATIONS.indexOf(LONG_QUERY_BOUNDS_MIGRATION),
-      ]);
-      await (await PostgresCatalogStore.open(postgresUrl)).end();
-      const migrated = await pool.query(
-        'SELECT rev, top_shares, sig, sketch_a, sketch_b, top_shares_5, top_shares_6, top_shares_7 FROM search_revisions ORDER BY rev',
-      );
-      expect(migrated.rows).toEqual(stored.rows);
-      expect((await pool.query(termRows)).rows).toEqual(written.rows);
-    } finally {
-      await pool.end();
-    }
-  }, 180_000);
-
   /**
    * Natural queries (common words mixed with rarer content words and words no listing holds, 3 to 8
    * terms): the tiers read from the rarest terms' rows (postgres/term-tiers.ts) decide them when
@@ -438,8 +262,7 @@ describe('PostgreSQL answers exactly as SQLite', () => {
    * takes the lower tiers) and at 0 (the walk, the common-word paths and the aggregates), first
    * pages and cursor walks to the end, with and without filters, are SQLite's.
    */
-  it('natural queries of 3 to 8 terms, the tiers read from the rarest terms, return the same pages and cursor walks with every driver cap', async () => {
-    const pool = openPool(postgresUrl, { max: 2 });
+  it('natural queries of 3 to 8 terms return the same pages and cursor walks', async () => {
     const shapes: Array<(n: number, v: number) => string[]> = [
       // content word, common word, content word, ... (the benchmark's natural queries)
       (n, v) => Array.from({ length: n }, (_, k) => (k % 2 === 1 ? VOCAB[k >> 1]! : VOCAB[12 + ((v * 7 + k * 5) % 70)]!)),
@@ -457,70 +280,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       caseRand,
       ({ n, s, v }) => [`shape ${s}`, `filtered ${(n + s + v) % 3 === 0}`],
     );
-    const stores = await Promise.all([undefined, 150, 0].map((cap) => PostgresCatalogStore.open(postgresUrl, { tierDriverRows: cap })));
+    const stores = [await PostgresCatalogStore.open(postgresUrl)];
     try {
-      // Every term row carries its revision's sketches (the write's, catalog migration 22).
-      const sketches = await pool.query(
-        'SELECT count(*) AS n, count(*) FILTER (WHERE t.sketch_a <> r.sketch_a OR t.sketch_b <> r.sketch_b) AS wrong FROM search_terms t JOIN search_revisions r ON r.rev = t.rev',
-      );
-      expect(Number(sketches.rows[0].n)).toBeGreaterThan(LISTINGS * 5);
-      expect(Number(sketches.rows[0].wrong)).toBe(0);
-      const seq = Number((await pool.query('SELECT seq FROM catalog_seq')).rows[0].seq);
-      /** Pages the tiers decided and pages they left to the caller, per driver cap. */
-      const decided = new Map<number | undefined, number>();
-      const below = new Map<number | undefined, number>();
-      const add = (counts: typeof decided, cap: number | undefined) => counts.set(cap, (counts.get(cap) ?? 0) + 1);
-      // Directly, the most held words too (180 to 1,260 rows each here), so that with a cap of a few
-      // hundred rows the tiers hold hundreds of listings and the other terms' sketch bounds decide
-      // when a page is sure.
-      const held = sampleCovering(
-        [3, 4, 5, 6, 7, 8].flatMap((n) => [0, 1, 2].map((v) => ({ n, terms: Array.from({ length: n }, (_, k) => VOCAB[(k + v) % 8]!) }))),
-        ({ n }) => String(n),
-        1,
-        caseRand,
-      );
-      for (const { terms } of [...queries, ...held]) {
-        const counted = (
-          await pool.query<{ term: string; n: string }>(
-            'SELECT q.term, (SELECT count(*) FROM search_terms s WHERE s.term = q.term) AS n FROM unnest($1::text[]) AS q(term)',
-            [terms],
-          )
-        ).rows.map((r) => ({ term: r.term, n: Number(r.n) }));
-        // Pages of 1 and 2 with some terms not driving: past the first 32 ranked, the next bound
-        // (its other terms' by the sketches) decides whether the page is sure.
-        // The default cap and 150 rows (the counts below) each time, two of the others drawn.
-        const others = [
-          [60, 1],
-          [400, 2],
-          [600, 1],
-          [1200, 2],
-        ] as const;
-        for (const [cap, want] of [[undefined, 21], [150, 1], [150, 6], [150, 21], ...sample(others, 2, caseRand)] as const) {
-          const expected = (
-            await pool.query<{ listing_id: string; rank: string }>(
-              `SELECT listing_id, count(*) * 1000000 + floor(sum(units)::float8 / ${2 ** 53} * 1000 + 0.5)::bigint AS rank
-               FROM search_terms WHERE term = ANY($1::text[]) AND from_seq <= $2 AND (to_seq IS NULL OR to_seq > $2)
-               GROUP BY rev, listing_id ORDER BY rank DESC, listing_id ASC LIMIT $3`,
-              [terms, seq, want],
-            )
-          ).rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
-          const tiered = await termTiersTier(pool, counted, {}, seq, undefined, want, cap);
-          if (tiered === null) add(below, cap);
-          else if (tiered !== undefined) {
-            add(decided, cap);
-            expect(tiered, `${terms.join(' ')} cap ${cap}`).toEqual(expected);
-          }
-          // The first read sends 3 candidates only: a page reaching past them reads them all.
-          expect(await termTiersTier(pool, counted, {}, seq, undefined, want, cap, 3), `${terms.join(' ')} cap ${cap}, 3 first`).toEqual(
-            tiered,
-          );
-        }
-      }
-      // Under the default cap every term drives here (the catalog is small): the tiers decide every
-      // page. At 150 rows some pages are theirs and some reach below them.
-      expect(decided.get(undefined)).toBe(queries.length + held.length);
-      expect(decided.get(150)).toBeGreaterThan(DEEP ? 10 : 0);
-      expect(below.get(150)).toBeGreaterThan(DEEP ? 10 : 0);
       let full = 0;
       for (const [q, { n, s, v, terms }] of queries.entries()) {
         const text = terms.join(' ');
@@ -542,36 +303,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       expect(full).toBeGreaterThanOrEqual(DEEP ? queries.length + 1 : stores.length);
     } finally {
       await Promise.all(stores.map((store) => store.end()));
-      await pool.end();
     }
   }, 300_000);
-
-  /**
-   * The tiers keep a driver row when its signature holds the bits of the lowest tier's number of
-   * query terms (term-tiers.ts): counted by bit_count, a bit two terms share counts twice, as the
-   * sum of each term's bit does. Signatures at random against term bits drawn from few values (most
-   * sets share some).
-   */
-  it("a signature's count of the query terms' bits counts a shared bit once per term", async () => {
-    const pool = openPool(postgresUrl, { max: 1 });
-    const random = seededRandom(0x5eed);
-    try {
-      let shared = 0;
-      for (let c = 0; c < 200; c++) {
-        const bits = Array.from({ length: 3 + (c % 6) }, () => Math.floor(random() * (c % 2 === 0 ? 8 : 64)));
-        if (new Set(bits).size < bits.length) shared++;
-        const sig = BigInt.asIntN(64, BigInt(Math.floor(random() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(random() * 2 ** 32)));
-        const params = parameters();
-        const expr = signatureTermsSql(bits, `${params.p(sig.toString())}::bigint`, params.p);
-        const { rows } = await pool.query<{ n: string }>(`SELECT ${expr} AS n`, params.values);
-        const expected = bits.filter((bit) => ((BigInt.asUintN(64, sig) >> BigInt(bit)) & 1n) === 1n).length;
-        expect(Number(rows[0]!.n), `bits ${bits.join(',')} sig ${sig}`).toBe(expected);
-      }
-      expect(shared).toBeGreaterThan(50);
-    } finally {
-      await pool.end();
-    }
-  });
 
   it('cursor walks to the end visit the same listings in the same order, page by page', async () => {
     let pages = 0;

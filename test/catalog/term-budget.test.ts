@@ -1,8 +1,8 @@
 /**
  * The search budget's choice of terms (src/catalog/term-budget.ts, docs/CATALOG.md "Search
  * budget"), against a counter of known rows: rarest first, the first term always, the rest while
- * the rows fit the budget, at most 8; terms found nowhere in neither list; the chosen common terms
- * all kept; and the counting itself bounded whatever the query.
+ * the rows fit the budget, at most 8; terms found nowhere in neither list; two terms kept when
+ * every one is past the budget; and the counting itself bounded whatever the query.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -11,18 +11,22 @@ import {
   SEARCH_ROW_BUDGET,
   chooseTerms,
   distinctTerms,
-  runChoice,
   type CountRequest,
+  type TermChoice,
 } from '../../src/catalog/term-budget.ts';
-import { setDrives, windowBound, windowExact, windowRowsPerTerm } from '../../src/catalog/search.ts';
+import { windowBound, windowExact, windowRowsPerTerm } from '../../src/catalog/search.ts';
 
 /** The choice for these terms' rows, and every counting request it made. */
-function choose(rows: Record<string, number>, chosen: Record<string, number> = {}, query = Object.keys(rows).join(' '), listings?: number) {
+function choose(rows: Record<string, number>, query = Object.keys(rows).join(' '), listings?: number) {
   const requests: CountRequest[] = [];
-  const choice = runChoice(chooseTerms(distinctTerms(query), new Map(Object.entries(chosen)), undefined, listings), (request) => {
+  const steps = chooseTerms(distinctTerms(query), undefined, listings);
+  let next = steps.next();
+  while (!next.done) {
+    const request = next.value;
     requests.push(request);
-    return request.terms.map((term) => Math.min(rows[term] ?? 0, request.cap));
-  });
+    next = steps.next(request.terms.map((term) => Math.min(rows[term] ?? 0, request.cap)));
+  }
+  const choice: TermChoice = next.value;
   return {
     ...choice,
     requests,
@@ -57,7 +61,7 @@ describe('which terms are searched', () => {
   });
 
   it('the first term is kept whatever its rows; the next only within the budget', () => {
-    expect(choose({ the: 90_000, of: 80_000 }).searched).toHaveLength(1);
+    expect(choose({ weather: 300, the: 90_000 }).searched).toEqual(['weather']);
     const tight = choose({ a: SEARCH_ROW_BUDGET - 6, b: 5, c: 1 });
     expect(tight.searched).toEqual(['c', 'b', 'a']);
     expect(choose({ a: SEARCH_ROW_BUDGET - 6, b: 5, c: 2 }).searched).toEqual(['c', 'b']);
@@ -79,25 +83,24 @@ describe('which terms are searched', () => {
       city: 8,
       please: 1,
     };
-    const choice = choose(sentence, {}, Object.keys(sentence).join(' '), 100);
+    const choice = choose(sentence, Object.keys(sentence).join(' '), 100);
     expect(choice.searched).toEqual(['please', 'forecast', 'weather', 'city', 'current']);
     expect(choice.dropped).toEqual(['find', 'an', 'api', 'that', 'returns', 'the', 'for', 'a']);
     // Eight terms or fewer: every one that fits the budget, as before.
-    expect(choose({ the: 99, weather: 3, for: 97 }, {}, 'the weather for', 100).searched).toEqual(['weather', 'for', 'the']);
+    expect(choose({ the: 99, weather: 3, for: 97 }, 'the weather for', 100).searched).toEqual(['weather', 'for', 'the']);
     // Only function words: the budget's rule over them.
     const only = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`f${i}`, 60 + i]));
-    expect(choose(only, {}, Object.keys(only).join(' '), 100).searched).toHaveLength(MAX_SEARCHED_TERMS);
+    expect(choose(only, Object.keys(only).join(' '), 100).searched).toHaveLength(MAX_SEARCHED_TERMS);
   });
 
-  it('chosen common terms past the budget, and only they: the two with fewest rows at the choice kept', () => {
-    const chosen = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`c${i}`, i]));
-    const rows = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`c${i}`, 90_000 - i * 1000]));
-    const all = choose(rows, chosen, 'c0 c1 c2 c3 c4 c5 c6 c7 c8 c9');
-    expect(all.searched).toEqual(['c9', 'c8']);
-    expect(all.dropped).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']);
-    expect(choose(rows, chosen, 'c3 c0 c3').searched).toEqual(['c3', 'c0']);
-    // One other word among them: the budget's rule (its rows, then nothing fits).
-    expect(choose({ ...rows, other: 30_000 }, chosen, 'c0 c1 other').searched).toEqual(['other']);
+  it('every term past the budget: the first two in query order kept, and the window ranks them', () => {
+    const rows = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`c${i}`, 90_000 - i * 1000]));
+    const all = choose(rows, 'c3 c0 c1 c2 c4');
+    expect(all.searched).toEqual(['c3', 'c0']);
+    expect(all.dropped).toEqual(['c1', 'c2', 'c4']);
+    expect(all.method).toBe('text_budgeted');
+    // One other word within the budget among them: the budget's rule (its rows, then nothing fits).
+    expect(choose({ ...rows, other: 3_000 }, 'c0 c1 other').searched).toEqual(['other']);
   });
 });
 
@@ -152,18 +155,6 @@ describe('what the choice costs', () => {
 
 /** The bounds of a filtered search (src/catalog/search.ts; docs/CATALOG.md "Search with filters"). */
 describe('what bounds a filtered search', () => {
-  it('a set drives when ranking it costs less than the text would read; two terms past the budget always', () => {
-    // One term: a set of 3,000 at 100k (6,000 lookups) against a walk of about 21 × 100k / 3,000 = 700 rows.
-    expect(setDrives(3000, 1, 4001, 4000, 21, 100_000)).toBe(false);
-    expect(setDrives(100, 1, 4001, 4000, 21, 100_000)).toBe(true);
-    // A term rarer than the set's cost is walked.
-    expect(setDrives(100, 1, 150, 4000, 21, 100_000)).toBe(false);
-    // Several terms: the tiers read the rarest term's rows, none bound past the budget.
-    expect(setDrives(1000, 2, 2500, 4000, 21, 100_000)).toBe(false);
-    expect(setDrives(1000, 2, 3500, 4000, 21, 100_000)).toBe(true);
-    expect(setDrives(4000, 2, 4001, 4000, 21, 100_000)).toBe(true);
-  });
-
   it("the window's bound: each term cut at its rows may still hold an unseen listing at its last share", () => {
     expect(windowRowsPerTerm(4000, 2)).toBe(2000);
     expect(windowRowsPerTerm(3, 8)).toBe(1);

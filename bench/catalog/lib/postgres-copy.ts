@@ -12,9 +12,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG_MIGRATIONS } from '../../../src/catalog/postgres/migrations.ts';
 import { PRICE_CLASSES_FROM_BUCKETS } from '../../../src/catalog/postgres/price-index.ts';
-import { LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS, REVISION_BOUNDS_FROM_TERM_ROWS } from '../../../src/catalog/postgres/revision-bounds.ts';
 import { scoreUnits } from '../../../src/catalog/postgres/revisions.ts';
-import { LONG_QUERY_SHARE_SUMS, topSharesColumn } from '../../../src/catalog/terms.ts';
 import { migrate } from '../../../src/db/postgres.ts';
 
 /**
@@ -23,22 +21,14 @@ import { migrate } from '../../../src/db/postgres.ts';
  */
 const NOT_COPIED = new Set(['catalog_meta', 'catalog_seq']);
 
-/**
- * SQLite columns that Postgres names otherwise: search_terms' `score` is `units` (scaled, scoreUnits),
- * search_common_terms' `bit` is `term_bit` (the same bit: both stores number the common terms by
- * rows, then term).
- */
-const POSTGRES_NAMES: Record<string, Record<string, string>> = {
-  search_terms: { score: 'units' },
-  search_common_terms: { bit: 'term_bit' },
-};
+/** SQLite columns that Postgres names otherwise: search_terms' `score` is `units` (scaled, scoreUnits). */
+const POSTGRES_NAMES: Record<string, Record<string, string>> = { search_terms: { score: 'units' } };
 const postgresName = (table: string, column: string) => POSTGRES_NAMES[table]?.[column] ?? column;
 
 /**
  * What to copy: every table both stores have (the SQLite file migrated to this checkout's schema
- * first, the database by svc's migrations), with the columns both have (POSTGRES_NAMES); each
- * search_terms row also gets its revision's `sig` (copyTable). A table only one side has is
- * skipped and named.
+ * first, the database by svc's migrations), with the columns both have (POSTGRES_NAMES). A table
+ * only one side has is skipped and named.
  */
 async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Array<[table: string, columns: string[]]>> {
   const onPostgres = new Map<string, Set<string>>();
@@ -61,12 +51,7 @@ async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promis
     }
     const columns = (sqlite.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>)
       .map((c) => c.name)
-      .filter((c) => pgColumns.has(postgresName(table, c)))
-      // search_terms' `sig` is the server's own (catalog_term_bit, copyTable): SQLite's signature
-      // column of the same name is computed by another function. So are the revisions' bounds,
-      // computed from the copied term rows after the copy (postgresCorpus). The term rows'
-      // sketches (catalog migration 22) are copied: both stores' come from terms.ts termSignature.
-      .filter((c) => !(table === 'search_terms' && c === 'sig') && !(table === 'search_revisions' && REVISION_BOUNDS.has(c)));
+      .filter((c) => pgColumns.has(postgresName(table, c)));
     shared.push([table, columns]);
   }
   for (const table of onPostgres.keys())
@@ -74,50 +59,16 @@ async function sharedTables(client: pg.PoolClient, sqlite: DatabaseSync): Promis
   return shared;
 }
 
-/**
- * search_revisions' columns that Postgres derives from the term rows (src/catalog/postgres/revision-bounds.ts,
- * catalog migrations 17 and 19): copied as 0, as a revision without term rows has them, then set
- * from the copied term rows by the migrations' own backfill statements.
- */
-const REVISION_BOUNDS = new Set(['top_shares', 'sig', 'sketch_a', 'sketch_b', ...LONG_QUERY_SHARE_SUMS.map(topSharesColumn)]);
-
 /** A value in COPY's text format. */
 function copyText(value: string | number | bigint | null | undefined): string {
   if (value === null || value === undefined) return '\\N';
   return String(value).replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
 }
 
-/**
- * Each revision's term signature (src/catalog/postgres/migrations.ts, migration 4): the OR of the server's
- * `catalog_term_bit` over the revision's terms, asked once per distinct term.
- */
-async function revisionSignatures(client: pg.PoolClient, sqlite: DatabaseSync): Promise<Map<number, bigint>> {
-  const terms = (sqlite.prepare('SELECT DISTINCT term FROM search_terms').all() as Array<{ term: string }>).map((r) => r.term);
-  const bits = new Map<string, bigint>();
-  for (let i = 0; i < terms.length; i += 10_000) {
-    const { rows } = await client.query<{ term: string; bit: string }>(
-      'SELECT q AS term, catalog_term_bit(q) AS bit FROM unnest($1::text[]) AS q',
-      [terms.slice(i, i + 10_000)],
-    );
-    for (const r of rows) bits.set(r.term, BigInt(r.bit));
-  }
-  const signatures = new Map<number, bigint>();
-  for (const { rev, term } of sqlite.prepare('SELECT rev, term FROM search_terms').iterate() as Iterable<{ rev: number; term: string }>)
-    signatures.set(rev, (signatures.get(rev) ?? 0n) | bits.get(term)!);
-  return signatures;
-}
-
-async function copyTable(
-  client: pg.PoolClient,
-  sqlite: DatabaseSync,
-  table: string,
-  columns: string[],
-  signatures?: Map<number, bigint>,
-): Promise<number> {
-  const zeroed = table === 'search_revisions' ? [...REVISION_BOUNDS] : [];
-  const pgColumns = [...columns.map((c) => postgresName(table, c)), ...(signatures ? ['sig'] : []), ...zeroed];
+async function copyTable(client: pg.PoolClient, sqlite: DatabaseSync, table: string, columns: string[]): Promise<number> {
+  const pgColumns = columns.map((c) => postgresName(table, c));
   const select = sqlite.prepare(`SELECT ${columns.join(', ')} FROM ${table}`);
-  // Integers as BigInt: the sketches (and signatures) use all 64 bits, past a JavaScript number's 53.
+  // Integers as BigInt: exact whatever their size.
   select.setReadBigInts(true);
   const rows = select.iterate() as Iterable<Record<string, unknown>>;
   let n = 0;
@@ -125,8 +76,6 @@ async function copyTable(
     let chunk = '';
     for (const row of rows) {
       const values = columns.map((c) => copyText(c === 'score' ? scoreUnits(row[c] as number) : (row[c] as string | bigint | null)));
-      if (signatures) values.push(BigInt.asIntN(64, signatures.get(Number(row.rev))!).toString());
-      values.push(...zeroed.map(() => '0'));
       chunk += values.join('\t') + '\n';
       if (++n % 5_000 === 0) {
         yield chunk;
@@ -148,12 +97,9 @@ export async function copyCatalog(pool: pg.Pool, sqlitePath: string): Promise<vo
     try {
       for (const [table, columns] of await sharedTables(client, sqlite)) {
         const t0 = performance.now();
-        const signatures = table === 'search_terms' ? await revisionSignatures(client, sqlite) : undefined;
-        const n = await copyTable(client, sqlite, table, columns, signatures);
+        const n = await copyTable(client, sqlite, table, columns);
         process.stderr.write(`  copied ${n.toLocaleString('en')} rows of ${table} in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
       }
-      await client.query(REVISION_BOUNDS_FROM_TERM_ROWS);
-      await client.query(LONG_QUERY_SHARE_SUMS_FROM_TERM_ROWS);
       // The class counts are Postgres's own (catalog migration 16, src/catalog/postgres/price-index.ts): from the copied buckets.
       await client.query(PRICE_CLASSES_FROM_BUCKETS);
       const { seq } = sqlite.prepare('SELECT seq FROM catalog_seq').get() as { seq: number };

@@ -68,10 +68,7 @@ export async function restore(db: Db, id: string | number): Promise<boolean> {
 }
 
 /** The store's lifecycle port (../lifecycle.ts), each batch after `ready` (the catalog's migrations). */
-export const lifecyclePort = (
-  pool: pg.Pool,
-  ready: () => Promise<unknown>,
-): LifecycleStorePort => ({
+export const lifecyclePort = (pool: pg.Pool, ready: () => Promise<unknown>): LifecycleStorePort => ({
   maintain: async (cuts, now, limit) => (await ready(), maintain(pool, cuts, now, limit)),
 });
 
@@ -82,12 +79,7 @@ export const restoreAfterCheck = (pool: pg.Pool) => async (id: string) => {
 };
 
 /** One batch of a pass (../lifecycle.ts): purge, then hide, then put back; then prune. */
-export async function maintain(
-  pool: pg.Pool,
-  cuts: LifecycleCuts,
-  now: Date,
-  limit: number,
-): Promise<LifecycleBatch> {
+export async function maintain(pool: pg.Pool, cuts: LifecycleCuts, now: Date, limit: number): Promise<LifecycleBatch> {
   const nowMs = now.getTime();
   const ttlMs = nowMs - Date.parse(cuts.visibleSince);
   const graceMs = cuts.failingBefore === undefined ? 0 : nowMs - Date.parse(cuts.failingBefore);

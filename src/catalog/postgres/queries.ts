@@ -254,35 +254,3 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
   }
   return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
 }
-
-/**
- * The filter and snapshot conditions on rows aliased `t` carrying a revision's [from_seq, to_seq)
- * and listing_id (term rows, or the revisions themselves), listings aliased `l` when joined.
- */
-export function termRowConditions(
-  filters: SearchFilters,
-  asOf: number,
-  { p }: ReturnType<typeof parameters>,
-): { join: string; where: string } {
-  const conditions = filterConditions(filters, p, asOf);
-  const seq = p(asOf);
-  // The set's listings first (a hashed set), then the exact conditions on the listings that pass it.
-  const { within } = filters;
-  const set = !within
-    ? ''
-    : 'ids' in within
-      ? `t.listing_id = ANY(${p(within.ids)}::bigint[]) AND `
-      : `t.listing_id IN (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ${p(within.kind)} AND k.value = ${p(within.value)}) AND `;
-  return {
-    join: conditions === 'TRUE' ? '' : 'JOIN listings l ON l.id = t.listing_id',
-    where: `t.from_seq <= ${seq} AND (t.to_seq IS NULL OR t.to_seq > ${seq}) AND ${set}${conditions}`,
-  };
-}
-
-/**
- * A search's filters with, in `within`, the list key (listing.ts filterKeys) of fewest listings when it holds at most
- * FILTER_SET_CAP, or the listings holding `url` when at most URL_INDEX_CAP do and they are fewer (sqlite/filter-set.ts):
- * its listings now are every listing that matched at any earlier snapshot (accepts only grow, a type and a URL never
- * change), so it narrows the term rows before the exact conditions (filter-driver.ts searchFilters).
- */
-export type SearchFilters = DiscoveryFilters & { within?: (ListingKey | { ids: number[] }) & { listings: number } };

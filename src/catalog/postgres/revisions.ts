@@ -71,10 +71,7 @@ export async function reviseSearchText(
         db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]),
       ]
     : [];
-  await Promise.all([
-    ...closed,
-    insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), quality), seq),
-  ]);
+  await Promise.all([...closed, insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), quality), seq)]);
 }
 
 /**
@@ -115,7 +112,13 @@ export async function insertUrlTerms(db: Db, listingId: number, resource: string
 }
 
 /** A new current search revision of `listingId` from its term scores (the quality level in them), with its term rows. */
-export async function insertScoredRevision(db: Db, listingId: number, hash: string, scored: Map<string, number>, seq: number): Promise<void> {
+export async function insertScoredRevision(
+  db: Db,
+  listingId: number,
+  hash: string,
+  scored: Map<string, number>,
+  seq: number,
+): Promise<void> {
   const scores = [...scored];
   const { values, p } = parameters();
   const [listing, from] = [p(listingId), p(seq)];

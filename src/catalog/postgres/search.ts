@@ -60,7 +60,8 @@ export function textIndex(db: Db): TextIndex {
         [terms, cap],
       )
     ).rows.map((r) => Number(r.n));
-  const query = async (text: string, params: Params) => ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
+  const query = async (text: string, params: Params) =>
+    ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
   return {
     currentSeq: async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq),
     countListings: async () =>
@@ -110,7 +111,9 @@ export function textIndex(db: Db): TextIndex {
     async windowEdges(terms, asOf, window) {
       const params = parameters();
       const edges = await db.query<{ n: string; lowest: string | null }>(
-        terms.map((term) => `(SELECT count(*) AS n, min(w.milli) AS lowest FROM (${walkSql(term, asOf, undefined, window, params)}) w)`).join(' UNION ALL '),
+        terms
+          .map((term) => `(SELECT count(*) AS n, min(w.milli) AS lowest FROM (${walkSql(term, asOf, undefined, window, params)}) w)`)
+          .join(' UNION ALL '),
         params.values,
       );
       return edges.rows.map((r) => ({ rows: Number(r.n), lowest: Number(r.lowest ?? 0) }));

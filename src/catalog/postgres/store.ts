@@ -370,7 +370,16 @@ export class PostgresCatalogStore implements CatalogStorePort {
     failingBefore?: string,
   ): Promise<SearchPage> {
     const secret = await this.ready;
-    return searchPostgres(this.pool, secret, { query, filters, page, now, x402Version, visibleSince, failingBefore, budget: this.searchRowBudget });
+    return searchPostgres(this.pool, secret, {
+      query,
+      filters,
+      page,
+      now,
+      x402Version,
+      visibleSince,
+      failingBefore,
+      budget: this.searchRowBudget,
+    });
   }
 
   /** The liveness records (postgres/liveness.ts), once the catalog is migrated. */

@@ -175,9 +175,12 @@ function dropRetiredSearchStructures(db: DatabaseSync): void {
   const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'search_revisions'").all() as Array<{
     name: string;
   }>;
-  for (const { name } of indexes) if (!['search_revisions_current', 'search_revisions_superseded', 'search_revisions_by_listing'].includes(name)) db.exec(`DROP INDEX ${name}`);
+  for (const { name } of indexes)
+    if (!['search_revisions_current', 'search_revisions_superseded', 'search_revisions_by_listing'].includes(name))
+      db.exec(`DROP INDEX ${name}`);
   const kept = ['rev', 'listing_id', 'from_seq', 'to_seq', 'superseded_at', 'text_hash'];
-  for (const column of columns('search_revisions')) if (!kept.includes(column)) db.exec(`ALTER TABLE search_revisions DROP COLUMN ${column}`);
+  for (const column of columns('search_revisions'))
+    if (!kept.includes(column)) db.exec(`ALTER TABLE search_revisions DROP COLUMN ${column}`);
 }
 
 /** Append-only. Migration N brings the database from user_version N-1 to N. */

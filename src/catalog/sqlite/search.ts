@@ -36,7 +36,9 @@ const keysetAfter = (after: CursorState | undefined) =>
 /** The filters on term rows `t`: the listing joined when a filter needs it. */
 function rowFilter(read: RankedRead): { join: string; where: string; params: Array<string | number> } {
   const { conditions, params } = filterSql(read.filters, read.asOf);
-  return conditions === 'TRUE' ? { join: '', where: 'TRUE', params } : { join: 'JOIN listings l ON l.id = t.listing_id', where: conditions, params };
+  return conditions === 'TRUE'
+    ? { join: '', where: 'TRUE', params }
+    : { join: 'JOIN listings l ON l.id = t.listing_id', where: conditions, params };
 }
 
 /** The store's statements for the engine. */
@@ -72,7 +74,9 @@ export function textIndex(store: SearchSource): TextIndex {
       );
       if (scan === undefined || rows.length >= want) return { rows };
       // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
-      const read_ = store.statement(`SELECT count(*) AS n, min(milli) AS milli FROM (${walkSql(after)})`).get(...walkParams(term, asOf, after, scan)) as {
+      const read_ = store
+        .statement(`SELECT count(*) AS n, min(milli) AS milli FROM (${walkSql(after)})`)
+        .get(...walkParams(term, asOf, after, scan)) as {
         n: number;
         milli: number | null;
       };
@@ -159,7 +163,5 @@ export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 
   checkQuery(request.query);
   store.assertUsable(false);
   const secret = store.cursorSecret();
-  return inReadTransaction(store.db, () =>
-    runSync(textIndex(store), searchPage({ ...request, secret, budget: store.searchRowBudget })),
-  );
+  return inReadTransaction(store.db, () => runSync(textIndex(store), searchPage({ ...request, secret, budget: store.searchRowBudget })));
 }

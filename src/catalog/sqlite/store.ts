@@ -70,8 +70,8 @@ export class CatalogStore implements CatalogStorePort {
   readonly db: DatabaseSync;
   private readonly identity: FileIdentity | null;
   readonly dbPath: string;
-  /** The `url` list's thresholds (url-filter.ts), theirs unless set (tests lower them). */
-  private readonly scale: UrlScale;
+  /** The `url` list's thresholds (url-filter.ts) and the search budget's rows (term-budget.ts), theirs unless set (tests lower them). */
+  private readonly scale: UrlScale & { searchRowBudget?: number };
 
   /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
   constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
@@ -87,6 +87,10 @@ export class CatalogStore implements CatalogStorePort {
 
   close(): void {
     if (this.db.isOpen) this.db.close();
+  }
+
+  get searchRowBudget(): number | undefined {
+    return this.scale.searchRowBudget;
   }
 
   /** A cached prepared statement. */
