@@ -6,7 +6,6 @@ import type { OwnershipMode } from '../../src/catalog/ownership.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DatabaseSync } from 'node:sqlite';
 import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
 import type { CatalogLogger, SettledPayment } from '../../src/catalog/types.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
@@ -252,51 +251,4 @@ export function zipfWords(vocab: readonly string[], rand: () => number): { word:
   const cdf = weights.map((x) => (acc += x / total));
   const word = () => vocab[cdf.findIndex((c) => c >= rand())] ?? vocab[0]!;
   return { word, words: (n) => Array.from({ length: n }, word).join(rand() < 0.2 ? ', ' : ' ') };
-}
-
-/**
- * The search revisions whose common-term mask or share sum (SQLite catalog migration 16,
- * src/catalog/sqlite/common-terms.ts) differs from what their term rows give: none, while the
- * settle write and the choice of the common terms keep them.
- */
-export function revisionsWithWrongCommonMask(db: DatabaseSync): unknown[] {
-  return db
-    .prepare(
-      `SELECT r.rev FROM search_revisions r WHERE r.common_mask IS NOT
-         (SELECT coalesce(sum(1 << c.bit), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)
-       OR r.common_milli IS NOT
-         (SELECT coalesce(sum(t.milli), 0) FROM search_terms t JOIN search_common_terms c ON c.term = t.term WHERE t.rev = r.rev)`,
-    )
-    .all();
-}
-
-/**
- * The rows of src/catalog/sqlite/pair-tops.ts that break its rule, as [what, pair, rev]: for each
- * pair of common terms, every revision holding both whose exact rank (as the aggregates compute
- * it) sorts at or before the pair's key must have its row with that rank ('missing' otherwise), and
- * no other row may be kept ('extra'). Pairs without a key count as 'unkeyed'.
- */
-export function pairTopsOffKey(db: DatabaseSync): unknown[] {
-  return db
-    .prepare(
-      `WITH pairs AS (
-         SELECT a.bit * 16 + b.bit AS pair, a.term AS ta, b.term AS tb, a.bit AS ba, b.bit AS bb
-         FROM search_common_terms a JOIN search_common_terms b ON b.bit > a.bit
-       ), holding AS (
-         SELECT p.pair, r.rev, r.listing_id,
-           (SELECT count(*) * 1000000 + CAST(round(sum(o.score) * 1000) AS INTEGER) FROM search_terms o
-            WHERE o.rev = r.rev AND o.term IN (p.ta, p.tb)) AS rank
-         FROM pairs p JOIN search_revisions r ON (r.common_mask >> p.ba) & 1 AND (r.common_mask >> p.bb) & 1
-       ), expected AS (
-         SELECT h.pair, h.rev, h.listing_id, h.rank FROM holding h JOIN search_pair_bounds k USING (pair)
-         WHERE h.rank > k.rank OR (h.rank = k.rank AND h.listing_id <= k.listing_id)
-       )
-       SELECT 'missing', pair, rev FROM (SELECT * FROM expected EXCEPT SELECT pair, rev, listing_id, rank FROM search_pair_tops)
-       UNION ALL
-       SELECT 'extra', pair, rev FROM (SELECT pair, rev, listing_id, rank FROM search_pair_tops EXCEPT SELECT * FROM expected)
-       UNION ALL
-       SELECT 'unkeyed', pair, NULL FROM pairs WHERE pair NOT IN (SELECT pair FROM search_pair_bounds)`,
-    )
-    .all()
-    .map((row) => Object.values(row));
 }

@@ -170,16 +170,9 @@ describe('list at any offset', () => {
   it('a database from before the block index gets it at open and pages the same', () => {
     const old = new DatabaseSync(dbPath);
     // Back to schema 2: without the blocks, the quality tables, the accepted entries' asset columns and keys, the liveness columns,
-    // the withdrawals, the price index, the term signatures, the lifecycle's stash.
+    // the withdrawals, the price index, the lifecycle's stash.
     old.exec(`DROP INDEX listings_indexed_by_age; DROP INDEX listings_indexed_failing; DROP INDEX listings_stashed_by_age;
-      ALTER TABLE listings DROP COLUMN search_stash; DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
-      ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
-      DROP INDEX search_revisions_by_common; DROP TABLE search_common_terms; ALTER TABLE search_revisions DROP COLUMN common_mask;
-      ALTER TABLE search_revisions DROP COLUMN common_milli; DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares;
-      DROP INDEX search_revisions_by_top_shares_5; DROP INDEX search_revisions_by_top_shares_6; DROP INDEX search_revisions_by_top_shares_7;
-      ALTER TABLE search_revisions DROP COLUMN top_shares_5; ALTER TABLE search_revisions DROP COLUMN top_shares_6;
-      ALTER TABLE search_revisions DROP COLUMN top_shares_7; ALTER TABLE search_revisions DROP COLUMN sig;
-      ALTER TABLE search_revisions DROP COLUMN sketch_a; ALTER TABLE search_revisions DROP COLUMN sketch_b;
+      ALTER TABLE listings DROP COLUMN search_stash;
       DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments;
       DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
       DROP INDEX listings_liveness_due; DROP INDEX listings_liveness_failing; ALTER TABLE listings DROP COLUMN liveness_status;

@@ -9,10 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { CATALOG_MIGRATIONS, SCORE_UNITS } from '../../src/catalog/postgres/migrations.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { inReadSnapshot, migrate, openPool } from '../../src/db/postgres.ts';
+import { inReadSnapshot, openPool } from '../../src/db/postgres.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
 
@@ -139,75 +138,6 @@ describe('a database that is not there yet', () => {
       expect(await store.ownerOf('https://late.example.com/r', 'http', '')).toBe(PAY_TO_A);
     } finally {
       await store.end();
-    }
-  });
-});
-
-describe('term signatures (catalog migration 4)', () => {
-  it('fills the signatures of rows written before it; rows written without one are looked up; the walk finds every term', async () => {
-    const pool = openPool(await freshDatabase(), { max: 1 });
-    // A listing's text revision and its term rows, written as an svc before migration 4 writes them.
-    const addRevision = (listing: number, seq: number) =>
-      pool.query(`INSERT INTO search_revisions (listing_id, from_seq, text_hash) OVERRIDING SYSTEM VALUE VALUES ($1, $2, 'h')`, [
-        listing,
-        seq,
-      ]);
-    const addTermRow = (term: string, listing: number, milli: number, seq: number) =>
-      pool.query(
-        `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq)
-         SELECT $1, rev, $2, $3::bigint * ${SCORE_UNITS / 1024}, $4, $5 FROM search_revisions WHERE listing_id = $2`,
-        [term, listing, Math.round((milli / 1000) * 1024), milli, seq],
-      );
-    try {
-      await migrate(pool, 'catalog', CATALOG_MIGRATIONS.slice(0, 3));
-      // Three revisions as migration 3 stored them: listing 1 holds both terms, 2 and 3 one each.
-      const rows: Array<[term: string, listing: number, milli: number]> = [
-        ['alpha', 1, 600],
-        ['beta', 1, 700],
-        ['alpha', 2, 900],
-        ['beta', 3, 800],
-        ['żółw', 3, 500],
-      ];
-      for (const listing of [1, 2, 3]) await addRevision(listing, 1);
-      for (const [term, listing, milli] of rows) await addTermRow(term, listing, milli, 1);
-      await pool.query('UPDATE catalog_seq SET seq = 1');
-
-      await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
-
-      const bits = await pool.query<{ term: string; bit: string }>(
-        `SELECT q AS term, catalog_term_bit(q) AS bit FROM unnest(ARRAY['alpha', 'beta', 'żółw']) AS q`,
-      );
-      const bitOf = new Map(bits.rows.map((r) => [r.term, BigInt.asUintN(64, BigInt(r.bit))]));
-      // One bit per term.
-      for (const bit of bitOf.values()) expect(bit & (bit - 1n)).toBe(0n);
-      const stored = await pool.query<{ term: string; listing_id: string; sig: string }>(
-        'SELECT term, listing_id, sig FROM search_terms ORDER BY listing_id, term',
-      );
-      const signatureOf = (listing: number) => rows.filter(([, l]) => l === listing).reduce((sig, [term]) => sig | bitOf.get(term)!, 0n);
-      expect(stored.rows.map((r) => [r.term, Number(r.listing_id), BigInt.asUintN(64, BigInt(r.sig))])).toEqual(
-        [...rows].sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : 1)).map(([term, listing]) => [term, listing, signatureOf(listing)]),
-      );
-
-      // Listing 1 ranks first with both terms (2 × 1e6 + 1300): its other term was looked up.
-      const walked = await pool.query<{ listing_ids: string[]; ranks: string[] }>(
-        `SELECT * FROM catalog_walk(ARRAY['alpha', 'beta'], 1, 4, NULL, NULL, 20000, '{32,64,128}'::int[])`,
-      );
-      expect(walked.rows[0]!.listing_ids.map(Number)).toEqual([1, 2, 3]);
-      expect(walked.rows[0]!.ranks.map(Number)).toEqual([2_001_300, 1_000_900, 1_000_800]);
-
-      // An svc that predates migration 4 (a fleet mid-upgrade) writes term rows without a
-      // signature: they get every bit, so the walk looks their other terms up.
-      await addRevision(4, 2);
-      await addTermRow('alpha', 4, 950, 2);
-      await addTermRow('beta', 4, 950, 2);
-      await pool.query('UPDATE catalog_seq SET seq = 2');
-      const after = await pool.query<{ listing_ids: string[]; ranks: string[] }>(
-        `SELECT * FROM catalog_walk(ARRAY['alpha', 'beta'], 2, 4, NULL, NULL, 20000, '{32,64,128}'::int[])`,
-      );
-      expect(after.rows[0]!.listing_ids.map(Number)).toEqual([4, 1, 2, 3]);
-      expect(Number(after.rows[0]!.ranks[0])).toBe(2_001_900);
-    } finally {
-      await pool.end();
     }
   });
 });

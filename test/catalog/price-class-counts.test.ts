@@ -202,15 +202,8 @@ describe('price class counts on Postgres', () => {
   it('a database from before the class counts gets them built from its buckets', async () => {
     const before = await classCounts(pool);
     expect(before.kept.length).toBeGreaterThan(10);
-    // Back to the version before the class counts (and before the revisions' share bounds and the
-    // term rows' sketches, the migrations after it: postgres/revision-bounds.ts).
+    // Back to the version before the class counts.
     await pool.query('DROP TABLE price_classes');
-    await pool.query(
-      `ALTER TABLE search_revisions DROP COLUMN top_shares, DROP COLUMN sig, DROP COLUMN sketch_a, DROP COLUMN sketch_b,
-         DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7;
-       ALTER TABLE search_terms DROP COLUMN sketch_a, DROP COLUMN sketch_b;
-       CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig)`,
-    );
     await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
       CATALOG_MIGRATIONS.indexOf(PRICE_CLASS_COUNTS_MIGRATION),
     ]);

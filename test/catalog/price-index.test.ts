@@ -347,33 +347,17 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(expected.mcp).toBeGreaterThan(0);
       await t.catalog.close();
       // Back to the untyped index as the price index's first migration built it, to schema 8 (on
-      // SQLite also without the term signatures of migration 10).
+      // SQLite).
       if (databaseUrl === undefined) {
         const db = new DatabaseSync(t.dbPath);
         db.exec('DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets');
         migrateToPriceIndex(db);
-        db.exec(`DROP INDEX search_terms_top; ALTER TABLE search_terms DROP COLUMN sig; ALTER TABLE search_terms DROP COLUMN sketch_a;
-          ALTER TABLE search_terms DROP COLUMN sketch_b; CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq);
-          DROP INDEX search_revisions_by_common; DROP TABLE search_common_terms; ALTER TABLE search_revisions DROP COLUMN common_mask;
-          ALTER TABLE search_revisions DROP COLUMN common_milli; DROP INDEX search_revisions_by_top_shares_5; DROP INDEX search_revisions_by_top_shares_6; DROP INDEX search_revisions_by_top_shares_7;
-          ALTER TABLE search_revisions DROP COLUMN top_shares_5; ALTER TABLE search_revisions DROP COLUMN top_shares_6;
-          ALTER TABLE search_revisions DROP COLUMN top_shares_7;
-          DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares; ALTER TABLE search_revisions DROP COLUMN sig;
-          ALTER TABLE search_revisions DROP COLUMN sketch_a; ALTER TABLE search_revisions DROP COLUMN sketch_b`);
         db.exec('PRAGMA user_version = 8');
         db.close();
       } else {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
         await pool.query(
           `DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE price_classes; ${PRICE_INDEX_MIGRATION}`,
-        );
-        // Every later migration runs again, so the revisions' share bounds (migrations 17 and 19) go
-        // too, and the term rows' sketches (migration 22, with the covering index as it was before).
-        await pool.query(
-          `DROP INDEX search_revisions_by_top; ALTER TABLE search_revisions DROP COLUMN top_shares, DROP COLUMN sig, DROP COLUMN sketch_a,
-             DROP COLUMN sketch_b, DROP COLUMN top_shares_5, DROP COLUMN top_shares_6, DROP COLUMN top_shares_7;
-             ALTER TABLE search_terms DROP COLUMN sketch_a, DROP COLUMN sketch_b;
-             CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units, sig)`,
         );
         // Back to the version before the typed index (its migration and every later one run again).
         await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [

@@ -94,7 +94,6 @@ export function removeListing(db: DatabaseSync, id: number): void {
   run('DELETE FROM listing_payers WHERE listing_id = ?', id);
   // Every revision, not only the current one: SQLite may give the next new listing this id again.
   run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
-  run('DELETE FROM search_pair_tops WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
   run('DELETE FROM search_revisions WHERE listing_id = ?', id);
   run('DELETE FROM listing_urls WHERE rowid = ?', id);
   run('DELETE FROM listing_url_terms WHERE listing_id = ?', id);
