@@ -1,12 +1,14 @@
 /**
  * Prints one plain closing line after the run, `N passed, N failed, N skipped`, so that a CI
- * reading only the last lines of the log (not vitest's coloured summary) sees how many tests ran.
+ * reading only the last lines of the log (not vitest's coloured summary) sees how many tests ran;
+ * before it, the longest source files (longest-files.ts), a review alarm.
  *
  * A passing test prints nothing on stderr: a line there reads as a failure to whoever scans the
  * log (docs/TESTING.md). One that does (console.error/warn in the test, its hooks or its file) is
  * named after the summary line and fails the run.
  */
 import type { UserConsoleLog } from 'vitest';
+import { longestSourceFiles } from './longest-files.ts';
 import type { Reporter, TestModule } from 'vitest/node';
 
 export default class SummaryReporter implements Reporter {
@@ -37,6 +39,9 @@ export default class SummaryReporter implements Reporter {
       }
     }
     counts.failed += unhandledErrors.length;
+    // The review alarm (docs/ARCHITECTURE.md "Long files"): printed, never failing the run.
+    const longest = longestSourceFiles().map(({ file, lines }) => `${lines} ${file}`);
+    process.stdout.write(`\nlongest source files (a review alarm, not a limit):\n  ${longest.join('\n  ')}\n`);
     process.stdout.write(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
     if (noisy.length > 0) {
       process.stdout.write(`passing tests wrote to stderr (a passing test prints nothing there):\n  ${noisy.join('\n  ')}\n`);
