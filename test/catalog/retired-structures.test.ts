@@ -1,0 +1,134 @@
+/**
+ * A catalog written by an svc from before the one search engine (docs/CATALOG.md "Search") holds
+ * structures the engine no longer reads: term signatures and sketches, revision share bounds and
+ * common-term masks, chosen common terms, pair tops, the threshold walk's functions. Opening it
+ * drops them (SQLite catalog migration 25, Postgres 35) and its search answers as before.
+ */
+import { DatabaseSync } from 'node:sqlite';
+import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { CatalogStore, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
+import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
+import { settlement, tempCatalog } from './fixtures.ts';
+import { freshCatalogDatabase } from './fresh.ts';
+
+const QUERIES = ['weather', 'weather forecast', 'forecast city lisbon', 'nothing here'];
+
+/** A small catalog's search pages for QUERIES. */
+async function pages(search: (query: string) => Promise<{ resources: Array<{ resource: string }> }>): Promise<string[][]> {
+  const out: string[][] = [];
+  for (const query of QUERIES) out.push((await search(query)).resources.map((r) => r.resource));
+  return out;
+}
+
+async function fill(t: ReturnType<typeof tempCatalog>): Promise<void> {
+  for (let i = 0; i < 12; i++) {
+    t.tick();
+    await t.catalog.recordSettlement(
+      settlement({
+        url: `https://api${i}.example.com/weather`,
+        description: `Weather forecast ${i % 3 === 0 ? 'for a city' : ''} lisbon`.repeat(1 + (i % 2)),
+      }),
+    );
+  }
+}
+
+describe('a catalog from before the one search engine', () => {
+  it('on SQLite: its retired structures are dropped at open and its pages stay the same', async () => {
+    const t = tempCatalog();
+    try {
+      await fill(t);
+      const search = (store: CatalogStore) => async (query: string) =>
+        store.search(query, {}, { limit: 20 }, t.clock(), DISCOVERY_X402_VERSION);
+      const first = new CatalogStore(t.dbPath);
+      const before = await pages(search(first));
+      first.close();
+      // As an older svc left it (migrations 10, 12, 15–17): columns, indexes and tables the engine does not read.
+      const old = new DatabaseSync(t.dbPath);
+      old.exec(`
+        ALTER TABLE search_terms ADD COLUMN sig INTEGER NOT NULL DEFAULT -1;
+        ALTER TABLE search_terms ADD COLUMN sketch_a INTEGER NOT NULL DEFAULT -1;
+        ALTER TABLE search_terms ADD COLUMN sketch_b INTEGER NOT NULL DEFAULT -1;
+        DROP INDEX search_terms_top;
+        CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC, from_seq, to_seq, sig, sketch_a, sketch_b);
+        ALTER TABLE search_revisions ADD COLUMN top_shares INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE search_revisions ADD COLUMN common_mask INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev);
+        CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, bit INTEGER NOT NULL);
+        CREATE TABLE search_pair_tops (pair INTEGER, rev INTEGER, listing_id INTEGER, rank INTEGER);
+        CREATE TABLE search_pair_bounds (pair INTEGER PRIMARY KEY, rank INTEGER, listing_id INTEGER);
+        PRAGMA user_version = ${SCHEMA_VERSION - 1};
+      `);
+      old.close();
+      const store = new CatalogStore(t.dbPath);
+      try {
+        const columns = (table: string) =>
+          (store.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+        expect(columns('search_terms')).toEqual(['term', 'rev', 'listing_id', 'score', 'milli', 'from_seq', 'to_seq']);
+        expect(columns('search_revisions')).toEqual(['rev', 'listing_id', 'from_seq', 'to_seq', 'superseded_at', 'text_hash']);
+        const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'search_%' ORDER BY name").all() as Array<{
+          name: string;
+        }>;
+        expect(tables.map((r) => r.name)).toEqual([
+          'search_revisions',
+          'search_revisions_by_listing',
+          'search_revisions_current',
+          'search_revisions_superseded',
+          'search_terms',
+          'search_terms_by_rev',
+          'search_terms_top',
+        ]);
+        expect(await pages(search(store))).toEqual(before);
+      } finally {
+        store.close();
+      }
+    } finally {
+      t.close();
+    }
+  });
+
+  it('on Postgres: its retired structures are dropped at open and its pages stay the same', async () => {
+    const databaseUrl = await freshCatalogDatabase();
+    const t = tempCatalog(undefined, { databaseUrl });
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+    try {
+      await fill(t);
+      const first = await PostgresCatalogStore.open(databaseUrl);
+      const search = (store: PostgresCatalogStore) => (query: string) =>
+        store.search(query, {}, { limit: 20 }, t.clock(), DISCOVERY_X402_VERSION);
+      const before = await pages(search(first));
+      await first.end();
+      await pool.query(`
+        ALTER TABLE search_terms ADD COLUMN sig BIGINT NOT NULL DEFAULT -1, ADD COLUMN sketch_a BIGINT NOT NULL DEFAULT -1,
+          ADD COLUMN sketch_b BIGINT NOT NULL DEFAULT -1;
+        ALTER TABLE search_revisions ADD COLUMN top_shares BIGINT NOT NULL DEFAULT 0, ADD COLUMN common_mask INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev ASC);
+        CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, term_bit INTEGER NOT NULL);
+        CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE AS $$ SELECT 1::bigint $$;`);
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_MIGRATIONS.length - 1]);
+      const store = await PostgresCatalogStore.open(databaseUrl);
+      try {
+        const columns = async (table: string) =>
+          (
+            await pool.query<{ column_name: string }>(
+              'SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
+              [table],
+            )
+          ).rows.map((r) => r.column_name);
+        expect(await columns('search_terms')).toEqual(['term', 'rev', 'listing_id', 'units', 'milli', 'from_seq', 'to_seq']);
+        expect(await columns('search_revisions')).toEqual(['rev', 'listing_id', 'from_seq', 'to_seq', 'superseded_at', 'text_hash']);
+        expect(await columns('search_common_terms')).toEqual([]);
+        const functions = await pool.query("SELECT proname FROM pg_proc WHERE proname IN ('catalog_term_bit', 'catalog_walk')");
+        expect(functions.rows).toEqual([]);
+        expect(await pages(search(store))).toEqual(before);
+      } finally {
+        await store.end();
+      }
+    } finally {
+      await pool.end();
+      t.close();
+    }
+  });
+});
