@@ -62,9 +62,9 @@ export const READER_IDLE_MS = 5 * 60_000;
  */
 export const WRITER_IDLE_MS = 5 * 60_000;
 /**
- * A search of this many distinct terms or more is heavy: its threshold walk reads and ranks every
- * term's postings, several times a one- or two-term search (docs/BENCHMARKS.md "Discovery under a
- * flood"), so it runs on all readers but one.
+ * A search of this many distinct terms or more is heavy: its aggregate or window reads up to the
+ * search budget's rows (search-engine.ts), where a one-term walk reads a page (docs/BENCHMARKS.md
+ * "Discovery under a flood"), so it runs on all readers but one.
  */
 export const HEAVY_SEARCH_TERMS = 3;
 /** Whether a search runs as heavy (on all readers but one). */

@@ -161,7 +161,7 @@ export interface WindowEdge {
 /**
  * The most a listing outside the window can rank: each term whose window stopped at `budget` rows may still hold it,
  * at most at its lowest share (a listing's share of a term is below or at its window's last one), plus the rounding
- * of each share (as the threshold walk's bound). -1 when every term's window holds all its rows: nothing is outside.
+ * of each share. -1 when every term's window holds all its rows: nothing is outside.
  */
 export function windowBound(edges: WindowEdge[], budget: number): number {
   const open = edges.filter((edge) => edge.rows >= budget);

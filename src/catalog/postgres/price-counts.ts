@@ -18,8 +18,8 @@
  * matches' counts do not: left to that choice (migration 18), the plan it kept for the age count
  * read every match of a wide bound when only a few entries were older than the cut.
  *
- * Migration text is fixed once released: a change to these functions is a new migration (20), as
- * `catalog_walk`'s. CREATE OR REPLACE, so a database whose version was set back (the tests that
+ * Migration text is fixed once released: a change to these functions is a new migration (20).
+ * CREATE OR REPLACE, so a database whose version was set back (the tests that
  * rebuild an older schema) runs it again.
  */
 import { DEEP_OFFSET, filterKeys } from '../listing.ts';

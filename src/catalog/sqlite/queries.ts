@@ -1,8 +1,7 @@
 /**
  * The SQL of the discovery filters on SQLite, shared by the store's list query (store.ts) and the
- * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts. Also what
- * the search paths share (search.ts, term-tiers.ts, common-terms.ts, pair-tops.ts): the filter on
- * term rows, the rank's exact expression and the chosen common terms.
+ * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts. Also the
+ * rank's expression (rankSql), the one every search path uses.
  */
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';

@@ -1,0 +1,125 @@
+/**
+ * The search engine's bounded paths (docs/CATALOG.md "The three paths"), the two cases where a page
+ * may differ from the exact ranking and says so, on both stores with the search budget lowered to
+ * reach them on a small catalog:
+ *   - a window: two terms both past the budget, ranked among each term's first rows;
+ *   - a filtered one-term walk that stops at the budget's rows before its page is full.
+ * The oracle is the same catalog searched with the default budget, whose pages the differential
+ * tests hold to the reference ranking. Also the path counter (search-paths.ts) moving per page.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
+import { searchPathCounts } from '../../src/catalog/search-paths.ts';
+import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
+import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog } from './fixtures.ts';
+import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
+
+type Search = (query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) => Promise<SearchPage>;
+const LISTINGS = 160;
+/** Rows a term may have before it is past the lowered budget. */
+const BUDGET = 30;
+
+describe.each(BACKENDS)('the bounded paths (%s)', (backend) => {
+  let t: ReturnType<typeof tempCatalog>;
+  let exact: { search: Search; close: () => Promise<void> };
+  let bounded: { search: Search; close: () => Promise<void> };
+  /** The listings PAY_TO_B owns (few), by resource. */
+  const ownedByB = new Set<string>();
+
+  beforeAll(async () => {
+    t = tempCatalog(undefined, { databaseUrl: backend === 'Postgres' ? await freshCatalogDatabase() : undefined });
+    const rand = seededRandom(0x51ab);
+    for (let i = 0; i < LISTINGS; i++) {
+      // "weather" and "data" in most listings (both past the budget), with varying weight; "rare" in a few.
+      const words = ['weather', 'data', 'forecast', 'rare'].filter((_, k) => rand() < [0.8, 0.7, 0.3, 0.05][k]!);
+      const repeat = 1 + Math.floor(rand() * 3);
+      const payTo = i % 16 === 0 ? PAY_TO_B : PAY_TO_A;
+      const url = `https://s${i}.example.com/api`;
+      if (payTo === PAY_TO_B) ownedByB.add(url);
+      t.tick();
+      await t.catalog.recordSettlement(
+        settlement({
+          url,
+          payTo,
+          description: `${words.join(' ')} `.repeat(repeat) || 'other',
+          serviceName: rand() < 0.3 ? words[0] : undefined,
+        }),
+      );
+    }
+    const open = async (budget?: number) => {
+      if (backend === 'Postgres') {
+        const store = await PostgresCatalogStore.open(t.databaseUrl!, budget === undefined ? {} : { searchRowBudget: budget });
+        return { search: ((q, f, p) => store.search(q, f, p, t.clock(), DISCOVERY_X402_VERSION)) as Search, close: () => store.end() };
+      }
+      const store = new CatalogStore(t.dbPath, budget === undefined ? {} : { searchRowBudget: budget });
+      return {
+        search: (async (q, f, p) => store.search(q, f, p, t.clock(), DISCOVERY_X402_VERSION)) as Search,
+        close: async () => store.close(),
+      };
+    };
+    exact = await open();
+    bounded = await open(BUDGET);
+  }, 120_000);
+  afterAll(async () => {
+    await exact?.close();
+    await bounded?.close();
+    t?.close();
+  });
+
+  /** Every page of a walk of `limit`, to its end. */
+  async function walk(search: Search, query: string, filters: DiscoveryFilters, limit: number): Promise<SearchPage[]> {
+    const pages: SearchPage[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await search(query, filters, { limit, ...(cursor ? { cursor } : {}) });
+      pages.push(page);
+      cursor = page.pagination.cursor ?? undefined;
+    } while (cursor && pages.length < 200);
+    return pages;
+  }
+  const resources = (pages: SearchPage[]) => pages.flatMap((p) => p.resources.map((r) => r.resource));
+
+  it('two terms past the budget rank a window: in rank order, said partial, each listing of the window once', async () => {
+    const before = searchPathCounts().get('window') ?? 0;
+    const first = await bounded.search('weather data', {}, { limit: 5 });
+    expect(first.searchedTerms).toEqual(['weather', 'data']);
+    expect(first.searchMethod).toBe('text_partial');
+    expect(first.partialResults).toBe(true);
+    // In-process stores count here (the catalog threads count in their own: docs/OPERATIONS.md).
+    expect((searchPathCounts().get('window') ?? 0) - before).toBeGreaterThan(0);
+    const walked = resources(await walk(bounded.search, 'weather data', {}, 7));
+    const all = resources(await walk(exact.search, 'weather data', {}, 50));
+    // No listing twice; every one is a match, in the exact ranking's relative order; the window holds fewer than all.
+    expect(new Set(walked).size).toBe(walked.length);
+    expect(walked.length).toBeLessThan(all.length);
+    expect(walked.length).toBeGreaterThanOrEqual(BUDGET / 2);
+    const position = new Map(all.map((r, i) => [r, i]));
+    const order = walked.map((r) => position.get(r)!);
+    expect(order.every((p) => p !== undefined)).toBe(true);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    // The listings holding both terms best lead both.
+    expect(walked.slice(0, 3)).toEqual(all.slice(0, 3));
+  });
+
+  it('a filtered one-term walk stops at the budget, says so, and its cursor reads on: every match once, in order', async () => {
+    const filters = { payTo: PAY_TO_B };
+    const pages = await walk(bounded.search, 'weather', filters, 3);
+    const expected = resources(await walk(exact.search, 'weather', filters, 50));
+    expect(expected.length).toBeGreaterThan(3);
+    expect(expected.every((r) => ownedByB.has(r))).toBe(true);
+    // Some page stopped at the budget before it was full, and said so.
+    expect(pages.some((p) => p.searchMethod === 'text_partial' && p.resources.length < 3 && p.pagination.cursor !== null)).toBe(true);
+    expect(resources(pages)).toEqual(expected);
+  });
+
+  it('one term unfiltered is exact whatever its rows, and so is a rare term: nothing partial', async () => {
+    for (const query of ['weather', 'rare']) {
+      const got = resources(await walk(bounded.search, query, {}, 4));
+      expect(got).toEqual(resources(await walk(exact.search, query, {}, 50)));
+    }
+    const page = await bounded.search('weather', {}, { limit: 5 });
+    expect(page.searchMethod).toBe('text');
+  });
+});
