@@ -100,8 +100,10 @@ export function textIndex(db: Db): TextIndex {
       const from =
         window === undefined
           ? `search_terms t ${filter.join} WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where}`
-          : `(${terms.map((term) => `SELECT w.rev FROM (${walkSql(term, asOf, undefined, window, params)}) w`).join(' UNION ')}) c
-             JOIN search_terms t ON t.rev = c.rev AND t.term = ANY(${p(terms)}::text[]) ${filter.join} WHERE ${filter.where}`;
+          : // One key lookup per candidate and term (the primary key (term, rev)), not every row of the candidate's revision.
+            `(${terms.map((term) => `SELECT w.rev FROM (${walkSql(term, asOf, undefined, window, params)}) w`).join(' UNION ')}) c
+             CROSS JOIN unnest(${p(terms)}::text[]) AS q(term) JOIN search_terms t ON t.term = q.term AND t.rev = c.rev
+             ${filter.join} WHERE ${filter.where}`;
       return query(
         `WITH matches AS MATERIALIZED (SELECT t.listing_id, ${rankSql('t')} AS rank FROM ${from} GROUP BY t.rev, t.listing_id)
          SELECT listing_id, rank FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
