@@ -171,7 +171,7 @@ describe('a burst beyond ledger capacity', () => {
       errorReason: 'invalid_exact_stellar_payload_fee_exceeds_maximum',
     });
     // The refusal says how full the ledgers were and what they charged.
-    const asked = /inclusion fee (\d+) per operation: (\d+) of the last 10 ledgers were full, surge-priced at up to (\d+)/.exec(
+    const asked = /inclusion fee (\d+) per operation: (\d+) of the last 10 ledgers (?:was|were) full, surge-priced at up to (\d+)/.exec(
       refused.body.errorMessage as string,
     );
     expect(asked, refused.body.errorMessage).not.toBeNull();

@@ -40,8 +40,12 @@ export function inclusionBid(fees: readonly LaneFee[]): InclusionBid {
 /** Why the bid is what it is, for a refusal's message. */
 export function describeBid(b: InclusionBid): string {
   if (b.ledgers === 0) return `inclusion fee ${b.bid} per operation, the base fee: no recent ledger could be read`;
-  if (b.surgePrice === null) return `inclusion fee ${b.bid} per operation, the base fee: none of the last ${b.ledgers} ledgers was full`;
-  return `inclusion fee ${b.bid} per operation: ${b.fullLedgers} of the last ${b.ledgers} ledgers were full, surge-priced at up to ${b.surgePrice} per operation`;
+  const full = (k: number) =>
+    b.ledgers === 1
+      ? `the last ledger was ${k === 0 ? 'not ' : ''}full`
+      : `${k === 0 ? 'none' : k} of the last ${b.ledgers} ledgers ${k > 1 ? 'were' : 'was'} full`;
+  if (b.surgePrice === null) return `inclusion fee ${b.bid} per operation, the base fee: ${full(0)}`;
+  return `inclusion fee ${b.bid} per operation: ${full(b.fullLedgers)}, surge-priced at up to ${b.surgePrice} per operation`;
 }
 
 export interface InclusionFeeOptions {
