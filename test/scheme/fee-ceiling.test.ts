@@ -53,6 +53,15 @@ describe.each(NETWORKS)('the default fee ceiling on %s', (network) => {
     await h?.stop();
   });
 
+  it('is published in GET /supported beside the inclusion bid', async () => {
+    const supported = await fetch(`${f.url}/supported`).then((r) => r.json() as Promise<{ kinds: Array<{ extra: unknown }> }>);
+    expect(supported.kinds[0]!.extra).toEqual({
+      areFeesSponsored: true,
+      maxTransactionFeeStroops: DEFAULT_MAX_TRANSACTION_FEE_STROOPS[network],
+      inclusionFeeStroops: 100,
+    });
+  });
+
   it("admits a plain SEP-41 payment extending the payer's balance from its last ledger and creating the payee's", async () => {
     const token = h.devnet.customToken.contractId;
     const buyer = Keypair.fromSecret((await h.devnet.createAccount({})).secret);

@@ -159,6 +159,11 @@ describe('a burst beyond ledger capacity', () => {
     expect(settled.body).toMatchObject({ success: true });
     const { bid, charged } = await bidOf(settled.body.transaction);
     expect(bid).toBe(BURST_BID + 1);
+    // /supported publishes the bid of the moment.
+    const supported = await fetch(`${f.url}/supported`).then(
+      (r) => r.json() as Promise<{ kinds: Array<{ extra: { inclusionFeeStroops: number } }> }>,
+    );
+    expect(supported.kinds[0]!.extra.inclusionFeeStroops).toBeGreaterThan(BURST_BID);
     expect(charged).toBeLessThanOrEqual(50_000);
 
     // Beyond the tight ceiling: refused with the ceiling's code, nothing submitted.

@@ -126,9 +126,18 @@ export class ExactStellarScheme implements PaymentScheme {
     };
   }
 
+  /**
+   * The kind, with the fee ceiling and the inclusion bid of the moment in its extra (the bid as last
+   * read, a new reading started when that is older than a few seconds; openapi.yaml SupportedKind).
+   */
   supported(): SchemeSupport {
+    const extra = {
+      areFeesSponsored: true,
+      maxTransactionFeeStroops: Number(this.verifying.maxFee),
+      inclusionFeeStroops: Number(this.verifying.inclusionFee.latest().bid),
+    };
     return {
-      kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra: { areFeesSponsored: true } }],
+      kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra }],
       signers: { [this.signerFamily]: [...this.signers] },
     };
   }
