@@ -4,6 +4,7 @@
  * `createSdkRpc` implements it over @stellar/stellar-sdk's `rpc.Server`.
  */
 import { Keypair, rpc, xdr, type FeeBumpTransaction, type Transaction } from '@stellar/stellar-sdk';
+import { Reader } from '@stellar/js-xdr';
 import { keepAliveClient, type PostClient } from './rpc-transport.ts';
 
 export interface LedgerStamp {
@@ -321,26 +322,39 @@ export function parseSimulation(sim: RawSimulation): Simulation {
   };
 }
 
+/** The decoded shape of a generalized transaction set's phases, as far as the lane fee needs it. */
+interface RawPhases {
+  v1TxSet?: {
+    phases: Array<{
+      parallelTxsComponent?: { baseFee: bigint | null };
+      v0Components?: Array<{ txsMaybeDiscountedFee?: { baseFee: bigint | null } }>;
+    }>;
+  };
+}
+
 /**
  * The Soroban lane fee of a ledger, from its close meta (base64 LedgerCloseMeta): the base fee of
  * the transaction set's Soroban phase (the second; a parallel component in protocol 23 and later,
- * a component list before), and the header's base fee.
+ * a component list before), and the header's base fee. Only the meta's head is decoded (its
+ * header and transaction set): the transactions' processing after it, most of a busy ledger's
+ * meta, is never read.
  */
 export function laneFeeOf(sequence: number, metadataXdr: string): LaneFee {
-  let meta: xdr.LedgerCloseMeta;
   try {
-    meta = xdr.LedgerCloseMeta.fromXdr(metadataXdr, 'base64');
+    const reader = new Reader(Buffer.from(metadataXdr, 'base64'));
+    const version = reader.readInt32('LedgerCloseMeta');
+    if (version !== 0) xdr.LedgerCloseMetaExt.schema._read(reader, 'LedgerCloseMeta.ext');
+    const header = xdr.LedgerHeaderHistoryEntry.schema._read(reader, 'LedgerCloseMeta.ledgerHeader');
+    const baseFee = BigInt(header.header.baseFee);
+    if (version === 0) return { sequence, baseFee, sorobanFee: null };
+    const set = xdr.GeneralizedTransactionSet.schema._read(reader, 'LedgerCloseMeta.txSet') as RawPhases;
+    const phase = set.v1TxSet?.phases[1];
+    const fee =
+      phase?.parallelTxsComponent?.baseFee ?? phase?.v0Components?.map((c) => c.txsMaybeDiscountedFee?.baseFee).find((f) => f != null);
+    return { sequence, baseFee, sorobanFee: fee ?? null };
   } catch (err) {
     throw new RpcError('getLedgers', `answered ledger ${sequence} with close meta that does not decode: ${describeError(err)}`);
   }
-  if (meta.type === 'v0') return { sequence, baseFee: BigInt(meta.v0.ledgerHeader.header.baseFee), sorobanFee: null };
-  const body = meta.type === 'v1' ? meta.v1 : meta.v2;
-  const baseFee = BigInt(body.ledgerHeader.header.baseFee);
-  const phase = body.txSet.v1TxSet.phases[1];
-  let fee: bigint | null | undefined;
-  if (phase?.type === 'parallelTxsComponent') fee = phase.parallelTxsComponent.baseFee;
-  else if (phase?.type === 'v0Components') fee = phase.v0Components.map((c) => c.txsMaybeDiscountedFee.baseFee).find((f) => f !== null);
-  return { sequence, baseFee, sorobanFee: fee ?? null };
 }
 
 /** A primitive as text; an object as JSON (never "[object Object]"). */
