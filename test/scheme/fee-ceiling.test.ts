@@ -4,13 +4,14 @@
  * settle under svc's default MAX_TRANSACTION_FEE_STROOPS: the first settlement of the day after the
  * token's instance fell under its 6-day threshold, that extension at its longest together with a
  * payee's new balance entry, and a plain SEP-41 token's payment that extends the payer's balance
- * from its last ledger and creates the payee's.
+ * from its last ledger and creates the payee's; the fee budgets still bound what they cost.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Address, Keypair, StrKey, hash, xdr } from '@stellar/stellar-sdk';
 import { rawRpc } from '../../src/devnet/transfers.ts';
 import { DEFAULT_MAX_TRANSACTION_FEE_STROOPS } from '../../src/chains/stellar/config.ts';
 import { SchemeHarness, type Facilitator } from './harness.ts';
+import { journaledFacilitator } from '../journal/harness.ts';
 
 const NETWORKS = ['stellar:testnet', 'stellar:pubnet'] as const;
 
@@ -99,4 +100,31 @@ describe.each(NETWORKS)('the default fee ceiling on %s', (network) => {
     expect(measured.instanceAndNewBalance.declared).toBeLessThanOrEqual(DEFAULT_MAX_TRANSACTION_FEE_STROOPS[network]);
     expect(measured.instanceAndNewBalance.declared).toBeGreaterThan(DEFAULT_MAX_TRANSACTION_FEE_STROOPS[network] / 2);
   });
+
+  // On testnet two of the dearest pass a new payer's allowance (on pubnet about four fit in it).
+  it.runIf(network === 'stellar:testnet')(
+    "the fee budgets bound them: a payer without history is refused unsent once its day's 2,000,000 stroops would be passed",
+    async () => {
+      const journaled = await journaledFacilitator(h);
+      try {
+        const usdc = h.devnet.usdc.contractId;
+        const { buyer } = await h.parties(1_000_000n);
+        const codes: string[] = [];
+        let charged = 0;
+        for (let i = 0; i < 3 && !codes.includes('svc_fee_budget_payer_exhausted'); i++) {
+          await h.devnet.advanceLedgers((await instanceOf(h, usdc)) - h.devnet.latestLedger().sequence - 5);
+          const req = h.requirements(StrKey.encodeContract(hash(Buffer.from(`budget payee ${i} ${buyer.publicKey()}`))));
+          const settled = await journaled.settle(await h.pay(req, buyer), req);
+          codes.push(settled.body.success ? 'success' : settled.body.errorReason);
+          if (settled.body.success) charged += (await feesOf(h, settled.body.transaction)).charged;
+          else expect(settled.body.transaction).toBe('');
+        }
+        expect(codes[0]).toBe('success');
+        expect(codes.at(-1)).toBe('svc_fee_budget_payer_exhausted');
+        expect(charged).toBeLessThanOrEqual(2_000_000);
+      } finally {
+        await journaled.close();
+      }
+    },
+  );
 });
