@@ -27,7 +27,7 @@ export const STELLAR_DEFAULTS = {
 
 /**
  * MAX_TRANSACTION_FEE_STROOPS by network: above the dearest settlement the devnet's model of that
- * network's costs produces (1,025,639 declared on testnet, 513,222 on pubnet: a payment creating a
+ * network's costs produces (about 1,025,640 declared on testnet, 513,220 on pubnet: a payment creating a
  * payee's balance in the transfer that extends a token instance from its last ledgers), so the
  * ceiling refuses no valid payment; the fee budgets bound what they cost (docs/OPERATIONS.md
  * "Real-network costs and the fee ceiling").
