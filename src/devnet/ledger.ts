@@ -98,8 +98,8 @@ export class DevnetLedger {
   readonly ttls: NetworkTtls;
   /** What one ledger holds of Soroban work (LEDGER_LIMITS unless the options narrow it). */
   readonly limits: LedgerLimits;
-  /** The included Soroban bids per operation of the last FEE_STATS_LEDGERS ledgers (getFeeStats). */
-  private readonly feeWindow: Array<{ sequence: number; bids: number[] }> = [];
+  /** The inclusion fees charged to the Soroban transactions of the last FEE_STATS_LEDGERS ledgers (getFeeStats). */
+  private readonly feeWindow: Array<{ sequence: number; charged: number[] }> = [];
   /** Applied transactions per kept ledger (parallel to `ledgers`) and their sum. */
   private readonly ledgerTxCounts: number[] = [];
   private keptTransactions = 0;
@@ -160,11 +160,13 @@ export class DevnetLedger {
   }
 
   /**
-   * getFeeStats' Soroban inclusion fees: the bids per operation of the Soroban transactions the
-   * last 50 ledgers included (stellar-rpc's window).
+   * getFeeStats' Soroban inclusion fees: what the last 50 ledgers (stellar-rpc's window) charged
+   * their Soroban transactions above the resource fee, as stellar-rpc computes it (fee charged minus
+   * resource fee charged: not per operation, so a fee bump's is twice its ledger's rate). Charged,
+   * not bid: while ledgers are not full a transaction bidding far above the minimum pays the minimum.
    */
   sorobanFeeStats(): { fees: number[]; ledgerCount: number } {
-    return { fees: this.feeWindow.flatMap((l) => l.bids), ledgerCount: this.feeWindow.length };
+    return { fees: this.feeWindow.flatMap((l) => l.charged), ledgerCount: this.feeWindow.length };
   }
 
   /**
@@ -176,12 +178,11 @@ export class DevnetLedger {
     const prev = this.latest();
     const seq = prev.sequence + 1 + Math.max(0, Math.floor(skip));
     const closeTime = Math.max(prev.closeTime, Math.floor(this.now() / 1000));
-    const { included, waiting, inclusionPerOp, bids } = selectForLedger(this.pending, this.limits);
+    const { included, waiting, inclusionPerOp } = selectForLedger(this.pending, this.limits);
     // Those the ledger had no room for wait, ahead of later submissions.
     this.pending = waiting;
-    this.feeWindow.push({ sequence: seq, bids });
-    if (this.feeWindow.length > FEE_STATS_LEDGERS) this.feeWindow.shift();
     const applied: xdr.TransactionEnvelope[] = [];
+    const charged: number[] = [];
     let order = 0;
     for (const p of included) {
       // stellar-core trims transactions that became invalid (e.g. time bounds) from the set.
@@ -197,8 +198,11 @@ export class DevnetLedger {
         recordInternalError(this, p.parsed, seq, closeTime, order);
       }
       applied.push(p.parsed.envelope);
+      if (p.parsed.tx.ext.type === 'sorobanData') charged.push(inclusionPerOp * p.parsed.numOps);
     }
-    this.ledgers.push(ledgerRecord(seq, closeTime, applied, Buffer.from(prev.hash, 'hex')));
+    this.feeWindow.push({ sequence: seq, charged });
+    if (this.feeWindow.length > FEE_STATS_LEDGERS) this.feeWindow.shift();
+    this.ledgers.push(ledgerRecord(seq, closeTime, applied, Buffer.from(prev.hash, 'hex'), inclusionPerOp));
     this.ledgerTxCounts.push(applied.length);
     this.keptTransactions += applied.length;
     this.prune(seq);

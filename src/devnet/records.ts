@@ -39,13 +39,45 @@ export interface TxRecord {
   diagnosticEventsXdr: string[];
 }
 
-/** The record of a closed ledger: its header (chained to the previous ledger's hash), history entry and close meta. */
-export function ledgerRecord(seq: number, closeTime: number, txs: xdr.TransactionEnvelope[], previousLedgerHash: Uint8Array): LedgerRecord {
+/**
+ * The record of a closed ledger: its header (chained to the previous ledger's hash), history entry
+ * and close meta. The meta's transaction set is generalized, as the network's: a classic phase and
+ * a Soroban phase, each carrying the inclusion fee per operation its lane charged
+ * (`sorobanBaseFee`: the base fee, or the surge price when the ledger was full).
+ */
+export function ledgerRecord(
+  seq: number,
+  closeTime: number,
+  txs: xdr.TransactionEnvelope[],
+  previousLedgerHash: Uint8Array,
+  sorobanBaseFee: number = BASE_FEE,
+): LedgerRecord {
+  const isSoroban = (t: xdr.TransactionEnvelope) =>
+    (t.type === 'envelopeTypeTxFeeBump' ? t.feeBump.tx.innerTx.v1.tx : t.type === 'envelopeTypeTx' ? t.v1.tx : null)?.ext.type ===
+    'sorobanData';
+  const txSet = xdr.GeneralizedTransactionSet.v1TxSet(
+    new xdr.TransactionSetV1({
+      previousLedgerHash,
+      phases: [
+        xdr.TransactionPhase.v0Components([
+          xdr.TxSetComponent.txsetCompTxsMaybeDiscountedFee(
+            new xdr.TxSetComponentTxsMaybeDiscountedFee({ baseFee: BigInt(BASE_FEE), txs: txs.filter((t) => !isSoroban(t)) }),
+          ),
+        ]),
+        xdr.TransactionPhase.parallelTxsComponent(
+          new xdr.ParallelTxsComponent({
+            baseFee: BigInt(sorobanBaseFee),
+            executionStages: txs.some(isSoroban) ? [[txs.filter(isSoroban)]] : [],
+          }),
+        ),
+      ],
+    }),
+  );
   const header = new xdr.LedgerHeader({
     ledgerVersion: PROTOCOL_VERSION,
     previousLedgerHash,
     scpValue: new xdr.StellarValue({
-      txSetHash: hash(new Uint8Array(txs.flatMap((t) => [...t.toXdr()]))),
+      txSetHash: hash(txSet.toXdr()),
       closeTime: BigInt(closeTime),
       upgrades: [],
       ext: xdr.StellarValueExt.stellarValueBasic(),
@@ -65,13 +97,16 @@ export function ledgerRecord(seq: number, closeTime: number, txs: xdr.Transactio
   });
   const headerHash = hash(header.toXdr());
   const historyEntry = new xdr.LedgerHeaderHistoryEntry({ hash: headerHash, header, ext: xdr.LedgerHeaderHistoryEntryExt.v0() });
-  const meta = xdr.LedgerCloseMeta.v0(
-    new xdr.LedgerCloseMetaV0({
+  const meta = xdr.LedgerCloseMeta.v2(
+    new xdr.LedgerCloseMetaV2({
+      ext: xdr.LedgerCloseMetaExt.v0(),
       ledgerHeader: historyEntry,
-      txSet: new xdr.TransactionSet({ previousLedgerHash, txs }),
+      txSet,
       txProcessing: [],
       upgradesProcessing: [],
       scpInfo: [],
+      totalByteSizeOfLiveSorobanState: 0n,
+      evictedKeys: [],
     }),
   );
   return {

@@ -1,7 +1,6 @@
 /**
  * Ledger capacity and surge pricing on the devnet (docs/DEVNET.md "Ledger capacity and surge
- * pricing"): which pending transactions a ledger includes, what inclusion fee they pay, and the
- * bids getFeeStats reports.
+ * pricing"): which pending transactions a ledger includes and what inclusion fee they pay.
  */
 import { BASE_FEE, type LedgerLimits } from './fees.ts';
 import { declaredFromData, type ParsedTx } from './envelope.ts';
@@ -31,7 +30,7 @@ export function inclusionBidPerOp(p: ParsedTx): number {
 export function selectForLedger(
   batch: PendingTx[],
   limits: LedgerLimits,
-): { included: PendingTx[]; waiting: PendingTx[]; inclusionPerOp: number; bids: number[] } {
+): { included: PendingTx[]; waiting: PendingTx[]; inclusionPerOp: number } {
   const soroban = batch.filter((q) => q.parsed.tx.ext.type === 'sorobanData');
   const byBid = [...soroban].sort((a, b) => inclusionBidPerOp(b.parsed) - inclusionBidPerOp(a.parsed));
   const used: LedgerLimits = { transactions: 0, instructions: 0, txSizeBytes: 0, diskReadEntries: 0, writeEntries: 0, writeBytes: 0 };
@@ -56,11 +55,11 @@ export function selectForLedger(
     chosen.add(q);
   }
   const bids = [...chosen].map((q) => inclusionBidPerOp(q.parsed));
-  const inclusionPerOp = full && bids.length > 0 ? Math.max(BASE_FEE, Math.min(...bids)) : BASE_FEE;
+  // Whole stroops: a fee bump's bid per operation may be a fraction; no one is charged above its bid.
+  const inclusionPerOp = full && bids.length > 0 ? Math.max(BASE_FEE, Math.floor(Math.min(...bids))) : BASE_FEE;
   return {
     included: batch.filter((q) => q.parsed.tx.ext.type !== 'sorobanData' || chosen.has(q)),
     waiting: soroban.filter((q) => !chosen.has(q)),
     inclusionPerOp,
-    bids,
   };
 }

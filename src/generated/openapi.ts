@@ -837,8 +837,14 @@ export interface components {
             x402Version: number;
             scheme: string;
             network: string;
-            /** @description The Stellar kind carries `areFeesSponsored:true`. */
+            /** @description Scheme extras. The Stellar kind carries `areFeesSponsored:true`, the network's fee ceiling and the inclusion fee svc bids now (docs/SCHEME.md "Inclusion fee"): a payment whose derived settlement fee (resource fee plus the bid, counted twice when svc wraps the settlement in a fee bump) exceeds the ceiling is refused with `invalid_exact_stellar_payload_fee_exceeds_maximum`. */
             extra?: {
+                areFeesSponsored?: boolean;
+                /** @description The most svc declares for one settlement on this network, in stroops (MAX_TRANSACTION_FEE_STROOPS). */
+                maxTransactionFeeStroops?: number;
+                /** @description The inclusion fee svc bids per operation, in stroops: the base fee (100) unless recent ledgers were full, then one above the surge price they charged. As last read; reading this answer refreshes it when older than a few seconds. */
+                inclusionFeeStroops?: number;
+            } & {
                 [key: string]: unknown;
             };
         };
@@ -2060,7 +2066,9 @@ export interface operations {
                      *           "scheme": "exact",
                      *           "network": "stellar:testnet",
                      *           "extra": {
-                     *             "areFeesSponsored": true
+                     *             "areFeesSponsored": true,
+                     *             "maxTransactionFeeStroops": 1100000,
+                     *             "inclusionFeeStroops": 100
                      *           }
                      *         }
                      *       ],

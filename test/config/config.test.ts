@@ -50,7 +50,7 @@ describe('loadConfig', () => {
       dbPath: './data/svc.sqlite',
       postgres: null,
       feeMode: 'free',
-      maxTransactionFeeStroops: 50000,
+      maxTransactionFeeStroops: 1_100_000,
       settleWaitSeconds: 60,
       logLevel: 'info',
       readyMinBalanceStroops: 50_000_000,

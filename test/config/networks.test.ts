@@ -75,11 +75,25 @@ describe('NETWORK with several networks', () => {
     const schemes = createSchemesFromConfig(config, undefined, (rpc) => rpc);
     expect(schemes.map((s) => s.supported())).toEqual([
       {
-        kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
+        kinds: [
+          {
+            x402Version: 2,
+            scheme: 'exact',
+            network: 'stellar:testnet',
+            extra: { areFeesSponsored: true, maxTransactionFeeStroops: 60_000, inclusionFeeStroops: 100 },
+          },
+        ],
         signers: { 'stellar:testnet': [publicOf(shared)] },
       },
       {
-        kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:pubnet', extra: { areFeesSponsored: true } }],
+        kinds: [
+          {
+            x402Version: 2,
+            scheme: 'exact',
+            network: 'stellar:pubnet',
+            extra: { areFeesSponsored: true, maxTransactionFeeStroops: 200_000, inclusionFeeStroops: 100 },
+          },
+        ],
         signers: { 'stellar:pubnet': [publicOf(pubnet), publicOf(pubnetFeeBump)] },
       },
     ]);

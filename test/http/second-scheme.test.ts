@@ -54,7 +54,12 @@ describe('a second scheme registered through the public registry', () => {
   it('/supported lists its kind and signers beside the configured Stellar kind', async () => {
     const res = await client.get('/supported');
     expect(res.body.kinds).toEqual([
-      { x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } },
+      {
+        x402Version: 2,
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        extra: { areFeesSponsored: true, maxTransactionFeeStroops: 1_100_000, inclusionFeeStroops: 100 },
+      },
       { x402Version: 2, scheme: 'prepaid', network: FAKE_NETWORK, extra: { voucher: true } },
     ]);
     expect(res.body.signers['fake:*']).toEqual(['fake-signer']);

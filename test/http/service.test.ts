@@ -68,7 +68,14 @@ describe('GET /supported', () => {
     const res = await client.get('/supported');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
+      kinds: [
+        {
+          x402Version: 2,
+          scheme: 'exact',
+          network: 'stellar:testnet',
+          extra: { areFeesSponsored: true, maxTransactionFeeStroops: 70_000, inclusionFeeStroops: 100 },
+        },
+      ],
       extensions: ['bazaar', 'payment-identifier'],
       signers: { 'stellar:*': [...submitters.map((k) => k.publicKey()), feeBump.publicKey()] },
     });

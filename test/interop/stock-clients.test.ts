@@ -351,7 +351,14 @@ describe('stock HTTPFacilitatorClient against svc', () => {
 
   it('reads /supported: the exact kind with areFeesSponsored, bazaar, and every signer', async () => {
     const supported = await new HTTPFacilitatorClient({ url: stack.svc.url }).getSupported();
-    expect(supported.kinds).toEqual([{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }]);
+    expect(supported.kinds).toEqual([
+      {
+        x402Version: 2,
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        extra: { areFeesSponsored: true, maxTransactionFeeStroops: 1_100_000, inclusionFeeStroops: 100 },
+      },
+    ]);
     expect(supported.extensions).toEqual(['bazaar', 'payment-identifier']);
     expect(supported.signers['stellar:*']).toEqual([
       ...stack.accounts.submitters.map((a) => a.publicKey),

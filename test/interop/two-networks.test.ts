@@ -110,8 +110,18 @@ describe('one svc, a testnet devnet and a pubnet devnet', () => {
     expect(devnets['stellar:pubnet'].usdc.contractId).toBe('CCW67TSZV3SSS2HXMBQ5JFGCKJNXKZM7UQUWUZPUTHXSTZLEO7SJMI75');
     const supported = await get<{ kinds: unknown[]; signers: Record<string, string[]> }>('/supported');
     expect(supported.body.kinds).toEqual([
-      { x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } },
-      { x402Version: 2, scheme: 'exact', network: 'stellar:pubnet', extra: { areFeesSponsored: true } },
+      {
+        x402Version: 2,
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        extra: { areFeesSponsored: true, maxTransactionFeeStroops: 1_100_000, inclusionFeeStroops: 100 },
+      },
+      {
+        x402Version: 2,
+        scheme: 'exact',
+        network: 'stellar:pubnet',
+        extra: { areFeesSponsored: true, maxTransactionFeeStroops: 550_000, inclusionFeeStroops: 100 },
+      },
     ]);
     expect(supported.body.signers).toEqual({
       'stellar:testnet': [submitters['stellar:testnet'].publicKey()],

@@ -36,7 +36,7 @@ export function recordingRpc(): ChainRpc & { calls: string[] } {
     simulate: refuse('simulate'),
     send: refuse('send'),
     getTransaction: refuse('getTransaction'),
-    getInclusionFees: refuse('getInclusionFees'),
+    getSorobanLaneFees: refuse('getSorobanLaneFees'),
   };
 }
 

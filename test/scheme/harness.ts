@@ -4,6 +4,7 @@
  */
 import { Keypair } from '@stellar/stellar-sdk';
 import { startDevnet, type Devnet, type DevnetExtras, type StartDevnetExtraOptions } from '../../src/devnet/index.ts';
+import type { DevnetNetwork } from '../../src/devnet/types.ts';
 import { signingKeys } from '../../src/config.ts';
 import { ExactStellarScheme, type ExactStellarSchemeOptions } from '../../src/chains/stellar/exact/facilitator.ts';
 import { createSdkRpc, type ChainRpc } from '../../src/chains/stellar/rpc.ts';
@@ -41,11 +42,15 @@ export class SchemeHarness {
     readonly devnet: Devnet & DevnetExtras,
     readonly rpc: ChainRpc,
     readonly ledgerTime: LedgerTimeEstimator,
+    readonly network: DevnetNetwork,
   ) {}
 
   private servers: Facilitator[] = [];
 
-  static async start(ledgerMs = 250, devnetOptions: Pick<StartDevnetExtraOptions, 'now' | 'ledgerLimits'> = {}): Promise<SchemeHarness> {
+  static async start(
+    ledgerMs = 250,
+    devnetOptions: Pick<StartDevnetExtraOptions, 'now' | 'ledgerLimits' | 'network'> = {},
+  ): Promise<SchemeHarness> {
     const devnet = await startDevnet({ ledgerMs, ...devnetOptions });
     // The buyers' RPC (and the tests' chain reads): patient like a wallet, so a devnet slowed by a
     // loaded machine (it serves every buyer of a burst from the test's own process) delays a test
@@ -53,7 +58,7 @@ export class SchemeHarness {
     const rpc = createSdkRpc({ url: devnet.rpcUrl, timeoutMs: 10_000 });
     // A ledger-time estimate needs a span of close times: a devnet that closes ledgers starts with
     // 120 of them behind genesis (HISTORY_LEDGERS), so both sides measure its cadence at once.
-    return new SchemeHarness(devnet, rpc, new LedgerTimeEstimator(rpc));
+    return new SchemeHarness(devnet, rpc, new LedgerTimeEstimator(rpc), devnetOptions.network ?? 'stellar:testnet');
   }
 
   async facilitator(options: FacilitatorOptions = {}): Promise<Facilitator> {
@@ -62,6 +67,7 @@ export class SchemeHarness {
     );
     const feeBump = options.feeBump ? await this.devnet.createAccount({ usdcTrustline: false }) : undefined;
     const config = testConfig({
+      NETWORK: this.network,
       SUBMITTER_SECRET: submitters.map((s) => s.secret).join(','),
       ...(feeBump ? { FEE_BUMP_SECRET: feeBump.secret } : {}),
       ...(options.maxFee ? { MAX_TRANSACTION_FEE_STROOPS: String(options.maxFee) } : {}),
@@ -103,7 +109,7 @@ export class SchemeHarness {
   requirements(payTo: string, overrides: Partial<PaymentRequirements> = {}): PaymentRequirements {
     return {
       scheme: 'exact',
-      network: 'stellar:testnet',
+      network: this.network,
       asset: this.devnet.usdc.contractId,
       amount: '100000',
       payTo,

@@ -277,7 +277,12 @@ describe('fees', () => {
     const supported = await api(bumped.url).get('/supported');
     expect(supported.status).toBe(200);
     expect(supported.body.kinds).toEqual([
-      { x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } },
+      {
+        x402Version: 2,
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        extra: { areFeesSponsored: true, maxTransactionFeeStroops: 1_100_000, inclusionFeeStroops: 100 },
+      },
     ]);
     expect(supported.body.signers['stellar:*']).toEqual([bumped.submitters[0], bumped.feeBump]);
   });

@@ -155,7 +155,14 @@ describe('verify before any network call', () => {
   it('supported() advertises the kind with areFeesSponsored and every facilitator address', () => {
     const { scheme } = setup();
     expect(scheme.supported()).toEqual({
-      kinds: [{ x402Version: 2, scheme: 'exact', network: 'stellar:testnet', extra: { areFeesSponsored: true } }],
+      kinds: [
+        {
+          x402Version: 2,
+          scheme: 'exact',
+          network: 'stellar:testnet',
+          extra: { areFeesSponsored: true, maxTransactionFeeStroops: 1_100_000, inclusionFeeStroops: 100 },
+        },
+      ],
       signers: { 'stellar:*': [submitter.publicKey(), feeBump.publicKey()] },
     });
   });

@@ -20,11 +20,22 @@ import { DEFAULT_NETWORK, NETWORKS, defaultRpcUrl, type StellarNetwork } from '.
 
 export const STELLAR_DEFAULTS = {
   CHANNEL_ACCOUNTS: 0,
-  MAX_TRANSACTION_FEE_STROOPS: 50_000,
   READY_MIN_BALANCE_STROOPS: 50_000_000,
   READY_MAX_LEDGER_AGE_SECONDS: 30,
   SETTLE_WAIT_SECONDS: 60,
 } as const;
+
+/**
+ * MAX_TRANSACTION_FEE_STROOPS by network: above the dearest settlement the devnet's model of that
+ * network's costs produces (about 1,025,640 declared on testnet, 513,220 on pubnet: a payment creating a
+ * payee's balance in the transfer that extends a token instance from its last ledgers), so the
+ * ceiling refuses no valid payment; the fee budgets bound what they cost (docs/OPERATIONS.md
+ * "Real-network costs and the fee ceiling").
+ */
+export const DEFAULT_MAX_TRANSACTION_FEE_STROOPS: Record<StellarNetwork, number> = {
+  'stellar:testnet': 1_100_000,
+  'stellar:pubnet': 550_000,
+};
 
 /** The signing keys. Never serialized: see `signingKeys()`. */
 export interface SigningKeys {
@@ -217,7 +228,7 @@ function loadNetworkConfig(env: Env, network: StellarNetwork, several: boolean):
     maxTransactionFeeStroops: parseInteger(
       env,
       variableFor(env, 'MAX_TRANSACTION_FEE_STROOPS', network),
-      STELLAR_DEFAULTS.MAX_TRANSACTION_FEE_STROOPS,
+      DEFAULT_MAX_TRANSACTION_FEE_STROOPS[network],
       1,
       Number.MAX_SAFE_INTEGER,
     ),

@@ -4,6 +4,7 @@
  * `createSdkRpc` implements it over @stellar/stellar-sdk's `rpc.Server`.
  */
 import { Keypair, rpc, xdr, type FeeBumpTransaction, type Transaction } from '@stellar/stellar-sdk';
+import { Reader } from '@stellar/js-xdr';
 import { keepAliveClient, type PostClient } from './rpc-transport.ts';
 
 export interface LedgerStamp {
@@ -50,6 +51,18 @@ export interface TransactionStatus {
 
 export type SimulationAuthMode = 'enforce' | 'record';
 
+/**
+ * What one closed ledger charged its Soroban transactions for inclusion, per operation (the
+ * transaction set's Soroban phase): the ledger's base fee, or more when the ledger was full and
+ * the network surge-priced its Soroban lane. Null when its set names no such fee (an older set
+ * without a Soroban phase, or one leaving each transaction to pay its own bid).
+ */
+export interface LaneFee {
+  sequence: number;
+  baseFee: bigint;
+  sorobanFee: bigint | null;
+}
+
 export interface ChainRpc {
   getLatestLedger(): Promise<LedgerStamp>;
   /** The latest ledger and the one `ledgers` before it (or the oldest the RPC still has). */
@@ -64,8 +77,11 @@ export interface ChainRpc {
   /** Submits a signed envelope (a transaction, or its base64 XDR as signed). */
   send(tx: Transaction | FeeBumpTransaction | string): Promise<Submission>;
   getTransaction(hash: string): Promise<TransactionStatus>;
-  /** Per-operation inclusion fees of the Soroban transactions recent ledgers included (getFeeStats `sorobanInclusionFee`). */
-  getInclusionFees(): Promise<{ p90: bigint; max: bigint; transactionCount: number }>;
+  /**
+   * The Soroban lane fees of the latest `ledgers` ledgers (getLedgers' close meta), oldest first,
+   * leaving out those up to `after` (already read); fewer on a chain that young.
+   */
+  getSorobanLaneFees(ledgers: number, after?: number): Promise<LaneFee[]>;
 }
 
 /** An RPC call that failed at transport or JSON-RPC level (not a simulation/transaction outcome). */
@@ -177,6 +193,18 @@ export function sdkServer(url: string, timeoutMs: number): rpc.Server {
 export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainRpc {
   const server = sdkServer(url, timeoutMs);
   const call = <T>(method: string, run: () => Promise<T>) => callWithin(timeoutMs + 250, method, run);
+  /** Up to `limit` ledgers from `start`; on a young chain (or a short retention window) from where history begins. */
+  const ledgersFrom = async (start: number, limit: number) => {
+    const page = (from: number) => call('getLedgers', () => server._getLedgers({ startLedger: from, pagination: { limit } }));
+    try {
+      return (await page(Math.max(1, start))).ledgers;
+    } catch (err) {
+      const health = await call('getHealth', () => server.getHealth()).catch(() => {
+        throw err;
+      });
+      return (await page(Math.max(health.oldestLedger, start))).ledgers;
+    }
+  };
   return {
     async getLatestLedger() {
       const r = await call('getLatestLedger', () => server._getLatestLedger());
@@ -184,23 +212,19 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
     },
     async getLedgerSpan(ledgers) {
       const latest = await call('getLatestLedger', () => server._getLatestLedger());
-      const first = (start: number) => call('getLedgers', () => server._getLedgers({ startLedger: start, pagination: { limit: 1 } }));
-      let page;
-      try {
-        page = await first(Math.max(1, latest.sequence - ledgers));
-      } catch (err) {
-        // A young chain (or a short retention window) starts later: ask where history begins.
-        const health = await call('getHealth', () => server.getHealth()).catch(() => {
-          throw err;
-        });
-        page = await first(Math.max(health.oldestLedger, latest.sequence - ledgers));
-      }
-      const older = page.ledgers[0];
+      const older = (await ledgersFrom(latest.sequence - ledgers, 1))[0];
       if (!older) throw new RpcError('getLedgers', 'returned no ledger');
       return {
         older: { sequence: older.sequence, closeTime: toNumber(older.ledgerCloseTime) },
         latest: { sequence: latest.sequence, closeTime: toNumber(latest.closeTime) },
       };
+    },
+    async getSorobanLaneFees(ledgers, after = 0) {
+      const latest = (await call('getLatestLedger', () => server._getLatestLedger())).sequence;
+      const start = Math.max(latest - ledgers + 1, after + 1);
+      if (start > latest) return [];
+      const page = await ledgersFrom(start, latest - start + 1);
+      return page.filter((l) => l.sequence > after && l.sequence <= latest).map((l) => laneFeeOf(l.sequence, l.metadataXdr));
     },
     async getAccountSequence(address) {
       // server.getAccount turns every failure, an RPC fault included, into "Account not found";
@@ -224,16 +248,6 @@ export function createSdkRpc({ url, timeoutMs = 10_000 }: SdkRpcOptions): ChainR
       const transaction = typeof tx === 'string' ? tx : tx.toXDR();
       const r = await call('sendTransaction', () => postJsonRpc<RawSendTransaction>(server, 'sendTransaction', { transaction }));
       return { status: r.status, hash: r.hash, resultCode: resultCodeOf(r.errorResultXdr) };
-    },
-    async getInclusionFees() {
-      const r = await call('getFeeStats', () => server.getFeeStats());
-      const fees = (r as unknown as { sorobanInclusionFee?: Record<string, unknown> }).sorobanInclusionFee;
-      const amount = (v: unknown) => {
-        if (typeof v !== 'string' || !/^[0-9]{1,19}$/.test(v))
-          throw new RpcError('getFeeStats', `answered an inclusion fee that is not a number: ${scalarText(v)}`);
-        return BigInt(v);
-      };
-      return { p90: amount(fees?.p90), max: amount(fees?.max), transactionCount: Number(fees?.transactionCount ?? 0) };
     },
     async getTransaction(hash) {
       const r = await call('getTransaction', () => server._getTransaction(hash));
@@ -306,6 +320,41 @@ export function parseSimulation(sim: RawSimulation): Simulation {
     events: (sim.events ?? []).map((event) => xdr.DiagnosticEvent.fromXDR(event, 'base64')),
     auth: (sim.results?.[0]?.auth ?? []).map((entry) => xdr.SorobanAuthorizationEntry.fromXDR(entry, 'base64')),
   };
+}
+
+/** The decoded shape of a generalized transaction set's phases, as far as the lane fee needs it. */
+interface RawPhases {
+  v1TxSet?: {
+    phases: Array<{
+      parallelTxsComponent?: { baseFee: bigint | null };
+      v0Components?: Array<{ txsMaybeDiscountedFee?: { baseFee: bigint | null } }>;
+    }>;
+  };
+}
+
+/**
+ * The Soroban lane fee of a ledger, from its close meta (base64 LedgerCloseMeta): the base fee of
+ * the transaction set's Soroban phase (the second; a parallel component in protocol 23 and later,
+ * a component list before), and the header's base fee. Only the meta's head is decoded (its
+ * header and transaction set): the transactions' processing after it, most of a busy ledger's
+ * meta, is never read.
+ */
+export function laneFeeOf(sequence: number, metadataXdr: string): LaneFee {
+  try {
+    const reader = new Reader(Buffer.from(metadataXdr, 'base64'));
+    const version = reader.readInt32('LedgerCloseMeta');
+    if (version !== 0) xdr.LedgerCloseMetaExt.schema._read(reader, 'LedgerCloseMeta.ext');
+    const header = xdr.LedgerHeaderHistoryEntry.schema._read(reader, 'LedgerCloseMeta.ledgerHeader');
+    const baseFee = BigInt(header.header.baseFee);
+    if (version === 0) return { sequence, baseFee, sorobanFee: null };
+    const set = xdr.GeneralizedTransactionSet.schema._read(reader, 'LedgerCloseMeta.txSet') as RawPhases;
+    const phase = set.v1TxSet?.phases[1];
+    const fee =
+      phase?.parallelTxsComponent?.baseFee ?? phase?.v0Components?.map((c) => c.txsMaybeDiscountedFee?.baseFee).find((f) => f != null);
+    return { sequence, baseFee, sorobanFee: fee ?? null };
+  } catch (err) {
+    throw new RpcError('getLedgers', `answered ledger ${sequence} with close meta that does not decode: ${describeError(err)}`);
+  }
 }
 
 /** A primitive as text; an object as JSON (never "[object Object]"). */

@@ -9,6 +9,7 @@ import { defaultMessage, type SchemeCode, type SettlementCode } from '../../../c
 import { LedgerCloseClock } from './confirm.ts';
 import { LedgerTimeEstimator } from '../ledger-time.ts';
 import { InclusionFeeEstimator } from '../inclusion-fee.ts';
+import { DEFAULT_MAX_TRANSACTION_FEE_STROOPS } from '../config.ts';
 import { SCHEME, type DecodedTransfer } from './payload.ts';
 import { describeError, type ChainRpc } from '../rpc.ts';
 import { SignerSelectionError, SubmitterPool, type SubmitterLease } from '../submitters.ts';
@@ -110,7 +111,7 @@ export class ExactStellarScheme implements PaymentScheme {
       rpc,
       facilitator: this.facilitator,
       feeBumped: this.feeBump !== null,
-      maxFee: BigInt(options.maxTransactionFeeStroops ?? 50_000),
+      maxFee: BigInt(options.maxTransactionFeeStroops ?? DEFAULT_MAX_TRANSACTION_FEE_STROOPS[options.network]),
       ledgerTime: this.ledgerTime,
       inclusionFee: options.inclusionFee ?? new InclusionFeeEstimator(rpc, { now: this.now }),
     };
@@ -125,9 +126,18 @@ export class ExactStellarScheme implements PaymentScheme {
     };
   }
 
+  /**
+   * The kind, with the fee ceiling and the inclusion bid of the moment in its extra (the bid as last
+   * read, a new reading started when that is older than a few seconds; openapi.yaml SupportedKind).
+   */
   supported(): SchemeSupport {
+    const extra = {
+      areFeesSponsored: true,
+      maxTransactionFeeStroops: Number(this.verifying.maxFee),
+      inclusionFeeStroops: Number(this.verifying.inclusionFee.latest().bid),
+    };
     return {
-      kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra: { areFeesSponsored: true } }],
+      kinds: [{ x402Version: X402_VERSION, scheme: SCHEME, network: this.network, extra }],
       signers: { [this.signerFamily]: [...this.signers] },
     };
   }

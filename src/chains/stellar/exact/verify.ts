@@ -8,7 +8,7 @@ import { Address, xdr } from '@stellar/stellar-sdk';
 import type { PolicyCode, VerifyCode } from '../../../codes.ts';
 import type { PaymentPayload, PaymentRequirements } from '../../../scheme/types.ts';
 import { expiryLedgerBound, type LedgerTimeEstimator } from '../ledger-time.ts';
-import { MIN_INCLUSION_FEE_STROOPS, type InclusionFeeEstimator } from '../inclusion-fee.ts';
+import { MIN_INCLUSION_FEE_STROOPS, describeBid, type InclusionFeeEstimator } from '../inclusion-fee.ts';
 import { RpcError, describeError, firstLine, type ChainRpc, type Simulation } from '../rpc.ts';
 import { checkAuthEntries, checkTransferEvents } from './checks.ts';
 import { Rejection, checkFacilitatorSafety, checkProtocol, clientPayer, decodeTransfer, type DecodedTransfer } from './payload.ts';
@@ -97,12 +97,13 @@ export async function decide(context: VerifyContext, payload: PaymentPayload, re
     // An envelope without entries was simulated in record mode, whose fee prices recording the
     // entries (a nonce's rent at the longest TTL), not a settlement: it is named before any fee.
     if (transfer.auth.length === 0) checkAuthEntries({ auth: transfer.auth, payer, expiryBound: simulation.latestLedger });
-    const inclusion = await inclusionFee.bid();
+    const bid = await inclusionFee.current();
+    const inclusion = bid.bid;
     const fee = derivedFee(simulation.minResourceFee, feeBumped, inclusion);
     if (fee > maxFee) {
       throw new Rejection(
         'invalid_exact_stellar_payload_fee_exceeds_maximum',
-        `The derived settlement fee ${fee} stroops (resource fee ${simulation.minResourceFee}, inclusion fee ${inclusion} per operation${inclusion > INCLUSION_FEE_STROOPS ? ': ledgers are full' : ''}) exceeds the ceiling of ${maxFee} stroops. Nothing was submitted.`,
+        `The derived settlement fee ${fee} stroops (resource fee ${simulation.minResourceFee}, ${describeBid(bid)}${feeBumped ? ', counted twice for the fee bump' : ''}) exceeds the ceiling of ${maxFee} stroops. Nothing was submitted.`,
         payer,
       );
     }
