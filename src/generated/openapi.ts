@@ -1346,7 +1346,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 15 service envelope codes.
+         * @description The 16 service envelope codes.
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -1360,12 +1360,13 @@ export interface components {
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
          *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
+         *     - `svc_catalog_unavailable`: The catalog database cannot be used (it could not be opened, or its file was deleted, replaced or made read-only); GET /ready names the cause. Payments are unaffected.
          *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
          *     - `svc_rate_limited`: Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.
          *     - `svc_origin_not_allowed`: MCP_ALLOWED_ORIGINS is set and the request's Origin is not in it; POST /mcp answers pages of those origins only.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_catalog_unavailable" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
@@ -1652,6 +1653,10 @@ export interface components {
          *     the request waited for room (DISCOVERY_YIELD_PERCENT). Catalog reads run on their own
          *     worker threads and payments go first, so this degrades discovery only, never /verify or
          *     /settle. Retry after a moment (`svc_catalog_busy`).
+         *
+         *     Or the catalog database cannot be used: it could not be opened, or its file was deleted,
+         *     replaced or made read-only while svc ran (`svc_catalog_unavailable`). Payments go on without
+         *     listing; `GET /ready` names the cause, and discovery answers again once it is repaired.
          */
         DiscoveryBusy: {
             headers: {

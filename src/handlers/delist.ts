@@ -38,7 +38,7 @@ async function bindingOf(deps: DelistDeps): Promise<DelistBinding> {
   try {
     return { catalog: await deps.catalog.catalogId(), network: deps.network };
   } catch (err) {
-    if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+    if (err instanceof CatalogQueryError && err.status === 503) throw new HttpError(503, err.code, err.message);
     throw err;
   }
 }
@@ -129,8 +129,8 @@ export function delistHandler(deps: DelistDeps): SvcMiddleware {
         issuedAtMs,
       });
     } catch (err) {
-      // Overloaded catalog: the documented 503, as on the other discovery routes.
-      if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+      // Overloaded or unusable catalog: the documented 503, as on the other discovery routes.
+      if (err instanceof CatalogQueryError && err.status === 503) throw new HttpError(503, err.code, err.message);
       throw err;
     }
     if (outcome.status !== 'delisted') throw refusal(outcome, request);
