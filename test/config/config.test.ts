@@ -299,6 +299,14 @@ describe('the entry point (dist/main.js): every start-up failure in one line eac
       expect(result.stderr).not.toContain(value.slice(0, 8));
   });
 
+  it('npm start without a seed says where one comes from', () => {
+    const result = runMain({ PORT: '1' });
+    expect(result.status).toBe(78);
+    expect(result.stderr.trim()).toMatch(
+      /^svc: invalid configuration: SUBMITTER_SECRET: is required: the secret seed \(S…\) of a funded account.*https:\/\/lab\.stellar\.org\/account\/create \(Friendbot\).*`npm run dev`/,
+    );
+  });
+
   it('a DB_PATH under /proc/<a pid that is gone>/ → exit 78 at once (no mkdir loop)', () => {
     const started = Date.now();
     const result = runMain({ SUBMITTER_SECRET: seed(), PORT: '1', DB_PATH: '/proc/4194304/gone/svc.sqlite' });
