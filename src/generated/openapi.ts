@@ -342,7 +342,8 @@ export interface paths {
         /**
          * Withdraw a listing, signed by its owner
          * @description The owner of a listing withdraws it (docs/CATALOG.md "Withdrawing a listing"). The body names
-         *     the listing exactly as discovery shows it (`resource`, `type`, `toolName`: "" for http), the
+         *     the listing as discovery shows it (`resource`, made canonical as validate and settlements make
+         *     it, so a query string or a trailing slash is dropped; `type`; `toolName`: "" for http), the
          *     owner's `payTo`, the time of signing `issuedAt` (RFC 3339), optionally the `catalog` the text
          *     was signed for, and `signature`: the base64 SEP-53 signature by `payTo`
          *     (`Keypair.signMessage` of @stellar/stellar-sdk: ed25519 over SHA-256("Stellar Signed
@@ -1027,8 +1028,8 @@ export interface components {
          *     - `svc_delist_stale`: issuedAt is more than 5 minutes before svc's clock or more than 1 minute after it (the allowed clock skew); sign the text GET /discovery/delist hands out, issued now.
          *     - `svc_delist_signature_invalid`: signature is not the SEP-53 signature by payTo of the delist text naming this catalog (GET /discovery/delist; another key signed, or another text); nothing was changed.
          *     - `svc_delist_other_catalog`: The message was signed for another catalog (the body's catalog is not this catalog's identifier); nothing was changed. Sign the text this catalog's GET /discovery/delist hands out.
-         *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName (copy them from the listing as discovery shows it).
-         *     - `svc_delist_not_owner`: payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.
+         *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName; the reason names the listings at that URL, if any (copy them from the listing as discovery shows it).
+         *     - `svc_delist_not_owner`: payTo is not the listing's owner (by default the payTo the resource's own server names in its 402, as svc checked it; docs/CATALOG.md "Ownership and refresh"); nothing was changed.
          *     - `svc_delist_replayed`: A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.
          * @enum {string}
          */
@@ -2648,14 +2649,17 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "svc_delist_not_owner",
-                     *         "reason": "The listing is owned by GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H, not the payTo that signed; nothing was changed. Only the owner can withdraw it."
+                     *         "reason": "The listing is owned by GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H, not GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG; nothing was changed. Only its owner's key can withdraw it: its owner is the payTo the resource's own server names in the 402 it answers an unpaid request with, which svc checked when a settlement claimed the listing."
                      *       }
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description No listing has this (resource, type, toolName) (`svc_delist_unknown_listing`). */
+            /**
+             * @description No listing has this (resource, type, toolName) (`svc_delist_unknown_listing`); the reason
+             *     names the listings discovery shows at that URL (another type or tool), if any.
+             */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2666,7 +2670,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "svc_delist_unknown_listing",
-                     *         "reason": "No listing has resource https://api.example.com/weather, type http and toolName \"\"; copy them from the listing as GET /discovery/resources shows it."
+                     *         "reason": "No http listing has resource https://api.example.com/weather; at that URL there is an mcp listing (type \"mcp\", toolName \"get_forecast\"): withdraw it with that type and toolName."
                      *       }
                      *     }
                      */
