@@ -159,8 +159,10 @@ export const DELIST_CODES = {
     'signature is not the SEP-53 signature by payTo of the delist text naming this catalog (GET /discovery/delist; another key signed, or another text); nothing was changed.',
   svc_delist_other_catalog:
     "The message was signed for another catalog (the body's catalog is not this catalog's identifier); nothing was changed. Sign the text this catalog's GET /discovery/delist hands out.",
-  svc_delist_unknown_listing: 'No listing has this resource, type and toolName; the reason names the listings at that URL, if any (copy them from the listing as discovery shows it).',
-  svc_delist_not_owner: 'payTo is not the listing\'s owner (by default the payTo the resource\'s own server names in its 402, as svc checked it; docs/CATALOG.md "Ownership and refresh"); nothing was changed.',
+  svc_delist_unknown_listing:
+    'No listing has this resource, type and toolName; the reason names the listings at that URL, if any (copy them from the listing as discovery shows it).',
+  svc_delist_not_owner:
+    'payTo is not the listing\'s owner (by default the payTo the resource\'s own server names in its 402, as svc checked it; docs/CATALOG.md "Ownership and refresh"); nothing was changed.',
   svc_delist_replayed:
     'A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.',
 } as const;

@@ -17,6 +17,11 @@ const nextButton = $('next');
 const pageLabel = $('page-label');
 const detail = $('detail');
 
+/** Replaces `parent`'s children, leaving out absent ones (replaceChildren would write null as the text "null"). */
+function put(parent, ...children) {
+  parent.replaceChildren(...children.flat().filter((child) => child !== undefined && child !== null && child !== false));
+}
+
 /** An element with text children; `attrs` are set one by one (no HTML parsing anywhere). */
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -249,7 +254,7 @@ function showDetail(listing, opener) {
   const link = isWebUrl(listing.resource)
     ? el('a', { href: listing.resource, rel: 'noopener noreferrer nofollow' }, listing.resource)
     : listing.resource;
-  detail.replaceChildren(
+  put(detail, 
     el('h2', { id: 'detail-title' }, icon, nameOf(listing)),
     listing.description ? el('p', { class: 'description' }, listing.description) : null,
     Array.isArray(listing.tags) && listing.tags.length
@@ -317,7 +322,7 @@ function closeDetail(opener) {
 }
 
 function renderResults(listings) {
-  results.replaceChildren(
+  put(results, 
     ...listings.map((listing) => {
       const price = cheapest(listing.accepts);
       const button = el(
@@ -569,7 +574,7 @@ function renderSeller(payTo, listings, total) {
     ),
     el('tbody', {}, rows),
   );
-  sellerView.replaceChildren(
+  put(sellerView, 
     el('a', { href: '#', class: 'back' }, '← All listings'),
     el('h2', { id: 'seller-title' }, 'Seller ', el('code', {}, payTo)),
     el(
@@ -602,7 +607,7 @@ async function showSeller(payTo) {
   document.body.dataset.view = 'seller';
   closeDetail();
   sellerView.hidden = false;
-  sellerView.replaceChildren(
+  put(sellerView, 
     el('a', { href: '#', class: 'back' }, '← All listings'),
     el('h2', { id: 'seller-title' }, 'Seller ', el('code', {}, payTo)),
     el('p', { class: 'seller-summary', role: 'status' }, 'Loading…'),
@@ -656,7 +661,7 @@ function renderCheck(answer) {
   const checks = (answer.checks ?? []).map((c) =>
     el('li', { class: c.ok ? 'ok' : 'refused' }, c.ok ? '✓ ' : '✗ ', el('code', {}, String(c.name)), ' ', String(c.detail)),
   );
-  checkResult.replaceChildren(
+  put(checkResult, 
     verdict,
     ...(problems.length ? [el('h3', {}, 'Problems'), el('ul', { class: 'problems' }, problems)] : []),
     el('h3', {}, 'Checks'),
@@ -670,7 +675,7 @@ checkForm.addEventListener('submit', async (event) => {
   const url = $('check-url').value.trim();
   const toolName = $('check-tool').value.trim();
   const body = toolName ? { url, toolName } : { url, method: $('check-method').value };
-  checkResult.replaceChildren(el('p', {}, 'Checking…'));
+  put(checkResult, el('p', {}, 'Checking…'));
   try {
     const res = await fetch('/discovery/validate', {
       method: 'POST',
@@ -680,7 +685,7 @@ checkForm.addEventListener('submit', async (event) => {
     const answer = await res.json().catch(() => ({}));
     if (!res.ok) {
       const { code, reason } = answer?.error ?? {};
-      checkResult.replaceChildren(
+      put(checkResult, 
         el(
           'p',
           { class: 'verdict refused' },
@@ -691,7 +696,7 @@ checkForm.addEventListener('submit', async (event) => {
     }
     renderCheck(answer);
   } catch (err) {
-    checkResult.replaceChildren(
+    put(checkResult, 
       el('p', { class: 'verdict refused' }, `svc did not answer: ${err instanceof Error ? err.message : String(err)}`),
     );
   }
