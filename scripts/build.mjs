@@ -18,10 +18,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import process from 'node:process';
+import { performance } from 'node:perf_hooks';
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 import { parse } from 'yaml';
 
@@ -145,6 +146,7 @@ const COMMON = {
   plugins: [builtinsByRequire],
 };
 
+const started = performance.now();
 rmSync('dist', { recursive: true, force: true });
 // The main process, split: a CommonJS package loaded with import() then has only a default export
 // (its module.exports), so src/ reads such a package's import() through `.default`.
@@ -158,9 +160,12 @@ await build({
 // The worker threads, each one file as before: they load little, and the schema worker's import() of
 // Ajv keeps its named exports.
 await build({ ...COMMON, entryPoints: ['src/catalog/threads/worker.ts', 'src/catalog/ingest/schema-worker.ts'] });
-// The agent tool server (`npm run mcp` runs it from source under tsx): the tests whose subject is
-// the tool server, not the npm script, start this bundle, about a second of CPU where tsx took three.
+// The agent tool server: `npm run mcp` starts this bundle when it is current (scripts/run-ts.mjs), about
+// a second of CPU where tsx took three, and so do the tests whose subject is the tool server.
 await build({ ...COMMON, entryPoints: ['src/mcp/main.ts'] });
+// svc's seller toolkit as scripts import it (`svc/client`), for `npm run ts` (scripts/run-ts.mjs): svc's
+// own code only, its packages left to node_modules, so a script and the toolkit share one copy of each.
+await build({ ...COMMON, entryPoints: ['src/client/index.ts'], packages: 'external' });
 // `npm run migrate`'s script (run from source under tsx), bundled likewise for the tests of its
 // exit codes and output: about half a second of CPU a run where tsx took nearly three.
 await build({ ...COMMON, entryPoints: ['src/migrate.ts'] });
@@ -192,3 +197,25 @@ const warm = spawnSync(
   },
 );
 if (warm.status !== 78) throw new Error(`filling the compile cache: dist/main.js exited ${warm.status ?? warm.signal}: ${warm.stderr}`);
+
+/**
+ * The files under `dir` (paths relative to it, `/`-separated) with their sizes.
+ * @param {string} dir
+ * @returns {{ path: string, bytes: number }[]}
+ */
+function filesUnder(dir) {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((path) => ({ path: path.replaceAll('\\', '/'), stat: statSync(join(dir, path)) }))
+    .filter(({ stat }) => stat.isFile())
+    .map(({ path, stat }) => ({ path, bytes: stat.size }));
+}
+
+// One line saying what was built, where, and what runs it.
+const built = filesUnder('dist').filter(({ path }) => !path.startsWith('.compile-cache/'));
+const chunks = built.filter(({ path }) => path.startsWith('chunks/')).length;
+const megabytes = (built.reduce((sum, { bytes }) => sum + bytes, 0) / 1e6).toFixed(1);
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+process.stdout.write(
+  `build: dist/ in ${seconds} s, ${megabytes} MB: main.js with ${chunks} chunks (npm start), the catalog and schema worker threads, ` +
+    `mcp/main.js (npm run mcp), client/index.js (svc/client for npm run ts), migrate.js, openapi.json, and the compile cache\n`,
+);

@@ -65,6 +65,8 @@ export const SERVICE_CODES = {
   svc_internal_error: 'The service failed; this says nothing about payment validity.',
   svc_request_timeout: 'The request head or body did not arrive within the configured timeouts; the connection is closed.',
   svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
+  svc_catalog_unavailable:
+    'The catalog database cannot be used (it could not be opened, or its file was deleted, replaced or made read-only); GET /ready names the cause. Payments are unaffected.',
   svc_payment_identifier_invalid:
     'The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.',
   svc_rate_limited:
@@ -157,8 +159,10 @@ export const DELIST_CODES = {
     'signature is not the SEP-53 signature by payTo of the delist text naming this catalog (GET /discovery/delist; another key signed, or another text); nothing was changed.',
   svc_delist_other_catalog:
     "The message was signed for another catalog (the body's catalog is not this catalog's identifier); nothing was changed. Sign the text this catalog's GET /discovery/delist hands out.",
-  svc_delist_unknown_listing: 'No listing has this resource, type and toolName (copy them from the listing as discovery shows it).',
-  svc_delist_not_owner: "payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.",
+  svc_delist_unknown_listing:
+    'No listing has this resource, type and toolName; the reason names the listings at that URL, if any (copy them from the listing as discovery shows it).',
+  svc_delist_not_owner:
+    'payTo is not the listing\'s owner (by default the payTo the resource\'s own server names in its 402, as svc checked it; docs/CATALOG.md "Ownership and refresh"); nothing was changed.',
   svc_delist_replayed:
     'A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.',
 } as const;

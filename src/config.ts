@@ -5,7 +5,8 @@
  * keeps the parsed Keypairs out of serialization and logs); this module composes it with the
  * service's variables: port, storage, logging, HTTP limits and the settlement journal.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, statSync } from 'node:fs';
+import { databasePathProblem } from './db/sqlite.ts';
 import { dirname, resolve } from 'node:path';
 import {
   isContractAddress,
@@ -238,9 +239,12 @@ function withoutCredentials(value: string): string {
 /**
  * Creates the parent directory of DB_PATH (at start, before binding), one missing component at a
  * time: Node's recursive mkdir loops forever where creating a directory fails with ENOENT although
- * its parent exists (under /proc/<pid>/ of a process that is gone, say).
+ * its parent exists (under /proc/<pid>/ of a process that is gone, say). Without DATABASE_URL, a
+ * DB_PATH where SQLite can never keep a database (`/dev/null`, under /proc: databasePathProblem)
+ * is refused naming the path, and what was created removed. Returns the directories it created
+ * (outermost first), which a start refused later removes (src/main.ts).
  */
-export function ensureDbDirectory(config: Config): void {
+export function ensureDbDirectory(config: Config): string[] {
   const missing: string[] = [];
   let dir = dirname(resolve(config.dbPath));
   try {
@@ -256,6 +260,24 @@ export function ensureDbDirectory(config: Config): void {
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     throw new ConfigError('DB_PATH', `parent directory cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const problem = databaseUrl(config) === null ? databasePathProblem(config.dbPath) : null;
+  if (problem) {
+    removeDirectories(missing);
+    throw new ConfigError('DB_PATH', `${config.dbPath} ${problem}`);
+  }
+  return missing;
+}
+
+/** Removes `dirs` (outermost first, as ensureDbDirectory returns them) where they are empty, innermost first. */
+export function removeDirectories(dirs: readonly string[]): void {
+  for (const dir of [...dirs].reverse()) {
+    try {
+      rmdirSync(dir);
+    } catch (err) {
+      // Not empty: what is above it stays too.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
+    }
   }
 }
 
@@ -377,8 +399,8 @@ export function configErrors(env: Env): ConfigError[] {
   for (;;) {
     try {
       const config = loadConfig(rest);
-      // Created only for a valid configuration: an invalid one leaves nothing behind.
-      if (errors.length === 0) ensureDbDirectory(config);
+      // Checked only for a valid configuration, and what the check created removed again: this only reports.
+      if (errors.length === 0) removeDirectories(ensureDbDirectory(config));
       return errors;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;

@@ -2,9 +2,12 @@
  * The service entry point (`npm start`). An invalid configuration prints one line per invalid
  * variable to stderr and exits 78 before any port is bound; a port that cannot be bound prints one
  * line and exits 75 when another process holds it, 71 otherwise (docs/OPERATIONS.md "Startup").
+ * A refused start leaves nothing behind: the database file and directories it created are removed.
  * Secrets never appear.
  */
-import { EXIT_CONFIG, configErrors, ensureDbDirectory, loadConfig, type Config } from './config.ts';
+import { existsSync, rmSync } from 'node:fs';
+import { ConfigError } from './config-env.ts';
+import { EXIT_CONFIG, configErrors, databaseUrl, ensureDbDirectory, loadConfig, removeDirectories, type Config } from './config.ts';
 
 /** The port is held by another process (sysexits' EX_TEMPFAIL: a supervisor may retry, e.g. while an old instance drains). */
 export const EXIT_PORT_IN_USE = 75;
@@ -17,12 +20,32 @@ function configOrExit(): Config {
     for (const err of errors) process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
     process.exit(EXIT_CONFIG);
   }
-  const config = loadConfig(process.env);
-  ensureDbDirectory(config);
-  return config;
+  return loadConfig(process.env);
+}
+
+/** The directories ensureDbDirectory created (configErrors checked DB_PATH, and removed them again). */
+function dbDirectoryOrExit(config: Config): string[] {
+  try {
+    return ensureDbDirectory(config);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
 }
 
 const config = configOrExit();
+const createdDirs = dbDirectoryOrExit(config);
+const sqliteFile = databaseUrl(config) === null && config.dbPath !== ':memory:' ? config.dbPath : null;
+const createdFile = sqliteFile !== null && !existsSync(sqliteFile);
+
+/** Before a refused start exits: the service closed (bounded), then the database file and directories this start created removed. */
+async function removeWhatThisStartCreated(): Promise<void> {
+  await Promise.race([service.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+  if (createdFile) for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(`${sqliteFile}${suffix}`, { force: true });
+  removeDirectories(createdDirs);
+}
+
 // Loaded once the configuration is valid: the bundle splits the service into chunks of its own, so
 // a start-up refused for its configuration reads and parses only the configuration's code.
 const [{ createService }, { installDrain }] = await Promise.all([import('./service.ts'), import('./lifecycle.ts')]);
@@ -41,6 +64,7 @@ try {
   });
 } catch (err) {
   const code = (err as NodeJS.ErrnoException).code;
+  await removeWhatThisStartCreated();
   if (code === 'EADDRINUSE') {
     process.stderr.write(`svc: port ${config.port} is in use by another process; stop it or set PORT to a free port\n`);
     process.exit(EXIT_PORT_IN_USE);

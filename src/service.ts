@@ -93,7 +93,7 @@ export interface Service {
 
 /**
  * Opens the catalog at config.dbPath; one that cannot open must not stop payments (logged,
- * discovery 500), and is opened again once it can be (catalogOpenedLater).
+ * discovery 503 `svc_catalog_unavailable`), and is opened again once it can be (catalogOpenedLater).
  */
 function openConfiguredCatalog(config: Config, logger: Logger): { catalog: CatalogPort; close: () => Promise<void> } {
   const open = () =>
@@ -111,7 +111,7 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
     return { catalog, close: () => catalog.close() };
   } catch (err) {
     logger.error({ err, dbPath: config.dbPath }, 'catalog could not open; settling without cataloging until it can');
-    return catalogOpenedLater(open, config.dbPath, logger);
+    return catalogOpenedLater(open, logger);
   }
 }
 

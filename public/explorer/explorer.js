@@ -17,6 +17,11 @@ const nextButton = $('next');
 const pageLabel = $('page-label');
 const detail = $('detail');
 
+/** Replaces `parent`'s children, leaving out absent ones (replaceChildren would write null as the text "null"). */
+function put(parent, ...children) {
+  parent.replaceChildren(...children.flat().filter((child) => child !== undefined && child !== null && child !== false));
+}
+
 /** An element with text children; `attrs` are set one by one (no HTML parsing anywhere). */
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -249,7 +254,8 @@ function showDetail(listing, opener) {
   const link = isWebUrl(listing.resource)
     ? el('a', { href: listing.resource, rel: 'noopener noreferrer nofollow' }, listing.resource)
     : listing.resource;
-  detail.replaceChildren(
+  put(
+    detail,
     el('h2', { id: 'detail-title' }, icon, nameOf(listing)),
     listing.description ? el('p', { class: 'description' }, listing.description) : null,
     Array.isArray(listing.tags) && listing.tags.length
@@ -317,7 +323,8 @@ function closeDetail(opener) {
 }
 
 function renderResults(listings) {
-  results.replaceChildren(
+  put(
+    results,
     ...listings.map((listing) => {
       const price = cheapest(listing.accepts);
       const button = el(
@@ -452,6 +459,17 @@ function restart() {
   void load();
 }
 
+// The filters fold away on a phone, so the first listings show on the first screen; their summary
+// says how many are in use.
+const filtersBox = $('filters');
+if (matchMedia('(max-width: 40rem)').matches) filtersBox.open = false;
+function showFiltersInUse() {
+  const used = [...filtersBox.querySelectorAll('input, select')].filter((control) => control.value.trim() !== '').length;
+  $('filters-in-use').textContent = used ? `(${used} in use)` : '';
+}
+form.addEventListener('input', showFiltersInUse);
+form.addEventListener('change', showFiltersInUse);
+
 // The two text boxes apply as you type (150 ms after the last keystroke); the selects at once.
 const payToInput = $('filter-payTo');
 const typed = [queryInput, payToInput, $('filter-maxPrice')];
@@ -569,7 +587,8 @@ function renderSeller(payTo, listings, total) {
     ),
     el('tbody', {}, rows),
   );
-  sellerView.replaceChildren(
+  put(
+    sellerView,
     el('a', { href: '#', class: 'back' }, '← All listings'),
     el('h2', { id: 'seller-title' }, 'Seller ', el('code', {}, payTo)),
     el(
@@ -596,18 +615,33 @@ function renderSeller(payTo, listings, total) {
   );
 }
 
+/**
+ * Why `payTo` cannot be a seller's address, or undefined when it can: every network svc serves is a
+ * Stellar one, whose payTo is an account (G…) or a contract (C…) address of 56 characters, or a
+ * muxed account (M…) of 69.
+ */
+function invalidAddress(payTo) {
+  const networks = knownAssets.map((a) => String(a.network));
+  if (networks.length === 0 || !networks.every((n) => n.startsWith('stellar:'))) return undefined;
+  if (/^[GC][A-Z2-7]{55}$/.test(payTo) || /^M[A-Z2-7]{68}$/.test(payTo)) return undefined;
+  return 'This is not a seller address: a Stellar address starts with G (an account) or C (a contract) and has 56 characters (letters A–Z and digits 2–7). Check the link, or open a listing and follow its "Pays to" address.';
+}
+
 /** Opens the seller's page: every listing of `payTo`, walked through the list's payTo filter. */
 async function showSeller(payTo) {
   const generation = ++sellerGeneration;
   document.body.dataset.view = 'seller';
   closeDetail();
   sellerView.hidden = false;
-  sellerView.replaceChildren(
+  const invalid = invalidAddress(payTo);
+  put(
+    sellerView,
     el('a', { href: '#', class: 'back' }, '← All listings'),
     el('h2', { id: 'seller-title' }, 'Seller ', el('code', {}, payTo)),
-    el('p', { class: 'seller-summary', role: 'status' }, 'Loading…'),
+    el('p', { class: `seller-summary${invalid ? ' invalid' : ''}`, role: 'status' }, invalid ?? 'Loading…'),
   );
   sellerView.focus();
+  if (invalid) return;
   try {
     const listings = [];
     let total = 0;
@@ -656,7 +690,8 @@ function renderCheck(answer) {
   const checks = (answer.checks ?? []).map((c) =>
     el('li', { class: c.ok ? 'ok' : 'refused' }, c.ok ? '✓ ' : '✗ ', el('code', {}, String(c.name)), ' ', String(c.detail)),
   );
-  checkResult.replaceChildren(
+  put(
+    checkResult,
     verdict,
     ...(problems.length ? [el('h3', {}, 'Problems'), el('ul', { class: 'problems' }, problems)] : []),
     el('h3', {}, 'Checks'),
@@ -670,7 +705,7 @@ checkForm.addEventListener('submit', async (event) => {
   const url = $('check-url').value.trim();
   const toolName = $('check-tool').value.trim();
   const body = toolName ? { url, toolName } : { url, method: $('check-method').value };
-  checkResult.replaceChildren(el('p', {}, 'Checking…'));
+  put(checkResult, el('p', {}, 'Checking…'));
   try {
     const res = await fetch('/discovery/validate', {
       method: 'POST',
@@ -680,7 +715,8 @@ checkForm.addEventListener('submit', async (event) => {
     const answer = await res.json().catch(() => ({}));
     if (!res.ok) {
       const { code, reason } = answer?.error ?? {};
-      checkResult.replaceChildren(
+      put(
+        checkResult,
         el(
           'p',
           { class: 'verdict refused' },
@@ -691,9 +727,7 @@ checkForm.addEventListener('submit', async (event) => {
     }
     renderCheck(answer);
   } catch (err) {
-    checkResult.replaceChildren(
-      el('p', { class: 'verdict refused' }, `svc did not answer: ${err instanceof Error ? err.message : String(err)}`),
-    );
+    put(checkResult, el('p', { class: 'verdict refused' }, `svc did not answer: ${err instanceof Error ? err.message : String(err)}`));
   }
 });
 

@@ -4,7 +4,7 @@
  * becomes the `bazaar` entry of EXTENSION-RESPONSES (openapi.yaml, ExtensionResponses).
  */
 import type { FacilitatorExtension } from '../scheme/types.ts';
-import type { Catalog, CatalogLogger, CatalogPort } from './types.ts';
+import { CatalogQueryError, type Catalog, type CatalogLogger, type CatalogPort } from './types.ts';
 
 /** The extension identifier advertised in /supported and used as the EXTENSION-RESPONSES key. */
 export const BAZAAR = 'bazaar';
@@ -34,13 +34,14 @@ export function bazaarExtension(catalog: CatalogPort, onClaim?: () => void): Fac
   };
 }
 
-/** The catalog database could not be opened: discovery answers 500 and settlements are not cataloged. */
-export class CatalogUnavailable extends Error {
-  constructor(readonly dbPath: string) {
-    super('The catalog database could not be opened; discovery is unavailable until it is fixed.');
-    this.name = 'CatalogUnavailable';
-  }
-}
+/** The catalog database could not be opened: discovery answers 503 `svc_catalog_unavailable`, settlements are not cataloged. */
+const unavailable = () =>
+  Promise.reject(
+    new CatalogQueryError(
+      'svc_catalog_unavailable',
+      'The catalog database could not be opened; discovery is unavailable until it can be (GET /ready names the cause). Payments are unaffected.',
+    ),
+  );
 
 /** How often at most a catalog that could not open is tried again. */
 export const CATALOG_REOPEN_INTERVAL_MS = 1_000;
@@ -48,13 +49,12 @@ export const CATALOG_REOPEN_INTERVAL_MS = 1_000;
 /**
  * What the service runs with when the catalog cannot open at start (a read-only or full
  * filesystem, a missing directory): payments must not stop, so until it opens settle runs with no
- * `bazaar` entry (rejected when strict, so the journal lists the payment later) and both discovery
- * routes answer 500. Each request tries to open it again, at most once a second: nothing was open,
+ * `bazaar` entry (rejected when strict, so the journal lists the payment later) and the discovery
+ * routes answer 503 `svc_catalog_unavailable`. Each request tries to open it again, at most once a second: nothing was open,
  * so opening later is safe, and once the fault is repaired the catalog serves without a restart.
  */
 export function catalogOpenedLater(
   open: () => Catalog,
-  dbPath: string,
   logger: Pick<CatalogLogger, 'warn'> & { info(obj: object, msg: string): void },
   now: () => number = Date.now,
 ): { catalog: CatalogPort; close: () => Promise<void> } {
@@ -77,23 +77,22 @@ export function catalogOpenedLater(
       recordSettlement: (settled, options) => {
         const catalog = current();
         if (catalog) return catalog.recordSettlement(settled, options);
-        return options?.strict ? Promise.reject(new CatalogUnavailable(dbPath)) : Promise.resolve(null);
+        return options?.strict ? unavailable() : Promise.resolve(null);
       },
       prepareSettlement: () => current()?.prepareSettlement?.(),
-      previewSettlement: (settled) => current()?.previewSettlement?.(settled) ?? Promise.reject(new CatalogUnavailable(dbPath)),
-      list: (filters, page, requester) => current()?.list(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
-      search: (query, filters, page, requester) =>
-        current()?.search(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+      withdraw: (withdrawal) => current()?.withdraw?.(withdrawal) ?? unavailable(),
+      catalogId: () => current()?.catalogId?.() ?? unavailable(),
+      previewSettlement: (settled) => current()?.previewSettlement?.(settled) ?? unavailable(),
+      list: (filters, page, requester) => current()?.list(filters, page, requester) ?? unavailable(),
+      search: (query, filters, page, requester) => current()?.search(query, filters, page, requester) ?? unavailable(),
       ownership: {
         claimDue: (now, limit) => current()?.ownership?.claimDue(now, limit) ?? Promise.resolve([]),
         resolve: (key, claimedAt, verdict) => current()?.ownership?.resolve(key, claimedAt, verdict) ?? Promise.resolve('gone'),
       },
       ownershipChecks: (identity) => current()?.ownershipChecks?.(identity) ?? Promise.resolve([]),
       maintainLifecycle: () => current()?.maintainLifecycle?.() ?? Promise.resolve({ hidden: 0, restored: 0, purged: 0 }),
-      listJson: (filters, page, requester) =>
-        current()?.listJson(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
-      searchJson: (query, filters, page, requester) =>
-        current()?.searchJson(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+      listJson: (filters, page, requester) => current()?.listJson(filters, page, requester) ?? unavailable(),
+      searchJson: (query, filters, page, requester) => current()?.searchJson(query, filters, page, requester) ?? unavailable(),
     },
     close: async () => {
       closed = true;

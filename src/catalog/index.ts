@@ -4,7 +4,8 @@
  * query. On an internal fault, a full queue or a missed deadline the settle hook resolves null
  * (header omitted, logged), or rejects when asked to be `strict` (the bazaar extension, so the
  * settlement journal retries the listing). list/search reject with CatalogQueryError: 400 codes
- * for the caller's mistakes, `svc_catalog_busy` (503) when discovery is overloaded; any other
+ * for the caller's mistakes, `svc_catalog_busy` (503) when discovery is overloaded,
+ * `svc_catalog_unavailable` (503) when the file was deleted, replaced or made read-only; any other
  * fault is a 500.
  */
 import { DEFAULT_LISTING_PURGE_DAYS, LIFECYCLE_BATCH, lifecycleCuts, type LifecycleBatch } from './lifecycle.ts';
@@ -20,7 +21,6 @@ import type { ClaimResolution, OwnershipCheck, OwnershipClaim } from './ownershi
 import { fileIdentity } from '../db/sqlite.ts';
 import {
   CatalogQueryError,
-  CatalogUnavailableError,
   SchemaNotJudgedError,
   type BazaarOutcome,
   type Catalog,
@@ -88,7 +88,8 @@ function asCatalogError(err: unknown): unknown {
   const e = err as { name?: string; message?: string; code?: string };
   if (e?.name === 'CatalogQueryError' && typeof e.code === 'string')
     return new CatalogQueryError(e.code as CatalogQueryError['code'], e.message ?? '');
-  if (e?.name === 'CatalogUnavailableError') return new CatalogUnavailableError(e.message ?? '');
+  if (e?.name === 'CatalogUnavailableError')
+    return new CatalogQueryError('svc_catalog_unavailable', `The catalog cannot be used: ${e.message ?? 'unavailable'}.`);
   return err;
 }
 

@@ -55,23 +55,23 @@ export class SchemaNotJudgedError extends Error {
   }
 }
 
-/** A discovery query the catalog refuses (maps to a 400 ErrorEnvelope). */
+/** A discovery query the catalog refuses: the caller's mistake (400), or the catalog cannot answer now (503). */
 export class CatalogQueryError extends Error {
   readonly code: CatalogQueryCode;
-  /** The HTTP status the discovery handler answers with (400 for the caller's mistake, 503 for overload). */
+  /** The HTTP status the discovery handler answers with (400 for the caller's mistake, 503 for overload or an unusable catalog). */
   readonly status: 400 | 503;
 
   constructor(code: CatalogQueryCode, message: string) {
     super(message);
     this.name = 'CatalogQueryError';
     this.code = code;
-    this.status = code === 'svc_catalog_busy' ? 503 : 400;
+    this.status = code === 'svc_catalog_busy' || code === 'svc_catalog_unavailable' ? 503 : 400;
   }
 }
 
 export type CatalogQueryCode = Extract<
   ServiceCode,
-  'svc_invalid_search_cursor' | 'svc_missing_search_query' | 'svc_invalid_query_parameter' | 'svc_catalog_busy'
+  'svc_invalid_search_cursor' | 'svc_missing_search_query' | 'svc_invalid_query_parameter' | 'svc_catalog_busy' | 'svc_catalog_unavailable'
 >;
 
 /** What a settlement would do to the catalog (CatalogPort.previewSettlement). */

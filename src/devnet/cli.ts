@@ -2,8 +2,11 @@
  * `npm run devnet`: run the embedded devnet in the foreground and print how to reach it.
  * Options: --ledger-ms N (default 5000), --port N, --https-port N, --accounts N (default 3),
  * --network stellar:testnet|stellar:pubnet (the passphrase and USDC contract id it plays),
- * --no-https. Ctrl-C stops it cleanly.
+ * --no-https, --ca-file PATH (writes the HTTPS certificate there, the file NODE_EXTRA_CA_CERTS
+ * names). Ctrl-C stops it cleanly.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEVNET_NETWORKS, startDevnet, type DevnetNetwork } from './index.ts';
 
@@ -26,14 +29,19 @@ async function main(): Promise<void> {
       accounts: { type: 'string' },
       network: { type: 'string' },
       'no-https': { type: 'boolean', default: false },
+      'ca-file': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
     console.log(
-      'usage: npm run devnet -- [--ledger-ms 5000] [--port 8000] [--https-port 8443] [--accounts 3] [--network stellar:testnet|stellar:pubnet] [--no-https]',
+      'usage: npm run devnet -- [--ledger-ms 5000] [--port 8000] [--https-port 8443] [--accounts 3] [--network stellar:testnet|stellar:pubnet] [--no-https] [--ca-file PATH]',
     );
     return;
+  }
+  if (values['ca-file'] !== undefined && values['no-https']) {
+    console.error('devnet: --ca-file writes the HTTPS certificate; it cannot be combined with --no-https');
+    process.exit(2);
   }
   const network = values.network ?? 'stellar:testnet';
   if (!Object.hasOwn(DEVNET_NETWORKS, network)) {
@@ -63,6 +71,18 @@ async function main(): Promise<void> {
   ];
   console.log(lines.join('\n'));
   if (devnet.caCertPem) console.log(`\nSelf-signed certificate (PEM):\n${devnet.caCertPem}`);
+  const caFile = values['ca-file'];
+  if (caFile !== undefined && devnet.caCertPem) {
+    try {
+      mkdirSync(dirname(resolve(caFile)), { recursive: true });
+      writeFileSync(caFile, devnet.caCertPem);
+    } catch (err) {
+      console.error(`devnet: cannot write --ca-file ${caFile} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      await devnet.stop();
+      process.exit(2);
+    }
+    console.log(`Certificate written to ${caFile}: NODE_EXTRA_CA_CERTS=${resolve(caFile)} makes a Node client trust the HTTPS RPC.`);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -342,7 +342,8 @@ export interface paths {
         /**
          * Withdraw a listing, signed by its owner
          * @description The owner of a listing withdraws it (docs/CATALOG.md "Withdrawing a listing"). The body names
-         *     the listing exactly as discovery shows it (`resource`, `type`, `toolName`: "" for http), the
+         *     the listing as discovery shows it (`resource`, made canonical as validate and settlements make
+         *     it, so a query string or a trailing slash is dropped; `type`; `toolName`: "" for http), the
          *     owner's `payTo`, the time of signing `issuedAt` (RFC 3339), optionally the `catalog` the text
          *     was signed for, and `signature`: the base64 SEP-53 signature by `payTo`
          *     (`Keypair.signMessage` of @stellar/stellar-sdk: ed25519 over SHA-256("Stellar Signed
@@ -1033,8 +1034,8 @@ export interface components {
          *     - `svc_delist_stale`: issuedAt is more than 5 minutes before svc's clock or more than 1 minute after it (the allowed clock skew); sign the text GET /discovery/delist hands out, issued now.
          *     - `svc_delist_signature_invalid`: signature is not the SEP-53 signature by payTo of the delist text naming this catalog (GET /discovery/delist; another key signed, or another text); nothing was changed.
          *     - `svc_delist_other_catalog`: The message was signed for another catalog (the body's catalog is not this catalog's identifier); nothing was changed. Sign the text this catalog's GET /discovery/delist hands out.
-         *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName (copy them from the listing as discovery shows it).
-         *     - `svc_delist_not_owner`: payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.
+         *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName; the reason names the listings at that URL, if any (copy them from the listing as discovery shows it).
+         *     - `svc_delist_not_owner`: payTo is not the listing's owner (by default the payTo the resource's own server names in its 402, as svc checked it; docs/CATALOG.md "Ownership and refresh"); nothing was changed.
          *     - `svc_delist_replayed`: A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.
          * @enum {string}
          */
@@ -1352,7 +1353,7 @@ export interface components {
          */
         SettleCode: "verification_failed" | "settle_exact_stellar_signer_selection_failed" | "settle_exact_stellar_transaction_signing_failed" | "settle_exact_stellar_fee_bump_signing_failed" | "settle_exact_stellar_transaction_submission_failed" | "settle_exact_stellar_transaction_failed" | "unexpected_settle_error";
         /**
-         * @description The 15 service envelope codes.
+         * @description The 16 service envelope codes.
          *
          *     - `svc_malformed_request_body`: The request body is absent, not valid JSON, or not a JSON object.
          *     - `svc_missing_payment_payload`: The request has no paymentPayload object.
@@ -1366,12 +1367,13 @@ export interface components {
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
          *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
+         *     - `svc_catalog_unavailable`: The catalog database cannot be used (it could not be opened, or its file was deleted, replaced or made read-only); GET /ready names the cause. Payments are unaffected.
          *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
          *     - `svc_rate_limited`: Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.
          *     - `svc_origin_not_allowed`: MCP_ALLOWED_ORIGINS is set and the request's Origin is not in it; POST /mcp answers pages of those origins only.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_catalog_unavailable" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
@@ -1658,6 +1660,10 @@ export interface components {
          *     the request waited for room (DISCOVERY_YIELD_PERCENT). Catalog reads run on their own
          *     worker threads and payments go first, so this degrades discovery only, never /verify or
          *     /settle. Retry after a moment (`svc_catalog_busy`).
+         *
+         *     Or the catalog database cannot be used: it could not be opened, or its file was deleted,
+         *     replaced or made read-only while svc ran (`svc_catalog_unavailable`). Payments go on without
+         *     listing; `GET /ready` names the cause, and discovery answers again once it is repaired.
          */
         DiscoveryBusy: {
             headers: {
@@ -2651,14 +2657,17 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "svc_delist_not_owner",
-                     *         "reason": "The listing is owned by GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H, not the payTo that signed; nothing was changed. Only the owner can withdraw it."
+                     *         "reason": "The listing is owned by GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H, not GCKFBEIYV2U22IO2BJ4KVJOIP7XPWQGQFKKWXR6DOSJBV7STMAQSMTGG; nothing was changed. Only its owner's key can withdraw it: its owner is the payTo the resource's own server names in the 402 it answers an unpaid request with, which svc checked when a settlement claimed the listing."
                      *       }
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description No listing has this (resource, type, toolName) (`svc_delist_unknown_listing`). */
+            /**
+             * @description No listing has this (resource, type, toolName) (`svc_delist_unknown_listing`); the reason
+             *     names the listings discovery shows at that URL (another type or tool), if any.
+             */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2669,7 +2678,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "svc_delist_unknown_listing",
-                     *         "reason": "No listing has resource https://api.example.com/weather, type http and toolName \"\"; copy them from the listing as GET /discovery/resources shows it."
+                     *         "reason": "No http listing has resource https://api.example.com/weather; at that URL there is an mcp listing (type \"mcp\", toolName \"get_forecast\"): withdraw it with that type and toolName."
                      *       }
                      *     }
                      */

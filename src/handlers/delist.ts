@@ -9,7 +9,10 @@
  * age (openapi.yaml's example, signed for an example catalog at a fixed time, is answered 403
  * svc_delist_other_catalog by every svc, as its description says).
  */
+import { canonicalResourceUrl } from '../catalog/ingest/sanitize.ts';
+import type { OwnershipMode } from '../catalog/ownership.ts';
 import { CatalogQueryError, type CatalogPort, type WithdrawalOutcome } from '../catalog/types.ts';
+import { URL_FILTER_MAX, URL_FILTER_MIN } from '../filters.ts';
 import { DELIST_CLOCK_SKEW_MS, DELIST_WINDOW_MS, delistMessage, type DelistBinding } from '../delist-message.ts';
 import type { components } from '../generated/openapi.ts';
 import { HttpError } from '../http/errors.ts';
@@ -30,6 +33,8 @@ export interface DelistDeps {
   clock: () => Date;
   /** The network svc settles, named in the signed text. */
   network: string;
+  /** Who owns a listing (LISTING_OWNERSHIP), as the not-owner refusal describes it. */
+  ownership: OwnershipMode;
 }
 
 /** This catalog and network, as the signed text names them. */
@@ -38,7 +43,7 @@ async function bindingOf(deps: DelistDeps): Promise<DelistBinding> {
   try {
     return { catalog: await deps.catalog.catalogId(), network: deps.network };
   } catch (err) {
-    if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+    if (err instanceof CatalogQueryError && err.status === 503) throw new HttpError(503, err.code, err.message);
     throw err;
   }
 }
@@ -68,20 +73,67 @@ export function delistTextHandler(deps: DelistDeps): SvcMiddleware {
 const minutes = (ms: number) =>
   Math.abs(ms) < 120_000 ? `${Math.round(Math.abs(ms) / 1000)} s` : `${Math.round(Math.abs(ms) / 60_000)} min`;
 
-/** The refusal of a catalog outcome other than `delisted`. */
-function refusal(outcome: Exclude<WithdrawalOutcome, { status: 'delisted' }>, request: DelistRequest): HttpError {
+/** The listing's URL as the catalog keeps it (as validate and a settlement make it canonical), or the text as sent when it is no URL. */
+function catalogUrl(resource: string): string {
+  try {
+    return canonicalResourceUrl(new URL(resource), undefined);
+  } catch {
+    return resource;
+  }
+}
+
+/** The listings discovery shows at `resource` (any type or tool), for a refusal that names them; none when they cannot be read now. */
+async function listingsAt(catalog: CatalogPort, resource: string): Promise<Array<{ type: string; toolName: string }>> {
+  if (resource.length < URL_FILTER_MIN || resource.length > URL_FILTER_MAX) return [];
+  try {
+    const page = await catalog.list({ url: resource }, { limit: 100, offset: 0 });
+    return page.items
+      .filter((item) => item.resource === resource)
+      .map((item) => {
+        const info = (item.extensions?.bazaar as { info?: { input?: { toolName?: unknown } } } | undefined)?.info;
+        return { type: item.type, toolName: typeof info?.input?.toolName === 'string' ? info.input.toolName : '' };
+      });
+  } catch {
+    return [];
+  }
+}
+
+/** The 404 naming what is listed at the URL instead, so the caller sees which type and toolName to send. */
+function unknownListing(request: DelistRequest, resource: string, there: Array<{ type: string; toolName: string }>): HttpError {
+  const asked = `No ${request.type} listing${request.toolName ? ` of tool ${JSON.stringify(request.toolName)}` : ''} has resource ${resource}`;
+  const listed = there.map((l) =>
+    l.type === 'mcp'
+      ? `an mcp listing (type "mcp", toolName ${JSON.stringify(l.toolName)})`
+      : `an ${l.type} listing (type "${l.type}", toolName "")`,
+  );
+  return new HttpError(
+    404,
+    'svc_delist_unknown_listing',
+    listed.length > 0
+      ? `${asked}; at that URL there is ${listed.join(' and ')}: withdraw it with that type and toolName.`
+      : `${asked}, and no listing of any type is at that URL; copy resource, type and toolName from the listing as GET /discovery/resources shows it (toolName "" for http).`,
+  );
+}
+
+/** Who owns a listing, as the not-owner refusal says it (docs/CATALOG.md "Ownership and refresh"). */
+const OWNER_IS: Record<OwnershipMode, string> = {
+  origin:
+    "its owner is the payTo the resource's own server names in the 402 it answers an unpaid request with, which svc checked when a settlement claimed the listing",
+  'first-settlement': 'its owner is the payTo of the settlement that first listed it (LISTING_OWNERSHIP=first-settlement)',
+};
+
+/** The refusal of a catalog outcome other than `delisted` or `unknown`. */
+function refusal(
+  outcome: Exclude<WithdrawalOutcome, { status: 'delisted' | 'unknown' }>,
+  request: DelistRequest,
+  ownership: OwnershipMode,
+): HttpError {
   switch (outcome.status) {
-    case 'unknown':
-      return new HttpError(
-        404,
-        'svc_delist_unknown_listing',
-        `No listing has resource ${request.resource}, type ${request.type} and toolName ${JSON.stringify(request.toolName)}; copy them from the listing as GET /discovery/resources shows it (toolName "" for http).`,
-      );
     case 'not_owner':
       return new HttpError(
         403,
         'svc_delist_not_owner',
-        `The listing is owned by ${outcome.owner}, not ${request.payTo}; nothing was changed. Only its owner (the payTo of the settlement that listed it) can withdraw it.`,
+        `The listing is owned by ${outcome.owner}, not ${request.payTo}; nothing was changed. Only its owner's key can withdraw it: ${OWNER_IS[ownership]}.`,
       );
     case 'replayed':
       return new HttpError(
@@ -119,25 +171,25 @@ export function delistHandler(deps: DelistDeps): SvcMiddleware {
         `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); it may be at most ${minutes(DELIST_WINDOW_MS)} before it or ${minutes(DELIST_CLOCK_SKEW_MS)} after it. Ask GET /discovery/delist for the text to sign, issued now.`,
       );
     if (!deps.catalog.withdraw) throw new Error('this catalog cannot withdraw a listing');
+    // The signature covers the URL as sent; the listing is looked up as the catalog keeps it.
+    const resource = catalogUrl(request.resource);
     let outcome: WithdrawalOutcome;
     try {
       outcome = await deps.catalog.withdraw({
-        resource: request.resource,
+        resource,
         type: request.type,
         toolName: request.toolName,
         owner: request.payTo,
         issuedAtMs,
       });
     } catch (err) {
-      // Overloaded catalog: the documented 503, as on the other discovery routes.
-      if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+      // Overloaded or unusable catalog: the documented 503, as on the other discovery routes.
+      if (err instanceof CatalogQueryError && err.status === 503) throw new HttpError(503, err.code, err.message);
       throw err;
     }
-    if (outcome.status !== 'delisted') throw refusal(outcome, request);
-    ctx.state.log.info(
-      { resource: request.resource, type: request.type, toolName: request.toolName, owner: request.payTo },
-      'listing withdrawn',
-    );
+    if (outcome.status === 'unknown') throw unknownListing(request, resource, await listingsAt(deps.catalog, resource));
+    if (outcome.status !== 'delisted') throw refusal(outcome, request, deps.ownership);
+    ctx.state.log.info({ resource, type: request.type, toolName: request.toolName, owner: request.payTo }, 'listing withdrawn');
     const body: DelistResponse = { delisted: true };
     ctx.body = body;
     ctx.status = 200;

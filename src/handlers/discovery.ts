@@ -132,7 +132,7 @@ function queryOf(state: SvcState): DiscoveryQuery {
 type ListResponse = components['schemas']['DiscoveryListResponse'];
 type SearchResponse = components['schemas']['DiscoverySearchResponse'];
 
-/** A CatalogQueryError is the caller's mistake: 400 with its code; anything else propagates (500). */
+/** A CatalogQueryError answers with its status and code (400: the caller's mistake; 503: busy or unusable); anything else propagates (500). */
 function asQueryError(err: unknown): never {
   if (err instanceof CatalogQueryError) throw new HttpError(err.status, err.code, err.message || undefined);
   throw err;

@@ -163,9 +163,9 @@ function identityOf(request: ValidateRequest, verdict: Verdict): Identity | unde
   };
 }
 
-/** The overloaded catalog's 503, as on the other discovery routes. */
+/** The overloaded or unusable catalog's 503, as on the other discovery routes. */
 function busyAs503(err: unknown): never {
-  if (err instanceof CatalogQueryError && err.code === 'svc_catalog_busy') throw new HttpError(503, err.code, err.message);
+  if (err instanceof CatalogQueryError && err.status === 503) throw new HttpError(503, err.code, err.message);
   throw err;
 }
 

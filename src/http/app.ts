@@ -142,7 +142,13 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     openApiValidation(contract, 'svc_invalid_query_parameter', 'query'),
     priority.discovery(),
   ];
-  const delistDeps = { catalog, verify: deps.verifyMessage, clock: deps.clock, network: config.network };
+  const delistDeps = {
+    catalog,
+    verify: deps.verifyMessage,
+    clock: deps.clock,
+    network: config.network,
+    ownership: config.listingOwnership,
+  };
   const operations: Record<string, SvcMiddleware> = {
     verifyPayment: chain(...paymentRate('verify', config.paymentRates?.verifyPerMinute), ...paymentsSteps, verifyHandler(registry)),
     settlePayment: chain(...paymentRate('settle', config.paymentRates?.settlePerMinute), ...paymentsSteps, settleHandler(registry)),

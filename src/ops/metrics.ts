@@ -168,6 +168,11 @@ export class ServiceMetrics {
     });
     // Process metrics, including nodejs_eventloop_lag_seconds and its percentiles.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
+    // prom-client's gauges named like counters, which `promtool check metrics` refuses ("non-counter
+    // metrics should not have _total suffix"): each is the sum of the gauge of the same name without
+    // `_total`, by type (`sum(nodejs_active_handles)`).
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+      this.registry.removeSingleMetric(name);
   }
 
   watchConnections(table: ConnectionGauge): void {

@@ -4,9 +4,10 @@
  * and `npm start` with a valid one serving /health, /supported and /openapi.yaml.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { Keypair, StrKey } from '@stellar/stellar-sdk';
 import { describe, expect, it } from 'vitest';
@@ -298,12 +299,38 @@ describe('the entry point (dist/main.js): every start-up failure in one line eac
       expect(result.stderr).not.toContain(value.slice(0, 8));
   });
 
+  it('npm start without a seed says where one comes from', () => {
+    const result = runMain({ PORT: '1' });
+    expect(result.status).toBe(78);
+    expect(result.stderr.trim()).toMatch(
+      /^svc: invalid configuration: SUBMITTER_SECRET: is required: the secret seed \(S…\) of a funded account.*https:\/\/lab\.stellar\.org\/account\/create \(Friendbot\).*`npm run dev`/,
+    );
+  });
+
   it('a DB_PATH under /proc/<a pid that is gone>/ → exit 78 at once (no mkdir loop)', () => {
     const started = Date.now();
     const result = runMain({ SUBMITTER_SECRET: seed(), PORT: '1', DB_PATH: '/proc/4194304/gone/svc.sqlite' });
     expect(result.status).toBe(78);
     expect(result.stderr.trim()).toMatch(/^svc: invalid configuration: DB_PATH: parent directory cannot be created \(ENOENT\)$/);
     expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it.each<[string, () => string, RegExp]>([
+    ['a path under /proc', () => '/proc/svc.sqlite', /^\/proc\/svc\.sqlite cannot be created \(ENOENT\)$/],
+    ['/dev/null', () => '/dev/null', /^\/dev\/null is not a regular file/],
+    ['a directory', () => mkdtempSync(join(tmpdir(), 'svc-dir-')), /is a directory, not a database file$/],
+    ['a file that is not SQLite', () => textFile('svc.sqlite', 'not a database\n'.repeat(100)), /\/svc\.sqlite is not an SQLite database$/],
+  ])('a DB_PATH that cannot hold the database (%s) → exit 78 naming the path', async (_name, dbPath, reason) => {
+    const port = await freePort();
+    const path = dbPath();
+    const result = runMain({ SUBMITTER_SECRET: seed(), PORT: String(port), DB_PATH: path });
+    expect(result.status).toBe(78);
+    const lines = result.stderr.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^svc: invalid configuration: DB_PATH: /);
+    expect(lines[0]!.replace('svc: invalid configuration: DB_PATH: ', '')).toMatch(reason);
+    expect(lines[0]).toContain(path);
+    expect(await portIsFree(port)).toBe(true);
   });
 
   it('a port another process holds → exit 75, one line naming the port', async () => {
@@ -327,7 +354,37 @@ describe('the entry point (dist/main.js): every start-up failure in one line eac
       holder.close();
     }
   });
+
+  it('a refused start leaves nothing behind: no database file or directory it created; an existing database stays', async () => {
+    const holder = createServer();
+    await new Promise<void>((done) => holder.listen(0, '0.0.0.0', done));
+    const port = (holder.address() as { port: number }).port;
+    const env = (dbPath: string) => ({ SUBMITTER_SECRET: seed(), PORT: String(port), DB_PATH: dbPath, RPC_URL: 'http://127.0.0.1:9/' });
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-refused-'));
+      expect(runMain(env(join(dir, 'nested', 'deeper', 'svc.sqlite'))).status).toBe(75);
+      expect(readdirSync(dir)).toEqual([]);
+      // A database of an earlier run is the operator's: a refused start keeps it, with what it holds.
+      const existing = join(dir, 'svc.sqlite');
+      const db = new DatabaseSync(existing);
+      db.exec('CREATE TABLE kept (x); INSERT INTO kept VALUES (1)');
+      db.close();
+      expect(runMain(env(existing)).status).toBe(75);
+      const again = new DatabaseSync(existing);
+      expect(again.prepare('SELECT x FROM kept').all()).toEqual([{ x: 1 }]);
+      again.close();
+    } finally {
+      holder.close();
+    }
+  });
 });
+
+/** A file holding `text`. */
+function textFile(name: string, text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-cfg-')), name);
+  writeFileSync(file, text);
+  return file;
+}
 
 /** A regular file, so that a directory cannot be created beneath it. */
 function fileInTheWay(): string {

@@ -4,7 +4,7 @@
  * `npm run devnet` CLI (prints URLs and dev-only accounts; Ctrl-C exits cleanly).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import https from 'node:https';
@@ -158,10 +158,26 @@ describe('https and friendbot', () => {
 });
 
 describe('npm run devnet (CLI)', () => {
-  it('prints the RPC URLs, network, USDC id and dev-only accounts; SIGINT exits 0', async () => {
+  it('prints the RPC URLs, network, USDC id and dev-only accounts, writes --ca-file; SIGINT exits 0', async () => {
+    const caDir = mkdtempSync(join(tmpdir(), 'svc-devnet-ca-'));
+    const caFile = join(caDir, 'devnet-ca.pem');
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/devnet/cli.ts', '--port', '0', '--https-port', '0', '--accounts', '2', '--ledger-ms', '100'],
+      [
+        '--import',
+        'tsx',
+        'src/devnet/cli.ts',
+        '--port',
+        '0',
+        '--https-port',
+        '0',
+        '--accounts',
+        '2',
+        '--ledger-ms',
+        '100',
+        '--ca-file',
+        caFile,
+      ],
       {
         cwd: process.cwd(),
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -171,7 +187,7 @@ describe('npm run devnet (CLI)', () => {
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
     const deadline = Date.now() + 30_000;
-    while (!out.includes('BEGIN CERTIFICATE') && Date.now() < deadline && child.exitCode === null)
+    while (!out.includes('Certificate written to') && Date.now() < deadline && child.exitCode === null)
       await new Promise((r) => setTimeout(r, 50));
     const url = /RPC \(http\):\s+(\S+)/.exec(out)?.[1];
     expect(url).toBeDefined();
@@ -180,8 +196,22 @@ describe('npm run devnet (CLI)', () => {
     expect(out).toMatch(/RPC \(https\):\s+https:\/\/localhost:\d+/);
     expect(out.match(/secret S[A-Z2-7]{55}\s+\(dev-only\)/g)).toHaveLength(2);
     expect((await rawRpc(url!, 'getHealth')).result.status).toBe('healthy');
+    // The file NODE_EXTRA_CA_CERTS names: the certificate printed, which the HTTPS RPC presents.
+    expect(out).toContain(`NODE_EXTRA_CA_CERTS=${caFile}`);
+    const pem = readFileSync(caFile, 'utf8');
+    expect(out).toContain(pem.trim());
+    const httpsUrl = /RPC \(https\):\s+(\S+)/.exec(out)![1]!;
+    const health = await new Promise<string>((done, fail) => {
+      const req = https.request(httpsUrl, { method: 'POST', ca: pem, headers: { 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c)).on('end', () => done(body));
+      });
+      req.on('error', fail).end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getHealth' }));
+    });
+    expect(JSON.parse(health)).toMatchObject({ result: { status: 'healthy' } });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGINT');
     expect(await exited).toBe(0);
+    rmSync(caDir, { recursive: true, force: true });
   });
 });

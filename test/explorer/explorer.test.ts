@@ -550,6 +550,72 @@ describe('the explorer page', () => {
     await page.close();
   });
 
+  it("a seller's page at desktop width: the table fills the content column, no name or URL broken across lines, no column clipped", async () => {
+    for (const payTo of [secondSeller, sellerAddress]) {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(`${server.url}/#seller=${payTo}`);
+      const rows = seeded.filter((s) => s.payTo === payTo).length;
+      await expect.poll(() => page.locator('#seller tbody tr').count()).toBe(rows);
+      const layout = await page.evaluate<{ content: number; table: number; scroll: number; box: number; broken: string[] }>(`(() => {
+        const lines = (element) => { const range = document.createRange(); range.selectNodeContents(element); return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size; };
+        const box = document.querySelector('#seller .table-scroll');
+        return {
+          content: document.querySelector('main').clientWidth,
+          table: document.querySelector('#seller table').getBoundingClientRect().width,
+          scroll: box.scrollWidth,
+          box: box.clientWidth,
+          broken: [...document.querySelectorAll('#seller .open-listing, #seller .resource')].filter((e) => lines(e) > 1).map((e) => e.textContent),
+        };
+      })()`);
+      expect(layout.table).toBeGreaterThanOrEqual(layout.content - 2);
+      expect(layout.scroll).toBeLessThanOrEqual(layout.box);
+      expect(layout.broken).toEqual([]);
+      if (payTo === secondSeller) await page.screenshot({ path: artifact('explorer-seller-desktop.png') });
+      await page.close();
+    }
+  });
+
+  it("a seller's page for something that is not an address says so, asks the catalog nothing and prints no null", async () => {
+    const { page, problems } = await openExplorer();
+    const asked: string[] = [];
+    page.on('request', (r) => asked.push(r.url()));
+    for (const notAddress of ['not-an-address', 'GABC', sellerAddress.toLowerCase()]) {
+      await page.goto(`${server.url}/#seller=${encodeURIComponent(notAddress)}`);
+      const view = page.locator('#seller');
+      await expect
+        .poll(() => view.locator('.seller-summary').textContent())
+        .toMatch(/^This is not a seller address: a Stellar address starts with G/);
+      expect(await view.locator('h2 code').textContent()).toBe(notAddress);
+      expect(await view.innerText()).not.toMatch(/\bnull\b|undefined/);
+      expect(await view.locator('table').count()).toBe(0);
+    }
+    expect(asked.filter((url) => url.includes('/discovery/resources') && url.includes('payTo'))).toEqual([]);
+    // An address no listing pays to: no table, and no stray text where the table would be.
+    await page.goto(`${server.url}/#seller=${Keypair.random().publicKey()}`);
+    await expect.poll(() => page.locator('#seller .seller-summary').textContent()).toBe('No listing pays to this address.');
+    expect(await page.locator('#seller').innerText()).not.toMatch(/\bnull\b|undefined/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('on a 390 px phone the first listings show on the first screen; the filters fold under their summary and still apply', async () => {
+    const { page, problems } = await openExplorer(390, 844);
+    const first = await page.locator('#results .listing').first().boundingBox();
+    expect(first!.y + first!.height).toBeLessThanOrEqual(844);
+    expect(await page.locator('#filter-type').isVisible()).toBe(false);
+    await page.screenshot({ path: artifact('explorer-phone-first-screen.png') });
+    await page.locator('#filters summary').click();
+    await page.locator('#filter-type').selectOption('mcp');
+    await expect.poll(() => names(page)).toEqual(['Weather tool']);
+    expect(await page.locator('#filters summary').textContent()).toBe('Filters (1 in use)');
+    // Folded again, the summary still says a filter is in use.
+    await page.locator('#filters summary').click();
+    expect(await page.locator('#filter-type').isVisible()).toBe(false);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('screenshots of the listing page at desktop and phone widths', async () => {
     for (const [width, height, label] of [
       [1280, 900, 'desktop'],

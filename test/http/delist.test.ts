@@ -117,6 +117,10 @@ describe.each(BACKENDS)('on %s', (backend) => {
     const notOwner = await client.post('/discovery/delist', signedDelist(stranger, listing, binding));
     expect(notOwner.status).toBe(403);
     expect(notOwner.body.error).toEqual({ code: 'svc_delist_not_owner', reason: expect.stringContaining(owner.publicKey()) });
+    // How this catalog decides ownership (testConfig: first-settlement); the origin's reason is below.
+    expect(notOwner.body.error.reason).toMatch(
+      /its owner is the payTo of the settlement that first listed it \(LISTING_OWNERSHIP=first-settlement\)\.$/,
+    );
     // The stranger signs a message naming the owner as payTo: the signature is not the owner's.
     const forged = { ...signedDelist(stranger, listing, binding), payTo: owner.publicKey() };
     const forgedAnswer = await client.post('/discovery/delist', forged);
@@ -154,9 +158,16 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
     const unknown = await client.post('/discovery/delist', signedDelist(owner, { resource: `${url}/nothing`, type: 'http' }, binding));
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error.code).toBe('svc_delist_unknown_listing');
+    expect(unknown.body.error).toEqual({
+      code: 'svc_delist_unknown_listing',
+      reason: `No http listing has resource ${url}/nothing, and no listing of any type is at that URL; copy resource, type and toolName from the listing as GET /discovery/resources shows it (toolName "" for http).`,
+    });
+    // The wrong type: the reason names what is listed at that URL, and how to withdraw it.
     const asTool = await client.post('/discovery/delist', signedDelist(owner, { ...listing, type: 'mcp', toolName: 'forecast' }, binding));
     expect(asTool.status).toBe(404);
+    expect(asTool.body.error.reason).toBe(
+      `No mcp listing of tool "forecast" has resource ${url}; at that URL there is an http listing (type "http", toolName ""): withdraw it with that type and toolName.`,
+    );
 
     const signed = signedDelist(owner, listing, binding);
     for (const signature of ['not base64!', signed.signature.slice(4), Buffer.alloc(32).toString('base64')]) {
@@ -201,7 +212,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   it("the owner's delist() removes it from list and search; a new settlement lists it again; the replayed withdrawal is 409 and changes nothing", async () => {
     const facilitator = createFacilitatorClient(server.url);
-    firstWithdrawal = signedDelist(owner, listing, binding);
+    // The URL as a buyer called it (a query string, a trailing slash): made canonical as validate and settlements make it.
+    firstWithdrawal = signedDelist(owner, { ...listing, resource: `${url}/?city=Oslo` }, binding);
     expect(await facilitator.delist(firstWithdrawal)).toEqual({ ok: true, data: { delisted: true } });
     expect(await shown()).toEqual({ listed: [], total: 0, ownerTotal: 0, searched: 0 });
     // Gone: the same message again finds nothing.
@@ -271,5 +283,40 @@ describe('rate limit', () => {
     expect(answers.map((a) => a.status)).toEqual([403, 403, 429, 429]);
     expect(answers[2]!.body.error).toEqual({ code: 'svc_delist_rate_limited', reason: expect.stringMatching(/DELIST_RATE_PER_MINUTE/) });
     expect(Number(answers[2]!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+describe('with ownership from the origin (the default)', () => {
+  // The catalog port is the named boundary: it answers that another payTo owns the listing.
+  let server: TestServer;
+  const holder = 'GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H';
+  beforeAll(async () => {
+    server = await startTestServer({
+      config: testConfig({ LISTING_OWNERSHIP: 'origin' }),
+      catalog: {
+        recordSettlement: () => Promise.resolve(null),
+        list: () => Promise.resolve({ x402Version: 2, items: [], pagination: { limit: 20, offset: 0, total: 0 } }),
+        search: () => Promise.reject(new Error('not used')),
+        catalogId: () => Promise.resolve('origin-catalog'),
+        withdraw: () => Promise.resolve({ status: 'not_owner', owner: holder }),
+      },
+    });
+  });
+  afterAll(() => server?.close());
+
+  it("svc_delist_not_owner says the owner is the payTo the resource's own server names, as svc checked it", async () => {
+    const answer = await api(server.url).post(
+      '/discovery/delist',
+      signedDelist(
+        owner,
+        { resource: 'https://api.example.com/weather', type: 'http' },
+        { catalog: 'origin-catalog', network: 'stellar:testnet' },
+      ),
+    );
+    expect(answer.status).toBe(403);
+    expect(answer.body.error).toEqual({
+      code: 'svc_delist_not_owner',
+      reason: `The listing is owned by ${holder}, not ${owner.publicKey()}; nothing was changed. Only its owner's key can withdraw it: its owner is the payTo the resource's own server names in the 402 it answers an unpaid request with, which svc checked when a settlement claimed the listing.`,
+    });
   });
 });

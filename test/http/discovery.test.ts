@@ -3,6 +3,9 @@
  * (the named boundary: src/catalog/types.ts) that records what it was asked; HTTP tests on the
  * real catalog live with the catalog engineer.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogQueryError, type CatalogPort, type DiscoveryFilters } from '../../src/catalog/types.ts';
 import { api } from '../helpers/contract.ts';
@@ -168,10 +171,35 @@ describe('GET /discovery/resources', () => {
     },
   );
 
-  it('without a catalog (its database cannot open) → 500 svc_internal_error', async () => {
-    const res = await api(bare.url).get('/discovery/resources');
-    expect(res.status).toBe(500);
-    expect(res.body.error.code).toBe('svc_internal_error');
+  it('without a catalog (its database cannot open) → 503 svc_catalog_unavailable on every discovery route', async () => {
+    const payTo = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
+    for (const path of [
+      '/discovery/resources',
+      '/discovery/search?query=weather',
+      `/discovery/merchant?payTo=${payTo}`,
+      `/discovery/delist?resource=https%3A%2F%2Fapi.example.com%2Fw&type=http&payTo=${payTo}`,
+    ]) {
+      const res = await api(bare.url).get(path);
+      expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 503, code: 'svc_catalog_unavailable' });
+      expect(res.body.error.reason).toMatch(/could not be opened/);
+    }
+  });
+
+  it('a catalog whose file was deleted while svc ran → 503 svc_catalog_unavailable saying so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-deleted-catalog-'));
+    const s = await startTestServer({ config: testConfig({ DB_PATH: join(dir, 'svc.sqlite') }) });
+    try {
+      expect((await api(s.url).get('/discovery/resources')).status).toBe(200);
+      rmSync(join(dir, 'svc.sqlite'));
+      for (const path of ['/discovery/resources', '/discovery/search?query=weather']) {
+        const res = await api(s.url).get(path);
+        expect({ path, status: res.status, code: res.body.error.code }).toEqual({ path, status: 503, code: 'svc_catalog_unavailable' });
+        expect(res.body.error.reason).toMatch(/deleted or replaced/);
+      }
+    } finally {
+      await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a catalog fault → 500 svc_internal_error without its message', async () => {

@@ -122,7 +122,7 @@ export function describeSellerExample(devRun: () => DevRun): void {
         // it does, as its reader would (the listing follows the settle within seconds, the page says: svc first asks the
         // seller, unpaid, whose 402 it is; later on a busy machine).
         const answers: Array<[RegExp, (out: string) => void, eventually?: true]> = [
-          [/npx tsx scratch\/my-seller\.ts$/, () => undefined], // started below, in the background
+          [/npm run --silent ts -- scratch\/my-seller\.ts$/, () => undefined], // started below, in the background
           [
             /\/discovery\/validate/,
             (out) => {
@@ -137,7 +137,7 @@ export function describeSellerExample(devRun: () => DevRun): void {
         ];
         expect(commands.map((c, i) => answers[i]?.[0].test(c))).toEqual(answers.map(() => true));
 
-        // Its own process group, so stopping it stops npx, tsx and node alike (Ctrl-C in its terminal).
+        // Its own process group, so stopping it stops npm and node alike (Ctrl-C in its terminal).
         seller = spawn('bash', ['-c', filled(commands[0]!)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
         seller.stdout!.on('data', (d: Buffer) => (sellerOutput += d.toString()));
         seller.stderr!.on('data', (d: Buffer) => (sellerOutput += d.toString()));
@@ -153,22 +153,37 @@ export function describeSellerExample(devRun: () => DevRun): void {
       }, 240_000);
 
       // The command itself ran as written above; its three lines run here in this process (a second
-      // `npx tsx` would cost about 3.5 CPU-s to load the same toolkit again) with the demo's URL.
-      it("the demo's listing is withdrawn with the seller secret npm run dev printed (what the same command does)", async () => {
+      // script would cost about a CPU-second to load the same toolkit again) with the demo's URL.
+      it("the demo's listings, a route and the MCP tool, are withdrawn with the seller secret npm run dev printed (what the same command does)", async () => {
         const delistCommand = sellerCommands().find((c) => c.includes('scratch/delist.ts '))!;
         const script = tsBlocks('docs/SELLER.md').find((b) => b.file === 'scratch/delist.ts')!.code;
-        expect(delistCommand).toMatch(/^SELLER_SECRET=<[^>]+> npx tsx scratch\/delist\.ts http:\/\/127\.0\.0\.1:4200\/joke$/);
-        expect(script).toContain(
-          "delist(createFacilitatorClient('http://127.0.0.1:4021'), owner, { resource: process.argv[2]!, type: 'http' })",
+        expect(delistCommand).toMatch(
+          /^SELLER_SECRET=<[^>]+> npm run --silent ts -- scratch\/delist\.ts http:\/\/127\.0\.0\.1:4200\/joke$/,
         );
+        expect(script).toContain(
+          "const listing = toolName ? { resource, type: 'mcp' as const, toolName } : { resource, type: 'http' as const };",
+        );
+        expect(script).toContain("delist(createFacilitatorClient('http://127.0.0.1:4021'), owner, listing)");
+        // The page's two demo withdrawals: the weather route, and the MCP tool by its server's URL and name.
+        const seller = Keypair.fromSecret(dev.sellerSecret);
+        const facilitator = createFacilitatorClient(dev.svcUrl);
         const demo = dev.sellerUrl + '/weather';
-        const answer = await delist(createFacilitatorClient(dev.svcUrl), Keypair.fromSecret(dev.sellerSecret), {
-          resource: demo,
-          type: 'http',
+        expect(await delist(facilitator, seller, { resource: demo, type: 'http' })).toEqual({ ok: true, data: { delisted: true } });
+        // The tool's URL as an http listing: the 404 names the mcp listing there.
+        const tool = dev.mcpSellerUrl;
+        expect(await delist(facilitator, seller, { resource: tool, type: 'http' })).toMatchObject({
+          ok: false,
+          status: 404,
+          code: 'svc_delist_unknown_listing',
+          reason: expect.stringContaining('there is an mcp listing (type "mcp", toolName "exchange_rate")') as string,
         });
-        expect(answer).toEqual({ ok: true, data: { delisted: true } });
+        expect(await delist(facilitator, seller, { resource: tool, type: 'mcp', toolName: 'exchange_rate' })).toEqual({
+          ok: true,
+          data: { delisted: true },
+        });
         const listed = (await (await fetch(`${dev.svcUrl}/discovery/resources`)).json()) as { items: Array<{ resource: string }> };
         expect(listed.items.map((item) => item.resource)).not.toContain(demo);
+        expect(listed.items.map((item) => item.resource)).not.toContain(tool);
       }, 60_000);
     });
 
@@ -179,7 +194,7 @@ export function describeSellerExample(devRun: () => DevRun): void {
       });
 
       it("docs/CATALOG.md's toolkit withdrawal runs from scratch/ as written (its example listing is unknown here: a coded 404)", async () => {
-        const out = await run(`SELLER_SECRET=${dev.sellerSecret} npx tsx ${RUN_DIR}/delist-example.ts`);
+        const out = await run(`SELLER_SECRET=${dev.sellerSecret} npm run --silent ts -- ${RUN_DIR}/delist-example.ts`);
         expect(out).toMatch(/ok: false,\s+status: 404,\s+code: 'svc_delist_unknown_listing'/);
       }, 60_000);
 

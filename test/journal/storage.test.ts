@@ -312,8 +312,12 @@ describe.skipIf(skipReason !== null)('storage faults on a real tmpfs', () => {
     expect(refused.status).toBe(200);
     expect(refused.body).toMatchObject({ success: false, errorReason: 'svc_journal_unavailable' });
     expect(landed(p!)).toBe(false);
-    // The catalog could not open either: discovery answers 500 until it can.
-    expect((await fetch(`${svc.url}/discovery/resources`)).status).toBe(500);
+    // The catalog could not open either: discovery answers 503 svc_catalog_unavailable until it can.
+    const discovery = await fetch(`${svc.url}/discovery/resources`);
+    expect([discovery.status, ((await discovery.json()) as { error: { code: string } }).error.code]).toEqual([
+      503,
+      'svc_catalog_unavailable',
+    ]);
 
     execFileSync('mount', ['-o', 'remount,rw', dir]);
     const writableAt = Date.now() - startedAt;

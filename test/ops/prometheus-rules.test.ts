@@ -6,7 +6,7 @@
  * threshold makes SvcAccountBalanceLow fire in a promtool unit test whose input series are that
  * scrape's samples.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,8 @@ let devnet: Devnet;
 let svc: TestServer;
 let low: string;
 let scraped: Metric[];
+/** The last scrape's text, as Prometheus reads it. */
+let scrapedText: string;
 
 function run(...args: string[]): string {
   return execFileSync(promtool, args, { cwd: join(ROOT, 'deploy/prometheus'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -92,7 +94,8 @@ beforeAll(async () => {
   // deadline: on a loaded machine the first scrape may come back without them (absent, as
   // documented, not zero), and Prometheus' next scrape has them. Scrape as it would, for 30 s at most.
   for (let i = 0; i < 60; i++) {
-    scraped = parsePrometheusTextFormat((await api(svc.url).get('/metrics')).text) as Metric[];
+    scrapedText = (await api(svc.url).get('/metrics')).text;
+    scraped = parsePrometheusTextFormat(scrapedText) as Metric[];
     if (['svc_catalog_listings', 'svc_liveness_checks_due'].every((name) => scraped.some((m) => m.name === name && m.metrics.length > 0)))
       break;
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -108,6 +111,11 @@ describe('deploy/prometheus and deploy/grafana', () => {
   it('promtool check rules and promtool test rules pass', () => {
     expect(run('check', 'rules', RULES)).toMatch(/SUCCESS: \d+ rules found/);
     expect(run('test', 'rules', RULE_TESTS)).toMatch(/SUCCESS/);
+  });
+
+  it("promtool check metrics finds nothing to fix in svc's /metrics (its own metrics and Node's process metrics)", () => {
+    const check = spawnSync(promtool, ['check', 'metrics'], { input: scrapedText, encoding: 'utf8' });
+    expect({ status: check.status, problems: `${check.stdout}${check.stderr}`.trim() }).toEqual({ status: 0, problems: '' });
   });
 
   it('every metric the rules and the dashboard use is one svc exports', () => {

@@ -140,6 +140,8 @@ export class SchemaValidator {
   private readyTimer: NodeJS.Timeout | null = null;
   /** Until the first worker is ready (process start), jobs may wait this long instead of maxWaitMs. */
   private started = false;
+  /** performance.now() when the first worker became ready (undefined before). */
+  firstReadyAt: number | undefined;
   private static readonly STARTUP_WAIT_MS = 5_000;
   /** Workers started so far; for tests and the bench. */
   workersStarted = 0;
@@ -204,6 +206,7 @@ export class SchemaValidator {
     this.workersStarted++;
     worker.on('message', (message: 'ready' | ValidationAnswer) => {
       if (message === 'ready') {
+        this.firstReadyAt ??= performance.now();
         slot.ready = this.started = true;
         this.keepThreads();
       } else if (slot === this.current && this.running?.pending.job.id === message.id) {

@@ -231,9 +231,10 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
 /**
  * The thread's validator (its worker threads), created on first use: every thread that imports
  * this module (svc's main thread, each catalog reader) would otherwise start a validation worker
- * it never uses, and even the catalog writer starts none until a seller's schema arrives (each is
- * an isolate of its own in svc's resident memory, docs/BENCHMARKS.md "svc memory and its Node
- * flags"). The first schema waits for the thread to boot (SchemaValidator's startup wait).
+ * it never uses, and even the catalog writer starts none until a settlement that echoes `bazaar`
+ * begins (startSchemaValidation) or a seller's schema arrives (each is an isolate of its own in
+ * svc's resident memory, docs/BENCHMARKS.md "svc memory and its Node flags"). A schema that
+ * arrives before the thread has booted waits for it (SchemaValidator's startup wait).
  */
 let sharedValidator: SchemaValidator | undefined;
 let validatorOptions: SchemaValidatorOptions = {};
@@ -242,6 +243,21 @@ const validator = () => (sharedValidator ??= new SchemaValidator(validatorOption
 /** The options the thread's validator is created with, on first use. */
 export function configureSchemaValidation(options: SchemaValidatorOptions): void {
   validatorOptions = options;
+}
+
+/** Starts the thread's validator now (its thread boots while the settlement waits for the chain), if not yet started. */
+export function startSchemaValidation(): void {
+  validator();
+}
+
+/**
+ * How long after `since` (performance.now()) the validator's first thread became ready: the part
+ * of a step spent waiting for that thread to boot, a one-off cost of the thread's start. 0 when it
+ * was ready before `since` or has not started.
+ */
+export function schemaThreadBootWait(since: number): number {
+  const readyAt = sharedValidator?.firstReadyAt;
+  return readyAt === undefined ? 0 : Math.max(0, readyAt - since);
 }
 
 /**

@@ -250,12 +250,17 @@ export class WorkerLanes {
 
   /**
    * Makes sure the lane has a thread, starting one on demand when it has none, so that a request
-   * expected soon does not wait for it to boot. Does nothing while threads are being lost (the
+   * expected soon does not wait for it to boot, and tells its threads to prepare for it (a writer
+   * starts its seller-schema thread: worker.ts). Does nothing while threads are being lost (the
    * respawn backoff decides then) or when the lane may start none.
    */
   warm(): void {
-    if (this.closing || this.respawnTimer || this.workers.size > 0 || (this.setup.burstThreads ?? 0) === 0) return;
-    this.startOnDemand();
+    if (this.closing || this.respawnTimer) return;
+    if (this.workers.size === 0) {
+      if ((this.setup.burstThreads ?? 0) === 0) return;
+      this.startOnDemand();
+    }
+    for (const worker of this.workers) worker.postMessage('prepare');
   }
 
   /** Stops idle threads beyond the lane's count once they have been idle burstIdleMs. */

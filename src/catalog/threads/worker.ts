@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
-import { configureSchemaValidation } from '../ingest/schema.ts';
+import { configureSchemaValidation, startSchemaValidation } from '../ingest/schema.ts';
 import { CatalogStore, readerPageCacheMiB } from '../sqlite/store.ts';
 import { PostgresCatalogStore } from '../postgres/store.ts';
 import { CatalogUnavailableError, type CatalogLogger } from '../types.ts';
@@ -24,7 +24,7 @@ const logger: CatalogLogger = {
   warn: (obj, msg) => port.postMessage({ log: 'warn', obj, msg } satisfies WorkerReply),
   error: (obj, msg) => port.postMessage({ log: 'error', obj, msg } satisfies WorkerReply),
 };
-// The writer validates sellers' schemas, on a thread started when the first one arrives.
+// The writer validates sellers' schemas, on a thread started when a settlement that may bring one begins ('prepare').
 if (setup.role === 'writer') configureSchemaValidation(setup.schema);
 let opened: { engine: CatalogEngine; store: CatalogStore | PostgresCatalogStore } | undefined;
 /**
@@ -104,10 +104,16 @@ async function run(request: WorkerRequest): Promise<unknown> {
   }
 }
 
-port.on('message', (request: WorkerRequest | 'close') => {
+port.on('message', (request: WorkerRequest | 'close' | 'prepare') => {
   if (request === 'close') {
     opened?.engine.close();
     port.close();
+    return;
+  }
+  // A settlement that echoes `bazaar` has begun (the pool's warm): its seller schema should find the
+  // schema thread booted, not wait for it inside the hook.
+  if (request === 'prepare') {
+    if (setup.role === 'writer') startSchemaValidation();
     return;
   }
   // A request whose caller has already given up is not worth running.

@@ -148,7 +148,10 @@ function parseSeed(variable: string, value: string, position?: number): Keypair 
 function parseSubmitters(env: Env, variable: string): Keypair[] {
   const value = read(env, variable);
   if (value === undefined) {
-    throw new ConfigError(variable, 'is required (one Stellar secret seed or a comma-separated list)');
+    throw new ConfigError(
+      variable,
+      'is required: the secret seed (S…) of a funded account, or a comma-separated list; for testnet, create and fund one at https://lab.stellar.org/account/create (Friendbot), or run `npm run dev` for a local devnet that needs none (README.md)',
+    );
   }
   const entries = value.split(',').map((s) => s.trim());
   const keypairs = entries.map((seed, i) => {
