@@ -109,7 +109,8 @@ export interface paths {
          *     times of its state changes. The signed payment, the resource and the Idempotency-Key are
          *     never shown. `state` is `submitted` (sent, awaiting its outcome), `settled`, `failed`
          *     (failed on-chain, rejected, or never included before `validUntil`) or `unknown` (the RPC
-         *     could not tell; the reconciler resolves it). An unknown hash is a 404 `svc_settlement_not_found`.
+         *     could not tell; the reconciler resolves it). An unknown hash is a 404 `svc_settlement_not_found`;
+         *     a value that is not a hash at all is a 400 `svc_invalid_transaction_hash`.
          */
         get: operations["getSettlement"];
         put?: never;
@@ -162,11 +163,7 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightDiscoveryResources"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -193,11 +190,7 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightDiscoverySearch"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -215,18 +208,15 @@ export interface paths {
          *     offset-paged, in the shape the CDP Bazaar's merchant route answers: `payTo`, `resources`
          *     and `pagination {limit, offset, total}`. The same listings as `GET
          *     /discovery/resources?payTo=` (docs/CATALOG.md "Merchant"). `limit` and `offset` follow the
-         *     list's rules; `payTo` is required and may not be empty (`svc_invalid_query_parameter`);
+         *     list's rules; `payTo` is required and must be a payee address (`svc_invalid_query_parameter`
+         *     otherwise: a malformed address is the caller's mistake, not a seller without listings);
          *     another parameter is refused.
          */
         get: operations["getMerchantResources"];
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightMerchantResources"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -265,11 +255,7 @@ export interface paths {
          */
         post: operations["validateDiscoveryListing"];
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightDiscoveryValidate"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -312,11 +298,7 @@ export interface paths {
          */
         post: operations["callHostedMcp"];
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightHostedMcp"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -366,11 +348,7 @@ export interface paths {
          */
         post: operations["delistDiscoveryListing"];
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above); GET answers other origins, POST does not.
-         */
-        options: operations["preflightDelistText"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -556,11 +534,7 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightOpenApiDocument"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -569,6 +543,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description A Stellar address that can be paid: an account (G…) or contract (C…) strkey of 56
+         *     characters, or a muxed account (M…) of 69, in upper case as the network writes them.
+         * @example GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3
+         */
+        PayeeAddress: string;
         /**
          * @description One entry of a 402 `accepts` array, echoed back verbatim (x402 v2 PaymentRequirements, with the
          *     constraints of x402's own schema: `scheme`, `amount`, `asset` and `payTo` are not empty,
@@ -1129,7 +1109,11 @@ export interface components {
              */
             partialResults: boolean;
             pagination: {
-                /** @description The number of results in THIS page. */
+                /**
+                 * @description The page size this page was served with, as on the list: the `limit` asked for
+                 *     (clamped to [1, 100]), or fewer when the page was shrunk to stay within 4 MiB. A page
+                 *     holds at most this many results; fewer (even none) on the final page.
+                 */
                 limit: number;
                 /** @description Opaque cursor for the next page; null on the final page. */
                 cursor: string | null;
@@ -1367,7 +1351,7 @@ export interface components {
          */
         ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
         /**
-         * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
+         * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` and `svc_invalid_transaction_hash` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
          *     - `svc_settlement_outcome_unknown`: This payment is being settled by another request right now (or, with no journal, the RPC could not confirm its outcome in time); retry later with the same Idempotency-Key.
          *     - `settlement_pending`: The transaction was submitted and its outcome is not confirmed yet; `transaction` is its hash. Send the same request again (the x402 SDKs do, once) to get the outcome; it is never submitted twice.
@@ -1383,9 +1367,10 @@ export interface components {
          *     - `svc_policy_payer_cooling_down`: Too many of this payer's recent settlements failed on chain; its payments are refused until the failures leave the window; nothing was submitted.
          *     - `svc_journal_unavailable`: The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.
          *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
+         *     - `svc_invalid_transaction_hash`: The value in the path of GET /settlements/{transaction} is not 64 hexadecimal characters; no settlement has it.
          * @enum {string}
          */
-        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down" | "svc_journal_unavailable" | "svc_settlement_not_found";
+        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down" | "svc_journal_unavailable" | "svc_settlement_not_found" | "svc_invalid_transaction_hash";
         /**
          * @description The settlement codes that are payment policy or fee budget refusals (docs/OPERATIONS.md): POST /settle answers them before submission (`errorReason`, SettlementCode) and POST /verify answers the same code for the same payment (`invalidReason`).
          * @enum {string}
@@ -1411,26 +1396,6 @@ export interface components {
         BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable";
     };
     responses: {
-        /**
-         * @description The preflight is answered: `Access-Control-Allow-Origin` (`*`, or on /mcp with
-         *     MCP_ALLOWED_ORIGINS set the caller's own origin), the methods of this path a page on another
-         *     origin may use, the request headers it may send, and how long the answer may be reused.
-         */
-        CorsPreflight: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                /** @description `*`, or on /mcp with MCP_ALLOWED_ORIGINS set the `Origin` of the request. */
-                "Access-Control-Allow-Origin"?: string;
-                /** @description The methods of this path that answer other origins. */
-                "Access-Control-Allow-Methods"?: string;
-                /** @description `Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, X-Request-Id`. */
-                "Access-Control-Allow-Headers"?: string;
-                /** @description Seconds a browser may reuse this answer (600). */
-                "Access-Control-Max-Age"?: string;
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
         /**
          * @description MCP_ALLOWED_ORIGINS is set and the request's `Origin` is not in it (`svc_origin_not_allowed`):
          *     a page of another origin may not call the tool server (the MCP transport's protection
@@ -1843,8 +1808,8 @@ export interface components {
     parameters: {
         /** @description Filter by resource type, e.g. `http` or `mcp`. */
         TypeFilter: string;
-        /** @description Filter by the listing's verified payTo address. */
-        PayToFilter: string;
+        /** @description Filter by the listing's verified payTo address: a Stellar account (G…), contract (C…) or muxed (M…) address, as in `accepts[].payTo`; anything else is 400 `svc_invalid_query_parameter`. */
+        PayToFilter: components["schemas"]["PayeeAddress"];
         /** @description Filter by payment scheme, e.g. `exact`. */
         SchemeFilter: string;
         /** @description Filter by CAIP-2 network, e.g. `stellar:testnet`. */
@@ -1971,7 +1936,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The 64-hex transaction hash a settle reported (or logged). */
+                /**
+                 * @description The 64-hex transaction hash a settle reported (or logged), in either letter case. Anything
+                 *     else is a 400 `svc_invalid_transaction_hash`: no settlement can have it.
+                 */
                 transaction: string;
             };
             cookie?: never;
@@ -2012,7 +1980,27 @@ export interface operations {
                     "application/json": components["schemas"]["SettlementRecord"];
                 };
             };
-            400: components["responses"]["RequestUnparseable"];
+            /**
+             * @description The hash is not 64 hexadecimal characters (`svc_invalid_transaction_hash`), or the HTTP
+             *     parser refused the request (`svc_malformed_request_body`, as RequestUnparseable).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_invalid_transaction_hash",
+                     *         "reason": "The transaction hash \"0xabc\" is not 64 hexadecimal characters; no settlement has it."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No settlement with this transaction hash is journaled. */
             404: {
                 headers: {
@@ -2089,7 +2077,7 @@ export interface operations {
             query?: {
                 /** @description Filter by resource type, e.g. `http` or `mcp`. */
                 type?: components["parameters"]["TypeFilter"];
-                /** @description Filter by the listing's verified payTo address. */
+                /** @description Filter by the listing's verified payTo address: a Stellar account (G…), contract (C…) or muxed (M…) address, as in `accepts[].payTo`; anything else is 400 `svc_invalid_query_parameter`. */
                 payTo?: components["parameters"]["PayToFilter"];
                 /** @description Filter by payment scheme, e.g. `exact`. */
                 scheme?: components["parameters"]["SchemeFilter"];
@@ -2150,22 +2138,6 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
-    preflightDiscoveryResources: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     searchDiscoveryResources: {
         parameters: {
             query: {
@@ -2180,7 +2152,7 @@ export interface operations {
                 query: string;
                 /** @description Filter by resource type, e.g. `http` or `mcp`. */
                 type?: components["parameters"]["TypeFilter"];
-                /** @description Filter by the listing's verified payTo address. */
+                /** @description Filter by the listing's verified payTo address: a Stellar account (G…), contract (C…) or muxed (M…) address, as in `accepts[].payTo`; anything else is 400 `svc_invalid_query_parameter`. */
                 payTo?: components["parameters"]["PayToFilter"];
                 /** @description Filter by payment scheme, e.g. `exact`. */
                 scheme?: components["parameters"]["SchemeFilter"];
@@ -2238,30 +2210,14 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
-    preflightDiscoverySearch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     getMerchantResources: {
         parameters: {
             query: {
                 /**
-                 * @description The seller's payee address.
+                 * @description The seller's payee address (G…, C… or M…); anything else is 400 `svc_invalid_query_parameter`.
                  * @example GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3
                  */
-                payTo: string;
+                payTo: components["schemas"]["PayeeAddress"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Start of the page; default 0; a non-negative integer. */
@@ -2288,22 +2244,6 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
-        };
-    };
-    preflightMerchantResources: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
         };
     };
     validateDiscoveryListing: {
@@ -2336,22 +2276,6 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
-        };
-    };
-    preflightDiscoveryValidate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
         };
     };
     callHostedMcp: {
@@ -2506,23 +2430,6 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
-    preflightHostedMcp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            403: components["responses"]["OriginNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     getDelistText: {
         parameters: {
             query: {
@@ -2536,7 +2443,7 @@ export interface operations {
                  * @example http
                  */
                 type: string;
-                /** @description The MCP tool's name; absent or "" for an http listing. */
+                /** @description The MCP tool's name; absent or "" for an http listing (`toolName=` is the empty name, so it is allowed). */
                 toolName?: string;
                 /**
                  * @description The owner's account address (G…), the key that will sign.
@@ -2695,22 +2602,6 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
-        };
-    };
-    preflightDelistText: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
         };
     };
     getHealth: {
@@ -3012,22 +2903,6 @@ export interface operations {
                     "application/yaml": Record<string, never>;
                 };
             };
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    preflightOpenApiDocument: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
             400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];

@@ -34,7 +34,7 @@ import type { PaymentPriority } from './payment-priority.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
 import type { ConnectionObservers } from './connection-cap.ts';
 import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
-import { cors, preflightHandler } from './cors.ts';
+import { cors, preflight } from './cors.ts';
 import { HttpError } from './errors.ts';
 import { serializeJsonBodies } from './json-bodies.ts';
 import { rateLimited } from './rate-limit.ts';
@@ -210,8 +210,6 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getExplorer: explorerPageHandler(registry.knownAssets()),
     getExplorerScript: explorerScriptHandler(),
     getExplorerStyle: explorerStyleHandler(),
-    // The CORS preflights (OPTIONS on every path with an `x-svc-cors` operation): one answer, src/http/cors.ts.
-    ...Object.fromEntries(contract.routes.filter((r) => r.method === 'OPTIONS').map((r) => [r.operationId, preflightHandler(contract)])),
   };
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
   const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));
@@ -229,6 +227,8 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   app.use(metrics.middleware());
   app.use(requestContext(logger));
   app.use(errorBoundary());
+  // CORS preflights are not operations of openapi.yaml: answered before routing (src/http/cors.ts).
+  app.use(preflight(contract, config.mcpAllowedOrigins));
   app.use(routeMatcher(contract));
   app.use(cors(contract, config.mcpAllowedOrigins));
   app.use(async (ctx: SvcContext, next: SvcNext) => {

@@ -99,7 +99,7 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   ready.catch(() => undefined);
   const routes: ApiContract['routes'] = [];
   for (const [path, item] of Object.entries(definition.paths)) {
-    for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head']) {
       const operation = item[method];
       if (operation)
         routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId, cors: operation['x-svc-cors'] === true });
@@ -163,9 +163,24 @@ export function matchOperation(contract: ApiContract, method: string, path: stri
   return templates.find(({ pattern, operation }) => operation.method === verb && pattern.test(normalized))?.operation;
 }
 
-/** The methods a known path accepts (empty for an unknown path). */
+/**
+ * The methods a known path accepts (empty for an unknown path): its operations', then OPTIONS when
+ * one of them answers other origins (a CORS preflight, openapi.yaml `x-svc-cors-preflight`).
+ */
 export function methodsForPath(contract: ApiContract, path: string): string[] {
-  return contract.routes.filter((r) => pathPattern(r.path).test(path)).map((r) => r.method);
+  const routes = contract.routes.filter((r) => pathPattern(r.path).test(path));
+  return [...routes.map((r) => r.method), ...(routes.some((r) => r.cors) ? ['OPTIONS'] : [])];
+}
+
+/** "METHOD /path" of every route svc answers, in document order, each path's preflight after its operations. */
+export function mountedRoutes(contract: ApiContract): string[] {
+  const paths = [...new Set(contract.routes.map((r) => r.path))];
+  return paths.flatMap((path) => methodsForPath(contract, path).map((method) => `${method} ${path}`));
+}
+
+/** The document path a concrete path is an instance of (templates matched), or undefined. */
+export function templateOf(contract: ApiContract, path: string): string | undefined {
+  return contract.routes.find((r) => pathPattern(r.path).test(path))?.path;
 }
 
 const patterns = new Map<string, RegExp>();

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExchange, exchange, FuzzStats, fuzzRequest, jsonBody, send } from '../helpers/fuzz-http.ts';
 import { ACCEPTED_STATUSES, exampleRequests } from '../helpers/openapi-examples.ts';
-import { OPERATION_IDS, operationRequest, unknownRouteRequest, type FuzzWorld } from '../helpers/fuzz-requests.ts';
+import { OPERATION_IDS, operationRequest, preflightRequest, unknownRouteRequest, type FuzzWorld } from '../helpers/fuzz-requests.ts';
 import { startFuzzSvc, type FuzzSvc } from '../helpers/fuzz-svc.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
 
@@ -140,12 +140,16 @@ describe.each(BACKENDS)('on %s', (backend) => {
       600_000,
     );
 
+    it('CORS preflights (not operations) answer 204 on every path of an x-svc-cors operation', async () => {
+      await fuzz('preflights', preflightRequest(), OPERATION_IDS.length + 3);
+    }, 600_000);
+
     it('random methods and paths are 404 (405 + Allow on a known path) svc_unknown_route', async () => {
       await fuzz('unknown routes', unknownRouteRequest(), OPERATION_IDS.length);
     }, 600_000);
 
     it('concurrent batches of mixed requests stay within the contract', async () => {
-      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), unknownRouteRequest());
+      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), preflightRequest(), unknownRouteRequest());
       const batches = Math.max(2, Math.ceil(RUNS / 10));
       await fc.assert(
         fc.asyncProperty(fc.array(anyRequest, { minLength: 2, maxLength: 16 }), async (requests) => {
@@ -157,7 +161,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     }, 600_000);
 
     it('a burst of 200 concurrent mixed requests stays within the contract and /health still answers', async () => {
-      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), unknownRouteRequest());
+      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), preflightRequest(), unknownRouteRequest());
       const burst = fc.sample(anyRequest, { numRuns: 200, seed: SEED + OPERATION_IDS.length + 2 });
       await Promise.all(burst.map((r) => exchange(svc.url, r, stats)));
       await svc.expectHealthy();

@@ -161,6 +161,8 @@ export function requestConformance(r: FuzzRequest, doc: any = openapiDocument): 
       continue;
     }
     if (values.length > 1) return 'nonconforming';
+    // OpenAPI: an empty value (`name=`) is sent only where `allowEmptyValue` says so (Schemathesis reads it so).
+    if (values[0] === '' && p.allowEmptyValue !== true) return 'nonconforming';
     const value = typedValue(values[0]!, p.schema);
     if (value === undefined) verdict = 'undetermined';
     else if (!valid(doc, p.schema, value)) return 'nonconforming';

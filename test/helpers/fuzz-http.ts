@@ -293,8 +293,9 @@ export function discoveryViolation(r: FuzzRequest, body: any): string | null {
     const expected = Math.max(0, Math.min(requested, pagination.total - offset));
     if (items.length !== expected) return `${items.length} items for total ${pagination.total}, offset ${offset}, limit ${requested}`;
   } else {
+    if (pagination.limit !== requested)
+      return `pagination.limit ${pagination.limit}, expected ${requested} (the page size, as on the list)`;
     if (items.length > requested) return `${items.length} results for limit ${requested}`;
-    if (pagination.limit !== items.length) return `pagination.limit ${pagination.limit} is not the page length ${items.length}`;
     if (pagination.cursor !== null && body.partialResults !== true) return 'a cursor without partialResults';
   }
   for (const item of items) {

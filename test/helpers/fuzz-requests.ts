@@ -52,6 +52,40 @@ const operations = () => {
 /** Every operationId in openapi.yaml, in document order. */
 export const OPERATION_IDS = operations().map((o) => o.operationId);
 
+/** The paths that answer CORS preflights: those with an operation marked x-svc-cors (openapi.yaml `x-svc-cors-preflight`). */
+export const PREFLIGHT_PATHS = [
+  ...new Set(
+    operations()
+      .filter((o) => o.operation['x-svc-cors'] === true)
+      .map((o) => o.path),
+  ),
+];
+
+/**
+ * CORS preflights (openapi.yaml "Browsers on other origins"), which are not operations: any
+ * origin, method and headers asked for, any query string, on every path that answers them.
+ */
+export function preflightRequest(): fc.Arbitrary<FuzzRequest> {
+  const origin = fc.option(fc.constantFrom('https://page.example', 'null', 'http://localhost:5173', 'junk'), { freq: 5 });
+  const asked = fc.option(fc.constantFrom('GET', 'POST', 'DELETE', 'junk'), { freq: 5 });
+  return fc
+    .tuple(fc.constantFrom(...PREFLIGHT_PATHS), junkQuery, requestIdHeader, origin, asked, headersFor(undefined))
+    .map(([path, query, rid, o, m, h]) =>
+      fuzzRequest({
+        method: 'OPTIONS',
+        target: withQuery(path, query),
+        headers: {
+          ...rid,
+          ...(o === null ? {} : { origin: o }),
+          ...(m === null ? {} : { 'access-control-request-method': m, 'access-control-request-headers': 'content-type' }),
+          ...h.headers,
+        },
+        moreHeaders: h.moreHeaders,
+        kind: h.moreHeaders.length ? `preflight; ${h.moreHeaders.length} more header field(s)` : 'preflight',
+      }),
+    );
+}
+
 /** X-Request-Id: absent, sane, or insane (too long, bad characters). */
 const requestIdHeader: fc.Arbitrary<Record<string, string>> = fc.oneof(
   fc.constant({}),
@@ -652,25 +686,6 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
         }),
       )
       .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
-  }
-  // CORS preflights (openapi.yaml "Browsers on other origins"): any origin, method and headers asked for, any query string.
-  if (op.method === 'OPTIONS') {
-    const origin = fc.option(fc.constantFrom('https://page.example', 'null', 'http://localhost:5173', 'junk'), { freq: 5 });
-    const asked = fc.option(fc.constantFrom('GET', 'POST', 'DELETE', 'junk'), { freq: 5 });
-    return fc.tuple(junkQuery, requestIdHeader, origin, asked, headers).map(([query, rid, o, m, h]) =>
-      fuzzRequest({
-        method: 'OPTIONS',
-        target: withQuery(op.path, query),
-        headers: {
-          ...rid,
-          ...(o === null ? {} : { origin: o }),
-          ...(m === null ? {} : { 'access-control-request-method': m, 'access-control-request-headers': 'content-type' }),
-          ...h.headers,
-        },
-        moreHeaders: h.moreHeaders,
-        kind: kindWith('preflight', h),
-      }),
-    );
   }
   // Parameterless GETs: any query string is ignored; a stray body too.
   return fc

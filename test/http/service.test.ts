@@ -135,7 +135,7 @@ describe('unknown routes', () => {
   it.each([
     ['DELETE', '/discovery/resources', 'GET, OPTIONS'],
     ['POST', '/health', 'GET'],
-    ['PUT', '/supported', 'GET'],
+    ['PUT', '/supported', 'GET, OPTIONS'],
     ['PATCH', '/openapi.yaml', 'GET, OPTIONS'],
     ['OPTIONS', '/verify', 'POST'],
     ['DELETE', '/settle', 'POST'],
