@@ -546,7 +546,6 @@ export interface components {
         /**
          * @description A Stellar address that can be paid: an account (G…) or contract (C…) strkey of 56
          *     characters, or a muxed account (M…) of 69, in upper case as the network writes them.
-         * @example GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3
          */
         PayeeAddress: string;
         /**
@@ -1820,15 +1819,9 @@ export interface components {
         AssetFilter: string;
         /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
         MaxAmountFilter: string;
-        /**
-         * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
-         * @example api.example.com/weather
-         */
+        /** @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List"). */
         UrlFilter: string;
-        /**
-         * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
-         * @example 0.01
-         */
+        /** @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List"). */
         MaxUsdPriceFilter: string;
         /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
         Limit: number;
@@ -2089,26 +2082,16 @@ export interface operations {
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
-                /**
-                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
-                 * @example api.example.com/weather
-                 */
+                /** @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List"). */
                 url?: components["parameters"]["UrlFilter"];
-                /**
-                 * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
-                 * @example 0.01
-                 */
+                /** @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List"). */
                 maxUsdPrice?: components["parameters"]["MaxUsdPriceFilter"];
                 /**
                  * @description Exact match on the listing's canonical resource URL (list only). With `type` and, for
                  *     `mcp` listings, `toolName` it selects one listing by its identity, without paging.
-                 * @example https://api.example.com/weather
                  */
                 resource?: string;
-                /**
-                 * @description Exact match on the MCP tool name of a listing (list only; `http` listings have none).
-                 * @example get_forecast
-                 */
+                /** @description Exact match on the MCP tool name of a listing (list only; `http` listings have none). */
                 toolName?: string;
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
@@ -2164,15 +2147,9 @@ export interface operations {
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
-                /**
-                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
-                 * @example api.example.com/weather
-                 */
+                /** @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List"). */
                 url?: components["parameters"]["UrlFilter"];
-                /**
-                 * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
-                 * @example 0.01
-                 */
+                /** @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List"). */
                 maxUsdPrice?: components["parameters"]["MaxUsdPriceFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
