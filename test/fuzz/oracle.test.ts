@@ -130,7 +130,8 @@ describe('checkExchange fails what the contract forbids', () => {
         req('GET', '/discovery/search?query=a&limit=1'),
         json(200, { x402Version: 2, resources: items, partialResults, pagination, ...searched }),
       );
-    expect(() => search([item, item], { limit: 2, cursor: null }, false)).toThrow(/2 results for limit 1/);
+    expect(() => search([item, item], { limit: 1, cursor: null }, false)).toThrow(/2 results for limit 1/);
+    expect(() => search([item], { limit: 2, cursor: null }, false)).toThrow(/pagination.limit 2, expected 1/);
     expect(() => search([item], { limit: 1, cursor: 'c' }, false)).toThrow(/cursor without partialResults/);
   });
   it('a failure prints the request readably (method, target, headers, body)', () => {
@@ -235,7 +236,7 @@ describe('the request-side and stateful Schemathesis checks fire', () => {
     expect(() =>
       checkExchange(
         req('GET', '/discovery/search?query=%20'),
-        json(200, { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 0, cursor: null }, ...searched }),
+        json(200, { x402Version: 2, resources: [], partialResults: false, pagination: { limit: 20, cursor: null }, ...searched }),
       ),
     ).toThrow(/^negative_data_rejection/);
   });
