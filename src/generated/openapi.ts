@@ -144,6 +144,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Facilitator manifest for indexers (experimental)
+         * @description The well-known manifest by which indexers find a facilitator (x402's discovery draft,
+         *     still moving: `experimental` is true and the shape may change with the draft). It names the
+         *     facilitator's routes and mirrors GET /supported in `supported`, the same answer at the same
+         *     moment. Publishing only: svc reads no other party's manifest.
+         */
+        get: operations["getFacilitatorManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/discovery/resources": {
         parameters: {
             query?: never;
@@ -830,6 +853,38 @@ export interface components {
             signers: {
                 [key: string]: string[];
             };
+        };
+        /**
+         * @description GET /.well-known/x402 (experimental, after x402's discovery draft): what this facilitator is,
+         *     where its routes are (paths relative to the origin serving the manifest) and, in `supported`,
+         *     the answer GET /supported gives.
+         */
+        FacilitatorManifest: {
+            /** @constant */
+            x402Version: 2;
+            /**
+             * @description The draft this follows is not final; the shape may change with it.
+             * @constant
+             */
+            experimental: true;
+            /** @constant */
+            role: "facilitator";
+            /** @description The routes, as paths on this origin. */
+            endpoints: {
+                /** @constant */
+                verify: "/verify";
+                /** @constant */
+                settle: "/settle";
+                /** @constant */
+                supported: "/supported";
+                /** @constant */
+                discovery: "/discovery/resources";
+                /** @constant */
+                search: "/discovery/search";
+                /** @constant */
+                openapi: "/openapi.yaml";
+            };
+            supported: components["schemas"]["SupportedResponse"];
         };
         /** @description What to check (POST /discovery/validate). With `toolName` the target is an MCP tool, else an HTTP route. */
         ValidateRequest: {
@@ -2057,6 +2112,67 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["SupportedResponse"];
+                };
+            };
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getFacilitatorManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "x402Version": 2,
+                     *       "experimental": true,
+                     *       "role": "facilitator",
+                     *       "endpoints": {
+                     *         "verify": "/verify",
+                     *         "settle": "/settle",
+                     *         "supported": "/supported",
+                     *         "discovery": "/discovery/resources",
+                     *         "search": "/discovery/search",
+                     *         "openapi": "/openapi.yaml"
+                     *       },
+                     *       "supported": {
+                     *         "kinds": [
+                     *           {
+                     *             "x402Version": 2,
+                     *             "scheme": "exact",
+                     *             "network": "stellar:testnet",
+                     *             "extra": {
+                     *               "areFeesSponsored": true
+                     *             }
+                     *           }
+                     *         ],
+                     *         "extensions": [
+                     *           "bazaar",
+                     *           "payment-identifier"
+                     *         ],
+                     *         "signers": {
+                     *           "stellar:*": [
+                     *             "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FacilitatorManifest"];
                 };
             };
             400: components["responses"]["RequestUnparseable"];

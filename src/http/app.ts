@@ -25,7 +25,7 @@ import { delistHandler, delistTextHandler, type MessageVerifier } from '../handl
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
-import { healthHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
+import { healthHandler, manifestHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
 import type { Logger } from '../log.ts';
 import type { ServiceMetrics } from '../ops/metrics.ts';
 import type { ReadinessProbe } from '../ops/readiness.ts';
@@ -148,6 +148,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     settlePayment: chain(...paymentRate('settle', config.paymentRates?.settlePerMinute), ...paymentsSteps, settleHandler(registry)),
     getSettlement: settlementHandler(deps.journal),
     getSupported: supportedHandler(registry),
+    getFacilitatorManifest: manifestHandler(registry),
     listDiscoveryResources: chain(...discoverySteps('list'), listHandler(catalog)),
     searchDiscoveryResources: chain(...discoverySteps('search'), searchHandler(catalog)),
     getMerchantResources: chain(
