@@ -180,7 +180,10 @@ export interface paths {
          *     values outside [1, 100] are clamped, not rejected; anything that is not an integer is 400
          *     `svc_invalid_query_parameter`. `offset` defaults to 0 and must be a non-negative integer.
          *     A parameter this operation does not declare, or an empty filter value, is 400
-         *     `svc_invalid_query_parameter` (filters are never silently ignored).
+         *     `svc_invalid_query_parameter` (filters are never silently ignored). An answer is at most
+         *     4 MiB, what stock bazaar clients read: when `limit` listings would weigh more, the page
+         *     holds the first ones that fit and `pagination.limit` says how many (the next page starts at
+         *     `offset` + `limit`; docs/CATALOG.md "Page size").
          */
         get: operations["listDiscoveryResources"];
         put?: never;
@@ -207,7 +210,9 @@ export interface paths {
          *     longer than 2,048 characters is 400 `svc_invalid_query_parameter`, the reason naming the cap.
          *     Any number of words is answered: a search budget keeps the rarest terms whose index rows fit
          *     it and ranks over those; the answer's `searchMethod`, `searchedTerms` and `droppedTerms` say
-         *     what was searched (docs/CATALOG.md "Search budget").
+         *     what was searched (docs/CATALOG.md "Search budget"). An answer is at most 4 MiB: when `limit`
+         *     results would weigh more, the page holds the first ones that fit, `pagination.limit` says
+         *     how many, and the cursor (with `partialResults` true) continues right after them.
          */
         get: operations["searchDiscoveryResources"];
         put?: never;
@@ -233,7 +238,8 @@ export interface paths {
          *     /discovery/resources?payTo=` (docs/CATALOG.md "Merchant"). `limit` and `offset` follow the
          *     list's rules; `payTo` is required and must be a payee address (`svc_invalid_query_parameter`
          *     otherwise: a malformed address is the caller's mistake, not a seller without listings);
-         *     another parameter is refused.
+         *     another parameter is refused. At most 4 MiB, as the list: `pagination.limit` says how many
+         *     listings a shrunk page holds.
          */
         get: operations["getMerchantResources"];
         put?: never;
@@ -1126,7 +1132,7 @@ export interface components {
             x402Version: number;
             items: components["schemas"]["DiscoveryResource"][];
             pagination: {
-                /** @description The limit this page was served with. */
+                /** @description The page size this page was served with (the `limit` asked for, clamped; fewer when the page was shrunk to stay within 4 MiB). */
                 limit: number;
                 /** @description Start of this page. */
                 offset: number;
@@ -1143,7 +1149,7 @@ export interface components {
             payTo: string;
             resources: components["schemas"]["DiscoveryResource"][];
             pagination: {
-                /** @description The limit this page was served with. */
+                /** @description The page size this page was served with (the `limit` asked for, clamped; fewer when the page was shrunk to stay within 4 MiB). */
                 limit: number;
                 /** @description Start of this page. */
                 offset: number;
