@@ -277,7 +277,7 @@ export interface paths {
          *     is then the item a settlement with these terms would store (a new listing's form). Each
          *     problem carries a code (BazaarCode or ValidateCode) and a reason that names the cause and
          *     the fix. Answers 200 whatever the target did; the request itself can be refused: 400 for a
-         *     body that is not `{url, method?, toolName?}`, 429 beyond the rate limits.
+         *     body that is not `{url, method?, toolName?}` (`method` and `toolName` not both), 429 beyond the rate limits.
          *
          *     Anonymous and outbound, so it is rate-limited per client address
          *     (VALIDATE_RATE_PER_MINUTE) and for all clients together (VALIDATE_GLOBAL_PER_MINUTE).
@@ -772,18 +772,23 @@ export interface components {
         };
         /**
          * @description Body of /verify and /settle (x402 v2 facilitator request). Additional properties are allowed, except that an
-         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (it could
-         *     pollute prototypes in JavaScript consumers; not expressed as a recursive schema, which would
-         *     cost a deep walk of every body).
+         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (NoPrototypeKeys).
          */
-        FacilitatorRequest: {
+        FacilitatorRequest: ({
             /** @description Informational; routing keys on `paymentPayload.x402Version`. */
             x402Version?: number;
             paymentPayload: components["schemas"]["PaymentPayload"];
             paymentRequirements: components["schemas"]["PaymentRequirements"];
         } & {
             [key: string]: unknown;
-        };
+        }) & components["schemas"]["NoPrototypeKeys"];
+        /**
+         * @description A JSON value with no object key `"__proto__"` at any depth, however it is spelled in the
+         *     JSON text (`\u005f_proto__` too): such a key could pollute prototypes in JavaScript
+         *     consumers, so every JSON request body is refused with `svc_malformed_request_body` when it
+         *     holds one. svc checks it while reading the body (a walk only when the text can spell the key).
+         */
+        NoPrototypeKeys: unknown;
         /** @description The x402 v2 verify response. `invalidReason` and `invalidMessage` are present exactly when `isValid` is false. */
         VerifyResponse: {
             isValid: boolean;
@@ -892,7 +897,10 @@ export interface components {
             };
             supported: components["schemas"]["SupportedResponse"];
         };
-        /** @description What to check (POST /discovery/validate). With `toolName` the target is an MCP tool, else an HTTP route. */
+        /**
+         * @description What to check (POST /discovery/validate). With `toolName` the target is an MCP tool, else an
+         *     HTTP route; `method` is for HTTP routes only, so a body with both is refused (400).
+         */
         ValidateRequest: {
             /** @description The resource URL a buyer calls (for an MCP tool, its streamable-HTTP endpoint). */
             url: string;
@@ -1227,7 +1235,8 @@ export interface components {
          * @description One JSON-RPC 2.0 message as the MCP transport reads it (POST /mcp): a request (`id` and
          *     `method`), a notification (`method`, no `id`), or a response (`id` and `result`, or
          *     `error`). No other member is allowed at the top; `params` and `result` are objects.
-         *     Request ids and error codes are integers within ±(2^53 − 1) or, for ids, strings.
+         *     Request ids and error codes are integers within ±(2^53 − 1) or, for ids, strings. No object
+         *     key `"__proto__"` at any depth (NoPrototypeKeys, in `params`, `result` and `error`).
          */
         JsonRpcMessage: {
             /** @constant */
@@ -1249,18 +1258,18 @@ export interface components {
             /** @constant */
             jsonrpc: "2.0";
             id?: components["schemas"]["JsonRpcId"];
-            error: {
+            error: ({
                 code: number;
                 message: string;
                 data?: unknown;
             } & {
                 [key: string]: unknown;
-            };
+            }) & components["schemas"]["NoPrototypeKeys"];
         };
         /** @description A JSON-RPC request id as MCP allows it (no null, no fraction). */
         JsonRpcId: string | number;
-        /** @description `params` of a request or notification, `result` of a response: an object whose `_meta`, when present, is MCP's. */
-        JsonRpcParams: {
+        /** @description `params` of a request or notification, `result` of a response: an object whose `_meta`, when present, is MCP's; no key `__proto__` at any depth. */
+        JsonRpcParams: ({
             _meta?: {
                 progressToken?: components["schemas"]["JsonRpcId"];
                 "io.modelcontextprotocol/related-task"?: {
@@ -1273,7 +1282,7 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
-        };
+        }) & components["schemas"]["NoPrototypeKeys"];
         /** @description A JSON-RPC 2.0 result, the answer to a request of POST /mcp. */
         JsonRpcResultResponse: {
             /** @constant */

@@ -30,11 +30,12 @@ export function publicRecord(record: SettlementRecord): components['schemas']['S
 /** `journal` null: an embedding that mounts none journals nothing, so every hash is unknown. */
 export function settlementHandler(journal: SettlementJournal | null): SvcMiddleware {
   return async (ctx: SvcContext) => {
-    const raw = ctx.path.slice(ctx.path.lastIndexOf('/') + 1);
+    // The path segment as the caller meant it (percent-decoded), in either letter case.
+    const raw = safeDecode(ctx.path.slice(ctx.path.lastIndexOf('/') + 1));
     const transaction = raw.toLowerCase();
     // Not a hash at all: the caller's mistake, told as such rather than as an unknown settlement.
     if (!TX_HASH.test(transaction)) {
-      const shown = JSON.stringify(safeDecode(raw).slice(0, 80));
+      const shown = JSON.stringify(raw.slice(0, 80));
       throw new HttpError(
         400,
         'svc_invalid_transaction_hash',

@@ -146,7 +146,7 @@ const parseJson = bodyParser({
  * A key `__proto__` at any depth of a parsed JSON value (JSON.parse makes it an own property). The
  * walk keeps its own stack: a body may nest as deep as its size allows.
  */
-function hasProtoKey(value: unknown): boolean {
+export function hasProtoKey(value: unknown): boolean {
   const next: unknown[] = [value];
   while (next.length > 0) {
     const node = next.pop();

@@ -28,6 +28,11 @@ const SEED = process.env.FUZZ_SEED === undefined ? Date.now() ^ (Math.random() *
 const RUNS_OF: Record<string, number> = { getApiReferenceScript: Math.max(10, Math.ceil(RUNS / 4)) };
 /** /health is checked every this many requests, and after each operation. */
 const HEALTH_EVERY = 100;
+/**
+ * An outside fuzzer's budget per operation (Schemathesis' default is 100 examples) must be spent
+ * in well under a minute: at up to this many runs, an operation that takes longer fails.
+ */
+const MINUTE_BUDGET_RUNS = 100;
 
 describe.each(BACKENDS)('on %s', (backend) => {
   let svc: FuzzSvc;
@@ -106,6 +111,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   async function fuzz(name: string, arb: fc.Arbitrary<ReturnType<typeof fuzzRequest>>, seedOffset: number) {
     const runs = RUNS_OF[name] ?? RUNS;
+    const started = performance.now();
     let sent = 0;
     await fc.assert(
       fc.asyncProperty(arb, async (request) => {
@@ -118,6 +124,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
     );
     await svc.expectHealthy();
     expect(sent, name).toBeGreaterThanOrEqual(runs);
+    const seconds = (performance.now() - started) / 1000;
+    if (runs <= MINUTE_BUDGET_RUNS) expect(seconds, `${name}: ${runs} requests took ${seconds.toFixed(1)} s`).toBeLessThan(60);
   }
 
   // An outside fuzzer's first phase sends these; each must be answered as documented.

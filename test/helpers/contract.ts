@@ -121,7 +121,7 @@ export function declaredResponse(method: string, path: string, status: number): 
 }
 
 /** The declared path (e.g. `/settlements/{transaction}`) a concrete path matches, else the path itself. */
-function templateOf(pathname: string): string {
+export function templateOf(pathname: string): string {
   if (openapiDocument.paths?.[pathname]) return pathname;
   const segments = pathname.split('/');
   const match = Object.keys(openapiDocument.paths ?? {}).find((template) => {

@@ -9,7 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { connect as netConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import fc from 'fast-check';
-import { checkContract, declaredResponse, openapiDocument } from './contract.ts';
+import { checkContract, declaredResponse, openapiDocument, templateOf } from './contract.ts';
 import { fieldBytes, REQUEST_RULES, ResourceHistory } from './fuzz-checks.ts';
 
 export interface FuzzRequest {
@@ -182,8 +182,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The operationId for method + path in openapi.yaml, or undefined for an unknown route. */
 export function operationIdOf(method: string, target: string): string | undefined {
-  const pathname = target.split('?')[0]!;
-  return openapiDocument.paths?.[pathname]?.[method.toLowerCase()]?.operationId;
+  return openapiDocument.paths?.[templateOf(target.split('?')[0]!)]?.[method.toLowerCase()]?.operationId;
 }
 
 /**

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { StrKey, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 import fc from 'fast-check';
 import { craftTransaction, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from '../scheme/fixtures.ts';
-import { deref, openapiDocument } from './contract.ts';
+import { deref, openapiDocument, templateOf } from './contract.ts';
 import { fuzzRequest, jsonBody, type FuzzRequest } from './fuzz-http.ts';
 import { mcpBody } from './fuzz-mcp.ts';
 import { delistBody } from './fuzz-delist.ts';
@@ -687,6 +687,33 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
       )
       .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
   }
+  // A path template (GET /settlements/{transaction}): its parameters valid, near misses and junk.
+  if (op.path.includes('{')) {
+    const hex = fc.stringMatching(/^[0-9a-f]{64}$/);
+    const value = fc.oneof(
+      { weight: 3, arbitrary: hex },
+      { weight: 1, arbitrary: hex.map((h) => h.toUpperCase()) },
+      {
+        weight: 2,
+        arbitrary: fc.oneof(
+          hex.map((h) => h.slice(1)),
+          hex.map((h) => `${h}0`),
+          hex.map((h) => `0x${h}`),
+          hex.map((h) => `${h.slice(1)}g`),
+        ),
+      },
+      { weight: 2, arbitrary: fc.oneof(fc.string({ minLength: 1, maxLength: 80 }), fc.constantFrom(...NASTY_STRINGS.filter(Boolean))) },
+    );
+    return fc.tuple(value, junkQuery, requestIdHeader, headers).map(([v, query, rid, h]) =>
+      fuzzRequest({
+        method: 'GET',
+        target: withQuery(op.path.replace(/\{[^}]+\}/, encodeSegment(v)), query),
+        headers: { ...rid, ...h.headers },
+        moreHeaders: h.moreHeaders,
+        kind: kindWith('path parameter', h),
+      }),
+    );
+  }
   // Parameterless GETs: any query string is ignored; a stray body too.
   return fc
     .tuple(junkQuery, requestIdHeader, fc.option(fc.constantFrom('{}', 'junk', '{"a":1}'), { freq: 5 }), headers)
@@ -764,7 +791,7 @@ export function unknownRouteRequest(): fc.Arbitrary<FuzzRequest> {
       fc.option(fc.constantFrom('{}', 'x'), { freq: 3 }),
       headersFor(undefined, true),
     )
-    .filter(([m, p]) => !openapiDocument.paths?.[p]?.[m.toLowerCase()])
+    .filter(([m, p]) => !openapiDocument.paths?.[templateOf(p)]?.[m.toLowerCase()])
     .map(([method, path, query, rid, body, h]) =>
       fuzzRequest({
         method,
