@@ -77,7 +77,7 @@ export const SERVICE_CODES = {
 
 /**
  * Settlement journal and payment policy codes, in `errorReason` of a SettleResponse (and
- * `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}); docs/OPERATIONS.md. Every policy refusal happens before submission, so it costs no fee.
+ * `svc_settlement_not_found`, `svc_invalid_transaction_hash` in the ErrorEnvelope of GET /settlements/{transaction}); docs/OPERATIONS.md. Every policy refusal happens before submission, so it costs no fee.
  */
 export const SETTLEMENT_CODES = {
   svc_settlement_outcome_unknown:
@@ -103,6 +103,8 @@ export const SETTLEMENT_CODES = {
   svc_journal_unavailable:
     'The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.',
   svc_settlement_not_found: 'The journal has no settlement with this transaction hash.',
+  svc_invalid_transaction_hash:
+    'The value in the path of GET /settlements/{transaction} is not 64 hexadecimal characters; no settlement has it.',
 } as const;
 
 /** Catalog soft-drop codes (docs/CATALOG.md), only inside the `bazaar` object of EXTENSION-RESPONSES. */

@@ -109,7 +109,8 @@ export interface paths {
          *     times of its state changes. The signed payment, the resource and the Idempotency-Key are
          *     never shown. `state` is `submitted` (sent, awaiting its outcome), `settled`, `failed`
          *     (failed on-chain, rejected, or never included before `validUntil`) or `unknown` (the RPC
-         *     could not tell; the reconciler resolves it). An unknown hash is a 404 `svc_settlement_not_found`.
+         *     could not tell; the reconciler resolves it). An unknown hash is a 404 `svc_settlement_not_found`;
+         *     a value that is not a hash at all is a 400 `svc_invalid_transaction_hash`.
          */
         get: operations["getSettlement"];
         put?: never;
@@ -143,6 +144,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/x402": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Facilitator manifest for indexers (experimental)
+         * @description The well-known manifest by which indexers find a facilitator (x402's discovery draft,
+         *     still moving: `experimental` is true and the shape may change with the draft). It names the
+         *     facilitator's routes and mirrors GET /supported in `supported`, the same answer at the same
+         *     moment. Publishing only: svc reads no other party's manifest.
+         */
+        get: operations["getFacilitatorManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/discovery/resources": {
         parameters: {
             query?: never;
@@ -156,17 +180,16 @@ export interface paths {
          *     values outside [1, 100] are clamped, not rejected; anything that is not an integer is 400
          *     `svc_invalid_query_parameter`. `offset` defaults to 0 and must be a non-negative integer.
          *     A parameter this operation does not declare, or an empty filter value, is 400
-         *     `svc_invalid_query_parameter` (filters are never silently ignored).
+         *     `svc_invalid_query_parameter` (filters are never silently ignored). An answer is at most
+         *     4 MiB, what stock bazaar clients read: when `limit` listings would weigh more, the page
+         *     holds the first ones that fit and `pagination.limit` says how many (the next page starts at
+         *     `offset` + `limit`; docs/CATALOG.md "Page size").
          */
         get: operations["listDiscoveryResources"];
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightDiscoveryResources"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -187,17 +210,15 @@ export interface paths {
          *     longer than 2,048 characters is 400 `svc_invalid_query_parameter`, the reason naming the cap.
          *     Any number of words is answered: a search budget keeps the rarest terms whose index rows fit
          *     it and ranks over those; the answer's `searchMethod`, `searchedTerms` and `droppedTerms` say
-         *     what was searched (docs/CATALOG.md "Search budget").
+         *     what was searched (docs/CATALOG.md "Search budget"). An answer is at most 4 MiB: when `limit`
+         *     results would weigh more, the page holds the first ones that fit, `pagination.limit` says
+         *     how many, and the cursor (with `partialResults` true) continues right after them.
          */
         get: operations["searchDiscoveryResources"];
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightDiscoverySearch"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -215,18 +236,16 @@ export interface paths {
          *     offset-paged, in the shape the CDP Bazaar's merchant route answers: `payTo`, `resources`
          *     and `pagination {limit, offset, total}`. The same listings as `GET
          *     /discovery/resources?payTo=` (docs/CATALOG.md "Merchant"). `limit` and `offset` follow the
-         *     list's rules; `payTo` is required and may not be empty (`svc_invalid_query_parameter`);
-         *     another parameter is refused.
+         *     list's rules; `payTo` is required and must be a payee address (`svc_invalid_query_parameter`
+         *     otherwise: a malformed address is the caller's mistake, not a seller without listings);
+         *     another parameter is refused. At most 4 MiB, as the list: `pagination.limit` says how many
+         *     listings a shrunk page holds.
          */
         get: operations["getMerchantResources"];
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightMerchantResources"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -258,18 +277,14 @@ export interface paths {
          *     is then the item a settlement with these terms would store (a new listing's form). Each
          *     problem carries a code (BazaarCode or ValidateCode) and a reason that names the cause and
          *     the fix. Answers 200 whatever the target did; the request itself can be refused: 400 for a
-         *     body that is not `{url, method?, toolName?}`, 429 beyond the rate limits.
+         *     body that is not `{url, method?, toolName?}` (`method` and `toolName` not both), 429 beyond the rate limits.
          *
          *     Anonymous and outbound, so it is rate-limited per client address
          *     (VALIDATE_RATE_PER_MINUTE) and for all clients together (VALIDATE_GLOBAL_PER_MINUTE).
          */
         post: operations["validateDiscoveryListing"];
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightDiscoveryValidate"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -312,11 +327,7 @@ export interface paths {
          */
         post: operations["callHostedMcp"];
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightHostedMcp"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -367,11 +378,7 @@ export interface paths {
          */
         post: operations["delistDiscoveryListing"];
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above); GET answers other origins, POST does not.
-         */
-        options: operations["preflightDelistText"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -557,11 +564,7 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
-        /**
-         * CORS preflight
-         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above).
-         */
-        options: operations["preflightOpenApiDocument"];
+        options?: never;
         head?: never;
         patch?: never;
         trace?: never;
@@ -570,6 +573,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description A Stellar address that can be paid: an account (G…) or contract (C…) strkey of 56
+         *     characters, or a muxed account (M…) of 69, in upper case as the network writes them.
+         */
+        PayeeAddress: string;
         /**
          * @description One entry of a 402 `accepts` array, echoed back verbatim (x402 v2 PaymentRequirements, with the
          *     constraints of x402's own schema: `scheme`, `amount`, `asset` and `payTo` are not empty,
@@ -765,18 +773,23 @@ export interface components {
         };
         /**
          * @description Body of /verify and /settle (x402 v2 facilitator request). Additional properties are allowed, except that an
-         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (it could
-         *     pollute prototypes in JavaScript consumers; not expressed as a recursive schema, which would
-         *     cost a deep walk of every body).
+         *     object key `"__proto__"` at any depth is refused with `svc_malformed_request_body` (NoPrototypeKeys).
          */
-        FacilitatorRequest: {
+        FacilitatorRequest: ({
             /** @description Informational; routing keys on `paymentPayload.x402Version`. */
             x402Version?: number;
             paymentPayload: components["schemas"]["PaymentPayload"];
             paymentRequirements: components["schemas"]["PaymentRequirements"];
         } & {
             [key: string]: unknown;
-        };
+        }) & components["schemas"]["NoPrototypeKeys"];
+        /**
+         * @description A JSON value with no object key `"__proto__"` at any depth, however it is spelled in the
+         *     JSON text (`\u005f_proto__` too): such a key could pollute prototypes in JavaScript
+         *     consumers, so every JSON request body is refused with `svc_malformed_request_body` when it
+         *     holds one. svc checks it while reading the body (a walk only when the text can spell the key).
+         */
+        NoPrototypeKeys: unknown;
         /** @description The x402 v2 verify response. `invalidReason` and `invalidMessage` are present exactly when `isValid` is false. */
         VerifyResponse: {
             isValid: boolean;
@@ -859,7 +872,42 @@ export interface components {
                 [key: string]: string[];
             };
         };
-        /** @description What to check (POST /discovery/validate). With `toolName` the target is an MCP tool, else an HTTP route. */
+        /**
+         * @description GET /.well-known/x402 (experimental, after x402's discovery draft): what this facilitator is,
+         *     where its routes are (paths relative to the origin serving the manifest) and, in `supported`,
+         *     the answer GET /supported gives.
+         */
+        FacilitatorManifest: {
+            /** @constant */
+            x402Version: 2;
+            /**
+             * @description The draft this follows is not final; the shape may change with it.
+             * @constant
+             */
+            experimental: true;
+            /** @constant */
+            role: "facilitator";
+            /** @description The routes, as paths on this origin. */
+            endpoints: {
+                /** @constant */
+                verify: "/verify";
+                /** @constant */
+                settle: "/settle";
+                /** @constant */
+                supported: "/supported";
+                /** @constant */
+                discovery: "/discovery/resources";
+                /** @constant */
+                search: "/discovery/search";
+                /** @constant */
+                openapi: "/openapi.yaml";
+            };
+            supported: components["schemas"]["SupportedResponse"];
+        };
+        /**
+         * @description What to check (POST /discovery/validate). With `toolName` the target is an MCP tool, else an
+         *     HTTP route; `method` is for HTTP routes only, so a body with both is refused (400).
+         */
         ValidateRequest: {
             /** @description The resource URL a buyer calls (for an MCP tool, its streamable-HTTP endpoint). */
             url: string;
@@ -1099,7 +1147,7 @@ export interface components {
             x402Version: number;
             items: components["schemas"]["DiscoveryResource"][];
             pagination: {
-                /** @description The limit this page was served with. */
+                /** @description The page size this page was served with (the `limit` asked for, clamped; fewer when the page was shrunk to stay within 4 MiB). */
                 limit: number;
                 /** @description Start of this page. */
                 offset: number;
@@ -1116,7 +1164,7 @@ export interface components {
             payTo: string;
             resources: components["schemas"]["DiscoveryResource"][];
             pagination: {
-                /** @description The limit this page was served with. */
+                /** @description The page size this page was served with (the `limit` asked for, clamped; fewer when the page was shrunk to stay within 4 MiB). */
                 limit: number;
                 /** @description Start of this page. */
                 offset: number;
@@ -1136,7 +1184,11 @@ export interface components {
              */
             partialResults: boolean;
             pagination: {
-                /** @description The number of results in THIS page. */
+                /**
+                 * @description The page size this page was served with, as on the list: the `limit` asked for
+                 *     (clamped to [1, 100]), or fewer when the page was shrunk to stay within 4 MiB. A page
+                 *     holds at most this many results; fewer (even none) on the final page.
+                 */
                 limit: number;
                 /** @description Opaque cursor for the next page; null on the final page. */
                 cursor: string | null;
@@ -1190,7 +1242,8 @@ export interface components {
          * @description One JSON-RPC 2.0 message as the MCP transport reads it (POST /mcp): a request (`id` and
          *     `method`), a notification (`method`, no `id`), or a response (`id` and `result`, or
          *     `error`). No other member is allowed at the top; `params` and `result` are objects.
-         *     Request ids and error codes are integers within ±(2^53 − 1) or, for ids, strings.
+         *     Request ids and error codes are integers within ±(2^53 − 1) or, for ids, strings. No object
+         *     key `"__proto__"` at any depth (NoPrototypeKeys, in `params`, `result` and `error`).
          */
         JsonRpcMessage: {
             /** @constant */
@@ -1212,18 +1265,18 @@ export interface components {
             /** @constant */
             jsonrpc: "2.0";
             id?: components["schemas"]["JsonRpcId"];
-            error: {
+            error: ({
                 code: number;
                 message: string;
                 data?: unknown;
             } & {
                 [key: string]: unknown;
-            };
+            }) & components["schemas"]["NoPrototypeKeys"];
         };
         /** @description A JSON-RPC request id as MCP allows it (no null, no fraction). */
         JsonRpcId: string | number;
-        /** @description `params` of a request or notification, `result` of a response: an object whose `_meta`, when present, is MCP's. */
-        JsonRpcParams: {
+        /** @description `params` of a request or notification, `result` of a response: an object whose `_meta`, when present, is MCP's; no key `__proto__` at any depth. */
+        JsonRpcParams: ({
             _meta?: {
                 progressToken?: components["schemas"]["JsonRpcId"];
                 "io.modelcontextprotocol/related-task"?: {
@@ -1236,7 +1289,7 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
-        };
+        }) & components["schemas"]["NoPrototypeKeys"];
         /** @description A JSON-RPC 2.0 result, the answer to a request of POST /mcp. */
         JsonRpcResultResponse: {
             /** @constant */
@@ -1375,7 +1428,7 @@ export interface components {
          */
         ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_catalog_unavailable" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
         /**
-         * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
+         * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` and `svc_invalid_transaction_hash` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
          *     - `svc_settlement_outcome_unknown`: This payment is being settled by another request right now (or, with no journal, the RPC could not confirm its outcome in time); retry later with the same Idempotency-Key.
          *     - `settlement_pending`: The transaction was submitted and its outcome is not confirmed yet; `transaction` is its hash. Send the same request again (the x402 SDKs do, once) to get the outcome; it is never submitted twice.
@@ -1391,9 +1444,10 @@ export interface components {
          *     - `svc_policy_payer_cooling_down`: Too many of this payer's recent settlements failed on chain; its payments are refused until the failures leave the window; nothing was submitted.
          *     - `svc_journal_unavailable`: The settlement journal cannot record the payment now (storage full, read-only or unreachable, or its file deleted or replaced); nothing was submitted.
          *     - `svc_settlement_not_found`: The journal has no settlement with this transaction hash.
+         *     - `svc_invalid_transaction_hash`: The value in the path of GET /settlements/{transaction} is not 64 hexadecimal characters; no settlement has it.
          * @enum {string}
          */
-        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down" | "svc_journal_unavailable" | "svc_settlement_not_found";
+        SettlementCode: "svc_settlement_outcome_unknown" | "settlement_pending" | "svc_idempotency_key_conflict" | "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down" | "svc_journal_unavailable" | "svc_settlement_not_found" | "svc_invalid_transaction_hash";
         /**
          * @description The settlement codes that are payment policy or fee budget refusals (docs/OPERATIONS.md): POST /settle answers them before submission (`errorReason`, SettlementCode) and POST /verify answers the same code for the same payment (`invalidReason`).
          * @enum {string}
@@ -1419,26 +1473,6 @@ export interface components {
         BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable";
     };
     responses: {
-        /**
-         * @description The preflight is answered: `Access-Control-Allow-Origin` (`*`, or on /mcp with
-         *     MCP_ALLOWED_ORIGINS set the caller's own origin), the methods of this path a page on another
-         *     origin may use, the request headers it may send, and how long the answer may be reused.
-         */
-        CorsPreflight: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                /** @description `*`, or on /mcp with MCP_ALLOWED_ORIGINS set the `Origin` of the request. */
-                "Access-Control-Allow-Origin"?: string;
-                /** @description The methods of this path that answer other origins. */
-                "Access-Control-Allow-Methods"?: string;
-                /** @description `Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, X-Request-Id`. */
-                "Access-Control-Allow-Headers"?: string;
-                /** @description Seconds a browser may reuse this answer (600). */
-                "Access-Control-Max-Age"?: string;
-                [name: string]: unknown;
-            };
-            content?: never;
-        };
         /**
          * @description MCP_ALLOWED_ORIGINS is set and the request's `Origin` is not in it (`svc_origin_not_allowed`):
          *     a page of another origin may not call the tool server (the MCP transport's protection
@@ -1855,8 +1889,8 @@ export interface components {
     parameters: {
         /** @description Filter by resource type, e.g. `http` or `mcp`. */
         TypeFilter: string;
-        /** @description Filter by the listing's verified payTo address. */
-        PayToFilter: string;
+        /** @description Filter by the listing's verified payTo address: a Stellar account (G…), contract (C…) or muxed (M…) address, as in `accepts[].payTo`; anything else is 400 `svc_invalid_query_parameter`. */
+        PayToFilter: components["schemas"]["PayeeAddress"];
         /** @description Filter by payment scheme, e.g. `exact`. */
         SchemeFilter: string;
         /** @description Filter by CAIP-2 network, e.g. `stellar:testnet`. */
@@ -1867,15 +1901,9 @@ export interface components {
         AssetFilter: string;
         /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
         MaxAmountFilter: string;
-        /**
-         * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
-         * @example api.example.com/weather
-         */
+        /** @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List"). */
         UrlFilter: string;
-        /**
-         * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
-         * @example 0.01
-         */
+        /** @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List"). */
         MaxUsdPriceFilter: string;
         /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
         Limit: number;
@@ -1983,7 +2011,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The 64-hex transaction hash a settle reported (or logged). */
+                /**
+                 * @description The 64-hex transaction hash a settle reported (or logged), in either letter case. Anything
+                 *     else is a 400 `svc_invalid_transaction_hash`: no settlement can have it.
+                 */
                 transaction: string;
             };
             cookie?: never;
@@ -2024,7 +2055,27 @@ export interface operations {
                     "application/json": components["schemas"]["SettlementRecord"];
                 };
             };
-            400: components["responses"]["RequestUnparseable"];
+            /**
+             * @description The hash is not 64 hexadecimal characters (`svc_invalid_transaction_hash`), or the HTTP
+             *     parser refused the request (`svc_malformed_request_body`, as RequestUnparseable).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_invalid_transaction_hash",
+                     *         "reason": "The transaction hash \"0xabc\" is not 64 hexadecimal characters; no settlement has it."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description No settlement with this transaction hash is journaled. */
             404: {
                 headers: {
@@ -2098,12 +2149,73 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getFacilitatorManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The manifest. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "x402Version": 2,
+                     *       "experimental": true,
+                     *       "role": "facilitator",
+                     *       "endpoints": {
+                     *         "verify": "/verify",
+                     *         "settle": "/settle",
+                     *         "supported": "/supported",
+                     *         "discovery": "/discovery/resources",
+                     *         "search": "/discovery/search",
+                     *         "openapi": "/openapi.yaml"
+                     *       },
+                     *       "supported": {
+                     *         "kinds": [
+                     *           {
+                     *             "x402Version": 2,
+                     *             "scheme": "exact",
+                     *             "network": "stellar:testnet",
+                     *             "extra": {
+                     *               "areFeesSponsored": true
+                     *             }
+                     *           }
+                     *         ],
+                     *         "extensions": [
+                     *           "bazaar",
+                     *           "payment-identifier"
+                     *         ],
+                     *         "signers": {
+                     *           "stellar:*": [
+                     *             "GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FacilitatorManifest"];
+                };
+            };
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listDiscoveryResources: {
         parameters: {
             query?: {
                 /** @description Filter by resource type, e.g. `http` or `mcp`. */
                 type?: components["parameters"]["TypeFilter"];
-                /** @description Filter by the listing's verified payTo address. */
+                /** @description Filter by the listing's verified payTo address: a Stellar account (G…), contract (C…) or muxed (M…) address, as in `accepts[].payTo`; anything else is 400 `svc_invalid_query_parameter`. */
                 payTo?: components["parameters"]["PayToFilter"];
                 /** @description Filter by payment scheme, e.g. `exact`. */
                 scheme?: components["parameters"]["SchemeFilter"];
@@ -2115,26 +2227,16 @@ export interface operations {
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
-                /**
-                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
-                 * @example api.example.com/weather
-                 */
+                /** @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List"). */
                 url?: components["parameters"]["UrlFilter"];
-                /**
-                 * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
-                 * @example 0.01
-                 */
+                /** @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List"). */
                 maxUsdPrice?: components["parameters"]["MaxUsdPriceFilter"];
                 /**
                  * @description Exact match on the listing's canonical resource URL (list only). With `type` and, for
                  *     `mcp` listings, `toolName` it selects one listing by its identity, without paging.
-                 * @example https://api.example.com/weather
                  */
                 resource?: string;
-                /**
-                 * @description Exact match on the MCP tool name of a listing (list only; `http` listings have none).
-                 * @example get_forecast
-                 */
+                /** @description Exact match on the MCP tool name of a listing (list only; `http` listings have none). */
                 toolName?: string;
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
@@ -2164,22 +2266,6 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
-    preflightDiscoveryResources: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     searchDiscoveryResources: {
         parameters: {
             query: {
@@ -2194,7 +2280,7 @@ export interface operations {
                 query: string;
                 /** @description Filter by resource type, e.g. `http` or `mcp`. */
                 type?: components["parameters"]["TypeFilter"];
-                /** @description Filter by the listing's verified payTo address. */
+                /** @description Filter by the listing's verified payTo address: a Stellar account (G…), contract (C…) or muxed (M…) address, as in `accepts[].payTo`; anything else is 400 `svc_invalid_query_parameter`. */
                 payTo?: components["parameters"]["PayToFilter"];
                 /** @description Filter by payment scheme, e.g. `exact`. */
                 scheme?: components["parameters"]["SchemeFilter"];
@@ -2206,15 +2292,9 @@ export interface operations {
                 asset?: components["parameters"]["AssetFilter"];
                 /** @description Only listings with an accepted payment in `asset` of at most this many base units (the `amount` of `accepts[]`). Requires `asset` (an amount means nothing without its asset): without it the request is refused with 400 `svc_invalid_query_parameter` (`x-requires-parameters`: a request with this parameter and without those does not conform). */
                 maxAmount?: components["parameters"]["MaxAmountFilter"];
-                /**
-                 * @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List").
-                 * @example api.example.com/weather
-                 */
+                /** @description Only listings whose resource URL contains this text, ignoring ASCII case (the CDP Bazaar's `url`): 3 to 2,048 characters, not all of them spaces (a blank filter is refused, as every filter's), every character literal (`%` and `_` are no wildcards), served by a trigram index of the resource URLs (docs/CATALOG.md "List"). */
                 url?: components["parameters"]["UrlFilter"];
-                /**
-                 * @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List").
-                 * @example 0.01
-                 */
+                /** @description Only listings with an accepted payment of at most this many US dollars (the CDP Bazaar's `maxUsdPrice`, a decimal string): applied to the assets svc counts as USD-pegged (`USD_ASSETS`, by default Circle's USDC on Stellar testnet and pubnet), each amount read in its asset's decimals (a fraction of a base unit dropped); an entry in another asset does not match, whatever its price. With `asset`, `network`, `scheme` or `maxAmount` the same entry must match them too (docs/CATALOG.md "List"). */
                 maxUsdPrice?: components["parameters"]["MaxUsdPriceFilter"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
@@ -2252,30 +2332,14 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
-    preflightDiscoverySearch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     getMerchantResources: {
         parameters: {
             query: {
                 /**
-                 * @description The seller's payee address.
+                 * @description The seller's payee address (G…, C… or M…); anything else is 400 `svc_invalid_query_parameter`.
                  * @example GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3
                  */
-                payTo: string;
+                payTo: components["schemas"]["PayeeAddress"];
                 /** @description Page size; default 20; integer values outside [1, 100] are clamped; a non-integer is 400. */
                 limit?: components["parameters"]["Limit"];
                 /** @description Start of the page; default 0; a non-negative integer. */
@@ -2302,22 +2366,6 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
-        };
-    };
-    preflightMerchantResources: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
         };
     };
     validateDiscoveryListing: {
@@ -2350,22 +2398,6 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
-        };
-    };
-    preflightDiscoveryValidate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
         };
     };
     callHostedMcp: {
@@ -2520,23 +2552,6 @@ export interface operations {
             503: components["responses"]["DiscoveryBusy"];
         };
     };
-    preflightHostedMcp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            403: components["responses"]["OriginNotAllowed"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
     getDelistText: {
         parameters: {
             query: {
@@ -2550,7 +2565,7 @@ export interface operations {
                  * @example http
                  */
                 type: string;
-                /** @description The MCP tool's name; absent or "" for an http listing. */
+                /** @description The MCP tool's name; absent or "" for an http listing (`toolName=` is the empty name, so it is allowed). */
                 toolName?: string;
                 /**
                  * @description The owner's account address (G…), the key that will sign.
@@ -2712,22 +2727,6 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
-        };
-    };
-    preflightDelistText: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
         };
     };
     getHealth: {
@@ -3029,22 +3028,6 @@ export interface operations {
                     "application/yaml": Record<string, never>;
                 };
             };
-            400: components["responses"]["RequestUnparseable"];
-            408: components["responses"]["RequestTimeout"];
-            431: components["responses"]["RequestHeadTooLarge"];
-            500: components["responses"]["InternalError"];
-        };
-    };
-    preflightOpenApiDocument: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            204: components["responses"]["CorsPreflight"];
             400: components["responses"]["RequestUnparseable"];
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];

@@ -54,6 +54,30 @@ export function readinessHandler(probe: ReadinessProbe): SvcMiddleware {
   };
 }
 
+type FacilitatorManifest = components['schemas']['FacilitatorManifest'];
+
+/** GET /.well-known/x402 (openapi.yaml, experimental): the routes, and GET /supported's answer of this moment. */
+export function manifestHandler(registry: SchemeRegistry): SvcMiddleware {
+  return (ctx: SvcContext) => {
+    const body: FacilitatorManifest = {
+      x402Version: X402_VERSION,
+      experimental: true,
+      role: 'facilitator',
+      endpoints: {
+        verify: '/verify',
+        settle: '/settle',
+        supported: '/supported',
+        discovery: '/discovery/resources',
+        search: '/discovery/search',
+        openapi: '/openapi.yaml',
+      },
+      supported: registry.supported(),
+    };
+    ctx.status = 200;
+    ctx.body = body;
+  };
+}
+
 export function supportedHandler(registry: SchemeRegistry): SvcMiddleware {
   return (ctx: SvcContext) => {
     const body: SupportedResponse = registry.supported();

@@ -309,13 +309,8 @@ async function checkListing(request: ValidateRequest, deps: ValidateDeps): Promi
 export function validateHandler(options: ValidateDeps): SvcMiddleware {
   const deps = { ...options, previews: options.previews ?? pLimit(PREVIEWS_AT_ONCE) };
   return async (ctx: SvcContext) => {
+    // The body matched ValidateRequest (`method` and `toolName` not both: openapi.yaml).
     const request = ctx.request.body as ValidateRequest;
-    if (request.toolName !== undefined && request.method !== undefined)
-      throw new HttpError(
-        400,
-        'svc_malformed_request_body',
-        'method is for HTTP routes; an MCP tool (toolName) is called with tools/call.',
-      );
     ctx.body = await validateListing(request, deps);
     ctx.status = 200;
   };

@@ -25,7 +25,7 @@ import { delistHandler, delistTextHandler, type MessageVerifier } from '../handl
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
-import { healthHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
+import { healthHandler, manifestHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
 import type { Logger } from '../log.ts';
 import type { ServiceMetrics } from '../ops/metrics.ts';
 import type { ReadinessProbe } from '../ops/readiness.ts';
@@ -34,7 +34,7 @@ import type { PaymentPriority } from './payment-priority.ts';
 import { loadContract, requestViolation, type ApiContract } from './contract.ts';
 import type { ConnectionObservers } from './connection-cap.ts';
 import { guardConnections, type ConnectionLimits, type RouteEntry } from './connections.ts';
-import { cors, preflightHandler } from './cors.ts';
+import { cors, preflight } from './cors.ts';
 import { HttpError } from './errors.ts';
 import { serializeJsonBodies } from './json-bodies.ts';
 import { rateLimited } from './rate-limit.ts';
@@ -154,6 +154,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     settlePayment: chain(...paymentRate('settle', config.paymentRates?.settlePerMinute), ...paymentsSteps, settleHandler(registry)),
     getSettlement: settlementHandler(deps.journal),
     getSupported: supportedHandler(registry),
+    getFacilitatorManifest: manifestHandler(registry),
     listDiscoveryResources: chain(...discoverySteps('list'), listHandler(catalog)),
     searchDiscoveryResources: chain(...discoverySteps('search'), searchHandler(catalog)),
     getMerchantResources: chain(
@@ -216,8 +217,6 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getExplorer: explorerPageHandler(registry.knownAssets()),
     getExplorerScript: explorerScriptHandler(),
     getExplorerStyle: explorerStyleHandler(),
-    // The CORS preflights (OPTIONS on every path with an `x-svc-cors` operation): one answer, src/http/cors.ts.
-    ...Object.fromEntries(contract.routes.filter((r) => r.method === 'OPTIONS').map((r) => [r.operationId, preflightHandler(contract)])),
   };
   const unhandled = contract.routes.filter((r) => !operations[r.operationId]).map((r) => r.operationId);
   const undocumented = Object.keys(operations).filter((id) => !contract.routes.some((r) => r.operationId === id));
@@ -235,6 +234,8 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
   app.use(metrics.middleware());
   app.use(requestContext(logger));
   app.use(errorBoundary());
+  // CORS preflights are not operations of openapi.yaml: answered before routing (src/http/cors.ts).
+  app.use(preflight(contract, config.mcpAllowedOrigins));
   app.use(routeMatcher(contract));
   app.use(cors(contract, config.mcpAllowedOrigins));
   app.use(async (ctx: SvcContext, next: SvcNext) => {

@@ -74,13 +74,27 @@ export function addFormats<A extends { addFormat(name: string, format: (value: s
   return ajv;
 }
 
+/**
+ * The document as openapi-backend validates with it: a schema marked `x-svc-checked-when-parsed`
+ * (NoPrototypeKeys) is the empty schema there. svc checks it while reading the body
+ * (middleware.ts jsonObjectBody: the same rule, the same 400), and it is recursive, which
+ * openapi-backend's dereferencing would turn into a cycle its Ajv cannot compile.
+ */
+function forValidation(definition: Document): Document {
+  const schemas = (definition.components?.schemas ?? {}) as Record<string, Record<string, unknown>>;
+  const checked = Object.keys(schemas).filter((name) => schemas[name]!['x-svc-checked-when-parsed'] === true);
+  if (checked.length === 0) return definition;
+  const emptied = Object.fromEntries(checked.map((name) => [name, {}]));
+  return { ...definition, components: { ...definition.components, schemas: { ...schemas, ...emptied } } } as Document;
+}
+
 export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   const yaml = readFileSync(path, 'utf8');
   const definition = parseDocument(yaml) as Document & {
     paths: Record<string, Record<string, { operationId: string; 'x-svc-cors'?: boolean }>>;
   };
   const backend = new OpenApi31Backend({
-    definition,
+    definition: forValidation(definition),
     strict: true,
     // quick: validators compile on first use (or at warmUp) instead of all at init, response
     // validators (which svc never runs) included; the document is dereferenced synchronously.
@@ -90,7 +104,8 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
     // validateSchema: false: Ajv would check every schema it compiles against its meta-schema, in a
     // new Ajv per validator (openapi-backend makes one each), about half of the warm-up's CPU; the
     // document is checked once by `npm run lint` (redocly, Spectral) and test/http/contract.test.ts.
-    ajvOpts: { strict: false, allErrors: false, validateSchema: false },
+    // verbose: an error carries its schema, whose `description` names a refused combination (`not`).
+    ajvOpts: { strict: false, allErrors: false, validateSchema: false, verbose: true },
     customizeAjv: (ajv) => addFormats(ajv),
   });
   const ready = backend.init();
@@ -99,7 +114,7 @@ export function loadContract(path: string = OPENAPI_PATH): ApiContract {
   ready.catch(() => undefined);
   const routes: ApiContract['routes'] = [];
   for (const [path, item] of Object.entries(definition.paths)) {
-    for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head', 'options']) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head']) {
       const operation = item[method];
       if (operation)
         routes.push({ method: method.toUpperCase(), path, operationId: operation.operationId, cors: operation['x-svc-cors'] === true });
@@ -163,9 +178,24 @@ export function matchOperation(contract: ApiContract, method: string, path: stri
   return templates.find(({ pattern, operation }) => operation.method === verb && pattern.test(normalized))?.operation;
 }
 
-/** The methods a known path accepts (empty for an unknown path). */
+/**
+ * The methods a known path accepts (empty for an unknown path): its operations', then OPTIONS when
+ * one of them answers other origins (a CORS preflight, openapi.yaml `x-svc-cors-preflight`).
+ */
 export function methodsForPath(contract: ApiContract, path: string): string[] {
-  return contract.routes.filter((r) => pathPattern(r.path).test(path)).map((r) => r.method);
+  const routes = contract.routes.filter((r) => pathPattern(r.path).test(path));
+  return [...routes.map((r) => r.method), ...(routes.some((r) => r.cors) ? ['OPTIONS'] : [])];
+}
+
+/** "METHOD /path" of every route svc answers, in document order, each path's preflight after its operations. */
+export function mountedRoutes(contract: ApiContract): string[] {
+  const paths = [...new Set(contract.routes.map((r) => r.path))];
+  return paths.flatMap((path) => methodsForPath(contract, path).map((method) => `${method} ${path}`));
+}
+
+/** The document path a concrete path is an instance of (templates matched), or undefined. */
+export function templateOf(contract: ApiContract, path: string): string | undefined {
+  return contract.routes.find((r) => pathPattern(r.path).test(path))?.path;
 }
 
 const patterns = new Map<string, RegExp>();
@@ -184,7 +214,7 @@ function pathPattern(template: string): RegExp {
   return pattern;
 }
 
-type ValidationError = { keyword: string; instancePath: string; message?: string; params: unknown };
+type ValidationError = { keyword: string; instancePath: string; message?: string; params: unknown; schema?: unknown };
 
 /**
  * The object openapi-backend's validateRequest hands its compiled validators, built without its
@@ -292,6 +322,9 @@ export function requestViolation(contract: ApiContract, operation: Operation, re
   const first = errors[0]!;
   if (first.keyword === 'unknown') return 'the request does not match the OpenAPI document';
   const where = describeLocation(first.instancePath);
+  // A combination the document refuses (`not`) says why in its description.
+  const refused = first.keyword === 'not' ? (first.schema as { description?: unknown } | undefined)?.description : undefined;
+  if (typeof refused === 'string') return refused.replace(/\.$/, '');
   const extra = (first.params as { additionalProperty?: string }).additionalProperty;
   if (first.keyword === 'additionalProperties' && extra !== undefined) {
     return first.instancePath.startsWith('/query') || where === 'the request'

@@ -11,7 +11,7 @@ import { defaultMessage } from '../codes.ts';
 import type { DiscoveryFilters } from '../filters.ts';
 import type { Logger } from '../log.ts';
 import type { PaymentEnvelope } from '../scheme/registry.ts';
-import { matchOperation, methodsForPath, type ApiContract } from './contract.ts';
+import { matchOperation, methodsForPath, mountedRoutes, type ApiContract } from './contract.ts';
 import { BODY_LIMIT_BYTES, BODY_LIMIT_MESSAGE, errorBody, HttpError, shapeOf } from './errors.ts';
 
 /** A discovery request's parameters, parsed from its query string (handlers/discovery.ts). */
@@ -102,7 +102,7 @@ export function errorBoundary(): SvcMiddleware {
  * with `Allow` (RFC 9110 §15.5.6); an unknown path is 404. Both carry `svc_unknown_route`.
  */
 export function routeMatcher(contract: ApiContract): SvcMiddleware {
-  const mounted = contract.routes.map((r) => `${r.method} ${r.path}`).join(', ');
+  const mounted = mountedRoutes(contract).join(', ');
   return async (ctx: SvcContext, next: Next) => {
     await contract.ready;
     const operation = matchOperation(contract, ctx.method, ctx.path);
@@ -146,7 +146,7 @@ const parseJson = bodyParser({
  * A key `__proto__` at any depth of a parsed JSON value (JSON.parse makes it an own property). The
  * walk keeps its own stack: a body may nest as deep as its size allows.
  */
-function hasProtoKey(value: unknown): boolean {
+export function hasProtoKey(value: unknown): boolean {
   const next: unknown[] = [value];
   while (next.length > 0) {
     const node = next.pop();

@@ -25,7 +25,8 @@ async function walk(
   for (let page = 0; page < 1000; page++) {
     const result = await catalog.search(query, filters, { limit, ...(cursor ? { cursor } : {}) });
     seen.push(...urls(result));
-    expect(result.pagination.limit).toBe(result.resources.length);
+    expect(result.pagination.limit).toBe(limit);
+    expect(result.resources.length).toBeLessThanOrEqual(limit);
     expect(result.partialResults).toBe(result.pagination.cursor !== null);
     if (!result.pagination.cursor) return seen;
     cursor = result.pagination.cursor;
@@ -93,7 +94,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
         x402Version: 2,
         resources: [],
         partialResults: false,
-        pagination: { limit: 0, cursor: null },
+        pagination: { limit: 10, cursor: null },
         searchMethod: 'text',
         searchedTerms: [],
         droppedTerms: [],

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExchange, exchange, FuzzStats, fuzzRequest, jsonBody, send } from '../helpers/fuzz-http.ts';
 import { ACCEPTED_STATUSES, exampleRequests } from '../helpers/openapi-examples.ts';
-import { OPERATION_IDS, operationRequest, unknownRouteRequest, type FuzzWorld } from '../helpers/fuzz-requests.ts';
+import { OPERATION_IDS, operationRequest, preflightRequest, unknownRouteRequest, type FuzzWorld } from '../helpers/fuzz-requests.ts';
 import { startFuzzSvc, type FuzzSvc } from '../helpers/fuzz-svc.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
 
@@ -28,6 +28,11 @@ const SEED = process.env.FUZZ_SEED === undefined ? Date.now() ^ (Math.random() *
 const RUNS_OF: Record<string, number> = { getApiReferenceScript: Math.max(10, Math.ceil(RUNS / 4)) };
 /** /health is checked every this many requests, and after each operation. */
 const HEALTH_EVERY = 100;
+/**
+ * An outside fuzzer's budget per operation (Schemathesis' default is 100 examples) must be spent
+ * in well under a minute: at up to this many runs, an operation that takes longer fails.
+ */
+const MINUTE_BUDGET_RUNS = 100;
 
 describe.each(BACKENDS)('on %s', (backend) => {
   let svc: FuzzSvc;
@@ -106,6 +111,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
 
   async function fuzz(name: string, arb: fc.Arbitrary<ReturnType<typeof fuzzRequest>>, seedOffset: number) {
     const runs = RUNS_OF[name] ?? RUNS;
+    const started = performance.now();
     let sent = 0;
     await fc.assert(
       fc.asyncProperty(arb, async (request) => {
@@ -118,6 +124,8 @@ describe.each(BACKENDS)('on %s', (backend) => {
     );
     await svc.expectHealthy();
     expect(sent, name).toBeGreaterThanOrEqual(runs);
+    const seconds = (performance.now() - started) / 1000;
+    if (runs <= MINUTE_BUDGET_RUNS) expect(seconds, `${name}: ${runs} requests took ${seconds.toFixed(1)} s`).toBeLessThan(60);
   }
 
   // An outside fuzzer's first phase sends these; each must be answered as documented.
@@ -140,12 +148,16 @@ describe.each(BACKENDS)('on %s', (backend) => {
       600_000,
     );
 
+    it('CORS preflights (not operations) answer 204 on every path of an x-svc-cors operation', async () => {
+      await fuzz('preflights', preflightRequest(), OPERATION_IDS.length + 3);
+    }, 600_000);
+
     it('random methods and paths are 404 (405 + Allow on a known path) svc_unknown_route', async () => {
       await fuzz('unknown routes', unknownRouteRequest(), OPERATION_IDS.length);
     }, 600_000);
 
     it('concurrent batches of mixed requests stay within the contract', async () => {
-      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), unknownRouteRequest());
+      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), preflightRequest(), unknownRouteRequest());
       const batches = Math.max(2, Math.ceil(RUNS / 10));
       await fc.assert(
         fc.asyncProperty(fc.array(anyRequest, { minLength: 2, maxLength: 16 }), async (requests) => {
@@ -157,7 +169,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     }, 600_000);
 
     it('a burst of 200 concurrent mixed requests stays within the contract and /health still answers', async () => {
-      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), unknownRouteRequest());
+      const anyRequest = fc.oneof(...OPERATION_IDS.map((id) => operationRequest(id, world)), preflightRequest(), unknownRouteRequest());
       const burst = fc.sample(anyRequest, { numRuns: 200, seed: SEED + OPERATION_IDS.length + 2 });
       await Promise.all(burst.map((r) => exchange(svc.url, r, stats)));
       await svc.expectHealthy();

@@ -117,7 +117,7 @@ async function walkSearch(query: string, filters: Record<string, string>, limit:
   let cursor: string | undefined;
   for (let pages = 0; pages < 200; pages++) {
     const page = (await exchange(svc.url, get('/discovery/search', { query, ...filters, limit, cursor }), stats)) as any;
-    expect(page.pagination.limit).toBe(page.resources.length);
+    expect(page.pagination.limit).toBe(limit);
     expect(page.resources.length).toBeLessThanOrEqual(limit);
     if (page.pagination.cursor !== null) expect(page.partialResults).toBe(true);
     out.push(...page.resources);

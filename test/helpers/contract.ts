@@ -81,12 +81,15 @@ function check(validator: ReturnType<typeof ajv.compile>, value: unknown, what: 
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-/** The methods openapi.yaml declares for a path, upper-case in document order (empty: unknown path). */
+/**
+ * The methods openapi.yaml declares for a path, upper-case in document order (empty: unknown path),
+ * then OPTIONS when one of its operations answers other origins (`x-svc-cors-preflight`).
+ */
 export function declaredMethods(pathname: string): string[] {
   const item = openapiDocument.paths?.[pathname] ?? {};
-  return Object.keys(item)
-    .filter((k) => HTTP_METHODS.includes(k))
-    .map((k) => k.toUpperCase());
+  const methods = Object.keys(item).filter((k) => HTTP_METHODS.includes(k));
+  const preflight = methods.some((k) => item[k]['x-svc-cors'] === true);
+  return [...methods.map((k) => k.toUpperCase()), ...(preflight ? ['OPTIONS'] : [])];
 }
 
 /** The declared response (and its pointer) for method + path + status. */
@@ -94,6 +97,11 @@ export function declaredResponse(method: string, path: string, status: number): 
   const pathname = templateOf(path.split('?')[0]!);
   const operation = openapiDocument.paths?.[pathname]?.[method.toLowerCase()];
   if (!operation) {
+    if (method.toUpperCase() === 'OPTIONS' && declaredMethods(pathname).includes('OPTIONS')) {
+      if (!openapiDocument['x-svc-cors-preflight'][String(status)])
+        throw new Error(`OPTIONS ${pathname} is a CORS preflight, which openapi.yaml does not declare answering ${status}`);
+      return deref({ $ref: `#/x-svc-cors-preflight/${status}` }, '');
+    }
     if (declaredMethods(pathname).length) {
       if (status !== 405)
         throw new Error(`${method} ${pathname} is a known path without that method, so it must answer 405, got ${status}`);
@@ -113,7 +121,7 @@ export function declaredResponse(method: string, path: string, status: number): 
 }
 
 /** The declared path (e.g. `/settlements/{transaction}`) a concrete path matches, else the path itself. */
-function templateOf(pathname: string): string {
+export function templateOf(pathname: string): string {
   if (openapiDocument.paths?.[pathname]) return pathname;
   const segments = pathname.split('/');
   const match = Object.keys(openapiDocument.paths ?? {}).find((template) => {

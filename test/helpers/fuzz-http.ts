@@ -9,7 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { connect as netConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import fc from 'fast-check';
-import { checkContract, declaredResponse, openapiDocument } from './contract.ts';
+import { checkContract, declaredResponse, openapiDocument, templateOf } from './contract.ts';
 import { fieldBytes, REQUEST_RULES, ResourceHistory } from './fuzz-checks.ts';
 
 export interface FuzzRequest {
@@ -182,8 +182,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The operationId for method + path in openapi.yaml, or undefined for an unknown route. */
 export function operationIdOf(method: string, target: string): string | undefined {
-  const pathname = target.split('?')[0]!;
-  return openapiDocument.paths?.[pathname]?.[method.toLowerCase()]?.operationId;
+  return openapiDocument.paths?.[templateOf(target.split('?')[0]!)]?.[method.toLowerCase()]?.operationId;
 }
 
 /**
@@ -293,8 +292,9 @@ export function discoveryViolation(r: FuzzRequest, body: any): string | null {
     const expected = Math.max(0, Math.min(requested, pagination.total - offset));
     if (items.length !== expected) return `${items.length} items for total ${pagination.total}, offset ${offset}, limit ${requested}`;
   } else {
+    if (pagination.limit !== requested)
+      return `pagination.limit ${pagination.limit}, expected ${requested} (the page size, as on the list)`;
     if (items.length > requested) return `${items.length} results for limit ${requested}`;
-    if (pagination.limit !== items.length) return `pagination.limit ${pagination.limit} is not the page length ${items.length}`;
     if (pagination.cursor !== null && body.partialResults !== true) return 'a cursor without partialResults';
   }
   for (const item of items) {

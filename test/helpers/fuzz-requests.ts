@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { StrKey, nativeToScVal, xdr } from '@stellar/stellar-sdk';
 import fc from 'fast-check';
 import { craftTransaction, sourceAccountEntry, transferArgs, transferInvocation, unsignedEntry } from '../scheme/fixtures.ts';
-import { deref, openapiDocument } from './contract.ts';
+import { deref, openapiDocument, templateOf } from './contract.ts';
 import { fuzzRequest, jsonBody, type FuzzRequest } from './fuzz-http.ts';
 import { mcpBody } from './fuzz-mcp.ts';
 import { delistBody } from './fuzz-delist.ts';
@@ -51,6 +51,40 @@ const operations = () => {
 
 /** Every operationId in openapi.yaml, in document order. */
 export const OPERATION_IDS = operations().map((o) => o.operationId);
+
+/** The paths that answer CORS preflights: those with an operation marked x-svc-cors (openapi.yaml `x-svc-cors-preflight`). */
+export const PREFLIGHT_PATHS = [
+  ...new Set(
+    operations()
+      .filter((o) => o.operation['x-svc-cors'] === true)
+      .map((o) => o.path),
+  ),
+];
+
+/**
+ * CORS preflights (openapi.yaml "Browsers on other origins"), which are not operations: any
+ * origin, method and headers asked for, any query string, on every path that answers them.
+ */
+export function preflightRequest(): fc.Arbitrary<FuzzRequest> {
+  const origin = fc.option(fc.constantFrom('https://page.example', 'null', 'http://localhost:5173', 'junk'), { freq: 5 });
+  const asked = fc.option(fc.constantFrom('GET', 'POST', 'DELETE', 'junk'), { freq: 5 });
+  return fc
+    .tuple(fc.constantFrom(...PREFLIGHT_PATHS), junkQuery, requestIdHeader, origin, asked, headersFor(undefined))
+    .map(([path, query, rid, o, m, h]) =>
+      fuzzRequest({
+        method: 'OPTIONS',
+        target: withQuery(path, query),
+        headers: {
+          ...rid,
+          ...(o === null ? {} : { origin: o }),
+          ...(m === null ? {} : { 'access-control-request-method': m, 'access-control-request-headers': 'content-type' }),
+          ...h.headers,
+        },
+        moreHeaders: h.moreHeaders,
+        kind: h.moreHeaders.length ? `preflight; ${h.moreHeaders.length} more header field(s)` : 'preflight',
+      }),
+    );
+}
 
 /** X-Request-Id: absent, sane, or insane (too long, bad characters). */
 const requestIdHeader: fc.Arbitrary<Record<string, string>> = fc.oneof(
@@ -653,22 +687,30 @@ export function operationRequest(operationId: string, world: FuzzWorld): fc.Arbi
       )
       .filter((r) => r.target.length <= MAX_TARGET_LENGTH);
   }
-  // CORS preflights (openapi.yaml "Browsers on other origins"): any origin, method and headers asked for, any query string.
-  if (op.method === 'OPTIONS') {
-    const origin = fc.option(fc.constantFrom('https://page.example', 'null', 'http://localhost:5173', 'junk'), { freq: 5 });
-    const asked = fc.option(fc.constantFrom('GET', 'POST', 'DELETE', 'junk'), { freq: 5 });
-    return fc.tuple(junkQuery, requestIdHeader, origin, asked, headers).map(([query, rid, o, m, h]) =>
+  // A path template (GET /settlements/{transaction}): its parameters valid, near misses and junk.
+  if (op.path.includes('{')) {
+    const hex = fc.stringMatching(/^[0-9a-f]{64}$/);
+    const value = fc.oneof(
+      { weight: 3, arbitrary: hex },
+      { weight: 1, arbitrary: hex.map((h) => h.toUpperCase()) },
+      {
+        weight: 2,
+        arbitrary: fc.oneof(
+          hex.map((h) => h.slice(1)),
+          hex.map((h) => `${h}0`),
+          hex.map((h) => `0x${h}`),
+          hex.map((h) => `${h.slice(1)}g`),
+        ),
+      },
+      { weight: 2, arbitrary: fc.oneof(fc.string({ minLength: 1, maxLength: 80 }), fc.constantFrom(...NASTY_STRINGS.filter(Boolean))) },
+    );
+    return fc.tuple(value, junkQuery, requestIdHeader, headers).map(([v, query, rid, h]) =>
       fuzzRequest({
-        method: 'OPTIONS',
-        target: withQuery(op.path, query),
-        headers: {
-          ...rid,
-          ...(o === null ? {} : { origin: o }),
-          ...(m === null ? {} : { 'access-control-request-method': m, 'access-control-request-headers': 'content-type' }),
-          ...h.headers,
-        },
+        method: 'GET',
+        target: withQuery(op.path.replace(/\{[^}]+\}/, encodeSegment(v)), query),
+        headers: { ...rid, ...h.headers },
         moreHeaders: h.moreHeaders,
-        kind: kindWith('preflight', h),
+        kind: kindWith('path parameter', h),
       }),
     );
   }
@@ -749,7 +791,7 @@ export function unknownRouteRequest(): fc.Arbitrary<FuzzRequest> {
       fc.option(fc.constantFrom('{}', 'x'), { freq: 3 }),
       headersFor(undefined, true),
     )
-    .filter(([m, p]) => !openapiDocument.paths?.[p]?.[m.toLowerCase()])
+    .filter(([m, p]) => !openapiDocument.paths?.[templateOf(p)]?.[m.toLowerCase()])
     .map(([method, path, query, rid, body, h]) =>
       fuzzRequest({
         method,

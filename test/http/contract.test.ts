@@ -26,7 +26,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['VerifyCode', VERIFY_CODES, 30],
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 16],
-    ['SettlementCode', SETTLEMENT_CODES, 14],
+    ['SettlementCode', SETTLEMENT_CODES, 15],
     ['BazaarCode', BAZAAR_CODES, 12],
     ['ValidateCode', VALIDATE_CODES, 10],
     ['DelistCode', DELIST_CODES, 7],

@@ -44,6 +44,7 @@ describe('preflights', () => {
         '/discovery/delist',
         '/mcp',
         '/openapi.yaml',
+        '/supported',
       ]),
     );
     for (const { path, methods } of corsPaths) {
@@ -58,6 +59,12 @@ describe('preflights', () => {
     }
   });
 
+  it('are not operations of openapi.yaml (no preflight method in a generated client), yet described there', () => {
+    const methods = Object.values(openapiDocument.paths as Record<string, Record<string, unknown>>).flatMap((item) => Object.keys(item));
+    expect(methods).not.toContain('options');
+    expect(Object.keys(openapiDocument['x-svc-cors-preflight'])).toContain('204');
+  });
+
   it('/verify and /settle stay same-origin: OPTIONS is 405 without CORS headers', async () => {
     for (const path of ['/verify', '/settle']) {
       const res = await api(open.url).request('OPTIONS', path, { headers: { origin: PAGE, 'access-control-request-method': 'POST' } });
@@ -69,7 +76,7 @@ describe('preflights', () => {
 
 describe('answers', () => {
   it('discovery reads, their errors and the document carry Access-Control-Allow-Origin: * and expose X-Request-Id', async () => {
-    for (const path of ['/discovery/resources', '/discovery/search?query=weather', '/discovery/search', '/openapi.yaml']) {
+    for (const path of ['/discovery/resources', '/discovery/search?query=weather', '/discovery/search', '/openapi.yaml', '/supported']) {
       const res = await api(open.url).get(path, { headers: { origin: PAGE } });
       expect([200, 400], path).toContain(res.status);
       expect(res.headers.get('access-control-allow-origin'), path).toBe('*');

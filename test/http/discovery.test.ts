@@ -11,6 +11,10 @@ import { CatalogQueryError, type CatalogPort, type DiscoveryFilters } from '../.
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
 
+const SELLER = 'GDQNY3PBOJOKYZSRMK2S7LHHGWZIUISD4QORETLMXEWXBI7KFZZMKTL3';
+const CONTRACT = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
+const MUXED = `M${'A'.repeat(68)}`;
+
 const listing = (n: number) => ({
   resource: `https://api.example.com/r${n}`,
   type: 'http',
@@ -94,11 +98,11 @@ describe('GET /discovery/resources', () => {
 
   it('passes the five filters and offset through', async () => {
     const res = await client.get(
-      '/discovery/resources?type=http&payTo=GABC&scheme=exact&network=stellar%3Atestnet&extensions=bazaar&offset=3&limit=2',
+      `/discovery/resources?type=http&payTo=${SELLER}&scheme=exact&network=stellar%3Atestnet&extensions=bazaar&offset=3&limit=2`,
     );
     expect(res.status).toBe(200);
     expect(catalog.lastList).toEqual({
-      filters: { type: 'http', payTo: 'GABC', scheme: 'exact', network: 'stellar:testnet', extensions: 'bazaar' },
+      filters: { type: 'http', payTo: SELLER, scheme: 'exact', network: 'stellar:testnet', extensions: 'bazaar' },
       page: { limit: 2, offset: 3 },
     });
     expect(res.body.items.map((i: { resource: string }) => i.resource)).toEqual([
@@ -132,11 +136,32 @@ describe('GET /discovery/resources', () => {
     'offset=1&offset=1',
     'type=',
     'payTo=%20',
+    'payTo=null',
+    'payTo=G',
+    `payTo=${SELLER.toLowerCase()}`,
   ])('%s → 400 svc_invalid_query_parameter', async (qs) => {
     const res = await client.get(`/discovery/resources?${qs}`);
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('svc_invalid_query_parameter');
     expect(res.body.error.reason).toMatch(/\S/);
+  });
+
+  it.each(['null', 'G', SELLER.toLowerCase(), `${SELLER}X`, '0x1111111111111111111111111111111111111111'])(
+    'GET /discovery/merchant?payTo=%s (not a payee address) → 400 naming payTo, not an empty seller',
+    async (payTo) => {
+      const res = await client.get(`/discovery/merchant?payTo=${encodeURIComponent(payTo)}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('svc_invalid_query_parameter');
+      expect(res.body.error.reason).toContain('payTo');
+    },
+  );
+
+  it('GET /discovery/merchant with a payee address asks the catalog for its listings', async () => {
+    for (const payTo of [SELLER, CONTRACT, MUXED]) {
+      const res = await client.get(`/discovery/merchant?payTo=${payTo}`);
+      expect(res.status, payTo).toBe(200);
+      expect(catalog.lastList!.filters).toEqual({ payTo });
+    }
   });
 
   it.each(['/discovery/resources?maxAmount=100', '/discovery/search?query=weather&maxAmount=100'])(

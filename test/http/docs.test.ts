@@ -10,16 +10,45 @@ import { apiReferenceScriptFile, DOCS_CSP } from '../../src/handlers/pages.ts';
 import { artifact, launchBrowser } from '../helpers/browser.ts';
 import { api, openapiDocument } from '../helpers/contract.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { settlement, tempCatalog } from '../catalog/fixtures.ts';
 
 let server: TestServer;
 let browser: Browser;
+let catalog: ReturnType<typeof tempCatalog>;
+
+/** The listings of `npm run dev`'s demo sellers (src/dev/sellers.ts), as its catalog holds them. */
+const DEV_LISTINGS = [
+  {
+    url: 'https://sellers.dev.example/weather',
+    description: 'Current weather for a city: sky and temperature, metric or imperial.',
+    serviceName: 'Demo Weather',
+    tags: ['weather', 'forecast', 'demo'],
+  },
+  {
+    url: 'https://sellers.dev.example/summarize',
+    description: 'Summarize a text to its first words (a stand-in for a paid AI endpoint).',
+    serviceName: 'Demo Summarizer',
+  },
+  {
+    url: 'https://sellers.dev.example/mcp',
+    description: 'Convert an amount between currencies (USD, EUR, GBP, JPY, XLM) at demo exchange rates.',
+    serviceName: 'Demo FX',
+    mcpTool: 'convert_currency',
+  },
+];
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
+  catalog = tempCatalog();
+  for (const listing of DEV_LISTINGS) {
+    expect(await catalog.catalog.recordSettlement(settlement(listing))).toEqual({ status: 'success' });
+    catalog.tick(1000);
+  }
+  [server, browser] = await Promise.all([startTestServer({ catalog: catalog.catalog }), launchBrowser()]);
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  catalog?.close();
 });
 
 describe('GET /docs', () => {
@@ -140,4 +169,50 @@ describe('GET /docs', () => {
       problems.filter((p) => !/because the document's frame is sandboxed and the 'allow-scripts' permission is not set/.test(p)),
     ).toEqual([]);
   }, 120_000);
+
+  // The optional filters' examples are `x-disabled` (openapi.yaml components/examples): Test Request
+  // sends only what every request needs, so a newcomer sees the catalog, not an empty page.
+  it.each([
+    ['/GET/discovery/resources', '/discovery/resources'],
+    ['/GET/discovery/search', '/discovery/search'],
+  ])(
+    'Test Request on %s sends no filter and answers the catalog’s listings',
+    async (id, path) => {
+      expect(reference, 'the page the rendering test loaded').toBeDefined();
+      const { page, requests, problems } = reference!;
+      await page.keyboard.press('Escape');
+      const operation = page.locator(`[id$="${id}"]`);
+      await operation.waitFor({ timeout: 30_000 });
+      await operation.scrollIntoViewIfNeeded();
+      await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
+      const send = page.getByRole('button', { name: /Send get request to/ });
+      await send.waitFor({ timeout: 30_000 });
+      const before = requests.length;
+      await send.click();
+      await expect
+        .poll(() => requests.slice(before).find((r) => r.startsWith(`GET ${server.url}${path}`)), { timeout: 30_000 })
+        .toBeDefined();
+      const sent = new URL(
+        requests
+          .slice(before)
+          .find((r) => r.startsWith(`GET ${server.url}${path}`))!
+          .slice(4),
+      );
+      // Only the page parameters and the required query; no filter narrows the catalog.
+      expect(
+        [...sent.searchParams.keys()].filter((name) => !['limit', 'offset', 'query', 'cursor'].includes(name)),
+        sent.href,
+      ).toEqual([]);
+      const answer = await api(server.url).get(`${sent.pathname}${sent.search}`);
+      expect(answer.status).toBe(200);
+      const listed = ((answer.body.items ?? answer.body.resources) as { resource: string }[]).map((l) => l.resource);
+      expect(listed.length, sent.href).toBeGreaterThan(0);
+      await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toMatch(/\b200 OK\b/);
+      await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toContain(listed[0]);
+      await page.screenshot({ path: artifact(`docs-test-request${path.replaceAll('/', '-')}.png`) });
+      expect(foreign(requests)).toEqual([]);
+      expect(problems.filter((p) => !/because the document's frame is sandboxed/.test(p))).toEqual([]);
+    },
+    120_000,
+  );
 });

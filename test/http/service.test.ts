@@ -96,6 +96,33 @@ describe('GET /supported', () => {
   });
 });
 
+describe('GET /.well-known/x402', () => {
+  it('is the experimental facilitator manifest: the routes, and GET /supported mirrored at the same moment', async () => {
+    const [manifest, supported] = await Promise.all([client.get('/.well-known/x402'), client.get('/supported')]);
+    expect(manifest.status).toBe(200);
+    expect(manifest.body).toMatchObject({ x402Version: 2, experimental: true, role: 'facilitator' });
+    expect(manifest.body.supported).toEqual(supported.body);
+    // Every route it names is an operation svc answers (the document's, GET).
+    for (const path of Object.values<string>(manifest.body.endpoints)) {
+      const declared = openapiDocument.paths[path];
+      expect(declared, path).toBeDefined();
+    }
+    expect(manifest.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('follows the scheme: another network and signers show there as in /supported', async () => {
+    const scheme = new FakeScheme({ kinds: [exactKind('stellar:pubnet')], signers: { 'stellar:*': ['GONE'] } });
+    const s = await startTestServer({ scheme, config: testConfig({ NETWORK: 'stellar:pubnet', RPC_URL: 'https://rpc.example.org' }) });
+    try {
+      const res = await api(s.url).get('/.well-known/x402');
+      expect(res.body.supported).toEqual((await api(s.url).get('/supported')).body);
+      expect(res.body.supported.kinds[0].network).toBe('stellar:pubnet');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('GET /openapi.yaml', () => {
   it('serves the document verbatim as YAML', async () => {
     const res = await client.get('/openapi.yaml');
@@ -142,7 +169,7 @@ describe('unknown routes', () => {
   it.each([
     ['DELETE', '/discovery/resources', 'GET, OPTIONS'],
     ['POST', '/health', 'GET'],
-    ['PUT', '/supported', 'GET'],
+    ['PUT', '/supported', 'GET, OPTIONS'],
     ['PATCH', '/openapi.yaml', 'GET, OPTIONS'],
     ['OPTIONS', '/verify', 'POST'],
     ['DELETE', '/settle', 'POST'],

@@ -145,7 +145,11 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
       expect(record.body.history.map((x: any) => x.state)).toEqual(['submitted', 'settled']);
       expect(record.text).not.toContain('k1');
       expect((await api(f.url).get(`/settlements/${'0'.repeat(64)}`)).body.error.code).toBe('svc_settlement_not_found');
-      expect((await api(f.url).get('/settlements/nothex')).status).toBe(404);
+      const malformed = await api(f.url).get('/settlements/nothex');
+      expect([malformed.status, malformed.body.error.code]).toEqual([400, 'svc_invalid_transaction_hash']);
+      expect(malformed.body.error.reason).toContain('"nothex"');
+      // Either letter case names the same settlement.
+      expect((await api(f.url).get(`/settlements/${first.body.transaction.toUpperCase()}`)).body.state).toBe('settled');
       await f.close();
       // The stored journal never holds a seed.
       const stored = await database.dump();

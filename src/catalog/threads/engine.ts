@@ -215,7 +215,9 @@ export class CatalogEngine {
     visibleSince?: string,
     failingBefore?: string,
   ): Promise<SearchPage> {
-    return this.store.search(query, filters, page, now, DISCOVERY_X402_VERSION, visibleSince, failingBefore);
+    const found = await this.store.search(query, filters, page, now, DISCOVERY_X402_VERSION, visibleSince, failingBefore);
+    // `pagination.limit` is the page size, as on the list (openapi.yaml DiscoverySearchResponse).
+    return { ...found, pagination: { ...found.pagination, limit: page.limit } };
   }
 
   close(): void {

@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CatalogEngine } from './engine.ts';
+import { listWithin, searchWithin, type MeasuredPage } from '../page-bytes.ts';
 import { configureSchemaValidation, startSchemaValidation } from '../ingest/schema.ts';
 import { CatalogStore, readerPageCacheMiB } from '../sqlite/store.ts';
 import { PostgresCatalogStore } from '../postgres/store.ts';
@@ -60,8 +61,8 @@ port.postMessage({ ready: true } satisfies WorkerReply);
  * (100–140 µs for a 20-item page, plus the main thread's JSON.stringify): docs/BENCHMARKS.md
  * "Catalog on SQLite at 100k and 1M".
  */
-async function pageAnswer(json: boolean | undefined, page: Promise<object>): Promise<unknown> {
-  return json ? JSON.stringify(await page) : page;
+function pageAnswer(json: boolean | undefined, measured: MeasuredPage<object>): unknown {
+  return json ? measured.text : measured.page;
 }
 
 async function run(request: WorkerRequest): Promise<unknown> {
@@ -76,13 +77,17 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return engine.withdraw(request.withdrawal, now);
     case 'catalog-id':
       return store.catalogId();
+    // Every page within what a stock client reads (page-bytes.ts), shrunk when it would not be.
     case 'list':
-      return pageAnswer(request.json, engine.list(request.filters, request.page, now, request.visibleSince, request.failingBefore));
-    case 'search':
       return pageAnswer(
         request.json,
-        engine.search(request.query, request.filters, request.page, now, request.visibleSince, request.failingBefore),
+        listWithin(await engine.list(request.filters, request.page, now, request.visibleSince, request.failingBefore)),
       );
+    case 'search': {
+      const { query, filters, page, visibleSince, failingBefore } = request;
+      const again = (limit: number) => engine.search(query, filters, { ...page, limit }, now, visibleSince, failingBefore);
+      return pageAnswer(request.json, await searchWithin(await again(page.limit), again));
+    }
     case 'liveness-claim':
       return store.liveness.claimDue(request.now, request.dueBefore, request.limit);
     case 'liveness-write':
