@@ -103,6 +103,33 @@ export interface Config extends StellarConfig {
   paymentRates: { verifyPerMinute: number; settlePerMinute: number };
   /** MCP_ALLOWED_ORIGINS: the browser origins POST /mcp answers (src/http/cors.ts); null: any. */
   mcpAllowedOrigins: string[] | null;
+  /** MCP_ALLOWED_HOSTS: the `Host` names POST /mcp answers (src/handlers/mcp.ts); null: loopback names when bound to loopback, else any. */
+  mcpAllowedHosts: string[] | null;
+}
+
+/**
+ * MCP_ALLOWED_HOSTS: comma-separated hostnames (no port; IPv6 in brackets) a request to POST /mcp
+ * may name in `Host`, for svc behind a proxy that keeps the public name or on a non-loopback
+ * address; unset: loopback names when svc listens on loopback, any otherwise.
+ */
+export function parseAllowedHosts(env: Env): string[] | null {
+  const raw = read(env, 'MCP_ALLOWED_HOSTS');
+  if (raw === undefined) return null;
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase());
+  for (const host of hosts) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(`http://${host}`);
+    } catch {
+      parsed = undefined;
+    }
+    if (host === '' || parsed?.host !== host || parsed.port !== '')
+      throw new ConfigError(
+        'MCP_ALLOWED_HOSTS',
+        `${JSON.stringify(host.slice(0, 100))} is not a hostname; give names as sent in Host without the port (svc.example.com, 127.0.0.1, [::1])`,
+      );
+  }
+  return hosts;
 }
 
 /**
@@ -187,6 +214,7 @@ export function loadConfig(env: Env): Config {
     enumerable: false,
   });
   Object.defineProperty(config, 'mcpAllowedOrigins', { value: parseAllowedOrigins(env), enumerable: false });
+  Object.defineProperty(config, 'mcpAllowedHosts', { value: parseAllowedHosts(env), enumerable: false });
   Object.defineProperty(config, 'delistRatePerMinute', {
     value: parseInteger(env, 'DELIST_RATE_PER_MINUTE', DEFAULTS.DELIST_RATE_PER_MINUTE, 1, 100_000),
     enumerable: false,
