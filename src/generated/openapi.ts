@@ -291,6 +291,11 @@ export interface paths {
          *     /discovery/search` answers for the same query. `paid_call` is not offered here: it signs
          *     with the buyer's key, which stays with the agent in the local stdio server.
          *
+         *     MCP 2026-07-28 and 2025-11-25 (and earlier): a request whose `params._meta` names
+         *     `io.modelcontextprotocol/protocolVersion` is served in that revision (`server/discover`
+         *     answers which; an unsupported one is JSON-RPC error -32022 listing the supported), any
+         *     other as MCP 2025-11-25 clients send it.
+         *
          *     Streamable HTTP without sessions (no `Mcp-Session-Id`): each POST carries one JSON-RPC
          *     message (a batch array is refused) and is answered on its own; `initialize` is answered
          *     but not required before `tools/list` or `tools/call`. A request is answered 200 with one
@@ -1424,7 +1429,7 @@ export interface components {
                 "Access-Control-Allow-Origin"?: string;
                 /** @description The methods of this path that answer other origins. */
                 "Access-Control-Allow-Methods"?: string;
-                /** @description `Content-Type, Accept, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID, X-Request-Id`. */
+                /** @description `Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID, X-Request-Id`. */
                 "Access-Control-Allow-Headers"?: string;
                 /** @description Seconds a browser may reuse this answer (600). */
                 "Access-Control-Max-Age"?: string;
@@ -2363,10 +2368,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The MCP protocol version the client negotiated at `initialize`; optional (absent, svc
-                 *     assumes 2025-03-26). Any other value is refused with 400.
+                 * @description The MCP protocol version of the request (2026-07-28: the one its `_meta` names) or the
+                 *     one the client negotiated at `initialize`; optional (absent, svc assumes 2025-03-26).
+                 *     Any other value is refused with 400.
                  */
-                "MCP-Protocol-Version"?: "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
+                "MCP-Protocol-Version"?: "2026-07-28" | "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
             };
             path?: never;
             cookie?: never;
