@@ -27,6 +27,7 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  WebStandardStreamableHTTPServerTransport,
   createMcpHandler,
   type CallToolResult,
   type ServerContext,
@@ -65,9 +66,6 @@ export interface PaidMcpServer {
 }
 
 const SERVER_INFO = { name: 'svc-paid-tools', version: '0.1.0' };
-
-/** The protocol revisions a seller of before 2026-07-28 speaks. */
-const LEGACY_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
 /** The offer of one tool at the server's endpoint. */
 export function toolOffer(tool: PaidTool, facilitator: FacilitatorClient, url: string): PaidOffer {
@@ -152,7 +150,6 @@ function mcpServerFor(tools: PaidTool[], offerOf: (tool: PaidTool) => PaidOffer,
   const server = new Server(SERVER_INFO, {
     // The extension is offered only where it can be used: on 2026-07-28.
     capabilities: { tools: {}, ...(legacyOnly ? {} : { extensions: { [X402_MCP_EXTENSION]: {} } }) },
-    ...(legacyOnly ? { supportedProtocolVersions: LEGACY_PROTOCOL_VERSIONS } : {}),
   });
   server.setRequestHandler('tools/list', () => ({
     tools: tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
@@ -203,14 +200,24 @@ export async function startPaidMcpServer(options: {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `Not found; the MCP endpoint is ${path}.` }));
       return;
     }
-    const response = await mcp.fetch(await webRequest(req, new URL(req.url ?? '/', url).href));
+    const request = await webRequest(req, new URL(req.url ?? '/', url).href);
+    const response = options.legacyOnly ? await legacyAnswer(request) : await mcp.fetch(request);
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));
     res.writeHead(response.status, headers).end(Buffer.from(await response.arrayBuffer()));
   }
-  const mcp = createMcpHandler(() => mcpServerFor(options.tools, offerOf, options.legacyOnly === true), {
-    legacy: 'stateless',
-  });
+  const mcp = createMcpHandler(() => mcpServerFor(options.tools, offerOf, false), { legacy: 'stateless' });
+  /** A seller of before 2026-07-28: the SDK's streamable HTTP transport alone, stateless, JSON answers. */
+  async function legacyAnswer(request: Request): Promise<Response> {
+    const server = mcpServerFor(options.tools, offerOf, true);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request);
+    } finally {
+      await server.close();
+    }
+  }
 
   const http = createServer((req, res) => {
     handle(req, res).catch((err) => {
