@@ -108,53 +108,49 @@ export interface Config extends StellarConfig {
 }
 
 /**
- * MCP_ALLOWED_HOSTS: comma-separated hostnames (no port; IPv6 in brackets) a request to POST /mcp
- * may name in `Host`, for svc behind a proxy that keeps the public name or on a non-loopback
- * address; unset: loopback names when svc listens on loopback, any otherwise.
+ * A comma-separated list whose every item is its own canonical form (what `canonical` makes of it),
+ * or null when unset; anything else stops svc at start, naming the item and what was `expected`.
  */
-export function parseAllowedHosts(env: Env): string[] | null {
-  const raw = read(env, 'MCP_ALLOWED_HOSTS');
+function parseCanonicalList(env: Env, variable: string, canonical: (item: string) => string | undefined, expected: string) {
+  const raw = read(env, variable);
   if (raw === undefined) return null;
-  const hosts = raw.split(',').map((h) => h.trim().toLowerCase());
-  for (const host of hosts) {
-    let parsed: URL | undefined;
+  const items = raw.split(',').map((item) => item.trim());
+  for (const item of items) {
+    let form: string | undefined;
     try {
-      parsed = new URL(`http://${host}`);
+      form = canonical(item);
     } catch {
-      parsed = undefined;
+      form = undefined;
     }
-    if (host === '' || parsed?.host !== host || parsed.port !== '')
-      throw new ConfigError(
-        'MCP_ALLOWED_HOSTS',
-        `${JSON.stringify(host.slice(0, 100))} is not a hostname; give names as sent in Host without the port (svc.example.com, 127.0.0.1, [::1])`,
-      );
+    if (form !== item) throw new ConfigError(variable, `${JSON.stringify(item.slice(0, 100))} is not ${expected}`);
   }
-  return hosts;
+  return items;
 }
 
+/** MCP_ALLOWED_ORIGINS: origins (`scheme://host[:port]`, as a browser sends them in `Origin`), or unset for any origin. */
+export const parseAllowedOrigins = (env: Env): string[] | null =>
+  parseCanonicalList(
+    env,
+    'MCP_ALLOWED_ORIGINS',
+    (origin) => new URL(origin).origin,
+    'an origin; give scheme://host[:port] as a browser sends it in Origin (lowercase host, no path or trailing slash)',
+  );
+
 /**
- * MCP_ALLOWED_ORIGINS: comma-separated origins (`scheme://host[:port]`, as a browser sends them in
- * `Origin`), or unset for any origin. A value that is not an origin stops svc at start.
+ * MCP_ALLOWED_HOSTS: hostnames (no port; IPv6 in brackets) a request to POST /mcp may name in
+ * `Host`, for svc behind a proxy that keeps the public name or on a non-loopback address; unset:
+ * loopback names when svc listens on loopback, any otherwise.
  */
-export function parseAllowedOrigins(env: Env): string[] | null {
-  const raw = read(env, 'MCP_ALLOWED_ORIGINS');
-  if (raw === undefined) return null;
-  const origins = raw.split(',').map((o) => o.trim());
-  for (const origin of origins) {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(origin);
-    } catch {
-      parsed = undefined;
-    }
-    if (parsed?.origin !== origin)
-      throw new ConfigError(
-        'MCP_ALLOWED_ORIGINS',
-        `${JSON.stringify(origin.slice(0, 100))} is not an origin; give scheme://host[:port] as a browser sends it in Origin (lowercase host, no path or trailing slash)`,
-      );
-  }
-  return origins;
-}
+export const parseAllowedHosts = (env: Env): string[] | null =>
+  parseCanonicalList(
+    env,
+    'MCP_ALLOWED_HOSTS',
+    (host) => {
+      const url = new URL(`http://${host}`);
+      return url.port === '' ? url.host : undefined;
+    },
+    'a hostname; give lowercase names as sent in Host, without the port (svc.example.com, 127.0.0.1, [::1])',
+  );
 
 function parseFeeMode(env: Env): 'free' {
   const value = read(env, 'FEE_MODE') ?? DEFAULTS.FEE_MODE;

@@ -25,7 +25,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
   it.each([
     ['VerifyCode', VERIFY_CODES, 30],
     ['SettleCode', SETTLE_CODES, 7],
-    ['ServiceCode', SERVICE_CODES, 15],
+    ['ServiceCode', SERVICE_CODES, 16],
     ['SettlementCode', SETTLEMENT_CODES, 14],
     ['BazaarCode', BAZAAR_CODES, 12],
     ['ValidateCode', VALIDATE_CODES, 10],
