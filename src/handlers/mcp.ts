@@ -1,11 +1,13 @@
 /**
  * POST /mcp: the hosted discovery tool server (src/mcp/hosted.ts, docs/MCP.md "Hosted discovery")
- * over stateless streamable HTTP. Each request gets its own server and transport (the SDK's web
- * standard transport, no session id, JSON answers instead of an SSE stream: the server sends
- * nothing but the answers). search_resources reads the catalog in-process with the query parser of
- * GET /discovery/search, so both find the same listings in the same order.
+ * over stateless streamable HTTP, to clients of MCP 2026-07-28 and of 2025-11-25 (docs/MCP.md
+ * "Protocol revisions"). Each request gets its own server (no session id, JSON answers instead of
+ * an SSE stream: the server sends nothing but the answers). search_resources reads the catalog
+ * in-process with the query parser of GET /discovery/search, so both find the same listings in the
+ * same order.
  *
- * Before this handler the route has checked the rate, read and validated a JSON body against
+ * Before this handler the route has checked `Host` and `Origin` against DNS rebinding
+ * (dnsRebindingGuard below), checked the rate, read and validated a JSON body against
  * openapi.yaml, and waited for room beside payments (app.ts); the transport then checks `Accept`
  * (406; an absent one or `*\/*` is taken as both of its types) and `Content-Type` (415) and answers in JSON-RPC.
  */
