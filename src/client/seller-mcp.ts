@@ -24,6 +24,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
   ProtocolError,
   ProtocolErrorCode,
   Server,
@@ -163,10 +164,18 @@ function mcpServerFor(tools: PaidTool[], offerOf: (tool: PaidTool) => PaidOffer,
   return server;
 }
 
-/** A node:http request as the web-standard Request the SDK's HTTP entry serves. */
-async function webRequest(req: IncomingMessage, url: string): Promise<Request> {
+/**
+ * A node:http request as the web-standard Request the SDK's HTTP entry serves, or null when its
+ * body is over the SDK's own bound (DEFAULT_MAX_REQUEST_BODY_SIZE): it is not read further.
+ */
+async function webRequest(req: IncomingMessage, url: string): Promise<Request | null> {
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > DEFAULT_MAX_REQUEST_BODY_SIZE) return null;
+    chunks.push(chunk as Buffer);
+  }
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (typeof value === 'string') headers.set(name, value);
@@ -201,6 +210,12 @@ export async function startPaidMcpServer(options: {
       return;
     }
     const request = await webRequest(req, new URL(req.url ?? '/', url).href);
+    if (!request) {
+      res
+        .writeHead(413, { 'content-type': 'application/json', connection: 'close' })
+        .end(JSON.stringify({ error: 'Request body too large.' }));
+      return;
+    }
     const response = options.legacyOnly ? await legacyAnswer(request) : await mcp.fetch(request);
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));
