@@ -13,6 +13,7 @@ import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/clien
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { TOOLS } from '../../src/mcp/tools.ts';
+import { api } from '../helpers/contract.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { settlement, tempCatalog } from '../catalog/fixtures.ts';
 import { MCP_BUNDLE } from './harness.ts';
@@ -118,6 +119,14 @@ describe('hosted POST /mcp', () => {
     const body = (await res.json()) as { error?: { code: number; data?: { supported?: string[] } } };
     expect(body.error?.code).toBe(-32022);
     expect(body.error?.data?.supported).toContain(MODERN);
+  });
+  it(`a ${MODERN} header without the request's _meta envelope is a JSON-RPC error within openapi.yaml`, async () => {
+    const res = await api(server.url).request('POST', '/mcp', {
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe(-32602);
   });
 });
 
