@@ -262,7 +262,7 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
     }
     const result = answer;
     if (!result.isError) return null;
-    const required = paymentRequiredOfTool(result as Parameters<typeof paymentRequiredOfTool>[0]) as PaymentRequired | undefined;
+    const required = paymentRequiredOfTool(result) as PaymentRequired | undefined;
     return required ? { required, binding: 'tool-result' } : null;
   };
   return {
