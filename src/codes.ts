@@ -72,7 +72,9 @@ export const SERVICE_CODES = {
   svc_rate_limited:
     'Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.',
   svc_origin_not_allowed:
-    "MCP_ALLOWED_ORIGINS is set and the request's Origin is not in it; POST /mcp answers pages of those origins only.",
+    "The request's Origin is not in MCP_ALLOWED_ORIGINS, or (that unset) names another host than POST /mcp answers while svc listens on loopback or MCP_ALLOWED_HOSTS is set.",
+  svc_host_not_allowed:
+    "The request's Host is not a loopback name while svc listens on loopback, or not in MCP_ALLOWED_HOSTS when set: POST /mcp's DNS-rebinding protection.",
 } as const;
 
 /**

@@ -104,31 +104,54 @@ export interface Config extends StellarConfig {
   paymentRates: { verifyPerMinute: number; settlePerMinute: number };
   /** MCP_ALLOWED_ORIGINS: the browser origins POST /mcp answers (src/http/cors.ts); null: any. */
   mcpAllowedOrigins: string[] | null;
+  /** MCP_ALLOWED_HOSTS: the `Host` names POST /mcp answers (src/handlers/mcp.ts); null: loopback names when bound to loopback, else any. */
+  mcpAllowedHosts: string[] | null;
 }
 
 /**
- * MCP_ALLOWED_ORIGINS: comma-separated origins (`scheme://host[:port]`, as a browser sends them in
- * `Origin`), or unset for any origin. A value that is not an origin stops svc at start.
+ * A comma-separated list whose every item is its own canonical form (what `canonical` makes of it),
+ * or null when unset; anything else stops svc at start, naming the item and what was `expected`.
  */
-export function parseAllowedOrigins(env: Env): string[] | null {
-  const raw = read(env, 'MCP_ALLOWED_ORIGINS');
+function parseCanonicalList(env: Env, variable: string, canonical: (item: string) => string | undefined, expected: string) {
+  const raw = read(env, variable);
   if (raw === undefined) return null;
-  const origins = raw.split(',').map((o) => o.trim());
-  for (const origin of origins) {
-    let parsed: URL | undefined;
+  const items = raw.split(',').map((item) => item.trim());
+  for (const item of items) {
+    let form: string | undefined;
     try {
-      parsed = new URL(origin);
+      form = canonical(item);
     } catch {
-      parsed = undefined;
+      form = undefined;
     }
-    if (parsed?.origin !== origin)
-      throw new ConfigError(
-        'MCP_ALLOWED_ORIGINS',
-        `${JSON.stringify(origin.slice(0, 100))} is not an origin; give scheme://host[:port] as a browser sends it in Origin (lowercase host, no path or trailing slash)`,
-      );
+    if (form !== item) throw new ConfigError(variable, `${JSON.stringify(item.slice(0, 100))} is not ${expected}`);
   }
-  return origins;
+  return items;
 }
+
+/** MCP_ALLOWED_ORIGINS: origins (`scheme://host[:port]`, as a browser sends them in `Origin`), or unset for any origin. */
+export const parseAllowedOrigins = (env: Env): string[] | null =>
+  parseCanonicalList(
+    env,
+    'MCP_ALLOWED_ORIGINS',
+    (origin) => new URL(origin).origin,
+    'an origin; give scheme://host[:port] as a browser sends it in Origin (lowercase host, no path or trailing slash)',
+  );
+
+/**
+ * MCP_ALLOWED_HOSTS: hostnames (no port; IPv6 in brackets) a request to POST /mcp may name in
+ * `Host`, for svc behind a proxy that keeps the public name or on a non-loopback address; unset:
+ * loopback names when svc listens on loopback, any otherwise.
+ */
+export const parseAllowedHosts = (env: Env): string[] | null =>
+  parseCanonicalList(
+    env,
+    'MCP_ALLOWED_HOSTS',
+    (host) => {
+      const url = new URL(`http://${host}`);
+      return url.port === '' ? url.host : undefined;
+    },
+    'a hostname; give lowercase names as sent in Host, without the port (svc.example.com, 127.0.0.1, [::1])',
+  );
 
 function parseFeeMode(env: Env): 'free' {
   const value = read(env, 'FEE_MODE') ?? DEFAULTS.FEE_MODE;
@@ -188,6 +211,7 @@ export function loadConfig(env: Env): Config {
     enumerable: false,
   });
   Object.defineProperty(config, 'mcpAllowedOrigins', { value: parseAllowedOrigins(env), enumerable: false });
+  Object.defineProperty(config, 'mcpAllowedHosts', { value: parseAllowedHosts(env), enumerable: false });
   Object.defineProperty(config, 'delistRatePerMinute', {
     value: parseInteger(env, 'DELIST_RATE_PER_MINUTE', DEFAULTS.DELIST_RATE_PER_MINUTE, 1, 100_000),
     enumerable: false,

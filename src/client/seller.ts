@@ -15,6 +15,9 @@ export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
 /** x402 MCP transport: the payment rides in params._meta, the receipt in result._meta. */
 export const MCP_PAYMENT_META = 'x402/payment';
 export const MCP_PAYMENT_RESPONSE_META = 'x402/payment-response';
+/** The x402 MCP extension (MCP 2026-07-28): capability name; its payment-required result type. */
+export const X402_MCP_EXTENSION = 'org.x402/payment';
+export const X402_PAYMENT_REQUIRED_RESULT = 'payment_required';
 
 export type JsonSchema = Record<string, unknown>;
 

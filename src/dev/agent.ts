@@ -104,6 +104,7 @@ export async function runAgent(trace: Trace, options: AgentOptions): Promise<Age
     const input = { from: 'EUR', to: 'USD', amount: 100 };
     trace.step(`Agent: paid_call({ url: "${options.mcp.url}", toolName: "${options.mcp.toolName}", input: ${JSON.stringify(input)} })`);
     const paidTool = (await call('paid_call', { url: options.mcp.url, toolName: options.mcp.toolName, input })) as {
+      target: { binding?: string };
       result: { structuredContent?: unknown; content?: Array<{ text?: string }> };
       receipt: { transaction: string; network: string; payer: string };
     };
@@ -114,7 +115,9 @@ export async function runAgent(trace: Trace, options: AgentOptions): Promise<Age
       'the MCP receipt is not a successful transaction',
     );
     result.payments.push({ target: `${options.mcp.url}#${options.mcp.toolName}`, transaction: paidTool.receipt.transaction });
-    trace.ok('the agent paid the MCP tool over the x402 MCP transport');
+    // The demo seller speaks MCP 2026-07-28, so the payment goes through x402's extension binding (docs/MCP.md "x402 bindings").
+    check(paidTool.target.binding === 'org.x402/payment', `the MCP tool asked for payment in the ${paidTool.target.binding} binding`);
+    trace.ok(`the agent paid the MCP tool over the x402 MCP transport (binding ${paidTool.target.binding})`);
 
     trace.step('Agent: search_resources("currency exchange"): the tool is listed by its own settlement');
     // A new listing follows its settlement once svc has asked the tool's server, unpaid, whether it

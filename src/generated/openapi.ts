@@ -306,6 +306,11 @@ export interface paths {
          *     /discovery/search` answers for the same query. `paid_call` is not offered here: it signs
          *     with the buyer's key, which stays with the agent in the local stdio server.
          *
+         *     MCP 2026-07-28 and 2025-11-25 (and earlier): a request whose `params._meta` names
+         *     `io.modelcontextprotocol/protocolVersion` is served in that revision (`server/discover`
+         *     answers which; an unsupported one is JSON-RPC error -32022 listing the supported), any
+         *     other as MCP 2025-11-25 clients send it.
+         *
          *     Streamable HTTP without sessions (no `Mcp-Session-Id`): each POST carries one JSON-RPC
          *     message (a batch array is refused) and is answered on its own; `initialize` is answered
          *     but not required before `tools/list` or `tools/call`. A request is answered 200 with one
@@ -1423,10 +1428,11 @@ export interface components {
          *     - `svc_catalog_unavailable`: The catalog database cannot be used (it could not be opened, or its file was deleted, replaced or made read-only); GET /ready names the cause. Payments are unaffected.
          *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
          *     - `svc_rate_limited`: Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.
-         *     - `svc_origin_not_allowed`: MCP_ALLOWED_ORIGINS is set and the request's Origin is not in it; POST /mcp answers pages of those origins only.
+         *     - `svc_origin_not_allowed`: The request's Origin is not in MCP_ALLOWED_ORIGINS, or (that unset) names another host than POST /mcp answers while svc listens on loopback or MCP_ALLOWED_HOSTS is set.
+         *     - `svc_host_not_allowed`: The request's Host is not a loopback name while svc listens on loopback, or not in MCP_ALLOWED_HOSTS when set: POST /mcp's DNS-rebinding protection.
          * @enum {string}
          */
-        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_catalog_unavailable" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed";
+        ServiceCode: "svc_malformed_request_body" | "svc_missing_payment_payload" | "svc_missing_payment_requirements" | "svc_unsupported_x402_version" | "svc_unsupported_kind" | "svc_unknown_route" | "svc_invalid_query_parameter" | "svc_missing_search_query" | "svc_invalid_search_cursor" | "svc_internal_error" | "svc_request_timeout" | "svc_catalog_busy" | "svc_catalog_unavailable" | "svc_payment_identifier_invalid" | "svc_rate_limited" | "svc_origin_not_allowed" | "svc_host_not_allowed";
         /**
          * @description Settlement journal, payment policy and fee budget codes (docs/OPERATIONS.md), in `errorReason` of a SettleResponse; `svc_settlement_not_found` and `svc_invalid_transaction_hash` in the ErrorEnvelope of GET /settlements/{transaction}. Policy and budget refusals happen before submission and cost no fee.
          *
@@ -1474,9 +1480,12 @@ export interface components {
     };
     responses: {
         /**
-         * @description MCP_ALLOWED_ORIGINS is set and the request's `Origin` is not in it (`svc_origin_not_allowed`):
-         *     a page of another origin may not call the tool server (the MCP transport's protection
-         *     against DNS rebinding). A request without `Origin` (not from a browser) is not refused.
+         * @description The MCP transport's protection against DNS rebinding (docs/MCP.md). While svc listens on
+         *     loopback, or MCP_ALLOWED_HOSTS is set, a `Host` naming another host than localhost,
+         *     127.0.0.1 and [::1] (or those listed) is `svc_host_not_allowed`, and so is a browser's
+         *     `Origin` of another host `svc_origin_not_allowed`. With MCP_ALLOWED_ORIGINS set, an `Origin`
+         *     not in it is `svc_origin_not_allowed`. A request without `Origin` (not from a browser) is
+         *     not refused for it.
          */
         OriginNotAllowed: {
             headers: {
@@ -2405,10 +2414,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The MCP protocol version the client negotiated at `initialize`; optional (absent, svc
-                 *     assumes 2025-03-26). Any other value is refused with 400.
+                 * @description The MCP protocol version of the request (2026-07-28: the one its `_meta` names) or the
+                 *     one the client negotiated at `initialize`; optional (absent, svc assumes 2025-03-26).
+                 *     Any other value is refused with 400.
                  */
-                "MCP-Protocol-Version"?: "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
+                "MCP-Protocol-Version"?: "2026-07-28" | "2025-11-25" | "2025-06-18" | "2025-03-26" | "2024-11-05" | "2024-10-07";
             };
             path?: never;
             cookie?: never;

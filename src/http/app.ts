@@ -20,7 +20,7 @@ import { facilitatorEnvelope, settleHandler, verifyHandler } from '../handlers/p
 import { settlementHandler } from '../handlers/settlements.ts';
 import { validateHandler } from '../handlers/validate.ts';
 import { merchantHandler } from '../handlers/merchant.ts';
-import { mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
+import { dnsRebindingGuard, mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
 import { delistHandler, delistTextHandler, type MessageVerifier } from '../handlers/delist.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
@@ -182,6 +182,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     // payments, like the other discovery routes; the MCP transport checks Accept and Content-Type
     // (handlers/mcp.ts).
     callHostedMcp: chain(
+      dnsRebindingGuard(config.mcpAllowedHosts, config.mcpAllowedOrigins),
       rateLimited({
         perAddressPerMinute: config.mcpRatePerMinute,
         perAddressVariable: 'MCP_RATE_PER_MINUTE',

@@ -12,8 +12,17 @@ import { templateOf, type ApiContract } from './contract.ts';
 import { HttpError } from './errors.ts';
 import type { SvcContext, SvcMiddleware, SvcNext } from './middleware.ts';
 
-/** The request headers a cross-origin caller may send (the MCP transport's, the request id, a JSON body's type). */
-export const CORS_ALLOWED_HEADERS = ['Content-Type', 'Accept', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID', 'X-Request-Id'];
+/** The request headers a cross-origin caller may send (the MCP transport's of both revisions, the request id, a JSON body's type). */
+export const CORS_ALLOWED_HEADERS = [
+  'Content-Type',
+  'Accept',
+  'MCP-Protocol-Version',
+  'Mcp-Method',
+  'Mcp-Name',
+  'Mcp-Session-Id',
+  'Last-Event-ID',
+  'X-Request-Id',
+];
 /** The response headers a page may read besides the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'Mcp-Session-Id', 'Allow'];
 /** How long a browser may reuse a preflight's answer, seconds. */

@@ -2,11 +2,10 @@
  * The discovery tool server svc hosts at POST /mcp (docs/MCP.md "Hosted discovery"): only
  * search_resources, with the definition and the code of the stdio tool server (tools.ts,
  * search.ts). paid_call is not offered: it signs with the buyer's key, which stays with the agent
- * in the local stdio server. Transport-agnostic; src/handlers/mcp.ts serves it over stateless
- * streamable HTTP, one server per request.
+ * in the local stdio server. Transport-agnostic; src/handlers/mcp.ts serves it over streamable
+ * HTTP, one server per request, to clients of MCP 2026-07-28 and of 2025-11-25 alike.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/server';
 import { asToolResult, invalidParams } from './results.ts';
 import { searchResources, type SearchPort } from './search.ts';
 import { SEARCH_TOOL } from './tools.ts';
@@ -30,11 +29,13 @@ export const HOSTED_TOOLS = [SEARCH_TOOL] as const;
 /**
  * A server answering tools/list and tools/call of search_resources through `search` (svc's
  * catalog, queried as GET /discovery/search queries it). `network` picks the price shown in a hit.
+ * It declares `logging` so that a 2025-11-25 client's logging/setLevel is answered (the server
+ * sends no log messages: each request is answered on its own and nothing else is sent).
  */
 export function createHostedDiscoveryServer(search: SearchPort, network: string): Server {
-  const server = new Server(HOSTED_SERVER_INFO, { capabilities: { tools: {} }, instructions: HOSTED_INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: HOSTED_TOOLS.map((t) => ({ ...t })) as never }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  const server = new Server(HOSTED_SERVER_INFO, { capabilities: { tools: {}, logging: {} }, instructions: HOSTED_INSTRUCTIONS });
+  server.setRequestHandler('tools/list', () => ({ tools: HOSTED_TOOLS.map((t) => ({ ...t })) as never }));
+  server.setRequestHandler('tools/call', async (request) => {
     const { name } = request.params;
     if (name === SEARCH_TOOL.name) return asToolResult(() => searchResources(request.params.arguments, search, network));
     const why =

@@ -190,7 +190,8 @@ export async function paidCall(rawArgs: unknown, deps: PaidCallDeps): Promise<Re
     const { result, receipt } = await target.pay(payload);
     const confirmedOnChain = await confirmReceipt(deps.wallet, receipt.transaction);
     return {
-      target: describeTarget(spec),
+      // An MCP target also says which x402 binding asked for the payment (docs/MCP.md).
+      target: { ...describeTarget(spec), ...(probe.binding ? { binding: probe.binding } : {}) },
       paid: true,
       result,
       receipt: { transaction: receipt.transaction, network: receipt.network, payer: receipt.payer ?? deps.wallet.signer.publicKey() },

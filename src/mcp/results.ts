@@ -3,7 +3,7 @@
  * isError and structuredContent {errorCode, reason}. Inside the tools a ToolFailure carries the
  * code to the top, where the server turns it (or anything unexpected) into such a result.
  */
-import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server';
 import { MCP_CODES, SERVICE_CODES, SETTLE_CODES, VERIFY_CODES } from '../codes.ts';
 
 /** A code the facilitator or the scheme defines: passed through verbatim rather than re-labelled. */
@@ -79,10 +79,8 @@ export { isPlainObject };
 
 /**
  * A JSON-RPC "invalid params" error for a tools/call the server cannot route (an unknown tool).
- * Not an McpError: its message already starts "MCP error -32602: ", which the server would send
- * and the client would prefix again ("MCP error -32602: MCP error -32602: …"). The SDK sends a
- * thrown error's `code` and `message` as they are.
+ * A plain Error with a `code`: the SDK sends a thrown error's `code` and `message` as they are.
  */
 export function invalidParams(message: string): Error & { code: number } {
-  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
+  return Object.assign(new Error(message), { code: ProtocolErrorCode.InvalidParams });
 }

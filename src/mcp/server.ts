@@ -1,11 +1,11 @@
 /**
  * The agent tool server (docs/MCP.md): two tools, search_resources and paid_call, over any MCP
- * transport (main.ts uses stdio). It holds no facilitator internals: discovery goes through the
+ * transport (main.ts serves it on stdio to clients of MCP 2026-07-28 and of 2025-11-25 alike, one
+ * server per connection from `toolServerFactory`). It holds no facilitator internals: discovery goes through the
  * facilitator's public HTTP endpoints with the typed client. Every tool failure is a result with
  * isError and structuredContent {errorCode, reason}; an unknown tool name is a protocol error.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/server';
 import { createFacilitatorClient, type FacilitatorClient } from '../client/facilitator.ts';
 import { LedgerTimeEstimator, createSdkRpc, type ChainRpc } from '../chains/stellar/index.ts';
 import { walletOf, type McpConfig } from './config.ts';
@@ -26,7 +26,16 @@ export interface ToolServerDeps {
   rpc?: ChainRpc;
 }
 
+/** One tool server. */
 export function createToolServer(deps: ToolServerDeps): Server {
+  return toolServerFactory(deps)();
+}
+
+/**
+ * Makes tool servers that share one facilitator client and one wallet (built once here); the SDK's
+ * stdio entry asks for one per connection, and one more to answer a 2026-07-28 discovery probe.
+ */
+export function toolServerFactory(deps: ToolServerDeps): () => Server {
   const { config } = deps;
   const facilitator = deps.facilitator ?? createFacilitatorClient(config.facilitatorUrl, { timeoutMs: config.timeoutMs });
   const signer = walletOf(config);
@@ -43,18 +52,21 @@ export function createToolServer(deps: ToolServerDeps): Server {
     ...(wallet ? { wallet } : {}),
   };
 
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => ({ ...t })) as never }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const args = request.params.arguments;
-    switch (request.params.name) {
-      case 'search_resources':
-        return asToolResult(() => searchResources(args, facilitator, config.network));
-      case 'paid_call':
-        return asToolResult(() => paidCall(args, paidDeps));
-      default:
-        throw invalidParams(`Unknown tool ${JSON.stringify(request.params.name)}; the tools are search_resources and paid_call.`);
-    }
-  });
-  return server;
+  return () => {
+    // `logging`: a 2025-11-25 client's logging/setLevel is answered; diagnostics go to stderr only.
+    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, logging: {} }, instructions: SERVER_INSTRUCTIONS });
+    server.setRequestHandler('tools/list', () => ({ tools: TOOLS.map((t) => ({ ...t })) as never }));
+    server.setRequestHandler('tools/call', async (request) => {
+      const args = request.params.arguments;
+      switch (request.params.name) {
+        case 'search_resources':
+          return asToolResult(() => searchResources(args, facilitator, config.network));
+        case 'paid_call':
+          return asToolResult(() => paidCall(args, paidDeps));
+        default:
+          throw invalidParams(`Unknown tool ${JSON.stringify(request.params.name)}; the tools are search_resources and paid_call.`);
+      }
+    });
+    return server;
+  };
 }

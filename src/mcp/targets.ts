@@ -2,17 +2,30 @@
  * The buyer side of the two x402 transports, as paid_call uses them: probe a target unpaid (its
  * live 402 or its free answer), then retry it with a PaymentPayload and read the receipt.
  * - http: PAYMENT-REQUIRED on the 402, retry with PAYMENT-SIGNATURE, receipt in PAYMENT-RESPONSE;
- * - mcp (streamable HTTP): isError result whose structuredContent is the PaymentRequired, retry with
- *   params._meta["x402/payment"], receipt in result._meta["x402/payment-response"].
+ * - mcp (streamable HTTP, MCP 2026-07-28 or 2025-11-25 as the target speaks): the client offers
+ *   the `org.x402/payment` extension, so a seller that has it too answers the unpaid call with a
+ *   `payment_required` result; any other seller with an isError result whose structuredContent is
+ *   the PaymentRequired (the tool-result binding). Either way the retry carries
+ *   params._meta["x402/payment"] and the receipt is in result._meta["x402/payment-response"].
  * Every failure is a ToolFailure with its agent tool code (see docs/MCP.md for the mapping).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import type { SettleResponse } from '../client/facilitator.ts';
 import {
   MCP_PAYMENT_META,
   MCP_PAYMENT_RESPONSE_META,
+  X402_MCP_EXTENSION,
+  X402_PAYMENT_REQUIRED_RESULT,
+  isPaymentRequired,
   PAYMENT_RESPONSE_HEADER,
   PAYMENT_SIGNATURE_HEADER,
   decodeX402Header,
@@ -35,7 +48,10 @@ export type TargetSpec =
   | { type: 'http'; url: string; method: string; input?: Record<string, unknown>; pathParams?: Record<string, unknown> }
   | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
 
-export type Probe = { kind: 'free'; result: unknown } | { kind: 'payment'; required: PaymentRequired };
+/** How an MCP seller signalled payment: the `org.x402/payment` extension or the tool-result binding. */
+export type X402Binding = 'org.x402/payment' | 'tool-result';
+
+export type Probe = { kind: 'free'; result: unknown } | { kind: 'payment'; required: PaymentRequired; binding?: X402Binding };
 
 export interface Target {
   probe(): Promise<Probe>;
@@ -153,20 +169,55 @@ const toolResult = (r: CallToolResult) => ({
   ...(r.structuredContent !== undefined ? { structuredContent: r.structuredContent } : {}),
 });
 
+/**
+ * The client transport, watching answers for the extension's `payment_required` result: the SDK's
+ * client knows only MCP's own result types and refuses it (UnsupportedResultType) without its
+ * content, so the PaymentRequired is taken here as it arrives and read after the refusal.
+ */
+function watchPaymentRequired(transport: Transport): { transport: Transport; take(): unknown } {
+  let seen: unknown;
+  const watched = new Proxy(transport, {
+    set(target, property, value: unknown) {
+      if (property !== 'onmessage' || typeof value !== 'function') return Reflect.set(target, property, value);
+      const deliver = value as (message: JSONRPCMessage, extra?: unknown) => void;
+      target.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+        const result = (message as { result?: { resultType?: unknown; paymentRequired?: unknown } }).result;
+        if (result?.resultType === X402_PAYMENT_REQUIRED_RESULT) seen = result.paymentRequired;
+        deliver(message, extra);
+      };
+      return true;
+    },
+  });
+  return {
+    transport: watched,
+    take() {
+      const taken = seen;
+      seen = undefined;
+      return taken;
+    },
+  };
+}
+
 function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number, fetchImpl: typeof fetch): Target {
-  const client = new Client({ name: 'svc-mcp', version: '0.1.0' });
+  // 'auto': a 2026-07-28 seller is spoken to in 2026-07-28, any other in its 2025 revision.
+  const client = new Client(
+    { name: 'svc-mcp', version: '0.1.0' },
+    { capabilities: { extensions: { [X402_MCP_EXTENSION]: {} } }, versionNegotiation: { mode: 'auto' } },
+  );
+  const watched = watchPaymentRequired(
+    new StreamableHTTPClientTransport(new URL(spec.url), {
+      fetch: (input, init) =>
+        fetchImpl(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [])]) }),
+    }),
+  );
   let connected = false;
   const connect = async () => {
     if (connected) return;
-    const transport = new StreamableHTTPClientTransport(new URL(spec.url), {
-      fetch: (input, init) =>
-        fetchImpl(input, { ...init, signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(init?.signal ? [init.signal] : [])]) }),
-    });
     try {
-      await client.connect(transport, { timeout: timeoutMs });
+      await client.connect(watched.transport, { timeout: timeoutMs });
       connected = true;
     } catch (err) {
-      const transportLevel = err instanceof TypeError || (err instanceof Error && err.name === 'TimeoutError');
+      const transportLevel = err instanceof TypeError || (err instanceof Error && err.name === 'TimeoutError') || transportCause(err);
       if (forbiddenCause(err)) throw transportFailure(err, new ToolFailure('svc_mcp_target_forbidden', message(err)));
       throw new ToolFailure(
         transportLevel ? 'svc_mcp_resource_unreachable' : 'svc_mcp_resource_error',
@@ -174,13 +225,19 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
       );
     }
   };
-  const call = async (meta?: Record<string, unknown>, paid = false): Promise<CallToolResult> => {
+  /** The tool's result, or the PaymentRequired of a `payment_required` answer (extension binding). */
+  const call = async (meta?: Record<string, unknown>, paid = false): Promise<CallToolResult | { paymentRequired: unknown }> => {
+    watched.take();
     try {
-      return (await client.callTool({ name: spec.toolName, arguments: spec.input ?? {}, ...(meta ? { _meta: meta } : {}) }, undefined, {
-        timeout: timeoutMs,
-      })) as CallToolResult;
+      return await client.callTool(
+        { name: spec.toolName, arguments: spec.input ?? {}, ...(meta ? { _meta: meta } : {}) },
+        { timeout: timeoutMs },
+      );
     } catch (err) {
-      if (err instanceof McpError || !paid) {
+      const required = watched.take();
+      if (err instanceof SdkError && err.code === SdkErrorCode.UnsupportedResultType && required !== undefined)
+        return { paymentRequired: required };
+      if (err instanceof ProtocolError || !paid) {
         throw new ToolFailure(
           'svc_mcp_tool_call_failed',
           `tools/call ${spec.toolName} at ${spec.url} failed: ${message(err)}${paid ? '; no receipt was returned' : '; nothing was paid'}.`,
@@ -192,13 +249,30 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
       );
     }
   };
+  /** The PaymentRequired an answer carries, in either binding, and which binding it came in. */
+  const requiredOf = (
+    answer: CallToolResult | { paymentRequired: unknown },
+  ): { required: PaymentRequired; binding: X402Binding } | null => {
+    if ('paymentRequired' in answer && !('content' in answer)) {
+      if (isPaymentRequired(answer.paymentRequired)) return { required: answer.paymentRequired, binding: X402_MCP_EXTENSION };
+      throw new ToolFailure(
+        'svc_mcp_resource_error',
+        `The tool ${spec.toolName} answered payment_required without a PaymentRequired (x402Version, accepts); nothing was paid.`,
+      );
+    }
+    const result = answer;
+    if (!result.isError) return null;
+    const required = paymentRequiredOfTool(result) as PaymentRequired | undefined;
+    return required ? { required, binding: 'tool-result' } : null;
+  };
   return {
     async probe() {
       await connect();
-      const result = await call();
+      const answer = await call();
+      const found = requiredOf(answer);
+      if (found) return { kind: 'payment', required: found.required, binding: found.binding };
+      const result = answer as CallToolResult;
       if (!result.isError) return { kind: 'free', result: toolResult(result) };
-      const required = paymentRequiredOfTool(result) as PaymentRequired | undefined;
-      if (required) return { kind: 'payment', required };
       throw new ToolFailure(
         'svc_mcp_resource_error',
         `The tool ${spec.toolName} answered with an error; nothing was paid: ${JSON.stringify(result.content ?? []).slice(0, 500)}`,
@@ -206,10 +280,11 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
     },
     async pay(payload) {
       await connect();
-      const result = await call({ [MCP_PAYMENT_META]: payload }, true);
+      const answer = await call({ [MCP_PAYMENT_META]: payload }, true);
+      const found = requiredOf(answer);
+      if (found) refusedPayment(found.required, `The tool ${spec.toolName} refused the paid call.`);
+      const result = answer as CallToolResult;
       if (result.isError) {
-        const required = paymentRequiredOfTool(result) as PaymentRequired | undefined;
-        if (required) refusedPayment(required, `The tool ${spec.toolName} refused the paid call.`);
         throw new ToolFailure(
           'svc_mcp_tool_call_failed',
           `The tool ${spec.toolName} failed on the paid call and returned no receipt, so nothing was paid.${INPUT_HINT} Result: ${JSON.stringify(result.content ?? []).slice(0, 500)}`,
@@ -222,6 +297,14 @@ function mcpTarget(spec: Extract<TargetSpec, { type: 'mcp' }>, timeoutMs: number
       if (connected) await client.close().catch(() => undefined);
     },
   };
+}
+
+/** A connect failure caused by the network (the SDK wraps fetch's TypeError). */
+function transportCause(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof TypeError || e.name === 'TimeoutError' || e.name === 'AbortError') return true;
+  }
+  return false;
 }
 
 /** `fetchImpl` is the address-guarded fetch in paid_call (src/net/guarded-fetch.ts). */

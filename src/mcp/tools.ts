@@ -129,7 +129,7 @@ export const SEARCH_TOOL = {
   name: 'search_resources',
   title: 'Search paid resources',
   description:
-    'Search the x402 catalog of paid resources (HTTP endpoints and MCP tools) settled on Stellar. Returns ranked hits, each with an id for paid_call, name, description, price in base units (asset, payTo), network and how to call it. Works without a wallet.',
+    'Search the x402 catalog of paid resources (HTTP endpoints and MCP tools) settled on Stellar. Returns ranked hits, each with an id for paid_call, name, description, price in base units (asset, payTo), network and how to call it. Works without a wallet. Send query as one sentence saying what you want done, e.g. "get tomorrow\'s weather forecast for Lisbon", not a list of keywords.',
   annotations: { title: 'Search paid resources', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   inputSchema: {
     type: 'object',

@@ -11,7 +11,7 @@
  * `maxRedirects` times (off-origin it is refused, never followed), the whole exchange has one
  * deadline and at most `maxBytes` of any body are read. Nothing here ever sends a payment.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { parsePaymentRequired } from '@x402/core/schemas';
 import { PAYMENT_REQUIRED_HEADER, isBodyMethod } from '../client/seller.ts';
@@ -305,11 +305,10 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
   const signal = AbortSignal.timeout(options.timeoutMs);
   const bounded = sameOriginFetch(options.fetchImpl, options.maxRedirects);
   // The MCP client is loaded on the first MCP probe, not at start-up (docs/OPERATIONS.md "Startup").
-  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]);
-  const client = new Client({ name: 'svc-probe', version: '0.1.0' });
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+  // MCP 2026-07-28 with a seller that speaks it, else its 2025 revision (docs/MCP.md "Protocol
+  // revisions"). The probe offers no x402 extension, so every seller answers in the tool-result binding.
+  const client = new Client({ name: 'svc-probe', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     fetch: async (input, init) => {
       const res = await bounded(input, { ...init, signal: AbortSignal.any([signal, ...(init?.signal ? [init.signal] : [])]) });
@@ -326,9 +325,7 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
     }
     let result: CallToolResult;
     try {
-      result = (await client.callTool({ name: target.toolName, arguments: target.input ?? {} }, undefined, {
-        timeout: options.timeoutMs,
-      })) as CallToolResult;
+      result = await client.callTool({ name: target.toolName, arguments: target.input ?? {} }, { timeout: options.timeoutMs });
     } catch (err) {
       const outcome = transportOutcome(err, `tools/call ${target.toolName} at ${target.url}`);
       return outcome.kind === 'unreachable' ? { kind: 'error', reason: outcome.reason } : outcome;

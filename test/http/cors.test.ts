@@ -94,9 +94,9 @@ describe('answers', () => {
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('without MCP_ALLOWED_ORIGINS, POST /mcp answers any origin', async () => {
+  it('without MCP_ALLOWED_ORIGINS, POST /mcp answers any origin of its own host (loopback here: test/mcp/dns-rebinding.test.ts)', async () => {
     const res = await api(open.url).request('POST', '/mcp', {
-      headers: { ...MCP_HEADERS, origin: 'https://anyone.example' },
+      headers: { ...MCP_HEADERS, origin: 'http://localhost:5173' },
       body: toolsList,
     });
     expect(res.status).toBe(200);
