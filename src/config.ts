@@ -6,7 +6,6 @@
  * service's variables: port, storage, logging, HTTP limits and the settlement journal.
  */
 import { ensureDbDirectory, removeDirectories } from './db/db-path.ts';
-import { dirname, resolve } from 'node:path';
 import {
   isContractAddress,
   loadStellarConfig,
