@@ -25,7 +25,8 @@ if (!file) {
   process.stderr.write('usage: npm run ts -- <file.ts> [args…]\n');
   process.exit(2);
 }
-const path = resolve(file);
+// npm runs a script from the project root; a relative path is the caller's, from where npm was run (INIT_CWD).
+const path = resolve(process.env.INIT_CWD ?? process.cwd(), file);
 // The script sees the arguments it would see started directly: process.argv[2] is its first.
 process.argv = [process.argv[0], path, ...args];
 

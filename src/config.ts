@@ -5,9 +5,7 @@
  * keeps the parsed Keypairs out of serialization and logs); this module composes it with the
  * service's variables: port, storage, logging, HTTP limits and the settlement journal.
  */
-import { existsSync, mkdirSync, rmdirSync, statSync } from 'node:fs';
-import { databasePathProblem } from './db/sqlite.ts';
-import { dirname, resolve } from 'node:path';
+import { ensureDbDirectory, removeDirectories } from './db/db-path.ts';
 import {
   isContractAddress,
   loadStellarConfig,
@@ -260,51 +258,6 @@ function withoutCredentials(value: string): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
-/**
- * Creates the parent directory of DB_PATH (at start, before binding), one missing component at a
- * time: Node's recursive mkdir loops forever where creating a directory fails with ENOENT although
- * its parent exists (under /proc/<pid>/ of a process that is gone, say). Without DATABASE_URL, a
- * DB_PATH where SQLite can never keep a database (`/dev/null`, under /proc: databasePathProblem)
- * is refused naming the path, and what was created removed. Returns the directories it created
- * (outermost first), which a start refused later removes (src/main.ts).
- */
-export function ensureDbDirectory(config: Config): string[] {
-  const missing: string[] = [];
-  let dir = dirname(resolve(config.dbPath));
-  try {
-    while (!existsSync(dir)) {
-      missing.unshift(dir);
-      const parent = dirname(dir);
-      if (parent === dir) break;
-      dir = parent;
-    }
-    for (const path of missing) mkdirSync(path);
-    // A missing directory beneath a regular file: mkdir's error; an existing parent that is a file: this check.
-    if (!statSync(dirname(resolve(config.dbPath))).isDirectory()) throw new ConfigError('DB_PATH', 'parent is not a directory');
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    throw new ConfigError('DB_PATH', `parent directory cannot be created (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const problem = databaseUrl(config) === null ? databasePathProblem(config.dbPath) : null;
-  if (problem) {
-    removeDirectories(missing);
-    throw new ConfigError('DB_PATH', `${config.dbPath} ${problem}`);
-  }
-  return missing;
-}
-
-/** Removes `dirs` (outermost first, as ensureDbDirectory returns them) where they are empty, innermost first. */
-export function removeDirectories(dirs: readonly string[]): void {
-  for (const dir of [...dirs].reverse()) {
-    try {
-      rmdirSync(dir);
-    } catch (err) {
-      // Not empty: what is above it stays too.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return;
-    }
-  }
-}
-
 // ---- Settlement journal, payment policy and fee budget (docs/OPERATIONS.md) ----
 
 export interface SettlementConfig {
@@ -424,7 +377,7 @@ export function configErrors(env: Env): ConfigError[] {
     try {
       const config = loadConfig(rest);
       // Checked only for a valid configuration, and what the check created removed again: this only reports.
-      if (errors.length === 0) removeDirectories(ensureDbDirectory(config));
+      if (errors.length === 0) removeDirectories(ensureDbDirectory(config.dbPath, databaseUrl(config) === null));
       return errors;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;

@@ -7,7 +7,8 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { ConfigError } from './config-env.ts';
-import { EXIT_CONFIG, configErrors, databaseUrl, ensureDbDirectory, loadConfig, removeDirectories, type Config } from './config.ts';
+import { EXIT_CONFIG, configErrors, databaseUrl, loadConfig, type Config } from './config.ts';
+import { ensureDbDirectory, removeDirectories } from './db/db-path.ts';
 
 /** The port is held by another process (sysexits' EX_TEMPFAIL: a supervisor may retry, e.g. while an old instance drains). */
 export const EXIT_PORT_IN_USE = 75;
@@ -26,7 +27,7 @@ function configOrExit(): Config {
 /** The directories ensureDbDirectory created (configErrors checked DB_PATH, and removed them again). */
 function dbDirectoryOrExit(config: Config): string[] {
   try {
-    return ensureDbDirectory(config);
+    return ensureDbDirectory(config.dbPath, databaseUrl(config) === null);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`svc: invalid configuration: ${err.message}\n`);

@@ -3,7 +3,7 @@
  * schema), which file a connection has open (device and inode), a per-connection cache of prepared
  * statements and the two transaction shapes the stores use.
  */
-import { accessSync, closeSync, constants, openSync, rmSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 
 /** Opening a file (WAL, migrations) waits this long for another connection's lock before failing. */
@@ -11,7 +11,7 @@ export const OPEN_WAIT_MS = 5_000;
 const OPEN_RETRY_MS = 20;
 
 /** SQLITE_BUSY or SQLITE_LOCKED, with or without an extended code. */
-const isBusy = (err: unknown) => [5, 6].includes(((err as { errcode?: number })?.errcode ?? 0) & 0xff);
+export const isBusy = (err: unknown) => [5, 6].includes(((err as { errcode?: number })?.errcode ?? 0) & 0xff);
 
 /**
  * Opens `dbPath` with the busy timeout, WAL (unless in memory) and `pragmas`, then runs `setup`
@@ -40,57 +40,6 @@ export function openSqlite(
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, OPEN_RETRY_MS);
   }
 }
-
-/**
- * Why SQLite can never keep a database at `dbPath`, as the end of a sentence ("DB_PATH " + the path
- * + this), or null when it can: a path that is not a regular file (`/dev/null`, a directory), one
- * that cannot be created (under /proc, in a directory svc may not write), a file svc may not write,
- * a file that is not an SQLite database. Checked at start (src/config.ts), its parent directory
- * already created, and leaves nothing behind. A read-only filesystem is not such a reason: svc starts
- * and waits for it to become writable (docs/OPERATIONS.md "When the journal cannot write").
- */
-export function databasePathProblem(dbPath: string): string | null {
-  if (dbPath === ':memory:') return null;
-  const code = (err: unknown) => (err as NodeJS.ErrnoException).code ?? 'error';
-  let st;
-  try {
-    st = statSync(dbPath, { throwIfNoEntry: false });
-  } catch (err) {
-    return `cannot be looked up (${code(err)})`;
-  }
-  if (!st) {
-    try {
-      closeSync(openSync(dbPath, 'wx'));
-    } catch (err) {
-      return ['EROFS', 'EEXIST'].includes(code(err)) ? null : `cannot be created (${code(err)})`;
-    }
-    rmSync(dbPath, { force: true });
-    return null;
-  }
-  if (st.isDirectory()) return 'is a directory, not a database file';
-  if (!st.isFile()) return 'is not a regular file (SQLite keeps its database in one)';
-  try {
-    accessSync(dbPath, constants.R_OK | constants.W_OK);
-  } catch (err) {
-    if (code(err) !== 'EROFS') return `cannot be opened read-write (${code(err)})`;
-  }
-  try {
-    const db = new DatabaseSync(dbPath, { readOnly: true, timeout: 500 });
-    try {
-      db.prepare('PRAGMA schema_version').get();
-    } finally {
-      db.close();
-    }
-  } catch (err) {
-    if (isBusy(err)) return null;
-    return (((err as { errcode?: number }).errcode ?? 0) & 0xff) === SQLITE_NOTADB
-      ? 'is not an SQLite database'
-      : `cannot be opened (${(err as Error).message})`;
-  }
-  return null;
-}
-
-const SQLITE_NOTADB = 26;
 
 /** The file a connection opened, by device and inode (null in memory): what its path named then. */
 export interface FileIdentity {

@@ -25,7 +25,7 @@ export const MCP_MAIN = join(ROOT, 'src/mcp/main.ts');
 /**
  * The tool server bundled by `npm run build` (the global setup builds it from the current
  * sources), started with this Node: about 1 s of CPU a start, where `tsx src/mcp/main.ts` took 3
- * to 6 s in two processes. `npm run mcp` itself (tsx) is run by test/interop/first-contact.test.ts
+ * to 6 s in two processes. `npm run mcp` itself (scripts/run-ts.mjs) is run by test/interop/first-contact.test.ts
  * (README's MCP client block) and by `npm run dev`'s agent (test/interop/dev.test.ts).
  */
 export const MCP_BUNDLE: [command: string, args: string[]] = [process.execPath, [join(ROOT, 'dist/mcp/main.js')]];

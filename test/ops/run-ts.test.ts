@@ -79,6 +79,14 @@ describe('npm run ts', () => {
     });
   });
 
+  it('a relative path is taken from where npm was run, as a shell would take it', () => {
+    mkdirSync(RUN_DIR, { recursive: true });
+    writeFileSync(join(RUN_DIR, 'here.ts'), "console.log('ran', process.argv[2]);");
+    const run = spawnSync('npm', ['run', '--silent', 'ts', '--', 'here.ts', 'x'], { cwd: RUN_DIR, encoding: 'utf8', timeout: 60_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('ran x');
+  });
+
   it('a script with TypeScript Node cannot strip (an enum) runs through tsx', () => {
     const run = runScript(
       'not-strippable.ts',

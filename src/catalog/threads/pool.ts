@@ -249,17 +249,12 @@ export class WorkerLanes {
   }
 
   /**
-   * Makes sure the lane has a thread, starting one on demand when it has none, so that a request
-   * expected soon does not wait for it to boot, and tells its threads to prepare for it (a writer
-   * starts its seller-schema thread: worker.ts). Does nothing while threads are being lost (the
-   * respawn backoff decides then) or when the lane may start none.
+   * A request is expected soon: a thread started on demand if the lane may and has none, and its threads told to
+   * prepare (a writer starts its seller-schema thread); not while threads are lost (the respawn backoff decides).
    */
   warm(): void {
     if (this.closing || this.respawnTimer) return;
-    if (this.workers.size === 0) {
-      if ((this.setup.burstThreads ?? 0) === 0) return;
-      this.startOnDemand();
-    }
+    if (this.workers.size === 0 && (this.setup.burstThreads ?? 0) > 0) this.startOnDemand();
     for (const worker of this.workers) worker.postMessage('prepare');
   }
 
