@@ -363,6 +363,9 @@ const state = { offset: 0, cursors: [null], total: 0, nextCursor: null, generati
 /** A filter the reader must correct before anything is asked (said in the status line). */
 class FilterError extends Error {}
 
+/** A payee address as openapi.yaml's PayeeAddress states it; svc refuses anything else (400). */
+const PAYEE_ADDRESS = /^(G[A-Z2-7]{55}|C[A-Z2-7]{55}|M[A-Z2-7]{68})$/;
+
 function filters() {
   const data = new FormData(form);
   const chosen = {};
@@ -370,6 +373,9 @@ function filters() {
     const value = String(data.get(name) ?? '').trim();
     if (value) chosen[name] = value;
   }
+  // Applied as it is typed: a partial address asks nothing yet, and says what it waits for.
+  if (chosen.payTo !== undefined && !PAYEE_ADDRESS.test(chosen.payTo))
+    throw new FilterError('Pays to takes a whole Stellar address: G…, C… or M…, in capitals.');
   // The max price is typed in the asset's units and sent as base units (maxAmount needs the asset).
   const maxPrice = String(data.get('maxPrice') ?? '').trim();
   if (maxPrice) {

@@ -2023,6 +2023,7 @@ export interface operations {
                 /**
                  * @description The 64-hex transaction hash a settle reported (or logged), in either letter case. Anything
                  *     else is a 400 `svc_invalid_transaction_hash`: no settlement can have it.
+                 * @example 3f1c0a9b7e2d4c5a6b8f9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b5a6978867564
                  */
                 transaction: string;
             };

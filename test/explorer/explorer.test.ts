@@ -248,6 +248,13 @@ describe('the explorer page', () => {
     await expect.poll(() => names(page)).toEqual(['Weather tool']);
     await page.locator('#filter-type').selectOption('');
     await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
+    // A partial address asks nothing yet (svc refuses one: openapi.yaml PayeeAddress) and says so.
+    await page.locator('#filter-payTo').fill('GABC');
+    await expect
+      .poll(() => page.locator('#status').textContent())
+      .toBe('Pays to takes a whole Stellar address: G…, C… or M…, in capitals.');
+    await page.locator('#filter-payTo').fill('');
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`${seeded.length} listings`);
     // "Pays to" applies as it is typed, like the search box: no Enter, no leaving the field.
     await page.locator('#filter-payTo').pressSequentially(Keypair.random().publicKey(), { delay: 5 });
     await expect.poll(() => page.locator('#status').textContent()).toBe('No listing matches these filters.');
