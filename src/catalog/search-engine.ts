@@ -180,14 +180,14 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   let window: number | undefined;
   if (terms.length === 1) path = 'one_term';
   else {
-    const rows = after?.p === 1 ? [] : yield* run((index) => index.countTerms(terms, budget + 1));
+    const rows = after?.p !== undefined ? [] : yield* run((index) => index.countTerms(terms, budget + 1));
     const total = rows.reduce((sum, n) => sum + n, 0);
-    path = after?.p === 1 || total > budget ? 'window' : 'aggregate';
-    if (path === 'window') window = windowRowsPerTerm(budget, terms.length);
+    path = after?.p !== undefined || total > budget ? 'window' : 'aggregate';
+    if (path === 'window') window = after?.p ?? windowRowsPerTerm(budget, terms.length, page.limit + 1);
   }
   countSearchPath(path);
   /** Whether the page may miss matches the budget left unread: the answer then says so. */
-  let partial = after?.p === 1;
+  let partial = after?.p !== undefined;
   /** Where a page stopped reading, when that is past its last ranked row (a one-term walk under filters). */
   let edge: RankedRow | undefined;
   let windowEdges: WindowEdge[] | undefined;
@@ -210,7 +210,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   }
   const position = (at: RankedRow): CursorState => ({
     ...{ v: 1, h: hash, a: asOf, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k },
-    ...(partial && path === 'window' ? { p: 1 as const } : {}),
+    ...(partial && window !== undefined ? { p: window } : {}),
   });
   const result = yield* rankedPage(request, after, position, rankRows);
   // The text found nothing under the filters: the resource URLs are searched instead.

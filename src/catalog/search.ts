@@ -52,8 +52,8 @@ export interface CursorState {
   k?: number[];
   /** 1 when the walk ranks by the resource URLs (url-search.ts): the text found nothing on its first page. */
   u?: 1;
-  /** 1 when the walk ranks the filtered window only (windowBound): a page stopped at the work budget. */
-  p?: 1;
+  /** The window's rows per term when the walk ranks a window only (windowBound): a page that may miss matches. */
+  p?: number;
 }
 
 export function bindingHash(query: string, filters: DiscoveryFilters): string {
@@ -95,7 +95,7 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
     throw invalidCursor('is not a cursor issued by this service');
   if (state.u !== undefined && (state.u !== 1 || state.k === undefined || state.k.length === 0))
     throw invalidCursor('is not a cursor issued by this service');
-  if (state.p !== undefined && (state.p !== 1 || state.u !== undefined || state.k === undefined))
+  if (state.p !== undefined && (!Number.isSafeInteger(state.p) || state.p < 1 || state.u !== undefined || state.k === undefined))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
   if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
@@ -168,8 +168,15 @@ export function windowBound(edges: WindowEdge[], budget: number): number {
   return open.length === 0 ? -1 : open.reduce((sum, edge) => sum + 1_000_000 + edge.lowest, 0) + edges.length;
 }
 
-/** How many of each term's first rows the window holds: the search budget's rows shared among the searched terms. */
-export const windowRowsPerTerm = (budget: number, terms: number): number => Math.max(1, Math.floor(budget / terms));
+/**
+ * How many of each term's first rows the window of a page of `want` holds: WINDOW_ROWS_PER_RESULT rows per result asked
+ * for (at least WINDOW_MIN_ROWS), within the search budget's rows shared among the searched terms. A deeper page reads
+ * a deeper window; a cursor walk keeps its first page's.
+ */
+export const windowRowsPerTerm = (budget: number, terms: number, want: number): number =>
+  Math.max(1, Math.min(Math.floor(budget / terms), Math.max(WINDOW_MIN_ROWS, WINDOW_ROWS_PER_RESULT * want)));
+const WINDOW_ROWS_PER_RESULT = 16;
+const WINDOW_MIN_ROWS = 256;
 
 /** Whether a window's ranked rows (at most `want`, best first) are the exact page: full, and its last above the bound. */
 export const windowExact = (rows: RankedRow[], want: number, bound: number): boolean =>

@@ -20,7 +20,10 @@ type Params = ReturnType<typeof parameters>;
  * The rank of a revision from its term rows `t` grouped by revision (openapi.yaml `query`, docs/CATALOG.md "Ranking"):
  * 1e6 for each searched term it holds, plus their scores' sum × 1000 rounded (floor(x + 0.5), as SQLite's round()).
  */
-const rankSql = (t: string) => `count(*) * 1000000 + floor(sum(${t}.units)::float8 / ${SCORE_UNITS} * 1000 + 0.5)::bigint`;
+const rankSql = (t: string) => rankOfSql('count(*)', `sum(${t}.units)`);
+/** The same rank from a count of searched terms held and their units' sum, already computed. */
+const rankOfSql = (held: string, unitsSum: string) =>
+  `${held} * 1000000 + floor(${unitsSum}::float8 / ${SCORE_UNITS} * 1000 + 0.5)::bigint`;
 
 const ranked = (rows: Array<{ listing_id: string; rank: string }>): RankedRow[] =>
   rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
@@ -46,7 +49,7 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
     const milli = p(after.r - 1_000_000);
     keyset = `AND t.milli <= ${milli} AND NOT (t.milli = ${milli} AND t.listing_id <= ${p(after.i)})`;
   }
-  return `SELECT t.rev, t.listing_id, t.milli FROM search_terms t WHERE t.term = ${p(term)} AND ${snapshot(asOf, params)} ${keyset}
+  return `SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t WHERE t.term = ${p(term)} AND ${snapshot(asOf, params)} ${keyset}
     ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(limit)}`;
 }
 
@@ -96,17 +99,28 @@ export function textIndex(db: Db): TextIndex {
       const params = parameters();
       const { p } = params;
       const filter = rowFilter(read, params);
-      // Every row of the terms, or (the window) the listings among each term's first `window` rows, ranked over every term.
-      const from =
-        window === undefined
-          ? `search_terms t ${filter.join} WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where}`
-          : // One key lookup per candidate and term (the primary key (term, rev)), not every row of the candidate's revision.
-            `(${terms.map((term) => `SELECT w.rev FROM (${walkSql(term, asOf, undefined, window, params)}) w`).join(' UNION ')}) c
-             CROSS JOIN unnest(${p(terms)}::text[]) AS q(term) JOIN search_terms t ON t.term = q.term AND t.rev = c.rev
-             ${filter.join} WHERE ${filter.where}`;
+      const keyset = keysetAfter(after, params);
+      const page = `SELECT listing_id, rank FROM matches ${keyset} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`;
+      if (window === undefined)
+        return query(
+          `WITH matches AS MATERIALIZED (
+             SELECT t.listing_id, ${rankSql('t')} AS rank FROM search_terms t ${filter.join}
+             WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where} GROUP BY t.rev, t.listing_id
+           ) ${page}`,
+          params,
+        );
+      // The window: the listings among each term's first `window` rows, ranked exactly over every term: from the window's
+      // own rows when they hold every term, else by a key lookup per term (the primary key (term, rev)).
+      const firstRows = terms.map((term) => `(${walkSql(term, asOf, undefined, window, params)})`).join(' UNION ALL ');
       return query(
-        `WITH matches AS MATERIALIZED (SELECT t.listing_id, ${rankSql('t')} AS rank FROM ${from} GROUP BY t.rev, t.listing_id)
-         SELECT listing_id, rank FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+        `WITH w AS MATERIALIZED (${firstRows}),
+         c AS MATERIALIZED (SELECT rev, listing_id, count(*) AS n, sum(units) AS units FROM w GROUP BY rev, listing_id),
+         matches AS MATERIALIZED (
+           SELECT t.listing_id, CASE WHEN t.n = ${p(terms.length)} THEN ${rankOfSql('t.n', 't.units')}
+             ELSE (SELECT ${rankSql('o')} FROM unnest(${p(terms)}::text[]) AS q(term) JOIN search_terms o ON o.term = q.term AND o.rev = t.rev)
+             END AS rank
+           FROM c t ${filter.join} WHERE ${filter.where}
+         ) ${page}`,
         params,
       );
     },

@@ -103,7 +103,9 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
  * "Ranking"): 1e6 for each searched term it holds, plus their scores' sum × 1000 rounded. The one expression of it on
  * SQLite (postgres/search.ts has Postgres's).
  */
-export const rankSql = (t: string) => `count(*) * 1000000 + CAST(round(sum(${t}.score) * 1000) AS INTEGER)`;
+export const rankSql = (t: string) => rankOfSql('count(*)', `sum(${t}.score)`);
+/** The same rank from a count of searched terms held and their scores' sum, already computed. */
+export const rankOfSql = (held: string, scoreSum: string) => `${held} * 1000000 + CAST(round(${scoreSum} * 1000) AS INTEGER)`;
 
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,

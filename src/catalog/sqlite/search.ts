@@ -10,7 +10,7 @@ import type { ListingRow } from '../listing.ts';
 import { checkQuery, runSync, searchPage, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow, WindowEdge } from '../search.ts';
 import type { SearchPage } from '../types.ts';
-import { filterSql, rankSql } from './queries.ts';
+import { filterSql, rankOfSql, rankSql } from './queries.ts';
 
 /** What a search reads through: the SQLite store (store.ts). */
 export interface SearchSource {
@@ -49,7 +49,7 @@ export function textIndex(store: SearchSource): TextIndex {
   };
   /** One term's rows at the snapshot after `after`, in index order, at most `limit` (`?` parameters: term, asOf twice, keyset, limit). */
   const walkSql = (after: CursorState | undefined) =>
-    `SELECT t.rev, t.listing_id, t.milli FROM search_terms t WHERE t.term = ? AND ${SNAPSHOT}
+    `SELECT t.rev, t.listing_id, t.milli, t.score FROM search_terms t WHERE t.term = ? AND ${SNAPSHOT}
      ${after ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : ''} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`;
   const walkParams = (term: string, asOf: number, after: CursorState | undefined, limit: number) => {
     const milli = after ? after.r - 1_000_000 : 0;
@@ -104,20 +104,29 @@ export function textIndex(store: SearchSource): TextIndex {
             )
             .all(...terms, asOf, asOf, ...filter.params, ...keyset.params, want),
         );
-      // The window: the listings among each term's first `window` rows, ranked exactly over every term (a key lookup each).
-      const firstRows = terms.map(() => `SELECT rev FROM (${walkSql(undefined)})`).join(' UNION ');
+      // The window: the listings among each term's first `window` rows, ranked exactly over every term: from the window's
+      // own rows when they hold every term, else by a key lookup per term.
+      const firstRows = terms.map(() => `SELECT * FROM (${walkSql(undefined)})`).join(' UNION ALL ');
       return ranked(
         store
           .statement(
-            `WITH c AS MATERIALIZED (${firstRows}),
+            `WITH w AS MATERIALIZED (${firstRows}),
+             c AS MATERIALIZED (SELECT rev, listing_id, count(*) AS n, sum(score) AS score FROM w GROUP BY rev),
              matches AS MATERIALIZED (
-               SELECT t.listing_id AS listing_id, ${rankSql('t')} AS rank
-               FROM c JOIN search_terms t ON t.rev = c.rev AND t.term IN (${list(terms.length)}) ${filter.join}
-               WHERE ${filter.where} GROUP BY t.rev
+               SELECT t.listing_id AS listing_id, CASE WHEN t.n = ? THEN ${rankOfSql('t.n', 't.score')}
+                 ELSE (SELECT ${rankSql('o')} FROM search_terms o WHERE o.term IN (${list(terms.length)}) AND o.rev = t.rev) END AS rank
+               FROM c t ${filter.join} WHERE ${filter.where}
              )
              SELECT listing_id, rank FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
           )
-          .all(...terms.flatMap((term) => walkParams(term, asOf, undefined, window)), ...terms, ...filter.params, ...keyset.params, want),
+          .all(
+            ...terms.flatMap((term) => walkParams(term, asOf, undefined, window)),
+            terms.length,
+            ...terms,
+            ...filter.params,
+            ...keyset.params,
+            want,
+          ),
       );
     },
     windowEdges(terms, asOf, window): WindowEdge[] {
