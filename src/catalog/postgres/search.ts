@@ -57,6 +57,7 @@ import { REVISION_SCAN_TERMS, queryLimitViolation, termSlots } from '../terms.ts
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, runChoiceAsync, type TermChoice } from '../term-budget.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from '../types.ts';
 import type { UrlSample } from '../url-filter.ts';
+import { searched } from '../query-paths.ts';
 
 export interface SearchContext {
   secret: Buffer;
@@ -286,8 +287,8 @@ export async function searchPostgres(
     if (driven || windowed) {
       asOf ??= await currentSeq();
       const bounded = driven
-        ? { rows: await setDrivenRows(db, terms, sets, asOf, from, want), exact: true }
-        : await windowRows(db, terms, filters, budget, asOf, from, want);
+        ? { rows: searched('set_driven', await setDrivenRows(db, terms, sets, asOf, from, want)), exact: true }
+        : searched('window', await windowRows(db, terms, filters, budget, asOf, from, want));
       if (!bounded.exact) partial = true;
       return withListings(bounded.rows);
     }
@@ -306,33 +307,33 @@ export async function searchPostgres(
     const counted = terms.length >= 3 ? await termRowCounts(db, terms) : [];
     if (counted.length > 0) {
       asOf ??= await currentSeq();
-      tierRows = await termTiersTier(db, counted, narrowed, asOf, from, want, context.tierDriverRows);
+      tierRows = searched('term_tiers', await termTiersTier(db, counted, narrowed, asOf, from, want, context.tierDriverRows));
       if (tierRows) return withListings(tierRows);
     }
     const common = tierRows === undefined && counted.length > 0 && counted.every(({ n }) => n >= minRows);
     if (common && terms.length >= MASK_SCAN_TERMS) {
       asOf ??= await currentSeq();
-      tierRows = await commonTermsTier(db, terms, filters, asOf, from, want);
+      tierRows = searched('mask_scan', await commonTermsTier(db, terms, filters, asOf, from, want));
       if (tierRows) return withListings(tierRows);
     }
     if (common && tierRows === undefined && terms.length <= REVISION_SCAN_TERMS) {
       asOf ??= await currentSeq();
-      tierRows = await revisionScanTier(db, counted, filters, asOf, from, want);
+      tierRows = searched('revision_scan', await revisionScanTier(db, counted, filters, asOf, from, want));
       if (tierRows) return withListings(tierRows);
     }
     if (walk && common && tierRows === undefined) {
       asOf ??= await currentSeq();
-      tierRows = await allTermsTier(db, terms, narrowed, asOf, from, want, TIER_FIRST_CANDIDATES);
+      tierRows = searched('tier_first', await allTermsTier(db, terms, narrowed, asOf, from, want, TIER_FIRST_CANDIDATES));
       if (tierRows) return withListings(tierRows);
     }
     const walked = walk ? await walkedPage(db, terms, asOf, from, want, now) : undefined;
     asOf ??= walked?.asOf ?? (await currentSeq());
-    if (walked && !walked.gaveUp) return walked;
+    if (walked && !walked.gaveUp) return searched('walk', walked);
     const rows =
       terms.length === 1
-        ? await oneTerm(db, terms[0]!, filters, asOf, from, want)
-        : ((tierRows === null ? null : await allTermsTier(db, terms, narrowed, asOf, from, want)) ??
-          (await aggregate(db, terms, narrowed, asOf, from, want)));
+        ? searched('one_term', await oneTerm(db, terms[0]!, filters, asOf, from, want))
+        : ((tierRows === null ? null : searched('all_terms_tier', await allTermsTier(db, terms, narrowed, asOf, from, want))) ??
+          searched('aggregate', await aggregate(db, terms, narrowed, asOf, from, want)));
     return withListings(rows);
   };
   /** The cursor's state after `at` (a window's walk says so: `p`). */

@@ -21,6 +21,7 @@ import type { SearchPage } from '../types.ts';
 import { filterConditions, parameters, rowsById, type Db } from './queries.ts';
 import { freshSample, urlHeldIds, urlLettersRead } from './url-probe.ts';
 import { URL_INDEX_CAP, type UrlSample } from '../url-filter.ts';
+import { searched } from '../query-paths.ts';
 
 /**
  * The page of a URL search (the first page's terms chosen now, a cursor page's pinned), within the search budget's rows
@@ -34,6 +35,7 @@ export async function urlSearchPage(
   { searchRowBudget, urlSample }: { searchRowBudget?: number | undefined; urlSample?: UrlSample | undefined },
   request: UrlSearchRequest,
 ): Promise<SearchPage> {
+  searched('url');
   const { queryTerms, filters, page, after, asOf, hash, now, x402Version } = request;
   const cap = (searchRowBudget ?? SEARCH_ROW_BUDGET) + 1;
   const candidates = urlCandidates(queryTerms);

@@ -34,6 +34,7 @@ import { pairTopK } from './pair-tops.ts';
 import { searchFilter } from './filter-set.ts';
 import { urlSearchPage } from './url-search.ts';
 import { setDrivenRows, windowRows } from './filter-driver.ts';
+import { searched } from '../query-paths.ts';
 
 /** What a search reads through (queries.ts, where url-search.ts reads it too). */
 export type { SearchSource } from './queries.ts';
@@ -260,12 +261,12 @@ export function searchCatalog(
     let partial = after?.p === 1;
     /** The next `want` matches after `after`, ranked (set, window, one-term walk, threshold walk, tier or aggregates). */
     const rankRows = (after: CursorState | undefined, want: number): RankedRow[] => {
-      if (driver) return setDrivenRows(store, terms, asOf, filter, driver, after, want);
+      if (driver) return searched('set_driven', setDrivenRows(store, terms, asOf, filter, driver, after, want));
       if (windowed) {
         // Two chosen common words: their pair's kept first pages first, when the page is not already partial.
-        const kept = partial ? undefined : pairTopK(store.statement.bind(store), terms, asOf, filter, after, want);
+        const kept = partial ? undefined : searched('pair_tops', pairTopK(store.statement.bind(store), terms, asOf, filter, after, want));
         if (kept) return kept;
-        const window = windowRows(store, terms, asOf, filter, budget, after, want);
+        const window = searched('window', windowRows(store, terms, asOf, filter, budget, after, want));
         if (!window.exact) partial = true;
         return window.rows;
       }
@@ -273,6 +274,7 @@ export function searchCatalog(
       // The page reaches below the listings that contain every term: aggregate all the terms' rows.
       let aggregate = false;
       if (terms.length === 1) {
+        searched('one_term');
         // rank = 1e6 + milli for every match, so (milli desc, id asc) is the index order: the walk stops after the page.
         const keyset = after ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : '';
         const milli = after ? after.r - 1_000_000 : 0;
@@ -286,7 +288,7 @@ export function searchCatalog(
           .all(terms[0]!, asOf, asOf, ...params, ...(after ? [milli, milli, after.i] : []), want) as typeof rows;
       } else {
         const tier = () => termTiersTopK(store, terms, asOf, filter, after, want, store.tierDriverRows);
-        const walk = () => thresholdWalk(store, terms, asOf, filter, after, want);
+        const walk = () => searched('walk', thresholdWalk(store, terms, asOf, filter, after, want));
         // Two terms: two common words from their pair's kept first pages (pair-tops.ts) when those
         // fill the page; a term rare enough to drive the tier (rarestTermWithin), the tier; else the
         // walk. The tier of two common words is most of both lists, while the walk ends within a
@@ -295,13 +297,14 @@ export function searchCatalog(
         // decide it. Either way the aggregates only when the walk passed its cap and the tier did not fill.
         const ranked =
           terms.length === 2
-            ? (pairTopK(store.statement.bind(store), terms, asOf, filter, after, want) ??
+            ? (searched('pair_tops', pairTopK(store.statement.bind(store), terms, asOf, filter, after, want)) ??
               (rarestTermWithin(store, terms, store.tierDriverRows) ? (tier() ?? walk()) : (walk() ?? tier())))
             : (tier() ?? walk());
         rows = ranked ?? [];
         aggregate = ranked === undefined || ranked === null;
       }
       if (aggregate) {
+        searched('aggregate');
         const keyset = after ? 'WHERE rank < ? OR (rank = ? AND listing_id > ?)' : '';
         rows = store
           .statement(

@@ -12,6 +12,7 @@ import { REVISION_SCAN_TERMS, SHARE_CODE_QUANTUM, SHARE_CODE_TOP, sketchShareBou
 import { largestShare, revisionScan } from './revision-scan.ts';
 import { commonTermsTopK } from './common-terms.ts';
 import { commonBits, exactRankSql, type TermRowFilter } from './queries.ts';
+import { searched } from '../query-paths.ts';
 
 /** What the tier reads through: the SQLite store (search.ts SearchSource). */
 interface TermRows {
@@ -168,7 +169,7 @@ function allTermsTopK(
       rankHolding: (rows) => rank(rows, true),
       floor,
     });
-    if (page !== undefined) return page;
+    if (page !== undefined) return searched('mask_scan', page);
   } else {
     const page = revisionScan({
       store,
@@ -184,7 +185,7 @@ function allTermsTopK(
       floor,
       driverRows,
     });
-    if (page !== undefined) return page;
+    if (page !== undefined) return searched('revision_scan', page);
   }
 
   // The rows in bound order, ranked exactly 32 at a time while the next bound reaches the want-th
@@ -202,7 +203,7 @@ function allTermsTopK(
     if (next < rows.length || rows.length < batch) break;
     last = { hi: Number(rows.at(-1)![2]), listing_id: Number(rows.at(-1)![1]) };
   }
-  return ranked.length >= want ? ranked.slice(0, want) : null;
+  return searched('all_terms_tier', ranked.length >= want ? ranked.slice(0, want) : null);
 }
 
 /**
@@ -391,9 +392,9 @@ export function termTiersTopK(
       if (reach !== undefined && candidates[next]!.hi < reach) break;
       rank(candidates.slice(next, next + 32));
     }
-    if (floor() !== undefined) return ranked.slice(0, want);
+    if (floor() !== undefined) return searched('term_tiers', ranked.slice(0, want));
     // Every query term drove: every match after the cursor is ranked.
-    if (k === 1) return ranked.slice(0, want);
+    if (k === 1) return searched('term_tiers', ranked.slice(0, want));
   }
   return null;
 }

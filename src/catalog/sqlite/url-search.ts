@@ -21,9 +21,11 @@ import { chooseUrlTerms, urlCandidates, type UrlSearchRequest } from '../url-sea
 import { SEARCH_ROW_BUDGET } from '../term-budget.ts';
 import type { SearchPage } from '../types.ts';
 import { filterSql, type SearchSource } from './queries.ts';
+import { searched } from '../query-paths.ts';
 
 /** The page of a URL search (the first page's terms chosen now, a cursor page's pinned). */
 export function urlSearchPage(store: SearchSource, request: UrlSearchRequest): SearchPage {
+  searched('url');
   const { queryTerms, filters, page, after, asOf, hash, now, x402Version } = request;
   const budget = store.searchRowBudget ?? SEARCH_ROW_BUDGET;
   const candidates = urlCandidates(queryTerms);
