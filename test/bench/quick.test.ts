@@ -26,6 +26,7 @@ const HEAVY = [
   'catalog/catalog-walk-postgres',
   'catalog/filter-combos',
   'catalog/hidden-search',
+  'catalog/path-mix',
   'catalog/postgres-idle',
   'catalog/schema-soak',
   'catalog/search-bands',
