@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { databaseUrl, freePort, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { LIST_PATHS, SEARCH_PATHS } from '../../src/catalog/query-paths.ts';
-import { NETWORKS, rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { NETWORKS, rng, seedCorpus, urlSubstring, usdPriceCap, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { fmt, getJson, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
@@ -79,14 +79,6 @@ interface Sample {
   payTos: string[];
   total: number;
 }
-/** A `url` value: 3–24 characters of a real listing's URL after "https://". */
-function urlPart(rand: Rand, sample: Sample): string {
-  const url = pick(rand, sample.urls);
-  const start = 8 + Math.floor(rand() * (url.length - 11));
-  return encodeURIComponent(url.slice(start, start + between(rand, 3, 24)));
-}
-/** 0.0001–0.1000 USD: 1,000–1,000,000 base units of a 7-decimal asset, the corpus's range. */
-const usdPrice = (rand: Rand) => (0.0001 + Math.floor(rand() * 1000) / 10_000).toFixed(4);
 
 /** A search's filters (none half the time): one of the filter kinds, alone or with another. */
 function searchFilters(rand: Rand, sample: Sample): string {
@@ -94,9 +86,9 @@ function searchFilters(rand: Rand, sample: Sample): string {
   const kinds = [
     () => `network=${pick(rand, NETWORKS)}`,
     () => `type=${pick(rand, ['http', 'mcp'])}`,
-    () => `asset=${ASSET}&maxUsdPrice=${usdPrice(rand)}`,
-    () => `network=${pick(rand, NETWORKS)}&maxUsdPrice=${usdPrice(rand)}`,
-    () => `url=${urlPart(rand, sample)}`,
+    () => `asset=${ASSET}&maxUsdPrice=${usdPriceCap(rand)}`,
+    () => `network=${pick(rand, NETWORKS)}&maxUsdPrice=${usdPriceCap(rand)}`,
+    () => `url=${urlSubstring(rand, sample.urls)}`,
   ];
   const first = pick(rand, kinds)();
   return `&${first}${rand() < 0.3 ? `&${pick(rand, kinds)()}` : ''}`;
@@ -111,10 +103,10 @@ function listQuery(rand: Rand, sample: Sample): string {
     () => `type=${pick(rand, ['http', 'mcp'])}&${offset()}`,
     () => `payTo=${pick(rand, sample.payTos)}`,
     () => `asset=${ASSET}&maxAmount=${between(rand, 1000, 1_001_000)}&${offset()}`,
-    () => `network=${pick(rand, NETWORKS)}&maxUsdPrice=${usdPrice(rand)}&${offset()}`,
+    () => `network=${pick(rand, NETWORKS)}&maxUsdPrice=${usdPriceCap(rand)}&${offset()}`,
     () => `asset=${ASSET}&network=${pick(rand, NETWORKS)}&maxAmount=${between(rand, 1000, 1_001_000)}`,
-    () => `url=${urlPart(rand, sample)}`,
-    () => `url=${urlPart(rand, sample)}&network=${pick(rand, NETWORKS)}`,
+    () => `url=${urlSubstring(rand, sample.urls)}`,
+    () => `url=${urlSubstring(rand, sample.urls)}&network=${pick(rand, NETWORKS)}`,
     () => `resource=${encodeURIComponent(pick(rand, sample.urls))}`,
     () => `offset=${Math.floor(sample.total * rand())}`,
     () => `network=${pick(rand, NETWORKS)}&offset=${Math.floor((sample.total / 3) * rand())}`,
