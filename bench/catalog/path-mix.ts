@@ -6,8 +6,8 @@
  * /metrics (svc_catalog_search_path_total, svc_catalog_list_path_total; src/catalog/query-paths.ts): their deltas over
  * each group of requests, as shares of the requests sent (a request answered by two paths counts in both, so a column
  * may sum past 100 %). Searches are 1–40 words in six word-count groups, each word of a frequency band of the corpus's
- * Zipf vocabulary (bench/lib/catalog-corpus.ts: common, ranks 0–49; middle, 50–1,999; rare, 2,000–19,999; or mixed,
- * each word of any band), half of them with filters (network, type, asset, maxUsdPrice, a `url` substring of a real
+ * Zipf vocabulary (bench/lib/catalog-corpus.ts: top, ranks 0–15; common, 16–199; middle, 200–1,999; rare,
+ * 2,000–19,999; or mixed, each word of any band), half of them with filters (network, type, asset, maxUsdPrice, a `url` substring of a real
  * listing's URL, alone or combined); list pages carry the list filters at random (none, network, type, payTo, a price,
  * a `url` substring, a resource, a deep offset). The paths that answered nothing are the ones the engine can lose.
  *
@@ -68,8 +68,8 @@ const GROUPS: Array<[number, number]> = [
   [17, 40],
 ];
 const groupName = ([lo, hi]: [number, number]) => (lo === hi ? `${lo}` : `${lo}–${hi}`);
-/** Vocabulary ranks of each frequency band (rank 0 is the most common word). */
-const BANDS: Record<string, [number, number]> = { common: [0, 49], middle: [50, 1999], rare: [2000, 19_999] };
+/** Vocabulary ranks of each frequency band (rank 0 is the most common word; the top 16 are the catalog's chosen common terms at 100k). */
+const BANDS: Record<string, [number, number]> = { top: [0, 15], common: [16, 199], middle: [200, 1999], rare: [2000, 19_999] };
 const word = (rand: Rand, band: string) =>
   vocabularyWord(between(rand, ...BANDS[band === 'mixed' ? pick(rand, Object.keys(BANDS)) : band]!));
 
@@ -80,18 +80,22 @@ interface Sample {
   total: number;
 }
 
-/** A search's filters (none half the time): one of the filter kinds, alone or with another. */
+/** A search's filters (none half the time): one filter, or two that do not repeat a parameter. */
 function searchFilters(rand: Rand, sample: Sample): string {
   if (rand() < 0.5) return '';
-  const kinds = [
-    () => `network=${pick(rand, NETWORKS)}`,
-    () => `type=${pick(rand, ['http', 'mcp'])}`,
+  const network = () => `network=${pick(rand, NETWORKS)}`;
+  const type = () => `type=${pick(rand, ['http', 'mcp'])}`;
+  const url = () => `url=${urlSubstring(rand, sample.urls)}`;
+  const sets = [
+    () => network(),
+    () => type(),
+    () => url(),
     () => `asset=${ASSET}&maxUsdPrice=${usdPriceCap(rand)}`,
-    () => `network=${pick(rand, NETWORKS)}&maxUsdPrice=${usdPriceCap(rand)}`,
-    () => `url=${urlSubstring(rand, sample.urls)}`,
+    () => `${network()}&maxUsdPrice=${usdPriceCap(rand)}`,
+    () => `${network()}&${type()}`,
+    () => `${url()}&${network()}`,
   ];
-  const first = pick(rand, kinds)();
-  return `&${first}${rand() < 0.3 ? `&${pick(rand, kinds)()}` : ''}`;
+  return `&${pick(rand, sets)()}`;
 }
 
 /** A list page's query string. */
