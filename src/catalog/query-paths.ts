@@ -26,7 +26,10 @@ export const SEARCH_PATHS = {
     about: 'unfiltered common words: the all-terms tier read before the walk, when few rows may hold every term',
   },
   walk: { stores: BOTH, about: "several terms: the threshold walk down each term's rows" },
-  aggregate: { stores: BOTH, about: 'several terms: every row of the chosen terms summed per listing (the walk past its cap)' },
+  aggregate: {
+    stores: BOTH,
+    about: 'several terms: every row of the chosen terms summed per listing (the walk past its cap; filtered, on Postgres)',
+  },
   set_driven: { stores: BOTH, about: "filtered: the filters' smallest set of listings, each ranked" },
   window: { stores: BOTH, about: "filtered, the text not narrow: each term's first rows within the budget (partial when unsure)" },
   url: { stores: BOTH, about: 'the search by resource URL: the text found nothing, or a page of its walk' },
