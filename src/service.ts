@@ -95,7 +95,11 @@ export interface Service {
  * Opens the catalog at config.dbPath; one that cannot open must not stop payments (logged,
  * discovery 503 `svc_catalog_unavailable`), and is opened again once it can be (catalogOpenedLater).
  */
-function openConfiguredCatalog(config: Config, logger: Logger): { catalog: CatalogPort; close: () => Promise<void> } {
+function openConfiguredCatalog(
+  config: Config,
+  logger: Logger,
+  metrics: ServiceMetrics,
+): { catalog: CatalogPort; close: () => Promise<void> } {
   const open = () =>
     openCatalog({
       dbPath: config.dbPath,
@@ -105,6 +109,7 @@ function openConfiguredCatalog(config: Config, logger: Logger): { catalog: Catal
       listingPurgeDays: config.listingPurgeDays,
       livenessGraceMs: config.probe.liveness.graceMs,
       ownership: config.listingOwnership,
+      onQueryPaths: metrics.queryPaths(databaseUrl(config) ? 'postgres' : 'sqlite'),
     });
   try {
     const catalog = open();
@@ -160,7 +165,9 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       );
   const schemes: PaymentScheme[] = overrides.schemes ?? stellar!;
 
-  const opened = overrides.catalog ? { catalog: overrides.catalog, close: () => Promise.resolve() } : openConfiguredCatalog(config, logger);
+  const opened = overrides.catalog
+    ? { catalog: overrides.catalog, close: () => Promise.resolve() }
+    : openConfiguredCatalog(config, logger, metrics);
   const catalog = instrumentCatalog(opened.catalog, metrics);
 
   const registry = new SchemeRegistry();

@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { databaseUrl, freePortPair, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
-import { NETWORKS, rng, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { NETWORKS, rng, urlSubstring, usdPriceCap, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
@@ -81,20 +81,14 @@ const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand(
 const network = (rand: () => number) => `network=${pick(rand, NETWORKS)}`;
 const type = (rand: () => number) => `type=${pick(rand, ['http', 'mcp'])}`;
 const maxAmount = (rand: () => number) => `maxAmount=${1000 + Math.floor(rand() * 1_000_000)}`;
-/** 0.0001–0.1000 USD: 1,000–1,000,000 base units of a 7-decimal asset, the corpus's range. */
-const maxUsdPrice = (rand: () => number) => `maxUsdPrice=${(0.0001 + Math.floor(rand() * 1000) / 10_000).toFixed(4)}`;
+const maxUsdPrice = (rand: () => number) => `maxUsdPrice=${usdPriceCap(rand)}`;
 const asset = () => `asset=${ASSET}`;
 const scheme = () => 'scheme=exact';
 const offset = (rand: () => number) => `offset=${pick(rand, [0, 0, 20, 100])}`;
 
-/** url values: substrings of real resource URLs (https://api{i}.seller{j}.example.com/{word}), 3 to 24 characters. */
+/** url values: substrings of real resource URLs, 3 to 24 characters. */
 function urlFilter(urls: string[]): (rand: () => number) => string {
-  return (rand) => {
-    const url = pick(rand, urls);
-    const start = 8 + Math.floor(rand() * (url.length - 11)); // after "https://"
-    const length = 3 + Math.floor(rand() * 22);
-    return `url=${encodeURIComponent(url.slice(start, start + length))}`;
-  };
+  return (rand) => `url=${urlSubstring(rand, urls)}`;
 }
 
 /** url values that name a listing's host (api{i}.seller{j}.example.com), as a lookup of one resource does. */

@@ -126,6 +126,16 @@ export interface DiscoveryCase {
   baselinePath?: (i: number) => string;
 }
 
+/** A `url` filter's value: 3–24 characters of one of `urls` (the corpus's https://api{i}.seller{j}.example.com/{word}) after "https://". */
+export function urlSubstring(rand: () => number, urls: readonly string[]): string {
+  const url = urls[Math.floor(rand() * urls.length)]!;
+  const start = 8 + Math.floor(rand() * (url.length - 11));
+  return encodeURIComponent(url.slice(start, start + 3 + Math.floor(rand() * 22)));
+}
+
+/** A `maxUsdPrice` value of 0.0001–0.1000 USD: 1,000–1,000,000 base units of a 7-decimal asset, the corpus's range. */
+export const usdPriceCap = (rand: () => number) => (0.0001 + Math.floor(rand() * 1000) / 10_000).toFixed(4);
+
 /** The n most common words, the q-th rotation (same set, another order: the rank ignores order). */
 export function mostCommonQuery(n: number, q: number): string {
   const words = Array.from({ length: n }, (_, k) => vocabularyWord(k));

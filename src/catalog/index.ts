@@ -13,6 +13,7 @@ import { BAZAAR_CODES } from '../codes.ts';
 import { precheckSettlement } from './ingest/settlement.ts';
 import { CatalogOverloadError, WorkerLanes, type RequestBody } from './threads/pool.ts';
 import { distinctTerms } from './term-budget.ts';
+import type { TakenPath } from './query-paths.ts';
 import { filterViolation, normalizeFilters, type DiscoveryFilters } from '../filters.ts';
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
@@ -112,6 +113,10 @@ export function openCatalog(options: CatalogOptions): Catalog {
   if (!options.databaseUrl) new CatalogStore(options.dbPath).close();
   const identity = options.databaseUrl ? null : fileIdentity(options.dbPath);
   const onLog = (level: 'warn' | 'error', obj: object, msg: string) => logger[level](obj, msg);
+  // The paths of the pages /metrics reads for its own gauges are not traffic: counted, they would grow with every scrape.
+  const onPaths = (paths: TakenPath[], client: string) => {
+    if (client !== metricsLane.client) options.onQueryPaths?.(paths);
+  };
   const base = {
     dbPath: options.dbPath,
     databaseUrl: options.databaseUrl,
@@ -132,6 +137,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS,
     },
     onLog,
+    onPaths,
   );
   const readerThreads = options.readers ?? DEFAULT_READERS;
   const maxQueuedReads = options.maxQueuedReads ?? 64;
@@ -148,6 +154,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       deadlineMs: options.readDeadlineMs ?? DEFAULT_READ_DEADLINE_MS,
     },
     onLog,
+    onPaths,
   );
 
   /** A discovery page on a reader, in this client's share of the queue; the filters are checked first. */

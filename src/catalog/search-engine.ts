@@ -45,7 +45,7 @@ import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type
 import { queryLimitViolation } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
-import { countSearchPath, type SearchPath } from './search-paths.ts';
+import { searched, type SearchPath } from './query-paths.ts';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -185,7 +185,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     path = after?.p !== undefined || total > budget ? 'window' : 'aggregate';
     if (path === 'window') window = after?.p ?? windowRowsPerTerm(budget, terms.length, page.limit + 1);
   }
-  countSearchPath(path);
+  searched(path);
   /** Whether the page may miss matches the budget left unread: the answer then says so. */
   let partial = after?.p !== undefined;
   /** Where a page stopped reading, when that is past its last ranked row (a one-term walk under filters). */
@@ -289,7 +289,7 @@ function* urlPage(
   }
   const terms = choice.searched;
   if (terms.length === 0) return emptySearchPage(x402Version, text);
-  countSearchPath('url');
+  searched('url');
   const k = choiceIndexes(queryTerms, choice);
   const position = (at: RankedRow): CursorState => ({
     v: 1,

@@ -10,6 +10,7 @@ import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
 import type { LifecycleBatch } from './lifecycle.ts';
 import type { ClaimOutcome, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from './ownership.ts';
+import type { TakenPath } from './query-paths.ts';
 
 /**
  * The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses).
@@ -311,6 +312,8 @@ export interface CatalogOptions {
    * standby is a thread's start (about 0.2 CPU-s) that only a terminated or retired thread uses.
    */
   schemaStandby?: boolean;
+  /** Hears the discovery paths each answered request took (query-paths.ts), for the /metrics counters. */
+  onQueryPaths?: (paths: TakenPath[]) => void;
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { Next } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SchemaNotJudgedError, type CatalogPort } from '../catalog/types.ts';
+import { LIST_PATHS, SEARCH_PATHS, type TakenPath } from '../catalog/query-paths.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
 import type { PaymentScheme, SettlementGate } from '../scheme/types.ts';
 
@@ -128,6 +129,18 @@ export class ServiceMetrics {
     labelNames: ['action'] as const,
     registers: [this.registry],
   });
+  readonly searchPaths = new Counter({
+    name: 'svc_catalog_search_path_total',
+    help: 'Searches answered, by catalog store and search path (each path that answered a search counted once; src/catalog/query-paths.ts names them).',
+    labelNames: ['store', 'path'] as const,
+    registers: [this.registry],
+  });
+  readonly listPaths = new Counter({
+    name: 'svc_catalog_list_path_total',
+    help: 'List pages answered, by catalog store and list path (src/catalog/query-paths.ts names them).',
+    labelNames: ['store', 'path'] as const,
+    registers: [this.registry],
+  });
   readonly sponsoredFees = new Counter({
     name: 'svc_sponsored_fees_stroops_total',
     help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops, by network.',
@@ -190,6 +203,22 @@ export class ServiceMetrics {
     this.counted.add(hash);
     if (this.counted.size > COUNTED_HASHES) this.counted.delete(this.counted.values().next().value as string);
     this.sponsoredFees.inc({ network }, Number(stroops));
+  }
+
+  /**
+   * Counts the discovery paths `store`'s catalog threads report (CatalogOptions.onQueryPaths), every
+   * path that store has exported from 0, so that a path no request takes shows as 0, not absent.
+   */
+  queryPaths(store: 'sqlite' | 'postgres'): (paths: TakenPath[]) => void {
+    for (const [counter, paths] of [
+      [this.searchPaths, SEARCH_PATHS],
+      [this.listPaths, LIST_PATHS],
+    ] as const)
+      for (const [path, { stores }] of Object.entries(paths))
+        if ((stores as readonly string[]).includes(store)) counter.inc({ store, path }, 0);
+    return (paths) => {
+      for (const [kind, path] of paths) (kind === 'search' ? this.searchPaths : this.listPaths).inc({ store, path });
+    };
   }
 
   /** Counts every answered request; mounted first so it sees the final status. */

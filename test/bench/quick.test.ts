@@ -25,6 +25,7 @@ const HEAVY = [
   'catalog/catalog-terms',
   'catalog/filter-combos',
   'catalog/hidden-search',
+  'catalog/path-mix',
   'catalog/postgres-idle',
   'catalog/schema-soak',
   'catalog/search-bands',

@@ -2,7 +2,7 @@
  * Docs state the present in blocks a reader can take in: no paragraph, list item or table cell of README.md or docs/
  * over 200 words (fenced code is not counted). A longer one is split at its sentences, or its derivation moved to
  * a design note (docs/design/). docs/BENCHMARKS.md keeps the present only (per benchmark: what it measures, its
- * command, today's figure, its baseline), at most 600 lines; its history lives in git.
+ * command, today's figure, its baseline), at most 650 lines; its history lives in git.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -37,9 +37,9 @@ describe('docs: at most 200 words a block', () => {
   });
 });
 
-it('docs/BENCHMARKS.md is at most 600 lines', () => {
+it('docs/BENCHMARKS.md is at most 650 lines', () => {
   const lines = readFileSync(join(ROOT, 'docs/BENCHMARKS.md'), 'utf8').trimEnd().split('\n').length;
-  expect(lines).toBeLessThanOrEqual(600);
+  expect(lines).toBeLessThanOrEqual(650);
 });
 
 describe('blocks (the counter itself)', () => {

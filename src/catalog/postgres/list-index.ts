@@ -27,6 +27,7 @@ import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { URL_INDEX_CAP, URL_WALK_BUDGET, walkWant, withoutUrl, type UrlSample, type UrlScale } from '../url-filter.ts';
 import { JOINED_MATCHES, freshSample, spelledCte, spelledHolds, urlLettersRead } from './url-probe.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
+import { listed } from '../query-paths.ts';
 
 /**
  * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
@@ -115,6 +116,7 @@ async function listByColumns(
   db: Db,
   { filters, page, now, visibleSince, failing }: ListPageRead,
 ): Promise<{ items: DiscoveryResource[]; total: number }> {
+  listed('columns');
   const { values, p } = parameters();
   const where = `WHERE ${filterConditions(filters, p)}${shown(p, visibleSince, failing)}`;
   // Both statements go out together (the store's pipelined pool): one round trip.
@@ -287,6 +289,7 @@ async function listByUrl(
   );
   // The walk's parts each keep up to the page and one more (those beyond are the later parts'): `matched` keeps the first.
   const { url_total, url_exact, url_beyond } = found.rows[0]!;
+  listed(url_exact ? 'url_index' : !walkKey ? 'url_spelled_walk' : joined ? 'url_joinable_walk' : 'url_walk');
   const items = found.rows.filter((r) => r.id !== null).map((r) => toDiscoveryResource({ ...(r as RawListingRow), id: Number(r.id) }));
   return { items, total: url_total, partialResults: !url_exact && (url_total === want || url_beyond === true) };
 }

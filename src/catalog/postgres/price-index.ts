@@ -25,6 +25,7 @@ import type { PriceCounts } from './price-counts.ts';
 import type { ListingKey, ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { heldFiltersSql, pageListingsStatement, parameters, readPage, type Db, type PageStatement } from './queries.ts';
+import { listed, pricePlanPath } from '../query-paths.ts';
 
 export const PRICE_INDEX_MIGRATION = `
   CREATE TABLE listing_prices (
@@ -348,7 +349,7 @@ export async function listPriced(
   } else {
     total = matches - Number(counts.aged_matches ?? 0) - (failing === undefined ? 0 : Number(counts.failing_matches ?? 0));
   }
-  if (total === 0) return { rows: [], total };
+  if (total === 0) return listed('price_empty', { rows: [], total });
   const reach = page.offset + page.limit;
   const plain = plainPricePlan({ reach, rangeListings, matches, classPlanCost: POSTGRES_CLASS_COSTS.plan });
   const ranges = async () => counts.class_ranges ?? (await readClassRanges(db, { asset, type }, max));
@@ -357,6 +358,7 @@ export async function listPriced(
       ? classPlan(await ranges(), type, max, { matches, belowClass }, reach, plan === 'by-classes-max-by-price')
       : undefined;
   const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
+  listed(pricePlanPath(chosen));
   if (chosen.startsWith('by-classes') && classes!.arms.length === 0) return { rows: [], total };
   const shape: PricedPageShape = { plan: chosen, failing, arms: chosen.startsWith('by-classes') ? classes!.arms : [] };
   const statement = pricedPageStatement(filters, shape, others, page, now, visibleSince);

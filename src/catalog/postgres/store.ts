@@ -55,6 +55,7 @@ import { hiddenByFailuresCount, livenessStore, settledLivenessSql } from './live
 import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 import { markSuffixesVisible } from './url-suffixes.ts';
+import { listed } from '../query-paths.ts';
 
 /** Connections per store (a catalog worker runs one request at a time), pipelined (a list page's BEGIN goes with its first statement) and kept open while idle. */
 const POOL_SIZE = 2;
@@ -293,7 +294,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       const failing = counts.rows[0]?.failing ? failingBefore : undefined;
       if (keyPage && failing === undefined) {
         const n = Number(counts.rows[0]?.n ?? 0) - (visibleSince === undefined ? 0 : Number(counts.rows[0]!.aged));
-        return { items: (await keyPage).map((row) => toDiscoveryResource(row)), total: n };
+        return listed('keys', { items: (await keyPage).map((row) => toDiscoveryResource(row)), total: n });
       }
       const counted = byFewestListings(keys, (key) =>
         Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),
@@ -332,6 +333,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       let pageSql: string | undefined;
       // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
       if (single && failing === undefined && page.offset >= DEEP_OFFSET) {
+        listed('keys_deep');
         // A deep page of one filter value: start from the block holding the offset.
         const seek = await seekOffset(db, driver!.key, page.offset);
         if (seek) {
@@ -339,6 +341,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
           pageSql = `SELECT k.listing_id AS id, k.last_updated ${from}${bound} ${order} LIMIT ${p(page.limit)} OFFSET ${p(seek.skip)}`;
         }
       } else {
+        listed('keys');
         pageSql = `SELECT k.listing_id AS id, k.last_updated ${from} ${order} LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
       }
       if (pageSql === undefined) return { items: [], total: total! };

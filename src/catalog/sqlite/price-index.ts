@@ -43,6 +43,7 @@ import {
 import { classPageSql, classPlan, type PriceRange, typeParams, typeSql } from './price-classes.ts';
 import { heldFiltersSql, hiddenCount } from './list-index.ts';
 import { acceptedEntrySql } from './queries.ts';
+import { listed, pricePlanPath } from '../query-paths.ts';
 
 function countPrice(db: DatabaseSync, asset: string, price: string, type: string, delta: number): void {
   const bucket = price.slice(0, PRICE_BUCKET);
@@ -197,7 +198,7 @@ export function listByPrice(
   } else {
     total = matches - hiddenMatches(db, query, max, visibleSince, failing);
   }
-  if (total === 0) return { ids: [], total };
+  if (total === 0) return listed('price_empty', { ids: [], total });
   const reach = page.offset + page.limit;
   const plain = plainPricePlan({ reach, rangeListings: query.rangeListings, matches, classPlanCost: SQLITE_CLASS_COSTS.plan });
   const classes =
@@ -205,6 +206,7 @@ export function listByPrice(
       ? classPlan(db, query, max, query, reach, plan === 'by-classes-max-by-price')
       : undefined;
   const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
+  listed(pricePlanPath(chosen));
   let rows: Array<{ id: number }>;
   if (chosen.startsWith('by-classes')) {
     const merged = classPageSql(classes!.arms, query.asset, max, rest);

@@ -15,6 +15,7 @@ import { acceptsCondition } from './price-index.ts';
 import { LISTING_COLUMNS, filterSql } from './queries.ts';
 import type { SearchSource } from './search.ts';
 import { urlMatchesCapped } from './url-probe.ts';
+import { listed } from '../query-paths.ts';
 
 /** What these reads need of the store (store.ts): its cached statements and its rows by id. */
 type ListSource = Pick<SearchSource, 'statement' | 'rowsById'> & { db: DatabaseSync };
@@ -45,6 +46,7 @@ function listByUrl(
   let partialResults = false;
   if (indexed.length > urlIndexCap) ({ ids, partialResults } = walkPageOrder(store, read, url, urlWalkBudget));
   else {
+    listed('url_index');
     // Few hold it: the index's listings are all the matches, each checked on its entry of the other filters' rarest
     // list key (a primary-key read of a few dozen bytes, where a listing's row holds its whole body) and ordered by it.
     const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
@@ -74,6 +76,7 @@ function walkPageOrder(
   url: string,
   budget: number,
 ): { ids: number[]; partialResults: boolean } {
+  listed('url_walk');
   const others = withUsdPriceAsAmount(store.db, withoutUrl(filters));
   const counted = keysByListings(store.db, others);
   const { key } = counted[0]!;
@@ -143,6 +146,7 @@ function listByColumns(
   store: ListSource,
   { filters, page, now, visibleSince, failing }: ListPageRead,
 ): { rows: ListingRow[]; total: number } {
+  listed('columns');
   const { conditions, params } = filterSql(filters);
   const shownNow = shown(visibleSince, failing);
   params.push(...shownNow.params);

@@ -55,6 +55,7 @@ import { SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, liven
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
 import { listPriced, recordPrice } from './price-index.ts';
+import { listed } from '../query-paths.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
@@ -315,6 +316,7 @@ export class CatalogStore implements CatalogStorePort {
       let ids: Array<{ id: number }>;
       // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
       if (single && failing === undefined && page.offset >= DEEP_OFFSET) {
+        listed('keys_deep');
         // A deep page of one filter value: start from the block holding the offset.
         const seek = seekOffset(this.db, driver!.key, page.offset);
         const bound = seek?.from ? ' AND (k.last_updated, k.listing_id) <= (?, ?)' : '';
@@ -330,6 +332,7 @@ export class CatalogStore implements CatalogStorePort {
             }>)
           : [];
       } else {
+        listed('keys');
         ids = this.statement(`SELECT k.listing_id AS id ${from} ${order}`).all(...params, page.limit, page.offset) as Array<{ id: number }>;
       }
       const byId = this.rowsById(

@@ -16,6 +16,7 @@ import type { FileIdentity } from '../../db/sqlite.ts';
 import type { DiscoveryFilters, SettledPayment, Withdrawal } from '../types.ts';
 import type { LivenessRecord } from '../liveness.ts';
 import { FairQueue } from './fair-queue.ts';
+import type { TakenPath } from '../query-paths.ts';
 
 export interface WorkerSetup {
   dbPath: string;
@@ -69,7 +70,8 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
 export type WorkerReply =
   /** Sent once, when the thread's store is open and it takes requests. */
   | { ready: true }
-  | { id: number; ok: true; value: unknown }
+  /** `paths`: the discovery paths that answered it (../query-paths.ts). */
+  | { id: number; ok: true; value: unknown; paths?: TakenPath[] }
   | { id: number; ok: false; error: { name: string; message: string; code?: string | undefined } }
   | { log: 'warn' | 'error'; obj: object; msg: string };
 
@@ -181,10 +183,17 @@ export class WorkerLanes {
 
   private readonly setup: LaneSetup;
   private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void;
+  /** Hears the discovery paths each answered request took, and the client it ran for (RunOptions.client). */
+  private readonly onPaths: (paths: TakenPath[], client: string) => void;
 
-  constructor(setup: LaneSetup, onLog: (level: 'warn' | 'error', obj: object, msg: string) => void) {
+  constructor(
+    setup: LaneSetup,
+    onLog: (level: 'warn' | 'error', obj: object, msg: string) => void,
+    onPaths: (paths: TakenPath[], client: string) => void = () => {},
+  ) {
     this.setup = setup;
     this.onLog = onLog;
+    this.onPaths = onPaths;
     for (let i = 0; i < setup.threads; i++) this.spawn();
   }
 
@@ -213,6 +222,7 @@ export class WorkerLanes {
       this.stopped(worker);
       this.idle.push(worker);
       this.idleSince.set(worker, Date.now());
+      if (job && reply.ok && reply.paths) this.onPaths(reply.paths, job.client);
       if (job) this.finish(job, reply);
       this.dispatch();
     });

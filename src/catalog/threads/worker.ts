@@ -14,6 +14,7 @@ import { CatalogUnavailableError, type CatalogLogger } from '../types.ts';
 import { fileProblem } from '../../db/sqlite.ts';
 import type { WorkerReply, WorkerRequest, WorkerSetup } from './pool.ts';
 import { BACKGROUND_THREAD_NICE, lowerThreadPriority } from '../../thread-priority.ts';
+import { takenPaths } from '../query-paths.ts';
 
 const setup = workerData as WorkerSetup;
 
@@ -130,8 +131,12 @@ port.on('message', (request: WorkerRequest | 'close' | 'prepare') => {
     } satisfies WorkerReply);
     return;
   }
+  takenPaths(); // a request that failed may have named some: each answer carries its own request's
   run(request).then(
-    (value) => port.postMessage({ id: request.id, ok: true, value } satisfies WorkerReply),
+    (value) => {
+      const paths = takenPaths();
+      port.postMessage({ id: request.id, ok: true, value, ...(paths.length > 0 ? { paths } : {}) } satisfies WorkerReply);
+    },
     (err: unknown) => {
       const e = err as { name?: string; message?: string; code?: string };
       port.postMessage({

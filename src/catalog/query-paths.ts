@@ -1,0 +1,77 @@
+/**
+ * The paths a discovery request takes through the catalog, each named once here, so that /metrics
+ * can say which ones serve the traffic (svc_catalog_search_path_total and
+ * svc_catalog_list_path_total, docs/OPERATIONS.md "Metrics") and a path no request takes can be
+ * seen and deleted. The search and list code names its path where it answers (searched, listed);
+ * the catalog thread hands the names of its request's paths to the main thread with the answer
+ * (threads/worker.ts), which counts them. Each request counts each path that answered it once, so
+ * a page built over several rounds (or a text search that finds nothing, then the URL search) may
+ * count two paths.
+ */
+import type { PricePagePlan } from './price.ts';
+
+type Store = 'sqlite' | 'postgres';
+const BOTH: readonly Store[] = ['sqlite', 'postgres'];
+
+/** GET /discovery/search's paths (docs/CATALOG.md "The three paths"; search-engine.ts chooses them). */
+export const SEARCH_PATHS = {
+  one_term: { stores: BOTH, about: 'one term: its index range in rank order, stopped after the page (under filters, after the budget)' },
+  aggregate: { stores: BOTH, about: 'several terms within the budget: every row of the kept terms summed per listing' },
+  window: { stores: BOTH, about: "two terms past the budget: the listings among each term's first rows, ranked exactly" },
+  url: { stores: BOTH, about: 'the search by resource URL: the text found nothing, or a page of its walk' },
+} as const satisfies Record<string, { stores: readonly Store[]; about: string }>;
+
+/** GET /discovery/resources's paths (docs/CATALOG.md "List"). */
+export const LIST_PATHS = {
+  keys: { stores: BOTH, about: "the rarest filter key's list entries in page order (no filter: every listing's)" },
+  keys_deep: { stores: BOTH, about: "one filter key, a deep offset: from the key's block holding it" },
+  columns: { stores: BOTH, about: "`resource` or `toolName`: the listings' own indexes" },
+  price_by_time: { stores: BOTH, about: 'asset and a price cap: the price index in page order' },
+  price_by_price: { stores: BOTH, about: "asset and a price cap: the price range's matches, sorted" },
+  price_by_classes: { stores: BOTH, about: "asset and a price cap: each price class's range in page order, merged" },
+  price_empty: { stores: BOTH, about: 'asset and a price cap the counts say no listing matches: no page read' },
+  url_index: { stores: BOTH, about: '`url` held by few listings: every match from the URL index' },
+  url_walk: { stores: BOTH, about: "`url` held by many: a bounded walk of the other filters' rarest key" },
+  url_spelled_walk: { stores: ['postgres'], about: '`url` held by many, no other filter: a bounded walk of the spelled URLs' },
+  url_joinable_walk: {
+    stores: ['postgres'],
+    about: '`url` held by many beside other filters, its spelling by few: the server joins the spelled matches (or walks the key)',
+  },
+} as const satisfies Record<string, { stores: readonly Store[]; about: string }>;
+
+export type SearchPath = keyof typeof SEARCH_PATHS;
+export type ListPath = keyof typeof LIST_PATHS;
+/** A path a request took, as it crosses to the main thread. */
+export type TakenPath = ['search', SearchPath] | ['list', ListPath];
+
+const taken = new Map<string, TakenPath>();
+
+/**
+ * `rows`, after counting `path` when it answered (rows neither undefined nor null: a tier that
+ * cannot fill the page, or a walk past its cap, hands over to the next path). Without rows, counts `path`.
+ */
+export function searched(path: SearchPath): void;
+export function searched<T>(path: SearchPath, rows: T): T;
+export function searched<T>(path: SearchPath, ...rows: [T?]): T | undefined {
+  if (rows.length === 0 || (rows[0] !== undefined && rows[0] !== null)) taken.set(`search ${path}`, ['search', path]);
+  return rows[0];
+}
+
+/** As searched, for a list path. */
+export function listed(path: ListPath): void;
+export function listed<T>(path: ListPath, page: T): T;
+export function listed<T>(path: ListPath, ...page: [T?]): T | undefined {
+  if (page.length === 0 || (page[0] !== undefined && page[0] !== null)) taken.set(`list ${path}`, ['list', path]);
+  return page[0];
+}
+
+/** The list path of a priced page's plan (price.ts PricePagePlan; both by-classes plans read the classes). */
+export const pricePlanPath = (plan: PricePagePlan): ListPath =>
+  plan === 'by-time' ? 'price_by_time' : plan === 'by-price' ? 'price_by_price' : 'price_by_classes';
+
+/** The paths taken since the last call (the catalog thread's request), forgotten here. */
+export function takenPaths(): TakenPath[] {
+  const paths = [...taken.values()];
+  taken.clear();
+  return paths;
+}
