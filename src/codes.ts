@@ -122,6 +122,8 @@ export const BAZAAR_CODES = {
     "The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.",
   bazaar_origin_unreachable:
     "The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.",
+  bazaar_path_params_invalid:
+    'The route template has no literal path segment, or a pathParams value is empty, a dot segment (`.`, `..`) or holds `/`, `\\` or a percent-encoded one, so the filled URL would leave its template; nothing was requested.',
 } as const;
 
 /**
@@ -141,6 +143,8 @@ export const VALIDATE_CODES = {
     'The target answered with an error, or a 402 without a PaymentRequired @x402/core can decode (PAYMENT-REQUIRED header or JSON body).',
   svc_validate_no_settleable_accept: 'No entry of `accepts` is one svc can settle (scheme, network, asset; GET /supported).',
   svc_validate_no_bazaar_extension: 'The 402 declares no `bazaar` extension, so a settlement would list nothing.',
+  svc_validate_origin_paced:
+    "svc asked this host less than PROBE_HOST_INTERVAL_SECONDS ago (its checks, validate and re-checks together ask one host at most once in that time), or the route answered svc's safe request as one that answers only its declared method; nothing more was requested. Ask again after the time in the reason.",
   svc_validate_not_judged: 'svc could not judge the seller schema now (busy); nothing is wrong with the listing yet. Retry shortly.',
 } as const;
 

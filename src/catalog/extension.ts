@@ -85,10 +85,12 @@ export function catalogOpenedLater(
       search: (query, filters, page, requester) =>
         current()?.search(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       ownership: {
-        claimDue: (now, limit) => current()?.ownership?.claimDue(now, limit) ?? Promise.resolve([]),
+        claimDue: (now, limit, pick) => current()?.ownership?.claimDue(now, limit, pick) ?? Promise.resolve([]),
         resolve: (key, claimedAt, verdict) => current()?.ownership?.resolve(key, claimedAt, verdict) ?? Promise.resolve('gone'),
       },
       ownershipChecks: (identity) => current()?.ownershipChecks?.(identity) ?? Promise.resolve([]),
+      reserveProbeHost: (host, intervalMs) =>
+        current()?.reserveProbeHost?.(host, intervalMs) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       maintainLifecycle: () => current()?.maintainLifecycle?.() ?? Promise.resolve({ hidden: 0, restored: 0, purged: 0 }),
       listJson: (filters, page, requester) =>
         current()?.listJson(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),

@@ -278,9 +278,9 @@ export function openCatalog(options: CatalogOptions): Catalog {
       ? {
           // On the writer thread: in turn with the settlements that claim and the writes a check makes.
           ownership: {
-            async claimDue(now, limit) {
+            async claimDue(now, limit, pick) {
               try {
-                return (await writer.run({ op: 'ownership-claim', now, limit })) as OwnershipClaim[];
+                return (await writer.run({ op: 'ownership-claim', now, limit, pick })) as OwnershipClaim[];
               } catch (err) {
                 throw asCatalogError(err);
               }
@@ -306,6 +306,14 @@ export function openCatalog(options: CatalogOptions): Catalog {
       );
       try {
         return (await writer.run({ op: 'lifecycle', now, cuts, limit: LIFECYCLE_BATCH })) as LifecycleBatch;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
+    async reserveProbeHost(host, intervalMs) {
+      // On the writer thread: one small upsert, in turn with the claims it paces.
+      try {
+        return (await writer.run({ op: 'probe-host', now: clock().getTime(), host, intervalMs })) as number;
       } catch (err) {
         throw asCatalogError(err);
       }

@@ -19,6 +19,7 @@ import type { BazaarCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import { livenessListingOf, type LivenessListing } from './liveness.ts';
+import { probeHostOf } from './probe-hosts.ts';
 import type { PaymentFacts } from './quality.ts';
 
 /**
@@ -45,8 +46,10 @@ export const PENDING_RETRY_BASE_MS = 5_000;
 
 /** Whether a failed check leaves the claim pending for another try, and when it is due then. */
 export function pendingRetryAt(verdict: OwnershipVerdict, failures: number, nowMs: number): number | undefined {
-  if (verdict.passed || verdict.code === 'bazaar_origin_names_other_payee' || verdict.code === 'bazaar_listing_owned_by_other_payee')
-    return undefined;
+  if (verdict.passed) return undefined;
+  if ('deferred' in verdict) return nowMs;
+  const final: BazaarCode[] = ['bazaar_origin_names_other_payee', 'bazaar_listing_owned_by_other_payee', 'bazaar_path_params_invalid'];
+  if (final.includes(verdict.code)) return undefined;
   return failures < PENDING_RETRIES ? nowMs + PENDING_RETRY_BASE_MS * 2 ** failures : undefined;
 }
 
@@ -68,8 +71,75 @@ export interface OwnershipClaim extends Omit<LivenessListing, 'previous'> {
   currentOwner?: string;
 }
 
-/** A checker's verdict on a claim. */
-export type OwnershipVerdict = { passed: true } | { passed: false; code: BazaarCode; reason: string };
+/**
+ * A checker's verdict on a claim; `deferred`: the check's safe request met a route that answers only
+ * its declared method (src/net/live-402.ts checkHttpRequest), so the claim is due again at once
+ * (the host's next slot) without counting a failure.
+ */
+export type OwnershipVerdict =
+  | { passed: true }
+  | { passed: false; code: BazaarCode; reason: string }
+  | { passed: false; deferred: true; reason: string };
+
+/**
+ * What a checker's take of due claims respects (docs/CATALOG.md "Ownership and refresh"): each
+ * payTo's claims in turn (a payTo's second claim after every payTo's first), at most
+ * CLAIMS_PER_PAYTO_AT_ONCE in flight for one payTo (`inFlight`, this checker's), and one request
+ * per host per `hostIntervalMs` (src/catalog/probe-hosts.ts): a claim whose host was asked
+ * recently is postponed to the host's next slot, without counting a failure.
+ */
+export interface ClaimPick {
+  hostIntervalMs: number;
+  inFlight: Record<string, number>;
+}
+export const CLAIMS_PER_PAYTO_AT_ONCE = 2;
+/** Candidates one take reads per claim it may take (the rest are skipped payTos or postponed hosts). */
+export const CLAIM_CANDIDATES_PER_SLOT = 8;
+const NO_PICK: ClaimPick = { hostIntervalMs: 0, inFlight: {} };
+
+/** The due pending claims in fair order (each payTo's first, then each one's second, …), oldest first within a round. */
+export const FAIR_DUE_CLAIMS_SQL = (p: (n: number) => string) => `
+  SELECT id, pay_to, resource FROM (
+    SELECT id, pay_to, resource, check_after_ms, ROW_NUMBER() OVER (PARTITION BY pay_to ORDER BY check_after_ms, id) AS turn
+    FROM listing_claims WHERE status = 'pending' AND check_after_ms <= ${p(1)}
+  ) due ORDER BY turn, check_after_ms, id LIMIT ${p(2)}`;
+
+/** One database step of a take: lease a claim (true when this take got it), take a host's slot (0 when taken, else its next time), postpone a claim. */
+export type PickStep =
+  | { op: 'lease'; id: number | string }
+  | { op: 'reserve'; host: string }
+  | { op: 'postpone'; id: number | string; untilMs: number };
+
+/**
+ * The fair take both stores run (claimChecks), as steps a store performs (synchronously on SQLite,
+ * awaited on Postgres): for each candidate in fair order, skipped when its payTo has its share in
+ * flight; else leased (a compare-and-set on its due time, so an instance that took it first wins),
+ * then its host's slot taken, or the claim postponed to that slot without counting a failure.
+ * Returns the ids taken.
+ */
+export function* pickClaims(
+  candidates: Array<{ id: number | string; pay_to: string; resource: string }>,
+  limit: number,
+  pick: ClaimPick = NO_PICK,
+): Generator<PickStep, Array<number | string>, boolean | number | undefined> {
+  const taken: Array<number | string> = [];
+  const inFlight = { ...pick.inFlight };
+  for (const row of candidates) {
+    if (taken.length >= limit) break;
+    if ((inFlight[row.pay_to] ?? 0) >= CLAIMS_PER_PAYTO_AT_ONCE) continue;
+    if (!(yield { op: 'lease', id: row.id })) continue;
+    if (pick.hostIntervalMs > 0) {
+      const next = (yield { op: 'reserve', host: probeHostOf(row.resource) }) as number;
+      if (next !== 0) {
+        yield { op: 'postpone', id: row.id, untilMs: next };
+        continue;
+      }
+    }
+    inFlight[row.pay_to] = (inFlight[row.pay_to] ?? 0) + 1;
+    taken.push(row.id);
+  }
+  return taken;
+}
 
 /** What resolving a claim did. */
 export type ClaimResolution = 'listed' | 'retried' | 'rejected' | 'gone';

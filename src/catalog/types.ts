@@ -9,7 +9,8 @@ import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
 import type { LifecycleBatch } from './lifecycle.ts';
-import type { ClaimOutcome, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from './ownership.ts';
+import type { ProbeHostsPort } from './probe-hosts.ts';
+import type { ClaimOutcome, ClaimPick, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from './ownership.ts';
 
 /**
  * The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses).
@@ -209,13 +210,18 @@ export interface CatalogPort {
    * of the search index and back, and the purge, on the writer thread. Optional as `liveness` is.
    */
   maintainLifecycle?(): Promise<LifecycleBatch>;
+  /**
+   * Takes `host`'s slot for one outbound request (probe-hosts.ts; docs/SECURITY.md): 0 when taken,
+   * else when the host may next be asked (epoch ms). Shared by every instance of the catalog.
+   */
+  reserveProbeHost?(host: string, intervalMs: number): Promise<number>;
   /** POST /discovery/validate's `ownership`: the claims of this identity svc holds (none when ownership is first-settlement). */
   ownershipChecks?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }): Promise<OwnershipCheck[]>;
 }
 
 /** The ownership checker's view of the catalog (ownership.ts OwnershipStorePort, asynchronous). */
 export interface CatalogOwnership {
-  claimDue(now: number, limit: number): Promise<OwnershipClaim[]>;
+  claimDue(now: number, limit: number, pick?: ClaimPick): Promise<OwnershipClaim[]>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict): Promise<ClaimResolution>;
 }
 
@@ -320,6 +326,8 @@ export interface CatalogOptions {
 export interface CatalogStorePort {
   /** Ownership claims (ownership.ts), used when ownership comes from the origin. Optional: a test's store may leave it out. */
   readonly claims?: OwnershipStorePort;
+  /** The hosts' slots of svc's outbound requests (probe-hosts.ts). Optional, like `claims`. */
+  readonly probeHosts?: ProbeHostsPort;
   /** The owner (payTo) of a listing, or undefined when there is none yet. */
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
   /** The ownership check and the write, atomically, with the payment counted in the listing's quality signals. */
@@ -379,7 +387,7 @@ export interface OwnershipStorePort {
   writeOrClaim(draft: ListingDraft, now: Date, payment: PaymentFacts): Awaitable<WriteOutcome | ClaimOutcome>;
   /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
   rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
-  claimChecks(now: number, limit: number): Awaitable<OwnershipClaim[]>;
+  claimChecks(now: number, limit: number, pick?: ClaimPick): Awaitable<OwnershipClaim[]>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;
   checksOf(identity: Identity): Awaitable<OwnershipCheck[]>;
   /** Resources waiting for their first owner: a pending claim and no listing yet (the /metrics `pending` state). */

@@ -942,7 +942,7 @@ export interface components {
             liveness: null | components["schemas"]["ListingLiveness"];
         };
         /**
-         * @description The 10 codes of POST /discovery/validate beyond BazaarCode: its problems' codes for what the live 402 lacks, and its rate limit (429).
+         * @description The 11 codes of POST /discovery/validate beyond BazaarCode: its problems' codes for what the live 402 lacks, and its rate limit (429).
          *
          *     - `svc_validate_rate_limited`: Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_PER_MINUTE); retry after Retry-After seconds.
          *     - `svc_validate_url_invalid`: The url is not an absolute http(s) URL without credentials, or its host may imitate another.
@@ -953,10 +953,11 @@ export interface components {
          *     - `svc_validate_payment_required_invalid`: The target answered with an error, or a 402 without a PaymentRequired @x402/core can decode (PAYMENT-REQUIRED header or JSON body).
          *     - `svc_validate_no_settleable_accept`: No entry of `accepts` is one svc can settle (scheme, network, asset; GET /supported).
          *     - `svc_validate_no_bazaar_extension`: The 402 declares no `bazaar` extension, so a settlement would list nothing.
+         *     - `svc_validate_origin_paced`: svc asked this host less than PROBE_HOST_INTERVAL_SECONDS ago (its checks, validate and re-checks together ask one host at most once in that time), or the route answered svc's safe request as one that answers only its declared method; nothing more was requested. Ask again after the time in the reason.
          *     - `svc_validate_not_judged`: svc could not judge the seller schema now (busy); nothing is wrong with the listing yet. Retry shortly.
          * @enum {string}
          */
-        ValidateCode: "svc_validate_rate_limited" | "svc_validate_url_invalid" | "svc_validate_target_forbidden" | "svc_validate_redirect_refused" | "svc_validate_unreachable" | "svc_validate_no_payment_required" | "svc_validate_payment_required_invalid" | "svc_validate_no_settleable_accept" | "svc_validate_no_bazaar_extension" | "svc_validate_not_judged";
+        ValidateCode: "svc_validate_rate_limited" | "svc_validate_url_invalid" | "svc_validate_target_forbidden" | "svc_validate_redirect_refused" | "svc_validate_unreachable" | "svc_validate_no_payment_required" | "svc_validate_payment_required_invalid" | "svc_validate_no_settleable_accept" | "svc_validate_no_bazaar_extension" | "svc_validate_origin_paced" | "svc_validate_not_judged";
         /**
          * @description A withdrawal signed by the listing's owner (POST /discovery/delist). `resource`, `type` and
          *     `toolName` name the listing exactly as discovery shows it; none may hold a control character
@@ -1392,7 +1393,7 @@ export interface components {
          */
         PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down";
         /**
-         * @description The 12 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 13 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
@@ -1406,9 +1407,10 @@ export interface components {
          *     - `bazaar_origin_names_other_payee`: The resource's own server, asked as a buyer would ask, answered a 402 whose accepts do not name this payTo; nothing was listed.
          *     - `bazaar_origin_not_payable`: The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.
          *     - `bazaar_origin_unreachable`: The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.
+         *     - `bazaar_path_params_invalid`: The route template has no literal path segment, or a pathParams value is empty, a dot segment (`.`, `..`) or holds `/`, `\` or a percent-encoded one, so the filled URL would leave its template; nothing was requested.
          * @enum {string}
          */
-        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable";
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable" | "bazaar_path_params_invalid";
     };
     responses: {
         /**

@@ -23,6 +23,7 @@ import { merchantHandler } from '../handlers/merchant.ts';
 import { mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
 import { delistHandler, delistTextHandler, type MessageVerifier } from '../handlers/delist.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
+import { hostSlotsOf } from '../net/host-slots.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
 import { healthHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
@@ -168,7 +169,13 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
       }),
       jsonObjectBody(),
       openApiValidation(contract, 'svc_malformed_request_body', 'body'),
-      validateHandler({ registry, catalog, fetchImpl: guardedFetch(allowListFromEnv()), timeoutMs: config.probe.timeoutMs }),
+      validateHandler({
+        registry,
+        catalog,
+        fetchImpl: guardedFetch(allowListFromEnv()),
+        timeoutMs: config.probe.timeoutMs,
+        hostSlots: hostSlotsOf(catalog, config.probe.hostIntervalMs),
+      }),
     ),
     // Refused before the body is read when over the rate; a JSON body is checked against the
     // JSON-RPC message schema and a malformed one refused at once; a valid request may wait for

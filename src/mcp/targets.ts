@@ -99,6 +99,8 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
           return { kind: 'free', result: resultOf(live.answer as BoundedBody) };
         case 'forbidden':
           throw new ToolFailure('svc_mcp_target_forbidden', `${live.reason}; nothing was paid.`);
+        case 'refused':
+          throw new ToolFailure(live.code, `${live.reason} Nothing was requested or paid.`);
         case 'error':
           if (live.status === 402)
             throw new ToolFailure(

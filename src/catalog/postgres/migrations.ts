@@ -24,6 +24,7 @@
  */
 import type { PostgresMigrations } from '../../db/postgres.ts';
 import { CLAIMS_MIGRATION } from './claims.ts';
+import { probeHostsTableSql } from '../probe-hosts.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
@@ -595,4 +596,6 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 34: every URL's suffixes in a B-tree, where a `url` page finds the listings holding a substring in one index range
   // (postgres/url-suffixes.ts).
   URL_SUFFIXES_MIGRATION,
+  // The time each host may next be asked by svc's checks, shared by every instance (../probe-hosts.ts).
+  probeHostsTableSql('postgres'),
 ];

@@ -36,6 +36,7 @@
  *    5 to 7 common words reads the revisions by a bound as tight as 3 or 4 words get (revision-scan.ts).
  */
 import { migrateToClaims } from './claims.ts';
+import { probeHostsTableSql } from '../probe-hosts.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
@@ -372,6 +373,8 @@ export const MIGRATIONS: Migration[] = [
   // A list key per accepted entry for its asset with its network and/or scheme, and with the listing's type
   // (list-index.ts), so `asset` combined with them is one key: its total a count, its page one index range.
   migrateToAssetCombinationKeys,
+  // The time each host may next be asked by svc's checks (../probe-hosts.ts; docs/SECURITY.md).
+  (db) => db.exec(probeHostsTableSql('sqlite')),
 ];
 
 /** A new listing's URL terms (../url-search.ts urlTerms). */

@@ -94,13 +94,16 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'lifecycle':
       return store.lifecycle.maintain(request.cuts, now, request.limit);
     case 'ownership-claim':
-      return engine.claimOwnershipChecks(request.now, request.limit);
+      return engine.claimOwnershipChecks(request.now, request.limit, request.pick);
     case 'ownership-resolve':
       return engine.resolveOwnershipCheck(request.key, request.claimedAt, request.verdict, now);
     case 'ownership-checks':
       return engine.ownershipChecks(request.identity);
     case 'ownership-pending':
       return store.claims?.countPending() ?? 0;
+    case 'probe-host':
+      // A store without the table (a test's) bounds nothing.
+      return store.probeHosts?.reserve(request.host, request.now, request.intervalMs) ?? 0;
   }
 }
 
