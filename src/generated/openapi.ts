@@ -947,7 +947,7 @@ export interface components {
          *     - `svc_validate_rate_limited`: Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_PER_MINUTE); retry after Retry-After seconds.
          *     - `svc_validate_url_invalid`: The url is not an absolute http(s) URL without credentials, or its host may imitate another.
          *     - `svc_validate_target_forbidden`: The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.
-         *     - `svc_validate_redirect_refused`: The target redirects to another origin (or too many times); svc does not follow it.
+         *     - `svc_validate_redirect_refused`: The target answered with a redirect; svc's checks follow none (each hop would be one more request of the host, and a buyer pays the URL it is given).
          *     - `svc_validate_unreachable`: The target did not answer within the time bound, or is not a working MCP streamable-HTTP endpoint.
          *     - `svc_validate_no_payment_required`: The unpaid request was answered without asking for payment (no 402), so a buyer never pays.
          *     - `svc_validate_payment_required_invalid`: The target answered with an error, or a 402 without a PaymentRequired @x402/core can decode (PAYMENT-REQUIRED header or JSON body).

@@ -27,8 +27,8 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 15],
     ['SettlementCode', SETTLEMENT_CODES, 14],
-    ['BazaarCode', BAZAAR_CODES, 12],
-    ['ValidateCode', VALIDATE_CODES, 10],
+    ['BazaarCode', BAZAAR_CODES, 13],
+    ['ValidateCode', VALIDATE_CODES, 11],
     ['DelistCode', DELIST_CODES, 7],
     ['McpCode', MCP_CODES, 13],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
