@@ -136,7 +136,8 @@ export const VALIDATE_CODES = {
   svc_validate_url_invalid: 'The url is not an absolute http(s) URL without credentials, or its host may imitate another.',
   svc_validate_target_forbidden:
     'The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.',
-  svc_validate_redirect_refused: "The target answered with a redirect; svc's checks follow none (each hop would be one more request of the host, and a buyer pays the URL it is given).",
+  svc_validate_redirect_refused:
+    "The target answered with a redirect; svc's checks follow none (each hop would be one more request of the host, and a buyer pays the URL it is given).",
   svc_validate_unreachable: 'The target did not answer within the time bound, or is not a working MCP streamable-HTTP endpoint.',
   svc_validate_no_payment_required: 'The unpaid request was answered without asking for payment (no 402), so a buyer never pays.',
   svc_validate_payment_required_invalid:

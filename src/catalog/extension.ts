@@ -86,6 +86,7 @@ export function catalogOpenedLater(
         current()?.search(query, filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       ownership: {
         claimDue: (now, limit, pick) => current()?.ownership?.claimDue(now, limit, pick) ?? Promise.resolve([]),
+        nextDue: () => current()?.ownership?.nextDue?.() ?? Promise.resolve(null),
         resolve: (key, claimedAt, verdict) => current()?.ownership?.resolve(key, claimedAt, verdict) ?? Promise.resolve('gone'),
       },
       ownershipChecks: (identity) => current()?.ownershipChecks?.(identity) ?? Promise.resolve([]),

@@ -285,6 +285,13 @@ export function openCatalog(options: CatalogOptions): Catalog {
                 throw asCatalogError(err);
               }
             },
+            async nextDue() {
+              try {
+                return (await writer.run({ op: 'ownership-next', now: clock().getTime() })) as number | null;
+              } catch (err) {
+                throw asCatalogError(err);
+              }
+            },
             async resolve(key, claimedAt, verdict) {
               try {
                 return (await writer.run({ op: 'ownership-resolve', now: clock().getTime(), key, claimedAt, verdict })) as ClaimResolution;

@@ -77,9 +77,7 @@ export interface OwnershipClaim extends Omit<LivenessListing, 'previous'> {
  * (the host's next slot) without counting a failure.
  */
 export type OwnershipVerdict =
-  | { passed: true }
-  | { passed: false; code: BazaarCode; reason: string }
-  | { passed: false; deferred: true; reason: string };
+  { passed: true } | { passed: false; code: BazaarCode; reason: string } | { passed: false; deferred: true; reason: string };
 
 /**
  * What a checker's take of due claims respects (docs/CATALOG.md "Ownership and refresh"): each
@@ -97,6 +95,13 @@ export const CLAIMS_PER_PAYTO_AT_ONCE = 2;
 export const CLAIM_CANDIDATES_PER_SLOT = 8;
 const NO_PICK: ClaimPick = { hostIntervalMs: 0, inFlight: {} };
 
+/**
+ * Postpones claims to their host's slot: those this take leased, and due ones no checker holds
+ * (a claim another instance leased meanwhile keeps its lease). `$1` the time, `$2` the ids, `$3` now, `$4` the lease's end.
+ */
+export const POSTPONE_CLAIMS_SQL = (p: (n: number) => string, ids: string) =>
+  `UPDATE listing_claims SET check_after_ms = ${p(1)} WHERE id IN (${ids}) AND (check_after_ms <= ${p(3)} OR check_after_ms = ${p(4)})`;
+
 /** The due pending claims in fair order (each payTo's first, then each one's second, …), oldest first within a round. */
 export const FAIR_DUE_CLAIMS_SQL = (p: (n: number) => string) => `
   SELECT id, pay_to, resource FROM (
@@ -104,39 +109,56 @@ export const FAIR_DUE_CLAIMS_SQL = (p: (n: number) => string) => `
     FROM listing_claims WHERE status = 'pending' AND check_after_ms <= ${p(1)}
   ) due ORDER BY turn, check_after_ms, id LIMIT ${p(2)}`;
 
-/** One database step of a take: lease a claim (true when this take got it), take a host's slot (0 when taken, else its next time), postpone a claim. */
+/**
+ * One database step of a take: lease a claim (true when this take got it), take a host's slot (0
+ * when taken, else its next time), postpone claims to their host's next slot (those this take
+ * leased, and due ones no checker holds).
+ */
 export type PickStep =
-  | { op: 'lease'; id: number | string }
-  | { op: 'reserve'; host: string }
-  | { op: 'postpone'; id: number | string; untilMs: number };
+  { op: 'lease'; id: number | string } | { op: 'reserve'; host: string } | { op: 'postpone'; ids: Array<number | string>; untilMs: number };
 
 /**
  * The fair take both stores run (claimChecks), as steps a store performs (synchronously on SQLite,
  * awaited on Postgres): for each candidate in fair order, skipped when its payTo has its share in
- * flight; else leased (a compare-and-set on its due time, so an instance that took it first wins),
- * then its host's slot taken, or the claim postponed to that slot without counting a failure.
- * Returns the ids taken.
+ * flight; set aside when its host's slot is taken (by this take or before it); else leased (a
+ * compare-and-set on its due time, so of several instances one takes it) and its host's slot
+ * taken. The claims set aside are postponed to their host's next slot, without counting a
+ * failure, after every slot is taken, so a request follows its slot closely. Returns the ids taken.
  */
 export function* pickClaims(
   candidates: Array<{ id: number | string; pay_to: string; resource: string }>,
   limit: number,
+  nowMs: number,
   pick: ClaimPick = NO_PICK,
 ): Generator<PickStep, Array<number | string>, boolean | number | undefined> {
   const taken: Array<number | string> = [];
   const inFlight = { ...pick.inFlight };
+  /** Hosts whose slot is not free, with when it frees (Infinity: this take has it), and the claims waiting for them. */
+  const busy = new Map<string, { until: number; ids: Array<number | string> }>();
   for (const row of candidates) {
     if (taken.length >= limit) break;
     if ((inFlight[row.pay_to] ?? 0) >= CLAIMS_PER_PAYTO_AT_ONCE) continue;
+    const host = probeHostOf(row.resource);
+    const waiting = busy.get(host);
+    if (waiting) {
+      waiting.ids.push(row.id);
+      continue;
+    }
     if (!(yield { op: 'lease', id: row.id })) continue;
     if (pick.hostIntervalMs > 0) {
-      const next = (yield { op: 'reserve', host: probeHostOf(row.resource) }) as number;
+      const next = (yield { op: 'reserve', host }) as number;
       if (next !== 0) {
-        yield { op: 'postpone', id: row.id, untilMs: next };
+        busy.set(host, { until: next, ids: [row.id] });
         continue;
       }
+      busy.set(host, { until: Infinity, ids: [] });
     }
     inFlight[row.pay_to] = (inFlight[row.pay_to] ?? 0) + 1;
     taken.push(row.id);
+  }
+  for (const { until, ids } of busy.values()) {
+    // A host this take asks now frees one interval from now.
+    if (ids.length > 0) yield { op: 'postpone', ids, untilMs: until === Infinity ? nowMs + pick.hostIntervalMs : until };
   }
   return taken;
 }
@@ -223,6 +245,9 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
   if (payment.id !== undefined && payments.some((p) => p.id === payment.id)) return payments;
   return payments.length >= MAX_CLAIM_PAYMENTS ? payments : [...payments, payment];
 }
+
+/** OwnershipStorePort.nextDue: the earliest due time of a pending claim (the due index's first entry). */
+export const NEXT_DUE_SQL = "SELECT MIN(check_after_ms) AS at FROM listing_claims WHERE status = 'pending'";
 
 /** OwnershipStorePort.countPending: identities with a pending claim and no listing. */
 export const COUNT_PENDING_SQL = `SELECT COUNT(*) AS n FROM (SELECT DISTINCT resource, type, tool_name FROM listing_claims c

@@ -10,7 +10,15 @@ import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
 import type { LifecycleBatch } from './lifecycle.ts';
 import type { ProbeHostsPort } from './probe-hosts.ts';
-import type { ClaimOutcome, ClaimPick, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from './ownership.ts';
+import type {
+  ClaimOutcome,
+  ClaimPick,
+  ClaimResolution,
+  OwnershipCheck,
+  OwnershipClaim,
+  OwnershipMode,
+  OwnershipVerdict,
+} from './ownership.ts';
 
 /**
  * The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses).
@@ -222,6 +230,8 @@ export interface CatalogPort {
 /** The ownership checker's view of the catalog (ownership.ts OwnershipStorePort, asynchronous). */
 export interface CatalogOwnership {
   claimDue(now: number, limit: number, pick?: ClaimPick): Promise<OwnershipClaim[]>;
+  /** OwnershipStorePort.nextDue. Optional: a test's catalog may leave it out (its checker then runs on its timer). */
+  nextDue?(): Promise<number | null>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict): Promise<ClaimResolution>;
 }
 
@@ -388,6 +398,8 @@ export interface OwnershipStorePort {
   /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
   rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
   claimChecks(now: number, limit: number, pick?: ClaimPick): Awaitable<OwnershipClaim[]>;
+  /** When the earliest pending claim is due (epoch ms; null: none pending), so a checker wakes for a claim postponed to its host's slot. */
+  nextDue(): Awaitable<number | null>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;
   checksOf(identity: Identity): Awaitable<OwnershipCheck[]>;
   /** Resources waiting for their first owner: a pending claim and no listing yet (the /metrics `pending` state). */

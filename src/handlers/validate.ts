@@ -233,7 +233,11 @@ async function checkListing(request: ValidateRequest, deps: ValidateDeps): Promi
   }
   if (nextSlot !== 0) {
     const after = new Date(nextSlot).toISOString();
-    checks.push({ name: 'reachable', ok: false, detail: `not requested: ${parsed.hostname} was asked less than PROBE_HOST_INTERVAL_SECONDS ago` });
+    checks.push({
+      name: 'reachable',
+      ok: false,
+      detail: `not requested: ${parsed.hostname} was asked less than PROBE_HOST_INTERVAL_SECONDS ago`,
+    });
     problems.push({
       code: 'svc_validate_origin_paced',
       reason: `svc asks one host at most once per PROBE_HOST_INTERVAL_SECONDS for its ownership checks, validate, re-checks and liveness together, and asked ${parsed.hostname} less than that ago; nothing was requested. Validate again after ${after} (docs/SECURITY.md "Requests svc makes of sellers' hosts").`,

@@ -13,19 +13,19 @@ export type HostSlots = (url: string, nowMs: number) => Promise<number>;
 /** Slots in this process only: for a catalog that keeps none (tests). */
 export function memoryHostSlots(intervalMs: number): HostSlots {
   const next = new Map<string, number>();
-  return async (url, nowMs) => {
+  return (url, nowMs) => {
     const host = probeHostOf(url);
     const at = next.get(host) ?? 0;
-    if (intervalMs > 0 && at > nowMs) return at;
+    if (intervalMs > 0 && at > nowMs) return Promise.resolve(at);
     next.set(host, nowMs + intervalMs);
     if (next.size > 10_000) for (const [h, t] of next) if (t <= nowMs) next.delete(h);
-    return 0;
+    return Promise.resolve(0);
   };
 }
 
 /** The catalog's shared slots (its writer thread's clock); memory when it keeps none; every request allowed at interval 0. */
 export function hostSlotsOf(catalog: Pick<CatalogPort, 'reserveProbeHost'>, intervalMs: number): HostSlots {
-  if (intervalMs <= 0) return async () => 0;
+  if (intervalMs <= 0) return () => Promise.resolve(0);
   const reserve = catalog.reserveProbeHost?.bind(catalog);
   return reserve ? (url) => reserve(probeHostOf(url), intervalMs) : memoryHostSlots(intervalMs);
 }

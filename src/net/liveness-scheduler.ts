@@ -103,11 +103,7 @@ export function startLivenessChecks(
   store: CatalogLiveness | undefined,
   probe: Pick<ProbeConfig, 'liveness' | 'timeoutMs'>,
   log: LivenessSchedulerLog,
-  {
-    clock = () => new Date(),
-    passMs,
-    hostSlots,
-  }: { clock?: (() => Date) | undefined; passMs?: number | undefined; hostSlots: HostSlots },
+  { clock = () => new Date(), passMs, hostSlots }: { clock?: (() => Date) | undefined; passMs?: number | undefined; hostSlots: HostSlots },
 ): LivenessScheduler | null {
   const { perMinute, intervalMs, concurrency } = probe.liveness;
   if (perMinute <= 0 || !store) return null;

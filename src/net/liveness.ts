@@ -162,4 +162,3 @@ export function probeTargetOf(listing: Omit<LivenessListing, 'previous'>): LiveT
         ...(listing.pathParams ? { pathParams: listing.pathParams } : {}),
       };
 }
-

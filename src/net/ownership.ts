@@ -130,6 +130,7 @@ export class OwnershipChecker {
   private readonly options: OwnershipCheckerOptions;
   private readonly log: OwnershipLog;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private dueTimer: ReturnType<typeof setTimeout> | undefined;
   private filling: Promise<number> | undefined;
   /** A wake arrived while a take ran: take again after it. */
   private again = false;
@@ -187,7 +188,20 @@ export class OwnershipChecker {
         for (const claim of due) this.check(claim, claimedAt);
       }
     } while (this.again && !this.stopped);
+    if (this.checks.size < CHECKS_AT_ONCE) await this.wakeAtNextDue();
     return took;
+  }
+
+  /** A take when the earliest pending claim falls due (one postponed to its host's slot, a retry), if before the next pass. */
+  private async wakeAtNextDue(): Promise<void> {
+    const next = await this.options.store.nextDue?.();
+    clearTimeout(this.dueTimer);
+    if (next === null || next === undefined || this.stopped) return;
+    // A claim leased by another checker is due when its lease ends: that is the timer's work, not this wake's.
+    const delayMs = Math.max(0, next - this.options.clock().getTime());
+    if (delayMs > MAX_IDLE_PASS_MS) return;
+    this.dueTimer = setTimeout(() => this.wake(), delayMs + 5);
+    this.dueTimer.unref();
   }
 
   private check(claim: OwnershipClaim, claimedAt: number): void {
@@ -242,6 +256,7 @@ export class OwnershipChecker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.dueTimer);
     if (this.checks.size === 0 && !this.filling) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([

@@ -282,7 +282,13 @@ describe('a templated listing is called with its pathParams', () => {
       url: 'https://api.example.com/users/42/posts/1',
       method: 'GET',
     });
-    const post = checkHttpRequest({ type: 'http', url: 'https://api.example.com/v/:id', method: 'DELETE', input: { confirm: 'yes' }, pathParams: { id: '1' } });
+    const post = checkHttpRequest({
+      type: 'http',
+      url: 'https://api.example.com/v/:id',
+      method: 'DELETE',
+      input: { confirm: 'yes' },
+      pathParams: { id: '1' },
+    });
     expect(post).toEqual({ url: 'https://api.example.com/v/1', method: 'GET', init: { method: 'GET' } });
   });
 

@@ -13,9 +13,11 @@ import {
   CLAIM_CANDIDATES_PER_SLOT,
   CLAIM_LEASE_MS,
   FAIR_DUE_CLAIMS_SQL,
+  POSTPONE_CLAIMS_SQL,
   pickClaims,
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
+  NEXT_DUE_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
   ownershipCheckOf,
@@ -110,13 +112,13 @@ export async function rememberedRejection(
  */
 export async function claimChecks(db: Db, now: number, limit: number, pick?: ClaimPick): Promise<OwnershipClaim[]> {
   const candidates = (
-    await db.query<{ id: string; pay_to: string; resource: string }>(FAIR_DUE_CLAIMS_SQL((n) => `$${n}`), [
-      now,
-      limit * CLAIM_CANDIDATES_PER_SLOT,
-    ])
+    await db.query<{ id: string; pay_to: string; resource: string }>(
+      FAIR_DUE_CLAIMS_SQL((n) => `$${n}`),
+      [now, limit * CLAIM_CANDIDATES_PER_SLOT],
+    )
   ).rows;
   const hosts = postgresProbeHosts(db, async () => {});
-  const steps = pickClaims(candidates, limit, pick);
+  const steps = pickClaims(candidates, limit, now, pick);
   let step = steps.next();
   while (!step.done) {
     const s = step.value;
@@ -131,7 +133,14 @@ export async function claimChecks(db: Db, now: number, limit: number, pick?: Cla
         ).rowCount ?? 0) > 0,
       );
     else if (s.op === 'reserve') step = steps.next(await hosts.reserve(s.host, now, pick!.hostIntervalMs));
-    else step = steps.next((await db.query('UPDATE listing_claims SET check_after_ms = $1 WHERE id = $2', [s.untilMs, s.id]), undefined));
+    else
+      step = steps.next(
+        (await db.query(
+          POSTPONE_CLAIMS_SQL((n) => `$${n}`, 'SELECT unnest($2::bigint[])'),
+          [s.untilMs, s.ids, now, now + CLAIM_LEASE_MS],
+        ),
+        undefined),
+      );
   }
   if (step.value.length === 0) return [];
   const rows = (
@@ -255,6 +264,11 @@ export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: Locke
       );
     },
     checksOf: async (identity) => (await ready(), checksOf(pool, identity)),
+    nextDue: async () => {
+      await ready();
+      const at = (await pool.query<{ at: string | null }>(NEXT_DUE_SQL)).rows[0]?.at;
+      return at === null || at === undefined ? null : Number(at);
+    },
     countPending: async () => (await ready(), Number((await pool.query<{ n: string }>(COUNT_PENDING_SQL)).rows[0]!.n)),
   };
 }

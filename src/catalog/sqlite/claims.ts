@@ -14,9 +14,11 @@ import {
   CLAIM_CANDIDATES_PER_SLOT,
   CLAIM_LEASE_MS,
   FAIR_DUE_CLAIMS_SQL,
+  POSTPONE_CLAIMS_SQL,
   pickClaims,
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
+  NEXT_DUE_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
   ownershipCheckOf,
@@ -118,14 +120,17 @@ export function claimChecks(db: DatabaseSync, now: number, limit: number, pick?:
     }>;
     const hosts = sqliteProbeHosts(db, () => {});
     const lease = cachedStatement(db, 'UPDATE listing_claims SET check_after_ms = ? WHERE id = ? AND check_after_ms <= ?');
-    const postpone = cachedStatement(db, 'UPDATE listing_claims SET check_after_ms = ? WHERE id = ?');
-    const steps = pickClaims(candidates, limit, pick);
+    const postpone = cachedStatement(
+      db,
+      POSTPONE_CLAIMS_SQL((n) => `?${n}`, 'SELECT value FROM json_each(?2)'),
+    );
+    const steps = pickClaims(candidates, limit, now, pick);
     let step = steps.next();
     while (!step.done) {
       const s = step.value;
       if (s.op === 'lease') step = steps.next(Number(lease.run(now + CLAIM_LEASE_MS, s.id, now).changes) > 0);
       else if (s.op === 'reserve') step = steps.next(hosts.reserve(s.host, now, pick!.hostIntervalMs) as number);
-      else step = steps.next((postpone.run(s.untilMs, s.id), undefined));
+      else step = steps.next((postpone.run(s.untilMs, JSON.stringify(s.ids), now, now + CLAIM_LEASE_MS), undefined));
     }
     const taken = step.value;
     const byId = cachedStatement(db, 'SELECT * FROM listing_claims WHERE id = ?');
@@ -220,6 +225,11 @@ export function claimsPort(
       return resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => writeListing(draft, now, payment));
     },
     checksOf: (identity) => (usable(false), checksOf(db, identity)),
+    nextDue: () => {
+      usable(false);
+      const at = (cachedStatement(db, NEXT_DUE_SQL).get() as { at: number | null }).at;
+      return at === null ? null : Number(at);
+    },
     countPending: () => (usable(false), Number((cachedStatement(db, COUNT_PENDING_SQL).get() as { n: number }).n)),
   };
 }

@@ -64,6 +64,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'ownership-resolve'; key: string; claimedAt: number; verdict: OwnershipVerdict }
   | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }
   | { op: 'ownership-pending' }
+  | { op: 'ownership-next' }
   | { op: 'probe-host'; host: string; intervalMs: number }
 );
 

@@ -101,6 +101,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return engine.ownershipChecks(request.identity);
     case 'ownership-pending':
       return store.claims?.countPending() ?? 0;
+    case 'ownership-next':
+      return store.claims?.nextDue() ?? null;
     case 'probe-host':
       // A store without the table (a test's) bounds nothing.
       return store.probeHosts?.reserve(request.host, request.now, request.intervalMs) ?? 0;
