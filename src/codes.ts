@@ -166,6 +166,8 @@ export const DELIST_CODES = {
   svc_delist_not_owner: "payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.",
   svc_delist_replayed:
     'A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.',
+  svc_recheck_no_claim:
+    'payTo holds no pending or rejected claim on this listing that svc can check again (POST /discovery/recheck); nothing was requested. A settlement with the bazaar extension makes one.',
 } as const;
 
 /** Agent tool codes (docs/MCP.md), in structuredContent.errorCode. */

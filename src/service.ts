@@ -215,6 +215,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     priority,
     contract,
     verifyMessage: verifySignedMessage,
+    wakeOwnershipChecks: () => ownership?.wake(),
     clock: overrides.clock ?? (() => new Date()),
   });
   const servers: RunningServer[] = [];

@@ -90,6 +90,7 @@ export function catalogOpenedLater(
         resolve: (key, claimedAt, verdict) => current()?.ownership?.resolve(key, claimedAt, verdict) ?? Promise.resolve('gone'),
       },
       ownershipChecks: (identity) => current()?.ownershipChecks?.(identity) ?? Promise.resolve([]),
+      recheckClaim: (identity, payTo) => current()?.recheckClaim?.(identity, payTo) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       reserveProbeHost: (host, intervalMs) =>
         current()?.reserveProbeHost?.(host, intervalMs) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       maintainLifecycle: () => current()?.maintainLifecycle?.() ?? Promise.resolve({ hidden: 0, restored: 0, purged: 0 }),

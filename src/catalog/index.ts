@@ -317,6 +317,15 @@ export function openCatalog(options: CatalogOptions): Catalog {
         throw asCatalogError(err);
       }
     },
+    async recheckClaim({ resource, type, toolName }, payTo) {
+      if (options.ownership !== 'origin') return false;
+      const identity = { resource, type, toolName: type === 'mcp' ? (toolName ?? '') : '' };
+      try {
+        return (await writer.run({ op: 'ownership-recheck', now: clock().getTime(), identity, payTo })) as boolean;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
     async reserveProbeHost(host, intervalMs) {
       // On the writer thread: one small upsert, in turn with the claims it paces.
       try {

@@ -246,6 +246,11 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
   return payments.length >= MAX_CLAIM_PAYMENTS ? payments : [...payments, payment];
 }
 
+/** OwnershipStorePort.recheck: the claim (kept with its draft when rejected) pending and due at once; `$1`..`$4` identity and payTo. */
+export const RECHECK_SQL = (p: (n: number) => string) =>
+  `UPDATE listing_claims SET status = 'pending', check_after_ms = 0
+   WHERE resource = ${p(1)} AND type = ${p(2)} AND tool_name = ${p(3)} AND pay_to = ${p(4)} AND draft IS NOT NULL`;
+
 /** OwnershipStorePort.nextDue: the earliest due time of a pending claim (the due index's first entry). */
 export const NEXT_DUE_SQL = "SELECT MIN(check_after_ms) AS at FROM listing_claims WHERE status = 'pending'";
 

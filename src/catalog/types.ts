@@ -223,6 +223,8 @@ export interface CatalogPort {
    * else when the host may next be asked (epoch ms). Shared by every instance of the catalog.
    */
   reserveProbeHost?(host: string, intervalMs: number): Promise<number>;
+  /** POST /discovery/recheck: `payTo`'s pending or rejected claim on the listing due now; false when it holds none. */
+  recheckClaim?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }, payTo: string): Promise<boolean>;
   /** POST /discovery/validate's `ownership`: the claims of this identity svc holds (none when ownership is first-settlement). */
   ownershipChecks?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }): Promise<OwnershipCheck[]>;
 }
@@ -398,6 +400,8 @@ export interface OwnershipStorePort {
   /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
   rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
   claimChecks(now: number, limit: number, pick?: ClaimPick): Awaitable<OwnershipClaim[]>;
+  /** A pending or rejected claim of `payTo` with its draft made due now (POST /discovery/recheck); false when there is none. */
+  recheck(identity: Identity, payTo: string): Awaitable<boolean>;
   /** When the earliest pending claim is due (epoch ms; null: none pending), so a checker wakes for a claim postponed to its host's slot. */
   nextDue(): Awaitable<number | null>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;

@@ -375,6 +375,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/discovery/recheck": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The text a claimant signs to have its origin checked again, without paying
+         * @description The exact text to sign for POST /discovery/recheck (docs/SELLER.md "Checked again without
+         *     paying"), issued now by svc's clock: GET /discovery/delist's eight lines with `svc recheck`
+         *     as the first, so a signed re-check can never be used as a withdrawal, nor a withdrawal as a
+         *     re-check. Nothing is looked up.
+         */
+        get: operations["getRecheckText"];
+        put?: never;
+        /**
+         * Check a pending or rejected claim's origin again, without paying, signed by its payTo
+         * @description The payTo of a claim (a settlement whose listing waits for, or failed, the check of its
+         *     resource's own server; validate's `ownership`) has svc ask that server again without
+         *     another payment (docs/SELLER.md "Checked again without paying"; docs/CATALOG.md
+         *     "Ownership and refresh"). The body is a DelistRequest signed exactly as a withdrawal is,
+         *     over the text GET /discovery/recheck hands out (first line `svc recheck`), and is checked
+         *     in the same order: shape (400 `svc_malformed_request_body`), time (400 `svc_delist_stale`),
+         *     catalog (403 `svc_delist_other_catalog`), signature by `payTo` (403
+         *     `svc_delist_signature_invalid`); then the claim: `payTo` must hold a pending or rejected
+         *     claim on the listing (404 `svc_recheck_no_claim`).
+         *
+         *     svc then checks the claim as a settlement's check would (the same request, and the same
+         *     bound: one request per host per PROBE_HOST_INTERVAL_SECONDS for every check together) and
+         *     answers what it found, waiting at most PROBE_TIMEOUT_MS and a second: `listed` (the server
+         *     named `payTo`; the listing is in list and search), `rejected` (with the check's code and
+         *     reason), or `processing` (the host was asked less than the interval ago, or it did not
+         *     answer usably yet: the check runs at the time `reason` names). Rate-limited with
+         *     POST /discovery/validate (the same VALIDATE_RATE_PER_MINUTE and VALIDATE_GLOBAL_PER_MINUTE
+         *     budget).
+         */
+        post: operations["recheckOwnershipClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1021,8 +1065,22 @@ export interface components {
              */
             delisted: true;
         };
+        /** @description What POST /discovery/recheck's check of the claim found. */
+        RecheckResponse: {
+            /**
+             * @description `listed`: the resource's server named `payTo`; the listing is in list and search.
+             *     `rejected`: the check failed (`check` has its code and reason). `processing`: not
+             *     checked within the wait (the host's next slot, or a retry after an answer svc could not
+             *     use); `reason` says when svc asks.
+             * @enum {string}
+             */
+            status: "listed" | "rejected" | "processing";
+            /** @description What svc asked and what it found, or when it asks. */
+            reason: string;
+            check?: components["schemas"]["OwnershipCheck"];
+        };
         /**
-         * @description The 7 codes of POST /discovery/delist: why a withdrawal was refused, and its rate limit (429).
+         * @description The 8 codes of the signed discovery requests: why POST /discovery/delist refused a withdrawal (and its rate limit, 429), and why POST /discovery/recheck refused a re-check (its signature is checked with the same codes).
          *
          *     - `svc_delist_rate_limited`: Too many delist requests from this client address (DELIST_RATE_PER_MINUTE); nothing was changed. Retry after Retry-After seconds.
          *     - `svc_delist_stale`: issuedAt is more than 5 minutes before svc's clock or more than 1 minute after it (the allowed clock skew); sign the text GET /discovery/delist hands out, issued now.
@@ -1031,9 +1089,10 @@ export interface components {
          *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName (copy them from the listing as discovery shows it).
          *     - `svc_delist_not_owner`: payTo is not the listing's owner (the payTo of the settlement that listed it); nothing was changed.
          *     - `svc_delist_replayed`: A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.
+         *     - `svc_recheck_no_claim`: payTo holds no pending or rejected claim on this listing that svc can check again (POST /discovery/recheck); nothing was requested. A settlement with the bazaar extension makes one.
          * @enum {string}
          */
-        DelistCode: "svc_delist_rate_limited" | "svc_delist_stale" | "svc_delist_signature_invalid" | "svc_delist_other_catalog" | "svc_delist_unknown_listing" | "svc_delist_not_owner" | "svc_delist_replayed";
+        DelistCode: "svc_delist_rate_limited" | "svc_delist_stale" | "svc_delist_signature_invalid" | "svc_delist_other_catalog" | "svc_delist_unknown_listing" | "svc_delist_not_owner" | "svc_delist_replayed" | "svc_recheck_no_claim";
         /** @description A catalog listing (docs/CATALOG.md). Additional properties are allowed. */
         DiscoveryResource: {
             /** @description Canonical URL (origin + routeTemplate or pathname; query and fragment stripped). */
@@ -2713,6 +2772,137 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    getRecheckText: {
+        parameters: {
+            query: {
+                /**
+                 * @description The claimed listing's canonical resource URL, as validate's `ownership` shows its identity.
+                 * @example https://api.example.com/weather
+                 */
+                resource: string;
+                /**
+                 * @description The listing's type (`http` or `mcp`).
+                 * @example http
+                 */
+                type: string;
+                /** @description The MCP tool's name; absent or "" for an http listing. */
+                toolName?: string;
+                /**
+                 * @description The claimant's account address (G…), the payTo of the settlement that made the claim, the key that will sign.
+                 * @example GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H
+                 */
+                payTo: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text to sign, with the `issuedAt` it names (send it back unchanged in the POST). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelistText"];
+                };
+            };
+            /** @description A parameter is missing, repeated, undeclared or malformed (`svc_invalid_query_parameter`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    recheckOwnershipClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DelistRequest"];
+            };
+        };
+        responses: {
+            /** @description What the check found. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecheckResponse"];
+                };
+            };
+            /**
+             * @description The body is not a DelistRequest (`svc_malformed_request_body`), or `issuedAt` is more
+             *     than 5 minutes before svc's clock or more than 1 minute after it (`svc_delist_stale`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description The message was signed for another catalog (`svc_delist_other_catalog`), or the signature
+             *     is not by `payTo` of this catalog's re-check text (`svc_delist_signature_invalid`). Nothing was requested.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description `payTo` holds no pending or rejected claim on this (resource, type, toolName) that svc can
+             *     check again (`svc_recheck_no_claim`): settle a payment with the bazaar extension to make one.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_recheck_no_claim",
+                     *         "reason": "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H holds no pending or rejected claim on http https://api.example.com/weather; nothing was requested."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["ValidateTooLarge"];
+            429: components["responses"]["ValidateRateLimited"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
         };
     };
     getHealth: {

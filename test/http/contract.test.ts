@@ -29,7 +29,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['SettlementCode', SETTLEMENT_CODES, 14],
     ['BazaarCode', BAZAAR_CODES, 13],
     ['ValidateCode', VALIDATE_CODES, 11],
-    ['DelistCode', DELIST_CODES, 7],
+    ['DelistCode', DELIST_CODES, 8],
     ['McpCode', MCP_CODES, 13],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
     // The MCP tool codes are not HTTP codes: they live in mcp-codes.yaml, not in openapi.yaml.

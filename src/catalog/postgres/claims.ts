@@ -18,6 +18,7 @@ import {
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
   NEXT_DUE_SQL,
+  RECHECK_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
   ownershipCheckOf,
@@ -264,6 +265,14 @@ export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: Locke
       );
     },
     checksOf: async (identity) => (await ready(), checksOf(pool, identity)),
+    recheck: async (identity, payTo) => {
+      await ready();
+      const done = await pool.query(
+        RECHECK_SQL((n) => `$${n}`),
+        [identity.resource, identity.type, identity.toolName, payTo],
+      );
+      return (done.rowCount ?? 0) > 0;
+    },
     nextDue: async () => {
       await ready();
       const at = (await pool.query<{ at: string | null }>(NEXT_DUE_SQL)).rows[0]?.at;

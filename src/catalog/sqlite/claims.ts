@@ -19,6 +19,7 @@ import {
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
   NEXT_DUE_SQL,
+  RECHECK_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
   ownershipCheckOf,
@@ -225,6 +226,11 @@ export function claimsPort(
       return resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => writeListing(draft, now, payment));
     },
     checksOf: (identity) => (usable(false), checksOf(db, identity)),
+    recheck: (identity, payTo) => {
+      usable(true);
+      const q = (n: number) => `?${n}`;
+      return Number(cachedStatement(db, RECHECK_SQL(q)).run(identity.resource, identity.type, identity.toolName, payTo).changes) > 0;
+    },
     nextDue: () => {
       usable(false);
       const at = (cachedStatement(db, NEXT_DUE_SQL).get() as { at: number | null }).at;

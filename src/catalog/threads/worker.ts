@@ -101,6 +101,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return engine.ownershipChecks(request.identity);
     case 'ownership-pending':
       return store.claims?.countPending() ?? 0;
+    case 'ownership-recheck':
+      return store.claims?.recheck(request.identity, request.payTo) ?? false;
     case 'ownership-next':
       return store.claims?.nextDue() ?? null;
     case 'probe-host':
