@@ -122,6 +122,8 @@ export const BAZAAR_CODES = {
     "The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.",
   bazaar_origin_unreachable:
     "The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.",
+  bazaar_claims_backlog_full:
+    "This payTo already has 256 claims waiting for their origins' checks; this settlement's claim was not recorded (the payment was settled). Settle again once they are checked.",
   bazaar_path_params_invalid:
     'The route template has no literal path segment, or a pathParams value is empty, a dot segment (`.`, `..`) or holds `/`, `\\` or a percent-encoded one, so the filled URL would leave its template; nothing was requested.',
 } as const;

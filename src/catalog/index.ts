@@ -16,7 +16,7 @@ import { filterViolation, normalizeFilters, type DiscoveryFilters } from '../fil
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import { failingBefore, type LivenessListing } from './liveness.ts';
-import type { ClaimResolution, OwnershipCheck, OwnershipClaim } from './ownership.ts';
+import type { ClaimBacklog, ClaimResolution, OwnershipCheck, OwnershipClaim } from './ownership.ts';
 import { fileIdentity } from '../db/sqlite.ts';
 import {
   CatalogQueryError,
@@ -326,6 +326,17 @@ export function openCatalog(options: CatalogOptions): Catalog {
         throw asCatalogError(err);
       }
     },
+    ...(options.ownership === 'origin'
+      ? {
+          async claimBacklog() {
+            try {
+              return (await readers.run({ op: 'ownership-backlog', now: clock().getTime() }, metricsLane)) as ClaimBacklog;
+            } catch (err) {
+              throw asCatalogError(err);
+            }
+          },
+        }
+      : {}),
     async reserveProbeHost(host, intervalMs) {
       // On the writer thread: one small upsert, in turn with the claims it paces.
       try {

@@ -55,6 +55,27 @@ export function pendingRetryAt(verdict: OwnershipVerdict, failures: number, nowM
 
 /** A rejected claim is forgotten this long after it may be retried (pruned a few at a time by writes). */
 export const REJECTED_MEMORY_MS = 7 * 24 * 3_600_000;
+/**
+ * Claims of one payTo waiting for their checks at most: its next new claim is refused
+ * (bazaar_claims_backlog_full), so one payTo's flood cannot grow the backlog without bound (each
+ * claim is a paid settlement, and the fee budgets bound the payTos).
+ */
+export const MAX_PENDING_CLAIMS_PER_PAYTO = 256;
+export const PENDING_OF_PAYTO_SQL = (p: (n: number) => string) =>
+  `SELECT COUNT(*) AS n FROM listing_claims WHERE pay_to = ${p(1)} AND status = 'pending'`;
+export const backlogFull = (payTo: string): Extract<ClaimOutcome, { status: 'rejected' }> => ({
+  status: 'rejected',
+  code: 'bazaar_claims_backlog_full',
+  reason: `${payTo} already has ${MAX_PENDING_CLAIMS_PER_PAYTO} claims waiting for their resources' servers to be asked (one request per host per PROBE_HOST_INTERVAL_SECONDS); this settlement was settled but its claim was not recorded. Settle again once they are checked (POST /discovery/validate shows a claim's state).`,
+});
+/** The /metrics backlog: pending claims, and the settlement time of the oldest. */
+export const CLAIM_BACKLOG_SQL = "SELECT COUNT(*) AS n, MIN(settled_at) AS oldest FROM listing_claims WHERE status = 'pending'";
+export interface ClaimBacklog {
+  pending: number;
+  /** RFC 3339 settlement time of the oldest pending claim; null when none. */
+  oldestSettledAt: string | null;
+}
+
 /** Payments a pending claim keeps for the listing's quality signals (later ones are still settled, not counted). */
 export const MAX_CLAIM_PAYMENTS = 16;
 /** Claims of one identity validate shows at most (latest first). */

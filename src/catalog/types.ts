@@ -11,6 +11,7 @@ import type { LivenessListing, LivenessRecord } from './liveness.ts';
 import type { LifecycleBatch } from './lifecycle.ts';
 import type { ProbeHostsPort } from './probe-hosts.ts';
 import type {
+  ClaimBacklog,
   ClaimOutcome,
   ClaimPick,
   ClaimResolution,
@@ -188,6 +189,8 @@ export interface CatalogPort {
    * Optional so that a catalog for tests may leave it out.
    */
   listingCounts?(): Promise<ListingCounts>;
+  /** The ownership claims waiting for their checks (the /metrics backlog gauges); absent when ownership is first-settlement. */
+  claimBacklog?(): Promise<ClaimBacklog>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**
@@ -400,6 +403,8 @@ export interface OwnershipStorePort {
   /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
   rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
   claimChecks(now: number, limit: number, pick?: ClaimPick): Awaitable<OwnershipClaim[]>;
+  /** The pending claims and the oldest one's settlement time (the /metrics backlog gauges). */
+  backlog(): Awaitable<ClaimBacklog>;
   /** A pending or rejected claim of `payTo` with its draft made due now (POST /discovery/recheck); false when there is none. */
   recheck(identity: Identity, payTo: string): Awaitable<boolean>;
   /** When the earliest pending claim is due (epoch ms; null: none pending), so a checker wakes for a claim postponed to its host's slot. */

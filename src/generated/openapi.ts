@@ -1452,7 +1452,7 @@ export interface components {
          */
         PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down";
         /**
-         * @description The 13 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 14 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
@@ -1466,10 +1466,11 @@ export interface components {
          *     - `bazaar_origin_names_other_payee`: The resource's own server, asked as a buyer would ask, answered a 402 whose accepts do not name this payTo; nothing was listed.
          *     - `bazaar_origin_not_payable`: The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.
          *     - `bazaar_origin_unreachable`: The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.
+         *     - `bazaar_claims_backlog_full`: This payTo already has 256 claims waiting for their origins' checks; this settlement's claim was not recorded (the payment was settled). Settle again once they are checked.
          *     - `bazaar_path_params_invalid`: The route template has no literal path segment, or a pathParams value is empty, a dot segment (`.`, `..`) or holds `/`, `\` or a percent-encoded one, so the filled URL would leave its template; nothing was requested.
          * @enum {string}
          */
-        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable" | "bazaar_path_params_invalid";
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable" | "bazaar_claims_backlog_full" | "bazaar_path_params_invalid";
     };
     responses: {
         /**

@@ -27,7 +27,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 15],
     ['SettlementCode', SETTLEMENT_CODES, 14],
-    ['BazaarCode', BAZAAR_CODES, 13],
+    ['BazaarCode', BAZAAR_CODES, 14],
     ['ValidateCode', VALIDATE_CODES, 11],
     ['DelistCode', DELIST_CODES, 8],
     ['McpCode', MCP_CODES, 13],

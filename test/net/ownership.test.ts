@@ -11,7 +11,12 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { PENDING_RETRY_BASE_MS, REJECTED_RETRY_BASE_MS, type OwnershipClaim } from '../../src/catalog/ownership.ts';
+import {
+  MAX_PENDING_CLAIMS_PER_PAYTO,
+  PENDING_RETRY_BASE_MS,
+  REJECTED_RETRY_BASE_MS,
+  type OwnershipClaim,
+} from '../../src/catalog/ownership.ts';
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { migrateToClaims } from '../../src/catalog/sqlite/claims.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
@@ -257,4 +262,27 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       before.close();
     }
   });
+
+  it('one payTo holds at most 256 claims waiting: its next new claim is refused, another payTo still claims; the backlog is counted', async () => {
+    const t = await open();
+    try {
+      for (let n = 0; n < MAX_PENDING_CLAIMS_PER_PAYTO; n++)
+        expect(await t.catalog.recordSettlement(settlement({ url: `https://flood.example.com/p${n}`, payTo: PAY_TO_C }))).toEqual({
+          status: 'processing',
+        });
+      const refused = await t.catalog.recordSettlement(settlement({ url: 'https://flood.example.com/more', payTo: PAY_TO_C }));
+      expect(refused).toMatchObject({ status: 'rejected', code: 'bazaar_claims_backlog_full' });
+      // A claim it holds still takes its next payment; another payTo is not affected.
+      expect(await t.catalog.recordSettlement(settlement({ url: 'https://flood.example.com/p0', payTo: PAY_TO_C }))).toEqual({
+        status: 'processing',
+      });
+      expect(await t.catalog.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A }))).toEqual({ status: 'processing' });
+      expect(await t.catalog.claimBacklog!()).toEqual({
+        pending: MAX_PENDING_CLAIMS_PER_PAYTO + 1,
+        oldestSettledAt: t.clock().toISOString(),
+      });
+    } finally {
+      t.close();
+    }
+  }, 120_000);
 });

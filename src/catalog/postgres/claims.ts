@@ -18,6 +18,10 @@ import {
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
   NEXT_DUE_SQL,
+  CLAIM_BACKLOG_SQL,
+  MAX_PENDING_CLAIMS_PER_PAYTO,
+  PENDING_OF_PAYTO_SQL,
+  backlogFull,
   RECHECK_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
@@ -73,6 +77,15 @@ export async function recordClaim(db: Db, draft: ListingDraft, now: Date, paymen
       [JSON.stringify(draft), payments, now.toISOString(), row.id],
     );
   } else {
+    const waiting = Number(
+      (
+        await db.query<{ n: string }>(
+          PENDING_OF_PAYTO_SQL((n) => `$${n}`),
+          [draft.owner],
+        )
+      ).rows[0]!.n,
+    );
+    if (waiting >= MAX_PENDING_CLAIMS_PER_PAYTO) return backlogFull(draft.owner);
     await db.query(
       `INSERT INTO listing_claims (resource, type, tool_name, pay_to, status, draft, payments, settled_at, check_after_ms)
        VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, 0)`,
@@ -272,6 +285,11 @@ export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: Locke
         [identity.resource, identity.type, identity.toolName, payTo],
       );
       return (done.rowCount ?? 0) > 0;
+    },
+    backlog: async () => {
+      await ready();
+      const row = (await pool.query<{ n: string; oldest: string | null }>(CLAIM_BACKLOG_SQL)).rows[0]!;
+      return { pending: Number(row.n), oldestSettledAt: row.oldest };
     },
     nextDue: async () => {
       await ready();

@@ -19,6 +19,10 @@ import {
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
   NEXT_DUE_SQL,
+  CLAIM_BACKLOG_SQL,
+  MAX_PENDING_CLAIMS_PER_PAYTO,
+  PENDING_OF_PAYTO_SQL,
+  backlogFull,
   RECHECK_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
@@ -76,6 +80,15 @@ export function recordClaim(db: DatabaseSync, draft: ListingDraft, now: Date, pa
          check_after_ms = CASE WHEN status = 'pending' THEN check_after_ms ELSE 0 END, status = 'pending' WHERE id = ?`,
     ).run(JSON.stringify(draft), payments, now.toISOString(), row.id);
   } else {
+    const waiting = Number(
+      (
+        cachedStatement(
+          db,
+          PENDING_OF_PAYTO_SQL(() => '?'),
+        ).get(draft.owner) as { n: number }
+      ).n,
+    );
+    if (waiting >= MAX_PENDING_CLAIMS_PER_PAYTO) return backlogFull(draft.owner);
     cachedStatement(
       db,
       `INSERT INTO listing_claims (resource, type, tool_name, pay_to, status, draft, payments, settled_at, check_after_ms)
@@ -230,6 +243,11 @@ export function claimsPort(
       usable(true);
       const q = (n: number) => `?${n}`;
       return Number(cachedStatement(db, RECHECK_SQL(q)).run(identity.resource, identity.type, identity.toolName, payTo).changes) > 0;
+    },
+    backlog: () => {
+      usable(false);
+      const row = cachedStatement(db, CLAIM_BACKLOG_SQL).get() as { n: number; oldest: string | null };
+      return { pending: Number(row.n), oldestSettledAt: row.oldest };
     },
     nextDue: () => {
       usable(false);

@@ -103,6 +103,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return store.claims?.countPending() ?? 0;
     case 'ownership-recheck':
       return store.claims?.recheck(request.identity, request.payTo) ?? false;
+    case 'ownership-backlog':
+      return store.claims?.backlog() ?? { pending: 0, oldestSettledAt: null };
     case 'ownership-next':
       return store.claims?.nextDue() ?? null;
     case 'probe-host':
