@@ -389,12 +389,11 @@ function journalSources(journal: SettlementJournal, config: Config): Pick<StateS
 }
 
 /** The catalog's listings by state and the liveness checks due (the /metrics gauges), where the catalog offers them. */
-function catalogSources(catalog: CatalogPort, config: Config): Pick<StateSources, 'listings' | 'livenessDue' | 'claimBacklog'> {
+function catalogSources(catalog: CatalogPort, config: Config): Pick<StateSources, 'listings' | 'livenessDue'> {
   const { perMinute, intervalMs } = config.probe.liveness;
   const countDue = catalog.liveness?.countDue?.bind(catalog.liveness);
   return {
     ...(catalog.listingCounts ? { listings: catalog.listingCounts.bind(catalog) } : {}),
-    ...(catalog.claimBacklog ? { claimBacklog: catalog.claimBacklog.bind(catalog) } : {}),
     ...(countDue && perMinute > 0 ? { livenessDue: () => countDue(Date.now() - intervalMs) } : {}),
   };
 }

@@ -238,14 +238,21 @@ export function openCatalog(options: CatalogOptions): Catalog {
         ((await readers.run({ op: 'list', now, filters: {}, page: { limit: 1, offset: 0 }, ...cuts }, metricsLane)) as ListPage).pagination
           .total;
       try {
-        const [all, fresh, listed, pending] = await Promise.all([
+        const [all, fresh, listed, claims] = await Promise.all([
           total({}),
           total(since === undefined ? {} : { visibleSince: since }),
           total({ ...(since === undefined ? {} : { visibleSince: since }), ...(failing === undefined ? {} : { failingBefore: failing }) }),
           // Only origin ownership makes a settlement wait for a check before its first listing.
-          options.ownership === 'origin' ? (readers.run({ op: 'ownership-pending', now }, metricsLane) as Promise<number>) : 0,
+          options.ownership === 'origin'
+            ? (readers.run({ op: 'ownership-pending', now }, metricsLane) as Promise<ClaimBacklog & { identities: number }>)
+            : undefined,
         ]);
-        return { listed, pending, hidden: { expired: all - fresh, liveness: fresh - listed } };
+        return {
+          listed,
+          pending: claims?.identities ?? 0,
+          hidden: { expired: all - fresh, liveness: fresh - listed },
+          ...(claims ? { claims: { pending: claims.pending, oldestSettledAt: claims.oldestSettledAt } } : {}),
+        };
       } catch (err) {
         throw asCatalogError(err);
       }
@@ -326,17 +333,6 @@ export function openCatalog(options: CatalogOptions): Catalog {
         throw asCatalogError(err);
       }
     },
-    ...(options.ownership === 'origin'
-      ? {
-          async claimBacklog() {
-            try {
-              return (await readers.run({ op: 'ownership-backlog', now: clock().getTime() }, metricsLane)) as ClaimBacklog;
-            } catch (err) {
-              throw asCatalogError(err);
-            }
-          },
-        }
-      : {}),
     async reserveProbeHost(host, intervalMs) {
       // On the writer thread: one small upsert, in turn with the claims it paces.
       try {

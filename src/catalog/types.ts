@@ -9,7 +9,6 @@ import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
 import type { LifecycleBatch } from './lifecycle.ts';
-import type { ProbeHostsPort } from './probe-hosts.ts';
 import type {
   ClaimBacklog,
   ClaimOutcome,
@@ -189,8 +188,6 @@ export interface CatalogPort {
    * Optional so that a catalog for tests may leave it out.
    */
   listingCounts?(): Promise<ListingCounts>;
-  /** The ownership claims waiting for their checks (the /metrics backlog gauges); absent when ownership is first-settlement. */
-  claimBacklog?(): Promise<ClaimBacklog>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
   /**
@@ -246,6 +243,8 @@ export interface ListingCounts {
   /** Waiting for the origin's check before their first listing (not in list or search yet). */
   pending: number;
   hidden: { expired: number; liveness: number };
+  /** The ownership claims waiting for their checks (the backlog gauges); absent when ownership is first-settlement. */
+  claims?: ClaimBacklog;
 }
 
 /** The liveness checker's view of the catalog (liveness.ts LivenessStorePort, asynchronous). */
@@ -341,8 +340,6 @@ export interface CatalogOptions {
 export interface CatalogStorePort {
   /** Ownership claims (ownership.ts), used when ownership comes from the origin. Optional: a test's store may leave it out. */
   readonly claims?: OwnershipStorePort;
-  /** The hosts' slots of svc's outbound requests (probe-hosts.ts). Optional, like `claims`. */
-  readonly probeHosts?: ProbeHostsPort;
   /** The owner (payTo) of a listing, or undefined when there is none yet. */
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
   /** The ownership check and the write, atomically, with the payment counted in the listing's quality signals. */
@@ -405,6 +402,8 @@ export interface OwnershipStorePort {
   claimChecks(now: number, limit: number, pick?: ClaimPick): Awaitable<OwnershipClaim[]>;
   /** The pending claims and the oldest one's settlement time (the /metrics backlog gauges). */
   backlog(): Awaitable<ClaimBacklog>;
+  /** Takes a host's slot for one check request (probe-hosts.ts; every check's, not only claims'): 0 when taken, else its next time. */
+  reserveHost(host: string, nowMs: number, intervalMs: number): Awaitable<number>;
   /** A pending or rejected claim of `payTo` with its draft made due now (POST /discovery/recheck); false when there is none. */
   recheck(identity: Identity, payTo: string): Awaitable<boolean>;
   /** When the earliest pending claim is due (epoch ms; null: none pending), so a checker wakes for a claim postponed to its host's slot. */

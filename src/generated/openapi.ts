@@ -414,7 +414,11 @@ export interface paths {
          */
         post: operations["recheckOwnershipClaim"];
         delete?: never;
-        options?: never;
+        /**
+         * CORS preflight
+         * @description A browser's CORS preflight for this path (see "Browsers on other origins" above); GET answers other origins, POST does not.
+         */
+        options: operations["preflightRecheckText"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -2904,6 +2908,22 @@ export interface operations {
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    preflightRecheckText: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["CorsPreflight"];
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
         };
     };
     getHealth: {

@@ -21,14 +21,8 @@ import {
 } from '../client/seller.ts';
 import type { PaymentPayload } from '../scheme/types.ts';
 import { forbiddenCause } from '../net/guarded-fetch.ts';
-import {
-  paymentRequiredOf,
-  paymentRequiredOfTool,
-  probeLive402,
-  readBounded,
-  unpaidHttpRequest,
-  type BoundedBody,
-} from '../net/live-402.ts';
+import { unpaidHttpRequest } from '../net/check-request.ts';
+import { paymentRequiredOf, paymentRequiredOfTool, probeLive402, readBounded, type BoundedBody } from '../net/live-402.ts';
 import { ToolFailure, isFacilitatorCode, isPlainObject } from './results.ts';
 
 export type TargetSpec =

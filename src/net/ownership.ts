@@ -15,7 +15,8 @@
 import type { OwnershipClaim, OwnershipVerdict } from '../catalog/ownership.ts';
 import type { CatalogOwnership } from '../catalog/types.ts';
 import { guardedFetch } from './guarded-fetch.ts';
-import { checkHttpRequest, probeLive402, type LiveProbe } from './live-402.ts';
+import { checkHttpRequest } from './check-request.ts';
+import { probeLive402, type LiveProbe } from './live-402.ts';
 import { allowListFromEnv } from './private-addresses.ts';
 import { probeTargetOf } from './liveness.ts';
 import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from './probe-config.ts';

@@ -21,7 +21,7 @@ import {
   type LivenessRecord,
 } from '../../src/net/liveness.ts';
 import { parseAllowList } from '../../src/net/private-addresses.ts';
-import { TemplateEscapeError, checkHttpRequest, unpaidHttpRequest } from '../../src/net/live-402.ts';
+import { TemplateEscapeError, checkHttpRequest, unpaidHttpRequest } from '../../src/net/check-request.ts';
 import { memoryHostSlots } from '../../src/net/host-slots.ts';
 
 const PAY_TO = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';

@@ -120,7 +120,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       expect(await shown(t)).toEqual({ listed: [], searched: [] });
       expect(await checks(t)).toMatchObject([{ payTo: PAY_TO_A, status: 'processing', checkedAt: null }]);
       // /metrics' svc_catalog_listings{state="pending"}: one resource waits, two payments or not.
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 0, pending: 1, hidden: { expired: 0, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toMatchObject({ listed: 0, pending: 1, hidden: { expired: 0, liveness: 0 } });
       const due = await t.catalog.ownership!.claimDue(t.clock().getTime(), 10);
       expect(due).toMatchObject([{ resource: URL_, payTo: PAY_TO_A, method: 'GET', input: { city: 'Lisbon' } }]);
       expect(due[0]!.currentOwner).toBeUndefined();
@@ -129,7 +129,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       expect(await shown(t)).toEqual({ listed: [[URL_, [PAY_TO_A]]], searched: [URL_] });
       expect((await t.catalog.list({}, { limit: 1, offset: 0 })).items[0]!.quality.l30DaysTotalCalls).toBe(2); // both payments
       expect(await checks(t)).toEqual([]);
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toMatchObject({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
       // The owner's next settlement refreshes at once.
       expect(await t.catalog.recordSettlement(paid(PAY_TO_A, 'a3'))).toEqual({ status: 'success' });
 
@@ -139,7 +139,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       const [squat] = await t.catalog.ownership!.claimDue(t.clock().getTime(), 10);
       expect(squat).toMatchObject({ payTo: PAY_TO_B, currentOwner: PAY_TO_A });
       // A claim on a listed resource is no pending listing: the resource is listed under its owner.
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toMatchObject({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
       const verdict = { passed: false, code: 'bazaar_origin_names_other_payee', reason: 'it named GAAA.' } as const;
       expect(await t.catalog.ownership!.resolve(squat!.key, t.clock().getTime(), verdict)).toBe('rejected');
       expect(await shown(t)).toEqual({ listed: [[URL_, [PAY_TO_A]]], searched: [URL_] });
@@ -277,7 +277,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
         status: 'processing',
       });
       expect(await t.catalog.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A }))).toEqual({ status: 'processing' });
-      expect(await t.catalog.claimBacklog!()).toEqual({
+      expect((await t.catalog.listingCounts!()).claims).toEqual({
         pending: MAX_PENDING_CLAIMS_PER_PAYTO + 1,
         oldestSettledAt: t.clock().toISOString(),
       });

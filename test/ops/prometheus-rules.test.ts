@@ -94,7 +94,11 @@ beforeAll(async () => {
   // documented, not zero), and Prometheus' next scrape has them. Scrape as it would, for 30 s at most.
   for (let i = 0; i < 60; i++) {
     scraped = parsePrometheusTextFormat((await api(svc.url).get('/metrics')).text) as Metric[];
-    if (['svc_catalog_listings', 'svc_liveness_checks_due', 'svc_ownership_oldest_claim_age_seconds'].every((name) => scraped.some((m) => m.name === name && m.metrics.length > 0)))
+    if (
+      ['svc_catalog_listings', 'svc_liveness_checks_due', 'svc_ownership_oldest_claim_age_seconds'].every((name) =>
+        scraped.some((m) => m.name === name && m.metrics.length > 0),
+      )
+    )
       break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

@@ -41,7 +41,6 @@ import type {
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
-import { postgresProbeHosts, type ProbeHostsPort } from '../probe-hosts.ts';
 import { insertUrlTerms, pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
@@ -245,11 +244,6 @@ export class PostgresCatalogStore implements CatalogStorePort {
       await Promise.all(sent);
     }
     return { status: 'written', created: !existing, listingId } as const;
-  }
-
-  /** The hosts' slots of svc's outbound requests (../probe-hosts.ts), shared by every instance. */
-  get probeHosts(): ProbeHostsPort {
-    return postgresProbeHosts(this.pool, () => this.ready);
   }
 
   /** The ownership claims (postgres/claims.ts; docs/CATALOG.md "Ownership and refresh"). */

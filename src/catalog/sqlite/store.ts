@@ -54,7 +54,6 @@ import type { LivenessStorePort } from '../liveness.ts';
 import { SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
-import { sqliteProbeHosts, type ProbeHostsPort } from '../probe-hosts.ts';
 import { listPriced, recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
@@ -147,11 +146,6 @@ export class CatalogStore implements CatalogStorePort {
   /** Hidden listings out of the search index and back, and the purge (sqlite/lifecycle.ts). */
   get lifecycle(): LifecycleStorePort {
     return lifecyclePort(this.db, this.scale, () => this.assertUsable(true));
-  }
-
-  /** The hosts' slots of svc's outbound requests (../probe-hosts.ts). */
-  get probeHosts(): ProbeHostsPort {
-    return sqliteProbeHosts(this.db, () => this.assertUsable(true));
   }
 
   /** The ownership claims (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh"). */

@@ -65,7 +65,6 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }
   | { op: 'ownership-pending' }
   | { op: 'ownership-next' }
-  | { op: 'ownership-backlog' }
   | { op: 'ownership-recheck'; identity: { resource: string; type: string; toolName: string }; payTo: string }
   | { op: 'probe-host'; host: string; intervalMs: number }
 );

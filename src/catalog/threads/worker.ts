@@ -100,16 +100,16 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'ownership-checks':
       return engine.ownershipChecks(request.identity);
     case 'ownership-pending':
-      return store.claims?.countPending() ?? 0;
+      return store.claims
+        ? { identities: await store.claims.countPending(), ...(await store.claims.backlog()) }
+        : { identities: 0, pending: 0, oldestSettledAt: null };
     case 'ownership-recheck':
       return store.claims?.recheck(request.identity, request.payTo) ?? false;
-    case 'ownership-backlog':
-      return store.claims?.backlog() ?? { pending: 0, oldestSettledAt: null };
     case 'ownership-next':
       return store.claims?.nextDue() ?? null;
     case 'probe-host':
-      // A store without the table (a test's) bounds nothing.
-      return store.probeHosts?.reserve(request.host, request.now, request.intervalMs) ?? 0;
+      // A store without claims (a test's) bounds nothing.
+      return store.claims?.reserveHost(request.host, request.now, request.intervalMs) ?? 0;
   }
 }
 
