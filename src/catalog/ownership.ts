@@ -94,7 +94,7 @@ export interface OwnershipClaim extends Omit<LivenessListing, 'previous'> {
 
 /**
  * A checker's verdict on a claim; `deferred`: the check's safe request met a route that answers only
- * its declared method (src/net/live-402.ts checkHttpRequest), so the claim is due again at once
+ * its declared method (src/net/check-request.ts checkHttpRequest), so the claim is due again at once
  * (the host's next slot) without counting a failure.
  */
 export type OwnershipVerdict =

@@ -117,7 +117,7 @@ export class LivenessChecker {
       chosen.map((listing) =>
         limit(async () => {
           const record = await this.check(listing);
-          // The route answers only its declared method: due again at once, so the host's next slot sends it (live-402.ts checkHttpRequest).
+          // The route answers only its declared method: due again at once, so the host's next slot sends it (check-request.ts checkHttpRequest).
           if (!record) return store.postponeLiveness([listing.key], now - intervalMs, now);
           // A failing listing waits as long as it has been failing (its checks' gaps double), at most LIVENESS_BACKOFF_CEILING_MS.
           await store.writeLiveness(listing.key, record, now, now + nextCheckAfter(record, now, intervalMs) - intervalMs);

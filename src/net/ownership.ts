@@ -2,10 +2,10 @@
  * Ownership from the origin (docs/CATALOG.md "Ownership and refresh"): a settlement that would
  * create a listing, or give it to another payTo, is a claim (src/catalog/ownership.ts) until the
  * resource's own server, asked with svc's check request — the one POST /discovery/validate and
- * the liveness checks send (live-402.ts checkHttpRequest: the listing's URL with its path
+ * the liveness checks send (check-request.ts checkHttpRequest: the listing's URL with its path
  * parameters, a safe method, no body, no example query, no redirect followed; or an unpaid MCP
- * tools/call; through the address guard, one deadline, at most 256 KiB read) — answers a 402 whose accepts name the settled payTo, and no longer name the
- * listing's current owner. This module asks and judges; the catalog keeps the claims and writes
+ * tools/call; through the address guard, one deadline, at most 256 KiB read) — answers a 402
+ * whose accepts name the settled payTo, and no longer name the listing's current owner. This module asks and judges; the catalog keeps the claims and writes
  * the listing (on its writer thread), off the payment path: the settle answered `processing`.
  *
  * Claims are taken when a settlement made one (`wake`), when a check finishes, and on a timer for
