@@ -117,9 +117,9 @@ export const BAZAAR_CODES = {
   bazaar_description_too_long: 'The description is longer than 2048 characters.',
   bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',
   bazaar_origin_names_other_payee:
-    "The resource's own server, asked as a buyer would ask, answered a 402 whose accepts do not name this payTo; nothing was listed.",
+    "The resource's own server, asked unpaid with svc's check request, answered a 402 whose accepts do not name this payTo; nothing was listed.",
   bazaar_origin_not_payable:
-    "The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.",
+    "The resource's own server, asked unpaid with svc's check request, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.",
   bazaar_origin_unreachable:
     "The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.",
   bazaar_claims_backlog_full:

@@ -219,12 +219,13 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     clock: overrides.clock ?? (() => new Date()),
   });
   const servers: RunningServer[] = [];
+  const hostSlots = hostSlotsOf(opened.catalog, config.probe.hostIntervalMs);
   const liveness = startLivenessChecks(opened.catalog.liveness, config.probe, logger, {
     clock: overrides.clock,
     passMs: overrides.livenessPassMs,
-    hostSlots: hostSlotsOf(opened.catalog, config.probe.hostIntervalMs),
+    hostSlots,
   });
-  ownership = startOwnershipChecks(opened.catalog.ownership, config.probe, logger, overrides.clock);
+  ownership = startOwnershipChecks(opened.catalog.ownership, { ...config.probe, hostSlots }, logger, overrides.clock);
   const maintain = opened.catalog.maintainLifecycle?.bind(opened.catalog);
   const lifecycle = maintain
     ? new LifecycleScheduler(maintain, logger, (done) => {

@@ -91,8 +91,8 @@ export function catalogOpenedLater(
       },
       ownershipChecks: (identity) => current()?.ownershipChecks?.(identity) ?? Promise.resolve([]),
       recheckClaim: (identity, payTo) => current()?.recheckClaim?.(identity, payTo) ?? Promise.reject(new CatalogUnavailable(dbPath)),
-      reserveProbeHost: (host, intervalMs) =>
-        current()?.reserveProbeHost?.(host, intervalMs) ?? Promise.reject(new CatalogUnavailable(dbPath)),
+      reserveProbeHost: (host, intervalMs, sent) =>
+        current()?.reserveProbeHost?.(host, intervalMs, sent) ?? Promise.reject(new CatalogUnavailable(dbPath)),
       maintainLifecycle: () => current()?.maintainLifecycle?.() ?? Promise.resolve({ hidden: 0, restored: 0, purged: 0 }),
       listJson: (filters, page, requester) =>
         current()?.listJson(filters, page, requester) ?? Promise.reject(new CatalogUnavailable(dbPath)),

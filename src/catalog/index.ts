@@ -333,10 +333,10 @@ export function openCatalog(options: CatalogOptions): Catalog {
         throw asCatalogError(err);
       }
     },
-    async reserveProbeHost(host, intervalMs) {
+    async reserveProbeHost(host, intervalMs, sent) {
       // On the writer thread: one small upsert, in turn with the claims it paces.
       try {
-        return (await writer.run({ op: 'probe-host', now: clock().getTime(), host, intervalMs })) as number;
+        return (await writer.run({ op: 'probe-host', now: clock().getTime(), host, intervalMs, sent })) as number;
       } catch (err) {
         throw asCatalogError(err);
       }

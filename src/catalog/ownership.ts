@@ -1,7 +1,7 @@
 /**
  * Ownership from the origin (docs/CATALOG.md "Ownership and refresh"), backend-neutral: a
  * settlement that would create a listing, or give it to another payTo, is kept as a **claim**
- * until the resource's own server, asked as a buyer would ask it (src/net/ownership.ts, the
+ * until the resource's own server, asked with svc's check request (src/net/ownership.ts, the
  * unpaid probe of POST /discovery/validate), answers a 402 naming the settled payTo. Claims live
  * in `listing_claims` (both stores, identical), one row per (identity, payTo):
  *

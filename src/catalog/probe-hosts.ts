@@ -29,12 +29,19 @@ export const RESERVE_HOST_SQL = (p: (n: number) => string) => `
   ON CONFLICT (host) DO UPDATE SET next_at_ms = excluded.next_at_ms WHERE probe_hosts.next_at_ms <= ${p(3)}
   RETURNING next_at_ms`;
 export const HOST_SLOT_SQL = (p: (n: number) => string) => `SELECT next_at_ms FROM probe_hosts WHERE host = ${p(1)}`;
+/** A request was sent now: the host's slot runs one interval from the send, not from when it was taken. */
+export const SENT_SQL = (p: (n: number) => string) =>
+  `UPDATE probe_hosts SET next_at_ms = ${p(1)} WHERE host = ${p(2)} AND next_at_ms < ${p(1)}`;
 export const PRUNE_HOSTS_SQL = (p: (n: number) => string) =>
   `DELETE FROM probe_hosts WHERE host IN (SELECT host FROM probe_hosts WHERE next_at_ms < ${p(1)} LIMIT ${PRUNE_BATCH})`;
 
-/** What a store answers: 0 when the slot was taken for this request, else when the host may next be asked (epoch ms). */
+/**
+ * What a store answers: 0 when the slot was taken for this request, else when the host may next be
+ * asked (epoch ms). `sent`: the request taken before is being sent now, so the slot ends one
+ * interval after the send (the time between taking a slot and sending is never counted).
+ */
 export interface ProbeHostsPort {
-  reserve(host: string, nowMs: number, intervalMs: number): number | Promise<number>;
+  reserve(host: string, nowMs: number, intervalMs: number, sent?: boolean): number | Promise<number>;
 }
 
 /**
@@ -53,8 +60,9 @@ export function probeHostOf(url: string): string {
 export function sqliteProbeHosts(db: DatabaseSync, writable: () => void): ProbeHostsPort {
   const q = (n: number) => (void n, '?');
   return {
-    reserve(host, nowMs, intervalMs) {
+    reserve(host, nowMs, intervalMs, sent) {
       writable();
+      if (sent) return (cachedStatement(db, SENT_SQL(q)).run(nowMs + intervalMs, host), 0);
       cachedStatement(db, PRUNE_HOSTS_SQL(q)).run(nowMs - PROBE_HOSTS_MEMORY_MS);
       const taken = cachedStatement(db, RESERVE_HOST_SQL(q)).get(host, nowMs + intervalMs, nowMs);
       if (taken !== undefined) return 0;
@@ -70,8 +78,9 @@ export function postgresProbeHosts(
 ): ProbeHostsPort {
   const q = (n: number) => `$${n}`;
   return {
-    async reserve(host, nowMs, intervalMs) {
+    async reserve(host, nowMs, intervalMs, sent) {
       await ready();
+      if (sent) return (await db.query(SENT_SQL(q), [nowMs + intervalMs, host]), 0);
       await db.query(PRUNE_HOSTS_SQL(q), [nowMs - PROBE_HOSTS_MEMORY_MS]);
       const taken = await db.query(RESERVE_HOST_SQL(q), [host, nowMs + intervalMs, nowMs]);
       if (taken.rows.length > 0) return 0;

@@ -222,7 +222,7 @@ export interface CatalogPort {
    * Takes `host`'s slot for one outbound request (probe-hosts.ts; docs/SECURITY.md): 0 when taken,
    * else when the host may next be asked (epoch ms). Shared by every instance of the catalog.
    */
-  reserveProbeHost?(host: string, intervalMs: number): Promise<number>;
+  reserveProbeHost?(host: string, intervalMs: number, sent?: boolean): Promise<number>;
   /** POST /discovery/recheck: `payTo`'s pending or rejected claim on the listing due now; false when it holds none. */
   recheckClaim?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }, payTo: string): Promise<boolean>;
   /** POST /discovery/validate's `ownership`: the claims of this identity svc holds (none when ownership is first-settlement). */
@@ -403,7 +403,7 @@ export interface OwnershipStorePort {
   /** The pending claims and the oldest one's settlement time (the /metrics backlog gauges). */
   backlog(): Awaitable<ClaimBacklog>;
   /** Takes a host's slot for one check request (probe-hosts.ts; every check's, not only claims'): 0 when taken, else its next time. */
-  reserveHost(host: string, nowMs: number, intervalMs: number): Awaitable<number>;
+  reserveHost(host: string, nowMs: number, intervalMs: number, sent?: boolean): Awaitable<number>;
   /** A pending or rejected claim of `payTo` with its draft made due now (POST /discovery/recheck); false when there is none. */
   recheck(identity: Identity, payTo: string): Awaitable<boolean>;
   /** When the earliest pending claim is due (epoch ms; null: none pending), so a checker wakes for a claim postponed to its host's slot. */

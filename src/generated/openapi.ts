@@ -1467,8 +1467,8 @@ export interface components {
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
          *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
          *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
-         *     - `bazaar_origin_names_other_payee`: The resource's own server, asked as a buyer would ask, answered a 402 whose accepts do not name this payTo; nothing was listed.
-         *     - `bazaar_origin_not_payable`: The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.
+         *     - `bazaar_origin_names_other_payee`: The resource's own server, asked unpaid with svc's check request, answered a 402 whose accepts do not name this payTo; nothing was listed.
+         *     - `bazaar_origin_not_payable`: The resource's own server, asked unpaid with svc's check request, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.
          *     - `bazaar_origin_unreachable`: The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.
          *     - `bazaar_claims_backlog_full`: This payTo already has 256 claims waiting for their origins' checks; this settlement's claim was not recorded (the payment was settled). Settle again once they are checked.
          *     - `bazaar_path_params_invalid`: The route template has no literal path segment, or a pathParams value is empty, a dot segment (`.`, `..`) or holds `/`, `\` or a percent-encoded one, so the filled URL would leave its template; nothing was requested.

@@ -250,6 +250,7 @@ async function checkListing(request: ValidateRequest, deps: ValidateDeps): Promi
     maxBytes: PROBE_MAX_BYTES,
     maxRedirects: PROBE_MAX_REDIRECTS,
     check: true,
+    ...(deps.hostSlots ? { onSend: () => deps.hostSlots!(target.url, Date.now(), true) } : {}),
   });
   const probed = judgeProbe(target, live);
   checks.push(...probed.checks);

@@ -8,15 +8,20 @@
 import { probeHostOf } from '../catalog/probe-hosts.ts';
 import type { CatalogPort } from '../catalog/types.ts';
 
-export type HostSlots = (url: string, nowMs: number) => Promise<number>;
+/**
+ * Takes `url`'s host's slot (0: taken, else when it frees); with `sent`, the request is being sent
+ * now and the slot runs one interval from now (probeLive402's `onSend`): the time between taking
+ * the slot and sending never shortens the gap between two requests to the host.
+ */
+export type HostSlots = (url: string, nowMs: number, sent?: boolean) => Promise<number>;
 
 /** Slots in this process only: for a catalog that keeps none (tests). */
 export function memoryHostSlots(intervalMs: number): HostSlots {
   const next = new Map<string, number>();
-  return (url, nowMs) => {
+  return (url, nowMs, sent) => {
     const host = probeHostOf(url);
     const at = next.get(host) ?? 0;
-    if (intervalMs > 0 && at > nowMs) return Promise.resolve(at);
+    if (intervalMs > 0 && at > nowMs && !sent) return Promise.resolve(at);
     next.set(host, nowMs + intervalMs);
     if (next.size > 10_000) for (const [h, t] of next) if (t <= nowMs) next.delete(h);
     return Promise.resolve(0);
@@ -27,5 +32,5 @@ export function memoryHostSlots(intervalMs: number): HostSlots {
 export function hostSlotsOf(catalog: Pick<CatalogPort, 'reserveProbeHost'>, intervalMs: number): HostSlots {
   if (intervalMs <= 0) return () => Promise.resolve(0);
   const reserve = catalog.reserveProbeHost?.bind(catalog);
-  return reserve ? (url) => reserve(probeHostOf(url), intervalMs) : memoryHostSlots(intervalMs);
+  return reserve ? (url, _nowMs, sent) => reserve(probeHostOf(url), intervalMs, sent) : memoryHostSlots(intervalMs);
 }

@@ -75,6 +75,8 @@ export interface ProbeOptions {
   maxRedirects: number;
   /** A check of svc's (checkHttpRequest), not a buyer's call: a safe request without body or example query. */
   check?: boolean;
+  /** Awaited just before the first request is sent (the host's slot then runs from now: host-slots.ts); its failure is ignored. */
+  onSend?: () => Promise<unknown>;
 }
 
 /** A redirect the probe does not follow. */
@@ -251,6 +253,7 @@ async function probeHttp(target: Extract<LiveTarget, { type: 'http' }>, options:
   const { url, init, method } = request;
   const asked = `${method} ${url}`;
   const signal = AbortSignal.timeout(options.timeoutMs);
+  await options.onSend?.().catch(() => undefined);
   let res: Response;
   try {
     res = await sameOriginFetch(options.fetchImpl, options.maxRedirects)(url, { ...init, signal });
@@ -298,6 +301,7 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
       return capped(res, options.maxBytes);
     },
   });
+  await options.onSend?.().catch(() => undefined);
   try {
     try {
       await client.connect(transport, { timeout: options.timeoutMs });

@@ -132,13 +132,14 @@ export class LivenessChecker {
    * request was deferred (no record: nothing was learned); never throws for anything the target does.
    */
   async check(listing: LivenessListing): Promise<LivenessRecord | null> {
-    const { fetchImpl, timeoutMs, clock } = this.options;
+    const { fetchImpl, timeoutMs, clock, hostSlots } = this.options;
     const probe = await probeLive402(probeTargetOf(listing), {
       fetchImpl,
       timeoutMs,
       maxBytes: PROBE_MAX_BYTES,
       maxRedirects: PROBE_MAX_REDIRECTS,
       check: true,
+      onSend: () => hostSlots(listing.resource, clock().getTime(), true),
     });
     if (probe.kind === 'deferred') return null;
     return nextRecord(listing.previous, livenessOf(listing, probe), clock());

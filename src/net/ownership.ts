@@ -15,6 +15,7 @@
 import type { OwnershipClaim, OwnershipVerdict } from '../catalog/ownership.ts';
 import type { CatalogOwnership } from '../catalog/types.ts';
 import { guardedFetch } from './guarded-fetch.ts';
+import type { HostSlots } from './host-slots.ts';
 import { checkHttpRequest } from './check-request.ts';
 import { probeLive402, type LiveProbe } from './live-402.ts';
 import { allowListFromEnv } from './private-addresses.ts';
@@ -61,14 +62,14 @@ export function ownershipVerdict(claim: OwnershipClaim, probe: LiveProbe, asked 
         return {
           passed: false,
           code: 'bazaar_origin_names_other_payee',
-          reason: `svc asked ${asked} as a buyer would (unpaid): it answered a 402 whose accepts name payTo ${listed(payTos) || '(none)'}, not ${claim.payTo}; ${rule}, so the payment was settled but nothing was listed for ${claim.payTo}.`,
+          reason: `svc asked ${asked} (unpaid, without a body): it answered a 402 whose accepts name payTo ${listed(payTos) || '(none)'}, not ${claim.payTo}; ${rule}, so the payment was settled but nothing was listed for ${claim.payTo}.`,
         };
       const owner = claim.currentOwner;
       if (owner !== undefined && owner !== claim.payTo && payTos.includes(owner))
         return {
           passed: false,
           code: 'bazaar_listing_owned_by_other_payee',
-          reason: `svc asked ${asked} as a buyer would (unpaid): its 402 names both the listing's owner ${owner} and ${claim.payTo}; the listing changes owner only when its resource's server no longer names the owner, so it stays with ${owner} (docs/CATALOG.md "Ownership and refresh").`,
+          reason: `svc asked ${asked} (unpaid, without a body): its 402 names both the listing's owner ${owner} and ${claim.payTo}; the listing changes owner only when its resource's server no longer names the owner, so it stays with ${owner} (docs/CATALOG.md "Ownership and refresh").`,
         };
       return { passed: true };
     }
@@ -84,19 +85,19 @@ export function ownershipVerdict(claim: OwnershipClaim, probe: LiveProbe, asked 
       return {
         passed: false,
         code: 'bazaar_origin_not_payable',
-        reason: `svc asked ${asked} as a buyer would (unpaid): it answered without asking for payment, so it names no payTo; ${rule}. Nothing was listed.`,
+        reason: `svc asked ${asked} (unpaid, without a body): it answered without asking for payment, so it names no payTo; ${rule}. Nothing was listed.`,
       };
     case 'error':
       return {
         passed: false,
         code: 'bazaar_origin_not_payable',
-        reason: `svc asked ${asked} as a buyer would (unpaid): ${probe.reason} It names no payTo svc can read; ${rule}. Nothing was listed.`,
+        reason: `svc asked ${asked} (unpaid, without a body): ${probe.reason} It names no payTo svc can read; ${rule}. Nothing was listed.`,
       };
     default:
       return {
         passed: false,
         code: 'bazaar_origin_unreachable',
-        reason: `svc asked ${asked} as a buyer would (unpaid): ${probe.reason}. ${rule.charAt(0).toUpperCase()}${rule.slice(1)}, so it must answer svc too. Nothing was listed; the next settlement after the retry time asks again.`,
+        reason: `svc asked ${asked} (unpaid, without a body): ${probe.reason}. ${rule.charAt(0).toUpperCase()}${rule.slice(1)}, so it must answer svc too. Nothing was listed; the next settlement after the retry time asks again.`,
       };
   }
 }
@@ -109,6 +110,8 @@ export interface OwnershipCheckerOptions {
   timeoutMs: number;
   /** One host is asked at most once in this time, by every check together (PROBE_HOST_INTERVAL_SECONDS). */
   hostIntervalMs: number;
+  /** The hosts' slots (host-slots.ts): the store's take reserves a claim's, a send moves it to the send's time. */
+  hostSlots?: HostSlots;
   /** Time between passes while there is work (default DEFAULT_OWNERSHIP_PASS_MS). */
   passMs?: number;
 }
@@ -206,7 +209,7 @@ export class OwnershipChecker {
   }
 
   private check(claim: OwnershipClaim, claimedAt: number): void {
-    const { store, fetchImpl, timeoutMs } = this.options;
+    const { store, fetchImpl, timeoutMs, hostSlots, clock } = this.options;
     this.inFlight.set(claim.payTo, (this.inFlight.get(claim.payTo) ?? 0) + 1);
     const asked = askedOf(claim);
     const check: Promise<void> = probeLive402(probeTargetOf(claim), {
@@ -215,6 +218,7 @@ export class OwnershipChecker {
       maxBytes: PROBE_MAX_BYTES,
       maxRedirects: PROBE_MAX_REDIRECTS,
       check: true,
+      ...(hostSlots ? { onSend: () => hostSlots(claim.resource, clock().getTime(), true) } : {}),
     })
       .then((probe) => store.resolve(claim.key, claimedAt, ownershipVerdict(claim, probe, asked)))
       .then(() => undefined, logged(this.log, 'ownership check failed'))
@@ -275,11 +279,10 @@ export class OwnershipChecker {
  */
 export function startOwnershipChecks(
   store: CatalogOwnership | undefined,
-  probe: { timeoutMs: number; hostIntervalMs: number },
+  probe: { timeoutMs: number; hostIntervalMs: number; hostSlots: HostSlots },
   log: OwnershipLog,
   clock: () => Date = () => new Date(),
 ): OwnershipChecker | null {
   if (!store) return null;
-  const { timeoutMs, hostIntervalMs } = probe;
-  return new OwnershipChecker({ store, fetchImpl: guardedFetch(allowListFromEnv()), clock, timeoutMs, hostIntervalMs }, log).start();
+  return new OwnershipChecker({ store, fetchImpl: guardedFetch(allowListFromEnv()), clock, ...probe }, log).start();
 }

@@ -272,6 +272,9 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
         });
       const refused = await t.catalog.recordSettlement(settlement({ url: 'https://flood.example.com/more', payTo: PAY_TO_C }));
       expect(refused).toMatchObject({ status: 'rejected', code: 'bazaar_claims_backlog_full' });
+      expect((refused as { rejectedReason: string }).rejectedReason).toMatch(
+        /already has 256 claims waiting .* was settled but its claim was not recorded/,
+      );
       // A claim it holds still takes its next payment; another payTo is not affected.
       expect(await t.catalog.recordSettlement(settlement({ url: 'https://flood.example.com/p0', payTo: PAY_TO_C }))).toEqual({
         status: 'processing',

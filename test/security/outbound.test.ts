@@ -130,11 +130,16 @@ const until = async (done: () => boolean | Promise<boolean>, ms: number) => {
   while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 };
 
-/** At most one request per `intervalMs` (less the time a request takes to arrive after its slot was taken). */
+/**
+ * At most one request per `intervalMs`: svc sends them at least that far apart (a slot runs from the
+ * send); the origins record arrivals on the event loop they share with svc, which a busy machine
+ * stalls for hundreds of milliseconds, so a gap is judged with half an interval's slack, and the
+ * count over a window (flood below) with none.
+ */
 function expectPaced(seen: Seen[], intervalMs: number): void {
   const times = seen.map((s) => s.at).sort((a, b) => a - b);
   for (let i = 1; i < times.length; i++)
-    expect(times[i]! - times[i - 1]!, `request ${i} after ${i - 1}`).toBeGreaterThanOrEqual(intervalMs - 250);
+    expect(times[i]! - times[i - 1]!, `request ${i} after ${i - 1}`).toBeGreaterThanOrEqual(intervalMs / 2);
 }
 
 describe('the check cannot be aimed', () => {

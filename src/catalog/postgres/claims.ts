@@ -278,7 +278,7 @@ export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: Locke
       );
     },
     checksOf: async (identity) => (await ready(), checksOf(pool, identity)),
-    reserveHost: (host, nowMs, intervalMs) => postgresProbeHosts(pool, ready).reserve(host, nowMs, intervalMs),
+    reserveHost: (host, nowMs, intervalMs, sent) => postgresProbeHosts(pool, ready).reserve(host, nowMs, intervalMs, sent),
     recheck: async (identity, payTo) => {
       await ready();
       const done = await pool.query(

@@ -239,7 +239,7 @@ export function claimsPort(
       return resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => writeListing(draft, now, payment));
     },
     checksOf: (identity) => (usable(false), checksOf(db, identity)),
-    reserveHost: (host, nowMs, intervalMs) => sqliteProbeHosts(db, () => usable(true)).reserve(host, nowMs, intervalMs),
+    reserveHost: (host, nowMs, intervalMs, sent) => sqliteProbeHosts(db, () => usable(true)).reserve(host, nowMs, intervalMs, sent),
     recheck: (identity, payTo) => {
       usable(true);
       const q = (n: number) => `?${n}`;

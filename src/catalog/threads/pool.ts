@@ -66,7 +66,7 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'ownership-pending' }
   | { op: 'ownership-next' }
   | { op: 'ownership-recheck'; identity: { resource: string; type: string; toolName: string }; payTo: string }
-  | { op: 'probe-host'; host: string; intervalMs: number }
+  | { op: 'probe-host'; host: string; intervalMs: number; sent?: boolean | undefined }
 );
 
 export type WorkerReply =

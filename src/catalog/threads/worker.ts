@@ -109,7 +109,7 @@ async function run(request: WorkerRequest): Promise<unknown> {
       return store.claims?.nextDue() ?? null;
     case 'probe-host':
       // A store without claims (a test's) bounds nothing.
-      return store.claims?.reserveHost(request.host, request.now, request.intervalMs) ?? 0;
+      return store.claims?.reserveHost(request.host, request.now, request.intervalMs, request.sent) ?? 0;
   }
 }
 
