@@ -227,6 +227,13 @@ describe('one request per host per interval, whatever the paths, payTos and inst
     expect(within.length).toBeLessThanOrEqual(Math.floor(WINDOW_MS / (INTERVAL_S * 1000)) + 1);
     expectPaced(within, INTERVAL_S * 1000);
     expect(validated).toContain('svc_validate_origin_paced');
+    if (process.env.OUTBOUND_MEASURE)
+      console.log(
+        `MEASURE ${host}: ${within.length} requests in ${WINDOW_MS} ms, gaps ${within
+          .slice(1)
+          .map((s, i) => s.at - within[i]!.at)
+          .join(',')}`,
+      );
     return within.length;
   }
 
