@@ -123,11 +123,15 @@ export const BAZAAR_CODES = {
   bazaar_description_too_long: 'The description is longer than 2048 characters.',
   bazaar_accepts_too_large: 'The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.',
   bazaar_origin_names_other_payee:
-    "The resource's own server, asked as a buyer would ask, answered a 402 whose accepts do not name this payTo; nothing was listed.",
+    "The resource's own server, asked unpaid with svc's check request, answered a 402 whose accepts do not name this payTo; nothing was listed.",
   bazaar_origin_not_payable:
-    "The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.",
+    "The resource's own server, asked unpaid with svc's check request, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.",
   bazaar_origin_unreachable:
     "The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.",
+  bazaar_claims_backlog_full:
+    "This payTo already has 256 claims waiting for their origins' checks; this settlement's claim was not recorded (the payment was settled). Settle again once they are checked.",
+  bazaar_path_params_invalid:
+    'The route template has no literal path segment, or a pathParams value is empty, a dot segment (`.`, `..`) or holds `/`, `\\` or a percent-encoded one, so the filled URL would leave its template; nothing was requested.',
 } as const;
 
 /**
@@ -140,13 +144,16 @@ export const VALIDATE_CODES = {
   svc_validate_url_invalid: 'The url is not an absolute http(s) URL without credentials, or its host may imitate another.',
   svc_validate_target_forbidden:
     'The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.',
-  svc_validate_redirect_refused: 'The target redirects to another origin (or too many times); svc does not follow it.',
+  svc_validate_redirect_refused:
+    "The target answered with a redirect; svc's checks follow none (each hop would be one more request of the host, and a buyer pays the URL it is given).",
   svc_validate_unreachable: 'The target did not answer within the time bound, or is not a working MCP streamable-HTTP endpoint.',
   svc_validate_no_payment_required: 'The unpaid request was answered without asking for payment (no 402), so a buyer never pays.',
   svc_validate_payment_required_invalid:
     'The target answered with an error, or a 402 without a PaymentRequired @x402/core can decode (PAYMENT-REQUIRED header or JSON body).',
   svc_validate_no_settleable_accept: 'No entry of `accepts` is one svc can settle (scheme, network, asset; GET /supported).',
   svc_validate_no_bazaar_extension: 'The 402 declares no `bazaar` extension, so a settlement would list nothing.',
+  svc_validate_origin_paced:
+    "svc asked this host less than PROBE_HOST_INTERVAL_SECONDS ago (its checks, validate and re-checks together ask one host at most once in that time), or the route answered svc's safe request as one that answers only its declared method; nothing more was requested. Ask again after the time in the reason.",
   svc_validate_not_judged: 'svc could not judge the seller schema now (busy); nothing is wrong with the listing yet. Retry shortly.',
 } as const;
 
@@ -169,6 +176,8 @@ export const DELIST_CODES = {
     'payTo is not the listing\'s owner (by default the payTo the resource\'s own server names in its 402, as svc checked it; docs/CATALOG.md "Ownership and refresh"); nothing was changed.',
   svc_delist_replayed:
     'A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.',
+  svc_recheck_no_claim:
+    'payTo holds no pending or rejected claim on this listing that svc can check again (POST /discovery/recheck); nothing was requested. A settlement with the bazaar extension makes one.',
 } as const;
 
 /** Agent tool codes (docs/MCP.md), in structuredContent.errorCode. */

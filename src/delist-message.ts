@@ -33,7 +33,11 @@ export interface DelistFields extends DelistBinding {
   issuedAt: string;
 }
 
-/** The eight lines, joined by "\n" (no trailing newline). */
-export function delistMessage(f: DelistFields): string {
-  return ['svc delist', `catalog ${f.catalog}`, `network ${f.network}`, f.type, f.resource, f.toolName, f.payTo, f.issuedAt].join('\n');
+/**
+ * The eight lines, joined by "\n" (no trailing newline). `action` is the first line's verb: a
+ * withdrawal (`delist`) or a claim's check without paying (`recheck`, POST /discovery/recheck), so
+ * a text signed for one is refused by the other.
+ */
+export function delistMessage(f: DelistFields, action: 'delist' | 'recheck' = 'delist'): string {
+  return [`svc ${action}`, `catalog ${f.catalog}`, `network ${f.network}`, f.type, f.resource, f.toolName, f.payTo, f.issuedAt].join('\n');
 }

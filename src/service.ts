@@ -35,6 +35,7 @@ import { PAYTO_NEAR_CAP_SHARE, registerStateGauges, type AccountBalance, type St
 import { SchemeRegistry } from './scheme/registry.ts';
 import { startLivenessChecks, type LivenessScheduler } from './net/liveness-scheduler.ts';
 import { startOwnershipChecks, type OwnershipChecker } from './net/ownership.ts';
+import { hostSlotsOf } from './net/host-slots.ts';
 import { LifecycleScheduler } from './catalog/lifecycle.ts';
 import type { FacilitatorExtension, PaymentScheme, SettlementTracking, SharedLeases } from './scheme/types.ts';
 import type { StellarNetworkConfig } from './chains/stellar/index.ts';
@@ -221,14 +222,17 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     priority,
     contract,
     verifyMessage: verifySignedMessage,
+    wakeOwnershipChecks: () => ownership?.wake(),
     clock: overrides.clock ?? (() => new Date()),
   });
   const servers: RunningServer[] = [];
+  const hostSlots = hostSlotsOf(opened.catalog, config.probe.hostIntervalMs);
   const liveness = startLivenessChecks(opened.catalog.liveness, config.probe, logger, {
     clock: overrides.clock,
     passMs: overrides.livenessPassMs,
+    hostSlots,
   });
-  ownership = startOwnershipChecks(opened.catalog.ownership, config.probe.timeoutMs, logger, overrides.clock);
+  ownership = startOwnershipChecks(opened.catalog.ownership, { ...config.probe, hostSlots }, logger, overrides.clock);
   const maintain = opened.catalog.maintainLifecycle?.bind(opened.catalog);
   const lifecycle = maintain
     ? new LifecycleScheduler(maintain, logger, (done) => {

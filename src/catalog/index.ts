@@ -18,7 +18,7 @@ import { filterViolation, normalizeFilters, type DiscoveryFilters } from '../fil
 import { paymentFactsOf } from './quality.ts';
 import { CatalogStore } from './sqlite/store.ts';
 import { failingBefore, type LivenessListing } from './liveness.ts';
-import type { ClaimResolution, OwnershipCheck, OwnershipClaim } from './ownership.ts';
+import type { ClaimBacklog, ClaimResolution, OwnershipCheck, OwnershipClaim } from './ownership.ts';
 import { fileIdentity } from '../db/sqlite.ts';
 import {
   CatalogQueryError,
@@ -246,14 +246,21 @@ export function openCatalog(options: CatalogOptions): Catalog {
         ((await readers.run({ op: 'list', now, filters: {}, page: { limit: 1, offset: 0 }, ...cuts }, metricsLane)) as ListPage).pagination
           .total;
       try {
-        const [all, fresh, listed, pending] = await Promise.all([
+        const [all, fresh, listed, claims] = await Promise.all([
           total({}),
           total(since === undefined ? {} : { visibleSince: since }),
           total({ ...(since === undefined ? {} : { visibleSince: since }), ...(failing === undefined ? {} : { failingBefore: failing }) }),
           // Only origin ownership makes a settlement wait for a check before its first listing.
-          options.ownership === 'origin' ? (readers.run({ op: 'ownership-pending', now }, metricsLane) as Promise<number>) : 0,
+          options.ownership === 'origin'
+            ? (readers.run({ op: 'ownership-pending', now }, metricsLane) as Promise<ClaimBacklog & { identities: number }>)
+            : undefined,
         ]);
-        return { listed, pending, hidden: { expired: all - fresh, liveness: fresh - listed } };
+        return {
+          listed,
+          pending: claims?.identities ?? 0,
+          hidden: { expired: all - fresh, liveness: fresh - listed },
+          ...(claims ? { claims: { pending: claims.pending, oldestSettledAt: claims.oldestSettledAt } } : {}),
+        };
       } catch (err) {
         throw asCatalogError(err);
       }
@@ -286,9 +293,16 @@ export function openCatalog(options: CatalogOptions): Catalog {
       ? {
           // On the writer thread: in turn with the settlements that claim and the writes a check makes.
           ownership: {
-            async claimDue(now, limit) {
+            async claimDue(now, limit, pick) {
               try {
-                return (await writer.run({ op: 'ownership-claim', now, limit })) as OwnershipClaim[];
+                return (await writer.run({ op: 'ownership-claim', now, limit, pick })) as OwnershipClaim[];
+              } catch (err) {
+                throw asCatalogError(err);
+              }
+            },
+            async nextDue() {
+              try {
+                return (await writer.run({ op: 'ownership-next', now: clock().getTime() })) as number | null;
               } catch (err) {
                 throw asCatalogError(err);
               }
@@ -314,6 +328,23 @@ export function openCatalog(options: CatalogOptions): Catalog {
       );
       try {
         return (await writer.run({ op: 'lifecycle', now, cuts, limit: LIFECYCLE_BATCH })) as LifecycleBatch;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
+    async recheckClaim({ resource, type, toolName }, payTo) {
+      if (options.ownership !== 'origin') return false;
+      const identity = { resource, type, toolName: type === 'mcp' ? (toolName ?? '') : '' };
+      try {
+        return (await writer.run({ op: 'ownership-recheck', now: clock().getTime(), identity, payTo })) as boolean;
+      } catch (err) {
+        throw asCatalogError(err);
+      }
+    },
+    async reserveProbeHost(host, intervalMs, sent) {
+      // On the writer thread: one small upsert, in turn with the claims it paces.
+      try {
+        return (await writer.run({ op: 'probe-host', now: clock().getTime(), host, intervalMs, sent })) as number;
       } catch (err) {
         throw asCatalogError(err);
       }

@@ -1,7 +1,7 @@
 /**
  * Ownership from the origin (docs/CATALOG.md "Ownership and refresh"), backend-neutral: a
  * settlement that would create a listing, or give it to another payTo, is kept as a **claim**
- * until the resource's own server, asked as a buyer would ask it (src/net/ownership.ts, the
+ * until the resource's own server, asked with svc's check request (src/net/ownership.ts, the
  * unpaid probe of POST /discovery/validate), answers a 402 naming the settled payTo. Claims live
  * in `listing_claims` (both stores, identical), one row per (identity, payTo):
  *
@@ -19,6 +19,7 @@ import type { BazaarCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import { livenessListingOf, type LivenessListing } from './liveness.ts';
+import { probeHostOf } from './probe-hosts.ts';
 import type { PaymentFacts } from './quality.ts';
 
 /**
@@ -45,13 +46,36 @@ export const PENDING_RETRY_BASE_MS = 5_000;
 
 /** Whether a failed check leaves the claim pending for another try, and when it is due then. */
 export function pendingRetryAt(verdict: OwnershipVerdict, failures: number, nowMs: number): number | undefined {
-  if (verdict.passed || verdict.code === 'bazaar_origin_names_other_payee' || verdict.code === 'bazaar_listing_owned_by_other_payee')
-    return undefined;
+  if (verdict.passed) return undefined;
+  if ('deferred' in verdict) return nowMs;
+  const final: BazaarCode[] = ['bazaar_origin_names_other_payee', 'bazaar_listing_owned_by_other_payee', 'bazaar_path_params_invalid'];
+  if (final.includes(verdict.code)) return undefined;
   return failures < PENDING_RETRIES ? nowMs + PENDING_RETRY_BASE_MS * 2 ** failures : undefined;
 }
 
 /** A rejected claim is forgotten this long after it may be retried (pruned a few at a time by writes). */
 export const REJECTED_MEMORY_MS = 7 * 24 * 3_600_000;
+/**
+ * Claims of one payTo waiting for their checks at most: its next new claim is refused
+ * (bazaar_claims_backlog_full), so one payTo's flood cannot grow the backlog without bound (each
+ * claim is a paid settlement, and the fee budgets bound the payTos).
+ */
+export const MAX_PENDING_CLAIMS_PER_PAYTO = 256;
+export const PENDING_OF_PAYTO_SQL = (p: (n: number) => string) =>
+  `SELECT COUNT(*) AS n FROM listing_claims WHERE pay_to = ${p(1)} AND status = 'pending'`;
+export const backlogFull = (payTo: string): Extract<ClaimOutcome, { status: 'rejected' }> => ({
+  status: 'rejected',
+  code: 'bazaar_claims_backlog_full',
+  reason: `${payTo} already has ${MAX_PENDING_CLAIMS_PER_PAYTO} claims waiting for their resources' servers to be asked (one request per host per PROBE_HOST_INTERVAL_SECONDS); this settlement was settled but its claim was not recorded. Settle again once they are checked (POST /discovery/validate shows a claim's state).`,
+});
+/** The /metrics backlog: pending claims, and the settlement time of the oldest. */
+export const CLAIM_BACKLOG_SQL = "SELECT COUNT(*) AS n, MIN(settled_at) AS oldest FROM listing_claims WHERE status = 'pending'";
+export interface ClaimBacklog {
+  pending: number;
+  /** RFC 3339 settlement time of the oldest pending claim; null when none. */
+  oldestSettledAt: string | null;
+}
+
 /** Payments a pending claim keeps for the listing's quality signals (later ones are still settled, not counted). */
 export const MAX_CLAIM_PAYMENTS = 16;
 /** Claims of one identity validate shows at most (latest first). */
@@ -68,8 +92,97 @@ export interface OwnershipClaim extends Omit<LivenessListing, 'previous'> {
   currentOwner?: string;
 }
 
-/** A checker's verdict on a claim. */
-export type OwnershipVerdict = { passed: true } | { passed: false; code: BazaarCode; reason: string };
+/**
+ * A checker's verdict on a claim; `deferred`: the check's safe request met a route that answers only
+ * its declared method (src/net/check-request.ts checkHttpRequest), so the claim is due again at once
+ * (the host's next slot) without counting a failure.
+ */
+export type OwnershipVerdict =
+  { passed: true } | { passed: false; code: BazaarCode; reason: string } | { passed: false; deferred: true; reason: string };
+
+/**
+ * What a checker's take of due claims respects (docs/CATALOG.md "Ownership and refresh"): each
+ * payTo's claims in turn (a payTo's second claim after every payTo's first), at most
+ * CLAIMS_PER_PAYTO_AT_ONCE in flight for one payTo (`inFlight`, this checker's), and one request
+ * per host per `hostIntervalMs` (src/catalog/probe-hosts.ts): a claim whose host was asked
+ * recently is postponed to the host's next slot, without counting a failure.
+ */
+export interface ClaimPick {
+  hostIntervalMs: number;
+  inFlight: Record<string, number>;
+}
+export const CLAIMS_PER_PAYTO_AT_ONCE = 2;
+/** Candidates one take reads per claim it may take (the rest are skipped payTos or postponed hosts). */
+export const CLAIM_CANDIDATES_PER_SLOT = 8;
+const NO_PICK: ClaimPick = { hostIntervalMs: 0, inFlight: {} };
+
+/**
+ * Postpones claims to their host's slot: those this take leased, and due ones no checker holds
+ * (a claim another instance leased meanwhile keeps its lease). `$1` the time, `$2` the ids, `$3` now, `$4` the lease's end.
+ */
+export const POSTPONE_CLAIMS_SQL = (p: (n: number) => string, ids: string) =>
+  `UPDATE listing_claims SET check_after_ms = ${p(1)} WHERE id IN (${ids}) AND (check_after_ms <= ${p(3)} OR check_after_ms = ${p(4)})`;
+
+/** The due pending claims in fair order (each payTo's first, then each one's second, …), oldest first within a round. */
+export const FAIR_DUE_CLAIMS_SQL = (p: (n: number) => string) => `
+  SELECT id, pay_to, resource FROM (
+    SELECT id, pay_to, resource, check_after_ms, ROW_NUMBER() OVER (PARTITION BY pay_to ORDER BY check_after_ms, id) AS turn
+    FROM listing_claims WHERE status = 'pending' AND check_after_ms <= ${p(1)}
+  ) due ORDER BY turn, check_after_ms, id LIMIT ${p(2)}`;
+
+/**
+ * One database step of a take: lease a claim (true when this take got it), take a host's slot (0
+ * when taken, else its next time), postpone claims to their host's next slot (those this take
+ * leased, and due ones no checker holds).
+ */
+export type PickStep =
+  { op: 'lease'; id: number | string } | { op: 'reserve'; host: string } | { op: 'postpone'; ids: Array<number | string>; untilMs: number };
+
+/**
+ * The fair take both stores run (claimChecks), as steps a store performs (synchronously on SQLite,
+ * awaited on Postgres): for each candidate in fair order, skipped when its payTo has its share in
+ * flight; set aside when its host's slot is taken (by this take or before it); else leased (a
+ * compare-and-set on its due time, so of several instances one takes it) and its host's slot
+ * taken. The claims set aside are postponed to their host's next slot, without counting a
+ * failure, after every slot is taken, so a request follows its slot closely. Returns the ids taken.
+ */
+export function* pickClaims(
+  candidates: Array<{ id: number | string; pay_to: string; resource: string }>,
+  limit: number,
+  nowMs: number,
+  pick: ClaimPick = NO_PICK,
+): Generator<PickStep, Array<number | string>, boolean | number | undefined> {
+  const taken: Array<number | string> = [];
+  const inFlight = { ...pick.inFlight };
+  /** Hosts whose slot is not free, with when it frees (Infinity: this take has it), and the claims waiting for them. */
+  const busy = new Map<string, { until: number; ids: Array<number | string> }>();
+  for (const row of candidates) {
+    if (taken.length >= limit) break;
+    if ((inFlight[row.pay_to] ?? 0) >= CLAIMS_PER_PAYTO_AT_ONCE) continue;
+    const host = probeHostOf(row.resource);
+    const waiting = busy.get(host);
+    if (waiting) {
+      waiting.ids.push(row.id);
+      continue;
+    }
+    if (!(yield { op: 'lease', id: row.id })) continue;
+    if (pick.hostIntervalMs > 0) {
+      const next = (yield { op: 'reserve', host }) as number;
+      if (next !== 0) {
+        busy.set(host, { until: next, ids: [row.id] });
+        continue;
+      }
+      busy.set(host, { until: Infinity, ids: [] });
+    }
+    inFlight[row.pay_to] = (inFlight[row.pay_to] ?? 0) + 1;
+    taken.push(row.id);
+  }
+  for (const { until, ids } of busy.values()) {
+    // A host this take asks now frees one interval from now.
+    if (ids.length > 0) yield { op: 'postpone', ids, untilMs: until === Infinity ? nowMs + pick.hostIntervalMs : until };
+  }
+  return taken;
+}
 
 /** What resolving a claim did. */
 export type ClaimResolution = 'listed' | 'retried' | 'rejected' | 'gone';
@@ -153,6 +266,14 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
   if (payment.id !== undefined && payments.some((p) => p.id === payment.id)) return payments;
   return payments.length >= MAX_CLAIM_PAYMENTS ? payments : [...payments, payment];
 }
+
+/** OwnershipStorePort.recheck: the claim (kept with its draft when rejected) pending and due at once; `$1`..`$4` identity and payTo. */
+export const RECHECK_SQL = (p: (n: number) => string) =>
+  `UPDATE listing_claims SET status = 'pending', check_after_ms = 0
+   WHERE resource = ${p(1)} AND type = ${p(2)} AND tool_name = ${p(3)} AND pay_to = ${p(4)} AND draft IS NOT NULL`;
+
+/** OwnershipStorePort.nextDue: the earliest due time of a pending claim (the due index's first entry). */
+export const NEXT_DUE_SQL = "SELECT MIN(check_after_ms) AS at FROM listing_claims WHERE status = 'pending'";
 
 /** OwnershipStorePort.countPending: identities with a pending claim and no listing. */
 export const COUNT_PENDING_SQL = `SELECT COUNT(*) AS n FROM (SELECT DISTINCT resource, type, tool_name FROM listing_claims c

@@ -9,7 +9,16 @@ import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
 import type { LifecycleBatch } from './lifecycle.ts';
-import type { ClaimOutcome, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from './ownership.ts';
+import type {
+  ClaimBacklog,
+  ClaimOutcome,
+  ClaimPick,
+  ClaimResolution,
+  OwnershipCheck,
+  OwnershipClaim,
+  OwnershipMode,
+  OwnershipVerdict,
+} from './ownership.ts';
 import type { TakenPath } from './query-paths.ts';
 
 /**
@@ -210,13 +219,22 @@ export interface CatalogPort {
    * of the search index and back, and the purge, on the writer thread. Optional as `liveness` is.
    */
   maintainLifecycle?(): Promise<LifecycleBatch>;
+  /**
+   * Takes `host`'s slot for one outbound request (probe-hosts.ts; docs/SECURITY.md): 0 when taken,
+   * else when the host may next be asked (epoch ms). Shared by every instance of the catalog.
+   */
+  reserveProbeHost?(host: string, intervalMs: number, sent?: boolean): Promise<number>;
+  /** POST /discovery/recheck: `payTo`'s pending or rejected claim on the listing due now; false when it holds none. */
+  recheckClaim?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }, payTo: string): Promise<boolean>;
   /** POST /discovery/validate's `ownership`: the claims of this identity svc holds (none when ownership is first-settlement). */
   ownershipChecks?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }): Promise<OwnershipCheck[]>;
 }
 
 /** The ownership checker's view of the catalog (ownership.ts OwnershipStorePort, asynchronous). */
 export interface CatalogOwnership {
-  claimDue(now: number, limit: number): Promise<OwnershipClaim[]>;
+  claimDue(now: number, limit: number, pick?: ClaimPick): Promise<OwnershipClaim[]>;
+  /** OwnershipStorePort.nextDue. Optional: a test's catalog may leave it out (its checker then runs on its timer). */
+  nextDue?(): Promise<number | null>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict): Promise<ClaimResolution>;
 }
 
@@ -226,6 +244,8 @@ export interface ListingCounts {
   /** Waiting for the origin's check before their first listing (not in list or search yet). */
   pending: number;
   hidden: { expired: number; liveness: number };
+  /** The ownership claims waiting for their checks (the backlog gauges); absent when ownership is first-settlement. */
+  claims?: ClaimBacklog;
 }
 
 /** The liveness checker's view of the catalog (liveness.ts LivenessStorePort, asynchronous). */
@@ -382,7 +402,15 @@ export interface OwnershipStorePort {
   writeOrClaim(draft: ListingDraft, now: Date, payment: PaymentFacts): Awaitable<WriteOutcome | ClaimOutcome>;
   /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
   rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
-  claimChecks(now: number, limit: number): Awaitable<OwnershipClaim[]>;
+  claimChecks(now: number, limit: number, pick?: ClaimPick): Awaitable<OwnershipClaim[]>;
+  /** The pending claims and the oldest one's settlement time (the /metrics backlog gauges). */
+  backlog(): Awaitable<ClaimBacklog>;
+  /** Takes a host's slot for one check request (probe-hosts.ts; every check's, not only claims'): 0 when taken, else its next time. */
+  reserveHost(host: string, nowMs: number, intervalMs: number, sent?: boolean): Awaitable<number>;
+  /** A pending or rejected claim of `payTo` with its draft made due now (POST /discovery/recheck); false when there is none. */
+  recheck(identity: Identity, payTo: string): Awaitable<boolean>;
+  /** When the earliest pending claim is due (epoch ms; null: none pending), so a checker wakes for a claim postponed to its host's slot. */
+  nextDue(): Awaitable<number | null>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;
   checksOf(identity: Identity): Awaitable<OwnershipCheck[]>;
   /** Resources waiting for their first owner: a pending claim and no listing yet (the /metrics `pending` state). */

@@ -123,6 +123,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       // svc shares this process's event loop with the devnet and the story: their work would count
       // as payment load and hold the story's searches (docs/OPERATIONS.md "Payments before discovery").
       DISCOVERY_YIELD_PERCENT: '100',
+      // Every seller of the local stack is one host (127.0.0.1): the bound of one request per host
+      // per interval (docs/SECURITY.md) would queue them all behind each other.
+      PROBE_HOST_INTERVAL_SECONDS: '0',
     });
     // Readiness as `npm start` answers it (docs/OPERATIONS.md): the devnet's latest ledger, the
     // paying accounts' balances, the database, draining.

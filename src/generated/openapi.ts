@@ -388,6 +388,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/discovery/recheck": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The text a claimant signs to have its origin checked again, without paying
+         * @description The exact text to sign for POST /discovery/recheck (docs/SELLER.md "Checked again without
+         *     paying"), issued now by svc's clock: GET /discovery/delist's eight lines with `svc recheck`
+         *     as the first, so a signed re-check can never be used as a withdrawal, nor a withdrawal as a
+         *     re-check. Nothing is looked up.
+         */
+        get: operations["getRecheckText"];
+        put?: never;
+        /**
+         * Check a pending or rejected claim's origin again, without paying, signed by its payTo
+         * @description The payTo of a claim (a settlement whose listing waits for, or failed, the check of its
+         *     resource's own server; validate's `ownership`) has svc ask that server again without
+         *     another payment (docs/SELLER.md "Checked again without paying"; docs/CATALOG.md
+         *     "Ownership and refresh"). The body is a DelistRequest signed exactly as a withdrawal is,
+         *     over the text GET /discovery/recheck hands out (first line `svc recheck`), and is checked
+         *     in the same order: shape (400 `svc_malformed_request_body`), time (400 `svc_delist_stale`),
+         *     catalog (403 `svc_delist_other_catalog`), signature by `payTo` (403
+         *     `svc_delist_signature_invalid`); then the claim: `payTo` must hold a pending or rejected
+         *     claim on the listing (404 `svc_recheck_no_claim`).
+         *
+         *     svc then checks the claim as a settlement's check would (the same request, and the same
+         *     bound: one request per host per PROBE_HOST_INTERVAL_SECONDS for every check together) and
+         *     answers what it found, waiting at most PROBE_TIMEOUT_MS and a second: `listed` (the server
+         *     named `payTo`; the listing is in list and search), `rejected` (with the check's code and
+         *     reason), or `processing` (the host was asked less than the interval ago, or it did not
+         *     answer usably yet: the check runs at the time `reason` names). Rate-limited with
+         *     POST /discovery/validate (the same VALIDATE_RATE_PER_MINUTE and VALIDATE_GLOBAL_PER_MINUTE
+         *     budget).
+         */
+        post: operations["recheckOwnershipClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1002,21 +1046,22 @@ export interface components {
             liveness: null | components["schemas"]["ListingLiveness"];
         };
         /**
-         * @description The 10 codes of POST /discovery/validate beyond BazaarCode: its problems' codes for what the live 402 lacks, and its rate limit (429).
+         * @description The 11 codes of POST /discovery/validate beyond BazaarCode: its problems' codes for what the live 402 lacks, and its rate limit (429).
          *
          *     - `svc_validate_rate_limited`: Too many validate requests from this address or from everyone (VALIDATE_RATE_PER_MINUTE, VALIDATE_GLOBAL_PER_MINUTE); retry after Retry-After seconds.
          *     - `svc_validate_url_invalid`: The url is not an absolute http(s) URL without credentials, or its host may imitate another.
          *     - `svc_validate_target_forbidden`: The target is, or resolves to, a loopback, private, link-local, multicast or metadata address; ALLOW_PRIVATE_TARGETS allows one in development.
-         *     - `svc_validate_redirect_refused`: The target redirects to another origin (or too many times); svc does not follow it.
+         *     - `svc_validate_redirect_refused`: The target answered with a redirect; svc's checks follow none (each hop would be one more request of the host, and a buyer pays the URL it is given).
          *     - `svc_validate_unreachable`: The target did not answer within the time bound, or is not a working MCP streamable-HTTP endpoint.
          *     - `svc_validate_no_payment_required`: The unpaid request was answered without asking for payment (no 402), so a buyer never pays.
          *     - `svc_validate_payment_required_invalid`: The target answered with an error, or a 402 without a PaymentRequired @x402/core can decode (PAYMENT-REQUIRED header or JSON body).
          *     - `svc_validate_no_settleable_accept`: No entry of `accepts` is one svc can settle (scheme, network, asset; GET /supported).
          *     - `svc_validate_no_bazaar_extension`: The 402 declares no `bazaar` extension, so a settlement would list nothing.
+         *     - `svc_validate_origin_paced`: svc asked this host less than PROBE_HOST_INTERVAL_SECONDS ago (its checks, validate and re-checks together ask one host at most once in that time), or the route answered svc's safe request as one that answers only its declared method; nothing more was requested. Ask again after the time in the reason.
          *     - `svc_validate_not_judged`: svc could not judge the seller schema now (busy); nothing is wrong with the listing yet. Retry shortly.
          * @enum {string}
          */
-        ValidateCode: "svc_validate_rate_limited" | "svc_validate_url_invalid" | "svc_validate_target_forbidden" | "svc_validate_redirect_refused" | "svc_validate_unreachable" | "svc_validate_no_payment_required" | "svc_validate_payment_required_invalid" | "svc_validate_no_settleable_accept" | "svc_validate_no_bazaar_extension" | "svc_validate_not_judged";
+        ValidateCode: "svc_validate_rate_limited" | "svc_validate_url_invalid" | "svc_validate_target_forbidden" | "svc_validate_redirect_refused" | "svc_validate_unreachable" | "svc_validate_no_payment_required" | "svc_validate_payment_required_invalid" | "svc_validate_no_settleable_accept" | "svc_validate_no_bazaar_extension" | "svc_validate_origin_paced" | "svc_validate_not_judged";
         /**
          * @description A withdrawal signed by the listing's owner (POST /discovery/delist). `resource`, `type` and
          *     `toolName` name the listing exactly as discovery shows it; none may hold a control character
@@ -1080,8 +1125,22 @@ export interface components {
              */
             delisted: true;
         };
+        /** @description What POST /discovery/recheck's check of the claim found. */
+        RecheckResponse: {
+            /**
+             * @description `listed`: the resource's server named `payTo`; the listing is in list and search.
+             *     `rejected`: the check failed (`check` has its code and reason). `processing`: not
+             *     checked within the wait (the host's next slot, or a retry after an answer svc could not
+             *     use); `reason` says when svc asks.
+             * @enum {string}
+             */
+            status: "listed" | "rejected" | "processing";
+            /** @description What svc asked and what it found, or when it asks. */
+            reason: string;
+            check?: components["schemas"]["OwnershipCheck"];
+        };
         /**
-         * @description The 7 codes of POST /discovery/delist: why a withdrawal was refused, and its rate limit (429).
+         * @description The 8 codes of the signed discovery requests: why POST /discovery/delist refused a withdrawal (and its rate limit, 429), and why POST /discovery/recheck refused a re-check (its signature is checked with the same codes).
          *
          *     - `svc_delist_rate_limited`: Too many delist requests from this client address (DELIST_RATE_PER_MINUTE); nothing was changed. Retry after Retry-After seconds.
          *     - `svc_delist_stale`: issuedAt is more than 5 minutes before svc's clock or more than 1 minute after it (the allowed clock skew); sign the text GET /discovery/delist hands out, issued now.
@@ -1090,9 +1149,10 @@ export interface components {
          *     - `svc_delist_unknown_listing`: No listing has this resource, type and toolName; the reason names the listings at that URL, if any (copy them from the listing as discovery shows it).
          *     - `svc_delist_not_owner`: payTo is not the listing's owner (by default the payTo the resource's own server names in its 402, as svc checked it; docs/CATALOG.md "Ownership and refresh"); nothing was changed.
          *     - `svc_delist_replayed`: A withdrawal of this listing signed at issuedAt or later was already accepted; a signed message withdraws once. Sign a new one with the current time.
+         *     - `svc_recheck_no_claim`: payTo holds no pending or rejected claim on this listing that svc can check again (POST /discovery/recheck); nothing was requested. A settlement with the bazaar extension makes one.
          * @enum {string}
          */
-        DelistCode: "svc_delist_rate_limited" | "svc_delist_stale" | "svc_delist_signature_invalid" | "svc_delist_other_catalog" | "svc_delist_unknown_listing" | "svc_delist_not_owner" | "svc_delist_replayed";
+        DelistCode: "svc_delist_rate_limited" | "svc_delist_stale" | "svc_delist_signature_invalid" | "svc_delist_other_catalog" | "svc_delist_unknown_listing" | "svc_delist_not_owner" | "svc_delist_replayed" | "svc_recheck_no_claim";
         /** @description A catalog listing (docs/CATALOG.md). Additional properties are allowed. */
         DiscoveryResource: {
             /** @description Canonical URL (origin + routeTemplate or pathname; query and fragment stripped). */
@@ -1460,7 +1520,7 @@ export interface components {
          */
         PolicyCode: "svc_policy_self_payment" | "svc_policy_amount_below_minimum" | "svc_policy_authorization_expiring" | "svc_policy_payer_balance_archived" | "svc_fee_budget_daily_exhausted" | "svc_fee_budget_payer_exhausted" | "svc_fee_budget_payto_exhausted" | "svc_fee_budget_new_paytos_exhausted" | "svc_policy_payer_cooling_down";
         /**
-         * @description The 12 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
+         * @description The 14 catalog soft-drop codes; they appear only inside the `bazaar` object of the `EXTENSION-RESPONSES` header of /settle, never in a payment response.
          *
          *     - `bazaar_extension_not_object`: The bazaar extension is not an object with `info` and `schema`.
          *     - `bazaar_extensions_too_large`: The extensions block is larger than 64 KiB.
@@ -1471,12 +1531,14 @@ export interface components {
          *     - `bazaar_listing_owned_by_other_payee`: The listing is owned by a different payTo; nothing was written.
          *     - `bazaar_description_too_long`: The description is longer than 2048 characters.
          *     - `bazaar_accepts_too_large`: The accepted terms exceed 2048 bytes of JSON, or the listing already carries 32 distinct terms.
-         *     - `bazaar_origin_names_other_payee`: The resource's own server, asked as a buyer would ask, answered a 402 whose accepts do not name this payTo; nothing was listed.
-         *     - `bazaar_origin_not_payable`: The resource's own server, asked as a buyer would ask, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.
+         *     - `bazaar_origin_names_other_payee`: The resource's own server, asked unpaid with svc's check request, answered a 402 whose accepts do not name this payTo; nothing was listed.
+         *     - `bazaar_origin_not_payable`: The resource's own server, asked unpaid with svc's check request, answered without a usable 402 (a free answer, an error, or a 402 without a valid PaymentRequired); nothing was listed.
          *     - `bazaar_origin_unreachable`: The resource's own server did not answer svc's unpaid request in time, or its address or redirect is one svc does not follow; nothing was listed.
+         *     - `bazaar_claims_backlog_full`: This payTo already has 256 claims waiting for their origins' checks; this settlement's claim was not recorded (the payment was settled). Settle again once they are checked.
+         *     - `bazaar_path_params_invalid`: The route template has no literal path segment, or a pathParams value is empty, a dot segment (`.`, `..`) or holds `/`, `\` or a percent-encoded one, so the filled URL would leave its template; nothing was requested.
          * @enum {string}
          */
-        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable";
+        BazaarCode: "bazaar_extension_not_object" | "bazaar_extensions_too_large" | "bazaar_spec_validation_failed" | "bazaar_schema_validation_failed" | "bazaar_schema_too_complex" | "bazaar_resource_url_invalid" | "bazaar_listing_owned_by_other_payee" | "bazaar_description_too_long" | "bazaar_accepts_too_large" | "bazaar_origin_names_other_payee" | "bazaar_origin_not_payable" | "bazaar_origin_unreachable" | "bazaar_claims_backlog_full" | "bazaar_path_params_invalid";
     };
     responses: {
         /**
@@ -2735,6 +2797,137 @@ export interface operations {
             };
             413: components["responses"]["ValidateTooLarge"];
             429: components["responses"]["DelistRateLimited"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    getRecheckText: {
+        parameters: {
+            query: {
+                /**
+                 * @description The claimed listing's canonical resource URL, as validate's `ownership` shows its identity.
+                 * @example https://api.example.com/weather
+                 */
+                resource: string;
+                /**
+                 * @description The listing's type (`http` or `mcp`).
+                 * @example http
+                 */
+                type: string;
+                /** @description The MCP tool's name; absent or "" for an http listing. */
+                toolName?: string;
+                /**
+                 * @description The claimant's account address (G…), the payTo of the settlement that made the claim, the key that will sign.
+                 * @example GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H
+                 */
+                payTo: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text to sign, with the `issuedAt` it names (send it back unchanged in the POST). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DelistText"];
+                };
+            };
+            /** @description A parameter is missing, repeated, undeclared or malformed (`svc_invalid_query_parameter`). */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["DiscoveryBusy"];
+        };
+    };
+    recheckOwnershipClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DelistRequest"];
+            };
+        };
+        responses: {
+            /** @description What the check found. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecheckResponse"];
+                };
+            };
+            /**
+             * @description The body is not a DelistRequest (`svc_malformed_request_body`), or `issuedAt` is more
+             *     than 5 minutes before svc's clock or more than 1 minute after it (`svc_delist_stale`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description The message was signed for another catalog (`svc_delist_other_catalog`), or the signature
+             *     is not by `payTo` of this catalog's re-check text (`svc_delist_signature_invalid`). Nothing was requested.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description `payTo` holds no pending or rejected claim on this (resource, type, toolName) that svc can
+             *     check again (`svc_recheck_no_claim`): settle a payment with the bazaar extension to make one.
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_recheck_no_claim",
+                     *         "reason": "GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H holds no pending or rejected claim on http https://api.example.com/weather; nothing was requested."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["ValidateTooLarge"];
+            429: components["responses"]["ValidateRateLimited"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["DiscoveryBusy"];

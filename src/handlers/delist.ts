@@ -48,8 +48,11 @@ async function bindingOf(deps: DelistDeps): Promise<DelistBinding> {
   }
 }
 
-/** GET /discovery/delist: the text the owner signs to withdraw the listing the query names, issued now. */
-export function delistTextHandler(deps: DelistDeps): SvcMiddleware {
+/**
+ * GET /discovery/delist: the text the owner signs to withdraw the listing the query names, issued
+ * now; GET /discovery/recheck (`recheck`): the text a claimant signs to have its claim checked again.
+ */
+export function delistTextHandler(deps: DelistDeps, action: 'delist' | 'recheck' = 'delist'): SvcMiddleware {
   return async (ctx: SvcContext) => {
     const params = declaredQuery(ctx.querystring, ['resource', 'type', 'toolName', 'payTo']);
     const query = Object.fromEntries(params) as Record<string, string | undefined>;
@@ -63,7 +66,7 @@ export function delistTextHandler(deps: DelistDeps): SvcMiddleware {
       payTo: query.payTo ?? '',
       issuedAt,
     };
-    const body: DelistText = { message: delistMessage(fields), issuedAt, ...binding };
+    const body: DelistText = { message: delistMessage(fields, action), issuedAt, ...binding };
     ctx.body = body;
     ctx.status = 200;
   };
@@ -144,32 +147,42 @@ function refusal(
   }
 }
 
+/**
+ * The checks of a signed request (a withdrawal, or a re-check: `action`) before the catalog is
+ * asked: the catalog it was signed for, the signature by `payTo` of the text GET
+ * /discovery/{action} hands out, its time against svc's clock. Resolves to `issuedAt` in ms.
+ */
+export async function checkSigned(request: DelistRequest, deps: DelistDeps, action: 'delist' | 'recheck'): Promise<number> {
+  const now = deps.clock();
+  const binding = await bindingOf(deps);
+  if (request.catalog !== undefined && request.catalog !== binding.catalog)
+    throw new HttpError(
+      403,
+      'svc_delist_other_catalog',
+      `The message was signed for catalog ${request.catalog}; this is catalog ${binding.catalog} (${binding.network}), and nothing was changed. Ask this catalog's GET /discovery/${action} for the text to sign.`,
+    );
+  const message = delistMessage({ ...request, ...binding }, action);
+  if (!deps.verify(request.payTo, message, Buffer.from(request.signature, 'base64')))
+    throw new HttpError(
+      403,
+      'svc_delist_signature_invalid',
+      `signature is not the SEP-53 signature by ${request.payTo} of the message ${JSON.stringify(message)} (the text GET /discovery/${action} hands out for this listing, catalog and issuedAt); nothing was changed.`,
+    );
+  const issuedAtMs = Date.parse(request.issuedAt);
+  const skew = issuedAtMs - now.getTime();
+  if (skew < -DELIST_WINDOW_MS || skew > DELIST_CLOCK_SKEW_MS)
+    throw new HttpError(
+      400,
+      'svc_delist_stale',
+      `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); it may be at most ${minutes(DELIST_WINDOW_MS)} before it or ${minutes(DELIST_CLOCK_SKEW_MS)} after it. Ask GET /discovery/${action} for the text to sign, issued now.`,
+    );
+  return issuedAtMs;
+}
+
 export function delistHandler(deps: DelistDeps): SvcMiddleware {
   return async (ctx: SvcContext) => {
     const request = ctx.request.body as DelistRequest;
-    const now = deps.clock();
-    const binding = await bindingOf(deps);
-    if (request.catalog !== undefined && request.catalog !== binding.catalog)
-      throw new HttpError(
-        403,
-        'svc_delist_other_catalog',
-        `The message was signed for catalog ${request.catalog}; this is catalog ${binding.catalog} (${binding.network}), and nothing was changed. Ask this catalog's GET /discovery/delist for the text to sign.`,
-      );
-    const message = delistMessage({ ...request, ...binding });
-    if (!deps.verify(request.payTo, message, Buffer.from(request.signature, 'base64')))
-      throw new HttpError(
-        403,
-        'svc_delist_signature_invalid',
-        `signature is not the SEP-53 signature by ${request.payTo} of the message ${JSON.stringify(message)} (the text GET /discovery/delist hands out for this listing, catalog and issuedAt); nothing was changed.`,
-      );
-    const issuedAtMs = Date.parse(request.issuedAt);
-    const skew = issuedAtMs - now.getTime();
-    if (skew < -DELIST_WINDOW_MS || skew > DELIST_CLOCK_SKEW_MS)
-      throw new HttpError(
-        400,
-        'svc_delist_stale',
-        `issuedAt ${request.issuedAt} is ${minutes(skew)} ${skew < 0 ? 'before' : 'after'} svc's clock (${now.toISOString()}); it may be at most ${minutes(DELIST_WINDOW_MS)} before it or ${minutes(DELIST_CLOCK_SKEW_MS)} after it. Ask GET /discovery/delist for the text to sign, issued now.`,
-      );
+    const issuedAtMs = await checkSigned(request, deps, 'delist');
     if (!deps.catalog.withdraw) throw new Error('this catalog cannot withdraw a listing');
     // The signature covers the URL as sent; the listing is looked up as the catalog keeps it.
     const resource = catalogUrl(request.resource);

@@ -12,6 +12,7 @@ import { CatalogQueryError, type CatalogPort, type SettledPayment } from '../cat
 import type { ValidateCode, BazaarCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 import { probeLive402, type LivePaymentRequired, type LiveProbe, type LiveTarget } from '../net/live-402.ts';
+import type { HostSlots } from '../net/host-slots.ts';
 import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from '../net/probe-config.ts';
 import type { SchemeRegistry } from '../scheme/registry.ts';
 import type { PaymentRequirements } from '../scheme/types.ts';
@@ -29,6 +30,8 @@ export interface ValidateDeps {
   /** The address-guarded fetch (src/net/guarded-fetch.ts). */
   fetchImpl: typeof fetch;
   timeoutMs: number;
+  /** Takes the target host's slot before the request (src/net/host-slots.ts); absent: no bound (a test's). */
+  hostSlots?: HostSlots;
   /**
    * Previews run one after another through this (validateHandler: PREVIEWS_AT_ONCE): the catalog's
    * writer thread also lists every settlement, so a burst of validates (a rate window opening)
@@ -44,6 +47,16 @@ export const PREVIEWS_AT_ONCE = 1;
 function judgeProbe(target: LiveTarget, live: LiveProbe): { checks: Check[]; problem?: Problem } {
   const what = target.type === 'mcp' ? `tools/call ${target.toolName} at ${target.url}` : `${target.method} ${target.url}`;
   switch (live.kind) {
+    case 'refused':
+      return { checks: [{ name: 'reachable', ok: false, detail: live.reason }], problem: { code: live.code, reason: live.reason } };
+    case 'deferred':
+      return {
+        checks: [{ name: 'reachable', ok: true, detail: live.reason }],
+        problem: {
+          code: 'svc_validate_origin_paced',
+          reason: `${live.reason} Validate again after the host's next slot (PROBE_HOST_INTERVAL_SECONDS after this request; docs/SECURITY.md "Requests svc makes of sellers' hosts").`,
+        },
+      };
     case 'forbidden':
       return {
         checks: [{ name: 'reachable', ok: false, detail: live.reason }],
@@ -212,11 +225,32 @@ async function checkListing(request: ValidateRequest, deps: ValidateDeps): Promi
     request.toolName !== undefined
       ? { type: 'mcp', url: parsed.href, toolName: request.toolName }
       : { type: 'http', url: parsed.href, method: request.method ?? 'GET' };
+  let nextSlot: number;
+  try {
+    nextSlot = (await deps.hostSlots?.(target.url, Date.now())) ?? 0;
+  } catch (err) {
+    return busyAs503(err);
+  }
+  if (nextSlot !== 0) {
+    const after = new Date(nextSlot).toISOString();
+    checks.push({
+      name: 'reachable',
+      ok: false,
+      detail: `not requested: ${parsed.hostname} was asked less than PROBE_HOST_INTERVAL_SECONDS ago`,
+    });
+    problems.push({
+      code: 'svc_validate_origin_paced',
+      reason: `svc asks one host at most once per PROBE_HOST_INTERVAL_SECONDS for its ownership checks, validate, re-checks and liveness together, and asked ${parsed.hostname} less than that ago; nothing was requested. Validate again after ${after} (docs/SECURITY.md "Requests svc makes of sellers' hosts").`,
+    });
+    return answer();
+  }
   const live = await probeLive402(target, {
     fetchImpl: deps.fetchImpl,
     timeoutMs: deps.timeoutMs,
     maxBytes: PROBE_MAX_BYTES,
     maxRedirects: PROBE_MAX_REDIRECTS,
+    check: true,
+    ...(deps.hostSlots ? { onSend: () => deps.hostSlots!(target.url, Date.now(), true) } : {}),
   });
   const probed = judgeProbe(target, live);
   checks.push(...probed.checks);

@@ -22,7 +22,9 @@ import { validateHandler } from '../handlers/validate.ts';
 import { merchantHandler } from '../handlers/merchant.ts';
 import { dnsRebindingGuard, mcpHandler, whenJsonBody } from '../handlers/mcp.ts';
 import { delistHandler, delistTextHandler, type MessageVerifier } from '../handlers/delist.ts';
+import { recheckHandler } from '../handlers/recheck.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
+import { hostSlotsOf } from '../net/host-slots.ts';
 import { allowListFromEnv } from '../net/private-addresses.ts';
 import type { SettlementJournal } from '../journal/journal.ts';
 import { healthHandler, manifestHandler, openApiHandler, readinessHandler, supportedHandler } from '../handlers/service.ts';
@@ -63,6 +65,8 @@ export interface AppDeps {
   /** Holds discovery while payments keep the main thread busy (payment-priority.ts). */
   priority: PaymentPriority;
   contract?: ApiContract;
+  /** Wakes the ownership checker (POST /discovery/recheck made a claim due); absent: the checker's timer takes it. */
+  wakeOwnershipChecks?: () => void;
   /** Whether an address signed a message (the chain's SEP-53 check): POST /discovery/delist. */
   verifyMessage: MessageVerifier;
   clock: () => Date;
@@ -112,6 +116,8 @@ export const VALIDATED_OPERATIONS = [
   'callHostedMcp',
   'delistDiscoveryListing',
   'getDelistText',
+  'recheckOwnershipClaim',
+  'getRecheckText',
 ];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
@@ -149,6 +155,16 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     network: config.network,
     ownership: config.listingOwnership,
   };
+  // validate and re-check ask sellers' hosts for strangers: one budget for both.
+  const probeRate = rateLimited({
+    perAddressPerMinute: config.probe.validatePerAddressPerMinute,
+    globalPerMinute: config.probe.validateGlobalPerMinute,
+    perAddressVariable: 'VALIDATE_RATE_PER_MINUTE',
+    globalVariable: 'VALIDATE_GLOBAL_PER_MINUTE',
+    code: 'svc_validate_rate_limited',
+    requests: 'validate and re-check requests',
+    consequence: 'nothing was requested of the target.',
+  });
   const operations: Record<string, SvcMiddleware> = {
     verifyPayment: chain(...paymentRate('verify', config.paymentRates?.verifyPerMinute), ...paymentsSteps, verifyHandler(registry)),
     settlePayment: chain(...paymentRate('settle', config.paymentRates?.settlePerMinute), ...paymentsSteps, settleHandler(registry)),
@@ -164,18 +180,16 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     ),
     // Refused before the body is read when over the rate; the body is checked before anything is requested.
     validateDiscoveryListing: chain(
-      rateLimited({
-        perAddressPerMinute: config.probe.validatePerAddressPerMinute,
-        globalPerMinute: config.probe.validateGlobalPerMinute,
-        perAddressVariable: 'VALIDATE_RATE_PER_MINUTE',
-        globalVariable: 'VALIDATE_GLOBAL_PER_MINUTE',
-        code: 'svc_validate_rate_limited',
-        requests: 'validate requests',
-        consequence: 'nothing was requested of the target.',
-      }),
+      probeRate,
       jsonObjectBody(),
       openApiValidation(contract, 'svc_malformed_request_body', 'body'),
-      validateHandler({ registry, catalog, fetchImpl: guardedFetch(allowListFromEnv()), timeoutMs: config.probe.timeoutMs }),
+      validateHandler({
+        registry,
+        catalog,
+        fetchImpl: guardedFetch(allowListFromEnv()),
+        timeoutMs: config.probe.timeoutMs,
+        hostSlots: hostSlotsOf(catalog, config.probe.hostIntervalMs),
+      }),
     ),
     // Refused before the body is read when over the rate; a JSON body is checked against the
     // JSON-RPC message schema and a malformed one refused at once; a valid request may wait for
@@ -209,6 +223,18 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     ),
     // Pure text from the catalog's identifier (read once) and svc's clock: no rate limit.
     getDelistText: chain(openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), delistTextHandler(delistDeps)),
+    // Rate-limited with validate; the signature is checked before the catalog is asked.
+    recheckOwnershipClaim: chain(
+      probeRate,
+      jsonObjectBody(),
+      openApiValidation(contract, 'svc_malformed_request_body', 'body'),
+      recheckHandler({
+        ...delistDeps,
+        wakeChecks: () => deps.wakeOwnershipChecks?.(),
+        waitMs: config.probe.timeoutMs + 1_000,
+      }),
+    ),
+    getRecheckText: chain(openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), delistTextHandler(delistDeps, 'recheck')),
     getHealth: healthHandler(config),
     getReadiness: readinessHandler(deps.readiness),
     getMetrics: metrics.handler(),

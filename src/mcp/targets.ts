@@ -34,14 +34,8 @@ import {
 } from '../client/seller.ts';
 import type { PaymentPayload } from '../scheme/types.ts';
 import { forbiddenCause } from '../net/guarded-fetch.ts';
-import {
-  paymentRequiredOf,
-  paymentRequiredOfTool,
-  probeLive402,
-  readBounded,
-  unpaidHttpRequest,
-  type BoundedBody,
-} from '../net/live-402.ts';
+import { unpaidHttpRequest } from '../net/check-request.ts';
+import { paymentRequiredOf, paymentRequiredOfTool, probeLive402, readBounded, type BoundedBody } from '../net/live-402.ts';
 import { ToolFailure, isFacilitatorCode, isPlainObject } from './results.ts';
 
 export type TargetSpec =
@@ -115,6 +109,8 @@ function httpTarget(spec: Extract<TargetSpec, { type: 'http' }>, timeoutMs: numb
           return { kind: 'free', result: resultOf(live.answer as BoundedBody) };
         case 'forbidden':
           throw new ToolFailure('svc_mcp_target_forbidden', `${live.reason}; nothing was paid.`);
+        case 'refused':
+          throw new ToolFailure(live.code, `${live.reason} Nothing was requested or paid.`);
         case 'error':
           if (live.status === 402)
             throw new ToolFailure(

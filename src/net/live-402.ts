@@ -6,6 +6,8 @@
  * /discovery/validate, the liveness checks and paid_call (src/mcp/targets.ts), so all three read a
  * target the same way.
  *
+ * What is sent is check-request.ts's: a buyer's request (paid_call) or svc's own check request.
+ *
  * Bounds: every connection goes through the address guard given as `fetchImpl`
  * (src/net/guarded-fetch.ts), a redirect is followed only within the target's origin and at most
  * `maxRedirects` times (off-origin it is refused, never followed), the whole exchange has one
@@ -14,21 +16,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { parsePaymentRequired } from '@x402/core/schemas';
-import { PAYMENT_REQUIRED_HEADER, isBodyMethod } from '../client/seller.ts';
+import { PAYMENT_REQUIRED_HEADER } from '../client/seller.ts';
+import { TemplateEscapeError, checkHttpRequest, refusedSafeRequest, unpaidHttpRequest, type LiveTarget } from './check-request.ts';
 import { forbiddenCause } from './guarded-fetch.ts';
 import { PROBE_MAX_HEADER_BYTES } from './probe-config.ts';
 
-export type LiveTarget =
-  | {
-      type: 'http';
-      /** A templated listing's URL keeps its `:name` segments; `pathParams` fills them. */
-      url: string;
-      method: string;
-      input?: Record<string, unknown>;
-      /** The listing's declared example path parameters (bazaar `info.input.pathParams`). */
-      pathParams?: Record<string, unknown>;
-    }
-  | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
+export type { LiveTarget } from './check-request.ts';
 
 /** A PaymentRequired as @x402/core's schema accepts it (v2: resource, accepts, extensions). */
 export interface LivePaymentRequired {
@@ -66,16 +59,24 @@ export type LiveProbe =
   | { kind: 'unreachable'; reason: string }
   /** The address guard refused a hop; the reason names ALLOW_PRIVATE_TARGETS. */
   | { kind: 'forbidden'; reason: string }
-  /** A redirect left the target's origin (not followed) or went on too long. */
-  | { kind: 'redirect'; reason: string };
+  /** A redirect left the target's origin (not followed) or went on too long; a check follows none. */
+  | { kind: 'redirect'; reason: string }
+  /** svc sent nothing: the filled URL would leave its template (bazaar_path_params_invalid). */
+  | { kind: 'refused'; code: 'bazaar_path_params_invalid'; reason: string }
+  /** A check's safe request met a route that answers only its declared method: the next check sends that, without a body. */
+  | { kind: 'deferred'; reason: string };
 
 export interface ProbeOptions {
   /** The address-guarded fetch (src/net/guarded-fetch.ts). */
   fetchImpl: typeof fetch;
   timeoutMs: number;
   maxBytes: number;
-  /** Same-origin redirects followed; 0 makes a 3xx the target's answer (paid_call). */
+  /** Same-origin redirects followed; 0 makes a 3xx the target's answer (paid_call, and every check). */
   maxRedirects: number;
+  /** A check of svc's (checkHttpRequest), not a buyer's call: a safe request without body or example query. */
+  check?: boolean;
+  /** Awaited just before the first request is sent (the host's slot then runs from now: host-slots.ts); its failure is ignored. */
+  onSend?: () => Promise<unknown>;
 }
 
 /** A redirect the probe does not follow. */
@@ -135,42 +136,6 @@ export function sameOriginFetch(fetchImpl: typeof fetch, maxRedirects: number): 
       url = next;
     }
   };
-}
-
-/**
- * A templated URL (origin + routeTemplate, e.g. `/users/:id`) with each `:name` of its path that
- * `pathParams` names replaced by that value, percent-encoded as one segment; the URL as it is when
- * there is nothing to fill. A buyer calls `/users/42`, never `/users/:id`.
- */
-export function filledUrl(url: string, pathParams: Record<string, unknown> | undefined): URL {
-  const parsed = new URL(url);
-  if (!pathParams) return parsed;
-  parsed.pathname = parsed.pathname.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (whole, name: string) => {
-    const value = Object.hasOwn(pathParams, name) ? pathParams[name] : undefined;
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return whole;
-    return encodeURIComponent(String(value));
-  });
-  return parsed;
-}
-
-/** The unpaid request a buyer makes from a listing's calling convention (extra headers: paid_call's payment). */
-export function unpaidHttpRequest(
-  target: Extract<LiveTarget, { type: 'http' }>,
-  headers: Record<string, string> = {},
-): { url: string; init: RequestInit } {
-  const method = target.method.toUpperCase();
-  const url = filledUrl(target.url, target.pathParams);
-  if (isBodyMethod(method)) {
-    return {
-      url: url.href,
-      init: { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(target.input ?? {}) },
-    };
-  }
-  for (const [name, value] of Object.entries(target.input ?? {})) {
-    for (const item of Array.isArray(value) ? value : [value])
-      url.searchParams.append(name, typeof item === 'string' ? item : JSON.stringify(item));
-  }
-  return { url: url.href, init: { method, headers } };
 }
 
 /** Reads at most `maxBytes` of the body (then stops reading), as JSON when declared so. */
@@ -278,26 +243,46 @@ export function transportOutcome(err: unknown, what: string): LiveProbe {
 }
 
 async function probeHttp(target: Extract<LiveTarget, { type: 'http' }>, options: ProbeOptions): Promise<LiveProbe> {
-  const { url, init } = unpaidHttpRequest(target);
+  let request: { url: string; method: string; init: RequestInit };
+  try {
+    request = options.check ? checkHttpRequest(target) : { ...unpaidHttpRequest(target), method: target.method.toUpperCase() };
+  } catch (err) {
+    if (err instanceof TemplateEscapeError) return { kind: 'refused', code: 'bazaar_path_params_invalid', reason: err.message };
+    throw err;
+  }
+  const { url, init, method } = request;
+  const asked = `${method} ${url}`;
   const signal = AbortSignal.timeout(options.timeoutMs);
+  await options.onSend?.().catch(() => undefined);
   let res: Response;
   try {
     res = await sameOriginFetch(options.fetchImpl, options.maxRedirects)(url, { ...init, signal });
   } catch (err) {
-    return transportOutcome(err, `${target.method} ${target.url}`);
+    return transportOutcome(err, asked);
   }
   try {
     if (res.status === 402) {
       const found = await paymentRequiredOf(res, options.maxBytes);
       if (found.ok) return { kind: 'payment', required: found.required };
-      return { kind: 'error', status: 402, reason: `${target.url} answered 402 but ${found.reason}.`, answer: found.answer };
+      return { kind: 'error', status: 402, reason: `${url} answered 402 but ${found.reason}.`, answer: found.answer };
     }
     const answer = await readBounded(res, options.maxBytes);
-    if (res.status >= 400)
-      return { kind: 'error', status: res.status, reason: `${target.method} ${target.url} answered HTTP ${res.status}.`, answer };
+    const declared = target.method.toUpperCase();
+    if (options.check && refusedSafeRequest(declared, method, url, res.status))
+      return {
+        kind: 'deferred',
+        reason: `svc asked ${asked} (a safe request, without a body) and it answered HTTP ${res.status}, as a route that answers only ${declared} does; the next check sends ${declared} without a body.`,
+      };
+    const location = res.headers.get('location');
+    if (options.check && res.status >= 300 && res.status <= 399 && location !== null)
+      return {
+        kind: 'redirect',
+        reason: `${asked} answered HTTP ${res.status} to ${new URL(location, url).href}; svc's checks follow no redirect (each hop would be another request of the host).`,
+      };
+    if (res.status >= 400) return { kind: 'error', status: res.status, reason: `${asked} answered HTTP ${res.status}.`, answer };
     return { kind: 'free', answer };
   } catch (err) {
-    return transportOutcome(err, `${target.method} ${target.url}`);
+    return transportOutcome(err, asked);
   }
 }
 
@@ -315,6 +300,7 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
       return capped(res, options.maxBytes);
     },
   });
+  await options.onSend?.().catch(() => undefined);
   try {
     try {
       await client.connect(transport, { timeout: options.timeoutMs });

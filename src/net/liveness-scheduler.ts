@@ -8,6 +8,7 @@
  */
 import type { CatalogLiveness } from '../catalog/types.ts';
 import { guardedFetch } from './guarded-fetch.ts';
+import type { HostSlots } from './host-slots.ts';
 import { DEFAULT_PASS_MS, LivenessChecker, type LivenessOptions } from './liveness.ts';
 import { allowListFromEnv } from './private-addresses.ts';
 import type { ProbeConfig } from './probe-config.ts';
@@ -102,11 +103,11 @@ export function startLivenessChecks(
   store: CatalogLiveness | undefined,
   probe: Pick<ProbeConfig, 'liveness' | 'timeoutMs'>,
   log: LivenessSchedulerLog,
-  { clock = () => new Date(), passMs }: { clock?: (() => Date) | undefined; passMs?: number | undefined },
+  { clock = () => new Date(), passMs, hostSlots }: { clock?: (() => Date) | undefined; passMs?: number | undefined; hostSlots: HostSlots },
 ): LivenessScheduler | null {
-  const { perMinute, intervalMs, concurrency, originIntervalMs } = probe.liveness;
+  const { perMinute, intervalMs, concurrency } = probe.liveness;
   if (perMinute <= 0 || !store) return null;
   const fetchImpl = guardedFetch(allowListFromEnv());
-  const options = { store, fetchImpl, clock, intervalMs, concurrency, perMinute, originIntervalMs, timeoutMs: probe.timeoutMs };
+  const options = { store, fetchImpl, clock, intervalMs, concurrency, perMinute, hostSlots, timeoutMs: probe.timeoutMs };
   return new LivenessScheduler({ ...options, ...(passMs !== undefined ? { passMs } : {}) }, log).start();
 }

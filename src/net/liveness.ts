@@ -7,14 +7,15 @@
  * passes again (or is paid again, which resets its record).
  *
  * Bounded and conservative: at most `concurrency` probes at once, at most `perMinute` probes a
- * minute in all, and one origin probed at most once per `originIntervalMs` (a seller with many
- * listings is not hammered); the clock is injected. This module decides and paces; where the
+ * minute in all, and one host asked at most once per PROBE_HOST_INTERVAL_SECONDS by every check
+ * together (`hostSlots`, host-slots.ts: a seller with many listings is not hammered); the clock is injected. This module decides and paces; where the
  * records live is the catalog (its `liveness` port, which claims due listings so that several
  * instances sharing a database do not probe one listing each).
  */
 import pLimit from 'p-limit';
 import { nextRecord, type LivenessListing, type LivenessRecord, type LivenessStatus } from '../catalog/liveness.ts';
 import type { CatalogLiveness } from '../catalog/types.ts';
+import type { HostSlots } from './host-slots.ts';
 import { probeLive402, type LiveProbe, type LiveTarget } from './live-402.ts';
 import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from './probe-config.ts';
 
@@ -27,6 +28,7 @@ export function livenessOf(listing: Pick<LivenessListing, 'payTo'>, probe: LiveP
       return probe.required.accepts.some((a) => a.payTo === listing.payTo) ? 'live' : 'terms_changed';
     case 'free':
     case 'error':
+    case 'refused':
       return 'not_payable';
     default:
       return 'unreachable';
@@ -65,8 +67,8 @@ export interface LivenessOptions {
   concurrency: number;
   /** Probes a minute in all (0: the checker is off). */
   perMinute: number;
-  /** One origin is probed at most once in this time. */
-  originIntervalMs: number;
+  /** Takes a host's slot before its probe (host-slots.ts); a listing whose host is not free waits for the slot. */
+  hostSlots: HostSlots;
   timeoutMs: number;
   /** How often a pass runs (default 10 s); each pass probes at most its share of `perMinute`. */
   passMs?: number;
@@ -76,7 +78,6 @@ export const DEFAULT_PASS_MS = 10_000;
 
 export class LivenessChecker {
   private readonly options: LivenessOptions;
-  private readonly lastProbeOfOrigin = new Map<string, number>();
 
   constructor(options: LivenessOptions) {
     this.options = options;
@@ -97,30 +98,27 @@ export class LivenessChecker {
   lastClaimed = 0;
 
   async runOnce(): Promise<number> {
-    const { store, clock, intervalMs, concurrency, perMinute, originIntervalMs } = this.options;
+    const { store, clock, intervalMs, concurrency, perMinute, hostSlots } = this.options;
     if (perMinute <= 0) return 0;
     const now = clock().getTime();
     const due = await store.claimDue(now, now - intervalMs, this.perPass);
     this.lastClaimed = due.length;
     const chosen: LivenessListing[] = [];
-    const later: string[] = [];
+    const later = new Map<number, string[]>();
     for (const listing of due) {
-      const origin = originOf(listing.resource);
-      const last = this.lastProbeOfOrigin.get(origin);
-      if (last !== undefined && now - last < originIntervalMs) {
-        later.push(listing.key);
-        continue;
-      }
-      this.lastProbeOfOrigin.set(origin, now);
-      chosen.push(listing);
+      const next = await hostSlots(listing.resource, now);
+      if (next === 0) chosen.push(listing);
+      else later.set(next, [...(later.get(next) ?? []), listing.key]);
     }
-    for (const [origin, at] of this.lastProbeOfOrigin) if (now - at >= originIntervalMs) this.lastProbeOfOrigin.delete(origin);
-    if (later.length > 0) await store.postponeLiveness(later, now + originIntervalMs - intervalMs, now);
+    // Due again once their host may be asked (the basis is the time the interval counts from).
+    for (const [next, keys] of later) await store.postponeLiveness(keys, next - intervalMs, now);
     const limit = pLimit(Math.max(1, concurrency));
     await Promise.all(
       chosen.map((listing) =>
         limit(async () => {
           const record = await this.check(listing);
+          // The route answers only its declared method: due again at once, so the host's next slot sends it (check-request.ts checkHttpRequest).
+          if (!record) return store.postponeLiveness([listing.key], now - intervalMs, now);
           // A failing listing waits as long as it has been failing (its checks' gaps double), at most LIVENESS_BACKOFF_CEILING_MS.
           await store.writeLiveness(listing.key, record, now, now + nextCheckAfter(record, now, intervalMs) - intervalMs);
         }),
@@ -129,15 +127,21 @@ export class LivenessChecker {
     return chosen.length;
   }
 
-  /** Probes one listing: its next record (from `listing.previous`); never throws for anything the target does. */
-  async check(listing: LivenessListing): Promise<LivenessRecord> {
-    const { fetchImpl, timeoutMs, clock } = this.options;
+  /**
+   * Probes one listing: its next record (from `listing.previous`), or null when the check's safe
+   * request was deferred (no record: nothing was learned); never throws for anything the target does.
+   */
+  async check(listing: LivenessListing): Promise<LivenessRecord | null> {
+    const { fetchImpl, timeoutMs, clock, hostSlots } = this.options;
     const probe = await probeLive402(probeTargetOf(listing), {
       fetchImpl,
       timeoutMs,
       maxBytes: PROBE_MAX_BYTES,
       maxRedirects: PROBE_MAX_REDIRECTS,
+      check: true,
+      onSend: () => hostSlots(listing.resource, clock().getTime(), true),
     });
+    if (probe.kind === 'deferred') return null;
     return nextRecord(listing.previous, livenessOf(listing, probe), clock());
   }
 }
@@ -158,12 +162,4 @@ export function probeTargetOf(listing: Omit<LivenessListing, 'previous'>): LiveT
         ...input,
         ...(listing.pathParams ? { pathParams: listing.pathParams } : {}),
       };
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
-  }
 }

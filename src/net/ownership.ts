@@ -1,32 +1,36 @@
 /**
  * Ownership from the origin (docs/CATALOG.md "Ownership and refresh"): a settlement that would
  * create a listing, or give it to another payTo, is a claim (src/catalog/ownership.ts) until the
- * resource's own server, asked as a buyer would ask it — the unpaid probe of POST
- * /discovery/validate and the liveness checks (live-402.ts: the listing's method, example input
- * and path parameters, or an unpaid MCP tools/call; through the address guard, one deadline, at
- * most 256 KiB read) — answers a 402 whose accepts name the settled payTo, and no longer name the
- * listing's current owner. This module asks and judges; the catalog keeps the claims and writes
+ * resource's own server, asked with svc's check request — the one POST /discovery/validate and
+ * the liveness checks send (check-request.ts checkHttpRequest: the listing's URL with its path
+ * parameters, a safe method, no body, no example query, no redirect followed; or an unpaid MCP
+ * tools/call; through the address guard, one deadline, at most 256 KiB read) — answers a 402
+ * whose accepts name the settled payTo, and no longer name the listing's current owner. This module asks and judges; the catalog keeps the claims and writes
  * the listing (on its writer thread), off the payment path: the settle answered `processing`.
  *
- * A pass runs when a settlement made a claim (`wake`), and on a timer for claims another instance
- * or a process that stopped left (every `passMs` while it finds work, twice as long each time it
- * finds none, up to MAX_IDLE_PASS_MS).
+ * Claims are taken when a settlement made one (`wake`), when a check finishes, and on a timer for
+ * claims another instance or a process that stopped left, or that waited for their host's slot
+ * (every `passMs` while it finds work, twice as long each time it finds none, up to MAX_IDLE_PASS_MS).
  */
-import pLimit from 'p-limit';
 import type { OwnershipClaim, OwnershipVerdict } from '../catalog/ownership.ts';
 import type { CatalogOwnership } from '../catalog/types.ts';
 import { guardedFetch } from './guarded-fetch.ts';
-import { probeLive402, unpaidHttpRequest, type LiveProbe } from './live-402.ts';
+import type { HostSlots } from './host-slots.ts';
+import { checkHttpRequest } from './check-request.ts';
+import { probeLive402, type LiveProbe } from './live-402.ts';
 import { allowListFromEnv } from './private-addresses.ts';
 import { probeTargetOf } from './liveness.ts';
 import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from './probe-config.ts';
 
-/** Claims one pass takes at most, and probes at once. */
-export const CLAIMS_PER_PASS = 16;
-export const CHECKS_AT_ONCE = 4;
-/** Passes while there is work; spaced out up to MAX_IDLE_PASS_MS while there is none. */
+/** Claims checked at once (a hanging origin holds one for a probe deadline; CLAIMS_PER_PAYTO_AT_ONCE of them at most per payTo). */
+export const CHECKS_AT_ONCE = 8;
+/**
+ * Passes while there is work; spaced out up to MAX_IDLE_PASS_MS while there is none: a claim
+ * postponed to its host's next slot (PROBE_HOST_INTERVAL_SECONDS, 60 by default) is taken at most
+ * this long after it.
+ */
 export const DEFAULT_OWNERSHIP_PASS_MS = 10_000;
-export const MAX_IDLE_PASS_MS = 10 * 60_000;
+export const MAX_IDLE_PASS_MS = 60_000;
 
 const SHOWN_PAYTOS = 3;
 const listed = (payTos: string[]) =>
@@ -34,22 +38,22 @@ const listed = (payTos: string[]) =>
     ? payTos.join(', ')
     : `${payTos.slice(0, SHOWN_PAYTOS).join(', ')} and ${payTos.length - SHOWN_PAYTOS} more`;
 
-/** What svc asked of the claim's origin, for the reasons. */
+/** What svc asks of the claim's origin (before it asks: the method depends on what the route answered before), for the reasons. */
 function askedOf(claim: OwnershipClaim): string {
   if (claim.type === 'mcp') return `tools/call ${claim.toolName} at ${claim.resource}`;
   const target = probeTargetOf(claim);
   if (target.type !== 'http') return `${claim.method} ${claim.resource}`;
   try {
-    // The URL as sent: path parameters filled, the example input as the query (or a JSON body).
-    return `${claim.method} ${unpaidHttpRequest(target).url}`;
+    // The request as sent (docs/SECURITY.md): path parameters filled, no body, no example query.
+    const { method, url } = checkHttpRequest(target);
+    return `${method} ${url}`;
   } catch {
     return `${claim.method} ${claim.resource}`;
   }
 }
 
 /** The verdict on a claim from its origin's answer; the reason says what the origin answered. */
-export function ownershipVerdict(claim: OwnershipClaim, probe: LiveProbe): OwnershipVerdict {
-  const asked = askedOf(claim);
+export function ownershipVerdict(claim: OwnershipClaim, probe: LiveProbe, asked = askedOf(claim)): OwnershipVerdict {
   const rule = `a listing belongs to the payTo its resource's own server names (docs/CATALOG.md "Ownership and refresh")`;
   switch (probe.kind) {
     case 'payment': {
@@ -58,34 +62,42 @@ export function ownershipVerdict(claim: OwnershipClaim, probe: LiveProbe): Owner
         return {
           passed: false,
           code: 'bazaar_origin_names_other_payee',
-          reason: `svc asked ${asked} as a buyer would (unpaid): it answered a 402 whose accepts name payTo ${listed(payTos) || '(none)'}, not ${claim.payTo}; ${rule}, so the payment was settled but nothing was listed for ${claim.payTo}.`,
+          reason: `svc asked ${asked} (unpaid, without a body): it answered a 402 whose accepts name payTo ${listed(payTos) || '(none)'}, not ${claim.payTo}; ${rule}, so the payment was settled but nothing was listed for ${claim.payTo}.`,
         };
       const owner = claim.currentOwner;
       if (owner !== undefined && owner !== claim.payTo && payTos.includes(owner))
         return {
           passed: false,
           code: 'bazaar_listing_owned_by_other_payee',
-          reason: `svc asked ${asked} as a buyer would (unpaid): its 402 names both the listing's owner ${owner} and ${claim.payTo}; the listing changes owner only when its resource's server no longer names the owner, so it stays with ${owner} (docs/CATALOG.md "Ownership and refresh").`,
+          reason: `svc asked ${asked} (unpaid, without a body): its 402 names both the listing's owner ${owner} and ${claim.payTo}; the listing changes owner only when its resource's server no longer names the owner, so it stays with ${owner} (docs/CATALOG.md "Ownership and refresh").`,
         };
       return { passed: true };
     }
+    case 'deferred':
+      return { passed: false, deferred: true, reason: probe.reason };
+    case 'refused':
+      return {
+        passed: false,
+        code: probe.code,
+        reason: `svc did not ask ${claim.resource}: ${probe.reason} Nothing was listed (docs/CATALOG.md "Templated listings").`,
+      };
     case 'free':
       return {
         passed: false,
         code: 'bazaar_origin_not_payable',
-        reason: `svc asked ${asked} as a buyer would (unpaid): it answered without asking for payment, so it names no payTo; ${rule}. Nothing was listed.`,
+        reason: `svc asked ${asked} (unpaid, without a body): it answered without asking for payment, so it names no payTo; ${rule}. Nothing was listed.`,
       };
     case 'error':
       return {
         passed: false,
         code: 'bazaar_origin_not_payable',
-        reason: `svc asked ${asked} as a buyer would (unpaid): ${probe.reason} It names no payTo svc can read; ${rule}. Nothing was listed.`,
+        reason: `svc asked ${asked} (unpaid, without a body): ${probe.reason} It names no payTo svc can read; ${rule}. Nothing was listed.`,
       };
     default:
       return {
         passed: false,
         code: 'bazaar_origin_unreachable',
-        reason: `svc asked ${asked} as a buyer would (unpaid): ${probe.reason}. ${rule.charAt(0).toUpperCase()}${rule.slice(1)}, so it must answer svc too. Nothing was listed; the next settlement after the retry time asks again.`,
+        reason: `svc asked ${asked} (unpaid, without a body): ${probe.reason}. ${rule.charAt(0).toUpperCase()}${rule.slice(1)}, so it must answer svc too. Nothing was listed; the next settlement after the retry time asks again.`,
       };
   }
 }
@@ -96,6 +108,10 @@ export interface OwnershipCheckerOptions {
   fetchImpl: typeof fetch;
   clock: () => Date;
   timeoutMs: number;
+  /** One host is asked at most once in this time, by every check together (PROBE_HOST_INTERVAL_SECONDS). */
+  hostIntervalMs: number;
+  /** The hosts' slots (host-slots.ts): the store's take reserves a claim's, a send moves it to the send's time. */
+  hostSlots?: HostSlots;
   /** Time between passes while there is work (default DEFAULT_OWNERSHIP_PASS_MS). */
   passMs?: number;
 }
@@ -104,16 +120,28 @@ export interface OwnershipLog {
   warn(obj: object, msg: string): void;
 }
 
-/** Takes due claims, asks their origins and resolves them; passes run one at a time. */
+const logged = (log: OwnershipLog, msg: string) => (err: unknown) =>
+  log.warn({ err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } }, msg);
+
+/**
+ * Checks claims as slots free up (docs/CATALOG.md "Ownership and refresh"): at most CHECKS_AT_ONCE
+ * at once, at most CLAIMS_PER_PAYTO_AT_ONCE of one payTo, each payTo's claims in turn and one
+ * request per host per `hostIntervalMs` (the store's take, src/catalog/ownership.ts pickClaims). A
+ * slot that frees takes the next due claim at once, so a payTo whose origins hang holds its share
+ * of slots for one probe deadline each, never the others'.
+ */
 export class OwnershipChecker {
   private readonly options: OwnershipCheckerOptions;
   private readonly log: OwnershipLog;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private running: Promise<number> | undefined;
-  /** A wake arrived while a pass ran: run another after it. */
+  private dueTimer: ReturnType<typeof setTimeout> | undefined;
+  private filling: Promise<number> | undefined;
+  /** A wake arrived while a take ran: take again after it. */
   private again = false;
   private stopped = false;
   private idlePasses = 0;
+  private readonly inFlight = new Map<string, number>();
+  private readonly checks = new Set<Promise<void>>();
 
   constructor(options: OwnershipCheckerOptions, log: OwnershipLog) {
     this.options = options;
@@ -126,80 +154,120 @@ export class OwnershipChecker {
     return this;
   }
 
-  /** A settlement made a claim: a pass now (or right after the one running). */
+  /** A settlement made a claim: free slots take due claims now. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
+    if (!this.stopped) void this.fill();
+  }
+
+  /** Claims being checked now. */
+  get active(): number {
+    return this.checks.size;
+  }
+
+  /** Takes due claims into the free slots (after the take running, if any); resolves to the claims it took. Never throws. */
+  fill(): Promise<number> {
+    if (this.filling) {
       this.again = true;
-      return;
+      return this.filling;
     }
-    void this.runOnce();
+    this.filling = this.take()
+      .catch((err: unknown) => (logged(this.log, 'ownership check pass failed')(err), 0))
+      .finally(() => (this.filling = undefined));
+    return this.filling;
   }
 
-  /** One pass (after the one running, if any); resolves to the claims it judged. A failure is logged, never thrown. */
-  async runOnce(): Promise<number> {
-    while (this.running) await this.running.catch(() => 0);
-    if (this.stopped) return 0;
-    this.running = this.pass().catch((err: unknown) => {
-      this.log.warn(
-        { err: { name: (err as Error)?.name, message: String((err as Error)?.message ?? err) } },
-        'ownership check pass failed',
-      );
-      return 0;
-    });
-    try {
-      const judged = await this.running;
-      this.idlePasses = judged > 0 ? 0 : this.idlePasses + 1;
-      return judged;
-    } finally {
-      this.running = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.runOnce();
+  private async take(): Promise<number> {
+    const { store, clock, hostIntervalMs } = this.options;
+    let took = 0;
+    do {
+      this.again = false;
+      while (!this.stopped && this.checks.size < CHECKS_AT_ONCE) {
+        const claimedAt = clock().getTime();
+        const due = await store.claimDue(claimedAt, CHECKS_AT_ONCE - this.checks.size, {
+          hostIntervalMs,
+          inFlight: Object.fromEntries(this.inFlight),
+        });
+        if (due.length === 0) break;
+        took += due.length;
+        for (const claim of due) this.check(claim, claimedAt);
       }
-    }
+    } while (this.again && !this.stopped);
+    if (this.checks.size < CHECKS_AT_ONCE) await this.wakeAtNextDue();
+    return took;
   }
 
-  private async pass(): Promise<number> {
-    const { store, fetchImpl, timeoutMs, clock } = this.options;
-    let judged = 0;
-    for (;;) {
-      const claimedAt = clock().getTime();
-      const due = await store.claimDue(claimedAt, CLAIMS_PER_PASS);
-      const limit = pLimit(CHECKS_AT_ONCE);
-      await Promise.all(
-        due.map((claim) =>
-          limit(async () => {
-            const probe = await probeLive402(probeTargetOf(claim), {
-              fetchImpl,
-              timeoutMs,
-              maxBytes: PROBE_MAX_BYTES,
-              maxRedirects: PROBE_MAX_REDIRECTS,
-            });
-            await store.resolve(claim.key, claimedAt, ownershipVerdict(claim, probe));
-          }),
-        ),
-      );
-      judged += due.length;
-      if (due.length < CLAIMS_PER_PASS || this.stopped) return judged;
+  /** A take when the earliest pending claim falls due (one postponed to its host's slot, a retry), if before the next pass. */
+  private async wakeAtNextDue(): Promise<void> {
+    const next = await this.options.store.nextDue?.();
+    clearTimeout(this.dueTimer);
+    if (next === null || next === undefined || this.stopped) return;
+    // A claim leased by another checker is due when its lease ends: that is the timer's work, not this wake's.
+    const delayMs = Math.max(0, next - this.options.clock().getTime());
+    if (delayMs > MAX_IDLE_PASS_MS) return;
+    this.dueTimer = setTimeout(() => this.wake(), delayMs + 5);
+    this.dueTimer.unref();
+  }
+
+  private check(claim: OwnershipClaim, claimedAt: number): void {
+    const { store, fetchImpl, timeoutMs, hostSlots, clock } = this.options;
+    this.inFlight.set(claim.payTo, (this.inFlight.get(claim.payTo) ?? 0) + 1);
+    const asked = askedOf(claim);
+    const check: Promise<void> = probeLive402(probeTargetOf(claim), {
+      fetchImpl,
+      timeoutMs,
+      maxBytes: PROBE_MAX_BYTES,
+      maxRedirects: PROBE_MAX_REDIRECTS,
+      check: true,
+      ...(hostSlots ? { onSend: () => hostSlots(claim.resource, clock().getTime(), true) } : {}),
+    })
+      .then((probe) => store.resolve(claim.key, claimedAt, ownershipVerdict(claim, probe, asked)))
+      .then(() => undefined, logged(this.log, 'ownership check failed'))
+      .finally(() => {
+        const left = (this.inFlight.get(claim.payTo) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(claim.payTo, left);
+        else this.inFlight.delete(claim.payTo);
+        this.checks.delete(check);
+        this.wake();
+      });
+    this.checks.add(check);
+  }
+
+  /** A take, then every check in flight finished (and the takes they woke); resolves to the claims taken. */
+  async runOnce(): Promise<number> {
+    let took = await this.fill();
+    while (this.checks.size > 0 || this.filling) {
+      await Promise.all([...this.checks]);
+      if (this.filling) took += await this.filling;
     }
+    return took;
   }
 
   private schedule(): void {
     if (this.stopped) return;
     const passMs = this.options.passMs ?? DEFAULT_OWNERSHIP_PASS_MS;
     const delayMs = Math.min(MAX_IDLE_PASS_MS, passMs * 2 ** Math.min(this.idlePasses, 30));
-    this.timer = setTimeout(() => void this.runOnce().finally(() => this.schedule()), delayMs);
+    this.timer = setTimeout(
+      () =>
+        void this.fill().then((took) => {
+          this.idlePasses = took > 0 || this.checks.size > 0 ? 0 : this.idlePasses + 1;
+          this.schedule();
+        }),
+      delayMs,
+    );
     this.timer.unref();
   }
 
-  /** No further pass; waits for the one in flight (at most a probe's deadline and a second). */
+  /** No further take; waits for the checks in flight (at most a probe's deadline and a second). */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (!this.running) return;
+    clearTimeout(this.dueTimer);
+    if (this.checks.size === 0 && !this.filling) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.running, new Promise((resolve) => (timer = setTimeout(resolve, this.options.timeoutMs + 1_000)))]);
+    await Promise.race([
+      Promise.all([this.filling, ...this.checks]),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.options.timeoutMs + 1_000))),
+    ]);
     clearTimeout(timer);
   }
 }
@@ -211,10 +279,10 @@ export class OwnershipChecker {
  */
 export function startOwnershipChecks(
   store: CatalogOwnership | undefined,
-  timeoutMs: number,
+  probe: { timeoutMs: number; hostIntervalMs: number; hostSlots: HostSlots },
   log: OwnershipLog,
   clock: () => Date = () => new Date(),
 ): OwnershipChecker | null {
   if (!store) return null;
-  return new OwnershipChecker({ store, fetchImpl: guardedFetch(allowListFromEnv()), clock, timeoutMs }, log).start();
+  return new OwnershipChecker({ store, fetchImpl: guardedFetch(allowListFromEnv()), clock, ...probe }, log).start();
 }

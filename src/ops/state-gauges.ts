@@ -192,6 +192,26 @@ export function registerStateGauges(registry: Registry, sources: StateSources, {
         for (const [reason, n] of Object.entries(counts.hidden)) this.set({ state: 'hidden', reason }, n);
       },
     });
+    new Gauge({
+      name: 'svc_ownership_claims_pending',
+      help: 'Ownership claims waiting for their resource\'s server to be asked (docs/CATALOG.md "Ownership and refresh"): settled, not listed yet; at most 256 per payTo.',
+      registers: [registry],
+      async collect() {
+        const b = (await listings())?.claims;
+        if (b !== undefined) this.set(b.pending);
+      },
+    });
+    new Gauge({
+      name: 'svc_ownership_oldest_claim_age_seconds',
+      help: 'Seconds since the settlement of the oldest ownership claim still waiting for its check (0 when none waits).',
+      registers: [registry],
+      async collect() {
+        const b = (await listings())?.claims;
+        if (b === undefined) return;
+        const oldest = b.oldestSettledAt === null ? NaN : Date.parse(b.oldestSettledAt);
+        this.set(Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0);
+      },
+    });
   }
   if (sources.livenessDue) {
     const due = cached(sources.livenessDue, 'liveness_due', failures, maxAgeMs, timeoutMs);

@@ -120,6 +120,9 @@ const cases: Array<[string, SettlementOptions, Expect]> = [
       '/%2f%2fevil.example.com',
       '/%252f%252fevil.example.com',
       `/${'%25'.repeat(7)}32e`,
+      // A template of parameters only names every path of its host.
+      '/:anything',
+      '/:a/:b',
     ] as const
   ).map((routeTemplate): [string, SettlementOptions, Expect] => [
     `routeTemplate ${routeTemplate}`,

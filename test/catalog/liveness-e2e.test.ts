@@ -67,7 +67,7 @@ beforeAll(async () => {
     RPC_URL: h.devnet.rpcUrl,
     LIVENESS_CHECKS_PER_MINUTE: '60',
     // One loopback origin serves every listing here: no pause between them (pacing: test/net/liveness.test.ts).
-    LIVENESS_ORIGIN_INTERVAL_SECONDS: '0',
+    PROBE_HOST_INTERVAL_SECONDS: '0',
   });
   const keys = signingKeys(config);
   scheme = new ExactStellarScheme({

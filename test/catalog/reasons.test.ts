@@ -79,7 +79,14 @@ describe('the reason of each bazaar rejection code', () => {
 
   it('covers every BazaarCode', () => {
     // The origin's codes are judged from what the resource's server answered: test/net/ownership.test.ts.
-    const fromOrigin = ['bazaar_origin_names_other_payee', 'bazaar_origin_not_payable', 'bazaar_origin_unreachable'];
+    // A template escape (nothing sent): test/security/outbound.test.ts; the claims backlog: test/net/ownership.test.ts.
+    const fromOrigin = [
+      'bazaar_origin_names_other_payee',
+      'bazaar_origin_not_payable',
+      'bazaar_origin_unreachable',
+      'bazaar_path_params_invalid',
+      'bazaar_claims_backlog_full',
+    ];
     expect(new Set([...CASES.map(([code]) => code), 'bazaar_listing_owned_by_other_payee', ...fromOrigin])).toEqual(
       new Set(Object.keys(BAZAAR_CODES)),
     );

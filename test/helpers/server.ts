@@ -28,6 +28,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     DB_PATH: ':memory:',
     DISCOVERY_YIELD_PERCENT: '100',
     LIVENESS_CHECKS_PER_MINUTE: '0',
+    // A test asks its few loopback sellers many times; the tests of the outbound bound set it
+    // (test/security/outbound.test.ts).
+    PROBE_HOST_INTERVAL_SECONDS: '0',
     // The first settlement owns a listing, so a test's settlement of a made-up URL lists it at once;
     // the tests of ownership from the origin set `origin` (test/catalog/ownership-e2e.test.ts).
     LISTING_OWNERSHIP: 'first-settlement',

@@ -27,9 +27,9 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
     ['SettleCode', SETTLE_CODES, 7],
     ['ServiceCode', SERVICE_CODES, 16],
     ['SettlementCode', SETTLEMENT_CODES, 15],
-    ['BazaarCode', BAZAAR_CODES, 12],
-    ['ValidateCode', VALIDATE_CODES, 10],
-    ['DelistCode', DELIST_CODES, 7],
+    ['BazaarCode', BAZAAR_CODES, 14],
+    ['ValidateCode', VALIDATE_CODES, 11],
+    ['DelistCode', DELIST_CODES, 8],
     ['McpCode', MCP_CODES, 13],
   ] as const)('%s lists exactly the registry codes, each described by its condition', (name, registry, count) => {
     // The MCP tool codes are not HTTP codes: they live in mcp-codes.yaml, not in openapi.yaml.

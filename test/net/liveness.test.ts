@@ -21,7 +21,8 @@ import {
   type LivenessRecord,
 } from '../../src/net/liveness.ts';
 import { parseAllowList } from '../../src/net/private-addresses.ts';
-import { unpaidHttpRequest } from '../../src/net/live-402.ts';
+import { TemplateEscapeError, checkHttpRequest, unpaidHttpRequest } from '../../src/net/check-request.ts';
+import { memoryHostSlots } from '../../src/net/host-slots.ts';
 
 const PAY_TO = 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF';
 const OTHER = 'GBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
@@ -76,7 +77,7 @@ afterAll(() => stop(seller.server));
 function checker(
   store: CatalogLiveness,
   clock: () => Date,
-  overrides: { perMinute?: number; originIntervalMs?: number; passMs?: number } = {},
+  overrides: { perMinute?: number; hostIntervalMs?: number; passMs?: number } = {},
 ) {
   return new LivenessChecker({
     store,
@@ -85,7 +86,7 @@ function checker(
     intervalMs: 1800_000, // every hourly pass of the tests finds the listing due
     concurrency: 2,
     perMinute: overrides.perMinute ?? 60,
-    originIntervalMs: overrides.originIntervalMs ?? 0,
+    hostSlots: memoryHostSlots(overrides.hostIntervalMs ?? 0),
     timeoutMs: 5_000,
     ...(overrides.passMs !== undefined ? { passMs: overrides.passMs } : {}),
   });
@@ -158,10 +159,10 @@ describe('liveness', () => {
     const c = checker(new MapStore([listing]), clock);
     try {
       payTo = OTHER;
-      expect((await c.check(listing)).status).toBe('terms_changed');
+      expect((await c.check(listing))?.status).toBe('terms_changed');
       payTo = PAY_TO;
       free = true;
-      expect((await c.check(listing)).status).toBe('not_payable');
+      expect((await c.check(listing))?.status).toBe('not_payable');
     } finally {
       payTo = PAY_TO;
       free = false;
@@ -181,7 +182,7 @@ describe('liveness', () => {
     }));
     const store = new MapStore(listings);
     expect(await checker(store, clock, { perMinute: 0 }).runOnce()).toBe(0);
-    const c = checker(store, clock, { originIntervalMs: 10_000 });
+    const c = checker(store, clock, { hostIntervalMs: 10_000 });
     expect(await c.runOnce()).toBe(1); // one origin: one probe
     expect(await c.runOnce()).toBe(0); // same instant: the origin waits
     now += 10_000;
@@ -200,7 +201,7 @@ describe('liveness', () => {
       intervalMs: 1,
       concurrency: 1,
       perMinute: 1,
-      originIntervalMs: 0,
+      hostSlots: memoryHostSlots(0),
       timeoutMs: 5_000,
     });
     const listing: LivenessListing = {
@@ -211,7 +212,7 @@ describe('liveness', () => {
       method: 'GET',
       payTo: PAY_TO,
     };
-    expect((await strict.check(listing)).status).toBe('unreachable');
+    expect((await strict.check(listing))?.status).toBe('unreachable');
   });
 
   it('the scheduler runs passes on its own, one at a time, and none after stop()', async () => {
@@ -230,7 +231,7 @@ describe('liveness', () => {
     store.claimDue = async (...args) => (passes++, claim(...args));
     const options = { store, fetchImpl, clock: () => new Date((now += 3600_000)), intervalMs: 1, concurrency: 1 };
     const scheduler = new LivenessScheduler(
-      { ...options, perMinute: 60, originIntervalMs: 0, timeoutMs: 5_000, passMs: 20 },
+      { ...options, perMinute: 60, hostSlots: memoryHostSlots(0), timeoutMs: 5_000, passMs: 20 },
       { warn: () => undefined },
     ).start();
     const deadline = Date.now() + 60_000;
@@ -250,7 +251,7 @@ describe('liveness', () => {
     store.claimDue = async (...args) => (passes++, claim(...args));
     const options = { store, fetchImpl, clock: () => new Date(), intervalMs: 1, concurrency: 1 };
     const scheduler = new LivenessScheduler(
-      { ...options, perMinute: 60, originIntervalMs: 0, timeoutMs: 5_000, passMs: 20 },
+      { ...options, perMinute: 60, hostSlots: memoryHostSlots(0), timeoutMs: 5_000, passMs: 20 },
       { warn: () => undefined },
     ).start();
     // Passes at 20, 60 and 140 ms at the earliest (20, 40 and 60 at a fixed 20 ms); timers fire late on a busy machine, and
@@ -268,13 +269,46 @@ describe('liveness', () => {
 describe('a templated listing is called with its pathParams', () => {
   it('each :name its pathParams name is filled, percent-encoded as one segment; the others stay', () => {
     const target = { type: 'http' as const, url: 'https://api.example.com/users/:id/posts/:post', method: 'GET', input: { q: 'x' } };
-    expect(unpaidHttpRequest({ ...target, pathParams: { id: '42', post: 'a/b c' } }).url).toBe(
-      'https://api.example.com/users/42/posts/a%2Fb%20c?q=x',
+    expect(unpaidHttpRequest({ ...target, pathParams: { id: '42', post: 'a b?c' } }).url).toBe(
+      'https://api.example.com/users/42/posts/a%20b%3Fc?q=x',
     );
     expect(unpaidHttpRequest({ ...target, pathParams: { id: 7 } }).url).toBe('https://api.example.com/users/7/posts/:post?q=x');
     expect(unpaidHttpRequest({ ...target, pathParams: { id: { nested: 1 } } }).url).toBe(
       'https://api.example.com/users/:id/posts/:post?q=x',
     );
     expect(unpaidHttpRequest(target).url).toBe('https://api.example.com/users/:id/posts/:post?q=x');
+    // svc's own check sends no example query and no body, and a safe method first.
+    expect(checkHttpRequest({ ...target, pathParams: { id: '42', post: '1' } })).toMatchObject({
+      url: 'https://api.example.com/users/42/posts/1',
+      method: 'GET',
+    });
+    const post = checkHttpRequest({
+      type: 'http',
+      url: 'https://api.example.com/v/:id',
+      method: 'DELETE',
+      input: { confirm: 'yes' },
+      pathParams: { id: '1' },
+    });
+    expect(post).toEqual({ url: 'https://api.example.com/v/1', method: 'GET', init: { method: 'GET' } });
+  });
+
+  it('a value that leaves its segment, or a template without a literal segment, is refused before any request', () => {
+    const v = { type: 'http' as const, url: 'https://api.example.com/v/users/:a/:b/:c', method: 'GET' };
+    const refused = (pathParams: Record<string, unknown>, url = v.url) => {
+      try {
+        unpaidHttpRequest({ ...v, url, pathParams });
+        return undefined;
+      } catch (err) {
+        expect(err).toBeInstanceOf(TemplateEscapeError);
+        return (err as Error).message;
+      }
+    };
+    expect(refused({ a: '..', b: '..', c: 's' })).toMatch(/pathParams.a is a dot segment/);
+    expect(refused({ a: '.', b: 'x', c: 's' })).toMatch(/dot segment/);
+    for (const escape of ['a/b', 'a\\b', '%2e%2e', '%2E%2e', 'x%2Fy', 'x%5cy', '%252e%252e', 'x%252Fy', ''])
+      expect(refused({ a: escape, b: 'x', c: 's' }), escape).toMatch(/pathParams.a/);
+    expect(refused({ anything: 's' }, 'https://api.example.com/:anything')).toMatch(/no literal path segment/);
+    expect(refused({ a: 'x', b: 'y' }, 'https://api.example.com/:a/:b')).toMatch(/no literal path segment/);
+    expect(refused({ a: 'x.y', b: '..x', c: '%20' })).toBeUndefined(); // dots inside a value, an encoded space: one segment still
   });
 });

@@ -11,7 +11,12 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { PENDING_RETRY_BASE_MS, REJECTED_RETRY_BASE_MS, type OwnershipClaim } from '../../src/catalog/ownership.ts';
+import {
+  MAX_PENDING_CLAIMS_PER_PAYTO,
+  PENDING_RETRY_BASE_MS,
+  REJECTED_RETRY_BASE_MS,
+  type OwnershipClaim,
+} from '../../src/catalog/ownership.ts';
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { migrateToClaims } from '../../src/catalog/sqlite/claims.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
@@ -115,7 +120,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       expect(await shown(t)).toEqual({ listed: [], searched: [] });
       expect(await checks(t)).toMatchObject([{ payTo: PAY_TO_A, status: 'processing', checkedAt: null }]);
       // /metrics' svc_catalog_listings{state="pending"}: one resource waits, two payments or not.
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 0, pending: 1, hidden: { expired: 0, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toMatchObject({ listed: 0, pending: 1, hidden: { expired: 0, liveness: 0 } });
       const due = await t.catalog.ownership!.claimDue(t.clock().getTime(), 10);
       expect(due).toMatchObject([{ resource: URL_, payTo: PAY_TO_A, method: 'GET', input: { city: 'Lisbon' } }]);
       expect(due[0]!.currentOwner).toBeUndefined();
@@ -124,7 +129,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       expect(await shown(t)).toEqual({ listed: [[URL_, [PAY_TO_A]]], searched: [URL_] });
       expect((await t.catalog.list({}, { limit: 1, offset: 0 })).items[0]!.quality.l30DaysTotalCalls).toBe(2); // both payments
       expect(await checks(t)).toEqual([]);
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toMatchObject({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
       // The owner's next settlement refreshes at once.
       expect(await t.catalog.recordSettlement(paid(PAY_TO_A, 'a3'))).toEqual({ status: 'success' });
 
@@ -134,7 +139,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       const [squat] = await t.catalog.ownership!.claimDue(t.clock().getTime(), 10);
       expect(squat).toMatchObject({ payTo: PAY_TO_B, currentOwner: PAY_TO_A });
       // A claim on a listed resource is no pending listing: the resource is listed under its owner.
-      expect(await t.catalog.listingCounts!()).toEqual({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
+      expect(await t.catalog.listingCounts!()).toMatchObject({ listed: 1, pending: 0, hidden: { expired: 0, liveness: 0 } });
       const verdict = { passed: false, code: 'bazaar_origin_names_other_payee', reason: 'it named GAAA.' } as const;
       expect(await t.catalog.ownership!.resolve(squat!.key, t.clock().getTime(), verdict)).toBe('rejected');
       expect(await shown(t)).toEqual({ listed: [[URL_, [PAY_TO_A]]], searched: [URL_] });
@@ -257,4 +262,30 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       before.close();
     }
   });
+
+  it('one payTo holds at most 256 claims waiting: its next new claim is refused, another payTo still claims; the backlog is counted', async () => {
+    const t = await open();
+    try {
+      for (let n = 0; n < MAX_PENDING_CLAIMS_PER_PAYTO; n++)
+        expect(await t.catalog.recordSettlement(settlement({ url: `https://flood.example.com/p${n}`, payTo: PAY_TO_C }))).toEqual({
+          status: 'processing',
+        });
+      const refused = await t.catalog.recordSettlement(settlement({ url: 'https://flood.example.com/more', payTo: PAY_TO_C }));
+      expect(refused).toMatchObject({ status: 'rejected', code: 'bazaar_claims_backlog_full' });
+      expect((refused as { rejectedReason: string }).rejectedReason).toMatch(
+        /already has 256 claims waiting .* was settled but its claim was not recorded/,
+      );
+      // A claim it holds still takes its next payment; another payTo is not affected.
+      expect(await t.catalog.recordSettlement(settlement({ url: 'https://flood.example.com/p0', payTo: PAY_TO_C }))).toEqual({
+        status: 'processing',
+      });
+      expect(await t.catalog.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A }))).toEqual({ status: 'processing' });
+      expect((await t.catalog.listingCounts!()).claims).toEqual({
+        pending: MAX_PENDING_CLAIMS_PER_PAYTO + 1,
+        oldestSettledAt: t.clock().toISOString(),
+      });
+    } finally {
+      t.close();
+    }
+  }, 120_000);
 });

@@ -87,6 +87,7 @@ beforeAll(async () => {
       SUBMITTER_SECRET: `${healthy.secret},${drained.secret}`,
       READY_MIN_BALANCE_STROOPS: String(READY_MIN),
       LIVENESS_CHECKS_PER_MINUTE: '30', // on, as by default, for svc_liveness_checks_due (the catalog is empty: nothing is probed)
+      LISTING_OWNERSHIP: 'origin', // the default, for the ownership claims' gauges
       DB_PATH: join(mkdtempSync(join(tmpdir(), 'svc-rules-')), 'svc.sqlite'),
     }),
   });
@@ -96,7 +97,11 @@ beforeAll(async () => {
   for (let i = 0; i < 60; i++) {
     scrapedText = (await api(svc.url).get('/metrics')).text;
     scraped = parsePrometheusTextFormat(scrapedText) as Metric[];
-    if (['svc_catalog_listings', 'svc_liveness_checks_due'].every((name) => scraped.some((m) => m.name === name && m.metrics.length > 0)))
+    if (
+      ['svc_catalog_listings', 'svc_liveness_checks_due', 'svc_ownership_oldest_claim_age_seconds'].every((name) =>
+        scraped.some((m) => m.name === name && m.metrics.length > 0),
+      )
+    )
       break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }

@@ -88,6 +88,9 @@ export function checkRouteTemplate(value: unknown): { ok: true; template: string
   if (!ROUTE_TEMPLATE_CHARS.test(value)) {
     return { ok: false, reason: 'routeTemplate must start with / and use only [A-Za-z0-9_/:.-~%]' };
   }
+  const segments = value.split('/').filter((segment) => segment !== '');
+  if (segments.length > 0 && segments.every((segment) => segment.startsWith(':')))
+    return { ok: false, reason: 'routeTemplate has no literal path segment, so it would name every path of its host' };
   let layer = value;
   for (let pass = 0; ; pass++) {
     const defect = routeLayerDefect(layer);

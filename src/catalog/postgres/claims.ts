@@ -8,10 +8,21 @@
 import type { BazaarCode } from '../../codes.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
 import { PRUNE_BATCH } from '../listing.ts';
+import { postgresProbeHosts } from '../probe-hosts.ts';
 import {
+  CLAIM_CANDIDATES_PER_SLOT,
   CLAIM_LEASE_MS,
+  FAIR_DUE_CLAIMS_SQL,
+  POSTPONE_CLAIMS_SQL,
+  pickClaims,
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
+  NEXT_DUE_SQL,
+  CLAIM_BACKLOG_SQL,
+  MAX_PENDING_CLAIMS_PER_PAYTO,
+  PENDING_OF_PAYTO_SQL,
+  backlogFull,
+  RECHECK_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
   ownershipCheckOf,
@@ -21,6 +32,7 @@ import {
   retryAfterMs,
   withPayment,
   type ClaimOutcome,
+  type ClaimPick,
   type ClaimResolution,
   type ClaimRow,
   type OwnershipCheck,
@@ -65,6 +77,15 @@ export async function recordClaim(db: Db, draft: ListingDraft, now: Date, paymen
       [JSON.stringify(draft), payments, now.toISOString(), row.id],
     );
   } else {
+    const waiting = Number(
+      (
+        await db.query<{ n: string }>(
+          PENDING_OF_PAYTO_SQL((n) => `$${n}`),
+          [draft.owner],
+        )
+      ).rows[0]!.n,
+    );
+    if (waiting >= MAX_PENDING_CLAIMS_PER_PAYTO) return backlogFull(draft.owner);
     await db.query(
       `INSERT INTO listing_claims (resource, type, tool_name, pay_to, status, draft, payments, settled_at, check_after_ms)
        VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, 0)`,
@@ -98,20 +119,56 @@ export async function rememberedRejection(
   return again ? { code: again.code, reason: again.reason } : undefined;
 }
 
-/** Takes up to `limit` due pending checks, skipping rows another instance holds (sqlite/claims.ts claimChecks). */
-export async function claimChecks(db: Db, now: number, limit: number): Promise<OwnershipClaim[]> {
-  const rows = (
-    await db.query<ClaimRow & { owner: string | null }>(
-      `WITH due AS (
-         SELECT id FROM listing_claims WHERE status = 'pending' AND check_after_ms <= $1
-         ORDER BY check_after_ms, id LIMIT $2 FOR UPDATE SKIP LOCKED
-       )
-       UPDATE listing_claims c SET check_after_ms = $3 FROM due WHERE c.id = due.id
-       RETURNING c.*, (SELECT owner FROM listings l WHERE l.resource = c.resource AND l.type = c.type AND l.tool_name = c.tool_name) AS owner`,
-      [now, limit, now + CLAIM_LEASE_MS],
+/**
+ * sqlite/claims.ts claimChecks: the fair take (../ownership.ts pickClaims), each lease a
+ * compare-and-set on the claim's due time, so of several instances one takes a claim, and each
+ * host's slot from the one table every instance shares.
+ */
+export async function claimChecks(db: Db, now: number, limit: number, pick?: ClaimPick): Promise<OwnershipClaim[]> {
+  const candidates = (
+    await db.query<{ id: string; pay_to: string; resource: string }>(
+      FAIR_DUE_CLAIMS_SQL((n) => `$${n}`),
+      [now, limit * CLAIM_CANDIDATES_PER_SLOT],
     )
   ).rows;
-  return rows.sort((a, b) => Number(a.id) - Number(b.id)).map((row) => ownershipClaimOf(row, row.owner ?? undefined));
+  const hosts = postgresProbeHosts(db, async () => {});
+  const steps = pickClaims(candidates, limit, now, pick);
+  let step = steps.next();
+  while (!step.done) {
+    const s = step.value;
+    if (s.op === 'lease')
+      step = steps.next(
+        ((
+          await db.query('UPDATE listing_claims SET check_after_ms = $1 WHERE id = $2 AND check_after_ms <= $3', [
+            now + CLAIM_LEASE_MS,
+            s.id,
+            now,
+          ])
+        ).rowCount ?? 0) > 0,
+      );
+    else if (s.op === 'reserve') step = steps.next(await hosts.reserve(s.host, now, pick!.hostIntervalMs));
+    else
+      step = steps.next(
+        (await db.query(
+          POSTPONE_CLAIMS_SQL((n) => `$${n}`, 'SELECT unnest($2::bigint[])'),
+          [s.untilMs, s.ids, now, now + CLAIM_LEASE_MS],
+        ),
+        undefined),
+      );
+  }
+  if (step.value.length === 0) return [];
+  const rows = (
+    await db.query<ClaimRow & { owner: string | null }>(
+      `SELECT ${CLAIM_COLUMNS.replace(/(\w+)/g, 'c.$1')},
+         (SELECT owner FROM listings l WHERE l.resource = c.resource AND l.type = c.type AND l.tool_name = c.tool_name) AS owner
+       FROM listing_claims c WHERE c.id = ANY($1::bigint[])`,
+      [step.value],
+    )
+  ).rows;
+  const order = new Map(step.value.map((id, i) => [String(id), i]));
+  return rows
+    .sort((a, b) => order.get(String(a.id))! - order.get(String(b.id))!)
+    .map((row) => ownershipClaimOf(row, row.owner ?? undefined));
 }
 
 /**
@@ -135,18 +192,19 @@ export async function resolveClaim(
   if (!row?.draft) return 'gone';
   const retryAt = pendingRetryAt(verdict, Number(row.failures), now.getTime());
   if (!verdict.passed && retryAt !== undefined) {
-    // Perhaps a server restarting: asked again soon, the claim still pending.
-    await db.query('UPDATE listing_claims SET failures = failures + 1, checked_at = $1, check_after_ms = $2 WHERE id = $3', [
+    // Perhaps a server restarting (a failure counted), or a safe request deferred (none): asked again soon, still pending.
+    await db.query('UPDATE listing_claims SET failures = failures + $4, checked_at = $1, check_after_ms = $2 WHERE id = $3', [
       now.toISOString(),
       retryAt,
       row.id,
+      'deferred' in verdict ? 0 : 1,
     ]);
     return 'retried';
   }
-  if (!verdict.passed) {
+  if (!verdict.passed && !('deferred' in verdict)) {
     const failures = Number(row.failures) + 1;
     await db.query(
-      `UPDATE listing_claims SET status = 'rejected', draft = NULL, payments = '[]', code = $1, reason = $2, checked_at = $3,
+      `UPDATE listing_claims SET status = 'rejected', code = $1, reason = $2, checked_at = $3,
          failures = $4, check_after_ms = $5 WHERE id = $6`,
       [verdict.code, verdict.reason, now.toISOString(), failures, retryAfterMs(now.getTime(), failures), row.id],
     );
@@ -210,7 +268,7 @@ export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: Locke
       });
     },
     rememberedRejection: async (identity, payTo, nowMs) => (await ready(), rememberedRejection(pool, identity, payTo, nowMs)),
-    claimChecks: async (now, limit) => (await ready(), claimChecks(pool, now, limit)),
+    claimChecks: async (now, limit, pick) => (await ready(), claimChecks(pool, now, limit, pick)),
     resolve: async (key, claimedAt, verdict, now) => {
       await ready();
       const identity = await claimIdentity(pool, key);
@@ -220,6 +278,25 @@ export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: Locke
       );
     },
     checksOf: async (identity) => (await ready(), checksOf(pool, identity)),
+    reserveHost: (host, nowMs, intervalMs, sent) => postgresProbeHosts(pool, ready).reserve(host, nowMs, intervalMs, sent),
+    recheck: async (identity, payTo) => {
+      await ready();
+      const done = await pool.query(
+        RECHECK_SQL((n) => `$${n}`),
+        [identity.resource, identity.type, identity.toolName, payTo],
+      );
+      return (done.rowCount ?? 0) > 0;
+    },
+    backlog: async () => {
+      await ready();
+      const row = (await pool.query<{ n: string; oldest: string | null }>(CLAIM_BACKLOG_SQL)).rows[0]!;
+      return { pending: Number(row.n), oldestSettledAt: row.oldest };
+    },
+    nextDue: async () => {
+      await ready();
+      const at = (await pool.query<{ at: string | null }>(NEXT_DUE_SQL)).rows[0]?.at;
+      return at === null || at === undefined ? null : Number(at);
+    },
     countPending: async () => (await ready(), Number((await pool.query<{ n: string }>(COUNT_PENDING_SQL)).rows[0]!.n)),
   };
 }

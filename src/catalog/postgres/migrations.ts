@@ -23,6 +23,7 @@
  */
 import type { PostgresMigrations } from '../../db/postgres.ts';
 import { CLAIMS_MIGRATION } from './claims.ts';
+import { probeHostsTableSql } from '../probe-hosts.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
@@ -52,7 +53,7 @@ export const roundedMilliSql = (units: string) => roundedMilliOfSql(`sum(${units
 
 const C = 'COLLATE "C"';
 
-/** A migration whose structure the search no longer reads: a new catalog does not build it, and migration 35 removes it. */
+/** A migration whose structure the search no longer reads: a new catalog does not build it, and migration 36 removes it. */
 const RETIRED = 'SELECT 1;';
 
 export const CATALOG_MIGRATIONS: PostgresMigrations = [
@@ -213,7 +214,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
        PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
      END LOOP;
    END $$;`,
-  // 2–4: retired (the threshold walk and term signatures; migration 35 drops them from catalogs that hold them).
+  // 2–4: retired (the threshold walk and term signatures; migration 36 drops them from catalogs that hold them).
   RETIRED,
   RETIRED,
   RETIRED,
@@ -335,7 +336,9 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 34: every URL's suffixes in a B-tree, where a `url` page finds the listings holding a substring in one index range
   // (postgres/url-suffixes.ts).
   URL_SUFFIXES_MIGRATION,
-  // 35: the one search engine (../search-engine.ts) drops what it does not read, from catalogs that hold it: the walk's
+  // The time each host may next be asked by svc's checks, shared by every instance (../probe-hosts.ts).
+  probeHostsTableSql('postgres'),
+  // 36: the one search engine (../search-engine.ts) drops what it does not read, from catalogs that hold it: the walk's
   // functions, term signatures and sketches, revision share bounds, chosen common terms and masks. The term index is
   // rebuilt in its plain form.
   `DROP FUNCTION IF EXISTS catalog_walk(TEXT[], BIGINT, INTEGER, BIGINT, BIGINT, INTEGER, INTEGER[]);

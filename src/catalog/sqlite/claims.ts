@@ -9,10 +9,21 @@ import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import type { BazaarCode } from '../../codes.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
 import { PRUNE_BATCH } from '../listing.ts';
+import { sqliteProbeHosts } from '../probe-hosts.ts';
 import {
+  CLAIM_CANDIDATES_PER_SLOT,
   CLAIM_LEASE_MS,
+  FAIR_DUE_CLAIMS_SQL,
+  POSTPONE_CLAIMS_SQL,
+  pickClaims,
   COUNT_PENDING_SQL,
   MAX_CHECKS_SHOWN,
+  NEXT_DUE_SQL,
+  CLAIM_BACKLOG_SQL,
+  MAX_PENDING_CLAIMS_PER_PAYTO,
+  PENDING_OF_PAYTO_SQL,
+  backlogFull,
+  RECHECK_SQL,
   REJECTED_MEMORY_MS,
   claimsTableSql,
   ownershipCheckOf,
@@ -22,6 +33,7 @@ import {
   retryAfterMs,
   withPayment,
   type ClaimOutcome,
+  type ClaimPick,
   type ClaimResolution,
   type ClaimRow,
   type OwnershipCheck,
@@ -68,6 +80,15 @@ export function recordClaim(db: DatabaseSync, draft: ListingDraft, now: Date, pa
          check_after_ms = CASE WHEN status = 'pending' THEN check_after_ms ELSE 0 END, status = 'pending' WHERE id = ?`,
     ).run(JSON.stringify(draft), payments, now.toISOString(), row.id);
   } else {
+    const waiting = Number(
+      (
+        cachedStatement(
+          db,
+          PENDING_OF_PAYTO_SQL(() => '?'),
+        ).get(draft.owner) as { n: number }
+      ).n,
+    );
+    if (waiting >= MAX_PENDING_CLAIMS_PER_PAYTO) return backlogFull(draft.owner);
     cachedStatement(
       db,
       `INSERT INTO listing_claims (resource, type, tool_name, pay_to, status, draft, payments, settled_at, check_after_ms)
@@ -99,16 +120,38 @@ export function rememberedRejection(
   return again ? { code: again.code, reason: again.reason } : undefined;
 }
 
-/** Takes up to `limit` pending checks due at `now` (oldest first): a lease of CLAIM_LEASE_MS is theirs. */
-export function claimChecks(db: DatabaseSync, now: number, limit: number): OwnershipClaim[] {
+/**
+ * Takes up to `limit` pending checks due at `now`, in fair order with each host's slot taken
+ * (../ownership.ts pickClaims): a lease of CLAIM_LEASE_MS is theirs.
+ */
+export function claimChecks(db: DatabaseSync, now: number, limit: number, pick?: ClaimPick): OwnershipClaim[] {
   return inWriteTransaction(db, () => {
-    const rows = cachedStatement(
+    const q = (n: number) => (void n, '?');
+    const candidates = cachedStatement(db, FAIR_DUE_CLAIMS_SQL(q)).all(now, limit * CLAIM_CANDIDATES_PER_SLOT) as Array<{
+      id: number;
+      pay_to: string;
+      resource: string;
+    }>;
+    const hosts = sqliteProbeHosts(db, () => {});
+    const lease = cachedStatement(db, 'UPDATE listing_claims SET check_after_ms = ? WHERE id = ? AND check_after_ms <= ?');
+    const postpone = cachedStatement(
       db,
-      "SELECT * FROM listing_claims WHERE status = 'pending' AND check_after_ms <= ? ORDER BY check_after_ms, id LIMIT ?",
-    ).all(now, limit) as unknown as ClaimRow[];
-    const lease = cachedStatement(db, 'UPDATE listing_claims SET check_after_ms = ? WHERE id = ?');
-    for (const row of rows) lease.run(now + CLAIM_LEASE_MS, row.id);
-    return rows.map((row) => ownershipClaimOf(row, ownerOf(db, row.resource, row.type, row.tool_name)));
+      POSTPONE_CLAIMS_SQL((n) => `?${n}`, 'SELECT value FROM json_each(?2)'),
+    );
+    const steps = pickClaims(candidates, limit, now, pick);
+    let step = steps.next();
+    while (!step.done) {
+      const s = step.value;
+      if (s.op === 'lease') step = steps.next(Number(lease.run(now + CLAIM_LEASE_MS, s.id, now).changes) > 0);
+      else if (s.op === 'reserve') step = steps.next(hosts.reserve(s.host, now, pick!.hostIntervalMs) as number);
+      else step = steps.next((postpone.run(s.untilMs, JSON.stringify(s.ids), now, now + CLAIM_LEASE_MS), undefined));
+    }
+    const taken = step.value;
+    const byId = cachedStatement(db, 'SELECT * FROM listing_claims WHERE id = ?');
+    return taken.map((id) => {
+      const row = byId.get(id) as unknown as ClaimRow;
+      return ownershipClaimOf(row, ownerOf(db, row.resource, row.type, row.tool_name));
+    });
   });
 }
 
@@ -134,19 +177,20 @@ export function resolveClaim(
     if (!row?.draft) return 'gone';
     const retryAt = pendingRetryAt(verdict, Number(row.failures), now.getTime());
     if (!verdict.passed && retryAt !== undefined) {
-      // Perhaps a server restarting: asked again soon, the claim still pending.
-      cachedStatement(db, 'UPDATE listing_claims SET failures = failures + 1, checked_at = ?, check_after_ms = ? WHERE id = ?').run(
+      // Perhaps a server restarting (a failure counted), or a safe request deferred (none): asked again soon, still pending.
+      cachedStatement(db, 'UPDATE listing_claims SET failures = failures + ?, checked_at = ?, check_after_ms = ? WHERE id = ?').run(
+        'deferred' in verdict ? 0 : 1,
         now.toISOString(),
         retryAt,
         row.id,
       );
       return 'retried';
     }
-    if (!verdict.passed) {
+    if (!verdict.passed && !('deferred' in verdict)) {
       const failures = Number(row.failures) + 1;
       cachedStatement(
         db,
-        `UPDATE listing_claims SET status = 'rejected', draft = NULL, payments = '[]', code = ?, reason = ?, checked_at = ?,
+        `UPDATE listing_claims SET status = 'rejected', code = ?, reason = ?, checked_at = ?,
            failures = ?, check_after_ms = ? WHERE id = ?`,
       ).run(verdict.code, verdict.reason, now.toISOString(), failures, retryAfterMs(now.getTime(), failures), row.id);
       return 'rejected';
@@ -189,12 +233,28 @@ export function claimsPort(
       );
     },
     rememberedRejection: (identity, payTo, nowMs) => (usable(false), rememberedRejection(db, identity, payTo, nowMs)),
-    claimChecks: (now, limit) => (usable(true), claimChecks(db, now, limit)),
+    claimChecks: (now, limit, pick) => (usable(true), claimChecks(db, now, limit, pick)),
     resolve: (key, claimedAt, verdict, now) => {
       usable(true);
       return resolveClaim(db, key, claimedAt, verdict, now, (draft, payment) => writeListing(draft, now, payment));
     },
     checksOf: (identity) => (usable(false), checksOf(db, identity)),
+    reserveHost: (host, nowMs, intervalMs, sent) => sqliteProbeHosts(db, () => usable(true)).reserve(host, nowMs, intervalMs, sent),
+    recheck: (identity, payTo) => {
+      usable(true);
+      const q = (n: number) => `?${n}`;
+      return Number(cachedStatement(db, RECHECK_SQL(q)).run(identity.resource, identity.type, identity.toolName, payTo).changes) > 0;
+    },
+    backlog: () => {
+      usable(false);
+      const row = cachedStatement(db, CLAIM_BACKLOG_SQL).get() as { n: number; oldest: string | null };
+      return { pending: Number(row.n), oldestSettledAt: row.oldest };
+    },
+    nextDue: () => {
+      usable(false);
+      const at = (cachedStatement(db, NEXT_DUE_SQL).get() as { at: number | null }).at;
+      return at === null ? null : Number(at);
+    },
     countPending: () => (usable(false), Number((cachedStatement(db, COUNT_PENDING_SQL).get() as { n: number }).n)),
   };
 }

@@ -17,7 +17,7 @@
  * 7: the times of accepted withdrawals (withdraw.ts).
  * 8: the price index, per listing and asset its smallest amount, and its counts (price-migrations.ts).
  * 9: the price index keeps each listing's type, indexed and counted per type (price-migrations.ts).
- * 10: retired (term signatures; migration 25 drops what older catalogs hold).
+ * 10: retired (term signatures; migration 26 drops what older catalogs hold).
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
  *    order (price-classes.ts); indexes only, no row rewritten.
@@ -29,11 +29,13 @@
  * 15–17: retired (longer share bounds, chosen common terms, pair tops).
  * 18–24: catalog identifier, URL trigram index, claims, URL terms, hidden listings' stash, asset
  *    combination keys (each commented below).
- * 25: the one search engine (search-engine.ts): drops the structures it does not read (term
+ * 25: the time each host may next be asked by svc's checks (probe-hosts.ts).
+ * 26: the one search engine (search-engine.ts): drops the structures it does not read (term
  *    signatures and sketches, revision share bounds and common-term masks, chosen common terms,
  *    pair tops and bounds) from catalogs that hold them; the term index gets back its plain form.
  */
 import { migrateToClaims } from './claims.ts';
+import { probeHostsTableSql } from '../probe-hosts.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
@@ -155,7 +157,7 @@ type Migration = (db: DatabaseSync) => void;
  */
 const retired: Migration = () => {};
 
-/** Migration 25: drops what the retired migrations built (on a new catalog, nothing is there). */
+/** Migration 26: drops what the retired migrations built (on a new catalog, nothing is there). */
 function dropRetiredSearchStructures(db: DatabaseSync): void {
   const columns = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
   db.exec(`
@@ -316,6 +318,8 @@ export const MIGRATIONS: Migration[] = [
   // A list key per accepted entry for its asset with its network and/or scheme, and with the listing's type
   // (list-index.ts), so `asset` combined with them is one key: its total a count, its page one index range.
   migrateToAssetCombinationKeys,
+  // The time each host may next be asked by svc's checks (../probe-hosts.ts; docs/SECURITY.md).
+  (db) => db.exec(probeHostsTableSql('sqlite')),
   dropRetiredSearchStructures,
 ];
 

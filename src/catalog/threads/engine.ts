@@ -13,7 +13,7 @@ import {
   type IngestResult,
   type StandingLookup,
 } from '../ingest/settlement.ts';
-import type { ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from '../ownership.ts';
+import type { ClaimPick, ClaimResolution, OwnershipCheck, OwnershipClaim, OwnershipMode, OwnershipVerdict } from '../ownership.ts';
 import { draftItem } from '../listing.ts';
 import {
   SchemaNotJudgedError,
@@ -63,8 +63,8 @@ export class CatalogEngine {
     return this.claims;
   }
 
-  claimOwnershipChecks(now: number, limit: number): Promise<OwnershipClaim[]> {
-    return Promise.resolve(this.ownership.claimChecks(now, limit));
+  claimOwnershipChecks(now: number, limit: number, pick?: ClaimPick): Promise<OwnershipClaim[]> {
+    return Promise.resolve(this.ownership.claimChecks(now, limit, pick));
   }
 
   resolveOwnershipCheck(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Promise<ClaimResolution> {

@@ -8,7 +8,7 @@
  * client, heavy ones on part of the threads only (fair-queue.ts).
  */
 import type { LifecycleCuts } from '../lifecycle.ts';
-import type { OwnershipMode, OwnershipVerdict } from '../ownership.ts';
+import type { ClaimPick, OwnershipMode, OwnershipVerdict } from '../ownership.ts';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
@@ -61,10 +61,13 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'liveness-postpone'; keys: string[]; basis: number; claimedAt: number }
   | { op: 'liveness-due'; dueBefore: number }
   | { op: 'lifecycle'; cuts: LifecycleCuts; limit: number }
-  | { op: 'ownership-claim'; limit: number }
+  | { op: 'ownership-claim'; limit: number; pick?: ClaimPick | undefined }
   | { op: 'ownership-resolve'; key: string; claimedAt: number; verdict: OwnershipVerdict }
   | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }
   | { op: 'ownership-pending' }
+  | { op: 'ownership-next' }
+  | { op: 'ownership-recheck'; identity: { resource: string; type: string; toolName: string }; payTo: string }
+  | { op: 'probe-host'; host: string; intervalMs: number; sent?: boolean | undefined }
 );
 
 export type WorkerReply =

@@ -100,13 +100,22 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'lifecycle':
       return store.lifecycle.maintain(request.cuts, now, request.limit);
     case 'ownership-claim':
-      return engine.claimOwnershipChecks(request.now, request.limit);
+      return engine.claimOwnershipChecks(request.now, request.limit, request.pick);
     case 'ownership-resolve':
       return engine.resolveOwnershipCheck(request.key, request.claimedAt, request.verdict, now);
     case 'ownership-checks':
       return engine.ownershipChecks(request.identity);
     case 'ownership-pending':
-      return store.claims?.countPending() ?? 0;
+      return store.claims
+        ? { identities: await store.claims.countPending(), ...(await store.claims.backlog()) }
+        : { identities: 0, pending: 0, oldestSettledAt: null };
+    case 'ownership-recheck':
+      return store.claims?.recheck(request.identity, request.payTo) ?? false;
+    case 'ownership-next':
+      return store.claims?.nextDue() ?? null;
+    case 'probe-host':
+      // A store without claims (a test's) bounds nothing.
+      return store.claims?.reserveHost(request.host, request.now, request.intervalMs, request.sent) ?? 0;
   }
 }
 

@@ -1,0 +1,154 @@
+/**
+ * The requests svc sends to a listing's URL (docs/SECURITY.md "Requests svc makes of sellers'
+ * hosts"): a buyer's (`unpaidHttpRequest`: paid_call's, the listing's method with its input as the
+ * query or a JSON body) and svc's own check (`checkHttpRequest`: ownership, validate, re-check,
+ * liveness: a safe method, no body, no example input). Both fill a templated URL's path parameters
+ * and refuse a value that would leave its template (`filledUrl`).
+ */
+import { isBodyMethod } from '../client/seller.ts';
+
+/** What svc may ask: an HTTP route, or an MCP tool (live-402.ts asks it). */
+export type LiveTarget =
+  | {
+      type: 'http';
+      /** A templated listing's URL keeps its `:name` segments; `pathParams` fills them. */
+      url: string;
+      method: string;
+      input?: Record<string, unknown>;
+      /** The listing's declared example path parameters (bazaar `info.input.pathParams`). */
+      pathParams?: Record<string, unknown>;
+    }
+  | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
+
+/** A route template or path parameter that would leave its template (code bazaar_path_params_invalid). */
+export class TemplateEscapeError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'TemplateEscapeError';
+  }
+}
+
+/** Percent-decoding passes a value is checked through (a server may decode more than once). */
+const DECODE_PASSES = 5;
+
+/** Why a filled path parameter would step out of its one segment, or null. */
+function pathParamDefect(value: string): string | null {
+  if (value === '') return 'is empty (the path would gain an empty segment)';
+  let layer = value;
+  for (let pass = 0; pass < DECODE_PASSES; pass++) {
+    if (layer === '.' || layer === '..') return `is a dot segment (${JSON.stringify(layer)}) after ${pass} decode pass(es)`;
+    if (/[/\\]/.test(layer)) return `holds a path separator (/ or \\) after ${pass} decode pass(es)`;
+    let next: string;
+    try {
+      next = decodeURIComponent(layer);
+    } catch {
+      return null; // not an escape a server decodes: sent as the literal text it is
+    }
+    if (next === layer) return null;
+    layer = next;
+  }
+  return `does not stabilize within ${DECODE_PASSES} decode passes`;
+}
+
+/**
+ * A templated URL (origin + routeTemplate, e.g. `/users/:id`) with each `:name` of its path that
+ * `pathParams` names replaced by that value, percent-encoded as one segment; the URL as it is when
+ * there is nothing to fill. A buyer calls `/users/42`, never `/users/:id`. Throws
+ * TemplateEscapeError when the result could name a path outside the template: a template without a
+ * literal segment (`/:anything`), or a value that is empty, a dot segment, or holds a separator
+ * (raw or percent-encoded, at any decode depth) — docs/CATALOG.md "Templated listings".
+ */
+export function filledUrl(url: string, pathParams: Record<string, unknown> | undefined): URL {
+  const parsed = new URL(url);
+  const segments = parsed.pathname.split('/').filter((segment) => segment !== '');
+  const templated = segments.some((segment) => /^:[A-Za-z_]/.test(segment));
+  if (templated && !segments.some((segment) => !segment.startsWith(':')))
+    throw new TemplateEscapeError(
+      `the route template ${parsed.pathname} has no literal path segment, so it would name every path of ${parsed.host}; a template keeps at least one literal segment after the host.`,
+    );
+  if (!pathParams) return parsed;
+  const defects: string[] = [];
+  parsed.pathname = parsed.pathname.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (whole, name: string) => {
+    const value = Object.hasOwn(pathParams, name) ? pathParams[name] : undefined;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return whole;
+    const defect = pathParamDefect(String(value));
+    if (defect) defects.push(`pathParams.${name} ${defect}`);
+    return encodeURIComponent(String(value));
+  });
+  if (defects.length > 0)
+    throw new TemplateEscapeError(`${defects.join('; ')}: the filled URL would leave the template ${new URL(url).pathname}.`);
+  return parsed;
+}
+
+/** Methods that change nothing on a server that follows HTTP's semantics (RFC 9110 §9.2.1). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Answers to a safe request that say the route does not answer that method. */
+const METHOD_REFUSED = new Set([404, 405, 501]);
+
+/**
+ * Whether a check's answer says its route answers only its declared method: the safe request sent
+ * in its place was answered 404, 405 or 501. Remembered, so the next check sends the declared method.
+ */
+export function refusedSafeRequest(declared: string, sent: string, url: string, status: number): boolean {
+  if (sent === declared || !METHOD_REFUSED.has(status)) return false;
+  safeRefusals.add(`${declared} ${url}`);
+  return true;
+}
+
+/**
+ * Routes whose safe request was answered as if the route did not exist (404, 405, 501): the next
+ * check of each sends its declared method, without a body. Per process, bounded, forgotten after a
+ * week (a new instance asks safely once more).
+ */
+class SafeRefusals {
+  private readonly at = new Map<string, number>();
+  static readonly MAX = 10_000;
+  static readonly MEMORY_MS = 7 * 24 * 3_600_000;
+  has(key: string, now = Date.now()): boolean {
+    const at = this.at.get(key);
+    if (at === undefined) return false;
+    if (now - at < SafeRefusals.MEMORY_MS) return true;
+    this.at.delete(key);
+    return false;
+  }
+  add(key: string, now = Date.now()): void {
+    this.at.delete(key);
+    this.at.set(key, now);
+    if (this.at.size > SafeRefusals.MAX) this.at.delete(this.at.keys().next().value!);
+  }
+}
+const safeRefusals = new SafeRefusals();
+
+/**
+ * The request svc's checks send (ownership, validate, re-check, liveness; docs/SECURITY.md
+ * "Requests svc makes of sellers' hosts"): never a body, never the listing's example query, the
+ * URL only as it identifies the resource (path parameters filled and checked); a safe method (GET,
+ * or the declared HEAD/OPTIONS) unless that route answered a safe request as if it did not exist,
+ * and then the declared method without a body. `method` is what is sent.
+ */
+export function checkHttpRequest(target: Extract<LiveTarget, { type: 'http' }>): { url: string; method: string; init: RequestInit } {
+  const declared = target.method.toUpperCase();
+  const url = filledUrl(target.url, target.pathParams).href;
+  const method = SAFE_METHODS.has(declared) || safeRefusals.has(`${declared} ${url}`) ? declared : 'GET';
+  return { url, method, init: { method } };
+}
+
+/** The unpaid request a buyer makes from a listing's calling convention (extra headers: paid_call's payment). */
+export function unpaidHttpRequest(
+  target: Extract<LiveTarget, { type: 'http' }>,
+  headers: Record<string, string> = {},
+): { url: string; init: RequestInit } {
+  const method = target.method.toUpperCase();
+  const url = filledUrl(target.url, target.pathParams);
+  if (isBodyMethod(method)) {
+    return {
+      url: url.href,
+      init: { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(target.input ?? {}) },
+    };
+  }
+  for (const [name, value] of Object.entries(target.input ?? {})) {
+    for (const item of Array.isArray(value) ? value : [value])
+      url.searchParams.append(name, typeof item === 'string' ? item : JSON.stringify(item));
+  }
+  return { url: url.href, init: { method, headers } };
+}
