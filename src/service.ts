@@ -187,7 +187,9 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   // The payment-identifier id is honoured by the journal, so it is advertised only with one.
   if (journal) registry.journalWith(instrumentGate(journal, metrics)).extend(paymentIdentifierExtension);
   const stopReconciler =
-    ownJournal && stellar ? ownJournal.startReconciler(trackingByNetwork(stellar), config.settlement.reconcileIntervalMs) : () => {};
+    ownJournal && stellar
+      ? ownJournal.startReconciler(trackingByNetwork(stellar), config.settlement.reconcileIntervalMs)
+      : () => Promise.resolve();
 
   const chainChecks = stellarChecks(config, metrics, stellar);
   const readiness =
@@ -291,7 +293,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
     async close() {
       await Promise.all(servers.splice(0).map((s) => s.close()));
       priority.close();
-      stopReconciler();
+      await stopReconciler();
       await liveness?.stop();
       await ownership?.stop();
       await lifecycle?.stop();

@@ -352,13 +352,16 @@ export class SettlementJournal implements SettlementGate {
 
   /**
    * The background loop: every `intervalMs` one pass. `timers` is injectable (tests drive it).
-   * Returns a stop function.
+   * Returns a stop function, which resolves once the pass in flight is done (at most
+   * LISTING_CLAIM_MS later).
    */
-  startReconciler(tracking: SettlementTracking, intervalMs: number, timers = { setTimeout, clearTimeout }): () => void {
+  startReconciler(tracking: SettlementTracking, intervalMs: number, timers = { setTimeout, clearTimeout }): () => Promise<void> {
     let stopped = false;
     let handle: ReturnType<typeof setTimeout> | undefined;
+    let pass: Promise<void> = Promise.resolve();
     const tick = () => {
-      this.reconcile(tracking)
+      pass = this.reconcile(tracking)
+        .then(() => undefined)
         .catch((err: unknown) => this.logger?.warn({ err: String(err) }, 'reconciliation pass failed'))
         .finally(() => {
           if (stopped) return;
@@ -368,9 +371,14 @@ export class SettlementJournal implements SettlementGate {
     };
     handle = timers.setTimeout(tick, 0);
     handle.unref?.();
+    // The pass in flight finishes first: a payment it found landed (one whose settle finished
+    // during a drain, say) keeps its catalog write instead of meeting a closed database.
     return () => {
       stopped = true;
       if (handle) timers.clearTimeout(handle);
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => (bound = setTimeout(resolve, LISTING_CLAIM_MS)));
+      return Promise.race([pass, late]).finally(() => clearTimeout(bound));
     };
   }
 }

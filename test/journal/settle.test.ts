@@ -15,6 +15,8 @@ import { journaledFacilitator, settleUnconfirmed, tempDbPath } from './harness.t
 import { freshDatabase } from '../helpers/postgres.ts';
 import { PostgresJournalStore } from '../../src/journal/postgres/store.ts';
 import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
+import { SettlementJournal } from '../../src/journal/journal.ts';
+import { DEFAULT_POLICY } from '../../src/journal/policy.ts';
 import pg from 'pg';
 
 let h: SchemeHarness;
@@ -279,5 +281,34 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
       expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
       await f.close();
     });
+  });
+});
+
+describe('stopping the reconciler (a drain, then the close)', () => {
+  it('waits for the pass in flight: a payment it finds landed keeps its catalog write', async () => {
+    const f = await journaledFacilitator(h, { scheme: { settleWaitMs: 1_000 } });
+    const p = await paidRequest({ maxTimeoutSeconds: 4 });
+    await settleUnconfirmed(h, f, p);
+    for (let i = 0; i < 40 && h.devnet.balances(p.seller.publicKey()).usdc === 0n; i++) await new Promise((r) => setTimeout(r, 250));
+    expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
+    // Another journal on the same file, whose catalog hook is slow: the one a stopping svc runs.
+    let hookStarted!: () => void;
+    const started = new Promise<void>((resolve) => (hookStarted = resolve));
+    const listed: string[] = [];
+    const journal = new SettlementJournal({
+      store: new SqliteJournalStore(f.dbPath),
+      policy: DEFAULT_POLICY,
+      onLanded: async ({ response }) => {
+        hookStarted();
+        await new Promise((r) => setTimeout(r, 500));
+        listed.push(response.transaction);
+      },
+    });
+    const stop = journal.startReconciler(f.scheme.tracking, 60_000);
+    await started;
+    await stop();
+    expect(listed).toHaveLength(1);
+    await journal.store.close();
+    await f.close();
   });
 });
