@@ -3,9 +3,10 @@
  *
  * Three loads on svc as built here ("after") and svc at an earlier commit ("before",
  * bench/lib/baseline-build.ts), each serving a copy of the same seeded catalog in its own process
- * on one devnet (in this process), side by side; the phases alternate between the two servers
- * round by round so the machine's load weighs on both alike. Every client runs in a process of its
- * own (bench/catalog/lib/closed-loop-client.ts), closed loop over keep-alive connections:
+ * on one devnet (in this process), side by side. Every client runs in a process of its own
+ * (bench/catalog/lib/closed-loop-client.ts), closed loop over keep-alive connections, and is
+ * measured in pairs of windows (alone, then beside the flood), the two servers in turn, so a drift
+ * of the machine's speed weighs on both sides and both kinds of window alike:
  *
  * - a valid POST /verify (4 connections, one address; the devnet simulates it) alone, then beside
  *   16 search connections (16 loopback addresses) of a short query, then of a 2,048-character one:
@@ -13,17 +14,18 @@
  * - an honest client's search (1 connection, 50 ms apart) alone, then beside 16 connections of a
  *   rejected POST /verify (requirements the payload does not pay): how many were answered 200, p50 / p95.
  *
- *   npm run build && npx tsx bench/catalog/payments-first.ts [--listings 20000] [--before 2f03a27] [--seconds 5] [--rounds 3]
+ *   npm run build && npx tsx bench/catalog/payments-first.ts [--listings 20000] [--before 2f03a27] [--window 2] [--pairs 6]
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { freePortPair } from '../../src/dev/postgres.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
-import { fmt, loadAverage, machineLine, requireBuild, waitReady } from '../lib/http-load.ts';
+import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from '../lib/http-load.ts';
 import { exactTerms } from '../lib/payments.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
 
@@ -31,17 +33,18 @@ const { values } = parseArgs({
   options: {
     listings: { type: 'string', default: '20000' },
     before: { type: 'string', default: '2f03a27' },
-    seconds: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '3' },
+    window: { type: 'string', default: '2' },
+    pairs: { type: 'string', default: '6' },
     'keep-dir': { type: 'string' },
     quick: { type: 'boolean', default: false },
   },
 });
-// --quick: 300 listings, this checkout on both sides, one 2 s round (bench/lib/quick.ts).
-if (values.quick) Object.assign(values, { listings: '300', before: '.', seconds: '2', rounds: '1' });
+// --quick: 300 listings, this checkout on both sides, one pair of 0.5 s windows (bench/lib/quick.ts).
+if (values.quick) Object.assign(values, { listings: '300', before: '.', window: '0.5', pairs: '1' });
 requireBuild();
 const LISTINGS = Number(values.listings);
-const PHASE_MS = Number(values.seconds) * 1000;
+const WINDOW_MS = Number(values.window) * 1000;
+const PAIRS = Number(values.pairs);
 const FLOODERS = Array.from({ length: 16 }, (_, k) => `127.0.0.${10 + k}`);
 const out = (s: string) => console.log(s);
 
@@ -91,107 +94,112 @@ async function startSvc(cwd: string, port: number, name: string) {
   return child;
 }
 
-interface Answers {
+interface Window {
   ok: number;
   busy: number;
   other: number;
-  rps: number;
-  p50: number;
-  p95: number;
+  seconds: number;
+  times: number[];
 }
 
-function client(load: Record<string, unknown>): Promise<Answers> {
+/** A client process (bench/catalog/lib/closed-loop-client.ts) driven line by line. */
+function client(load: Record<string, unknown>) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/catalog/lib/closed-loop-client.ts', JSON.stringify(load)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
-  let text = '';
-  child.stdout.on('data', (c: Buffer) => (text += c.toString()));
-  return new Promise((resolve) => child.once('exit', () => resolve(JSON.parse(text.trim().split('\n').pop() ?? '{}') as Answers)));
-}
-
-/** The measured client for PHASE_MS, with `beside` (a flood) started a second before and running past it. */
-async function phase(measured: Record<string, unknown>, beside?: Record<string, unknown>) {
-  const flood = beside ? client({ ...beside, ms: PHASE_MS + 2_000 }) : undefined;
-  if (flood) await new Promise((r) => setTimeout(r, 1_000));
-  const result = await client({ ...measured, ms: PHASE_MS });
-  return { result, flood: await flood, load: loadAverage() };
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const ask = async (command: string): Promise<Window> => {
+    child.stdin.write(`${command}\n`);
+    return JSON.parse(String((await lines.next()).value)) as Window;
+  };
+  return {
+    measure: (ms: number) => ask(`measure ${ms}`),
+    on: () => void child.stdin.write('on\n'),
+    off: () => ask('off'),
+    stop: () => child.stdin.write('stop\n'),
+  };
 }
 
 const [afterPort, beforePort] = await freePortPair();
 const servers = [await startSvc(process.cwd(), afterPort, 'after'), await startSvc(beforeDir, beforePort, 'before')];
-const sides = [
-  ['before', beforePort],
-  ['after', afterPort],
-] as const;
+const clients: Array<ReturnType<typeof client>> = [];
+const track = (c: ReturnType<typeof client>) => (clients.push(c), c);
 try {
   await Promise.all([waitReady(afterPort, '/health'), waitReady(beforePort, '/health')]);
-  const verify = (port: number) => ({ port, method: 'POST', path: '/verify', body: validVerify, addresses: ['127.0.0.2'], perAddress: 4 });
-  const flood = (port: number, path: string) => ({ port, method: 'GET', path, addresses: FLOODERS });
-  const honest = (port: number) => ({ port, method: 'GET', path: shortQuery, addresses: ['127.0.0.3'], gapMs: 50 });
-  const rejectedFlood = (port: number) => ({ port, method: 'POST', path: '/verify', body: rejectedVerify, addresses: FLOODERS });
+  const sides = [
+    { name: 'before', port: beforePort },
+    { name: 'after', port: afterPort },
+  ].map(({ name, port }) => ({
+    name,
+    verify: track(client({ port, method: 'POST', path: '/verify', body: validVerify, addresses: ['127.0.0.2'], perAddress: 4 })),
+    honest: track(client({ port, method: 'GET', path: shortQuery, addresses: ['127.0.0.3'], gapMs: 50 })),
+    floods: {
+      short: track(client({ port, method: 'GET', path: shortQuery, addresses: FLOODERS })),
+      long: track(client({ port, method: 'GET', path: longQuery, addresses: FLOODERS })),
+      rejected: track(client({ port, method: 'POST', path: '/verify', body: rejectedVerify, addresses: FLOODERS })),
+    },
+  }));
   // Warm-up: each server's JIT, catalog pages and the devnet's simulation.
-  for (const [, port] of sides) {
-    await client({ ...verify(port), ms: 1_500 });
-    await client({ ...flood(port, shortQuery), ms: 1_000 });
-    await client({ ...flood(port, longQuery), ms: 1_000 });
+  for (const side of sides) {
+    await side.verify.measure(1_500);
+    for (const flood of Object.values(side.floods)) {
+      flood.on();
+      await new Promise((r) => setTimeout(r, 700));
+      await flood.off();
+    }
   }
   const scenarios = [
-    { key: 'verify alone', run: (port: number) => phase(verify(port)) },
-    { key: 'verify + short flood', run: (port: number) => phase(verify(port), flood(port, shortQuery)) },
-    { key: 'verify + long flood', run: (port: number) => phase(verify(port), flood(port, longQuery)) },
-    { key: 'search alone', run: (port: number) => phase(honest(port)) },
-    { key: 'search + rejected verify flood', run: (port: number) => phase(honest(port), rejectedFlood(port)) },
-  ];
-  const results = new Map<string, Array<Awaited<ReturnType<typeof phase>>>>();
-  out(
-    '\n| round | server | phase | measured req/s | 200 / 503 / other | p50 / p95 ms | flood req/s (200 / 503 / other per s) | load average |',
-  );
-  out('|---|---|---|---|---|---|---|---|');
-  for (let round = 1; round <= Number(values.rounds); round++) {
-    for (const scenario of scenarios) {
-      for (const [name, port] of sides) {
-        const r = await scenario.run(port);
-        const key = `${name}|${scenario.key}`;
-        results.set(key, [...(results.get(key) ?? []), r]);
-        const secs = (PHASE_MS + 2_000) / 1000;
-        const f = r.flood;
-        out(
-          `| ${round} | ${name} | ${scenario.key} | ${r.result.rps.toFixed(0)} | ${r.result.ok} / ${r.result.busy} / ${r.result.other} | ${fmt(r.result.p50)} / ${fmt(r.result.p95)} | ${f ? `${f.rps.toFixed(0)} (${(f.ok / secs).toFixed(0)} / ${(f.busy / secs).toFixed(0)} / ${(f.other / secs).toFixed(0)})` : '–'} | ${r.load} |`,
-        );
+    { key: 'verify beside short-query flood', measured: 'verify', flood: 'short' },
+    { key: 'verify beside 2,048-character flood', measured: 'verify', flood: 'long' },
+    { key: 'search beside rejected-verify flood', measured: 'honest', flood: 'rejected' },
+  ] as const;
+  const merge = (a: Window | undefined, b: Window): Window =>
+    a
+      ? {
+          ok: a.ok + b.ok,
+          busy: a.busy + b.busy,
+          other: a.other + b.other,
+          seconds: a.seconds + b.seconds,
+          times: [...a.times, ...b.times],
+        }
+      : b;
+  const totals = new Map<string, Window>();
+  const add = (key: string, w: Window) => totals.set(key, merge(totals.get(key), w));
+  const loads: string[] = [loadAverage()];
+  for (const scenario of scenarios) {
+    // Pairs of windows, alone then beside the flood, each side in turn: a drift of the machine's
+    // speed (large on a shared machine) weighs on both sides and both kinds of window alike.
+    for (let pair = 0; pair < PAIRS; pair++) {
+      for (const side of sides) {
+        const measured = side[scenario.measured];
+        add(`${side.name}|${scenario.key}|alone`, await measured.measure(WINDOW_MS));
+        const flood = side.floods[scenario.flood];
+        flood.on();
+        await new Promise((r) => setTimeout(r, 300));
+        add(`${side.name}|${scenario.key}|beside`, await measured.measure(WINDOW_MS));
+        add(`${side.name}|${scenario.key}|flood`, await flood.off());
       }
     }
+    loads.push(loadAverage());
   }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const of = (name: string, key: string, pick: (r: Awaited<ReturnType<typeof phase>>) => number) =>
-    mean((results.get(`${name}|${key}`) ?? []).map(pick));
-  out('\n| server | phase | /verify req/s (÷ alone) | p50 ms | p95 ms (÷ alone) | flood answered 200 / 503 per s |');
-  out('|---|---|---|---|---|---|');
-  for (const [name] of sides) {
-    const aloneRps = of(name, 'verify alone', (r) => r.result.rps);
-    const aloneP95 = of(name, 'verify alone', (r) => r.result.p95);
-    for (const key of ['verify alone', 'verify + short flood', 'verify + long flood']) {
-      const rps = of(name, key, (r) => r.result.rps);
-      const p95 = of(name, key, (r) => r.result.p95);
-      const floodOk = key === 'verify alone' ? NaN : of(name, key, (r) => r.flood!.ok / ((PHASE_MS + 2_000) / 1000));
-      const floodBusy = key === 'verify alone' ? NaN : of(name, key, (r) => r.flood!.busy / ((PHASE_MS + 2_000) / 1000));
+  out(`Load average (1/5/15 min) at the start and after each scenario: ${loads.join('; ')}.`);
+  const rate = (w: Window) => (w.ok + w.busy + w.other) / w.seconds;
+  out(
+    `\n| scenario | server | measured alone: req/s, p50 / p95 ms | beside the flood: req/s, p50 / p95 ms | ratio req/s | ratio p95 | beside: 200 / 503 / other | flood answered per s: 200 / 503 |`,
+  );
+  out('|---|---|---|---|---|---|---|---|');
+  for (const scenario of scenarios) {
+    for (const side of sides) {
+      const alone = totals.get(`${side.name}|${scenario.key}|alone`)!;
+      const beside = totals.get(`${side.name}|${scenario.key}|beside`)!;
+      const flood = totals.get(`${side.name}|${scenario.key}|flood`)!;
       out(
-        `| ${name} | ${key} | ${rps.toFixed(0)} (${(rps / aloneRps).toFixed(2)}×) | ${fmt(of(name, key, (r) => r.result.p50))} | ${fmt(p95)} (${(p95 / aloneP95).toFixed(2)}×) | ${Number.isNaN(floodOk) ? '–' : `${floodOk.toFixed(0)} / ${floodBusy.toFixed(0)}`} |`,
+        `| ${scenario.key} | ${side.name} | ${rate(alone).toFixed(0)}, ${fmt(pct(alone.times, 50))} / ${fmt(pct(alone.times, 95))} | ${rate(beside).toFixed(0)}, ${fmt(pct(beside.times, 50))} / ${fmt(pct(beside.times, 95))} | ${(rate(beside) / rate(alone)).toFixed(2)}× | ${(pct(beside.times, 95) / pct(alone.times, 95)).toFixed(2)}× | ${beside.ok} / ${beside.busy} / ${beside.other} | ${(flood.ok / flood.seconds).toFixed(0)} / ${(flood.busy / flood.seconds).toFixed(0)} |`,
       );
     }
   }
-  out('\n| server | phase | honest searches 200 / 503 / other | p50 ms | p95 ms | rejected /verify answered per s |');
-  out('|---|---|---|---|---|---|');
-  for (const [name] of sides) {
-    for (const key of ['search alone', 'search + rejected verify flood']) {
-      const rs = results.get(`${name}|${key}`) ?? [];
-      const sum = (pick: (a: Answers) => number) => rs.reduce((a, r) => a + pick(r.result), 0);
-      out(
-        `| ${name} | ${key} | ${sum((a) => a.ok)} / ${sum((a) => a.busy)} / ${sum((a) => a.other)} | ${fmt(of(name, key, (r) => r.result.p50))} | ${fmt(of(name, key, (r) => r.result.p95))} | ${key === 'search alone' ? '–' : of(name, key, (r) => r.flood!.rps).toFixed(0)} |`,
-      );
-    }
-  }
-  out(`\nLoad average at the end: ${loadAverage()}.`);
 } finally {
+  for (const c of clients) c.stop();
   for (const s of servers) s.kill('SIGKILL');
   await devnet.stop();
 }

@@ -4,8 +4,9 @@
  * thread about a millisecond (HTTP, routing, validation, a page of up to 100 listings to send)
  * and its catalog thread a core of a small machine, where /verify and /settle run. So while
  * payments keep svc busy, discovery is given a bounded share of the time instead of what it asks
- * for: one discovery request at a time, each spending the time it ran from a credit that grows by
- * `share` of the time that passes (`share` 0.1: a flood runs a tenth of the time; a client that
+ * for: one discovery request at a time, each spending what it cost (the catalog threads' CPU time
+ * while it ran, and a millisecond for the main thread) from a credit that grows by `share` of the
+ * time that passes (`share` 0.1: a flood runs a tenth of the time; a client that
  * rarely asks finds credit and goes on at once). The requests that wait are taken in turn by client address (src/http/client-address.ts),
  * so an honest client beside a flood waits for one request of each flooding address, not for the
  * flood; a flood of payments (rejected ones too) leaves discovery this share, never nothing.
@@ -37,6 +38,14 @@ export interface PaymentPriorityOptions {
   maxWaitMs?: number;
   /** Discovery requests waiting at once beyond this are refused at once. Default 256. */
   maxWaiting?: number;
+  /**
+   * A running total in ms that a discovery request is charged the growth of while it runs, besides
+   * `perRequestMs`. Default: the CPU time of svc's threads other than the main one (the catalog's
+   * threads, where a search's cost grows with its query); its wall time where Node cannot tell.
+   */
+  spent?: () => number;
+  /** Charged to each discovery request on top: its work on the main thread. Default 1 ms (docs/OPERATIONS.md "Payments before discovery"). */
+  perRequestMs?: number;
   /** The busier of the main thread's and the machine's utilization since the previous call (tests inject one). */
   utilization?: () => number;
   /** Milliseconds on a monotonic clock. */
@@ -76,6 +85,22 @@ function busySampler(): () => number {
   };
 }
 
+/**
+ * The CPU time (ms) of this process's threads other than the main one, so far: the catalog's
+ * threads, where discovery's work beyond HTTP runs. A request's wall time would count the time it
+ * waited for a main thread busy with payments (a flood of refused /verify made one search "cost"
+ * a second), which is not its cost.
+ */
+function otherThreadsCpuMs(): (() => number) | undefined {
+  const thread = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
+  if (typeof thread !== 'function') return undefined;
+  return () => {
+    const all = process.cpuUsage();
+    const main = thread.call(process);
+    return (all.user + all.system - main.user - main.system) / 1000;
+  };
+}
+
 /** Ends an admitted discovery request (its time counts towards the pause after it). */
 export type Release = () => void;
 
@@ -102,12 +127,14 @@ export class PaymentPriority {
   private running = 0;
   /**
    * Discovery's time credit in ms: it grows by `share` of the time that passes, up to `burstMs`,
-   * and each request run while busy spends the time it ran. While busy a request starts only
+   * and each request run while busy spends its cost. While busy a request starts only
    * while the credit is not negative, so a sparse client (an honest one) goes on at once and a flood runs `share` of the time.
    */
   private credit: number;
   private creditAt: number;
   private readonly burstMs: number;
+  private readonly spent: () => number;
+  private readonly perRequestMs: number;
   private wake: NodeJS.Timeout | undefined;
 
   constructor(options: PaymentPriorityOptions = {}) {
@@ -119,6 +146,8 @@ export class PaymentPriority {
     this.utilization = options.utilization ?? busySampler();
     this.now = options.now ?? (() => performance.now());
     this.burstMs = options.burstMs ?? 100;
+    this.perRequestMs = options.perRequestMs ?? 1;
+    this.spent = options.spent ?? otherThreadsCpuMs() ?? this.now;
     this.credit = this.burstMs;
     this.creditAt = this.now();
     this.timer = this.busyAbove < 1 ? setInterval(() => this.sample(), options.sampleMs ?? 50).unref() : undefined;
@@ -169,16 +198,15 @@ export class PaymentPriority {
 
   private started(): Release {
     this.running++;
-    const at = this.now();
+    const at = this.spent();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.running--;
-      const ran = this.now() - at;
       if (this.busy) {
         this.refill();
-        this.credit -= ran;
+        this.credit -= Math.max(0, this.spent() - at) + this.perRequestMs;
       }
       this.pump();
     };
@@ -234,7 +262,7 @@ export class PaymentPriority {
           'svc_catalog_busy',
           `Payments are using this service's capacity; discovery waits at most ${this.maxWaitMs} ms for its turn (${this.maxWaiting} requests at most). Retry shortly.`,
         );
-      // Its time runs until the answer is sent: the page's serialization and writing are its cost too.
+      // It runs until its answer is sent: the catalog's work for it is done by then.
       ctx.res.once('close', release);
       await next();
     };

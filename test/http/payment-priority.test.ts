@@ -71,19 +71,19 @@ describe('the gate', () => {
   });
 
   it('a client that rarely asks goes on at once on the credit discovery saved (a flood of payments alone starves no search)', async () => {
-    // svc's clock, moved by the test alone: each search runs exactly 5 ms on it.
-    let clock = 0;
-    const g = gate({ share: 0.01, burstMs: 100, recentPaymentMs: Infinity, now: () => clock });
+    // What a search costs, moved by the test alone: exactly 5 ms each.
+    let cost = 0;
+    const g = gate({ share: 0.01, burstMs: 100, spent: () => cost, perRequestMs: 0 });
     utilization = 1;
     await payment(g);
     await sleep(3 * SAMPLE_MS);
     expect(g.busy).toBe(true);
     // Five searches of 5 ms each: 25 ms of the 100 ms saved. Without the credit each would wait 99
-    // times its predecessor's time (495 ms), past the 300 ms wait.
+    // times its predecessor's cost (495 ms), past the 300 ms wait.
     for (let i = 0; i < 5; i++) {
       const release = await g.admit('honest');
       expect(release, `search ${i}`).not.toBeNull();
-      clock += 5;
+      cost += 5;
       release!();
     }
   });
@@ -143,8 +143,8 @@ describe('over HTTP', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
   let priority: PaymentPriority;
   beforeAll(async () => {
-    // Discovery's least share: the pause after a search is 99 times as long as it ran (a search
-    // through the catalog's thread takes well over half a millisecond), longer than the next one waits.
+    // Discovery's least share: the pause after a search is 99 times its cost (at least the 1 ms
+    // charged for the main thread), longer than the next one waits.
     priority = new PaymentPriority({
       sampleMs: SAMPLE_MS,
       maxWaitMs: 50,
