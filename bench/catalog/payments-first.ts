@@ -160,7 +160,7 @@ try {
           busy: a.busy + b.busy,
           other: a.other + b.other,
           seconds: a.seconds + b.seconds,
-          times: [...a.times, ...b.times],
+          times: [...(a.times ?? []), ...(b.times ?? [])],
         }
       : b;
   const totals = new Map<string, Window>();

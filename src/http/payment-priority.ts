@@ -4,8 +4,8 @@
  * thread about a millisecond (HTTP, routing, validation, a page of up to 100 listings to send)
  * and its catalog thread a core of a small machine, where /verify and /settle run. So while
  * payments keep svc busy, discovery is given a bounded share of the time instead of what it asks
- * for: one discovery request at a time, each spending what it cost (the catalog threads' CPU time
- * while it ran, and a millisecond for the main thread) from a credit that grows by `share` of the
+ * for: one discovery request at a time, each spending what it cost (the catalog reader threads'
+ * CPU time for it, and a millisecond for the main thread) from a credit that grows by `share` of the
  * time that passes (`share` 0.1: a flood runs a tenth of the time; a client that
  * rarely asks finds credit and goes on at once). The requests that wait are taken in turn by client address (src/http/client-address.ts),
  * so an honest client beside a flood waits for one request of each flooding address, not for the
@@ -40,8 +40,9 @@ export interface PaymentPriorityOptions {
   maxWaiting?: number;
   /**
    * A running total in ms that a discovery request is charged the growth of while it runs, besides
-   * `perRequestMs`. Default: the CPU time of svc's threads other than the main one (the catalog's
-   * threads, where a search's cost grows with its query); its wall time where Node cannot tell.
+   * `perRequestMs`. svc's is the catalog reader threads' CPU time (src/catalog/threads/pool.ts
+   * readersCpuMs), where a search's cost grows with its query; its wall time would count the time
+   * it waited for a main thread busy with payments, which is not its cost. Default: wall time.
    */
   spent?: () => number;
   /** Charged to each discovery request on top: its work on the main thread. Default 1 ms (docs/OPERATIONS.md "Payments before discovery"). */
@@ -82,22 +83,6 @@ function busySampler(): () => number {
     const { utilization } = performance.eventLoopUtilization(current, last);
     last = current;
     return Math.max(utilization, machine());
-  };
-}
-
-/**
- * The CPU time (ms) of this process's threads other than the main one, so far: the catalog's
- * threads, where discovery's work beyond HTTP runs. A request's wall time would count the time it
- * waited for a main thread busy with payments (a flood of refused /verify made one search "cost"
- * a second), which is not its cost.
- */
-function otherThreadsCpuMs(): (() => number) | undefined {
-  const thread = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
-  if (typeof thread !== 'function') return undefined;
-  return () => {
-    const all = process.cpuUsage();
-    const main = thread.call(process);
-    return (all.user + all.system - main.user - main.system) / 1000;
   };
 }
 
@@ -147,7 +132,7 @@ export class PaymentPriority {
     this.now = options.now ?? (() => performance.now());
     this.burstMs = options.burstMs ?? 100;
     this.perRequestMs = options.perRequestMs ?? 1;
-    this.spent = options.spent ?? otherThreadsCpuMs() ?? this.now;
+    this.spent = options.spent ?? this.now;
     this.credit = this.burstMs;
     this.creditAt = this.now();
     this.timer = this.busyAbove < 1 ? setInterval(() => this.sample(), options.sampleMs ?? 50).unref() : undefined;

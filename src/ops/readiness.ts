@@ -89,8 +89,8 @@ export class ReadinessProbe {
    * network's; the other networks' are left out. Undefined for a network the probe does not know.
    */
   async evaluateNetwork(network: string): Promise<Readiness | undefined> {
-    const own = this.networks[network];
-    if (!own) return undefined;
+    if (!Object.hasOwn(this.networks, network)) return undefined;
+    const own = this.networks[network]!;
     const { checks, networks } = await this.evaluate();
     const others = new Set(Object.values(this.networks).flat());
     for (const name of own) others.delete(name);

@@ -152,9 +152,11 @@ describe('two networks, one of them wrong or down', () => {
     expect(testnet.status).toBe(200);
     expect(testnet.body.networks).toEqual({ 'stellar:testnet': { status: 'ready' } });
 
-    const unknown = await fetch(`${any}/ready?network=stellar:futurenet`);
-    expect(unknown.status).toBe(400);
-    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('svc_invalid_query_parameter');
+    for (const query of ['network=stellar:futurenet', 'network=constructor', 'network=stellar:pubnet&network=stellar:pubnet']) {
+      const unknown = await fetch(`${any}/ready?${query}`);
+      expect(unknown.status, query).toBe(400);
+      expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('svc_invalid_query_parameter');
+    }
 
     const strict = await readyUntil(all, (r) => r.status === 503);
     expect(strict.status).toBe(503);
