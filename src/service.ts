@@ -295,6 +295,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       await Promise.all(servers.splice(0).map((s) => s.close()));
       priority.close();
       await stopReconciler();
+      await ownJournal?.listBeforeClose();
       await liveness?.stop();
       await ownership?.stop();
       await lifecycle?.stop();

@@ -5,6 +5,7 @@
  * the same database), and an RPC that is blind or answers garbage → `unknown`, later reconciled.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
@@ -308,6 +309,33 @@ describe('stopping the reconciler (a drain, then the close)', () => {
     await started;
     await stop();
     expect(listed).toHaveLength(1);
+    await journal.store.close();
+    await f.close();
+  });
+});
+
+describe('before the catalog closes', () => {
+  it('a settled payment whose catalog hook faulted moments ago is listed now, not 10 s later or after a restart', async () => {
+    const f = await journaledFacilitator(h);
+    const p = await paidRequest();
+    const settled = await f.settle(p.payload, p.req);
+    expect(settled.body.success).toBe(true);
+    // As a hook that faulted during the request leaves it: settled, not listed.
+    const db = new DatabaseSync(f.dbPath);
+    db.prepare('UPDATE journal_settlements SET listed = 0').run();
+    db.close();
+    const listed: string[] = [];
+    const journal = new SettlementJournal({
+      store: new SqliteJournalStore(f.dbPath),
+      policy: DEFAULT_POLICY,
+      onLanded: ({ response }) => void listed.push(response.transaction),
+    });
+    // The reconciler's pass leaves a record changed within 10 s to the request that may still run its hook.
+    await journal.reconcile(f.scheme.tracking);
+    expect(listed).toEqual([]);
+    await journal.listBeforeClose();
+    expect(listed).toEqual([settled.body.transaction]);
+    expect(await journal.store.unlisted(10, Date.now() + 1, Date.now())).toEqual([]);
     await journal.store.close();
     await f.close();
   });
