@@ -2775,10 +2775,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description A network this instance serves (CAIP-2, as NETWORK lists it); another is 400 `svc_invalid_query_parameter`.
+                 * @description A network (CAIP-2, as NETWORK lists it); one this instance does not serve is not ready here (503).
                  * @example stellar:pubnet
                  */
-                network?: string;
+                network?: "stellar:testnet" | "stellar:pubnet";
             };
             header?: never;
             path?: never;
@@ -2836,8 +2836,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `network` is not a network this instance serves, or is repeated (`svc_invalid_query_parameter`);
-             *     or the HTTP parser refused the request (`svc_malformed_request_body`, as `RequestUnparseable`).
+             * @description A query parameter other than `network`, a `network` svc does not know or a repeated one
+             *     (`svc_invalid_query_parameter`); or the HTTP parser refused the request
+             *     (`svc_malformed_request_body`, as `RequestUnparseable`).
              */
             400: {
                 headers: {
@@ -2849,7 +2850,7 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "svc_invalid_query_parameter",
-                     *         "reason": "network must be one network this instance serves, once: stellar:testnet, stellar:pubnet."
+                     *         "reason": "network may be given once."
                      *       }
                      *     }
                      */

@@ -56,20 +56,27 @@ export function healthHandler(config: Config): SvcMiddleware {
 /**
  * Readiness: 200 when the probe is ready (the shared checks and, by READY_NETWORKS, any or every
  * network's), else 503 with each check's detail and each network's state. `?network=` answers for
- * that network alone (a load balancer that routes by network); one this instance does not serve is
- * 400.
+ * that network alone (a load balancer that routes by network); a network this instance does not
+ * serve is not ready here. The query is checked against openapi.yaml before.
  */
 export function readinessHandler(probe: ReadinessProbe): SvcMiddleware {
   return async (ctx: SvcContext) => {
-    const network = ctx.query.network;
+    const query = new URLSearchParams(ctx.querystring);
+    const other = [...query.keys()].find((key) => key !== 'network');
+    if (other !== undefined)
+      throw new HttpError(400, 'svc_invalid_query_parameter', `${JSON.stringify(other.slice(0, 100))} is not a parameter of GET /ready.`);
+    const given = query.getAll('network');
+    if (given.length > 1) throw new HttpError(400, 'svc_invalid_query_parameter', 'network may be given once.');
+    const network = given[0];
+    // A probe that knows no networks (a test's own) cannot tell them apart: its whole answer serves each.
     const readiness =
-      network === undefined ? await probe.evaluate() : typeof network === 'string' ? await probe.evaluateNetwork(network) : undefined;
-    if (!readiness)
-      throw new HttpError(
-        400,
-        'svc_invalid_query_parameter',
-        `network must be one network this instance serves, once: ${probe.networkNames.join(', ') || 'none is named'}.`,
-      );
+      network === undefined || probe.networkNames.length === 0
+        ? await probe.evaluate()
+        : ((await probe.evaluateNetwork(network)) ?? {
+            ready: false,
+            checks: {},
+            networks: { [network]: { status: 'not_ready' as const } },
+          });
     const { ready, checks, networks } = readiness;
     const body: ReadinessResponse = { status: ready ? 'ready' : 'not_ready', checks, ...(networks ? { networks } : {}) };
     ctx.status = ready ? 200 : 503;

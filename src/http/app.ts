@@ -112,6 +112,7 @@ export const VALIDATED_OPERATIONS = [
   'callHostedMcp',
   'delistDiscoveryListing',
   'getDelistText',
+  'getReadiness',
 ];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
@@ -202,7 +203,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     // Pure text from the catalog's identifier (read once) and svc's clock: no rate limit.
     getDelistText: chain(openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), delistTextHandler(delistDeps)),
     getHealth: healthHandler(config),
-    getReadiness: readinessHandler(deps.readiness),
+    getReadiness: chain(openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), readinessHandler(deps.readiness)),
     getMetrics: metrics.handler(),
     getOpenApiDocument: openApiHandler(contract.yaml),
     getApiReference: apiReferencePageHandler(),

@@ -131,6 +131,24 @@ describe('two networks, one of them wrong or down', () => {
     }
   }, 60_000);
 
+  it('one network served: ?network= of another is not ready here (503), of its own is its readiness', async () => {
+    const url = await start(
+      loadConfig({
+        NETWORK: 'stellar:testnet',
+        RPC_URL: devnets['stellar:testnet'].rpcUrl,
+        SUBMITTER_SECRET: submitters['stellar:testnet'].secret(),
+        DB_PATH: join(dataDir, 'one-network.sqlite'),
+        LIVENESS_CHECKS_PER_MINUTE: '0',
+      }),
+    );
+    const own = await readyUntil(url, (r) => r.status === 200, '?network=stellar:testnet');
+    expect(own.status).toBe(200);
+    expect(own.body.networks).toEqual({ 'stellar:testnet': { status: 'ready' } });
+    const other = await ready(url, '?network=stellar:pubnet');
+    expect(other.status).toBe(503);
+    expect(other.body).toEqual({ status: 'not_ready', checks: {}, networks: { 'stellar:pubnet': { status: 'not_ready' } } });
+  });
+
   it('pubnet’s RPC down: /ready stays 200 naming pubnet not ready; ?network= answers per network; READY_NETWORKS=all is 503', async () => {
     const any = await start(loadConfig(env()));
     const all = await start(loadConfig(env({ READY_NETWORKS: 'all' })));
@@ -152,7 +170,7 @@ describe('two networks, one of them wrong or down', () => {
     expect(testnet.status).toBe(200);
     expect(testnet.body.networks).toEqual({ 'stellar:testnet': { status: 'ready' } });
 
-    for (const query of ['network=stellar:futurenet', 'network=constructor', 'network=stellar:pubnet&network=stellar:pubnet']) {
+    for (const query of ['network=stellar:futurenet', 'network=constructor', 'network=stellar:pubnet&network=stellar:pubnet', 'nets=all']) {
       const unknown = await fetch(`${any}/ready?${query}`);
       expect(unknown.status, query).toBe(400);
       expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('svc_invalid_query_parameter');
