@@ -112,8 +112,9 @@ export class PaymentPriority {
   private running = 0;
   /**
    * Discovery's time credit in ms: it grows by `share` of the time that passes, up to `burstMs`,
-   * and each request run while busy spends its cost. While busy a request starts only
-   * while the credit is not negative, so a sparse client (an honest one) goes on at once and a flood runs `share` of the time.
+   * and each request run while busy spends its cost. While busy a request starts only while the
+   * credit is not negative, so a sparse client (an honest one) goes on at once and a flood runs
+   * `share` of the time.
    */
   private credit: number;
   private creditAt: number;
@@ -156,7 +157,7 @@ export class PaymentPriority {
     return this.credit;
   }
 
-  /** Admits waiting requests while there is room: all when not busy, else one at a time after its pause. */
+  /** Admits waiting requests while there is room: all when not busy, else one at a time while the credit allows. */
   private pump(): void {
     while (this.waitingCount > 0) {
       if (this.busy) {
