@@ -37,6 +37,7 @@ export const DEFAULTS = {
   REQUEST_TIMEOUT_MS: 15_000,
   MAX_CONNECTIONS_PER_ADDRESS: 256,
   DISCOVERY_YIELD_PERCENT: 80,
+  READY_NETWORKS: 'any',
   /** Days without a settlement after which a listing leaves list and search (docs/CATALOG.md "Lifecycle"). */
   LISTING_TTL_DAYS: 30,
   /** Days a hidden listing is kept before it is deleted with its owner binding (docs/CATALOG.md "Lifecycle"). */
@@ -55,6 +56,9 @@ export const DEFAULTS = {
   /** POST /discovery/delist requests one client address may make per minute (docs/CATALOG.md "Withdrawing a listing"). */
   DELIST_RATE_PER_MINUTE: 10,
 } as const;
+
+export const READY_NETWORKS = ['any', 'all'] as const;
+export type ReadyNetworks = (typeof READY_NETWORKS)[number];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -85,6 +89,11 @@ export interface Config extends StellarConfig {
    * served (src/http/payment-priority.ts); 100 never holds them.
    */
   discoveryYieldPercent: number;
+  /**
+   * READY_NETWORKS: GET /ready is 200 while `any` served network is ready (default), or only while
+   * `all` are (docs/OPERATIONS.md "Several networks").
+   */
+  readyNetworks: ReadyNetworks;
   /** POST /discovery/delist requests one client address may make per minute; beyond it 429 svc_delist_rate_limited. */
   delistRatePerMinute: number;
   /** POST /discovery/validate's rate limits and the live-402 probe's bounds (src/net/probe-config.ts). */
@@ -206,6 +215,10 @@ export function loadConfig(env: Env): Config {
       verifyPerMinute: parseInteger(env, 'VERIFY_RATE_PER_MINUTE', 0, 0, 1_000_000),
       settlePerMinute: parseInteger(env, 'SETTLE_RATE_PER_MINUTE', 0, 0, 1_000_000),
     },
+    enumerable: false,
+  });
+  Object.defineProperty(config, 'readyNetworks', {
+    value: parseOneOf(env, 'READY_NETWORKS', READY_NETWORKS, DEFAULTS.READY_NETWORKS),
     enumerable: false,
   });
   Object.defineProperty(config, 'mcpAllowedOrigins', { value: parseAllowedOrigins(env), enumerable: false });

@@ -49,12 +49,23 @@ async function removeWhatThisStartCreated(): Promise<void> {
 
 // Loaded once the configuration is valid: the bundle splits the service into chunks of its own, so
 // a start-up refused for its configuration reads and parses only the configuration's code.
-const [{ createService }, { installDrain }] = await Promise.all([import('./service.ts'), import('./lifecycle.ts')]);
+const [{ createService }, { installDrain }, { servedNetworks }] = await Promise.all([
+  import('./service.ts'),
+  import('./lifecycle.ts'),
+  import('./handlers/service.ts'),
+]);
 const service = createService(config);
 const { logger } = service;
+// An RPC of another network would fail every payment while looking healthy: refused at start.
+const wrongNetworks = await service.wrongNetworks();
+if (wrongNetworks.length > 0) {
+  for (const wrong of wrongNetworks) process.stderr.write(`svc: invalid configuration: ${wrong}\n`);
+  await service.close();
+  process.exit(EXIT_CONFIG);
+}
 try {
   const running = await service.listen(config.port, '0.0.0.0');
-  logger.info({ url: running.url, network: config.network, submitters: config.submitters }, 'svc listening');
+  logger.info({ url: running.url, ...servedNetworks(config) }, 'svc listening');
   installDrain({
     server: running.server,
     idle: () => service.idle(),

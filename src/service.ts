@@ -13,6 +13,8 @@ import type { CatalogPort } from './catalog/types.ts';
 import {
   accountBalances,
   createSchemesFromConfig,
+  networkMismatch,
+  networkSuffix,
   stellarReadinessChecks,
   verifySignedMessage,
   type ExactStellarScheme,
@@ -20,6 +22,7 @@ import {
 import { databaseUrl, type Config } from './config.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
 import { PaymentPriority } from './http/payment-priority.ts';
+import { readersCpuMs } from './catalog/threads/pool.ts';
 import type { SvcState } from './http/middleware.ts';
 import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
 import { connectionCapAtStart } from './http/connections.ts';
@@ -84,6 +87,12 @@ export interface Service {
   drain(): void;
   /** Resolves when no settle is in flight (the drain waits for it). */
   idle(): Promise<void>;
+  /**
+   * Why each network whose RPC answers getNetwork with another network's passphrase cannot be
+   * served (empty when every one that answers serves its own); an RPC that does not answer is left
+   * to readiness. `npm start` refuses to start on any (docs/OPERATIONS.md "Several networks").
+   */
+  wrongNetworks(): Promise<string[]>;
   /** The liveness checks of listed resources; null when off (LIVENESS_CHECKS_PER_MINUTE 0) or the catalog keeps no records. */
   liveness: LivenessScheduler | null;
   /** The checks of ownership claims; null when the catalog takes the first settlement as owner (LISTING_OWNERSHIP). */
@@ -187,13 +196,18 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   // The payment-identifier id is honoured by the journal, so it is advertised only with one.
   if (journal) registry.journalWith(instrumentGate(journal, metrics)).extend(paymentIdentifierExtension);
   const stopReconciler =
-    ownJournal && stellar ? ownJournal.startReconciler(trackingByNetwork(stellar), config.settlement.reconcileIntervalMs) : () => {};
+    ownJournal && stellar
+      ? ownJournal.startReconciler(trackingByNetwork(stellar), config.settlement.reconcileIntervalMs)
+      : () => Promise.resolve();
 
+  const chainChecks = stellarChecks(config, metrics, stellar);
   const readiness =
     overrides.readiness ??
     new ReadinessProbe({
+      networks: chainChecks.networks,
+      requireNetworks: config.readyNetworks,
       checks: {
-        ...stellarChecks(config, metrics, stellar),
+        ...chainChecks.checks,
         // The write path itself: a probe write through the journal's own connection.
         database: journal ? () => journal.writeCheck() : url ? postgresWritableCheck(url) : databaseWritableCheck(config.dbPath),
         draining: drainingCheck(() => draining),
@@ -210,7 +224,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   });
 
   const contract = overrides.contract ?? loadContract();
-  const priority = overrides.priority ?? new PaymentPriority({ busyAbove: config.discoveryYieldPercent / 100 });
+  const priority = overrides.priority ?? new PaymentPriority({ busyAbove: config.discoveryYieldPercent / 100, spent: readersCpuMs });
   const app = createApp({
     config,
     logger,
@@ -276,10 +290,23 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
       void lifecycle?.stop();
     },
     idle: () => journal?.idle() ?? Promise.resolve(),
+    async wrongNetworks() {
+      const answers = await Promise.all(
+        config.networks.map(({ network, rpcUrl }) =>
+          networkMismatch(rpcUrl, network)().then(
+            (wrong) =>
+              wrong ? `the RPC of ${network} (${several ? `RPC_URL_${networkSuffix(network)}, else ` : ''}RPC_URL) ${wrong}` : null,
+            () => null,
+          ),
+        ),
+      );
+      return answers.filter((a): a is string => a !== null);
+    },
     async close() {
       await Promise.all(servers.splice(0).map((s) => s.close()));
       priority.close();
-      stopReconciler();
+      await stopReconciler();
+      await ownJournal?.listBeforeClose();
       await liveness?.stop();
       await ownership?.stop();
       await lifecycle?.stop();
@@ -292,21 +319,25 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
 
 /**
  * GET /ready's chain checks: `rpc` and `balances` for one network; `rpc:<network>` and
- * `balances:<network>` for each of several (docs/OPERATIONS.md "Several networks").
+ * `balances:<network>` for each of several (docs/OPERATIONS.md "Several networks"); `networks`
+ * names each network's own.
  */
 function stellarChecks(config: Config, metrics: ServiceMetrics, schemes: ExactStellarScheme[] | undefined) {
   const several = config.networks.length > 1;
   const checks: Record<string, () => Promise<{ ok: boolean; detail: string }>> = {};
+  const networks: Record<string, string[]> = {};
   for (const [i, network] of config.networks.entries()) {
     const scheme = schemes?.[i];
     const { rpc, balances } = stellarReadinessChecks(network, {
       wrapRpc: (r) => instrumentRpc(r, metrics, network.network),
       ...(scheme ? { payingAccounts: () => payingAccounts(network, scheme) } : {}),
     });
-    checks[several ? `rpc:${network.network}` : 'rpc'] = rpc;
-    checks[several ? `balances:${network.network}` : 'balances'] = balances;
+    const names = several ? [`rpc:${network.network}`, `balances:${network.network}`] : ['rpc', 'balances'];
+    checks[names[0]!] = rpc;
+    checks[names[1]!] = balances;
+    networks[network.network] = names;
   }
-  return checks;
+  return { checks, networks };
 }
 
 /** The accounts that pay a network's fees. Channel accounts hold only their reserve: the fee-bump account (or their funder) pays. */

@@ -461,7 +461,17 @@ export interface paths {
         };
         /**
          * Readiness for payment traffic
-         * @description Runs (or reuses, for up to 1 s) the readiness checks of docs/OPERATIONS.md — the RPC answers with a recent latest ledger, every paying account holds the minimum balance, the settlement journal takes a real write through its own connection (and its file at DB_PATH is still the one open), the instance is not draining. 200 when all pass, 503 otherwise; the body names each check.
+         * @description Runs (or reuses, for up to 1 s) the readiness checks of docs/OPERATIONS.md — the RPC serves
+         *     the configured network (its getNetwork passphrase) and answers with a recent latest ledger,
+         *     every paying account holds the minimum balance, the settlement journal takes a real write
+         *     through its own connection (and its file at DB_PATH is still the one open), the instance is
+         *     not draining. The body names each check and each served network's state (`networks`). A
+         *     network is ready when its own checks (`rpc`, `balances`; `rpc:<network>`,
+         *     `balances:<network>` when NETWORK lists several) and the shared ones (`database`,
+         *     `draining`) pass. 200 while at least one network is ready (READY_NETWORKS=`all`: every
+         *     one), 503 otherwise: one network's outage does not take the others out of a load balancer.
+         *     With `network`, the answer is that network's alone (its checks and the shared ones), for a
+         *     load balancer that routes by network.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1401,19 +1411,28 @@ export interface components {
                     detail: string;
                 };
             };
+            /** @description Each served network's state (its own checks and the shared ones pass); with `network`, that one alone. */
+            networks?: {
+                [key: string]: {
+                    /** @enum {string} */
+                    status: "ready" | "not_ready";
+                };
+            };
         };
         /** @description Liveness. Public addresses only; seeds and secrets never appear. */
         HealthResponse: {
             /** @enum {string} */
             status: "ok";
             x402Version: number;
+            /** @description The served network, or every one comma-separated as NETWORK lists them (`stellar:testnet,stellar:pubnet`). */
             network: string;
+            /** @description Every served network's submitter addresses. */
             submitters?: string[];
             feeBumpAddress?: string | null;
             port?: number;
             feeMode?: string;
             maxTransactionFeeStroops?: number;
-            /** @description Present when svc serves several networks (`NETWORK` a list, docs/OPERATIONS.md "Several networks"), each with its own signers and fee ceiling; the fields above are the first network's. */
+            /** @description Present when svc serves several networks (`NETWORK` a list, docs/OPERATIONS.md "Several networks"), each with its own signers and fee ceiling. `network` above lists every network (comma-separated, as NETWORK does) and `submitters` every network's; `feeBumpAddress` and `maxTransactionFeeStroops` above are the first network's. */
             networks?: {
                 network: string;
                 submitters: string[];
@@ -2974,14 +2993,20 @@ export interface operations {
     };
     getReadiness: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description A network (CAIP-2, as NETWORK lists it); one this instance does not serve is not ready here (503).
+                 * @example stellar:pubnet
+                 */
+                network?: "stellar:testnet" | "stellar:pubnet";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every check passed. */
+            /** @description Ready (for the `network` asked about, when one is). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -2992,13 +3017,21 @@ export interface operations {
                      * @example {
                      *       "status": "ready",
                      *       "checks": {
-                     *         "rpc": {
+                     *         "rpc:stellar:testnet": {
                      *           "ok": true,
                      *           "detail": "latest ledger 812 closed 1 s ago"
                      *         },
-                     *         "balances": {
+                     *         "balances:stellar:testnet": {
                      *           "ok": true,
                      *           "detail": "10 account(s) at or above 10.0000000 XLM"
+                     *         },
+                     *         "rpc:stellar:pubnet": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *         },
+                     *         "balances:stellar:pubnet": {
+                     *           "ok": false,
+                     *           "detail": "RPC getLedgerEntries failed: connect ECONNREFUSED"
                      *         },
                      *         "database": {
                      *           "ok": true,
@@ -3008,17 +3041,46 @@ export interface operations {
                      *           "ok": true,
                      *           "detail": "accepting"
                      *         }
+                     *       },
+                     *       "networks": {
+                     *         "stellar:testnet": {
+                     *           "status": "ready"
+                     *         },
+                     *         "stellar:pubnet": {
+                     *           "status": "not_ready"
+                     *         }
                      *       }
                      *     }
                      */
                     "application/json": components["schemas"]["ReadinessResponse"];
                 };
             };
-            400: components["responses"]["RequestUnparseable"];
+            /**
+             * @description A query parameter other than `network`, a `network` svc does not know or a repeated one
+             *     (`svc_invalid_query_parameter`); or the HTTP parser refused the request
+             *     (`svc_malformed_request_body`, as `RequestUnparseable`).
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "svc_invalid_query_parameter",
+                     *         "reason": "network may be given once."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             408: components["responses"]["RequestTimeout"];
             431: components["responses"]["RequestHeadTooLarge"];
             500: components["responses"]["InternalError"];
-            /** @description At least one check failed; the body says which. */
+            /** @description Not ready (for the `network` asked about, when one is); the body says which check failed. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3031,11 +3093,11 @@ export interface operations {
                      *       "checks": {
                      *         "rpc": {
                      *           "ok": false,
-                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *           "detail": "RPC serves stellar:testnet (passphrase \"Test SDF Network ; September 2015\"), not stellar:pubnet"
                      *         },
                      *         "balances": {
-                     *           "ok": false,
-                     *           "detail": "RPC getLatestLedger failed: connect ECONNREFUSED"
+                     *           "ok": true,
+                     *           "detail": "10 account(s) at or above 10.0000000 XLM"
                      *         },
                      *         "database": {
                      *           "ok": false,
@@ -3044,6 +3106,11 @@ export interface operations {
                      *         "draining": {
                      *           "ok": true,
                      *           "detail": "accepting"
+                     *         }
+                     *       },
+                     *       "networks": {
+                     *         "stellar:pubnet": {
+                     *           "status": "not_ready"
                      *         }
                      *       }
                      *     }

@@ -118,6 +118,7 @@ export const VALIDATED_OPERATIONS = [
   'getDelistText',
   'recheckOwnershipClaim',
   'getRecheckText',
+  'getReadiness',
 ];
 
 export function createApp(deps: AppDeps): Koa<SvcState> {
@@ -236,7 +237,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     ),
     getRecheckText: chain(openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), delistTextHandler(delistDeps, 'recheck')),
     getHealth: healthHandler(config),
-    getReadiness: readinessHandler(deps.readiness),
+    getReadiness: chain(openApiValidation(contract, 'svc_invalid_query_parameter', 'query'), readinessHandler(deps.readiness)),
     getMetrics: metrics.handler(),
     getOpenApiDocument: openApiHandler(contract.yaml),
     getApiReference: apiReferencePageHandler(),

@@ -294,21 +294,9 @@ export class SettlementJournal implements SettlementGate {
   async reconcile(tracking: SettlementTracking, limit = 100): Promise<number> {
     // Every step below writes: while the journal cannot, the pass waits for a probe to succeed.
     if ((await this.health.blocked()) !== null) return 0;
-    // Settled payments whose catalog hook never ran (the process died in between).
-    // Each is claimed first: instances sharing the journal run this loop each, and a listing is
-    // written once. A claim held by an instance that died lapses after LISTING_CLAIM_MS.
-    const now = this.now();
-    for (const record of await this.store.unlisted(limit, now - 10_000, now)) {
-      if (this.locks.has(record.identity)) continue;
-      let claimed: boolean;
-      try {
-        claimed = await this.store.claimListing(record.identity, now, now + LISTING_CLAIM_MS);
-      } catch (err) {
-        this.health.failed(err, 'claimListing');
-        return 0;
-      }
-      if (claimed) await this.list(record);
-    }
+    // Settled payments whose catalog hook never ran (the process died in between), 10 s after
+    // their last change (a request of another instance may still be running its hook).
+    if (!(await this.listUnlisted(limit, this.now() - 10_000))) return 0;
     // Records held by this process's own requests are skipped, so they do not count against the
     // limit: a burst of settles here must not hide the records an instance that died left behind.
     let resolved = 0;
@@ -320,6 +308,40 @@ export class SettlementJournal implements SettlementGate {
       if (after && after.state !== record.state) resolved++;
     }
     return resolved;
+  }
+
+  /**
+   * Runs the catalog hook of settled payments not listed yet whose record last changed before
+   * `changedBefore` (and whose retry is due). Each is claimed first: instances sharing the journal
+   * run this each, and a listing is written once. A claim held by an instance that died lapses
+   * after LISTING_CLAIM_MS. False when the journal could not be read or claimed.
+   */
+  private async listUnlisted(limit: number, changedBefore: number): Promise<boolean> {
+    const now = this.now();
+    for (const record of await this.store.unlisted(limit, changedBefore, now)) {
+      if (this.locks.has(record.identity)) continue;
+      let claimed: boolean;
+      try {
+        claimed = await this.store.claimListing(record.identity, now, now + LISTING_CLAIM_MS);
+      } catch (err) {
+        this.health.failed(err, 'claimListing');
+        return false;
+      }
+      if (claimed) await this.list(record);
+    }
+    return true;
+  }
+
+  /**
+   * Before the catalog closes (after a drain): one more try of the catalog hook for every settled
+   * payment not listed yet, however recent, so a settle whose hook faulted while the instance
+   * drained (a busy database, a busy schema check) is listed now, not after the next start. Its
+   * own requests have all been answered by then; one of another instance still running its hook
+   * costs one more write of the same listing.
+   */
+  async listBeforeClose(limit = 100): Promise<void> {
+    if ((await this.health.blocked()) !== null) return;
+    await this.listUnlisted(limit, this.now() + 1);
   }
 
   private async reconcileRecord(record: SettlementRecord, tracking: SettlementTracking): Promise<SettlementRecord | null> {
@@ -352,13 +374,16 @@ export class SettlementJournal implements SettlementGate {
 
   /**
    * The background loop: every `intervalMs` one pass. `timers` is injectable (tests drive it).
-   * Returns a stop function.
+   * Returns a stop function, which resolves once the pass in flight is done (at most
+   * LISTING_CLAIM_MS later).
    */
-  startReconciler(tracking: SettlementTracking, intervalMs: number, timers = { setTimeout, clearTimeout }): () => void {
+  startReconciler(tracking: SettlementTracking, intervalMs: number, timers = { setTimeout, clearTimeout }): () => Promise<void> {
     let stopped = false;
     let handle: ReturnType<typeof setTimeout> | undefined;
+    let pass: Promise<void> = Promise.resolve();
     const tick = () => {
-      this.reconcile(tracking)
+      pass = this.reconcile(tracking)
+        .then(() => undefined)
         .catch((err: unknown) => this.logger?.warn({ err: String(err) }, 'reconciliation pass failed'))
         .finally(() => {
           if (stopped) return;
@@ -368,9 +393,14 @@ export class SettlementJournal implements SettlementGate {
     };
     handle = timers.setTimeout(tick, 0);
     handle.unref?.();
+    // The pass in flight finishes first: a payment it found landed (one whose settle finished
+    // during a drain, say) keeps its catalog write instead of meeting a closed database.
     return () => {
       stopped = true;
       if (handle) timers.clearTimeout(handle);
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => (bound = setTimeout(resolve, LISTING_CLAIM_MS)));
+      return Promise.race([pass, late]).finally(() => clearTimeout(bound));
     };
   }
 }

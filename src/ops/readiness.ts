@@ -3,7 +3,10 @@
  * is a named async function answering `{ ok, detail }`; a check that throws or outlives its time
  * budget is not ok. Results are cached briefly so a load balancer probing every second costs at
  * most one round of checks per second, and concurrent probes share one round. Liveness (/health)
- * never runs these. The checks and their thresholds are described in docs/OPERATIONS.md.
+ * never runs these. The checks and their thresholds are described in docs/OPERATIONS.md. With
+ * several networks a check may belong to one network: each network is ready when its own checks
+ * and the shared ones pass, and the instance while any (or every, READY_NETWORKS=all) network is
+ * (docs/OPERATIONS.md "Several networks").
  */
 import { DatabaseSync } from 'node:sqlite';
 import type pg from 'pg';
@@ -19,10 +22,22 @@ export type ReadinessCheck = () => Promise<CheckResult>;
 export interface Readiness {
   ready: boolean;
   checks: Record<string, CheckResult>;
+  /** Each served network's state: ready when its own checks and the shared ones pass. */
+  networks?: Record<string, { status: 'ready' | 'not_ready' }>;
 }
 
 export interface ReadinessOptions {
   checks: Record<string, ReadinessCheck>;
+  /**
+   * The checks that belong to one network (its RPC, its balances), by network; every other check
+   * is shared (database, draining). Without it every check is shared.
+   */
+  networks?: Record<string, string[]>;
+  /**
+   * `any` (default): ready while the shared checks pass and at least one network's do, so one
+   * network's outage does not take the others out of a load balancer; `all`: every network's too.
+   */
+  requireNetworks?: 'any' | 'all';
   /** Longest a check may take before it counts as failed. Default 2 s. */
   checkTimeoutMs?: number;
   /** How long one round of results is reused. Default 1 s. */
@@ -32,14 +47,25 @@ export interface ReadinessOptions {
 
 export class ReadinessProbe {
   private readonly checks: Record<string, ReadinessCheck>;
+  private readonly networks: Record<string, string[]>;
+  private readonly requireNetworks: 'any' | 'all';
   private readonly checkTimeoutMs: number;
   private readonly cacheMs: number;
   private readonly now: () => number;
   private cached: { at: number; value: Readiness } | undefined;
   private inflight: Promise<Readiness> | undefined;
 
-  constructor({ checks, checkTimeoutMs = 2_000, cacheMs = 1_000, now = Date.now }: ReadinessOptions) {
+  constructor({
+    checks,
+    networks = {},
+    requireNetworks = 'any',
+    checkTimeoutMs = 2_000,
+    cacheMs = 1_000,
+    now = Date.now,
+  }: ReadinessOptions) {
     this.checks = checks;
+    this.networks = networks;
+    this.requireNetworks = requireNetworks;
     this.checkTimeoutMs = checkTimeoutMs;
     this.cacheMs = cacheMs;
     this.now = now;
@@ -53,11 +79,41 @@ export class ReadinessProbe {
     return this.inflight;
   }
 
+  /** The served networks' names (none when the probe was built without them). */
+  get networkNames(): string[] {
+    return Object.keys(this.networks);
+  }
+
+  /**
+   * Readiness for one network's traffic (GET /ready?network=…): the shared checks and that
+   * network's; the other networks' are left out. Undefined for a network the probe does not know.
+   */
+  async evaluateNetwork(network: string): Promise<Readiness | undefined> {
+    if (!Object.hasOwn(this.networks, network)) return undefined;
+    const own = this.networks[network]!;
+    const { checks, networks } = await this.evaluate();
+    const others = new Set(Object.values(this.networks).flat());
+    for (const name of own) others.delete(name);
+    const kept = Object.fromEntries(Object.entries(checks).filter(([name]) => !others.has(name)));
+    const status = networks![network]!.status;
+    return { ready: status === 'ready', checks: kept, networks: { [network]: { status } } };
+  }
+
   private async round(): Promise<Readiness> {
     const names = Object.keys(this.checks);
     const results = await Promise.all(names.map((name) => this.run(this.checks[name]!)));
     const checks = Object.fromEntries(names.map((name, i) => [name, results[i]!]));
-    const value = { ready: results.every((r) => r.ok), checks };
+    const owned = new Set(Object.values(this.networks).flat());
+    const sharedOk = names.every((name) => owned.has(name) || checks[name]!.ok);
+    const networkNames = Object.keys(this.networks);
+    const networkReady = networkNames.map((network) => sharedOk && this.networks[network]!.every((name) => checks[name]?.ok === true));
+    const networksOk =
+      networkNames.length === 0 || (this.requireNetworks === 'all' ? networkReady.every(Boolean) : networkReady.some(Boolean));
+    const value: Readiness = { ready: sharedOk && networksOk, checks };
+    if (networkNames.length > 0)
+      value.networks = Object.fromEntries(
+        networkNames.map((network, i) => [network, { status: networkReady[i] ? ('ready' as const) : ('not_ready' as const) }]),
+      );
     this.cached = { at: this.now(), value };
     return value;
   }

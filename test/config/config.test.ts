@@ -118,6 +118,7 @@ describe('loadConfig', () => {
     ['SUBMITTER_SECRET', {}, /required/],
     ['READY_MAX_LEDGER_AGE_SECONDS', { READY_MAX_LEDGER_AGE_SECONDS: '0' }, /integer from 1/],
     ['READY_MIN_BALANCE_STROOPS', { READY_MIN_BALANCE_STROOPS: '5 XLM' }, /integer from 0/],
+    ['READY_NETWORKS', { READY_NETWORKS: 'most' }, /must be one of any, all/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: '   ' }, /required/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: 'hunter2' }, /not a valid Stellar secret seed/],
     ['SUBMITTER_SECRET', { SUBMITTER_SECRET: Keypair.random().publicKey() }, /not a valid/],

@@ -84,6 +84,17 @@ describe('answers', () => {
     }
   });
 
+  it('POST /discovery/delist answers another origin like its GET, a refusal included', async () => {
+    const res = await fetch(`${open.url}/discovery/delist`, {
+      method: 'POST',
+      headers: { origin: PAGE, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+  });
+
   it('POST /verify carries no CORS header', async () => {
     const res = await fetch(`${open.url}/verify`, {
       method: 'POST',

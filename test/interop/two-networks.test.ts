@@ -133,7 +133,7 @@ describe('one svc, a testnet devnet and a pubnet devnet', () => {
       ['balances:stellar:pubnet', 'balances:stellar:testnet', 'database', 'draining', 'rpc:stellar:pubnet', 'rpc:stellar:testnet'].sort(),
     );
     const health = await get<{ network: string; networks: Array<{ network: string; submitters: string[] }> }>('/health');
-    expect(health.body.network).toBe('stellar:testnet');
+    expect(health.body.network).toBe('stellar:testnet,stellar:pubnet');
     expect(health.body.networks.map((n) => [n.network, n.submitters])).toEqual([
       ['stellar:testnet', [submitters['stellar:testnet'].publicKey()]],
       ['stellar:pubnet', [submitters['stellar:pubnet'].publicKey()]],

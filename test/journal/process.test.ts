@@ -5,6 +5,7 @@
  * answered, exit 0).
  */
 import { connect } from 'node:net';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
 import { api } from '../helpers/contract.ts';
@@ -77,9 +78,10 @@ describe('crash and restart', () => {
 });
 
 describe('drain', () => {
-  it('SIGTERM with 10 settles in flight: all 10 answered, exit 0; new connections refused', async () => {
+  it('SIGTERM with 10 settles in flight: all 10 answered and listed, exit 0; new connections refused', async () => {
     const submitter = await h.devnet.createAccount({ usdcTrustline: false });
-    const svc = await startSvc(h.devnet.rpcUrl, { SUBMITTER_SECRET: submitter.secret, DB_PATH: tempDbPath() });
+    const dbPath = tempDbPath();
+    const svc = await startSvc(h.devnet.rpcUrl, { SUBMITTER_SECRET: submitter.secret, DB_PATH: dbPath });
     const burst = await payments(h, 10, 30);
     const answers = burst.map((p) => settle(svc.url, p));
     // All 10 connections accepted (closing the listener resets connections still in the kernel's
@@ -105,6 +107,17 @@ describe('drain', () => {
     const bodies = await Promise.all(answers);
     expect(bodies.map((b) => b.body.success)).toEqual(Array(10).fill(true));
     expect(await svc.exited).toBe(0);
+    // Each settle that finished during the drain kept its catalog write: listed before the exit,
+    // none left for the reconciler of a next start.
+    expect(svc.output()).not.toContain('catalog hook after settlement failed');
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    try {
+      expect(db.prepare("SELECT count(*) AS n FROM journal_settlements WHERE state = 'settled' AND listed = 0").get()).toEqual({ n: 0 });
+      const listed = db.prepare('SELECT resource FROM listings').all() as Array<{ resource: string }>;
+      expect(listed.map((l) => l.resource).sort()).toEqual(burst.map((p) => p.url).sort());
+    } finally {
+      db.close();
+    }
   });
 
   it('a second signal after the relay window exits at once', async () => {

@@ -5,6 +5,7 @@
  * the same database), and an RPC that is blind or answers garbage → `unknown`, later reconciled.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchemeHarness } from '../scheme/harness.ts';
@@ -15,6 +16,8 @@ import { journaledFacilitator, settleUnconfirmed, tempDbPath } from './harness.t
 import { freshDatabase } from '../helpers/postgres.ts';
 import { PostgresJournalStore } from '../../src/journal/postgres/store.ts';
 import { SqliteJournalStore } from '../../src/journal/sqlite/store.ts';
+import { SettlementJournal } from '../../src/journal/journal.ts';
+import { DEFAULT_POLICY } from '../../src/journal/policy.ts';
 import pg from 'pg';
 
 let h: SchemeHarness;
@@ -283,5 +286,61 @@ describe.each(backends)('the journal on %s', (_name, backend) => {
       expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
       await f.close();
     });
+  });
+});
+
+describe('stopping the reconciler (a drain, then the close)', () => {
+  it('waits for the pass in flight: a payment it finds landed keeps its catalog write', async () => {
+    const f = await journaledFacilitator(h, { scheme: { settleWaitMs: 1_000 } });
+    const p = await paidRequest({ maxTimeoutSeconds: 4 });
+    await settleUnconfirmed(h, f, p);
+    for (let i = 0; i < 40 && h.devnet.balances(p.seller.publicKey()).usdc === 0n; i++) await new Promise((r) => setTimeout(r, 250));
+    expect(h.devnet.balances(p.seller.publicKey()).usdc).toBe(100_000n);
+    // Another journal on the same file, whose catalog hook is slow: the one a stopping svc runs.
+    let hookStarted!: () => void;
+    const started = new Promise<void>((resolve) => (hookStarted = resolve));
+    const listed: string[] = [];
+    const journal = new SettlementJournal({
+      store: new SqliteJournalStore(f.dbPath),
+      policy: DEFAULT_POLICY,
+      onLanded: async ({ response }) => {
+        hookStarted();
+        await new Promise((r) => setTimeout(r, 500));
+        listed.push(response.transaction);
+      },
+    });
+    const stop = journal.startReconciler(f.scheme.tracking, 60_000);
+    await started;
+    await stop();
+    expect(listed).toHaveLength(1);
+    await journal.store.close();
+    await f.close();
+  });
+});
+
+describe('before the catalog closes', () => {
+  it('a settled payment whose catalog hook faulted moments ago is listed now, not 10 s later or after a restart', async () => {
+    const f = await journaledFacilitator(h);
+    const p = await paidRequest();
+    const settled = await f.settle(p.payload, p.req);
+    expect(settled.body.success).toBe(true);
+    // As a hook that faulted during the request leaves it: settled, not listed.
+    const db = new DatabaseSync(f.dbPath);
+    db.prepare('UPDATE journal_settlements SET listed = 0').run();
+    db.close();
+    const listed: string[] = [];
+    const journal = new SettlementJournal({
+      store: new SqliteJournalStore(f.dbPath),
+      policy: DEFAULT_POLICY,
+      onLanded: ({ response }) => void listed.push(response.transaction),
+    });
+    // The reconciler's pass leaves a record changed within 10 s to the request that may still run its hook.
+    await journal.reconcile(f.scheme.tracking);
+    expect(listed).toEqual([]);
+    await journal.listBeforeClose();
+    expect(listed).toEqual([settled.body.transaction]);
+    expect(await journal.store.unlisted(10, Date.now() + 1, Date.now())).toEqual([]);
+    await journal.store.close();
+    await f.close();
   });
 });

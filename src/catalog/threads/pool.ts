@@ -73,10 +73,14 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
 export type WorkerReply =
   /** Sent once, when the thread's store is open and it takes requests. */
   | { ready: true }
-  /** `paths`: the discovery paths that answered it (../query-paths.ts). */
-  | { id: number; ok: true; value: unknown; paths?: TakenPath[] }
-  | { id: number; ok: false; error: { name: string; message: string; code?: string | undefined } }
+  /** `paths`: the discovery paths that answered it (../query-paths.ts); `cpuMs`: its thread's CPU time for it. */
+  | { id: number; ok: true; value: unknown; paths?: TakenPath[]; cpuMs?: number }
+  | { id: number; ok: false; error: { name: string; message: string; code?: string | undefined }; cpuMs?: number }
   | { log: 'warn' | 'error'; obj: object; msg: string };
+
+/** The CPU time (ms) the reader threads of every lane in this process have spent on requests so far. */
+const readers = { cpuMs: 0 };
+export const readersCpuMs = (): number => readers.cpuMs;
 
 /** A request as a lane's caller gives it (run adds the id and the deadline). */
 export type RequestBody = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id' | 'deadline'> : never) : never;
@@ -220,6 +224,7 @@ export class WorkerLanes {
       if ('log' in reply) return this.onLog(reply.log, reply.obj, reply.msg);
       if ('ready' in reply) return void this.ready.add(worker);
       this.lossesInARow = 0;
+      if (this.setup.role === 'reader') readers.cpuMs += reply.cpuMs ?? 0;
       const job = this.jobs.get(reply.id);
       this.jobs.delete(reply.id);
       this.stopped(worker);

@@ -119,6 +119,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
   }
 }
 
+const threadCpu = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage.bind(process) : undefined;
+
 port.on('message', (request: WorkerRequest | 'close' | 'prepare') => {
   if (request === 'close') {
     opened?.engine.close();
@@ -141,15 +143,24 @@ port.on('message', (request: WorkerRequest | 'close' | 'prepare') => {
     return;
   }
   takenPaths(); // a request that failed may have named some: each answer carries its own request's
+  // This thread's CPU time for the request (the main thread gives discovery a share of it,
+  // src/http/payment-priority.ts); 0 on a Node without threadCpuUsage (before 23.9).
+  const cpuAt = threadCpu?.();
+  const cpuMs = () => {
+    if (!cpuAt) return 0;
+    const { user, system } = threadCpu!(cpuAt);
+    return (user + system) / 1000;
+  };
   run(request).then(
     (value) => {
       const paths = takenPaths();
-      port.postMessage({ id: request.id, ok: true, value, ...(paths.length > 0 ? { paths } : {}) } satisfies WorkerReply);
+      port.postMessage({ id: request.id, ok: true, value, cpuMs: cpuMs(), ...(paths.length > 0 ? { paths } : {}) } satisfies WorkerReply);
     },
     (err: unknown) => {
       const e = err as { name?: string; message?: string; code?: string };
       port.postMessage({
         id: request.id,
+        cpuMs: cpuMs(),
         ok: false,
         error: { name: String(e?.name ?? 'Error'), message: String(e?.message ?? err), code: e?.code },
       } satisfies WorkerReply);

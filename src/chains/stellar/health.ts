@@ -1,12 +1,14 @@
 /**
- * Readiness checks for the Stellar chain: the RPC answers with a recent latest ledger, and every
+ * Readiness checks for the Stellar chain: the RPC serves the configured network (its getNetwork
+ * passphrase) and answers with a recent latest ledger, and every
  * account that pays for settlements (submitters, channels, fee-bump) holds at least the configured
  * native balance. Addresses are public; no seed is read here.
  */
 import { Keypair, xdr, type rpc as sdkRpc } from '@stellar/stellar-sdk';
 import type { CheckResult } from '../../ops/readiness.ts';
 import { signerAddresses, type StellarConfig } from './config.ts';
-import { createSdkRpc, sdkServer, type ChainRpc } from './rpc.ts';
+import { STELLAR_NETWORKS, type StellarNetwork } from './networks.ts';
+import { createSdkRpc, describeError, sdkServer, type ChainRpc } from './rpc.ts';
 
 const STROOPS_PER_XLM = 10_000_000n;
 
@@ -17,6 +19,36 @@ export function rpcRecentCheck(chain: Pick<ChainRpc, 'getLatestLedger'>, maxAgeS
     return age <= maxAgeSeconds
       ? { ok: true, detail: `latest ledger ${latest.sequence} closed ${age} s ago` }
       : { ok: false, detail: `latest ledger ${latest.sequence} closed ${age} s ago (more than ${maxAgeSeconds} s)` };
+  };
+}
+
+/**
+ * Why the RPC at `rpcUrl` does not serve `network`, or null when it does: its getNetwork passphrase
+ * is another network's (named when svc knows it). A fault of the RPC itself is thrown (RpcError
+ * text), for the caller to tell "unreachable" from "wrong network". The message names no URL (an
+ * RPC URL may carry an API key).
+ */
+export function networkMismatch(rpcUrl: string, network: StellarNetwork, timeoutMs = 1_500): () => Promise<string | null> {
+  let server: sdkRpc.Server | undefined;
+  return async () => {
+    server ??= sdkServer(rpcUrl, timeoutMs);
+    let passphrase: string;
+    try {
+      ({ passphrase } = await server.getNetwork());
+    } catch (err) {
+      throw new Error(`RPC getNetwork failed: ${describeError(err)}`, { cause: err });
+    }
+    if (passphrase === STELLAR_NETWORKS[network].passphrase) return null;
+    const served = Object.entries(STELLAR_NETWORKS).find(([, n]) => n.passphrase === passphrase)?.[0];
+    return `serves ${served ?? 'another network'} (passphrase ${JSON.stringify(String(passphrase).slice(0, 100))}), not ${network}`;
+  };
+}
+
+/** The RPC serves `network` and its latest ledger is recent: the `rpc` readiness check. */
+export function rpcCheck(mismatch: () => Promise<string | null>, recent: () => Promise<CheckResult>) {
+  return async (): Promise<CheckResult> => {
+    const [wrong, latest] = await Promise.all([mismatch(), recent()]);
+    return wrong ? { ok: false, detail: `RPC ${wrong}` } : latest;
   };
 }
 
@@ -75,13 +107,16 @@ export function balancesCheck(rpcUrl: string, addresses: () => string[], minStro
 
 /** The Stellar checks of GET /ready for a loaded configuration (short RPC timeouts: a probe must answer). */
 export function stellarReadinessChecks(
-  config: Pick<StellarConfig, 'rpcUrl' | 'submitters' | 'feeBumpAddress' | 'readyMinBalanceStroops' | 'readyMaxLedgerAgeSeconds'>,
+  config: Pick<
+    StellarConfig,
+    'network' | 'rpcUrl' | 'submitters' | 'feeBumpAddress' | 'readyMinBalanceStroops' | 'readyMaxLedgerAgeSeconds'
+  >,
   options: { wrapRpc?: (rpc: ChainRpc) => ChainRpc; payingAccounts?: () => string[] } = {},
 ) {
   const chain = (options.wrapRpc ?? ((r) => r))(createSdkRpc({ url: config.rpcUrl, timeoutMs: 1_500 }));
   const paying = options.payingAccounts ?? (() => signerAddresses(config));
   return {
-    rpc: rpcRecentCheck(chain, config.readyMaxLedgerAgeSeconds),
+    rpc: rpcCheck(networkMismatch(config.rpcUrl, config.network), rpcRecentCheck(chain, config.readyMaxLedgerAgeSeconds)),
     balances: balancesCheck(config.rpcUrl, paying, BigInt(config.readyMinBalanceStroops), 1_500),
   };
 }

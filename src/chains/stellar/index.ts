@@ -24,7 +24,7 @@ export {
   type StellarNetworkConfig,
 } from './config.ts';
 export { createSchemeFromConfig, createSchemesFromConfig } from './from-config.ts';
-export { accountBalances, stellarReadinessChecks } from './health.ts';
+export { accountBalances, networkMismatch, stellarReadinessChecks } from './health.ts';
 export {
   STELLAR_NETWORKS,
   NETWORKS,
