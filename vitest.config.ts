@@ -11,9 +11,10 @@ const LATENCY_TESTS = ['test/security/schema-load.test.ts', 'test/security/schem
 
 /**
  * Files that change or inspect process-wide state (environment variables read at import, the
- * process's exit and signal listeners): each in its own process.
+ * process's exit and signal listeners, the process's one seller-schema thread and its first boot):
+ * each in its own process.
  */
-const OWN_PROCESS_TESTS = ['test/security/ssrf.test.ts', 'test/scale/embedded-postgres.test.ts'];
+const OWN_PROCESS_TESTS = ['test/security/ssrf.test.ts', 'test/scale/embedded-postgres.test.ts', 'test/catalog/soft-budget.test.ts'];
 
 /**
  * The seed the differential and property tests draw their sampled cases from (test/helpers/cases.ts):

@@ -6,6 +6,7 @@
  */
 import { amountKey, usdMaxAmounts } from '../filters.ts';
 import type { DiscoveryFilters } from './types.ts';
+import type { ListPath } from './query-paths.ts';
 
 /** The price key of an amount (undefined when it is not a canonical count of base units). */
 export function priceKey(amount: unknown): string | undefined {
@@ -200,3 +201,7 @@ export function usdPriceAsAmount(filters: DiscoveryFilters, listed: ReadonlySet<
   const smaller = asked !== undefined && priceKey(asked)! < priceKey(maxAmount)! ? asked : maxAmount;
   return { ...filters, asset, maxAmount: smaller, maxUsdPrice: undefined };
 }
+
+/** The list path of a priced page's plan (price.ts PricePagePlan; both by-classes plans read the classes). */
+export const pricePlanPath = (plan: PricePagePlan): ListPath =>
+  plan === 'by-time' ? 'price_by_time' : plan === 'by-price' ? 'price_by_price' : 'price_by_classes';

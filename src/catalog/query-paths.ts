@@ -8,7 +8,6 @@
  * a page built over several rounds (or a text search that finds nothing, then the URL search) may
  * count two paths.
  */
-import type { PricePagePlan } from './price.ts';
 
 type Store = 'sqlite' | 'postgres';
 const BOTH: readonly Store[] = ['sqlite', 'postgres'];
@@ -64,10 +63,6 @@ export function listed<T>(path: ListPath, ...page: [T?]): T | undefined {
   if (page.length === 0 || (page[0] !== undefined && page[0] !== null)) taken.set(`list ${path}`, ['list', path]);
   return page[0];
 }
-
-/** The list path of a priced page's plan (price.ts PricePagePlan; both by-classes plans read the classes). */
-export const pricePlanPath = (plan: PricePagePlan): ListPath =>
-  plan === 'by-time' ? 'price_by_time' : plan === 'by-price' ? 'price_by_price' : 'price_by_classes';
 
 /** The paths taken since the last call (the catalog thread's request), forgotten here. */
 export function takenPaths(): TakenPath[] {

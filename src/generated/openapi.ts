@@ -2834,7 +2834,7 @@ export interface operations {
                  * @example http
                  */
                 type: string;
-                /** @description The MCP tool's name; absent or "" for an http listing. */
+                /** @description The MCP tool's name; absent or "" for an http listing (`toolName=` is the empty name, so it is allowed). */
                 toolName?: string;
                 /**
                  * @description The claimant's account address (G…), the payTo of the settlement that made the claim, the key that will sign.

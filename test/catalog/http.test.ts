@@ -196,7 +196,7 @@ describe('GET /discovery/search', () => {
 });
 
 describe('broken catalog over HTTP', () => {
-  it('a deleted database: settle still succeeds without the header; discovery answers 500 svc_internal_error', async () => {
+  it('a deleted database: settle still succeeds without the header; discovery answers 503 svc_catalog_unavailable', async () => {
     const broken = tempCatalog();
     const brokenServer = await startTestServer({ scheme, catalog: broken.catalog });
     try {
@@ -214,8 +214,8 @@ describe('broken catalog over HTTP', () => {
       expect(res.headers.get('extension-responses')).toBeNull();
       for (const path of ['/discovery/resources', '/discovery/search?query=weather']) {
         const r = await c.get(path);
-        expect(r.status).toBe(500);
-        expect(r.body.error.code).toBe('svc_internal_error');
+        expect(r.status).toBe(503);
+        expect(r.body.error.code).toBe('svc_catalog_unavailable');
       }
     } finally {
       await brokenServer.close();

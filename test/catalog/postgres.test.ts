@@ -115,7 +115,8 @@ describe('openCatalog({ databaseUrl })', () => {
       expect(page1.partialResults).toBe(true);
       // A cursor from one instance works on the other (the secret is in the database).
       const page2 = await second.search('weather forecast', {}, { limit: 3, cursor: page1.pagination.cursor! });
-      expect(page2).toMatchObject({ partialResults: false, pagination: { limit: 2, cursor: null } });
+      expect(page2).toMatchObject({ partialResults: false, pagination: { limit: 3, cursor: null } });
+      expect(page2.resources).toHaveLength(2);
       expect(new Set([...page1.resources, ...page2.resources].map((r) => r.resource)).size).toBe(5);
       expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
     } finally {

@@ -1,8 +1,8 @@
 /**
- * Docs state the present in blocks a reader can take in: no paragraph, list item or table cell of README.md or docs/
- * over 200 words (fenced code is not counted). A longer one is split at its sentences, or its derivation moved to
- * a design note (docs/design/). docs/BENCHMARKS.md keeps the present only (per benchmark: what it measures, its
- * command, today's figure, its baseline), at most 650 lines; its history lives in git.
+ * Docs state the present in blocks a reader can take in. A paragraph, list item or table cell of README.md or docs/
+ * over 200 words (fenced code is not counted), and docs/BENCHMARKS.md past 650 lines, are review alarms the suite
+ * prints after every run (test/helpers/longest-files.ts), never a failure: no paragraph is split to fit a number.
+ * These tests hold the counter the alarm uses.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -20,26 +20,13 @@ function markdownFiles(dir: string): string[] {
   });
 }
 
-describe('docs: at most 200 words a block', () => {
+describe('docs', () => {
   const files = [join(ROOT, 'README.md'), ...markdownFiles(join(ROOT, 'docs'))];
 
   it('reads every doc', () => {
-    expect(files.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(['README.md', 'docs/CATALOG.md', 'docs/design/search.md']));
+    expect(files.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(['README.md', 'docs/CATALOG.md', 'docs/BENCHMARKS.md']));
+    for (const file of files) expect(blocks(readFileSync(file, 'utf8')).length, file).toBeGreaterThan(0);
   });
-
-  it('no paragraph, list item or table cell is over 200 words', () => {
-    const long = files.flatMap((file) =>
-      blocks(readFileSync(file, 'utf8'))
-        .filter((b) => b.words > MAX_WORDS)
-        .map((b) => `${relative(ROOT, file)}:${b.line} (${b.words} words) ${b.text.slice(0, 60)}…`),
-    );
-    expect(long).toEqual([]);
-  });
-});
-
-it('docs/BENCHMARKS.md is at most 650 lines', () => {
-  const lines = readFileSync(join(ROOT, 'docs/BENCHMARKS.md'), 'utf8').trimEnd().split('\n').length;
-  expect(lines).toBeLessThanOrEqual(650);
 });
 
 describe('blocks (the counter itself)', () => {

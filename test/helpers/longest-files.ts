@@ -1,9 +1,11 @@
 /**
- * The review alarm for long source files (docs/ARCHITECTURE.md "Long files"): the suite prints the
- * longest files of src/ after every run. A long file is often more than one idea, which a reviewer
- * judges; no number fails the run, so no file is split to fit one.
+ * The review alarms (docs/ARCHITECTURE.md "Long files"): after every run the suite prints the
+ * longest files of src/, every doc block (paragraph, list item, table cell) over 200 words, and
+ * docs/BENCHMARKS.md's length past 650 lines. Each is something a reviewer judges; no number fails
+ * the run, so no file or paragraph is split to fit one.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { blocks } from '../docs/paragraphs.ts';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,4 +27,26 @@ export function longestSourceFiles(n = 5): Array<{ file: string; lines: number }
     .map((path) => ({ file: relative(ROOT, path), lines: readFileSync(path, 'utf8').split('\n').length - 1 }))
     .sort((a, b) => b.lines - a.lines || (a.file < b.file ? -1 : 1))
     .slice(0, n);
+}
+
+/** Doc blocks over this many words are named by the alarm. */
+export const DOC_BLOCK_WORDS = 200;
+/** docs/BENCHMARKS.md past this many lines is named by the alarm: it keeps the present, its history lives in git. */
+export const BENCHMARKS_LINES = 650;
+
+/** README.md's and docs/'s blocks over DOC_BLOCK_WORDS, and docs/BENCHMARKS.md when past BENCHMARKS_LINES. */
+export function longDocs(): string[] {
+  const markdown = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return markdown(path);
+      return entry.name.endsWith('.md') ? [path] : [];
+    });
+  const long = [join(ROOT, 'README.md'), ...markdown(join(ROOT, 'docs'))].flatMap((file) =>
+    blocks(readFileSync(file, 'utf8'))
+      .filter((b) => b.words > DOC_BLOCK_WORDS)
+      .map((b) => `${relative(ROOT, file)}:${b.line} ${b.words} words`),
+  );
+  const benchmarks = readFileSync(join(ROOT, 'docs/BENCHMARKS.md'), 'utf8').trimEnd().split('\n').length;
+  return benchmarks > BENCHMARKS_LINES ? [...long, `docs/BENCHMARKS.md ${benchmarks} lines`] : long;
 }

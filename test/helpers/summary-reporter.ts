@@ -8,7 +8,7 @@
  * named after the summary line and fails the run.
  */
 import type { UserConsoleLog } from 'vitest';
-import { longestSourceFiles } from './longest-files.ts';
+import { longDocs, longestSourceFiles } from './longest-files.ts';
 import type { Reporter, TestModule } from 'vitest/node';
 
 export default class SummaryReporter implements Reporter {
@@ -42,6 +42,8 @@ export default class SummaryReporter implements Reporter {
     // The review alarm (docs/ARCHITECTURE.md "Long files"): printed, never failing the run.
     const longest = longestSourceFiles().map(({ file, lines }) => `${lines} ${file}`);
     process.stdout.write(`\nlongest source files (a review alarm, not a limit):\n  ${longest.join('\n  ')}\n`);
+    const docs = longDocs();
+    if (docs.length > 0) process.stdout.write(`long doc blocks (a review alarm, not a limit):\n  ${docs.join('\n  ')}\n`);
     process.stdout.write(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
     if (noisy.length > 0) {
       process.stdout.write(`passing tests wrote to stderr (a passing test prints nothing there):\n  ${noisy.join('\n  ')}\n`);

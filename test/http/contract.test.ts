@@ -25,7 +25,7 @@ describe('codes: src/codes.ts ⇔ openapi.yaml enums', () => {
   it.each([
     ['VerifyCode', VERIFY_CODES, 30],
     ['SettleCode', SETTLE_CODES, 7],
-    ['ServiceCode', SERVICE_CODES, 16],
+    ['ServiceCode', SERVICE_CODES, 17],
     ['SettlementCode', SETTLEMENT_CODES, 15],
     ['BazaarCode', BAZAAR_CODES, 14],
     ['ValidateCode', VALIDATE_CODES, 11],

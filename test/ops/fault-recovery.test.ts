@@ -24,15 +24,15 @@ afterAll(async () => {
 });
 
 describe('the catalog database', () => {
-  it('could not open at start (its directory missing): discovery 500, then 200 once it can open, without a restart', async () => {
+  it('could not open at start (its directory missing): discovery 503, then 200 once it can open, without a restart', async () => {
     const t = tempDir('svc-reopen-');
     dirs.push(t);
     const dataDir = join(t.dir, 'not-yet');
     const server = await startTestServer({ config: testConfig({ DB_PATH: join(dataDir, 'svc.sqlite') }) });
     servers.push(server);
     const client = api(server.url);
-    expect((await client.get('/discovery/search?query=weather')).status).toBe(500);
-    expect((await client.get('/discovery/resources')).status).toBe(500);
+    expect((await client.get('/discovery/search?query=weather')).status).toBe(503);
+    expect((await client.get('/discovery/resources')).status).toBe(503);
     mkdirSync(dataDir);
     // Tried again at most once a second, on a request.
     const answer = await until('discovery answers 200', async () => {

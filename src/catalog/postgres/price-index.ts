@@ -15,6 +15,7 @@ import {
   type PricePagePlan,
   inPriceRange,
   plainPricePlan,
+  pricePlanPath,
   priceFilter,
   priceIndexKeys,
   priceKey,
@@ -25,7 +26,7 @@ import type { PriceCounts } from './price-counts.ts';
 import type { ListingKey, ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { heldFiltersSql, pageListingsStatement, parameters, readPage, type Db, type PageStatement } from './queries.ts';
-import { listed, pricePlanPath } from '../query-paths.ts';
+import { listed } from '../query-paths.ts';
 
 export const PRICE_INDEX_MIGRATION = `
   CREATE TABLE listing_prices (

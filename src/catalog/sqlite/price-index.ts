@@ -35,6 +35,7 @@ import {
   type PricePagePlan,
   inPriceRange,
   plainPricePlan,
+  pricePlanPath,
   priceFilter,
   priceIndexKeys,
   priceKey,
@@ -43,7 +44,7 @@ import {
 import { classPageSql, classPlan, type PriceRange, typeParams, typeSql } from './price-classes.ts';
 import { heldFiltersSql, hiddenCount } from './list-index.ts';
 import { acceptedEntrySql } from './queries.ts';
-import { listed, pricePlanPath } from '../query-paths.ts';
+import { listed } from '../query-paths.ts';
 
 function countPrice(db: DatabaseSync, asset: string, price: string, type: string, delta: number): void {
   const bucket = price.slice(0, PRICE_BUCKET);
