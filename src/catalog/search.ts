@@ -29,6 +29,7 @@ import { FILTER_NAMES } from '../filters.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { hiddenByFailures, type LivenessColumns } from './liveness.ts';
 import type { TermChoice } from './term-budget.ts';
+import { PRESENCE } from './query-terms.ts';
 
 /** Superseded search revisions are kept this long; cursors older than this are refused. */
 export const SNAPSHOT_RETENTION_MS = 60 * 60 * 1000;
@@ -54,6 +55,9 @@ export interface CursorState {
   u?: 1;
   /** 1 when the walk ranks the filtered window only (windowBound): a page stopped at the work budget. */
   p?: 1;
+  /** The searched keys' weights (query-terms.ts weighKeys), one per candidate key, and the catalog's listings they were weighed against. */
+  w?: number[];
+  n?: number;
 }
 
 export function bindingHash(query: string, filters: DiscoveryFilters): string {
@@ -69,7 +73,7 @@ export function encodeCursor(secret: Buffer, state: CursorState): string {
   return `${payload}.${sign(secret, payload).toString('base64url')}`;
 }
 
-const invalidCursor = (why: string) =>
+export const invalidCursor = (why: string) =>
   new CatalogQueryError('svc_invalid_search_cursor', `The cursor ${why}; restart the search without a cursor.`);
 
 /** Refuses a cursor that cannot have been issued, whatever the catalog holds (`svc_invalid_search_cursor`). */
@@ -96,6 +100,10 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   if (state.u !== undefined && (state.u !== 1 || state.k === undefined || state.k.length === 0))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.p !== undefined && (state.p !== 1 || state.u !== undefined || state.k === undefined))
+    throw invalidCursor('is not a cursor issued by this service');
+  if (state.w !== undefined && !(Array.isArray(state.w) && state.w.every((w) => Number.isSafeInteger(w) && w >= 0 && w <= 1e6)))
+    throw invalidCursor('is not a cursor issued by this service');
+  if (state.n !== undefined && !(Number.isSafeInteger(state.n) && state.n >= 0))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
   if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
@@ -133,6 +141,7 @@ export const emptySearchPage = (x402Version: number, choice: TermChoice): Search
   partialResults: false,
   pagination: { limit: 0, cursor: null },
   ...choiceFields(choice),
+  relevance: 'none',
 });
 
 /** The fields every search answer carries about its terms (openapi.yaml DiscoverySearchResponse). */
@@ -142,7 +151,8 @@ export const choiceFields = (choice: TermChoice) => ({
   droppedTerms: choice.dropped,
 });
 
-export type RankedRow = { listing_id: number; rank: number };
+/** A ranked listing; `keys`: the searched keys its text holds (text paths). */
+export type RankedRow = { listing_id: number; rank: number; keys?: string[] };
 
 /**
  * The work budget of a filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with
@@ -163,9 +173,12 @@ export interface WindowEdge {
  * at most at its lowest share (a listing's share of a term is below or at its window's last one), plus the rounding
  * of each share (as the threshold walk's bound). -1 when every term's window holds all its rows: nothing is outside.
  */
-export function windowBound(edges: WindowEdge[], budget: number): number {
-  const open = edges.filter((edge) => edge.rows >= budget);
-  return open.length === 0 ? -1 : open.reduce((sum, edge) => sum + 1_000_000 + edge.lowest, 0) + edges.length;
+export function windowBound(edges: WindowEdge[], budget: number, weights: number[]): number {
+  let bound = -1;
+  edges.forEach((edge, i) => {
+    if (edge.rows >= budget) bound = Math.max(bound, 0) + weights[i]! * (PRESENCE + edge.lowest);
+  });
+  return bound;
 }
 
 /** How many of each term's first rows the window holds: the search budget's rows shared among the searched terms. */

@@ -1120,8 +1120,18 @@ export interface components {
         /** @description One page of search results, ranked, cursor-paged (docs/CATALOG.md). */
         DiscoverySearchResponse: {
             x402Version: number;
-            /** @description Best first by relevance. */
-            resources: components["schemas"]["DiscoveryResource"][];
+            /** @description Best first by relevance; each result says how it matched (`match`). */
+            resources: (components["schemas"]["DiscoveryResource"] & {
+                match?: components["schemas"]["SearchMatch"];
+            })[];
+            /**
+             * @description How well the page answers the query: its best result's `match.relevance`. `none`: no
+             *     listing holds an informative word of the query (or no listing matched at all): the
+             *     catalog most likely has no such service, and any results are incidental. `weak`: the
+             *     best result holds some of what was asked; `strong`: it holds a large share of it.
+             * @enum {string}
+             */
+            relevance: "strong" | "weak" | "none";
             /**
              * @description True exactly when matches were truncated from this response: another page follows
              *     (`pagination.cursor`), or the search stopped at its work budget (`searchMethod`
@@ -1156,6 +1166,39 @@ export interface components {
             searchedTerms: string[];
             /** @description The query terms found in listings that the search budget left out, in query order. */
             droppedTerms: string[];
+        };
+        /**
+         * @description How a search result matched its query (docs/CATALOG.md "Ranking"): the query words it
+         *     holds, how, and where, and the share of the query's informative weight it holds.
+         */
+        SearchMatch: {
+            /**
+             * @description `strong`: it holds at least 35% of the query's weight (`score`). `weak`: less, but at
+             *     least one informative word (not one most listings hold) in its own or another form.
+             *     `none`: only related words or words most listings hold; or found by its URL alone
+             *     (`weak` then, since a URL term was asked for).
+             * @enum {string}
+             */
+            relevance: "strong" | "weak" | "none";
+            /**
+             * @description The share of the query's weight this result holds: each content word of the query
+             *     weighs its idf (rare words more; words no listing holds count too), counted whole for
+             *     the word itself, 0.9 for another form of it, 0.4 for a related word.
+             */
+            score: number;
+            /** @description The query words it holds, each once. */
+            terms: {
+                /** @description The query word (lowercased, diacritics removed). */
+                term: string;
+                /**
+                 * @description `exact`: the word itself; `stem`: another form of it (same English stem);
+                 *     `related`: a word related by meaning (WordNet 3.1: a synonym, derived or broader word).
+                 * @enum {string}
+                 */
+                match: "exact" | "stem" | "related";
+                /** @description Where it holds it (`params`: the input parameters' text; `resource`: the URL, for `url` answers). */
+                fields: ("serviceName" | "tags" | "description" | "params" | "resource")[];
+            }[];
         };
         /** @description A journaled settlement, limited to what the chain publishes (docs/OPERATIONS.md). */
         SettlementRecord: {

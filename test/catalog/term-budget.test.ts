@@ -158,15 +158,17 @@ describe('what bounds a filtered search', () => {
   it("the window's bound: each term cut at its rows may still hold an unseen listing at its last share", () => {
     expect(windowRowsPerTerm(4000, 2)).toBe(2000);
     expect(windowRowsPerTerm(3, 8)).toBe(1);
-    // Both terms cut at 2,000 rows, their last shares 900 and 700: an unseen listing ranks at most 2e6 + 1,600 + 2.
+    // Both terms cut at 2,000 rows, their last shares 900 and 700, weighed 3 and 2: an unseen listing ranks at most
+    // 3 × (PRESENCE + 900) + 2 × (PRESENCE + 700).
     const bound = windowBound(
       [
         { rows: 2000, lowest: 900 },
         { rows: 2000, lowest: 700 },
       ],
       2000,
+      [3, 2],
     );
-    expect(bound).toBe(2_001_602);
+    expect(bound).toBe(3 * 10_900 + 2 * 10_700);
     // A term read to its end holds no unseen listing; both read to their ends, nothing is unseen.
     expect(
       windowBound(
@@ -175,8 +177,9 @@ describe('what bounds a filtered search', () => {
           { rows: 12, lowest: 5 },
         ],
         2000,
+        [1, 1],
       ),
-    ).toBe(1_000_902);
+    ).toBe(10_900);
     expect(
       windowBound(
         [
@@ -184,6 +187,7 @@ describe('what bounds a filtered search', () => {
           { rows: 12, lowest: 5 },
         ],
         2000,
+        [1, 1],
       ),
     ).toBe(-1);
     const rows = (...ranks: number[]) => ranks.map((rank, i) => ({ listing_id: i + 1, rank }));

@@ -4,6 +4,7 @@
  * the search paths share (search.ts, term-tiers.ts, common-terms.ts, pair-tops.ts): the filter on
  * term rows, the rank's exact expression and the chosen common terms.
  */
+import { PRESENCE } from '../query-terms.ts';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
@@ -100,11 +101,11 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
 }
 
 /**
- * The rank of a revision from its term rows `t` grouped by revision (openapi.yaml `query`, docs/CATALOG.md
- * "Ranking"): 1e6 for each searched term it holds, plus their scores' sum × 1000 rounded. The one expression of it on
- * SQLite (postgres/search.ts has Postgres's).
+ * The rank of a revision from its term rows `t` grouped by revision, each joined to its key's weight `k.w`
+ * (docs/CATALOG.md "Ranking", query-terms.ts): Σ weight × (PRESENCE + milli), integers, so exact. The one expression
+ * of it on SQLite (postgres/search.ts has Postgres's).
  */
-export const rankSql = (t: string) => `count(*) * 1000000 + CAST(round(sum(${t}.score) * 1000) AS INTEGER)`;
+export const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
