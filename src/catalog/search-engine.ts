@@ -217,7 +217,9 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   let window: number | undefined;
   if (terms.length === 1) path = 'one_term';
   else {
-    const rows = after?.p === 1 ? [] : yield* run((index) => index.countTerms(terms, budget + 1));
+    // A word's own rows are among its stem's (terms.ts): the budget counts the stems' and the related keys' rows.
+    const counted = keys.filter((key) => key.kind !== 'exact').map((key) => key.key);
+    const rows = after?.p === 1 ? [] : yield* run((index) => index.countTerms(counted, budget + 1));
     const total = rows.reduce((sum, n) => sum + n, 0);
     path = after?.p === 1 || total > budget ? 'window' : 'aggregate';
     if (path === 'window') window = windowRowsPerTerm(budget, terms.length);

@@ -97,6 +97,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
         searchMethod: 'text',
         searchedTerms: [],
         droppedTerms: [],
+        relevance: 'none',
       });
       expect(await listed()).toBe(before + 3);
     });
