@@ -1,11 +1,10 @@
 /**
- * The search ranking as it was before the write-time term index: a pure reference oracle for the
- * differential test. A listing matches when its text contains any query term; its rank is
- *   1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
- * accumulated field by field, term by term, exactly as the query-time rank function did, plus
- * the listing's quality level / 1024 for each term it contains (docs/CATALOG.md "Ranking": the
- * level is 5 × ⌊2 × log2(1 + distinct payers)⌋ + 2 × min(2, ⌊log2(1 + repeat payments)⌋), at most
- * 64); results are ordered by rank desc, then listing id asc.
+ * Pure reference oracles for the differential tests. referenceSearch is the rank as it is now
+ * (docs/CATALOG.md "Ranking"), computed from the listings' text alone, without the index;
+ * referenceRank the lexical rank before it (1e6 × distinct query terms held + round(1000 ×
+ * Σ_field weight × Σ_term tf/(tf+1)), plus the quality level / 1024 per term held), kept for the
+ * tests of quality. The quality level is 5 × ⌊2 × log2(1 + distinct payers)⌋ + 2 × min(2,
+ * ⌊log2(1 + repeat payments)⌋), at most 64; results are ordered by rank desc, then listing id asc.
  */
 import { stemmer } from 'stemmer';
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
@@ -119,13 +118,14 @@ export async function listedCorpus(
  * taken from src/catalog/related-words.ts as given), each key weighed by BM25's idf over the
  * listings holding it, and
  *   rank = Σ_key weight × (10,000 + round(1000 × (score + level/1024)))
- * where a word's score is Σ_field weight × tf/(tf+1) and a stem's the highest of its words'.
+ * where a word's score is Σ_field weight × tf/(tf+1) and a stem's the highest of its words'. The
+ * weights are the whole `catalog`'s; `listings` (those passing a search's filters) are ranked.
  */
-export function referenceSearch(listings: ReferenceListing[], query: string): number[] {
+export function referenceSearch(listings: ReferenceListing[], query: string, catalog: ReferenceListing[] = listings): number[] {
   const words = referenceQueryTerms(query);
   const isStop = (w: string) => STOP.has(w) || REQUEST_WORDS.has(w);
   const content = words.filter((w) => !isStop(w)).length > 0 ? words.filter((w) => !isStop(w)) : words.filter((w) => !STOP.has(w));
-  const docs = listings.map((l) => {
+  const docs = catalog.map((l) => {
     const scores = new Map<string, number>();
     for (const [text, weight] of [
       [l.serviceName, WEIGHTS.serviceName],
@@ -145,7 +145,8 @@ export function referenceSearch(listings: ReferenceListing[], query: string): nu
     return { id: l.id, milli: new Map([...scores].map(([k, v]) => [k, Math.round((v + level / 1024) * 1000)])) };
   });
   const df = (key: string) => docs.filter((d) => d.milli.has(key)).length;
-  const N = listings.length;
+  const N = catalog.length;
+  const ranks = new Set(listings.map((l) => l.id));
   const idf = (n: number) => Math.log(1 + (Math.max(N, n) - n + 0.5) / (n + 0.5));
   const stemsInOrder = [...new Set(content.map((w) => `~${stemmer(w)}`))];
   // The budget: every stem with rows when at most 8 (the differential corpora stay within the row budget).
@@ -177,6 +178,7 @@ export function referenceSearch(listings: ReferenceListing[], query: string): nu
   });
   const ranked: Array<{ id: number; rank: number }> = [];
   for (const d of docs) {
+    if (!ranks.has(d.id)) continue;
     let rank = 0;
     let held = false;
     for (const k of weighed)
