@@ -194,6 +194,8 @@ function addStemRows(db: DatabaseSync): void {
     from_seq: number;
     to_seq: number | null;
   }>;
+  // A file set back to an earlier version migrates again: its stem rows are derived anew.
+  db.exec("DELETE FROM search_terms WHERE term LIKE '~%'");
   const rows = db.prepare("SELECT term, score FROM search_terms WHERE rev = ? AND term NOT LIKE '~%'");
   for (const r of revisions) {
     const scores = new Map((rows.all(r.rev) as Array<{ term: string; score: number }>).map((t) => [t.term, t.score]));
