@@ -188,6 +188,15 @@ export interface paths {
          *     Any number of words is answered: a search budget keeps the rarest terms whose index rows fit
          *     it and ranks over those; the answer's `searchMethod`, `searchedTerms` and `droppedTerms` say
          *     what was searched (docs/CATALOG.md "Search budget").
+         *
+         *     The rank (docs/CATALOG.md "Ranking"): function words (English stop words, and request words
+         *     such as "find", "please", "api", "service") are not searched; each other word matches
+         *     listings holding it, another form of it (Porter's English stem) or a word related to it in
+         *     meaning (WordNet 3.1), in that order of weight; each is weighed by how few listings hold it
+         *     (BM25's idf) and by where the listing holds it (serviceName 4, tags 3, description 2,
+         *     parameter text 1, saturating with repeats), and by the listing's quality level. Each
+         *     result's `match` says what it holds and how; the answer's `relevance` says whether any
+         *     result answers the query (`none`: most likely no such service). Send intent as a sentence.
          */
         get: operations["searchDiscoveryResources"];
         put?: never;
@@ -1145,8 +1154,9 @@ export interface components {
                 cursor: string | null;
             };
             /**
-             * @description How the page was searched (the CDP Bazaar's field). `text`: a lexical rank over the
-             *     listings' text with every query term found in the index. `text_budgeted`: the same rank
+             * @description How the page was searched (the CDP Bazaar's field). `text`: the rank over the
+             *     listings' text (above, docs/CATALOG.md "Ranking") with every content word of the
+             *     query found in the index. `text_budgeted`: the same rank
              *     over `searchedTerms` only; the search budget left out `droppedTerms` (docs/CATALOG.md
              *     "Search budget"). `text_partial`: a filtered search that neither its text nor its
              *     filters narrow stopped at its work budget: the page ranks, by the same rank, the
@@ -1161,7 +1171,8 @@ export interface components {
             searchMethod: "text" | "text_budgeted" | "url" | "text_partial";
             /**
              * @description The terms the rank is computed over (lowercased, diacritics removed, at most 64
-             *     characters each), rarest first. A query term in neither list is found in no listing.
+             *     characters each), rarest first. A query term in neither list is found in no listing,
+             *     or is a function word (not searched).
              */
             searchedTerms: string[];
             /** @description The query terms found in listings that the search budget left out, in query order. */
