@@ -9,7 +9,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EVAL_LISTINGS, EVAL_QUERIES, scores, type EvalListing, type EvalSet } from './lib/agent-eval-set.ts';
+import { EVAL_LISTINGS, EVAL_QUERIES, scores, type EvalSet } from './lib/agent-eval-set.ts';
+import { envelope } from './lib/ranking-eval-set.ts';
 
 const args = process.argv.slice(2);
 const before = args.includes('--before') ? resolve(args[args.indexOf('--before') + 1]!) : undefined;
@@ -70,32 +71,6 @@ async function run(root: string) {
     await catalog.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function envelope(listing: EvalListing) {
-  const requirements = {
-    scheme: 'exact',
-    network: 'stellar:testnet',
-    asset: 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA',
-    amount: '10000',
-    payTo: 'GAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAWHF',
-    maxTimeoutSeconds: 60,
-  };
-  return {
-    paymentPayload: {
-      x402Version: 2,
-      resource: {
-        url: `https://${listing.key}.example.com/api`,
-        description: listing.description,
-        serviceName: listing.serviceName,
-        tags: listing.tags,
-      },
-      accepted: requirements,
-      payload: {},
-      extensions: { bazaar: { info: { input: { type: 'http', method: 'GET' } }, schema: { type: 'object' } } },
-    },
-    paymentRequirements: requirements,
-  };
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

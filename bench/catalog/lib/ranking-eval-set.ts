@@ -147,7 +147,8 @@ export async function evaluate(
   }
 }
 
-function envelope(listing: JudgedListing) {
+/** The settlement that lists a judged listing at https://KEY.example.com/api (bench/catalog/agent-eval.ts lists its own with it). */
+export function envelope(listing: Pick<JudgedListing, 'key' | 'serviceName' | 'description' | 'tags'>) {
   const requirements = {
     scheme: 'exact',
     network: 'stellar:testnet',
