@@ -44,12 +44,11 @@ import {
 } from './search.ts';
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
 import { IDF_COUNT_CAP, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
-import { answerRelevance, matchOf, stemWeights, type SearchedKey } from './relevance.ts';
+import { answerRelevance, matchOf, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { countSearchPath, type SearchPath } from './search-paths.ts';
-import { urlMatchOf, type SearchMatch } from './relevance.ts';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -1,21 +1,15 @@
 /**
  * GET /discovery/search (openapi.yaml, docs/CATALOG.md): the rank and the cursor both stores
  * implement (sqlite/search.ts, postgres/search.ts), the cursor's code, and the walk's caps. A
- * lexical rank over four weighted fields, read from the write-time term index, and a signed
- * keyset cursor.
+ * rank over four weighted fields, read from the write-time term index, and a signed keyset
+ * cursor.
  *
- * Ranking. A listing matches when its text contains any query term (whole tokens, see terms.ts;
- * no word can veto a match). The rank of a match is computed from its own text only:
- *   rank = 1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
- * with weights serviceName 4, tags 3, description 2, parameter text 1. Matching more terms always
- * ranks first; within that, the weighted, saturating term frequency orders. Each term's share of
- * the sum is stored with the revision when it is written (terms.ts), so a query aggregates only
- * its own terms' rows: a one-term query walks the term's (score desc, id asc) index and stops
- * after the page; a several-term query walks its terms' indexes side by side and stops once no
- * unseen listing can enter the page (thresholdWalk), and sums the terms' rows per listing only
- * when that walk would read too far. bm25 is not used
- * because its IDF and length statistics move whenever any listing is written, which would let a
- * keyset cursor skip or repeat matches; this rank cannot move for a listing whose text is fixed.
+ * Ranking (docs/CATALOG.md "Ranking", query-terms.ts): the query's content words, each matched by
+ * itself, its stem and its related words, each key weighed by BM25's idf, and
+ *   rank = Σ_key weight × (PRESENCE + milli)
+ * summed from the write-time term rows (terms.ts), so a query aggregates only its own keys' rows.
+ * The weights follow the catalog's statistics, so a cursor carries its first page's (`w`, `n`):
+ * the ranks of a walk cannot move between its pages.
  *
  * Cursor. The first page pins the catalog's write sequence number; later pages search the
  * catalog as of that number (text revisions, accepts and extension rows valid then), so the
@@ -170,8 +164,9 @@ export interface WindowEdge {
 
 /**
  * The most a listing outside the window can rank: each term whose window stopped at `budget` rows may still hold it,
- * at most at its lowest share (a listing's share of a term is below or at its window's last one), plus the rounding
- * of each share (as the threshold walk's bound). -1 when every term's window holds all its rows: nothing is outside.
+ * at most at its lowest share (a listing's share of a term is below or at its window's last one), weighed as the rank
+ * weighs it (`weights`, one per term: weight × (PRESENCE + share), integers, so exact). -1 when every term's window
+ * holds all its rows: nothing is outside.
  */
 export function windowBound(edges: WindowEdge[], budget: number, weights: number[]): number {
   let bound = -1;
