@@ -2430,7 +2430,8 @@ export interface operations {
             /**
              * @description The JSON-RPC response to the request: a `result` (for `tools/call` of
              *     `search_resources`, a tool result whose `structuredContent` is `{hits, nextCursor,
-             *     partialResults}` or, with `isError`, `{errorCode, reason}`; docs/MCP.md) or a JSON-RPC
+             *     partialResults, searchMethod, searchedTerms, droppedTerms, relevance}`, each hit with
+             *     its `match`, or, with `isError`, `{errorCode, reason}`; docs/MCP.md) or a JSON-RPC
              *     `error` (unknown method, unknown tool, invalid params).
              */
             200: {
