@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EVAL_LISTINGS, EVAL_QUERIES, scores, type EvalSet } from './lib/agent-eval-set.ts';
-import { envelope } from './lib/ranking-eval-set.ts';
+import { envelope, evalCatalogOptions } from './lib/ranking-eval-set.ts';
 
 const args = process.argv.slice(2);
 const before = args.includes('--before') ? resolve(args[args.indexOf('--before') + 1]!) : undefined;
@@ -33,14 +33,7 @@ async function run(root: string) {
   const { openCatalog } = (await import(join(root, 'src/catalog/index.ts'))) as { openCatalog: (o: object) => Catalog };
   const dir = mkdtempSync(join(tmpdir(), 'svc-agent-eval-'));
   let now = Date.parse('2026-03-01T00:00:00Z');
-  const catalog = openCatalog({
-    dbPath: join(dir, 'catalog.sqlite'),
-    logger: { warn() {}, error() {} },
-    clock: () => new Date(now),
-    readDeadlineMs: 30_000,
-    writeDeadlineMs: 30_000,
-    schemaWallMs: 10_000,
-  });
+  const catalog = openCatalog(evalCatalogOptions(dir, () => new Date(now)));
   try {
     let tx = 0;
     for (const listing of EVAL_LISTINGS) {
