@@ -30,6 +30,7 @@ import {
   decodeCursor,
   emptySearchPage,
   encodeCursor,
+  invalidCursor,
   keepVisible,
   pinnedChoice,
   pinnedUrlChoice,
@@ -42,6 +43,8 @@ import {
   type WindowEdge,
 } from './search.ts';
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
+import { IDF_COUNT_CAP, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
+import { answerRelevance, matchOf, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
@@ -65,15 +68,20 @@ export interface TextIndex {
   countListings(): MaybePromise<number>;
   /** Each term's index rows (any snapshot), counted up to `cap`. */
   countTerms(terms: string[], cap: number): MaybePromise<number[]>;
+  /** Each term's index rows at the snapshot `asOf`, counted up to `cap` (its weight: query-terms.ts). */
+  countTermsAt(terms: string[], asOf: number, cap: number): MaybePromise<number[]>;
   /** Each term's URL-term rows (any snapshot), counted up to `cap`. */
   countUrlTerms(terms: string[], cap: number): MaybePromise<number[]>;
   /**
    * `one_term`: the term's rows after `after` in index order that pass the filters, at most `want`; reading at most
    * `scan` rows when given. `edge`: the last row read, when the scan stopped at `scan` before `want` rows passed.
    */
-  termWalk(read: RankedRead & { term: string; scan?: number }): MaybePromise<{ rows: RankedRow[]; edge?: RankedRow }>;
-  /** `aggregate`: every row of `terms` summed per listing; `window`: only the listings among each term's first `window` rows. */
-  rankTerms(read: RankedRead & { terms: string[]; window?: number }): MaybePromise<RankedRow[]>;
+  termWalk(read: RankedRead & { term: string; weight: number; scan?: number }): MaybePromise<{ rows: RankedRow[]; edge?: RankedRow }>;
+  /**
+   * `aggregate`: every row of `terms` weighed (`weights`, one per term) and summed per listing, with the terms each holds;
+   * `window`: only the listings among each term's first `window` rows.
+   */
+  rankTerms(read: RankedRead & { terms: string[]; weights: number[]; window?: number }): MaybePromise<RankedRow[]>;
   /** Each term's window: how many rows it holds (at most `window`) and the lowest score among them. */
   windowEdges(terms: string[], asOf: number, window: number): MaybePromise<WindowEdge[]>;
   /** `url`: the listings whose URL holds the terms, rank 1e6 per term, created by `asOf`. */
@@ -153,26 +161,54 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const hash = bindingHash(query, filters);
   const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
   const budget = request.budget ?? SEARCH_ROW_BUDGET;
-  const queryTerms = distinctTerms(query);
+  // Function words are searched in neither the text nor the URLs (query-terms.ts).
+  const queryTerms = contentWords(distinctTerms(query));
+  // The budget chooses among the stems of the query's content words (query-terms.ts).
+  const { stems, wordsOf } = stemsOf(queryTerms);
   if (after?.u === 1) {
     const pinned = pinnedUrlChoice(queryTerms, after);
     if (holdsNul(filters)) return emptySearchPage(x402Version, pinned);
     return yield* urlPage(request, queryTerms, after.a, pinned, hash, after, budget);
   }
   // The terms ranked over: the first page's (its cursor's), else the budget's choice now.
-  let choice: TermChoice;
+  let stemChoice: TermChoice;
   if (after?.k !== undefined) {
-    const withRows = yield* run((index) => index.countTerms(queryTerms, 1));
-    choice = pinnedChoice(queryTerms, after, (term) => withRows[queryTerms.indexOf(term)]! > 0)!;
+    const withRows = yield* run((index) => index.countTerms(stems, 1));
+    stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
   } else {
-    const listings = queryTerms.length > MAX_SEARCHED_TERMS ? yield* run((index) => index.countListings()) : undefined;
-    choice = yield* counted(chooseTerms(queryTerms, budget, listings));
+    const listings = stems.length > MAX_SEARCHED_TERMS ? yield* run((index) => index.countListings()) : undefined;
+    stemChoice = yield* counted(chooseTerms(stems, budget, listings));
   }
+  const wordOf = (stem: string) => wordsOf.get(stem)![0]!;
+  const choice: TermChoice = { ...stemChoice, searched: stemChoice.searched.map(wordOf), dropped: stemChoice.dropped.map(wordOf) };
   if (holdsNul(filters)) return emptySearchPage(x402Version, choice);
-  const terms = choice.searched;
   const asOf = after?.a ?? (yield* run((index) => index.currentSeq()));
+  // The keys the searched stems are matched by and their weights: the first page's (its cursor's), else weighed now.
+  const candidates = candidateKeys(stemChoice.searched, wordsOf);
+  let weights: number[];
+  let listings: number;
+  if (after?.w !== undefined && after.n !== undefined) {
+    if (after.w.length !== candidates.length) throw invalidCursor('is not a cursor issued by this service');
+    [weights, listings] = [after.w, after.n];
+  } else {
+    listings = yield* run((index) => index.countListings());
+    const rows =
+      stemChoice.searched.length === 0
+        ? []
+        : yield* run((index) =>
+            index.countTermsAt(
+              candidates.map((c) => c.key),
+              asOf,
+              IDF_COUNT_CAP,
+            ),
+          );
+    weights = weighKeys(candidates, rows, listings, budget);
+  }
+  const keys: SearchedKey[] = candidates.map((c, i) => ({ ...c, weight: weights[i]! })).filter((c) => c.weight > 0);
+  const terms = keys.map((c) => c.key);
   if (terms.length === 0) return yield* urlPage(request, queryTerms, asOf, choice, hash, undefined, budget);
-  const k = choiceIndexes(queryTerms, choice);
+  const k = choiceIndexes(stems, stemChoice);
+  const stemIdf = stemWeights(stems, keys, new Set(stemChoice.dropped), listings, IDF_COUNT_CAP);
   const filtered = Object.values(filters).some((v) => v !== undefined);
 
   // The path: one term; several within the budget; several past it (the window, pinned by the cursor's `p`).
@@ -180,7 +216,9 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   let window: number | undefined;
   if (terms.length === 1) path = 'one_term';
   else {
-    const rows = after?.p !== undefined ? [] : yield* run((index) => index.countTerms(terms, budget + 1));
+    // A word's own rows are among its stem's (terms.ts): the budget counts the stems' and the related keys' rows.
+    const counted = keys.filter((key) => key.kind !== 'exact').map((key) => key.key);
+    const rows = after?.p !== undefined ? [] : yield* run((index) => index.countTerms(counted, budget + 1));
     const total = rows.reduce((sum, n) => sum + n, 0);
     path = after?.p !== undefined || total > budget ? 'window' : 'aggregate';
     if (path === 'window') window = after?.p ?? windowRowsPerTerm(budget, terms.length, page.limit + 1);
@@ -194,25 +232,30 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   function* rankRows(from: CursorState | undefined, want: number): Engine<RankedRow[]> {
     const read = { asOf, filters, after: from, want };
     if (path === 'one_term') {
-      const walked = yield* run((index) => index.termWalk({ ...read, term: terms[0]!, ...(filtered ? { scan: budget } : {}) }));
+      const walked = yield* run((index) =>
+        index.termWalk({ ...read, term: terms[0]!, weight: keys[0]!.weight, ...(filtered ? { scan: budget } : {}) }),
+      );
       if (walked.edge) {
         edge = walked.edge;
         partial = true;
       }
       return walked.rows;
     }
-    const rows = yield* run((index) => index.rankTerms({ ...read, terms, ...(window === undefined ? {} : { window }) }));
+    const weighed = keys.map((c) => c.weight);
+    const rows = yield* run((index) => index.rankTerms({ ...read, terms, weights: weighed, ...(window === undefined ? {} : { window }) }));
     if (window !== undefined && !partial) {
       windowEdges ??= yield* run((index) => index.windowEdges(terms, asOf, window));
-      if (!windowExact(rows, want, windowBound(windowEdges, window))) partial = true;
+      if (!windowExact(rows, want, windowBound(windowEdges, window, weighed))) partial = true;
     }
     return rows;
   }
   const position = (at: RankedRow): CursorState => ({
-    ...{ v: 1, h: hash, a: asOf, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k },
+    ...{ v: 1, h: hash, a: asOf, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k, w: weights, n: listings },
     ...(partial && window !== undefined ? { p: window } : {}),
   });
-  const result = yield* rankedPage(request, after, position, rankRows);
+  const result = yield* rankedPage(request, after, position, rankRows, (row, listing) =>
+    matchOf(row, keys, wordsOf, stemIdf, listings, listing),
+  );
   // The text found nothing under the filters: the resource URLs are searched instead.
   if (after === undefined && result.kept.length === 0 && result.exhausted && !partial)
     return yield* urlPage(request, queryTerms, asOf, choice, hash, undefined, budget);
@@ -226,6 +269,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     pagination: { limit: result.resources.length, cursor },
     ...choiceFields(choice),
     ...(partial ? { searchMethod: 'text_partial' as const } : {}),
+    relevance: answerRelevance(result.resources),
   };
 }
 
@@ -238,6 +282,7 @@ function* rankedPage(
   after: CursorState | undefined,
   position: (at: RankedRow) => CursorState,
   rankRows: (from: CursorState | undefined, want: number) => Engine<RankedRow[]>,
+  match: (row: RankedRow, listing: ListingRow) => SearchMatch,
 ): Engine<{ resources: SearchPage['resources']; kept: unknown[]; exhausted: boolean; more: boolean; cursor: string | null }> {
   const { page, now } = request;
   const want = page.limit + 1;
@@ -263,7 +308,8 @@ function* rankedPage(
   const more = kept.length > page.limit || (!exhausted && kept.length < want);
   const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
   const cursor = more && at ? encodeCursor(request.secret, position(at)) : null;
-  return { resources: pageRows.map((k) => toDiscoveryResource(k.listing)), kept, exhausted, more, cursor };
+  const resources = pageRows.map((k) => ({ ...toDiscoveryResource(k.listing), match: match(k.row, k.listing) }));
+  return { resources, kept, exhausted, more, cursor };
 }
 
 /**
@@ -301,8 +347,12 @@ function* urlPage(
     k,
     u: 1,
   });
-  const result = yield* rankedPage(request, after, position, (from, want) =>
-    run((index) => index.urlRows({ asOf, filters, after: from, want, terms })),
+  const result = yield* rankedPage(
+    request,
+    after,
+    position,
+    (from, want) => run((index) => index.urlRows({ asOf, filters, after: from, want, terms })),
+    (_row, listing) => urlMatchOf(listing.resource, terms),
   );
   return {
     x402Version,
@@ -310,5 +360,6 @@ function* urlPage(
     partialResults: result.more,
     pagination: { limit: result.resources.length, cursor: result.cursor },
     ...choiceFields(choice),
+    relevance: answerRelevance(result.resources),
   };
 }

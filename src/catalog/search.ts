@@ -1,21 +1,15 @@
 /**
  * GET /discovery/search (openapi.yaml, docs/CATALOG.md): the rank and the cursor both stores
  * implement (sqlite/search.ts, postgres/search.ts), the cursor's code, and the walk's caps. A
- * lexical rank over four weighted fields, read from the write-time term index, and a signed
- * keyset cursor.
+ * rank over four weighted fields, read from the write-time term index, and a signed keyset
+ * cursor.
  *
- * Ranking. A listing matches when its text contains any query term (whole tokens, see terms.ts;
- * no word can veto a match). The rank of a match is computed from its own text only:
- *   rank = 1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
- * with weights serviceName 4, tags 3, description 2, parameter text 1. Matching more terms always
- * ranks first; within that, the weighted, saturating term frequency orders. Each term's share of
- * the sum is stored with the revision when it is written (terms.ts), so a query aggregates only
- * its own terms' rows: a one-term query walks the term's (score desc, id asc) index and stops
- * after the page; a several-term query walks its terms' indexes side by side and stops once no
- * unseen listing can enter the page (thresholdWalk), and sums the terms' rows per listing only
- * when that walk would read too far. bm25 is not used
- * because its IDF and length statistics move whenever any listing is written, which would let a
- * keyset cursor skip or repeat matches; this rank cannot move for a listing whose text is fixed.
+ * Ranking (docs/CATALOG.md "Ranking", query-terms.ts): the query's content words, each matched by
+ * itself, its stem and its related words, each key weighed by BM25's idf, and
+ *   rank = Σ_key weight × (PRESENCE + milli)
+ * summed from the write-time term rows (terms.ts), so a query aggregates only its own keys' rows.
+ * The weights follow the catalog's statistics, so a cursor carries its first page's (`w`, `n`):
+ * the ranks of a walk cannot move between its pages.
  *
  * Cursor. The first page pins the catalog's write sequence number; later pages search the
  * catalog as of that number (text revisions, accepts and extension rows valid then), so the
@@ -29,6 +23,7 @@ import { FILTER_NAMES } from '../filters.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { hiddenByFailures, type LivenessColumns } from './liveness.ts';
 import type { TermChoice } from './term-budget.ts';
+import { PRESENCE } from './query-terms.ts';
 
 /** Superseded search revisions are kept this long; cursors older than this are refused. */
 export const SNAPSHOT_RETENTION_MS = 60 * 60 * 1000;
@@ -54,6 +49,9 @@ export interface CursorState {
   u?: 1;
   /** The window's rows per term when the walk ranks a window only (windowBound): a page that may miss matches. */
   p?: number;
+  /** The searched keys' weights (query-terms.ts weighKeys), one per candidate key, and the catalog's listings they were weighed against. */
+  w?: number[];
+  n?: number;
 }
 
 export function bindingHash(query: string, filters: DiscoveryFilters): string {
@@ -69,7 +67,7 @@ export function encodeCursor(secret: Buffer, state: CursorState): string {
   return `${payload}.${sign(secret, payload).toString('base64url')}`;
 }
 
-const invalidCursor = (why: string) =>
+export const invalidCursor = (why: string) =>
   new CatalogQueryError('svc_invalid_search_cursor', `The cursor ${why}; restart the search without a cursor.`);
 
 /** Refuses a cursor that cannot have been issued, whatever the catalog holds (`svc_invalid_search_cursor`). */
@@ -96,6 +94,10 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
   if (state.u !== undefined && (state.u !== 1 || state.k === undefined || state.k.length === 0))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.p !== undefined && (!Number.isSafeInteger(state.p) || state.p < 1 || state.u !== undefined || state.k === undefined))
+    throw invalidCursor('is not a cursor issued by this service');
+  if (state.w !== undefined && !(Array.isArray(state.w) && state.w.every((w) => Number.isSafeInteger(w) && w >= 0 && w <= 1e6)))
+    throw invalidCursor('is not a cursor issued by this service');
+  if (state.n !== undefined && !(Number.isSafeInteger(state.n) && state.n >= 0))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.h !== expectedHash) throw invalidCursor('was issued for a different query or filter combination');
   if (now - state.t > SNAPSHOT_RETENTION_MS) throw invalidCursor('has expired (cursors are valid for one hour)');
@@ -133,6 +135,7 @@ export const emptySearchPage = (x402Version: number, choice: TermChoice): Search
   partialResults: false,
   pagination: { limit: 0, cursor: null },
   ...choiceFields(choice),
+  relevance: 'none',
 });
 
 /** The fields every search answer carries about its terms (openapi.yaml DiscoverySearchResponse). */
@@ -142,7 +145,8 @@ export const choiceFields = (choice: TermChoice) => ({
   droppedTerms: choice.dropped,
 });
 
-export type RankedRow = { listing_id: number; rank: number };
+/** A ranked listing; `keys`: the searched keys its text holds (text paths). */
+export type RankedRow = { listing_id: number; rank: number; keys?: string[] };
 
 /**
  * The work budget of a filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with
@@ -160,12 +164,16 @@ export interface WindowEdge {
 
 /**
  * The most a listing outside the window can rank: each term whose window stopped at `budget` rows may still hold it,
- * at most at its lowest share (a listing's share of a term is below or at its window's last one), plus the rounding
- * of each share. -1 when every term's window holds all its rows: nothing is outside.
+ * at most at its lowest share (a listing's share of a term is below or at its window's last one), weighed as the rank
+ * weighs it (`weights`, one per term: weight × (PRESENCE + share), integers, so exact). -1 when every term's window
+ * holds all its rows: nothing is outside.
  */
-export function windowBound(edges: WindowEdge[], budget: number): number {
-  const open = edges.filter((edge) => edge.rows >= budget);
-  return open.length === 0 ? -1 : open.reduce((sum, edge) => sum + 1_000_000 + edge.lowest, 0) + edges.length;
+export function windowBound(edges: WindowEdge[], budget: number, weights: number[]): number {
+  let bound = -1;
+  edges.forEach((edge, i) => {
+    if (edge.rows >= budget) bound = Math.max(bound, 0) + weights[i]! * (PRESENCE + edge.lowest);
+  });
+  return bound;
 }
 
 /**

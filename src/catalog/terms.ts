@@ -2,8 +2,12 @@
  * Search terms and their write-time scores. A listing revision's text is tokenized once, when it
  * is written, into one row per distinct term holding that term's field-weighted score
  *   score(term) = Σ_field weight × tf/(tf+1)      (weights: serviceName 4, tags 3, description 2, params 1)
- * so a query only reads the rows of its own terms (see search.ts and sqlite/search.ts for the rank built from them).
+ * and one row per distinct stem (Porter's English stemmer), keyed `~stem`, holding the highest
+ * score among the terms of that stem (so "forecasts" and "forecasting" both hold `~forecast`).
+ * A query reads only the rows of its own terms and stems (query-terms.ts weighs them; the rank is
+ * docs/CATALOG.md "Ranking").
  */
+import { stemmer } from 'stemmer';
 
 export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
 export const MAX_TERM_LENGTH = 64;
@@ -84,5 +88,26 @@ export function termScores(text: SearchText): Map<string, number> {
     for (const token of tokenize(value)) if (token.length <= MAX_TERM_LENGTH) tf.set(token, (tf.get(token) ?? 0) + 1);
     for (const [term, n] of tf) scores.set(term, (scores.get(term) ?? 0) + (weight * n) / (n + 1));
   }
-  return scores;
+  return withStemRows(scores);
+}
+
+/** The key of a stem's rows (no token holds `~`, so no term collides with one). */
+export const stemKey = (token: string): string => `~${stemmer(token)}`;
+export const isStemKey = (term: string): boolean => term.startsWith('~');
+
+/**
+ * The rows of a revision's terms with their stems' rows added: each stem holds the highest score
+ * among its terms. A map that already holds quality (quality.ts) keeps it: the highest of scores
+ * each raised by the same level is the highest score raised by it, so the stem rows of a revision
+ * written before stems were indexed are derived from its term rows alone (the catalog migrations).
+ */
+export function withStemRows(scores: ReadonlyMap<string, number>): Map<string, number> {
+  const out = new Map(scores);
+  for (const [term, score] of scores) {
+    if (isStemKey(term)) continue;
+    const key = stemKey(term);
+    if (key.length - 1 > MAX_TERM_LENGTH) continue;
+    out.set(key, Math.max(out.get(key) ?? 0, score));
+  }
+  return out;
 }

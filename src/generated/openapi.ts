@@ -213,6 +213,15 @@ export interface paths {
          *     what was searched (docs/CATALOG.md "Search budget"). An answer is at most 4 MiB: when `limit`
          *     results would weigh more, the page holds the first ones that fit, `pagination.limit` says
          *     how many, and the cursor (with `partialResults` true) continues right after them.
+         *
+         *     The rank (docs/CATALOG.md "Ranking"): function words (English stop words, and request words
+         *     such as "find", "please", "api", "service") are not searched; each other word matches
+         *     listings holding it, another form of it (Porter's English stem) or a word related to it in
+         *     meaning (WordNet 3.1), in that order of weight; each is weighed by how few listings hold it
+         *     (BM25's idf) and by where the listing holds it (serviceName 4, tags 3, description 2,
+         *     parameter text 1, saturating with repeats), and by the listing's quality level. Each
+         *     result's `match` says what it holds and how; the answer's `relevance` says whether any
+         *     result answers the query (`none`: most likely no such service). Send intent as a sentence.
          */
         get: operations["searchDiscoveryResources"];
         put?: never;
@@ -1250,8 +1259,18 @@ export interface components {
         /** @description One page of search results, ranked, cursor-paged (docs/CATALOG.md). */
         DiscoverySearchResponse: {
             x402Version: number;
-            /** @description Best first by relevance. */
-            resources: components["schemas"]["DiscoveryResource"][];
+            /** @description Best first by relevance; each result says how it matched (`match`). */
+            resources: (components["schemas"]["DiscoveryResource"] & {
+                match?: components["schemas"]["SearchMatch"];
+            })[];
+            /**
+             * @description How well the page answers the query: its best result's `match.relevance`. `none`: no
+             *     listing holds an informative word of the query (or no listing matched at all): the
+             *     catalog most likely has no such service, and any results are incidental. `weak`: the
+             *     best result holds some of what was asked; `strong`: it holds a large share of it.
+             * @enum {string}
+             */
+            relevance: "strong" | "weak" | "none";
             /**
              * @description True exactly when matches were truncated from this response: another page follows
              *     (`pagination.cursor`), or the search stopped at its work budget (`searchMethod`
@@ -1269,8 +1288,9 @@ export interface components {
                 cursor: string | null;
             };
             /**
-             * @description How the page was searched (the CDP Bazaar's field). `text`: a lexical rank over the
-             *     listings' text with every query term found in the index. `text_budgeted`: the same rank
+             * @description How the page was searched (the CDP Bazaar's field). `text`: the rank over the
+             *     listings' text (above, docs/CATALOG.md "Ranking") with every content word of the
+             *     query found in the index. `text_budgeted`: the same rank
              *     over `searchedTerms` only; the search budget left out `droppedTerms` (docs/CATALOG.md
              *     "Search budget"). `text_partial`: a filtered search that neither its text nor its
              *     filters narrow stopped at its work budget: the page ranks, by the same rank, the
@@ -1285,11 +1305,45 @@ export interface components {
             searchMethod: "text" | "text_budgeted" | "url" | "text_partial";
             /**
              * @description The terms the rank is computed over (lowercased, diacritics removed, at most 64
-             *     characters each), rarest first. A query term in neither list is found in no listing.
+             *     characters each), rarest first. A query term in neither list is found in no listing,
+             *     or is a function word (not searched).
              */
             searchedTerms: string[];
             /** @description The query terms found in listings that the search budget left out, in query order. */
             droppedTerms: string[];
+        };
+        /**
+         * @description How a search result matched its query (docs/CATALOG.md "Ranking"): the query words it
+         *     holds, how, and where, and the share of the query's informative weight it holds.
+         */
+        SearchMatch: {
+            /**
+             * @description `strong`: it holds at least 35% of the query's weight (`score`). `weak`: less, but at
+             *     least one informative word (not one most listings hold) in its own or another form.
+             *     `none`: only related words or words most listings hold; or found by its URL alone
+             *     (`weak` then, since a URL term was asked for).
+             * @enum {string}
+             */
+            relevance: "strong" | "weak" | "none";
+            /**
+             * @description The share of the query's weight this result holds: each content word of the query
+             *     weighs its idf (rare words more; words no listing holds count too), counted whole for
+             *     the word itself, 0.9 for another form of it, 0.4 for a related word.
+             */
+            score: number;
+            /** @description The query words it holds, each once. */
+            terms: {
+                /** @description The query word (lowercased, diacritics removed). */
+                term: string;
+                /**
+                 * @description `exact`: the word itself; `stem`: another form of it (same English stem);
+                 *     `related`: a word related by meaning (WordNet 3.1: a synonym, derived or broader word).
+                 * @enum {string}
+                 */
+                match: "exact" | "stem" | "related";
+                /** @description Where it holds it (`params`: the input parameters' text; `resource`: the URL, for `url` answers). */
+                fields: ("serviceName" | "tags" | "description" | "params" | "resource")[];
+            }[];
         };
         /** @description A journaled settlement, limited to what the chain publishes (docs/OPERATIONS.md). */
         SettlementRecord: {
@@ -2514,7 +2568,8 @@ export interface operations {
             /**
              * @description The JSON-RPC response to the request: a `result` (for `tools/call` of
              *     `search_resources`, a tool result whose `structuredContent` is `{hits, nextCursor,
-             *     partialResults}` or, with `isError`, `{errorCode, reason}`; docs/MCP.md) or a JSON-RPC
+             *     partialResults, searchMethod, searchedTerms, droppedTerms, relevance}`, each hit with
+             *     its `match`, or, with `isError`, `{errorCode, reason}`; docs/MCP.md) or a JSON-RPC
              *     `error` (unknown method, unknown tool, invalid params).
              */
             200: {

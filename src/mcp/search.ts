@@ -112,6 +112,8 @@ export function toHit(listing: DiscoveryResource, network: string): Record<strin
     // Absent only from a facilitator older than the quality signals (resp. the liveness checks).
     ...(listing.quality ? { quality: listing.quality } : {}),
     ...(listing.liveness !== undefined ? { liveness: listing.liveness } : {}),
+    // How it matched the query (openapi.yaml SearchMatch); absent from an older facilitator's answer.
+    ...(isPlainObject(listing.match) ? { match: listing.match } : {}),
   };
 }
 
@@ -152,5 +154,6 @@ export async function searchResources(rawArgs: unknown, facilitator: SearchPort,
     ...(page.searchMethod !== undefined ? { searchMethod: page.searchMethod } : {}),
     ...(page.searchedTerms !== undefined ? { searchedTerms: page.searchedTerms } : {}),
     ...(page.droppedTerms !== undefined ? { droppedTerms: page.droppedTerms } : {}),
+    ...(page.relevance !== undefined ? { relevance: page.relevance } : {}),
   };
 }

@@ -87,6 +87,17 @@ const searchSuccess = {
               checkedAt: { type: 'string' },
             },
           },
+          match: {
+            type: 'object',
+            description:
+              "How the hit matched the query (openapi.yaml SearchMatch): relevance strong/weak/none, score (the share of the query's weight it holds, 0–1) and terms: each query word it holds, how (exact, stem: another form, related: a word of related meaning) and in which fields.",
+            required: ['relevance', 'score', 'terms'],
+            properties: {
+              relevance: { type: 'string', enum: ['strong', 'weak', 'none'] },
+              score: { type: 'number' },
+              terms: { type: 'array' },
+            },
+          },
         },
       },
     },
@@ -99,6 +110,12 @@ const searchSuccess = {
     },
     searchedTerms: { type: 'array', items: { type: 'string' }, description: 'The terms the ranking used, rarest first.' },
     droppedTerms: { type: 'array', items: { type: 'string' }, description: 'Query terms found in listings that the budget left out.' },
+    relevance: {
+      type: 'string',
+      enum: ['strong', 'weak', 'none'],
+      description:
+        'How well the best hit answers the query: none means no listing holds what was asked (the catalog most likely has no such service; any hits are incidental); weak, some of it; strong, much of it.',
+    },
   },
 };
 
@@ -129,14 +146,14 @@ export const SEARCH_TOOL = {
   name: 'search_resources',
   title: 'Search paid resources',
   description:
-    'Search the x402 catalog of paid resources (HTTP endpoints and MCP tools) settled on Stellar. Returns ranked hits, each with an id for paid_call, name, description, price in base units (asset, payTo), network and how to call it. Works without a wallet. Send query as one sentence saying what you want done, e.g. "get tomorrow\'s weather forecast for Lisbon", not a list of keywords.',
+    'Search the x402 catalog of paid resources (HTTP endpoints and MCP tools) settled on Stellar. Send your intent as a sentence, as you would ask a person (e.g. "I need the hourly weather forecast for a city, in JSON"): words are matched in their own form, other forms and related words, and rare words weigh more. Returns ranked hits, each with an id for paid_call, name, description, price in base units (asset, payTo), network, how to call it and how it matched (match); relevance "none" means the catalog most likely has no such service. Works without a wallet.',
   annotations: { title: 'Search paid resources', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   inputSchema: {
     type: 'object',
     properties: {
       query: {
         ...stringProp(
-          `Natural-language query, any number of words, e.g. "find an api that returns the weather forecast for a city"; at most ${MAX_QUERY_LENGTH} characters (longer is refused with svc_invalid_query_parameter). A long query is searched by its rarest words (see searchMethod in the answer).`,
+          `What you want, as a sentence, any number of words, e.g. "find an api that returns the weather forecast for a city"; at most ${MAX_QUERY_LENGTH} characters (longer is refused with svc_invalid_query_parameter). Function words are ignored; a long query is searched by its most telling words (see searchMethod in the answer).`,
         ),
         maxLength: MAX_QUERY_LENGTH,
       },

@@ -171,6 +171,7 @@ describe('the requester from HTTP', () => {
           searchMethod: 'text' as const,
           searchedTerms: [],
           droppedTerms: [],
+          relevance: 'none' as const,
         };
       },
     };

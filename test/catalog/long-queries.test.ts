@@ -88,11 +88,18 @@ describe.each(BACKENDS)('%s', (backend) => {
       const res = await http(query);
       expect(res.status).toBe(200);
       expect(res.body.resources[0].resource).toBe(WEATHER);
-      // The catalog's function words (held by most listings) are left out, and the answer says so.
-      expect(res.body.searchMethod).toBe('text_budgeted');
+      // Function words ("the", "for", and "api", "find" in a catalog of APIs) are searched in neither list.
       expect(res.body.searchedTerms).toEqual(expect.arrayContaining(['weather', 'forecast']));
-      expect(res.body.droppedTerms).toEqual(expect.arrayContaining(['the', 'api', 'for']));
-      expect(res.body.searchedTerms).not.toContain('the');
+      for (const word of ['the', 'api', 'for', 'find']) {
+        expect(res.body.searchedTerms).not.toContain(word);
+        expect(res.body.droppedTerms).not.toContain(word);
+      }
+      expect(res.body.relevance).not.toBe('none');
+      expect(res.body.resources[0].match.terms).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ term: 'weather', match: 'exact', fields: expect.arrayContaining(['serviceName']) }),
+        ]),
+      );
     }
     // A word no listing holds is in neither list.
     const unknown = await http(`${SENTENCE} zyzzyva`);
@@ -114,7 +121,8 @@ describe.each(BACKENDS)('%s', (backend) => {
       };
       expect(result.isError).toBeFalsy();
       expect(result.structuredContent.hits[0].resource).toBe(WEATHER);
-      expect(result.structuredContent).toMatchObject({ searchMethod: 'text_budgeted', droppedTerms: expect.arrayContaining(['the']) });
+      expect(result.structuredContent.searchedTerms).toEqual(expect.arrayContaining(['weather', 'forecast']));
+      expect(result.structuredContent.searchedTerms).not.toContain('the');
     }
     const refused = (await hosted.callTool({ name: 'search_resources', arguments: { query: TOO_LONG } })) as {
       isError?: boolean;
@@ -143,7 +151,8 @@ describe.each(BACKENDS)('%s', (backend) => {
           })) as any;
           expect(result.isError).toBeFalsy();
           expect(result.structuredContent.hits[0].resource).toBe(WEATHER);
-          expect(result.structuredContent).toMatchObject({ searchMethod: 'text_budgeted', droppedTerms: expect.arrayContaining(['the']) });
+          expect(result.structuredContent.searchedTerms).toEqual(expect.arrayContaining(['weather', 'forecast']));
+          expect(result.structuredContent.searchedTerms).not.toContain('the');
         }
         const refused = (await stdio.callTool({ name: 'search_resources', arguments: { query: TOO_LONG } })) as any;
         expect(refused.isError).toBe(true);
@@ -173,7 +182,7 @@ describe.each(BACKENDS)('%s', (backend) => {
       const first = await search(SENTENCE, {}, { limit: 1 });
       expect(first.searchMethod).toBe('text_budgeted');
       expect(first.searchedTerms.length).toBeGreaterThan(0);
-      expect(first.droppedTerms).toEqual(expect.arrayContaining(['the', 'city']));
+      expect(first.droppedTerms).toEqual(expect.arrayContaining(['city']));
       // Rarest first while their rows total at most 3: weather and forecast (one listing each) among them.
       expect(first.searchedTerms).toEqual(expect.arrayContaining(['weather', 'forecast']));
       expect(first.searchedTerms.length).toBeLessThanOrEqual(3);

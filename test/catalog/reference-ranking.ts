@@ -1,13 +1,18 @@
 /**
- * The search ranking as it was before the write-time term index: a pure reference oracle for the
- * differential test. A listing matches when its text contains any query term; its rank is
- *   1e6 × (distinct query terms it contains) + round(1000 × Σ_field weight × Σ_term tf/(tf+1))
- * accumulated field by field, term by term, exactly as the query-time rank function did, plus
- * the listing's quality level / 1024 for each term it contains (docs/CATALOG.md "Ranking": the
- * level is 5 × ⌊2 × log2(1 + distinct payers)⌋ + 2 × min(2, ⌊log2(1 + repeat payments)⌋), at most
- * 64); results are ordered by rank desc, then listing id asc.
+ * Pure reference oracles for the differential tests. referenceSearch is the rank as it is now
+ * (docs/CATALOG.md "Ranking"), computed from the listings' text alone, without the index;
+ * referenceRank the lexical rank before it (1e6 × distinct query terms held + round(1000 ×
+ * Σ_field weight × Σ_term tf/(tf+1)), plus the quality level / 1024 per term held), kept for the
+ * tests of quality. The quality level is 5 × ⌊2 × log2(1 + distinct payers)⌋ + 2 × min(2,
+ * ⌊log2(1 + repeat payments)⌋), at most 64; results are ordered by rank desc, then listing id asc.
  */
+import { stemmer } from 'stemmer';
+import { eng as ENGLISH_STOP_WORDS } from 'stopword';
+import { REQUEST_WORDS } from '../../src/catalog/query-terms.ts';
+import { relatedWords } from '../../src/catalog/related-words.ts';
+
 const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
+const STOP: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
 // eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
@@ -106,22 +111,85 @@ export async function listedCorpus(
   }
 }
 
-/** The ids of the matches, best first. */
-export function referenceSearch(listings: ReferenceListing[], query: string): number[] {
-  const terms = new Set(referenceQueryTerms(query));
-  const ranked: Array<{ id: number; rank: number }> = [];
-  for (const l of listings) {
-    const fields: Array<[string, number]> = [
+/**
+ * The rank as it is now (docs/CATALOG.md "Ranking"), computed from the listings' text alone: the
+ * query's content words (not English stop words nor request words), their stems, the keys each is
+ * matched by (the word, its stem, its related words' stems: the related words are WordNet's data,
+ * taken from src/catalog/related-words.ts as given), each key weighed by BM25's idf over the
+ * listings holding it, and
+ *   rank = Σ_key weight × (10,000 + round(1000 × (score + level/1024)))
+ * where a word's score is Σ_field weight × tf/(tf+1) and a stem's the highest of its words'. The
+ * weights are the whole `catalog`'s; `listings` (those passing a search's filters) are ranked.
+ */
+export function referenceSearch(listings: ReferenceListing[], query: string, catalog: ReferenceListing[] = listings): number[] {
+  const words = referenceQueryTerms(query);
+  const isStop = (w: string) => STOP.has(w) || REQUEST_WORDS.has(w);
+  const content = words.filter((w) => !isStop(w)).length > 0 ? words.filter((w) => !isStop(w)) : words.filter((w) => !STOP.has(w));
+  const docs = catalog.map((l) => {
+    const scores = new Map<string, number>();
+    for (const [text, weight] of [
       [l.serviceName, WEIGHTS.serviceName],
       [l.tags, WEIGHTS.tags],
       [l.description, WEIGHTS.description],
       [l.params, WEIGHTS.params],
-    ];
-    const matches = fields.some(([text]) => tokenize(text).some((t) => terms.has(t)));
-    if (matches) ranked.push({ id: l.id, rank: referenceRank(terms, fields, referenceLevel(l.calls, l.payers)) });
+    ] as Array<[string, number]>) {
+      const tf = new Map<string, number>();
+      for (const token of tokenize(text)) if (token.length <= 64) tf.set(token, (tf.get(token) ?? 0) + 1);
+      for (const [term, n] of tf) scores.set(term, (scores.get(term) ?? 0) + (weight * n) / (n + 1));
+    }
+    for (const [term, score] of [...scores]) {
+      const key = `~${stemmer(term)}`;
+      if (key.length <= 65) scores.set(key, Math.max(scores.get(key) ?? 0, score));
+    }
+    const level = referenceLevel(l.calls, l.payers);
+    return { id: l.id, milli: new Map([...scores].map(([k, v]) => [k, Math.round((v + level / 1024) * 1000)])) };
+  });
+  const df = (key: string) => docs.filter((d) => d.milli.has(key)).length;
+  const N = catalog.length;
+  const ranks = new Set(listings.map((l) => l.id));
+  const idf = (n: number) => Math.log(1 + (Math.max(N, n) - n + 0.5) / (n + 0.5));
+  const stemsInOrder = [...new Set(content.map((w) => `~${stemmer(w)}`))];
+  // The budget: every stem with rows when at most 8 (the differential corpora stay within the row budget).
+  const stems = stemsInOrder.filter((s) => df(s) > 0);
+  if (stems.length > 8) throw new Error('the reference ranks at most 8 searched stems');
+  const keys: Array<{ key: string; kind: 'exact' | 'stem' | 'related'; of: string }> = [];
+  const add = (key: string, kind: 'exact' | 'stem' | 'related', of: string) => {
+    if (!keys.some((k) => k.key === key)) keys.push({ key, kind, of });
+  };
+  for (const s of stems) {
+    add(s, 'stem', s);
+    for (const w of content) if (`~${stemmer(w)}` === s) add(w, 'exact', s);
+  }
+  for (const s of stems)
+    for (const w of content)
+      if (`~${stemmer(w)}` === s) for (const r of relatedWords(w)) if (!isStop(r)) add(`~${stemmer(r)}`, 'related', s);
+  let total = 0;
+  const weighed = keys.map((k) => {
+    const n = Math.min(df(k.key), 1024);
+    if (n === 0) return { ...k, w: 0 };
+    const own = idf(Math.min(df(k.of), 1024));
+    if (k.kind === 'related') {
+      if (total + n > 4000) return { ...k, w: 0 };
+      total += n;
+      return { ...k, w: Math.max(1, Math.round(300 * Math.min(own, idf(n)))) };
+    }
+    total += n;
+    return { ...k, w: Math.max(1, Math.round((k.kind === 'exact' ? 500 : 1000) * own)) };
+  });
+  const ranked: Array<{ id: number; rank: number }> = [];
+  for (const d of docs) {
+    if (!ranks.has(d.id)) continue;
+    let rank = 0;
+    let held = false;
+    for (const k of weighed)
+      if (k.w > 0 && d.milli.has(k.key)) {
+        held = true;
+        rank += k.w * (10_000 + d.milli.get(k.key)!);
+      }
+    if (held) ranked.push({ id: d.id, rank });
   }
   ranked.sort((a, b) => b.rank - a.rank || a.id - b.id);
-  return ranked.length > 0 ? ranked.map((r) => r.id) : referenceUrlSearch(listings, query);
+  return ranked.length > 0 ? ranked.map((r) => r.id) : referenceUrlSearch(listings, content.join(' '));
 }
 
 /**

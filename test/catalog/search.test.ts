@@ -98,6 +98,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
         searchMethod: 'text',
         searchedTerms: [],
         droppedTerms: [],
+        relevance: 'none',
       });
       expect(await listed()).toBe(before + 3);
     });

@@ -160,15 +160,17 @@ describe('what bounds a filtered search', () => {
     expect(windowRowsPerTerm(4000, 2, 200)).toBe(2000);
     expect(windowRowsPerTerm(4000, 8, 2)).toBe(256);
     expect(windowRowsPerTerm(3, 8, 21)).toBe(1);
-    // Both terms cut at 2,000 rows, their last shares 900 and 700: an unseen listing ranks at most 2e6 + 1,600 + 2.
+    // Both terms cut at 2,000 rows, their last shares 900 and 700, weighed 3 and 2: an unseen listing ranks at most
+    // 3 × (PRESENCE + 900) + 2 × (PRESENCE + 700).
     const bound = windowBound(
       [
         { rows: 2000, lowest: 900 },
         { rows: 2000, lowest: 700 },
       ],
       2000,
+      [3, 2],
     );
-    expect(bound).toBe(2_001_602);
+    expect(bound).toBe(3 * 10_900 + 2 * 10_700);
     // A term read to its end holds no unseen listing; both read to their ends, nothing is unseen.
     expect(
       windowBound(
@@ -177,8 +179,9 @@ describe('what bounds a filtered search', () => {
           { rows: 12, lowest: 5 },
         ],
         2000,
+        [1, 1],
       ),
-    ).toBe(1_000_902);
+    ).toBe(10_900);
     expect(
       windowBound(
         [
@@ -186,13 +189,14 @@ describe('what bounds a filtered search', () => {
           { rows: 12, lowest: 5 },
         ],
         2000,
+        [1, 1],
       ),
     ).toBe(-1);
     const rows = (...ranks: number[]) => ranks.map((rank, i) => ({ listing_id: i + 1, rank }));
     // Exact only when the page is full and its last rank is above the bound.
-    expect(windowExact(rows(2_500_000, 2_001_603), 2, bound)).toBe(true);
-    expect(windowExact(rows(2_500_000, 2_001_602), 2, bound)).toBe(false);
-    expect(windowExact(rows(2_500_000), 2, bound)).toBe(false);
+    expect(windowExact(rows(60_000, bound + 1), 2, bound)).toBe(true);
+    expect(windowExact(rows(60_000, bound), 2, bound)).toBe(false);
+    expect(windowExact(rows(60_000), 2, bound)).toBe(false);
     expect(windowExact(rows(5), 2, -1)).toBe(true);
   });
 });

@@ -53,6 +53,7 @@ class InMemoryCatalog implements CatalogPort {
       searchMethod: 'text' as const,
       searchedTerms: [],
       droppedTerms: [],
+      relevance: 'none' as const,
     };
   }
 }

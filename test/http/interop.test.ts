@@ -55,6 +55,7 @@ const catalog: CatalogPort = {
     searchMethod: 'text' as const,
     searchedTerms: [],
     droppedTerms: [],
+    relevance: 'none' as const,
   }),
 };
 

@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -207,6 +208,37 @@ describe('what a newcomer copies first', () => {
       expect(weather, JSON.stringify(hits)).toBeDefined();
       const paid = success(await call('paid_call', { resourceId: weather!.id, input: { city: 'Oslo' } }));
       expect(paid).toMatchObject({ paid: true, result: { status: 200, body: { city: 'Oslo' } }, receipt: { network: 'stellar:testnet' } });
+    }, 120_000);
+
+    it('a sentence about a service the catalog lacks says nothing relevant matched: over HTTP, the hosted MCP and the tool server', async () => {
+      const query = 'Please find me an API that books a dentist appointment for my dog next Tuesday afternoon.';
+      const http = (await (await fetch(`${dev.svcUrl}/discovery/search?${new URLSearchParams({ query }).toString()}`)).json()) as {
+        relevance: string;
+      };
+      expect(http.relevance).toBe('none');
+      const stdio = success(await call('search_resources', { query })) as { relevance: string };
+      expect(stdio.relevance).toBe('none');
+      const hosted = new Client({ name: 'first-contact-hosted', version: '1.0.0' });
+      await hosted.connect(new StreamableHTTPClientTransport(new URL(`${dev.svcUrl}/mcp`)));
+      try {
+        expect(success((await hosted.callTool({ name: 'search_resources', arguments: { query } })) as CallToolResult)).toMatchObject({
+          relevance: 'none',
+        });
+        // What the catalog holds is found, and says so.
+        const weather = success(
+          (await hosted.callTool({ name: 'search_resources', arguments: { query: 'weather in a city' } })) as CallToolResult,
+        ) as {
+          relevance: string;
+          hits: Array<{ resource: string; match: { terms: Array<{ term: string }> } }>;
+        };
+        expect(weather.relevance).not.toBe('none');
+        expect(weather.hits[0]).toMatchObject({
+          resource: `${dev.sellerUrl}/weather`,
+          match: { terms: expect.arrayContaining([expect.objectContaining({ term: 'weather' })]) },
+        });
+      } finally {
+        await hosted.close();
+      }
     }, 120_000);
   });
 

@@ -149,6 +149,18 @@ export function describeSellerExample(devRun: () => DevRun): void {
           const [, check, eventually] = answers[i]!;
           if (eventually) await vi.waitFor(async () => check(await run(filled(command))), { timeout: 60_000, interval: 500 });
           else check(await run(filled(command)));
+          // The joke listed beside the demo's: "weather in a city" puts the weather first, the joke after every weather listing.
+          if (eventually) {
+            const found = (await (
+              await fetch(`${devRun().svcUrl}/discovery/search?${new URLSearchParams({ query: 'weather in a city' }).toString()}`)
+            ).json()) as { resources: Array<{ resource: string; match: { terms: Array<{ term: string }> } }> };
+            const order = found.resources.map((r) => r.resource);
+            expect(order[0]).toBe(`${devRun().sellerUrl}/weather`);
+            const weatherRelated = found.resources
+              .filter((r) => r.match.terms.some((t) => t.term === 'weather'))
+              .map((r) => order.indexOf(r.resource));
+            if (order.includes(resource)) expect(order.indexOf(resource)).toBeGreaterThan(Math.max(...weatherRelated));
+          }
         }
       }, 240_000);
 

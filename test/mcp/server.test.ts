@@ -142,6 +142,7 @@ describe('protocol', () => {
           searchMethod: 'text' as const,
           searchedTerms: [],
           droppedTerms: [],
+          relevance: 'none' as const,
         },
       }),
     });

@@ -113,14 +113,7 @@ export async function evaluate(
 ): Promise<Array<{ query: JudgedQuery; ndcg: number; top: string[] }>> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-ranking-eval-'));
   let now = Date.parse('2026-03-01T00:00:00Z');
-  const catalog = openCatalog({
-    dbPath: join(dir, 'catalog.sqlite'),
-    logger: { warn() {}, error() {} },
-    clock: () => new Date(now),
-    readDeadlineMs: 30_000,
-    writeDeadlineMs: 30_000,
-    schemaWallMs: 10_000,
-  });
+  const catalog = openCatalog(evalCatalogOptions(dir, () => new Date(now)));
   try {
     let tx = 0;
     for (const listing of reversed ? [...LISTINGS].reverse() : LISTINGS) {
@@ -147,7 +140,18 @@ export async function evaluate(
   }
 }
 
-function envelope(listing: JudgedListing) {
+/** A judged catalog on a temp SQLite file in `dir`, with the evaluation's clock and generous deadlines. */
+export const evalCatalogOptions = (dir: string, clock: () => Date) => ({
+  dbPath: join(dir, 'catalog.sqlite'),
+  logger: { warn() {}, error() {} },
+  clock,
+  readDeadlineMs: 30_000,
+  writeDeadlineMs: 30_000,
+  schemaWallMs: 10_000,
+});
+
+/** The settlement that lists a judged listing at https://KEY.example.com/api (bench/catalog/agent-eval.ts lists its own with it). */
+export function envelope(listing: Pick<JudgedListing, 'key' | 'serviceName' | 'description' | 'tags'>) {
   const requirements = {
     scheme: 'exact',
     network: 'stellar:testnet',

@@ -358,4 +358,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
    ALTER TABLE search_terms DROP COLUMN IF EXISTS sig, DROP COLUMN IF EXISTS sketch_a, DROP COLUMN IF EXISTS sketch_b;
    CREATE INDEX search_terms_top ON search_terms (term, milli DESC, listing_id ASC) INCLUDE (rev, from_seq, to_seq, units);
    DROP FUNCTION IF EXISTS catalog_term_bit(TEXT);`,
+  // The stem rows (terms.ts withStemRows) of the revisions written before stems were indexed: SQL has no Porter
+  // stemmer, so this marks them due and the store derives them from their term rows when it opens (revisions.ts).
+  `INSERT INTO catalog_meta (key, value) VALUES ('stem_rows_due', '1') ON CONFLICT (key) DO NOTHING;`,
 ];

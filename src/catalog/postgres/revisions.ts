@@ -6,7 +6,9 @@
 import { PRUNE_BATCH, searchTextHash } from '../listing.ts';
 import { revisionKey, withQualityLevel } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
-import { termScores, type SearchText } from '../terms.ts';
+import { termScores, withStemRows, type SearchText } from '../terms.ts';
+import type pg from 'pg';
+import { inTransaction } from '../../db/postgres.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import { parameters, type Db } from './queries.ts';
 import { urlTerms } from '../url-search.ts';
@@ -131,4 +133,46 @@ export async function insertScoredRevision(
        ${p(scores.map(([, score]) => Math.round(score * 1000)))}::int[]) AS t(term, units, milli)`,
     values,
   );
+}
+
+/**
+ * The stem rows of every revision written before stems were indexed (catalog migration 36 marks them due), derived
+ * from its term rows alone as SQLite's migration does: a stem holds the highest score among its terms. One
+ * transaction, which the mark's row lock serializes: a second instance opening meanwhile finds nothing due.
+ */
+export async function addDueStemRows(pool: pg.Pool): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    const due = await client.query("DELETE FROM catalog_meta WHERE key = 'stem_rows_due' RETURNING key");
+    if (due.rowCount === 0) return;
+    const rows = await client.query<{
+      term: string;
+      rev: string;
+      listing_id: string;
+      units: string;
+      from_seq: string;
+      to_seq: string | null;
+    }>("SELECT term, rev, listing_id, units::text AS units, from_seq, to_seq FROM search_terms WHERE term NOT LIKE '~%' ORDER BY rev");
+    const byRev = new Map<string, typeof rows.rows>();
+    for (const row of rows.rows) byRev.set(row.rev, [...(byRev.get(row.rev) ?? []), row]);
+    for (const [rev, terms] of byRev) {
+      const scores = new Map(terms.map((t) => [t.term, Number(BigInt(t.units)) / SCORE_UNITS]));
+      const stems = [...withStemRows(scores)].filter(([term]) => !scores.has(term));
+      if (stems.length === 0) continue;
+      const { listing_id, from_seq, to_seq } = terms[0]!;
+      await client.query(
+        `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
+         SELECT t.term, $1, $2, t.units, t.milli, $3, $4 FROM unnest($5::text[], $6::bigint[], $7::int[]) AS t(term, units, milli)
+         ON CONFLICT DO NOTHING`,
+        [
+          rev,
+          listing_id,
+          from_seq,
+          to_seq,
+          stems.map(([t]) => t),
+          stems.map(([, v]) => scoreUnits(v)),
+          stems.map(([, v]) => Math.round(v * 1000)),
+        ],
+      );
+    }
+  });
 }

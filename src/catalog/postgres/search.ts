@@ -8,7 +8,7 @@
  * A term's score is stored as exact units (migrations.ts SCORE_UNITS), so the rank below sums them
  * exactly and rounds once, as SQLite's rank does: both stores give every listing the same rank.
  */
-import { SCORE_UNITS } from './migrations.ts';
+import { PRESENCE } from '../query-terms.ts';
 import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
@@ -17,16 +17,17 @@ import { filterConditions, parameters, rowsById, type Db } from './queries.ts';
 type Params = ReturnType<typeof parameters>;
 
 /**
- * The rank of a revision from its term rows `t` grouped by revision (openapi.yaml `query`, docs/CATALOG.md "Ranking"):
- * 1e6 for each searched term it holds, plus their scores' sum × 1000 rounded (floor(x + 0.5), as SQLite's round()).
+ * The rank of a revision from its term rows `t` grouped by revision, each joined to its key's weight `k.w`
+ * (docs/CATALOG.md "Ranking", query-terms.ts): Σ weight × (PRESENCE + milli), integers, as SQLite's rankSql.
  */
-const rankSql = (t: string) => rankOfSql('count(*)', `sum(${t}.units)`);
-/** The same rank from a count of searched terms held and their units' sum, already computed. */
-const rankOfSql = (held: string, unitsSum: string) =>
-  `${held} * 1000000 + floor(${unitsSum}::float8 / ${SCORE_UNITS} * 1000 + 0.5)::bigint`;
+const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
-const ranked = (rows: Array<{ listing_id: string; rank: string }>): RankedRow[] =>
-  rows.map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
+const ranked = (rows: Array<{ listing_id: string; rank: string; keys?: string }>): RankedRow[] =>
+  rows.map((r) => ({
+    listing_id: Number(r.listing_id),
+    rank: Number(r.rank),
+    ...(r.keys === undefined ? {} : { keys: r.keys.split(' ') }),
+  }));
 
 /** After a cursor, on ranked rows (rank, listing_id). */
 const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
@@ -42,11 +43,12 @@ function rowFilter(read: RankedRead, params: Params): { join: string; where: str
 }
 
 /** One term's rows at the snapshot after `after`, in index order, at most `limit`. */
-function walkSql(term: string, asOf: number, after: CursorState | undefined, limit: number, params: Params): string {
+function walkSql(term: string, asOf: number, after: CursorState | undefined, limit: number, params: Params, weight = 1): string {
   const { p } = params;
   let keyset = '';
   if (after) {
-    const milli = p(after.r - 1_000_000);
+    // The walk's rank of a term row is weight × (PRESENCE + milli) (rankSql), so the cursor's rank gives its milli back.
+    const milli = p(after.r / weight - PRESENCE);
     keyset = `AND t.milli <= ${milli} AND NOT (t.milli = ${milli} AND t.listing_id <= ${p(after.i)})`;
   }
   return `SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t WHERE t.term = ${p(term)} AND ${snapshot(asOf, params)} ${keyset}
@@ -70,14 +72,24 @@ export function textIndex(db: Db): TextIndex {
     countListings: async () =>
       Number((await db.query<{ n: string }>("SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'")).rows[0]!.n),
     countTerms: count('search_terms'),
+    countTermsAt: async (terms, asOf, cap) =>
+      (
+        await db.query<{ n: string }>(
+          `SELECT (SELECT count(*) FROM (SELECT 1 FROM search_terms t WHERE t.term = c.term
+             AND t.from_seq <= $2 AND (t.to_seq IS NULL OR t.to_seq > $2) LIMIT $3) y) AS n
+           FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
+          [terms, asOf, cap],
+        )
+      ).rows.map((r) => Number(r.n)),
     countUrlTerms: count('listing_url_terms'),
     async termWalk(read) {
-      const { term, asOf, after, want, scan } = read;
+      const { term, weight, asOf, after, want, scan } = read;
       const params = parameters();
       const { p } = params;
       const filter = rowFilter(read, params);
       const rows = await query(
-        `SELECT t.listing_id, 1000000 + t.milli AS rank FROM (${walkSql(term, asOf, after, scan ?? want, params)}) t ${filter.join}
+        `SELECT t.listing_id, ${p(weight)}::bigint * (${PRESENCE} + t.milli) AS rank, ${p(term)}::text AS keys
+         FROM (${walkSql(term, asOf, after, scan ?? want, params, weight)}) t ${filter.join}
          WHERE ${filter.where} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
         params,
       );
@@ -86,41 +98,33 @@ export function textIndex(db: Db): TextIndex {
       const edgeParams = parameters();
       const last = (
         await db.query<{ n: string; listing_id: string; milli: string }>(
-          `SELECT count(*) OVER () AS n, w.listing_id, w.milli FROM (${walkSql(term, asOf, after, scan, edgeParams)}) w
+          `SELECT count(*) OVER () AS n, w.listing_id, w.milli FROM (${walkSql(term, asOf, after, scan, edgeParams, weight)}) w
            ORDER BY w.milli ASC, w.listing_id DESC LIMIT 1`,
           edgeParams.values,
         )
       ).rows[0];
       if (!last || Number(last.n) < scan) return { rows };
-      return { rows, edge: { listing_id: Number(last.listing_id), rank: 1_000_000 + Number(last.milli) } };
+      return { rows, edge: { listing_id: Number(last.listing_id), rank: weight * (PRESENCE + Number(last.milli)) } };
     },
     async rankTerms(read) {
-      const { terms, asOf, after, want, window } = read;
+      const { terms, weights, asOf, after, want, window } = read;
       const params = parameters();
       const { p } = params;
+      const weighed = `unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) AS k(term, w)`;
       const filter = rowFilter(read, params);
-      const keyset = keysetAfter(after, params);
-      const page = `SELECT listing_id, rank FROM matches ${keyset} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`;
-      if (window === undefined)
-        return query(
-          `WITH matches AS MATERIALIZED (
-             SELECT t.listing_id, ${rankSql('t')} AS rank FROM search_terms t ${filter.join}
-             WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where} GROUP BY t.rev, t.listing_id
-           ) ${page}`,
-          params,
-        );
-      // The window: the listings among each term's first `window` rows, ranked exactly over every term: from the window's
-      // own rows when they hold every term, else by a key lookup per term (the primary key (term, rev)).
-      const firstRows = terms.map((term) => `(${walkSql(term, asOf, undefined, window, params)})`).join(' UNION ALL ');
+      // Every row of the terms, or (the window) the listings among each term's first `window` rows, ranked over every term.
+      const from =
+        window === undefined
+          ? `search_terms t JOIN ${weighed} ON k.term = t.term ${filter.join}
+             WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where}`
+          : `(${terms.map((term) => `SELECT w.rev FROM (${walkSql(term, asOf, undefined, window, params)}) w`).join(' UNION ')}) c
+             JOIN search_terms t ON t.rev = c.rev AND t.term = ANY(${p(terms)}::text[]) JOIN ${weighed} ON k.term = t.term
+             ${filter.join} WHERE ${filter.where}`;
       return query(
-        `WITH w AS MATERIALIZED (${firstRows}),
-         c AS MATERIALIZED (SELECT rev, listing_id, count(*) AS n, sum(units) AS units FROM w GROUP BY rev, listing_id),
-         matches AS MATERIALIZED (
-           SELECT t.listing_id, CASE WHEN t.n = ${p(terms.length)} THEN ${rankOfSql('t.n', 't.units')}
-             ELSE (SELECT ${rankSql('o')} FROM unnest(${p(terms)}::text[]) AS q(term) JOIN search_terms o ON o.term = q.term AND o.rev = t.rev)
-             END AS rank
-           FROM c t ${filter.join} WHERE ${filter.where}
-         ) ${page}`,
+        `WITH matches AS MATERIALIZED (
+           SELECT t.listing_id, ${rankSql('t', 'k')} AS rank, string_agg(t.term, ' ') AS keys FROM ${from} GROUP BY t.rev, t.listing_id
+         )
+         SELECT listing_id, rank, keys FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
         params,
       );
     },

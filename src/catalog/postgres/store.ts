@@ -56,6 +56,7 @@ import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 import { markSuffixesVisible } from './url-suffixes.ts';
 import { listed } from '../query-paths.ts';
+import { addDueStemRows } from './revisions.ts';
 
 /** Connections per store (a catalog worker runs one request at a time), pipelined (a list page's BEGIN goes with its first statement) and kept open while idle. */
 const POOL_SIZE = 2;
@@ -79,6 +80,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly prepared = untilSucceeded(async () => {
     await migrate(this.pool, 'catalog', CATALOG_MIGRATIONS);
     await markSuffixesVisible(this.pool);
+    await addDueStemRows(this.pool);
     const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'cursor_secret'");
     if (!row.rows[0]) throw new Error('catalog cursor secret is missing');
     return Buffer.from(row.rows[0].value, 'hex');

@@ -42,7 +42,7 @@ import { listingKeysOf } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
 import { buildBlocks, countKeyChanges, insertListingKeys, migrateToAssetCombinationKeys } from './list-index.ts';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
-import { termScores } from '../terms.ts';
+import { termScores, withStemRows } from '../terms.ts';
 import { urlTerms } from '../url-search.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
@@ -185,6 +185,36 @@ function dropRetiredSearchStructures(db: DatabaseSync): void {
     if (!kept.includes(column)) db.exec(`ALTER TABLE search_revisions DROP COLUMN ${column}`);
 }
 
+/**
+ * The stem rows (terms.ts withStemRows) of every revision written before stems were indexed, derived from its term
+ * rows alone: a stem holds the highest score among its terms, as a new revision's does.
+ */
+function addStemRows(db: DatabaseSync): void {
+  const revisions = db.prepare('SELECT DISTINCT rev, listing_id, from_seq, to_seq FROM search_terms').all() as Array<{
+    rev: number;
+    listing_id: number;
+    from_seq: number;
+    to_seq: number | null;
+  }>;
+  // A file set back to an earlier version migrates again: its stem rows are derived anew.
+  db.exec("DELETE FROM search_terms WHERE term LIKE '~%'");
+  const rows = db.prepare("SELECT term, score FROM search_terms WHERE rev = ? AND term NOT LIKE '~%'");
+  for (const r of revisions) {
+    const scores = new Map((rows.all(r.rev) as Array<{ term: string; score: number }>).map((t) => [t.term, t.score]));
+    const stems = new Map([...withStemRows(scores)].filter(([term]) => !scores.has(term)));
+    insertTermRows(
+      db,
+      {
+        rev: Number(r.rev),
+        listingId: Number(r.listing_id),
+        fromSeq: Number(r.from_seq),
+        toSeq: r.to_seq === null ? null : Number(r.to_seq),
+      },
+      stems,
+    );
+  }
+}
+
 /** Append-only. Migration N brings the database from user_version N-1 to N. */
 export const MIGRATIONS: Migration[] = [
   (db) => {
@@ -321,6 +351,7 @@ export const MIGRATIONS: Migration[] = [
   // The time each host may next be asked by svc's checks (../probe-hosts.ts; docs/SECURITY.md).
   (db) => db.exec(probeHostsTableSql('sqlite')),
   dropRetiredSearchStructures,
+  addStemRows,
 ];
 
 /** A new listing's URL terms (../url-search.ts urlTerms). */

@@ -3,6 +3,7 @@
  * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts. Also the
  * rank's expression (rankSql), the one every search path uses.
  */
+import { PRESENCE } from '../query-terms.ts';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
@@ -99,13 +100,11 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
 }
 
 /**
- * The rank of a revision from its term rows `t` grouped by revision (openapi.yaml `query`, docs/CATALOG.md
- * "Ranking"): 1e6 for each searched term it holds, plus their scores' sum × 1000 rounded. The one expression of it on
- * SQLite (postgres/search.ts has Postgres's).
+ * The rank of a revision from its term rows `t` grouped by revision, each joined to its key's weight `k.w`
+ * (docs/CATALOG.md "Ranking", query-terms.ts): Σ weight × (PRESENCE + milli), integers, so exact. The one expression
+ * of it on SQLite (postgres/search.ts has Postgres's).
  */
-export const rankSql = (t: string) => rankOfSql('count(*)', `sum(${t}.score)`);
-/** The same rank from a count of searched terms held and their scores' sum, already computed. */
-export const rankOfSql = (held: string, scoreSum: string) => `${held} * 1000000 + CAST(round(${scoreSum} * 1000) AS INTEGER)`;
+export const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,

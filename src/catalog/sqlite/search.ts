@@ -10,7 +10,8 @@ import type { ListingRow } from '../listing.ts';
 import { checkQuery, runSync, searchPage, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow, WindowEdge } from '../search.ts';
 import type { SearchPage } from '../types.ts';
-import { filterSql, rankOfSql, rankSql } from './queries.ts';
+import { filterSql, rankSql } from './queries.ts';
+import { PRESENCE } from '../query-terms.ts';
 
 /** What a search reads through: the SQLite store (store.ts). */
 export interface SearchSource {
@@ -28,7 +29,13 @@ export interface SearchSource {
 const SNAPSHOT = 't.from_seq <= ? AND (t.to_seq IS NULL OR t.to_seq > ?)';
 const list = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const ranked = (rows: unknown[]): RankedRow[] =>
-  (rows as Array<{ listing_id: number; rank: number }>).map((r) => ({ listing_id: Number(r.listing_id), rank: Number(r.rank) }));
+  (rows as Array<{ listing_id: number; rank: number; keys?: string }>).map((r) => ({
+    listing_id: Number(r.listing_id),
+    rank: Number(r.rank),
+    ...(r.keys === undefined ? {} : { keys: r.keys.split(' ') }),
+  }));
+/** The searched keys and their weights as a table `k(term, w)` (`?` parameters: term, weight per key). */
+const weightsSql = (n: number) => `k(term, w) AS (VALUES ${Array.from({ length: n }, () => '(?, ?)').join(', ')})`;
 /** After a cursor, on ranked rows (rank, listing_id). */
 const keysetAfter = (after: CursorState | undefined) =>
   after ? { sql: 'WHERE rank < ? OR (rank = ? AND listing_id > ?)', params: [after.r, after.r, after.i] } : { sql: '', params: [] };
@@ -51,8 +58,9 @@ export function textIndex(store: SearchSource): TextIndex {
   const walkSql = (after: CursorState | undefined) =>
     `SELECT t.rev, t.listing_id, t.milli, t.score FROM search_terms t WHERE t.term = ? AND ${SNAPSHOT}
      ${after ? 'AND t.milli <= ? AND NOT (t.milli = ? AND t.listing_id <= ?)' : ''} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`;
-  const walkParams = (term: string, asOf: number, after: CursorState | undefined, limit: number) => {
-    const milli = after ? after.r - 1_000_000 : 0;
+  /** The walk's rank of a term row is weight × (PRESENCE + milli) (rankSql), so the cursor's rank gives its milli back. */
+  const walkParams = (term: string, asOf: number, after: CursorState | undefined, limit: number, weight = 1) => {
+    const milli = after ? after.r / weight - PRESENCE : 0;
     return [term, asOf, asOf, ...(after ? [milli, milli, after.i] : []), limit];
   };
   return {
@@ -60,49 +68,56 @@ export function textIndex(store: SearchSource): TextIndex {
     countListings: () =>
       Number((store.statement("SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'").get() as { n: number }).n),
     countTerms: count('search_terms'),
+    countTermsAt(terms, asOf, cap) {
+      const statement = store.statement(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM search_terms t WHERE t.term = ? AND ${SNAPSHOT} LIMIT ?)`,
+      );
+      return terms.map((term) => Number((statement.get(term, asOf, asOf, cap) as { n: number }).n));
+    },
     countUrlTerms: count('listing_url_terms'),
     termWalk(read) {
-      const { term, asOf, after, want, scan } = read;
+      const { term, weight, asOf, after, want, scan } = read;
       const filter = rowFilter(read);
       const rows = ranked(
         store
           .statement(
-            `SELECT t.listing_id, 1000000 + t.milli AS rank FROM (${walkSql(after)}) t ${filter.join}
+            `SELECT t.listing_id, ? * (${PRESENCE} + t.milli) AS rank, ? AS keys FROM (${walkSql(after)}) t ${filter.join}
              WHERE ${filter.where} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ?`,
           )
-          .all(...walkParams(term, asOf, after, scan ?? want), ...filter.params, want),
+          .all(weight, term, ...walkParams(term, asOf, after, scan ?? want, weight), ...filter.params, want),
       );
       if (scan === undefined || rows.length >= want) return { rows };
       // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
       const read_ = store
         .statement(`SELECT count(*) AS n, min(milli) AS milli FROM (${walkSql(after)})`)
-        .get(...walkParams(term, asOf, after, scan)) as {
+        .get(...walkParams(term, asOf, after, scan, weight)) as {
         n: number;
         milli: number | null;
       };
       if (Number(read_.n) < scan) return { rows };
       const last = store
         .statement(`SELECT listing_id FROM (${walkSql(after)}) WHERE milli = ? ORDER BY listing_id DESC LIMIT 1`)
-        .get(...walkParams(term, asOf, after, scan), read_.milli) as { listing_id: number };
-      return { rows, edge: { listing_id: Number(last.listing_id), rank: 1_000_000 + Number(read_.milli) } };
+        .get(...walkParams(term, asOf, after, scan, weight), read_.milli) as { listing_id: number };
+      return { rows, edge: { listing_id: Number(last.listing_id), rank: weight * (PRESENCE + Number(read_.milli)) } };
     },
     rankTerms(read) {
-      const { terms, asOf, after, want, window } = read;
+      const { terms, weights, asOf, after, want, window } = read;
       const filter = rowFilter(read);
       const keyset = keysetAfter(after);
+      const weighted = terms.flatMap((term, i) => [term, weights[i]!]);
       if (window === undefined)
         return ranked(
           store
             .statement(
-              `WITH matches AS MATERIALIZED (
-                 SELECT t.listing_id AS listing_id, ${rankSql('t')} AS rank
-                 FROM search_terms t ${filter.join}
+              `WITH ${weightsSql(terms.length)}, matches AS MATERIALIZED (
+                 SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
+                 FROM search_terms t JOIN k ON k.term = t.term ${filter.join}
                  WHERE t.term IN (${list(terms.length)}) AND ${SNAPSHOT} AND ${filter.where}
                  GROUP BY t.rev
                )
-               SELECT listing_id, rank FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+               SELECT listing_id, rank, keys FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
             )
-            .all(...terms, asOf, asOf, ...filter.params, ...keyset.params, want),
+            .all(...weighted, ...terms, asOf, asOf, ...filter.params, ...keyset.params, want),
         );
       // The window: the listings among each term's first `window` rows, ranked exactly over every term: from the window's
       // own rows when they hold every term, else by a key lookup per term.
@@ -110,18 +125,17 @@ export function textIndex(store: SearchSource): TextIndex {
       return ranked(
         store
           .statement(
-            `WITH w AS MATERIALIZED (${firstRows}),
-             c AS MATERIALIZED (SELECT rev, listing_id, count(*) AS n, sum(score) AS score FROM w GROUP BY rev),
+            `WITH ${weightsSql(terms.length)}, c AS MATERIALIZED (${firstRows}),
              matches AS MATERIALIZED (
-               SELECT t.listing_id AS listing_id, CASE WHEN t.n = ? THEN ${rankOfSql('t.n', 't.score')}
-                 ELSE (SELECT ${rankSql('o')} FROM search_terms o WHERE o.term IN (${list(terms.length)}) AND o.rev = t.rev) END AS rank
-               FROM c t ${filter.join} WHERE ${filter.where}
+               SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
+               FROM c JOIN search_terms t ON t.rev = c.rev AND t.term IN (${list(terms.length)}) JOIN k ON k.term = t.term ${filter.join}
+               WHERE ${filter.where} GROUP BY t.rev
              )
-             SELECT listing_id, rank FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+             SELECT listing_id, rank, keys FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
           )
           .all(
+            ...weighted,
             ...terms.flatMap((term) => walkParams(term, asOf, undefined, window)),
-            terms.length,
             ...terms,
             ...filter.params,
             ...keyset.params,

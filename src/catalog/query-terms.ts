@@ -1,0 +1,132 @@
+/**
+ * What a query asks for, as the rank weighs it (docs/CATALOG.md "Ranking"):
+ *
+ *   - its words (term-budget.ts distinctTerms), less its function words: the English stop words
+ *     of the `stopword` package and the words agents frame a request with ("find", "api",
+ *     "service", …), REQUEST_WORDS. A query of function words only searches its request words;
+ *     one of stop words only searches nothing. The catalog's own function words (held by more
+ *     than FUNCTION_WORD_SHARE of its listings) are searched but weigh little (IDF below) and
+ *     come after every other word in the budget (term-budget.ts);
+ *   - each word's stem (`~stem`, terms.ts), the unit the search budget chooses among;
+ *   - the keys a searched stem is matched by, each with its weight:
+ *       exact: the query's own word, weight EXACT × idf;
+ *       stem: any form of it, weight STEM × idf (a listing holding the exact word holds both);
+ *       related: the stems of its related words (related-words.ts), weight RELATED × the related
+ *       stem's own idf, at most the word's;
+ *     with idf = ln(1 + (N − n + 0.5)/(n + 0.5)), BM25's, N the catalog's listings and n the rows
+ *     of the key at the page's snapshot (counted up to IDF_COUNT_CAP).
+ *
+ *   rank(listing) = Σ_key weight(key) × (PRESENCE + milli(key, listing))
+ *
+ * where milli is the key's field-weighted, saturating score × 1000 (terms.ts), so holding a word
+ * counts most, where it is held orders those alike, and a rare word outweighs common ones. The
+ * weights are integers, so both stores sum them exactly; a cursor carries them (search.ts `w`), so
+ * ranks do not move between the pages of a walk.
+ */
+import { eng as ENGLISH_STOP_WORDS } from 'stopword';
+import { relatedWords } from './related-words.ts';
+import { stemKey } from './terms.ts';
+
+/**
+ * Words an agent frames a request with that say nothing of the service it wants (a catalog of
+ * paid APIs: every listing is an "api", a "service" someone may "find" and "use"). Searched only
+ * when a query holds nothing else.
+ */
+export const REQUEST_WORDS: ReadonlySet<string> = new Set(
+  (
+    'api apis service services endpoint endpoints tool tools find finding search looking look need needs want wants ' +
+    'please thanks thank hello hi hey help use using call calling able kindly something anything return returns get ' +
+    'give show tell provide provides let know just really good best also would could via without'
+  ).split(' '),
+);
+const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
+
+/** Key weights per kind, per unit of idf (× 1000 so weights are integers). */
+export const EXACT = 500;
+export const STEM = 1000;
+export const RELATED = 300;
+/** What holding a key counts, against its field score × 1000 (at most about 10,000: terms.ts). */
+export const PRESENCE = 10_000;
+/** A key's rows are counted up to this many for its idf: past it every key weighs as it would there. */
+export const IDF_COUNT_CAP = 1024;
+
+export type KeyKind = 'exact' | 'stem' | 'related';
+
+/** A key the search matches with its weight; `of`: the searched stem it serves. */
+export interface WeightedKey {
+  key: string;
+  kind: KeyKind;
+  of: string;
+  weight: number;
+}
+
+/** A query's words split: those it searches (content words, else request words) and its stop words. */
+export function contentWords(words: readonly string[]): string[] {
+  const content = words.filter((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w));
+  return content.length > 0 ? content : words.filter((w) => !STOP_WORDS.has(w));
+}
+
+export const isFunctionWord = (word: string): boolean => STOP_WORDS.has(word) || REQUEST_WORDS.has(word);
+
+/** The distinct stems of the searched words, in query order (the budget's units), and the words of each. */
+export function stemsOf(words: readonly string[]): { stems: string[]; wordsOf: Map<string, string[]> } {
+  const wordsOf = new Map<string, string[]>();
+  for (const word of words) {
+    const key = stemKey(word);
+    wordsOf.set(key, [...(wordsOf.get(key) ?? []), word]);
+  }
+  return { stems: [...wordsOf.keys()], wordsOf };
+}
+
+/** Every key the searched stems are matched by, before weighing: exact words, stems, related stems. */
+export function candidateKeys(stems: readonly string[], wordsOf: ReadonlyMap<string, string[]>): Array<Omit<WeightedKey, 'weight'>> {
+  const out: Array<Omit<WeightedKey, 'weight'>> = [];
+  const seen = new Set<string>();
+  const add = (key: string, kind: KeyKind, of: string) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ key, kind, of });
+  };
+  for (const stem of stems) {
+    add(stem, 'stem', stem);
+    for (const word of wordsOf.get(stem) ?? []) add(word, 'exact', stem);
+  }
+  // Related stems after every word's own keys: a related word never displaces a searched word's key.
+  for (const stem of stems)
+    for (const word of wordsOf.get(stem) ?? [])
+      for (const related of relatedWords(word)) if (!isFunctionWord(related)) add(stemKey(related), 'related', stem);
+  return out;
+}
+
+/** BM25's idf of a key held by `n` of `listings` listings. */
+export const idf = (n: number, listings: number): number => Math.log(1 + (Math.max(listings, n) - n + 0.5) / (n + 0.5));
+
+/**
+ * The keys' weights from their rows at the snapshot (`rows`, each up to IDF_COUNT_CAP) and the
+ * catalog's listings; a key without rows weighs 0 (it is not searched). `budget`: related keys are
+ * kept while every kept key's rows total at most it (the words' own keys always).
+ */
+export function weighKeys(
+  keys: ReadonlyArray<Omit<WeightedKey, 'weight'>>,
+  rows: readonly number[],
+  listings: number,
+  budget: number,
+): number[] {
+  const stemIdf = new Map<string, number>();
+  keys.forEach((k, i) => {
+    if (k.kind === 'stem') stemIdf.set(k.key, idf(rows[i]!, listings));
+  });
+  let total = 0;
+  return keys.map((k, i) => {
+    const n = rows[i]!;
+    if (n === 0) return 0;
+    const own = stemIdf.get(k.of)!;
+    if (k.kind === 'related') {
+      if (total + n > budget) return 0;
+      total += n;
+      return Math.max(1, Math.round(RELATED * Math.min(own, idf(n, listings))));
+    }
+    total += n;
+    return Math.max(1, Math.round((k.kind === 'exact' ? EXACT : STEM) * own));
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * How well a search result answers its query (openapi.yaml SearchMatch, docs/CATALOG.md "Ranking"):
+ * each result says which query words it holds, how (the word itself, another form of it, a related
+ * word) and in which fields, and a score: the share of the query's informative weight it holds.
+ * The answer's `relevance` is its best result's, `none` when nothing relevant matched, so an agent
+ * can tell "no such service" from "a weak match".
+ */
+import type { ListingRow } from './listing.ts';
+import type { KeyKind, WeightedKey } from './query-terms.ts';
+import { STEM, idf } from './query-terms.ts';
+import { FUNCTION_WORD_SHARE } from './term-budget.ts';
+import { stemKey, tokenize } from './terms.ts';
+import type { RankedRow } from './search.ts';
+import type { components } from '../generated/openapi.ts';
+
+export type SearchedKey = WeightedKey;
+export type SearchMatch = components['schemas']['SearchMatch'];
+export type Relevance = SearchMatch['relevance'];
+
+/** A result holding at least this share of the query's informative weight is a strong match. */
+export const STRONG_SHARE = 0.35;
+/** Below this share a result holds too little of the query to answer it: `none`, an incidental match. */
+export const WEAK_SHARE = 0.15;
+/** How much a match of each kind counts of its word's weight. */
+const KIND_SHARE: Record<KeyKind, number> = { exact: 1, stem: 0.9, related: 0.4 };
+const KIND_ORDER: KeyKind[] = ['exact', 'stem', 'related'];
+
+type Field = SearchMatch['terms'][number]['fields'][number];
+
+/** The listing's text per field, tokenized (its parameter text is not on its row: a match found in no other field is there). */
+function fieldTokens(listing: ListingRow): Array<[Field, Set<string>]> {
+  const body = JSON.parse(listing.body) as { serviceName?: string; tags?: string[]; description?: string };
+  const keysOf = (text: string) => new Set(tokenize(text).flatMap((t) => [t, stemKey(t)]));
+  return [
+    ['serviceName', keysOf(body.serviceName ?? '')],
+    ['tags', keysOf((body.tags ?? []).join(' '))],
+    ['description', keysOf(body.description ?? '')],
+  ];
+}
+
+/**
+ * The match of a text result: per query word it holds, the best kind of key and the fields. `keys`:
+ * the searched keys; `stemIdf`: each content stem of the query with its idf (searched, left out by
+ * the budget, or found nowhere), the score's denominator; `listings`: the catalog's size, which
+ * tells a catalog function word (held by more than FUNCTION_WORD_SHARE of them).
+ */
+export function matchOf(
+  row: RankedRow,
+  keys: readonly SearchedKey[],
+  wordsOf: ReadonlyMap<string, string[]>,
+  stemIdf: ReadonlyMap<string, number>,
+  listings: number,
+  listing: ListingRow,
+): SearchMatch {
+  const held = new Set(row.keys ?? []);
+  const fields = fieldTokens(listing);
+  const informative = idf(Math.floor(listings * FUNCTION_WORD_SHARE), listings);
+  const terms: SearchMatch['terms'] = [];
+  let weight = 0;
+  let total = 0;
+  let holdsInformative = false;
+  for (const wordIdf of stemIdf.values()) total += wordIdf;
+  for (const stem of new Set(keys.map((k) => k.of))) {
+    const ofStem = keys.filter((k) => k.of === stem && held.has(k.key));
+    if (ofStem.length === 0) continue;
+    const kind = KIND_ORDER.find((kd) => ofStem.some((k) => k.kind === kd))!;
+    const wordIdf = stemIdf.get(stem) ?? 0;
+    weight += KIND_SHARE[kind] * wordIdf;
+    if (kind !== 'related' && (wordIdf >= informative || listings < 4)) holdsInformative = true;
+    const inFields = fields.filter(([, tokens]) => ofStem.some((k) => tokens.has(k.key))).map(([field]) => field);
+    terms.push({ term: wordsOf.get(stem)![0]!, match: kind, fields: inFields.length > 0 ? inFields : ['params'] });
+  }
+  const score = total > 0 ? Math.round((1000 * weight) / total) / 1000 : 0;
+  const relevance: Relevance = !holdsInformative || score < WEAK_SHARE ? 'none' : score >= STRONG_SHARE ? 'strong' : 'weak';
+  return { relevance, score, terms };
+}
+
+/** The idf of each content stem of a query: from its stem key's weight when searched, else from its rows (0: found nowhere). */
+export function stemWeights(
+  stems: readonly string[],
+  keys: readonly SearchedKey[],
+  dropped: ReadonlySet<string>,
+  listings: number,
+  capped: number,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const stem of stems) {
+    const key = keys.find((k) => k.key === stem && k.kind === 'stem');
+    out.set(stem, key ? key.weight / STEM : idf(dropped.has(stem) ? capped : 0, listings));
+  }
+  return out;
+}
+
+/** The match of a result found by its resource URL: the searched terms its URL holds. */
+export function urlMatchOf(resource: string, terms: readonly string[]): SearchMatch {
+  const lower = resource.toLowerCase();
+  const held = terms.filter((t) => lower.includes(t));
+  return { relevance: 'weak', score: 0, terms: held.map((term) => ({ term, match: 'exact' as const, fields: ['resource' as const] })) };
+}
+
+/** An answer's relevance: its best result's; `none` without results. */
+export function answerRelevance(resources: ReadonlyArray<{ match?: SearchMatch | undefined }>): Relevance {
+  const levels = resources.map((r) => r.match?.relevance ?? 'none');
+  return levels.includes('strong') ? 'strong' : levels.includes('weak') ? 'weak' : 'none';
+}
