@@ -100,6 +100,19 @@ async function legacyAnswer(sdk: ServerSdk, server: Server, request: Request, pa
   }
 }
 
+/** The revision a request without the 2026-07-28 envelope is answered in. */
+const LEGACY_REVISION = '2025-11-25';
+
+/** Whether a JSON-RPC message (or batch) carries MCP 2026-07-28's per-request envelope (`params._meta`) on every request. */
+function carriesEnvelope(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.every((m) => {
+    if (typeof m !== 'object' || m === null || !('method' in m)) return true; // responses and notifications' shapes aside
+    const params = (m as { params?: unknown }).params;
+    return typeof params === 'object' && params !== null && typeof (params as { _meta?: unknown })._meta === 'object';
+  });
+}
+
 export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware {
   // The factory is called with the Request the entry serves; its catalog port carries the caller.
   const ports = new WeakMap<Request, SearchPort>();
@@ -125,11 +138,14 @@ export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware
     const request = new Request(new URL(ctx.originalUrl, 'http://svc.invalid'), { method: 'POST', headers });
     const search = catalogSearchPort(catalog, requesterOf(ctx));
     let response: Response;
-    if (parsedBody !== undefined && !(await sdk.isLegacyRequest(request, parsedBody))) {
+    if (parsedBody !== undefined && !(await sdk.isLegacyRequest(request, parsedBody)) && carriesEnvelope(parsedBody)) {
       ports.set(request, search);
       response = await modern.fetch(request, { parsedBody });
     } else {
-      response = await legacyAnswer(sdk, createHostedDiscoveryServer(search, network), request, parsedBody);
+      // A request that names 2026-07-28 in its header but carries no `_meta` envelope is answered as the 2025-11-25
+      // request its body is, not refused: every message openapi.yaml's JsonRpcMessage admits gets an answer.
+      if (parsedBody !== undefined && !carriesEnvelope(parsedBody)) headers.set('mcp-protocol-version', LEGACY_REVISION);
+      response = await legacyAnswer(sdk, createHostedDiscoveryServer(search, network), new Request(request, { headers }), parsedBody);
     }
     const text = await response.text();
     if (text === '') {

@@ -2,7 +2,8 @@
  * A catalog written by an svc from before the one search engine (docs/CATALOG.md "Search") holds
  * structures the engine no longer reads: term signatures and sketches, revision share bounds and
  * common-term masks, chosen common terms, pair tops, the threshold walk's functions. Opening it
- * drops them (SQLite catalog migration 25, Postgres 35) and its search answers as before.
+ * drops them (SQLite catalog migration 26, Postgres 36; the migrations after them run again) and its search answers
+ * as before.
  */
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
@@ -59,7 +60,7 @@ describe('a catalog from before the one search engine', () => {
         CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, bit INTEGER NOT NULL);
         CREATE TABLE search_pair_tops (pair INTEGER, rev INTEGER, listing_id INTEGER, rank INTEGER);
         CREATE TABLE search_pair_bounds (pair INTEGER PRIMARY KEY, rank INTEGER, listing_id INTEGER);
-        PRAGMA user_version = ${SCHEMA_VERSION - 1};
+        PRAGMA user_version = ${SCHEMA_VERSION - 2};
       `);
       old.close();
       const store = new CatalogStore(t.dbPath);
@@ -107,7 +108,7 @@ describe('a catalog from before the one search engine', () => {
         CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev ASC);
         CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, term_bit INTEGER NOT NULL);
         CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE AS $$ SELECT 1::bigint $$;`);
-      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_MIGRATIONS.length - 1]);
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_MIGRATIONS.length - 2]);
       const store = await PostgresCatalogStore.open(databaseUrl);
       try {
         const columns = async (table: string) =>

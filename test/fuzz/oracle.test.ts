@@ -35,7 +35,7 @@ const req = (method: string, target: string, headers: Record<string, string> = {
 const health = { status: 'ok', x402Version: 2, network: 'stellar:testnet' };
 
 /** What every search answer says about its terms (openapi.yaml DiscoverySearchResponse). */
-const searched = { searchMethod: 'text', searchedTerms: ['a'], droppedTerms: [] };
+const searched = { searchMethod: 'text', searchedTerms: ['a'], droppedTerms: [], relevance: 'strong' };
 
 describe('checkExchange fails what the contract forbids', () => {
   it('accepts a conforming answer', () => {

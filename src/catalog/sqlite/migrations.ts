@@ -33,6 +33,7 @@
  * 26: the one search engine (search-engine.ts): drops the structures it does not read (term
  *    signatures and sketches, revision share bounds and common-term masks, chosen common terms,
  *    pair tops and bounds) from catalogs that hold them; the term index gets back its plain form.
+ * 27: the stem rows (terms.ts) of revisions written before stems were indexed.
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
