@@ -99,8 +99,8 @@ describe.each(BACKENDS)('discovery path counters on /metrics (%s)', (backend) =>
     expect([...list.keys()].sort()).toEqual(ofStore(LIST_PATHS));
   });
 
-  it('a one-term search counts one_term; a word only a URL holds, the URL search', async () => {
-    expect(await moved('/discovery/search?query=weather')).toEqual({ search: { one_term: 1 }, list: {} });
+  it('a one-word search counts aggregate (the word and its stem are two keys); a word only a URL holds, the URL search', async () => {
+    expect(await moved('/discovery/search?query=weather')).toEqual({ search: { aggregate: 1 }, list: {} });
     expect(await moved('/discovery/search?query=kestrel')).toEqual({ search: { url: 1 }, list: {} });
   });
 
