@@ -66,7 +66,7 @@ export const SERVICE_CODES = {
   svc_request_timeout: 'The request head or body did not arrive within the configured timeouts; the connection is closed.',
   svc_catalog_busy: 'The catalog is overloaded (queue full or deadline passed); retry shortly.',
   svc_catalog_unavailable:
-    'The catalog database cannot be used (it could not be opened, or its file was deleted, replaced or made read-only); GET /ready names the cause. Payments are unaffected.',
+    'The catalog database cannot be used (it could not be opened, its file was deleted, replaced or made read-only, or its PostgreSQL server cannot be reached); GET /ready names the cause. Payments are unaffected.',
   svc_payment_identifier_invalid:
     'The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.',
   svc_rate_limited:

@@ -1558,7 +1558,7 @@ export interface components {
          *     - `svc_internal_error`: The service failed; this says nothing about payment validity.
          *     - `svc_request_timeout`: The request head or body did not arrive within the configured timeouts; the connection is closed.
          *     - `svc_catalog_busy`: The catalog is overloaded (queue full or deadline passed); retry shortly.
-         *     - `svc_catalog_unavailable`: The catalog database cannot be used (it could not be opened, or its file was deleted, replaced or made read-only); GET /ready names the cause. Payments are unaffected.
+         *     - `svc_catalog_unavailable`: The catalog database cannot be used (it could not be opened, its file was deleted, replaced or made read-only, or its PostgreSQL server cannot be reached); GET /ready names the cause. Payments are unaffected.
          *     - `svc_payment_identifier_invalid`: The payment-identifier extension in paymentPayload.extensions is malformed (its info needs a boolean `required` and an id of 16-128 letters, digits, `-` or `_`); nothing was verified or submitted.
          *     - `svc_rate_limited`: Too many requests from this client to a rate-limited route (POST /mcp: MCP_RATE_PER_MINUTE; POST /verify and POST /settle: VERIFY_RATE_PER_MINUTE and SETTLE_RATE_PER_MINUTE when set); retry after Retry-After seconds.
          *     - `svc_origin_not_allowed`: The request's Origin is not in MCP_ALLOWED_ORIGINS, or (that unset) names another host than POST /mcp answers while svc listens on loopback or MCP_ALLOWED_HOSTS is set.

@@ -7,7 +7,7 @@
  * the first one's cursors. A store whose database is not there yet answers once it is. Catalog
  * migration 4 fills the term signatures of rows written before it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
@@ -139,6 +139,37 @@ describe('a database that is not there yet', () => {
       expect(await store.ownerOf('https://late.example.com/r', 'http', '')).toBe(PAY_TO_A);
     } finally {
       await store.end();
+    }
+  });
+});
+
+describe('a catalog whose database cannot be reached', () => {
+  it('answers discovery svc_catalog_unavailable (503) while it is missing, and serves once it exists (no restart)', async () => {
+    const late = lateDatabase();
+    const catalog = openCatalog({
+      dbPath: '/nonexistent/catalog.sqlite',
+      databaseUrl: late.url,
+      readDeadlineMs: 30_000,
+      logger: recordingLogger(),
+    });
+    try {
+      const refused = await catalog.search('weather', {}, { limit: 5 }).catch((err: unknown) => err);
+      expect(refused).toMatchObject({ code: 'svc_catalog_unavailable', status: 503 });
+      await late.create();
+      await expect(catalog.search('weather', {}, { limit: 5 })).resolves.toMatchObject({ resources: [] });
+      // Gone while it served (its connections ended with it): unavailable again, not an internal error.
+      const admin = openPool(inject('postgresUrl'), { max: 1 });
+      try {
+        await admin.query(`DROP DATABASE ${new URL(late.url).pathname.slice(1)} WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+      expect(await catalog.search('weather', {}, { limit: 5 }).catch((err: unknown) => err)).toMatchObject({
+        code: 'svc_catalog_unavailable',
+        status: 503,
+      });
+    } finally {
+      await catalog.close();
     }
   });
 });
