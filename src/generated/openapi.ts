@@ -1839,8 +1839,9 @@ export interface components {
          *     worker threads and payments go first, so this degrades discovery only, never /verify or
          *     /settle. Retry after a moment (`svc_catalog_busy`).
          *
-         *     Or the catalog database cannot be used: it could not be opened, or its file was deleted,
-         *     replaced or made read-only while svc ran (`svc_catalog_unavailable`). Payments go on without
+         *     Or the catalog database cannot be used: it could not be opened, its file was deleted,
+         *     replaced or made read-only while svc ran, or its PostgreSQL server cannot be reached
+         *     (`svc_catalog_unavailable`). Payments go on without
          *     listing; `GET /ready` names the cause, and discovery answers again once it is repaired.
          */
         DiscoveryBusy: {
