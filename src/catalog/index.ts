@@ -82,6 +82,18 @@ function refuseFilters(filters: DiscoveryFilters): void {
 /** The part of the reader queue one client may fill: a quarter. */
 const CLIENT_QUEUE_SHARE = 4;
 
+/**
+ * A failure to reach the catalog's database server: a socket error, or PostgreSQL's connection
+ * classes (08, server shutdown 57P01–57P03, the database missing 3D000). The catalog is then
+ * unavailable (503), not broken (500): the next request connects again.
+ */
+function unreachable(code: string | undefined): boolean {
+  if (code === undefined) return false;
+  return (
+    /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|EPIPE|EAI_AGAIN)$/.test(code) || /^(08...|57P0[1-3]|3D000)$/.test(code)
+  );
+}
+
 /** An error from a worker, as the class the HTTP layer and the tests know. */
 function asCatalogError(err: unknown): unknown {
   if (err instanceof CatalogOverloadError)
@@ -91,6 +103,8 @@ function asCatalogError(err: unknown): unknown {
     return new CatalogQueryError(e.code as CatalogQueryError['code'], e.message ?? '');
   if (e?.name === 'CatalogUnavailableError')
     return new CatalogQueryError('svc_catalog_unavailable', `The catalog cannot be used: ${e.message ?? 'unavailable'}.`);
+  if (unreachable(e?.code))
+    return new CatalogQueryError('svc_catalog_unavailable', 'The catalog database cannot be reached; retry shortly.');
   return err;
 }
 
