@@ -18,6 +18,13 @@ export type ListOnlyFilterName = (typeof LIST_ONLY_FILTER_NAMES)[number];
 /** Every filter value is an exact, non-blank string. */
 export type DiscoveryFilters = { [name in FilterName | ListOnlyFilterName]?: string };
 
+/**
+ * Whether a filter value holds U+0000: no stored value does (ingest refuses control characters where a filter could
+ * match), so such a filter matches nothing, on both stores (PostgreSQL text cannot even hold it).
+ */
+export const holdsNul = (filters: DiscoveryFilters): boolean =>
+  Object.values(filters).some((value) => typeof value === 'string' && value.includes('\u0000'));
+
 /** The longest maxAmount accepted (openapi.yaml MaxAmountFilter): more digits than any i128. */
 export const MAX_AMOUNT_DIGITS = 40;
 

@@ -49,6 +49,7 @@ import { queryLimitViolation } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
+import { holdsNul } from '../filters.ts';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -150,9 +151,6 @@ function* counted(choice: Generator<CountRequest, TermChoice, number[]>): Engine
   }
   return next.value;
 }
-
-/** A filter that can match nothing (a U+0000 in any value: no stored value holds one). */
-const holdsNul = (filters: DiscoveryFilters): boolean => Object.values(filters).some((v) => typeof v === 'string' && v.includes('\u0000'));
 
 /** The page of a search (the engine). */
 export function* searchPage(request: SearchRequest): Engine<SearchPage> {

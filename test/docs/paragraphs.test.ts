@@ -4,24 +4,16 @@
  * prints after every run (test/helpers/longest-files.ts), never a failure: no paragraph is split to fit a number.
  * These tests hold the counter the alarm uses.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { blocks } from './paragraphs.ts';
+import { DOC_BLOCK_WORDS, docFiles } from '../helpers/longest-files.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const MAX_WORDS = 200;
-
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return markdownFiles(path);
-    return entry.name.endsWith('.md') ? [path] : [];
-  });
-}
 
 describe('docs', () => {
-  const files = [join(ROOT, 'README.md'), ...markdownFiles(join(ROOT, 'docs'))];
+  const files = docFiles();
 
   it('reads every doc', () => {
     expect(files.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(['README.md', 'docs/CATALOG.md', 'docs/BENCHMARKS.md']));
@@ -57,6 +49,6 @@ describe('blocks (the counter itself)', () => {
   });
 
   it('finds a block over the limit', () => {
-    expect(blocks(`intro\n\n${words(201)}\n`).filter((b) => b.words > MAX_WORDS)).toHaveLength(1);
+    expect(blocks(`intro\n\n${words(201)}\n`).filter((b) => b.words > DOC_BLOCK_WORDS)).toHaveLength(1);
   });
 });

@@ -11,14 +11,17 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Every TypeScript file under `dir` (the dependency test reads the same files). */
-export function sourceFiles(dir: string): string[] {
+/** Every file under `dir` whose name ends with `ending` (TypeScript unless said: the dependency test reads the same files). */
+export function sourceFiles(dir: string, ending = '.ts'): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
+    if (entry.isDirectory()) return sourceFiles(path, ending);
+    return entry.name.endsWith(ending) ? [path] : [];
   });
 }
+
+/** README.md and every doc under docs/. */
+export const docFiles = (): string[] => [join(ROOT, 'README.md'), ...sourceFiles(join(ROOT, 'docs'), '.md')];
 
 /** The `n` longest source files of src/, longest first, with their lines. */
 export function longestSourceFiles(n = 5): Array<{ file: string; lines: number }> {
@@ -36,13 +39,7 @@ export const BENCHMARKS_LINES = 650;
 
 /** README.md's and docs/'s blocks over DOC_BLOCK_WORDS, and docs/BENCHMARKS.md when past BENCHMARKS_LINES. */
 export function longDocs(): string[] {
-  const markdown = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return markdown(path);
-      return entry.name.endsWith('.md') ? [path] : [];
-    });
-  const long = [join(ROOT, 'README.md'), ...markdown(join(ROOT, 'docs'))].flatMap((file) =>
+  const long = docFiles().flatMap((file) =>
     blocks(readFileSync(file, 'utf8'))
       .filter((b) => b.words > DOC_BLOCK_WORDS)
       .map((b) => `${relative(ROOT, file)}:${b.line} ${b.words} words`),

@@ -18,14 +18,6 @@ export function parameters(): { values: unknown[]; p: (value: unknown) => string
   return { values, p: (value) => `$${values.push(value)}` };
 }
 
-/**
- * PostgreSQL text cannot hold U+0000 (the query itself would fail), and no stored value has one
- * (ingest refuses control characters where a filter could match): such a filter matches nothing,
- * as on SQLite.
- */
-export const holdsNul = (filters: DiscoveryFilters): boolean =>
-  Object.values(filters).some((value) => typeof value === 'string' && value.includes('\u0000'));
-
 /** A listings row as pg returns it (bigint ids come back as strings). */
 export type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
 
