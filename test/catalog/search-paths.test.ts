@@ -13,6 +13,10 @@ import { takenPaths } from '../../src/catalog/query-paths.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
+import { textIndex as sqliteTextIndex } from '../../src/catalog/sqlite/search.ts';
+import { textIndex as postgresTextIndex } from '../../src/catalog/postgres/search.ts';
+import { openPool } from '../../src/db/postgres.ts';
+import type { TextIndex } from '../../src/catalog/search-engine.ts';
 
 type Search = (query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) => Promise<SearchPage>;
 const LISTINGS = 160;
@@ -93,6 +97,41 @@ describe.each(BACKENDS)('the bounded paths (%s)', (backend) => {
     // The window holds fewer than every match, and the walk says so before it ends.
     expect(walked.length).toBeLessThan(all.length);
     expect(pages.some((p) => p.searchMethod === 'text_partial' && p.partialResults)).toBe(true);
+  });
+
+  it('the window ranks its listings exactly: a listing in several keys’ windows counts once, in the exact order', async () => {
+    for (const query of ['weather data', 'forecasting weather', 'data']) {
+      const walked = resources(await walk(bounded.search, query, {}, 7));
+      const order = resources(await walk(exact.search, query, {}, 50));
+      // The window's listings come in the order the exact ranking gives them.
+      expect(walked.length).toBeGreaterThan(0);
+      expect(walked).toEqual(order.filter((r) => walked.includes(r)));
+    }
+  });
+
+  it('a window ranks each of its listings as every row of the keys would, once however many windows hold it', async () => {
+    const pool = backend === 'Postgres' ? openPool(t.databaseUrl!, { max: 1 }) : undefined;
+    const sqlite = backend === 'SQLite' ? new CatalogStore(t.dbPath) : undefined;
+    try {
+      const index: TextIndex = pool ? postgresTextIndex(pool) : sqliteTextIndex(sqlite!);
+      const asOf = await index.currentSeq();
+      // A word's exact and stem keys hold the same listings: each listing of the windows is in two at least.
+      const read = {
+        asOf,
+        filters: {},
+        after: undefined,
+        want: 1000,
+        terms: ['weather', '~weather', 'data', '~data'],
+        weights: [7, 5, 3, 2],
+      };
+      const all = new Map((await index.rankTerms(read)).map((r) => [r.listing_id, r.rank]));
+      const windowed = await index.rankTerms({ ...read, window: 6 });
+      expect(windowed.length).toBeGreaterThan(6);
+      for (const row of windowed) expect([row.listing_id, row.rank]).toEqual([row.listing_id, all.get(row.listing_id)]);
+    } finally {
+      await pool?.end();
+      sqlite?.close();
+    }
   });
 
   it('under a filter the window keeps to it: only the filtered listings, each once', async () => {

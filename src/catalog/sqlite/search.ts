@@ -119,16 +119,17 @@ export function textIndex(store: SearchSource): TextIndex {
             )
             .all(...weighted, ...terms, asOf, asOf, ...filter.params, ...keyset.params, want),
         );
-      // The window: the listings among each term's first `window` rows, ranked exactly over every term: from the window's
-      // own rows when they hold every term, else by a key lookup per term.
-      const firstRows = terms.map(() => `SELECT * FROM (${walkSql(undefined)})`).join(' UNION ALL ');
+      // The window: the revisions among each term's first `window` rows, each once (a listing is in several terms' windows:
+      // a word's exact and stem keys hold the same listings), ranked exactly over every term by a primary-key read per
+      // revision and term. CROSS JOIN keeps that order: SQLite's planner would otherwise read each term's every row.
+      const firstRows = terms.map(() => `SELECT rev FROM (${walkSql(undefined)})`).join(' UNION ');
       return ranked(
         store
           .statement(
             `WITH ${weightsSql(terms.length)}, c AS MATERIALIZED (${firstRows}),
              matches AS MATERIALIZED (
                SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
-               FROM c JOIN search_terms t ON t.rev = c.rev AND t.term IN (${list(terms.length)}) JOIN k ON k.term = t.term ${filter.join}
+               FROM c CROSS JOIN k CROSS JOIN search_terms t ON t.term = k.term AND t.rev = c.rev ${filter.join}
                WHERE ${filter.where} GROUP BY t.rev
              )
              SELECT listing_id, rank, keys FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
@@ -136,7 +137,6 @@ export function textIndex(store: SearchSource): TextIndex {
           .all(
             ...weighted,
             ...terms.flatMap((term) => walkParams(term, asOf, undefined, window)),
-            ...terms,
             ...filter.params,
             ...keyset.params,
             want,
