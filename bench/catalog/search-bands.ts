@@ -7,7 +7,8 @@
  * no fixed query set can be tuned for. Each side is its own `dist/main.js` process (this checkout
  * and a baseline build, bench/baseline-build.ts) on its own copy of one seeded catalog file, measured
  * with the same client at one connection, alternating sides per row, the same queries for both. A
- * baseline answer other than 200 (it refuses more than 8 terms) is reported as such.
+ * baseline answer other than 200 (it refuses more than 8 terms) is reported as such. A last table gives this checkout's
+ * times by the path that served each query (its /metrics path counters read before and after it, untimed).
  *
  *   npm run build && npm run bench -- search-bands --db FILE [--before COMMIT] [--requests 40] [--seed N]
  *       [--db-before FILE2]   (1M: each side on its own file as it is, not a copy: this checkout on FILE, the
@@ -85,6 +86,14 @@ try {
     `\n| band | words | ${sides.map((s) => `${s.name} p50 / p95 ms`).join(' | ')}${sides.length > 1 ? ' | ratio p95' : ''} | searched (first query) |`,
   );
   out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | ---' : ''} | --- |`);
+  // The path that served each of this checkout's queries (svc_catalog_search_path_total before and after it), and its times.
+  const byPath = new Map<string, number[]>();
+  const pathCounts = async (port: number) => {
+    const text = (await request(port, 'GET', '/metrics')).text;
+    return new Map(
+      [...text.matchAll(/^svc_catalog_search_path_total\{[^}]*path="([a-z_]+)"[^}]*\} (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
+    );
+  };
   for (const band of [...Object.keys(BANDS), 'natural']) {
     for (const n of lengths) {
       const rand = rng(seed ^ (n * 7919) ^ band.length);
@@ -95,10 +104,19 @@ try {
       for (const side of sides) {
         const times: number[] = [];
         const statuses = new Map<number, number>();
+        const mine = side === sides.at(-1);
         for (const q of queries) {
+          const counts = mine ? await pathCounts(side.port) : undefined;
           const started = performance.now();
           const res = await request(side.port, 'GET', `/discovery/search?query=${encodeURIComponent(q)}&limit=20`);
-          times.push(performance.now() - started);
+          const ms = performance.now() - started;
+          times.push(ms);
+          if (counts) {
+            const after = await pathCounts(side.port);
+            const paths = [...after].filter(([path, n]) => n > (counts.get(path) ?? 0)).map(([path]) => path);
+            const served = paths.join('+') || 'none';
+            byPath.set(served, [...(byPath.get(served) ?? []), ms]);
+          }
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           if (side === sides.at(-1) && !searched && res.status === 200) {
             const body = JSON.parse(res.text) as { searchMethod?: string; searchedTerms?: string[] };
@@ -117,6 +135,9 @@ try {
       out(`| ${band} | ${n} | ${cells.join(' | ')}${ratio} | ${searched} |`);
     }
   }
+  out(`\n| path (this checkout) | queries | p50 / p95 / max ms |\n| --- | --- | --- |`);
+  for (const [path, times] of [...byPath].sort((a, b) => b[1].length - a[1].length))
+    out(`| ${path} | ${times.length} | ${fmt(pct(times, 50))} / ${fmt(pct(times, 95))} / ${fmt(Math.max(...times))} |`);
 } finally {
   await stopServers(...processes);
 }
