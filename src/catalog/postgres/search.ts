@@ -112,17 +112,21 @@ export function textIndex(db: Db): TextIndex {
       const { p } = params;
       const weighed = `unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) AS k(term, w)`;
       const filter = rowFilter(read, params);
-      // Every row of the terms, or (the window) the listings among each term's first `window` rows, ranked over every term.
+      // Every row of the terms, or (the window) the revisions among each term's first `window` rows, each once, ranked over
+      // every term by a primary-key read per revision and term: a LATERAL subquery that OFFSET 0 keeps from being pulled
+      // up, where the planner would otherwise read each term's every row and join them by hash.
       const from =
         window === undefined
           ? `search_terms t JOIN ${weighed} ON k.term = t.term ${filter.join}
              WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where}`
           : `(${terms.map((term) => `SELECT w.rev FROM (${walkSql(term, asOf, undefined, window, params)}) w`).join(' UNION ')}) c
-             JOIN search_terms t ON t.rev = c.rev AND t.term = ANY(${p(terms)}::text[]) JOIN ${weighed} ON k.term = t.term
-             ${filter.join} WHERE ${filter.where}`;
+             CROSS JOIN LATERAL (
+               SELECT t.rev, t.listing_id, t.term, t.milli, k.w FROM ${weighed} JOIN search_terms t ON t.term = k.term AND t.rev = c.rev OFFSET 0
+             ) t ${filter.join} WHERE ${filter.where}`;
       return query(
         `WITH matches AS MATERIALIZED (
-           SELECT t.listing_id, ${rankSql('t', 'k')} AS rank, string_agg(t.term, ' ') AS keys FROM ${from} GROUP BY t.rev, t.listing_id
+           SELECT t.listing_id, ${rankSql('t', window === undefined ? 'k' : 't')} AS rank, string_agg(t.term, ' ') AS keys
+           FROM ${from} GROUP BY t.rev, t.listing_id
          )
          SELECT listing_id, rank, keys FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
         params,
