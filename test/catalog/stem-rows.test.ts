@@ -8,6 +8,7 @@ import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
+import { addDueStemRows } from '../../src/catalog/postgres/revisions.ts';
 import { ASSET, storeDraft, tempDir } from './fixtures.ts';
 
 const at = new Date('2026-01-01T00:00:00Z');
@@ -60,6 +61,19 @@ describe.each(BACKENDS)('%s', (backend) => {
         expect((await again.query(STEMS)).rows).toEqual(written);
         const page = await store.search('forecasting', {}, { limit: 5 }, at, DISCOVERY_X402_VERSION);
         expect(page.resources).toHaveLength(1);
+        // In batches (one revision each here), each committed with the next revision due in the mark: a pass stopped
+        // after its first batch goes on from the mark, and the revisions before it are not read again.
+        const revs = [...new Set(written.map((r: { rev: string }) => Number(r.rev)))].sort((a, b) => a - b);
+        await again.query(
+          "DELETE FROM search_terms WHERE term LIKE '~%'; INSERT INTO catalog_meta (key, value) VALUES ('stem_rows_due', '1')",
+        );
+        await addDueStemRows(again, 1);
+        expect((await again.query(STEMS)).rows).toEqual(written);
+        await again.query("DELETE FROM search_terms WHERE term LIKE '~%'");
+        await again.query("INSERT INTO catalog_meta (key, value) VALUES ('stem_rows_due', $1)", [String(revs[1])]);
+        await addDueStemRows(again, 1);
+        expect((await again.query(STEMS)).rows).toEqual(written.filter((r: { rev: string }) => Number(r.rev) >= revs[1]!));
+        expect((await again.query("SELECT 1 FROM catalog_meta WHERE key = 'stem_rows_due'")).rows).toEqual([]);
       } finally {
         await store.end();
       }
