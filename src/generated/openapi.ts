@@ -2571,7 +2571,9 @@ export interface operations {
              *     `search_resources`, a tool result whose `structuredContent` is `{hits, nextCursor,
              *     partialResults, searchMethod, searchedTerms, droppedTerms, relevance}`, each hit with
              *     its `match`, or, with `isError`, `{errorCode, reason}`; docs/MCP.md) or a JSON-RPC
-             *     `error` (unknown method, unknown tool, invalid params).
+             *     `error` (unknown method, unknown tool, invalid params). At most 4 MiB, as every discovery
+             *     answer: a search whose hits would weigh more answers the first that fit, with
+             *     `partialResults` true and a `nextCursor` continuing after them.
              */
             200: {
                 headers: {
