@@ -585,8 +585,9 @@ export interface paths {
         /**
          * API reference page
          * @description This document rendered for people (Scalar, served from svc's own npm dependency: no CDN,
-         *     works offline). The page loads `/docs/api-reference.js` and `/openapi.yaml` and nothing else;
-         *     its Content-Security-Policy allows svc's own origin only.
+         *     works offline). The page loads `/docs/api-reference.js` and `/docs/openapi.json` (this
+         *     document with examples from the catalog) and nothing else; its Content-Security-Policy
+         *     allows svc's own origin only.
          */
         get: operations["getApiReference"];
         put?: never;
@@ -609,6 +610,30 @@ export interface paths {
          * @description The browser bundle of `@scalar/api-reference` that /docs loads, as installed with svc.
          */
         get: operations["getApiReferenceScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The document the API reference page reads
+         * @description This document as JSON, as /docs renders it: the same operations, schemas and examples but
+         *     one, GET /discovery/merchant's `payTo` example, which names the seller of the catalog's
+         *     newest listing (the document's own example when the catalog has none or is unavailable),
+         *     so that the page's Test Request finds that seller's listings. It follows the catalog
+         *     (`Cache-Control: no-cache`). Generated clients and tools read GET /openapi.yaml, verbatim.
+         */
+        get: operations["getApiReferenceDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3330,6 +3355,33 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiReferenceDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1.0 document, as JSON, with that example. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description `no-cache`: the example follows the catalog. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
                 };
             };
             400: components["responses"]["RequestUnparseable"];
