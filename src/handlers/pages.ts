@@ -137,13 +137,18 @@ function withMerchantExample(document: OpenApiDocument, payTo: string): OpenApiD
  */
 export function apiReferenceDocumentHandler(yaml: string, catalog: CatalogPort): SvcMiddleware {
   let document: OpenApiDocument | undefined;
+  // The last text served, by seller: the 200 KB document is not serialized again on the thread that answers payments.
+  let last: { payTo: string | undefined; text: string } | undefined;
   return async (ctx: SvcContext) => {
-    document ??= parseDocument(yaml) as OpenApiDocument;
     const payTo = await newestSeller(catalog, ctx);
+    if (last === undefined || last.payTo !== payTo) {
+      document ??= parseDocument(yaml) as OpenApiDocument;
+      last = { payTo, text: JSON.stringify(payTo === undefined ? document : withMerchantExample(document, payTo)) };
+    }
     ctx.status = 200;
     ctx.set('Cache-Control', 'no-cache');
     ctx.type = 'application/json';
-    ctx.body = JSON.stringify(payTo === undefined ? document : withMerchantExample(document, payTo));
+    ctx.body = last.text;
   };
 }
 
