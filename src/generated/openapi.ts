@@ -328,10 +328,11 @@ export interface paths {
          *     notification or a response is answered 202 without a body. `GET` and `DELETE` (the
          *     server-to-client stream and the end of a session) are 405 with `Allow: POST, OPTIONS`.
          *
-         *     The request must send `Content-Type: application/json` (else 415). An `Accept` that names
-         *     media types must list both `application/json` and `text/event-stream` (else 406), as the
-         *     MCP streamable HTTP transport requires of clients; no `Accept`, or `*\/*`, accepts the JSON
-         *     answer. Both refusals are JSON-RPC error bodies. A JSON body is
+         *     The request must send `Content-Type: application/json` (else 415). The answer is always
+         *     JSON, so an `Accept` that takes `application/json` (that type, `application/*` or `*\/*`
+         *     at a weight above 0), or none, is served; one that does not, e.g. `text/event-stream`
+         *     alone, is 406. (MCP clients list both `application/json` and `text/event-stream`, as the
+         *     streamable HTTP transport requires of them.) Both refusals are JSON-RPC error bodies. A JSON body is
          *     checked first: not one JSON-RPC 2.0 message of the form below, or an unsupported
          *     `MCP-Protocol-Version`, is 400 `svc_malformed_request_body`; over 256 KiB is 413.
          *
@@ -2640,7 +2641,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["OriginNotAllowed"];
-            /** @description `Accept` names media types but not both `application/json` and `text/event-stream` (a JSON-RPC error body). */
+            /** @description `Accept` does not take `application/json` (a JSON-RPC error body). */
             406: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];

@@ -248,4 +248,35 @@ describe('GET /docs', () => {
     },
     120_000,
   );
+
+  // Scalar sends `Accept: application/json` and the first body example: the search.
+  it('Test Request on POST /mcp sends its search example and answers the catalog’s listings', async () => {
+    expect(reference, 'the page the rendering test loaded').toBeDefined();
+    const { page, requests, problems } = reference!;
+    await page.keyboard.press('Escape');
+    const operation = page.locator('[id$="/POST/mcp"]');
+    await operation.waitFor({ timeout: 30_000 });
+    await operation.scrollIntoViewIfNeeded();
+    await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
+    const send = page.getByRole('button', { name: /Send post request to/ });
+    await send.waitFor({ timeout: 30_000 });
+    const answers: string[] = [];
+    const onResponse = async (r: import('playwright-core').Response) => {
+      if (r.url() === `${server.url}/mcp` && r.request().method() === 'POST') answers.push(await r.text());
+    };
+    page.on('response', onResponse);
+    try {
+      await send.click();
+      await expect.poll(() => answers.length, { timeout: 30_000 }).toBeGreaterThan(0);
+    } finally {
+      page.off('response', onResponse);
+    }
+    const hits = (JSON.parse(answers[0]!) as { result?: { structuredContent?: { hits?: { resource: string }[] } } }).result
+      ?.structuredContent?.hits;
+    expect(hits ?? [], answers[0]!.slice(0, 300)).not.toHaveLength(0);
+    await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toContain(hits![0]!.resource);
+    await page.screenshot({ path: artifact('docs-test-request-mcp.png') });
+    expect(foreign(requests)).toEqual([]);
+    expect(problems.filter((p) => !/because the document's frame is sandboxed/.test(p))).toEqual([]);
+  }, 120_000);
 });
