@@ -106,6 +106,21 @@ describe('GET /docs', () => {
     requests
       .map((r) => r.slice(r.indexOf(' ') + 1))
       .filter((u) => !u.startsWith(server.url) && !u.startsWith('data:') && !u.startsWith('blob:'));
+  /**
+   * Opens the request client of the operation whose id ends with `id` (another open one closed
+   * first) and returns its Send button. Scalar renders an operation's request example once it
+   * scrolls into view.
+   */
+  const openTestRequest = async (page: Page, id: string, method: 'get' | 'post') => {
+    await page.keyboard.press('Escape');
+    const operation = page.locator(`[id$="${id}"]`);
+    await operation.waitFor({ timeout: 30_000 });
+    await operation.scrollIntoViewIfNeeded();
+    await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
+    const send = page.getByRole('button', { name: new RegExp(`Send ${method} request to`) });
+    await send.waitFor({ timeout: 30_000 });
+    return send;
+  };
 
   it('renders every operation in Chromium, offline: no request leaves svc, no CSP violation, no page error', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -142,14 +157,8 @@ describe('GET /docs', () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(reference, 'the page the rendering test loaded').toBeDefined();
     const { page, requests, problems } = reference!;
-    const operation = page.locator('[id$="/GET/supported"]');
-    await operation.waitFor({ timeout: 30_000 });
-    // Scalar renders an operation's request example once it scrolls into view.
-    await operation.scrollIntoViewIfNeeded();
-    await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
+    const send = await openTestRequest(page, '/GET/supported', 'get');
     // The request client shows the address it will call: this svc's origin, no {host}:{port} template.
-    const send = page.getByRole('button', { name: /Send get request to/ });
-    await send.waitFor({ timeout: 30_000 });
     expect(await send.innerText()).toContain(`Send get request to ${server.url}/`);
     await send.click();
     await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toMatch(/\b200 OK\b/);
@@ -165,15 +174,7 @@ describe('GET /docs', () => {
   it('Test Request on GET / previews the explorer page (HTML) in its frame, without a CSP violation', async () => {
     expect(reference, 'the page the rendering test loaded').toBeDefined();
     const { page, problems } = reference!;
-    // The request client of GET /supported is still open: close it first.
-    await page.keyboard.press('Escape');
-    const operation = page.locator('[id$="/GET/"]');
-    await operation.waitFor({ timeout: 30_000 });
-    await operation.scrollIntoViewIfNeeded();
-    await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
-    const send = page.getByRole('button', { name: /Send get request to/ });
-    await send.waitFor({ timeout: 30_000 });
-    await send.click();
+    await (await openTestRequest(page, '/GET/', 'get')).click();
     await expect.poll(() => page.locator('body').innerText(), { timeout: 30_000 }).toMatch(/\b200 OK\b/);
     // Scalar previews the HTML answer in a sandboxed frame of a blob: URL: it shows the explorer's
     // page, not Chromium's error page for a frame the CSP refused.
@@ -211,13 +212,7 @@ describe('GET /docs', () => {
     async (id, path) => {
       expect(reference, 'the page the rendering test loaded').toBeDefined();
       const { page, requests, problems } = reference!;
-      await page.keyboard.press('Escape');
-      const operation = page.locator(`[id$="${id}"]`);
-      await operation.waitFor({ timeout: 30_000 });
-      await operation.scrollIntoViewIfNeeded();
-      await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
-      const send = page.getByRole('button', { name: /Send get request to/ });
-      await send.waitFor({ timeout: 30_000 });
+      const send = await openTestRequest(page, id, 'get');
       const before = requests.length;
       await send.click();
       await expect
@@ -253,13 +248,7 @@ describe('GET /docs', () => {
   it('Test Request on POST /mcp sends its search example and answers the catalog’s listings', async () => {
     expect(reference, 'the page the rendering test loaded').toBeDefined();
     const { page, requests, problems } = reference!;
-    await page.keyboard.press('Escape');
-    const operation = page.locator('[id$="/POST/mcp"]');
-    await operation.waitFor({ timeout: 30_000 });
-    await operation.scrollIntoViewIfNeeded();
-    await operation.getByRole('button', { name: /Test Request/ }).click({ timeout: 30_000 });
-    const send = page.getByRole('button', { name: /Send post request to/ });
-    await send.waitFor({ timeout: 30_000 });
+    const send = await openTestRequest(page, '/POST/mcp', 'post');
     const answers: string[] = [];
     const onResponse = async (r: import('playwright-core').Response) => {
       if (r.url() === `${server.url}/mcp` && r.request().method() === 'POST') answers.push(await r.text());
