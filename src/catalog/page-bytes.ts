@@ -5,13 +5,20 @@
  * that fit, and says so as its route's paging does (openapi.yaml, docs/CATALOG.md "Page size"):
  * `pagination.limit` is the number it was served with, so the list's next offset and the search's
  * cursor start right after it. One listing always fits (the catalog's caps keep it far smaller).
+ *
+ * The rule holds for every answer that carries a page, measured as it is sent: the routes' JSON
+ * body, and the MCP tools' whole JSON-RPC message (src/mcp/search.ts, whose result holds each hit
+ * twice: as structuredContent and as its JSON text).
  */
 import type { ListPage, SearchPage } from './types.ts';
 
 /** The largest discovery answer a stock bazaar client reads. */
 export const MAX_DISCOVERY_RESPONSE_BYTES = 4 * 1024 * 1024;
 
-/** Room for what a route adds around the catalog's page (GET /discovery/merchant's `payTo` and key names). */
+/**
+ * Room for what a route adds around the page it measured (GET /discovery/merchant's `payTo` and
+ * key names; the MCP SDK's `resultType` and `_meta` beside a tool's result).
+ */
 const ROUTE_MARGIN_BYTES = 1024;
 
 /** The bytes a page may take as the catalog serializes it. */
@@ -26,20 +33,26 @@ export interface MeasuredPage<Page> {
 const bytesOf = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 /** The text of `page` when it fits the budget, else undefined. A string of n code units is at most 3n bytes. */
-function textWithin(page: object, budget: number): string | undefined {
-  const text = JSON.stringify(page);
-  return text.length * 3 <= budget || bytesOf(text) <= budget ? text : undefined;
+function textWithin<Page>(page: Page, text: (page: Page) => string, budget: number): string | undefined {
+  const sent = text(page);
+  return sent.length * 3 <= budget || bytesOf(sent) <= budget ? sent : undefined;
 }
 
 /**
- * How many of `items`, from the first, fit in the budget beside the rest of `page` (`empty`: the
- * page without items); at least one.
+ * How many of `items`, from the first, fit in the budget as `render` sends them (`render(items)`:
+ * the answer holding those items); at least one. An item's bytes are what it adds to the answer
+ * of none, however many times the answer holds it.
  */
-function fittingCount(empty: object, items: readonly unknown[], budget: number): number {
-  let used = bytesOf(JSON.stringify(empty));
+function fittingCount<Item>(render: (items: Item[]) => string, items: readonly Item[], budget: number): number {
+  const [first] = items;
+  if (first === undefined) return 1;
+  const empty = bytesOf(render([]));
+  const added = (item: Item) => bytesOf(render([item])) - empty;
+  const separator = bytesOf(render([first, first])) - empty - 2 * added(first);
+  let used = empty;
   let count = 0;
   for (const item of items) {
-    used += bytesOf(JSON.stringify(item)) + (count > 0 ? 1 : 0);
+    used += added(item) + (count > 0 ? separator : 0);
     if (used > budget) break;
     count++;
   }
@@ -48,29 +61,32 @@ function fittingCount(empty: object, items: readonly unknown[], budget: number):
 
 /** A list page within the budget: its first listings that fit, `pagination.limit` their number. */
 export function listWithin(page: ListPage, budget = PAGE_BUDGET_BYTES): MeasuredPage<ListPage> {
-  const text = textWithin(page, budget);
+  const text = textWithin(page, JSON.stringify, budget);
   if (text !== undefined) return { page, text };
-  const count = fittingCount({ ...page, items: [] }, page.items, budget);
+  const count = fittingCount((items) => JSON.stringify({ ...page, items }), page.items, budget);
   const shrunk: ListPage = { ...page, items: page.items.slice(0, count), pagination: { ...page.pagination, limit: count } };
   return { page: shrunk, text: JSON.stringify(shrunk) };
 }
 
 /**
- * A search page within the budget: the same search asked again (`again`) with the page size of
- * the results that fit, so its cursor continues right after them. A catalog changing in between
- * may make that page differ; it is measured again, each time smaller.
+ * A search page whose answer is within the budget: the same search asked again (`again`) with the
+ * page size of the results that fit, so its cursor continues right after them. `text` is the
+ * answer as sent (by default the page's JSON, GET /discovery/search's body). A catalog changing in
+ * between may make that page differ; it is measured again, each time smaller.
  */
-export async function searchWithin(
-  page: SearchPage,
-  again: (limit: number) => Promise<SearchPage>,
+export async function searchWithin<Page extends SearchPage>(
+  page: Page,
+  again: (limit: number) => Promise<Page>,
+  text: (page: Page) => string = JSON.stringify,
   budget = PAGE_BUDGET_BYTES,
-): Promise<MeasuredPage<SearchPage>> {
+): Promise<MeasuredPage<Page>> {
   let current = page;
   for (;;) {
-    const text = textWithin(current, budget);
-    if (text !== undefined) return { page: current, text };
-    if (current.resources.length <= 1) return { page: current, text: JSON.stringify(current) };
-    const count = fittingCount({ ...current, resources: [] }, current.resources, budget);
+    const sent = textWithin(current, text, budget);
+    if (sent !== undefined) return { page: current, text: sent };
+    if (current.resources.length <= 1) return { page: current, text: text(current) };
+    const shell = current;
+    const count = fittingCount((resources) => text({ ...shell, resources }), current.resources, budget);
     current = await again(Math.min(count, current.resources.length - 1));
   }
 }

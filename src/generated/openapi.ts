@@ -328,10 +328,11 @@ export interface paths {
          *     notification or a response is answered 202 without a body. `GET` and `DELETE` (the
          *     server-to-client stream and the end of a session) are 405 with `Allow: POST, OPTIONS`.
          *
-         *     The request must send `Content-Type: application/json` (else 415). An `Accept` that names
-         *     media types must list both `application/json` and `text/event-stream` (else 406), as the
-         *     MCP streamable HTTP transport requires of clients; no `Accept`, or `*\/*`, accepts the JSON
-         *     answer. Both refusals are JSON-RPC error bodies. A JSON body is
+         *     The request must send `Content-Type: application/json` (else 415). The answer is always
+         *     JSON, so an `Accept` that takes `application/json` (that type, `application/*` or `*\/*`
+         *     at a weight above 0), or none, is served; one that does not, e.g. `text/event-stream`
+         *     alone, is 406. (MCP clients list both `application/json` and `text/event-stream`, as the
+         *     streamable HTTP transport requires of them.) Both refusals are JSON-RPC error bodies. A JSON body is
          *     checked first: not one JSON-RPC 2.0 message of the form below, or an unsupported
          *     `MCP-Protocol-Version`, is 400 `svc_malformed_request_body`; over 256 KiB is 413.
          *
@@ -585,8 +586,9 @@ export interface paths {
         /**
          * API reference page
          * @description This document rendered for people (Scalar, served from svc's own npm dependency: no CDN,
-         *     works offline). The page loads `/docs/api-reference.js` and `/openapi.yaml` and nothing else;
-         *     its Content-Security-Policy allows svc's own origin only.
+         *     works offline). The page loads `/docs/api-reference.js` and `/docs/openapi.json` (this
+         *     document with examples from the catalog) and nothing else; its Content-Security-Policy
+         *     allows svc's own origin only.
          */
         get: operations["getApiReference"];
         put?: never;
@@ -609,6 +611,30 @@ export interface paths {
          * @description The browser bundle of `@scalar/api-reference` that /docs loads, as installed with svc.
          */
         get: operations["getApiReferenceScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The document the API reference page reads
+         * @description This document as JSON, as /docs renders it: the same operations, schemas and examples but
+         *     one, GET /discovery/merchant's `payTo` example, which names the seller of the catalog's
+         *     newest listing (the document's own example when the catalog has none or is unavailable),
+         *     so that the page's Test Request finds that seller's listings. It follows the catalog
+         *     (`Cache-Control: no-cache`). Generated clients and tools read GET /openapi.yaml, verbatim.
+         */
+        get: operations["getApiReferenceDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2571,7 +2597,9 @@ export interface operations {
              *     `search_resources`, a tool result whose `structuredContent` is `{hits, nextCursor,
              *     partialResults, searchMethod, searchedTerms, droppedTerms, relevance}`, each hit with
              *     its `match`, or, with `isError`, `{errorCode, reason}`; docs/MCP.md) or a JSON-RPC
-             *     `error` (unknown method, unknown tool, invalid params).
+             *     `error` (unknown method, unknown tool, invalid params). At most 4 MiB, as every discovery
+             *     answer: a search whose hits would weigh more answers the first that fit, with
+             *     `partialResults` true and a `nextCursor` continuing after them.
              */
             200: {
                 headers: {
@@ -2613,7 +2641,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["OriginNotAllowed"];
-            /** @description `Accept` names media types but not both `application/json` and `text/event-stream` (a JSON-RPC error body). */
+            /** @description `Accept` does not take `application/json` (a JSON-RPC error body). */
             406: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3328,6 +3356,33 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            400: components["responses"]["RequestUnparseable"];
+            408: components["responses"]["RequestTimeout"];
+            431: components["responses"]["RequestHeadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiReferenceDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1.0 document, as JSON, with that example. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description `no-cache`: the example follows the catalog. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
                 };
             };
             400: components["responses"]["RequestUnparseable"];

@@ -9,7 +9,7 @@
  * Before this handler the route has checked `Host` and `Origin` against DNS rebinding
  * (dnsRebindingGuard below), checked the rate, read and validated a JSON body against
  * openapi.yaml, and waited for room beside payments (app.ts); the transport then checks `Accept`
- * (406; an absent one or `*\/*` is taken as both of its types) and `Content-Type` (415) and answers in JSON-RPC.
+ * (406; one that takes JSON is taken as both of its types) and `Content-Type` (415) and answers in JSON-RPC.
  */
 import type { Server as NetServer, Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -29,12 +29,18 @@ const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mc
 const BOTH_MEDIA_TYPES = 'application/json, text/event-stream';
 
 /**
- * No `Accept`, or only `*\/*`: the client takes any media type (RFC 9110), so also svc's JSON
- * answer. The transport would refuse it (406), as it refuses an Accept that names types without
- * both of its own; generic HTTP clients and contract fuzzers send these, MCP clients never do.
+ * Whether the client takes svc's answer, always `application/json` (RFC 9110): no `Accept`, or one
+ * with a range matching it (`application/json`, `application/*`, `*\/*`) at a weight above 0. The
+ * transport would refuse (406) every Accept without both of its types, as MCP clients send them;
+ * generic HTTP clients, contract fuzzers and the reference page's Test Request send these.
  */
-export function acceptsAnything(accept: string): boolean {
-  return accept.split(',').every((range) => ['', '*/*'].includes((range.split(';')[0] ?? '').trim()));
+export function acceptsJson(accept: string): boolean {
+  if (accept.trim() === '') return true;
+  return accept.split(',').some((range) => {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const weight = params.find((p) => p.replace(/\s/g, '').startsWith('q='));
+    return ['application/json', 'application/*', '*/*'].includes(type) && (weight === undefined || Number(weight.split('=')[1]) > 0);
+  });
 }
 
 /** Whether the body is JSON by its media type (parameters aside), the transport's own test. */
@@ -131,7 +137,7 @@ export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware
       const value = ctx.get(name);
       if (value !== '') headers.set(name, value);
     }
-    if (acceptsAnything(ctx.get('accept'))) headers.set('accept', BOTH_MEDIA_TYPES);
+    if (acceptsJson(ctx.get('accept'))) headers.set('accept', BOTH_MEDIA_TYPES);
     // The body was read (and checked) only when it is JSON; otherwise the SDK refuses the request
     // (415) before reading one.
     const parsedBody: unknown = isJsonMediaType(ctx.get('Content-Type')) ? ctx.request.body : undefined;

@@ -2,15 +2,19 @@
  * The two pages svc serves to people, each with a Content-Security-Policy that lets it reach svc's
  * own origin only (so they work offline and leak nothing):
  * - GET /docs: the API reference, Scalar's standalone renderer (the `@scalar/api-reference` npm
- *   package, served at /docs/api-reference.js: no CDN) reading GET /openapi.yaml;
+ *   package, served at /docs/api-reference.js: no CDN) reading GET /docs/openapi.json (openapi.yaml
+ *   with examples from this catalog);
  * - GET /: the catalog explorer (public/explorer/, docs/EXPLORER.md), plain HTML, CSS and one ES
  *   module over svc's public discovery API.
  */
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { CatalogPort } from '../catalog/types.ts';
+import { parseDocument } from '../http/contract.ts';
 import { projectFile } from '../files.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
+import { requesterOf } from './discovery.ts';
 import type { AssetInfo } from '../scheme/types.ts';
 
 const EXPLORER_DIR = projectFile('public/explorer');
@@ -68,7 +72,7 @@ function staticFile(file: string, type: string, maxAge: number): SvcMiddleware {
  * features (API client, AI agent, MCP generator, developer tools), every tag group open.
  */
 const SCALAR_CONFIGURATION = {
-  url: '/openapi.yaml',
+  url: '/docs/openapi.json',
   withDefaultFonts: false,
   telemetry: false,
   hideClientButton: true,
@@ -87,13 +91,66 @@ const DOCS_PAGE = `<!doctype html>
     <title>svc API reference</title>
   </head>
   <body>
-    <script id="api-reference" data-url="/openapi.yaml" data-configuration="${JSON.stringify(SCALAR_CONFIGURATION).replaceAll('"', '&quot;')}"></script>
+    <script id="api-reference" data-url="/docs/openapi.json" data-configuration="${JSON.stringify(SCALAR_CONFIGURATION).replaceAll('"', '&quot;')}"></script>
     <script src="${API_REFERENCE_SCRIPT_PATH}"></script>
   </body>
 </html>
 `;
 
 export const apiReferencePageHandler = (): SvcMiddleware => page(DOCS_PAGE, DOCS_CSP);
+
+type OpenApiParameter = { name?: string; in?: string; example?: unknown };
+type OpenApiDocument = { paths: Record<string, Record<string, { parameters?: OpenApiParameter[] }>> };
+
+/**
+ * The seller of the newest listing this catalog shows, by the address GET /discovery/merchant
+ * finds it under (one of its terms' payTo); undefined when there is none or the catalog cannot say.
+ */
+async function newestSeller(catalog: CatalogPort, ctx: SvcContext): Promise<string | undefined> {
+  try {
+    const [newest] = (await catalog.list({}, { limit: 1, offset: 0 }, requesterOf(ctx))).items;
+    const payees = new Set((newest?.accepts ?? []).map((terms) => (terms as { payTo?: unknown }).payTo));
+    for (const payTo of payees) {
+      if (typeof payTo !== 'string') continue;
+      const page = await catalog.list({ payTo }, { limit: 1, offset: 0 }, requesterOf(ctx));
+      if (page.items.length > 0) return payTo;
+    }
+  } catch {
+    /* busy or unavailable: the document's own example */
+  }
+  return undefined;
+}
+
+/** `document` with GET /discovery/merchant's `payTo` example set to `payTo`; nothing else changed. */
+function withMerchantExample(document: OpenApiDocument, payTo: string): OpenApiDocument {
+  const item = document.paths['/discovery/merchant']!;
+  const get = item.get!;
+  const parameters = get.parameters?.map((p) => (p.in === 'query' && p.name === 'payTo' ? { ...p, example: payTo } : p));
+  return { ...document, paths: { ...document.paths, '/discovery/merchant': { ...item, get: { ...get, parameters } } } };
+}
+
+/**
+ * GET /docs/openapi.json: the document the reference page reads, openapi.yaml with GET
+ * /discovery/merchant's `payTo` example taken from this catalog (its newest listing's seller), so
+ * that Test Request there shows listings as it does on the list and search, whose examples name no
+ * seller. The seller changes with the catalog (a new one each `npm run dev`), so it is read per request.
+ */
+export function apiReferenceDocumentHandler(yaml: string, catalog: CatalogPort): SvcMiddleware {
+  let document: OpenApiDocument | undefined;
+  // The last text served, by seller: the 200 KB document is not serialized again on the thread that answers payments.
+  let last: { payTo: string | undefined; text: string } | undefined;
+  return async (ctx: SvcContext) => {
+    const payTo = await newestSeller(catalog, ctx);
+    if (last === undefined || last.payTo !== payTo) {
+      document ??= parseDocument(yaml) as OpenApiDocument;
+      last = { payTo, text: JSON.stringify(payTo === undefined ? document : withMerchantExample(document, payTo)) };
+    }
+    ctx.status = 200;
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.type = 'application/json';
+    ctx.body = last.text;
+  };
+}
 
 /** The renderer's file inside the installed package: its `browser` entry, beside its main dist/index.js. */
 export function apiReferenceScriptFile(): string {

@@ -9,6 +9,7 @@ import type { CatalogPort } from '../catalog/types.ts';
 import type { ServiceCode } from '../codes.ts';
 import type { Config } from '../config.ts';
 import {
+  apiReferenceDocumentHandler,
   apiReferencePageHandler,
   apiReferenceScriptHandler,
   explorerPageHandler,
@@ -241,6 +242,7 @@ export function createApp(deps: AppDeps): Koa<SvcState> {
     getMetrics: metrics.handler(),
     getOpenApiDocument: openApiHandler(contract.yaml),
     getApiReference: apiReferencePageHandler(),
+    getApiReferenceDocument: apiReferenceDocumentHandler(contract.yaml, catalog),
     getApiReferenceScript: apiReferenceScriptHandler(),
     getExplorer: explorerPageHandler(registry.knownAssets()),
     getExplorerScript: explorerScriptHandler(),

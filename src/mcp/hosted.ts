@@ -35,9 +35,9 @@ export const HOSTED_TOOLS = [SEARCH_TOOL] as const;
 export function createHostedDiscoveryServer(search: SearchPort, network: string): Server {
   const server = new Server(HOSTED_SERVER_INFO, { capabilities: { tools: {}, logging: {} }, instructions: HOSTED_INSTRUCTIONS });
   server.setRequestHandler('tools/list', () => ({ tools: HOSTED_TOOLS.map((t) => ({ ...t })) as never }));
-  server.setRequestHandler('tools/call', async (request) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params;
-    if (name === SEARCH_TOOL.name) return asToolResult(() => searchResources(request.params.arguments, search, network));
+    if (name === SEARCH_TOOL.name) return asToolResult(() => searchResources(request.params.arguments, search, network, ctx.mcpReq.id));
     const why =
       name === 'paid_call'
         ? 'paid_call is not served here: it signs with the buyer key, which stays with the agent. Run the local stdio tool server (docs/MCP.md) for paid_call.'

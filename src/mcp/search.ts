@@ -7,14 +7,16 @@
 import {
   FacilitatorUnreachableError,
   type DiscoveryResource,
+  type DiscoverySearchResponse,
   type FacilitatorClient,
   type FacilitatorResult,
   type SearchQuery,
 } from '../client/facilitator.ts';
+import { searchWithin } from '../catalog/page-bytes.ts';
 import { queryLimitViolation } from '../catalog/terms.ts';
 import { FILTER_NAMES, filterViolation } from '../filters.ts';
 import { checkListingRef, encodeResourceId } from './resource-id.ts';
-import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString } from './results.ts';
+import { ToolFailure, argumentsObject, isFacilitatorCode, isPlainObject, optionalObject, optionalString, toolSuccess } from './results.ts';
 
 /**
  * What search_resources reads the catalog through: the facilitator's GET /discovery/search over
@@ -117,7 +119,16 @@ export function toHit(listing: DiscoveryResource, network: string): Record<strin
   };
 }
 
-export async function searchResources(rawArgs: unknown, facilitator: SearchPort, network: string): Promise<Record<string, unknown>> {
+/**
+ * search_resources, answering JSON-RPC request `requestId`: its whole answer is at most 4 MiB
+ * (page-bytes.ts), a page shrunk to fit ending where its nextCursor continues.
+ */
+export async function searchResources(
+  rawArgs: unknown,
+  facilitator: SearchPort,
+  network: string,
+  requestId: string | number,
+): Promise<Record<string, unknown>> {
   const args = argumentsObject(rawArgs, ['query', 'filters', 'limit', 'cursor']);
   const query = optionalString(args, 'query');
   if (query === undefined) throw new ToolFailure('svc_mcp_invalid_arguments', 'query is required: a non-empty natural-language string.');
@@ -145,7 +156,16 @@ export async function searchResources(rawArgs: unknown, facilitator: SearchPort,
   }
   const cursor = optionalString(args, 'cursor');
   const request = { query, ...filters, ...(limit !== undefined ? { limit } : {}), ...(cursor ? { cursor } : {}) } as SearchQuery;
-  const page = await discovery(() => facilitator.search(request));
+  const ask = (limit?: number) => discovery(() => facilitator.search(limit === undefined ? request : { ...request, limit }));
+  // The whole answer within what a stock client reads, as every discovery answer (page-bytes.ts).
+  const answer = (page: DiscoverySearchResponse) =>
+    JSON.stringify({ jsonrpc: '2.0', id: requestId, result: toolSuccess(searchAnswer(page, network)) });
+  const { page } = await searchWithin(await ask(), ask, answer);
+  return searchAnswer(page, network);
+}
+
+/** search_resources' structuredContent for a page of GET /discovery/search. */
+function searchAnswer(page: DiscoverySearchResponse, network: string): Record<string, unknown> {
   return {
     hits: page.resources.map((listing) => toHit(listing, network)),
     nextCursor: page.pagination.cursor,

@@ -56,11 +56,11 @@ export function toolServerFactory(deps: ToolServerDeps): () => Server {
     // `logging`: a 2025-11-25 client's logging/setLevel is answered; diagnostics go to stderr only.
     const server = new Server(SERVER_INFO, { capabilities: { tools: {}, logging: {} }, instructions: SERVER_INSTRUCTIONS });
     server.setRequestHandler('tools/list', () => ({ tools: TOOLS.map((t) => ({ ...t })) as never }));
-    server.setRequestHandler('tools/call', async (request) => {
+    server.setRequestHandler('tools/call', async (request, ctx) => {
       const args = request.params.arguments;
       switch (request.params.name) {
         case 'search_resources':
-          return asToolResult(() => searchResources(args, facilitator, config.network));
+          return asToolResult(() => searchResources(args, facilitator, config.network, ctx.mcpReq.id));
         case 'paid_call':
           return asToolResult(() => paidCall(args, paidDeps));
         default:

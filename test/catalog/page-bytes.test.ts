@@ -4,13 +4,23 @@
  * cap and the 2,048-character description cap) walked over real HTTP by the stock @x402/extensions
  * bazaar client whose fetch refuses an answer over 4 MiB, as the newer upstream client does
  * (MAX_DISCOVERY_RESPONSE_BYTES). The 2.27.0 on npm predates that cap, so the cap is its fetch's.
+ * The same catalog searched with search_resources over MCP: at svc's hosted POST /mcp by the MCP
+ * SDK's v1 and v2 clients through that capped fetch, and from the stdio tool server (as `npm run
+ * mcp` starts it), whose answer lines are measured as they leave it: each whole JSON-RPC answer
+ * within 4 MiB, though it holds each hit twice (structuredContent and its JSON text).
  */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { HTTPFacilitatorClient } from '@x402/core/http';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { withBazaar } from '@x402/extensions/bazaar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_DISCOVERY_RESPONSE_BYTES } from '../../src/catalog/page-bytes.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { MCP_BUNDLE } from '../mcp/harness.ts';
 import { PAY_TO_A, settlement, tempCatalog } from './fixtures.ts';
 
 const LISTINGS = 90;
@@ -115,4 +125,95 @@ describe('a catalog of oversized listings, read by a client that refuses answers
     expect(body.pagination.limit).toBe(body.resources.length);
     expect(body.resources.length).toBeLessThan(LISTINGS);
   });
+});
+
+interface SearchAnswer {
+  hits: { resource: string }[];
+  nextCursor: string | null;
+  partialResults: boolean;
+}
+
+/** Walks search_resources by nextCursor with `call`; every listing once, shrunk pages saying so. */
+async function walkSearch(call: (args: Record<string, unknown>) => Promise<{ isError?: boolean; structuredContent?: unknown }>) {
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  let shrunk = 0;
+  for (let pages = 0; pages < LISTINGS; pages++) {
+    const result = await call({ query: 'weather', limit: 100, ...(cursor ? { cursor } : {}) });
+    expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+    const answer = result.structuredContent as SearchAnswer;
+    seen.push(...answer.hits.map((h) => h.resource));
+    if (answer.nextCursor === null) break;
+    // Fewer than the 100 asked, and the page says more follow.
+    expect(answer.hits.length).toBeLessThan(100);
+    expect(answer.partialResults).toBe(true);
+    shrunk++;
+    cursor = answer.nextCursor;
+  }
+  expect(shrunk).toBeGreaterThan(0);
+  expect(seen).toHaveLength(LISTINGS);
+  expect(new Set(seen).size).toBe(LISTINGS);
+}
+
+describe('search_resources over MCP on the same catalog: every whole JSON-RPC answer within 4 MiB', () => {
+  it.each([
+    ['v1 (MCP 2025-11-25)', () => new ClientV1({ name: 'capped-v1', version: '1.0.0' }), (url: URL) => new HttpV1(url)],
+    ['v2 (MCP 2026-07-28)', () => new ClientV2({ name: 'capped-v2', version: '1.0.0' }), (url: URL) => new HttpV2(url)],
+  ] as const)(
+    'hosted POST /mcp, SDK %s client',
+    async (_, makeClient, makeTransport) => {
+      const client = makeClient();
+      await client.connect(makeTransport(new URL(`${server.url}/mcp`)));
+      try {
+        answered.length = 0;
+        await walkSearch((args) => client.callTool({ name: 'search_resources', arguments: args }) as never);
+        expect(Math.max(...answered)).toBeLessThanOrEqual(MAX_DISCOVERY_RESPONSE_BYTES);
+        // Shrunk to what fits, not far below it.
+        expect(Math.max(...answered)).toBeGreaterThan(MAX_DISCOVERY_RESPONSE_BYTES * 0.9);
+      } finally {
+        await client.close();
+      }
+    },
+    120_000,
+  );
+
+  it('the stdio tool server: each answer line it writes is within 4 MiB', async () => {
+    const child = spawn(MCP_BUNDLE[0], MCP_BUNDLE[1], {
+      env: { PATH: process.env.PATH ?? '', FACILITATOR_URL: server.url },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const lines: string[] = [];
+    const waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      const message = JSON.parse(line) as { id?: number; result?: unknown; error?: unknown };
+      if (typeof message.id === 'number') waiting.get(message.id)?.(message);
+    });
+    let nextId = 0;
+    const request = (method: string, params: unknown) =>
+      new Promise<{ result?: any; error?: unknown }>((resolve) => {
+        const id = ++nextId;
+        waiting.set(id, resolve);
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      });
+    try {
+      const init = await request('initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'capped-stdio', version: '1.0.0' },
+      });
+      expect(init.error).toBeUndefined();
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+      await walkSearch(async (args) => {
+        const answer = await request('tools/call', { name: 'search_resources', arguments: args });
+        expect(answer.error).toBeUndefined();
+        return answer.result;
+      });
+      const sizes = lines.map((line) => Buffer.byteLength(line, 'utf8') + 1);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_DISCOVERY_RESPONSE_BYTES);
+      expect(Math.max(...sizes)).toBeGreaterThan(MAX_DISCOVERY_RESPONSE_BYTES * 0.9);
+    } finally {
+      child.kill();
+    }
+  }, 120_000);
 });

@@ -84,10 +84,10 @@ describe('the other entry points refuse with the same reason', () => {
     // Nothing listens on port 9 of loopback: a request would be svc_mcp_facilitator_unreachable.
     const offline = createFacilitatorClient('http://127.0.0.1:9', { timeoutMs: 2_000 });
     const http = await search(TOO_LONG);
-    const err = await searchResources({ query: TOO_LONG }, offline, 'stellar:testnet').catch((e: unknown) => e);
+    const err = await searchResources({ query: TOO_LONG }, offline, 'stellar:testnet', 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolFailure);
     expect(err).toMatchObject({ code: 'svc_invalid_query_parameter', message: http.body.error.reason });
-    const online = await searchResources({ query: words(300) }, createFacilitatorClient(server.url), 'stellar:testnet');
+    const online = await searchResources({ query: words(300) }, createFacilitatorClient(server.url), 'stellar:testnet', 1);
     expect(online).toMatchObject({ hits: [], searchMethod: 'text', searchedTerms: [], droppedTerms: [] });
   });
 });

@@ -3,7 +3,7 @@
  * messages an MCP client sends (initialize, tools/list, tools/call of search_resources with
  * words present in listings, notifications, responses), JSON-RPC messages from the document's
  * JsonRpcMessage schema (valid, mutated, breaking one keyword), junk, and Accept and
- * Content-Type variations (absent or `*\/*` Accept is answered; the others the transport refuses: 406, 415).
+ * Content-Type variations (an absent Accept or one that takes JSON is answered; the others the transport refuses: 406, 415).
  */
 import fc from 'fast-check';
 import { jsonBody } from './fuzz-http.ts';
@@ -15,7 +15,7 @@ const MESSAGE_SCHEMA = { $ref: '#/components/schemas/JsonRpcMessage' };
 const BOTH = 'application/json, text/event-stream';
 const VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07', '1999-01-01'];
 
-/** Accept: what MCP clients send most of the time, else none or `*\/*` (taken as both), or what the transport refuses (406). */
+/** Accept: what MCP clients send most of the time, else none or one that takes JSON (taken as both), or what the transport refuses (406). */
 const accept: fc.Arbitrary<Record<string, string>> = fc.oneof(
   { weight: 8, arbitrary: fc.constant<Record<string, string>>({ accept: BOTH }) },
   { weight: 1, arbitrary: fc.constant<Record<string, string>>({ accept: 'text/event-stream, application/json;q=0.9' }) },

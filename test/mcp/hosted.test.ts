@@ -127,18 +127,20 @@ describe('POST /mcp over raw HTTP, within openapi.yaml', () => {
     }
   });
 
-  it('no Accept, or */*, takes the JSON answer (any media type is accepted)', async () => {
-    for (const accept of [undefined, '*/*', '*/*;q=0.8']) {
+  it('no Accept, or one that takes JSON, gets the JSON answer', async () => {
+    for (const accept of [undefined, '*/*', '*/*;q=0.8', 'application/json', 'application/*', 'text/html, application/json;q=0.5']) {
       const res = await post(toolsList, { 'content-type': 'application/json', ...(accept ? { accept } : {}) });
       expect(res.status, String(accept)).toBe(200);
       expect(res.body.result.tools.map((t: { name: string }) => t.name)).toEqual(['search_resources']);
     }
   });
 
-  it('Accept without text/event-stream is 406, a body that is not JSON 415, both JSON-RPC errors', async () => {
-    const notAcceptable = await post(toolsList, { accept: 'application/json', 'content-type': 'application/json' });
-    expect(notAcceptable.status).toBe(406);
-    expect(notAcceptable.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+  it('Accept that does not take JSON is 406, a body that is not JSON 415, both JSON-RPC errors', async () => {
+    for (const accept of ['text/event-stream', 'text/html', 'application/xml, text/*']) {
+      const notAcceptable = await post(toolsList, { accept, 'content-type': 'application/json' });
+      expect(notAcceptable.status, accept).toBe(406);
+      expect(notAcceptable.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+    }
     const unsupported = await post(toolsList, { accept: ACCEPT, 'content-type': 'text/plain' });
     expect(unsupported.status).toBe(415);
     expect(unsupported.body.error.message).toMatch(/Content-Type/);
