@@ -2,9 +2,10 @@
  * The requests svc sends to a listing's URL (docs/SECURITY.md "Requests svc makes of sellers'
  * hosts"): a buyer's (`unpaidHttpRequest`: paid_call's, the listing's method with its input as the
  * query or a JSON body) and svc's own check (`checkHttpRequest`: ownership, validate, re-check,
- * liveness: a safe method, no body, no example input). Both fill a templated URL's path parameters
+ * liveness: a safe method, no body, no query, the URL as the catalog identifies the resource). Both fill a templated URL's path parameters
  * and refuse a value that would leave its template (`filledUrl`).
  */
+import { canonicalResourceUrl } from '../catalog/ingest/sanitize.ts';
 import { isBodyMethod } from '../client/seller.ts';
 
 /** What svc may ask: an HTTP route, or an MCP tool (live-402.ts asks it). */
@@ -18,7 +19,8 @@ export type LiveTarget =
       /** The listing's declared example path parameters (bazaar `info.input.pathParams`). */
       pathParams?: Record<string, unknown>;
     }
-  | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
+  /** An MCP tool is only ever checked (live-402.ts): its example arguments are never sent. */
+  | { type: 'mcp'; url: string; toolName: string };
 
 /** A route template or path parameter that would leave its template (code bazaar_path_params_invalid). */
 export class TemplateEscapeError extends Error {
@@ -120,15 +122,25 @@ class SafeRefusals {
 const safeRefusals = new SafeRefusals();
 
 /**
+ * The URL a check asks, HTTP or MCP: the resource as the catalog identifies and lists it
+ * (canonicalResourceUrl: origin and path; never a query or a fragment, whoever wrote them), so a
+ * check of `https://h/pay?cmd=transfer` asks `https://h/pay`, the listing a settlement would make.
+ */
+export function checkedUrl(url: string): string {
+  return canonicalResourceUrl(new URL(url), undefined);
+}
+
+/**
  * The request svc's checks send (ownership, validate, re-check, liveness; docs/SECURITY.md
- * "Requests svc makes of sellers' hosts"): never a body, never the listing's example query, the
- * URL only as it identifies the resource (path parameters filled and checked); a safe method (GET,
- * or the declared HEAD/OPTIONS) unless that route answered a safe request as if it did not exist,
- * and then the declared method without a body. `method` is what is sent.
+ * "Requests svc makes of sellers' hosts"): never a body, never a query (the listing's example or
+ * the caller's: `checkedUrl`), the URL only as it identifies the resource (path parameters filled
+ * and checked); a safe method (GET, or the declared HEAD/OPTIONS) unless that route answered a
+ * safe request as if it did not exist, and then the declared method without a body. `method` is
+ * what is sent.
  */
 export function checkHttpRequest(target: Extract<LiveTarget, { type: 'http' }>): { url: string; method: string; init: RequestInit } {
   const declared = target.method.toUpperCase();
-  const url = filledUrl(target.url, target.pathParams).href;
+  const url = filledUrl(checkedUrl(target.url), target.pathParams).href;
   const method = SAFE_METHODS.has(declared) || safeRefusals.has(`${declared} ${url}`) ? declared : 'GET';
   return { url, method, init: { method } };
 }
