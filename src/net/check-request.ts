@@ -2,8 +2,9 @@
  * The requests svc sends to a listing's URL (docs/SECURITY.md "Requests svc makes of sellers'
  * hosts"): a buyer's (`unpaidHttpRequest`: paid_call's, the listing's method with its input as the
  * query or a JSON body) and svc's own check (`checkHttpRequest`: ownership, validate, re-check,
- * liveness: a safe method, no body, no query, the URL as the catalog identifies the resource). Both fill a templated URL's path parameters
- * and refuse a value that would leave its template (`filledUrl`).
+ * liveness: a safe method, no body, no query, the URL as the catalog identifies the resource).
+ * Both fill a templated URL's path parameters and refuse a value that would leave its template
+ * (`filledUrl`).
  */
 import { canonicalResourceUrl } from '../catalog/ingest/sanitize.ts';
 import { isBodyMethod } from '../client/seller.ts';
