@@ -7,7 +7,9 @@
  * method without a body, never a redirect followed; 20 paths × 2 payTos on one host, validate
  * beside them, and two instances on one Postgres catalog ask that host at most once per
  * PROBE_HOST_INTERVAL_SECONDS; an honest claim is listed within 5 s beside 120 hanging claims of
- * one payTo; a template escape is refused with bazaar_path_params_invalid and nothing is sent.
+ * one payTo; a template escape is refused with bazaar_path_params_invalid and nothing is sent;
+ * validate of a URL with a query asks it without the query, and an MCP tool is called with empty
+ * arguments, never its declared example (the demo MCP seller behind a recording origin).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createFacilitatorClient } from '../../src/client/facilitator.ts';
 import { encodeX402Header, mcpBazaar } from '../../src/client/seller.ts';
 import { startPaidMcpServer } from '../../src/client/seller-mcp.ts';
+import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
 import { api } from '../helpers/contract.ts';
 import { FakeScheme, exactKind } from '../helpers/fake-scheme.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
@@ -324,6 +327,55 @@ describe('a check sends only what identifies the resource: no caller query, no e
     }
     expect(calls).toEqual([]); // the tool never ran
   }, 40_000);
+
+  it('a tool that validates its arguments before asking for payment (the SDK McpServer) gets an input error, and the reason names the fix', async () => {
+    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+    const reached: unknown[] = [];
+    // A paid tool as a McpServer-based seller registers one: the SDK validates the arguments, then the
+    // tool's payment wrapper answers an unpaid call with its PaymentRequired (tool-result binding).
+    const handler = createMcpHandler(
+      () => {
+        const server = new McpServer({ name: 'validating-seller', version: '0.1.0' });
+        server.registerTool(
+          'transfer',
+          {
+            description: 'Moves funds',
+            inputSchema: fromJsonSchema({ type: 'object', properties: { to: { type: 'string' } }, required: ['to'] }),
+          },
+          (args: unknown) => {
+            reached.push(args);
+            const required = { x402Version: 2, resource: { url: 'mcp://tool/transfer' }, accepts: [] };
+            return { isError: true, structuredContent: required, content: [{ type: 'text' as const, text: JSON.stringify(required) }] };
+          },
+        );
+        return server;
+      },
+      { legacy: 'stateless' },
+    );
+    const origin = await startOrigin('127.0.0.32', async (req, res, body) => {
+      const answer = await handler.fetch(
+        new Request(`http://${req.headers.host}${req.url}`, {
+          method: req.method ?? 'GET',
+          headers: Object.entries(req.headers).flatMap(([name, value]) =>
+            typeof value === 'string' ? [[name, value] as [string, string]] : [],
+          ),
+          ...(body.length > 0 ? { body } : {}),
+        }),
+      );
+      const headers: Record<string, string> = {};
+      answer.headers.forEach((value, name) => (headers[name] = value));
+      res.writeHead(answer.status, headers).end(Buffer.from(await answer.arrayBuffer()));
+    });
+    cleanups.push(origin.close);
+    const validated = await api(svc.url).post('/discovery/validate', { url: `${origin.base}/mcp`, toolName: 'transfer' });
+    expect(validated.body.problems).toEqual([
+      { code: 'svc_validate_payment_required_invalid', reason: expect.stringContaining("svc's check calls the tool with no arguments") },
+    ]);
+    const calls = origin.seen.filter((s) => s.body.includes('"tools/call"'));
+    expect(calls).toHaveLength(1);
+    expect((JSON.parse(calls[0]!.body) as { params: { arguments: unknown } }).params.arguments).toEqual({});
+    expect(reached).toEqual([]); // the SDK refused the arguments before the payment wrapper
+  }, 30_000);
 });
 
 describe('one request per host per interval, whatever the paths, payTos and instances', () => {
