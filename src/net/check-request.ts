@@ -165,3 +165,88 @@ export function unpaidHttpRequest(
   }
   return { url: url.href, init: { method, headers } };
 }
+
+/** How far checkToolArguments builds: nesting depth, values in all, and the longest string or array it fills. */
+const NEUTRAL_MAX_DEPTH = 8;
+const NEUTRAL_MAX_VALUES = 256;
+const NEUTRAL_MAX_FILL = 64;
+
+const isSchema = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const finite = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+/** The declared type svc fills, the most inert first: `["string","null"]` gets null. */
+const NEUTRAL_TYPE_ORDER = ['null', 'boolean', 'integer', 'number', 'string', 'array', 'object'];
+
+/**
+ * The arguments svc's check of an MCP tool sends (docs/SECURITY.md "Requests svc makes of sellers'
+ * hosts"): from the tool's own inputSchema (what its server answers to tools/list; never a
+ * listing's), each required property with svc's neutral value of its declared type — null, false,
+ * 0, "", [], an object of its own required properties — so a server that validates arguments before
+ * its payment wrapper (the MCP SDK's McpServer) reaches the wrapper. Only the schema's own bounds
+ * move a value: a number is 0 or the bound nearest 0, a string or array the shortest its minLength
+ * or minItems allows ("x" filler, at most 64). Never an `enum`, `const`, `default`, `examples` or
+ * `pattern`/`format` value: a property that needs one gets the neutral value and fails
+ * validation, the seller's fix being to ask for payment before validating (docs/SELLER.md).
+ * Bounded: depth 8, 256 values in all; beyond, nothing more is filled.
+ */
+export function checkToolArguments(inputSchema: unknown): Record<string, unknown> {
+  let budget = NEUTRAL_MAX_VALUES;
+  const neutral = (schema: unknown, depth: number): unknown => {
+    budget -= 1;
+    if (!isSchema(schema) || budget < 0) return null;
+    const declared = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t): t is string => typeof t === 'string');
+    const type =
+      NEUTRAL_TYPE_ORDER.find((t) => declared.includes(t)) ??
+      (declared.length === 0 && (isSchema(schema.properties) || Array.isArray(schema.required)) ? 'object' : 'null');
+    switch (type) {
+      case 'boolean':
+        return false;
+      case 'integer':
+      case 'number':
+        return neutralNumber(schema, type === 'integer');
+      case 'string': {
+        const min = finite(schema.minLength) ?? 0;
+        return min <= NEUTRAL_MAX_FILL ? 'x'.repeat(Math.max(0, Math.ceil(min))) : '';
+      }
+      case 'array': {
+        const min = finite(schema.minItems) ?? 0;
+        if (min < 1 || min > NEUTRAL_MAX_FILL || depth >= NEUTRAL_MAX_DEPTH) return [];
+        return Array.from({ length: Math.ceil(min) }, () => neutral(schema.items, depth + 1));
+      }
+      case 'object':
+        return depth >= NEUTRAL_MAX_DEPTH ? {} : neutralObject(schema, depth);
+      default:
+        return null;
+    }
+  };
+  const neutralObject = (schema: Record<string, unknown>, depth: number): Record<string, unknown> => {
+    const properties = isSchema(schema.properties) ? schema.properties : {};
+    const required = Array.isArray(schema.required) ? schema.required.filter((n): n is string => typeof n === 'string') : [];
+    const entries: Array<[string, unknown]> = [];
+    for (const name of new Set(required)) {
+      if (budget <= 0) break;
+      entries.push([name, neutral(Object.hasOwn(properties, name) ? properties[name] : undefined, depth + 1)]);
+    }
+    // fromEntries defines own properties: a required "__proto__" is a key like any other.
+    return Object.fromEntries(entries);
+  };
+  return isSchema(inputSchema) ? neutralObject(inputSchema, 0) : {};
+}
+
+/**
+ * 0, or the schema's bound nearest 0 when 0 is outside its range: an inclusive bound itself (an
+ * integer's rounded inward), an exclusive one the next integer inside it (a number's: 1 inside it,
+ * or halfway to the other bound when that is nearer).
+ */
+function neutralNumber(schema: Record<string, unknown>, integer: boolean): number {
+  const [min, max, exMin, exMax] = [schema.minimum, schema.maximum, schema.exclusiveMinimum, schema.exclusiveMaximum].map(finite);
+  const inside = (bound: number, toward: 1 | -1, other: number | undefined): number => {
+    if (integer) return toward > 0 ? Math.floor(bound) + 1 : Math.ceil(bound) - 1;
+    const step = bound + toward;
+    return other !== undefined && (step - other) * toward > 0 ? (bound + other) / 2 : step;
+  };
+  const lows = [min === undefined ? undefined : integer ? Math.ceil(min) : min, exMin === undefined ? undefined : inside(exMin, 1, max ?? exMax)];
+  const highs = [max === undefined ? undefined : integer ? Math.floor(max) : max, exMax === undefined ? undefined : inside(exMax, -1, min ?? exMin)];
+  const low = Math.max(...lows.filter((n) => n !== undefined));
+  const high = Math.min(...highs.filter((n) => n !== undefined));
+  return low > 0 ? low : high < 0 ? high : 0;
+}

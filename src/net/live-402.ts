@@ -2,8 +2,8 @@
  * A listing's live 402, fetched without paying (docs/CATALOG.md "Checking a listing", docs/MCP.md):
  * an unpaid request — HTTP: check-request.ts's, a buyer's (paid_call: the listing's method on its
  * URL, its example input as the query or a JSON body) or svc's own check request; MCP: svc's check,
- * an unpaid tools/call over streamable HTTP naming the tool and no arguments — and the payment
- * requirements it answers with, decoded with @x402/core's decoders. Used by POST
+ * an unpaid tools/call over streamable HTTP naming the tool, with svc's neutral arguments — and the
+ * payment requirements it answers with, decoded with @x402/core's decoders. Used by POST
  * /discovery/validate, the ownership and liveness checks and paid_call (src/mcp/targets.ts), so
  * all of them read a target the same way.
  *
@@ -19,6 +19,7 @@ import { PAYMENT_REQUIRED_HEADER } from '../client/seller.ts';
 import {
   TemplateEscapeError,
   checkHttpRequest,
+  checkToolArguments,
   checkedUrl,
   refusedSafeRequest,
   unpaidHttpRequest,
@@ -293,16 +294,19 @@ async function probeHttp(target: Extract<LiveTarget, { type: 'http' }>, options:
 }
 
 /** Why an MCP check's call may fail where a buyer's succeeds, and the fix. */
-const NO_ARGUMENTS =
-  'svc\'s check calls the tool with no arguments (docs/SECURITY.md "Requests svc makes of sellers\' hosts"): a paid tool must answer an unpaid call with its PaymentRequired before it validates or uses its arguments.';
+const NEUTRAL_ARGUMENTS =
+  'svc\'s check calls the tool with svc\'s own neutral arguments (each required property of the tool\'s inputSchema from tools/list as null, false, 0, "", [] or {}; never an example, default or enum value: docs/SECURITY.md "Requests svc makes of sellers\' hosts"): a paid tool must answer an unpaid call with its PaymentRequired before it validates or uses its arguments.';
 
 /**
  * svc's check of an MCP tool (docs/SECURITY.md "Requests svc makes of sellers' hosts"): the
- * endpoint as the catalog identifies it (checkedUrl: no query), initialize, then one tools/call
- * naming the tool with empty arguments, never the listing's example (a stranger chose it). An x402
- * seller answers an unpaid call of a paid tool with its PaymentRequired before it runs the tool
- * (x402's MCP transport, docs/MCP.md), so the answer names the payTo as the example's would; a
- * server that validates the arguments first answers an input error, which names no payTo.
+ * endpoint as the catalog identifies it (checkedUrl: no query), initialize, tools/list (one page:
+ * the tool's own inputSchema, as its server declares it), then one tools/call naming the tool with
+ * svc's neutral arguments built from that schema (check-request.ts checkToolArguments), never the
+ * listing's example or schema (a stranger wrote them). An x402 seller answers an unpaid call of a
+ * paid tool with its PaymentRequired before it runs the tool (x402's MCP transport, docs/MCP.md),
+ * so the answer names the payTo as the example's would; the neutral arguments get a stock server
+ * that validates arguments first (the MCP SDK's McpServer) past its validation to that wrapper.
+ * A tool missing from the list's first page, or a list that fails, gets `{}`.
  */
 async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: ProbeOptions): Promise<LiveProbe> {
   const endpoint = checkedUrl(target.url);
@@ -328,12 +332,14 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
       if (outcome.kind !== 'unreachable' || err instanceof TypeError || (err as Error)?.name === 'TimeoutError') return outcome;
       return { kind: 'unreachable', reason: `${endpoint} is not a working MCP streamable-HTTP endpoint: ${messageOf(err)}` };
     }
+    const listed = await client.listTools(undefined, { timeout: options.timeoutMs }).catch(() => undefined);
+    const args = checkToolArguments(listed?.tools.find((tool) => tool.name === target.toolName)?.inputSchema);
     let result: CallToolResult;
     try {
-      result = await client.callTool({ name: target.toolName, arguments: {} }, { timeout: options.timeoutMs });
+      result = await client.callTool({ name: target.toolName, arguments: args }, { timeout: options.timeoutMs });
     } catch (err) {
       const outcome = transportOutcome(err, `tools/call ${target.toolName} at ${endpoint}`);
-      return outcome.kind === 'unreachable' ? { kind: 'error', reason: `${outcome.reason}; ${NO_ARGUMENTS}` } : outcome;
+      return outcome.kind === 'unreachable' ? { kind: 'error', reason: `${outcome.reason}; ${NEUTRAL_ARGUMENTS}` } : outcome;
     }
     const answer = {
       content: result.content,
@@ -344,7 +350,7 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
     if (required) return { kind: 'payment', required };
     return {
       kind: 'error',
-      reason: `The tool ${target.toolName} answered with an error that carries no PaymentRequired: ${JSON.stringify(result.content ?? []).slice(0, 300)}. ${NO_ARGUMENTS}`,
+      reason: `The tool ${target.toolName} answered with an error that carries no PaymentRequired: ${JSON.stringify(result.content ?? []).slice(0, 300)}. ${NEUTRAL_ARGUMENTS}`,
       answer,
     };
   } finally {

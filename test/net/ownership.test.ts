@@ -91,7 +91,7 @@ describe('the verdict on what the origin answered', () => {
     expect(
       ownershipVerdict({ ...claim, type: 'mcp', toolName: 'rate', resource: 'https://t.example.com/mcp' }, payment(PAY_TO_C)),
     ).toMatchObject({
-      reason: expect.stringContaining('tools/call rate without arguments at https://t.example.com/mcp'),
+      reason: expect.stringContaining("tools/call rate with svc's neutral arguments at https://t.example.com/mcp"),
     });
   });
 });
