@@ -8,8 +8,9 @@
  * beside them, and two instances on one Postgres catalog ask that host at most once per
  * PROBE_HOST_INTERVAL_SECONDS; an honest claim is listed within 5 s beside 120 hanging claims of
  * one payTo; a template escape is refused with bazaar_path_params_invalid and nothing is sent;
- * validate of a URL with a query asks it without the query, and an MCP tool is called with empty
- * arguments, never its declared example (the demo MCP seller behind a recording origin).
+ * validate of a URL with a query asks it without the query, and an MCP tool is called with svc's
+ * neutral arguments built from the tool's own inputSchema, never a listing's example, default or
+ * enum value (the demo MCP seller and a stock McpServer seller behind recording origins).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -266,7 +267,7 @@ describe('a check sends only what identifies the resource: no caller query, no e
     expect(JSON.stringify(answer.body.checks)).not.toContain('attacker');
   }, 30_000);
 
-  it("an MCP tool's check (claim and validate) calls the tool with no arguments, never its example; the demo seller still names its payTo", async () => {
+  it("an MCP tool's check (claim and validate) calls the tool with neutral arguments (none required: {}), never its example; the demo seller still names its payTo", async () => {
     const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
     const accepts = [
       {
@@ -319,7 +320,7 @@ describe('a check sends only what identifies the resource: no caller query, no e
     expect(toolCalls.length).toBe(2); // the claim's check and validate's
     for (const call of toolCalls) {
       expect(call!.params!.name).toBe('transfer');
-      expect(call!.params!.arguments).toEqual({});
+      expect(call!.params!.arguments).toEqual({}); // its schema requires nothing
     }
     for (const request of origin.seen) {
       expect(request.url).toBe('/mcp');
@@ -328,31 +329,28 @@ describe('a check sends only what identifies the resource: no caller query, no e
     expect(calls).toEqual([]); // the tool never ran
   }, 40_000);
 
-  it('a tool that validates its arguments before asking for payment (the SDK McpServer) gets an input error, and the reason names the fix', async () => {
-    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+  /**
+   * A stock seller: the MCP SDK's McpServer validating each call's arguments against the tool's
+   * inputSchema, then the tool's x402 payment wrapper answering an unpaid call with its
+   * PaymentRequired (tool-result binding) before the tool runs; behind a recording origin.
+   */
+  async function stockSeller(host: string, inputSchema: Record<string, unknown>) {
     const reached: unknown[] = [];
-    // A paid tool as a McpServer-based seller registers one: the SDK validates the arguments, then the
-    // tool's payment wrapper answers an unpaid call with its PaymentRequired (tool-result binding).
+    const accepts = [{ scheme: 'exact', network: 'stellar:testnet', asset: ASSET, amount: '1000', payTo: HONEST, maxTimeoutSeconds: 60 }];
     const handler = createMcpHandler(
       () => {
-        const server = new McpServer({ name: 'validating-seller', version: '0.1.0' });
-        server.registerTool(
-          'transfer',
-          {
-            description: 'Moves funds',
-            inputSchema: fromJsonSchema({ type: 'object', properties: { to: { type: 'string' } }, required: ['to'] }),
-          },
-          (args: unknown) => {
-            reached.push(args);
-            const required = { x402Version: 2, resource: { url: 'mcp://tool/transfer' }, accepts: [] };
-            return { isError: true, structuredContent: required, content: [{ type: 'text' as const, text: JSON.stringify(required) }] };
-          },
-        );
+        const server = new McpServer({ name: 'stock-seller', version: '0.1.0' });
+        // Every call here is unpaid: the wrapper answers it with the PaymentRequired, the tool never runs.
+        server.registerTool('transfer', { description: 'Moves funds', inputSchema: fromJsonSchema(inputSchema) }, (args: unknown) => {
+          reached.push(args);
+          const required = { x402Version: 2, resource: { url: 'mcp://tool/transfer' }, accepts };
+          return { isError: true, structuredContent: required, content: [{ type: 'text' as const, text: JSON.stringify(required) }] };
+        });
         return server;
       },
       { legacy: 'stateless' },
     );
-    const origin = await startOrigin('127.0.0.32', async (req, res, body) => {
+    const origin = await startOrigin(host, async (req, res, body) => {
       const answer = await handler.fetch(
         new Request(`http://${req.headers.host}${req.url}`, {
           method: req.method ?? 'GET',
@@ -367,14 +365,82 @@ describe('a check sends only what identifies the resource: no caller query, no e
       res.writeHead(answer.status, headers).end(Buffer.from(await answer.arrayBuffer()));
     });
     cleanups.push(origin.close);
-    const validated = await api(svc.url).post('/discovery/validate', { url: `${origin.base}/mcp`, toolName: 'transfer' });
-    expect(validated.body.problems).toEqual([
-      { code: 'svc_validate_payment_required_invalid', reason: expect.stringContaining("svc's check calls the tool with no arguments") },
+    const toolCalls = () =>
+      origin.seen
+        .filter((s) => s.body.includes('"tools/call"'))
+        .map((s) => (JSON.parse(s.body) as { params: { name: string; arguments: unknown } }).params)
+        .map(({ name, arguments: args }) => ({ name, arguments: args }));
+    return { origin, endpoint: `${origin.base}/mcp`, reached, toolCalls };
+  }
+
+  it("a stock McpServer seller whose tool requires arguments is listed: svc's own neutral values pass its validation, none of the listing's", async () => {
+    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+    const chosen = 'attacker-transfer';
+    // The server's own schema, with values a check must never send (example, default, enum, const).
+    const served = {
+      type: 'object',
+      properties: {
+        to: { type: 'string', minLength: 1, default: chosen, examples: [chosen] },
+        amount: { type: 'number', minimum: 0, examples: [777777] },
+        memo: { type: 'object', properties: { note: { type: 'string' }, via: { type: 'string', enum: [chosen] } }, required: ['note'] },
+        mode: { type: 'string', enum: [chosen], default: chosen },
+      },
+      required: ['to', 'amount', 'memo'],
+    };
+    const seller = await stockSeller('127.0.0.32', served);
+    // The settlement's bazaar declares the attacker's example and a schema of its own choosing.
+    const declared = {
+      type: 'object',
+      properties: { cmd: { type: 'string', const: chosen }, to: { type: 'string', enum: [chosen], default: chosen } },
+      required: ['cmd', 'to'],
+    };
+    const claim = await api(svc.url).post('/settle', {
+      x402Version: 2,
+      ...settlement({
+        url: seller.endpoint,
+        payTo: HONEST,
+        bazaar: mcpBazaar({ toolName: 'transfer', inputSchema: declared, example: { cmd: chosen, to: chosen, amount: 777777 } }),
+      }),
+    });
+    expect(claim.status).toBe(200);
+    await until(async () => ((await api(svc.url).get(`/discovery/resources?payTo=${HONEST}`)).body.items as unknown[]).length > 0, 20_000);
+    expect((await api(svc.url).get(`/discovery/resources?payTo=${HONEST}`)).body.items).toMatchObject([
+      { resource: seller.endpoint, type: 'mcp' },
     ]);
-    const calls = origin.seen.filter((s) => s.body.includes('"tools/call"'));
-    expect(calls).toHaveLength(1);
-    expect((JSON.parse(calls[0]!.body) as { params: { arguments: unknown } }).params.arguments).toEqual({});
-    expect(reached).toEqual([]); // the SDK refused the arguments before the payment wrapper
+
+    await new Promise((r) => setTimeout(r, 1_100)); // the host's next slot
+    const validated = await api(svc.url).post('/discovery/validate', { url: seller.endpoint, toolName: 'transfer' });
+    expect(validated.body.checks).toContainEqual(expect.objectContaining({ name: 'payment_required', ok: true }));
+
+    const neutral = { to: 'x', amount: 0, memo: { note: '' } };
+    expect(seller.toolCalls()).toEqual([
+      { name: 'transfer', arguments: neutral },
+      { name: 'transfer', arguments: neutral },
+    ]);
+    expect(seller.reached).toEqual([neutral, neutral]); // past the SDK's validation, to the payment wrapper
+    for (const request of seller.origin.seen) {
+      expect(request.url).toBe('/mcp');
+      expect(request.body).not.toContain(chosen);
+      expect(request.body).not.toContain('777777');
+    }
+  }, 40_000);
+
+  it('a tool whose required argument only an enum value satisfies gets an input error, and the reason names the fix', async () => {
+    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+    const seller = await stockSeller('127.0.0.33', {
+      type: 'object',
+      properties: { action: { type: 'string', enum: ['attacker-transfer', 'read'] } },
+      required: ['action'],
+    });
+    const validated = await api(svc.url).post('/discovery/validate', { url: seller.endpoint, toolName: 'transfer' });
+    expect(validated.body.problems).toEqual([
+      {
+        code: 'svc_validate_payment_required_invalid',
+        reason: expect.stringMatching(/Input validation error.*svc's own neutral arguments.*before it validates/s),
+      },
+    ]);
+    expect(seller.toolCalls()).toEqual([{ name: 'transfer', arguments: { action: '' } }]);
+    expect(seller.reached).toEqual([]); // the SDK refused the arguments before the payment wrapper
   }, 30_000);
 });
 
