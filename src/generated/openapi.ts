@@ -277,7 +277,8 @@ export interface paths {
          *     listing — and `listing.resource` is the URL that was asked. HTTP: GET without a body (HEAD
          *     or OPTIONS when `method` names it; `method` itself, still without a body, once the route
          *     answered GET with 404, 405 or 501). MCP (when `toolName` is given): an unpaid `tools/call`
-         *     of that tool over streamable HTTP with empty arguments. Every connection goes through the
+         *     of that tool over streamable HTTP with svc's neutral arguments (from the inputSchema the
+         *     server's tools/list declares; never an example). Every connection goes through the
          *     same address guard as paid_call (a loopback, private, link-local or metadata address is
          *     refused unless ALLOW_PRIVATE_TARGETS covers it), no redirect is followed, one host is asked
          *     at most once per PROBE_HOST_INTERVAL_SECONDS (`svc_validate_origin_paced` otherwise), the
@@ -989,7 +990,7 @@ export interface components {
              * @enum {string}
              */
             method?: "GET" | "HEAD" | "DELETE" | "POST" | "PUT" | "PATCH";
-            /** @description The MCP tool to call unpaid, with empty arguments; makes the target an MCP tool. */
+            /** @description The MCP tool to call unpaid, with svc's neutral arguments; makes the target an MCP tool. */
             toolName?: string;
         };
         ValidateResponse: {
