@@ -244,8 +244,14 @@ function neutralNumber(schema: Record<string, unknown>, integer: boolean): numbe
     const step = bound + toward;
     return other !== undefined && (step - other) * toward > 0 ? (bound + other) / 2 : step;
   };
-  const lows = [min === undefined ? undefined : integer ? Math.ceil(min) : min, exMin === undefined ? undefined : inside(exMin, 1, max ?? exMax)];
-  const highs = [max === undefined ? undefined : integer ? Math.floor(max) : max, exMax === undefined ? undefined : inside(exMax, -1, min ?? exMin)];
+  const lows = [
+    min === undefined ? undefined : integer ? Math.ceil(min) : min,
+    exMin === undefined ? undefined : inside(exMin, 1, max ?? exMax),
+  ];
+  const highs = [
+    max === undefined ? undefined : integer ? Math.floor(max) : max,
+    exMax === undefined ? undefined : inside(exMax, -1, min ?? exMin),
+  ];
   const low = Math.max(...lows.filter((n) => n !== undefined));
   const high = Math.min(...highs.filter((n) => n !== undefined));
   return low > 0 ? low : high < 0 ? high : 0;

@@ -25,7 +25,18 @@ describe("an MCP check's arguments", () => {
         },
         required: ['to', 'amount', 'count', 'confirm', 'ids', 'memo', 'nothing', 'maybe', 'anything', 'undeclared'],
       }),
-    ).toEqual({ to: '', amount: 0, count: 0, confirm: false, ids: [], memo: { note: '' }, nothing: null, maybe: null, anything: null, undeclared: null });
+    ).toEqual({
+      to: '',
+      amount: 0,
+      count: 0,
+      confirm: false,
+      ids: [],
+      memo: { note: '' },
+      nothing: null,
+      maybe: null,
+      anything: null,
+      undeclared: null,
+    });
   });
 
   it("never a value the schema's author wrote: enum, const, default, examples and pattern stay unused", () => {
