@@ -333,10 +333,17 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
       return { kind: 'unreachable', reason: `${endpoint} is not a working MCP streamable-HTTP endpoint: ${messageOf(err)}` };
     }
     const listed = await client.listTools(undefined, { timeout: options.timeoutMs }).catch(() => undefined);
-    const args = checkToolArguments(listed?.tools.find((tool) => tool.name === target.toolName)?.inputSchema);
+    const inputSchema = listed?.tools.find((tool) => tool.name === target.toolName)?.inputSchema ?? { type: 'object' as const };
+    // The definition is given, not looked up: the client then mirrors the arguments into headers
+    // from it and never lists and calls again on a header mismatch (one tools/call per check); no
+    // outputSchema, so a tool's output schema cannot fail the check before the call.
+    const toolDefinition = { name: target.toolName, inputSchema };
     let result: CallToolResult;
     try {
-      result = await client.callTool({ name: target.toolName, arguments: args }, { timeout: options.timeoutMs });
+      result = await client.callTool(
+        { name: target.toolName, arguments: checkToolArguments(inputSchema) },
+        { timeout: options.timeoutMs, toolDefinition },
+      );
     } catch (err) {
       const outcome = transportOutcome(err, `tools/call ${target.toolName} at ${endpoint}`);
       return outcome.kind === 'unreachable' ? { kind: 'error', reason: `${outcome.reason}; ${NEUTRAL_ARGUMENTS}` } : outcome;
