@@ -35,8 +35,6 @@ export interface LivenessListing {
   toolName: string;
   /** The declared HTTP method (GET when none). */
   method: string;
-  /** The listing's example input (query parameters, or the JSON body of a body method); absent when none. */
-  input?: Record<string, unknown>;
   /** A templated http listing's example path parameters (its URL keeps `:name`); absent when none. */
   pathParams?: Record<string, unknown>;
   payTo: string;
@@ -81,12 +79,11 @@ export function hiddenByFailures(row: LivenessColumns, before: string | undefine
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
- * The unpaid request a buyer makes, from a stored listing: its method and example input as its
- * bazaar `info.input` declares them (queryParams for GET/HEAD/DELETE, body for POST/PUT/PATCH; an
- * MCP tool's example arguments).
+ * What a check needs of a stored listing: its declared method and a templated URL's path
+ * parameters, as its bazaar `info.input` declares them; never its example input (svc's checks send
+ * none: docs/SECURITY.md "Requests svc makes of sellers' hosts").
  */
 export function livenessListingOf(row: {
   id: number | string;
@@ -105,10 +102,9 @@ export function livenessListingOf(row: {
     const declared = isObject(bazaar) && isObject(bazaar.info) ? bazaar.info.input : undefined;
     if (isObject(declared)) input = declared;
   } catch {
-    /* a body that is not JSON: probe without input */
+    /* a body that is not JSON: GET, no path parameters */
   }
   const method = typeof input.method === 'string' ? input.method.toUpperCase() : 'GET';
-  const example = row.type === 'mcp' ? input.example : BODY_METHODS.has(method) ? input.body : input.queryParams;
   const previous =
     row.liveness_status && row.liveness_checked_at
       ? {
@@ -123,7 +119,6 @@ export function livenessListingOf(row: {
     resource: row.resource,
     toolName: row.tool_name,
     method,
-    ...(isObject(example) ? { input: example } : {}),
     ...(row.type !== 'mcp' && isObject(input.pathParams) ? { pathParams: input.pathParams } : {}),
     payTo: row.owner,
     ...(previous ? { previous } : {}),

@@ -270,13 +270,19 @@ export interface paths {
         put?: never;
         /**
          * Check, without paying, whether a resource would be listed
-         * @description A seller's preflight (docs/CATALOG.md "Checking a listing"). svc makes the unpaid request a
-         *     buyer would make — HTTP: `method` (default GET) on `url`, no body beyond an empty JSON object
-         *     for POST, PUT and PATCH; MCP (when `toolName` is given): an unpaid `tools/call` of that tool
-         *     over streamable HTTP — and never a payment. Every connection goes through the same address
-         *     guard as paid_call (a loopback, private, link-local or metadata address is refused unless
-         *     ALLOW_PRIVATE_TARGETS covers it), a redirect is followed only within the origin (at most 3),
-         *     the exchange has one deadline (PROBE_TIMEOUT_MS) and at most 256 KiB of an answer is read.
+         * @description A seller's preflight (docs/CATALOG.md "Checking a listing"). svc makes the check request its
+         *     ownership and liveness checks make (docs/SECURITY.md "Requests svc makes of sellers' hosts"),
+         *     never a payment, at the URL a listing would have: `url` in the catalog's canonical form
+         *     (origin and path), so a query or fragment in `url` is never sent — no query identifies a
+         *     listing — and `listing.resource` is the URL that was asked. HTTP: GET without a body (HEAD
+         *     or OPTIONS when `method` names it; `method` itself, still without a body, once the route
+         *     answered GET with 404, 405 or 501). MCP (when `toolName` is given): an unpaid `tools/call`
+         *     of that tool over streamable HTTP with svc's neutral arguments (from the inputSchema the
+         *     server's tools/list declares; never an example). Every connection goes through the
+         *     same address guard as paid_call (a loopback, private, link-local or metadata address is
+         *     refused unless ALLOW_PRIVATE_TARGETS covers it), no redirect is followed, one host is asked
+         *     at most once per PROBE_HOST_INTERVAL_SECONDS (`svc_validate_origin_paced` otherwise), the
+         *     exchange has one deadline (PROBE_TIMEOUT_MS) and at most 256 KiB of an answer is read.
          *
          *     From the live 402 it decodes the PaymentRequired and runs exactly the checks the catalog
          *     write of a settlement runs, in the same code: for the first accept svc can settle (scheme,
@@ -929,7 +935,7 @@ export interface components {
         /**
          * @description The catalog outcome of a settlement. `rejectedReason` and `code` accompany `rejected`.
          *     `processing`: the settlement would create the listing or give it a new owner, which
-         *     happens once the resource's own server, asked as a buyer would ask, answers a 402 naming
+         *     happens once the resource's own server, asked with svc's check request, answers a 402 naming
          *     the settled payTo (within seconds; docs/CATALOG.md "Ownership and refresh"). Until then
          *     nothing is listed; POST /discovery/validate's `ownership` shows the check's outcome, and a
          *     later settlement to the same payTo answers `rejected` with its code while a failed check
@@ -1003,14 +1009,14 @@ export interface components {
          *     HTTP route; `method` is for HTTP routes only, so a body with both is refused (400).
          */
         ValidateRequest: {
-            /** @description The resource URL a buyer calls (for an MCP tool, its streamable-HTTP endpoint). */
+            /** @description The resource URL a buyer calls (for an MCP tool, its streamable-HTTP endpoint); svc asks it in its canonical form, without its query or fragment. */
             url: string;
             /**
              * @description HTTP method of the route (default GET); not with `toolName`.
              * @enum {string}
              */
             method?: "GET" | "HEAD" | "DELETE" | "POST" | "PUT" | "PATCH";
-            /** @description The MCP tool to call unpaid; makes the target an MCP tool. */
+            /** @description The MCP tool to call unpaid, with svc's neutral arguments; makes the target an MCP tool. */
             toolName?: string;
         };
         ValidateResponse: {

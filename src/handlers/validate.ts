@@ -11,6 +11,7 @@ import { canonicalResourceUrl } from '../catalog/ingest/sanitize.ts';
 import { CatalogQueryError, type CatalogPort, type SettledPayment } from '../catalog/types.ts';
 import type { ValidateCode, BazaarCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
+import { checkedUrl } from '../net/check-request.ts';
 import { probeLive402, type LivePaymentRequired, type LiveProbe, type LiveTarget } from '../net/live-402.ts';
 import type { HostSlots } from '../net/host-slots.ts';
 import { PROBE_MAX_BYTES, PROBE_MAX_REDIRECTS } from '../net/probe-config.ts';
@@ -221,10 +222,12 @@ async function checkListing(request: ValidateRequest, deps: ValidateDeps): Promi
     checks.push({ name: 'reachable', ok: false, detail: 'not requested: the url is not an http(s) URL' });
     return answer();
   }
+  // The resource as a listing would name it (checkedUrl: origin and path): the caller's query is never sent.
+  const url = checkedUrl(parsed.href);
   const target: LiveTarget =
     request.toolName !== undefined
-      ? { type: 'mcp', url: parsed.href, toolName: request.toolName }
-      : { type: 'http', url: parsed.href, method: request.method ?? 'GET' };
+      ? { type: 'mcp', url, toolName: request.toolName }
+      : { type: 'http', url, method: request.method ?? 'GET' };
   let nextSlot: number;
   try {
     nextSlot = (await deps.hostSlots?.(target.url, Date.now())) ?? 0;

@@ -2,9 +2,11 @@
  * The requests svc sends to a listing's URL (docs/SECURITY.md "Requests svc makes of sellers'
  * hosts"): a buyer's (`unpaidHttpRequest`: paid_call's, the listing's method with its input as the
  * query or a JSON body) and svc's own check (`checkHttpRequest`: ownership, validate, re-check,
- * liveness: a safe method, no body, no example input). Both fill a templated URL's path parameters
- * and refuse a value that would leave its template (`filledUrl`).
+ * liveness: a safe method, no body, no query, the URL as the catalog identifies the resource).
+ * Both fill a templated URL's path parameters and refuse a value that would leave its template
+ * (`filledUrl`).
  */
+import { canonicalResourceUrl } from '../catalog/ingest/sanitize.ts';
 import { isBodyMethod } from '../client/seller.ts';
 
 /** What svc may ask: an HTTP route, or an MCP tool (live-402.ts asks it). */
@@ -18,7 +20,8 @@ export type LiveTarget =
       /** The listing's declared example path parameters (bazaar `info.input.pathParams`). */
       pathParams?: Record<string, unknown>;
     }
-  | { type: 'mcp'; url: string; toolName: string; input?: Record<string, unknown> };
+  /** An MCP tool is only ever checked (live-402.ts): its example arguments are never sent. */
+  | { type: 'mcp'; url: string; toolName: string };
 
 /** A route template or path parameter that would leave its template (code bazaar_path_params_invalid). */
 export class TemplateEscapeError extends Error {
@@ -120,15 +123,25 @@ class SafeRefusals {
 const safeRefusals = new SafeRefusals();
 
 /**
+ * The URL a check asks, HTTP or MCP: the resource as the catalog identifies and lists it
+ * (canonicalResourceUrl: origin and path; never a query or a fragment, whoever wrote them), so a
+ * check of `https://h/pay?cmd=transfer` asks `https://h/pay`, the listing a settlement would make.
+ */
+export function checkedUrl(url: string): string {
+  return canonicalResourceUrl(new URL(url), undefined);
+}
+
+/**
  * The request svc's checks send (ownership, validate, re-check, liveness; docs/SECURITY.md
- * "Requests svc makes of sellers' hosts"): never a body, never the listing's example query, the
- * URL only as it identifies the resource (path parameters filled and checked); a safe method (GET,
- * or the declared HEAD/OPTIONS) unless that route answered a safe request as if it did not exist,
- * and then the declared method without a body. `method` is what is sent.
+ * "Requests svc makes of sellers' hosts"): never a body, never a query (the listing's example or
+ * the caller's: `checkedUrl`), the URL only as it identifies the resource (path parameters filled
+ * and checked); a safe method (GET, or the declared HEAD/OPTIONS) unless that route answered a
+ * safe request as if it did not exist, and then the declared method without a body. `method` is
+ * what is sent.
  */
 export function checkHttpRequest(target: Extract<LiveTarget, { type: 'http' }>): { url: string; method: string; init: RequestInit } {
   const declared = target.method.toUpperCase();
-  const url = filledUrl(target.url, target.pathParams).href;
+  const url = filledUrl(checkedUrl(target.url), target.pathParams).href;
   const method = SAFE_METHODS.has(declared) || safeRefusals.has(`${declared} ${url}`) ? declared : 'GET';
   return { url, method, init: { method } };
 }
@@ -151,4 +164,95 @@ export function unpaidHttpRequest(
       url.searchParams.append(name, typeof item === 'string' ? item : JSON.stringify(item));
   }
   return { url: url.href, init: { method, headers } };
+}
+
+/** How far checkToolArguments builds: nesting depth, values in all, and the longest string or array it fills. */
+const NEUTRAL_MAX_DEPTH = 8;
+const NEUTRAL_MAX_VALUES = 256;
+const NEUTRAL_MAX_FILL = 64;
+
+const isSchema = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const finite = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+/** The declared type svc fills, the most inert first: `["string","null"]` gets null. */
+const NEUTRAL_TYPE_ORDER = ['null', 'boolean', 'integer', 'number', 'string', 'array', 'object'];
+
+/**
+ * The arguments svc's check of an MCP tool sends (docs/SECURITY.md "Requests svc makes of sellers'
+ * hosts"): from the tool's own inputSchema (what its server answers to tools/list; never a
+ * listing's), each required property with svc's neutral value of its declared type — null, false,
+ * 0, "", [], an object of its own required properties — so a server that validates arguments before
+ * its payment wrapper (the MCP SDK's McpServer) reaches the wrapper. Only the schema's own bounds
+ * move a value: a number is 0 or the bound nearest 0, a string or array the shortest its minLength
+ * or minItems allows ("x" filler, at most 64). Never an `enum`, `const`, `default`, `examples` or
+ * `pattern`/`format` value: a property that needs one gets the neutral value and fails
+ * validation, the seller's fix being to ask for payment before validating (docs/SELLER.md).
+ * Bounded: depth 8, 256 values in all; beyond, nothing more is filled.
+ */
+export function checkToolArguments(inputSchema: unknown): Record<string, unknown> {
+  let budget = NEUTRAL_MAX_VALUES;
+  const neutral = (schema: unknown, depth: number): unknown => {
+    budget -= 1;
+    if (!isSchema(schema) || budget < 0) return null;
+    const declared = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t): t is string => typeof t === 'string');
+    const type =
+      NEUTRAL_TYPE_ORDER.find((t) => declared.includes(t)) ??
+      (declared.length === 0 && (isSchema(schema.properties) || Array.isArray(schema.required)) ? 'object' : 'null');
+    switch (type) {
+      case 'boolean':
+        return false;
+      case 'integer':
+      case 'number':
+        return neutralNumber(schema, type === 'integer');
+      case 'string': {
+        const min = finite(schema.minLength) ?? 0;
+        return min <= NEUTRAL_MAX_FILL ? 'x'.repeat(Math.max(0, Math.ceil(min))) : '';
+      }
+      case 'array': {
+        const min = finite(schema.minItems) ?? 0;
+        if (min < 1 || min > NEUTRAL_MAX_FILL || depth >= NEUTRAL_MAX_DEPTH) return [];
+        return Array.from({ length: Math.ceil(min) }, () => neutral(schema.items, depth + 1));
+      }
+      case 'object':
+        return depth >= NEUTRAL_MAX_DEPTH ? {} : neutralObject(schema, depth);
+      default:
+        return null;
+    }
+  };
+  const neutralObject = (schema: Record<string, unknown>, depth: number): Record<string, unknown> => {
+    const properties = isSchema(schema.properties) ? schema.properties : {};
+    const required = Array.isArray(schema.required) ? schema.required.filter((n): n is string => typeof n === 'string') : [];
+    const entries: Array<[string, unknown]> = [];
+    for (const name of new Set(required)) {
+      if (budget <= 0) break;
+      entries.push([name, neutral(Object.hasOwn(properties, name) ? properties[name] : undefined, depth + 1)]);
+    }
+    // fromEntries defines own properties: a required "__proto__" is a key like any other.
+    return Object.fromEntries(entries);
+  };
+  return isSchema(inputSchema) ? neutralObject(inputSchema, 0) : {};
+}
+
+/**
+ * 0, or the schema's bound nearest 0 when 0 is outside its range: an inclusive bound itself (an
+ * integer's rounded inward), an exclusive one the next integer inside it (a number's: 1 inside it,
+ * or halfway to the other bound when that is nearer).
+ */
+function neutralNumber(schema: Record<string, unknown>, integer: boolean): number {
+  const [min, max, exMin, exMax] = [schema.minimum, schema.maximum, schema.exclusiveMinimum, schema.exclusiveMaximum].map(finite);
+  const inside = (bound: number, toward: 1 | -1, other: number | undefined): number => {
+    if (integer) return toward > 0 ? Math.floor(bound) + 1 : Math.ceil(bound) - 1;
+    const step = bound + toward;
+    return other !== undefined && (step - other) * toward > 0 ? (bound + other) / 2 : step;
+  };
+  const lows = [
+    min === undefined ? undefined : integer ? Math.ceil(min) : min,
+    exMin === undefined ? undefined : inside(exMin, 1, max ?? exMax),
+  ];
+  const highs = [
+    max === undefined ? undefined : integer ? Math.floor(max) : max,
+    exMax === undefined ? undefined : inside(exMax, -1, min ?? exMin),
+  ];
+  const low = Math.max(...lows.filter((n) => n !== undefined));
+  const high = Math.min(...highs.filter((n) => n !== undefined));
+  return low > 0 ? low : high < 0 ? high : 0;
 }

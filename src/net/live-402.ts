@@ -1,12 +1,11 @@
 /**
  * A listing's live 402, fetched without paying (docs/CATALOG.md "Checking a listing", docs/MCP.md):
- * the unpaid request a buyer would make — HTTP: the listing's method on its URL, its example input
- * as the query or a JSON body; MCP: an unpaid tools/call over streamable HTTP — and the payment
- * requirements it answers with, decoded with @x402/core's decoders. Used by POST
- * /discovery/validate, the liveness checks and paid_call (src/mcp/targets.ts), so all three read a
- * target the same way.
- *
- * What is sent is check-request.ts's: a buyer's request (paid_call) or svc's own check request.
+ * an unpaid request — HTTP: check-request.ts's, a buyer's (paid_call: the listing's method on its
+ * URL, its example input as the query or a JSON body) or svc's own check request; MCP: svc's check,
+ * an unpaid tools/call over streamable HTTP naming the tool, with svc's neutral arguments — and the
+ * payment requirements it answers with, decoded with @x402/core's decoders. Used by POST
+ * /discovery/validate, the ownership and liveness checks and paid_call (src/mcp/targets.ts), so
+ * all of them read a target the same way.
  *
  * Bounds: every connection goes through the address guard given as `fetchImpl`
  * (src/net/guarded-fetch.ts), a redirect is followed only within the target's origin and at most
@@ -17,7 +16,15 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { parsePaymentRequired } from '@x402/core/schemas';
 import { PAYMENT_REQUIRED_HEADER } from '../client/seller.ts';
-import { TemplateEscapeError, checkHttpRequest, refusedSafeRequest, unpaidHttpRequest, type LiveTarget } from './check-request.ts';
+import {
+  TemplateEscapeError,
+  checkHttpRequest,
+  checkToolArguments,
+  checkedUrl,
+  refusedSafeRequest,
+  unpaidHttpRequest,
+  type LiveTarget,
+} from './check-request.ts';
 import { forbiddenCause } from './guarded-fetch.ts';
 import { PROBE_MAX_HEADER_BYTES } from './probe-config.ts';
 
@@ -286,7 +293,23 @@ async function probeHttp(target: Extract<LiveTarget, { type: 'http' }>, options:
   }
 }
 
+/** Why an MCP check's call may fail where a buyer's succeeds, and the fix. */
+const NEUTRAL_ARGUMENTS =
+  'svc\'s check calls the tool with svc\'s own neutral arguments (each required property of the tool\'s inputSchema from tools/list as null, false, 0, "", [] or {}; never an example, default or enum value: docs/SECURITY.md "Requests svc makes of sellers\' hosts"): a paid tool must answer an unpaid call with its PaymentRequired before it validates or uses its arguments.';
+
+/**
+ * svc's check of an MCP tool (docs/SECURITY.md "Requests svc makes of sellers' hosts"): the
+ * endpoint as the catalog identifies it (checkedUrl: no query), initialize, tools/list (one page:
+ * the tool's own inputSchema, as its server declares it), then one tools/call naming the tool with
+ * svc's neutral arguments built from that schema (check-request.ts checkToolArguments), never the
+ * listing's example or schema (a stranger wrote them). An x402 seller answers an unpaid call of a
+ * paid tool with its PaymentRequired before it runs the tool (x402's MCP transport, docs/MCP.md),
+ * so the answer names the payTo as the example's would; the neutral arguments get a stock server
+ * that validates arguments first (the MCP SDK's McpServer) past its validation to that wrapper.
+ * A tool missing from the list's first page, or a list that fails, gets `{}`.
+ */
 async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: ProbeOptions): Promise<LiveProbe> {
+  const endpoint = checkedUrl(target.url);
   const signal = AbortSignal.timeout(options.timeoutMs);
   const bounded = sameOriginFetch(options.fetchImpl, options.maxRedirects);
   // The MCP client is loaded on the first MCP probe, not at start-up (docs/OPERATIONS.md "Startup").
@@ -294,7 +317,7 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
   // MCP 2026-07-28 with a seller that speaks it, else its 2025 revision (docs/MCP.md "Protocol
   // revisions"). The probe offers no x402 extension, so every seller answers in the tool-result binding.
   const client = new Client({ name: 'svc-probe', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
-  const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+  const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
     fetch: async (input, init) => {
       const res = await bounded(input, { ...init, signal: AbortSignal.any([signal, ...(init?.signal ? [init.signal] : [])]) });
       return capped(res, options.maxBytes);
@@ -305,16 +328,25 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
     try {
       await client.connect(transport, { timeout: options.timeoutMs });
     } catch (err) {
-      const outcome = transportOutcome(err, `The MCP endpoint ${target.url}`);
+      const outcome = transportOutcome(err, `The MCP endpoint ${endpoint}`);
       if (outcome.kind !== 'unreachable' || err instanceof TypeError || (err as Error)?.name === 'TimeoutError') return outcome;
-      return { kind: 'unreachable', reason: `${target.url} is not a working MCP streamable-HTTP endpoint: ${messageOf(err)}` };
+      return { kind: 'unreachable', reason: `${endpoint} is not a working MCP streamable-HTTP endpoint: ${messageOf(err)}` };
     }
+    const listed = await client.listTools(undefined, { timeout: options.timeoutMs }).catch(() => undefined);
+    const inputSchema = listed?.tools.find((tool) => tool.name === target.toolName)?.inputSchema ?? { type: 'object' as const };
+    // The definition is given, not looked up: the client then mirrors the arguments into headers
+    // from it and never lists and calls again on a header mismatch (one tools/call per check); no
+    // outputSchema, so a tool's output schema cannot fail the check before the call.
+    const toolDefinition = { name: target.toolName, inputSchema };
     let result: CallToolResult;
     try {
-      result = await client.callTool({ name: target.toolName, arguments: target.input ?? {} }, { timeout: options.timeoutMs });
+      result = await client.callTool(
+        { name: target.toolName, arguments: checkToolArguments(inputSchema) },
+        { timeout: options.timeoutMs, toolDefinition },
+      );
     } catch (err) {
-      const outcome = transportOutcome(err, `tools/call ${target.toolName} at ${target.url}`);
-      return outcome.kind === 'unreachable' ? { kind: 'error', reason: outcome.reason } : outcome;
+      const outcome = transportOutcome(err, `tools/call ${target.toolName} at ${endpoint}`);
+      return outcome.kind === 'unreachable' ? { kind: 'error', reason: `${outcome.reason}; ${NEUTRAL_ARGUMENTS}` } : outcome;
     }
     const answer = {
       content: result.content,
@@ -325,7 +357,7 @@ async function probeMcp(target: Extract<LiveTarget, { type: 'mcp' }>, options: P
     if (required) return { kind: 'payment', required };
     return {
       kind: 'error',
-      reason: `The tool ${target.toolName} answered with an error that carries no PaymentRequired: ${JSON.stringify(result.content ?? []).slice(0, 300)}`,
+      reason: `The tool ${target.toolName} answered with an error that carries no PaymentRequired: ${JSON.stringify(result.content ?? []).slice(0, 300)}. ${NEUTRAL_ARGUMENTS}`,
       answer,
     };
   } finally {

@@ -147,19 +147,18 @@ export class LivenessChecker {
 }
 
 /**
- * The unpaid request a buyer makes of a listing, from its calling convention: HTTP, its method
- * with its example input and its path parameters filled; MCP, a tools/call with its example
- * arguments. The liveness checks and the ownership checks (ownership.ts) ask the same way.
+ * What svc's check asks of a listing (check-request.ts, docs/SECURITY.md "Requests svc makes of
+ * sellers' hosts"): HTTP, its URL with its path parameters filled and its declared method (sent
+ * only as check-request.ts allows); MCP, its tool. Never the example input. The liveness checks
+ * and the ownership checks (ownership.ts) ask the same way.
  */
 export function probeTargetOf(listing: Omit<LivenessListing, 'previous'>): LiveTarget {
-  const input = listing.input ? { input: listing.input } : {};
   return listing.type === 'mcp'
-    ? { type: 'mcp', url: listing.resource, toolName: listing.toolName, ...input }
+    ? { type: 'mcp', url: listing.resource, toolName: listing.toolName }
     : {
         type: 'http',
         url: listing.resource,
         method: listing.method,
-        ...input,
         ...(listing.pathParams ? { pathParams: listing.pathParams } : {}),
       };
 }

@@ -3,10 +3,11 @@
  * create a listing, or give it to another payTo, is a claim (src/catalog/ownership.ts) until the
  * resource's own server, asked with svc's check request — the one POST /discovery/validate and
  * the liveness checks send (check-request.ts checkHttpRequest: the listing's URL with its path
- * parameters, a safe method, no body, no example query, no redirect followed; or an unpaid MCP
- * tools/call; through the address guard, one deadline, at most 256 KiB read) — answers a 402
- * whose accepts name the settled payTo, and no longer name the listing's current owner. This module asks and judges; the catalog keeps the claims and writes
- * the listing (on its writer thread), off the payment path: the settle answered `processing`.
+ * parameters, a safe method, no body, no query, no redirect followed; or an unpaid MCP
+ * tools/call naming the tool, with svc's neutral arguments; through the address guard, one
+ * deadline, at most 256 KiB read) — answers a 402 whose accepts name the settled payTo, and no
+ * longer name the listing's current owner. This module asks and judges; the catalog keeps the
+ * claims and writes the listing (on its writer thread), off the payment path: the settle answered `processing`.
  *
  * Claims are taken when a settlement made one (`wake`), when a check finishes, and on a timer for
  * claims another instance or a process that stopped left, or that waited for their host's slot
@@ -40,7 +41,7 @@ const listed = (payTos: string[]) =>
 
 /** What svc asks of the claim's origin (before it asks: the method depends on what the route answered before), for the reasons. */
 function askedOf(claim: OwnershipClaim): string {
-  if (claim.type === 'mcp') return `tools/call ${claim.toolName} at ${claim.resource}`;
+  if (claim.type === 'mcp') return `tools/call ${claim.toolName} with svc's neutral arguments at ${claim.resource}`;
   const target = probeTargetOf(claim);
   if (target.type !== 'http') return `${claim.method} ${claim.resource}`;
   try {

@@ -74,8 +74,9 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(due.map((l) => l.resource).sort()).toEqual([A, B]);
       const a = due.find((l) => l.resource === A)!;
       const b = due.find((l) => l.resource === B)!;
-      // The calling convention: the declared method and example input.
-      expect(a).toMatchObject({ type: 'http', method: 'GET', input: { city: 'Lisbon' }, payTo: PAY_TO_A, toolName: '' });
+      // What a check needs: the declared method, never the example input (docs/SECURITY.md).
+      expect(a).toMatchObject({ type: 'http', method: 'GET', payTo: PAY_TO_A, toolName: '' });
+      expect(a).not.toHaveProperty('input');
       expect(b.method).toBe('POST');
       expect(a.previous).toBeUndefined();
       // Claimed: not handed out again.

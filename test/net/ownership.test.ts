@@ -91,7 +91,7 @@ describe('the verdict on what the origin answered', () => {
     expect(
       ownershipVerdict({ ...claim, type: 'mcp', toolName: 'rate', resource: 'https://t.example.com/mcp' }, payment(PAY_TO_C)),
     ).toMatchObject({
-      reason: expect.stringContaining('tools/call rate at https://t.example.com/mcp'),
+      reason: expect.stringContaining("tools/call rate with svc's neutral arguments at https://t.example.com/mcp"),
     });
   });
 });
@@ -122,7 +122,8 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       // /metrics' svc_catalog_listings{state="pending"}: one resource waits, two payments or not.
       expect(await t.catalog.listingCounts!()).toMatchObject({ listed: 0, pending: 1, hidden: { expired: 0, liveness: 0 } });
       const due = await t.catalog.ownership!.claimDue(t.clock().getTime(), 10);
-      expect(due).toMatchObject([{ resource: URL_, payTo: PAY_TO_A, method: 'GET', input: { city: 'Lisbon' } }]);
+      expect(due).toMatchObject([{ resource: URL_, payTo: PAY_TO_A, method: 'GET' }]);
+      expect(due[0]).not.toHaveProperty('input'); // a check never sends the example (docs/SECURITY.md)
       expect(due[0]!.currentOwner).toBeUndefined();
       expect(await t.catalog.ownership!.claimDue(t.clock().getTime(), 10)).toEqual([]); // leased: not taken twice
       expect(await t.catalog.ownership!.resolve(due[0]!.key, t.clock().getTime(), { passed: true })).toBe('listed');

@@ -7,7 +7,10 @@
  * method without a body, never a redirect followed; 20 paths × 2 payTos on one host, validate
  * beside them, and two instances on one Postgres catalog ask that host at most once per
  * PROBE_HOST_INTERVAL_SECONDS; an honest claim is listed within 5 s beside 120 hanging claims of
- * one payTo; a template escape is refused with bazaar_path_params_invalid and nothing is sent.
+ * one payTo; a template escape is refused with bazaar_path_params_invalid and nothing is sent;
+ * validate of a URL with a query asks it without the query, and an MCP tool is called with svc's
+ * neutral arguments built from the tool's own inputSchema, never a listing's example, default or
+ * enum value (the demo MCP seller and a stock McpServer seller behind recording origins).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +18,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeX402Header } from '../../src/client/seller.ts';
+import { createFacilitatorClient } from '../../src/client/facilitator.ts';
+import { encodeX402Header, mcpBazaar } from '../../src/client/seller.ts';
+import { startPaidMcpServer } from '../../src/client/seller-mcp.ts';
+import { McpServer, createMcpHandler, fromJsonSchema } from '@modelcontextprotocol/server';
 import { api } from '../helpers/contract.ts';
 import { FakeScheme, exactKind } from '../helpers/fake-scheme.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
@@ -32,6 +38,7 @@ interface Seen {
   method: string;
   url: string;
   bodyBytes: number;
+  body: string;
 }
 interface Origin {
   base: string;
@@ -40,14 +47,18 @@ interface Origin {
 }
 
 /** A loopback origin on `host` that records every request and answers as `answer` says ('hang': never). */
-async function startOrigin(host: string, answer: (req: http.IncomingMessage, res: http.ServerResponse) => unknown): Promise<Origin> {
+async function startOrigin(
+  host: string,
+  answer: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => unknown,
+): Promise<Origin> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
-    let bodyBytes = 0;
-    req.on('data', (chunk: Buffer) => (bodyBytes += chunk.length));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      seen.push({ at: Date.now(), method: req.method ?? '', url: req.url ?? '', bodyBytes });
-      answer(req, res);
+      const body = Buffer.concat(chunks);
+      seen.push({ at: Date.now(), method: req.method ?? '', url: req.url ?? '', bodyBytes: body.length, body: body.toString('utf8') });
+      answer(req, res, body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -201,6 +212,236 @@ describe('the check cannot be aimed', () => {
     const list = await api(svc.url).get(`/discovery/resources?payTo=${SQUATTER}`);
     expect(list.body.items).toEqual([]);
   }, 40_000);
+});
+
+/** An origin that passes each request on to the demo MCP seller at `target` and its answer back (it records, the seller answers). */
+const forwardingTo =
+  (target: string) =>
+  async (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): Promise<void> => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers))
+      if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers.set(name, value);
+    try {
+      const answer = await fetch(new URL(req.url ?? '/', target), {
+        method: req.method ?? 'GET',
+        headers,
+        ...(body.length > 0 ? { body } : {}),
+      });
+      const passed: Record<string, string> = {};
+      answer.headers.forEach((value, name) => {
+        if (!['content-length', 'transfer-encoding', 'content-encoding', 'connection'].includes(name)) passed[name] = value;
+      });
+      res.writeHead(answer.status, passed).end(Buffer.from(await answer.arrayBuffer()));
+    } catch {
+      res.writeHead(502).end();
+    }
+  };
+
+describe('a check sends only what identifies the resource: no caller query, no example arguments', () => {
+  const transfer = { cmd: 'transfer', to: 'attacker', amount: 1_000_000 };
+
+  it('validate of a URL carrying a query asks the URL a listing would have, without the query; the listing is that URL', async () => {
+    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+    // A paid route whose 402 names the URL it was asked (as the stock middleware does) and declares a bazaar extension.
+    const origin = await startOrigin('127.0.0.30', (req, res) =>
+      res
+        .writeHead(402, {
+          'payment-required': encodeX402Header({
+            x402Version: 2,
+            resource: { url: `http://${req.headers.host}${req.url}` },
+            accepts: [{ scheme: 'exact', network: 'stellar:testnet', amount: '1000', asset: ASSET, payTo: HONEST, maxTimeoutSeconds: 60 }],
+            extensions: { bazaar: declaring('POST', transfer) },
+          }),
+        })
+        .end('{}'),
+    );
+    cleanups.push(origin.close);
+    const asked = `${origin.base}/p%61y/?cmd=transfer&to=attacker&amount=1000000#confirm`;
+    const answer = await api(svc.url).post('/discovery/validate', { url: asked, method: 'POST' });
+    expect(answer.status).toBe(200);
+    expect(origin.seen.map(({ method, url, bodyBytes }) => ({ method, url, bodyBytes }))).toEqual([
+      { method: 'GET', url: '/pay', bodyBytes: 0 },
+    ]);
+    // What was asked is what a settlement would list (the catalog's canonical URL: origin and path).
+    expect(answer.body).toMatchObject({ wouldList: true, problems: [], listing: { resource: `${origin.base}/pay` } });
+    expect(JSON.stringify(answer.body.checks)).not.toContain('attacker');
+  }, 30_000);
+
+  it("an MCP tool's check (claim and validate) calls the tool with neutral arguments (none required: {}), never its example; the demo seller still names its payTo", async () => {
+    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+    const accepts = [
+      {
+        scheme: 'exact',
+        network: 'stellar:testnet',
+        asset: ASSET,
+        amount: '1000',
+        payTo: HONEST,
+        maxTimeoutSeconds: 60,
+        extra: { areFeesSponsored: true },
+      },
+    ];
+    const calls: Array<Record<string, unknown>> = [];
+    const tool = {
+      name: 'transfer',
+      description: 'Moves funds (a tool that would act on its arguments)',
+      inputSchema: { type: 'object' as const, properties: { cmd: { type: 'string' }, to: { type: 'string' }, amount: { type: 'number' } } },
+      example: transfer,
+      accepts,
+      handler: (args: Record<string, unknown>) => (calls.push(args), { content: [{ type: 'text' as const, text: 'moved' }] }),
+    };
+    const seller = await startPaidMcpServer({ facilitator: createFacilitatorClient(svc.url), tools: [tool] });
+    const origin = await startOrigin('127.0.0.31', forwardingTo(seller.url));
+    cleanups.push(origin.close, () => seller.close());
+    const endpoint = `${origin.base}/mcp`;
+
+    // A settlement for the tool, its bazaar declaring the example: a claim svc checks at the tool's server.
+    const claim = await api(svc.url).post('/settle', {
+      x402Version: 2,
+      ...settlement({
+        url: endpoint,
+        payTo: HONEST,
+        bazaar: mcpBazaar({ toolName: 'transfer', inputSchema: tool.inputSchema, example: transfer }),
+      }),
+    });
+    expect(claim.status).toBe(200);
+    await until(async () => ((await api(svc.url).get(`/discovery/resources?payTo=${HONEST}`)).body.items as unknown[]).length > 0, 20_000);
+    expect((await api(svc.url).get(`/discovery/resources?payTo=${HONEST}`)).body.items).toMatchObject([
+      { resource: endpoint, type: 'mcp' },
+    ]);
+
+    // validate at the host's next slot, its URL carrying a query.
+    await new Promise((r) => setTimeout(r, 1_100));
+    const validated = await api(svc.url).post('/discovery/validate', { url: `${endpoint}?to=attacker`, toolName: 'transfer' });
+    expect(validated.body.checks).toContainEqual(expect.objectContaining({ name: 'payment_required', ok: true }));
+
+    const toolCalls = origin.seen
+      .map((s) => (s.body === '' ? undefined : (JSON.parse(s.body) as { method?: string; params?: Record<string, unknown> })))
+      .filter((m) => m?.method === 'tools/call');
+    expect(toolCalls.length).toBe(2); // the claim's check and validate's
+    for (const call of toolCalls) {
+      expect(call!.params!.name).toBe('transfer');
+      expect(call!.params!.arguments).toEqual({}); // its schema requires nothing
+    }
+    for (const request of origin.seen) {
+      expect(request.url).toBe('/mcp');
+      expect(request.body).not.toContain('attacker');
+    }
+    expect(calls).toEqual([]); // the tool never ran
+  }, 40_000);
+
+  /**
+   * A stock seller: the MCP SDK's McpServer validating each call's arguments against the tool's
+   * inputSchema, then the tool's x402 payment wrapper answering an unpaid call with its
+   * PaymentRequired (tool-result binding) before the tool runs; behind a recording origin.
+   */
+  async function stockSeller(host: string, inputSchema: Record<string, unknown>) {
+    const reached: unknown[] = [];
+    const accepts = [{ scheme: 'exact', network: 'stellar:testnet', asset: ASSET, amount: '1000', payTo: HONEST, maxTimeoutSeconds: 60 }];
+    const handler = createMcpHandler(
+      () => {
+        const server = new McpServer({ name: 'stock-seller', version: '0.1.0' });
+        // Every call here is unpaid: the wrapper answers it with the PaymentRequired, the tool never runs.
+        server.registerTool('transfer', { description: 'Moves funds', inputSchema: fromJsonSchema(inputSchema) }, (args: unknown) => {
+          reached.push(args);
+          const required = { x402Version: 2, resource: { url: 'mcp://tool/transfer' }, accepts };
+          return { isError: true, structuredContent: required, content: [{ type: 'text' as const, text: JSON.stringify(required) }] };
+        });
+        return server;
+      },
+      { legacy: 'stateless' },
+    );
+    const origin = await startOrigin(host, async (req, res, body) => {
+      const answer = await handler.fetch(
+        new Request(`http://${req.headers.host}${req.url}`, {
+          method: req.method ?? 'GET',
+          headers: Object.entries(req.headers).flatMap(([name, value]) =>
+            typeof value === 'string' ? [[name, value] as [string, string]] : [],
+          ),
+          ...(body.length > 0 ? { body } : {}),
+        }),
+      );
+      const headers: Record<string, string> = {};
+      answer.headers.forEach((value, name) => (headers[name] = value));
+      res.writeHead(answer.status, headers).end(Buffer.from(await answer.arrayBuffer()));
+    });
+    cleanups.push(origin.close);
+    const toolCalls = () =>
+      origin.seen
+        .filter((s) => s.body.includes('"tools/call"'))
+        .map((s) => (JSON.parse(s.body) as { params: { name: string; arguments: unknown } }).params)
+        .map(({ name, arguments: args }) => ({ name, arguments: args }));
+    return { origin, endpoint: `${origin.base}/mcp`, reached, toolCalls };
+  }
+
+  it("a stock McpServer seller whose tool requires arguments is listed: svc's own neutral values pass its validation, none of the listing's", async () => {
+    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+    const chosen = 'attacker-transfer';
+    // The server's own schema, with values a check must never send (example, default, enum, const).
+    const served = {
+      type: 'object',
+      properties: {
+        to: { type: 'string', minLength: 1, default: chosen, examples: [chosen] },
+        amount: { type: 'number', minimum: 0, examples: [777777] },
+        memo: { type: 'object', properties: { note: { type: 'string' }, via: { type: 'string', enum: [chosen] } }, required: ['note'] },
+        mode: { type: 'string', enum: [chosen], default: chosen },
+      },
+      required: ['to', 'amount', 'memo'],
+    };
+    const seller = await stockSeller('127.0.0.32', served);
+    // The settlement's bazaar declares the attacker's example and a schema of its own choosing.
+    const declared = {
+      type: 'object',
+      properties: { cmd: { type: 'string', const: chosen }, to: { type: 'string', enum: [chosen], default: chosen } },
+      required: ['cmd', 'to'],
+    };
+    const claim = await api(svc.url).post('/settle', {
+      x402Version: 2,
+      ...settlement({
+        url: seller.endpoint,
+        payTo: HONEST,
+        bazaar: mcpBazaar({ toolName: 'transfer', inputSchema: declared, example: { cmd: chosen, to: chosen, amount: 777777 } }),
+      }),
+    });
+    expect(claim.status).toBe(200);
+    await until(async () => ((await api(svc.url).get(`/discovery/resources?payTo=${HONEST}`)).body.items as unknown[]).length > 0, 20_000);
+    expect((await api(svc.url).get(`/discovery/resources?payTo=${HONEST}`)).body.items).toMatchObject([
+      { resource: seller.endpoint, type: 'mcp' },
+    ]);
+
+    await new Promise((r) => setTimeout(r, 1_100)); // the host's next slot
+    const validated = await api(svc.url).post('/discovery/validate', { url: seller.endpoint, toolName: 'transfer' });
+    expect(validated.body.checks).toContainEqual(expect.objectContaining({ name: 'payment_required', ok: true }));
+
+    const neutral = { to: 'x', amount: 0, memo: { note: '' } };
+    expect(seller.toolCalls()).toEqual([
+      { name: 'transfer', arguments: neutral },
+      { name: 'transfer', arguments: neutral },
+    ]);
+    expect(seller.reached).toEqual([neutral, neutral]); // past the SDK's validation, to the payment wrapper
+    for (const request of seller.origin.seen) {
+      expect(request.url).toBe('/mcp');
+      expect(request.body).not.toContain(chosen);
+      expect(request.body).not.toContain('777777');
+    }
+  }, 40_000);
+
+  it('a tool whose required argument only an enum value satisfies gets an input error, and the reason names the fix', async () => {
+    const svc = await startSvc({ PROBE_HOST_INTERVAL_SECONDS: '1' });
+    const seller = await stockSeller('127.0.0.33', {
+      type: 'object',
+      properties: { action: { type: 'string', enum: ['attacker-transfer', 'read'] } },
+      required: ['action'],
+    });
+    const validated = await api(svc.url).post('/discovery/validate', { url: seller.endpoint, toolName: 'transfer' });
+    expect(validated.body.problems).toEqual([
+      {
+        code: 'svc_validate_payment_required_invalid',
+        reason: expect.stringMatching(/Input validation error.*svc's own neutral arguments.*before it validates/s),
+      },
+    ]);
+    expect(seller.toolCalls()).toEqual([{ name: 'transfer', arguments: { action: '' } }]);
+    expect(seller.reached).toEqual([]); // the SDK refused the arguments before the payment wrapper
+  }, 30_000);
 });
 
 describe('one request per host per interval, whatever the paths, payTos and instances', () => {
