@@ -17,7 +17,7 @@
  *   npm run build && npx tsx bench/catalog/payments-first.ts [--listings 20000] [--before 2f03a27] [--window 2] [--pairs 6]
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -28,6 +28,7 @@ import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from '../lib/http-load.ts';
 import { exactTerms } from '../lib/payments.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
+import { copySqlite } from '../lib/sqlite-copy.ts';
 
 const { values } = parseArgs({
   options: {
@@ -75,7 +76,7 @@ out(`Catalog: ${LISTINGS.toLocaleString('en')} listings (bench/lib/catalog-corpu
 
 async function startSvc(cwd: string, port: number, name: string) {
   const dbPath = join(dir, `${name}.sqlite`);
-  copyFileSync(seeded, dbPath);
+  copySqlite(seeded, dbPath);
   const submitter = await devnet.createAccount({ usdcTrustline: false });
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd,
