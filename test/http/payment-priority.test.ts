@@ -2,9 +2,9 @@
  * Payments before discovery (src/http/payment-priority.ts): the gate itself, with the main thread's
  * utilization injected (the named boundary: a test cannot make its own event loop busy without
  * stopping itself), then over real HTTP through the service: while payments keep the thread busy
- * discovery runs one request at a time with a pause after each, taken in turn by client, and a
- * request that finds no turn within its wait is refused with 503 svc_catalog_busy, in the shape
- * openapi.yaml declares.
+ * discovery runs one request at a time with a pause after each (its own cost; a burst's debt
+ * bounded), taken in turn by client, a request that finds no turn within its wait is refused with
+ * 503 svc_catalog_busy, in the shape openapi.yaml declares, and one whose client left is let go.
  */
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
