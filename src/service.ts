@@ -22,7 +22,7 @@ import {
 import { databaseUrl, type Config } from './config.ts';
 import { loadContract, type ApiContract } from './http/contract.ts';
 import { PaymentPriority } from './http/payment-priority.ts';
-import { readersCpuMs } from './catalog/threads/pool.ts';
+import { tallyReaderCpu } from './catalog/threads/pool.ts';
 import type { SvcState } from './http/middleware.ts';
 import { createApp, listen, VALIDATED_OPERATIONS, type RunningServer } from './http/app.ts';
 import { connectionCapAtStart } from './http/connections.ts';
@@ -224,7 +224,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
   });
 
   const contract = overrides.contract ?? loadContract();
-  const priority = overrides.priority ?? new PaymentPriority({ busyAbove: config.discoveryYieldPercent / 100, spent: readersCpuMs });
+  const priority = overrides.priority ?? new PaymentPriority({ busyAbove: config.discoveryYieldPercent / 100, tally: tallyReaderCpu });
   const app = createApp({
     config,
     logger,

@@ -15,7 +15,7 @@
  *   npm run build && npx tsx bench/catalog/discovery-flood.ts [--listings 50000] [--before d4b1734] [--seconds 20] [--rounds 2]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,6 +25,7 @@ import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { discoveryOnlyEnv } from './lib/catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from '../lib/http-load.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
+import { copySqlite } from '../lib/sqlite-copy.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +58,7 @@ out(`Catalog: ${LISTINGS.toLocaleString('en')} listings (bench/lib/catalog-corpu
 
 function startSvc(cwd: string, port: number, name: string): ChildProcess {
   const dbPath = join(dir, `${name}.sqlite`);
-  copyFileSync(seeded, dbPath);
+  copySqlite(seeded, dbPath);
   return spawn(process.execPath, ['--max-semi-space-size=4', 'dist/main.js'], {
     cwd,
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -27,7 +27,7 @@
  * first rows measured start-up, not what a running svc answers.
  */
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -39,6 +39,7 @@ import { THIS_CHECKOUT } from '../lib/quick.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
 import { fmt, getJson, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
+import { copySqlite } from '../lib/sqlite-copy.ts';
 
 const { values } = parseArgs({
   options: {
@@ -151,9 +152,7 @@ function paths(endpoint: 'list' | 'search', c: Combination, k: number): string[]
 function afterCopy(sqlite: string): string {
   const copy = join(dir, `after-${SIZE}.sqlite`);
   if (values.fresh || !existsSync(copy)) {
-    for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true });
-    copyFileSync(sqlite, copy);
-    if (existsSync(`${sqlite}-wal`)) copyFileSync(`${sqlite}-wal`, `${copy}-wal`);
+    copySqlite(sqlite, copy);
   }
   return copy;
 }

@@ -2,8 +2,10 @@
  * The payment path first, search still fair (docs/BENCHMARKS.md "Payments first"), against a baseline commit.
  *
  * Three loads on svc as built here ("after") and svc at an earlier commit ("before",
- * bench/lib/baseline-build.ts), each serving a copy of the same seeded catalog in its own process
- * on one devnet (in this process), side by side. Every client runs in a process of its own
+ * bench/lib/baseline-build.ts), each serving a copy of the same corpus seeded by its own code
+ * (bench/catalog/lib/catalog-sides.ts seededSides: an earlier commit cannot open a catalog of a later
+ * schema, and would answer every search 500) in its own process on one devnet (in this process),
+ * side by side. Every client runs in a process of its own
  * (bench/catalog/lib/closed-loop-client.ts), closed loop over keep-alive connections, and is
  * measured in pairs of windows (alone, then beside the flood), the two servers in turn, so a drift
  * of the machine's speed weighs on both sides and both kinds of window alike:
@@ -16,18 +18,19 @@
  *
  *   npm run build && npx tsx bench/catalog/payments-first.ts [--listings 20000] [--before 2f03a27] [--window 2] [--pairs 6]
  */
-import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { freePortPair } from '../../src/dev/postgres.ts';
 import { startDevnet } from '../../src/devnet/index.ts';
-import { baselineBuild } from '../lib/baseline-build.ts';
-import { seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { vocabularyWord } from '../lib/catalog-corpus.ts';
 import { fmt, loadAverage, machineLine, pct, requireBuild, waitReady } from '../lib/http-load.ts';
 import { exactTerms } from '../lib/payments.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
+import { copySqlite } from '../lib/sqlite-copy.ts';
+import { seededSides } from './lib/catalog-sides.ts';
 
 const { values } = parseArgs({
   options: {
@@ -50,9 +53,7 @@ const out = (s: string) => console.log(s);
 
 const dir = values['keep-dir'] ?? scratchDir('svc-bench-payments-first-');
 mkdirSync(dir, { recursive: true });
-const seeded = join(dir, `catalog-${LISTINGS}.sqlite`);
-if (!existsSync(seeded)) seedCorpus(seeded, LISTINGS, (n) => process.stderr.write(`seeded ${n}\r`));
-const beforeDir = baselineBuild(values.before);
+const { beforeDir, beforeFile, afterFile } = seededSides({ dir, before: values.before, size: LISTINGS, prefix: 'payments-first-' });
 
 const devnet = await startDevnet({ ledgerMs: 0 });
 const seller = await devnet.createAccount({});
@@ -73,9 +74,19 @@ const longQuery = `/discovery/search?query=${encodeURIComponent(longText)}&limit
 out(machineLine());
 out(`Catalog: ${LISTINGS.toLocaleString('en')} listings (bench/lib/catalog-corpus.ts); before = ${values.before}, after = this checkout.`);
 
-async function startSvc(cwd: string, port: number, name: string) {
+const servers: ChildProcess[] = [];
+const clients: Array<ReturnType<typeof client>> = [];
+let stopping = false;
+function stop() {
+  stopping = true;
+  for (const c of clients) c.stop();
+  for (const s of servers) s.kill('SIGKILL');
+}
+
+/** Starts one side's svc on a fresh copy of its catalog; a server that exits before the run's end ends it: every figure after would be its connection errors. */
+async function startSvc(cwd: string, port: number, name: string, seeded: string) {
   const dbPath = join(dir, `${name}.sqlite`);
-  copyFileSync(seeded, dbPath);
+  copySqlite(seeded, dbPath);
   const submitter = await devnet.createAccount({ usdcTrustline: false });
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd,
@@ -90,6 +101,12 @@ async function startSvc(cwd: string, port: number, name: string) {
       LISTING_TTL_DAYS: '36500',
       LIVENESS_CHECKS_PER_MINUTE: '0',
     },
+  });
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`svc ${name} exited (${signal ?? `code ${code}`}) before the run's end; no figures.`);
+    stop();
+    process.exit(1);
   });
   return child;
 }
@@ -121,8 +138,7 @@ function client(load: Record<string, unknown>) {
 }
 
 const [afterPort, beforePort] = await freePortPair();
-const servers = [await startSvc(process.cwd(), afterPort, 'after'), await startSvc(beforeDir, beforePort, 'before')];
-const clients: Array<ReturnType<typeof client>> = [];
+servers.push(await startSvc(process.cwd(), afterPort, 'after', afterFile), await startSvc(beforeDir, beforePort, 'before', beforeFile));
 const track = (c: ReturnType<typeof client>) => (clients.push(c), c);
 try {
   await Promise.all([waitReady(afterPort, '/health'), waitReady(beforePort, '/health')]);
@@ -199,8 +215,7 @@ try {
     }
   }
 } finally {
-  for (const c of clients) c.stop();
-  for (const s of servers) s.kill('SIGKILL');
+  stop();
   await devnet.stop();
 }
 process.exit(0);

@@ -5,11 +5,14 @@
  * and its catalog thread a core of a small machine, where /verify and /settle run. So while
  * payments keep svc busy, discovery is given a bounded share of the time instead of what it asks
  * for: one discovery request at a time, each spending what it cost (the catalog reader threads'
- * CPU time for it, and a millisecond for the main thread) from a credit that grows by `share` of the
- * time that passes (`share` 0.1: a flood runs a tenth of the time; a client that
- * rarely asks finds credit and goes on at once). The requests that wait are taken in turn by client address (src/http/client-address.ts),
- * so an honest client beside a flood waits for one request of each flooding address, not for the
- * flood; a flood of payments (rejected ones too) leaves discovery this share, never nothing.
+ * CPU time for its own catalog requests, and a millisecond for the main thread) from a credit that
+ * grows by `share` of the time that passes (`share` 0.1: a flood runs a tenth of the time; a client
+ * that rarely asks finds credit and goes on at once). Each request pays for itself in full, but
+ * what several leave beyond half a wait's share (a burst let in together while payments paused)
+ * is forgiven: a request arriving after them is not refused for their past. The requests that
+ * wait are taken in turn by client address (src/http/client-address.ts), so an honest client
+ * beside a flood waits for one request of each flooding address, not for the flood; a flood of
+ * payments (rejected ones too) leaves discovery this share, never nothing.
  *
  * "Busy" is the main thread's event-loop utilization or the machine's CPU use over the last sample
  * (every `sampleMs`) above `busyAbove`, with a payment request seen within `recentPaymentMs`. Without payments discovery is
@@ -39,12 +42,14 @@ export interface PaymentPriorityOptions {
   /** Discovery requests waiting at once beyond this are refused at once. Default 256. */
   maxWaiting?: number;
   /**
-   * A running total in ms that a discovery request is charged the growth of while it runs, besides
-   * `perRequestMs`. svc's is the catalog reader threads' CPU time (src/catalog/threads/pool.ts
-   * readersCpuMs), where a search's cost grows with its query; its wall time would count the time
-   * it waited for a main thread busy with payments, which is not its cost. Default: wall time.
+   * Runs a discovery request's work, adding what it costs (ms) to `tally`; the request is charged
+   * that besides `perRequestMs`. svc's counts the catalog reader threads' CPU time of the request's
+   * own catalog requests (src/catalog/threads/pool.ts tallyReaderCpu), where a search's cost grows
+   * with its query; its wall time would count the time it waited for a main thread busy with
+   * payments, and a total of all readers the searches beside it, neither its cost. Default: none,
+   * each request is charged its wall time.
    */
-  spent?: () => number;
+  tally?: <T>(tally: { ms: number }, work: () => T) => T;
   /** Charged to each discovery request on top: its work on the main thread. Default 1 ms (docs/OPERATIONS.md "Payments before discovery"). */
   perRequestMs?: number;
   /** The busier of the main thread's and the machine's utilization since the previous call (tests inject one). */
@@ -86,8 +91,11 @@ function busySampler(): () => number {
   };
 }
 
-/** Ends an admitted discovery request (its time counts towards the pause after it). */
-export type Release = () => void;
+/**
+ * Ends an admitted discovery request; `costMs` (besides `perRequestMs`) counts towards the pause
+ * after it, the wall time since it was admitted when not given.
+ */
+export type Release = (costMs?: number) => void;
 
 interface Waiter {
   admit: (release: Release | null) => void;
@@ -119,7 +127,9 @@ export class PaymentPriority {
   private credit: number;
   private creditAt: number;
   private readonly burstMs: number;
-  private readonly spent: () => number;
+  /** The deepest several requests' charges take the credit: `share` of half a request's wait. */
+  private readonly debtMs: number;
+  private readonly tally: PaymentPriorityOptions['tally'];
   private readonly perRequestMs: number;
   private wake: NodeJS.Timeout | undefined;
 
@@ -133,7 +143,8 @@ export class PaymentPriority {
     this.now = options.now ?? (() => performance.now());
     this.burstMs = options.burstMs ?? 100;
     this.perRequestMs = options.perRequestMs ?? 1;
-    this.spent = options.spent ?? this.now;
+    this.debtMs = (this.share * this.maxWaitMs) / 2;
+    this.tally = options.tally;
     this.credit = this.burstMs;
     this.creditAt = this.now();
     this.timer = this.busyAbove < 1 ? setInterval(() => this.sample(), options.sampleMs ?? 50).unref() : undefined;
@@ -184,18 +195,26 @@ export class PaymentPriority {
 
   private started(): Release {
     this.running++;
-    const at = this.spent();
+    const at = this.now();
     let released = false;
-    return () => {
+    return (costMs = this.now() - at) => {
       if (released) return;
       released = true;
       this.running--;
       if (this.busy) {
-        this.refill();
-        this.credit -= Math.max(0, this.spent() - at) + this.perRequestMs;
+        const charge = Math.max(0, costMs) + this.perRequestMs;
+        // Paid in full down to the deeper of its own charge and `debtMs`: a costly request still
+        // pays for itself, a burst let in together while payments paused leaves no more than that.
+        const floor = Math.min(this.refill(), -Math.max(this.debtMs, charge));
+        this.credit = Math.max(floor, this.credit - charge);
       }
       this.pump();
     };
+  }
+
+  /** Discovery requests admitted and not yet released, and waiting for their turn, now. */
+  get load(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waitingCount };
   }
 
   /**
@@ -248,9 +267,12 @@ export class PaymentPriority {
           'svc_catalog_busy',
           `Payments are using this service's capacity; discovery waits at most ${this.maxWaitMs} ms for its turn (${this.maxWaiting} requests at most). Retry shortly.`,
         );
+      // Its client went away while it waited: no answer to make, and no 'close' to release it.
+      if (ctx.res.closed) return release(0);
       // It runs until its answer is sent: the catalog's work for it is done by then.
-      ctx.res.once('close', release);
-      await next();
+      const cost = { ms: 0 };
+      ctx.res.once('close', () => release(this.tally ? cost.ms : undefined));
+      await (this.tally ? this.tally(cost, next) : next());
     };
   }
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { FairQueue } from '../../src/catalog/threads/fair-queue.ts';
-import { WorkerLanes } from '../../src/catalog/threads/pool.ts';
+import { tallyReaderCpu, WorkerLanes } from '../../src/catalog/threads/pool.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { CatalogPort, DiscoveryFilters, Requester } from '../../src/catalog/types.ts';
 import { isHeavySearch } from '../../src/catalog/index.ts';
@@ -100,6 +100,30 @@ describe('the reader lane', () => {
     await honest;
     expect(await Promise.all(flood)).toEqual(Array(17).fill('ok'));
     expect(lanes.load).toEqual({ threads: 2, queued: 0, running: 0, heavyRunning: 0 });
+  });
+});
+
+describe('what each caller spent on the readers', () => {
+  const lanes = readerLane('svc-tally-', { threads: 2 });
+
+  it('is the reader CPU of its own requests, not of those that ran beside them (payment-priority.ts charges discovery with it)', async () => {
+    const own = { ms: 0 };
+    const beside = { ms: 0 };
+    const none = { ms: 0 };
+    let done!: () => void;
+    // A caller that makes no catalog request while the others run.
+    const idle = tallyReaderCpu(none, () => new Promise<void>((resolve) => (done = resolve)));
+    const many = Array.from({ length: 6 }, () => search('a b c d e f g h'));
+    await Promise.all([
+      tallyReaderCpu(own, () => lanes.run(search('weather forecast'), { client: 'own' })),
+      tallyReaderCpu(beside, () => Promise.all(many.map((body) => lanes.run(body, { client: 'beside' })))),
+      lanes.run(search('uncounted'), { client: 'svc' }),
+    ]);
+    done();
+    await idle;
+    expect(own.ms).toBeGreaterThan(0);
+    expect(beside.ms).toBeGreaterThan(0);
+    expect(none.ms).toBe(0);
   });
 });
 

@@ -2,10 +2,11 @@
  * Payments before discovery (src/http/payment-priority.ts): the gate itself, with the main thread's
  * utilization injected (the named boundary: a test cannot make its own event loop busy without
  * stopping itself), then over real HTTP through the service: while payments keep the thread busy
- * discovery runs one request at a time with a pause after each, taken in turn by client, and a
- * request that finds no turn within its wait is refused with 503 svc_catalog_busy, in the shape
- * openapi.yaml declares.
+ * discovery runs one request at a time with a pause after each (its own cost; a burst's debt
+ * bounded), taken in turn by client, a request that finds no turn within its wait is refused with
+ * 503 svc_catalog_busy, in the shape openapi.yaml declares, and one whose client left is let go.
  */
+import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PaymentPriority } from '../../src/http/payment-priority.ts';
 import { api } from '../helpers/contract.ts';
@@ -71,9 +72,8 @@ describe('the gate', () => {
   });
 
   it('a client that rarely asks goes on at once on the credit discovery saved (a flood of payments alone starves no search)', async () => {
-    // What a search costs, moved by the test alone: exactly 5 ms each.
-    let cost = 0;
-    const g = gate({ share: 0.01, burstMs: 100, spent: () => cost, perRequestMs: 0 });
+    // What a search costs, given by the test: exactly 5 ms each.
+    const g = gate({ share: 0.01, burstMs: 100, perRequestMs: 0 });
     utilization = 1;
     await payment(g);
     await sleep(3 * SAMPLE_MS);
@@ -83,9 +83,47 @@ describe('the gate', () => {
     for (let i = 0; i < 5; i++) {
       const release = await g.admit('honest');
       expect(release, `search ${i}`).not.toBeNull();
-      cost += 5;
-      release!();
+      release!(5);
     }
+  });
+
+  it('a burst let in while payments paused leaves a debt of half a wait at most: the next search is not refused for it', async () => {
+    // The clock is the test's: time passes only when it says so (timers still run on the real one).
+    let clock = 0;
+    const g = gate({ share: 0.1, burstMs: 100, maxWaitMs: 1_000, perRequestMs: 0, now: () => clock });
+    // A flood's 16 searches let in together while the thread had room...
+    const flood = await Promise.all(Array.from({ length: 16 }, () => g.admit('flood')));
+    expect(g.load).toEqual({ running: 16, waiting: 0 });
+    // ...end once payments keep it busy, each having run 20 ms (wall time here, the gate's default
+    // cost): 320 ms charged beside a 100 ms credit.
+    utilization = 1;
+    await payment(g);
+    await sleep(3 * SAMPLE_MS);
+    expect(g.busy).toBe(true);
+    clock += 20;
+    for (const release of flood) release!();
+    // Half the 1 s wait later, at a tenth of the time, discovery is out of debt: an honest search
+    // goes on at once. Charged in full, the debt would hold discovery 1.7 s more and refuse it.
+    clock += 500;
+    await payment(g);
+    const honest = await g.admit('honest');
+    expect(honest).not.toBeNull();
+    honest!(0);
+    expect(g.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('a costly request pays for itself in full: the next one waits out its share', async () => {
+    let clock = 0;
+    const g = gate({ share: 0.1, burstMs: 0, maxWaitMs: 1_000, perRequestMs: 0, now: () => clock });
+    utilization = 1;
+    await payment(g);
+    await sleep(3 * SAMPLE_MS);
+    const costly = await g.admit('flood');
+    costly!(200);
+    // 2 s of the share to pay back: 1.5 s later the next one still waits, and is refused after its 1 s.
+    clock += 1_500;
+    await payment(g);
+    expect(await g.admit('flood')).toBeNull();
   });
 
   it('takes the waiting requests in turn by client: an honest client waits for one request of the flood, not for the flood', async () => {
@@ -184,5 +222,46 @@ describe('over HTTP', () => {
     utilization = 0.2;
     await sleep(3 * SAMPLE_MS);
     expect((await client.get('/discovery/resources')).status).toBe(200);
+  });
+});
+
+describe('a search whose client went away while it waited', () => {
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  let priority: PaymentPriority;
+  beforeAll(async () => {
+    // No pause to speak of (a full share, a large credit): what holds a search here is a turn.
+    priority = new PaymentPriority({
+      sampleMs: SAMPLE_MS,
+      maxWaitMs: 2_000,
+      recentPaymentMs: Infinity,
+      share: 1,
+      burstMs: 60_000,
+      utilization: () => utilization,
+    });
+    server = await startTestServer({ priority });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('ends when its turn comes, so the searches after it are not held', async () => {
+    utilization = 1;
+    await payment(priority);
+    await sleep(3 * SAMPLE_MS);
+    expect(priority.busy).toBe(true);
+    const running = await priority.admit('test');
+    const gone = request(`${server.url}/discovery/search?query=weather`, { agent: false });
+    gone.once('error', () => undefined);
+    gone.end();
+    while (priority.load.waiting === 0) await sleep(5);
+    gone.destroy();
+    // The server has seen the connection close (and the search's response with it).
+    const connections = () => new Promise<number>((resolve) => server.server.getConnections((_, n) => resolve(n)));
+    while ((await connections()) > 0) await sleep(5);
+    running!(0);
+    await new Promise(setImmediate); // the search's middleware goes on (a promise's continuation)
+    // Its turn came with no one to answer: it was let go at once, and the next search is answered.
+    expect(priority.load).toEqual({ running: 0, waiting: 0 });
+    expect((await api(server.url).get('/discovery/search?query=weather')).status).toBe(200);
   });
 });

@@ -7,11 +7,12 @@
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Keypair } from '@stellar/stellar-sdk';
 import { baselineBuild } from '../../lib/baseline-build.ts';
 import { seedCorpus } from '../../lib/catalog-corpus.ts';
+import { copySqlite } from '../../lib/sqlite-copy.ts';
 
 /**
  * svc's environment for a discovery-only process: no chain (the RPC address answers nothing; discovery
@@ -110,17 +111,12 @@ export async function stopServers(...servers: ChildProcess[]): Promise<void> {
 
 /**
  * `writeListing` latency (bench/catalog/lib/catalog-write-latency.ts, `writes` writes in `mode`) run by the
- * tree at `cwd` on a fresh copy of `file`, which no process may have open. The copy's own -wal and
- * -shm from an earlier run are removed first: SQLite would apply a stale log to the new copy and
- * find it malformed. The file's own -wal is copied with it: the svc that served the file (its
- * liveness checks write) may have left committed pages there, and the file alone can then be
- * part-checkpointed (also 'malformed').
+ * tree at `cwd` on a fresh copy of `file` (bench/lib/sqlite-copy.ts; the svc that served it, its
+ * liveness checks writing, may have left committed pages in its -wal).
  */
 export function writeLatency(cwd: string, file: string, writes: string, size: number, mode: string): { p50: number; p95: number } {
   const copy = `${file}.writes`;
-  for (const suffix of ['', '-wal', '-shm']) rmSync(copy + suffix, { force: true });
-  copyFileSync(file, copy);
-  if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`);
+  copySqlite(file, copy);
   // This checkout's script, run in the tree at `cwd` (it loads that tree's store and corpus): the baseline may predate it.
   const script = resolve('bench/catalog/lib/catalog-write-latency.ts');
   return JSON.parse(

@@ -9,6 +9,7 @@
  */
 import type { LifecycleCuts } from '../lifecycle.ts';
 import type { ClaimPick, OwnershipMode, OwnershipVerdict } from '../ownership.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
@@ -78,9 +79,18 @@ export type WorkerReply =
   | { id: number; ok: false; error: { name: string; message: string; code?: string | undefined }; cpuMs?: number }
   | { log: 'warn' | 'error'; obj: object; msg: string };
 
-/** The CPU time (ms) the reader threads of every lane in this process have spent on requests so far. */
-const readers = { cpuMs: 0 };
-export const readersCpuMs = (): number => readers.cpuMs;
+/** What the reader threads spent on the catalog requests made for one caller (tallyReaderCpu). */
+export interface CpuTally {
+  /** CPU time in ms. */
+  ms: number;
+}
+const tallies = new AsyncLocalStorage<CpuTally>();
+/**
+ * Runs `work`, adding to `tally` the reader threads' CPU time of each catalog request it makes,
+ * that request's own (a running total of all readers would charge one discovery request the
+ * searches that ran beside it; src/http/payment-priority.ts charges each its own).
+ */
+export const tallyReaderCpu = <T>(tally: CpuTally, work: () => T): T => tallies.run(tally, work);
 
 /** A request as a lane's caller gives it (run adds the id and the deadline). */
 export type RequestBody = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'id' | 'deadline'> : never) : never;
@@ -127,6 +137,8 @@ interface Job {
   reject(err: unknown): void;
   timer: NodeJS.Timeout;
   settled: boolean;
+  /** Where its reader CPU time is counted (tallyReaderCpu), if its caller counts. */
+  tally: CpuTally | undefined;
 }
 
 const WORKER_URL = workerModuleUrl('catalog/threads/worker');
@@ -224,8 +236,8 @@ export class WorkerLanes {
       if ('log' in reply) return this.onLog(reply.log, reply.obj, reply.msg);
       if ('ready' in reply) return void this.ready.add(worker);
       this.lossesInARow = 0;
-      if (this.setup.role === 'reader') readers.cpuMs += reply.cpuMs ?? 0;
       const job = this.jobs.get(reply.id);
+      if (job?.tally && this.setup.role === 'reader') job.tally.ms += reply.cpuMs ?? 0;
       this.jobs.delete(reply.id);
       this.stopped(worker);
       this.idle.push(worker);
@@ -341,6 +353,7 @@ export class WorkerLanes {
         reject,
         settled: false,
         timer: undefined as unknown as NodeJS.Timeout,
+        tally: tallies.getStore(),
       };
       job.timer = setTimeout(() => {
         this.queue.remove(job);
