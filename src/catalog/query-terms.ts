@@ -26,6 +26,7 @@
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { relatedWords } from './related-words.ts';
 import { stemKey } from './terms.ts';
+import { wordNeighbours } from './word-neighbours.ts';
 
 /**
  * Words an agent frames a request with that say nothing of the service it wants (a catalog of
@@ -45,19 +46,22 @@ const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
 export const EXACT = 500;
 export const STEM = 1000;
 export const RELATED = 300;
+/** A word-vector neighbour's weight per unit of idf at similarity 1, × its cosine similarity: below a related word's. */
+export const NEIGHBOUR = 300;
 /** What holding a key counts, against its field score × 1000 (at most about 10,000: terms.ts). */
 export const PRESENCE = 10_000;
 /** A key's rows are counted up to this many for its idf: past it every key weighs as it would there. */
 export const IDF_COUNT_CAP = 1024;
 
-export type KeyKind = 'exact' | 'stem' | 'related';
+export type KeyKind = 'exact' | 'stem' | 'related' | 'neighbour';
 
-/** A key the search matches with its weight; `of`: the searched stem it serves. */
+/** A key the search matches with its weight; `of`: the searched stem it serves; `similarity`: a neighbour's (× 100). */
 export interface WeightedKey {
   key: string;
   kind: KeyKind;
   of: string;
   weight: number;
+  similarity?: number;
 }
 
 /** A query's words split: those it searches (content words, else request words) and its stop words. */
@@ -82,10 +86,10 @@ export function stemsOf(words: readonly string[]): { stems: string[]; wordsOf: M
 export function candidateKeys(stems: readonly string[], wordsOf: ReadonlyMap<string, string[]>): Array<Omit<WeightedKey, 'weight'>> {
   const out: Array<Omit<WeightedKey, 'weight'>> = [];
   const seen = new Set<string>();
-  const add = (key: string, kind: KeyKind, of: string) => {
+  const add = (key: string, kind: KeyKind, of: string, similarity?: number) => {
     if (seen.has(key)) return;
     seen.add(key);
-    out.push({ key, kind, of });
+    out.push(similarity === undefined ? { key, kind, of } : { key, kind, of, similarity });
   };
   for (const stem of stems) {
     add(stem, 'stem', stem);
@@ -95,6 +99,10 @@ export function candidateKeys(stems: readonly string[], wordsOf: ReadonlyMap<str
   for (const stem of stems)
     for (const word of wordsOf.get(stem) ?? [])
       for (const related of relatedWords(word)) if (!isFunctionWord(related)) add(stemKey(related), 'related', stem);
+  // Word-vector neighbours last: a thesaurus's word is surer than a word met in the same contexts.
+  for (const stem of stems)
+    for (const word of wordsOf.get(stem) ?? [])
+      for (const n of wordNeighbours(word)) if (!isFunctionWord(n.word)) add(stemKey(n.word), 'neighbour', stem, n.similarity);
   return out;
 }
 
@@ -121,10 +129,11 @@ export function weighKeys(
     const n = rows[i]!;
     if (n === 0) return 0;
     const own = stemIdf.get(k.of)!;
-    if (k.kind === 'related') {
+    if (k.kind === 'related' || k.kind === 'neighbour') {
       if (total + n > budget) return 0;
       total += n;
-      return Math.max(1, Math.round(RELATED * Math.min(own, idf(n, listings))));
+      const perIdf = k.kind === 'related' ? RELATED : (NEIGHBOUR * k.similarity!) / 100;
+      return Math.max(1, Math.round(perIdf * Math.min(own, idf(n, listings))));
     }
     total += n;
     return Math.max(1, Math.round((k.kind === 'exact' ? EXACT : STEM) * own));
