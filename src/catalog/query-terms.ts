@@ -82,8 +82,15 @@ export function stemsOf(words: readonly string[]): { stems: string[]; wordsOf: M
   return { stems: [...wordsOf.keys()], wordsOf };
 }
 
-/** Every key the searched stems are matched by, before weighing: exact words, stems, related stems. */
-export function candidateKeys(stems: readonly string[], wordsOf: ReadonlyMap<string, string[]>): Array<Omit<WeightedKey, 'weight'>> {
+/**
+ * Every key the searched stems are matched by, before weighing: exact words, stems, related stems, and for
+ * the stems no listing holds (`byMeaning`, searched by their meaning alone) their word-vector neighbours.
+ */
+export function candidateKeys(
+  stems: readonly string[],
+  wordsOf: ReadonlyMap<string, string[]>,
+  byMeaning: ReadonlySet<string> = new Set(),
+): Array<Omit<WeightedKey, 'weight'>> {
   const out: Array<Omit<WeightedKey, 'weight'>> = [];
   const seen = new Set<string>();
   const add = (key: string, kind: KeyKind, of: string, similarity?: number) => {
@@ -99,8 +106,10 @@ export function candidateKeys(stems: readonly string[], wordsOf: ReadonlyMap<str
   for (const stem of stems)
     for (const word of wordsOf.get(stem) ?? [])
       for (const related of relatedWords(word)) if (!isFunctionWord(related)) add(stemKey(related), 'related', stem);
-  // Word-vector neighbours last: a thesaurus's word is surer than a word met in the same contexts.
-  for (const stem of stems)
+  // Word-vector neighbours last, only for words no listing holds (a word found as written needs no guess at
+  // what it is about, and its neighbours' rows would take the budget): a thesaurus's word is surer than a
+  // word met in the same contexts.
+  for (const stem of stems.filter((s) => byMeaning.has(s)))
     for (const word of wordsOf.get(stem) ?? [])
       for (const n of wordNeighbours(word)) if (!isFunctionWord(n.word)) add(stemKey(n.word), 'neighbour', stem, n.similarity);
   return out;

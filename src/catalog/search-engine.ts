@@ -190,7 +190,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
           .filter((stem) => !stemChoice.searched.includes(stem) && !stemChoice.dropped.includes(stem))
           .slice(0, Math.max(0, MAX_SEARCHED_TERMS - stemChoice.searched.length));
   // The keys the searched stems are matched by and their weights: the first page's (its cursor's), else weighed now.
-  const candidates = candidateKeys([...stemChoice.searched, ...byMeaning], wordsOf);
+  const candidates = candidateKeys([...stemChoice.searched, ...byMeaning], wordsOf, new Set(byMeaning));
   let weights: number[];
   let listings: number;
   if (after?.w !== undefined && after.n !== undefined) {

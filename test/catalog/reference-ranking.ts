@@ -115,9 +115,10 @@ export async function listedCorpus(
 /**
  * The rank as it is now (docs/CATALOG.md "Ranking"), computed from the listings' text alone: the
  * query's content words (not English stop words nor request words), their stems, the keys each is
- * matched by (the word, its stem, its related words' stems, its word-vector neighbours' stems: the
- * related words are WordNet's data and the neighbours GloVe's, taken from src/catalog/related-words.ts
- * and word-neighbours.ts as given), each key weighed by BM25's idf over the
+ * matched by (the word, its stem, its related words' stems and, for a word no listing holds, its
+ * word-vector neighbours' stems: the related words are WordNet's data and the neighbours GloVe's,
+ * taken from src/catalog/related-words.ts and word-neighbours.ts as given; of the words no listing
+ * holds, as many as leave 8 searched in all), each key weighed by BM25's idf over the
  * listings holding it, and
  *   rank = Σ_key weight × (10,000 + round(1000 × (score + level/1024)))
  * where a word's score is Σ_field weight × tf/(tf+1) and a stem's the highest of its words'. The
@@ -168,7 +169,7 @@ export function referenceSearch(listings: ReferenceListing[], query: string, cat
   for (const s of expanded)
     for (const w of content)
       if (`~${stemmer(w)}` === s) for (const r of relatedWords(w)) if (!isStop(r)) add(`~${stemmer(r)}`, 'related', s);
-  for (const s of expanded)
+  for (const s of expanded.filter((x) => df(x) === 0))
     for (const w of content)
       if (`~${stemmer(w)}` === s)
         for (const n of wordNeighbours(w)) if (!isStop(n.word)) add(`~${stemmer(n.word)}`, 'neighbour', s, n.similarity);
