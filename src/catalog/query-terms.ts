@@ -13,6 +13,10 @@
  *       stem: any form of it, weight STEM × idf (a listing holding the exact word holds both);
  *       related: the stems of its related words (related-words.ts), weight RELATED × the related
  *       stem's own idf, at most the word's;
+ *       neighbour: for a word no listing holds, the stems of its nearest words in GloVe vectors
+ *       (word-neighbours.ts), weight NEIGHBOUR × similarity × the neighbour stem's own idf;
+ *     a word no listing holds is searched by these alone (search-engine.ts: the first few such
+ *     words, as many as the searched stems leave of MAX_SEARCHED_TERMS);
  *     with idf = ln(1 + (N − n + 0.5)/(n + 0.5)), BM25's, N the catalog's listings and n the rows
  *     of the key at the page's snapshot (counted up to IDF_COUNT_CAP).
  *
