@@ -1306,8 +1306,9 @@ export interface components {
             searchMethod: "text" | "text_budgeted" | "url" | "text_partial";
             /**
              * @description The terms the rank is computed over (lowercased, diacritics removed, at most 64
-             *     characters each), rarest first. A query term in neither list is found in no listing,
-             *     or is a function word (not searched).
+             *     characters each), rarest first. A query term in neither list is found in no listing
+             *     (then searched by its meaning alone: docs/CATALOG.md "Ranking"), or is a function word
+             *     (not searched).
              */
             searchedTerms: string[];
             /** @description The query terms found in listings that the search budget left out, in query order. */
