@@ -15,8 +15,8 @@
  *       stem's own idf, at most the word's;
  *       neighbour: for a word no listing holds, the stems of its nearest words in GloVe vectors
  *       (word-neighbours.ts), weight NEIGHBOUR × similarity × the neighbour stem's own idf;
- *     a word no listing holds is searched by these alone (search-engine.ts: the first few such
- *     words, as many as the searched stems leave of MAX_SEARCHED_TERMS);
+ *     a word no listing holds is searched by these alone (search-engine.ts: the first
+ *     MAX_MEANING_ONLY such words, as many as the searched stems leave of MAX_SEARCHED_TERMS);
  *     with idf = ln(1 + (N − n + 0.5)/(n + 0.5)), BM25's, N the catalog's listings and n the rows
  *     of the key at the page's snapshot (counted up to IDF_COUNT_CAP).
  *
@@ -50,6 +50,11 @@ const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
 export const EXACT = 500;
 export const STEM = 1000;
 export const RELATED = 300;
+/**
+ * The most words no listing holds that a search looks up by meaning: each costs a few WordNet reads and
+ * up to 12 more keys to count (docs/BENCHMARKS.md "Search for agents": half the time of 8 such words).
+ */
+export const MAX_MEANING_ONLY = 4;
 /** A word-vector neighbour's weight per unit of idf at similarity 1, × its cosine similarity: below a related word's. */
 export const NEIGHBOUR = 300;
 /** What holding a key counts, against its field score × 1000 (at most about 10,000: terms.ts). */

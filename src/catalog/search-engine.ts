@@ -43,7 +43,7 @@ import {
   type WindowEdge,
 } from './search.ts';
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
-import { IDF_COUNT_CAP, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
+import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
 import { answerRelevance, matchOf, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
@@ -182,13 +182,13 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   if (holdsNul(filters)) return emptySearchPage(x402Version, choice);
   const asOf = after?.a ?? (yield* run((index) => index.currentSeq()));
   // Words no listing holds are searched by their meaning alone (query-terms.ts): the first page's, else the first
-  // few in query order, as many as the searched stems leave places for.
+  // few in query order, at most MAX_MEANING_ONLY and as many as the searched stems leave places for.
   const byMeaning =
     after?.k !== undefined
       ? (after.x ?? []).map((i) => stems[i]!)
       : stems
           .filter((stem) => !stemChoice.searched.includes(stem) && !stemChoice.dropped.includes(stem))
-          .slice(0, Math.max(0, MAX_SEARCHED_TERMS - stemChoice.searched.length));
+          .slice(0, Math.max(0, Math.min(MAX_MEANING_ONLY, MAX_SEARCHED_TERMS - stemChoice.searched.length)));
   // The keys the searched stems are matched by and their weights: the first page's (its cursor's), else weighed now.
   const candidates = candidateKeys([...stemChoice.searched, ...byMeaning], wordsOf, new Set(byMeaning));
   let weights: number[];

@@ -118,7 +118,7 @@ export async function listedCorpus(
  * matched by (the word, its stem, its related words' stems and, for a word no listing holds, its
  * word-vector neighbours' stems: the related words are WordNet's data and the neighbours GloVe's,
  * taken from src/catalog/related-words.ts and word-neighbours.ts as given; of the words no listing
- * holds, as many as leave 8 searched in all), each key weighed by BM25's idf over the
+ * holds, the first 4 at most, as many as leave 8 searched in all), each key weighed by BM25's idf over the
  * listings holding it, and
  *   rank = Σ_key weight × (10,000 + round(1000 × (score + level/1024)))
  * where a word's score is Σ_field weight × tf/(tf+1) and a stem's the highest of its words'. The
@@ -155,8 +155,8 @@ export function referenceSearch(listings: ReferenceListing[], query: string, cat
   // The budget: every stem with rows when at most 8 (the differential corpora stay within the row budget).
   const stems = stemsInOrder.filter((s) => df(s) > 0);
   if (stems.length > 8) throw new Error('the reference ranks at most 8 searched stems');
-  // Words no listing holds are searched by their meaning alone: the first ones, as many as leave 8 in all.
-  const expanded = [...stems, ...stemsInOrder.filter((s) => df(s) === 0).slice(0, 8 - stems.length)];
+  // Words no listing holds are searched by their meaning alone: the first ones, at most 4 and as many as leave 8 in all.
+  const expanded = [...stems, ...stemsInOrder.filter((s) => df(s) === 0).slice(0, Math.min(4, 8 - stems.length))];
   type Kind = 'exact' | 'stem' | 'related' | 'neighbour';
   const keys: Array<{ key: string; kind: Kind; of: string; similarity: number }> = [];
   const add = (key: string, kind: Kind, of: string, similarity = 0) => {
