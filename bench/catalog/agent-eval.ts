@@ -4,17 +4,22 @@
  * by side, another tree's (the rank before, e.g. a `git archive` of an earlier commit with this
  * node_modules linked in), each on its own fresh SQLite catalog.
  *
- *   npx tsx bench/catalog/agent-eval.ts [--before /path/to/earlier/tree] [--verbose]
+ *   npx tsx bench/catalog/agent-eval.ts [--before /path/to/earlier/tree] [--verbose] [--tuning]
+ *
+ * `--tuning` runs the tuning set (bench/catalog/lib/agent-tuning-set.ts: intent queries the rank's
+ * word-vector parameters were chosen on) in place of the evaluation's queries.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EVAL_LISTINGS, EVAL_QUERIES, scores, type EvalSet } from './lib/agent-eval-set.ts';
+import { TUNING_QUERIES } from './lib/agent-tuning-set.ts';
 import { envelope, evalCatalogOptions } from './lib/ranking-eval-set.ts';
 
 const args = process.argv.slice(2);
 const before = args.includes('--before') ? resolve(args[args.indexOf('--before') + 1]!) : undefined;
 const verbose = args.includes('--verbose');
+const queries = args.includes('--tuning') ? TUNING_QUERIES : EVAL_QUERIES;
 
 /** Queries about services the evaluation catalog lacks: the answer should say nothing relevant matched. */
 const ABSENT = [
@@ -45,7 +50,7 @@ async function run(root: string) {
       if (outcome?.status !== 'success') throw new Error(`${listing.key} was not listed: ${JSON.stringify(outcome)}`);
     }
     const results = [];
-    for (const q of EVAL_QUERIES) {
+    for (const q of queries) {
       const page = await catalog.search(q.query, {}, { limit: 10 });
       const top = page.resources.map((r) => new URL(r.resource).hostname.split('.')[0]!);
       results.push({ q, top, relevance: `${page.relevance ?? ''} ${page.resources[0]?.match?.score ?? ''}`, ...scores(top, q.grades) });
@@ -74,12 +79,12 @@ console.log(
   `| set | queries | ${runs.map(([name]) => `nDCG@10 ${name} | MRR@10 ${name} | top-1 ${name} | irrelevant first ${name}`).join(' | ')} |`,
 );
 console.log(`| --- | --- | ${runs.map(() => '--- | --- | --- | ---').join(' | ')} |`);
-for (const set of ['keyword', 'sentence', 'intent'] as EvalSet[]) {
+for (const set of (['keyword', 'sentence', 'intent'] as EvalSet[]).filter((s) => queries.some((q) => q.set === s))) {
   const cells = runs.map(([, r]) => {
     const of = r.results.filter((x) => x.q.set === set);
     return `${mean(of.map((x) => x.ndcg)).toFixed(3)} | ${mean(of.map((x) => x.mrr)).toFixed(3)} | ${of.filter((x) => x.top1).length}/${of.length} | ${of.filter((x) => x.irrelevantFirst).length}`;
   });
-  console.log(`| ${set} | ${EVAL_QUERIES.filter((q) => q.set === set).length} | ${cells.join(' | ')} |`);
+  console.log(`| ${set} | ${queries.filter((q) => q.set === set).length} | ${cells.join(' | ')} |`);
 }
 for (const [name, r] of runs)
   for (const a of r.absent) console.log(`${name}: absent service, ${a.results} results, relevance ${a.relevance}: ${a.query}`);

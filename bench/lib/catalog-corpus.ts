@@ -36,8 +36,8 @@ export function vocabularyWord(k: number): string {
   return w;
 }
 
-/** Zipf(s = 1) over the vocabulary by inverse CDF on a precomputed table. */
-export function zipf(rand: () => number): () => string {
+/** Zipf(s = 1) over the vocabulary (`wordOf`: word k of it) by inverse CDF on a precomputed table. */
+export function zipf(rand: () => number, wordOf: (k: number) => string = vocabularyWord): () => string {
   const cdf = new Float64Array(VOCABULARY);
   let acc = 0;
   for (let k = 0; k < VOCABULARY; k++) cdf[k] = acc += 1 / (k + 1);
@@ -50,7 +50,7 @@ export function zipf(rand: () => number): () => string {
       if (cdf[mid]! < x) lo = mid + 1;
       else hi = mid;
     }
-    return vocabularyWord(lo);
+    return wordOf(lo);
   };
 }
 
@@ -62,9 +62,9 @@ export function sellers(): string[] {
 }
 
 /** The corpus: `count` listing drafts, each with the instant it is written (one per second from 2026-01-01). */
-export function* corpusListings(count: number): Generator<{ draft: ListingDraft; at: Date }> {
+export function* corpusListings(count: number, wordOf?: (k: number) => string): Generator<{ draft: ListingDraft; at: Date }> {
   const rand = rng(0x2545f491);
-  const word = zipf(rand);
+  const word = zipf(rand, wordOf);
   const words = (n: number) => Array.from({ length: n }, word).join(' ');
   const payTos = sellers();
   const start = Date.parse('2026-01-01T00:00:00Z');
@@ -101,12 +101,12 @@ export function* corpusListings(count: number): Generator<{ draft: ListingDraft;
   }
 }
 
-/** Seeds `count` listings into the SQLite file, 2,000 per transaction. */
-export function seedCorpus(dbPath: string, count: number, onProgress?: (done: number) => void): void {
+/** Seeds `count` listings into the SQLite file, 2,000 per transaction (`wordOf`: the vocabulary, corpusListings). */
+export function seedCorpus(dbPath: string, count: number, onProgress?: (done: number) => void, wordOf?: (k: number) => string): void {
   const store = new CatalogStore(dbPath);
   try {
     let i = 0;
-    for (const { draft, at } of corpusListings(count)) {
+    for (const { draft, at } of corpusListings(count, wordOf)) {
       if (i % 2000 === 0) store.db.exec('BEGIN IMMEDIATE');
       store.writeListing(draft, at);
       if (i % 2000 === 1999 || i === count - 1) store.db.exec('COMMIT');

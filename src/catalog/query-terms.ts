@@ -13,6 +13,10 @@
  *       stem: any form of it, weight STEM × idf (a listing holding the exact word holds both);
  *       related: the stems of its related words (related-words.ts), weight RELATED × the related
  *       stem's own idf, at most the word's;
+ *       neighbour: for a word no listing holds, the stems of its nearest words in GloVe vectors
+ *       (word-neighbours.ts), weight NEIGHBOUR × similarity × the neighbour stem's own idf;
+ *     a word no listing holds is searched by these alone (search-engine.ts: the first
+ *     MAX_MEANING_ONLY such words, as many as the searched stems leave of MAX_SEARCHED_TERMS);
  *     with idf = ln(1 + (N − n + 0.5)/(n + 0.5)), BM25's, N the catalog's listings and n the rows
  *     of the key at the page's snapshot (counted up to IDF_COUNT_CAP).
  *
@@ -26,6 +30,7 @@
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { relatedWords } from './related-words.ts';
 import { stemKey } from './terms.ts';
+import { wordNeighbours } from './word-neighbours.ts';
 
 /**
  * Words an agent frames a request with that say nothing of the service it wants (a catalog of
@@ -45,19 +50,27 @@ const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
 export const EXACT = 500;
 export const STEM = 1000;
 export const RELATED = 300;
+/**
+ * The most words no listing holds that a search looks up by meaning: each costs a few WordNet reads and
+ * up to 12 more keys to count (docs/BENCHMARKS.md "Search for agents": half the time of 8 such words).
+ */
+export const MAX_MEANING_ONLY = 4;
+/** A word-vector neighbour's weight per unit of idf at similarity 1, × its cosine similarity: below a related word's. */
+export const NEIGHBOUR = 300;
 /** What holding a key counts, against its field score × 1000 (at most about 10,000: terms.ts). */
 export const PRESENCE = 10_000;
 /** A key's rows are counted up to this many for its idf: past it every key weighs as it would there. */
 export const IDF_COUNT_CAP = 1024;
 
-export type KeyKind = 'exact' | 'stem' | 'related';
+export type KeyKind = 'exact' | 'stem' | 'related' | 'neighbour';
 
-/** A key the search matches with its weight; `of`: the searched stem it serves. */
+/** A key the search matches with its weight; `of`: the searched stem it serves; `similarity`: a neighbour's (× 100). */
 export interface WeightedKey {
   key: string;
   kind: KeyKind;
   of: string;
   weight: number;
+  similarity?: number;
 }
 
 /** A query's words split: those it searches (content words, else request words) and its stop words. */
@@ -78,14 +91,21 @@ export function stemsOf(words: readonly string[]): { stems: string[]; wordsOf: M
   return { stems: [...wordsOf.keys()], wordsOf };
 }
 
-/** Every key the searched stems are matched by, before weighing: exact words, stems, related stems. */
-export function candidateKeys(stems: readonly string[], wordsOf: ReadonlyMap<string, string[]>): Array<Omit<WeightedKey, 'weight'>> {
+/**
+ * Every key the searched stems are matched by, before weighing: exact words, stems, related stems, and for
+ * the stems no listing holds (`byMeaning`, searched by their meaning alone) their word-vector neighbours.
+ */
+export function candidateKeys(
+  stems: readonly string[],
+  wordsOf: ReadonlyMap<string, string[]>,
+  byMeaning: ReadonlySet<string> = new Set(),
+): Array<Omit<WeightedKey, 'weight'>> {
   const out: Array<Omit<WeightedKey, 'weight'>> = [];
   const seen = new Set<string>();
-  const add = (key: string, kind: KeyKind, of: string) => {
+  const add = (key: string, kind: KeyKind, of: string, similarity?: number) => {
     if (seen.has(key)) return;
     seen.add(key);
-    out.push({ key, kind, of });
+    out.push(similarity === undefined ? { key, kind, of } : { key, kind, of, similarity });
   };
   for (const stem of stems) {
     add(stem, 'stem', stem);
@@ -95,6 +115,12 @@ export function candidateKeys(stems: readonly string[], wordsOf: ReadonlyMap<str
   for (const stem of stems)
     for (const word of wordsOf.get(stem) ?? [])
       for (const related of relatedWords(word)) if (!isFunctionWord(related)) add(stemKey(related), 'related', stem);
+  // Word-vector neighbours last, only for words no listing holds (a word found as written needs no guess at
+  // what it is about, and its neighbours' rows would take the budget): a thesaurus's word is surer than a
+  // word met in the same contexts.
+  for (const stem of stems.filter((s) => byMeaning.has(s)))
+    for (const word of wordsOf.get(stem) ?? [])
+      for (const n of wordNeighbours(word)) if (!isFunctionWord(n.word)) add(stemKey(n.word), 'neighbour', stem, n.similarity);
   return out;
 }
 
@@ -121,10 +147,11 @@ export function weighKeys(
     const n = rows[i]!;
     if (n === 0) return 0;
     const own = stemIdf.get(k.of)!;
-    if (k.kind === 'related') {
+    if (k.kind === 'related' || k.kind === 'neighbour') {
       if (total + n > budget) return 0;
       total += n;
-      return Math.max(1, Math.round(RELATED * Math.min(own, idf(n, listings))));
+      const perIdf = k.kind === 'related' ? RELATED : (NEIGHBOUR * k.similarity!) / 100;
+      return Math.max(1, Math.round(perIdf * Math.min(own, idf(n, listings))));
     }
     total += n;
     return Math.max(1, Math.round((k.kind === 'exact' ? EXACT : STEM) * own));

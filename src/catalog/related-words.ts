@@ -119,7 +119,8 @@ function baseForms(word: string): string[] {
   if (word.endsWith('ing')) forms.push(word.slice(0, -3), `${word.slice(0, -3)}e`);
   if (word.endsWith('ed')) forms.push(word.slice(0, -2), word.slice(0, -1));
   if (word.endsWith('er')) forms.push(word.slice(0, -2), word.slice(0, -1));
-  return forms;
+  // An ending alone ("s") is no word: an empty key would match the index file's licence lines.
+  return forms.filter((form) => form !== '');
 }
 
 const cache = new Map<string, string[]>();

@@ -22,8 +22,8 @@ export const STRONG_SHARE = 0.35;
 /** Below this share a result holds too little of the query to answer it: `none`, an incidental match. */
 export const WEAK_SHARE = 0.15;
 /** How much a match of each kind counts of its word's weight. */
-const KIND_SHARE: Record<KeyKind, number> = { exact: 1, stem: 0.9, related: 0.4 };
-const KIND_ORDER: KeyKind[] = ['exact', 'stem', 'related'];
+const KIND_SHARE: Record<KeyKind, number> = { exact: 1, stem: 0.9, related: 0.4, neighbour: 0.4 };
+const KIND_ORDER: KeyKind[] = ['exact', 'stem', 'related', 'neighbour'];
 
 type Field = SearchMatch['terms'][number]['fields'][number];
 
@@ -66,9 +66,11 @@ export function matchOf(
     const kind = KIND_ORDER.find((kd) => ofStem.some((k) => k.kind === kd))!;
     const wordIdf = stemIdf.get(stem) ?? 0;
     weight += KIND_SHARE[kind] * wordIdf;
-    if (kind !== 'related' && (wordIdf >= informative || listings < 4)) holdsInformative = true;
+    if ((kind === 'exact' || kind === 'stem') && (wordIdf >= informative || listings < 4)) holdsInformative = true;
     const inFields = fields.filter(([, tokens]) => ofStem.some((k) => tokens.has(k.key))).map(([field]) => field);
-    terms.push({ term: wordsOf.get(stem)![0]!, match: kind, fields: inFields.length > 0 ? inFields : ['params'] });
+    // A word-vector neighbour is a related word to the reader (openapi.yaml SearchMatch).
+    const match = kind === 'neighbour' ? 'related' : kind;
+    terms.push({ term: wordsOf.get(stem)![0]!, match, fields: inFields.length > 0 ? inFields : ['params'] });
   }
   const score = total > 0 ? Math.round((1000 * weight) / total) / 1000 : 0;
   const relevance: Relevance = !holdsInformative || score < WEAK_SHARE ? 'none' : score >= STRONG_SHARE ? 'strong' : 'weak';

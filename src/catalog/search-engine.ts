@@ -43,7 +43,7 @@ import {
   type WindowEdge,
 } from './search.ts';
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
-import { IDF_COUNT_CAP, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
+import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
 import { answerRelevance, matchOf, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
@@ -181,8 +181,16 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const choice: TermChoice = { ...stemChoice, searched: stemChoice.searched.map(wordOf), dropped: stemChoice.dropped.map(wordOf) };
   if (holdsNul(filters)) return emptySearchPage(x402Version, choice);
   const asOf = after?.a ?? (yield* run((index) => index.currentSeq()));
+  // Words no listing holds are searched by their meaning alone (query-terms.ts): the first page's, else the first
+  // few in query order, at most MAX_MEANING_ONLY and as many as the searched stems leave places for.
+  const byMeaning =
+    after?.k !== undefined
+      ? (after.x ?? []).map((i) => stems[i]!)
+      : stems
+          .filter((stem) => !stemChoice.searched.includes(stem) && !stemChoice.dropped.includes(stem))
+          .slice(0, Math.max(0, Math.min(MAX_MEANING_ONLY, MAX_SEARCHED_TERMS - stemChoice.searched.length)));
   // The keys the searched stems are matched by and their weights: the first page's (its cursor's), else weighed now.
-  const candidates = candidateKeys(stemChoice.searched, wordsOf);
+  const candidates = candidateKeys([...stemChoice.searched, ...byMeaning], wordsOf, new Set(byMeaning));
   let weights: number[];
   let listings: number;
   if (after?.w !== undefined && after.n !== undefined) {
@@ -191,7 +199,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   } else {
     listings = yield* run((index) => index.countListings());
     const rows =
-      stemChoice.searched.length === 0
+      candidates.length === 0
         ? []
         : yield* run((index) =>
             index.countTermsAt(
@@ -206,6 +214,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const terms = keys.map((c) => c.key);
   if (terms.length === 0) return yield* urlPage(request, queryTerms, asOf, choice, hash, undefined, budget);
   const k = choiceIndexes(stems, stemChoice);
+  const x = byMeaning.map((stem) => stems.indexOf(stem));
   const stemIdf = stemWeights(stems, keys, new Set(stemChoice.dropped), listings, IDF_COUNT_CAP);
   const filtered = Object.values(filters).some((v) => v !== undefined);
 
@@ -249,6 +258,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   }
   const position = (at: RankedRow): CursorState => ({
     ...{ v: 1, h: hash, a: asOf, r: at.rank, i: at.listing_id, t: after?.t ?? now.getTime(), k, w: weights, n: listings },
+    ...(x.length > 0 ? { x } : {}),
     ...(partial && window !== undefined ? { p: window } : {}),
   });
   const result = yield* rankedPage(request, after, position, rankRows, (row, listing) =>

@@ -45,6 +45,8 @@ export interface CursorState {
   t: number;
   /** The searched terms (term-budget.ts), as indexes into the query's distinct terms: every page ranks over the first page's. */
   k?: number[];
+  /** The words no listing held on the first page, searched by their meaning only (query-terms.ts), as indexes into its stems. */
+  x?: number[];
   /** 1 when the walk ranks by the resource URLs (url-search.ts): the text found nothing on its first page. */
   u?: 1;
   /** The window's rows per term when the walk ranks a window only (windowBound): a page that may miss matches. */
@@ -91,6 +93,11 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
     throw invalidCursor('is not a cursor issued by this service');
   if (state.k !== undefined && !(Array.isArray(state.k) && state.k.every((i) => Number.isSafeInteger(i) && i >= 0)))
     throw invalidCursor('is not a cursor issued by this service');
+  if (
+    state.x !== undefined &&
+    !(Array.isArray(state.x) && state.x.every((i) => Number.isSafeInteger(i) && i >= 0) && state.k !== undefined)
+  )
+    throw invalidCursor('is not a cursor issued by this service');
   if (state.u !== undefined && (state.u !== 1 || state.k === undefined || state.k.length === 0))
     throw invalidCursor('is not a cursor issued by this service');
   if (state.p !== undefined && (!Number.isSafeInteger(state.p) || state.p < 1 || state.u !== undefined || state.k === undefined))
@@ -112,7 +119,9 @@ export function decodeCursor(secret: Buffer, cursor: string, expectedHash: strin
 export function pinnedChoice(terms: string[], after: CursorState | undefined, hasRows: (term: string) => boolean): TermChoice | undefined {
   if (after?.k === undefined) return undefined;
   if (after.u === 1) return pinnedUrlChoice(terms, after);
-  if (after.k.some((i) => i >= terms.length) || after.k.length === 0) throw invalidCursor('is not a cursor issued by this service');
+  const byMeaning = after.x ?? [];
+  if ([...after.k, ...byMeaning].some((i) => i >= terms.length) || after.k.length + byMeaning.length === 0)
+    throw invalidCursor('is not a cursor issued by this service');
   const searched = after.k.map((i) => terms[i]!);
   const kept = new Set(searched);
   const dropped = terms.filter((term) => !kept.has(term) && hasRows(term));

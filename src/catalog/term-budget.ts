@@ -19,8 +19,8 @@
  *      are kept, and the search ranks the window of their first rows (search-engine.ts).
  *
  * The rank is the contract's rank over the kept terms (search.ts). A term found in no listing is
- * in neither list of the answer (it could add nothing to any rank); a term with rows left out is
- * `droppedTerms`, and the answer's `searchMethod` then says `text_budgeted`.
+ * in neither list of the answer (it is searched by its meaning alone: query-terms.ts); a term with
+ * rows left out is `droppedTerms`, and the answer's `searchMethod` then says `text_budgeted`.
  *
  * The choice is a generator: it yields each step's counting request (terms and cap) and receives
  * each term's rows up to the cap (search-engine.ts runs it as the store's statements).

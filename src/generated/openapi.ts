@@ -216,8 +216,9 @@ export interface paths {
          *
          *     The rank (docs/CATALOG.md "Ranking"): function words (English stop words, and request words
          *     such as "find", "please", "api", "service") are not searched; each other word matches
-         *     listings holding it, another form of it (Porter's English stem) or a word related to it in
-         *     meaning (WordNet 3.1), in that order of weight; each is weighed by how few listings hold it
+         *     listings holding it, another form of it (Porter's English stem), a word related to it in
+         *     meaning (WordNet 3.1) or one of its nearest words in GloVe word vectors, in that order of
+         *     weight; each is weighed by how few listings hold it
          *     (BM25's idf) and by where the listing holds it (serviceName 4, tags 3, description 2,
          *     parameter text 1, saturating with repeats), and by the listing's quality level. Each
          *     result's `match` says what it holds and how; the answer's `relevance` says whether any
@@ -1337,8 +1338,9 @@ export interface components {
             searchMethod: "text" | "text_budgeted" | "url" | "text_partial";
             /**
              * @description The terms the rank is computed over (lowercased, diacritics removed, at most 64
-             *     characters each), rarest first. A query term in neither list is found in no listing,
-             *     or is a function word (not searched).
+             *     characters each), rarest first. A query term in neither list is found in no listing
+             *     (then searched by its meaning alone: docs/CATALOG.md "Ranking"), or is a function word
+             *     (not searched).
              */
             searchedTerms: string[];
             /** @description The query terms found in listings that the search budget left out, in query order. */
@@ -1369,7 +1371,8 @@ export interface components {
                 term: string;
                 /**
                  * @description `exact`: the word itself; `stem`: another form of it (same English stem);
-                 *     `related`: a word related by meaning (WordNet 3.1: a synonym, derived or broader word).
+                 *     `related`: a word related by meaning (WordNet 3.1: a synonym, derived or broader word;
+                 *     or one of its nearest words in GloVe word vectors).
                  * @enum {string}
                  */
                 match: "exact" | "stem" | "related";

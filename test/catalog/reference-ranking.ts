@@ -10,6 +10,7 @@ import { stemmer } from 'stemmer';
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { REQUEST_WORDS } from '../../src/catalog/query-terms.ts';
 import { relatedWords } from '../../src/catalog/related-words.ts';
+import { wordNeighbours } from '../../src/catalog/word-neighbours.ts';
 
 const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
 const STOP: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
@@ -114,8 +115,10 @@ export async function listedCorpus(
 /**
  * The rank as it is now (docs/CATALOG.md "Ranking"), computed from the listings' text alone: the
  * query's content words (not English stop words nor request words), their stems, the keys each is
- * matched by (the word, its stem, its related words' stems: the related words are WordNet's data,
- * taken from src/catalog/related-words.ts as given), each key weighed by BM25's idf over the
+ * matched by (the word, its stem, its related words' stems and, for a word no listing holds, its
+ * word-vector neighbours' stems: the related words are WordNet's data and the neighbours GloVe's,
+ * taken from src/catalog/related-words.ts and word-neighbours.ts as given; of the words no listing
+ * holds, the first 4 at most, as many as leave 8 searched in all), each key weighed by BM25's idf over the
  * listings holding it, and
  *   rank = Σ_key weight × (10,000 + round(1000 × (score + level/1024)))
  * where a word's score is Σ_field weight × tf/(tf+1) and a stem's the highest of its words'. The
@@ -152,26 +155,34 @@ export function referenceSearch(listings: ReferenceListing[], query: string, cat
   // The budget: every stem with rows when at most 8 (the differential corpora stay within the row budget).
   const stems = stemsInOrder.filter((s) => df(s) > 0);
   if (stems.length > 8) throw new Error('the reference ranks at most 8 searched stems');
-  const keys: Array<{ key: string; kind: 'exact' | 'stem' | 'related'; of: string }> = [];
-  const add = (key: string, kind: 'exact' | 'stem' | 'related', of: string) => {
-    if (!keys.some((k) => k.key === key)) keys.push({ key, kind, of });
+  // Words no listing holds are searched by their meaning alone: the first ones, at most 4 and as many as leave 8 in all.
+  const expanded = [...stems, ...stemsInOrder.filter((s) => df(s) === 0).slice(0, Math.min(4, 8 - stems.length))];
+  type Kind = 'exact' | 'stem' | 'related' | 'neighbour';
+  const keys: Array<{ key: string; kind: Kind; of: string; similarity: number }> = [];
+  const add = (key: string, kind: Kind, of: string, similarity = 0) => {
+    if (!keys.some((k) => k.key === key)) keys.push({ key, kind, of, similarity });
   };
   for (const s of stems) {
     add(s, 'stem', s);
     for (const w of content) if (`~${stemmer(w)}` === s) add(w, 'exact', s);
   }
-  for (const s of stems)
+  for (const s of expanded)
     for (const w of content)
       if (`~${stemmer(w)}` === s) for (const r of relatedWords(w)) if (!isStop(r)) add(`~${stemmer(r)}`, 'related', s);
+  for (const s of expanded.filter((x) => df(x) === 0))
+    for (const w of content)
+      if (`~${stemmer(w)}` === s)
+        for (const n of wordNeighbours(w)) if (!isStop(n.word)) add(`~${stemmer(n.word)}`, 'neighbour', s, n.similarity);
   let total = 0;
   const weighed = keys.map((k) => {
     const n = Math.min(df(k.key), 1024);
     if (n === 0) return { ...k, w: 0 };
     const own = idf(Math.min(df(k.of), 1024));
-    if (k.kind === 'related') {
+    if (k.kind === 'related' || k.kind === 'neighbour') {
       if (total + n > 4000) return { ...k, w: 0 };
       total += n;
-      return { ...k, w: Math.max(1, Math.round(300 * Math.min(own, idf(n)))) };
+      const perIdf = k.kind === 'related' ? 300 : (300 * k.similarity) / 100;
+      return { ...k, w: Math.max(1, Math.round(perIdf * Math.min(own, idf(n)))) };
     }
     total += n;
     return { ...k, w: Math.max(1, Math.round((k.kind === 'exact' ? 500 : 1000) * own)) };

@@ -124,6 +124,27 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect((await t.catalog.search('secret-example-value', {}, { limit: 5 })).searchMethod).toBe('url');
     });
 
+    it('finds a listing by meaning when no listing holds the words, and walks such a search page by page', async () => {
+      const t = fresh();
+      const flights = 'https://x.example.com/flight-status';
+      const jokes = 'https://x.example.com/jokes';
+      await t.catalog.recordSettlement(
+        settlement({ url: flights, ...noParams, serviceName: 'Flight Status', description: 'live departure and arrival status' }),
+      );
+      await t.catalog.recordSettlement(
+        settlement({ url: jokes, ...noParams, serviceName: 'Random Jokes', description: 'a joke by category' }),
+      );
+      // No listing holds "airplane" or "landed": their word-vector neighbours ("flight") and related words ("arrive") are searched.
+      const page = await t.catalog.search('has this airplane landed yet', {}, { limit: 10 });
+      expect(urls(page)[0]).toBe(flights);
+      expect(page).toMatchObject({ searchMethod: 'text', searchedTerms: [], droppedTerms: [], relevance: 'none' });
+      expect(page.resources[0]!.match!.terms).toContainEqual({ term: 'airplane', match: 'related', fields: ['serviceName'] });
+      // Such a walk's cursor keeps its words: every page ranks as the first did.
+      const once = urls(await t.catalog.search('airplane prank', {}, { limit: 10 }));
+      expect(once.slice(0, 2).sort()).toEqual([flights, jokes].sort());
+      expect(await walk(t.catalog, 'airplane prank', {}, 1)).toEqual(once);
+    });
+
     it('is case- and diacritic-insensitive', async () => {
       const t = fresh();
       await t.catalog.recordSettlement(settlement({ url: 'https://x.example.com/c', ...noParams, description: 'Café Crème ordering' }));
