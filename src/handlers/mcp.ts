@@ -108,6 +108,8 @@ async function legacyAnswer(sdk: ServerSdk, server: Server, request: Request, pa
 
 /** The revision a request without the 2026-07-28 envelope is answered in. */
 const LEGACY_REVISION = '2025-11-25';
+/** The revision the SDK's modern entry serves (a request naming it goes there only with its envelope). */
+const MODERN_REVISION = '2026-07-28';
 
 /** Whether a JSON-RPC message (or batch) carries MCP 2026-07-28's per-request envelope (`params._meta`) on every request. */
 function carriesEnvelope(body: unknown): boolean {
@@ -148,9 +150,11 @@ export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware
       ports.set(request, search);
       response = await modern.fetch(request, { parsedBody });
     } else {
-      // A request that names 2026-07-28 in its header but carries no `_meta` envelope is answered as the 2025-11-25
-      // request its body is, not refused: every message openapi.yaml's JsonRpcMessage admits gets an answer.
-      if (parsedBody !== undefined && !carriesEnvelope(parsedBody)) headers.set('mcp-protocol-version', LEGACY_REVISION);
+      // A message that names 2026-07-28 in its header but is not a 2026-07-28 request (no `_meta` envelope, or a JSON-RPC
+      // response) is answered as the 2025-11-25 message its body is, not refused: every message openapi.yaml's
+      // JsonRpcMessage admits gets an answer.
+      if (parsedBody !== undefined && (!carriesEnvelope(parsedBody) || headers.get('mcp-protocol-version') === MODERN_REVISION))
+        headers.set('mcp-protocol-version', LEGACY_REVISION);
       response = await legacyAnswer(sdk, createHostedDiscoveryServer(search, network), new Request(request, { headers }), parsedBody);
     }
     const text = await response.text();

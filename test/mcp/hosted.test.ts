@@ -146,6 +146,18 @@ describe('POST /mcp over raw HTTP, within openapi.yaml', () => {
     expect(unsupported.body.error.message).toMatch(/Content-Type/);
   });
 
+  it('a JSON-RPC response or notification under a 2026-07-28 header is accepted (202), as under 2025-11-25', async () => {
+    const modern = { ...JSON_RPC_HEADERS, 'mcp-protocol-version': '2026-07-28' };
+    for (const body of [
+      '{"jsonrpc":"2.0","error":{"code":0,"message":"x","data":""}}',
+      '{"jsonrpc":"2.0","id":7,"result":{}}',
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    ]) {
+      const res = await post(body, modern);
+      expect(res.status, body).toBe(202);
+    }
+  });
+
   it('a body that is not one JSON-RPC message, or an unknown protocol version, is 400; over 256 KiB 413', async () => {
     for (const body of [
       '[]',
