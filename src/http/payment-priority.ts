@@ -14,8 +14,11 @@
  * beside a flood waits for one request of each flooding address, not for the flood; a flood of
  * payments (rejected ones too) leaves discovery this share, never nothing.
  *
- * "Busy" is the main thread's event-loop utilization or the machine's CPU use over the last sample
- * (every `sampleMs`) above `busyAbove`, with a payment request seen within `recentPaymentMs`. Without payments discovery is
+ * "Busy" is a payment request seen within `recentPaymentMs` and, over the last sample (every `sampleMs`), either the main
+ * thread's event-loop utilization or the machine's CPU use above `busyAbove`, or payment requests arriving at
+ * `busyPaymentRate` per second or more: svc is then a payment service at work however idle a sample of the CPU looked (a
+ * fast /verify leaves the cores below 80 % while a discovery flood still takes a third of its rate; docs/BENCHMARKS.md
+ * "Payments first"). A trickle of payments (settles waiting for their ledger included) holds nothing by itself. Without payments discovery is
  * never held here (its own overload is the catalog pool's queue and deadline, src/catalog/threads/pool.ts).
  * A request that waited `maxWaitMs` is refused with 503 `svc_catalog_busy`, as is one beyond
  * `maxWaiting` waiting at once.
@@ -35,6 +38,8 @@ export interface PaymentPriorityOptions {
   burstMs?: number;
   /** A payment request seen within this makes a busy thread a payment thread. Default 250 ms. */
   recentPaymentMs?: number;
+  /** Payment requests per second (over a sample) that make svc busy whatever its utilization. Default 40. */
+  busyPaymentRate?: number;
   /** Sampling period. Default 50 ms. */
   sampleMs?: number;
   /** A discovery request waits at most this long. Default 1000 ms. */
@@ -113,6 +118,11 @@ export class PaymentPriority {
   private readonly timer: NodeJS.Timeout | undefined;
   private lastPaymentAt = Number.NEGATIVE_INFINITY;
   private lastUtilization = 0;
+  /** Payment requests a sample must see to make svc busy (busyPaymentRate over the sample period). */
+  private readonly busyPayments: number;
+  /** Payment requests seen since the last sample, and over the last sample. */
+  private paymentsSeen = 0;
+  private lastPaymentsSeen = 0;
   /** Waiting requests by client, in arrival order; the clients in turn order. */
   private readonly waiting = new Map<string, Waiter[]>();
   private waitingCount = 0;
@@ -137,6 +147,7 @@ export class PaymentPriority {
     this.busyAbove = options.busyAbove ?? 0.8;
     this.share = Math.min(1, Math.max(0.01, options.share ?? 0.1));
     this.recentPaymentMs = options.recentPaymentMs ?? 250;
+    this.busyPayments = Math.max(1, ((options.busyPaymentRate ?? 40) * (options.sampleMs ?? 50)) / 1000);
     this.maxWaitMs = options.maxWaitMs ?? 1000;
     this.maxWaiting = options.maxWaiting ?? 256;
     this.utilization = options.utilization ?? busySampler();
@@ -152,11 +163,17 @@ export class PaymentPriority {
 
   /** Whether discovery is held to its share now (as of the last sample). */
   get busy(): boolean {
-    return this.lastUtilization > this.busyAbove && this.now() - this.lastPaymentAt < this.recentPaymentMs;
+    return (
+      this.timer !== undefined &&
+      this.now() - this.lastPaymentAt < this.recentPaymentMs &&
+      (this.lastUtilization > this.busyAbove || this.lastPaymentsSeen >= this.busyPayments)
+    );
   }
 
   private sample(): void {
     this.lastUtilization = this.utilization();
+    this.lastPaymentsSeen = this.paymentsSeen;
+    this.paymentsSeen = 0;
     this.pump();
   }
 
@@ -253,6 +270,7 @@ export class PaymentPriority {
   payments(): SvcMiddleware {
     return async (ctx: SvcContext, next: SvcNext) => {
       this.lastPaymentAt = this.now();
+      this.paymentsSeen++;
       await next();
     };
   }

@@ -51,6 +51,31 @@ describe('the gate', () => {
     expect(b).not.toBeNull();
   });
 
+  it('payments arriving at busyPaymentRate hold discovery on an idle thread; a trickle of payments does not', async () => {
+    // One payment, then none for several samples: a trickle, the thread idle.
+    const g = gate({ busyPaymentRate: 40 });
+    utilization = 0;
+    await payment(g);
+    await sleep(3 * SAMPLE_MS);
+    expect(g.busy).toBe(false);
+    const fast = gate({ busyPaymentRate: 1_000 });
+    // 1,000 a second is 10 a sample: a flood of /verify, however idle the samples of the CPU look.
+    let flowing = true;
+    const flow = (async () => {
+      while (flowing) {
+        await Promise.all(Array.from({ length: 20 }, () => payment(fast)));
+        await sleep(1);
+      }
+    })();
+    try {
+      for (let i = 0; i < 100 && !fast.busy; i++) await sleep(SAMPLE_MS);
+      expect(fast.busy).toBe(true);
+    } finally {
+      flowing = false;
+      await flow;
+    }
+  });
+
   it('while a busy thread serves payments: one discovery request at a time, the next after a pause, none starved', async () => {
     const g = gate({ maxWaitMs: 5_000, share: 0.5, burstMs: 0 });
     utilization = 0.95;
