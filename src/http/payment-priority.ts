@@ -6,7 +6,7 @@
  * payments keep svc busy, discovery is given a bounded share of the time instead of what it asks
  * for: one discovery request at a time, each spending what it cost (the catalog reader threads'
  * CPU time for its own catalog requests, and a millisecond for the main thread) from a credit that
- * grows by `share` of the time that passes (`share` 0.1: a flood runs a tenth of the time; a client
+ * grows by `share` of the time that passes (`share` 0.05: a flood runs a twentieth of the time; a client
  * that rarely asks finds credit and goes on at once). Each request pays for itself in full, but
  * what several leave beyond half a wait's share (a burst let in together while payments paused)
  * is forgiven: a request arriving after them is not refused for their past. The requests that
@@ -32,7 +32,7 @@ import type { SvcContext, SvcMiddleware, SvcNext } from './middleware.ts';
 export interface PaymentPriorityOptions {
   /** Utilization (0–1) of the main thread or of the machine's CPUs above which svc is busy. Default 0.8 (docs/BENCHMARKS.md "Payments first"). */
   busyAbove?: number;
-  /** The share (0–1) of time discovery runs while payments keep the thread busy. Default 0.1 (docs/BENCHMARKS.md "Payments first"). */
+  /** The share (0–1) of time discovery runs while payments keep the thread busy. Default 0.05 (docs/BENCHMARKS.md "Payments first"). */
   share?: number;
   /** Discovery time (ms) a client that rarely asks may spend at once while busy. Default 100 ms. */
   burstMs?: number;
@@ -145,7 +145,7 @@ export class PaymentPriority {
 
   constructor(options: PaymentPriorityOptions = {}) {
     this.busyAbove = options.busyAbove ?? 0.8;
-    this.share = Math.min(1, Math.max(0.01, options.share ?? 0.1));
+    this.share = Math.min(1, Math.max(0.01, options.share ?? 0.05));
     this.recentPaymentMs = options.recentPaymentMs ?? 250;
     this.busyPayments = Math.max(1, ((options.busyPaymentRate ?? 40) * (options.sampleMs ?? 50)) / 1000);
     this.maxWaitMs = options.maxWaitMs ?? 1000;
