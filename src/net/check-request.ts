@@ -186,13 +186,20 @@ const NEUTRAL_TYPE_ORDER = ['null', 'boolean', 'integer', 'number', 'string', 'a
  * or minItems allows ("x" filler, at most 64). Never an `enum`, `const`, `default`, `examples` or
  * `pattern`/`format` value: a property that needs one gets the neutral value and fails
  * validation, the seller's fix being to ask for payment before validating (docs/SELLER.md).
- * Bounded: depth 8, 256 values in all; beyond, nothing more is filled.
+ * A local `$ref` is followed within the schema. Bounded: depth 8, 256 values in all; beyond,
+ * nothing more is filled.
  */
 export function checkToolArguments(inputSchema: unknown): Record<string, unknown> {
   let budget = NEUTRAL_MAX_VALUES;
-  const neutral = (schema: unknown, depth: number): unknown => {
+  const neutral = (given: unknown, depth: number): unknown => {
     budget -= 1;
-    if (!isSchema(schema) || budget < 0) return null;
+    // A local reference (`#/$defs/…`) is the schema it names, each hop a level deeper: a cycle ends at the depth bound.
+    let schema = given;
+    while (isSchema(schema) && typeof schema.$ref === 'string' && depth < NEUTRAL_MAX_DEPTH) {
+      schema = localSchema(inputSchema, schema.$ref);
+      depth += 1;
+    }
+    if (!isSchema(schema) || budget < 0 || typeof schema.$ref === 'string') return null;
     const declared = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t): t is string => typeof t === 'string');
     const type =
       NEUTRAL_TYPE_ORDER.find((t) => declared.includes(t)) ??
@@ -230,6 +237,17 @@ export function checkToolArguments(inputSchema: unknown): Record<string, unknown
     return Object.fromEntries(entries);
   };
   return isSchema(inputSchema) ? neutralObject(inputSchema, 0) : {};
+}
+
+/** The schema a local JSON pointer (`#/$defs/Address`) names in `root`; undefined for any other reference. */
+function localSchema(root: unknown, ref: string): unknown {
+  if (!ref.startsWith('#/')) return undefined;
+  let at: unknown = root;
+  for (const token of ref.slice(2).split('/')) {
+    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+    at = isSchema(at) && Object.hasOwn(at, key) ? at[key] : undefined;
+  }
+  return at;
 }
 
 /**

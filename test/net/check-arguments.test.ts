@@ -7,6 +7,20 @@ import { describe, expect, it } from 'vitest';
 import { checkToolArguments } from '../../src/net/check-request.ts';
 
 describe("an MCP check's arguments", () => {
+  it('a required property given by a local $ref gets the neutral value of the schema it names; a cycle ends', () => {
+    expect(
+      checkToolArguments({
+        type: 'object',
+        $defs: {
+          Address: { type: 'object', properties: { city: { type: 'string', minLength: 2 } }, required: ['city'] },
+          Node: { $ref: '#/$defs/Node' },
+        },
+        properties: { to: { $ref: '#/$defs/Address' }, loop: { $ref: '#/$defs/Node' }, away: { $ref: 'https://example.com/s.json' } },
+        required: ['to', 'loop', 'away'],
+      }),
+    ).toEqual({ to: { city: 'xx' }, loop: null, away: null });
+  });
+
   it('each required property gets the neutral value of its type; an optional one is left out', () => {
     expect(
       checkToolArguments({
