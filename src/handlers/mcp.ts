@@ -111,13 +111,18 @@ const LEGACY_REVISION = '2025-11-25';
 /** The revision the SDK's modern entry serves (a request naming it goes there only with its envelope). */
 const MODERN_REVISION = '2026-07-28';
 
-/** Whether a JSON-RPC message (or batch) carries MCP 2026-07-28's per-request envelope (`params._meta`) on every request. */
-function carriesEnvelope(body: unknown): boolean {
+/**
+ * Whether a JSON-RPC message (or batch) claims MCP 2026-07-28 on every request: its `params._meta` envelope names the
+ * protocol version (`claimKey`, the SDK's PROTOCOL_VERSION_META_KEY), as the SDK's own classification asks. A `_meta`
+ * without that key (a progress token alone) is no claim: such a request is a 2025-11-25 one.
+ */
+function carriesEnvelope(body: unknown, claimKey: string): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.every((m) => {
     if (typeof m !== 'object' || m === null || !('method' in m)) return true; // responses and notifications' shapes aside
     const params = (m as { params?: unknown }).params;
-    return typeof params === 'object' && params !== null && typeof (params as { _meta?: unknown })._meta === 'object';
+    const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
+    return typeof meta === 'object' && meta !== null && claimKey in meta;
   });
 }
 
@@ -146,14 +151,21 @@ export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware
     const request = new Request(new URL(ctx.originalUrl, 'http://svc.invalid'), { method: 'POST', headers });
     const search = catalogSearchPort(catalog, requesterOf(ctx));
     let response: Response;
-    if (parsedBody !== undefined && !(await sdk.isLegacyRequest(request, parsedBody)) && carriesEnvelope(parsedBody)) {
+    if (
+      parsedBody !== undefined &&
+      !(await sdk.isLegacyRequest(request, parsedBody)) &&
+      carriesEnvelope(parsedBody, sdk.PROTOCOL_VERSION_META_KEY)
+    ) {
       ports.set(request, search);
       response = await modern.fetch(request, { parsedBody });
     } else {
       // A message that names 2026-07-28 in its header but is not a 2026-07-28 request (no `_meta` envelope, or a JSON-RPC
       // response) is answered as the 2025-11-25 message its body is, not refused: every message openapi.yaml's
       // JsonRpcMessage admits gets an answer.
-      if (parsedBody !== undefined && (!carriesEnvelope(parsedBody) || headers.get('mcp-protocol-version') === MODERN_REVISION))
+      if (
+        parsedBody !== undefined &&
+        (!carriesEnvelope(parsedBody, sdk.PROTOCOL_VERSION_META_KEY) || headers.get('mcp-protocol-version') === MODERN_REVISION)
+      )
         headers.set('mcp-protocol-version', LEGACY_REVISION);
       response = await legacyAnswer(sdk, createHostedDiscoveryServer(search, network), new Request(request, { headers }), parsedBody);
     }

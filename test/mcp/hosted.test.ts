@@ -146,7 +146,7 @@ describe('POST /mcp over raw HTTP, within openapi.yaml', () => {
     expect(unsupported.body.error.message).toMatch(/Content-Type/);
   });
 
-  it('a JSON-RPC response or notification under a 2026-07-28 header is accepted (202), as under 2025-11-25', async () => {
+  it('a response, a notification or an unclaimed request under a 2026-07-28 header is answered as under 2025-11-25', async () => {
     const modern = { ...JSON_RPC_HEADERS, 'mcp-protocol-version': '2026-07-28' };
     for (const body of [
       '{"jsonrpc":"2.0","error":{"code":0,"message":"x","data":""}}',
@@ -156,6 +156,10 @@ describe('POST /mcp over raw HTTP, within openapi.yaml', () => {
       const res = await post(body, modern);
       expect(res.status, body).toBe(202);
     }
+    // A request whose `_meta` does not claim the revision (a progress token alone) is a 2025-11-25 request: answered.
+    const ping = await post('{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":{"progressToken":"p"}}}', modern);
+    expect(ping.status).toBe(200);
+    expect(ping.body).toMatchObject({ jsonrpc: '2.0', id: 3, result: {} });
   });
 
   it('a body that is not one JSON-RPC message, or an unknown protocol version, is 400; over 256 KiB 413', async () => {
