@@ -182,6 +182,20 @@ export function openCatalog(options: CatalogOptions): Catalog {
       throw asCatalogError(err);
     }
   }
+  /** A request on the writer thread (in turn with settlements' writes), its errors as the catalog's. */
+  async function onWriter<T>(body: RequestBody): Promise<T> {
+    try {
+      return (await writer.run(body)) as T;
+    } catch (err) {
+      throw asCatalogError(err);
+    }
+  }
+  /** A listing's identity as its claim is keyed: an HTTP listing's tool name is empty. */
+  const claimIdentity = ({ resource, type, toolName }: { resource: string; type: string; toolName?: string | undefined }) => ({
+    resource,
+    type,
+    toolName: type === 'mcp' ? (toolName ?? '') : '',
+  });
   const hidden = () => {
     const now = clock().getTime();
     return { now, visibleSince: visibleSince(now), failingBefore: hiddenFailing(now) };
@@ -226,19 +240,11 @@ export function openCatalog(options: CatalogOptions): Catalog {
       if (checked.kind === 'rejected')
         return { outcome: 'rejected', code: checked.code, reason: checked.reason || BAZAAR_CODES[checked.code] };
       if (checked.kind !== 'settled') throw new Error('the settlement cannot be used');
-      try {
-        return (await writer.run({ op: 'preview', now: clock().getTime(), settled: checked.settled })) as ListingPreview;
-      } catch (err) {
-        throw asCatalogError(err);
-      }
+      return onWriter<ListingPreview>({ op: 'preview', now: clock().getTime(), settled: checked.settled });
     },
     async withdraw(withdrawal) {
       // On the writer thread, in turn with settlements' writes of the same listing.
-      try {
-        return (await writer.run({ op: 'withdraw', now: clock().getTime(), withdrawal })) as WithdrawalOutcome;
-      } catch (err) {
-        throw asCatalogError(err);
-      }
+      return onWriter<WithdrawalOutcome>({ op: 'withdraw', now: clock().getTime(), withdrawal });
     },
     async catalogId() {
       // Created with the database and never changed: read once.
@@ -286,13 +292,8 @@ export function openCatalog(options: CatalogOptions): Catalog {
       const filters: DiscoveryFilters = { resource, type, ...(type === 'mcp' && toolName !== undefined ? { toolName } : {}) };
       const page = { limit: 1, offset: 0 };
       const request = listRequest(filters, page);
-      const lookup = async (body: typeof request | { op: 'list'; now: number; filters: DiscoveryFilters; page: typeof page }) => {
-        try {
-          return ((await writer.run(body)) as ListPage).items[0];
-        } catch (err) {
-          throw asCatalogError(err);
-        }
-      };
+      const lookup = async (body: typeof request | { op: 'list'; now: number; filters: DiscoveryFilters; page: typeof page }) =>
+        (await onWriter<ListPage>(body)).items[0];
       const shown = await lookup(request);
       if (shown) return { active: true, hiddenBy: null, quality: shown.quality, liveness: shown.liveness };
       const hidden = await lookup({ op: 'list', now: request.now, filters, page });
@@ -308,25 +309,13 @@ export function openCatalog(options: CatalogOptions): Catalog {
           // On the writer thread: in turn with the settlements that claim and the writes a check makes.
           ownership: {
             async claimDue(now, limit, pick) {
-              try {
-                return (await writer.run({ op: 'ownership-claim', now, limit, pick })) as OwnershipClaim[];
-              } catch (err) {
-                throw asCatalogError(err);
-              }
+              return onWriter<OwnershipClaim[]>({ op: 'ownership-claim', now, limit, pick });
             },
             async nextDue() {
-              try {
-                return (await writer.run({ op: 'ownership-next', now: clock().getTime() })) as number | null;
-              } catch (err) {
-                throw asCatalogError(err);
-              }
+              return onWriter<number | null>({ op: 'ownership-next', now: clock().getTime() });
             },
             async resolve(key, claimedAt, verdict) {
-              try {
-                return (await writer.run({ op: 'ownership-resolve', now: clock().getTime(), key, claimedAt, verdict })) as ClaimResolution;
-              } catch (err) {
-                throw asCatalogError(err);
-              }
+              return onWriter<ClaimResolution>({ op: 'ownership-resolve', now: clock().getTime(), key, claimedAt, verdict });
             },
           },
         }
@@ -340,37 +329,19 @@ export function openCatalog(options: CatalogOptions): Catalog {
         options.livenessGraceMs,
         (options.listingPurgeDays ?? DEFAULT_LISTING_PURGE_DAYS) * 86_400_000,
       );
-      try {
-        return (await writer.run({ op: 'lifecycle', now, cuts, limit: LIFECYCLE_BATCH })) as LifecycleBatch;
-      } catch (err) {
-        throw asCatalogError(err);
-      }
+      return onWriter<LifecycleBatch>({ op: 'lifecycle', now, cuts, limit: LIFECYCLE_BATCH });
     },
-    async recheckClaim({ resource, type, toolName }, payTo) {
+    async recheckClaim(listing, payTo) {
       if (options.ownership !== 'origin') return false;
-      const identity = { resource, type, toolName: type === 'mcp' ? (toolName ?? '') : '' };
-      try {
-        return (await writer.run({ op: 'ownership-recheck', now: clock().getTime(), identity, payTo })) as boolean;
-      } catch (err) {
-        throw asCatalogError(err);
-      }
+      return onWriter<boolean>({ op: 'ownership-recheck', now: clock().getTime(), identity: claimIdentity(listing), payTo });
     },
     async reserveProbeHost(host, intervalMs, sent) {
       // On the writer thread: one small upsert, in turn with the claims it paces.
-      try {
-        return (await writer.run({ op: 'probe-host', now: clock().getTime(), host, intervalMs, sent })) as number;
-      } catch (err) {
-        throw asCatalogError(err);
-      }
+      return onWriter<number>({ op: 'probe-host', now: clock().getTime(), host, intervalMs, sent });
     },
-    async ownershipChecks({ resource, type, toolName }) {
+    async ownershipChecks(listing) {
       if (options.ownership !== 'origin') return [];
-      const identity = { resource, type, toolName: type === 'mcp' ? (toolName ?? '') : '' };
-      try {
-        return (await writer.run({ op: 'ownership-checks', now: clock().getTime(), identity })) as OwnershipCheck[];
-      } catch (err) {
-        throw asCatalogError(err);
-      }
+      return onWriter<OwnershipCheck[]>({ op: 'ownership-checks', now: clock().getTime(), identity: claimIdentity(listing) });
     },
     liveness: {
       async claimDue(now, dueBefore, limit) {
