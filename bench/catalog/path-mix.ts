@@ -27,7 +27,7 @@ import { LIST_PATHS, SEARCH_PATHS } from '../../src/catalog/query-paths.ts';
 import { NETWORKS, rng, seedCorpus, urlSubstring, usdPriceCap, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { fmt, getJson, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
-import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
+import { discoveryOnlyEnv, pathCounters, stopServers } from './lib/catalog-sides.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
@@ -133,20 +133,9 @@ function searches(sample: Sample, count: number): Map<string, string[]> {
   return phases;
 }
 
-/** The path counters of `store` on the server at `port` now. */
-async function counters(port: number): Promise<{ search: Map<string, number>; list: Map<string, number> }> {
-  const text = (await request(port, 'GET', '/metrics')).text;
-  const found = { search: new Map<string, number>(), list: new Map<string, number>() };
-  for (const [, kind, labels, value] of text.matchAll(/^svc_catalog_(search|list)_path_total\{([^}]*)\} (\S+)$/gm)) {
-    const path = /path="([^"]*)"/.exec(labels!)![1]!;
-    found[kind as 'search' | 'list'].set(path, Number(value));
-  }
-  return found;
-}
-
 /** Sends `paths` one at a time; their latencies, non-200 answers, partial answers, and the path counters' deltas. */
 async function replay(port: number, paths: string[]) {
-  const before = await counters(port);
+  const before = await pathCounters(port);
   const times: number[] = [];
   /** Non-200 answers by status. */
   const failed = new Map<number, number>();
@@ -158,7 +147,7 @@ async function replay(port: number, paths: string[]) {
     if (res.status !== 200) failed.set(res.status, (failed.get(res.status) ?? 0) + 1);
     else if (res.text.includes('"searchMethod":"text_partial"')) partial++;
   }
-  const after = await counters(port);
+  const after = await pathCounters(port);
   const delta = (kind: 'search' | 'list') =>
     new Map([...after[kind]].map(([path, n]) => [path, n - (before[kind].get(path) ?? 0)] as [string, number]));
   return { times, failed, partial, search: delta('search'), list: delta('list') };

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
-import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
+import { discoveryOnlyEnv, pathCounters, stopServers } from './lib/catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
 
@@ -88,12 +88,6 @@ try {
   out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | ---' : ''} | --- |`);
   // The path that served each of this checkout's queries (svc_catalog_search_path_total before and after it), and its times.
   const byPath = new Map<string, number[]>();
-  const pathCounts = async (port: number) => {
-    const text = (await request(port, 'GET', '/metrics')).text;
-    return new Map(
-      [...text.matchAll(/^svc_catalog_search_path_total\{[^}]*path="([a-z_]+)"[^}]*\} (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]),
-    );
-  };
   for (const band of [...Object.keys(BANDS), 'natural']) {
     for (const n of lengths) {
       const rand = rng(seed ^ (n * 7919) ^ band.length);
@@ -106,13 +100,13 @@ try {
         const statuses = new Map<number, number>();
         const mine = side === sides.at(-1);
         for (const q of queries) {
-          const counts = mine ? await pathCounts(side.port) : undefined;
+          const counts = mine ? (await pathCounters(side.port)).search : undefined;
           const started = performance.now();
           const res = await request(side.port, 'GET', `/discovery/search?query=${encodeURIComponent(q)}&limit=20`);
           const ms = performance.now() - started;
           times.push(ms);
           if (counts) {
-            const after = await pathCounts(side.port);
+            const after = (await pathCounters(side.port)).search;
             const paths = [...after].filter(([path, n]) => n > (counts.get(path) ?? 0)).map(([path]) => path);
             const served = paths.join('+') || 'none';
             byPath.set(served, [...(byPath.get(served) ?? []), ms]);

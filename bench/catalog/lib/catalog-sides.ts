@@ -13,6 +13,7 @@ import { Keypair } from '@stellar/stellar-sdk';
 import { baselineBuild } from '../../lib/baseline-build.ts';
 import { seedCorpus } from '../../lib/catalog-corpus.ts';
 import { copySqlite } from '../../lib/sqlite-copy.ts';
+import { request } from '../../lib/http-load.ts';
 
 /**
  * svc's environment for a discovery-only process: no chain (the RPC address answers nothing; discovery
@@ -127,4 +128,15 @@ export function writeLatency(cwd: string, file: string, writes: string, size: nu
 /** The corpus module of the tree at `dir`, relative to it: bench/lib/ since benchmarks were grouped by area, bench/ before. */
 export function corpusModule(dir: string): string {
   return existsSync(join(dir, 'bench/lib/catalog-corpus.ts')) ? 'bench/lib/catalog-corpus.ts' : 'bench/catalog-corpus.ts';
+}
+
+/** The path counters (svc_catalog_search_path_total, svc_catalog_list_path_total) of the server at `port` now, by path. */
+export async function pathCounters(port: number): Promise<{ search: Map<string, number>; list: Map<string, number> }> {
+  const text = (await request(port, 'GET', '/metrics')).text;
+  const found = { search: new Map<string, number>(), list: new Map<string, number>() };
+  for (const [, kind, labels, value] of text.matchAll(/^svc_catalog_(search|list)_path_total\{([^}]*)\} (\S+)$/gm)) {
+    const path = /path="([^"]*)"/.exec(labels!)![1]!;
+    found[kind as 'search' | 'list'].set(path, Number(value));
+  }
+  return found;
 }
