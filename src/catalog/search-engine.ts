@@ -143,13 +143,35 @@ export function checkQuery(query: string): void {
 }
 
 /** Runs a term choice's counting steps (term-budget.ts) as statements. */
-function* counted(choice: Generator<CountRequest, TermChoice, number[]>): Engine<TermChoice> {
+function* counted(choice: Generator<CountRequest, TermChoice, number[]>, known: Map<string, RowCount>): Engine<TermChoice> {
   let next = choice.next();
   while (!next.done) {
     const { terms, cap } = next.value;
-    next = choice.next(yield* run((index) => index.countTerms(terms, cap)));
+    const rows = yield* run((index) => index.countTerms(terms, cap));
+    terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap }));
+    next = choice.next(rows);
   }
   return next.value;
+}
+
+/** A key's rows (any snapshot) as a count up to `cap` gave them: exact below it, at least `cap` at it. */
+interface RowCount {
+  n: number;
+  cap: number;
+}
+
+/**
+ * Each key's rows counted up to `cap`: from `known` where a count already tells (exact, or stopped at `cap` or more),
+ * the others by one statement. The budget's choice has counted the stems; only the keys it did not are read again.
+ */
+function* rowsUpTo(keys: string[], cap: number, known: ReadonlyMap<string, RowCount>): Engine<number[]> {
+  const told = (key: string) => {
+    const count = known.get(key);
+    return count !== undefined && (count.n < count.cap || count.cap >= cap) ? Math.min(count.n, cap) : undefined;
+  };
+  const unknown = keys.filter((key) => told(key) === undefined);
+  const read = unknown.length === 0 ? [] : yield* run((index) => index.countTerms(unknown, cap));
+  return keys.map((key) => told(key) ?? read[unknown.indexOf(key)]!);
 }
 
 /** The page of a search (the engine). */
@@ -169,13 +191,15 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     return yield* urlPage(request, queryTerms, after.a, pinned, hash, after, budget);
   }
   // The terms ranked over: the first page's (its cursor's), else the budget's choice now.
+  /** The rows each stem was counted to by the budget's choice, read again by the path's choice only where they do not tell. */
+  const known = new Map<string, RowCount>();
   let stemChoice: TermChoice;
   if (after?.k !== undefined) {
     const withRows = yield* run((index) => index.countTerms(stems, 1));
     stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
   } else {
     const listings = stems.length > MAX_SEARCHED_TERMS ? yield* run((index) => index.countListings()) : undefined;
-    stemChoice = yield* counted(chooseTerms(stems, budget, listings));
+    stemChoice = yield* counted(chooseTerms(stems, budget, listings), known);
   }
   const wordOf = (stem: string) => wordsOf.get(stem)![0]!;
   const choice: TermChoice = { ...stemChoice, searched: stemChoice.searched.map(wordOf), dropped: stemChoice.dropped.map(wordOf) };
@@ -225,7 +249,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   else {
     // A word's own rows are among its stem's (terms.ts): the budget counts the stems' and the related keys' rows.
     const counted = keys.filter((key) => key.kind !== 'exact').map((key) => key.key);
-    const rows = after?.p !== undefined ? [] : yield* run((index) => index.countTerms(counted, budget + 1));
+    const rows = after?.p !== undefined ? [] : yield* rowsUpTo(counted, budget + 1, known);
     const total = rows.reduce((sum, n) => sum + n, 0);
     path = after?.p !== undefined || total > budget ? 'window' : 'aggregate';
     if (path === 'window') window = after?.p ?? windowRowsPerTerm(budget, terms.length, page.limit + 1);

@@ -16,7 +16,7 @@ import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 import { textIndex as sqliteTextIndex } from '../../src/catalog/sqlite/search.ts';
 import { textIndex as postgresTextIndex } from '../../src/catalog/postgres/search.ts';
 import { openPool } from '../../src/db/postgres.ts';
-import type { TextIndex } from '../../src/catalog/search-engine.ts';
+import { runAsync, searchPage, type TextIndex } from '../../src/catalog/search-engine.ts';
 
 type Search = (query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }) => Promise<SearchPage>;
 const LISTINGS = 160;
@@ -128,6 +128,28 @@ describe.each(BACKENDS)('the bounded paths (%s)', (backend) => {
       const windowed = await index.rankTerms({ ...read, window: 6 });
       expect(windowed.length).toBeGreaterThan(6);
       for (const row of windowed) expect([row.listing_id, row.rank]).toEqual([row.listing_id, all.get(row.listing_id)]);
+    } finally {
+      await pool?.end();
+      sqlite?.close();
+    }
+  });
+
+  it('no key is counted twice to the same cap: the path’s choice reads only what the budget’s choice has not', async () => {
+    const pool = backend === 'Postgres' ? openPool(t.databaseUrl!, { max: 1 }) : undefined;
+    const sqlite = backend === 'SQLite' ? new CatalogStore(t.dbPath) : undefined;
+    try {
+      const index: TextIndex = pool ? postgresTextIndex(pool) : sqliteTextIndex(sqlite!);
+      const counts: string[] = [];
+      const counting: TextIndex = {
+        ...index,
+        countTerms: (terms, cap) => (counts.push(...terms.map((term) => `${term}@${cap}`)), index.countTerms(terms, cap)),
+      };
+      const request = { query: 'weather data', filters: {}, page: { limit: 5 }, now: t.clock(), x402Version: DISCOVERY_X402_VERSION };
+      const page = await runAsync(counting, searchPage({ ...request, secret: Buffer.alloc(32, 7), budget: BUDGET }));
+      expect(page.resources).toHaveLength(5);
+      // Both stems are past the budget: counted to BUDGET + 1 by the budget's choice, which tells the path's choice too.
+      expect(counts).toContain(`~weather@${BUDGET + 1}`);
+      expect(counts.length).toBe(new Set(counts).size);
     } finally {
       await pool?.end();
       sqlite?.close();
