@@ -192,8 +192,8 @@ export function windowBound(edges: WindowEdge[], budget: number, weights: number
  */
 export const windowRowsPerTerm = (budget: number, terms: number, want: number): number =>
   Math.max(1, Math.min(Math.floor(budget / terms), Math.max(WINDOW_MIN_ROWS, WINDOW_ROWS_PER_RESULT * want)));
-const WINDOW_ROWS_PER_RESULT = 16;
-const WINDOW_MIN_ROWS = 256;
+const WINDOW_ROWS_PER_RESULT = 8;
+const WINDOW_MIN_ROWS = 128;
 
 /** Whether a window's ranked rows (at most `want`, best first) are the exact page: full, and its last above the bound. */
 export const windowExact = (rows: RankedRow[], want: number, bound: number): boolean =>

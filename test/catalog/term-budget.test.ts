@@ -156,9 +156,9 @@ describe('what the choice costs', () => {
 /** The bounds of a filtered search (src/catalog/search.ts; docs/CATALOG.md "Search with filters"). */
 describe('what bounds a filtered search', () => {
   it("the window's bound: each term cut at its rows may still hold an unseen listing at its last share", () => {
-    expect(windowRowsPerTerm(4000, 2, 21)).toBe(336);
-    expect(windowRowsPerTerm(4000, 2, 200)).toBe(2000);
-    expect(windowRowsPerTerm(4000, 8, 2)).toBe(256);
+    expect(windowRowsPerTerm(4000, 2, 21)).toBe(168);
+    expect(windowRowsPerTerm(4000, 2, 200)).toBe(1600);
+    expect(windowRowsPerTerm(4000, 8, 2)).toBe(128);
     expect(windowRowsPerTerm(3, 8, 21)).toBe(1);
     // Both terms cut at 2,000 rows, their last shares 900 and 700, weighed 3 and 2: an unseen listing ranks at most
     // 3 × (PRESENCE + 900) + 2 × (PRESENCE + 700).
