@@ -29,7 +29,8 @@ function load(): { text: string; starts: Int32Array; vectors: Int8Array } {
   const text = file.toString('latin1', 4, 4 + length);
   const starts: number[] = [0];
   for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
-  const vectors = new Int8Array(file.buffer, file.byteOffset + 4 + length, starts.length * DIMENSIONS);
+  // A copy: the unpacked file is let go.
+  const vectors = new Int8Array(file.buffer.slice(file.byteOffset + 4 + length, file.byteOffset + 4 + length + starts.length * DIMENSIONS));
   table = { text, starts: Int32Array.from(starts), vectors };
   return table;
 }
