@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { projectFile } from '../files.ts';
+import { findLine, lineStarts } from './sorted-lines.ts';
 
 export const VECTORS_FILE = projectFile('lexicon/word-vectors.bin.gz');
 export const DIMENSIONS = 100;
@@ -27,28 +28,17 @@ function load(): { text: string; starts: Int32Array; vectors: Int8Array } {
   const file = gunzipSync(readFileSync(VECTORS_FILE));
   const length = file.readUInt32LE(0);
   const text = file.toString('latin1', 4, 4 + length);
-  const starts: number[] = [0];
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
+  const starts = lineStarts(text);
   // A copy: the unpacked file is let go.
   const vectors = new Int8Array(file.buffer.slice(file.byteOffset + 4 + length, file.byteOffset + 4 + length + starts.length * DIMENSIONS));
-  table = { text, starts: Int32Array.from(starts), vectors };
+  table = { text, starts, vectors };
   return table;
 }
 
 /** The word's place in the table, or -1 when it has no vector. */
 function indexOf(word: string): number {
   const { text, starts } = load();
-  let [lo, hi] = [0, starts.length - 1];
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const start = starts[mid]!;
-    const end = text.indexOf('\n', start);
-    const key = text.slice(start, end < 0 ? undefined : end);
-    if (key === word) return mid;
-    if (key < word) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
+  return findLine(text, starts, word);
 }
 
 /** The query words with a vector, as table places: what meaningScore compares listings with. */
