@@ -35,10 +35,20 @@ function load(): { text: string; starts: Int32Array; vectors: Int8Array } {
   return table;
 }
 
+/** Places already looked up: a catalog's words come back page after page (bounded: cleared when full). */
+const places = new Map<string, number>();
+const PLACES_KEPT = 10_000;
+
 /** The word's place in the table, or -1 when it has no vector. */
 function indexOf(word: string): number {
-  const { text, starts } = load();
-  return findLine(text, starts, word);
+  let place = places.get(word);
+  if (place === undefined) {
+    const { text, starts } = load();
+    place = findLine(text, starts, word);
+    if (places.size >= PLACES_KEPT) places.clear();
+    places.set(word, place);
+  }
+  return place;
 }
 
 /** The query words with a vector, as table places: what meaningScore compares listings with. */
