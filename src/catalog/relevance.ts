@@ -110,9 +110,9 @@ export function answerRelevance(resources: ReadonlyArray<{ match?: SearchMatch |
 /**
  * A page's results in order of meaning: by how close each listing's name, tags and description are to the query's
  * content words `words` in word vectors (word-vectors.ts), most first, the rank's order among equals. The engine
- * orders so a page none of whose results holds an informative word of the query: there the rank weighs related
- * words and neighbours only, and meaning tells better which listing answers. Only the page's order changes, never
- * which listings a page holds, so a walk visits each match once whatever its page size.
+ * orders so a page none of whose results holds an informative word of a query some of whose words no listing holds:
+ * there the rank weighs related words and neighbours only, and meaning tells better which listing answers. Only the
+ * page's order changes, never which listings a page holds, so a walk visits each match once whatever its page size.
  */
 export function orderByMeaning<T extends { listing: ListingRow }>(items: readonly T[], words: readonly string[]): T[] {
   const query = items.length < 2 ? [] : queryVectors(words);

