@@ -5,13 +5,23 @@
  * one thread: the engine's statements and the rank, without HTTP (search-bands measures over HTTP against a baseline).
  *
  *   npx tsx bench/catalog/agent-search-speed.ts --db FILE [--requests 40] [--seed N]
+ *   npm run bench -- agent-search-speed --quick     (a new 300-listing file, 3 queries per length)
  */
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
-import { rng, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
-const { values } = parseArgs({ options: { db: { type: 'string' }, requests: { type: 'string' }, seed: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { db: { type: 'string' }, requests: { type: 'string' }, seed: { type: 'string' }, quick: { type: 'boolean', default: false } },
+});
+if (values.quick) {
+  values.db = join(scratchDir('svc-bench-agent-speed-'), 'catalog.sqlite');
+  seedCorpus(values.db, 300);
+  values.requests = '3';
+}
 if (!values.db) throw new Error('--db FILE is required');
 const seed = Number(values.seed ?? Date.now() % 1_000_000);
 const requests = Number(values.requests ?? 40);

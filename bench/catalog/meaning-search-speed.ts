@@ -7,21 +7,32 @@
  * thread (as agent-search-speed.ts).
  *
  *   npx tsx bench/catalog/meaning-search-speed.ts --db FILE [--size 100000] [--requests 40] [--seed N]
+ *   npm run bench -- meaning-search-speed --quick     (a new 2,000-listing file, 3 queries per length)
  *
  * FILE is seeded first when it does not exist (100k listings: a few minutes).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { stemKey } from '../../src/catalog/terms.ts';
 import { NEIGHBOURS_FILE, wordNeighbours } from '../../src/catalog/word-neighbours.ts';
 import { rng, seedCorpus } from '../lib/catalog-corpus.ts';
+import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
-  options: { db: { type: 'string' }, size: { type: 'string' }, requests: { type: 'string' }, seed: { type: 'string' } },
+  options: {
+    db: { type: 'string' },
+    size: { type: 'string' },
+    requests: { type: 'string' },
+    seed: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+  },
 });
+if (values.quick)
+  Object.assign(values, { db: join(scratchDir('svc-bench-meaning-speed-'), 'catalog.sqlite'), size: '2000', requests: '3' });
 if (!values.db) throw new Error('--db FILE is required');
 const seed = Number(values.seed ?? Date.now() % 1_000_000);
 const requests = Number(values.requests ?? 40);

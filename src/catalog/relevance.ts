@@ -10,6 +10,7 @@ import type { KeyKind, WeightedKey } from './query-terms.ts';
 import { STEM, idf } from './query-terms.ts';
 import { FUNCTION_WORD_SHARE } from './term-budget.ts';
 import { stemKey, tokenize } from './terms.ts';
+import { meaningScore, queryVectors } from './word-vectors.ts';
 import type { RankedRow } from './search.ts';
 import type { components } from '../generated/openapi.ts';
 
@@ -104,4 +105,24 @@ export function urlMatchOf(resource: string, terms: readonly string[]): SearchMa
 export function answerRelevance(resources: ReadonlyArray<{ match?: SearchMatch | undefined }>): Relevance {
   const levels = resources.map((r) => r.match?.relevance ?? 'none');
   return levels.includes('strong') ? 'strong' : levels.includes('weak') ? 'weak' : 'none';
+}
+
+/**
+ * A page's results in order of meaning: by how close each listing's name, tags and description are to the query's
+ * content words `words` in word vectors (word-vectors.ts), most first, the rank's order among equals. The engine
+ * orders so a page none of whose results holds an informative word of a query some of whose words no listing holds:
+ * there the rank weighs related words and neighbours only, and meaning tells better which listing answers. Only the
+ * page's order changes, never which listings a page holds, so a walk visits each match once whatever its page size.
+ */
+export function orderByMeaning<T extends { listing: ListingRow }>(items: readonly T[], words: readonly string[]): T[] {
+  const query = items.length < 2 ? [] : queryVectors(words);
+  if (query.length === 0) return [...items];
+  const listingWords = (listing: ListingRow) => {
+    const body = JSON.parse(listing.body) as { serviceName?: string; tags?: string[]; description?: string };
+    return tokenize([body.serviceName ?? '', ...(body.tags ?? []), body.description ?? ''].join(' '));
+  };
+  return items
+    .map((item, at) => ({ item, at, score: meaningScore(query, listingWords(item.listing)) }))
+    .sort((a, b) => b.score - a.score || a.at - b.at)
+    .map((s) => s.item);
 }

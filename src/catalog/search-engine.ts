@@ -44,7 +44,7 @@ import {
 } from './search.ts';
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
 import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
-import { answerRelevance, matchOf, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
+import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
@@ -285,8 +285,13 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     ...(x.length > 0 ? { x } : {}),
     ...(partial && window !== undefined ? { p: window } : {}),
   });
-  const result = yield* rankedPage(request, after, position, rankRows, (row, listing) =>
-    matchOf(row, keys, wordsOf, stemIdf, listings, listing),
+  const result = yield* rankedPage(
+    request,
+    after,
+    position,
+    rankRows,
+    (row, listing) => matchOf(row, keys, wordsOf, stemIdf, listings, listing),
+    x.length > 0 ? queryTerms : undefined,
   );
   // The text found nothing under the filters: the resource URLs are searched instead.
   if (after === undefined && result.kept.length === 0 && result.exhausted && !partial)
@@ -308,6 +313,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
 /**
  * The page itself, for any path: the ranked rows after `after`, their listings, hidden listings left out (a page
  * whose rows were mostly hidden ranks further, in growing batches, at most VISIBILITY_ROUNDS times), the cursor.
+ * `meaningOf`: the query's content words when some are searched by meaning alone.
  */
 function* rankedPage(
   request: SearchRequest,
@@ -315,6 +321,7 @@ function* rankedPage(
   position: (at: RankedRow) => CursorState,
   rankRows: (from: CursorState | undefined, want: number) => Engine<RankedRow[]>,
   match: (row: RankedRow, listing: ListingRow) => SearchMatch,
+  meaningOf?: readonly string[],
 ): Engine<{ resources: SearchPage['resources']; kept: unknown[]; exhausted: boolean; more: boolean; cursor: string | null }> {
   const { page, now } = request;
   const want = page.limit + 1;
@@ -340,7 +347,11 @@ function* rankedPage(
   const more = kept.length > page.limit || (!exhausted && kept.length < want);
   const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
   const cursor = more && at ? encodeCursor(request.secret, position(at)) : null;
-  const resources = pageRows.map((k) => ({ ...toDiscoveryResource(k.listing), match: match(k.row, k.listing) }));
+  // A page none of whose results holds an informative word of a query some of whose words no listing holds is
+  // ordered by meaning, those words' (`meaningOf`, the query's content words: relevance.ts orderByMeaning).
+  const matched = pageRows.map((k) => ({ ...k, match: match(k.row, k.listing) }));
+  const ordered = meaningOf && answerRelevance(matched) === 'none' ? orderByMeaning(matched, meaningOf) : matched;
+  const resources = ordered.map((k) => ({ ...toDiscoveryResource(k.listing), match: k.match }));
   return { resources, kept, exhausted, more, cursor };
 }
 

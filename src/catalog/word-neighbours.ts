@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { projectFile } from '../files.ts';
+import { findLine, lineStarts } from './sorted-lines.ts';
 
 export const NEIGHBOURS_FILE = projectFile('lexicon/word-neighbours.tsv.gz');
 
@@ -33,35 +34,24 @@ let table: { text: string; starts: Int32Array } | undefined;
 function load(): { text: string; starts: Int32Array } {
   if (table) return table;
   const text = gunzipSync(readFileSync(NEIGHBOURS_FILE)).toString('latin1');
-  const starts: number[] = [0];
-  for (let at = text.indexOf('\n'); at >= 0 && at + 1 < text.length; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
-  table = { text, starts: Int32Array.from(starts) };
+  table = { text, starts: lineStarts(text) };
   return table;
 }
 
 /** The word's neighbours, most similar first, at most MAX_NEIGHBOURS of at least MIN_SIMILARITY. */
 export function wordNeighbours(word: string): Neighbour[] {
   const { text, starts } = load();
-  let [lo, hi] = [0, starts.length - 1];
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const start = starts[mid]!;
-    const tab = text.indexOf('\t', start);
-    const key = text.slice(start, tab);
-    if (key === word) {
-      const end = text.indexOf('\n', tab);
-      return text
-        .slice(tab + 1, end < 0 ? undefined : end)
-        .split(' ')
-        .map((pair) => {
-          const colon = pair.lastIndexOf(':');
-          return { word: pair.slice(0, colon), similarity: Number(pair.slice(colon + 1)) };
-        })
-        .filter((n) => n.similarity >= MIN_SIMILARITY)
-        .slice(0, MAX_NEIGHBOURS);
-    }
-    if (key < word) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return [];
+  const line = findLine(text, starts, word);
+  if (line < 0) return [];
+  const start = starts[line]!;
+  const end = text.indexOf('\n', start);
+  return text
+    .slice(text.indexOf('\t', start) + 1, end < 0 ? undefined : end)
+    .split(' ')
+    .map((pair) => {
+      const colon = pair.lastIndexOf(':');
+      return { word: pair.slice(0, colon), similarity: Number(pair.slice(colon + 1)) };
+    })
+    .filter((n) => n.similarity >= MIN_SIMILARITY)
+    .slice(0, MAX_NEIGHBOURS);
 }

@@ -220,9 +220,12 @@ export interface paths {
          *     meaning (WordNet 3.1) or one of its nearest words in GloVe word vectors, in that order of
          *     weight; each is weighed by how few listings hold it
          *     (BM25's idf) and by where the listing holds it (serviceName 4, tags 3, description 2,
-         *     parameter text 1, saturating with repeats), and by the listing's quality level. Each
-         *     result's `match` says what it holds and how; the answer's `relevance` says whether any
-         *     result answers the query (`none`: most likely no such service). Send intent as a sentence.
+         *     parameter text 1, saturating with repeats), and by the listing's quality level. When no
+         *     listing holds some of the query's words and no result of a page holds an informative word,
+         *     the page's results are ordered by how close their text is to the query in word vectors (the
+         *     pages hold the same listings). Each result's `match` says what it holds and how; the answer's `relevance` says
+         *     whether any result answers the query (`none`: most likely no such service). Send intent as a
+         *     sentence.
          */
         get: operations["searchDiscoveryResources"];
         put?: never;

@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSET, PAY_TO_A, PAY_TO_B, seededRandom, settlement, storeDraft, tempCatalog, tempDir, zipfWords } from './fixtures.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
-import { listedCorpus, referenceSearch, walkIds, type ReferenceListing } from './reference-ranking.ts';
+import { listedCorpus, referenceMeaningPages, referenceSearch, walkIds, walkPages, type ReferenceListing } from './reference-ranking.ts';
 import { BACKENDS } from '../helpers/postgres.ts';
 import { freshCatalogDatabase } from './fresh.ts';
 import { DEEP, caseRandom, cases, sample, sampleCovering } from '../helpers/cases.ts';
@@ -255,6 +255,52 @@ describe('search against the reference ranking', () => {
       }
     } finally {
       for (const { store } of stores) store.close();
+    }
+  }, 120_000);
+
+  it('queries no listing holds a word of: the reference order cut into pages, each ordered by meaning', async () => {
+    // A catalog of its own, of English words (the corpus above holds none a word vector knows).
+    const english = ['weather', 'forecast', 'rain', 'storm', 'cafe', 'coffee', 'menu', 'stock', 'price', 'photo', 'image', 'text'];
+    const own = tempCatalog();
+    const meaningRand = seededRandom(82);
+    try {
+      for (let id = 1; id <= 40; id++) {
+        const pick = () => english[Math.floor(meaningRand() * english.length)]!;
+        own.tick();
+        const outcome = await own.catalog.recordSettlement(
+          settlement({
+            url: `https://d${id}.example.com/r`,
+            ...noParams,
+            serviceName: `${pick()} ${pick()}`,
+            description: `${pick()} ${pick()} ${pick()}`,
+          }),
+        );
+        expect(outcome).toEqual({ status: 'success' });
+      }
+      const listings = await listedCorpus((offset) => own.catalog.list({}, { limit: 100, offset }), idOf);
+      const ownStore = await storeOf(own);
+      let reordered = 0;
+      try {
+        // Their related words and neighbours (forecast, weather, cafe, price, …) are what listings hold.
+        for (const query of ['meteorological', 'meteorological prediction', 'bistro espresso', 'photograph valuation']) {
+          const expected = referenceSearch(listings, query);
+          expect(expected.length, query).toBeGreaterThan(3);
+          for (const limit of [1, 3, 8, 50]) {
+            const pages = await walkPages(idOf, (page) => ownStore.search(query, {}, page), limit, 1_000);
+            const reference = referenceMeaningPages(expected, listings, query, limit);
+            expect(
+              pages.map((page) => page.ids),
+              `${query} in pages of ${limit}`,
+            ).toEqual(reference);
+            reordered += reference.filter((page, i) => page.join() !== expected.slice(i * limit, (i + 1) * limit).join()).length;
+          }
+        }
+      } finally {
+        await ownStore.close();
+      }
+      expect(reordered).toBeGreaterThan(0);
+    } finally {
+      own.close();
     }
   }, 120_000);
 

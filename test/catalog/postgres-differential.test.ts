@@ -329,6 +329,19 @@ describe('PostgreSQL answers exactly as SQLite', () => {
     }
   }, 120_000);
 
+  it('queries searched by meaning alone give the same pages, each ordered by meaning, and cursor walks', async () => {
+    // No listing holds these words: their related words and neighbours (forecast, weather) are searched, and each
+    // page, none of whose results holds a word of the query, is ordered by meaning (docs/CATALOG.md "Ranking").
+    for (const [q, text] of ['meteorological', 'meteorological prediction', 'prediction meteorological sunny'].entries()) {
+      const filters = q % 2 === 0 ? {} : pickCase(FILTERS);
+      for (const limit of [1, 7, 40]) {
+        const { first } = await expectSameWalk(postgres, text, filters, limit, 6);
+        expect(first.relevance, text).toBe('none');
+        if (limit === 40) expect(first.resources.length, text).toBeGreaterThan(1);
+      }
+    }
+  }, 120_000);
+
   it('searches (400 deep) with asset, asset + maxAmount, + type (and another filter) return the same pages', async () => {
     const shapes = new Set<string>();
     let nonEmpty = 0;

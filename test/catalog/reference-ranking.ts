@@ -1,6 +1,7 @@
 /**
  * Pure reference oracles for the differential tests. referenceSearch is the rank as it is now
- * (docs/CATALOG.md "Ranking"), computed from the listings' text alone, without the index;
+ * (docs/CATALOG.md "Ranking"), computed from the listings' text alone, without the index, and
+ * referenceMeaningPages its pages for a query matched by meaning alone;
  * referenceRank the lexical rank before it (1e6 × distinct query terms held + round(1000 ×
  * Σ_field weight × Σ_term tf/(tf+1)), plus the quality level / 1024 per term held), kept for the
  * tests of quality. The quality level is 5 × ⌊2 × log2(1 + distinct payers)⌋ + 2 × min(2,
@@ -11,6 +12,7 @@ import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { REQUEST_WORDS } from '../../src/catalog/query-terms.ts';
 import { relatedWords } from '../../src/catalog/related-words.ts';
 import { wordNeighbours } from '../../src/catalog/word-neighbours.ts';
+import { meaningScore, queryVectors } from '../../src/catalog/word-vectors.ts';
 
 const WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
 const STOP: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
@@ -201,6 +203,31 @@ export function referenceSearch(listings: ReferenceListing[], query: string, cat
   }
   ranked.sort((a, b) => b.rank - a.rank || a.id - b.id);
   return ranked.length > 0 ? ranked.map((r) => r.id) : referenceUrlSearch(listings, content.join(' '));
+}
+
+/**
+ * The pages of `limit` of a query no word of which any listing of the `catalog` holds (its matches are by meaning
+ * alone, docs/CATALOG.md "A page by meaning"): `expected` (referenceSearch's order) cut into pages, each ordered by
+ * how close its listings' text is to the query's content words in word vectors (taken from
+ * src/catalog/word-vectors.ts as given), the rank's order among equals.
+ */
+export function referenceMeaningPages(expected: number[], catalog: ReferenceListing[], query: string, limit: number): number[][] {
+  const words = referenceQueryTerms(query).filter((w) => !STOP.has(w) && !REQUEST_WORDS.has(w));
+  const held = new Set(catalog.flatMap((l) => tokenize(`${l.serviceName} ${l.tags} ${l.description} ${l.params}`).map((t) => stemmer(t))));
+  if (words.some((w) => held.has(stemmer(w)))) throw new Error('the reference orders by meaning only queries no listing holds a word of');
+  const vectors = queryVectors(words);
+  const byId = new Map(catalog.map((l) => [l.id, l]));
+  const pages: number[][] = [];
+  for (let at = 0; at < expected.length; at += limit) {
+    const page = expected.slice(at, at + limit);
+    const score = (id: number) => {
+      const l = byId.get(id)!;
+      return meaningScore(vectors, tokenize(`${l.serviceName} ${l.tags} ${l.description}`));
+    };
+    const scored = page.map((id, i) => ({ id, i, s: page.length > 1 ? score(id) : 0 }));
+    pages.push(scored.sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.id));
+  }
+  return pages;
 }
 
 /**

@@ -139,10 +139,11 @@ describe.each(BACKENDS)('on %s', (backend) => {
       expect(urls(page)[0]).toBe(flights);
       expect(page).toMatchObject({ searchMethod: 'text', searchedTerms: [], droppedTerms: [], relevance: 'none' });
       expect(page.resources[0]!.match!.terms).toContainEqual({ term: 'airplane', match: 'related', fields: ['serviceName'] });
-      // Such a walk's cursor keeps its words: every page ranks as the first did.
+      // Such a walk's cursor keeps its words: every page ranks as the first did, so a walk a listing at a time holds
+      // each match once; a page none of whose results holds an informative word is ordered by meaning within itself.
       const once = urls(await t.catalog.search('airplane prank', {}, { limit: 10 }));
       expect(once.slice(0, 2).sort()).toEqual([flights, jokes].sort());
-      expect(await walk(t.catalog, 'airplane prank', {}, 1)).toEqual(once);
+      expect((await walk(t.catalog, 'airplane prank', {}, 1)).sort()).toEqual([...once].sort());
     });
 
     it('is case- and diacritic-insensitive', async () => {
