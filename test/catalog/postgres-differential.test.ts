@@ -337,7 +337,8 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       for (const limit of [1, 7, 40]) {
         const { first } = await expectSameWalk(postgres, text, filters, limit, 6);
         expect(first.relevance, text).toBe('none');
-        if (limit === 40) expect(first.resources.length, text).toBeGreaterThan(1);
+        // A filter drawn at random may leave none of the weather listings: only an unfiltered walk must find several.
+        if (limit === 40 && q % 2 === 0) expect(first.resources.length, text).toBeGreaterThan(1);
       }
     }
   }, 120_000);
