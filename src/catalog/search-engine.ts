@@ -197,14 +197,20 @@ interface RowCount {
  * the others by one statement. The budget's choice has counted the stems; only the keys it did not are read again.
  */
 function* rowsUpTo(keys: string[], cap: number, known: ReadonlyMap<string, RowCount>): Engine<number[]> {
-  const told = (key: string) => {
-    const count = known.get(key);
-    return count !== undefined && (count.n < count.cap || count.cap >= cap) ? Math.min(count.n, cap) : undefined;
-  };
-  const unknown = keys.filter((key) => told(key) === undefined);
+  const unknown = untold(keys, cap, known);
   const read = unknown.length === 0 ? [] : yield* run((index) => index.countTerms(unknown, cap));
-  return keys.map((key) => told(key) ?? read[unknown.indexOf(key)]!);
+  return keys.map((key) => toldRows(key, cap, known) ?? read[unknown.indexOf(key)]!);
 }
+
+/** A key's rows up to `cap` as `known` tells them, if it does. */
+function toldRows(key: string, cap: number, known: ReadonlyMap<string, RowCount>): number | undefined {
+  const count = known.get(key);
+  return count !== undefined && (count.n < count.cap || count.cap >= cap) ? Math.min(count.n, cap) : undefined;
+}
+
+/** The keys whose rows up to `cap` `known` does not tell. */
+const untold = (keys: string[], cap: number, known: ReadonlyMap<string, RowCount>) =>
+  keys.filter((key) => toldRows(key, cap, known) === undefined);
 
 /** The page of a search (the engine). */
 export function* searchPage(request: SearchRequest): Engine<SearchPage> {
@@ -265,16 +271,29 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     [weights, listings] = [after.w, after.n];
   } else {
     listings = opened?.listings ?? (yield* run((index) => index.countListings()));
-    const rows =
-      candidates.length === 0
+    // The stems' rows up to the budget, which the path's choice below reads when several keys are searched, go with the
+    // keys' counts where the budget's choice did not count them that far (a one-word query's, counted to the first cap).
+    const stemKeys =
+      candidates.length < 2 || after?.p !== undefined
         ? []
-        : yield* run((index) =>
-            index.countTermsAt(
-              candidates.map((c) => c.key),
-              asOf,
-              IDF_COUNT_CAP,
-            ),
+        : untold(
+            candidates.filter((c) => c.kind === 'stem').map((c) => c.key),
+            budget + 1,
+            known,
           );
+    const [rows, stemRows] =
+      candidates.length === 0
+        ? [[], []]
+        : yield* together(
+            (index) =>
+              index.countTermsAt(
+                candidates.map((c) => c.key),
+                asOf,
+                IDF_COUNT_CAP,
+              ),
+            (index) => (stemKeys.length === 0 ? [] : index.countTerms(stemKeys, budget + 1)),
+          );
+    stemKeys.forEach((key, i) => known.set(key, { n: stemRows[i]!, cap: budget + 1 }));
     weights = weighKeys(candidates, rows, listings, budget);
   }
   const keys: SearchedKey[] = candidates.map((c, i) => ({ ...c, weight: weights[i]! })).filter((c) => c.weight > 0);
