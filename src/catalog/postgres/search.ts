@@ -1,6 +1,6 @@
 /**
  * GET /discovery/search on PostgreSQL: the statements the search engine runs (../search-engine.ts
- * TextIndex), each on its own from the pool. No transaction is needed for a page's snapshot: writes
+ * TextIndex), on one connection of the pool (searchPostgres). No transaction is needed for a page's snapshot: writes
  * commit in sequence order (store.ts), so every write up to the pinned sequence is visible to any
  * later statement, and every row a search reads is selected by sequence number (term rows carry
  * their revision's [from_seq, to_seq), accepts and extensions their added_seq).
