@@ -65,16 +65,21 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
  * them, one round trip fewer per round of a page.
  */
 export function textIndex(db: Db, now?: Date): TextIndex {
+  // The statements of fixed text (the snapshot, the counts) are prepared, each by its own name: parsed once per
+  // connection and planned as Postgres plans a prepared statement, where sent as text a count cost about half as much
+  // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads'
+  // text varies with the query: they are sent as text, planned with their values.
   const count = (table: string) => async (terms: string[], cap: number) =>
     (
-      await db.query<{ n: string }>(
-        `SELECT (SELECT count(*) FROM (SELECT 1 FROM ${table} x WHERE x.term = c.term LIMIT $2) y) AS n
+      await db.query<{ n: string }>({
+        name: `svc_search_count_${table}`,
+        text: `SELECT (SELECT count(*) FROM (SELECT 1 FROM ${table} x WHERE x.term = c.term LIMIT $2) y) AS n
          FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
-        [terms, cap],
-      )
+        values: [terms, cap],
+      })
     ).rows.map((r) => Number(r.n));
   /** The listings the ranked reads returned with their rows (undefined: a row whose listing is gone), by id. */
-  const read = new Map<number, ListingRow | undefined>();
+  const listed = new Map<number, ListingRow | undefined>();
   const query = async (text: string, params: Params) => {
     if (now === undefined) return ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
     // The ranked rows in their order, each with its listing's row where it has one (rowsById's columns).
@@ -84,22 +89,31 @@ export function textIndex(db: Db, now?: Date): TextIndex {
     type Row = { listing_id: string; rank: string; keys?: string } & (RawListingRow | { [K in keyof RawListingRow]: null });
     const rows = (await db.query<Row>(withListings, params.values)).rows;
     for (const { listing_id, rank: _rank, keys: _keys, ...listing } of rows)
-      read.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
+      listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
     return ranked(rows);
   };
   return {
-    currentSeq: async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq),
+    currentSeq: async () =>
+      Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: 'SELECT seq FROM catalog_seq WHERE id = 1' })).rows[0]!.seq),
     countListings: async () =>
-      Number((await db.query<{ n: string }>("SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'")).rows[0]!.n),
+      Number(
+        (
+          await db.query<{ n: string }>({
+            name: 'svc_search_listings',
+            text: "SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'",
+          })
+        ).rows[0]!.n,
+      ),
     countTerms: count('search_terms'),
     countTermsAt: async (terms, asOf, cap) =>
       (
-        await db.query<{ n: string }>(
-          `SELECT (SELECT count(*) FROM (SELECT 1 FROM search_terms t WHERE t.term = c.term
+        await db.query<{ n: string }>({
+          name: 'svc_search_count_terms_at',
+          text: `SELECT (SELECT count(*) FROM (SELECT 1 FROM search_terms t WHERE t.term = c.term
              AND t.from_seq <= $2 AND (t.to_seq IS NULL OR t.to_seq > $2) LIMIT $3) y) AS n
            FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
-          [terms, asOf, cap],
-        )
+          values: [terms, asOf, cap],
+        })
       ).rows.map((r) => Number(r.n)),
     countUrlTerms: count('listing_url_terms'),
     async termWalk(read) {
@@ -186,8 +200,8 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       );
     },
     async listings(ids, asOf) {
-      if (asOf.getTime() !== now?.getTime() || !ids.every((id) => read.has(id))) return rowsById(db, ids, asOf);
-      return new Map(ids.flatMap((id) => (read.get(id) ? [[id, read.get(id)!] as const] : [])));
+      if (asOf.getTime() !== now?.getTime() || !ids.every((id) => listed.has(id))) return rowsById(db, ids, asOf);
+      return new Map(ids.flatMap((id) => (listed.get(id) ? [[id, listed.get(id)!] as const] : [])));
     },
   };
 }
