@@ -246,7 +246,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
       (index) => index.countListings(),
       (index) => (first ? index.countTerms(first.terms, first.cap) : []),
     );
-    opened = { asOf: after?.a ?? seq, listings };
+    opened = { asOf: seq, listings };
     const choosing = chooseTerms(stems, budget, stems.length > MAX_SEARCHED_TERMS ? listings : undefined);
     stemChoice = yield* counted(choosing, known, first && { ...first, rows });
   }
