@@ -14,6 +14,10 @@
  *       [--db-before FILE2]   (1M: each side on its own file as it is, not a copy: this checkout on FILE, the
  *                              baseline on FILE2, e.g. filter-combos' two files; a 1M file is about 15 GB)
  *   npm run bench -- search-bands --quick     (2,000 listings, this checkout only, a few seconds)
+ *   npm run bench -- search-bands --db FILE --pg-dir DIR [--pg-database catalog_100000] [--before COMMIT]
+ *       (on Postgres: DIR the data directory catalog-postgres.ts --keep-dir keeps, KEEP/postgres, its database loaded
+ *        from FILE; this checkout on SQLite beside itself on Postgres, the ratio Postgres ÷ SQLite and the path table
+ *        Postgres's; with --before both sides on Postgres)
  */
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +27,7 @@ import { baselineBuild } from '../lib/baseline-build.ts';
 import { discoveryOnlyEnv, pathCounters, stopServers } from './lib/catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
+import { databaseUrl, freePort, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +38,8 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     lengths: { type: 'string', default: '1,2,3,4,6,8,13,20' },
     quick: { type: 'boolean', default: false },
+    'pg-dir': { type: 'string' },
+    'pg-database': { type: 'string', default: 'catalog_100000' },
   },
 });
 const quick = values.quick;
@@ -66,16 +73,28 @@ if (quick || !source) {
 }
 if (!existsSync(source)) throw new Error(`no catalog file at ${source}`);
 // Each side's file: a copy of --db, or with --db-before the files as they are (this checkout --db, the baseline --db-before).
-const sides: Array<{ name: string; cwd: string; port: number; file?: string }> = [
+const sides: Array<{ name: string; cwd: string; port: number; file?: string; databaseUrl?: string }> = [
   { name: 'this checkout', cwd: process.cwd(), port: 47410, file: values['db-before'] && source },
 ];
 if (values.before && !quick)
   sides.unshift({ name: `before (${values.before})`, cwd: baselineBuild(values.before), port: 47411, file: values['db-before'] });
+// --pg-dir: on Postgres (its database loaded from the same corpus by catalog-postgres.ts): with --before both sides, else
+// this checkout on SQLite beside itself on Postgres.
+const postgres = values['pg-dir'] ? await startEmbeddedPostgres({ dataDir: values['pg-dir'] }) : undefined;
+if (postgres) {
+  const onPostgres = { databaseUrl: databaseUrl(postgres.url, values['pg-database']) };
+  if (values.before) for (const side of sides) Object.assign(side, onPostgres);
+  else {
+    sides[0]!.name = 'SQLite';
+    sides.push({ name: 'Postgres', cwd: process.cwd(), port: await freePort(), ...onPostgres });
+  }
+}
 const processes = sides.map((side) => {
   const file = side.file ?? join(dir, `${side.port}.sqlite`);
-  if (!side.file) copyFileSync(source, file);
+  if (!side.file && !side.databaseUrl) copyFileSync(source, file);
   const main = quick ? ['--import', 'tsx', join(side.cwd, 'src/main.ts')] : [join(side.cwd, 'dist/main.js')];
-  return startNode(['--max-semi-space-size=4', ...main], discoveryOnlyEnv(side.port, file));
+  const env = discoveryOnlyEnv(side.port, file, side.databaseUrl ? { DATABASE_URL: side.databaseUrl } : {});
+  return startNode(['--max-semi-space-size=4', ...main], env);
 });
 
 out(machineLine());
@@ -134,5 +153,6 @@ try {
     out(`| ${path} | ${times.length} | ${fmt(pct(times, 50))} / ${fmt(pct(times, 95))} / ${fmt(Math.max(...times))} |`);
 } finally {
   await stopServers(...processes);
+  await postgres?.stop();
 }
 out(`\nLoad average after the searches: ${loadAverage()}.`);

@@ -19,7 +19,9 @@
  *
  * The engine is a generator: it yields each statement as a function of the store's TextIndex and
  * receives its answer, so one engine serves SQLite's synchronous statements (runSync) and
- * Postgres's asynchronous ones (runAsync).
+ * Postgres's asynchronous ones (runAsync). Statements that do not depend on each other are yielded
+ * together (`together`): runAsync sends them at once, one round trip to a server, where runSync runs
+ * them in turn.
  */
 import { toDiscoveryResource, type ListingRow } from './listing.ts';
 import {
@@ -91,30 +93,50 @@ export interface TextIndex {
   listings(ids: number[], now: Date): MaybePromise<Map<number, ListingRow>>;
 }
 
-/** One statement: a function of the store's statements. */
+/** One statement: a function of the store's statements; several that do not depend on each other, yielded together. */
 type Step = (index: TextIndex) => unknown;
-type Engine<T> = Generator<Step, T, unknown>;
+type Engine<T> = Generator<Step | Step[], T, unknown>;
 
 /** Yields one statement and returns its (awaited) answer. */
 function* run<T>(step: (index: TextIndex) => MaybePromise<T>): Engine<T> {
   return (yield step) as T;
 }
 
-/** Runs the engine on a store whose statements answer synchronously (SQLite). */
+/** Yields statements that do not depend on each other at once and returns their (awaited) answers, in order. */
+function* together<T extends unknown[]>(...steps: { [K in keyof T]: (index: TextIndex) => MaybePromise<T[K]> }): Engine<T> {
+  return (yield steps) as T;
+}
+
+/** Runs the engine on a store whose statements answer synchronously (SQLite): statements yielded together in turn. */
 export function runSync<T>(index: TextIndex, engine: Engine<T>): T {
+  const answer = (step: Step) => {
+    const answered = step(index);
+    if (answered instanceof Promise) throw new Error('a synchronous text index answered with a promise');
+    return answered;
+  };
   let next = engine.next();
-  while (!next.done) {
-    const answer = next.value(index);
-    if (answer instanceof Promise) throw new Error('a synchronous text index answered with a promise');
-    next = engine.next(answer);
-  }
+  while (!next.done) next = engine.next(Array.isArray(next.value) ? next.value.map(answer) : answer(next.value));
   return next.value;
 }
 
-/** Runs the engine on a store whose statements answer asynchronously (Postgres). */
+/**
+ * Runs the engine on a store whose statements answer asynchronously (Postgres). Statements yielded together are all
+ * issued before any is awaited (on a pipelined connection they go out in one write: postgres/search.ts), and all
+ * settle before the engine goes on or fails.
+ */
 export async function runAsync<T>(index: TextIndex, engine: Engine<T>): Promise<T> {
   let next = engine.next();
-  while (!next.done) next = engine.next(await next.value(index));
+  while (!next.done) {
+    const step = next.value;
+    if (!Array.isArray(step)) {
+      next = engine.next(await step(index));
+      continue;
+    }
+    const settled = await Promise.allSettled(step.map((s) => new Promise((resolve) => resolve(s(index)))));
+    const failed = settled.find((answer) => answer.status === 'rejected');
+    if (failed) throw failed.reason;
+    next = engine.next(settled.map((answer) => (answer as PromiseFulfilledResult<unknown>).value));
+  }
   return next.value;
 }
 
@@ -142,12 +164,22 @@ export function checkQuery(query: string): void {
   if (beyondLimits !== undefined) throw new CatalogQueryError('svc_invalid_query_parameter', beyondLimits);
 }
 
-/** Runs a term choice's counting steps (term-budget.ts) as statements. */
-function* counted(choice: Generator<CountRequest, TermChoice, number[]>, known: Map<string, RowCount>): Engine<TermChoice> {
+/**
+ * Runs a term choice's counting steps (term-budget.ts) as statements. `first`: a count read already (together with
+ * other statements), the answer to the first step when that asks for it.
+ */
+function* counted(
+  choice: Generator<CountRequest, TermChoice, number[]>,
+  known: Map<string, RowCount>,
+  first?: CountRequest & { rows: number[] },
+): Engine<TermChoice> {
   let next = choice.next();
+  let read = first;
   while (!next.done) {
     const { terms, cap } = next.value;
-    const rows = yield* run((index) => index.countTerms(terms, cap));
+    const rows =
+      read?.cap === cap && read.terms.join('\0') === terms.join('\0') ? read.rows : yield* run((index) => index.countTerms(terms, cap));
+    read = undefined;
     terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap }));
     next = choice.next(rows);
   }
@@ -165,14 +197,20 @@ interface RowCount {
  * the others by one statement. The budget's choice has counted the stems; only the keys it did not are read again.
  */
 function* rowsUpTo(keys: string[], cap: number, known: ReadonlyMap<string, RowCount>): Engine<number[]> {
-  const told = (key: string) => {
-    const count = known.get(key);
-    return count !== undefined && (count.n < count.cap || count.cap >= cap) ? Math.min(count.n, cap) : undefined;
-  };
-  const unknown = keys.filter((key) => told(key) === undefined);
+  const unknown = untold(keys, cap, known);
   const read = unknown.length === 0 ? [] : yield* run((index) => index.countTerms(unknown, cap));
-  return keys.map((key) => told(key) ?? read[unknown.indexOf(key)]!);
+  return keys.map((key) => toldRows(key, cap, known) ?? read[unknown.indexOf(key)]!);
 }
+
+/** A key's rows up to `cap` as `known` tells them, if it does. */
+function toldRows(key: string, cap: number, known: ReadonlyMap<string, RowCount>): number | undefined {
+  const count = known.get(key);
+  return count !== undefined && (count.n < count.cap || count.cap >= cap) ? Math.min(count.n, cap) : undefined;
+}
+
+/** The keys whose rows up to `cap` `known` does not tell. */
+const untold = (keys: string[], cap: number, known: ReadonlyMap<string, RowCount>) =>
+  keys.filter((key) => toldRows(key, cap, known) === undefined);
 
 /** The page of a search (the engine). */
 export function* searchPage(request: SearchRequest): Engine<SearchPage> {
@@ -194,17 +232,28 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   /** The rows each stem was counted to by the budget's choice, read again by the path's choice only where they do not tell. */
   const known = new Map<string, RowCount>();
   let stemChoice: TermChoice;
+  /** A first page's snapshot and the catalog's listings, read with the budget's first count. */
+  let opened: { asOf: number; listings: number } | undefined;
   if (after?.k !== undefined) {
     const withRows = yield* run((index) => index.countTerms(stems, 1));
     stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
   } else {
-    const listings = stems.length > MAX_SEARCHED_TERMS ? yield* run((index) => index.countListings()) : undefined;
-    stemChoice = yield* counted(chooseTerms(stems, budget, listings), known);
+    // The budget's first count (it depends on the stems alone), the snapshot and the listings: one round trip.
+    const opening = chooseTerms(stems, budget).next();
+    const first = opening.done ? undefined : opening.value;
+    const [seq, listings, rows] = yield* together(
+      (index) => index.currentSeq(),
+      (index) => index.countListings(),
+      (index) => (first ? index.countTerms(first.terms, first.cap) : []),
+    );
+    opened = { asOf: seq, listings };
+    const choosing = chooseTerms(stems, budget, stems.length > MAX_SEARCHED_TERMS ? listings : undefined);
+    stemChoice = yield* counted(choosing, known, first && { ...first, rows });
   }
   const wordOf = (stem: string) => wordsOf.get(stem)![0]!;
   const choice: TermChoice = { ...stemChoice, searched: stemChoice.searched.map(wordOf), dropped: stemChoice.dropped.map(wordOf) };
   if (holdsNul(filters)) return emptySearchPage(x402Version, choice);
-  const asOf = after?.a ?? (yield* run((index) => index.currentSeq()));
+  const asOf = after?.a ?? opened?.asOf ?? (yield* run((index) => index.currentSeq()));
   // Words no listing holds are searched by their meaning alone (query-terms.ts): the first page's, else the first
   // few in query order, at most MAX_MEANING_ONLY and as many as the searched stems leave places for.
   const byMeaning =
@@ -221,17 +270,30 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     if (after.w.length !== candidates.length) throw invalidCursor('is not a cursor issued by this service');
     [weights, listings] = [after.w, after.n];
   } else {
-    listings = yield* run((index) => index.countListings());
-    const rows =
-      candidates.length === 0
+    listings = opened?.listings ?? (yield* run((index) => index.countListings()));
+    // The stems' rows up to the budget, which the path's choice below reads when several keys are searched, go with the
+    // keys' counts where the budget's choice did not count them that far (a one-word query's, counted to the first cap).
+    const stemKeys =
+      candidates.length < 2 || after?.p !== undefined
         ? []
-        : yield* run((index) =>
-            index.countTermsAt(
-              candidates.map((c) => c.key),
-              asOf,
-              IDF_COUNT_CAP,
-            ),
+        : untold(
+            candidates.filter((c) => c.kind === 'stem').map((c) => c.key),
+            budget + 1,
+            known,
           );
+    const [rows, stemRows] =
+      candidates.length === 0
+        ? [[], []]
+        : yield* together(
+            (index) =>
+              index.countTermsAt(
+                candidates.map((c) => c.key),
+                asOf,
+                IDF_COUNT_CAP,
+              ),
+            (index) => (stemKeys.length === 0 ? [] : index.countTerms(stemKeys, budget + 1)),
+          );
+    stemKeys.forEach((key, i) => known.set(key, { n: stemRows[i]!, cap: budget + 1 }));
     weights = weighKeys(candidates, rows, listings, budget);
   }
   const keys: SearchedKey[] = candidates.map((c, i) => ({ ...c, weight: weights[i]! })).filter((c) => c.weight > 0);
@@ -273,11 +335,13 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
       return walked.rows;
     }
     const weighed = keys.map((c) => c.weight);
-    const rows = yield* run((index) => index.rankTerms({ ...read, terms, weights: weighed, ...(window === undefined ? {} : { window }) }));
-    if (window !== undefined && !partial) {
-      windowEdges ??= yield* run((index) => index.windowEdges(terms, asOf, window));
-      if (!windowExact(rows, want, windowBound(windowEdges, window, weighed))) partial = true;
-    }
+    const rank = (index: TextIndex) => index.rankTerms({ ...read, terms, weights: weighed, ...(window === undefined ? {} : { window }) });
+    if (window === undefined || partial) return yield* run(rank);
+    // The window's edges go with its first rank (they depend on the window alone).
+    let rows: RankedRow[];
+    if (windowEdges) rows = yield* run(rank);
+    else [rows, windowEdges] = yield* together(rank, (index) => index.windowEdges(terms, asOf, window));
+    if (!windowExact(rows, want, windowBound(windowEdges, window, weighed))) partial = true;
     return rows;
   }
   const position = (at: RankedRow): CursorState => ({

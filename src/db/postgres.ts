@@ -94,6 +94,28 @@ function writeTogether(client: pg.PoolClient): void {
   process.nextTick(() => stream.uncork());
 }
 
+/**
+ * Runs `work` on one client of a pipelined pool (openPool), no transaction, the statements it issues in each turn of
+ * the event loop sent in one write (writeTogether): statements issued together cost one round trip, not one each.
+ */
+export async function onOneClient<T>(pool: pg.Pool, work: (db: Pick<pg.PoolClient, 'query'>) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let corked = false;
+  const query = ((...args: Parameters<pg.PoolClient['query']>) => {
+    if (!corked) {
+      corked = true;
+      writeTogether(client);
+      process.nextTick(() => (corked = false));
+    }
+    return (client.query as (...a: unknown[]) => unknown)(...args);
+  }) as pg.PoolClient['query'];
+  try {
+    return await work({ query });
+  } finally {
+    client.release();
+  }
+}
+
 /** Append-only: migration N brings the component from version N-1 to N. */
 export type PostgresMigrations = readonly string[];
 

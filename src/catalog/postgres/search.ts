@@ -1,6 +1,6 @@
 /**
  * GET /discovery/search on PostgreSQL: the statements the search engine runs (../search-engine.ts
- * TextIndex), each on its own from the pool. No transaction is needed for a page's snapshot: writes
+ * TextIndex), on one connection of the pool (searchPostgres). No transaction is needed for a page's snapshot: writes
  * commit in sequence order (store.ts), so every write up to the pinned sequence is visible to any
  * later statement, and every row a search reads is selected by sequence number (term rows carry
  * their revision's [from_seq, to_seq), accepts and extensions their added_seq).
@@ -8,11 +8,15 @@
  * A term's score is stored as exact units (migrations.ts SCORE_UNITS), so the rank below sums them
  * exactly and rounds once, as SQLite's rank does: both stores give every listing the same rank.
  */
+import type pg from 'pg';
+import { onOneClient } from '../../db/postgres.ts';
+import type { ListingRow } from '../listing.ts';
 import { PRESENCE } from '../query-terms.ts';
 import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
-import { filterConditions, parameters, rowsById, type Db } from './queries.ts';
+import { listingColumns } from './quality.ts';
+import { filterConditions, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -55,31 +59,61 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
     ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(limit)}`;
 }
 
-/** The store's statements for the engine. */
-export function textIndex(db: Db): TextIndex {
+/**
+ * The store's statements for the engine. With `now` (a page's, which its `listings` are asked as of), each ranked
+ * read returns its rows' listings too, read in the same statement: the engine's `listings` that follows answers from
+ * them, one round trip fewer per round of a page.
+ */
+export function textIndex(db: Db, now?: Date): TextIndex {
+  // The statements of fixed text (the snapshot, the counts) are prepared, each by its own name: parsed once per
+  // connection and planned as Postgres plans a prepared statement, where sent as text a count cost about half as much
+  // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads'
+  // text varies with the query: they are sent as text, planned with their values.
   const count = (table: string) => async (terms: string[], cap: number) =>
     (
-      await db.query<{ n: string }>(
-        `SELECT (SELECT count(*) FROM (SELECT 1 FROM ${table} x WHERE x.term = c.term LIMIT $2) y) AS n
+      await db.query<{ n: string }>({
+        name: `svc_search_count_${table}`,
+        text: `SELECT (SELECT count(*) FROM (SELECT 1 FROM ${table} x WHERE x.term = c.term LIMIT $2) y) AS n
          FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
-        [terms, cap],
-      )
+        values: [terms, cap],
+      })
     ).rows.map((r) => Number(r.n));
-  const query = async (text: string, params: Params) =>
-    ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
+  /** The listings the ranked reads returned with their rows (undefined: a row whose listing is gone), by id. */
+  const listed = new Map<number, ListingRow | undefined>();
+  const query = async (text: string, params: Params) => {
+    if (now === undefined) return ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
+    // The ranked rows in their order, each with its listing's row where it has one (rowsById's columns).
+    const withListings = `WITH ranked AS MATERIALIZED (${text})
+      SELECT r.*, x.* FROM ranked r LEFT JOIN LATERAL (SELECT ${listingColumns(now, params.p)} WHERE l.id = r.listing_id) x ON TRUE
+      ORDER BY r.rank DESC, r.listing_id ASC`;
+    type Row = { listing_id: string; rank: string; keys?: string } & (RawListingRow | { [K in keyof RawListingRow]: null });
+    const rows = (await db.query<Row>(withListings, params.values)).rows;
+    for (const { listing_id, rank: _rank, keys: _keys, ...listing } of rows)
+      listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
+    return ranked(rows);
+  };
   return {
-    currentSeq: async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq),
+    currentSeq: async () =>
+      Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: 'SELECT seq FROM catalog_seq WHERE id = 1' })).rows[0]!.seq),
     countListings: async () =>
-      Number((await db.query<{ n: string }>("SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'")).rows[0]!.n),
+      Number(
+        (
+          await db.query<{ n: string }>({
+            name: 'svc_search_listings',
+            text: "SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'",
+          })
+        ).rows[0]!.n,
+      ),
     countTerms: count('search_terms'),
     countTermsAt: async (terms, asOf, cap) =>
       (
-        await db.query<{ n: string }>(
-          `SELECT (SELECT count(*) FROM (SELECT 1 FROM search_terms t WHERE t.term = c.term
+        await db.query<{ n: string }>({
+          name: 'svc_search_count_terms_at',
+          text: `SELECT (SELECT count(*) FROM (SELECT 1 FROM search_terms t WHERE t.term = c.term
              AND t.from_seq <= $2 AND (t.to_seq IS NULL OR t.to_seq > $2) LIMIT $3) y) AS n
            FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
-          [terms, asOf, cap],
-        )
+          values: [terms, asOf, cap],
+        })
       ).rows.map((r) => Number(r.n)),
     countUrlTerms: count('listing_url_terms'),
     async termWalk(read) {
@@ -165,12 +199,18 @@ export function textIndex(db: Db): TextIndex {
         params,
       );
     },
-    listings: (ids, now) => rowsById(db, ids, now),
+    async listings(ids, asOf) {
+      if (asOf.getTime() !== now?.getTime() || !ids.every((id) => listed.has(id))) return rowsById(db, ids, asOf);
+      return new Map(ids.flatMap((id) => (listed.get(id) ? [[id, listed.get(id)!] as const] : [])));
+    },
   };
 }
 
-/** A search page on PostgreSQL (the engine on this store's statements). */
-export function searchPostgres(db: Db, secret: Buffer, request: Omit<SearchRequest, 'secret'>): Promise<SearchPage> {
+/**
+ * A search page on PostgreSQL (the engine on this store's statements), on one connection of the pipelined `pool`:
+ * the statements the engine yields together go out in one write (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+ */
+export function searchPostgres(pool: pg.Pool, secret: Buffer, request: Omit<SearchRequest, 'secret'>): Promise<SearchPage> {
   checkQuery(request.query);
-  return runAsync(textIndex(db), searchPage({ ...request, secret }));
+  return onOneClient(pool, (db) => runAsync(textIndex(db, request.now), searchPage({ ...request, secret })));
 }
