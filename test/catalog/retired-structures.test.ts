@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { CatalogStore, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { settlement, tempCatalog } from './fixtures.ts';
 import { freshCatalogDatabase } from './fresh.ts';
@@ -60,7 +61,7 @@ describe('a catalog from before the one search engine', () => {
         CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, bit INTEGER NOT NULL);
         CREATE TABLE search_pair_tops (pair INTEGER, rev INTEGER, listing_id INTEGER, rank INTEGER);
         CREATE TABLE search_pair_bounds (pair INTEGER PRIMARY KEY, rank INTEGER, listing_id INTEGER);
-        PRAGMA user_version = ${SCHEMA_VERSION - 2};
+        PRAGMA user_version = ${MIGRATIONS.findIndex((m) => m.name === 'dropRetiredSearchStructures')};
       `);
       old.close();
       const store = new CatalogStore(t.dbPath);
@@ -108,7 +109,9 @@ describe('a catalog from before the one search engine', () => {
         CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev ASC);
         CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, term_bit INTEGER NOT NULL);
         CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE AS $$ SELECT 1::bigint $$;`);
-      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_MIGRATIONS.length - 2]);
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+        CATALOG_MIGRATIONS.findIndex((m) => m.includes('DROP FUNCTION IF EXISTS catalog_walk')),
+      ]);
       const store = await PostgresCatalogStore.open(databaseUrl);
       try {
         const columns = async (table: string) =>

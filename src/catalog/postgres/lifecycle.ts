@@ -12,15 +12,12 @@ import { inTransaction } from '../../db/postgres.ts';
 import { stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
 export type { LifecycleStorePort };
 import { SCORE_UNITS } from './migrations.ts';
-import type { Db } from './queries.ts';
+import { nextSeq, type Db } from './queries.ts';
 import { pruneRevisions, restoreStashed } from './revisions.ts';
 import { removeListing } from './withdraw.ts';
 
 type Row = { id: string; resource: string; type: string; tool_name: string; last_updated: string; since: string | null };
 const COLUMNS = 'id, resource, type, tool_name, last_updated, liveness_failing_since AS since';
-
-const nextSeq = async (db: Db) =>
-  Number((await db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq')).rows[0]!.seq);
 
 /**
  * `work` on one listing in its own transaction under its identity's lock, if the lock is free and

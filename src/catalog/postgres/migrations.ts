@@ -5,8 +5,9 @@
  *
  * - `listings`, `listing_accepts`, `listing_extensions`: the listings, their accepted terms and
  *   extension keys, each remembering the write sequence that added it (search snapshots);
- * - `catalog_seq`: the global write sequence. Every write updates its one row, so writes commit in
- *   sequence order on every instance, which is what lets a search cursor pin "the catalog as of N";
+ * - `catalog_meta`: the cursor secret, the catalog's identifier and the global write sequence (row
+ *   `seq`, revisions.ts nextSeq). Every write updates that row, so writes commit in sequence order on
+ *   every instance, which is what lets a search cursor pin "the catalog as of N";
  * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
  *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score;
  * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (sqlite/list-index.ts),
@@ -361,4 +362,13 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // The stem rows (terms.ts withStemRows) of the revisions written before stems were indexed: SQL has no Porter
   // stemmer, so this marks them due and the store derives them from their term rows when it opens (revisions.ts).
   `INSERT INTO catalog_meta (key, value) VALUES ('stem_rows_due', '1') ON CONFLICT (key) DO NOTHING;`,
+  // 38: the write sequence moves from its one-row table to row `seq` of `catalog_meta` (revisions.ts nextSeq), whose
+  // lock a write holds as it held the table's row. Run again on a catalog set back to an earlier version: moved already.
+  `DO $$ BEGIN
+     IF to_regclass('catalog_seq') IS NOT NULL THEN
+       INSERT INTO catalog_meta (key, value) SELECT 'seq', seq::text FROM catalog_seq WHERE id = 1
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+       DROP TABLE catalog_seq;
+     END IF;
+   END $$;`,
 ];

@@ -12,7 +12,7 @@ import { PRESENCE } from '../query-terms.ts';
 import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
-import { filterConditions, parameters, rowsById, type Db } from './queries.ts';
+import { CURRENT_SEQ_SQL, filterConditions, parameters, rowsById, type Db } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -68,7 +68,7 @@ export function textIndex(db: Db): TextIndex {
   const query = async (text: string, params: Params) =>
     ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
   return {
-    currentSeq: async () => Number((await db.query<{ seq: string }>('SELECT seq FROM catalog_seq WHERE id = 1')).rows[0]!.seq),
+    currentSeq: async () => Number((await db.query<{ seq: string }>(CURRENT_SEQ_SQL)).rows[0]!.seq),
     countListings: async () =>
       Number((await db.query<{ n: string }>("SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'")).rows[0]!.n),
     countTerms: count('search_terms'),

@@ -7,16 +7,13 @@ import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import { parseStash, stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
 export type { LifecycleStorePort };
 import { insertUrlTerms } from './migrations.ts';
-import { insertRevision, pruneSupersededRevisions } from './revisions.ts';
+import { insertRevision, nextSeq, pruneSupersededRevisions } from './revisions.ts';
 import { removeListing } from './withdraw.ts';
 
 /** A new current search revision of `listingId` from its term scores (with the quality level in them). */
 export function insertScoredRevision(db: DatabaseSync, listingId: number, hash: string, scores: Map<string, number>, seq: number): void {
   insertRevision(db, { listingId, fromSeq: seq, toSeq: null, textHash: hash }, scores);
 }
-
-const nextSeq = (db: DatabaseSync) =>
-  Number((cachedStatement(db, 'UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq').get() as { seq: number }).seq);
 
 /**
  * Takes listing `id` out of the search index: its current revision is closed at `seq` (superseded

@@ -34,6 +34,7 @@
  *    signatures and sketches, revision share bounds and common-term masks, chosen common terms,
  *    pair tops and bounds) from catalogs that hold them; the term index gets back its plain form.
  * 27: the stem rows (terms.ts) of revisions written before stems were indexed.
+ * 28: the write sequence moves from its one-row table `catalog_seq` to row `seq` of `catalog_meta`.
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
@@ -216,6 +217,17 @@ function addStemRows(db: DatabaseSync): void {
   }
 }
 
+/** Migration 28: the write sequence becomes row `seq` of `catalog_meta` (revisions.ts nextSeq); its table goes. */
+function moveSeqToMeta(db: DatabaseSync): void {
+  // A file set back to an earlier version migrates again: its sequence has moved already.
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'catalog_seq'").get()) return;
+  db.exec(`
+    INSERT INTO catalog_meta (key, value) SELECT 'seq', seq FROM catalog_seq WHERE id = 1
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+    DROP TABLE catalog_seq;
+  `);
+}
+
 /** Append-only. Migration N brings the database from user_version N-1 to N. */
 export const MIGRATIONS: Migration[] = [
   (db) => {
@@ -353,6 +365,7 @@ export const MIGRATIONS: Migration[] = [
   (db) => db.exec(probeHostsTableSql('sqlite')),
   dropRetiredSearchStructures,
   addStemRows,
+  moveSeqToMeta,
 ];
 
 /** A new listing's URL terms (../url-search.ts urlTerms). */

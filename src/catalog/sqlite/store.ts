@@ -42,7 +42,7 @@ import {
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
 import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
-import { pruneSupersededRevisions } from './revisions.ts';
+import { currentSeq, nextSeq, pruneSupersededRevisions } from './revisions.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { LISTING_COLUMNS } from './queries.ts';
@@ -169,7 +169,7 @@ export class CatalogStore implements CatalogStorePort {
   }
 
   currentSeq(): number {
-    return Number((this.statement('SELECT seq FROM catalog_seq WHERE id = 1').get() as { seq: number }).seq);
+    return currentSeq(this.db);
   }
 
   /**
@@ -186,7 +186,7 @@ export class CatalogStore implements CatalogStorePort {
       ) as { id: number; owner: string; body: string } | undefined;
       if (existing && existing.owner !== draft.owner) return { status: 'owned_by_other' } as const;
 
-      const seq = Number((this.statement('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq').get() as { seq: number }).seq);
+      const seq = nextSeq(this.db);
       const nowIso = now.toISOString();
       const merged = mergeListing(existing?.body, draft);
       if (!merged) return { status: 'accepts_full' } as const;

@@ -12,6 +12,7 @@ import { PRUNE_BATCH, type ListingKey } from '../listing.ts';
 import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '../types.ts';
 import { removeFromBlock } from './list-index.ts';
 import { removePrices } from './price-index.ts';
+import { nextSeq } from './revisions.ts';
 
 /**
  * Migration: the last accepted withdrawal's time per listing identity (the identity outlives the
@@ -78,7 +79,7 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
 export function removeListing(db: DatabaseSync, id: number): void {
   const run = (sql: string, ...params: Array<string | number>) => cachedStatement(db, sql).run(...params);
   // A write like any other: search cursors pinned before it keep their sequence.
-  run('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
+  nextSeq(db);
   const keys = cachedStatement(db, 'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = ?').all(id) as unknown as Array<
     ListingKey & { last_updated: string }
   >;
