@@ -9,6 +9,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { CURRENT_SEQ_SQL } from '../../src/catalog/postgres/queries.ts';
+import { urlKeysSql } from '../../src/catalog/terms.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
@@ -130,6 +132,121 @@ describe('a catalog from before the one search engine', () => {
       } finally {
         await store.end();
       }
+    } finally {
+      await pool.end();
+      t.close();
+    }
+  });
+});
+
+/** A search's every page, one listing a page from `cursor` on (or from the first page). */
+async function walk(
+  search: (query: string, cursor?: string) => Promise<{ resources: Array<{ resource: string }>; pagination: { cursor: string | null } }>,
+  query: string,
+  cursor?: string,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (let next = cursor, first = true; first || next; first = false) {
+    const page = await search(query, next);
+    out.push(...page.resources.map((r) => r.resource));
+    next = page.pagination.cursor ?? undefined;
+  }
+  return out;
+}
+
+const URL_QUERIES = ['api3', 'api3 api5 com', 'example'];
+
+/**
+ * A catalog from before the write sequence moved into `catalog_meta` and the URL terms into the postings (SQLite catalog
+ * migrations 28–29, Postgres 38–39): its `catalog_seq` and `listing_url_terms` go, its sequence goes on where it was,
+ * its text and URL searches answer as before, and a URL search's cursor issued before the migration walks on.
+ */
+describe('a catalog from before the write sequence and the URL terms moved', () => {
+  const search = (store: CatalogStore | PostgresCatalogStore, now: () => Date) => async (query: string, cursor?: string) =>
+    store.search(query, {}, { limit: 1, ...(cursor ? { cursor } : {}) }, now(), DISCOVERY_X402_VERSION);
+
+  it('on SQLite', async () => {
+    const t = tempCatalog();
+    try {
+      await fill(t);
+      const first = new CatalogStore(t.dbPath);
+      const find = search(first, t.clock);
+      const before = { pages: await pages((q) => find(q)), urls: await Promise.all(URL_QUERIES.map((q) => walk(find, q))) };
+      const cursor = (await find('example')).pagination.cursor!;
+      const seq = first.currentSeq();
+      first.close();
+      // As an older svc left it: the sequence in its own table, the URL terms of the current revisions in theirs.
+      const old = new DatabaseSync(t.dbPath);
+      old.exec(`
+        CREATE TABLE catalog_seq (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL) STRICT;
+        INSERT INTO catalog_seq (id, seq) SELECT 1, value FROM catalog_meta WHERE key = 'seq';
+        DELETE FROM catalog_meta WHERE key = 'seq';
+        CREATE TABLE listing_url_terms (term TEXT NOT NULL, listing_id INTEGER NOT NULL, PRIMARY KEY (term, listing_id)) STRICT, WITHOUT ROWID;
+        INSERT INTO listing_url_terms SELECT substr(term, 2), listing_id FROM search_terms WHERE ${urlKeysSql('term')} AND to_seq IS NULL;
+        DELETE FROM search_terms WHERE ${urlKeysSql('term')};
+        PRAGMA user_version = ${MIGRATIONS.findIndex((m) => m.name === 'moveSeqToMeta')};
+      `);
+      old.close();
+      const store = new CatalogStore(t.dbPath);
+      try {
+        const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE name IN ('catalog_seq', 'listing_url_terms')").all();
+        expect(tables).toEqual([]);
+        expect(store.currentSeq()).toBe(seq);
+        const find = search(store, t.clock);
+        expect(await pages((q) => find(q))).toEqual(before.pages);
+        expect(await Promise.all(URL_QUERIES.map((q) => walk(find, q)))).toEqual(before.urls);
+        expect([before.urls[2]![0], ...(await walk(find, 'example', cursor))]).toEqual(before.urls[2]);
+      } finally {
+        store.close();
+      }
+      t.tick();
+      await t.catalog.recordSettlement(settlement({ url: 'https://api12.example.com/weather', description: 'weather' }));
+      const again = new CatalogStore(t.dbPath);
+      expect(again.currentSeq()).toBe(seq + 1);
+      again.close();
+    } finally {
+      t.close();
+    }
+  });
+
+  it('on Postgres', async () => {
+    const databaseUrl = await freshCatalogDatabase();
+    const t = tempCatalog(undefined, { databaseUrl });
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+    try {
+      await fill(t);
+      const first = await PostgresCatalogStore.open(databaseUrl);
+      const find = search(first, t.clock);
+      const before = { pages: await pages((q) => find(q)), urls: await Promise.all(URL_QUERIES.map((q) => walk(find, q))) };
+      const cursor = (await find('example')).pagination.cursor!;
+      await first.end();
+      const seq = async () => (await pool.query<{ seq: string }>(CURRENT_SEQ_SQL)).rows[0]?.seq;
+      const at = await seq();
+      await pool.query(`
+        CREATE TABLE catalog_seq (id INTEGER PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL);
+        INSERT INTO catalog_seq (id, seq) SELECT 1, value::bigint FROM catalog_meta WHERE key = 'seq';
+        DELETE FROM catalog_meta WHERE key = 'seq';
+        CREATE TABLE listing_url_terms (term TEXT COLLATE "C" NOT NULL, listing_id BIGINT NOT NULL, PRIMARY KEY (term, listing_id));
+        INSERT INTO listing_url_terms SELECT substr(term, 2), listing_id FROM search_terms WHERE ${urlKeysSql('term')} AND to_seq IS NULL;
+        DELETE FROM search_terms WHERE ${urlKeysSql('term')};`);
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+        CATALOG_MIGRATIONS.findIndex((m) => m.includes('DROP TABLE catalog_seq')),
+      ]);
+      const store = await PostgresCatalogStore.open(databaseUrl);
+      try {
+        const tables = await pool.query("SELECT to_regclass('catalog_seq') AS seq, to_regclass('listing_url_terms') AS url");
+        expect(tables.rows).toEqual([{ seq: null, url: null }]);
+        expect(await seq()).toBe(at);
+        const find = search(store, t.clock);
+        expect(await pages((q) => find(q))).toEqual(before.pages);
+        expect(await Promise.all(URL_QUERIES.map((q) => walk(find, q)))).toEqual(before.urls);
+        expect([before.urls[2]![0], ...(await walk(find, 'example', cursor))]).toEqual(before.urls[2]);
+      } finally {
+        await store.end();
+      }
+      t.tick();
+      await t.catalog.recordSettlement(settlement({ url: 'https://api12.example.com/weather', description: 'weather' }));
+      expect(await seq()).toBe(String(Number(at) + 1));
     } finally {
       await pool.end();
       t.close();

@@ -34,7 +34,7 @@ async function underLock(pool: pg.Pool, row: Row, still: string, params: unknown
   });
 }
 
-/** Takes a listing out of the search index (sqlite/lifecycle.ts hide): its revision closed and stashed, its URL terms deleted. */
+/** Takes a listing out of the search index (sqlite/lifecycle.ts hide): its revision closed and stashed (its URL keys among its terms). */
 async function hide(db: Db, id: string, hiddenAt: string): Promise<void> {
   const seq = await nextSeq(db);
   const current = (
@@ -53,7 +53,6 @@ async function hide(db: Db, id: string, hiddenAt: string): Promise<void> {
   }
   const span = current ? { from: Number(current.from_seq), to: seq } : undefined;
   await db.query('UPDATE listings SET search_stash = $1 WHERE id = $2', [stashText(current?.text_hash ?? '', scores, span), id]);
-  await db.query('DELETE FROM listing_url_terms WHERE listing_id = $1', [id]);
 }
 
 /** Puts a stashed listing back in the search index (revisions.ts restoreStashed) under a write sequence of its own. */

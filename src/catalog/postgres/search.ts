@@ -9,6 +9,8 @@
  * exactly and rounds once, as SQLite's rank does: both stores give every listing the same rank.
  */
 import { PRESENCE } from '../query-terms.ts';
+import { URL_KEY_MILLI, urlKey } from '../terms.ts';
+import { URL_TERM_RANK } from '../url-search.ts';
 import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
@@ -57,21 +59,20 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
 
 /** The store's statements for the engine. */
 export function textIndex(db: Db): TextIndex {
-  const count = (table: string) => async (terms: string[], cap: number) =>
-    (
-      await db.query<{ n: string }>(
-        `SELECT (SELECT count(*) FROM (SELECT 1 FROM ${table} x WHERE x.term = c.term LIMIT $2) y) AS n
-         FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
-        [terms, cap],
-      )
-    ).rows.map((r) => Number(r.n));
   const query = async (text: string, params: Params) =>
     ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
   return {
     currentSeq: async () => Number((await db.query<{ seq: string }>(CURRENT_SEQ_SQL)).rows[0]!.seq),
     countListings: async () =>
       Number((await db.query<{ n: string }>("SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'")).rows[0]!.n),
-    countTerms: count('search_terms'),
+    countTerms: async (terms, cap) =>
+      (
+        await db.query<{ n: string }>(
+          `SELECT (SELECT count(*) FROM (SELECT 1 FROM search_terms t WHERE t.term = c.term LIMIT $2) y) AS n
+           FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
+          [terms, cap],
+        )
+      ).rows.map((r) => Number(r.n)),
     countTermsAt: async (terms, asOf, cap) =>
       (
         await db.query<{ n: string }>(
@@ -81,7 +82,6 @@ export function textIndex(db: Db): TextIndex {
           [terms, asOf, cap],
         )
       ).rows.map((r) => Number(r.n)),
-    countUrlTerms: count('listing_url_terms'),
     async termWalk(read) {
       const { term, weight, asOf, after, want, scan } = read;
       const params = parameters();
@@ -146,20 +146,21 @@ export function textIndex(db: Db): TextIndex {
       const { terms, asOf, after, want } = read;
       const params = parameters();
       const { p } = params;
-      const conditions = filterConditions(read.filters, p, asOf);
-      const joined = `listing_url_terms u JOIN listings l ON l.id = u.listing_id`;
-      // One term: every match ranks 1e6, so its key range in id order is the page's order.
-      if (terms.length === 1)
+      const filter = rowFilter(read, params);
+      const keys = terms.map(urlKey);
+      // One term: every match ranks the same and its rows the same milli, so its key range in id order is the page's order.
+      if (keys.length === 1)
         return query(
-          `SELECT u.listing_id, 1000000 AS rank FROM ${joined}
-           WHERE u.term = ${p(terms[0])} AND l.created_seq <= ${p(asOf)} AND ${conditions}${after ? ` AND u.listing_id > ${p(after.i)}` : ''}
-           ORDER BY u.listing_id ASC LIMIT ${p(want)}`,
+          `SELECT t.listing_id, ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+           WHERE t.term = ${p(keys[0])} AND t.milli = ${URL_KEY_MILLI} AND ${snapshot(asOf, params)} AND ${filter.where}
+             ${after ? `AND t.listing_id > ${p(after.i)}` : ''}
+           ORDER BY t.listing_id ASC LIMIT ${p(want)}`,
           params,
         );
       return query(
         `WITH matches AS MATERIALIZED (
-           SELECT u.listing_id, count(*) * 1000000 AS rank FROM ${joined}
-           WHERE u.term = ANY(${p(terms)}::text[]) AND l.created_seq <= ${p(asOf)} AND ${conditions} GROUP BY u.listing_id
+           SELECT t.listing_id, count(*) * ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+           WHERE t.term = ANY(${p(keys)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where} GROUP BY t.rev, t.listing_id
          )
          SELECT listing_id, rank FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
         params,

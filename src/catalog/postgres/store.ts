@@ -42,7 +42,7 @@ import type {
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
-import { insertUrlTerms, pruneRevisions, reviseSearchText } from './revisions.ts';
+import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
 import {
@@ -236,12 +236,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
       recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms),
       pruneRevisions(db, now),
     ];
-    if (!existing) sent.push(insertUrlTerms(db, listingId, draft.resource));
     for (const statement of sent) statement.catch(() => undefined); // awaited below
     try {
       await recordCall(db, listingId, utcDay(now), payment);
       const level = windowSums(db, listingId, now).then(({ calls, payers }) => qualityLevel(calls, payers));
-      await reviseSearchText(db, listingId, searchTextOf(body, draft), level, seq, nowIso, !existing);
+      await reviseSearchText(db, { id: listingId, resource: draft.resource }, searchTextOf(body, draft), level, seq, nowIso, !existing);
     } finally {
       // A failure of one of them comes first: every statement after it failed only because the transaction was aborted.
       await Promise.all(sent);

@@ -93,7 +93,7 @@ export async function removeListing(db: Db, id: string | number): Promise<void> 
   }
   await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
   await removePrices(db, id);
-  for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers', 'listing_url_terms'])
+  for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers'])
     await db.query(`DELETE FROM ${table} WHERE listing_id = $1`, [id]);
   await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);
   await db.query('DELETE FROM search_revisions WHERE listing_id = $1', [id]);

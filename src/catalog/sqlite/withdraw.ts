@@ -97,6 +97,5 @@ export function removeListing(db: DatabaseSync, id: number): void {
   run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
   run('DELETE FROM search_revisions WHERE listing_id = ?', id);
   run('DELETE FROM listing_urls WHERE rowid = ?', id);
-  run('DELETE FROM listing_url_terms WHERE listing_id = ?', id);
   run('DELETE FROM listings WHERE id = ?', id);
 }
