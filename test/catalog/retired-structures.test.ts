@@ -2,7 +2,7 @@
  * A catalog written by an svc from before the one search engine (docs/CATALOG.md "Search") holds
  * structures the engine no longer reads: term signatures and sketches, revision share bounds and
  * common-term masks, chosen common terms, pair tops, the threshold walk's functions. Opening it
- * drops them (SQLite catalog migration 26, Postgres 36; the migrations after them run again) and its search answers
+ * drops them (SQLite catalog migration 25, Postgres 36; the migrations after them run again) and its search answers
  * as before.
  */
 import { DatabaseSync } from 'node:sqlite';
@@ -158,7 +158,7 @@ const URL_QUERIES = ['api3', 'api3 api5 com', 'example'];
 
 /**
  * A catalog from before the write sequence moved into `catalog_meta` and the URL terms into the postings (SQLite catalog
- * migrations 28–29, Postgres 38–39): its `catalog_seq` and `listing_url_terms` go, its sequence goes on where it was,
+ * migrations 27–28, Postgres 38–39): its `catalog_seq` and `listing_url_terms` go, its sequence goes on where it was,
  * its text and URL searches answer as before, and a URL search's cursor issued before the migration walks on.
  */
 describe('a catalog from before the write sequence and the URL terms moved', () => {

@@ -17,7 +17,7 @@
  * 7: the times of accepted withdrawals (withdraw.ts).
  * 8: the price index, per listing and asset its smallest amount, and its counts (price-migrations.ts).
  * 9: the price index keeps each listing's type, indexed and counted per type (price-migrations.ts).
- * 10: retired (term signatures; migration 26 drops what older catalogs hold).
+ * 10: retired (term signatures; migration 25 drops what older catalogs hold).
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
  *    order (price-classes.ts); indexes only, no row rewritten.
@@ -27,15 +27,15 @@
  * 14: the same per asset under each scheme and under each scheme on each network, so `scheme` (with
  *    or without `network`) + `asset` + `maxAmount` is one index range too (price-migrations.ts).
  * 15–17: retired (longer share bounds, chosen common terms, pair tops).
- * 18–24: catalog identifier, URL trigram index, claims, URL terms (retired: migration 29 moves
+ * 18–23: catalog identifier, URL trigram index, claims, URL terms (retired: migration 28 moves
  *    them), hidden listings' stash, asset combination keys (each commented below).
- * 25: the time each host may next be asked by svc's checks (probe-hosts.ts).
- * 26: the one search engine (search-engine.ts): drops the structures it does not read (term
+ * 24: the time each host may next be asked by svc's checks (probe-hosts.ts).
+ * 25: the one search engine (search-engine.ts): drops the structures it does not read (term
  *    signatures and sketches, revision share bounds and common-term masks, chosen common terms,
  *    pair tops and bounds) from catalogs that hold them; the term index gets back its plain form.
- * 27: the stem rows (terms.ts) of revisions written before stems were indexed.
- * 28: the write sequence moves from its one-row table `catalog_seq` to row `seq` of `catalog_meta`.
- * 29: the URL terms move from `listing_url_terms` into the postings, `search_terms` (terms.ts urlKey).
+ * 26: the stem rows (terms.ts) of revisions written before stems were indexed.
+ * 27: the write sequence moves from its one-row table `catalog_seq` to row `seq` of `catalog_meta`.
+ * 28: the URL terms move from `listing_url_terms` into the postings, `search_terms` (terms.ts urlKey).
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
@@ -166,7 +166,7 @@ type Migration = (db: DatabaseSync) => void;
  */
 const retired: Migration = () => {};
 
-/** Migration 26: drops what the retired migrations built (on a new catalog, nothing is there). */
+/** Migration 25: drops what the retired migrations built (on a new catalog, nothing is there). */
 function dropRetiredSearchStructures(db: DatabaseSync): void {
   const columns = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
   db.exec(`
@@ -215,7 +215,7 @@ function addStemRows(db: DatabaseSync): void {
   }
 }
 
-/** Migration 28: the write sequence becomes row `seq` of `catalog_meta` (revisions.ts nextSeq); its table goes. */
+/** Migration 27: the write sequence becomes row `seq` of `catalog_meta` (revisions.ts nextSeq); its table goes. */
 function moveSeqToMeta(db: DatabaseSync): void {
   // A file set back to an earlier version migrates again: its sequence has moved already.
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'catalog_seq'").get()) return;
@@ -227,7 +227,7 @@ function moveSeqToMeta(db: DatabaseSync): void {
 }
 
 /**
- * Migration 29: each revision held gets its listing's URL keys (../url-search.ts withUrlKeys), with its own validity, as a
+ * Migration 28: each revision held gets its listing's URL keys (../url-search.ts withUrlKeys), with its own validity, as a
  * revision written now holds them: the current ones, those a cursor may still read, and a hidden listing's (reopened
  * when it is back). Derived from the resource URL, so a file set back to an earlier version migrates again; the table
  * that held them goes.
@@ -344,7 +344,7 @@ export const MIGRATIONS: Migration[] = [
   // the failed checks remembered (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh").
   // Existing listings keep their owners.
   migrateToClaims,
-  // Retired: each listing's URL terms in a table of their own (migration 29 moves them into the postings).
+  // Retired: each listing's URL terms in a table of their own (migration 28 moves them into the postings).
   retired,
   // A hidden listing's search revision kept on its row while it is out of the search index
   // (null while in it), and the partial indexes a lifecycle pass walks: the indexed listings by age
