@@ -39,11 +39,34 @@ async function fill(t: ReturnType<typeof tempCatalog>): Promise<void> {
   }
 }
 
+/** A filled catalog on a temp SQLite file for `work`, deleted after. */
+async function onSqlite(work: (t: ReturnType<typeof tempCatalog>) => Promise<void>): Promise<void> {
+  const t = tempCatalog();
+  try {
+    await fill(t);
+    await work(t);
+  } finally {
+    t.close();
+  }
+}
+
+/** A filled catalog on a fresh Postgres database for `work`, with a pool of its own for the test's changes. */
+async function onPostgres(work: (t: ReturnType<typeof tempCatalog>, pool: pg.Pool, databaseUrl: string) => Promise<void>): Promise<void> {
+  const databaseUrl = await freshCatalogDatabase();
+  const t = tempCatalog(undefined, { databaseUrl });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    await fill(t);
+    await work(t, pool, databaseUrl);
+  } finally {
+    await pool.end();
+    t.close();
+  }
+}
+
 describe('a catalog from before the one search engine', () => {
-  it('on SQLite: its retired structures are dropped at open and its pages stay the same', async () => {
-    const t = tempCatalog();
-    try {
-      await fill(t);
+  it('on SQLite: its retired structures are dropped at open and its pages stay the same', () =>
+    onSqlite(async (t) => {
       const search = (store: CatalogStore) => async (query: string) =>
         store.search(query, {}, { limit: 20 }, t.clock(), DISCOVERY_X402_VERSION);
       const first = new CatalogStore(t.dbPath);
@@ -88,17 +111,10 @@ describe('a catalog from before the one search engine', () => {
       } finally {
         store.close();
       }
-    } finally {
-      t.close();
-    }
-  });
+    }));
 
-  it('on Postgres: its retired structures are dropped at open and its pages stay the same', async () => {
-    const databaseUrl = await freshCatalogDatabase();
-    const t = tempCatalog(undefined, { databaseUrl });
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-    try {
-      await fill(t);
+  it('on Postgres: its retired structures are dropped at open and its pages stay the same', () =>
+    onPostgres(async (t, pool, databaseUrl) => {
       const first = await PostgresCatalogStore.open(databaseUrl);
       const search = (store: PostgresCatalogStore) => (query: string) =>
         store.search(query, {}, { limit: 20 }, t.clock(), DISCOVERY_X402_VERSION);
@@ -132,11 +148,7 @@ describe('a catalog from before the one search engine', () => {
       } finally {
         await store.end();
       }
-    } finally {
-      await pool.end();
-      t.close();
-    }
-  });
+    }));
 });
 
 /** A search's every page, one listing a page from `cursor` on (or from the first page). */
@@ -165,10 +177,8 @@ describe('a catalog from before the write sequence and the URL terms moved', () 
   const search = (store: CatalogStore | PostgresCatalogStore, now: () => Date) => async (query: string, cursor?: string) =>
     store.search(query, {}, { limit: 1, ...(cursor ? { cursor } : {}) }, now(), DISCOVERY_X402_VERSION);
 
-  it('on SQLite', async () => {
-    const t = tempCatalog();
-    try {
-      await fill(t);
+  it('on SQLite', () =>
+    onSqlite(async (t) => {
       const first = new CatalogStore(t.dbPath);
       const find = search(first, t.clock);
       const before = { pages: await pages((q) => find(q)), urls: await Promise.all(URL_QUERIES.map((q) => walk(find, q))) };
@@ -204,17 +214,10 @@ describe('a catalog from before the write sequence and the URL terms moved', () 
       const again = new CatalogStore(t.dbPath);
       expect(again.currentSeq()).toBe(seq + 1);
       again.close();
-    } finally {
-      t.close();
-    }
-  });
+    }));
 
-  it('on Postgres', async () => {
-    const databaseUrl = await freshCatalogDatabase();
-    const t = tempCatalog(undefined, { databaseUrl });
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-    try {
-      await fill(t);
+  it('on Postgres', () =>
+    onPostgres(async (t, pool, databaseUrl) => {
       const first = await PostgresCatalogStore.open(databaseUrl);
       const find = search(first, t.clock);
       const before = { pages: await pages((q) => find(q)), urls: await Promise.all(URL_QUERIES.map((q) => walk(find, q))) };
@@ -247,9 +250,5 @@ describe('a catalog from before the write sequence and the URL terms moved', () 
       t.tick();
       await t.catalog.recordSettlement(settlement({ url: 'https://api12.example.com/weather', description: 'weather' }));
       expect(await seq()).toBe(String(Number(at) + 1));
-    } finally {
-      await pool.end();
-      t.close();
-    }
-  });
+    }));
 });
