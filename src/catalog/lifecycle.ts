@@ -4,7 +4,7 @@
  *
  * - **Out of the search index.** A listing hidden (past LISTING_TTL_DAYS, or failing its liveness
  *   checks past LIVENESS_GRACE_HOURS) has its search revision closed, as a change of text closes
- *   one, and its term scores kept on its row (`search_stash`); its URL terms go too. So a search
+ *   one, and its term scores (its URL keys among them) kept on its row (`search_stash`). So a search
  *   reads only the rows of listings that were visible at the last pass: a catalog of mostly hidden
  *   listings searches as fast as one without them. Hiding comes with time, not with a write, so the
  *   pass finds the newly hidden; a settlement (a new revision, as always), a passing liveness check

@@ -47,7 +47,7 @@ import {
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
 import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
 import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
-import { queryLimitViolation } from './terms.ts';
+import { queryLimitViolation, urlKey } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
@@ -69,12 +69,10 @@ export interface TextIndex {
   currentSeq(): MaybePromise<number>;
   /** How many listings the catalog holds (its function words are judged by it: term-budget.ts). */
   countListings(): MaybePromise<number>;
-  /** Each term's index rows (any snapshot), counted up to `cap`. */
+  /** Each key's index rows (any snapshot), counted up to `cap`. */
   countTerms(terms: string[], cap: number): MaybePromise<number[]>;
   /** Each term's index rows at the snapshot `asOf`, counted up to `cap` (its weight: query-terms.ts). */
   countTermsAt(terms: string[], asOf: number, cap: number): MaybePromise<number[]>;
-  /** Each term's URL-term rows (any snapshot), counted up to `cap`. */
-  countUrlTerms(terms: string[], cap: number): MaybePromise<number[]>;
   /**
    * `one_term`: the term's rows after `after` in index order that pass the filters, at most `want`; reading at most
    * `scan` rows when given. `edge`: the last row read, when the scan stopped at `scan` before `want` rows passed.
@@ -87,7 +85,7 @@ export interface TextIndex {
   rankTerms(read: RankedRead & { terms: string[]; weights: number[]; window?: number }): MaybePromise<RankedRow[]>;
   /** Each term's window: how many rows it holds (at most `window`) and the lowest score among them. */
   windowEdges(terms: string[], asOf: number, window: number): MaybePromise<WindowEdge[]>;
-  /** `url`: the listings whose URL holds the terms, rank 1e6 per term, created by `asOf`. */
+  /** `url`: the listings whose URL holds the terms at `asOf` (their keys: terms.ts urlKey), URL_TERM_RANK per term. */
   urlRows(read: RankedRead & { terms: string[] }): MaybePromise<RankedRow[]>;
   /** The listings of a page's rows, with their quality windows as of `now`. */
   listings(ids: number[], now: Date): MaybePromise<Map<number, ListingRow>>;
@@ -437,7 +435,7 @@ function* urlPage(
   if (after) choice = pinnedUrlChoice(queryTerms, after);
   else {
     const candidates = urlCandidates(queryTerms);
-    const counts = yield* run((index) => index.countUrlTerms(candidates, budget + 1));
+    const counts = yield* run((index) => index.countTerms(candidates.map(urlKey), budget + 1));
     choice = chooseUrlTerms(candidates, counts, budget);
   }
   const terms = choice.searched;

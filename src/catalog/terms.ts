@@ -91,9 +91,24 @@ export function termScores(text: SearchText): Map<string, number> {
   return withStemRows(scores);
 }
 
-/** The key of a stem's rows (no token holds `~`, so no term collides with one). */
+/**
+ * The keys of the postings (`search_terms`) that are not words of the text, each marked by a first
+ * character no token holds, so no word of a listing or a query spells one:
+ *   `~stem`: a stem's rows (a text search reads them: query-terms.ts);
+ *   `/term`: a URL term's rows, the host labels and path segments of the listing's resource URL
+ *   (url-search.ts), written with each revision at URL_KEY_SCORE. Only the URL search reads them:
+ *   the text search asks for words and stems alone, so they count in none of its budgets, weights
+ *   or matches.
+ */
 export const stemKey = (token: string): string => `~${stemmer(token)}`;
 export const isStemKey = (term: string): boolean => term.startsWith('~');
+export const urlKey = (term: string): string => `/${term}`;
+export const isUrlKey = (term: string): boolean => term.startsWith('/');
+/** The URL keys of a term `column`, a range of both stores' term index (byte order: '0' follows '/'). */
+export const urlKeysSql = (column: string): string => `${column} >= '/' AND ${column} < '0'`;
+/** A URL key's score, the same on every row (the URL search ranks by the terms a URL holds), and its milli. */
+export const URL_KEY_SCORE = 1;
+export const URL_KEY_MILLI = URL_KEY_SCORE * 1000;
 
 /**
  * The rows of a revision's terms with their stems' rows added: each stem holds the highest score
@@ -104,7 +119,7 @@ export const isStemKey = (term: string): boolean => term.startsWith('~');
 export function withStemRows(scores: ReadonlyMap<string, number>): Map<string, number> {
   const out = new Map(scores);
   for (const [term, score] of scores) {
-    if (isStemKey(term)) continue;
+    if (isStemKey(term) || isUrlKey(term)) continue;
     const key = stemKey(term);
     if (key.length - 1 > MAX_TERM_LENGTH) continue;
     out.set(key, Math.max(out.get(key) ?? 0, score));

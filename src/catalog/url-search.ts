@@ -2,9 +2,10 @@
  * Search by the resource URL (docs/CATALOG.md "When the text finds nothing"), both stores' rule:
  * when no listing's text holds a query term under the filters (the text search's first page is
  * empty and nothing follows it), the query's terms are looked up among the listings' URL terms, the
- * host labels and path segments of the canonical resource URL, written once with the listing (its
- * URL never changes): `api.weather.example.com/v1/forecast` holds api, weather, example, com, v1
- * and forecast. The answer's `searchMethod` is then `url`.
+ * host labels and path segments of the canonical resource URL: `api.weather.example.com/v1/forecast`
+ * holds api, weather, example, com, v1 and forecast. They are postings of each search revision like
+ * its words, under keys no word spells (terms.ts urlKey), so the URL search reads the catalog as of
+ * the page's snapshot as the text search does. The answer's `searchMethod` is then `url`.
  *
  *   rank = 1e6 × (distinct searched terms the URL holds); ties by listing id ascending.
  *
@@ -13,7 +14,7 @@
  * SEARCH_ROW_BUDGET (each counted up to one more than that), as the text budget keeps its terms. A
  * cursor keeps its first page's terms (`k`) and says it walks the URLs (`u`).
  */
-import { MAX_TERM_LENGTH } from './terms.ts';
+import { MAX_TERM_LENGTH, URL_KEY_SCORE, urlKey } from './terms.ts';
 import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET } from './term-budget.ts';
 import type { TermChoice } from './term-budget.ts';
 import type { CursorState } from './search.ts';
@@ -39,7 +40,7 @@ export interface UrlSearchRequest {
  * The URL terms of a canonical resource URL: its host labels and path segments (everything after
  * `scheme://`), lowercased and split on anything that is not an ASCII letter or digit, each at most
  * MAX_TERM_LENGTH characters, distinct. A canonical URL is ASCII (the host in its `xn--` form, the
- * path percent-encoded), so Postgres's catalog migration 26 splits it the same way in SQL.
+ * path percent-encoded), so Postgres's catalog migration 39 splits it the same way in SQL.
  */
 export function urlTerms(resource: string): string[] {
   const start = resource.indexOf('://');
@@ -50,6 +51,13 @@ export function urlTerms(resource: string): string[] {
     .filter((t) => t !== '' && t.length <= MAX_TERM_LENGTH);
   return [...new Set(tokens)];
 }
+
+/** A revision's term scores with its listing's URL keys added (terms.ts urlKey), as every revision is written. */
+export const withUrlKeys = (scores: ReadonlyMap<string, number>, resource: string): Map<string, number> =>
+  new Map([...scores, ...urlTerms(resource).map((term): [string, number] => [urlKey(term), URL_KEY_SCORE])]);
+
+/** A listing's rank per searched term its URL holds. */
+export const URL_TERM_RANK = 1_000_000;
 
 /** The query terms a URL search weighs: the first MAX_SEARCHED_TERMS distinct ones. */
 export const urlCandidates = (queryTerms: string[]): string[] => queryTerms.slice(0, MAX_SEARCHED_TERMS);

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../../src/catalog/types.ts';
 import { PAY_TO_B, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
+import { urlKeysSql } from '../../src/catalog/terms.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -27,11 +28,11 @@ describe.each(BACKENDS)('on %s', (backend) => {
       listingPurgeDays: 3,
       livenessGraceMs: DAY,
     });
-  /** What the search index holds: the resources with a current revision, and those with URL terms. */
+  /** What the search index holds: the resources with a current revision, and those whose current revision holds URL keys. */
   const indexed = async (t: Awaited<ReturnType<typeof open>>) => {
     const sql = `SELECT l.resource,
         EXISTS (SELECT 1 FROM search_revisions r WHERE r.listing_id = l.id AND r.to_seq IS NULL) AS revision,
-        EXISTS (SELECT 1 FROM listing_url_terms u WHERE u.listing_id = l.id) AS url
+        EXISTS (SELECT 1 FROM search_terms t WHERE t.listing_id = l.id AND ${urlKeysSql('t.term')} AND t.to_seq IS NULL) AS url
       FROM listings l ORDER BY l.resource`;
     let rows: Array<{ resource: string; revision: unknown; url: unknown }>;
     if (t.databaseUrl) {

@@ -2,15 +2,18 @@
  * A catalog written by an svc from before the one search engine (docs/CATALOG.md "Search") holds
  * structures the engine no longer reads: term signatures and sketches, revision share bounds and
  * common-term masks, chosen common terms, pair tops, the threshold walk's functions. Opening it
- * drops them (SQLite catalog migration 26, Postgres 36; the migrations after them run again) and its search answers
+ * drops them (SQLite catalog migration 25, Postgres 36; the migrations after them run again) and its search answers
  * as before.
  */
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { CURRENT_SEQ_SQL } from '../../src/catalog/postgres/queries.ts';
+import { urlKeysSql } from '../../src/catalog/terms.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { CatalogStore, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
+import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { settlement, tempCatalog } from './fixtures.ts';
 import { freshCatalogDatabase } from './fresh.ts';
@@ -36,11 +39,34 @@ async function fill(t: ReturnType<typeof tempCatalog>): Promise<void> {
   }
 }
 
+/** A filled catalog on a temp SQLite file for `work`, deleted after. */
+async function onSqlite(work: (t: ReturnType<typeof tempCatalog>) => Promise<void>): Promise<void> {
+  const t = tempCatalog();
+  try {
+    await fill(t);
+    await work(t);
+  } finally {
+    t.close();
+  }
+}
+
+/** A filled catalog on a fresh Postgres database for `work`, with a pool of its own for the test's changes. */
+async function onPostgres(work: (t: ReturnType<typeof tempCatalog>, pool: pg.Pool, databaseUrl: string) => Promise<void>): Promise<void> {
+  const databaseUrl = await freshCatalogDatabase();
+  const t = tempCatalog(undefined, { databaseUrl });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    await fill(t);
+    await work(t, pool, databaseUrl);
+  } finally {
+    await pool.end();
+    t.close();
+  }
+}
+
 describe('a catalog from before the one search engine', () => {
-  it('on SQLite: its retired structures are dropped at open and its pages stay the same', async () => {
-    const t = tempCatalog();
-    try {
-      await fill(t);
+  it('on SQLite: its retired structures are dropped at open and its pages stay the same', () =>
+    onSqlite(async (t) => {
       const search = (store: CatalogStore) => async (query: string) =>
         store.search(query, {}, { limit: 20 }, t.clock(), DISCOVERY_X402_VERSION);
       const first = new CatalogStore(t.dbPath);
@@ -60,7 +86,7 @@ describe('a catalog from before the one search engine', () => {
         CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, bit INTEGER NOT NULL);
         CREATE TABLE search_pair_tops (pair INTEGER, rev INTEGER, listing_id INTEGER, rank INTEGER);
         CREATE TABLE search_pair_bounds (pair INTEGER PRIMARY KEY, rank INTEGER, listing_id INTEGER);
-        PRAGMA user_version = ${SCHEMA_VERSION - 2};
+        PRAGMA user_version = ${MIGRATIONS.findIndex((m) => m.name === 'dropRetiredSearchStructures')};
       `);
       old.close();
       const store = new CatalogStore(t.dbPath);
@@ -85,17 +111,10 @@ describe('a catalog from before the one search engine', () => {
       } finally {
         store.close();
       }
-    } finally {
-      t.close();
-    }
-  });
+    }));
 
-  it('on Postgres: its retired structures are dropped at open and its pages stay the same', async () => {
-    const databaseUrl = await freshCatalogDatabase();
-    const t = tempCatalog(undefined, { databaseUrl });
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-    try {
-      await fill(t);
+  it('on Postgres: its retired structures are dropped at open and its pages stay the same', () =>
+    onPostgres(async (t, pool, databaseUrl) => {
       const first = await PostgresCatalogStore.open(databaseUrl);
       const search = (store: PostgresCatalogStore) => (query: string) =>
         store.search(query, {}, { limit: 20 }, t.clock(), DISCOVERY_X402_VERSION);
@@ -108,7 +127,9 @@ describe('a catalog from before the one search engine', () => {
         CREATE INDEX search_revisions_by_top ON search_revisions (top_shares DESC, rev ASC);
         CREATE TABLE search_common_terms (term TEXT PRIMARY KEY, term_bit INTEGER NOT NULL);
         CREATE FUNCTION catalog_term_bit(p_term TEXT) RETURNS BIGINT LANGUAGE sql IMMUTABLE AS $$ SELECT 1::bigint $$;`);
-      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_MIGRATIONS.length - 2]);
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+        CATALOG_MIGRATIONS.findIndex((m) => m.includes('DROP FUNCTION IF EXISTS catalog_walk')),
+      ]);
       const store = await PostgresCatalogStore.open(databaseUrl);
       try {
         const columns = async (table: string) =>
@@ -127,9 +148,107 @@ describe('a catalog from before the one search engine', () => {
       } finally {
         await store.end();
       }
-    } finally {
-      await pool.end();
-      t.close();
-    }
-  });
+    }));
+});
+
+/** A search's every page, one listing a page from `cursor` on (or from the first page). */
+async function walk(
+  search: (query: string, cursor?: string) => Promise<{ resources: Array<{ resource: string }>; pagination: { cursor: string | null } }>,
+  query: string,
+  cursor?: string,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (let next = cursor, first = true; first || next; first = false) {
+    const page = await search(query, next);
+    out.push(...page.resources.map((r) => r.resource));
+    next = page.pagination.cursor ?? undefined;
+  }
+  return out;
+}
+
+const URL_QUERIES = ['api3', 'api3 api5 com', 'example'];
+
+/**
+ * A catalog from before the write sequence moved into `catalog_meta` and the URL terms into the postings (SQLite catalog
+ * migrations 27–28, Postgres 38–39): its `catalog_seq` and `listing_url_terms` go, its sequence goes on where it was,
+ * its text and URL searches answer as before, and a URL search's cursor issued before the migration walks on.
+ */
+describe('a catalog from before the write sequence and the URL terms moved', () => {
+  const search = (store: CatalogStore | PostgresCatalogStore, now: () => Date) => async (query: string, cursor?: string) =>
+    store.search(query, {}, { limit: 1, ...(cursor ? { cursor } : {}) }, now(), DISCOVERY_X402_VERSION);
+
+  it('on SQLite', () =>
+    onSqlite(async (t) => {
+      const first = new CatalogStore(t.dbPath);
+      const find = search(first, t.clock);
+      const before = { pages: await pages((q) => find(q)), urls: await Promise.all(URL_QUERIES.map((q) => walk(find, q))) };
+      const cursor = (await find('example')).pagination.cursor!;
+      const seq = first.currentSeq();
+      first.close();
+      // As an older svc left it: the sequence in its own table, the URL terms of the current revisions in theirs.
+      const old = new DatabaseSync(t.dbPath);
+      old.exec(`
+        CREATE TABLE catalog_seq (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL) STRICT;
+        INSERT INTO catalog_seq (id, seq) SELECT 1, value FROM catalog_meta WHERE key = 'seq';
+        DELETE FROM catalog_meta WHERE key = 'seq';
+        CREATE TABLE listing_url_terms (term TEXT NOT NULL, listing_id INTEGER NOT NULL, PRIMARY KEY (term, listing_id)) STRICT, WITHOUT ROWID;
+        INSERT INTO listing_url_terms SELECT substr(term, 2), listing_id FROM search_terms WHERE ${urlKeysSql('term')} AND to_seq IS NULL;
+        DELETE FROM search_terms WHERE ${urlKeysSql('term')};
+        PRAGMA user_version = ${MIGRATIONS.findIndex((m) => m.name === 'moveSeqToMeta')};
+      `);
+      old.close();
+      const store = new CatalogStore(t.dbPath);
+      try {
+        const tables = store.db.prepare("SELECT name FROM sqlite_master WHERE name IN ('catalog_seq', 'listing_url_terms')").all();
+        expect(tables).toEqual([]);
+        expect(store.currentSeq()).toBe(seq);
+        const find = search(store, t.clock);
+        expect(await pages((q) => find(q))).toEqual(before.pages);
+        expect(await Promise.all(URL_QUERIES.map((q) => walk(find, q)))).toEqual(before.urls);
+        expect([before.urls[2]![0], ...(await walk(find, 'example', cursor))]).toEqual(before.urls[2]);
+      } finally {
+        store.close();
+      }
+      t.tick();
+      await t.catalog.recordSettlement(settlement({ url: 'https://api12.example.com/weather', description: 'weather' }));
+      const again = new CatalogStore(t.dbPath);
+      expect(again.currentSeq()).toBe(seq + 1);
+      again.close();
+    }));
+
+  it('on Postgres', () =>
+    onPostgres(async (t, pool, databaseUrl) => {
+      const first = await PostgresCatalogStore.open(databaseUrl);
+      const find = search(first, t.clock);
+      const before = { pages: await pages((q) => find(q)), urls: await Promise.all(URL_QUERIES.map((q) => walk(find, q))) };
+      const cursor = (await find('example')).pagination.cursor!;
+      await first.end();
+      const seq = async () => (await pool.query<{ seq: string }>(CURRENT_SEQ_SQL)).rows[0]?.seq;
+      const at = await seq();
+      await pool.query(`
+        CREATE TABLE catalog_seq (id INTEGER PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL);
+        INSERT INTO catalog_seq (id, seq) SELECT 1, value::bigint FROM catalog_meta WHERE key = 'seq';
+        DELETE FROM catalog_meta WHERE key = 'seq';
+        CREATE TABLE listing_url_terms (term TEXT COLLATE "C" NOT NULL, listing_id BIGINT NOT NULL, PRIMARY KEY (term, listing_id));
+        INSERT INTO listing_url_terms SELECT substr(term, 2), listing_id FROM search_terms WHERE ${urlKeysSql('term')} AND to_seq IS NULL;
+        DELETE FROM search_terms WHERE ${urlKeysSql('term')};`);
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+        CATALOG_MIGRATIONS.findIndex((m) => m.includes('DROP TABLE catalog_seq')),
+      ]);
+      const store = await PostgresCatalogStore.open(databaseUrl);
+      try {
+        const tables = await pool.query("SELECT to_regclass('catalog_seq') AS seq, to_regclass('listing_url_terms') AS url");
+        expect(tables.rows).toEqual([{ seq: null, url: null }]);
+        expect(await seq()).toBe(at);
+        const find = search(store, t.clock);
+        expect(await pages((q) => find(q))).toEqual(before.pages);
+        expect(await Promise.all(URL_QUERIES.map((q) => walk(find, q)))).toEqual(before.urls);
+        expect([before.urls[2]![0], ...(await walk(find, 'example', cursor))]).toEqual(before.urls[2]);
+      } finally {
+        await store.end();
+      }
+      t.tick();
+      await t.catalog.recordSettlement(settlement({ url: 'https://api12.example.com/weather', description: 'weather' }));
+      expect(await seq()).toBe(String(Number(at) + 1));
+    }));
 });

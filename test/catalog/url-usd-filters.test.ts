@@ -19,6 +19,7 @@ import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
+import { urlKeysSql } from '../../src/catalog/terms.ts';
 import { api } from '../helpers/contract.ts';
 import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -217,7 +218,7 @@ describe.each(BACKENDS)('%s', (backend) => {
       const old = new CatalogStore(t.dbPath);
       const before = MIGRATIONS.findIndex((migration) => migration.toString().includes('listing_urls USING fts5'));
       expect(before).toBeGreaterThan(0);
-      old.db.exec(`DROP TABLE listing_urls; DROP TABLE listing_url_terms; PRAGMA user_version = ${before}`);
+      old.db.exec(`DROP TABLE listing_urls; DELETE FROM search_terms WHERE ${urlKeysSql('term')}; PRAGMA user_version = ${before}`);
       old.close();
       const migrated = new CatalogStore(t.dbPath);
       try {
@@ -232,7 +233,7 @@ describe.each(BACKENDS)('%s', (backend) => {
       const client = new pg.Client({ connectionString: t.databaseUrl! });
       await client.connect();
       try {
-        await client.query('DROP INDEX listings_resource_lower_trigrams; DROP TABLE listing_url_terms');
+        await client.query(`DROP INDEX listings_resource_lower_trigrams; DELETE FROM search_terms WHERE ${urlKeysSql('term')}`);
         await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
           CATALOG_MIGRATIONS.findIndex((migration) => migration.includes('listings_resource_trigrams')),
         ]);

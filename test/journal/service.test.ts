@@ -127,7 +127,7 @@ describe('createService mounts the settlement journal', () => {
       expect((await client.post('/settle', warm.body)).body.success).toBe(true);
       expect((await client.get('/discovery/resources')).status).toBe(200);
       await db.query('BEGIN');
-      await db.query('SELECT seq FROM catalog_seq FOR UPDATE');
+      await db.query("SELECT value FROM catalog_meta WHERE key = 'seq' FOR UPDATE");
       const p = await payment();
       const resource = `https://faulted.example.com/${p.seller.publicKey().slice(0, 10)}`;
       p.body.paymentPayload = {

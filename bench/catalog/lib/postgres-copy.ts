@@ -16,10 +16,10 @@ import { scoreUnits } from '../../../src/catalog/postgres/revisions.ts';
 import { migrate } from '../../../src/db/postgres.ts';
 
 /**
- * Tables not copied: the Postgres migrations write their own `catalog_meta` (the cursor secret) and
- * `catalog_seq` row; the sequence's value is set after the copy.
+ * Tables not copied: the Postgres migrations write their own `catalog_meta` (the cursor secret, the
+ * write sequence); the sequence's value is set after the copy.
  */
-const NOT_COPIED = new Set(['catalog_meta', 'catalog_seq']);
+const NOT_COPIED = new Set(['catalog_meta']);
 
 /** SQLite columns that Postgres names otherwise: search_terms' `score` is `units` (scaled, scoreUnits). */
 const POSTGRES_NAMES: Record<string, Record<string, string>> = { search_terms: { score: 'units' } };
@@ -102,8 +102,8 @@ export async function copyCatalog(pool: pg.Pool, sqlitePath: string): Promise<vo
       }
       // The class counts are Postgres's own (catalog migration 16, src/catalog/postgres/price-index.ts): from the copied buckets.
       await client.query(PRICE_CLASSES_FROM_BUCKETS);
-      const { seq } = sqlite.prepare('SELECT seq FROM catalog_seq').get() as { seq: number };
-      await client.query('UPDATE catalog_seq SET seq = $1', [seq]);
+      const { value } = sqlite.prepare("SELECT value FROM catalog_meta WHERE key = 'seq'").get() as { value: string };
+      await client.query("UPDATE catalog_meta SET value = $1 WHERE key = 'seq'", [value]);
       // Identity columns continue after the copied ids.
       await client.query("SELECT setval(pg_get_serial_sequence('listings', 'id'), (SELECT max(id) FROM listings))");
       await client.query("SELECT setval(pg_get_serial_sequence('search_revisions', 'rev'), (SELECT max(rev) FROM search_revisions))");

@@ -12,15 +12,12 @@ import { inTransaction } from '../../db/postgres.ts';
 import { stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
 export type { LifecycleStorePort };
 import { SCORE_UNITS } from './migrations.ts';
-import type { Db } from './queries.ts';
+import { nextSeq, type Db } from './queries.ts';
 import { pruneRevisions, restoreStashed } from './revisions.ts';
 import { removeListing } from './withdraw.ts';
 
 type Row = { id: string; resource: string; type: string; tool_name: string; last_updated: string; since: string | null };
 const COLUMNS = 'id, resource, type, tool_name, last_updated, liveness_failing_since AS since';
-
-const nextSeq = async (db: Db) =>
-  Number((await db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq')).rows[0]!.seq);
 
 /**
  * `work` on one listing in its own transaction under its identity's lock, if the lock is free and
@@ -37,7 +34,7 @@ async function underLock(pool: pg.Pool, row: Row, still: string, params: unknown
   });
 }
 
-/** Takes a listing out of the search index (sqlite/lifecycle.ts hide): its revision closed and stashed, its URL terms deleted. */
+/** Takes a listing out of the search index (sqlite/lifecycle.ts hide): its revision closed and stashed (its URL keys among its terms). */
 async function hide(db: Db, id: string, hiddenAt: string): Promise<void> {
   const seq = await nextSeq(db);
   const current = (
@@ -56,7 +53,6 @@ async function hide(db: Db, id: string, hiddenAt: string): Promise<void> {
   }
   const span = current ? { from: Number(current.from_seq), to: seq } : undefined;
   await db.query('UPDATE listings SET search_stash = $1 WHERE id = $2', [stashText(current?.text_hash ?? '', scores, span), id]);
-  await db.query('DELETE FROM listing_url_terms WHERE listing_id = $1', [id]);
 }
 
 /** Puts a stashed listing back in the search index (revisions.ts restoreStashed) under a write sequence of its own. */

@@ -5,8 +5,9 @@
  *
  * - `listings`, `listing_accepts`, `listing_extensions`: the listings, their accepted terms and
  *   extension keys, each remembering the write sequence that added it (search snapshots);
- * - `catalog_seq`: the global write sequence. Every write updates its one row, so writes commit in
- *   sequence order on every instance, which is what lets a search cursor pin "the catalog as of N";
+ * - `catalog_meta`: the cursor secret, the catalog's identifier and the global write sequence (row
+ *   `seq`, revisions.ts nextSeq). Every write updates that row, so writes commit in sequence order on
+ *   every instance, which is what lets a search cursor pin "the catalog as of N";
  * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
  *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score;
  * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (sqlite/list-index.ts),
@@ -25,7 +26,7 @@ import type { PostgresMigrations } from '../../db/postgres.ts';
 import { CLAIMS_MIGRATION } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
 import { BLOCK_SIZE } from '../listing.ts';
-import { MAX_TERM_LENGTH } from '../terms.ts';
+import { MAX_TERM_LENGTH, URL_KEY_MILLI, URL_KEY_SCORE, urlKey, urlKeysSql } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION, URL_LETTERS_KEYED_MIGRATION, URL_LETTERS_PAGE_MIGRATION } from './url-probe.ts';
@@ -275,20 +276,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // and the failed checks remembered (postgres/claims.ts; docs/CATALOG.md "Ownership and refresh").
   // Existing listings keep their owners.
   CLAIMS_MIGRATION,
-  // 26: each listing's URL terms (host labels and path segments, ../url-search.ts urlTerms, which
-  // splits an ASCII URL as this does), searched when the text finds nothing (postgres/url-search.ts).
-  `CREATE TABLE IF NOT EXISTS listing_url_terms (
-     term TEXT ${C} NOT NULL,
-     listing_id BIGINT NOT NULL,
-     PRIMARY KEY (term, listing_id)
-   );
-   CREATE INDEX IF NOT EXISTS listing_url_terms_by_listing ON listing_url_terms (listing_id);
-   INSERT INTO listing_url_terms (term, listing_id)
-     SELECT DISTINCT t.term, l.id
-     FROM listings l,
-       regexp_split_to_table(lower(substr(l.resource, strpos(l.resource, '://') + 3)), '[^a-z0-9]+') AS t(term)
-     WHERE length(t.term) BETWEEN 1 AND ${MAX_TERM_LENGTH}
-     ON CONFLICT DO NOTHING;`,
+  // 26: retired (each listing's URL terms in a table of their own: 39 moves them into the postings).
+  RETIRED,
   // 27: a hidden listing's search revision kept on its row while it is out of the search index,
   // and the partial indexes a lifecycle pass walks (postgres/lifecycle.ts; SQLite migration 22).
   `ALTER TABLE listings ADD COLUMN IF NOT EXISTS search_stash TEXT;
@@ -361,4 +350,24 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // The stem rows (terms.ts withStemRows) of the revisions written before stems were indexed: SQL has no Porter
   // stemmer, so this marks them due and the store derives them from their term rows when it opens (revisions.ts).
   `INSERT INTO catalog_meta (key, value) VALUES ('stem_rows_due', '1') ON CONFLICT (key) DO NOTHING;`,
+  // 38: the write sequence moves from its one-row table to row `seq` of `catalog_meta` (revisions.ts nextSeq), whose
+  // lock a write holds as it held the table's row. Run again on a catalog set back to an earlier version: moved already.
+  `DO $$ BEGIN
+     IF to_regclass('catalog_seq') IS NOT NULL THEN
+       INSERT INTO catalog_meta (key, value) SELECT 'seq', seq::text FROM catalog_seq WHERE id = 1
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+       DROP TABLE catalog_seq;
+     END IF;
+   END $$;`,
+  // 39: each revision held gets its listing's URL keys (../url-search.ts withUrlKeys: the host labels and path segments,
+  // split from an ASCII URL as urlTerms splits it, under '/'), with its validity, as a revision written now holds them;
+  // the table that held them goes. Derived from the URLs, so a catalog set back to an earlier version migrates again.
+  `DELETE FROM search_terms WHERE ${urlKeysSql('term')};
+   INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
+     SELECT DISTINCT '${urlKey('')}' || t.term, r.rev, r.listing_id, ${URL_KEY_SCORE * SCORE_UNITS}, ${URL_KEY_MILLI}, r.from_seq, r.to_seq
+     FROM search_revisions r JOIN listings l ON l.id = r.listing_id,
+       regexp_split_to_table(lower(substr(l.resource, strpos(l.resource, '://') + 3)), '[^a-z0-9]+') AS t(term)
+     WHERE length(t.term) BETWEEN 1 AND ${MAX_TERM_LENGTH};
+   DROP TABLE IF EXISTS listing_url_terms;
+   ANALYZE search_terms;`,
 ];

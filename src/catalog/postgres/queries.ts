@@ -10,6 +10,14 @@ import type { DiscoveryFilters } from '../types.ts';
 import { asciiLower } from '../url-filter.ts';
 import { listingColumns } from './quality.ts';
 
+/**
+ * The catalog's write sequence, row `seq` of `catalog_meta`. A write takes the next number (NEXT_SEQ_SQL) and holds
+ * the row's lock until it commits, so writes commit in sequence order on every instance (store.ts "Snapshots").
+ */
+export const NEXT_SEQ_SQL = "UPDATE catalog_meta SET value = (value::bigint + 1)::text WHERE key = 'seq' RETURNING value AS seq";
+export const CURRENT_SEQ_SQL = "SELECT value::bigint AS seq FROM catalog_meta WHERE key = 'seq'";
+export const nextSeq = async (db: Db): Promise<number> => Number((await db.query<{ seq: string }>(NEXT_SEQ_SQL)).rows[0]!.seq);
+
 export type Db = Pick<pg.PoolClient, 'query'>;
 
 /** A `$n` parameter list built with the SQL: `p(value)` appends the value and returns its name. */

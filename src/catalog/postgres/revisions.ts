@@ -11,7 +11,7 @@ import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import { parameters, type Db } from './queries.ts';
-import { urlTerms } from '../url-search.ts';
+import { withUrlKeys } from '../url-search.ts';
 import { parseStash } from '../lifecycle.ts';
 
 /** score × 2^53 as an exact integer (migrations.ts): every score is a multiple of 2^-53. */
@@ -46,13 +46,14 @@ export async function pruneRevisions(db: Db, now: Date, batch = PRUNE_BATCH): Pr
  */
 export async function reviseSearchText(
   db: Db,
-  listingId: number,
+  listing: { id: number; resource: string },
   text: SearchText,
   level: number | Promise<number>,
   seq: number,
   nowIso: string,
   created = false,
 ): Promise<void> {
+  const listingId = listing.id;
   const currentRevision = async () =>
     (
       await db.query<{ rev: string; text_hash: string }>(
@@ -73,13 +74,13 @@ export async function reviseSearchText(
         db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]),
       ]
     : [];
-  await Promise.all([...closed, insertScoredRevision(db, listingId, hash, withQualityLevel(termScores(text), quality), seq)]);
+  await Promise.all([...closed, insertScoredRevision(db, listing, hash, withQualityLevel(termScores(text), quality), seq)]);
 }
 
 /**
  * Puts a stashed listing back in the search index (sqlite/lifecycle.ts restore): the revision it
  * had, valid from where it was (../lifecycle.ts SearchStash), reopened or, if pruned meanwhile,
- * written again; its URL terms. `seq` is the write's sequence (a stash without its span is put back
+ * written again. `seq` is the write's sequence (a stash without its span is put back
  * from it). Whether the listing was stashed.
  */
 export async function restoreStashed(db: Db, listingId: number, seq: number): Promise<boolean> {
@@ -100,35 +101,29 @@ export async function restoreStashed(db: Db, listingId: number, seq: number): Pr
       ).rows[0]
     : undefined;
   if (reopened) await db.query('UPDATE search_terms SET to_seq = NULL WHERE rev = $1', [reopened.rev]);
-  else if (scores.size > 0) await insertScoredRevision(db, listingId, hash, scores, span?.from ?? seq);
-  await insertUrlTerms(db, listingId, row.resource);
+  else if (scores.size > 0) await insertScoredRevision(db, { id: listingId, resource: row.resource }, hash, scores, span?.from ?? seq);
   return true;
 }
 
-/** A listing's URL terms (../url-search.ts), searched when the text finds nothing. */
-export async function insertUrlTerms(db: Db, listingId: number, resource: string): Promise<void> {
-  await db.query('INSERT INTO listing_url_terms (term, listing_id) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING', [
-    urlTerms(resource),
-    listingId,
-  ]);
-}
-
-/** A new current search revision of `listingId` from its term scores (the quality level in them), with its term rows. */
+/**
+ * A new current search revision of a listing from its term scores (the quality level in them), with its term rows and
+ * the URL keys of its resource (../url-search.ts withUrlKeys).
+ */
 export async function insertScoredRevision(
   db: Db,
-  listingId: number,
+  listing: { id: number; resource: string },
   hash: string,
   scored: Map<string, number>,
   seq: number,
 ): Promise<void> {
-  const scores = [...scored];
+  const scores = [...withUrlKeys(scored, listing.resource)];
   const { values, p } = parameters();
-  const [listing, from] = [p(listingId), p(seq)];
+  const [id, from] = [p(listing.id), p(seq)];
   // The revision and its term rows in one statement (its rev from the INSERT's RETURNING).
   await db.query(
-    `WITH r AS (INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES (${listing}, ${from}, ${p(hash)}) RETURNING rev)
+    `WITH r AS (INSERT INTO search_revisions (listing_id, from_seq, text_hash) VALUES (${id}, ${from}, ${p(hash)}) RETURNING rev)
      INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
-     SELECT t.term, r.rev, ${listing}, t.units, t.milli, ${from}, NULL
+     SELECT t.term, r.rev, ${id}, t.units, t.milli, ${from}, NULL
      FROM r CROSS JOIN unnest(${p(scores.map(([term]) => term))}::text[], ${p(scores.map(([, score]) => scoreUnits(score)))}::bigint[],
        ${p(scores.map(([, score]) => Math.round(score * 1000)))}::int[]) AS t(term, units, milli)`,
     values,

@@ -12,11 +12,13 @@ import type pg from 'pg';
 import { onOneClient } from '../../db/postgres.ts';
 import type { ListingRow } from '../listing.ts';
 import { PRESENCE } from '../query-terms.ts';
+import { URL_KEY_MILLI, urlKey } from '../terms.ts';
+import { URL_TERM_RANK } from '../url-search.ts';
 import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { listingColumns } from './quality.ts';
-import { filterConditions, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
+import { CURRENT_SEQ_SQL, filterConditions, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -69,11 +71,11 @@ export function textIndex(db: Db, now?: Date): TextIndex {
   // connection and planned as Postgres plans a prepared statement, where sent as text a count cost about half as much
   // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads'
   // text varies with the query: they are sent as text, planned with their values.
-  const count = (table: string) => async (terms: string[], cap: number) =>
+  const countTerms = async (terms: string[], cap: number) =>
     (
       await db.query<{ n: string }>({
-        name: `svc_search_count_${table}`,
-        text: `SELECT (SELECT count(*) FROM (SELECT 1 FROM ${table} x WHERE x.term = c.term LIMIT $2) y) AS n
+        name: 'svc_search_count',
+        text: `SELECT (SELECT count(*) FROM (SELECT 1 FROM search_terms x WHERE x.term = c.term LIMIT $2) y) AS n
          FROM unnest($1::text[]) WITH ORDINALITY AS c(term, i) ORDER BY c.i`,
         values: [terms, cap],
       })
@@ -94,7 +96,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
   };
   return {
     currentSeq: async () =>
-      Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: 'SELECT seq FROM catalog_seq WHERE id = 1' })).rows[0]!.seq),
+      Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: CURRENT_SEQ_SQL })).rows[0]!.seq),
     countListings: async () =>
       Number(
         (
@@ -104,7 +106,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
           })
         ).rows[0]!.n,
       ),
-    countTerms: count('search_terms'),
+    countTerms,
     countTermsAt: async (terms, asOf, cap) =>
       (
         await db.query<{ n: string }>({
@@ -115,7 +117,6 @@ export function textIndex(db: Db, now?: Date): TextIndex {
           values: [terms, asOf, cap],
         })
       ).rows.map((r) => Number(r.n)),
-    countUrlTerms: count('listing_url_terms'),
     async termWalk(read) {
       const { term, weight, asOf, after, want, scan } = read;
       const params = parameters();
@@ -180,20 +181,21 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const { terms, asOf, after, want } = read;
       const params = parameters();
       const { p } = params;
-      const conditions = filterConditions(read.filters, p, asOf);
-      const joined = `listing_url_terms u JOIN listings l ON l.id = u.listing_id`;
-      // One term: every match ranks 1e6, so its key range in id order is the page's order.
-      if (terms.length === 1)
+      const filter = rowFilter(read, params);
+      const keys = terms.map(urlKey);
+      // One term: every match ranks the same and its rows the same milli, so its key range in id order is the page's order.
+      if (keys.length === 1)
         return query(
-          `SELECT u.listing_id, 1000000 AS rank FROM ${joined}
-           WHERE u.term = ${p(terms[0])} AND l.created_seq <= ${p(asOf)} AND ${conditions}${after ? ` AND u.listing_id > ${p(after.i)}` : ''}
-           ORDER BY u.listing_id ASC LIMIT ${p(want)}`,
+          `SELECT t.listing_id, ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+           WHERE t.term = ${p(keys[0])} AND t.milli = ${URL_KEY_MILLI} AND ${snapshot(asOf, params)} AND ${filter.where}
+             ${after ? `AND t.listing_id > ${p(after.i)}` : ''}
+           ORDER BY t.listing_id ASC LIMIT ${p(want)}`,
           params,
         );
       return query(
         `WITH matches AS MATERIALIZED (
-           SELECT u.listing_id, count(*) * 1000000 AS rank FROM ${joined}
-           WHERE u.term = ANY(${p(terms)}::text[]) AND l.created_seq <= ${p(asOf)} AND ${conditions} GROUP BY u.listing_id
+           SELECT t.listing_id, count(*) * ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+           WHERE t.term = ANY(${p(keys)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where} GROUP BY t.rev, t.listing_id
          )
          SELECT listing_id, rank FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
         params,

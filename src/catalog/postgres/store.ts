@@ -6,8 +6,9 @@
  *   identity (resource, type, toolName), then reads the owner, so two instances settling the same
  *   new resource for two payTo at the same moment are serialized: the second reads the first's
  *   committed row and gets `owned_by_other`. The unique constraint on the identity backs it.
- * - Snapshots: every write then bumps the one row of `catalog_seq`, which it holds until commit, so
- *   writes commit in sequence order and a reader that sees sequence N sees every write up to N.
+ * - Snapshots: every write then bumps the write sequence (row `seq` of `catalog_meta`), which it
+ *   holds until commit, so writes commit in sequence order and a reader that sees sequence N sees
+ *   every write up to N.
  *   Search cursors pin N exactly as in SQLite (search.ts).
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
  *   in the write transaction by one server-side call (migrations.ts).
@@ -41,10 +42,20 @@ import type {
 } from '../types.ts';
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
-import { insertUrlTerms, pruneRevisions, reviseSearchText } from './revisions.ts';
+import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
-import { acceptedEntryExists, heldFiltersSql, pageListings, parameters, preparedDb, queryGeneric, type Db } from './queries.ts';
+import {
+  CURRENT_SEQ_SQL,
+  NEXT_SEQ_SQL,
+  acceptedEntryExists,
+  heldFiltersSql,
+  pageListings,
+  parameters,
+  preparedDb,
+  queryGeneric,
+  type Db,
+} from './queries.ts';
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { amountKey, holdsNul } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
@@ -190,7 +201,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     // Held until commit: writes commit in sequence order (search snapshots, search.ts). The listing's row goes with it (the
     // pool is pipelined: one round trip), a new one taking the sequence from the row this transaction just updated.
     const nowIso = now.toISOString();
-    const bumped = db.query<{ seq: string }>('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq');
+    const bumped = db.query<{ seq: string }>(NEXT_SEQ_SQL);
     const [row, sequenced] = await Promise.all([
       existing
         ? db.query<{ id: string }>(
@@ -199,7 +210,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
           )
         : db.query<{ id: string }>(
             `INSERT INTO listings (resource, type, tool_name, owner, x402_version, created_seq, last_updated, body, liveness_basis_ms)
-             VALUES ($1, $2, $3, $4, $5, (SELECT seq FROM catalog_seq WHERE id = 1), $6, $7, $8) RETURNING id`,
+             VALUES ($1, $2, $3, $4, $5, (${CURRENT_SEQ_SQL}), $6, $7, $8) RETURNING id`,
             [draft.resource, draft.type, draft.toolName, draft.owner, draft.x402Version, nowIso, JSON.stringify(body), now.getTime()],
           ),
       bumped,
@@ -225,12 +236,11 @@ export class PostgresCatalogStore implements CatalogStorePort {
       recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms),
       pruneRevisions(db, now),
     ];
-    if (!existing) sent.push(insertUrlTerms(db, listingId, draft.resource));
     for (const statement of sent) statement.catch(() => undefined); // awaited below
     try {
       await recordCall(db, listingId, utcDay(now), payment);
       const level = windowSums(db, listingId, now).then(({ calls, payers }) => qualityLevel(calls, payers));
-      await reviseSearchText(db, listingId, searchTextOf(body, draft), level, seq, nowIso, !existing);
+      await reviseSearchText(db, { id: listingId, resource: draft.resource }, searchTextOf(body, draft), level, seq, nowIso, !existing);
     } finally {
       // A failure of one of them comes first: every statement after it failed only because the transaction was aborted.
       await Promise.all(sent);

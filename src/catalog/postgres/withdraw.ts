@@ -7,7 +7,7 @@
  */
 import { removePrices } from './price-index.ts';
 import type pg from 'pg';
-import type { Db } from './queries.ts';
+import { nextSeq, type Db } from './queries.ts';
 import { lockIdentity } from './identity-lock.ts';
 import { inTransaction } from '../../db/postgres.ts';
 import { PRUNE_BATCH } from '../listing.ts';
@@ -82,7 +82,7 @@ export async function withdrawListing(pool: pg.Pool, w: Withdrawal, now: Date): 
  */
 export async function removeListing(db: Db, id: string | number): Promise<void> {
   // A write like any other: it takes its place in the sequence (store.ts).
-  await db.query('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
+  await nextSeq(db);
   const keys = await db.query<{ kind: string; value: string; last_updated: string }>(
     'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = $1',
     [id],
@@ -93,7 +93,7 @@ export async function removeListing(db: Db, id: string | number): Promise<void> 
   }
   await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
   await removePrices(db, id);
-  for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers', 'listing_url_terms'])
+  for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers'])
     await db.query(`DELETE FROM ${table} WHERE listing_id = $1`, [id]);
   await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);
   await db.query('DELETE FROM search_revisions WHERE listing_id = $1', [id]);

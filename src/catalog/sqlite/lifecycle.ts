@@ -6,22 +6,29 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import { parseStash, stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
 export type { LifecycleStorePort };
-import { insertUrlTerms } from './migrations.ts';
-import { insertRevision, pruneSupersededRevisions } from './revisions.ts';
+import { insertRevision, nextSeq, pruneSupersededRevisions } from './revisions.ts';
+import { withUrlKeys } from '../url-search.ts';
 import { removeListing } from './withdraw.ts';
 
-/** A new current search revision of `listingId` from its term scores (with the quality level in them). */
-export function insertScoredRevision(db: DatabaseSync, listingId: number, hash: string, scores: Map<string, number>, seq: number): void {
-  insertRevision(db, { listingId, fromSeq: seq, toSeq: null, textHash: hash }, scores);
+/**
+ * A new current search revision of `listingId` from its term scores (with the quality level in them) and the URL keys of
+ * its `resource` (../url-search.ts withUrlKeys).
+ */
+export function insertScoredRevision(
+  db: DatabaseSync,
+  listingId: number,
+  resource: string,
+  hash: string,
+  scores: Map<string, number>,
+  seq: number,
+): void {
+  insertRevision(db, { listingId, fromSeq: seq, toSeq: null, textHash: hash }, withUrlKeys(scores, resource));
 }
-
-const nextSeq = (db: DatabaseSync) =>
-  Number((cachedStatement(db, 'UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq').get() as { seq: number }).seq);
 
 /**
  * Takes listing `id` out of the search index: its current revision is closed at `seq` (superseded
  * at `hiddenAt`, the time it hid, so a revision hidden longer than a cursor's life is pruned at
- * once), its scores stashed on its row, its URL terms deleted.
+ * once), its scores (its URL keys among them) stashed on its row.
  */
 function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void {
   const current = cachedStatement(db, 'SELECT rev, text_hash, from_seq FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(
@@ -40,13 +47,12 @@ function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void
     current ? { from: Number(current.from_seq), to: seq } : undefined,
   );
   cachedStatement(db, 'UPDATE listings SET search_stash = ? WHERE id = ?').run(stash, id);
-  cachedStatement(db, 'DELETE FROM listing_url_terms WHERE listing_id = ?').run(id);
 }
 
 /**
  * Puts a stashed listing back in the search index (a settlement's write, a passing check, the pass):
  * the revision it had, valid from where it was (../lifecycle.ts SearchStash), reopened or, if pruned
- * meanwhile, written again; its URL terms. `seq` is the write's sequence (a stash without its span
+ * meanwhile, written again. `seq` is the write's sequence (a stash without its span
  * is put back from it). Whether the listing was stashed.
  */
 export function restore(db: DatabaseSync, id: number, seq: number): boolean {
@@ -61,9 +67,8 @@ export function restore(db: DatabaseSync, id: number, seq: number): boolean {
       'UPDATE search_revisions SET to_seq = NULL, superseded_at = NULL WHERE listing_id = ? AND to_seq = ? AND from_seq = ? RETURNING rev',
     ).get(id, span.to, span.from) as { rev: number } | undefined);
   if (reopened) cachedStatement(db, 'UPDATE search_terms SET to_seq = NULL WHERE rev = ?').run(reopened.rev);
-  else if (scores.size > 0) insertScoredRevision(db, id, hash, scores, span?.from ?? seq);
+  else if (scores.size > 0) insertScoredRevision(db, id, row.resource, hash, scores, span?.from ?? seq);
   cachedStatement(db, 'UPDATE listings SET search_stash = NULL WHERE id = ?').run(id);
-  insertUrlTerms(db, id, row.resource);
   return true;
 }
 

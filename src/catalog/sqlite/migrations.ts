@@ -17,7 +17,7 @@
  * 7: the times of accepted withdrawals (withdraw.ts).
  * 8: the price index, per listing and asset its smallest amount, and its counts (price-migrations.ts).
  * 9: the price index keeps each listing's type, indexed and counted per type (price-migrations.ts).
- * 10: retired (term signatures; migration 26 drops what older catalogs hold).
+ * 10: retired (term signatures; migration 25 drops what older catalogs hold).
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
  *    order (price-classes.ts); indexes only, no row rewritten.
@@ -27,13 +27,15 @@
  * 14: the same per asset under each scheme and under each scheme on each network, so `scheme` (with
  *    or without `network`) + `asset` + `maxAmount` is one index range too (price-migrations.ts).
  * 15–17: retired (longer share bounds, chosen common terms, pair tops).
- * 18–24: catalog identifier, URL trigram index, claims, URL terms, hidden listings' stash, asset
- *    combination keys (each commented below).
- * 25: the time each host may next be asked by svc's checks (probe-hosts.ts).
- * 26: the one search engine (search-engine.ts): drops the structures it does not read (term
+ * 18–23: catalog identifier, URL trigram index, claims, URL terms (retired: migration 28 moves
+ *    them), hidden listings' stash, asset combination keys (each commented below).
+ * 24: the time each host may next be asked by svc's checks (probe-hosts.ts).
+ * 25: the one search engine (search-engine.ts): drops the structures it does not read (term
  *    signatures and sketches, revision share bounds and common-term masks, chosen common terms,
  *    pair tops and bounds) from catalogs that hold them; the term index gets back its plain form.
- * 27: the stem rows (terms.ts) of revisions written before stems were indexed.
+ * 26: the stem rows (terms.ts) of revisions written before stems were indexed.
+ * 27: the write sequence moves from its one-row table `catalog_seq` to row `seq` of `catalog_meta`.
+ * 28: the URL terms move from `listing_url_terms` into the postings, `search_terms` (terms.ts urlKey).
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
@@ -42,15 +44,23 @@ import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
 import { buildBlocks, countKeyChanges, insertListingKeys, migrateToAssetCombinationKeys } from './list-index.ts';
-import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
-import { termScores, withStemRows } from '../terms.ts';
-import { urlTerms } from '../url-search.ts';
+import { inWriteTransaction } from '../../db/sqlite.ts';
+import { termScores, urlKeysSql, withStemRows } from '../terms.ts';
+import { withUrlKeys } from '../url-search.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
 import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKeys, migrateToTypedPriceIndex } from './price-migrations.ts';
 import { migrateToPriceClassIndexes } from './price-classes.ts';
 import { insertTermRows } from './revisions.ts';
+
+/** A revision's row as insertTermRows takes it. */
+const revisionOf = (r: { rev: number; listing_id: number; from_seq: number; to_seq: number | null }) => ({
+  rev: Number(r.rev),
+  listingId: Number(r.listing_id),
+  fromSeq: Number(r.from_seq),
+  toSeq: r.to_seq === null ? null : Number(r.to_seq),
+});
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -93,13 +103,11 @@ function migrateToTermIndex(db: DatabaseSync): void {
     params: string;
   }>;
   for (const r of revisions) {
-    const revision = {
-      rev: Number(r.rev),
-      listingId: Number(r.listing_id),
-      fromSeq: Number(r.from_seq),
-      toSeq: r.to_seq === null ? null : Number(r.to_seq),
-    };
-    insertTermRows(db, revision, termScores({ serviceName: r.service_name, tags: r.tags, description: r.description, params: r.params }));
+    insertTermRows(
+      db,
+      revisionOf(r),
+      termScores({ serviceName: r.service_name, tags: r.tags, description: r.description, params: r.params }),
+    );
   }
   db.exec('DROP TABLE search_fts');
   const listings = db.prepare('SELECT id, type, owner, last_updated FROM listings').all() as Array<{
@@ -158,7 +166,7 @@ type Migration = (db: DatabaseSync) => void;
  */
 const retired: Migration = () => {};
 
-/** Migration 26: drops what the retired migrations built (on a new catalog, nothing is there). */
+/** Migration 25: drops what the retired migrations built (on a new catalog, nothing is there). */
 function dropRetiredSearchStructures(db: DatabaseSync): void {
   const columns = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
   db.exec(`
@@ -203,17 +211,34 @@ function addStemRows(db: DatabaseSync): void {
   for (const r of revisions) {
     const scores = new Map((rows.all(r.rev) as Array<{ term: string; score: number }>).map((t) => [t.term, t.score]));
     const stems = new Map([...withStemRows(scores)].filter(([term]) => !scores.has(term)));
-    insertTermRows(
-      db,
-      {
-        rev: Number(r.rev),
-        listingId: Number(r.listing_id),
-        fromSeq: Number(r.from_seq),
-        toSeq: r.to_seq === null ? null : Number(r.to_seq),
-      },
-      stems,
-    );
+    insertTermRows(db, revisionOf(r), stems);
   }
+}
+
+/** Migration 27: the write sequence becomes row `seq` of `catalog_meta` (revisions.ts nextSeq); its table goes. */
+function moveSeqToMeta(db: DatabaseSync): void {
+  // A file set back to an earlier version migrates again: its sequence has moved already.
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'catalog_seq'").get()) return;
+  db.exec(`
+    INSERT INTO catalog_meta (key, value) SELECT 'seq', seq FROM catalog_seq WHERE id = 1
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+    DROP TABLE catalog_seq;
+  `);
+}
+
+/**
+ * Migration 28: each revision held gets its listing's URL keys (../url-search.ts withUrlKeys), with its own validity, as a
+ * revision written now holds them: the current ones, those a cursor may still read, and a hidden listing's (reopened
+ * when it is back). Derived from the resource URL, so a file set back to an earlier version migrates again; the table
+ * that held them goes.
+ */
+function moveUrlTermsToPostings(db: DatabaseSync): void {
+  db.exec(`DELETE FROM search_terms WHERE ${urlKeysSql('term')}`);
+  const revisions = db
+    .prepare('SELECT r.rev, r.listing_id, r.from_seq, r.to_seq, l.resource FROM search_revisions r JOIN listings l ON l.id = r.listing_id')
+    .all() as Array<{ rev: number; listing_id: number; from_seq: number; to_seq: number | null; resource: string }>;
+  for (const r of revisions) insertTermRows(db, revisionOf(r), withUrlKeys(new Map(), r.resource));
+  db.exec('DROP TABLE IF EXISTS listing_url_terms');
 }
 
 /** Append-only. Migration N brings the database from user_version N-1 to N. */
@@ -319,19 +344,8 @@ export const MIGRATIONS: Migration[] = [
   // the failed checks remembered (sqlite/claims.ts; docs/CATALOG.md "Ownership and refresh").
   // Existing listings keep their owners.
   migrateToClaims,
-  // Each listing's URL terms (host labels and path segments, ../url-search.ts), searched when the text finds nothing.
-  (db) => {
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS listing_url_terms (
-        term TEXT NOT NULL,
-        listing_id INTEGER NOT NULL,
-        PRIMARY KEY (term, listing_id)
-      ) STRICT, WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS listing_url_terms_by_listing ON listing_url_terms (listing_id);
-    `);
-    const listings = db.prepare('SELECT id, resource FROM listings').all() as Array<{ id: number; resource: string }>;
-    for (const { id, resource } of listings) insertUrlTerms(db, Number(id), resource);
-  },
+  // Retired: each listing's URL terms in a table of their own (migration 28 moves them into the postings).
+  retired,
   // A hidden listing's search revision kept on its row while it is out of the search index
   // (null while in it), and the partial indexes a lifecycle pass walks: the indexed listings by age
   // and by failures (the newly hidden are at their start), the stashed ones by age (those visible
@@ -353,13 +367,9 @@ export const MIGRATIONS: Migration[] = [
   (db) => db.exec(probeHostsTableSql('sqlite')),
   dropRetiredSearchStructures,
   addStemRows,
+  moveSeqToMeta,
+  moveUrlTermsToPostings,
 ];
-
-/** A new listing's URL terms (../url-search.ts urlTerms). */
-export function insertUrlTerms(db: DatabaseSync, listingId: number, resource: string): void {
-  const insert = cachedStatement(db, 'INSERT OR IGNORE INTO listing_url_terms (term, listing_id) VALUES (?, ?)');
-  for (const term of urlTerms(resource)) insert.run(term, listingId);
-}
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */
 export function migrateCatalog(db: DatabaseSync): void {

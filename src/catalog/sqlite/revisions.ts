@@ -8,6 +8,18 @@ import { cachedStatement } from '../../db/sqlite.ts';
 import { PRUNE_BATCH } from '../listing.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 
+/**
+ * The catalog's write sequence, row `seq` of `catalog_meta`: every write takes the next number
+ * (nextSeq) and stamps what it adds or closes with it, so a search pinned at N reads the catalog as
+ * of N (docs/CATALOG.md "Search snapshots").
+ */
+export const nextSeq = (db: DatabaseSync): number =>
+  Number(
+    (cachedStatement(db, "UPDATE catalog_meta SET value = value + 1 WHERE key = 'seq' RETURNING value").get() as { value: string }).value,
+  );
+export const currentSeq = (db: DatabaseSync): number =>
+  Number((cachedStatement(db, "SELECT value FROM catalog_meta WHERE key = 'seq'").get() as { value: string }).value);
+
 /** Writes a search revision and its term rows (one per distinct term, with its score); returns its `rev`. */
 export function insertRevision(
   db: DatabaseSync,

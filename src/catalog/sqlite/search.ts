@@ -12,6 +12,8 @@ import type { CursorState, RankedRow, WindowEdge } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { filterSql, rankSql } from './queries.ts';
 import { PRESENCE } from '../query-terms.ts';
+import { URL_KEY_MILLI, urlKey } from '../terms.ts';
+import { URL_TERM_RANK } from '../url-search.ts';
 
 /** What a search reads through: the SQLite store (store.ts). */
 export interface SearchSource {
@@ -50,10 +52,6 @@ function rowFilter(read: RankedRead): { join: string; where: string; params: Arr
 
 /** The store's statements for the engine. */
 export function textIndex(store: SearchSource): TextIndex {
-  const count = (table: string) => {
-    const statement = store.statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE term = ? LIMIT ?)`);
-    return (terms: string[], cap: number) => terms.map((term) => Number((statement.get(term, cap) as { n: number }).n));
-  };
   /** One term's rows at the snapshot after `after`, in index order, at most `limit` (`?` parameters: term, asOf twice, keyset, limit). */
   const walkSql = (after: CursorState | undefined) =>
     `SELECT t.rev, t.listing_id, t.milli, t.score FROM search_terms t WHERE t.term = ? AND ${SNAPSHOT}
@@ -67,14 +65,16 @@ export function textIndex(store: SearchSource): TextIndex {
     currentSeq: () => store.currentSeq(),
     countListings: () =>
       Number((store.statement("SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'").get() as { n: number }).n),
-    countTerms: count('search_terms'),
+    countTerms(terms, cap) {
+      const statement = store.statement('SELECT count(*) AS n FROM (SELECT 1 FROM search_terms WHERE term = ? LIMIT ?)');
+      return terms.map((term) => Number((statement.get(term, cap) as { n: number }).n));
+    },
     countTermsAt(terms, asOf, cap) {
       const statement = store.statement(
         `SELECT count(*) AS n FROM (SELECT 1 FROM search_terms t WHERE t.term = ? AND ${SNAPSHOT} LIMIT ?)`,
       );
       return terms.map((term) => Number((statement.get(term, asOf, asOf, cap) as { n: number }).n));
     },
-    countUrlTerms: count('listing_url_terms'),
     termWalk(read) {
       const { term, weight, asOf, after, want, scan } = read;
       const filter = rowFilter(read);
@@ -152,29 +152,30 @@ export function textIndex(store: SearchSource): TextIndex {
     },
     urlRows(read) {
       const { terms, asOf, after, want } = read;
-      const { conditions, params } = filterSql(read.filters, asOf);
-      // One term: every match ranks 1e6, so its key range in id order is the page's order.
-      if (terms.length === 1)
+      const filter = rowFilter(read);
+      const keys = terms.map(urlKey);
+      // One term: every match ranks the same and its rows the same milli, so its key range in id order is the page's order.
+      if (keys.length === 1)
         return ranked(
           store
             .statement(
-              `SELECT u.listing_id AS listing_id, 1000000 AS rank FROM listing_url_terms u JOIN listings l ON l.id = u.listing_id
-               WHERE u.term = ? AND l.created_seq <= ? AND ${conditions}${after ? ' AND u.listing_id > ?' : ''}
-               ORDER BY u.listing_id ASC LIMIT ?`,
+              `SELECT t.listing_id AS listing_id, ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+               WHERE t.term = ? AND t.milli = ${URL_KEY_MILLI} AND ${SNAPSHOT} AND ${filter.where}${after ? ' AND t.listing_id > ?' : ''}
+               ORDER BY t.listing_id ASC LIMIT ?`,
             )
-            .all(terms[0]!, asOf, ...params, ...(after ? [after.i] : []), want),
+            .all(keys[0]!, asOf, asOf, ...filter.params, ...(after ? [after.i] : []), want),
         );
       const keyset = keysetAfter(after);
       return ranked(
         store
           .statement(
             `WITH matches AS MATERIALIZED (
-               SELECT u.listing_id AS listing_id, count(*) * 1000000 AS rank FROM listing_url_terms u JOIN listings l ON l.id = u.listing_id
-               WHERE u.term IN (${list(terms.length)}) AND l.created_seq <= ? AND ${conditions} GROUP BY u.listing_id
+               SELECT t.listing_id AS listing_id, count(*) * ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+               WHERE t.term IN (${list(keys.length)}) AND ${SNAPSHOT} AND ${filter.where} GROUP BY t.rev
              )
              SELECT listing_id, rank FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
           )
-          .all(...terms, asOf, ...params, ...keyset.params, want),
+          .all(...keys, asOf, asOf, ...filter.params, ...keyset.params, want),
       );
     },
     listings: (ids, now) => store.rowsById(ids, now),

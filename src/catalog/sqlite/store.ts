@@ -41,8 +41,8 @@ import {
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
-import { MIGRATIONS, insertUrlTerms, migrateCatalog } from './migrations.ts';
-import { pruneSupersededRevisions } from './revisions.ts';
+import { MIGRATIONS, migrateCatalog } from './migrations.ts';
+import { currentSeq, nextSeq, pruneSupersededRevisions } from './revisions.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { LISTING_COLUMNS } from './queries.ts';
@@ -169,7 +169,7 @@ export class CatalogStore implements CatalogStorePort {
   }
 
   currentSeq(): number {
-    return Number((this.statement('SELECT seq FROM catalog_seq WHERE id = 1').get() as { seq: number }).seq);
+    return currentSeq(this.db);
   }
 
   /**
@@ -186,7 +186,7 @@ export class CatalogStore implements CatalogStorePort {
       ) as { id: number; owner: string; body: string } | undefined;
       if (existing && existing.owner !== draft.owner) return { status: 'owned_by_other' } as const;
 
-      const seq = Number((this.statement('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1 RETURNING seq').get() as { seq: number }).seq);
+      const seq = nextSeq(this.db);
       const nowIso = now.toISOString();
       const merged = mergeListing(existing?.body, draft);
       if (!merged) return { status: 'accepts_full' } as const;
@@ -221,7 +221,6 @@ export class CatalogStore implements CatalogStorePort {
         };
         listingId = Number(row.id);
         this.statement('INSERT INTO listing_urls (rowid, resource) VALUES (?, ?)').run(listingId, draft.resource);
-        insertUrlTerms(this.db, listingId, draft.resource);
       }
       this.statement(
         'INSERT OR IGNORE INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -242,7 +241,7 @@ export class CatalogStore implements CatalogStorePort {
       recordPrice(this.db, { id: listingId, type: draft.type }, nowIso, draft.terms);
       recordCall(this.db, listingId, utcDay(now), payment);
       const { calls, payers } = windowSums(this.db, listingId, now);
-      this.reviseSearchText(listingId, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
+      this.reviseSearchText(listingId, draft.resource, searchTextOf(body, draft), qualityLevel(calls, payers), seq, nowIso);
       pruneSupersededRevisions(this.db, now);
       return { status: 'written', created: !existing, listingId } as const;
     });
@@ -252,7 +251,7 @@ export class CatalogStore implements CatalogStorePort {
    * A new search revision only when the searchable text or the quality level changed (the level
    * is part of every term score, docs/CATALOG.md "Ranking"; a cursor keeps the revision it pinned).
    */
-  private reviseSearchText(listingId: number, text: SearchText, level: number, seq: number, nowIso: string): void {
+  private reviseSearchText(listingId: number, resource: string, text: SearchText, level: number, seq: number, nowIso: string): void {
     const hash = revisionKey(searchTextHash(text), level);
     const currentRevision = () =>
       this.statement('SELECT rev, text_hash FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(listingId) as
@@ -265,7 +264,7 @@ export class CatalogStore implements CatalogStorePort {
       this.statement('UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, nowIso, current.rev);
       this.statement('UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
     }
-    insertScoredRevision(this.db, listingId, hash, withQualityLevel(termScores(text), level), seq);
+    insertScoredRevision(this.db, listingId, resource, hash, withQualityLevel(termScores(text), level), seq);
   }
 
   /**

@@ -12,6 +12,7 @@ import { PRUNE_BATCH, type ListingKey } from '../listing.ts';
 import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '../types.ts';
 import { removeFromBlock } from './list-index.ts';
 import { removePrices } from './price-index.ts';
+import { nextSeq } from './revisions.ts';
 
 /**
  * Migration: the last accepted withdrawal's time per listing identity (the identity outlives the
@@ -78,7 +79,7 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
 export function removeListing(db: DatabaseSync, id: number): void {
   const run = (sql: string, ...params: Array<string | number>) => cachedStatement(db, sql).run(...params);
   // A write like any other: search cursors pinned before it keep their sequence.
-  run('UPDATE catalog_seq SET seq = seq + 1 WHERE id = 1');
+  nextSeq(db);
   const keys = cachedStatement(db, 'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = ?').all(id) as unknown as Array<
     ListingKey & { last_updated: string }
   >;
@@ -96,6 +97,5 @@ export function removeListing(db: DatabaseSync, id: number): void {
   run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
   run('DELETE FROM search_revisions WHERE listing_id = ?', id);
   run('DELETE FROM listing_urls WHERE rowid = ?', id);
-  run('DELETE FROM listing_url_terms WHERE listing_id = ?', id);
   run('DELETE FROM listings WHERE id = ?', id);
 }
