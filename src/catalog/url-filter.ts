@@ -37,7 +37,7 @@ export const asciiLowerSql = (expr: string) => `translate(${expr}, 'ABCDEFGHIJKL
 export type UrlScale = {
   urlIndexCap?: number;
   urlWalkBudget?: number;
-  /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts urlMatches). */
+  /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts suffixMatchesSql). */
   urlSuffixRowsPerMatch?: number;
 };
 

@@ -56,7 +56,7 @@ function draft(i: number): ListingDraft {
 const dir = tempDir();
 const sqlite = new CatalogStore(`${dir.dir}/catalog.sqlite`, { urlIndexCap: CAP, urlWalkBudget: BUDGET });
 let postgres: PostgresCatalogStore;
-/** The same database, one suffix entry read first per listing looked for (url-suffixes.ts urlMatches): more are read again. */
+/** The same database, one suffix entry read first per listing looked for (url-suffixes.ts suffixMatchesSql): more are read again. */
 let postgresFewSuffixes: PostgresCatalogStore;
 /** Each Postgres listing's id, by its resource URL (unique here): the suffixes' index is ordered by suffix, then id. */
 let listingIds: Map<string, number>;
@@ -112,7 +112,7 @@ const SUFFIX_ROWS: Record<string, number> = { Postgres: 4, 'Postgres, few suffix
 
 /**
  * How a Postgres store, reading `perMatch` suffix entries first per listing it looks for (CAP + 1 of them), finds the
- * listings holding `url` (src/catalog/postgres/url-suffixes.ts urlMatches): when the entries read are the whole range,
+ * listings holding `url` (src/catalog/postgres/url-suffixes.ts suffixMatchesSql, list-index.ts listByUrl): when the entries read are the whole range,
  * 'index' when at most CAP hold it, else 'walk joined' (every match known, no URL read on the walk); else 'walk' when
  * they name more than CAP matches, else 'read again' (more entries read: then one of those).
  */
@@ -278,7 +278,7 @@ describe('url on a list page, bounded, against a plain scan', () => {
       }
     }
     expect([...ways].sort()).toEqual([false, true]);
-    // Each way of reading the suffixes was taken (src/catalog/postgres/url-suffixes.ts urlMatches).
+    // Each way of reading the suffixes was taken (src/catalog/postgres/url-suffixes.ts suffixMatchesSql, list-index.ts listByUrl).
     expect([...postgresWays.get('Postgres')!].sort()).toEqual(['index', 'walk', 'walk joined']);
     expect(postgresWays.get('Postgres, few suffixes read')!.has('read again')).toBe(true);
   }, 120_000);

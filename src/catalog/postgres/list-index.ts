@@ -10,7 +10,6 @@ import {
   pageListingsStatement,
   parameters,
   readPage,
-  rowsById,
   type Db,
   type RawListingRow,
 } from './queries.ts';
@@ -25,7 +24,7 @@ import {
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { asciiLower, asciiLowerSql, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
-import { urlMatches } from './url-suffixes.ts';
+import { SUFFIX_ROWS_PER_MATCH, suffixMatchesSql } from './url-suffixes.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 import { listed } from '../query-paths.ts';
 
@@ -148,9 +147,11 @@ export async function listBySelectiveFilter(
 
 /**
  * A `url` page (../url-filter.ts urlPageIds, as sqlite/selective-list.ts reads it): the listings the URL suffixes name
- * (url-suffixes.ts urlMatches), each checked on its entries of the other filters' list keys and ordered by them (exact);
- * or a walk of the first entries of the other filters' rarest list key in page order, each checked against the
- * suffixes' matches when they named every one (no row read), else on its listing's URL.
+ * (url-suffixes.ts), each checked on its entries of the other filters' list keys and ordered by them (exact); or a walk
+ * of the first entries of the other filters' rarest list key in page order, each checked against the suffixes' matches
+ * when they named every one (no row read), else on its listing's URL. Each statement reads the page's listings along,
+ * and the matches' statement the exact page when it finds few (one round trip for a page of a rare substring, two for
+ * a common one's).
  */
 async function listByUrl(
   db: Db,
@@ -161,27 +162,46 @@ async function listByUrl(
   const { page, now, visibleSince, failing } = read;
   const others = await withUsdPriceAsAmount(db, withoutUrl(read.filters));
   const keys = filterKeys(others);
-  const accepts = needsAcceptsCondition(others)
-    ? (p: (value: unknown) => string) => acceptedEntryExists(others, p, 'k.listing_id', true)
-    : undefined;
+  const accepts = (p: (value: unknown) => string) =>
+    needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', true) : undefined;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
+  // Of the matches `ids` (an SQL bigint[]), those the other filters keep, in page order: each match's entry of the first
+  // key (a primary-key lookup per match, fenced: the planner would otherwise hash every entry of the key), the other
+  // keys', the price and the failing listings checked on it.
+  const exactSql = (p: (value: unknown) => string, ids: string) => {
+    const [first, ...rest] = keys;
+    return `ARRAY(SELECT k.listing_id FROM unnest(${ids}) AS j(id) CROSS JOIN LATERAL (
+        SELECT k.listing_id, k.last_updated FROM listing_keys k
+        WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id${visibleAfter(p, visibleSince)} OFFSET 0
+      ) k WHERE TRUE${heldFiltersSql(p, 'k.listing_id', rest, accepts(p), failing, true)} ${order})`;
+  };
+  // The page's listings among `ids` (an SQL bigint[] in page order), a row each, or one row of nulls when there are none.
+  const pageSql = (p: (value: unknown) => string, ids: string) =>
+    `LEFT JOIN LATERAL (SELECT ${listingColumns(now, p)} WHERE l.id = ANY((${ids})[${p(Math.min(page.offset + 1, INT_MAX))}::int:${p(
+      Math.min(page.offset + page.limit, INT_MAX),
+    )}::int])) x ON true`;
+  let pageRows: UrlPageRow[] = [];
+  let exact: number[] | undefined;
   const { ids, partialResults } = await urlPageIds(
     {
-      matches: (cap) => urlMatches(db, url, cap, scale.urlSuffixRowsPerMatch),
-      // Each match's entry of the first key (a primary-key lookup per match, fenced: the planner would otherwise hash
-      // every entry of the key), the other keys', the price and the failing listings checked on it.
-      exact: async (matches) => {
-        const { values, p } = parameters();
-        const [first, ...rest] = keys;
-        const found = await db.query<{ id: string }>(
-          `SELECT k.listing_id AS id FROM unnest(${p(matches)}::bigint[]) AS j(id) CROSS JOIN LATERAL (
-             SELECT k.listing_id, k.last_updated FROM listing_keys k
-             WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id${visibleAfter(p, visibleSince)} OFFSET 0
-           ) k WHERE TRUE${heldFiltersSql(p, 'k.listing_id', rest, accepts?.(p), failing, true)} ${order}`,
-          values,
-        );
-        return found.rows.map((r) => Number(r.id));
+      matches: async (cap) => {
+        for (let rows = Math.max(1, (cap + 1) * (scale.urlSuffixRowsPerMatch ?? SUFFIX_ROWS_PER_MATCH)); ; rows *= 8) {
+          const { values, p } = parameters();
+          const found = await db.query<UrlPageRow & { whole: boolean; matched: string[]; exact: string[] | null }>(
+            `WITH ${suffixMatchesSql(url, rows, p)},
+               exact AS MATERIALIZED (SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${p(cap)} THEN ${exactSql(p, 'f.ids')} END AS ids FROM found f)
+             SELECT f.whole, f.ids AS matched, e.ids AS exact, x.* FROM found f CROSS JOIN exact e ${pageSql(p, 'e.ids')}`,
+            values,
+          );
+          const { whole, matched, exact: few } = found.rows[0]!;
+          if (whole || matched.length > cap) {
+            [pageRows, exact] = [found.rows, few?.map(Number)];
+            return { ids: matched.map(Number), every: whole };
+          }
+        }
       },
+      // Read with the matches: at most `cap` matches were the whole range, so the statement above found the exact page.
+      exact: () => exact!,
       walk: async (budget, want, matched) => {
         const { values, p } = parameters();
         // The walked key: the other filters' rarest, a tie in filterKeys' order (listing.ts byFewestListings).
@@ -194,28 +214,35 @@ async function listByUrl(
           : `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
         // Where the other filters are one key, every walked entry holds it.
         const held = keys.length === 1 ? [] : keys;
-        const found = await db.query<{ ids: string[]; beyond: boolean }>(
-          `WITH walk_key AS MATERIALIZED (${walkKey})
-           SELECT ARRAY(
-             SELECT k.listing_id FROM (SELECT k.listing_id, k.last_updated FROM ${entries()} LIMIT ${p(budget)}) k
-             WHERE ${holds}${heldFiltersSql(p, 'k.listing_id', held, accepts?.(p), failing, true)} ${order} LIMIT ${p(want)}
-           ) AS ids, EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) AS beyond`,
+        const found = await db.query<UrlPageRow & { walked: string[]; beyond: boolean }>(
+          `WITH walk_key AS MATERIALIZED (${walkKey}),
+             walked AS MATERIALIZED (SELECT ARRAY(
+               SELECT k.listing_id FROM (SELECT k.listing_id, k.last_updated FROM ${entries()} LIMIT ${p(budget)}) k
+               WHERE ${holds}${heldFiltersSql(p, 'k.listing_id', held, accepts(p), failing, true)} ${order} LIMIT ${p(want)}
+             ) AS ids)
+           SELECT w.ids AS walked, EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) AS beyond, x.* FROM walked w ${pageSql(p, 'w.ids')}`,
           values,
         );
-        return { ids: found.rows[0]!.ids.map(Number), beyond: found.rows[0]!.beyond };
+        pageRows = found.rows;
+        return { ids: found.rows[0]!.walked.map(Number), beyond: found.rows[0]!.beyond };
       },
     },
     page,
     scale,
   );
-  const pageIds = ids.slice(page.offset, page.offset + page.limit);
-  const byId = await rowsById(db, pageIds, now);
-  const items = pageIds.flatMap((id) => {
+  const byId = new Map(pageRows.filter((r) => r.id !== null).map((r) => [Number(r.id), r]));
+  const items = ids.slice(page.offset, page.offset + page.limit).flatMap((id) => {
     const row = byId.get(id);
-    return row ? [toDiscoveryResource(row)] : [];
+    return row ? [toDiscoveryResource({ ...row, id })] : [];
   });
   return { items, total: ids.length, partialResults };
 }
+
+/** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps a few thousand). */
+const INT_MAX = 2 ** 31 - 1;
+
+/** A row of a `url` page's statement (listByUrl): one of the page's listings, or null columns when the page is empty. */
+type UrlPageRow = RawListingRow | { [column in keyof RawListingRow]: null };
 
 /** The condition (after ` AND`) that list entry `k` is not hidden by age. */
 const visibleAfter = (p: (value: unknown) => string, visibleSince: string | undefined) =>

@@ -1,7 +1,7 @@
 /**
  * How a `url` filter's listings are found on Postgres: a B-tree of every resource URL's suffixes (lowered as
  * asciiLower lowers, the first SUFFIX_LENGTH characters of each), so the listings holding a substring of at most that
- * length are the entries of one index range, read without a row of any table (urlMatches); a longer one's are those
+ * length are the entries of one index range, read without a row of any table (suffixMatchesSql); a longer one's are those
  * holding its first characters, each checked on its URL. It costs a row a character of each URL (44M at 1M listings:
  * 2.5 GB of table and 2.1 GB of index there, docs/SCALING.md), and as many index entries written with each new listing.
  * Postgres' trigram index (pg_trgm) was slower for it: pg_trgm keeps only the trigrams of alphanumeric words, and
@@ -11,7 +11,6 @@
 
 import type pg from 'pg';
 import { asciiLower, asciiLowerSql } from '../url-filter.ts';
-import type { Db } from './queries.ts';
 
 /** How many characters of each suffix are kept: a longer `url` is found by its first ones, and each match checked. */
 export const SUFFIX_LENGTH = 24;
@@ -84,45 +83,33 @@ export async function markSuffixesVisible(pool: pg.Pool): Promise<void> {
 }
 
 /**
- * How many of the suffixes' index entries urlMatches reads first for each listing it looks for: a URL holds a
- * substring once or a few times (`lolo` twice in `/lololo`), so four per listing find them unless many URLs hold it
- * many times (then more are read).
+ * How many of the suffixes' index entries are read first for each listing looked for (suffixMatchesSql): a URL holds
+ * a substring once or a few times (`lolo` twice in `/lololo`), so four per listing find them unless many URLs hold it
+ * many times (then more are read: list-index.ts listByUrl).
  */
-const SUFFIX_ROWS_PER_MATCH = 4;
+export const SUFFIX_ROWS_PER_MATCH = 4;
 
 /**
- * Listings holding `url` (../url-filter.ts UrlPageStatements.matches): every one when at most `cap` do, else more than
- * `cap`. The range's first `cap` + 1 times `rowsPerMatch` entries are read; when that is the whole range, its listings
- * are every match (a long `url`'s those whose URL holds it); else, when they name more than `cap` matches, those; else
- * (URLs holding the substring many times, or a long `url` whose first characters many more hold) eight times as many
- * entries are read, until one of those says.
+ * The tables `entries` and `found` of a statement reading the listings holding `url` (../url-filter.ts
+ * UrlPageStatements.matches): the first `rows` entries of its range, and `found`'s row: `whole`, whether they are the
+ * whole range, and `ids`, the listings they name (a long `url`'s: those whose URL holds it). When whole, `ids` are every
+ * listing holding `url`; else, when more than the cap, the substring is common; else more entries are to be read (URLs
+ * holding the substring many times, or a long `url` whose first characters many more hold).
  */
-export async function urlMatches(
-  db: Db,
-  url: string,
-  cap: number,
-  rowsPerMatch = SUFFIX_ROWS_PER_MATCH,
-): Promise<{ ids: number[]; every: boolean }> {
+export function suffixMatchesSql(url: string, rows: number, p: (value: unknown) => string): string {
   const lowered = asciiLower(url);
   const { from, to, short } = suffixRange(lowered);
-  for (let rows = Math.max(1, (cap + 1) * rowsPerMatch); ; rows *= 8) {
-    const values: unknown[] = [from, rows];
-    const p = (value: unknown) => `$${values.push(value)}`;
-    const found = await db.query<{ ids: string[]; whole: boolean }>(
-      `WITH entries AS MATERIALIZED (
-         SELECT s.listing_id FROM listing_url_suffixes s
-         WHERE s.suffix >= $1 AND ${to === undefined ? 'starts_with(s.suffix, $1)' : `s.suffix < ${p(to)}`} LIMIT $2
-       )
-       SELECT (SELECT count(*) FROM entries) < $2 AS whole, ARRAY(
+  return `entries AS MATERIALIZED (
+       SELECT s.listing_id FROM listing_url_suffixes s
+       WHERE s.suffix >= ${p(from)} AND ${to === undefined ? `starts_with(s.suffix, ${p(from)})` : `s.suffix < ${p(to)}`} LIMIT ${p(rows)}
+     ),
+     found AS MATERIALIZED (
+       SELECT (SELECT count(*) FROM entries) < ${p(rows)} AS whole, ARRAY(
          SELECT DISTINCT e.listing_id FROM entries e${
            short
              ? ''
              : ` WHERE strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = e.listing_id), ${p(lowered)}) > 0`
          }
-       ) AS ids`,
-      values,
-    );
-    const { ids, whole } = found.rows[0]!;
-    if (whole || ids.length > cap) return { ids: ids.map(Number), every: whole };
-  }
+       ) AS ids
+     )`;
 }
