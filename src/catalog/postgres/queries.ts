@@ -68,14 +68,15 @@ const GENERIC_SETTINGS = [
  * Postgres left to choose (plan_cache_mode auto) need not switch: a generic plan counts on 10% of the rows under a LIMIT
  * or OFFSET that is a parameter. So the generic plan is forced for this statement alone (SET LOCAL around it, in the read
  * transaction, pipelined with it: no round trip of its own), which suits only statements whose shape fixes their plan.
- * No generic plan starts parallel workers (`max_parallel_workers_per_gather` 0 beside the plan mode): where it counts on a
+ * A `url` page's statements are such (list-index.ts listByUrl): planning each took about 1.4 ms at 100k listings, more
+ * than it ran. No generic plan starts parallel workers (`max_parallel_workers_per_gather` 0 beside the plan mode): where it counts on a
  * third of the listings failing (heldFiltersSql), it started two to read a few, for 3.5 ms of a priced page's 4.2 at 1M
  * listings (p50 5.5 ms with some listings failing, 1.05 serial); each reads a few thousand rows.
  * Past PREPARED_TEXTS texts (each connection keeps every statement it prepared) a statement is sent as text.
  */
 export function queryGeneric<R extends pg.QueryResultRow>(
   db: Db,
-  kind: 'page' | 'counts',
+  kind: 'page' | 'counts' | 'url',
   text: string,
   values: unknown[],
 ): Promise<pg.QueryResult<R>> {
