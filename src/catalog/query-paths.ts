@@ -31,11 +31,6 @@ export const LIST_PATHS = {
   price_empty: { stores: BOTH, about: 'asset and a price cap the counts say no listing matches: no page read' },
   url_index: { stores: BOTH, about: '`url` held by few listings: every match from the URL index' },
   url_walk: { stores: BOTH, about: "`url` held by many: a bounded walk of the other filters' rarest key" },
-  url_spelled_walk: { stores: ['postgres'], about: '`url` held by many, no other filter: a bounded walk of the spelled URLs' },
-  url_joinable_walk: {
-    stores: ['postgres'],
-    about: '`url` held by many beside other filters, its spelling by few: the server joins the spelled matches (or walks the key)',
-  },
 } as const satisfies Record<string, { stores: readonly Store[]; about: string }>;
 
 export type SearchPath = keyof typeof SEARCH_PATHS;

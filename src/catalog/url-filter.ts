@@ -1,25 +1,28 @@
 /**
- * The bounded read of a list page with the `url` filter (docs/CATALOG.md "List", `url`). A substring that few
- * listings hold is read from the trigram index whole (exact page and total); one that more than
- * URL_INDEX_CAP listings hold is common enough that the newest listings hold the page, so the page is the
- * matches found walking the listings in page order, verified on each row, until it has the page and one more match
- * or has walked URL_WALK_BUDGET listings, and the answer says so (`partialResults`: `total` counts only the matches
- * the walk found). Either way a page reads at most a few thousand rows, and a common substring's first page about its
- * share of a page: where counting every match of a common substring read all of them.
+ * The bounded read of a list page with the `url` filter (docs/CATALOG.md "List", `url`), the rule both stores follow
+ * (urlPageIds; each store supplies its statements: sqlite/selective-list.ts, postgres/list-index.ts). A substring that
+ * few listings hold is read from the store's URL index whole (exact page and total); one that more than URL_INDEX_CAP
+ * listings hold is common enough that the newest listings hold the page, so the page is the matches found walking the
+ * listings in page order, verified on each row, until it has the page and one more match or has walked URL_WALK_BUDGET
+ * listings, and the answer says so (`partialResults`: `total` counts only the matches the walk found). Either way a page
+ * reads at most a few thousand rows, and a common substring's first page about its share of a page: where counting
+ * every match of a common substring read all of them.
  *
  * The walk reads the entries of the other filters' list key that a list page would be driven by (listing.ts
  * byFewestListings; `all` without one): each listing it reads holds that key, so beside `network` or `asset` it
  * checks only the listings those hold, where walking every listing a page with a common substring and a filter a
- * tenth hold read about ten listings for each it kept. postgres/list-index.ts listByUrl makes the same choice in SQL.
+ * tenth hold read about ten listings for each it kept.
  *
- * Both stores ask their trigram index only for a few of the substring's 3-character windows, those the fewest
- * URLs of a random sample of the catalog hold (UrlSample): every match holds each window, and resource URLs
- * share many (`com`, `exa`, a host's labels), whose entries name most listings. The whole substring is then
- * checked on the rows they name. The sample only chooses what is read: the answer is every match (up to the cap).
+ * SQLite's index is an FTS5 trigram table, asked only for a few of the substring's 3-character windows, those the
+ * fewest URLs of a random sample of the catalog hold (UrlSample): every match holds each window, and resource URLs
+ * share many (`com`, `exa`, a host's labels), whose entries name most listings. The whole substring is then checked on
+ * the rows they name. The sample only chooses what is read: the answer is every match (up to the cap). Postgres' index
+ * is a B-tree of every URL's suffixes (postgres/url-suffixes.ts), where a substring's matches are one index range.
  */
 import type { DiscoveryFilters } from './types.ts';
+import { listed } from './query-paths.ts';
 
-/** The most matches the trigram index is asked for before the walk in page order answers instead. */
+/** The most matches a store's URL index is asked for before the walk in page order answers instead. */
 export const URL_INDEX_CAP = 500;
 /** The listings, in page order, a walk checks against the `url` filter at most. */
 export const URL_WALK_BUDGET = 4_000;
@@ -30,20 +33,11 @@ export const asciiLower = (url: string) => url.replace(/[A-Z]/g, (c) => c.toLowe
 /** SQL text of `expr` lowered as asciiLower lowers it: Postgres' translate, which no locale changes (an index may use it). */
 export const asciiLowerSql = (expr: string) => `translate(${expr}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
 
-/**
- * The stores' options for these bounds (the differential tests lower them to walk a small catalog; on Postgres they
- * also set the sample shares that choose how its index is read: postgres/url-probe.ts urlLettersRead).
- */
+/** The stores' options for these bounds (the differential tests lower them to walk a small catalog). */
 export type UrlScale = {
   urlIndexCap?: number;
   urlWalkBudget?: number;
-  urlWalkedByIndexShare?: number;
-  urlScannedShare?: number;
-  urlJoinCap?: number;
-  urlScanBound?: number;
-  /** The listings one sampled URL stands for past which Postgres asks uncommon windows too (postgres/url-probe.ts askedWindows); default the cap. */
-  urlMoreWindowsFrom?: number;
-  /** The suffixes' index entries Postgres reads per listing it looks for (postgres/url-probe.ts spelledCte); 0: the trigram index alone. */
+  /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts suffixMatchesSql). */
   urlSuffixRowsPerMatch?: number;
 };
 
@@ -56,6 +50,51 @@ export function withoutUrl(filters: DiscoveryFilters): DiscoveryFilters {
 
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
 export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** `next` of `value`, awaited only when `value` is a promise (SQLite's statements answer synchronously). */
+const then = <T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> =>
+  value instanceof Promise ? value.then(next) : next(value);
+
+/** What a store supplies for a `url` page: its statements, each over the page's `url`, other filters and visibility. */
+export interface UrlPageStatements {
+  /**
+   * Listings holding `url`: every one when at most `cap` do, else more than `cap` of them. `every`: whether they are
+   * every listing holding it (then a walk may be checked against them, no URL read).
+   */
+  matches(cap: number): MaybePromise<{ ids: number[]; every: boolean }>;
+  /** Those of `ids` (every match) the other filters keep and the page shows, in page order. */
+  exact(ids: number[]): MaybePromise<number[]>;
+  /**
+   * The matches among the first `budget` entries, in page order, of the other filters' rarest list key that the page
+   * shows, at most `want`; `beyond`: whether the key has entries past the budget. `matched`: every match, when known.
+   */
+  walk(budget: number, want: number, matched: number[] | undefined): MaybePromise<{ ids: number[]; beyond: boolean }>;
+}
+
+/**
+ * The ids of a `url` page's matches in page order (the page is a slice of them) and whether they are partial: every
+ * match the index names when at most the cap hold `url`, else those a walk finds (the page and one more at most).
+ */
+export function urlPageIds(
+  statements: UrlPageStatements,
+  page: { limit: number; offset: number },
+  { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
+): MaybePromise<{ ids: number[]; partialResults: boolean }> {
+  return then(statements.matches(urlIndexCap), ({ ids, every }) => {
+    if (ids.length <= urlIndexCap) {
+      listed('url_index');
+      return then(statements.exact(ids), (exact) => ({ ids: exact, partialResults: false }));
+    }
+    listed('url_walk');
+    const want = walkWant(page);
+    return then(statements.walk(urlWalkBudget, want, every ? ids : undefined), (walked) => ({
+      ids: walked.ids,
+      partialResults: walked.ids.length === want || walked.beyond,
+    }));
+  });
+}
 
 /** How many URLs a sample holds, and how long it is kept before it is drawn again. */
 export const URL_SAMPLE_SIZE = 256;
@@ -76,8 +115,6 @@ export function urlWindows(text: string): string[] {
  */
 export class UrlSample {
   urls: string[] = [];
-  /** How many listings the catalog held when the sample was drawn (0 when its store does not count them). */
-  listings = 0;
   private held = new Map<string, number>();
   private drawnAt = -Infinity;
 
@@ -86,9 +123,8 @@ export class UrlSample {
     return nowMs - this.drawnAt >= SAMPLE_MAX_AGE_MS;
   }
 
-  replace(urls: string[], nowMs: number, listings = 0): void {
+  replace(urls: string[], nowMs: number): void {
     this.urls = urls;
-    this.listings = listings;
     this.held = new Map();
     for (const url of urls) for (const window of urlWindows(url)) this.held.set(window, (this.held.get(window) ?? 0) + 1);
     this.drawnAt = nowMs;

@@ -164,8 +164,7 @@ const FILTERS: DiscoveryFilters[] = [
   { extensions: 'other' },
   { type: 'http', payTo: PAY_TO_A, network: 'stellar:testnet' },
   { payTo: PAY_TO_A, scheme: 'exact' },
-  // url: a few listings (a set the search is narrowed to), a tenth of them, and with another filter; and one that no
-  // URL holds but a few spelled URLs do (src/catalog/postgres/url-probe.ts: '//d7' is spelled 'qbqbd7').
+  // url: a few listings, a tenth of them, with another filter, and one that no URL holds.
   { url: 'D7.example' },
   { url: '1.EXAMPLE' },
   { url: '/d3', type: 'http' },

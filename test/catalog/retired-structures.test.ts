@@ -3,7 +3,9 @@
  * structures the engine no longer reads: term signatures and sketches, revision share bounds and
  * common-term masks, chosen common terms, pair tops, the threshold walk's functions. Opening it
  * drops them (SQLite catalog migration 25, Postgres 36; the migrations after them run again) and its search answers
- * as before.
+ * as before. And on Postgres, the `url` filter's structures other than the URL suffixes (docs/CATALOG.md "List"): the
+ * trigram indexes of the resource URLs and the URLs spelled in letters, with their triggers and functions (catalog
+ * migration 40); its list pages answer as before.
  */
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +17,8 @@ import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
-import { settlement, tempCatalog } from './fixtures.ts';
+import { settlement, storeDraft, tempCatalog } from './fixtures.ts';
+import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { freshCatalogDatabase } from './fresh.ts';
 
 const QUERIES = ['weather', 'weather forecast', 'forecast city lisbon', 'nothing here'];
@@ -251,4 +254,112 @@ describe('a catalog from before the write sequence and the URL terms moved', () 
       await t.catalog.recordSettlement(settlement({ url: 'https://api12.example.com/weather', description: 'weather' }));
       expect(await seq()).toBe(String(Number(at) + 1));
     }));
+});
+
+/** A small catalog's `url` list pages: few listings, all of them, none, with another filter, and past the first page. */
+async function urlPages(
+  list: (
+    filters: DiscoveryFilters,
+    page: { limit: number; offset: number },
+  ) => Promise<{ items: Array<{ resource: string }>; total: number }>,
+): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const filters of [{ url: 'API3.' }, { url: 'example.com/WEATHER' }, { url: 'nowhere' }, { url: 'api1', network: 'stellar:testnet' }])
+    for (const page of [
+      { limit: 5, offset: 0 },
+      { limit: 5, offset: 5 },
+    ]) {
+      const { items, total } = await list(filters, page);
+      out.push({ filters, page, total, items: items.map((item) => item.resource) });
+    }
+  return out;
+}
+
+/** As catalog migrations 29–33 left a catalog (their names; the spelling simplified): what migration 40 drops. */
+const URL_STRUCTURES_BEFORE = `
+  CREATE EXTENSION IF NOT EXISTS pg_trgm;
+  CREATE INDEX listings_resource_trigrams ON listings USING gin (resource gin_trgm_ops);
+  CREATE INDEX listings_resource_lower_trigrams ON listings USING gin (lower(resource) gin_trgm_ops);
+  CREATE FUNCTION catalog_url_letters(url text) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT lower(url) $$;
+  CREATE FUNCTION catalog_key_bits(kind text, value text) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT 1::bigint $$;
+  CREATE TABLE listing_url_letters (
+    listing_id BIGINT PRIMARY KEY REFERENCES listings (id) ON DELETE CASCADE,
+    letters TEXT NOT NULL,
+    last_updated TEXT COLLATE "C" NOT NULL DEFAULT '',
+    key_bits BIGINT NOT NULL DEFAULT 0
+  );
+  INSERT INTO listing_url_letters (listing_id, letters, last_updated) SELECT id, catalog_url_letters(resource), last_updated FROM listings;
+  CREATE INDEX listing_url_letters_trigrams ON listing_url_letters USING gin (letters gin_trgm_ops);
+  CREATE INDEX listing_url_letters_page ON listing_url_letters (last_updated, listing_id);
+  CREATE FUNCTION catalog_spell_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO listing_url_letters (listing_id, letters, last_updated) VALUES (NEW.id, catalog_url_letters(NEW.resource), NEW.last_updated);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER listings_spell_url AFTER INSERT ON listings FOR EACH ROW EXECUTE FUNCTION catalog_spell_listing_url();
+  CREATE FUNCTION catalog_date_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE listing_url_letters SET last_updated = NEW.last_updated WHERE listing_id = NEW.id;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER listings_date_url AFTER UPDATE OF last_updated ON listings FOR EACH ROW EXECUTE FUNCTION catalog_date_listing_url();
+  CREATE FUNCTION catalog_key_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE listing_url_letters SET key_bits = key_bits | catalog_key_bits(NEW.kind, NEW.value) WHERE listing_id = NEW.listing_id;
+    RETURN NULL;
+  END $$;
+  CREATE CONSTRAINT TRIGGER listing_keys_url_bits AFTER INSERT ON listing_keys DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION catalog_key_listing_url();`;
+
+describe('a Postgres catalog from before the suffixes alone served the url filter', () => {
+  it('has the other structures dropped at open, and its url pages stay the same', async () => {
+    const databaseUrl = await freshCatalogDatabase();
+    const t = tempCatalog(undefined, { databaseUrl });
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+    try {
+      await fill(t);
+      const scale = { urlIndexCap: 3, urlWalkBudget: 6 }; // so a small catalog's pages take both the index and the walk
+      const first = await PostgresCatalogStore.open(databaseUrl, scale);
+      const list = (store: PostgresCatalogStore) => (filters: DiscoveryFilters, page: { limit: number; offset: number }) =>
+        store.list(filters, page, t.clock());
+      const before = await urlPages(list(first));
+      await first.end();
+      await pool.query(URL_STRUCTURES_BEFORE);
+      await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
+        CATALOG_MIGRATIONS.findIndex((m) => m.includes('DROP TABLE IF EXISTS listing_url_letters')),
+      ]);
+      const store = await PostgresCatalogStore.open(databaseUrl, scale);
+      try {
+        const named = async (sql: string) => (await pool.query<{ name: string }>(sql)).rows.map((r) => r.name);
+        expect(
+          await named(
+            "SELECT relname AS name FROM pg_class WHERE relname LIKE 'listing_url_letters%' OR relname LIKE 'listings_resource%trigrams'",
+          ),
+        ).toEqual([]);
+        expect(
+          await named(
+            "SELECT proname AS name FROM pg_proc WHERE proname IN ('catalog_url_letters', 'catalog_key_bits', 'catalog_spell_listing_url', 'catalog_date_listing_url', 'catalog_key_listing_url')",
+          ),
+        ).toEqual([]);
+        expect(
+          await named(
+            "SELECT tgname AS name FROM pg_trigger WHERE tgname IN ('listings_spell_url', 'listings_date_url', 'listing_keys_url_bits')",
+          ),
+        ).toEqual([]);
+        expect(await urlPages(list(store))).toEqual(before);
+        // A listing written after: found as any other (the suffixes kept by their own trigger).
+        t.tick();
+        const draft = storeDraft(77, { network: 'stellar:testnet', asset: 'CASSET', metadata: { description: 'a listing' } });
+        await store.writeListing({ ...draft, resource: 'https://api77.example.com/weather' }, t.clock());
+        expect((await store.list({ url: 'API77' }, { limit: 5, offset: 0 }, t.clock())).items.map((item) => item.resource)).toEqual([
+          'https://api77.example.com/weather',
+        ]);
+      } finally {
+        await store.end();
+      }
+    } finally {
+      await pool.end();
+      t.close();
+    }
+  });
 });

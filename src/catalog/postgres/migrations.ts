@@ -29,7 +29,6 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH, URL_KEY_MILLI, URL_KEY_SCORE, urlKey, urlKeysSql } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
-import { URL_LETTERS_DATED_MIGRATION, URL_LETTERS_FUNCTION, URL_LETTERS_KEYED_MIGRATION, URL_LETTERS_PAGE_MIGRATION } from './url-probe.ts';
 import { URL_SUFFIXES_MIGRATION } from './url-suffixes.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
@@ -54,7 +53,7 @@ export const roundedMilliSql = (units: string) => roundedMilliOfSql(`sum(${units
 
 const C = 'COLLATE "C"';
 
-/** A migration whose structure the search no longer reads: a new catalog does not build it, and migration 36 removes it. */
+/** A migration whose structure no page reads: a new catalog does not build it, and migration 36 or 38 removes it. */
 const RETIRED = 'SELECT 1;';
 
 export const CATALOG_MIGRATIONS: PostgresMigrations = [
@@ -267,11 +266,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 23: the catalog's identifier, named in every withdrawal's signed text (docs/CATALOG.md
   // "Withdrawing a listing"), shared by every instance on this database.
   `INSERT INTO catalog_meta (key, value) VALUES ('catalog_id', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING;`,
-  // 24: a trigram index of each listing's resource URL, so the `url` filter (a case-insensitive
-  // substring, openapi.yaml UrlFilter) is an index lookup, not a scan (postgres/queries.ts urlCondition).
-  // pg_trgm ships with PostgreSQL and is a trusted extension: a database owner may create it.
-  `CREATE EXTENSION IF NOT EXISTS pg_trgm;
-   CREATE INDEX IF NOT EXISTS listings_resource_trigrams ON listings USING gin (resource gin_trgm_ops);`,
+  // 24: retired (a trigram index of the resource URLs; migration 40 drops it from catalogs that hold it).
+  RETIRED,
   // 25: ownership claims: settlements waiting for the resource's own server to name their payTo,
   // and the failed checks remembered (postgres/claims.ts; docs/CATALOG.md "Ownership and refresh").
   // Existing listings keep their owners.
@@ -288,40 +284,13 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 28: a list key per accepted entry for its asset with its network and/or scheme, and with the listing's type
   // (postgres/list-index.ts; SQLite migration 23), so `asset` combined with them is one key.
   ASSET_COMBINATION_KEYS_MIGRATION,
-  // 29: the trigram index of the lowered resource URLs in place of 24's, so `url` is matched by `lower(resource)
-  // LIKE`, several times cheaper per row than ILIKE (postgres/queries.ts urlCondition); ANALYZE gathers the
-  // expression's statistics, without which the planner guesses how many URLs hold a substring.
-  `CREATE INDEX IF NOT EXISTS listings_resource_lower_trigrams ON listings USING gin (lower(resource) gin_trgm_ops);
-   DROP INDEX IF EXISTS listings_resource_trigrams;
-   ANALYZE listings;`,
-  // 30: each URL spelled in letters (postgres/url-probe.ts) in a table of its own with a trigram index: every 3
-  // characters of a URL leave a trigram, so a `url` of common words joined by rarer punctuation (`3.example.com/v`)
-  // names few listings. A table, because the index's rows are rechecked (spelling each again cost about 10 µs), and a
-  // column on listings would rewrite it (its visibility map lost until a vacuum: index-only scans read every row).
-  // Filled by a trigger on each new listing (a URL never changes) and here for the existing ones. 29's index stays
-  // for the per-row `lower(resource) LIKE` of a filtered search.
-  `${URL_LETTERS_FUNCTION}
-   CREATE TABLE IF NOT EXISTS listing_url_letters (
-     listing_id BIGINT PRIMARY KEY REFERENCES listings (id) ON DELETE CASCADE,
-     letters TEXT NOT NULL
-   );
-   CREATE OR REPLACE FUNCTION catalog_spell_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
-   BEGIN
-     INSERT INTO listing_url_letters (listing_id, letters) VALUES (NEW.id, catalog_url_letters(NEW.resource));
-     RETURN NULL;
-   END $$;
-   CREATE OR REPLACE TRIGGER listings_spell_url AFTER INSERT ON listings FOR EACH ROW EXECUTE FUNCTION catalog_spell_listing_url();
-   INSERT INTO listing_url_letters (listing_id, letters) SELECT id, catalog_url_letters(resource) FROM listings ON CONFLICT DO NOTHING;
-   CREATE INDEX IF NOT EXISTS listing_url_letters_trigrams ON listing_url_letters USING gin (letters gin_trgm_ops);
-   ANALYZE listing_url_letters;`,
-  // 31: each spelled URL carries its listing's lastUpdated (postgres/url-probe.ts), so a `url` page reads no listing row
-  // but its page's.
-  URL_LETTERS_DATED_MIGRATION,
-  // 32: the spelled URLs in page order, walked by a `url` page without other filters (postgres/url-probe.ts).
-  URL_LETTERS_PAGE_MIGRATION,
-  // 33: each spelled URL carries its listing's list keys as bits, so a `url` page checks the other filters on the rows
-  // its index read named before looking a key up (postgres/url-probe.ts).
-  URL_LETTERS_KEYED_MIGRATION,
+  // 29–33: retired (a trigram index of the lowered resource URLs; the URLs spelled in letters, their trigram index,
+  // page order and key bits; migration 40 drops them from catalogs that hold them).
+  RETIRED,
+  RETIRED,
+  RETIRED,
+  RETIRED,
+  RETIRED,
   // 34: every URL's suffixes in a B-tree, where a `url` page finds the listings holding a substring in one index range
   // (postgres/url-suffixes.ts).
   URL_SUFFIXES_MIGRATION,
@@ -370,4 +339,17 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
      WHERE length(t.term) BETWEEN 1 AND ${MAX_TERM_LENGTH};
    DROP TABLE IF EXISTS listing_url_terms;
    ANALYZE search_terms;`,
+  // 40: one structure serves the `url` filter, the suffixes (url-suffixes.ts): the trigram indexes of the resource
+  // URLs (24, 29) and the URLs spelled in letters (30–33) go, with their triggers and functions.
+  `DROP INDEX IF EXISTS listings_resource_trigrams;
+   DROP INDEX IF EXISTS listings_resource_lower_trigrams;
+   DROP TRIGGER IF EXISTS listings_spell_url ON listings;
+   DROP TRIGGER IF EXISTS listings_date_url ON listings;
+   DROP TRIGGER IF EXISTS listing_keys_url_bits ON listing_keys;
+   DROP TABLE IF EXISTS listing_url_letters;
+   DROP FUNCTION IF EXISTS catalog_spell_listing_url();
+   DROP FUNCTION IF EXISTS catalog_date_listing_url();
+   DROP FUNCTION IF EXISTS catalog_key_listing_url();
+   DROP FUNCTION IF EXISTS catalog_key_bits(text, text);
+   DROP FUNCTION IF EXISTS catalog_url_letters(text);`,
 ];

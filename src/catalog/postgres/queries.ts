@@ -76,12 +76,10 @@ const GENERIC_SETTINGS = [
  * Postgres left to choose (plan_cache_mode auto) need not switch: a generic plan counts on 10% of the rows under a LIMIT
  * or OFFSET that is a parameter. So the generic plan is forced for this statement alone (SET LOCAL around it, in the read
  * transaction, pipelined with it: no round trip of its own), which suits only statements whose shape fixes their plan.
- * A `url` page's statement (list-index.ts listByUrl) is one: its text says how the spelled URLs are read (the index's
- * windows or a scan: url-probe.ts urlLettersRead), the one choice its values made when it was planned with them, and
- * planning it (about 2,000 characters, a dozen subqueries) took 0.8–0.9 ms a page at 100k and 1M listings. No
- * generic plan starts parallel workers (`max_parallel_workers_per_gather` 0 beside the plan mode): where it counts on a
+ * A `url` page's statements are such (list-index.ts listByUrl): planning each took about 1.4 ms at 100k listings, more
+ * than it ran. No generic plan starts parallel workers (`max_parallel_workers_per_gather` 0 beside the plan mode): where it counts on a
  * third of the listings failing (heldFiltersSql), it started two to read a few, for 3.5 ms of a priced page's 4.2 at 1M
- * listings (p50 5.5 ms with some listings failing, 1.05 serial) and four times a `url` page; each reads a few thousand rows.
+ * listings (p50 5.5 ms with some listings failing, 1.05 serial); each reads a few thousand rows.
  * Past PREPARED_TEXTS texts (each connection keeps every statement it prepared) a statement is sent as text.
  */
 export function queryGeneric<R extends pg.QueryResultRow>(
@@ -172,12 +170,10 @@ export const acceptedEntryExists = (filters: DiscoveryFilters, p: (value: unknow
  * The conditions (each after ` AND`) that listing `listing` (an SQL expression) holds each of `keys` (an entry of each
  * in `listing_keys`), meets `accepts` (an SQL condition on its accepted entries or prices, when given) and is not
  * hidden by failing its liveness checks since before `failing`. `fence` keeps each key's lookup one per row (OFFSET 0),
- * where the planner may otherwise hash every entry of the key (a semi-join). `keyBits`, the listing's key bits where the
- * row read has them (url-probe.ts URL_LETTERS_KEYED_MIGRATION), spares the lookup of a key whose bits they lack.
- * The failing listings are those with a failing time before `failing`, and, said again, with one at all: a generic plan
- * (queryGeneric) counts on a third of the listings under a comparison with a parameter, too many to hash, and then
- * checked each row against the whole list, and walked a `url` page's spelled URLs in page order to avoid a sort (190 ms
- * at 1M listings, none failing); with its share of listings that have a failing time it hashes the few there are.
+ * where the planner may otherwise hash every entry of the key (a semi-join). The failing listings are those with a
+ * failing time before `failing`, and, said again, with one at all: a generic plan (queryGeneric) counts on a third of
+ * the listings under a comparison with a parameter, too many to hash, and then checked each row against the whole list
+ * (190 ms at 1M listings, none failing); with its share of listings that have a failing time it hashes the few there are.
  */
 export function heldFiltersSql(
   p: (value: unknown) => string,
@@ -186,17 +182,11 @@ export function heldFiltersSql(
   accepts: string | undefined,
   failing: string | undefined,
   fence = false,
-  keyBits?: string,
 ): string {
   const held = keys.map((key) => {
     const kind = p(key.kind);
     const value = p(key.value);
-    // No bit of the key's that the listing's lack: it may hold the key (the key's bits computed once).
-    const mayHold = keyBits === undefined ? '' : ` AND ((~${keyBits}) & (SELECT catalog_key_bits(${kind}, ${value}))) = 0`;
-    return (
-      mayHold +
-      ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${kind} AND o.value = ${value} AND o.listing_id = ${listing}${fence ? ' OFFSET 0' : ''})`
-    );
+    return ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${kind} AND o.value = ${value} AND o.listing_id = ${listing}${fence ? ' OFFSET 0' : ''})`;
   });
   return (
     held.join('') +
@@ -221,9 +211,10 @@ function amountAtMost(column: string, max: string, p: (value: unknown) => string
 export const urlPattern = (url: string) => `%${asciiLower(url).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
- * The condition that listing `l`'s resource URL holds `url`, ignoring ASCII case: `lower(resource) LIKE`, which the
- * trigram index of the lowered URLs serves (catalog migration 29), and which checks a row several times faster
- * than `resource ILIKE` did (measured at 100k listings: docs/BENCHMARKS.md "Filter combinations").
+ * The condition that listing `l`'s resource URL holds `url`, ignoring ASCII case, checked on each row a search or a
+ * `resource` or `toolName` page reads (a `url` page alone reads the suffixes' index: list-index.ts listByUrl):
+ * `lower(resource) LIKE`, several times faster per row than `resource ILIKE` (measured at 100k listings:
+ * docs/BENCHMARKS.md "Filter combinations").
  */
 export const urlCondition = (url: string, p: (value: unknown) => string) => `lower(l.resource) LIKE ${p(urlPattern(url))}`;
 

@@ -60,7 +60,7 @@ import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { amountKey, holdsNul } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
 import { hiddenCountSql, listBySelectiveFilter, seekOffset, singleKeyPage, withUsdPriceAsAmount } from './list-index.ts';
-import { UrlSample, type UrlScale } from '../url-filter.ts';
+import type { UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -83,7 +83,6 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly searchRowBudget: number | undefined;
   /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
   private readonly urlScale: UrlScale;
-  private readonly urlSample = new UrlSample(); // which windows of a `url` filter are rare (url-probe.ts)
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -274,7 +273,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       // pages check each listing's row, so the condition stands in their statements whether any listing fails or not.
       if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
         const read = { filters, page, now, visibleSince, failing: failingBefore };
-        return listBySelectiveFilter(db, read, this.urlScale, this.urlSample);
+        return listBySelectiveFilter(db, read, this.urlScale);
       }
       filters = await withUsdPriceAsAmount(db, filters);
       const keys = filterKeys(filters);

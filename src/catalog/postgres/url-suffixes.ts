@@ -1,15 +1,16 @@
 /**
- * Where a `url` filter's listings are found first on Postgres: a B-tree of every resource URL's suffixes (lowered as
+ * How a `url` filter's listings are found on Postgres: a B-tree of every resource URL's suffixes (lowered as
  * asciiLower lowers, the first SUFFIX_LENGTH characters of each), so the listings holding a substring of at most that
- * length are the entries of one index range, read without a row of any table (url-probe.ts spelledCte). The trigram
- * index (url-probe.ts) names candidates and a heap row each is read to check them: at 1M listings, finding that more
- * than the cap (500) hold a substring read 500–1,500 such rows, several milliseconds, where the range reads 2,000
- * entries of a few index pages. It costs a row a character of each URL (44M at 1M listings): 2.5 GB of table and
- * 2.1 GB of index there (docs/SCALING.md), and as many index entries written with each new listing.
+ * length are the entries of one index range, read without a row of any table (suffixMatchesSql); a longer one's are those
+ * holding its first characters, each checked on its URL. It costs a row a character of each URL (44M at 1M listings:
+ * 2.5 GB of table and 2.1 GB of index there, docs/SCALING.md), and as many index entries written with each new listing.
+ * Postgres' trigram index (pg_trgm) was slower for it: pg_trgm keeps only the trigrams of alphanumeric words, and
+ * resource URLs share most of those (`exa`, `com`), so a substring's index read named most listings
+ * (docs/BENCHMARKS.md "Filter combinations").
  */
 
 import type pg from 'pg';
-import { asciiLowerSql } from '../url-filter.ts';
+import { asciiLower, asciiLowerSql } from '../url-filter.ts';
 
 /** How many characters of each suffix are kept: a longer `url` is found by its first ones, and each match checked. */
 export const SUFFIX_LENGTH = 24;
@@ -79,4 +80,36 @@ export async function markSuffixesVisible(pool: pg.Pool): Promise<void> {
     "SELECT relpages > 0 AND relallvisible = 0 AS due FROM pg_class WHERE oid = 'listing_url_suffixes'::regclass",
   );
   if (table.rows[0]?.due) await pool.query('VACUUM (ANALYZE) listing_url_suffixes');
+}
+
+/**
+ * How many of the suffixes' index entries are read first for each listing looked for (suffixMatchesSql): a URL holds
+ * a substring once or a few times (`lolo` twice in `/lololo`), so four per listing find them unless many URLs hold it
+ * many times (then more are read: list-index.ts listByUrl).
+ */
+export const SUFFIX_ROWS_PER_MATCH = 4;
+
+/**
+ * The tables `entries` and `found` of a statement reading the listings holding `url` (../url-filter.ts
+ * UrlPageStatements.matches): the first `rows` entries of its range, and `found`'s row: `whole`, whether they are the
+ * whole range, and `ids`, the listings they name (a long `url`'s: those whose URL holds it). When whole, `ids` are every
+ * listing holding `url`; else, when more than the cap, the substring is common; else more entries are to be read (URLs
+ * holding the substring many times, or a long `url` whose first characters many more hold).
+ */
+export function suffixMatchesSql(url: string, rows: number, p: (value: unknown) => string): string {
+  const lowered = asciiLower(url);
+  const { from, to, short } = suffixRange(lowered);
+  return `entries AS MATERIALIZED (
+       SELECT s.listing_id FROM listing_url_suffixes s
+       WHERE s.suffix >= ${p(from)} AND ${to === undefined ? `starts_with(s.suffix, ${p(from)})` : `s.suffix < ${p(to)}`} LIMIT ${p(rows)}
+     ),
+     found AS MATERIALIZED (
+       SELECT (SELECT count(*) FROM entries) < ${p(rows)} AS whole, ARRAY(
+         SELECT DISTINCT e.listing_id FROM entries e${
+           short
+             ? ''
+             : ` WHERE strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = e.listing_id), ${p(lowered)}) > 0`
+         }
+       ) AS ids
+     )`;
 }

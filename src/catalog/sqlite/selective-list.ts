@@ -9,7 +9,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
 import { byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
-import { URL_INDEX_CAP, URL_WALK_BUDGET, asciiLower, walkWant, withoutUrl, type UrlScale } from '../url-filter.ts';
+import { asciiLower, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
 import { heldFiltersSql, listingsWith, withUsdPriceAsAmount } from './list-index.ts';
 import { acceptsCondition } from './price-index.ts';
 import { LISTING_COLUMNS, filterSql } from './queries.ts';
@@ -30,53 +30,56 @@ export function listBySelectiveFilter(store: ListSource, read: ListPageRead, sca
   return url === undefined ? columns : { ...columns, partialResults: false };
 }
 
-/**
- * A `url` page: when at most URL_INDEX_CAP listings hold `url`, every match the index names, filtered and ordered
- * here (exact page and total); else the matches a walk in page order finds (walkPageOrder).
- */
-function listByUrl(
-  store: ListSource,
-  { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
-  read: ListPageRead,
-  url: string,
-): { rows: ListingRow[]; total: number; partialResults: boolean } {
-  const { filters, page, now, visibleSince, failing } = read;
-  const indexed = urlMatchesCapped(store.db, url, urlIndexCap + 1);
-  let ids: number[];
-  let partialResults = false;
-  if (indexed.length > urlIndexCap) ({ ids, partialResults } = walkPageOrder(store, read, url, urlWalkBudget));
-  else {
-    listed('url_index');
-    // Few hold it: the index's listings are all the matches, each checked on its entry of the other filters' rarest
-    // list key (a primary-key read of a few dozen bytes, where a listing's row holds its whole body) and ordered by it.
-    const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
-    ids = (
-      store
-        .statement(
-          `SELECT k.listing_id AS id FROM json_each(?) j CROSS JOIN listing_keys k WHERE k.listing_id = j.value AND ${keyed.sql}
-           ORDER BY k.last_updated DESC, k.listing_id DESC`,
-        )
-        .all(JSON.stringify(indexed), ...keyed.params) as Array<{ id: number }>
-    ).map((r) => Number(r.id));
-  }
+/** A `url` page (../url-filter.ts urlPageIds): the index's matches (url-probe.ts), or a walk in page order (walkPageOrder). */
+function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: string): ListRows & { partialResults: boolean } {
+  const { page, now } = read;
+  const { ids, partialResults } = urlPageIds(
+    {
+      matches: (cap) => {
+        const ids = urlMatchesCapped(store.db, url, cap + 1);
+        return { ids, every: ids.length <= cap };
+      },
+      exact: (ids) => exactMatches(store, read, ids),
+      walk: (budget, want) => walkPageOrder(store, read, url, budget, want),
+    },
+    page,
+    scale,
+  ) as { ids: number[]; partialResults: boolean }; // its statements answer synchronously
   const pageIds = ids.slice(page.offset, page.offset + page.limit);
   const byId = store.rowsById(pageIds, now);
   return { rows: pageIds.flatMap((id) => byId.get(id) ?? []), total: ids.length, partialResults };
 }
 
 /**
+ * Of `ids` (every listing holding the page's `url`), those the other filters keep, each checked on its entry of the
+ * other filters' rarest list key (a primary-key read of a few dozen bytes, where a listing's row holds its whole body)
+ * and ordered by it.
+ */
+function exactMatches(store: ListSource, { filters, visibleSince, failing }: ListPageRead, ids: number[]): number[] {
+  const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
+  return (
+    store
+      .statement(
+        `SELECT k.listing_id AS id FROM json_each(?) j CROSS JOIN listing_keys k WHERE k.listing_id = j.value AND ${keyed.sql}
+         ORDER BY k.last_updated DESC, k.listing_id DESC`,
+      )
+      .all(JSON.stringify(ids), ...keyed.params) as Array<{ id: number }>
+  ).map((r) => Number(r.id));
+}
+
+/**
  * The listings matching `url` and the other filters, in page order, walking the entries of the other filters' rarest
- * list key (byFewestListings; `all` without any) from the newest until the page and one more match (walkWant) or `budget`
- * listings are walked; `partialResults` unless the walk checked every listing holding that key. The walk's last entry
- * is read first, so the walk is one index range the page statement stops in.
+ * list key (byFewestListings; `all` without any) from the newest until `want` matches or `budget` listings are walked;
+ * `beyond` when the key has more entries. The walk's last entry is read first, so the walk is one index range the page
+ * statement stops in.
  */
 function walkPageOrder(
   store: ListSource,
-  { filters, page, visibleSince, failing }: ListPageRead,
+  { filters, visibleSince, failing }: ListPageRead,
   url: string,
   budget: number,
-): { ids: number[]; partialResults: boolean } {
-  listed('url_walk');
+  want: number,
+): { ids: number[]; beyond: boolean } {
   const others = withUsdPriceAsAmount(store.db, withoutUrl(filters));
   const counted = keysByListings(store.db, others);
   const { key } = counted[0]!;
@@ -98,7 +101,6 @@ function walkPageOrder(
   const keyed = keyedFilter(store.db, others, end ? end.last_updated : visibleSince, failing, counted);
   // Each walked URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen
   // bytes a row where a listing's row holds its whole body, and the other filters from their list keys' entries.
-  const want = walkWant(page);
   const ids = (
     store
       .statement(
@@ -108,7 +110,7 @@ function walkPageOrder(
       )
       .all(...keyed.params, ...(end ? [end.last_updated, end.listing_id] : []), asciiLower(url), want) as Array<{ id: number }>
   ).map((r) => Number(r.id));
-  return { ids, partialResults: ids.length === want || ends.length > 1 };
+  return { ids, beyond: ends.length > 1 };
 }
 
 /** The filters' list keys with their listings, fewest first (listing.ts byFewestListings): read once per page. */

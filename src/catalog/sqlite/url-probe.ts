@@ -1,8 +1,8 @@
 /**
- * The trigram index's answer to "which listings hold `url`" on SQLite, at most a cap of them (selective-list.ts,
- * filter-set.ts). FTS5 answers a phrase by reading the entries of each of its trigrams, and resource URLs share
- * many (`exa`, `com`, a host's labels: each held by most listings), so the phrase of a long substring read every
- * listing's entry several times over (about 15 ms at 100k listings). The index is asked instead for the three of the
+ * The trigram index's answer to "which listings hold `url`" on SQLite, at most a cap of them (selective-list.ts).
+ * FTS5 answers a phrase by reading the entries of each of its trigrams, and resource URLs share many (`exa`, `com`, a
+ * host's labels: each held by most listings), so the phrase of a long substring read every listing's entry several
+ * times over (about 15 ms at 100k listings). The index is asked instead for the three of the
  * substring's 3-character windows that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
  * each one trigram that every match holds, and the whole substring is checked on the rows they name, stopping at
  * the cap. The sample only chooses what is read: the answer is every match (up to the cap) either way.
@@ -54,16 +54,4 @@ export function urlMatchesCapped(db: DatabaseSync, url: string, want: number): n
     'SELECT rowid AS id FROM listing_urls WHERE listing_urls MATCH ? AND instr(lower(resource), ?) > 0 LIMIT ?',
   ).all(match, asciiLower(url), want) as Array<{ id: number }>;
   return rows.map((r) => Number(r.id));
-}
-
-/**
- * The ids of every listing whose resource URL holds `url` when at most `cap` do, else undefined: a search's set
- * (filter-set.ts), which only chooses how its rows are checked, not what they answer. The index is not asked when
- * the sample says the substring is common (held by more than twice `cap` listings: its share of the sample times
- * the highest listing id): collecting `cap` + 1 matches to learn that costs a read of each (about 35 µs apiece from disk).
- */
-export function urlMatchesUpTo(db: DatabaseSync, url: string, cap: number): number[] | undefined {
-  if (freshSample(db).share(asciiLower(url)) * highestListingId(db) > 2 * cap) return undefined;
-  const ids = urlMatchesCapped(db, url, cap + 1);
-  return ids.length > cap ? undefined : ids;
 }
