@@ -95,8 +95,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
     return ranked(rows);
   };
   return {
-    currentSeq: async () =>
-      Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: CURRENT_SEQ_SQL })).rows[0]!.seq),
+    currentSeq: async () => Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: CURRENT_SEQ_SQL })).rows[0]!.seq),
     countListings: async () =>
       Number(
         (
