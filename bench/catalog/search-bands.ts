@@ -15,6 +15,7 @@
  *                              baseline on FILE2, e.g. filter-combos' two files; a 1M file is about 15 GB)
  *   npm run bench -- search-bands --quick     (2,000 listings, this checkout only, a few seconds)
  *   npm run bench -- search-bands --db FILE --pg-dir DIR [--pg-database catalog_100000] [--before COMMIT]
+ *       [--pg-setting NAME=VALUE (the Postgres server's, repeatable: `shared_buffers=6GB`, as docs/SCALING.md advises)]
  *       (on Postgres: DIR the data directory catalog-postgres.ts --keep-dir keeps, KEEP/postgres, its database loaded
  *        from FILE; this checkout on SQLite beside itself on Postgres, the ratio Postgres ÷ SQLite and the path table
  *        Postgres's; with --before both sides on Postgres)
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     lengths: { type: 'string', default: '1,2,3,4,6,8,13,20' },
     quick: { type: 'boolean', default: false },
     'pg-dir': { type: 'string' },
+    'pg-setting': { type: 'string', multiple: true, default: [] },
     'pg-database': { type: 'string', default: 'catalog_100000' },
   },
 });
@@ -80,7 +82,7 @@ if (values.before && !quick)
   sides.unshift({ name: `before (${values.before})`, cwd: baselineBuild(values.before), port: 47411, file: values['db-before'] });
 // --pg-dir: on Postgres (its database loaded from the same corpus by catalog-postgres.ts): with --before both sides, else
 // this checkout on SQLite beside itself on Postgres.
-const postgres = values['pg-dir'] ? await startEmbeddedPostgres({ dataDir: values['pg-dir'] }) : undefined;
+const postgres = values['pg-dir'] ? await startEmbeddedPostgres({ dataDir: values['pg-dir'], settings: values['pg-setting'] }) : undefined;
 if (postgres) {
   const onPostgres = { databaseUrl: databaseUrl(postgres.url, values['pg-database']) };
   if (values.before) for (const side of sides) Object.assign(side, onPostgres);
