@@ -1,6 +1,6 @@
 /**
  * The stem rows of revisions written before stems were indexed (docs/CATALOG.md "Ranking"): SQLite's
- * migration 25 and Postgres's catalog migration 36 (with the store's step at open) derive them from
+ * migration 26 and Postgres's catalog migration 37 (with the store's step at open) derive them from
  * each revision's term rows, the same rows a new write makes; "forecasts" then finds "forecast".
  */
 import { describe, expect, it } from 'vitest';
@@ -51,7 +51,7 @@ describe.each(BACKENDS)('%s', (backend) => {
         const pool = (store as unknown as { pool: import('pg').Pool }).pool;
         const written = (await pool.query(STEMS)).rows;
         expect(written.map((r: { term: string }) => r.term)).toEqual(expect.arrayContaining(['~forecast', '~convert', '~price']));
-        // As a database at migration 36: no stem rows yet, and due.
+        // As a database just past migration 37: no stem rows yet, and due.
         await pool.query(
           "DELETE FROM search_terms WHERE term LIKE '~%'; INSERT INTO catalog_meta (key, value) VALUES ('stem_rows_due', '1')",
         );
