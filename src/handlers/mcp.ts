@@ -151,21 +151,15 @@ export function mcpHandler(catalog: CatalogPort, network: string): SvcMiddleware
     const request = new Request(new URL(ctx.originalUrl, 'http://svc.invalid'), { method: 'POST', headers });
     const search = catalogSearchPort(catalog, requesterOf(ctx));
     let response: Response;
-    if (
-      parsedBody !== undefined &&
-      !(await sdk.isLegacyRequest(request, parsedBody)) &&
-      carriesEnvelope(parsedBody, sdk.PROTOCOL_VERSION_META_KEY)
-    ) {
+    const claimsModern = parsedBody !== undefined && carriesEnvelope(parsedBody, sdk.PROTOCOL_VERSION_META_KEY);
+    if (parsedBody !== undefined && !(await sdk.isLegacyRequest(request, parsedBody)) && claimsModern) {
       ports.set(request, search);
       response = await modern.fetch(request, { parsedBody });
     } else {
       // A message that names 2026-07-28 in its header but is not a 2026-07-28 request (no `_meta` envelope, or a JSON-RPC
       // response) is answered as the 2025-11-25 message its body is, not refused: every message openapi.yaml's
       // JsonRpcMessage admits gets an answer.
-      if (
-        parsedBody !== undefined &&
-        (!carriesEnvelope(parsedBody, sdk.PROTOCOL_VERSION_META_KEY) || headers.get('mcp-protocol-version') === MODERN_REVISION)
-      )
+      if (parsedBody !== undefined && (!claimsModern || headers.get('mcp-protocol-version') === MODERN_REVISION))
         headers.set('mcp-protocol-version', LEGACY_REVISION);
       response = await legacyAnswer(sdk, createHostedDiscoveryServer(search, network), new Request(request, { headers }), parsedBody);
     }
