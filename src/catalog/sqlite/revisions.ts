@@ -11,7 +11,7 @@ import { SNAPSHOT_RETENTION_MS } from '../search.ts';
 /**
  * The catalog's write sequence, row `seq` of `catalog_meta`: every write takes the next number
  * (nextSeq) and stamps what it adds or closes with it, so a search pinned at N reads the catalog as
- * of N (docs/CATALOG.md "Search snapshots").
+ * of N (docs/CATALOG.md "Response and cursor", "Exactly once").
  */
 export const nextSeq = (db: DatabaseSync): number =>
   Number(
