@@ -19,7 +19,6 @@ import type { BazaarCode } from '../codes.ts';
 import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import { livenessListingOf, type LivenessListing } from './liveness.ts';
-import { probeHostOf } from './probe-hosts.ts';
 import type { PaymentFacts } from './quality.ts';
 
 /**
@@ -61,15 +60,12 @@ export const REJECTED_MEMORY_MS = 7 * 24 * 3_600_000;
  * claim is a paid settlement, and the fee budgets bound the payTos).
  */
 export const MAX_PENDING_CLAIMS_PER_PAYTO = 256;
-export const PENDING_OF_PAYTO_SQL = (p: (n: number) => string) =>
-  `SELECT COUNT(*) AS n FROM listing_claims WHERE pay_to = ${p(1)} AND status = 'pending'`;
 export const backlogFull = (payTo: string): Extract<ClaimOutcome, { status: 'rejected' }> => ({
   status: 'rejected',
   code: 'bazaar_claims_backlog_full',
   reason: `${payTo} already has ${MAX_PENDING_CLAIMS_PER_PAYTO} claims waiting for their resources' servers to be asked (one request per host per PROBE_HOST_INTERVAL_SECONDS); this settlement was settled but its claim was not recorded. Settle again once they are checked (POST /discovery/validate shows a claim's state).`,
 });
 /** The /metrics backlog: pending claims, and the settlement time of the oldest. */
-export const CLAIM_BACKLOG_SQL = "SELECT COUNT(*) AS n, MIN(settled_at) AS oldest FROM listing_claims WHERE status = 'pending'";
 export interface ClaimBacklog {
   pending: number;
   /** RFC 3339 settlement time of the oldest pending claim; null when none. */
@@ -112,77 +108,6 @@ export interface ClaimPick {
   inFlight: Record<string, number>;
 }
 export const CLAIMS_PER_PAYTO_AT_ONCE = 2;
-/** Candidates one take reads per claim it may take (the rest are skipped payTos or postponed hosts). */
-export const CLAIM_CANDIDATES_PER_SLOT = 8;
-const NO_PICK: ClaimPick = { hostIntervalMs: 0, inFlight: {} };
-
-/**
- * Postpones claims to their host's slot: those this take leased, and due ones no checker holds
- * (a claim another instance leased meanwhile keeps its lease). `$1` the time, `$2` the ids, `$3` now, `$4` the lease's end.
- */
-export const POSTPONE_CLAIMS_SQL = (p: (n: number) => string, ids: string) =>
-  `UPDATE listing_claims SET check_after_ms = ${p(1)} WHERE id IN (${ids}) AND (check_after_ms <= ${p(3)} OR check_after_ms = ${p(4)})`;
-
-/** The due pending claims in fair order (each payTo's first, then each one's second, …), oldest first within a round. */
-export const FAIR_DUE_CLAIMS_SQL = (p: (n: number) => string) => `
-  SELECT id, pay_to, resource FROM (
-    SELECT id, pay_to, resource, check_after_ms, ROW_NUMBER() OVER (PARTITION BY pay_to ORDER BY check_after_ms, id) AS turn
-    FROM listing_claims WHERE status = 'pending' AND check_after_ms <= ${p(1)}
-  ) due ORDER BY turn, check_after_ms, id LIMIT ${p(2)}`;
-
-/**
- * One database step of a take: lease a claim (true when this take got it), take a host's slot (0
- * when taken, else its next time), postpone claims to their host's next slot (those this take
- * leased, and due ones no checker holds).
- */
-export type PickStep =
-  { op: 'lease'; id: number | string } | { op: 'reserve'; host: string } | { op: 'postpone'; ids: Array<number | string>; untilMs: number };
-
-/**
- * The fair take both stores run (claimChecks), as steps a store performs (synchronously on SQLite,
- * awaited on Postgres): for each candidate in fair order, skipped when its payTo has its share in
- * flight; set aside when its host's slot is taken (by this take or before it); else leased (a
- * compare-and-set on its due time, so of several instances one takes it) and its host's slot
- * taken. The claims set aside are postponed to their host's next slot, without counting a
- * failure, after every slot is taken, so a request follows its slot closely. Returns the ids taken.
- */
-export function* pickClaims(
-  candidates: Array<{ id: number | string; pay_to: string; resource: string }>,
-  limit: number,
-  nowMs: number,
-  pick: ClaimPick = NO_PICK,
-): Generator<PickStep, Array<number | string>, boolean | number | undefined> {
-  const taken: Array<number | string> = [];
-  const inFlight = { ...pick.inFlight };
-  /** Hosts whose slot is not free, with when it frees (Infinity: this take has it), and the claims waiting for them. */
-  const busy = new Map<string, { until: number; ids: Array<number | string> }>();
-  for (const row of candidates) {
-    if (taken.length >= limit) break;
-    if ((inFlight[row.pay_to] ?? 0) >= CLAIMS_PER_PAYTO_AT_ONCE) continue;
-    const host = probeHostOf(row.resource);
-    const waiting = busy.get(host);
-    if (waiting) {
-      waiting.ids.push(row.id);
-      continue;
-    }
-    if (!(yield { op: 'lease', id: row.id })) continue;
-    if (pick.hostIntervalMs > 0) {
-      const next = (yield { op: 'reserve', host }) as number;
-      if (next !== 0) {
-        busy.set(host, { until: next, ids: [row.id] });
-        continue;
-      }
-      busy.set(host, { until: Infinity, ids: [] });
-    }
-    inFlight[row.pay_to] = (inFlight[row.pay_to] ?? 0) + 1;
-    taken.push(row.id);
-  }
-  for (const { until, ids } of busy.values()) {
-    // A host this take asks now frees one interval from now.
-    if (ids.length > 0) yield { op: 'postpone', ids, untilMs: until === Infinity ? nowMs + pick.hostIntervalMs : until };
-  }
-  return taken;
-}
 
 /** What resolving a claim did. */
 export type ClaimResolution = 'listed' | 'retried' | 'rejected' | 'gone';
@@ -266,18 +191,6 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
   if (payment.id !== undefined && payments.some((p) => p.id === payment.id)) return payments;
   return payments.length >= MAX_CLAIM_PAYMENTS ? payments : [...payments, payment];
 }
-
-/** OwnershipStorePort.recheck: the claim (kept with its draft when rejected) pending and due at once; `$1`..`$4` identity and payTo. */
-export const RECHECK_SQL = (p: (n: number) => string) =>
-  `UPDATE listing_claims SET status = 'pending', check_after_ms = 0
-   WHERE resource = ${p(1)} AND type = ${p(2)} AND tool_name = ${p(3)} AND pay_to = ${p(4)} AND draft IS NOT NULL`;
-
-/** OwnershipStorePort.nextDue: the earliest due time of a pending claim (the due index's first entry). */
-export const NEXT_DUE_SQL = "SELECT MIN(check_after_ms) AS at FROM listing_claims WHERE status = 'pending'";
-
-/** OwnershipStorePort.countPending: identities with a pending claim and no listing. */
-export const COUNT_PENDING_SQL = `SELECT COUNT(*) AS n FROM (SELECT DISTINCT resource, type, tool_name FROM listing_claims c
-  WHERE c.status = 'pending' AND NOT EXISTS (SELECT 1 FROM listings l WHERE l.resource = c.resource AND l.type = c.type AND l.tool_name = c.tool_name)) AS p`;
 
 /**
  * The SQL of the claims table (the same columns on both stores; Postgres adds COLLATE "C" and BIGINT).

@@ -396,7 +396,7 @@ export class CatalogUnavailableError extends Error {
 
 type Identity = { resource: string; type: string; toolName: string };
 
-/** The ownership claims of a store (sqlite/claims.ts, postgres/claims.ts; ownership.ts), as the catalog's writer uses them. */
+/** The ownership claims of a store (claims.ts; ownership.ts), as the catalog's writer uses them. */
 export interface OwnershipStorePort {
   /** A settlement's write when its payTo owns the listing, else its claim (or a remembered rejection), atomically. */
   writeOrClaim(draft: ListingDraft, now: Date, payment: PaymentFacts): Awaitable<WriteOutcome | ClaimOutcome>;

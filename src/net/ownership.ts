@@ -127,7 +127,7 @@ const logged = (log: OwnershipLog, msg: string) => (err: unknown) =>
 /**
  * Checks claims as slots free up (docs/CATALOG.md "Ownership and refresh"): at most CHECKS_AT_ONCE
  * at once, at most CLAIMS_PER_PAYTO_AT_ONCE of one payTo, each payTo's claims in turn and one
- * request per host per `hostIntervalMs` (the store's take, src/catalog/ownership.ts pickClaims). A
+ * request per host per `hostIntervalMs` (the store's take, src/catalog/claims.ts claimChecks). A
  * slot that frees takes the next due claim at once, so a payTo whose origins hang holds its share
  * of slots for one probe deadline each, never the others'.
  */

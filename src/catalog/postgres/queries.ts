@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
+import type { Sql } from '../statements.ts';
 import { asciiLower } from '../url-filter.ts';
 import { listingColumns } from './quality.ts';
 
@@ -245,3 +246,13 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
   }
   return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
 }
+
+/** The store's Sql for the engines written once for both stores (../statements.ts), over a pool or a transaction's client. */
+export const postgresSql = (db: Db): Sql => ({
+  p: (n) => `$${n}`,
+  idList: (n) => `SELECT unnest($${n}::bigint[])`,
+  ids: (ids) => ids,
+  lockRows: ' FOR UPDATE',
+  rows: async <T>(text: string, params: readonly unknown[]) => (await db.query(text, [...params])).rows as T[],
+  changes: async (text, params) => (await db.query(text, [...params])).rowCount ?? 0,
+});

@@ -3,6 +3,9 @@
  * search (search.ts); the Postgres store has the same conditions in postgres/queries.ts. Also the
  * rank's expression (rankSql), the one every search path uses.
  */
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { cachedStatement } from '../../db/sqlite.ts';
+import type { Sql } from '../statements.ts';
 import { PRESENCE } from '../query-terms.ts';
 import { amountKey, usdMaxAmounts } from '../../filters.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
@@ -111,3 +114,13 @@ export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last
   l.liveness_status, l.liveness_checked_at, l.liveness_failing_since,
   (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
   (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
+
+/** The store's Sql for the engines written once for both stores (../statements.ts): `?n` parameters, id lists as JSON. */
+export const sqliteSql = (db: DatabaseSync): Sql => ({
+  p: (n) => `?${n}`,
+  idList: (n) => `SELECT value FROM json_each(?${n})`,
+  ids: (ids) => JSON.stringify(ids.map(Number)),
+  lockRows: '',
+  rows: <T>(text: string, params: readonly unknown[]) => cachedStatement(db, text).all(...(params as SQLInputValue[])) as T[],
+  changes: (text, params) => Number(cachedStatement(db, text).run(...(params as SQLInputValue[])).changes),
+});

@@ -1,0 +1,52 @@
+/**
+ * Logic written once for both stores, as the search engine is (search-engine.ts): an engine is a
+ * generator that yields each statement (or another step of its store, such as the write of a
+ * listing) as a thunk and receives its answer, so one engine serves SQLite's synchronous statements
+ * (runSync) and Postgres's asynchronous ones (runAsync). A store supplies its Sql (how one statement
+ * runs, and its dialect's few differences) and keeps the transaction around the engine: SQLite's
+ * BEGIN IMMEDIATE, Postgres's locks.
+ */
+import type { Awaitable } from './types.ts';
+
+/** An engine: yields thunks, receives each one's (awaited) answer, returns T. */
+export type Engine<T> = Generator<() => unknown, T, unknown>;
+
+/** How a store runs one statement of an engine. */
+export interface Sql {
+  /** The placeholder of the statement's nth parameter (from 1). */
+  p: (n: number) => string;
+  /** A list of ids bound as one parameter: the subquery of parameter `n`, and the value bound for it. */
+  idList: (n: number) => string;
+  ids: (ids: ReadonlyArray<number | string>) => unknown;
+  /** What a read appends to lock the rows it reads until the transaction ends ('' on SQLite: the write transaction holds the file). */
+  lockRows: string;
+  rows: <T>(text: string, params: readonly unknown[]) => Awaitable<T[]>;
+  /** Runs a write; how many rows it changed. */
+  changes: (text: string, params: readonly unknown[]) => Awaitable<number>;
+}
+
+/** Yields one step and returns its (awaited) answer. */
+export function* step<T>(thunk: () => Awaitable<T>): Engine<T> {
+  return (yield thunk) as T;
+}
+
+export const rows = <T>(sql: Sql, text: string, params: readonly unknown[] = []): Engine<T[]> => step(() => sql.rows<T>(text, params));
+export const changes = (sql: Sql, text: string, params: readonly unknown[] = []): Engine<number> => step(() => sql.changes(text, params));
+
+/** Runs an engine whose steps answer synchronously (SQLite). */
+export function runSync<T>(engine: Engine<T>): T {
+  let next = engine.next();
+  while (!next.done) {
+    const answered = next.value();
+    if (answered instanceof Promise) throw new Error('a synchronous store answered with a promise');
+    next = engine.next(answered);
+  }
+  return next.value;
+}
+
+/** Runs an engine whose steps answer asynchronously (Postgres), one after another. */
+export async function runAsync<T>(engine: Engine<T>): Promise<T> {
+  let next = engine.next();
+  while (!next.done) next = engine.next(await next.value());
+  return next.value;
+}
