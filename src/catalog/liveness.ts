@@ -13,6 +13,8 @@
  *   Claiming sets it to the claim's time, so another instance (Postgres) does not take it too.
  */
 import type { components } from '../generated/openapi.ts';
+import { changes, rows, step, type Engine, type Sql } from './statements.ts';
+import type { Awaitable } from './types.ts';
 
 export type ListingLiveness = components['schemas']['ListingLiveness'];
 export type LivenessStatus = ListingLiveness['status'];
@@ -141,4 +143,85 @@ export interface LivenessStorePort {
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void> | void;
   /** How many listings are due (basis at or before `dueBefore`): the /metrics gauge of checks waiting. */
   countDue(dueBefore: number): Promise<number> | number;
+}
+
+/** The migration that adds the columns (the same on both stores; Postgres adds COLLATE "C" and BIGINT). */
+export function livenessColumnsSql(dialect: 'sqlite' | 'postgres'): string {
+  const text = dialect === 'postgres' ? 'TEXT COLLATE "C"' : 'TEXT';
+  const int = dialect === 'postgres' ? 'BIGINT' : 'INTEGER';
+  const columns = ['status', 'checked_at', 'failing_since'].map((c) => `liveness_${c} ${text}`);
+  return `${[...columns, `liveness_basis_ms ${int} NOT NULL DEFAULT 0`].map((c) => `ALTER TABLE listings ADD COLUMN ${c};`).join('\n')}
+    CREATE INDEX listings_liveness_due ON listings (liveness_basis_ms, id);
+    CREATE INDEX listings_liveness_failing ON listings (liveness_failing_since) WHERE liveness_failing_since IS NOT NULL;`;
+}
+
+/**
+ * The SET clause a settlement adds to its listing's row (`basis`: its parameter, the settlement's time): the next check
+ * counts from it, and a run of failures ends, except a `terms_changed` one: the resource's own server no longer names the
+ * owner, which a payment to the owner does not disprove (a squatter could keep its listing visible by paying itself), so
+ * the record stays and the listing is checked again at once.
+ */
+export const settledLivenessSql = (basis: string): string =>
+  `liveness_basis_ms = CASE WHEN liveness_status = 'terms_changed' THEN CAST(0 AS BIGINT) ELSE CAST(${basis} AS BIGINT) END,
+  liveness_status = CASE WHEN liveness_failing_since IS NULL OR liveness_status = 'terms_changed' THEN liveness_status END,
+  liveness_checked_at = CASE WHEN liveness_failing_since IS NULL OR liveness_status = 'terms_changed' THEN liveness_checked_at END,
+  liveness_failing_since = CASE WHEN liveness_status = 'terms_changed' THEN liveness_failing_since END`;
+
+/**
+ * What the liveness engines run on: the store's statements, and its putting back in the search index of a listing that
+ * passed its check after a lifecycle pass took it out (lifecycle.ts).
+ */
+export interface LivenessStore {
+  sql: Sql;
+  restore: (key: string) => Awaitable<unknown>;
+}
+
+/**
+ * The store's LivenessStorePort: `claimDue` the store's own (how it takes rows so that one instance probes a listing);
+ * the rest engines the store runs (`write`: in its write transaction on SQLite).
+ */
+export function livenessPort(
+  run: <T>(write: boolean, engine: (store: LivenessStore) => Engine<T>) => Awaitable<T>,
+  claimDue: LivenessStorePort['claimDue'],
+): LivenessStorePort {
+  return {
+    claimDue,
+    writeLiveness: (key, record, claimedAt, basis = claimedAt) =>
+      run(true, function* ({ sql, restore }) {
+        const p = sql.p;
+        const text = `UPDATE listings SET liveness_status = ${p(1)}, liveness_checked_at = ${p(2)}, liveness_failing_since = ${p(3)},
+          liveness_basis_ms = ${p(4)} WHERE id = ${p(5)} AND liveness_basis_ms = ${p(6)}`;
+        yield* changes(sql, text, [record.status, record.checkedAt, record.failingSince, basis, Number(key), claimedAt]);
+        if (record.failingSince === null) yield* step(() => restore(key));
+      }),
+    postponeLiveness: (keys, basis, claimedAt) =>
+      run(true, function* ({ sql }) {
+        const text = `UPDATE listings SET liveness_basis_ms = ${sql.p(1)} WHERE id IN (${sql.idList(2)}) AND liveness_basis_ms = ${sql.p(3)}`;
+        yield* changes(sql, text, [basis, sql.ids(keys), claimedAt]);
+      }),
+    // A range count of the index claimDue walks.
+    countDue: (dueBefore) =>
+      run(false, function* ({ sql }) {
+        const [row] = yield* rows<{ n: number | string }>(
+          sql,
+          `SELECT count(*) AS n FROM listings WHERE liveness_basis_ms <= ${sql.p(1)}`,
+          [dueBefore],
+        );
+        return Number(row!.n);
+      }),
+  };
+}
+
+/** Entries of one list key hidden by failures and not already hidden by age (the list's total of one key). */
+export function* hiddenByFailuresCount(
+  sql: Sql,
+  key: { kind: string; value: string },
+  before: string,
+  visibleSince: string | undefined,
+): Engine<number> {
+  const p = sql.p;
+  const text = `SELECT count(*) AS n FROM listings h JOIN listing_keys k ON k.kind = ${p(1)} AND k.value = ${p(2)} AND k.listing_id = h.id
+    WHERE h.liveness_failing_since < ${p(3)}${visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(4)}`}`;
+  const params = [key.kind, key.value, before, ...(visibleSince === undefined ? [] : [visibleSince])];
+  return Number((yield* rows<{ n: number | string }>(sql, text, params))[0]!.n);
 }
