@@ -19,6 +19,9 @@
  * short batch at most; the scheduler runs batches back to back while they come back full.
  */
 
+import { rows, step, type Engine, type Sql } from './statements.ts';
+import type { Awaitable } from './types.ts';
+
 /** LISTING_PURGE_DAYS' default (README.md Configuration). */
 export const DEFAULT_LISTING_PURGE_DAYS = 90;
 /** Listings hidden, put back or purged per writer request. */
@@ -83,6 +86,87 @@ export function parseStash(text: string): { hash: string; scores: Map<string, nu
   const stash = JSON.parse(text) as SearchStash;
   const span = Number.isSafeInteger(stash.from) && Number.isSafeInteger(stash.to) ? { from: stash.from!, to: stash.to! } : undefined;
   return { hash: stash.hash, scores: new Map(stash.scores), ...(span ? { span } : {}) };
+}
+
+/** A listing a batch acts on, as its candidates are read. */
+export interface LifecycleRow {
+  id: number | string;
+  resource: string;
+  type: string;
+  tool_name: string;
+  last_updated: string;
+  /** liveness_failing_since. */
+  since: string | null;
+}
+
+/**
+ * What a batch runs on: the store's statements (the candidates' reads) and its acts on one listing, each answering
+ * whether it acted: on SQLite always (the batch's write transaction holds the file); on Postgres in the listing's own
+ * transaction under its identity's lock, skipped when another instance's write holds the lock or the listing changed
+ * since it was read (postgres/lifecycle.ts).
+ */
+export interface LifecycleStore {
+  sql: Sql;
+  /** Deletes the listing with everything of it (a withdrawal's removal). */
+  purge: (row: LifecycleRow) => Awaitable<boolean>;
+  /** Takes it out of the search index (its revision closed, its scores stashed), hidden since `hiddenAt`. */
+  hide: (row: LifecycleRow, hiddenAt: string) => Awaitable<boolean>;
+  /** Puts it back from its stash. */
+  restore: (row: LifecycleRow) => Awaitable<boolean>;
+  /** Prunes revisions past a cursor's life; how many went (0: none left). */
+  prune: () => Awaitable<number>;
+}
+
+/** A stashed listing visible at the cuts `visibleSince` and `failingBefore` (parameters; the latter null without liveness hiding). */
+export const visibleAgain = (visibleSince: string, failingBefore: string) =>
+  `search_stash IS NOT NULL AND last_updated >= ${visibleSince}
+   AND (CAST(${failingBefore} AS TEXT) IS NULL OR liveness_failing_since IS NULL OR liveness_failing_since >= ${failingBefore})`;
+
+/** One batch of a pass: purge, then hide, then put back (at most `limit` of each kind); then prune. */
+export function* maintainBatch(store: LifecycleStore, cuts: LifecycleCuts, now: Date, limit: number): Engine<LifecycleBatch> {
+  const { sql } = store;
+  const p = sql.p;
+  const nowMs = now.getTime();
+  const ttlMs = nowMs - Date.parse(cuts.visibleSince);
+  const graceMs = cuts.failingBefore === undefined ? 0 : nowMs - Date.parse(cuts.failingBefore);
+  const select = (where: string, order: string, ...params: unknown[]) =>
+    rows<LifecycleRow>(
+      sql,
+      `SELECT id, resource, type, tool_name, last_updated, liveness_failing_since AS since FROM listings
+       WHERE ${where} ORDER BY ${order} LIMIT ${p(params.length + 1)}`,
+      [...params, limit],
+    );
+  const done = { hidden: 0, restored: 0, purged: 0 };
+
+  const purging = new Map<string, LifecycleRow>();
+  for (const row of yield* select(`last_updated < ${p(1)}`, 'last_updated', cuts.purgeSettledBefore)) purging.set(String(row.id), row);
+  if (cuts.purgeFailingBefore !== undefined)
+    for (const row of yield* select(`liveness_failing_since < ${p(1)}`, 'liveness_failing_since', cuts.purgeFailingBefore))
+      purging.set(String(row.id), row);
+  for (const row of purging.values()) if (yield* step(() => store.purge(row))) done.purged++;
+
+  // Newly hidden: the start of the indexed listings by age and by failures. When it hid: the later of the two cuts it crossed.
+  const hiding = new Map<string, { row: LifecycleRow; at: number }>();
+  const since = (row: LifecycleRow, at: number) =>
+    hiding.set(String(row.id), { row, at: Math.max(hiding.get(String(row.id))?.at ?? 0, Math.min(nowMs, at)) });
+  for (const row of yield* select(`search_stash IS NULL AND last_updated < ${p(1)}`, 'last_updated, id', cuts.visibleSince))
+    since(row, Date.parse(row.last_updated) + ttlMs);
+  if (cuts.failingBefore !== undefined)
+    for (const row of yield* select(
+      `search_stash IS NULL AND liveness_failing_since < ${p(1)}`,
+      'liveness_failing_since, id',
+      cuts.failingBefore,
+    ))
+      since(row, Date.parse(row.since!) + graceMs);
+  for (const { row, at } of hiding.values()) if (yield* step(() => store.hide(row, new Date(at).toISOString()))) done.hidden++;
+
+  // Hidden before and visible now (a longer TTL or grace since, or a clock set back).
+  for (const row of yield* select(visibleAgain(p(1), p(2)), 'last_updated, id', cuts.visibleSince, cuts.failingBefore ?? null))
+    if (yield* step(() => store.restore(row))) done.restored++;
+
+  // The hidden revisions (and any other past a cursor's life) leave the index now, not a few per settlement.
+  for (let pruned = 0, n = 1; n > 0 && pruned < 4 * limit; pruned += n) n = yield* step(() => store.prune());
+  return done;
 }
 
 /** The catalog's side of a pass: one batch on the writer (CatalogPort.maintainLifecycle). */

@@ -4,7 +4,17 @@
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
-import { parseStash, stashText, type LifecycleBatch, type LifecycleCuts, type LifecycleStorePort } from '../lifecycle.ts';
+import {
+  maintainBatch,
+  parseStash,
+  stashText,
+  type LifecycleBatch,
+  type LifecycleCuts,
+  type LifecycleStore,
+  type LifecycleStorePort,
+} from '../lifecycle.ts';
+import { runSync } from '../statements.ts';
+import { sqliteSql } from './queries.ts';
 export type { LifecycleStorePort };
 import { insertRevision, nextSeq, pruneSupersededRevisions } from './revisions.ts';
 import { withUrlKeys } from '../url-search.ts';
@@ -78,70 +88,26 @@ export const restoreAfterCheck = (db: DatabaseSync) => (id: number) => {
   if (stashed) restore(db, id, nextSeq(db));
 };
 
-const ids = (db: DatabaseSync, sql: string, ...params: Array<string | number | null>) =>
-  (cachedStatement(db, sql).all(...params) as Array<{ id: number }>).map((r) => Number(r.id));
-
 /** The store's lifecycle port (../lifecycle.ts); `writable` throws when the file cannot take writes. */
 export const lifecyclePort = (db: DatabaseSync, writable: () => void): LifecycleStorePort => ({
   maintain: (cuts, now, limit) => (writable(), maintain(db, cuts, now, limit)),
 });
 
-/** One batch of a pass (../lifecycle.ts), in one write transaction: purge, then hide, then put back; then prune. */
+/**
+ * One batch of a pass (../lifecycle.ts maintainBatch), in one write transaction, its listings hidden and put back at one
+ * place in the write sequence: cursors pinned before it keep what they saw.
+ */
 export function maintain(db: DatabaseSync, cuts: LifecycleCuts, now: Date, limit: number): LifecycleBatch {
   return inWriteTransaction(db, () => {
-    const nowMs = now.getTime();
-    const ttlMs = nowMs - Date.parse(cuts.visibleSince);
-    const graceMs = cuts.failingBefore === undefined ? 0 : nowMs - Date.parse(cuts.failingBefore);
-    const purge = new Set([
-      ...ids(db, 'SELECT id FROM listings WHERE last_updated < ? ORDER BY last_updated LIMIT ?', cuts.purgeSettledBefore, limit),
-      ...(cuts.purgeFailingBefore === undefined
-        ? []
-        : ids(
-            db,
-            'SELECT id FROM listings WHERE liveness_failing_since < ? ORDER BY liveness_failing_since LIMIT ?',
-            cuts.purgeFailingBefore,
-            limit,
-          )),
-    ]);
-    for (const id of purge) removeListing(db, id);
-
-    // Newly hidden: the start of the indexed listings by age and by failures. When it hid: the later of the two cuts it crossed.
-    const hiding = new Map<number, number>();
-    const since = (id: number, at: number) => hiding.set(id, Math.max(hiding.get(id) ?? 0, Math.min(nowMs, at)));
-    const aged = cachedStatement(
-      db,
-      'SELECT id, last_updated FROM listings WHERE search_stash IS NULL AND last_updated < ? ORDER BY last_updated, id LIMIT ?',
-    ).all(cuts.visibleSince, limit) as Array<{ id: number; last_updated: string }>;
-    for (const r of aged) since(Number(r.id), Date.parse(r.last_updated) + ttlMs);
-    if (cuts.failingBefore !== undefined) {
-      const failing = cachedStatement(
-        db,
-        `SELECT id, liveness_failing_since AS since FROM listings
-         WHERE search_stash IS NULL AND liveness_failing_since < ? ORDER BY liveness_failing_since, id LIMIT ?`,
-      ).all(cuts.failingBefore, limit) as Array<{ id: number; since: string }>;
-      for (const r of failing) since(Number(r.id), Date.parse(r.since) + graceMs);
-    }
-    const back = ids(
-      db,
-      `SELECT id FROM listings WHERE search_stash IS NOT NULL AND last_updated >= ?
-         AND (liveness_failing_since IS NULL OR ? IS NULL OR liveness_failing_since >= ?) ORDER BY last_updated, id LIMIT ?`,
-      cuts.visibleSince,
-      cuts.failingBefore ?? null,
-      cuts.failingBefore ?? null,
-      limit,
-    );
-    if (hiding.size > 0 || back.length > 0) {
-      // One place in the write sequence for the batch: cursors pinned before it keep what they saw.
-      const seq = nextSeq(db);
-      for (const [id, at] of hiding) hide(db, id, seq, new Date(at).toISOString());
-      for (const id of back) restore(db, id, seq);
-    }
-    // The hidden revisions (and any other past a cursor's life) leave the index now, not a few per settlement.
-    for (let pruned = 0; pruned < 4 * limit;) {
-      const n = pruneSupersededRevisions(db, now);
-      pruned += n;
-      if (n === 0) break;
-    }
-    return { hidden: hiding.size, restored: back.length, purged: purge.size };
+    let seq: number | undefined;
+    const batchSeq = () => (seq ??= nextSeq(db));
+    const store: LifecycleStore = {
+      sql: sqliteSql(db),
+      purge: (row) => (removeListing(db, Number(row.id)), true),
+      hide: (row, hiddenAt) => (hide(db, Number(row.id), batchSeq(), hiddenAt), true),
+      restore: (row) => restore(db, Number(row.id), batchSeq()),
+      prune: () => pruneSupersededRevisions(db, now),
+    };
+    return runSync(maintainBatch(store, cuts, now, limit));
   });
 }
