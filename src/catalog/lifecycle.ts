@@ -19,7 +19,7 @@
  * short batch at most; the scheduler runs batches back to back while they come back full.
  */
 
-import { rows, step, type Engine, type Sql } from './statements.ts';
+import { changes, rows, step, type Engine, type Sql } from './statements.ts';
 import type { Awaitable } from './types.ts';
 
 /** LISTING_PURGE_DAYS' default (README.md Configuration). */
@@ -79,9 +79,6 @@ export interface SearchStash {
   to?: number;
 }
 
-export const stashText = (hash: string, scores: Iterable<[string, number]>, span?: { from: number; to: number }): string =>
-  JSON.stringify({ hash, scores: [...scores], ...span });
-
 export function parseStash(text: string): { hash: string; scores: Map<string, number>; span?: { from: number; to: number } } {
   const stash = JSON.parse(text) as SearchStash;
   const span = Number.isSafeInteger(stash.from) && Number.isSafeInteger(stash.to) ? { from: stash.from!, to: stash.to! } : undefined;
@@ -115,6 +112,46 @@ export interface LifecycleStore {
   restore: (row: LifecycleRow) => Awaitable<boolean>;
   /** Prunes revisions past a cursor's life; how many went (0: none left). */
   prune: () => Awaitable<number>;
+}
+
+/**
+ * Takes listing `id` out of the search index at the write sequence `seq`: its current revision closed (superseded at
+ * `hiddenAt`, the time it hid, so a revision hidden longer than a cursor's life is pruned at once), its term scores (its
+ * URL keys among them) stashed on its row. `score`: the column of search_terms that holds a term's score exactly, and
+ * what it holds per unit of score (SQLite the score, Postgres score × SCORE_UNITS).
+ */
+export function* hideListing(
+  sql: Sql,
+  id: number | string,
+  seq: number,
+  hiddenAt: string,
+  score: { column: string; units: number },
+): Engine<void> {
+  const p = sql.p;
+  const [current] = yield* rows<{ rev: number | string; text_hash: string; from_seq: number | string }>(
+    sql,
+    `SELECT rev, text_hash, from_seq FROM search_revisions WHERE listing_id = ${p(1)} AND to_seq IS NULL`,
+    [id],
+  );
+  let scores: Array<[string, number]> = [];
+  if (current) {
+    const terms = yield* rows<{ term: string; score: number | string }>(
+      sql,
+      `SELECT term, ${score.column} AS score FROM search_terms WHERE rev = ${p(1)}`,
+      [current.rev],
+    );
+    // A power of two: the division gives the score back bit for bit.
+    scores = terms.map((t) => [t.term, Number(t.score) / score.units]);
+    yield* changes(sql, `UPDATE search_revisions SET to_seq = ${p(1)}, superseded_at = ${p(2)} WHERE rev = ${p(3)}`, [
+      seq,
+      hiddenAt,
+      current.rev,
+    ]);
+    yield* changes(sql, `UPDATE search_terms SET to_seq = ${p(1)} WHERE rev = ${p(2)}`, [seq, current.rev]);
+  }
+  const span = current ? { from: Number(current.from_seq), to: seq } : {};
+  const stash: SearchStash = { hash: current?.text_hash ?? '', scores, ...span };
+  yield* changes(sql, `UPDATE listings SET search_stash = ${p(1)} WHERE id = ${p(2)}`, [JSON.stringify(stash), id]);
 }
 
 /** A stashed listing visible at the cuts `visibleSince` and `failingBefore` (parameters; the latter null without liveness hiding). */

@@ -10,8 +10,8 @@
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
 import {
+  hideListing,
   maintainBatch,
-  stashText,
   visibleAgain,
   type LifecycleBatch,
   type LifecycleCuts,
@@ -49,27 +49,6 @@ async function underLock(
   });
 }
 
-/** Takes a listing out of the search index (sqlite/lifecycle.ts hide): its revision closed and stashed (its URL keys among its terms). */
-async function hide(db: Db, id: number | string, hiddenAt: string): Promise<void> {
-  const seq = await nextSeq(db);
-  const current = (
-    await db.query<{ rev: string; text_hash: string; from_seq: string }>(
-      'SELECT rev, text_hash, from_seq FROM search_revisions WHERE listing_id = $1 AND to_seq IS NULL',
-      [id],
-    )
-  ).rows[0];
-  let scores: Array<[string, number]> = [];
-  if (current) {
-    const rows = await db.query<{ term: string; units: string }>('SELECT term, units FROM search_terms WHERE rev = $1', [current.rev]);
-    // units = score × 2^53 exactly (migrations.ts): the division gives the score back bit for bit.
-    scores = rows.rows.map((r) => [r.term, Number(r.units) / SCORE_UNITS]);
-    await db.query('UPDATE search_revisions SET to_seq = $1, superseded_at = $2 WHERE rev = $3', [seq, hiddenAt, current.rev]);
-    await db.query('UPDATE search_terms SET to_seq = $1 WHERE rev = $2', [seq, current.rev]);
-  }
-  const span = current ? { from: Number(current.from_seq), to: seq } : undefined;
-  await db.query('UPDATE listings SET search_stash = $1 WHERE id = $2', [stashText(current?.text_hash ?? '', scores, span), id]);
-}
-
 /** Puts a stashed listing back in the search index (revisions.ts restoreStashed) under a write sequence of its own. */
 export async function restore(db: Db, id: string | number): Promise<boolean> {
   const row = (await db.query<{ id: string }>('SELECT id FROM listings WHERE id = $1 AND search_stash IS NOT NULL FOR UPDATE', [id]))
@@ -103,7 +82,10 @@ export async function maintain(pool: pg.Pool, cuts: LifecycleCuts, now: Date, li
         [cuts.purgeSettledBefore, cuts.purgeFailingBefore ?? null],
         (db) => removeListing(db, row.id),
       ),
-    hide: (row, hiddenAt) => underLock(pool, row, 'search_stash IS NULL', [], (db) => hide(db, row.id, hiddenAt)),
+    hide: (row, hiddenAt) =>
+      underLock(pool, row, 'search_stash IS NULL', [], async (db) =>
+        runAsync(hideListing(postgresSql(db), row.id, await nextSeq(db), hiddenAt, { column: 'units', units: SCORE_UNITS })),
+      ),
     restore: (row) =>
       underLock(pool, row, visibleAgain('$2', '$3'), [cuts.visibleSince, cuts.failingBefore ?? null], (db) => restore(db, row.id)),
     prune: () => pruneRevisions(pool, now, limit),

@@ -5,9 +5,9 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import {
+  hideListing,
   maintainBatch,
   parseStash,
-  stashText,
   type LifecycleBatch,
   type LifecycleCuts,
   type LifecycleStore,
@@ -33,30 +33,6 @@ export function insertScoredRevision(
   seq: number,
 ): void {
   insertRevision(db, { listingId, fromSeq: seq, toSeq: null, textHash: hash }, withUrlKeys(scores, resource));
-}
-
-/**
- * Takes listing `id` out of the search index: its current revision is closed at `seq` (superseded
- * at `hiddenAt`, the time it hid, so a revision hidden longer than a cursor's life is pruned at
- * once), its scores (its URL keys among them) stashed on its row.
- */
-function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void {
-  const current = cachedStatement(db, 'SELECT rev, text_hash, from_seq FROM search_revisions WHERE listing_id = ? AND to_seq IS NULL').get(
-    id,
-  ) as { rev: number; text_hash: string; from_seq: number } | undefined;
-  const scores = current
-    ? (cachedStatement(db, 'SELECT term, score FROM search_terms WHERE rev = ?').all(current.rev) as Array<{ term: string; score: number }>)
-    : [];
-  if (current) {
-    cachedStatement(db, 'UPDATE search_revisions SET to_seq = ?, superseded_at = ? WHERE rev = ?').run(seq, hiddenAt, current.rev);
-    cachedStatement(db, 'UPDATE search_terms SET to_seq = ? WHERE rev = ?').run(seq, current.rev);
-  }
-  const stash = stashText(
-    current?.text_hash ?? '',
-    scores.map((s) => [s.term, Number(s.score)]),
-    current ? { from: Number(current.from_seq), to: seq } : undefined,
-  );
-  cachedStatement(db, 'UPDATE listings SET search_stash = ? WHERE id = ?').run(stash, id);
 }
 
 /**
@@ -101,10 +77,11 @@ export function maintain(db: DatabaseSync, cuts: LifecycleCuts, now: Date, limit
   return inWriteTransaction(db, () => {
     let seq: number | undefined;
     const batchSeq = () => (seq ??= nextSeq(db));
+    const sql = sqliteSql(db);
     const store: LifecycleStore = {
-      sql: sqliteSql(db),
+      sql,
       purge: (row) => (removeListing(db, Number(row.id)), true),
-      hide: (row, hiddenAt) => (hide(db, Number(row.id), batchSeq(), hiddenAt), true),
+      hide: (row, hiddenAt) => (runSync(hideListing(sql, row.id, batchSeq(), hiddenAt, { column: 'score', units: 1 })), true),
       restore: (row) => restore(db, Number(row.id), batchSeq()),
       prune: () => pruneSupersededRevisions(db, now),
     };
