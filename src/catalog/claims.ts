@@ -30,7 +30,7 @@ import {
   type OwnershipClaim,
   type OwnershipVerdict,
 } from './ownership.ts';
-import { probeHostOf, type ProbeHostsPort } from './probe-hosts.ts';
+import { probeHostOf, reserveHost } from './probe-hosts.ts';
 import type { PaymentFacts } from './quality.ts';
 import { changes, rows, step, type Engine, type Sql } from './statements.ts';
 import type { Awaitable, OwnershipStorePort, WriteOutcome } from './types.ts';
@@ -44,7 +44,6 @@ export interface ClaimsStore {
   write(draft: ListingDraft, now: Date, payment: PaymentFacts): Awaitable<WriteOutcome>;
   /** Removes a listing with everything of it, as a withdrawal removes it. */
   remove(id: number | string): Awaitable<unknown>;
-  hosts: ProbeHostsPort;
 }
 
 /**
@@ -64,8 +63,8 @@ const COLUMNS =
 const identityIs = (p: Sql['p']) => `resource = ${p(1)} AND type = ${p(2)} AND tool_name = ${p(3)}`;
 const identityOf = (i: Identity) => [i.resource, i.type, i.toolName];
 
-/** The store's OwnershipStorePort: each call an engine the store runs as `run` says; `reserveHost` the store's own. */
-export function claimsPort(run: RunClaims, reserveHost: OwnershipStorePort['reserveHost']): OwnershipStorePort {
+/** The store's OwnershipStorePort: each call an engine the store runs as `run` says. */
+export function claimsPort(run: RunClaims): OwnershipStorePort {
   return {
     writeOrClaim: (draft, now, payment) => run({ identity: draft }, (store) => writeOrClaim(store, draft, now, payment)),
     rememberedRejection: (identity, payTo, nowMs) =>
@@ -81,7 +80,7 @@ export function claimsPort(run: RunClaims, reserveHost: OwnershipStorePort['rese
         const text = `SELECT ${COLUMNS} FROM listing_claims WHERE ${identityIs(sql.p)} ORDER BY settled_at DESC, id DESC LIMIT ${sql.p(4)}`;
         return (yield* rows<ClaimRow>(sql, text, [...identityOf(identity), MAX_CHECKS_SHOWN])).map(ownershipCheckOf);
       }),
-    reserveHost,
+    reserveHost: (host, nowMs, intervalMs, sent) => run('write', ({ sql }) => reserveHost(sql, host, nowMs, intervalMs, sent)),
     // The claim (kept with its draft when rejected) pending and due at once (POST /discovery/recheck).
     recheck: (identity, payTo) =>
       run('write', function* ({ sql }) {
@@ -197,7 +196,7 @@ function* claimChecks(store: ClaimsStore, now: number, limit: number, pick: Clai
     }
     if ((yield* changes(sql, lease, [now + CLAIM_LEASE_MS, row.id, now])) === 0) continue;
     if (pick.hostIntervalMs > 0) {
-      const next = yield* step(() => store.hosts.reserve(host, now, pick.hostIntervalMs));
+      const next = yield* reserveHost(sql, host, now, pick.hostIntervalMs);
       if (next !== 0) {
         busy.set(host, { until: next, ids: [row.id] });
         continue;

@@ -9,7 +9,6 @@
 import type { ListingDraft } from '../ingest/settlement.ts';
 import { claimsPort as enginePort } from '../claims.ts';
 import { claimsTableSql } from '../ownership.ts';
-import { postgresProbeHosts } from '../probe-hosts.ts';
 import type { PaymentFacts } from '../quality.ts';
 import { runAsync } from '../statements.ts';
 import type { OwnershipStorePort, WriteOutcome } from '../types.ts';
@@ -28,32 +27,23 @@ export interface LockedWrites {
 
 /** The store's OwnershipStorePort over `pool`, each call after `ready` (the catalog's migrations). */
 export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: LockedWrites): OwnershipStorePort {
-  return enginePort(
-    async (how, engine) => {
-      await ready();
-      const on = (db: Db) =>
-        runAsync(
-          engine({
-            sql: postgresSql(db),
-            write: (draft, now, payment) => store.writeLocked(db, draft, now, payment),
-            remove: (id) => removeListing(db, id),
-            hosts: postgresProbeHosts(db, async () => {}),
-          }),
-        );
-      if (typeof how === 'string') return on(pool);
-      // The identity whose lock a claim's resolution takes; a claim gone meanwhile is found gone without it.
-      const claimed =
-        'claim' in how &&
-        (
-          await pool.query<{ resource: string; type: string; tool_name: string }>(
-            'SELECT resource, type, tool_name FROM listing_claims WHERE id = $1',
-            [how.claim],
-          )
-        ).rows[0];
-      const identity =
-        'identity' in how ? how.identity : claimed && { resource: claimed.resource, type: claimed.type, toolName: claimed.tool_name };
-      return identity ? store.underIdentityLock(identity, on) : on(pool);
-    },
-    (host, nowMs, intervalMs, sent) => postgresProbeHosts(pool, ready).reserve(host, nowMs, intervalMs, sent),
-  );
+  return enginePort(async (how, engine) => {
+    await ready();
+    const on = (db: Db) =>
+      runAsync(
+        engine({
+          sql: postgresSql(db),
+          write: (draft, now, payment) => store.writeLocked(db, draft, now, payment),
+          remove: (id) => removeListing(db, id),
+        }),
+      );
+    if (typeof how === 'string') return on(pool);
+    // The identity whose lock a claim's resolution takes; a claim gone meanwhile is found gone without it.
+    const identity =
+      'identity' in how
+        ? how.identity
+        : (await pool.query<Identity>('SELECT resource, type, tool_name AS "toolName" FROM listing_claims WHERE id = $1', [how.claim]))
+            .rows[0];
+    return identity ? store.underIdentityLock(identity, on) : on(pool);
+  });
 }

@@ -9,7 +9,6 @@ import { inWriteTransaction } from '../../db/sqlite.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
 import { claimsPort as enginePort, type ClaimsStore } from '../claims.ts';
 import { claimsTableSql } from '../ownership.ts';
-import { sqliteProbeHosts } from '../probe-hosts.ts';
 import type { PaymentFacts } from '../quality.ts';
 import { runSync } from '../statements.ts';
 import type { OwnershipStorePort, WriteOutcome } from '../types.ts';
@@ -30,13 +29,9 @@ export function claimsPort(
     sql: sqliteSql(db),
     write: writeListing,
     remove: (id) => removeListing(db, Number(id)),
-    hosts: sqliteProbeHosts(db, () => {}),
   };
-  return enginePort(
-    (how, engine) => {
-      usable(how !== 'read');
-      return how === 'read' || how === 'write' ? runSync(engine(store)) : inWriteTransaction(db, () => runSync(engine(store)));
-    },
-    (host, nowMs, intervalMs, sent) => sqliteProbeHosts(db, () => usable(true)).reserve(host, nowMs, intervalMs, sent),
-  );
+  return enginePort((how, engine) => {
+    usable(how !== 'read');
+    return how === 'read' || how === 'write' ? runSync(engine(store)) : inWriteTransaction(db, () => runSync(engine(store)));
+  });
 }
