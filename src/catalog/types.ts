@@ -351,27 +351,35 @@ export interface CatalogStorePort {
   withdraw(withdrawal: Withdrawal, now: Date): Awaitable<WithdrawalOutcome>;
   /** The identifier created with the catalog's database (CatalogPort.catalogId). */
   catalogId(): Awaitable<string>;
-  /** `visibleSince` (ISO time): listings last settled before it are left out (LISTING_TTL_DAYS); all when absent. */
-  list(
-    filters: DiscoveryFilters,
-    page: { limit: number; offset: number },
-    now: Date,
-    visibleSince?: string,
-    failingBefore?: string,
-  ): Awaitable<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }>;
-  search(
-    query: string,
-    filters: DiscoveryFilters,
-    page: { limit: number; cursor?: string },
-    now: Date,
-    x402Version: number,
-    visibleSince?: string,
-    failingBefore?: string,
-  ): Awaitable<SearchPage>;
+  list(...args: ListArgs): Awaitable<StoreListPage>;
+  search(...args: SearchArgs): Awaitable<SearchPage>;
   close(): void;
 }
 
 export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * A store's list: `visibleSince` (ISO time): listings last settled before it are left out (LISTING_TTL_DAYS), all when
+ * absent; `failingBefore`: so are listings failing their liveness checks since before it.
+ */
+export type ListArgs = [
+  filters: DiscoveryFilters,
+  page: { limit: number; offset: number },
+  now: Date,
+  visibleSince?: string,
+  failingBefore?: string,
+];
+export type StoreListPage = { items: DiscoveryResource[]; total: number; partialResults?: boolean };
+/** A store's search: as its list, with the query and the x402 version its items are shown in. */
+export type SearchArgs = [
+  query: string,
+  filters: DiscoveryFilters,
+  page: { limit: number; cursor?: string },
+  now: Date,
+  x402Version: number,
+  visibleSince?: string,
+  failingBefore?: string,
+];
 
 export type WriteOutcome =
   | { status: 'written'; created: boolean; listingId: number }

@@ -33,9 +33,10 @@ import {
 import type {
   CatalogStorePort,
   OwnershipStorePort,
-  DiscoveryFilters,
-  DiscoveryResource,
+  ListArgs,
+  SearchArgs,
   SearchPage,
+  StoreListPage,
   Withdrawal,
   WithdrawalOutcome,
   WriteOutcome,
@@ -259,13 +260,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
    * total. The filter value with the fewest listings drives a walk of `listing_keys_page`; a single-filter total is one row
    * of `listing_counts`, and a deep offset of one filter starts from the block that holds it.
    */
-  async list(
-    filters: DiscoveryFilters,
-    page: { limit: number; offset: number },
-    now: Date,
-    visibleSince?: string,
-    failingBefore?: string,
-  ): Promise<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }> {
+  async list(...[filters, page, now, visibleSince, failingBefore]: ListArgs): Promise<StoreListPage> {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0, ...(filters.url === undefined ? {} : { partialResults: false }) };
     return inReadSnapshot(this.pool, async (db) => {
@@ -374,15 +369,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     return withdrawListing(this.pool, withdrawal, now);
   }
 
-  async search(
-    query: string,
-    filters: DiscoveryFilters,
-    page: { limit: number; cursor?: string },
-    now: Date,
-    x402Version: number,
-    visibleSince?: string,
-    failingBefore?: string,
-  ): Promise<SearchPage> {
+  async search(...[query, filters, page, now, x402Version, visibleSince, failingBefore]: SearchArgs): Promise<SearchPage> {
     const secret = await this.ready;
     return searchPostgres(this.pool, secret, {
       query,

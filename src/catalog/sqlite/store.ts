@@ -33,9 +33,11 @@ import {
   CatalogUnavailableError,
   type CatalogStorePort,
   type DiscoveryFilters,
-  type DiscoveryResource,
+  type ListArgs,
   type OwnershipStorePort,
+  type SearchArgs,
   type SearchPage,
+  type StoreListPage,
   type Withdrawal,
   type WithdrawalOutcome,
   type WriteOutcome,
@@ -131,15 +133,7 @@ export class CatalogStore implements CatalogStorePort {
     return withdrawListing(this.db, withdrawal, now);
   }
 
-  search(
-    query: string,
-    filters: DiscoveryFilters,
-    page: { limit: number; cursor?: string },
-    now: Date,
-    x402Version: number,
-    visibleSince?: string,
-    failingBefore?: string,
-  ): SearchPage {
+  search(...[query, filters, page, now, x402Version, visibleSince, failingBefore]: SearchArgs): SearchPage {
     return searchCatalog(this, { query, filters, page, now, x402Version, visibleSince, failingBefore });
   }
 
@@ -274,13 +268,7 @@ export class CatalogStore implements CatalogStorePort {
    * key lookup per row), and a single-filter total is read from `listing_counts`. resource and
    * toolName select at most a few listings through their own indexes.
    */
-  list(
-    filters: DiscoveryFilters,
-    page: { limit: number; offset: number },
-    now: Date,
-    visibleSince?: string,
-    failingBefore?: string,
-  ): { items: DiscoveryResource[]; total: number; partialResults?: boolean } {
+  list(...[filters, page, now, visibleSince, failingBefore]: ListArgs): StoreListPage {
     const { rows, total, partialResults } = this.listRows(filters, page, now, visibleSince, failingBefore);
     return { items: rows.map((row) => toDiscoveryResource(row)), total, ...(partialResults === undefined ? {} : { partialResults }) };
   }

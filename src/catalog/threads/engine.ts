@@ -21,6 +21,7 @@ import {
   type CatalogLogger,
   type CatalogStorePort,
   type DiscoveryFilters,
+  type ListArgs,
   type ListPage,
   type ListingPreview,
   type SearchPage,
@@ -191,13 +192,7 @@ export class CatalogEngine {
     return this.store.withdraw(withdrawal, now);
   }
 
-  async list(
-    filters: DiscoveryFilters,
-    page: { limit: number; offset: number },
-    now: Date,
-    visibleSince?: string,
-    failingBefore?: string,
-  ): Promise<ListPage> {
+  async list(...[filters, page, now, visibleSince, failingBefore]: ListArgs): Promise<ListPage> {
     const { items, total, partialResults } = await this.store.list(filters, page, now, visibleSince, failingBefore);
     return {
       x402Version: DISCOVERY_X402_VERSION,
