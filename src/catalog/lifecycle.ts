@@ -79,7 +79,7 @@ export interface SearchStash {
   to?: number;
 }
 
-export function parseStash(text: string): { hash: string; scores: Map<string, number>; span?: { from: number; to: number } } {
+function parseStash(text: string): { hash: string; scores: Map<string, number>; span?: { from: number; to: number } } {
   const stash = JSON.parse(text) as SearchStash;
   const span = Number.isSafeInteger(stash.from) && Number.isSafeInteger(stash.to) ? { from: stash.from!, to: stash.to! } : undefined;
   return { hash: stash.hash, scores: new Map(stash.scores), ...(span ? { span } : {}) };
@@ -152,6 +152,35 @@ export function* hideListing(
   const span = current ? { from: Number(current.from_seq), to: seq } : {};
   const stash: SearchStash = { hash: current?.text_hash ?? '', scores, ...span };
   yield* changes(sql, `UPDATE listings SET search_stash = ${p(1)} WHERE id = ${p(2)}`, [JSON.stringify(stash), id]);
+}
+
+/**
+ * Puts a stashed listing back in the search index (a settlement's write, a passing check, the pass): the revision it had,
+ * valid from where it was (SearchStash), reopened or, if pruned meanwhile, written again by `insert` (the store's new
+ * revision from term scores, its URL keys added). `seq` is the write's sequence (a stash without its span is put back
+ * from it). Whether the listing was stashed.
+ */
+export function* restoreListing(
+  sql: Sql,
+  id: number,
+  seq: number,
+  insert: (resource: string, hash: string, scores: Map<string, number>, fromSeq: number) => Awaitable<unknown>,
+): Engine<boolean> {
+  const p = sql.p;
+  const [row] = yield* rows<{ resource: string; search_stash: string }>(
+    sql,
+    `SELECT resource, search_stash FROM listings WHERE id = ${p(1)} AND search_stash IS NOT NULL${sql.lockRows}`,
+    [id],
+  );
+  if (!row) return false;
+  const { hash, scores, span } = parseStash(row.search_stash);
+  const reopen = `UPDATE search_revisions SET to_seq = NULL, superseded_at = NULL
+    WHERE listing_id = ${p(1)} AND to_seq = ${p(2)} AND from_seq = ${p(3)} RETURNING rev`;
+  const [reopened] = span ? yield* rows<{ rev: number | string }>(sql, reopen, [id, span.to, span.from]) : [];
+  if (reopened) yield* changes(sql, `UPDATE search_terms SET to_seq = NULL WHERE rev = ${p(1)}`, [reopened.rev]);
+  else if (scores.size > 0) yield* step(() => insert(row.resource, hash, scores, span?.from ?? seq));
+  yield* changes(sql, `UPDATE listings SET search_stash = NULL WHERE id = ${p(1)}`, [id]);
+  return true;
 }
 
 /** A stashed listing visible at the cuts `visibleSince` and `failingBefore` (parameters; the latter null without liveness hiding). */

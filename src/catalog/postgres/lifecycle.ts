@@ -49,13 +49,11 @@ async function underLock(
   });
 }
 
-/** Puts a stashed listing back in the search index (revisions.ts restoreStashed) under a write sequence of its own. */
-export async function restore(db: Db, id: string | number): Promise<boolean> {
-  const row = (await db.query<{ id: string }>('SELECT id FROM listings WHERE id = $1 AND search_stash IS NOT NULL FOR UPDATE', [id]))
-    .rows[0];
-  if (!row) return false;
-  return restoreStashed(db, Number(id), await nextSeq(db));
-}
+/**
+ * Puts a stashed listing back in the search index (revisions.ts restoreStashed) under a write sequence of its own, in a
+ * transaction holding its identity's lock (underLock: every write of its stash holds it).
+ */
+const restore = async (db: Db, id: string | number): Promise<boolean> => restoreStashed(db, Number(id), await nextSeq(db));
 
 /** The store's lifecycle port (../lifecycle.ts), each batch after `ready` (the catalog's migrations). */
 export const lifecyclePort = (pool: pg.Pool, ready: () => Promise<unknown>): LifecycleStorePort => ({

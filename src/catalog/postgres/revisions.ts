@@ -10,9 +10,10 @@ import { termScores, withStemRows, type SearchText } from '../terms.ts';
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
 import { SCORE_UNITS } from './migrations.ts';
-import { parameters, type Db } from './queries.ts';
+import { parameters, postgresSql, type Db } from './queries.ts';
 import { withUrlKeys } from '../url-search.ts';
-import { parseStash } from '../lifecycle.ts';
+import { restoreListing } from '../lifecycle.ts';
+import { runAsync } from '../statements.ts';
 
 /** score × 2^53 as an exact integer (migrations.ts): every score is a multiple of 2^-53. */
 export function scoreUnits(score: number): string {
@@ -77,33 +78,13 @@ export async function reviseSearchText(
   await Promise.all([...closed, insertScoredRevision(db, listing, hash, withQualityLevel(termScores(text), quality), seq)]);
 }
 
-/**
- * Puts a stashed listing back in the search index (sqlite/lifecycle.ts restore): the revision it
- * had, valid from where it was (../lifecycle.ts SearchStash), reopened or, if pruned meanwhile,
- * written again. `seq` is the write's sequence (a stash without its span is put back
- * from it). Whether the listing was stashed.
- */
-export async function restoreStashed(db: Db, listingId: number, seq: number): Promise<boolean> {
-  const row = (
-    await db.query<{ resource: string; search_stash: string }>(
-      'UPDATE listings l SET search_stash = NULL FROM listings o WHERE l.id = $1 AND o.id = l.id AND o.search_stash IS NOT NULL RETURNING l.resource, o.search_stash',
-      [listingId],
-    )
-  ).rows[0];
-  if (!row) return false;
-  const { hash, scores, span } = parseStash(row.search_stash);
-  const reopened = span
-    ? (
-        await db.query<{ rev: string }>(
-          'UPDATE search_revisions SET to_seq = NULL, superseded_at = NULL WHERE listing_id = $1 AND to_seq = $2 AND from_seq = $3 RETURNING rev',
-          [listingId, span.to, span.from],
-        )
-      ).rows[0]
-    : undefined;
-  if (reopened) await db.query('UPDATE search_terms SET to_seq = NULL WHERE rev = $1', [reopened.rev]);
-  else if (scores.size > 0) await insertScoredRevision(db, { id: listingId, resource: row.resource }, hash, scores, span?.from ?? seq);
-  return true;
-}
+/** Puts a stashed listing back in the search index at the write sequence `seq` (../lifecycle.ts restoreListing). */
+export const restoreStashed = (db: Db, listingId: number, seq: number): Promise<boolean> =>
+  runAsync(
+    restoreListing(postgresSql(db), listingId, seq, (resource, hash, scores, from) =>
+      insertScoredRevision(db, { id: listingId, resource }, hash, scores, from),
+    ),
+  );
 
 /**
  * A new current search revision of a listing from its term scores (the quality level in them), with its term rows and

@@ -7,7 +7,7 @@ import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import {
   hideListing,
   maintainBatch,
-  parseStash,
+  restoreListing,
   type LifecycleBatch,
   type LifecycleCuts,
   type LifecycleStore,
@@ -35,28 +35,11 @@ export function insertScoredRevision(
   insertRevision(db, { listingId, fromSeq: seq, toSeq: null, textHash: hash }, withUrlKeys(scores, resource));
 }
 
-/**
- * Puts a stashed listing back in the search index (a settlement's write, a passing check, the pass):
- * the revision it had, valid from where it was (../lifecycle.ts SearchStash), reopened or, if pruned
- * meanwhile, written again. `seq` is the write's sequence (a stash without its span
- * is put back from it). Whether the listing was stashed.
- */
-export function restore(db: DatabaseSync, id: number, seq: number): boolean {
-  const row = cachedStatement(db, 'SELECT resource, search_stash FROM listings WHERE id = ?').get(id) as
-    { resource: string; search_stash: string | null } | undefined;
-  if (!row?.search_stash) return false;
-  const { hash, scores, span } = parseStash(row.search_stash);
-  const reopened =
-    span &&
-    (cachedStatement(
-      db,
-      'UPDATE search_revisions SET to_seq = NULL, superseded_at = NULL WHERE listing_id = ? AND to_seq = ? AND from_seq = ? RETURNING rev',
-    ).get(id, span.to, span.from) as { rev: number } | undefined);
-  if (reopened) cachedStatement(db, 'UPDATE search_terms SET to_seq = NULL WHERE rev = ?').run(reopened.rev);
-  else if (scores.size > 0) insertScoredRevision(db, id, row.resource, hash, scores, span?.from ?? seq);
-  cachedStatement(db, 'UPDATE listings SET search_stash = NULL WHERE id = ?').run(id);
-  return true;
-}
+/** Puts a stashed listing back in the search index at the write sequence `seq` (../lifecycle.ts restoreListing). */
+export const restore = (db: DatabaseSync, id: number, seq: number): boolean =>
+  runSync(
+    restoreListing(sqliteSql(db), id, seq, (resource, hash, scores, from) => insertScoredRevision(db, id, resource, hash, scores, from)),
+  );
 
 /** A passing liveness check of a stashed listing (inside its write): back in the index at once, not at the next pass. */
 export const restoreAfterCheck = (db: DatabaseSync) => (id: number) => {
