@@ -31,8 +31,10 @@ export function refusal<T = WriteOutcome>(err: unknown): T {
 export async function lockIdentity(db: Db, key: { resource: string; type: string; toolName: string }): Promise<void> {
   await Promise.all([
     db.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`),
-    db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-      JSON.stringify(['svc:catalog:listing', key.resource, key.type, key.toolName]),
-    ]),
+    db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [identityLockKey(key)]),
   ]);
 }
+
+/** The advisory lock's key of a listing's identity: `hashtextextended` of it names the lock. */
+export const identityLockKey = (key: { resource: string; type: string; toolName: string }) =>
+  JSON.stringify(['svc:catalog:listing', key.resource, key.type, key.toolName]);

@@ -21,6 +21,7 @@ import {
 } from '../lifecycle.ts';
 import { runAsync } from '../statements.ts';
 export type { LifecycleStorePort };
+import { identityLockKey } from './identity-lock.ts';
 import { SCORE_UNITS } from './migrations.ts';
 import { nextSeq, postgresSql, type Db } from './queries.ts';
 import { pruneRevisions, restoreStashed } from './revisions.ts';
@@ -40,7 +41,7 @@ async function underLock(
   work: (db: Db) => Promise<unknown>,
 ): Promise<boolean> {
   return inTransaction(pool, async (db) => {
-    const identity = JSON.stringify(['svc:catalog:listing', row.resource, row.type, row.tool_name]);
+    const identity = identityLockKey({ resource: row.resource, type: row.type, toolName: row.tool_name });
     const locked = await db.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS ok', [identity]);
     if (!locked.rows[0]?.ok) return false;
     if ((await db.query(`SELECT 1 FROM listings WHERE id = $1 AND ${still}`, [row.id, ...params])).rows.length === 0) return false;
