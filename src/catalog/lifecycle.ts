@@ -1,6 +1,7 @@
 /**
- * The end of a listing's life (docs/CATALOG.md "Lifecycle"), as both stores run it
- * (sqlite/lifecycle.ts, postgres/lifecycle.ts), from one periodic pass on the writer thread:
+ * The end of a listing's life (docs/CATALOG.md "Lifecycle"), from one periodic pass on the writer
+ * thread, written once for both stores over their statements (statements.ts: a batch, the hide and
+ * the restore of a listing); each store acts on a listing its way (sqlite/lifecycle.ts, postgres/lifecycle.ts):
  *
  * - **Out of the search index.** A listing hidden (past LISTING_TTL_DAYS, or failing its liveness
  *   checks past LIVENESS_GRACE_HOURS) has its search revision closed, as a change of text closes
