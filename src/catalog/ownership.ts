@@ -20,6 +20,7 @@ import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import { livenessListingOf, type LivenessListing } from './liveness.ts';
 import type { PaymentFacts } from './quality.ts';
+import { columnTypes } from './statements.ts';
 
 /**
  * Who may own a listing: `origin` (the default of svc: the payTo the resource's own server names,
@@ -197,8 +198,7 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
  * IF NOT EXISTS: a database set back to an earlier version (the migration tests) runs it again.
  */
 export function claimsTableSql(dialect: 'sqlite' | 'postgres'): string {
-  const text = dialect === 'postgres' ? 'TEXT COLLATE "C"' : 'TEXT';
-  const int = dialect === 'postgres' ? 'BIGINT' : 'INTEGER';
+  const { text, int } = columnTypes(dialect);
   const id = dialect === 'postgres' ? 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY' : 'INTEGER PRIMARY KEY';
   return `
     CREATE TABLE IF NOT EXISTS listing_claims (

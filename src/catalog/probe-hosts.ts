@@ -5,15 +5,14 @@
  * catalog's database, so every instance sharing a catalog (Postgres) shares the bound: a request is
  * made only after an atomic upsert took the host's slot. Same statements on both stores.
  */
-import { changes, rows, type Engine, type Sql } from './statements.ts';
+import { changes, columnTypes, rows, type Engine, type Sql } from './statements.ts';
 
 /** Rows whose slot passed this long ago are pruned (a few per reservation). */
 export const PROBE_HOSTS_MEMORY_MS = 24 * 3_600_000;
 const PRUNE_BATCH = 16;
 
 export function probeHostsTableSql(dialect: 'sqlite' | 'postgres'): string {
-  const text = dialect === 'postgres' ? 'TEXT COLLATE "C"' : 'TEXT';
-  const int = dialect === 'postgres' ? 'BIGINT' : 'INTEGER';
+  const { text, int } = columnTypes(dialect);
   return `
     CREATE TABLE IF NOT EXISTS probe_hosts (
       host ${text} PRIMARY KEY,

@@ -50,3 +50,10 @@ export async function runAsync<T>(engine: Engine<T>): Promise<T> {
   while (!next.done) next = engine.next(await next.value());
   return next.value;
 }
+
+/**
+ * A table's column types in each store's dialect: Postgres compares text byte by byte as SQLite does (COLLATE "C") and
+ * keeps epoch milliseconds in BIGINT.
+ */
+export const columnTypes = (dialect: 'sqlite' | 'postgres') =>
+  dialect === 'postgres' ? { text: 'TEXT COLLATE "C"', int: 'BIGINT' } : { text: 'TEXT', int: 'INTEGER' };
