@@ -1,9 +1,9 @@
 /**
- * The SQLite price index's migrations (catalog migrations 8, 9, 13 and 14; the index itself is
- * price-index.ts, its class indexes of migration 11 price-classes.ts).
+ * The SQLite price index's migrations (catalog migrations 8, 9, 11, 13, 14 and 29; the index itself is
+ * price-index.ts).
  */
 import type { DatabaseSync } from 'node:sqlite';
-import { PRICE_BUCKET } from '../price.ts';
+import { PRICE_BUCKET, PRICE_CLASS, PRICE_DIGITS, priceLevelRowsSql } from '../price.ts';
 
 /** The same key in SQL, of a column holding amountKey's form (the migration's backfill). */
 const PRICE_KEY_SQL = (column: string) => `printf('%09d', length(${column})) || ${column}`;
@@ -157,4 +157,36 @@ export function migrateToSchemePriceKeys(db: DatabaseSync): void {
         GROUP BY asset, substr(price, 1, ${PRICE_BUCKET}), type;
     `);
   }
+}
+
+/**
+ * Migration 11: by-time indexes of each type's digit counts and classes (a by-classes page's
+ * ranges). Expression indexes, so the migration only builds them; each also holds the price, without
+ * which SQLite reads the row to evaluate the expression and the walk is no longer covered.
+ */
+export function migrateToPriceClassIndexes(db: DatabaseSync): void {
+  db.exec(`
+    CREATE INDEX listing_prices_typed_digits_by_time
+      ON listing_prices (asset, type, substr(price, 1, ${PRICE_DIGITS}), last_updated, listing_id, price);
+    CREATE INDEX listing_prices_typed_class_by_time
+      ON listing_prices (asset, type, substr(price, 1, ${PRICE_CLASS}), last_updated, listing_id, price);
+  `);
+}
+
+/** Migration 29: one counts table, `price_counts` per level, built from the index; the counts per point and per bucket go. */
+export function migrateToPriceLevels(db: DatabaseSync): void {
+  db.exec(`
+    DROP TABLE IF EXISTS price_counts;
+    DROP TABLE IF EXISTS price_buckets;
+    CREATE TABLE price_counts (
+      asset TEXT NOT NULL,
+      level INTEGER NOT NULL,
+      price TEXT NOT NULL,
+      type TEXT NOT NULL,
+      n INTEGER NOT NULL,
+      PRIMARY KEY (asset, level, price, type)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO price_counts (asset, level, price, type, n)
+      SELECT asset, level, price, type, count(*) FROM (${priceLevelRowsSql('listing_prices')}) r GROUP BY asset, level, price, type;
+  `);
 }
