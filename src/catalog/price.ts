@@ -186,8 +186,6 @@ export interface PriceCounts {
   listings: number;
   /** The listed asset's entries hidden by age (at least the range's), when some are hidden by age and no other key filter is given. */
   assetAged?: number | undefined;
-  /** The matches hidden by age or failures, when read with the counts (else `hiddenMatches` reads them). */
-  hidden?: number | undefined;
   /** The class ranges, when read with the counts (else `classRanges` reads them). */
   classRanges?: ClassRanges | undefined;
 }
@@ -210,7 +208,7 @@ export interface PricedPageShape {
 export interface PriceIndex<R> {
   /** The matches of the range that pass the other filters and are not hidden: counted. */
   countMatches(read: PriceRead): MaybePromise<number>;
-  /** The range's matches hidden by age or failures (when the counts did not carry them). */
+  /** The range's matches hidden by age or by failures (Postgres reads them with its counts). */
   hiddenMatches(read: PriceRead): MaybePromise<number>;
   /** The class ranges (when the counts did not carry them). */
   classRanges(range: PriceRange): MaybePromise<ClassRanges>;
@@ -248,8 +246,6 @@ export function classPlan(
   return { arms, cost };
 }
 
-const { run } = stepsOf<PriceIndex<unknown>>();
-
 /**
  * A list page of `asset` + `maxAmount` (priceFilter), with or without `type`, `network` and `scheme`
  * (part of the index range), alone or with other key filters (checked per row), or undefined when
@@ -274,7 +270,8 @@ export function* pricePage<R>(q: {
 }): Steps<PriceIndex<R>, { rows: R[]; total: number; shape?: PricedPageShape } | undefined> {
   const priced = priceFilter(q.filters);
   if (!priced) return undefined;
-  const { counts, page, plan } = q;
+  const { run } = stepsOf<PriceIndex<R>>();
+  const { counts, page, plan, costs } = q;
   const range: PriceRange = { key: priced.key, type: q.filters.type, max: priced.max };
   const belowClass = counts.below;
   const matches = belowClass + counts.within;
@@ -284,11 +281,10 @@ export function* pricePage<R>(q: {
   const total =
     others.length > 0 || (q.visibleSince !== undefined && (counts.assetAged ?? 0) > matches)
       ? yield* run((index) => index.countMatches(read))
-      : matches - (counts.hidden ?? (yield* run((index) => index.hiddenMatches(read))));
+      : matches - (yield* run((index) => index.hiddenMatches(read)));
   if (total === 0) return listed('price_empty', { rows: [], total });
   const reach = page.offset + page.limit;
   const rangeListings = range.type !== undefined ? counts.listings : untypedRangeListings(q.counted);
-  const costs = q.costs;
   // A page's plan without by-classes: by time, reach × the range's listings / matches entries; by price, every match sorted.
   const byTime = matches === 0 ? Infinity : (reach * rangeListings) / matches;
   const byPrice = SORTED_MATCH_COST * matches;
@@ -310,7 +306,7 @@ export function* pricePage<R>(q: {
   const byClasses = chosen.startsWith('by-classes');
   if (byClasses && classes!.arms.length === 0) return { rows: [], total };
   const shape: PricedPageShape = { plan: chosen, failing: q.failing, arms: byClasses ? classes!.arms : [] };
-  return { rows: yield* run((index) => index.page(read, shape, page) as MaybePromise<R[]>), total, shape };
+  return { rows: yield* run((index) => index.page(read, shape, page)), total, shape };
 }
 
 /**

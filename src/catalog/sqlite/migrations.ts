@@ -15,8 +15,8 @@
  *    `asset` key per listing and asset in the list index.
  * 6: the liveness records on `listings` (liveness.ts).
  * 7: the times of accepted withdrawals (withdraw.ts).
- * 8: the price index, per listing and asset its smallest amount, and its counts (price-migrations.ts).
- * 9: the price index keeps each listing's type, indexed and counted per type (price-migrations.ts).
+ * 8: the price index, per listing and asset its smallest amount (price-migrations.ts).
+ * 9: the price index keeps each listing's type, indexed with it (price-migrations.ts).
  * 10: retired (term signatures; migration 25 drops what older catalogs hold).
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
@@ -36,7 +36,8 @@
  * 26: the stem rows (terms.ts) of revisions written before stems were indexed.
  * 27: the write sequence moves from its one-row table `catalog_seq` to row `seq` of `catalog_meta`.
  * 28: the URL terms move from `listing_url_terms` into the postings, `search_terms` (terms.ts urlKey).
- * 29: the price counts per point and per bucket become one table, `price_counts` with a level (price-migrations.ts).
+ * 29: the price index's counts, one table per level (price-migrations.ts), in place of the counts per point and
+ *    per bucket that migrations 8–14 kept.
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';

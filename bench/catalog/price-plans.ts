@@ -1,0 +1,82 @@
+/**
+ * Each price page plan timed in process on a catalog file: `asset` + `maxAmount` (caps at price quantiles of the most
+ * held asset), alone and with `type` or `network`, at several offsets, read by the plan the counts choose and by each
+ * plan forced (src/catalog/price.ts PricePagePlan), through the store's listPriced (sqlite/price-index.ts). The file is
+ * opened by the tree's store first (its migrations run: give a copy); nothing is hidden by age or failures.
+ *
+ *   (cd TREE && npx tsx CHECKOUT/bench/catalog/price-plans.ts COPY.sqlite [reps])
+ *
+ * Prints per case the plan chosen, then p50 / p95 ms of the chosen and of each forced plan, and the pages' equality.
+ */
+import { DatabaseSync } from 'node:sqlite';
+import { resolve } from 'node:path';
+
+const [path, repsArg] = process.argv.slice(2);
+if (!path) throw new Error('usage: price-plans.ts CATALOG.sqlite [reps]');
+const reps = Number(repsArg ?? 15);
+const { CatalogStore } = (await import(resolve('src/catalog/sqlite/store.ts'))) as typeof import('../../src/catalog/sqlite/store.ts');
+const { listPriced } = (await import(
+  resolve('src/catalog/sqlite/price-index.ts')
+)) as typeof import('../../src/catalog/sqlite/price-index.ts');
+const { takenPaths } = (await import(resolve('src/catalog/query-paths.ts'))) as typeof import('../../src/catalog/query-paths.ts');
+const { filterKeys } = (await import(resolve('src/catalog/listing.ts'))) as typeof import('../../src/catalog/listing.ts');
+
+const t0 = performance.now();
+new CatalogStore(path).close();
+console.log(`opened (migrations) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+const db = new DatabaseSync(path, { readOnly: true });
+const { value: asset } = db.prepare("SELECT value FROM listing_counts WHERE kind = 'asset' ORDER BY n DESC LIMIT 1").get() as {
+  value: string;
+};
+const prices = (db.prepare('SELECT price FROM listing_prices WHERE asset = ? ORDER BY price').all(asset) as Array<{ price: string }>).map(
+  (r) => r.price,
+);
+const { value: network } = db.prepare("SELECT value FROM listing_counts WHERE kind = 'network' ORDER BY n DESC LIMIT 1").get() as {
+  value: string;
+};
+const count = (key: { kind: string; value: string }) =>
+  Number(
+    (db.prepare('SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as { n: number } | undefined)?.n ?? 0,
+  );
+
+const ms = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return `${s[Math.floor(s.length / 2)]!.toFixed(2)} / ${s[Math.min(s.length - 1, Math.ceil(s.length * 0.95) - 1)]!.toFixed(2)}`;
+};
+const plans = [undefined, 'by-time', 'by-price', 'by-classes'] as const;
+console.log(`asset ${asset.slice(0, 8)}… ${prices.length} listings; network ${network}; ${reps} reps; p50 / p95 ms`);
+console.log('| filters | offset | chosen | chosen | by-time | by-price | by-classes |');
+for (const share of [0.001, 0.01, 0.1, 0.5, 0.9])
+  for (const extra of [{}, { type: 'mcp' }, { network }])
+    for (const offset of [0, 1000, 5000]) {
+      const maxAmount = prices[Math.floor(share * (prices.length - 1))]!.slice(9);
+      const filters = { asset, maxAmount, ...extra };
+      const counted = filterKeys(filters)
+        .map((key) => ({ key, n: count(key) }))
+        .sort((x, y) => x.n - y.n);
+      const page = { limit: 20, offset };
+      const row: string[] = [];
+      let chosen = '';
+      let first: string | undefined;
+      let same = true;
+      for (const plan of plans) {
+        takenPaths();
+        const times: number[] = [];
+        for (let i = 0; i < reps; i++) {
+          const start = performance.now();
+          const listed = listPriced(db, filters, counted, page, undefined, undefined, plan);
+          times.push(performance.now() - start);
+          const answer = JSON.stringify(listed);
+          first ??= answer;
+          same &&= answer === first;
+        }
+        if (plan === undefined)
+          chosen = takenPaths()
+            .map((p) => p[1])
+            .join(',');
+        row.push(ms(times));
+      }
+      const label = `≤ ${share * 100} %${'type' in extra ? ' + type=mcp' : 'network' in extra ? ' + network' : ''}`;
+      console.log(`| ${label} | ${offset} | ${chosen} | ${row.join(' | ')} |${same ? '' : ' PAGES DIFFER'}`);
+    }
+db.close();
