@@ -2,19 +2,31 @@
  * Each price page plan timed in process on a catalog file: `asset` + `maxAmount` (caps at price quantiles of the most
  * held asset), alone and with `type` or `network`, at several offsets, read by the plan the counts choose and by each
  * plan forced (src/catalog/price.ts PricePagePlan), through the store's listPriced (sqlite/price-index.ts). The file is
- * opened by the tree's store first (its migrations run: give a copy); nothing is hidden by age or failures.
+ * opened by the tree's store first (its migrations run: give a copy); nothing is hidden by age or failures. `--quick`:
+ * a fresh catalog of 400 corpus listings, 3 reads each.
  *
- *   (cd TREE && npx tsx CHECKOUT/bench/catalog/price-plans.ts COPY.sqlite [reps])
+ *   (cd TREE && npx tsx CHECKOUT/bench/catalog/price-plans.ts COPY.sqlite [reps])      or      npm run bench -- price-plans --quick
  *
  * Prints per case the plan chosen, then p50 / p95 ms of the chosen and of each forced plan, and the pages' equality.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 
-const [path, repsArg] = process.argv.slice(2);
-if (!path) throw new Error('usage: price-plans.ts CATALOG.sqlite [reps]');
-const reps = Number(repsArg ?? 15);
+const quick = process.argv.includes('--quick');
+const [pathArg, repsArg] = process.argv.slice(2).filter((a) => a !== '--quick');
+if (!pathArg && !quick) throw new Error('usage: price-plans.ts CATALOG.sqlite [reps] | --quick');
+const reps = quick ? 3 : Number(repsArg ?? 15);
 const { CatalogStore } = (await import(resolve('src/catalog/sqlite/store.ts'))) as typeof import('../../src/catalog/sqlite/store.ts');
+const path = pathArg ?? join(mkdtempSync(join(tmpdir(), 'svc-price-plans-')), 'catalog.sqlite');
+if (quick) {
+  const { corpusListings } = (await import(resolve('bench/lib/catalog-corpus.ts'))) as typeof import('../lib/catalog-corpus.ts');
+  const store = new CatalogStore(path);
+  let i = 0;
+  for (const { draft, at } of corpusListings(400)) store.writeListing(draft, at, { payer: `payer-${i % 50}`, id: `tx-${i++}` });
+  store.close();
+}
 const { listPriced } = (await import(
   resolve('src/catalog/sqlite/price-index.ts')
 )) as typeof import('../../src/catalog/sqlite/price-index.ts');
@@ -80,3 +92,4 @@ for (const share of [0.001, 0.01, 0.1, 0.5, 0.9])
       console.log(`| ${label} | ${offset} | ${chosen} | ${row.join(' | ')} |${same ? '' : ' PAGES DIFFER'}`);
     }
 db.close();
+if (quick) rmSync(dirname(path), { recursive: true, force: true });
