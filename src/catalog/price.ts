@@ -6,7 +6,9 @@
  */
 import { amountKey, usdMaxAmounts } from '../filters.ts';
 import type { DiscoveryFilters } from './types.ts';
-import type { ListPath } from './query-paths.ts';
+import { listed } from './query-paths.ts';
+import type { ListingKey } from './listing.ts';
+import { stepsOf, type MaybePromise, type Steps } from './steps.ts';
 
 /** The price key of an amount (undefined when it is not a canonical count of base units). */
 export function priceKey(amount: unknown): string | undefined {
@@ -89,7 +91,7 @@ export const inPriceRange = (kind: string) =>
   RANGE_KINDS.has(kind) || kind === 'type' || kind === 'type+asset' || kind === 'type+network+asset';
 
 /**
- * How many listings an untyped price range holds at any price, for planning (plainPricePlan): at
+ * How many listings an untyped price range holds at any price, for planning (pricePage): at
  * most the fewest of its asset's, network's, scheme's and scheme+network pair's listings (their
  * list counts, `counted`).
  */
@@ -97,11 +99,36 @@ export const untypedRangeListings = (counted: Array<{ key: { kind: string }; n: 
   Math.min(...counted.filter((c) => RANGE_KINDS.has(c.key.kind)).map((c) => c.n));
 
 /**
+ * The counts table (`price_counts`, one per store) counts the listings of each price index key and
+ * type per price key prefix: `level` is the prefix's length, PRICE_CLASS or PRICE_BUCKET, or 0 for
+ * the whole key (a price point). The listings at most M are the classes below M's class, M's class's
+ * buckets below M's bucket and M's bucket's points at most M: a sum over at most a few hundred rows.
+ */
+export const PRICE_LEVELS = [0, PRICE_CLASS, PRICE_BUCKET] as const;
+
+/** A price key's prefix counted at `level` (PRICE_LEVELS). */
+export const pricePrefix = (price: string, level: number) => (level === 0 ? price : price.slice(0, level));
+
+/**
+ * The counts table's rows of `table` (listing_prices, or any rows with `asset`, `price` and `type`)
+ * as `p`, one per level, as `asset, level, price, type` and `extra`, in SQL both stores run.
+ */
+export const priceLevelRowsSql = (table: string, extra = '') =>
+  `SELECT p.asset AS asset, l.level AS level, CASE WHEN l.level = 0 THEN p.price ELSE substr(p.price, 1, l.level) END AS price,
+     p.type AS type${extra} FROM (${PRICE_LEVELS.map((level) => `SELECT ${level} AS level`).join(' UNION ALL ')}) l CROSS JOIN ${table} p`;
+
+/**
  * How a price page is read: `by-time` walks the range's by-time index skipping the dearer entries,
  * `by-price` reads every match from the by-price index and sorts them, `by-classes` merges the
- * digit counts and classes below max with max's own class's matches (sqlite/price-classes.ts), read by time
- * or by price as the counts say; `by-classes-max-by-price` is by-classes with max's class read by
- * price whatever the counts say (a small catalog's counts seldom choose it; the tests force it).
+ * digit counts and classes below max with max's own class's matches, read by time or by price as
+ * the counts say; `by-classes-max-by-price` is by-classes with max's class read by price whatever
+ * the counts say (a small catalog's counts seldom choose it; the tests force it).
+ *
+ * A by-classes page: a price key's digit count and class say, without the rest of the key, whether
+ * a listing is below M; each store indexes each type's rows by digit count and by class, then time,
+ * so each such range is already in page order and the store merges them (no sort), stopping after
+ * offset + limit rows: about offset + limit rows plus M's class's share, instead of offset ÷ the
+ * share of matches.
  */
 export type PricePagePlan = 'by-time' | 'by-price' | 'by-classes' | 'by-classes-max-by-price';
 
@@ -116,36 +143,16 @@ export interface ClassArm {
 /**
  * The plans' costs are counted in index entries walked. Measured on SQLite with the 100,000-listing
  * benchmark corpus (docs/BENCHMARKS.md "Catalog price filters"): a match read by price and sorted costs
- * about six walked entries; a by-classes page's costs are ClassCosts.
+ * about six walked entries.
  */
 export const SORTED_MATCH_COST = 6;
 
 /**
- * How max's own class is read in a by-classes page, and its cost: by time the class is walked down
- * to the page's depth and at least to its next match; by price its matches are read and sorted.
- * Undefined when the class holds no match (no range).
- */
-export function maxClassRead(c: {
-  reach: number;
-  matches: number;
-  inClass: number;
-  size: number;
-  maxByPrice: boolean;
-}): { kind: 'max-by-time' | 'max-by-price'; cost: number } | undefined {
-  if (c.inClass <= 0) return undefined;
-  const byTime = Math.min(c.size, (c.reach * c.size) / c.matches + c.size / c.inClass);
-  const byPrice = SORTED_MATCH_COST * c.inClass;
-  return !c.maxByPrice && byTime <= byPrice ? { kind: 'max-by-time', cost: byTime } : { kind: 'max-by-price', cost: byPrice };
-}
-
-/**
- * What merging costs per row and range, and planning per page and range, on each store. SQLite:
- * a merged row about one walked entry plus a third per range, planning a few seeks per class.
- * Postgres (measured on the same corpus through its store, docs/BENCHMARKS.md "Catalog price
- * filters"): merged rows cost about what walked entries do, but the page costs planning a union
- * of ranges and, above offset + limit 1,024, one more round trip (the ranges' statement, which a
- * deeper page's counts carry: postgres/price-index.ts priceCountsSql), about 3 ms there, as much as
- * walking some 25,000 entries.
+ * What merging costs per row and range, and planning per page and range, on a store. SQLite: a
+ * merged row about one walked entry plus a third per range, planning a few seeks per class.
+ * Postgres: merged rows cost about what walked entries do, but the page costs planning a union of
+ * ranges and, on a shallow page, one more round trip (the class ranges, which a deep page's counts
+ * carry), as much as walking some 25,000 entries (docs/BENCHMARKS.md "Catalog price filters").
  */
 export interface ClassCosts {
   perRow: number;
@@ -156,24 +163,150 @@ export interface ClassCosts {
 export const SQLITE_CLASS_COSTS: ClassCosts = { perRow: 1, perRowPerRange: 1 / 3, plan: 200, planPerRange: 0 };
 export const POSTGRES_CLASS_COSTS: ClassCosts = { perRow: 1, perRowPerRange: 0, plan: 20_000, planPerRange: 1_000 };
 
-/** A by-classes page's cost: its rows merged from `ranges` ranges, max's class's read and the planning. */
-export const classPageCost = (reach: number, ranges: number, maxCost: number, costs: ClassCosts) =>
-  reach * (costs.perRow + ranges * costs.perRowPerRange) + maxCost + costs.plan + ranges * costs.planPerRange;
+/** A price filter's index range: its price index key (priceIndexKey), its type if any, and maxAmount's price key. */
+export interface PriceRange {
+  key: string;
+  type: string | undefined;
+  max: string;
+}
 
 /**
- * A price page's plan without by-classes, and whether by-classes is worth planning (only when both
- * read many more entries than the page holds): by time, (offset + limit) × the range's listings /
- * matches entries; by price, every match sorted.
+ * A by-classes page's ranges as a store reads them from its counts: each digit count below max's
+ * and each class below max's in its digit count holding entries (`digits`, `class`), the types
+ * with listings when the range has none (`type`), and how many entries max's class holds (`size`).
  */
-export function plainPricePlan(c: { reach: number; rangeListings: number; matches: number; classPlanCost: number }): {
-  plan: 'by-time' | 'by-price';
-  cost: number;
-  tryClasses: boolean;
-} {
-  const byTime = c.matches === 0 ? Infinity : (c.reach * c.rangeListings) / c.matches;
-  const byPrice = SORTED_MATCH_COST * c.matches;
-  const cost = Math.min(byTime, byPrice);
-  return { plan: byTime > byPrice ? 'by-price' : 'by-time', cost, tryClasses: cost > 2 * c.reach + c.classPlanCost };
+export type ClassRanges = Array<[kind: string, value: string]>;
+
+/** A price range's counts (the counts table's sums) and what a store reads with them. */
+export interface PriceCounts {
+  /** Matches below max's class, and within it at most max. */
+  below: number;
+  within: number;
+  /** A typed range's listings at any price (an untyped one's: untypedRangeListings). */
+  listings: number;
+  /** The listed asset's entries hidden by age (at least the range's), when some are hidden by age and no other key filter is given. */
+  assetAged?: number | undefined;
+  /** The class ranges, when read with the counts (else `classRanges` reads them). */
+  classRanges?: ClassRanges | undefined;
+}
+
+/** What a priced page reads beyond its range: the other key filters, the age and failing cuts. */
+export interface PriceRead extends PriceRange {
+  others: ListingKey[];
+  visibleSince: string | undefined;
+  failing: string | undefined;
+}
+
+/** A priced page's statement: its plan, whether failing listings are left out, a by-classes plan's ranges. */
+export interface PricedPageShape {
+  plan: PricePagePlan;
+  failing: string | undefined;
+  arms: ClassArm[];
+}
+
+/** The statements a store answers for pricePage; `R` is a page's row. */
+export interface PriceIndex<R> {
+  /** The matches of the range that pass the other filters and are not hidden: counted. */
+  countMatches(read: PriceRead): MaybePromise<number>;
+  /** The range's matches hidden by age or by failures (Postgres reads them with its counts). */
+  hiddenMatches(read: PriceRead): MaybePromise<number>;
+  /** The class ranges (when the counts did not carry them). */
+  classRanges(range: PriceRange): MaybePromise<ClassRanges>;
+  /** The page's rows read in `shape`. */
+  page(read: PriceRead, shape: PricedPageShape, page: { limit: number; offset: number }): MaybePromise<R[]>;
+}
+
+/** The ranges of a by-classes page and its expected cost in index entries read, from the store's class ranges. */
+export function classPlan(
+  ranges: ClassRanges,
+  range: PriceRange,
+  counts: { matches: number; belowClass: number },
+  reach: number,
+  costs: ClassCosts,
+  maxByPrice = false,
+): { arms: ClassArm[]; cost: number } {
+  const types = range.type !== undefined ? [range.type] : ranges.filter(([kind]) => kind === 'type').map(([, value]) => value);
+  const arms: ClassArm[] = [];
+  for (const [kind, prefix] of ranges)
+    if (kind === 'digits' || kind === 'class') for (const type of types) arms.push({ kind, type, prefix });
+  // Max's class by time: walked down to the page's depth and at least to its next match; by price: its matches sorted.
+  const inClass = counts.matches - counts.belowClass;
+  const size = Number(ranges.find(([kind]) => kind === 'size')?.[1] ?? 0);
+  const byTime = Math.min(size, (reach * size) / counts.matches + size / inClass);
+  const byPrice = SORTED_MATCH_COST * inClass;
+  const read =
+    inClass <= 0
+      ? undefined
+      : !maxByPrice && byTime <= byPrice
+        ? { kind: 'max-by-time' as const, cost: byTime }
+        : { kind: 'max-by-price' as const, cost: byPrice };
+  if (read) for (const type of types) arms.push({ kind: read.kind, type, prefix: range.max.slice(0, PRICE_CLASS) });
+  const cost =
+    reach * (costs.perRow + arms.length * costs.perRowPerRange) + (read?.cost ?? 0) + costs.plan + arms.length * costs.planPerRange;
+  return { arms, cost };
+}
+
+/**
+ * A list page of `asset` + `maxAmount` (priceFilter), with or without `type`, `network` and `scheme`
+ * (part of the index range), alone or with other key filters (checked per row), or undefined when
+ * another filter holds fewer listings than the price matches (the store's list keys drive the page).
+ * The page is read by the plan that reads the fewest index entries by the counts (PricePagePlan): by
+ * time, (offset + limit) × the range's listings / matches; by price, every match; by classes, offset
+ * + limit merged rows and max's class's share, weighed only when the other two read many more
+ * entries than the page holds. `plan` forces one (the tests hold every plan to the same answers).
+ * With no other key filter the total is the counts less the hidden matches, unless more of the
+ * asset's entries are hidden by age than the range matches: then, as with other key filters, a count.
+ */
+export function* pricePage<R>(q: {
+  filters: DiscoveryFilters;
+  counted: Array<{ key: ListingKey; n: number }>;
+  counts: PriceCounts;
+  page: { limit: number; offset: number };
+  visibleSince: string | undefined;
+  failing: string | undefined;
+  /** The store's (SQLITE_CLASS_COSTS, POSTGRES_CLASS_COSTS). */
+  costs: ClassCosts;
+  plan?: PricePagePlan | undefined;
+}): Steps<PriceIndex<R>, { rows: R[]; total: number; shape?: PricedPageShape } | undefined> {
+  const priced = priceFilter(q.filters);
+  if (!priced) return undefined;
+  const { run } = stepsOf<PriceIndex<R>>();
+  const { counts, page, plan, costs } = q;
+  const range: PriceRange = { key: priced.key, type: q.filters.type, max: priced.max };
+  const belowClass = counts.below;
+  const matches = belowClass + counts.within;
+  const others = q.counted.filter((c) => !inPriceRange(c.key.kind));
+  if (others.some((o) => o.n < matches)) return undefined;
+  const read: PriceRead = { ...range, others: others.map((o) => o.key), visibleSince: q.visibleSince, failing: q.failing };
+  const total =
+    others.length > 0 || (q.visibleSince !== undefined && (counts.assetAged ?? 0) > matches)
+      ? yield* run((index) => index.countMatches(read))
+      : matches - (yield* run((index) => index.hiddenMatches(read)));
+  if (total === 0) return listed('price_empty', { rows: [], total });
+  const reach = page.offset + page.limit;
+  const rangeListings = range.type !== undefined ? counts.listings : untypedRangeListings(q.counted);
+  // A page's plan without by-classes: by time, reach × the range's listings / matches entries; by price, every match sorted.
+  const byTime = matches === 0 ? Infinity : (reach * rangeListings) / matches;
+  const byPrice = SORTED_MATCH_COST * matches;
+  const plain = { plan: byTime > byPrice ? ('by-price' as const) : ('by-time' as const), cost: Math.min(byTime, byPrice) };
+  // By classes only when both read many more entries than the page holds.
+  const weighClasses = plan?.startsWith('by-classes') || (plan === undefined && plain.cost > 2 * reach + costs.plan);
+  const classes = weighClasses
+    ? classPlan(
+        counts.classRanges ?? (yield* run((index) => index.classRanges(range))),
+        range,
+        { matches, belowClass },
+        reach,
+        costs,
+        plan === 'by-classes-max-by-price',
+      )
+    : undefined;
+  const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
+  listed(chosen === 'by-time' ? 'price_by_time' : chosen === 'by-price' ? 'price_by_price' : 'price_by_classes');
+  const byClasses = chosen.startsWith('by-classes');
+  if (byClasses && classes!.arms.length === 0) return { rows: [], total };
+  const shape: PricedPageShape = { plan: chosen, failing: q.failing, arms: byClasses ? classes!.arms : [] };
+  return { rows: yield* run((index) => index.page(read, shape, page)), total, shape };
 }
 
 /**
@@ -201,7 +334,3 @@ export function usdPriceAsAmount(filters: DiscoveryFilters, listed: ReadonlySet<
   const smaller = asked !== undefined && priceKey(asked)! < priceKey(maxAmount)! ? asked : maxAmount;
   return { ...filters, asset, maxAmount: smaller, maxUsdPrice: undefined };
 }
-
-/** The list path of a priced page's plan (price.ts PricePagePlan; both by-classes plans read the classes). */
-export const pricePlanPath = (plan: PricePagePlan): ListPath =>
-  plan === 'by-time' ? 'price_by_time' : plan === 'by-price' ? 'price_by_price' : 'price_by_classes';

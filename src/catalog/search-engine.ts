@@ -17,11 +17,7 @@
  *     says `text_partial` and the cursor keeps every later page on that window.
  * And `url` when the text finds nothing (url-search.ts).
  *
- * The engine is a generator: it yields each statement as a function of the store's TextIndex and
- * receives its answer, so one engine serves SQLite's synchronous statements (runSync) and
- * Postgres's asynchronous ones (runAsync). Statements that do not depend on each other are yielded
- * together (`together`): runAsync sends them at once, one round trip to a server, where runSync runs
- * them in turn.
+ * The engine is a generator of the store's TextIndex statements (steps.ts).
  */
 import { toDiscoveryResource, type ListingRow } from './listing.ts';
 import {
@@ -52,8 +48,7 @@ import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
 import { holdsNul } from '../filters.ts';
-
-type MaybePromise<T> = T | Promise<T>;
+import { runAsync, runSync, stepsOf, type MaybePromise, type Steps } from './steps.ts';
 
 /** What every ranked read shares: the snapshot, the filters, the position after which to read and how many rows. */
 export interface RankedRead {
@@ -91,52 +86,9 @@ export interface TextIndex {
   listings(ids: number[], now: Date): MaybePromise<Map<number, ListingRow>>;
 }
 
-/** One statement: a function of the store's statements; several that do not depend on each other, yielded together. */
-type Step = (index: TextIndex) => unknown;
-type Engine<T> = Generator<Step | Step[], T, unknown>;
-
-/** Yields one statement and returns its (awaited) answer. */
-function* run<T>(step: (index: TextIndex) => MaybePromise<T>): Engine<T> {
-  return (yield step) as T;
-}
-
-/** Yields statements that do not depend on each other at once and returns their (awaited) answers, in order. */
-function* together<T extends unknown[]>(...steps: { [K in keyof T]: (index: TextIndex) => MaybePromise<T[K]> }): Engine<T> {
-  return (yield steps) as T;
-}
-
-/** Runs the engine on a store whose statements answer synchronously (SQLite): statements yielded together in turn. */
-export function runSync<T>(index: TextIndex, engine: Engine<T>): T {
-  const answer = (step: Step) => {
-    const answered = step(index);
-    if (answered instanceof Promise) throw new Error('a synchronous text index answered with a promise');
-    return answered;
-  };
-  let next = engine.next();
-  while (!next.done) next = engine.next(Array.isArray(next.value) ? next.value.map(answer) : answer(next.value));
-  return next.value;
-}
-
-/**
- * Runs the engine on a store whose statements answer asynchronously (Postgres). Statements yielded together are all
- * issued before any is awaited (on a pipelined connection they go out in one write: postgres/search.ts), and all
- * settle before the engine goes on or fails.
- */
-export async function runAsync<T>(index: TextIndex, engine: Engine<T>): Promise<T> {
-  let next = engine.next();
-  while (!next.done) {
-    const step = next.value;
-    if (!Array.isArray(step)) {
-      next = engine.next(await step(index));
-      continue;
-    }
-    const settled = await Promise.allSettled(step.map((s) => new Promise((resolve) => resolve(s(index)))));
-    const failed = settled.find((answer) => answer.status === 'rejected');
-    if (failed) throw failed.reason;
-    next = engine.next(settled.map((answer) => (answer as PromiseFulfilledResult<unknown>).value));
-  }
-  return next.value;
-}
+type Engine<T> = Steps<TextIndex, T>;
+const { run, together } = stepsOf<TextIndex>();
+export { runAsync, runSync };
 
 export interface SearchRequest {
   query: string;

@@ -1,20 +1,20 @@
 /**
- * The price class counts of the Postgres catalog (`price_classes`, catalog migration 16,
- * src/catalog/postgres/price-index.ts): per price index key, price class (digit count and leading
- * digit) and type the number of listings whose smallest amount there is in that class. A price
+ * The price counts of the Postgres catalog (`price_counts`, src/catalog/postgres/price-index.ts): per
+ * price index key, level (a price point, its class: digit count and leading digit, its bucket) and
+ * type the number of listings whose smallest amount there is at that point, class or bucket. A price
  * page's counts sum them below `maxAmount`'s class (docs/CATALOG.md "List"), so each must be what
  * `listing_prices` holds, exactly, through prices on class boundaries, re-settles that move a
  * listing to a lower class (and dearer ones that move nothing), withdrawals, and many settles at
  * once from two instances (two stores with their own pools on one database: no count lost); the
  * totals of `asset` + `maxAmount` pages at and around each boundary, with and without `type`, and
  * with entries hidden by age, are then what the written amounts say. A database from before the
- * migration gets the counts built from its buckets.
+ * migration gets the counts built from its index.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { PRICE_CLASS_COUNTS_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
+import { PRICE_LEVELS_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { priceIndexKey } from '../../src/catalog/price.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
@@ -50,14 +50,17 @@ function draft(listed: Listed, amount: string): ListingDraft {
   };
 }
 
-/** The class counts as kept, and as `listing_prices` says they should be (zero rows left out). */
+/** The counts per level (points, classes, buckets) as kept, and as `listing_prices` says they should be (zero rows left out). */
 async function classCounts(pool: pg.Pool): Promise<{ kept: string[]; expected: string[] }> {
   const kept = await pool.query<{ row: string }>(
-    "SELECT concat_ws(' ', asset, class, type, n) AS row FROM price_classes WHERE n <> 0 ORDER BY asset, class, type",
+    "SELECT concat_ws(' ', asset, level, price, type, n) AS row FROM price_counts WHERE n <> 0 ORDER BY asset, level, price, type",
   );
   const expected = await pool.query<{ row: string }>(
-    `SELECT concat_ws(' ', asset, left(price, 10), type, count(*)) AS row FROM listing_prices
-     GROUP BY asset, left(price, 10), type ORDER BY asset, left(price, 10), type`,
+    `SELECT concat_ws(' ', asset, level, price, type, count(*)) AS row FROM (
+       SELECT asset, 0 AS level, price, type FROM listing_prices
+       UNION ALL SELECT asset, 10, left(price, 10), type FROM listing_prices
+       UNION ALL SELECT asset, 12, left(price, 12), type FROM listing_prices) x
+     GROUP BY asset, level, price, type ORDER BY asset, level, price, type`,
   );
   return { kept: kept.rows.map((r) => r.row), expected: expected.rows.map((r) => r.row) };
 }
@@ -122,7 +125,7 @@ describe('price class counts on Postgres', () => {
       expect(kept).toEqual(expected);
     }
     // Each price index key of the listings (the asset, on the network, under the scheme, both) has its classes.
-    const keys = (await pool.query<{ asset: string }>('SELECT DISTINCT asset FROM price_classes ORDER BY asset')).rows.map((r) => r.asset);
+    const keys = (await pool.query<{ asset: string }>('SELECT DISTINCT asset FROM price_counts ORDER BY asset')).rows.map((r) => r.asset);
     expect(keys).toEqual(
       [ASSET, priceIndexKey(ASSET, NETWORK), priceIndexKey(ASSET, undefined, 'exact'), priceIndexKey(ASSET, NETWORK, 'exact')].sort(),
     );
@@ -199,13 +202,13 @@ describe('price class counts on Postgres', () => {
     await sameTotals();
   }, 120_000);
 
-  it('a database from before the class counts gets them built from its buckets', async () => {
+  it('a database from before the counts per level gets them built from its index', async () => {
     const before = await classCounts(pool);
     expect(before.kept.length).toBeGreaterThan(10);
-    // Back to the version before the class counts.
-    await pool.query('DROP TABLE price_classes');
+    // Back to the version before the counts per level.
+    await pool.query('DROP TABLE price_counts');
     await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-      CATALOG_MIGRATIONS.indexOf(PRICE_CLASS_COUNTS_MIGRATION),
+      CATALOG_MIGRATIONS.indexOf(PRICE_LEVELS_MIGRATION),
     ]);
     const reopened = await PostgresCatalogStore.open(url);
     try {

@@ -7,7 +7,7 @@
  * cheaper and dearer terms under two schemes on two networks, age out (LISTING_TTL_DAYS), fail
  * their liveness checks past the grace period and are withdrawn; and a catalog from before the
  * index kept the type gets it (and the network's and scheme's keys) at open and answers the same.
- * Every plan a price page may be read by (by time, by price, by classes: sqlite/price-classes.ts)
+ * Every plan a price page may be read by (by time, by price, by classes: src/catalog/price.ts pricePage)
  * is also forced on the store itself, at offsets past several price classes, with the same page
  * and total: the counts choose a plan by cost alone, so each must be right wherever it is chosen.
  */
@@ -19,9 +19,8 @@ import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/ca
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-migrations.ts';
 import type { DiscoveryFilters, ListPage } from '../../src/catalog/types.ts';
-import { priceMatches } from '../../src/catalog/sqlite/price-index.ts';
-import { classPageSql, classPlan } from '../../src/catalog/sqlite/price-classes.ts';
-import { priceIndexKey, priceKey, type PricePagePlan } from '../../src/catalog/price.ts';
+import { classPageSql, priceCounts, priceIndex } from '../../src/catalog/sqlite/price-index.ts';
+import { SQLITE_CLASS_COSTS, classPlan, priceIndexKey, priceKey, type ClassRanges, type PricePagePlan } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 import { DEEP, caseRandom, sample } from '../helpers/cases.ts';
@@ -350,15 +349,13 @@ describe.each(BACKENDS)('on %s', (backend) => {
       // SQLite).
       if (databaseUrl === undefined) {
         const db = new DatabaseSync(t.dbPath);
-        db.exec('DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets');
+        db.exec('DROP TABLE listing_prices; DROP TABLE price_counts');
         migrateToPriceIndex(db);
         db.exec('PRAGMA user_version = 8');
         db.close();
       } else {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-        await pool.query(
-          `DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE price_classes; ${PRICE_INDEX_MIGRATION}`,
-        );
+        await pool.query(`DROP TABLE listing_prices; DROP TABLE price_counts; ${PRICE_INDEX_MIGRATION}`);
         // Back to the version before the typed index (its migration and every later one run again).
         await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
           CATALOG_MIGRATIONS.indexOf(TYPED_PRICE_INDEX_MIGRATION),
@@ -389,10 +386,12 @@ describe('on SQLite, a by-classes page', () => {
     try {
       await pricedCatalog(t, 0xc1a55).add(40);
       const max = priceKey('55')!;
-      const counts = priceMatches(db, { asset: ASSET, type: undefined }, max);
-      const rest = { sql: ' AND p.last_updated >= ?', params: ['2026-01-01T00:00:00.000Z'] };
+      const range = { key: ASSET, type: undefined, max };
+      const counts = priceCounts(db, range, ASSET, true, undefined);
+      const read = { ...range, others: [], visibleSince: '2026-01-01T00:00:00.000Z', failing: undefined };
       const plan = (maxByPrice: boolean) => {
-        const { arms } = classPlan(db, { asset: ASSET, type: undefined }, max, counts, 20, maxByPrice);
+        const matches = { matches: counts.below + counts.within, belowClass: counts.below };
+        const { arms } = classPlan(priceIndex(db).classRanges(range) as ClassRanges, range, matches, 20, SQLITE_CLASS_COSTS, maxByPrice);
         // Digit counts 1 (5, 7), class 1 of two digits (10–19), max's class (50–59): for each type.
         expect(arms.map((a) => a.kind).sort()).toEqual(
           [
@@ -404,7 +403,7 @@ describe('on SQLite, a by-classes page', () => {
             maxByPrice ? 'max-by-price' : 'max-by-time',
           ].sort(),
         );
-        const { sql, params } = classPageSql(arms, ASSET, max, rest);
+        const { sql, params } = classPageSql(arms, read);
         return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params, 20, 0) as Array<{ detail: string }>).map((r) => r.detail);
       };
       const walked = plan(false);

@@ -11,7 +11,6 @@ import { DatabaseSync } from 'node:sqlite';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CATALOG_MIGRATIONS } from '../../../src/catalog/postgres/migrations.ts';
-import { PRICE_CLASSES_FROM_BUCKETS } from '../../../src/catalog/postgres/price-index.ts';
 import { scoreUnits } from '../../../src/catalog/postgres/revisions.ts';
 import { migrate } from '../../../src/db/postgres.ts';
 
@@ -100,8 +99,6 @@ export async function copyCatalog(pool: pg.Pool, sqlitePath: string): Promise<vo
         const n = await copyTable(client, sqlite, table, columns);
         process.stderr.write(`  copied ${n.toLocaleString('en')} rows of ${table} in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
       }
-      // The class counts are Postgres's own (catalog migration 16, src/catalog/postgres/price-index.ts): from the copied buckets.
-      await client.query(PRICE_CLASSES_FROM_BUCKETS);
       const { value } = sqlite.prepare("SELECT value FROM catalog_meta WHERE key = 'seq'").get() as { value: string };
       await client.query("UPDATE catalog_meta SET value = $1 WHERE key = 'seq'", [value]);
       // Identity columns continue after the copied ids.

@@ -33,13 +33,12 @@ import { URL_SUFFIXES_MIGRATION } from './url-suffixes.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
   NETWORK_PRICE_KEYS_MIGRATION,
-  PRICE_CLASS_COUNTS_MIGRATION,
+  PRICE_CLASS_INDEXES_MIGRATION,
   PRICE_INDEX_MIGRATION,
+  PRICE_LEVELS_MIGRATION,
   SCHEME_PRICE_KEYS_MIGRATION,
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
-import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
-import { PRICE_COUNTS_FUNCTIONS_MIGRATION, PRICE_COUNTS_PLANNED_MIGRATION } from './price-counts.ts';
 import { ASSET_COMBINATION_KEYS_MIGRATION } from './list-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
@@ -230,7 +229,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   PRICE_INDEX_MIGRATION,
   // 10: the price index keeps each listing's type (postgres/price-index.ts).
   TYPED_PRICE_INDEX_MIGRATION,
-  // 11: by-time indexes per type and price class, for deep price pages (postgres/price-classes.ts).
+  // 11: by-time indexes per type and price class, for deep price pages (postgres/price-index.ts).
   PRICE_CLASS_INDEXES_MIGRATION,
   // 12: retired (the two-term walk).
   RETIRED,
@@ -247,19 +246,16 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // each scheme on each network too, so `scheme` (with or without `network`) + `asset` +
   // `maxAmount` is one index range (postgres/price-index.ts).
   SCHEME_PRICE_KEYS_MIGRATION,
-  // 16: counts per price class beside the buckets', so a price page's counts read a few class rows
-  // below `maxAmount`'s class instead of every bucket there (postgres/price-index.ts).
-  PRICE_CLASS_COUNTS_MIGRATION,
+  // 16: retired (counts per price class: migration 41 counts them in `price_counts`).
+  RETIRED,
   // 17: retired (revision share bounds).
   RETIRED,
-  // 18: a price page's counts and class ranges from two PL/pgSQL functions, whose statements keep
-  // their plans per connection instead of being planned with every page (postgres/price-counts.ts).
-  PRICE_COUNTS_FUNCTIONS_MIGRATION,
+  // 18: retired (the price counts' functions: migration 41 defines them on `price_counts`).
+  RETIRED,
   // 19: retired (longer share bounds).
   RETIRED,
-  // 20: the price counts' matches hidden by age and by failures planned with their values each
-  // time they are counted: a kept plan read every match for some cuts (postgres/price-counts.ts).
-  PRICE_COUNTS_PLANNED_MIGRATION,
+  // 20: retired (as 18).
+  RETIRED,
   // 21–22: retired (chosen common terms and masks, term row sketches).
   RETIRED,
   RETIRED,
@@ -352,4 +348,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
    DROP FUNCTION IF EXISTS catalog_key_listing_url();
    DROP FUNCTION IF EXISTS catalog_key_bits(text, text);
    DROP FUNCTION IF EXISTS catalog_url_letters(text);`,
+  // 41: one counts table, `price_counts` per level (../price.ts PRICE_LEVELS): the counts per point, bucket and class go,
+  // and a price page's counts and class ranges are read by two PL/pgSQL functions on it, whose statements keep their
+  // plans per connection (postgres/price-counts.ts).
+  PRICE_LEVELS_MIGRATION,
 ];

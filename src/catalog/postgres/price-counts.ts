@@ -1,67 +1,47 @@
 /**
- * An `asset` + `maxAmount` list page's counts on PostgreSQL (postgres/price-index.ts listPriced
- * uses them), read by two server-side functions (catalog migration 18) rather than by SQL sent with
- * every page. Postgres plans a statement each time it is sent, and the counts were one statement
- * of eight subqueries: about 0.55 ms of planning per page at 100k (0.25 ms more on a deep page with
- * its class ranges) for well under 0.3 ms of work (docs/BENCHMARKS.md "Discovery on Postgres beside
- * SQLite", 2026-11-26 05:40). A PL/pgSQL function keeps the plans of its statements for the
- * session (each pooled connection), and plans a statement only when it first runs it, so:
+ * An `asset` + `maxAmount` list page's counts on PostgreSQL (../price.ts PriceCounts), read by two server-side functions
+ * (catalog migration 41, price-index.ts) rather than by SQL sent with every page. Postgres plans a statement each time
+ * it is sent, and the counts are several subqueries: about 0.55 ms of planning per page at 100k for well under 0.3 ms
+ * of work (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). A PL/pgSQL function keeps the plans of its
+ * statements for the session (each pooled connection), and plans a statement only when it first runs it, so:
  *
  * - the typed and untyped ranges are separate statements (no `type IS NULL OR …`), each cached;
- * - the matches hidden by age are counted only when some entry of the range's key is older than
- *   the cut (an index probe), and the matches hidden by liveness failures only when some listing
- *   fails: otherwise both are 0, which is what counting them would give. A catalog with such rows
- *   pays for their counts, planned with their values each time (migration 20, hiddenCount), as before.
+ * - the matches hidden by age are counted only when some entry of the range's key is older than the cut (an index
+ *   probe), and those hidden by liveness failures only when some listing fails: otherwise both are 0, which is what
+ *   counting them would give. These counts are EXECUTEd, planned with their values each time: a kept plan read every
+ *   match of a wide bound for some cuts.
  *
- * The sums and probes keep Postgres's own choice between a plan for the values at hand and a generic
- * one (plan_cache_mode auto; forcing generic plans made the 900,000 price 7.7× slower). The hidden
- * matches' counts do not: left to that choice (migration 18), the plan it kept for the age count
- * read every match of a wide bound when only a few entries were older than the cut.
- *
- * Migration text is fixed once released: a change to these functions is a new migration (20).
- * CREATE OR REPLACE, so a database whose version was set back (the tests that
- * rebuild an older schema) runs it again.
+ * The sums and probes keep Postgres's own choice between a plan for the values at hand and a generic one
+ * (plan_cache_mode auto; forcing generic plans made the 900,000 price 7.7× slower).
  */
 import { DEEP_OFFSET, filterKeys } from '../listing.ts';
-import { PRICE_BUCKET, PRICE_CLASS, PRICE_DIGITS, inPriceRange, priceFilter } from '../price.ts';
+import { PRICE_BUCKET, PRICE_CLASS, PRICE_DIGITS, inPriceRange, priceFilter, type ClassRanges, type PriceRange } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
 
-/** The hop to the next digit count or class holding entries, over `price_buckets` (length, lower bound, upper bound, previous). */
-const hop = (length: number, from: string, below: string, prev: string) =>
-  `SELECT left(b.bucket, ${length}) FROM price_buckets b
-     WHERE b.asset = p_key AND b.bucket >= ${from} AND b.bucket > ${prev} AND b.bucket < ${below} AND b.n > 0
-       AND (p_type IS NULL OR b.type = p_type)
-     ORDER BY b.bucket LIMIT 1`;
+/** The listings of key `p_key` at `level` whose prefix meets `condition`, of type `p_type` when `typed`. */
+const levelSum = (level: number, condition: string, typed: boolean) =>
+  `(SELECT coalesce(sum(c.n), 0) FROM price_counts c WHERE c.asset = p_key AND c.level = ${level} AND ${condition}${typed ? ' AND c.type = p_type' : ''})`;
 
-/**
- * Catalog migration 18. `catalog_price_counts`: the counts of a price range (PriceCounts without
- * the class ranges), `p_aged` / `p_failing` null when those counts are not wanted. And
- * `catalog_price_class_ranges`: the rows a by-classes page is planned from
- * (postgres/price-classes.ts classPlan): the digit counts and the classes below max's class that
- * hold entries (each found by a recursive hop over the buckets), the types with listings when no
- * type is asked, and the entries of max's class, as a JSON array of [kind, value].
- */
-/**
- * A count of matches hidden by age or by failures, as `catalog_price_counts` runs it: `kept` (migration 18), a statement
- * whose plan the function keeps; `planned` (migration 20), an EXECUTE, planned with its values each time it runs. Kept,
- * the plan depended on the cuts seen before: on the 100k bench database, after cuts hiding half the entries, a cut hiding
- * 3% counted maxAmount 900,000's matches in 38.7 ms p50 against 6.4 planned per call (docs/BENCHMARKS.md "Discovery on
- * Postgres beside SQLite", 05:40). They run only when some entry is older than the cut or some listing fails, so their
- * planning is paid only then, as before migration 18.
- */
-function hiddenCount(how: 'kept' | 'planned'): (target: string, sql: string) => string {
-  return (target, sql) => {
-    if (how === 'kept') return `${target} := (${sql});`;
-    const names = [...new Set(sql.match(/\bp_[a-z]+\b/g))];
-    const text = names.reduce((out, name, i) => out.replace(new RegExp(`\\b${name}\\b`, 'g'), () => `$${i + 1}`), sql);
-    return `EXECUTE '${text}' INTO ${target} USING ${names.join(', ')};`;
-  };
+/** A count EXECUTEd into `target`, planned with its values each time it runs. */
+function planned(target: string, sql: string): string {
+  const names = [...new Set(sql.match(/\bp_[a-z]+\b/g))];
+  const text = names.reduce((out, name, i) => out.replace(new RegExp(`\\b${name}\\b`, 'g'), () => `$${i + 1}`), sql);
+  return `EXECUTE '${text}' INTO ${target} USING ${names.join(', ')};`;
 }
 
-/** `catalog_price_counts`'s definition (PRICE_COUNTS_FUNCTIONS_MIGRATION), its hidden matches counted `how` (hiddenCount). */
-function priceCountsFunction(how: 'kept' | 'planned'): string {
-  const count = hiddenCount(how);
-  return `
+/** The hop to the next digit count or class holding entries, over the class counts (length, lower bound, upper bound, previous). */
+const hop = (length: number, from: string, below: string, prev: string) =>
+  `SELECT left(b.price, ${length}) FROM price_counts b
+     WHERE b.asset = p_key AND b.level = ${PRICE_CLASS} AND b.price >= ${from} AND b.price > ${prev} AND b.price < ${below} AND b.n > 0
+       AND (p_type IS NULL OR b.type = p_type)
+     ORDER BY b.price LIMIT 1`;
+
+/**
+ * `catalog_price_counts`: the counts of a price range, `p_aged` / `p_failing` null when those counts are not wanted. And
+ * `catalog_price_class_ranges`: a by-classes page's ranges (../price.ts ClassRanges) as a JSON array of [kind, value],
+ * each digit count and class found by a recursive hop over the class counts.
+ */
+export const PRICE_COUNTS_FUNCTIONS = `
   CREATE OR REPLACE FUNCTION catalog_price_counts(p_key text, p_type text, p_class text, p_bucket text, p_max text,
     p_asset text, p_aged text, p_failing text, p_since text,
     OUT below numeric, OUT within numeric, OUT listings numeric, OUT asset_aged numeric, OUT aged_matches bigint,
@@ -69,17 +49,15 @@ function priceCountsFunction(how: 'kept' | 'planned'): string {
   LANGUAGE plpgsql STABLE AS $$
   BEGIN
     IF p_type IS NULL THEN
-      below := (SELECT coalesce(sum(c.n), 0) FROM price_classes c WHERE c.asset = p_key AND c.class < p_class);
-      within := (SELECT coalesce(sum(b.n), 0) FROM price_buckets b WHERE b.asset = p_key AND b.bucket >= p_class AND b.bucket < p_bucket)
-        + (SELECT coalesce(sum(c.n), 0) FROM price_counts c WHERE c.asset = p_key AND c.price >= p_bucket AND c.price <= p_max);
+      below := ${levelSum(PRICE_CLASS, 'c.price < p_class', false)};
+      within := ${levelSum(PRICE_BUCKET, 'c.price >= p_class AND c.price < p_bucket', false)}
+        + ${levelSum(0, 'c.price >= p_bucket AND c.price <= p_max', false)};
       listings := 0;
     ELSE
-      below := (SELECT coalesce(sum(c.n), 0) FROM price_classes c WHERE c.asset = p_key AND c.class < p_class AND c.type = p_type);
-      within := (SELECT coalesce(sum(b.n), 0) FROM price_buckets b
-          WHERE b.asset = p_key AND b.bucket >= p_class AND b.bucket < p_bucket AND b.type = p_type)
-        + (SELECT coalesce(sum(c.n), 0) FROM price_counts c
-          WHERE c.asset = p_key AND c.price >= p_bucket AND c.price <= p_max AND c.type = p_type);
-      listings := (SELECT coalesce(sum(c.n), 0) FROM price_classes c WHERE c.asset = p_key AND c.type = p_type);
+      below := ${levelSum(PRICE_CLASS, 'c.price < p_class', true)};
+      within := ${levelSum(PRICE_BUCKET, 'c.price >= p_class AND c.price < p_bucket', true)}
+        + ${levelSum(0, 'c.price >= p_bucket AND c.price <= p_max', true)};
+      listings := ${levelSum(PRICE_CLASS, 'true', true)};
     END IF;
     IF p_aged IS NOT NULL THEN
       -- The asset's entries hidden by age (postgres/list-index.ts hiddenCountSql, on the asset's key).
@@ -95,39 +73,24 @@ function priceCountsFunction(how: 'kept' | 'planned'): string {
         ) blocks);
       aged_matches := 0;
       IF EXISTS (SELECT 1 FROM listing_prices p WHERE p.asset = p_key AND p.last_updated < p_aged) THEN
-        IF p_type IS NULL THEN
-          ${count('aged_matches', 'SELECT count(*) FROM listing_prices p WHERE p.asset = p_key AND p.last_updated < p_aged AND p.price <= p_max')}
-        ELSE
-          ${count(
-            'aged_matches',
-            `SELECT count(*) FROM listing_prices p
-            WHERE p.asset = p_key AND p.type = p_type AND p.last_updated < p_aged AND p.price <= p_max`,
-          )}
-        END IF;
+        ${planned(
+          'aged_matches',
+          'SELECT count(*) FROM listing_prices p WHERE p.asset = p_key AND (p_type IS NULL OR p.type = p_type) AND p.last_updated < p_aged AND p.price <= p_max',
+        )}
       END IF;
     END IF;
     IF p_failing IS NOT NULL THEN
       failing_matches := 0;
       IF EXISTS (SELECT 1 FROM listings h WHERE h.liveness_failing_since < p_failing) THEN
-        IF p_type IS NULL THEN
-          ${count(
-            'failing_matches',
-            `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key
-            WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since)`,
-          )}
-        ELSE
-          ${count(
-            'failing_matches',
-            `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key AND p.type = p_type
-            WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since)`,
-          )}
-        END IF;
+        ${planned(
+          'failing_matches',
+          `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key
+            AND (p_type IS NULL OR p.type = p_type)
+          WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since)`,
+        )}
       END IF;
     END IF;
-  END $$;`;
-}
-
-export const PRICE_COUNTS_FUNCTIONS_MIGRATION = `${priceCountsFunction('kept')}
+  END $$;
   CREATE OR REPLACE FUNCTION catalog_price_class_ranges(p_key text, p_digits text, p_class text, p_type text) RETURNS json
   LANGUAGE plpgsql STABLE AS $$
   BEGIN
@@ -142,16 +105,13 @@ export const PRICE_COUNTS_FUNCTIONS_MIGRATION = `${priceCountsFunction('kept')}
       SELECT 'digits' AS kind, prefix AS value FROM digits WHERE prefix IS NOT NULL
       UNION ALL SELECT 'class', prefix FROM classes WHERE prefix IS NOT NULL
       UNION ALL SELECT 'type', t.value FROM listing_counts t WHERE t.kind = 'type' AND t.n > 0 AND p_type IS NULL
-      UNION ALL SELECT 'size', coalesce(sum(c.n), 0)::text FROM price_classes c
-        WHERE c.asset = p_key AND c.class = p_class AND (p_type IS NULL OR c.type = p_type)) r);
+      UNION ALL SELECT 'size', coalesce(sum(c.n), 0)::text FROM price_counts c
+        WHERE c.asset = p_key AND c.level = ${PRICE_CLASS} AND c.price = p_class AND (p_type IS NULL OR c.type = p_type)) r);
   END $$;`;
 
-/** catalog_price_class_ranges's rows, as pg returns them. */
-export type ClassRanges = Array<[kind: string, value: string]>;
-
-/** catalog_price_class_ranges's call for a range and max (`p` names each parameter): an SQL expression. */
-export const classRangesSql = (p: (value: unknown) => string, range: { asset: string; type: string | undefined }, max: string): string =>
-  `catalog_price_class_ranges(${p(range.asset)}::text, ${p(max.slice(0, PRICE_DIGITS))}::text, ${p(max.slice(0, PRICE_CLASS))}::text, ${p(range.type ?? null)}::text)`;
+/** catalog_price_class_ranges's call for a range (`p` names each parameter): an SQL expression. */
+export const classRangesSql = (p: (value: unknown) => string, range: PriceRange): string =>
+  `catalog_price_class_ranges(${p(range.key)}::text, ${p(range.max.slice(0, PRICE_DIGITS))}::text, ${p(range.max.slice(0, PRICE_CLASS))}::text, ${p(range.type ?? null)}::text)`;
 
 /** The price index's counts of an `asset` + `maxAmount` list page (priceCountsSql), as pg returns them. */
 export interface PriceCounts {
@@ -166,16 +126,12 @@ export interface PriceCounts {
 }
 
 /**
- * One row of the price counts (PriceCounts) for `filters` (with a price filter), so the list's
- * counts statement (store.ts) carries them: each round trip to the database adds its own wait
- * under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Without other key filters
- * than the range's (asset, network, scheme, type) the total is the counts less the hidden matches,
- * so the asset's entries hidden by age (at least the range's), the matches among them and the
- * visible matches hidden by liveness failures (0 when no listing fails) come with them. A page reaching
- * DEEP_OFFSET (`reach`, offset + limit) or further also gets the rows its by-classes plan is made
- * from (classRangesSql), the plan deep pages weigh, so that weighing costs no round trip of its
- * own; a shallower page seldom weighs it (plainPricePlan) and reads them apart when it does
- * (listPriced).
+ * One row of the price counts (PriceCounts) for `filters` (with a price filter), so the list's counts statement
+ * (store.ts) carries them: each round trip to the database adds its own wait under load (docs/BENCHMARKS.md "Discovery
+ * on Postgres beside SQLite"). Without other key filters than the range's (asset, network, scheme, type) the total is
+ * the counts less the hidden matches, so the asset's entries hidden by age, the matches among them and the visible
+ * matches hidden by liveness failures come with them. A page reaching DEEP_OFFSET (`reach`) or further also gets its
+ * class ranges, the plan deep pages weigh, so that weighing costs no round trip of its own.
  */
 export function priceCountsSql(
   filters: DiscoveryFilters,
@@ -197,13 +153,6 @@ export function priceCountsSql(
     alone ? (failingBefore ?? null) : null,
     visibleSince ?? null,
   ];
-  const ranges = reach >= DEEP_OFFSET ? classRangesSql(p, { asset: key, type: filters.type }, max) : 'NULL::json';
+  const ranges = reach >= DEEP_OFFSET ? classRangesSql(p, { key, type: filters.type, max }) : 'NULL::json';
   return `SELECT f.*, ${ranges} AS class_ranges FROM catalog_price_counts(${args.map((v) => `${p(v)}::text`).join(', ')}) f`;
 }
-
-/**
- * Catalog migration 20: `catalog_price_counts` again, its matches hidden by age and by failures counted by statements
- * planned with their values each time they run (hiddenCount `planned`), as the list's counts statement counted them before
- * migration 18; the rest keeps its plans.
- */
-export const PRICE_COUNTS_PLANNED_MIGRATION = priceCountsFunction('planned');

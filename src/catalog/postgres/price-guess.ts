@@ -14,7 +14,8 @@
 import { DEEP_OFFSET, filterKeys, type ListingRow } from '../listing.ts';
 import { inPriceRange } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
-import { pricedPageStatement, type PricedPageShape } from './price-index.ts';
+import type { PricedPageShape } from '../price.ts';
+import { pricedPageStatement } from './price-index.ts';
 import { readPage, type Db, type PageStatement } from './queries.ts';
 
 /** Shapes kept per store; past this many filter combinations the memory starts again. */

@@ -15,12 +15,12 @@
  *    `asset` key per listing and asset in the list index.
  * 6: the liveness records on `listings` (liveness.ts).
  * 7: the times of accepted withdrawals (withdraw.ts).
- * 8: the price index, per listing and asset its smallest amount, and its counts (price-migrations.ts).
- * 9: the price index keeps each listing's type, indexed and counted per type (price-migrations.ts).
+ * 8: the price index, per listing and asset its smallest amount (price-migrations.ts).
+ * 9: the price index keeps each listing's type, indexed with it (price-migrations.ts).
  * 10: retired (term signatures; migration 25 drops what older catalogs hold).
  * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
  *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
- *    order (price-classes.ts); indexes only, no row rewritten.
+ *    order (price-migrations.ts); indexes only, no row rewritten.
  * 12: retired (revision share bounds).
  * 13: the price index also keeps each listing's smallest amount per asset on each network, under
  *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-migrations.ts).
@@ -36,6 +36,8 @@
  * 26: the stem rows (terms.ts) of revisions written before stems were indexed.
  * 27: the write sequence moves from its one-row table `catalog_seq` to row `seq` of `catalog_meta`.
  * 28: the URL terms move from `listing_url_terms` into the postings, `search_terms` (terms.ts urlKey).
+ * 29: the price index's counts, one table per level (price-migrations.ts), in place of the counts per point and
+ *    per bucket that migrations 8–14 kept.
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
@@ -50,8 +52,14 @@ import { withUrlKeys } from '../url-search.ts';
 import { migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
-import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKeys, migrateToTypedPriceIndex } from './price-migrations.ts';
-import { migrateToPriceClassIndexes } from './price-classes.ts';
+import {
+  migrateToNetworkPriceKeys,
+  migrateToPriceClassIndexes,
+  migrateToPriceIndex,
+  migrateToPriceLevels,
+  migrateToSchemePriceKeys,
+  migrateToTypedPriceIndex,
+} from './price-migrations.ts';
 import { insertTermRows } from './revisions.ts';
 
 /** A revision's row as insertTermRows takes it. */
@@ -369,6 +377,7 @@ export const MIGRATIONS: Migration[] = [
   addStemRows,
   moveSeqToMeta,
   moveUrlTermsToPostings,
+  migrateToPriceLevels,
 ];
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */

@@ -1,26 +1,16 @@
 /**
- * The list endpoint's price index (openapi.yaml `asset` + `maxAmount`, docs/CATALOG.md "Price
- * filters"), kept in the write transaction like list-index.ts:
+ * The list endpoint's price index on SQLite (openapi.yaml `asset` + `maxAmount`, docs/CATALOG.md
+ * "Price filters"), kept in the write transaction like list-index.ts; the pages are read by the
+ * engine both stores share (../price.ts pricePage), from the statements here:
  *
- * - `listing_prices`: per (listing, index key) the smallest amount of the listing's accepted entries
- *   in that asset, or in that asset on that network, under that scheme, or under that scheme on
- *   that network (the index key: ../price.ts priceIndexKey; migrations 13 and 14), with the
- *   listing's lastUpdated and its type (http or mcp, fixed for a listing: it is part of its
- *   identity); accepts only grow, so it only falls. A listing matches `asset` A with `maxAmount` M
- *   exactly when its row for A is at most M, and with `network` N and/or `scheme` S too when its
- *   row for (N, A), (S, A) or (S, N, A) is: one accepted entry is then on N, under S, in A and at
- *   most M. Two covering indexes: by time (a page in list order, skipping rows above M: dense
- *   matches) and by price (every match, sorted: sparse matches), and the same two with the type
- *   after the asset, so `type` with the price filter is one index range instead of a key lookup
- *   per match;
- * - `price_counts`: per (index key, smallest amount, type) how many listings, and `price_buckets`
- *   the same per (index key, bucket, type): a price key's first PRICE_BUCKET characters (its digit count
- *   and three leading digits, at most 900 buckets per digit count). The listings at most M are the
- *   buckets below M's bucket plus M's own bucket's price points at most M, of every type or of
- *   the one asked for: a sum over a few thousand rows at worst (prices spread evenly over a
- *   range), a handful in a real catalog; the total is that less the hidden matches;
- * - two more by-time indexes (migration 11) with the type and then a price key's digit count or its
- *   class before the time, for deep pages (price-classes.ts).
+ * - `listing_prices`: per (listing, price index key: ../price.ts priceIndexKey) the smallest amount
+ *   of the listing's accepted entries under that key, with the listing's lastUpdated and its type
+ *   (fixed for a listing); accepts only grow, so it only falls. Covering indexes by time (a page in
+ *   list order, skipping rows above M) and by price (every match, sorted), the same two with the
+ *   type after the key, and by-time indexes with the type and a price key's digit count or class
+ *   before the time (a by-classes page's ranges, migration 11);
+ * - `price_counts`: per key, level (../price.ts PRICE_LEVELS), price key prefix and type how many
+ *   listings; a row that falls to zero goes.
  *
  * Amounts are compared as price keys (../price.ts).
  */
@@ -31,35 +21,39 @@ import type { DiscoveryFilters } from '../types.ts';
 import {
   PRICE_BUCKET,
   PRICE_CLASS,
+  PRICE_DIGITS,
+  PRICE_LEVELS,
   SQLITE_CLASS_COSTS,
+  type ClassArm,
+  type ClassRanges,
+  type PriceIndex,
   type PricePagePlan,
+  type PriceRange,
+  type PriceRead,
   inPriceRange,
-  plainPricePlan,
-  pricePlanPath,
   priceFilter,
   priceIndexKeys,
   priceKey,
-  untypedRangeListings,
+  pricePage,
+  pricePrefix,
 } from '../price.ts';
-import { classPageSql, classPlan, type PriceRange, typeParams, typeSql } from './price-classes.ts';
+import { runSync } from '../steps.ts';
 import { heldFiltersSql, hiddenCount } from './list-index.ts';
 import { acceptedEntrySql } from './queries.ts';
-import { listed } from '../query-paths.ts';
 
+/** Adds `delta` listings at `price` under key `asset` and `type`, at every level; rows at zero go. */
 function countPrice(db: DatabaseSync, asset: string, price: string, type: string, delta: number): void {
-  const bucket = price.slice(0, PRICE_BUCKET);
+  const levels = PRICE_LEVELS.flatMap((level) => [asset, level, pricePrefix(price, level), type, delta]);
   cachedStatement(
     db,
-    'INSERT INTO price_counts (asset, price, type, n) VALUES (?, ?, ?, ?) ON CONFLICT (asset, price, type) DO UPDATE SET n = n + excluded.n',
-  ).run(asset, price, type, delta);
-  cachedStatement(
-    db,
-    'INSERT INTO price_buckets (asset, bucket, type, n) VALUES (?, ?, ?, ?) ON CONFLICT (asset, bucket, type) DO UPDATE SET n = n + excluded.n',
-  ).run(asset, bucket, type, delta);
-  if (delta < 0) {
-    cachedStatement(db, 'DELETE FROM price_counts WHERE asset = ? AND price = ? AND type = ? AND n <= 0').run(asset, price, type);
-    cachedStatement(db, 'DELETE FROM price_buckets WHERE asset = ? AND bucket = ? AND type = ? AND n <= 0').run(asset, bucket, type);
-  }
+    `INSERT INTO price_counts (asset, level, price, type, n) VALUES ${PRICE_LEVELS.map(() => '(?, ?, ?, ?, ?)').join(', ')}
+     ON CONFLICT (asset, level, price, type) DO UPDATE SET n = n + excluded.n`,
+  ).run(...levels);
+  if (delta < 0)
+    cachedStatement(
+      db,
+      `DELETE FROM price_counts WHERE asset = ? AND type = ? AND n <= 0 AND (level, price) IN (VALUES ${PRICE_LEVELS.map(() => '(?, ?)').join(', ')})`,
+    ).run(asset, type, ...PRICE_LEVELS.flatMap((level) => [level, pricePrefix(price, level)]));
 }
 
 /**
@@ -116,141 +110,158 @@ export function removePrices(db: DatabaseSync, listingId: number): void {
 export const priceMatchSql = (id: string) =>
   `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
 
-/**
- * Listings of the range whose smallest amount is at most `max` (a price key): whole buckets below
- * max's, then its own bucket's points; of those, the ones below max's class (`belowClass`: every
- * match outside max's own class, classPageSql). With a type, also how many listings the range
- * holds at any price (its buckets' sum: the rows a walk by time passes over).
- */
-export function priceMatches(
-  db: DatabaseSync,
-  range: PriceRange,
-  max: string,
-): { matches: number; belowClass: number; typedListings: number } {
-  const bucket = max.slice(0, PRICE_BUCKET);
-  const t = typeSql(range, 'type');
-  const typed = range.type !== undefined;
+/** `AND type = ?` when the range has a type, and its parameter. */
+const typeSql = (range: { type: string | undefined }, column: string) => (range.type === undefined ? '' : ` AND ${column} = ?`);
+const typeParams = (range: { type: string | undefined }) => (range.type === undefined ? [] : [range.type]);
+
+/** The range's listings counted at `level` with prefixes from `from` (inclusive) to `to` (inclusive when `upTo`). */
+function levelSum(db: DatabaseSync, range: PriceRange, level: number, from: string, to: string, upTo = false): number {
   const row = cachedStatement(
     db,
-    `SELECT (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket < ?${t}) AS below,
-            (SELECT coalesce(sum(n), 0) FROM price_buckets WHERE asset = ? AND bucket >= ? AND bucket < ?${t})
-          + (SELECT coalesce(sum(n), 0) FROM price_counts WHERE asset = ? AND price >= ? AND price <= ?${t}) AS within,
-            ${typed ? 'coalesce((SELECT sum(n) FROM price_buckets WHERE asset = ? AND type = ?), 0)' : '0'} AS listings`,
-  ).get(
-    range.asset,
-    max.slice(0, PRICE_CLASS),
-    ...typeParams(range),
-    range.asset,
-    max.slice(0, PRICE_CLASS),
-    bucket,
-    ...typeParams(range),
-    range.asset,
-    bucket,
-    max,
-    ...typeParams(range),
-    ...(typed ? [range.asset, range.type!] : []),
-  ) as { below: number; within: number; listings: number };
-  const belowClass = Number(row.below);
-  return { matches: belowClass + Number(row.within), belowClass, typedListings: Number(row.listings) };
+    `SELECT coalesce(sum(n), 0) AS n FROM price_counts WHERE asset = ? AND level = ? AND price >= ? AND price ${upTo ? '<=' : '<'} ?${typeSql(range, 'type')}`,
+  ).get(range.key, level, from, to, ...typeParams(range)) as { n: number };
+  return Number(row.n);
 }
 
 /**
- * A list page of `asset` + `maxAmount`, with or without `type` (part of the index range), alone or
- * with other key filters (`others`, checked per row): the page's listing ids and the exact total.
- * The page is read by the plan that reads the fewest index entries by the counts (PricePagePlan):
- * by time, (offset + limit) × the range's listings / matches; by price, every match; by classes,
- * offset + limit merged rows and max's class's share (classPlan, only planned when the other two
- * read many more entries than the page holds). `plan` forces one (the tests hold every plan to
- * the same answers). With no other key filter the total is the price points' sum less the hidden
- * matches: those hidden by age are counted directly or as the range's aged entries at most M,
- * whichever is fewer (list-index.ts hiddenCount of the listed asset `listed` tells: at least the
- * range's aged entries), and those hidden by failures through their own partial index.
+ * The counts of a price range (../price.ts PriceCounts): the classes below max's, its class's buckets
+ * below max's bucket and that bucket's points at most max; a typed range's listings (its classes' sum).
+ * With no other key filter and a cut by age, the listed asset's entries hidden by age (list-index.ts hiddenCount).
  */
-export function listByPrice(
-  db: DatabaseSync,
-  query: PriceRange & { listed: string; max: string; matches: number; belowClass: number; rangeListings: number; others: ListingKey[] },
-  page: { limit: number; offset: number },
-  visibleSince: string | undefined,
-  failing: string | undefined,
-  plan?: PricePagePlan,
-): { ids: number[]; total: number } {
-  const { max, matches, others } = query;
-  const typed = query.type !== undefined;
-  const held = heldFiltersSql('p.listing_id', others, undefined, failing);
-  const rest = {
-    sql: (visibleSince === undefined ? '' : ' AND p.last_updated >= ?') + held.sql,
-    params: [...(visibleSince === undefined ? [] : [visibleSince]), ...held.params],
+export function priceCounts(db: DatabaseSync, range: PriceRange, listedAsset: string, alone: boolean, visibleSince: string | undefined) {
+  const [maxClass, maxBucket] = [range.max.slice(0, PRICE_CLASS), range.max.slice(0, PRICE_BUCKET)];
+  return {
+    below: levelSum(db, range, PRICE_CLASS, '', maxClass),
+    within: levelSum(db, range, PRICE_BUCKET, maxClass, maxBucket) + levelSum(db, range, 0, maxBucket, range.max, true),
+    listings: range.type === undefined ? 0 : levelSum(db, range, PRICE_CLASS, '', '~'),
+    assetAged: alone && visibleSince !== undefined ? hiddenCount(db, { kind: 'asset', value: listedAsset }, visibleSince) : undefined,
   };
-  const where = `p.asset = ?${typeSql(query, 'p.type')} AND p.price <= ?${rest.sql}`;
-  const params = [query.asset, ...typeParams(query), max, ...rest.params];
-  const prefix = typed ? 'listing_prices_typed' : 'listing_prices';
-  let total: number;
-  if (
-    others.length > 0 ||
-    (visibleSince !== undefined && hiddenCount(db, { kind: 'asset', value: query.listed }, visibleSince) > matches)
-  ) {
-    total = Number(
-      (
-        cachedStatement(db, `SELECT count(*) AS n FROM listing_prices p INDEXED BY ${prefix}_by_price WHERE ${where}`).get(...params) as {
-          n: number;
-        }
-      ).n,
-    );
-  } else {
-    total = matches - hiddenMatches(db, query, max, visibleSince, failing);
-  }
-  if (total === 0) return listed('price_empty', { ids: [], total });
-  const reach = page.offset + page.limit;
-  const plain = plainPricePlan({ reach, rangeListings: query.rangeListings, matches, classPlanCost: SQLITE_CLASS_COSTS.plan });
-  const classes =
-    plan?.startsWith('by-classes') || (plan === undefined && plain.tryClasses)
-      ? classPlan(db, query, max, query, reach, plan === 'by-classes-max-by-price')
-      : undefined;
-  const chosen: PricePagePlan = plan ?? (classes && classes.cost < plain.cost ? 'by-classes' : plain.plan);
-  listed(pricePlanPath(chosen));
-  let rows: Array<{ id: number }>;
-  if (chosen.startsWith('by-classes')) {
-    const merged = classPageSql(classes!.arms, query.asset, max, rest);
-    rows =
-      classes!.arms.length === 0
-        ? []
-        : (cachedStatement(db, merged.sql).all(...merged.params, page.limit, page.offset) as Array<{ id: number }>);
-  } else {
-    rows = cachedStatement(
-      db,
-      `SELECT p.listing_id AS id FROM listing_prices p INDEXED BY ${prefix}_${chosen.replace('-', '_')} WHERE ${where}
-       ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ? OFFSET ?`,
-    ).all(...params, page.limit, page.offset) as Array<{ id: number }>;
-  }
-  return { ids: rows.map((r) => Number(r.id)), total };
 }
 
-/** Matches of the range at most `max` hidden by age (before visibleSince) or, if not, by failures (before `failing`). */
-function hiddenMatches(
-  db: DatabaseSync,
-  range: PriceRange,
-  max: string,
-  visibleSince: string | undefined,
-  failing: string | undefined,
-): number {
-  let n = 0;
-  if (visibleSince !== undefined) {
-    const index = range.type === undefined ? 'listing_prices_by_time' : 'listing_prices_typed_by_time';
-    const aged = cachedStatement(
-      db,
-      `SELECT count(*) AS n FROM listing_prices INDEXED BY ${index} WHERE asset = ?${typeSql(range, 'type')} AND last_updated < ? AND price <= ?`,
-    ).get(range.asset, ...typeParams(range), visibleSince, max) as { n: number };
-    n += Number(aged.n);
-  }
-  if (failing !== undefined) {
-    const row = cachedStatement(
-      db,
-      `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ?${typeSql(range, 'p.type')}
-       WHERE h.liveness_failing_since < ? AND p.price <= ?${visibleSince === undefined ? '' : ' AND p.last_updated >= ?'}`,
-    ).get(range.asset, ...typeParams(range), failing, max, ...(visibleSince === undefined ? [] : [visibleSince])) as { n: number };
-    n += Number(row.n);
-  }
-  return n;
+/** A priced page's conditions on `listing_prices p` beyond its range: the hidden listings and the other key filters. */
+function beyondRangeSql(read: PriceRead): { sql: string; params: Array<string | number> } {
+  const held = heldFiltersSql('p.listing_id', read.others, undefined, read.failing);
+  const since = read.visibleSince === undefined ? [] : [read.visibleSince];
+  return { sql: (since.length ? ' AND p.last_updated >= ?' : '') + held.sql, params: [...since, ...held.params] };
+}
+
+/** A priced page's conditions on `listing_prices p`: its range, then beyondRangeSql. */
+function rangeSql(read: PriceRead): { sql: string; params: Array<string | number> } {
+  const rest = beyondRangeSql(read);
+  return {
+    sql: `p.asset = ?${typeSql(read, 'p.type')} AND p.price <= ?${rest.sql}`,
+    params: [read.key, ...typeParams(read), read.max, ...rest.params],
+  };
+}
+
+/** The index and condition of each kind of class range (three parameters: key, type, prefix; `max-…` a fourth, max). */
+const CLASS_ARM_SQL: Record<ClassArm['kind'], string> = {
+  digits: `INDEXED BY listing_prices_typed_digits_by_time WHERE p.asset = ? AND p.type = ? AND substr(p.price, 1, ${PRICE_DIGITS}) = ?`,
+  class: `INDEXED BY listing_prices_typed_class_by_time WHERE p.asset = ? AND p.type = ? AND substr(p.price, 1, ${PRICE_CLASS}) = ?`,
+  'max-by-time': `INDEXED BY listing_prices_typed_class_by_time WHERE p.asset = ? AND p.type = ? AND substr(p.price, 1, ${PRICE_CLASS}) = ? AND p.price <= ?`,
+  'max-by-price': 'INDEXED BY listing_prices_typed_by_price WHERE p.asset = ? AND p.type = ? AND p.price >= ? AND p.price <= ?',
+};
+
+/**
+ * A by-classes page's statement: the ranges in one compound SELECT ordered by time, which SQLite
+ * answers by merging them (MERGE, no sort) and stops after offset + limit rows. Each range has the
+ * page's conditions beyond the price range (hidden listings, other key filters).
+ */
+export function classPageSql(arms: ClassArm[], read: PriceRead): { sql: string; params: Array<string | number> } {
+  const rest = beyondRangeSql(read);
+  const sql =
+    arms
+      .map((arm) => `SELECT p.listing_id AS id, p.last_updated AS last_updated FROM listing_prices p ${CLASS_ARM_SQL[arm.kind]}${rest.sql}`)
+      .join(' UNION ALL ') + ' ORDER BY last_updated DESC, id DESC LIMIT ? OFFSET ?';
+  const params = arms.flatMap((arm) => [read.key, arm.type, arm.prefix, ...(arm.kind.startsWith('max') ? [read.max] : []), ...rest.params]);
+  return { sql, params };
+}
+
+/** The next price key prefix of the same length ("000000005" → "000000006"). */
+const nextPrefix = (prefix: string) => String(BigInt(prefix) + 1n).padStart(prefix.length, '0');
+
+/** The price engine's statements on SQLite (../price.ts PriceIndex): a page's rows are listing ids. */
+export function priceIndex(db: DatabaseSync): PriceIndex<number> {
+  const byPriceIndex = (read: PriceRead) => (read.type === undefined ? 'listing_prices_by_price' : 'listing_prices_typed_by_price');
+  return {
+    countMatches(read) {
+      const { sql, params } = rangeSql(read);
+      return Number(
+        (
+          cachedStatement(db, `SELECT count(*) AS n FROM listing_prices p INDEXED BY ${byPriceIndex(read)} WHERE ${sql}`).get(
+            ...params,
+          ) as {
+            n: number;
+          }
+        ).n,
+      );
+    },
+    hiddenMatches(read) {
+      let n = 0;
+      if (read.visibleSince !== undefined) {
+        const index = read.type === undefined ? 'listing_prices_by_time' : 'listing_prices_typed_by_time';
+        const aged = cachedStatement(
+          db,
+          `SELECT count(*) AS n FROM listing_prices INDEXED BY ${index} WHERE asset = ?${typeSql(read, 'type')} AND last_updated < ? AND price <= ?`,
+        ).get(read.key, ...typeParams(read), read.visibleSince, read.max) as { n: number };
+        n += Number(aged.n);
+      }
+      if (read.failing !== undefined) {
+        const since = read.visibleSince === undefined ? [] : [read.visibleSince];
+        const row = cachedStatement(
+          db,
+          `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ?${typeSql(read, 'p.type')}
+           WHERE h.liveness_failing_since < ? AND p.price <= ?${since.length ? ' AND p.last_updated >= ?' : ''}`,
+        ).get(read.key, ...typeParams(read), read.failing, read.max, ...since) as { n: number };
+        n += Number(row.n);
+      }
+      return n;
+    },
+    classRanges(range) {
+      // Each digit count and class below max's holding entries, found by hopping over the class counts (one seek each).
+      const first = cachedStatement(
+        db,
+        `SELECT price FROM price_counts WHERE asset = ? AND level = ${PRICE_CLASS} AND price >= ? AND price < ?${typeSql(range, 'type')}
+         ORDER BY price LIMIT 1`,
+      );
+      const ranges: ClassRanges = [];
+      const hop = (kind: string, from: string, below: string, length: number) => {
+        for (let at = from; ;) {
+          const row = first.get(range.key, at, below, ...typeParams(range)) as { price: string } | undefined;
+          if (!row) return;
+          const prefix = row.price.slice(0, length);
+          ranges.push([kind, prefix]);
+          at = nextPrefix(prefix);
+        }
+      };
+      const [maxDigits, maxClass] = [range.max.slice(0, PRICE_DIGITS), range.max.slice(0, PRICE_CLASS)];
+      hop('digits', '', maxDigits, PRICE_DIGITS);
+      hop('class', maxDigits, maxClass, PRICE_CLASS);
+      if (range.type === undefined)
+        for (const { value } of cachedStatement(db, "SELECT value FROM listing_counts WHERE kind = 'type' AND n > 0").all() as Array<{
+          value: string;
+        }>)
+          ranges.push(['type', value]);
+      ranges.push(['size', String(levelSum(db, range, PRICE_CLASS, maxClass, maxClass, true))]);
+      return ranges;
+    },
+    page(read, shape, page) {
+      let rows: Array<{ id: number }>;
+      if (shape.plan.startsWith('by-classes')) {
+        const { sql, params } = classPageSql(shape.arms, read);
+        rows = cachedStatement(db, sql).all(...params, page.limit, page.offset) as Array<{ id: number }>;
+      } else {
+        const { sql, params } = rangeSql(read);
+        const index = `${read.type === undefined ? 'listing_prices' : 'listing_prices_typed'}_${shape.plan.replace('-', '_')}`;
+        rows = cachedStatement(
+          db,
+          `SELECT p.listing_id AS id FROM listing_prices p INDEXED BY ${index} WHERE ${sql}
+           ORDER BY p.last_updated DESC, p.listing_id DESC LIMIT ? OFFSET ?`,
+        ).all(...params, page.limit, page.offset) as Array<{ id: number }>;
+      }
+      return rows.map((r) => Number(r.id));
+    },
+  };
 }
 
 /**
@@ -265,9 +276,8 @@ export function acceptsCondition(filters: DiscoveryFilters): { condition: string
 }
 
 /**
- * A list page driven by the price index (listByPrice), or undefined when the filters or the counts
- * say otherwise. `network`, `scheme` and `type` are part of the index range (the network's and
- * scheme's keys, the typed indexes and counts), so only the other key filters are checked per row.
+ * A list page driven by the price index (../price.ts pricePage): its listing ids and exact total,
+ * or undefined when the filters or the counts say otherwise. `plan` forces one (the tests).
  */
 export function listPriced(
   db: DatabaseSync,
@@ -280,17 +290,11 @@ export function listPriced(
 ): { ids: number[]; total: number } | undefined {
   const priced = priceFilter(filters);
   if (!priced) return undefined;
-  const range = { asset: priced.key, type: filters.type };
-  const { matches, belowClass, typedListings } = priceMatches(db, range, priced.max);
-  const others = counted.filter((c) => !inPriceRange(c.key.kind));
-  if (others.some((o) => o.n < matches)) return undefined;
-  const rangeListings = range.type !== undefined ? typedListings : untypedRangeListings(counted);
-  return listByPrice(
-    db,
-    { ...range, listed: priced.asset, max: priced.max, matches, belowClass, rangeListings, others: others.map((o) => o.key) },
-    page,
-    visibleSince,
-    failing,
-    plan,
+  const alone = counted.every((c) => inPriceRange(c.key.kind));
+  const counts = priceCounts(db, { key: priced.key, type: filters.type, max: priced.max }, priced.asset, alone, visibleSince);
+  const listed = runSync(
+    priceIndex(db),
+    pricePage<number>({ filters, counted, counts, page, visibleSince, failing, costs: SQLITE_CLASS_COSTS, plan }),
   );
+  return listed && { ids: listed.rows, total: listed.total };
 }
