@@ -5,10 +5,10 @@
  * numeric order.
  */
 import { amountKey, usdMaxAmounts } from '../filters.ts';
-import type { DiscoveryFilters } from './types.ts';
+import type { Awaitable, DiscoveryFilters } from './types.ts';
 import { listed } from './query-paths.ts';
 import type { ListingKey } from './listing.ts';
-import { stepsOf, type MaybePromise, type Steps } from './steps.ts';
+import { stepsOf, type Steps } from './steps.ts';
 
 /** The price key of an amount (undefined when it is not a canonical count of base units). */
 export function priceKey(amount: unknown): string | undefined {
@@ -207,13 +207,13 @@ export interface PricedPageShape {
 /** The statements a store answers for pricePage; `R` is a page's row. */
 export interface PriceIndex<R> {
   /** The matches of the range that pass the other filters and are not hidden: counted. */
-  countMatches(read: PriceRead): MaybePromise<number>;
+  countMatches(read: PriceRead): Awaitable<number>;
   /** The range's matches hidden by age or by failures (Postgres reads them with its counts). */
-  hiddenMatches(read: PriceRead): MaybePromise<number>;
+  hiddenMatches(read: PriceRead): Awaitable<number>;
   /** The class ranges (when the counts did not carry them). */
-  classRanges(range: PriceRange): MaybePromise<ClassRanges>;
+  classRanges(range: PriceRange): Awaitable<ClassRanges>;
   /** The page's rows read in `shape`. */
-  page(read: PriceRead, shape: PricedPageShape, page: { limit: number; offset: number }): MaybePromise<R[]>;
+  page(read: PriceRead, shape: PricedPageShape, page: { limit: number; offset: number }): Awaitable<R[]>;
 }
 
 /** The ranges of a by-classes page and its expected cost in index entries read, from the store's class ranges. */

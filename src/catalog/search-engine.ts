@@ -45,10 +45,10 @@ import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, 
 import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation, urlKey } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
-import { CatalogQueryError, type DiscoveryFilters, type SearchPage } from './types.ts';
+import { CatalogQueryError, type Awaitable, type DiscoveryFilters, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
 import { holdsNul } from '../filters.ts';
-import { runAsync, runSync, stepsOf, type MaybePromise, type Steps } from './steps.ts';
+import { runAsync, runSync, stepsOf, type Steps } from './steps.ts';
 
 /** What every ranked read shares: the snapshot, the filters, the position after which to read and how many rows. */
 export interface RankedRead {
@@ -61,29 +61,29 @@ export interface RankedRead {
 /** The statements a store answers for the engine. Every read is at the snapshot `asOf` (a write sequence number). */
 export interface TextIndex {
   /** The catalog's write sequence now: the snapshot a first page pins. */
-  currentSeq(): MaybePromise<number>;
+  currentSeq(): Awaitable<number>;
   /** How many listings the catalog holds (its function words are judged by it: term-budget.ts). */
-  countListings(): MaybePromise<number>;
+  countListings(): Awaitable<number>;
   /** Each key's index rows (any snapshot), counted up to `cap`. */
-  countTerms(terms: string[], cap: number): MaybePromise<number[]>;
+  countTerms(terms: string[], cap: number): Awaitable<number[]>;
   /** Each term's index rows at the snapshot `asOf`, counted up to `cap` (its weight: query-terms.ts). */
-  countTermsAt(terms: string[], asOf: number, cap: number): MaybePromise<number[]>;
+  countTermsAt(terms: string[], asOf: number, cap: number): Awaitable<number[]>;
   /**
    * `one_term`: the term's rows after `after` in index order that pass the filters, at most `want`; reading at most
    * `scan` rows when given. `edge`: the last row read, when the scan stopped at `scan` before `want` rows passed.
    */
-  termWalk(read: RankedRead & { term: string; weight: number; scan?: number }): MaybePromise<{ rows: RankedRow[]; edge?: RankedRow }>;
+  termWalk(read: RankedRead & { term: string; weight: number; scan?: number }): Awaitable<{ rows: RankedRow[]; edge?: RankedRow }>;
   /**
    * `aggregate`: every row of `terms` weighed (`weights`, one per term) and summed per listing, with the terms each holds;
    * `window`: only the listings among each term's first `window` rows.
    */
-  rankTerms(read: RankedRead & { terms: string[]; weights: number[]; window?: number }): MaybePromise<RankedRow[]>;
+  rankTerms(read: RankedRead & { terms: string[]; weights: number[]; window?: number }): Awaitable<RankedRow[]>;
   /** Each term's window: how many rows it holds (at most `window`) and the lowest score among them. */
-  windowEdges(terms: string[], asOf: number, window: number): MaybePromise<WindowEdge[]>;
+  windowEdges(terms: string[], asOf: number, window: number): Awaitable<WindowEdge[]>;
   /** `url`: the listings whose URL holds the terms at `asOf` (their keys: terms.ts urlKey), URL_TERM_RANK per term. */
-  urlRows(read: RankedRead & { terms: string[] }): MaybePromise<RankedRow[]>;
+  urlRows(read: RankedRead & { terms: string[] }): Awaitable<RankedRow[]>;
   /** The listings of a page's rows, with their quality windows as of `now`. */
-  listings(ids: number[], now: Date): MaybePromise<Map<number, ListingRow>>;
+  listings(ids: number[], now: Date): Awaitable<Map<number, ListingRow>>;
 }
 
 type Engine<T> = Steps<TextIndex, T>;

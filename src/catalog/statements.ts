@@ -1,5 +1,5 @@
 /**
- * Logic written once for both stores, as the search engine is (search-engine.ts): an engine is a
+ * Logic written once for both stores, as the search and price engines are (steps.ts): an engine is a
  * generator that yields each statement (or another step of its store, such as the write of a
  * listing) as a thunk and receives its answer, so one engine serves SQLite's synchronous statements
  * (runSync) and Postgres's asynchronous ones (runAsync). A store supplies its Sql (how one statement
@@ -7,9 +7,10 @@
  * BEGIN IMMEDIATE, Postgres's locks.
  */
 import type { Awaitable } from './types.ts';
+import { runAsync as runStepsAsync, runSync as runSteps, type Steps } from './steps.ts';
 
-/** An engine: yields thunks, receives each one's (awaited) answer, returns T. */
-export type Engine<T> = Generator<() => unknown, T, unknown>;
+/** An engine: yields thunks, receives each one's (awaited) answer, returns T; run by steps.ts's runners. */
+export type Engine<T> = Steps<void, T>;
 
 /** How a store runs one statement of an engine. */
 export interface Sql {
@@ -34,22 +35,10 @@ export const rows = <T>(sql: Sql, text: string, params: readonly unknown[] = [])
 export const changes = (sql: Sql, text: string, params: readonly unknown[] = []): Engine<number> => step(() => sql.changes(text, params));
 
 /** Runs an engine whose steps answer synchronously (SQLite). */
-export function runSync<T>(engine: Engine<T>): T {
-  let next = engine.next();
-  while (!next.done) {
-    const answered = next.value();
-    if (answered instanceof Promise) throw new Error('a synchronous store answered with a promise');
-    next = engine.next(answered);
-  }
-  return next.value;
-}
+export const runSync = <T>(engine: Engine<T>): T => runSteps(undefined, engine);
 
-/** Runs an engine whose steps answer asynchronously (Postgres), one after another. */
-export async function runAsync<T>(engine: Engine<T>): Promise<T> {
-  let next = engine.next();
-  while (!next.done) next = engine.next(await next.value());
-  return next.value;
-}
+/** Runs an engine whose steps answer asynchronously (Postgres). */
+export const runAsync = <T>(engine: Engine<T>): Promise<T> => runStepsAsync(undefined, engine);
 
 /**
  * A table's column types in each store's dialect: Postgres compares text byte by byte as SQLite does (COLLATE "C") and

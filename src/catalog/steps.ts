@@ -4,7 +4,7 @@
  * and Postgres's asynchronous ones (runAsync). Statements that do not depend on each other are yielded together
  * (`together`): runAsync sends them at once, one round trip to a server, where runSync runs them in turn.
  */
-export type MaybePromise<T> = T | Promise<T>;
+import type { Awaitable } from './types.ts';
 
 /** One statement: a function of the store's port; several that do not depend on each other, yielded together. */
 type Step<I> = (index: I) => unknown;
@@ -13,10 +13,10 @@ export type Steps<I, T> = Generator<Step<I> | Step<I>[], T, unknown>;
 /** `run` (one statement, its answer) and `together` (several, their answers in order) for engines over port `I`. */
 export function stepsOf<I>() {
   return {
-    *run<T>(this: void, step: (index: I) => MaybePromise<T>): Steps<I, T> {
+    *run<T>(this: void, step: (index: I) => Awaitable<T>): Steps<I, T> {
       return (yield step) as T;
     },
-    *together<T extends unknown[]>(this: void, ...steps: { [K in keyof T]: (index: I) => MaybePromise<T[K]> }): Steps<I, T> {
+    *together<T extends unknown[]>(this: void, ...steps: { [K in keyof T]: (index: I) => Awaitable<T[K]> }): Steps<I, T> {
       return (yield steps) as T;
     },
   };

@@ -19,7 +19,7 @@
  * the rows they name. The sample only chooses what is read: the answer is every match (up to the cap). Postgres' index
  * is a B-tree of every URL's suffixes (postgres/url-suffixes.ts), where a substring's matches are one index range.
  */
-import type { DiscoveryFilters } from './types.ts';
+import type { Awaitable, DiscoveryFilters } from './types.ts';
 import { listed } from './query-paths.ts';
 
 /** The most matches a store's URL index is asked for before the walk in page order answers instead. */
@@ -51,10 +51,8 @@ export function withoutUrl(filters: DiscoveryFilters): DiscoveryFilters {
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
 export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;
 
-type MaybePromise<T> = T | Promise<T>;
-
 /** `next` of `value`, awaited only when `value` is a promise (SQLite's statements answer synchronously). */
-const then = <T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> =>
+const then = <T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> =>
   value instanceof Promise ? value.then(next) : next(value);
 
 /** What a store supplies for a `url` page: its statements, each over the page's `url`, other filters and visibility. */
@@ -63,14 +61,14 @@ export interface UrlPageStatements {
    * Listings holding `url`: every one when at most `cap` do, else more than `cap` of them. `every`: whether they are
    * every listing holding it (then a walk may be checked against them, no URL read).
    */
-  matches(cap: number): MaybePromise<{ ids: number[]; every: boolean }>;
+  matches(cap: number): Awaitable<{ ids: number[]; every: boolean }>;
   /** Those of `ids` (every match) the other filters keep and the page shows, in page order. */
-  exact(ids: number[]): MaybePromise<number[]>;
+  exact(ids: number[]): Awaitable<number[]>;
   /**
    * The matches among the first `budget` entries, in page order, of the other filters' rarest list key that the page
    * shows, at most `want`; `beyond`: whether the key has entries past the budget. `matched`: every match, when known.
    */
-  walk(budget: number, want: number, matched: number[] | undefined): MaybePromise<{ ids: number[]; beyond: boolean }>;
+  walk(budget: number, want: number, matched: number[] | undefined): Awaitable<{ ids: number[]; beyond: boolean }>;
 }
 
 /**
@@ -81,7 +79,7 @@ export function urlPageIds(
   statements: UrlPageStatements,
   page: { limit: number; offset: number },
   { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
-): MaybePromise<{ ids: number[]; partialResults: boolean }> {
+): Awaitable<{ ids: number[]; partialResults: boolean }> {
   return then(statements.matches(urlIndexCap), ({ ids, every }) => {
     if (ids.length <= urlIndexCap) {
       listed('url_index');
