@@ -5,12 +5,14 @@
  * Kept incrementally, a bounded number of rows per settlement, never by scanning payments:
  * - `listing_calls` (listing, UTC day): `calls` settled that day, and `payers`, the number of
  *   distinct payers whose LAST payment for the listing fell on that day;
- * - `listing_payers` (listing, payer): the day of that payer's last payment. A payment moves its
- *   payer from the old day's `payers` to today's, so the sum of `payers` over the window's days
- *   is exactly the number of distinct payers whose last payment is in the window;
- * - `listing_payments`: the ids of the payments already counted, so a hook run again for the same
- *   payment (the settlement journal retries it) counts it once.
- * Rows older than the window are pruned, at most PRUNE_BATCH per write.
+ * - `listing_payments`: the payments counted, each with its day, listing and payer: its id (unique)
+ *   so a hook run again for the same payment (the settlement journal retries it) counts it once,
+ *   and the latest day among a payer's rows for the listing is that payer's last payment. A payment
+ *   moves its payer from the old day's `payers` to today's, so the sum of `payers` over the window's
+ *   days is exactly the number of distinct payers whose last payment is in the window. A payment
+ *   without an id is kept (id NULL) when it names a payer.
+ * Rows older than the window are pruned, at most PRUNE_BATCH per write: a payer whose rows are all
+ * older than the window pays anew, as one who never paid.
  */
 import type { components } from '../generated/openapi.ts';
 

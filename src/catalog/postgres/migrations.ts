@@ -3,15 +3,16 @@
  * migrations applied by `migrate(pool, 'catalog', …)` (src/db/postgres.ts). The tables mirror the
  * SQLite schema at its newest version (sqlite/migrations.ts) so both stores give the same answers:
  *
- * - `listings`, `listing_accepts`, `listing_extensions`: the listings, their accepted terms and
- *   extension keys, each remembering the write sequence that added it (search snapshots);
+ * - `listings`, `listing_accepts`: the listings and their accepted terms, each remembering the
+ *   write sequence that added it (search snapshots);
  * - `catalog_meta`: the cursor secret, the catalog's identifier and the global write sequence (row
  *   `seq`, revisions.ts nextSeq). Every write updates that row, so writes commit in sequence order on
  *   every instance, which is what lets a search cursor pin "the catalog as of N";
  * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
  *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score;
- * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (sqlite/list-index.ts),
- *   maintained in the write transaction by `catalog_index_listing` below.
+ * - `listing_keys`, `listing_key_blocks`: the list index (sqlite/list-index.ts), its keys (extension
+ *   keys among them) each remembering the write sequence that added it, maintained in the write
+ *   transaction by `catalog_index_listing` (list-index.ts); the view `listing_counts` sums the blocks.
  *
  * Text that is ordered or compared is `COLLATE "C"` (byte order, as SQLite's BINARY), so order and
  * the '~' sentinel of the blocks do not depend on the database's locale.
@@ -27,7 +28,7 @@ import { CLAIMS_MIGRATION } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH, URL_KEY_MILLI, URL_KEY_SCORE, urlKey, urlKeysSql } from '../terms.ts';
-import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
+import { ACCEPTED_ASSETS_MIGRATION, PAYMENT_PAYERS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { URL_SUFFIXES_MIGRATION } from './url-suffixes.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
@@ -40,7 +41,7 @@ import {
 } from './price-index.ts';
 import { PRICE_CLASS_INDEXES_MIGRATION } from './price-classes.ts';
 import { PRICE_COUNTS_FUNCTIONS_MIGRATION, PRICE_COUNTS_PLANNED_MIGRATION } from './price-counts.ts';
-import { ASSET_COMBINATION_KEYS_MIGRATION } from './list-index.ts';
+import { ASSET_COMBINATION_KEYS_MIGRATION, FOLD_INTO_LIST_KEYS_MIGRATION } from './list-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -352,4 +353,10 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
    DROP FUNCTION IF EXISTS catalog_key_listing_url();
    DROP FUNCTION IF EXISTS catalog_key_bits(text, text);
    DROP FUNCTION IF EXISTS catalog_url_letters(text);`,
+  // 41: the extension keys live in the list index only, with the sequence that added each key, and `listing_counts`
+  // becomes the view of the blocks' sums (postgres/list-index.ts; SQLite migration 29).
+  FOLD_INTO_LIST_KEYS_MIGRATION,
+  // 42: a payer's last day is read from the payments kept, which name their listing and payer; `listing_payers` goes
+  // (postgres/quality.ts; SQLite migration 30).
+  PAYMENT_PAYERS_MIGRATION,
 ];

@@ -58,43 +58,59 @@ export const ACCEPTED_ASSETS_MIGRATION = `
   END $$;`;
 
 /**
+ * Catalog migration 42 (sqlite/quality.ts migrateToPaymentPayers): a payer's last day is read from the payments kept,
+ * which name their listing and payer (a payment without an id is kept with id NULL when it names a payer); each
+ * `listing_payers` row becomes such a row on its payer's last day, and that table goes. Run again on a catalog set back
+ * to an earlier version: moved already.
+ */
+export const PAYMENT_PAYERS_MIGRATION = `
+  DO $$ BEGIN
+    IF to_regclass('listing_payers') IS NOT NULL THEN
+      ALTER TABLE listing_payments DROP CONSTRAINT listing_payments_pkey;
+      ALTER TABLE listing_payments ALTER COLUMN payment_id DROP NOT NULL, ADD COLUMN listing_id BIGINT,
+        ADD COLUMN payer TEXT COLLATE "C", ADD CONSTRAINT listing_payments_payment_id_key UNIQUE (payment_id);
+      INSERT INTO listing_payments (day, listing_id, payer) SELECT last_day, listing_id, payer FROM listing_payers;
+      DROP TABLE listing_payers;
+      CREATE INDEX listing_payments_by_payer ON listing_payments (listing_id, payer, day) WHERE listing_id IS NOT NULL;
+    END IF;
+  END $$;`;
+
+/**
  * Counts one settled payment for a listing (sqlite/quality.ts recordCall), in its write transaction. The statements that do
  * not wait on one another's answers are sent together (the store's pool is pipelined: one round trip for each group).
  */
 export async function recordCall(db: Db, listingId: number, day: number, payment: PaymentFacts): Promise<void> {
-  if (payment.id !== undefined) {
-    const inserted = await db.query('INSERT INTO listing_payments (payment_id, day) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-      payment.id,
-      day,
-    ]);
-    if (inserted.rowCount === 0) return;
+  // The day of the payer's last payment for the listing, sent before this one is kept.
+  const lastDay =
+    payment.payer === undefined
+      ? undefined
+      : db.query<{ day: number | null }>('SELECT max(day) AS day FROM listing_payments WHERE listing_id = $1 AND payer = $2', [
+          listingId,
+          payment.payer,
+        ]);
+  lastDay?.catch(() => undefined); // awaited below
+  if (payment.id !== undefined || payment.payer !== undefined) {
+    const kept = await db.query(
+      'INSERT INTO listing_payments (payment_id, day, listing_id, payer) VALUES ($1, $2, $3, $4) ON CONFLICT (payment_id) DO NOTHING',
+      [payment.id ?? null, day, listingId, payment.payer ?? null],
+    );
+    if (kept.rowCount === 0) return void (await lastDay);
   }
   const called = db.query(
     `INSERT INTO listing_calls (listing_id, day, calls, payers) VALUES ($1, $2, 1, 0)
      ON CONFLICT (listing_id, day) DO UPDATE SET calls = listing_calls.calls + 1`,
     [listingId, day],
   );
-  const lastDay =
-    payment.payer === undefined
-      ? undefined
-      : db.query<{ last_day: number }>('SELECT last_day FROM listing_payers WHERE listing_id = $1 AND payer = $2', [
-          listingId,
-          payment.payer,
-        ]);
   const [, previousRows] = await Promise.all([called, lastDay]);
-  const previous = previousRows?.rows[0];
+  const previous = previousRows?.rows[0]?.day ?? null;
   const counted: Promise<unknown>[] = [];
-  if (payment.payer !== undefined && (previous === undefined || Number(previous.last_day) < day)) {
+  // A payment dated before the payer's last one (a clock set back) moves nothing.
+  if (payment.payer !== undefined && (previous === null || Number(previous) < day)) {
     counted.push(
-      db.query(
-        `INSERT INTO listing_payers (listing_id, payer, last_day) VALUES ($1, $2, $3)
-         ON CONFLICT (listing_id, payer) DO UPDATE SET last_day = EXCLUDED.last_day`,
-        [listingId, payment.payer, day],
-      ),
       db.query(
         `UPDATE listing_calls SET payers = payers + (CASE WHEN day = $2 THEN 1 ELSE -1 END)
          WHERE listing_id = $1 AND (day = $2 OR day = $3)`,
-        [listingId, day, previous === undefined ? day : Number(previous.last_day)],
+        [listingId, day, previous === null ? day : Number(previous)],
       ),
     );
   }
@@ -105,16 +121,19 @@ export async function recordCall(db: Db, listingId: number, day: number, payment
       `WITH calls AS (
          DELETE FROM listing_calls c USING (SELECT listing_id, day FROM listing_calls WHERE day < $1 LIMIT $2) e
          WHERE c.listing_id = e.listing_id AND c.day = e.day
-       ), payers AS (
-         DELETE FROM listing_payers p USING (SELECT listing_id, payer FROM listing_payers WHERE last_day < $1 LIMIT $2) e
-         WHERE p.listing_id = e.listing_id AND p.payer = e.payer
        )
-       DELETE FROM listing_payments p USING (SELECT payment_id FROM listing_payments WHERE day < $1 LIMIT $2) e
-       WHERE p.payment_id = e.payment_id`,
+       DELETE FROM listing_payments WHERE ctid = ANY(ARRAY(SELECT ctid FROM listing_payments WHERE day < $1 LIMIT $2))`,
       [expired, PRUNE_BATCH],
     ),
   );
   await Promise.all(counted);
+}
+
+/** The quality signals of listing `id` go, in the caller's transaction (sqlite/quality.ts removeQualitySignals). */
+export async function removeQualitySignals(db: Db, id: string | number): Promise<void> {
+  await db.query('DELETE FROM listing_calls WHERE listing_id = $1', [id]);
+  await db.query('DELETE FROM listing_payments WHERE listing_id = $1 AND payment_id IS NULL', [id]);
+  await db.query('UPDATE listing_payments SET listing_id = NULL, payer = NULL WHERE listing_id = $1', [id]);
 }
 
 /** The listing columns with the quality window's sums as of `now`; `p` names the parameter. */

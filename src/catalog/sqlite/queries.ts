@@ -94,7 +94,7 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
   if (filters.extensions !== undefined) {
     params.push(filters.extensions);
     if (asOfSeq !== undefined) params.push(asOfSeq);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ?${asOf})`);
+    clauses.push(`EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ? AND e.listing_id = l.id${asOf})`);
   }
   return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
 }
