@@ -181,40 +181,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
         WHERE kind = p_kind AND value = p_value AND start_updated = b.b_updated AND start_id = b.b_id;
      END IF;
    END $$;
-
-   -- One write's list index (sqlite/list-index.ts insertListingKeys, then countKeyChanges): the keys the
-   -- listing answers to are added and counted, all its keys move to p_updated, the blocks follow.
-   CREATE FUNCTION catalog_index_listing(p_id BIGINT, p_updated TEXT, p_kinds TEXT[], p_values TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
-   DECLARE
-     moved_kinds TEXT[];
-     moved_values TEXT[];
-     moved_from TEXT[];
-     added_kinds TEXT[] := '{}';
-     added_values TEXT[] := '{}';
-     i INTEGER;
-   BEGIN
-     SELECT coalesce(array_agg(kind), '{}'), coalesce(array_agg(value), '{}'), coalesce(array_agg(last_updated), '{}')
-       INTO moved_kinds, moved_values, moved_from
-       FROM listing_keys WHERE listing_id = p_id AND last_updated <> p_updated;
-     UPDATE listing_keys SET last_updated = p_updated WHERE listing_id = p_id AND last_updated <> p_updated;
-     FOR i IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
-       INSERT INTO listing_keys (kind, value, listing_id, last_updated) VALUES (p_kinds[i], p_values[i], p_id, p_updated)
-         ON CONFLICT DO NOTHING;
-       IF FOUND THEN
-         INSERT INTO listing_counts (kind, value, n) VALUES (p_kinds[i], p_values[i], 1)
-           ON CONFLICT (kind, value) DO UPDATE SET n = listing_counts.n + 1;
-         added_kinds := added_kinds || p_kinds[i];
-         added_values := added_values || p_values[i];
-       END IF;
-     END LOOP;
-     FOR i IN 1 .. coalesce(array_length(moved_kinds, 1), 0) LOOP
-       PERFORM catalog_block_remove(moved_kinds[i], moved_values[i], moved_from[i], p_id);
-       PERFORM catalog_block_add(moved_kinds[i], moved_values[i], p_updated, p_id);
-     END LOOP;
-     FOR i IN 1 .. coalesce(array_length(added_kinds, 1), 0) LOOP
-       PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
-     END LOOP;
-   END $$;`,
+   -- The write's function, catalog_index_listing, is migration 41's (postgres/list-index.ts).`,
   // 2–4: retired (the threshold walk and term signatures; migration 36 drops them from catalogs that hold them).
   RETIRED,
   RETIRED,
