@@ -182,7 +182,7 @@ describe('list at any offset', () => {
       ALTER TABLE listing_keys DROP COLUMN added_seq;
       DROP INDEX listings_indexed_by_age; DROP INDEX listings_indexed_failing; DROP INDEX listings_stashed_by_age;
       ALTER TABLE listings DROP COLUMN search_stash;
-      DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payments;
+      DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE price_buckets; DROP TABLE listing_key_blocks; ALTER TABLE listings DROP COLUMN quality_days; DROP TABLE listing_payments;
       DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
       DROP INDEX listings_liveness_due; DROP INDEX listings_liveness_failing; ALTER TABLE listings DROP COLUMN liveness_status;
       ALTER TABLE listings DROP COLUMN liveness_checked_at; ALTER TABLE listings DROP COLUMN liveness_failing_since;

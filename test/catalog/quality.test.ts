@@ -103,7 +103,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
     expect((await qualityByResource(t))[A]).toMatchObject({ l30DaysTotalCalls: 1, l30DaysUniquePayers: 1 });
   });
 
-  it('a catalog from before the payments named their payers keeps its figures when it migrates', async () => {
+  it('a catalog from before the payments named their payers and the listings held their days keeps its figures when it migrates', async () => {
     const t = fresh();
     await t.catalog.recordSettlement(paid(A, 'P1', { id: 'kept' }));
     await t.catalog.recordSettlement(paid(A, 'P2'));
@@ -112,8 +112,15 @@ describe.each(BACKENDS)('on %s', (backend) => {
     await t.catalog.recordSettlement(paid(B, 'P1'));
     const expected = await qualityByResource(t);
     await t.catalog.close();
-    // Back to the tables before: each payer's last day in `listing_payers`, the payments' ids alone.
-    const before = `CREATE TABLE listing_payers (listing_id BIGINT NOT NULL, payer TEXT NOT NULL, last_day INTEGER NOT NULL, PRIMARY KEY (listing_id, payer));
+    // Back to the tables before: each listing's days in `listing_calls`, each payer's last day in `listing_payers`, the
+    // payments' ids alone.
+    const days =
+      t.databaseUrl === undefined
+        ? 'SELECT l.id, d.value ->> 0, d.value ->> 1, d.value ->> 2 FROM listings l, json_each(l.quality_days) d'
+        : 'SELECT l.id, (d ->> 0)::int, (d ->> 1)::bigint, (d ->> 2)::bigint FROM listings l, jsonb_array_elements(l.quality_days) d';
+    const before = `CREATE TABLE listing_calls (listing_id BIGINT NOT NULL, day INTEGER NOT NULL, calls BIGINT NOT NULL, payers BIGINT NOT NULL, PRIMARY KEY (listing_id, day));
+      INSERT INTO listing_calls ${days}; ALTER TABLE listings DROP COLUMN quality_days;
+      CREATE TABLE listing_payers (listing_id BIGINT NOT NULL, payer TEXT NOT NULL, last_day INTEGER NOT NULL, PRIMARY KEY (listing_id, payer));
       INSERT INTO listing_payers SELECT listing_id, payer, max(day) FROM listing_payments WHERE payer IS NOT NULL GROUP BY listing_id, payer;
       CREATE TABLE old_payments (payment_id TEXT NOT NULL, day INTEGER NOT NULL, CONSTRAINT listing_payments_pkey PRIMARY KEY (payment_id));
       INSERT INTO old_payments SELECT payment_id, day FROM listing_payments WHERE payment_id IS NOT NULL;

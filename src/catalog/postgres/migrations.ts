@@ -28,7 +28,7 @@ import { CLAIMS_MIGRATION } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH, URL_KEY_MILLI, URL_KEY_SCORE, urlKey, urlKeysSql } from '../terms.ts';
-import { ACCEPTED_ASSETS_MIGRATION, PAYMENT_PAYERS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
+import { ACCEPTED_ASSETS_MIGRATION, PAYMENT_PAYERS_MIGRATION, QUALITY_DAYS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { URL_SUFFIXES_MIGRATION } from './url-suffixes.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
@@ -326,4 +326,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 42: a payer's last day is read from the payments kept, which name their listing and payer; `listing_payers` goes
   // (postgres/quality.ts; SQLite migration 30).
   PAYMENT_PAYERS_MIGRATION,
+  // 43: a listing's calls and payers per day move onto its row; `listing_calls` goes (postgres/quality.ts; SQLite
+  // migration 31).
+  QUALITY_DAYS_MIGRATION,
 ];

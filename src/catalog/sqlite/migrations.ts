@@ -40,6 +40,7 @@
  *    `listing_counts` becomes a view, the sum of each key's blocks (list-index.ts).
  * 30: a payer's last day is read from the payments kept, which name their listing and payer; `listing_payers` goes
  *    (quality.ts).
+ * 31: a listing's calls and payers per day move onto its row, `quality_days`; `listing_calls` goes (quality.ts).
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
@@ -51,7 +52,7 @@ import { buildBlocks, countKeyChanges, migrateToAssetCombinationKeys, type KeyCh
 import { inWriteTransaction } from '../../db/sqlite.ts';
 import { termScores, urlKeysSql, withStemRows } from '../terms.ts';
 import { withUrlKeys } from '../url-search.ts';
-import { migrateToPaymentPayers, migrateToQualitySignals } from './quality.ts';
+import { migrateToPaymentPayers, migrateToQualityDays, migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
 import { migrateToNetworkPriceKeys, migrateToPriceIndex, migrateToSchemePriceKeys, migrateToTypedPriceIndex } from './price-migrations.ts';
@@ -412,6 +413,7 @@ export const MIGRATIONS: Migration[] = [
   moveUrlTermsToPostings,
   foldIntoListKeys,
   migrateToPaymentPayers,
+  migrateToQualityDays,
 ];
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */

@@ -109,5 +109,5 @@ export const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
   l.liveness_status, l.liveness_checked_at, l.liveness_failing_since,
-  (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
-  (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
+  (SELECT coalesce(sum(d.value ->> 1), 0) FROM json_each(l.quality_days) d WHERE d.value ->> 0 >= ?) AS calls,
+  (SELECT coalesce(sum(d.value ->> 2), 0) FROM json_each(l.quality_days) d WHERE d.value ->> 0 >= ?) AS payers`;
