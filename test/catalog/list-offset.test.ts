@@ -173,6 +173,10 @@ describe('list at any offset', () => {
 
   it('a database from before the block index gets it at open and pages the same', () => {
     const old = new DatabaseSync(dbPath);
+    const extensionKeys = (db: DatabaseSync) =>
+      db.prepare("SELECT listing_id, value, added_seq FROM listing_keys WHERE kind = 'extensions' ORDER BY listing_id, value").all();
+    const extensionsBefore = extensionKeys(old);
+    expect(extensionsBefore.length).toBeGreaterThan(100);
     // Back to schema 2: without the blocks, the quality tables, the accepted entries' asset columns and keys, the liveness columns,
     // the withdrawals, the price index, the lifecycle's stash; with the counts and extension keys in tables of their own.
     old.exec(`CREATE TABLE counts (kind TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, value)) STRICT, WITHOUT ROWID;
@@ -194,6 +198,8 @@ describe('list at any offset', () => {
       // The term rows every migration since 2 kept (test/catalog/retired-structures.test.ts checks their form).
       expect((store.db.prepare('SELECT count(*) AS n FROM search_terms').get() as { n: number }).n).toBeGreaterThan(1000);
       checkBlockCounts(store.db);
+      // The extension keys keep the sequence that added each (a search cursor reads them as of its snapshot).
+      expect(extensionKeys(store.db)).toEqual(extensionsBefore);
       checkPages(store);
       // Writes after the migration keep the counts.
       const later = new Date('2027-01-01T00:00:00Z');
