@@ -3,14 +3,17 @@
  * stores keep per listing at settle time and how a search rank uses them. Backend-neutral.
  *
  * Kept incrementally, a bounded number of rows per settlement, never by scanning payments:
- * - `listing_calls` (listing, UTC day): `calls` settled that day, and `payers`, the number of
- *   distinct payers whose LAST payment for the listing fell on that day;
- * - `listing_payers` (listing, payer): the day of that payer's last payment. A payment moves its
- *   payer from the old day's `payers` to today's, so the sum of `payers` over the window's days
- *   is exactly the number of distinct payers whose last payment is in the window;
- * - `listing_payments`: the ids of the payments already counted, so a hook run again for the same
- *   payment (the settlement journal retries it) counts it once.
- * Rows older than the window are pruned, at most PRUNE_BATCH per write.
+ * - the listing's row, `quality_days` (QualityDays): per UTC day of the window, `calls` settled that
+ *   day and `payers`, the number of distinct payers whose LAST payment for the listing fell on that
+ *   day (at most QUALITY_WINDOW_DAYS entries: a write drops the days before the window);
+ * - `listing_payments`: the payments counted, each with its day, listing and payer: its id (unique)
+ *   so a hook run again for the same payment (the settlement journal retries it) counts it once,
+ *   and the latest day among a payer's rows for the listing is that payer's last payment. A payment
+ *   moves its payer from the old day's `payers` to today's, so the sum of `payers` over the window's
+ *   days is exactly the number of distinct payers whose last payment is in the window. A payment
+ *   without an id is kept (id NULL) when it names a payer.
+ * Payments older than the window are pruned, at most PRUNE_BATCH per write: a payer whose rows are
+ * all older than the window pays anew, as one who never paid.
  */
 import type { components } from '../generated/openapi.ts';
 
@@ -24,6 +27,39 @@ const DAY_MS = 86_400_000;
 export const utcDay = (at: Date | number): number => Math.floor((typeof at === 'number' ? at : at.getTime()) / DAY_MS);
 /** The first day inside the window as of `now`. */
 export const windowStartDay = (now: Date | number): number => utcDay(now) - (QUALITY_WINDOW_DAYS - 1);
+
+/** A listing's calls and payers per UTC day (`quality_days` of its row): [day, calls, payers], by day. */
+export type QualityDays = Array<[day: number, calls: number, payers: number]>;
+
+/** A `quality_days` value as a store reads it (JSON text on SQLite, jsonb on Postgres; null before the first payment). */
+export const qualityDaysOf = (stored: unknown): QualityDays =>
+  stored === null || stored === undefined ? [] : ((typeof stored === 'string' ? JSON.parse(stored) : stored) as QualityDays);
+
+/**
+ * The days after one counted payment on `day`: its call, and its payer moved to `day` when it names one whose last
+ * payment (`lastPaid`, null for a new payer) is earlier (a payment dated before it, a clock set back, moves nothing).
+ * The days before the window go.
+ */
+export function withPayment(days: QualityDays, day: number, payer: { lastPaid: number | null } | undefined): QualityDays {
+  const start = windowStartDay(day * DAY_MS);
+  const kept = days.filter(([d]) => d >= start).map(([d, calls, payers]): [number, number, number] => [d, calls, payers]);
+  const entry = (d: number) => kept.find(([at]) => at === d);
+  if (!entry(day)) kept.push([day, 0, 0]);
+  entry(day)![1] += 1;
+  if (payer !== undefined && (payer.lastPaid === null || payer.lastPaid < day)) {
+    entry(day)![2] += 1;
+    const before = payer.lastPaid === null ? undefined : entry(payer.lastPaid);
+    if (before) before[2] -= 1;
+  }
+  return kept.sort(([a], [b]) => a - b);
+}
+
+/** The window's calls and distinct payers as of `now`. */
+export function windowTotals(days: QualityDays, now: Date): { calls: number; payers: number } {
+  const since = windowStartDay(now);
+  const inWindow = days.filter(([d]) => d >= since);
+  return { calls: inWindow.reduce((n, [, calls]) => n + calls, 0), payers: inWindow.reduce((n, [, , payers]) => n + payers, 0) };
+}
 
 /**
  * What the settle hook knows of the payment besides its envelope: opaque strings the catalog only

@@ -139,16 +139,20 @@ function checkHidden(store: CatalogStore): void {
 function checkBlockCounts(db: DatabaseSync): void {
   const sums = db
     .prepare(
-      `SELECT c.kind, c.value, c.n AS total, (SELECT sum(b.n) FROM listing_key_blocks b WHERE b.kind = c.kind AND b.value = c.value) AS blocks,
+      `SELECT c.kind, c.value, c.n AS total, (SELECT count(*) FROM listing_keys k WHERE k.kind = c.kind AND k.value = c.value) AS entries,
               (SELECT max(b.n) FROM listing_key_blocks b WHERE b.kind = c.kind AND b.value = c.value) AS largest
        FROM listing_counts c`,
     )
-    .all() as Array<{ total: number; blocks: number; largest: number }>;
+    .all() as Array<{ total: number; entries: number; largest: number }>;
   expect(sums.length).toBeGreaterThan(5);
+  // Every key's total (the sum of its blocks) is its number of entries, and every key with entries has a total.
   for (const s of sums) {
-    expect(s.blocks).toBe(s.total);
+    expect(s.total).toBe(s.entries);
     expect(s.largest).toBeLessThanOrEqual(2 * BLOCK_SIZE);
   }
+  expect(sums.filter((s) => s.total > 0).length).toBe(
+    (db.prepare('SELECT count(*) AS n FROM (SELECT DISTINCT kind, value FROM listing_keys)').get() as { n: number }).n,
+  );
   // Emptied blocks are removed: only the newest block of a value may hold nothing.
   expect(db.prepare("SELECT count(*) AS n FROM listing_key_blocks WHERE n = 0 AND start_updated <> '~'").get()).toEqual({ n: 0 });
 }
@@ -169,11 +173,20 @@ describe('list at any offset', () => {
 
   it('a database from before the block index gets it at open and pages the same', () => {
     const old = new DatabaseSync(dbPath);
+    const extensionKeys = (db: DatabaseSync) =>
+      db.prepare("SELECT listing_id, value, added_seq FROM listing_keys WHERE kind = 'extensions' ORDER BY listing_id, value").all();
+    const extensionsBefore = extensionKeys(old);
+    expect(extensionsBefore.length).toBeGreaterThan(100);
     // Back to schema 2: without the blocks, the quality tables, the accepted entries' asset columns and keys, the liveness columns,
-    // the withdrawals, the price index, the lifecycle's stash.
-    old.exec(`DROP INDEX listings_indexed_by_age; DROP INDEX listings_indexed_failing; DROP INDEX listings_stashed_by_age;
+    // the withdrawals, the price index, the lifecycle's stash; with the counts and extension keys in tables of their own.
+    old.exec(`CREATE TABLE counts (kind TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, value)) STRICT, WITHOUT ROWID;
+      INSERT INTO counts SELECT kind, value, n FROM listing_counts; DROP VIEW listing_counts; ALTER TABLE counts RENAME TO listing_counts;
+      CREATE TABLE listing_extensions (listing_id INTEGER NOT NULL, key TEXT NOT NULL, added_seq INTEGER NOT NULL, PRIMARY KEY (listing_id, key)) STRICT, WITHOUT ROWID;
+      INSERT INTO listing_extensions SELECT listing_id, value, added_seq FROM listing_keys WHERE kind = 'extensions';
+      ALTER TABLE listing_keys DROP COLUMN added_seq;
+      DROP INDEX listings_indexed_by_age; DROP INDEX listings_indexed_failing; DROP INDEX listings_stashed_by_age;
       ALTER TABLE listings DROP COLUMN search_stash;
-      DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE listing_key_blocks; DROP TABLE listing_calls; DROP TABLE listing_payers; DROP TABLE listing_payments;
+      DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE listing_key_blocks; ALTER TABLE listings DROP COLUMN quality_days; DROP TABLE listing_payments;
       DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
       DROP INDEX listings_liveness_due; DROP INDEX listings_liveness_failing; ALTER TABLE listings DROP COLUMN liveness_status;
       ALTER TABLE listings DROP COLUMN liveness_checked_at; ALTER TABLE listings DROP COLUMN liveness_failing_since;
@@ -185,6 +198,8 @@ describe('list at any offset', () => {
       // The term rows every migration since 2 kept (test/catalog/retired-structures.test.ts checks their form).
       expect((store.db.prepare('SELECT count(*) AS n FROM search_terms').get() as { n: number }).n).toBeGreaterThan(1000);
       checkBlockCounts(store.db);
+      // The extension keys keep the sequence that added each (a search cursor reads them as of its snapshot).
+      expect(extensionKeys(store.db)).toEqual(extensionsBefore);
       checkPages(store);
       // Writes after the migration keep the counts.
       const later = new Date('2027-01-01T00:00:00Z');

@@ -260,6 +260,10 @@ const visibleAfter = (p: (value: unknown) => string, visibleSince: string | unde
 
 const ASSET_COMBINATION_KINDS = KINDS.map((kind) => `'${kind}'`).join(', ');
 
+/** `sql` run while `listing_counts` is a table (migration 42 made it the view of the blocks' sums). */
+const whileCountsTable = (sql: string) =>
+  `DO $$ BEGIN IF (SELECT relkind FROM pg_class WHERE oid = to_regclass('listing_counts')) = 'r' THEN ${sql} END IF; END $$;`;
+
 /**
  * Catalog migration 28: every listing's keys of asset combinations (listing.ts assetKeysOf, sqlite/list-index.ts
  * migrateToAssetCombinationKeys), their counts, and their blocks cut as buildBlocks cuts them (the newest block starts
@@ -267,7 +271,7 @@ const ASSET_COMBINATION_KINDS = KINDS.map((kind) => `'${kind}'`).join(', ');
  */
 export const ASSET_COMBINATION_KEYS_MIGRATION = `
   DELETE FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS});
-  DELETE FROM listing_counts WHERE kind IN (${ASSET_COMBINATION_KINDS});
+  ${whileCountsTable(`DELETE FROM listing_counts WHERE kind IN (${ASSET_COMBINATION_KINDS});`)}
   DELETE FROM listing_key_blocks WHERE kind IN (${ASSET_COMBINATION_KINDS});
   INSERT INTO listing_keys (kind, value, listing_id, last_updated)
     SELECT k.kind, k.value, a.listing_id, l.last_updated
@@ -281,8 +285,8 @@ export const ASSET_COMBINATION_KEYS_MIGRATION = `
     ) AS k(kind, value)
     WHERE a.asset IS NOT NULL
     ON CONFLICT DO NOTHING;
-  INSERT INTO listing_counts (kind, value, n)
-    SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS}) GROUP BY kind, value;
+  ${whileCountsTable(`INSERT INTO listing_counts (kind, value, n)
+    SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS}) GROUP BY kind, value;`)}
   INSERT INTO listing_key_blocks (kind, value, start_updated, start_id, n)
     SELECT kind, value, CASE WHEN b = 0 THEN '~' ELSE (starts)[1] END, CASE WHEN b = 0 THEN 0 ELSE (ids)[1] END, n
     FROM (
@@ -296,4 +300,56 @@ export const ASSET_COMBINATION_KEYS_MIGRATION = `
       ) numbered
       GROUP BY kind, value, b
     ) blocks;
-  ANALYZE listing_keys, listing_counts, listing_key_blocks;`;
+  ANALYZE listing_keys, listing_key_blocks;`;
+
+/**
+ * Catalog migration 42 (SQLite migration 30): `listing_extensions` duplicated the 'extensions' list keys, which take its
+ * rows' sequences (a search cursor reads them as of its snapshot) before it goes; `listing_counts` duplicated the
+ * blocks' counts and becomes their sum. The write's function adds a key with the sequence that added it and counts it
+ * in its block only. Run again on a catalog set back to an earlier version: moved already.
+ */
+export const FOLD_INTO_LIST_KEYS_MIGRATION = `
+  ALTER TABLE listing_keys ADD COLUMN IF NOT EXISTS added_seq BIGINT NOT NULL DEFAULT 0;
+  DO $$ BEGIN
+    IF to_regclass('listing_extensions') IS NOT NULL THEN
+      UPDATE listing_keys k SET added_seq = e.added_seq FROM listing_extensions e
+        WHERE k.kind = 'extensions' AND k.listing_id = e.listing_id AND k.value = e.key;
+      DROP TABLE listing_extensions;
+    END IF;
+  END $$;
+  ${whileCountsTable('DROP TABLE listing_counts;')}
+  CREATE OR REPLACE VIEW listing_counts (kind, value, n) AS SELECT kind, value, sum(n)::bigint FROM listing_key_blocks GROUP BY kind, value;
+  DROP FUNCTION IF EXISTS catalog_index_listing(BIGINT, TEXT, TEXT[], TEXT[]);
+  -- One write's list index (sqlite/list-index.ts insertListingKeys, then countKeyChanges): the keys the listing answers
+  -- to are added with the write's sequence, all its keys move to p_updated, the blocks follow.
+  CREATE OR REPLACE FUNCTION catalog_index_listing(p_id BIGINT, p_updated TEXT, p_kinds TEXT[], p_values TEXT[], p_seq BIGINT)
+  RETURNS void LANGUAGE plpgsql AS $fn$
+  DECLARE
+    moved_kinds TEXT[];
+    moved_values TEXT[];
+    moved_from TEXT[];
+    added_kinds TEXT[] := '{}';
+    added_values TEXT[] := '{}';
+    i INTEGER;
+  BEGIN
+    SELECT coalesce(array_agg(kind), '{}'), coalesce(array_agg(value), '{}'), coalesce(array_agg(last_updated), '{}')
+      INTO moved_kinds, moved_values, moved_from
+      FROM listing_keys WHERE listing_id = p_id AND last_updated <> p_updated;
+    UPDATE listing_keys SET last_updated = p_updated WHERE listing_id = p_id AND last_updated <> p_updated;
+    FOR i IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
+      INSERT INTO listing_keys (kind, value, listing_id, last_updated, added_seq) VALUES (p_kinds[i], p_values[i], p_id, p_updated, p_seq)
+        ON CONFLICT DO NOTHING;
+      IF FOUND THEN
+        added_kinds := added_kinds || p_kinds[i];
+        added_values := added_values || p_values[i];
+      END IF;
+    END LOOP;
+    FOR i IN 1 .. coalesce(array_length(moved_kinds, 1), 0) LOOP
+      PERFORM catalog_block_remove(moved_kinds[i], moved_values[i], moved_from[i], p_id);
+      PERFORM catalog_block_add(moved_kinds[i], moved_values[i], p_updated, p_id);
+    END LOOP;
+    FOR i IN 1 .. coalesce(array_length(added_kinds, 1), 0) LOOP
+      PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
+    END LOOP;
+  END $fn$;
+  ANALYZE listing_keys;`;

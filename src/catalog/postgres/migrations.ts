@@ -3,15 +3,16 @@
  * migrations applied by `migrate(pool, 'catalog', …)` (src/db/postgres.ts). The tables mirror the
  * SQLite schema at its newest version (sqlite/migrations.ts) so both stores give the same answers:
  *
- * - `listings`, `listing_accepts`, `listing_extensions`: the listings, their accepted terms and
- *   extension keys, each remembering the write sequence that added it (search snapshots);
+ * - `listings`, `listing_accepts`: the listings and their accepted terms, each remembering the
+ *   write sequence that added it (search snapshots);
  * - `catalog_meta`: the cursor secret, the catalog's identifier and the global write sequence (row
  *   `seq`, revisions.ts nextSeq). Every write updates that row, so writes commit in sequence order on
  *   every instance, which is what lets a search cursor pin "the catalog as of N";
  * - `search_revisions`, `search_terms`: the searchable text as revisions valid over
  *   [from_seq, to_seq), one row per (term, revision) with the term's precomputed score;
- * - `listing_keys`, `listing_counts`, `listing_key_blocks`: the list index (sqlite/list-index.ts),
- *   maintained in the write transaction by `catalog_index_listing` below.
+ * - `listing_keys`, `listing_key_blocks`: the list index (sqlite/list-index.ts), its keys (extension
+ *   keys among them) each remembering the write sequence that added it, maintained in the write
+ *   transaction by `catalog_index_listing` (list-index.ts); the view `listing_counts` sums the blocks.
  *
  * Text that is ordered or compared is `COLLATE "C"` (byte order, as SQLite's BINARY), so order and
  * the '~' sentinel of the blocks do not depend on the database's locale.
@@ -27,7 +28,7 @@ import { CLAIMS_MIGRATION } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH, URL_KEY_MILLI, URL_KEY_SCORE, urlKey, urlKeysSql } from '../terms.ts';
-import { ACCEPTED_ASSETS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
+import { ACCEPTED_ASSETS_MIGRATION, PAYMENT_PAYERS_MIGRATION, QUALITY_DAYS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
 import { URL_SUFFIXES_MIGRATION } from './url-suffixes.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
@@ -39,7 +40,7 @@ import {
   SCHEME_PRICE_KEYS_MIGRATION,
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
-import { ASSET_COMBINATION_KEYS_MIGRATION } from './list-index.ts';
+import { ASSET_COMBINATION_KEYS_MIGRATION, FOLD_INTO_LIST_KEYS_MIGRATION } from './list-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -179,40 +180,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
         WHERE kind = p_kind AND value = p_value AND start_updated = b.b_updated AND start_id = b.b_id;
      END IF;
    END $$;
-
-   -- One write's list index (sqlite/list-index.ts insertListingKeys, then countKeyChanges): the keys the
-   -- listing answers to are added and counted, all its keys move to p_updated, the blocks follow.
-   CREATE FUNCTION catalog_index_listing(p_id BIGINT, p_updated TEXT, p_kinds TEXT[], p_values TEXT[]) RETURNS void LANGUAGE plpgsql AS $$
-   DECLARE
-     moved_kinds TEXT[];
-     moved_values TEXT[];
-     moved_from TEXT[];
-     added_kinds TEXT[] := '{}';
-     added_values TEXT[] := '{}';
-     i INTEGER;
-   BEGIN
-     SELECT coalesce(array_agg(kind), '{}'), coalesce(array_agg(value), '{}'), coalesce(array_agg(last_updated), '{}')
-       INTO moved_kinds, moved_values, moved_from
-       FROM listing_keys WHERE listing_id = p_id AND last_updated <> p_updated;
-     UPDATE listing_keys SET last_updated = p_updated WHERE listing_id = p_id AND last_updated <> p_updated;
-     FOR i IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
-       INSERT INTO listing_keys (kind, value, listing_id, last_updated) VALUES (p_kinds[i], p_values[i], p_id, p_updated)
-         ON CONFLICT DO NOTHING;
-       IF FOUND THEN
-         INSERT INTO listing_counts (kind, value, n) VALUES (p_kinds[i], p_values[i], 1)
-           ON CONFLICT (kind, value) DO UPDATE SET n = listing_counts.n + 1;
-         added_kinds := added_kinds || p_kinds[i];
-         added_values := added_values || p_values[i];
-       END IF;
-     END LOOP;
-     FOR i IN 1 .. coalesce(array_length(moved_kinds, 1), 0) LOOP
-       PERFORM catalog_block_remove(moved_kinds[i], moved_values[i], moved_from[i], p_id);
-       PERFORM catalog_block_add(moved_kinds[i], moved_values[i], p_updated, p_id);
-     END LOOP;
-     FOR i IN 1 .. coalesce(array_length(added_kinds, 1), 0) LOOP
-       PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
-     END LOOP;
-   END $$;`,
+   -- The write's function, catalog_index_listing, is migration 42's (postgres/list-index.ts).`,
   // 2–4: retired (the threshold walk and term signatures; migration 36 drops them from catalogs that hold them).
   RETIRED,
   RETIRED,
@@ -352,4 +320,13 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // and a price page's counts and class ranges are read by two PL/pgSQL functions on it, whose statements keep their
   // plans per connection (postgres/price-counts.ts).
   PRICE_LEVELS_MIGRATION,
+  // 42: the extension keys live in the list index only, with the sequence that added each key, and `listing_counts`
+  // becomes the view of the blocks' sums (postgres/list-index.ts; SQLite migration 30).
+  FOLD_INTO_LIST_KEYS_MIGRATION,
+  // 43: a payer's last day is read from the payments kept, which name their listing and payer; `listing_payers` goes
+  // (postgres/quality.ts; SQLite migration 31).
+  PAYMENT_PAYERS_MIGRATION,
+  // 44: a listing's calls and payers per day move onto its row; `listing_calls` goes (postgres/quality.ts; SQLite
+  // migration 32).
+  QUALITY_DAYS_MIGRATION,
 ];

@@ -5,7 +5,7 @@
  * instances are counted one after the other.
  */
 import { PRUNE_BATCH } from '../listing.ts';
-import { windowStartDay, type PaymentFacts } from '../quality.ts';
+import { qualityDaysOf, windowStartDay, windowTotals, withPayment, type PaymentFacts } from '../quality.ts';
 import type pg from 'pg';
 
 /** A connection or a transaction's client (as queries.ts Db). */
@@ -58,63 +58,77 @@ export const ACCEPTED_ASSETS_MIGRATION = `
   END $$;`;
 
 /**
+ * Catalog migration 43 (sqlite/quality.ts migrateToPaymentPayers): a payer's last day is read from the payments kept,
+ * which name their listing and payer (a payment without an id is kept with id NULL when it names a payer); each
+ * `listing_payers` row becomes such a row on its payer's last day, and that table goes. Run again on a catalog set back
+ * to an earlier version: moved already.
+ */
+export const PAYMENT_PAYERS_MIGRATION = `
+  DO $$ BEGIN
+    IF to_regclass('listing_payers') IS NOT NULL THEN
+      ALTER TABLE listing_payments DROP CONSTRAINT listing_payments_pkey;
+      ALTER TABLE listing_payments ALTER COLUMN payment_id DROP NOT NULL, ADD COLUMN listing_id BIGINT,
+        ADD COLUMN payer TEXT COLLATE "C", ADD CONSTRAINT listing_payments_payment_id_key UNIQUE (payment_id);
+      INSERT INTO listing_payments (day, listing_id, payer) SELECT last_day, listing_id, payer FROM listing_payers;
+      DROP TABLE listing_payers;
+      CREATE INDEX listing_payments_by_payer ON listing_payments (listing_id, payer, day) WHERE listing_id IS NOT NULL;
+    END IF;
+  END $$;`;
+
+/**
+ * Catalog migration 44 (sqlite/quality.ts migrateToQualityDays): a listing's calls and payers per day move from
+ * `listing_calls` onto its row, `quality_days` (../quality.ts), and that table goes. Run again on a catalog set back to
+ * an earlier version: moved already.
+ */
+export const QUALITY_DAYS_MIGRATION = `
+  ALTER TABLE listings ADD COLUMN IF NOT EXISTS quality_days JSONB;
+  DO $$ BEGIN
+    IF to_regclass('listing_calls') IS NOT NULL THEN
+      UPDATE listings l SET quality_days = c.days FROM (
+        SELECT listing_id, jsonb_agg(jsonb_build_array(day, calls, payers) ORDER BY day) AS days FROM listing_calls GROUP BY listing_id
+      ) c WHERE l.id = c.listing_id;
+      DROP TABLE listing_calls;
+    END IF;
+  END $$;`;
+
+/**
  * Counts one settled payment for a listing (sqlite/quality.ts recordCall), in its write transaction. The statements that do
  * not wait on one another's answers are sent together (the store's pool is pipelined: one round trip for each group).
  */
 export async function recordCall(db: Db, listingId: number, day: number, payment: PaymentFacts): Promise<void> {
-  if (payment.id !== undefined) {
-    const inserted = await db.query('INSERT INTO listing_payments (payment_id, day) VALUES ($1, $2) ON CONFLICT DO NOTHING', [
-      payment.id,
-      day,
-    ]);
-    if (inserted.rowCount === 0) return;
-  }
-  const called = db.query(
-    `INSERT INTO listing_calls (listing_id, day, calls, payers) VALUES ($1, $2, 1, 0)
-     ON CONFLICT (listing_id, day) DO UPDATE SET calls = listing_calls.calls + 1`,
-    [listingId, day],
-  );
+  // The day of the payer's last payment for the listing and the listing's days, sent before this payment is kept.
   const lastDay =
     payment.payer === undefined
       ? undefined
-      : db.query<{ last_day: number }>('SELECT last_day FROM listing_payers WHERE listing_id = $1 AND payer = $2', [
+      : db.query<{ day: number | null }>('SELECT max(day) AS day FROM listing_payments WHERE listing_id = $1 AND payer = $2', [
           listingId,
           payment.payer,
         ]);
-  const [, previousRows] = await Promise.all([called, lastDay]);
-  const previous = previousRows?.rows[0];
-  const counted: Promise<unknown>[] = [];
-  if (payment.payer !== undefined && (previous === undefined || Number(previous.last_day) < day)) {
-    counted.push(
-      db.query(
-        `INSERT INTO listing_payers (listing_id, payer, last_day) VALUES ($1, $2, $3)
-         ON CONFLICT (listing_id, payer) DO UPDATE SET last_day = EXCLUDED.last_day`,
-        [listingId, payment.payer, day],
-      ),
-      db.query(
-        `UPDATE listing_calls SET payers = payers + (CASE WHEN day = $2 THEN 1 ELSE -1 END)
-         WHERE listing_id = $1 AND (day = $2 OR day = $3)`,
-        [listingId, day, previous === undefined ? day : Number(previous.last_day)],
-      ),
+  const stored = db.query<{ quality_days: unknown }>('SELECT quality_days FROM listings WHERE id = $1', [listingId]);
+  for (const read of [lastDay, stored]) read?.catch(() => undefined); // awaited below
+  if (payment.id !== undefined || payment.payer !== undefined) {
+    const kept = await db.query(
+      'INSERT INTO listing_payments (payment_id, day, listing_id, payer) VALUES ($1, $2, $3, $4) ON CONFLICT (payment_id) DO NOTHING',
+      [payment.id ?? null, day, listingId, payment.payer ?? null],
     );
+    if (kept.rowCount === 0) return void (await Promise.all([lastDay, stored]));
   }
-  const expired = windowStartDay(day * 86_400_000);
-  // Expired rows through the day indexes, deleted by key (joined, so no scan of the whole table).
-  counted.push(
-    db.query(
-      `WITH calls AS (
-         DELETE FROM listing_calls c USING (SELECT listing_id, day FROM listing_calls WHERE day < $1 LIMIT $2) e
-         WHERE c.listing_id = e.listing_id AND c.day = e.day
-       ), payers AS (
-         DELETE FROM listing_payers p USING (SELECT listing_id, payer FROM listing_payers WHERE last_day < $1 LIMIT $2) e
-         WHERE p.listing_id = e.listing_id AND p.payer = e.payer
-       )
-       DELETE FROM listing_payments p USING (SELECT payment_id FROM listing_payments WHERE day < $1 LIMIT $2) e
-       WHERE p.payment_id = e.payment_id`,
-      [expired, PRUNE_BATCH],
-    ),
+  const [lastRows, storedRows] = await Promise.all([lastDay, stored]);
+  const lastPaid = lastRows?.rows[0]?.day ?? null;
+  const days = withPayment(
+    qualityDaysOf(storedRows.rows[0]?.quality_days),
+    day,
+    payment.payer === undefined ? undefined : { lastPaid: lastPaid === null ? null : Number(lastPaid) },
   );
-  await Promise.all(counted);
+  const expired = windowStartDay(day * 86_400_000);
+  // Expired payments through the day index, deleted by their row (no scan of the whole table).
+  await Promise.all([
+    db.query('UPDATE listings SET quality_days = $2 WHERE id = $1', [listingId, JSON.stringify(days)]),
+    db.query('DELETE FROM listing_payments WHERE ctid = ANY(ARRAY(SELECT ctid FROM listing_payments WHERE day < $1 LIMIT $2))', [
+      expired,
+      PRUNE_BATCH,
+    ]),
+  ]);
 }
 
 /** The listing columns with the quality window's sums as of `now`; `p` names the parameter. */
@@ -123,18 +137,19 @@ export const listingColumns = (now: Date, p: (value: unknown) => string): string
   return `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body, q.calls, q.payers,
     l.liveness_status, l.liveness_checked_at, l.liveness_failing_since
     FROM listings l CROSS JOIN LATERAL (
-      SELECT coalesce(sum(c.calls), 0)::int AS calls, coalesce(sum(c.payers), 0)::int AS payers
-      FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ${since}
+      SELECT coalesce(sum((d ->> 1)::bigint), 0)::int AS calls, coalesce(sum((d ->> 2)::bigint), 0)::int AS payers
+      FROM jsonb_array_elements(coalesce(l.quality_days, '[]'::jsonb)) d WHERE (d ->> 0)::int >= ${since}
     ) q`;
 };
 
 /** The window's calls and distinct payers of one listing (sqlite/quality.ts windowSums). */
 export async function windowSums(db: Db, listingId: number, now: Date): Promise<{ calls: number; payers: number }> {
-  const row = (
-    await db.query<{ calls: string; payers: string }>(
-      'SELECT coalesce(sum(calls), 0) AS calls, coalesce(sum(payers), 0) AS payers FROM listing_calls WHERE listing_id = $1 AND day >= $2',
-      [listingId, windowStartDay(now)],
-    )
-  ).rows[0]!;
-  return { calls: Number(row.calls), payers: Number(row.payers) };
+  const row = (await db.query<{ quality_days: unknown }>('SELECT quality_days FROM listings WHERE id = $1', [listingId])).rows[0];
+  return windowTotals(qualityDaysOf(row?.quality_days), now);
+}
+
+/** The payments of listing `id` go, in the caller's transaction, their ids kept (sqlite/quality.ts removeQualitySignals). */
+export async function removeQualitySignals(db: Db, id: string | number): Promise<void> {
+  await db.query('DELETE FROM listing_payments WHERE listing_id = $1 AND payment_id IS NULL', [id]);
+  await db.query('UPDATE listing_payments SET listing_id = NULL, payer = NULL WHERE listing_id = $1', [id]);
 }

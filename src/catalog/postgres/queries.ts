@@ -241,7 +241,7 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
   }
   if (filters.extensions !== undefined) {
     clauses.push(
-      `EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ${p(filters.extensions)}${asOf()}${fence})`,
+      `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ${p(filters.extensions)} AND e.listing_id = l.id${asOf()}${fence})`,
     );
   }
   return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';

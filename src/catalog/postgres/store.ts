@@ -135,7 +135,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   async analyze(): Promise<void> {
     await this.ready;
     await this.pool.query(
-      'ANALYZE listings, listing_accepts, listing_extensions, listing_keys, listing_counts, listing_key_blocks, search_terms, search_revisions, listing_prices',
+      'ANALYZE listings, listing_accepts, listing_keys, listing_key_blocks, search_terms, search_revisions, listing_prices',
     );
   }
 
@@ -217,8 +217,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     ]);
     const [seq, listingId] = [Number(sequenced.rows[0]!.seq), Number(existing ? existing.id : row.rows[0]!.id)];
     // Statements no later one reads go out with the next one awaited; their answers are awaited before the write returns.
-    const extensionKeys = Object.keys(body.extensions);
-    const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], extensionKeys);
+    const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
     const [kinds, values] = [keys.map((k) => k.kind), keys.map((k) => k.value)];
     const { scheme, network, asset, amount } = draft.terms;
     const sent: Promise<unknown>[] = [
@@ -227,12 +226,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
            ON CONFLICT DO NOTHING`,
         [listingId, termsKey, scheme, network, seq, typeof asset === 'string' ? asset : null, amountKey(amount) ?? null],
       ),
-      db.query(
-        `INSERT INTO listing_extensions (listing_id, key, added_seq) SELECT $1, key, $3 FROM unnest($2::text[]) AS key
-           ON CONFLICT DO NOTHING`,
-        [listingId, extensionKeys, seq],
-      ),
-      db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[])', [listingId, nowIso, kinds, values]),
+      db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[], $5)', [listingId, nowIso, kinds, values, seq]),
       recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms),
       pruneRevisions(db, now),
     ];

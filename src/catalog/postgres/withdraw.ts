@@ -8,6 +8,7 @@
 import { removePrices } from './price-index.ts';
 import type pg from 'pg';
 import { nextSeq, type Db } from './queries.ts';
+import { removeQualitySignals } from './quality.ts';
 import { lockIdentity } from './identity-lock.ts';
 import { inTransaction } from '../../db/postgres.ts';
 import { PRUNE_BATCH } from '../listing.ts';
@@ -87,14 +88,11 @@ export async function removeListing(db: Db, id: string | number): Promise<void> 
     'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = $1',
     [id],
   );
-  for (const k of keys.rows) {
-    await db.query('SELECT catalog_block_remove($1, $2, $3, $4)', [k.kind, k.value, k.last_updated, id]);
-    await db.query('UPDATE listing_counts SET n = n - 1 WHERE kind = $1 AND value = $2', [k.kind, k.value]);
-  }
+  for (const k of keys.rows) await db.query('SELECT catalog_block_remove($1, $2, $3, $4)', [k.kind, k.value, k.last_updated, id]);
   await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
   await removePrices(db, id);
-  for (const table of ['listing_accepts', 'listing_extensions', 'listing_calls', 'listing_payers'])
-    await db.query(`DELETE FROM ${table} WHERE listing_id = $1`, [id]);
+  await db.query('DELETE FROM listing_accepts WHERE listing_id = $1', [id]);
+  await removeQualitySignals(db, id);
   await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);
   await db.query('DELETE FROM search_revisions WHERE listing_id = $1', [id]);
   await db.query('DELETE FROM listings WHERE id = $1', [id]);

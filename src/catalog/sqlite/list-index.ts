@@ -3,8 +3,10 @@
  * transaction:
  *
  * - `listing_keys`: one row per (filter, value, listing) with the listing's lastUpdated, so a
- *   filtered page is a walk of one covering index (`listing_keys_page`);
- * - `listing_counts`: the totals, overall (kind 'all') and per filter value;
+ *   filtered page is a walk of one covering index (`listing_keys_page`), and the write sequence
+ *   that added it (`added_seq`: a search cursor reads a listing's extension keys as of its snapshot);
+ * - `listing_counts`: the totals, overall (kind 'all') and per filter value, a view: the sum of the
+ *   value's block counts below (migration 30), so a write keeps one count, not two;
  * - `listing_key_blocks`: cheap deep `offset` pages. Each filter value's entries, in page order
  *   (lastUpdated desc, listing desc), are cut into contiguous blocks of about BLOCK_SIZE entries,
  *   each stored as its start key and its count. A page at offset N sums block counts (a few
@@ -28,11 +30,11 @@ import type { DiscoveryFilters } from '../types.ts';
 const NEWEST = '~';
 
 /**
- * Adds the keys a listing answers to (INSERT OR IGNORE) and counts each new one in its total;
- * moves all its keys to `lastUpdated`. Runs inside the write transaction; returns what changed so
- * the caller can count it in the blocks (countKeyChanges).
+ * Adds the keys a listing answers to (INSERT OR IGNORE), each new one with the write sequence `seq`
+ * that added it, and moves all its keys to `lastUpdated`. Runs inside the write transaction; returns
+ * what changed so the caller can count it in the blocks (countKeyChanges), which hold the totals.
  */
-export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdated: string, keys: ListingKey[]): KeyChanges {
+export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdated: string, keys: ListingKey[], seq: number): KeyChanges {
   const moved = (
     cachedStatement(db, 'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = ? AND last_updated <> ?').all(
       listingId,
@@ -44,14 +46,11 @@ export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdat
     listingId,
     lastUpdated,
   );
-  const insert = cachedStatement(db, 'INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated) VALUES (?, ?, ?, ?)');
-  const count = cachedStatement(
+  const insert = cachedStatement(
     db,
-    'INSERT INTO listing_counts (kind, value, n) VALUES (?, ?, 1) ON CONFLICT (kind, value) DO UPDATE SET n = n + 1',
+    'INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated, added_seq) VALUES (?, ?, ?, ?, ?)',
   );
-  const added = keys.filter((key) => Number(insert.run(key.kind, key.value, listingId, lastUpdated).changes) === 1);
-  for (const key of added) count.run(key.kind, key.value);
-  return { added, moved };
+  return { added: keys.filter((key) => Number(insert.run(key.kind, key.value, listingId, lastUpdated, seq).changes) === 1), moved };
 }
 
 /** A position in a filter value's page order. */
@@ -127,7 +126,7 @@ export function countKeyChanges(db: DatabaseSync, listingId: number, lastUpdated
   for (const key of changes.added) addToBlock(db, key, at);
 }
 
-/** How many listings answer to a list key (listing_counts). */
+/** How many listings answer to a list key (the view `listing_counts`: the sum of its blocks). */
 export function listingsWith(db: DatabaseSync, key: ListingKey): number {
   const row = cachedStatement(db, 'SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
     { n: number } | undefined;
@@ -192,9 +191,9 @@ export function seekOffset(db: DatabaseSync, key: ListingKey, offset: number): {
 /** Builds every filter value's blocks from `listing_keys` (the migration that adds them), or those of `kinds`' values. */
 export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
   const values = (kinds === undefined
-    ? db.prepare('SELECT kind, value FROM listing_counts').all()
+    ? db.prepare('SELECT DISTINCT kind, value FROM listing_keys').all()
     : db
-        .prepare(`SELECT kind, value FROM listing_counts WHERE kind IN (${kinds.map(() => '?').join(', ')})`)
+        .prepare(`SELECT DISTINCT kind, value FROM listing_keys WHERE kind IN (${kinds.map(() => '?').join(', ')})`)
         .all(...kinds)) as unknown as ListingKey[];
   const entries = db.prepare(
     'SELECT last_updated, listing_id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC',
@@ -245,13 +244,15 @@ export function hiddenCount(db: DatabaseSync, key: ListingKey, since: string): n
 
 /**
  * Every listing's keys of asset combinations (listing.ts assetKeysOf), their counts and their blocks, rebuilt whole
- * (so a file set back to an earlier version by the migration tests migrates again): keys in bulk, counted by group,
- * blocks by buildBlocks, instead of one write's key bookkeeping per key.
+ * (so a file set back to an earlier version by the migration tests migrates again): keys in bulk, counted by group
+ * (while `listing_counts` is a table: migration 30 made it the blocks' sum), blocks by buildBlocks, instead of one
+ * write's key bookkeeping per key.
  */
 export function migrateToAssetCombinationKeys(db: DatabaseSync): void {
   const kinds = ASSET_COMBINATION_KINDS.map(() => '?').join(', ');
+  const counted = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_counts'").get() !== undefined;
   db.prepare(`DELETE FROM listing_keys WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
-  db.prepare(`DELETE FROM listing_counts WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
+  if (counted) db.prepare(`DELETE FROM listing_counts WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
   db.prepare(`DELETE FROM listing_key_blocks WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
   const entries = db.prepare(
     `SELECT a.listing_id, l.type, a.scheme, a.network, a.asset, l.last_updated
@@ -268,8 +269,9 @@ export function migrateToAssetCombinationKeys(db: DatabaseSync): void {
   }>)
     for (const key of assetKeysOf(e.type, e.scheme, e.network, e.asset))
       if (key.kind !== 'asset') insert.run(key.kind, key.value, e.listing_id, e.last_updated);
-  db.prepare(
-    `INSERT INTO listing_counts (kind, value, n) SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${kinds}) GROUP BY kind, value`,
-  ).run(...ASSET_COMBINATION_KINDS);
+  if (counted)
+    db.prepare(
+      `INSERT INTO listing_counts (kind, value, n) SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${kinds}) GROUP BY kind, value`,
+    ).run(...ASSET_COMBINATION_KINDS);
   buildBlocks(db, ASSET_COMBINATION_KINDS);
 }

@@ -38,18 +38,23 @@
  * 28: the URL terms move from `listing_url_terms` into the postings, `search_terms` (terms.ts urlKey).
  * 29: the price index's counts, one table per level (price-migrations.ts), in place of the counts per point and
  *    per bucket that migrations 8–14 kept.
+ * 30: the extension keys live in the list index only (`listing_keys` keeps the sequence that added each key), and
+ *    `listing_counts` becomes a view, the sum of each key's blocks (list-index.ts).
+ * 31: a payer's last day is read from the payments kept, which name their listing and payer; `listing_payers` goes
+ *    (quality.ts).
+ * 32: a listing's calls and payers per day move onto its row, `quality_days`; `listing_calls` goes (quality.ts).
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
-import { listingKeysOf } from '../listing.ts';
+import { listingKeysOf, type ListingKey } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
-import { buildBlocks, countKeyChanges, insertListingKeys, migrateToAssetCombinationKeys } from './list-index.ts';
+import { buildBlocks, countKeyChanges, migrateToAssetCombinationKeys, type KeyChanges } from './list-index.ts';
 import { inWriteTransaction } from '../../db/sqlite.ts';
 import { termScores, urlKeysSql, withStemRows } from '../terms.ts';
 import { withUrlKeys } from '../url-search.ts';
-import { migrateToQualitySignals } from './quality.ts';
+import { migrateToPaymentPayers, migrateToQualityDays, migrateToQualitySignals } from './quality.ts';
 import { migrateToLiveness } from './liveness.ts';
 import { migrateToWithdrawals } from './withdraw.ts';
 import {
@@ -69,6 +74,20 @@ const revisionOf = (r: { rev: number; listing_id: number; from_seq: number; to_s
   fromSeq: Number(r.from_seq),
   toSeq: r.to_seq === null ? null : Number(r.to_seq),
 });
+
+/**
+ * Migrations 2 and 5: a listing's new keys (at its lastUpdated, as all its keys are), each counted in
+ * `listing_counts`, a table of totals until migration 30 made it the sum of the blocks.
+ */
+function addCountedKeys(db: DatabaseSync, listingId: number, lastUpdated: string, keys: ListingKey[]): KeyChanges {
+  const insert = db.prepare('INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated) VALUES (?, ?, ?, ?)');
+  const count = db.prepare(
+    'INSERT INTO listing_counts (kind, value, n) VALUES (?, ?, 1) ON CONFLICT (kind, value) DO UPDATE SET n = n + 1',
+  );
+  const added = keys.filter((key) => Number(insert.run(key.kind, key.value, listingId, lastUpdated).changes) === 1);
+  for (const key of added) count.run(key.kind, key.value);
+  return { added, moved: [] };
+}
 
 function migrateToTermIndex(db: DatabaseSync): void {
   db.exec(`
@@ -133,7 +152,7 @@ function migrateToTermIndex(db: DatabaseSync): void {
       accepts.all(l.id) as Array<{ scheme: string; network: string }>,
       (extensions.all(l.id) as Array<{ key: string }>).map((e) => e.key),
     );
-    insertListingKeys(db, Number(l.id), l.last_updated, keys);
+    addCountedKeys(db, Number(l.id), l.last_updated, keys);
   }
 }
 
@@ -162,7 +181,7 @@ function migrateToAcceptedAssets(db: DatabaseSync): void {
     .all() as Array<{ listing_id: number; asset: string; last_updated: string }>;
   for (const a of assets) {
     const id = Number(a.listing_id);
-    countKeyChanges(db, id, a.last_updated, insertListingKeys(db, id, a.last_updated, [{ kind: 'asset', value: a.asset }]));
+    countKeyChanges(db, id, a.last_updated, addCountedKeys(db, id, a.last_updated, [{ kind: 'asset', value: a.asset }]));
   }
 }
 
@@ -247,6 +266,29 @@ function moveUrlTermsToPostings(db: DatabaseSync): void {
     .all() as Array<{ rev: number; listing_id: number; from_seq: number; to_seq: number | null; resource: string }>;
   for (const r of revisions) insertTermRows(db, revisionOf(r), withUrlKeys(new Map(), r.resource));
   db.exec('DROP TABLE IF EXISTS listing_url_terms');
+}
+
+/**
+ * Migration 30: `listing_extensions` duplicated the list index's 'extensions' keys (both written by every write since
+ * migration 2); each key takes its row's sequence, so a search cursor reads them as of its snapshot as it read that
+ * table, and the table goes. `listing_counts` duplicated the blocks' counts (migration 3 cut them from it, every write
+ * and withdrawal since kept both): it becomes their sum. A file set back to an earlier version migrates again.
+ */
+function foldIntoListKeys(db: DatabaseSync): void {
+  const columns = (db.prepare('PRAGMA table_info(listing_keys)').all() as Array<{ name: string }>).map((c) => c.name);
+  if (!columns.includes('added_seq')) db.exec('ALTER TABLE listing_keys ADD COLUMN added_seq INTEGER NOT NULL DEFAULT 0');
+  const isTable = (name: string) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+  if (isTable('listing_extensions'))
+    db.exec(`
+      UPDATE listing_keys SET added_seq = e.added_seq FROM listing_extensions e
+        WHERE listing_keys.kind = 'extensions' AND e.listing_id = listing_keys.listing_id AND e.key = listing_keys.value;
+      DROP TABLE listing_extensions;
+    `);
+  if (isTable('listing_counts')) db.exec('DROP TABLE listing_counts');
+  db.exec(`
+    DROP VIEW IF EXISTS listing_counts;
+    CREATE VIEW listing_counts (kind, value, n) AS SELECT kind, value, sum(n) FROM listing_key_blocks GROUP BY kind, value;
+  `);
 }
 
 /** Append-only. Migration N brings the database from user_version N-1 to N. */
@@ -378,6 +420,9 @@ export const MIGRATIONS: Migration[] = [
   moveSeqToMeta,
   moveUrlTermsToPostings,
   migrateToPriceLevels,
+  foldIntoListKeys,
+  migrateToPaymentPayers,
+  migrateToQualityDays,
 ];
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */

@@ -97,7 +97,7 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
   if (filters.extensions !== undefined) {
     params.push(filters.extensions);
     if (asOfSeq !== undefined) params.push(asOfSeq);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_extensions e WHERE e.listing_id = l.id AND e.key = ?${asOf})`);
+    clauses.push(`EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ? AND e.listing_id = l.id${asOf})`);
   }
   return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
 }
@@ -112,8 +112,8 @@ export const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${
 /** A listing row with its quality window's sums (two parameters: the window's first day, twice). */
 export const LISTING_COLUMNS = `l.id, l.resource, l.type, l.x402_version, l.last_updated, l.body,
   l.liveness_status, l.liveness_checked_at, l.liveness_failing_since,
-  (SELECT coalesce(sum(c.calls), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS calls,
-  (SELECT coalesce(sum(c.payers), 0) FROM listing_calls c WHERE c.listing_id = l.id AND c.day >= ?) AS payers`;
+  (SELECT coalesce(sum(d.value ->> 1), 0) FROM json_each(l.quality_days) d WHERE d.value ->> 0 >= ?) AS calls,
+  (SELECT coalesce(sum(d.value ->> 2), 0) FROM json_each(l.quality_days) d WHERE d.value ->> 0 >= ?) AS payers`;
 
 /** The store's Sql for the engines written once for both stores (../statements.ts): `?n` parameters, id lists as JSON. */
 export const sqliteSql = (db: DatabaseSync): Sql => ({

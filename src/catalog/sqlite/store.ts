@@ -3,7 +3,7 @@
  * the atomic ownership check-and-write, and the list query.
  *
  * Search snapshots: every write bumps a global sequence number. The searchable text of a listing
- * is kept as revisions valid over [from_seq, to_seq), and accepts/extension rows remember the
+ * is kept as revisions valid over [from_seq, to_seq), and accepted entries and list keys remember the
  * sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
  * it with a keyset that visits each match exactly once (see ../search.ts).
  */
@@ -227,11 +227,8 @@ export class CatalogStore implements CatalogStorePort {
         typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
         amountKey(draft.terms.amount) ?? null,
       );
-      for (const key of Object.keys(body.extensions)) {
-        this.statement('INSERT OR IGNORE INTO listing_extensions (listing_id, key, added_seq) VALUES (?, ?, ?)').run(listingId, key, seq);
-      }
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
-      countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys));
+      countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys, seq));
       recordPrice(this.db, { id: listingId, type: draft.type }, nowIso, draft.terms);
       recordCall(this.db, listingId, utcDay(now), payment);
       const { calls, payers } = windowSums(this.db, listingId, now);
@@ -265,7 +262,7 @@ export class CatalogStore implements CatalogStorePort {
    * The list endpoint: newest first (lastUpdated desc, then id desc), offset paging, total.
    * Without a resource/toolName filter the page is a walk of one covering index of
    * `listing_keys` (the filter value with the fewest listings drives it; any other filter is a
-   * key lookup per row), and a single-filter total is read from `listing_counts`. resource and
+   * key lookup per row), and a single-filter total is read from `listing_counts` (its blocks). resource and
    * toolName select at most a few listings through their own indexes.
    */
   list(...[filters, page, now, visibleSince, failingBefore]: ListArgs): StoreListPage {

@@ -3,8 +3,9 @@
  * "Withdrawing a listing"): in one write transaction, the owner check, the replay check against
  * `listing_withdrawals` (the time of the last withdrawal accepted per listing identity, kept
  * WITHDRAWAL_MEMORY_MS), then every row of the listing goes: its list keys (uncounted from their
- * totals and blocks), price index rows (uncounted), accepted terms, extension keys, quality signals, search revisions and terms,
- * and the listing itself with its owner binding. postgres/withdraw.ts does the same.
+ * blocks, which hold their totals), price index rows (uncounted), accepted terms, quality signals,
+ * search revisions and terms, and the listing itself with its owner binding. postgres/withdraw.ts
+ * does the same.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
@@ -13,6 +14,7 @@ import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '.
 import { removeFromBlock } from './list-index.ts';
 import { removePrices } from './price-index.ts';
 import { nextSeq } from './revisions.ts';
+import { removeQualitySignals } from './quality.ts';
 
 /**
  * Migration: the last accepted withdrawal's time per listing identity (the identity outlives the
@@ -70,8 +72,8 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
 }
 
 /**
- * Every row of listing `id` goes, inside the caller's write transaction: its list keys (uncounted
- * from their totals and blocks), price index rows (uncounted), accepted terms, extension keys,
+ * Every row of listing `id` goes, inside the caller's write transaction: its list keys (extension
+ * keys among them; uncounted from their blocks), price index rows (uncounted), accepted terms,
  * quality signals, search revisions and terms, and the listing itself with its owner binding. A
  * withdrawal does this, and so does a takeover by the payTo the resource's origin names
  * (sqlite/claims.ts).
@@ -83,16 +85,11 @@ export function removeListing(db: DatabaseSync, id: number): void {
   const keys = cachedStatement(db, 'SELECT kind, value, last_updated FROM listing_keys WHERE listing_id = ?').all(id) as unknown as Array<
     ListingKey & { last_updated: string }
   >;
-  for (const key of keys) {
-    removeFromBlock(db, key, { lastUpdated: key.last_updated, listingId: id });
-    run('UPDATE listing_counts SET n = n - 1 WHERE kind = ? AND value = ?', key.kind, key.value);
-  }
+  for (const key of keys) removeFromBlock(db, key, { lastUpdated: key.last_updated, listingId: id });
   run('DELETE FROM listing_keys WHERE listing_id = ?', id);
   removePrices(db, id);
   run('DELETE FROM listing_accepts WHERE listing_id = ?', id);
-  run('DELETE FROM listing_extensions WHERE listing_id = ?', id);
-  run('DELETE FROM listing_calls WHERE listing_id = ?', id);
-  run('DELETE FROM listing_payers WHERE listing_id = ?', id);
+  removeQualitySignals(db, id);
   // Every revision, not only the current one: SQLite may give the next new listing this id again.
   run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
   run('DELETE FROM search_revisions WHERE listing_id = ?', id);
