@@ -29,10 +29,10 @@ export interface ValidationJob {
 export type ValidationAnswer = { id: number; ok: true } | { id: number; ok: false; kind: 'invalid' | 'too_complex'; reason: string };
 
 /**
- * The seller's schema is never compiled to code: generated validators (one `new Function` per
- * distinct schema) grew svc's RSS by ~95 KB per schema even when dropped. Ajv only checks the
- * schema against the 2020-12 meta-schema (its meta validator is compiled once), and
- * @cfworker/json-schema interprets the schema against `info`.
+ * The seller's schema is never compiled to code: a generated validator per distinct schema grows
+ * svc's memory with every schema, even when dropped. Ajv only checks the schema against the 2020-12
+ * meta-schema (its meta validator is compiled once), and @cfworker/json-schema interprets the schema
+ * against `info` (docs/CATALOG.md "Seller schemas").
  */
 const metaValidator = new Ajv2020({ strict: false, validateFormats: false, addUsedSchema: false });
 
@@ -74,13 +74,12 @@ export function runValidation({ id, schema, info }: ValidationJob): ValidationAn
   }
 }
 
-// Warm up before announcing readiness: the meta-schema validator compiles on first use (~70 ms),
-// which must not count against the first seller's time budget.
+// Warm up before announcing readiness: the meta-schema validator compiles on first use, which must
+// not count against the first seller's time budget.
 runValidation({ id: 0, schema: { type: 'object', properties: { a: { type: 'string' } } }, info: { a: 'x' } });
 // A hostile schema runs its whole budget on this thread: on a busy machine payments and the thread
-// timing it (the catalog writer) come first. Lowered only now: booting (about 100 ms of CPU) at
-// nice 10 beside busy threads took seconds, so the thread replacing one a hostile schema cost was
-// not ready for the next seller; the boot is svc's own fixed work, not the seller's.
+// timing it (the catalog writer) come first. Lowered only once booted: the boot is svc's own fixed
+// work, and a slow one leaves the next seller without a ready thread (docs/CATALOG.md "Seller schemas").
 lowerThreadPriority(BACKGROUND_THREAD_NICE);
 parentPort?.on('message', (job: ValidationJob) => parentPort!.postMessage(runValidation(job)));
 parentPort?.postMessage('ready');
