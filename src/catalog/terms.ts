@@ -14,7 +14,7 @@ export const MAX_TERM_LENGTH = 64;
 
 /**
  * The one limit of a search query (openapi.yaml `query` of GET /discovery/search, docs/CATALOG.md
- * "Search budget"): its length, in Unicode code points, as JSON Schema's maxLength counts. Any
+ * "Query"): its length, in Unicode code points, as JSON Schema's maxLength counts. Any
  * number of words is accepted; what a search costs is bounded by the terms it ranks over
  * (term-budget.ts), not by refusing a sentence.
  */
@@ -71,8 +71,8 @@ export function tokenize(text: string): string[] {
 
 /**
  * Every distinct term of the text with its score, in the order fields are weighed. A token longer
- * than 64 characters is indexed as its 64-character prefix only when it equals it, i.e. never:
- * a query term is cut to 64 characters and matches whole tokens only.
+ * than MAX_TERM_LENGTH is not indexed: a query term is cut to that length and matches whole tokens
+ * only, so no query could find it.
  */
 export function termScores(text: SearchText): Map<string, number> {
   const fields: Array<[string, number]> = [

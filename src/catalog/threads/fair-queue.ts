@@ -1,5 +1,5 @@
 /**
- * The waiting requests of a catalog lane, served fairly (docs/CATALOG.md "Fair scheduling"):
+ * The waiting requests of a catalog lane, served fairly (docs/CATALOG.md "Threads"):
  * each client (an opaque key the caller gives, the peer address for discovery) has its own FIFO
  * and its own share of the queue, and clients take turns, so a few clients sending request after
  * request cannot push an honest one behind all of theirs. A heavy request (a search of many
