@@ -33,9 +33,7 @@ import {
 import { probeHostOf, reserveHost } from './probe-hosts.ts';
 import type { PaymentFacts } from './quality.ts';
 import { changes, rows, step, type Engine, type Sql } from './statements.ts';
-import type { Awaitable, OwnershipStorePort, WriteOutcome } from './types.ts';
-
-type Identity = { resource: string; type: string; toolName: string };
+import type { Awaitable, Identity, OwnershipStorePort, WriteOutcome } from './types.ts';
 
 /** What a claims engine runs on: the store's statements and its own steps, inside the engine's transaction. */
 export interface ClaimsStore {
