@@ -14,7 +14,7 @@ import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
 import type { FileIdentity } from '../../db/sqlite.ts';
-import type { DiscoveryFilters, SettledPayment, Withdrawal } from '../types.ts';
+import type { DiscoveryFilters, Identity, SettledPayment, Withdrawal } from '../types.ts';
 import type { LivenessRecord } from '../liveness.ts';
 import { FairQueue } from './fair-queue.ts';
 import type { TakenPath } from '../query-paths.ts';
@@ -64,10 +64,10 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'lifecycle'; cuts: LifecycleCuts; limit: number }
   | { op: 'ownership-claim'; limit: number; pick?: ClaimPick | undefined }
   | { op: 'ownership-resolve'; key: string; claimedAt: number; verdict: OwnershipVerdict }
-  | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }
+  | { op: 'ownership-checks'; identity: Identity }
   | { op: 'ownership-pending' }
   | { op: 'ownership-next' }
-  | { op: 'ownership-recheck'; identity: { resource: string; type: string; toolName: string }; payTo: string }
+  | { op: 'ownership-recheck'; identity: Identity; payTo: string }
   | { op: 'probe-host'; host: string; intervalMs: number; sent?: boolean | undefined }
 );
 
