@@ -156,7 +156,7 @@ function* writeOrClaim(store: ClaimsStore, draft: ListingDraft, now: Date, payme
 }
 
 /** Candidates one take reads per claim it may take (the rest are skipped payTos or postponed hosts). */
-export const CLAIM_CANDIDATES_PER_SLOT = 8;
+const CLAIM_CANDIDATES_PER_SLOT = 8;
 const NO_PICK: ClaimPick = { hostIntervalMs: 0, inFlight: {} };
 
 /**

@@ -7,7 +7,7 @@ import type { FacilitatorExtension } from '../scheme/types.ts';
 import { CatalogQueryError, type Catalog, type CatalogLogger, type CatalogPort } from './types.ts';
 
 /** The extension identifier advertised in /supported and used as the EXTENSION-RESPONSES key. */
-export const BAZAAR = 'bazaar';
+const BAZAAR = 'bazaar';
 
 /**
  * `onClaim`: a settlement answered `processing` (a claim waits for its origin's check: ownership.ts),
@@ -44,7 +44,7 @@ const unavailable = () =>
   );
 
 /** How often at most a catalog that could not open is tried again. */
-export const CATALOG_REOPEN_INTERVAL_MS = 1_000;
+const CATALOG_REOPEN_INTERVAL_MS = 1_000;
 
 /**
  * What the service runs with when the catalog cannot open at start (a read-only or full

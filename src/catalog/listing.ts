@@ -68,7 +68,7 @@ export function draftItem(draft: ListingDraft, now: Date): DiscoveryResource {
 }
 
 /** Stable JSON with sorted keys: the de-duplication key of accepted terms. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
@@ -206,7 +206,7 @@ export interface ListingKey {
 }
 
 /** The key of a scheme+network pair (one accepted entry must match both). */
-export const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
+const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
 
 /** Every key a listing answers to. */
 export function listingKeysOf(

@@ -22,7 +22,7 @@ export const MAX_DISCOVERY_RESPONSE_BYTES = 4 * 1024 * 1024;
 const ROUTE_MARGIN_BYTES = 1024;
 
 /** The bytes a page may take as the catalog serializes it. */
-export const PAGE_BUDGET_BYTES = MAX_DISCOVERY_RESPONSE_BYTES - ROUTE_MARGIN_BYTES;
+const PAGE_BUDGET_BYTES = MAX_DISCOVERY_RESPONSE_BYTES - ROUTE_MARGIN_BYTES;
 
 /** A page with the JSON text it was measured as (the bytes the route sends). */
 export interface MeasuredPage<Page> {

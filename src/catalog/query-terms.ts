@@ -33,14 +33,14 @@ const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
 /** Key weights per kind, per unit of idf (× 1000 so weights are integers). */
 export const EXACT = 500;
 export const STEM = 1000;
-export const RELATED = 300;
+const RELATED = 300;
 /**
  * The most words no listing holds that a search looks up by meaning: each costs a few WordNet reads and
  * up to 12 more keys to count (docs/BENCHMARKS.md "Search for agents" measures 4 against 8).
  */
 export const MAX_MEANING_ONLY = 4;
 /** A word-vector neighbour's weight per unit of idf at similarity 1, × its cosine similarity: below a related word's. */
-export const NEIGHBOUR = 300;
+const NEIGHBOUR = 300;
 /** What holding a key counts, against its field score × 1000 (at most about 10,000: terms.ts). */
 export const PRESENCE = 10_000;
 /** A key's rows are counted up to this many for its idf: past it every key weighs as it would there. */

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 /** The most related words one query word brings: past a handful, further senses are mostly noise. */
-export const MAX_RELATED = 6;
+const MAX_RELATED = 6;
 /** The senses of a word whose synonyms count (WordNet orders senses by how often they are used). */
 const SENSES = 2;
 const PARTS = [

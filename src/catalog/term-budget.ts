@@ -23,7 +23,7 @@ import { MAX_TERM_LENGTH, tokenize } from './terms.ts';
 /** The most terms a search ranks over: past eight, a query's further words rarely change which listings lead. */
 export const MAX_SEARCHED_TERMS = 8;
 /** The most terms kept when every term with rows is past the budget: the window (search-engine.ts) shares the budget among them. */
-export const MAX_COMMON_SEARCHED = 2;
+const MAX_COMMON_SEARCHED = 2;
 /**
  * The index rows a search reads at most: the kept terms' rows in all (past the first term, which a
  * one-term walk reads only up to its page), a filtered walk's rows per page, a window's rows (their

@@ -9,7 +9,7 @@
  */
 import { stemmer } from 'stemmer';
 
-export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
+const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
 export const MAX_TERM_LENGTH = 64;
 
 /**
@@ -101,9 +101,9 @@ export function termScores(text: SearchText): Map<string, number> {
  *   or matches.
  */
 export const stemKey = (token: string): string => `~${stemmer(token)}`;
-export const isStemKey = (term: string): boolean => term.startsWith('~');
+const isStemKey = (term: string): boolean => term.startsWith('~');
 export const urlKey = (term: string): string => `/${term}`;
-export const isUrlKey = (term: string): boolean => term.startsWith('/');
+const isUrlKey = (term: string): boolean => term.startsWith('/');
 /** The URL keys of a term `column`, a range of both stores' term index (byte order: '0' follows '/'). */
 export const urlKeysSql = (column: string): string => `${column} >= '/' AND ${column} < '0'`;
 /** A URL key's score, the same on every row (the URL search ranks by the terms a URL holds), and its milli. */

@@ -6,12 +6,12 @@
 import { lookalikeHostReason } from '../../net/idn-hosts.ts';
 import { ALLOW_PRIVATE_TARGETS, allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../../net/private-addresses.ts';
 
-export const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
-export const MAX_SERVICE_NAME_LENGTH = 32;
-export const MAX_TAGS = 5;
-export const MAX_TAG_LENGTH = 32;
-export const MAX_ICON_URL_LENGTH = 2048;
-export const MAX_ROUTE_TEMPLATE_LENGTH = 2048;
+const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
+const MAX_SERVICE_NAME_LENGTH = 32;
+const MAX_TAGS = 5;
+const MAX_TAG_LENGTH = 32;
+const MAX_ICON_URL_LENGTH = 2048;
+const MAX_ROUTE_TEMPLATE_LENGTH = 2048;
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 /** C0 controls (including NUL), DEL and C1 controls. */
@@ -62,7 +62,7 @@ export function checkResourceUrl(
 }
 
 /** The resource URL under the rules of checkResourceUrl, or null. */
-export function parseResourceUrl(value: unknown, allow: AllowList = allowListFromEnv()): URL | null {
+function parseResourceUrl(value: unknown, allow: AllowList = allowListFromEnv()): URL | null {
   const checked = checkResourceUrl(value, allow);
   return checked.ok ? checked.url : null;
 }

@@ -36,7 +36,7 @@ export type ValidationAnswer = { id: number; ok: true } | { id: number; ok: fals
  */
 const metaValidator = new Ajv2020({ strict: false, validateFormats: false, addUsedSchema: false });
 
-export function runValidation({ id, schema, info }: ValidationJob): ValidationAnswer {
+function runValidation({ id, schema, info }: ValidationJob): ValidationAnswer {
   try {
     if (!metaValidator.validateSchema(schema)) {
       const first = metaValidator.errors?.[0];
