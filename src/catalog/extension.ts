@@ -56,14 +56,13 @@ const CATALOG_REOPEN_INTERVAL_MS = 1_000;
 export function catalogOpenedLater(
   open: () => Catalog,
   logger: Pick<CatalogLogger, 'warn'> & { info(obj: object, msg: string): void },
-  now: () => number = Date.now,
 ): { catalog: CatalogPort; close: () => Promise<void> } {
   let opened: Catalog | undefined;
-  let lastTry = now();
+  let lastTry = Date.now();
   let closed = false;
   const current = (): Catalog | undefined => {
-    if (opened || closed || now() - lastTry < CATALOG_REOPEN_INTERVAL_MS) return opened;
-    lastTry = now();
+    if (opened || closed || Date.now() - lastTry < CATALOG_REOPEN_INTERVAL_MS) return opened;
+    lastTry = Date.now();
     try {
       opened = open();
       logger.info({}, 'catalog opened; discovery and listing resume');

@@ -33,17 +33,17 @@ export interface MeasuredPage<Page> {
 const bytesOf = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 /** The text of `page` when it fits the budget, else undefined. A string of n code units is at most 3n bytes. */
-function textWithin<Page>(page: Page, text: (page: Page) => string, budget: number): string | undefined {
+function textWithin<Page>(page: Page, text: (page: Page) => string): string | undefined {
   const sent = text(page);
-  return sent.length * 3 <= budget || bytesOf(sent) <= budget ? sent : undefined;
+  return sent.length * 3 <= PAGE_BUDGET_BYTES || bytesOf(sent) <= PAGE_BUDGET_BYTES ? sent : undefined;
 }
 
 /**
- * How many of `items`, from the first, fit in the budget as `render` sends them (`render(items)`:
+ * How many of `items`, from the first, fit in PAGE_BUDGET_BYTES as `render` sends them (`render(items)`:
  * the answer holding those items); at least one. An item's bytes are what it adds to the answer
  * of none, however many times the answer holds it.
  */
-function fittingCount<Item>(render: (items: Item[]) => string, items: readonly Item[], budget: number): number {
+function fittingCount<Item>(render: (items: Item[]) => string, items: readonly Item[]): number {
   const [first] = items;
   if (first === undefined) return 1;
   const empty = bytesOf(render([]));
@@ -53,17 +53,17 @@ function fittingCount<Item>(render: (items: Item[]) => string, items: readonly I
   let count = 0;
   for (const item of items) {
     used += added(item) + (count > 0 ? separator : 0);
-    if (used > budget) break;
+    if (used > PAGE_BUDGET_BYTES) break;
     count++;
   }
   return Math.max(1, count);
 }
 
 /** A list page within the budget: its first listings that fit, `pagination.limit` their number. */
-export function listWithin(page: ListPage, budget = PAGE_BUDGET_BYTES): MeasuredPage<ListPage> {
-  const text = textWithin(page, JSON.stringify, budget);
+export function listWithin(page: ListPage): MeasuredPage<ListPage> {
+  const text = textWithin(page, JSON.stringify);
   if (text !== undefined) return { page, text };
-  const count = fittingCount((items) => JSON.stringify({ ...page, items }), page.items, budget);
+  const count = fittingCount((items) => JSON.stringify({ ...page, items }), page.items);
   const shrunk: ListPage = { ...page, items: page.items.slice(0, count), pagination: { ...page.pagination, limit: count } };
   return { page: shrunk, text: JSON.stringify(shrunk) };
 }
@@ -78,15 +78,14 @@ export async function searchWithin<Page extends SearchPage>(
   page: Page,
   again: (limit: number) => Promise<Page>,
   text: (page: Page) => string = JSON.stringify,
-  budget = PAGE_BUDGET_BYTES,
 ): Promise<MeasuredPage<Page>> {
   let current = page;
   for (;;) {
-    const sent = textWithin(current, text, budget);
+    const sent = textWithin(current, text);
     if (sent !== undefined) return { page: current, text: sent };
     if (current.resources.length <= 1) return { page: current, text: text(current) };
     const shell = current;
-    const count = fittingCount((resources) => text({ ...shell, resources }), current.resources, budget);
+    const count = fittingCount((resources) => text({ ...shell, resources }), current.resources);
     current = await again(Math.min(count, current.resources.length - 1));
   }
 }
