@@ -193,19 +193,12 @@ export class WorkerLanes {
   private readonly idleSince = new Map<Worker, number>();
   private retireTimer: NodeJS.Timeout | undefined;
 
-  private readonly setup: LaneSetup;
-  private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void;
-  /** Hears the discovery paths each answered request took, and the client it ran for (RunOptions.client). */
-  private readonly onPaths: (paths: TakenPath[], client: string) => void;
-
   constructor(
-    setup: LaneSetup,
-    onLog: (level: 'warn' | 'error', obj: object, msg: string) => void,
-    onPaths: (paths: TakenPath[], client: string) => void = () => {},
+    private readonly setup: LaneSetup,
+    private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void,
+    /** Hears the discovery paths each answered request took, and the client it ran for (RunOptions.client). */
+    private readonly onPaths: (paths: TakenPath[], client: string) => void = () => {},
   ) {
-    this.setup = setup;
-    this.onLog = onLog;
-    this.onPaths = onPaths;
     for (let i = 0; i < setup.threads; i++) this.spawn();
   }
 
