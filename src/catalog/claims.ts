@@ -48,7 +48,7 @@ export interface ClaimsStore {
  * How a store runs an engine: `read` and `write` (one statement), a checker's `take` of due claims,
  * a settlement of `identity` (under its lock) and the resolution of `claim` (under its identity's lock).
  */
-export type ClaimsRun = 'read' | 'write' | 'take' | { identity: Identity } | { claim: string };
+type ClaimsRun = 'read' | 'write' | 'take' | { identity: Identity } | { claim: string };
 export type RunClaims = <T>(how: ClaimsRun, engine: (store: ClaimsStore) => Engine<T>) => Awaitable<T>;
 
 /**

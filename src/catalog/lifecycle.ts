@@ -64,7 +64,7 @@ export interface LifecycleStorePort {
  * (docs/CATALOG.md "Response and cursor"). A stash without the span (written before it was
  * kept) is put back from the restoring write's sequence.
  */
-export interface SearchStash {
+interface SearchStash {
   hash: string;
   scores: Array<[string, number]>;
   from?: number;
@@ -228,9 +228,9 @@ export function* maintainBatch(store: LifecycleStore, cuts: LifecycleCuts, now: 
 }
 
 /** The catalog's side of a pass: one batch on the writer (CatalogPort.maintainLifecycle). */
-export type MaintainBatch = () => Promise<LifecycleBatch>;
+type MaintainBatch = () => Promise<LifecycleBatch>;
 
-export interface LifecycleLog {
+interface LifecycleLog {
   warn(obj: object, msg: string): void;
 }
 

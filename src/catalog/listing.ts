@@ -27,7 +27,7 @@ export interface ListingRow extends LivenessColumns {
 }
 
 /** What a listing's `body` column holds (everything but identity, version and time). */
-export interface ListingBody extends ListingMetadata {
+interface ListingBody extends ListingMetadata {
   accepts: AcceptedTerms[];
   extensions: Record<string, unknown>;
 }

@@ -16,7 +16,7 @@ import type { components } from '../generated/openapi.ts';
 
 export type SearchedKey = WeightedKey;
 export type SearchMatch = components['schemas']['SearchMatch'];
-export type Relevance = SearchMatch['relevance'];
+type Relevance = SearchMatch['relevance'];
 
 /** A result holding at least this share of the query's informative weight is a strong match. */
 const STRONG_SHARE = 0.35;

@@ -130,7 +130,7 @@ export type WithdrawalOutcome =
 export const WITHDRAWAL_MEMORY_MS = 10 * 60_000;
 
 /** How a settlement hook reports a fault: null (the header is omitted) or, `strict`, a rejection. */
-export interface HookOptions {
+interface HookOptions {
   strict?: boolean;
 }
 
@@ -258,7 +258,7 @@ export interface CatalogLiveness {
 }
 
 /** Whether a listing is listed now (openapi.yaml, ListingIndexStatus). */
-export type ListingIndexStatus = components['schemas']['ListingIndexStatus'];
+type ListingIndexStatus = components['schemas']['ListingIndexStatus'];
 /** One listing as discovery answers it (openapi.yaml, DiscoveryResource). */
 export type DiscoveryResource = components['schemas']['DiscoveryResource'];
 /** GET /discovery/resources' body (openapi.yaml, DiscoveryListResponse). */

@@ -23,7 +23,7 @@ export const NEIGHBOURS_FILE = projectFile('lexicon/word-neighbours.tsv.gz');
 export const MAX_NEIGHBOURS = 6;
 export const MIN_SIMILARITY = 50;
 
-export interface Neighbour {
+interface Neighbour {
   word: string;
   /** Cosine similarity × 100. */
   similarity: number;

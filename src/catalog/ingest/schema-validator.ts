@@ -134,7 +134,7 @@ export class SchemaValidator {
   /** performance.now() when the first worker became ready (undefined before). */
   firstReadyAt: number | undefined;
   private static readonly STARTUP_WAIT_MS = 5_000;
-  /** Workers started so far; for tests and the bench. */
+  /** Workers started so far; for tests. */
   workersStarted = 0;
   /**
    * Jobs sent to a thread so far; for tests. Unlike workersStarted it moves only when a schema

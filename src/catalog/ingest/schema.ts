@@ -58,7 +58,7 @@ const MAX_SCHEMA_REFERENCES = 64;
 const IN_PLACE_SINGLE = new Set(['not', 'if', 'then', 'else']);
 const IN_PLACE_LIST = new Set(['allOf', 'anyOf', 'oneOf']);
 
-export type NeutralizeResult =
+type NeutralizeResult =
   | { ok: true; schema: Record<string, unknown> | boolean }
   | { ok: false; code: 'bazaar_schema_too_complex' | 'bazaar_schema_validation_failed'; reason: string };
 

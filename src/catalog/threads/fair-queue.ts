@@ -6,7 +6,7 @@
  * terms) is only taken while the lane has room for one more heavy request, so the light ones
  * always find a free thread. With one client and nothing heavy this is a plain FIFO (the writer).
  */
-export interface QueuedJob {
+interface QueuedJob {
   client: string;
   heavy: boolean;
 }
