@@ -73,7 +73,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'preview':
       return engine.previewSettlement(request.settled, now);
     case 'withdraw':
-      return engine.withdraw(request.withdrawal, now);
+      // The store checks the owner and replays and removes the listing in one transaction.
+      return store.withdraw(request.withdrawal, now);
     case 'catalog-id':
       return store.catalogId();
     // Every page within what a stock client reads (page-bytes.ts), shrunk when it would not be.
