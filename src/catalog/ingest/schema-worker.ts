@@ -36,41 +36,29 @@ export type ValidationAnswer = { id: number; ok: true } | { id: number; ok: fals
  */
 const metaValidator = new Ajv2020({ strict: false, validateFormats: false, addUsedSchema: false });
 
+/** A schema or info found invalid, its reason cut to what a rejection carries. */
+const invalid = (id: number, reason: string): ValidationAnswer => ({ id, ok: false, kind: 'invalid', reason: reason.slice(0, 300) });
+
 function runValidation({ id, schema, info }: ValidationJob): ValidationAnswer {
   try {
     if (!metaValidator.validateSchema(schema)) {
       const first = metaValidator.errors?.[0];
-      return {
+      return invalid(
         id,
-        ok: false,
-        kind: 'invalid',
-        reason: `The schema does not compile: ${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid JSON Schema'}`.slice(
-          0,
-          300,
-        ),
-      };
+        `The schema does not compile: ${first?.instancePath || '(root)'} ${first?.message ?? 'is not a valid JSON Schema'}`,
+      );
     }
     const result = new Validator(schema, '2020-12', true).validate(info);
     if (result.valid) return { id, ok: true };
     // The last error is the innermost one: the location that actually failed.
     const last = result.errors.at(-1);
     const where = last?.instanceLocation.replace(/^#/, '') || '(root)';
-    return {
-      id,
-      ok: false,
-      kind: 'invalid',
-      reason: `info does not match the schema at ${where}: ${last?.error ?? 'invalid'}`.slice(0, 300),
-    };
+    return invalid(id, `info does not match the schema at ${where}: ${last?.error ?? 'invalid'}`);
   } catch (err) {
     // A stack overflow: recursion the static checks did not catch.
     if (err instanceof RangeError)
       return { id, ok: false, kind: 'too_complex', reason: 'Validating info against the schema recursed too deeply.' };
-    return {
-      id,
-      ok: false,
-      kind: 'invalid',
-      reason: `The schema does not compile: ${(err as Error).message.split('\n')[0]}`.slice(0, 300),
-    };
+    return invalid(id, `The schema does not compile: ${(err as Error).message.split('\n')[0]}`);
   }
 }
 
