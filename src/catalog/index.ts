@@ -41,11 +41,9 @@ const DEFAULT_READ_DEADLINE_MS = 2000;
 const DEFAULT_LISTING_TTL_DAYS = 30;
 const DEFAULT_WRITE_DEADLINE_MS = 2000;
 /**
- * Readers kept running whatever the traffic (CatalogOptions.readers). None by default: discovery
- * starts its readers on demand (up to MAX_READERS), and each stops after READER_IDLE_MS without a
- * request, so a service nobody searches holds no reader isolate in memory (docs/BENCHMARKS.md "svc
- * memory and its Node flags"). The first request after a quiet spell waits for a reader to boot
- * (the pool's BOOT_ALLOWANCE_MS covers it).
+ * Readers kept running whatever the traffic (CatalogOptions.readers). None by default: readers start
+ * on demand and stop when idle, so a service nobody searches holds no reader isolate in memory
+ * (docs/CATALOG.md "Threads"; the first request's boot is covered by the pool's BOOT_ALLOWANCE_MS).
  */
 const DEFAULT_READERS = 0;
 /**
