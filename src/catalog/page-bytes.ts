@@ -1,14 +1,10 @@
 /**
- * Discovery pages a stock client can read: the bazaar client of @x402/extensions refuses an
- * answer over 4 MiB (its MAX_DISCOVERY_RESPONSE_BYTES), and a page of 100 listings with large
- * extensions and terms can weigh about 13 MiB. A page over the budget is shrunk to the listings
- * that fit, and says so as its route's paging does (openapi.yaml, docs/CATALOG.md "Page size"):
- * `pagination.limit` is the number it was served with, so the list's next offset and the search's
- * cursor start right after it. One listing always fits (the catalog's caps keep it far smaller).
- *
- * The rule holds for every answer that carries a page, measured as it is sent: the routes' JSON
- * body, and the MCP tools' whole JSON-RPC message (src/mcp/search.ts, whose result holds each hit
- * twice: as structuredContent and as its JSON text).
+ * Discovery pages a stock client can read (docs/CATALOG.md "Page size"): the bazaar client of
+ * @x402/extensions refuses an answer over 4 MiB, which a page of listings near the catalog's caps
+ * can exceed. Such a page is shrunk to the listings that fit, and says so as its route's paging
+ * does: `pagination.limit` is the number it was served with. One listing always fits. The rule holds
+ * for every answer that carries a page, measured as it is sent: the routes' JSON body, and the MCP
+ * tools' whole JSON-RPC message (src/mcp/search.ts, whose result holds each hit twice).
  */
 import type { ListPage, SearchPage } from './types.ts';
 
