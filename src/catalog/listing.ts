@@ -1,5 +1,5 @@
 /**
- * A listing as both catalog stores keep it (docs/CATALOG.md): the row they read, the JSON body
+ * A listing as both catalog stores keep it (docs/CATALOG.md "Store"): the row they read, the JSON body
  * they store, the write rules of a settlement (mergeListing), the searchable text, and the keys a
  * listing answers to in the list index. Backend-neutral: the SQLite store (sqlite/) and the
  * Postgres store (postgres/) both build on it, so they answer the same.

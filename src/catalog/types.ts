@@ -302,7 +302,7 @@ export interface CatalogOptions {
    * without a checker).
    */
   ownership?: OwnershipMode;
-  /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
+  /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md "The settle hook"). */
   softBudgetMs?: number;
   /**
    * Reader worker threads kept running (default 0; the writer is always one more). Beyond them,

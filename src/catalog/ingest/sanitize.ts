@@ -1,5 +1,5 @@
 /**
- * Field rules of the catalog write (openapi.yaml DiscoveryResource, docs/CATALOG.md): the resource URL, the
+ * Field rules of the catalog write (openapi.yaml DiscoveryResource, docs/CATALOG.md "Field-level drops"): the resource URL, the
  * routeTemplate hardening, and the field-level sanitizers whose failure drops only that field.
  * Pure functions over untrusted JSON; every loop is bounded by a constant.
  */
@@ -30,7 +30,7 @@ export const RESOURCE_URL_REASON = 'resource.url must be an absolute http(s) URL
 /**
  * The resource URL, or why it is refused: an absolute http(s) URL without credentials. A host
  * that is a loopback, private, link-local, multicast or metadata IP literal (or `localhost`) is
- * refused too, unless ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md): a listing must never
+ * refused too, unless ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md "Checks, in order"): a listing must never
  * point an agent at the network it runs in. So is an internationalized host that may imitate
  * another (mixed scripts, a Latin look-alike script: src/net/idn-hosts.ts), so that a look-alike
  * of a listed host cannot become a rival listing.
@@ -105,7 +105,7 @@ export function checkRouteTemplate(value: unknown): { ok: true; template: string
 
 /**
  * The listing identity: origin + valid routeTemplate, else origin + pathname; query and fragment
- * never kept. Spellings RFC 3986 §6.2.2–6.2.3 calls equivalent become one (docs/CATALOG.md):
+ * never kept. Spellings RFC 3986 §6.2.2–6.2.3 calls equivalent become one (docs/CATALOG.md "Canonical identity"):
  * scheme and host lowercase, the default port dropped, an empty path is "/" (the WHATWG parser
  * does these), a trailing dot of the host dropped, percent-encoded unreserved characters
  * (A–Z a–z 0–9 - . _ ~) decoded and other escapes in upper-case hex. Beyond the RFC, a trailing

@@ -1,6 +1,6 @@
 /**
  * The worker thread that compiles seller schemas and validates `info` against them
- * (docs/CATALOG.md, docs/SECURITY.md). It runs apart from the thread that answers /verify and
+ * (docs/CATALOG.md "Seller schemas", docs/SECURITY.md). It runs apart from the thread that answers /verify and
  * /settle, so a schema that is slow to compile or to run can only cost this thread, which the
  * parent terminates when a job outlives its time budget.
  *

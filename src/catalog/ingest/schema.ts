@@ -1,5 +1,5 @@
 /**
- * The client-supplied JSON Schema (docs/CATALOG.md): neutralization, the node cap, the
+ * The client-supplied JSON Schema (docs/CATALOG.md "Seller schemas"): neutralization, the node cap, the
  * reference rules, validation (on a worker thread, src/catalog/ingest/schema-validator.ts), and the
  * parameter text the search indexes.
  * Every walk is iterative with an explicit stack and a depth bound, so no input can blow the

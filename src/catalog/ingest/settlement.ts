@@ -1,5 +1,5 @@
 /**
- * The catalog hook's pure half (docs/CATALOG.md, listing rules): from a settled payment's JSON
+ * The catalog hook's pure half (docs/CATALOG.md "The settle hook"): from a settled payment's JSON
  * envelope to either nothing (no `bazaar` echoed), a soft-drop with its code, or a listing draft
  * ready for the store. No I/O here; the store does the atomic ownership check and the write.
  *

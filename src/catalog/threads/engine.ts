@@ -32,7 +32,7 @@ import {
 import { X402_VERSION } from '../../scheme/types.ts';
 import { schemaThreadBootWait } from '../ingest/schema.ts';
 
-/** Over this the hook logs a warning, nothing fails (docs/CATALOG.md). */
+/** Over this the hook logs a warning, nothing fails (docs/CATALOG.md "The settle hook"). */
 export const SOFT_BUDGET_MS = 250;
 /** The x402Version the discovery responses declare. */
 export const DISCOVERY_X402_VERSION = X402_VERSION;
