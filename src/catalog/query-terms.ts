@@ -57,13 +57,13 @@ export interface WeightedKey {
   similarity?: number;
 }
 
-/** A query's words split: those it searches (content words, else request words) and its stop words. */
+export const isFunctionWord = (word: string): boolean => STOP_WORDS.has(word) || REQUEST_WORDS.has(word);
+
+/** The words a query searches: its content words, else (a query of function words only) its request words. */
 export function contentWords(words: readonly string[]): string[] {
-  const content = words.filter((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w));
+  const content = words.filter((w) => !isFunctionWord(w));
   return content.length > 0 ? content : words.filter((w) => !STOP_WORDS.has(w));
 }
-
-export const isFunctionWord = (word: string): boolean => STOP_WORDS.has(word) || REQUEST_WORDS.has(word);
 
 /** The distinct stems of the searched words, in query order (the budget's units), and the words of each. */
 export function stemsOf(words: readonly string[]): { stems: string[]; wordsOf: Map<string, string[]> } {
