@@ -289,8 +289,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       const filters: DiscoveryFilters = { resource, type, ...(type === 'mcp' && toolName !== undefined ? { toolName } : {}) };
       const page = { limit: 1, offset: 0 };
       const request = listRequest(filters, page);
-      const lookup = async (body: typeof request | { op: 'list'; now: number; filters: DiscoveryFilters; page: typeof page }) =>
-        (await onWriter<ListPage>(body)).items[0];
+      const lookup = async (body: RequestBody) => (await onWriter<ListPage>(body)).items[0];
       const shown = await lookup(request);
       if (shown) return { active: true, hiddenBy: null, quality: shown.quality, liveness: shown.liveness };
       const hidden = await lookup({ op: 'list', now: request.now, filters, page });
