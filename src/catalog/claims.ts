@@ -33,9 +33,7 @@ import {
 import { probeHostOf, reserveHost } from './probe-hosts.ts';
 import type { PaymentFacts } from './quality.ts';
 import { changes, rows, step, type Engine, type Sql } from './statements.ts';
-import type { Awaitable, OwnershipStorePort, WriteOutcome } from './types.ts';
-
-type Identity = { resource: string; type: string; toolName: string };
+import type { Awaitable, Identity, OwnershipStorePort, WriteOutcome } from './types.ts';
 
 /** What a claims engine runs on: the store's statements and its own steps, inside the engine's transaction. */
 export interface ClaimsStore {
@@ -50,7 +48,7 @@ export interface ClaimsStore {
  * How a store runs an engine: `read` and `write` (one statement), a checker's `take` of due claims,
  * a settlement of `identity` (under its lock) and the resolution of `claim` (under its identity's lock).
  */
-export type ClaimsRun = 'read' | 'write' | 'take' | { identity: Identity } | { claim: string };
+type ClaimsRun = 'read' | 'write' | 'take' | { identity: Identity } | { claim: string };
 export type RunClaims = <T>(how: ClaimsRun, engine: (store: ClaimsStore) => Engine<T>) => Awaitable<T>;
 
 /**
@@ -158,7 +156,7 @@ function* writeOrClaim(store: ClaimsStore, draft: ListingDraft, now: Date, payme
 }
 
 /** Candidates one take reads per claim it may take (the rest are skipped payTos or postponed hosts). */
-export const CLAIM_CANDIDATES_PER_SLOT = 8;
+const CLAIM_CANDIDATES_PER_SLOT = 8;
 const NO_PICK: ClaimPick = { hostIntervalMs: 0, inFlight: {} };
 
 /**

@@ -7,7 +7,7 @@ import type { FacilitatorExtension } from '../scheme/types.ts';
 import { CatalogQueryError, type Catalog, type CatalogLogger, type CatalogPort } from './types.ts';
 
 /** The extension identifier advertised in /supported and used as the EXTENSION-RESPONSES key. */
-export const BAZAAR = 'bazaar';
+const BAZAAR = 'bazaar';
 
 /**
  * `onClaim`: a settlement answered `processing` (a claim waits for its origin's check: ownership.ts),
@@ -44,7 +44,7 @@ const unavailable = () =>
   );
 
 /** How often at most a catalog that could not open is tried again. */
-export const CATALOG_REOPEN_INTERVAL_MS = 1_000;
+const CATALOG_REOPEN_INTERVAL_MS = 1_000;
 
 /**
  * What the service runs with when the catalog cannot open at start (a read-only or full
@@ -56,14 +56,13 @@ export const CATALOG_REOPEN_INTERVAL_MS = 1_000;
 export function catalogOpenedLater(
   open: () => Catalog,
   logger: Pick<CatalogLogger, 'warn'> & { info(obj: object, msg: string): void },
-  now: () => number = Date.now,
 ): { catalog: CatalogPort; close: () => Promise<void> } {
   let opened: Catalog | undefined;
-  let lastTry = now();
+  let lastTry = Date.now();
   let closed = false;
   const current = (): Catalog | undefined => {
-    if (opened || closed || now() - lastTry < CATALOG_REOPEN_INTERVAL_MS) return opened;
-    lastTry = now();
+    if (opened || closed || Date.now() - lastTry < CATALOG_REOPEN_INTERVAL_MS) return opened;
+    lastTry = Date.now();
     try {
       opened = open();
       logger.info({}, 'catalog opened; discovery and listing resume');

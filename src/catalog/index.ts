@@ -33,41 +33,38 @@ import {
   type WithdrawalOutcome,
 } from './types.ts';
 
-export { CatalogQueryError } from './types.ts';
 export { DISCOVERY_X402_VERSION, SOFT_BUDGET_MS } from './threads/engine.ts';
-export type { Catalog, CatalogOptions, CatalogPort, BazaarOutcome } from './types.ts';
+export type { Catalog } from './types.ts';
 
-export const DEFAULT_READ_DEADLINE_MS = 2000;
+const DEFAULT_READ_DEADLINE_MS = 2000;
 /** LISTING_TTL_DAYS' default (README.md Configuration). */
-export const DEFAULT_LISTING_TTL_DAYS = 30;
-export const DEFAULT_WRITE_DEADLINE_MS = 2000;
+const DEFAULT_LISTING_TTL_DAYS = 30;
+const DEFAULT_WRITE_DEADLINE_MS = 2000;
 /**
- * Readers kept running whatever the traffic (CatalogOptions.readers). None by default: discovery
- * starts its readers on demand (up to MAX_READERS), and each stops after READER_IDLE_MS without a
- * request, so a service nobody searches holds no reader isolate in memory (docs/BENCHMARKS.md "svc
- * memory and its Node flags"). The first request after a quiet spell waits for a reader to boot
- * (the pool's BOOT_ALLOWANCE_MS covers it).
+ * Readers kept running whatever the traffic (CatalogOptions.readers). None by default: readers start
+ * on demand and stop when idle, so a service nobody searches holds no reader isolate in memory
+ * (docs/CATALOG.md "Threads"; the first request's boot is covered by the pool's BOOT_ALLOWANCE_MS).
  */
-export const DEFAULT_READERS = 0;
+const DEFAULT_READERS = 0;
 /**
  * Readers at most: when a request that may run waits and every reader is busy (heavy searches on
  * all of them that may take one, say), one more starts.
  */
-export const MAX_READERS = 2;
+const MAX_READERS = 2;
 /** A reader started on demand stops after this long idle. */
-export const READER_IDLE_MS = 5 * 60_000;
+const READER_IDLE_MS = 5 * 60_000;
 /**
  * The writer thread (settlement hooks, and the seller-schema threads it starts) also starts on
  * demand: when a settlement that echoes `bazaar` begins (prepareSettlement, so its boot overlaps
  * the chain's wait) or at the first write; it stops after this long idle.
  */
-export const WRITER_IDLE_MS = 5 * 60_000;
+const WRITER_IDLE_MS = 5 * 60_000;
 /**
  * A search of this many distinct terms or more is heavy: its aggregate or window reads up to the
  * search budget's rows (search-engine.ts), where a one-term walk reads a page (docs/BENCHMARKS.md
  * "Discovery under a flood"), so it runs on all readers but one.
  */
-export const HEAVY_SEARCH_TERMS = 3;
+const HEAVY_SEARCH_TERMS = 3;
 /** Whether a search runs as heavy (on all readers but one). */
 export function isHeavySearch(query: string): boolean {
   return distinctTerms(query).length >= HEAVY_SEARCH_TERMS;
@@ -292,8 +289,7 @@ export function openCatalog(options: CatalogOptions): Catalog {
       const filters: DiscoveryFilters = { resource, type, ...(type === 'mcp' && toolName !== undefined ? { toolName } : {}) };
       const page = { limit: 1, offset: 0 };
       const request = listRequest(filters, page);
-      const lookup = async (body: typeof request | { op: 'list'; now: number; filters: DiscoveryFilters; page: typeof page }) =>
-        (await onWriter<ListPage>(body)).items[0];
+      const lookup = async (body: RequestBody) => (await onWriter<ListPage>(body)).items[0];
       const shown = await lookup(request);
       if (shown) return { active: true, hiddenBy: null, quality: shown.quality, liveness: shown.liveness };
       const hidden = await lookup({ op: 'list', now: request.now, filters, page });

@@ -2,25 +2,16 @@
  * The end of a listing's life (docs/CATALOG.md "Lifecycle"), from one periodic pass on the writer
  * thread, written once for both stores over their statements (statements.ts: a batch, the hide and
  * the restore of a listing); each store acts on a listing its way (sqlite/lifecycle.ts, postgres/lifecycle.ts):
- *
- * - **Out of the search index.** A listing hidden (past LISTING_TTL_DAYS, or failing its liveness
- *   checks past LIVENESS_GRACE_HOURS) has its search revision closed, as a change of text closes
- *   one, and its term scores (its URL keys among them) kept on its row (`search_stash`). So a search
- *   reads only the rows of listings that were visible at the last pass: a catalog of mostly hidden
- *   listings searches as fast as one without them. Hiding comes with time, not with a write, so the
- *   pass finds the newly hidden; a settlement (a new revision, as always), a passing liveness check
- *   or the pass itself (after a longer TTL or grace) puts a listing back from its stash. The search
- *   still leaves out what is hidden at the request's time, so what it answers does not depend on
- *   when the pass last ran.
- * - **Purge.** A listing hidden for longer than LISTING_PURGE_DAYS is deleted with everything of
- *   it, its owner binding included (as a withdrawal deletes it), so the payTo its origin names may
- *   list the URL afresh.
- *
- * Each pass does at most LIFECYCLE_BATCH listings per writer request, so a settlement waits for a
- * short batch at most; the scheduler runs batches back to back while they come back full.
+ * hidden listings out of the search index (their scores stashed on their row, so a search's cost
+ * follows the visible listings) and back, and the purge of those hidden past LISTING_PURGE_DAYS.
+ * Hiding comes with time, not with a write, so only a pass finds the newly hidden; the search still
+ * leaves out what is hidden at the request's time, so its answer does not depend on when the pass
+ * last ran. At most LIFECYCLE_BATCH listings per writer request, so a settlement waits for a short
+ * batch at most.
  */
 
 import { changes, rows, step, type Engine, type Sql } from './statements.ts';
+import { failingBefore } from './liveness.ts';
 import type { Awaitable } from './types.ts';
 
 /** LISTING_PURGE_DAYS' default (README.md Configuration). */
@@ -28,8 +19,8 @@ export const DEFAULT_LISTING_PURGE_DAYS = 90;
 /** Listings hidden, put back or purged per writer request. */
 export const LIFECYCLE_BATCH = 64;
 /** The pass's period, and its first run after start. */
-export const LIFECYCLE_PASS_MS = 10 * 60_000;
-export const LIFECYCLE_FIRST_PASS_MS = 10_000;
+const LIFECYCLE_PASS_MS = 10 * 60_000;
+const LIFECYCLE_FIRST_PASS_MS = 10_000;
 
 /** What hides a listing at a pass's time, and what purges it (ISO times; undefined: nothing is cut so). */
 export interface LifecycleCuts {
@@ -47,7 +38,7 @@ export function lifecycleCuts(now: number, ttlMs: number, graceMs: number | unde
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     visibleSince: iso(now - ttlMs),
-    failingBefore: graceMs === undefined ? undefined : iso(now - graceMs),
+    failingBefore: failingBefore(now, graceMs),
     purgeSettledBefore: iso(now - ttlMs - purgeMs),
     purgeFailingBefore: graceMs === undefined ? undefined : iso(now - graceMs - purgeMs),
   };
@@ -70,10 +61,10 @@ export interface LifecycleStorePort {
  * doubles), and the write sequence span it had when it was taken out, [from, to). Put back, the
  * revision is valid from `from` again (the closed one reopened, or its copy if pruned), as if it had
  * never left: a cursor walk pinned while the listing was out of the index finds it once it is back
- * (docs/CATALOG.md "Cursor format and guarantees"). A stash without the span (written before it was
+ * (docs/CATALOG.md "Response and cursor"). A stash without the span (written before it was
  * kept) is put back from the restoring write's sequence.
  */
-export interface SearchStash {
+interface SearchStash {
   hash: string;
   scores: Array<[string, number]>;
   from?: number;
@@ -237,9 +228,9 @@ export function* maintainBatch(store: LifecycleStore, cuts: LifecycleCuts, now: 
 }
 
 /** The catalog's side of a pass: one batch on the writer (CatalogPort.maintainLifecycle). */
-export type MaintainBatch = () => Promise<LifecycleBatch>;
+type MaintainBatch = () => Promise<LifecycleBatch>;
 
-export interface LifecycleLog {
+interface LifecycleLog {
   warn(obj: object, msg: string): void;
 }
 
@@ -256,18 +247,17 @@ export class LifecycleScheduler {
   constructor(
     private readonly batch: MaintainBatch,
     private readonly log: LifecycleLog,
-    private readonly onBatch: (batch: LifecycleBatch) => void = () => {},
-    private readonly passMs = LIFECYCLE_PASS_MS,
+    private readonly onBatch: (batch: LifecycleBatch) => void,
   ) {}
 
-  start(firstMs = LIFECYCLE_FIRST_PASS_MS): this {
-    this.schedule(firstMs);
+  start(): this {
+    this.schedule(LIFECYCLE_FIRST_PASS_MS);
     return this;
   }
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.runOnce().finally(() => this.schedule(this.passMs)), delayMs);
+    this.timer = setTimeout(() => void this.runOnce().finally(() => this.schedule(LIFECYCLE_PASS_MS)), delayMs);
     this.timer.unref();
   }
 

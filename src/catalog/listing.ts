@@ -1,5 +1,5 @@
 /**
- * A listing as both catalog stores keep it (docs/CATALOG.md): the row they read, the JSON body
+ * A listing as both catalog stores keep it (docs/CATALOG.md "Store"): the row they read, the JSON body
  * they store, the write rules of a settlement (mergeListing), the searchable text, and the keys a
  * listing answers to in the list index. Backend-neutral: the SQLite store (sqlite/) and the
  * Postgres store (postgres/) both build on it, so they answer the same.
@@ -27,7 +27,7 @@ export interface ListingRow extends LivenessColumns {
 }
 
 /** What a listing's `body` column holds (everything but identity, version and time). */
-export interface ListingBody extends ListingMetadata {
+interface ListingBody extends ListingMetadata {
   accepts: AcceptedTerms[];
   extensions: Record<string, unknown>;
 }
@@ -68,7 +68,7 @@ export function draftItem(draft: ListingDraft, now: Date): DiscoveryResource {
 }
 
 /** Stable JSON with sorted keys: the de-duplication key of accepted terms. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
@@ -206,7 +206,7 @@ export interface ListingKey {
 }
 
 /** The key of a scheme+network pair (one accepted entry must match both). */
-export const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
+const pairValue = (scheme: string, network: string) => `${scheme}\n${network}`;
 
 /** Every key a listing answers to. */
 export function listingKeysOf(

@@ -35,13 +35,13 @@ export const CLAIM_LEASE_MS = 60_000;
 /** After a first failed check, a settlement to that payTo asks the origin again after this long … */
 export const REJECTED_RETRY_BASE_MS = 60_000;
 /** … doubling with each failure in a row, up to this. */
-export const REJECTED_RETRY_MAX_MS = 24 * 3_600_000;
+const REJECTED_RETRY_MAX_MS = 24 * 3_600_000;
 /**
  * A check that found the origin unreachable or without a usable 402 (a server restarting, a proxy's
  * 502) is tried again this many times, PENDING_RETRY_BASE_MS and then twice as long apart, before
  * the claim is rejected; a 402 that names other payTos is an answer, rejected at once.
  */
-export const PENDING_RETRIES = 2;
+const PENDING_RETRIES = 2;
 export const PENDING_RETRY_BASE_MS = 5_000;
 
 /** Whether a failed check leaves the claim pending for another try, and when it is due then. */
@@ -74,7 +74,7 @@ export interface ClaimBacklog {
 }
 
 /** Payments a pending claim keeps for the listing's quality signals (later ones are still settled, not counted). */
-export const MAX_CLAIM_PAYMENTS = 16;
+const MAX_CLAIM_PAYMENTS = 16;
 /** Claims of one identity validate shows at most (latest first). */
 export const MAX_CHECKS_SHOWN = 16;
 

@@ -8,7 +8,7 @@
 import { changes, columnTypes, rows, type Engine, type Sql } from './statements.ts';
 
 /** Rows whose slot passed this long ago are pruned (a few per reservation). */
-export const PROBE_HOSTS_MEMORY_MS = 24 * 3_600_000;
+const PROBE_HOSTS_MEMORY_MS = 24 * 3_600_000;
 const PRUNE_BATCH = 16;
 
 export function probeHostsTableSql(dialect: 'sqlite' | 'postgres'): string {

@@ -1,31 +1,15 @@
 /**
- * What a query asks for, as the rank weighs it (docs/CATALOG.md "Ranking"):
- *
- *   - its words (term-budget.ts distinctTerms), less its function words: the English stop words
- *     of the `stopword` package and the words agents frame a request with ("find", "api",
- *     "service", …), REQUEST_WORDS. A query of function words only searches its request words;
- *     one of stop words only searches nothing. The catalog's own function words (held by more
- *     than FUNCTION_WORD_SHARE of its listings) are searched but weigh little (IDF below) and
- *     come after every other word in the budget (term-budget.ts);
- *   - each word's stem (`~stem`, terms.ts), the unit the search budget chooses among;
- *   - the keys a searched stem is matched by, each with its weight:
- *       exact: the query's own word, weight EXACT × idf;
- *       stem: any form of it, weight STEM × idf (a listing holding the exact word holds both);
- *       related: the stems of its related words (related-words.ts), weight RELATED × the related
- *       stem's own idf, at most the word's;
- *       neighbour: for a word no listing holds, the stems of its nearest words in GloVe vectors
- *       (word-neighbours.ts), weight NEIGHBOUR × similarity × the neighbour stem's own idf;
- *     a word no listing holds is searched by these alone (search-engine.ts: the first
- *     MAX_MEANING_ONLY such words, as many as the searched stems leave of MAX_SEARCHED_TERMS);
- *     with idf = ln(1 + (N − n + 0.5)/(n + 0.5)), BM25's, N the catalog's listings and n the rows
- *     of the key at the page's snapshot (counted up to IDF_COUNT_CAP).
+ * What a query asks for, as the rank weighs it (docs/CATALOG.md "What a word matches", "Ranking"):
+ * its words less its function words (stop words and REQUEST_WORDS; a query of function words only
+ * searches its request words, one of stop words only nothing), each word's stem (`~stem`, terms.ts:
+ * the unit the budget chooses among), and the keys a stem is matched by, each with an integer weight
+ * per unit of BM25 idf (weighKeys): the word itself, any form of it, its related words
+ * (related-words.ts) and, for a word no listing holds, its word-vector neighbours (word-neighbours.ts).
  *
  *   rank(listing) = Σ_key weight(key) × (PRESENCE + milli(key, listing))
  *
- * where milli is the key's field-weighted, saturating score × 1000 (terms.ts), so holding a word
- * counts most, where it is held orders those alike, and a rare word outweighs common ones. The
- * weights are integers, so both stores sum them exactly; a cursor carries them (search.ts `w`), so
- * ranks do not move between the pages of a walk.
+ * The weights are integers, so both stores sum them exactly; a cursor carries them (search.ts `w`),
+ * so ranks do not move between the pages of a walk.
  */
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import { relatedWords } from './related-words.ts';
@@ -49,14 +33,14 @@ const STOP_WORDS: ReadonlySet<string> = new Set(ENGLISH_STOP_WORDS);
 /** Key weights per kind, per unit of idf (× 1000 so weights are integers). */
 export const EXACT = 500;
 export const STEM = 1000;
-export const RELATED = 300;
+const RELATED = 300;
 /**
  * The most words no listing holds that a search looks up by meaning: each costs a few WordNet reads and
- * up to 12 more keys to count (docs/BENCHMARKS.md "Search for agents": half the time of 8 such words).
+ * up to 12 more keys to count (docs/BENCHMARKS.md "Search for agents" measures 4 against 8).
  */
 export const MAX_MEANING_ONLY = 4;
 /** A word-vector neighbour's weight per unit of idf at similarity 1, × its cosine similarity: below a related word's. */
-export const NEIGHBOUR = 300;
+const NEIGHBOUR = 300;
 /** What holding a key counts, against its field score × 1000 (at most about 10,000: terms.ts). */
 export const PRESENCE = 10_000;
 /** A key's rows are counted up to this many for its idf: past it every key weighs as it would there. */
@@ -73,13 +57,13 @@ export interface WeightedKey {
   similarity?: number;
 }
 
-/** A query's words split: those it searches (content words, else request words) and its stop words. */
+export const isFunctionWord = (word: string): boolean => STOP_WORDS.has(word) || REQUEST_WORDS.has(word);
+
+/** The words a query searches: its content words, else (a query of function words only) its request words. */
 export function contentWords(words: readonly string[]): string[] {
-  const content = words.filter((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w));
+  const content = words.filter((w) => !isFunctionWord(w));
   return content.length > 0 ? content : words.filter((w) => !STOP_WORDS.has(w));
 }
-
-export const isFunctionWord = (word: string): boolean => STOP_WORDS.has(word) || REQUEST_WORDS.has(word);
 
 /** The distinct stems of the searched words, in query order (the budget's units), and the words of each. */
 export function stemsOf(words: readonly string[]): { stems: string[]; wordsOf: Map<string, string[]> } {

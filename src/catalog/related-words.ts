@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 /** The most related words one query word brings: past a handful, further senses are mostly noise. */
-export const MAX_RELATED = 6;
+const MAX_RELATED = 6;
 /** The senses of a word whose synonyms count (WordNet orders senses by how often they are used). */
 const SENSES = 2;
 const PARTS = [
@@ -56,7 +56,7 @@ function lineFrom(name: string, start: number): { line: string; next: number } {
 
 /**
  * A lemma's synsets' byte offsets in a part of speech's index file, most used sense first: a binary search over
- * the sorted file's bytes (a few reads per word, where loading the index took over a second of a search's time).
+ * the sorted file's bytes (a few reads per word; loading the whole index would cost a search far more).
  */
 function sensesOf(part: Part, lemma: string): number[] | undefined {
   const name = `index.${part}`;

@@ -16,12 +16,12 @@ import type { components } from '../generated/openapi.ts';
 
 export type SearchedKey = WeightedKey;
 export type SearchMatch = components['schemas']['SearchMatch'];
-export type Relevance = SearchMatch['relevance'];
+type Relevance = SearchMatch['relevance'];
 
 /** A result holding at least this share of the query's informative weight is a strong match. */
-export const STRONG_SHARE = 0.35;
+const STRONG_SHARE = 0.35;
 /** Below this share a result holds too little of the query to answer it: `none`, an incidental match. */
-export const WEAK_SHARE = 0.15;
+const WEAK_SHARE = 0.15;
 /** How much a match of each kind counts of its word's weight. */
 const KIND_SHARE: Record<KeyKind, number> = { exact: 1, stem: 0.9, related: 0.4, neighbour: 0.4 };
 const KIND_ORDER: KeyKind[] = ['exact', 'stem', 'related', 'neighbour'];

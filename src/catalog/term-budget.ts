@@ -1,51 +1,43 @@
 /**
- * The search budget (docs/CATALOG.md "Search budget", openapi.yaml `searchMethod`): a query may
- * hold any number of words, up to MAX_QUERY_LENGTH characters, and what its search costs is bounded
- * by the terms it ranks over, not by refusing it. A several-term search reads every index row of
- * its terms (search-engine.ts `aggregate`); so the terms are weighed by the rows they cover and the
- * rarest are kept while their rows fit SEARCH_ROW_BUDGET:
+ * The search budget (docs/CATALOG.md "The search budget", openapi.yaml `searchMethod`): a query may
+ * hold any number of words, and what its search costs is bounded by the terms it ranks over, not by
+ * refusing it. Of the query's distinct terms, in query order:
  *
- *   1. the query's distinct terms (tokenize, each cut to 64 characters), in query order;
- *   2. each term's rows in the index (every revision, any snapshot), counted in steps only as far as
- *      the choice needs: every term up to 64, the first 128 of those with more up to 1,024, the first
- *      16 of those with more up to SEARCH_ROW_BUDGET + 1;
- *   3. terms with rows are ordered fewest rows first (ties in query order); a term whose count
- *      stopped at a step's cap comes after every term counted exactly, in query order;
- *   4. the first term is always kept (a one-term search walks its index and stops after the page;
- *      a query with one term that has rows stops counting after the first step); each next one
- *      while fewer than MAX_SEARCHED_TERMS are kept and the kept terms' rows total at most
- *      SEARCH_ROW_BUDGET;
- *   5. except when every term with rows is past the budget: the first MAX_COMMON_SEARCHED of them
+ *   1. each term's rows in the index (every revision, any snapshot) are counted only as far as the
+ *      choice needs (COUNT_STEPS), so a common word is never counted in full;
+ *   2. terms with rows are ordered fewest rows first (ties in query order); a term whose count
+ *      stopped at a step's cap comes after every term counted exactly;
+ *   3. the first term is always kept (a one-term search walks its index only up to the page); each
+ *      next one while fewer than MAX_SEARCHED_TERMS are kept and their rows total at most the budget;
+ *   4. except when every term with rows is past the budget: the first MAX_COMMON_SEARCHED of them
  *      are kept, and the search ranks the window of their first rows (search-engine.ts).
  *
- * The rank is the contract's rank over the kept terms (search.ts). A term found in no listing is
- * in neither list of the answer (it is searched by its meaning alone: query-terms.ts); a term with
- * rows left out is `droppedTerms`, and the answer's `searchMethod` then says `text_budgeted`.
- *
+ * A term found in no listing is in neither list of the answer (it is searched by its meaning alone:
+ * query-terms.ts); a term with rows left out is in `droppedTerms`, and `searchMethod` says `text_budgeted`.
  * The choice is a generator: it yields each step's counting request (terms and cap) and receives
  * each term's rows up to the cap (search-engine.ts runs it as the store's statements).
  */
+import type { SearchPage } from './types.ts';
 import { MAX_TERM_LENGTH, tokenize } from './terms.ts';
 
 /** The most terms a search ranks over: past eight, a query's further words rarely change which listings lead. */
 export const MAX_SEARCHED_TERMS = 8;
 /** The most terms kept when every term with rows is past the budget: the window (search-engine.ts) shares the budget among them. */
-export const MAX_COMMON_SEARCHED = 2;
+const MAX_COMMON_SEARCHED = 2;
 /**
  * The index rows a search reads at most: the kept terms' rows in all (past the first term, which a
- * one-term walk reads only up to its page), a filtered walk's rows per page, a window's rows. Each
- * row costs a few µs of CPU (docs/BENCHMARKS.md "Search paths" has the measured cost).
+ * one-term walk reads only up to its page), a filtered walk's rows per page, a window's rows (their
+ * measured cost: docs/CATALOG.md "The three paths").
  */
 export const SEARCH_ROW_BUDGET = 4_000;
-/** The counting steps: caps, and how many terms each step counts at most (query order). */
+/** The first counting steps: caps, and how many terms each step counts at most (query order). */
 const COUNT_STEPS = [
   { cap: 64, terms: Infinity },
   { cap: 1024, terms: 128 },
-  { cap: SEARCH_ROW_BUDGET + 1, terms: 16 },
 ] as const;
-/** The counting steps for a budget (a test lowers it): the last counts up to the budget and one more. */
+/** The counting steps for a budget (a test lowers it): those below it, then the first 16 up to the budget and one more. */
 const countSteps = (budget: number) => {
-  const steps = COUNT_STEPS.slice(0, 2).filter((s) => s.cap <= budget);
+  const steps = COUNT_STEPS.filter((s) => s.cap <= budget);
   return [...steps, { cap: budget + 1, terms: steps.length === 0 ? Infinity : 16 }];
 };
 
@@ -53,22 +45,16 @@ const countSteps = (budget: number) => {
  * A term held by more than this share of the catalog's listings is one of its function words ("the",
  * "for", "api" in an API catalog): in a query of more terms than are searched, such a term would
  * take a place from a content word, and since a listing matching more terms ranks first, the
- * listings holding most function words would lead (docs/CATALOG.md "Search budget").
+ * listings holding most function words would lead (docs/CATALOG.md "The search budget").
  */
 export const FUNCTION_WORD_SHARE = 0.25;
-
-/**
- * `searchMethod` of a search answer: every term with rows ranked, or some left out by the budget; `url` when the text
- * found nothing (url-search.ts); `text_partial` when a filtered search stopped at its work budget (search.ts WindowEdge).
- */
-export type SearchMethod = 'text' | 'text_budgeted' | 'url' | 'text_partial';
 
 export interface TermChoice {
   /** The terms the rank is computed over, rarest first. */
   searched: string[];
   /** The terms with rows the budget left out, in query order. */
   dropped: string[];
-  method: SearchMethod;
+  method: SearchPage['searchMethod'];
 }
 
 /** Count each of `terms` up to `cap` rows (a term with more answers `cap`). */
@@ -83,7 +69,7 @@ export function distinctTerms(query: string): string[] {
 }
 
 /**
- * The budget's choice of terms (steps 2–5 above) among `terms` (distinctTerms). `listings`: how
+ * The budget's choice of terms (the steps above) among `terms` (distinctTerms). `listings`: how
  * many listings the catalog holds (asked only when `terms` are more than MAX_SEARCHED_TERMS).
  */
 export function* chooseTerms(
@@ -116,7 +102,7 @@ export function* chooseTerms(
   if (byRows.length === 0) searched = open.slice(0, MAX_COMMON_SEARCHED);
   else {
     let order = [...byRows.map(([term]) => term), ...open];
-    // More terms than are searched: the catalog's function words go first (step 4 above).
+    // More terms than are searched: the catalog's function words give way (FUNCTION_WORD_SHARE).
     if (withRows.length > MAX_SEARCHED_TERMS && listings !== undefined) {
       const informative = byRows.filter(([, n]) => n <= listings * FUNCTION_WORD_SHARE).map(([term]) => term);
       if (informative.length > 0) order = informative;

@@ -9,12 +9,12 @@
  */
 import { stemmer } from 'stemmer';
 
-export const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
+const FIELD_WEIGHTS = { serviceName: 4.0, tags: 3.0, description: 2.0, params: 1.0 } as const;
 export const MAX_TERM_LENGTH = 64;
 
 /**
  * The one limit of a search query (openapi.yaml `query` of GET /discovery/search, docs/CATALOG.md
- * "Search budget"): its length, in Unicode code points, as JSON Schema's maxLength counts. Any
+ * "Query"): its length, in Unicode code points, as JSON Schema's maxLength counts. Any
  * number of words is accepted; what a search costs is bounded by the terms it ranks over
  * (term-budget.ts), not by refusing a sentence.
  */
@@ -71,8 +71,8 @@ export function tokenize(text: string): string[] {
 
 /**
  * Every distinct term of the text with its score, in the order fields are weighed. A token longer
- * than 64 characters is indexed as its 64-character prefix only when it equals it, i.e. never:
- * a query term is cut to 64 characters and matches whole tokens only.
+ * than MAX_TERM_LENGTH is not indexed: a query term is cut to that length and matches whole tokens
+ * only, so no query could find it.
  */
 export function termScores(text: SearchText): Map<string, number> {
   const fields: Array<[string, number]> = [
@@ -101,9 +101,9 @@ export function termScores(text: SearchText): Map<string, number> {
  *   or matches.
  */
 export const stemKey = (token: string): string => `~${stemmer(token)}`;
-export const isStemKey = (term: string): boolean => term.startsWith('~');
+const isStemKey = (term: string): boolean => term.startsWith('~');
 export const urlKey = (term: string): string => `/${term}`;
-export const isUrlKey = (term: string): boolean => term.startsWith('/');
+const isUrlKey = (term: string): boolean => term.startsWith('/');
 /** The URL keys of a term `column`, a range of both stores' term index (byte order: '0' follows '/'). */
 export const urlKeysSql = (column: string): string => `${column} >= '/' AND ${column} < '0'`;
 /** A URL key's score, the same on every row (the URL search ranks by the terms a URL holds), and its milli. */

@@ -130,14 +130,14 @@ export type WithdrawalOutcome =
 export const WITHDRAWAL_MEMORY_MS = 10 * 60_000;
 
 /** How a settlement hook reports a fault: null (the header is omitted) or, `strict`, a rejection. */
-export interface HookOptions {
+interface HookOptions {
   strict?: boolean;
 }
 
 /**
  * Who a discovery request is for: an opaque key (the HTTP layer gives the client's peer address).
  * Requests of one requester share its part of the catalog's reader queue, and requesters take
- * turns (docs/CATALOG.md "Fair scheduling").
+ * turns (docs/CATALOG.md "Threads").
  */
 export interface Requester {
   client: string;
@@ -258,7 +258,7 @@ export interface CatalogLiveness {
 }
 
 /** Whether a listing is listed now (openapi.yaml, ListingIndexStatus). */
-export type ListingIndexStatus = components['schemas']['ListingIndexStatus'];
+type ListingIndexStatus = components['schemas']['ListingIndexStatus'];
 /** One listing as discovery answers it (openapi.yaml, DiscoveryResource). */
 export type DiscoveryResource = components['schemas']['DiscoveryResource'];
 /** GET /discovery/resources' body (openapi.yaml, DiscoveryListResponse). */
@@ -302,7 +302,7 @@ export interface CatalogOptions {
    * without a checker).
    */
   ownership?: OwnershipMode;
-  /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md). */
+  /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md "The settle hook"). */
   softBudgetMs?: number;
   /**
    * Reader worker threads kept running (default 0; the writer is always one more). Beyond them,
@@ -329,7 +329,7 @@ export interface CatalogOptions {
   /**
    * Whether the seller-schema validator keeps a warm standby thread beside its current one (default
    * true, docs/CATALOG.md "Seller schemas"). The test suite's per-test catalogs turn it off: a
-   * standby is a thread's start (about 0.2 CPU-s) that only a terminated or retired thread uses.
+   * standby is a thread's start that only a terminated or retired thread uses.
    */
   schemaStandby?: boolean;
   /** Hears the discovery paths each answered request took (query-paths.ts), for the /metrics counters. */
@@ -402,7 +402,8 @@ export class CatalogUnavailableError extends Error {
   }
 }
 
-type Identity = { resource: string; type: string; toolName: string };
+/** A listing's identity as the stores key it (an HTTP listing's toolName is ''). */
+export type Identity = { resource: string; type: string; toolName: string };
 
 /** The ownership claims of a store (claims.ts; ownership.ts), as the catalog's writer uses them. */
 export interface OwnershipStorePort {

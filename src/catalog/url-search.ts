@@ -1,40 +1,17 @@
 /**
  * Search by the resource URL (docs/CATALOG.md "When the text finds nothing"), both stores' rule:
- * when no listing's text holds a query term under the filters (the text search's first page is
- * empty and nothing follows it), the query's terms are looked up among the listings' URL terms, the
- * host labels and path segments of the canonical resource URL: `api.weather.example.com/v1/forecast`
- * holds api, weather, example, com, v1 and forecast. They are postings of each search revision like
- * its words, under keys no word spells (terms.ts urlKey), so the URL search reads the catalog as of
- * the page's snapshot as the text search does. The answer's `searchMethod` is then `url`.
+ * when the text search's first page is empty and nothing follows it, the query's terms are looked
+ * up among the host labels and path segments of the listings' URLs (`api.weather.example.com/v1/forecast`
+ * holds api, weather, example, com, v1 and forecast), postings of each search revision under keys
+ * no word spells (terms.ts urlKey), so read at the page's snapshot as the text is.
  *
  *   rank = 1e6 × (distinct searched terms the URL holds); ties by listing id ascending.
  *
- * The searched terms: the query's first MAX_SEARCHED_TERMS distinct terms that some URL holds,
- * fewest listings first; the first always, each next while their rows total at most
- * SEARCH_ROW_BUDGET (each counted up to one more than that), as the text budget keeps its terms. A
- * cursor keeps its first page's terms (`k`) and says it walks the URLs (`u`).
+ * The terms are kept as the text budget keeps its terms (fewest listings first, within
+ * SEARCH_ROW_BUDGET); a cursor keeps them (`k`) and says it walks the URLs (`u`).
  */
 import { MAX_TERM_LENGTH, URL_KEY_SCORE, urlKey } from './terms.ts';
-import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET } from './term-budget.ts';
-import type { TermChoice } from './term-budget.ts';
-import type { CursorState } from './search.ts';
-import type { DiscoveryFilters, SearchPage } from './types.ts';
-
-/** What the text search hands a URL search (both stores): its query, page, snapshot and cursor binding. */
-export interface UrlSearchRequest {
-  queryTerms: string[];
-  filters: DiscoveryFilters;
-  page: { limit: number };
-  after: CursorState | undefined;
-  asOf: number;
-  hash: string;
-  now: Date;
-  x402Version: number;
-  visibleSince?: string | undefined;
-  failingBefore?: string | undefined;
-  /** The text search's empty page, answered when no URL holds a query term either. */
-  textAnswer: SearchPage;
-}
+import { MAX_SEARCHED_TERMS, type TermChoice } from './term-budget.ts';
 
 /**
  * The URL terms of a canonical resource URL: its host labels and path segments (everything after
@@ -67,7 +44,7 @@ export const urlCandidates = (queryTerms: string[]): string[] => queryTerms.slic
  * fewest first (ties in query order), the first always, the next while the kept rows total at most
  * `budget`.
  */
-export function chooseUrlTerms(candidates: string[], counts: number[], budget = SEARCH_ROW_BUDGET): TermChoice {
+export function chooseUrlTerms(candidates: string[], counts: number[], budget: number): TermChoice {
   const found = candidates.map((term, i) => ({ term, n: counts[i] ?? 0, i })).filter((c) => c.n > 0);
   found.sort((x, y) => x.n - y.n || x.i - y.i);
   const searched: string[] = [];

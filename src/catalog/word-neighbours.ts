@@ -1,13 +1,13 @@
 /**
- * A query word's nearest words by meaning in GloVe word vectors (docs/CATALOG.md "Ranking"): the
+ * A query word's nearest words by meaning in GloVe word vectors (docs/CATALOG.md "What a word matches"): the
  * words that appear in the same contexts ("smog": haze, pollution, ozone; "airplane": plane,
  * flight), which reach past a thesaurus's synonyms to what a word is about. The neighbours were
  * computed offline from the vectors an npm package ships (scripts/build-word-neighbours.ts) into
  * lexicon/word-neighbours.tsv.gz; nothing is downloaded. A search ranks a listing holding only a
  * neighbour below one holding a related word (query-terms.ts).
  *
- * The file is read on the first query that needs it (a few tens of milliseconds, once per
- * thread), kept as one string, and a word's line found by a binary search over its sorted lines.
+ * The file is read on the first query that needs it (once per thread), kept as one string, and a
+ * word's line found by a binary search over its sorted lines.
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -23,7 +23,7 @@ export const NEIGHBOURS_FILE = projectFile('lexicon/word-neighbours.tsv.gz');
 export const MAX_NEIGHBOURS = 6;
 export const MIN_SIMILARITY = 50;
 
-export interface Neighbour {
+interface Neighbour {
   word: string;
   /** Cosine similarity × 100. */
   similarity: number;

@@ -18,7 +18,7 @@ import { findLine, lineStarts } from './sorted-lines.ts';
 export const VECTORS_FILE = projectFile('lexicon/word-vectors.bin.gz');
 export const DIMENSIONS = 100;
 /** Below this cosine similarity a listing word tells nothing of a query word (chosen on the tuning set). */
-export const MEANING_FLOOR = 0.2;
+const MEANING_FLOOR = 0.2;
 const SCALE = 127 * 127;
 
 let table: { text: string; starts: Int32Array; vectors: Int8Array } | undefined;

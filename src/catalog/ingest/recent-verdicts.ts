@@ -10,14 +10,14 @@ import { createHash } from 'node:crypto';
 /** At most this many verdicts are remembered; the oldest goes first. */
 const RECENT_VERDICTS = 256;
 /** How long a verdict is remembered when the schema used its whole CPU budget or killed its thread. */
-export const RECENT_VERDICT_MS = 10 * 60_000;
+const RECENT_VERDICT_MS = 10 * 60_000;
 /**
  * How long a verdict given at the wall-clock bound is remembered: the thread was slowed by other
  * work, so an honest but heavy schema (tens of ms of CPU) can be caught there too. Long enough that
  * a hostile seller's burst costs a thread once; short enough that an honest seller's next
  * settlements are judged again soon.
  */
-export const BOUND_VERDICT_MS = 60_000;
+const BOUND_VERDICT_MS = 60_000;
 
 /** The key of a (seller, schema, info) triple, or undefined when it is not JSON (judged afresh each time). */
 export function verdictKey(scope: string, schema: unknown, info: unknown): string | undefined {
@@ -33,12 +33,8 @@ export function verdictKey(scope: string, schema: unknown, info: unknown): strin
 export class RecentVerdicts<Verdict> {
   private readonly entries = new Map<string, { verdict: Verdict; until: number }>();
 
-  constructor(
-    /** How long a verdict is kept (RECENT_VERDICT_MS by default). */
-    private readonly rememberMs: number,
-    /** How long a verdict given at the wall-clock bound is kept (BOUND_VERDICT_MS by default). */
-    private readonly rememberBoundMs: number,
-  ) {}
+  /** `rememberBoundMs`: how long a verdict given at the wall-clock bound is kept (a test shortens it). */
+  constructor(private readonly rememberBoundMs: number = BOUND_VERDICT_MS) {}
 
   get(key: string | undefined): Verdict | undefined {
     const entry = key === undefined ? undefined : this.entries.get(key);
@@ -52,7 +48,7 @@ export class RecentVerdicts<Verdict> {
   remember(key: string | undefined, verdict: Verdict, atBound: boolean): void {
     if (key === undefined) return;
     this.entries.delete(key);
-    this.entries.set(key, { verdict, until: performance.now() + (atBound ? this.rememberBoundMs : this.rememberMs) });
+    this.entries.set(key, { verdict, until: performance.now() + (atBound ? this.rememberBoundMs : RECENT_VERDICT_MS) });
     if (this.entries.size > RECENT_VERDICTS) this.entries.delete(this.entries.keys().next().value!);
   }
 }

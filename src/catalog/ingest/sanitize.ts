@@ -1,17 +1,17 @@
 /**
- * Field rules of the catalog write (openapi.yaml DiscoveryResource, docs/CATALOG.md): the resource URL, the
+ * Field rules of the catalog write (openapi.yaml DiscoveryResource, docs/CATALOG.md "Field-level drops"): the resource URL, the
  * routeTemplate hardening, and the field-level sanitizers whose failure drops only that field.
  * Pure functions over untrusted JSON; every loop is bounded by a constant.
  */
 import { lookalikeHostReason } from '../../net/idn-hosts.ts';
-import { ALLOW_PRIVATE_TARGETS, allowListFromEnv, forbiddenLiteralHost, type AllowList } from '../../net/private-addresses.ts';
+import { ALLOW_PRIVATE_TARGETS, allowListFromEnv, forbiddenLiteralHost } from '../../net/private-addresses.ts';
 
-export const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
-export const MAX_SERVICE_NAME_LENGTH = 32;
-export const MAX_TAGS = 5;
-export const MAX_TAG_LENGTH = 32;
-export const MAX_ICON_URL_LENGTH = 2048;
-export const MAX_ROUTE_TEMPLATE_LENGTH = 2048;
+const MAX_ROUTE_TEMPLATE_DECODE_PASSES = 5;
+const MAX_SERVICE_NAME_LENGTH = 32;
+const MAX_TAGS = 5;
+const MAX_TAG_LENGTH = 32;
+const MAX_ICON_URL_LENGTH = 2048;
+const MAX_ROUTE_TEMPLATE_LENGTH = 2048;
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 /** C0 controls (including NUL), DEL and C1 controls. */
@@ -30,15 +30,12 @@ export const RESOURCE_URL_REASON = 'resource.url must be an absolute http(s) URL
 /**
  * The resource URL, or why it is refused: an absolute http(s) URL without credentials. A host
  * that is a loopback, private, link-local, multicast or metadata IP literal (or `localhost`) is
- * refused too, unless ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md): a listing must never
+ * refused too, unless ALLOW_PRIVATE_TARGETS covers it (docs/CATALOG.md "Checks, in order"): a listing must never
  * point an agent at the network it runs in. So is an internationalized host that may imitate
  * another (mixed scripts, a Latin look-alike script: src/net/idn-hosts.ts), so that a look-alike
  * of a listed host cannot become a rival listing.
  */
-export function checkResourceUrl(
-  value: unknown,
-  allow: AllowList = allowListFromEnv(),
-): { ok: true; url: URL } | { ok: false; reason: string } {
+export function checkResourceUrl(value: unknown): { ok: true; url: URL } | { ok: false; reason: string } {
   const refused = { ok: false, reason: RESOURCE_URL_REASON } as const;
   if (typeof value !== 'string' || value === '' || CONTROL_CHAR.test(value)) return refused;
   let url: URL;
@@ -50,7 +47,7 @@ export function checkResourceUrl(
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return refused;
   if (url.username !== '' || url.password !== '') return refused;
   if (url.hostname === '') return refused;
-  const forbidden = forbiddenLiteralHost(url.hostname, allow);
+  const forbidden = forbiddenLiteralHost(url.hostname, allowListFromEnv());
   if (forbidden)
     return {
       ok: false,
@@ -59,12 +56,6 @@ export function checkResourceUrl(
   const lookalike = lookalikeHostReason(url.hostname);
   if (lookalike) return { ok: false, reason: `resource.url ${lookalike}.` };
   return { ok: true, url };
-}
-
-/** The resource URL under the rules of checkResourceUrl, or null. */
-export function parseResourceUrl(value: unknown, allow: AllowList = allowListFromEnv()): URL | null {
-  const checked = checkResourceUrl(value, allow);
-  return checked.ok ? checked.url : null;
 }
 
 /** Why a routeTemplate layer is refused, or null when the layer is clean. */
@@ -114,7 +105,7 @@ export function checkRouteTemplate(value: unknown): { ok: true; template: string
 
 /**
  * The listing identity: origin + valid routeTemplate, else origin + pathname; query and fragment
- * never kept. Spellings RFC 3986 §6.2.2–6.2.3 calls equivalent become one (docs/CATALOG.md):
+ * never kept. Spellings RFC 3986 §6.2.2–6.2.3 calls equivalent become one (docs/CATALOG.md "Canonical identity"):
  * scheme and host lowercase, the default port dropped, an empty path is "/" (the WHATWG parser
  * does these), a trailing dot of the host dropped, percent-encoded unreserved characters
  * (A–Z a–z 0–9 - . _ ~) decoded and other escapes in upper-case hex. Beyond the RFC, a trailing
@@ -203,11 +194,10 @@ function hostileHost(host: string): string | null {
  * percent-decoding, so an encoded form cannot slip past either view.
  */
 export function sanitizeIconUrl(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ICON_URL_LENGTH) return undefined;
-  if (CONTROL_CHAR.test(value)) return undefined;
-  const url = parseResourceUrl(value);
-  if (!url) return undefined;
-  if (hostileHost(url.hostname)) return undefined;
+  if (typeof value !== 'string' || value.length > MAX_ICON_URL_LENGTH) return undefined;
+  // The resource URL's rules (control characters, credentials, private hosts, look-alikes) first.
+  const checked = checkResourceUrl(value);
+  if (!checked.ok || hostileHost(checked.url.hostname)) return undefined;
   const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(value)?.[1];
   if (authority === undefined) return undefined;
   const decoded = decodeFully(authority);

@@ -6,20 +6,14 @@
  * Jobs run one at a time; the queue is bounded, and a job waiting in it past its deadline is not
  * run.
  *
- * The budget is CPU time of the validation thread (150 ms), read from the thread itself, so a
- * machine busy with other work does not make an honest schema look expensive; a wall-clock bound
- * (200 ms from the start of the caller's step, waiting and running included) keeps the answer
- * prompt. Only a schema that was seen to cost is judged `bazaar_schema_too_complex`: it used the
- * CPU budget, or its thread died on it, or it was still running at the wall-clock bound after
- * using more CPU time than an ordinary schema needs in all (5 ms). A job that never ran (the queue
- * was full, it waited too long, the bound passed before a thread was free, no thread could start)
- * or that was stopped while its thread barely ran (starved by other work) is `not_judged`: the
- * caller treats it as a transient failure and tries again later, so an honest seller is not refused
- * because svc was busy.
+ * The budget is CPU time read from the thread itself, so a machine busy with other work does not
+ * make an honest schema look expensive; a wall-clock bound keeps the answer prompt. Only a schema
+ * seen to cost is judged `bazaar_schema_too_complex`; one svc could not judge (busy, starved) is
+ * `not_judged`, tried again later, so an honest seller is not refused because svc was busy.
  */
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
-import { BOUND_VERDICT_MS, RECENT_VERDICT_MS, RecentVerdicts, verdictKey } from './recent-verdicts.ts';
+import { RecentVerdicts, verdictKey } from './recent-verdicts.ts';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
 export type SchemaVerdict =
@@ -48,11 +42,7 @@ export interface SchemaValidatorOptions {
   maxWaitMs?: number;
   /** Jobs waiting beyond this are refused at once. Default 64. */
   maxQueued?: number;
-  /** Heap limit of the worker; going past it kills the worker, not svc. Default 48 MiB. */
-  maxHeapMb?: number;
-  /** How long a too-complex verdict is remembered for the same payee, schema and info. Default 10 min. */
-  rememberMs?: number;
-  /** The same for a verdict given at the wall-clock bound (the budget was not used up). Default 1 min. */
+  /** How long a verdict given at the wall-clock bound (the budget was not used up) is remembered. Default 1 min. */
   rememberBoundMs?: number;
   /** The threads' module. Default the schema worker (src/files.ts); tests give one that cannot start. */
   workerUrl?: URL;
@@ -64,7 +54,9 @@ export interface SchemaValidatorOptions {
 }
 
 /** The documented budget (CPU time): a hostile schema costs at most this, then it is soft-dropped. */
-export const SCHEMA_BUDGET_MS = 150;
+const SCHEMA_BUDGET_MS = 150;
+/** Heap limit of a validation thread: going past it kills the thread, not svc. */
+const SCHEMA_HEAP_MB = 48;
 
 interface Pending {
   job: ValidationJob;
@@ -119,7 +111,6 @@ export class SchemaValidator {
   private readonly judgedCpuMs: number;
   private readonly maxWaitMs: number;
   private readonly maxQueued: number;
-  private readonly maxHeapMb: number;
   private readonly workerUrl: URL;
   private readonly keepStandby: boolean;
   private current: Slot | null = null;
@@ -143,7 +134,7 @@ export class SchemaValidator {
   /** performance.now() when the first worker became ready (undefined before). */
   firstReadyAt: number | undefined;
   private static readonly STARTUP_WAIT_MS = 5_000;
-  /** Workers started so far; for tests and the bench. */
+  /** Workers started so far; for tests. */
   workersStarted = 0;
   /**
    * Jobs sent to a thread so far; for tests. Unlike workersStarted it moves only when a schema
@@ -157,8 +148,7 @@ export class SchemaValidator {
     this.judgedCpuMs = options.judgedCpuMs ?? 5;
     this.maxWaitMs = options.maxWaitMs ?? 100;
     this.maxQueued = options.maxQueued ?? 64;
-    this.maxHeapMb = options.maxHeapMb ?? 48;
-    this.recent = new RecentVerdicts(options.rememberMs ?? RECENT_VERDICT_MS, options.rememberBoundMs ?? BOUND_VERDICT_MS);
+    this.recent = new RecentVerdicts(options.rememberBoundMs);
     this.workerUrl = options.workerUrl ?? workerModuleUrl('catalog/ingest/schema-worker');
     this.keepStandby = options.standby ?? true;
     // Warm from the start: the first seller must not wait for a thread to boot.
@@ -200,7 +190,7 @@ export class SchemaValidator {
 
   private spawn(): Slot {
     const worker = new Worker(this.workerUrl, {
-      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 },
+      resourceLimits: { maxOldGenerationSizeMb: SCHEMA_HEAP_MB, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 },
     });
     const slot: Slot = { worker, ready: false, jobs: 0 };
     this.workersStarted++;

@@ -1,5 +1,5 @@
 /**
- * The client-supplied JSON Schema (docs/CATALOG.md): neutralization, the node cap, the
+ * The client-supplied JSON Schema (docs/CATALOG.md "Seller schemas"): neutralization, the node cap, the
  * reference rules, validation (on a worker thread, src/catalog/ingest/schema-validator.ts), and the
  * parameter text the search indexes.
  * Every walk is iterative with an explicit stack and a depth bound, so no input can blow the
@@ -10,7 +10,7 @@ import { SchemaValidator, type SchemaValidatorOptions, type SchemaVerdict, type 
 
 export type { SchemaVerdict } from './schema-validator.ts';
 
-export const MAX_SCHEMA_NODES = 2000;
+const MAX_SCHEMA_NODES = 2000;
 /** Deeper than this is treated as too complex too: validators walk schemas recursively. */
 export const MAX_SCHEMA_DEPTH = 64;
 /** Keywords that carry regular expressions (ReDoS) or format checkers: removed before use. */
@@ -43,7 +43,7 @@ const DYNAMIC_KEYWORDS = new Set(['$dynamicRef', '$recursiveRef', '$anchor', '$d
  * Keywords whose cost grows with the square of the data or with every evaluated path
  * (uniqueItems over objects, contains, unevaluated*, dependencies): at most this many per schema.
  */
-export const MAX_COSTLY_KEYWORDS = 8;
+const MAX_COSTLY_KEYWORDS = 8;
 const COSTLY_KEYWORDS = new Set([
   'uniqueItems',
   'contains',
@@ -53,12 +53,12 @@ const COSTLY_KEYWORDS = new Set([
   'dependencies',
 ]);
 /** At most this many `$ref`s per schema (the recursion check is quadratic in them). */
-export const MAX_SCHEMA_REFERENCES = 64;
+const MAX_SCHEMA_REFERENCES = 64;
 /** Applicators that evaluate the same data again, in place: a reference cycle through only these never ends. */
 const IN_PLACE_SINGLE = new Set(['not', 'if', 'then', 'else']);
 const IN_PLACE_LIST = new Set(['allOf', 'anyOf', 'oneOf']);
 
-export type NeutralizeResult =
+type NeutralizeResult =
   | { ok: true; schema: Record<string, unknown> | boolean }
   | { ok: false; code: 'bazaar_schema_too_complex' | 'bazaar_schema_validation_failed'; reason: string };
 
@@ -276,7 +276,7 @@ export function validateAgainstSchema(
   return validator().validate(schema, info, context);
 }
 
-export const MAX_PARAMETER_TEXT = 4096;
+const MAX_PARAMETER_TEXT = 4096;
 /** The bazaar envelope's own property names: structure, not parameters, so not indexed. */
 const STRUCTURAL_NAMES = new Set([
   'input',

@@ -1,5 +1,5 @@
 /**
- * The catalog hook's pure half (docs/CATALOG.md, listing rules): from a settled payment's JSON
+ * The catalog hook's pure half (docs/CATALOG.md "The settle hook"): from a settled payment's JSON
  * envelope to either nothing (no `bazaar` echoed), a soft-drop with its code, or a listing draft
  * ready for the store. No I/O here; the store does the atomic ownership check and the write.
  *
@@ -26,11 +26,11 @@ import {
   sanitizeTags,
 } from './sanitize.ts';
 
-export const MAX_EXTENSIONS_BYTES = 64 * 1024;
+const MAX_EXTENSIONS_BYTES = 64 * 1024;
 /** Longest resource.description (characters) a listing takes; longer is bazaar_description_too_long. */
 export const MAX_DESCRIPTION_LENGTH = 2048;
 /** Largest JSON of one accepted-terms entry, and most distinct entries per listing (bazaar_accepts_too_large). */
-export const MAX_TERMS_BYTES = 2048;
+const MAX_TERMS_BYTES = 2048;
 export const MAX_ACCEPTS_PER_LISTING = 32;
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'POST', 'PUT', 'PATCH']);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -97,7 +97,7 @@ export function ownedByOtherReason(key: string, owner: string, payTo: string): s
  * Size in bytes of the compact JSON encoding (what the client sent), computed iteratively and
  * stopping as soon as it exceeds `limit`; a value that cannot be JSON counts as over the limit.
  */
-export function jsonSizeExceeds(value: unknown, limit: number): boolean {
+function jsonSizeExceeds(value: unknown, limit: number): boolean {
   const stack: unknown[] = [value];
   let bytes = 0;
   // A string's JSON is at least its length + 2 in bytes, so an over-long one is decided without encoding it.

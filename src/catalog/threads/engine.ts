@@ -21,40 +21,32 @@ import {
   type CatalogLogger,
   type CatalogStorePort,
   type DiscoveryFilters,
+  type Identity,
   type ListArgs,
   type ListPage,
   type ListingPreview,
   type SearchPage,
   type SettledPayment,
   type OwnershipStorePort,
-  type Withdrawal,
-  type WithdrawalOutcome,
 } from '../types.ts';
 import { X402_VERSION } from '../../scheme/types.ts';
 import { schemaThreadBootWait } from '../ingest/schema.ts';
 
-/** Over this the hook logs a warning, nothing fails (docs/CATALOG.md). */
+/** Over this the hook logs a warning, nothing fails (docs/CATALOG.md "The settle hook"). */
 export const SOFT_BUDGET_MS = 250;
 /** The x402Version the discovery responses declare. */
 export const DISCOVERY_X402_VERSION = X402_VERSION;
 
 export class CatalogEngine {
-  private readonly store: CatalogStorePort;
-  private readonly logger: CatalogLogger;
-  private readonly softBudgetMs: number;
-
   /** Present when ownership comes from the origin (../ownership.ts): settlements of a new owner become claims. */
   private readonly claims: OwnershipStorePort | undefined;
 
   constructor(
-    store: CatalogStorePort,
-    logger: CatalogLogger,
-    softBudgetMs = SOFT_BUDGET_MS,
+    private readonly store: CatalogStorePort,
+    private readonly logger: CatalogLogger,
+    private readonly softBudgetMs = SOFT_BUDGET_MS,
     ownership: OwnershipMode = 'first-settlement',
   ) {
-    this.store = store;
-    this.logger = logger;
-    this.softBudgetMs = softBudgetMs;
     this.claims = ownership === 'origin' ? store.claims : undefined;
   }
 
@@ -72,7 +64,7 @@ export class CatalogEngine {
     return Promise.resolve(this.ownership.resolve(key, claimedAt, verdict, now));
   }
 
-  async ownershipChecks(identity: { resource: string; type: string; toolName: string }): Promise<OwnershipCheck[]> {
+  async ownershipChecks(identity: Identity): Promise<OwnershipCheck[]> {
     return this.claims ? this.claims.checksOf(identity) : [];
   }
 
@@ -185,11 +177,6 @@ export class CatalogEngine {
         };
       }
     }
-  }
-
-  /** CatalogPort.withdraw: the store checks the owner and replays and removes the listing in one transaction. */
-  async withdraw(withdrawal: Withdrawal, now: Date): Promise<WithdrawalOutcome> {
-    return this.store.withdraw(withdrawal, now);
   }
 
   async list(...[filters, page, now, visibleSince, failingBefore]: ListArgs): Promise<ListPage> {

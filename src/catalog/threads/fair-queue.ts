@@ -1,12 +1,12 @@
 /**
- * The waiting requests of a catalog lane, served fairly (docs/CATALOG.md "Fair scheduling"):
+ * The waiting requests of a catalog lane, served fairly (docs/CATALOG.md "Threads"):
  * each client (an opaque key the caller gives, the peer address for discovery) has its own FIFO
  * and its own share of the queue, and clients take turns, so a few clients sending request after
  * request cannot push an honest one behind all of theirs. A heavy request (a search of many
  * terms) is only taken while the lane has room for one more heavy request, so the light ones
  * always find a free thread. With one client and nothing heavy this is a plain FIFO (the writer).
  */
-export interface QueuedJob {
+interface QueuedJob {
   client: string;
   heavy: boolean;
 }

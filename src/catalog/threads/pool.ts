@@ -14,7 +14,7 @@ import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
 import type { FileIdentity } from '../../db/sqlite.ts';
-import type { DiscoveryFilters, SettledPayment, Withdrawal } from '../types.ts';
+import type { DiscoveryFilters, Identity, SettledPayment, Withdrawal } from '../types.ts';
 import type { LivenessRecord } from '../liveness.ts';
 import { FairQueue } from './fair-queue.ts';
 import type { TakenPath } from '../query-paths.ts';
@@ -64,10 +64,10 @@ export type WorkerRequest = { id: number; now: number; deadline: number } & (
   | { op: 'lifecycle'; cuts: LifecycleCuts; limit: number }
   | { op: 'ownership-claim'; limit: number; pick?: ClaimPick | undefined }
   | { op: 'ownership-resolve'; key: string; claimedAt: number; verdict: OwnershipVerdict }
-  | { op: 'ownership-checks'; identity: { resource: string; type: string; toolName: string } }
+  | { op: 'ownership-checks'; identity: Identity }
   | { op: 'ownership-pending' }
   | { op: 'ownership-next' }
-  | { op: 'ownership-recheck'; identity: { resource: string; type: string; toolName: string }; payTo: string }
+  | { op: 'ownership-recheck'; identity: Identity; payTo: string }
   | { op: 'probe-host'; host: string; intervalMs: number; sent?: boolean | undefined }
 );
 
@@ -143,14 +143,9 @@ interface Job {
 
 const WORKER_URL = workerModuleUrl('catalog/threads/worker');
 /**
- * Each catalog thread has its own V8 heap. A small young generation keeps the resident size low;
- * the old-generation cap bounds a runaway worker, which is then replaced (its request fails like
- * any fault). A reader's young generation is 8 MiB (two 4 MiB semi-spaces): a two-term search
- * allocates about a megabyte, and with 2 MiB semi-spaces a reader scavenged twice as often and
- * spent 10-20 % more CPU per such search; the writer's 4 MiB. These limits hold only while no
- * process-wide `--max-semi-space-size` is set (V8 takes the flag over an isolate's own limit), so
- * the first thread's start clears it (workerHeapsFromLimits). Measured in docs/BENCHMARKS.md
- * "Catalog on SQLite at 100k and 1M".
+ * Each catalog thread has its own V8 heap: a small young generation keeps the resident size low (a
+ * reader's larger, as searches allocate), and the old-generation cap bounds a runaway worker, which
+ * is then replaced (its request fails like any fault). Sizes and their measure: docs/CATALOG.md "Threads".
  */
 const WORKER_LIMITS = {
   reader: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 },
@@ -158,12 +153,10 @@ const WORKER_LIMITS = {
 } as const;
 let workerHeapsSized = false;
 /**
- * Clears `--max-semi-space-size` once, before the first catalog thread starts, so that each
- * thread's young generation is what its resourceLimits ask for (WORKER_LIMITS; the seller-schema
- * thread's, 4 MiB, too), not two of the flag's semi-spaces (scripts/start.sh sets 4 MiB for the
- * main thread, which would make every thread's 8 MiB). V8 reads the flag when it sizes an
- * isolate's heap, so the main thread, sized at start, keeps its own (Node calls changing V8 flags
- * at run time unsupported; test/ops/start.test.ts checks each thread's heap under `npm start`).
+ * Clears `--max-semi-space-size` once, before the first catalog thread starts: V8 takes the
+ * process-wide flag (scripts/start.sh sets it for the main thread) over an isolate's own limit, so
+ * WORKER_LIMITS would not hold. The main thread, sized at start, keeps its own (Node calls changing
+ * V8 flags at run time unsupported; test/ops/start.test.ts checks each thread's heap under `npm start`).
  */
 function workerHeapsFromLimits(): void {
   if (workerHeapsSized) return;
@@ -200,19 +193,12 @@ export class WorkerLanes {
   private readonly idleSince = new Map<Worker, number>();
   private retireTimer: NodeJS.Timeout | undefined;
 
-  private readonly setup: LaneSetup;
-  private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void;
-  /** Hears the discovery paths each answered request took, and the client it ran for (RunOptions.client). */
-  private readonly onPaths: (paths: TakenPath[], client: string) => void;
-
   constructor(
-    setup: LaneSetup,
-    onLog: (level: 'warn' | 'error', obj: object, msg: string) => void,
-    onPaths: (paths: TakenPath[], client: string) => void = () => {},
+    private readonly setup: LaneSetup,
+    private readonly onLog: (level: 'warn' | 'error', obj: object, msg: string) => void,
+    /** Hears the discovery paths each answered request took, and the client it ran for (RunOptions.client). */
+    private readonly onPaths: (paths: TakenPath[], client: string) => void = () => {},
   ) {
-    this.setup = setup;
-    this.onLog = onLog;
-    this.onPaths = onPaths;
     for (let i = 0; i < setup.threads; i++) this.spawn();
   }
 

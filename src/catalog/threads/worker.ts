@@ -57,10 +57,8 @@ port.postMessage({ ready: true } satisfies WorkerReply);
 
 /**
  * A discovery page as the main thread asked for it: the object, or its JSON text, the bytes GET
- * /discovery/resources and /discovery/search send (openapi.yaml). Serialized here, the page
- * crosses to the main thread as one string (a few µs to clone) instead of an object graph
- * (100–140 µs for a 20-item page, plus the main thread's JSON.stringify): docs/BENCHMARKS.md
- * "Catalog on SQLite at 100k and 1M".
+ * /discovery/resources and /discovery/search send (openapi.yaml). Serialized here, the page crosses
+ * to the main thread as one string, far cheaper to clone than an object graph (docs/CATALOG.md "Threads").
  */
 function pageAnswer(json: boolean | undefined, measured: MeasuredPage<object>): unknown {
   return json ? measured.text : measured.page;
@@ -75,7 +73,8 @@ async function run(request: WorkerRequest): Promise<unknown> {
     case 'preview':
       return engine.previewSettlement(request.settled, now);
     case 'withdraw':
-      return engine.withdraw(request.withdrawal, now);
+      // The store checks the owner and replays and removes the listing in one transaction.
+      return store.withdraw(request.withdrawal, now);
     case 'catalog-id':
       return store.catalogId();
     // Every page within what a stock client reads (page-bytes.ts), shrunk when it would not be.
