@@ -2486,7 +2486,7 @@ export interface operations {
                  * @description Opaque cursor from a previous `pagination.cursor`; one that svc did not issue, or older than
                  *     an hour, is `svc_invalid_search_cursor`. A walk serves each match of the catalog as of its
                  *     first page at most once: every one still visible when the walk reaches its rank, a listing
-                 *     hidden then and back later included (docs/CATALOG.md "Cursor format and guarantees").
+                 *     hidden then and back later included (docs/CATALOG.md "Response and cursor").
                  *     A cursor is two base64url parts joined by a dot, at
                  *     most 1024 characters; anything else (an empty value too) can never have been issued and is
                  *     refused with the same code.

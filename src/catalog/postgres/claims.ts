@@ -11,13 +11,11 @@ import { claimsPort as enginePort } from '../claims.ts';
 import { claimsTableSql } from '../ownership.ts';
 import type { PaymentFacts } from '../quality.ts';
 import { runAsync } from '../statements.ts';
-import type { OwnershipStorePort, WriteOutcome } from '../types.ts';
+import type { Identity, OwnershipStorePort, WriteOutcome } from '../types.ts';
 import { postgresSql, type Db } from './queries.ts';
 import { removeListing } from './withdraw.ts';
 
 export const CLAIMS_MIGRATION = claimsTableSql('postgres');
-
-type Identity = { resource: string; type: string; toolName: string };
 
 /** What the claims port needs of the store: its identity lock and its write under that lock (store.ts). */
 export interface LockedWrites {
