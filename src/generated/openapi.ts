@@ -210,7 +210,7 @@ export interface paths {
          *     longer than 2,048 characters is 400 `svc_invalid_query_parameter`, the reason naming the cap.
          *     Any number of words is answered: a search budget keeps the rarest terms whose index rows fit
          *     it and ranks over those; the answer's `searchMethod`, `searchedTerms` and `droppedTerms` say
-         *     what was searched (docs/CATALOG.md "Search budget"). An answer is at most 4 MiB: when `limit`
+         *     what was searched (docs/CATALOG.md "The search budget"). An answer is at most 4 MiB: when `limit`
          *     results would weigh more, the page holds the first ones that fit, `pagination.limit` says
          *     how many, and the cursor (with `partialResults` true) continues right after them.
          *
@@ -1328,7 +1328,7 @@ export interface components {
              *     listings' text (above, docs/CATALOG.md "Ranking") with every content word of the
              *     query found in the index. `text_budgeted`: the same rank
              *     over `searchedTerms` only; the search budget left out `droppedTerms` (docs/CATALOG.md
-             *     "Search budget"). `text_partial`: a filtered search that neither its text nor its
+             *     "The search budget"). `text_partial`: a filtered search that neither its text nor its
              *     filters narrow stopped at its work budget: the page ranks, by the same rank, the
              *     listings passing the filters among the searched terms' first 4,000 index rows, so
              *     better matches may be missing (`partialResults` is true; docs/CATALOG.md "Search with
