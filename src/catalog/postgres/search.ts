@@ -12,13 +12,13 @@ import type pg from 'pg';
 import { onOneClient } from '../../db/postgres.ts';
 import type { ListingRow } from '../listing.ts';
 import { PRESENCE } from '../query-terms.ts';
-import { URL_KEY_MILLI, urlKey } from '../terms.ts';
+import { URL_KEY_MILLI, isStemKey, stemKey, urlKey } from '../terms.ts';
 import { URL_TERM_RANK } from '../url-search.ts';
 import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { listingColumns } from './quality.ts';
-import { CURRENT_SEQ_SQL, filterConditions, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
+import { CURRENT_SEQ_SQL, filterConditions, parameters, queryGeneric, rowsById, type Db, type RawListingRow } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -48,8 +48,8 @@ function rowFilter(read: RankedRead, params: Params): { join: string; where: str
   return conditions === 'TRUE' ? { join: '', where: 'TRUE' } : { join: 'JOIN listings l ON l.id = t.listing_id', where: conditions };
 }
 
-/** One term's rows at the snapshot after `after`, in index order, at most `limit`. */
-function walkSql(term: string, asOf: number, after: CursorState | undefined, limit: number, params: Params, weight = 1): string {
+/** The rows of the term `term` (an SQL expression) at the snapshot after `after`, in index order, at most `limit` (one). */
+function walkSql(term: string, asOf: number, after: CursorState | undefined, limit: string, params: Params, weight = 1): string {
   const { p } = params;
   let keyset = '';
   if (after) {
@@ -57,8 +57,8 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
     const milli = p(after.r / weight - PRESENCE);
     keyset = `AND t.milli <= ${milli} AND NOT (t.milli = ${milli} AND t.listing_id <= ${p(after.i)})`;
   }
-  return `SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t WHERE t.term = ${p(term)} AND ${snapshot(asOf, params)} ${keyset}
-    ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(limit)}`;
+  return `SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t WHERE t.term = ${term} AND ${snapshot(asOf, params)} ${keyset}
+    ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${limit}`;
 }
 
 /**
@@ -69,8 +69,8 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
 export function textIndex(db: Db, now?: Date): TextIndex {
   // The statements of fixed text (the snapshot, the counts) are prepared, each by its own name: parsed once per
   // connection and planned as Postgres plans a prepared statement, where sent as text a count cost about half as much
-  // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads'
-  // text varies with the query: they are sent as text, planned with their values.
+  // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads
+  // without filters are prepared too (`query` below), each shape by its name (queryGeneric).
   const countTerms = async (terms: string[], cap: number) =>
     (
       await db.query<{ n: string }>({
@@ -82,14 +82,22 @@ export function textIndex(db: Db, now?: Date): TextIndex {
     ).rows.map((r) => Number(r.n));
   /** The listings the ranked reads returned with their rows (undefined: a row whose listing is gone), by id. */
   const listed = new Map<number, ListingRow | undefined>();
-  const query = async (text: string, params: Params) => {
-    if (now === undefined) return ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
+  /**
+   * A ranked read. Its text depends on its shape alone (the values are parameters; the terms arrays), so without filters
+   * it runs with its generic plan (queryGeneric: prepared on the connection, planned once), which its shape fixes: each
+   * term's rows by index, in nested loops. Planned with its values, a window's rank took longer to plan than to run.
+   * Filters join the listings, whose plans depend on the values: those are sent as text (`withValues`), as the `url` reads are.
+   */
+  const query = async (text: string, params: Params, withValues: boolean) => {
+    const run = <R extends pg.QueryResultRow>(statement: string) =>
+      withValues ? db.query<R>(statement, params.values) : queryGeneric<R>(db, 'search', statement, params.values, 'session');
+    if (now === undefined) return ranked((await run<{ listing_id: string; rank: string }>(text)).rows);
     // The ranked rows in their order, each with its listing's row where it has one (rowsById's columns).
     const withListings = `WITH ranked AS MATERIALIZED (${text})
       SELECT r.*, x.* FROM ranked r LEFT JOIN LATERAL (SELECT ${listingColumns(now, params.p)} WHERE l.id = r.listing_id) x ON TRUE
       ORDER BY r.rank DESC, r.listing_id ASC`;
     type Row = { listing_id: string; rank: string; keys?: string } & (RawListingRow | { [K in keyof RawListingRow]: null });
-    const rows = (await db.query<Row>(withListings, params.values)).rows;
+    const rows = (await run<Row>(withListings)).rows;
     for (const { listing_id, rank: _rank, keys: _keys, ...listing } of rows)
       listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
     return ranked(rows);
@@ -123,16 +131,17 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const filter = rowFilter(read, params);
       const rows = await query(
         `SELECT t.listing_id, ${p(weight)}::bigint * (${PRESENCE} + t.milli) AS rank, ${p(term)}::text AS keys
-         FROM (${walkSql(term, asOf, after, scan ?? want, params, weight)}) t ${filter.join}
+         FROM (${walkSql(p(term), asOf, after, p(scan ?? want), params, weight)}) t ${filter.join}
          WHERE ${filter.where} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
         params,
+        filter.join !== '',
       );
       if (scan === undefined || rows.length >= want) return { rows };
       // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
       const edgeParams = parameters();
       const last = (
         await db.query<{ n: string; listing_id: string; milli: string }>(
-          `SELECT count(*) OVER () AS n, w.listing_id, w.milli FROM (${walkSql(term, asOf, after, scan, edgeParams, weight)}) w
+          `SELECT count(*) OVER () AS n, w.listing_id, w.milli FROM (${walkSql(edgeParams.p(term), asOf, after, edgeParams.p(scan), edgeParams, weight)}) w
            ORDER BY w.milli ASC, w.listing_id DESC LIMIT 1`,
           edgeParams.values,
         )
@@ -144,35 +153,61 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const { terms, weights, asOf, after, want, window } = read;
       const params = parameters();
       const { p } = params;
-      const weighed = `unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) AS k(term, w)`;
       const filter = rowFilter(read, params);
-      // Every row of the terms, or (the window) the revisions among each term's first `window` rows, each once, ranked over
-      // every term by a primary-key read per revision and term: a LATERAL subquery that OFFSET 0 keeps from being pulled
-      // up, where the planner would otherwise read each term's every row and join them by hash.
-      const from =
-        window === undefined
-          ? `search_terms t JOIN ${weighed} ON k.term = t.term ${filter.join}
-             WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where}`
-          : `(${terms.map((term) => `SELECT w.rev FROM (${walkSql(term, asOf, undefined, window, params)}) w`).join(' UNION ')}) c
-             CROSS JOIN LATERAL (
-               SELECT t.rev, t.listing_id, t.term, t.milli, k.w FROM ${weighed} JOIN search_terms t ON t.term = k.term AND t.rev = c.rev OFFSET 0
-             ) t ${filter.join} WHERE ${filter.where}`;
-      return query(
-        `WITH matches AS MATERIALIZED (
-           SELECT t.listing_id, ${rankSql('t', window === undefined ? 'k' : 't')} AS rank, string_agg(t.term, ' ') AS keys
-           FROM ${from} GROUP BY t.rev, t.listing_id
+      const rank = (from: string) =>
+        query(
+          `WITH matches AS MATERIALIZED (${from})
+           SELECT listing_id, rank, keys FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+          params,
+          filter.join !== '',
+        );
+      if (window === undefined)
+        return rank(
+          `SELECT t.listing_id, ${rankSql('t', 'k')} AS rank, string_agg(t.term, ' ') AS keys
+           FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) AS k(term, w) CROSS JOIN LATERAL (
+             SELECT t.rev, t.listing_id, t.term, t.milli FROM search_terms t WHERE t.term = k.term AND ${snapshot(asOf, params)}
+           ) t ${filter.join} WHERE ${filter.where} GROUP BY t.rev, t.listing_id`,
+        );
+      // The window: the revisions among each term's first \`window\` rows (\`win\`, which carry their score), each once. A
+      // revision's row of a term is read by primary key only where the term's window is full (\`cut\`: it may have left
+      // the row out) and does not hold it; an exact word's only for a revision holding its stem (a word's rows are among
+      // its stem's: terms.ts). Each read is a LATERAL subquery that OFFSET 0 keeps from being pulled up, where the
+      // planner would otherwise read each term's every row and join them by hash.
+      const stems = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : stemKey(term)));
+      const lookup = (rev: string, missing: string) =>
+        `CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = k.term AND t.rev = ${rev} OFFSET 0) t
+         WHERE k.term IN (SELECT term FROM cut) AND NOT EXISTS (SELECT 1 FROM win x WHERE x.rev = ${rev} AND x.term = k.term) AND ${missing}`;
+      return rank(
+        `WITH k AS MATERIALIZED (SELECT * FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[], ${p(stems)}::text[]) AS k(term, w, stem)),
+         win AS MATERIALIZED (
+           SELECT k.term, k.w, w.rev, w.listing_id, w.milli FROM k CROSS JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w
+         ),
+         c AS MATERIALIZED (SELECT DISTINCT t.rev, t.listing_id FROM win t ${filter.join} WHERE ${filter.where}),
+         cut AS MATERIALIZED (SELECT term FROM win GROUP BY term HAVING count(*) >= ${p(window)}),
+         held AS MATERIALIZED (
+           SELECT x.rev, x.listing_id, x.term, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c)
+           UNION ALL
+           SELECT c.rev, c.listing_id, k.term, k.w, t.milli FROM c CROSS JOIN k ${lookup('c.rev', 'k.stem IS NULL')}
+         ),
+         found AS (
+           SELECT * FROM held
+           UNION ALL
+           SELECT h.rev, h.listing_id, k.term, k.w, t.milli FROM held h JOIN k ON k.stem = h.term ${lookup('h.rev', 'TRUE')}
          )
-         SELECT listing_id, rank, keys FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
-        params,
+         SELECT t.listing_id, ${rankSql('t', 't')} AS rank, string_agg(t.term, ' ') AS keys FROM found t GROUP BY t.rev, t.listing_id`,
       );
     },
     async windowEdges(terms, asOf, window) {
       const params = parameters();
-      const edges = await db.query<{ n: string; lowest: string | null }>(
-        terms
-          .map((term) => `(SELECT count(*) AS n, min(w.milli) AS lowest FROM (${walkSql(term, asOf, undefined, window, params)}) w)`)
-          .join(' UNION ALL '),
+      const { p } = params;
+      const edges = await queryGeneric<{ n: string; lowest: string | null }>(
+        db,
+        'search',
+        `SELECT count(w.milli) AS n, min(w.milli) AS lowest
+         FROM unnest(${p(terms)}::text[]) WITH ORDINALITY AS k(term, i)
+         LEFT JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w ON TRUE GROUP BY k.i ORDER BY k.i`,
         params.values,
+        'session',
       );
       return edges.rows.map((r) => ({ rows: Number(r.n), lowest: Number(r.lowest ?? 0) }));
     },
@@ -190,6 +225,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
              ${after ? `AND t.listing_id > ${p(after.i)}` : ''}
            ORDER BY t.listing_id ASC LIMIT ${p(want)}`,
           params,
+          true,
         );
       return query(
         `WITH matches AS MATERIALIZED (
@@ -198,6 +234,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
          )
          SELECT listing_id, rank FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
         params,
+        true,
       );
     },
     async listings(ids, asOf) {
