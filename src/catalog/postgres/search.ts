@@ -174,9 +174,13 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       // its stem's: terms.ts). Each read is a LATERAL subquery that OFFSET 0 keeps from being pulled up, where the
       // planner would otherwise read each term's every row and join them by hash.
       const stems = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : stemKey(term)));
-      const lookup = (rev: string, missing: string) =>
-        `CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = k.term AND t.rev = ${rev} OFFSET 0) t
-         WHERE k.term IN (SELECT term FROM cut) AND NOT EXISTS (SELECT 1 FROM win x WHERE x.rev = ${rev} AND x.term = k.term) AND ${missing}`;
+      /** The revisions' rows of the keys that the windows leave out where they may hold them, from \`gaps\` (rev, listing_id, term, w). */
+      const gaps = (from: string) =>
+        `SELECT g.rev, g.listing_id, g.term, g.w FROM ${from} g WHERE g.term IN (SELECT term FROM cut)
+           AND NOT EXISTS (SELECT 1 FROM win x WHERE x.rev = g.rev AND x.term = g.term)`;
+      const readGaps = (gap: string) =>
+        `SELECT g.rev, g.listing_id, g.term, g.w, t.milli FROM ${gap} g
+           CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = g.term AND t.rev = g.rev OFFSET 0) t`;
       return rank(
         `WITH k AS MATERIALIZED (SELECT * FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[], ${p(stems)}::text[]) AS k(term, w, stem)),
          win AS MATERIALIZED (
@@ -184,16 +188,12 @@ export function textIndex(db: Db, now?: Date): TextIndex {
          ),
          c AS MATERIALIZED (SELECT DISTINCT t.rev, t.listing_id FROM win t ${filter.join} WHERE ${filter.where}),
          cut AS MATERIALIZED (SELECT term FROM win GROUP BY term HAVING count(*) >= ${p(window)}),
+         gap AS MATERIALIZED (${gaps('(SELECT c.rev, c.listing_id, k.term, k.w FROM c CROSS JOIN k WHERE k.stem IS NULL)')}),
          held AS MATERIALIZED (
-           SELECT x.rev, x.listing_id, x.term, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c)
-           UNION ALL
-           SELECT c.rev, c.listing_id, k.term, k.w, t.milli FROM c CROSS JOIN k ${lookup('c.rev', 'k.stem IS NULL')}
+           SELECT x.rev, x.listing_id, x.term, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c) UNION ALL ${readGaps('gap')}
          ),
-         found AS (
-           SELECT * FROM held
-           UNION ALL
-           SELECT h.rev, h.listing_id, k.term, k.w, t.milli FROM held h JOIN k ON k.stem = h.term ${lookup('h.rev', 'TRUE')}
-         )
+         exact_gap AS MATERIALIZED (${gaps('(SELECT h.rev, h.listing_id, k.term, k.w FROM held h JOIN k ON k.stem = h.term)')}),
+         found AS (SELECT * FROM held UNION ALL ${readGaps('exact_gap')})
          SELECT t.listing_id, ${rankSql('t', 't')} AS rank, string_agg(t.term, ' ') AS keys FROM found t GROUP BY t.rev, t.listing_id`,
       );
     },
