@@ -28,12 +28,26 @@ type Params = ReturnType<typeof parameters>;
  */
 const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
-const ranked = (rows: Array<{ listing_id: string; rank: string; keys?: string }>): RankedRow[] =>
+/** Ranked rows; `keysOf` reads a row's keys column (a term, else none). */
+const ranked = <K>(rows: Array<{ listing_id: string; rank: string; keys?: K }>, keysOf?: (keys: K) => string[]): RankedRow[] =>
   rows.map((r) => ({
     listing_id: Number(r.listing_id),
     rank: Number(r.rank),
-    ...(r.keys === undefined ? {} : { keys: r.keys.split(' ') }),
+    ...(r.keys === undefined ? {} : { keys: keysOf ? keysOf(r.keys) : [String(r.keys)] }),
   }));
+
+/**
+ * The keys a revision holds among `n` terms, from its rows' term numbers `i` (1 to n) grouped: one bit each, in 63-bit
+ * masks (a string of the terms, string_agg, cost a fifth of the rank's aggregate at 3,000 rows). heldKeys reads them.
+ */
+const keyMasksSql = (n: number, i: string) =>
+  n <= MASK_BITS
+    ? `ARRAY[bit_or(1::bigint << (${i} - 1)::int)]`
+    : `ARRAY[${Array.from({ length: Math.ceil(n / MASK_BITS) }, (_, j) => `bit_or(CASE WHEN (${i} - 1) / ${MASK_BITS} = ${j} THEN 1::bigint << ((${i} - 1) % ${MASK_BITS})::int ELSE 0 END)`).join(', ')}]`;
+const MASK_BITS = 63;
+/** The terms whose bits keyMasksSql's masks (bigints as pg returns them) hold. */
+const heldKeys = (terms: string[]) => (masks: string[]) =>
+  terms.filter((_, i) => ((BigInt(masks[Math.floor(i / MASK_BITS)]!) >> BigInt(i % MASK_BITS)) & 1n) === 1n);
 
 /** After a cursor, on ranked rows (rank, listing_id). */
 const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
@@ -64,7 +78,7 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
 /**
  * The store's statements for the engine. With `now` (a page's, which its `listings` are asked as of), each ranked
  * read returns its rows' listings too, read in the same statement: the engine's `listings` that follows answers from
- * them, one round trip fewer per round of a page.
+ * them, one round trip fewer per round of a page. `db` is one connection: a generic read's settings are its session's.
  */
 export function textIndex(db: Db, now?: Date): TextIndex {
   // The statements of fixed text (the snapshot, the counts) are prepared, each by its own name: parsed once per
@@ -88,19 +102,19 @@ export function textIndex(db: Db, now?: Date): TextIndex {
    * term's rows by index, in nested loops. Planned with its values, a window's rank took longer to plan than to run.
    * Filters join the listings, whose plans depend on the values: those are sent as text (`withValues`), as the `url` reads are.
    */
-  const query = async (text: string, params: Params, withValues: boolean) => {
+  const query = async <K = string>(text: string, params: Params, withValues: boolean, keysOf?: (keys: K) => string[]) => {
     const run = <R extends pg.QueryResultRow>(statement: string) =>
       withValues ? db.query<R>(statement, params.values) : queryGeneric<R>(db, 'search', statement, params.values, 'session');
-    if (now === undefined) return ranked((await run<{ listing_id: string; rank: string }>(text)).rows);
+    if (now === undefined) return ranked((await run<{ listing_id: string; rank: string; keys?: K }>(text)).rows, keysOf);
     // The ranked rows in their order, each with its listing's row where it has one (rowsById's columns).
     const withListings = `WITH ranked AS MATERIALIZED (${text})
       SELECT r.*, x.* FROM ranked r LEFT JOIN LATERAL (SELECT ${listingColumns(now, params.p)} WHERE l.id = r.listing_id) x ON TRUE
       ORDER BY r.rank DESC, r.listing_id ASC`;
-    type Row = { listing_id: string; rank: string; keys?: string } & (RawListingRow | { [K in keyof RawListingRow]: null });
+    type Row = { listing_id: string; rank: string; keys?: K } & (RawListingRow | { [C in keyof RawListingRow]: null });
     const rows = (await run<Row>(withListings)).rows;
     for (const { listing_id, rank: _rank, keys: _keys, ...listing } of rows)
       listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
-    return ranked(rows);
+    return ranked(rows, keysOf);
   };
   return {
     currentSeq: async () => Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: CURRENT_SEQ_SQL })).rows[0]!.seq),
@@ -154,19 +168,23 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const params = parameters();
       const { p } = params;
       const filter = rowFilter(read, params);
+      // The revisions ranked (\`from\`: rev, listing_id, the term's number i, its weight w and milli), grouped by revision.
       const rank = (from: string) =>
         query(
-          `WITH matches AS MATERIALIZED (${from})
-           SELECT listing_id, rank, keys FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+          `SELECT * FROM (
+             SELECT min(t.listing_id) AS listing_id, ${rankSql('t', 't')} AS rank, ${keyMasksSql(terms.length, 't.i')} AS keys
+             FROM (${from}) t GROUP BY t.rev
+           ) matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
           params,
           filter.join !== '',
+          heldKeys(terms),
         );
       if (window === undefined)
         return rank(
-          `SELECT t.listing_id, ${rankSql('t', 'k')} AS rank, string_agg(t.term, ' ') AS keys
-           FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) AS k(term, w) CROSS JOIN LATERAL (
-             SELECT t.rev, t.listing_id, t.term, t.milli FROM search_terms t WHERE t.term = k.term AND ${snapshot(asOf, params)}
-           ) t ${filter.join} WHERE ${filter.where} GROUP BY t.rev, t.listing_id`,
+          `SELECT t.rev, t.listing_id, k.i, k.w, t.milli
+           FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) WITH ORDINALITY AS k(term, w, i) CROSS JOIN LATERAL (
+             SELECT t.rev, t.listing_id, t.milli FROM search_terms t WHERE t.term = k.term AND ${snapshot(asOf, params)}
+           ) t ${filter.join} WHERE ${filter.where}`,
         );
       // The window: the revisions among each term's first \`window\` rows (\`win\`, which carry their score), each once. A
       // revision's row of a term is read by primary key only where the term's window is full (\`cut\`: it may have left
@@ -174,27 +192,28 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       // its stem's: terms.ts). Each read is a LATERAL subquery that OFFSET 0 keeps from being pulled up, where the
       // planner would otherwise read each term's every row and join them by hash.
       const stems = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : stemKey(term)));
-      /** The revisions' rows of the keys that the windows leave out where they may hold them, from \`gaps\` (rev, listing_id, term, w). */
+      /** The revisions' rows of the keys that the windows leave out where they may hold them, from \`gaps\` (rev, listing_id, term, i, w). */
       const gaps = (from: string) =>
-        `SELECT g.rev, g.listing_id, g.term, g.w FROM ${from} g WHERE g.term IN (SELECT term FROM cut)
+        `SELECT g.rev, g.listing_id, g.term, g.i, g.w FROM ${from} g WHERE g.term IN (SELECT term FROM cut)
            AND NOT EXISTS (SELECT 1 FROM win x WHERE x.rev = g.rev AND x.term = g.term)`;
       const readGaps = (gap: string) =>
-        `SELECT g.rev, g.listing_id, g.term, g.w, t.milli FROM ${gap} g
+        `SELECT g.rev, g.listing_id, g.term, g.i, g.w, t.milli FROM ${gap} g
            CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = g.term AND t.rev = g.rev OFFSET 0) t`;
       return rank(
-        `WITH k AS MATERIALIZED (SELECT * FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[], ${p(stems)}::text[]) AS k(term, w, stem)),
+        `WITH k AS MATERIALIZED (
+           SELECT * FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[], ${p(stems)}::text[]) WITH ORDINALITY AS k(term, w, stem, i)
+         ),
          win AS MATERIALIZED (
-           SELECT k.term, k.w, w.rev, w.listing_id, w.milli FROM k CROSS JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w
+           SELECT k.term, k.i, k.w, w.rev, w.listing_id, w.milli FROM k CROSS JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w
          ),
          c AS MATERIALIZED (SELECT DISTINCT t.rev, t.listing_id FROM win t ${filter.join} WHERE ${filter.where}),
          cut AS MATERIALIZED (SELECT term FROM win GROUP BY term HAVING count(*) >= ${p(window)}),
-         gap AS MATERIALIZED (${gaps('(SELECT c.rev, c.listing_id, k.term, k.w FROM c CROSS JOIN k WHERE k.stem IS NULL)')}),
+         gap AS MATERIALIZED (${gaps('(SELECT c.rev, c.listing_id, k.term, k.i, k.w FROM c CROSS JOIN k WHERE k.stem IS NULL)')}),
          held AS MATERIALIZED (
-           SELECT x.rev, x.listing_id, x.term, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c) UNION ALL ${readGaps('gap')}
+           SELECT x.rev, x.listing_id, x.term, x.i, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c) UNION ALL ${readGaps('gap')}
          ),
-         exact_gap AS MATERIALIZED (${gaps('(SELECT h.rev, h.listing_id, k.term, k.w FROM held h JOIN k ON k.stem = h.term)')}),
-         found AS (SELECT * FROM held UNION ALL ${readGaps('exact_gap')})
-         SELECT t.listing_id, ${rankSql('t', 't')} AS rank, string_agg(t.term, ' ') AS keys FROM found t GROUP BY t.rev, t.listing_id`,
+         exact_gap AS MATERIALIZED (${gaps('(SELECT h.rev, h.listing_id, k.term, k.i, k.w FROM held h JOIN k ON k.stem = h.term)')})
+         SELECT * FROM held UNION ALL ${readGaps('exact_gap')}`,
       );
     },
     async windowEdges(terms, asOf, window) {
