@@ -168,7 +168,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const params = parameters();
       const { p } = params;
       const filter = rowFilter(read, params);
-      // The revisions ranked (\`from\`: rev, listing_id, the term's number i, its weight w and milli), grouped by revision.
+      // The revisions ranked (`from`: rev, listing_id, the term's number i, its weight w and milli), grouped by revision.
       const rank = (from: string) =>
         query(
           `SELECT * FROM (
@@ -186,13 +186,13 @@ export function textIndex(db: Db, now?: Date): TextIndex {
              SELECT t.rev, t.listing_id, t.milli FROM search_terms t WHERE t.term = k.term AND ${snapshot(asOf, params)}
            ) t ${filter.join} WHERE ${filter.where}`,
         );
-      // The window: the revisions among each term's first \`window\` rows (\`win\`, which carry their score), each once. A
-      // revision's row of a term is read by primary key only where the term's window is full (\`cut\`: it may have left
+      // The window: the revisions among each term's first `window` rows (`win`, which carry their score), each once. A
+      // revision's row of a term is read by primary key only where the term's window is full (`cut`: it may have left
       // the row out) and does not hold it; an exact word's only for a revision holding its stem (a word's rows are among
       // its stem's: terms.ts). Each read is a LATERAL subquery that OFFSET 0 keeps from being pulled up, where the
       // planner would otherwise read each term's every row and join them by hash.
       const stems = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : stemKey(term)));
-      /** The revisions' rows of the keys that the windows leave out where they may hold them, from \`gaps\` (rev, listing_id, term, i, w). */
+      /** The keys the windows leave out of revisions where they may hold them, from `from` (rev, listing_id, term, i, w). */
       const gaps = (from: string) =>
         `SELECT g.rev, g.listing_id, g.term, g.i, g.w FROM ${from} g WHERE g.term IN (SELECT term FROM cut)
            AND NOT EXISTS (SELECT 1 FROM win x WHERE x.rev = g.rev AND x.term = g.term)`;

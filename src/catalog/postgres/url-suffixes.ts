@@ -76,7 +76,7 @@ export function suffixListingsSql(url: string, p: (value: unknown) => string): s
   return `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)}`;
 }
 
-/** The condition that entry \`s\` is in the range from \`from\` to before \`to\` (suffixRange). */
+/** The condition that entry `s` is in the range from `from` to before `to` (suffixRange). */
 const rangeSql = (from: string, to: string | undefined, p: (value: unknown) => string) =>
   `s.suffix >= ${p(from)} AND ${to === undefined ? `starts_with(s.suffix, ${p(from)})` : `s.suffix < ${p(to)}`}`;
 
