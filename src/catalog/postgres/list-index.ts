@@ -217,7 +217,7 @@ async function listByUrl(
           `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
         // Past its first WALK_ROWS_SPELLED entries a walk that has not found its matches checks the rest against the
         // listings its suffixes' range names (hashed once, read only then), where it read each walked listing's row: a
-        // substring the newest listings lack read 4,000 rows (25 ms in process at 100k listings).
+        // substring the newest listings lack read the rows of every walked listing, the walk's whole budget.
         const holds = matched
           ? `k.listing_id = ANY(${p(matched)}::bigint[])`
           : `CASE WHEN k.n <= ${scale.urlWalkRowsSpelled ?? WALK_ROWS_SPELLED} THEN ${spelled()} ELSE k.listing_id IN (${suffixListingsSql(url, p)})${

@@ -38,7 +38,7 @@ const ranked = <K>(rows: Array<{ listing_id: string; rank: string; keys?: K }>, 
 
 /**
  * The keys a revision holds among `n` terms, from its rows' term numbers `i` (1 to n) grouped: one bit each, in 63-bit
- * masks (a string of the terms, string_agg, cost a fifth of the rank's aggregate at 3,000 rows). heldKeys reads them.
+ * masks, where a string of the terms (string_agg) was much of the aggregate's work. heldKeys reads them.
  */
 const keyMasksSql = (n: number, i: string) =>
   n <= MASK_BITS
