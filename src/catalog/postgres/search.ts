@@ -186,34 +186,39 @@ export function textIndex(db: Db, now?: Date): TextIndex {
              SELECT t.rev, t.listing_id, t.milli FROM search_terms t WHERE t.term = k.term AND ${snapshot(asOf, params)}
            ) t ${filter.join} WHERE ${filter.where}`,
         );
-      // The window: the revisions among each term's first `window` rows (`win`, which carry their score), each once. A
-      // revision's row of a term is read by primary key only where the term's window is full (`cut`: it may have left
-      // the row out) and does not hold it; an exact word's only for a revision holding its stem (a word's rows are among
-      // its stem's: terms.ts). Each read is a LATERAL subquery that OFFSET 0 keeps from being pulled up, where the
-      // planner would otherwise read each term's every row and join them by hash.
-      const stems = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : stemKey(term)));
-      /** The keys the windows leave out of revisions where they may hold them, from `from` (rev, listing_id, term, i, w). */
-      const gaps = (from: string) =>
-        `SELECT g.rev, g.listing_id, g.term, g.i, g.w FROM ${from} g WHERE g.term IN (SELECT term FROM cut)
-           AND NOT EXISTS (SELECT 1 FROM win x WHERE x.rev = g.rev AND x.term = g.term)`;
-      const readGaps = (gap: string) =>
-        `SELECT g.rev, g.listing_id, g.term, g.i, g.w, t.milli FROM ${gap} g
-           CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = g.term AND t.rev = g.rev OFFSET 0) t`;
+      // The window: the revisions among each term's first `window` rows (`win`, which carry their score), each once, with
+      // the terms whose windows hold them (`held`, term numbers). A revision's row of a term is read by primary key only
+      // where the term's window is full (`cut`: it may have left the row out) and does not hold it; an exact word's
+      // only for a revision holding its stem (a word's rows are among its stem's: terms.ts). Each read is a LATERAL
+      // subquery that OFFSET 0 keeps from being pulled up, where the planner would otherwise read each term's every row
+      // and join them by hash.
+      const stemAt = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : terms.indexOf(stemKey(term)) + 1));
+      const lookup = (rev: string) =>
+        `CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = k.term AND t.rev = ${rev} OFFSET 0) t`;
       return rank(
         `WITH k AS MATERIALIZED (
-           SELECT * FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[], ${p(stems)}::text[]) WITH ORDINALITY AS k(term, w, stem, i)
+           SELECT * FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[], ${p(stemAt)}::int[]) WITH ORDINALITY AS k(term, w, stem, i)
          ),
          win AS MATERIALIZED (
-           SELECT k.term, k.i, k.w, w.rev, w.listing_id, w.milli FROM k CROSS JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w
+           SELECT k.i, k.w, w.rev, w.listing_id, w.milli FROM k CROSS JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w
          ),
-         c AS MATERIALIZED (SELECT DISTINCT t.rev, t.listing_id FROM win t ${filter.join} WHERE ${filter.where}),
-         cut AS MATERIALIZED (SELECT term FROM win GROUP BY term HAVING count(*) >= ${p(window)}),
-         gap AS MATERIALIZED (${gaps('(SELECT c.rev, c.listing_id, k.term, k.i, k.w FROM c CROSS JOIN k WHERE k.stem IS NULL)')}),
-         held AS MATERIALIZED (
-           SELECT x.rev, x.listing_id, x.term, x.i, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c) UNION ALL ${readGaps('gap')}
+         c AS MATERIALIZED (
+           SELECT t.rev, min(t.listing_id) AS listing_id, array_agg(t.i) AS held FROM win t ${filter.join} WHERE ${filter.where} GROUP BY t.rev
          ),
-         exact_gap AS MATERIALIZED (${gaps('(SELECT h.rev, h.listing_id, k.term, k.i, k.w FROM held h JOIN k ON k.stem = h.term)')})
-         SELECT * FROM held UNION ALL ${readGaps('exact_gap')}`,
+         cut AS MATERIALIZED (SELECT coalesce(array_agg(f.i), '{}') AS keys FROM (SELECT i FROM win GROUP BY i HAVING count(*) >= ${p(window)}) f),
+         gap AS MATERIALIZED (
+           SELECT c.rev, c.listing_id, k.i, k.w, t.milli FROM c CROSS JOIN cut CROSS JOIN k ${lookup('c.rev')}
+           WHERE k.stem IS NULL AND k.i = ANY(cut.keys) AND NOT k.i = ANY(c.held)
+         ),
+         h AS MATERIALIZED (
+           SELECT c.rev, c.listing_id, c.held || coalesce(g.held, '{}') AS held FROM c
+           LEFT JOIN (SELECT g.rev, array_agg(g.i) AS held FROM gap g GROUP BY g.rev) g ON g.rev = c.rev
+         )
+         SELECT x.rev, x.listing_id, x.i, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c)
+         UNION ALL SELECT * FROM gap
+         UNION ALL
+         SELECT h.rev, h.listing_id, k.i, k.w, t.milli FROM h CROSS JOIN cut CROSS JOIN k ${lookup('h.rev')}
+         WHERE k.stem IS NOT NULL AND k.i = ANY(cut.keys) AND NOT k.i = ANY(h.held) AND k.stem = ANY(h.held)`,
       );
     },
     async windowEdges(terms, asOf, window) {
