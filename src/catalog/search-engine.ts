@@ -115,22 +115,20 @@ export function checkQuery(query: string): void {
 }
 
 /**
- * Runs a term choice's counting steps (term-budget.ts) as statements. `first`: a count read already (together with
- * other statements), the answer to the first step when that asks for it.
+ * Runs a term choice's counting steps (term-budget.ts) as statements, each answered from `known` where the counts read
+ * already tell it (toldRows), else read (and kept in `known`).
  */
-function* counted(
-  choice: Generator<CountRequest, TermChoice, number[]>,
-  known: Map<string, RowCount>,
-  first?: CountRequest & { rows: number[] },
-): Engine<TermChoice> {
+function* counted(choice: Generator<CountRequest, TermChoice, number[]>, known: Map<string, RowCount>): Engine<TermChoice> {
   let next = choice.next();
-  let read = first;
   while (!next.done) {
     const { terms, cap } = next.value;
-    const rows =
-      read?.cap === cap && read.terms.join('\0') === terms.join('\0') ? read.rows : yield* run((index) => index.countTerms(terms, cap));
-    read = undefined;
-    terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap }));
+    const told = terms.map((term) => toldRows(term, cap, known));
+    let rows: number[];
+    if (told.every((n) => n !== undefined)) rows = told;
+    else {
+      rows = yield* run((index) => index.countTerms(terms, cap));
+      terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap }));
+    }
     next = choice.next(rows);
   }
   return next.value;
@@ -188,17 +186,20 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     const withRows = yield* run((index) => index.countTerms(stems, 1));
     stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
   } else {
-    // The budget's first count (it depends on the stems alone), the snapshot and the listings: one round trip.
+    // The budget's first count (it depends on the stems alone), the snapshot and the listings: one round trip. A query
+    // of at most MAX_SEARCHED_TERMS stems counts each to the budget at once: its later steps, and the path's choice
+    // below, count its common stems that far, each a round trip of its own otherwise.
     const opening = chooseTerms(stems, budget).next();
-    const first = opening.done ? undefined : opening.value;
+    const first = opening.done ? undefined : { ...opening.value, cap: stems.length <= MAX_SEARCHED_TERMS ? budget + 1 : opening.value.cap };
     const [seq, listings, rows] = yield* together(
       (index) => index.currentSeq(),
       (index) => index.countListings(),
       (index) => (first ? index.countTerms(first.terms, first.cap) : []),
     );
     opened = { asOf: seq, listings };
+    first?.terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap: first.cap }));
     const choosing = chooseTerms(stems, budget, stems.length > MAX_SEARCHED_TERMS ? listings : undefined);
-    stemChoice = yield* counted(choosing, known, first && { ...first, rows });
+    stemChoice = yield* counted(choosing, known);
   }
   const wordOf = (stem: string) => wordsOf.get(stem)![0]!;
   const choice: TermChoice = { ...stemChoice, searched: stemChoice.searched.map(wordOf), dropped: stemChoice.dropped.map(wordOf) };

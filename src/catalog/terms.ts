@@ -101,7 +101,7 @@ export function termScores(text: SearchText): Map<string, number> {
  *   or matches.
  */
 export const stemKey = (token: string): string => `~${stemmer(token)}`;
-const isStemKey = (term: string): boolean => term.startsWith('~');
+export const isStemKey = (term: string): boolean => term.startsWith('~');
 export const urlKey = (term: string): string => `/${term}`;
 const isUrlKey = (term: string): boolean => term.startsWith('/');
 /** The URL keys of a term `column`, a range of both stores' term index (byte order: '0' follows '/'). */

@@ -39,6 +39,8 @@ export type UrlScale = {
   urlWalkBudget?: number;
   /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts suffixMatchesSql). */
   urlSuffixRowsPerMatch?: number;
+  /** The entries a Postgres walk checks on their listings' URLs before it checks its suffixes' listings (postgres/list-index.ts). */
+  urlWalkRowsSpelled?: number;
 };
 
 /** A `url` page's other filters: `filters` without `url`. */

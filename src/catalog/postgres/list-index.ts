@@ -25,7 +25,7 @@ import {
 } from '../listing.ts';
 import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
 import { asciiLower, asciiLowerSql, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
-import { SUFFIX_ROWS_PER_MATCH, suffixMatchesSql } from './url-suffixes.ts';
+import { SUFFIX_ROWS_PER_MATCH, suffixListingsSql, suffixMatchesSql, suffixRange } from './url-suffixes.ts';
 import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
 import { listed } from '../query-paths.ts';
 
@@ -213,9 +213,16 @@ async function listByUrl(
           ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`;
         const entries = () =>
           `listing_keys k WHERE k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)${visibleAfter(p, visibleSince)} ${order}`;
+        const spelled = () =>
+          `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
+        // Past its first WALK_ROWS_SPELLED entries a walk that has not found its matches checks the rest against the
+        // listings its suffixes' range names (hashed once, read only then), where it read each walked listing's row: a
+        // substring the newest listings lack read the rows of every walked listing, the walk's whole budget.
         const holds = matched
           ? `k.listing_id = ANY(${p(matched)}::bigint[])`
-          : `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
+          : `CASE WHEN k.n <= ${scale.urlWalkRowsSpelled ?? WALK_ROWS_SPELLED} THEN ${spelled()} ELSE k.listing_id IN (${suffixListingsSql(url, p)})${
+              suffixRange(asciiLower(url)).short ? '' : ` AND ${spelled()}`
+            } END`;
         // Where the other filters are one key, every walked entry holds it.
         const held = keys.length === 1 ? [] : keys;
         // Planned with its values where it checks the matches' ids, so their list is hashed (a generic plan compares each
@@ -227,7 +234,8 @@ async function listByUrl(
         const found = await query(
           `WITH walk_key AS MATERIALIZED (${walkKey}),
              walked AS MATERIALIZED (SELECT ARRAY(
-               SELECT k.listing_id FROM (SELECT k.listing_id, k.last_updated FROM ${entries()} LIMIT ${p(budget)}) k
+               SELECT k.listing_id FROM (SELECT k.listing_id, k.last_updated, row_number() OVER (${order}) AS n FROM (
+                 SELECT k.listing_id, k.last_updated FROM ${entries()} LIMIT ${p(budget)}) k) k
                WHERE ${holds}${heldFiltersSql(p, 'k.listing_id', held, accepts(p), failing, true)} ${order} LIMIT ${p(want)}
              ) AS ids)
            SELECT w.ids AS walked, EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) AS beyond, x.* FROM walked w ${pageSql(p, 'w.ids')}`,
@@ -247,6 +255,9 @@ async function listByUrl(
   });
   return { items, total: ids.length, partialResults };
 }
+
+/** The entries a `url` walk checks on their listings' URLs before it checks the suffixes' listings instead (listByUrl). */
+const WALK_ROWS_SPELLED = 256;
 
 /** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps a few thousand). */
 const INT_MAX = 2 ** 31 - 1;

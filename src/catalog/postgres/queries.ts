@@ -85,15 +85,18 @@ const GENERIC_SETTINGS = [
  */
 export function queryGeneric<R extends pg.QueryResultRow>(
   db: Db,
-  kind: 'page' | 'counts' | 'url',
+  kind: 'page' | 'counts' | 'url' | 'search',
   text: string,
   values: unknown[],
+  scope: 'transaction' | 'session' = 'transaction',
 ): Promise<pg.QueryResult<R>> {
   const name = preparedName(preparedNames, kind, text);
   if (name === undefined) return db.query<R>(text, values);
-  const planned = GENERIC_SETTINGS.map(([setting, value]) => db.query(`SET LOCAL ${setting} = ${value}`));
+  // Outside a transaction (a search: postgres/search.ts) the settings are the session's, set back as well.
+  const set = scope === 'transaction' ? 'SET LOCAL' : 'SET';
+  const planned = GENERIC_SETTINGS.map(([setting, value]) => db.query(`${set} ${setting} = ${value}`));
   const read = db.query<R>({ name, text, values });
-  const back = GENERIC_SETTINGS.map(([setting]) => db.query(`SET LOCAL ${setting} TO DEFAULT`));
+  const back = GENERIC_SETTINGS.map(([setting]) => db.query(`${set} ${setting} TO DEFAULT`));
   return Promise.all([read, ...planned, ...back]).then(([rows]) => rows);
 }
 

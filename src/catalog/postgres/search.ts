@@ -12,13 +12,13 @@ import type pg from 'pg';
 import { onOneClient } from '../../db/postgres.ts';
 import type { ListingRow } from '../listing.ts';
 import { PRESENCE } from '../query-terms.ts';
-import { URL_KEY_MILLI, urlKey } from '../terms.ts';
+import { URL_KEY_MILLI, isStemKey, stemKey, urlKey } from '../terms.ts';
 import { URL_TERM_RANK } from '../url-search.ts';
 import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { listingColumns } from './quality.ts';
-import { CURRENT_SEQ_SQL, filterConditions, parameters, rowsById, type Db, type RawListingRow } from './queries.ts';
+import { CURRENT_SEQ_SQL, filterConditions, parameters, queryGeneric, rowsById, type Db, type RawListingRow } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -28,12 +28,26 @@ type Params = ReturnType<typeof parameters>;
  */
 const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
-const ranked = (rows: Array<{ listing_id: string; rank: string; keys?: string }>): RankedRow[] =>
+/** Ranked rows; `keysOf` reads a row's keys column (a term, else none). */
+const ranked = <K>(rows: Array<{ listing_id: string; rank: string; keys?: K }>, keysOf?: (keys: K) => string[]): RankedRow[] =>
   rows.map((r) => ({
     listing_id: Number(r.listing_id),
     rank: Number(r.rank),
-    ...(r.keys === undefined ? {} : { keys: r.keys.split(' ') }),
+    ...(r.keys === undefined ? {} : { keys: keysOf ? keysOf(r.keys) : [String(r.keys)] }),
   }));
+
+/**
+ * The keys a revision holds among `n` terms, from its rows' term numbers `i` (1 to n) grouped: one bit each, in 63-bit
+ * masks, where a string of the terms (string_agg) was much of the aggregate's work. heldKeys reads them.
+ */
+const keyMasksSql = (n: number, i: string) =>
+  n <= MASK_BITS
+    ? `ARRAY[bit_or(1::bigint << (${i} - 1)::int)]`
+    : `ARRAY[${Array.from({ length: Math.ceil(n / MASK_BITS) }, (_, j) => `bit_or(CASE WHEN (${i} - 1) / ${MASK_BITS} = ${j} THEN 1::bigint << ((${i} - 1) % ${MASK_BITS})::int ELSE 0 END)`).join(', ')}]`;
+const MASK_BITS = 63;
+/** The terms whose bits keyMasksSql's masks (bigints as pg returns them) hold. */
+const heldKeys = (terms: string[]) => (masks: string[]) =>
+  terms.filter((_, i) => ((BigInt(masks[Math.floor(i / MASK_BITS)]!) >> BigInt(i % MASK_BITS)) & 1n) === 1n);
 
 /** After a cursor, on ranked rows (rank, listing_id). */
 const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
@@ -48,8 +62,8 @@ function rowFilter(read: RankedRead, params: Params): { join: string; where: str
   return conditions === 'TRUE' ? { join: '', where: 'TRUE' } : { join: 'JOIN listings l ON l.id = t.listing_id', where: conditions };
 }
 
-/** One term's rows at the snapshot after `after`, in index order, at most `limit`. */
-function walkSql(term: string, asOf: number, after: CursorState | undefined, limit: number, params: Params, weight = 1): string {
+/** The rows of the term `term` (an SQL expression) at the snapshot after `after`, in index order, at most `limit` (one). */
+function walkSql(term: string, asOf: number, after: CursorState | undefined, limit: string, params: Params, weight = 1): string {
   const { p } = params;
   let keyset = '';
   if (after) {
@@ -57,20 +71,20 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
     const milli = p(after.r / weight - PRESENCE);
     keyset = `AND t.milli <= ${milli} AND NOT (t.milli = ${milli} AND t.listing_id <= ${p(after.i)})`;
   }
-  return `SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t WHERE t.term = ${p(term)} AND ${snapshot(asOf, params)} ${keyset}
-    ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(limit)}`;
+  return `SELECT t.rev, t.listing_id, t.milli, t.units FROM search_terms t WHERE t.term = ${term} AND ${snapshot(asOf, params)} ${keyset}
+    ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${limit}`;
 }
 
 /**
  * The store's statements for the engine. With `now` (a page's, which its `listings` are asked as of), each ranked
  * read returns its rows' listings too, read in the same statement: the engine's `listings` that follows answers from
- * them, one round trip fewer per round of a page.
+ * them, one round trip fewer per round of a page. `db` is one connection: a generic read's settings are its session's.
  */
 export function textIndex(db: Db, now?: Date): TextIndex {
   // The statements of fixed text (the snapshot, the counts) are prepared, each by its own name: parsed once per
   // connection and planned as Postgres plans a prepared statement, where sent as text a count cost about half as much
-  // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads'
-  // text varies with the query: they are sent as text, planned with their values.
+  // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads
+  // without filters are prepared too (`query` below), each shape by its name (queryGeneric).
   const countTerms = async (terms: string[], cap: number) =>
     (
       await db.query<{ n: string }>({
@@ -82,17 +96,25 @@ export function textIndex(db: Db, now?: Date): TextIndex {
     ).rows.map((r) => Number(r.n));
   /** The listings the ranked reads returned with their rows (undefined: a row whose listing is gone), by id. */
   const listed = new Map<number, ListingRow | undefined>();
-  const query = async (text: string, params: Params) => {
-    if (now === undefined) return ranked((await db.query<{ listing_id: string; rank: string }>(text, params.values)).rows);
+  /**
+   * A ranked read. Its text depends on its shape alone (the values are parameters; the terms arrays), so without filters
+   * it runs with its generic plan (queryGeneric: prepared on the connection, planned once), which its shape fixes: each
+   * term's rows by index, in nested loops. Planned with its values, a window's rank took longer to plan than to run.
+   * Filters join the listings, whose plans depend on the values: those are sent as text (`withValues`), as the `url` reads are.
+   */
+  const query = async <K = string>(text: string, params: Params, withValues: boolean, keysOf?: (keys: K) => string[]) => {
+    const run = <R extends pg.QueryResultRow>(statement: string) =>
+      withValues ? db.query<R>(statement, params.values) : queryGeneric<R>(db, 'search', statement, params.values, 'session');
+    if (now === undefined) return ranked((await run<{ listing_id: string; rank: string; keys?: K }>(text)).rows, keysOf);
     // The ranked rows in their order, each with its listing's row where it has one (rowsById's columns).
     const withListings = `WITH ranked AS MATERIALIZED (${text})
       SELECT r.*, x.* FROM ranked r LEFT JOIN LATERAL (SELECT ${listingColumns(now, params.p)} WHERE l.id = r.listing_id) x ON TRUE
       ORDER BY r.rank DESC, r.listing_id ASC`;
-    type Row = { listing_id: string; rank: string; keys?: string } & (RawListingRow | { [K in keyof RawListingRow]: null });
-    const rows = (await db.query<Row>(withListings, params.values)).rows;
+    type Row = { listing_id: string; rank: string; keys?: K } & (RawListingRow | { [C in keyof RawListingRow]: null });
+    const rows = (await run<Row>(withListings)).rows;
     for (const { listing_id, rank: _rank, keys: _keys, ...listing } of rows)
       listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
-    return ranked(rows);
+    return ranked(rows, keysOf);
   };
   return {
     currentSeq: async () => Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: CURRENT_SEQ_SQL })).rows[0]!.seq),
@@ -123,16 +145,17 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const filter = rowFilter(read, params);
       const rows = await query(
         `SELECT t.listing_id, ${p(weight)}::bigint * (${PRESENCE} + t.milli) AS rank, ${p(term)}::text AS keys
-         FROM (${walkSql(term, asOf, after, scan ?? want, params, weight)}) t ${filter.join}
+         FROM (${walkSql(p(term), asOf, after, p(scan ?? want), params, weight)}) t ${filter.join}
          WHERE ${filter.where} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
         params,
+        filter.join !== '',
       );
       if (scan === undefined || rows.length >= want) return { rows };
       // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
       const edgeParams = parameters();
       const last = (
         await db.query<{ n: string; listing_id: string; milli: string }>(
-          `SELECT count(*) OVER () AS n, w.listing_id, w.milli FROM (${walkSql(term, asOf, after, scan, edgeParams, weight)}) w
+          `SELECT count(*) OVER () AS n, w.listing_id, w.milli FROM (${walkSql(edgeParams.p(term), asOf, after, edgeParams.p(scan), edgeParams, weight)}) w
            ORDER BY w.milli ASC, w.listing_id DESC LIMIT 1`,
           edgeParams.values,
         )
@@ -144,35 +167,71 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const { terms, weights, asOf, after, want, window } = read;
       const params = parameters();
       const { p } = params;
-      const weighed = `unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) AS k(term, w)`;
       const filter = rowFilter(read, params);
-      // Every row of the terms, or (the window) the revisions among each term's first `window` rows, each once, ranked over
-      // every term by a primary-key read per revision and term: a LATERAL subquery that OFFSET 0 keeps from being pulled
-      // up, where the planner would otherwise read each term's every row and join them by hash.
-      const from =
-        window === undefined
-          ? `search_terms t JOIN ${weighed} ON k.term = t.term ${filter.join}
-             WHERE t.term = ANY(${p(terms)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where}`
-          : `(${terms.map((term) => `SELECT w.rev FROM (${walkSql(term, asOf, undefined, window, params)}) w`).join(' UNION ')}) c
-             CROSS JOIN LATERAL (
-               SELECT t.rev, t.listing_id, t.term, t.milli, k.w FROM ${weighed} JOIN search_terms t ON t.term = k.term AND t.rev = c.rev OFFSET 0
-             ) t ${filter.join} WHERE ${filter.where}`;
-      return query(
-        `WITH matches AS MATERIALIZED (
-           SELECT t.listing_id, ${rankSql('t', window === undefined ? 'k' : 't')} AS rank, string_agg(t.term, ' ') AS keys
-           FROM ${from} GROUP BY t.rev, t.listing_id
+      // The revisions ranked (`from`: rev, listing_id, the term's number i, its weight w and milli), grouped by revision.
+      const rank = (from: string) =>
+        query(
+          `SELECT * FROM (
+             SELECT min(t.listing_id) AS listing_id, ${rankSql('t', 't')} AS rank, ${keyMasksSql(terms.length, 't.i')} AS keys
+             FROM (${from}) t GROUP BY t.rev
+           ) matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+          params,
+          filter.join !== '',
+          heldKeys(terms),
+        );
+      if (window === undefined)
+        return rank(
+          `SELECT t.rev, t.listing_id, k.i, k.w, t.milli
+           FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) WITH ORDINALITY AS k(term, w, i) CROSS JOIN LATERAL (
+             SELECT t.rev, t.listing_id, t.milli FROM search_terms t WHERE t.term = k.term AND ${snapshot(asOf, params)}
+           ) t ${filter.join} WHERE ${filter.where}`,
+        );
+      // The window: the revisions among each term's first `window` rows (`win`, which carry their score), each once, with
+      // the terms whose windows hold them (`held`, term numbers). A revision's row of a term is read by primary key only
+      // where the term's window is full (`cut`: it may have left the row out) and does not hold it; an exact word's
+      // only for a revision holding its stem (a word's rows are among its stem's: terms.ts). Each read is a LATERAL
+      // subquery that OFFSET 0 keeps from being pulled up, where the planner would otherwise read each term's every row
+      // and join them by hash.
+      const stemAt = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : terms.indexOf(stemKey(term)) + 1));
+      const lookup = (rev: string) =>
+        `CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = k.term AND t.rev = ${rev} OFFSET 0) t`;
+      return rank(
+        `WITH k AS MATERIALIZED (
+           SELECT * FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[], ${p(stemAt)}::int[]) WITH ORDINALITY AS k(term, w, stem, i)
+         ),
+         win AS MATERIALIZED (
+           SELECT k.i, k.w, w.rev, w.listing_id, w.milli FROM k CROSS JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w
+         ),
+         c AS MATERIALIZED (
+           SELECT t.rev, min(t.listing_id) AS listing_id, array_agg(t.i) AS held FROM win t ${filter.join} WHERE ${filter.where} GROUP BY t.rev
+         ),
+         cut AS MATERIALIZED (SELECT coalesce(array_agg(f.i), '{}') AS keys FROM (SELECT i FROM win GROUP BY i HAVING count(*) >= ${p(window)}) f),
+         gap AS MATERIALIZED (
+           SELECT c.rev, c.listing_id, k.i, k.w, t.milli FROM c CROSS JOIN cut CROSS JOIN k ${lookup('c.rev')}
+           WHERE k.stem IS NULL AND k.i = ANY(cut.keys) AND NOT k.i = ANY(c.held)
+         ),
+         h AS MATERIALIZED (
+           SELECT c.rev, c.listing_id, c.held || coalesce(g.held, '{}') AS held FROM c
+           LEFT JOIN (SELECT g.rev, array_agg(g.i) AS held FROM gap g GROUP BY g.rev) g ON g.rev = c.rev
          )
-         SELECT listing_id, rank, keys FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
-        params,
+         SELECT x.rev, x.listing_id, x.i, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c)
+         UNION ALL SELECT * FROM gap
+         UNION ALL
+         SELECT h.rev, h.listing_id, k.i, k.w, t.milli FROM h CROSS JOIN cut CROSS JOIN k ${lookup('h.rev')}
+         WHERE k.stem IS NOT NULL AND k.i = ANY(cut.keys) AND NOT k.i = ANY(h.held) AND k.stem = ANY(h.held)`,
       );
     },
     async windowEdges(terms, asOf, window) {
       const params = parameters();
-      const edges = await db.query<{ n: string; lowest: string | null }>(
-        terms
-          .map((term) => `(SELECT count(*) AS n, min(w.milli) AS lowest FROM (${walkSql(term, asOf, undefined, window, params)}) w)`)
-          .join(' UNION ALL '),
+      const { p } = params;
+      const edges = await queryGeneric<{ n: string; lowest: string | null }>(
+        db,
+        'search',
+        `SELECT count(w.milli) AS n, min(w.milli) AS lowest
+         FROM unnest(${p(terms)}::text[]) WITH ORDINALITY AS k(term, i)
+         LEFT JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w ON TRUE GROUP BY k.i ORDER BY k.i`,
         params.values,
+        'session',
       );
       return edges.rows.map((r) => ({ rows: Number(r.n), lowest: Number(r.lowest ?? 0) }));
     },
@@ -190,6 +249,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
              ${after ? `AND t.listing_id > ${p(after.i)}` : ''}
            ORDER BY t.listing_id ASC LIMIT ${p(want)}`,
           params,
+          true,
         );
       return query(
         `WITH matches AS MATERIALIZED (
@@ -198,6 +258,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
          )
          SELECT listing_id, rank FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
         params,
+        true,
       );
     },
     async listings(ids, asOf) {

@@ -70,6 +70,16 @@ export function suffixRange(lowered: string): { from: string; to: string | undef
   return { from, to: undefined, short };
 }
 
+/** The listings with an entry in `url`'s range (suffixRange): those holding it when it is short, else its first characters. */
+export function suffixListingsSql(url: string, p: (value: unknown) => string): string {
+  const { from, to } = suffixRange(asciiLower(url));
+  return `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)}`;
+}
+
+/** The condition that entry `s` is in the range from `from` to before `to` (suffixRange). */
+const rangeSql = (from: string, to: string | undefined, p: (value: unknown) => string) =>
+  `s.suffix >= ${p(from)} AND ${to === undefined ? `starts_with(s.suffix, ${p(from)})` : `s.suffix < ${p(to)}`}`;
+
 /**
  * Vacuums the suffixes' table when none of its pages is marked visible, as catalog migration 34 leaves it (a migration
  * runs in a transaction, where VACUUM cannot): until then each entry a `url` page reads visits its row, and autovacuum
@@ -100,8 +110,7 @@ export function suffixMatchesSql(url: string, rows: number, p: (value: unknown) 
   const lowered = asciiLower(url);
   const { from, to, short } = suffixRange(lowered);
   return `entries AS MATERIALIZED (
-       SELECT s.listing_id FROM listing_url_suffixes s
-       WHERE s.suffix >= ${p(from)} AND ${to === undefined ? `starts_with(s.suffix, ${p(from)})` : `s.suffix < ${p(to)}`} LIMIT ${p(rows)}
+       SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${p(rows)}
      ),
      found AS MATERIALIZED (
        SELECT (SELECT count(*) FROM entries) < ${p(rows)} AS whole, ARRAY(
