@@ -147,11 +147,8 @@ export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
   const keys: ListingKey[] = [];
   if (type !== undefined && !typed) keys.push({ kind: 'type', value: type });
   if (filters.payTo !== undefined) keys.push({ kind: 'payTo', value: filters.payTo });
-  if (entry === undefined) {
-    if (scheme !== undefined && network !== undefined) keys.push({ kind: 'scheme+network', value: pairValue(scheme, network) });
-    else if (scheme !== undefined) keys.push({ kind: 'scheme', value: scheme });
-    else if (network !== undefined) keys.push({ kind: 'network', value: network });
-  }
+  const alone = entry === undefined ? entryFilterKey(scheme, network, undefined) : undefined;
+  if (alone !== undefined) keys.push(alone);
   if (filters.extensions !== undefined) keys.push({ kind: 'extensions', value: filters.extensions });
   if (entry !== undefined) keys.push(typed ?? entry);
   return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
@@ -170,6 +167,18 @@ const withType = (type: string, key: ListingKey): ListingKey => ({
   kind: `type+${key.kind}` as ListingKey['kind'],
   value: `${type}\n${key.value}`,
 });
+
+/**
+ * The key of one accepted entry under `scheme`, on `network` and in `asset`, those given (undefined when none is):
+ * a listing holds it when one of its entries matches them all (listingKeysOf).
+ */
+export function entryFilterKey(scheme: string | undefined, network: string | undefined, asset: string | undefined): ListingKey | undefined {
+  if (asset !== undefined) return entryKey(scheme, network, asset);
+  if (scheme !== undefined && network !== undefined) return { kind: 'scheme+network', value: pairValue(scheme, network) };
+  if (scheme !== undefined) return { kind: 'scheme', value: scheme };
+  if (network !== undefined) return { kind: 'network', value: network };
+  return undefined;
+}
 
 /** The key of one accepted entry in `asset`, under `scheme` and/or on `network` when given. */
 function entryKey(scheme: string | undefined, network: string | undefined, asset: string): ListingKey {
