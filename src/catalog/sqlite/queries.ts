@@ -12,9 +12,12 @@ import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { asciiLower } from '../url-filter.ts';
 
-/** The condition "listing `id` has an entry under price index key K at most M" (two parameters: K, M's price key). */
+/**
+ * The condition "listing `id` has an entry under price index key K at most M" (two parameters: K, M's price key). The
+ * price is checked on the row its primary key finds (`+`): SQLite may otherwise read every row of K up to M per listing.
+ */
 export const priceMatchSql = (id: string) =>
-  `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
+  `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND +p.price <= ?)`;
 
 /**
  * The condition that listing `listingId` has one accepted entry matching all of scheme, network, asset, maxAmount and
