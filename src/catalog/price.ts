@@ -75,7 +75,7 @@ export function priceIndexKeys(terms: { asset: unknown; network: unknown; scheme
  * maxAmount's price key.
  */
 export function priceFilter(filters: DiscoveryFilters): { key: string; asset: string; max: string } | undefined {
-  // With maxUsdPrice too, one accepted entry must meet both bounds: the accepted-entry condition, not the index.
+  // With maxUsdPrice too, one accepted entry must meet both bounds: the accepted-entry condition (acceptedEntryArms).
   if (filters.asset === undefined || filters.maxAmount === undefined || filters.maxUsdPrice !== undefined) return undefined;
   const max = priceKey(filters.maxAmount);
   return max === undefined ? undefined : { key: priceIndexKey(filters.asset, filters.network, filters.scheme), asset: filters.asset, max };
@@ -355,7 +355,7 @@ export const usdAssetsToCheck = (filters: DiscoveryFilters): string[] =>
 
 /**
  * `maxUsdPrice` as `asset` + `maxAmount` when one USD-pegged asset can match, so the page reads the price index instead
- * of checking every listing's accepted entries: the asset asked for, if USD-pegged, or else the one USD-pegged asset
+ * of checking every listing of a key against it, one lookup per USD-pegged asset: the asset asked for, if USD-pegged, or else the one USD-pegged asset
  * that any listing accepts (`listed`, from the list counts). One entry must be in that asset at most the smaller of
  * `maxAmount` and the price in its base units, which is what `maxUsdPrice` asks then. Otherwise the filters unchanged.
  */

@@ -3,8 +3,8 @@
  * the atomic ownership check-and-write, and the list query.
  *
  * Search snapshots: every write bumps a global sequence number. The searchable text of a listing
- * is kept as revisions valid over [from_seq, to_seq), and accepted entries and list keys remember the
- * sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
+ * is kept as revisions valid over [from_seq, to_seq), and list keys (an accepted entry's among them) remember
+ * the sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
  * it with a keyset that visits each match exactly once (see ../search.ts).
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';

@@ -3,7 +3,7 @@
  * "Withdrawing a listing"): in one write transaction, the owner check, the replay check against
  * `listing_withdrawals` (the time of the last withdrawal accepted per listing identity, kept
  * WITHDRAWAL_MEMORY_MS), then every row of the listing goes: its list keys (uncounted from their
- * blocks, which hold their totals), price index rows (uncounted), accepted terms, quality signals,
+ * blocks, which hold their totals), price index rows (uncounted), quality signals,
  * search revisions and terms, and the listing itself with its owner binding. postgres/withdraw.ts
  * does the same.
  */
