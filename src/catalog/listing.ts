@@ -85,7 +85,7 @@ export function canonicalJson(value: unknown): string {
  * holds MAX_ACCEPTS_PER_LISTING of them. Latest settlement wins on metadata, a field absent this
  * time keeps its previous value, accepts gain the terms unless identical ones are there.
  */
-export function mergeListing(previousBody: string | undefined, draft: ListingDraft): { body: ListingBody; termsKey: string } | null {
+export function mergeListing(previousBody: string | undefined, draft: ListingDraft): { body: ListingBody } | null {
   const previous: ListingBody = previousBody !== undefined ? (JSON.parse(previousBody) as ListingBody) : { accepts: [], extensions: {} };
   const termsKey = canonicalJson(draft.terms);
   const known = previous.accepts.some((t) => canonicalJson(t) === termsKey);
@@ -93,7 +93,7 @@ export function mergeListing(previousBody: string | undefined, draft: ListingDra
   const accepts = known ? previous.accepts : [...previous.accepts, draft.terms];
   const { accepts: _a, extensions: previousExtensions, ...previousMetadata } = previous;
   const metadata: ListingMetadata = { ...previousMetadata, ...draft.metadata };
-  return { body: { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } }, termsKey };
+  return { body: { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } } };
 }
 
 /** The searchable text of a listing body (search.ts, the rank): its four weighted fields. */

@@ -354,9 +354,9 @@ export const usdAssetsToCheck = (filters: DiscoveryFilters): string[] =>
   filters.maxUsdPrice === undefined || filters.asset !== undefined ? [] : usdMaxAmounts(filters.maxUsdPrice).map((a) => a.asset);
 
 /**
- * `maxUsdPrice` as `asset` + `maxAmount` when one USD-pegged asset can match, so the page reads the price index instead
- * of checking every listing of a key against it, one lookup per USD-pegged asset: the asset asked for, if USD-pegged, or else the one USD-pegged asset
- * that any listing accepts (`listed`, from the list counts). One entry must be in that asset at most the smaller of
+ * `maxUsdPrice` as `asset` + `maxAmount` when one USD-pegged asset can match, so the page is a range of the price index
+ * instead of a lookup in it per listing of a key and USD-pegged asset: the asset asked for, if USD-pegged, or else the one
+ * USD-pegged asset that any listing accepts (`listed`, from the list counts). One entry must be in that asset at most the smaller of
  * `maxAmount` and the price in its base units, which is what `maxUsdPrice` asks then. Otherwise the filters unchanged.
  */
 export function usdPriceAsAmount(filters: DiscoveryFilters, listed: ReadonlySet<string>): DiscoveryFilters {

@@ -16,7 +16,7 @@ import { asciiLower } from '../url-filter.ts';
  * The condition "listing `id` has an entry under price index key K at most M" (two parameters: K, M's price key). The
  * price is checked on the row its primary key finds (`+`): SQLite may otherwise read every row of K up to M per listing.
  */
-export const priceMatchSql = (id: string) =>
+const priceMatchSql = (id: string) =>
   `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND +p.price <= ?)`;
 
 /**
@@ -25,7 +25,7 @@ export const priceMatchSql = (id: string) =>
  * amount, its price index row. As of a sequence number (a search cursor's snapshot), the list key must have been added
  * by then (listing_keys keeps the sequence that added each key), and the amount is the listing's smallest now: an
  * entry added since, cheaper than the others of its key, can let a listing in (never out). Shared by filterSql
- * (against listings `l`) and the list index (against listing_keys `k`), as postgres/queries.ts acceptedEntryCondition is.
+ * (against listings `l`) and the list index (against listing_keys `k`), as postgres/queries.ts acceptedEntryExists is.
  */
 export function acceptedEntrySql(
   filters: DiscoveryFilters,
