@@ -27,7 +27,7 @@ export interface ListingRow extends LivenessColumns {
 }
 
 /** What a listing's `body` column holds (everything but identity, version and time). */
-interface ListingBody extends ListingMetadata {
+export interface ListingBody extends ListingMetadata {
   accepts: AcceptedTerms[];
   extensions: Record<string, unknown>;
 }
@@ -68,7 +68,7 @@ export function draftItem(draft: ListingDraft, now: Date): DiscoveryResource {
 }
 
 /** Stable JSON with sorted keys: the de-duplication key of accepted terms. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)
@@ -85,7 +85,7 @@ function canonicalJson(value: unknown): string {
  * holds MAX_ACCEPTS_PER_LISTING of them. Latest settlement wins on metadata, a field absent this
  * time keeps its previous value, accepts gain the terms unless identical ones are there.
  */
-export function mergeListing(previousBody: string | undefined, draft: ListingDraft): { body: ListingBody; termsKey: string } | null {
+export function mergeListing(previousBody: string | undefined, draft: ListingDraft): { body: ListingBody } | null {
   const previous: ListingBody = previousBody !== undefined ? (JSON.parse(previousBody) as ListingBody) : { accepts: [], extensions: {} };
   const termsKey = canonicalJson(draft.terms);
   const known = previous.accepts.some((t) => canonicalJson(t) === termsKey);
@@ -93,7 +93,7 @@ export function mergeListing(previousBody: string | undefined, draft: ListingDra
   const accepts = known ? previous.accepts : [...previous.accepts, draft.terms];
   const { accepts: _a, extensions: previousExtensions, ...previousMetadata } = previous;
   const metadata: ListingMetadata = { ...previousMetadata, ...draft.metadata };
-  return { body: { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } }, termsKey };
+  return { body: { ...metadata, accepts, extensions: { ...previousExtensions, bazaar: draft.bazaar } } };
 }
 
 /** The searchable text of a listing body (search.ts, the rank): its four weighted fields. */
@@ -147,11 +147,8 @@ export function filterKeys(filters: DiscoveryFilters): ListingKey[] {
   const keys: ListingKey[] = [];
   if (type !== undefined && !typed) keys.push({ kind: 'type', value: type });
   if (filters.payTo !== undefined) keys.push({ kind: 'payTo', value: filters.payTo });
-  if (entry === undefined) {
-    if (scheme !== undefined && network !== undefined) keys.push({ kind: 'scheme+network', value: pairValue(scheme, network) });
-    else if (scheme !== undefined) keys.push({ kind: 'scheme', value: scheme });
-    else if (network !== undefined) keys.push({ kind: 'network', value: network });
-  }
+  const alone = entry === undefined ? entryFilterKey(scheme, network, undefined) : undefined;
+  if (alone !== undefined) keys.push(alone);
   if (filters.extensions !== undefined) keys.push({ kind: 'extensions', value: filters.extensions });
   if (entry !== undefined) keys.push(typed ?? entry);
   return keys.length > 0 ? keys : [{ kind: 'all', value: '' }];
@@ -170,6 +167,18 @@ const withType = (type: string, key: ListingKey): ListingKey => ({
   kind: `type+${key.kind}` as ListingKey['kind'],
   value: `${type}\n${key.value}`,
 });
+
+/**
+ * The key of one accepted entry under `scheme`, on `network` and in `asset`, those given (undefined when none is):
+ * a listing holds it when one of its entries matches them all (listingKeysOf).
+ */
+export function entryFilterKey(scheme: string | undefined, network: string | undefined, asset: string | undefined): ListingKey | undefined {
+  if (asset !== undefined) return entryKey(scheme, network, asset);
+  if (scheme !== undefined && network !== undefined) return { kind: 'scheme+network', value: pairValue(scheme, network) };
+  if (scheme !== undefined) return { kind: 'scheme', value: scheme };
+  if (network !== undefined) return { kind: 'network', value: network };
+  return undefined;
+}
 
 /** The key of one accepted entry in `asset`, under `scheme` and/or on `network` when given. */
 function entryKey(scheme: string | undefined, network: string | undefined, asset: string): ListingKey {

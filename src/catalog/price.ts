@@ -7,7 +7,7 @@
 import { amountKey, usdMaxAmounts } from '../filters.ts';
 import type { Awaitable, DiscoveryFilters } from './types.ts';
 import { listed } from './query-paths.ts';
-import type { ListingKey } from './listing.ts';
+import { entryFilterKey, type ListingKey } from './listing.ts';
 import { stepsOf, type Steps } from './steps.ts';
 
 /** The price key of an amount (undefined when it is not a canonical count of base units). */
@@ -75,10 +75,47 @@ export function priceIndexKeys(terms: { asset: unknown; network: unknown; scheme
  * maxAmount's price key.
  */
 export function priceFilter(filters: DiscoveryFilters): { key: string; asset: string; max: string } | undefined {
-  // With maxUsdPrice too, one accepted entry must meet both bounds: the accepted-entry condition, not the index.
+  // With maxUsdPrice too, one accepted entry must meet both bounds: the accepted-entry condition (acceptedEntryArms).
   if (filters.asset === undefined || filters.maxAmount === undefined || filters.maxUsdPrice !== undefined) return undefined;
   const max = priceKey(filters.maxAmount);
   return max === undefined ? undefined : { key: priceIndexKey(filters.asset, filters.network, filters.scheme), asset: filters.asset, max };
+}
+
+/**
+ * One way a listing's accepted entries meet the filters' scheme, network, asset, maxAmount and maxUsdPrice: it holds
+ * list key `key` (listing.ts entryFilterKey: one entry under that scheme, on that network, in that asset), and with
+ * `price`, its smallest amount under the price index key `price.key` is at most `price.max` (a price key).
+ */
+export interface AcceptedEntryArm {
+  key: ListingKey;
+  price?: { key: string; max: string };
+}
+
+/**
+ * The filters' accepted-entry condition (one entry must meet all of them) as arms, any of which is enough; none: no
+ * listing matches. Exact: an entry matching scheme, network and asset with an amount at most every bound given exists
+ * exactly when the smallest amount among the entries of that key (priceIndexKey) is at most the least bound, and an
+ * entry without a whole amount or a string asset meets no bound, as it has no price index row. maxUsdPrice is one arm
+ * per USD-pegged asset (`asset`, when given, keeps only its own), bounded by its price in that asset and by maxAmount.
+ */
+export function acceptedEntryArms(filters: DiscoveryFilters): AcceptedEntryArm[] {
+  const { scheme, network, asset, maxAmount, maxUsdPrice } = filters;
+  const bound = maxAmount === undefined ? undefined : priceKey(maxAmount);
+  if (maxAmount !== undefined && (bound === undefined || asset === undefined)) return [];
+  const arm = (entryAsset: string | undefined, max: string | undefined): AcceptedEntryArm[] => {
+    const key = entryFilterKey(scheme, network, entryAsset);
+    if (key === undefined) return [];
+    return [
+      max === undefined || entryAsset === undefined ? { key } : { key, price: { key: priceIndexKey(entryAsset, network, scheme), max } },
+    ];
+  };
+  if (maxUsdPrice === undefined) return arm(asset, bound);
+  return usdMaxAmounts(maxUsdPrice)
+    .filter((usd) => asset === undefined || usd.asset === asset)
+    .flatMap((usd) => {
+      const max = priceKey(usd.maxAmount)!;
+      return arm(usd.asset, bound !== undefined && bound < max ? bound : max);
+    });
 }
 
 /**
@@ -317,9 +354,9 @@ export const usdAssetsToCheck = (filters: DiscoveryFilters): string[] =>
   filters.maxUsdPrice === undefined || filters.asset !== undefined ? [] : usdMaxAmounts(filters.maxUsdPrice).map((a) => a.asset);
 
 /**
- * `maxUsdPrice` as `asset` + `maxAmount` when one USD-pegged asset can match, so the page reads the price index instead
- * of checking every listing's accepted entries: the asset asked for, if USD-pegged, or else the one USD-pegged asset
- * that any listing accepts (`listed`, from the list counts). One entry must be in that asset at most the smaller of
+ * `maxUsdPrice` as `asset` + `maxAmount` when one USD-pegged asset can match, so the page is a range of the price index
+ * instead of a lookup in it per listing of a key and USD-pegged asset: the asset asked for, if USD-pegged, or else the one
+ * USD-pegged asset that any listing accepts (`listed`, from the list counts). One entry must be in that asset at most the smaller of
  * `maxAmount` and the price in its base units, which is what `maxUsdPrice` asks then. Otherwise the filters unchanged.
  */
 export function usdPriceAsAmount(filters: DiscoveryFilters, listed: ReadonlySet<string>): DiscoveryFilters {

@@ -14,6 +14,7 @@ import { BLOCK_SIZE } from '../../src/catalog/listing.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
+import { recreateListingAccepts } from './listing-accepts.ts';
 
 const rand = seededRandom(0x1234567);
 const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'eip155:8453'];
@@ -64,11 +65,11 @@ function expected(db: DatabaseSync, filters: DiscoveryFilters): string[] {
     params.push(filters.payTo);
   }
   if (filters.network) {
-    where.push('EXISTS (SELECT 1 FROM listing_accepts a WHERE a.listing_id = l.id AND a.network = ?)');
+    where.push("EXISTS (SELECT 1 FROM json_each(l.body, '$.accepts') a WHERE a.value ->> 'network' = ?)");
     params.push(filters.network);
   }
   if (filters.asset) {
-    where.push('EXISTS (SELECT 1 FROM listing_accepts a WHERE a.listing_id = l.id AND a.asset = ?)');
+    where.push("EXISTS (SELECT 1 FROM json_each(l.body, '$.accepts') a WHERE a.value ->> 'asset' = ?)");
     params.push(filters.asset);
   }
   const sql = `SELECT resource FROM listings l ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY l.last_updated DESC, l.id DESC`;
@@ -177,6 +178,7 @@ describe('list at any offset', () => {
       db.prepare("SELECT listing_id, value, added_seq FROM listing_keys WHERE kind = 'extensions' ORDER BY listing_id, value").all();
     const extensionsBefore = extensionKeys(old);
     expect(extensionsBefore.length).toBeGreaterThan(100);
+    recreateListingAccepts(old);
     // Back to schema 2: without the blocks, the quality tables, the accepted entries' asset columns and keys, the liveness columns,
     // the withdrawals, the price index, the lifecycle's stash; with the counts and extension keys in tables of their own.
     old.exec(`CREATE TABLE counts (kind TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, value)) STRICT, WITHOUT ROWID;

@@ -23,6 +23,7 @@ import { classPageSql, priceCounts, priceIndex } from '../../src/catalog/sqlite/
 import { SQLITE_CLASS_COSTS, classPlan, priceIndexKey, priceKey, type ClassRanges, type PricePagePlan } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
+import { recreateListingAccepts, recreatePostgresListingAccepts } from './listing-accepts.ts';
 import { DEEP, caseRandom, sample } from '../helpers/cases.ts';
 import {
   GRACE,
@@ -349,12 +350,14 @@ describe.each(BACKENDS)('on %s', (backend) => {
       // SQLite).
       if (databaseUrl === undefined) {
         const db = new DatabaseSync(t.dbPath);
+        recreateListingAccepts(db);
         db.exec('DROP TABLE listing_prices; DROP TABLE price_counts');
         migrateToPriceIndex(db);
         db.exec('PRAGMA user_version = 8');
         db.close();
       } else {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+        await recreatePostgresListingAccepts(pool);
         await pool.query(`DROP TABLE listing_prices; DROP TABLE price_counts; ${PRICE_INDEX_MIGRATION}`);
         // Back to the version before the typed index (its migration and every later one run again).
         await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [

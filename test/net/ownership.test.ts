@@ -25,6 +25,7 @@ import type { LiveProbe } from '../../src/net/live-402.ts';
 import { ownershipVerdict } from '../../src/net/ownership.ts';
 import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from '../catalog/fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from '../catalog/fresh.ts';
+import { recreatePostgresListingAccepts } from '../catalog/listing-accepts.ts';
 
 const PAY_TO_C = 'GCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC';
 const claim: OwnershipClaim = {
@@ -244,6 +245,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
         const client = new pg.Client({ connectionString: databaseUrl });
         await client.connect();
         await client.query('DROP TABLE listing_claims');
+        await recreatePostgresListingAccepts(client);
         await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
           CATALOG_MIGRATIONS.indexOf(CLAIMS_MIGRATION),
         ]);

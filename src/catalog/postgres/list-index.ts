@@ -164,7 +164,7 @@ async function listByUrl(
   const others = await withUsdPriceAsAmount(db, withoutUrl(read.filters));
   const keys = filterKeys(others);
   const accepts = (p: (value: unknown) => string) =>
-    needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', true) : undefined;
+    needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', { fence: true }) : undefined;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   // Of the matches `ids` (an SQL bigint[]), those the other filters keep, in page order: each match's entry of the first
   // key (a primary-key lookup per match, fenced: the planner would otherwise hash every entry of the key), its age, the
@@ -312,6 +312,35 @@ export const ASSET_COMBINATION_KEYS_MIGRATION = `
       GROUP BY kind, value, b
     ) blocks;
   ANALYZE listing_keys, listing_key_blocks;`;
+
+/**
+ * Catalog migration 45 (SQLite migration 33): `listing_accepts` duplicated the list keys (each entry's scheme, network,
+ * their pair, its asset and their combinations) and the price index (its amounts), which the accepted-entry filters
+ * read instead (queries.ts acceptedEntryExists). A key written before migration 42 kept no sequence: it takes that of
+ * the first entry that gave it (a search cursor reads it as of its snapshot), and the table goes. Run again on a
+ * catalog set back to an earlier version: gone already.
+ */
+export const RETIRE_LISTING_ACCEPTS_MIGRATION = `
+  DO $$ BEGIN
+    IF to_regclass('listing_accepts') IS NOT NULL THEN
+      UPDATE listing_keys k SET added_seq = f.seq FROM (
+        SELECT a.listing_id, e.kind, e.value, min(a.added_seq) AS seq
+        FROM listing_accepts a CROSS JOIN LATERAL (VALUES
+          ('scheme', a.scheme),
+          ('network', a.network),
+          ('scheme+network', a.scheme || E'\n' || a.network),
+          ('asset', a.asset),
+          ('network+asset', a.network || E'\n' || a.asset),
+          ('scheme+asset', a.scheme || E'\n' || a.asset),
+          ('scheme+network+asset', a.scheme || E'\n' || a.network || E'\n' || a.asset)
+        ) AS e(kind, value)
+        WHERE e.value IS NOT NULL
+        GROUP BY a.listing_id, e.kind, e.value
+      ) f
+      WHERE k.added_seq = 0 AND k.kind = f.kind AND k.value = f.value AND k.listing_id = f.listing_id;
+      DROP TABLE listing_accepts;
+    END IF;
+  END $$;`;
 
 /**
  * Catalog migration 42 (SQLite migration 30): `listing_extensions` duplicated the 'extensions' list keys, which take its

@@ -3,8 +3,8 @@
  * migrations applied by `migrate(pool, 'catalog', …)` (src/db/postgres.ts). The tables mirror the
  * SQLite schema at its newest version (sqlite/migrations.ts) so both stores give the same answers:
  *
- * - `listings`, `listing_accepts`: the listings and their accepted terms, each remembering the
- *   write sequence that added it (search snapshots);
+ * - `listings`: the listings, their accepted terms in their bodies (each entry's keys in the list
+ *   index, its amounts in the price index);
  * - `catalog_meta`: the cursor secret, the catalog's identifier and the global write sequence (row
  *   `seq`, revisions.ts nextSeq). Every write updates that row, so writes commit in sequence order on
  *   every instance, which is what lets a search cursor pin "the catalog as of N";
@@ -40,7 +40,7 @@ import {
   SCHEME_PRICE_KEYS_MIGRATION,
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
-import { ASSET_COMBINATION_KEYS_MIGRATION, FOLD_INTO_LIST_KEYS_MIGRATION } from './list-index.ts';
+import { ASSET_COMBINATION_KEYS_MIGRATION, FOLD_INTO_LIST_KEYS_MIGRATION, RETIRE_LISTING_ACCEPTS_MIGRATION } from './list-index.ts';
 
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
@@ -329,4 +329,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 44: a listing's calls and payers per day move onto its row; `listing_calls` goes (postgres/quality.ts; SQLite
   // migration 32).
   QUALITY_DAYS_MIGRATION,
+  // 45: the accepted entries are read from the list keys and the price index; `listing_accepts` goes
+  // (postgres/list-index.ts; SQLite migration 33).
+  RETIRE_LISTING_ACCEPTS_MIGRATION,
 ];

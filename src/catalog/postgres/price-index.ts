@@ -176,10 +176,6 @@ export async function removePrices(db: Db, listingId: string | number): Promise<
   );
 }
 
-/** The condition "listing `id` has an entry under price index key K at most M" for the list query's other path. */
-export const priceMatchSql = (id: string, p: (value: unknown) => string, priced: { key: string; max: string }) =>
-  `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${id} AND pr.asset = ${p(priced.key)} AND pr.price <= ${p(priced.max)})`;
-
 /**
  * A priced page's conditions on `listing_prices p` beyond the price range, for its statement and its count alike: listings
  * hidden by age, the other key filters, listings failing liveness. `p` adds a parameter.

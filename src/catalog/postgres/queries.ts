@@ -4,7 +4,7 @@
  * id.
  */
 import type pg from 'pg';
-import { amountKey, usdMaxAmounts } from '../../filters.ts';
+import { acceptedEntryArms } from '../price.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import type { Sql } from '../statements.ts';
@@ -147,28 +147,34 @@ export const pageListings = (db: Db, pageSql: string, params: ReturnType<typeof 
   readPage(db, pageListingsStatement(pageSql, params, now));
 
 /**
- * One accepted entry of `listing` matching all of scheme, network, asset and maxAmount that are
- * given (sqlite/queries.ts filterSql); the amount compared as sqlite/queries.ts amountAtMost does.
+ * The condition that listing `listing` (an SQL expression) has one accepted entry matching all of scheme, network,
+ * asset, maxAmount and maxUsdPrice that are given (../price.ts acceptedEntryArms): an arm's list key and, with an
+ * amount, its price index row; as of a sequence number, the key added by then and the amount the smallest now, as
+ * sqlite/queries.ts acceptedEntrySql reads them. `fence`: each lookup one per row (OFFSET 0, heldFiltersSql).
  */
-export function acceptedEntryConditions(filters: DiscoveryFilters, p: (value: unknown) => string, listing: string): string[] {
-  const parts = [`a.listing_id = ${listing}`];
-  if (filters.scheme !== undefined) parts.push(`a.scheme = ${p(filters.scheme)}`);
-  if (filters.network !== undefined) parts.push(`a.network = ${p(filters.network)}`);
-  if (filters.asset !== undefined) parts.push(`a.asset = ${p(filters.asset)}`);
-  if (filters.maxAmount !== undefined) parts.push(amountAtMost('a.amount', filters.maxAmount, p));
-  if (filters.maxUsdPrice !== undefined) {
-    // In one of the USD-pegged assets, at most the price in that asset's base units (filters.ts usdMaxAmounts).
-    const arms = usdMaxAmounts(filters.maxUsdPrice).map(
-      ({ asset, maxAmount }) => `(a.asset = ${p(asset)} AND ${amountAtMost('a.amount', maxAmount, p)})`,
-    );
-    parts.push(arms.length > 0 ? `(${arms.join(' OR ')})` : 'FALSE');
-  }
-  return parts;
+export function acceptedEntryExists(
+  filters: DiscoveryFilters,
+  p: (value: unknown) => string,
+  listing: string,
+  { asOfSeq, fence = false }: { asOfSeq?: number; fence?: boolean } = {},
+): string {
+  const offset = fence ? ' OFFSET 0' : '';
+  const arms = acceptedEntryArms(filters).map(({ key, price }) => {
+    const parts: string[] = [];
+    if (price === undefined || asOfSeq !== undefined) {
+      const asOf = asOfSeq === undefined ? '' : ` AND e.added_seq <= ${p(asOfSeq)}`;
+      parts.push(
+        `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = ${p(key.kind)} AND e.value = ${p(key.value)} AND e.listing_id = ${listing}${asOf}${offset})`,
+      );
+    }
+    if (price !== undefined)
+      parts.push(
+        `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${listing} AND pr.asset = ${p(price.key)} AND pr.price <= ${p(price.max)}${offset})`,
+      );
+    return parts.join(' AND ');
+  });
+  return arms.length === 0 ? 'FALSE' : arms.length === 1 ? arms[0]! : `(${arms.join(' OR ')})`;
 }
-
-/** An accepted entry of `listing` (an SQL expression) matches `filters` (acceptedEntryConditions); `fence`: OFFSET 0 (heldFiltersSql). */
-export const acceptedEntryExists = (filters: DiscoveryFilters, p: (value: unknown) => string, listing: string, fence = false): string =>
-  `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, listing).join(' AND ')}${fence ? ' OFFSET 0' : ''})`;
 
 /**
  * The conditions (each after ` AND`) that listing `listing` (an SQL expression) holds each of `keys` (an entry of each
@@ -201,13 +207,6 @@ export function heldFiltersSql(
   );
 }
 
-/** `column` (digits without leading zeros) is at most `max`, as sqlite/queries.ts amountAtMost compares them. */
-function amountAtMost(column: string, max: string, p: (value: unknown) => string): string {
-  const key = amountKey(max) ?? '';
-  const n = p(key.length);
-  return `(length(${column}) < ${n} OR (length(${column}) = ${n} AND ${column} <= ${p(key)}))`;
-}
-
 /**
  * `url` as a LIKE pattern matching it as a substring of a lowered resource URL: lowered as both stores lower an
  * ASCII URL, `\`, `%` and `_` taken literally.
@@ -229,7 +228,7 @@ export const urlCondition = (url: string, p: (value: unknown) => string) => `low
 export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) => string, asOfSeq?: number, perRow = false): string {
   const clauses: string[] = [];
   // perRow: an EXISTS checked per row of a walk, not turned into a hashed scan of every entry matching the filter
-  // (in a select list the planner builds the hash from all of them: 45k accepted entries to check a few thousand rows).
+  // (in a select list the planner builds the hash from all of them, to check a few thousand rows).
   const fence = perRow ? ' OFFSET 0' : '';
   for (const [name, column] of COLUMN_FILTERS) {
     const value = filters[name];
@@ -237,11 +236,7 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
   }
   const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
   if (filters.url !== undefined) clauses.push(urlCondition(filters.url, p));
-  if (needsAcceptedEntry(filters)) {
-    clauses.push(
-      `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${acceptedEntryConditions(filters, p, 'l.id').join(' AND ')}${asOf()}${fence})`,
-    );
-  }
+  if (needsAcceptedEntry(filters)) clauses.push(acceptedEntryExists(filters, p, 'l.id', { asOfSeq, fence: perRow }));
   if (filters.extensions !== undefined) {
     clauses.push(
       `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ${p(filters.extensions)} AND e.listing_id = l.id${asOf()}${fence})`,

@@ -13,7 +13,7 @@
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
  *   in the write transaction by one server-side call (migrations.ts).
  */
-import { listPriced, priceMatchSql, recordPrice } from './price-index.ts';
+import { listPriced, recordPrice } from './price-index.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import { PricedPageGuesses } from './price-guess.ts';
 import { priceFilter } from '../price.ts';
@@ -58,7 +58,7 @@ import {
   type Db,
 } from './queries.ts';
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
-import { amountKey, holdsNul } from '../../filters.ts';
+import { holdsNul } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
 import { hiddenCountSql, listBySelectiveFilter, seekOffset, singleKeyPage, withUsdPriceAsAmount } from './list-index.ts';
 import type { UrlScale } from '../url-filter.ts';
@@ -134,9 +134,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   /** Refreshes the planner's statistics of the catalog tables (autovacuum does this in a running database). */
   async analyze(): Promise<void> {
     await this.ready;
-    await this.pool.query(
-      'ANALYZE listings, listing_accepts, listing_keys, listing_key_blocks, search_terms, search_revisions, listing_prices',
-    );
+    await this.pool.query('ANALYZE listings, listing_keys, listing_key_blocks, search_terms, search_revisions, listing_prices');
   }
 
   async ownerOf(resource: string, type: string, toolName: string): Promise<string | undefined> {
@@ -196,7 +194,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     if (existing && existing.owner !== draft.owner) throw new Outcome({ status: 'owned_by_other' });
     const merged = mergeListing(existing?.body, draft);
     if (!merged) throw new Outcome({ status: 'accepts_full' });
-    const { body, termsKey } = merged;
+    const { body } = merged;
 
     // Held until commit: writes commit in sequence order (search snapshots, search.ts). The listing's row goes with it (the
     // pool is pipelined: one round trip), a new one taking the sequence from the row this transaction just updated.
@@ -219,13 +217,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     // Statements no later one reads go out with the next one awaited; their answers are awaited before the write returns.
     const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
     const [kinds, values] = [keys.map((k) => k.kind), keys.map((k) => k.value)];
-    const { scheme, network, asset, amount } = draft.terms;
     const sent: Promise<unknown>[] = [
-      db.query(
-        `INSERT INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES ($1, $2, $3, $4, $5, $6, $7)
-           ON CONFLICT DO NOTHING`,
-        [listingId, termsKey, scheme, network, seq, typeof asset === 'string' ? asset : null, amountKey(amount) ?? null],
-      ),
       db.query('SELECT catalog_index_listing($1, $2, $3::text[], $4::text[], $5)', [listingId, nowIso, kinds, values, seq]),
       recordPrice(db, { id: listingId, type: draft.type }, nowIso, draft.terms),
       pruneRevisions(db, now),
@@ -309,11 +301,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       const driverKey =
         `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}` +
         (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
-      const accepts = priced
-        ? priceMatchSql('k.listing_id', p, priced)
-        : needsAcceptsCondition(filters)
-          ? acceptedEntryExists(filters, p, 'k.listing_id')
-          : undefined;
+      const accepts = needsAcceptsCondition(filters) ? acceptedEntryExists(filters, p, 'k.listing_id') : undefined;
       const extra = heldFiltersSql(
         p,
         'k.listing_id',

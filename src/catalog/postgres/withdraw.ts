@@ -91,7 +91,6 @@ export async function removeListing(db: Db, id: string | number): Promise<void> 
   for (const k of keys.rows) await db.query('SELECT catalog_block_remove($1, $2, $3, $4)', [k.kind, k.value, k.last_updated, id]);
   await db.query('DELETE FROM listing_keys WHERE listing_id = $1', [id]);
   await removePrices(db, id);
-  await db.query('DELETE FROM listing_accepts WHERE listing_id = $1', [id]);
   await removeQualitySignals(db, id);
   await db.query('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = $1)', [id]);
   await db.query('DELETE FROM search_revisions WHERE listing_id = $1', [id]);

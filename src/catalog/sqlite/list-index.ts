@@ -249,6 +249,8 @@ export function hiddenCount(db: DatabaseSync, key: ListingKey, since: string): n
  * write's key bookkeeping per key.
  */
 export function migrateToAssetCombinationKeys(db: DatabaseSync): void {
+  // Read while `listing_accepts` exists: a file set back past migration 33, which drops it, keeps the keys it holds.
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_accepts'").get() === undefined) return;
   const kinds = ASSET_COMBINATION_KINDS.map(() => '?').join(', ');
   const counted = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_counts'").get() !== undefined;
   db.prepare(`DELETE FROM listing_keys WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);

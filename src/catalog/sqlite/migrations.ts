@@ -43,6 +43,8 @@
  * 31: a payer's last day is read from the payments kept, which name their listing and payer; `listing_payers` goes
  *    (quality.ts).
  * 32: a listing's calls and payers per day move onto its row, `quality_days`; `listing_calls` goes (quality.ts).
+ * 33: the accepted entries are read from the list keys and the price index; `listing_accepts` goes (queries.ts
+ *    acceptedEntrySql).
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
@@ -291,6 +293,40 @@ function foldIntoListKeys(db: DatabaseSync): void {
   `);
 }
 
+/**
+ * Migration 33: `listing_accepts` duplicated the list keys (each entry's scheme, network, their pair, its asset and
+ * their combinations: listing.ts listingKeysOf) and the price index (its amounts), so the accepted-entry filters read
+ * those (queries.ts acceptedEntrySql). A key written before migration 30 kept no sequence: it takes that of the first
+ * entry that gave it, so a search cursor reads it as of its snapshot as it read the entries, and the table goes. A
+ * file set back to an earlier version by the migration tests migrates again.
+ */
+function retireListingAccepts(db: DatabaseSync): void {
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_accepts'").get() === undefined) return;
+  const nl = 'char(10)';
+  const entryKeys: Array<[string, string, string]> = [
+    ['scheme', 'a.scheme', 'TRUE'],
+    ['network', 'a.network', 'TRUE'],
+    ['scheme+network', `a.scheme || ${nl} || a.network`, 'TRUE'],
+    ['asset', 'a.asset', 'a.asset IS NOT NULL'],
+    ['network+asset', `a.network || ${nl} || a.asset`, 'a.asset IS NOT NULL'],
+    ['scheme+asset', `a.scheme || ${nl} || a.asset`, 'a.asset IS NOT NULL'],
+    ['scheme+network+asset', `a.scheme || ${nl} || a.network || ${nl} || a.asset`, 'a.asset IS NOT NULL'],
+  ];
+  db.exec(`
+    WITH firsts (listing_id, kind, value, seq) AS (
+      ${entryKeys
+        .map(
+          ([kind, value, where]) =>
+            `SELECT a.listing_id, '${kind}', ${value}, min(a.added_seq) FROM listing_accepts a WHERE ${where} GROUP BY 1, 3`,
+        )
+        .join('\n      UNION ALL ')}
+    )
+    UPDATE listing_keys SET added_seq = f.seq FROM firsts f
+      WHERE listing_keys.added_seq = 0 AND listing_keys.kind = f.kind AND listing_keys.value = f.value AND listing_keys.listing_id = f.listing_id;
+    DROP TABLE listing_accepts;
+  `);
+}
+
 /** Append-only. Migration N brings the database from user_version N-1 to N. */
 export const MIGRATIONS: Migration[] = [
   (db) => {
@@ -423,6 +459,7 @@ export const MIGRATIONS: Migration[] = [
   foldIntoListKeys,
   migrateToPaymentPayers,
   migrateToQualityDays,
+  retireListingAccepts,
 ];
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */

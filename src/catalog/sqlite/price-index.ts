@@ -39,7 +39,6 @@ import {
 } from '../price.ts';
 import { runSync } from '../steps.ts';
 import { heldFiltersSql, hiddenCount } from './list-index.ts';
-import { acceptedEntrySql } from './queries.ts';
 
 /** Adds `delta` listings at `price` under key `asset` and `type`, at every level; rows at zero go. */
 function countPrice(db: DatabaseSync, asset: string, price: string, type: string, delta: number): void {
@@ -105,10 +104,6 @@ export function removePrices(db: DatabaseSync, listingId: number): void {
   for (const row of rows) countPrice(db, row.asset, row.price, row.type, -1);
   cachedStatement(db, 'DELETE FROM listing_prices WHERE listing_id = ?').run(listingId);
 }
-
-/** The condition "listing `id` has an entry under price index key K at most M" (two parameters: K, M's price key). */
-export const priceMatchSql = (id: string) =>
-  `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND p.price <= ?)`;
 
 /** `AND type = ?` when the range has a type, and its parameter. */
 const typeSql = (range: { type: string | undefined }, column: string) => (range.type === undefined ? '' : ` AND ${column} = ?`);
@@ -262,17 +257,6 @@ export function priceIndex(db: DatabaseSync): PriceIndex<number> {
       return rows.map((r) => Number(r.id));
     },
   };
-}
-
-/**
- * The accepted entry a list page's listing must hold (listing.ts needsAcceptsCondition), against
- * listing_keys `k`: asset + maxAmount, with or without network and scheme, is one price index lookup.
- */
-export function acceptsCondition(filters: DiscoveryFilters): { condition: string; params: Array<string | number> } {
-  const priced = priceFilter(filters);
-  if (priced) return { condition: priceMatchSql('k.listing_id'), params: [priced.key, priced.max] };
-  const { parts, params } = acceptedEntrySql(filters, 'k.listing_id');
-  return { condition: `EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')})`, params };
 }
 
 /**

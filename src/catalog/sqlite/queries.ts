@@ -7,50 +7,47 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import type { Sql } from '../statements.ts';
 import { PRESENCE } from '../query-terms.ts';
-import { amountKey, usdMaxAmounts } from '../../filters.ts';
+import { acceptedEntryArms } from '../price.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { asciiLower } from '../url-filter.ts';
 
 /**
- * `column` (digits without leading zeros, as amountKey stores them) is at most `max`: fewer digits,
- * or as many and not above it in byte order. The condition and its parameters.
+ * The condition "listing `id` has an entry under price index key K at most M" (two parameters: K, M's price key). The
+ * price is checked on the row its primary key finds (`+`): SQLite may otherwise read every row of K up to M per listing.
  */
-export function amountAtMost(column: string, max: string): [string, ...Array<string | number>] {
-  const key = amountKey(max) ?? '';
-  return [`(length(${column}) < ? OR (length(${column}) = ? AND ${column} <= ?))`, key.length, key.length, key];
-}
+const priceMatchSql = (id: string) =>
+  `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND +p.price <= ?)`;
 
 /**
- * The conditions one accepted entry (listing_accepts `a`) must meet: of `listingId`, and matching
- * all of scheme, network, asset and maxAmount that are given; with their parameters. Shared by
- * filterSql (against listings `l`) and the store's list query (against listing_keys `k`), as
- * postgres/queries.ts acceptedEntryConditions is.
+ * The condition that listing `listingId` has one accepted entry matching all of scheme, network, asset, maxAmount and
+ * maxUsdPrice that are given (../price.ts acceptedEntryArms), with its parameters: an arm's list key and, with an
+ * amount, its price index row. As of a sequence number (a search cursor's snapshot), the list key must have been added
+ * by then (listing_keys keeps the sequence that added each key), and the amount is the listing's smallest now: an
+ * entry added since, cheaper than the others of its key, can let a listing in (never out). Shared by filterSql
+ * (against listings `l`) and the list index (against listing_keys `k`), as postgres/queries.ts acceptedEntryExists is.
  */
-export function acceptedEntrySql(filters: DiscoveryFilters, listingId: string): { parts: string[]; params: Array<string | number> } {
-  const parts = [`a.listing_id = ${listingId}`];
+export function acceptedEntrySql(
+  filters: DiscoveryFilters,
+  listingId: string,
+  asOfSeq?: number,
+): { condition: string; params: Array<string | number> } {
   const params: Array<string | number> = [];
-  for (const name of ['scheme', 'network', 'asset'] as const) {
-    const value = filters[name];
-    if (value === undefined) continue;
-    parts.push(`a.${name} = ?`);
-    params.push(value);
-  }
-  if (filters.maxAmount !== undefined) {
-    const [condition, ...values] = amountAtMost('a.amount', filters.maxAmount);
-    parts.push(condition);
-    params.push(...values);
-  }
-  if (filters.maxUsdPrice !== undefined) {
-    // In one of the USD-pegged assets, at most the price in that asset's base units (filters.ts usdMaxAmounts).
-    const arms = usdMaxAmounts(filters.maxUsdPrice).map(({ asset, maxAmount }) => {
-      const [condition, ...values] = amountAtMost('a.amount', maxAmount);
-      params.push(asset, ...values);
-      return `(a.asset = ? AND ${condition})`;
-    });
-    parts.push(arms.length > 0 ? `(${arms.join(' OR ')})` : 'FALSE');
-  }
-  return { parts, params };
+  const arms = acceptedEntryArms(filters).map(({ key, price }) => {
+    const parts: string[] = [];
+    if (price === undefined || asOfSeq !== undefined) {
+      parts.push(
+        `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = ? AND e.value = ? AND e.listing_id = ${listingId}${asOfSeq === undefined ? '' : ' AND e.added_seq <= ?'})`,
+      );
+      params.push(key.kind, key.value, ...(asOfSeq === undefined ? [] : [asOfSeq]));
+    }
+    if (price !== undefined) {
+      parts.push(priceMatchSql(listingId));
+      params.push(price.key, price.max);
+    }
+    return parts.join(' AND ');
+  });
+  return { condition: arms.length === 0 ? 'FALSE' : arms.length === 1 ? arms[0]! : `(${arms.join(' OR ')})`, params };
 }
 
 /** `url` as an FTS5 phrase: the trigram table matches it as a substring, ignoring case (its tokenizer's default). */
@@ -88,11 +85,9 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     params.push(...url.params);
   }
   if (needsAcceptedEntry(filters)) {
-    const accepted = acceptedEntrySql(filters, 'l.id');
-    const parts = accepted.parts;
+    const accepted = acceptedEntrySql(filters, 'l.id', asOfSeq);
+    clauses.push(accepted.condition);
     params.push(...accepted.params);
-    if (asOfSeq !== undefined) params.push(asOfSeq);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_accepts a WHERE ${parts.join(' AND ')}${asOf})`);
   }
   if (filters.extensions !== undefined) {
     params.push(filters.extensions);

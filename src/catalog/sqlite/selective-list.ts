@@ -11,8 +11,7 @@ import { byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey, t
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
 import { asciiLower, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
 import { heldFiltersSql, listingsWith, withUsdPriceAsAmount } from './list-index.ts';
-import { acceptsCondition } from './price-index.ts';
-import { LISTING_COLUMNS, filterSql } from './queries.ts';
+import { LISTING_COLUMNS, acceptedEntrySql, filterSql } from './queries.ts';
 import type { SearchSource } from './search.ts';
 import { urlMatchesCapped } from './url-probe.ts';
 import { listed } from '../query-paths.ts';
@@ -132,7 +131,7 @@ export function keyedFilter(
   counted = keysByListings(db, filters),
 ): { counted: Array<{ key: ListingKey; n: number }>; sql: string; params: Array<string | number>; single: boolean } {
   const [driver, ...others] = counted;
-  const accepts = needsAcceptsCondition(filters) ? acceptsCondition(filters) : undefined;
+  const accepts = needsAcceptsCondition(filters) ? acceptedEntrySql(filters, 'k.listing_id') : undefined;
   const held = heldFiltersSql(
     'k.listing_id',
     others.map((o) => o.key),

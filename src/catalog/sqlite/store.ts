@@ -3,8 +3,8 @@
  * the atomic ownership check-and-write, and the list query.
  *
  * Search snapshots: every write bumps a global sequence number. The searchable text of a listing
- * is kept as revisions valid over [from_seq, to_seq), and accepted entries and list keys remember the
- * sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
+ * is kept as revisions valid over [from_seq, to_seq), and list keys (an accepted entry's among them) remember
+ * the sequence that added them, so a search cursor can replay "the catalog as of sequence N" and walk
  * it with a keyset that visits each match exactly once (see ../search.ts).
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
@@ -50,7 +50,6 @@ import { recordCall, windowSums } from './quality.ts';
 import { LISTING_COLUMNS } from './queries.ts';
 import { keyedFilter, listBySelectiveFilter } from './selective-list.ts';
 import type { UrlScale } from '../url-filter.ts';
-import { amountKey } from '../../filters.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
@@ -184,7 +183,7 @@ export class CatalogStore implements CatalogStorePort {
       const nowIso = now.toISOString();
       const merged = mergeListing(existing?.body, draft);
       if (!merged) return { status: 'accepts_full' } as const;
-      const { body, termsKey } = merged;
+      const { body } = merged;
 
       let listingId: number;
       if (existing) {
@@ -216,17 +215,6 @@ export class CatalogStore implements CatalogStorePort {
         listingId = Number(row.id);
         this.statement('INSERT INTO listing_urls (rowid, resource) VALUES (?, ?)').run(listingId, draft.resource);
       }
-      this.statement(
-        'INSERT OR IGNORE INTO listing_accepts (listing_id, terms_key, scheme, network, added_seq, asset, amount) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ).run(
-        listingId,
-        termsKey,
-        draft.terms.scheme,
-        draft.terms.network,
-        seq,
-        typeof draft.terms.asset === 'string' ? draft.terms.asset : null,
-        amountKey(draft.terms.amount) ?? null,
-      );
       const keys = listingKeysOf(draft.type, draft.owner, [draft.terms], Object.keys(body.extensions));
       countKeyChanges(this.db, listingId, nowIso, insertListingKeys(this.db, listingId, nowIso, keys, seq));
       recordPrice(this.db, { id: listingId, type: draft.type }, nowIso, draft.terms);

@@ -3,7 +3,7 @@
  * "Withdrawing a listing"): in one write transaction, the owner check, the replay check against
  * `listing_withdrawals` (the time of the last withdrawal accepted per listing identity, kept
  * WITHDRAWAL_MEMORY_MS), then every row of the listing goes: its list keys (uncounted from their
- * blocks, which hold their totals), price index rows (uncounted), accepted terms, quality signals,
+ * blocks, which hold their totals), price index rows (uncounted), quality signals,
  * search revisions and terms, and the listing itself with its owner binding. postgres/withdraw.ts
  * does the same.
  */
@@ -73,7 +73,7 @@ export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): Wit
 
 /**
  * Every row of listing `id` goes, inside the caller's write transaction: its list keys (extension
- * keys among them; uncounted from their blocks), price index rows (uncounted), accepted terms,
+ * keys among them; uncounted from their blocks), price index rows (uncounted),
  * quality signals, search revisions and terms, and the listing itself with its owner binding. A
  * withdrawal does this, and so does a takeover by the payTo the resource's origin names
  * (sqlite/claims.ts).
@@ -88,7 +88,6 @@ export function removeListing(db: DatabaseSync, id: number): void {
   for (const key of keys) removeFromBlock(db, key, { lastUpdated: key.last_updated, listingId: id });
   run('DELETE FROM listing_keys WHERE listing_id = ?', id);
   removePrices(db, id);
-  run('DELETE FROM listing_accepts WHERE listing_id = ?', id);
   removeQualitySignals(db, id);
   // Every revision, not only the current one: SQLite may give the next new listing this id again.
   run('DELETE FROM search_terms WHERE rev IN (SELECT rev FROM search_revisions WHERE listing_id = ?)', id);
