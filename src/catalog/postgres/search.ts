@@ -3,7 +3,7 @@
  * TextIndex), on one connection of the pool (searchPostgres). No transaction is needed for a page's snapshot: writes
  * commit in sequence order (store.ts), so every write up to the pinned sequence is visible to any
  * later statement, and every row a search reads is selected by sequence number (term rows carry
- * their revision's [from_seq, to_seq), accepted entries and list keys their added_seq).
+ * their revision's [from_seq, to_seq), list keys their added_seq).
  *
  * A term's score is stored as exact units (migrations.ts SCORE_UNITS), so the rank below sums them
  * exactly and rounds once, as SQLite's rank does: both stores give every listing the same rank.
