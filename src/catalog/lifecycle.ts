@@ -12,7 +12,7 @@
 
 import { changes, rows, step, type Engine, type Sql } from './statements.ts';
 import { failingBefore } from './liveness.ts';
-import type { Awaitable } from './types.ts';
+import type { Awaitable } from './steps.ts';
 
 /** LISTING_PURGE_DAYS' default (README.md Configuration). */
 export const DEFAULT_LISTING_PURGE_DAYS = 90;

@@ -14,7 +14,7 @@
  */
 import type { components } from '../generated/openapi.ts';
 import { changes, columnTypes, rows, step, type Engine, type Sql } from './statements.ts';
-import type { Awaitable } from './types.ts';
+import type { Awaitable } from './steps.ts';
 
 export type ListingLiveness = components['schemas']['ListingLiveness'];
 export type LivenessStatus = ListingLiveness['status'];

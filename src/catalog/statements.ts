@@ -6,7 +6,7 @@
  * runs, and its dialect's few differences) and keeps the transaction around the engine: SQLite's
  * BEGIN IMMEDIATE, Postgres's locks.
  */
-import type { Awaitable } from './types.ts';
+import type { Awaitable } from './steps.ts';
 import { runAsync as runStepsAsync, runSync as runSteps, type Steps } from './steps.ts';
 
 /** An engine: yields thunks, receives each one's (awaited) answer, returns T; run by steps.ts's runners. */

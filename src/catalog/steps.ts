@@ -4,7 +4,8 @@
  * and Postgres's asynchronous ones (runAsync). Statements that do not depend on each other are yielded together
  * (`together`): runAsync sends them at once, one round trip to a server, where runSync runs them in turn.
  */
-import type { Awaitable } from './types.ts';
+/** An answer now (SQLite) or later (Postgres). */
+export type Awaitable<T> = T | Promise<T>;
 
 /** One statement: a function of the store's port; several that do not depend on each other, yielded together. */
 type Step<I> = (index: I) => unknown;

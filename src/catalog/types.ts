@@ -7,6 +7,7 @@ import type { DiscoveryFilters } from '../filters.ts';
 import type { components } from '../generated/openapi.ts';
 import type { ListingDraft } from './ingest/settlement.ts';
 import type { PaymentFacts } from './quality.ts';
+import type { Awaitable } from './steps.ts';
 import type { LivenessListing, LivenessRecord } from './liveness.ts';
 import type { LifecycleBatch } from './lifecycle.ts';
 import type {
@@ -340,6 +341,8 @@ export interface CatalogOptions {
  * The storage a catalog worker runs against: SQLite (sqlite/store.ts) or PostgreSQL (postgres/store.ts).
  * Each call may return a Promise; neither the worker protocol nor the handlers depend on which.
  */
+export type { Awaitable };
+
 export interface CatalogStorePort {
   /** Ownership claims (ownership.ts), used when ownership comes from the origin. Optional: a test's store may leave it out. */
   readonly claims?: OwnershipStorePort;
@@ -355,8 +358,6 @@ export interface CatalogStorePort {
   search(...args: SearchArgs): Awaitable<SearchPage>;
   close(): void;
 }
-
-export type Awaitable<T> = T | Promise<T>;
 
 /**
  * A store's list: `visibleSince` (ISO time): listings last settled before it are left out (LISTING_TTL_DAYS), all when
