@@ -223,6 +223,8 @@ async function listByUrl(
           : `CASE WHEN k.n <= ${scale.urlWalkRowsSpelled ?? WALK_ROWS_SPELLED} THEN ${spelled()} ELSE k.listing_id IN (${suffixListingsSql(url, p)})${
               suffixRange(asciiLower(url)).short ? '' : ` AND ${spelled()}`
             } END`;
+        // Whether the key has entries past the budget is asked only when the walk found fewer than `want` (reading the
+        // budget's entries again: 0.3–0.4 ms at 100k listings); a walk that found them is partial either way.
         // Where the other filters are one key, every walked entry holds it.
         const held = keys.length === 1 ? [] : keys;
         // Planned with its values where it checks the matches' ids, so their list is hashed (a generic plan compares each
@@ -238,7 +240,8 @@ async function listByUrl(
                  SELECT k.listing_id, k.last_updated FROM ${entries()} LIMIT ${p(budget)}) k) k
                WHERE ${holds}${heldFiltersSql(p, 'k.listing_id', held, accepts(p), failing, true)} ${order} LIMIT ${p(want)}
              ) AS ids)
-           SELECT w.ids AS walked, EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) AS beyond, x.* FROM walked w ${pageSql(p, 'w.ids')}`,
+           SELECT w.ids AS walked, CASE WHEN cardinality(w.ids) < ${p(want)}::bigint THEN EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) ELSE false END AS beyond, x.*
+           FROM walked w ${pageSql(p, 'w.ids')}`,
           values,
         );
         pageRows = found.rows;
