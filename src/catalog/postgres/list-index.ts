@@ -172,10 +172,17 @@ async function listByUrl(
   // plan read each match from the key's page-order index, every visible entry of the key per match (610 ms for 248).
   const exactSql = (p: (value: unknown) => string, ids: string) => {
     const [first, ...rest] = keys;
-    return `ARRAY(SELECT k.listing_id FROM unnest(${ids}) AS j(id) CROSS JOIN LATERAL (
-        SELECT k.listing_id, k.last_updated FROM listing_keys k
-        WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
-      ) k WHERE TRUE${visibleAfter(p, visibleSince)}${heldFiltersSql(p, 'k.listing_id', rest, accepts(p), failing, true)} ${order})`;
+    // Without other keys (`all`, every listing's) each match's age is its listing's, read in one scan of the listings'
+    // primary key for all of them: 0.6 ms less of a 400-match page's 3.5 in process than a lookup of its `all` entry each.
+    const matchesKey =
+      first!.kind === 'all'
+        ? `SELECT l.id AS listing_id, l.last_updated FROM listings l WHERE l.id = ANY(${ids}) OFFSET 0`
+        : `SELECT k.listing_id, k.last_updated FROM unnest(${ids}) AS j(id) CROSS JOIN LATERAL (
+            SELECT k.listing_id, k.last_updated FROM listing_keys k
+            WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
+          ) k`;
+    return `ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
+      WHERE TRUE${visibleAfter(p, visibleSince)}${heldFiltersSql(p, 'k.listing_id', rest, accepts(p), failing, true)} ${order})`;
   };
   // The page's listings among `ids` (an SQL bigint[] in page order), a row each, or one row of nulls when there are none.
   const pageSql = (p: (value: unknown) => string, ids: string) =>
