@@ -173,7 +173,8 @@ async function listByUrl(
   const exactSql = (p: (value: unknown) => string, ids: string) => {
     const [first, ...rest] = keys;
     // Without other keys (`all`, every listing's) each match's age is its listing's, read in one scan of the listings'
-    // primary key for all of them: 0.6 ms less of a 400-match page's 3.5 in process than a lookup of its `all` entry each.
+    // primary key for all of them, where a lookup of each one's `all` entry took longer (docs/BENCHMARKS.md "Filter
+    // combinations"). That key's primary key asked for all of them at once was read from its page-order index instead.
     const matchesKey =
       first!.kind === 'all'
         ? `SELECT l.id AS listing_id, l.last_updated FROM listings l WHERE l.id = ANY(${ids}) OFFSET 0`
@@ -230,8 +231,6 @@ async function listByUrl(
           : `CASE WHEN k.n <= ${scale.urlWalkRowsSpelled ?? WALK_ROWS_SPELLED} THEN ${spelled()} ELSE k.listing_id IN (${suffixListingsSql(url, p)})${
               suffixRange(asciiLower(url)).short ? '' : ` AND ${spelled()}`
             } END`;
-        // Whether the key has entries past the budget is asked only when the walk found fewer than `want` (reading the
-        // budget's entries again: 0.3–0.4 ms at 100k listings); a walk that found them is partial either way.
         // Where the other filters are one key, every walked entry holds it.
         const held = keys.length === 1 ? [] : keys;
         // Planned with its values where it checks the matches' ids, so their list is hashed (a generic plan compares each
@@ -240,6 +239,8 @@ async function listByUrl(
         type WalkRow = UrlPageRow & { walked: string[]; beyond: boolean };
         const query = (text: string, values: unknown[]) =>
           matched ? db.query<WalkRow>(text, values) : queryGeneric<WalkRow>(db, 'url', text, values);
+        // Whether the key has entries past the budget is read (the budget's entries again) only when the walk found fewer
+        // than `want`: a walk that found them is partial either way (docs/BENCHMARKS.md "Filter combinations").
         const found = await query(
           `WITH walk_key AS MATERIALIZED (${walkKey}),
              walked AS MATERIALIZED (SELECT ARRAY(
