@@ -68,7 +68,8 @@ export interface UrlPageStatements {
   exact(ids: number[]): Awaitable<number[]>;
   /**
    * The matches among the first `budget` entries, in page order, of the other filters' rarest list key that the page
-   * shows, at most `want`; `beyond`: whether the key has entries past the budget. `matched`: every match, when known.
+   * shows, at most `want`; `beyond`: whether the key has entries past the budget (a store may leave it false when `want`
+   * matched: the answer is partial then either way). `matched`: every match, when known.
    */
   walk(budget: number, want: number, matched: number[] | undefined): Awaitable<{ ids: number[]; beyond: boolean }>;
 }

@@ -172,10 +172,18 @@ async function listByUrl(
   // plan read each match from the key's page-order index, every visible entry of the key per match (610 ms for 248).
   const exactSql = (p: (value: unknown) => string, ids: string) => {
     const [first, ...rest] = keys;
-    return `ARRAY(SELECT k.listing_id FROM unnest(${ids}) AS j(id) CROSS JOIN LATERAL (
-        SELECT k.listing_id, k.last_updated FROM listing_keys k
-        WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
-      ) k WHERE TRUE${visibleAfter(p, visibleSince)}${heldFiltersSql(p, 'k.listing_id', rest, accepts(p), failing, true)} ${order})`;
+    // Without other keys (`all`, every listing's) each match's age is its listing's, read in one scan of the listings'
+    // primary key for all of them, where a lookup of each one's `all` entry took longer (docs/BENCHMARKS.md "Filter
+    // combinations"). That key's primary key asked for all of them at once was read from its page-order index instead.
+    const matchesKey =
+      first!.kind === 'all'
+        ? `SELECT l.id AS listing_id, l.last_updated FROM listings l WHERE l.id = ANY(${ids}) OFFSET 0`
+        : `SELECT k.listing_id, k.last_updated FROM unnest(${ids}) AS j(id) CROSS JOIN LATERAL (
+            SELECT k.listing_id, k.last_updated FROM listing_keys k
+            WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
+          ) k`;
+    return `ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
+      WHERE TRUE${visibleAfter(p, visibleSince)}${heldFiltersSql(p, 'k.listing_id', rest, accepts(p), failing, true)} ${order})`;
   };
   // The page's listings among `ids` (an SQL bigint[] in page order), a row each, or one row of nulls when there are none.
   const pageSql = (p: (value: unknown) => string, ids: string) =>
@@ -231,6 +239,8 @@ async function listByUrl(
         type WalkRow = UrlPageRow & { walked: string[]; beyond: boolean };
         const query = (text: string, values: unknown[]) =>
           matched ? db.query<WalkRow>(text, values) : queryGeneric<WalkRow>(db, 'url', text, values);
+        // Whether the key has entries past the budget is read (the budget's entries again) only when the walk found fewer
+        // than `want`: a walk that found them is partial either way (docs/BENCHMARKS.md "Filter combinations").
         const found = await query(
           `WITH walk_key AS MATERIALIZED (${walkKey}),
              walked AS MATERIALIZED (SELECT ARRAY(
@@ -238,7 +248,8 @@ async function listByUrl(
                  SELECT k.listing_id, k.last_updated FROM ${entries()} LIMIT ${p(budget)}) k) k
                WHERE ${holds}${heldFiltersSql(p, 'k.listing_id', held, accepts(p), failing, true)} ${order} LIMIT ${p(want)}
              ) AS ids)
-           SELECT w.ids AS walked, EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) AS beyond, x.* FROM walked w ${pageSql(p, 'w.ids')}`,
+           SELECT w.ids AS walked, CASE WHEN cardinality(w.ids) < ${p(want)}::bigint THEN EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) ELSE false END AS beyond, x.*
+           FROM walked w ${pageSql(p, 'w.ids')}`,
           values,
         );
         pageRows = found.rows;

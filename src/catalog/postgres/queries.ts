@@ -184,6 +184,10 @@ export function acceptedEntryExists(
  * failing time before `failing`, and, said again, with one at all: a generic plan (queryGeneric) counts on a third of
  * the listings under a comparison with a parameter, too many to hash, and then checked each row against the whole list
  * (190 ms at 1M listings, none failing); with its share of listings that have a failing time it hashes the few there are.
+ * The comparison is a filter on the failing listings' partial index (`IS TRUE` is no index condition), read whole (the
+ * set hashed is most of it: those failing within the grace period are the rest): as an index condition, a generic plan
+ * costed the index's range at a third of the listings too, and read every listing instead (docs/BENCHMARKS.md "Filter
+ * combinations": 40–60 ms a `url` page at 100k listings, a few hundred of them failing).
  */
 export function heldFiltersSql(
   p: (value: unknown) => string,
@@ -203,7 +207,7 @@ export function heldFiltersSql(
     (accepts === undefined ? '' : ` AND ${accepts}`) +
     (failing === undefined
       ? ''
-      : ` AND ${listing} NOT IN (SELECT id FROM listings WHERE liveness_failing_since IS NOT NULL AND liveness_failing_since < ${p(failing)})`)
+      : ` AND ${listing} NOT IN (SELECT id FROM listings WHERE liveness_failing_since IS NOT NULL AND (liveness_failing_since < ${p(failing)}) IS TRUE)`)
   );
 }
 
