@@ -252,7 +252,11 @@ const beforeDir = baselineBuild(alone ? THIS_CHECKOUT : values.before);
 const beforeSqlite = loadedCorpus(dir, SIZE, beforeDir);
 const servers: ChildProcess[] = [];
 const node = (cwd: string, port: number, env: Record<string, string>) =>
-  startNode(['--max-semi-space-size=4', join(cwd, 'dist/main.js')], discoveryOnlyEnv(port, env.DB_PATH!, env));
+  // Liveness checks off: the kept databases would gain failing listings with each run, and runs would no longer compare.
+  startNode(
+    ['--max-semi-space-size=4', join(cwd, 'dist/main.js')],
+    discoveryOnlyEnv(port, env.DB_PATH!, { LIVENESS_CHECKS_PER_MINUTE: '0', ...env }),
+  );
 // Free ports, not fixed ones: a fixed port may be another process's ephemeral one.
 const [freeBefore, afterPort] = await freePortPair();
 const beforePort = alone ? undefined : freeBefore;

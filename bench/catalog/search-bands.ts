@@ -95,7 +95,12 @@ const processes = sides.map((side) => {
   const file = side.file ?? join(dir, `${side.port}.sqlite`);
   if (!side.file && !side.databaseUrl) copyFileSync(source, file);
   const main = quick ? ['--import', 'tsx', join(side.cwd, 'src/main.ts')] : [join(side.cwd, 'dist/main.js')];
-  const env = discoveryOnlyEnv(side.port, file, side.databaseUrl ? { DATABASE_URL: side.databaseUrl } : {});
+  // Liveness checks off: a kept catalog (--db as it is, --pg-dir) would gain failing listings with each run, and runs
+  // would no longer compare (the SQLite side, a fresh copy, would not).
+  const env = discoveryOnlyEnv(side.port, file, {
+    LIVENESS_CHECKS_PER_MINUTE: '0',
+    ...(side.databaseUrl ? { DATABASE_URL: side.databaseUrl } : {}),
+  });
   return startNode(['--max-semi-space-size=4', ...main], env);
 });
 
