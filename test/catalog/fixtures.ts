@@ -60,28 +60,32 @@ export function tempCatalog(
   // Deadlines and a seller-schema bound far above any honest operation: a loaded CI machine must not
   // turn a slow answer into a missing one, or a starved schema thread into a write left for later
   // (the deadlines are tested in isolation.test.ts, the schema bounds in test/security/).
-  const catalog: Catalog = openCatalog({
-    dbPath,
-    databaseUrl,
-    logger,
-    clock: () => new Date(now),
-    ...(options.listingTtlDays !== undefined ? { listingTtlDays: options.listingTtlDays } : {}),
-    ...(options.livenessGraceMs !== undefined ? { livenessGraceMs: options.livenessGraceMs } : {}),
-    ...(options.listingPurgeDays !== undefined ? { listingPurgeDays: options.listingPurgeDays } : {}),
-    ...(options.ownership !== undefined ? { ownership: options.ownership } : {}),
-    readDeadlineMs: 30_000,
-    writeDeadlineMs: 30_000,
-    schemaWallMs: 10_000,
-    // Without a standby, a catalog that validates a schema starts one thread fewer (about 0.2 CPU-s):
-    // only a thread terminated on a hostile schema (or retired after 1,000 jobs) ever uses it.
-    schemaStandby: options.schemaStandby ?? false,
-  });
+  const open = (): Catalog =>
+    openCatalog({
+      dbPath,
+      databaseUrl,
+      logger,
+      clock: () => new Date(now),
+      ...(options.listingTtlDays !== undefined ? { listingTtlDays: options.listingTtlDays } : {}),
+      ...(options.livenessGraceMs !== undefined ? { livenessGraceMs: options.livenessGraceMs } : {}),
+      ...(options.listingPurgeDays !== undefined ? { listingPurgeDays: options.listingPurgeDays } : {}),
+      ...(options.ownership !== undefined ? { ownership: options.ownership } : {}),
+      readDeadlineMs: 30_000,
+      writeDeadlineMs: 30_000,
+      schemaWallMs: 10_000,
+      // Without a standby, a catalog that validates a schema starts one thread fewer (about 0.2 CPU-s):
+      // only a thread terminated on a hostile schema (or retired after 1,000 jobs) ever uses it.
+      schemaStandby: options.schemaStandby ?? false,
+    });
+  const catalog = open();
   return {
     catalog,
     dbPath,
     databaseUrl,
     dir,
     logger,
+    /** Another catalog on the same store and options (a test that set the store back opens it again). */
+    reopen: open,
     /** The catalog's clock. */
     clock: () => new Date(now),
     tick(ms = 1000) {

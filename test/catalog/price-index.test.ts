@@ -14,14 +14,14 @@
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
+import type { Catalog } from '../../src/catalog/index.ts';
 import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-migrations.ts';
 import type { DiscoveryFilters, ListPage } from '../../src/catalog/types.ts';
 import { classPageSql, priceCounts, priceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import { SQLITE_CLASS_COSTS, classPlan, priceIndexKey, priceKey, type ClassRanges, type PricePagePlan } from '../../src/catalog/price.ts';
-import { ASSET, PAY_TO_A, PAY_TO_B, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
+import { ASSET, PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 import { recreateListingAccepts, recreatePostgresListingAccepts } from './listing-accepts.ts';
 import { DEEP, caseRandom, sample } from '../helpers/cases.ts';
@@ -365,15 +365,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
         ]);
         await pool.end();
       }
-      reopened = openCatalog({
-        dbPath: t.dbPath,
-        databaseUrl,
-        logger: recordingLogger(),
-        clock: t.clock,
-        readDeadlineMs: 30_000,
-        writeDeadlineMs: 30_000,
-        schemaWallMs: 10_000,
-      });
+      reopened = t.reopen();
       expect(await same(reopened, undefined, 0)).toEqual(expected);
     } finally {
       await reopened?.close();

@@ -6,12 +6,12 @@
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openCatalog, type Catalog } from '../../src/catalog/index.ts';
+import type { Catalog } from '../../src/catalog/index.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { DEFAULT_USD_ASSETS } from '../../src/filters.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
-import { ASSET, recordingLogger, seededRandom, settlement, tempCatalog } from './fixtures.ts';
+import { ASSET, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
 import { recreateListingAccepts, recreatePostgresListingAccepts } from './listing-accepts.ts';
 
@@ -98,15 +98,7 @@ describe.each(BACKENDS)('on %s', (backend) => {
         await pool.end();
       }
       expect(keysBefore.length).toBeGreaterThan(200);
-      reopened = openCatalog({
-        dbPath: t.dbPath,
-        databaseUrl,
-        logger: recordingLogger(),
-        clock: t.clock,
-        readDeadlineMs: 30_000,
-        writeDeadlineMs: 30_000,
-        schemaWallMs: 10_000,
-      });
+      reopened = t.reopen();
       expect(await pages(reopened)).toEqual(expected);
       await reopened.close();
       reopened = undefined;
