@@ -28,15 +28,19 @@ const KIND_ORDER: KeyKind[] = ['exact', 'stem', 'related', 'neighbour'];
 
 type Field = SearchMatch['terms'][number]['fields'][number];
 
-/** The listing's text per field, tokenized (its parameter text is not on its row: a match found in no other field is there). */
-function fieldTokens(listing: ListingRow): Array<[Field, Set<string>]> {
+/** The listing's text of the fields its row holds (its parameter text is not on its row). */
+function fieldTexts(listing: ListingRow): Array<[Field, string]> {
   const body = JSON.parse(listing.body) as { serviceName?: string; tags?: string[]; description?: string };
-  const keysOf = (text: string) => new Set(tokenize(text).flatMap((t) => [t, stemKey(t)]));
   return [
-    ['serviceName', keysOf(body.serviceName ?? '')],
-    ['tags', keysOf((body.tags ?? []).join(' '))],
-    ['description', keysOf(body.description ?? '')],
+    ['serviceName', body.serviceName ?? ''],
+    ['tags', (body.tags ?? []).join(' ')],
+    ['description', body.description ?? ''],
   ];
+}
+
+/** The listing's text per field, tokenized (a match found in no field of its row is in its parameter text). */
+function fieldTokens(listing: ListingRow): Array<[Field, Set<string>]> {
+  return fieldTexts(listing).map(([field, text]) => [field, new Set(tokenize(text).flatMap((t) => [t, stemKey(t)]))]);
 }
 
 /**
@@ -117,10 +121,12 @@ export function answerRelevance(resources: ReadonlyArray<{ match?: SearchMatch |
 export function orderByMeaning<T extends { listing: ListingRow }>(items: readonly T[], words: readonly string[]): T[] {
   const query = items.length < 2 ? [] : queryVectors(words);
   if (query.length === 0) return [...items];
-  const listingWords = (listing: ListingRow) => {
-    const body = JSON.parse(listing.body) as { serviceName?: string; tags?: string[]; description?: string };
-    return tokenize([body.serviceName ?? '', ...(body.tags ?? []), body.description ?? ''].join(' '));
-  };
+  const listingWords = (listing: ListingRow) =>
+    tokenize(
+      fieldTexts(listing)
+        .map(([, text]) => text)
+        .join(' '),
+    );
   return items
     .map((item, at) => ({ item, at, score: meaningScore(query, listingWords(item.listing)) }))
     .sort((a, b) => b.score - a.score || a.at - b.at)

@@ -6,8 +6,7 @@
  * runs, and its dialect's few differences) and keeps the transaction around the engine: SQLite's
  * BEGIN IMMEDIATE, Postgres's locks.
  */
-import type { Awaitable } from './steps.ts';
-import { runAsync as runStepsAsync, runSync as runSteps, type Steps } from './steps.ts';
+import { runAsync as runStepsAsync, runSync as runSteps, stepsOf, type Awaitable, type Steps } from './steps.ts';
 
 /** An engine: yields thunks, receives each one's (awaited) answer, returns T; run by steps.ts's runners. */
 export type Engine<T> = Steps<void, T>;
@@ -26,10 +25,8 @@ export interface Sql {
   changes: (text: string, params: readonly unknown[]) => Awaitable<number>;
 }
 
-/** Yields one step and returns its (awaited) answer. */
-export function* step<T>(thunk: () => Awaitable<T>): Engine<T> {
-  return (yield thunk) as T;
-}
+/** Yields one step (a thunk) and returns its (awaited) answer. */
+export const step: <T>(thunk: () => Awaitable<T>) => Engine<T> = stepsOf<void>().run;
 
 export const rows = <T>(sql: Sql, text: string, params: readonly unknown[] = []): Engine<T[]> => step(() => sql.rows<T>(text, params));
 export const changes = (sql: Sql, text: string, params: readonly unknown[] = []): Engine<number> => step(() => sql.changes(text, params));
