@@ -23,8 +23,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, type ListingKey } from '../listing.ts';
-import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
-import type { DiscoveryFilters } from '../types.ts';
+import type { SortKey } from '../list-engine.ts';
 
 /** Sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
 const NEWEST = '~';
@@ -51,12 +50,6 @@ export function insertListingKeys(db: DatabaseSync, listingId: number, lastUpdat
     'INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated, added_seq) VALUES (?, ?, ?, ?, ?)',
   );
   return { added: keys.filter((key) => Number(insert.run(key.kind, key.value, listingId, lastUpdated, seq).changes) === 1), moved };
-}
-
-/** A position in a filter value's page order. */
-export interface SortKey {
-  lastUpdated: string;
-  listingId: number;
 }
 
 /** What one write changed in `listing_keys`: keys added, and keys moved from an older lastUpdated. */
@@ -152,13 +145,6 @@ export function heldFiltersSql(
       (failing === undefined ? '' : ` AND ${listing} NOT IN ${HIDDEN_IDS_SQL}`),
     params: [...keys.flatMap((key) => [key.kind, key.value]), ...(accepts?.params ?? []), ...(failing === undefined ? [] : [failing])],
   };
-}
-
-/** A list page's filters with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
-export function withUsdPriceAsAmount(db: DatabaseSync, filters: DiscoveryFilters): DiscoveryFilters {
-  if (filters.maxUsdPrice === undefined) return filters;
-  const listed = usdAssetsToCheck(filters).filter((asset) => listingsWith(db, { kind: 'asset', value: asset }) > 0);
-  return usdPriceAsAmount(filters, new Set(listed));
 }
 
 /**

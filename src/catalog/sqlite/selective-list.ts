@@ -1,33 +1,29 @@
 /**
- * List pages (openapi.yaml `GET /discovery/resources`) filtered by a filter that selects few listings
- * (`resource`, `toolName`: read from the listings' own columns), or by `url` alone: its trigram index
- * when at most URL_INDEX_CAP listings hold the substring, else a bounded walk in page order
- * (../url-filter.ts, docs/CATALOG.md "List"). The other filters are read from the list keys (keyedFilter, which
- * store.ts's list pages read too), so a `url` page reads no listing's row but its page's.
+ * The SQLite store's statements for the list engine (../list-engine.ts ListIndex): pages walked over a list key's
+ * entries (keyedSql), the counts, the price index's page (price-index.ts), pages filtered by a filter that selects few
+ * listings (`resource`, `toolName`: read from the listings' own columns), and by `url` alone: its trigram index when
+ * at most URL_INDEX_CAP listings hold the substring, else a bounded walk in page order (../url-filter.ts,
+ * docs/CATALOG.md "List"). A `url` page's other filters are read from the list keys (keyedFilter), so it reads no
+ * listing's row but its page's.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
-import { byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey, type ListingRow } from '../listing.ts';
+import { byFewestListings, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
 import { asciiLower, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
-import { heldFiltersSql, listingsWith, withUsdPriceAsAmount } from './list-index.ts';
+import { heldFiltersSql, hiddenCount, listingsWith, seekOffset } from './list-index.ts';
 import { LISTING_COLUMNS, acceptedEntrySql, filterSql } from './queries.ts';
 import type { SearchSource } from './search.ts';
 import { urlMatchesCapped } from './url-probe.ts';
-import { listed } from '../query-paths.ts';
+import { withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
+import { runSync } from '../steps.ts';
+import { anyHiddenByFailures, hiddenByFailuresCount } from './liveness.ts';
+import { listPriced } from './price-index.ts';
 
 /** What these reads need of the store (store.ts): its cached statements and its rows by id. */
 type ListSource = Pick<SearchSource, 'statement' | 'rowsById'> & { db: DatabaseSync };
 
 type ListRows = { rows: ListingRow[]; total: number; partialResults?: boolean };
-
-/** The page of a list whose filters include `resource`, `toolName` or `url`; `partialResults` exactly when `url` is given. */
-export function listBySelectiveFilter(store: ListSource, read: ListPageRead, scale: UrlScale): ListRows {
-  const { resource, toolName, url } = read.filters;
-  if (resource === undefined && toolName === undefined && url !== undefined) return listByUrl(store, scale, read, url);
-  const columns = listByColumns(store, read);
-  return url === undefined ? columns : { ...columns, partialResults: false };
-}
 
 /** A `url` page (../url-filter.ts urlPageIds): the index's matches (url-probe.ts), or a walk in page order (walkPageOrder). */
 function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: string): ListRows & { partialResults: boolean } {
@@ -55,7 +51,7 @@ function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: 
  * and ordered by it.
  */
 function exactMatches(store: ListSource, { filters, visibleSince, failing }: ListPageRead, ids: number[]): number[] {
-  const keyed = keyedFilter(store.db, withUsdPriceAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
+  const keyed = keyedFilter(store.db, usdAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
   return (
     store
       .statement(
@@ -79,7 +75,7 @@ function walkPageOrder(
   budget: number,
   want: number,
 ): { ids: number[]; beyond: boolean } {
-  const others = withUsdPriceAsAmount(store.db, withoutUrl(filters));
+  const others = usdAsAmount(store.db, withoutUrl(filters));
   const counted = keysByListings(store.db, others);
   const { key } = counted[0]!;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
@@ -116,56 +112,114 @@ function walkPageOrder(
 const keysByListings = (db: DatabaseSync, filters: DiscoveryFilters) =>
   byFewestListings(filterKeys(filters), (key) => listingsWith(db, key));
 
+/** Which of `assets` some listing accepts (their list counts). */
+const listedAssets = (db: DatabaseSync, assets: string[]) =>
+  assets.filter((asset) => listingsWith(db, { kind: 'asset', value: asset }) > 0);
+
+/** `filters` with maxUsdPrice read as asset + maxAmount where it can be (../list-engine.ts withUsdPriceAsAmount). */
+const usdAsAmount = (db: DatabaseSync, filters: DiscoveryFilters) =>
+  runSync({ listedAssets: (assets: string[]) => listedAssets(db, assets) }, withUsdPriceAsAmount(filters));
+
 /**
- * The list index's read of list filters other than `resource`, `toolName` and `url` (maxUsdPrice already read as
- * asset + maxAmount where it can be: list-index.ts withUsdPriceAsAmount): the conditions on an entry `k` of
- * `listing_keys` of the filters' rarest key (`counted[0]`, byFewestListings), the other keys' entries, the accepted
- * entries' terms (price), and the listings hidden by age or failures left out. `single` when the rarest key is the
- * whole filter (its count less the hidden is the total). `counted`: keysByListings(filters), passed in when the caller has read it.
+ * The conditions of a keyed read (../list-engine.ts KeyedRead) on an entry `k` of `listing_keys`: the driving key's
+ * entry not hidden by age, the other keys' entries, the accepted entries' terms (price), and the listings hidden by
+ * failures left out.
  */
-export function keyedFilter(
+function keyedSql({ driver, others, accepts, visibleSince, failing }: KeyedRead): { sql: string; params: Array<string | number> } {
+  const held = heldFiltersSql('k.listing_id', others, accepts && acceptedEntrySql(accepts, 'k.listing_id'), failing);
+  const sql = 'k.kind = ? AND k.value = ?' + (visibleSince === undefined ? '' : ' AND k.last_updated >= ?') + held.sql;
+  return { sql, params: [driver.kind, driver.value, ...(visibleSince === undefined ? [] : [visibleSince]), ...held.params] };
+}
+
+/**
+ * The list index's read of a `url` page's other filters (maxUsdPrice already read as asset + maxAmount where it can
+ * be): keyedSql with the filters' rarest key driving (`counted[0]`, byFewestListings). `counted`:
+ * keysByListings(filters), passed in when the caller has read it.
+ */
+function keyedFilter(
   db: DatabaseSync,
   filters: DiscoveryFilters,
   visibleSince: string | undefined,
   failing: string | undefined,
   counted = keysByListings(db, filters),
-): { counted: Array<{ key: ListingKey; n: number }>; sql: string; params: Array<string | number>; single: boolean } {
-  const [driver, ...others] = counted;
-  const accepts = needsAcceptsCondition(filters) ? acceptedEntrySql(filters, 'k.listing_id') : undefined;
-  const held = heldFiltersSql(
-    'k.listing_id',
-    others.map((o) => o.key),
-    accepts,
-    failing,
-  );
-  const sql = 'k.kind = ? AND k.value = ?' + (visibleSince === undefined ? '' : ' AND k.last_updated >= ?') + held.sql;
-  const params = [driver!.key.kind, driver!.key.value, ...(visibleSince === undefined ? [] : [visibleSince]), ...held.params];
-  return { counted, sql, params, single: others.length === 0 && !accepts };
+): { sql: string; params: Array<string | number> } {
+  const [driver, ...others] = counted.map((c) => c.key);
+  return keyedSql({ driver: driver!, others, accepts: needsAcceptsCondition(filters) ? filters : undefined, visibleSince, failing });
 }
 
-function listByColumns(
-  store: ListSource,
-  { filters, page, now, visibleSince, failing }: ListPageRead,
-): { rows: ListingRow[]; total: number } {
-  listed('columns');
-  const { conditions, params } = filterSql(filters);
-  const shownNow = shown(visibleSince, failing);
-  params.push(...shownNow.params);
-  const where = `WHERE ${conditions}${shownNow.sql}`;
-  const total = Number((store.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
-  const rows = store
-    .statement(
-      `SELECT ${LISTING_COLUMNS} FROM listings l ${where}
-     ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`,
-    )
-    .all(windowStartDay(now), windowStartDay(now), ...params, page.limit, page.offset) as unknown as ListingRow[];
-  return { rows, total };
-}
+/** The listings of `ids` in that order, as the list answers them. */
+const itemsOf = (store: ListSource, ids: number[], now: Date) => {
+  const byId = store.rowsById(ids, now);
+  return ids.flatMap((id) => byId.get(id) ?? []).map((row) => toDiscoveryResource(row));
+};
 
-/** The conditions on listings `l` that leave out those hidden by age (before `visibleSince`) or by failing liveness checks (since before `failing`). */
-function shown(visibleSince: string | undefined, failing: string | undefined): { sql: string; params: string[] } {
-  const sql =
-    (visibleSince === undefined ? '' : ' AND l.last_updated >= ?') +
-    (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
-  return { sql, params: [visibleSince, failing].filter((value) => value !== undefined) };
+/**
+ * The statements of a list page (../list-engine.ts listPage). A page of `resource`, `toolName` or `url` leaves out
+ * listings failing their liveness checks only when some do (as the keyed pages' counts tell them).
+ */
+export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): ListIndex<undefined> {
+  const { db } = store;
+  const shown = (read: ListPageRead) => ({ ...read, failing: anyHiddenByFailures(db, read.failing) ? read.failing : undefined });
+  const columns = (read: ListPageRead) => {
+    const { visibleSince, failing } = shown(read);
+    const { conditions, params } = filterSql(read.filters);
+    params.push(...[visibleSince, failing].filter((value) => value !== undefined));
+    const where =
+      `WHERE ${conditions}` +
+      (visibleSince === undefined ? '' : ' AND l.last_updated >= ?') +
+      (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
+    return { where, params };
+  };
+  return {
+    listedAssets: (assets) => listedAssets(db, assets),
+    counts: ({ keys, agedSince, failingBefore }) => ({
+      listings: keys.map((key) => listingsWith(db, key)),
+      failing: anyHiddenByFailures(db, failingBefore),
+      aged: agedSince === undefined ? 0 : hiddenCount(db, keys[0]!, agedSince),
+      price: undefined,
+    }),
+    keyPage(read, page, from) {
+      const keyed = keyedSql(read);
+      const bound = from ? ' AND (k.last_updated, k.listing_id) <= (?, ?)' : '';
+      const ids = store
+        .statement(
+          `SELECT k.listing_id AS id FROM listing_keys k WHERE ${keyed.sql}${bound} ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?`,
+        )
+        .all(...keyed.params, ...(from ? [from.lastUpdated, from.listingId] : []), page.limit, page.offset) as Array<{ id: number }>;
+      return itemsOf(
+        store,
+        ids.map((r) => Number(r.id)),
+        now,
+      );
+    },
+    countKeyed(read) {
+      const keyed = keyedSql(read);
+      return Number(
+        (store.statement(`SELECT count(*) AS n FROM listing_keys k WHERE ${keyed.sql}`).get(...keyed.params) as { n: number }).n,
+      );
+    },
+    hiddenByFailures: (key, failing, visibleSince) => hiddenByFailuresCount(db, key, failing, visibleSince),
+    seekOffset: (key, offset) => seekOffset(db, key, offset),
+    priced({ filters, counted, page, visibleSince, failing }) {
+      const byPrice = listPriced(db, filters, counted, page, visibleSince, failing);
+      return byPrice && { items: itemsOf(store, byPrice.ids, now), total: byPrice.total };
+    },
+    columnsCount(read) {
+      const { where, params } = columns(read);
+      return Number((store.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
+    },
+    columnsPage(read) {
+      const { where, params } = columns(read);
+      const since = windowStartDay(read.now);
+      return (
+        store
+          .statement(`SELECT ${LISTING_COLUMNS} FROM listings l ${where} ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`)
+          .all(since, since, ...params, read.page.limit, read.page.offset) as unknown as ListingRow[]
+      ).map((row) => toDiscoveryResource(row));
+    },
+    urlPage(read, url) {
+      const { rows, total, partialResults } = listByUrl(store, scale, shown(read), url);
+      return { items: rows.map((row) => toDiscoveryResource(row)), total, partialResults };
+    },
+  };
 }

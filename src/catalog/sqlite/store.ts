@@ -18,21 +18,12 @@ import {
   type FileIdentity,
 } from '../../db/sqlite.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
-import {
-  DEEP_OFFSET,
-  listingKeysOf,
-  mergeListing,
-  searchTextHash,
-  searchTextOf,
-  toDiscoveryResource,
-  type ListingRow,
-} from '../listing.ts';
+import { listingKeysOf, mergeListing, searchTextHash, searchTextOf, type ListingRow } from '../listing.ts';
 import { qualityLevel, revisionKey, utcDay, windowStartDay, withQualityLevel, type PaymentFacts } from '../quality.ts';
 import { termScores, type SearchText } from '../terms.ts';
 import {
   CatalogUnavailableError,
   type CatalogStorePort,
-  type DiscoveryFilters,
   type ListArgs,
   type OwnershipStorePort,
   type SearchArgs,
@@ -42,21 +33,22 @@ import {
   type WithdrawalOutcome,
   type WriteOutcome,
 } from '../types.ts';
-import { countKeyChanges, hiddenCount, insertListingKeys, seekOffset, withUsdPriceAsAmount } from './list-index.ts';
+import { countKeyChanges, insertListingKeys } from './list-index.ts';
 import { MIGRATIONS, migrateCatalog } from './migrations.ts';
 import { currentSeq, nextSeq, pruneSupersededRevisions } from './revisions.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { LISTING_COLUMNS } from './queries.ts';
-import { keyedFilter, listBySelectiveFilter } from './selective-list.ts';
+import { sqliteListIndex } from './selective-list.ts';
+import { listPage } from '../list-engine.ts';
+import { runSync } from '../steps.ts';
 import type { UrlScale } from '../url-filter.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
-import { SETTLED_LIVENESS_SQL, anyHiddenByFailures, hiddenByFailuresCount, livenessStore } from './liveness.ts';
+import { SETTLED_LIVENESS_SQL, livenessStore } from './liveness.ts';
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
-import { listPriced, recordPrice } from './price-index.ts';
-import { listed } from '../query-paths.ts';
+import { recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
 
@@ -246,73 +238,12 @@ export class CatalogStore implements CatalogStorePort {
     insertScoredRevision(this.db, listingId, resource, hash, withQualityLevel(termScores(text), level), seq);
   }
 
-  /**
-   * The list endpoint: newest first (lastUpdated desc, then id desc), offset paging, total.
-   * Without a resource/toolName filter the page is a walk of one covering index of
-   * `listing_keys` (the filter value with the fewest listings drives it; any other filter is a
-   * key lookup per row), and a single-filter total is read from `listing_counts` (its blocks). resource and
-   * toolName select at most a few listings through their own indexes.
-   */
+  /** The list endpoint (../list-engine.ts listPage), its statements this store's (selective-list.ts sqliteListIndex). */
   list(...[filters, page, now, visibleSince, failingBefore]: ListArgs): StoreListPage {
-    const { rows, total, partialResults } = this.listRows(filters, page, now, visibleSince, failingBefore);
-    return { items: rows.map((row) => toDiscoveryResource(row)), total, ...(partialResults === undefined ? {} : { partialResults }) };
-  }
-
-  private listRows(
-    filters: DiscoveryFilters,
-    page: { limit: number; offset: number },
-    now: Date,
-    visibleSince: string | undefined,
-    failingBefore: string | undefined,
-  ): { rows: ListingRow[]; total: number; partialResults?: boolean } {
     this.assertUsable(false);
-    return inReadTransaction(this.db, () => {
-      // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness").
-      const failing = anyHiddenByFailures(this.db, failingBefore) ? failingBefore : undefined;
-      if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined)
-        return listBySelectiveFilter(this, { filters, page, now, visibleSince, failing }, this.scale);
-      filters = withUsdPriceAsAmount(this.db, filters);
-      const { counted, sql, params, single } = keyedFilter(this.db, filters, visibleSince, failing);
-      // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
-      const byPrice = listPriced(this.db, filters, counted, page, visibleSince, failing);
-      if (byPrice) return { rows: byPrice.ids.flatMap((id) => this.rowsById([id], now).get(id) ?? []), total: byPrice.total };
-      const driver = counted[0];
-      const from = `FROM listing_keys k WHERE ${sql}`;
-      // One key and nothing else (single): its count less its hidden entries is the total (and its blocks find a deep offset).
-      const total = single
-        ? driver!.n -
-          (visibleSince === undefined ? 0 : hiddenCount(this.db, driver!.key, visibleSince)) -
-          (failing === undefined ? 0 : hiddenByFailuresCount(this.db, driver!.key, failing, visibleSince))
-        : Number((this.statement(`SELECT count(*) AS n ${from}`).get(...params) as { n: number }).n);
-      const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ? OFFSET ?';
-      let ids: Array<{ id: number }>;
-      // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
-      if (single && failing === undefined && page.offset >= DEEP_OFFSET) {
-        listed('keys_deep');
-        // A deep page of one filter value: start from the block holding the offset.
-        const seek = seekOffset(this.db, driver!.key, page.offset);
-        const bound = seek?.from ? ' AND (k.last_updated, k.listing_id) <= (?, ?)' : '';
-        const boundParams = seek?.from ? [seek.from.lastUpdated, seek.from.listingId] : [];
-        ids = seek
-          ? (this.statement(`SELECT k.listing_id AS id ${from}${bound} ${order}`).all(
-              ...params,
-              ...boundParams,
-              page.limit,
-              seek.skip,
-            ) as Array<{
-              id: number;
-            }>)
-          : [];
-      } else {
-        listed('keys');
-        ids = this.statement(`SELECT k.listing_id AS id ${from} ${order}`).all(...params, page.limit, page.offset) as Array<{ id: number }>;
-      }
-      const byId = this.rowsById(
-        ids.map((r) => Number(r.id)),
-        now,
-      );
-      return { rows: ids.flatMap((r) => byId.get(Number(r.id)) ?? []), total };
-    });
+    return inReadTransaction(this.db, () =>
+      runSync(sqliteListIndex(this, this.scale, now), listPage({ filters, page, now, visibleSince, failingBefore })),
+    );
   }
 
   /** The listings of `ids` with their quality window's sums as of `now`. */

@@ -1,0 +1,167 @@
+/**
+ * The list engine (openapi.yaml `GET /discovery/resources`, docs/CATALOG.md "List"), written once for both stores as
+ * the search and price engines are (steps.ts): it decides which index drives a page (a selective filter's, the price
+ * index's, or the filters' rarest list key's entries in page order), how a single key's total is counted (its blocks
+ * less its hidden entries) and when a deep offset starts from the block holding it; each store answers a handful of
+ * statements (ListIndex: sqlite/list-index.ts, postgres/list-index.ts) over the list index (sqlite/list-index.ts
+ * explains `listing_keys` and its blocks).
+ */
+import { DEEP_OFFSET, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
+import { priceFilter, usdAssetsToCheck, usdPriceAsAmount } from './price.ts';
+import { listed } from './query-paths.ts';
+import { stepsOf, type Steps } from './steps.ts';
+import type { Awaitable, DiscoveryFilters, ListPageRead, StoreListPage } from './types.ts';
+
+/** A position in a list key's page order (lastUpdated desc, listing desc). */
+export interface SortKey {
+  lastUpdated: string;
+  listingId: number;
+}
+
+/** A page walked over the entries of one list key (`driver`), each checked against the rest of the filters. */
+export interface KeyedRead {
+  driver: ListingKey;
+  /** The other keys: each looked up per entry. */
+  others: ListingKey[];
+  /** The filters, when one accepted entry must meet a price bound (needsAcceptsCondition): checked per entry. */
+  accepts: DiscoveryFilters | undefined;
+  visibleSince: string | undefined;
+  /** Listings failing their liveness checks since before it are left out. */
+  failing: string | undefined;
+}
+
+/** What the store reads before it reads a keyed page. */
+export interface ListCountsAsk {
+  filters: DiscoveryFilters;
+  keys: ListingKey[];
+  page: { limit: number; offset: number };
+  /** A single key's entries hidden by age are counted (the key alone is the filter and some are hidden). */
+  agedSince: string | undefined;
+  visibleSince: string | undefined;
+  failingBefore: string | undefined;
+}
+
+/** The counts of ListCountsAsk; `P`: what the store's priced page reads with them (the engine only hands it back). */
+export interface ListCounts<P> {
+  /** Each key's listings (its list count), in the order of `keys`. */
+  listings: number[];
+  /** Whether some listing is hidden by failing its liveness checks since before `failingBefore`. */
+  failing: boolean;
+  /** The single key's entries hidden by age (0 unless asked). */
+  aged: number;
+  price: P;
+}
+
+/** The statements a store answers for listPage; `P`: ListCounts's. */
+export interface ListIndex<P = unknown> {
+  /** Which of `assets` some listing accepts (their list counts). */
+  listedAssets(assets: string[]): Awaitable<string[]>;
+  counts(ask: ListCountsAsk): Awaitable<ListCounts<P>>;
+  /** The page of a keyed read from `page.offset` in page order, from `from` when given (a block's start). */
+  keyPage(read: KeyedRead, page: { limit: number; offset: number }, from?: SortKey): Awaitable<StoreListPage['items']>;
+  /** How many entries a keyed read keeps. */
+  countKeyed(read: KeyedRead): Awaitable<number>;
+  /** A key's entries hidden by failures and not already by age (liveness.ts hiddenByFailuresCount). */
+  hiddenByFailures(key: ListingKey, failing: string, visibleSince: string | undefined): Awaitable<number>;
+  /** Where the entry at `offset` of a key's page order is: its block's start (none for the newest block) and how many to skip from there; null past the last. */
+  seekOffset(key: ListingKey, offset: number): Awaitable<{ from?: SortKey; skip: number } | null>;
+  /** The price index's page (price.ts pricePage), or undefined when another key holds fewer listings than its range. */
+  priced(read: {
+    filters: DiscoveryFilters;
+    counted: Array<{ key: ListingKey; n: number }>;
+    price: P;
+    page: { limit: number; offset: number };
+    visibleSince: string | undefined;
+    failing: string | undefined;
+  }): Awaitable<{ items: StoreListPage['items']; total: number } | undefined>;
+  /** `resource` or `toolName`: the listings their own indexes select, counted and a page of them. */
+  columnsCount(read: ListPageRead): Awaitable<number>;
+  columnsPage(read: ListPageRead): Awaitable<StoreListPage['items']>;
+  /** `url` without `resource` or `toolName` (url-filter.ts urlPageIds). */
+  urlPage(read: ListPageRead, url: string): Awaitable<StoreListPage & { partialResults: boolean }>;
+}
+
+/** `filters` with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
+export function* withUsdPriceAsAmount(filters: DiscoveryFilters): Steps<Pick<ListIndex, 'listedAssets'>, DiscoveryFilters> {
+  if (filters.maxUsdPrice === undefined) return filters;
+  const usd = usdAssetsToCheck(filters);
+  const listedAssets = usd.length === 0 ? [] : yield* stepsOf<Pick<ListIndex, 'listedAssets'>>().run((index) => index.listedAssets(usd));
+  return usdPriceAsAmount(filters, new Set(listedAssets));
+}
+
+/**
+ * A list page: newest first (lastUpdated desc, then id desc), offset paging, exact total. `resource` and `toolName`
+ * select a few listings through their own indexes, `url` alone its own page (url-filter.ts). Otherwise asset +
+ * maxAmount's price index drives the page unless another key holds fewer listings; else the key with the fewest
+ * listings drives a walk of its entries, any other filter a lookup per entry. One key and nothing else (single): its
+ * count less its hidden entries is the total, and its blocks find a deep offset. Listings failing their liveness
+ * checks past the grace period are left out (docs/CATALOG.md "Liveness").
+ */
+export function* listPage<P>(q: {
+  filters: DiscoveryFilters;
+  page: { limit: number; offset: number };
+  now: Date;
+  visibleSince: string | undefined;
+  failingBefore: string | undefined;
+}): Steps<ListIndex<P>, StoreListPage> {
+  const { run, together } = stepsOf<ListIndex<P>>();
+  const { page, now, visibleSince, failingBefore } = q;
+  if (q.filters.resource !== undefined || q.filters.toolName !== undefined) {
+    const read: ListPageRead = { filters: q.filters, page, now, visibleSince, failing: failingBefore };
+    listed('columns');
+    const [total, items] = yield* together(
+      (index) => index.columnsCount(read),
+      (index) => index.columnsPage(read),
+    );
+    return { items, total, ...(q.filters.url === undefined ? {} : { partialResults: false }) };
+  }
+  if (q.filters.url !== undefined)
+    return yield* run((index) => index.urlPage({ filters: q.filters, page, now, visibleSince, failing: failingBefore }, q.filters.url!));
+  const filters = yield* withUsdPriceAsAmount(q.filters);
+  const keys = filterKeys(filters);
+  const single = keys.length === 1 && !needsAcceptsCondition(filters);
+  const lone: KeyedRead = { driver: keys[0]!, others: [], accepts: undefined, visibleSince, failing: undefined };
+  // One key's page above the deep offsets is the page unless a listing fails its liveness checks (the counts tell): it
+  // goes with the counts (one round trip on Postgres) and is taken when none fails.
+  const ask: ListCountsAsk = { filters, keys, page, agedSince: single ? visibleSince : undefined, visibleSince, failingBefore };
+  const [counts, lonePage] = yield* together(
+    (index) => index.counts(ask),
+    (index) => (single && page.offset < DEEP_OFFSET ? index.keyPage(lone, page) : undefined),
+  );
+  const failing = counts.failing ? failingBefore : undefined;
+  if (lonePage && failing === undefined) return listed('keys', { items: lonePage, total: counts.listings[0]! - counts.aged });
+  const counted = byFewestListings(keys, (key) => counts.listings[keys.indexOf(key)]!);
+  if (priceFilter(filters)) {
+    const byPrice = yield* run((index) => index.priced({ filters, counted, price: counts.price, page, visibleSince, failing }));
+    if (byPrice) return byPrice;
+  }
+  const [driver, ...others] = counted;
+  const read: KeyedRead = {
+    driver: driver!.key,
+    others: others.map((o) => o.key),
+    accepts: needsAcceptsCondition(filters) ? filters : undefined,
+    visibleSince,
+    failing,
+  };
+  if (!single) {
+    listed('keys');
+    const [total, items] = yield* together(
+      (index) => index.countKeyed(read),
+      (index) => index.keyPage(read, page),
+    );
+    return { items, total };
+  }
+  // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
+  if (failing !== undefined || page.offset < DEEP_OFFSET) {
+    listed('keys');
+    const [hidden, items] = yield* together(
+      (index) => (failing === undefined ? 0 : index.hiddenByFailures(driver!.key, failing, visibleSince)),
+      (index) => index.keyPage(read, page),
+    );
+    return { items, total: driver!.n - counts.aged - hidden };
+  }
+  listed('keys_deep');
+  const seek = yield* run((index) => index.seekOffset(driver!.key, page.offset));
+  const items = seek ? yield* run((index) => index.keyPage(read, { limit: page.limit, offset: seek.skip }, seek.from)) : [];
+  return { items, total: driver!.n - counts.aged };
+}
