@@ -1,7 +1,8 @@
 /**
- * The list index's counts on PostgreSQL (sqlite/list-index.ts does the same on SQLite): the entries
- * of one filter value hidden by age, where a deep offset starts, and the few listings a resource or
- * toolName filter selects.
+ * The Postgres store's statements for the list engine (../list-engine.ts ListIndex; sqlite/selective-list.ts answers
+ * the same on SQLite): the counts (one round trip with a priced page's counts and its guessed page), a page walked over
+ * a list key's entries, where a deep offset starts, the entries of one filter value hidden by age, and the pages of
+ * the filters that select few listings (`resource`, `toolName`, `url`).
  */
 import {
   acceptedEntryExists,
@@ -23,11 +24,16 @@ import {
   toDiscoveryResource,
   type ListingRow,
 } from '../listing.ts';
-import { usdAssetsToCheck, usdPriceAsAmount } from '../price.ts';
+import { priceFilter } from '../price.ts';
 import { asciiLower, asciiLowerSql, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
 import { SUFFIX_ROWS_PER_MATCH, suffixListingsSql, suffixMatchesSql, suffixRange } from './url-suffixes.ts';
-import type { DiscoveryFilters, DiscoveryResource, ListPageRead } from '../types.ts';
-import { listed } from '../query-paths.ts';
+import type { DiscoveryResource, ListPageRead } from '../types.ts';
+import { withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
+import { runAsync } from '../steps.ts';
+import { priceCountsSql, type PriceCounts } from './price-counts.ts';
+import type { PricedPageGuesses } from './price-guess.ts';
+import { listPriced } from './price-index.ts';
+import { hiddenByFailuresCount } from './liveness.ts';
 
 /**
  * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
@@ -68,24 +74,8 @@ export async function seekOffset(
   return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
 }
 
-/** The page of one list key's entries from `page.offset` (the list's statement for a single key without failing listings). */
-export function singleKeyPage(
-  db: Db,
-  key: { kind: string; value: string },
-  page: { limit: number; offset: number },
-  now: Date,
-  visibleSince: string | undefined,
-): Promise<ListingRow[]> {
-  const params = parameters();
-  const { p } = params;
-  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
-  const pageSql = `SELECT k.listing_id AS id, k.last_updated FROM listing_keys k WHERE k.kind = ${p(key.kind)} AND k.value = ${p(key.value)}${visible}
-    ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-  return readPage(db, { ...pageListingsStatement(pageSql, params, now), generic: true });
-}
-
 /** Which of `assets` some listing accepts (their list counts). */
-export async function listedAssets(db: Db, assets: string[]): Promise<string[]> {
+async function listedAssets(db: Db, assets: string[]): Promise<string[]> {
   const rows = await db.query<{ value: string }>(
     "SELECT value FROM listing_counts WHERE kind = 'asset' AND value = ANY($1::text[]) AND n > 0",
     [assets],
@@ -93,57 +83,91 @@ export async function listedAssets(db: Db, assets: string[]): Promise<string[]> 
   return rows.rows.map((r) => r.value);
 }
 
-/** A list page's filters with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
-export async function withUsdPriceAsAmount(db: Db, filters: DiscoveryFilters): Promise<DiscoveryFilters> {
-  if (filters.maxUsdPrice === undefined) return filters;
-  const usd = usdAssetsToCheck(filters);
-  return usdPriceAsAmount(filters, new Set(usd.length === 0 ? [] : await listedAssets(db, usd)));
-}
+/** What a priced page reads with the counts (price-counts.ts): their row, and its guessed statement (price-guess.ts). */
+type PricedWithCounts = { row: PriceCounts; guessed: ReturnType<PricedPageGuesses['send']> };
+
+/** The listings of a page's rows, as the list answers them. */
+const itemsOf = (rows: ListingRow[]) => rows.map((row) => toDiscoveryResource(row));
 
 /**
- * The conditions on listings `l` that leave out those hidden by age (before `visibleSince`) or by failing liveness
- * checks (since before `failing`), their values added through `p` in that order.
+ * The statements of a list page (../list-engine.ts listPage) in one read snapshot. The pages of `resource`, `toolName`
+ * and `url` check each listing's row, so the failing cut stands in their statements whether any listing fails or not.
  */
-function shown(p: (value: unknown) => string, visibleSince: string | undefined, failing: string | undefined): string {
-  return (
-    (visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`) +
-    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`)
-  );
-}
-
-/** resource and toolName select a few listings through their own indexes (as sqlite/selective-list.ts listByColumns). */
-async function listByColumns(
-  db: Db,
-  { filters, page, now, visibleSince, failing }: ListPageRead,
-): Promise<{ items: DiscoveryResource[]; total: number }> {
-  listed('columns');
-  const { values, p } = parameters();
-  const where = `WHERE ${filterConditions(filters, p)}${shown(p, visibleSince, failing)}`;
-  // Both statements go out together (the store's pipelined pool): one round trip.
-  const [counted, rows] = await Promise.all([
-    db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, [...values]),
-    db.query<RawListingRow>(
-      `SELECT ${listingColumns(now, p)} ${where} ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
-      values,
-    ),
-  ]);
-  const total = Number(counted.rows[0]!.n);
-  return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total };
-}
-
-/**
- * A list page filtered by `resource` or `toolName` (they select a few listings), or by `url` alone: its
- * suffixes' index when few listings hold it, else a bounded walk in page order (../url-filter.ts).
- */
-export async function listBySelectiveFilter(
-  db: Db,
-  read: ListPageRead,
-  urlScale: UrlScale,
-): Promise<{ items: DiscoveryResource[]; total: number; partialResults?: boolean }> {
-  const { resource, toolName, url } = read.filters;
-  if (resource === undefined && toolName === undefined && url !== undefined) return listByUrl(db, read, url, urlScale);
-  const columns = await listByColumns(db, read);
-  return url === undefined ? columns : { ...columns, partialResults: false };
+export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses: PricedPageGuesses): ListIndex<PricedWithCounts> {
+  /** A keyed read's entries `k` (the driving key's, not hidden by age, holding the rest of the filters), parameters through `p`. */
+  const keyedFrom = (p: (value: unknown) => string, { driver, others, accepts, visibleSince, failing }: KeyedRead) =>
+    `FROM listing_keys k WHERE k.kind = ${p(driver.kind)} AND k.value = ${p(driver.value)}${visibleAfter(p, visibleSince)}` +
+    heldFiltersSql(p, 'k.listing_id', others, accepts && acceptedEntryExists(accepts, p, 'k.listing_id'), failing);
+  const columnsWhere = (p: (value: unknown) => string, { filters, visibleSince, failing }: ListPageRead) =>
+    `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}` +
+    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
+  return {
+    listedAssets: (assets) => listedAssets(db, assets),
+    /**
+     * The counts, whether any listing fails, a single key's entries hidden by age, a price filter's counts (a deep
+     * page's class ranges too), in one round trip (inReadSnapshot sends BEGIN with it): each round trip to another
+     * process adds its own wait under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). A priced page's
+     * statement goes with them when the last page of its filters shows its shape (price-guess.ts).
+     */
+    async counts({ filters, keys, page, agedSince, visibleSince, failingBefore }) {
+      const q = parameters();
+      const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(agedSince ?? null)}::text`];
+      const priced = priceFilter(filters) !== undefined;
+      // Each key's count read by its primary key (a subquery): a generic plan would otherwise hash all of listing_counts.
+      const text = `SELECT k.kind, k.value, coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0) AS n, pc.*,
+           ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
+           CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
+         FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
+         CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
+      // Run with its generic plan, planned once per connection (planned on every page, about 0.4 ms at 100k); its hidden
+      // counts are EXECUTEd, planned with their values whatever the setting (docs/BENCHMARKS.md "Filter combinations").
+      type Counted = { kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts;
+      const counting = queryGeneric<Counted>(db, 'counts', text, q.values);
+      const guessed = priced ? guesses.send(db, filters, page, now, visibleSince, failingBefore) : undefined;
+      const { rows } = await counting;
+      return {
+        listings: keys.map((key) => Number(rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0)),
+        failing: rows[0]!.failing,
+        aged: agedSince === undefined ? 0 : Number(rows[0]!.aged ?? 0),
+        price: { row: rows[0]!, guessed },
+      };
+    },
+    /** One key alone, from an offset, is planned once per connection (queryGeneric): its shape fixes its plan. */
+    async keyPage(read, page, from) {
+      const params = parameters();
+      const { p } = params;
+      const bound = from ? ` AND (k.last_updated, k.listing_id) <= (${p(from.lastUpdated)}, ${p(from.listingId)})` : '';
+      const pageSql = `SELECT k.listing_id AS id, k.last_updated ${keyedFrom(p, read)}${bound}
+        ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
+      const generic = read.others.length === 0 && !read.accepts && read.failing === undefined && !from;
+      return itemsOf(await readPage(db, { ...pageListingsStatement(pageSql, params, now), generic }));
+    },
+    async countKeyed(read) {
+      const { values, p } = parameters();
+      return Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${keyedFrom(p, read)}`, values)).rows[0]!.n);
+    },
+    hiddenByFailures: (key, failing, visibleSince) => hiddenByFailuresCount(db, key, failing, visibleSince),
+    seekOffset: (key, offset) => seekOffset(db, key, offset),
+    async priced({ filters, counted, price, page, visibleSince, failing }) {
+      const byPrice = await listPriced(db, filters, counted, price.row, page, now, visibleSince, failing, undefined, price.guessed);
+      if (byPrice?.shape) guesses.remember(filters, page, visibleSince, byPrice.shape);
+      return byPrice && { items: itemsOf(byPrice.rows), total: byPrice.total };
+    },
+    async columnsCount(read) {
+      const { values, p } = parameters();
+      return Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${columnsWhere(p, read)}`, values)).rows[0]!.n);
+    },
+    async columnsPage(read) {
+      const { values, p } = parameters();
+      const { limit, offset } = read.page;
+      const rows = await db.query<RawListingRow>(
+        `SELECT ${listingColumns(now, p)} ${columnsWhere(p, read)} ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(limit)} OFFSET ${p(offset)}`,
+        values,
+      );
+      return rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) }));
+    },
+    urlPage: (read, url) => listByUrl(db, read, url, urlScale),
+  };
 }
 
 /**
@@ -161,7 +185,10 @@ async function listByUrl(
   scale: UrlScale,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const { page, now, visibleSince, failing } = read;
-  const others = await withUsdPriceAsAmount(db, withoutUrl(read.filters));
+  const others = await runAsync(
+    { listedAssets: (assets: string[]) => listedAssets(db, assets) },
+    withUsdPriceAsAmount(withoutUrl(read.filters)),
+  );
   const keys = filterKeys(others);
   const accepts = (p: (value: unknown) => string) =>
     needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', { fence: true }) : undefined;

@@ -142,10 +142,6 @@ export async function readPage(db: Db, statement: PageStatement): Promise<Listin
 
 const pageRows = (result: pg.QueryResult<RawListingRow>): ListingRow[] => result.rows.map((row) => ({ ...row, id: Number(row.id) }));
 
-/** A page's listings in page order: pageListingsStatement's statement, read. */
-export const pageListings = (db: Db, pageSql: string, params: ReturnType<typeof parameters>, now: Date): Promise<ListingRow[]> =>
-  readPage(db, pageListingsStatement(pageSql, params, now));
-
 /**
  * The condition that listing `listing` (an SQL expression) has one accepted entry matching all of scheme, network,
  * asset, maxAmount and maxUsdPrice that are given (../price.ts acceptedEntryArms): an arm's list key and, with an

@@ -13,23 +13,12 @@
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
  *   in the write transaction by one server-side call (migrations.ts).
  */
-import { listPriced, recordPrice } from './price-index.ts';
-import { priceCountsSql, type PriceCounts } from './price-counts.ts';
+import { recordPrice } from './price-index.ts';
 import { PricedPageGuesses } from './price-guess.ts';
-import { priceFilter } from '../price.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
-import {
-  DEEP_OFFSET,
-  byFewestListings,
-  filterKeys,
-  needsAcceptsCondition,
-  listingKeysOf,
-  mergeListing,
-  searchTextOf,
-  toDiscoveryResource,
-} from '../listing.ts';
+import { listingKeysOf, mergeListing, searchTextOf } from '../listing.ts';
 import type {
   CatalogStorePort,
   OwnershipStorePort,
@@ -46,28 +35,19 @@ import { claimsPort } from './claims.ts';
 import { pruneRevisions, reviseSearchText } from './revisions.ts';
 import { CATALOG_MIGRATIONS } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
-import {
-  CURRENT_SEQ_SQL,
-  NEXT_SEQ_SQL,
-  acceptedEntryExists,
-  heldFiltersSql,
-  pageListings,
-  parameters,
-  preparedDb,
-  queryGeneric,
-  type Db,
-} from './queries.ts';
+import { CURRENT_SEQ_SQL, NEXT_SEQ_SQL, preparedDb, type Db } from './queries.ts';
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
 import { holdsNul } from '../../filters.ts';
 import { searchPostgres } from './search.ts';
-import { hiddenCountSql, listBySelectiveFilter, seekOffset, singleKeyPage, withUsdPriceAsAmount } from './list-index.ts';
+import { postgresListIndex } from './list-index.ts';
+import { listPage } from '../list-engine.ts';
+import { runAsync } from '../steps.ts';
 import type { UrlScale } from '../url-filter.ts';
 import type { LivenessStorePort } from '../liveness.ts';
-import { hiddenByFailuresCount, livenessStore, settledLivenessSql } from './liveness.ts';
+import { livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
 import { markSuffixesVisible } from './url-suffixes.ts';
-import { listed } from '../query-paths.ts';
 import { addDueStemRows } from './revisions.ts';
 
 /** Connections per store (a catalog worker runs one request at a time), pipelined (a list page's BEGIN goes with its first statement) and kept open while idle. */
@@ -241,101 +221,16 @@ export class PostgresCatalogStore implements CatalogStorePort {
       writeLocked: (db, draft, now, payment) => this.writeLocked(db, draft, now, payment),
     });
   }
-  /**
-   * The list endpoint, as the SQLite store answers it: newest first (lastUpdated desc, then id desc), offset paging, exact
-   * total. The filter value with the fewest listings drives a walk of `listing_keys_page`; a single-filter total is one row
-   * of `listing_counts`, and a deep offset of one filter starts from the block that holds it.
-   */
+  /** The list endpoint (../list-engine.ts listPage), its statements this store's (list-index.ts postgresListIndex). */
   async list(...[filters, page, now, visibleSince, failingBefore]: ListArgs): Promise<StoreListPage> {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0, ...(filters.url === undefined ? {} : { partialResults: false }) };
-    return inReadSnapshot(this.pool, async (db) => {
-      // Listings failing their liveness checks past the grace period are left out (docs/CATALOG.md "Liveness"): these
-      // pages check each listing's row, so the condition stands in their statements whether any listing fails or not.
-      if (filters.resource !== undefined || filters.toolName !== undefined || filters.url !== undefined) {
-        const read = { filters, page, now, visibleSince, failing: failingBefore };
-        return listBySelectiveFilter(db, read, this.urlScale);
-      }
-      filters = await withUsdPriceAsAmount(db, filters);
-      const keys = filterKeys(filters);
-      const priced = priceFilter(filters);
-      // One key and nothing else: its count is the total (and its blocks find a deep offset).
-      const single = keys.length === 1 && !needsAcceptsCondition(filters) && !priced;
-      // The counts, whether any listing fails, a single key's entries hidden by age, a price filter's counts (a deep
-      // page's class ranges too), in one round trip (inReadSnapshot sends BEGIN with it): each round trip to another
-      // process adds its own wait under load (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
-      const q = parameters();
-      const [failingCut, agedCut] = [`${q.p(failingBefore ?? null)}::text`, `${q.p(single ? (visibleSince ?? null) : null)}::text`];
-      // Each key's count read by its primary key (a subquery): a generic plan would otherwise hash all of listing_counts.
-      const text = `SELECT k.kind, k.value, coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0) AS n, pc.*,
-           ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
-           CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
-         FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
-         CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
-      // Run with its generic plan, planned once per connection (planned on every page, about 0.4 ms at 100k); its hidden
-      // counts are EXECUTEd, planned with their values whatever the setting (docs/BENCHMARKS.md "Filter combinations").
-      type Counted = { kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts;
-      const counting = queryGeneric<Counted>(db, 'counts', text, q.values);
-      // A priced page's statement goes with the counts when the last page of its filters shows its shape (price-guess.ts).
-      const guessed = priced ? this.pricedGuesses.send(db, filters, page, now, visibleSince, failingBefore) : undefined;
-      // So does one key's page above the deep offsets: it is the statement below unless a listing fails its liveness
-      // checks (the counts tell), so it is sent now and its rows taken when none fails: one round trip fewer.
-      const keyPage = single && page.offset < DEEP_OFFSET ? singleKeyPage(db, keys[0]!, page, now, visibleSince) : undefined;
-      keyPage?.catch(() => undefined); // read below, or its work wasted when a listing fails
-      const counts = await counting;
-      const failing = counts.rows[0]?.failing ? failingBefore : undefined;
-      if (keyPage && failing === undefined) {
-        const n = Number(counts.rows[0]?.n ?? 0) - (visibleSince === undefined ? 0 : Number(counts.rows[0]!.aged));
-        return listed('keys', { items: (await keyPage).map((row) => toDiscoveryResource(row)), total: n });
-      }
-      const counted = byFewestListings(keys, (key) =>
-        Number(counts.rows.find((r) => r.kind === key.kind && r.value === key.value)?.n ?? 0),
-      );
-      // asset + maxAmount: the price index drives the page unless another filter holds fewer listings.
-      const byPrice =
-        priced && (await listPriced(db, filters, counted, counts.rows[0]!, page, now, visibleSince, failing, undefined, guessed));
-      if (byPrice && byPrice.shape) this.pricedGuesses.remember(filters, page, visibleSince, byPrice.shape);
-      if (byPrice) return { items: byPrice.rows.map((row) => toDiscoveryResource(row)), total: byPrice.total };
-      const [driver, ...others] = counted;
-      const { values, p } = parameters();
-      const driverKey =
-        `k.kind = ${p(driver!.key.kind)} AND k.value = ${p(driver!.key.value)}` +
-        (visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`);
-      const accepts = needsAcceptsCondition(filters) ? acceptedEntryExists(filters, p, 'k.listing_id') : undefined;
-      const extra = heldFiltersSql(
-        p,
-        'k.listing_id',
-        others.map((o) => o.key),
-        accepts,
-        failing,
-      );
-      const from = `FROM listing_keys k WHERE ${driverKey}${extra}`;
-      // Several keys: their count goes out with the page's statement below (no await between), one round trip for both.
-      const keysCounted = single ? undefined : db.query<{ n: string }>(`SELECT count(*) AS n ${from}`, [...values]);
-      const total = single
-        ? driver!.n -
-          (visibleSince === undefined ? 0 : Number(counts.rows[0]!.aged)) -
-          (failing === undefined ? 0 : await hiddenByFailuresCount(db, driver!.key, failing, visibleSince))
-        : undefined;
-      const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-      let pageSql: string | undefined;
-      // The blocks count every entry: with listings hidden by failures among them, a deep page is a plain offset.
-      if (single && failing === undefined && page.offset >= DEEP_OFFSET) {
-        listed('keys_deep');
-        // A deep page of one filter value: start from the block holding the offset.
-        const seek = await seekOffset(db, driver!.key, page.offset);
-        if (seek) {
-          const bound = seek.from ? ` AND (k.last_updated, k.listing_id) <= (${p(seek.from.lastUpdated)}, ${p(seek.from.listingId)})` : '';
-          pageSql = `SELECT k.listing_id AS id, k.last_updated ${from}${bound} ${order} LIMIT ${p(page.limit)} OFFSET ${p(seek.skip)}`;
-        }
-      } else {
-        listed('keys');
-        pageSql = `SELECT k.listing_id AS id, k.last_updated ${from} ${order} LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-      }
-      if (pageSql === undefined) return { items: [], total: total! };
-      const [rows, n] = await Promise.all([pageListings(db, pageSql, { values, p }, now), keysCounted]);
-      return { items: rows.map((row) => toDiscoveryResource(row)), total: total ?? Number(n!.rows[0]!.n) };
-    });
+    return inReadSnapshot(this.pool, (db) =>
+      runAsync(
+        postgresListIndex(db, now, this.urlScale, this.pricedGuesses),
+        listPage({ filters, page, now, visibleSince, failingBefore }),
+      ),
+    );
   }
 
   /** The catalog's identifier (catalog migration 23), shared by every instance on this database. */
