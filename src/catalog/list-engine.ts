@@ -7,7 +7,7 @@
  * explains `listing_keys` and its blocks).
  */
 import { DEEP_OFFSET, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
-import { priceFilter, usdAssetsToCheck, usdPriceAsAmount } from './price.ts';
+import { priceFilter, usdAssetsToCheck, usdPriceAsAmount, type PricedListAsk } from './price.ts';
 import { listed } from './query-paths.ts';
 import { stepsOf, type Steps } from './steps.ts';
 import type { Awaitable, DiscoveryFilters, ListPageRead, StoreListPage } from './types.ts';
@@ -66,14 +66,7 @@ export interface ListIndex<P = unknown> {
   /** Where the entry at `offset` of a key's page order is: its block's start (none for the newest block) and how many to skip from there; null past the last. */
   seekOffset(key: ListingKey, offset: number): Awaitable<{ from?: SortKey; skip: number } | null>;
   /** The price index's page (price.ts pricePage), or undefined when another key holds fewer listings than its range. */
-  priced(read: {
-    filters: DiscoveryFilters;
-    counted: Array<{ key: ListingKey; n: number }>;
-    price: P;
-    page: { limit: number; offset: number };
-    visibleSince: string | undefined;
-    failing: string | undefined;
-  }): Awaitable<{ items: StoreListPage['items']; total: number } | undefined>;
+  priced(ask: PricedListAsk & { price: P }): Awaitable<{ items: StoreListPage['items']; total: number } | undefined>;
   /** `resource` or `toolName`: the listings their own indexes select, counted and a page of them. */
   columnsCount(read: ListPageRead): Awaitable<number>;
   columnsPage(read: ListPageRead): Awaitable<StoreListPage['items']>;

@@ -283,6 +283,15 @@ export function classPlan(
   return { arms, cost };
 }
 
+/** What a priced list page is asked: the filters, their list keys with their listings (fewest first), the page and cuts. */
+export interface PricedListAsk {
+  filters: DiscoveryFilters;
+  counted: Array<{ key: ListingKey; n: number }>;
+  page: { limit: number; offset: number };
+  visibleSince: string | undefined;
+  failing: string | undefined;
+}
+
 /**
  * A list page of `asset` + `maxAmount` (priceFilter), with or without `type`, `network` and `scheme`
  * (part of the index range), alone or with other key filters (checked per row), or undefined when
@@ -294,17 +303,14 @@ export function classPlan(
  * With no other key filter the total is the counts less the hidden matches, unless more of the
  * asset's entries are hidden by age than the range matches: then, as with other key filters, a count.
  */
-export function* pricePage<R>(q: {
-  filters: DiscoveryFilters;
-  counted: Array<{ key: ListingKey; n: number }>;
-  counts: PriceCounts;
-  page: { limit: number; offset: number };
-  visibleSince: string | undefined;
-  failing: string | undefined;
-  /** The store's (SQLITE_CLASS_COSTS, POSTGRES_CLASS_COSTS). */
-  costs: ClassCosts;
-  plan?: PricePagePlan | undefined;
-}): Steps<PriceIndex<R>, { rows: R[]; total: number; shape?: PricedPageShape } | undefined> {
+export function* pricePage<R>(
+  q: PricedListAsk & {
+    counts: PriceCounts;
+    /** The store's (SQLITE_CLASS_COSTS, POSTGRES_CLASS_COSTS). */
+    costs: ClassCosts;
+    plan?: PricePagePlan | undefined;
+  },
+): Steps<PriceIndex<R>, { rows: R[]; total: number; shape?: PricedPageShape } | undefined> {
   const priced = priceFilter(q.filters);
   if (!priced) return undefined;
   const { run } = stepsOf<PriceIndex<R>>();
