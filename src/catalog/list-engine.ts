@@ -6,10 +6,11 @@
  * statements (ListIndex: sqlite/list-index.ts, postgres/list-index.ts) over the list index (sqlite/list-index.ts
  * explains `listing_keys` and its blocks).
  */
-import { DEEP_OFFSET, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
+import { DEEP_OFFSET, NEWEST_BLOCK, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
 import { priceFilter, usdAssetsToCheck, usdPriceAsAmount, type PricedListAsk } from './price.ts';
 import { listed } from './query-paths.ts';
 import { stepsOf, type Steps } from './steps.ts';
+import { rows, type Engine, type Sql } from './statements.ts';
 import type { Awaitable, DiscoveryFilters, ListPageRead, StoreListPage } from './types.ts';
 
 /** A position in a list key's page order (lastUpdated desc, listing desc). */
@@ -63,15 +64,38 @@ export interface ListIndex<P = unknown> {
   countKeyed(read: KeyedRead): Awaitable<number>;
   /** A key's entries hidden by failures and not already by age (liveness.ts hiddenByFailuresCount). */
   hiddenByFailures(key: ListingKey, failing: string, visibleSince: string | undefined): Awaitable<number>;
-  /** Where the entry at `offset` of a key's page order is: its block's start (none for the newest block) and how many to skip from there; null past the last. */
-  seekOffset(key: ListingKey, offset: number): Awaitable<{ from?: SortKey; skip: number } | null>;
+  /** Runs seekOffset's statement. */
+  seekOffset(key: ListingKey, offset: number): Awaitable<Seek | null>;
   /** The price index's page (price.ts pricePage), or undefined when another key holds fewer listings than its range. */
   priced(ask: PricedListAsk & { price: P }): Awaitable<{ items: StoreListPage['items']; total: number } | undefined>;
-  /** `resource` or `toolName`: the listings their own indexes select, counted and a page of them. */
-  columnsCount(read: ListPageRead): Awaitable<number>;
-  columnsPage(read: ListPageRead): Awaitable<StoreListPage['items']>;
+  /** `resource` or `toolName`: a page of the listings their own indexes select, and how many they are. */
+  columns(read: ListPageRead): Awaitable<StoreListPage>;
   /** `url` without `resource` or `toolName` (url-filter.ts urlPageIds). */
   urlPage(read: ListPageRead, url: string): Awaitable<StoreListPage & { partialResults: boolean }>;
+}
+
+/** Where a deep page starts: its block's start (none for the newest block) and how many entries to skip from there. */
+export type Seek = { from?: SortKey; skip: number };
+
+/**
+ * Where the entry at `offset` of a list key's page order is (null past the last entry): the block whose running sum of
+ * counts in page order first passes `offset`, summed by the store in one statement.
+ */
+export function* seekOffset(sql: Sql, key: ListingKey, offset: number): Engine<Seek | null> {
+  type Block = { start_updated: string; start_id: number | string; n: number | string; upto: number | string };
+  const [block] = yield* rows<Block>(
+    sql,
+    `SELECT start_updated, start_id, n, upto FROM (
+       SELECT start_updated, start_id, n, sum(n) OVER (ORDER BY start_updated DESC, start_id DESC) AS upto
+       FROM listing_key_blocks WHERE kind = ${sql.p(1)} AND value = ${sql.p(2)}
+     ) b WHERE upto > ${sql.p(3)} ORDER BY start_updated DESC, start_id DESC LIMIT 1`,
+    [key.kind, key.value, offset],
+  );
+  if (!block) return null;
+  const skip = offset - (Number(block.upto) - Number(block.n));
+  return block.start_updated === NEWEST_BLOCK
+    ? { skip }
+    : { from: { lastUpdated: block.start_updated, listingId: Number(block.start_id) }, skip };
 }
 
 /** `filters` with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
@@ -101,12 +125,8 @@ export function* listPage<P>(q: {
   const { page, now, visibleSince, failingBefore } = q;
   if (q.filters.resource !== undefined || q.filters.toolName !== undefined) {
     const read: ListPageRead = { filters: q.filters, page, now, visibleSince, failing: failingBefore };
-    listed('columns');
-    const [total, items] = yield* together(
-      (index) => index.columnsCount(read),
-      (index) => index.columnsPage(read),
-    );
-    return { items, total, ...(q.filters.url === undefined ? {} : { partialResults: false }) };
+    const columns = yield* run((index) => index.columns(read));
+    return listed('columns', q.filters.url === undefined ? columns : { ...columns, partialResults: false });
   }
   if (q.filters.url !== undefined)
     return yield* run((index) => index.urlPage({ filters: q.filters, page, now, visibleSince, failing: failingBefore }, q.filters.url!));

@@ -195,6 +195,8 @@ function entryKey(scheme: string | undefined, network: string | undefined, asset
 export const BLOCK_SIZE = 512;
 /** From this offset a list page of one filter value starts from the block holding it (seekOffset). */
 export const DEEP_OFFSET = 2 * BLOCK_SIZE;
+/** The newest block's start: sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
+export const NEWEST_BLOCK = '~';
 /** A list filter a listing answers to: kind is the filter name ('all' for no filter). */
 export interface ListingKey {
   kind:

@@ -10,6 +10,7 @@ import {
   heldFiltersSql,
   pageListingsStatement,
   parameters,
+  postgresSql,
   queryGeneric,
   readPage,
   type Db,
@@ -28,8 +29,9 @@ import { priceFilter } from '../price.ts';
 import { asciiLower, asciiLowerSql, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
 import { SUFFIX_ROWS_PER_MATCH, suffixListingsSql, suffixMatchesSql, suffixRange } from './url-suffixes.ts';
 import type { DiscoveryResource, ListPageRead } from '../types.ts';
-import { withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
+import { seekOffset, withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runAsync } from '../steps.ts';
+import { runAsync as runStatements } from '../statements.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import type { PricedPageGuesses } from './price-guess.ts';
 import { listPriced } from './price-index.ts';
@@ -53,26 +55,6 @@ export const hiddenCountSql = (kind: string, value: string, since: string): stri
        coalesce((array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1], 0) AS start_id
      FROM listing_key_blocks WHERE kind = ${kind} AND value = ${value} AND start_updated < ${since}
    ) below`;
-
-/** Where the entry at `offset` of a filter value's page order is (sqlite/list-index.ts seekOffset); the server sums the blocks. */
-export async function seekOffset(
-  db: Db,
-  key: { kind: string; value: string },
-  offset: number,
-): Promise<{ from?: { lastUpdated: string; listingId: number }; skip: number } | null> {
-  const row = (
-    await db.query<{ start_updated: string; start_id: string; n: number; upto: string }>(
-      `SELECT start_updated, start_id, n, upto FROM (
-         SELECT start_updated, start_id, n, sum(n) OVER (ORDER BY start_updated DESC, start_id DESC) AS upto
-         FROM listing_key_blocks WHERE kind = $1 AND value = $2
-       ) b WHERE upto > $3 ORDER BY start_updated DESC, start_id DESC LIMIT 1`,
-      [key.kind, key.value, offset],
-    )
-  ).rows[0];
-  if (!row) return null;
-  const skip = offset - (Number(row.upto) - Number(row.n));
-  return row.start_updated === '~' ? { skip } : { from: { lastUpdated: row.start_updated, listingId: Number(row.start_id) }, skip };
-}
 
 /** Which of `assets` some listing accepts (their list counts). */
 async function listedAssets(db: Db, assets: string[]): Promise<string[]> {
@@ -98,9 +80,6 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
   const keyedFrom = (p: (value: unknown) => string, { driver, others, accepts, visibleSince, failing }: KeyedRead) =>
     `FROM listing_keys k WHERE k.kind = ${p(driver.kind)} AND k.value = ${p(driver.value)}${visibleAfter(p, visibleSince)}` +
     heldFiltersSql(p, 'k.listing_id', others, accepts && acceptedEntryExists(accepts, p, 'k.listing_id'), failing);
-  const columnsWhere = (p: (value: unknown) => string, { filters, visibleSince, failing }: ListPageRead) =>
-    `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}` +
-    (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
   return {
     listedAssets: (assets) => listedAssets(db, assets),
     /**
@@ -147,24 +126,26 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
       return Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${keyedFrom(p, read)}`, values)).rows[0]!.n);
     },
     hiddenByFailures: (key, failing, visibleSince) => hiddenByFailuresCount(db, key, failing, visibleSince),
-    seekOffset: (key, offset) => seekOffset(db, key, offset),
+    seekOffset: (key, offset) => runStatements(seekOffset(postgresSql(db), key, offset)),
     async priced({ filters, counted, price, page, visibleSince, failing }) {
       const byPrice = await listPriced(db, filters, counted, price.row, page, now, visibleSince, failing, undefined, price.guessed);
       if (byPrice?.shape) guesses.remember(filters, page, visibleSince, byPrice.shape);
       return byPrice && { items: itemsOf(byPrice.rows), total: byPrice.total };
     },
-    async columnsCount(read) {
+    async columns({ filters, page, visibleSince, failing }) {
       const { values, p } = parameters();
-      return Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${columnsWhere(p, read)}`, values)).rows[0]!.n);
-    },
-    async columnsPage(read) {
-      const { values, p } = parameters();
-      const { limit, offset } = read.page;
-      const rows = await db.query<RawListingRow>(
-        `SELECT ${listingColumns(now, p)} ${columnsWhere(p, read)} ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(limit)} OFFSET ${p(offset)}`,
-        values,
-      );
-      return rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) }));
+      const where =
+        `WHERE ${filterConditions(filters, p)}${visibleSince === undefined ? '' : ` AND l.last_updated >= ${p(visibleSince)}`}` +
+        (failing === undefined ? '' : ` AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ${p(failing)})`);
+      // Both statements go out together (the store's pipelined pool): one round trip.
+      const [counted, rows] = await Promise.all([
+        db.query<{ n: string }>(`SELECT count(*) AS n FROM listings l ${where}`, [...values]),
+        db.query<RawListingRow>(
+          `SELECT ${listingColumns(now, p)} ${where} ORDER BY l.last_updated DESC, l.id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`,
+          values,
+        ),
+      ]);
+      return { items: rows.rows.map((r) => toDiscoveryResource({ ...r, id: Number(r.id) })), total: Number(counted.rows[0]!.n) };
     },
     urlPage: (read, url) => listByUrl(db, read, url, urlScale),
   };

@@ -22,11 +22,8 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
-import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, type ListingKey } from '../listing.ts';
+import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
 import type { SortKey } from '../list-engine.ts';
-
-/** Sorts above every ISO-8601 timestamp ('~' is above the digits and '+'). */
-const NEWEST = '~';
 
 /**
  * Adds the keys a listing answers to (INSERT OR IGNORE), each new one with the write sequence `seq`
@@ -81,7 +78,7 @@ function insertBlock(db: DatabaseSync, key: ListingKey, start: SortKey, n: numbe
 
 function setBlockCount(db: DatabaseSync, key: ListingKey, start: SortKey, n: number): void {
   const where = 'WHERE kind = ? AND value = ? AND start_updated = ? AND start_id = ?';
-  if (n === 0 && start.lastUpdated !== NEWEST) {
+  if (n === 0 && start.lastUpdated !== NEWEST_BLOCK) {
     cachedStatement(db, `DELETE FROM listing_key_blocks ${where}`).run(key.kind, key.value, start.lastUpdated, start.listingId);
   } else {
     cachedStatement(db, `UPDATE listing_key_blocks SET n = ? ${where}`).run(n, key.kind, key.value, start.lastUpdated, start.listingId);
@@ -91,7 +88,7 @@ function setBlockCount(db: DatabaseSync, key: ListingKey, start: SortKey, n: num
 /** Counts an entry already written to `listing_keys` (a split reads the block's entries). */
 function addToBlock(db: DatabaseSync, key: ListingKey, at: SortKey): void {
   const block = blockOf(db, key, at);
-  if (!block) return insertBlock(db, key, { lastUpdated: NEWEST, listingId: 0 }, 1);
+  if (!block) return insertBlock(db, key, { lastUpdated: NEWEST_BLOCK, listingId: 0 }, 1);
   if (block.n < 2 * BLOCK_SIZE) return setBlockCount(db, key, block.start, block.n + 1);
   // Split: the block's (BLOCK_SIZE + 1)-th entry starts a new block holding the rest.
   const middle = cachedStatement(
@@ -147,33 +144,6 @@ export function heldFiltersSql(
   };
 }
 
-/**
- * Where the entry at `offset` of a filter value's page order is: the start of its block (none for
- * the newest block) and how many entries to skip from there; null past the last entry.
- */
-export function seekOffset(db: DatabaseSync, key: ListingKey, offset: number): { from?: SortKey; skip: number } | null {
-  const blocks = cachedStatement(
-    db,
-    'SELECT start_updated, start_id, n FROM listing_key_blocks WHERE kind = ? AND value = ? ORDER BY start_updated DESC, start_id DESC',
-  ).iterate(key.kind, key.value) as IterableIterator<{ start_updated: string; start_id: number; n: number }>;
-  let before = 0;
-  try {
-    for (const block of blocks) {
-      const n = Number(block.n);
-      if (before + n > offset) {
-        const skip = offset - before;
-        return block.start_updated === NEWEST
-          ? { skip }
-          : { from: { lastUpdated: block.start_updated, listingId: Number(block.start_id) }, skip };
-      }
-      before += n;
-    }
-    return null;
-  } finally {
-    blocks.return?.();
-  }
-}
-
 /** Builds every filter value's blocks from `listing_keys` (the migration that adds them), or those of `kinds`' values. */
 export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
   const values = (kinds === undefined
@@ -185,7 +155,7 @@ export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
     'SELECT last_updated, listing_id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC',
   );
   for (const key of values) {
-    let start: SortKey = { lastUpdated: NEWEST, listingId: 0 };
+    let start: SortKey = { lastUpdated: NEWEST_BLOCK, listingId: 0 };
     let n = 0;
     for (const row of entries.iterate(key.kind, key.value) as IterableIterator<{ last_updated: string; listing_id: number }>) {
       if (n === BLOCK_SIZE) {

@@ -11,12 +11,13 @@ import { windowStartDay } from '../quality.ts';
 import { byFewestListings, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
 import { asciiLower, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
-import { heldFiltersSql, hiddenCount, listingsWith, seekOffset } from './list-index.ts';
-import { LISTING_COLUMNS, acceptedEntrySql, filterSql } from './queries.ts';
+import { heldFiltersSql, hiddenCount, listingsWith } from './list-index.ts';
+import { LISTING_COLUMNS, acceptedEntrySql, filterSql, sqliteSql } from './queries.ts';
 import type { SearchSource } from './search.ts';
 import { urlMatchesCapped } from './url-probe.ts';
-import { withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
+import { seekOffset, withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runSync } from '../steps.ts';
+import { runSync as runStatements } from '../statements.ts';
 import { anyHiddenByFailures, hiddenByFailuresCount } from './liveness.ts';
 import { listPriced } from './price-index.ts';
 
@@ -160,16 +161,6 @@ const itemsOf = (store: ListSource, ids: number[], now: Date) => {
 export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): ListIndex<undefined> {
   const { db } = store;
   const shown = (read: ListPageRead) => ({ ...read, failing: anyHiddenByFailures(db, read.failing) ? read.failing : undefined });
-  const columns = (read: ListPageRead) => {
-    const { visibleSince, failing } = shown(read);
-    const { conditions, params } = filterSql(read.filters);
-    params.push(...[visibleSince, failing].filter((value) => value !== undefined));
-    const where =
-      `WHERE ${conditions}` +
-      (visibleSince === undefined ? '' : ' AND l.last_updated >= ?') +
-      (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
-    return { where, params };
-  };
   return {
     listedAssets: (assets) => listedAssets(db, assets),
     counts: ({ keys, agedSince, failingBefore }) => ({
@@ -199,23 +190,25 @@ export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): 
       );
     },
     hiddenByFailures: (key, failing, visibleSince) => hiddenByFailuresCount(db, key, failing, visibleSince),
-    seekOffset: (key, offset) => seekOffset(db, key, offset),
+    seekOffset: (key, offset) => runStatements(seekOffset(sqliteSql(db), key, offset)),
     priced({ filters, counted, page, visibleSince, failing }) {
       const byPrice = listPriced(db, filters, counted, page, visibleSince, failing);
       return byPrice && { items: itemsOf(store, byPrice.ids, now), total: byPrice.total };
     },
-    columnsCount(read) {
-      const { where, params } = columns(read);
-      return Number((store.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number }).n);
-    },
-    columnsPage(read) {
-      const { where, params } = columns(read);
-      const since = windowStartDay(read.now);
-      return (
-        store
-          .statement(`SELECT ${LISTING_COLUMNS} FROM listings l ${where} ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`)
-          .all(since, since, ...params, read.page.limit, read.page.offset) as unknown as ListingRow[]
-      ).map((row) => toDiscoveryResource(row));
+    columns(read) {
+      const { visibleSince, failing } = shown(read);
+      const { conditions, params } = filterSql(read.filters);
+      params.push(...[visibleSince, failing].filter((value) => value !== undefined));
+      const where =
+        `WHERE ${conditions}` +
+        (visibleSince === undefined ? '' : ' AND l.last_updated >= ?') +
+        (failing === undefined ? '' : ' AND (l.liveness_failing_since IS NULL OR l.liveness_failing_since >= ?)');
+      const since = windowStartDay(now);
+      const rows = store
+        .statement(`SELECT ${LISTING_COLUMNS} FROM listings l ${where} ORDER BY l.last_updated DESC, l.id DESC LIMIT ? OFFSET ?`)
+        .all(since, since, ...params, read.page.limit, read.page.offset) as unknown as ListingRow[];
+      const { n } = store.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number };
+      return { items: rows.map((row) => toDiscoveryResource(row)), total: Number(n) };
     },
     urlPage(read, url) {
       const { rows, total, partialResults } = listByUrl(store, scale, shown(read), url);
