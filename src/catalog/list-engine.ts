@@ -9,7 +9,9 @@
 import { DEEP_OFFSET, NEWEST_BLOCK, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
 import { priceFilter, usdAssetsToCheck, usdPriceAsAmount, type PricedListAsk } from './price.ts';
 import { listed } from './query-paths.ts';
+import { hiddenByFailuresCount } from './liveness.ts';
 import { stepsOf, type Steps } from './steps.ts';
+import { withoutUrl } from './url-filter.ts';
 import { rows, type Engine, type Sql } from './statements.ts';
 import type { Awaitable, DiscoveryFilters, ListPageRead, StoreListPage } from './types.ts';
 
@@ -62,15 +64,14 @@ export interface ListIndex<P = unknown> {
   keyPage(read: KeyedRead, page: { limit: number; offset: number }, from?: SortKey): Awaitable<StoreListPage['items']>;
   /** How many entries a keyed read keeps. */
   countKeyed(read: KeyedRead): Awaitable<number>;
-  /** A key's entries hidden by failures and not already by age (liveness.ts hiddenByFailuresCount). */
-  hiddenByFailures(key: ListingKey, failing: string, visibleSince: string | undefined): Awaitable<number>;
-  /** Runs seekOffset's statement. */
-  seekOffset(key: ListingKey, offset: number): Awaitable<Seek | null>;
+  /** The store's statements written once (statements.ts: seekOffset, liveness.ts hiddenByFailuresCount), and their runner. */
+  sql: Sql;
+  statements<T>(engine: Engine<T>): Awaitable<T>;
   /** The price index's page (price.ts pricePage), or undefined when another key holds fewer listings than its range. */
   priced(ask: PricedListAsk & { price: P }): Awaitable<{ items: StoreListPage['items']; total: number } | undefined>;
   /** `resource` or `toolName`: a page of the listings their own indexes select, and how many they are. */
   columns(read: ListPageRead): Awaitable<StoreListPage>;
-  /** `url` without `resource` or `toolName` (url-filter.ts urlPageIds). */
+  /** `url` without `resource` or `toolName` (url-filter.ts urlPageIds); `read.filters`: the others, as withUsdPriceAsAmount reads them. */
   urlPage(read: ListPageRead, url: string): Awaitable<StoreListPage & { partialResults: boolean }>;
 }
 
@@ -97,6 +98,26 @@ export function* seekOffset(sql: Sql, key: ListingKey, offset: number): Engine<S
     ? { skip }
     : { from: { lastUpdated: block.start_updated, listingId: Number(block.start_id) }, skip };
 }
+
+/**
+ * How many entries of a list key were last updated before `since` (hidden by LISTING_TTL_DAYS), as SQL both dialects
+ * run over `kind`, `value` and `since` (column references or parameters), so a statement that already runs can carry
+ * it (postgres/list-index.ts reads it with the list counts: one round trip). The blocks that start before `since` hold
+ * only such entries and are summed; the block holding `since` holds fewer than 2 × BLOCK_SIZE, counted in the index
+ * from the newest start below `since` (with none, from ('', 0), below every entry). So the count costs about the
+ * number of old blocks, not of old entries.
+ */
+export const hiddenByAgeSql = (kind: string, value: string, since: string): string =>
+  `SELECT below.n + (
+     SELECT count(*) FROM listing_keys x
+     WHERE x.kind = ${kind} AND x.value = ${value} AND x.last_updated < ${since}
+       AND (x.last_updated, x.listing_id) > (coalesce(newest.start_updated, ''), coalesce(newest.start_id, 0))
+   ) AS n
+   FROM (SELECT coalesce(sum(n), 0) AS n FROM listing_key_blocks WHERE kind = ${kind} AND value = ${value} AND start_updated < ${since}) below
+   LEFT JOIN (
+     SELECT start_updated, start_id FROM listing_key_blocks WHERE kind = ${kind} AND value = ${value} AND start_updated < ${since}
+     ORDER BY start_updated DESC, start_id DESC LIMIT 1
+   ) newest ON true`;
 
 /** `filters` with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
 export function* withUsdPriceAsAmount(filters: DiscoveryFilters): Steps<Pick<ListIndex, 'listedAssets'>, DiscoveryFilters> {
@@ -128,8 +149,10 @@ export function* listPage<P>(q: {
     const columns = yield* run((index) => index.columns(read));
     return listed('columns', q.filters.url === undefined ? columns : { ...columns, partialResults: false });
   }
-  if (q.filters.url !== undefined)
-    return yield* run((index) => index.urlPage({ filters: q.filters, page, now, visibleSince, failing: failingBefore }, q.filters.url!));
+  if (q.filters.url !== undefined) {
+    const others = yield* withUsdPriceAsAmount(withoutUrl(q.filters));
+    return yield* run((index) => index.urlPage({ filters: others, page, now, visibleSince, failing: failingBefore }, q.filters.url!));
+  }
   const filters = yield* withUsdPriceAsAmount(q.filters);
   const keys = filterKeys(filters);
   const single = keys.length === 1 && !needsAcceptsCondition(filters);
@@ -168,13 +191,13 @@ export function* listPage<P>(q: {
   if (failing !== undefined || page.offset < DEEP_OFFSET) {
     listed('keys');
     const [hidden, items] = yield* together(
-      (index) => (failing === undefined ? 0 : index.hiddenByFailures(driver!.key, failing, visibleSince)),
+      (index) => (failing === undefined ? 0 : index.statements(hiddenByFailuresCount(index.sql, driver!.key, failing, visibleSince))),
       (index) => index.keyPage(read, page),
     );
     return { items, total: driver!.n - counts.aged - hidden };
   }
   listed('keys_deep');
-  const seek = yield* run((index) => index.seekOffset(driver!.key, page.offset));
+  const seek = yield* run((index) => index.statements(seekOffset(index.sql, driver!.key, page.offset)));
   const items = seek ? yield* run((index) => index.keyPage(read, { limit: page.limit, offset: seek.skip }, seek.from)) : [];
   return { items, total: driver!.n - counts.aged };
 }

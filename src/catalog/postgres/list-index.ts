@@ -26,35 +26,14 @@ import {
   type ListingRow,
 } from '../listing.ts';
 import { priceFilter } from '../price.ts';
-import { asciiLower, asciiLowerSql, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
+import { asciiLower, asciiLowerSql, urlPageIds, type UrlScale } from '../url-filter.ts';
 import { SUFFIX_ROWS_PER_MATCH, suffixListingsSql, suffixMatchesSql, suffixRange } from './url-suffixes.ts';
 import type { DiscoveryResource, ListPageRead } from '../types.ts';
-import { seekOffset, withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
-import { runAsync } from '../steps.ts';
+import { hiddenByAgeSql, type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runAsync as runStatements } from '../statements.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import type { PricedPageGuesses } from './price-guess.ts';
 import { listPriced } from './price-index.ts';
-import { hiddenByFailuresCount } from './liveness.ts';
-
-/**
- * The entries of a filter value last updated before `since` (sqlite/list-index.ts hiddenCount):
- * the blocks that start before it, summed, and the entries of the block holding `since` counted
- * in the index. With no block below `since`, the lower bound ('', 0) is below every entry. An SQL
- * expression over `kind`, `value` and `since` (column references or parameters), so a statement
- * that already runs can carry it (store.ts reads it with the list counts: one round trip).
- */
-export const hiddenCountSql = (kind: string, value: string, since: string): string =>
-  `SELECT below.n + (
-     SELECT count(*) FROM listing_keys x
-     WHERE x.kind = ${kind} AND x.value = ${value} AND x.last_updated < ${since}
-       AND (x.last_updated, x.listing_id) > (below.start_updated, below.start_id)
-   ) AS n FROM (
-     SELECT coalesce(sum(n), 0) AS n,
-       coalesce((array_agg(start_updated ORDER BY start_updated DESC, start_id DESC))[1], '') AS start_updated,
-       coalesce((array_agg(start_id ORDER BY start_updated DESC, start_id DESC))[1], 0) AS start_id
-     FROM listing_key_blocks WHERE kind = ${kind} AND value = ${value} AND start_updated < ${since}
-   ) below`;
 
 /** Which of `assets` some listing accepts (their list counts). */
 async function listedAssets(db: Db, assets: string[]): Promise<string[]> {
@@ -95,7 +74,7 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
       // Each key's count read by its primary key (a subquery): a generic plan would otherwise hash all of listing_counts.
       const text = `SELECT k.kind, k.value, coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0) AS n, pc.*,
            ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
-           CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenCountSql('k.kind', 'k.value', agedCut)}) END AS aged
+           CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenByAgeSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
       // Run with its generic plan, planned once per connection (planned on every page, about 0.4 ms at 100k); its hidden
@@ -125,8 +104,8 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
       const { values, p } = parameters();
       return Number((await db.query<{ n: string }>(`SELECT count(*) AS n ${keyedFrom(p, read)}`, values)).rows[0]!.n);
     },
-    hiddenByFailures: (key, failing, visibleSince) => hiddenByFailuresCount(db, key, failing, visibleSince),
-    seekOffset: (key, offset) => runStatements(seekOffset(postgresSql(db), key, offset)),
+    sql: postgresSql(db),
+    statements: runStatements,
     async priced({ filters, counted, price, page, visibleSince, failing }) {
       const byPrice = await listPriced(db, filters, counted, price.row, page, now, visibleSince, failing, undefined, price.guessed);
       if (byPrice?.shape) guesses.remember(filters, page, visibleSince, byPrice.shape);
@@ -166,10 +145,7 @@ async function listByUrl(
   scale: UrlScale,
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const { page, now, visibleSince, failing } = read;
-  const others = await runAsync(
-    { listedAssets: (assets: string[]) => listedAssets(db, assets) },
-    withUsdPriceAsAmount(withoutUrl(read.filters)),
-  );
+  const others = read.filters;
   const keys = filterKeys(others);
   const accepts = (p: (value: unknown) => string) =>
     needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', { fence: true }) : undefined;

@@ -4,14 +4,7 @@
  * moves their basis to the claim's time in the same statement, so a listing is probed by one
  * instance, and the others find it not due.
  */
-import {
-  hiddenByFailuresCount as hiddenCount,
-  livenessColumnsSql,
-  livenessListingOf,
-  livenessPort,
-  type LivenessListing,
-  type LivenessStorePort,
-} from '../liveness.ts';
+import { livenessColumnsSql, livenessListingOf, livenessPort, type LivenessListing, type LivenessStorePort } from '../liveness.ts';
 import { runAsync } from '../statements.ts';
 import { postgresSql, type Db } from './queries.ts';
 export { settledLivenessSql } from '../liveness.ts';
@@ -48,11 +41,3 @@ export function livenessStore(
     async (now, dueBefore, limit) => (await ready(), claimDue(db, now, dueBefore, limit)),
   );
 }
-
-/** Entries of one list key hidden by failures and not already hidden by age (../liveness.ts hiddenByFailuresCount). */
-export const hiddenByFailuresCount = (
-  db: Db,
-  key: { kind: string; value: string },
-  before: string,
-  visibleSince: string | undefined,
-): Promise<number> => runAsync(hiddenCount(postgresSql(db), key, before, visibleSince));

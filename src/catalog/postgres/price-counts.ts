@@ -60,7 +60,7 @@ export const PRICE_COUNTS_FUNCTIONS = `
       listings := ${levelSum(PRICE_CLASS, 'true', true)};
     END IF;
     IF p_aged IS NOT NULL THEN
-      -- The asset's entries hidden by age (postgres/list-index.ts hiddenCountSql, on the asset's key).
+      -- The asset's entries hidden by age (list-engine.ts hiddenByAgeSql, on the asset's key).
       asset_aged := (SELECT blocks.n + (
           SELECT count(*) FROM listing_keys x
           WHERE x.kind = 'asset' AND x.value = p_asset AND x.last_updated < p_aged

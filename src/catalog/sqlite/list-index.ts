@@ -23,7 +23,9 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
-import type { SortKey } from '../list-engine.ts';
+import { hiddenByAgeSql, type SortKey } from '../list-engine.ts';
+import { rows, runSync } from '../statements.ts';
+import { sqliteSql } from './queries.ts';
 
 /**
  * Adds the keys a listing answers to (INSERT OR IGNORE), each new one with the write sequence `seq`
@@ -169,33 +171,10 @@ export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
   }
 }
 
-/**
- * The entries of a filter value last updated before `since` (hidden by LISTING_TTL_DAYS): the
- * blocks that start before it hold only such entries and are summed; the block holding `since`
- * holds fewer than 2 × BLOCK_SIZE, counted in the index. So the count costs about the number of
- * old blocks, not of old entries.
- */
+/** The entries of a list key last updated before `since` (../list-engine.ts hiddenByAgeSql). */
 export function hiddenCount(db: DatabaseSync, key: ListingKey, since: string): number {
-  const whole = cachedStatement(
-    db,
-    'SELECT coalesce(sum(n), 0) AS n FROM listing_key_blocks WHERE kind = ? AND value = ? AND start_updated < ?',
-  ).get(key.kind, key.value, since) as { n: number };
-  const below = cachedStatement(
-    db,
-    `SELECT start_updated, start_id FROM listing_key_blocks WHERE kind = ? AND value = ? AND start_updated < ?
-     ORDER BY start_updated DESC, start_id DESC LIMIT 1`,
-  ).get(key.kind, key.value, since) as { start_updated: string; start_id: number } | undefined;
-  const partial = below
-    ? cachedStatement(
-        db,
-        `SELECT count(*) AS n FROM listing_keys WHERE kind = ? AND value = ? AND last_updated < ? AND (last_updated, listing_id) > (?, ?)`,
-      ).get(key.kind, key.value, since, below.start_updated, below.start_id)
-    : cachedStatement(db, 'SELECT count(*) AS n FROM listing_keys WHERE kind = ? AND value = ? AND last_updated < ?').get(
-        key.kind,
-        key.value,
-        since,
-      );
-  return Number(whole.n) + Number((partial as { n: number }).n);
+  const [hidden] = runSync(rows<{ n: number }>(sqliteSql(db), hiddenByAgeSql('?1', '?2', '?3'), [key.kind, key.value, since]));
+  return Number(hidden!.n);
 }
 
 /**

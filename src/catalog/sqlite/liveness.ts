@@ -6,7 +6,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import {
-  hiddenByFailuresCount as hiddenCount,
   livenessColumnsSql,
   livenessListingOf,
   livenessPort,
@@ -59,11 +58,3 @@ export function anyHiddenByFailures(db: DatabaseSync, before: string | undefined
 
 /** Listing ids hidden by their failures, as a subquery (one parameter: the cut). */
 export const HIDDEN_IDS_SQL = '(SELECT id FROM listings WHERE liveness_failing_since < ?)';
-
-/** Entries of one list key hidden by failures and not already hidden by age (sqlite/list-index.ts hiddenCount). */
-export const hiddenByFailuresCount = (
-  db: DatabaseSync,
-  key: { kind: string; value: string },
-  before: string,
-  visibleSince: string | undefined,
-): number => runSync(hiddenCount(sqliteSql(db), key, before, visibleSince));

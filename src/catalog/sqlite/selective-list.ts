@@ -10,15 +10,14 @@ import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
 import { byFewestListings, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
-import { asciiLower, urlPageIds, withoutUrl, type UrlScale } from '../url-filter.ts';
+import { asciiLower, urlPageIds, type UrlScale } from '../url-filter.ts';
 import { heldFiltersSql, hiddenCount, listingsWith } from './list-index.ts';
 import { LISTING_COLUMNS, acceptedEntrySql, filterSql, sqliteSql } from './queries.ts';
 import type { SearchSource } from './search.ts';
 import { urlMatchesCapped } from './url-probe.ts';
-import { seekOffset, withUsdPriceAsAmount, type KeyedRead, type ListIndex } from '../list-engine.ts';
-import { runSync } from '../steps.ts';
+import { type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runSync as runStatements } from '../statements.ts';
-import { anyHiddenByFailures, hiddenByFailuresCount } from './liveness.ts';
+import { anyHiddenByFailures } from './liveness.ts';
 import { listPriced } from './price-index.ts';
 
 /** What these reads need of the store (store.ts): its cached statements and its rows by id. */
@@ -52,7 +51,7 @@ function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: 
  * and ordered by it.
  */
 function exactMatches(store: ListSource, { filters, visibleSince, failing }: ListPageRead, ids: number[]): number[] {
-  const keyed = keyedFilter(store.db, usdAsAmount(store.db, withoutUrl(filters)), visibleSince, failing);
+  const keyed = keyedFilter(store.db, filters, visibleSince, failing);
   return (
     store
       .statement(
@@ -71,12 +70,11 @@ function exactMatches(store: ListSource, { filters, visibleSince, failing }: Lis
  */
 function walkPageOrder(
   store: ListSource,
-  { filters, visibleSince, failing }: ListPageRead,
+  { filters: others, visibleSince, failing }: ListPageRead,
   url: string,
   budget: number,
   want: number,
 ): { ids: number[]; beyond: boolean } {
-  const others = usdAsAmount(store.db, withoutUrl(filters));
   const counted = keysByListings(store.db, others);
   const { key } = counted[0]!;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
@@ -116,10 +114,6 @@ const keysByListings = (db: DatabaseSync, filters: DiscoveryFilters) =>
 /** Which of `assets` some listing accepts (their list counts). */
 const listedAssets = (db: DatabaseSync, assets: string[]) =>
   assets.filter((asset) => listingsWith(db, { kind: 'asset', value: asset }) > 0);
-
-/** `filters` with maxUsdPrice read as asset + maxAmount where it can be (../list-engine.ts withUsdPriceAsAmount). */
-const usdAsAmount = (db: DatabaseSync, filters: DiscoveryFilters) =>
-  runSync({ listedAssets: (assets: string[]) => listedAssets(db, assets) }, withUsdPriceAsAmount(filters));
 
 /**
  * The conditions of a keyed read (../list-engine.ts KeyedRead) on an entry `k` of `listing_keys`: the driving key's
@@ -189,8 +183,8 @@ export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): 
         (store.statement(`SELECT count(*) AS n FROM listing_keys k WHERE ${keyed.sql}`).get(...keyed.params) as { n: number }).n,
       );
     },
-    hiddenByFailures: (key, failing, visibleSince) => hiddenByFailuresCount(db, key, failing, visibleSince),
-    seekOffset: (key, offset) => runStatements(seekOffset(sqliteSql(db), key, offset)),
+    sql: sqliteSql(db),
+    statements: runStatements,
     priced({ filters, counted, page, visibleSince, failing }) {
       const byPrice = listPriced(db, filters, counted, page, visibleSince, failing);
       return byPrice && { items: itemsOf(store, byPrice.ids, now), total: byPrice.total };
