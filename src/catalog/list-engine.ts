@@ -3,8 +3,8 @@
  * the search and price engines are (steps.ts): it decides which index drives a page (a selective filter's, the price
  * index's, or the filters' rarest list key's entries in page order), how a single key's total is counted (its blocks
  * less its hidden entries) and when a deep offset starts from the block holding it; each store answers a handful of
- * statements (ListIndex: sqlite/list-index.ts, postgres/list-index.ts) over the list index (sqlite/list-index.ts
- * explains `listing_keys` and its blocks).
+ * statements (ListIndex: sqlite/selective-list.ts, postgres/list-index.ts) over the list index
+ * (sqlite/list-index.ts explains `listing_keys` and its blocks).
  */
 import { DEEP_OFFSET, NEWEST_BLOCK, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
 import { priceFilter, usdAssetsToCheck, usdPriceAsAmount, type PricedListAsk } from './price.ts';
