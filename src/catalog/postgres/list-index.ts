@@ -17,19 +17,12 @@ import {
   type RawListingRow,
 } from './queries.ts';
 import { listingColumns } from './quality.ts';
-import {
-  ASSET_COMBINATION_KINDS as KINDS,
-  BLOCK_SIZE,
-  filterKeys,
-  needsAcceptsCondition,
-  toDiscoveryResource,
-  type ListingRow,
-} from '../listing.ts';
+import { ASSET_COMBINATION_KINDS as KINDS, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { priceFilter } from '../price.ts';
 import { asciiLower, asciiLowerSql, urlPageIds, type UrlScale } from '../url-filter.ts';
 import { SUFFIX_ROWS_PER_MATCH, suffixListingsSql, suffixMatchesSql, suffixRange } from './url-suffixes.ts';
 import type { DiscoveryResource, ListPageRead } from '../types.ts';
-import { hiddenByAgeSql, type KeyedRead, type ListIndex } from '../list-engine.ts';
+import { bulkBlocksSql, hiddenByAgeSql, type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runAsync as runStatements } from '../statements.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import type { PricedPageGuesses } from './price-guess.ts';
@@ -293,19 +286,7 @@ export const ASSET_COMBINATION_KEYS_MIGRATION = `
     ON CONFLICT DO NOTHING;
   ${whileCountsTable(`INSERT INTO listing_counts (kind, value, n)
     SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS}) GROUP BY kind, value;`)}
-  INSERT INTO listing_key_blocks (kind, value, start_updated, start_id, n)
-    SELECT kind, value, CASE WHEN b = 0 THEN '~' ELSE (starts)[1] END, CASE WHEN b = 0 THEN 0 ELSE (ids)[1] END, n
-    FROM (
-      SELECT kind, value, b, count(*) AS n,
-        array_agg(last_updated ORDER BY last_updated DESC, listing_id DESC) AS starts,
-        array_agg(listing_id ORDER BY last_updated DESC, listing_id DESC) AS ids
-      FROM (
-        SELECT kind, value, last_updated, listing_id,
-          (row_number() OVER (PARTITION BY kind, value ORDER BY last_updated DESC, listing_id DESC) - 1) / ${BLOCK_SIZE} AS b
-        FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS})
-      ) numbered
-      GROUP BY kind, value, b
-    ) blocks;
+  ${bulkBlocksSql(`kind IN (${ASSET_COMBINATION_KINDS})`)};
   ANALYZE listing_keys, listing_key_blocks;`;
 
 /**

@@ -23,7 +23,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
-import { hiddenByAgeSql, type SortKey } from '../list-engine.ts';
+import { bulkBlocksSql, hiddenByAgeSql, type SortKey } from '../list-engine.ts';
 import { rows, runSync } from '../statements.ts';
 import { sqliteSql } from './queries.ts';
 
@@ -148,27 +148,7 @@ export function heldFiltersSql(
 
 /** Builds every filter value's blocks from `listing_keys` (the migration that adds them), or those of `kinds`' values. */
 export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
-  const values = (kinds === undefined
-    ? db.prepare('SELECT DISTINCT kind, value FROM listing_keys').all()
-    : db
-        .prepare(`SELECT DISTINCT kind, value FROM listing_keys WHERE kind IN (${kinds.map(() => '?').join(', ')})`)
-        .all(...kinds)) as unknown as ListingKey[];
-  const entries = db.prepare(
-    'SELECT last_updated, listing_id FROM listing_keys WHERE kind = ? AND value = ? ORDER BY last_updated DESC, listing_id DESC',
-  );
-  for (const key of values) {
-    let start: SortKey = { lastUpdated: NEWEST_BLOCK, listingId: 0 };
-    let n = 0;
-    for (const row of entries.iterate(key.kind, key.value) as IterableIterator<{ last_updated: string; listing_id: number }>) {
-      if (n === BLOCK_SIZE) {
-        insertBlock(db, key, start, n);
-        start = { lastUpdated: row.last_updated, listingId: Number(row.listing_id) };
-        n = 0;
-      }
-      n++;
-    }
-    insertBlock(db, key, start, n);
-  }
+  db.exec(bulkBlocksSql(kinds === undefined ? 'TRUE' : `kind IN (${kinds.map((kind) => `'${kind}'`).join(', ')})`));
 }
 
 /** The entries of a list key last updated before `since` (../list-engine.ts hiddenByAgeSql). */
