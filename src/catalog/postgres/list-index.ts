@@ -1,8 +1,8 @@
 /**
  * The Postgres store's statements for the list engine (../list-engine.ts ListIndex; sqlite/selective-list.ts answers
  * the same on SQLite): the counts (one round trip with a priced page's counts and its guessed page), a page walked over
- * a list key's entries, where a deep offset starts, the entries of one filter value hidden by age, and the pages of
- * the filters that select few listings (`resource`, `toolName`, `url`).
+ * a list key's entries, and the pages of the filters that select few listings (`resource`, `toolName`, `url`); and the
+ * list index's migrations.
  */
 import {
   acceptedEntryExists,
