@@ -150,13 +150,7 @@ export function* withUsdPriceAsAmount(filters: DiscoveryFilters): Steps<Pick<Lis
  * count less its hidden entries is the total, and its blocks find a deep offset. Listings failing their liveness
  * checks past the grace period are left out (docs/CATALOG.md "Liveness").
  */
-export function* listPage<P>(q: {
-  filters: DiscoveryFilters;
-  page: { limit: number; offset: number };
-  now: Date;
-  visibleSince: string | undefined;
-  failingBefore: string | undefined;
-}): Steps<ListIndex<P>, StoreListPage> {
+export function* listPage<P>(q: Omit<ListPageRead, 'failing'> & { failingBefore: string | undefined }): Steps<ListIndex<P>, StoreListPage> {
   const { run, together } = stepsOf<ListIndex<P>>();
   const { page, now, visibleSince, failingBefore } = q;
   if (q.filters.resource !== undefined || q.filters.toolName !== undefined) {
