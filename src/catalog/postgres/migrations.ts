@@ -45,12 +45,6 @@ import { ASSET_COMBINATION_KEYS_MIGRATION, FOLD_INTO_LIST_KEYS_MIGRATION, RETIRE
 /** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
 
-/** The rounded milli-score of an exact sum of units (a numeric or bigint expression, parenthesized). */
-const roundedMilliOfSql = (unitsSum: string) => `floor(${unitsSum}::float8 / ${SCORE_UNITS} * 1000 + 0.5)::bigint`;
-
-/** The rounded milli-score of summed `units` rows, as SQLite computes `CAST(round(sum(score) * 1000) AS INTEGER)`. */
-export const roundedMilliSql = (units: string) => roundedMilliOfSql(`sum(${units})`);
-
 const C = 'COLLATE "C"';
 
 /** A migration whose structure no page reads: a new catalog does not build it, and migration 36 or 38 removes it. */

@@ -1,16 +1,15 @@
 /**
  * A listing withdrawn by its owner, on SQLite (CatalogStorePort.withdraw; docs/CATALOG.md
- * "Withdrawing a listing"): in one write transaction, the owner check, the replay check against
- * `listing_withdrawals` (the time of the last withdrawal accepted per listing identity, kept
- * WITHDRAWAL_MEMORY_MS), then every row of the listing goes: its list keys (uncounted from their
- * blocks, which hold their totals), price index rows (uncounted), quality signals,
- * search revisions and terms, and the listing itself with its owner binding. postgres/withdraw.ts
- * does the same.
+ * "Withdrawing a listing"): the engine (../withdraw.ts) in one write transaction, and the removal of
+ * every row of a listing.
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
-import { PRUNE_BATCH, type ListingKey } from '../listing.ts';
-import { WITHDRAWAL_MEMORY_MS, type Withdrawal, type WithdrawalOutcome } from '../types.ts';
+import type { ListingKey } from '../listing.ts';
+import type { Withdrawal, WithdrawalOutcome } from '../types.ts';
+import { runSync } from '../statements.ts';
+import { withdrawListing as withdrawEngine } from '../withdraw.ts';
+import { sqliteSql } from './queries.ts';
 import { removeFromBlock } from './list-index.ts';
 import { removePrices } from './price-index.ts';
 import { nextSeq } from './revisions.ts';
@@ -34,42 +33,9 @@ export function migrateToWithdrawals(db: DatabaseSync): void {
   `);
 }
 
-export function withdrawListing(db: DatabaseSync, w: Withdrawal, now: Date): WithdrawalOutcome {
-  const run = (sql: string, ...params: Array<string | number>) => cachedStatement(db, sql).run(...params);
-  return inWriteTransaction(db, () => {
-    const listing = cachedStatement(db, 'SELECT id, owner FROM listings WHERE resource = ? AND type = ? AND tool_name = ?').get(
-      w.resource,
-      w.type,
-      w.toolName,
-    ) as { id: number; owner: string } | undefined;
-    if (!listing) return { status: 'unknown' } as const;
-    if (listing.owner !== w.owner) return { status: 'not_owner', owner: listing.owner } as const;
-    const last = cachedStatement(db, 'SELECT issued_at_ms FROM listing_withdrawals WHERE resource = ? AND type = ? AND tool_name = ?').get(
-      w.resource,
-      w.type,
-      w.toolName,
-    ) as { issued_at_ms: number } | undefined;
-    if (last && Number(last.issued_at_ms) >= w.issuedAtMs)
-      return { status: 'replayed', lastIssuedAtMs: Number(last.issued_at_ms) } as const;
-
-    removeListing(db, Number(listing.id));
-    run(
-      `INSERT INTO listing_withdrawals (resource, type, tool_name, issued_at_ms) VALUES (?, ?, ?, ?)
-       ON CONFLICT (resource, type, tool_name) DO UPDATE SET issued_at_ms = excluded.issued_at_ms`,
-      w.resource,
-      w.type,
-      w.toolName,
-      w.issuedAtMs,
-    );
-    const forgotten = cachedStatement(db, 'SELECT resource, type, tool_name FROM listing_withdrawals WHERE issued_at_ms < ? LIMIT ?').all(
-      now.getTime() - WITHDRAWAL_MEMORY_MS,
-      PRUNE_BATCH,
-    ) as Array<{ resource: string; type: string; tool_name: string }>;
-    for (const f of forgotten)
-      run('DELETE FROM listing_withdrawals WHERE resource = ? AND type = ? AND tool_name = ?', f.resource, f.type, f.tool_name);
-    return { status: 'delisted' } as const;
-  });
-}
+/** The withdrawal (../withdraw.ts) in one write transaction. */
+export const withdrawListing = (db: DatabaseSync, w: Withdrawal, now: Date): WithdrawalOutcome =>
+  inWriteTransaction(db, () => runSync(withdrawEngine(sqliteSql(db), (id) => removeListing(db, Number(id)), w, now)));
 
 /**
  * Every row of listing `id` goes, inside the caller's write transaction: its list keys (extension
