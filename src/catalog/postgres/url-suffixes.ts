@@ -96,8 +96,16 @@ export async function markSuffixesVisible(pool: pg.Pool): Promise<void> {
  */
 export const SUFFIX_ROWS_PER_MATCH = 4;
 
-/** The entries a `url` walk checks on their listings' URLs before it checks the suffixes' listings instead (suffixPageSql). */
+/** The entries a `url` walk checks on their listings' URLs first, before it may check the suffixes' listings instead (suffixPageSql). */
 export const WALK_ROWS_SPELLED = 256;
+
+/**
+ * How many times the first entries a walk checks on their URLs it checks on them at most (suffixPageSql), and how many
+ * times the suffixes' index entry costs a check of a URL (a listing's row read: about 1.6 µs at 100k listings, an entry
+ * of the range read and hashed 0.15).
+ */
+const SPELLED_AT_MOST = 4;
+const SPELLED_COST = 10;
 
 /** What a `url` page's statement reads (suffixPageSql; list-index.ts listByUrl). */
 export interface SuffixPageRead {
@@ -163,11 +171,12 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   const walkKey = `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
     ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`;
   const keyEntries = `listing_keys k WHERE k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)${visible} ${order}`;
-  const holds = `CASE WHEN (SELECT whole FROM found) THEN k.listing_id IN (SELECT unnest(ids) FROM found)
-    WHEN k.n <= ${read.spelledRows} THEN ${spelled('k.listing_id')}
-    ELSE k.listing_id IN (SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)})${short ? '' : ` AND ${spelled('k.listing_id')}`} END`;
+  // The walk's first entries, and the rest (numbered on from them) up to the budget.
+  const firstRows = Math.min(read.spelledRows, bounds.budget);
+  const known = 'k.listing_id IN (SELECT unnest(ids) FROM found)';
+  const inRange = `k.listing_id IN (SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)})${short ? '' : ` AND ${spelled('k.listing_id')}`}`;
   // Where the other filters are one key, every walked entry holds it.
-  const held = keys.length === 1 ? [] : keys;
+  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
   const want = p(bounds.want);
   return `WITH entries AS MATERIALIZED (
       SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${p(rows)}
@@ -182,11 +191,26 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
       FROM found f
     ),
     walk_key AS MATERIALIZED (${walkKey}),
+    early AS MATERIALIZED (
+      SELECT k.listing_id, k.last_updated FROM (SELECT k.listing_id, k.last_updated FROM ${keyEntries} LIMIT ${p(firstRows)}) k
+      WHERE CASE WHEN (SELECT whole FROM found) THEN ${known} ELSE ${spelled('k.listing_id')} END${others} ${order} LIMIT ${want}
+    ),
+    spelling AS MATERIALIZED (
+      SELECT ${SPELLED_COST} * (${p(bounds.want)}::float8 - e.m) * ${firstRows * firstRows} < e.m * e.m * (
+        SELECT coalesce(sum(c.n), 0) FROM listing_counts c WHERE c.kind = 'all' AND c.value = ''
+      )::float8 AS spell
+      FROM (SELECT count(*) AS m FROM early) e
+    ),
+    later AS MATERIALIZED (
+      SELECT k.listing_id, k.last_updated FROM (SELECT k.listing_id, k.last_updated, ${firstRows} + row_number() OVER (${order}) AS n FROM (
+        SELECT k.listing_id, k.last_updated FROM ${keyEntries} OFFSET ${p(firstRows)} LIMIT ${p(Math.max(0, bounds.budget - firstRows))}) k) k
+      WHERE (SELECT count(*) FROM early) < ${want} AND CASE WHEN (SELECT whole FROM found) THEN ${known}
+        WHEN k.n <= ${SPELLED_AT_MOST * firstRows} AND (SELECT spell FROM spelling) THEN ${spelled('k.listing_id')} ELSE ${inRange} END${others}
+      ${order} LIMIT ${want} - (SELECT count(*) FROM early)
+    ),
     walked AS MATERIALIZED (
       SELECT CASE WHEN cardinality(f.ids) > ${cap} THEN ARRAY(
-        SELECT k.listing_id FROM (SELECT k.listing_id, k.last_updated, row_number() OVER (${order}) AS n FROM (
-          SELECT k.listing_id, k.last_updated FROM ${keyEntries} LIMIT ${p(bounds.budget)}) k) k
-        WHERE ${holds}${heldFiltersSql(p, 'k.listing_id', held, accepts, failing, true)} ${order} LIMIT ${want}
+        SELECT k.listing_id FROM (SELECT * FROM early UNION ALL SELECT * FROM later) k ${order}
       ) END AS ids
       FROM found f
     ),
