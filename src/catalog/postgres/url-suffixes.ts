@@ -101,8 +101,8 @@ export const WALK_ROWS_SPELLED = 256;
 
 /**
  * How many times the first entries a walk checks on their URLs it checks on them at most (suffixPageSql), and how many
- * times the suffixes' index entry costs a check of a URL (a listing's row read: about 1.6 µs at 100k listings, an entry
- * of the range read and hashed 0.15).
+ * times a check of a URL (a listing's row read) costs an entry of the suffixes' range read and hashed (measured at 100k
+ * listings: docs/BENCHMARKS.md "Filter combinations").
  */
 const SPELLED_AT_MOST = 4;
 const SPELLED_COST = 10;
@@ -145,10 +145,14 @@ export interface SuffixPageRead {
  *
  * walk: the first `budget` entries of the other filters' rarest list key (a tie in filterKeys' order: listing.ts
  * byFewestListings) in page order, checked against the matches when the entries read named every one (hashed once);
- * else the first WALK_ROWS_SPELLED on their listings' URLs, the rest against the listings the whole range names (hashed
- * once, read only then), where reading each walked listing's row read, for a substring the newest listings lack, the
- * rows of the walk's whole budget. Whether the key has entries past the budget is read (the budget's entries again) only
- * when the walk found fewer than `want`: a walk that found them is partial either way.
+ * else the first WALK_ROWS_SPELLED (`spelledRows`) on their listings' URLs, the rest against the listings the whole range
+ * names (hashed once, read only then), where reading each walked listing's row read, for a substring the newest listings
+ * lack, the rows of the walk's whole budget. Up to SPELLED_AT_MOST times as many are read on their URLs first when the
+ * matches m the first ones held say that costs less: with `want` matches found at their rate, the rest would read
+ * (want - m) * spelledRows / m more rows, where the range holds about m / spelledRows of the catalog's listings, each
+ * entry a SPELLED_COST-th of a row read. A substring a few percent of the listings hold was reading both, its first
+ * entries' rows and then its whole range. Whether the key has entries past the budget is read (the budget's entries
+ * again) only when the walk found fewer than `want`: a walk that found them is partial either way.
  */
 export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => string): string {
   const { rows, bounds, page, keys, visibleSince, failing } = read;
@@ -168,7 +172,11 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
           SELECT k.listing_id, k.last_updated FROM listing_keys k
           WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
         ) k`;
-  const walkKey = `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
+  // The walked key: the only one, else the rarest (its count summed from its blocks).
+  const walkKey =
+    keys.length === 1
+      ? `SELECT ${p(first!.kind)}::text AS kind, ${p(first!.value)}::text AS value`
+      : `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
     ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`;
   const keyEntries = `listing_keys k WHERE k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)${visible} ${order}`;
   // The walk's first entries, and the rest (numbered on from them) up to the budget.
