@@ -186,12 +186,14 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   // Where the other filters are one key, every walked entry holds it.
   const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
   const want = p(bounds.want);
-  return `WITH entries AS MATERIALIZED (
-      SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${p(rows)}
-    ),
-    found AS MATERIALIZED (
-      SELECT (SELECT count(*) FROM entries) < ${p(rows)} AS whole,
-        ARRAY(SELECT e.listing_id FROM (SELECT DISTINCT listing_id FROM entries) e${short ? '' : ` WHERE ${spelled('e.listing_id')}`}) AS ids
+  // The entries read counted and their listings gathered in one aggregate (a count and a hashed DISTINCT of the
+  // materialized entries took twice as long); a long `url`'s listings are then checked on their URLs.
+  const n = p(rows);
+  const range = `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${n}`;
+  return `WITH found AS MATERIALIZED (
+      SELECT a.whole, ${short ? 'a.ids' : `ARRAY(SELECT m.id FROM unnest(a.ids) AS m(id) WHERE ${spelled('m.id')})`} AS ids FROM (
+        SELECT count(*) < ${n} AS whole, coalesce(array_agg(DISTINCT e.listing_id), '{}') AS ids FROM (${range}) e
+      ) a
     ),
     exact AS MATERIALIZED (
       SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${cap} THEN ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
