@@ -39,7 +39,7 @@ export type UrlScale = {
   urlWalkBudget?: number;
   /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts suffixPageSql). */
   urlSuffixRowsPerMatch?: number;
-  /** The entries a Postgres walk checks on their listings' URLs before it checks its suffixes' listings (postgres/url-suffixes.ts suffixPageSql). */
+  /** The entries a Postgres walk checks on their listings' URLs first (postgres/url-suffixes.ts suffixPageSql). */
   urlWalkRowsSpelled?: number;
 };
 

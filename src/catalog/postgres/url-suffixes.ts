@@ -121,7 +121,7 @@ export interface SuffixPageRead {
   visibleSince: string | undefined;
   failing: string | undefined;
   now: Date;
-  /** The walked entries checked on their URLs before the range's listings are (WALK_ROWS_SPELLED). */
+  /** The walked entries checked on their URLs first (WALK_ROWS_SPELLED). */
   spelledRows: number;
 }
 
