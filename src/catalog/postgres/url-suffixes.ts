@@ -172,13 +172,19 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
           SELECT k.listing_id, k.last_updated FROM listing_keys k
           WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
         ) k`;
-  // The walked key: the only one, else the rarest (its count summed from its blocks).
+  // The walked key: the only one, else the rarest (its count summed from its blocks), a tie in filterKeys' order.
   const walkKey =
     keys.length === 1
-      ? `SELECT ${p(first!.kind)}::text AS kind, ${p(first!.value)}::text AS value`
-      : `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
-    ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`;
-  const keyEntries = `listing_keys k WHERE k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)${visible} ${order}`;
+      ? ''
+      : `walk_key AS MATERIALIZED (
+      SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
+      ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1
+    ),`;
+  const onWalkedKey =
+    keys.length === 1
+      ? `k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)}`
+      : 'k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)';
+  const keyEntries = `listing_keys k WHERE ${onWalkedKey}${visible} ${order}`;
   // The walk's first entries, and the rest (numbered on from them) up to the budget.
   const firstRows = Math.min(read.spelledRows, bounds.budget);
   const known = 'k.listing_id IN (SELECT unnest(ids) FROM found)';
@@ -200,7 +206,7 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
         WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true)} ${order}) END AS ids
       FROM found f
     ),
-    walk_key AS MATERIALIZED (${walkKey}),
+    ${walkKey}
     early AS MATERIALIZED (
       SELECT k.listing_id, k.last_updated FROM (SELECT k.listing_id, k.last_updated FROM ${keyEntries} LIMIT ${p(firstRows)}) k
       WHERE CASE WHEN (SELECT whole FROM found) THEN ${known} ELSE ${spelled('k.listing_id')} END${others} ${order} LIMIT ${want}
