@@ -37,9 +37,9 @@ export const asciiLowerSql = (expr: string) => `translate(${expr}, 'ABCDEFGHIJKL
 export type UrlScale = {
   urlIndexCap?: number;
   urlWalkBudget?: number;
-  /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts suffixMatchesSql). */
+  /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts suffixPageSql). */
   urlSuffixRowsPerMatch?: number;
-  /** The entries a Postgres walk checks on their listings' URLs before it checks its suffixes' listings (postgres/list-index.ts). */
+  /** The entries a Postgres walk checks on their listings' URLs first (postgres/url-suffixes.ts suffixPageSql). */
   urlWalkRowsSpelled?: number;
 };
 
@@ -51,48 +51,62 @@ export function withoutUrl(filters: DiscoveryFilters): DiscoveryFilters {
 }
 
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
-export const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;
+const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;
 
 /** `next` of `value`, awaited only when `value` is a promise (SQLite's statements answer synchronously). */
 const then = <T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> =>
   value instanceof Promise ? value.then(next) : next(value);
 
-/** What a store supplies for a `url` page: its statements, each over the page's `url`, other filters and visibility. */
+/** A `url` page's bounds: the most matches read from the index, and a walk's budget of listings and the matches it wants. */
+export type UrlPageBounds = { cap: number; budget: number; want: number };
+
+/** A `url` page's answer: how many matches the other filters keep (`total`), and the page's ids among them, in page order. */
+export type UrlPageMatches = { total: number; ids: number[] };
+
+/** `ids` (matches in page order) as a page's answer (UrlPageMatches). */
+export const pageOf = (ids: number[], page: { limit: number; offset: number }): UrlPageMatches => ({
+  total: ids.length,
+  ids: ids.slice(page.offset, page.offset + page.limit),
+});
+
+/**
+ * What a store supplies for a `url` page: its statements, each over the page's `url`, other filters and visibility. A
+ * store may read along with the matches what exact or walk then answers (Postgres reads a page in one statement:
+ * postgres/url-suffixes.ts), so each answers the page, not every match.
+ */
 export interface UrlPageStatements {
-  /**
-   * Listings holding `url`: every one when at most `cap` do, else more than `cap` of them. `every`: whether they are
-   * every listing holding it (then a walk may be checked against them, no URL read).
-   */
-  matches(cap: number): Awaitable<{ ids: number[]; every: boolean }>;
-  /** Those of `ids` (every match) the other filters keep and the page shows, in page order. */
-  exact(ids: number[]): Awaitable<number[]>;
+  /** How many listings hold `url`: every one when at most `bounds.cap` do, else more than the cap. */
+  matches(bounds: UrlPageBounds): Awaitable<number>;
+  /** Of every match (at most the cap), those the other filters keep and the page shows, in page order. */
+  exact(): Awaitable<UrlPageMatches>;
   /**
    * The matches among the first `budget` entries, in page order, of the other filters' rarest list key that the page
-   * shows, at most `want`; `beyond`: whether the key has entries past the budget (a store may leave it false when `want`
-   * matched: the answer is partial then either way). `matched`: every match, when known.
+   * shows, at most `want` (`total`: how many it found); `beyond`: whether the key has entries past the budget (a store
+   * may leave it false when `want` matched: the answer is partial then either way).
    */
-  walk(budget: number, want: number, matched: number[] | undefined): Awaitable<{ ids: number[]; beyond: boolean }>;
+  walk(bounds: UrlPageBounds): Awaitable<UrlPageMatches & { beyond: boolean }>;
 }
 
 /**
- * The ids of a `url` page's matches in page order (the page is a slice of them) and whether they are partial: every
- * match the index names when at most the cap hold `url`, else those a walk finds (the page and one more at most).
+ * A `url` page's ids in page order, its total and whether they are partial: every match the index names when at most
+ * the cap hold `url`, else those a walk finds (the page and one more at most).
  */
 export function urlPageIds(
   statements: UrlPageStatements,
   page: { limit: number; offset: number },
   { urlIndexCap = URL_INDEX_CAP, urlWalkBudget = URL_WALK_BUDGET }: UrlScale,
-): Awaitable<{ ids: number[]; partialResults: boolean }> {
-  return then(statements.matches(urlIndexCap), ({ ids, every }) => {
-    if (ids.length <= urlIndexCap) {
+): Awaitable<UrlPageMatches & { partialResults: boolean }> {
+  const bounds = { cap: urlIndexCap, budget: urlWalkBudget, want: walkWant(page) };
+  return then(statements.matches(bounds), (matched) => {
+    if (matched <= bounds.cap) {
       listed('url_index');
-      return then(statements.exact(ids), (exact) => ({ ids: exact, partialResults: false }));
+      return then(statements.exact(), (exact) => ({ ...exact, partialResults: false }));
     }
     listed('url_walk');
-    const want = walkWant(page);
-    return then(statements.walk(urlWalkBudget, want, every ? ids : undefined), (walked) => ({
-      ids: walked.ids,
-      partialResults: walked.ids.length === want || walked.beyond,
+    return then(statements.walk(bounds), ({ total, ids, beyond }) => ({
+      total,
+      ids,
+      partialResults: total === bounds.want || beyond,
     }));
   });
 }

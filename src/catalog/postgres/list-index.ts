@@ -19,8 +19,8 @@ import {
 import { listingColumns } from './quality.ts';
 import { ASSET_COMBINATION_KINDS as KINDS, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { priceFilter } from '../price.ts';
-import { asciiLower, asciiLowerSql, urlPageIds, type UrlScale } from '../url-filter.ts';
-import { SUFFIX_ROWS_PER_MATCH, suffixListingsSql, suffixMatchesSql, suffixRange } from './url-suffixes.ts';
+import { urlPageIds, type UrlScale } from '../url-filter.ts';
+import { SUFFIX_ROWS_PER_MATCH, WALK_ROWS_SPELLED, suffixPageSql } from './url-suffixes.ts';
 import type { DiscoveryResource, ListPageRead } from '../types.ts';
 import { bulkBlocksSql, hiddenByAgeSql, type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runAsync as runStatements } from '../statements.ts';
@@ -124,12 +124,9 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
 }
 
 /**
- * A `url` page (../url-filter.ts urlPageIds, as sqlite/selective-list.ts reads it): the listings the URL suffixes name
- * (url-suffixes.ts), each checked on its entries of the other filters' list keys and ordered by them (exact); or a walk
- * of the first entries of the other filters' rarest list key in page order, each checked against the suffixes' matches
- * when they named every one (no row read), else on its listing's URL. Each statement reads the page's listings along,
- * and the matches' statement the exact page when it finds few (one round trip for a page of a rare substring, two for
- * a common one's).
+ * A `url` page (../url-filter.ts urlPageIds, as sqlite/selective-list.ts reads it) in one statement (url-suffixes.ts
+ * suffixPageSql): the listings the URL suffixes name, and the page's listings by whichever way urlPageIds takes; read
+ * again with more of the suffixes' entries while those read name too few to tell.
  */
 async function listByUrl(
   db: Db,
@@ -139,116 +136,44 @@ async function listByUrl(
 ): Promise<{ items: DiscoveryResource[]; total: number; partialResults: boolean }> {
   const { page, now, visibleSince, failing } = read;
   const others = read.filters;
-  const keys = filterKeys(others);
-  const accepts = (p: (value: unknown) => string) =>
-    needsAcceptsCondition(others) ? acceptedEntryExists(others, p, 'k.listing_id', { fence: true }) : undefined;
-  const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-  // Of the matches `ids` (an SQL bigint[]), those the other filters keep, in page order: each match's entry of the first
-  // key (a primary-key lookup per match, fenced: the planner would otherwise hash every entry of the key), its age, the
-  // other keys', the price and the failing listings checked on it. The age is checked past the fence: inside, the generic
-  // plan read each match from the key's page-order index, every visible entry of the key per match (610 ms for 248).
-  const exactSql = (p: (value: unknown) => string, ids: string) => {
-    const [first, ...rest] = keys;
-    // Without other keys (`all`, every listing's) each match's age is its listing's, read in one scan of the listings'
-    // primary key for all of them, where a lookup of each one's `all` entry took longer (docs/BENCHMARKS.md "Filter
-    // combinations"). That key's primary key asked for all of them at once was read from its page-order index instead.
-    const matchesKey =
-      first!.kind === 'all'
-        ? `SELECT l.id AS listing_id, l.last_updated FROM listings l WHERE l.id = ANY(${ids}) OFFSET 0`
-        : `SELECT k.listing_id, k.last_updated FROM unnest(${ids}) AS j(id) CROSS JOIN LATERAL (
-            SELECT k.listing_id, k.last_updated FROM listing_keys k
-            WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
-          ) k`;
-    return `ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
-      WHERE TRUE${visibleAfter(p, visibleSince)}${heldFiltersSql(p, 'k.listing_id', rest, accepts(p), failing, true)} ${order})`;
-  };
-  // The page's listings among `ids` (an SQL bigint[] in page order), a row each, or one row of nulls when there are none.
-  const pageSql = (p: (value: unknown) => string, ids: string) =>
-    `LEFT JOIN LATERAL (SELECT ${listingColumns(now, p)} WHERE l.id = ANY((${ids})[${p(Math.min(page.offset + 1, INT_MAX))}::int:${p(
-      Math.min(page.offset + page.limit, INT_MAX),
-    )}::int])) x ON true`;
-  let pageRows: UrlPageRow[] = [];
-  let exact: number[] | undefined;
-  const { ids, partialResults } = await urlPageIds(
+  const accepts = needsAcceptsCondition(others)
+    ? (p: (value: unknown) => string) => acceptedEntryExists(others, p, 'k.listing_id', { fence: true })
+    : undefined;
+  type Row = UrlPageRow & { whole: boolean; matched: number; total: number | null; beyond: boolean | null };
+  let rows: Row[] = [];
+  const shown = () => ({
+    total: rows[0]!.total!,
+    ids: rows.flatMap((row) => (row.id === null ? [] : [Number(row.id)])),
+    beyond: rows[0]!.beyond!,
+  });
+  const { ids, total, partialResults } = await urlPageIds(
     {
-      matches: async (cap) => {
-        for (let rows = Math.max(1, (cap + 1) * (scale.urlSuffixRowsPerMatch ?? SUFFIX_ROWS_PER_MATCH)); ; rows *= 8) {
+      matches: async (bounds) => {
+        for (let n = Math.max(1, (bounds.cap + 1) * (scale.urlSuffixRowsPerMatch ?? SUFFIX_ROWS_PER_MATCH)); ; n *= 8) {
           const { values, p } = parameters();
-          const found = await queryGeneric<UrlPageRow & { whole: boolean; matched: string[]; exact: string[] | null }>(
-            db,
-            'url',
-            `WITH ${suffixMatchesSql(url, rows, p)},
-               exact AS MATERIALIZED (SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${p(cap)} THEN ${exactSql(p, 'f.ids')} END AS ids FROM found f)
-             SELECT f.whole, f.ids AS matched, e.ids AS exact, x.* FROM found f CROSS JOIN exact e ${pageSql(p, 'e.ids')}`,
-            values,
+          const spelledRows = scale.urlWalkRowsSpelled ?? WALK_ROWS_SPELLED;
+          const text = suffixPageSql(
+            { url, rows: n, bounds, page, keys: filterKeys(others), accepts, visibleSince, failing, now, spelledRows },
+            p,
           );
-          const { whole, matched, exact: few } = found.rows[0]!;
-          if (whole || matched.length > cap) {
-            [pageRows, exact] = [found.rows, few?.map(Number)];
-            return { ids: matched.map(Number), every: whole };
-          }
+          rows = (await queryGeneric<Row>(db, 'url', text, values)).rows;
+          if (rows[0]!.whole || rows[0]!.matched > bounds.cap) return rows[0]!.matched;
         }
       },
-      // Read with the matches: at most `cap` matches were the whole range, so the statement above found the exact page.
-      exact: () => exact!,
-      walk: async (budget, want, matched) => {
-        const { values, p } = parameters();
-        // The walked key: the other filters' rarest, a tie in filterKeys' order (listing.ts byFewestListings).
-        const walkKey = `SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
-          ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1`;
-        const entries = () =>
-          `listing_keys k WHERE k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)${visibleAfter(p, visibleSince)} ${order}`;
-        const spelled = () =>
-          `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = k.listing_id), ${p(asciiLower(url))}) > 0`;
-        // Past its first WALK_ROWS_SPELLED entries a walk that has not found its matches checks the rest against the
-        // listings its suffixes' range names (hashed once, read only then), where it read each walked listing's row: a
-        // substring the newest listings lack read the rows of every walked listing, the walk's whole budget.
-        const holds = matched
-          ? `k.listing_id = ANY(${p(matched)}::bigint[])`
-          : `CASE WHEN k.n <= ${scale.urlWalkRowsSpelled ?? WALK_ROWS_SPELLED} THEN ${spelled()} ELSE k.listing_id IN (${suffixListingsSql(url, p)})${
-              suffixRange(asciiLower(url)).short ? '' : ` AND ${spelled()}`
-            } END`;
-        // Where the other filters are one key, every walked entry holds it.
-        const held = keys.length === 1 ? [] : keys;
-        // Planned with its values where it checks the matches' ids, so their list is hashed (a generic plan compares each
-        // entry with every id: a parameter is no constant; a semi-join to them hashed the key's entries: 140 ms); else once
-        // per connection.
-        type WalkRow = UrlPageRow & { walked: string[]; beyond: boolean };
-        const query = (text: string, values: unknown[]) =>
-          matched ? db.query<WalkRow>(text, values) : queryGeneric<WalkRow>(db, 'url', text, values);
-        // Whether the key has entries past the budget is read (the budget's entries again) only when the walk found fewer
-        // than `want`: a walk that found them is partial either way (docs/BENCHMARKS.md "Filter combinations").
-        const found = await query(
-          `WITH walk_key AS MATERIALIZED (${walkKey}),
-             walked AS MATERIALIZED (SELECT ARRAY(
-               SELECT k.listing_id FROM (SELECT k.listing_id, k.last_updated, row_number() OVER (${order}) AS n FROM (
-                 SELECT k.listing_id, k.last_updated FROM ${entries()} LIMIT ${p(budget)}) k) k
-               WHERE ${holds}${heldFiltersSql(p, 'k.listing_id', held, accepts(p), failing, true)} ${order} LIMIT ${p(want)}
-             ) AS ids)
-           SELECT w.ids AS walked, CASE WHEN cardinality(w.ids) < ${p(want)}::bigint THEN EXISTS (SELECT 1 FROM ${entries()} OFFSET ${p(budget)}) ELSE false END AS beyond, x.*
-           FROM walked w ${pageSql(p, 'w.ids')}`,
-          values,
-        );
-        pageRows = found.rows;
-        return { ids: found.rows[0]!.walked.map(Number), beyond: found.rows[0]!.beyond };
-      },
+      // Read with the matches (suffixPageSql).
+      exact: shown,
+      walk: shown,
     },
     page,
     scale,
   );
-  const byId = new Map(pageRows.filter((r) => r.id !== null).map((r) => [Number(r.id), r]));
-  const items = ids.slice(page.offset, page.offset + page.limit).flatMap((id) => {
+  const byId = new Map(rows.filter((r) => r.id !== null).map((r) => [Number(r.id), r]));
+  const items = ids.flatMap((id) => {
     const row = byId.get(id);
     return row ? [toDiscoveryResource({ ...row, id })] : [];
   });
-  return { items, total: ids.length, partialResults };
+  return { items, total, partialResults };
 }
-
-/** The entries a `url` walk checks on their listings' URLs before it checks the suffixes' listings instead (listByUrl). */
-const WALK_ROWS_SPELLED = 256;
-
-/** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps a few thousand). */
-const INT_MAX = 2 ** 31 - 1;
 
 /** A row of a `url` page's statement (listByUrl): one of the page's listings, or null columns when the page is empty. */
 type UrlPageRow = RawListingRow | { [column in keyof RawListingRow]: null };

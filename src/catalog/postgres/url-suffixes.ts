@@ -1,7 +1,7 @@
 /**
  * How a `url` filter's listings are found on Postgres: a B-tree of every resource URL's suffixes (lowered as
  * asciiLower lowers, the first SUFFIX_LENGTH characters of each), so the listings holding a substring of at most that
- * length are the entries of one index range, read without a row of any table (suffixMatchesSql); a longer one's are those
+ * length are the entries of one index range, read without a row of any table (suffixPageSql); a longer one's are those
  * holding its first characters, each checked on its URL. It costs a row a character of each URL (44M at 1M listings:
  * 2.5 GB of table and 2.1 GB of index there, docs/SCALING.md), and as many index entries written with each new listing.
  * Postgres' trigram index (pg_trgm) was slower for it: pg_trgm keeps only the trigrams of alphanumeric words, and
@@ -10,7 +10,10 @@
  */
 
 import type pg from 'pg';
-import { asciiLower, asciiLowerSql } from '../url-filter.ts';
+import { asciiLower, asciiLowerSql, type UrlPageBounds } from '../url-filter.ts';
+import type { ListingKey } from '../listing.ts';
+import { heldFiltersSql } from './queries.ts';
+import { listingColumns } from './quality.ts';
 
 /** How many characters of each suffix are kept: a longer `url` is found by its first ones, and each match checked. */
 export const SUFFIX_LENGTH = 24;
@@ -70,12 +73,6 @@ export function suffixRange(lowered: string): { from: string; to: string | undef
   return { from, to: undefined, short };
 }
 
-/** The listings with an entry in `url`'s range (suffixRange): those holding it when it is short, else its first characters. */
-export function suffixListingsSql(url: string, p: (value: unknown) => string): string {
-  const { from, to } = suffixRange(asciiLower(url));
-  return `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)}`;
-}
-
 /** The condition that entry `s` is in the range from `from` to before `to` (suffixRange). */
 const rangeSql = (from: string, to: string | undefined, p: (value: unknown) => string) =>
   `s.suffix >= ${p(from)} AND ${to === undefined ? `starts_with(s.suffix, ${p(from)})` : `s.suffix < ${p(to)}`}`;
@@ -93,32 +90,159 @@ export async function markSuffixesVisible(pool: pg.Pool): Promise<void> {
 }
 
 /**
- * How many of the suffixes' index entries are read first for each listing looked for (suffixMatchesSql): a URL holds
+ * How many of the suffixes' index entries are read first for each listing looked for (suffixPageSql): a URL holds
  * a substring once or a few times (`lolo` twice in `/lololo`), so four per listing find them unless many URLs hold it
  * many times (then more are read: list-index.ts listByUrl).
  */
 export const SUFFIX_ROWS_PER_MATCH = 4;
 
+/** The entries a `url` walk checks on their listings' URLs first, before it may check the suffixes' listings instead (suffixPageSql). */
+export const WALK_ROWS_SPELLED = 256;
+
 /**
- * The tables `entries` and `found` of a statement reading the listings holding `url` (../url-filter.ts
- * UrlPageStatements.matches): the first `rows` entries of its range, and `found`'s row: `whole`, whether they are the
- * whole range, and `ids`, the listings they name (a long `url`'s: those whose URL holds it). When whole, `ids` are every
- * listing holding `url`; else, when more than the cap, the substring is common; else more entries are to be read (URLs
- * holding the substring many times, or a long `url` whose first characters many more hold).
+ * How many times the first entries a walk checks on their URLs it checks on them at most (suffixPageSql), and how many
+ * times a check of a URL (a listing's row read) costs an entry of the suffixes' range read and hashed (measured at 100k
+ * listings: docs/BENCHMARKS.md "Filter combinations").
  */
-export function suffixMatchesSql(url: string, rows: number, p: (value: unknown) => string): string {
-  const lowered = asciiLower(url);
-  const { from, to, short } = suffixRange(lowered);
-  return `entries AS MATERIALIZED (
-       SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${p(rows)}
-     ),
-     found AS MATERIALIZED (
-       SELECT (SELECT count(*) FROM entries) < ${p(rows)} AS whole, ARRAY(
-         SELECT DISTINCT e.listing_id FROM entries e${
-           short
-             ? ''
-             : ` WHERE strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = e.listing_id), ${p(lowered)}) > 0`
-         }
-       ) AS ids
-     )`;
+const SPELLED_AT_MOST = 4;
+const SPELLED_COST = 10;
+
+/** What a `url` page's statement reads (suffixPageSql; list-index.ts listByUrl). */
+export interface SuffixPageRead {
+  url: string;
+  /** How many entries of the range are read first. */
+  rows: number;
+  bounds: UrlPageBounds;
+  page: { limit: number; offset: number };
+  /** The other filters' list keys (listing.ts filterKeys: `all` without any). */
+  keys: ListingKey[];
+  /** The other filters' condition on list entry `k`'s accepted entries (queries.ts acceptedEntryExists), when they have one. */
+  accepts: ((p: (value: unknown) => string) => string) | undefined;
+  visibleSince: string | undefined;
+  failing: string | undefined;
+  now: Date;
+  /** The walked entries checked on their URLs first (WALK_ROWS_SPELLED). */
+  spelledRows: number;
 }
+
+/**
+ * A `url` page in one statement (../url-filter.ts urlPageIds, each of whose ways it reads along): one row per listing
+ * of the page in page order (one row of null columns when it has none), each with `whole`, whether the first `rows`
+ * entries read of `url`'s range were all of it; `matched`, how many listings they name (a long `url`'s: those whose URL
+ * holds it); and the page's `total` and `beyond` (UrlPageStatements.walk). When they are whole, `matched` are every
+ * match; else, when more than the cap, the substring is common; else more entries are to be read (URLs holding it many
+ * times, or a long `url` whose first characters many more hold: `total` null). The matches and the page were two round
+ * trips for a common substring, and the matches' ids, sent back on every row, took longer to read than the statement
+ * ran (docs/BENCHMARKS.md "Filter combinations"): the client receives only the page's rows and its counts.
+ *
+ * exact: of at most the cap's matches, those the other filters keep, in page order: each match's entry of the first key
+ * (a primary-key lookup per match, fenced: the planner would otherwise hash every entry of the key), its age, the other
+ * keys', the price and the failing listings checked on it. The age is checked past the fence: inside, the generic plan
+ * read each match from the key's page-order index, every visible entry of the key per match (610 ms for 248). Without
+ * other keys (`all`, every listing's) each match's age is its listing's, read in one scan of the listings' primary key
+ * for all of them, where a lookup of each one's `all` entry took longer; that key's primary key asked for all of them at
+ * once was read from its page-order index instead.
+ *
+ * walk: the first `budget` entries of the other filters' rarest list key (a tie in filterKeys' order: listing.ts
+ * byFewestListings) in page order, checked against the matches when the entries read named every one (hashed once);
+ * else the first WALK_ROWS_SPELLED (`spelledRows`) on their listings' URLs, the rest against the listings the whole range
+ * names (hashed once, read only then), where reading each walked listing's row read, for a substring the newest listings
+ * lack, the rows of the walk's whole budget. Up to SPELLED_AT_MOST times as many are read on their URLs first when the
+ * matches m the first ones held say that costs less: with `want` matches found at their rate, the rest would read
+ * (want - m) * spelledRows / m more rows, where the range holds about m / spelledRows of the catalog's listings, each
+ * entry a SPELLED_COST-th of a row read. A substring a few percent of the listings hold was reading both, its first
+ * entries' rows and then its whole range. Whether the key has entries past the budget is read (the budget's entries
+ * again) only when the walk found fewer than `want`: a walk that found them is partial either way.
+ */
+export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => string): string {
+  const { rows, bounds, page, keys, visibleSince, failing } = read;
+  const lowered = asciiLower(read.url);
+  const { from, to, short } = suffixRange(lowered);
+  const spelled = (listing: string) =>
+    `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = ${listing}), ${p(lowered)}) > 0`;
+  const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
+  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
+  const accepts = read.accepts?.(p);
+  const cap = p(bounds.cap);
+  const [first, ...rest] = keys;
+  const matchesKey =
+    first!.kind === 'all'
+      ? 'SELECT l.id AS listing_id, l.last_updated FROM listings l WHERE l.id = ANY(f.ids) OFFSET 0'
+      : `SELECT k.listing_id, k.last_updated FROM unnest(f.ids) AS j(id) CROSS JOIN LATERAL (
+          SELECT k.listing_id, k.last_updated FROM listing_keys k
+          WHERE k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)} AND k.listing_id = j.id OFFSET 0
+        ) k`;
+  // The walked key: the only one, else the rarest (its count summed from its blocks), a tie in filterKeys' order.
+  const walkKey =
+    keys.length === 1
+      ? ''
+      : `walk_key AS MATERIALIZED (
+      SELECT k.kind, k.value FROM unnest(${p(keys.map((k) => k.kind))}::text[], ${p(keys.map((k) => k.value))}::text[]) WITH ORDINALITY AS k(kind, value, at)
+      ORDER BY coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0), k.at LIMIT 1
+    ),`;
+  const onWalkedKey =
+    keys.length === 1
+      ? `k.kind = ${p(first!.kind)} AND k.value = ${p(first!.value)}`
+      : 'k.kind = (SELECT kind FROM walk_key) AND k.value = (SELECT value FROM walk_key)';
+  const keyEntries = `listing_keys k WHERE ${onWalkedKey}${visible} ${order}`;
+  // The walk's first entries, and the rest (numbered on from them) up to the budget.
+  const firstRows = Math.min(read.spelledRows, bounds.budget);
+  const known = 'k.listing_id IN (SELECT unnest(ids) FROM found)';
+  const inRange = `k.listing_id IN (SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)})${short ? '' : ` AND ${spelled('k.listing_id')}`}`;
+  // Where the other filters are one key, every walked entry holds it.
+  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
+  const want = p(bounds.want);
+  // The entries read counted and their listings gathered in one aggregate (a count and a hashed DISTINCT of the
+  // materialized entries took twice as long); a long `url`'s listings are then checked on their URLs.
+  const n = p(rows);
+  const range = `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${n}`;
+  return `WITH found AS MATERIALIZED (
+      SELECT a.whole, ${short ? 'a.ids' : `ARRAY(SELECT m.id FROM unnest(a.ids) AS m(id) WHERE ${spelled('m.id')})`} AS ids FROM (
+        SELECT count(*) < ${n} AS whole, coalesce(array_agg(DISTINCT e.listing_id), '{}') AS ids FROM (${range}) e
+      ) a
+    ),
+    exact AS MATERIALIZED (
+      SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${cap} THEN ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
+        WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true)} ${order}) END AS ids
+      FROM found f
+    ),
+    ${walkKey}
+    early AS MATERIALIZED (
+      SELECT k.listing_id, k.last_updated FROM (SELECT k.listing_id, k.last_updated FROM ${keyEntries} LIMIT ${p(firstRows)}) k
+      WHERE CASE WHEN (SELECT whole FROM found) THEN ${known} ELSE ${spelled('k.listing_id')} END${others} ${order} LIMIT ${want}
+    ),
+    spelling AS MATERIALIZED (
+      SELECT ${SPELLED_COST} * (${p(bounds.want)}::float8 - e.m) * ${firstRows * firstRows} < e.m * e.m * (
+        SELECT coalesce(sum(c.n), 0) FROM listing_counts c WHERE c.kind = 'all' AND c.value = ''
+      )::float8 AS spell
+      FROM (SELECT count(*) AS m FROM early) e
+    ),
+    later AS MATERIALIZED (
+      SELECT k.listing_id, k.last_updated FROM (SELECT k.listing_id, k.last_updated, ${firstRows} + row_number() OVER (${order}) AS n FROM (
+        SELECT k.listing_id, k.last_updated FROM ${keyEntries} OFFSET ${p(firstRows)} LIMIT ${p(Math.max(0, bounds.budget - firstRows))}) k) k
+      WHERE (SELECT count(*) FROM early) < ${want} AND CASE WHEN (SELECT whole FROM found) THEN ${known}
+        WHEN k.n <= ${SPELLED_AT_MOST * firstRows} AND (SELECT spell FROM spelling) THEN ${spelled('k.listing_id')} ELSE ${inRange} END${others}
+      ${order} LIMIT ${want} - (SELECT count(*) FROM early)
+    ),
+    walked AS MATERIALIZED (
+      SELECT CASE WHEN cardinality(f.ids) > ${cap} THEN ARRAY(
+        SELECT k.listing_id FROM (SELECT * FROM early UNION ALL SELECT * FROM later) k ${order}
+      ) END AS ids
+      FROM found f
+    ),
+    shown AS MATERIALIZED (
+      SELECT coalesce(e.ids, w.ids) AS ids, CASE WHEN cardinality(w.ids) < ${want}::bigint
+        THEN EXISTS (SELECT 1 FROM ${keyEntries} OFFSET ${p(bounds.budget)}) ELSE false END AS beyond
+      FROM exact e CROSS JOIN walked w
+    )
+    SELECT f.whole, cardinality(f.ids) AS matched, cardinality(s.ids) AS total, s.beyond, x.*
+    FROM found f CROSS JOIN shown s LEFT JOIN LATERAL (
+      SELECT ${listingColumns(read.now, p)} WHERE l.id = ANY((s.ids)[${p(Math.min(page.offset + 1, INT_MAX))}::int:${p(
+        Math.min(page.offset + page.limit, INT_MAX),
+      )}::int])
+    ) x ON true
+    ORDER BY array_position(s.ids, x.id)`;
+}
+
+/** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps a few thousand). */
+const INT_MAX = 2 ** 31 - 1;

@@ -10,7 +10,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
 import { byFewestListings, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters, ListPageRead } from '../types.ts';
-import { asciiLower, urlPageIds, type UrlScale } from '../url-filter.ts';
+import { asciiLower, pageOf, urlPageIds, type UrlPageMatches, type UrlScale } from '../url-filter.ts';
 import { heldFiltersSql, hiddenCount, listingsWith } from './list-index.ts';
 import { LISTING_COLUMNS, acceptedEntrySql, filterSql, sqliteSql } from './queries.ts';
 import type { SearchSource } from './search.ts';
@@ -28,21 +28,21 @@ type ListRows = { rows: ListingRow[]; total: number; partialResults?: boolean };
 /** A `url` page (../url-filter.ts urlPageIds): the index's matches (url-probe.ts), or a walk in page order (walkPageOrder). */
 function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: string): ListRows & { partialResults: boolean } {
   const { page, now } = read;
-  const { ids, partialResults } = urlPageIds(
+  let matched: number[] = [];
+  const { ids, total, partialResults } = urlPageIds(
     {
-      matches: (cap) => {
-        const ids = urlMatchesCapped(store.db, url, cap + 1);
-        return { ids, every: ids.length <= cap };
+      matches: ({ cap }) => (matched = urlMatchesCapped(store.db, url, cap + 1)).length,
+      exact: () => pageOf(exactMatches(store, read, matched), page),
+      walk: ({ budget, want }) => {
+        const walked = walkPageOrder(store, read, url, budget, want);
+        return { ...pageOf(walked.ids, page), beyond: walked.beyond };
       },
-      exact: (ids) => exactMatches(store, read, ids),
-      walk: (budget, want) => walkPageOrder(store, read, url, budget, want),
     },
     page,
     scale,
-  ) as { ids: number[]; partialResults: boolean }; // its statements answer synchronously
-  const pageIds = ids.slice(page.offset, page.offset + page.limit);
-  const byId = store.rowsById(pageIds, now);
-  return { rows: pageIds.flatMap((id) => byId.get(id) ?? []), total: ids.length, partialResults };
+  ) as UrlPageMatches & { partialResults: boolean }; // its statements answer synchronously
+  const byId = store.rowsById(ids, now);
+  return { rows: ids.flatMap((id) => byId.get(id) ?? []), total, partialResults };
 }
 
 /**
