@@ -191,7 +191,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       // where the term's window is full (`cut`: it may have left the row out) and does not hold it; an exact word's
       // only for a revision holding its stem (a word's rows are among its stem's: terms.ts). Each read is a LATERAL
       // subquery that OFFSET 0 keeps from being pulled up, where the planner would otherwise read each term's every row
-      // and join them by hash.
+      // and join them by hash. Without filters every revision of the windows is in `c`: their rows are kept unjoined.
       const stemAt = terms.map((term) => (isStemKey(term) || !terms.includes(stemKey(term)) ? null : terms.indexOf(stemKey(term)) + 1));
       const lookup = (rev: string) =>
         `CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = k.term AND t.rev = ${rev} OFFSET 0) t`;
@@ -214,7 +214,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
            SELECT c.rev, c.listing_id, c.held || coalesce(g.held, '{}') AS held FROM c
            LEFT JOIN (SELECT g.rev, array_agg(g.i) AS held FROM gap g GROUP BY g.rev) g ON g.rev = c.rev
          )
-         SELECT x.rev, x.listing_id, x.i, x.w, x.milli FROM win x WHERE x.rev IN (SELECT rev FROM c)
+         SELECT x.rev, x.listing_id, x.i, x.w, x.milli FROM win x ${filter.join === '' ? '' : 'WHERE x.rev IN (SELECT rev FROM c)'}
          UNION ALL SELECT * FROM gap
          UNION ALL
          SELECT h.rev, h.listing_id, k.i, k.w, t.milli FROM h CROSS JOIN cut CROSS JOIN k ${lookup('h.rev')}
