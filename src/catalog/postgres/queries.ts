@@ -93,11 +93,13 @@ export function queryGeneric<R extends pg.QueryResultRow>(
   const name = preparedName(preparedNames, kind, text);
   if (name === undefined) return db.query<R>(text, values);
   // Outside a transaction (a search: postgres/search.ts) the settings are the session's, set back as well.
+  // Each way the settings are one message (statements without parameters, sent together as one simple query): the server
+  // answers each message on its own, and each answer wakes the reader's thread again.
   const set = scope === 'transaction' ? 'SET LOCAL' : 'SET';
-  const planned = GENERIC_SETTINGS.map(([setting, value]) => db.query(`${set} ${setting} = ${value}`));
+  const planned = db.query(GENERIC_SETTINGS.map(([setting, value]) => `${set} ${setting} = ${value}`).join('; '));
   const read = db.query<R>({ name, text, values });
-  const back = GENERIC_SETTINGS.map(([setting]) => db.query(`${set} ${setting} TO DEFAULT`));
-  return Promise.all([read, ...planned, ...back]).then(([rows]) => rows);
+  const back = db.query(GENERIC_SETTINGS.map(([setting]) => `${set} ${setting} TO DEFAULT`).join('; '));
+  return Promise.all([read, planned, back]).then(([rows]) => rows);
 }
 
 /** `text`'s prepared statement's name in `names` (`svc_<kind>_<n>`, one per text), or none past PREPARED_TEXTS texts. */

@@ -116,17 +116,21 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
     return ranked(rows, keysOf);
   };
+  /**
+   * The page's snapshot and the catalog's listings, read by one statement whichever the engine asks first (it asks both
+   * together on a first page): a statement fewer, and an answer fewer to wake the reader's thread for.
+   */
+  let opening: Promise<{ seq: string; n: string }> | undefined;
+  const opened = () =>
+    (opening ??= db
+      .query<{ seq: string; n: string }>({
+        name: 'svc_search_opening',
+        text: `SELECT (${CURRENT_SEQ_SQL}) AS seq, (SELECT coalesce(max(n), 0) FROM listing_counts WHERE kind = 'all') AS n`,
+      })
+      .then((result) => result.rows[0]!));
   return {
-    currentSeq: async () => Number((await db.query<{ seq: string }>({ name: 'svc_search_seq', text: CURRENT_SEQ_SQL })).rows[0]!.seq),
-    countListings: async () =>
-      Number(
-        (
-          await db.query<{ n: string }>({
-            name: 'svc_search_listings',
-            text: "SELECT coalesce(max(n), 0) AS n FROM listing_counts WHERE kind = 'all'",
-          })
-        ).rows[0]!.n,
-      ),
+    currentSeq: async () => Number((await opened()).seq),
+    countListings: async () => Number((await opened()).n),
     countTerms,
     countTermsAt: async (terms, asOf, cap) =>
       (
