@@ -214,8 +214,9 @@ export function livenessPort(
 /**
  * Entries of one list key hidden by failures and not already hidden by age (the list's total of one key): each hidden
  * listing's entry of the key looked up by its primary key, a scalar subquery (run per row, where Postgres turns an
- * EXISTS into a join). Joined, Postgres hashed every entry of the key, a wide key's about 100 times as many rows as
- * the hidden listings (22 ms at 100k listings, 1 % failing, for 3.7: docs/BENCHMARKS.md "Filter combinations").
+ * EXISTS into a join) that reads the entry's age only once found (its age a condition inside, a plan could read every
+ * entry of the key newer than the cut, per listing). Joined, Postgres hashed every entry of the key, a wide key's about
+ * 100 times as many rows as the hidden listings (docs/BENCHMARKS.md "Filter combinations").
  */
 export function* hiddenByFailuresCount(
   sql: Sql,
@@ -225,9 +226,9 @@ export function* hiddenByFailuresCount(
 ): Engine<number> {
   const p = sql.p;
   const text = `SELECT count(*) AS n FROM listings h WHERE h.liveness_failing_since < ${p(3)}
-    AND (SELECT k.listing_id FROM listing_keys k WHERE k.kind = ${p(1)} AND k.value = ${p(2)} AND k.listing_id = h.id${
-      visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(4)}`
-    }) IS NOT NULL`;
+    AND (SELECT k.last_updated FROM listing_keys k WHERE k.kind = ${p(1)} AND k.value = ${p(2)} AND k.listing_id = h.id) ${
+      visibleSince === undefined ? 'IS NOT NULL' : `>= ${p(4)}`
+    }`;
   const params = [key.kind, key.value, before, ...(visibleSince === undefined ? [] : [visibleSince])];
   return Number((yield* rows<{ n: number | string }>(sql, text, params))[0]!.n);
 }
