@@ -6,6 +6,7 @@
  */
 import {
   acceptedEntryExists,
+  failingListingsSql,
   filterConditions,
   heldFiltersSql,
   pageListingsStatement,
@@ -66,7 +67,7 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
       const priced = priceFilter(filters) !== undefined;
       // Each key's count read by its primary key (a subquery): a generic plan would otherwise hash all of listing_counts.
       const text = `SELECT k.kind, k.value, coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0) AS n, pc.*,
-           ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
+           ${failingCut} IS NOT NULL AND EXISTS (${failingListingsSql(failingCut, '1', false)}) AS failing,
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenByAgeSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
