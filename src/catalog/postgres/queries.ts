@@ -179,8 +179,8 @@ export function acceptedEntryExists(
  * and the comparison a filter (`IS TRUE` is no index condition), for a set that is hashed (heldFiltersSql). Else the
  * comparison is the index's range, to find whether one is (an EXISTS): said with `IS NOT NULL`, a generic plan costs
  * the range at its share of the failing listings, where it costed `liveness_failing_since < $n` alone at a third of
- * all listings and read the table from its start, every listing when none is hidden (93 ms at 100k listings, 5 %
- * failing within the grace period: docs/BENCHMARKS.md "Filter combinations").
+ * all listings and read the table from its start, every listing when none is hidden (docs/BENCHMARKS.md "Filter
+ * combinations").
  */
 export const failingListingsSql = (cut: string, column: string, whole: boolean) =>
   `SELECT ${column} FROM listings WHERE liveness_failing_since IS NOT NULL AND ${
