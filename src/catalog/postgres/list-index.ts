@@ -84,14 +84,17 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
         price: { row: rows[0]!, guessed },
       };
     },
-    /** One key alone, from an offset, is planned once per connection (queryGeneric): its shape fixes its plan. */
+    /**
+     * One key alone, from an offset, is planned once per connection (queryGeneric): its shape fixes its plan, with the
+     * failing listings left out too (their set hashed once: queries.ts failingListingsSql).
+     */
     async keyPage(read, page, from) {
       const params = parameters();
       const { p } = params;
       const bound = from ? ` AND (k.last_updated, k.listing_id) <= (${p(from.lastUpdated)}, ${p(from.listingId)})` : '';
       const pageSql = `SELECT k.listing_id AS id, k.last_updated ${keyedFrom(p, read)}${bound}
         ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-      const generic = read.others.length === 0 && !read.accepts && read.failing === undefined && !from;
+      const generic = read.others.length === 0 && !read.accepts && !from;
       return itemsOf(await readPage(db, { ...pageListingsStatement(pageSql, params, now), generic }));
     },
     async countKeyed(read) {
