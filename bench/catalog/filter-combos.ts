@@ -18,6 +18,12 @@
  *   npm run build && npm run bench -- filter-combos --keep-dir DIR [--before COMMIT] [--size 100000] [--requests 100]
  *       [--stores sqlite,postgres] [--seed N] [--fresh] [--rows REGEX (the rows whose "endpoint, filters" it matches)]
  *       [--warm N] [--pg-setting NAME=VALUE (the Postgres server's, repeatable: `shared_buffers=6GB`)]
+ *       [--failing SHARE or BEFORE,AFTER (Postgres: that share of the listings failing their liveness checks)]
+ *
+ * `--failing` sets a share (0–1) of each side's database's listings failing, half of them hidden (past the grace period),
+ * before the servers start, and waits for their lifecycle pass to stash the hidden ones (lib/failing-listings.ts): the
+ * statements that leave failing listings out are planned on the share a real catalog holds. Two shares are the
+ * baseline's and this checkout's (`--before . --failing 0,0.01`: this checkout beside itself, without and with them).
  *
  * `--before none` measures this checkout alone on the corpus itself, no copy: a 1M corpus on Postgres is about 25 GB a
  * database, and a baseline needs two more (docs/BENCHMARKS.md "Filter combinations").
@@ -35,6 +41,7 @@ import { databaseUrl, freePortPair, startEmbeddedPostgres } from '../../src/dev/
 import { NETWORKS, rng, urlSubstring, usdPriceCap, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { keptDir, loadedCorpus } from './lib/loaded-corpus.ts';
+import { FAILING_GRACE_HOURS, markFailing, settledLifecycle } from './lib/failing-listings.ts';
 import { THIS_CHECKOUT } from '../lib/quick.ts';
 import { discoveryOnlyEnv, stopServers } from './lib/catalog-sides.ts';
 import { fmt, getJson, load, loadAverage, machineLine, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
@@ -54,6 +61,7 @@ const { values } = parseArgs({
     rows: { type: 'string' },
     warm: { type: 'string', default: '1000' },
     'pg-setting': { type: 'string', multiple: true, default: [] },
+    failing: { type: 'string' },
   },
 });
 // --quick: 300 listings, 3 requests a row, 20 to warm, this checkout on both sides, in a temporary directory (bench/lib/quick.ts).
@@ -68,6 +76,10 @@ const stores = values.stores.split(',');
 const out = (s: string) => console.log(s);
 /** No baseline (`--before none`): this checkout alone, its server on the corpus it loaded. */
 const alone = values.before === 'none';
+/** --failing: each side's share of listings failing (one share for both), undefined to leave the databases as they are. */
+const failing = values.failing?.split(',').map(Number);
+if (failing && (failing.length > 2 || failing.some((share) => !(share >= 0 && share <= 1))))
+  throw new Error(`--failing ${values.failing}: one share or two (before,after), each 0 to 1`);
 
 /** The corpus's one asset (bench/lib/catalog-corpus.ts), Circle's testnet USDC: `maxUsdPrice` applies to it (7 decimals). */
 const ASSET = 'CBIELTK6YBZJU5UP2WWQEUCYKLPU6AUNZ2BQ4WWFEIE3USCIHMXQDAMA';
@@ -255,7 +267,11 @@ const node = (cwd: string, port: number, env: Record<string, string>) =>
   // Liveness checks off: the kept databases would gain failing listings with each run, and runs would no longer compare.
   startNode(
     ['--max-semi-space-size=4', join(cwd, 'dist/main.js')],
-    discoveryOnlyEnv(port, env.DB_PATH!, { LIVENESS_CHECKS_PER_MINUTE: '0', ...env }),
+    discoveryOnlyEnv(port, env.DB_PATH!, {
+      LIVENESS_CHECKS_PER_MINUTE: '0',
+      ...(failing ? { LIVENESS_GRACE_HOURS: String(FAILING_GRACE_HOURS) } : {}),
+      ...env,
+    }),
   );
 // Free ports, not fixed ones: a fixed port may be another process's ephemeral one.
 const [freeBefore, afterPort] = await freePortPair();
@@ -279,11 +295,17 @@ if (stores.includes('postgres')) {
     const urls: { before?: string; after: string } = alone
       ? { after: databaseUrl(postgres.url, `catalog_${SIZE}`) }
       : await postgresCopies(postgres.url);
+    const sides = [...(urls.before === undefined ? [] : [{ side: 'before', url: urls.before }]), { side: 'after', url: urls.after }];
+    for (const { side, url } of sides) {
+      const share = failing?.[side === 'before' ? 0 : failing.length - 1];
+      if (share !== undefined) out(`${side}: ${JSON.stringify(await markFailing(url, share))} listings failing (share ${share}).`);
+    }
     const unused = (side: string) => join(dir, `unused-${side}-${SIZE}.sqlite`);
     if (beforePort !== undefined) servers.push(node(beforeDir, beforePort, { DB_PATH: unused('before'), DATABASE_URL: urls.before! }));
     servers.push(node('.', afterPort, { DB_PATH: unused('after'), DATABASE_URL: urls.after }));
     try {
       await ready();
+      if (failing) await Promise.all(sides.map(({ url }) => settledLifecycle(url)));
       await measure('Postgres', beforePort, afterPort);
     } finally {
       await stopServers(...servers.splice(0));

@@ -211,7 +211,13 @@ export function livenessPort(
   };
 }
 
-/** Entries of one list key hidden by failures and not already hidden by age (the list's total of one key). */
+/**
+ * Entries of one list key hidden by failures and not already hidden by age (the list's total of one key): the key's
+ * entries among the hidden listings, read from its primary key (Sql inSubquery), so a wide key reads about one entry per
+ * hidden listing, a narrow one its own few. Joined, Postgres hashed every entry of a wide key (docs/BENCHMARKS.md
+ * "Filter combinations"); a lookup per hidden listing read a narrow key's every entry per listing, the plan that its
+ * estimate (a few hundred) chose.
+ */
 export function* hiddenByFailuresCount(
   sql: Sql,
   key: { kind: string; value: string },
@@ -219,8 +225,10 @@ export function* hiddenByFailuresCount(
   visibleSince: string | undefined,
 ): Engine<number> {
   const p = sql.p;
-  const text = `SELECT count(*) AS n FROM listings h JOIN listing_keys k ON k.kind = ${p(1)} AND k.value = ${p(2)} AND k.listing_id = h.id
-    WHERE h.liveness_failing_since < ${p(3)}${visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(4)}`}`;
+  const hidden = sql.inSubquery('k.listing_id', `SELECT h.id FROM listings h WHERE h.liveness_failing_since < ${p(3)}`);
+  const text = `SELECT count(*) AS n FROM listing_keys k WHERE k.kind = ${p(1)} AND k.value = ${p(2)} AND ${hidden}${
+    visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(4)}`
+  }`;
   const params = [key.kind, key.value, before, ...(visibleSince === undefined ? [] : [visibleSince])];
   return Number((yield* rows<{ n: number | string }>(sql, text, params))[0]!.n);
 }

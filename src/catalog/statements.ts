@@ -20,6 +20,8 @@ export interface Sql {
   ids: (ids: ReadonlyArray<number | string>) => unknown;
   /** What a read appends to lock the rows it reads until the transaction ends ('' on SQLite: the write transaction holds the file). */
   lockRows: string;
+  /** The condition that `column` is one of the values `subquery` reads, looked up in an index on `column` value by value. */
+  inSubquery: (column: string, subquery: string) => string;
   rows: <T>(text: string, params: readonly unknown[]) => Awaitable<T[]>;
   /** Runs a write; how many rows it changed. */
   changes: (text: string, params: readonly unknown[]) => Awaitable<number>;

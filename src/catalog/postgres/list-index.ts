@@ -6,6 +6,7 @@
  */
 import {
   acceptedEntryExists,
+  failingListingsSql,
   filterConditions,
   heldFiltersSql,
   pageListingsStatement,
@@ -66,7 +67,7 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
       const priced = priceFilter(filters) !== undefined;
       // Each key's count read by its primary key (a subquery): a generic plan would otherwise hash all of listing_counts.
       const text = `SELECT k.kind, k.value, coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0) AS n, pc.*,
-           ${failingCut} IS NOT NULL AND EXISTS (SELECT 1 FROM listings WHERE liveness_failing_since < ${failingCut}) AS failing,
+           ${failingCut} IS NOT NULL AND EXISTS (${failingListingsSql(failingCut, '1', false)}) AS failing,
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenByAgeSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
@@ -83,14 +84,17 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
         price: { row: rows[0]!, guessed },
       };
     },
-    /** One key alone, from an offset, is planned once per connection (queryGeneric): its shape fixes its plan. */
+    /**
+     * One key alone, from an offset, is planned once per connection (queryGeneric): its shape fixes its plan, with the
+     * failing listings left out too (their set hashed once: queries.ts failingListingsSql).
+     */
     async keyPage(read, page, from) {
       const params = parameters();
       const { p } = params;
       const bound = from ? ` AND (k.last_updated, k.listing_id) <= (${p(from.lastUpdated)}, ${p(from.listingId)})` : '';
       const pageSql = `SELECT k.listing_id AS id, k.last_updated ${keyedFrom(p, read)}${bound}
         ORDER BY k.last_updated DESC, k.listing_id DESC LIMIT ${p(page.limit)} OFFSET ${p(page.offset)}`;
-      const generic = read.others.length === 0 && !read.accepts && read.failing === undefined && !from;
+      const generic = read.others.length === 0 && !read.accepts && !from;
       return itemsOf(await readPage(db, { ...pageListingsStatement(pageSql, params, now), generic }));
     },
     async countKeyed(read) {

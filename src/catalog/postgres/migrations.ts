@@ -30,6 +30,7 @@ import { BLOCK_SIZE } from '../listing.ts';
 import { MAX_TERM_LENGTH, URL_KEY_MILLI, URL_KEY_SCORE, urlKey, urlKeysSql } from '../terms.ts';
 import { ACCEPTED_ASSETS_MIGRATION, PAYMENT_PAYERS_MIGRATION, QUALITY_DAYS_MIGRATION, QUALITY_MIGRATION } from './quality.ts';
 import { LIVENESS_MIGRATION } from './liveness.ts';
+import { PRICE_COUNTS_FUNCTIONS } from './price-counts.ts';
 import { URL_SUFFIXES_MIGRATION } from './url-suffixes.ts';
 import { WITHDRAWALS_MIGRATION } from './withdraw.ts';
 import {
@@ -326,4 +327,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 45: the accepted entries are read from the list keys and the price index; `listing_accepts` goes
   // (postgres/list-index.ts; SQLite migration 33).
   RETIRE_LISTING_ACCEPTS_MIGRATION,
+  // 46: the price counts' functions again (postgres/price-counts.ts), their check whether a listing is hidden by
+  // failures read from the failing listings' index under a generic plan too (queries.ts failingListingsSql).
+  PRICE_COUNTS_FUNCTIONS,
 ];

@@ -17,6 +17,7 @@
 import { DEEP_OFFSET, filterKeys } from '../listing.ts';
 import { PRICE_BUCKET, PRICE_CLASS, PRICE_DIGITS, inPriceRange, priceFilter, type ClassRanges, type PriceRange } from '../price.ts';
 import type { DiscoveryFilters } from '../types.ts';
+import { failingListingsSql } from './queries.ts';
 
 /** The listings of key `p_key` at `level` whose prefix meets `condition`, of type `p_type` when `typed`. */
 const levelSum = (level: number, condition: string, typed: boolean) =>
@@ -81,7 +82,7 @@ export const PRICE_COUNTS_FUNCTIONS = `
     END IF;
     IF p_failing IS NOT NULL THEN
       failing_matches := 0;
-      IF EXISTS (SELECT 1 FROM listings h WHERE h.liveness_failing_since < p_failing) THEN
+      IF EXISTS (${failingListingsSql('p_failing', '1', false)}) THEN
         ${planned(
           'failing_matches',
           `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key

@@ -175,6 +175,21 @@ export function acceptedEntryExists(
 }
 
 /**
+ * The listings failing their liveness checks since before `cut` (an SQL expression of text), `column` of each, read from
+ * their partial index (`listings_liveness_failing`) in a form whose generic plan (queryGeneric, or a statement of a
+ * PL/pgSQL function run under it) stays there whatever share of the listings fails. `whole`: every failing listing read
+ * and the comparison a filter (`IS TRUE` is no index condition), for a set that is hashed (heldFiltersSql). Else the
+ * comparison is the index's range, to find whether one is (an EXISTS): said with `IS NOT NULL`, a generic plan costs
+ * the range at its share of the failing listings, where it costed `liveness_failing_since < $n` alone at a third of
+ * all listings and read the table from its start, every listing when none is hidden (docs/BENCHMARKS.md "Filter
+ * combinations").
+ */
+export const failingListingsSql = (cut: string, column: string, whole: boolean) =>
+  `SELECT ${column} FROM listings WHERE liveness_failing_since IS NOT NULL AND ${
+    whole ? `(liveness_failing_since < ${cut}) IS TRUE` : `liveness_failing_since < ${cut}`
+  }`;
+
+/**
  * The conditions (each after ` AND`) that listing `listing` (an SQL expression) holds each of `keys` (an entry of each
  * in `listing_keys`), meets `accepts` (an SQL condition on its accepted entries or prices, when given) and is not
  * hidden by failing its liveness checks since before `failing`. `fence` keeps each key's lookup one per row (OFFSET 0),
@@ -203,9 +218,7 @@ export function heldFiltersSql(
   return (
     held.join('') +
     (accepts === undefined ? '' : ` AND ${accepts}`) +
-    (failing === undefined
-      ? ''
-      : ` AND ${listing} NOT IN (SELECT id FROM listings WHERE liveness_failing_since IS NOT NULL AND (liveness_failing_since < ${p(failing)}) IS TRUE)`)
+    (failing === undefined ? '' : ` AND ${listing} NOT IN (${failingListingsSql(p(failing), 'id', true)})`)
   );
 }
 
@@ -253,6 +266,9 @@ export const postgresSql = (db: Db): Sql => ({
   idList: (n) => `SELECT unnest($${n}::bigint[])`,
   ids: (ids) => ids,
   lockRows: ' FOR UPDATE',
+  // An array: one index scan over its values in order, a search per index page they reach. `IN (subquery)` is a join,
+  // whose plan hashed every entry of a list key its statistics took for a few thousand (liveness.ts hiddenByFailuresCount).
+  inSubquery: (column, subquery) => `${column} = ANY(ARRAY(${subquery}))`,
   rows: async <T>(text: string, params: readonly unknown[]) => (await db.query(text, [...params])).rows as T[],
   changes: async (text, params) => (await db.query(text, [...params])).rowCount ?? 0,
 });

@@ -116,6 +116,7 @@ export const sqliteSql = (db: DatabaseSync): Sql => ({
   idList: (n) => `SELECT value FROM json_each(?${n})`,
   ids: (ids) => JSON.stringify(ids.map(Number)),
   lockRows: '',
+  inSubquery: (column, subquery) => `${column} IN (${subquery})`,
   rows: <T>(text: string, params: readonly unknown[]) => cachedStatement(db, text).all(...(params as SQLInputValue[])) as T[],
   changes: (text, params) => Number(cachedStatement(db, text).run(...(params as SQLInputValue[])).changes),
 });
