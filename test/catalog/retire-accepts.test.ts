@@ -8,6 +8,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../../src/catalog/index.ts';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { RETIRE_LISTING_ACCEPTS_MIGRATION } from '../../src/catalog/postgres/list-index.ts';
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { DEFAULT_USD_ASSETS } from '../../src/filters.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
@@ -87,14 +88,19 @@ describe.each(BACKENDS)('on %s', (backend) => {
         const db = new DatabaseSync(t.dbPath);
         keysBefore = db.prepare(keysSql).all();
         recreateListingAccepts(db);
-        db.exec(`UPDATE listing_keys SET added_seq = 0 WHERE kind IN (${ENTRY_KINDS_SQL}); PRAGMA user_version = ${MIGRATIONS.length - 1}`);
+        const before = MIGRATIONS.findIndex((migration) => migration.name === 'retireListingAccepts');
+        expect(before).toBeGreaterThan(0);
+        db.exec(`UPDATE listing_keys SET added_seq = 0 WHERE kind IN (${ENTRY_KINDS_SQL}); PRAGMA user_version = ${before}`);
         db.close();
       } else {
         const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
         keysBefore = (await pool.query(keysSql)).rows;
         await recreatePostgresListingAccepts(pool);
         await pool.query(`UPDATE listing_keys SET added_seq = 0 WHERE kind IN (${ENTRY_KINDS_SQL})`);
-        await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_MIGRATIONS.length - 1]);
+        // The version before the migration that retires the table (a version is its migration's place from 1).
+        const before = CATALOG_MIGRATIONS.indexOf(RETIRE_LISTING_ACCEPTS_MIGRATION);
+        expect(before).toBeGreaterThan(0);
+        await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [before]);
         await pool.end();
       }
       expect(keysBefore.length).toBeGreaterThan(200);

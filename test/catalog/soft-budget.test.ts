@@ -2,7 +2,7 @@
  * The catalog hook's soft budget (docs/CATALOG.md: over 250 ms it logs a warning) measures the
  * hook, not the seller-schema thread's first boot: the first settlement after the writer thread
  * starts waited for that thread inside the hook, and the very first demo run (`npm run dev`) logged
- * a warning about svc's own start-up. The boundary: the schema thread's module, one that boots 800 ms
+ * a warning about svc's own start-up. The boundary: the schema thread's module, one that boots 1.5 s
  * late and then is the real one (src/files.ts), in this process's own validator.
  */
 import { writeFileSync } from 'node:fs';
@@ -15,7 +15,9 @@ import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { CatalogEngine } from '../../src/catalog/threads/engine.ts';
 import { recordingLogger, settlement, tempDir } from './fixtures.ts';
 
-const BOOT_MS = 800;
+const BOOT_MS = 1500;
+/** Below the boot (a budget that counted it would warn) and far above the hook's own work on a busy machine (313 ms seen). */
+const BUDGET_MS = 1000;
 const { dir, cleanup } = tempDir();
 const store = new CatalogStore(join(dir, 'catalog.sqlite'));
 afterAll(() => {
@@ -35,7 +37,7 @@ it("a hook that waited for the schema thread's first boot does not count the boo
   startSchemaValidation(); // as a writer does when a settlement that echoes bazaar begins
 
   const logger = recordingLogger();
-  const engine = new CatalogEngine(store, logger, 250);
+  const engine = new CatalogEngine(store, logger, BUDGET_MS);
   const started = performance.now();
   expect(await engine.recordSettlement(settlement({ url: 'https://first.example.com/r' }), new Date())).toEqual({ status: 'success' });
   expect(performance.now() - started).toBeGreaterThan(BOOT_MS / 2); // it did wait for the boot

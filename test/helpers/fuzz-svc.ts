@@ -66,6 +66,9 @@ export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: nu
     listingTtlDays: config.listingTtlDays,
     readDeadlineMs: 60_000,
     writeDeadlineMs: 60_000,
+    // A seller schema's validation starved by a busy machine is not judged (the header omitted, the listing left for
+    // later), which the oracle would read as a lost listing; its CPU budget still applies.
+    schemaWallMs: 10_000,
     maxQueuedReads: 4096,
   });
   const server = await startTestServer({ config, catalog: ownCatalog });
