@@ -216,7 +216,9 @@ export function livenessPort(
  * entries among the hidden listings, read from its primary key (Sql inSubquery), so a wide key reads about one entry per
  * hidden listing, a narrow one its own few. Joined, Postgres hashed every entry of a wide key (docs/BENCHMARKS.md
  * "Filter combinations"); a lookup per hidden listing read a narrow key's every entry per listing, the plan that its
- * estimate (a few hundred) chose.
+ * estimate (a few hundred) chose. The age is compared as an expression (`|| ''`), a filter on the entries found: as an
+ * index condition SQLite read the key's page-order index over every visible entry instead (11 ms for a key of 100k
+ * entries with 500 hidden, 0.6 ms by primary key).
  */
 export function* hiddenByFailuresCount(
   sql: Sql,
@@ -227,7 +229,7 @@ export function* hiddenByFailuresCount(
   const p = sql.p;
   const hidden = sql.inSubquery('k.listing_id', `SELECT h.id FROM listings h WHERE h.liveness_failing_since < ${p(3)}`);
   const text = `SELECT count(*) AS n FROM listing_keys k WHERE k.kind = ${p(1)} AND k.value = ${p(2)} AND ${hidden}${
-    visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(4)}`
+    visibleSince === undefined ? '' : ` AND (k.last_updated || '') >= ${p(4)}`
   }`;
   const params = [key.kind, key.value, before, ...(visibleSince === undefined ? [] : [visibleSince])];
   return Number((yield* rows<{ n: number | string }>(sql, text, params))[0]!.n);
