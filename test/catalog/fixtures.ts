@@ -37,6 +37,15 @@ export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => 
 }
 
 /**
+ * Deadlines and a seller-schema bound far above any honest operation, for a test's catalog: a loaded CI machine must not
+ * turn a slow answer into a missing one, or a starved schema thread into a write left for later (the deadlines are
+ * tested in isolation.test.ts, the schema bounds in test/security/). Without a standby, a catalog that validates a
+ * schema starts one thread fewer (about 0.2 CPU-s): only a thread terminated on a hostile schema (or retired after 1,000
+ * jobs) ever uses it.
+ */
+export const BUSY_MACHINE_BOUNDS = { readDeadlineMs: 30_000, writeDeadlineMs: 30_000, schemaWallMs: 10_000, schemaStandby: false } as const;
+
+/**
  * A catalog on a fresh temp file with a controllable clock; with `databaseUrl`, on that (empty)
  * PostgreSQL database instead (test/helpers/postgres.ts freshDatabase()).
  */
@@ -57,9 +66,6 @@ export function tempCatalog(
   let now = start;
   const dbPath = join(dir, 'catalog.sqlite');
   const { databaseUrl } = options;
-  // Deadlines and a seller-schema bound far above any honest operation: a loaded CI machine must not
-  // turn a slow answer into a missing one, or a starved schema thread into a write left for later
-  // (the deadlines are tested in isolation.test.ts, the schema bounds in test/security/).
   const open = (): Catalog =>
     openCatalog({
       dbPath,
@@ -70,12 +76,8 @@ export function tempCatalog(
       ...(options.livenessGraceMs !== undefined ? { livenessGraceMs: options.livenessGraceMs } : {}),
       ...(options.listingPurgeDays !== undefined ? { listingPurgeDays: options.listingPurgeDays } : {}),
       ...(options.ownership !== undefined ? { ownership: options.ownership } : {}),
-      readDeadlineMs: 30_000,
-      writeDeadlineMs: 30_000,
-      schemaWallMs: 10_000,
-      // Without a standby, a catalog that validates a schema starts one thread fewer (about 0.2 CPU-s):
-      // only a thread terminated on a hostile schema (or retired after 1,000 jobs) ever uses it.
-      schemaStandby: options.schemaStandby ?? false,
+      ...BUSY_MACHINE_BOUNDS,
+      ...(options.schemaStandby !== undefined ? { schemaStandby: options.schemaStandby } : {}),
     });
   const catalog = open();
   return {

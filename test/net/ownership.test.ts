@@ -23,7 +23,7 @@ import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { CLAIMS_MIGRATION } from '../../src/catalog/postgres/claims.ts';
 import type { LiveProbe } from '../../src/net/live-402.ts';
 import { ownershipVerdict } from '../../src/net/ownership.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from '../catalog/fixtures.ts';
+import { BUSY_MACHINE_BOUNDS, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from '../catalog/fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from '../catalog/fresh.ts';
 import { recreatePostgresListingAccepts } from '../catalog/listing-accepts.ts';
 
@@ -232,7 +232,7 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       await before.catalog.close();
       // The catalog as it was before the claims migration (later ones run again after it), with a
       // listing of the first-settlement rule.
-      const legacy = openCatalog({ dbPath, databaseUrl, logger: recordingLogger(), clock: before.clock });
+      const legacy = openCatalog({ dbPath, databaseUrl, logger: recordingLogger(), clock: before.clock, ...BUSY_MACHINE_BOUNDS });
       expect(await legacy.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A, description: 'weather' }))).toEqual({
         status: 'success',
       });
@@ -251,7 +251,14 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
         ]);
         await client.end();
       }
-      const t = openCatalog({ dbPath, databaseUrl, logger: recordingLogger(), clock: before.clock, ownership: 'origin' });
+      const t = openCatalog({
+        dbPath,
+        databaseUrl,
+        logger: recordingLogger(),
+        clock: before.clock,
+        ownership: 'origin',
+        ...BUSY_MACHINE_BOUNDS,
+      });
       try {
         expect((await t.list({}, { limit: 10, offset: 0 })).items.map((i) => [i.resource, i.accepts[0]!.payTo])).toEqual([
           [URL_, PAY_TO_A],
