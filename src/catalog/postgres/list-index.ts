@@ -14,6 +14,7 @@ import {
   postgresSql,
   queryGeneric,
   readPage,
+  visibleAfter,
   type Db,
   type RawListingRow,
 } from './queries.ts';
@@ -181,10 +182,6 @@ async function listByUrl(
 
 /** A row of a `url` page's statement (listByUrl): one of the page's listings, or null columns when the page is empty. */
 type UrlPageRow = RawListingRow | { [column in keyof RawListingRow]: null };
-
-/** The condition (after ` AND`) that list entry `k` is not hidden by age. */
-const visibleAfter = (p: (value: unknown) => string, visibleSince: string | undefined) =>
-  visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
 
 const ASSET_COMBINATION_KINDS = KINDS.map((kind) => `'${kind}'`).join(', ');
 

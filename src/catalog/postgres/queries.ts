@@ -174,6 +174,10 @@ export function acceptedEntryExists(
   return arms.length === 0 ? 'FALSE' : arms.length === 1 ? arms[0]! : `(${arms.join(' OR ')})`;
 }
 
+/** The condition (after ` AND`) that list entry `k` is not hidden by age. */
+export const visibleAfter = (p: (value: unknown) => string, visibleSince: string | undefined) =>
+  visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
+
 /**
  * The listings failing their liveness checks since before `cut` (an SQL expression of text), `column` of each, read from
  * their partial index (`listings_liveness_failing`) in a form whose generic plan (queryGeneric, or a statement of a

@@ -12,7 +12,7 @@
 import type pg from 'pg';
 import { asciiLower, asciiLowerSql, type UrlPageBounds } from '../url-filter.ts';
 import type { ListingKey } from '../listing.ts';
-import { heldFiltersSql } from './queries.ts';
+import { heldFiltersSql, visibleAfter } from './queries.ts';
 import { listingColumns } from './quality.ts';
 
 /** How many characters of each suffix are kept: a longer `url` is found by its first ones, and each match checked. */
@@ -161,7 +161,7 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   const spelled = (listing: string) =>
     `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = ${listing}), ${p(lowered)}) > 0`;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-  const visible = visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
+  const visible = visibleAfter(p, visibleSince);
   const accepts = read.accepts?.(p);
   const cap = p(bounds.cap);
   const [first, ...rest] = keys;

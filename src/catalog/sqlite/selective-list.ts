@@ -9,7 +9,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { windowStartDay } from '../quality.ts';
 import { byFewestListings, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
-import type { DiscoveryFilters, ListPageRead } from '../types.ts';
+import type { DiscoveryFilters, ListPageRead, StoreListPage } from '../types.ts';
 import { asciiLower, pageOf, urlPageIds, type UrlPageMatches, type UrlScale } from '../url-filter.ts';
 import { heldFiltersSql, hiddenCount, listingsWith } from './list-index.ts';
 import { LISTING_COLUMNS, acceptedEntrySql, filterSql, sqliteSql } from './queries.ts';
@@ -23,10 +23,8 @@ import { listPriced } from './price-index.ts';
 /** What these reads need of the store (store.ts): its cached statements and its rows by id. */
 type ListSource = Pick<SearchSource, 'statement' | 'rowsById'> & { db: DatabaseSync };
 
-type ListRows = { rows: ListingRow[]; total: number; partialResults?: boolean };
-
 /** A `url` page (../url-filter.ts urlPageIds): the index's matches (url-probe.ts), or a walk in page order (walkPageOrder). */
-function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: string): ListRows & { partialResults: boolean } {
+function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: string): StoreListPage & { partialResults: boolean } {
   const { page, now } = read;
   let matched: number[] = [];
   const { ids, total, partialResults } = urlPageIds(
@@ -41,8 +39,7 @@ function listByUrl(store: ListSource, scale: UrlScale, read: ListPageRead, url: 
     page,
     scale,
   ) as UrlPageMatches & { partialResults: boolean }; // its statements answer synchronously
-  const byId = store.rowsById(ids, now);
-  return { rows: ids.flatMap((id) => byId.get(id) ?? []), total, partialResults };
+  return { items: itemsOf(store, ids, now), total, partialResults };
 }
 
 /**
@@ -204,9 +201,6 @@ export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): 
       const { n } = store.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number };
       return { items: rows.map((row) => toDiscoveryResource(row)), total: Number(n) };
     },
-    urlPage(read, url) {
-      const { rows, total, partialResults } = listByUrl(store, scale, shown(read), url);
-      return { items: rows.map((row) => toDiscoveryResource(row)), total, partialResults };
-    },
+    urlPage: (read, url) => listByUrl(store, scale, shown(read), url),
   };
 }
