@@ -118,6 +118,46 @@ export function acceptedEntryArms(filters: DiscoveryFilters): AcceptedEntryArm[]
     });
 }
 
+/** How a store's dialect writes acceptedEntryCondition: `p` binds a value and returns its placeholder. */
+export interface AcceptedEntryDialect {
+  p: (value: unknown) => string;
+  /** The price column as compared (SQLite `+pr.price`: the row its primary key finds is checked, not a range read per listing). */
+  price: string;
+  /** What ends each lookup (Postgres's ` OFFSET 0`, one lookup per row: postgres/queries.ts heldFiltersSql), or ''. */
+  fence: string;
+}
+
+/**
+ * The condition that listing `listing` (an SQL expression) has one accepted entry meeting the filters, for both
+ * stores: any arm of acceptedEntryArms, its list key and, with an amount, its price index row. As of a sequence number
+ * (a search cursor's snapshot) the list key must have been added by then (listing_keys keeps the sequence that added
+ * each key), and the amount is the listing's smallest now: an entry added since, cheaper than the others of its key,
+ * can let a listing in (never out). Values are bound in the order they stand in the text.
+ */
+export function acceptedEntryCondition(
+  filters: DiscoveryFilters,
+  listing: string,
+  dialect: AcceptedEntryDialect,
+  asOfSeq?: number,
+): string {
+  const { p, price: priceColumn, fence } = dialect;
+  const arms = acceptedEntryArms(filters).map(({ key, price }) => {
+    const parts: string[] = [];
+    if (price === undefined || asOfSeq !== undefined)
+      parts.push(
+        `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = ${p(key.kind)} AND e.value = ${p(key.value)} AND e.listing_id = ${listing}${
+          asOfSeq === undefined ? '' : ` AND e.added_seq <= ${p(asOfSeq)}`
+        }${fence})`,
+      );
+    if (price !== undefined)
+      parts.push(
+        `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${listing} AND pr.asset = ${p(price.key)} AND ${priceColumn} <= ${p(price.max)}${fence})`,
+      );
+    return parts.join(' AND ');
+  });
+  return arms.length === 0 ? 'FALSE' : arms.length === 1 ? arms[0]! : `(${arms.join(' OR ')})`;
+}
+
 /**
  * The list keys (listing.ts filterKeys) a price filter's index range answers for itself: its
  * asset, its network, its scheme (alone or paired with the network) and its type; any other key

@@ -4,7 +4,7 @@
  * id.
  */
 import type pg from 'pg';
-import { acceptedEntryArms } from '../price.ts';
+import { acceptedEntryCondition } from '../price.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import type { Sql } from '../statements.ts';
@@ -145,34 +145,15 @@ export async function readPage(db: Db, statement: PageStatement): Promise<Listin
 const pageRows = (result: pg.QueryResult<RawListingRow>): ListingRow[] => result.rows.map((row) => ({ ...row, id: Number(row.id) }));
 
 /**
- * The condition that listing `listing` (an SQL expression) has one accepted entry matching all of scheme, network,
- * asset, maxAmount and maxUsdPrice that are given (../price.ts acceptedEntryArms): an arm's list key and, with an
- * amount, its price index row; as of a sequence number, the key added by then and the amount the smallest now, as
- * sqlite/queries.ts acceptedEntrySql reads them. `fence`: each lookup one per row (OFFSET 0, heldFiltersSql).
+ * The condition that listing `listing` (an SQL expression) has one accepted entry meeting the filters (../price.ts
+ * acceptedEntryCondition). `fence`: each lookup one per row (OFFSET 0, heldFiltersSql).
  */
-export function acceptedEntryExists(
+export const acceptedEntryExists = (
   filters: DiscoveryFilters,
   p: (value: unknown) => string,
   listing: string,
   { asOfSeq, fence = false }: { asOfSeq?: number; fence?: boolean } = {},
-): string {
-  const offset = fence ? ' OFFSET 0' : '';
-  const arms = acceptedEntryArms(filters).map(({ key, price }) => {
-    const parts: string[] = [];
-    if (price === undefined || asOfSeq !== undefined) {
-      const asOf = asOfSeq === undefined ? '' : ` AND e.added_seq <= ${p(asOfSeq)}`;
-      parts.push(
-        `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = ${p(key.kind)} AND e.value = ${p(key.value)} AND e.listing_id = ${listing}${asOf}${offset})`,
-      );
-    }
-    if (price !== undefined)
-      parts.push(
-        `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${listing} AND pr.asset = ${p(price.key)} AND pr.price <= ${p(price.max)}${offset})`,
-      );
-    return parts.join(' AND ');
-  });
-  return arms.length === 0 ? 'FALSE' : arms.length === 1 ? arms[0]! : `(${arms.join(' OR ')})`;
-}
+): string => acceptedEntryCondition(filters, listing, { p, price: 'pr.price', fence: fence ? ' OFFSET 0' : '' }, asOfSeq);
 
 /** The condition (after ` AND`) that list entry `k` is not hidden by age. */
 export const visibleAfter = (p: (value: unknown) => string, visibleSince: string | undefined) =>

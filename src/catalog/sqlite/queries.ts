@@ -7,25 +7,14 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import type { Sql } from '../statements.ts';
 import { PRESENCE } from '../query-terms.ts';
-import { acceptedEntryArms } from '../price.ts';
+import { acceptedEntryCondition } from '../price.ts';
 import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { asciiLower } from '../url-filter.ts';
 
 /**
- * The condition "listing `id` has an entry under price index key K at most M" (two parameters: K, M's price key). The
- * price is checked on the row its primary key finds (`+`): SQLite may otherwise read every row of K up to M per listing.
- */
-const priceMatchSql = (id: string) =>
-  `EXISTS (SELECT 1 FROM listing_prices p WHERE p.listing_id = ${id} AND p.asset = ? AND +p.price <= ?)`;
-
-/**
- * The condition that listing `listingId` has one accepted entry matching all of scheme, network, asset, maxAmount and
- * maxUsdPrice that are given (../price.ts acceptedEntryArms), with its parameters: an arm's list key and, with an
- * amount, its price index row. As of a sequence number (a search cursor's snapshot), the list key must have been added
- * by then (listing_keys keeps the sequence that added each key), and the amount is the listing's smallest now: an
- * entry added since, cheaper than the others of its key, can let a listing in (never out). Shared by filterSql
- * (against listings `l`) and the list index (against listing_keys `k`), as postgres/queries.ts acceptedEntryExists is.
+ * The condition that listing `listingId` has one accepted entry meeting the filters (../price.ts acceptedEntryCondition),
+ * with its parameters. Shared by filterSql (against listings `l`) and the list index (against listing_keys `k`).
  */
 export function acceptedEntrySql(
   filters: DiscoveryFilters,
@@ -33,21 +22,11 @@ export function acceptedEntrySql(
   asOfSeq?: number,
 ): { condition: string; params: Array<string | number> } {
   const params: Array<string | number> = [];
-  const arms = acceptedEntryArms(filters).map(({ key, price }) => {
-    const parts: string[] = [];
-    if (price === undefined || asOfSeq !== undefined) {
-      parts.push(
-        `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = ? AND e.value = ? AND e.listing_id = ${listingId}${asOfSeq === undefined ? '' : ' AND e.added_seq <= ?'})`,
-      );
-      params.push(key.kind, key.value, ...(asOfSeq === undefined ? [] : [asOfSeq]));
-    }
-    if (price !== undefined) {
-      parts.push(priceMatchSql(listingId));
-      params.push(price.key, price.max);
-    }
-    return parts.join(' AND ');
-  });
-  return { condition: arms.length === 0 ? 'FALSE' : arms.length === 1 ? arms[0]! : `(${arms.join(' OR ')})`, params };
+  const p = (value: unknown) => {
+    params.push(value as string | number);
+    return '?';
+  };
+  return { condition: acceptedEntryCondition(filters, listingId, { p, price: '+pr.price', fence: '' }, asOfSeq), params };
 }
 
 /** `url` as an FTS5 phrase: the trigram table matches it as a substring, ignoring case (its tokenizer's default). */
