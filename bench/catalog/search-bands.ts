@@ -8,7 +8,8 @@
  * and a baseline build, bench/baseline-build.ts) on its own copy of one seeded catalog file, measured
  * with the same client at one connection, alternating sides per row, the same queries for both. A
  * baseline answer other than 200 (it refuses more than 8 terms) is reported as such. A last table gives this checkout's
- * times by the path that served each query (its /metrics path counters read before and after it, untimed).
+ * times by the path that served each query: after a row is timed, its queries are sent again, each between two reads of
+ * the /metrics path counters, so no side's timed requests follow a scrape (a scrape's work would fall on them).
  *
  *   npm run build && npm run bench -- search-bands --db FILE [--before COMMIT] [--requests 40] [--seed N]
  *       [--db-before FILE2]   (1M: each side on its own file as it is, not a copy: this checkout on FILE, the
@@ -112,7 +113,7 @@ try {
     `\n| band | words | ${sides.map((s) => `${s.name} p50 / p95 ms`).join(' | ')}${sides.length > 1 ? ' | ratio p95' : ''} | searched (first query) |`,
   );
   out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | ---' : ''} | --- |`);
-  // The path that served each of this checkout's queries (svc_catalog_search_path_total before and after it), and its times.
+  // Each of this checkout's queries' time, by the path that served it.
   const byPath = new Map<string, number[]>();
   for (const band of [...Object.keys(BANDS), 'natural']) {
     for (const n of lengths) {
@@ -121,28 +122,21 @@ try {
       const cells: string[] = [];
       const p95s: number[] = [];
       let searched = '';
+      let lastTimes: number[] = [];
       for (const side of sides) {
         const times: number[] = [];
         const statuses = new Map<number, number>();
-        const mine = side === sides.at(-1);
         for (const q of queries) {
-          const counts = mine ? (await pathCounters(side.port)).search : undefined;
           const started = performance.now();
           const res = await request(side.port, 'GET', `/discovery/search?query=${encodeURIComponent(q)}&limit=20`);
-          const ms = performance.now() - started;
-          times.push(ms);
-          if (counts) {
-            const after = (await pathCounters(side.port)).search;
-            const paths = [...after].filter(([path, n]) => n > (counts.get(path) ?? 0)).map(([path]) => path);
-            const served = paths.join('+') || 'none';
-            byPath.set(served, [...(byPath.get(served) ?? []), ms]);
-          }
+          times.push(performance.now() - started);
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           if (side === sides.at(-1) && !searched && res.status === 200) {
             const body = JSON.parse(res.text) as { searchMethod?: string; searchedTerms?: string[] };
             searched = body.searchedTerms ? `${body.searchMethod}: ${body.searchedTerms.length} of ${new Set(q.split(' ')).size}` : '';
           }
         }
+        lastTimes = times;
         const refused = [...statuses].filter(([status]) => status !== 200);
         p95s.push(pct(times, 95));
         cells.push(
@@ -150,6 +144,19 @@ try {
             ? `all ${refused.map(([s]) => s).join('/')}`
             : `${fmt(pct(times, 50))} / ${fmt(pct(times, 95))}${refused.length ? ` (${refused.map(([s, c]) => `${c}× ${s}`).join(', ')})` : ''}`,
         );
+      }
+      // The path that served each of this checkout's queries (svc_catalog_search_path_total before and after it), untimed.
+      const port = sides.at(-1)!.port;
+      for (const [i, q] of queries.entries()) {
+        const counts = (await pathCounters(port)).search;
+        await request(port, 'GET', `/discovery/search?query=${encodeURIComponent(q)}&limit=20`);
+        const after = (await pathCounters(port)).search;
+        const served =
+          [...after]
+            .filter(([path, n]) => n > (counts.get(path) ?? 0))
+            .map(([path]) => path)
+            .join('+') || 'none';
+        byPath.set(served, [...(byPath.get(served) ?? []), lastTimes[i]!]);
       }
       const ratio = sides.length > 1 ? ` | ${cells[0]!.startsWith('all') ? '–' : (p95s[1]! / p95s[0]!).toFixed(2)}` : '';
       out(`| ${band} | ${n} | ${cells.join(' | ')}${ratio} | ${searched} |`);
