@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
-import { rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { agentSentenceWord, rng, seedCorpus } from '../lib/catalog-corpus.ts';
 import { scratchDir } from '../lib/scratch-dir.ts';
 
 const { values } = parseArgs({
@@ -27,32 +27,7 @@ const seed = Number(values.seed ?? Date.now() % 1_000_000);
 const requests = Number(values.requests ?? 40);
 console.log(`seed ${seed}, ${requests} queries per length`);
 const rand = rng(seed);
-const STOP = ['the', 'a', 'for', 'in', 'of', 'to', 'and', 'please', 'find', 'me', 'an', 'api', 'that', 'with', 'my', 'is'];
-const ENGLISH = [
-  'weather',
-  'city',
-  'price',
-  'forecast',
-  'currency',
-  'convert',
-  'photo',
-  'text',
-  'parcel',
-  'send',
-  'email',
-  'map',
-  'news',
-  'image',
-  'voice',
-  'rate',
-];
-const word = () => {
-  const r = rand();
-  if (r < 0.3) return STOP[Math.floor(rand() * STOP.length)]!;
-  if (r < 0.5) return ENGLISH[Math.floor(rand() * ENGLISH.length)]!;
-  if (r < 0.65) return vocabularyWord(Math.floor(rand() * 16));
-  return vocabularyWord(40 + Math.floor(rand() * 2960));
-};
+const word = () => agentSentenceWord(rand);
 const store = new CatalogStore(values.db);
 const now = new Date();
 const timeOf = (query: string) => {

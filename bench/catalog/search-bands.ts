@@ -3,8 +3,9 @@
  *
  * Queries are drawn at random (xorshift, a seed per run, printed) from the corpus's Zipf vocabulary
  * (bench/catalog-corpus.ts): words of the 16, 50 and 200 most common, and "natural" (content words
- * of rank 40–3,000 mixed with the 8 most common, as an agent's sentence is), 1 to 20 words long, so
- * no fixed query set can be tuned for. Each side is its own `dist/main.js` process (this checkout
+ * of rank 40–3,000 mixed with the 8 most common) and "agent" (an agent's sentence: framing words such as "please find
+ * an api that", English words searched by their meaning, common and content words), 1 to 20 words long, so no fixed
+ * query set can be tuned for. Each side is its own `dist/main.js` process (this checkout
  * and a baseline build, bench/baseline-build.ts) on its own copy of one seeded catalog file, measured
  * with the same client at one connection, alternating sides per row, the same queries for both. A
  * baseline answer other than 200 (it refuses more than 8 terms) is reported as such. A last table gives this checkout's
@@ -24,7 +25,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { agentSentenceWord, rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { discoveryOnlyEnv, pathCounters, stopServers } from './lib/catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
@@ -57,14 +58,19 @@ const BANDS: Record<string, (rand: () => number) => string> = {
   'top 50': (rand) => vocabularyWord(Math.floor(rand() * 50)),
   'top 200': (rand) => vocabularyWord(Math.floor(rand() * 200)),
 };
-/** A query of `n` words of a band; "natural": every other word one of the 8 most common, the others content words. */
+/**
+ * A query of `n` words of a band; "natural": every other word one of the 8 most common, the others content words;
+ * "agent": an agent's sentence (agentSentenceWord: framing words, English words the corpus lacks, common and content words).
+ */
 function query(band: string, n: number, rand: () => number): string {
   return Array.from({ length: n }, (_, k) =>
-    band === 'natural'
-      ? k % 2 === 1
-        ? vocabularyWord(Math.floor(rand() * 8))
-        : vocabularyWord(40 + Math.floor(rand() * 2960))
-      : BANDS[band]!(rand),
+    band === 'agent'
+      ? agentSentenceWord(rand)
+      : band === 'natural'
+        ? k % 2 === 1
+          ? vocabularyWord(Math.floor(rand() * 8))
+          : vocabularyWord(40 + Math.floor(rand() * 2960))
+        : BANDS[band]!(rand),
   ).join(' ');
 }
 
@@ -115,7 +121,7 @@ try {
   out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | ---' : ''} | --- |`);
   // Each of this checkout's queries' time, by the path that served it.
   const byPath = new Map<string, number[]>();
-  for (const band of [...Object.keys(BANDS), 'natural']) {
+  for (const band of [...Object.keys(BANDS), 'natural', 'agent']) {
     for (const n of lengths) {
       const rand = rng(seed ^ (n * 7919) ^ band.length);
       const queries = Array.from({ length: REQUESTS }, () => query(band, n, rand));

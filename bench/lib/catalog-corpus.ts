@@ -36,6 +36,24 @@ export function vocabularyWord(k: number): string {
   return w;
 }
 
+/** Words an agent frames a sentence with, and English content words (which WordNet relates: the corpus holds none of them). */
+const AGENT_FRAME = ['the', 'a', 'for', 'in', 'of', 'to', 'and', 'please', 'find', 'me', 'an', 'api', 'that', 'with', 'my', 'is'];
+const ENGLISH = [
+  ...['weather', 'city', 'price', 'forecast', 'currency', 'convert', 'photo', 'text'],
+  ...['parcel', 'send', 'email', 'map', 'news', 'image', 'voice', 'rate'],
+];
+/**
+ * A random word of an agent's sentence: 30 % framing words, 20 % English content words, 15 % of the corpus's 16 most
+ * common words, the rest its content words (ranks 40 to 3,000).
+ */
+export function agentSentenceWord(rand: () => number): string {
+  const r = rand();
+  if (r < 0.3) return AGENT_FRAME[Math.floor(rand() * AGENT_FRAME.length)]!;
+  if (r < 0.5) return ENGLISH[Math.floor(rand() * ENGLISH.length)]!;
+  if (r < 0.65) return vocabularyWord(Math.floor(rand() * 16));
+  return vocabularyWord(40 + Math.floor(rand() * 2960));
+}
+
 /** Zipf(s = 1) over the vocabulary (`wordOf`: word k of it) by inverse CDF on a precomputed table. */
 export function zipf(rand: () => number, wordOf: (k: number) => string = vocabularyWord): () => string {
   const cdf = new Float64Array(VOCABULARY);
