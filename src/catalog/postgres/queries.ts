@@ -221,11 +221,22 @@ export const urlPattern = (url: string) => `%${asciiLower(url).replace(/[\\%_]/g
  */
 export const urlCondition = (url: string, p: (value: unknown) => string) => `lower(l.resource) LIKE ${p(urlPattern(url))}`;
 
+/** Whether the filters compare a listing's own columns (COLUMN_FILTERS, `url`): their conditions need its row `l`. */
+export const needsListingRow = (filters: DiscoveryFilters): boolean =>
+  filters.url !== undefined || COLUMN_FILTERS.some(([name]) => filters[name] !== undefined);
+
 /**
  * SQL conditions for the filters against listings aliased `l` (sqlite/queries.ts filterSql), optionally as
- * of a sequence number; `p` names each parameter.
+ * of a sequence number; `p` names each parameter. `listing`: the listing's id, where the conditions that read only
+ * list entries name it (filters that need no listing row then need no join: needsListingRow).
  */
-export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) => string, asOfSeq?: number, perRow = false): string {
+export function filterConditions(
+  filters: DiscoveryFilters,
+  p: (value: unknown) => string,
+  asOfSeq?: number,
+  perRow = false,
+  listing = 'l.id',
+): string {
   const clauses: string[] = [];
   // perRow: an EXISTS checked per row of a walk, not turned into a hashed scan of every entry matching the filter
   // (in a select list the planner builds the hash from all of them, to check a few thousand rows).
@@ -236,10 +247,10 @@ export function filterConditions(filters: DiscoveryFilters, p: (value: unknown) 
   }
   const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
   if (filters.url !== undefined) clauses.push(urlCondition(filters.url, p));
-  if (needsAcceptedEntry(filters)) clauses.push(acceptedEntryExists(filters, p, 'l.id', { asOfSeq, fence: perRow }));
+  if (needsAcceptedEntry(filters)) clauses.push(acceptedEntryExists(filters, p, listing, { asOfSeq, fence: perRow }));
   if (filters.extensions !== undefined) {
     clauses.push(
-      `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ${p(filters.extensions)} AND e.listing_id = l.id${asOf()}${fence})`,
+      `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ${p(filters.extensions)} AND e.listing_id = ${listing}${asOf()}${fence})`,
     );
   }
   return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';

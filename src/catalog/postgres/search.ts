@@ -18,7 +18,16 @@ import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, 
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { listingColumns } from './quality.ts';
-import { CURRENT_SEQ_SQL, filterConditions, parameters, queryGeneric, rowsById, type Db, type RawListingRow } from './queries.ts';
+import {
+  CURRENT_SEQ_SQL,
+  filterConditions,
+  needsListingRow,
+  parameters,
+  queryGeneric,
+  rowsById,
+  type Db,
+  type RawListingRow,
+} from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -56,10 +65,14 @@ const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
 /** The snapshot's term rows `t`. */
 const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND (t.to_seq IS NULL OR t.to_seq > ${p(asOf)})`;
 
-/** The filters on rows `t`: the listing joined when a filter needs it. */
-function rowFilter(read: RankedRead, params: Params): { join: string; where: string } {
-  const conditions = filterConditions(read.filters, params.p, read.asOf);
-  return conditions === 'TRUE' ? { join: '', where: 'TRUE' } : { join: 'JOIN listings l ON l.id = t.listing_id', where: conditions };
+/**
+ * The filters on rows of listing `listing` (an SQL expression): the listing's row joined only when a filter reads it
+ * (needsListingRow), the others probe list entries by the id. `filtered`: whether any filter is set.
+ */
+function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { join: string; where: string; filtered: boolean } {
+  const row = needsListingRow(read.filters);
+  const where = filterConditions(read.filters, params.p, read.asOf, false, row ? 'l.id' : listing);
+  return { join: row ? `JOIN listings l ON l.id = ${listing}` : '', where, filtered: where !== 'TRUE' };
 }
 
 /** The rows of the term `term` (an SQL expression) at the snapshot after `after`, in index order, at most `limit` (one). */
@@ -152,7 +165,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
          FROM (${walkSql(p(term), asOf, after, p(scan ?? want), params, weight)}) t ${filter.join}
          WHERE ${filter.where} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
         params,
-        filter.join !== '',
+        filter.filtered,
       );
       if (scan === undefined || rows.length >= want) return { rows };
       // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
@@ -171,16 +184,20 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const { terms, weights, asOf, after, want, window } = read;
       const params = parameters();
       const { p } = params;
-      const filter = rowFilter(read, params);
-      // The revisions ranked (`from`: rev, listing_id, the term's number i, its weight w and milli), grouped by revision.
-      const rank = (from: string) =>
+      // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows.
+      const filter = rowFilter(read, params, 'g.listing_id');
+      const grouped = (from: string) =>
+        `SELECT min(t.listing_id) AS listing_id, ${rankSql('t', 't')} AS rank, ${keyMasksSql(terms.length, 't.i')} AS keys
+         FROM (${from}) t GROUP BY t.rev`;
+      // The revisions ranked (`from`: rev, listing_id, the term's number i, its weight w and milli), grouped by revision;
+      // `filter`: the groups' filters, where `from` has not applied them.
+      const rank = (from: string, filterGroups: boolean) =>
         query(
-          `SELECT * FROM (
-             SELECT min(t.listing_id) AS listing_id, ${rankSql('t', 't')} AS rank, ${keyMasksSql(terms.length, 't.i')} AS keys
-             FROM (${from}) t GROUP BY t.rev
-           ) matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+          `SELECT * FROM (${
+            filterGroups && filter.filtered ? `SELECT g.* FROM (${grouped(from)}) g ${filter.join} WHERE ${filter.where}` : grouped(from)
+          }) matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
           params,
-          filter.join !== '',
+          filter.filtered,
           heldKeys(terms),
         );
       if (window === undefined)
@@ -188,7 +205,8 @@ export function textIndex(db: Db, now?: Date): TextIndex {
           `SELECT t.rev, t.listing_id, k.i, k.w, t.milli
            FROM unnest(${p(terms)}::text[], ${p(weights)}::bigint[]) WITH ORDINALITY AS k(term, w, i) CROSS JOIN LATERAL (
              SELECT t.rev, t.listing_id, t.milli FROM search_terms t WHERE t.term = k.term AND ${snapshot(asOf, params)}
-           ) t ${filter.join} WHERE ${filter.where}`,
+           ) t`,
+          true,
         );
       // The window: the revisions among each term's first `window` rows (`win`, which carry their score), each once, with
       // the terms whose windows hold them (`held`, term numbers). A revision's row of a term is read by primary key only
@@ -207,7 +225,8 @@ export function textIndex(db: Db, now?: Date): TextIndex {
            SELECT k.i, k.w, w.rev, w.listing_id, w.milli FROM k CROSS JOIN LATERAL (${walkSql('k.term', asOf, undefined, p(window), params)}) w
          ),
          c AS MATERIALIZED (
-           SELECT t.rev, min(t.listing_id) AS listing_id, array_agg(t.i) AS held FROM win t ${filter.join} WHERE ${filter.where} GROUP BY t.rev
+           SELECT g.* FROM (SELECT t.rev, min(t.listing_id) AS listing_id, array_agg(t.i) AS held FROM win t GROUP BY t.rev) g
+           ${filter.join} WHERE ${filter.where}
          ),
          cut AS MATERIALIZED (SELECT coalesce(array_agg(f.i), '{}') AS keys FROM (SELECT i FROM win GROUP BY i HAVING count(*) >= ${p(window)}) f),
          gap AS MATERIALIZED (
@@ -218,11 +237,12 @@ export function textIndex(db: Db, now?: Date): TextIndex {
            SELECT c.rev, c.listing_id, c.held || coalesce(g.held, '{}') AS held FROM c
            LEFT JOIN (SELECT g.rev, array_agg(g.i) AS held FROM gap g GROUP BY g.rev) g ON g.rev = c.rev
          )
-         SELECT x.rev, x.listing_id, x.i, x.w, x.milli FROM win x ${filter.join === '' ? '' : 'WHERE x.rev IN (SELECT rev FROM c)'}
+         SELECT x.rev, x.listing_id, x.i, x.w, x.milli FROM win x ${filter.filtered ? 'WHERE x.rev IN (SELECT rev FROM c)' : ''}
          UNION ALL SELECT * FROM gap
          UNION ALL
          SELECT h.rev, h.listing_id, k.i, k.w, t.milli FROM h CROSS JOIN cut CROSS JOIN k ${lookup('h.rev')}
          WHERE k.stem IS NOT NULL AND k.i = ANY(cut.keys) AND NOT k.i = ANY(h.held) AND k.stem = ANY(h.held)`,
+        false,
       );
     },
     async windowEdges(terms, asOf, window) {

@@ -42,12 +42,15 @@ const weightsSql = (n: number) => `k(term, w) AS (VALUES ${Array.from({ length: 
 const keysetAfter = (after: CursorState | undefined) =>
   after ? { sql: 'WHERE rank < ? OR (rank = ? AND listing_id > ?)', params: [after.r, after.r, after.i] } : { sql: '', params: [] };
 
-/** The filters on term rows `t`: the listing joined when a filter needs it. */
-function rowFilter(read: RankedRead): { join: string; where: string; params: Array<string | number> } {
+/**
+ * The filters on rows of listing `listing` (an SQL expression): the listing joined when a filter needs it, after the
+ * rows (CROSS JOIN keeps that order: SQLite's planner would otherwise read every listing of a `type` from its index).
+ */
+function rowFilter(read: RankedRead, listing = 't.listing_id'): { join: string; where: string; params: Array<string | number> } {
   const { conditions, params } = filterSql(read.filters, read.asOf);
   return conditions === 'TRUE'
     ? { join: '', where: 'TRUE', params }
-    : { join: 'JOIN listings l ON l.id = t.listing_id', where: conditions, params };
+    : { join: `CROSS JOIN listings l ON l.id = ${listing}`, where: conditions, params };
 }
 
 /** The store's statements for the engine. */
@@ -102,7 +105,8 @@ export function textIndex(store: SearchSource): TextIndex {
     },
     rankTerms(read) {
       const { terms, weights, asOf, after, want, window } = read;
-      const filter = rowFilter(read);
+      // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows.
+      const filter = rowFilter(read, 'g.listing_id');
       const keyset = keysetAfter(after);
       const weighted = terms.flatMap((term, i) => [term, weights[i]!]);
       if (window === undefined)
@@ -110,10 +114,11 @@ export function textIndex(store: SearchSource): TextIndex {
           store
             .statement(
               `WITH ${weightsSql(terms.length)}, matches AS MATERIALIZED (
-                 SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
-                 FROM search_terms t JOIN k ON k.term = t.term ${filter.join}
-                 WHERE t.term IN (${list(terms.length)}) AND ${SNAPSHOT} AND ${filter.where}
-                 GROUP BY t.rev
+                 SELECT g.* FROM (
+                   SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
+                   FROM search_terms t JOIN k ON k.term = t.term WHERE t.term IN (${list(terms.length)}) AND ${SNAPSHOT}
+                   GROUP BY t.rev
+                 ) g ${filter.join} WHERE ${filter.where}
                )
                SELECT listing_id, rank, keys FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
             )
@@ -128,9 +133,10 @@ export function textIndex(store: SearchSource): TextIndex {
           .statement(
             `WITH ${weightsSql(terms.length)}, c AS MATERIALIZED (${firstRows}),
              matches AS MATERIALIZED (
-               SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
-               FROM c CROSS JOIN k CROSS JOIN search_terms t ON t.term = k.term AND t.rev = c.rev ${filter.join}
-               WHERE ${filter.where} GROUP BY t.rev
+               SELECT g.* FROM (
+                 SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
+                 FROM c CROSS JOIN k CROSS JOIN search_terms t ON t.term = k.term AND t.rev = c.rev GROUP BY t.rev
+               ) g ${filter.join} WHERE ${filter.where}
              )
              SELECT listing_id, rank, keys FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
           )
