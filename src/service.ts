@@ -9,7 +9,7 @@ import type Koa from 'koa';
 import { openCatalog } from './catalog/index.ts';
 import { bazaarExtension, catalogOpenedLater } from './catalog/extension.ts';
 import { paymentIdentifierExtension } from './journal/payment-identifier.ts';
-import type { CatalogPort } from './catalog/types.ts';
+import type { CatalogOptions, CatalogPort } from './catalog/types.ts';
 import {
   accountBalances,
   createSchemesFromConfig,
@@ -50,6 +50,11 @@ export interface ServiceOverrides {
   schemes?: PaymentScheme[];
   /** Replace the catalog opened at config.dbPath; the caller keeps ownership (it is not closed). */
   catalog?: CatalogPort;
+  /**
+   * The deadlines and seller-schema bound of the catalog opened at config.dbPath (default: the
+   * catalog's own); the test harnesses pass generous ones so a loaded machine cannot time a hook out.
+   */
+  catalogBounds?: Pick<CatalogOptions, 'readDeadlineMs' | 'writeDeadlineMs' | 'schemaWallMs' | 'schemaStandby'>;
   /** Further extensions after `bazaar`. */
   extensions?: FacilitatorExtension[];
   /**
@@ -109,9 +114,11 @@ function openConfiguredCatalog(
   config: Config,
   logger: Logger,
   metrics: ServiceMetrics,
+  bounds: ServiceOverrides['catalogBounds'],
 ): { catalog: CatalogPort; close: () => Promise<void> } {
   const open = () =>
     openCatalog({
+      ...bounds,
       dbPath: config.dbPath,
       databaseUrl: databaseUrl(config) ?? undefined,
       logger,
@@ -177,7 +184,7 @@ export function createService(config: Config, overrides: ServiceOverrides = {}):
 
   const opened = overrides.catalog
     ? { catalog: overrides.catalog, close: () => Promise.resolve() }
-    : openConfiguredCatalog(config, logger, metrics);
+    : openConfiguredCatalog(config, logger, metrics, overrides.catalogBounds);
   const catalog = instrumentCatalog(opened.catalog, metrics);
 
   const registry = new SchemeRegistry();

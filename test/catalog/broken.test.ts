@@ -12,7 +12,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { BUSY_TIMEOUT_MS } from '../../src/catalog/sqlite/store.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempDir } from './fixtures.ts';
+import { BUSY_MACHINE_BOUNDS, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempDir } from './fixtures.ts';
 import { freshCatalogPerTest } from './fresh.ts';
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
@@ -111,7 +111,7 @@ describe('broken catalog', () => {
     expect((await t.catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
     // Opening a read-only file works too, and its writes are refused the same way.
     await t.catalog.close();
-    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
+    const reopened = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), ...BUSY_MACHINE_BOUNDS });
     try {
       expect(await reopened.recordSettlement(settlement({ url: 'https://later.example.com/' }))).toBeNull();
       expect((await reopened.search('weather', {}, { limit: 5 })).resources).toHaveLength(0);
@@ -136,9 +136,9 @@ describe('broken catalog', () => {
     const t = fresh();
     await t.catalog.close();
     const logger = recordingLogger();
-    // A generous schema wall-clock bound: on a loaded machine (load 10 in a CI run) the seller
+    // The busy-machine bounds but for the soft budget under test: on a loaded machine (load 10 in a CI run) the seller
     // schema's validation thread missed the 200 ms default and the outcome was not_judged, not the lock.
-    const slow = openCatalog({ dbPath: t.dbPath, logger, softBudgetMs: 50, writeDeadlineMs: 30_000, schemaWallMs: 30_000 });
+    const slow = openCatalog({ dbPath: t.dbPath, logger, ...BUSY_MACHINE_BOUNDS, softBudgetMs: 50 });
     const locker = child(['lock', t.dbPath]);
     try {
       await waitForLine(locker, 'locked');
@@ -183,7 +183,7 @@ describe('a new file', () => {
     const logger = recordingLogger();
     try {
       await waitForLine(locker, 'locked');
-      const catalog = openCatalog({ dbPath, logger, readDeadlineMs: 30_000, writeDeadlineMs: 30_000 });
+      const catalog = openCatalog({ dbPath, logger, ...BUSY_MACHINE_BOUNDS });
       try {
         expect(await catalog.recordSettlement(settlement({ url: 'https://first.example.com/' }))).toEqual({ status: 'success' });
         expect((await catalog.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
@@ -202,7 +202,7 @@ describe('the seller-schema bound of a catalog', () => {
   it('schemaWallMs reaches the writer thread: with a 1 ms bound a seller schema after start-up is not judged (null, logged, nothing written)', async () => {
     const { dir, cleanup } = tempDir();
     const logger = recordingLogger();
-    const catalog = openCatalog({ dbPath: join(dir, 'catalog.sqlite'), logger, writeDeadlineMs: 30_000, schemaWallMs: 1 });
+    const catalog = openCatalog({ dbPath: join(dir, 'catalog.sqlite'), logger, ...BUSY_MACHINE_BOUNDS, schemaWallMs: 1 });
     try {
       // The first schema waited for the first thread: judged by its CPU budget (docs/CATALOG.md).
       expect(await catalog.recordSettlement(settlement({ url: 'https://first.example.com/' }))).toEqual({ status: 'success' });

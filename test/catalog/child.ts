@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { settlement } from './fixtures.ts';
+import { BUSY_MACHINE_BOUNDS, settlement } from './fixtures.ts';
 
 const [mode, dbPath, arg1, arg2, arg3] = process.argv.slice(2);
 
@@ -20,7 +20,7 @@ if (mode === 'race') {
   const barrier = arg3!;
   const catalog = openCatalog({
     dbPath: dbPath!,
-    writeDeadlineMs: 30_000,
+    ...BUSY_MACHINE_BOUNDS,
     logger: { warn() {}, error: (obj, msg) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`) },
   });
   while (!existsSync(barrier)) await new Promise((r) => setTimeout(r, 2));

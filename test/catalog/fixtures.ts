@@ -37,11 +37,12 @@ export function tempDir(prefix = 'svc-catalog-'): { dir: string; cleanup: () => 
 }
 
 /**
- * Deadlines and a seller-schema bound far above any honest operation, for a test's catalog: a loaded CI machine must not
- * turn a slow answer into a missing one, or a starved schema thread into a write left for later (the deadlines are
- * tested in isolation.test.ts, the schema bounds in test/security/). Without a standby, a catalog that validates a
- * schema starts one thread fewer (about 0.2 CPU-s): only a thread terminated on a hostile schema (or retired after 1,000
- * jobs) ever uses it.
+ * Deadlines and a seller-schema bound far above any honest operation, for a test's catalog (tempCatalog's, and
+ * startTestServer's through ServiceOverrides.catalogBounds): a loaded CI machine must not turn a slow answer into a
+ * missing one, or a starved schema thread into a write left for later (the deadlines are tested in
+ * fair-scheduling.test.ts, the schema bounds in broken.test.ts and test/security/). Without a standby, a catalog that
+ * validates a schema starts one thread fewer (about 0.2 CPU-s): only a thread terminated on a hostile schema (or retired
+ * after 1,000 jobs) ever uses it.
  */
 export const BUSY_MACHINE_BOUNDS = { readDeadlineMs: 30_000, writeDeadlineMs: 30_000, schemaWallMs: 10_000, schemaStandby: false } as const;
 

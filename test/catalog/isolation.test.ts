@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogQueryError } from '../../src/catalog/types.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempDir } from './fixtures.ts';
+import { BUSY_MACHINE_BOUNDS, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempDir } from './fixtures.ts';
 
 describe('worker isolation', () => {
   it('a search flood: the queue bound refuses the excess with svc_catalog_busy (503), the event loop stays responsive', async () => {
@@ -17,8 +17,7 @@ describe('worker isolation', () => {
       dbPath: join(dir, 'c.sqlite'),
       logger: recordingLogger(),
       maxQueuedReads: 4,
-      readDeadlineMs: 30_000,
-      writeDeadlineMs: 30_000,
+      ...BUSY_MACHINE_BOUNDS,
     });
     try {
       for (let i = 0; i < 200; i++)
@@ -52,7 +51,7 @@ describe('worker isolation', () => {
 
   it('a squatter is refused for ownership before its schema is compiled (an uncompilable schema still gets owned_by_other)', async () => {
     const { dir, cleanup } = tempDir();
-    const catalog = openCatalog({ dbPath: join(dir, 'c.sqlite'), logger: recordingLogger(), writeDeadlineMs: 30_000 });
+    const catalog = openCatalog({ dbPath: join(dir, 'c.sqlite'), logger: recordingLogger(), ...BUSY_MACHINE_BOUNDS });
     try {
       expect(await catalog.recordSettlement(settlement({ url: 'https://own.example.com/r', payTo: PAY_TO_A }))).toEqual({
         status: 'success',

@@ -31,6 +31,7 @@ import type { RunningServer } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-https.ts';
+import { BUSY_MACHINE_BOUNDS } from './fixtures.ts';
 import { stellarServerSchemeForCore227 } from '../interop/stock-seller.ts';
 
 const owner = Keypair.random();
@@ -126,7 +127,7 @@ beforeAll(async () => {
     PROBE_HOST_INTERVAL_SECONDS: '0',
   });
   expect(config.listingOwnership).toBe('origin');
-  service = createService(config, { logger: silentLogger() });
+  service = createService(config, { logger: silentLogger(), catalogBounds: BUSY_MACHINE_BOUNDS });
   svc = await service.listen(0, '127.0.0.1');
   const client = x402Client.fromConfig({
     schemes: [

@@ -17,7 +17,7 @@ import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { inReadSnapshot, openPool } from '../../src/db/postgres.ts';
 import { freshDatabase, lateDatabase } from '../helpers/postgres.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
+import { BUSY_MACHINE_BOUNDS, PAY_TO_A, PAY_TO_B, recordingLogger, settlement } from './fixtures.ts';
 
 function draft(resource: string, owner: string): ListingDraft {
   return {
@@ -84,8 +84,7 @@ describe('openCatalog({ databaseUrl })', () => {
       dbPath: '/nonexistent/catalog.sqlite',
       databaseUrl: url,
       clock: () => new Date(now),
-      readDeadlineMs: 30_000,
-      writeDeadlineMs: 30_000,
+      ...BUSY_MACHINE_BOUNDS,
     };
     const logger = recordingLogger();
     const first = openCatalog({ ...options, logger });
@@ -153,7 +152,7 @@ describe('a catalog whose database cannot be reached', () => {
     const catalog = openCatalog({
       dbPath: '/nonexistent/catalog.sqlite',
       databaseUrl: late.url,
-      readDeadlineMs: 30_000,
+      ...BUSY_MACHINE_BOUNDS,
       logger: recordingLogger(),
     });
     try {

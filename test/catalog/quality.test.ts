@@ -13,7 +13,7 @@ import { PAYMENT_PAYERS_MIGRATION } from '../../src/catalog/postgres/quality.ts'
 import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { migrateToPaymentPayers } from '../../src/catalog/sqlite/quality.ts';
 import type { SettledPayment } from '../../src/catalog/types.ts';
-import { PAY_TO_A, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { BUSY_MACHINE_BOUNDS, PAY_TO_A, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
 
 const DAY = 86_400_000;
@@ -139,7 +139,13 @@ describe.each(BACKENDS)('on %s', (backend) => {
       ]);
       await client.end();
     }
-    const reopened = openCatalog({ dbPath: t.dbPath, databaseUrl: t.databaseUrl, logger: recordingLogger(), clock: t.clock });
+    const reopened = openCatalog({
+      dbPath: t.dbPath,
+      databaseUrl: t.databaseUrl,
+      logger: recordingLogger(),
+      clock: t.clock,
+      ...BUSY_MACHINE_BOUNDS,
+    });
     try {
       const figures = async () =>
         Object.fromEntries((await reopened.list({}, { limit: 100, offset: 0 })).items.map((i) => [i.resource, i.quality]));

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogQueryError } from '../../src/catalog/types.ts';
-import { ASSET, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { ASSET, BUSY_MACHINE_BOUNDS, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, catalogPerDescribe, freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
@@ -308,13 +308,13 @@ describe.each(BACKENDS)('on %s', (backend) => {
       await t.catalog.close();
       let now = Date.parse('2026-01-01T00:30:00.000Z');
       // A reopened catalog starts its threads and (Postgres) its pool on the first search: on a loaded
-      // machine that took more than the default 2 s read deadline (busy), so the deadline is generous here.
+      // machine that took more than the default 2 s read deadline (busy).
       const reopened = openCatalog({
         dbPath: t.dbPath,
         databaseUrl: t.databaseUrl,
         logger: recordingLogger(),
         clock: () => new Date(now),
-        readDeadlineMs: 30_000,
+        ...BUSY_MACHINE_BOUNDS,
       });
       try {
         expect(urls(await reopened.search('energy', {}, { limit: 2, cursor }))).toEqual(expected);

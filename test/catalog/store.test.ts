@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { CatalogStore, readerPageCacheMiB, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
-import { PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { BUSY_MACHINE_BOUNDS, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, catalogPerDescribe, freshCatalogPerTest } from './fresh.ts';
 
 type Listing = Record<string, any>;
@@ -223,7 +223,7 @@ describe('store (SQLite)', () => {
     }
     await t.catalog.close();
     // At the catalog's clock: by the wall clock the listing would be older than LISTING_TTL_DAYS.
-    const again = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), clock: t.clock });
+    const again = openCatalog({ dbPath: t.dbPath, logger: recordingLogger(), clock: t.clock, ...BUSY_MACHINE_BOUNDS });
     try {
       expect((await again.list({}, { limit: 10, offset: 0 })).pagination.total).toBe(1);
     } finally {

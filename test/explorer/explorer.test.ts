@@ -25,6 +25,7 @@ import { artifact, launchBrowser } from '../helpers/browser.ts';
 import { api } from '../helpers/contract.ts';
 import { startTestServer, testConfig, type TestServer } from '../helpers/server.ts';
 import { SchemeHarness } from '../scheme/harness.ts';
+import { BUSY_MACHINE_BOUNDS } from '../catalog/fixtures.ts';
 
 /** Seller content that would run as script or break the page if it were ever parsed as HTML. */
 const HOSTILE = [
@@ -126,13 +127,7 @@ beforeAll(async () => {
   // The catalog with the deadlines and seller-schema bound tests that write many listings use
   // (test/catalog/fixtures.ts): on a loaded machine a starved schema thread must not leave a
   // seeded listing unlisted (this server has no journal to list it later).
-  catalog = openCatalog({
-    dbPath: join(dir, 'catalog.sqlite'),
-    logger: silentLogger(),
-    readDeadlineMs: 30_000,
-    writeDeadlineMs: 30_000,
-    schemaWallMs: 10_000,
-  });
+  catalog = openCatalog({ dbPath: join(dir, 'catalog.sqlite'), logger: silentLogger(), ...BUSY_MACHINE_BOUNDS });
   [server, browser] = await Promise.all([startTestServer({ config, scheme, catalog }), launchBrowser()]);
   const { buyer, seller } = await h.parties(100_000_000n);
   sellerAddress = seller.publicKey();

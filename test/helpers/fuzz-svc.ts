@@ -21,6 +21,7 @@ import { startTestServer, testConfig } from './server.ts';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { databaseUrl } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
+import { BUSY_MACHINE_BOUNDS } from '../catalog/fixtures.ts';
 
 export interface FuzzSvc {
   url: string;
@@ -64,11 +65,11 @@ export async function startFuzzSvc(options: { ledgerMs?: number; submitters?: nu
     databaseUrl: databaseUrl(config) ?? undefined,
     logger: silentLogger(),
     listingTtlDays: config.listingTtlDays,
-    readDeadlineMs: 60_000,
-    writeDeadlineMs: 60_000,
     // A seller schema's validation starved by a busy machine is not judged (the header omitted, the listing left for
     // later), which the oracle would read as a lost listing; its CPU budget still applies.
-    schemaWallMs: 10_000,
+    ...BUSY_MACHINE_BOUNDS,
+    readDeadlineMs: 60_000,
+    writeDeadlineMs: 60_000,
     maxQueuedReads: 4096,
   });
   const server = await startTestServer({ config, catalog: ownCatalog });

@@ -1,7 +1,8 @@
 /**
  * Starts the real service (createService, src/service.ts) on an ephemeral loopback port for a
  * test, and stops it. Unless the test says otherwise: a silent logger, readiness with no checks,
- * the Stellar scheme built from the config and the catalog opened at its DB_PATH.
+ * the Stellar scheme built from the config and the catalog opened at its DB_PATH with the
+ * busy-machine bounds (test/catalog/fixtures.ts BUSY_MACHINE_BOUNDS).
  *
  *   const server = await startTestServer({ scheme, catalog });   // config defaults: one random submitter
  *   afterAll(() => server.close());
@@ -15,6 +16,7 @@ import { silentLogger } from '../../src/log.ts';
 import { ReadinessProbe } from '../../src/ops/readiness.ts';
 import type { PaymentScheme } from '../../src/scheme/types.ts';
 import { createService, type Service, type ServiceOverrides } from '../../src/service.ts';
+import { BUSY_MACHINE_BOUNDS } from '../catalog/fixtures.ts';
 
 /** A valid config for tests; `env` overrides variables (a fresh random submitter by default). */
 /**
@@ -61,6 +63,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger: silentLogger(),
     contract: (sharedContract ??= loadContract()),
     readiness: new ReadinessProbe({ checks: {} }),
+    catalogBounds: BUSY_MACHINE_BOUNDS,
     ...(scheme ? { schemes: [scheme] } : {}),
     ...overrides,
   });

@@ -25,6 +25,7 @@ import type { RunningServer } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/log.ts';
 import type { PaymentRequirements } from '../../src/scheme/types.ts';
 import { createService, type Service } from '../../src/service.ts';
+import { BUSY_MACHINE_BOUNDS } from '../catalog/fixtures.ts';
 import { trustCertAndBlockDns, type OfflineHttps } from '../helpers/offline-https.ts';
 import { startStockSeller, type StockSeller } from './stock-seller.ts';
 
@@ -67,7 +68,7 @@ beforeAll(async () => {
     // This file is about networks: a settlement lists at once (ownership from the origin: test/catalog/ownership-e2e.test.ts).
     LISTING_OWNERSHIP: 'first-settlement',
   });
-  service = createService(config, { logger: silentLogger() });
+  service = createService(config, { logger: silentLogger(), catalogBounds: BUSY_MACHINE_BOUNDS });
   running = await service.listen(0, '127.0.0.1');
   const route = (network: Net) => ({
     accepts: { scheme: 'exact', network, payTo: payTo.publicKey(), price: '$0.001', maxTimeoutSeconds: 60 },

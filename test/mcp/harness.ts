@@ -19,6 +19,7 @@ import { ExactStellarScheme } from '../../src/chains/stellar/exact/facilitator.t
 import { createSdkRpc, type ChainRpc } from '../../src/chains/stellar/rpc.ts';
 import type { PaymentRequirements } from '../../src/scheme/types.ts';
 import { startTestServer, testConfig } from '../helpers/server.ts';
+import { BUSY_MACHINE_BOUNDS } from '../catalog/fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MCP_MAIN = join(ROOT, 'src/mcp/main.ts');
@@ -65,6 +66,7 @@ export class McpHarness {
     const catalog: Catalog = openCatalog({
       dbPath: join(dir, 'catalog.sqlite'),
       logger: { warn: () => undefined, error: () => undefined },
+      ...BUSY_MACHINE_BOUNDS,
     });
     cleanups.push(() => {
       void catalog.close();

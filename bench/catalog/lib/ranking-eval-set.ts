@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCatalog } from '../../../src/catalog/index.ts';
+import { BUSY_MACHINE_BOUNDS } from '../../../test/catalog/fixtures.ts';
 
 export interface JudgedListing {
   key: string;
@@ -140,14 +141,12 @@ export async function evaluate(
   }
 }
 
-/** A judged catalog on a temp SQLite file in `dir`, with the evaluation's clock and generous deadlines. */
+/** A judged catalog on a temp SQLite file in `dir`, with the evaluation's clock and the tests' busy-machine bounds. */
 export const evalCatalogOptions = (dir: string, clock: () => Date) => ({
   dbPath: join(dir, 'catalog.sqlite'),
   logger: { warn() {}, error() {} },
   clock,
-  readDeadlineMs: 30_000,
-  writeDeadlineMs: 30_000,
-  schemaWallMs: 10_000,
+  ...BUSY_MACHINE_BOUNDS,
 });
 
 /** The settlement that lists a judged listing at https://KEY.example.com/api (bench/catalog/agent-eval.ts lists its own with it). */
