@@ -67,12 +67,28 @@ const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND 
 
 /**
  * The filters on rows of listing `listing` (an SQL expression): the listing's row joined only when a filter reads it
- * (needsListingRow), the others probe list entries by the id. `filtered`: whether any filter is set.
+ * (needsListingRow), the others probe list entries by the id. `type` is one of those: read from its list key, as the
+ * accepted entries are, since a listing's row is wide and reading it for each ranked listing cost more than the probe
+ * (docs/BENCHMARKS.md "Filter combinations"). `filtered`: whether any filter is set.
  */
 function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { join: string; where: string; filtered: boolean } {
-  const row = needsListingRow(read.filters);
-  const where = filterConditions(read.filters, params.p, read.asOf, false, row ? 'l.id' : listing);
-  return { join: row ? `JOIN listings l ON l.id = ${listing}` : '', where, filtered: where !== 'TRUE' };
+  const { p } = params;
+  const { type, ...others } = read.filters;
+  const row = needsListingRow(others);
+  const id = row ? 'l.id' : listing;
+  const conditions = [
+    ...(type === undefined
+      ? []
+      : [
+          `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'type' AND e.value = ${p(type)} AND e.listing_id = ${id} AND e.added_seq <= ${p(read.asOf)})`,
+        ]),
+    filterConditions(others, p, read.asOf, false, id),
+  ].filter((c) => c !== 'TRUE');
+  return {
+    join: row ? `JOIN listings l ON l.id = ${listing}` : '',
+    where: conditions.join(' AND ') || 'TRUE',
+    filtered: conditions.length > 0,
+  };
 }
 
 /** The rows of the term `term` (an SQL expression) at the snapshot after `after`, in index order, at most `limit` (one). */
