@@ -58,37 +58,32 @@ const MASK_BITS = 63;
 const heldKeys = (terms: string[]) => (masks: string[]) =>
   terms.filter((_, i) => ((BigInt(masks[Math.floor(i / MASK_BITS)]!) >> BigInt(i % MASK_BITS)) & 1n) === 1n);
 
-/** After a cursor, on ranked rows (rank, listing_id). */
-const keysetAfter = (after: CursorState | undefined, { p }: Params) =>
-  after ? `WHERE rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)})` : '';
+/** After a cursor, on ranked rows (rank, listing_id): a condition, TRUE without one. */
+const afterCursor = (after: CursorState | undefined, { p }: Params) =>
+  after ? `(rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)}))` : 'TRUE';
 
 /** The snapshot's term rows `t`. */
 const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND (t.to_seq IS NULL OR t.to_seq > ${p(asOf)})`;
 
 /**
- * The filters on rows of listing `listing` (an SQL expression): the listing's row joined only when a filter reads it
- * (needsListingRow), the others probe list entries by the id. `type` is one of those: read from its list key, as the
- * accepted entries are, since a listing's row is wide and reading it for each ranked listing cost more than the probe
- * (docs/BENCHMARKS.md "Filter combinations"). `filtered`: whether any filter is set.
+ * The filters on rows of listing `listing` (an SQL expression), each an `EXISTS` probe by the listing's id, so that
+ * a ranked read checks them row by row as it reads, and stops once its page is full: list entries for the key filters
+ * (accepted entries and `type`, whose list key is read rather than the listing's wide row: docs/BENCHMARKS.md "Filter
+ * combinations"), and the listing's row only for the filters that compare its columns (needsListingRow).
+ * `filtered`: whether any filter is set.
  */
-function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { join: string; where: string; filtered: boolean } {
+function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { where: string; filtered: boolean } {
   const { p } = params;
-  const { type, ...others } = read.filters;
-  const row = needsListingRow(others);
-  const id = row ? 'l.id' : listing;
+  const { type, payTo, resource, toolName, url, ...entries } = read.filters;
+  const onRow = { payTo, resource, toolName, url };
   const conditions = [
-    ...(type === undefined
-      ? []
-      : [
-          `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'type' AND e.value = ${p(type)} AND e.listing_id = ${id} AND e.added_seq <= ${p(read.asOf)})`,
-        ]),
-    filterConditions(others, p, read.asOf, false, id),
+    type === undefined
+      ? 'TRUE'
+      : `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'type' AND e.value = ${p(type)} AND e.listing_id = ${listing} AND e.added_seq <= ${p(read.asOf)})`,
+    filterConditions(entries, p, read.asOf, false, listing),
+    needsListingRow(onRow) ? `EXISTS (SELECT 1 FROM listings l WHERE l.id = ${listing} AND ${filterConditions(onRow, p)})` : 'TRUE',
   ].filter((c) => c !== 'TRUE');
-  return {
-    join: row ? `JOIN listings l ON l.id = ${listing}` : '',
-    where: conditions.join(' AND ') || 'TRUE',
-    filtered: conditions.length > 0,
-  };
+  return { where: conditions.join(' AND ') || 'TRUE', filtered: conditions.length > 0 };
 }
 
 /** The rows of the term `term` (an SQL expression) at the snapshot after `after`, in index order, at most `limit` (one). */
@@ -178,7 +173,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const filter = rowFilter(read, params);
       const rows = await query(
         `SELECT t.listing_id, ${p(weight)}::bigint * (${PRESENCE} + t.milli) AS rank, ${p(term)}::text AS keys
-         FROM (${walkSql(p(term), asOf, after, p(scan ?? want), params, weight)}) t ${filter.join}
+         FROM (${walkSql(p(term), asOf, after, p(scan ?? want), params, weight)}) t
          WHERE ${filter.where} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
         params,
         filter.filtered,
@@ -200,18 +195,21 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const { terms, weights, asOf, after, want, window } = read;
       const params = parameters();
       const { p } = params;
-      // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows.
+      // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows: in rank order, until
+      // the page is full (the groups sorted, then read one by one), so a filter most listings pass costs a page's probes.
       const filter = rowFilter(read, params, 'g.listing_id');
       const grouped = (from: string) =>
         `SELECT min(t.listing_id) AS listing_id, ${rankSql('t', 't')} AS rank, ${keyMasksSql(terms.length, 't.i')} AS keys
          FROM (${from}) t GROUP BY t.rev`;
+      const order = 'ORDER BY rank DESC, listing_id ASC';
       // The revisions ranked (`from`: rev, listing_id, the term's number i, its weight w and milli), grouped by revision;
-      // `filter`: the groups' filters, where `from` has not applied them.
+      // `filterGroups`: the groups filtered here, where `from` has not applied the filters.
       const rank = (from: string, filterGroups: boolean) =>
         query(
-          `SELECT * FROM (${
-            filterGroups && filter.filtered ? `SELECT g.* FROM (${grouped(from)}) g ${filter.join} WHERE ${filter.where}` : grouped(from)
-          }) matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+          filterGroups && filter.filtered
+            ? `SELECT * FROM (SELECT * FROM (${grouped(from)}) g ${order} OFFSET 0) g
+               WHERE ${afterCursor(after, params)} AND ${filter.where} ${order} LIMIT ${p(want)}`
+            : `SELECT * FROM (${grouped(from)}) matches WHERE ${afterCursor(after, params)} ${order} LIMIT ${p(want)}`,
           params,
           filter.filtered,
           heldKeys(terms),
@@ -242,7 +240,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
          ),
          c AS MATERIALIZED (
            SELECT g.* FROM (SELECT t.rev, min(t.listing_id) AS listing_id, array_agg(t.i) AS held FROM win t GROUP BY t.rev) g
-           ${filter.join} WHERE ${filter.where}
+           WHERE ${filter.where}
          ),
          cut AS MATERIALIZED (SELECT coalesce(array_agg(f.i), '{}') AS keys FROM (SELECT i FROM win GROUP BY i HAVING count(*) >= ${p(window)}) f),
          gap AS MATERIALIZED (
@@ -284,7 +282,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       // One term: every match ranks the same and its rows the same milli, so its key range in id order is the page's order.
       if (keys.length === 1)
         return query(
-          `SELECT t.listing_id, ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+          `SELECT t.listing_id, ${URL_TERM_RANK} AS rank FROM search_terms t
            WHERE t.term = ${p(keys[0])} AND t.milli = ${URL_KEY_MILLI} AND ${snapshot(asOf, params)} AND ${filter.where}
              ${after ? `AND t.listing_id > ${p(after.i)}` : ''}
            ORDER BY t.listing_id ASC LIMIT ${p(want)}`,
@@ -293,10 +291,10 @@ export function textIndex(db: Db, now?: Date): TextIndex {
         );
       return query(
         `WITH matches AS MATERIALIZED (
-           SELECT t.listing_id, count(*) * ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
+           SELECT t.listing_id, count(*) * ${URL_TERM_RANK} AS rank FROM search_terms t
            WHERE t.term = ANY(${p(keys)}::text[]) AND ${snapshot(asOf, params)} AND ${filter.where} GROUP BY t.rev, t.listing_id
          )
-         SELECT listing_id, rank FROM matches ${keysetAfter(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
+         SELECT listing_id, rank FROM matches WHERE ${afterCursor(after, params)} ORDER BY rank DESC, listing_id ASC LIMIT ${p(want)}`,
         params,
         true,
       );
