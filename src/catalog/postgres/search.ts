@@ -69,7 +69,9 @@ const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND 
  * The filters on rows of listing `listing` (an SQL expression), each an `EXISTS` probe by the listing's id, so that
  * a ranked read checks them row by row as it reads, and stops once its page is full: list entries for the key filters
  * (accepted entries and `type`, whose list key is read rather than the listing's wide row: docs/BENCHMARKS.md "Filter
- * combinations"), and the listing's row only for the filters that compare its columns (needsListingRow).
+ * combinations"), and the listing's row only for the filters that compare its columns (needsListingRow). Each probe is
+ * fenced (`OFFSET 0`, filterConditions' perRow) so that it stays one per row read: joined instead, the planner hashed a
+ * key's entries (`type=http`: most listings) or a price range's, tens of milliseconds where a page's probes cost one.
  * `filtered`: whether any filter is set.
  */
 function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { where: string; filtered: boolean } {
@@ -79,9 +81,11 @@ function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): 
   const conditions = [
     type === undefined
       ? 'TRUE'
-      : `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'type' AND e.value = ${p(type)} AND e.listing_id = ${listing} AND e.added_seq <= ${p(read.asOf)})`,
-    filterConditions(entries, p, read.asOf, false, listing),
-    needsListingRow(onRow) ? `EXISTS (SELECT 1 FROM listings l WHERE l.id = ${listing} AND ${filterConditions(onRow, p)})` : 'TRUE',
+      : `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'type' AND e.value = ${p(type)} AND e.listing_id = ${listing} AND e.added_seq <= ${p(read.asOf)} OFFSET 0)`,
+    filterConditions(entries, p, read.asOf, true, listing),
+    needsListingRow(onRow)
+      ? `EXISTS (SELECT 1 FROM listings l WHERE l.id = ${listing} AND ${filterConditions(onRow, p)} OFFSET 0)`
+      : 'TRUE',
   ].filter((c) => c !== 'TRUE');
   return { where: conditions.join(' AND ') || 'TRUE', filtered: conditions.length > 0 };
 }
