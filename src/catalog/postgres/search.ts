@@ -128,7 +128,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
    * A ranked read. Its text depends on its shape alone (the values are parameters; the terms arrays), so without filters
    * it runs with its generic plan (queryGeneric: prepared on the connection, planned once), which its shape fixes: each
    * term's rows by index, in nested loops. Planned with its values, a window's rank took longer to plan than to run.
-   * Filters join the listings, whose plans depend on the values: those are sent as text (`withValues`), as the `url` reads are.
+   * Filtered reads are sent as text (`withValues`) and planned with their values, as the `url` reads are.
    */
   const query = async <K = string>(text: string, params: Params, withValues: boolean, keysOf?: (keys: K) => string[]) => {
     const run = <R extends pg.QueryResultRow>(statement: string) =>
