@@ -37,11 +37,8 @@ export function vocabularyWord(k: number): string {
 }
 
 /** Words an agent frames a sentence with, and English content words (which WordNet relates: the corpus holds none of them). */
-const AGENT_FRAME = ['the', 'a', 'for', 'in', 'of', 'to', 'and', 'please', 'find', 'me', 'an', 'api', 'that', 'with', 'my', 'is'];
-const ENGLISH = [
-  ...['weather', 'city', 'price', 'forecast', 'currency', 'convert', 'photo', 'text'],
-  ...['parcel', 'send', 'email', 'map', 'news', 'image', 'voice', 'rate'],
-];
+const AGENT_FRAME = 'the a for in of to and please find me an api that with my is'.split(' ');
+const ENGLISH = 'weather city price forecast currency convert photo text parcel send email map news image voice rate'.split(' ');
 /**
  * A random word of an agent's sentence: 30 % framing words, 20 % English content words, 15 % of the corpus's 16 most
  * common words, the rest its content words (ranks 40 to 3,000).
