@@ -38,9 +38,11 @@ const ranked = (rows: unknown[]): RankedRow[] =>
   }));
 /** The searched keys and their weights as a table `k(term, w)` (`?` parameters: term, weight per key). */
 const weightsSql = (n: number) => `k(term, w) AS (VALUES ${Array.from({ length: n }, () => '(?, ?)').join(', ')})`;
-/** After a cursor, on ranked rows (rank, listing_id). */
-const keysetAfter = (after: CursorState | undefined) =>
-  after ? { sql: 'WHERE rank < ? OR (rank = ? AND listing_id > ?)', params: [after.r, after.r, after.i] } : { sql: '', params: [] };
+/** After a cursor, on ranked rows (rank, listing_id) of `from` (a table's alias and a dot, or none): a condition, TRUE without one. */
+const afterCursor = (after: CursorState | undefined, from = '') =>
+  after
+    ? { sql: `(${from}rank < ? OR (${from}rank = ? AND ${from}listing_id > ?))`, params: [after.r, after.r, after.i] }
+    : { sql: 'TRUE', params: [] };
 
 /**
  * The filters on rows of listing `listing` (an SQL expression): the listing joined when a filter needs it, after the
@@ -107,23 +109,28 @@ export function textIndex(store: SearchSource): TextIndex {
       const { terms, weights, asOf, after, want, window } = read;
       // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows.
       const filter = rowFilter(read, 'g.listing_id');
-      const keyset = keysetAfter(after);
       const weighted = terms.flatMap((term, i) => [term, weights[i]!]);
-      if (window === undefined)
+      if (window === undefined) {
+        // The groups are checked in rank order until the page is full, not each before the sort: a filter most listings
+        // pass costs a page's probes, not one per group (docs/BENCHMARKS.md "Filter combinations"). The outer ORDER BY
+        // fixes the page's order whatever the plan; SQLite satisfies it with the subquery's ORDER BY (an aggregate
+        // subquery keeps its own, and CROSS JOIN reads it first), so no sort stands between the filters and the LIMIT.
+        const cursor = afterCursor(after, 'g.');
         return ranked(
           store
             .statement(
-              `WITH ${weightsSql(terms.length)}, matches AS MATERIALIZED (
-                 SELECT g.* FROM (
-                   SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
-                   FROM search_terms t JOIN k ON k.term = t.term WHERE t.term IN (${list(terms.length)}) AND ${SNAPSHOT}
-                   GROUP BY t.rev
-                 ) g ${filter.join} WHERE ${filter.where}
-               )
-               SELECT listing_id, rank, keys FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+              `WITH ${weightsSql(terms.length)}
+               SELECT g.listing_id, g.rank, g.keys FROM (
+                 SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
+                 FROM search_terms t JOIN k ON k.term = t.term WHERE t.term IN (${list(terms.length)}) AND ${SNAPSHOT}
+                 GROUP BY t.rev ORDER BY rank DESC, listing_id ASC
+               ) g ${filter.join}
+               WHERE ${cursor.sql} AND ${filter.where} ORDER BY g.rank DESC, g.listing_id ASC LIMIT ?`,
             )
-            .all(...weighted, ...terms, asOf, asOf, ...filter.params, ...keyset.params, want),
+            .all(...weighted, ...terms, asOf, asOf, ...cursor.params, ...filter.params, want),
         );
+      }
+      const keyset = afterCursor(after);
       // The window: the revisions among each term's first `window` rows, each once (a listing is in several terms' windows:
       // a word's exact and stem keys hold the same listings), ranked exactly over every term by a primary-key read per
       // revision and term. CROSS JOIN keeps that order: SQLite's planner would otherwise read each term's every row.
@@ -138,7 +145,7 @@ export function textIndex(store: SearchSource): TextIndex {
                  FROM c CROSS JOIN k CROSS JOIN search_terms t ON t.term = k.term AND t.rev = c.rev GROUP BY t.rev
                ) g ${filter.join} WHERE ${filter.where}
              )
-             SELECT listing_id, rank, keys FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+             SELECT listing_id, rank, keys FROM matches WHERE ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
           )
           .all(
             ...weighted,
@@ -171,7 +178,7 @@ export function textIndex(store: SearchSource): TextIndex {
             )
             .all(keys[0]!, asOf, asOf, ...filter.params, ...(after ? [after.i] : []), want),
         );
-      const keyset = keysetAfter(after);
+      const keyset = afterCursor(after);
       return ranked(
         store
           .statement(
@@ -179,7 +186,7 @@ export function textIndex(store: SearchSource): TextIndex {
                SELECT t.listing_id AS listing_id, count(*) * ${URL_TERM_RANK} AS rank FROM search_terms t ${filter.join}
                WHERE t.term IN (${list(keys.length)}) AND ${SNAPSHOT} AND ${filter.where} GROUP BY t.rev
              )
-             SELECT listing_id, rank FROM matches ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
+             SELECT listing_id, rank FROM matches WHERE ${keyset.sql} ORDER BY rank DESC, listing_id ASC LIMIT ?`,
           )
           .all(...keys, asOf, asOf, ...filter.params, ...keyset.params, want),
       );
