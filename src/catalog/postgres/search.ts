@@ -125,10 +125,11 @@ export function textIndex(db: Db, now?: Date): TextIndex {
   /** The listings the ranked reads returned with their rows (undefined: a row whose listing is gone), by id. */
   const listed = new Map<number, ListingRow | undefined>();
   /**
-   * A ranked read. Its text depends on its shape alone (the values are parameters; the terms arrays), so without filters
-   * it runs with its generic plan (queryGeneric: prepared on the connection, planned once), which its shape fixes: each
-   * term's rows by index, in nested loops. Planned with its values, a window's rank took longer to plan than to run.
-   * Filtered reads are sent as text (`withValues`) and planned with their values, as the `url` reads are.
+   * A ranked read. Its text depends on its shape alone (the values are parameters; the terms arrays), so it runs with its
+   * generic plan (queryGeneric: prepared on the connection, planned once), which its shape fixes: each term's rows by
+   * index, in nested loops, and each filter a probe per row (rowFilter), whatever the values. Planned with its values, a
+   * window's rank took longer to plan than to run, and a filtered rank's planning was much of its time (docs/BENCHMARKS.md
+   * "Filter combinations"). The `url` reads are sent as text (`withValues`) and planned with their values.
    */
   const query = async <K = string>(text: string, params: Params, withValues: boolean, keysOf?: (keys: K) => string[]) => {
     const run = <R extends pg.QueryResultRow>(statement: string) =>
@@ -180,7 +181,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
          FROM (${walkSql(p(term), asOf, after, p(scan ?? want), params, weight)}) t
          WHERE ${filter.where} ORDER BY t.milli DESC, t.listing_id ASC LIMIT ${p(want)}`,
         params,
-        filter.filtered,
+        false,
       );
       if (scan === undefined || rows.length >= want) return { rows };
       // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
@@ -215,7 +216,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
                WHERE ${afterCursor(after, params)} AND ${filter.where} ${order} LIMIT ${p(want)}`
             : `SELECT * FROM (${grouped(from)}) matches WHERE ${afterCursor(after, params)} ${order} LIMIT ${p(want)}`,
           params,
-          filter.filtered,
+          false,
           heldKeys(terms),
         );
       if (window === undefined)
