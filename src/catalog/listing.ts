@@ -189,6 +189,22 @@ function entryKey(scheme: string | undefined, network: string | undefined, asset
 }
 
 /**
+ * The condition that listing `listing` (an SQL expression) holds list key `key` (its entry in `listing_keys`, by
+ * primary key), in SQL both dialects run: `p` binds a value and returns its placeholder, in the order of the text;
+ * `asOfSeq`: added by then (a search cursor's snapshot); `fence`: what ends the lookup (Postgres's ` OFFSET 0`: one
+ * lookup per row, not a hash of the key's entries), or none.
+ */
+export const listKeyHeld = (
+  p: (value: unknown) => string,
+  key: { kind: string; value: string },
+  listing: string,
+  { asOfSeq, fence = '' }: { asOfSeq?: number | undefined; fence?: string } = {},
+): string =>
+  `EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${p(key.kind)} AND o.value = ${p(key.value)} AND o.listing_id = ${listing}${
+    asOfSeq === undefined ? '' : ` AND o.added_seq <= ${p(asOfSeq)}`
+  }${fence})`;
+
+/**
  * The list index's block size (sqlite/list-index.ts, and the same index in Postgres,
  * postgres/migrations.ts): a deep page skips fewer than 2 × BLOCK_SIZE index entries.
  */

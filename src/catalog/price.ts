@@ -7,7 +7,7 @@
 import { amountKey, usdMaxAmounts } from '../filters.ts';
 import type { Awaitable, DiscoveryFilters } from './types.ts';
 import { listed } from './query-paths.ts';
-import { entryFilterKey, type ListingKey } from './listing.ts';
+import { entryFilterKey, listKeyHeld, type ListingKey } from './listing.ts';
 import { stepsOf, type Steps } from './steps.ts';
 
 /** The price key of an amount (undefined when it is not a canonical count of base units). */
@@ -143,12 +143,7 @@ export function acceptedEntryCondition(
   const { p, price: priceColumn, fence } = dialect;
   const arms = acceptedEntryArms(filters).map(({ key, price }) => {
     const parts: string[] = [];
-    if (price === undefined || asOfSeq !== undefined)
-      parts.push(
-        `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = ${p(key.kind)} AND e.value = ${p(key.value)} AND e.listing_id = ${listing}${
-          asOfSeq === undefined ? '' : ` AND e.added_seq <= ${p(asOfSeq)}`
-        }${fence})`,
-      );
+    if (price === undefined || asOfSeq !== undefined) parts.push(listKeyHeld(p, key, listing, { asOfSeq, fence }));
     if (price !== undefined)
       parts.push(
         `EXISTS (SELECT 1 FROM listing_prices pr WHERE pr.listing_id = ${listing} AND pr.asset = ${p(price.key)} AND ${priceColumn} <= ${p(price.max)}${fence})`,

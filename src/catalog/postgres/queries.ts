@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { acceptedEntryCondition } from '../price.ts';
-import { COLUMN_FILTERS, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
+import { COLUMN_FILTERS, listKeyHeld, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import type { Sql } from '../statements.ts';
 import { asciiLower } from '../url-filter.ts';
@@ -195,11 +195,7 @@ export function heldFiltersSql(
   failing: string | undefined,
   fence = false,
 ): string {
-  const held = keys.map((key) => {
-    const kind = p(key.kind);
-    const value = p(key.value);
-    return ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ${kind} AND o.value = ${value} AND o.listing_id = ${listing}${fence ? ' OFFSET 0' : ''})`;
-  });
+  const held = keys.map((key) => ` AND ${listKeyHeld(p, key, listing, { fence: fence ? ' OFFSET 0' : '' })}`);
   return (
     held.join('') +
     (accepts === undefined ? '' : ` AND ${accepts}`) +
@@ -221,14 +217,10 @@ export const urlPattern = (url: string) => `%${asciiLower(url).replace(/[\\%_]/g
  */
 export const urlCondition = (url: string, p: (value: unknown) => string) => `lower(l.resource) LIKE ${p(urlPattern(url))}`;
 
-/** Whether the filters compare a listing's own columns (COLUMN_FILTERS, `url`): their conditions need its row `l`. */
-export const needsListingRow = (filters: DiscoveryFilters): boolean =>
-  filters.url !== undefined || COLUMN_FILTERS.some(([name]) => filters[name] !== undefined);
-
 /**
  * SQL conditions for the filters against listings aliased `l` (sqlite/queries.ts filterSql), optionally as
  * of a sequence number; `p` names each parameter. `listing`: the listing's id, where the conditions that read only
- * list entries name it (filters that need no listing row then need no join: needsListingRow).
+ * list entries name it (filters that compare none of its columns then need no listing row).
  */
 export function filterConditions(
   filters: DiscoveryFilters,
@@ -245,14 +237,10 @@ export function filterConditions(
     const value = filters[name];
     if (value !== undefined) clauses.push(`${column} = ${p(value)}`);
   }
-  const asOf = () => (asOfSeq === undefined ? '' : ` AND added_seq <= ${p(asOfSeq)}`);
   if (filters.url !== undefined) clauses.push(urlCondition(filters.url, p));
   if (needsAcceptedEntry(filters)) clauses.push(acceptedEntryExists(filters, p, listing, { asOfSeq, fence: perRow }));
-  if (filters.extensions !== undefined) {
-    clauses.push(
-      `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ${p(filters.extensions)} AND e.listing_id = ${listing}${asOf()}${fence})`,
-    );
-  }
+  if (filters.extensions !== undefined)
+    clauses.push(listKeyHeld(p, { kind: 'extensions', value: filters.extensions }, listing, { asOfSeq, fence }));
   return clauses.length > 0 ? clauses.join(' AND ') : 'TRUE';
 }
 

@@ -10,7 +10,7 @@
  */
 import type pg from 'pg';
 import { onOneClient } from '../../db/postgres.ts';
-import type { ListingRow } from '../listing.ts';
+import { listKeyHeld, type ListingRow } from '../listing.ts';
 import { PRESENCE } from '../query-terms.ts';
 import { URL_KEY_MILLI, isStemKey, stemKey, urlKey } from '../terms.ts';
 import { URL_TERM_RANK } from '../url-search.ts';
@@ -18,16 +18,7 @@ import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, 
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { listingColumns } from './quality.ts';
-import {
-  CURRENT_SEQ_SQL,
-  filterConditions,
-  needsListingRow,
-  parameters,
-  queryGeneric,
-  rowsById,
-  type Db,
-  type RawListingRow,
-} from './queries.ts';
+import { CURRENT_SEQ_SQL, filterConditions, parameters, queryGeneric, rowsById, type Db, type RawListingRow } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -69,7 +60,7 @@ const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND 
  * The filters on rows of listing `listing` (an SQL expression), each an `EXISTS` probe by the listing's id, so that
  * a ranked read checks them row by row as it reads, and stops once its page is full: list entries for the key filters
  * (accepted entries and `type`, whose list key is read rather than the listing's wide row: docs/BENCHMARKS.md "Filter
- * combinations"), and the listing's row only for the filters that compare its columns (needsListingRow). Each probe is
+ * combinations"), and the listing's row only for the filters that compare its columns. Each probe is
  * fenced (`OFFSET 0`, filterConditions' perRow) so that it stays one per row read: joined instead, the planner hashed a
  * key's entries (`type=http`: most listings) or a price range's, tens of milliseconds where a page's probes cost one.
  * `filtered`: whether any filter is set.
@@ -79,11 +70,9 @@ function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): 
   const { type, payTo, resource, toolName, url, ...entries } = read.filters;
   const onRow = { payTo, resource, toolName, url };
   const conditions = [
-    type === undefined
-      ? 'TRUE'
-      : `EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'type' AND e.value = ${p(type)} AND e.listing_id = ${listing} AND e.added_seq <= ${p(read.asOf)} OFFSET 0)`,
+    type === undefined ? 'TRUE' : listKeyHeld(p, { kind: 'type', value: type }, listing, { asOfSeq: read.asOf, fence: ' OFFSET 0' }),
     filterConditions(entries, p, read.asOf, true, listing),
-    needsListingRow(onRow)
+    Object.values(onRow).some((value) => value !== undefined)
       ? `EXISTS (SELECT 1 FROM listings l WHERE l.id = ${listing} AND ${filterConditions(onRow, p)} OFFSET 0)`
       : 'TRUE',
   ].filter((c) => c !== 'TRUE');

@@ -22,10 +22,10 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
-import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
+import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, listKeyHeld, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
 import { bulkBlocksSql, hiddenByAgeSql, type SortKey } from '../list-engine.ts';
 import { rows, runSync } from '../statements.ts';
-import { sqliteSql } from './queries.ts';
+import { bindTo, sqliteSql } from './queries.ts';
 
 /**
  * Adds the keys a listing answers to (INSERT OR IGNORE), each new one with the write sequence `seq`
@@ -137,12 +137,11 @@ export function heldFiltersSql(
   accepts: { condition: string; params: Array<string | number> } | undefined,
   failing: string | undefined,
 ): { sql: string; params: Array<string | number> } {
+  const params: Array<string | number> = [];
+  const held = keys.map((key) => ` AND ${listKeyHeld(bindTo(params), key, listing)}`).join('');
   return {
-    sql:
-      keys.map(() => ` AND EXISTS (SELECT 1 FROM listing_keys o WHERE o.kind = ? AND o.value = ? AND o.listing_id = ${listing})`).join('') +
-      (accepts ? ` AND ${accepts.condition}` : '') +
-      (failing === undefined ? '' : ` AND ${listing} NOT IN ${HIDDEN_IDS_SQL}`),
-    params: [...keys.flatMap((key) => [key.kind, key.value]), ...(accepts?.params ?? []), ...(failing === undefined ? [] : [failing])],
+    sql: held + (accepts ? ` AND ${accepts.condition}` : '') + (failing === undefined ? '' : ` AND ${listing} NOT IN ${HIDDEN_IDS_SQL}`),
+    params: [...params, ...(accepts?.params ?? []), ...(failing === undefined ? [] : [failing])],
   };
 }
 

@@ -8,7 +8,7 @@ import { cachedStatement } from '../../db/sqlite.ts';
 import type { Sql } from '../statements.ts';
 import { PRESENCE } from '../query-terms.ts';
 import { acceptedEntryCondition } from '../price.ts';
-import { COLUMN_FILTERS, needsAcceptedEntry } from '../listing.ts';
+import { COLUMN_FILTERS, listKeyHeld, needsAcceptedEntry } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { asciiLower } from '../url-filter.ts';
 
@@ -22,12 +22,16 @@ export function acceptedEntrySql(
   asOfSeq?: number,
 ): { condition: string; params: Array<string | number> } {
   const params: Array<string | number> = [];
-  const p = (value: unknown) => {
+  return { condition: acceptedEntryCondition(filters, listingId, { p: bindTo(params), price: '+pr.price', fence: '' }, asOfSeq), params };
+}
+
+/** A dialect's `p` for SQLite: each value appended to `params`, in the order of the text, its placeholder `?`. */
+export const bindTo =
+  (params: Array<string | number>) =>
+  (value: unknown): string => {
     params.push(value as string | number);
     return '?';
   };
-  return { condition: acceptedEntryCondition(filters, listingId, { p, price: '+pr.price', fence: '' }, asOfSeq), params };
-}
 
 /** `url` as an FTS5 phrase: the trigram table matches it as a substring, ignoring case (its tokenizer's default). */
 export const urlPhrase = (url: string) => `"${url.replaceAll('"', '""')}"`;
@@ -51,7 +55,6 @@ export function urlMatchSql(url: string): { condition: string; params: string[] 
 export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { conditions: string; params: Array<string | number> } {
   const clauses: string[] = [];
   const params: Array<string | number> = [];
-  const asOf = asOfSeq === undefined ? '' : ' AND added_seq <= ?';
   for (const [name, column] of COLUMN_FILTERS) {
     const value = filters[name];
     if (value === undefined) continue;
@@ -68,11 +71,8 @@ export function filterSql(filters: DiscoveryFilters, asOfSeq?: number): { condit
     clauses.push(accepted.condition);
     params.push(...accepted.params);
   }
-  if (filters.extensions !== undefined) {
-    params.push(filters.extensions);
-    if (asOfSeq !== undefined) params.push(asOfSeq);
-    clauses.push(`EXISTS (SELECT 1 FROM listing_keys e WHERE e.kind = 'extensions' AND e.value = ? AND e.listing_id = l.id${asOf})`);
-  }
+  if (filters.extensions !== undefined)
+    clauses.push(listKeyHeld(bindTo(params), { kind: 'extensions', value: filters.extensions }, 'l.id', { asOfSeq }));
   return { conditions: clauses.length > 0 ? clauses.join(' AND ') : 'TRUE', params };
 }
 
