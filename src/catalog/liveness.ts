@@ -217,8 +217,8 @@ export function livenessPort(
  * hidden listing, a narrow one its own few. Joined, Postgres hashed every entry of a wide key (docs/BENCHMARKS.md
  * "Filter combinations"); a lookup per hidden listing read a narrow key's every entry per listing, the plan that its
  * estimate (a few hundred) chose. The age is compared as an expression (`|| ''`), a filter on the entries found: as an
- * index condition SQLite read the key's page-order index over every visible entry instead (11 ms for a key of 100k
- * entries with 500 hidden, 0.6 ms by primary key).
+ * index condition SQLite read the key's page-order index over every visible entry instead of the hidden ones' entries
+ * by primary key.
  */
 export function* hiddenByFailuresCount(
   sql: Sql,
