@@ -1,8 +1,4 @@
-/**
- * SQL pieces the Postgres store (store.ts) and its search (search.ts) share: parameter lists, the
- * discovery filters' conditions (as the SQLite store's sqlite/queries.ts) and reading listings by
- * id.
- */
+/** SQL the Postgres store and its search share (the SQLite twin is sqlite/queries.ts). */
 import type pg from 'pg';
 import { acceptedEntryCondition } from '../price.ts';
 import { COLUMN_FILTERS, listKeyHeld, needsAcceptedEntry, type ListingKey, type ListingRow } from '../listing.ts';
@@ -27,7 +23,7 @@ export function parameters(): { values: unknown[]; p: (value: unknown) => string
   return { values, p: (value) => `$${values.push(value)}` };
 }
 
-/** A listings row as pg returns it (bigint ids come back as strings). */
+/** pg returns bigint ids as strings. */
 export type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
 
 /** The listings rows of `ids` (any order) with their quality window's sums as of `now`, as the SQLite store reads them. */
@@ -48,9 +44,8 @@ export interface PageStatement {
 }
 
 /**
- * The statement of a page's listings in page order (lastUpdated desc, id desc), read in the statement that selects
- * the page (`pageSql`, selecting `id` and `last_updated` with its parameters in `params`), so a list page is one round
- * trip rather than two (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
+ * A page's listings in page order, read in the same statement as `pageSql` (which selects `id` and `last_updated`)
+ * so a list page is one round trip, not two.
  */
 export function pageListingsStatement(pageSql: string, params: ReturnType<typeof parameters>, now: Date): PageStatement {
   const text = `WITH page AS MATERIALIZED (${pageSql})
@@ -71,17 +66,14 @@ const GENERIC_SETTINGS = [
 ] as const;
 
 /**
- * `text` with `values`, run with its generic plan: prepared on its connection (pg's `{ name, text, values }`, a name per
- * text, `svc_<kind>_<n>`) and planned once per connection, where a statement sent as text is planned every time (a priced
- * page's statement 0.35–0.57 ms on the 100k bench database: docs/BENCHMARKS.md "Discovery on Postgres beside SQLite").
- * Postgres left to choose (plan_cache_mode auto) need not switch: a generic plan counts on 10% of the rows under a LIMIT
- * or OFFSET that is a parameter. So the generic plan is forced for this statement alone (SET LOCAL around it, in the read
- * transaction, pipelined with it: no round trip of its own), which suits only statements whose shape fixes their plan.
- * A `url` page's statements are such (list-index.ts listByUrl): planning each took about 1.4 ms at 100k listings, more
- * than it ran. No generic plan starts parallel workers (`max_parallel_workers_per_gather` 0 beside the plan mode): where it counts on a
- * third of the listings failing (heldFiltersSql), it started two to read a few, for 3.5 ms of a priced page's 4.2 at 1M
- * listings (p50 5.5 ms with some listings failing, 1.05 serial); each reads a few thousand rows.
- * Past PREPARED_TEXTS texts (each connection keeps every statement it prepared) a statement is sent as text.
+ * `text` run with its generic plan: prepared once per connection, because planning these statements costs more than
+ * running them (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). Left to choose (plan_cache_mode auto),
+ * Postgres keeps custom plans, since a generic plan guesses 10% of the rows under a parameter LIMIT or OFFSET; so the
+ * generic plan is forced for this statement alone (SET pipelined around it, no round trip of its own). Use it only for
+ * statements whose shape fixes their plan (e.g. list-index.ts listByUrl).
+ * Parallel workers are off too: a generic plan guessing a third of the listings failing (heldFiltersSql) starts workers
+ * to read a few thousand rows, which costs more than the read.
+ * Past PREPARED_TEXTS texts (a connection keeps every statement it prepared) a statement is sent as text.
  */
 export function queryGeneric<R extends pg.QueryResultRow>(
   db: Db,
@@ -92,9 +84,8 @@ export function queryGeneric<R extends pg.QueryResultRow>(
 ): Promise<pg.QueryResult<R>> {
   const name = preparedName(preparedNames, kind, text);
   if (name === undefined) return db.query<R>(text, values);
-  // Outside a transaction (a search: postgres/search.ts) the settings are the session's, set back as well.
-  // Each way the settings are one message (statements without parameters, sent together as one simple query): the server
-  // answers each message on its own, and each answer wakes the reader's thread again.
+  // Outside a transaction (a search) the settings are the session's. Each way they are one simple-query message:
+  // every message is answered on its own, and each answer wakes the reader's thread.
   const set = scope === 'transaction' ? 'SET LOCAL' : 'SET';
   const planned = db.query(GENERIC_SETTINGS.map(([setting, value]) => `${set} ${setting} = ${value}`).join('; '));
   const read = db.query<R>({ name, text, values });
@@ -113,12 +104,9 @@ function preparedName(names: Map<string, string>, kind: string, text: string): s
 }
 
 /**
- * `db` sending each statement with parameters as a prepared statement (a name per text, as queryGeneric): parsed once
- * per connection, not per call; Postgres plans it as it plans any prepared statement (plan_cache_mode auto: a generic
- * plan only where it costs no more than the custom ones did). Every write of a listing runs on it (PostgresCatalogStore's
- * identity lock): sent as text, a write's statements were parsed and planned on every write, most of its cost on a small
- * catalog (docs/CATALOG.md "Postgres" has a write's cost). The same statements, values and answers. Its names are its
- * own, so queryGeneric's PREPARED_TEXTS are all left for the reads.
+ * `db` sending each statement with parameters as a prepared statement, parsed once per connection (plan_cache_mode
+ * stays auto). Listing writes run on it: parsing and planning a write's statements every time is most of a write's
+ * cost on a small catalog. Its names are its own, so queryGeneric's PREPARED_TEXTS are all left for the reads.
  */
 export function preparedDb(db: Db): Db {
   return {
@@ -130,10 +118,9 @@ export function preparedDb(db: Db): Db {
 }
 
 /**
- * A page statement's listings (pageListingsStatement); as rowsById, an id without its listing row is left out. A
- * `generic` statement runs with its generic plan (queryGeneric): only those whose shape fixes their plan are marked
- * (postgres/price-index.ts pricedPageStatement). The others are planned with their values: with another key filter's
- * EXISTS the generic plan of a priced page took 217 ms where its custom plan took 0.3.
+ * A page statement's listings; an id without its listing row is left out. Only statements whose shape fixes their plan
+ * are marked `generic` (price-index.ts pricedPageStatement): the others are planned with their values, because with
+ * another key filter's EXISTS a generic plan can be orders of magnitude slower than the custom one.
  */
 export async function readPage(db: Db, statement: PageStatement): Promise<ListingRow[]> {
   const { text, values } = statement;
@@ -155,19 +142,15 @@ export const acceptedEntryExists = (
   { asOfSeq, fence = false }: { asOfSeq?: number; fence?: boolean } = {},
 ): string => acceptedEntryCondition(filters, listing, { p, price: 'pr.price', fence: fence ? ' OFFSET 0' : '' }, asOfSeq);
 
-/** The condition (after ` AND`) that list entry `k` is not hidden by age. */
 export const visibleAfter = (p: (value: unknown) => string, visibleSince: string | undefined) =>
   visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
 
 /**
- * The listings failing their liveness checks since before `cut` (an SQL expression of text), `column` of each, read from
- * their partial index (`listings_liveness_failing`) in a form whose generic plan (queryGeneric, or a statement of a
- * PL/pgSQL function run under it) stays there whatever share of the listings fails. `whole`: every failing listing read
- * and the comparison a filter (`IS TRUE` is no index condition), for a set that is hashed (heldFiltersSql). Else the
- * comparison is the index's range, to find whether one is (an EXISTS): said with `IS NOT NULL`, a generic plan costs
- * the range at its share of the failing listings, where it costed `liveness_failing_since < $n` alone at a third of
- * all listings and read the table from its start, every listing when none is hidden (docs/BENCHMARKS.md "Filter
- * combinations").
+ * The listings failing since before `cut`, read from their partial index (`listings_liveness_failing`) in a form whose
+ * generic plan stays on that index whatever share of listings fails. `whole`: every failing listing read, the comparison
+ * a filter (`IS TRUE` is no index condition), for a set to hash (heldFiltersSql). Else the comparison is the index range,
+ * for an EXISTS. The `IS NOT NULL` is for the planner: with `liveness_failing_since < $n` alone a generic plan guesses a
+ * third of all listings and scans the table (docs/BENCHMARKS.md "Filter combinations").
  */
 export const failingListingsSql = (cut: string, column: string, whole: boolean) =>
   `SELECT ${column} FROM listings WHERE liveness_failing_since IS NOT NULL AND ${
@@ -178,14 +161,10 @@ export const failingListingsSql = (cut: string, column: string, whole: boolean) 
  * The conditions (each after ` AND`) that listing `listing` (an SQL expression) holds each of `keys` (an entry of each
  * in `listing_keys`), meets `accepts` (an SQL condition on its accepted entries or prices, when given) and is not
  * hidden by failing its liveness checks since before `failing`. `fence` keeps each key's lookup one per row (OFFSET 0),
- * where the planner may otherwise hash every entry of the key (a semi-join). The failing listings are those with a
- * failing time before `failing`, and, said again, with one at all: a generic plan (queryGeneric) counts on a third of
- * the listings under a comparison with a parameter, too many to hash, and then checked each row against the whole list
- * (190 ms at 1M listings, none failing); with its share of listings that have a failing time it hashes the few there are.
- * The comparison is a filter on the failing listings' partial index (`IS TRUE` is no index condition), read whole (the
- * set hashed is most of it: those failing within the grace period are the rest): as an index condition, a generic plan
- * costed the index's range at a third of the listings too, and read every listing instead (docs/BENCHMARKS.md "Filter
- * combinations": 40–60 ms a `url` page at 100k listings, a few hundred of them failing).
+ * where the planner may otherwise hash every entry of the key (a semi-join). The failing set is read whole from its
+ * partial index and hashed (failingListingsSql `whole`): with the comparison alone, or as an index condition, a generic
+ * plan guesses a third of the listings, too many to hash, and checks each row against the whole list or scans every
+ * listing (docs/BENCHMARKS.md "Filter combinations").
  */
 export function heldFiltersSql(
   p: (value: unknown) => string,
@@ -212,8 +191,8 @@ export const urlPattern = (url: string) => `%${asciiLower(url).replace(/[\\%_]/g
 /**
  * The condition that listing `l`'s resource URL holds `url`, ignoring ASCII case, checked on each row a search or a
  * `resource` or `toolName` page reads (a `url` page alone reads the suffixes' index: list-index.ts listByUrl):
- * `lower(resource) LIKE`, several times faster per row than `resource ILIKE` (measured at 100k listings:
- * docs/BENCHMARKS.md "Filter combinations").
+ * `lower(resource) LIKE`, because it is several times cheaper per row than `resource ILIKE` (docs/BENCHMARKS.md "Filter
+ * combinations").
  */
 export const urlCondition = (url: string, p: (value: unknown) => string) => `lower(l.resource) LIKE ${p(urlPattern(url))}`;
 
@@ -250,8 +229,8 @@ export const postgresSql = (db: Db): Sql => ({
   idList: (n) => `SELECT unnest($${n}::bigint[])`,
   ids: (ids) => ids,
   lockRows: ' FOR UPDATE',
-  // An array: one index scan over its values in order, a search per index page they reach. `IN (subquery)` is a join,
-  // whose plan hashed every entry of a list key its statistics took for a few thousand (liveness.ts hiddenByFailuresCount).
+  // An array: one index scan over its values in order. `IN (subquery)` is a join, whose plan may hash every entry of a
+  // list key the statistics underestimate (liveness.ts hiddenByFailuresCount).
   inSubquery: (column, subquery) => `${column} = ANY(ARRAY(${subquery}))`,
   rows: async <T>(text: string, params: readonly unknown[]) => (await db.query(text, [...params])).rows as T[],
   changes: async (text, params) => (await db.query(text, [...params])).rowCount ?? 0,
