@@ -2,11 +2,9 @@
  * How a `url` filter's listings are found on Postgres: a B-tree of every resource URL's suffixes (lowered as
  * asciiLower lowers, the first SUFFIX_LENGTH characters of each), so the listings holding a substring of at most that
  * length are the entries of one index range, read without a row of any table (suffixPageSql); a longer one's are those
- * holding its first characters, each checked on its URL. It costs a row a character of each URL (44M at 1M listings:
- * 2.5 GB of table and 2.1 GB of index there, docs/SCALING.md), and as many index entries written with each new listing.
- * Postgres' trigram index (pg_trgm) was slower for it: pg_trgm keeps only the trigrams of alphanumeric words, and
- * resource URLs share most of those (`exa`, `com`), so a substring's index read named most listings
- * (docs/BENCHMARKS.md "Filter combinations").
+ * holding its first characters, each checked on its URL. It costs a row per character of each URL (docs/CATALOG.md
+ * "List"). Not pg_trgm: it keeps only the trigrams of alphanumeric words, which resource URLs mostly share (`exa`,
+ * `com`), so a substring's index read names most listings (docs/BENCHMARKS.md "Filter combinations").
  */
 
 import type pg from 'pg';
@@ -22,7 +20,7 @@ export const SUFFIX_LENGTH = 24;
  * Catalog migration 34: the table of suffixes (its key the index), filled for every listing, kept by triggers on
  * listings (a new listing's suffixes written with it, a removed listing's deleted by their keys; a URL never changes),
  * and emptied with listings by TRUNCATE. Rebuilt whole when run again (the migration tests set versions back). Its
- * index is sorted once after the rows are written, with the memory a sort of 44M rows wants (1M listings: about 90 s).
+ * index is built once after the rows are written, with the sort memory a row per URL character wants.
  */
 export const URL_SUFFIXES_MIGRATION = `
   CREATE OR REPLACE FUNCTION catalog_url_suffixes(url text) RETURNS SETOF text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
@@ -80,7 +78,7 @@ const rangeSql = (from: string, to: string | undefined, p: (value: unknown) => s
 /**
  * Vacuums the suffixes' table when none of its pages is marked visible, as catalog migration 34 leaves it (a migration
  * runs in a transaction, where VACUUM cannot): until then each entry a `url` page reads visits its row, and autovacuum
- * may take minutes to come (docs/SCALING.md). At 1M listings it took under 5 s, after the migration's 90.
+ * may take minutes to come (docs/SCALING.md).
  */
 export async function markSuffixesVisible(pool: pg.Pool): Promise<void> {
   const table = await pool.query<{ due: boolean }>(
@@ -100,9 +98,8 @@ export const SUFFIX_ROWS_PER_MATCH = 4;
 export const WALK_ROWS_SPELLED = 256;
 
 /**
- * How many times the first entries a walk checks on their URLs it checks on them at most (suffixPageSql), and how many
- * times a check of a URL (a listing's row read) costs an entry of the suffixes' range read and hashed (measured at 100k
- * listings: docs/BENCHMARKS.md "Filter combinations").
+ * SPELLED_AT_MOST: how many times WALK_ROWS_SPELLED a walk may check on their URLs (suffixPageSql). SPELLED_COST: how
+ * many entries of the suffixes' range read and hashed cost as much as one URL check (a listing's row read).
  */
 const SPELLED_AT_MOST = 4;
 const SPELLED_COST = 10;
@@ -131,28 +128,25 @@ export interface SuffixPageRead {
  * entries read of `url`'s range were all of it; `matched`, how many listings they name (a long `url`'s: those whose URL
  * holds it); and the page's `total` and `beyond` (UrlPageStatements.walk). When they are whole, `matched` are every
  * match; else, when more than the cap, the substring is common; else more entries are to be read (URLs holding it many
- * times, or a long `url` whose first characters many more hold: `total` null). The matches and the page were two round
- * trips for a common substring, and the matches' ids, sent back on every row, took longer to read than the statement
- * ran (docs/BENCHMARKS.md "Filter combinations"): the client receives only the page's rows and its counts.
+ * times, or a long `url` whose first characters many more hold: `total` null). One statement, and only the page's rows
+ * and counts sent back, because a second round trip and the matches' ids cost more than the statement itself.
  *
  * exact: of at most the cap's matches, those the other filters keep, in page order: each match's entry of the first key
  * (a primary-key lookup per match, fenced: the planner would otherwise hash every entry of the key), its age, the other
  * keys', the price and the failing listings checked on it. The age is checked past the fence: inside, the generic plan
- * read each match from the key's page-order index, every visible entry of the key per match (610 ms for 248). Without
- * other keys (`all`, every listing's) each match's age is its listing's, read in one scan of the listings' primary key
- * for all of them, where a lookup of each one's `all` entry took longer; that key's primary key asked for all of them at
- * once was read from its page-order index instead.
+ * reads every visible entry of the key per match from its page-order index. Without other keys (`all`) each match's age
+ * is its listing's, read in one scan of the listings' primary key, which is cheaper than a lookup of each `all` entry
+ * (asked for all at once, that key is read from its page-order index instead).
  *
  * walk: the first `budget` entries of the other filters' rarest list key (a tie in filterKeys' order: listing.ts
  * byFewestListings) in page order, checked against the matches when the entries read named every one (hashed once);
  * else the first WALK_ROWS_SPELLED (`spelledRows`) on their listings' URLs, the rest against the listings the whole range
- * names (hashed once, read only then), where reading each walked listing's row read, for a substring the newest listings
- * lack, the rows of the walk's whole budget. Up to SPELLED_AT_MOST times as many are read on their URLs first when the
- * matches m the first ones held say that costs less: with `want` matches found at their rate, the rest would read
- * (want - m) * spelledRows / m more rows, where the range holds about m / spelledRows of the catalog's listings, each
- * entry a SPELLED_COST-th of a row read. A substring a few percent of the listings hold was reading both, its first
- * entries' rows and then its whole range. Whether the key has entries past the budget is read (the budget's entries
- * again) only when the walk found fewer than `want`: a walk that found them is partial either way.
+ * names (hashed once, read only then), so a substring the newest listings lack does not read a row per walked entry.
+ * Up to SPELLED_AT_MOST times as many are read on their URLs first when the matches m the first ones held say that
+ * costs less: with `want` matches found at their rate, the rest would read (want - m) * spelledRows / m more rows, where
+ * the range holds about m / spelledRows of the catalog's listings, each entry a SPELLED_COST-th of a row read. Whether
+ * the key has entries past the budget is read (the budget's entries again) only when the walk found fewer than `want`:
+ * a walk that found them is partial either way.
  */
 export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => string): string {
   const { rows, bounds, page, keys, visibleSince, failing } = read;
@@ -192,8 +186,8 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   // Where the other filters are one key, every walked entry holds it.
   const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
   const want = p(bounds.want);
-  // The entries read counted and their listings gathered in one aggregate (a count and a hashed DISTINCT of the
-  // materialized entries took twice as long); a long `url`'s listings are then checked on their URLs.
+  // One aggregate counts the entries read and gathers their listings (cheaper than a count plus a hashed DISTINCT);
+  // a long `url`'s listings are then checked on their URLs.
   const n = p(rows);
   const range = `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${n}`;
   return `WITH found AS MATERIALIZED (
