@@ -1,8 +1,6 @@
 /**
- * The price filters' keys, shared by both stores' price indexes (sqlite/price-index.ts explains
- * the index, postgres/price-index.ts keeps the same): amounts compared as price keys, the digit
- * count zero-padded to nine digits then the digits (amountKey's canonical form), so byte order is
- * numeric order.
+ * The price filters' keys and page plans, shared by both stores' price indexes (sqlite/price-index.ts explains the
+ * index). A price key is the digit count zero-padded to nine digits, then the digits, so byte order is numeric order.
  */
 import { amountKey, usdMaxAmounts } from '../filters.ts';
 import type { Awaitable, DiscoveryFilters } from './types.ts';
@@ -10,7 +8,7 @@ import { listed } from './query-paths.ts';
 import { entryFilterKey, listKeyHeld, type ListingKey } from './listing.ts';
 import { stepsOf, type Steps } from './steps.ts';
 
-/** The price key of an amount (undefined when it is not a canonical count of base units). */
+/** Undefined when `amount` is not a canonical count of base units. */
 export function priceKey(amount: unknown): string | undefined {
   const key = amountKey(amount);
   return key === undefined ? undefined : String(key.length).padStart(9, '0') + key;
@@ -33,7 +31,7 @@ export const PRICE_CLASS = 10;
  */
 const SCOPED = '\u0001';
 
-/** A string's length in code points, as SQLite's length() and PostgreSQL's char_length() count it. */
+/** As SQLite's length() and PostgreSQL's char_length() count. */
 const codePoints = (s: string) => [...s].length;
 
 /**
@@ -44,8 +42,8 @@ const codePoints = (s: string) => [...s].length;
  * all) is one index range, as `asset` + `maxAmount` is (docs/CATALOG.md "List"). A scoped key is the
  * marker, a letter for its scope ('n' network, 's' scheme, 'p' scheme and network), each scope
  * value as its length in code points, ':', the value (the scheme before the network), then the
- * asset: no two (scope, asset) pairs, and no bare asset, share a key. The catalog migrations that
- * add the scoped keys build the same strings in SQL (sqlite/price-migrations.ts, and
+ * asset: no two (scope, asset) pairs, and no bare asset, share a key. Keep in sync with the
+ * migrations that build the same strings in SQL (sqlite/price-migrations.ts, and
  * postgres/price-index.ts NETWORK_PRICE_KEYS_MIGRATION and SCHEME_PRICE_KEYS_MIGRATION).
  */
 export function priceIndexKey(asset: string, network?: string, scheme?: string): string {
@@ -56,10 +54,6 @@ export function priceIndexKey(asset: string, network?: string, scheme?: string):
   return asset.startsWith(SCOPED) ? `${SCOPED}a${asset}` : asset;
 }
 
-/**
- * The price index keys one accepted entry is counted under: its asset alone, on its network, under
- * its scheme, and under its scheme on its network.
- */
 export function priceIndexKeys(terms: { asset: unknown; network: unknown; scheme: unknown }): string[] {
   const { asset, network, scheme } = terms;
   if (typeof asset !== 'string') return [];
@@ -70,10 +64,7 @@ export function priceIndexKeys(terms: { asset: unknown; network: unknown; scheme
   return keys;
 }
 
-/**
- * asset + maxAmount, with or without network and scheme: the price index key, the asset and
- * maxAmount's price key.
- */
+/** asset + maxAmount (with or without network and scheme) as one price index range. */
 export function priceFilter(filters: DiscoveryFilters): { key: string; asset: string; max: string } | undefined {
   // With maxUsdPrice too, one accepted entry must meet both bounds: the accepted-entry condition (acceptedEntryArms).
   if (filters.asset === undefined || filters.maxAmount === undefined || filters.maxUsdPrice !== undefined) return undefined;
@@ -178,7 +169,6 @@ export const untypedRangeListings = (counted: Array<{ key: { kind: string }; n: 
  */
 export const PRICE_LEVELS = [0, PRICE_CLASS, PRICE_BUCKET] as const;
 
-/** A price key's prefix counted at `level` (PRICE_LEVELS). */
 export const pricePrefix = (price: string, level: number) => (level === 0 ? price : price.slice(0, level));
 
 /**
@@ -199,8 +189,8 @@ export const priceLevelRowsSql = (table: string, extra = '') =>
  * A by-classes page: a price key's digit count and class say, without the rest of the key, whether
  * a listing is below M; each store indexes each type's rows by digit count and by class, then time,
  * so each such range is already in page order and the store merges them (no sort), stopping after
- * offset + limit rows: about offset + limit rows plus M's class's share, instead of offset ÷ the
- * share of matches.
+ * offset + limit rows. It reads about offset + limit rows plus M's class's share, where by-time
+ * reads offset ÷ the share of matches.
  */
 export type PricePagePlan = 'by-time' | 'by-price' | 'by-classes' | 'by-classes-max-by-price';
 
@@ -213,18 +203,15 @@ export interface ClassArm {
 }
 
 /**
- * The plans' costs are counted in index entries walked. Measured on SQLite with the 100,000-listing
- * benchmark corpus (docs/BENCHMARKS.md "Catalog price filters"): a match read by price and sorted costs
- * about six walked entries.
+ * The plans' costs are counted in index entries walked; a match read by price and sorted costs this
+ * many (measured: docs/BENCHMARKS.md "Catalog price filters").
  */
 export const SORTED_MATCH_COST = 6;
 
 /**
- * What merging costs per row and range, and planning per page and range, on a store. SQLite: a
- * merged row about one walked entry plus a third per range, planning a few seeks per class.
- * Postgres: merged rows cost about what walked entries do, but the page costs planning a union of
- * ranges and, on a shallow page, one more round trip (the class ranges, which a deep page's counts
- * carry), as much as walking some 25,000 entries (docs/BENCHMARKS.md "Catalog price filters").
+ * What merging costs per row and range, and planning per page and range, in walked entries. On
+ * Postgres a by-classes page costs planning a union of ranges and, on a shallow page, one more round
+ * trip for the class ranges, hence its large fixed cost (docs/BENCHMARKS.md "Catalog price filters").
  */
 export interface ClassCosts {
   perRow: number;
@@ -235,7 +222,6 @@ export interface ClassCosts {
 export const SQLITE_CLASS_COSTS: ClassCosts = { perRow: 1, perRowPerRange: 1 / 3, plan: 200, planPerRange: 0 };
 export const POSTGRES_CLASS_COSTS: ClassCosts = { perRow: 1, perRowPerRange: 0, plan: 20_000, planPerRange: 1_000 };
 
-/** A price filter's index range: its price index key (priceIndexKey), its type if any, and maxAmount's price key. */
 export interface PriceRange {
   key: string;
   type: string | undefined;
@@ -262,14 +248,12 @@ export interface PriceCounts {
   classRanges?: ClassRanges | undefined;
 }
 
-/** What a priced page reads beyond its range: the other key filters, the age and failing cuts. */
 export interface PriceRead extends PriceRange {
   others: ListingKey[];
   visibleSince: string | undefined;
   failing: string | undefined;
 }
 
-/** A priced page's statement: its plan, whether failing listings are left out, a by-classes plan's ranges. */
 export interface PricedPageShape {
   plan: PricePagePlan;
   failing: string | undefined;
@@ -284,11 +268,11 @@ export interface PriceIndex<R> {
   hiddenMatches(read: PriceRead): Awaitable<number>;
   /** The class ranges (when the counts did not carry them). */
   classRanges(range: PriceRange): Awaitable<ClassRanges>;
-  /** The page's rows read in `shape`. */
+
   page(read: PriceRead, shape: PricedPageShape, page: { limit: number; offset: number }): Awaitable<R[]>;
 }
 
-/** The ranges of a by-classes page and its expected cost in index entries read, from the store's class ranges. */
+/** A by-classes page's ranges and expected cost in index entries read. */
 export function classPlan(
   ranges: ClassRanges,
   range: PriceRange,
@@ -318,7 +302,7 @@ export function classPlan(
   return { arms, cost };
 }
 
-/** What a priced list page is asked: the filters, their list keys with their listings (fewest first), the page and cuts. */
+/** `counted`: the filters' list keys with their listings, fewest first. */
 export interface PricedListAsk {
   filters: DiscoveryFilters;
   counted: Array<{ key: ListingKey; n: number }>;
@@ -363,7 +347,7 @@ export function* pricePage<R>(
   if (total === 0) return listed('price_empty', { rows: [], total });
   const reach = page.offset + page.limit;
   const rangeListings = range.type !== undefined ? counts.listings : untypedRangeListings(q.counted);
-  // A page's plan without by-classes: by time, reach × the range's listings / matches entries; by price, every match sorted.
+  // Without by-classes: by time reads reach × the range's listings / matches entries; by price sorts every match.
   const byTime = matches === 0 ? Infinity : (reach * rangeListings) / matches;
   const byPrice = SORTED_MATCH_COST * matches;
   const plain = { plan: byTime > byPrice ? ('by-price' as const) : ('by-time' as const), cost: Math.min(byTime, byPrice) };
