@@ -268,7 +268,6 @@ export interface PriceIndex<R> {
   hiddenMatches(read: PriceRead): Awaitable<number>;
   /** The class ranges (when the counts did not carry them). */
   classRanges(range: PriceRange): Awaitable<ClassRanges>;
-
   page(read: PriceRead, shape: PricedPageShape, page: { limit: number; offset: number }): Awaitable<R[]>;
 }
 
