@@ -4,7 +4,7 @@
  * page's shape); each store answers a handful of statements (TextIndex: sqlite/search.ts,
  * postgres/search.ts) and nothing else.
  *
- * Three text paths, each bounded by the search budget (term-budget.ts):
+ * Three text paths, each bounded by the search budget (term-budget.ts; docs/CATALOG.md "The three paths"):
  *   - `one_term`: one searched term, read in its index order (score desc, id asc) from the cursor
  *     on, stopping after the page. Under filters at most SEARCH_ROW_BUDGET rows are read per page;
  *     a page that stops there before it is full says so (`text_partial`) and its cursor goes on
@@ -156,11 +156,9 @@ function toldRows(key: string, cap: number, known: ReadonlyMap<string, RowCount>
   return count !== undefined && (count.n < count.cap || count.cap >= cap) ? Math.min(count.n, cap) : undefined;
 }
 
-/** The keys whose rows up to `cap` `known` does not tell. */
 const untold = (keys: string[], cap: number, known: ReadonlyMap<string, RowCount>) =>
   keys.filter((key) => toldRows(key, cap, known) === undefined);
 
-/** The page of a search (the engine). */
 export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const { query, filters, page, now, x402Version, secret } = request;
   checkQuery(query);

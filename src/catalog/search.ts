@@ -1,22 +1,13 @@
 /**
- * GET /discovery/search (openapi.yaml, docs/CATALOG.md): the rank and the cursor both stores
- * implement (sqlite/search.ts, postgres/search.ts), the cursor's code, and the walk's caps. A
- * rank over four weighted fields, read from the write-time term index, and a signed keyset
- * cursor.
+ * GET /discovery/search's cursor, window and visibility rules, shared by the engine (search-engine.ts).
  *
- * Ranking (docs/CATALOG.md "Ranking", query-terms.ts): the query's content words, each matched by
- * itself, its stem and its related words, each key weighed by BM25's idf, and
- *   rank = Σ_key weight × (PRESENCE + milli)
- * summed from the write-time term rows (terms.ts), so a query aggregates only its own keys' rows.
- * The weights follow the catalog's statistics, so a cursor carries its first page's (`w`, `n`):
- * the ranks of a walk cannot move between its pages.
+ * Ranking (docs/CATALOG.md "Ranking"): rank = Σ_key weight × (PRESENCE + milli), summed from the write-time term rows.
+ * The weights follow the catalog's statistics, so a cursor carries its first page's (`w`, `n`): the ranks of a walk
+ * cannot move between its pages.
  *
- * Cursor. The first page pins the catalog's write sequence number; later pages search the
- * catalog as of that number (text revisions, accepts and extension rows valid then), so the
- * match set and every rank are frozen, and the keyset (rank desc, id asc) visits each match
- * exactly once. The cursor is `base64url(JSON{v,h,a,r,i,t}).base64url(HMAC-SHA256)` with the
- * per-catalog secret stored in the database: h binds it to the query and filters, a is the
- * pinned sequence, (r, i) the last position, t the issue time (valid for one hour).
+ * Cursor (docs/CATALOG.md "Response and cursor"): the first page pins the catalog's write sequence; later pages search
+ * the catalog as of it (term rows and list keys valid then), so the match set and every rank are frozen and the keyset
+ * (rank desc, id asc) visits each match exactly once. The HMAC key is per catalog, stored in its database.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { FILTER_NAMES } from '../filters.ts';
@@ -137,7 +128,6 @@ export function pinnedUrlChoice(terms: string[], after: CursorState): TermChoice
 /** The cursor's `k` for a choice: its searched terms' indexes among the query's distinct terms. */
 export const choiceIndexes = (terms: string[], choice: TermChoice): number[] => choice.searched.map((term) => terms.indexOf(term));
 
-/** A search answer without results, with the fields of what was searched. */
 export const emptySearchPage = (x402Version: number, choice: TermChoice): SearchPage => ({
   x402Version,
   resources: [],
@@ -158,13 +148,11 @@ export const choiceFields = (choice: TermChoice) => ({
 export type RankedRow = { listing_id: number; rank: number; keys?: string[] };
 
 /**
- * The work budget of a filtered search that neither its text nor its filters narrow (docs/CATALOG.md "Search with
- * filters"): two or more searched terms, the rarest with more rows than the search budget, and no set small enough
- * to drive. Such a search ranks the listings among each searched term's first windowRowsPerTerm index rows at the snapshot
- * (term score desc, listing id asc) that pass the filters: the window. When no listing outside the window can rank
- * on the page (windowBound), the page is the exact one; otherwise the answer says `text_partial` and its cursor
- * (`p`) keeps every later page on the same window. A WindowEdge is one searched term's window: how many rows it
- * read (at most the budget) and the lowest share among them.
+ * The `window` path (several terms whose rows pass the budget; docs/CATALOG.md "The three paths") ranks the listings
+ * among each term's first windowRowsPerTerm index rows at the snapshot that pass the filters. When no listing outside
+ * the window can rank on the page (windowBound) the page is exact; otherwise the answer says `text_partial` and its
+ * cursor (`p`) keeps every later page on the same window. A WindowEdge is one term's window: how many rows it read and
+ * the lowest score among them.
  */
 export interface WindowEdge {
   rows: number;
@@ -173,7 +161,7 @@ export interface WindowEdge {
 
 /**
  * The most a listing outside the window can rank: each term whose window stopped at `budget` rows may still hold it,
- * at most at its lowest share (a listing's share of a term is below or at its window's last one), weighed as the rank
+ * at most at its lowest score (rows are read in score order), weighed as the rank
  * weighs it (`weights`, one per term: weight × (PRESENCE + share), integers, so exact). -1 when every term's window
  * holds all its rows: nothing is outside.
  */
@@ -200,10 +188,9 @@ export const windowExact = (rows: RankedRow[], want: number, bound: number): boo
   bound < 0 || (rows.length >= want && rows[want - 1]!.rank > bound);
 
 /**
- * Listings last settled before `visibleSince` (LISTING_TTL_DAYS), or failing their liveness checks
- * since before `failingBefore`, are left out of a page after it
- * is ranked (docs/CATALOG.md "Lifecycle"): the rank index holds no settlement time, and hidden
- * listings are few in a live catalog. A page whose ranked rows were mostly hidden ranks further,
+ * Hidden listings (by age or by failures) are left out of a page after it is ranked (docs/CATALOG.md
+ * "Lifecycle"): the rank index holds no settlement time, and hidden listings are few in a live catalog
+ * (the lifecycle pass takes them out of the index). A page whose ranked rows were mostly hidden ranks further,
  * in growing batches, at most VISIBILITY_ROUNDS times; then it ends short, with a cursor after
  * the last row looked at (`partialResults` still says whether more may follow).
  */
@@ -213,7 +200,7 @@ export const visibilityBatch = (limit: number, round: number): number => Math.mi
 
 /**
  * Appends the visible rows of one ranked batch (in rank order) to `kept` until it holds `want`;
- * returns the last row looked at. A row whose listing is not found is left out, as before.
+ * returns the last row looked at. A row whose listing is not found is left out.
  */
 export function keepVisible<L extends { last_updated: string } & LivenessColumns>(
   rows: RankedRow[],
