@@ -1,12 +1,10 @@
 /**
- * GET /discovery/search on PostgreSQL: the statements the search engine runs (../search-engine.ts
- * TextIndex), on one connection of the pool (searchPostgres). No transaction is needed for a page's snapshot: writes
- * commit in sequence order (store.ts), so every write up to the pinned sequence is visible to any
- * later statement, and every row a search reads is selected by sequence number (term rows carry
- * their revision's [from_seq, to_seq), list keys their added_seq).
+ * The search engine's statements on PostgreSQL (../search-engine.ts TextIndex). No transaction is needed for a page's
+ * snapshot: writes commit in sequence order (store.ts), so every write up to the pinned sequence is visible to any
+ * later statement, and every row a search reads is selected by sequence number (term rows carry their revision's
+ * [from_seq, to_seq), list keys their added_seq).
  *
- * A term's score is stored as exact units (migrations.ts SCORE_UNITS), so the rank below sums them
- * exactly and rounds once, as SQLite's rank does: both stores give every listing the same rank.
+ * Ranks are integer sums, as SQLite's, so both stores give every listing the same rank.
  */
 import type pg from 'pg';
 import { onOneClient } from '../../db/postgres.ts';
@@ -28,7 +26,6 @@ type Params = ReturnType<typeof parameters>;
  */
 const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
-/** Ranked rows; `keysOf` reads a row's keys column (a term, else none). */
 const ranked = <K>(rows: Array<{ listing_id: string; rank: string; keys?: K }>, keysOf?: (keys: K) => string[]): RankedRow[] =>
   rows.map((r) => ({
     listing_id: Number(r.listing_id),
@@ -38,7 +35,7 @@ const ranked = <K>(rows: Array<{ listing_id: string; rank: string; keys?: K }>, 
 
 /**
  * The keys a revision holds among `n` terms, from its rows' term numbers `i` (1 to n) grouped: one bit each, in 63-bit
- * masks, where a string of the terms (string_agg) was much of the aggregate's work. heldKeys reads them.
+ * masks, because aggregating the terms as a string costs much of the aggregate's work. heldKeys reads them.
  */
 const keyMasksSql = (n: number, i: string) =>
   n <= MASK_BITS
@@ -49,21 +46,18 @@ const MASK_BITS = 63;
 const heldKeys = (terms: string[]) => (masks: string[]) =>
   terms.filter((_, i) => ((BigInt(masks[Math.floor(i / MASK_BITS)]!) >> BigInt(i % MASK_BITS)) & 1n) === 1n);
 
-/** After a cursor, on ranked rows (rank, listing_id): a condition, TRUE without one. */
 const afterCursor = (after: CursorState | undefined, { p }: Params) =>
   after ? `(rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)}))` : 'TRUE';
 
-/** The snapshot's term rows `t`. */
 const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND (t.to_seq IS NULL OR t.to_seq > ${p(asOf)})`;
 
 /**
  * The filters on rows of listing `listing` (an SQL expression), each an `EXISTS` probe by the listing's id, so that
  * a ranked read checks them row by row as it reads, and stops once its page is full: list entries for the key filters
- * (accepted entries and `type`, whose list key is read rather than the listing's wide row: docs/BENCHMARKS.md "Filter
+ * (accepted entries and `type`, whose list key is cheaper than the listing's wide row: docs/BENCHMARKS.md "Filter
  * combinations"), and the listing's row only for the filters that compare its columns. Each probe is
- * fenced (`OFFSET 0`, filterConditions' perRow) so that it stays one per row read: joined instead, the planner hashed a
- * key's entries (`type=http`: most listings) or a price range's, tens of milliseconds where a page's probes cost one.
- * `filtered`: whether any filter is set.
+ * fenced (`OFFSET 0`, filterConditions' perRow) so that it stays one per row read: joined instead, the planner hashes a
+ * key's entries (`type=http`: most listings) or a price range's, far more work than a page's probes.
  */
 function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { where: string; filtered: boolean } {
   const { p } = params;
@@ -79,7 +73,7 @@ function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): 
   return { where: conditions.join(' AND ') || 'TRUE', filtered: conditions.length > 0 };
 }
 
-/** The rows of the term `term` (an SQL expression) at the snapshot after `after`, in index order, at most `limit` (one). */
+/** The rows of `term` (an SQL expression) at the snapshot after `after`, in index order. */
 function walkSql(term: string, asOf: number, after: CursorState | undefined, limit: string, params: Params, weight = 1): string {
   const { p } = params;
   let keyset = '';
@@ -98,10 +92,9 @@ function walkSql(term: string, asOf: number, after: CursorState | undefined, lim
  * them, one round trip fewer per round of a page. `db` is one connection: a generic read's settings are its session's.
  */
 export function textIndex(db: Db, now?: Date): TextIndex {
-  // The statements of fixed text (the snapshot, the counts) are prepared, each by its own name: parsed once per
-  // connection and planned as Postgres plans a prepared statement, where sent as text a count cost about half as much
-  // again on the 100k bench database (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads
-  // without filters are prepared too (`query` below), each shape by its name (queryGeneric).
+  // The statements of fixed text (the snapshot, the counts) are prepared, each by its own name, so they are parsed once
+  // per connection (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). The ranked reads are prepared too
+  // (`query` below), each shape by its name (queryGeneric).
   const countTerms = async (terms: string[], cap: number) =>
     (
       await db.query<{ n: string }>({
@@ -115,16 +108,14 @@ export function textIndex(db: Db, now?: Date): TextIndex {
   const listed = new Map<number, ListingRow | undefined>();
   /**
    * A ranked read. Its text depends on its shape alone (the values are parameters; the terms arrays), so it runs with its
-   * generic plan (queryGeneric: prepared on the connection, planned once), which its shape fixes: each term's rows by
-   * index, in nested loops, and each filter a probe per row (rowFilter), whatever the values. Planned with its values, a
-   * window's rank took longer to plan than to run, and a filtered rank's planning was much of its time (docs/BENCHMARKS.md
-   * "Filter combinations"). The `url` reads are sent as text (`withValues`) and planned with their values.
+   * generic plan (queryGeneric), which its shape fixes: each term's rows by index, in nested loops, and each filter a
+   * probe per row (rowFilter), whatever the values. Planning with the values would cost more than the read itself
+   * (docs/BENCHMARKS.md "Filter combinations"). The `url` reads are sent as text (`withValues`) and planned with their values.
    */
   const query = async <K = string>(text: string, params: Params, withValues: boolean, keysOf?: (keys: K) => string[]) => {
     const run = <R extends pg.QueryResultRow>(statement: string) =>
       withValues ? db.query<R>(statement, params.values) : queryGeneric<R>(db, 'search', statement, params.values, 'session');
     if (now === undefined) return ranked((await run<{ listing_id: string; rank: string; keys?: K }>(text)).rows, keysOf);
-    // The ranked rows in their order, each with its listing's row where it has one (rowsById's columns).
     const withListings = `WITH ranked AS MATERIALIZED (${text})
       SELECT r.*, x.* FROM ranked r LEFT JOIN LATERAL (SELECT ${listingColumns(now, params.p)} WHERE l.id = r.listing_id) x ON TRUE
       ORDER BY r.rank DESC, r.listing_id ASC`;
@@ -134,10 +125,8 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
     return ranked(rows, keysOf);
   };
-  /**
-   * The page's snapshot and the catalog's listings, read by one statement whichever the engine asks first (it asks both
-   * together on a first page): a statement fewer, and an answer fewer to wake the reader's thread for.
-   */
+  // The page's snapshot and the catalog's listings, read by one statement whichever the engine asks first (it asks both
+  // together on a first page): a statement fewer, and an answer fewer to wake the reader's thread for.
   let opening: Promise<{ seq: string; n: string }> | undefined;
   const opened = () =>
     (opening ??= db
@@ -173,7 +162,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
         false,
       );
       if (scan === undefined || rows.length >= want) return { rows };
-      // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
+      // Fewer than `want` passed: find whether the scan stopped at `scan` rows (then the page is partial) or at the term's end.
       const edgeParams = parameters();
       const last = (
         await db.query<{ n: string; listing_id: string; milli: string }>(
