@@ -5,13 +5,11 @@
  * listings hold is common enough that the newest listings hold the page, so the page is the matches found walking the
  * listings in page order, verified on each row, until it has the page and one more match or has walked URL_WALK_BUDGET
  * listings, and the answer says so (`partialResults`: `total` counts only the matches the walk found). Either way a page
- * reads at most a few thousand rows, and a common substring's first page about its share of a page: where counting
- * every match of a common substring read all of them.
+ * reads at most a few thousand rows, where counting every match of a common substring would read all of them.
  *
  * The walk reads the entries of the other filters' list key that a list page would be driven by (listing.ts
- * byFewestListings; `all` without one): each listing it reads holds that key, so beside `network` or `asset` it
- * checks only the listings those hold, where walking every listing a page with a common substring and a filter a
- * tenth hold read about ten listings for each it kept.
+ * byFewestListings; `all` without one), so beside `network` or `asset` it checks only the listings those hold, not
+ * every listing.
  *
  * SQLite's index is an FTS5 trigram table, asked only for a few of the substring's 3-character windows, those the
  * fewest URLs of a random sample of the catalog hold (UrlSample): every match holds each window, and resource URLs
@@ -53,7 +51,7 @@ export function withoutUrl(filters: DiscoveryFilters): DiscoveryFilters {
 /** How many matches a walk looks for: the page and one more, so `total` beyond the page says another page exists. */
 const walkWant = (page: { limit: number; offset: number }) => page.offset + page.limit + 1;
 
-/** `next` of `value`, awaited only when `value` is a promise (SQLite's statements answer synchronously). */
+/** Awaits only a promise: SQLite's statements answer synchronously. */
 const then = <T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> =>
   value instanceof Promise ? value.then(next) : next(value);
 
@@ -63,7 +61,6 @@ export type UrlPageBounds = { cap: number; budget: number; want: number };
 /** A `url` page's answer: how many matches the other filters keep (`total`), and the page's ids among them, in page order. */
 export type UrlPageMatches = { total: number; ids: number[] };
 
-/** `ids` (matches in page order) as a page's answer (UrlPageMatches). */
 export const pageOf = (ids: number[], page: { limit: number; offset: number }): UrlPageMatches => ({
   total: ids.length,
   ids: ids.slice(page.offset, page.offset + page.limit),
@@ -125,8 +122,8 @@ export function urlWindows(text: string): string[] {
 
 /**
  * A random sample of the catalog's resource URLs, spelled as the store's index spells them (one per store), drawn
- * again when a minute old. How many of them hold each window is counted once per draw: a `url` of 2,048 characters has
- * about 2,000 windows, and counting each against 256 URLs per request took 11–16 ms.
+ * again when a minute old. How many of them hold each window is counted once per draw, because a long `url` has about
+ * as many windows as characters and counting each against the sample on every request is too slow.
  */
 export class UrlSample {
   urls: string[] = [];
@@ -145,17 +142,15 @@ export class UrlSample {
     this.drawnAt = nowMs;
   }
 
-  /** The share of the sampled URLs that hold `text` (spelled as the sample is). */
+  /** `text` spelled as the sample is. */
   share(text: string): number {
     return this.urls.length === 0 ? 0 : this.holdingAll([text]) / this.urls.length;
   }
 
-  /** How many sampled URLs hold `window`. */
   holding(window: string): number {
     return this.held.get(window) ?? 0;
   }
 
-  /** How many sampled URLs hold every one of `windows`. */
   holdingAll(windows: readonly string[]): number {
     return this.urls.filter((url) => windows.every((window) => url.includes(window))).length;
   }
@@ -168,15 +163,14 @@ export class UrlSample {
  * listings: reading its entries costs more than checking the rows it keeps out). Windows that do not overlap (three
  * apart in urlWindows' order: their places in the substring, unless a window repeats) are chosen before those that
  * do: two that share two characters (`bep`, `epa`) are held by nearly the same URLs, so the second keeps few out, and
- * a sample too small to tell them apart (most of a rare substring's windows are held by none of it at 1M listings)
- * would otherwise choose neighbours; at 1M listings on Postgres the `url` + `asset` + `network` p95 was 2–3 ms higher
- * so, measured in process (at 100k no change).
+ * a sample too small to tell them apart (most of a rare substring's windows are held by none of it on a large catalog)
+ * would otherwise choose neighbours.
  */
 export function rarestWindows(windows: string[], sample: UrlSample, n: number): string[] {
   const held = windows.map((window, at) => ({ window, at, n: sample.holding(window) })).sort((x, y) => x.n - y.n || x.at - y.at);
   const selective = held.filter((x, i) => i === 0 || x.n <= sample.urls.length / 4);
-  // At most `n` apart are taken (the answer holds no more): a `url` of 2,048 characters has about 2,000 windows, and
-  // checking each against every apart one took 4.5 ms.
+  // At most `n` apart are taken (the answer holds no more): a long `url` has thousands of windows, too many to check
+  // each against every other.
   const apart: typeof selective = [];
   for (const x of selective) {
     if (apart.length === n) break;
