@@ -72,8 +72,8 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenByAgeSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
-      // Run with its generic plan, planned once per connection (planned on every page, about 0.4 ms at 100k); its hidden
-      // counts are EXECUTEd, planned with their values whatever the setting (docs/BENCHMARKS.md "Filter combinations").
+      // Run with its generic plan, planned once per connection rather than on every page; its hidden counts are
+      // EXECUTEd, planned with their values whatever the setting (docs/BENCHMARKS.md "Filter combinations").
       type Counted = { kind: string; value: string; n: string; failing: boolean; aged: string | null } & PriceCounts;
       const counting = queryGeneric<Counted>(db, 'counts', text, q.values);
       const guessed = priced ? guesses.send(db, filters, page, now, visibleSince, failingBefore) : undefined;

@@ -1,9 +1,9 @@
 /**
  * An `asset` + `maxAmount` list page's counts on PostgreSQL (../price.ts PriceCounts), read by two server-side functions
- * (catalog migration 41, price-index.ts) rather than by SQL sent with every page. Postgres plans a statement each time
- * it is sent, and the counts are several subqueries: about 0.55 ms of planning per page at 100k for well under 0.3 ms
- * of work (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). A PL/pgSQL function keeps the plans of its
- * statements for the session (each pooled connection), and plans a statement only when it first runs it, so:
+ * (catalog migration 41, price-index.ts) rather than by SQL sent with every page: sent as text, the counts' several
+ * subqueries cost more to plan than to run (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). A PL/pgSQL
+ * function keeps the plans of its statements for the session (each pooled connection), and plans a statement only when
+ * it first runs it, so:
  *
  * - the typed and untyped ranges are separate statements (no `type IS NULL OR …`), each cached;
  * - the matches hidden by age are counted only when some entry of the range's key is older than the cut (an index
@@ -12,7 +12,7 @@
  *   match of a wide bound for some cuts.
  *
  * The sums and probes keep Postgres's own choice between a plan for the values at hand and a generic one
- * (plan_cache_mode auto; forcing generic plans made the 900,000 price 7.7× slower).
+ * (plan_cache_mode auto): a forced generic plan is much slower for some prices.
  */
 import { DEEP_OFFSET, filterKeys } from '../listing.ts';
 import { PRICE_BUCKET, PRICE_CLASS, PRICE_DIGITS, inPriceRange, priceFilter, type ClassRanges, type PriceRange } from '../price.ts';

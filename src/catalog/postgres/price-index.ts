@@ -212,10 +212,9 @@ const priceRead = (
 
 /**
  * The statement of a priced page (pageListingsStatement's) of `shape`. Without other key filters it is run with its
- * generic plan (queries.ts readPage): by time it reads the by-time index in page order, by price the by-price index's
- * range, by classes each range's by-time index cut at offset + limit (a Merge Append of index scans), whatever the
- * values (EXPLAIN ANALYZE on the 100k bench database: the generic plans ran in the custom plans' time). Another key
- * filter's EXISTS is planned with its values.
+ * generic plan (queries.ts readPage), since its shape fixes the plan: by time it reads the by-time index in page order,
+ * by price the by-price index's range, by classes each range's by-time index cut at offset + limit (a Merge Append of
+ * index scans), whatever the values. Another key filter's EXISTS is planned with its values.
  */
 export function pricedPageStatement(
   filters: DiscoveryFilters,
@@ -245,7 +244,6 @@ export function pricedPageStatement(
     );
     sql = `SELECT m.id, m.last_updated FROM (${ranges.join(' UNION ALL ')}) m ${order('m')} ${paged}`;
   } else if (shape.plan === 'by-price') {
-    // Every match read from the by-price index, then sorted.
     sql = `WITH m AS MATERIALIZED (SELECT p.listing_id, p.last_updated FROM listing_prices p WHERE ${rangeSql(p, read)})
       SELECT p.listing_id AS id, p.last_updated FROM m p ${order('p')} ${paged}`;
   } else {
