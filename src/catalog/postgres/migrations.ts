@@ -17,11 +17,9 @@
  * Text that is ordered or compared is `COLLATE "C"` (byte order, as SQLite's BINARY), so order and
  * the '~' sentinel of the blocks do not depend on the database's locale.
  *
- * A term's score is stored as `units` = score × 2^53, an exact integer: every score is at least
- * 0.5 (weight ≥ 1, tf/(tf+1) ≥ 1/2), so it is a multiple of 2^-53. Summing units is exact, and
- * `sum(units)::float8 / 2^53` is the exact sum rounded once to a double, which is what SQLite's
- * compensated sum() gives for these few positive terms; the rank then rounds as SQLite's round()
- * does (floor(x + 0.5)). So both stores give every listing the same rank.
+ * A term's score is stored as `units` = score × 2^53 (SCORE_UNITS), an exact integer: every score
+ * is at least 0.5 (weight ≥ 1, tf/(tf+1) ≥ 1/2), so it is a multiple of 2^-53. The rank sums the
+ * integer `milli` (search.ts), so both stores give every listing the same rank.
  */
 import type { PostgresMigrations } from '../../db/postgres.ts';
 import { CLAIMS_MIGRATION } from './claims.ts';
@@ -43,7 +41,6 @@ import {
 } from './price-index.ts';
 import { ASSET_COMBINATION_KEYS_MIGRATION, FOLD_INTO_LIST_KEYS_MIGRATION, RETIRE_LISTING_ACCEPTS_MIGRATION } from './list-index.ts';
 
-/** The scale of `search_terms.units` (see above). */
 export const SCORE_UNITS = 2 ** 53;
 
 const C = 'COLLATE "C"';
@@ -199,10 +196,8 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 13: the price index keeps each listing's smallest amount per asset on each network too, so
   // `network` + `asset` + `maxAmount` is one index range (postgres/price-index.ts).
   NETWORK_PRICE_KEYS_MIGRATION,
-  // 14: a term row's key index carries its units, so the lookups of another term's share (the
-  // walk's, the all-terms tier's and its rank's) are answered from the index without reading the
-  // table row: under load each table read cost 5-20 µs, the most of a several-term search
-  // (docs/CATALOG.md "Postgres"). The key is rebuilt in place (about 30 s per 100,000 listings).
+  // 14: the term rows' primary key (term, rev) also carries their units, so a lookup of a
+  // revision's row of a term can be answered from the index alone.
   `ALTER TABLE search_terms DROP CONSTRAINT search_terms_pkey,
      ADD CONSTRAINT search_terms_pkey PRIMARY KEY (term, rev) INCLUDE (units);`,
   // 15: the price index keeps each listing's smallest amount per asset under each scheme and under

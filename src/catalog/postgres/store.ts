@@ -8,8 +8,7 @@
  *   committed row and gets `owned_by_other`. The unique constraint on the identity backs it.
  * - Snapshots: every write then bumps the write sequence (row `seq` of `catalog_meta`), which it
  *   holds until commit, so writes commit in sequence order and a reader that sees sequence N sees
- *   every write up to N.
- *   Search cursors pin N exactly as in SQLite (search.ts).
+ *   every write up to N: what a search cursor pins (search.ts).
  * - List: the same index as SQLite (listing_keys, listing_counts, listing_key_blocks), maintained
  *   in the write transaction by one server-side call (migrations.ts).
  */
@@ -163,7 +162,6 @@ export class PostgresCatalogStore implements CatalogStorePort {
     }).catch(refusal<T>);
   }
 
-  /** The write of a settlement, under the identity's lock (writeListing). */
   private async writeLocked(db: Db, draft: ListingDraft, now: Date, payment: PaymentFacts): Promise<WriteOutcome> {
     const existing = (
       await db.query<{ id: string; owner: string; body: string }>(
@@ -233,7 +231,6 @@ export class PostgresCatalogStore implements CatalogStorePort {
     );
   }
 
-  /** The catalog's identifier (catalog migration 23), shared by every instance on this database. */
   async catalogId(): Promise<string> {
     await this.ready;
     const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'catalog_id'");
