@@ -6,12 +6,12 @@
  *   filtered page is a walk of one covering index (`listing_keys_page`), and the write sequence
  *   that added it (`added_seq`: a search cursor reads a listing's extension keys as of its snapshot);
  * - `listing_counts`: the totals, overall (kind 'all') and per filter value, a view: the sum of the
- *   value's block counts below (migration 30), so a write keeps one count, not two;
+ *   value's block counts below, so a write keeps one count, not two;
  * - `listing_key_blocks`: cheap deep `offset` pages. Each filter value's entries, in page order
  *   (lastUpdated desc, listing desc), are cut into contiguous blocks of about BLOCK_SIZE entries,
- *   each stored as its start key and its count. A page at offset N sums block counts (a few
- *   thousand rows at 1M listings) and then skips fewer than 2 × BLOCK_SIZE index entries, instead
- *   of N: an order-statistics index kept in SQL.
+ *   each stored as its start key and its count. A page at offset N sums about N / BLOCK_SIZE block
+ *   counts and then skips fewer than 2 × BLOCK_SIZE index entries, instead of N: an
+ *   order-statistics index kept in SQL.
  *
  * A block is named by its start key S, the newest key it may hold: it holds the keys ≤ S that are
  * newer than the next block's start. The newest block starts at a sentinel above every timestamp,

@@ -96,8 +96,8 @@ export function recordCall(db: DatabaseSync, listingId: number, day: number, pay
   const row = cachedStatement(db, 'SELECT quality_days FROM listings WHERE id = ?').get(listingId) as { quality_days: string | null };
   const days = withPayment(qualityDaysOf(row.quality_days), day, payment.payer === undefined ? undefined : { lastPaid });
   run('UPDATE listings SET quality_days = ? WHERE id = ?', JSON.stringify(days), listingId);
-  // Expired rows found through the day index, then deleted by key: a DELETE … IN (subquery) over a
-  // row value scanned the whole table (5 ms a write at 100k listings).
+  // Expired rows found through the day index, then deleted by key: SQLite plans a DELETE … IN (subquery)
+  // over a row value as a scan of the whole table.
   const expired = windowStartDay(day * 86_400_000);
   for (const r of cachedStatement(db, 'SELECT rowid FROM listing_payments WHERE day < ? LIMIT ?').all(expired, PRUNE_BATCH) as Array<{
     rowid: number;

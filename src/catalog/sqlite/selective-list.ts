@@ -87,8 +87,8 @@ function walkPageOrder(
   }>;
   const end = ends[0];
   // The walk's range starts at the newest entry and ends at `end`: its lastUpdated is the range's lower bound on the
-  // index (it is at least visibleSince), so a walk that finds fewer than it wants stops there. Beside visibleSince as
-  // that bound, with `end` only a further check, a walk that found too few read every entry of the key (135 ms at 1M).
+  // index (it is at least visibleSince), so a walk that finds fewer than it wants stops there. With visibleSince as
+  // that bound and `end` only a further check, such a walk would read every entry of the key.
   const keyed = keyedFilter(store.db, others, end ? end.last_updated : visibleSince, failing, counted);
   // Each walked URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen
   // bytes a row where a listing's row holds its whole body, and the other filters from their list keys' entries.

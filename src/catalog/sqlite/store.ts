@@ -87,7 +87,6 @@ export class CatalogStore implements CatalogStorePort {
     return this.scale.searchRowBudget;
   }
 
-  /** A cached prepared statement. */
   statement(sql: string): StatementSync {
     return cachedStatement(this.db, sql);
   }

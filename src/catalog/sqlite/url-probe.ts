@@ -1,8 +1,8 @@
 /**
  * The trigram index's answer to "which listings hold `url`" on SQLite, at most a cap of them (selective-list.ts).
  * FTS5 answers a phrase by reading the entries of each of its trigrams, and resource URLs share many (`exa`, `com`, a
- * host's labels: each held by most listings), so the phrase of a long substring read every listing's entry several
- * times over (about 15 ms at 100k listings). The index is asked instead for the three of the
+ * host's labels: each held by most listings), so the phrase of a long substring would read every listing's entry
+ * several times over. The index is asked instead for the three of the
  * substring's 3-character windows that the fewest URLs of a random sample of the catalog hold (../url-filter.ts),
  * each one trigram that every match holds, and the whole substring is checked on the rows they name, stopping at
  * the cap. The sample only chooses what is read: the answer is every match (up to the cap) either way.
@@ -12,7 +12,6 @@ import { cachedStatement } from '../../db/sqlite.ts';
 import { URL_SAMPLE_SIZE, UrlSample, asciiLower, rarestWindows, urlWindows } from '../url-filter.ts';
 import { urlPhrase } from './queries.ts';
 
-/** How many of `url`'s windows the index is asked for. */
 const WINDOWS_ASKED = 3;
 
 /** Each connection's sample (the store's and its readers' connections each keep their own). */
@@ -30,8 +29,8 @@ function freshSample(db: DatabaseSync): UrlSample {
   if (!sample.stale(nowMs)) return sample;
   const max = highestListingId(db);
   const ids = Array.from({ length: max === 0 ? 0 : URL_SAMPLE_SIZE }, () => 1 + Math.floor(Math.random() * max));
-  // Read from the trigram table's own copy of each URL (FTS5's `listing_urls_content`: id, c0), a few dozen bytes a row
-  // where a listing's row holds its whole body: 256 random listings' rows took about 4 ms, their URLs' rows about 1.3.
+  // Read from the trigram table's own copy of each URL (FTS5's `listing_urls_content`: id, c0), a few dozen bytes a row,
+  // because a listing's row holds its whole body.
   const rows = cachedStatement(
     db,
     'SELECT lower(c0) AS resource FROM listing_urls_content WHERE id IN (SELECT value FROM json_each(?))',
