@@ -1,6 +1,6 @@
 /**
  * The list endpoint's price index on SQLite (openapi.yaml `asset` + `maxAmount`, docs/CATALOG.md
- * "Price filters"), kept in the write transaction like list-index.ts; the pages are read by the
+ * "List"), kept in the write transaction like list-index.ts; the pages are read by the
  * engine both stores share (../price.ts pricePage), from the statements here:
  *
  * - `listing_prices`: per (listing, price index key: ../price.ts priceIndexKey) the smallest amount
@@ -105,7 +105,6 @@ export function removePrices(db: DatabaseSync, listingId: number): void {
   cachedStatement(db, 'DELETE FROM listing_prices WHERE listing_id = ?').run(listingId);
 }
 
-/** `AND type = ?` when the range has a type, and its parameter. */
 const typeSql = (range: { type: string | undefined }, column: string) => (range.type === undefined ? '' : ` AND ${column} = ?`);
 const typeParams = (range: { type: string | undefined }) => (range.type === undefined ? [] : [range.type]);
 

@@ -55,7 +55,6 @@ function rowFilter(read: RankedRead, listing = 't.listing_id'): { join: string; 
     : { join: `CROSS JOIN listings l ON l.id = ${listing}`, where: conditions, params };
 }
 
-/** The store's statements for the engine. */
 export function textIndex(store: SearchSource): TextIndex {
   /** One term's rows at the snapshot after `after`, in index order, at most `limit` (`?` parameters: term, asOf twice, keyset, limit). */
   const walkSql = (after: CursorState | undefined) =>
@@ -92,7 +91,7 @@ export function textIndex(store: SearchSource): TextIndex {
           .all(weight, term, ...walkParams(term, asOf, after, scan ?? want, weight), ...filter.params, want),
       );
       if (scan === undefined || rows.length >= want) return { rows };
-      // Fewer than `want` passed: the scan either read the term to its end or stopped at `scan` rows.
+      // Fewer than `want` passed: find whether the scan stopped at `scan` rows (then the page is partial) or at the term's end.
       const read_ = store
         .statement(`SELECT count(*) AS n, min(milli) AS milli FROM (${walkSql(after)})`)
         .get(...walkParams(term, asOf, after, scan, weight)) as {
