@@ -36,7 +36,7 @@ export const STEM = 1000;
 const RELATED = 300;
 /**
  * The most words no listing holds that a search looks up by meaning: each costs a few WordNet reads and
- * up to 12 more keys to count (docs/BENCHMARKS.md "Search for agents" measures 4 against 8).
+ * up to 12 more keys to count (docs/BENCHMARKS.md "Search for agents").
  */
 export const MAX_MEANING_ONLY = 4;
 /** A word-vector neighbour's weight per unit of idf at similarity 1, × its cosine similarity: below a related word's. */
