@@ -214,11 +214,10 @@ export function livenessPort(
 /**
  * Entries of one list key hidden by failures and not already hidden by age (the list's total of one key): the key's
  * entries among the hidden listings, read from its primary key (Sql inSubquery), so a wide key reads about one entry per
- * hidden listing, a narrow one its own few. Joined, Postgres hashed every entry of a wide key (docs/BENCHMARKS.md
- * "Filter combinations"); a lookup per hidden listing read a narrow key's every entry per listing, the plan that its
- * estimate (a few hundred) chose. The age is compared as an expression (`|| ''`), a filter on the entries found: as an
- * index condition SQLite read the key's page-order index over every visible entry instead of the hidden ones' entries
- * by primary key.
+ * hidden listing, a narrow one its own few. Joined, Postgres may hash every entry of a wide key, or read a narrow key's
+ * every entry per hidden listing (docs/BENCHMARKS.md "Filter combinations"). The age is compared as an expression
+ * (`|| ''`) to keep it a filter on the entries found: as an index condition SQLite would read the key's page-order
+ * index over every visible entry.
  */
 export function* hiddenByFailuresCount(
   sql: Sql,
