@@ -337,12 +337,12 @@ export interface CatalogOptions {
   onQueryPaths?: (paths: TakenPath[]) => void;
 }
 
+export type { Awaitable };
+
 /**
  * The storage a catalog worker runs against: SQLite (sqlite/store.ts) or PostgreSQL (postgres/store.ts).
  * Each call may return a Promise; neither the worker protocol nor the handlers depend on which.
  */
-export type { Awaitable };
-
 export interface CatalogStorePort {
   /** Ownership claims (ownership.ts), used when ownership comes from the origin. Optional: a test's store may leave it out. */
   readonly claims?: OwnershipStorePort;
@@ -352,7 +352,6 @@ export interface CatalogStorePort {
   writeListing(draft: ListingDraft, now: Date, payment?: PaymentFacts): Awaitable<WriteOutcome>;
   /** Removes a listing its owner withdrew, atomically with the owner and replay checks (CatalogPort.withdraw). */
   withdraw(withdrawal: Withdrawal, now: Date): Awaitable<WithdrawalOutcome>;
-  /** The identifier created with the catalog's database (CatalogPort.catalogId). */
   catalogId(): Awaitable<string>;
   list(...args: ListArgs): Awaitable<StoreListPage>;
   search(...args: SearchArgs): Awaitable<SearchPage>;
