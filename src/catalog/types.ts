@@ -23,9 +23,8 @@ import type {
 import type { TakenPath } from './query-paths.ts';
 
 /**
- * The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses).
- * `processing`: the settlement claimed a new listing or a new owner, which its origin's check
- * decides after the settle answered (ownership.ts).
+ * The `bazaar` entry of the EXTENSION-RESPONSES header (openapi.yaml, ExtensionResponses). `processing`: a claim the
+ * origin's check decides after the settle answered (ownership.ts).
  */
 export type BazaarOutcome =
   { status: 'success' } | { status: 'processing' } | { status: 'rejected'; rejectedReason: string; code: BazaarCode };
@@ -33,7 +32,7 @@ export type BazaarOutcome =
 export interface SettledPayment {
   paymentPayload: Record<string, unknown>;
   paymentRequirements: Record<string, unknown>;
-  /** Who paid and the payment's id, as opaque strings (quality.ts): the listing's quality signals count them. */
+  /** Who paid and the payment's id, opaque: the quality signals count them (quality.ts). */
   payment?: PaymentFacts;
 }
 
@@ -41,9 +40,8 @@ export interface SettledPayment {
 export type { DiscoveryFilters } from '../filters.ts';
 
 /**
- * A list page as a store's readers of one kind of page take it: its filters and page, the clock, and what it
- * leaves out: listings last settled before `visibleSince`, and listings failing their liveness checks since
- * before `failing` (undefined: nothing left out for that reason).
+ * A list page's read. Left out: listings last settled before `visibleSince`, and listings failing their liveness
+ * checks since before `failing` (undefined: nothing left out for that reason).
  */
 export interface ListPageRead {
   filters: DiscoveryFilters;
@@ -69,7 +67,6 @@ export class SchemaNotJudgedError extends Error {
 /** A discovery query the catalog refuses: the caller's mistake (400), or the catalog cannot answer now (503). */
 export class CatalogQueryError extends Error {
   readonly code: CatalogQueryCode;
-  /** The HTTP status the discovery handler answers with (400 for the caller's mistake, 503 for overload or an unusable catalog). */
   readonly status: 400 | 503;
 
   constructor(code: CatalogQueryCode, message: string) {
@@ -87,23 +84,22 @@ export type CatalogQueryCode = Extract<
 
 /** What a settlement would do to the catalog (CatalogPort.previewSettlement). */
 export type ListingPreview =
-  /** It would store this item (as a new listing). */
   | {
       outcome: 'listed';
       listing: DiscoveryResource;
       dropped: string[];
-      /** Ownership from the origin: the listing's owner now, when another payTo owns it (the origin decides a takeover). */
+      /** The listing's owner now, when another payTo owns it (ownership from the origin decides a takeover). */
       owner?: string;
     }
   | { outcome: 'rejected'; code: BazaarCode; reason: string }
-  /** No `bazaar` extension: nothing would be listed. */
+  /** No `bazaar` extension. */
   | { outcome: 'none' }
   /** The seller schema could not be judged now (svc busy). */
   | { outcome: 'not_judged'; reason: string };
 
 /**
- * A withdrawal of a listing (POST /discovery/delist; docs/CATALOG.md "Withdrawing a listing"), its
- * signature by `owner` already checked by the caller: the catalog compares owners and times only.
+ * POST /discovery/delist (docs/CATALOG.md "Withdrawing a listing"), its signature already checked by the caller:
+ * the catalog compares owners and times only.
  */
 export interface Withdrawal {
   resource: string;
@@ -111,11 +107,11 @@ export interface Withdrawal {
   toolName: string;
   /** The payTo that signed: it must be the listing's owner. */
   owner: string;
-  /** When it was signed (ms since the epoch): later than the last withdrawal accepted for the listing. */
+  /** Signing time (epoch ms): must be later than the last withdrawal accepted for the listing. */
   issuedAtMs: number;
 }
 
-/** What a withdrawal did; anything but `delisted` changed nothing. */
+/** Anything but `delisted` changed nothing. */
 export type WithdrawalOutcome =
   | { status: 'delisted' }
   | { status: 'unknown' }
@@ -124,21 +120,20 @@ export type WithdrawalOutcome =
   | { status: 'replayed'; lastIssuedAtMs: number };
 
 /**
- * How long an accepted withdrawal's time is remembered: a message is refused as stale 5 minutes
- * after it was signed (src/handlers/delist.ts), so its replay needs no memory after that; twice
- * as long covers instances whose clocks differ.
+ * How long an accepted withdrawal's time is remembered: a message is stale 5 minutes after it was
+ * signed (src/handlers/delist.ts), so a replay needs no memory after that; twice as long covers
+ * instances whose clocks differ.
  */
 export const WITHDRAWAL_MEMORY_MS = 10 * 60_000;
 
-/** How a settlement hook reports a fault: null (the header is omitted) or, `strict`, a rejection. */
+/** A hook's fault resolves null (header omitted) or, `strict`, rejects. */
 interface HookOptions {
   strict?: boolean;
 }
 
 /**
- * Who a discovery request is for: an opaque key (the HTTP layer gives the client's peer address).
- * Requests of one requester share its part of the catalog's reader queue, and requesters take
- * turns (docs/CATALOG.md "Threads").
+ * Who a discovery request is for: an opaque key (the HTTP layer gives the client's peer address). Requesters
+ * take turns in the reader queue (docs/CATALOG.md "Threads").
  */
 export interface Requester {
   client: string;
@@ -146,83 +141,60 @@ export interface Requester {
 
 export interface CatalogPort {
   /**
-   * Run the catalog hook for a settlement that succeeded. Bounded (a deadline). Resolves null when
-   * no `bazaar` extension was echoed, or on an internal fault or overload (then logged), which
-   * means: omit the header. With `strict` (what the bazaar extension asks) a fault or overload
-   * rejects instead, so the settlement journal keeps the payment unlisted and tries again.
+   * The catalog hook for a settlement that succeeded, under a deadline. Resolves null (omit the header) when no
+   * `bazaar` extension was echoed, or on a fault or overload (logged). With `strict` a fault or overload rejects
+   * instead, so the settlement journal keeps the payment unlisted and tries again.
    */
   recordSettlement(settled: SettledPayment, options?: HookOptions): Promise<BazaarOutcome | null>;
   /**
-   * POST /discovery/validate: the judgment recordSettlement would make of this settlement (the
-   * same checks, in the same code: ingest/settlement.ts, the current owner included), without
-   * writing anything. Optional so that a catalog for tests may leave it out (validate then answers 500).
+   * POST /discovery/validate: the judgment recordSettlement would make (the same code, the current owner
+   * included), without writing. Optional for test catalogs, as are the other optional members here.
    */
   previewSettlement?(settled: SettledPayment): Promise<ListingPreview>;
   /**
-   * POST /discovery/delist: removes the listing (from list and search, with its quality signals
-   * and its owner binding) when `owner` owns it and no withdrawal signed at the same time or later
-   * was accepted for it. Optional so that a catalog for tests may leave it out (delist then answers 500).
+   * POST /discovery/delist: removes the listing with its quality signals and owner binding when `owner` owns it
+   * and no withdrawal signed at the same time or later was accepted for it.
    */
   withdraw?(withdrawal: Withdrawal): Promise<WithdrawalOutcome>;
   /**
-   * The identifier created with the catalog's database and shared by every instance on it: a
-   * withdrawal's signed text names it (GET /discovery/delist), so a message signed for one catalog
-   * withdraws nothing from another. Optional, like withdraw.
+   * Created with the catalog's database, shared by every instance on it: a withdrawal's signed text names it, so a
+   * message signed for one catalog withdraws nothing from another.
    */
   catalogId?(): Promise<string>;
   /**
-   * A settlement that may be recorded is under way: start what recordSettlement will need (the
-   * writer thread, started on demand) while the chain settles, so its boot is not on the settle's
-   * path. Returns at once and never throws. Optional, like previewSettlement.
+   * A settlement is under way: boot the writer thread while the chain settles, so the boot is not on the settle's
+   * path. Returns at once and never throws.
    */
   prepareSettlement?(): void;
-  /**
-   * POST /discovery/validate's `index`: whether the listing of this identity is in list and search
-   * now, and what hides it when not. Optional so that a catalog for tests may leave it out.
-   */
+  /** POST /discovery/validate's `index`: whether the listing is in list and search now, and what hides it when not. */
   listingIndex?(
     identity: { resource: string; type: 'http' | 'mcp'; toolName?: string },
     requester?: Requester,
   ): Promise<ListingIndexStatus>;
-  /**
-   * Listings by state, for the /metrics gauges (docs/OPERATIONS.md "Metrics"): listed (in list and
-   * search now) and hidden, by what hides them (`expired`, `liveness`: ListingIndexStatus' reasons).
-   * Optional so that a catalog for tests may leave it out.
-   */
+  /** Listings by state, for the /metrics gauges (docs/OPERATIONS.md "Metrics"). */
   listingCounts?(): Promise<ListingCounts>;
   /** GET /discovery/resources (limit already clamped, offset validated). */
   list(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<ListPage>;
-  /**
-   * GET /discovery/search; rejects with CatalogQueryError for a bad cursor or blank query, and
-   * with CatalogQueryError `svc_catalog_busy` (503) when discovery is overloaded.
-   */
+  /** GET /discovery/search; rejects with CatalogQueryError (a bad cursor or query, or `svc_catalog_busy`). */
   search(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, requester?: Requester): Promise<SearchPage>;
   /**
-   * list and search with the page as its JSON text (JSON.stringify of the same page, byte for
-   * byte), serialized on the catalog's thread: what the GET routes send. Optional so that a
-   * catalog for tests may leave them out (the routes then serialize the object).
+   * list and search as the page's JSON text (JSON.stringify of the same page), serialized on the catalog's thread
+   * so the main thread does not: what the GET routes send.
    */
   listJson?(filters: DiscoveryFilters, page: { limit: number; offset: number }, requester?: Requester): Promise<string>;
   searchJson?(query: string, filters: DiscoveryFilters, page: { limit: number; cursor?: string }, requester?: Requester): Promise<string>;
-  /**
-   * The liveness records (docs/CATALOG.md "Liveness"), on the catalog's low-priority reader threads.
-   * Optional so that a catalog for tests may leave it out (svc then checks nothing).
-   */
+  /** The liveness records (docs/CATALOG.md "Liveness"), on the catalog's low-priority reader threads. */
   liveness?: CatalogLiveness;
   /**
-   * The ownership claims (docs/CATALOG.md "Ownership and refresh"), present when ownership comes
-   * from the origin: a checker (src/net/ownership.ts) takes due claims, asks each resource's own
-   * server and resolves them, on the catalog's writer thread.
+   * The ownership claims (docs/CATALOG.md "Ownership and refresh"), present when ownership comes from the origin:
+   * src/net/ownership.ts takes due claims, asks each resource's server and resolves them.
    */
   ownership?: CatalogOwnership;
-  /**
-   * One batch of the lifecycle pass (docs/CATALOG.md "Lifecycle"; lifecycle.ts): hidden listings out
-   * of the search index and back, and the purge, on the writer thread. Optional as `liveness` is.
-   */
+  /** One batch of the lifecycle pass (docs/CATALOG.md "Lifecycle"), on the writer thread. */
   maintainLifecycle?(): Promise<LifecycleBatch>;
   /**
-   * Takes `host`'s slot for one outbound request (probe-hosts.ts; docs/SECURITY.md): 0 when taken,
-   * else when the host may next be asked (epoch ms). Shared by every instance of the catalog.
+   * Takes `host`'s slot for one outbound request (probe-hosts.ts), shared by every instance: 0 when taken, else when
+   * the host may next be asked (epoch ms).
    */
   reserveProbeHost?(host: string, intervalMs: number, sent?: boolean): Promise<number>;
   /** POST /discovery/recheck: `payTo`'s pending or rejected claim on the listing due now; false when it holds none. */
@@ -231,30 +203,30 @@ export interface CatalogPort {
   ownershipChecks?(identity: { resource: string; type: 'http' | 'mcp'; toolName?: string }): Promise<OwnershipCheck[]>;
 }
 
-/** The ownership checker's view of the catalog (ownership.ts OwnershipStorePort, asynchronous). */
+/** ownership.ts OwnershipStorePort, asynchronous. */
 export interface CatalogOwnership {
   claimDue(now: number, limit: number, pick?: ClaimPick): Promise<OwnershipClaim[]>;
-  /** OwnershipStorePort.nextDue. Optional: a test's catalog may leave it out (its checker then runs on its timer). */
+  /** Optional: without it the checker runs on its timer. */
   nextDue?(): Promise<number | null>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict): Promise<ClaimResolution>;
 }
 
-/** CatalogPort.listingCounts: a new state (one more hiding reason) is one more field here and one more gauge series. */
+/** A new state (one more hiding reason) is one more field here and one more gauge series. */
 export interface ListingCounts {
   listed: number;
-  /** Waiting for the origin's check before their first listing (not in list or search yet). */
+  /** Waiting for the origin's check before their first listing. */
   pending: number;
   hidden: { expired: number; liveness: number };
   /** The ownership claims waiting for their checks (the backlog gauges); absent when ownership is first-settlement. */
   claims?: ClaimBacklog;
 }
 
-/** The liveness checker's view of the catalog (liveness.ts LivenessStorePort, asynchronous). */
+/** liveness.ts LivenessStorePort, asynchronous. */
 export interface CatalogLiveness {
   claimDue(now: number, dueBefore: number, limit: number): Promise<LivenessListing[]>;
   writeLiveness(key: string, record: LivenessRecord, claimedAt: number, basis?: number): Promise<void>;
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void>;
-  /** Listings due for a check (basis at or before `dueBefore`), for the /metrics gauge. Optional, like liveness. */
+  /** Listings due for a check, for the /metrics gauge. */
   countDue?(dueBefore: number): Promise<number>;
 }
 
@@ -267,7 +239,7 @@ export type ListPage = components['schemas']['DiscoveryListResponse'];
 /** GET /discovery/search's body (openapi.yaml, DiscoverySearchResponse). */
 export type SearchPage = components['schemas']['DiscoverySearchResponse'];
 
-/** The log calls the catalog makes (a pino Logger satisfies it). */
+/** A pino Logger satisfies it. */
 export interface CatalogLogger {
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
@@ -276,40 +248,28 @@ export interface CatalogLogger {
 export interface CatalogOptions {
   /** SQLite file; created with its schema when absent. Unused when databaseUrl is set. */
   dbPath: string;
-  /**
-   * PostgreSQL URL (DATABASE_URL): the catalog lives there, shared by every svc instance
-   * (docs/CATALOG.md "Postgres"). It may hold a password: never log it.
-   */
+  /** PostgreSQL URL (DATABASE_URL), shared by every svc instance. It may hold a password: never log it. */
   databaseUrl?: string | undefined;
   logger: CatalogLogger;
   /** Time source for `lastUpdated` and cursor expiry (tests inject one). */
   clock?: () => Date;
-  /**
-   * A listing with no settlement for this many days leaves list and search until its next
-   * settlement (LISTING_TTL_DAYS, default 30; docs/CATALOG.md "Lifecycle"). It is kept, not deleted.
-   */
+  /** Days without a settlement after which a listing is hidden, not deleted, until its next one (LISTING_TTL_DAYS). */
   listingTtlDays?: number;
-  /** A listing hidden (by age or by failures) for this many days more is deleted (LISTING_PURGE_DAYS, default 90; lifecycle.ts). */
+  /** A listing hidden (by age or by failures) for this many days more is deleted (LISTING_PURGE_DAYS). */
   listingPurgeDays?: number;
-  /**
-   * A listing whose liveness checks have failed for longer than this is left out of list and
-   * search (LIVENESS_GRACE_HOURS; docs/CATALOG.md "Liveness"). Absent: failures hide nothing.
-   */
+  /** Failing liveness checks for longer than this hides a listing (LIVENESS_GRACE_HOURS). Absent: failures hide nothing. */
   livenessGraceMs?: number;
   /**
-   * Who may own a listing (LISTING_OWNERSHIP; docs/CATALOG.md "Ownership and refresh"): `origin`,
-   * the payTo the resource's own server names (the port then has `ownership`, which a checker must
-   * run: src/net/ownership.ts), or `first-settlement` (the default here, for catalogs opened
-   * without a checker).
+   * LISTING_OWNERSHIP: `origin` (the port then has `ownership`, which a checker must run: src/net/ownership.ts) or
+   * `first-settlement`, the default here for catalogs opened without a checker.
    */
   ownership?: OwnershipMode;
-  /** Hook time over which a warning is logged (default 250 ms, docs/CATALOG.md "The settle hook"). */
+  /** Hook time over which a warning is logged (default 250 ms). */
   softBudgetMs?: number;
   /**
-   * Reader worker threads kept running (default 0; the writer is always one more). Beyond them,
-   * readers start while requests wait and every reader is busy, up to 2 in all (or one more than
-   * this), each stopped after 5 minutes idle (catalog/index.ts DEFAULT_READERS). Heavy searches
-   * run on all readers but one, so light requests always find a free reader.
+   * Reader threads kept running (default 0; the writer is one more). More start on demand, up to 2 in all (or one
+   * more than this), each stopped when idle (index.ts DEFAULT_READERS). Heavy searches run on all readers but one,
+   * so light requests always find a free reader.
    */
   readers?: number;
   /** Discovery requests waiting for a reader beyond this are refused with svc_catalog_busy (default 64). */
@@ -321,16 +281,14 @@ export interface CatalogOptions {
   /** A hook not answered within this resolves null: header omitted (default 2000 ms). */
   writeDeadlineMs?: number;
   /**
-   * Wall-clock bound of a seller schema's validation (default 200 ms, docs/CATALOG.md "Seller
-   * schemas"). Tests that write many listings on a busy machine raise it, as they raise the
-   * deadlines: a starved validation thread gets no verdict (`not_judged`, the write is left for
-   * later), which there would read as a lost write. The CPU budget still applies.
+   * Wall-clock bound of a seller schema's validation (default 200 ms). Tests on a busy machine raise it: a starved
+   * validation thread gets `not_judged` (the write is left for later), which a test would read as a lost write. The
+   * CPU budget still applies.
    */
   schemaWallMs?: number;
   /**
-   * Whether the seller-schema validator keeps a warm standby thread beside its current one (default
-   * true, docs/CATALOG.md "Seller schemas"). The test suite's per-test catalogs turn it off: a
-   * standby is a thread's start that only a terminated or retired thread uses.
+   * A warm standby thread beside the seller-schema validator's current one (default true). Per-test catalogs turn
+   * it off: a standby is a thread start that only a terminated or retired thread uses.
    */
   schemaStandby?: boolean;
   /** Hears the discovery paths each answered request took (query-paths.ts), for the /metrics counters. */
@@ -344,9 +302,8 @@ export type { Awaitable };
  * Each call may return a Promise; neither the worker protocol nor the handlers depend on which.
  */
 export interface CatalogStorePort {
-  /** Ownership claims (ownership.ts), used when ownership comes from the origin. Optional: a test's store may leave it out. */
+  /** Ownership claims (ownership.ts), used when ownership comes from the origin. */
   readonly claims?: OwnershipStorePort;
-  /** The owner (payTo) of a listing, or undefined when there is none yet. */
   ownerOf(resource: string, type: string, toolName: string): Awaitable<string | undefined>;
   /** The ownership check and the write, atomically, with the payment counted in the listing's quality signals. */
   writeListing(draft: ListingDraft, now: Date, payment?: PaymentFacts): Awaitable<WriteOutcome>;
@@ -358,10 +315,7 @@ export interface CatalogStorePort {
   close(): void;
 }
 
-/**
- * A store's list: `visibleSince` (ISO time): listings last settled before it are left out (LISTING_TTL_DAYS), all when
- * absent; `failingBefore`: so are listings failing their liveness checks since before it.
- */
+/** `visibleSince`, `failingBefore`: what is hidden, as ListPageRead's `visibleSince` and `failing`. */
 export type ListArgs = [
   filters: DiscoveryFilters,
   page: { limit: number; offset: number },
@@ -370,7 +324,6 @@ export type ListArgs = [
   failingBefore?: string,
 ];
 export type StoreListPage = { items: DiscoveryResource[]; total: number; partialResults?: boolean };
-/** A store's search: as its list, with the query and the x402 version its items are shown in. */
 export type SearchArgs = [
   query: string,
   filters: DiscoveryFilters,
@@ -387,7 +340,6 @@ export type WriteOutcome =
   /** The listing already holds MAX_ACCEPTS_PER_LISTING distinct terms and these are new. */
   | { status: 'accepts_full' };
 
-/** A CatalogPort that owns its worker threads and database handles. */
 export interface Catalog extends CatalogPort {
   listJson: NonNullable<CatalogPort['listJson']>;
   searchJson: NonNullable<CatalogPort['searchJson']>;
@@ -405,20 +357,20 @@ export class CatalogUnavailableError extends Error {
 /** A listing's identity as the stores key it (an HTTP listing's toolName is ''). */
 export type Identity = { resource: string; type: string; toolName: string };
 
-/** The ownership claims of a store (claims.ts; ownership.ts), as the catalog's writer uses them. */
+/** A store's ownership claims (claims.ts; ownership.ts), as the catalog's writer uses them. */
 export interface OwnershipStorePort {
   /** A settlement's write when its payTo owns the listing, else its claim (or a remembered rejection), atomically. */
   writeOrClaim(draft: ListingDraft, now: Date, payment: PaymentFacts): Awaitable<WriteOutcome | ClaimOutcome>;
-  /** A failed check of this payTo for the identity that still answers `rejected` at `nowMs`. */
+  /** A failed check of this payTo that still answers `rejected` at `nowMs`. */
   rememberedRejection(identity: Identity, payTo: string, nowMs: number): Awaitable<{ code: BazaarCode; reason: string } | undefined>;
   claimChecks(now: number, limit: number, pick?: ClaimPick): Awaitable<OwnershipClaim[]>;
   /** The pending claims and the oldest one's settlement time (the /metrics backlog gauges). */
   backlog(): Awaitable<ClaimBacklog>;
-  /** Takes a host's slot for one check request (probe-hosts.ts; every check's, not only claims'): 0 when taken, else its next time. */
+  /** Takes a host's slot for any check request, not only claims' (probe-hosts.ts): 0 when taken, else its next time. */
   reserveHost(host: string, nowMs: number, intervalMs: number, sent?: boolean): Awaitable<number>;
   /** A pending or rejected claim of `payTo` with its draft made due now (POST /discovery/recheck); false when there is none. */
   recheck(identity: Identity, payTo: string): Awaitable<boolean>;
-  /** When the earliest pending claim is due (epoch ms; null: none pending), so a checker wakes for a claim postponed to its host's slot. */
+  /** When the earliest pending claim is due (null: none), so a checker wakes for a claim postponed to its host's slot. */
   nextDue(): Awaitable<number | null>;
   resolve(key: string, claimedAt: number, verdict: OwnershipVerdict, now: Date): Awaitable<ClaimResolution>;
   checksOf(identity: Identity): Awaitable<OwnershipCheck[]>;
