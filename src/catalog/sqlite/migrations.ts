@@ -1,50 +1,14 @@
 /**
- * The catalog's SQLite schema, as append-only migrations.
+ * The catalog's SQLite schema, as append-only migrations (MIGRATIONS: migration N brings user_version N-1 to N).
+ * Each migration's function says what it does; the list below is the index.
  *
- * 1: listings, accepted terms, extension keys, search text revisions (FTS5).
- * 2: the write-time search index and the list keys. `search_terms` holds one row per (term,
- *    revision) with the term's field-weighted score, so a search reads only its terms' rows
- *    (FTS5 is dropped). `listing_keys` holds one row per (filter, value, listing) with the
- *    listing's lastUpdated, so a filtered page is a walk of one covering index; `listing_counts`
- *    holds the totals (overall and per filter value), maintained in the write transaction.
- * 3: `listing_key_blocks`, so a deep `offset` page does not skip every entry before it
- *    (list-index.ts).
- * 4: the quality signals (quality.ts): calls per listing and day, each payer's last day, the
- *    payments counted.
- * 5: the asset and amount of every accepted entry (the `asset` and `maxAmount` filters), and an
- *    `asset` key per listing and asset in the list index.
- * 6: the liveness records on `listings` (liveness.ts).
- * 7: the times of accepted withdrawals (withdraw.ts).
- * 8: the price index, per listing and asset its smallest amount (price-migrations.ts).
- * 9: the price index keeps each listing's type, indexed with it (price-migrations.ts).
- * 10: retired (term signatures; migration 25 drops what older catalogs hold).
- * 11: by-time indexes of the price index per type and digit count, and per type and class (digit
- *    count and leading digit), so a deep `asset` + `maxAmount` page merges ranges already in page
- *    order (price-migrations.ts); indexes only, no row rewritten.
- * 12: retired (revision share bounds).
- * 13: the price index also keeps each listing's smallest amount per asset on each network, under
- *    the network's key, so `network` + `asset` + `maxAmount` is one index range (price-migrations.ts).
- * 14: the same per asset under each scheme and under each scheme on each network, so `scheme` (with
- *    or without `network`) + `asset` + `maxAmount` is one index range too (price-migrations.ts).
- * 15–17: retired (longer share bounds, chosen common terms, pair tops).
- * 18–23: catalog identifier, URL trigram index, claims, URL terms (retired: migration 28 moves
- *    them), hidden listings' stash, asset combination keys (each commented below).
- * 24: the time each host may next be asked by svc's checks (probe-hosts.ts).
- * 25: the one search engine (search-engine.ts): drops the structures it does not read (term
- *    signatures and sketches, revision share bounds and common-term masks, chosen common terms,
- *    pair tops and bounds) from catalogs that hold them; the term index gets back its plain form.
- * 26: the stem rows (terms.ts) of revisions written before stems were indexed.
- * 27: the write sequence moves from its one-row table `catalog_seq` to row `seq` of `catalog_meta`.
- * 28: the URL terms move from `listing_url_terms` into the postings, `search_terms` (terms.ts urlKey).
- * 29: the price index's counts, one table per level (price-migrations.ts), in place of the counts per point and
- *    per bucket that migrations 8–14 kept.
- * 30: the extension keys live in the list index only (`listing_keys` keeps the sequence that added each key), and
- *    `listing_counts` becomes a view, the sum of each key's blocks (list-index.ts).
- * 31: a payer's last day is read from the payments kept, which name their listing and payer; `listing_payers` goes
- *    (quality.ts).
- * 32: a listing's calls and payers per day move onto its row, `quality_days`; `listing_calls` goes (quality.ts).
- * 33: the accepted entries are read from the list keys and the price index; `listing_accepts` goes (queries.ts
- *    acceptedEntrySql).
+ * 1 listings, revisions · 2 term index and list keys · 3 list key blocks (list-index.ts) · 4 quality signals ·
+ * 5 accepted assets and `asset` keys · 6 liveness · 7 withdrawals · 8–9, 11, 13–14 price index, its type, class
+ * indexes, network and scheme keys (price-migrations.ts) · 18 catalog identifier · 19 URL trigram index · 20 claims ·
+ * 22 hidden listings' stash · 23 asset combination keys · 24 probe hosts · 25 drops the retired search structures ·
+ * 26 stem rows · 27 write sequence into `catalog_meta` · 28 URL terms into the postings · 29 price counts per level ·
+ * 30 extension keys and counts from the list index · 31–32 quality from the payments kept and `quality_days` ·
+ * 33 accepted entries from the list keys and price index. 10, 12, 15–17, 21: retired (no-ops on a new catalog).
  */
 import { migrateToClaims } from './claims.ts';
 import { probeHostsTableSql } from '../probe-hosts.ts';
