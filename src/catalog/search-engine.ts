@@ -1,23 +1,10 @@
 /**
- * The search engine (GET /discovery/search, docs/CATALOG.md "Search"), written once for both
- * stores. It decides everything a page needs (the terms searched, the path, the cursor, the
- * page's shape); each store answers a handful of statements (TextIndex: sqlite/search.ts,
- * postgres/search.ts) and nothing else.
- *
- * Three text paths, each bounded by the search budget (term-budget.ts; docs/CATALOG.md "The three paths"):
- *   - `one_term`: one searched term, read in its index order (score desc, id asc) from the cursor
- *     on, stopping after the page. Under filters at most SEARCH_ROW_BUDGET rows are read per page;
- *     a page that stops there before it is full says so (`text_partial`) and its cursor goes on
- *     from the last row read.
- *   - `aggregate`: several terms whose rows fit the budget: their rows summed per listing, ranked,
- *     one statement.
- *   - `window`: several terms past the budget (the query's two least common words kept):
- *     the listings among each term's first rows (the budget shared among them) ranked exactly. When
- *     no listing outside can reach the page (windowBound) the page is exact; otherwise the answer
- *     says `text_partial` and the cursor keeps every later page on that window.
- * And `url` when the text finds nothing (url-search.ts).
- *
- * The engine is a generator of the store's TextIndex statements (steps.ts).
+ * The search engine (docs/CATALOG.md "Search"), written once for both stores: it decides the terms, the path, the
+ * cursor and the page, as a generator of the store's TextIndex statements (steps.ts; sqlite/search.ts,
+ * postgres/search.ts). The paths (docs/CATALOG.md "The three paths"), each bounded by the search budget:
+ * `one_term` (one term's index range; under filters at most the budget per page, else `text_partial`), `aggregate`
+ * (several terms within the budget, summed per listing), `window` (several terms past it: each term's first rows,
+ * exact when windowBound says so, else `text_partial`), and `url` when the text finds nothing (url-search.ts).
  */
 import { toDiscoveryResource, type ListingRow } from './listing.ts';
 import {
