@@ -123,30 +123,25 @@ export interface SuffixPageRead {
 }
 
 /**
- * A `url` page in one statement (../url-filter.ts urlPageIds, each of whose ways it reads along): one row per listing
- * of the page in page order (one row of null columns when it has none), each with `whole`, whether the first `rows`
- * entries read of `url`'s range were all of it; `matched`, how many listings they name (a long `url`'s: those whose URL
- * holds it); and the page's `total` and `beyond` (UrlPageStatements.walk). When they are whole, `matched` are every
- * match; else, when more than the cap, the substring is common; else more entries are to be read (URLs holding it many
- * times, or a long `url` whose first characters many more hold: `total` null). One statement, and only the page's rows
- * and counts sent back, because a second round trip and the matches' ids cost more than the statement itself.
+ * A `url` page in one statement (../url-filter.ts urlPageIds; docs/CATALOG.md "List", Postgres' statements), so only
+ * the page's rows and counts come back: one row per listing of the page in page order (one row of null columns when
+ * it has none), each with `whole` (the first `rows` entries of `url`'s range were all of it), `matched` (how many
+ * listings they name), and the page's `total` and `beyond` (UrlPageStatements.walk). When whole, `matched` are every
+ * match; else past the cap the substring is common; else more entries are to be read (`total` null).
  *
- * exact: of at most the cap's matches, those the other filters keep, in page order: each match's entry of the first key
- * (a primary-key lookup per match, fenced: the planner would otherwise hash every entry of the key), its age, the other
- * keys', the price and the failing listings checked on it. The age is checked past the fence: inside, the generic plan
- * reads every visible entry of the key per match from its page-order index. Without other keys (`all`) each match's age
- * is its listing's, read in one scan of the listings' primary key, which is cheaper than a lookup of each `all` entry
- * (asked for all at once, that key is read from its page-order index instead).
+ * exact: of at most the cap's matches, those the other filters keep, in page order, by a fenced primary-key lookup
+ * per match (unfenced, the planner hashes every entry of the key). The age is checked past the fence: inside it, the
+ * generic plan reads every visible entry of the key per match. Without other keys (`all`) the ages come from one scan
+ * of the listings' primary key.
  *
- * walk: the first `budget` entries of the other filters' rarest list key (a tie in filterKeys' order: listing.ts
- * byFewestListings) in page order, checked against the matches when the entries read named every one (hashed once);
- * else the first WALK_ROWS_SPELLED (`spelledRows`) on their listings' URLs, the rest against the listings the whole range
- * names (hashed once, read only then), so a substring the newest listings lack does not read a row per walked entry.
- * Up to SPELLED_AT_MOST times as many are read on their URLs first when the matches m the first ones held say that
- * costs less: with `want` matches found at their rate, the rest would read (want - m) * spelledRows / m more rows, where
- * the range holds about m / spelledRows of the catalog's listings, each entry a SPELLED_COST-th of a row read. Whether
- * the key has entries past the budget is read (the budget's entries again) only when the walk found fewer than `want`:
- * a walk that found them is partial either way.
+ * walk: the first `budget` entries of the other filters' rarest list key (listing.ts byFewestListings) in page order,
+ * checked against the matches when the range was whole (hashed once); else the first WALK_ROWS_SPELLED (`spelledRows`)
+ * on their listings' URLs and the rest against the listings the whole range names (hashed once, read only then), so a
+ * substring the newest listings lack does not read a row per walked entry. Up to SPELLED_AT_MOST times as many are
+ * checked on their URLs when the first ones' m matches say that costs less: the rest would read
+ * (want - m) * spelledRows / m more rows, against a range of about m / spelledRows of the listings, each entry a
+ * SPELLED_COST-th of a row read. `beyond` is read only when the walk found fewer than `want`: a walk that found them
+ * is partial either way.
  */
 export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => string): string {
   const { rows, bounds, page, keys, visibleSince, failing } = read;
