@@ -1,21 +1,10 @@
 /**
- * The bounded read of a list page with the `url` filter (docs/CATALOG.md "List", `url`), the rule both stores follow
- * (urlPageIds; each store supplies its statements: sqlite/selective-list.ts, postgres/list-index.ts). A substring that
- * few listings hold is read from the store's URL index whole (exact page and total); one that more than URL_INDEX_CAP
- * listings hold is common enough that the newest listings hold the page, so the page is the matches found walking the
- * listings in page order, verified on each row, until it has the page and one more match or has walked URL_WALK_BUDGET
- * listings, and the answer says so (`partialResults`: `total` counts only the matches the walk found). Either way a page
- * reads at most a few thousand rows, where counting every match of a common substring would read all of them.
- *
- * The walk reads the entries of the other filters' list key that a list page would be driven by (listing.ts
- * byFewestListings; `all` without one), so beside `network` or `asset` it checks only the listings those hold, not
- * every listing.
- *
- * SQLite's index is an FTS5 trigram table, asked only for a few of the substring's 3-character windows, those the
- * fewest URLs of a random sample of the catalog hold (UrlSample): every match holds each window, and resource URLs
- * share many (`com`, `exa`, a host's labels), whose entries name most listings. The whole substring is then checked on
- * the rows they name. The sample only chooses what is read: the answer is every match (up to the cap). Postgres' index
- * is a B-tree of every URL's suffixes (postgres/url-suffixes.ts), where a substring's matches are one index range.
+ * The `url` filter's list page, one rule for both stores (urlPageIds; docs/CATALOG.md "List"). A substring at most
+ * URL_INDEX_CAP listings hold is read whole from the store's URL index (exact page and total). A commoner one is
+ * found by walking the other filters' rarest list key in page order until the page and one more match, or
+ * URL_WALK_BUDGET listings, with `partialResults` set: counting every match of a common substring would read them all.
+ * SQLite's index is an FTS5 trigram table asked for a few rare windows of the substring (UrlSample, sqlite/url-probe.ts);
+ * Postgres' a B-tree of every URL's suffixes (postgres/url-suffixes.ts).
  */
 import type { Awaitable, DiscoveryFilters } from './types.ts';
 import { listed } from './query-paths.ts';
