@@ -35,16 +35,11 @@ const SCOPED = '\u0001';
 const codePoints = (s: string) => [...s].length;
 
 /**
- * The price index's key (listing_prices' `asset` column) of an asset alone, or of an asset on one
- * network, under one scheme, or under one scheme on one network: a listing's row under a scoped key
- * holds its smallest amount among its accepted entries in that asset with that network and/or
- * scheme, so `network` and/or `scheme` + `asset` + `maxAmount` (one accepted entry must match them
- * all) is one index range, as `asset` + `maxAmount` is (docs/CATALOG.md "List"). A scoped key is the
- * marker, a letter for its scope ('n' network, 's' scheme, 'p' scheme and network), each scope
- * value as its length in code points, ':', the value (the scheme before the network), then the
- * asset: no two (scope, asset) pairs, and no bare asset, share a key. Keep in sync with the
- * migrations that build the same strings in SQL (sqlite/price-migrations.ts, and
- * postgres/price-index.ts NETWORK_PRICE_KEYS_MIGRATION and SCHEME_PRICE_KEYS_MIGRATION).
+ * The price index's key (listing_prices' `asset` column) of an asset alone or scoped to a network and/or scheme, so
+ * each of those combinations with `maxAmount` is one index range (docs/CATALOG.md "List"). Each scope value is
+ * written with its length, so no two (scope, asset) pairs, and no bare asset, share a key. Keep in sync with the
+ * migrations that build the same strings in SQL (sqlite/price-migrations.ts, and postgres/price-index.ts
+ * NETWORK_PRICE_KEYS_MIGRATION and SCHEME_PRICE_KEYS_MIGRATION).
  */
 export function priceIndexKey(asset: string, network?: string, scheme?: string): string {
   const scoped = (value: string) => `${codePoints(value)}:${value}`;
@@ -171,26 +166,16 @@ export const PRICE_LEVELS = [0, PRICE_CLASS, PRICE_BUCKET] as const;
 
 export const pricePrefix = (price: string, level: number) => (level === 0 ? price : price.slice(0, level));
 
-/**
- * The counts table's rows of `table` (listing_prices, or any rows with `asset`, `price` and `type`)
- * as `p`, one per level, as `asset, level, price, type` and `extra`, in SQL both stores run.
- */
+/** The counts table's rows of `table` (any rows with `asset`, `price` and `type`), one per level, in SQL both stores run. */
 export const priceLevelRowsSql = (table: string, extra = '') =>
   `SELECT p.asset AS asset, l.level AS level, CASE WHEN l.level = 0 THEN p.price ELSE substr(p.price, 1, l.level) END AS price,
      p.type AS type${extra} FROM (${PRICE_LEVELS.map((level) => `SELECT ${level} AS level`).join(' UNION ALL ')}) l CROSS JOIN ${table} p`;
 
 /**
- * How a price page is read: `by-time` walks the range's by-time index skipping the dearer entries,
- * `by-price` reads every match from the by-price index and sorts them, `by-classes` merges the
- * digit counts and classes below max with max's own class's matches, read by time or by price as
- * the counts say; `by-classes-max-by-price` is by-classes with max's class read by price whatever
- * the counts say (a small catalog's counts seldom choose it; the tests force it).
- *
- * A by-classes page: a price key's digit count and class say, without the rest of the key, whether
- * a listing is below M; each store indexes each type's rows by digit count and by class, then time,
- * so each such range is already in page order and the store merges them (no sort), stopping after
- * offset + limit rows. It reads about offset + limit rows plus M's class's share, where by-time
- * reads offset ÷ the share of matches.
+ * How a price page is read (docs/CATALOG.md "List", price filters): `by-time` walks the range in page order skipping
+ * dearer entries, `by-price` sorts every match, `by-classes` merges the digit counts and classes below max (each
+ * range already in page order, so no sort) with max's own class's matches. `by-classes-max-by-price` forces max's
+ * class by price, which a small catalog's counts seldom choose (the tests use it).
  */
 export type PricePagePlan = 'by-time' | 'by-price' | 'by-classes' | 'by-classes-max-by-price';
 
