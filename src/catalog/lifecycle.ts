@@ -1,15 +1,11 @@
 /**
- * The end of a listing's life (docs/CATALOG.md "Lifecycle"), from one periodic pass on the writer
- * thread, written once for both stores over their statements (statements.ts: a batch, the hide and
- * the restore of a listing); each store acts on a listing its way (sqlite/lifecycle.ts, postgres/lifecycle.ts):
- * hidden listings out of the search index (their scores stashed on their row, so a search's cost
- * follows the visible listings) and back, and the purge of those hidden past LISTING_PURGE_DAYS.
- * Hiding comes with time, not with a write, so only a pass finds the newly hidden; the search still
- * leaves out what is hidden at the request's time, so its answer does not depend on when the pass
- * last ran. At most LIFECYCLE_BATCH listings per writer request, so a settlement waits for a short
- * batch at most.
+ * The lifecycle pass (docs/CATALOG.md "Lifecycle"), written once for both stores over their statements: hidden
+ * listings out of the search index (scores stashed on their row, so a search's cost follows the visible listings) and
+ * back, and the purge of those hidden past LISTING_PURGE_DAYS. Hiding comes with time, not with a write, so only a pass
+ * finds the newly hidden; a search still leaves out what is hidden at the request's time, so its answer does not
+ * depend on when the pass last ran. At most LIFECYCLE_BATCH listings per writer request, so a settlement waits for a
+ * short batch at most.
  */
-
 import { changes, rows, step, type Engine, type Sql } from './statements.ts';
 import { failingBefore } from './liveness.ts';
 import type { Awaitable } from './steps.ts';

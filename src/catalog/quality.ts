@@ -1,19 +1,12 @@
 /**
- * Quality signals (docs/CATALOG.md "Quality signals"; openapi.yaml, ListingQuality): what both
- * stores keep per listing at settle time and how a search rank uses them. Backend-neutral.
- *
- * Kept incrementally, a bounded number of rows per settlement, never by scanning payments:
- * - the listing's row, `quality_days` (QualityDays): per UTC day of the window, `calls` settled that
- *   day and `payers`, the number of distinct payers whose LAST payment for the listing fell on that
- *   day (at most QUALITY_WINDOW_DAYS entries: a write drops the days before the window);
- * - `listing_payments`: the payments counted, each with its day, listing and payer: its id (unique)
- *   so a hook run again for the same payment (the settlement journal retries it) counts it once,
- *   and the latest day among a payer's rows for the listing is that payer's last payment. A payment
- *   moves its payer from the old day's `payers` to today's, so the sum of `payers` over the window's
- *   days is exactly the number of distinct payers whose last payment is in the window. A payment
- *   without an id is kept (id NULL) when it names a payer.
- * Payments older than the window are pruned, at most PRUNE_BATCH per write: a payer whose rows are
- * all older than the window pays anew, as one who never paid.
+ * Quality signals (docs/CATALOG.md "Quality signals"; openapi.yaml ListingQuality), kept incrementally by both stores,
+ * a bounded number of rows per settlement, never by scanning payments: the listing's `quality_days` (per UTC day of
+ * the window, `calls` and `payers`, the distinct payers whose LAST payment for the listing fell that day) and
+ * `listing_payments` (each payment's unique id, day, listing and payer; one without an id is kept when it names a
+ * payer). A payment moves its payer from its old last
+ * day's `payers` to today's, so the window's sum of `payers` is exactly its distinct payers; the unique id makes a hook
+ * run again for the same payment (the journal retries it) count once. Payments older than the window are pruned, at
+ * most PRUNE_BATCH per write: a payer whose rows all left the window pays anew, as one who never paid.
  */
 import type { components } from '../generated/openapi.ts';
 
