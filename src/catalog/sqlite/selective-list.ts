@@ -75,7 +75,7 @@ function walkPageOrder(
   const counted = keysByListings(store.db, others);
   const { key } = counted[0]!;
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
-  // The key's entries not hidden by age.
+  // The walk's last entry (the budget-th of the key's entries not hidden by age), and whether another follows it.
   const ends = store
     .statement(
       `SELECT k.last_updated, k.listing_id FROM listing_keys k WHERE k.kind = ? AND k.value = ?${visibleSince === undefined ? '' : ' AND k.last_updated >= ?'}
@@ -90,8 +90,8 @@ function walkPageOrder(
   // index (it is at least visibleSince), so a walk that finds fewer than it wants stops there. With visibleSince as
   // that bound and `end` only a further check, such a walk would read every entry of the key.
   const keyed = keyedFilter(store.db, others, end ? end.last_updated : visibleSince, failing, counted);
-  // Each walked URL is read from the trigram table's own copy (FTS5's `listing_urls_content`: id, c0), a few dozen
-  // bytes a row where a listing's row holds its whole body, and the other filters from their list keys' entries.
+  // Each walked URL is read from the trigram table's own copy (url-probe.ts), and the other filters from their list
+  // keys' entries: a listing's row holds its whole body.
   const ids = (
     store
       .statement(
