@@ -1,10 +1,7 @@
 /**
- * Logic written once for both stores, as the search and price engines are (steps.ts): an engine is a
- * generator that yields each statement (or another step of its store, such as the write of a
- * listing) as a thunk and receives its answer, so one engine serves SQLite's synchronous statements
- * (runSync) and Postgres's asynchronous ones (runAsync). A store supplies its Sql (how one statement
- * runs, and its dialect's few differences) and keeps the transaction around the engine: SQLite's
- * BEGIN IMMEDIATE, Postgres's locks.
+ * Engines over a store's Sql, written once for both stores as steps.ts explains (a step may also be another of the
+ * store's acts, such as a listing's write). A store supplies its Sql (how one statement runs, and its dialect's few
+ * differences) and keeps the transaction around the engine: SQLite's BEGIN IMMEDIATE, Postgres's locks.
  */
 import { runAsync as runStepsAsync, runSync as runSteps, stepsOf, type Awaitable, type Steps } from './steps.ts';
 
