@@ -118,8 +118,8 @@ const STEM_PASS_REVISIONS = 2_000;
  * The stem rows of every revision written before stems were indexed (catalog migration 37 marks them due, from
  * revision 1), derived from its term rows alone as SQLite's migration does: a stem holds the highest score among its
  * terms. In batches of STEM_PASS_REVISIONS revisions, one transaction each under the mark's row lock, the mark holding
- * the next revision to derive: a 100k catalog's pass (millions of rows) neither holds one statement for minutes nor
- * starts over when it is interrupted, and a second instance opening meanwhile waits for a batch, then goes on.
+ * the next revision to derive: a large catalog's pass neither holds one statement for minutes nor starts over when it
+ * is interrupted, and a second instance opening meanwhile waits for a batch, then goes on.
  */
 export async function addDueStemRows(pool: pg.Pool, batch = STEM_PASS_REVISIONS): Promise<void> {
   for (let done = false; !done;) {
