@@ -38,7 +38,7 @@ export const urlPhrase = (url: string) => `"${url.replaceAll('"', '""')}"`;
 
 /**
  * The condition that listing `l`'s resource URL holds `url`, ignoring ASCII case, checked on its row (a search path or a
- * walk reads the row anyway; asking the trigram index for every match of a common substring read them all, and
+ * walk reads the row anyway; asking the trigram index for every match of a common substring would read them all, so
  * url-probe.ts asks it for at most a cap of them). SQLite's lower() folds ASCII only, as asciiLower does.
  */
 export function urlMatchSql(url: string): { condition: string; params: string[] } {

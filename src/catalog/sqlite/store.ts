@@ -1,6 +1,6 @@
 /**
  * The catalog's SQLite store (node:sqlite): WAL, 100 ms busy timeout, versioned migrations,
- * the atomic ownership check-and-write, and the list query.
+ * the atomic ownership check-and-write, and the list and search readers.
  *
  * Search snapshots: every write bumps a global sequence number. The searchable text of a listing
  * is kept as revisions valid over [from_seq, to_seq), and list keys (an accepted entry's among them) remember
