@@ -41,8 +41,8 @@ export type TakenPath = ['search', SearchPath] | ['list', ListPath];
 const taken = new Map<string, TakenPath>();
 
 /**
- * `rows`, after counting `path` when it answered (rows neither undefined nor null: a tier that
- * cannot fill the page, or a walk past its cap, hands over to the next path). Without rows, counts `path`.
+ * Counts `path`; given `rows`, only when they are neither undefined nor null (a path that answers nothing hands over to
+ * another and is not counted), and returns them.
  */
 export function searched(path: SearchPath): void;
 export function searched<T>(path: SearchPath, rows: T): T;
