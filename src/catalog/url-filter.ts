@@ -101,7 +101,7 @@ export function urlPageIds(
 export const URL_SAMPLE_SIZE = 256;
 const SAMPLE_MAX_AGE_MS = 60_000;
 
-/** `text`'s 3-character windows (by code point), distinct: each is one trigram of a store's index. */
+/** `text`'s 3-character windows (by code point), distinct: each is one trigram of SQLite's URL index. */
 export function urlWindows(text: string): string[] {
   const chars = Array.from(text);
   const windows = new Set<string>();
@@ -110,7 +110,7 @@ export function urlWindows(text: string): string[] {
 }
 
 /**
- * A random sample of the catalog's resource URLs, spelled as the store's index spells them (one per store), drawn
+ * A random sample of the catalog's resource URLs, lowered (sqlite/url-probe.ts keeps one per connection), drawn
  * again when a minute old. How many of them hold each window is counted once per draw, because a long `url` has about
  * as many windows as characters and counting each against the sample on every request is too slow.
  */
@@ -131,7 +131,7 @@ export class UrlSample {
     this.drawnAt = nowMs;
   }
 
-  /** `text` spelled as the sample is. */
+  /** The share of the sampled URLs holding `text` (lowered). */
   share(text: string): number {
     return this.urls.length === 0 ? 0 : this.holdingAll([text]) / this.urls.length;
   }
@@ -146,7 +146,7 @@ export class UrlSample {
 }
 
 /**
- * At most `n` of `windows` (a substring's, spelled as its store's index spells URLs), those the fewest URLs of
+ * At most `n` of `windows` (a lowered substring's), those the fewest URLs of
  * `sample` hold, in the substring's order: each is one trigram of the index, and every match holds all of them. A
  * window more than a quarter of the sample holds is left out while a rarer one is asked (it would name most
  * listings: reading its entries costs more than checking the rows it keeps out). Windows that do not overlap (three
