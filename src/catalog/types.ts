@@ -253,9 +253,9 @@ export interface CatalogOptions {
   logger: CatalogLogger;
   /** Time source for `lastUpdated` and cursor expiry (tests inject one). */
   clock?: () => Date;
-  /** Days without a settlement after which a listing is hidden, not deleted, until its next one (LISTING_TTL_DAYS). */
+  /** Days without a settlement after which a listing is hidden, not deleted, until its next one (LISTING_TTL_DAYS, default 30). */
   listingTtlDays?: number;
-  /** A listing hidden (by age or by failures) for this many days more is deleted (LISTING_PURGE_DAYS). */
+  /** A listing hidden (by age or by failures) for this many days more is deleted (LISTING_PURGE_DAYS, default 90). */
   listingPurgeDays?: number;
   /** Failing liveness checks for longer than this hides a listing (LIVENESS_GRACE_HOURS). Absent: failures hide nothing. */
   livenessGraceMs?: number;
