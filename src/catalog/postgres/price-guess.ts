@@ -1,15 +1,11 @@
 /**
- * A priced list page's statement sent with its counts (postgres/store.ts list), one round trip for both: the counts decide
- * the page's statement (postgres/price-index.ts listPriced: its plan, whether failing listings are left out, a by-classes
- * plan's ranges), and each round trip to the database adds its own wait under load (docs/BENCHMARKS.md "Discovery on
- * Postgres beside SQLite"). So the store remembers, per filters (and shallow or deep page), the shape of the last page
- * listPriced chose, and sends this page's statement of that shape right behind the counts (a pipelined pool: openPool).
- * listPriced takes its rows only when the statement it chooses is the very one sent (same text and values, read in the
- * same snapshot), so the answer is the one it would read itself; otherwise the guess's rows are left unread and the
- * chosen statement is sent, at the cost of the guess's work on the server.
- *
- * Only pages whose filters are all in the price range (asset, network, scheme, type: price.ts inPriceRange) are guessed:
- * with another key filter the page may be walked from that filter's listings instead.
+ * A priced list page's statement sent right behind its counts (docs/CATALOG.md "Postgres"), so the page is one round
+ * trip: the counts decide the statement (price-index.ts listPriced), so the store remembers, per filters (and shallow
+ * or deep page), the shape the last page took and sends this page's statement of that shape on the pipelined pool.
+ * listPriced takes its rows only when the statement it chooses is the very one sent (same text and values, same
+ * snapshot), so the answer is the one it would read itself; otherwise the guess's rows are left unread. Only pages
+ * whose filters are all in the price range (price.ts inPriceRange) are guessed: with another key filter the page may
+ * be walked from that filter's listings instead.
  */
 import { DEEP_OFFSET, filterKeys, type ListingRow } from '../listing.ts';
 import { inPriceRange } from '../price.ts';
