@@ -1,7 +1,7 @@
 /**
  * A priced list page's statement sent right behind its counts (docs/CATALOG.md "Postgres"), so the page is one round
- * trip: the counts decide the statement (price-index.ts listPriced), so the store remembers, per filters (and shallow
- * or deep page), the shape the last page took and sends this page's statement of that shape on the pipelined pool.
+ * trip. The counts decide the statement (price-index.ts listPriced), so the store remembers, per filters (and shallow
+ * or deep page), the shape the last page took, and sends this page's statement of that shape on the pipelined pool.
  * listPriced takes its rows only when the statement it chooses is the very one sent (same text and values, same
  * snapshot), so the answer is the one it would read itself; otherwise the guess's rows are left unread. Only pages
  * whose filters are all in the price range (price.ts inPriceRange) are guessed: with another key filter the page may
