@@ -87,7 +87,6 @@ export interface SearchRequest {
   visibleSince?: string | undefined;
   /** Listings failing their liveness checks since before it are left out (docs/CATALOG.md "Liveness"). */
   failingBefore?: string | undefined;
-  /** The catalog's cursor secret. */
   secret: Buffer;
   /** SEARCH_ROW_BUDGET unless set (a test lowers it to reach the budget on a small catalog). */
   budget?: number | undefined;
@@ -172,8 +171,8 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
   } else {
     // The budget's first count (it depends on the stems alone), the snapshot and the listings: one round trip. A query
-    // of at most MAX_SEARCHED_TERMS stems counts each to the budget at once: its later steps, and the path's choice
-    // below, count its common stems that far, each a round trip of its own otherwise.
+    // of at most MAX_SEARCHED_TERMS stems counts each to the budget at once, sparing the round trips its later steps
+    // and the path's choice would otherwise take to count its common stems that far.
     const opening = chooseTerms(stems, budget).next();
     const first = opening.done ? undefined : { ...opening.value, cap: stems.length <= MAX_SEARCHED_TERMS ? budget + 1 : opening.value.cap };
     const [seq, listings, rows] = yield* together(
@@ -347,8 +346,8 @@ function* rankedPage(
   const more = kept.length > page.limit || (!exhausted && kept.length < want);
   const at = kept.length > page.limit ? pageRows.at(-1)!.row : last;
   const cursor = more && at ? encodeCursor(request.secret, position(at)) : null;
-  // A page none of whose results holds an informative word of a query some of whose words no listing holds is
-  // ordered by meaning, those words' (`meaningOf`, the query's content words: relevance.ts orderByMeaning).
+  // When some query words are held by no listing and no result holds an informative word, the page is ordered by
+  // meaning (relevance.ts orderByMeaning).
   const matched = pageRows.map((k) => ({ ...k, match: match(k.row, k.listing) }));
   const ordered = meaningOf && answerRelevance(matched) === 'none' ? orderByMeaning(matched, meaningOf) : matched;
   const resources = ordered.map((k) => ({ ...toDiscoveryResource(k.listing), match: k.match }));
