@@ -59,7 +59,6 @@ export function windowTotals(days: QualityDays, now: Date): { calls: number; pay
  * compares (it knows nothing of the chain). Both optional: a payment with no payer counts as a call.
  */
 export interface PaymentFacts {
-  /** Who paid. */
   payer?: string;
   /** A unique id of the payment (a settlement transaction), so it is counted once. */
   id?: string;

@@ -30,7 +30,6 @@ export type UrlScale = {
   urlWalkRowsSpelled?: number;
 };
 
-/** A `url` page's other filters: `filters` without `url`. */
 export function withoutUrl(filters: DiscoveryFilters): DiscoveryFilters {
   const others = { ...filters };
   delete others.url;

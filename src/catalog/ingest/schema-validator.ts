@@ -95,7 +95,6 @@ const notJudged = (reason: string): SchemaVerdict => ({ ok: false, code: 'not_ju
 interface Slot {
   worker: Worker;
   ready: boolean;
-  /** Jobs sent to this worker so far. */
   jobs: number;
 }
 

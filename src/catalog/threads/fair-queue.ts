@@ -20,7 +20,6 @@ export class FairQueue<J extends QueuedJob> {
     return this.count;
   }
 
-  /** How many jobs this client has waiting. */
   waiting(client: string): number {
     return this.byClient.get(client)?.length ?? 0;
   }
