@@ -3,7 +3,7 @@
  * URL_INDEX_CAP listings hold is read whole from the store's URL index (exact page and total). A commoner one is
  * found by walking the other filters' rarest list key in page order until the page and one more match, or
  * URL_WALK_BUDGET listings, with `partialResults` set: counting every match of a common substring would read them all.
- * SQLite's index is an FTS5 trigram table asked for a few rare windows of the substring (UrlSample, sqlite/url-probe.ts);
+ * SQLite's index is an FTS5 trigram table asked for a few rare windows of the substring (sqlite/url-probe.ts);
  * Postgres' a B-tree of every URL's suffixes (postgres/url-suffixes.ts).
  */
 import type { Awaitable, DiscoveryFilters } from './types.ts';
@@ -94,78 +94,4 @@ export function urlPageIds(
       partialResults: total === bounds.want || beyond,
     }));
   });
-}
-
-/** How many URLs a sample holds, and how long it is kept before it is drawn again. */
-export const URL_SAMPLE_SIZE = 256;
-const SAMPLE_MAX_AGE_MS = 60_000;
-
-/** `text`'s 3-character windows (by code point), distinct: each is one trigram of SQLite's URL index. */
-export function urlWindows(text: string): string[] {
-  const chars = Array.from(text);
-  const windows = new Set<string>();
-  for (let i = 0; i + 3 <= chars.length; i++) windows.add(chars.slice(i, i + 3).join(''));
-  return [...windows];
-}
-
-/**
- * A random sample of the catalog's resource URLs, lowered (sqlite/url-probe.ts keeps one per connection), drawn
- * again when a minute old. How many of them hold each window is counted once per draw, because a long `url` has about
- * as many windows as characters and counting each against the sample on every request is too slow.
- */
-export class UrlSample {
-  urls: string[] = [];
-  private held = new Map<string, number>();
-  private drawnAt = -Infinity;
-
-  /** Whether the store should draw it again (its own read of URL_SAMPLE_SIZE random listings) before using it. */
-  stale(nowMs: number): boolean {
-    return nowMs - this.drawnAt >= SAMPLE_MAX_AGE_MS;
-  }
-
-  replace(urls: string[], nowMs: number): void {
-    this.urls = urls;
-    this.held = new Map();
-    for (const url of urls) for (const window of urlWindows(url)) this.held.set(window, (this.held.get(window) ?? 0) + 1);
-    this.drawnAt = nowMs;
-  }
-
-  /** The share of the sampled URLs holding `text` (lowered). */
-  share(text: string): number {
-    return this.urls.length === 0 ? 0 : this.holdingAll([text]) / this.urls.length;
-  }
-
-  holding(window: string): number {
-    return this.held.get(window) ?? 0;
-  }
-
-  holdingAll(windows: readonly string[]): number {
-    return this.urls.filter((url) => windows.every((window) => url.includes(window))).length;
-  }
-}
-
-/**
- * At most `n` of `windows` (a lowered substring's), those the fewest URLs of
- * `sample` hold, in the substring's order: each is one trigram of the index, and every match holds all of them. A
- * window more than a quarter of the sample holds is left out while a rarer one is asked (it would name most
- * listings: reading its entries costs more than checking the rows it keeps out). Windows that do not overlap (three
- * apart in urlWindows' order: their places in the substring, unless a window repeats) are chosen before those that
- * do: two that share two characters (`bep`, `epa`) are held by nearly the same URLs, so the second keeps few out, and
- * a sample too small to tell them apart (most of a rare substring's windows are held by none of it on a large catalog)
- * would otherwise choose neighbours.
- */
-export function rarestWindows(windows: string[], sample: UrlSample, n: number): string[] {
-  const held = windows.map((window, at) => ({ window, at, n: sample.holding(window) })).sort((x, y) => x.n - y.n || x.at - y.at);
-  const selective = held.filter((x, i) => i === 0 || x.n <= sample.urls.length / 4);
-  // At most `n` apart are taken (the answer holds no more): a long `url` has thousands of windows, too many to check
-  // each against every other.
-  const apart: typeof selective = [];
-  for (const x of selective) {
-    if (apart.length === n) break;
-    if (apart.every((y) => Math.abs(x.at - y.at) >= 3)) apart.push(x);
-  }
-  return [...apart, ...selective.filter((x) => !apart.includes(x))]
-    .slice(0, n)
-    .sort((x, y) => x.at - y.at)
-    .map((x) => x.window);
 }
