@@ -132,7 +132,7 @@ function combinations(urls: string[]): Combination[] {
     { name: "url, a listing's host", query: all(urlHost(urls)) },
     { name: 'url, any 3–24 characters', query: all(url) },
     { name: 'url, any 3–24 characters + asset + network', query: all(url, asset, network) },
-    // The unbounded case before the set driver and the work budget (docs/CATALOG.md "Search with filters"): common words under a filter.
+    // The unbounded case before the set driver and the work budget (docs/CATALOG.md "The three paths"): common words under a filter.
     { name: 'two common words + network', query: all(network), common: true },
     { name: 'two common words + type', query: all(type), common: true },
     { name: 'two common words + asset + network + maxAmount', query: all(asset, network, maxAmount), common: true },

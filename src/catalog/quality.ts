@@ -92,8 +92,8 @@ export function qualityLevel(calls: number, payers: number): number {
 
 /**
  * A listing's quality level is added to each of its term scores as level / 1024: an exact binary
- * fraction, so both stores still sum scores exactly (postgres/migrations.ts, score units), and at
- * most 62.5 thousandths of a rank point per matched term.
+ * fraction, so the score stays exact where Postgres stores it (postgres/migrations.ts, score units) and
+ * both stores round it to the same `milli`; at most 62.5 thousandths of a rank point per matched term.
  */
 export const QUALITY_SCORE_UNIT = 1 / 1024;
 

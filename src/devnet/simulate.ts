@@ -72,7 +72,7 @@ export function simulateTransaction(ledger: SimulateContext, envelopeB64: string
 
   const footprint = footprintOf(view);
   // The declared instructions are calibrated to what stellar-rpc declares for a transfer on testnet
-  // (its padding included; docs/DEVNET.md "Fees"). Its other padding is applied below: the size the
+  // (its padding included; docs/DEVNET.md "Fee model"). Its other padding is applied below: the size the
   // fee is computed for by max(×1.1, +500 bytes) and the refundable fee by ×1.15, so a transaction
   // assembled from the answer still fits after small changes (another source account, ledger
   // bounds); the unused part is refunded.

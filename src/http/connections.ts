@@ -1,5 +1,5 @@
 /**
- * Connection hygiene for the HTTP server (docs/SECURITY.md "Sockets", docs/OPERATIONS.md reverse
+ * Connection hygiene for the HTTP server (docs/SECURITY.md "Held sockets and pipelining desync", docs/OPERATIONS.md reverse
  * proxy): how long a client may take to send its request, how many connections one client
  * address may hold, and what happens to a request the parser refuses or that times out.
  *

@@ -1,5 +1,5 @@
 /**
- * Internationalized host names that may imitate another host (docs/CATALOG.md "Resource URL",
+ * Internationalized host names that may imitate another host (docs/CATALOG.md "Look-alike hosts",
  * docs/SECURITY.md): the catalog refuses them as listing URLs, so a look-alike of a listed host
  * (`xn--80ak6aa92e.com`, which displays as `аррӏе.com` in Cyrillic) cannot become a rival listing.
  * The WHATWG URL parser has already turned every Unicode label into its ASCII form (`xn--…`); each

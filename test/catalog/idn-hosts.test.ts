@@ -1,5 +1,5 @@
 /**
- * Look-alike internationalized hosts (docs/CATALOG.md "Resource URL", src/net/idn-hosts.ts): each
+ * Look-alike internationalized hosts (docs/CATALOG.md "Look-alike hosts", src/net/idn-hosts.ts): each
  * rule on hosts as the URL parser gives them, every script of Node's Unicode data known to the
  * rules, and through the catalog: a look-alike of a listed host is refused with
  * bazaar_resource_url_invalid and a reason naming the cause, so it cannot become a rival listing,

@@ -1,5 +1,5 @@
 /**
- * Agents' sentences (docs/CATALOG.md "Search budget"): a 13-word sentence and a 400-character
+ * Agents' sentences (docs/CATALOG.md "The search budget"): a 13-word sentence and a 400-character
  * query are answered 200 with the right listing first over real HTTP on loopback, the hosted MCP
  * server (POST /mcp) and the stdio MCP tool server (a separate process), on both stores; a
  * 2,049-character query is 400 naming the cap everywhere. With the budget lowered to a few rows

@@ -1,5 +1,5 @@
 /**
- * The search query limit (docs/CATALOG.md "Search budget"): any number of words, at most 2,048
+ * The search query limit (docs/CATALOG.md "The search budget"): any number of words, at most 2,048
  * characters; longer is refused 400 svc_invalid_query_parameter with a reason naming the cap by
  * every entry point — GET /discovery/search over real HTTP on loopback, the catalog itself, and
  * the MCP search_resources tool (before any request to the facilitator) — and stated by

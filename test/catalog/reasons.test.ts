@@ -1,6 +1,6 @@
 /**
  * Every bazaar rejection code's reason names the actual cause and, where there is one, the fix
- * (docs/CATALOG.md "Rejection codes"), and POST /discovery/validate's judgment (previewSettlement)
+ * (docs/CATALOG.md "Rejection reasons"), and POST /discovery/validate's judgment (previewSettlement)
  * gives the same code and reason as a settlement's catalog write (recordSettlement): one code path.
  * A real catalog file; no network.
  */

@@ -153,7 +153,7 @@ describe('what the choice costs', () => {
   });
 });
 
-/** The bounds of a filtered search (src/catalog/search.ts; docs/CATALOG.md "Search with filters"). */
+/** The bounds of a filtered search (src/catalog/search.ts; docs/CATALOG.md "The three paths"). */
 describe('what bounds a filtered search', () => {
   it("the window's bound: each term cut at its rows may still hold an unseen listing at its last share", () => {
     expect(windowRowsPerTerm(4000, 2, 21)).toBe(168);

@@ -1,5 +1,5 @@
 /**
- * Sockets cannot be held or desynchronised (docs/SECURITY.md "Sockets"): a client that never
+ * Sockets cannot be held or desynchronised (docs/SECURITY.md "Held sockets and pipelining desync"): a client that never
  * finishes its request head and never reads is answered 408 and its descriptor released within
  * the configured timeout; junk pipelined behind a valid POST /settle never replaces the settle's
  * answer; one address cannot hold more than its connection cap; and with a 1,024 file limit,
