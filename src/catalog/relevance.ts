@@ -5,7 +5,7 @@
  * The answer's `relevance` is its best result's, `none` when nothing relevant matched, so an agent
  * can tell "no such service" from "a weak match".
  */
-import type { ListingRow } from './listing.ts';
+import type { DiscoveryResource } from './types.ts';
 import type { KeyKind, WeightedKey } from './query-terms.ts';
 import { STEM, idf } from './query-terms.ts';
 import { FUNCTION_WORD_SHARE } from './term-budget.ts';
@@ -28,18 +28,18 @@ const KIND_ORDER: KeyKind[] = ['exact', 'stem', 'related', 'neighbour'];
 
 type Field = SearchMatch['terms'][number]['fields'][number];
 
-/** The listing's text of the fields its row holds (its parameter text is not on its row). */
-function fieldTexts(listing: ListingRow): Array<[Field, string]> {
-  const body = JSON.parse(listing.body) as { serviceName?: string; tags?: string[]; description?: string };
+/** The text of the fields a listing's answer carries (its parameter text it does not). */
+type FieldsOf = Pick<DiscoveryResource, 'serviceName' | 'tags' | 'description'>;
+function fieldTexts(listing: FieldsOf): Array<[Field, string]> {
   return [
-    ['serviceName', body.serviceName ?? ''],
-    ['tags', (body.tags ?? []).join(' ')],
-    ['description', body.description ?? ''],
+    ['serviceName', listing.serviceName ?? ''],
+    ['tags', (listing.tags ?? []).join(' ')],
+    ['description', listing.description ?? ''],
   ];
 }
 
-/** The listing's text per field, tokenized (a match found in no field of its row is in its parameter text). */
-function fieldTokens(listing: ListingRow): Array<[Field, Set<string>]> {
+/** The listing's text per field, tokenized (a match found in no field of its answer is in its parameter text). */
+function fieldTokens(listing: FieldsOf): Array<[Field, Set<string>]> {
   return fieldTexts(listing).map(([field, text]) => [field, new Set(tokenize(text).flatMap((t) => [t, stemKey(t)]))]);
 }
 
@@ -55,7 +55,7 @@ export function matchOf(
   wordsOf: ReadonlyMap<string, string[]>,
   stemIdf: ReadonlyMap<string, number>,
   listings: number,
-  listing: ListingRow,
+  listing: FieldsOf,
 ): SearchMatch {
   const held = new Set(row.keys ?? []);
   const fields = fieldTokens(listing);
@@ -118,17 +118,17 @@ export function answerRelevance(resources: ReadonlyArray<{ match?: SearchMatch |
  * there the rank weighs related words and neighbours only, and meaning tells better which listing answers. Only the
  * page's order changes, never which listings a page holds, so a walk visits each match once whatever its page size.
  */
-export function orderByMeaning<T extends { listing: ListingRow }>(items: readonly T[], words: readonly string[]): T[] {
+export function orderByMeaning<T extends { resource: FieldsOf }>(items: readonly T[], words: readonly string[]): T[] {
   const query = items.length < 2 ? [] : queryVectors(words);
   if (query.length === 0) return [...items];
-  const listingWords = (listing: ListingRow) =>
+  const listingWords = (listing: FieldsOf) =>
     tokenize(
       fieldTexts(listing)
         .map(([, text]) => text)
         .join(' '),
     );
   return items
-    .map((item, at) => ({ item, at, score: meaningScore(query, listingWords(item.listing)) }))
+    .map((item, at) => ({ item, at, score: meaningScore(query, listingWords(item.resource)) }))
     .sort((a, b) => b.score - a.score || a.at - b.at)
     .map((s) => s.item);
 }

@@ -32,7 +32,7 @@ import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, 
 import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation, urlKey } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
-import { CatalogQueryError, type Awaitable, type DiscoveryFilters, type SearchPage } from './types.ts';
+import { CatalogQueryError, type Awaitable, type DiscoveryFilters, type DiscoveryResource, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
 import { holdsNul } from '../filters.ts';
 import { runAsync, runSync, stepsOf, type Steps } from './steps.ts';
@@ -319,7 +319,7 @@ function* rankedPage(
   after: CursorState | undefined,
   position: (at: RankedRow) => CursorState,
   rankRows: (from: CursorState | undefined, want: number) => Engine<RankedRow[]>,
-  match: (row: RankedRow, listing: ListingRow) => SearchMatch,
+  match: (row: RankedRow, resource: DiscoveryResource) => SearchMatch,
   meaningOf?: readonly string[],
 ): Engine<{ resources: SearchPage['resources']; kept: unknown[]; exhausted: boolean; more: boolean; cursor: string | null }> {
   const { page, now } = request;
@@ -348,9 +348,12 @@ function* rankedPage(
   const cursor = more && at ? encodeCursor(request.secret, position(at)) : null;
   // When some query words are held by no listing and no result holds an informative word, the page is ordered by
   // meaning (relevance.ts orderByMeaning).
-  const matched = pageRows.map((k) => ({ ...k, match: match(k.row, k.listing) }));
+  const matched = pageRows.map((k) => {
+    const resource = toDiscoveryResource(k.listing);
+    return { resource, match: match(k.row, resource) };
+  });
   const ordered = meaningOf && answerRelevance(matched) === 'none' ? orderByMeaning(matched, meaningOf) : matched;
-  const resources = ordered.map((k) => ({ ...toDiscoveryResource(k.listing), match: k.match }));
+  const resources = ordered.map((k) => ({ ...k.resource, match: k.match }));
   return { resources, kept, exhausted, more, cursor };
 }
 

@@ -10,14 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { envelope, evalCatalogOptions } from '../../bench/catalog/lib/ranking-eval-set.ts';
 import { openCatalog } from '../../src/catalog/index.ts';
 import { orderByMeaning } from '../../src/catalog/relevance.ts';
-import type { ListingRow } from '../../src/catalog/listing.ts';
 import { meaningScore, queryVectors } from '../../src/catalog/word-vectors.ts';
 
 const words = (text: string) => text.split(' ');
-const row = (key: string, text: string) => ({
-  key,
-  listing: { body: JSON.stringify({ serviceName: key, description: text }) } as ListingRow,
-});
+const row = (key: string, text: string) => ({ key, resource: { serviceName: key, description: text } });
 
 describe('meaning', () => {
   it('scores a listing by how close its words are to the query words, 0 without vectors', () => {
