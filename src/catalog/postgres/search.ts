@@ -23,8 +23,8 @@ type Params = ReturnType<typeof parameters>;
 /**
  * The rank of a revision from its term rows `t` grouped by revision, each joined to its key's weight `k.w`
  * (docs/CATALOG.md "Ranking", query-terms.ts): Σ weight × (PRESENCE + milli), integers, as SQLite's rankSql.
- * The weights are sent as `int`, so each product is an `int` (under 2^31 in any catalog: test/catalog/rank-integers.test.ts) and their
- * sum a `bigint`: a sum of `bigint`s is a `numeric`, slower to sum and to sort.
+ * The weights are sent as `int`, so each product is an `int` (under 2^31 in any catalog:
+ * test/catalog/rank-integers.test.ts) and their sum a `bigint`: a sum of `bigint`s is a `numeric`, slower to sum and sort.
  */
 const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
