@@ -38,9 +38,12 @@ function fieldTexts(listing: FieldsOf): Array<[Field, string]> {
   ];
 }
 
-/** The listing's text per field, tokenized (a match found in no field of its answer is in its parameter text). */
-function fieldTokens(listing: FieldsOf): Array<[Field, Set<string>]> {
-  return fieldTexts(listing).map(([field, text]) => [field, new Set(tokenize(text).flatMap((t) => [t, stemKey(t)]))]);
+/** The listing's words per field and their stem keys (a match found in no field of its answer is in its parameter text). */
+function fieldTokens(listing: FieldsOf): Array<[Field, string[], string[]]> {
+  return fieldTexts(listing).map(([field, text]) => {
+    const tokens = tokenize(text);
+    return [field, tokens, tokens.map(stemKey)];
+  });
 }
 
 /**
@@ -58,7 +61,7 @@ export function matchOf(
   listing: FieldsOf,
 ): SearchMatch {
   const held = new Set(row.keys ?? []);
-  const fields = fieldTokens(listing);
+  let fields: ReturnType<typeof fieldTokens> | undefined;
   const informative = idf(Math.floor(listings * FUNCTION_WORD_SHARE), listings);
   const terms: SearchMatch['terms'] = [];
   let weight = 0;
@@ -72,7 +75,10 @@ export function matchOf(
     const wordIdf = stemIdf.get(stem) ?? 0;
     weight += KIND_SHARE[kind] * wordIdf;
     if ((kind === 'exact' || kind === 'stem') && (wordIdf >= informative || listings < 4)) holdsInformative = true;
-    const inFields = fields.filter(([, tokens]) => ofStem.some((k) => tokens.has(k.key))).map(([field]) => field);
+    fields ??= fieldTokens(listing);
+    const inFields = fields
+      .filter(([, tokens, stems]) => ofStem.some((k) => tokens.includes(k.key) || stems.includes(k.key)))
+      .map(([field]) => field);
     // A word-vector neighbour is a related word to the reader (openapi.yaml SearchMatch).
     const match = kind === 'neighbour' ? 'related' : kind;
     terms.push({ term: wordsOf.get(stem)![0]!, match, fields: inFields.length > 0 ? inFields : ['params'] });

@@ -100,7 +100,21 @@ export function termScores(text: SearchText): Map<string, number> {
  *   the text search asks for words and stems alone, so they count in none of its budgets, weights
  *   or matches.
  */
-export const stemKey = (token: string): string => `~${stemmer(token)}`;
+export function stemKey(token: string): string {
+  let key = stemKeys.get(token);
+  if (key === undefined) {
+    // Cleared when full: a catalog's vocabulary mostly fits, and a flood of new words costs a refill, never memory.
+    if (stemKeys.size >= STEM_CACHE_SIZE) stemKeys.clear();
+    stemKeys.set(token, (key = `~${stemmer(token)}`));
+  }
+  return key;
+}
+/**
+ * Each thread's stem keys of the tokens it met last: a search describes each result's match (relevance.ts) by the
+ * stems of its fields' words, the same words page after page, and the stemmer allocates for every word it stems.
+ */
+const STEM_CACHE_SIZE = 16_384;
+const stemKeys = new Map<string, string>();
 export const isStemKey = (term: string): boolean => term.startsWith('~');
 export const urlKey = (term: string): string => `/${term}`;
 const isUrlKey = (term: string): boolean => term.startsWith('/');
