@@ -10,6 +10,14 @@ import { changes, rows, step, type Engine, type Sql } from './statements.ts';
 import { failingBefore } from './liveness.ts';
 import type { Awaitable } from './steps.ts';
 
+/**
+ * Where a hidden listing's list entries wait while it is out of the search index (its stash set): a time before any
+ * listing's, so every list read's age cut (`visibleSince`) leaves them out and counts them as aged, as it does the
+ * entries of a listing hidden by age. A list read then leaves out by their failures only the listings no pass has hidden
+ * yet (docs/CATALOG.md "Lifecycle").
+ */
+export const HIDDEN_LIST_TIME = '0000-01-01T00:00:00.000Z';
+
 /** LISTING_PURGE_DAYS' default (README.md Configuration). */
 export const DEFAULT_LISTING_PURGE_DAYS = 90;
 /** Listings hidden, put back or purged per writer request. */

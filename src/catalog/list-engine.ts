@@ -142,17 +142,23 @@ export function* withUsdPriceAsAmount(filters: DiscoveryFilters): Steps<Pick<Lis
   return usdPriceAsAmount(filters, new Set(listedAssets));
 }
 
+/** The age cut of a read given none: just above the hidden listings' entries (lifecycle.ts HIDDEN_LIST_TIME). */
+const LISTED_SINCE = '0001-01-01T00:00:00.000Z';
+
 /**
  * A list page: newest first (lastUpdated desc, then id desc), offset paging, exact total. `resource` and `toolName`
  * select a few listings through their own indexes, `url` alone its own page (url-filter.ts). Otherwise asset +
  * maxAmount's price index drives the page unless another key holds fewer listings; else the key with the fewest
  * listings drives a walk of its entries, any other filter a lookup per entry. One key and nothing else (single): its
  * count less its hidden entries is the total, and its blocks find a deep offset. Listings failing their liveness
- * checks past the grace period are left out (docs/CATALOG.md "Liveness").
+ * checks past the grace period are left out (docs/CATALOG.md "Liveness"): those a lifecycle pass hid by their list
+ * entries' time (lifecycle.ts HIDDEN_LIST_TIME), the others by their ids.
  */
 export function* listPage<P>(q: Omit<ListPageRead, 'failing'> & { failingBefore: string | undefined }): Steps<ListIndex<P>, StoreListPage> {
   const { run, together } = stepsOf<ListIndex<P>>();
-  const { page, now, visibleSince, failingBefore } = q;
+  const { page, now, failingBefore } = q;
+  // Always an age cut: the entries of listings a lifecycle pass hid wait below every listing's time.
+  const visibleSince = q.visibleSince ?? LISTED_SINCE;
   if (q.filters.resource !== undefined || q.filters.toolName !== undefined) {
     const read: ListPageRead = { filters: q.filters, page, now, visibleSince, failing: failingBefore };
     const columns = yield* run((index) => index.columns(read));

@@ -226,7 +226,11 @@ export function* hiddenByFailuresCount(
   visibleSince: string | undefined,
 ): Engine<number> {
   const p = sql.p;
-  const hidden = sql.inSubquery('k.listing_id', `SELECT h.id FROM listings h WHERE h.liveness_failing_since < ${p(3)}`);
+  // Only the listings still in the list index's range: a lifecycle pass moved the others' entries out of it.
+  const hidden = sql.inSubquery(
+    'k.listing_id',
+    `SELECT h.id FROM listings h WHERE h.liveness_failing_since < ${p(3)} AND h.search_stash IS NULL`,
+  );
   const text = `SELECT count(*) AS n FROM listing_keys k WHERE k.kind = ${p(1)} AND k.value = ${p(2)} AND ${hidden}${
     visibleSince === undefined ? '' : ` AND (k.last_updated || '') >= ${p(4)}`
   }`;

@@ -10,6 +10,7 @@
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
 import {
+  HIDDEN_LIST_TIME,
   hideListing,
   maintainBatch,
   visibleAgain,
@@ -26,6 +27,7 @@ import { SCORE_UNITS } from './migrations.ts';
 import { nextSeq, postgresSql, type Db } from './queries.ts';
 import { pruneRevisions, restoreStashed } from './revisions.ts';
 import { removeListing } from './withdraw.ts';
+import { moveListEntries } from './list-index.ts';
 
 type Listing = Pick<LifecycleRow, 'id' | 'resource' | 'type' | 'tool_name'>;
 
@@ -82,9 +84,10 @@ export async function maintain(pool: pg.Pool, cuts: LifecycleCuts, now: Date, li
         (db) => removeListing(db, row.id),
       ),
     hide: (row, hiddenAt) =>
-      underLock(pool, row, 'search_stash IS NULL', [], async (db) =>
-        runAsync(hideListing(postgresSql(db), row.id, await nextSeq(db), hiddenAt, { column: 'units', units: SCORE_UNITS })),
-      ),
+      underLock(pool, row, 'search_stash IS NULL', [], async (db) => {
+        await runAsync(hideListing(postgresSql(db), row.id, await nextSeq(db), hiddenAt, { column: 'units', units: SCORE_UNITS }));
+        await moveListEntries(db, row.id, HIDDEN_LIST_TIME);
+      }),
     restore: (row) =>
       underLock(pool, row, visibleAgain('$2', '$3'), [cuts.visibleSince, cuts.failingBefore ?? null], (db) => restore(db, row.id)),
     prune: () => pruneRevisions(pool, now, limit),

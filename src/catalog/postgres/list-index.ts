@@ -26,6 +26,7 @@ import { SUFFIX_ROWS_PER_MATCH, WALK_ROWS_SPELLED, suffixPageSql } from './url-s
 import type { DiscoveryResource, ListPageRead } from '../types.ts';
 import { bulkBlocksSql, hiddenByAgeSql, type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runAsync as runStatements } from '../statements.ts';
+import { HIDDEN_LIST_TIME } from '../lifecycle.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import type { PricedPageGuesses } from './price-guess.ts';
 import { listPriced } from './price-index.ts';
@@ -68,7 +69,7 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
       const priced = priceFilter(filters) !== undefined;
       // Each key's count read by its primary key (a subquery): a generic plan would otherwise hash all of listing_counts.
       const text = `SELECT k.kind, k.value, coalesce((SELECT c.n FROM listing_counts c WHERE c.kind = k.kind AND c.value = k.value), 0) AS n, pc.*,
-           ${failingCut} IS NOT NULL AND EXISTS (${failingListingsSql(failingCut, '1', false)}) AS failing,
+           ${failingCut} IS NOT NULL AND EXISTS (${failingListingsSql(failingCut, '1', false, true)}) AS failing,
            CASE WHEN ${agedCut} IS NOT NULL THEN (${hiddenByAgeSql('k.kind', 'k.value', agedCut)}) END AS aged
          FROM unnest(${q.p(keys.map((k) => k.kind))}::text[], ${q.p(keys.map((k) => k.value))}::text[]) AS k(kind, value)
          CROSS JOIN (${priced ? priceCountsSql(filters, q.p, visibleSince, failingBefore, page.offset + page.limit) : 'SELECT'}) pc`;
@@ -126,6 +127,28 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
     },
     urlPage: (read, url) => listByUrl(db, read, url, urlScale),
   };
+}
+
+/** Migration: the list entries of the listings a lifecycle pass had already hidden move out of every list read's range. */
+export const HIDDEN_LIST_ENTRIES_MIGRATION = `
+  DO $$ DECLARE r RECORD; BEGIN
+    FOR r IN SELECT id FROM listings WHERE search_stash IS NOT NULL LOOP
+      PERFORM catalog_index_listing(r.id, '${HIDDEN_LIST_TIME}', '{}'::text[], '{}'::text[], 0);
+    END LOOP;
+  END $$;
+  UPDATE listing_prices SET last_updated = '${HIDDEN_LIST_TIME}'
+    WHERE listing_id IN (SELECT id FROM listings WHERE search_stash IS NOT NULL) AND last_updated <> '${HIDDEN_LIST_TIME}';`;
+
+/**
+ * Moves every list entry of listing `id` (its keys, with their blocks, and its price rows) to `lastUpdated`, inside the
+ * caller's transaction: out of every list read's range when a lifecycle pass hides it (../lifecycle.ts
+ * HIDDEN_LIST_TIME), back to its row's time when it is put back (sqlite/list-index.ts moveListEntries).
+ */
+export async function moveListEntries(db: Db, id: number | string, lastUpdated: string): Promise<void> {
+  await Promise.all([
+    db.query("SELECT catalog_index_listing($1, $2, '{}'::text[], '{}'::text[], 0)", [id, lastUpdated]),
+    db.query('UPDATE listing_prices SET last_updated = $2 WHERE listing_id = $1 AND last_updated <> $2', [id, lastUpdated]),
+  ]);
 }
 
 /**

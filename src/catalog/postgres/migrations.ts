@@ -39,7 +39,12 @@ import {
   SCHEME_PRICE_KEYS_MIGRATION,
   TYPED_PRICE_INDEX_MIGRATION,
 } from './price-index.ts';
-import { ASSET_COMBINATION_KEYS_MIGRATION, FOLD_INTO_LIST_KEYS_MIGRATION, RETIRE_LISTING_ACCEPTS_MIGRATION } from './list-index.ts';
+import {
+  ASSET_COMBINATION_KEYS_MIGRATION,
+  FOLD_INTO_LIST_KEYS_MIGRATION,
+  RETIRE_LISTING_ACCEPTS_MIGRATION,
+  HIDDEN_LIST_ENTRIES_MIGRATION,
+} from './list-index.ts';
 
 export const SCORE_UNITS = 2 ** 53;
 
@@ -325,4 +330,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // 46: the price counts' functions again (postgres/price-counts.ts), their check whether a listing is hidden by
   // failures read from the failing listings' index under a generic plan too (queries.ts failingListingsSql).
   PRICE_COUNTS_FUNCTIONS,
+  // 47: a hidden listing's list entries wait below every listing's time (../lifecycle.ts HIDDEN_LIST_TIME): those of the
+  // listings already hidden move there (postgres/list-index.ts; SQLite migration 34).
+  HIDDEN_LIST_ENTRIES_MIGRATION,
 ];

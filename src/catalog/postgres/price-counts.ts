@@ -82,7 +82,7 @@ export const PRICE_COUNTS_FUNCTIONS = `
     END IF;
     IF p_failing IS NOT NULL THEN
       failing_matches := 0;
-      IF EXISTS (${failingListingsSql('p_failing', '1', false)}) THEN
+      IF EXISTS (${failingListingsSql('p_failing', '1', false, false)}) THEN
         ${planned(
           'failing_matches',
           `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key

@@ -146,14 +146,17 @@ export const visibleAfter = (p: (value: unknown) => string, visibleSince: string
   visibleSince === undefined ? '' : ` AND k.last_updated >= ${p(visibleSince)}`;
 
 /**
- * The listings failing since before `cut`, read from their partial index (`listings_liveness_failing`) in a form whose
- * generic plan stays on that index whatever share of listings fails. `whole`: every failing listing read, the comparison
- * a filter (`IS TRUE` is no index condition), for a set to hash (heldFiltersSql). Else the comparison is the index range,
- * for an EXISTS. The `IS NOT NULL` is for the planner: with `liveness_failing_since < $n` alone a generic plan guesses a
- * third of all listings and scans the table (docs/BENCHMARKS.md "Filter combinations").
+ * The listings failing since before `cut`, read from their partial index in a form whose generic plan stays on that
+ * index whatever share of listings fails. `whole`: every failing listing read, the comparison a filter (`IS TRUE` is no
+ * index condition), for a set to hash (heldFiltersSql). Else the comparison is the index range, for an EXISTS. The
+ * `IS NOT NULL` is for the planner: with `liveness_failing_since < $n` alone a generic plan guesses a third of all
+ * listings and scans the table (docs/BENCHMARKS.md "Filter combinations"). `indexed`: only those still in the list
+ * index's range (no stash: `listings_indexed_failing`), as a read of list entries needs; a lifecycle pass moved the
+ * others' entries out of every list read's range (../lifecycle.ts HIDDEN_LIST_TIME). Else every one
+ * (`listings_liveness_failing`), as a read of listing rows needs.
  */
-export const failingListingsSql = (cut: string, column: string, whole: boolean) =>
-  `SELECT ${column} FROM listings WHERE liveness_failing_since IS NOT NULL AND ${
+export const failingListingsSql = (cut: string, column: string, whole: boolean, indexed: boolean) =>
+  `SELECT ${column} FROM listings WHERE liveness_failing_since IS NOT NULL${indexed ? ' AND search_stash IS NULL' : ''} AND ${
     whole ? `(liveness_failing_since < ${cut}) IS TRUE` : `liveness_failing_since < ${cut}`
   }`;
 
@@ -164,7 +167,8 @@ export const failingListingsSql = (cut: string, column: string, whole: boolean) 
  * where the planner may otherwise hash every entry of the key (a semi-join). The failing set is read whole from its
  * partial index and hashed (failingListingsSql `whole`): with the comparison alone, or as an index condition, a generic
  * plan guesses a third of the listings, too many to hash, and checks each row against the whole list or scans every
- * listing (docs/BENCHMARKS.md "Filter combinations").
+ * listing (docs/BENCHMARKS.md "Filter combinations"). `indexed` (failingListingsSql's): a read whose rows are list
+ * entries, each already at its listing's time, leaves out only the failing listings no pass has hidden yet.
  */
 export function heldFiltersSql(
   p: (value: unknown) => string,
@@ -173,12 +177,13 @@ export function heldFiltersSql(
   accepts: string | undefined,
   failing: string | undefined,
   fence = false,
+  indexed = true,
 ): string {
   const held = keys.map((key) => ` AND ${listKeyHeld(p, key, listing, { fence: fence ? ' OFFSET 0' : '' })}`);
   return (
     held.join('') +
     (accepts === undefined ? '' : ` AND ${accepts}`) +
-    (failing === undefined ? '' : ` AND ${listing} NOT IN (${failingListingsSql(p(failing), 'id', true)})`)
+    (failing === undefined ? '' : ` AND ${listing} NOT IN (${failingListingsSql(p(failing), 'id', true, indexed)})`)
   );
 }
 

@@ -14,6 +14,7 @@ import { parameters, postgresSql, type Db } from './queries.ts';
 import { withUrlKeys } from '../url-search.ts';
 import { restoreListing } from '../lifecycle.ts';
 import { runAsync } from '../statements.ts';
+import { moveListEntries } from './list-index.ts';
 
 /** score × 2^53 as an exact integer (migrations.ts): every score is a multiple of 2^-53. */
 export function scoreUnits(score: number): string {
@@ -78,13 +79,22 @@ export async function reviseSearchText(
   await Promise.all([...closed, insertScoredRevision(db, listing, hash, withQualityLevel(termScores(text), quality), seq)]);
 }
 
-/** Puts a stashed listing back in the search index at the write sequence `seq` (../lifecycle.ts restoreListing). */
-export const restoreStashed = (db: Db, listingId: number, seq: number): Promise<boolean> =>
-  runAsync(
+/**
+ * Puts a stashed listing back in the search index at the write sequence `seq` (../lifecycle.ts restoreListing), and its
+ * list entries back at its row's time.
+ */
+export async function restoreStashed(db: Db, listingId: number, seq: number): Promise<boolean> {
+  const restored = await runAsync(
     restoreListing(postgresSql(db), listingId, seq, (resource, hash, scores, from) =>
       insertScoredRevision(db, { id: listingId, resource }, hash, scores, from),
     ),
   );
+  if (restored) {
+    const row = await db.query<{ last_updated: string }>('SELECT last_updated FROM listings WHERE id = $1', [listingId]);
+    await moveListEntries(db, listingId, row.rows[0]!.last_updated);
+  }
+  return restored;
+}
 
 /**
  * A new current search revision of a listing from its term scores (the quality level in them), with its term rows and

@@ -179,7 +179,7 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   const known = 'k.listing_id IN (SELECT unnest(ids) FROM found)';
   const inRange = `k.listing_id IN (SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)})${short ? '' : ` AND ${spelled('k.listing_id')}`}`;
   // Where the other filters are one key, every walked entry holds it.
-  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
+  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true, false);
   const want = p(bounds.want);
   // One aggregate counts the entries read and gathers their listings (cheaper than a count plus a hashed DISTINCT);
   // a long `url`'s listings are then checked on their URLs.
@@ -192,7 +192,7 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
     ),
     exact AS MATERIALIZED (
       SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${cap} THEN ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
-        WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true)} ${order}) END AS ids
+        WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true, false)} ${order}) END AS ids
       FROM found f
     ),
     ${walkKey}

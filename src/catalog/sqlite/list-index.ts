@@ -25,6 +25,7 @@ import { HIDDEN_IDS_SQL } from './liveness.ts';
 import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, listKeyHeld, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
 import { bulkBlocksSql, hiddenByAgeSql, type SortKey } from '../list-engine.ts';
 import { rows, runSync } from '../statements.ts';
+import { HIDDEN_LIST_TIME } from '../lifecycle.ts';
 import { bindTo, sqliteSql } from './queries.ts';
 
 /**
@@ -116,6 +117,26 @@ export function countKeyChanges(db: DatabaseSync, listingId: number, lastUpdated
     addToBlock(db, key, at);
   }
   for (const key of changes.added) addToBlock(db, key, at);
+}
+
+/**
+ * Moves every list entry of listing `id` (its keys, with their blocks, and its price rows) to `lastUpdated`: out of every
+ * list read's range when a lifecycle pass hides it (../lifecycle.ts HIDDEN_LIST_TIME), back to its row's time when it
+ * is put back.
+ */
+export function moveListEntries(db: DatabaseSync, id: number, lastUpdated: string): void {
+  countKeyChanges(db, id, lastUpdated, insertListingKeys(db, id, lastUpdated, [], 0));
+  cachedStatement(db, 'UPDATE listing_prices SET last_updated = ? WHERE listing_id = ? AND last_updated <> ?').run(
+    lastUpdated,
+    id,
+    lastUpdated,
+  );
+}
+
+/** Migration: the list entries of the listings a lifecycle pass had already hidden move out of every list read's range. */
+export function migrateHiddenListEntries(db: DatabaseSync): void {
+  const stashed = db.prepare('SELECT id FROM listings WHERE search_stash IS NOT NULL').all() as Array<{ id: number }>;
+  for (const { id } of stashed) moveListEntries(db, Number(id), HIDDEN_LIST_TIME);
 }
 
 /** How many listings answer to a list key (the view `listing_counts`: the sum of its blocks). */

@@ -50,11 +50,19 @@ export function livenessStore(db: DatabaseSync, writable: () => void, restore: (
   );
 }
 
-/** Whether any listing is hidden by its failures (one probe of the partial index). */
-export function anyHiddenByFailures(db: DatabaseSync, before: string | undefined): boolean {
+/**
+ * Whether any listing is hidden by its failures (one probe of a partial index). `indexed`: only those still in the
+ * list index's range (no stash), as a read of list entries needs: a lifecycle pass moved the others' entries out of
+ * every list read's range (../lifecycle.ts HIDDEN_LIST_TIME); else every one, as a read of listing rows needs.
+ */
+export function anyHiddenByFailures(db: DatabaseSync, before: string | undefined, indexed: boolean): boolean {
   if (before === undefined) return false;
-  return cachedStatement(db, 'SELECT 1 FROM listings WHERE liveness_failing_since < ? LIMIT 1').get(before) !== undefined;
+  const sql = `SELECT 1 FROM listings WHERE liveness_failing_since < ?${indexed ? ' AND search_stash IS NULL' : ''} LIMIT 1`;
+  return cachedStatement(db, sql).get(before) !== undefined;
 }
 
-/** Listing ids hidden by their failures, as a subquery (one parameter: the cut). */
-export const HIDDEN_IDS_SQL = '(SELECT id FROM listings WHERE liveness_failing_since < ?)';
+/**
+ * The ids of the listings hidden by their failures that a read of list entries leaves out (those still in the list
+ * index's range: anyHiddenByFailures), as a subquery (one parameter: the cut).
+ */
+export const HIDDEN_IDS_SQL = '(SELECT id FROM listings WHERE liveness_failing_since < ? AND search_stash IS NULL)';

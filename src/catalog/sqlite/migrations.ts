@@ -16,7 +16,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { DatabaseSync } from 'node:sqlite';
 import { listingKeysOf, type ListingKey } from '../listing.ts';
 import { amountKey } from '../../filters.ts';
-import { buildBlocks, countKeyChanges, migrateToAssetCombinationKeys, type KeyChanges } from './list-index.ts';
+import { buildBlocks, countKeyChanges, migrateHiddenListEntries, migrateToAssetCombinationKeys, type KeyChanges } from './list-index.ts';
 import { inWriteTransaction } from '../../db/sqlite.ts';
 import { termScores, urlKeysSql, withStemRows } from '../terms.ts';
 import { withUrlKeys } from '../url-search.ts';
@@ -424,6 +424,9 @@ export const MIGRATIONS: Migration[] = [
   migrateToPaymentPayers,
   migrateToQualityDays,
   retireListingAccepts,
+  // A hidden listing's list entries wait below every listing's time (../lifecycle.ts HIDDEN_LIST_TIME): those of the
+  // listings already hidden move there (list-index.ts).
+  migrateHiddenListEntries,
 ];
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */

@@ -205,7 +205,7 @@ export function priceIndex(db: DatabaseSync): PriceIndex<number> {
         const row = cachedStatement(
           db,
           `SELECT count(*) AS n FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = ?${typeSql(read, 'p.type')}
-           WHERE h.liveness_failing_since < ? AND p.price <= ?${since.length ? ' AND p.last_updated >= ?' : ''}`,
+           WHERE h.liveness_failing_since < ? AND h.search_stash IS NULL AND p.price <= ?${since.length ? ' AND p.last_updated >= ?' : ''}`,
         ).get(read.key, ...typeParams(read), read.failing, read.max, ...since) as { n: number };
         n += Number(row.n);
       }

@@ -151,12 +151,12 @@ const itemsOf = (store: ListSource, ids: number[], now: Date) => {
  */
 export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): ListIndex<undefined> {
   const { db } = store;
-  const shown = (read: ListPageRead) => ({ ...read, failing: anyHiddenByFailures(db, read.failing) ? read.failing : undefined });
+  const shown = (read: ListPageRead) => ({ ...read, failing: anyHiddenByFailures(db, read.failing, false) ? read.failing : undefined });
   return {
     listedAssets: (assets) => listedAssets(db, assets),
     counts: ({ keys, agedSince, failingBefore }) => ({
       listings: keys.map((key) => listingsWith(db, key)),
-      failing: anyHiddenByFailures(db, failingBefore),
+      failing: anyHiddenByFailures(db, failingBefore, true),
       aged: agedSince === undefined ? 0 : hiddenCount(db, keys[0]!, agedSince),
       price: undefined,
     }),
