@@ -331,6 +331,7 @@ export const CATALOG_MIGRATIONS: PostgresMigrations = [
   // failures read from the failing listings' index under a generic plan too (queries.ts failingListingsSql).
   PRICE_COUNTS_FUNCTIONS,
   // 47: a hidden listing's list entries wait below every listing's time (../lifecycle.ts HIDDEN_LIST_TIME): those of the
-  // listings already hidden move there (postgres/list-index.ts; SQLite migration 34).
-  HIDDEN_LIST_ENTRIES_MIGRATION,
+  // listings already hidden move there (postgres/list-index.ts; SQLite migration 34), and the price counts leave out by
+  // their ids only the failing listings still in the list index's range.
+  HIDDEN_LIST_ENTRIES_MIGRATION + PRICE_COUNTS_FUNCTIONS,
 ];

@@ -82,12 +82,14 @@ export const PRICE_COUNTS_FUNCTIONS = `
     END IF;
     IF p_failing IS NOT NULL THEN
       failing_matches := 0;
-      IF EXISTS (${failingListingsSql('p_failing', '1', false, false)}) THEN
+      -- Only the failing listings still in the list index's range: a lifecycle pass moved the others' price rows out.
+      IF EXISTS (${failingListingsSql('p_failing', '1', false, true)}) THEN
         ${planned(
           'failing_matches',
           `SELECT count(*) FROM listings h JOIN listing_prices p ON p.listing_id = h.id AND p.asset = p_key
             AND (p_type IS NULL OR p.type = p_type)
-          WHERE h.liveness_failing_since < p_failing AND p.price <= p_max AND (p_since IS NULL OR p.last_updated >= p_since)`,
+          WHERE h.liveness_failing_since < p_failing AND h.search_stash IS NULL AND p.price <= p_max
+            AND (p_since IS NULL OR p.last_updated >= p_since)`,
         )}
       END IF;
     END IF;
