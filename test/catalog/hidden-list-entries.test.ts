@@ -38,6 +38,8 @@ const FILTERS: DiscoveryFilters[] = [
   { network: 'stellar:testnet', type: 'http' },
   { url: 'example.com/api' },
   { url: '//s1' },
+  { url: 'example.com/api', network: 'stellar:testnet' },
+  { url: '//s1', asset: ASSET, maxAmount: '50000' },
 ];
 const PAGES = [
   { limit: 7, offset: 0 },

@@ -178,8 +178,10 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   const firstRows = Math.min(read.spelledRows, bounds.budget);
   const known = 'k.listing_id IN (SELECT unnest(ids) FROM found)';
   const inRange = `k.listing_id IN (SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)})${short ? '' : ` AND ${spelled('k.listing_id')}`}`;
-  // Where the other filters are one key, every walked entry holds it.
-  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true, false);
+  // Where the other filters are one key, every walked entry holds it. The walk reads list entries, each at its listing's
+  // time (a hidden listing's below every age cut), so it leaves out by their ids only the failing listings still listed;
+  // the exact page reads each match's time from its row when no other filter has a key, so it leaves out every one.
+  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
   const want = p(bounds.want);
   // One aggregate counts the entries read and gathers their listings (cheaper than a count plus a hashed DISTINCT);
   // a long `url`'s listings are then checked on their URLs.
@@ -192,7 +194,7 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
     ),
     exact AS MATERIALIZED (
       SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${cap} THEN ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
-        WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true, false)} ${order}) END AS ids
+        WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true, first!.kind !== 'all')} ${order}) END AS ids
       FROM found f
     ),
     ${walkKey}
