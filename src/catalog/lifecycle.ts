@@ -113,8 +113,9 @@ export interface LifecycleStore {
 /**
  * Takes listing `id` out of the search index at the write sequence `seq`: its current revision closed (superseded at
  * `hiddenAt`, the time it hid, so a revision hidden longer than a cursor's life is pruned at once), its term scores (its
- * URL keys among them) stashed on its row. `score`: the column of search_terms that holds a term's score exactly, and
- * what it holds per unit of score (SQLite the score, Postgres score × SCORE_UNITS).
+ * URL keys among them) stashed on its row; and its list entries out of every list read (`moveEntries` to
+ * HIDDEN_LIST_TIME). `score`: the column of search_terms that holds a term's score exactly, and what it holds per unit
+ * of score (SQLite the score, Postgres score × SCORE_UNITS).
  */
 export function* hideListing(
   sql: Sql,
@@ -122,6 +123,7 @@ export function* hideListing(
   seq: number,
   hiddenAt: string,
   score: { column: string; units: number },
+  moveEntries: MoveListEntries,
 ): Engine<void> {
   const p = sql.p;
   const [current] = yield* rows<{ rev: number | string; text_hash: string; from_seq: number | string }>(
@@ -148,24 +150,32 @@ export function* hideListing(
   const span = current ? { from: Number(current.from_seq), to: seq } : {};
   const stash: SearchStash = { hash: current?.text_hash ?? '', scores, ...span };
   yield* changes(sql, `UPDATE listings SET search_stash = ${p(1)} WHERE id = ${p(2)}`, [JSON.stringify(stash), id]);
+  yield* step(() => moveEntries(HIDDEN_LIST_TIME));
 }
+
+/**
+ * The store's move of every list entry of the listing at hand (its list keys, with their blocks, and its price rows) to
+ * `lastUpdated`, in the write it runs in (sqlite/list-index.ts, postgres/list-index.ts moveListEntries).
+ */
+export type MoveListEntries = (lastUpdated: string) => Awaitable<unknown>;
 
 /**
  * Puts a stashed listing back in the search index (a settlement's write, a passing check, the pass): the revision it had,
  * valid from where it was (SearchStash), reopened or, if pruned meanwhile, written again by `insert` (the store's new
- * revision from term scores, its URL keys added). `seq` is the write's sequence (a stash without its span is put back
- * from it). Whether the listing was stashed.
+ * revision from term scores, its URL keys added), and its list entries back at its row's time (`moveEntries`). `seq` is
+ * the write's sequence (a stash without its span is put back from it). Whether the listing was stashed.
  */
 export function* restoreListing(
   sql: Sql,
   id: number,
   seq: number,
   insert: (resource: string, hash: string, scores: Map<string, number>, fromSeq: number) => Awaitable<unknown>,
+  moveEntries: MoveListEntries,
 ): Engine<boolean> {
   const p = sql.p;
-  const [row] = yield* rows<{ resource: string; search_stash: string }>(
+  const [row] = yield* rows<{ resource: string; search_stash: string; last_updated: string }>(
     sql,
-    `SELECT resource, search_stash FROM listings WHERE id = ${p(1)} AND search_stash IS NOT NULL${sql.lockRows}`,
+    `SELECT resource, search_stash, last_updated FROM listings WHERE id = ${p(1)} AND search_stash IS NOT NULL${sql.lockRows}`,
     [id],
   );
   if (!row) return false;
@@ -176,6 +186,7 @@ export function* restoreListing(
   if (reopened) yield* changes(sql, `UPDATE search_terms SET to_seq = NULL WHERE rev = ${p(1)}`, [reopened.rev]);
   else if (scores.size > 0) yield* step(() => insert(row.resource, hash, scores, span?.from ?? seq));
   yield* changes(sql, `UPDATE listings SET search_stash = NULL WHERE id = ${p(1)}`, [id]);
+  yield* step(() => moveEntries(row.last_updated));
   return true;
 }
 

@@ -10,7 +10,6 @@
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
 import {
-  HIDDEN_LIST_TIME,
   hideListing,
   maintainBatch,
   visibleAgain,
@@ -84,10 +83,13 @@ export async function maintain(pool: pg.Pool, cuts: LifecycleCuts, now: Date, li
         (db) => removeListing(db, row.id),
       ),
     hide: (row, hiddenAt) =>
-      underLock(pool, row, 'search_stash IS NULL', [], async (db) => {
-        await runAsync(hideListing(postgresSql(db), row.id, await nextSeq(db), hiddenAt, { column: 'units', units: SCORE_UNITS }));
-        await moveListEntries(db, row.id, HIDDEN_LIST_TIME);
-      }),
+      underLock(pool, row, 'search_stash IS NULL', [], async (db) =>
+        runAsync(
+          hideListing(postgresSql(db), row.id, await nextSeq(db), hiddenAt, { column: 'units', units: SCORE_UNITS }, (at) =>
+            moveListEntries(db, row.id, at),
+          ),
+        ),
+      ),
     restore: (row) =>
       underLock(pool, row, visibleAgain('$2', '$3'), [cuts.visibleSince, cuts.failingBefore ?? null], (db) => restore(db, row.id)),
     prune: () => pruneRevisions(pool, now, limit),

@@ -79,22 +79,17 @@ export async function reviseSearchText(
   await Promise.all([...closed, insertScoredRevision(db, listing, hash, withQualityLevel(termScores(text), quality), seq)]);
 }
 
-/**
- * Puts a stashed listing back in the search index at the write sequence `seq` (../lifecycle.ts restoreListing), and its
- * list entries back at its row's time.
- */
-export async function restoreStashed(db: Db, listingId: number, seq: number): Promise<boolean> {
-  const restored = await runAsync(
-    restoreListing(postgresSql(db), listingId, seq, (resource, hash, scores, from) =>
-      insertScoredRevision(db, { id: listingId, resource }, hash, scores, from),
+/** Puts a stashed listing back in the search index, and its list entries in the list (../lifecycle.ts restoreListing). */
+export const restoreStashed = (db: Db, listingId: number, seq: number): Promise<boolean> =>
+  runAsync(
+    restoreListing(
+      postgresSql(db),
+      listingId,
+      seq,
+      (resource, hash, scores, from) => insertScoredRevision(db, { id: listingId, resource }, hash, scores, from),
+      (lastUpdated) => moveListEntries(db, listingId, lastUpdated),
     ),
   );
-  if (restored) {
-    const row = await db.query<{ last_updated: string }>('SELECT last_updated FROM listings WHERE id = $1', [listingId]);
-    await moveListEntries(db, listingId, row.rows[0]!.last_updated);
-  }
-  return restored;
-}
 
 /**
  * A new current search revision of a listing from its term scores (the quality level in them), with its term rows and

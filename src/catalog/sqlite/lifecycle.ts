@@ -5,7 +5,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
 import {
-  HIDDEN_LIST_TIME,
   hideListing,
   maintainBatch,
   restoreListing,
@@ -37,26 +36,17 @@ export function insertScoredRevision(
   insertRevision(db, { listingId, fromSeq: seq, toSeq: null, textHash: hash }, withUrlKeys(scores, resource));
 }
 
-/**
- * Puts a stashed listing back in the search index at the write sequence `seq` (../lifecycle.ts restoreListing), and its
- * list entries back at its row's time.
- */
-export function restore(db: DatabaseSync, id: number, seq: number): boolean {
-  const restored = runSync(
-    restoreListing(sqliteSql(db), id, seq, (resource, hash, scores, from) => insertScoredRevision(db, id, resource, hash, scores, from)),
+/** Puts a stashed listing back in the search index, and its list entries in the list (../lifecycle.ts restoreListing). */
+export const restore = (db: DatabaseSync, id: number, seq: number): boolean =>
+  runSync(
+    restoreListing(
+      sqliteSql(db),
+      id,
+      seq,
+      (resource, hash, scores, from) => insertScoredRevision(db, id, resource, hash, scores, from),
+      (lastUpdated) => moveListEntries(db, id, lastUpdated),
+    ),
   );
-  if (restored) {
-    const row = cachedStatement(db, 'SELECT last_updated FROM listings WHERE id = ?').get(id) as { last_updated: string };
-    moveListEntries(db, id, row.last_updated);
-  }
-  return restored;
-}
-
-/** Takes a listing out of the search index (../lifecycle.ts hideListing) and its list entries out of every list read. */
-function hide(db: DatabaseSync, id: number, seq: number, hiddenAt: string): void {
-  runSync(hideListing(sqliteSql(db), id, seq, hiddenAt, { column: 'score', units: 1 }));
-  moveListEntries(db, id, HIDDEN_LIST_TIME);
-}
 
 /** A passing liveness check of a stashed listing (inside its write): back in the index at once, not at the next pass. */
 export const restoreAfterCheck = (db: DatabaseSync) => (id: number) => {
@@ -81,7 +71,11 @@ export function maintain(db: DatabaseSync, cuts: LifecycleCuts, now: Date, limit
     const store: LifecycleStore = {
       sql,
       purge: (row) => (removeListing(db, Number(row.id)), true),
-      hide: (row, hiddenAt) => (hide(db, Number(row.id), batchSeq(), hiddenAt), true),
+      hide: (row, hiddenAt) => {
+        const id = Number(row.id);
+        runSync(hideListing(sql, id, batchSeq(), hiddenAt, { column: 'score', units: 1 }, (at) => moveListEntries(db, id, at)));
+        return true;
+      },
       restore: (row) => restore(db, Number(row.id), batchSeq()),
       prune: () => pruneSupersededRevisions(db, now),
     };
