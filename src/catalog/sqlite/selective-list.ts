@@ -147,11 +147,15 @@ const itemsOf = (store: ListSource, ids: number[], now: Date) => {
 
 /**
  * The statements of a list page (../list-engine.ts listPage). A page of `resource`, `toolName` or `url` leaves out
- * listings failing their liveness checks only when some do (as the keyed pages' counts tell them).
+ * listings failing their liveness checks only when some do (as the keyed pages' counts tell them): a `url` page reads
+ * list entries, so only those still in the list index's range count (anyHiddenByFailures `indexed`), the others every one.
  */
 export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): ListIndex<undefined> {
   const { db } = store;
-  const shown = (read: ListPageRead) => ({ ...read, failing: anyHiddenByFailures(db, read.failing, false) ? read.failing : undefined });
+  const shown = (read: ListPageRead, indexed: boolean) => ({
+    ...read,
+    failing: anyHiddenByFailures(db, read.failing, indexed) ? read.failing : undefined,
+  });
   return {
     listedAssets: (assets) => listedAssets(db, assets),
     counts: ({ keys, agedSince, failingBefore }) => ({
@@ -187,7 +191,7 @@ export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): 
       return byPrice && { items: itemsOf(store, byPrice.ids, now), total: byPrice.total };
     },
     columns(read) {
-      const { visibleSince, failing } = shown(read);
+      const { visibleSince, failing } = shown(read, false);
       const { conditions, params } = filterSql(read.filters);
       params.push(...[visibleSince, failing].filter((value) => value !== undefined));
       const where =
@@ -201,6 +205,6 @@ export function sqliteListIndex(store: ListSource, scale: UrlScale, now: Date): 
       const { n } = store.statement(`SELECT count(*) AS n FROM listings l ${where}`).get(...params) as { n: number };
       return { items: rows.map((row) => toDiscoveryResource(row)), total: Number(n) };
     },
-    urlPage: (read, url) => listByUrl(store, scale, shown(read), url),
+    urlPage: (read, url) => listByUrl(store, scale, shown(read, true), url),
   };
 }
