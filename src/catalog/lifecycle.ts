@@ -212,7 +212,11 @@ export function* maintainBatch(store: LifecycleStore, cuts: LifecycleCuts, now: 
   const done = { hidden: 0, restored: 0, purged: 0 };
 
   const purging = new Map<string, LifecycleRow>();
-  for (const row of yield* select(`last_updated < ${p(1)}`, 'last_updated', cuts.purgeSettledBefore)) purging.set(String(row.id), row);
+  // The listings by age are read from the two partial indexes that hold them all (search_stash null or not): Postgres
+  // has no other index on listings by age, and one statement over both would read every listing's row.
+  for (const stash of ['IS NULL', 'IS NOT NULL'])
+    for (const row of yield* select(`search_stash ${stash} AND last_updated < ${p(1)}`, 'last_updated, id', cuts.purgeSettledBefore))
+      purging.set(String(row.id), row);
   if (cuts.purgeFailingBefore !== undefined)
     for (const row of yield* select(`liveness_failing_since < ${p(1)}`, 'liveness_failing_since', cuts.purgeFailingBefore))
       purging.set(String(row.id), row);
