@@ -112,10 +112,18 @@ export function urlMatchesCapped(db: DatabaseSync, url: string, want: number): n
   // FTS5 cannot read a U+0000 in its query, and no resource URL holds a control character (ingest refuses them).
   if (url.includes('\u0000')) return [];
   const windows = rarestWindows(urlWindows(asciiLower(url)), freshSample(db), WINDOWS_ASKED);
-  const match = windows.length === 0 ? urlPhrase(url) : windows.map(urlPhrase).join(' AND ');
-  const rows = cachedStatement(
-    db,
-    'SELECT rowid AS id FROM listing_urls WHERE listing_urls MATCH ? AND instr(lower(resource), ?) > 0 LIMIT ?',
-  ).all(match, asciiLower(url), want) as Array<{ id: number }>;
+  // A substring of one or two characters has no trigram, and FTS5 matches nothing for it: the URLs are read in id order
+  // from the index's own copy of them (a few dozen bytes a row) until `want` hold it.
+  const rows = (
+    windows.length === 0
+      ? cachedStatement(db, 'SELECT id FROM listing_urls_content WHERE instr(lower(c0), ?) > 0 ORDER BY id LIMIT ?').all(
+          asciiLower(url),
+          want,
+        )
+      : cachedStatement(
+          db,
+          'SELECT rowid AS id FROM listing_urls WHERE listing_urls MATCH ? AND instr(lower(resource), ?) > 0 LIMIT ?',
+        ).all(windows.map(urlPhrase).join(' AND '), asciiLower(url), want)
+  ) as Array<{ id: number }>;
   return rows.map((r) => Number(r.id));
 }
