@@ -32,6 +32,7 @@ import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, 
 import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation, urlKey } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
+import { URL_INDEX_CAP } from './url-filter.ts';
 import { CatalogQueryError, type Awaitable, type DiscoveryFilters, type DiscoveryResource, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
 import { holdsNul } from '../filters.ts';
@@ -43,6 +44,11 @@ export interface RankedRead {
   filters: DiscoveryFilters;
   after: CursorState | undefined;
   want: number;
+  /**
+   * The listings whose URL holds the `url` filter, when at most URL_INDEX_CAP do (TextIndex urlListings): a store checks
+   * a row against them, not against its listing's URL, which costs a read of the listing's row per row ranked.
+   */
+  urlListings?: number[] | undefined;
 }
 
 /** The statements a store answers for the engine. Every read is at the snapshot `asOf` (a write sequence number). */
@@ -71,6 +77,8 @@ export interface TextIndex {
   urlRows(read: RankedRead & { terms: string[] }): Awaitable<RankedRow[]>;
   /** The listings of a page's rows, with their quality windows as of `now`. */
   listings(ids: number[], now: Date): Awaitable<Map<number, ListingRow>>;
+  /** The listings whose resource URL holds `url` (the `url` filter), when at most `cap` do; else undefined. */
+  urlListings(url: string, cap: number): Awaitable<number[] | undefined>;
 }
 
 type Engine<T> = Steps<TextIndex, T>;
@@ -90,6 +98,8 @@ export interface SearchRequest {
   secret: Buffer;
   /** SEARCH_ROW_BUDGET unless set (a test lowers it to reach the budget on a small catalog). */
   budget?: number | undefined;
+  /** URL_INDEX_CAP unless set (a test lowers it so that a small catalog's `url` filter is checked on each listing's URL). */
+  urlIndexCap?: number | undefined;
 }
 
 /** Refuses what no search can answer (a blank or too long query) before any statement runs. */
@@ -155,17 +165,21 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const queryTerms = contentWords(distinctTerms(query));
   // The budget chooses among the stems of the query's content words (query-terms.ts).
   const { stems, wordsOf } = stemsOf(queryTerms);
+  /** The `url` filter's listings when few (RankedRead urlListings): read with a first page's opening statements. */
+  const urlListingsOf = (index: TextIndex) =>
+    filters.url === undefined || holdsNul(filters) ? undefined : index.urlListings(filters.url, request.urlIndexCap ?? URL_INDEX_CAP);
   if (after?.u === 1) {
     const pinned = pinnedUrlChoice(queryTerms, after);
     if (holdsNul(filters)) return emptySearchPage(x402Version, pinned);
-    return yield* urlPage(request, queryTerms, after.a, pinned, hash, after, budget);
+    const urlListings = yield* run(urlListingsOf);
+    return yield* urlPage(request, queryTerms, { asOf: after.a, urlListings }, pinned, hash, after, budget);
   }
   // The terms ranked over: the first page's (its cursor's), else the budget's choice now.
   /** The rows each stem was counted to by the budget's choice, read again by the path's choice only where they do not tell. */
   const known = new Map<string, RowCount>();
   let stemChoice: TermChoice;
-  /** A first page's snapshot and the catalog's listings, read with the budget's first count. */
-  let opened: { asOf: number; listings: number } | undefined;
+  /** A first page's snapshot, the catalog's listings and the `url` filter's, read with the budget's first count. */
+  let opened: { asOf: number; listings: number; urlListings: number[] | undefined } | undefined;
   if (after?.k !== undefined) {
     const withRows = yield* run((index) => index.countTerms(stems, 1));
     stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
@@ -175,12 +189,13 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     // and the path's choice would otherwise take to count its common stems that far.
     const opening = chooseTerms(stems, budget).next();
     const first = opening.done ? undefined : { ...opening.value, cap: stems.length <= MAX_SEARCHED_TERMS ? budget + 1 : opening.value.cap };
-    const [seq, listings, rows] = yield* together(
+    const [seq, listings, rows, urlListings] = yield* together(
       (index) => index.currentSeq(),
       (index) => index.countListings(),
       (index) => (first ? index.countTerms(first.terms, first.cap) : []),
+      urlListingsOf,
     );
-    opened = { asOf: seq, listings };
+    opened = { asOf: seq, listings, urlListings };
     first?.terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap: first.cap }));
     const choosing = chooseTerms(stems, budget, stems.length > MAX_SEARCHED_TERMS ? listings : undefined);
     stemChoice = yield* counted(choosing, known);
@@ -189,6 +204,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const choice: TermChoice = { ...stemChoice, searched: stemChoice.searched.map(wordOf), dropped: stemChoice.dropped.map(wordOf) };
   if (holdsNul(filters)) return emptySearchPage(x402Version, choice);
   const asOf = after?.a ?? opened?.asOf ?? (yield* run((index) => index.currentSeq()));
+  const urlListings = opened ? opened.urlListings : yield* run(urlListingsOf);
   // Words no listing holds are searched by their meaning alone (query-terms.ts): the first page's, else the first
   // few in query order, at most MAX_MEANING_ONLY and as many as the searched stems leave places for.
   const byMeaning =
@@ -233,7 +249,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   }
   const keys: SearchedKey[] = candidates.map((c, i) => ({ ...c, weight: weights[i]! })).filter((c) => c.weight > 0);
   const terms = keys.map((c) => c.key);
-  if (terms.length === 0) return yield* urlPage(request, queryTerms, asOf, choice, hash, undefined, budget);
+  if (terms.length === 0) return yield* urlPage(request, queryTerms, { asOf, urlListings }, choice, hash, undefined, budget);
   const k = choiceIndexes(stems, stemChoice);
   const x = byMeaning.map((stem) => stems.indexOf(stem));
   const stemIdf = stemWeights(stems, keys, new Set(stemChoice.dropped), listings, IDF_COUNT_CAP);
@@ -258,7 +274,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   let edge: RankedRow | undefined;
   let windowEdges: WindowEdge[] | undefined;
   function* rankRows(from: CursorState | undefined, want: number): Engine<RankedRow[]> {
-    const read = { asOf, filters, after: from, want };
+    const read = { asOf, filters, urlListings, after: from, want };
     if (path === 'one_term') {
       const walked = yield* run((index) =>
         index.termWalk({ ...read, term: terms[0]!, weight: keys[0]!.weight, ...(filtered ? { scan: budget } : {}) }),
@@ -294,7 +310,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   );
   // The text found nothing under the filters: the resource URLs are searched instead.
   if (after === undefined && result.kept.length === 0 && result.exhausted && !partial)
-    return yield* urlPage(request, queryTerms, asOf, choice, hash, undefined, budget);
+    return yield* urlPage(request, queryTerms, { asOf, urlListings }, choice, hash, undefined, budget);
   // A walk that stopped at its budget goes on from the last row it read.
   const stoppedAt = edge && result.kept.length <= page.limit ? edge : undefined;
   const cursor = stoppedAt ? encodeCursor(secret, position(stoppedAt)) : result.cursor;
@@ -364,7 +380,7 @@ function* rankedPage(
 function* urlPage(
   request: SearchRequest,
   queryTerms: string[],
-  asOf: number,
+  at: Pick<RankedRead, 'asOf' | 'urlListings'>,
   text: TermChoice,
   hash: string,
   after: CursorState | undefined,
@@ -382,12 +398,12 @@ function* urlPage(
   if (terms.length === 0) return emptySearchPage(x402Version, text);
   searched('url');
   const k = choiceIndexes(queryTerms, choice);
-  const position = (at: RankedRow): CursorState => ({
+  const position = (row: RankedRow): CursorState => ({
     v: 1,
     h: hash,
-    a: asOf,
-    r: at.rank,
-    i: at.listing_id,
+    a: at.asOf,
+    r: row.rank,
+    i: row.listing_id,
     t: after?.t ?? now.getTime(),
     k,
     u: 1,
@@ -396,7 +412,7 @@ function* urlPage(
     request,
     after,
     position,
-    (from, want) => run((index) => index.urlRows({ asOf, filters, after: from, want, terms })),
+    (from, want) => run((index) => index.urlRows({ ...at, filters, after: from, want, terms })),
     (_row, listing) => urlMatchOf(listing.resource, terms),
   );
   return {

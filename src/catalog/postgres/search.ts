@@ -16,6 +16,7 @@ import { runAsync, searchPage, checkQuery, type RankedRead, type SearchRequest, 
 import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { listingColumns } from './quality.ts';
+import { SUFFIX_ROWS_PER_MATCH, suffixMatchesSql } from './url-suffixes.ts';
 import { CURRENT_SEQ_SQL, filterConditions, parameters, queryGeneric, rowsById, type Db, type RawListingRow } from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
@@ -59,13 +60,18 @@ const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND 
  * (accepted entries and `type`, whose list key is cheaper than the listing's wide row: docs/BENCHMARKS.md "Filter
  * combinations"), and the listing's row only for the filters that compare its columns. Each probe is
  * fenced (`OFFSET 0`, filterConditions' perRow) so that it stays one per row read: joined instead, the planner hashes a
- * key's entries (`type=http`: most listings) or a price range's, far more work than a page's probes.
+ * key's entries (`type=http`: most listings) or a price range's, far more work than a page's probes. The `url`
+ * filter's few listings (RankedRead urlListings) are checked by id first, hashed once: `IS TRUE` keeps the check a
+ * hashed subplan on each row, where as a join the generic plan (which guesses ten ids) compares each row with every id
+ * after the other filters' probes.
  */
 function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { where: string; filtered: boolean } {
   const { p } = params;
+  const { urlListings } = read;
   const { type, payTo, resource, toolName, url, ...entries } = read.filters;
-  const onRow = { payTo, resource, toolName, url };
+  const onRow = { payTo, resource, toolName, url: urlListings ? undefined : url };
   const conditions = [
+    urlListings ? `(${listing} IN (SELECT unnest(${p(urlListings)}::bigint[]))) IS TRUE` : 'TRUE',
     type === undefined ? 'TRUE' : listKeyHeld(p, { kind: 'type', value: type }, listing, { asOfSeq: read.asOf, fence: ' OFFSET 0' }),
     filterConditions(entries, p, read.asOf, true, listing),
     Object.values(onRow).some((value) => value !== undefined)
@@ -283,6 +289,15 @@ export function textIndex(db: Db, now?: Date): TextIndex {
         params,
         true,
       );
+    },
+    async urlListings(url, cap) {
+      const params = parameters();
+      const found = await db.query<{ ids: string[] | null }>(
+        `SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${params.p(cap)} THEN f.ids END AS ids
+         FROM (${suffixMatchesSql(url, cap * SUFFIX_ROWS_PER_MATCH, params.p)}) f`,
+        params.values,
+      );
+      return found.rows[0]!.ids?.map(Number);
     },
     async listings(ids, asOf) {
       if (asOf.getTime() !== now?.getTime() || !ids.every((id) => listed.has(id))) return rowsById(db, ids, asOf);

@@ -254,6 +254,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       visibleSince,
       failingBefore,
       budget: this.searchRowBudget,
+      urlIndexCap: this.urlScale.urlIndexCap,
     });
   }
 

@@ -147,8 +147,7 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   const { rows, bounds, page, keys, visibleSince, failing } = read;
   const lowered = asciiLower(read.url);
   const { from, to, short } = suffixRange(lowered);
-  const spelled = (listing: string) =>
-    `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = ${listing}), ${p(lowered)}) > 0`;
+  const spelled = (listing: string) => spelledSql(listing, lowered, p);
   const order = 'ORDER BY k.last_updated DESC, k.listing_id DESC';
   const visible = visibleAfter(p, visibleSince);
   const accepts = read.accepts?.(p);
@@ -183,15 +182,7 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   // the exact page reads each match's time from its row when no other filter has a key, so it leaves out every one.
   const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
   const want = p(bounds.want);
-  // One aggregate counts the entries read and gathers their listings (cheaper than a count plus a hashed DISTINCT);
-  // a long `url`'s listings are then checked on their URLs.
-  const n = p(rows);
-  const range = `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${n}`;
-  return `WITH found AS MATERIALIZED (
-      SELECT a.whole, ${short ? 'a.ids' : `ARRAY(SELECT m.id FROM unnest(a.ids) AS m(id) WHERE ${spelled('m.id')})`} AS ids FROM (
-        SELECT count(*) < ${n} AS whole, coalesce(array_agg(DISTINCT e.listing_id), '{}') AS ids FROM (${range}) e
-      ) a
-    ),
+  return `WITH found AS MATERIALIZED (${suffixMatchesSql(read.url, rows, p)}),
     exact AS MATERIALIZED (
       SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${cap} THEN ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
         WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true, first!.kind !== 'all')} ${order}) END AS ids
@@ -233,6 +224,25 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
       )}::int])
     ) x ON true
     ORDER BY array_position(s.ids, x.id)`;
+}
+
+/** The condition that listing `listing`'s URL holds `lowered` (a `url`, asciiLower'd), read from its row. */
+const spelledSql = (listing: string, lowered: string, p: (value: unknown) => string) =>
+  `strpos((SELECT ${asciiLowerSql('l.resource')} FROM listings l WHERE l.id = ${listing}), ${p(lowered)}) > 0`;
+
+/**
+ * The listings holding `url` among those the first `rows` entries of its suffixes' range name: one row, `whole` (the
+ * entries were all of the range, so `ids` are every match) and `ids`. One aggregate counts the entries read and
+ * gathers their listings (cheaper than a count plus a hashed DISTINCT); a long `url`'s listings are then checked on
+ * their URLs.
+ */
+export function suffixMatchesSql(url: string, rows: number, p: (value: unknown) => string): string {
+  const lowered = asciiLower(url);
+  const { from, to, short } = suffixRange(lowered);
+  const n = p(rows);
+  const range = `SELECT s.listing_id FROM listing_url_suffixes s WHERE ${rangeSql(from, to, p)} LIMIT ${n}`;
+  return `SELECT a.whole, ${short ? 'a.ids' : `ARRAY(SELECT m.id FROM unnest(a.ids) AS m(id) WHERE ${spelledSql('m.id', lowered, p)})`} AS ids
+    FROM (SELECT count(*) < ${n} AS whole, coalesce(array_agg(DISTINCT e.listing_id), '{}') AS ids FROM (${range}) e) a`;
 }
 
 /** The largest array subscript (an SQL int): a page starting past it is past every match (a walk keeps a few thousand). */

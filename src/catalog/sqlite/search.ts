@@ -14,6 +14,8 @@ import { filterSql, rankSql } from './queries.ts';
 import { PRESENCE } from '../query-terms.ts';
 import { URL_KEY_MILLI, urlKey } from '../terms.ts';
 import { URL_TERM_RANK } from '../url-search.ts';
+import { withoutUrl } from '../url-filter.ts';
+import { urlMatchesCapped } from './url-probe.ts';
 
 /** What a search reads through: the SQLite store (store.ts). */
 export interface SearchSource {
@@ -21,6 +23,8 @@ export interface SearchSource {
   readonly db: import('node:sqlite').DatabaseSync;
   /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
   readonly searchRowBudget?: number | undefined;
+  /** URL_INDEX_CAP unless set (url-filter.ts; a test lowers it). */
+  readonly urlIndexCap?: number | undefined;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;
   currentSeq(): number;
@@ -47,12 +51,18 @@ const afterCursor = (after: CursorState | undefined, from = '') =>
 /**
  * The filters on rows of listing `listing` (an SQL expression): the listing joined when a filter needs it, after the
  * rows (CROSS JOIN keeps that order: SQLite's planner would otherwise read every listing of a `type` from its index).
+ * The `url` filter's few listings (RankedRead urlListings) are checked by id first (an index of them built once),
+ * without the listing.
  */
 function rowFilter(read: RankedRead, listing = 't.listing_id'): { join: string; where: string; params: Array<string | number> } {
-  const { conditions, params } = filterSql(read.filters, read.asOf);
-  return conditions === 'TRUE'
-    ? { join: '', where: 'TRUE', params }
-    : { join: `CROSS JOIN listings l ON l.id = ${listing}`, where: conditions, params };
+  const { urlListings } = read;
+  const { conditions, params } = filterSql(urlListings ? withoutUrl(read.filters) : read.filters, read.asOf);
+  const byId = urlListings ? [`${listing} IN (SELECT value FROM json_each(?))`] : [];
+  return {
+    join: conditions === 'TRUE' ? '' : `CROSS JOIN listings l ON l.id = ${listing}`,
+    where: [...byId, ...(conditions === 'TRUE' ? [] : [conditions])].join(' AND ') || 'TRUE',
+    params: [...(urlListings ? [JSON.stringify(urlListings)] : []), ...params],
+  };
 }
 
 export function textIndex(store: SearchSource): TextIndex {
@@ -191,6 +201,10 @@ export function textIndex(store: SearchSource): TextIndex {
       );
     },
     listings: (ids, now) => store.rowsById(ids, now),
+    urlListings(url, cap) {
+      const ids = urlMatchesCapped(store.db, url, cap + 1);
+      return ids.length > cap ? undefined : ids;
+    },
   };
 }
 
@@ -199,5 +213,7 @@ export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 
   checkQuery(request.query);
   store.assertUsable(false);
   const secret = store.cursorSecret();
-  return inReadTransaction(store.db, () => runSync(textIndex(store), searchPage({ ...request, secret, budget: store.searchRowBudget })));
+  return inReadTransaction(store.db, () =>
+    runSync(textIndex(store), searchPage({ ...request, secret, budget: store.searchRowBudget, urlIndexCap: store.urlIndexCap })),
+  );
 }

@@ -87,6 +87,10 @@ export class CatalogStore implements CatalogStorePort {
     return this.scale.searchRowBudget;
   }
 
+  get urlIndexCap(): number | undefined {
+    return this.scale.urlIndexCap;
+  }
+
   statement(sql: string): StatementSync {
     return cachedStatement(this.db, sql);
   }
