@@ -45,8 +45,8 @@ export interface RankedRead {
   after: CursorState | undefined;
   want: number;
   /**
-   * The listings whose URL holds the `url` filter, when at most URL_INDEX_CAP do (TextIndex urlListings): a store checks
-   * a row against them, not against its listing's URL, which costs a read of the listing's row per row ranked.
+   * The listings whose URL holds the `url` filter, when few do (TextIndex urlListings): a store checks a row against
+   * them, not against its listing's URL, which costs a read of the listing's row per row ranked.
    */
   urlListings?: number[] | undefined;
 }
@@ -77,7 +77,11 @@ export interface TextIndex {
   urlRows(read: RankedRead & { terms: string[] }): Awaitable<RankedRow[]>;
   /** The listings of a page's rows, with their quality windows as of `now`. */
   listings(ids: number[], now: Date): Awaitable<Map<number, ListingRow>>;
-  /** The listings whose resource URL holds `url` (the `url` filter), when at most `cap` do; else undefined. */
+  /**
+   * The listings whose resource URL holds `url` (the `url` filter), when the store's URL index names them all at a cost
+   * of about `cap` matches (SQLite: at most `cap` of them; Postgres: those the first entries of its suffixes' range name,
+   * `cap` × SUFFIX_ROWS_PER_MATCH, when they are the whole range); else undefined.
+   */
   urlListings(url: string, cap: number): Awaitable<number[] | undefined>;
 }
 

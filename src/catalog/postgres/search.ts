@@ -290,11 +290,12 @@ export function textIndex(db: Db, now?: Date): TextIndex {
         true,
       );
     },
+    // What the suffixes' range costs is its entries read, not the matches they name: every match the first
+    // cap × SUFFIX_ROWS_PER_MATCH entries name when they are the whole range (up to that many listings).
     async urlListings(url, cap) {
       const params = parameters();
       const found = await db.query<{ ids: string[] | null }>(
-        `SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${params.p(cap)} THEN f.ids END AS ids
-         FROM (${suffixMatchesSql(url, cap * SUFFIX_ROWS_PER_MATCH, params.p)}) f`,
+        `SELECT CASE WHEN f.whole THEN f.ids END AS ids FROM (${suffixMatchesSql(url, cap * SUFFIX_ROWS_PER_MATCH, params.p)}) f`,
         params.values,
       );
       return found.rows[0]!.ids?.map(Number);
