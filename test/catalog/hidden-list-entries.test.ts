@@ -8,7 +8,8 @@
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { moveListEntries } from '../../src/catalog/sqlite/list-index.ts';
+import { migrateHiddenListEntries, moveListEntries } from '../../src/catalog/sqlite/list-index.ts';
+import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import type { Catalog, DiscoveryFilters } from '../../src/catalog/types.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
@@ -150,8 +151,7 @@ describe.each(BACKENDS)('listings hidden by failures on %s', (backend) => {
         try {
           for (const row of db.prepare(back).all() as Array<{ id: number; last_updated: string }>)
             moveListEntries(db, Number(row.id), row.last_updated);
-          const { user_version } = db.prepare('PRAGMA user_version').get() as { user_version: number };
-          db.exec(`PRAGMA user_version = ${user_version - 1}`);
+          db.exec(`PRAGMA user_version = ${MIGRATIONS.indexOf(migrateHiddenListEntries)}`);
         } finally {
           db.close();
         }

@@ -427,6 +427,15 @@ export const MIGRATIONS: Migration[] = [
   // A hidden listing's list entries wait below every listing's time (../lifecycle.ts HIDDEN_LIST_TIME): those of the
   // listings already hidden move there (list-index.ts).
   migrateHiddenListEntries,
+  // The first schema's listings by time, by owner and by type: the list index, the lifecycle's partial indexes and the
+  // identity's unique index serve those reads now, and the one by type drew a `resource` + `type` page (with its age
+  // cut) to read every listing of the type rather than the one the identity names.
+  (db) =>
+    db.exec(`
+      DROP INDEX IF EXISTS listings_by_recency;
+      DROP INDEX IF EXISTS listings_by_owner;
+      DROP INDEX IF EXISTS listings_by_type;
+    `),
 ];
 
 /** Brings a catalog file to the latest schema, under the write lock (another process may be migrating it too). */
