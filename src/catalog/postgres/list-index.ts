@@ -54,7 +54,7 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
   /** A keyed read's entries `k` (the driving key's, not hidden by age, holding the rest of the filters), parameters through `p`. */
   const keyedFrom = (p: (value: unknown) => string, { driver, others, accepts, visibleSince, failing }: KeyedRead) =>
     `FROM listing_keys k WHERE k.kind = ${p(driver.kind)} AND k.value = ${p(driver.value)}${visibleAfter(p, visibleSince)}` +
-    heldFiltersSql(p, 'k.listing_id', others, accepts && acceptedEntryExists(accepts, p, 'k.listing_id'), failing);
+    heldFiltersSql(p, 'k.listing_id', others, { accepts: accepts && acceptedEntryExists(accepts, p, 'k.listing_id'), failing });
   return {
     listedAssets: (assets) => listedAssets(db, assets),
     /**

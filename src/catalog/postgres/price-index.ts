@@ -182,7 +182,7 @@ export async function removePrices(db: Db, listingId: string | number): Promise<
  */
 const beyondRangeSql = (p: (value: unknown) => string, read: PriceRead) =>
   (read.visibleSince === undefined ? '' : ` AND p.last_updated >= ${p(read.visibleSince)}`) +
-  heldFiltersSql(p, 'p.listing_id', read.others, undefined, read.failing);
+  heldFiltersSql(p, 'p.listing_id', read.others, { failing: read.failing });
 
 /** A priced page's conditions on `listing_prices p`: the price range, then beyondRangeSql (parameters in text order). */
 const rangeSql = (p: (value: unknown) => string, read: PriceRead) =>

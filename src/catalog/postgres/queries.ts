@@ -174,10 +174,12 @@ export function heldFiltersSql(
   p: (value: unknown) => string,
   listing: string,
   keys: ListingKey[],
-  accepts: string | undefined,
-  failing: string | undefined,
-  fence = false,
-  indexed = true,
+  {
+    accepts,
+    failing,
+    fence = false,
+    indexed = true,
+  }: { accepts?: string | undefined; failing: string | undefined; fence?: boolean; indexed?: boolean },
 ): string {
   const held = keys.map((key) => ` AND ${listKeyHeld(p, key, listing, { fence: fence ? ' OFFSET 0' : '' })}`);
   return (

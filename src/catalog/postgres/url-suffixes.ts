@@ -180,12 +180,12 @@ export function suffixPageSql(read: SuffixPageRead, p: (value: unknown) => strin
   // Where the other filters are one key, every walked entry holds it. The walk reads list entries, each at its listing's
   // time (a hidden listing's below every age cut), so it leaves out by their ids only the failing listings still listed;
   // the exact page reads each match's time from its row when no other filter has a key, so it leaves out every one.
-  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, accepts, failing, true);
+  const others = heldFiltersSql(p, 'k.listing_id', keys.length === 1 ? [] : keys, { accepts, failing, fence: true });
   const want = p(bounds.want);
   return `WITH found AS MATERIALIZED (${suffixMatchesSql(read.url, rows, p)}),
     exact AS MATERIALIZED (
       SELECT CASE WHEN f.whole AND cardinality(f.ids) <= ${cap} THEN ARRAY(SELECT k.listing_id FROM (${matchesKey}) k
-        WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, accepts, failing, true, first!.kind !== 'all')} ${order}) END AS ids
+        WHERE TRUE${visible}${heldFiltersSql(p, 'k.listing_id', rest, { accepts, failing, fence: true, indexed: first!.kind !== 'all' })} ${order}) END AS ids
       FROM found f
     ),
     ${walkKey}
