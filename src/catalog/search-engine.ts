@@ -169,7 +169,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const queryTerms = contentWords(distinctTerms(query));
   // The budget chooses among the stems of the query's content words (query-terms.ts).
   const { stems, wordsOf } = stemsOf(queryTerms);
-  /** The `url` filter's listings when few (RankedRead urlListings): read with a first page's opening statements. */
+  /** The `url` filter's listings when few (RankedRead urlListings): read with a page's first statements. */
   const urlListingsOf = (index: TextIndex) =>
     filters.url === undefined || holdsNul(filters) ? undefined : index.urlListings(filters.url, request.urlIndexCap ?? URL_INDEX_CAP);
   if (after?.u === 1) {
@@ -182,10 +182,12 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   /** The rows each stem was counted to by the budget's choice, read again by the path's choice only where they do not tell. */
   const known = new Map<string, RowCount>();
   let stemChoice: TermChoice;
-  /** A first page's snapshot, the catalog's listings and the `url` filter's, read with the budget's first count. */
-  let opened: { asOf: number; listings: number; urlListings: number[] | undefined } | undefined;
+  /** A first page's snapshot and the catalog's listings, read with the budget's first count. */
+  let opened: { asOf: number; listings: number } | undefined;
+  let urlListings: number[] | undefined;
   if (after?.k !== undefined) {
-    const withRows = yield* run((index) => index.countTerms(stems, 1));
+    const [withRows, urls] = yield* together((index) => index.countTerms(stems, 1), urlListingsOf);
+    urlListings = urls;
     stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
   } else {
     // The budget's first count (it depends on the stems alone), the snapshot and the listings: one round trip. A query
@@ -193,13 +195,14 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     // and the path's choice would otherwise take to count its common stems that far.
     const opening = chooseTerms(stems, budget).next();
     const first = opening.done ? undefined : { ...opening.value, cap: stems.length <= MAX_SEARCHED_TERMS ? budget + 1 : opening.value.cap };
-    const [seq, listings, rows, urlListings] = yield* together(
+    const [seq, listings, rows, urls] = yield* together(
       (index) => index.currentSeq(),
       (index) => index.countListings(),
       (index) => (first ? index.countTerms(first.terms, first.cap) : []),
       urlListingsOf,
     );
-    opened = { asOf: seq, listings, urlListings };
+    opened = { asOf: seq, listings };
+    urlListings = urls;
     first?.terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap: first.cap }));
     const choosing = chooseTerms(stems, budget, stems.length > MAX_SEARCHED_TERMS ? listings : undefined);
     stemChoice = yield* counted(choosing, known);
@@ -208,7 +211,6 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const choice: TermChoice = { ...stemChoice, searched: stemChoice.searched.map(wordOf), dropped: stemChoice.dropped.map(wordOf) };
   if (holdsNul(filters)) return emptySearchPage(x402Version, choice);
   const asOf = after?.a ?? opened?.asOf ?? (yield* run((index) => index.currentSeq()));
-  const urlListings = opened ? opened.urlListings : yield* run(urlListingsOf);
   // Words no listing holds are searched by their meaning alone (query-terms.ts): the first page's, else the first
   // few in query order, at most MAX_MEANING_ONLY and as many as the searched stems leave places for.
   const byMeaning =
