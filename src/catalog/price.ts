@@ -104,6 +104,24 @@ export function acceptedEntryArms(filters: DiscoveryFilters): AcceptedEntryArm[]
     });
 }
 
+/**
+ * The price index ranges (a key, a maximum price key) whose listings hold every listing meeting the filters' price
+ * bounds: one per arm of acceptedEntryArms. Undefined when the filters bound no price (an arm without a bound passes
+ * listings that have no price row); none when no listing can match.
+ */
+export function priceRanges(filters: DiscoveryFilters): Array<{ key: string; max: string }> | undefined {
+  if (filters.maxAmount === undefined && filters.maxUsdPrice === undefined) return undefined;
+  const arms = acceptedEntryArms(filters);
+  return arms.every((arm) => arm.price !== undefined) ? arms.map((arm) => arm.price!) : undefined;
+}
+
+/**
+ * The most price index entries a search reads to name the listings its price bounds let through (TextIndex
+ * pricedListings): past it the bounds are checked on each ranked row alone. Reading the ranges costs about their
+ * entries on either store, paid by every search with a price bound (docs/BENCHMARKS.md "Filter combinations").
+ */
+export const PRICED_LISTINGS_CAP = 2_000;
+
 /** How a store's dialect writes acceptedEntryCondition: `p` binds a value and returns its placeholder. */
 export interface AcceptedEntryDialect {
   p: (value: unknown) => string;

@@ -32,7 +32,8 @@ import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, 
 import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation, urlKey } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
-import { URL_INDEX_CAP } from './url-filter.ts';
+import { URL_INDEX_CAP, withoutUrl } from './url-filter.ts';
+import { PRICED_LISTINGS_CAP, priceRanges } from './price.ts';
 import { CatalogQueryError, type Awaitable, type DiscoveryFilters, type DiscoveryResource, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
 import { holdsNul } from '../filters.ts';
@@ -45,10 +46,10 @@ export interface RankedRead {
   after: CursorState | undefined;
   want: number;
   /**
-   * The listings whose URL holds the `url` filter, when few do (TextIndex urlListings): a store checks a row against
-   * them, not against its listing's URL, which costs a read of the listing's row per row ranked.
+   * Every listing that can pass the filters, when few (filterCheck): a store checks a row against them first, before the
+   * filters' own probes of the row's listing.
    */
-  urlListings?: number[] | undefined;
+  candidates?: number[] | undefined;
 }
 
 /** The statements a store answers for the engine. Every read is at the snapshot `asOf` (a write sequence number). */
@@ -83,6 +84,8 @@ export interface TextIndex {
    * `cap` × SUFFIX_ROWS_PER_MATCH, when they are the whole range); else undefined.
    */
   urlListings(url: string, cap: number): Awaitable<number[] | undefined>;
+  /** The listings with a row in any of the price index ranges (price.ts priceRanges), when they hold at most `cap` rows; else undefined. */
+  pricedListings(ranges: Array<{ key: string; max: string }>, cap: number): Awaitable<number[] | undefined>;
 }
 
 type Engine<T> = Steps<TextIndex, T>;
@@ -104,6 +107,38 @@ export interface SearchRequest {
   budget?: number | undefined;
   /** URL_INDEX_CAP unless set (a test lowers it so that a small catalog's `url` filter is checked on each listing's URL). */
   urlIndexCap?: number | undefined;
+  /** PRICED_LISTINGS_CAP unless set (a test lowers it so that the price bounds are checked on each row's listing). */
+  pricedListingsCap?: number | undefined;
+}
+
+/** The filters as each ranked read checks them (RankedRead). */
+type FilterCheck = Pick<RankedRead, 'filters' | 'candidates'>;
+type CandidateRead = (index: TextIndex) => Awaitable<number[] | undefined>;
+
+/**
+ * The reads that name the few listings a `url` filter or a price bound lets through (TextIndex urlListings,
+ * pricedListings), yielded with a page's first statements; filterCheck combines their answers.
+ */
+function candidateReads(request: SearchRequest): [CandidateRead, CandidateRead] {
+  const { filters } = request;
+  const ranges = holdsNul(filters) ? undefined : priceRanges(filters);
+  return [
+    (index) =>
+      filters.url === undefined || holdsNul(filters) ? undefined : index.urlListings(filters.url, request.urlIndexCap ?? URL_INDEX_CAP),
+    (index) => (ranges === undefined ? undefined : index.pricedListings(ranges, request.pricedListingsCap ?? PRICED_LISTINGS_CAP)),
+  ];
+}
+
+/**
+ * The filters' check from candidateReads' answers: the listings both name (each read is a superset of those passing
+ * its filter); the URL index's are exactly those whose URL holds `url`, so then no row's URL is read. The price bounds
+ * are still checked on each candidate, with the entry's other terms and as of the page's snapshot (price.ts
+ * acceptedEntryCondition).
+ */
+function filterCheck(filters: DiscoveryFilters, [byUrl, byPrice]: Array<number[] | undefined>): FilterCheck {
+  const priced = byPrice && new Set(byPrice);
+  const candidates = byUrl && priced ? byUrl.filter((id) => priced.has(id)) : (byUrl ?? byPrice);
+  return { filters: byUrl ? withoutUrl(filters) : filters, ...(candidates ? { candidates } : {}) };
 }
 
 /** Refuses what no search can answer (a blank or too long query) before any statement runs. */
@@ -169,14 +204,12 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const queryTerms = contentWords(distinctTerms(query));
   // The budget chooses among the stems of the query's content words (query-terms.ts).
   const { stems, wordsOf } = stemsOf(queryTerms);
-  /** The `url` filter's listings when few (RankedRead urlListings): read with a page's first statements. */
-  const urlListingsOf = (index: TextIndex) =>
-    filters.url === undefined || holdsNul(filters) ? undefined : index.urlListings(filters.url, request.urlIndexCap ?? URL_INDEX_CAP);
+  const [byUrl, byPrice] = candidateReads(request);
   if (after?.u === 1) {
     const pinned = pinnedUrlChoice(queryTerms, after);
     if (holdsNul(filters)) return emptySearchPage(x402Version, pinned);
-    const urlListings = yield* run(urlListingsOf);
-    return yield* urlPage(request, queryTerms, { asOf: after.a, urlListings }, pinned, hash, after, budget);
+    const check = filterCheck(filters, yield* together(byUrl, byPrice));
+    return yield* urlPage(request, queryTerms, { asOf: after.a, ...check }, pinned, hash, after, budget);
   }
   // The terms ranked over: the first page's (its cursor's), else the budget's choice now.
   /** The rows each stem was counted to by the budget's choice, read again by the path's choice only where they do not tell. */
@@ -184,10 +217,10 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   let stemChoice: TermChoice;
   /** A first page's snapshot and the catalog's listings, read with the budget's first count. */
   let opened: { asOf: number; listings: number } | undefined;
-  let urlListings: number[] | undefined;
+  let check: FilterCheck;
   if (after?.k !== undefined) {
-    const [withRows, urls] = yield* together((index) => index.countTerms(stems, 1), urlListingsOf);
-    urlListings = urls;
+    const [withRows, urls, priced] = yield* together((index) => index.countTerms(stems, 1), byUrl, byPrice);
+    check = filterCheck(filters, [urls, priced]);
     stemChoice = pinnedChoice(stems, after, (term) => withRows[stems.indexOf(term)]! > 0)!;
   } else {
     // The budget's first count (it depends on the stems alone), the snapshot and the listings: one round trip. A query
@@ -195,14 +228,15 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     // and the path's choice would otherwise take to count its common stems that far.
     const opening = chooseTerms(stems, budget).next();
     const first = opening.done ? undefined : { ...opening.value, cap: stems.length <= MAX_SEARCHED_TERMS ? budget + 1 : opening.value.cap };
-    const [seq, listings, rows, urls] = yield* together(
+    const [seq, listings, rows, urls, priced] = yield* together(
       (index) => index.currentSeq(),
       (index) => index.countListings(),
       (index) => (first ? index.countTerms(first.terms, first.cap) : []),
-      urlListingsOf,
+      byUrl,
+      byPrice,
     );
     opened = { asOf: seq, listings };
-    urlListings = urls;
+    check = filterCheck(filters, [urls, priced]);
     first?.terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap: first.cap }));
     const choosing = chooseTerms(stems, budget, stems.length > MAX_SEARCHED_TERMS ? listings : undefined);
     stemChoice = yield* counted(choosing, known);
@@ -255,7 +289,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   }
   const keys: SearchedKey[] = candidates.map((c, i) => ({ ...c, weight: weights[i]! })).filter((c) => c.weight > 0);
   const terms = keys.map((c) => c.key);
-  if (terms.length === 0) return yield* urlPage(request, queryTerms, { asOf, urlListings }, choice, hash, undefined, budget);
+  if (terms.length === 0) return yield* urlPage(request, queryTerms, { asOf, ...check }, choice, hash, undefined, budget);
   const k = choiceIndexes(stems, stemChoice);
   const x = byMeaning.map((stem) => stems.indexOf(stem));
   const stemIdf = stemWeights(stems, keys, new Set(stemChoice.dropped), listings, IDF_COUNT_CAP);
@@ -280,7 +314,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   let edge: RankedRow | undefined;
   let windowEdges: WindowEdge[] | undefined;
   function* rankRows(from: CursorState | undefined, want: number): Engine<RankedRow[]> {
-    const read = { asOf, filters, urlListings, after: from, want };
+    const read = { asOf, ...check, after: from, want };
     if (path === 'one_term') {
       const walked = yield* run((index) =>
         index.termWalk({ ...read, term: terms[0]!, weight: keys[0]!.weight, ...(filtered ? { scan: budget } : {}) }),
@@ -316,7 +350,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   );
   // The text found nothing under the filters: the resource URLs are searched instead.
   if (after === undefined && result.kept.length === 0 && result.exhausted && !partial)
-    return yield* urlPage(request, queryTerms, { asOf, urlListings }, choice, hash, undefined, budget);
+    return yield* urlPage(request, queryTerms, { asOf, ...check }, choice, hash, undefined, budget);
   // A walk that stopped at its budget goes on from the last row it read.
   const stoppedAt = edge && result.kept.length <= page.limit ? edge : undefined;
   const cursor = stoppedAt ? encodeCursor(secret, position(stoppedAt)) : result.cursor;
@@ -386,13 +420,13 @@ function* rankedPage(
 function* urlPage(
   request: SearchRequest,
   queryTerms: string[],
-  at: Pick<RankedRead, 'asOf' | 'urlListings'>,
+  at: Pick<RankedRead, 'asOf' | 'filters' | 'candidates'>,
   text: TermChoice,
   hash: string,
   after: CursorState | undefined,
   budget: number,
 ): Engine<SearchPage> {
-  const { filters, now, x402Version } = request;
+  const { now, x402Version } = request;
   let choice: TermChoice;
   if (after) choice = pinnedUrlChoice(queryTerms, after);
   else {
@@ -418,7 +452,7 @@ function* urlPage(
     request,
     after,
     position,
-    (from, want) => run((index) => index.urlRows({ ...at, filters, after: from, want, terms })),
+    (from, want) => run((index) => index.urlRows({ ...at, after: from, want, terms })),
     (_row, listing) => urlMatchOf(listing.resource, terms),
   );
   return {

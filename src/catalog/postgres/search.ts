@@ -60,18 +60,18 @@ const snapshot = (asOf: number, { p }: Params) => `t.from_seq <= ${p(asOf)} AND 
  * (accepted entries and `type`, whose list key is cheaper than the listing's wide row: docs/BENCHMARKS.md "Filter
  * combinations"), and the listing's row only for the filters that compare its columns. Each probe is
  * fenced (`OFFSET 0`, filterConditions' perRow) so that it stays one per row read: joined instead, the planner hashes a
- * key's entries (`type=http`: most listings) or a price range's, far more work than a page's probes. The `url`
- * filter's few listings (RankedRead urlListings) are checked by id first, hashed once: `IS TRUE` keeps the check a
- * hashed subplan on each row, where as a join the generic plan (which guesses ten ids) compares each row with every id
- * after the other filters' probes.
+ * key's entries (`type=http`: most listings) or a price range's, far more work than a page's probes. The filters' few
+ * candidates (RankedRead candidates) are checked by id first, hashed once: `IS TRUE` keeps the check a hashed subplan
+ * on each row, where as a join the generic plan (which guesses ten ids) compares each row with every id after the other
+ * filters' probes.
  */
 function rowFilter(read: RankedRead, params: Params, listing = 't.listing_id'): { where: string; filtered: boolean } {
   const { p } = params;
-  const { urlListings } = read;
+  const { candidates } = read;
   const { type, payTo, resource, toolName, url, ...entries } = read.filters;
-  const onRow = { payTo, resource, toolName, url: urlListings ? undefined : url };
+  const onRow = { payTo, resource, toolName, url };
   const conditions = [
-    urlListings ? `(${listing} IN (SELECT unnest(${p(urlListings)}::bigint[]))) IS TRUE` : 'TRUE',
+    candidates ? `(${listing} IN (SELECT unnest(${p(candidates)}::bigint[]))) IS TRUE` : 'TRUE',
     type === undefined ? 'TRUE' : listKeyHeld(p, { kind: 'type', value: type }, listing, { asOfSeq: read.asOf, fence: ' OFFSET 0' }),
     filterConditions(entries, p, read.asOf, true, listing),
     Object.values(onRow).some((value) => value !== undefined)
@@ -299,6 +299,20 @@ export function textIndex(db: Db, now?: Date): TextIndex {
         params.values,
       );
       return found.rows[0]!.ids?.map(Number);
+    },
+    // The ids joined only when they fit (a subquery runs when first needed), as one string: several times cheaper for
+    // the driver than an array of thousands.
+    async pricedListings(ranges, cap) {
+      const found = await db.query<{ ids: string | null; n: string }>({
+        name: 'svc_search_priced',
+        text: `WITH x AS MATERIALIZED (SELECT listing_id FROM unnest($1::text[], $2::text[]) AS r(key, max)
+            CROSS JOIN LATERAL (SELECT listing_id FROM listing_prices WHERE asset = r.key AND price <= r.max LIMIT $3 + 1) y)
+          SELECT n, CASE WHEN n <= $3 THEN (SELECT string_agg(listing_id::text, ',') FROM x) END AS ids
+          FROM (SELECT count(*) AS n FROM x) c`,
+        values: [ranges.map((r) => r.key), ranges.map((r) => r.max), cap],
+      });
+      const { ids, n } = found.rows[0]!;
+      return Number(n) > cap ? undefined : [...new Set(ids === null ? [] : ids.split(',').map(Number))];
     },
     async listings(ids, asOf) {
       if (asOf.getTime() !== now?.getTime() || !ids.every((id) => listed.has(id))) return rowsById(db, ids, asOf);

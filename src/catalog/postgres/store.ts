@@ -53,14 +53,15 @@ import { addDueStemRows } from './revisions.ts';
 const POOL_SIZE = 2;
 
 /** The pool's size, and thresholds that tests lower to reach the search's and the list's paths on a small catalog. */
-type StoreOptions = { poolSize?: number; searchRowBudget?: number } & UrlScale;
+type StoreOptions = { poolSize?: number; searchRowBudget?: number; pricedListingsCap?: number } & UrlScale;
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
   /** The last shape of each price filter's pages, so the next page goes with its counts (price-guess.ts). */
   private readonly pricedGuesses = new PricedPageGuesses();
-  /** The search budget's rows (../term-budget.ts), its own unless set (tests). */
+  /** The search budget's rows (../term-budget.ts) and its price index read (../price.ts), theirs unless set (tests). */
   private readonly searchRowBudget: number | undefined;
+  private readonly pricedListingsCap: number | undefined;
   /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
   private readonly urlScale: UrlScale;
   /**
@@ -81,6 +82,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     const connections = options.poolSize ?? POOL_SIZE;
     this.pool = openPool(url, { max: connections, pipeline: true, keepIdle: connections });
     this.searchRowBudget = options.searchRowBudget;
+    this.pricedListingsCap = options.pricedListingsCap;
     this.urlScale = options;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
@@ -255,6 +257,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       failingBefore,
       budget: this.searchRowBudget,
       urlIndexCap: this.urlScale.urlIndexCap,
+      pricedListingsCap: this.pricedListingsCap,
     });
   }
 

@@ -14,7 +14,6 @@ import { filterSql, rankSql } from './queries.ts';
 import { PRESENCE } from '../query-terms.ts';
 import { URL_KEY_MILLI, urlKey } from '../terms.ts';
 import { URL_TERM_RANK } from '../url-search.ts';
-import { withoutUrl } from '../url-filter.ts';
 import { urlMatchesCapped } from './url-probe.ts';
 
 /** What a search reads through: the SQLite store (store.ts). */
@@ -25,6 +24,8 @@ export interface SearchSource {
   readonly searchRowBudget?: number | undefined;
   /** URL_INDEX_CAP unless set (url-filter.ts; a test lowers it). */
   readonly urlIndexCap?: number | undefined;
+  /** PRICED_LISTINGS_CAP unless set (../price.ts; a test lowers it). */
+  readonly pricedListingsCap?: number | undefined;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;
   currentSeq(): number;
@@ -51,17 +52,17 @@ const afterCursor = (after: CursorState | undefined, from = '') =>
 /**
  * The filters on rows of listing `listing` (an SQL expression): the listing joined when a filter needs it, after the
  * rows (CROSS JOIN keeps that order: SQLite's planner would otherwise read every listing of a `type` from its index).
- * The `url` filter's few listings (RankedRead urlListings) are checked by id first (an index of them built once),
- * without the listing.
+ * The filters' few candidates (RankedRead candidates) are checked by id first (an index of them built once), without
+ * the listing.
  */
 function rowFilter(read: RankedRead, listing = 't.listing_id'): { join: string; where: string; params: Array<string | number> } {
-  const { urlListings } = read;
-  const { conditions, params } = filterSql(urlListings ? withoutUrl(read.filters) : read.filters, read.asOf);
-  const byId = urlListings ? [`${listing} IN (SELECT value FROM json_each(?))`] : [];
+  const { candidates } = read;
+  const { conditions, params } = filterSql(read.filters, read.asOf);
+  const byId = candidates ? [`${listing} IN (SELECT value FROM json_each(?))`] : [];
   return {
     join: conditions === 'TRUE' ? '' : `CROSS JOIN listings l ON l.id = ${listing}`,
     where: [...byId, ...(conditions === 'TRUE' ? [] : [conditions])].join(' AND ') || 'TRUE',
-    params: [...(urlListings ? [JSON.stringify(urlListings)] : []), ...params],
+    params: [...(candidates ? [JSON.stringify(candidates)] : []), ...params],
   };
 }
 
@@ -205,6 +206,22 @@ export function textIndex(store: SearchSource): TextIndex {
       const ids = urlMatchesCapped(store.db, url, cap + 1);
       return ids.length > cap ? undefined : ids;
     },
+    // One row per range, its ids joined only when they fit: a commoner range costs its entries, not a row object each.
+    pricedListings(ranges, cap) {
+      const statement = store.statement(
+        `SELECT count(*) AS n, CASE WHEN count(*) <= ? THEN group_concat(listing_id) END AS ids
+         FROM (SELECT listing_id FROM listing_prices WHERE asset = ? AND price <= ? LIMIT ?)`,
+      );
+      const ids = new Set<number>();
+      let left = cap;
+      for (const { key, max } of ranges) {
+        const range = statement.get(left, key, max, left + 1) as { n: number; ids: string | null };
+        if (range.n > left) return undefined;
+        left -= range.n;
+        for (const id of range.ids?.split(',') ?? []) ids.add(Number(id));
+      }
+      return [...ids];
+    },
   };
 }
 
@@ -214,6 +231,15 @@ export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 
   store.assertUsable(false);
   const secret = store.cursorSecret();
   return inReadTransaction(store.db, () =>
-    runSync(textIndex(store), searchPage({ ...request, secret, budget: store.searchRowBudget, urlIndexCap: store.urlIndexCap })),
+    runSync(
+      textIndex(store),
+      searchPage({
+        ...request,
+        secret,
+        budget: store.searchRowBudget,
+        urlIndexCap: store.urlIndexCap,
+        pricedListingsCap: store.pricedListingsCap,
+      }),
+    ),
   );
 }

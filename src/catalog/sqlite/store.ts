@@ -64,8 +64,11 @@ export class CatalogStore implements CatalogStorePort {
   readonly db: DatabaseSync;
   private readonly identity: FileIdentity | null;
   readonly dbPath: string;
-  /** The `url` list's thresholds (url-filter.ts) and the search budget's rows (term-budget.ts), theirs unless set (tests lower them). */
-  private readonly scale: UrlScale & { searchRowBudget?: number };
+  /**
+   * The `url` list's thresholds (url-filter.ts), the search budget's rows (term-budget.ts) and its price index read
+   * (price.ts PRICED_LISTINGS_CAP), theirs unless set (tests lower them).
+   */
+  private readonly scale: UrlScale & { searchRowBudget?: number; pricedListingsCap?: number };
 
   /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
   constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
@@ -89,6 +92,10 @@ export class CatalogStore implements CatalogStorePort {
 
   get urlIndexCap(): number | undefined {
     return this.scale.urlIndexCap;
+  }
+
+  get pricedListingsCap(): number | undefined {
+    return this.scale.pricedListingsCap;
   }
 
   statement(sql: string): StatementSync {

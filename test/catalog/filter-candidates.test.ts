@@ -1,11 +1,13 @@
 /**
- * A search under the `url` filter (src/catalog/search-engine.ts RankedRead urlListings): when at most URL_INDEX_CAP
- * listings hold the substring, the store's URL index names them once and each ranked row is checked by its id; else
- * each row is checked on its listing's URL. Both ways must give the same pages. Here, on both stores, the same
- * searches walked page by page with the cap as it is (every substring below is held by few enough listings) and at
- * 0 (every substring some listing holds is checked on the URLs), with the search budget lowered so that the several-term
- * searches also take the window: text and URL paths, one and several terms, other filters, any letter case, long
- * substrings (past Postgres' suffix length), and a substring no listing holds.
+ * A search under the `url` filter or a price bound (src/catalog/search-engine.ts RankedRead candidates): when at most
+ * URL_INDEX_CAP listings hold the substring, or the price bounds' index ranges hold at most PRICED_LISTINGS_CAP rows,
+ * the store's index names those listings once and each ranked row is checked by its id first; else each row is checked
+ * on its listing's URL and price rows alone. Both ways must give the same pages. Here, on both stores, the same searches
+ * walked page by page with the caps as they are (every filter below lets few enough listings through) and at 0 (every
+ * filter some listing meets is checked row by row), with the search budget lowered so that the several-term searches
+ * also take the window: text and URL paths, one and several terms, other filters, any letter case, long substrings
+ * (past Postgres' suffix length), `maxAmount` and `maxUsdPrice` with and without a network and a `url`, and filters no
+ * listing meets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
@@ -14,6 +16,7 @@ import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
 import type { DiscoveryFilters, SearchPage } from '../../src/catalog/types.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import { asciiLower } from '../../src/catalog/url-filter.ts';
+import { DEFAULT_USD_ASSETS } from '../../src/filters.ts';
 import { SUFFIX_LENGTH } from '../../src/catalog/postgres/url-suffixes.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
 import { PAY_TO_A, seededRandom, tempDir } from './fixtures.ts';
@@ -25,6 +28,9 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.leng
 const HOSTS = ['api.weather.example.com', 'Maps.Example.org', 'tools.data.example', 'pay.example.net'];
 const SEGMENTS = ['v1', 'Forecast', 'geo', 'city', 'price', 'tiles', 'radar'];
 const WORDS = ['weather', 'forecast', 'city', 'radar', 'price', 'tiles', 'map', 'geocoding', 'data', 'quote'];
+/** A USD-pegged asset (7 decimals: 100000 is $0.01), which `maxUsdPrice` applies to, and one it does not. */
+const USDC = DEFAULT_USD_ASSETS[0]!.asset;
+const ASSETS = [USDC, USDC, 'CASSET'];
 
 function draft(i: number): ListingDraft {
   const path = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => pick(SEGMENTS)).join('/');
@@ -38,8 +44,8 @@ function draft(i: number): ListingDraft {
     terms: {
       scheme: 'exact',
       network: pick(['stellar:testnet', 'stellar:pubnet']),
-      asset: 'CASSET',
-      amount: '100',
+      asset: pick(ASSETS),
+      amount: String(1 + Math.floor(rand() * 1_000_000)),
       payTo: PAY_TO_A,
       maxTimeoutSeconds: 60,
     },
@@ -60,10 +66,23 @@ const LONG = drafts
 const URLS = ['example.COM', 'maps.example', 'geo/', '/Forecast/', 'n1', LONG, 'https://n', 'no-such-host'];
 const QUERIES = ['weather', 'weather forecast', 'radar price tiles city', 'geocoding quote map data weather', 'n12 maps'];
 const FILTERS: DiscoveryFilters[] = [{}, { network: 'stellar:pubnet' }];
+const PRICE_FILTERS: DiscoveryFilters[] = [
+  { asset: USDC, maxAmount: '60000' },
+  { asset: 'CASSET', network: 'stellar:pubnet', maxAmount: '400000' },
+  { maxUsdPrice: '0.004' },
+  { maxUsdPrice: '0.05', network: 'stellar:testnet' },
+  { maxUsdPrice: '0.03', asset: USDC, maxAmount: '200000' },
+  { maxUsdPrice: '0.0000001' },
+  { maxUsdPrice: '0.06', url: 'maps.example' },
+  { asset: USDC, maxAmount: '500000', url: 'example.COM' },
+];
+
+/** Caps under which every filter some listing meets is checked on each ranked row. */
+const NO_CANDIDATES = { urlIndexCap: 0, pricedListingsCap: 0 };
 
 type Store = { search: CatalogStore['search'] | PostgresCatalogStore['search'] };
 const stores: Array<[string, Store]> = [];
-/** SQL the default-cap SQLite store ran (its ranked reads check rows by id when the substring is rare). */
+/** SQL the default-cap SQLite store ran (its ranked reads check rows by id when the filters let few listings through). */
 const sqliteSent: string[] = [];
 
 beforeAll(async () => {
@@ -80,9 +99,9 @@ beforeAll(async () => {
   sqlite.statement = (sql) => (sqliteSent.push(sql), statement(sql));
   stores.push(
     ['SQLite', sqlite],
-    ['SQLite, every URL checked', new CatalogStore(`${dir.dir}/catalog.sqlite`, { searchRowBudget: BUDGET, urlIndexCap: 0 })],
+    ['SQLite, every row checked', new CatalogStore(`${dir.dir}/catalog.sqlite`, { searchRowBudget: BUDGET, ...NO_CANDIDATES })],
     ['Postgres', postgres],
-    ['Postgres, every URL checked', await PostgresCatalogStore.open(databaseUrl, { searchRowBudget: BUDGET, urlIndexCap: 0 })],
+    ['Postgres, every row checked', await PostgresCatalogStore.open(databaseUrl, { searchRowBudget: BUDGET, ...NO_CANDIDATES })],
   );
 }, 120_000);
 afterAll(async () => {
@@ -106,6 +125,14 @@ async function walk(store: Store, query: string, filters: DiscoveryFilters): Pro
   return pages;
 }
 
+/** Walks a search on every store: the pages must be the same; returns the first store's results. */
+async function sameOnEveryStore(query: string, filters: DiscoveryFilters) {
+  const walks = [];
+  for (const [, store] of stores) walks.push(await walk(store, query, filters));
+  for (const [i, [name]] of stores.entries()) expect(walks[i], name).toEqual(walks[0]);
+  return walks[0]!.flatMap((page) => page.resources);
+}
+
 describe('a search under the url filter', () => {
   const cases = URLS.flatMap((url) => QUERIES.flatMap((query) => FILTERS.map((filters) => ({ url, query, filters }))));
   let found = 0;
@@ -113,10 +140,7 @@ describe('a search under the url filter', () => {
   it.each(cases.map((c) => [`${c.query} | url=${c.url} | ${JSON.stringify(c.filters)}`, c] as const))(
     'gives the same pages by id and by URL: %s',
     async (_name, { url, query, filters }) => {
-      const walks = [];
-      for (const [, store] of stores) walks.push(await walk(store, query, { ...filters, url }));
-      for (const [i, [name]] of stores.entries()) expect(walks[i], name).toEqual(walks[0]);
-      const resources = walks[0]!.flatMap((page) => page.resources.map((r) => r.resource));
+      const resources = (await sameOnEveryStore(query, { ...filters, url })).map((r) => r.resource);
       for (const resource of resources) expect(asciiLower(resource)).toContain(asciiLower(url));
       found += resources.length;
     },
@@ -125,5 +149,29 @@ describe('a search under the url filter', () => {
   it('found listings, by the text and by the URLs, checking rows by id on SQLite', () => {
     expect(found).toBeGreaterThan(100);
     expect(sqliteSent.some((sql) => sql.includes('t.listing_id IN (SELECT value FROM json_each(?))'))).toBe(true);
+  });
+});
+
+describe('a search under a price bound', () => {
+  const cases = PRICE_FILTERS.flatMap((filters) => QUERIES.map((query) => ({ query, filters })));
+  let found = 0;
+
+  it.each(cases.map((c) => [`${c.query} | ${JSON.stringify(c.filters)}`, c] as const))(
+    'gives the same pages by id and by price rows: %s',
+    async (_name, { query, filters }) => {
+      const resources = await sameOnEveryStore(query, filters);
+      for (const { accepts } of resources) {
+        const entry = accepts[0]!;
+        const max = filters.maxUsdPrice === undefined ? Infinity : Number(filters.maxUsdPrice) * 1e7;
+        expect(entry.asset === USDC ? Number(entry.amount) <= max : filters.maxUsdPrice === undefined).toBe(true);
+        if (filters.maxAmount !== undefined) expect(Number(entry.amount)).toBeLessThanOrEqual(Number(filters.maxAmount));
+      }
+      found += resources.length;
+    },
+  );
+
+  it('found listings, reading the price index to check rows by id on SQLite', () => {
+    expect(found).toBeGreaterThan(50);
+    expect(sqliteSent.some((sql) => sql.includes('FROM listing_prices WHERE asset = ? AND price <= ?'))).toBe(true);
   });
 });
