@@ -13,7 +13,7 @@
  * times by the path that served each query: after a row is timed, its queries are sent again, each between two reads of
  * the /metrics path counters, so no side's timed requests follow a scrape (a scrape's work would fall on them).
  *
- *   npm run build && npm run bench -- search-bands --db FILE [--before COMMIT] [--requests 40] [--seed N] [--warmup 200]
+ *   npm run build && npm run bench -- search-bands --db FILE [--before COMMIT] [--requests 40] [--seed N] [--warmup 1000]
  *       [--db-before FILE2]   (1M: each side on its own file as it is, not a copy: this checkout on FILE, the
  *                              baseline on FILE2, e.g. filter-combos' two files; a 1M file is about 15 GB)
  *   npm run bench -- search-bands --quick     (2,000 listings, this checkout only, a few seconds)
@@ -45,7 +45,7 @@ const { values } = parseArgs({
     'pg-dir': { type: 'string' },
     'pg-setting': { type: 'string', multiple: true, default: [] },
     'pg-database': { type: 'string', default: 'catalog_100000' },
-    warmup: { type: 'string', default: '200' },
+    warmup: { type: 'string', default: '1000' },
   },
 });
 const quick = values.quick;
@@ -118,8 +118,9 @@ out(machineLine());
 out(`seed ${seed}; ${REQUESTS} requests per row and side, limit 20, one connection; catalog ${source}`);
 try {
   await Promise.all(sides.map((side) => waitReady(side.port, '/supported')));
-  // A serving catalog is warm: a store just started reads its pages from disk (Postgres's shared buffers start empty).
-  // Each side first answers WARMUP searches of another draw of the same bands and lengths, untimed.
+  // A serving catalog is warm: a store just started reads its pages from disk (Postgres's shared buffers start empty,
+  // and 200 searches left the first rows timed reading from the OS cache: docs/BENCHMARKS.md "Discovery on Postgres
+  // beside SQLite"). Each side first answers WARMUP searches of another draw of the same bands and lengths, untimed.
   const warm = rng(seed ^ 0x2545f491);
   const bands = [...Object.keys(BANDS), 'natural', 'agent'];
   const warmups = Array.from({ length: WARMUP }, (_, i) => query(bands[i % bands.length]!, lengths[i % lengths.length]!, warm));
