@@ -300,13 +300,14 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       );
       return found.rows[0]!.ids?.map(Number);
     },
-    // The ids joined only when they fit (a subquery runs when first needed), as one string: several times cheaper for
-    // the driver than an array of thousands.
+    // At most cap + 1 entries read in all, whatever the ranges; the ids joined only when they fit (a subquery runs when
+    // first needed), as one string: several times cheaper for the driver than an array of thousands.
     async pricedListings(ranges, cap) {
       const found = await db.query<{ ids: string | null; n: string }>({
         name: 'svc_search_priced',
         text: `WITH x AS MATERIALIZED (SELECT listing_id FROM unnest($1::text[], $2::text[]) AS r(key, max)
-            CROSS JOIN LATERAL (SELECT listing_id FROM listing_prices WHERE asset = r.key AND price <= r.max LIMIT $3 + 1) y)
+            CROSS JOIN LATERAL (SELECT listing_id FROM listing_prices WHERE asset = r.key AND price <= r.max LIMIT $3 + 1) y
+            LIMIT $3 + 1)
           SELECT n, CASE WHEN n <= $3 THEN (SELECT string_agg(listing_id::text, ',') FROM x) END AS ids
           FROM (SELECT count(*) AS n FROM x) c`,
         values: [ranges.map((r) => r.key), ranges.map((r) => r.max), cap],
