@@ -103,11 +103,17 @@ export interface SearchRequest {
   /** Listings failing their liveness checks since before it are left out (docs/CATALOG.md "Liveness"). */
   failingBefore?: string | undefined;
   secret: Buffer;
-  /** SEARCH_ROW_BUDGET unless set (a test lowers it to reach the budget on a small catalog). */
-  budget?: number | undefined;
-  /** URL_INDEX_CAP unless set (a test lowers it so that a small catalog's `url` filter is checked on each listing's URL). */
+  /** The store's bounds, where set (tests). */
+  scale?: SearchScale | undefined;
+}
+
+/** The search's bounds, each its constant unless set: tests lower them to reach the paths on a small catalog. */
+export interface SearchScale {
+  /** SEARCH_ROW_BUDGET (term-budget.ts). */
+  searchRowBudget?: number | undefined;
+  /** URL_INDEX_CAP (url-filter.ts): at 0, a `url` filter is checked on each listing's URL. */
   urlIndexCap?: number | undefined;
-  /** PRICED_LISTINGS_CAP unless set (a test lowers it so that the price bounds are checked on each row's listing). */
+  /** PRICED_LISTINGS_CAP (price.ts): at 0, the price bounds are checked on each row's listing. */
   pricedListingsCap?: number | undefined;
 }
 
@@ -124,8 +130,10 @@ function candidateReads(request: SearchRequest): [CandidateRead, CandidateRead] 
   const ranges = holdsNul(filters) ? undefined : priceRanges(filters);
   return [
     (index) =>
-      filters.url === undefined || holdsNul(filters) ? undefined : index.urlListings(filters.url, request.urlIndexCap ?? URL_INDEX_CAP),
-    (index) => (ranges === undefined ? undefined : index.pricedListings(ranges, request.pricedListingsCap ?? PRICED_LISTINGS_CAP)),
+      filters.url === undefined || holdsNul(filters)
+        ? undefined
+        : index.urlListings(filters.url, request.scale?.urlIndexCap ?? URL_INDEX_CAP),
+    (index) => (ranges === undefined ? undefined : index.pricedListings(ranges, request.scale?.pricedListingsCap ?? PRICED_LISTINGS_CAP)),
   ];
 }
 
@@ -199,7 +207,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   checkQuery(query);
   const hash = bindingHash(query, filters);
   const after = page.cursor === undefined ? undefined : decodeCursor(secret, page.cursor, hash, now.getTime());
-  const budget = request.budget ?? SEARCH_ROW_BUDGET;
+  const budget = request.scale?.searchRowBudget ?? SEARCH_ROW_BUDGET;
   // Function words are searched in neither the text nor the URLs (query-terms.ts).
   const queryTerms = contentWords(distinctTerms(query));
   // The budget chooses among the stems of the query's content words (query-terms.ts).

@@ -155,7 +155,7 @@ describe.each(BACKENDS)('the bounded paths (%s)', (backend) => {
         countTerms: (terms, cap) => (counts.push(...terms.map((term) => `${term}@${cap}`)), index.countTerms(terms, cap)),
       };
       const request = { query: 'weather data', filters: {}, page: { limit: 5 }, now: t.clock(), x402Version: DISCOVERY_X402_VERSION };
-      const page = await runAsync(counting, searchPage({ ...request, secret: Buffer.alloc(32, 7), budget: BUDGET }));
+      const page = await runAsync(counting, searchPage({ ...request, secret: Buffer.alloc(32, 7), scale: { searchRowBudget: BUDGET } }));
       expect(page.resources).toHaveLength(5);
       // Both stems are past the budget: counted to BUDGET + 1 by the budget's choice, which tells the path's choice too.
       expect(counts).toContain(`~weather@${BUDGET + 1}`);

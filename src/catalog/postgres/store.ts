@@ -42,6 +42,7 @@ import { postgresListIndex } from './list-index.ts';
 import { listPage } from '../list-engine.ts';
 import { runAsync } from '../steps.ts';
 import type { UrlScale } from '../url-filter.ts';
+import type { SearchScale } from '../search-engine.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -53,17 +54,14 @@ import { addDueStemRows } from './revisions.ts';
 const POOL_SIZE = 2;
 
 /** The pool's size, and thresholds that tests lower to reach the search's and the list's paths on a small catalog. */
-type StoreOptions = { poolSize?: number; searchRowBudget?: number; pricedListingsCap?: number } & UrlScale;
+type StoreOptions = { poolSize?: number } & UrlScale & SearchScale;
 
 export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
   /** The last shape of each price filter's pages, so the next page goes with its counts (price-guess.ts). */
   private readonly pricedGuesses = new PricedPageGuesses();
-  /** The search budget's rows (../term-budget.ts) and its price index read (../price.ts), theirs unless set (tests). */
-  private readonly searchRowBudget: number | undefined;
-  private readonly pricedListingsCap: number | undefined;
-  /** ../url-filter.ts's bounds, theirs unless set (tests lower them). */
-  private readonly urlScale: UrlScale;
+  /** ../url-filter.ts's bounds and the search's (../search-engine.ts SearchScale), theirs unless set (tests lower them). */
+  private readonly scale: UrlScale & SearchScale;
   /**
    * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
    * than this code) rejects the calls waiting for it, and the next call tries again.
@@ -81,9 +79,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
   constructor(url: string, options: StoreOptions = {}) {
     const connections = options.poolSize ?? POOL_SIZE;
     this.pool = openPool(url, { max: connections, pipeline: true, keepIdle: connections });
-    this.searchRowBudget = options.searchRowBudget;
-    this.pricedListingsCap = options.pricedListingsCap;
-    this.urlScale = options;
+    this.scale = options;
     this.ready.catch(() => undefined); // reported by the first call that needs it
   }
 
@@ -226,10 +222,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     await this.ready;
     if (holdsNul(filters)) return { items: [], total: 0, ...(filters.url === undefined ? {} : { partialResults: false }) };
     return inReadSnapshot(this.pool, (db) =>
-      runAsync(
-        postgresListIndex(db, now, this.urlScale, this.pricedGuesses),
-        listPage({ filters, page, now, visibleSince, failingBefore }),
-      ),
+      runAsync(postgresListIndex(db, now, this.scale, this.pricedGuesses), listPage({ filters, page, now, visibleSince, failingBefore })),
     );
   }
 
@@ -255,9 +248,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       x402Version,
       visibleSince,
       failingBefore,
-      budget: this.searchRowBudget,
-      urlIndexCap: this.urlScale.urlIndexCap,
-      pricedListingsCap: this.pricedListingsCap,
+      scale: this.scale,
     });
   }
 

@@ -7,7 +7,15 @@
 import type { StatementSync } from 'node:sqlite';
 import { inReadTransaction } from '../../db/sqlite.ts';
 import type { ListingRow } from '../listing.ts';
-import { checkQuery, runSync, searchPage, type RankedRead, type SearchRequest, type TextIndex } from '../search-engine.ts';
+import {
+  checkQuery,
+  runSync,
+  searchPage,
+  type RankedRead,
+  type SearchRequest,
+  type SearchScale,
+  type TextIndex,
+} from '../search-engine.ts';
 import type { CursorState, RankedRow, WindowEdge } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { filterSql, rankSql } from './queries.ts';
@@ -20,12 +28,8 @@ import { urlMatchesCapped } from './url-probe.ts';
 export interface SearchSource {
   statement(sql: string): StatementSync;
   readonly db: import('node:sqlite').DatabaseSync;
-  /** The search budget's rows, SEARCH_ROW_BUDGET unless set (term-budget.ts; a test lowers it to reach it on a small catalog). */
-  readonly searchRowBudget?: number | undefined;
-  /** URL_INDEX_CAP unless set (url-filter.ts; a test lowers it). */
-  readonly urlIndexCap?: number | undefined;
-  /** PRICED_LISTINGS_CAP unless set (../price.ts; a test lowers it). */
-  readonly pricedListingsCap?: number | undefined;
+  /** The search's bounds where the store sets them (tests). */
+  readonly searchScale?: SearchScale | undefined;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;
   currentSeq(): number;
@@ -226,20 +230,9 @@ export function textIndex(store: SearchSource): TextIndex {
 }
 
 /** A search page on SQLite (the engine on this store's statements, in one read transaction). */
-export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 'secret' | 'budget'>): SearchPage {
+export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 'secret' | 'scale'>): SearchPage {
   checkQuery(request.query);
   store.assertUsable(false);
   const secret = store.cursorSecret();
-  return inReadTransaction(store.db, () =>
-    runSync(
-      textIndex(store),
-      searchPage({
-        ...request,
-        secret,
-        budget: store.searchRowBudget,
-        urlIndexCap: store.urlIndexCap,
-        pricedListingsCap: store.pricedListingsCap,
-      }),
-    ),
-  );
+  return inReadTransaction(store.db, () => runSync(textIndex(store), searchPage({ ...request, secret, scale: store.searchScale })));
 }

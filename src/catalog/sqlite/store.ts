@@ -43,6 +43,7 @@ import { sqliteListIndex } from './selective-list.ts';
 import { listPage } from '../list-engine.ts';
 import { runSync } from '../steps.ts';
 import type { UrlScale } from '../url-filter.ts';
+import type { SearchScale } from '../search-engine.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { SETTLED_LIVENESS_SQL, livenessStore } from './liveness.ts';
@@ -68,7 +69,7 @@ export class CatalogStore implements CatalogStorePort {
    * The `url` list's thresholds (url-filter.ts), the search budget's rows (term-budget.ts) and its price index read
    * (price.ts PRICED_LISTINGS_CAP), theirs unless set (tests lower them).
    */
-  private readonly scale: UrlScale & { searchRowBudget?: number; pricedListingsCap?: number };
+  private readonly scale: UrlScale & SearchScale;
 
   /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
   constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
@@ -86,16 +87,8 @@ export class CatalogStore implements CatalogStorePort {
     if (this.db.isOpen) this.db.close();
   }
 
-  get searchRowBudget(): number | undefined {
-    return this.scale.searchRowBudget;
-  }
-
-  get urlIndexCap(): number | undefined {
-    return this.scale.urlIndexCap;
-  }
-
-  get pricedListingsCap(): number | undefined {
-    return this.scale.pricedListingsCap;
+  get searchScale(): SearchScale {
+    return this.scale;
   }
 
   statement(sql: string): StatementSync {
