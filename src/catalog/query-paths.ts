@@ -15,7 +15,10 @@ const BOTH: readonly Store[] = ['sqlite', 'postgres'];
 /** GET /discovery/search's paths (docs/CATALOG.md "The three paths"; search-engine.ts chooses them). */
 export const SEARCH_PATHS = {
   one_term: { stores: BOTH, about: 'one term: its index range in rank order, stopped after the page (under filters, after the budget)' },
-  aggregate: { stores: BOTH, about: 'several terms within the budget: every row of the kept terms summed per listing' },
+  aggregate: {
+    stores: BOTH,
+    about: "several terms within the budget: every row of the kept terms summed per listing (or the filters' few listings' rows)",
+  },
   window: { stores: BOTH, about: "two terms past the budget: the listings among each term's first rows, ranked exactly" },
   url: { stores: BOTH, about: 'the search by resource URL: the text found nothing, or a page of its walk' },
 } as const satisfies Record<string, { stores: readonly Store[]; about: string }>;

@@ -3,7 +3,8 @@
  * cursor and the page, as a generator of the store's TextIndex statements (steps.ts; sqlite/search.ts,
  * postgres/search.ts). The paths (docs/CATALOG.md "The three paths"), each bounded by the search budget:
  * `one_term` (one term's index range; under filters at most the budget per page, else `text_partial`), `aggregate`
- * (several terms within the budget, summed per listing), `window` (several terms past it: each term's first rows,
+ * (several terms within the budget, summed per listing: every row of the terms, or the rows of the few listings the
+ * filters name when those are fewer), `window` (several terms past it: each term's first rows,
  * exact when windowBound says so, else `text_partial`), and `url` when the text finds nothing (url-search.ts).
  */
 import { toDiscoveryResource, type ListingRow } from './listing.ts';
@@ -69,9 +70,10 @@ export interface TextIndex {
   termWalk(read: RankedRead & { term: string; weight: number; scan?: number }): Awaitable<{ rows: RankedRow[]; edge?: RankedRow }>;
   /**
    * `aggregate`: every row of `terms` weighed (`weights`, one per term) and summed per listing, with the terms each holds;
-   * `window`: only the listings among each term's first `window` rows.
+   * `byCandidates`: only the candidates' rows, each read by its primary key (term, revision); `window`: only the listings
+   * among each term's first `window` rows.
    */
-  rankTerms(read: RankedRead & { terms: string[]; weights: number[]; window?: number }): Awaitable<RankedRow[]>;
+  rankTerms(read: RankedRead & { terms: string[]; weights: number[]; window?: number; byCandidates?: boolean }): Awaitable<RankedRow[]>;
   /** Each term's window: how many rows it holds (at most `window`) and the lowest score among them. */
   windowEdges(terms: string[], asOf: number, window: number): Awaitable<WindowEdge[]>;
   /** `url`: the listings whose URL holds the terms at `asOf` (their keys: terms.ts urlKey), URL_TERM_RANK per term. */
@@ -80,8 +82,8 @@ export interface TextIndex {
   listings(ids: number[], now: Date): Awaitable<Map<number, ListingRow>>;
   /**
    * The listings whose resource URL holds `url` (the `url` filter), when the store's URL index names them all at a cost
-   * of about `cap` matches (SQLite: at most `cap` of them; Postgres: those the first entries of its suffixes' range name,
-   * `cap` × SUFFIX_ROWS_PER_MATCH, when they are the whole range); else undefined.
+   * of about `cap` matches (SQLite: at most `cap` of them; Postgres: those its suffixes' range names when it holds at
+   * most `cap` × SUFFIX_ROWS_PER_MATCH entries); else undefined.
    */
   urlListings(url: string, cap: number): Awaitable<number[] | undefined>;
   /** The listings with a row in any of the price index ranges (price.ts priceRanges), when they hold at most `cap` rows; else undefined. */
@@ -306,13 +308,17 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   // The path: one term; several within the budget; several past it (the window, pinned by the cursor's `p`).
   let path: SearchPath;
   let window: number | undefined;
+  /** The aggregate of the filters' few candidates' rows, read by primary key: fewer than the keys' rows, within the budget. */
+  let byCandidates = false;
   if (terms.length === 1) path = 'one_term';
   else {
     // A word's own rows are among its stem's (terms.ts): the budget counts the stems' and the related keys' rows.
     const counted = keys.filter((key) => key.kind !== 'exact').map((key) => key.key);
     const rows = after?.p !== undefined ? [] : yield* rowsUpTo(counted, budget + 1, known);
     const total = rows.reduce((sum, n) => sum + n, 0);
-    path = after?.p !== undefined || total > budget ? 'window' : 'aggregate';
+    const lookups = check.candidates === undefined ? Infinity : check.candidates.length * terms.length;
+    byCandidates = after?.p === undefined && lookups <= Math.min(budget, total);
+    path = !byCandidates && (after?.p !== undefined || total > budget) ? 'window' : 'aggregate';
     if (path === 'window') window = after?.p ?? windowRowsPerTerm(budget, terms.length, page.limit + 1);
   }
   searched(path);
@@ -334,7 +340,14 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
       return walked.rows;
     }
     const weighed = keys.map((c) => c.weight);
-    const rank = (index: TextIndex) => index.rankTerms({ ...read, terms, weights: weighed, ...(window === undefined ? {} : { window }) });
+    const rank = (index: TextIndex) =>
+      index.rankTerms({
+        ...read,
+        terms,
+        weights: weighed,
+        ...(window === undefined ? {} : { window }),
+        ...(byCandidates ? { byCandidates } : {}),
+      });
     if (window === undefined || partial) return yield* run(rank);
     // The window's edges go with its first rank (they depend on the window alone).
     let rows: RankedRow[];

@@ -1,7 +1,8 @@
 /**
  * The search engine's bounded path (docs/CATALOG.md "The three paths"), where a page may differ from
  * the exact ranking and says so, on both stores with the search budget lowered to reach it on a
- * small catalog: keys past the budget, ranked among each key's first rows (the window).
+ * small catalog: keys past the budget, ranked among each key's first rows (the window), or, when the filters name few
+ * listings, over those listings' rows.
  * The oracle is the same catalog searched with the default budget, whose pages the differential
  * tests hold to the reference ranking. Also the path each page names (query-paths.ts).
  */
@@ -125,13 +126,20 @@ describe.each(BACKENDS)('the bounded paths (%s)', (backend) => {
         weights: [7, 5, 3, 2],
       };
       const all = new Map((await index.rankTerms(read)).map((r) => [r.listing_id, r]));
+      const held = (row: { keys?: string[] }) => [...(row.keys ?? [])].sort();
       const windowed = await index.rankTerms({ ...read, window: 6 });
       expect(windowed.length).toBeGreaterThan(6);
       for (const row of windowed) expect([row.listing_id, row.rank]).toEqual([row.listing_id, all.get(row.listing_id)!.rank]);
       // Each row names the keys its listing holds, the same however it was ranked, and however many keys were searched
       // (Postgres numbers them in 63-bit masks: postgres/search.ts keyMasksSql); keys no listing holds are named by none.
-      const held = (row: { keys?: string[] }) => [...(row.keys ?? [])].sort();
       for (const row of windowed) expect(held(row)).toEqual(held(all.get(row.listing_id)!));
+      // The candidates' rows alone (the filters' few listings): their exact ranks and keys, whatever windows would hold.
+      const some = [...all.keys()].filter((_, i) => i % 9 === 4);
+      const candidates = [...some, 1_000_000];
+      const byCandidates = await index.rankTerms({ ...read, candidates, byCandidates: true });
+      expect(byCandidates.map((r) => [r.listing_id, r.rank, held(r)]).sort()).toEqual(
+        some.map((id) => [id, all.get(id)!.rank, held(all.get(id)!)]).sort(),
+      );
       const absent = Array.from({ length: 66 }, (_, i) => `absent${i}`);
       const many = { ...read, terms: [...absent, ...read.terms], weights: [...absent.map(() => 1), ...read.weights] };
       for (const rows of [await index.rankTerms(many), await index.rankTerms({ ...many, window: 6 })]) {
@@ -173,6 +181,23 @@ describe.each(BACKENDS)('the bounded paths (%s)', (backend) => {
     expect(expected.length).toBeGreaterThan(3);
     expect(new Set(walked).size).toBe(walked.length);
     expect(walked.every((r) => ownedByB.has(r) && expected.includes(r))).toBe(true);
+  });
+
+  it('words past the budget under a filter that names few listings rank those listings’ rows: exact, nothing partial', async () => {
+    // `s12` names s12 and s120–s129 (the URL index's candidates): 11 listings × 2 keys, fewer lookups than the budget.
+    for (const filters of [{ url: 's12' }, { url: 's12', payTo: PAY_TO_A }]) {
+      takenPaths();
+      const got = await walk(bounded.search, 'weather', filters, 2);
+      expect(takenPaths()).toEqual([['search', 'aggregate']]);
+      const expected = resources(await walk(exact.search, 'weather', filters, 50));
+      expect(expected.length).toBeGreaterThan(2);
+      expect(resources(got)).toEqual(expected);
+      expect(got.every((p) => p.searchMethod !== 'text_partial')).toBe(true);
+    }
+    // Too many candidates for the budget (`s1`: 71 listings): the window, as without them.
+    takenPaths();
+    await bounded.search('weather', { url: 's1' }, { limit: 2 });
+    expect(takenPaths()).toEqual([['search', 'window']]);
   });
 
   it('words within the budget are ranked exactly: the same walk as the default budget, nothing partial', async () => {

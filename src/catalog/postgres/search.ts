@@ -183,7 +183,7 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       return { rows, edge: { listing_id: Number(last.listing_id), rank: weight * (PRESENCE + Number(last.milli)) } };
     },
     async rankTerms(read) {
-      const { terms, weights, asOf, after, want, window } = read;
+      const { terms, weights, asOf, after, want, window, byCandidates } = read;
       const params = parameters();
       const { p } = params;
       // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows: in rank order, until
@@ -204,6 +204,16 @@ export function textIndex(db: Db, now?: Date): TextIndex {
           params,
           false,
           heldKeys(terms),
+        );
+      // The candidates' revisions at the snapshot, each term's row of each read by primary key.
+      if (byCandidates)
+        return rank(
+          `SELECT r.rev, r.listing_id, k.i, k.w, t.milli
+           FROM unnest(${p(terms)}::text[], ${p(weights)}::int[]) WITH ORDINALITY AS k(term, w, i)
+           CROSS JOIN (SELECT r.rev, r.listing_id FROM search_revisions r WHERE r.listing_id = ANY(${p(read.candidates)}::bigint[])
+             AND r.from_seq <= ${p(asOf)} AND (r.to_seq IS NULL OR r.to_seq > ${p(asOf)})) r
+           CROSS JOIN LATERAL (SELECT t.milli FROM search_terms t WHERE t.term = k.term AND t.rev = r.rev OFFSET 0) t`,
+          true,
         );
       if (window === undefined)
         return rank(
@@ -290,12 +300,12 @@ export function textIndex(db: Db, now?: Date): TextIndex {
         true,
       );
     },
-    // What the suffixes' range costs is its entries read, not the matches they name: every match the first
-    // cap × SUFFIX_ROWS_PER_MATCH entries name when they are the whole range (up to that many listings).
+    // What the suffixes' range costs is its entries read, not the matches they name: every match the range names when it
+    // holds at most cap × SUFFIX_ROWS_PER_MATCH entries (one more is read to tell), up to that many listings.
     async urlListings(url, cap) {
       const params = parameters();
       const found = await db.query<{ ids: string[] | null }>(
-        `SELECT CASE WHEN f.whole THEN f.ids END AS ids FROM (${suffixMatchesSql(url, cap * SUFFIX_ROWS_PER_MATCH, params.p)}) f`,
+        `SELECT CASE WHEN f.whole THEN f.ids END AS ids FROM (${suffixMatchesSql(url, cap * SUFFIX_ROWS_PER_MATCH + 1, params.p)}) f`,
         params.values,
       );
       return found.rows[0]!.ids?.map(Number);

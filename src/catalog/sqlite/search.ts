@@ -120,11 +120,11 @@ export function textIndex(store: SearchSource): TextIndex {
       return { rows, edge: { listing_id: Number(last.listing_id), rank: weight * (PRESENCE + Number(read_.milli)) } };
     },
     rankTerms(read) {
-      const { terms, weights, asOf, after, want, window } = read;
+      const { terms, weights, asOf, after, want, window, byCandidates } = read;
       // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows.
       const filter = rowFilter(read, 'g.listing_id');
       const weighted = terms.flatMap((term, i) => [term, weights[i]!]);
-      if (window === undefined) {
+      if (window === undefined && !byCandidates) {
         // The groups are checked in rank order until the page is full, not each before the sort: a filter most listings
         // pass costs a page's probes, not one per group (docs/BENCHMARKS.md "Filter combinations"). The outer ORDER BY
         // fixes the page's order whatever the plan; SQLite satisfies it with the subquery's ORDER BY (an aggregate
@@ -146,13 +146,17 @@ export function textIndex(store: SearchSource): TextIndex {
       }
       const keyset = afterCursor(after);
       // The window: the revisions among each term's first `window` rows, each once (a listing is in several terms' windows:
-      // a word's exact and stem keys hold the same listings), ranked exactly over every term by a primary-key read per
-      // revision and term. CROSS JOIN keeps that order: SQLite's planner would otherwise read each term's every row.
-      const firstRows = terms.map(() => `SELECT rev FROM (${walkSql(undefined)})`).join(' UNION ');
+      // a word's exact and stem keys hold the same listings), or the candidates' revisions at the snapshot; ranked exactly
+      // over every term by a primary-key read per revision and term. CROSS JOIN keeps that order: SQLite's planner would
+      // otherwise read each term's every row.
+      const revisions = byCandidates
+        ? `SELECT r.rev FROM json_each(?) j CROSS JOIN search_revisions r ON r.listing_id = j.value
+           WHERE r.from_seq <= ? AND (r.to_seq IS NULL OR r.to_seq > ?)`
+        : terms.map(() => `SELECT rev FROM (${walkSql(undefined)})`).join(' UNION ');
       return ranked(
         store
           .statement(
-            `WITH ${weightsSql(terms.length)}, c AS MATERIALIZED (${firstRows}),
+            `WITH ${weightsSql(terms.length)}, c AS MATERIALIZED (${revisions}),
              matches AS MATERIALIZED (
                SELECT g.* FROM (
                  SELECT t.listing_id AS listing_id, ${rankSql('t', 'k')} AS rank, group_concat(t.term, ' ') AS keys
@@ -163,7 +167,9 @@ export function textIndex(store: SearchSource): TextIndex {
           )
           .all(
             ...weighted,
-            ...terms.flatMap((term) => walkParams(term, asOf, undefined, window)),
+            ...(byCandidates
+              ? [JSON.stringify(read.candidates), asOf, asOf]
+              : terms.flatMap((term) => walkParams(term, asOf, undefined, window!))),
             ...filter.params,
             ...keyset.params,
             want,
