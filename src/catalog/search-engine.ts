@@ -28,7 +28,15 @@ import {
   type RankedRow,
   type WindowEdge,
 } from './search.ts';
-import { MAX_SEARCHED_TERMS, SEARCH_ROW_BUDGET, chooseTerms, distinctTerms, type CountRequest, type TermChoice } from './term-budget.ts';
+import {
+  LOOKUP_ROWS,
+  MAX_SEARCHED_TERMS,
+  SEARCH_ROW_BUDGET,
+  chooseTerms,
+  distinctTerms,
+  type CountRequest,
+  type TermChoice,
+} from './term-budget.ts';
 import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, weighKeys } from './query-terms.ts';
 import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation, urlKey } from './terms.ts';
@@ -308,7 +316,10 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   // The path: one term; several within the budget; several past it (the window, pinned by the cursor's `p`).
   let path: SearchPath;
   let window: number | undefined;
-  /** The aggregate of the filters' few candidates' rows, read by primary key: fewer than the keys' rows, within the budget. */
+  /**
+   * The aggregate of the filters' few candidates' rows, read by primary key: when those reads cost less than the keys'
+   * rows and fit the budget (each LOOKUP_ROWS rows), as exact as the aggregate and so taken past the budget too.
+   */
   let byCandidates = false;
   if (terms.length === 1) path = 'one_term';
   else {
@@ -316,7 +327,7 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     const counted = keys.filter((key) => key.kind !== 'exact').map((key) => key.key);
     const rows = after?.p !== undefined ? [] : yield* rowsUpTo(counted, budget + 1, known);
     const total = rows.reduce((sum, n) => sum + n, 0);
-    const lookups = check.candidates === undefined ? Infinity : check.candidates.length * terms.length;
+    const lookups = check.candidates === undefined ? Infinity : check.candidates.length * terms.length * LOOKUP_ROWS;
     byCandidates = after?.p === undefined && lookups <= Math.min(budget, total);
     path = !byCandidates && (after?.p !== undefined || total > budget) ? 'window' : 'aggregate';
     if (path === 'window') window = after?.p ?? windowRowsPerTerm(budget, terms.length, page.limit + 1);

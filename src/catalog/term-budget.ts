@@ -30,6 +30,12 @@ const MAX_COMMON_SEARCHED = 2;
  * measured cost: docs/CATALOG.md "The three paths").
  */
 export const SEARCH_ROW_BUDGET = 4_000;
+/**
+ * What one row read by its primary key (a listing's row of a term, search-engine.ts byCandidates) counts for in the
+ * budget, in index rows read in order: it costs several times one of them on either store, so the candidates' reads
+ * are held to a quarter of the budget (their cost: docs/BENCHMARKS.md "Filter combinations").
+ */
+export const LOOKUP_ROWS = 4;
 /** The first counting steps: caps, and how many terms each step counts at most (query order). */
 const COUNT_STEPS = [
   { cap: 64, terms: Infinity },
