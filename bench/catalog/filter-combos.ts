@@ -221,7 +221,7 @@ async function measure(store: string, beforePort: number | undefined, afterPort:
   out(`Each server warmed with ${WARM} requests drawn from every row's.\n`);
   // The columns name their code (the baseline's commit, this checkout), so a table read alone cannot be read backwards.
   out(
-    `| endpoint, filters | before (${values.before}) p50 / p95 ms | after (this checkout) p50 / p95 ms | after ÷ before p95 | after: text_partial answers |`,
+    `| endpoint, filters | before (${values.before}) p50 / p95 ms | after (this checkout) p50 / p95 ms | after ÷ before p95 | text_partial answers: before / after |`,
   );
   out('| --- | --- | --- | --- | --- |');
   for (const { endpoint, c, requests } of rows) {
@@ -245,13 +245,15 @@ async function measure(store: string, beforePort: number | undefined, afterPort:
       }
     const { before, after } = best;
     const errors = before.errors + after.errors ? ` (non-200: before ${before.errors}, after ${after.errors})` : '';
-    // How many of this checkout's answers stopped at the work budget (each request once more, outside the timing).
-    let partial = 0;
-    if (endpoint === 'search')
-      for (const request of requests)
-        if ((await getJson<{ searchMethod?: string }>(afterPort, request)).searchMethod === 'text_partial') partial++;
+    // How many answers stopped at the work budget, on each side (each request once more, outside the timing).
+    const partial = async (port: number | undefined) => {
+      let n = 0;
+      if (port !== undefined && endpoint === 'search')
+        for (const request of requests) if ((await getJson<{ searchMethod?: string }>(port, request)).searchMethod === 'text_partial') n++;
+      return port === undefined ? '—' : String(n);
+    };
     out(
-      `| ${endpoint}, ${c.name}${errors} | ${beforePort === undefined ? '—' : `${fmt(before.p50)} / ${fmt(before.p95)}`} | ${fmt(after.p50)} / ${fmt(after.p95)} | ${beforePort === undefined ? '—' : (after.p95 / before.p95).toFixed(2)} | ${endpoint === 'search' ? `${partial} / ${requests.length}` : ''} |`,
+      `| ${endpoint}, ${c.name}${errors} | ${beforePort === undefined ? '—' : `${fmt(before.p50)} / ${fmt(before.p95)}`} | ${fmt(after.p50)} / ${fmt(after.p95)} | ${beforePort === undefined ? '—' : (after.p95 / before.p95).toFixed(2)} | ${endpoint === 'search' ? `${await partial(beforePort)} / ${await partial(afterPort)} of ${requests.length}` : ''} |`,
     );
   }
   out(`\nLoad average at the end of ${store}: ${loadAverage()}.`);
