@@ -316,20 +316,21 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   // The path: one term; several within the budget; several past it (the window, pinned by the cursor's `p`).
   let path: SearchPath;
   let window: number | undefined;
+  // A word's own rows are among its stem's (terms.ts): the budget counts the stems' and the related keys' rows. One term's
+  // walk reads its rows only up to its page: they are counted only when the filters named listings.
+  const budgeted = keys.filter((key) => key.kind !== 'exact').map((key) => key.key);
+  const uncounted = after?.p !== undefined || (terms.length === 1 && check.candidates === undefined);
+  const total = (uncounted ? [] : yield* rowsUpTo(budgeted, budget + 1, known)).reduce((sum, n) => sum + n, 0);
+  const lookups = check.candidates === undefined ? Infinity : check.candidates.length * terms.length * LOOKUP_ROWS;
   /**
    * The aggregate of the filters' few candidates' rows, read by primary key: when those reads cost less than the keys'
    * rows and fit the budget (each LOOKUP_ROWS rows), as exact as the aggregate and so taken past the budget too.
    */
-  let byCandidates = false;
-  if (terms.length === 1) path = 'one_term';
+  const byCandidates = after?.p === undefined && lookups <= Math.min(budget, total);
+  if (byCandidates) path = 'aggregate';
+  else if (terms.length === 1) path = 'one_term';
   else {
-    // A word's own rows are among its stem's (terms.ts): the budget counts the stems' and the related keys' rows.
-    const counted = keys.filter((key) => key.kind !== 'exact').map((key) => key.key);
-    const rows = after?.p !== undefined ? [] : yield* rowsUpTo(counted, budget + 1, known);
-    const total = rows.reduce((sum, n) => sum + n, 0);
-    const lookups = check.candidates === undefined ? Infinity : check.candidates.length * terms.length * LOOKUP_ROWS;
-    byCandidates = after?.p === undefined && lookups <= Math.min(budget, total);
-    path = !byCandidates && (after?.p !== undefined || total > budget) ? 'window' : 'aggregate';
+    path = after?.p !== undefined || total > budget ? 'window' : 'aggregate';
     if (path === 'window') window = after?.p ?? windowRowsPerTerm(budget, terms.length, page.limit + 1);
   }
   searched(path);
