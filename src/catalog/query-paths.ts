@@ -17,7 +17,7 @@ export const SEARCH_PATHS = {
   one_term: { stores: BOTH, about: 'one term: its index range in rank order, stopped after the page (under filters, after the budget)' },
   aggregate: {
     stores: BOTH,
-    about: "several terms within the budget: every row of the kept terms summed per listing (or the filters' few listings' rows)",
+    about: "several terms within the budget: every row of the kept terms summed per listing; or the filters' few listings' rows",
   },
   window: { stores: BOTH, about: "two terms past the budget: the listings among each term's first rows, ranked exactly" },
   url: { stores: BOTH, about: 'the search by resource URL: the text found nothing, or a page of its walk' },

@@ -3,8 +3,8 @@
  * cursor and the page, as a generator of the store's TextIndex statements (steps.ts; sqlite/search.ts,
  * postgres/search.ts). The paths (docs/CATALOG.md "The three paths"), each bounded by the search budget:
  * `one_term` (one term's index range; under filters at most the budget per page, else `text_partial`), `aggregate`
- * (several terms within the budget, summed per listing: every row of the terms, or the rows of the few listings the
- * filters name when those are fewer), `window` (several terms past it: each term's first rows,
+ * (several terms within the budget, summed per listing: every row of the terms; or, under filters that name few
+ * listings, those listings' rows of any terms), `window` (several terms past it: each term's first rows,
  * exact when windowBound says so, else `text_partial`), and `url` when the text finds nothing (url-search.ts).
  */
 import { toDiscoveryResource, type ListingRow } from './listing.ts';
@@ -313,7 +313,8 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const stemIdf = stemWeights(stems, keys, new Set(stemChoice.dropped), listings, IDF_COUNT_CAP);
   const filtered = Object.values(filters).some((v) => v !== undefined);
 
-  // The path: one term; several within the budget; several past it (the window, pinned by the cursor's `p`).
+  // The path: the filters' few listings' rows; else one term; several within the budget; several past it (the window,
+  // pinned by the cursor's `p`).
   let path: SearchPath;
   let window: number | undefined;
   // A word's own rows are among its stem's (terms.ts): the budget counts the stems' and the related keys' rows. One term's
