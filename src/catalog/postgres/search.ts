@@ -188,7 +188,8 @@ export function textIndex(db: Db, now?: Date): TextIndex {
       const { p } = params;
       // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows: in rank order, until
       // the page is full (the groups sorted, then read one by one), so a filter most listings pass costs a page's probes.
-      const filter = rowFilter(read, params, 'g.listing_id');
+      // Read from the candidates' revisions (`byCandidates`), every group is a candidate's: its id is not checked again.
+      const filter = rowFilter(byCandidates ? { ...read, candidates: undefined } : read, params, 'g.listing_id');
       const grouped = (from: string) =>
         `SELECT min(t.listing_id) AS listing_id, ${rankSql('t', 't')} AS rank, ${keyMasksSql(terms.length, 't.i')} AS keys
          FROM (${from}) t GROUP BY t.rev`;

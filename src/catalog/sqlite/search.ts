@@ -122,7 +122,8 @@ export function textIndex(store: SearchSource): TextIndex {
     rankTerms(read) {
       const { terms, weights, asOf, after, want, window, byCandidates } = read;
       // The filters are checked once per revision, on its group (`g`), not on each of its keys' rows.
-      const filter = rowFilter(read, 'g.listing_id');
+      // Read from the candidates' revisions (`byCandidates`), every group is a candidate's: its id is not checked again.
+      const filter = rowFilter(byCandidates ? { ...read, candidates: undefined } : read, 'g.listing_id');
       const weighted = terms.flatMap((term, i) => [term, weights[i]!]);
       if (window === undefined && !byCandidates) {
         // The groups are checked in rank order until the page is full, not each before the sort: a filter most listings
