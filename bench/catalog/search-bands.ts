@@ -26,7 +26,7 @@
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { agentSentenceWord, rng, seedCorpus, vocabularyWord } from '../lib/catalog-corpus.ts';
+import { SEARCH_BANDS, bandQuery as query, rng, seedCorpus } from '../lib/catalog-corpus.ts';
 import { baselineBuild } from '../lib/baseline-build.ts';
 import { discoveryOnlyEnv, pathCounters, stopServers } from './lib/catalog-sides.ts';
 import { fmt, loadAverage, machineLine, pct, request, requireBuild, startNode, waitReady } from '../lib/http-load.ts';
@@ -55,27 +55,6 @@ const REQUESTS = quick ? 3 : Number(values.requests);
 const WARMUP = quick ? 0 : Number(values.warmup);
 const lengths = (quick ? '1,13' : values.lengths).split(',').map(Number);
 const out = (s: string) => console.log(s);
-
-const BANDS: Record<string, (rand: () => number) => string> = {
-  'top 16': (rand) => vocabularyWord(Math.floor(rand() * 16)),
-  'top 50': (rand) => vocabularyWord(Math.floor(rand() * 50)),
-  'top 200': (rand) => vocabularyWord(Math.floor(rand() * 200)),
-};
-/**
- * A query of `n` words of a band; "natural": every other word one of the 8 most common, the others content words;
- * "agent": an agent's sentence (agentSentenceWord: framing words, English words the corpus lacks, common and content words).
- */
-function query(band: string, n: number, rand: () => number): string {
-  return Array.from({ length: n }, (_, k) =>
-    band === 'agent'
-      ? agentSentenceWord(rand)
-      : band === 'natural'
-        ? k % 2 === 1
-          ? vocabularyWord(Math.floor(rand() * 8))
-          : vocabularyWord(40 + Math.floor(rand() * 2960))
-        : BANDS[band]!(rand),
-  ).join(' ');
-}
 
 const dir = scratchDir('svc-bench-bands-');
 let source = values.db;
@@ -122,8 +101,9 @@ try {
   // and 200 searches left the first rows timed reading from the OS cache: docs/BENCHMARKS.md "Discovery on Postgres
   // beside SQLite"). Each side first answers WARMUP searches of another draw of the same bands and lengths, untimed.
   const warm = rng(seed ^ 0x2545f491);
-  const bands = [...Object.keys(BANDS), 'natural', 'agent'];
-  const warmups = Array.from({ length: WARMUP }, (_, i) => query(bands[i % bands.length]!, lengths[i % lengths.length]!, warm));
+  const warmups = Array.from({ length: WARMUP }, (_, i) =>
+    query(SEARCH_BANDS[i % SEARCH_BANDS.length]!, lengths[i % lengths.length]!, warm),
+  );
   for (const side of sides)
     for (const q of warmups) await request(side.port, 'GET', `/discovery/search?query=${encodeURIComponent(q)}&limit=20`);
   out(`Warm-up: ${WARMUP} untimed searches a side, another draw of the same bands and lengths.`);
@@ -133,7 +113,7 @@ try {
   out(`| --- | --- | ${sides.map(() => '---').join(' | ')}${sides.length > 1 ? ' | ---' : ''} | --- |`);
   // Each of this checkout's queries' time, by the path that served it.
   const byPath = new Map<string, number[]>();
-  for (const band of [...Object.keys(BANDS), 'natural', 'agent']) {
+  for (const band of SEARCH_BANDS) {
     for (const n of lengths) {
       const rand = rng(seed ^ (n * 7919) ^ band.length);
       const queries = Array.from({ length: REQUESTS }, () => query(band, n, rand));

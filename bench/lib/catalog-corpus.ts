@@ -51,6 +51,27 @@ export function agentSentenceWord(rand: () => number): string {
   return vocabularyWord(40 + Math.floor(rand() * 2960));
 }
 
+/** search-bands' word-frequency bands (bandQuery), in the order its tables list them. */
+export const SEARCH_BANDS = ['top 16', 'top 50', 'top 200', 'natural', 'agent'];
+
+/**
+ * A query of `n` words of a band (SEARCH_BANDS): words of the 16, 50 or 200 most common; "natural": every other word
+ * one of the 8 most common, the others content words (ranks 40 to 3,000); "agent": an agent's sentence (agentSentenceWord).
+ */
+export function bandQuery(band: string, n: number, rand: () => number): string {
+  const top = /^top (\d+)$/.exec(band);
+  if (!top && band !== 'natural' && band !== 'agent') throw new Error(`no search band ${band}`);
+  return Array.from({ length: n }, (_, k) =>
+    top
+      ? vocabularyWord(Math.floor(rand() * Number(top[1])))
+      : band === 'agent'
+        ? agentSentenceWord(rand)
+        : k % 2 === 1
+          ? vocabularyWord(Math.floor(rand() * 8))
+          : vocabularyWord(40 + Math.floor(rand() * 2960)),
+  ).join(' ');
+}
+
 /** Zipf(s = 1) over the vocabulary (`wordOf`: word k of it) by inverse CDF on a precomputed table. */
 export function zipf(rand: () => number, wordOf: (k: number) => string = vocabularyWord): () => string {
   const cdf = new Float64Array(VOCABULARY);
