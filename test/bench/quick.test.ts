@@ -29,6 +29,7 @@ const HEAVY = [
   'catalog/postgres-idle',
   'catalog/schema-soak',
   'catalog/search-bands',
+  'catalog/search-rounds',
   'catalog/validate-flood',
   'devnet/devnet-memory',
   'explorer/explorer',
