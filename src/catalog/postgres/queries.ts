@@ -26,13 +26,20 @@ export function parameters(): { values: unknown[]; p: (value: unknown) => string
 /** pg returns bigint ids as strings. */
 export type RawListingRow = Omit<ListingRow, 'id'> & { id: string };
 
+/** A listing's row as pg reads it, made a ListingRow in place (its BIGINT id, a string, made a number): no copy of its columns. */
+export function listingRow(row: RawListingRow): ListingRow {
+  const listing = row as unknown as ListingRow;
+  listing.id = Number(row.id);
+  return listing;
+}
+
 /** The listings rows of `ids` (any order) with their quality window's sums as of `now`, as the SQLite store reads them. */
 export async function rowsById(db: Db, ids: number[], now: Date): Promise<Map<number, ListingRow>> {
   const out = new Map<number, ListingRow>();
   if (ids.length === 0) return out;
   const { values, p } = parameters();
   const rows = await db.query<RawListingRow>(`SELECT ${listingColumns(now, p)} WHERE l.id = ANY(${p(ids)}::bigint[])`, values);
-  for (const row of rows.rows) out.set(Number(row.id), { ...row, id: Number(row.id) });
+  for (const row of rows.rows) out.set(Number(row.id), listingRow(row));
   return out;
 }
 
@@ -129,7 +136,7 @@ export async function readPage(db: Db, statement: PageStatement): Promise<Listin
   );
 }
 
-const pageRows = (result: pg.QueryResult<RawListingRow>): ListingRow[] => result.rows.map((row) => ({ ...row, id: Number(row.id) }));
+const pageRows = (result: pg.QueryResult<RawListingRow>): ListingRow[] => result.rows.map(listingRow);
 
 /**
  * The condition that listing `listing` (an SQL expression) has one accepted entry meeting the filters (../price.ts

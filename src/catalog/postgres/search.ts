@@ -17,7 +17,16 @@ import type { CursorState, RankedRow } from '../search.ts';
 import type { SearchPage } from '../types.ts';
 import { listingColumns } from './quality.ts';
 import { SUFFIX_ROWS_PER_MATCH, suffixMatchesSql } from './url-suffixes.ts';
-import { CURRENT_SEQ_SQL, filterConditions, parameters, queryGeneric, rowsById, type Db, type RawListingRow } from './queries.ts';
+import {
+  CURRENT_SEQ_SQL,
+  filterConditions,
+  listingRow,
+  parameters,
+  queryGeneric,
+  rowsById,
+  type Db,
+  type RawListingRow,
+} from './queries.ts';
 
 type Params = ReturnType<typeof parameters>;
 
@@ -29,25 +38,29 @@ type Params = ReturnType<typeof parameters>;
  */
 const rankSql = (t: string, k: string) => `sum(${k}.w * (${PRESENCE} + ${t}.milli))`;
 
-const ranked = <K>(rows: Array<{ listing_id: string; rank: string; keys?: K }>, keysOf?: (keys: K) => string[]): RankedRow[] =>
+const ranked = (rows: Array<{ listing_id: string; rank: string; keys?: string }>, keysOf?: (keys: string) => string[]): RankedRow[] =>
   rows.map((r) => ({
     listing_id: Number(r.listing_id),
     rank: Number(r.rank),
-    ...(r.keys === undefined ? {} : { keys: keysOf ? keysOf(r.keys) : [String(r.keys)] }),
+    ...(r.keys === undefined ? {} : { keys: keysOf ? keysOf(r.keys) : [r.keys] }),
   }));
 
 /**
- * The keys a revision holds among `n` terms, from its rows' term numbers `i` (1 to n) grouped: one bit each, in 63-bit
- * masks, because aggregating the terms as a string costs much of the aggregate's work. heldKeys reads them.
+ * The keys a revision holds among `n` terms, from its rows' term numbers `i` (1 to n) grouped: one bit each, as text of
+ * comma-separated `int` masks of MASK_BITS bits, because aggregating the terms as a string costs much of the aggregate's
+ * work, and masks read as text cost the driver no parse of an array and the reader no BigInt. heldKeys reads them.
  */
 const keyMasksSql = (n: number, i: string) =>
-  n <= MASK_BITS
-    ? `ARRAY[bit_or(1::bigint << (${i} - 1)::int)]`
-    : `ARRAY[${Array.from({ length: Math.ceil(n / MASK_BITS) }, (_, j) => `bit_or(CASE WHEN (${i} - 1) / ${MASK_BITS} = ${j} THEN 1::bigint << ((${i} - 1) % ${MASK_BITS})::int ELSE 0 END)`).join(', ')}]`;
-const MASK_BITS = 63;
-/** The terms whose bits keyMasksSql's masks (bigints as pg returns them) hold. */
-const heldKeys = (terms: string[]) => (masks: string[]) =>
-  terms.filter((_, i) => ((BigInt(masks[Math.floor(i / MASK_BITS)]!) >> BigInt(i % MASK_BITS)) & 1n) === 1n);
+  `concat_ws(',', ${Array.from(
+    { length: Math.ceil(n / MASK_BITS) },
+    (_, j) => `bit_or(CASE WHEN (${i} - 1) / ${MASK_BITS} = ${j} THEN 1 << ((${i} - 1) % ${MASK_BITS})::int ELSE 0 END)`,
+  ).join(', ')})`;
+const MASK_BITS = 30;
+/** The terms whose bits keyMasksSql's masks hold. */
+const heldKeys = (terms: string[]) => (text: string) => {
+  const masks = text.split(',').map(Number);
+  return terms.filter((_, i) => ((masks[Math.floor(i / MASK_BITS)]! >>> (i % MASK_BITS)) & 1) === 1);
+};
 
 const afterCursor = (after: CursorState | undefined, { p }: Params) =>
   after ? `(rank < ${p(after.r)} OR (rank = ${p(after.r)} AND listing_id > ${p(after.i)}))` : 'TRUE';
@@ -120,17 +133,18 @@ export function textIndex(db: Db, now?: Date): TextIndex {
    * probe per row (rowFilter), whatever the values. Planning with the values would cost more than the read itself
    * (docs/BENCHMARKS.md "Filter combinations"). The `url` reads are sent as text (`withValues`) and planned with their values.
    */
-  const query = async <K = string>(text: string, params: Params, withValues: boolean, keysOf?: (keys: K) => string[]) => {
+  const query = async (text: string, params: Params, withValues: boolean, keysOf?: (keys: string) => string[]) => {
     const run = <R extends pg.QueryResultRow>(statement: string) =>
       withValues ? db.query<R>(statement, params.values) : queryGeneric<R>(db, 'search', statement, params.values, 'session');
-    if (now === undefined) return ranked((await run<{ listing_id: string; rank: string; keys?: K }>(text)).rows, keysOf);
+    if (now === undefined) return ranked((await run<{ listing_id: string; rank: string; keys?: string }>(text)).rows, keysOf);
     const withListings = `WITH ranked AS MATERIALIZED (${text})
       SELECT r.*, x.* FROM ranked r LEFT JOIN LATERAL (SELECT ${listingColumns(now, params.p)} WHERE l.id = r.listing_id) x ON TRUE
       ORDER BY r.rank DESC, r.listing_id ASC`;
-    type Row = { listing_id: string; rank: string; keys?: K } & (RawListingRow | { [C in keyof RawListingRow]: null });
+    type Row = { listing_id: string; rank: string; keys?: string } & (RawListingRow | { [C in keyof RawListingRow]: null });
     const rows = (await run<Row>(withListings)).rows;
-    for (const { listing_id, rank: _rank, keys: _keys, ...listing } of rows)
-      listed.set(Number(listing_id), listing.id === null ? undefined : { ...listing, id: Number(listing.id) });
+    // Each row is its listing's too (the listing's columns beside listing_id, rank and keys, which no reader of a
+    // ListingRow looks at): kept as it is, not copied.
+    for (const row of rows) listed.set(Number(row.listing_id), row.id === null ? undefined : listingRow(row));
     return ranked(rows, keysOf);
   };
   // The page's snapshot and the catalog's listings, read by one statement whichever the engine asks first (it asks both
