@@ -59,6 +59,7 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
  * Nor is the BEGIN waited for on its own: on a pipelined pool (openPool) it goes out with the
  * first statement of `work`, one round trip for both (elsewhere pg sends that statement once BEGIN
  * is answered). An answer read after a BEGIN that failed is not returned: the BEGIN's error is.
+ * `work`'s statements answer with their rows taken out of pg's result (rowsTaken).
  */
 export async function inReadSnapshot<T>(pool: pg.Pool, work: (db: Pick<pg.PoolClient, 'query'>) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -96,7 +97,8 @@ function writeTogether(client: pg.PoolClient): void {
 
 /**
  * Runs `work` on one client of a pipelined pool (openPool), no transaction, the statements it issues in each turn of
- * the event loop sent in one write (writeTogether): statements issued together cost one round trip, not one each.
+ * the event loop sent in one write (writeTogether): statements issued together cost one round trip, not one each. They
+ * answer with their rows taken out of pg's result (rowsTaken).
  */
 export async function onOneClient<T>(pool: pg.Pool, work: (db: Pick<pg.PoolClient, 'query'>) => Promise<T>): Promise<T> {
   const client = await pool.connect();
