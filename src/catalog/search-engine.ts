@@ -41,7 +41,7 @@ import { IDF_COUNT_CAP, MAX_MEANING_ONLY, candidateKeys, contentWords, stemsOf, 
 import { answerRelevance, matchOf, orderByMeaning, stemWeights, urlMatchOf, type SearchMatch, type SearchedKey } from './relevance.ts';
 import { queryLimitViolation, urlKey } from './terms.ts';
 import { chooseUrlTerms, urlCandidates } from './url-search.ts';
-import { URL_INDEX_CAP, withoutUrl } from './url-filter.ts';
+import { URL_INDEX_CAP, withoutUrl, type UrlScale } from './url-filter.ts';
 import { PRICED_LISTINGS_CAP, priceRanges } from './price.ts';
 import { CatalogQueryError, type Awaitable, type DiscoveryFilters, type DiscoveryResource, type SearchPage } from './types.ts';
 import { searched, type SearchPath } from './query-paths.ts';
@@ -117,12 +117,13 @@ export interface SearchRequest {
   scale?: SearchScale | undefined;
 }
 
-/** The search's bounds, each its constant unless set: tests lower them to reach the paths on a small catalog. */
-export interface SearchScale {
+/**
+ * The search's bounds, each its constant unless set: tests lower them to reach the paths on a small catalog. The `url`
+ * filter's is the list's (url-filter.ts UrlScale).
+ */
+export interface SearchScale extends Pick<UrlScale, 'urlIndexCap'> {
   /** SEARCH_ROW_BUDGET (term-budget.ts). */
   searchRowBudget?: number | undefined;
-  /** URL_INDEX_CAP (url-filter.ts): at 0, a `url` filter is checked on each listing's URL. */
-  urlIndexCap?: number | undefined;
   /** PRICED_LISTINGS_CAP (price.ts): at 0, the price bounds are checked on each row's listing. */
   pricedListingsCap?: number | undefined;
 }

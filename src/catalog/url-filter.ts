@@ -22,6 +22,7 @@ export const asciiLowerSql = (expr: string) => `translate(${expr}, 'ABCDEFGHIJKL
 
 /** The stores' options for these bounds (the differential tests lower them to walk a small catalog). */
 export type UrlScale = {
+  /** URL_INDEX_CAP: at 0, a `url` filter is checked on each listing's URL. */
   urlIndexCap?: number;
   urlWalkBudget?: number;
   /** The suffixes' index entries Postgres reads first per listing it looks for (postgres/url-suffixes.ts suffixPageSql). */
