@@ -136,7 +136,7 @@ describe.each(BACKENDS)('the bounded paths (%s)', (backend) => {
       expect(windowed.length).toBeGreaterThan(6);
       for (const row of windowed) expect([row.listing_id, row.rank]).toEqual([row.listing_id, all.get(row.listing_id)!.rank]);
       // Each row names the keys its listing holds, the same however it was ranked, and however many keys were searched
-      // (Postgres numbers them in 63-bit masks: postgres/search.ts keyMasksSql); keys no listing holds are named by none.
+      // (Postgres numbers them in bit masks of MASK_BITS each: postgres/search.ts keyMasksSql); keys no listing holds are named by none.
       for (const row of windowed) expect(held(row)).toEqual(held(all.get(row.listing_id)!));
       // The candidates' rows alone (the filters' few listings): their exact ranks and keys, whatever windows would hold.
       const some = [...all.keys()].filter((_, i) => i % 9 === 4);
