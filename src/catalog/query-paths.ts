@@ -36,10 +36,19 @@ export const LIST_PATHS = {
   url_walk: { stores: BOTH, about: "`url` held by many: a bounded walk of the other filters' rarest key" },
 } as const satisfies Record<string, { stores: readonly Store[]; about: string }>;
 
+/**
+ * What a search's first page found of its reader's kept term counts (search-engine.ts KeptCounts), counted beside the
+ * paths (svc_catalog_search_kept_counts_total): how often the kept counts serve.
+ */
+export const KEPT_COUNTS = {
+  reused: 'the page opened at the write sequence they were read at: it read only the counts they lacked',
+  forgotten: 'the page opened at another sequence (a write came between): they were forgotten',
+} as const;
+
 export type SearchPath = keyof typeof SEARCH_PATHS;
 export type ListPath = keyof typeof LIST_PATHS;
-/** A path a request took, as it crosses to the main thread. */
-export type TakenPath = ['search', SearchPath] | ['list', ListPath];
+/** A path a request took (or what it found of the kept counts), as it crosses to the main thread. */
+export type TakenPath = ['search', SearchPath] | ['list', ListPath] | ['kept_counts', keyof typeof KEPT_COUNTS];
 
 const taken = new Map<string, TakenPath>();
 
@@ -60,6 +69,11 @@ export function listed<T>(path: ListPath, page: T): T;
 export function listed<T>(path: ListPath, ...page: [T?]): T | undefined {
   if (page.length === 0 || (page[0] !== undefined && page[0] !== null)) taken.set(`list ${path}`, ['list', path]);
   return page[0];
+}
+
+/** What a first page found of its reader's kept counts: `reused`, or `forgotten`. */
+export function keptCountsFound(outcome: keyof typeof KEPT_COUNTS): void {
+  taken.set(`kept_counts ${outcome}`, ['kept_counts', outcome]);
 }
 
 /** The paths taken since the last call (the catalog thread's request), forgotten here. */

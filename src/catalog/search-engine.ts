@@ -44,7 +44,7 @@ import { chooseUrlTerms, urlCandidates } from './url-search.ts';
 import { URL_INDEX_CAP, withoutUrl, type UrlScale } from './url-filter.ts';
 import { PRICED_LISTINGS_CAP, priceRanges } from './price.ts';
 import { CatalogQueryError, type Awaitable, type DiscoveryFilters, type DiscoveryResource, type SearchPage } from './types.ts';
-import { searched, type SearchPath } from './query-paths.ts';
+import { keptCountsFound, searched, type SearchPath } from './query-paths.ts';
 import { holdsNul } from '../filters.ts';
 import { runAsync, runSync, stepsOf, type Steps } from './steps.ts';
 
@@ -115,6 +115,8 @@ export interface SearchRequest {
   secret: Buffer;
   /** The store's bounds, where set (tests). */
   scale?: SearchScale | undefined;
+  /** The counts this reader's earlier searches read, kept for those at the same sequence. */
+  keptCounts?: KeptCounts | undefined;
 }
 
 /**
@@ -213,6 +215,53 @@ function toldRows(key: string, cap: number, known: ReadonlyMap<string, RowCount>
 const untold = (keys: string[], cap: number, known: ReadonlyMap<string, RowCount>) =>
   keys.filter((key) => toldRows(key, cap, known) === undefined);
 
+/** A map that forgets everything it holds when it would grow past `max` keys. */
+class BoundedMap<K, V> extends Map<K, V> {
+  constructor(private readonly max: number) {
+    super();
+  }
+  override set(key: K, value: V): this {
+    if (this.size >= this.max && !this.has(key)) this.clear();
+    return super.set(key, value);
+  }
+}
+
+/**
+ * The counts the searches of one reader (a store's connection) read at one write sequence, kept for its next searches
+ * that open at the same sequence. Every change to the term rows takes the next sequence number (a write, a withdrawal,
+ * a pass of the lifecycle, a prune of old revisions: sqlite/revisions.ts nextSeq), so what a count read at a sequence said
+ * still holds at it: a key's rows (any snapshot) up to a cap, and its rows at that snapshot up to IDF_COUNT_CAP. Common
+ * words' counts are the costly ones (each reads its key's rows up to the cap) and the ones most searches share.
+ */
+export class KeptCounts {
+  #seq = -1;
+  /** A key's rows (any snapshot) as counted up to a cap at `seq`. */
+  #rows: Map<string, RowCount>;
+  /** A key's rows at the snapshot `seq`, up to IDF_COUNT_CAP. */
+  #atSeq: Map<string, number>;
+  /** `max`: the keys kept of each kind (MAX_KEPT_COUNTS; tests lower it). */
+  constructor(private readonly max = MAX_KEPT_COUNTS) {
+    [this.#rows, this.#atSeq] = [new BoundedMap(max), new BoundedMap(max)];
+  }
+  /** The counts kept at the sequence last read: a guess until a search reads the sequence it opens at (`opened`). */
+  get guess(): ReadonlyMap<string, RowCount> {
+    return this.#rows;
+  }
+  /** A first page opened at `seq`: the rows counts kept at it, else none (those kept at another are forgotten). */
+  opened(seq: number): Map<string, RowCount> {
+    keptCountsFound(seq === this.#seq ? 'reused' : 'forgotten');
+    if (seq !== this.#seq) [this.#seq, this.#rows, this.#atSeq] = [seq, new BoundedMap(this.max), new BoundedMap(this.max)];
+    return this.#rows;
+  }
+  /** The counts at the snapshot `asOf` kept, when it is the sequence they were read at. */
+  atSnapshot(asOf: number): Map<string, number> | undefined {
+    return asOf === this.#seq ? this.#atSeq : undefined;
+  }
+}
+
+/** The keys KeptCounts holds counts of, at most, per kind of count: past it, it starts again. */
+export const MAX_KEPT_COUNTS = 4096;
+
 export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const { query, filters, page, now, x402Version, secret } = request;
   checkQuery(query);
@@ -232,7 +281,8 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   }
   // The terms ranked over: the first page's (its cursor's), else the budget's choice now.
   /** The rows each stem was counted to by the budget's choice, read again by the path's choice only where they do not tell. */
-  const known = new Map<string, RowCount>();
+  let known = new Map<string, RowCount>();
+  const kept = request.keptCounts;
   let stemChoice: TermChoice;
   /** A first page's snapshot and the catalog's listings, read with the budget's first count. */
   let opened: { asOf: number; listings: number } | undefined;
@@ -247,16 +297,20 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
     // and the path's choice would otherwise take to count its common stems that far.
     const opening = chooseTerms(stems, budget).next();
     const first = opening.done ? undefined : { ...opening.value, cap: stems.length <= MAX_SEARCHED_TERMS ? budget + 1 : opening.value.cap };
+    // The counts kept at the sequence the reader last saw are not read again: if the page opens at another, they are
+    // forgotten and the budget's steps below read them.
+    const firstTerms = first ? untold(first.terms, first.cap, kept?.guess ?? known) : [];
     const [seq, listings, rows, urls, priced] = yield* together(
       (index) => index.currentSeq(),
       (index) => index.countListings(),
-      (index) => (first ? index.countTerms(first.terms, first.cap) : []),
+      (index) => (first && firstTerms.length > 0 ? index.countTerms(firstTerms, first.cap) : []),
       byUrl,
       byPrice,
     );
     opened = { asOf: seq, listings };
     check = filterCheck(filters, [urls, priced]);
-    first?.terms.forEach((term, i) => known.set(term, { n: rows[i]!, cap: first.cap }));
+    if (kept) known = kept.opened(seq);
+    firstTerms.forEach((term, i) => known.set(term, { n: rows[i]!, cap: first!.cap }));
     const choosing = chooseTerms(stems, budget, stems.length > MAX_SEARCHED_TERMS ? listings : undefined);
     stemChoice = yield* counted(choosing, known);
   }
@@ -291,20 +345,21 @@ export function* searchPage(request: SearchRequest): Engine<SearchPage> {
             budget + 1,
             known,
           );
+    const atSnapshot = kept?.atSnapshot(asOf);
+    const toWeigh = candidates.map((c) => c.key).filter((key) => !atSnapshot?.has(key));
     const [rows, stemRows] =
-      candidates.length === 0
+      toWeigh.length + stemKeys.length === 0
         ? [[], []]
         : yield* together(
-            (index) =>
-              index.countTermsAt(
-                candidates.map((c) => c.key),
-                asOf,
-                IDF_COUNT_CAP,
-              ),
+            (index) => (toWeigh.length === 0 ? [] : index.countTermsAt(toWeigh, asOf, IDF_COUNT_CAP)),
             (index) => (stemKeys.length === 0 ? [] : index.countTerms(stemKeys, budget + 1)),
           );
+    const read = new Map(toWeigh.map((key, i) => [key, rows[i]!]));
+    // Each key's rows taken before any is kept: keeping may start the kept counts again (MAX_KEPT_COUNTS).
+    const keyRows = candidates.map((c) => read.get(c.key) ?? atSnapshot!.get(c.key)!);
+    for (const [key, n] of read) atSnapshot?.set(key, n);
     stemKeys.forEach((key, i) => known.set(key, { n: stemRows[i]!, cap: budget + 1 }));
-    weights = weighKeys(candidates, rows, listings, budget);
+    weights = weighKeys(candidates, keyRows, listings, budget);
   }
   const keys: SearchedKey[] = candidates.map((c, i) => ({ ...c, weight: weights[i]! })).filter((c) => c.weight > 0);
   const terms = keys.map((c) => c.key);

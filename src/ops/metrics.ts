@@ -8,7 +8,7 @@
 import type { Next } from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SchemaNotJudgedError, type CatalogPort } from '../catalog/types.ts';
-import { LIST_PATHS, SEARCH_PATHS, type TakenPath } from '../catalog/query-paths.ts';
+import { KEPT_COUNTS, LIST_PATHS, SEARCH_PATHS, type TakenPath } from '../catalog/query-paths.ts';
 import type { SvcContext, SvcMiddleware } from '../http/middleware.ts';
 import type { PaymentScheme, SettlementGate } from '../scheme/types.ts';
 
@@ -141,6 +141,12 @@ export class ServiceMetrics {
     labelNames: ['store', 'path'] as const,
     registers: [this.registry],
   });
+  readonly keptCounts = new Counter({
+    name: 'svc_catalog_search_kept_counts_total',
+    help: "Searches' first pages by what they found of their catalog reader's kept term counts: reused (opened at the write sequence they were read at) or forgotten (a write came between; src/catalog/query-paths.ts KEPT_COUNTS).",
+    labelNames: ['store', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly sponsoredFees = new Counter({
     name: 'svc_sponsored_fees_stroops_total',
     help: 'Fees charged to svc accounts for settlements that reached SUCCESS, in stroops, by network.',
@@ -216,8 +222,11 @@ export class ServiceMetrics {
     ] as const)
       for (const [path, { stores }] of Object.entries(paths))
         if ((stores as readonly string[]).includes(store)) counter.inc({ store, path }, 0);
+    for (const outcome of Object.keys(KEPT_COUNTS)) this.keptCounts.inc({ store, outcome }, 0);
     return (paths) => {
-      for (const [kind, path] of paths) (kind === 'search' ? this.searchPaths : this.listPaths).inc({ store, path });
+      for (const [kind, path] of paths)
+        if (kind === 'kept_counts') this.keptCounts.inc({ store, outcome: path });
+        else (kind === 'search' ? this.searchPaths : this.listPaths).inc({ store, path });
     };
   }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 // @ts-expect-error the package ships no type declarations; the shape used is `Metric` below.
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIST_PATHS, SEARCH_PATHS } from '../../src/catalog/query-paths.ts';
+import { KEPT_COUNTS, LIST_PATHS, SEARCH_PATHS } from '../../src/catalog/query-paths.ts';
 import { api } from '../helpers/contract.ts';
 import { exactKind, FakeScheme } from '../helpers/fake-scheme.ts';
 import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
@@ -19,7 +19,7 @@ interface Metric {
   name: string;
   metrics: Array<{ labels?: Record<string, string>; value?: string }>;
 }
-type Counts = { search: Map<string, number>; list: Map<string, number> };
+type Counts = { search: Map<string, number>; list: Map<string, number>; kept: Map<string, number> };
 
 const LISTINGS = [
   { url: 'https://kestrel.example.com/weather', description: 'weather forecast by city', network: 'stellar:testnet', amount: '1000' },
@@ -64,15 +64,19 @@ describe.each(BACKENDS)('discovery path counters on /metrics (%s)', (backend) =>
   /** This store's path counters as /metrics shows them now. */
   async function scrape(): Promise<Counts> {
     const parsed = parsePrometheusTextFormat((await api(server.url).get('/metrics')).text) as Metric[];
-    const family = (name: string) => {
+    const family = (name: string, label = 'path') => {
       const counts = new Map<string, number>();
       for (const m of parsed.find((f) => f.name === name)?.metrics ?? []) {
         expect(m.labels?.store).toBe(store);
-        counts.set(m.labels!.path!, Number(m.value));
+        counts.set(m.labels![label]!, Number(m.value));
       }
       return counts;
     };
-    return { search: family('svc_catalog_search_path_total'), list: family('svc_catalog_list_path_total') };
+    return {
+      search: family('svc_catalog_search_path_total'),
+      list: family('svc_catalog_list_path_total'),
+      kept: family('svc_catalog_search_kept_counts_total', 'outcome'),
+    };
   }
 
   /** The paths whose counters `path` (a GET) moved, and by how much. */
@@ -81,7 +85,7 @@ describe.each(BACKENDS)('discovery path counters on /metrics (%s)', (backend) =>
     const res = await api(server.url).get(path);
     expect(res.status, path).toBe(200);
     const after = await scrape();
-    const delta = (kind: keyof Counts) =>
+    const delta = (kind: 'search' | 'list') =>
       Object.fromEntries(
         [...after[kind]].flatMap(([name, n]) => (n === (before[kind].get(name) ?? 0) ? [] : [[name, n - (before[kind].get(name) ?? 0)]])),
       );
@@ -97,6 +101,27 @@ describe.each(BACKENDS)('discovery path counters on /metrics (%s)', (backend) =>
         .sort();
     expect([...search.keys()].sort()).toEqual(ofStore(SEARCH_PATHS));
     expect([...list.keys()].sort()).toEqual(ofStore(LIST_PATHS));
+  });
+
+  it("searches at one write sequence reuse their reader's kept term counts; after a write, the next forgets them", async () => {
+    const keptMoved = async (searches: number) => {
+      const before = (await scrape()).kept;
+      for (let i = 0; i < searches; i++) expect((await api(server.url).get('/discovery/search?query=weather%20maps')).status).toBe(200);
+      const after = (await scrape()).kept;
+      expect([...after.keys()].sort()).toEqual(Object.keys(KEPT_COUNTS).sort());
+      return Object.fromEntries([...after].map(([outcome, n]) => [outcome, n - before.get(outcome)!]));
+    };
+    // At most two readers: each reader's first search may forget, every later one reuses.
+    const SEARCHES = 6;
+    const quiet = await keptMoved(SEARCHES);
+    expect(quiet.reused! + quiet.forgotten!).toBe(SEARCHES);
+    expect(quiet.reused).toBeGreaterThanOrEqual(SEARCHES - 2);
+    const res = await api(server.url).post('/settle', {
+      x402Version: 2,
+      ...settlement({ url: 'https://wren.example.com/maps', description: 'maps of the coast' }),
+    });
+    expect(res.status).toBe(200);
+    expect(await keptMoved(1)).toEqual({ reused: 0, forgotten: 1 });
   });
 
   it('a one-word search counts aggregate (the word and its stem are two keys); a word only a URL holds, the URL search', async () => {

@@ -92,7 +92,13 @@ export async function maintain(pool: pg.Pool, cuts: LifecycleCuts, now: Date, li
       ),
     restore: (row) =>
       underLock(pool, row, visibleAgain('$2', '$3'), [cuts.visibleSince, cuts.failingBefore ?? null], (db) => restore(db, row.id)),
-    prune: () => pruneRevisions(pool, now, limit),
+    // A prune changes a term's rows (any snapshot): like every such change it takes a sequence number (../search-engine.ts KeptCounts).
+    prune: () =>
+      inTransaction(pool, async (db) => {
+        const pruned = await pruneRevisions(db, now, limit);
+        if (pruned > 0) await nextSeq(db);
+        return pruned;
+      }),
   };
   return runAsync(maintainBatch(store, cuts, now, limit));
 }

@@ -10,7 +10,7 @@ import { termScores, withStemRows, type SearchText } from '../terms.ts';
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres.ts';
 import { SCORE_UNITS } from './migrations.ts';
-import { parameters, postgresSql, type Db } from './queries.ts';
+import { nextSeq, parameters, postgresSql, type Db } from './queries.ts';
 import { withUrlKeys } from '../url-search.ts';
 import { restoreListing } from '../lifecycle.ts';
 import { runAsync } from '../statements.ts';
@@ -156,7 +156,9 @@ export async function addDueStemRows(pool: pg.Pool, batch = STEM_PASS_REVISIONS)
         const scores = new Map(terms.map((t) => [t.term, Number(BigInt(t.units)) / SCORE_UNITS]));
         for (const [term, score] of withStemRows(scores)) if (!scores.has(term)) stems.push({ term, score, row: terms[0]! });
       }
-      if (stems.length > 0)
+      if (stems.length > 0) {
+        // Like every change to the term rows, a batch takes a sequence number (../search-engine.ts KeptCounts).
+        await nextSeq(client);
         await client.query(
           `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::int[], $6::bigint[], $7::bigint[])
@@ -171,6 +173,7 @@ export async function addDueStemRows(pool: pg.Pool, batch = STEM_PASS_REVISIONS)
             stems.map((s) => s.row.to_seq),
           ],
         );
+      }
       const later = await client.query('SELECT 1 FROM search_revisions WHERE rev >= $1 LIMIT 1', [to.toString()]);
       if (later.rows.length === 0) {
         await client.query("DELETE FROM catalog_meta WHERE key = 'stem_rows_due'");

@@ -42,7 +42,7 @@ import { postgresListIndex } from './list-index.ts';
 import { listPage } from '../list-engine.ts';
 import { runAsync } from '../steps.ts';
 import type { UrlScale } from '../url-filter.ts';
-import type { SearchScale } from '../search-engine.ts';
+import { KeptCounts, type SearchScale } from '../search-engine.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -60,6 +60,8 @@ export class PostgresCatalogStore implements CatalogStorePort {
   private readonly pool: pg.Pool;
   /** The last shape of each price filter's pages, so the next page goes with its counts (price-guess.ts). */
   private readonly pricedGuesses = new PricedPageGuesses();
+  /** The term counts its searches read, for the next ones at the same write sequence (../search-engine.ts KeptCounts). */
+  private readonly keptCounts = new KeptCounts();
   /** ../url-filter.ts's bounds and the search's (../search-engine.ts SearchScale), theirs unless set (tests lower them). */
   private readonly scale: UrlScale & SearchScale;
   /**
@@ -249,6 +251,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
       visibleSince,
       failingBefore,
       scale: this.scale,
+      keptCounts: this.keptCounts,
     });
   }
 

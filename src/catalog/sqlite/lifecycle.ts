@@ -77,7 +77,12 @@ export function maintain(db: DatabaseSync, cuts: LifecycleCuts, now: Date, limit
         return true;
       },
       restore: (row) => restore(db, Number(row.id), batchSeq()),
-      prune: () => pruneSupersededRevisions(db, now),
+      // A prune changes a term's rows (any snapshot): like every such change it takes a sequence number (../search-engine.ts KeptCounts).
+      prune: () => {
+        const pruned = pruneSupersededRevisions(db, now);
+        if (pruned > 0) batchSeq();
+        return pruned;
+      },
     };
     return runSync(maintainBatch(store, cuts, now, limit));
   });

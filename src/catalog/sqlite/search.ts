@@ -13,6 +13,7 @@ import {
   searchPage,
   type RankedRead,
   type SearchRequest,
+  type KeptCounts,
   type SearchScale,
   type TextIndex,
 } from '../search-engine.ts';
@@ -30,6 +31,7 @@ export interface SearchSource {
   readonly db: import('node:sqlite').DatabaseSync;
   /** The search's bounds where the store sets them (tests). */
   readonly searchScale?: SearchScale | undefined;
+  readonly keptCounts?: KeptCounts | undefined;
   assertUsable(forWrite: boolean): void;
   cursorSecret(): Buffer;
   currentSeq(): number;
@@ -241,5 +243,7 @@ export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 
   checkQuery(request.query);
   store.assertUsable(false);
   const secret = store.cursorSecret();
-  return inReadTransaction(store.db, () => runSync(textIndex(store), searchPage({ ...request, secret, scale: store.searchScale })));
+  return inReadTransaction(store.db, () =>
+    runSync(textIndex(store), searchPage({ ...request, secret, scale: store.searchScale, keptCounts: store.keptCounts })),
+  );
 }

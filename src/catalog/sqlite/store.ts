@@ -43,7 +43,7 @@ import { sqliteListIndex } from './selective-list.ts';
 import { listPage } from '../list-engine.ts';
 import { runSync } from '../steps.ts';
 import type { UrlScale } from '../url-filter.ts';
-import type { SearchScale } from '../search-engine.ts';
+import { KeptCounts, type SearchScale } from '../search-engine.ts';
 import { searchCatalog } from './search.ts';
 import type { LivenessStorePort } from '../liveness.ts';
 import { SETTLED_LIVENESS_SQL, livenessStore } from './liveness.ts';
@@ -70,6 +70,8 @@ export class CatalogStore implements CatalogStorePort {
    * (price.ts PRICED_LISTINGS_CAP), theirs unless set (tests lower them).
    */
   private readonly scale: UrlScale & SearchScale;
+  /** The term counts its searches read, for the next ones at the same write sequence (../search-engine.ts KeptCounts). */
+  readonly keptCounts = new KeptCounts();
 
   /** `pageCacheMiB`: the connection's page cache (SQLite's default is 2 MiB); the rest: `scale`. */
   constructor(dbPath: string, { pageCacheMiB = 32, ...scale }: { pageCacheMiB?: number } & CatalogStore['scale'] = {}) {
