@@ -243,14 +243,23 @@ export class KeptCounts {
   constructor(private readonly max = MAX_KEPT_COUNTS) {
     [this.#rows, this.#atSeq] = [new BoundedMap(max), new BoundedMap(max)];
   }
-  /** The counts kept at the sequence last read: a guess until a search reads the sequence it opens at (`opened`). */
+  /** Whether the last page opened at the sequence of the page before it (or was the reader's first). */
+  #unchanged = true;
+  /**
+   * The counts kept at the sequence last read: a guess until a page reads the sequence it opens at (`opened`). A page
+   * that guesses wrong reads the counts in the rounds after its first, so after a write came between its last two pages
+   * a reader guesses nothing: under a stream of writes its pages read their counts in their first round, as when none
+   * were kept.
+   */
   get guess(): ReadonlyMap<string, RowCount> {
-    return this.#rows;
+    return this.#unchanged ? this.#rows : NO_COUNTS;
   }
   /** A first page opened at `seq`: the rows counts kept at it, else none (those kept at another are forgotten). */
   opened(seq: number): Map<string, RowCount> {
-    keptCountsFound(seq === this.#seq ? 'reused' : 'forgotten');
-    if (seq !== this.#seq) [this.#seq, this.#rows, this.#atSeq] = [seq, new BoundedMap(this.max), new BoundedMap(this.max)];
+    const changed = seq !== this.#seq;
+    keptCountsFound(changed ? 'forgotten' : 'reused');
+    this.#unchanged = !changed || this.#seq === -1;
+    if (changed) [this.#seq, this.#rows, this.#atSeq] = [seq, new BoundedMap(this.max), new BoundedMap(this.max)];
     return this.#rows;
   }
   /** The counts at the snapshot `asOf` kept, when it is the sequence they were read at. */
@@ -261,6 +270,7 @@ export class KeptCounts {
 
 /** The keys KeptCounts holds counts of, at most, per kind of count: past it, it starts again. */
 export const MAX_KEPT_COUNTS = 4096;
+const NO_COUNTS: ReadonlyMap<string, RowCount> = new Map();
 
 export function* searchPage(request: SearchRequest): Engine<SearchPage> {
   const { query, filters, page, now, x402Version, secret } = request;
