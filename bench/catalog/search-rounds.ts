@@ -11,7 +11,11 @@
  * in turn (the order flipped every query) after an untimed pass over the same queries.
  *
  *   npm run bench -- search-rounds --keep-dir DIR [--size 100000] [--requests 200] [--bands natural,agent,top 50]
- *       [--lengths 3,8] [--seed N]
+ *       [--lengths 3,8] [--seed N] [--kept on|off|written]
+ *
+ * `--kept`: each store's reader keeps its term counts (`on`, as svc's readers do: src/catalog/search-engine.ts
+ * KeptCounts), keeps none (`off`), or keeps them while a write comes before every search (`written`: the store's write
+ * sequence taken, untimed, before each; it stays taken in DIR's databases).
  *
  * DIR: a directory bench/catalog/catalog-postgres.ts has loaded (its catalog-SIZE.sqlite and postgres/); no other
  * server may be running on it.
@@ -20,9 +24,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
 import { textIndex as postgresTextIndex } from '../../src/catalog/postgres/search.ts';
-import { searchPage, type TextIndex } from '../../src/catalog/search-engine.ts';
+import { KeptCounts, searchPage, type TextIndex } from '../../src/catalog/search-engine.ts';
 import { textIndex as sqliteTextIndex } from '../../src/catalog/sqlite/search.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
+import { nextSeq as nextSqliteSeq } from '../../src/catalog/sqlite/revisions.ts';
+import { nextSeq as nextPostgresSeq } from '../../src/catalog/postgres/queries.ts';
 import type { Steps } from '../../src/catalog/steps.ts';
 import { migrate, onOneClient, openPool } from '../../src/db/postgres.ts';
 import { inReadTransaction } from '../../src/db/sqlite.ts';
@@ -40,8 +46,13 @@ const { values } = parseArgs({
     lengths: { type: 'string', default: '3,8' },
     seed: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    kept: { type: 'string', default: 'on' },
   },
 });
+if (!['on', 'off', 'written'].includes(values.kept)) {
+  console.error('--kept is on, off or written.');
+  process.exit(2);
+}
 // --quick: 3 queries a row, on a temporary 300-listing directory unless given (bench/lib/quick.ts).
 if (values.quick) Object.assign(values, { size: QUICK_SIZE, requests: '3' });
 if (values.quick && !values['keep-dir']) values['keep-dir'] = quickPostgresDir();
@@ -93,27 +104,36 @@ const pool = openPool(databaseUrl(postgres.url, `catalog_${values.size}`), { pip
 const sqlite = new CatalogStore(join(dir, `catalog-${values.size}.sqlite`));
 try {
   await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
-  const request = (query: string, now: Date) => ({
+  // Each store keeps its readers' term counts, as its catalog store does (src/catalog/search-engine.ts KeptCounts).
+  const kept =
+    values.kept === 'off' ? { SQLite: undefined, Postgres: undefined } : { SQLite: new KeptCounts(), Postgres: new KeptCounts() };
+  const written = values.kept === 'written';
+  const request = (query: string, now: Date, keptCounts: KeptCounts | undefined) => ({
     query,
     filters: {},
     page: { limit: 20 },
     now,
     x402Version: 2,
     secret: Buffer.alloc(32),
+    keptCounts,
   });
   const onStore = {
     SQLite: (query: string, rounds?: Rounds) => {
+      if (written) nextSqliteSeq(sqlite.db);
       const now = new Date();
-      return inReadTransaction(sqlite.db, () => timed(sqliteTextIndex(sqlite), searchPage(request(query, now)), rounds));
+      return inReadTransaction(sqlite.db, () => timed(sqliteTextIndex(sqlite), searchPage(request(query, now, kept.SQLite)), rounds));
     },
-    Postgres: (query: string, rounds?: Rounds) => {
+    Postgres: async (query: string, rounds?: Rounds) => {
+      if (written) await nextPostgresSeq(pool);
       const now = new Date();
-      return onOneClient(pool, (db) => timed(postgresTextIndex(db, now), searchPage(request(query, now)), rounds));
+      return onOneClient(pool, (db) => timed(postgresTextIndex(db, now), searchPage(request(query, now, kept.Postgres)), rounds));
     },
   };
   const stores = Object.keys(onStore) as Array<keyof typeof onStore>;
   console.log(machineLine());
-  console.log(`seed ${seed}; ${REQUESTS} queries a row, limit 20, in process, one connection; ${dir}, ${values.size} listings`);
+  console.log(
+    `seed ${seed}; ${REQUESTS} queries a row, limit 20, in process, one connection, kept counts ${values.kept}; ${dir}, ${values.size} listings`,
+  );
   const load = loadAverage();
   const rand = rng(seed);
   console.log('\n| band | words | round | SQLite mean / p50 ms | Postgres mean / p50 ms | ratio of means |\n|---|---|---|---|---|---|');
