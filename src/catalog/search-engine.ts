@@ -239,12 +239,12 @@ export class KeptCounts {
   #rows: Map<string, RowCount>;
   /** A key's rows at the snapshot `seq`, up to IDF_COUNT_CAP. */
   #atSeq: Map<string, number>;
+  /** Whether the last page opened at the sequence of the page before it (or was the reader's first). */
+  #unchanged = true;
   /** `max`: the keys kept of each kind (MAX_KEPT_COUNTS; tests lower it). */
   constructor(private readonly max = MAX_KEPT_COUNTS) {
     [this.#rows, this.#atSeq] = [new BoundedMap(max), new BoundedMap(max)];
   }
-  /** Whether the last page opened at the sequence of the page before it (or was the reader's first). */
-  #unchanged = true;
   /**
    * The counts kept at the sequence last read: a guess until a page reads the sequence it opens at (`opened`). A page
    * that guesses wrong reads the counts in the rounds after its first, so after a write came between its last two pages
