@@ -11,9 +11,9 @@ import {
   checkQuery,
   runSync,
   searchPage,
+  type KeptCounts,
   type RankedRead,
   type SearchRequest,
-  type KeptCounts,
   type SearchScale,
   type TextIndex,
 } from '../search-engine.ts';
@@ -238,8 +238,8 @@ export function textIndex(store: SearchSource): TextIndex {
   };
 }
 
-/** A search page on SQLite (the engine on this store's statements, in one read transaction). */
-export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 'secret' | 'scale'>): SearchPage {
+/** A search page on SQLite (the engine on this store's statements, in one read transaction); the store supplies its secret, bounds and kept counts. */
+export function searchCatalog(store: SearchSource, request: Omit<SearchRequest, 'secret' | 'scale' | 'keptCounts'>): SearchPage {
   checkQuery(request.query);
   store.assertUsable(false);
   const secret = store.cursorSecret();
