@@ -4,8 +4,13 @@
 # package.json, so node replaces each shell and a SIGTERM reaches svc itself (its drain needs it).
 # --max-semi-space-size=4 (MiB): a young generation sized for svc's short-lived request garbage
 # instead of Node's default, which grows each semi-space to 16-32 MiB and keeps it resident
-# (docs/BENCHMARKS.md "svc memory and its Node flags"). NODE_OPTIONS still adds to it. It sizes the
-# main thread only: svc clears it before its catalog threads start, which take their own limits
+# (docs/BENCHMARKS.md "svc memory and its Node flags"). --max-old-space-size=1024 (MiB): V8 lets a
+# heap grow past what its last full collection kept by a factor that rises with the heap's limit,
+# which Node sizes from the machine's memory: on a large machine, under a request flood, the main
+# thread's garbage piled up for tens of seconds before it was collected. A 1 GiB limit keeps the
+# factor low (same section); the main thread holds no data of its own that comes near it (the
+# catalog lives in its threads). NODE_OPTIONS still adds to both, and its values win. Both size the
+# main thread only: svc clears them before its worker threads start, which take their own limits
 # (docs/CATALOG.md "Threads").
 if [ ! -f dist/main.js ]; then
   echo 'svc: dist/main.js is missing; run `npm run build` first' >&2
@@ -20,4 +25,4 @@ export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 # starts skip most of compiling the bundle (docs/OPERATIONS.md "Startup"). Node skips the cache
 # when the directory cannot be written. The environment's value wins.
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-dist/.compile-cache}"
-exec node --max-semi-space-size=4 dist/main.js "$@"
+exec node --max-semi-space-size=4 --max-old-space-size=1024 dist/main.js "$@"

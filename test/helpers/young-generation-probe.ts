@@ -8,7 +8,8 @@
  * - the main thread, on SIGUSR2 (so the test can ask once svc's catalog threads have started):
  *   the largest semi-space capacity it reaches while allocating short-lived objects, some kept a
  *   while so that they survive scavenges and V8 grows the new space to its limit
- *   (`semiSpaceMiB`; its heap limit also holds a default old generation sized from the machine).
+ *   (`semiSpaceMiB`), and its heap limit (`heapLimitMiB`: the old generation's limit, which V8
+ *   otherwise sizes from the machine, and three semi-spaces).
  * Does nothing without YOUNG_GENERATION_DIR; never part of svc.
  */
 import { renameSync, writeFileSync } from 'node:fs';
@@ -38,7 +39,10 @@ function largestSemiSpace(): number {
 }
 
 if (dir) {
-  if (isMainThread) process.on('SIGUSR2', () => write({ role: 'main', semiSpaceMiB: largestSemiSpace() }));
+  if (isMainThread)
+    process.on('SIGUSR2', () =>
+      write({ role: 'main', semiSpaceMiB: largestSemiSpace(), heapLimitMiB: v8.getHeapStatistics().heap_size_limit / MiB }),
+    );
   else
     write({
       role: String((workerData as { role?: string } | null)?.role ?? 'worker'),

@@ -129,14 +129,17 @@ describe('npm start', () => {
     // The Node flags and environment svc's memory figures rely on (scripts/start.sh, docs/BENCHMARKS.md
     // "svc memory and its Node flags"): the process that runs dist/main.js has them.
     const svcPid = tree[commands.findIndex((c) => c.includes('dist/main.js'))]!;
-    expect(readFileSync(`/proc/${svcPid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
+    expect(readFileSync(`/proc/${svcPid}/cmdline`, 'utf8').split('\0')).toEqual(
+      expect.arrayContaining(['--max-semi-space-size=4', '--max-old-space-size=1024']),
+    );
     expect(readFileSync(`/proc/${svcPid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
-    // The flag sizes the main thread's young generation only (4 MiB semi-spaces); each catalog
-    // thread gets what its resourceLimits ask for (catalog/threads/pool.ts): a reader 8 MiB (V8
-    // reserves 12 for it), the writer and the seller-schema threads 4 (6 reserved), where the flag
-    // alone gives each of them 12 reserved.
+    // The flags size the main thread's heap only (4 MiB semi-spaces, a 1 GiB old generation); each
+    // worker thread gets what its resourceLimits ask for (catalog/threads/pool.ts): a reader 8 MiB of
+    // young generation (V8 reserves 12 for it), the writer and the seller-schema threads 4 (6
+    // reserved), where the flags alone would give each of them 12 reserved and a 1 GiB old generation
+    // (so `youngMiB`, its heap limit less the old generation it asked for, would be far larger).
     process.kill(svcPid, 'SIGUSR2');
-    type Young = { role: string; youngMiB?: number; semiSpaceMiB?: number };
+    type Young = { role: string; youngMiB?: number; semiSpaceMiB?: number; heapLimitMiB?: number };
     const young = () =>
       readdirSync(youngDir)
         .filter((f) => f.endsWith('.json'))
@@ -146,7 +149,9 @@ describe('npm start', () => {
     const seen = JSON.stringify(threads);
     expect(new Set(threads.map((t) => t.role)), seen).toEqual(new Set(['main', 'writer', 'reader', 'worker']));
     for (const t of threads.filter((t) => t.role !== 'main')) expect(t.youngMiB, seen).toBe(t.role === 'reader' ? 12 : 6);
-    expect(threads.find((t) => t.role === 'main')!.semiSpaceMiB, seen).toBeCloseTo(4, 0);
+    const main = threads.find((t) => t.role === 'main')!;
+    expect(main.semiSpaceMiB, seen).toBeCloseTo(4, 0);
+    expect(main.heapLimitMiB, seen).toBe(1024 + 3 * 4);
 
     child.kill('SIGTERM');
     await exited;

@@ -13,6 +13,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
+import { workerHeapsFromLimits } from '../../worker-heaps.ts';
 import { RecentVerdicts, verdictKey } from './recent-verdicts.ts';
 import type { ValidationAnswer, ValidationJob } from './schema-worker.ts';
 
@@ -188,6 +189,7 @@ export class SchemaValidator {
   }
 
   private spawn(): Slot {
+    workerHeapsFromLimits();
     const worker = new Worker(this.workerUrl, {
       resourceLimits: { maxOldGenerationSizeMb: SCHEMA_HEAP_MB, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 },
     });

@@ -10,9 +10,9 @@
 import type { LifecycleCuts } from '../lifecycle.ts';
 import type { ClaimPick, OwnershipMode, OwnershipVerdict } from '../ownership.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { workerModuleUrl } from '../../files.ts';
+import { workerHeapsFromLimits } from '../../worker-heaps.ts';
 import type { FileIdentity } from '../../db/sqlite.ts';
 import type { DiscoveryFilters, Identity, SettledPayment, Withdrawal } from '../types.ts';
 import type { LivenessRecord } from '../liveness.ts';
@@ -151,18 +151,6 @@ const WORKER_LIMITS = {
   reader: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 },
   writer: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 },
 } as const;
-let workerHeapsSized = false;
-/**
- * Clears `--max-semi-space-size` once, before the first catalog thread starts: V8 takes the
- * process-wide flag (scripts/start.sh sets it for the main thread) over an isolate's own limit, so
- * WORKER_LIMITS would not hold. The main thread, sized at start, keeps its own (Node calls changing
- * V8 flags at run time unsupported; test/ops/start.test.ts checks each thread's heap under `npm start`).
- */
-function workerHeapsFromLimits(): void {
-  if (workerHeapsSized) return;
-  workerHeapsSized = true;
-  v8.setFlagsFromString('--max-semi-space-size=0');
-}
 /**
  * Added to a request's deadline while no thread of its lane is ready: a lane that starts its
  * threads on demand (the readers) makes its first request wait for one to boot, which on a busy
