@@ -9,9 +9,9 @@
 # which Node sizes from the machine's memory: on a large machine, under a request flood, the main
 # thread's garbage piled up for tens of seconds before it was collected. A 1 GiB limit keeps the
 # factor low (same section); the main thread holds no data of its own that comes near it (the
-# catalog lives in its threads). NODE_OPTIONS still adds to both, and its values win. Both size the
-# main thread only: svc clears them before its worker threads start, which take their own limits
-# (docs/CATALOG.md "Threads").
+# catalog lives in its threads). Both size the main thread only: svc clears them before its worker
+# threads start, which take their own limits (docs/CATALOG.md "Threads"). NODE_OPTIONS adds to them,
+# and a heap flag it names itself is left to it: Node would take the command line's over it.
 if [ ! -f dist/main.js ]; then
   echo 'svc: dist/main.js is missing; run `npm run build` first' >&2
   exit 1
@@ -25,4 +25,8 @@ export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 # starts skip most of compiling the bundle (docs/OPERATIONS.md "Startup"). Node skips the cache
 # when the directory cannot be written. The environment's value wins.
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-dist/.compile-cache}"
-exec node --max-semi-space-size=4 --max-old-space-size=1024 dist/main.js "$@"
+heap_flags=''
+case "${NODE_OPTIONS:-}" in *--max-semi-space-size*) ;; *) heap_flags='--max-semi-space-size=4' ;; esac
+case "${NODE_OPTIONS:-}" in *--max-old-space-size*) ;; *) heap_flags="$heap_flags --max-old-space-size=1024" ;; esac
+# $heap_flags unquoted: split into its flags (none holds a space).
+exec node $heap_flags dist/main.js "$@"

@@ -5,7 +5,7 @@
  * behind. The build runs first, as a deployment would (`npm run build`).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,6 +158,38 @@ describe('npm start', () => {
     expect(await until(() => tree.every((pid) => !alive(pid)), 5_000), `still running: ${tree.filter(alive).join(', ')}`).toBe(true);
     expect(output).not.toMatch(/"level":(50|60)/);
   }, 60_000);
+});
+
+describe('npm start and NODE_OPTIONS', () => {
+  it('gives node its heap flags, save one NODE_OPTIONS names itself (which the command line would override)', () => {
+    // scripts/start.sh in a copy of the project whose dist/main.js is a stand-in reporting the flags and heap it got.
+    const copy = mkdtempSync(join(tmpdir(), 'svc-flags-'));
+    try {
+      mkdirSync(join(copy, 'scripts'));
+      mkdirSync(join(copy, 'dist'));
+      for (const file of ['package.json', 'scripts/start.sh']) copyFileSync(join(root, file), join(copy, file));
+      writeFileSync(
+        join(copy, 'dist/main.js'),
+        "import v8 from 'node:v8';\nconsole.log(JSON.stringify({ execArgv: process.execArgv, heapLimitMiB: v8.getHeapStatistics().heap_size_limit / 2 ** 20 }));\n",
+      );
+      const started = (nodeOptions: string) => {
+        const run = spawnSync('sh', ['scripts/start.sh'], {
+          cwd: copy,
+          encoding: 'utf8',
+          timeout: 30_000,
+          env: { ...process.env, PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH}`, NODE_OPTIONS: nodeOptions },
+        });
+        expect(run.status, run.stderr).toBe(0);
+        return JSON.parse(run.stdout) as { execArgv: string[]; heapLimitMiB: number };
+      };
+      expect(started('')).toEqual({ execArgv: ['--max-semi-space-size=4', '--max-old-space-size=1024'], heapLimitMiB: 1024 + 3 * 4 });
+      // An operator's old-space limit holds, and start.sh's semi-spaces stay.
+      expect(started('--max-old-space-size=700')).toEqual({ execArgv: ['--max-semi-space-size=4'], heapLimitMiB: 700 + 3 * 4 });
+      expect(started('--max-semi-space-size=2').execArgv).toEqual(['--max-old-space-size=1024']);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('npm start without a build', () => {
