@@ -23,6 +23,7 @@ import { REPO_ROOT } from '../../src/dev/agent.ts';
 import { DEV_PORTS } from '../../src/dev/stack.ts';
 import type { StoryResult } from '../../src/dev/story.ts';
 import { launchBrowser } from '../helpers/browser.ts';
+import { fencedBlocks } from '../helpers/doc-blocks.ts';
 import { startDevRun, type DevRun } from '../helpers/dev-run.ts';
 import { failure, success } from '../mcp/harness.ts';
 import { devFiles, describeServingRun, type DevFiles } from './dev-serving.ts';
@@ -34,7 +35,7 @@ type McpConfig = DevRun['mcpConfig'];
 
 /** README's ```json block that configures an MCP client. */
 function readmeMcpBlock(): McpConfig {
-  const blocks = [...README.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).filter((b) => b.includes('"mcpServers"'));
+  const blocks = fencedBlocks(README, 'json').filter((b) => b.includes('"mcpServers"'));
   expect(blocks).toHaveLength(1);
   return JSON.parse(blocks[0]!) as McpConfig;
 }
@@ -92,7 +93,7 @@ const decisions = (route: string) =>
     .filter((line) => line.includes('"msg":"payment decision"') && line.includes(`"route":"${route}"`)).length;
 
 /** README's ```sh blocks, each as its lines. */
-const readmeShellBlocks = () => [...README.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!.trimEnd().split('\n'));
+const readmeShellBlocks = () => fencedBlocks(README, 'sh').map((block) => block.trimEnd().split('\n'));
 
 /** The ```sh blocks this file does not run, by their first line, and why. */
 const NOT_RUN_HERE: Record<string, string> = {

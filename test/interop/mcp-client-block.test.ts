@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { fencedBlocks } from '../helpers/doc-blocks.ts';
 import { devMcpClientConfig, type McpClientConfig } from '../../src/dev/mcp-client.ts';
 import { DEV_PORTS } from '../../src/dev/stack.ts';
 
@@ -20,8 +21,8 @@ const asDocsShowIt = devMcpClientConfig({
 /** The ```json blocks of a doc that configure svc's stdio tool server. */
 function stdioBlocks(doc: string): McpClientConfig[] {
   const text = readFileSync(new URL(`../../${doc}`, import.meta.url), 'utf8');
-  return [...text.matchAll(/^```json\n([\s\S]*?)^```$/gm)]
-    .map((m) => JSON.parse(m[1]!) as Partial<McpClientConfig>)
+  return fencedBlocks(text, 'json')
+    .map((block) => JSON.parse(block) as Partial<McpClientConfig>)
     .filter((block): block is McpClientConfig => block.mcpServers?.svc !== undefined);
 }
 

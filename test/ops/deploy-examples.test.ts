@@ -12,20 +12,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureDebianTool } from '../helpers/debian-package.ts';
+import { fencedBlocks } from '../helpers/doc-blocks.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const OPERATIONS = readFileSync(join(ROOT, 'docs/OPERATIONS.md'), 'utf8');
 
-/** The fenced block of docs/OPERATIONS.md whose first line is `first`, without that line. */
-function example(first: string): string {
-  const block = [...OPERATIONS.matchAll(/^```\w*\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).find((b) => b.startsWith(`${first}\n`));
+/** The ```LANG block of docs/OPERATIONS.md whose first line is `first`, without that line. */
+function example(lang: string, first: string): string {
+  const block = fencedBlocks(OPERATIONS, lang).find((b) => b.startsWith(`${first}\n`));
   if (block === undefined) throw new Error(`docs/OPERATIONS.md has no example starting ${first}`);
   return block.slice(first.length + 1);
 }
 
 describe('the deployment examples of docs/OPERATIONS.md', () => {
   it('the systemd unit is read as written, and runs scripts/start.sh on the project’s Node', () => {
-    const unit = example('# /etc/systemd/system/svc.service');
+    const unit = example('ini', '# /etc/systemd/system/svc.service');
     const settings = new Map(
       unit
         .split('\n')
@@ -53,7 +54,7 @@ describe('the deployment examples of docs/OPERATIONS.md', () => {
   });
 
   it('the container image copies scripts/start.sh and runs it', () => {
-    const image = example('# Containerfile');
+    const image = example('dockerfile', '# Containerfile');
     const final = image.slice(image.lastIndexOf('\nFROM '));
     expect(final).toMatch(/^COPY --from=build \/app\/scripts\/start\.sh \.\/scripts\/$/m);
     expect(final).toMatch(/^CMD \["sh", "scripts\/start\.sh"\]$/m);

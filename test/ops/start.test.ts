@@ -160,14 +160,20 @@ describe('npm start', () => {
   }, 60_000);
 });
 
+/** A temporary copy of the project's start script and package.json alone: `npm start` without the rest. */
+function startScriptCopy(prefix: string): string {
+  const copy = mkdtempSync(join(tmpdir(), prefix));
+  mkdirSync(join(copy, 'scripts'));
+  for (const file of ['package.json', 'scripts/start.sh']) copyFileSync(join(root, file), join(copy, file));
+  return copy;
+}
+
 describe('npm start and NODE_OPTIONS', () => {
   it('gives node its heap flags, save one NODE_OPTIONS names itself (which the command line would override)', () => {
     // scripts/start.sh in a copy of the project whose dist/main.js is a stand-in reporting the flags and heap it got.
-    const copy = mkdtempSync(join(tmpdir(), 'svc-flags-'));
+    const copy = startScriptCopy('svc-flags-');
     try {
-      mkdirSync(join(copy, 'scripts'));
       mkdirSync(join(copy, 'dist'));
-      for (const file of ['package.json', 'scripts/start.sh']) copyFileSync(join(root, file), join(copy, file));
       writeFileSync(
         join(copy, 'dist/main.js'),
         "import v8 from 'node:v8';\nconsole.log(JSON.stringify({ execArgv: process.execArgv, heapLimitMiB: v8.getHeapStatistics().heap_size_limit / 2 ** 20 }));\n",
@@ -195,10 +201,8 @@ describe('npm start and NODE_OPTIONS', () => {
 describe('npm start without a build', () => {
   it('says in one line to build first and exits 1, instead of a MODULE_NOT_FOUND stack', () => {
     // The project's own start script in a copy of the project that has not been built.
-    const copy = mkdtempSync(join(tmpdir(), 'svc-unbuilt-'));
+    const copy = startScriptCopy('svc-unbuilt-');
     try {
-      mkdirSync(join(copy, 'scripts'));
-      for (const file of ['package.json', 'scripts/start.sh']) copyFileSync(join(root, file), join(copy, file));
       const run = spawnSync(npm, ['start', '--silent'], { cwd: copy, encoding: 'utf8', timeout: 30_000 });
       expect(run.status, run.stderr).toBe(1);
       expect(run.stdout).toBe('');
