@@ -5,13 +5,13 @@
  */
 import { CatalogStore } from '../catalog/sqlite/store.ts';
 import { CATALOG_MIGRATIONS } from '../catalog/postgres/migrations.ts';
-import { migrate, openPool, type PostgresMigrations } from './postgres.ts';
+import { latestVersion, migrate, openPool, type PostgresSchema } from './postgres.ts';
 import { SUBMITTER_LEASE_MIGRATIONS } from './submitter-leases.ts';
 import { JOURNAL_MIGRATIONS } from '../journal/postgres/store.ts';
 import { SqliteJournalStore } from '../journal/sqlite/store.ts';
 
 /** Every component svc keeps in Postgres, with its migrations. */
-export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresMigrations]> = [
+export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresSchema]> = [
   ['journal', JOURNAL_MIGRATIONS],
   ['submitter_leases', SUBMITTER_LEASE_MIGRATIONS],
   ['catalog', CATALOG_MIGRATIONS],
@@ -22,8 +22,8 @@ export async function migrateAll(storage: { dbPath: string; databaseUrl: string 
   if (storage.databaseUrl) {
     const pool = openPool(storage.databaseUrl, { max: 1 });
     try {
-      for (const [component, migrations] of POSTGRES_COMPONENTS) await migrate(pool, component, migrations);
-      return `Postgres: ${POSTGRES_COMPONENTS.map(([component, migrations]) => `${component} at version ${migrations.length}`).join(', ')}`;
+      for (const [component, schema] of POSTGRES_COMPONENTS) await migrate(pool, component, schema);
+      return `Postgres: ${POSTGRES_COMPONENTS.map(([component, schema]) => `${component} at version ${latestVersion(schema)}`).join(', ')}`;
     } finally {
       await pool.end();
     }

@@ -12,6 +12,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_COMPONENTS } from '../../src/db/migrate.ts';
+import { latestVersion } from '../../src/db/postgres.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -48,7 +49,7 @@ describe('npm run migrate', () => {
     try {
       const versions = await client.query<{ component: string; version: number }>('SELECT component, version FROM svc_schema_versions');
       expect(Object.fromEntries(versions.rows.map((r) => [r.component, r.version]))).toEqual(
-        Object.fromEntries(POSTGRES_COMPONENTS.map(([component, migrations]) => [component, migrations.length])),
+        Object.fromEntries(POSTGRES_COMPONENTS.map(([component, schema]) => [component, latestVersion(schema)])),
       );
       const tables = await client.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
       expect(tables.rows.map((r) => r.tablename)).toEqual(
